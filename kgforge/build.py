@@ -1,0 +1,259 @@
+"""`kgforge build`: sources → normalised quads (one named graph each) → a fresh store, swapped in.
+
+The import phase writes ``quads/<graph>.nq`` per source; the load phase bulk-loads every graph
+of the build into a new directory, checks the per-graph counts, and only then replaces the
+current store. Killing the process at any moment leaves the previous store as it was.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import platform
+import time
+from dataclasses import dataclass, field
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+from rich.progress import Progress
+
+from kgforge import __version__
+from kgforge.errors import InputError, KgforgeError
+from kgforge.progress import progress_bar
+from kgforge.quads import QuadWriter
+from kgforge.quarantine import Quarantine
+from kgforge.schema import Relation, Schema, SourceSpec, load_schema
+from kgforge.sources import ImportContext, importer_for
+from kgforge.store import (
+    DomainPaths, bulk_load, domain_paths, new_build_dir, read_manifest, require_counts_match, swap_in,
+    write_lock,
+)
+from kgforge.vocab import KIND, KIND_IRIS, RDF_PROPERTY, RDF_TYPE, RDFS_LABEL, SCHEMA_GRAPH, graph_iri
+
+@dataclass
+class SourceResult:
+    kind: str
+    path: str
+    graph: str
+    quads_file: str
+    quads: int
+    input: dict[str, Any]
+    counts: dict[str, int]
+    quarantined: int
+    quarantine_file: str | None
+    seconds: float
+
+    def manifest_entry(self) -> dict[str, Any]:
+        return {k: v for k, v in self.__dict__.items() if k != "graph"}
+
+
+@dataclass
+class BuildSummary:
+    domain: str
+    build_id: str
+    store: str
+    graphs: dict[str, int]
+    sources: list[SourceResult] = field(default_factory=list)
+    timings: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def total_quads(self) -> int:
+        return sum(self.graphs.values())
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "domain": self.domain, "build_id": self.build_id, "store": self.store,
+            "total_quads": self.total_quads, "graphs": self.graphs, "timings": self.timings,
+            "sources": [dict(s.manifest_entry(), graph=s.graph) for s in self.sources],
+            "records_ok": sum(s.counts.get("records_ok", 0) for s in self.sources),
+            "records_bad": sum(s.counts.get("records_bad", 0) for s in self.sources),
+        }
+
+
+def parse_source(spec: str) -> SourceSpec:
+    """``KIND:PATH`` from the command line."""
+    kind, sep, path = spec.partition(":")
+    if not sep or not kind or not path:
+        raise KgforgeError(f"--source expects KIND:PATH (e.g. kdconv:kb_travel.json), got {spec!r}")
+    return SourceSpec(kind=kind, path=path)
+
+
+def build(
+    domain: str,
+    extra_sources: list[SourceSpec] | None = None,
+    workdir: Path | str | None = None,
+    schema: Schema | None = None,
+    show_progress: bool = True,
+    use_schema_sources: bool = True,
+) -> BuildSummary:
+    """Import every source of the build, then load and swap in a fresh store for ``domain``."""
+    schema = schema or load_schema(domain)
+    paths = domain_paths(domain, workdir)
+    specs = [(s, schema.resolve_source_path(s)) for s in schema.sources] if use_schema_sources else []
+    specs += [(s, Path(s.path)) for s in extra_sources or []]
+    if not specs:
+        raise KgforgeError(
+            f"domain {domain!r} has no sources: give --source KIND:PATH or list sources in {schema.path}"
+        )
+    with write_lock(paths), progress_bar(show_progress) as progress:
+        started = time.perf_counter()
+        results = []
+        used: set[Relation] = set()
+        taken: set[str] = set()
+        for spec, path in specs:
+            result, relations = import_source(schema, paths, spec, path, taken, progress)
+            results.append(result)
+            used |= relations
+        schema_file = write_schema_graph(schema, used, paths.quads / "schema.nq")
+        import_seconds = time.perf_counter() - started
+        graphs = {r.graph: r.manifest_entry() for r in results}
+        graphs[SCHEMA_GRAPH] = {"kind": "schema", "quads_file": "quads/schema.nq", "quads": schema_file}
+        summary = load_graphs(paths, graphs, schema, progress)
+    summary.sources = results
+    summary.timings["import_seconds"] = round(import_seconds, 3)
+    return summary
+
+
+def import_source(
+    schema: Schema, paths: DomainPaths, spec: SourceSpec, path: Path, taken: set[str], progress: Progress,
+) -> tuple[SourceResult, set[Relation]]:
+    importer = importer_for(spec.kind)
+    if not (path.exists() or spec.kind.startswith(("crawl", "xlore-api"))):
+        raise InputError(f"{path}: no such file (source {spec.kind}:{spec.path})")
+    name = _graph_name(spec.kind, path, taken)
+    quads_file = paths.quads / f"{name.replace('/', '__')}.nq"
+    quarantine = Quarantine(paths.quarantine / f"{name.replace('/', '__')}.jsonl")
+    task = progress.add_task(f"import {spec.kind}:{path.name}", total=None)
+    started = time.perf_counter()
+    with QuadWriter(quads_file, graph_iri(*name.split("/"))) as writer:
+        ctx = ImportContext(schema=schema, path=path, writer=writer, quarantine=quarantine,
+                            options=dict(spec.options), workdir=paths.root,
+                            advance=lambda n: progress.advance(task, n))
+        try:
+            importer(ctx)
+        finally:
+            quarantine.close()
+    progress.update(task, completed=ctx.counts["records_ok"], total=ctx.counts["records_ok"])
+    result = SourceResult(
+        kind=spec.kind, path=str(path), graph=writer.graph_iri,
+        quads_file=str(quads_file.relative_to(paths.root)), quads=writer.count,
+        input=file_fingerprint(path) if path.is_file() else {"path": str(path)},
+        counts=dict(ctx.counts), quarantined=quarantine.count,
+        quarantine_file=str(quarantine.path.relative_to(paths.root)) if quarantine.count else None,
+        seconds=round(time.perf_counter() - started, 3),
+    )
+    if ctx.counts["records_ok"] == 0 and writer.count == 0:
+        raise InputError(f"{path}: no usable record (quarantined {quarantine.count}; see {quarantine.path})")
+    return result, ctx.relations_used
+
+
+def _graph_name(kind: str, path: Path, taken: set[str]) -> str:
+    base = f"{kind}/{path.stem or path.name or 'source'}"
+    name, n = base, 2
+    while name in taken:
+        name, n = f"{base}-{n}", n + 1
+    taken.add(name)
+    return name
+
+
+def write_schema_graph(schema: Schema, relations: set[Relation], path: Path) -> int:
+    """Relation and type declarations (labels in zh and en, kind) for what the build uses."""
+    with QuadWriter(path, SCHEMA_GRAPH) as writer:
+        for rel in sorted(relations, key=lambda r: r.iri):
+            writer.iri(rel.iri, RDF_TYPE, RDF_PROPERTY)
+            writer.literal(rel.iri, RDFS_LABEL, rel.zh, lang="zh")
+            if rel.en:
+                writer.literal(rel.iri, RDFS_LABEL, rel.en, lang="en")
+            writer.iri(rel.iri, KIND, KIND_IRIS[rel.kind])
+        for entity_type in schema.types.values():
+            writer.literal(entity_type.iri, RDFS_LABEL, entity_type.zh, lang="zh")
+            writer.literal(entity_type.iri, RDFS_LABEL, entity_type.en, lang="en")
+    return writer.count
+
+
+def load_graphs(paths: DomainPaths, graphs: dict[str, dict[str, Any]], schema: Schema,
+                progress: Progress | None = None, stages: dict[str, Any] | None = None) -> BuildSummary:
+    """Load ``graphs`` (graph IRI → manifest entry with ``quads_file`` and ``quads``) into a fresh
+    store, check the counts, write the manifest and swap it in. The caller holds the write lock."""
+    build = new_build_dir(paths)
+    files = [paths.root / entry["quads_file"] for entry in graphs.values()]
+    task = progress.add_task(f"load {sum(e['quads'] for e in graphs.values()):,} quads", total=None) if progress else None
+    started = time.perf_counter()
+    counts = bulk_load(build, files)
+    load_seconds = time.perf_counter() - started
+    if progress is not None:
+        progress.update(task, total=1, completed=1)
+    expected = {graph: entry["quads"] for graph, entry in graphs.items() if entry["quads"]}
+    require_counts_match(expected, counts, build)
+    total = sum(counts.values())
+    timings = {"load_seconds": round(load_seconds, 3),
+               "load_quads_per_second": round(total / load_seconds) if load_seconds else None}
+    manifest = {
+        "domain": paths.domain, "build_id": build.name,
+        "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+        "schema": {"name": schema.name, "version": schema.version, "path": str(schema.path),
+                   "sha256": sha256_file(schema.path)},
+        "graphs": {g: dict(e, sha256=sha256_file(paths.root / e["quads_file"])) for g, e in graphs.items()},
+        "total_quads": total, "timings": timings, "versions": package_versions(),
+        "stages": stages or {},
+    }
+    swap_in(paths, build, manifest)
+    return BuildSummary(paths.domain, build.name, str(build / "oxigraph"), counts, timings=timings)
+
+
+def add_graphs(domain: str, new_graphs: dict[str, dict[str, Any]], stage: str, stage_info: dict[str, Any],
+               workdir: Path | str | None = None, replace_kinds: tuple[str, ...] = ()) -> BuildSummary:
+    """Re-load the current store's graphs plus ``new_graphs`` (e.g. derived triples) as a new build.
+
+    Graphs of a kind in ``replace_kinds`` are dropped first, so re-running a stage replaces its output.
+    """
+    paths = domain_paths(domain, workdir)
+    with write_lock(paths):
+        manifest = read_manifest(paths)
+        graphs = {g: e for g, e in manifest["graphs"].items() if e.get("kind") not in replace_kinds}
+        graphs.update(new_graphs)
+        stages = dict(manifest.get("stages", {}), **{stage: stage_info})
+        schema = load_schema(manifest["schema"]["path"])
+        return load_graphs(paths, graphs, schema, None, stages)
+
+
+def file_fingerprint(path: Path) -> dict[str, Any]:
+    return {"path": str(path), "size": path.stat().st_size, "sha256": sha256_file(path)}
+
+
+def sha256_file(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for chunk in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def package_versions() -> dict[str, str]:
+    versions = {"python": platform.python_version(), "kgforge": __version__}
+    for package in ("pyoxigraph", "polars", "rdflib", "jieba"):
+        try:
+            versions[package] = metadata.version(package)
+        except metadata.PackageNotFoundError:
+            continue
+    return versions
+
+
+def check_store(domain: str, workdir: Path | str | None = None) -> dict[str, Any]:
+    """Compare the store with its manifest: per-graph counts and quads-file checksums."""
+    from kgforge.store import check_counts, graph_counts, open_read_only
+
+    paths = domain_paths(domain, workdir)
+    manifest = read_manifest(paths)
+    store = open_read_only(paths)
+    actual = graph_counts(store)
+    expected = {g: e["quads"] for g, e in manifest["graphs"].items() if e["quads"]}
+    problems = check_counts(expected, actual)
+    for graph, entry in manifest["graphs"].items():
+        quads_file = paths.root / entry["quads_file"]
+        if quads_file.exists() and sha256_file(quads_file) != entry.get("sha256"):
+            problems.append(f"graph {graph}: {quads_file} changed since the build (sha256 differs)")
+    return {"domain": domain, "build_id": manifest["build_id"], "ok": not problems, "problems": problems,
+            "graphs": actual, "total_quads": sum(actual.values())}
+
+

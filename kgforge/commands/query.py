@@ -1,0 +1,90 @@
+"""`kgforge query` and `kgforge export-rdf`."""
+
+from __future__ import annotations
+
+import csv
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import pyoxigraph as ox
+import typer
+from rich.table import Table
+
+from kgforge.commands._app import DEFAULT_WORKDIR, JsonOption, WorkdirOption, app, console, emit_json, show_mapping
+from kgforge.errors import QueryError
+from kgforge.export_rdf import FORMATS, export_rdf
+from kgforge.query import DEFAULT_TIMEOUT, QueryResult, QueryRunner, parse_binding, read_query_file, term_text
+from kgforge.store import domain_paths
+
+
+@app.command("query")
+def query_command(
+    domain: str,
+    sparql: Annotated[str, typer.Argument(help="SPARQL text (or use --file).")] = "",
+    file: Annotated[Path | None, typer.Option("--file", "-f", help="A .rq file, e.g. queries/neighbourhood.rq.")] = None,
+    bind: Annotated[list[str], typer.Option("--bind", "-b",
+                                            help="VAR=VALUE (literal), VAR@zh=VALUE (tagged), VAR=<IRI>.")] = [],
+    fmt: Annotated[str, typer.Option("--format", help="table, csv or json.")] = "table",
+    timeout: Annotated[float, typer.Option(help="Seconds before the query is stopped.")] = DEFAULT_TIMEOUT,
+    workdir: WorkdirOption = DEFAULT_WORKDIR,
+) -> None:
+    """Run a SPARQL query over the union of the domain's graphs; values are bound, never pasted."""
+    if bool(sparql) == bool(file):
+        raise QueryError("give either SPARQL text or --file, not both")
+    text = read_query_file(file) if file else sparql
+    bindings = dict(parse_binding(b) for b in bind)
+    with QueryRunner(domain_paths(domain, workdir)) as runner:
+        result = runner.query(text, bindings, timeout=timeout)
+    _print_result(result, fmt)
+
+
+def _print_result(result: QueryResult, fmt: str) -> None:
+    if result.kind == "ask":
+        emit_json({"boolean": result.boolean}) if fmt == "json" else console.print(str(result.boolean).lower())
+        return
+    if result.kind == "construct":
+        sys.stdout.write(ox.serialize(result.triples, format=ox.RdfFormat.N_TRIPLES).decode("utf-8"))
+        return
+    if fmt == "json":
+        emit_json({"head": {"vars": result.variables},
+                   "results": {"bindings": [{k: _json_term(v) for k, v in row.items()} for row in result.rows]}})
+    elif fmt == "csv":
+        writer = csv.writer(sys.stdout, lineterminator="\n")
+        writer.writerow(result.variables)
+        writer.writerows([[term_text(row.get(v)) for v in result.variables] for row in result.rows])
+    elif fmt == "table":
+        table = Table(*result.variables, show_lines=False)
+        for row in result.rows:
+            table.add_row(*(term_text(row.get(v)) for v in result.variables))
+        console.print(table)
+        console.print(f"{len(result.rows)} row(s)")
+    else:
+        raise QueryError(f"unknown --format {fmt!r}: choose table, csv or json")
+
+
+def _json_term(term: ox.NamedNode | ox.Literal | ox.BlankNode) -> dict[str, str]:
+    """A term in the W3C SPARQL 1.1 JSON results format."""
+    if isinstance(term, ox.NamedNode):
+        return {"type": "uri", "value": term.value}
+    if isinstance(term, ox.BlankNode):
+        return {"type": "bnode", "value": term.value}
+    out = {"type": "literal", "value": term.value}
+    if term.language:
+        out["xml:lang"] = term.language
+    elif term.datatype.value != "http://www.w3.org/2001/XMLSchema#string":
+        out["datatype"] = term.datatype.value
+    return out
+
+
+@app.command("export-rdf")
+def export_rdf_command(
+    domain: str,
+    fmt: Annotated[str, typer.Option("--format", help=f"One of {', '.join(FORMATS)}.")],
+    out: Annotated[Path, typer.Option("--out", "-o", help="File to write.")],
+    workdir: WorkdirOption = DEFAULT_WORKDIR,
+    json_out: JsonOption = False,
+) -> None:
+    """Export the store: N-Quads/TriG keep the named graphs; N-Triples/Turtle give their union."""
+    report = export_rdf(domain, fmt, out, workdir)
+    emit_json(report) if json_out else show_mapping(f"exported {domain}", report)

@@ -1,0 +1,18 @@
+"""`kgforge stats`."""
+
+from __future__ import annotations
+
+from kgforge.commands._app import DEFAULT_WORKDIR, JsonOption, WorkdirOption, app, emit_json, show_mapping
+from kgforge.stats import domain_stats
+
+
+@app.command("stats")
+def stats_command(domain: str, workdir: WorkdirOption = DEFAULT_WORKDIR, json_out: JsonOption = False) -> None:
+    """Entities, relations, triples and per-triple sizes (KdConv / DuConv Table 2)."""
+    stats = domain_stats(domain, workdir)
+    if json_out:
+        emit_json(stats)
+        return
+    flat = {k: v for k, v in stats.items() if not isinstance(v, dict)}
+    show_mapping(f"{domain}", flat)
+    show_mapping("entities by type", stats["entities_by_type"] or {"(none)": 0})

@@ -1,0 +1,33 @@
+"""Exceptions a user can act on. Each message names the file, line, URL or lock involved."""
+
+
+class KgforgeError(Exception):
+    """Base class: the CLI prints these as one clean line and exits non-zero."""
+
+
+class SchemaError(KgforgeError):
+    """A domain schema file is missing or invalid."""
+
+
+class InputError(KgforgeError):
+    """An input file cannot be read at all (empty, wrong top-level type, not found)."""
+
+
+class StoreLockedError(KgforgeError):
+    """Another kgforge process holds the domain's write lock."""
+
+
+class StoreMissingError(KgforgeError):
+    """No store has been built for the domain yet."""
+
+
+class BuildError(KgforgeError):
+    """A build failed its checks; the previous store is left in place."""
+
+
+class QueryError(KgforgeError):
+    """A SPARQL query failed, or ran past its timeout."""
+
+
+class QueryTimeout(QueryError):
+    """A SPARQL query ran past its deadline and was stopped."""

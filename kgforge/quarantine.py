@@ -1,0 +1,47 @@
+"""Bad records go to a quarantine file with their location and the reason, never silently away."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+
+_stderr = Console(stderr=True, highlight=False)
+MAX_RECORD_CHARS = 2000
+MAX_WARNINGS_SHOWN = 20
+
+
+class Quarantine:
+    """Collects rejected records of one source into ``path`` (JSON lines)."""
+
+    def __init__(self, path: Path, echo: bool = True) -> None:
+        self.path = Path(path)
+        self.echo = echo
+        self.count = 0
+        self.reasons: Counter[str] = Counter()
+        self._out = None
+
+    def reject(self, source: str, location: str, reason: str, record: Any = None) -> None:
+        """Record one bad record. ``location`` is ``line N``, ``byte N`` or a URL."""
+        if self._out is None:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self._out = open(self.path, "w", encoding="utf-8")
+        entry = {"source": source, "location": location, "reason": reason}
+        if record is not None:
+            text = record if isinstance(record, str) else json.dumps(record, ensure_ascii=False)
+            entry["record"] = text[:MAX_RECORD_CHARS]
+        self._out.write(json.dumps(entry, ensure_ascii=False) + "\n")
+        self.count += 1
+        self.reasons[reason.split(":")[0]] += 1
+        if self.echo and self.count <= MAX_WARNINGS_SHOWN:
+            _stderr.print(f"[yellow]warning[/]: {source}:{location}: {reason}")
+        elif self.echo and self.count == MAX_WARNINGS_SHOWN + 1:
+            _stderr.print(f"[yellow]warning[/]: more bad records; all are listed in {self.path}")
+
+    def close(self) -> None:
+        if self._out is not None:
+            self._out.close()
+            self._out = None

@@ -1,0 +1,183 @@
+"""SPARQL over a domain's store: values bound as substitutions, every query under a deadline.
+
+Queries run in a worker process that holds its own read-only handle. pyoxigraph has no query
+timeout, so a query that runs past its deadline is stopped by ending that process, and the caller
+gets a QueryTimeout, never a short result.
+"""
+
+from __future__ import annotations
+
+import multiprocessing as mp
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pyoxigraph as ox
+
+from kgforge.errors import QueryError, QueryTimeout
+from kgforge.store import DomainPaths
+
+DEFAULT_TIMEOUT = 60.0
+Term = ox.NamedNode | ox.Literal | ox.BlankNode
+PREFIXES = {
+    "kg": "https://kgforge.org/ontology#",
+    "kgr": "https://kgforge.org/relation/",
+    "kge": "https://kgforge.org/entity/",
+    "kgc": "https://kgforge.org/class/",
+    "kgg": "https://kgforge.org/graph/",
+    "rdf": "http://www.w3.org/1999/02/22-rdf-syntax-ns#",
+    "rdfs": "http://www.w3.org/2000/01/rdf-schema#",
+    "skos": "http://www.w3.org/2004/02/skos/core#",
+    "owl": "http://www.w3.org/2002/07/owl#",
+    "xsd": "http://www.w3.org/2001/XMLSchema#",
+}
+
+
+@dataclass(frozen=True)
+class QueryResult:
+    """A finished query: SELECT gives ``variables`` and ``rows``; ASK a ``boolean``; CONSTRUCT ``triples``."""
+
+    kind: str
+    variables: list[str]
+    rows: list[dict[str, Term]]
+    boolean: bool | None = None
+    triples: list[ox.Triple] | None = None
+
+
+def _encode(term: Term) -> tuple:
+    if isinstance(term, ox.NamedNode):
+        return ("iri", term.value)
+    if isinstance(term, ox.BlankNode):
+        return ("bnode", term.value)
+    return ("lit", term.value, term.language, term.datatype.value)
+
+
+def _decode(encoded: tuple) -> Term:
+    if encoded[0] == "iri":
+        return ox.NamedNode(encoded[1])
+    if encoded[0] == "bnode":
+        return ox.BlankNode(encoded[1])
+    _, value, lang, datatype = encoded
+    return ox.Literal(value, language=lang) if lang else ox.Literal(value, datatype=ox.NamedNode(datatype))
+
+
+def _run(store: ox.Store, sparql: str, bindings: dict[str, tuple]) -> tuple:
+    substitutions = {ox.Variable(name): _decode(term) for name, term in bindings.items()}
+    result = store.query(sparql, use_default_graph_as_union=True, substitutions=substitutions,
+                         prefixes=PREFIXES)
+    if isinstance(result, ox.QuerySolutions):
+        variables = [v.value for v in result.variables]
+        rows = [{v: _encode(row[v]) for v in variables if row[v] is not None} for row in result]
+        return ("select", variables, rows)
+    if isinstance(result, ox.QueryBoolean):
+        return ("ask", bool(result))
+    return ("construct", [tuple(_encode(t) for t in (tr.subject, tr.predicate, tr.object)) for tr in result])
+
+
+def _worker(store_dir: str, conn: Any) -> None:
+    store = ox.Store.read_only(store_dir)
+    while True:
+        message = conn.recv()
+        if message is None:
+            return
+        sparql, bindings = message
+        try:
+            conn.send(("ok", _run(store, sparql, bindings)))
+        except (SyntaxError, OSError, ValueError, TypeError) as exc:
+            conn.send(("error", f"{type(exc).__name__}: {exc}"))
+
+
+class QueryRunner:
+    """Runs queries against one domain's store in a worker process, each under a deadline."""
+
+    def __init__(self, paths: DomainPaths) -> None:
+        self.store_dir = str(paths.oxigraph_dir().resolve())
+        self._process: mp.Process | None = None
+        self._conn: Any = None
+
+    def _start(self) -> None:
+        context = mp.get_context("spawn")
+        parent, child = context.Pipe()
+        self._process = context.Process(target=_worker, args=(self.store_dir, child), daemon=True)
+        self._process.start()
+        child.close()
+        self._conn = parent
+
+    def query(self, sparql: str, bindings: Mapping[str, Term] | None = None,
+              timeout: float = DEFAULT_TIMEOUT) -> QueryResult:
+        if self._process is None or not self._process.is_alive():
+            self._start()
+        encoded = {name.lstrip("?$"): _encode(term) for name, term in (bindings or {}).items()}
+        self._conn.send((sparql, encoded))
+        if not self._conn.poll(timeout):
+            self._kill()
+            raise QueryTimeout(f"query ran past its {timeout:g} s timeout and was stopped")
+        try:
+            status, payload = self._conn.recv()
+        except EOFError:
+            self._kill()
+            raise QueryError("the query worker died while running the query") from None
+        if status == "error":
+            raise QueryError(payload)
+        return _to_result(payload)
+
+    def _kill(self) -> None:
+        if self._process is not None:
+            self._process.kill()
+            self._process.join()
+        self._process = None
+
+    def close(self) -> None:
+        if self._process is not None and self._process.is_alive():
+            self._conn.send(None)
+            self._process.join(timeout=5)
+            self._kill()
+
+    def __enter__(self) -> "QueryRunner":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def _to_result(payload: tuple) -> QueryResult:
+    if payload[0] == "select":
+        _, variables, rows = payload
+        return QueryResult("select", variables, [{k: _decode(v) for k, v in row.items()} for row in rows])
+    if payload[0] == "ask":
+        return QueryResult("ask", [], [], boolean=payload[1])
+    triples = [ox.Triple(*(_decode(t) for t in triple)) for triple in payload[1]]
+    return QueryResult("construct", [], [], triples=triples)
+
+
+def parse_binding(spec: str) -> tuple[str, Term]:
+    """``VAR=VALUE`` from the command line.
+
+    ``VAR=<http://…>`` binds an IRI; ``VAR@zh=故宫`` a language-tagged literal; ``VAR=VALUE``
+    a plain string literal. The value is never pasted into the query text.
+    """
+    name, sep, value = spec.partition("=")
+    if not sep or not name:
+        raise QueryError(f"--bind expects VAR=VALUE, got {spec!r}")
+    name, _, lang = name.lstrip("?$").partition("@")
+    if lang:
+        return name, ox.Literal(value, language=lang)
+    if value.startswith("<") and value.endswith(">") and len(value) > 2:
+        try:
+            return name, ox.NamedNode(value[1:-1])
+        except ValueError as exc:
+            raise QueryError(f"--bind {name}: invalid IRI {value}: {exc}") from exc
+    return name, ox.Literal(value)
+
+
+def read_query_file(path: Path) -> str:
+    try:
+        return Path(path).read_text(encoding="utf-8")
+    except OSError as exc:
+        raise QueryError(f"cannot read query file {path}: {exc}") from exc
+
+
+def term_text(term: Term | None) -> str:
+    """A term as a person reads it: an IRI as is, a literal by its value."""
+    return "" if term is None else term.value

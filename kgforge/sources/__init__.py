@@ -1,0 +1,76 @@
+"""Importers: each turns one input (file, dump, crawl) into the quads of one named graph.
+
+An importer is a function ``(ctx: ImportContext) -> None`` registered under a source kind
+(``kdconv``, ``duconv``, ``wikidata``, …). It reads ``ctx.path``, writes quads through
+``ctx.writer``, rejects bad records through ``ctx.reject`` and counts through ``ctx.counts``.
+Modules in this package register themselves when imported; ``importer_for`` imports them all.
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from kgforge.errors import KgforgeError
+from kgforge.quads import QuadWriter
+from kgforge.quarantine import Quarantine
+from kgforge.schema import Relation, Schema
+
+
+@dataclass
+class ImportContext:
+    schema: Schema
+    path: Path
+    writer: QuadWriter
+    quarantine: Quarantine
+    options: dict[str, Any] = field(default_factory=dict)
+    workdir: Path | None = None  # the domain's folder, for caches (raw/) and side files
+    counts: Counter[str] = field(default_factory=Counter)
+    relations_used: set[Relation] = field(default_factory=set)
+    advance: Callable[[int], None] = lambda n: None
+
+    def reject(self, location: str, reason: str, record: Any = None) -> None:
+        """Quarantine one bad record (``location`` like ``line 12``) and count it."""
+        self.quarantine.reject(str(self.path), location, reason, record)
+        self.counts["records_bad"] += 1
+
+    def accept(self, n: int = 1) -> None:
+        self.counts["records_ok"] += n
+        self.advance(n)
+
+
+Importer = Callable[[ImportContext], None]
+_REGISTRY: dict[str, Importer] = {}
+_DESCRIPTIONS: dict[str, str] = {}
+
+
+def register(kind: str, description: str) -> Callable[[Importer], Importer]:
+    def decorate(func: Importer) -> Importer:
+        _REGISTRY[kind] = func
+        _DESCRIPTIONS[kind] = description
+        return func
+
+    return decorate
+
+
+def _load_all() -> None:
+    for module in pkgutil.iter_modules(__path__):
+        importlib.import_module(f"{__name__}.{module.name}")
+
+
+def importer_for(kind: str) -> Importer:
+    _load_all()
+    try:
+        return _REGISTRY[kind]
+    except KeyError:
+        raise KgforgeError(f"unknown source kind {kind!r}; known kinds: {', '.join(sorted(_REGISTRY))}") from None
+
+
+def source_kinds() -> dict[str, str]:
+    _load_all()
+    return dict(sorted(_DESCRIPTIONS.items()))

@@ -1,0 +1,45 @@
+"""DuConv (Baidu, ACL 2019) session files: JSON lines whose ``knowledge`` lists form the graph."""
+
+from __future__ import annotations
+
+from kgforge.jsonio import iter_json_lines
+from kgforge.sources import ImportContext, register
+from kgforge.sources.names import NameTriples, check_triple
+
+
+@register("duconv", "DuConv sessions (JSON lines with goal, knowledge, conversation or history/response)")
+def import_sessions(ctx: ImportContext) -> None:
+    names = NameTriples(ctx, segmented=True)
+    for record in iter_json_lines(ctx.path):
+        location = f"line {record.line}"
+        if record.error:
+            ctx.reject(location, record.error, record.raw)
+            continue
+        problem = session_problem(record.value)
+        if problem:
+            ctx.reject(location, problem, record.value)
+            continue
+        for triple in record.value["knowledge"]:
+            bad = check_triple(triple)
+            if bad:
+                ctx.reject(location, f"knowledge triple: {bad}", triple)
+                continue
+            names.add(*triple)
+        ctx.accept()
+    names.emit()
+
+
+def session_problem(value: object) -> str | None:
+    """Why ``value`` is not a DuConv session, or None."""
+    if not isinstance(value, dict):
+        return f"expected a JSON object per line, got {type(value).__name__}"
+    missing = [key for key in ("goal", "knowledge") if key not in value]
+    if "conversation" not in value and "history" not in value:
+        missing.append("conversation (or history/response)")
+    if missing:
+        return f"missing field(s): {', '.join(missing)}"
+    if not isinstance(value["knowledge"], list):
+        return "'knowledge' must be a list of [head, relation, tail] triples"
+    if not isinstance(value["goal"], list):
+        return "'goal' must be a list of triples"
+    return None

@@ -1,0 +1,66 @@
+"""KdConv (THU-COAI, ACL 2020): knowledge bases ``kb_<domain>.json`` and dialogue ``attrs``."""
+
+from __future__ import annotations
+
+from kgforge.jsonio import iter_json_container
+from kgforge.sources import ImportContext, register
+from kgforge.sources.names import NameTriples, check_triple
+
+
+@register("kdconv", "KdConv knowledge base kb_<domain>.json: {head: [[head, relation, tail], ...]}")
+def import_kb(ctx: ImportContext) -> None:
+    names = NameTriples(ctx)
+    for record in iter_json_container(ctx.path, dict):
+        location = f"line {record.line}"
+        if record.error:
+            ctx.reject(location, record.error, record.raw)
+            continue
+        if not isinstance(record.value, list):
+            ctx.reject(location, f"entry {record.key!r}: expected a list of triples", record.value)
+            continue
+        good = 0
+        for triple in record.value:
+            problem = check_triple(triple)
+            if problem:
+                ctx.reject(location, f"entry {record.key!r}: {problem}", triple)
+                continue
+            names.add(*triple)
+            good += 1
+        if good:
+            names.add_type(record.key, ctx.schema.head_type)
+        ctx.accept()
+    names.emit()
+
+
+@register("kdconv-dialogues", "KdConv dialogue file ({train,dev,test}.json): the attrs triples of each utterance")
+def import_dialogue_attrs(ctx: ImportContext) -> None:
+    names = NameTriples(ctx)
+    for record in iter_json_container(ctx.path, list):
+        location = f"line {record.line}"
+        if record.error:
+            ctx.reject(location, record.error, record.raw)
+            continue
+        problem = _dialogue_problem(record.value)
+        if problem:
+            ctx.reject(location, problem, record.value)
+            continue
+        for message in record.value["messages"]:
+            for attr in message.get("attrs") or []:
+                triple = [attr.get("name"), attr.get("attrname"), attr.get("attrvalue")] if isinstance(attr, dict) else attr
+                bad = check_triple(triple)
+                if bad:
+                    ctx.reject(location, f"dialogue {record.value.get('name')!r}: attr {bad}", attr)
+                    continue
+                names.add(*triple)
+        ctx.accept()
+    names.emit()
+
+
+def _dialogue_problem(value: object) -> str | None:
+    if not isinstance(value, dict):
+        return "expected a dialogue object with 'name' and 'messages'"
+    if not isinstance(value.get("messages"), list):
+        return "dialogue is missing its 'messages' list"
+    if not all(isinstance(m, dict) for m in value["messages"]):
+        return "each message must be an object"
+    return None

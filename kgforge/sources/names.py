@@ -1,0 +1,98 @@
+"""Name-keyed triples, as the dialogue corpora give them: ``(head name, relation label, tail)``.
+
+KdConv and DuConv identify entities by name. These triples are collected first, then emitted:
+a tail becomes an entity when its relation is entity-valued in the schema or when it is also a
+head somewhere in the source; otherwise it stays a literal.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from kgforge.schema import Relation
+from kgforge.sources import ImportContext
+from kgforge.text import normalise_label
+from kgforge.vocab import RDF_TYPE, RDFS_LABEL, SKOS_ALT_LABEL, entity_iri
+
+
+@dataclass(frozen=True)
+class NameTriple:
+    head: str
+    relation: Relation
+    tail: str
+
+
+class NameTriples:
+    """Collects one source's name triples and entity types, then writes them as quads."""
+
+    def __init__(self, ctx: ImportContext, segmented: bool = False) -> None:
+        self.ctx = ctx
+        self.segmented = segmented
+        self.lang = ctx.schema.language
+        self.triples: list[NameTriple] = []
+        self.heads: set[str] = set()
+        self.surface_forms: dict[str, set[str]] = {}
+        self.types: dict[str, set[str]] = {}
+
+    def _name(self, raw: str) -> str:
+        name = normalise_label(raw, self.segmented)
+        if name != raw.strip():
+            self.surface_forms.setdefault(name, set()).add(raw.strip())
+        return name
+
+    def add(self, head: str, relation_label: str, tail: str) -> None:
+        relation = self.ctx.schema.relation_for(relation_label)
+        if not relation.declared:
+            self.ctx.counts[f"unmapped relation {relation.zh}"] += 1
+        head_name = self._name(head)
+        tail_value = tail if relation.kind == "text" else self._name(tail)
+        self.heads.add(head_name)
+        self.triples.append(NameTriple(head_name, relation, tail_value))
+
+    def add_type(self, name: str, type_id: str | None) -> None:
+        if type_id:
+            self.types.setdefault(self._name(name), set()).add(type_id)
+
+    def is_entity(self, triple: NameTriple) -> bool:
+        kind = triple.relation.kind
+        return kind == "entity" or (kind != "text" and triple.tail in self.heads)
+
+    def emit(self) -> None:
+        schema, writer, lang = self.ctx.schema, self.ctx.writer, self.lang
+        type_values = {normalise_label(t.zh): t.id for t in schema.types.values()}
+        type_values.update({t.en: t.id for t in schema.types.values()})
+        entities: set[str] = set(self.heads)
+        for triple in self.triples:
+            relation = triple.relation
+            self.ctx.relations_used.add(relation)
+            head = entity_iri(triple.head)
+            if self.is_entity(triple):
+                entities.add(triple.tail)
+                writer.iri(head, relation.iri, entity_iri(triple.tail))
+                self.add_type(triple.tail, relation.range)
+            else:
+                writer.literal(head, relation.iri, triple.tail, lang=lang)
+            if relation.id == schema.type_relation and triple.tail in type_values:
+                self.add_type(triple.head, type_values[triple.tail])
+        for name in entities:
+            self._emit_names(name)
+        for name, type_ids in self.types.items():
+            for type_id in type_ids:
+                writer.iri(entity_iri(name), RDF_TYPE, schema.types[type_id].iri)
+        self.ctx.counts["entities"] = len(entities)
+        self.ctx.counts["facts"] = len(self.triples)
+
+    def _emit_names(self, name: str) -> None:
+        iri = entity_iri(name)
+        self.ctx.writer.literal(iri, RDFS_LABEL, name, lang=self.lang)
+        for form in self.surface_forms.get(name, ()):
+            self.ctx.writer.literal(iri, SKOS_ALT_LABEL, form, lang=self.lang)
+
+
+def check_triple(value: object) -> str | None:
+    """Why ``value`` is not a ``[head, relation, tail]`` list of non-empty strings, or None."""
+    if not isinstance(value, list) or len(value) != 3:
+        return "expected a [head, relation, tail] list of 3 strings"
+    if not all(isinstance(x, str) and x.strip() for x in value):
+        return "head, relation and tail must be non-empty strings"
+    return None

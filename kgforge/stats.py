@@ -1,0 +1,84 @@
+"""`kgforge stats`: the columns of KdConv's and DuConv's Table 2 for a built domain."""
+
+from __future__ import annotations
+
+import logging
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+from kgforge.schema import load_schema
+from kgforge.store import domain_paths, read_manifest
+from kgforge.tables import read_tables
+
+
+@lru_cache(maxsize=1)
+def _jieba():
+    import jieba
+
+    jieba.setLogLevel(logging.WARNING)
+    return jieba
+
+
+def token_count(text: str) -> int:
+    """Number of jieba tokens (as the KdConv paper counts them: whitespace tokens included)."""
+    return len(_jieba().lcut(text))
+
+
+def domain_stats(domain: str, workdir: Path | str | None = None) -> dict[str, Any]:
+    paths = domain_paths(domain, workdir)
+    manifest = read_manifest(paths)
+    schema = load_schema(manifest["schema"]["path"])
+    tables = read_tables(paths)
+    facts = tables.facts.unique(["s", "p", "o", "o_is_entity", "o_lang", "o_datatype"])
+    labels = tables.label_map(schema.language)
+    entities = facts["s"].n_unique()
+    entity_nodes = pl.concat([facts["s"], facts.filter(pl.col("o_is_entity"))["o"]]).n_unique()
+    label = pl.col("o")
+    texts = facts.select(
+        head=pl.col("s").replace_strict(labels, default=pl.col("s")),
+        rel=pl.col("p").replace_strict(labels, default=pl.col("p")),
+        tail=pl.when(pl.col("o_is_entity")).then(label.replace_strict(labels, default=label)).otherwise(label),
+    )
+    chars = texts.select(pl.sum_horizontal(pl.all().str.len_chars())).to_series().sum()
+    tokens = _token_total(texts)
+    triples = facts.height
+    return {
+        "domain": domain,
+        "entities": entities,
+        "entity_nodes": entity_nodes,
+        "relations": facts["p"].n_unique(),
+        "triples": triples,
+        "avg_triples_per_entity": round(triples / entities, 1) if entities else 0.0,
+        "avg_tokens_per_triple": round(tokens / triples, 1) if triples else 0.0,
+        "avg_chars_per_triple": round(chars / triples, 1) if triples else 0.0,
+        "entities_by_type": _entities_by_type(tables, facts, schema, labels),
+        "relations_by_count": dict(
+            facts.group_by("p").len().sort("len", descending=True)
+            .select(pl.col("p").replace_strict(labels, default=pl.col("p")), "len").iter_rows()
+        ),
+        "build_id": manifest["build_id"],
+    }
+
+
+def _token_total(texts: pl.DataFrame) -> int:
+    """Tokens of head + relation + tail over all triples, each distinct label segmented once."""
+    long = texts.unpivot().group_by("value").len()
+    counts = long["value"].map_elements(token_count, return_dtype=pl.Int64)
+    return int((counts * long["len"]).sum())
+
+
+def _entities_by_type(tables, facts: pl.DataFrame, schema, labels: dict[str, str]) -> dict[str, int]:
+    """Entities per value of the schema's type relation (DuConv's 领域), else per rdf:type class."""
+    if schema.type_relation:
+        type_iri = schema.relations[schema.type_relation].iri
+        typed = facts.filter(pl.col("p") == type_iri).unique(["s", "o"])
+        if typed.height:
+            return dict(typed.group_by("o").len().sort("len", descending=True).iter_rows())
+    typed = tables.types.unique()
+    return dict(
+        typed.group_by("class").len().sort("len", descending=True)
+        .select(pl.col("class").replace_strict(labels, default=pl.col("class")), "len").iter_rows()
+    )

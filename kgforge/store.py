@@ -1,0 +1,220 @@
+"""The one adapter over pyoxigraph: where a domain's store lives, how it is built, swapped and read.
+
+Layout of ``<workdir>/<domain>/``::
+
+    store -> builds/<id>      symlink, replaced atomically when a build passes its checks
+    manifest.json -> store/manifest.json
+    builds/<id>/oxigraph/     an immutable RocksDB directory once swapped in
+    quads/  quarantine/  raw/  models/  exports/
+    .write.lock               held by the one writer (build, derive)
+
+Readers open ``store/oxigraph`` read-only; a build never writes into a directory a reader can see.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import shutil
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+import pyoxigraph as ox
+
+from kgforge.errors import BuildError, StoreLockedError, StoreMissingError
+
+DEFAULT_WORKDIR = Path("kg")
+_INCOMPLETE = ".incomplete"
+
+
+@dataclass(frozen=True)
+class DomainPaths:
+    workdir: Path
+    domain: str
+
+    @property
+    def root(self) -> Path:
+        return Path(self.workdir) / self.domain
+
+    @property
+    def store_link(self) -> Path:
+        return self.root / "store"
+
+    @property
+    def builds(self) -> Path:
+        return self.root / "builds"
+
+    @property
+    def manifest(self) -> Path:
+        return self.store_link / "manifest.json"
+
+    @property
+    def quads(self) -> Path:
+        return self.root / "quads"
+
+    @property
+    def quarantine(self) -> Path:
+        return self.root / "quarantine"
+
+    @property
+    def raw(self) -> Path:
+        return self.root / "raw"
+
+    @property
+    def models(self) -> Path:
+        return self.root / "models"
+
+    @property
+    def exports(self) -> Path:
+        return self.root / "exports"
+
+    @property
+    def lock(self) -> Path:
+        return self.root / ".write.lock"
+
+    def oxigraph_dir(self) -> Path:
+        """The current store's RocksDB directory; raises if nothing was built yet."""
+        target = self.store_link / "oxigraph"
+        if not target.is_dir():
+            raise StoreMissingError(
+                f"no store for domain {self.domain!r} under {self.root}: run `kgforge build {self.domain}` first"
+            )
+        return target
+
+
+def domain_paths(domain: str, workdir: Path | str | None = None) -> DomainPaths:
+    return DomainPaths(Path(workdir) if workdir else DEFAULT_WORKDIR, domain)
+
+
+@contextmanager
+def write_lock(paths: DomainPaths) -> Iterator[None]:
+    """Hold the domain's single-writer lock, or fail at once naming the lock and its holder."""
+    paths.root.mkdir(parents=True, exist_ok=True)
+    handle = open(paths.lock, "a+")
+    try:
+        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        handle.seek(0)
+        holder = handle.read().strip() or "unknown"
+        handle.close()
+        raise StoreLockedError(
+            f"the store of domain {paths.domain!r} is being written by another kgforge process "
+            f"(pid {holder}; lock file {paths.lock}). Wait for it to finish; readers (query, stats, "
+            "export) can run meanwhile."
+        ) from None
+    try:
+        handle.seek(0)
+        handle.truncate()
+        handle.write(str(os.getpid()))
+        handle.flush()
+        yield
+    finally:
+        handle.seek(0)
+        handle.truncate()
+        fcntl.flock(handle, fcntl.LOCK_UN)
+        handle.close()
+
+
+def open_read_only(paths: DomainPaths) -> ox.Store:
+    return ox.Store.read_only(str(paths.oxigraph_dir()))
+
+
+def new_build_dir(paths: DomainPaths) -> Path:
+    """A fresh, empty build directory marked incomplete until it is swapped in."""
+    build_id = time.strftime("%Y%m%dT%H%M%S") + f"-{os.getpid()}"
+    build = paths.builds / build_id
+    build.mkdir(parents=True)
+    (build / _INCOMPLETE).touch()
+    return build
+
+
+def bulk_load(build: Path, quad_files: list[Path]) -> dict[str, int]:
+    """Bulk-load N-Quads files into ``build/oxigraph`` and return the distinct quads per graph."""
+    store = ox.Store(str(build / "oxigraph"))
+    for quad_file in quad_files:
+        if quad_file.stat().st_size:  # bulk_load rejects empty input on some versions
+            store.bulk_load(path=str(quad_file), format=ox.RdfFormat.N_QUADS)
+    store.flush()
+    counts = graph_counts(store)
+    del store
+    return counts
+
+
+def graph_counts(store: ox.Store) -> dict[str, int]:
+    rows = store.query("SELECT ?g (COUNT(*) AS ?n) WHERE { GRAPH ?g { ?s ?p ?o } } GROUP BY ?g")
+    return {row["g"].value: int(row["n"].value) for row in rows}
+
+
+def check_counts(expected: dict[str, int], actual: dict[str, int]) -> list[str]:
+    """Differences between the counts a build wrote and those the store holds."""
+    problems = []
+    for graph in sorted(set(expected) | set(actual)):
+        want, got = expected.get(graph, 0), actual.get(graph, 0)
+        if want != got:
+            problems.append(f"graph {graph}: expected {want} quads, store holds {got}")
+    return problems
+
+
+def swap_in(paths: DomainPaths, build: Path, manifest: dict) -> None:
+    """Write the build's manifest, then atomically point ``store`` at it; keep one previous build."""
+    write_json_atomic(build / "manifest.json", manifest)
+    (build / _INCOMPLETE).unlink()
+    _fsync_dir(build)
+    previous = paths.store_link.resolve() if paths.store_link.is_symlink() else None
+    tmp_link = paths.root / f".store.{os.getpid()}"
+    tmp_link.unlink(missing_ok=True)
+    tmp_link.symlink_to(Path("builds") / build.name)
+    os.replace(tmp_link, paths.store_link)
+    _fsync_dir(paths.root)
+    link = paths.root / "manifest.json"
+    if not link.is_symlink():
+        link.unlink(missing_ok=True)
+        link.symlink_to(Path("store") / "manifest.json")
+    _prune_builds(paths, keep={build.resolve(), previous})
+
+
+def _prune_builds(paths: DomainPaths, keep: set[Path | None]) -> None:
+    """Remove builds that are neither current nor previous (killed builds included)."""
+    for build in paths.builds.iterdir():
+        if build.resolve() not in keep:
+            shutil.rmtree(build, ignore_errors=True)
+
+
+def discard_build(build: Path) -> None:
+    shutil.rmtree(build, ignore_errors=True)
+
+
+def read_manifest(paths: DomainPaths) -> dict:
+    paths.oxigraph_dir()
+    return json.loads(paths.manifest.read_text(encoding="utf-8"))
+
+
+def write_json_atomic(path: Path, data: dict) -> None:
+    """Write JSON so that a reader sees the old file or the new one, never half of one."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    with open(tmp, "w", encoding="utf-8") as out:
+        json.dump(data, out, ensure_ascii=False, indent=2)
+        out.flush()
+        os.fsync(out.fileno())
+    os.replace(tmp, path)
+
+
+def _fsync_dir(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def require_counts_match(expected: dict[str, int], actual: dict[str, int], build: Path) -> None:
+    problems = check_counts(expected, actual)
+    if problems:
+        discard_build(build)
+        raise BuildError("the new store failed its count check and was discarded; the previous store is "
+                         "unchanged: " + "; ".join(problems))

@@ -1,0 +1,82 @@
+"""A domain's graph as polars tables, read once from the store: facts, labels, types, relations.
+
+Stages that work on the whole graph (stats, derive, goals, embed, export) read these tables
+instead of issuing one SPARQL query per entity.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import polars as pl
+import pyoxigraph as ox
+
+from kgforge.store import DomainPaths, open_read_only
+from kgforge.vocab import (
+    CLASS, DERIVED_GRAPHS, KIND, META_PREDICATES, ONTO, RDF_TYPE, RDFS_LABEL, SCHEMA_GRAPH, SKOS_ALT_LABEL,
+)
+
+FACT_SCHEMA = {"s": pl.String, "p": pl.String, "o": pl.String, "o_is_entity": pl.Boolean,
+               "o_lang": pl.String, "o_datatype": pl.String, "graph": pl.String}
+LABEL_SCHEMA = {"iri": pl.String, "label": pl.String, "lang": pl.String, "preferred": pl.Boolean}
+
+
+@dataclass
+class GraphTables:
+    facts: pl.DataFrame  # s, p, o, o_is_entity, o_lang, o_datatype, graph
+    labels: pl.DataFrame  # iri, label, lang, preferred (rdfs:label) or not (skos:altLabel)
+    types: pl.DataFrame  # iri, class
+    relations: pl.DataFrame  # iri, zh, en, kind
+
+    def label_map(self, language: str = "zh") -> dict[str, str]:
+        """One display label per IRI: a preferred label in ``language`` first, any label otherwise."""
+        ranked = self.labels.with_columns(
+            rank=pl.when(pl.col("preferred") & (pl.col("lang") == language)).then(0)
+            .when(pl.col("preferred") & pl.col("lang").str.starts_with(language)).then(1)
+            .when(pl.col("preferred")).then(2).otherwise(3)
+        ).sort(["iri", "rank", "label"]).unique("iri", keep="first")
+        mapping = dict(zip(ranked["iri"].to_list(), ranked["label"].to_list()))
+        for row in self.relations.iter_rows(named=True):
+            mapping[row["iri"]] = row["en"] if language.startswith("en") and row["en"] else row["zh"] or row["iri"]
+        return mapping
+
+
+def read_tables(paths: DomainPaths, include_derived: bool = False) -> GraphTables:
+    store = open_read_only(paths)
+    facts: dict[str, list] = {k: [] for k in FACT_SCHEMA}
+    labels: dict[str, list] = {k: [] for k in LABEL_SCHEMA}
+    types: dict[str, list] = {"iri": [], "class": []}
+    relations: dict[str, dict] = {}
+    for quad in store.quads_for_pattern(None, None, None, None):
+        graph = quad.graph_name.value if not isinstance(quad.graph_name, ox.DefaultGraph) else ""
+        s, p, o = quad.subject.value, quad.predicate.value, quad.object
+        if graph == SCHEMA_GRAPH and not s.startswith(CLASS):
+            _collect_relation(relations, s, p, o)
+        elif p in (RDFS_LABEL, SKOS_ALT_LABEL) and isinstance(o, ox.Literal):
+            for key, value in zip(LABEL_SCHEMA, (s, o.value, o.language or "", p == RDFS_LABEL)):
+                labels[key].append(value)
+        elif p == RDF_TYPE:
+            types["iri"].append(s)
+            types["class"].append(o.value)
+        elif p not in META_PREDICATES and (include_derived or not graph.startswith(DERIVED_GRAPHS)):
+            is_literal = isinstance(o, ox.Literal)
+            row = (s, p, o.value, not is_literal, o.language if is_literal else None,
+                   o.datatype.value if is_literal else None, graph)
+            for key, value in zip(FACT_SCHEMA, row):
+                facts[key].append(value)
+    relation_rows = [{"iri": iri, "zh": r.get("zh", ""), "en": r.get("en", ""), "kind": r.get("kind", "")}
+                     for iri, r in relations.items()]
+    return GraphTables(
+        facts=pl.DataFrame(facts, schema=FACT_SCHEMA),
+        labels=pl.DataFrame(labels, schema=LABEL_SCHEMA),
+        types=pl.DataFrame(types, schema={"iri": pl.String, "class": pl.String}),
+        relations=pl.DataFrame(relation_rows, schema={"iri": pl.String, "zh": pl.String, "en": pl.String,
+                                                      "kind": pl.String}),
+    )
+
+
+def _collect_relation(relations: dict[str, dict], s: str, p: str, o: ox.NamedNode | ox.Literal) -> None:
+    if p == RDFS_LABEL and isinstance(o, ox.Literal):
+        relations.setdefault(s, {})["en" if (o.language or "").startswith("en") else "zh"] = o.value
+    elif p == KIND:
+        relations.setdefault(s, {})["kind"] = o.value.removeprefix(ONTO).removesuffix("Valued").lower()

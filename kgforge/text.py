@@ -1,0 +1,26 @@
+"""Text normalisation shared by importers, goal validation and exports."""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+
+# A space is a segmentation artefact when a character on either side is not ASCII
+# ("玛姬 · 格蕾斯", "出生 日期"); spaces between ASCII words ("Sarab Neelam") are real.
+_SEGMENTATION_SPACE = re.compile(r"(?<=[^\x00-\x7f]) +|(?<=\S) +(?=[^\x00-\x7f])")
+_WHITESPACE_RUN = re.compile(r"\s+")
+
+
+def normalise_label(text: str, segmented: bool = True) -> str:
+    """NFC and trimmed; for word-segmented text (DuConv) also whitespace runs collapsed and
+    segmentation spaces removed. Unsegmented text (KdConv) keeps its spaces as they are."""
+    text = unicodedata.normalize("NFC", text).strip()
+    if not segmented:
+        return text
+    text = _WHITESPACE_RUN.sub(" ", text)
+    return _SEGMENTATION_SPACE.sub("", text)
+
+
+def is_segmented(text: str) -> bool:
+    """Whether ``text`` carries word-segmentation spaces that normalisation removes."""
+    return normalise_label(text) != _WHITESPACE_RUN.sub(" ", text.strip())
