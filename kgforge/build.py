@@ -37,6 +37,7 @@ class SourceResult:
     graph: str
     quads_file: str
     quads: int
+    sha256: str
     input: dict[str, Any]
     counts: dict[str, int]
     quarantined: int
@@ -104,10 +105,10 @@ def build(
             result, relations = import_source(schema, paths, spec, path, taken, progress)
             results.append(result)
             used |= relations
-        schema_file = write_schema_graph(schema, used, paths.quads / "schema.nq")
+        schema_entry = write_schema_graph(schema, used, paths.quads / "schema.nq")
         import_seconds = time.perf_counter() - started
         graphs = {r.graph: r.manifest_entry() for r in results}
-        graphs[SCHEMA_GRAPH] = {"kind": "schema", "quads_file": "quads/schema.nq", "quads": schema_file}
+        graphs[SCHEMA_GRAPH] = dict(schema_entry, quads_file="quads/schema.nq")
         summary = load_graphs(paths, graphs, schema, progress)
     summary.sources = results
     summary.timings["import_seconds"] = round(import_seconds, 3)
@@ -136,7 +137,7 @@ def import_source(
     progress.update(task, completed=ctx.counts["records_ok"], total=ctx.counts["records_ok"])
     result = SourceResult(
         kind=spec.kind, path=str(path), graph=writer.graph_iri,
-        quads_file=str(quads_file.relative_to(paths.root)), quads=writer.count,
+        quads_file=str(quads_file.relative_to(paths.root)), quads=writer.count, sha256=writer.sha256,
         input=file_fingerprint(path) if path.is_file() else {"path": str(path)},
         counts=dict(ctx.counts), quarantined=quarantine.count,
         quarantine_file=str(quarantine.path.relative_to(paths.root)) if quarantine.count else None,
@@ -156,7 +157,7 @@ def _graph_name(kind: str, path: Path, taken: set[str]) -> str:
     return name
 
 
-def write_schema_graph(schema: Schema, relations: set[Relation], path: Path) -> int:
+def write_schema_graph(schema: Schema, relations: set[Relation], path: Path) -> dict[str, Any]:
     """Relation and type declarations (labels in zh and en, kind) for what the build uses."""
     with QuadWriter(path, SCHEMA_GRAPH) as writer:
         for rel in sorted(relations, key=lambda r: r.iri):
@@ -168,24 +169,27 @@ def write_schema_graph(schema: Schema, relations: set[Relation], path: Path) -> 
         for entity_type in schema.types.values():
             writer.literal(entity_type.iri, RDFS_LABEL, entity_type.zh, lang="zh")
             writer.literal(entity_type.iri, RDFS_LABEL, entity_type.en, lang="en")
-    return writer.count
+    return {"kind": "schema", "quads": writer.count, "sha256": writer.sha256}
 
 
 def load_graphs(paths: DomainPaths, graphs: dict[str, dict[str, Any]], schema: Schema,
                 progress: Progress | None = None, stages: dict[str, Any] | None = None) -> BuildSummary:
-    """Load ``graphs`` (graph IRI → manifest entry with ``quads_file`` and ``quads``) into a fresh
-    store, check the counts, write the manifest and swap it in. The caller holds the write lock."""
+    """Load ``graphs`` (graph IRI → manifest entry with ``quads_file``, ``quads`` and ``sha256``) into
+    a fresh store, check the counts, write the manifest and swap it in. The caller holds the write lock."""
+    for entry in graphs.values():
+        if "sha256" not in entry:
+            entry["sha256"] = sha256_file(paths.root / entry["quads_file"])
     build = new_build_dir(paths)
     files = [paths.root / entry["quads_file"] for entry in graphs.values()]
     task = progress.add_task(f"load {sum(e['quads'] for e in graphs.values()):,} quads", total=None) if progress else None
     started = time.perf_counter()
     counts = bulk_load(build, files)
-    load_seconds = time.perf_counter() - started
     if progress is not None:
         progress.update(task, total=1, completed=1)
     expected = {graph: entry["quads"] for graph, entry in graphs.items() if entry["quads"]}
     require_counts_match(expected, counts, build)
     total = sum(counts.values())
+    load_seconds = time.perf_counter() - started
     timings = {"load_seconds": round(load_seconds, 3),
                "load_quads_per_second": round(total / load_seconds) if load_seconds else None}
     manifest = {
@@ -193,7 +197,7 @@ def load_graphs(paths: DomainPaths, graphs: dict[str, dict[str, Any]], schema: S
         "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
         "schema": {"name": schema.name, "version": schema.version, "path": str(schema.path),
                    "sha256": sha256_file(schema.path)},
-        "graphs": {g: dict(e, sha256=sha256_file(paths.root / e["quads_file"])) for g, e in graphs.items()},
+        "graphs": graphs,
         "total_quads": total, "timings": timings, "versions": package_versions(),
         "stages": stages or {},
     }

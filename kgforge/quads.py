@@ -6,6 +6,7 @@ here, and exact duplicate quads are dropped, so counts in the manifest are disti
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 from pathlib import Path
@@ -52,6 +53,7 @@ class QuadWriter:
         self._tmp = self.path.with_name(self.path.name + f".part{os.getpid()}")
         self._out = open(self._tmp, "w", encoding="utf-8", newline="\n")
         self._seen: set[int] = set()
+        self._digest = hashlib.sha256()
         self.count = 0
 
     def _emit(self, line: str) -> bool:
@@ -60,6 +62,7 @@ class QuadWriter:
             return False
         self._seen.add(key)
         self._out.write(line)
+        self._digest.update(line.encode("utf-8"))
         self.count += 1
         return True
 
@@ -73,6 +76,11 @@ class QuadWriter:
     ) -> bool:
         """Add ``subject predicate "value"`` (language-tagged or typed); False if a duplicate."""
         return self._emit(f"<{subject}> <{predicate}> {literal_term(value, lang, datatype)} {self.graph} .\n")
+
+    @property
+    def sha256(self) -> str:
+        """Checksum of the bytes written so far (the whole file once committed)."""
+        return self._digest.hexdigest()
 
     def commit(self) -> int:
         self._out.close()
