@@ -77,6 +77,10 @@ class QuadWriter:
         """Add ``subject predicate "value"`` (language-tagged or typed); False if a duplicate."""
         return self._emit(f"<{subject}> <{predicate}> {literal_term(value, lang, datatype)} {self.graph} .\n")
 
+    def term(self, subject: str, predicate: str, obj_term: str) -> bool:
+        """Add a quad whose object is already an N-Quads term (``<iri>`` or from ``literal_term``)."""
+        return self._emit(f"<{subject}> <{predicate}> {obj_term} {self.graph} .\n")
+
     @property
     def sha256(self) -> str:
         """Checksum of the bytes written so far (the whole file once committed)."""

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from rich.console import Console
+from rich.markup import escape
 
 _stderr = Console(stderr=True, highlight=False)
 MAX_RECORD_CHARS = 2000
@@ -37,9 +38,10 @@ class Quarantine:
         self.count += 1
         self.reasons[reason.split(":")[0]] += 1
         if self.echo and self.count <= MAX_WARNINGS_SHOWN:
-            _stderr.print(f"[yellow]warning[/]: {source}:{location}: {reason}")
+            _stderr.print(f"[yellow]warning[/]: {escape(source)} {escape(location)}: {escape(reason)}", soft_wrap=True)
         elif self.echo and self.count == MAX_WARNINGS_SHOWN + 1:
-            _stderr.print(f"[yellow]warning[/]: more bad records; all are listed in {self.path}")
+            _stderr.print(f"[yellow]warning[/]: more bad records; all are listed in {escape(str(self.path))}",
+                          soft_wrap=True)
 
     def close(self) -> None:
         if self._out is not None:

@@ -84,8 +84,16 @@ def _worker(store_dir: str, conn: Any) -> None:
         sparql, bindings = message
         try:
             conn.send(("ok", _run(store, sparql, bindings)))
-        except (SyntaxError, OSError, ValueError, TypeError) as exc:
-            conn.send(("error", f"{type(exc).__name__}: {exc}"))
+        except (SyntaxError, OSError, ValueError, TypeError, RuntimeError) as exc:
+            conn.send(("error", _explain(exc)))
+
+
+def _explain(exc: Exception) -> str:
+    message = f"{type(exc).__name__}: {exc}"
+    if "SELECT projection" in str(exc):
+        message += (" (a variable given with --bind must also appear in the SELECT clause: "
+                    "bindings are SPARQL substitutions, SEP-0007, not text pasted into the query)")
+    return message
 
 
 class QueryRunner:

@@ -5,9 +5,9 @@ from __future__ import annotations
 import re
 import unicodedata
 
-# A space is a segmentation artefact when a character on either side is not ASCII
-# ("玛姬 · 格蕾斯", "出生 日期"); spaces between ASCII words ("Sarab Neelam") are real.
-_SEGMENTATION_SPACE = re.compile(r"(?<=[^\x00-\x7f]) +|(?<=\S) +(?=[^\x00-\x7f])")
+# In word-segmented text a space is an artefact ("玛姬 · 格蕾斯", "出生 日期", "( 2016") unless it
+# stands between two Latin letters or digits ("Sarab Neelam", "3 Idiots").
+_SEGMENTATION_SPACE = re.compile(r"(?<![A-Za-z0-9]) +| +(?![A-Za-z0-9])")
 _WHITESPACE_RUN = re.compile(r"\s+")
 
 

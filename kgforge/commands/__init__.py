@@ -10,6 +10,8 @@ import importlib
 import pkgutil
 import sys
 
+from rich.markup import escape
+
 from kgforge.commands._app import app, err_console
 from kgforge.errors import KgforgeError
 
@@ -25,7 +27,7 @@ def main() -> None:
     try:
         app()
     except KgforgeError as exc:
-        err_console.print(f"[red]error[/]: {exc}", soft_wrap=True)
+        err_console.print(f"[red]error[/]: {escape(str(exc))}", soft_wrap=True)
         sys.exit(1)
 
 

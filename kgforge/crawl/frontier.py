@@ -64,25 +64,25 @@ class Frontier:
     def set_meta(self, key: str, value: str) -> None:
         self.db.execute("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", (key, value))
 
-    def add(self, links: Iterable[tuple[str, str]], referrer: str | None = None) -> int:
-        """Add ``(url, kind)`` pairs not seen before; returns how many were new."""
+    def add(self, links: Iterable[tuple[str, str]], referrer: str | None = None) -> list[PageRow]:
+        """Add ``(url, kind)`` pairs not seen before; returns the new rows."""
         with self._transaction():
             return self._add(links, referrer)
 
-    def _add(self, links: Iterable[tuple[str, str]], referrer: str | None) -> int:
+    def _add(self, links: Iterable[tuple[str, str]], referrer: str | None) -> list[PageRow]:
         seq = self.db.execute("SELECT COALESCE(MAX(seq), 0) FROM pages").fetchone()[0]
-        added = 0
+        added = []
         for url, kind in links:
             cursor = self.db.execute(
                 "INSERT OR IGNORE INTO pages (url, kind, seq, referrer) VALUES (?, ?, ?, ?)",
                 (url, kind, seq + 1, referrer))
             if cursor.rowcount:
                 seq += 1
-                added += 1
+                added.append(PageRow(url, kind, seq, referrer, "pending", None, False, None))
         return added
 
     def finish(self, url: str, state: str, status: int | None = None, from_cache: bool = False,
-               reason: str | None = None, links: Iterable[tuple[str, str]] = ()) -> int:
+               reason: str | None = None, links: Iterable[tuple[str, str]] = ()) -> list[PageRow]:
         """Record a page's outcome and the links found on it, in one committed transaction."""
         if state not in STATES:
             raise ValueError(f"unknown page state {state!r}")
@@ -110,6 +110,12 @@ class Frontier:
 
     def finished(self) -> int:
         return self.db.execute("SELECT COUNT(*) FROM pages WHERE state != 'pending'").fetchone()[0]
+
+    def requeue_skipped(self, reason_prefix: str) -> int:
+        """Make skipped pages whose reason starts with ``reason_prefix`` pending again."""
+        with self._transaction():
+            return self.db.execute("UPDATE pages SET state = 'pending', reason = NULL "
+                                   "WHERE state = 'skipped' AND reason LIKE ? || '%'", (reason_prefix,)).rowcount
 
     def reset(self) -> None:
         with self._transaction():

@@ -45,7 +45,7 @@ class BadValue(ValueError):
 class Value:
     term: str  # N-Quads object term of the direct triple
     extras: list[tuple[str, str]] = field(default_factory=list)  # (predicate IRI, term) for the statement node
-    is_entity: bool = False  # an item/property/lexeme reference (followed by N-hop expansion)
+    entity: str | None = None  # the id, for an item/property/lexeme reference
 
 
 def iri_term(iri: str) -> str:
@@ -88,7 +88,8 @@ def map_value(datavalue: object, datatype: str | None) -> Value:
 
 
 def _entity(value: object, datatype: str | None) -> Value:
-    return Value(iri_term(entity_iri(entity_id(value))), is_entity=True)
+    qid = entity_id(value)
+    return Value(iri_term(entity_iri(qid)), entity=qid)
 
 
 def _string(value: object, datatype: str | None) -> Value:

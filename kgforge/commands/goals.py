@@ -1,0 +1,53 @@
+"""`kgforge goals`: sample conversation goals, or check real DuConv goals against the graph."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from kgforge.commands._app import DEFAULT_WORKDIR, JsonOption, WorkdirOption, app, console, emit_json, show_mapping
+from kgforge.errors import KgforgeError
+from kgforge.goals import GoalOptions, generate, parse_hops, validate
+
+
+@app.command("goals")
+def goals_command(
+    domain: str,
+    n: Annotated[int, typer.Option("--n", help="Number of goals to sample.")] = 0,
+    out: Annotated[Path | None, typer.Option("--out", "-o", help="Goals JSONL to write.")] = None,
+    one_step_ratio: Annotated[float, typer.Option(help="Share of one-step goals (the rest two-step).")] = 0.5,
+    hops: Annotated[str | None, typer.Option(help="KdConv-style topic transitions over N or LOW..HIGH hops "
+                                                  "(implies --style kdconv), e.g. 1..3.")] = None,
+    style: Annotated[str | None, typer.Option(help="duconv (one-/two-step), kdconv (1–3 hop paths) or "
+                                                   "durecdial (goal sequences).")] = None,
+    profiles: Annotated[Path | None, typer.Option(help="DuRecDial user profiles (JSON lines) whose liked "
+                                                       "topics start the sequences (--style durecdial).")] = None,
+    seed: Annotated[int, typer.Option(help="Same seed, same goals.")] = 0,
+    lang: Annotated[str | None, typer.Option(help="Label language (default: the schema's).")] = None,
+    validate_file: Annotated[Path | None, typer.Option("--validate", help="Check the goals of these DuConv "
+                                                                         "sessions against the graph instead.")] = None,
+    workdir: WorkdirOption = DEFAULT_WORKDIR,
+    json_out: JsonOption = False,
+) -> None:
+    """Sample reproducible, stratified conversation goals (or --validate real DuConv goals)."""
+    if validate_file is not None:
+        report = validate(domain, validate_file, workdir)
+        if json_out:
+            emit_json(report)
+            return
+        show_mapping(f"goals of {validate_file}", {k: v for k, v in report.items()
+                                                   if isinstance(v, (int, float, str)) or v is None})
+        for kind, counts in report["by_kind"].items():
+            console.print(f"  {kind:<20} {counts}")
+        return
+    if out is None or n < 1:
+        raise KgforgeError("give --n N and --out FILE to sample goals, or --validate FILE to check real ones")
+    chosen_style = style or ("kdconv" if hops else "durecdial" if profiles else "duconv")
+    options = GoalOptions(n=n, seed=seed, one_step_ratio=one_step_ratio, style=chosen_style,
+                          hops=parse_hops(hops) if hops else (1, 3), language=lang)
+    report = generate(domain, options, out, workdir, profiles)
+    emit_json(report) if json_out else show_mapping(f"goals of {domain}", {
+        k: v for k, v in report.items() if not isinstance(v, dict)} | {
+        "kinds": ", ".join(f"{k} {v}" for k, v in report["kinds"].items())})

@@ -1,0 +1,258 @@
+"""Polite HTTP fetching: per-host pacing, robots.txt, retries with backoff, timeouts, size limits.
+
+What Scrapy users expect, on requests: an honest User-Agent; per host at most ``max(delay,
+Crawl-delay)`` between request starts (plus optional jitter) and at most ``per_host_concurrency``
+requests at once; ``Retry-After`` obeyed on 429/503 and exponential backoff on 5xx and network
+errors, a capped number of attempts; connect, read and whole-response timeouts; a response size
+limit; redirects followed by hand so loops are detected and every hop is checked against robots.
+"""
+
+from __future__ import annotations
+
+import email.utils
+import random
+import threading
+import time
+import urllib.robotparser
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from urllib.parse import urljoin, urlsplit
+
+import requests
+
+from kgforge import __version__
+from kgforge.crawl.cache import CachedResponse
+
+ROBOTS_TOKEN = "kgforge"
+RETRY_STATUSES = frozenset({408, 429, 500, 502, 503, 504})
+BLOCK_STATUSES = frozenset({401, 403})
+REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
+
+
+def default_user_agent(contact: str = "https://github.com/kgforge/kgforge") -> str:
+    return f"{ROBOTS_TOKEN}/{__version__} (+{contact}; knowledge-graph research crawler)"
+
+
+@dataclass(frozen=True)
+class CrawlConfig:
+    """Politeness and robustness settings; the defaults are those of a careful crawler."""
+
+    delay: float = 1.0  # seconds between request starts to one host; Crawl-delay raises it
+    jitter: float = 0.0  # each wait is multiplied by a random factor in [1, 1 + jitter]
+    per_host_concurrency: int = 1
+    workers: int = 4  # fetching threads over all hosts
+    obey_robots: bool = True
+    max_retries: int = 3  # attempts after the first, on 429 / 5xx / network errors
+    backoff_base: float = 1.0  # seconds; doubled on every retry unless Retry-After says otherwise
+    backoff_max: float = 120.0
+    connect_timeout: float = 10.0
+    read_timeout: float = 30.0  # longest silence while reading
+    total_timeout: float = 120.0  # longest time for one whole response
+    max_bytes: int = 5 * 1024 * 1024
+    max_redirects: int = 10
+    cache_max_age: float | None = None  # seconds; None: cached pages never expire
+    robots_max_age: float = 24 * 3600.0
+    user_agent: str = field(default_factory=default_user_agent)
+
+    @classmethod
+    def impolite(cls, **changes: object) -> "CrawlConfig":
+        """No delay, no robots, many connections: for benchmarks against one's own server."""
+        base = cls(delay=0.0, per_host_concurrency=16, workers=16, obey_robots=False,
+                   backoff_base=0.05)
+        return replace(base, **changes)
+
+
+class FetchError(Exception):
+    """A page that could not be fetched; ``retry`` says whether trying again may help."""
+
+    def __init__(self, message: str, retry: bool = False, status: int | None = None,
+                 wait: float | None = None) -> None:
+        super().__init__(message)
+        self.retry = retry
+        self.status = status
+        self.wait = wait
+
+
+@dataclass
+class FetchResult:
+    url: str
+    response: CachedResponse | None
+    attempts: int
+    error: str | None = None
+    blocked: bool = False  # the host answered 401/403 or kept answering 429
+
+    @property
+    def ok(self) -> bool:
+        return self.response is not None and self.error is None
+
+
+class HostPacer:
+    """Spaces request starts to each host and limits requests in flight per host."""
+
+    def __init__(self, delay: float, concurrency: int, jitter: float = 0.0) -> None:
+        self.delay, self.concurrency, self.jitter = delay, concurrency, jitter
+        self._lock = threading.Lock()
+        self._next: dict[str, float] = {}
+        self._delays: dict[str, float] = {}
+        self._slots: dict[str, threading.Semaphore] = {}
+
+    def set_min_delay(self, host: str, seconds: float) -> None:
+        with self._lock:
+            self._delays[host] = max(self.delay, seconds)
+
+    def delay_for(self, host: str) -> float:
+        with self._lock:
+            return self._delays.get(host, self.delay)
+
+    def defer(self, host: str, seconds: float) -> None:
+        """No request to ``host`` starts before ``seconds`` from now (Retry-After, backoff)."""
+        with self._lock:
+            self._next[host] = max(self._next.get(host, 0.0), time.monotonic() + seconds)
+
+    def slot(self, host: str) -> threading.Semaphore:
+        with self._lock:
+            return self._slots.setdefault(host, threading.Semaphore(self.concurrency))
+
+    def wait_turn(self, host: str) -> None:
+        """Block until a request to ``host`` may start, and book the next start after it."""
+        with self._lock:
+            now = time.monotonic()
+            start = max(now, self._next.get(host, 0.0))
+            gap = self._delays.get(host, self.delay)
+            if gap and self.jitter:
+                gap *= 1 + random.uniform(0, self.jitter)
+            self._next[host] = start + gap
+        if start > now:
+            time.sleep(start - now)
+
+
+def host_of(url: str) -> str:
+    parts = urlsplit(url)
+    return f"{parts.scheme}://{parts.netloc}".lower()
+
+
+class Fetcher:
+    """Fetches URLs politely; ``allowed`` says whether robots.txt lets a URL be fetched."""
+
+    def __init__(self, config: CrawlConfig, allowed: Callable[[str], bool] = lambda url: True) -> None:
+        self.config = config
+        self.allowed = allowed
+        self.pacer = HostPacer(config.delay, config.per_host_concurrency, config.jitter)
+        self._local = threading.local()
+        self.request_log: list[tuple[float, str]] = []  # (monotonic start, url) of every request
+
+    def _session(self) -> requests.Session:
+        session = getattr(self._local, "session", None)
+        if session is None:
+            session = requests.Session()
+            session.headers.update({"User-Agent": self.config.user_agent,
+                                    "Accept": "text/html,application/xhtml+xml;q=0.9,*/*;q=0.5"})
+            self._local.session = session
+        return session
+
+    def fetch(self, url: str) -> FetchResult:
+        """GET ``url`` with retries; never raises for HTTP or network trouble."""
+        host = host_of(url)
+        attempts = 0
+        while True:
+            attempts += 1
+            try:
+                response = self._get_with_redirects(url)
+                return FetchResult(url, response, attempts)
+            except FetchError as exc:
+                if exc.status in BLOCK_STATUSES:
+                    return FetchResult(url, None, attempts, str(exc), blocked=True)
+                if not exc.retry or attempts > self.config.max_retries:
+                    blocked = exc.status == 429
+                    note = f" (gave up after {attempts} attempts)" if exc.retry else ""
+                    return FetchResult(url, None, attempts, f"{exc}{note}", blocked=blocked)
+                self.pacer.defer(host, self._backoff(attempts, exc.wait))
+
+    def _backoff(self, attempt: int, retry_after: float | None) -> float:
+        if retry_after is not None:
+            return min(retry_after, self.config.backoff_max)
+        wait = self.config.backoff_base * 2 ** (attempt - 1)
+        return min(wait * (1 + random.uniform(0, 0.1)), self.config.backoff_max)
+
+    def _get_with_redirects(self, url: str) -> CachedResponse:
+        chain = [url]
+        current = url
+        started = time.time()
+        while True:
+            status, headers, body = self._get_once(current)
+            if status in REDIRECT_STATUSES and "location" in headers:
+                target = urljoin(current, headers["location"]).split("#", 1)[0]
+                if target in chain:
+                    raise FetchError("redirect loop: " + " -> ".join(chain + [target]))
+                if len(chain) > self.config.max_redirects:
+                    raise FetchError(f"more than {self.config.max_redirects} redirects: " + " -> ".join(chain))
+                if not self.allowed(target):
+                    raise FetchError(f"redirected to {target}, which robots.txt disallows")
+                chain.append(target)
+                current = target
+                continue
+            if status in RETRY_STATUSES:
+                raise FetchError(f"HTTP {status} from {current}", retry=True, status=status,
+                                 wait=parse_retry_after(headers.get("retry-after")))
+            if status in BLOCK_STATUSES:
+                raise FetchError(f"HTTP {status} from {current}: the site refuses this crawler", status=status)
+            return CachedResponse(url=url, final_url=current, status=status, headers=headers, body=body,
+                                  fetched_at=started, elapsed=round(time.time() - started, 3))
+
+    def _get_once(self, url: str) -> tuple[int, dict[str, str], bytes]:
+        host = host_of(url)
+        slot = self.pacer.slot(host)
+        with slot:
+            self.pacer.wait_turn(host)
+            self.request_log.append((time.monotonic(), url))
+            try:
+                with self._session().get(url, stream=True, allow_redirects=False,
+                                         timeout=(self.config.connect_timeout, self.config.read_timeout)) as resp:
+                    headers = {k.lower(): v for k, v in resp.headers.items()}
+                    body = b"" if resp.status_code in REDIRECT_STATUSES else self._read_body(resp, url)
+                    return resp.status_code, headers, body
+            except requests.Timeout as exc:
+                raise FetchError(f"timed out fetching {url}: {exc.__class__.__name__}", retry=True) from None
+            except requests.RequestException as exc:
+                raise FetchError(f"network error fetching {url}: {_short(exc)}", retry=True) from None
+
+    def _read_body(self, resp: requests.Response, url: str) -> bytes:
+        limit = self.config.max_bytes
+        declared = resp.headers.get("content-length", "")
+        if declared.isdigit() and int(declared) > limit:
+            raise FetchError(f"{url}: response of {int(declared):,} bytes exceeds the {limit:,}-byte limit")
+        deadline = time.monotonic() + self.config.total_timeout
+        chunks, size = [], 0
+        for chunk in resp.iter_content(65536):
+            size += len(chunk)
+            if size > limit:
+                raise FetchError(f"{url}: response exceeds the {limit:,}-byte limit (stopped at {size:,} bytes)")
+            if time.monotonic() > deadline:
+                raise FetchError(f"{url}: response took longer than {self.config.total_timeout:g} s", retry=True)
+            chunks.append(chunk)
+        return b"".join(chunks)
+
+
+def parse_retry_after(value: str | None) -> float | None:
+    """Seconds to wait from a ``Retry-After`` header (delta-seconds or an HTTP date)."""
+    if not value:
+        return None
+    value = value.strip()
+    if value.isdigit():
+        return float(value)
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    return max(0.0, when.timestamp() - time.time())
+
+
+def parse_robots(text: str) -> urllib.robotparser.RobotFileParser:
+    parser = urllib.robotparser.RobotFileParser()
+    parser.parse(text.splitlines())
+    return parser
+
+
+def _short(exc: Exception) -> str:
+    text = str(exc)
+    return text if len(text) < 300 else text[:300] + "…"

@@ -1,0 +1,67 @@
+"""robots.txt per origin: fetched once (politely, through the cache), obeyed, Crawl-delay applied.
+
+Unavailable robots.txt (any 4xx) allows everything; an unreachable one (5xx, network error)
+disallows everything for this run, as RFC 9309 asks. Crawl-delay raises the host's delay to
+``max(configured delay, Crawl-delay)``.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+import urllib.robotparser
+
+from kgforge.crawl.cache import ResponseCache
+from kgforge.crawl.encoding import decode_body
+from kgforge.crawl.fetch import ROBOTS_TOKEN, Fetcher, host_of, parse_robots
+
+
+class Robots:
+    def __init__(self, fetcher: Fetcher, cache: ResponseCache, obey: bool = True) -> None:
+        self.fetcher, self.cache, self.obey = fetcher, cache, obey
+        self._rules: dict[str, urllib.robotparser.RobotFileParser | None] = {}
+        self._notes: dict[str, str] = {}
+        self._lock = threading.Lock()
+        self.fetched = 0  # robots.txt files fetched from the network (not from the cache)
+
+    def allowed(self, url: str) -> bool:
+        if not self.obey or url.endswith("/robots.txt"):
+            return True
+        rules = self.rules(host_of(url))
+        return rules is not None and rules.can_fetch(ROBOTS_TOKEN, url)
+
+    def notes(self) -> dict[str, str]:
+        """Per origin: what robots.txt said (crawl delay, unreachable, absent)."""
+        return dict(self._notes)
+
+    def rules(self, origin: str) -> urllib.robotparser.RobotFileParser | None:
+        """The parsed robots.txt of ``origin``; None means everything is disallowed."""
+        with self._lock:
+            if origin not in self._rules:
+                self._rules[origin] = self._load(origin)
+            return self._rules[origin]
+
+    def _load(self, origin: str) -> urllib.robotparser.RobotFileParser | None:
+        url = origin + "/robots.txt"
+        response = self.cache.get(url)
+        max_age = self.fetcher.config.robots_max_age
+        if response is None or time.time() - response.fetched_at > max_age:
+            result = self.fetcher.fetch(url)
+            self.fetched += 1
+            if result.response is None and not result.blocked:
+                self._notes[origin] = f"robots.txt unreachable ({result.error}): nothing fetched from this host"
+                return None
+            if result.response is not None:
+                self.cache.put(result.response)
+            response = result.response
+        if response is None or response.status >= 400:
+            self._notes[origin] = "no robots.txt: everything allowed"
+            return parse_robots("")
+        rules = parse_robots(decode_body(response.body, response.content_type).text)
+        delay = rules.crawl_delay(ROBOTS_TOKEN)
+        if delay:
+            self.fetcher.pacer.set_min_delay(origin, float(delay))
+            self._notes[origin] = f"Crawl-delay {delay} s"
+        else:
+            self._notes[origin] = "robots.txt obeyed"
+        return rules

@@ -1,0 +1,326 @@
+"""One Wikidata entity (a dump line, decoded) → quads, truthy selection, terms and qualifiers.
+
+Pure functions over plain dicts, so they run unchanged in worker processes. The rules:
+
+* statements: per (entity, property) the best rank only — preferred if any, else normal; a
+  deprecated statement never becomes a fact (it goes to the ``deprecated`` list when asked);
+* a truthy statement gives a direct triple (the domain relation IRI when the schema maps the
+  property, ``wdt:Pxx`` otherwise) and, when it has qualifiers or its value carries more than the
+  literal (unit, bounds, precision, calendar), a reified statement node
+  ``wd:Q p:Pxx wds:ID . wds:ID ps:Pxx value ; pq:Pyy qualifier ; wikibase:rank …``;
+* terms: one label (and its aliases) per configured language, picked along a fallback chain;
+  the literal keeps the tag it was found under (``@zh-hans``, ``@mul``), recording which was used;
+* quirks: empty maps written ``[]``, ``numeric-id`` without ``id``, missing hashes or statement
+  ids, lower-case statement ids and unknown keys are all accepted.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+
+from kgforge.quads import check_lang, literal_term
+from kgforge.schema import Schema
+from kgforge.vocab import RDF_TYPE, RDFS_LABEL, SKOS_ALT_LABEL, class_iri, safe_segment
+from kgforge.wikidata.values import (
+    ENTITY_ID, P, PQ, PS, WDNO, WDS, WDT, WIKIBASE, BadValue, Value, entity_id, entity_iri, iri_term, map_value,
+    skolem_iri,
+)
+
+SCHEMA_DESCRIPTION = "http://schema.org/description"
+DEFAULT_CHAINS = {
+    "zh": ("zh-hans", "zh-cn", "zh", "mul", "zh-hant", "zh-tw", "zh-hk", "zh-sg", "zh-my", "zh-mo"),
+    "en": ("en", "mul", "en-gb", "en-ca"),
+}
+RANKS = {"preferred": "PreferredRank", "normal": "NormalRank", "deprecated": "DeprecatedRank"}
+SUBCLASS_OF, INSTANCE_OF = "P279", "P31"
+Triple = tuple[str, str, str]  # subject IRI, predicate IRI, object term
+
+
+@dataclass(frozen=True)
+class WikidataConfig:
+    """What to keep from each entity and under which IRIs; built from the schema and options."""
+
+    relation_iris: dict[str, str] = field(default_factory=dict)  # P-id → domain relation IRI
+    exclude: frozenset[str] = frozenset()
+    only_mapped: bool = False
+    languages: tuple[str, ...] = ("zh", "en")
+    chains: dict[str, tuple[str, ...]] = field(default_factory=lambda: dict(DEFAULT_CHAINS))
+    descriptions: bool = True
+    keep_deprecated: bool = False
+    classes: dict[str, str] = field(default_factory=dict)  # QID → schema class IRI (P31 → rdf:type)
+
+    @classmethod
+    def from_schema(cls, schema: Schema | None, options: dict[str, Any] | None = None) -> "WikidataConfig":
+        """``[options.wikidata]`` of the schema, overridden by per-source ``options``."""
+        merged = dict((schema.options.get("wikidata") or {}) if schema else {}, **(options or {}))
+        relations = {pid.upper(): rel.iri for pid, rel in (schema.relation_by_wikidata() if schema else {}).items()}
+        languages = tuple(_as_list(merged.get("languages", ["zh", "en"])))
+        chains = {lang: tuple(_as_list(merged.get("fallback", {}).get(lang) or DEFAULT_CHAINS.get(lang)
+                                       or (lang, "mul"))) for lang in languages}
+        classes = {qid.upper(): class_iri(type_id)
+                   for type_id, qids in (merged.get("classes") or {}).items() for qid in _as_list(qids)}
+        return cls(
+            relation_iris=relations, exclude=frozenset(p.upper() for p in _as_list(merged.get("exclude", []))),
+            only_mapped=bool(merged.get("only_mapped", False)), languages=languages, chains=chains,
+            descriptions=bool(merged.get("descriptions", True)),
+            keep_deprecated=bool(merged.get("keep_deprecated", False)), classes=classes,
+        )
+
+    def wants(self, pid: str) -> bool:
+        return pid not in self.exclude and (not self.only_mapped or pid in self.relation_iris)
+
+    def direct_predicate(self, pid: str) -> str:
+        return self.relation_iris.get(pid) or WDT + pid
+
+
+def _as_list(value: Any) -> list[str]:
+    if isinstance(value, str):
+        return [value]
+    if not isinstance(value, (list, tuple)) or not all(isinstance(v, str) for v in value):
+        raise ValueError(f"expected a string or a list of strings, got {value!r}")
+    return list(value)
+
+
+@dataclass
+class EntityOutput:
+    id: str
+    triples: list[Triple] = field(default_factory=list)
+    problems: list[tuple[str, str, Any]] = field(default_factory=list)  # (where, reason, record)
+    deprecated: list[dict[str, Any]] = field(default_factory=list)
+    counts: Counter[str] = field(default_factory=Counter)
+
+
+class BadEntity(ValueError):
+    """The whole entity is unusable (no id, wrong shape)."""
+
+
+def check_entity(entity: Any) -> str:
+    """The entity's id, or BadEntity saying what is wrong with its top level."""
+    if not isinstance(entity, dict):
+        raise BadEntity(f"entity must be a JSON object, got {type(entity).__name__}")
+    qid = entity.get("id")
+    if not isinstance(qid, str) or not ENTITY_ID.match(qid):
+        raise BadEntity(f"entity has no valid 'id' (got {qid!r})")
+    for key in ("labels", "descriptions", "aliases", "claims"):
+        if not isinstance(entity.get(key) or {}, (dict, list)):
+            raise BadEntity(f"{qid}: '{key}' must be an object, got {type(entity[key]).__name__}")
+    return qid
+
+
+def _terms(entity: dict, key: str) -> dict:
+    value = entity.get(key) or {}
+    return value if isinstance(value, dict) else {}  # PHP writes an empty map as []
+
+
+def process_entity(entity: Any, cfg: WikidataConfig) -> EntityOutput:
+    """All triples of one entity under ``cfg``; problems with single statements are listed, not raised."""
+    qid = check_entity(entity)
+    out = EntityOutput(qid)
+    subject = entity_iri(qid)
+    _emit_terms(entity, subject, cfg, out)
+    for pid, statements in _terms(entity, "claims").items():
+        if not isinstance(statements, list):
+            out.problems.append((f"{qid} {pid}", "statement list is not a list", statements))
+            continue
+        pid = pid.upper()
+        if not cfg.wants(pid):
+            out.counts["statements_excluded"] += len(statements)
+            continue
+        for statement in best_rank(statements, out, pid):
+            _emit_statement(subject, qid, pid, statement, cfg, out)
+    out.counts["entities"] += 1
+    return out
+
+
+def _emit_terms(entity: dict, subject: str, cfg: WikidataConfig, out: EntityOutput) -> None:
+    labels, descriptions, aliases = (_terms(entity, k) for k in ("labels", "descriptions", "aliases"))
+    for lang in cfg.languages:
+        chain = cfg.chains.get(lang, (lang,))
+        _pick_term(subject, RDFS_LABEL, labels, chain, out)
+        if cfg.descriptions:
+            _pick_term(subject, SCHEMA_DESCRIPTION, descriptions, chain, out)
+        tag = next((t for t in chain if isinstance(aliases.get(t), list) and aliases[t]), None)
+        for alias in aliases.get(tag, []) if tag else []:
+            _add_term(subject, SKOS_ALT_LABEL, alias, tag, out)
+
+
+def _pick_term(subject: str, predicate: str, terms: dict, chain: tuple[str, ...], out: EntityOutput) -> None:
+    for tag in chain:
+        if tag in terms and _add_term(subject, predicate, terms[tag], tag, out):
+            return
+
+
+def _add_term(subject: str, predicate: str, term: Any, tag: str, out: EntityOutput) -> bool:
+    value = term.get("value") if isinstance(term, dict) else None
+    if not isinstance(value, str) or not value.strip():
+        out.problems.append((f"{out.id} term {tag}", "term has no string 'value'", term))
+        return False
+    try:
+        out.triples.append((subject, predicate, literal_term(value, lang=check_lang(tag))))
+    except (ValueError, UnicodeEncodeError) as exc:
+        out.problems.append((f"{out.id} term {tag}", f"bad term: {exc}", term))
+        return False
+    return True
+
+
+def best_rank(statements: list, out: EntityOutput, pid: str) -> list[dict]:
+    """Preferred statements if any, else normal ones; deprecated ones are set aside."""
+    by_rank: dict[str, list[dict]] = {"preferred": [], "normal": [], "deprecated": []}
+    for statement in statements:
+        rank = statement.get("rank", "normal") if isinstance(statement, dict) else None
+        if rank not in by_rank:
+            out.problems.append((f"{out.id} {pid}", f"statement has unknown rank {rank!r}", statement))
+            continue
+        by_rank[rank].append(statement)
+    out.counts["statements_deprecated"] += len(by_rank["deprecated"])
+    out.deprecated.extend(by_rank["deprecated"])
+    chosen = by_rank["preferred"] or by_rank["normal"]
+    if by_rank["preferred"]:
+        out.counts["statements_outranked"] += len(by_rank["normal"])
+    return chosen
+
+
+def statement_node(qid: str, pid: str, statement: dict) -> str:
+    sid = statement.get("id")
+    if not isinstance(sid, str) or not sid:
+        digest = hashlib.sha1(json.dumps(statement, sort_keys=True).encode("utf-8")).hexdigest()[:20]
+        sid = f"{qid}-{pid}-{digest}"
+    return WDS + safe_segment(sid.replace("$", "-"))
+
+
+def _emit_statement(subject: str, qid: str, pid: str, statement: dict, cfg: WikidataConfig,
+                    out: EntityOutput) -> None:
+    snak = statement.get("mainsnak")
+    where = f"{qid} {pid} {statement.get('id', '')}".rstrip()
+    try:
+        value = snak_value(snak, pid, f"{qid}|{statement.get('id') or json.dumps(snak, sort_keys=True)}")
+    except BadValue as exc:
+        out.problems.append((where, f"bad value: {exc}", statement))
+        return
+    qualifiers = _qualifiers(statement, qid, where, out)
+    if value is None:  # novalue: "has no P"
+        out.triples.append((subject, RDF_TYPE, iri_term(WDNO + pid)))
+    else:
+        out.triples.append((subject, cfg.direct_predicate(pid), value.term))
+        if pid == INSTANCE_OF and value.entity in cfg.classes:
+            out.triples.append((subject, RDF_TYPE, iri_term(cfg.classes[value.entity])))
+    out.counts["statements"] += 1
+    if qualifiers or (value is not None and value.extras):
+        node = statement_node(qid, pid, statement)
+        out.triples.append((subject, P + pid, iri_term(node)))
+        if value is not None:
+            out.triples.append((node, PS + pid, value.term))
+            out.triples.extend((node, pred, term) for pred, term in value.extras)
+        else:
+            out.triples.append((node, RDF_TYPE, iri_term(WDNO + pid)))
+        out.triples.append((node, WIKIBASE + "rank", iri_term(WIKIBASE + RANKS[statement.get("rank", "normal")])))
+        out.triples.extend((node, pred, term) for pred, term in qualifiers)
+        out.counts["statement_nodes"] += 1
+
+
+def snak_value(snak: Any, pid: str, key: str) -> Value | None:
+    """The mapped value of a snak; None for ``novalue``; a skolem IRI for ``somevalue``."""
+    if not isinstance(snak, dict):
+        raise BadValue("snak must be an object")
+    kind = snak.get("snaktype", "value")
+    if kind == "novalue":
+        return None
+    if kind == "somevalue":
+        return Value(iri_term(skolem_iri(key)))
+    if kind != "value":
+        raise BadValue(f"unknown snaktype {kind!r}")
+    return map_value(snak.get("datavalue"), snak.get("datatype"))
+
+
+def _qualifiers(statement: dict, qid: str, where: str, out: EntityOutput) -> list[tuple[str, str]]:
+    found: list[tuple[str, str]] = []
+    qualifiers = statement.get("qualifiers") or {}
+    if not isinstance(qualifiers, dict):
+        return found
+    for qpid, snaks in qualifiers.items():
+        for index, snak in enumerate(snaks if isinstance(snaks, list) else []):
+            qpid_u = str(qpid).upper()
+            try:
+                value = snak_value(snak, qpid_u, f"{qid}|{statement.get('id')}|{qpid_u}|{index}")
+            except BadValue as exc:
+                out.problems.append((f"{where} qualifier {qpid_u}", f"bad qualifier value: {exc}", snak))
+                continue
+            if value is None:
+                found.append((RDF_TYPE, iri_term(WDNO + qpid_u)))
+            else:
+                found.append((PQ + qpid_u, value.term))
+            out.counts["qualifiers"] += 1
+    return found
+
+
+@dataclass
+class IndexRecord:
+    """What selection needs to know about one entity: its edges, classes and names."""
+
+    id: str
+    neighbours: list[str]  # entity-valued best-rank main values, mapped properties first
+    instance_of: list[str]
+    subclass_of: list[str]
+    labels: list[str]  # labels in zh*/en*/mul
+    aliases: list[str]  # aliases in zh*/en*/mul
+
+    def to_line(self) -> str:
+        return "\t".join([self.id, " ".join(self.neighbours), " ".join(self.instance_of),
+                          " ".join(self.subclass_of), json.dumps([self.labels, self.aliases], ensure_ascii=False)]) + "\n"
+
+    @classmethod
+    def from_line(cls, line: str) -> "IndexRecord":
+        qid, neighbours, inst, sub, names = line.rstrip("\n").split("\t")
+        labels, aliases = json.loads(names)
+        return cls(qid, neighbours.split(), inst.split(), sub.split(), labels, aliases)
+
+
+def index_entity(entity: Any, cfg: WikidataConfig) -> IndexRecord:
+    """The selection record of one entity (edges follow the same truthy and exclusion rules)."""
+    qid = check_entity(entity)
+    scratch = EntityOutput(qid)
+    mapped: list[str] = []
+    other: list[str] = []
+    classes: dict[str, list[str]] = {INSTANCE_OF: [], SUBCLASS_OF: []}
+    for pid, statements in _terms(entity, "claims").items():
+        pid = pid.upper()
+        if not isinstance(statements, list):
+            continue
+        for statement in best_rank(statements, scratch, pid):
+            target = _item_target(statement.get("mainsnak"))
+            if target is None:
+                continue
+            if pid in classes:
+                classes[pid].append(target)
+            if cfg.wants(pid):
+                (mapped if pid in cfg.relation_iris else other).append(target)
+    neighbours = list(dict.fromkeys(mapped + other))
+    return IndexRecord(qid, neighbours, classes[INSTANCE_OF], classes[SUBCLASS_OF],
+                       _names(_terms(entity, "labels")), _names(_terms(entity, "aliases")))
+
+
+def _names(terms: dict) -> list[str]:
+    """The zh*, en* and mul values of a label or alias map, without duplicates."""
+    names: list[str] = []
+    for tag, values in terms.items():
+        if tag.startswith(("zh", "en")) or tag == "mul":
+            for term in values if isinstance(values, list) else [values]:
+                if isinstance(term, dict) and isinstance(term.get("value"), str):
+                    names.append(term["value"])
+    return list(dict.fromkeys(names))
+
+
+def _item_target(snak: Any) -> str | None:
+    if not isinstance(snak, dict) or snak.get("snaktype", "value") != "value":
+        return None
+    datavalue = snak.get("datavalue")
+    if not isinstance(datavalue, dict) or datavalue.get("type") != "wikibase-entityid":
+        return None
+    try:
+        return entity_id(datavalue.get("value"))
+    except BadValue:
+        return None

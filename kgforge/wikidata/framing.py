@@ -1,0 +1,212 @@
+"""Reading a Wikidata dump line by line: plain, .gz or .bz2, with a parallel decompressor when one is installed.
+
+The ``latest-all.json`` framing is one entity per line between a ``[`` line and a ``]`` line,
+each entity line ending in ``,`` except the last. Offsets are counted in the *decompressed*
+stream, so a pass can restart at any line boundary it recorded: a plain file is seeked, a
+compressed one is decompressed and skipped up to the offset (no parsing on the way).
+"""
+
+from __future__ import annotations
+
+import bz2
+import gzip
+import hashlib
+import json
+import shutil
+import subprocess
+import tempfile
+import zlib
+from collections.abc import Iterator
+from pathlib import Path
+from typing import IO
+
+from kgforge.errors import InputError
+
+# decompressors tried in order when ``decompressor="auto"``; parallel ones first
+TOOLS = {
+    "bz2": (("lbzip2", "-dc"), ("pbzip2", "-dc"), ("bzip2", "-dc")),
+    "gz": (("pigz", "-dc"), ("gzip", "-dc")),
+}
+PARALLEL_TOOLS = {"lbzip2", "pbzip2", "pigz"}
+
+
+def compression_of(path: Path) -> str:
+    """``bz2``, ``gz`` or ``plain``, from the file's first bytes (not its name)."""
+    with open(path, "rb") as handle:
+        head = handle.read(3)
+    if head == b"BZh":
+        return "bz2"
+    if head[:2] == b"\x1f\x8b":
+        return "gz"
+    return "plain"
+
+
+def pick_tool(compression: str, decompressor: str = "auto") -> tuple[str, ...] | None:
+    """The external command to decompress with, or None for Python's own module.
+
+    ``decompressor`` is ``auto`` (a parallel tool on PATH if any, else the single-threaded
+    command-line tool in its own process, else Python), ``python``, or a command name.
+    """
+    if compression == "plain" or decompressor == "python":
+        return None
+    if decompressor != "auto":
+        if shutil.which(decompressor) is None:
+            raise InputError(f"decompressor {decompressor!r} is not on PATH")
+        return (decompressor, "-dc")
+    for tool in TOOLS[compression]:
+        if shutil.which(tool[0]):
+            return tool
+    return None
+
+
+class DumpReader:
+    """Iterate ``(line_number, byte_offset, raw_line)`` over a dump, from ``start_offset``.
+
+    After iteration, ``truncated`` holds a message when the stream ended early (a compressed
+    stream cut short or corrupt, or a file without its closing ``]``), else None.
+    """
+
+    def __init__(self, path: Path | str, decompressor: str = "auto", start_offset: int = 0,
+                 start_line: int = 1) -> None:
+        self.path = Path(path)
+        if not self.path.is_file():
+            raise InputError(f"{self.path}: no such file")
+        self.compression = compression_of(self.path)
+        self.tool = pick_tool(self.compression, decompressor)
+        self.start_offset, self.start_line = start_offset, start_line
+        self.offset, self.line = start_offset, start_line - 1
+        self.truncated: str | None = None
+        self.saw_open = self.saw_close = False
+        self._proc: subprocess.Popen | None = None
+        self._stderr: IO[bytes] | None = None
+
+    @property
+    def decompressor_name(self) -> str:
+        return self.tool[0] if self.tool else ("python-" + self.compression if self.compression != "plain" else "none")
+
+    def _open(self) -> IO[bytes]:
+        if self.tool:
+            self._stderr = tempfile.TemporaryFile()
+            self._proc = subprocess.Popen([*self.tool, str(self.path)], stdout=subprocess.PIPE,
+                                          stderr=self._stderr, bufsize=1 << 20)
+            return self._proc.stdout  # type: ignore[return-value]
+        if self.compression == "bz2":
+            return bz2.open(self.path, "rb")
+        if self.compression == "gz":
+            return gzip.open(self.path, "rb")
+        handle = open(self.path, "rb", buffering=1 << 20)
+        handle.seek(self.start_offset)
+        return handle
+
+    def _skip(self, stream: IO[bytes]) -> None:
+        if self.compression == "plain" or not self.start_offset:
+            return
+        left = self.start_offset
+        while left:
+            chunk = stream.read(min(left, 1 << 22))
+            if not chunk:
+                raise InputError(f"{self.path}: cannot resume at byte {self.start_offset}: "
+                                 f"the decompressed dump has only {self.start_offset - left} bytes")
+            left -= len(chunk)
+
+    def __iter__(self) -> Iterator[tuple[int, int, bytes]]:
+        stream = self._open()
+        finished = False
+        try:
+            self._skip(stream)
+            try:
+                for raw in stream:
+                    self.line += 1
+                    offset = self.offset
+                    self.offset += len(raw)
+                    stripped = raw.strip()
+                    if stripped == b"[":
+                        self.saw_open = True
+                    elif stripped == b"]":
+                        self.saw_close = True
+                    yield self.line, offset, raw
+                finished = True
+            except (EOFError, OSError, zlib.error) as exc:
+                self.truncated = (f"{self.path}: the compressed stream ends early or is corrupt ({exc}) after "
+                                  f"byte {self.offset} of the decompressed dump (line {self.line}); "
+                                  "the entities before it were kept")
+        finally:
+            stream.close()
+            self._finish(finished)
+        if self.truncated is None and self.saw_open and not self.saw_close:
+            self.truncated = (f"{self.path}: the dump has no closing ']' line: it ends at byte {self.offset} "
+                              f"(line {self.line}) and is probably truncated; the entities before it were kept")
+
+    def _finish(self, finished: bool) -> None:
+        if self._proc is None:
+            return
+        code = self._proc.wait()
+        message = b""
+        if self._stderr is not None:
+            self._stderr.seek(0)
+            message = self._stderr.read()[-500:]
+            self._stderr.close()
+        if code != 0 and finished and self.truncated is None:
+            detail = message.decode("utf-8", "replace").strip() or f"exit status {code}"
+            self.truncated = (f"{self.path}: {self.tool[0]} failed ({detail}) after byte {self.offset} of the "
+                              f"decompressed dump (line {self.line}); the entities before it were kept")
+        self._proc = None
+
+
+def entity_json(raw: bytes) -> bytes | None:
+    """The JSON text of an entity line, or None for framing lines (``[``, ``]``, blank)."""
+    text = raw.strip()
+    if not text or text in (b"[", b"]"):
+        return None
+    return text[:-1] if text.endswith(b",") else text
+
+
+MAX_DOCUMENT_BYTES = 512 << 20
+
+
+def is_line_framed(path: Path) -> bool:
+    """True for the dump framing (``[`` first, or one entity object per line as in ``--snippet``)."""
+    for _, _, raw in DumpReader(path, decompressor="python"):
+        text = raw.strip()
+        if not text:
+            continue
+        if text == b"[":
+            return True
+        try:
+            return isinstance(json.loads(entity_json(raw) or b"null"), dict)
+        except ValueError:
+            return False
+    return True
+
+
+def frame_document(path: Path, folder: Path) -> Path:
+    """A single-entity file, an API response (``{"entities": {...}}``) or a JSON array of entities,
+    rewritten in the dump framing under ``folder`` so the dump passes can read it."""
+    size = path.stat().st_size
+    if size > MAX_DOCUMENT_BYTES:
+        raise InputError(f"{path}: not in the dump framing (one entity per line) and too large "
+                         f"({size:,} bytes) to read as one JSON document")
+    opener = {"bz2": bz2.open, "gz": gzip.open}.get(compression_of(path), open)
+    with opener(path, "rb") as handle:
+        data = handle.read()
+    try:
+        document = json.loads(data)
+    except ValueError as exc:
+        raise InputError(f"{path}: neither a line-framed dump nor one JSON document: {exc}") from exc
+    if isinstance(document, dict) and isinstance(document.get("entities"), dict):
+        entities = list(document["entities"].values())
+    elif isinstance(document, dict):
+        entities = [document]
+    elif isinstance(document, list):
+        entities = document
+    else:
+        raise InputError(f"{path}: expected an entity, an array of entities or {{\"entities\": ...}}")
+    folder.mkdir(parents=True, exist_ok=True)
+    framed = folder / f"{path.name}.{hashlib.sha1(data).hexdigest()[:12]}.framed.json"
+    if not framed.exists():
+        tmp = framed.with_suffix(".part")
+        with open(tmp, "w", encoding="utf-8") as out:
+            out.write("[\n" + ",\n".join(json.dumps(e, ensure_ascii=False, separators=(",", ":"))
+                                         for e in entities) + "\n]\n")
+        tmp.replace(framed)
+    return framed

@@ -1,0 +1,155 @@
+"""Resumable passes over a dump, and the import they make up (index → select → extract).
+
+A pass appends everything it produces to one journal file in its state folder — ``T`` lines
+(triples), ``I`` lines (selection records), ``E`` lines (bad records), ``D`` lines (deprecated
+statements) — and, every few seconds, records in ``checkpoint.json`` the decompressed byte
+offset and line reached together with the journal's size. After a kill, the next run with the
+same dump and settings truncates the journal to that size and restarts reading at that offset;
+a finished pass is reused as it is.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from collections import Counter
+from collections.abc import Callable, Iterator
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from kgforge.store import write_json_atomic
+from kgforge.wikidata.entity import EntityOutput, IndexRecord
+from kgforge.wikidata.framing import DumpReader
+from kgforge.wikidata.pipeline import BatchResult, PassSpec, Throttle, run_pass
+
+CHECKPOINT_SECONDS = 5.0
+
+
+@dataclass
+class PassResult:
+    journal: Path
+    counts: Counter[str] = field(default_factory=Counter)
+    resumed_from: int = 0  # byte offset the pass restarted at (0: from the start)
+    reused: bool = False  # the pass had already finished: nothing was read
+    truncated: str | None = None
+    decompressor: str = ""
+
+
+def pass_key(dump: Path, spec: PassSpec) -> str:
+    """Identifies a pass: the dump (path, size, mtime) and every setting that changes its output."""
+    stat = dump.stat()
+    wanted = hashlib.sha1("\n".join(sorted(spec.wanted)).encode()).hexdigest() if spec.wanted is not None else None
+    settings = {"dump": str(dump.resolve()), "size": stat.st_size, "mtime": stat.st_mtime_ns, "mode": spec.mode,
+                "cfg": repr(sorted(asdict(spec.cfg).items())), "wanted": wanted}
+    return hashlib.sha1(json.dumps(settings, sort_keys=True).encode()).hexdigest()[:16]
+
+
+def run_resumable(dump: Path, spec: PassSpec, state_root: Path, workers: int = 0, decompressor: str = "auto",
+                  resume: bool = True, on_progress: Callable[[int], None] = lambda n: None,
+                  stop_after_batches: int | None = None) -> PassResult:
+    """Run (or resume, or reuse) one pass; its output is the journal of the returned result.
+
+    ``stop_after_batches`` ends the pass early after that many batches without marking it
+    finished — what a kill does; tests use it to check resuming.
+    """
+    state = state_root / f"{spec.mode}-{pass_key(dump, spec)}"
+    state.mkdir(parents=True, exist_ok=True)
+    checkpoint_file, journal = state / "checkpoint.json", state / "journal"
+    saved = _read_checkpoint(checkpoint_file) if resume else None
+    if saved and saved.get("done"):
+        return PassResult(journal, Counter(saved["counts"]), reused=True, truncated=saved.get("truncated"),
+                          decompressor=saved.get("decompressor", ""))
+    offset, line, size = (saved["offset"], saved["line"], saved["journal_size"]) if saved else (0, 1, 0)
+    with open(journal, "ab") as handle:
+        handle.truncate(size)
+    reader = DumpReader(dump, decompressor, start_offset=offset, start_line=line)
+    result = PassResult(journal, Counter(saved["counts"]) if saved else Counter(), resumed_from=offset,
+                        decompressor=reader.decompressor_name)
+    throttle = Throttle(CHECKPOINT_SECONDS)
+    seen = 0
+
+    with open(journal, "a", encoding="utf-8", newline="\n") as out:
+        def save(done: bool, end_offset: int, end_line: int) -> None:
+            out.flush()
+            os.fsync(out.fileno())
+            write_json_atomic(checkpoint_file, {
+                "dump": str(dump), "mode": spec.mode, "offset": end_offset, "line": end_line,
+                "journal_size": out.tell(), "counts": dict(result.counts), "done": done,
+                "truncated": result.truncated, "decompressor": result.decompressor})
+
+        def on_result(batch: BatchResult) -> None:
+            nonlocal seen
+            _journal_batch(out, batch, result.counts)
+            on_progress(len(batch.outputs))
+            seen += 1
+            if stop_after_batches is not None and seen >= stop_after_batches:
+                save(False, batch.end_offset, batch.end_line + 1)
+                raise _Stop
+            if throttle():
+                save(False, batch.end_offset, batch.end_line + 1)
+
+        try:
+            run_pass(reader, spec, on_result, workers)
+        except _Stop:
+            return result
+        result.truncated = reader.truncated
+        save(True, reader.offset, reader.line + 1)
+    return result
+
+
+class _Stop(Exception):
+    pass
+
+
+def _read_checkpoint(path: Path) -> dict[str, Any] | None:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+
+
+def _journal_batch(out: Any, batch: BatchResult, counts: Counter[str]) -> None:
+    counts.update(batch.counts)
+    for line, offset, reason, excerpt in batch.errors:
+        out.write("E " + json.dumps({"location": f"line {line} (byte {offset})", "reason": reason,
+                                     "record": excerpt}, ensure_ascii=False) + "\n")
+        counts["entities_bad"] += 1
+    for line, offset, output in batch.outputs:
+        if isinstance(output, IndexRecord):
+            out.write("I " + output.to_line())
+            continue
+        assert isinstance(output, EntityOutput)
+        counts.update(output.counts)
+        for s, p, o in output.triples:
+            out.write(f"T {s} {p} {o}\n")
+        for where, reason, record in output.problems:
+            out.write("E " + json.dumps({"location": f"line {line} (byte {offset}) {where}", "reason": reason,
+                                         "record": _excerpt(record)}, ensure_ascii=False) + "\n")
+            counts["statements_bad"] += 1
+        for statement in output.deprecated:
+            out.write("D " + json.dumps({"entity": output.id, "line": line, "statement": statement},
+                                        ensure_ascii=False) + "\n")
+
+
+def _excerpt(record: Any) -> str:
+    return json.dumps(record, ensure_ascii=False, default=str)[:1000]
+
+
+def read_journal(journal: Path, kinds: str = "TIED") -> Iterator[tuple[str, str]]:
+    """``(kind, payload)`` for each journal line of one of ``kinds``."""
+    with open(journal, encoding="utf-8", newline="\n") as handle:
+        for text in handle:
+            if text[0] in kinds:
+                yield text[0], text[2:-1]
+
+
+def index_records(journal: Path) -> Iterator[IndexRecord]:
+    for _, payload in read_journal(journal, "I"):
+        yield IndexRecord.from_line(payload)
+
+
+def split_triple(payload: str) -> tuple[str, str, str]:
+    s, p, o = payload.split(" ", 2)
+    return s, p, o
