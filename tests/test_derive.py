@@ -1,0 +1,133 @@
+"""`kgforge derive`: associated pairs from a polars self-join, stop-list, cap with a seeded sample."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import polars as pl
+import pyoxigraph as ox
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from kgforge.derive import (
+    ASSOCIATED_GRAPH, DeriveOptions, _unrank_pairs, associate, associated_relation, derive,
+)
+from kgforge.query import QueryRunner
+from kgforge.resources import query_text
+from kgforge.store import domain_paths, open_read_only
+from kgforge.vocab import entity_iri, relation_iri
+
+
+def session(goal, knowledge):
+    return json.dumps({"goal": goal, "knowledge": knowledge, "conversation": ["你好", "你好"]}, ensure_ascii=False)
+
+
+def write_sessions(path: Path) -> Path:
+    knowledge = [
+        ["哈利 · 波特", "导演", "克里斯 · 哥伦布"], ["小鬼当家", "导演", "克里斯 · 哥伦布"],
+        ["哈利 · 波特", "领域", "电影"], ["小鬼当家", "领域", "电影"],
+        ["哈利 · 波特", "类型", "剧情"], ["小鬼当家", "类型", "剧情"], ["芳华", "类型", "剧情"],
+        ["芳华", "领域", "电影"], ["周迅", "性别", "女"], ["林志玲", "性别", "女"],
+        ["周迅", "出生 日期", "1974-10-18"], ["林志玲", "出生 日期", "1974-10-18"],
+        ["周迅", "评论", "好 演员"], ["林志玲", "评论", "好 演员"],
+    ]
+    # a hub: six films sharing 国家 美国
+    knowledge += [[f"电影{i}", "国家", "美国"] for i in range(6)]
+    path.write_text(session([["START", "哈利 · 波特", "小鬼当家"], ["哈利 · 波特", "导演", "克里斯 · 哥伦布"],
+                             ["小鬼当家", "导演", "克里斯 · 哥伦布"]], knowledge) + "\n", encoding="utf-8")
+    return path
+
+
+@pytest.fixture
+def built(cli, workdir, tmp_path):
+    source = write_sessions(tmp_path / "sessions.jsonl")
+    cli("build", "duconv", "--source", f"duconv:{source}", "--workdir", str(workdir), "--json")
+    return workdir
+
+
+def test_derive_pairs_shares_and_stop_list(cli, built):
+    report = json.loads(cli("derive", "duconv", "--max-group", "3", "--workdir", str(built), "--json").stdout)
+    rels = report["relations"]
+    assert rels["导演"]["pairs"] == 1  # entity object shared
+    assert rels["类型"]["pairs"] == 3  # 剧情: three films, all pairs
+    assert rels["出生日期"]["pairs"] == 1  # a literal date shared by two stars
+    assert "性别" not in rels and report["skipped_relations"]["性别"] == "stop-list"
+    assert "领域" not in rels and report["skipped_relations"]["评论"] == "text relation"
+    # the hub (6 members > cap 3) gives cap·(cap−1)/2 = 3 sampled pairs; 15 − 3 left out and reported
+    assert rels["国家"] == {**rels["国家"], "groups_capped": 1, "pairs": 3, "pairs_possible": 15, "pairs_left_out": 12}
+    assert report["pairs_left_out_by_cap"] == 12
+
+
+def test_shared_predicate_and_object_write_the_duconv_goal_back(cli, built):
+    cli("derive", "duconv", "--workdir", str(built), "--json")
+    a, b = entity_iri("哈利·波特"), entity_iri("小鬼当家")
+    with QueryRunner(domain_paths("duconv", built)) as runner:
+        rows = runner.query(query_text("associated_pairs"), {"a": ox.NamedNode(b), "b": ox.NamedNode(a)}).rows
+        labels = runner.query("SELECT ?x ?l WHERE { ?x rdfs:label|skos:altLabel ?l }", {"x": ox.NamedNode(entity_iri("克里斯·哥伦布"))})
+    shares = {(r["r"].value, r["x"].value) for r in rows}
+    assert (relation_iri("director"), entity_iri("克里斯·哥伦布")) in shares
+    assert (relation_iri("genre"), "剧情") in shares
+    assert {r.get("l").value for r in labels.rows} == {"克里斯·哥伦布", "克里斯 · 哥伦布"}
+    store = open_read_only(domain_paths("duconv", built))
+    direct = list(store.quads_for_pattern(ox.NamedNode(min(a, b)), ox.NamedNode(associated_relation(relation_iri("director"))),
+                                          ox.NamedNode(max(a, b)), ox.NamedNode(ASSOCIATED_GRAPH)))
+    assert len(direct) == 1
+
+
+def test_rerun_replaces_and_is_reproducible(cli, built):
+    first = json.loads(cli("derive", "duconv", "--max-group", "3", "--workdir", str(built), "--json").stdout)
+    quads_file = built / "duconv" / "quads" / "derived__associated.nq"
+    content = quads_file.read_bytes()
+    second = json.loads(cli("derive", "duconv", "--max-group", "3", "--workdir", str(built), "--json").stdout)
+    assert quads_file.read_bytes() == content  # same seed, same sampled pairs
+    manifest = json.loads((built / "duconv" / "manifest.json").read_text())
+    derived = [g for g, e in manifest["graphs"].items() if e["kind"] == "derived-associated"]
+    assert derived == [ASSOCIATED_GRAPH]
+    assert manifest["graphs"][ASSOCIATED_GRAPH]["quads"] == second["quads"] == first["quads"]
+    assert manifest["stages"]["derive"]["options"]["max_group"] == 3
+    other = json.loads(cli("derive", "duconv", "--max-group", "3", "--seed", "9", "--workdir", str(built),
+                           "--json").stdout)
+    assert other["relations"]["国家"]["pairs"] == 3
+
+
+def test_derive_without_store_is_a_clear_error(cli, workdir):
+    result = cli("derive", "duconv", "--workdir", str(workdir), check=False)
+    assert result.returncode == 1 and "kgforge build duconv" in result.stderr
+
+
+def test_max_group_below_two_is_rejected():
+    with pytest.raises(Exception, match="at least 2"):
+        DeriveOptions(max_group=1)
+
+
+@given(st.integers(min_value=2, max_value=400))
+@settings(max_examples=60, deadline=None)
+def test_unrank_pairs_is_a_bijection(n):
+    total = n * (n - 1) // 2
+    i, j = _unrank_pairs(np.arange(total, dtype=np.int64))
+    assert (i < j).all() and (j < n).all() and (i >= 0).all()
+    assert len(set(zip(i.tolist(), j.tolist()))) == total
+
+
+@given(st.lists(st.tuples(st.sampled_from("abcdefgh"), st.sampled_from(["p1", "p2"]), st.sampled_from("xyz")),
+                max_size=40), st.integers(min_value=2, max_value=4), st.integers(min_value=0, max_value=3))
+@settings(max_examples=60, deadline=None)
+def test_associate_matches_brute_force_below_the_cap(rows, cap, seed):
+    facts = pl.DataFrame({"s": [r[0] for r in rows], "p": [r[1] for r in rows], "o": [r[2] for r in rows],
+                          "o_is_entity": [False] * len(rows), "o_lang": ["zh"] * len(rows),
+                          "o_datatype": [None] * len(rows), "graph": ["g"] * len(rows)},
+                         schema={"s": pl.String, "p": pl.String, "o": pl.String, "o_is_entity": pl.Boolean,
+                                 "o_lang": pl.String, "o_datatype": pl.String, "graph": pl.String})
+    result = associate(facts, {}, DeriveOptions(max_group=cap, seed=seed))
+    got = set(result.pairs.select("a", "b", "p", "o").iter_rows())
+    groups: dict[tuple[str, str], set[str]] = {}
+    for s, p, o in rows:
+        groups.setdefault((p, o), set()).add(s)
+    for (p, o), members in groups.items():
+        expected = {(a, b, p, o) for a in members for b in members if a < b}
+        mine = {g for g in got if g[2:] == (p, o)}
+        assert mine <= expected
+        assert len(mine) == len(expected) if len(members) <= cap else len(mine) == cap * (cap - 1) // 2
