@@ -173,7 +173,8 @@ def is_line_framed(path: Path) -> bool:
         if text == b"[":
             return True
         try:
-            return isinstance(json.loads(entity_json(raw) or b"null"), dict)
+            first = json.loads(entity_json(raw) or b"null")
+            return isinstance(first, dict) and "id" in first
         except ValueError:
             return False
     return True
