@@ -1,0 +1,127 @@
+"""Benchmark: `kgforge build` on a DuConv-scale graph against a raw pyoxigraph bulk_load and rdflib.
+
+    python benchmarks/bench_build.py            # 144k entities, ~3.6M triples (DuConv Table 2 scale)
+    python benchmarks/bench_build.py --small    # 10k entities, 250k triples, for a quick look
+
+Reports, from one run: the whole build (import + load) with its peak memory; the load phase of
+kgforge (bulk load into a fresh store + count check + atomic swap) against a plain
+``pyoxigraph.Store.bulk_load`` of the very same N-Quads files, alternating, medians of --repeats;
+and rdflib parsing the same N-Quads (a sample, extrapolated). Writes bench-out/build.json.
+Target (issue 2): load phase >= 0.8x raw bulk_load, and far ahead of rdflib.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from benchmarks.synthetic import write_synthetic_kb  # noqa: E402
+
+RAW_LOAD = """
+import sys, time, pyoxigraph as ox
+store = ox.Store(sys.argv[1])
+started = time.perf_counter()
+for path in sys.argv[2:]:
+    store.bulk_load(path=path, format=ox.RdfFormat.N_QUADS)
+store.flush()
+print(time.perf_counter() - started)
+"""
+KGFORGE_LOAD = """
+import json, sys, time
+from kgforge.build import add_graphs
+started = time.perf_counter()
+summary = add_graphs("duconv", {}, "bench-reload", {}, workdir=sys.argv[1])
+print(json.dumps({"seconds": time.perf_counter() - started, "quads": summary.total_quads}))
+"""
+RDFLIB_PARSE = """
+import sys, time, rdflib
+data = open(sys.argv[1], encoding="utf-8").read()
+started = time.perf_counter()
+rdflib.Dataset().parse(data=data, format="nquads")
+print(time.perf_counter() - started)
+"""
+
+
+def run_measured(args: list[str]) -> tuple[str, float, int]:
+    """Run a command; return its stdout, wall seconds and peak RSS in MiB (of that process)."""
+    started = time.perf_counter()
+    process = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    out = process.stdout.read()
+    _, status, usage = os.wait4(process.pid, 0)
+    process.returncode = os.waitstatus_to_exitcode(status)
+    if process.returncode:
+        raise SystemExit(f"command failed ({process.returncode}): {' '.join(args)}")
+    return out, time.perf_counter() - started, usage.ru_maxrss // 1024
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--small", action="store_true")
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--out", type=Path, default=Path("bench-out"))
+    args = parser.parse_args()
+    entities, triples = (10_000, 250_000) if args.small else (144_000, 3_600_000)
+    args.out.mkdir(parents=True, exist_ok=True)
+    kb = args.out / f"synthetic_kb_{entities}.json"
+    if not kb.exists():
+        print(f"generating {kb} ...", file=sys.stderr)
+        write_synthetic_kb(kb, entities=entities, triples=triples)
+    work = Path(tempfile.mkdtemp(prefix="kgforge-bench-"))
+    cli = [sys.executable, "-c", "from kgforge.commands import main; main()"]
+
+    print("kgforge build (import + load) ...", file=sys.stderr)
+    out, build_seconds, build_rss = run_measured(
+        cli + ["build", "duconv", "--source", f"kdconv:{kb}", "--no-schema-sources", "--workdir", str(work), "--json"])
+    summary = json.loads(out)
+    quads = summary["total_quads"]
+    quad_files = [str(work / "duconv" / s["quads_file"]) for s in summary["sources"]] + [
+        str(work / "duconv" / "quads" / "schema.nq")]
+
+    kgforge_load, raw_load = [], []
+    for repeat in range(args.repeats):
+        print(f"load phase, repeat {repeat + 1}/{args.repeats} ...", file=sys.stderr)
+        out, _, _ = run_measured([sys.executable, "-c", KGFORGE_LOAD, str(work)])
+        kgforge_load.append(json.loads(out)["seconds"])
+        with tempfile.TemporaryDirectory(prefix="raw-", dir=work) as raw_dir:
+            out, _, raw_rss = run_measured([sys.executable, "-c", RAW_LOAD, raw_dir, *quad_files])
+            raw_load.append(float(out))
+
+    sample_lines = 200_000
+    sample = work / "sample.nq"
+    with open(quad_files[0], encoding="utf-8") as src, open(sample, "w", encoding="utf-8") as dst:
+        for i, line in enumerate(src):
+            if i >= sample_lines:
+                break
+            dst.write(line)
+    sampled = min(sample_lines, summary["sources"][0]["quads"])
+    out, _, _ = run_measured([sys.executable, "-c", RDFLIB_PARSE, str(sample)])
+    rdflib_rate = sampled / float(out)
+
+    kgforge_rate = quads / statistics.median(kgforge_load)
+    raw_rate = quads / statistics.median(raw_load)
+    result = {
+        "graph": {"entities": entities, "quads": quads, "kb": str(kb)},
+        "build": {"seconds": round(build_seconds, 1), "peak_rss_mib": build_rss,
+                  "import_seconds": summary["timings"]["import_seconds"]},
+        "load_phase_quads_per_s": {"kgforge_median": round(kgforge_rate), "raw_bulk_load_median": round(raw_rate),
+                                   "kgforge_runs_s": [round(x, 2) for x in kgforge_load],
+                                   "raw_runs_s": [round(x, 2) for x in raw_load], "raw_peak_rss_mib": raw_rss},
+        "rdflib_parse_quads_per_s": round(rdflib_rate), "rdflib_sample_quads": sampled,
+        "ratio_kgforge_load_vs_raw": round(kgforge_rate / raw_rate, 2),
+        "ratio_kgforge_load_vs_rdflib": round(kgforge_rate / rdflib_rate, 1),
+        "target": "load phase >= 0.8x raw bulk_load",
+    }
+    (args.out / "build.json").write_text(json.dumps(result, indent=2), encoding="utf-8")
+    print(json.dumps(result, indent=2))
+
+
+if __name__ == "__main__":
+    main()
