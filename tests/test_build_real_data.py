@@ -28,7 +28,7 @@ def test_kdconv_information_is_kept_as_chinese_text(shared, workdir, cli):
     cli("build", "travel", "--source", f"kdconv:{kb}", "--workdir", str(workdir))
     original = json.loads(kb.read_text(encoding="utf-8"))["故宫"]
     info = next(t[2] for t in original if t[1] == "Information")
-    out = cli("query", "travel", "--workdir", str(workdir), "--format", "json", "--bind", "name@zh=故宫",
+    out = cli("query", "travel", "--workdir", str(workdir), "--json", "--bind", "name@zh=故宫",
               "SELECT ?name ?text WHERE { ?e rdfs:label ?name ; kgr:information ?text }").stdout
     bindings = json.loads(out)["results"]["bindings"]
     assert [b["text"]["value"] for b in bindings] == [info]

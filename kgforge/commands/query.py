@@ -28,8 +28,10 @@ def query_command(
     fmt: Annotated[str, typer.Option("--format", help="table, csv or json.")] = "table",
     timeout: Annotated[float, typer.Option(help="Seconds before the query is stopped.")] = DEFAULT_TIMEOUT,
     workdir: WorkdirOption = DEFAULT_WORKDIR,
+    json_out: JsonOption = False,
 ) -> None:
     """Run a SPARQL query over the union of the domain's graphs; values are bound, never pasted."""
+    fmt = "json" if json_out else fmt
     if bool(sparql) == bool(file):
         raise QueryError("give either SPARQL text or --file, not both")
     text = read_query_file(file) if file else sparql
