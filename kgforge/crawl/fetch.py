@@ -15,7 +15,7 @@ import threading
 import time
 import urllib.robotparser
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 from urllib.parse import urljoin, urlsplit
 
 import requests
@@ -53,6 +53,13 @@ class CrawlConfig:
     cache_max_age: float | None = None  # seconds; None: cached pages never expire
     robots_max_age: float = 24 * 3600.0
     user_agent: str = field(default_factory=default_user_agent)
+
+    @classmethod
+    def from_options(cls, options: dict[str, object], base: "CrawlConfig | None" = None) -> "CrawlConfig":
+        """Settings named in a schema source's options (``delay = 0.5``); other keys are ignored."""
+        names = {f.name for f in fields(cls)}
+        chosen = {k: v for k, v in options.items() if k in names and v is not None}
+        return replace(base or cls(), **chosen)
 
     @classmethod
     def impolite(cls, **changes: object) -> "CrawlConfig":
@@ -214,6 +221,9 @@ class Fetcher:
             except requests.Timeout as exc:
                 raise FetchError(f"timed out fetching {url}: {exc.__class__.__name__}", retry=True) from None
             except requests.RequestException as exc:
+                if "timed out" in str(exc):
+                    raise FetchError(f"timed out reading {url}: no data for {self.config.read_timeout:g} s",
+                                     retry=True) from None
                 raise FetchError(f"network error fetching {url}: {_short(exc)}", retry=True) from None
 
     def _read_body(self, resp: requests.Response, url: str) -> bytes:

@@ -112,6 +112,14 @@ class Stream(Route):
             return
 
 
+class _QuietServer(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def handle_error(self, request: object, client_address: object) -> None:
+        # Clients that hang up (timeouts, size limits, a killed crawl) are expected here.
+        return
+
+
 class LoopbackSite:
     """``with LoopbackSite(folder) as site: site.base_url`` — served until the block ends."""
 
@@ -153,7 +161,7 @@ class LoopbackSite:
             def log_message(self, format: str, *args: object) -> None:
                 return
 
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
+        self._server = _QuietServer(("127.0.0.1", 0), _Handler)
         self._server.daemon_threads = True
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
         self._thread.start()

@@ -129,6 +129,11 @@ class SiteSpec:
                 return rule
         raise KgforgeError(f"site spec {self.name!r} has no page kind {kind!r}")
 
+    def start_kinds(self) -> set[str]:
+        """Page kinds the list pages lead to: their entities are the crawl's start entities."""
+        return {f.kind for r in self.rules if r.entity_type is None for f in r.follow
+                if self.rule(f.kind).entity_type is not None}
+
     def rule_for_url(self, url: str) -> PageRule | None:
         target = _path_query(url)
         return next((r for r in self.rules if re.search(r.match, target)), None)
@@ -299,12 +304,19 @@ def _row_pair(element: Tag, box: Infobox) -> tuple[str, list]:
 def _lines(container: Tag) -> list[tuple[str, list]]:
     """``<br>``-separated ``label: value`` lines, each line's nodes kept (links included)."""
     lines: list[list] = [[]]
-    for node in container.children:
-        if isinstance(node, Tag) and node.name == "br":
-            lines.append([])
-        else:
-            lines[-1].append(node)
+    _split_lines(container, lines)
     return [row for row in map(_label_line, lines) if row]
+
+
+def _split_lines(node: Tag, lines: list[list]) -> None:
+    # Broken HTML (an unclosed <span>) nests later lines inside an earlier one: descend into it.
+    for child in node.children:
+        if isinstance(child, Tag) and child.name == "br":
+            lines.append([])
+        elif isinstance(child, Tag) and child.find("br") is not None:
+            _split_lines(child, lines)
+        else:
+            lines[-1].append(child)
 
 
 def _label_line(nodes: list) -> tuple[str, list] | None:
