@@ -86,8 +86,9 @@ def entities(draw) -> dict:
 
 
 def value_key(statement: dict) -> str:
+    """Equal for statements that must give one direct triple; each unknown value is its own."""
     snak = statement["mainsnak"]
-    return json.dumps(snak.get("datavalue"), sort_keys=True) if snak["snaktype"] == "value" else snak["snaktype"] + str(statement.get("id"))
+    return json.dumps(snak.get("datavalue"), sort_keys=True) if snak["snaktype"] == "value" else str(statement.get("id") or json.dumps(snak, sort_keys=True))
 
 
 @settings(max_examples=150, deadline=None)
