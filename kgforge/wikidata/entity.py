@@ -121,7 +121,7 @@ def process_entity(entity: Any, cfg: WikidataConfig) -> EntityOutput:
     qid = check_entity(entity)
     out = EntityOutput(qid)
     subject = entity_iri(qid)
-    _emit_terms(entity, subject, cfg, out)
+    emit_terms(entity, subject, cfg, out)
     for pid, statements in _terms(entity, "claims").items():
         if not isinstance(statements, list):
             out.problems.append((f"{qid} {pid}", "statement list is not a list", statements))
@@ -136,7 +136,8 @@ def process_entity(entity: Any, cfg: WikidataConfig) -> EntityOutput:
     return out
 
 
-def _emit_terms(entity: dict, subject: str, cfg: WikidataConfig, out: EntityOutput) -> None:
+def emit_terms(entity: dict, subject: str, cfg: WikidataConfig, out: EntityOutput) -> None:
+    """Labels, descriptions and aliases of ``entity`` (dump-shaped term maps) along the fallback chains."""
     labels, descriptions, aliases = (_terms(entity, k) for k in ("labels", "descriptions", "aliases"))
     for lang in cfg.languages:
         chain = cfg.chains.get(lang, (lang,))

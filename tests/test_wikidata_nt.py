@@ -1,0 +1,77 @@
+"""Wikidata truthy N-Triples: the real Q8 sample and generated lines with escapes, blank nodes and damage."""
+
+from __future__ import annotations
+
+import gzip
+import json
+from pathlib import Path
+
+import pyoxigraph as ox
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from kgforge.build import build
+from kgforge.schema import SourceSpec
+from kgforge.store import domain_paths, open_read_only
+from kgforge.vocab import RDFS_LABEL, SKOS_ALT_LABEL, relation_iri
+from kgforge.wikidata.nt import unescape
+
+WD = "http://www.wikidata.org/entity/"
+WDT = "http://www.wikidata.org/prop/direct/"
+
+
+def build_nt(workdir: Path, path: Path) -> tuple[ox.Store, dict]:
+    summary = build("film", [SourceSpec("wikidata-nt", str(path))], workdir, show_progress=False,
+                    use_schema_sources=False)
+    return open_read_only(domain_paths("film", workdir)), summary.as_dict()["sources"][0]
+
+
+def objects(store: ox.Store, subject: str, predicate: str) -> set:
+    return {q.object for q in store.quads_for_pattern(ox.NamedNode(subject), ox.NamedNode(predicate), None, None)}
+
+
+def test_real_q8_truthy_sample(workdir: Path, shared) -> None:
+    store, source = build_nt(workdir, shared("wikidata_rdf/Q8_happiness.truthy.nt"))
+    q8 = WD + "Q8"
+    # \u escapes decoded; the zh chain picks zh-hans over zh-hant; en as is
+    assert objects(store, q8, RDFS_LABEL) == {ox.Literal("快乐", language="zh-hans"), ox.Literal("happiness", language="en")}
+    assert ox.Literal("欢乐", language="zh-hans") in objects(store, q8, SKOS_ALT_LABEL)
+    assert objects(store, q8, WDT + "P31") == {ox.NamedNode(WD + q) for q in ("Q331769", "Q9415", "Q60539479")}
+    assert objects(store, q8, WDT + "P646") == {ox.Literal("/m/016pp7")}
+    assert not objects(store, q8, "http://www.wikidata.org/prop/direct-normalized/P646")
+    assert source["counts"]["statements"] == 93 and source["counts"]["label_duplicates"] == 274
+
+
+def test_generated_lines_blank_nodes_escapes_and_damage(workdir: Path, tmp_path: Path) -> None:
+    lines = [
+        '<http://wikiba.se/ontology#Dump> <http://schema.org/softwareVersion> "1.0.0" .',
+        f'<{WD}Q1> <{WDT}P57> <{WD}Q2> .',
+        f'<{WD}Q1> <{WDT}P1476> "\\u57CE\\u5E02\\u4E4B\\u8857 \\U0001F3AC \\"quoted\\""@zh .',
+        f'<{WD}Q1> <{WDT}P577> "1931-01-01T00:00:00Z"^^<http://www.w3.org/2001/XMLSchema#dateTime> .',
+        f'<{WD}Q1> <{WDT}P170> _:b0f3a .',
+        f'<{WD}Q1> <{WDT}P31> this is not a triple',
+        f'<{WD}Q1> <{RDFS_LABEL}> "City Streets"@en .',
+        f'<{WD}Q2> <{RDFS_LABEL}> "Rouben Mamoulian"@en .',
+    ]
+    path = tmp_path / "truthy.nt.gz"
+    data = ("\n".join(lines) + "\n").encode()
+    path.write_bytes(gzip.compress(data)[:-8])  # cut short: the gzip trailer (CRC, size) is gone
+    store, source = build_nt(workdir, path)
+    q1 = WD + "Q1"
+    assert objects(store, q1, relation_iri("director")) == {ox.NamedNode(WD + "Q2")}
+    assert objects(store, q1, WDT + "P1476") == {ox.Literal('城市之街 🎬 "quoted"', language="zh")}
+    (unknown,) = objects(store, q1, WDT + "P170")
+    assert unknown.value.startswith("https://kgforge.org/.well-known/genid/")
+    assert objects(store, WD + "Q2", RDFS_LABEL) == {ox.Literal("Rouben Mamoulian", language="en")}
+    entries = [json.loads(line) for line in (workdir / "film" / source["quarantine_file"]).read_text().splitlines()]
+    offset = sum(len(line) + 1 for line in lines[:5])
+    assert entries[0]["location"] == f"line 6 (byte {offset})"
+    assert any(e["location"] == "end of dump" for e in entries)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(st.characters(blacklist_categories=("Cs",)), max_size=30))
+def test_unescape_inverts_ntriples_escaping(text: str) -> None:
+    escaped = "".join(f"\\u{ord(c):04X}" if 0x80 <= ord(c) <= 0xFFFF else f"\\U{ord(c):08X}" if ord(c) > 0xFFFF
+                      else {"\\": "\\\\", '"': '\\"', "\n": "\\n", "\r": "\\r", "\t": "\\t"}.get(c, c) for c in text)
+    assert unescape(escaped) == text
