@@ -50,9 +50,9 @@ class CrawlSummary:
     site: str
     base_url: str
     crawl_dir: str
-    fetched: int = 0  # pages fetched from the network in this run
-    cached: int = 0  # pages served from the cache in this run
-    failed: int = 0
+    fetched: int = 0  # responses fetched from the network in this run (any status)
+    cached: int = 0  # responses served from the cache in this run
+    failed: int = 0  # pages with no usable response (HTTP error, timeout, loop, too large)
     skipped: int = 0
     pending: int = 0  # left for a later --resume (limit reached, host blocked)
     retries: int = 0
@@ -211,9 +211,9 @@ class Crawler:
         elif state == "failed":
             summary.failed += 1
             summary.failures.append({"url": outcome.row.url, "reason": outcome.reason or ""})
-        if state != "skipped":
+        if outcome.status is not None:  # a response arrived, from the cache or the network
             summary.cached += outcome.from_cache
-            summary.fetched += not outcome.from_cache and outcome.attempts > 0
+            summary.fetched += not outcome.from_cache
         summary.retries += max(outcome.attempts - 1, 0)
         summary.bytes += outcome.size
         return frontier.finish(outcome.row.url, state, outcome.status, outcome.from_cache, outcome.reason,

@@ -100,12 +100,16 @@ class HostPacer:
         self.delay, self.concurrency, self.jitter = delay, concurrency, jitter
         self._lock = threading.Lock()
         self._next: dict[str, float] = {}
+        self._last: dict[str, float] = {}
         self._delays: dict[str, float] = {}
         self._slots: dict[str, threading.Semaphore] = {}
 
     def set_min_delay(self, host: str, seconds: float) -> None:
+        """Raise ``host``'s delay (Crawl-delay); it applies from the last request already made."""
         with self._lock:
             self._delays[host] = max(self.delay, seconds)
+            if host in self._last:
+                self._next[host] = max(self._next.get(host, 0.0), self._last[host] + self._delays[host])
 
     def delay_for(self, host: str) -> float:
         with self._lock:
@@ -129,6 +133,7 @@ class HostPacer:
             if gap and self.jitter:
                 gap *= 1 + random.uniform(0, self.jitter)
             self._next[host] = start + gap
+            self._last[host] = start
         if start > now:
             time.sleep(start - now)
 

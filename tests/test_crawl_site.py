@@ -1,0 +1,169 @@
+"""End to end: a real HTTP server on 127.0.0.1 serving Douban-shaped pages, crawled politely,
+then loaded into a real store with `kgforge build`."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections import Counter
+from pathlib import Path
+
+import pyoxigraph as ox
+import pytest
+from tests.crawl_support import (
+    BROKEN, CLI_SETTINGS, DISALLOWED, DOUBAN, GBK_AS_GB2312, LOOP, NO_CHARSET, OVERSIZED, SERVER_ERROR,
+    STALLS, TEST_CONFIG, TOO_MANY, douban_routes,
+)
+
+from kgforge.crawl import crawl, load_spec, read_records
+from kgforge.crawl.loopback import LoopbackSite, Static
+from kgforge.vocab import PROV_SOURCE, RDFS_LABEL, SKOS_ALT_LABEL, relation_iri
+
+EXPECTED_ORDER = [
+    "/robots.txt", "/top250",
+    "/subject/1292052/", "/subject/1291546/", "/subject/1292720/", "/top250?start=3&filter=",
+    "/celebrity/1047973/", "/celebrity/1054521/", "/celebrity/1054534/",
+    "/celebrity/1023040/", "/celebrity/1003494/", "/celebrity/1050265/",
+    TOO_MANY, TOO_MANY, SERVER_ERROR, SERVER_ERROR, GBK_AS_GB2312, NO_CHARSET, BROKEN, STALLS, STALLS,
+    LOOP, LOOP + "?from=loop", OVERSIZED, "/celebrity/1000000/", "/celebrity/1031876/",
+]
+
+
+@pytest.fixture(scope="module")
+def crawled(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("crawl") / "douban_movie"
+    with LoopbackSite(DOUBAN, douban_routes()) as site:
+        summary = crawl(load_spec("douban_movie", site.base_url), folder, TEST_CONFIG, show_progress=False)
+        log = list(site.log)
+        yield summary, log, folder, site
+
+
+def test_fetch_order_follows_discovery_and_robots(crawled):
+    summary, log, _, _ = crawled
+    assert [entry.path for entry in log] == EXPECTED_ORDER
+    assert DISALLOWED not in {entry.path for entry in log}
+    assert all(entry.user_agent.startswith("kgforge/") and "+http" in entry.user_agent for entry in log)
+    assert summary.skipped == 1 and summary.frontier["skipped"] == 1
+
+
+def test_spacing_between_requests(crawled):
+    _, log, _, _ = crawled
+    times = {i: e.time for i, e in enumerate(log)}
+    gaps = [times[i + 1] - times[i] for i in range(len(log) - 1)]
+    # never faster than the per-host delay (the server's clock sees connection set-up jitter)
+    assert min(gaps) >= TEST_CONFIG.delay * 0.75
+    retry_after = [b.time - a.time for a, b in zip(log, log[1:]) if a.path == b.path == TOO_MANY]
+    assert retry_after and retry_after[0] >= 1.0  # Retry-After: 1 obeyed
+    backoff = [b.time - a.time for a, b in zip(log, log[1:]) if a.path == b.path == SERVER_ERROR]
+    assert backoff and backoff[0] >= TEST_CONFIG.backoff_base
+
+
+def test_failures_are_named_and_counted(crawled):
+    summary, _, _, _ = crawled
+    reasons = {f["url"].split("127.0.0.1", 1)[1].split("/", 1)[1]: f["reason"] for f in summary.failures}
+    assert "timed out reading" in reasons[STALLS.lstrip("/")]
+    assert "redirect loop" in reasons[LOOP.lstrip("/")]
+    assert "exceeds the 200,000-byte limit" in reasons[OVERSIZED.lstrip("/")]
+    assert reasons["celebrity/1000000/"] == "HTTP 404"
+    assert summary.failed == 5
+    assert summary.retries == 3  # one each for the 429, the 500 and the stalled page
+    assert summary.fetched == 18 and summary.cached == 0
+
+
+def test_records_from_cache_decode_and_survive_broken_html(crawled):
+    _, _, folder, _ = crawled
+    records = {r.url.split("127.0.0.1", 1)[1].split("/", 1)[1]: r for r in read_records(folder)}
+    gbk = records[GBK_AS_GB2312.lstrip("/")]
+    assert any("喆" in f.value and "镕" in f.value for f in gbk.facts)  # GBK-only characters survive
+    assert any("气球" in f.value for f in records[NO_CHARSET.lstrip("/")].facts)
+    broken = records[BROKEN.lstrip("/")]
+    assert broken.name == "这个杀手不太冷" and broken.name_en == "Léon"
+    by_relation = Counter(f.relation for f in broken.facts)
+    assert by_relation["genre"] == 3 and by_relation["director"] == 1 and by_relation["language"] == 3
+    assert any(BROKEN in w and "'rating'" in w for w in broken.warnings)
+    shawshank = records["subject/1292052/"]
+    assert shawshank.name == "肖申克的救赎" and shawshank.name_en == "The Shawshank Redemption"
+    starring = [f for f in shawshank.facts if f.relation == "starring"]
+    assert [f.value for f in starring] == ["蒂姆·罗宾斯", "摩根·弗里曼"]
+    assert starring[0].target_url.endswith("/celebrity/1054521/")
+
+
+def test_crawling_again_reuses_the_cache(crawled, tmp_path):
+    _, _, folder, site = crawled
+    again = tmp_path / "again"
+    shutil.copytree(folder, again)
+    site.routes.update(douban_routes())
+    site.log.clear()
+    summary = crawl(load_spec("douban_movie", site.base_url), again, TEST_CONFIG, show_progress=False)
+    # Only what failed last time (and so was never cached) goes to the network again.
+    assert site.paths() == [STALLS, STALLS, LOOP, LOOP + "?from=loop", OVERSIZED]
+    assert summary.cached == 18 and summary.fetched == 0 and summary.failed == 5
+
+
+def test_crawl_delay_from_robots_spaces_requests(tmp_path):
+    robots = Static(b"User-agent: *\nDisallow: /subject/1291549/\nCrawl-delay: 1\n", 200,
+                    {"Content-Type": "text/plain"})
+    with LoopbackSite(DOUBAN, {**douban_routes(), "/robots.txt": robots}) as site:
+        summary = crawl(load_spec("douban_movie", site.base_url), tmp_path / "c", TEST_CONFIG, limit=3,
+                        show_progress=False)
+        log = list(site.log)
+    assert [e.path for e in log] == ["/robots.txt", "/top250", "/subject/1292052/", "/subject/1291546/"]
+    gaps = [b.time - a.time for a, b in zip(log, log[1:])]
+    assert min(gaps) >= 0.95  # max(delay 0.05, Crawl-delay 1)
+    assert summary.robots[f"{site.base_url}"] == "Crawl-delay 1 s"
+    assert summary.pending > 0  # the limit left pages for --resume
+
+
+SCHEMA = """
+extends = "film"
+name = "film"
+version = 1
+
+[options.crawl]
+min_triples = 5
+drop_text_words = ["微信", "公众号"]
+rating_symbols = { relation = "rating", target = "reputation", cuts = [6.0, 8.0], symbols = ["口碑很差", "口碑一般", "口碑很好"] }
+"""
+
+
+def test_crawl_then_build_into_store(cli, workdir, tmp_path):
+    schema = tmp_path / "film_crawl.toml"
+    schema.write_text(SCHEMA, encoding="utf-8")
+    with LoopbackSite(DOUBAN, douban_routes()) as site:
+        out = cli("crawl", "douban_movie", "--base-url", site.base_url, *CLI_SETTINGS,
+                  "--workdir", str(workdir), "--json")
+        base = site.base_url
+    crawl_result = json.loads(out.stdout)
+    assert crawl_result["fetched"] == 18 and crawl_result["failed"] == 5 and crawl_result["records"] == 14
+    assert any(BROKEN in w and "'plot'" in w for w in crawl_result["field_warnings"])
+    built = cli("build", "film", "--source", "crawl:douban_movie", "--schema", str(schema),
+                "--workdir", str(workdir), "--json")
+    summary = json.loads(built.stdout)
+    assert "warning" in built.stderr and BROKEN in built.stderr
+    source = summary["sources"][0]
+    assert source["graph"] == "https://kgforge.org/graph/crawl/douban_movie"
+    assert source["counts"]["dropped by clean-up"] == 2  # one dirty comment, one sparse start entity
+    quarantine = (workdir / "film" / source["quarantine_file"]).read_text(encoding="utf-8")
+    assert "微信" in quarantine and "min_triples" in quarantine and "/subject/1292720/" in quarantine
+
+    store = ox.Store.read_only(str(workdir / "film" / "store" / "oxigraph"))
+    graph = ox.NamedNode(source["graph"])
+
+    def objects(subject_label: str, predicate: str) -> set[str]:
+        labels = list(store.quads_for_pattern(None, ox.NamedNode(RDFS_LABEL), ox.Literal(subject_label, language="zh"), graph))
+        assert labels, subject_label
+        found = store.quads_for_pattern(labels[0].subject, ox.NamedNode(predicate), None, graph)
+        return {q.object.value for q in found}
+
+    assert objects("肖申克的救赎", PROV_SOURCE) == {f"{base}/subject/1292052/"}
+    assert objects("肖申克的救赎", relation_iri("reputation")) == {"口碑很好"}
+    assert objects("肖申克的救赎", SKOS_ALT_LABEL) == {"The Shawshank Redemption"}  # one site only
+    comments = objects("肖申克的救赎", relation_iri("comment"))
+    assert "希望让人自由。" in comments and not any("微信" in c for c in comments)
+    plot = list(store.quads_for_pattern(None, ox.NamedNode(relation_iri("plot")), None, graph))
+    assert plot and all(q.object.language == "zh" for q in plot)
+    assert objects("蒂姆·罗宾斯", relation_iri("birth_date")) == {"1958-10-16"}
+    star = list(store.quads_for_pattern(None, ox.NamedNode(RDFS_LABEL), ox.Literal("蒂姆·罗宾斯", language="zh"), graph))[0].subject
+    shawshank = list(store.quads_for_pattern(None, ox.NamedNode(RDFS_LABEL), ox.Literal("肖申克的救赎", language="zh"), graph))[0].subject
+    assert list(store.quads_for_pattern(shawshank, ox.NamedNode(relation_iri("starring")), star, graph))
+    assert not list(store.quads_for_pattern(None, ox.NamedNode(RDFS_LABEL), ox.Literal("阿甘正传", language="zh"), graph))
