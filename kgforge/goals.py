@@ -352,6 +352,10 @@ def sample_sequences(graph: GoalGraph, n: int, seed: int, taken: set[str],
         wanted = [(i, iri) for i, p in enumerate(profiles) for name in liked_names(p) for iri in index.lookup(name)]
         starts = items.join(pl.DataFrame({"profile": [w[0] for w in wanted], "s": [w[1] for w in wanted]},
                                          schema={"profile": pl.Int64, "s": pl.String}), on="s")
+        if starts.is_empty():
+            liked = sorted({name for p in profiles for name in liked_names(p)})
+            raise KgforgeError(f"none of the topics the profiles like ({', '.join(liked[:10]) or 'none given'}) is in "
+                               "the graph with a typed film/song/attraction linked to it")
     else:
         starts = items.with_columns(profile=pl.lit(None, dtype=pl.Int64))
     starts = starts.sort("s", "p", "o").with_columns(pair=_pair_key(pl.col("s"), pl.col("o")))

@@ -1,0 +1,187 @@
+"""`kgforge goals`: DuConv validation on real sessions, reproducible stratified sampling, paths, sequences."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from pathlib import Path
+
+import pyoxigraph as ox
+import pytest
+
+from kgforge.goals import GoalGraph, _quotas, parse_duconv_goal, parse_hops
+from kgforge.query import QueryRunner
+from kgforge.resources import query_text
+from kgforge.store import domain_paths
+
+
+@pytest.fixture(scope="module")
+def duconv_kg(tmp_path_factory):
+    from tests.conftest import run_cli, shared_file
+
+    source = shared_file("duconv/dev.head250.jsonl")
+    workdir = tmp_path_factory.mktemp("kg")
+    run_cli("build", "duconv", "--source", f"duconv:{source}", "--workdir", str(workdir), "--json")
+    run_cli("derive", "duconv", "--workdir", str(workdir), "--json")
+    return workdir, source
+
+
+@pytest.fixture(scope="module")
+def travel_kg(tmp_path_factory):
+    from tests.conftest import run_cli, shared_file
+
+    source = shared_file("kdconv/travel/kb_travel.json")
+    workdir = tmp_path_factory.mktemp("kg")
+    run_cli("build", "travel", "--source", f"kdconv:{source}", "--workdir", str(workdir), "--json")
+    return workdir
+
+
+def goals_of(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+
+
+def test_validate_real_duconv_goals_recall(cli, duconv_kg):
+    workdir, source = duconv_kg
+    report = json.loads(cli("goals", "duconv", "--validate", str(source), "--workdir", str(workdir), "--json").stdout)
+    assert report["goals"] == 250
+    # goals whose triples are absent from every knowledge list are counted apart (not as misses)
+    assert report["goals_in_graph"] + report["goals_not_in_graph"] == 250
+    assert 100 < report["goals_in_graph"] < 250
+    assert report["recall"] >= 0.95 and report["found"] <= report["goals_in_graph"]
+    assert set(report["by_kind"]) == {"one_step", "two_step"}
+    assert report["by_kind"]["two_step"]["found"] > 0 and report["by_kind"]["one_step"]["found"] > 0
+    assert all("absent from the graph" in r["reason"] for r in report["not_in_graph_examples"])
+
+
+def test_goals_in_graph_matches_an_independent_count(duconv_kg, cli):
+    from kgforge.text import normalise_label
+
+    workdir, source = duconv_kg
+    sessions = [json.loads(line) for line in source.read_text(encoding="utf-8").splitlines()]
+    knowledge = {tuple(normalise_label(x) for x in t) for s in sessions for t in s["knowledge"]}
+    expected = sum(all(tuple(normalise_label(x) for x in t) in knowledge for t in s["goal"][1:]) for s in sessions)
+    report = json.loads(cli("goals", "duconv", "--validate", str(source), "--workdir", str(workdir), "--json").stdout)
+    assert report["goals_in_graph"] == expected
+
+
+def test_sampling_is_reproducible_stratified_and_duplicate_free(cli, duconv_kg, tmp_path):
+    workdir, _ = duconv_kg
+    args = ("goals", "duconv", "--n", "120", "--workdir", str(workdir), "--json")
+    first, second, other = tmp_path / "a.jsonl", tmp_path / "b.jsonl", tmp_path / "c.jsonl"
+    report = json.loads(cli(*args, "--seed", "3", "--out", str(first)).stdout)
+    cli(*args, "--seed", "3", "--out", str(second))
+    cli(*args, "--seed", "4", "--out", str(other))
+    assert first.read_bytes() == second.read_bytes()
+    assert first.read_bytes() != other.read_bytes()
+    goals = goals_of(first)
+    assert len(goals) == report["goals"] == 120
+    assert Counter(g["kind"] for g in goals) == {"one_step": 60, "two_step": 60}
+    pairs = [frozenset(g["topics"]) for g in goals]
+    assert len(set(pairs)) == len(pairs) and len({g["goal_id"] for g in goals}) == 120
+    # stratified: water-filling over relations — a relation below the common level is exhausted
+    edges = GoalGraph.load(domain_paths("duconv", workdir)).entity_edges()
+    available = Counter(edges["p"].to_list())
+    per_relation = Counter(g["path"][0]["p"] for g in goals if g["kind"] == "one_step")
+    level = max(per_relation.values())
+    assert level <= 60 // 4
+    for relation, count in available.items():
+        assert per_relation[relation] >= min(count, level - 1) - 1, (relation, per_relation)
+    two_step = Counter(g["path"][0]["p"] for g in goals if g["kind"] == "two_step")
+    assert max(two_step.values()) <= 60 // 4
+    assert {t for g in goals for t in g["topic_types"]} >= {"film", "star"}
+
+
+def test_sampled_goals_are_produced_by_the_goal_queries(cli, duconv_kg, tmp_path):
+    workdir, _ = duconv_kg
+    out = tmp_path / "g.jsonl"
+    cli("goals", "duconv", "--n", "30", "--seed", "1", "--out", str(out), "--workdir", str(workdir))
+    with QueryRunner(domain_paths("duconv", workdir)) as runner:
+        for goal in goals_of(out):
+            a, b = (ox.NamedNode(t) for t in goal["topics"])
+            if goal["kind"] == "one_step":
+                rows = runner.query(query_text("goal_one_step"), {"a": a, "b": b}).rows
+                fact = goal["path"][0]
+                assert any((r["head"].value, r["r"].value, r["tail"].value) == (fact["s"], fact["p"], fact["o"])
+                           for r in rows)
+                assert goal["goal"][1] == fact["labels"]
+            else:
+                rows = runner.query(query_text("associated_pairs"), {"a": a, "b": b}).rows
+                shared = goal["shared"]
+                assert any((r["r"].value, r["x"].value) == (shared["p"], shared["o"]) for r in rows)
+                # written back as DuConv's [[START, A, B], [A, r, X], [B, r, X]]
+                start, one, two = goal["goal"]
+                assert start == ["START", *goal["topic_labels"]]
+                assert one[0] == goal["topic_labels"][0] and two[0] == goal["topic_labels"][1]
+                assert one[1:] == two[1:]
+
+
+def test_two_step_needs_derive(cli, workdir, shared, tmp_path):
+    source = shared("duconv/dev.head250.jsonl")
+    cli("build", "duconv", "--source", f"duconv:{source}", "--workdir", str(workdir))
+    result = cli("goals", "duconv", "--n", "10", "--out", str(tmp_path / "g.jsonl"), "--workdir", str(workdir),
+                 check=False)
+    assert result.returncode == 1 and "kgforge derive duconv" in result.stderr
+    only_one = cli("goals", "duconv", "--n", "10", "--one-step-ratio", "1", "--out", str(tmp_path / "g.jsonl"),
+                   "--workdir", str(workdir), "--json")
+    assert json.loads(only_one.stdout)["kinds"] == {"one_step": 10}
+
+
+def test_kdconv_paths_over_one_to_three_hops(cli, travel_kg, tmp_path):
+    out = tmp_path / "paths.jsonl"
+    report = json.loads(cli("goals", "travel", "--n", "30", "--hops", "1..3", "--seed", "5", "--out", str(out),
+                            "--workdir", str(travel_kg), "--json").stdout)
+    goals = goals_of(out)
+    assert report["goals"] == len(goals) == 30
+    assert Counter(g["hops"] for g in goals) == {1: 10, 2: 10, 3: 10}
+    with QueryRunner(domain_paths("travel", travel_kg)) as runner:
+        for goal in goals:
+            topics = goal["topics"]
+            assert len(topics) == goal["hops"] + 1 == len(set(topics))
+            assert set(goal["topic_types"]) == {"attraction"}
+            for i, hop in enumerate(goal["path"]):
+                assert {hop["s"], hop["o"]} == {topics[i], topics[i + 1]}
+            k = goal["hops"]
+            bindings = {f"t{i + 1}": ox.NamedNode(t) for i, t in enumerate(topics)}
+            assert runner.query(query_text(f"transition_{k}hop"), bindings).rows
+
+
+def test_durecdial_sequences_from_a_profile(cli, duconv_kg, tmp_path):
+    workdir, _ = duconv_kg
+    graph = GoalGraph.load(domain_paths("duconv", workdir))
+    star = next(graph.label(s) for s, _, o in graph.entity_edges().iter_rows()
+                if graph.topic_types.get(s) == "star" and graph.topic_types.get(o) == "film")
+    profiles = tmp_path / "profiles.jsonl"
+    profiles.write_text(json.dumps({"user_profile": {"姓名": "张三", "喜欢的明星": " " + star}}, ensure_ascii=False)
+                        + "\n", encoding="utf-8")
+    out = tmp_path / "seq.jsonl"
+    cli("goals", "duconv", "--n", "5", "--style", "durecdial", "--profiles", str(profiles), "--out", str(out),
+        "--workdir", str(workdir))
+    goals = goals_of(out)
+    assert goals and all(g["kind"] == "sequence" and g["topic_labels"][0] == star for g in goals)
+    steps = goals[0]["sequence"]
+    assert [s["type"] for s in steps] == ["问答", "关于明星的聊天", "电影推荐", "再见"]
+    assert goals[0]["goal_string"].startswith(f"[1]问答(『{star}』)-->[2]关于明星的聊天(『{star}』)-->[3]电影推荐(『")
+    assert goals[0]["goal_string"].endswith("-->[4]再见")
+    assert goals[0]["profile"]["姓名"] == "张三"
+    profiles.write_text(json.dumps({"喜欢的明星": "无此人"}, ensure_ascii=False) + "\n", encoding="utf-8")
+    result = cli("goals", "duconv", "--n", "5", "--style", "durecdial", "--profiles", str(profiles), "--out",
+                 str(out), "--workdir", str(workdir), check=False)
+    assert result.returncode == 1 and "无此人" in result.stderr
+
+
+def test_bad_options_are_clear_errors(cli, duconv_kg, tmp_path):
+    workdir, _ = duconv_kg
+    result = cli("goals", "duconv", "--n", "5", "--hops", "2..5", "--out", str(tmp_path / "x"),
+                 "--workdir", str(workdir), check=False)
+    assert result.returncode == 1 and "--hops" in result.stderr
+    result = cli("goals", "duconv", "--workdir", str(workdir), check=False)
+    assert result.returncode == 1 and "--n N and --out FILE" in result.stderr
+
+
+def test_parsers_and_quotas():
+    assert parse_hops("1..3") == (1, 3) and parse_hops("2") == (2, 2)
+    assert _quotas({"a": 1, "b": 100, "c": 100}, 11) == {"a": 1, "b": 5, "c": 5}
+    assert sum(_quotas({"a": 3, "b": 4}, 100).values()) == 7
+    parsed = parse_duconv_goal([["START", "A", "B"], ["A", "r", "X"], ["B", "r", "X"]], 1)
+    assert parsed.kind == "two_step"
+    assert parse_duconv_goal([["A", "B"]], 1) == "goal must be a list of 3-item lists"
