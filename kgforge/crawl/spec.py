@@ -24,6 +24,8 @@ from kgforge.errors import KgforgeError
 
 HTML_PARSER = "html.parser"  # pinned: the tree of broken HTML depends on the parser
 _SPACES = re.compile(r"\s+")
+_CJK = "\u3000-\u303f\u3400-\u9fff\uff00-\uffef"
+_CJK_GAP = re.compile(f"(?<=[{_CJK}]) +(?=[{_CJK}])")  # a space only markup put there (<span>北</span>洋)
 _LABEL_TRIM = " \t\r\n:：\u00a0"
 
 
@@ -52,8 +54,9 @@ class Field:
 class Infobox:
     """Rows of ``label: value`` pairs, as in Douban's ``#info``, Baike's ``dl`` or a MediaWiki table.
 
-    ``rows`` selects one element per row (``label``/``value`` select inside it), or, with
-    ``lines=True``, selects one container whose ``<br>``-separated lines are rows. ``labels``
+    ``rows`` selects one element per row (``label``/``value`` select inside it); with
+    ``lines=True`` one container whose ``<br>``-separated lines are rows; with
+    ``next_sibling=True`` the label elements, each followed by its value (``dt``/``dd``). ``labels``
     maps a site's labels onto schema relations (None ignores a label); other labels are looked
     up in the schema by name.
     """
@@ -62,6 +65,7 @@ class Infobox:
     label: str | None = None
     value: str | None = None
     lines: bool = False
+    next_sibling: bool = False  # rows select labels (``dt``); the value is the next element (``dd``)
     labels: dict[str, str | None] = field(default_factory=dict)
     split: str = r"\s+/\s+|、"
 
@@ -121,7 +125,9 @@ class SiteSpec:
         return urlunsplit((base.scheme, base.netloc, base.path.rstrip("/") + prefix + parts.path, parts.query, ""))
 
     def start_urls(self) -> list[tuple[str, str]]:
-        return [(urljoin(self.base_url + "/", path.lstrip("/")), kind) for path, kind in self.start]
+        """Start pages: paths under the base URL, or full URLs of the real site (localised)."""
+        return [(self.localise(path) if "://" in path else urljoin(self.base_url + "/", path.lstrip("/")), kind)
+                for path, kind in self.start]
 
     def rule(self, kind: str) -> PageRule:
         for rule in self.rules:
@@ -192,6 +198,13 @@ class Page:
     def absolute(self, href: str) -> str:
         return self.spec.localise(canonical_url(urljoin(self.url, href)))
 
+    def target(self, anchor: Tag | None) -> str | None:
+        """The page an anchor links to; None for ``#`` and other links back to this page."""
+        if anchor is None:
+            return None
+        url = self.absolute(str(anchor["href"]))
+        return None if url == canonical_url(self.url) else url
+
 
 def canonical_url(url: str) -> str:
     """Fragment dropped, scheme and host lower-cased; path and query kept as they are."""
@@ -200,7 +213,7 @@ def canonical_url(url: str) -> str:
 
 
 def clean_text(text: str) -> str:
-    return _SPACES.sub(" ", text.replace("\u00a0", " ")).strip()
+    return _CJK_GAP.sub("", _SPACES.sub(" ", text.replace("\u00a0", " ")).strip())
 
 
 def parse_html(text: str) -> BeautifulSoup:
@@ -236,8 +249,8 @@ def extract(spec: SiteSpec, rule: PageRule, page: Page) -> Record | None:
                     site_id=rule.site_id(page.url))
     for fld in rule.fields:
         _read_field(page, fld, record)
-    for box in rule.infoboxes:
-        _read_infobox(page, box, record)
+    if rule.infoboxes and not [box for box in rule.infoboxes if _read_infobox(page, box, record)]:
+        record.warn("infobox", "nothing matches " + " or ".join(repr(box.rows) for box in rule.infoboxes))
     if rule.hook is not None:
         try:
             rule.hook(page, record)
@@ -270,17 +283,22 @@ def _read_field(page: Page, fld: Field, record: Record) -> None:
         target = None
         if fld.link:
             anchor = element if element.has_attr("href") else element.find(href=True)
-            target = page.absolute(str(anchor["href"])) if anchor is not None else None
+            target = page.target(anchor)
         for value in values:
             record.add(fld.relation, value, target, fld.lang)
 
 
-def _read_infobox(page: Page, box: Infobox, record: Record) -> None:
+def _read_infobox(page: Page, box: Infobox, record: Record) -> bool:
     containers = page.soup.select(box.rows)
     if not containers:
-        record.warn("infobox", f"nothing matches {box.rows!r}")
-        return
-    rows = _lines(containers[0]) if box.lines else [_row_pair(element, box) for element in containers]
+        return False
+    if box.lines:
+        rows = _lines(containers[0])
+    elif box.next_sibling:
+        rows = [(clean_text(el.get_text(" ")), [el.find_next_sibling()] if el.find_next_sibling() else [])
+                for el in containers]
+    else:
+        rows = [_row_pair(element, box) for element in containers]
     for label, nodes in rows:
         label = label.strip(_LABEL_TRIM)
         if not label:
@@ -290,6 +308,7 @@ def _read_infobox(page: Page, box: Infobox, record: Record) -> None:
             continue
         for value, target in _values(page, nodes, box.split):
             record.add(relation, value, target)
+    return True
 
 
 def _row_pair(element: Tag, box: Infobox) -> tuple[str, list]:
@@ -350,7 +369,7 @@ def _values(page: Page, nodes: list, split: str) -> list[tuple[str, str | None]]
         if isinstance(node, Tag):
             anchors = [node] if node.has_attr("href") else node.find_all(href=True)
             if anchors:
-                values += [(clean_text(a.get_text(" ")), page.absolute(str(a["href"]))) for a in anchors]
+                values += [(clean_text(a.get_text(" ")), page.target(a)) for a in anchors]
                 continue
             text = node.get_text(" ")
         else:
