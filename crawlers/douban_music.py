@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-from crawlers.douban_movie import CELEBRITY_INFO, split_bilingual
+from crawlers.douban_movie import split_bilingual
 from kgforge.crawl.spec import Field, Follow, Infobox, Page, PageRule, Record, SiteSpec
 
 _TRACK = re.compile(r"^\s*\d+[.、]\s*(.+)$")
@@ -26,6 +26,11 @@ def tracks(page: Page, record: Record) -> None:
     if lines:
         record.add("track_count", str(len(lines)))
 
+
+MUSICIAN_INFO = Infobox(rows="#headline .info li", label="span", labels={
+    "星座": "zodiac_sign", "出生日期": "birth_date", "出生地": "birth_place", "职业": "occupation",
+    "更多外文名": "alias", "更多中文名": "alias", "性别": None, "家庭成员": None, "imdb编号": None, "官方网站": None,
+})
 
 SPEC = SiteSpec(
     name="douban_music",
@@ -57,7 +62,7 @@ SPEC = SiteSpec(
                 Field("name", "#content h1"),
                 Field("information", "#intro .bd", lang="zh", optional=True),
             ),
-            infoboxes=(CELEBRITY_INFO,),
+            infoboxes=(MUSICIAN_INFO,),
             hook=split_bilingual,
         ),
     ),
