@@ -73,7 +73,7 @@ class ResponseCache:
         meta["fetched_at"] = meta["fetched_at"] or time.time()
         meta["sha256"] = digest
         meta_path = self.meta_path(response.url)
-        _write_atomic(meta_path, json.dumps(meta, ensure_ascii=False).encode("utf-8"))
+        _write_atomic(meta_path, json.dumps(meta).encode("ascii"))  # \uXXXX escapes: any URL is storable
         return meta_path
 
 
