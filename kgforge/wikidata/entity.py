@@ -18,7 +18,9 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -122,8 +124,9 @@ def process_entity(entity: Any, cfg: WikidataConfig) -> EntityOutput:
     out = EntityOutput(qid)
     subject = entity_iri(qid)
     emit_terms(entity, subject, cfg, out)
+    emitted = 0
     for pid, statements in _terms(entity, "claims").items():
-        if not isinstance(statements, list):
+        if type(statements) is not list:
             out.problems.append((f"{qid} {pid}", "statement list is not a list", statements))
             continue
         pid = pid.upper()
@@ -131,8 +134,12 @@ def process_entity(entity: Any, cfg: WikidataConfig) -> EntityOutput:
             out.counts["statements_excluded"] += len(statements)
             continue
         for statement in best_rank(statements, out, pid):
-            _emit_statement(subject, qid, pid, statement, cfg, out)
-    out.counts["entities"] += 1
+            emitted += _emit_statement(subject, qid, pid, statement, cfg, out)
+    counts = out.counts
+    counts["entities"] += 1
+    counts["statements"] += emitted
+    if out.deprecated:
+        counts["statements_deprecated"] += len(out.deprecated)
     return out
 
 
@@ -169,20 +176,27 @@ def _add_term(subject: str, predicate: str, term: Any, tag: str, out: EntityOutp
 
 
 def best_rank(statements: list, out: EntityOutput, pid: str) -> list[dict]:
-    """Preferred statements if any, else normal ones; deprecated ones are set aside."""
-    by_rank: dict[str, list[dict]] = {"preferred": [], "normal": [], "deprecated": []}
+    """Preferred statements if any, else normal ones; deprecated ones are set aside in ``out.deprecated``."""
+    normal: list[dict] = []
+    preferred: list[dict] = []
     for statement in statements:
-        rank = statement.get("rank", "normal") if isinstance(statement, dict) else None
-        if rank not in by_rank:
+        rank = statement.get("rank", "normal") if type(statement) is dict else None
+        if rank == "normal":
+            normal.append(statement)
+        elif rank == "preferred":
+            preferred.append(statement)
+        elif rank == "deprecated":
+            out.deprecated.append(statement)
+        else:
             out.problems.append((f"{out.id} {pid}", f"statement has unknown rank {rank!r}", statement))
-            continue
-        by_rank[rank].append(statement)
-    out.counts["statements_deprecated"] += len(by_rank["deprecated"])
-    out.deprecated.extend(by_rank["deprecated"])
-    chosen = by_rank["preferred"] or by_rank["normal"]
-    if by_rank["preferred"]:
-        out.counts["statements_outranked"] += len(by_rank["normal"])
-    return chosen
+    if preferred:
+        if normal:
+            out.counts["statements_outranked"] += len(normal)
+        return preferred
+    return normal
+
+
+_SAFE_ID = re.compile(r"^[A-Za-z0-9._~$-]+$")
 
 
 def statement_node(qid: str, pid: str, statement: dict) -> str:
@@ -190,70 +204,80 @@ def statement_node(qid: str, pid: str, statement: dict) -> str:
     if not isinstance(sid, str) or not sid:
         digest = hashlib.sha1(json.dumps(statement, sort_keys=True).encode("utf-8")).hexdigest()[:20]
         sid = f"{qid}-{pid}-{digest}"
-    return WDS + safe_segment(sid.replace("$", "-"))
+    sid = sid.replace("$", "-")
+    return WDS + (sid if _SAFE_ID.match(sid) else safe_segment(sid))
+
+
+def _where(qid: str, pid: str, statement: dict) -> str:
+    return f"{qid} {pid} {statement.get('id', '')}".rstrip()
 
 
 def _emit_statement(subject: str, qid: str, pid: str, statement: dict, cfg: WikidataConfig,
-                    out: EntityOutput) -> None:
+                    out: EntityOutput) -> int:
+    """Triples of one truthy statement; 1 if it gave a fact, 0 if its value was bad."""
     snak = statement.get("mainsnak")
-    where = f"{qid} {pid} {statement.get('id', '')}".rstrip()
     try:
-        value = snak_value(snak, pid, f"{qid}|{statement.get('id') or json.dumps(snak, sort_keys=True)}")
+        if type(snak) is dict and snak.get("snaktype", "value") == "value":  # the common case, inlined
+            value = map_value(snak.get("datavalue"), snak.get("datatype"))
+        else:
+            value = snak_value(snak, lambda: f"{qid}|{statement.get('id') or json.dumps(snak, sort_keys=True)}")
     except BadValue as exc:
-        out.problems.append((where, f"bad value: {exc}", statement))
-        return
-    qualifiers = _qualifiers(statement, qid, where, out)
+        out.problems.append((_where(qid, pid, statement), f"bad value: {exc}", statement))
+        return 0
+    qualifiers = _qualifiers(statement, qid, pid, out) if statement.get("qualifiers") else []
+    triples = out.triples
     if value is None:  # novalue: "has no P"
-        out.triples.append((subject, RDF_TYPE, iri_term(WDNO + pid)))
+        triples.append((subject, RDF_TYPE, f"<{WDNO}{pid}>"))
     else:
-        out.triples.append((subject, cfg.direct_predicate(pid), value.term))
+        triples.append((subject, cfg.direct_predicate(pid), value.term))
         if pid == INSTANCE_OF and value.entity in cfg.classes:
-            out.triples.append((subject, RDF_TYPE, iri_term(cfg.classes[value.entity])))
-    out.counts["statements"] += 1
+            triples.append((subject, RDF_TYPE, iri_term(cfg.classes[value.entity])))
     if qualifiers or (value is not None and value.extras):
         node = statement_node(qid, pid, statement)
-        out.triples.append((subject, P + pid, iri_term(node)))
+        triples.append((subject, P + pid, f"<{node}>"))
         if value is not None:
-            out.triples.append((node, PS + pid, value.term))
-            out.triples.extend((node, pred, term) for pred, term in value.extras)
+            triples.append((node, PS + pid, value.term))
+            triples.extend((node, pred, term) for pred, term in value.extras)
         else:
-            out.triples.append((node, RDF_TYPE, iri_term(WDNO + pid)))
-        out.triples.append((node, WIKIBASE + "rank", iri_term(WIKIBASE + RANKS[statement.get("rank", "normal")])))
-        out.triples.extend((node, pred, term) for pred, term in qualifiers)
+            triples.append((node, RDF_TYPE, f"<{WDNO}{pid}>"))
+        triples.append((node, WIKIBASE + "rank", _RANK_TERMS[statement.get("rank", "normal")]))
+        triples.extend((node, pred, term) for pred, term in qualifiers)
         out.counts["statement_nodes"] += 1
+    return 1
 
 
-def snak_value(snak: Any, pid: str, key: str) -> Value | None:
+_RANK_TERMS = {rank: f"<{WIKIBASE}{name}>" for rank, name in RANKS.items()}
+
+
+def snak_value(snak: Any, skolem_key: Callable[[], str]) -> Value | None:
     """The mapped value of a snak; None for ``novalue``; a skolem IRI for ``somevalue``."""
     if not isinstance(snak, dict):
         raise BadValue("snak must be an object")
     kind = snak.get("snaktype", "value")
+    if kind == "value":
+        return map_value(snak.get("datavalue"), snak.get("datatype"))
     if kind == "novalue":
         return None
     if kind == "somevalue":
-        return Value(iri_term(skolem_iri(key)))
-    if kind != "value":
-        raise BadValue(f"unknown snaktype {kind!r}")
-    return map_value(snak.get("datavalue"), snak.get("datatype"))
+        return Value(iri_term(skolem_iri(skolem_key())))
+    raise BadValue(f"unknown snaktype {kind!r}")
 
 
-def _qualifiers(statement: dict, qid: str, where: str, out: EntityOutput) -> list[tuple[str, str]]:
+def _qualifiers(statement: dict, qid: str, pid: str, out: EntityOutput) -> list[tuple[str, str]]:
     found: list[tuple[str, str]] = []
-    qualifiers = statement.get("qualifiers") or {}
+    qualifiers = statement["qualifiers"]
     if not isinstance(qualifiers, dict):
         return found
     for qpid, snaks in qualifiers.items():
+        qpid_u = str(qpid).upper()
         for index, snak in enumerate(snaks if isinstance(snaks, list) else []):
-            qpid_u = str(qpid).upper()
             try:
-                value = snak_value(snak, qpid_u, f"{qid}|{statement.get('id')}|{qpid_u}|{index}")
+                value = snak_value(snak, lambda: f"{qid}|{statement.get('id')}|{qpid_u}|{index}")
             except BadValue as exc:
-                out.problems.append((f"{where} qualifier {qpid_u}", f"bad qualifier value: {exc}", snak))
+                out.problems.append((f"{_where(qid, pid, statement)} qualifier {qpid_u}",
+                                     f"bad qualifier value: {exc}", snak))
                 continue
-            if value is None:
-                found.append((RDF_TYPE, iri_term(WDNO + qpid_u)))
-            else:
-                found.append((PQ + qpid_u, value.term))
+            found.append((RDF_TYPE, f"<{WDNO}{qpid_u}>") if value is None else (PQ + qpid_u, value.term))
             out.counts["qualifiers"] += 1
     return found
 

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from kgforge.store import write_json_atomic
-from kgforge.wikidata.entity import EntityOutput, IndexRecord
+from kgforge.wikidata.entity import IndexRecord
 from kgforge.wikidata.framing import DumpReader
 from kgforge.wikidata.pipeline import BatchResult, PassSpec, Throttle, run_pass
 
@@ -82,7 +82,7 @@ def run_resumable(dump: Path, spec: PassSpec, state_root: Path, workers: int = 0
         def on_result(batch: BatchResult) -> None:
             nonlocal seen
             _journal_batch(out, batch, result.counts)
-            on_progress(len(batch.outputs))
+            on_progress(batch.entities)
             seen += 1
             if stop_after_batches is not None and seen >= stop_after_batches:
                 save(False, batch.end_offset, batch.end_line + 1)
@@ -112,29 +112,7 @@ def _read_checkpoint(path: Path) -> dict[str, Any] | None:
 
 def _journal_batch(out: Any, batch: BatchResult, counts: Counter[str]) -> None:
     counts.update(batch.counts)
-    for line, offset, reason, excerpt in batch.errors:
-        out.write("E " + json.dumps({"location": f"line {line} (byte {offset})", "reason": reason,
-                                     "record": excerpt}, ensure_ascii=False) + "\n")
-        counts["entities_bad"] += 1
-    for line, offset, output in batch.outputs:
-        if isinstance(output, IndexRecord):
-            out.write("I " + output.to_line())
-            continue
-        assert isinstance(output, EntityOutput)
-        counts.update(output.counts)
-        for s, p, o in output.triples:
-            out.write(f"T {s} {p} {o}\n")
-        for where, reason, record in output.problems:
-            out.write("E " + json.dumps({"location": f"line {line} (byte {offset}) {where}", "reason": reason,
-                                         "record": _excerpt(record)}, ensure_ascii=False) + "\n")
-            counts["statements_bad"] += 1
-        for statement in output.deprecated:
-            out.write("D " + json.dumps({"entity": output.id, "line": line, "statement": statement},
-                                        ensure_ascii=False) + "\n")
-
-
-def _excerpt(record: Any) -> str:
-    return json.dumps(record, ensure_ascii=False, default=str)[:1000]
+    out.write(batch.journal)
 
 
 def read_journal(journal: Path, kinds: str = "TIED") -> Iterator[tuple[str, str]]:

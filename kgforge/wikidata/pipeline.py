@@ -18,7 +18,9 @@ from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
-from kgforge.wikidata.entity import BadEntity, WikidataConfig, index_entity, process_entity
+from kgforge.wikidata.entity import (
+    BadEntity, EntityOutput, IndexRecord, WikidataConfig, index_entity, process_entity,
+)
 from kgforge.wikidata.framing import DumpReader, entity_json
 
 BATCH_BYTES = 1 << 20
@@ -37,11 +39,13 @@ class Batch:
 
 @dataclass
 class BatchResult:
+    """A batch's journal text, rendered in the worker so the reading process only writes it."""
+
     end_line: int
     end_offset: int
-    outputs: list[Any] = field(default_factory=list)
-    errors: list[tuple[int, int, str, str]] = field(default_factory=list)  # line, byte offset, reason, excerpt
+    journal: str = ""
     counts: Counter[str] = field(default_factory=Counter)
+    entities: int = 0
 
 
 @dataclass
@@ -65,6 +69,7 @@ def work(batch: Batch, spec: PassSpec | None = None) -> BatchResult:
     assert spec is not None, "worker used before its initializer ran"
     handler = _HANDLERS[spec.mode]
     result = BatchResult(batch.first_line + len(batch.lines) - 1, batch.end_offset)
+    parts: list[str] = []
     offset = batch.first_offset
     for index, raw in enumerate(batch.lines):
         line, start = batch.first_line + index, offset
@@ -80,7 +85,8 @@ def work(batch: Batch, spec: PassSpec | None = None) -> BatchResult:
         try:
             entity = json.loads(text)
         except ValueError as exc:  # JSONDecodeError and UnicodeDecodeError
-            result.errors.append((line, start, f"malformed JSON: {exc}", text[:300].decode("utf-8", "replace")))
+            parts.append(_error(line, start, "", f"malformed JSON: {exc}", text[:300].decode("utf-8", "replace")))
+            result.counts["entities_bad"] += 1
             continue
         if spec.wanted is not None and isinstance(entity, dict) and entity.get("id") not in spec.wanted:
             result.counts["entities_skipped"] += 1
@@ -89,12 +95,37 @@ def work(batch: Batch, spec: PassSpec | None = None) -> BatchResult:
             result.counts["entities_missing"] += 1
             continue
         try:
-            result.outputs.append((line, start, handler(entity, spec.cfg)))
-        except BadEntity as exc:
-            result.errors.append((line, start, f"bad entity: {exc}", text[:300].decode("utf-8", "replace")))
-        except RecursionError:
-            result.errors.append((line, start, "bad entity: nested too deeply", text[:300].decode("utf-8", "replace")))
+            output = handler(entity, spec.cfg)
+        except (BadEntity, RecursionError) as exc:
+            reason = "nested too deeply" if isinstance(exc, RecursionError) else str(exc)
+            parts.append(_error(line, start, "", f"bad entity: {reason}", text[:300].decode("utf-8", "replace")))
+            result.counts["entities_bad"] += 1
+            continue
+        result.entities += 1
+        parts.append(render(output, line, start, result.counts))
+    result.journal = "".join(parts)
     return result
+
+
+def render(output: EntityOutput | IndexRecord, line: int, offset: int, counts: Counter[str]) -> str:
+    """Journal lines of one entity: ``I`` (index record) or ``T``/``E``/``D`` (triples, problems, deprecated)."""
+    if isinstance(output, IndexRecord):
+        return "I " + output.to_line()
+    counts.update(output.counts)
+    parts = [f"T {s} {p} {o}\n" for s, p, o in output.triples]
+    for where, reason, record in output.problems:
+        parts.append(_error(line, offset, " " + where, reason, record))
+        counts["statements_bad"] += 1
+    for statement in output.deprecated:
+        parts.append("D " + json.dumps({"entity": output.id, "line": line, "statement": statement},
+                                       ensure_ascii=False) + "\n")
+    return "".join(parts)
+
+
+def _error(line: int, offset: int, where: str, reason: str, record: Any) -> str:
+    excerpt = record if isinstance(record, str) else json.dumps(record, ensure_ascii=False, default=str)[:1000]
+    return "E " + json.dumps({"location": f"line {line} (byte {offset}){where}", "reason": reason,
+                              "record": excerpt}, ensure_ascii=False) + "\n"
 
 
 def batches(reader: DumpReader, batch_bytes: int = BATCH_BYTES, batch_lines: int = BATCH_LINES) -> Iterator[Batch]:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from urllib.parse import quote
 
 from kgforge.quads import XSD, check_iri, literal_term
@@ -41,10 +41,10 @@ class BadValue(ValueError):
     """A datavalue that cannot be mapped; the message says why."""
 
 
-@dataclass
+@dataclass(slots=True)
 class Value:
     term: str  # N-Quads object term of the direct triple
-    extras: list[tuple[str, str]] = field(default_factory=list)  # (predicate IRI, term) for the statement node
+    extras: list[tuple[str, str]] | tuple = ()  # (predicate IRI, term) for the statement node
     entity: str | None = None  # the id, for an item/property/lexeme reference
 
 
@@ -88,8 +88,8 @@ def map_value(datavalue: object, datatype: str | None) -> Value:
 
 
 def _entity(value: object, datatype: str | None) -> Value:
-    qid = entity_id(value)
-    return Value(iri_term(entity_iri(qid)), entity=qid)
+    qid = entity_id(value)  # validated: safe inside an IRI as it is
+    return Value(f"<{WD}{qid}>", entity=qid)
 
 
 def _string(value: object, datatype: str | None) -> Value:
@@ -150,7 +150,7 @@ def _quantity(value: object, datatype: str | None) -> Value:
     if not isinstance(value, dict):
         raise BadValue("quantity value must be an object")
     decimal = XSD + "decimal"
-    result = Value(literal_term(_decimal(value.get("amount"), "quantity amount"), datatype=decimal))
+    result = Value(literal_term(_decimal(value.get("amount"), "quantity amount"), datatype=decimal), [])
     unit = value.get("unit", "1")
     if unit not in ("1", None):
         if not isinstance(unit, str):
@@ -179,7 +179,7 @@ def _coordinate(value: object, datatype: str | None) -> Value:
         raise BadValue(f"latitude and longitude must be numbers, got {lat!r}, {lon!r}")
     globe = value.get("globe") or EARTH
     point = f"Point({lon!r} {lat!r})" if globe == EARTH else f"<{check_iri(globe)}> Point({lon!r} {lat!r})"
-    result = Value(literal_term(point, datatype=GEO_WKT))
+    result = Value(literal_term(point, datatype=GEO_WKT), [])
     if isinstance(value.get("precision"), (int, float)):
         result.extras.append((WIKIBASE + "geoPrecision", literal_term(repr(float(value["precision"])),
                                                                        datatype=XSD + "double")))
