@@ -14,6 +14,7 @@ from kgforge.wikidata.demo import write_dump
 from kgforge.wikidata.entity import WikidataConfig, process_entity
 from kgforge.wikidata.passes import read_journal, run_resumable, split_triple
 from kgforge.wikidata.pipeline import PassSpec
+from kgforge.wikidata.values import map_value
 
 WD = "http://www.wikidata.org/entity/"
 WDT = "http://www.wikidata.org/prop/direct/"
@@ -88,7 +89,9 @@ def entities(draw) -> dict:
 def value_key(statement: dict) -> str:
     """Equal for statements that must give one direct triple; each unknown value is its own."""
     snak = statement["mainsnak"]
-    return json.dumps(snak.get("datavalue"), sort_keys=True) if snak["snaktype"] == "value" else str(statement.get("id") or json.dumps(snak, sort_keys=True))
+    if snak["snaktype"] == "value":  # values that map to one term (Q1 with or without "id") are one fact
+        return map_value(snak["datavalue"], snak.get("datatype")).term
+    return str(statement.get("id") or json.dumps(snak, sort_keys=True))
 
 
 @settings(max_examples=150, deadline=None)
