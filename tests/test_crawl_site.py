@@ -11,11 +11,12 @@ from pathlib import Path
 import pyoxigraph as ox
 import pytest
 from tests.crawl_support import (
-    BROKEN, CLI_SETTINGS, DISALLOWED, DOUBAN, GBK_AS_GB2312, LOOP, NO_CHARSET, OVERSIZED, SERVER_ERROR,
+    BROKEN, CLI_SETTINGS, DISALLOWED, DOUBAN, SITES, GBK_AS_GB2312, LOOP, NO_CHARSET, OVERSIZED, SERVER_ERROR,
     STALLS, TEST_CONFIG, TOO_MANY, douban_routes,
 )
 
 from kgforge.crawl import crawl, load_spec, read_records
+from kgforge.crawl.demo import demo_crawl
 from kgforge.crawl.loopback import LoopbackSite, Static
 from kgforge.vocab import PROV_SOURCE, RDFS_LABEL, SKOS_ALT_LABEL, relation_iri
 
@@ -167,3 +168,30 @@ def test_crawl_then_build_into_store(cli, workdir, tmp_path):
     shawshank = list(store.quads_for_pattern(None, ox.NamedNode(RDFS_LABEL), ox.Literal("肖申克的救赎", language="zh"), graph))[0].subject
     assert list(store.quads_for_pattern(shawshank, ox.NamedNode(relation_iri("starring")), star, graph))
     assert not list(store.quads_for_pattern(None, ox.NamedNode(RDFS_LABEL), ox.Literal("阿甘正传", language="zh"), graph))
+
+
+def test_schema_listed_crawl_source_crawls_then_loads(cli, workdir, tmp_path):
+    with LoopbackSite(SITES / "qunar") as site:
+        schema = tmp_path / "travel_crawl.toml"
+        schema.write_text(f"""extends = "travel"
+name = "travel"
+
+[[sources]]
+kind = "crawl"
+path = "qunar"
+base_url = "{site.base_url}"
+delay = 0.05
+""", encoding="utf-8")
+        built = json.loads(cli("build", "travel", "--schema", str(schema), "--workdir", str(workdir), "--json").stdout)
+        assert site.paths()[:2] == ["/robots.txt", "/p-cs299914-beijing-jingdian"]
+    assert built["graphs"]["https://kgforge.org/graph/crawl/qunar"] > 20
+    assert built["sources"][0]["counts"]["records_ok"] == 2
+    # A second build re-parses the cached crawl: no server needed any more.
+    again = json.loads(cli("build", "travel", "--schema", str(schema), "--workdir", str(workdir), "--json").stdout)
+    assert again["graphs"] == built["graphs"]
+
+
+def test_demo_site_crawl_builds_a_store(tmp_path):
+    result = demo_crawl(tmp_path / "kg", show_progress=False)
+    assert result["crawl"]["fetched"] == 9 and result["crawl"]["failed"] == 0
+    assert result["build"]["graphs"]["https://kgforge.org/graph/crawl/douban_movie"] > 100
