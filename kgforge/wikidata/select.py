@@ -59,7 +59,8 @@ def expand(records: Records, seeds: Iterable[str], hops: int, fanout_cap: int | 
 
     One scan of the index per hop. A node follows at most ``fanout_cap`` of its neighbours —
     the first ones in index order, which puts the schema's mapped properties first — so hubs
-    cannot pull in the world; capped nodes are reported.
+    cannot pull in the world; capped nodes are reported. A node's edges may be spread over
+    several records (XLORE edge lists); the cap counts them together.
     """
     seen = set(seeds)
     result = Expansion(levels=[set(seen)])
@@ -68,14 +69,23 @@ def expand(records: Records, seeds: Iterable[str], hops: int, fanout_cap: int | 
         if not frontier:
             break
         found: set[str] = set()
+        followed: dict[str, set[str]] = defaultdict(set)
+        degree: dict[str, set[str]] = defaultdict(set)
         for record in records():
             if record.id not in frontier:
                 continue
-            neighbours = record.neighbours
-            if fanout_cap is not None and len(neighbours) > fanout_cap:
-                result.capped[record.id] = len(neighbours)
-                neighbours = neighbours[:fanout_cap]
-            found.update(n for n in neighbours if n not in seen)
+            taken = followed[record.id]
+            for neighbour in record.neighbours:
+                if fanout_cap is not None:
+                    degree[record.id].add(neighbour)
+                    if len(taken) >= fanout_cap and neighbour not in taken:
+                        continue
+                taken.add(neighbour)
+                if neighbour not in seen:
+                    found.add(neighbour)
+        for node, neighbours in degree.items():
+            if len(neighbours) > (fanout_cap or 0):
+                result.capped[node] = len(neighbours)
         seen |= found
         result.levels.append(found)
         frontier = found

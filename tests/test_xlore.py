@@ -1,0 +1,220 @@
+"""XLORE: the real concept-mapping sample, the documented dump line shapes, N-hop selection, the API client."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from urllib.parse import parse_qs, urlparse
+
+import pyoxigraph as ox
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from kgforge.build import build
+from kgforge.schema import SourceSpec
+from kgforge.store import domain_paths, open_read_only
+from kgforge.vocab import RDF_TYPE, RDFS_LABEL, relation_iri
+from kgforge.xlore import (
+    QUOTA_TEXT, LineError, XloreApiError, XloreClient, XloreQuotaError, XloreReader,
+)
+
+I = "http://xlore.org/instance/"
+C = "http://xlore.org/concept/"
+HEADER = """@base <http://xlore.org/instance/> .
+@prefix property: <http://xlore.org/property#> .
+@prefix rdf: <http://www.w3.org/1999/02/22-rdf-syntax-ns#> .
+@prefix rdfs: <http://www.w3.org/2000/01/rdf-schema#> .
+@prefix owl: <http://www.w3.org/2002/07/owl#> .
+
+property:hasIcon rdf:type rdf:Property .
+"""
+
+
+def build_xlore(workdir: Path, path: Path, **options) -> tuple[ox.Store, dict]:
+    summary = build("film", [SourceSpec("xlore", str(path), options)], workdir, show_progress=False,
+                    use_schema_sources=False)
+    return open_read_only(domain_paths("film", workdir)), summary.as_dict()["sources"][0]
+
+
+def objects(store: ox.Store, subject: str, predicate: str) -> set:
+    return {q.object for q in store.quads_for_pattern(ox.NamedNode(subject), ox.NamedNode(predicate), None, None)}
+
+
+def test_real_dbpedia_concept_mapping_sample(workdir: Path, shared) -> None:
+    store, source = build_xlore(workdir, shared("xlore/dbpedia_xlore_concept.dat"))
+    assert source["quarantined"] == 0
+    assert objects(store, C + "2109", RDFS_LABEL) == {ox.Literal("events", language="en"), ox.Literal("事件", language="zh")}
+    assert objects(store, C + "2109", "http://www.w3.org/2002/07/owl#equivalentClass") == {
+        ox.NamedNode("http://dbpedia.org/ontology/Event")}
+    # a DBpedia class XLore did not map keeps its label, and no concept is invented
+    assert objects(store, "http://dbpedia.org/ontology/LunarCrater", RDFS_LABEL) == {ox.Literal("lunar crater", language="en")}
+
+
+def film_dump(folder: Path) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "xlore.property.list.ttl").write_text(
+        "@base <http://xlore.org/property/> .\n@prefix rdfs: <http://www.w3.org/2000/01/rdf-schema#> .\n"
+        '<p12> rdfs:label "导演"@zh .\n<p13> rdfs:label "上映时间"@zh .\n<p14> rdfs:label "主演"@zh .\n', encoding="utf-8")
+    (folder / "xlore.instance.list.ttl").write_text(HEADER + "\n".join([
+        '<bdi1> rdfs:label "城市之街"@zh .', '<bdi1> rdfs:label "City Streets"@en .',
+        '<bdi1> rdfs:comment "《城市之街》是1931年的美国电影。"@baidu .',
+        '<bdi1> rdfs:comment "City Streets is a 1931 \\"noir\\" \\u0066ilm."@enwiki .',
+        '<bdi3> rdfs:label "鲁本·马莫利安"@zh .', '<bdi5> rdfs:label "同名"@zh .', '<bdi6> rdfs:label "同名"@zh .',
+        "this line is not a triple",
+    ]) + "\n", encoding="utf-8")
+    hub = [f"<{I}hub> <http://xlore.org/property/p14> <{I}h{n}> ." for n in range(8)]
+    (folder / "xlore.instance.infobox.ttl").write_text("\n".join([
+        f"<{I}bdi1> <http://xlore.org/property/p12> <{I}bdi3> .",
+        f'<{I}bdi1> <http://xlore.org/property/p13> "1931年"@zh .',
+        f"<{I}bdi3> <http://xlore.org/property/p14> <{I}bdi4> .",
+        f"<{I}bdi4> <http://xlore.org/property/p14> <{I}hub> .",
+        *hub,
+    ]) + "\n", encoding="utf-8")
+    (folder / "xlore.instance.reference.ttl").write_text(
+        f"<{I}bdi1> <http://xlore.org/property#hasReferedTo> <{I}bdi2> .\n", encoding="utf-8")
+    (folder / "xlore.taxonomy.ttl").write_text("\n".join([
+        f"<{I}bdi1> owl:InstanceOf <{C}bdc9> .", f"<{C}bdc9> owl:SubClassOf <{C}bdc1> .",
+        f'<{C}bdc9> rdfs:label "电影"@zh .', f'<{C}bdc77> rdfs:label "无关"@zh .',
+    ]) + "\n", encoding="utf-8")
+    return folder
+
+
+def test_documented_line_shapes(workdir: Path, tmp_path: Path) -> None:
+    folder = film_dump(tmp_path / "xlore")
+    store, source = build_xlore(workdir, folder, classes={"film": [C + "bdc9"]})
+    film = I + "bdi1"
+    assert objects(store, film, RDFS_LABEL) == {ox.Literal("城市之街", language="zh"), ox.Literal("City Streets", language="en")}
+    # abstracts: the source tag survives as a private-use subtag of a real language tag
+    assert objects(store, film, "http://www.w3.org/2000/01/rdf-schema#comment") == {
+        ox.Literal("《城市之街》是1931年的美国电影。", language="zh-x-baidu"),
+        ox.Literal('City Streets is a 1931 "noir" film.', language="en-x-enwiki")}
+    # infobox properties named like schema relations land under the relation IRIs
+    assert objects(store, film, relation_iri("director")) == {ox.NamedNode(I + "bdi3")}
+    assert objects(store, film, relation_iri("release_date")) == {ox.Literal("1931年", language="zh")}
+    # owl:InstanceOf → rdf:type (plus the domain type from options), owl:SubClassOf → rdfs:subClassOf
+    assert objects(store, film, RDF_TYPE) == {ox.NamedNode(C + "bdc9"), ox.NamedNode("https://kgforge.org/class/film")}
+    assert objects(store, C + "bdc9", "http://www.w3.org/2000/01/rdf-schema#subClassOf") == {ox.NamedNode(C + "bdc1")}
+    entries = [json.loads(line) for line in (workdir / "film" / source["quarantine_file"]).read_text().splitlines()]
+    offset = (folder / "xlore.instance.list.ttl").read_bytes().index(b"this line is not a triple")
+    assert [e["location"] for e in entries] == [f"xlore.instance.list.ttl line 15 (byte {offset})"]
+
+
+def test_n_hop_selection_with_fanout_cap(tmp_path: Path) -> None:
+    dump = film_dump(tmp_path / "xlore")
+    expected = [{"bdi1"}, {"bdi2", "bdi3"}, {"bdi4"}, {"hub"}, {"h0", "h1", "h2"}]
+    for hops in (1, 2, 4):
+        workdir = tmp_path / f"kg{hops}"
+        store, source = build_xlore(workdir, dump, seeds=["bdi1"], hops=hops, fanout_cap=3)
+        wanted = set().union(*expected[: hops + 1])
+        subjects = {q.subject.value.removeprefix(I) for q in store.quads_for_pattern(None, None, None, None)
+                    if q.subject.value.startswith(I)}
+        assert subjects == wanted & {"bdi1", "bdi3", "bdi4", "hub"}  # those with triples of their own
+        assert [source["counts"][f"hop_{h}_entities"] for h in range(hops + 1)] == [len(e) for e in expected[: hops + 1]]
+    assert source["counts"]["fanout_capped_nodes"] == 1
+    # only the concepts the selection refers to come along
+    assert objects(store, C + "bdc9", RDFS_LABEL) and not objects(store, C + "bdc77", RDFS_LABEL)
+
+
+def test_seed_names_ambiguous_reported(tmp_path: Path) -> None:
+    store, source = build_xlore(tmp_path / "kg", film_dump(tmp_path / "xlore"), seed_names=["城市之街", "同名"], hops=0)
+    assert objects(store, I + "bdi1", RDFS_LABEL)
+    entries = [json.loads(line) for line in (tmp_path / "kg" / "film" / source["quarantine_file"]).read_text().splitlines()]
+    ambiguous = [e for e in entries if e["location"] == "seed name '同名'"]
+    assert ambiguous and ambiguous[0]["reason"].startswith("ambiguous: 2 instances")
+    assert not objects(store, I + "bdi5", RDFS_LABEL)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(st.characters(blacklist_categories=("Cs",)), max_size=40))
+def test_lenient_reader_never_crashes(text: str) -> None:
+    reader = XloreReader.__new__(XloreReader)
+    reader.base, reader.prefixes = I, {"rdfs": "http://www.w3.org/2000/01/rdf-schema#"}
+    try:
+        subject, predicate, obj = reader.triple(text)
+    except LineError:
+        return
+    assert subject.is_iri and predicate
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.text(st.characters(blacklist_categories=("Cs",)), min_size=1, max_size=30))
+def test_literal_text_round_trips(value: str) -> None:
+    reader = XloreReader.__new__(XloreReader)
+    reader.base, reader.prefixes = I, {"rdfs": "http://www.w3.org/2000/01/rdf-schema#"}
+    escaped = "".join({"\\": "\\\\", '"': '\\"', "\n": "\\n", "\r": "\\r", "\t": "\\t"}.get(c, c) for c in value)
+    _, _, obj = reader.triple(f'<bdi1> rdfs:label "{escaped}"@zhwiki .')
+    assert obj.value == value and obj.lang == "zh-x-zhwiki"
+
+
+# --- the web API client, against a real HTTP server on 127.0.0.1 ---------------------------------
+
+class FakeXlore(BaseHTTPRequestHandler):
+    hits: list[tuple[float, str]] = []
+    quota = False
+    failures = 0
+
+    def do_GET(self) -> None:  # noqa: N802 - http.server's name
+        cls = type(self)
+        cls.hits.append((time.monotonic(), self.path))
+        query = parse_qs(urlparse(self.path).query)
+        if cls.failures:
+            cls.failures -= 1
+            self._reply(503, b"busy")
+        elif cls.quota:
+            self._reply(200, QUOTA_TEXT.encode("utf-8"))
+        elif "instances" in query:
+            word = query["instances"][0]
+            body = {"Instances": [{"Label": word, "Uri": I + "bdi1", "Related Instances": [{"Label": "鲁本·马莫利安"}]}]}
+            self._reply(200, json.dumps(body, ensure_ascii=False).encode("utf-8"))
+        else:
+            self._reply(200, b"<html>not json</html>")
+
+    def _reply(self, status: int, body: bytes) -> None:
+        self.send_response(status)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+@pytest.fixture
+def server():
+    FakeXlore.hits, FakeXlore.quota, FakeXlore.failures = [], False, 0
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), FakeXlore)
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{httpd.server_address[1]}"
+    httpd.shutdown()
+
+
+def test_api_cache_rate_limit_and_quota(server: str, tmp_path: Path) -> None:
+    client = XloreClient(tmp_path / "cache", base_url=server, min_interval=0.2)
+    found = client.search_instances("城市之街")
+    assert found[0]["Uri"] == I + "bdi1" and found[0]["Related Instances"][0]["Label"] == "鲁本·马莫利安"
+    assert client.search_instances("城市之街") == found
+    assert len(FakeXlore.hits) == 1  # the second answer came from the disk cache
+    client.search_instances("霸王别姬")
+    assert FakeXlore.hits[1][0] - FakeXlore.hits[0][0] >= 0.19  # at most one request per min_interval
+    FakeXlore.quota = True
+    with pytest.raises(XloreQuotaError, match=QUOTA_TEXT):
+        client.search_instances("阿甘正传")
+    FakeXlore.quota = False
+    assert client.search_instances("阿甘正传")[0]["Label"] == "阿甘正传"  # the quota reply was not cached
+    assert len(FakeXlore.hits) == 4
+
+
+def test_api_retries_then_reports_non_json(server: str, tmp_path: Path) -> None:
+    client = XloreClient(tmp_path / "cache", base_url=server, min_interval=0.0, retries=2)
+    FakeXlore.failures = 2
+    assert client.search_instances("城市之街")[0]["Uri"] == I + "bdi1"
+    assert len(FakeXlore.hits) == 3
+    with pytest.raises(XloreApiError, match="not JSON"):
+        client.get("sigInfo", uri=I + "eni1")
+    with pytest.raises(XloreApiError, match="not JSON"):  # and it was not cached either
+        client.get("sigInfo", uri=I + "eni1")
