@@ -64,7 +64,7 @@ class CrawlConfig:
     @classmethod
     def impolite(cls, **changes: object) -> "CrawlConfig":
         """No delay, no robots, many connections: for benchmarks against one's own server."""
-        base = cls(delay=0.0, per_host_concurrency=16, workers=16, obey_robots=False,
+        base = cls(delay=0.0, per_host_concurrency=8, workers=8, obey_robots=False,
                    backoff_base=0.05)
         return replace(base, **changes)
 

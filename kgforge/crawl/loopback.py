@@ -148,6 +148,7 @@ class LoopbackSite:
 
         class _Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
+            disable_nagle_algorithm = True  # headers and body go out at once: no 40 ms delayed-ACK stalls
 
             def do_GET(self) -> None:  # noqa: N802 (http.server's naming)
                 with site._lock:
