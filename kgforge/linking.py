@@ -2,12 +2,14 @@
 
 The one place where entities of different sources become one: by exact (normalised) match of
 their zh and en labels and aliases, with a type check, written as ``owl:sameAs``. A label match
-beats an alias match; when more than one counterpart remains at the best level the entity is
+beats an alias match (a trailing disambiguation such as ``（1993年电影）`` is dropped as an
+alias form); when more than one counterpart remains at the best level the entity is
 reported as ambiguous with every candidate, and never linked by guess.
 """
 
 from __future__ import annotations
 
+import re
 import unicodedata
 from collections import defaultdict
 from collections.abc import Iterable
@@ -15,13 +17,23 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import polars as pl
+
+from kgforge.build import add_graphs
+from kgforge.quads import QuadWriter
+from kgforge.schema import load_schema
+from kgforge.store import domain_paths, read_manifest, write_json_atomic
+from kgforge.tables import GraphTables, read_tables
 from kgforge.text import normalise_label
-from kgforge.vocab import ENTITY, OWL_SAME_AS, RDFS_LABEL, SKOS_ALT_LABEL, graph_iri
+from kgforge.vocab import CLASS, ENTITY, OWL_SAME_AS, graph_iri
 
 WIKIDATA_ENTITY = "http://www.wikidata.org/entity/"
 XLORE_INSTANCE = "http://xlore.org/instance/"
 EXTERNAL_PREFIXES = (WIKIDATA_ENTITY, XLORE_INSTANCE)
 LINKS_GRAPH = graph_iri("derived", "links")
+
+
+_DISAMBIGUATION = re.compile(r"\s*[（(][^（）()]*[）)]\s*$")
 
 
 def name_key(text: str) -> str:
@@ -67,6 +79,9 @@ class Linker:
             for name in (*entity.labels, *entity.aliases):
                 if name.strip():
                     self._by_name[name_key(name)].add(entity.key)
+                    bare = _DISAMBIGUATION.sub("", name)
+                    if bare.strip() and bare != name:  # "霸王别姬（1993年陈凯歌执导电影）" also as "霸王别姬"
+                        self._by_name[name_key(bare)].add(entity.key)
         # entity key → level (0: label = label, 1: any other name match) → candidate keys
         self._found: dict[str, dict[int, set[str]]] = defaultdict(lambda: defaultdict(set))
         self.type_rejected = 0
@@ -103,3 +118,65 @@ def link(entities: Iterable[Named], candidates: Iterable[Named]) -> LinkReport:
     for candidate in candidates:
         linker.offer(candidate)
     return linker.report()
+
+
+# --- linking inside a domain's store ---------------------------------------------------------
+
+def _named_entities(tables: GraphTables, prefixes: tuple[str, ...], classes: dict[str, set[str]]) -> list[Named]:
+    """One ``Named`` per IRI under ``prefixes``: rdfs:labels, skos:altLabels and kgforge class types."""
+    labels = tables.labels.filter(pl.col("iri").str.starts_with(prefixes[0]) if len(prefixes) == 1 else
+                                  pl.any_horizontal(*(pl.col("iri").str.starts_with(p) for p in prefixes)))
+    grouped = labels.group_by("iri").agg(
+        pl.col("label").filter(pl.col("preferred")).alias("labels"),
+        pl.col("label").filter(~pl.col("preferred")).alias("aliases"),
+    )
+    return [Named(row["iri"], tuple(row["labels"]), tuple(row["aliases"]), frozenset(classes.get(row["iri"], ())))
+            for row in grouped.iter_rows(named=True)]
+
+
+def link_domain(domain: str, workdir: Path | str | None = None) -> dict[str, Any]:
+    """Link the domain's dataset/crawled entities to their Wikidata / XLORE counterparts.
+
+    Writes ``owl:sameAs`` into the derived graph ``graph/derived/links`` (re-running replaces it)
+    and the full report, ambiguous candidates included, to ``<domain>/links-report.json``.
+    """
+    paths = domain_paths(domain, workdir)
+    tables = read_tables(paths)
+    typed = tables.types.filter(pl.col("class").str.starts_with(CLASS))
+    classes: dict[str, set[str]] = defaultdict(set)
+    for iri, cls in typed.iter_rows():
+        classes[iri].add(cls)
+    report = link(_named_entities(tables, (ENTITY,), classes), _named_entities(tables, EXTERNAL_PREFIXES, classes))
+    quads_file = paths.quads / "links.nq"
+    with QuadWriter(quads_file, LINKS_GRAPH) as writer:
+        for entity, counterpart in sorted(report.linked.items()):
+            writer.iri(entity, OWL_SAME_AS, counterpart)
+    label = tables.label_map("zh")
+    full = {"linked": {label.get(k, k): {"entity": k, "counterpart": v} for k, v in report.linked.items()},
+            "ambiguous": {label.get(k, k): {"entity": k, "candidates": v} for k, v in report.ambiguous.items()},
+            "unmatched": len(report.unmatched), "type_rejected": report.type_rejected}
+    write_json_atomic(paths.root / "links-report.json", full)
+    summary = report.as_dict()
+    summary["report_file"] = str(paths.root / "links-report.json")
+    add_graphs(domain, {LINKS_GRAPH: {"kind": "links", "quads_file": "quads/links.nq", "quads": writer.count}},
+               stage="link", stage_info={k: v for k, v in summary.items() if k != "ambiguous_examples"},
+               workdir=workdir, replace_kinds=("links",))
+    return summary
+
+
+def start_entity_names(domain: str, workdir: Path | str | None = None) -> dict[str, str | None]:
+    """Names of the domain's dataset entities that head facts (KdConv's start entities), each with its
+    schema type id when it has one (for the type check); only the head type when the schema names one.
+    These are the seeds a Wikidata / XLORE import starts from when asked to seed by label."""
+    paths = domain_paths(domain, workdir)
+    schema = load_schema(read_manifest(paths)["schema"]["path"])
+    tables = read_tables(paths)
+    type_ids = {t.iri: t.id for t in schema.types.values()}
+    typed = tables.types.filter(pl.col("class").is_in(list(type_ids)))
+    heads = tables.facts.filter(pl.col("s").str.starts_with(ENTITY))["s"].unique()
+    if schema.head_type:
+        heads = typed.filter(pl.col("class") == schema.types[schema.head_type].iri)["iri"]
+    names = tables.labels.filter(pl.col("preferred") & pl.col("iri").is_in(heads.to_list()))
+    type_of = dict(zip(typed["iri"].to_list(), typed["class"].to_list()))
+    return {row["label"]: type_ids.get(type_of.get(row["iri"], ""))
+            for row in names.sort("label").iter_rows(named=True)}

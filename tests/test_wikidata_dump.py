@@ -163,7 +163,9 @@ def test_seeds_by_class_and_by_name(workdir: Path, tmp_path: Path) -> None:
     assert subjects(workdir) == {"Q300"}
     reasons = {e["location"]: e["reason"] for e in quarantine_entries(workdir, source)}
     assert reasons["seed name 'some film'"].startswith("ambiguous: 2 entities")
-    assert "no entity" in reasons["seed name 'nothing like it'"]
+    assert "seed name 'nothing like it'" not in reasons and source["counts"]["seed_names_unmatched"] == 1
+    selection = json.loads(next((workdir / "film" / "raw" / "wikidata").glob("index-*/selection.json")).read_text())
+    assert selection["unmatched_seed_names"] == ["nothing like it"]
 
 
 def test_demo_dump_builds(workdir: Path, tmp_path: Path) -> None:

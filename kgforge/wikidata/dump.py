@@ -86,20 +86,23 @@ def select_entities(ctx: ImportContext, index: PassResult, options: dict[str, An
         closure = subclass_closure(records, {str(q).upper() for q in _list(options["seed_classes"])})
         ctx.counts["class_closure_size"] = len(closure)
         seeds |= instances_of(records, closure)
+    unmatched: list[str] = []
     if options.get("seed_names"):
-        seeds |= _seeds_by_name(ctx, records(), options["seed_names"], WikidataConfig.from_schema(ctx.schema, ctx.options))
+        by_name, unmatched = _seeds_by_name(ctx, records(), options["seed_names"],
+                                            WikidataConfig.from_schema(ctx.schema, ctx.options))
+        seeds |= by_name
     if not seeds:
         raise InputError(f"{ctx.path}: no seed entity found in the dump (seeds, seed_classes and seed_names "
                          "matched nothing); see the quarantine file for the details")
     hops = int(options.get("hops", DEFAULT_HOPS))
     cap = options.get("fanout_cap", DEFAULT_FANOUT_CAP)
     expansion = expand(records, seeds, hops, int(cap) if cap else None)
-    _record_expansion(ctx, expansion, index.journal.parent)
+    _record_expansion(ctx, expansion, unmatched, index.journal.parent)
     return frozenset(expansion.entities)
 
 
 def _seeds_by_name(ctx: ImportContext, records: Iterator[IndexRecord], seed_names: Any,
-                   cfg: WikidataConfig) -> set[str]:
+                   cfg: WikidataConfig) -> tuple[set[str], list[str]]:
     """Entities named like the given names (``{"name": type_id | None}`` or a list), by ``linking``."""
     named = seed_names if isinstance(seed_names, dict) else {name: None for name in _list(seed_names)}
     wanted = [Named(name, (name,), (), frozenset([t]) if t else frozenset()) for name, t in named.items()]
@@ -111,20 +114,20 @@ def _seeds_by_name(ctx: ImportContext, records: Iterator[IndexRecord], seed_name
     for name, qids in report.ambiguous.items():
         ctx.reject(f"seed name {name!r}", f"ambiguous: {len(qids)} entities carry this name, none chosen",
                    {"candidates": qids})
-    for name in report.unmatched:
-        ctx.reject(f"seed name {name!r}", "no entity in the dump carries this name")
     ctx.counts["seed_names_linked"] = len(report.linked)
     ctx.counts["seed_names_ambiguous"] = len(report.ambiguous)
-    return set(report.linked.values())
+    ctx.counts["seed_names_unmatched"] = len(report.unmatched)  # listed in selection.json
+    return set(report.linked.values()), report.unmatched
 
 
-def _record_expansion(ctx: ImportContext, expansion: Expansion, state: Path) -> None:
+def _record_expansion(ctx: ImportContext, expansion: Expansion, unmatched: list[str], state: Path) -> None:
     summary = expansion.summary()
     for hop, size in enumerate(summary["per_hop"]):  # type: ignore[arg-type]
         ctx.counts[f"hop_{hop}_entities"] = size
     ctx.counts["selected_entities"] = len(expansion.entities)
     ctx.counts["fanout_capped_nodes"] = len(expansion.capped)
-    (state / "selection.json").write_text(json.dumps(summary, indent=2), encoding="utf-8")
+    summary["unmatched_seed_names"] = unmatched
+    (state / "selection.json").write_text(json.dumps(summary, indent=2, ensure_ascii=False), encoding="utf-8")
 
 
 def replay_extract(ctx: ImportContext, result: PassResult, cfg: WikidataConfig) -> None:
