@@ -95,7 +95,7 @@ def bare_requests_run(pages: int) -> float:
         paths = [p for p in site.routes if p != "/robots.txt"]
         started = time.perf_counter()
         for path in paths:
-            session.get(site.base_url + path, timeout=10).content
+            _ = session.get(site.base_url + path, timeout=10).content
         return len(paths) / (time.perf_counter() - started) * 60
 
 
@@ -120,7 +120,7 @@ def polite_gaps(delay: float, pages: int, robots: bytes | None, work: Path) -> d
         spec = load_spec("douban_movie", site.base_url)
         crawl(spec, work, CrawlConfig(delay=delay), limit=pages, show_progress=False)
         times = [entry.time for entry in site.log]
-    gaps = [b - a for a, b in zip(times, times[1:])]
+    gaps = [b - a for a, b in zip(times, times[1:], strict=False)]
     return {"requests": len(times), "median_gap": statistics.median(gaps), "min_gap": min(gaps),
             "max_gap": max(gaps)}
 
@@ -146,7 +146,8 @@ def main() -> None:
         "politeness_off": {
             "kgforge_pages_per_min_median": round(ours),
             "kgforge_runs": [round(r["pages_per_min"]) for r in runs],
-            "reparse_from_cache_pages_per_min_median": round(statistics.median(r["reparse_pages_per_min"] for r in runs)),
+            "reparse_from_cache_pages_per_min_median":
+                round(statistics.median(r["reparse_pages_per_min"] for r in runs)),
             "bare_sequential_requests_pages_per_min_median": round(statistics.median(bare)),
             "scrapy": scrapy,
             "ratio_to_scrapy": round(ours / scrapy["pages_per_min"], 2) if scrapy["pages_per_min"] else None,

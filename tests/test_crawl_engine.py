@@ -9,6 +9,7 @@ from pathlib import Path
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from kgforge.crawl import crawl, load_spec
 from kgforge.crawl.cache import CachedResponse, ResponseCache
 from kgforge.crawl.encoding import canonical_codec, decode_body
 from kgforge.crawl.fetch import CrawlConfig, Fetcher, parse_retry_after
@@ -16,6 +17,7 @@ from kgforge.crawl.frontier import Frontier
 from kgforge.crawl.loopback import LoopbackSite, Redirect, Static, Stream
 from kgforge.crawl.robots import Robots
 from kgforge.crawl.spec import Field, Infobox, Page, PageRule, Record, SiteSpec, extract, parse_html
+from tests.crawl_support import DOUBAN, TEST_CONFIG
 
 GBK_TEXT = "《教父》的导演是科波拉。和喆哥一起重温，镕铸了一个时代的经典。北京市东城区景山前街四号。" * 3
 
@@ -40,7 +42,7 @@ def test_meta_charset_and_bom():
 
 
 def test_undecodable_bytes_are_replaced_and_counted():
-    decoded = decode_body("正常文字".encode("utf-8") + b"\xff\xfe\xfa" + "结尾".encode(), "text/html; charset=utf-8")
+    decoded = decode_body("正常文字".encode() + b"\xff\xfe\xfa" + "结尾".encode(), "text/html; charset=utf-8")
     assert decoded.text.startswith("正常文字") and decoded.text.endswith("结尾") and decoded.replacements >= 1
 
 
@@ -130,3 +132,16 @@ def test_missing_field_and_broken_markup_warn_with_url_and_field():
     assert record.name.startswith("霸王别姬")
     assert {(f.relation, f.value) for f in record.facts} >= {("导演", "陈凯歌"), ("类型", "剧情"), ("语言", "汉语")}
     assert record.warnings == ["http://t/item/1: field 'rating': nothing matches 'strong.rating_num'"]
+
+
+def test_a_refusing_host_is_left_alone_until_resume(tmp_path):
+    with LoopbackSite(DOUBAN, {"/subject/1292052/": Static(b"forbidden", 403)}) as site:
+        spec = load_spec("douban_movie", site.base_url)
+        summary = crawl(spec, tmp_path / "c", TEST_CONFIG, show_progress=False)
+        assert site.paths() == ["/robots.txt", "/top250", "/subject/1292052/"]  # nothing after the 403
+        assert summary.failed == 1 and summary.skipped >= 3
+        site.routes.pop("/subject/1292052/")
+        site.routes["/subject/1291546/"] = Static(b"<h1>x</h1>")
+        resumed = crawl(spec, tmp_path / "c", TEST_CONFIG, resume=True, limit=4, show_progress=False)
+    assert site.paths()[3] == "/subject/1291546/"  # the skipped pages came back on --resume
+    assert resumed.fetched >= 1

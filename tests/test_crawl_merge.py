@@ -6,7 +6,6 @@ import json
 
 import pyoxigraph as ox
 import pytest
-from tests.crawl_support import CLI_SETTINGS, SITES, douban_routes
 
 from kgforge.crawl.cleanup import CleanupOptions, clean
 from kgforge.crawl.loopback import LoopbackSite
@@ -14,6 +13,7 @@ from kgforge.crawl.merge import merge
 from kgforge.crawl.spec import Fact, Record
 from kgforge.errors import SchemaError
 from kgforge.vocab import PROV_SOURCE, RDFS_LABEL, SKOS_ALT_LABEL, entity_iri
+from tests.crawl_support import CLI_SETTINGS, SITES, douban_routes
 
 
 def film(site: str, name: str, year: str, en: str | None = None, *facts: tuple[str, str]) -> Record:

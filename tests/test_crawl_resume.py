@@ -12,9 +12,9 @@ from collections import Counter
 from pathlib import Path
 
 import pyoxigraph as ox
-from tests.crawl_support import CLI_SETTINGS, DOUBAN, douban_routes
 
 from kgforge.crawl.loopback import LoopbackSite, wait_for
+from tests.crawl_support import CLI_SETTINGS, DOUBAN, douban_routes
 
 KILL_AFTER = 8  # finished pages
 

@@ -5,11 +5,11 @@ from __future__ import annotations
 import json
 
 import pytest
-from tests.crawl_support import SITES, TEST_CONFIG, douban_routes
 
 from kgforge.crawl import crawl, load_spec, read_records, site_names
 from kgforge.crawl.loopback import LoopbackSite
 from kgforge.schema import load_schema
+from tests.crawl_support import SITES, TEST_CONFIG, douban_routes
 
 # site → (records expected, a record's name, facts it must have as (relation, value), its English name)
 EXPECTED = {

@@ -7,7 +7,16 @@ from typing import Annotated
 import typer
 from rich.markup import escape
 
-from kgforge.commands._app import DEFAULT_WORKDIR, JsonOption, WorkdirOption, app, console, emit_json, err_console, show_mapping
+from kgforge.commands._app import (
+    DEFAULT_WORKDIR,
+    JsonOption,
+    WorkdirOption,
+    app,
+    console,
+    emit_json,
+    err_console,
+    show_mapping,
+)
 from kgforge.crawl import CrawlConfig, crawl, crawl_dir_for, load_spec, read_records, site_names
 from kgforge.store import domain_paths
 
@@ -16,11 +25,13 @@ from kgforge.store import domain_paths
 def crawl_command(
     site: Annotated[str, typer.Argument(help="Site spec in crawlers/, e.g. douban_movie, douban_music, qunar, "
                                               "mtime, wiki_infobox.")],
-    limit: Annotated[int | None, typer.Option(help="Stop after this many pages (all runs of the crawl together).")] = None,
+    limit: Annotated[int | None, typer.Option(help="Stop after this many pages (all runs of the crawl "
+                                                   "together).")] = None,
     resume: Annotated[bool, typer.Option("--resume", help="Continue an unfinished crawl where it stopped.")] = False,
     restart: Annotated[bool, typer.Option("--restart", help="Discard an unfinished crawl's frontier (the cache "
                                                             "is kept) and begin again.")] = False,
-    base_url: Annotated[str | None, typer.Option(help="Crawl a mirror or a test server instead of the real site.")] = None,
+    base_url: Annotated[str | None, typer.Option(help="Crawl a mirror or a test server instead of the real "
+                                                      "site.")] = None,
     domain: Annotated[str | None, typer.Option(help="Domain folder to crawl into (default: the spec's).")] = None,
     delay: Annotated[float, typer.Option(help="Seconds between requests to one host (robots.txt Crawl-delay "
                                               "raises it).")] = 1.0,

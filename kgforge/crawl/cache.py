@@ -4,7 +4,8 @@ File names are SHA-256 digests, never parts of a URL, so no URL can place a file
 cache folder. Metadata lives in ``meta/<aa>/<sha256(url)>.json``; bodies are content-addressed in
 ``bodies/<aa>/<sha256(body)>``. Both are written to a temporary file and renamed, so a kill leaves
 either the old entry or the new one (the rename survives the process; like the frontier's WAL at
-``synchronous=NORMAL`` it is not forced to disk against power loss, which would cost an fsync a page). Re-parsing reads from here and never touches the network.
+``synchronous=NORMAL`` it is not forced to disk against power loss, which would cost an fsync a
+page). Re-parsing reads from here and never touches the network.
 """
 
 from __future__ import annotations

@@ -45,7 +45,7 @@ class CleanupOptions:
     drop_text_words: tuple[str, ...] = ()
 
     @classmethod
-    def from_options(cls, options: dict[str, Any], where: str = "options.crawl") -> "CleanupOptions":
+    def from_options(cls, options: dict[str, Any], where: str = "options.crawl") -> CleanupOptions:
         min_triples = options.get("min_triples", 0)
         if not isinstance(min_triples, int) or min_triples < 0:
             raise SchemaError(f"{where}.min_triples must be a non-negative integer, got {min_triples!r}")

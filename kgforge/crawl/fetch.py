@@ -55,14 +55,14 @@ class CrawlConfig:
     user_agent: str = field(default_factory=default_user_agent)
 
     @classmethod
-    def from_options(cls, options: dict[str, object], base: "CrawlConfig | None" = None) -> "CrawlConfig":
+    def from_options(cls, options: dict[str, object], base: CrawlConfig | None = None) -> CrawlConfig:
         """Settings named in a schema source's options (``delay = 0.5``); other keys are ignored."""
         names = {f.name for f in fields(cls)}
         chosen = {k: v for k, v in options.items() if k in names and v is not None}
         return replace(base or cls(), **chosen)
 
     @classmethod
-    def impolite(cls, **changes: object) -> "CrawlConfig":
+    def impolite(cls, **changes: object) -> CrawlConfig:
         """No delay, no robots, many connections: for benchmarks against one's own server."""
         base = cls(delay=0.0, per_host_concurrency=8, workers=8, obey_robots=False,
                    backoff_base=0.05)

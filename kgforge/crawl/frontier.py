@@ -122,7 +122,7 @@ class Frontier:
             self.db.execute("DELETE FROM pages")
             self.db.execute("DELETE FROM meta")
 
-    def _transaction(self) -> "_Transaction":
+    def _transaction(self) -> _Transaction:
         return _Transaction(self.db)
 
 

@@ -143,7 +143,7 @@ class LoopbackSite:
         with self._lock:
             return [entry.path for entry in self.log]
 
-    def start(self) -> "LoopbackSite":
+    def start(self) -> LoopbackSite:
         site = self
 
         class _Handler(BaseHTTPRequestHandler):
@@ -174,7 +174,7 @@ class LoopbackSite:
             self._server.shutdown()
             self._server.server_close()
 
-    def __enter__(self) -> "LoopbackSite":
+    def __enter__(self) -> LoopbackSite:
         return self.start()
 
     def __exit__(self, *exc: object) -> None:

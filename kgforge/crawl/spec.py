@@ -84,7 +84,7 @@ class PageRule:
     fields: tuple[Field, ...] = ()
     infoboxes: tuple[Infobox, ...] = ()
     follow: tuple[Follow, ...] = ()
-    hook: Callable[["Page", "Record"], None] | None = None
+    hook: Callable[[Page, Record], None] | None = None
 
     def site_id(self, url: str) -> str:
         match = re.search(self.match, _path_query(url))
@@ -104,7 +104,7 @@ class SiteSpec:
     hosts: dict[str, str] = field(default_factory=dict)
     origin: str | None = None  # the real base URL, once pointed at a mirror
 
-    def with_base_url(self, base_url: str | None) -> "SiteSpec":
+    def with_base_url(self, base_url: str | None) -> SiteSpec:
         if not base_url or base_url.rstrip("/") == self.base_url:
             return self
         return replace(self, base_url=base_url.rstrip("/"), origin=self.origin or self.base_url)
