@@ -180,7 +180,7 @@ def load_graphs(paths: DomainPaths, graphs: dict[str, dict[str, Any]], schema: S
         if "sha256" not in entry:
             entry["sha256"] = sha256_file(paths.root / entry["quads_file"])
     build = new_build_dir(paths)
-    files = [paths.root / entry["quads_file"] for entry in graphs.values()]
+    files = {graph: paths.root / entry["quads_file"] for graph, entry in graphs.items()}
     task = progress.add_task(f"load {sum(e['quads'] for e in graphs.values()):,} quads", total=None) if progress else None
     started = time.perf_counter()
     counts = bulk_load(build, files)

@@ -132,16 +132,24 @@ def new_build_dir(paths: DomainPaths) -> Path:
     return build
 
 
-def bulk_load(build: Path, quad_files: list[Path]) -> dict[str, int]:
-    """Bulk-load N-Quads files into ``build/oxigraph`` and return the distinct quads per graph."""
+def bulk_load(build: Path, graph_files: dict[str, Path]) -> dict[str, int]:
+    """Bulk-load one N-Quads file per named graph into ``build/oxigraph``; return distinct quads per graph.
+
+    Each file holds the quads of its one graph (as ``QuadWriter`` writes them), so a graph's count is
+    the growth of the store while its file loads. Files load smallest first, which makes the counting
+    cost about one pass over the finished store, far less than a GROUP BY over all graphs.
+    """
     store = ox.Store(str(build / "oxigraph"))
-    for quad_file in quad_files:
+    counts: dict[str, int] = {}
+    loaded = 0
+    for graph, quad_file in sorted(graph_files.items(), key=lambda item: item[1].stat().st_size):
         if quad_file.stat().st_size:  # bulk_load rejects empty input on some versions
             store.bulk_load(path=str(quad_file), format=ox.RdfFormat.N_QUADS)
+            total = len(store)
+            counts[graph], loaded = total - loaded, total
     store.flush()
-    counts = graph_counts(store)
     del store
-    return counts
+    return {graph: n for graph, n in counts.items() if n}
 
 
 def graph_counts(store: ox.Store) -> dict[str, int]:
