@@ -133,8 +133,9 @@ def process_entity(entity: Any, cfg: WikidataConfig) -> EntityOutput:
         if not cfg.wants(pid):
             out.counts["statements_excluded"] += len(statements)
             continue
+        predicate = cfg.direct_predicate(pid)
         for statement in best_rank(statements, out, pid):
-            emitted += _emit_statement(subject, qid, pid, statement, cfg, out)
+            emitted += _emit_statement(subject, qid, pid, predicate, statement, cfg, out)
     counts = out.counts
     counts["entities"] += 1
     counts["statements"] += emitted
@@ -212,7 +213,7 @@ def _where(qid: str, pid: str, statement: dict) -> str:
     return f"{qid} {pid} {statement.get('id', '')}".rstrip()
 
 
-def _emit_statement(subject: str, qid: str, pid: str, statement: dict, cfg: WikidataConfig,
+def _emit_statement(subject: str, qid: str, pid: str, predicate: str, statement: dict, cfg: WikidataConfig,
                     out: EntityOutput) -> int:
     """Triples of one truthy statement; 1 if it gave a fact, 0 if its value was bad."""
     snak = statement.get("mainsnak")
@@ -229,7 +230,7 @@ def _emit_statement(subject: str, qid: str, pid: str, statement: dict, cfg: Wiki
     if value is None:  # novalue: "has no P"
         triples.append((subject, RDF_TYPE, f"<{WDNO}{pid}>"))
     else:
-        triples.append((subject, cfg.direct_predicate(pid), value.term))
+        triples.append((subject, predicate, value.term))
         if pid == INSTANCE_OF and value.entity in cfg.classes:
             triples.append((subject, RDF_TYPE, iri_term(cfg.classes[value.entity])))
     if qualifiers or (value is not None and value.extras):

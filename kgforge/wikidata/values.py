@@ -57,6 +57,8 @@ def entity_id(value: object) -> str:
     if not isinstance(value, dict):
         raise BadValue(f"entity value must be an object, got {type(value).__name__}")
     found = value.get("id")
+    if type(found) is str and found[:1] in ("Q", "P", "L") and found[1:].isdigit() and found[1:2] != "0":
+        return found  # the common case, checked without the pattern
     if found is None and "numeric-id" in value:
         prefix = _ID_PREFIX.get(value.get("entity-type", "item"))
         if prefix is None:
@@ -131,13 +133,13 @@ def _time(value: object, datatype: str | None) -> Value:
         text, dtype = f"{year_text}-{month}", "gYearMonth"
     else:
         text, dtype = year_text, "gYear"
-    extras = []
+    extras: list[tuple[str, str]] | tuple = ()
     if precision not in (9, 10, 11):
-        extras.append((WIKIBASE + "timePrecision", literal_term(str(precision), datatype=XSD + "integer")))
+        extras = [(WIKIBASE + "timePrecision", f'"{precision}"^^<{XSD}integer>')]
     calendar = value.get("calendarmodel") or GREGORIAN
     if calendar != GREGORIAN:
-        extras.append((WIKIBASE + "timeCalendarModel", iri_term(calendar)))
-    return Value(literal_term(text, datatype=XSD + dtype), extras)
+        extras = [*extras, (WIKIBASE + "timeCalendarModel", iri_term(calendar))]
+    return Value(f'"{text}"^^<{XSD}{dtype}>', extras)  # digits, '-', ':', 'T', 'Z' only: nothing to escape
 
 
 def _decimal(text: object, what: str) -> str:
@@ -150,7 +152,7 @@ def _quantity(value: object, datatype: str | None) -> Value:
     if not isinstance(value, dict):
         raise BadValue("quantity value must be an object")
     decimal = XSD + "decimal"
-    result = Value(literal_term(_decimal(value.get("amount"), "quantity amount"), datatype=decimal), [])
+    result = Value(f'"{_decimal(value.get("amount"), "quantity amount")}"^^<{decimal}>', [])
     unit = value.get("unit", "1")
     if unit not in ("1", None):
         if not isinstance(unit, str):
@@ -158,7 +160,7 @@ def _quantity(value: object, datatype: str | None) -> Value:
         result.extras.append((WIKIBASE + "quantityUnit", iri_term(unit)))
     for key, name in (("upperBound", "quantityUpperBound"), ("lowerBound", "quantityLowerBound")):
         if value.get(key) is not None:
-            result.extras.append((WIKIBASE + name, literal_term(_decimal(value[key], key), datatype=decimal)))
+            result.extras.append((WIKIBASE + name, f'"{_decimal(value[key], key)}"^^<{decimal}>'))
     return result
 
 
