@@ -18,9 +18,15 @@ XSD = "http://www.w3.org/2001/XMLSchema#"
 WIKIBASE = "http://wikiba.se/ontology#"
 
 
+def build_source(workdir: Path, kind: str, path: Path, **options) -> tuple[ox.Store, dict]:
+    """Build the film domain from one source; the store and the source's manifest entry."""
+    summary = build("film", [SourceSpec(kind, str(path), options)], workdir, show_progress=False,
+                    use_schema_sources=False)
+    return open_read_only(domain_paths("film", workdir)), summary.as_dict()["sources"][0]
+
+
 def build_from(workdir: Path, kind: str, path: Path, **options) -> ox.Store:
-    build("film", [SourceSpec(kind, str(path), options)], workdir, show_progress=False, use_schema_sources=False)
-    return open_read_only(domain_paths("film", workdir))
+    return build_source(workdir, kind, path, **options)[0]
 
 
 def objects(store: ox.Store, subject: str, predicate: str) -> set:

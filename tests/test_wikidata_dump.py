@@ -8,14 +8,14 @@ from pathlib import Path
 import pyoxigraph as ox
 import pytest
 
-from kgforge.build import build
-from kgforge.schema import SourceSpec, load_schema
+from kgforge.schema import load_schema
 from kgforge.store import domain_paths, open_read_only
 from kgforge.wikidata.demo import entity, write_demo_dump, write_dump
 from kgforge.wikidata.entity import WikidataConfig
 from kgforge.wikidata.passes import index_records, read_journal, run_resumable
 from kgforge.wikidata.pipeline import PassSpec
 from kgforge.wikidata.select import expand, instances_of, subclass_closure
+from tests.test_wikidata import build_source
 
 WD = "http://www.wikidata.org/entity/"
 
@@ -30,9 +30,7 @@ def many_entities(n: int, start: int = 1) -> list[dict]:
 
 
 def build_film(workdir: Path, path: Path, **options) -> dict:
-    summary = build("film", [SourceSpec("wikidata", str(path), options)], workdir, show_progress=False,
-                    use_schema_sources=False)
-    return summary.as_dict()["sources"][0]
+    return build_source(workdir, "wikidata", path, **options)[1]
 
 
 def quarantine_entries(workdir: Path, source: dict) -> list[dict]:

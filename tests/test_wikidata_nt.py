@@ -10,28 +10,16 @@ import pyoxigraph as ox
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kgforge.build import build
-from kgforge.schema import SourceSpec
-from kgforge.store import domain_paths, open_read_only
 from kgforge.vocab import RDFS_LABEL, SKOS_ALT_LABEL, relation_iri
 from kgforge.wikidata.nt import unescape
+from tests.test_wikidata import build_source, objects
 
 WD = "http://www.wikidata.org/entity/"
 WDT = "http://www.wikidata.org/prop/direct/"
 
 
-def build_nt(workdir: Path, path: Path) -> tuple[ox.Store, dict]:
-    summary = build("film", [SourceSpec("wikidata-nt", str(path))], workdir, show_progress=False,
-                    use_schema_sources=False)
-    return open_read_only(domain_paths("film", workdir)), summary.as_dict()["sources"][0]
-
-
-def objects(store: ox.Store, subject: str, predicate: str) -> set:
-    return {q.object for q in store.quads_for_pattern(ox.NamedNode(subject), ox.NamedNode(predicate), None, None)}
-
-
 def test_real_q8_truthy_sample(workdir: Path, shared) -> None:
-    store, source = build_nt(workdir, shared("wikidata_rdf/Q8_happiness.truthy.nt"))
+    store, source = build_source(workdir, "wikidata-nt", shared("wikidata_rdf/Q8_happiness.truthy.nt"))
     q8 = WD + "Q8"
     # \u escapes decoded; the zh chain picks zh-hans over zh-hant; en as is
     assert objects(store, q8, RDFS_LABEL) == {ox.Literal("快乐", language="zh-hans"), ox.Literal("happiness", language="en")}
@@ -56,7 +44,7 @@ def test_generated_lines_blank_nodes_escapes_and_damage(workdir: Path, tmp_path:
     path = tmp_path / "truthy.nt.gz"
     data = ("\n".join(lines) + "\n").encode()
     path.write_bytes(gzip.compress(data)[:-8])  # cut short: the gzip trailer (CRC, size) is gone
-    store, source = build_nt(workdir, path)
+    store, source = build_source(workdir, "wikidata-nt", path)
     q1 = WD + "Q1"
     assert objects(store, q1, relation_iri("director")) == {ox.NamedNode(WD + "Q2")}
     assert objects(store, q1, WDT + "P1476") == {ox.Literal('城市之街 🎬 "quoted"', language="zh")}

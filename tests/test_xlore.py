@@ -14,13 +14,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kgforge.build import build
-from kgforge.schema import SourceSpec
-from kgforge.store import domain_paths, open_read_only
 from kgforge.vocab import RDF_TYPE, RDFS_LABEL, relation_iri
 from kgforge.xlore import (
     QUOTA_TEXT, LineError, XloreApiError, XloreClient, XloreQuotaError, XloreReader,
 )
+from tests.test_wikidata import build_source, objects
 
 I = "http://xlore.org/instance/"
 C = "http://xlore.org/concept/"
@@ -34,18 +32,8 @@ property:hasIcon rdf:type rdf:Property .
 """
 
 
-def build_xlore(workdir: Path, path: Path, **options) -> tuple[ox.Store, dict]:
-    summary = build("film", [SourceSpec("xlore", str(path), options)], workdir, show_progress=False,
-                    use_schema_sources=False)
-    return open_read_only(domain_paths("film", workdir)), summary.as_dict()["sources"][0]
-
-
-def objects(store: ox.Store, subject: str, predicate: str) -> set:
-    return {q.object for q in store.quads_for_pattern(ox.NamedNode(subject), ox.NamedNode(predicate), None, None)}
-
-
 def test_real_dbpedia_concept_mapping_sample(workdir: Path, shared) -> None:
-    store, source = build_xlore(workdir, shared("xlore/dbpedia_xlore_concept.dat"))
+    store, source = build_source(workdir, "xlore", shared("xlore/dbpedia_xlore_concept.dat"))
     assert source["quarantined"] == 0
     assert objects(store, C + "2109", RDFS_LABEL) == {ox.Literal("events", language="en"), ox.Literal("事件", language="zh")}
     assert objects(store, C + "2109", "http://www.w3.org/2002/07/owl#equivalentClass") == {
@@ -85,7 +73,7 @@ def film_dump(folder: Path) -> Path:
 
 def test_documented_line_shapes(workdir: Path, tmp_path: Path) -> None:
     folder = film_dump(tmp_path / "xlore")
-    store, source = build_xlore(workdir, folder, classes={"film": [C + "bdc9"]})
+    store, source = build_source(workdir, "xlore", folder, classes={"film": [C + "bdc9"]})
     film = I + "bdi1"
     assert objects(store, film, RDFS_LABEL) == {ox.Literal("城市之街", language="zh"), ox.Literal("City Streets", language="en")}
     # abstracts: the source tag survives as a private-use subtag of a real language tag
@@ -108,7 +96,7 @@ def test_n_hop_selection_with_fanout_cap(tmp_path: Path) -> None:
     expected = [{"bdi1"}, {"bdi2", "bdi3"}, {"bdi4"}, {"hub"}, {"h0", "h1", "h2"}]
     for hops in (1, 2, 4):
         workdir = tmp_path / f"kg{hops}"
-        store, source = build_xlore(workdir, dump, seeds=["bdi1"], hops=hops, fanout_cap=3)
+        store, source = build_source(workdir, "xlore", dump, seeds=["bdi1"], hops=hops, fanout_cap=3)
         wanted = set().union(*expected[: hops + 1])
         subjects = {q.subject.value.removeprefix(I) for q in store.quads_for_pattern(None, None, None, None)
                     if q.subject.value.startswith(I)}
@@ -120,7 +108,7 @@ def test_n_hop_selection_with_fanout_cap(tmp_path: Path) -> None:
 
 
 def test_seed_names_ambiguous_reported(tmp_path: Path) -> None:
-    store, source = build_xlore(tmp_path / "kg", film_dump(tmp_path / "xlore"), seed_names=["城市之街", "同名"], hops=0)
+    store, source = build_source(tmp_path / "kg", "xlore", film_dump(tmp_path / "xlore"), seed_names=["城市之街", "同名"], hops=0)
     assert objects(store, I + "bdi1", RDFS_LABEL)
     entries = [json.loads(line) for line in (tmp_path / "kg" / "film" / source["quarantine_file"]).read_text().splitlines()]
     ambiguous = [e for e in entries if e["location"] == "seed name '同名'"]
