@@ -174,3 +174,39 @@ def test_demo_dump_builds(workdir: Path, tmp_path: Path) -> None:
     labels = {q.object for q in store.quads_for_pattern(ox.NamedNode(WD + "Q1000002"), None, None, None)
               if isinstance(q.object, ox.Literal) and q.object.language}
     assert ox.Literal("霸王别姬", language="zh-hans") in labels
+
+
+def test_cli_import_killed_then_resumed(cli, tmp_path: Path) -> None:
+    """SIGKILL a real `kgforge import wikidata` after a checkpoint; the rerun resumes at its byte offset
+    and ends with exactly the quads of an uninterrupted import."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    dump = write_dump(tmp_path / "dump.json", many_entities(12000))
+    options = ["--domain", "film", "--workers", "0"]
+    killed, fresh = tmp_path / "killed", tmp_path / "fresh"
+    env = {**os.environ, "KGFORGE_WIKIDATA_CHECKPOINT_SECONDS": "0.05"}
+    proc = subprocess.Popen([sys.executable, "-c", "from kgforge.commands import main; main()", "import", "wikidata",
+                             str(dump), *options, "--workdir", str(killed), "--json"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
+    deadline = time.monotonic() + 120
+    checkpoint = None
+    while time.monotonic() < deadline and proc.poll() is None:
+        found = list((killed / "film" / "raw" / "wikidata").glob("extract-*/checkpoint.json"))
+        if found and json.loads(found[0].read_text())["offset"] > 0:
+            checkpoint = json.loads(found[0].read_text())
+            break
+        time.sleep(0.02)
+    assert checkpoint is not None and proc.poll() is None, "the import ended before a checkpoint could be seen"
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    resumed = json.loads(cli("import", "wikidata", str(dump), *options, "--workdir", str(killed), "--json").stdout)
+    assert resumed["source"]["counts"]["resumed_from_byte"] >= checkpoint["offset"] > 0
+    assert resumed["source"]["counts"]["entities"] == 12000
+    whole = json.loads(cli("import", "wikidata", str(dump), *options, "--workdir", str(fresh), "--json").stdout)
+    assert whole["source"]["counts"]["resumed_from_byte"] == 0
+    quads = [(folder / "film" / resumed["source"]["quads_file"]).read_text(encoding="utf-8") for folder in (killed, fresh)]
+    assert sorted(quads[0].splitlines()) == sorted(quads[1].splitlines())

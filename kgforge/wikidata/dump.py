@@ -3,7 +3,8 @@
 Run options (schema ``[options.wikidata]``, a source's options, or ``kgforge import`` flags):
 ``seeds`` (QIDs), ``seed_classes`` (QIDs; instances of them or of any subclass, P279* taken from
 the dump), ``seed_names`` (labels matched against the index, e.g. the crawled start entities),
-``hops`` (default 3), ``fanout_cap`` (default 200), ``workers``, ``decompressor``, ``resume``.
+``hops`` (default 3), ``fanout_cap`` (default 200), ``workers``, ``decompressor``, ``resume``,
+``checkpoint_seconds`` (default 5), ``batch_bytes`` (default 1 MiB).
 Without any seed the whole dump is imported. Mapping options are in ``WikidataConfig``.
 """
 
@@ -21,8 +22,10 @@ from kgforge.linking import Named, link
 from kgforge.sources import ImportContext
 from kgforge.wikidata.entity import IndexRecord, WikidataConfig
 from kgforge.wikidata.framing import frame_document, is_line_framed
-from kgforge.wikidata.passes import PassResult, index_records, read_journal, run_resumable, split_triple
-from kgforge.wikidata.pipeline import PassSpec
+from kgforge.wikidata.passes import (
+    CHECKPOINT_SECONDS, PassResult, index_records, read_journal, run_resumable, split_triple,
+)
+from kgforge.wikidata.pipeline import BATCH_BYTES, PassSpec
 from kgforge.wikidata.select import Expansion, expand, instances_of, subclass_closure
 
 DEFAULT_HOPS = 3
@@ -47,7 +50,9 @@ def import_dump(ctx: ImportContext) -> None:
     dump = ctx.path if is_line_framed(ctx.path) else frame_document(ctx.path, state_root / "documents")
     workers = default_workers(dump, options)
     common = {"workers": workers, "decompressor": str(options.get("decompressor", "auto")),
-              "resume": bool(options.get("resume", True))}
+              "resume": bool(options.get("resume", True)),
+              "checkpoint_seconds": float(options.get("checkpoint_seconds", CHECKPOINT_SECONDS)),
+              "batch_bytes": int(options.get("batch_bytes", BATCH_BYTES))}
     wanted = None
     if any(options.get(k) for k in ("seeds", "seed_classes", "seed_names")):
         index = run_resumable(dump, PassSpec("index", cfg), state_root, **common)

@@ -22,9 +22,9 @@ from typing import Any
 from kgforge.store import write_json_atomic
 from kgforge.wikidata.entity import IndexRecord
 from kgforge.wikidata.framing import DumpReader
-from kgforge.wikidata.pipeline import BatchResult, PassSpec, Throttle, run_pass
+from kgforge.wikidata.pipeline import BATCH_BYTES, BatchResult, PassSpec, Throttle, run_pass
 
-CHECKPOINT_SECONDS = 5.0
+CHECKPOINT_SECONDS = float(os.environ.get("KGFORGE_WIKIDATA_CHECKPOINT_SECONDS", "5"))
 
 
 @dataclass
@@ -48,7 +48,8 @@ def pass_key(dump: Path, spec: PassSpec) -> str:
 
 def run_resumable(dump: Path, spec: PassSpec, state_root: Path, workers: int = 0, decompressor: str = "auto",
                   resume: bool = True, on_progress: Callable[[int], None] = lambda n: None,
-                  stop_after_batches: int | None = None) -> PassResult:
+                  stop_after_batches: int | None = None, checkpoint_seconds: float = CHECKPOINT_SECONDS,
+                  batch_bytes: int = BATCH_BYTES) -> PassResult:
     """Run (or resume, or reuse) one pass; its output is the journal of the returned result.
 
     ``stop_after_batches`` ends the pass early after that many batches without marking it
@@ -67,7 +68,7 @@ def run_resumable(dump: Path, spec: PassSpec, state_root: Path, workers: int = 0
     reader = DumpReader(dump, decompressor, start_offset=offset, start_line=line)
     result = PassResult(journal, Counter(saved["counts"]) if saved else Counter(), resumed_from=offset,
                         decompressor=reader.decompressor_name)
-    throttle = Throttle(CHECKPOINT_SECONDS)
+    throttle = Throttle(checkpoint_seconds)
     seen = 0
 
     with open(journal, "a", encoding="utf-8", newline="\n") as out:
@@ -91,7 +92,7 @@ def run_resumable(dump: Path, spec: PassSpec, state_root: Path, workers: int = 0
                 save(False, batch.end_offset, batch.end_line + 1)
 
         try:
-            run_pass(reader, spec, on_result, workers)
+            run_pass(reader, spec, on_result, workers, batch_bytes)
         except _Stop:
             return result
         result.truncated = reader.truncated
