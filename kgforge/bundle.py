@@ -30,7 +30,6 @@ from typing import TYPE_CHECKING, Any
 
 import polars as pl
 import torch
-from pykeen.models import ERModel
 from safetensors.torch import load_file, save_file
 
 from kgforge import __version__
@@ -39,6 +38,8 @@ from kgforge.errors import KgforgeError
 from kgforge.store import write_json_atomic
 
 if TYPE_CHECKING:
+    from pykeen.models import ERModel
+
     from kgforge.embed import EmbedConfig, TripleSet
 
 FORMAT_VERSION = 1

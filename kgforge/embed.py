@@ -35,6 +35,7 @@ from pykeen.triples import CoreTriplesFactory
 from kgforge.errors import KgforgeError
 from kgforge.evaluate import evaluate_model
 from kgforge.progress import progress_bar
+from kgforge.scoring import candidate_scores
 from kgforge.store import DomainPaths, domain_paths, read_manifest
 from kgforge.tables import GraphTables, read_tables
 from kgforge.vocab import DERIVED_GRAPHS
@@ -72,6 +73,7 @@ class EmbedConfig:
     eval_max_triples: int = 10_000
     eval_batch_size: int | None = None
     memory_fraction: float = 0.85
+    threads: int | None = None  # CPU threads for torch; None keeps torch's default
     model_kwargs: dict[str, Any] = field(default_factory=dict)
 
     def resolved(self, device: torch.device) -> "EmbedConfig":
@@ -348,18 +350,15 @@ def _step_generator(seed: int, epoch: int, batch: int) -> torch.Generator:
 
 def _cross_entropy_loss(model: ERModel, batch: torch.Tensor, negatives: torch.Tensor | None) -> torch.Tensor:
     """Softmax cross-entropy of each positive against shared negatives (or all entities), both sides."""
-    h, t = batch[:, 0], batch[:, 2]
-    if negatives is None:
-        tail_scores = model.score_t(batch[:, :2]).float()
-        head_scores = model.score_h(batch[:, 1:]).float()
-        return 0.5 * (torch.nn.functional.cross_entropy(tail_scores, t)
-                      + torch.nn.functional.cross_entropy(head_scores, h))
-    positive = model.score_hrt(batch).float()
     losses = []
-    for side_scores, truth in ((model.score_t(batch[:, :2], tails=negatives), t),
-                               (model.score_h(batch[:, 1:], heads=negatives), h)):
-        side_scores = side_scores.float().masked_fill(negatives.unsqueeze(0) == truth.unsqueeze(1), -1e9)
-        logits = torch.cat([positive, side_scores], dim=1)
+    positive = None if negatives is None else model.score_hrt(batch).float()
+    for side, truth in (("tail", batch[:, 2]), ("head", batch[:, 0])):
+        scores = candidate_scores(model, batch, negatives, side).float()
+        if negatives is None:  # 1-vs-all: the true entity's column is the target
+            losses.append(torch.nn.functional.cross_entropy(scores, truth))
+            continue
+        scores = scores.masked_fill(negatives.unsqueeze(0) == truth.unsqueeze(1), -1e9)
+        logits = torch.cat([positive, scores], dim=1)
         losses.append(torch.nn.functional.cross_entropy(
             logits, torch.zeros(len(batch), dtype=torch.long, device=batch.device)))
     return 0.5 * (losses[0] + losses[1])
@@ -444,14 +443,14 @@ class Trainer:
                     state.elapsed = now - started
                     if config.max_time is not None and state.elapsed >= config.max_time:
                         self.stopped_by = f"--max-time {config.max_time:g}s"
-                        state.last_loss = float(loss)
+                        state.last_loss = float(loss.detach())
                         self.save_checkpoint()
                         return state
                     if now - last_checkpoint >= config.checkpoint_seconds:
-                        state.last_loss = float(loss)
+                        state.last_loss = float(loss.detach())
                         self.save_checkpoint()
                         last_checkpoint = now
-                state.last_loss = float(loss)
+                state.last_loss = float(loss.detach())
                 state.epoch += 1
                 state.batch = 0
                 bar.update(task, description=f"epoch {state.epoch}/{config.epochs} loss {state.last_loss:.4f}")
@@ -483,6 +482,8 @@ def train_bundle(triple_set: TripleSet, config: EmbedConfig, bundle_dir: Path, *
     if device.type == "cuda":
         torch.backends.cuda.matmul.allow_tf32 = True
         torch.cuda.reset_peak_memory_stats(device)
+    if config.threads:
+        torch.set_num_threads(config.threads)
     torch.manual_seed(config.seed)
     factory = triple_set.factory()
     model = build_model(config, factory).to(device)

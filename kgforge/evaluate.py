@@ -18,6 +18,8 @@ from typing import TYPE_CHECKING, Any
 import torch
 from pykeen.models import ERModel
 
+from kgforge.scoring import candidate_scores
+
 if TYPE_CHECKING:
     from kgforge.embed import EmbedConfig, TripleSet
 
@@ -68,10 +70,7 @@ def rank_triples(model: ERModel, triples: torch.Tensor, known: KnownTriples, bat
         h, r, t = batch.unbind(1)
         true_scores = model.score_hrt(batch).float()
         for side, anchor, truth in (("tail", h, t), ("head", t, h)):
-            if side == "tail":
-                scores = model.score_t(batch[:, :2], tails=candidates).float()
-            else:
-                scores = model.score_h(batch[:, 1:], heads=candidates).float()
+            scores = candidate_scores(model, batch, candidates, side).float()
             pool = candidates if candidates is not None else torch.arange(known.n_e, device=device)
             mask = known.contains(anchor, r, pool, side)  # the true triple itself is known, so masked too
             scores = scores.masked_fill(mask, float("-inf"))

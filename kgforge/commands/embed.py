@@ -1,0 +1,94 @@
+"""`kgforge embed` and `kgforge related`."""
+
+from __future__ import annotations
+
+from typing import Annotated, Optional
+
+import typer
+
+from kgforge.commands._app import DEFAULT_WORKDIR, JsonOption, WorkdirOption, app, console, emit_json, show_mapping
+
+ModelName = Annotated[str, typer.Option("--name", help="Bundle folder under <domain>/models/.")]
+
+
+@app.command("embed")
+def embed_command(
+    domain: str,
+    model: Annotated[str, typer.Option(help="PyKEEN model: TransE, RotatE, ComplEx, DistMult, ...")] = "ComplEx",
+    dim: Annotated[int, typer.Option(help="Embedding dimension (complex models: complex dimension).")] = 128,
+    epochs: Annotated[int, typer.Option(help="Training epochs.")] = 100,
+    batch_size: Annotated[Optional[int], typer.Option(help="Positive triples per step [CPU 512, GPU 8192].")] = None,
+    negatives: Annotated[Optional[int], typer.Option(
+        help="Negatives shared by a batch, per side [CPU 128, GPU 1024]; all entities when fewer.")] = None,
+    learning_rate: Annotated[float, typer.Option("--lr", help="Adam learning rate.")] = 0.01,
+    seed: Annotated[int, typer.Option(help="Seed of the split, the initialisation and the batches.")] = 42,
+    device: Annotated[str, typer.Option(help="auto, cpu or cuda[:N].")] = "auto",
+    precision: Annotated[str, typer.Option(help="auto (bf16 autocast on GPU), fp32 or bf16.")] = "auto",
+    max_time: Annotated[Optional[float], typer.Option(help="Stop training after this many seconds.")] = None,
+    checkpoint_every: Annotated[float, typer.Option(help="Seconds between checkpoints.")] = 300.0,
+    resume: Annotated[bool, typer.Option("--resume", help="Continue from the last checkpoint.")] = False,
+    include_literals: Annotated[bool, typer.Option(help="Literal values become nodes.")] = False,
+    include_derived: Annotated[bool, typer.Option(help="Train on derived (associated) triples too.")] = False,
+    evaluation: Annotated[str, typer.Option(help="auto, full, sampled or none.")] = "auto",
+    eval_batch_size: Annotated[Optional[int], typer.Option(help="Triples ranked per evaluation batch.")] = None,
+    threads: Annotated[Optional[int], typer.Option(help="CPU threads for torch.")] = None,
+    name: ModelName = "default",
+    workdir: WorkdirOption = DEFAULT_WORKDIR,
+    json_out: JsonOption = False,
+) -> None:
+    """Train a KG embedding on the domain's store and write a model bundle (weights, tables, index, metrics)."""
+    from kgforge.embed import EmbedConfig, embed  # torch and PyKEEN load only for this command
+
+    config = EmbedConfig(
+        model=model, dim=dim, epochs=epochs, batch_size=batch_size, num_negatives=negatives,
+        learning_rate=learning_rate, seed=seed, device=device, precision=precision, max_time=max_time,
+        checkpoint_seconds=checkpoint_every, include_literals=include_literals, include_derived=include_derived,
+        evaluation=evaluation, eval_batch_size=eval_batch_size, threads=threads,
+    )
+    summary = embed(domain, workdir, config, name=name, resume=resume, progress=not json_out)
+    if json_out:
+        emit_json(summary)
+        return
+    training, evaluation_result = summary["training"], summary["evaluation"]
+    show_mapping(f"{domain}: {summary['model']} bundle at {summary['bundle']}", {
+        "entities": summary["entities"], "relations": summary["relations"],
+        "split train/valid/test": "/".join(str(v) for v in summary["split"]["counts"].values()),
+        "actual ratios": " ".join(f"{v:.3f}" for v in summary["split"]["actual_ratios"].values()),
+        "moved for coverage": summary["split"]["moved_to_train_for_coverage"],
+        "epochs": f"{training['epochs_completed']}/{training['epochs_requested']}",
+        "triples/s": training["triples_per_second"], "seconds": training["seconds"],
+        "stopped by": training["stopped_by"] or "-", "metric": summary["metric"],
+    })
+    if "mrr" in evaluation_result:
+        show_mapping(f"evaluation ({evaluation_result['label']})", {
+            key: f"{evaluation_result[key]:.4f}" for key in ("mrr", "hits_at_1", "hits_at_3", "hits_at_10")})
+
+
+@app.command("related")
+def related_command(
+    domain: str,
+    entity: Annotated[str, typer.Argument(help="Label or IRI.")],
+    k: Annotated[int, typer.Option("-k", help="How many entities.")] = 10,
+    exclude_neighbours: Annotated[bool, typer.Option(help="Drop entities directly linked to ENTITY.")] = False,
+    type_: Annotated[Optional[str], typer.Option("--type", help="Only entities of this type (IRI or id).")] = None,
+    device: Annotated[str, typer.Option(help="auto, cpu or cuda.")] = "auto",
+    name: ModelName = "default",
+    workdir: WorkdirOption = DEFAULT_WORKDIR,
+    json_out: JsonOption = False,
+) -> None:
+    """Entities most similar to ENTITY in the trained model's own geometry (itself excluded)."""
+    from kgforge.related import related
+
+    answer = related(domain, entity, workdir, k=k, exclude_neighbours=exclude_neighbours, type_=type_,
+                     model=name, device=device)
+    if json_out:
+        emit_json(answer)
+        return
+    query = answer["query"]
+    console.print(f"[bold]{query['label'] or query['iri']}[/] ({query['iri']}) — {answer['method']}, "
+                  f"{answer['metric']}")
+    if answer["notice"]:
+        console.print(f"[yellow]notice[/]: {answer['notice']}")
+    for rank, row in enumerate(answer["results"], 1):
+        score = "" if row["score"] is None else f"{row['score']:.4f}"
+        console.print(f"  {rank:>3}. {score:>8}  {row['label'] or ''}  [dim]{row['iri']}[/]")

@@ -1,0 +1,235 @@
+"""`kgforge related`: the entities nearest to a given one in a trained model's own geometry.
+
+Similarity follows the model family (see :func:`kgforge.embed.similarity_metric`): cosine for
+bilinear models (DistMult, ComplEx, …; complex vectors laid out as [re, im] so cosine is the
+normalised Re<a, conj(b)>), negative L2 distance for translational ones (TransE, RotatE, …).
+Search is exact: a chunked matrix product and top-k, on the GPU in batches when there is one,
+on the CPU otherwise. The query entity itself is always excluded; ``exclude_neighbours`` also
+drops entities linked to it by any triple the model saw (train, valid or test); ``type_`` keeps
+only entities of a type. An entity named by label or IRI that the model does not know gets
+close-label suggestions, or, if the store has it (added after training), its graph neighbours
+with a notice.
+"""
+
+from __future__ import annotations
+
+import difflib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+import pyoxigraph as ox
+import torch
+
+from kgforge.bundle import Bundle
+from kgforge.errors import KgforgeError
+from kgforge.query import QueryRunner
+from kgforge.resources import query_text
+from kgforge.store import DomainPaths, domain_paths
+from kgforge.text import normalise_label
+
+CHUNK_ROWS = 262_144  # entity rows scored at once per query batch
+
+
+class UnknownEntityError(KgforgeError):
+    """The name or IRI matches no entity of the model or the store."""
+
+
+@dataclass(frozen=True)
+class Match:
+    iri: str
+    label: str | None
+    entity_id: int | None  # None: not in the model
+
+
+def _prepared(vectors: torch.Tensor, metric: str) -> tuple[torch.Tensor, torch.Tensor | None]:
+    return vectors, (vectors.pow(2).sum(1) if metric == "l2" else None)
+
+
+def search_topk(vectors: torch.Tensor, queries: torch.Tensor, k: int, metric: str, *,
+                exclude: list[torch.Tensor] | None = None, allowed: torch.Tensor | None = None,
+                sq_norms: torch.Tensor | None = None, query_batch: int = 256,
+                chunk_rows: int = CHUNK_ROWS) -> tuple[torch.Tensor, torch.Tensor]:
+    """Exact top-k rows of ``vectors`` for each query vector: (scores, ids), each (queries, k).
+
+    ``metric`` "cosine" expects normalised vectors and scores by dot product; "l2" scores by
+    negative Euclidean distance. ``exclude[i]`` lists ids never returned for query i; ``allowed``
+    is a bool mask over all rows. Rows are scored ``chunk_rows`` at a time, so memory stays at
+    query_batch x chunk_rows scores. Runs on ``vectors.device``.
+    """
+    device = vectors.device
+    if metric == "l2" and sq_norms is None:
+        sq_norms = vectors.pow(2).sum(1)
+    k = min(k, vectors.shape[0])
+    all_scores, all_ids = [], []
+    for q_start in range(0, len(queries), query_batch):
+        q = queries[q_start:q_start + query_batch].to(device)
+        q_sq = q.pow(2).sum(1, keepdim=True) if metric == "l2" else None
+        rows = torch.arange(len(q), device=device)
+        banned = None
+        if exclude is not None:
+            parts = exclude[q_start:q_start + query_batch]
+            banned = (torch.repeat_interleave(rows, torch.tensor([len(p) for p in parts], device=device)),
+                      torch.cat([p.to(device) for p in parts]) if parts else torch.empty(0, dtype=torch.long))
+        best_scores = torch.full((len(q), k), float("-inf"), device=device)
+        best_ids = torch.full((len(q), k), -1, dtype=torch.long, device=device)
+        for c_start in range(0, vectors.shape[0], chunk_rows):
+            chunk = vectors[c_start:c_start + chunk_rows]
+            scores = q @ chunk.t()
+            if metric == "l2":
+                scores = -(q_sq - 2.0 * scores + sq_norms[c_start:c_start + chunk_rows]).clamp_min(0).sqrt()
+            if allowed is not None:
+                scores.masked_fill_(~allowed[c_start:c_start + chunk_rows].unsqueeze(0), float("-inf"))
+            if banned is not None:
+                in_chunk = (banned[1] >= c_start) & (banned[1] < c_start + len(chunk))
+                scores[banned[0][in_chunk], banned[1][in_chunk] - c_start] = float("-inf")
+            top_scores, top_ids = scores.topk(min(k, len(chunk)), dim=1)
+            merged_scores = torch.cat([best_scores, top_scores], dim=1)
+            merged_ids = torch.cat([best_ids, top_ids + c_start], dim=1)
+            best_scores, order = merged_scores.topk(k, dim=1)
+            best_ids = merged_ids.gather(1, order)
+        all_scores.append(best_scores.cpu())
+        all_ids.append(best_ids.cpu())
+    return torch.cat(all_scores), torch.cat(all_ids)
+
+
+class RelatedIndex:
+    """A bundle's vectors ready for search on one device, plus its neighbour lists and labels."""
+
+    def __init__(self, bundle: Bundle, device: str = "auto") -> None:
+        self.bundle = bundle
+        if device == "auto":
+            device = "cuda" if torch.cuda.is_available() else "cpu"
+        self.device = torch.device(device)
+        self.vectors = bundle.vectors.to(self.device)
+        self.sq_norms = self.vectors.pow(2).sum(1) if bundle.metric == "l2" else None
+        self.labels = bundle.entities["label"].to_list()
+        self.iris = bundle.entities["iri"].to_list()
+
+    def neighbours(self, entity_id: int) -> torch.Tensor:
+        triples = self.bundle.triples
+        linked = pl.concat([triples.filter(pl.col("h") == entity_id)["t"],
+                            triples.filter(pl.col("t") == entity_id)["h"]]).unique()
+        return torch.from_numpy(linked.to_numpy().astype("int64"))
+
+    def type_mask(self, type_: str) -> torch.Tensor:
+        """Entities whose type IRI equals ``type_`` or ends with ``/type_`` or ``#type_``."""
+        wanted = pl.col("types").list.eval(
+            (pl.element() == type_) | pl.element().str.ends_with("/" + type_) | pl.element().str.ends_with("#" + type_)
+        ).list.any()
+        mask = self.bundle.entities.select(wanted.fill_null(False))["types"].to_numpy()
+        if not mask.any():
+            known = sorted({t for ts in self.bundle.entities["types"].to_list() for t in ts})
+            raise KgforgeError(f"--type {type_!r} matches no entity type of the model; types: "
+                               f"{', '.join(known) or '(none recorded)'}")
+        return torch.from_numpy(mask).to(self.device)
+
+    def top(self, entity_ids: list[int], k: int = 10, exclude_neighbours: bool = False,
+            type_: str | None = None) -> list[list[tuple[int, float]]]:
+        queries = self.vectors[torch.tensor(entity_ids, device=self.device)]
+        exclude = [torch.cat([torch.tensor([e]), self.neighbours(e)]) if exclude_neighbours else torch.tensor([e])
+                   for e in entity_ids]
+        scores, ids = search_topk(self.vectors, queries, k, self.bundle.metric, exclude=exclude,
+                                  allowed=self.type_mask(type_) if type_ else None, sq_norms=self.sq_norms,
+                                  query_batch=1024 if self.device.type == "cuda" else 256)
+        return [[(int(i), float(s)) for i, s in zip(row_ids, row_scores) if i >= 0 and s > float("-inf")]
+                for row_ids, row_scores in zip(ids.tolist(), scores.tolist())]
+
+
+_INDEXES: dict[tuple[str, float, str], RelatedIndex] = {}
+
+
+def open_index(paths: DomainPaths, model: str = "default", device: str = "auto") -> RelatedIndex:
+    """The bundle ``models/<model>`` loaded once per process (reloaded when it is retrained)."""
+    path = paths.models / model
+    marker = path / "bundle.json"
+    key = (str(path.resolve()), marker.stat().st_mtime if marker.exists() else 0.0, device)
+    if key not in _INDEXES:
+        _INDEXES[key] = RelatedIndex(Bundle.open(path), device)
+    return _INDEXES[key]
+
+
+def resolve(index: RelatedIndex, name: str, paths: DomainPaths | None = None) -> Match:
+    """An entity by IRI or label: the model's own entities first, then the store (added later)."""
+    entities = index.bundle.entities
+    if "://" in name or name.startswith("urn:"):
+        entity_id = index.bundle.iri_to_id.get(name)
+        if entity_id is not None:
+            return Match(name, index.labels[entity_id], entity_id)
+        return _from_store(paths, name, by_iri=True, index=index)
+    for candidate in dict.fromkeys([name, name.strip(), normalise_label(name)]):
+        hits = entities.filter(pl.col("label") == candidate)
+        if hits.height == 1:
+            return Match(hits["iri"][0], hits["label"][0], int(hits["id"][0]))
+        if hits.height > 1:
+            raise KgforgeError(f"{name!r} labels {hits.height} entities of the model; pass one IRI: "
+                               + ", ".join(hits["iri"].head(10).to_list()))
+    return _from_store(paths, name, by_iri=False, index=index)
+
+
+def _from_store(paths: DomainPaths | None, name: str, by_iri: bool, index: RelatedIndex) -> Match:
+    if paths is not None and paths.store_link.exists():
+        with QueryRunner(paths) as runner:
+            if by_iri:
+                found = runner.query(query_text("entity_neighbours"), {"topic": ox.NamedNode(name)}, timeout=30)
+                rows = runner.query("SELECT ?label WHERE { ?e rdfs:label ?label } LIMIT 1",
+                                    {"e": ox.NamedNode(name)}, timeout=30).rows
+                if found.rows or rows:
+                    return Match(name, rows[0][0].value if rows else None, None)
+            else:
+                rows = runner.query(query_text("entity_by_label"), {"name": ox.Literal(name)}, timeout=30).rows
+                if rows:
+                    return Match(rows[0][1].value, rows[0][2].value if rows[0][2] is not None else name, None)
+    suggestions = difflib.get_close_matches(name, [lab for lab in index.labels if lab], n=5, cutoff=0.3)
+    hint = f"; did you mean: {', '.join(suggestions)}?" if suggestions else ""
+    raise UnknownEntityError(f"no entity {'with IRI' if by_iri else 'labelled'} {name!r} in model "
+                             f"{index.bundle.path} or its store{hint}")
+
+
+def _graph_neighbours(paths: DomainPaths, match: Match, k: int) -> list[dict[str, Any]]:
+    with QueryRunner(paths) as runner:
+        result = runner.query(query_text("entity_neighbours"), {"topic": ox.NamedNode(match.iri)}, timeout=30)
+    seen: dict[str, dict[str, Any]] = {}
+    for _topic, neighbour, predicate, label in result.rows:
+        if neighbour.value != match.iri and neighbour.value not in seen:
+            seen[neighbour.value] = {"iri": neighbour.value, "label": label.value if label is not None else None,
+                                     "score": None, "relation": predicate.value}
+    return list(seen.values())[:k]
+
+
+def related(domain: str, entity: str, workdir: Path | str | None = None, *, k: int = 10,
+            exclude_neighbours: bool = False, type_: str | None = None, model: str = "default",
+            device: str = "auto") -> dict[str, Any]:
+    """The ``k`` entities most related to ``entity`` (label or IRI) in ``models/<model>``."""
+    paths = domain_paths(domain, workdir)
+    index = open_index(paths, model, device)
+    match = resolve(index, entity, paths)
+    answer: dict[str, Any] = {"query": {"text": entity, "iri": match.iri, "label": match.label},
+                              "model": str(index.bundle.path), "metric": index.bundle.metric, "k": k}
+    if match.entity_id is None:
+        answer.update(method="graph-neighbours", notice=(
+            f"{match.label or match.iri} was added to the store after model {model!r} was trained (build "
+            f"{index.bundle.source.get('build_id')}); showing its graph neighbours instead. Run "
+            f"`kgforge embed {domain}` to include it."), results=_graph_neighbours(paths, match, k))
+        return answer
+    rows = index.top([match.entity_id], k, exclude_neighbours, type_)[0]
+    answer.update(method="embedding", notice=None, results=[
+        {"rank": rank, "iri": index.iris[i], "label": index.labels[i], "score": round(score, 6)}
+        for rank, (i, score) in enumerate(rows, 1)])
+    return answer
+
+
+def top_related(paths: DomainPaths, iri: str, k: int = 10, model: str = "default",
+                exclude_neighbours: bool = False) -> list[tuple[str, str | None, float]]:
+    """Library entry for other stages: [(iri, label, score)] nearest to ``iri``, best first.
+
+    Returns [] when the model does not know ``iri`` (an entity added after training); raises
+    :class:`kgforge.bundle.BundleError` when the domain has no trained model ``model``.
+    """
+    index = open_index(paths, model)
+    entity_id = index.bundle.iri_to_id.get(iri)
+    if entity_id is None:
+        return []
+    return [(index.iris[i], index.labels[i], score)
+            for i, score in index.top([entity_id], k, exclude_neighbours)[0]]
