@@ -11,7 +11,9 @@ import pyoxigraph as ox
 import pytest
 
 from kgforge.crawl import crawl, load_spec, read_records
+from kgforge.crawl.cache import ResponseCache
 from kgforge.crawl.demo import demo_crawl
+from kgforge.crawl.fetch import CrawlConfig
 from kgforge.crawl.loopback import LoopbackSite, Static
 from kgforge.vocab import PROV_SOURCE, RDFS_LABEL, SKOS_ALT_LABEL, relation_iri
 from tests.crawl_support import (
@@ -86,6 +88,7 @@ def test_records_from_cache_decode_and_survive_broken_html(crawled):
     _, _, folder, _ = crawled
     records = {r.url.split("127.0.0.1", 1)[1].split("/", 1)[1]: r for r in read_records(folder)}
     gbk = records[GBK_AS_GB2312.lstrip("/")]
+    assert ResponseCache(folder / "cache").get(gbk.url).encoding == "gb18030 (header, 0 replaced)"
     assert any("喆" in f.value and "镕" in f.value for f in gbk.facts)  # GBK-only characters survive
     assert any("气球" in f.value for f in records[NO_CHARSET.lstrip("/")].facts)
     broken = records[BROKEN.lstrip("/")]
@@ -110,6 +113,15 @@ def test_crawling_again_reuses_the_cache(crawled, tmp_path):
     # Only what failed last time (and so was never cached) goes to the network again.
     assert site.paths() == [STALLS, STALLS, LOOP, LOOP + "?from=loop", OVERSIZED]
     assert summary.cached == 18 and summary.fetched == 0 and summary.failed == 5
+
+
+def test_cache_max_age_refetches_old_pages(tmp_path):
+    with LoopbackSite(SITES / "qunar") as site:
+        spec = load_spec("qunar", site.base_url)
+        first = crawl(spec, tmp_path / "q", TEST_CONFIG, show_progress=False)
+        kept = crawl(spec, tmp_path / "q", TEST_CONFIG, show_progress=False)
+        expired = crawl(spec, tmp_path / "q", CrawlConfig(delay=0.05, cache_max_age=0), show_progress=False)
+    assert (first.fetched, kept.fetched, kept.cached, expired.fetched) == (4, 0, 4, 4)
 
 
 def test_crawl_delay_from_robots_spaces_requests(tmp_path):

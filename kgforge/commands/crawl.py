@@ -35,7 +35,10 @@ def crawl_command(
     domain: Annotated[str | None, typer.Option(help="Domain folder to crawl into (default: the spec's).")] = None,
     delay: Annotated[float, typer.Option(help="Seconds between requests to one host (robots.txt Crawl-delay "
                                               "raises it).")] = 1.0,
+    jitter: Annotated[float, typer.Option(help="Each wait is stretched by a random 0..JITTER fraction.")] = 0.1,
     concurrency: Annotated[int, typer.Option(help="Requests in flight per host.")] = 1,
+    max_age: Annotated[float | None, typer.Option(help="Refetch cached pages older than this many seconds "
+                                                       "(default: cached pages never expire).")] = None,
     read_timeout: Annotated[float, typer.Option(help="Give up on a response silent this many seconds.")] = 30.0,
     retries: Annotated[int, typer.Option(help="Retries on 429, 5xx and network errors.")] = 3,
     max_bytes: Annotated[int, typer.Option(help="Largest response accepted, in bytes.")] = 5 * 1024 * 1024,
@@ -49,7 +52,8 @@ def crawl_command(
     spec = load_spec(site, base_url)
     if ignore_robots:
         err_console.print(f"[yellow]warning[/]: robots.txt of {spec.base_url} is ignored at your request")
-    config = CrawlConfig(delay=delay, per_host_concurrency=concurrency, workers=max(4, concurrency),
+    config = CrawlConfig(delay=delay, jitter=jitter, per_host_concurrency=concurrency, workers=max(4, concurrency),
+                         cache_max_age=max_age,
                          read_timeout=read_timeout, max_retries=retries, max_bytes=max_bytes,
                          obey_robots=not ignore_robots)
     folder = crawl_dir_for(domain_paths(domain or spec.domain, workdir).root, site)

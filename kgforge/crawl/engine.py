@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from kgforge.crawl.cache import CachedResponse, ResponseCache
-from kgforge.crawl.encoding import decode_body
+from kgforge.crawl.encoding import Decoded, decode_body
 from kgforge.crawl.fetch import CrawlConfig, Fetcher, host_of
 from kgforge.crawl.frontier import Frontier, PageRow
 from kgforge.crawl.robots import Robots
@@ -43,6 +43,7 @@ class Outcome:
     attempts: int = 0
     blocked: bool = False
     size: int = 0
+    replacements: int = 0  # undecodable bytes replaced while decoding the page
 
 
 @dataclass
@@ -57,6 +58,7 @@ class CrawlSummary:
     pending: int = 0  # left for a later --resume (limit reached, host blocked)
     retries: int = 0
     bytes: int = 0
+    replaced_characters: int = 0  # bytes no encoding could decode (U+FFFD), over all fetched pages
     seconds: float = 0.0
     robots: dict[str, str] = field(default_factory=dict)
     failures: list[dict[str, str]] = field(default_factory=list)
@@ -175,18 +177,21 @@ class Crawler:
         if not self.robots.allowed(row.url):
             return Outcome(row, "skipped", reason=DISALLOWED)
         response, from_cache, attempts = self._cached(row.url), True, 0
+        decoded = None
         if response is None:
             result = self.fetcher.fetch(row.url)
             attempts, from_cache = result.attempts, False
             if result.response is None:
                 return Outcome(row, "failed", reason=result.error, attempts=attempts, blocked=result.blocked)
             response = result.response
+            decoded = decode_body(response.body, response.content_type)
+            response.encoding = f"{decoded.encoding} ({decoded.source}, {decoded.replacements} replaced)"
             self.cache.put(response)
         if response.status >= 400:
             return Outcome(row, "failed", response.status, from_cache, f"HTTP {response.status}", attempts=attempts)
-        found = self._links(row, response)
+        found = self._links(row, response, decoded)
         return Outcome(row, "done", response.status, from_cache, links=found, attempts=attempts,
-                       size=len(response.body))
+                       size=len(response.body), replacements=decoded.replacements if decoded else 0)
 
     def _cached(self, url: str) -> CachedResponse | None:
         response = self.cache.get(url)
@@ -195,11 +200,12 @@ class Crawler:
             return None
         return response
 
-    def _links(self, row: PageRow, response: CachedResponse) -> list[tuple[str, str]]:
+    def _links(self, row: PageRow, response: CachedResponse, decoded: Decoded | None) -> list[tuple[str, str]]:
         rule = self.spec.rule(row.kind)
         if not rule.follow:
             return []
-        page = Page(response.final_url, parse_html(decode_body(response.body, response.content_type).text), self.spec)
+        decoded = decoded or decode_body(response.body, response.content_type)
+        page = Page(response.final_url, parse_html(decoded.text), self.spec)
         return links(self.spec, rule, page)
 
     def _record(self, frontier: Frontier, outcome: Outcome, summary: CrawlSummary) -> list[PageRow]:
@@ -216,6 +222,7 @@ class Crawler:
             summary.fetched += not outcome.from_cache
         summary.retries += max(outcome.attempts - 1, 0)
         summary.bytes += outcome.size
+        summary.replaced_characters += outcome.replacements
         return frontier.finish(outcome.row.url, state, outcome.status, outcome.from_cache, outcome.reason,
                                outcome.links)
 

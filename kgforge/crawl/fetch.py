@@ -38,7 +38,7 @@ class CrawlConfig:
     """Politeness and robustness settings; the defaults are those of a careful crawler."""
 
     delay: float = 1.0  # seconds between request starts to one host; Crawl-delay raises it
-    jitter: float = 0.0  # each wait is multiplied by a random factor in [1, 1 + jitter]
+    jitter: float = 0.1  # each wait is multiplied by a random factor in [1, 1 + jitter]
     per_host_concurrency: int = 1
     workers: int = 4  # fetching threads over all hosts
     obey_robots: bool = True
@@ -64,7 +64,7 @@ class CrawlConfig:
     @classmethod
     def impolite(cls, **changes: object) -> CrawlConfig:
         """No delay, no robots, many connections: for benchmarks against one's own server."""
-        base = cls(delay=0.0, per_host_concurrency=8, workers=8, obey_robots=False,
+        base = cls(delay=0.0, jitter=0.0, per_host_concurrency=8, workers=8, obey_robots=False,
                    backoff_base=0.05)
         return replace(base, **changes)
 
