@@ -13,6 +13,7 @@ import pyoxigraph as ox
 
 from kgforge.build import build
 from kgforge.commands._app import console, show_mapping
+from kgforge.crawl.demo import demo_crawl
 from kgforge.query import QueryRunner, term_text
 from kgforge.resources import query_text
 from kgforge.stats import domain_stats
@@ -41,10 +42,19 @@ def step_query(workdir: Path) -> None:
         console.print(f"  {term_text(row['relation'])}: {term_text(row['value'])}")
 
 
+def step_crawl(workdir: Path) -> None:
+    console.print("[bold]crawl[/] a Douban-shaped demo site served on 127.0.0.1, then build the film domain from it")
+    result = demo_crawl(workdir)
+    counts = result["crawl"]
+    show_mapping("crawl douban_movie", {k: v for k, v in counts.items() if isinstance(v, int)})
+    show_mapping("build film --source crawl:douban_movie", {"quads": result["build"]["total_quads"]})
+
+
 STEPS: list[tuple[str, Callable[[Path], None]]] = [
     ("build", step_build),
     ("stats", step_stats),
     ("query", step_query),
+    ("crawl", step_crawl),
 ]
 
 
