@@ -183,8 +183,13 @@ class ConceptMappingReader:
                     yield line_no, offset, LineError(f"label {label!r} is not text@dbpedia / text@en@xlore / text@zh@xlore")
 
 
-def reader_for(path: Path, base: str) -> XloreReader | ConceptMappingReader:
-    return ConceptMappingReader(path) if path.name.endswith((".dat", ".dat.gz", ".dat.bz2")) else XloreReader(path, base)
+def reader_for(path: Path, base: str | None = None) -> XloreReader | ConceptMappingReader:
+    """The reader for one file; relative IRIs resolve against ``base``, else against the namespace the
+    file's name implies (``xlore.property.*`` → property/, ``xlore.concept.*`` → concept/, else instance/)."""
+    if path.name.endswith((".dat", ".dat.gz", ".dat.bz2")):
+        return ConceptMappingReader(path)
+    implied = PROPERTY if ".property." in path.name else CONCEPT if ".concept." in path.name else INSTANCE
+    return XloreReader(path, base or implied)
 
 
 def xlore_files(path: Path) -> list[Path]:
@@ -298,7 +303,7 @@ class XloreImport:
     def triples(self) -> Iterator[tuple[str, Term, str, Term]]:
         """``(location, subject, predicate, object)`` of every readable line; bad lines are quarantined."""
         for path in self.files:
-            for line, offset, item in reader_for(path, str(self.options.get("base", INSTANCE))):
+            for line, offset, item in reader_for(path, self.options.get("base")):
                 location = f"{path.name} line {line} (byte {offset})"
                 if isinstance(item, LineError):
                     self.ctx.reject(location, str(item))
@@ -329,7 +334,7 @@ class XloreImport:
         for path in self.files:
             if ".property." not in path.name:
                 continue
-            for _, _, item in XloreReader(path, str(self.options.get("base", PROPERTY))):
+            for _, _, item in reader_for(path, self.options.get("base")):
                 if isinstance(item, LineError) or item[1] != label_iri or item[2].is_iri:
                     continue
                 subject, _, label = item

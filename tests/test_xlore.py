@@ -18,6 +18,7 @@ from kgforge.vocab import RDF_TYPE, RDFS_LABEL, relation_iri
 from kgforge.xlore import (
     QUOTA_TEXT, LineError, XloreApiError, XloreClient, XloreQuotaError, XloreReader,
 )
+from kgforge.store import domain_paths, open_read_only
 from tests.test_wikidata import build_source, objects
 
 I = "http://xlore.org/instance/"
@@ -44,8 +45,8 @@ def test_real_dbpedia_concept_mapping_sample(workdir: Path, shared) -> None:
 
 def film_dump(folder: Path) -> Path:
     folder.mkdir(parents=True, exist_ok=True)
-    (folder / "xlore.property.list.ttl").write_text(
-        "@base <http://xlore.org/property/> .\n@prefix rdfs: <http://www.w3.org/2000/01/rdf-schema#> .\n"
+    (folder / "xlore.property.list.ttl").write_text(  # no @base: relative ids are properties by the file name
+        "@prefix rdfs: <http://www.w3.org/2000/01/rdf-schema#> .\n"
         '<p12> rdfs:label "导演"@zh .\n<p13> rdfs:label "上映时间"@zh .\n<p14> rdfs:label "主演"@zh .\n', encoding="utf-8")
     (folder / "xlore.instance.list.ttl").write_text(HEADER + "\n".join([
         '<bdi1> rdfs:label "城市之街"@zh .', '<bdi1> rdfs:label "City Streets"@en .',
@@ -206,3 +207,15 @@ def test_api_retries_then_reports_non_json(server: str, tmp_path: Path) -> None:
         client.get("sigInfo", uri=I + "eni1")
     with pytest.raises(XloreApiError, match="not JSON"):  # and it was not cached either
         client.get("sigInfo", uri=I + "eni1")
+
+
+def test_cli_import_xlore_into_an_existing_store(cli, workdir: Path, tmp_path: Path, shared) -> None:
+    cli("build", "film", "--no-schema-sources", "--source", f"kdconv-dialogues:{shared('kdconv/film/dev.json')}",
+        "--workdir", str(workdir))
+    result = json.loads(cli("import", "xlore", str(film_dump(tmp_path / "xlore")), "--domain", "film",
+                            "--seed", "bdi1", "--hops", "1", "--workdir", str(workdir), "--json").stdout)
+    assert result["source"]["counts"]["selected_entities"] == 3
+    store = open_read_only(domain_paths("film", workdir))
+    assert objects(store, I + "bdi1", relation_iri("director")) == {ox.NamedNode(I + "bdi3")}
+    graphs = set(json.loads(domain_paths("film", workdir).manifest.read_text())["graphs"])
+    assert any(g.endswith("/kdconv-dialogues/dev") for g in graphs) and any("/xlore/" in g for g in graphs)
