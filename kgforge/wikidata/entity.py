@@ -163,13 +163,18 @@ def _pick_term(subject: str, predicate: str, terms: dict, chain: tuple[str, ...]
             return
 
 
+_GOOD_TAGS: set[str] = set()  # language tags already checked
+
+
 def _add_term(subject: str, predicate: str, term: Any, tag: str, out: EntityOutput) -> bool:
     value = term.get("value") if isinstance(term, dict) else None
     if not isinstance(value, str) or not value.strip():
         out.problems.append((f"{out.id} term {tag}", "term has no string 'value'", term))
         return False
     try:
-        out.triples.append((subject, predicate, literal_term(value, lang=check_lang(tag))))
+        if tag not in _GOOD_TAGS:
+            _GOOD_TAGS.add(check_lang(tag))
+        out.triples.append((subject, predicate, f"{literal_term(value)}@{tag}"))
     except (ValueError, UnicodeEncodeError) as exc:
         out.problems.append((f"{out.id} term {tag}", f"bad term: {exc}", term))
         return False
@@ -178,6 +183,8 @@ def _add_term(subject: str, predicate: str, term: Any, tag: str, out: EntityOutp
 
 def best_rank(statements: list, out: EntityOutput, pid: str) -> list[dict]:
     """Preferred statements if any, else normal ones; deprecated ones are set aside in ``out.deprecated``."""
+    if len(statements) == 1 and type(statements[0]) is dict and statements[0].get("rank", "normal") == "normal":
+        return statements  # the common case
     normal: list[dict] = []
     preferred: list[dict] = []
     for statement in statements:

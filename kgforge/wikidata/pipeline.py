@@ -68,6 +68,7 @@ def work(batch: Batch, spec: PassSpec | None = None) -> BatchResult:
     spec = spec or _SPEC
     assert spec is not None, "worker used before its initializer ran"
     handler = _HANDLERS[spec.mode]
+    started = time.process_time()
     result = BatchResult(batch.first_line + len(batch.lines) - 1, batch.end_offset)
     parts: list[str] = []
     offset = batch.first_offset
@@ -104,6 +105,7 @@ def work(batch: Batch, spec: PassSpec | None = None) -> BatchResult:
         result.entities += 1
         parts.append(render(output, line, start, result.counts))
     result.journal = "".join(parts)
+    result.counts["parse_cpu_us"] += int((time.process_time() - started) * 1e6)  # CPU spent parsing, any process
     return result
 
 
