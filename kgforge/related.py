@@ -173,14 +173,15 @@ def _from_store(paths: DomainPaths | None, name: str, by_iri: bool, index: Relat
         with QueryRunner(paths) as runner:
             if by_iri:
                 found = runner.query(query_text("entity_neighbours"), {"topic": ox.NamedNode(name)}, timeout=30)
-                rows = runner.query("SELECT ?label WHERE { ?e rdfs:label ?label } LIMIT 1",
+                rows = runner.query("SELECT ?e ?label WHERE { ?e rdfs:label ?label } LIMIT 1",
                                     {"e": ox.NamedNode(name)}, timeout=30).rows
                 if found.rows or rows:
-                    return Match(name, rows[0][0].value if rows else None, None)
+                    return Match(name, rows[0]["label"].value if rows else None, None)
             else:
                 rows = runner.query(query_text("entity_by_label"), {"name": ox.Literal(name)}, timeout=30).rows
                 if rows:
-                    return Match(rows[0][1].value, rows[0][2].value if rows[0][2] is not None else name, None)
+                    label = rows[0].get("label")
+                    return Match(rows[0]["entity"].value, label.value if label is not None else name, None)
     suggestions = difflib.get_close_matches(name, [lab for lab in index.labels if lab], n=5, cutoff=0.3)
     hint = f"; did you mean: {', '.join(suggestions)}?" if suggestions else ""
     raise UnknownEntityError(f"no entity {'with IRI' if by_iri else 'labelled'} {name!r} in model "
@@ -191,10 +192,11 @@ def _graph_neighbours(paths: DomainPaths, match: Match, k: int) -> list[dict[str
     with QueryRunner(paths) as runner:
         result = runner.query(query_text("entity_neighbours"), {"topic": ox.NamedNode(match.iri)}, timeout=30)
     seen: dict[str, dict[str, Any]] = {}
-    for _topic, neighbour, predicate, label in result.rows:
-        if neighbour.value != match.iri and neighbour.value not in seen:
-            seen[neighbour.value] = {"iri": neighbour.value, "label": label.value if label is not None else None,
-                                     "score": None, "relation": predicate.value}
+    for row in result.rows:
+        neighbour, label = row["neighbour"].value, row.get("label")
+        if neighbour != match.iri and neighbour not in seen:
+            seen[neighbour] = {"iri": neighbour, "label": label.value if label is not None else None,
+                               "score": None, "relation": row["p"].value}
     return list(seen.values())[:k]
 
 

@@ -1,0 +1,139 @@
+"""kgforge related: exact top-k in the model's geometry, on a model trained on the KdConv travel store."""
+
+from __future__ import annotations
+
+import json
+
+import polars as pl
+import pytest
+import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from kgforge.build import add_graphs
+from kgforge.bundle import Bundle
+from kgforge.embed import EmbedConfig, embed
+from kgforge.quads import QuadWriter
+from kgforge.related import related, search_topk, top_related
+from kgforge.store import domain_paths
+from kgforge.vocab import RDFS_LABEL, entity_iri, graph_iri, relation_iri
+
+KB_TRAVEL = "kdconv/travel/kb_travel.json"
+ATTRACTION = "https://kgforge.org/class/attraction"
+
+
+@pytest.fixture(scope="module")
+def travel(tmp_path_factory, shared):
+    """A travel store built by the real CLI and a RotatE bundle trained on it."""
+    from tests.conftest import run_cli
+
+    workdir = tmp_path_factory.mktemp("kg")
+    run_cli("build", "travel", "--source", f"kdconv:{shared(KB_TRAVEL)}", "--workdir", str(workdir))
+    config = EmbedConfig(model="RotatE", dim=64, epochs=25, learning_rate=0.02, threads=1)
+    summary = embed("travel", workdir, config, progress=False)
+    return workdir, summary
+
+
+@pytest.fixture(scope="module")
+def shared():
+    from tests.conftest import shared_file
+
+    return shared_file
+
+
+def test_gugong_returns_other_attractions_not_itself(travel, cli):
+    workdir, _ = travel
+    answer = json.loads(cli("related", "travel", "故宫", "--workdir", str(workdir), "--json").stdout)
+    assert answer["method"] == "embedding" and answer["metric"] == "l2"
+    assert answer["query"]["label"] == "故宫"
+    labels = [row["label"] for row in answer["results"]]
+    assert len(labels) == 10 and "故宫" not in labels
+    assert answer["query"]["iri"] not in [row["iri"] for row in answer["results"]]
+    bundle = Bundle.open(workdir / "travel" / "models" / "default")
+    types = dict(zip(bundle.entities["iri"], bundle.entities["types"].to_list()))
+    assert all(ATTRACTION in types[row["iri"]] for row in answer["results"])
+    scores = [row["score"] for row in answer["results"]]
+    assert scores == sorted(scores, reverse=True)
+    # A fresh process reloading the bundle gives the same answer as this process.
+    here = related("travel", "故宫", workdir, device="cpu")
+    assert [(r["iri"], r["score"]) for r in here["results"]] == [(r["iri"], r["score"]) for r in answer["results"]]
+    by_iri = json.loads(cli("related", "travel", answer["query"]["iri"], "--workdir", str(workdir), "--json").stdout)
+    assert by_iri["results"] == answer["results"]
+
+
+def test_exclude_neighbours_and_type_filter(travel):
+    workdir, _ = travel
+    bundle = Bundle.open(workdir / "travel" / "models" / "default")
+    gugong = bundle.entities.filter(pl.col("label") == "故宫")["id"][0]
+    linked = set(bundle.triples.filter(pl.col("h") == gugong)["t"]) | set(bundle.triples.filter(pl.col("t") == gugong)["h"])
+    plain = related("travel", "故宫", workdir, k=20)
+    assert linked & {bundle.iri_to_id[r["iri"]] for r in plain["results"]}  # nearby attractions are close
+    far = related("travel", "故宫", workdir, k=20, exclude_neighbours=True)
+    assert not linked & {bundle.iri_to_id[r["iri"]] for r in far["results"]}
+    typed = related("travel", "故宫", workdir, k=5, type_="attraction")
+    assert len(typed["results"]) == 5
+    with pytest.raises(Exception, match="matches no entity type"):
+        related("travel", "故宫", workdir, type_="film")
+
+
+def test_unknown_name_gets_close_label_suggestions(travel, cli):
+    workdir, _ = travel
+    result = cli("related", "travel", "故宮", "--workdir", str(workdir), check=False)  # traditional 宮
+    assert result.returncode == 1
+    assert "did you mean" in result.stderr and "故宫" in result.stderr and "Traceback" not in result.stderr
+
+
+def test_entity_added_after_training_falls_back_to_graph_neighbours(travel, tmp_path_factory, shared):
+    from tests.conftest import run_cli
+
+    workdir = tmp_path_factory.mktemp("kg-later")
+    run_cli("build", "travel", "--source", f"kdconv:{shared(KB_TRAVEL)}", "--workdir", str(workdir))
+    embed("travel", workdir, EmbedConfig(model="DistMult", dim=16, epochs=2, threads=1, evaluation="none"),
+          progress=False)
+    paths = domain_paths("travel", workdir)
+    new, gugong = entity_iri("新景点测试"), entity_iri("故宫")
+    graph = graph_iri("test", "later")
+    with QuadWriter(paths.quads / "later.nq", graph) as writer:
+        writer.literal(new, RDFS_LABEL, "新景点测试", lang="zh")
+        writer.iri(new, relation_iri("nearby"), gugong)
+    count = writer.count
+    add_graphs("travel", {graph: {"kind": "test", "quads_file": "quads/later.nq", "quads": count}}, "test", {},
+               workdir)
+    answer = related("travel", "新景点测试", workdir)
+    assert answer["method"] == "graph-neighbours" and "after model" in answer["notice"]
+    assert [row["iri"] for row in answer["results"]] == [gugong]
+    assert related("travel", new, workdir)["results"] == answer["results"]  # by IRI too
+    assert top_related(paths, new, 3) == []
+
+
+def test_top_related_library_call(travel):
+    workdir, _ = travel
+    paths = domain_paths("travel", workdir)
+    bundle = Bundle.open(paths.models / "default")
+    gugong = bundle.entities.filter(pl.col("label") == "故宫")["iri"][0]
+    rows = top_related(paths, gugong, 3)
+    assert len(rows) == 3 and all(isinstance(score, float) for _, _, score in rows)
+    assert gugong not in [iri for iri, _, _ in rows]
+    assert [(iri, label) for iri, label, _ in rows] == [
+        (r["iri"], r["label"]) for r in related("travel", gugong, workdir, k=3)["results"]]
+
+
+@settings(max_examples=25, deadline=None)
+@given(rows=st.integers(5, 60), dim=st.integers(1, 8), k=st.integers(1, 8), chunk=st.integers(1, 17),
+       metric=st.sampled_from(["cosine", "l2"]), seed=st.integers(0, 10**6))
+def test_chunked_search_equals_brute_force(rows, dim, k, chunk, metric, seed):
+    generator = torch.Generator().manual_seed(seed)
+    vectors = torch.randn(rows, dim, generator=generator)
+    if metric == "cosine":
+        vectors = torch.nn.functional.normalize(vectors, dim=1)
+    queries = vectors[:3]
+    exclude = [torch.tensor([i, (i + 1) % rows]) for i in range(3)]
+    scores, ids = search_topk(vectors, queries, k, metric, exclude=exclude, chunk_rows=chunk, query_batch=2)
+    full = queries @ vectors.t() if metric == "cosine" else -torch.cdist(queries, vectors)
+    for i in range(3):
+        full[i, exclude[i]] = float("-inf")
+    expected = full.topk(min(k, rows), dim=1).values
+    assert torch.allclose(scores, expected, atol=1e-4)
+    for i in range(3):
+        returned = {int(j) for j, score in zip(ids[i], scores[i]) if score > float("-inf")}
+        assert not returned & set(exclude[i].tolist())
