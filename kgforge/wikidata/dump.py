@@ -4,7 +4,8 @@ Run options (schema ``[options.wikidata]``, a source's options, or ``kgforge imp
 ``seeds`` (QIDs), ``seed_classes`` (QIDs; instances of them or of any subclass, P279* taken from
 the dump), ``seed_names`` (labels matched against the index, e.g. the crawled start entities),
 ``hops`` (default 3), ``fanout_cap`` (default 200), ``workers``, ``decompressor``, ``resume``,
-``checkpoint_seconds`` (default 5), ``batch_bytes`` (default 1 MiB).
+``checkpoint_seconds`` (default 5), ``batch_bytes`` (default 1 MiB), ``keep_journal`` (keep the
+extract pass's journal after its triples were written, to reuse it; default false).
 Without any seed the whole dump is imported. Mapping options are in ``WikidataConfig``.
 """
 
@@ -12,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -63,6 +65,8 @@ def import_dump(ctx: ImportContext) -> None:
     replay_extract(ctx, extract, cfg)
     if wanted is None:  # selection already reported truncation
         _report_truncation(ctx, extract)
+    if not options.get("keep_journal"):  # its triples are in the source's quads now: free the disk
+        shutil.rmtree(extract.journal.parent, ignore_errors=True)
     ctx.counts["workers"] = workers
     ctx.counts["resumed_from_byte"] = extract.resumed_from
 
