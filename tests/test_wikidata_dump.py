@@ -102,8 +102,12 @@ def test_a_killed_pass_resumes_from_its_byte_offset(tmp_path: Path) -> None:
 # --- selection: seeds, P279* closure, hops, fan-out cap ---------------------------------------
 
 def graph_dump(tmp_path: Path) -> Path:
+    return write_dump(tmp_path / "graph.json.bz2", graph_entities())
+
+
+def graph_entities() -> list[dict]:
     hub = [f"Q{i}" for i in range(101, 111)]
-    return write_dump(tmp_path / "graph.json.bz2", [
+    return [
         entity("Q1", {"en": "root"}, {"P161": ["Q2", "Q3"], "P57": [{"value": "Q999", "rank": "deprecated"}],
                                       "P1344": ["Q998"]}),
         entity("Q2", {"en": "two"}, {"P161": ["Q4", "Q100"]}),
@@ -121,7 +125,7 @@ def graph_dump(tmp_path: Path) -> Path:
         entity("Q201", {"en": "film sub-subclass"}, {"P279": ["Q200"]}),
         entity("Q300", {"en": "some film", "zh": "某电影"}, {"P31": ["Q201"], "P57": ["Q6"]}),
         entity("Q301", {"en": "some film"}, {"P31": ["Q5"]}),
-    ])
+    ]
 
 
 EXPECTED_LEVELS = [{"Q1"}, {"Q2", "Q3"}, {"Q4", "Q100", "Q5", "Q6"}, {"Q7", "Q101", "Q102", "Q103"}]

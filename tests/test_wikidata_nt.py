@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import bz2
 import gzip
 import json
 from pathlib import Path
@@ -13,6 +14,7 @@ from hypothesis import strategies as st
 from kgforge.vocab import RDFS_LABEL, SKOS_ALT_LABEL, relation_iri
 from kgforge.wikidata.nt import unescape
 from tests.test_wikidata import build_source, objects
+from tests.test_wikidata_dump import EXPECTED_LEVELS, graph_entities
 
 WD = "http://www.wikidata.org/entity/"
 WDT = "http://www.wikidata.org/prop/direct/"
@@ -63,3 +65,32 @@ def test_unescape_inverts_ntriples_escaping(text: str) -> None:
     escaped = "".join(f"\\u{ord(c):04X}" if 0x80 <= ord(c) <= 0xFFFF else f"\\U{ord(c):08X}" if ord(c) > 0xFFFF
                       else {"\\": "\\\\", '"': '\\"', "\n": "\\n", "\r": "\\r", "\t": "\\t"}.get(c, c) for c in text)
     assert unescape(escaped) == text
+
+
+def truthy_lines(entities: list[dict]) -> list[str]:
+    """The truthy N-Triples a Wikibase dumper would write for these entities (item values, labels)."""
+    lines = []
+    for item in entities:
+        subject = f"<{WD}{item['id']}>"
+        for lang, term in item["labels"].items():
+            lines.append(f'{subject} <{RDFS_LABEL}> "{term["value"]}"@{lang} .')
+        for pid, statements in item["claims"].items():
+            ranks = {s["rank"] for s in statements}
+            best = "preferred" if "preferred" in ranks else "normal"
+            for statement in statements:
+                if statement["rank"] == best:
+                    lines.append(f"{subject} <{WDT}{pid}> <{WD}{statement['mainsnak']['datavalue']['value']['id']}> .")
+    return lines
+
+
+def test_selection_on_truthy_nt_matches_the_json_expansion(tmp_path: Path) -> None:
+    path = tmp_path / "graph.nt.bz2"
+    path.write_bytes(bz2.compress(("\n".join(truthy_lines(graph_entities())) + "\n").encode()))
+    for hops in (1, 2, 3):
+        store, source = build_source(tmp_path / f"kg{hops}", "wikidata-nt", path, seeds=["Q1"], hops=hops,
+                                     fanout_cap=3, exclude=["P1344"])
+        subjects = {q.subject.value.removeprefix(WD) for q in store.quads_for_pattern(None, None, None, None)
+                    if q.subject.value.startswith(WD)}
+        assert subjects == set().union(*EXPECTED_LEVELS[: hops + 1])
+    _, source = build_source(tmp_path / "kg-class", "wikidata-nt", path, seed_classes=["Q11424"], hops=0)
+    assert source["counts"]["class_closure_size"] == 3 and source["counts"]["selected_entities"] == 1

@@ -33,6 +33,7 @@ from kgforge.wikidata.select import Expansion, expand, instances_of, subclass_cl
 DEFAULT_HOPS = 3
 DEFAULT_FANOUT_CAP = 200
 PARALLEL_FROM_BYTES = 32 << 20
+SEED_OPTIONS = ("seeds", "seed_classes", "seed_names")
 
 
 def run_options(ctx: ImportContext) -> dict[str, Any]:
@@ -56,7 +57,7 @@ def import_dump(ctx: ImportContext) -> None:
               "checkpoint_seconds": float(options.get("checkpoint_seconds", CHECKPOINT_SECONDS)),
               "batch_bytes": int(options.get("batch_bytes", BATCH_BYTES))}
     wanted = None
-    if any(options.get(k) for k in ("seeds", "seed_classes", "seed_names")):
+    if any(options.get(k) for k in SEED_OPTIONS):
         index = run_resumable(dump, PassSpec("index", cfg), state_root, **common)
         _report_truncation(ctx, index)
         wanted = select_entities(ctx, index, options)
