@@ -214,3 +214,25 @@ def test_cli_import_killed_then_resumed(cli, tmp_path: Path) -> None:
     assert whole["source"]["counts"]["resumed_from_byte"] == 0
     quads = [(folder / "film" / resumed["source"]["quads_file"]).read_text(encoding="utf-8") for folder in (killed, fresh)]
     assert sorted(quads[0].splitlines()) == sorted(quads[1].splitlines())
+
+
+def test_a_dying_worker_fails_the_pass_clearly(tmp_path: Path) -> None:
+    """A worker killed mid-pass (as the OOM killer would) stops the pass with a clear error, never a hang."""
+    import pytest
+
+    from kgforge.errors import KgforgeError
+
+    dump = write_dump(tmp_path / "dump.json", many_entities(300))
+    spec = PassSpec("extract", WikidataConfig())
+    with pytest.raises(KgforgeError, match=r"worker process died .* byte \d+"):
+        run_resumable(dump, spec, tmp_path / "state", workers=1, batch_bytes=20_000,
+                      on_progress=lambda n: _kill_workers())
+
+
+def _kill_workers() -> None:
+    import multiprocessing
+    import os
+    import signal
+
+    for child in multiprocessing.active_children():
+        os.kill(child.pid, signal.SIGKILL)

@@ -15,9 +15,11 @@ import time
 from collections import Counter, deque
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from typing import Any
 
+from kgforge.errors import KgforgeError
 from kgforge.wikidata.entity import (
     BadEntity, EntityOutput, IndexRecord, WikidataConfig, index_entity, process_entity,
 )
@@ -159,14 +161,19 @@ def run_pass(reader: DumpReader, spec: PassSpec, on_result: Callable[[BatchResul
             on_result(work(batch, spec))
         return
     context = multiprocessing.get_context("forkserver")
-    with ProcessPoolExecutor(workers, mp_context=context, initializer=_init_worker, initargs=(spec,)) as pool:
-        pending: deque[Future[BatchResult]] = deque()
-        for batch in batches(reader, batch_bytes):
-            pending.append(pool.submit(work, batch))
-            while len(pending) >= 2 * workers:
+    try:
+        with ProcessPoolExecutor(workers, mp_context=context, initializer=_init_worker, initargs=(spec,)) as pool:
+            pending: deque[Future[BatchResult]] = deque()
+            for batch in batches(reader, batch_bytes):
+                pending.append(pool.submit(work, batch))
+                while len(pending) >= 2 * workers:
+                    on_result(pending.popleft().result())
+            while pending:
                 on_result(pending.popleft().result())
-        while pending:
-            on_result(pending.popleft().result())
+    except BrokenProcessPool as exc:
+        raise KgforgeError(f"{reader.path}: a parsing worker process died (killed, or out of memory) while the "
+                           f"reader was at byte {reader.offset} (line {reader.line}); the pass stopped. Run the "
+                           "same import again to resume from its last checkpoint") from exc
 
 
 class Throttle:
