@@ -30,7 +30,7 @@ import requests
 
 from kgforge.crawl.cache import CachedResponse, ResponseCache
 from kgforge.errors import InputError, KgforgeError
-from kgforge.linking import Linker, Named
+from kgforge.linking import Linker, Named, name_key
 from kgforge.quads import literal_term
 from kgforge.vocab import RDF_TYPE, class_iri
 from kgforge.wikidata.entity import IndexRecord
@@ -402,3 +402,69 @@ class XloreImport:
 
 def import_xlore_dump(ctx: Any) -> None:
     XloreImport(ctx).run()
+
+
+# --- API import ------------------------------------------------------------------------------
+
+def seed_names_of(path: Path) -> list[str]:
+    """``xlore-api:PATH``: a file with one name per line, or the names themselves, comma-separated."""
+    if path.is_file():
+        names = path.read_text(encoding="utf-8").splitlines()
+    else:
+        names = re.split(r"[,，]", str(path))
+    return [n.strip() for n in names if n.strip()]
+
+
+def import_xlore_api(ctx: Any) -> None:
+    """Seeds looked up by name in the XLORE API, then their related instances, ``hops`` deep.
+
+    A name is resolved when exactly one returned instance carries it (after normalisation);
+    otherwise it is reported (ambiguous with the candidates, or not found) and not followed.
+    Replies are cached under ``raw/xlore-api/``, so a run stopped by the daily quota continues
+    from the cache the next day.
+    """
+    options = dict(ctx.schema.options.get("xlore") or {}, **ctx.options)
+    cache = Path(ctx.workdir) / "raw" / "xlore-api" if ctx.workdir else Path(tempfile.mkdtemp())
+    client = XloreClient(cache, str(options.get("base_url", "http://api.xlore.org")),
+                         float(options.get("min_interval", 1.0)))
+    lang = str(options.get("language", ctx.schema.language))
+    hops, cap = int(options.get("hops", 3)), int(options.get("fanout_cap", 200))
+    resolved: dict[str, str] = {}  # name key → instance IRI
+    related: dict[str, list[str]] = {}  # instance IRI → related names (capped)
+    frontier = seed_names_of(Path(ctx.path))
+    for _ in range(hops + 1):
+        next_names: list[str] = []
+        for name in frontier:
+            if name_key(name) in resolved:
+                continue
+            found = _resolve(ctx, client, name)
+            if found is None:
+                continue
+            iri = found["Uri"]
+            resolved[name_key(name)] = iri
+            ctx.writer.literal(iri, RDFS_LABEL, found["Label"], lang=lang)
+            names = [r["Label"] for r in found.get("Related Instances") or [] if isinstance(r, dict) and r.get("Label")]
+            related[iri] = names[:cap]
+            ctx.counts["fanout_capped_nodes"] += len(names) > cap
+            next_names += related[iri]
+            ctx.accept()
+        frontier = next_names
+    for iri, names in related.items():
+        for name in names:
+            if name_key(name) in resolved:
+                ctx.writer.iri(iri, SCHEMA_PROPERTY + "hasReferedTo", resolved[name_key(name)])
+    ctx.counts["api_requests"] = client.requests_made
+
+
+def _resolve(ctx: Any, client: XloreClient, name: str) -> dict[str, Any] | None:
+    instances = [i for i in client.search_instances(name)
+                 if isinstance(i, dict) and isinstance(i.get("Label"), str) and isinstance(i.get("Uri"), str)]
+    exact = [i for i in instances if name_key(i["Label"]) == name_key(name)]
+    if len(exact) == 1 and exact[0]["Uri"].startswith(XLORE):
+        return exact[0]
+    if len(exact) > 1:
+        ctx.reject(client.url("query", {"instances": name}), f"ambiguous: {len(exact)} instances are named {name!r}",
+                   {"candidates": [i["Uri"] for i in exact]})
+    else:
+        ctx.counts["names_not_found"] += 1
+    return None

@@ -141,10 +141,20 @@ def test_literal_text_round_trips(value: str) -> None:
 
 # --- the web API client, against a real HTTP server on 127.0.0.1 ---------------------------------
 
+API_GRAPH = {  # name → instances carrying it: (IRI, related names)
+    "城市之街": [(I + "bdi1", ["鲁本·马莫利安", "同名", "不存在"])],
+    "鲁本·马莫利安": [(I + "bdi3", ["城市之街", "化身博士"])],
+    "化身博士": [(I + "bdi7", ["弗雷德里克·马奇"])],
+    "弗雷德里克·马奇": [(I + "bdi8", [])],
+    "同名": [(I + "bdi5", []), (I + "bdi6", [])],
+}
+
+
 class FakeXlore(BaseHTTPRequestHandler):
     hits: list[tuple[float, str]] = []
     quota = False
     failures = 0
+    any_word = True
 
     def do_GET(self) -> None:  # noqa: N802 - http.server's name
         cls = type(self)
@@ -157,7 +167,9 @@ class FakeXlore(BaseHTTPRequestHandler):
             self._reply(200, QUOTA_TEXT.encode("utf-8"))
         elif "instances" in query:
             word = query["instances"][0]
-            body = {"Instances": [{"Label": word, "Uri": I + "bdi1", "Related Instances": [{"Label": "鲁本·马莫利安"}]}]}
+            found = API_GRAPH.get(word, [(I + "bdi1", ["鲁本·马莫利安"])] if cls.any_word else [])
+            body = {"Instances": [{"Label": word, "Uri": uri, "Related Instances": [{"Label": r} for r in related]}
+                                  for uri, related in found]}
             self._reply(200, json.dumps(body, ensure_ascii=False).encode("utf-8"))
         else:
             self._reply(200, b"<html>not json</html>")
@@ -174,7 +186,7 @@ class FakeXlore(BaseHTTPRequestHandler):
 
 @pytest.fixture
 def server():
-    FakeXlore.hits, FakeXlore.quota, FakeXlore.failures = [], False, 0
+    FakeXlore.hits, FakeXlore.quota, FakeXlore.failures, FakeXlore.any_word = [], False, 0, True
     httpd = ThreadingHTTPServer(("127.0.0.1", 0), FakeXlore)
     thread = threading.Thread(target=httpd.serve_forever, daemon=True)
     thread.start()
@@ -219,3 +231,30 @@ def test_cli_import_xlore_into_an_existing_store(cli, workdir: Path, tmp_path: P
     assert objects(store, I + "bdi1", relation_iri("director")) == {ox.NamedNode(I + "bdi3")}
     graphs = set(json.loads(domain_paths("film", workdir).manifest.read_text())["graphs"])
     assert any(g.endswith("/kdconv-dialogues/dev") for g in graphs) and any("/xlore/" in g for g in graphs)
+
+
+def test_api_source_hops_ambiguity_and_quota(server: str, tmp_path: Path) -> None:
+    FakeXlore.any_word = False
+    workdir = tmp_path / "kg"
+    options = {"base_url": server, "min_interval": 0.0, "hops": 1}
+    store, source = build_source(workdir, "xlore-api", Path("城市之街"), **options)
+    assert labelled(store) == {"bdi1", "bdi3"}  # the seed and the related instance 1 hop away that resolves uniquely
+    assert objects(store, I + "bdi1", "http://xlore.org/property#hasReferedTo") == {ox.NamedNode(I + "bdi3")}
+    entries = [json.loads(line) for line in (workdir / "film" / source["quarantine_file"]).read_text().splitlines()]
+    assert [e["reason"] for e in entries] == ["ambiguous: 2 instances are named '同名'"]
+    assert source["counts"]["names_not_found"] == 1
+    # two hops further the daily quota strikes: the build fails with the quota message and keeps nothing
+    FakeXlore.quota = True
+    with pytest.raises(XloreQuotaError, match=QUOTA_TEXT):
+        build_source(tmp_path / "kg2", "xlore-api", Path("城市之街"), **dict(options, hops=3))
+    # quota lifted: the same build (same cache) finishes, asking the API only what it had not cached
+    FakeXlore.quota = False
+    before = len(FakeXlore.hits)
+    store, source = build_source(tmp_path / "kg2", "xlore-api", Path("城市之街"), **dict(options, hops=3))
+    assert labelled(store) == {"bdi1", "bdi3", "bdi7", "bdi8"}
+    assert len(FakeXlore.hits) - before == source["counts"]["api_requests"] < 7
+
+
+def labelled(store: ox.Store) -> set[str]:
+    return {q.subject.value.removeprefix(I) for q in store.quads_for_pattern(None, ox.NamedNode(RDFS_LABEL), None, None)
+            if q.subject.value.startswith(I)}

@@ -3,9 +3,15 @@
 from __future__ import annotations
 
 from kgforge.sources import ImportContext, register
-from kgforge.xlore import import_xlore_dump
+from kgforge.xlore import import_xlore_api, import_xlore_dump
 
 
 @register("xlore", "XLORE dump file or folder of xlore.*.ttl files; seeds/seed_names/hops/fanout_cap select a subgraph")
 def import_xlore(ctx: ImportContext) -> None:
     import_xlore_dump(ctx)
+
+
+@register("xlore-api", "XLORE web API: xlore-api:NAMES (a file of names, or names joined by commas); hops/fanout_cap, "
+                       "base_url, min_interval options; replies cached, daily quota detected")
+def import_xlore_api_source(ctx: ImportContext) -> None:
+    import_xlore_api(ctx)
