@@ -158,6 +158,8 @@ def test_seeds_by_class_and_by_name(workdir: Path, tmp_path: Path) -> None:
     dump = graph_dump(tmp_path)
     source = build_film(workdir, dump, seed_classes=["Q11424"], hops=1)
     assert subjects(workdir) == {"Q300", "Q6", "Q201"}  # P31 is an edge like any other
+    build_film(tmp_path / "no-follow", dump, seed_classes=["Q11424"], hops=1, no_follow=["P31"])
+    assert subjects(tmp_path / "no-follow") == {"Q300", "Q6"}  # … unless no_follow lists it
     assert source["counts"]["class_closure_size"] == 3
     # "some film" names two entities: reported as ambiguous, never guessed; 某电影 is unique
     workdir = tmp_path / "by-name"  # a second build in the same second needs its own folder (build ids)

@@ -49,6 +49,7 @@ class WikidataConfig:
     relation_iris: dict[str, str] = field(default_factory=dict)  # P-id → domain relation IRI
     exclude: frozenset[str] = frozenset()
     only_mapped: bool = False
+    no_follow: frozenset[str] = frozenset()  # imported, but not edges for N-hop expansion (type/country hubs)
     languages: tuple[str, ...] = ("zh", "en")
     chains: dict[str, tuple[str, ...]] = field(default_factory=lambda: dict(DEFAULT_CHAINS))
     descriptions: bool = True
@@ -68,12 +69,17 @@ class WikidataConfig:
         return cls(
             relation_iris=relations, exclude=frozenset(p.upper() for p in _as_list(merged.get("exclude", []))),
             only_mapped=bool(merged.get("only_mapped", False)), languages=languages, chains=chains,
+            no_follow=frozenset(p.upper() for p in _as_list(merged.get("no_follow", []))),
             descriptions=bool(merged.get("descriptions", True)),
             keep_deprecated=bool(merged.get("keep_deprecated", False)), classes=classes,
         )
 
     def wants(self, pid: str) -> bool:
         return pid not in self.exclude and (not self.only_mapped or pid in self.relation_iris)
+
+    def follows(self, pid: str) -> bool:
+        """Whether N-hop expansion goes along this property."""
+        return pid not in self.no_follow and self.wants(pid)
 
     def direct_predicate(self, pid: str) -> str:
         return self.relation_iris.get(pid) or WDT + pid
@@ -329,7 +335,7 @@ def index_entity(entity: Any, cfg: WikidataConfig) -> IndexRecord:
                 continue
             if pid in classes:
                 classes[pid].append(target)
-            if cfg.wants(pid):
+            if cfg.follows(pid):
                 (mapped if pid in cfg.relation_iris else other).append(target)
     neighbours = list(dict.fromkeys(mapped + other))
     return IndexRecord(qid, neighbours, classes[INSTANCE_OF], classes[SUBCLASS_OF],

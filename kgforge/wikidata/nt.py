@@ -122,8 +122,8 @@ def _select(ctx: ImportContext, cfg: WikidataConfig, options: dict[str, Any]) ->
 
 
 def _index_record(group: SubjectGroup, cfg: WikidataConfig) -> IndexRecord:
-    mapped = [qid for pid, qid in group.edges if cfg.wants(pid) and pid in cfg.relation_iris]
-    other = [qid for pid, qid in group.edges if cfg.wants(pid) and pid not in cfg.relation_iris]
+    mapped = [qid for pid, qid in group.edges if cfg.follows(pid) and pid in cfg.relation_iris]
+    other = [qid for pid, qid in group.edges if cfg.follows(pid) and pid not in cfg.relation_iris]
     names = {key: [t["value"] for tag, values in group.terms[key].items() if tag.startswith(("zh", "en")) or tag == "mul"
                    for t in (values if isinstance(values, list) else [values])] for key in ("labels", "aliases")}
     return IndexRecord(group.subject.removeprefix(WD), list(dict.fromkeys(mapped + other)),
