@@ -22,7 +22,6 @@ import os
 import resource
 import shutil
 import time
-from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -38,7 +37,8 @@ from kgforge.progress import progress_bar
 from kgforge.scoring import candidate_scores
 from kgforge.store import DomainPaths, domain_paths, read_manifest
 from kgforge.tables import GraphTables, read_tables
-from kgforge.vocab import DERIVED_GRAPHS
+from kgforge.derive import PAIR_NODE
+from kgforge.vocab import DERIVED_GRAPHS, ONTO
 
 SPLITS = ("train", "valid", "test")
 SPLIT_CODE = {name: code for code, name in enumerate(SPLITS)}
@@ -119,7 +119,8 @@ class TripleSet:
 
 def graph_triples(tables: GraphTables, include_literals: bool = False) -> pl.DataFrame:
     """(s, p, o, derived) from the fact table: entity edges, plus literal values as nodes if asked."""
-    facts = tables.facts
+    # Derived graphs also hold reified pair nodes (kg:left, kg:sharedObject, ...): structure, not facts.
+    facts = tables.facts.filter(~pl.col("s").str.starts_with(PAIR_NODE) & ~pl.col("p").str.starts_with(ONTO))
     if not include_literals:
         facts = facts.filter(pl.col("o_is_entity"))
     return facts.select(
@@ -136,8 +137,9 @@ def split_triples(triples: pl.DataFrame, ratios: tuple[float, float, float], see
     Source triples are shuffled with ``seed`` and cut by ``ratios``; a held-out triple whose
     entity or relation would be missing from training is moved to training (and counted).
     A derived triple goes to the most held-out split among the source triples it was derived
-    from (two entities sharing a predicate and object), so no held-out fact leaks into training
-    through it; a held-out derived triple with an entity unknown to training is dropped.
+    from (two entities sharing a predicate and object, see :mod:`kgforge.derive`), so no held-out
+    fact leaks into training through it; a held-out derived triple with an entity unknown to
+    training is dropped.
     """
     if abs(sum(ratios) - 1.0) > 1e-6 or min(ratios) < 0 or ratios[0] <= 0:
         raise EmbedError(f"split ratios must be non-negative, with train > 0, and sum to 1; got {ratios}")
@@ -187,23 +189,18 @@ def _place_derived(base: pl.DataFrame, derived: pl.DataFrame) -> tuple[pl.DataFr
         return derived.with_columns(split=pl.lit("train")), 0
     ranked = base.select("s", "p", "o", rank=pl.col("split").replace_strict(SPLIT_CODE, return_dtype=pl.Int8))
     pairs = derived.select("s", "o").unique()
-    # Sources of (a, q, b): (a, p, x) and (b, p, x) for a shared (p, x).
-    shared = (
+    # Sources of (a, q, b): (a, p, x) and (b, p, x) for a shared (p, x). When they are not among the
+    # triples trained on (a shared literal value), nothing held out can leak: the triple trains.
+    sources = (
         pairs.join(ranked, left_on="s", right_on="s")
         .join(ranked, left_on=["o", "p", "o_right"], right_on=["s", "p", "o"], suffix="_b")
         .group_by("s", "o").agg(rank=pl.max_horizontal("rank", "rank_b").max())
     )
-    # Without a shared (p, x), any base triple of either entity counts as a source.
-    touching = (pl.concat([ranked.select(e="s", rank="rank"), ranked.select(e="o", rank="rank")])
-                .group_by("e").agg(pl.col("rank").max()))
-    fallback = (pairs.join(touching, left_on="s", right_on="e", how="left")
-                .join(touching, left_on="o", right_on="e", how="left", suffix="_o")
-                .select("s", "o", fallback=pl.max_horizontal("rank", "rank_o").fill_null(0)))
-    placed = (derived.join(shared, on=["s", "o"], how="left").join(fallback, on=["s", "o"], how="left")
-              .with_columns(split=pl.coalesce("rank", "fallback").replace_strict(dict(enumerate(SPLITS)),
-                                                                                 return_dtype=pl.String))
-              .drop("rank", "fallback"))
-    train = base.filter(pl.col("split") == "train")
+    placed = (derived.join(sources, on=["s", "o"], how="left")
+              .with_columns(split=pl.col("rank").fill_null(0).replace_strict(dict(enumerate(SPLITS)),
+                                                                              return_dtype=pl.String))
+              .drop("rank"))
+    train = pl.concat([base, placed]).filter(pl.col("split") == "train")
     known = pl.concat([train["s"], train["o"]]).unique().implode()
     keep = (pl.col("split") == "train") | (pl.col("s").is_in(known) & pl.col("o").is_in(known)
                                            & pl.col("p").is_in(train["p"].unique().implode()))
@@ -409,7 +406,15 @@ class Trainer:
         self.state = TrainState(**payload["state"])
         return True
 
-    def fit(self, progress: bool = True, on_epoch: Callable[[int, float], None] | None = None) -> TrainState:
+    def fit(self, progress: bool = True) -> TrainState:
+        """Train to ``config.epochs``; Ctrl-C writes a checkpoint first, so --resume loses nothing."""
+        try:
+            return self._fit(progress)
+        except KeyboardInterrupt:
+            self.save_checkpoint()
+            raise
+
+    def _fit(self, progress: bool) -> TrainState:
         config, state = self.config, self.state
         batches = self.batches_per_epoch()
         all_entities = self.num_entities <= config.num_negatives
@@ -454,8 +459,6 @@ class Trainer:
                 state.epoch += 1
                 state.batch = 0
                 bar.update(task, description=f"epoch {state.epoch}/{config.epochs} loss {state.last_loss:.4f}")
-                if on_epoch is not None:
-                    on_epoch(state.epoch, state.last_loss)
         state.elapsed = time.perf_counter() - started
         self.save_checkpoint()
         return state

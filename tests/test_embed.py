@@ -163,3 +163,31 @@ def test_embed_travel_store_resumes_after_kill(cli, shared, workdir):
     assert bundle.source["build_id"] and len(bundle.source["triples_sha256"]) == 64
     assert "故宫" in bundle.entities["label"].to_list()
     assert not (workdir / "travel" / "models" / ".default.work").exists()
+
+
+def test_derived_triples_follow_their_sources_on_the_travel_store(cli, shared, workdir):
+    from kgforge.derive import ASSOCIATED_RELATION, PAIR_NODE
+    from kgforge.embed import graph_triples
+    from kgforge.store import domain_paths
+    from kgforge.tables import read_tables
+
+    cli("build", "travel", "--source", f"kdconv:{shared(KB_TRAVEL)}", "--workdir", str(workdir))
+    cli("derive", "travel", "--workdir", str(workdir))
+    tables = read_tables(domain_paths("travel", workdir), include_derived=True)
+    triples = graph_triples(tables)
+    assert not triples.filter(pl.col("s").str.starts_with(PAIR_NODE) | pl.col("o").str.starts_with(PAIR_NODE)).height
+    derived = triples.filter(pl.col("derived"))
+    assert derived.height > 0 and derived["p"].str.starts_with(ASSOCIATED_RELATION).all()
+    split, report = split_triples(triples, (0.8, 0.1, 0.1), seed=42)
+    assert report["derived_triples"] == derived.height
+    order = {"train": 0, "valid": 1, "test": 2}
+    base = split.filter(~pl.col("derived"))
+    rank = {(s, p, o): order[x] for s, p, o, x in base.select("s", "p", "o", "split").iter_rows()}
+    by_subject: dict[str, list] = {}
+    for s, p, o in rank:
+        by_subject.setdefault(s, []).append((p, o))
+    for a, _q, b, split_name in split.filter(pl.col("derived")).select("s", "p", "o", "split").iter_rows():
+        shared_facts = set(by_subject.get(a, [])) & set(by_subject.get(b, []))
+        worst = max((max(rank[(a, p, x)], rank[(b, p, x)]) for p, x in shared_facts), default=0)
+        assert order[split_name] == worst  # held out with its sources, never trained on beside them
+    assert split.filter(pl.col("derived") & (pl.col("split") == "test")).height > 0
