@@ -138,7 +138,6 @@ class Bundle:
     metrics: dict[str, Any]
     entities: pl.DataFrame
     relations: pl.DataFrame
-    triples: pl.DataFrame
     vectors: torch.Tensor
     metric: str
 
@@ -165,9 +164,13 @@ class Bundle:
         return cls(
             path=path, config=config, source=_read_json(path / "source.json"),
             metrics=_read_json(path / "metrics.json"), entities=pl.read_parquet(path / "entities.parquet"),
-            relations=pl.read_parquet(path / "relations.parquet"), triples=pl.read_parquet(path / "triples.parquet"),
-            vectors=index["vectors"], metric=config["metric"],
+            relations=pl.read_parquet(path / "relations.parquet"), vectors=index["vectors"], metric=config["metric"],
         )
+
+    @cached_property
+    def triples(self) -> pl.DataFrame:
+        """The saved split (s, p, o, derived, split, h, r, t), read on first use."""
+        return pl.read_parquet(self.path / "triples.parquet")
 
     @cached_property
     def iri_to_id(self) -> dict[str, int]:

@@ -191,3 +191,24 @@ def test_derived_triples_follow_their_sources_on_the_travel_store(cli, shared, w
         worst = max((max(rank[(a, p, x)], rank[(b, p, x)]) for p, x in shared_facts), default=0)
         assert order[split_name] == worst  # held out with its sources, never trained on beside them
     assert split.filter(pl.col("derived") & (pl.col("split") == "test")).height > 0
+
+
+def test_sampled_evaluation_is_labelled_and_never_below_full_rank(tmp_path):
+    from kgforge.evaluate import evaluate_model
+
+    dataset = UMLS()
+    triple_set = dataset_triple_set(dataset)
+    config = EmbedConfig(model="DistMult", dim=32, epochs=5, learning_rate=0.02, threads=1)
+    train_bundle(triple_set, config, tmp_path / "u", progress=False)
+    model = Bundle.open(tmp_path / "u").model()
+    full = evaluate_model(model, triple_set, EmbedConfig(evaluation="full"), 128, torch.device("cpu"))
+    sampled = evaluate_model(model, triple_set, EmbedConfig(evaluation="sampled", eval_candidates=40),
+                             128, torch.device("cpu"))
+    fewer = evaluate_model(model, triple_set, EmbedConfig(evaluation="sampled", eval_candidates=40,
+                                                          eval_max_triples=300), 128, torch.device("cpu"))
+    assert full["evaluation"] == "full" and full["candidates"] == dataset.num_entities
+    assert sampled["evaluation"] == "sampled" and sampled["candidates"] == 40
+    assert "SAMPLED" in sampled["label"] and not sampled["triples_subsampled"]
+    assert fewer["triples"] == 300 and fewer["triples_subsampled"]
+    # Fewer competitors can only lower a filtered rank.
+    assert sampled["mrr"] >= full["mrr"] and sampled["hits_at_10"] >= full["hits_at_10"]
