@@ -34,7 +34,7 @@ from pykeen.triples import CoreTriplesFactory
 from kgforge.errors import KgforgeError
 from kgforge.evaluate import evaluate_model
 from kgforge.progress import progress_bar
-from kgforge.scoring import candidate_scores
+from kgforge.scoring import candidate_scores, has_fast_path
 from kgforge.store import DomainPaths, domain_paths, read_manifest
 from kgforge.tables import GraphTables, read_tables
 from kgforge.derive import PAIR_NODE
@@ -298,19 +298,28 @@ def _real_width(model: ERModel) -> int:
     return int(torch.view_as_real(weight).numel() if weight.is_complex() else weight.numel())
 
 
-def memory_preflight(model: ERModel, config: EmbedConfig, num_entities: int, device: torch.device) -> dict:
-    """Estimate training and evaluation memory; refuse before training if it cannot fit."""
-    width = _real_width(model)
-    params = sum(p.numel() for p in model.parameters()) * 4
+def memory_preflight(config: EmbedConfig, num_entities: int, num_relations: int, device: torch.device) -> dict:
+    """Estimate training and evaluation memory; refuse before the model is even allocated if it cannot fit.
+
+    Sizes come from a probe model of the same class on 2 entities and 2 relations, scaled up.
+    """
+    probe_triples = torch.tensor([[0, 0, 1], [1, 1, 0]])
+    probe = build_model(config, CoreTriplesFactory(probe_triples, num_entities=2, num_relations=2))
+    width = _real_width(probe)
+    entity_floats = sum(p.numel() for rep in probe.entity_representations for p in rep.parameters()) // 2
+    relation_floats = sum(p.numel() for rep in probe.relation_representations for p in rep.parameters()) // 2
+    params = (num_entities * entity_floats + num_relations * relation_floats) * 4
     state = params * 4  # weights, gradients, two Adam moments
     candidates = min(num_entities, config.num_negatives)
-    # Broadcast interactions materialise (batch, candidates, width) for each corrupted side, with gradients.
-    batch_bytes = config.batch_size * candidates * width * 4 * 2 * 3
+    # Per candidate and triple: one score (matrix-product models) or a width-long broadcast row (others);
+    # two corrupted sides, x3 for gradients and temporaries.
+    per_pair = 1 if has_fast_path(probe) else width
+    batch_bytes = config.batch_size * (candidates * per_pair + 4 * width) * 4 * 2 * 3
     budget = int(available_memory(device) * config.memory_fraction)
     estimate = {"parameters_bytes": params, "training_state_bytes": state, "batch_bytes": batch_bytes,
                 "available_bytes": budget, "width": width}
     if state + batch_bytes > budget:
-        fit_batch = max(0, (budget - state) // max(1, candidates * width * 4 * 2 * 3))
+        fit_batch = max(0, (budget - state) // max(1, (candidates * per_pair + 4 * width) * 4 * 2 * 3))
         advice = (f"try --batch-size {fit_batch} or fewer --negatives" if fit_batch >= 16 else
                   "reduce --dim or train on a larger device")
         raise EmbedError(
@@ -489,8 +498,8 @@ def train_bundle(triple_set: TripleSet, config: EmbedConfig, bundle_dir: Path, *
         torch.set_num_threads(config.threads)
     torch.manual_seed(config.seed)
     factory = triple_set.factory()
+    preflight = memory_preflight(config, triple_set.entities.height, triple_set.relations.height, device)
     model = build_model(config, factory).to(device)
-    preflight = memory_preflight(model, config, triple_set.entities.height, device)
     content_hash = triple_set.content_hash()
     fingerprint = hashlib.sha256(
         f"{content_hash}|{model_key(config.model)}|{config.dim}|{config.seed}|{config.batch_size}|"

@@ -212,3 +212,17 @@ def test_sampled_evaluation_is_labelled_and_never_below_full_rank(tmp_path):
     assert fewer["triples"] == 300 and fewer["triples_subsampled"]
     # Fewer competitors can only lower a filtered rank.
     assert sampled["mrr"] >= full["mrr"] and sampled["hits_at_10"] >= full["hits_at_10"]
+
+
+def test_max_time_stops_and_bf16_autocast_path_trains(tmp_path):
+    """--max-time ends training early with a complete bundle; the GPU's bf16 autocast path runs (on CPU here)."""
+    triple_set = dataset_triple_set(Nations())
+    config = EmbedConfig(model="ComplEx", dim=16, epochs=100_000, max_time=1.0, precision="bf16", threads=1,
+                         num_negatives=8, batch_size=64)
+    summary = train_bundle(triple_set, config, tmp_path / "t", progress=False)
+    training = summary["training"]
+    assert training["stopped_by"] == "--max-time 1s" and 0 <= training["epochs_completed"] < 100_000
+    assert training["triples_per_second"] > 0 and training["final_loss"] == training["final_loss"]  # not NaN
+    bundle = Bundle.open(tmp_path / "t")
+    assert bundle.config["precision"] == "bf16" and bundle.metrics["training"]["stopped_by"]
+    assert torch.isfinite(bundle.vectors).all()
