@@ -6,7 +6,9 @@ same director, 类型 剧情 or 口碑 很好, two stars born on the same date. 
 DuConv-sized graphs. Relations on the schema's stop-list (性别, 领域, …) and free-text relations
 are skipped. A group with more members than ``max_group`` (a hub object such as 国家 美国) gives a
 seeded sample of as many pairs as a group at the cap has, so the relation still feeds goals without
-exploding into millions of pairs; what the cap left out is counted per relation.
+exploding into millions of pairs; and each relation keeps at most ``max_pairs`` pairs (a seeded
+uniform sample), which bounds the graph at DuConv scale (1.4M pairs, 7M quads without it). What the
+cap and the budget left out is counted per relation.
 
 Each pair ``a < b`` is written into the named graph ``…/graph/derived/associated`` twice over:
 
@@ -20,6 +22,8 @@ Each pair ``a < b`` is written into the named graph ``…/graph/derived/associat
 from __future__ import annotations
 
 import hashlib
+import json
+import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -28,12 +32,18 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from kgforge.build import BuildSummary, add_graphs
+import pyoxigraph as ox
+
+from kgforge.build import package_versions, sha256_file
 from kgforge.errors import KgforgeError
-from kgforge.quads import QuadWriter
+from kgforge.quads import check_iri, literal_term
 from kgforge.schema import Schema, load_schema
-from kgforge.store import DomainPaths, domain_paths, read_manifest
-from kgforge.tables import GraphTables, read_tables
+from kgforge.quad_tables import read_tables_fast
+from kgforge.store import (
+    DomainPaths, discard_build, domain_paths, new_build_dir, read_manifest, require_counts_match, swap_in,
+    write_lock,
+)
+from kgforge.tables import GraphTables
 from kgforge.vocab import DERIVED_GRAPHS, ENTITY, ONTO, RDFS_LABEL, RELATION, safe_segment
 
 ASSOCIATED_KIND = "derived-associated"
@@ -45,7 +55,8 @@ LEFT = ONTO + "left"
 RIGHT = ONTO + "right"
 SHARED_PREDICATE = ONTO + "sharedPredicate"
 SHARED_OBJECT = ONTO + "sharedObject"
-DEFAULT_MAX_GROUP = 50
+DEFAULT_MAX_GROUP = 10
+DEFAULT_MAX_PAIRS = 5000
 GROUP_KEY = ["p", "o", "o_is_entity", "o_lang", "o_datatype"]
 PAIR_SCHEMA = {"a": pl.String, "b": pl.String, "p": pl.String, "o": pl.String, "o_is_entity": pl.Boolean,
                "o_lang": pl.String, "o_datatype": pl.String}
@@ -56,6 +67,7 @@ class DeriveOptions:
     """How pairs are formed: the group-size cap, the sampling seed and the relations left out."""
 
     max_group: int = DEFAULT_MAX_GROUP
+    max_pairs: int = DEFAULT_MAX_PAIRS  # per relation
     seed: int = 0
     stop_relations: frozenset[str] = frozenset()  # relation IRIs
     skip_kinds: tuple[str, ...] = ("text",)
@@ -63,9 +75,11 @@ class DeriveOptions:
     def __post_init__(self) -> None:
         if self.max_group < 2:
             raise KgforgeError(f"--max-group must be at least 2 (a pair needs two members), got {self.max_group}")
+        if self.max_pairs < 1:
+            raise KgforgeError(f"--max-pairs must be at least 1, got {self.max_pairs}")
 
     def as_dict(self) -> dict[str, Any]:
-        return {"max_group": self.max_group, "seed": self.seed, "stop_relations": sorted(self.stop_relations),
+        return {"max_group": self.max_group, "max_pairs": self.max_pairs, "seed": self.seed, "stop_relations": sorted(self.stop_relations),
                 "skip_kinds": list(self.skip_kinds)}
 
 
@@ -78,13 +92,15 @@ class Associations:
     skipped: dict[str, str] = field(default_factory=dict)  # relation IRI -> why it was left out
 
 
-def options_for(schema: Schema, max_group: int | None = None, seed: int | None = None) -> DeriveOptions:
+def options_for(schema: Schema, max_group: int | None = None, seed: int | None = None,
+                max_pairs: int | None = None) -> DeriveOptions:
     """Options from the schema (``stop_relations``, ``[options.derive]``) overridden by the caller."""
     configured = schema.options.get("derive", {}) if isinstance(schema.options.get("derive"), dict) else {}
     stop = frozenset(schema.relations[rid].iri for rid in schema.stop_relations)
     return DeriveOptions(
         max_group=int(max_group if max_group is not None else configured.get("max_group", DEFAULT_MAX_GROUP)),
         seed=int(seed if seed is not None else configured.get("seed", 0)),
+        max_pairs=int(max_pairs if max_pairs is not None else configured.get("max_pairs", DEFAULT_MAX_PAIRS)),
         stop_relations=stop,
     )
 
@@ -107,9 +123,9 @@ def associate(facts: pl.DataFrame, relation_kinds: dict[str, str], options: Deri
     )
     small = groups.filter(pl.col("n") <= options.max_group)
     big = groups.filter(pl.col("n") > options.max_group)
-    pairs = pl.concat([_all_pairs(small), _sampled_pairs(big, options)], how="vertical")
-    pairs = pairs.sort(["p", "o", "a", "b"]).select(list(PAIR_SCHEMA))
-    return Associations(pairs=pairs, per_relation=_report(groups, pairs, options.max_group),
+    capped = pl.concat([_all_pairs(small), _sampled_pairs(big, options)], how="vertical")
+    pairs = _relation_budget(capped, options).sort(["p", "o", "a", "b"]).select(list(PAIR_SCHEMA))
+    return Associations(pairs=pairs, per_relation=_report(groups, capped, pairs, options.max_group),
                         skipped={p: why for p, why in skipped.items() if p in set(facts["p"].unique())})
 
 
@@ -120,20 +136,34 @@ def _all_pairs(groups: pl.DataFrame) -> pl.DataFrame:
 
 
 def _sampled_pairs(groups: pl.DataFrame, options: DeriveOptions) -> pl.DataFrame:
-    """For each group above the cap, ``cap·(cap−1)/2`` distinct pairs drawn uniformly, seeded per group."""
+    """For each group above the cap, up to ``cap·(cap−1)/2`` distinct pairs drawn uniformly (seeded), all
+    groups at once: pair indices are drawn with numpy and mapped back to (i, j) member positions."""
     keep = options.max_group * (options.max_group - 1) // 2
-    frames = []
-    for row in groups.iter_rows(named=True):
-        members = np.asarray(row["members"], dtype=object)
-        n = len(members)
-        rng = np.random.default_rng([options.seed, _stable_int(row["p"], row["o"])])
-        index = rng.choice(n * (n - 1) // 2, size=keep, replace=False)
-        left, right = _unrank_pairs(index.astype(np.int64))
-        frames.append(pl.DataFrame({
-            "a": members[left].tolist(), "b": members[right].tolist(),
-            **{k: [row[k]] * keep for k in GROUP_KEY},
-        }, schema=PAIR_SCHEMA))
-    return pl.concat(frames) if frames else pl.DataFrame(schema=PAIR_SCHEMA)
+    if groups.is_empty():
+        return pl.DataFrame(schema=PAIR_SCHEMA)
+    n = groups["n"].to_numpy().astype(np.int64)
+    total = n * (n - 1) // 2
+    draws = np.minimum(total, 3 * keep + 16)  # oversample, then drop repeats
+    rng = np.random.default_rng([options.seed, 0x5EED])
+    row = np.repeat(np.arange(len(n)), draws)
+    index = (rng.random(len(row)) * total[row]).astype(np.int64)
+    left, right = _unrank_pairs(index)
+    drawn = pl.DataFrame({"row": row, "i": left, "j": right}).unique(maintain_order=True)
+    drawn = drawn.with_columns(k=pl.int_range(pl.len()).over("row")).filter(pl.col("k") < keep)
+    members = groups.with_row_index("row").select(pl.col("row").cast(pl.Int64), "members", *GROUP_KEY)
+    return (
+        drawn.join(members, on="row")
+        .select(a=pl.col("members").list.get(pl.col("i")), b=pl.col("members").list.get(pl.col("j")), *GROUP_KEY)
+        .select(list(PAIR_SCHEMA))
+    )
+
+
+def _relation_budget(pairs: pl.DataFrame, options: DeriveOptions) -> pl.DataFrame:
+    """At most ``max_pairs`` pairs per relation: a seeded uniform sample of the rest."""
+    pairs = pairs.sort(["p", "o", "a", "b"])
+    rng = np.random.default_rng([options.seed, 0xB0D6E7])
+    keyed = pairs.with_columns(_k=pl.Series(rng.random(pairs.height)))
+    return keyed.filter(pl.col("_k").rank("ordinal").over("p") <= options.max_pairs).drop("_k")
 
 
 def _unrank_pairs(index: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -144,11 +174,7 @@ def _unrank_pairs(index: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return index - j * (j - 1) // 2, j
 
 
-def _stable_int(*parts: str | None) -> int:
-    return int.from_bytes(hashlib.sha256("\x1f".join(p or "" for p in parts).encode()).digest()[:8], "big")
-
-
-def _report(groups: pl.DataFrame, pairs: pl.DataFrame, cap: int) -> dict[str, dict[str, int]]:
+def _report(groups: pl.DataFrame, capped: pl.DataFrame, pairs: pl.DataFrame, cap: int) -> dict[str, dict[str, int]]:
     per_group = groups.with_columns(
         possible=(pl.col("n") * (pl.col("n") - 1) // 2),
         capped=pl.col("n") > cap,
@@ -160,8 +186,14 @@ def _report(groups: pl.DataFrame, pairs: pl.DataFrame, cap: int) -> dict[str, di
         pairs_possible=pl.col("possible").sum(),
     )
     written = pairs.group_by("p").agg(pairs=pl.len())
-    joined = summary.join(written, on="p", how="left").with_columns(pl.col("pairs").fill_null(0))
-    joined = joined.with_columns(pairs_left_out=pl.col("pairs_possible") - pl.col("pairs"))
+    after_cap = capped.group_by("p").agg(after_cap=pl.len())
+    joined = (summary.join(written, on="p", how="left").join(after_cap, on="p", how="left")
+              .with_columns(pl.col("pairs", "after_cap").fill_null(0)))
+    joined = joined.with_columns(
+        pairs_left_out=pl.col("pairs_possible") - pl.col("pairs"),
+        left_out_by_group_cap=pl.col("pairs_possible") - pl.col("after_cap"),
+        left_out_by_relation_budget=pl.col("after_cap") - pl.col("pairs"),
+    ).drop("after_cap")
     return {row.pop("p"): {k: int(v) for k, v in row.items()} for row in joined.sort("p").iter_rows(named=True)}
 
 
@@ -176,37 +208,56 @@ def associated_relation(predicate: str) -> str:
 
 
 def write_pairs(pairs: pl.DataFrame, relations: pl.DataFrame, path: Path) -> int:
-    """Write the pairs as reified nodes plus direct virtual edges; returns the quads written."""
+    """Write the pairs as reified nodes plus direct virtual edges; returns the distinct quads written.
+
+    Lines are put together column-wise (a per-quad writer spends ~25 s on 3.6M quads); every literal
+    goes through ``quads.literal_term``, the one escaping function, once per distinct value.
+    """
+    graph = f"<{check_iri(ASSOCIATED_GRAPH)}>"
     names = {r["iri"]: r for r in relations.iter_rows(named=True)}
-    with QuadWriter(path, ASSOCIATED_GRAPH) as writer:
-        for p in pairs["p"].unique().sort().to_list():
-            rel = names.get(p, {})
-            edge = associated_relation(p)
-            writer.literal(edge, RDFS_LABEL, "同" + (rel.get("zh") or p), lang="zh")
-            writer.literal(edge, RDFS_LABEL, "same " + (rel.get("en") or rel.get("zh") or p), lang="en")
-        for a, b, p, o, is_entity, lang, datatype in pairs.iter_rows():
-            node = pair_node(a, b, p, o)
-            writer.iri(node, LEFT, a)
-            writer.iri(node, RIGHT, b)
-            writer.iri(node, SHARED_PREDICATE, p)
-            if is_entity:
-                writer.iri(node, SHARED_OBJECT, o)
-            else:
-                writer.literal(node, SHARED_OBJECT, o, lang=lang or None, datatype=datatype)
-            writer.iri(a, associated_relation(p), b)
-    return writer.count
+    shared = pairs.select("o", "o_is_entity", "o_lang", "o_datatype").unique()
+    terms = [f"<{check_iri(o)}>" if is_entity else literal_term(o, lang or None, datatype)
+             for o, is_entity, lang, datatype in shared.iter_rows()]
+    pairs = pairs.join(shared.with_columns(term=pl.Series(terms, dtype=pl.String)),
+                       on=["o", "o_is_entity", "o_lang", "o_datatype"], how="left", nulls_equal=True)
+    nodes = [pair_node(a, b, p, o) for a, b, p, o in pairs.select("a", "b", "p", "o").iter_rows()]
+    pairs = pairs.with_columns(node=pl.Series(nodes, dtype=pl.String),
+                               edge=pl.col("p").map_elements(associated_relation, return_dtype=pl.String))
+    iri = lambda column: pl.concat_str([pl.lit("<"), pl.col(column), pl.lit(">")])  # noqa: E731
+    tail = pl.lit(f" {graph} .")
+    reified = [
+        pl.concat_str([iri("node"), pl.lit(f" <{predicate}> "), value, tail])
+        for predicate, value in ((LEFT, iri("a")), (RIGHT, iri("b")), (SHARED_PREDICATE, iri("p")),
+                                 (SHARED_OBJECT, pl.col("term")))
+    ]
+    direct = pairs.select(line=pl.concat_str([iri("a"), pl.lit(" "), iri("edge"), pl.lit(" "), iri("b"), tail]))
+    lines = pl.concat([pairs.select(line=expr) for expr in reified] + [direct.unique(maintain_order=True)])
+    labels = []
+    for p in pairs["p"].unique().sort().to_list():
+        rel = names.get(p, {})
+        edge = associated_relation(p)
+        labels.append(f"<{edge}> <{RDFS_LABEL}> {literal_term('同' + (rel.get('zh') or p), 'zh')} {graph} .")
+        labels.append(f"<{edge}> <{RDFS_LABEL}> "
+                      f"{literal_term('same ' + (rel.get('en') or rel.get('zh') or p), 'en')} {graph} .")
+    lines = pl.concat([pl.DataFrame({"line": labels}, schema={"line": pl.String}), lines])
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + f".part{os.getpid()}")
+    lines.write_csv(tmp, include_header=False, quote_style="never", line_terminator="\n")
+    os.replace(tmp, path)
+    return lines.height
 
 
 def derive(domain: str, workdir: Path | str | None = None, max_group: int | None = None,
-           seed: int | None = None, tables: GraphTables | None = None) -> dict[str, Any]:
+           seed: int | None = None, tables: GraphTables | None = None, max_pairs: int | None = None
+           ) -> dict[str, Any]:
     """Compute, write and load the associated triples of ``domain``; re-running replaces them."""
     paths = domain_paths(domain, workdir)
     manifest = read_manifest(paths)
     schema = load_schema(manifest["schema"]["path"])
-    options = options_for(schema, max_group, seed)
+    options = options_for(schema, max_group, seed, max_pairs)
     timings: dict[str, float] = {}
     started = time.perf_counter()
-    tables = tables or read_tables(paths)
+    tables = tables or read_tables_fast(paths)
     timings["read_seconds"] = _lap(started)
     started = time.perf_counter()
     kinds = dict(zip(tables.relations["iri"].to_list(), tables.relations["kind"].to_list()))
@@ -217,17 +268,71 @@ def derive(domain: str, workdir: Path | str | None = None, max_group: int | None
     timings["write_seconds"] = _lap(started)
     report = _summary(domain, result, options, tables, quads)
     started = time.perf_counter()
-    summary = _load(paths, quads, report, workdir)
+    build_id = _load(paths, quads, report)
     timings["load_seconds"] = _lap(started)
-    report.update(build_id=summary.build_id, timings=timings)
+    report.update(build_id=build_id, timings=timings)
     return report
 
 
-def _load(paths: DomainPaths, quads: int, report: dict[str, Any], workdir: Path | str | None) -> BuildSummary:
-    entry = {"kind": ASSOCIATED_KIND, "quads_file": ASSOCIATED_QUADS, "quads": quads}
+def _load(paths: DomainPaths, quads: int, report: dict[str, Any]) -> str:
+    """Swap in a store holding the current graphs plus the new associated graph; returns the build id.
+
+    Re-loading all of a DuConv-sized store takes minutes, so the new build starts as a RocksDB
+    checkpoint (hard links) of a build without associated triples — the current one, or the previous
+    one when it is the current minus an older associated graph — and only the new graph is bulk-loaded.
+    Its count is checked before the swap, as ``kgforge build`` does.
+    """
+    entry = {"kind": ASSOCIATED_KIND, "quads_file": ASSOCIATED_QUADS, "quads": quads,
+             "sha256": sha256_file(paths.root / ASSOCIATED_QUADS)}
     stage = {k: v for k, v in report.items() if k != "relations"}
-    return add_graphs(paths.domain, {ASSOCIATED_GRAPH: entry}, "derive", stage, workdir,
-                      replace_kinds=(ASSOCIATED_KIND,))
+    with write_lock(paths):
+        manifest = read_manifest(paths)
+        base, drop = _extension_base(paths, manifest)
+        build = new_build_dir(paths)
+        try:
+            added = _checkpoint_and_load(base, build, drop, paths.root / ASSOCIATED_QUADS)
+        except BaseException:
+            discard_build(build)
+            raise
+        require_counts_match({ASSOCIATED_GRAPH: quads}, {ASSOCIATED_GRAPH: added}, build)
+        graphs = {g: e for g, e in manifest["graphs"].items() if e.get("kind") != ASSOCIATED_KIND}
+        graphs[ASSOCIATED_GRAPH] = entry
+        swap_in(paths, build, dict(
+            manifest, build_id=build.name, created=time.strftime("%Y-%m-%dT%H:%M:%S%z"), graphs=graphs,
+            total_quads=sum(e["quads"] for e in graphs.values()), versions=package_versions(),
+            stages=dict(manifest.get("stages", {}), derive=stage)))
+    return build.name
+
+
+def _extension_base(paths: DomainPaths, manifest: dict[str, Any]) -> tuple[Path, list[str]]:
+    """The store to extend, and the graphs to remove from its copy first."""
+    current = paths.oxigraph_dir().resolve()
+    old = [g for g, e in manifest["graphs"].items() if e.get("kind") == ASSOCIATED_KIND]
+    if not old:
+        return current, []
+    wanted = {g: e.get("sha256") for g, e in manifest["graphs"].items() if g not in old}
+    for build in sorted(paths.builds.iterdir(), reverse=True):
+        marker = build / "manifest.json"
+        if build.resolve() == current.parent or not marker.is_file() or (build / ".incomplete").exists():
+            continue
+        graphs = json.loads(marker.read_text(encoding="utf-8")).get("graphs", {})
+        if {g: e.get("sha256") for g, e in graphs.items()} == wanted:
+            return build / "oxigraph", []
+    return current, old
+
+
+def _checkpoint_and_load(base: Path, build: Path, drop: list[str], quads_file: Path) -> int:
+    ox.Store.read_only(str(base)).backup(str(build / "oxigraph"))
+    store = ox.Store(str(build / "oxigraph"))
+    for graph in drop:
+        store.remove_graph(ox.NamedNode(graph))
+    if quads_file.stat().st_size:  # measured: 3x faster than bulk_load(path=…) into a non-empty store
+        store.bulk_extend(ox.parse(path=str(quads_file), format=ox.RdfFormat.N_QUADS))
+    store.flush()
+    rows = store.query(f"SELECT (COUNT(*) AS ?n) WHERE {{ GRAPH <{check_iri(ASSOCIATED_GRAPH)}> {{ ?s ?p ?o }} }}")
+    added = int(next(iter(rows))["n"].value)
+    del store
+    return added
 
 
 def _summary(domain: str, result: Associations, options: DeriveOptions, tables: GraphTables,
@@ -239,7 +344,10 @@ def _summary(domain: str, result: Associations, options: DeriveOptions, tables: 
         "domain": domain, "graph": ASSOCIATED_GRAPH, "pairs": result.pairs.height, "quads": quads,
         "options": options.as_dict(),
         "groups_capped": sum(c["groups_capped"] for c in result.per_relation.values()),
-        "pairs_left_out_by_cap": left_out,
+        "pairs_left_out_by_cap": sum(c["left_out_by_group_cap"] for c in result.per_relation.values()),
+        "pairs_left_out_by_relation_budget": sum(c["left_out_by_relation_budget"]
+                                                 for c in result.per_relation.values()),
+        "pairs_left_out": left_out,
         "relations": per_relation,
         "skipped_relations": {labels.get(p, p): why for p, why in sorted(result.skipped.items())},
     }

@@ -18,9 +18,11 @@ goes to the others.
 
 from __future__ import annotations
 
+import gc
 import hashlib
 import json
 from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -36,7 +38,8 @@ from kgforge.query import QueryRunner
 from kgforge.resources import query_text
 from kgforge.schema import Schema, load_schema
 from kgforge.store import DomainPaths, domain_paths, read_manifest
-from kgforge.tables import GraphTables, read_tables
+from kgforge.quad_tables import read_tables_fast
+from kgforge.tables import GraphTables
 from kgforge.text import normalise_label
 from kgforge.vocab import DERIVED_GRAPHS
 
@@ -51,6 +54,19 @@ DIALOGUE_TYPES = {
 RECOMMENDATION_BY_TYPE = {"film": "电影推荐", "song": "音乐推荐", "album": "音乐推荐", "attraction": "兴趣点推荐"}
 CHAT_BY_TYPE = {"star": "关于明星的聊天", "singer": "关于明星的聊天"}
 LIKES_KEYS = ("喜欢的明星", "喜欢的电影", "喜欢的音乐", "喜欢的poi", "likes", "liked")
+
+
+@contextmanager
+def paused_gc() -> Iterator[None]:
+    """No cyclic garbage collection while building many small records (it rescans them all, again and
+    again: a third of an export's time on 30k dialogues); nothing built here holds a cycle."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
 
 
 # ---------------------------------------------------------------- the graph as goal material
@@ -70,7 +86,7 @@ class GoalGraph:
     @classmethod
     def load(cls, paths: DomainPaths, language: str | None = None, tables: GraphTables | None = None) -> "GoalGraph":
         schema = load_schema(read_manifest(paths)["schema"]["path"])
-        tables = tables or read_tables(paths, include_derived=True)
+        tables = tables or read_tables_fast(paths, include_derived=True)
         graph = cls(schema, tables, language or schema.language)
         graph.labels = tables.label_map(graph.language)
         graph.relation_kinds = dict(zip(tables.relations["iri"].to_list(), tables.relations["kind"].to_list()))
@@ -453,8 +469,9 @@ def generate(domain: str, options: GoalOptions, out: Path, workdir: Path | str |
     paths = domain_paths(domain, workdir)
     graph = GoalGraph.load(paths, options.language)
     profiles = read_profiles(profiles_file) if profiles_file else None
-    goals = sample_goals(graph, options, profiles)
-    written = write_goals(goals, out)
+    with paused_gc():
+        goals = sample_goals(graph, options, profiles)
+        written = write_goals(goals, out)
     kinds: dict[str, int] = {}
     relations: dict[str, int] = {}
     types: dict[str, int] = {}

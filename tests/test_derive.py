@@ -12,6 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from kgforge.build import check_store
 from kgforge.derive import (
     ASSOCIATED_GRAPH, DeriveOptions, _unrank_pairs, associate, associated_relation, derive,
 )
@@ -33,6 +34,7 @@ def write_sessions(path: Path) -> Path:
         ["芳华", "领域", "电影"], ["周迅", "性别", "女"], ["林志玲", "性别", "女"],
         ["周迅", "出生 日期", "1974-10-18"], ["林志玲", "出生 日期", "1974-10-18"],
         ["周迅", "评论", "好 演员"], ["林志玲", "评论", "好 演员"],
+        ["芳华", "评论", 'a "quoted" \\ back\\nslash\nnew line {braces}'], ["芳华", "标签", "\\n"],
     ]
     # a hub: six films sharing 国家 美国
     knowledge += [[f"电影{i}", "国家", "美国"] for i in range(6)]
@@ -88,6 +90,9 @@ def test_rerun_replaces_and_is_reproducible(cli, built):
     assert derived == [ASSOCIATED_GRAPH]
     assert manifest["graphs"][ASSOCIATED_GRAPH]["quads"] == second["quads"] == first["quads"]
     assert manifest["stages"]["derive"]["options"]["max_group"] == 3
+    checked = check_store("duconv", built)  # the extended store holds exactly what the manifest says
+    assert checked["ok"], checked["problems"]
+    assert checked["graphs"][ASSOCIATED_GRAPH] == second["quads"]
     other = json.loads(cli("derive", "duconv", "--max-group", "3", "--seed", "9", "--workdir", str(built),
                            "--json").stdout)
     assert other["relations"]["国家"]["pairs"] == 3
@@ -131,3 +136,29 @@ def test_associate_matches_brute_force_below_the_cap(rows, cap, seed):
         mine = {g for g in got if g[2:] == (p, o)}
         assert mine <= expected
         assert len(mine) == len(expected) if len(members) <= cap else len(mine) == cap * (cap - 1) // 2
+
+
+def test_relation_budget_keeps_a_seeded_sample(cli, built):
+    report = json.loads(cli("derive", "duconv", "--max-pairs", "1", "--workdir", str(built), "--json").stdout)
+    rels = report["relations"]
+    assert all(r["pairs"] <= 1 for r in rels.values())
+    assert rels["类型"]["left_out_by_relation_budget"] == 2 and rels["类型"]["left_out_by_group_cap"] == 0
+    assert report["pairs_left_out_by_relation_budget"] == sum(r["left_out_by_relation_budget"] for r in rels.values())
+    assert report["options"]["max_pairs"] == 1
+
+
+@pytest.mark.parametrize("include_derived", [False, True])
+def test_quad_file_tables_equal_the_store_tables(cli, built, include_derived):
+    from kgforge.quad_tables import read_tables_fast, tables_from_quads
+    from kgforge.tables import read_tables
+
+    cli("derive", "duconv", "--workdir", str(built))
+    paths = domain_paths("duconv", built)
+    slow, fast = read_tables(paths, include_derived), tables_from_quads(paths, include_derived)
+    for name in ("facts", "labels", "types", "relations"):
+        a, b = getattr(slow, name), getattr(fast, name)
+        assert a.sort(a.columns, nulls_last=True).equals(b.sort(a.columns, nulls_last=True)), name
+    (paths.root / "quads" / "derived__associated.nq").unlink()  # files unusable: the store is read instead
+    fallback = read_tables_fast(paths, include_derived)
+    assert fallback.facts.sort(slow.facts.columns, nulls_last=True).equals(
+        slow.facts.sort(slow.facts.columns, nulls_last=True))

@@ -15,19 +15,22 @@ def derive_command(
     domain: str,
     max_group: Annotated[int | None, typer.Option(
         "--max-group", help="Groups sharing (predicate, object) with more members than this give a seeded "
-                            "sample of pairs instead of all of them (default: schema [options.derive] or 50).")] = None,
-    seed: Annotated[int | None, typer.Option(help="Seed for the pair sample of capped groups.")] = None,
+                            "sample of pairs instead of all of them (default: schema [options.derive] or 10).")] = None,
+    max_pairs: Annotated[int | None, typer.Option(
+        "--max-pairs", help="At most this many pairs per relation, a seeded sample (default: schema "
+                            "[options.derive] or 5000).")] = None,
+    seed: Annotated[int | None, typer.Option(help="Seed for the pair samples.")] = None,
     workdir: WorkdirOption = DEFAULT_WORKDIR,
     json_out: JsonOption = False,
 ) -> None:
     """Associated two-hop triples (entities sharing a predicate and object) into their own named graph."""
-    report = derive(domain, workdir, max_group=max_group, seed=seed)
+    report = derive(domain, workdir, max_group=max_group, seed=seed, max_pairs=max_pairs)
     if json_out:
         emit_json(report)
         return
     show_mapping(f"derived {domain}", {k: v for k, v in report.items()
                                       if not isinstance(v, dict) and k != "options"})
-    console.print("[bold]per relation[/] (pairs written / groups / capped groups / pairs the cap left out)")
+    console.print("[bold]per relation[/] (pairs written / groups / capped groups / pairs left out)")
     for name, counts in sorted(report["relations"].items(), key=lambda kv: -kv[1]["pairs"]):
         console.print(f"  {name:<14} {counts['pairs']:>10,} {counts['groups']:>8,} {counts['groups_capped']:>6,} "
                       f"{counts['pairs_left_out']:>14,}")

@@ -29,10 +29,11 @@ from kgforge.errors import KgforgeError
 from kgforge.exports.formats import FORMATS, GENERIC_SCHEMA_VERSION, Dialogue, write_export
 from kgforge.exports.labels import Labels
 from kgforge.exports.subgraph import TRIPLE_COLUMNS, SubgraphOptions, select_subgraphs
-from kgforge.goals import read_goals
+from kgforge.goals import paused_gc, read_goals
 from kgforge.schema import Schema, load_schema
 from kgforge.store import DomainPaths, domain_paths, read_manifest, write_json_atomic
-from kgforge.tables import GraphTables, read_tables
+from kgforge.quad_tables import read_tables_fast
+from kgforge.tables import GraphTables
 from kgforge.vocab import DERIVED_GRAPHS, ONTO
 
 RELATED = ONTO + "related"
@@ -75,7 +76,7 @@ class Context:
         paths = domain_paths(domain, workdir)
         manifest = read_manifest(paths)
         schema = load_schema(manifest["schema"]["path"])
-        tables = tables or read_tables(paths)
+        tables = tables or read_tables_fast(paths)
         return cls(paths, manifest, schema, tables, Labels(tables, schema, language or schema.language))
 
 
@@ -84,6 +85,12 @@ class Context:
 
 def export_goals(domain: str, goals_file: Path, options: ExportOptions, out: Path,
                  workdir: Path | str | None = None, tables: GraphTables | None = None) -> dict[str, Any]:
+    with paused_gc():
+        return _export_goals(domain, goals_file, options, out, workdir, tables)
+
+
+def _export_goals(domain: str, goals_file: Path, options: ExportOptions, out: Path,
+                  workdir: Path | str | None, tables: GraphTables | None) -> dict[str, Any]:
     started = time.perf_counter()
     ctx = Context.open(domain, workdir, options.language, tables)
     goals = list(read_goals(goals_file))

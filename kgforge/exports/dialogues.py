@@ -21,7 +21,7 @@ import polars as pl
 from kgforge.errors import InputError, KgforgeError
 from kgforge.exports import PATH_SCHEMA, TOPIC_SCHEMA, Context, ExportOptions, _assemble, _finish
 from kgforge.exports.subgraph import SubgraphOptions
-from kgforge.goals import EntityIndex
+from kgforge.goals import EntityIndex, paused_gc
 from kgforge.jsonio import iter_json_container
 from kgforge.text import normalise_label
 
@@ -90,6 +90,12 @@ def gold_attrs(dialogue: dict[str, Any]) -> list[tuple[str, str, str]]:
 
 def export_dialogues(domain: str, dialogues_file: Path, options: ExportOptions, out: Path,
                      workdir: Path | str | None = None) -> dict[str, Any]:
+    with paused_gc():
+        return _export_dialogues(domain, dialogues_file, options, out, workdir)
+
+
+def _export_dialogues(domain: str, dialogues_file: Path, options: ExportOptions, out: Path,
+                      workdir: Path | str | None) -> dict[str, Any]:
     started = time.perf_counter()
     if options.fmt not in ("kdconv", "jsonl", "parquet"):
         raise KgforgeError(f"--dialogues exports KdConv dialogues as kdconv, jsonl or parquet, not {options.fmt!r}")

@@ -1,0 +1,197 @@
+"""Benchmark: derive, goal sampling and per-dialogue export on a DuConv-scale graph, each beside its naive way.
+
+    python benchmarks/bench_dialogue.py            # 144k entities, ~3.6M triples (DuConv Table 2 scale)
+    python benchmarks/bench_dialogue.py --small    # 10k entities, 250k triples, for a quick look
+
+Builds the synthetic KB of ``benchmarks/synthetic.py`` (cached in bench-out/), then, every stage a
+fresh ``kgforge`` process timed from outside (wall seconds, as a user waits):
+
+* ``kgforge derive duconv`` (polars join, stop-list, cap 50; includes reading the store and re-loading it
+  with the new graph) — beside the SPARQL self-join ``queries/associated_self_join.rq`` under a timeout
+  (reported as "did not finish in N s" when it runs out);
+* ``kgforge goals duconv --n 30000`` (half one-step, half two-step) — beside ``goal_one_step.rq`` with
+  ``ORDER BY RAND() LIMIT 15000`` over the whole graph, under the same timeout;
+* ``kgforge export duconv --format duconv`` of those 30k goals — beside one SPARQL query per dialogue
+  (``queries/dialogue_subgraph.rq``), run on a sample of dialogues and extrapolated (labelled so).
+
+Medians of --repeats for the kgforge stages. Writes bench-out/dialogue.json.
+Targets (issue 5): derive <= 30 s, 30k goals <= 60 s, 30k DuConv subgraphs <= 60 s on 2 cores.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from benchmarks.synthetic import write_synthetic_kb  # noqa: E402
+
+CLI = [sys.executable, "-c", "from kgforge.commands import main; main()"]
+TARGETS = {"derive": 30.0, "goals": 60.0, "export": 60.0}
+BASELINE_QUERY = """
+import json, sys, time
+import pyoxigraph as ox
+from kgforge.errors import QueryTimeout
+from kgforge.query import QueryRunner
+from kgforge.resources import query_text
+from kgforge.store import domain_paths
+
+def main():
+    workdir, name, suffix, timeout = sys.argv[1], sys.argv[2], sys.argv[3], float(sys.argv[4])
+    with QueryRunner(domain_paths("duconv", workdir)) as runner:
+        runner.query("ASK { ?s ?p ?o }")  # start the worker outside the clock
+        started = time.perf_counter()
+        try:
+            rows = len(runner.query(query_text(name) + suffix, timeout=timeout).rows)
+            print(json.dumps({"seconds": time.perf_counter() - started, "rows": rows, "finished": True}))
+        except QueryTimeout:
+            print(json.dumps({"seconds": timeout, "rows": None, "finished": False}))
+
+if __name__ == "__main__":
+    main()
+"""
+PER_DIALOGUE = """
+import json, sys, time
+import pyoxigraph as ox
+from kgforge.query import QueryRunner
+from kgforge.resources import query_text
+from kgforge.store import domain_paths
+
+def main():
+    workdir, goals_file, sample = sys.argv[1], sys.argv[2], int(sys.argv[3])
+    goals = [json.loads(line) for line in open(goals_file, encoding="utf-8")][:sample]
+    text = query_text("dialogue_subgraph")
+    with QueryRunner(domain_paths("duconv", workdir)) as runner:
+        runner.query("ASK { ?s ?p ?o }")
+        started = time.perf_counter()
+        triples = 0
+        for goal in goals:
+            a, b = (ox.NamedNode(t) for t in goal["topics"][:2])
+            triples += len(runner.query(text, {"a": a, "b": b}, timeout=60).rows)
+        print(json.dumps({"seconds": time.perf_counter() - started, "dialogues": len(goals), "triples": triples}))
+
+if __name__ == "__main__":
+    main()
+"""
+
+
+def run_measured(args: list[str]) -> tuple[str, float, int]:
+    """Run a command; return its stdout, wall seconds and peak RSS in MiB (of that process)."""
+    started = time.perf_counter()
+    with tempfile.TemporaryFile(mode="w+") as err:
+        process = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=err, text=True)
+        out = process.stdout.read()
+        _, status, usage = os.wait4(process.pid, 0)
+        if os.waitstatus_to_exitcode(status):
+            err.seek(0)
+            raise SystemExit(f"command failed: {' '.join(args)}\n{err.read()[-3000:]}")
+    return out, time.perf_counter() - started, usage.ru_maxrss // 1024
+
+
+def kgforge(*args: str) -> tuple[dict, float, int]:
+    out, seconds, rss = run_measured([*CLI, *args, "--json"])
+    return json.loads(out), seconds, rss
+
+
+def median_runs(repeats: int, label: str, *args: str) -> tuple[dict, list[float], int]:
+    runs, report, rss = [], {}, 0
+    for repeat in range(repeats):
+        print(f"{label}, run {repeat + 1}/{repeats} ...", file=sys.stderr)
+        report, seconds, rss = kgforge(*args)
+        runs.append(seconds)
+    return report, runs, rss
+
+
+def baseline(work: Path, name: str, suffix: str, timeout: float) -> dict:
+    out, _, _ = run_measured([sys.executable, "-c", BASELINE_QUERY, str(work), name, suffix, str(timeout)])
+    result = json.loads(out)
+    if not result["finished"]:
+        result["note"] = f"did not finish in {timeout:g} s"
+    return result
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--small", action="store_true")
+    parser.add_argument("--repeats", type=int, default=1)
+    parser.add_argument("--goals", type=int, default=30_000)
+    parser.add_argument("--baseline-timeout", type=float, default=120.0)
+    parser.add_argument("--baseline-sample", type=int, default=300, help="dialogues queried one by one")
+    parser.add_argument("--out", type=Path, default=Path("bench-out"))
+    args = parser.parse_args()
+    entities, triples = (10_000, 250_000) if args.small else (144_000, 3_600_000)
+    args.out.mkdir(parents=True, exist_ok=True)
+    kb = args.out / f"synthetic_kb_{entities}.json"
+    if not kb.exists():
+        print(f"generating {kb} (minutes at full scale; cached afterwards) ...", file=sys.stderr)
+        write_synthetic_kb(kb, entities=entities, triples=triples)
+    work = Path(tempfile.mkdtemp(prefix="kgforge-bench-dialogue-"))
+    w = ("--workdir", str(work))
+    print("kgforge build ...", file=sys.stderr)
+    built, build_seconds, _ = kgforge("build", "duconv", "--source", f"kdconv:{kb}", "--no-schema-sources", *w)
+
+    derived, derive_runs, derive_rss = median_runs(args.repeats, "kgforge derive", "derive", "duconv", *w)
+    print("baseline: SPARQL self-join ...", file=sys.stderr)
+    self_join = baseline(work, "associated_self_join", "", args.baseline_timeout)
+
+    goals_file = work / "goals.jsonl"
+    goals, goals_runs, goals_rss = median_runs(args.repeats, f"kgforge goals --n {args.goals}", "goals", "duconv",
+                                               "--n", str(args.goals), "--seed", "0", "--out", str(goals_file), *w)
+    print("baseline: ORDER BY RAND() ...", file=sys.stderr)
+    rand = baseline(work, "goal_one_step", f"\nORDER BY RAND() LIMIT {args.goals // 2}", args.baseline_timeout)
+
+    export_file = work / "train.txt"
+    exported, export_runs, export_rss = median_runs(args.repeats, "kgforge export --format duconv", "export",
+                                                    "duconv", "--goals", str(goals_file), "--format", "duconv",
+                                                    "--out", str(export_file), *w)
+    print(f"baseline: one SPARQL query per dialogue ({args.baseline_sample} dialogues) ...", file=sys.stderr)
+    out, _, _ = run_measured([sys.executable, "-c", PER_DIALOGUE, str(work), str(goals_file),
+                              str(args.baseline_sample)])
+    per_dialogue = json.loads(out)
+    per_dialogue_total = per_dialogue["seconds"] / per_dialogue["dialogues"] * goals["goals"]
+
+    derive_s, goals_s, export_s = (statistics.median(r) for r in (derive_runs, goals_runs, export_runs))
+    result = {
+        "graph": {"entities": entities, "kb": str(kb), "quads": built["total_quads"],
+                  "build_seconds": round(build_seconds, 1)},
+        "derive": {"seconds_median": round(derive_s, 2), "runs_s": [round(x, 2) for x in derive_runs],
+                   "phases_s": derived["timings"], "pairs": derived["pairs"], "quads": derived["quads"],
+                   "groups_capped": derived["groups_capped"], "pairs_left_out_by_cap": derived["pairs_left_out_by_cap"],
+                   "max_group": derived["options"]["max_group"], "peak_rss_mib": derive_rss,
+                   "target_s": TARGETS["derive"]},
+        "derive_baseline_sparql_self_join": self_join,
+        "goals": {"seconds_median": round(goals_s, 2), "runs_s": [round(x, 2) for x in goals_runs],
+                  "goals": goals["goals"], "kinds": goals["kinds"], "relations": len(goals["relations"]),
+                  "peak_rss_mib": goals_rss, "target_s": TARGETS["goals"]},
+        "goals_baseline_order_by_rand": rand,
+        "export": {"seconds_median": round(export_s, 2), "runs_s": [round(x, 2) for x in export_runs],
+                   "dialogues": exported["dialogues"], "triples": exported["triples"],
+                   "triples_per_dialogue": round(exported["triples"] / exported["dialogues"], 1),
+                   "peak_rss_mib": export_rss, "target_s": TARGETS["export"]},
+        "export_baseline_query_per_dialogue": {
+            "measured_dialogues": per_dialogue["dialogues"], "measured_seconds": round(per_dialogue["seconds"], 2),
+            "extrapolated_seconds_for_all": round(per_dialogue_total, 1),
+            "note": f"extrapolated from {per_dialogue['dialogues']} dialogues to {goals['goals']}; raw facts only "
+                    "(no ranking, labels of relations or checks)"},
+        "ratios": {
+            "export_baseline_over_kgforge": round(per_dialogue_total / export_s, 1),
+            "derive_baseline_over_kgforge": (round(self_join["seconds"] / derive_s, 1) if self_join["finished"]
+                                             else f">{self_join['seconds'] / derive_s:.1f} (baseline unfinished)"),
+        },
+        "machine": {"cpus": os.cpu_count(), "python": sys.version.split()[0]},
+    }
+    result["meets_targets"] = {"derive": derive_s <= TARGETS["derive"], "goals": goals_s <= TARGETS["goals"],
+                               "export": export_s <= TARGETS["export"]}
+    (args.out / "dialogue.json").write_text(json.dumps(result, indent=2, ensure_ascii=False), encoding="utf-8")
+    print(json.dumps(result, indent=2, ensure_ascii=False))
+
+
+if __name__ == "__main__":
+    main()
