@@ -73,7 +73,7 @@ class EmbedConfig:
     eval_max_triples: int = 10_000
     eval_batch_size: int | None = None
     memory_fraction: float = 0.85
-    threads: int | None = None  # CPU threads for torch; None keeps torch's default
+    threads: int | None = None  # CPU threads for torch; None: the cores other processes leave idle
     model_kwargs: dict[str, Any] = field(default_factory=dict)
 
     def resolved(self, device: torch.device) -> "EmbedConfig":
@@ -84,6 +84,7 @@ class EmbedConfig:
         values["num_negatives"] = self.num_negatives or (1024 if gpu else 128)
         values["precision"] = ("bf16" if gpu else "fp32") if self.precision == "auto" else self.precision
         values["device"] = str(device)
+        values["threads"] = self.threads or (None if gpu else idle_cpu_threads())
         values["ratios"] = tuple(self.ratios)
         return EmbedConfig(**values)
 
@@ -246,6 +247,16 @@ def triple_set_from_ids(train: torch.Tensor, valid: torch.Tensor, test: torch.Te
 
 # ----------------------------------------------------------------------------------------------
 # Model, device and memory
+
+
+def idle_cpu_threads() -> int:
+    """torch's thread count, lowered to the cores the 1-minute load average leaves idle (at least 1).
+
+    torch's CPU thread pool spins while it waits; on cores other jobs are using, two threads can run
+    several times slower than one.
+    """
+    idle = (os.cpu_count() or 1) - os.getloadavg()[0]
+    return max(1, min(torch.get_num_threads(), round(idle)))
 
 
 def pick_device(name: str) -> torch.device:
@@ -520,6 +531,7 @@ def train_bundle(triple_set: TripleSet, config: EmbedConfig, bundle_dir: Path, *
         "resumed_from": resumed_from, "seconds": round(state.elapsed, 3),
         "triples_per_second": round(state.triples_seen / state.elapsed, 1) if state.elapsed else None,
         "final_loss": state.last_loss, "peak_memory_bytes": peak_memory(device), "preflight": preflight,
+        "device": str(device), "cpu_threads": torch.get_num_threads(), "precision": config.precision,
     }
     summary = write_bundle(
         bundle_dir, work_dir, model=model, triple_set=triple_set, config=config,

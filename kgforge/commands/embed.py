@@ -31,7 +31,8 @@ def embed_command(
     include_derived: Annotated[bool, typer.Option(help="Train on derived (associated) triples too.")] = False,
     evaluation: Annotated[str, typer.Option(help="auto, full, sampled or none.")] = "auto",
     eval_batch_size: Annotated[Optional[int], typer.Option(help="Triples ranked per evaluation batch.")] = None,
-    threads: Annotated[Optional[int], typer.Option(help="CPU threads for torch.")] = None,
+    threads: Annotated[Optional[int], typer.Option(
+        help="CPU threads for torch [the cores the load average leaves idle].")] = None,
     name: ModelName = "default",
     workdir: WorkdirOption = DEFAULT_WORKDIR,
     json_out: JsonOption = False,
@@ -56,6 +57,7 @@ def embed_command(
         "actual ratios": " ".join(f"{v:.3f}" for v in summary["split"]["actual_ratios"].values()),
         "moved for coverage": summary["split"]["moved_to_train_for_coverage"],
         "epochs": f"{training['epochs_completed']}/{training['epochs_requested']}",
+        "device": f"{training['device']} ({training['cpu_threads']} CPU threads, {training['precision']})",
         "triples/s": training["triples_per_second"], "seconds": training["seconds"],
         "stopped by": training["stopped_by"] or "-", "metric": summary["metric"],
     })
