@@ -1,8 +1,8 @@
 """`kgforge embed`: train a PyKEEN model on a domain's graph and write a model bundle.
 
-Pipeline: entity-to-entity facts from :func:`kgforge.tables.read_tables` → a deterministic split,
-saved with the bundle (derived triples follow the triples they were derived from) → int ids built
-with polars → a PyKEEN ``CoreTriplesFactory`` made from the id tensor (no TSV files) → a memory
+Pipeline: entity-to-entity facts from the graph tables (``kgforge.quad_tables.read_tables_fast``)
+→ a deterministic split, saved with the bundle (derived triples follow the triples they were derived
+from) → int ids built with polars → a PyKEEN ``CoreTriplesFactory`` made from the id tensor (no TSV files) → a memory
 preflight → training with kgforge's own loop → filtered rank evaluation → bundle.
 
 The training loop is kgforge's, the model is PyKEEN's. Each batch scores its positives against a
@@ -36,7 +36,8 @@ from kgforge.evaluate import evaluate_model
 from kgforge.progress import progress_bar
 from kgforge.scoring import candidate_scores, has_fast_path
 from kgforge.store import DomainPaths, domain_paths, read_manifest
-from kgforge.tables import GraphTables, read_tables
+from kgforge.quad_tables import read_tables_fast
+from kgforge.tables import GraphTables
 from kgforge.derive import PAIR_NODE
 from kgforge.vocab import DERIVED_GRAPHS, ONTO
 
@@ -107,10 +108,12 @@ class TripleSet:
                                   num_relations=self.relations.height)
 
     def content_hash(self) -> str:
-        """sha256 of the sorted (s, p, o, split) rows: which graph and which split a model saw."""
+        """sha256 of the sorted (s, p, o, split) rows as TSV: which graph and which split a model saw."""
         digest = hashlib.sha256()
-        for row in self.triples.sort(["s", "p", "o"]).select("s", "p", "o", "split").iter_rows():
-            digest.update("\t".join(row).encode("utf-8") + b"\n")
+        rows = self.triples.sort(["s", "p", "o"]).select("s", "p", "o", "split")
+        for offset in range(0, rows.height, 1_000_000):
+            chunk = rows.slice(offset, 1_000_000).write_csv(include_header=False, separator="\t")
+            digest.update(chunk.encode("utf-8"))
         return digest.hexdigest()
 
 
@@ -547,7 +550,7 @@ def embed(domain: str, workdir: Path | str | None = None, config: EmbedConfig | 
     config = config or EmbedConfig()
     paths = domain_paths(domain, workdir)
     manifest = read_manifest(paths)
-    tables = read_tables(paths, include_derived=config.include_derived)
+    tables = read_tables_fast(paths, include_derived=config.include_derived)
     triples = graph_triples(tables, include_literals=config.include_literals)
     split, report = split_triples(triples, tuple(config.ratios), config.seed)
     triple_set = index_triples(split, report)
