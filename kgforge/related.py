@@ -182,10 +182,19 @@ def _from_store(paths: DomainPaths | None, name: str, by_iri: bool, index: Relat
                 if rows:
                     label = rows[0].get("label")
                     return Match(rows[0]["entity"].value, label.value if label is not None else name, None)
-    suggestions = difflib.get_close_matches(name, [lab for lab in index.labels if lab], n=5, cutoff=0.3)
+    suggestions = difflib.get_close_matches(name, _suggestion_pool(index.bundle.entities, name), n=5, cutoff=0.3)
     hint = f"; did you mean: {', '.join(suggestions)}?" if suggestions else ""
     raise UnknownEntityError(f"no entity {'with IRI' if by_iri else 'labelled'} {name!r} in model "
                              f"{index.bundle.path} or its store{hint}")
+
+
+def _suggestion_pool(entities: pl.DataFrame, name: str, limit: int = 50_000) -> list[str]:
+    """Labels worth comparing with ``name``: sharing a character with it and of a similar length."""
+    pool = entities.select("label").drop_nulls().filter(
+        pl.col("label").str.contains_any(sorted(set(name))),
+        pl.col("label").str.len_chars().is_between(len(name) // 2, len(name) * 2 + 1),
+    )
+    return pool.unique(maintain_order=True).head(limit)["label"].to_list()
 
 
 def _graph_neighbours(paths: DomainPaths, match: Match, k: int) -> list[dict[str, Any]]:
