@@ -52,8 +52,7 @@ def kgforge_run(dataset, model: str, dim: int, epochs: int, seed: int, device: s
                                      dataset.testing.mapped_triples, list(dataset.training.entity_to_id),
                                      list(dataset.training.relation_to_id))
     torch_device = pick_device(device)
-    config = EmbedConfig(model=model, dim=dim, epochs=epochs, seed=seed, learning_rate=0.02,
-                         device=device).resolved(torch_device)
+    config = EmbedConfig(model=model, dim=dim, epochs=epochs, seed=seed, device=device).resolved(torch_device)
     torch.manual_seed(seed)
     factory = triple_set.factory()
     trained = build_model(config, factory).to(torch_device)

@@ -55,12 +55,12 @@ class EmbedError(KgforgeError):
 
 @dataclass
 class EmbedConfig:
-    model: str = "ComplEx"
+    model: str = "RotatE"
     dim: int = 128
     epochs: int = 100
     batch_size: int | None = None  # None: 512 on CPU, 8192 on GPU
     num_negatives: int | None = None  # None: 128 on CPU, 1024 on GPU
-    learning_rate: float = 0.01
+    learning_rate: float = 0.02
     seed: int = 42
     device: str = "auto"
     precision: str = "auto"  # auto (bf16 autocast on GPU, fp32 on CPU) | fp32 | bf16

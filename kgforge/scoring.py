@@ -48,12 +48,24 @@ def _distance(q_sq: torch.Tensor, dot: torch.Tensor, c_sq: torch.Tensor) -> torc
 
 
 def candidate_scores(model: ERModel, batch: torch.Tensor, candidates: torch.Tensor | None, side: str) -> torch.Tensor:
-    """(batch, candidates) scores; ``side`` "tail" scores (h, r, c), "head" scores (c, r, t)."""
+    """(batch, candidates) scores; ``side`` "tail" scores (h, r, c), "head" scores (c, r, t).
+
+    Under autocast, bilinear products may run in bf16; distances are computed with autocast off,
+    since the expanded form |q|^2 - 2 q.c + |c|^2 loses the difference between close candidates in bf16.
+    """
     kind = _kind(model) if has_fast_path(model) else None
     if kind is None:
         if side == "tail":
             return model.score_t(batch[:, :2], tails=candidates)
         return model.score_h(batch[:, 1:], heads=candidates)
+    if kind in ("rotate", "transe") and torch.is_autocast_enabled(batch.device.type):
+        with torch.autocast(device_type=batch.device.type, enabled=False):
+            return _matrix_scores(model, kind, batch, candidates, side)
+    return _matrix_scores(model, kind, batch, candidates, side)
+
+
+def _matrix_scores(model: ERModel, kind: str, batch: torch.Tensor, candidates: torch.Tensor | None,
+                   side: str) -> torch.Tensor:
     entities, relations = model.entity_representations[0], model.relation_representations[0]
     anchor = entities(indices=batch[:, 0] if side == "tail" else batch[:, 2])
     relation = relations(indices=batch[:, 1])

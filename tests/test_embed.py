@@ -226,3 +226,13 @@ def test_max_time_stops_and_bf16_autocast_path_trains(tmp_path):
     bundle = Bundle.open(tmp_path / "t")
     assert bundle.config["precision"] == "bf16" and bundle.metrics["training"]["stopped_by"]
     assert torch.isfinite(bundle.vectors).all()
+
+
+def test_distance_scores_stay_fp32_under_bf16_autocast():
+    factory = Nations().training
+    model = RotatE(triples_factory=factory, embedding_dim=32, random_seed=3)
+    batch = factory.mapped_triples[:16]
+    exact = candidate_scores(model, batch, None, "tail")
+    with torch.autocast(device_type="cpu", dtype=torch.bfloat16):
+        under_autocast = candidate_scores(model, batch, None, "tail")
+    assert under_autocast.dtype == torch.float32 and torch.allclose(under_autocast, exact, atol=1e-5)

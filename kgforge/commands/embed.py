@@ -14,13 +14,13 @@ ModelName = Annotated[str, typer.Option("--name", help="Bundle folder under <dom
 @app.command("embed")
 def embed_command(
     domain: str,
-    model: Annotated[str, typer.Option(help="PyKEEN model: TransE, RotatE, ComplEx, DistMult, ...")] = "ComplEx",
+    model: Annotated[str, typer.Option(help="PyKEEN model: TransE, RotatE, ComplEx, DistMult, ...")] = "RotatE",
     dim: Annotated[int, typer.Option(help="Embedding dimension (complex models: complex dimension).")] = 128,
     epochs: Annotated[int, typer.Option(help="Training epochs.")] = 100,
     batch_size: Annotated[Optional[int], typer.Option(help="Positive triples per step [CPU 512, GPU 8192].")] = None,
     negatives: Annotated[Optional[int], typer.Option(
         help="Negatives shared by a batch, per side [CPU 128, GPU 1024]; all entities when fewer.")] = None,
-    learning_rate: Annotated[float, typer.Option("--lr", help="Adam learning rate.")] = 0.01,
+    learning_rate: Annotated[float, typer.Option("--lr", help="Adam learning rate.")] = 0.02,
     seed: Annotated[int, typer.Option(help="Seed of the split, the initialisation and the batches.")] = 42,
     device: Annotated[str, typer.Option(help="auto, cpu or cuda[:N].")] = "auto",
     precision: Annotated[str, typer.Option(help="auto (bf16 autocast on GPU), fp32 or bf16.")] = "auto",
