@@ -137,3 +137,23 @@ def test_chunked_search_equals_brute_force(rows, dim, k, chunk, metric, seed):
     for i in range(3):
         returned = {int(j) for j, score in zip(ids[i], scores[i]) if score > float("-inf")}
         assert not returned & set(exclude[i].tolist())
+
+
+def test_bundle_saved_in_format_1_still_loads_and_answers_the_same():
+    """tests/fixtures/bundle_v1 was written by kgforge 0.1.0 (format 1) from a made-up graph; keep it loading."""
+    from pathlib import Path
+
+    from kgforge.bundle import entity_vectors
+    from kgforge.related import RelatedIndex
+
+    folder = Path(__file__).parent / "fixtures" / "bundle_v1"
+    bundle = Bundle.open(folder, verify=True)
+    index = RelatedIndex(bundle, "cpu")
+    expected = json.loads((folder / "expected_related.json").read_text(encoding="utf-8"))
+    for label, rows in expected.items():
+        entity = index.labels.index(label)
+        got = index.top([entity], len(rows))[0]
+        assert [index.iris[i] for i, _ in got] == [iri for iri, _ in rows]
+        assert [round(score, 4) for _, score in got] == pytest.approx([score for _, score in rows], abs=1e-4)
+    model = bundle.model()
+    assert torch.allclose(entity_vectors(model, bundle.metric), bundle.vectors)
