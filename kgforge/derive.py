@@ -136,26 +136,39 @@ def _all_pairs(groups: pl.DataFrame) -> pl.DataFrame:
 
 
 def _sampled_pairs(groups: pl.DataFrame, options: DeriveOptions) -> pl.DataFrame:
-    """For each group above the cap, up to ``cap·(cap−1)/2`` distinct pairs drawn uniformly (seeded), all
-    groups at once: pair indices are drawn with numpy and mapped back to (i, j) member positions."""
+    """For each group above the cap, ``cap·(cap−1)/2`` distinct pairs drawn uniformly (seeded), all groups
+    at once. Groups up to four times the cap enumerate their pairs and keep a random subset; larger
+    ones draw pair indices with numpy (repeats dropped, redrawn until each group has its share)."""
     keep = options.max_group * (options.max_group - 1) // 2
     if groups.is_empty():
         return pl.DataFrame(schema=PAIR_SCHEMA)
-    n = groups["n"].to_numpy().astype(np.int64)
-    total = n * (n - 1) // 2
-    draws = np.minimum(total, 3 * keep + 16)  # oversample, then drop repeats
     rng = np.random.default_rng([options.seed, 0x5EED])
-    row = np.repeat(np.arange(len(n)), draws)
-    index = (rng.random(len(row)) * total[row]).astype(np.int64)
-    left, right = _unrank_pairs(index)
-    drawn = pl.DataFrame({"row": row, "i": left, "j": right}).unique(maintain_order=True)
-    drawn = drawn.with_columns(k=pl.int_range(pl.len()).over("row")).filter(pl.col("k") < keep)
-    members = groups.with_row_index("row").select(pl.col("row").cast(pl.Int64), "members", *GROUP_KEY)
-    return (
-        drawn.join(members, on="row")
+    mid = groups.filter(pl.col("n") <= 4 * options.max_group)
+    enumerated = _all_pairs(mid).sort(["p", "o", "a", "b"])
+    enumerated = (enumerated.with_columns(_k=pl.Series(rng.random(enumerated.height)))
+                  .filter(pl.col("_k").rank("ordinal").over(GROUP_KEY) <= keep).drop("_k"))
+    hubs = groups.filter(pl.col("n") > 4 * options.max_group).drop("gid").with_row_index("row")
+    n = hubs["n"].to_numpy().astype(np.int64)
+    total = n * (n - 1) // 2
+    drawn = pl.DataFrame(schema={"row": pl.Int64, "t": pl.Int64})
+    for _ in range(20):
+        have = drawn.group_by("row").len()
+        counts = np.zeros(len(n), dtype=np.int64)
+        counts[have["row"].to_numpy()] = have["len"].to_numpy()
+        short = np.flatnonzero(counts < keep)
+        if not len(short):
+            break
+        row = np.repeat(short, 2 * (keep - counts[short]) + 8)
+        index = (rng.random(len(row)) * total[row]).astype(np.int64)
+        drawn = pl.concat([drawn, pl.DataFrame({"row": row, "t": index})]).unique(maintain_order=True)
+    drawn = drawn.filter(pl.int_range(pl.len()).over("row") < keep)
+    left, right = _unrank_pairs(drawn["t"].to_numpy())
+    members = hubs.select(pl.col("row").cast(pl.Int64), "members", *GROUP_KEY)
+    sampled = (
+        drawn.with_columns(i=pl.Series(left), j=pl.Series(right)).join(members, on="row")
         .select(a=pl.col("members").list.get(pl.col("i")), b=pl.col("members").list.get(pl.col("j")), *GROUP_KEY)
-        .select(list(PAIR_SCHEMA))
     )
+    return pl.concat([enumerated.select(list(PAIR_SCHEMA)), sampled.select(list(PAIR_SCHEMA))])
 
 
 def _relation_budget(pairs: pl.DataFrame, options: DeriveOptions) -> pl.DataFrame:

@@ -162,3 +162,21 @@ def test_quad_file_tables_equal_the_store_tables(cli, built, include_derived):
     fallback = read_tables_fast(paths, include_derived)
     assert fallback.facts.sort(slow.facts.columns, nulls_last=True).equals(
         slow.facts.sort(slow.facts.columns, nulls_last=True))
+
+
+def test_hub_groups_give_exactly_their_share_of_distinct_pairs():
+    members = [f"https://x/e{i:03d}" for i in range(300)]
+    n = len(members)
+    facts = pl.DataFrame({"s": members + members[:5], "p": ["p"] * n + ["q"] * 5, "o": ["hub"] * n + ["small"] * 5,
+                          "o_is_entity": [False] * (n + 5), "o_lang": ["zh"] * (n + 5), "o_datatype": [None] * (n + 5),
+                          "graph": ["g"] * (n + 5)},
+                         schema={"s": pl.String, "p": pl.String, "o": pl.String, "o_is_entity": pl.Boolean,
+                                 "o_lang": pl.String, "o_datatype": pl.String, "graph": pl.String})
+    first = associate(facts, {}, DeriveOptions(max_group=4, seed=7)).pairs
+    again = associate(facts, {}, DeriveOptions(max_group=4, seed=7)).pairs
+    other = associate(facts, {}, DeriveOptions(max_group=4, seed=8)).pairs
+    hub = first.filter(pl.col("p") == "p")
+    assert hub.height == 6 and hub.select("a", "b").n_unique() == 6
+    assert (hub["a"] < hub["b"]).all() and set(hub["a"]) | set(hub["b"]) <= set(members)
+    assert first.equals(again) and not first.equals(other)
+    assert first.filter(pl.col("p") == "q").height == 6  # 5 members > cap 4: enumerated, 6 of 10 kept

@@ -12,6 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from kgforge.exports.formats import Dialogue, write_export
+from tests.dialogue_kg import duconv_sample_kg
 
 LABEL_TEXT = st.text(alphabet=st.sampled_from(list('ab"{}[]\\\'/:,;\n\t 电影周迅·-<>&%') + ["\u00e9", "\U0001F600"]),
                      min_size=1, max_size=12)
@@ -19,12 +20,9 @@ LABEL_TEXT = st.text(alphabet=st.sampled_from(list('ab"{}[]\\\'/:,;\n\t 电影�
 
 @pytest.fixture(scope="module")
 def duconv_goals(tmp_path_factory):
-    from tests.conftest import run_cli, shared_file
+    from tests.conftest import run_cli
 
-    source = shared_file("duconv/dev.head250.jsonl")
-    workdir = tmp_path_factory.mktemp("kg")
-    run_cli("build", "duconv", "--source", f"duconv:{source}", "--workdir", str(workdir), "--json")
-    run_cli("derive", "duconv", "--workdir", str(workdir), "--json")
+    workdir, source = duconv_sample_kg(tmp_path_factory)
     goals = workdir / "goals.jsonl"
     run_cli("goals", "duconv", "--n", "40", "--seed", "2", "--out", str(goals), "--workdir", str(workdir))
     return workdir, goals, source
@@ -224,3 +222,23 @@ def test_formats_round_trip_any_label(tmp_path, labels):
         else:
             assert [t["o_label"] for t in record["triples"]] == [labels[1], labels[2]]
             assert record["topics"][0]["label"] == labels[0]
+
+
+def test_add_related_from_a_trained_bundle(cli, workdir, shared, tmp_path):
+    kb = shared("kdconv/travel/kb_travel.json")
+    w = ("--workdir", str(workdir))
+    cli("build", "travel", "--source", f"kdconv:{kb}", *w)
+    goals = tmp_path / "g.jsonl"
+    cli("goals", "travel", "--n", "6", "--hops", "1", "--out", str(goals), *w)
+    out = tmp_path / "r.jsonl"
+    missing = cli("export", "travel", "--goals", str(goals), "--format", "jsonl", "--out", str(out),
+                  "--add-related", "default", *w, check=False)
+    assert missing.returncode == 1 and "kgforge embed travel" in missing.stderr and not out.exists()
+    cli("embed", "travel", "--model", "DistMult", "--dim", "8", "--epochs", "1", "--evaluation", "none", *w)
+    cli("export", "travel", "--goals", str(goals), "--format", "jsonl", "--out", str(out),
+        "--add-related", "default", *w)
+    records = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
+    related = [t for r in records for t in r["triples"] if t["role"] == "related"]
+    assert related and all(t["p"] == "https://kgforge.org/ontology#related" and t["o_label"] for t in related)
+    assert all(t["s"] in {x["iri"] for x in r["topics"]} for r in records for t in r["triples"]
+               if t["role"] == "related")

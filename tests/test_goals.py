@@ -13,17 +13,12 @@ from kgforge.goals import GoalGraph, _quotas, parse_duconv_goal, parse_hops
 from kgforge.query import QueryRunner
 from kgforge.resources import query_text
 from kgforge.store import domain_paths
+from tests.dialogue_kg import duconv_sample_kg
 
 
 @pytest.fixture(scope="module")
 def duconv_kg(tmp_path_factory):
-    from tests.conftest import run_cli, shared_file
-
-    source = shared_file("duconv/dev.head250.jsonl")
-    workdir = tmp_path_factory.mktemp("kg")
-    run_cli("build", "duconv", "--source", f"duconv:{source}", "--workdir", str(workdir), "--json")
-    run_cli("derive", "duconv", "--workdir", str(workdir), "--json")
-    return workdir, source
+    return duconv_sample_kg(tmp_path_factory)
 
 
 @pytest.fixture(scope="module")

@@ -28,7 +28,7 @@ from kgforge.build import sha256_file
 from kgforge.errors import KgforgeError
 from kgforge.exports.formats import FORMATS, GENERIC_SCHEMA_VERSION, Dialogue, write_export
 from kgforge.exports.labels import Labels
-from kgforge.exports.subgraph import TRIPLE_COLUMNS, SubgraphOptions, select_subgraphs
+from kgforge.exports.subgraph import SubgraphOptions, select_subgraphs
 from kgforge.goals import paused_gc, read_goals
 from kgforge.schema import Schema, load_schema
 from kgforge.store import DomainPaths, domain_paths, read_manifest, write_json_atomic
@@ -214,38 +214,39 @@ def _check_report(problems: dict[int, list[str]], ids: list[str], skip_invalid: 
 
 
 def _related_rows(ctx: Context, topics: pl.DataFrame, model: str) -> pl.DataFrame:
-    """Each topic's top related entity from the model bundle ``models/<model>`` (``kgforge embed``),
-    as a ``kg:related`` triple; a clear error when the related stage or the bundle is missing."""
-    top_related = related_function()
+    """Each topic's top related entity in the model bundle ``models/<model>`` (``kgforge embed``), as a
+    ``kg:related`` triple; topics the model does not know get none. A clear error, not a crash, when the
+    related stage or the bundle is missing."""
+    open_index = related_index_opener()
     bundle = ctx.paths.models / model
     if not (bundle / "bundle.json").exists():
         raise KgforgeError(f"--add-related {model}: no model bundle at {bundle}; train one with "
                            f"`kgforge embed {ctx.paths.domain}` (bundle name {model!r})")
-    rows = []
-    cache: dict[str, str | None] = {}
-    for dialogue, position, topic in topics.iter_rows():
-        if topic not in cache:
-            found = top_related(ctx.paths.domain, topic, k=1, model=model, workdir=ctx.paths.workdir)
-            cache[topic] = found[0]["iri"] if found else None
-        if cache[topic]:
-            rows.append((dialogue, position, topic, RELATED, cache[topic], True, "related", 0))
-    return pl.DataFrame(rows, schema={"dialogue": pl.Int64, "position": pl.Int64, **{k: v for k, v in zip(
-        TRIPLE_COLUMNS, (pl.String, pl.String, pl.String, pl.Boolean))}, "role": pl.String, "rank": pl.Int64},
-        orient="row")
+    index = open_index(ctx.paths, model)
+    known = [t for t in topics["topic"].unique().sort().to_list() if t in index.bundle.iri_to_id]
+    best = {}
+    if known:
+        for topic, found in zip(known, index.top([index.bundle.iri_to_id[t] for t in known], k=1)):
+            if found:
+                best[topic] = index.iris[found[0][0]]
+    rows = [(d, pos, t, RELATED, best[t], True, "related", 0) for d, pos, t in topics.iter_rows() if t in best]
+    schema = {"dialogue": pl.Int64, "position": pl.Int64, "s": pl.String, "p": pl.String, "o": pl.String,
+              "o_is_entity": pl.Boolean, "role": pl.String, "rank": pl.Int64}
+    return pl.DataFrame(rows, schema=schema, orient="row")
 
 
-def related_function() -> Callable[..., list[dict[str, Any]]]:
-    """``kgforge.related.top_related(domain, iri, k=1, model=..., workdir=...) -> [{"iri", "score"}, …]``."""
+def related_index_opener() -> Callable[..., Any]:
+    """``kgforge.related.open_index(paths, model)``: the issue-6 stage's nearest-entity index."""
     try:
         module = importlib.import_module("kgforge.related")
     except ModuleNotFoundError:
         raise KgforgeError("--add-related needs the `kgforge related` stage (module kgforge.related), which this "
                            "installation does not have") from None
-    function = getattr(module, "top_related", None)
-    if not callable(function):
-        raise KgforgeError("--add-related: kgforge.related has no top_related(domain, iri, k, model, workdir) "
-                           "function; this kgforge's related stage is incompatible with export")
-    return function
+    opener = getattr(module, "open_index", None)
+    if not callable(opener):
+        raise KgforgeError("--add-related: kgforge.related has no open_index(paths, model); this kgforge's "
+                           "related stage is incompatible with export")
+    return opener
 
 
 # ---------------------------------------------------------------- writing and the manifest
