@@ -43,10 +43,6 @@ class Match:
     entity_id: int | None  # None: not in the model
 
 
-def _prepared(vectors: torch.Tensor, metric: str) -> tuple[torch.Tensor, torch.Tensor | None]:
-    return vectors, (vectors.pow(2).sum(1) if metric == "l2" else None)
-
-
 def search_topk(vectors: torch.Tensor, queries: torch.Tensor, k: int, metric: str, *,
                 exclude: list[torch.Tensor] | None = None, allowed: torch.Tensor | None = None,
                 sq_norms: torch.Tensor | None = None, query_batch: int = 256,
@@ -146,6 +142,8 @@ def open_index(paths: DomainPaths, model: str = "default", device: str = "auto")
     marker = path / "bundle.json"
     key = (str(path.resolve()), marker.stat().st_mtime if marker.exists() else 0.0, device)
     if key not in _INDEXES:
+        for stale in [k for k in _INDEXES if k[0] == key[0]]:  # a retrained bundle replaces the old one
+            del _INDEXES[stale]
         _INDEXES[key] = RelatedIndex(Bundle.open(path), device)
     return _INDEXES[key]
 
@@ -213,6 +211,8 @@ def related(domain: str, entity: str, workdir: Path | str | None = None, *, k: i
             exclude_neighbours: bool = False, type_: str | None = None, model: str = "default",
             device: str = "auto") -> dict[str, Any]:
     """The ``k`` entities most related to ``entity`` (label or IRI) in ``models/<model>``."""
+    if k < 1:
+        raise KgforgeError(f"-k must be at least 1, got {k}")
     paths = domain_paths(domain, workdir)
     index = open_index(paths, model, device)
     match = resolve(index, entity, paths)
