@@ -125,7 +125,7 @@ def open_read_only(paths: DomainPaths) -> ox.Store:
 
 def new_build_dir(paths: DomainPaths) -> Path:
     """A fresh, empty build directory marked incomplete until it is swapped in."""
-    build_id = time.strftime("%Y%m%dT%H%M%S") + f"-{os.getpid()}"
+    build_id = time.strftime("%Y%m%dT%H%M%S") + f"-{os.getpid()}-{os.urandom(3).hex()}"
     build = paths.builds / build_id
     build.mkdir(parents=True)
     (build / _INCOMPLETE).touch()

@@ -13,7 +13,7 @@ import pyoxigraph as ox
 
 from kgforge.store import DomainPaths, open_read_only
 from kgforge.vocab import (
-    CLASS, DERIVED_GRAPHS, KIND, META_PREDICATES, ONTO, RDF_TYPE, RDFS_LABEL, SCHEMA_GRAPH, SKOS_ALT_LABEL,
+    CLASS, DERIVED_GRAPHS, KIND, is_fact, ONTO, RDF_TYPE, RDFS_LABEL, SCHEMA_GRAPH, SKOS_ALT_LABEL,
 )
 
 FACT_SCHEMA = {"s": pl.String, "p": pl.String, "o": pl.String, "o_is_entity": pl.Boolean,
@@ -58,7 +58,7 @@ def read_tables(paths: DomainPaths, include_derived: bool = False) -> GraphTable
         elif p == RDF_TYPE:
             types["iri"].append(s)
             types["class"].append(o.value)
-        elif p not in META_PREDICATES and (include_derived or not graph.startswith(DERIVED_GRAPHS)):
+        elif is_fact(s, p) and (include_derived or not graph.startswith(DERIVED_GRAPHS)):
             is_literal = isinstance(o, ox.Literal)
             row = (s, p, o.value, not is_literal, o.language if is_literal else None,
                    o.datatype.value if is_literal else None, graph)

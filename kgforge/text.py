@@ -17,8 +17,12 @@ def normalise_label(text: str, segmented: bool = True) -> str:
     text = unicodedata.normalize("NFC", text).strip()
     if not segmented:
         return text
-    text = _WHITESPACE_RUN.sub(" ", text)
-    return _SEGMENTATION_SPACE.sub("", text)
+    for _ in range(8):  # removing a space can bring combining marks together: repeat to a fixed point
+        cleaned = unicodedata.normalize("NFC", _SEGMENTATION_SPACE.sub("", _WHITESPACE_RUN.sub(" ", text))).strip()
+        if cleaned == text:
+            break
+        text = cleaned
+    return text
 
 
 def is_segmented(text: str) -> bool:

@@ -80,3 +80,17 @@ META_PREDICATES = frozenset({
     "http://schema.org/name", ONTO + "labelLanguage", ONTO + "sourceUrl",
 })
 DERIVED_GRAPHS = GRAPH + "derived/"
+
+# Wikidata statement nodes (qualifiers, units, ranks) describe facts; the facts themselves are the
+# direct claims. Whole-graph stages (stats, derive, embed) read only the latter.
+_WIKIDATA_PROP = "http://www.wikidata.org/prop/"
+_WIKIDATA_DIRECT = _WIKIDATA_PROP + "direct/"
+_STATEMENT_NODE = "http://www.wikidata.org/entity/statement/"
+_WIKIBASE = "http://wikiba.se/ontology#"
+
+
+def is_fact(subject: str, predicate: str) -> bool:
+    """Whether a triple states a fact about an entity (not a label, type or statement-node detail)."""
+    if predicate in META_PREDICATES or subject.startswith(_STATEMENT_NODE) or predicate.startswith(_WIKIBASE):
+        return False
+    return not predicate.startswith(_WIKIDATA_PROP) or predicate.startswith(_WIKIDATA_DIRECT)
