@@ -96,6 +96,11 @@ def test_rerun_replaces_and_is_reproducible(cli, built):
     other = json.loads(cli("derive", "duconv", "--max-group", "3", "--seed", "9", "--workdir", str(built),
                            "--json").stdout)
     assert other["relations"]["国家"]["pairs"] == 3
+    # every re-run extends the checkpoint of the underived store kept beside the current one
+    assert (built / "duconv" / "store" / "base-oxigraph").is_dir()
+    assert check_store("duconv", built)["ok"]
+    store = open_read_only(domain_paths("duconv", built))
+    assert {g.value for g in store.named_graphs()} == set(manifest["graphs"])
 
 
 def test_derive_without_store_is_a_clear_error(cli, workdir):
