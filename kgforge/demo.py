@@ -50,11 +50,40 @@ def step_crawl(workdir: Path) -> None:
     show_mapping("build film --source crawl:douban_movie", {"quads": result["build"]["total_quads"]})
 
 
+def step_wikidata(workdir: Path) -> None:
+    from kgforge.linking import link_domain, start_entity_names
+    from kgforge.wikidata.demo import write_demo_dump
+    from kgforge.wikidata.domain_import import import_into_domain
+
+    dump = write_demo_dump(workdir / "demo-wikidata.json.bz2")
+    console.print(f"[bold]import wikidata[/] {dump} seeded with the demo's film names, 1 hop")
+    options = {"seed_names": start_entity_names(DOMAIN, workdir), "hops": 1}
+    result = import_into_domain(DOMAIN, "wikidata", dump, options, workdir, show_progress=True)
+    show_mapping("wikidata", {"quads": result["source"]["quads"], "store quads": result["total_quads"]})
+    report = link_domain(DOMAIN, workdir)
+    show_mapping("link (owl:sameAs by zh/en label with type checks)",
+                 {k: v for k, v in report.items() if isinstance(v, int)})
+
+
+def step_embed(workdir: Path) -> None:
+    from kgforge.embed import EmbedConfig, embed
+    from kgforge.related import related
+
+    summary = embed(DOMAIN, workdir, EmbedConfig(model="RotatE", dim=32, epochs=60), progress=True)
+    evaluation = summary["evaluation"]
+    show_mapping(f"embed RotatE ({evaluation['label']}, {evaluation['triples']} test triples)",
+                 {k: evaluation[k] for k in ("mrr", "hits_at_1", "hits_at_10")})
+    answer = related(DOMAIN, "霸王别姬", workdir, k=5)
+    console.print("[bold]related[/] 霸王别姬: " + ", ".join(str(r["label"]) for r in answer["results"]))
+
+
 STEPS: list[tuple[str, Callable[[Path], None]]] = [
     ("build", step_build),
     ("stats", step_stats),
     ("query", step_query),
     ("crawl", step_crawl),
+    ("wikidata", step_wikidata),
+    ("embed", step_embed),
 ]
 
 

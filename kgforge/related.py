@@ -26,8 +26,9 @@ from kgforge.bundle import Bundle
 from kgforge.errors import KgforgeError
 from kgforge.query import QueryRunner
 from kgforge.resources import query_text
-from kgforge.store import DomainPaths, domain_paths
+from kgforge.store import DomainPaths, domain_paths, open_read_only
 from kgforge.text import normalise_label
+from kgforge.vocab import OWL_SAME_AS
 
 CHUNK_ROWS = 262_144  # entity rows scored at once per query batch
 
@@ -161,9 +162,38 @@ def resolve(index: RelatedIndex, name: str, paths: DomainPaths | None = None) ->
         if hits.height == 1:
             return Match(hits["iri"][0], hits["label"][0], int(hits["id"][0]))
         if hits.height > 1:
+            linked = _one_linked_entity(paths, hits, index)
+            if linked is not None:
+                return linked
             raise KgforgeError(f"{name!r} labels {hits.height} entities of the model; pass one IRI: "
                                + ", ".join(hits["iri"].head(10).to_list()))
     return _from_store(paths, name, by_iri=False, index=index)
+
+
+def _one_linked_entity(paths: DomainPaths | None, hits: pl.DataFrame, index: RelatedIndex) -> Match | None:
+    """When every entity sharing the label is one entity linked across sources (``kgforge link``'s
+    owl:sameAs), the best-connected of them; None when they are different entities."""
+    if paths is None or not paths.store_link.exists():
+        return None
+    iris = set(hits["iri"].to_list())
+    store = open_read_only(paths)
+    same_as = ox.NamedNode(OWL_SAME_AS)
+    cluster = {iris.pop()}
+    frontier = list(cluster)
+    while frontier:
+        node = ox.NamedNode(frontier.pop())
+        for quad in [*store.quads_for_pattern(node, same_as, None), *store.quads_for_pattern(None, same_as, node)]:
+            for other in (quad.subject.value, quad.object.value):
+                if other in iris:
+                    iris.discard(other)
+                    cluster.add(other)
+                    frontier.append(other)
+    if iris:
+        return None
+    triples = index.bundle.triples
+    degree = {i: triples.filter((pl.col("h") == i) | (pl.col("t") == i)).height for i in hits["id"].to_list()}
+    best = max(hits.iter_rows(named=True), key=lambda row: degree[row["id"]])
+    return Match(best["iri"], best["label"], int(best["id"]))
 
 
 def _from_store(paths: DomainPaths | None, name: str, by_iri: bool, index: RelatedIndex) -> Match:
