@@ -7,7 +7,7 @@ Reports, from one run: the whole build (import + load) with its peak memory; the
 kgforge (bulk load into a fresh store + per-graph count check; the reload's wall time including
 manifest, swap and pruning is reported beside it) against a plain
 ``pyoxigraph.Store.bulk_load`` of the very same N-Quads files, alternating, medians of --repeats;
-and rdflib parsing the same N-Quads (a sample, extrapolated). Writes bench-out/build.json.
+and rdflib parsing the same N-Quads (a sample, extrapolated). Writes benchmarks/results/bench_build.json.
 Target (issue 2): load phase >= 0.8x raw bulk_load, and far ahead of rdflib.
 """
 
@@ -67,7 +67,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--small", action="store_true")
     parser.add_argument("--repeats", type=int, default=3)
-    parser.add_argument("--out", type=Path, default=Path("bench-out"))
+    parser.add_argument("--out", type=Path, default=Path("bench-out"), help="folder for the generated graph")
+    parser.add_argument("--result", type=Path, default=Path(__file__).resolve().parent / "results" / "bench_build.json")
     args = parser.parse_args()
     entities, triples = (10_000, 250_000) if args.small else (144_000, 3_600_000)
     args.out.mkdir(parents=True, exist_ok=True)
@@ -123,7 +124,8 @@ def main() -> None:
         "ratio_kgforge_load_vs_rdflib": round(kgforge_rate / rdflib_rate, 1),
         "target": "load phase >= 0.8x raw bulk_load",
     }
-    (args.out / "build.json").write_text(json.dumps(result, indent=2), encoding="utf-8")
+    args.result.parent.mkdir(parents=True, exist_ok=True)
+    args.result.write_text(json.dumps(result, indent=2), encoding="utf-8")
     print(json.dumps(result, indent=2))
 
 
