@@ -1,6 +1,6 @@
 """`kgforge embed`: train a PyKEEN model on a domain's graph and write a model bundle.
 
-Pipeline: entity-to-entity facts from the graph tables (``kgforge.quad_tables.read_tables_fast``)
+Pipeline: entity-to-entity facts from the graph tables (``kgforge.tables.read_tables``)
 → a deterministic split, saved with the bundle (derived triples follow the triples they were derived
 from) → int ids built with polars → a PyKEEN ``CoreTriplesFactory`` made from the id tensor (no TSV files) → a memory
 preflight → training with kgforge's own loop → filtered rank evaluation → bundle.
@@ -36,8 +36,7 @@ from kgforge.evaluate import evaluate_model
 from kgforge.progress import progress_bar
 from kgforge.scoring import candidate_scores, has_fast_path
 from kgforge.store import DomainPaths, domain_paths, read_manifest
-from kgforge.quad_tables import read_tables_fast
-from kgforge.tables import GraphTables
+from kgforge.tables import GraphTables, read_tables
 from kgforge.derive import PAIR_NODE
 from kgforge.vocab import DERIVED_GRAPHS, ONTO
 
@@ -550,7 +549,7 @@ def embed(domain: str, workdir: Path | str | None = None, config: EmbedConfig | 
     config = config or EmbedConfig()
     paths = domain_paths(domain, workdir)
     manifest = read_manifest(paths)
-    tables = read_tables_fast(paths, include_derived=config.include_derived)
+    tables = read_tables(paths, include_derived=config.include_derived)
     triples = graph_triples(tables, include_literals=config.include_literals)
     split, report = split_triples(triples, tuple(config.ratios), config.seed)
     triple_set = index_triples(split, report)

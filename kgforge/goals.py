@@ -38,8 +38,7 @@ from kgforge.query import QueryRunner
 from kgforge.resources import query_text
 from kgforge.schema import Schema, load_schema
 from kgforge.store import DomainPaths, domain_paths, read_manifest
-from kgforge.quad_tables import read_tables_fast
-from kgforge.tables import GraphTables
+from kgforge.tables import GraphTables, read_tables
 from kgforge.text import normalise_label
 from kgforge.vocab import DERIVED_GRAPHS
 
@@ -86,7 +85,7 @@ class GoalGraph:
     @classmethod
     def load(cls, paths: DomainPaths, language: str | None = None, tables: GraphTables | None = None) -> "GoalGraph":
         schema = load_schema(read_manifest(paths)["schema"]["path"])
-        tables = tables or read_tables_fast(paths, include_derived=True)
+        tables = tables or read_tables(paths, include_derived=True)
         graph = cls(schema, tables, language or schema.language)
         graph.labels = tables.label_map(graph.language)
         graph.relation_kinds = dict(zip(tables.relations["iri"].to_list(), tables.relations["kind"].to_list()))

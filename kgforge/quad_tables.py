@@ -1,6 +1,6 @@
 """The graph tables (``kgforge.tables.GraphTables``) parsed column-wise from a build's N-Quads files.
 
-``read_tables`` walks the store quad by quad in Python: about a minute for DuConv's 3.6M triples on
+``read_tables_from_store`` walks the store quad by quad in Python: about a minute for DuConv's 3.6M triples on
 two cores. The store of a build is exactly the N-Quads files its manifest lists (bulk-loaded and
 count-checked by ``kgforge build``), and those files are written by ``QuadWriter`` in one strict shape,
 so polars can split and unescape them in a few seconds. Every file must be present with the size the
@@ -9,17 +9,16 @@ manifest's count implies (each line one quad); otherwise this falls back to ``re
 
 from __future__ import annotations
 
-import logging
 
 import polars as pl
 
 from kgforge.store import DomainPaths, read_manifest
-from kgforge.tables import FACT_SCHEMA, LABEL_SCHEMA, GraphTables, read_tables
+from kgforge.tables import FACT_SCHEMA, LABEL_SCHEMA, GraphTables
 from kgforge.vocab import (
     CLASS, DERIVED_GRAPHS, KIND, META_PREDICATES, ONTO, RDF_TYPE, RDFS_LABEL, SCHEMA_GRAPH, SKOS_ALT_LABEL,
+    STATEMENT_NODE, WIKIBASE, WIKIDATA_DIRECT, WIKIDATA_PROP,
 )
 
-log = logging.getLogger(__name__)
 XSD_STRING = "http://www.w3.org/2001/XMLSchema#string"
 RDF_LANG_STRING = "http://www.w3.org/1999/02/22-rdf-syntax-ns#langString"
 _LITERAL = r'^"(.*)"(?:@([A-Za-z0-9-]+)|\^\^<([^>]*)>)?$'
@@ -31,13 +30,11 @@ class QuadFilesUnusable(Exception):
     """The manifest's quads files cannot stand in for the store (missing, or not QuadWriter's shape)."""
 
 
-def read_tables_fast(paths: DomainPaths, include_derived: bool = False) -> GraphTables:
-    """``read_tables(paths, include_derived)`` from the quads files; the store itself if they are unusable."""
-    try:
-        return tables_from_quads(paths, include_derived)
-    except QuadFilesUnusable as why:
-        log.info("reading the store quad by quad: %s", why)
-        return read_tables(paths, include_derived)
+def fact_filter() -> pl.Expr:
+    """``kgforge.vocab.is_fact`` over the columns ``s`` and ``p``."""
+    p, s = pl.col("p"), pl.col("s")
+    return (~p.is_in(list(META_PREDICATES)) & ~s.str.starts_with(STATEMENT_NODE) & ~p.str.starts_with(WIKIBASE)
+            & (~p.str.starts_with(WIKIDATA_PROP) | p.str.starts_with(WIKIDATA_DIRECT)))
 
 
 def _read_quads(paths: DomainPaths, include_derived: bool) -> pl.DataFrame:
@@ -100,7 +97,7 @@ def tables_from_quads(paths: DomainPaths, include_derived: bool = False) -> Grap
                                           preferred=pl.col("p") == RDFS_LABEL)
     rest = rest.filter(~is_label)
     types = rest.filter(pl.col("p") == RDF_TYPE).select(iri="s", **{"class": "o"})
-    facts = rest.filter(pl.col("p") != RDF_TYPE, ~pl.col("p").is_in(list(META_PREDICATES)))
+    facts = rest.filter(pl.col("p") != RDF_TYPE, fact_filter())
     if not include_derived:
         facts = facts.filter(~pl.col("graph").str.starts_with(DERIVED_GRAPHS))
     return GraphTables(

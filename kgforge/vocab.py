@@ -83,14 +83,15 @@ DERIVED_GRAPHS = GRAPH + "derived/"
 
 # Wikidata statement nodes (qualifiers, units, ranks) describe facts; the facts themselves are the
 # direct claims. Whole-graph stages (stats, derive, embed) read only the latter.
-_WIKIDATA_PROP = "http://www.wikidata.org/prop/"
-_WIKIDATA_DIRECT = _WIKIDATA_PROP + "direct/"
-_STATEMENT_NODE = "http://www.wikidata.org/entity/statement/"
-_WIKIBASE = "http://wikiba.se/ontology#"
+WIKIDATA_PROP = "http://www.wikidata.org/prop/"
+WIKIDATA_DIRECT = WIKIDATA_PROP + "direct/"
+STATEMENT_NODE = "http://www.wikidata.org/entity/statement/"
+WIKIBASE = "http://wikiba.se/ontology#"
 
 
 def is_fact(subject: str, predicate: str) -> bool:
-    """Whether a triple states a fact about an entity (not a label, type or statement-node detail)."""
-    if predicate in META_PREDICATES or subject.startswith(_STATEMENT_NODE) or predicate.startswith(_WIKIBASE):
+    """Whether a triple states a fact about an entity (not a label, type or statement-node detail).
+    ``kgforge.quad_tables.fact_filter`` is the same rule as a polars expression."""
+    if predicate in META_PREDICATES or subject.startswith(STATEMENT_NODE) or predicate.startswith(WIKIBASE):
         return False
-    return not predicate.startswith(_WIKIDATA_PROP) or predicate.startswith(_WIKIDATA_DIRECT)
+    return not predicate.startswith(WIKIDATA_PROP) or predicate.startswith(WIKIDATA_DIRECT)

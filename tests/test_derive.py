@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from kgforge.build import check_store
 from kgforge.derive import (
-    ASSOCIATED_GRAPH, DeriveOptions, _unrank_pairs, associate, associated_relation, derive,
+    ASSOCIATED_GRAPH, DeriveOptions, _unrank_pairs, associate, associated_relation,
 )
 from kgforge.query import QueryRunner
 from kgforge.resources import query_text
@@ -154,17 +154,17 @@ def test_relation_budget_keeps_a_seeded_sample(cli, built):
 
 @pytest.mark.parametrize("include_derived", [False, True])
 def test_quad_file_tables_equal_the_store_tables(cli, built, include_derived):
-    from kgforge.quad_tables import read_tables_fast, tables_from_quads
-    from kgforge.tables import read_tables
+    from kgforge.quad_tables import tables_from_quads
+    from kgforge.tables import read_tables, read_tables_from_store
 
     cli("derive", "duconv", "--workdir", str(built))
     paths = domain_paths("duconv", built)
-    slow, fast = read_tables(paths, include_derived), tables_from_quads(paths, include_derived)
+    slow, fast = read_tables_from_store(paths, include_derived), tables_from_quads(paths, include_derived)
     for name in ("facts", "labels", "types", "relations"):
         a, b = getattr(slow, name), getattr(fast, name)
         assert a.sort(a.columns, nulls_last=True).equals(b.sort(a.columns, nulls_last=True)), name
     (paths.root / "quads" / "derived__associated.nq").unlink()  # files unusable: the store is read instead
-    fallback = read_tables_fast(paths, include_derived)
+    fallback = read_tables(paths, include_derived)
     assert fallback.facts.sort(slow.facts.columns, nulls_last=True).equals(
         slow.facts.sort(slow.facts.columns, nulls_last=True))
 

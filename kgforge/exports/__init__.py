@@ -32,8 +32,7 @@ from kgforge.exports.subgraph import SubgraphOptions, select_subgraphs
 from kgforge.goals import paused_gc, read_goals
 from kgforge.schema import Schema, load_schema
 from kgforge.store import DomainPaths, domain_paths, read_manifest, write_json_atomic
-from kgforge.quad_tables import read_tables_fast
-from kgforge.tables import GraphTables
+from kgforge.tables import GraphTables, read_tables
 from kgforge.vocab import DERIVED_GRAPHS, ONTO
 
 RELATED = ONTO + "related"
@@ -76,7 +75,7 @@ class Context:
         paths = domain_paths(domain, workdir)
         manifest = read_manifest(paths)
         schema = load_schema(manifest["schema"]["path"])
-        tables = tables or read_tables_fast(paths)
+        tables = tables or read_tables(paths)
         return cls(paths, manifest, schema, tables, Labels(tables, schema, language or schema.language))
 
 
