@@ -6,6 +6,7 @@ The demo domain (``schemas/demo.toml``) is a small film knowledge base in KdConv
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from pathlib import Path
 
@@ -77,13 +78,45 @@ def step_embed(workdir: Path) -> None:
     console.print("[bold]related[/] 霸王别姬: " + ", ".join(str(r["label"]) for r in answer["results"]))
 
 
+def step_derive(workdir: Path) -> None:
+    from kgforge.derive import derive
+
+    report = derive(DOMAIN, workdir)
+    show_mapping("derive: associated two-hop triples", {"pairs": report["pairs"], "quads": report["quads"]})
+    for name, counts in sorted(report["relations"].items(), key=lambda kv: -kv[1]["pairs"])[:5]:
+        console.print(f"  {name}: {counts['pairs']} pairs")
+
+
+def step_goals(workdir: Path) -> None:
+    from kgforge.goals import GoalOptions, generate
+
+    out = workdir / DOMAIN / "exports" / "goals.jsonl"
+    report = generate(DOMAIN, GoalOptions(n=20, seed=0), out, workdir)
+    show_mapping(f"goals → {out}", {"goals": report["goals"], **report["kinds"]})
+    first = json.loads(out.read_text(encoding="utf-8").splitlines()[0])
+    console.print("  first goal: " + json.dumps(first.get("goal", first.get("path")), ensure_ascii=False))
+
+
+def step_export(workdir: Path) -> None:
+    from kgforge.exports import ExportOptions, export_goals
+
+    goals = workdir / DOMAIN / "exports" / "goals.jsonl"
+    out = workdir / DOMAIN / "exports" / "train.duconv.jsonl"
+    report = export_goals(DOMAIN, goals, ExportOptions(fmt="duconv", add_related="default"), out, workdir)
+    show_mapping(f"export DuConv layout → {out}", {k: v for k, v in report.items() if isinstance(v, int)})
+    console.print("  first line: " + out.read_text(encoding="utf-8").splitlines()[0][:300] + " …")
+
+
 STEPS: list[tuple[str, Callable[[Path], None]]] = [
     ("build", step_build),
     ("stats", step_stats),
     ("query", step_query),
     ("crawl", step_crawl),
     ("wikidata", step_wikidata),
+    ("derive", step_derive),
+    ("goals", step_goals),
     ("embed", step_embed),
+    ("export", step_export),
 ]
 
 

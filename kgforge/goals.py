@@ -40,7 +40,6 @@ from kgforge.schema import Schema, load_schema
 from kgforge.store import DomainPaths, domain_paths, read_manifest
 from kgforge.tables import GraphTables, read_tables
 from kgforge.text import normalise_label
-from kgforge.vocab import DERIVED_GRAPHS
 
 GOAL_KINDS = ("one_step", "two_step", "path", "sequence")
 TRIPLE_SCHEMA = {"s": pl.String, "p": pl.String, "o": pl.String, "o_is_entity": pl.Boolean}
@@ -94,7 +93,7 @@ class GoalGraph:
 
     @property
     def base_facts(self) -> pl.DataFrame:
-        return self.tables.facts.filter(~pl.col("graph").str.starts_with(DERIVED_GRAPHS))
+        return self.tables.domain_facts()
 
     @property
     def stop_iris(self) -> set[str]:

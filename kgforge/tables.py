@@ -30,6 +30,13 @@ class GraphTables:
     types: pl.DataFrame  # iri, class
     relations: pl.DataFrame  # iri, zh, en, kind
 
+    def domain_facts(self) -> pl.DataFrame:
+        """Facts that dialogue stages (derive, goals, export) work with: outside derived graphs, and
+        under a relation of the domain's vocabulary (declared in the schema graph, so it has labels
+        and a kind). A source's own unmapped properties, such as Wikidata's wdt:P31, stay out."""
+        return self.facts.filter(~pl.col("graph").str.starts_with(DERIVED_GRAPHS),
+                                 pl.col("p").is_in(self.relations["iri"].implode()))
+
     def label_map(self, language: str = "zh") -> dict[str, str]:
         """One display label per IRI: a preferred label in ``language`` first, any label otherwise."""
         ranked = self.labels.with_columns(

@@ -17,7 +17,7 @@ import hashlib
 import importlib
 import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -33,7 +33,7 @@ from kgforge.goals import paused_gc, read_goals
 from kgforge.schema import Schema, load_schema
 from kgforge.store import DomainPaths, domain_paths, read_manifest, write_json_atomic
 from kgforge.tables import GraphTables, read_tables
-from kgforge.vocab import DERIVED_GRAPHS, ONTO
+from kgforge.vocab import ONTO
 
 RELATED = ONTO + "related"
 TOPIC_SCHEMA = {"dialogue": pl.Int64, "position": pl.Int64, "topic": pl.String}
@@ -116,10 +116,11 @@ def _export_goals(domain: str, goals_file: Path, options: ExportOptions, out: Pa
 def _assemble(ctx: Context, topics: pl.DataFrame, paths_frame: pl.DataFrame, ids: list[str],
               meta: dict[int, dict[str, Any]], sub_options: SubgraphOptions, options: ExportOptions,
               messages: dict[int, list[dict[str, Any]]]) -> tuple[list[Dialogue], dict[str, Any]]:
-    base = ctx.tables.facts.filter(~pl.col("graph").str.starts_with(DERIVED_GRAPHS))
+    base = ctx.tables.domain_facts()
     problems: dict[int, list[str]] = {}
     related_rows = _related_rows(ctx, topics, options.add_related) if options.add_related else None
-    sub = select_subgraphs(topics, paths_frame, ctx.tables, ctx.schema, sub_options)
+    sub = select_subgraphs(topics, paths_frame, ctx.tables, ctx.schema,
+                           replace(sub_options, language=ctx.labels.language))
     if related_rows is not None and not related_rows.is_empty():
         sub = pl.concat([sub, related_rows.with_columns(order=pl.lit(10**6, pl.Int64) + pl.col("position"))
                          .select(sub.columns)], how="vertical").sort("dialogue", "order")

@@ -16,7 +16,7 @@ import polars as pl
 
 from kgforge.schema import Schema
 from kgforge.tables import GraphTables
-from kgforge.vocab import DERIVED_GRAPHS, RDF_TYPE
+from kgforge.vocab import RDF_TYPE
 
 TRIPLE_COLUMNS = ["s", "p", "o", "o_is_entity"]
 ROLE_ORDER = {"path": 0, "type": 1, "fact": 2, "related": 3}
@@ -26,13 +26,20 @@ ROLE_ORDER = {"path": 0, "type": 1, "fact": 2, "related": 3}
 class SubgraphOptions:
     budget: int = 7  # facts per topic besides its type fact and the goal path (DuConv: 12–16 per session)
     include_text: bool = True
+    language: str | None = None  # when set, facts whose entity value has no label in it are left out
 
 
-def ranked_facts(tables: GraphTables, schema: Schema, subjects: pl.Series) -> pl.DataFrame:
-    """The facts of ``subjects`` with a per-subject ``rank`` (0 = most informative) and a ``role``."""
+def ranked_facts(tables: GraphTables, schema: Schema, subjects: pl.Series, language: str | None = None
+                 ) -> pl.DataFrame:
+    """The facts of ``subjects`` with a per-subject ``rank`` (0 = most informative) and a ``role``.
+    With ``language``, a fact whose entity value cannot be named in it (an entity at the border of an
+    imported neighbourhood, say) is not chosen: a dialogue cannot verbalise it."""
     kinds = dict(zip(tables.relations["iri"].to_list(), tables.relations["kind"].to_list()))
     type_iri = schema.relations[schema.type_relation].iri if schema.type_relation else None
-    base = tables.facts.filter(~pl.col("graph").str.starts_with(DERIVED_GRAPHS))
+    base = tables.domain_facts()
+    if language is not None:
+        named = tables.labels.filter(pl.col("lang").str.starts_with(language) | (pl.col("lang") == ""))["iri"]
+        base = base.filter(~pl.col("o_is_entity") | pl.col("o").is_in(named.implode()))
     spread = base.group_by("p", "o").agg(spread=pl.col("s").n_unique())
     facts = (
         base.filter(pl.col("s").is_in(subjects.unique().implode()))
@@ -66,7 +73,7 @@ def select_subgraphs(topics: pl.DataFrame, paths: pl.DataFrame, tables: GraphTab
                      options: SubgraphOptions) -> pl.DataFrame:
     """Triples of every dialogue: ``topics`` (dialogue, position, topic) and ``paths`` (dialogue, s, p, o,
     o_is_entity) in, one row per (dialogue, triple) out with its ``role`` and a stable ``order``."""
-    ranked = ranked_facts(tables, schema, topics["topic"])
+    ranked = ranked_facts(tables, schema, topics["topic"], options.language)
     if not options.include_text:
         ranked = ranked.filter(pl.col("kind") != "text")
     chosen = (
