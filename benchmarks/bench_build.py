@@ -24,7 +24,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from benchmarks.synthetic import write_synthetic_kb  # noqa: E402
+from benchmarks.synthetic import cached_synthetic_kb  # noqa: E402
 
 RAW_LOAD = """
 import sys, time, pyoxigraph as ox
@@ -70,12 +70,7 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=Path("bench-out"), help="folder for the generated graph")
     parser.add_argument("--result", type=Path, default=Path(__file__).resolve().parent / "results" / "bench_build.json")
     args = parser.parse_args()
-    entities, triples = (10_000, 250_000) if args.small else (144_000, 3_600_000)
-    args.out.mkdir(parents=True, exist_ok=True)
-    kb = args.out / f"synthetic_kb_{entities}.json"
-    if not kb.exists():
-        print(f"generating {kb} ...", file=sys.stderr)
-        write_synthetic_kb(kb, entities=entities, triples=triples)
+    kb = cached_synthetic_kb(args.out, args.small)
     work = Path(tempfile.mkdtemp(prefix="kgforge-bench-"))
     cli = [sys.executable, "-c", "from kgforge.commands import main; main()"]
 
@@ -111,7 +106,7 @@ def main() -> None:
     kgforge_rate = quads / statistics.median(kgforge_load)
     raw_rate = quads / statistics.median(raw_load)
     result = {
-        "graph": {"entities": entities, "quads": quads, "kb": str(kb)},
+        "graph": {"entities": 10_000 if args.small else 144_000, "quads": quads, "kb": str(kb)},
         "build": {"seconds": round(build_seconds, 1), "peak_rss_mib": build_rss,
                   "import_seconds": summary["timings"]["import_seconds"]},
         "load_phase_quads_per_s": {"kgforge_median": round(kgforge_rate), "raw_bulk_load_median": round(raw_rate),

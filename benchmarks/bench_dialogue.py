@@ -32,7 +32,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from benchmarks.synthetic import write_synthetic_kb  # noqa: E402
+from benchmarks.synthetic import cached_synthetic_kb  # noqa: E402
 
 CLI = [sys.executable, "-c", "from kgforge.commands import main; main()"]
 TARGETS = {"derive": 30.0, "goals": 60.0, "export": 60.0}
@@ -134,12 +134,7 @@ def main() -> None:
     parser.add_argument("--reuse", type=Path, help="a --workdir already built from the same synthetic KB "
                                                    "(skips the build; derive then measures a re-run)")
     args = parser.parse_args()
-    entities, triples = (10_000, 250_000) if args.small else (144_000, 3_600_000)
-    args.out.mkdir(parents=True, exist_ok=True)
-    kb = args.out / f"synthetic_kb_{entities}.json"
-    if not kb.exists():
-        print(f"generating {kb} (minutes at full scale; cached afterwards) ...", file=sys.stderr)
-        write_synthetic_kb(kb, entities=entities, triples=triples)
+    kb = cached_synthetic_kb(args.out, args.small)
     work = args.reuse or Path(tempfile.mkdtemp(prefix="kgforge-bench-dialogue-"))
     w = ("--workdir", str(work))
     if args.reuse:
@@ -171,7 +166,7 @@ def main() -> None:
 
     derive_s, goals_s, export_s = (statistics.median(r) for r in (derive_runs, goals_runs, export_runs))
     result = {
-        "graph": {"entities": entities, "kb": str(kb), "quads": built["total_quads"],
+        "graph": {"entities": 10_000 if args.small else 144_000, "kb": str(kb), "quads": built["total_quads"],
                   "build_seconds": round(build_seconds, 1), "reused_workdir": bool(args.reuse)},
         "derive": {"seconds_median": round(derive_s, 2), "runs_s": [round(x, 2) for x in derive_runs],
                    "phases_s": derived["timings"], "pairs": derived["pairs"], "quads": derived["quads"],

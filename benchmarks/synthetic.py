@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import json
 import random
+import sys
 from pathlib import Path
 
 ENTITY_RELATIONS = {  # relation: (head type, tail type)
@@ -91,6 +92,18 @@ def write_synthetic_kb(path: Path, entities: int = 144_000, triples: int = 3_600
             out.write(f"{json.dumps(head, ensure_ascii=False)}: {json.dumps(facts, ensure_ascii=False)}{sep}")
         out.write("}\n")
     return {"path": str(path), "entities": entities, "triples_written": written, "seed": seed}
+
+
+def cached_synthetic_kb(folder: Path, small: bool) -> Path:
+    """The benchmarks' graph: DuConv scale (144k entities, 3.6M triples) or ``small`` (10k, 250k),
+    generated into ``folder`` once and reused afterwards (the same seed gives the same file)."""
+    entities, triples = (10_000, 250_000) if small else (144_000, 3_600_000)
+    folder.mkdir(parents=True, exist_ok=True)
+    kb = folder / f"synthetic_kb_{entities}.json"
+    if not kb.exists():
+        print(f"generating {kb} (a minute at full scale; reused afterwards) ...", file=sys.stderr)
+        write_synthetic_kb(kb, entities=entities, triples=triples)
+    return kb
 
 
 def _unique_names(rng: random.Random, n: int) -> list[str]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from kgforge.jsonio import iter_json_lines
 from kgforge.sources import ImportContext, register
-from kgforge.sources.names import NameTriples, check_triple
+from kgforge.sources.names import NameTriples
 
 
 @register("duconv", "DuConv sessions (JSON lines with goal, knowledge, conversation or history/response)")
@@ -19,12 +19,7 @@ def import_sessions(ctx: ImportContext) -> None:
         if problem:
             ctx.reject(location, problem, record.value)
             continue
-        for triple in record.value["knowledge"]:
-            bad = check_triple(triple)
-            if bad:
-                ctx.reject(location, f"knowledge triple: {bad}", triple)
-                continue
-            names.add(*triple)
+        names.add_checked(record.value["knowledge"], location, "knowledge triple")
         ctx.accept()
     names.emit()
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from kgforge.jsonio import iter_json_container
 from kgforge.sources import ImportContext, register
-from kgforge.sources.names import NameTriples, check_triple
+from kgforge.sources.names import NameTriples
 
 
 @register("kdconv", "KdConv knowledge base kb_<domain>.json: {head: [[head, relation, tail], ...]}")
@@ -18,15 +18,7 @@ def import_kb(ctx: ImportContext) -> None:
         if not isinstance(record.value, list):
             ctx.reject(location, f"entry {record.key!r}: expected a list of triples", record.value)
             continue
-        good = 0
-        for triple in record.value:
-            problem = check_triple(triple)
-            if problem:
-                ctx.reject(location, f"entry {record.key!r}: {problem}", triple)
-                continue
-            names.add(*triple)
-            good += 1
-        if good:
+        if names.add_checked(record.value, location, f"entry {record.key!r}"):
             names.add_type(record.key, ctx.schema.head_type)
         ctx.accept()
     names.emit()
@@ -44,14 +36,9 @@ def import_dialogue_attrs(ctx: ImportContext) -> None:
         if problem:
             ctx.reject(location, problem, record.value)
             continue
-        for message in record.value["messages"]:
-            for attr in message.get("attrs") or []:
-                triple = [attr.get("name"), attr.get("attrname"), attr.get("attrvalue")] if isinstance(attr, dict) else attr
-                bad = check_triple(triple)
-                if bad:
-                    ctx.reject(location, f"dialogue {record.value.get('name')!r}: attr {bad}", attr)
-                    continue
-                names.add(*triple)
+        attrs = [[a.get("name"), a.get("attrname"), a.get("attrvalue")] if isinstance(a, dict) else a
+                 for message in record.value["messages"] for a in message.get("attrs") or []]
+        names.add_checked(attrs, location, f"dialogue {record.value.get('name')!r}: attr")
         ctx.accept()
     names.emit()
 

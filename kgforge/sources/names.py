@@ -53,6 +53,19 @@ class NameTriples:
         if type_id:
             self.types.setdefault(self._name(name), set()).add(type_id)
 
+    def add_checked(self, triples: list, location: str, what: str) -> int:
+        """Add each well-formed ``[head, relation, tail]``; quarantine the others with ``what`` naming
+        where they came from. Returns how many were added."""
+        added = 0
+        for triple in triples:
+            problem = check_triple(triple)
+            if problem:
+                self.ctx.reject(location, f"{what}: {problem}", triple)
+                continue
+            self.add(*triple)
+            added += 1
+        return added
+
     def is_entity(self, triple: NameTriple) -> bool:
         kind = triple.relation.kind
         return kind == "entity" or (kind != "text" and triple.tail in self.heads)
