@@ -15,7 +15,7 @@ fresh ``kgforge`` process timed from outside (wall seconds, as a user waits):
 * ``kgforge export duconv --format duconv`` of those 30k goals — beside one SPARQL query per dialogue
   (``queries/dialogue_subgraph.rq``), run on a sample of dialogues and extrapolated (labelled so).
 
-Medians of --repeats for the kgforge stages. Writes bench-out/dialogue.json.
+Medians of --repeats for the kgforge stages. Writes benchmarks/results/dialogue.json.
 Targets (issue 5): derive <= 30 s, 30k goals <= 60 s, 30k DuConv subgraphs <= 60 s on 2 cores.
 """
 
@@ -198,7 +198,8 @@ def main() -> None:
     }
     result["meets_targets"] = {"derive": derive_s <= TARGETS["derive"], "goals": goals_s <= TARGETS["goals"],
                                "export": export_s <= TARGETS["export"]}
-    (args.out / "dialogue.json").write_text(json.dumps(result, indent=2, ensure_ascii=False), encoding="utf-8")
+    results = Path(__file__).resolve().parent / "results" / "dialogue.json"
+    results.write_text(json.dumps(result, indent=2, ensure_ascii=False), encoding="utf-8")
     print(json.dumps(result, indent=2, ensure_ascii=False))
 
 
