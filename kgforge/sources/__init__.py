@@ -11,12 +11,13 @@ from __future__ import annotations
 import importlib
 import pkgutil
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from kgforge.errors import KgforgeError
+from kgforge.jsonio import Record
 from kgforge.quads import QuadWriter
 from kgforge.quarantine import Quarantine
 from kgforge.schema import Relation, Schema
@@ -42,6 +43,16 @@ class ImportContext:
     def accept(self, n: int = 1) -> None:
         self.counts["records_ok"] += n
         self.advance(n)
+
+
+def parsed_records(ctx: ImportContext, records: Iterable[Record]) -> Iterator[tuple[str, Record]]:
+    """``(location, record)`` for each record that parsed; the others are quarantined on the way."""
+    for record in records:
+        location = f"line {record.line}"
+        if record.error:
+            ctx.reject(location, record.error, record.raw)
+            continue
+        yield location, record
 
 
 Importer = Callable[[ImportContext], None]

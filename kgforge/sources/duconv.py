@@ -3,18 +3,14 @@
 from __future__ import annotations
 
 from kgforge.jsonio import iter_json_lines
-from kgforge.sources import ImportContext, register
+from kgforge.sources import ImportContext, parsed_records, register
 from kgforge.sources.names import NameTriples
 
 
 @register("duconv", "DuConv sessions (JSON lines with goal, knowledge, conversation or history/response)")
 def import_sessions(ctx: ImportContext) -> None:
     names = NameTriples(ctx, segmented=True)
-    for record in iter_json_lines(ctx.path):
-        location = f"line {record.line}"
-        if record.error:
-            ctx.reject(location, record.error, record.raw)
-            continue
+    for location, record in parsed_records(ctx, iter_json_lines(ctx.path)):
         problem = session_problem(record.value)
         if problem:
             ctx.reject(location, problem, record.value)

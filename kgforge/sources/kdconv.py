@@ -3,18 +3,14 @@
 from __future__ import annotations
 
 from kgforge.jsonio import iter_json_container
-from kgforge.sources import ImportContext, register
+from kgforge.sources import ImportContext, parsed_records, register
 from kgforge.sources.names import NameTriples
 
 
 @register("kdconv", "KdConv knowledge base kb_<domain>.json: {head: [[head, relation, tail], ...]}")
 def import_kb(ctx: ImportContext) -> None:
     names = NameTriples(ctx)
-    for record in iter_json_container(ctx.path, dict):
-        location = f"line {record.line}"
-        if record.error:
-            ctx.reject(location, record.error, record.raw)
-            continue
+    for location, record in parsed_records(ctx, iter_json_container(ctx.path, dict)):
         if not isinstance(record.value, list):
             ctx.reject(location, f"entry {record.key!r}: expected a list of triples", record.value)
             continue
@@ -27,11 +23,7 @@ def import_kb(ctx: ImportContext) -> None:
 @register("kdconv-dialogues", "KdConv dialogue file ({train,dev,test}.json): the attrs triples of each utterance")
 def import_dialogue_attrs(ctx: ImportContext) -> None:
     names = NameTriples(ctx)
-    for record in iter_json_container(ctx.path, list):
-        location = f"line {record.line}"
-        if record.error:
-            ctx.reject(location, record.error, record.raw)
-            continue
+    for location, record in parsed_records(ctx, iter_json_container(ctx.path, list)):
         problem = _dialogue_problem(record.value)
         if problem:
             ctx.reject(location, problem, record.value)
