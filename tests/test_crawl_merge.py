@@ -13,7 +13,7 @@ from kgforge.crawl.merge import merge
 from kgforge.crawl.spec import Fact, Record
 from kgforge.errors import SchemaError
 from kgforge.vocab import PROV_SOURCE, RDFS_LABEL, SKOS_ALT_LABEL, entity_iri
-from tests.crawl_support import CLI_SETTINGS, SITES, douban_routes
+from tests.crawl_support import CLI_SETTINGS, DOUBAN, SITES, douban_routes
 
 
 def film(site: str, name: str, year: str, en: str | None = None, *facts: tuple[str, str]) -> Record:
@@ -73,7 +73,7 @@ def test_merge_decides_names_and_splits_conflicting_years():
 
 
 def test_two_crawled_sites_build_one_graph_each_with_merged_entities(cli, workdir):
-    with LoopbackSite(SITES / "douban_movie", douban_routes()) as douban, LoopbackSite(SITES / "mtime") as mtime:
+    with LoopbackSite(DOUBAN, douban_routes()) as douban, LoopbackSite(SITES / "mtime") as mtime:
         for site, server in (("douban_movie", douban), ("mtime", mtime)):
             cli("crawl", site, "--base-url", server.base_url, *CLI_SETTINGS, "--workdir", str(workdir), "--json")
         urls = {"douban_movie": douban.base_url, "mtime": mtime.base_url}

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import json
 
 import pytest
 
 from kgforge.crawl import crawl, load_spec, read_records, site_names
 from kgforge.crawl.loopback import LoopbackSite
 from kgforge.schema import load_schema
-from tests.crawl_support import SITES, TEST_CONFIG, douban_routes
+from tests.crawl_support import TEST_CONFIG, douban_routes, fixture_pages, fixture_site
 
 # site → (records expected, a record's name, facts it must have as (relation, value), its English name)
 EXPECTED = {
@@ -45,15 +44,13 @@ def test_spec_relations_are_in_its_domain_schema(site):
 
 @pytest.mark.parametrize("site", sorted(EXPECTED))
 def test_spec_crawls_its_fixture_site(site, tmp_path):
-    folder = SITES / site
-    routes = json.loads((folder / "routes.json").read_text(encoding="utf-8"))
     extra = douban_routes() if site == "douban_movie" else {}
-    with LoopbackSite(folder, extra) as server:
+    with LoopbackSite(fixture_site(site), extra) as server:
         spec = load_spec(site, server.base_url)
         summary = crawl(spec, tmp_path / site, TEST_CONFIG, show_progress=False)
         fetched = server.paths()
     assert fetched[0] == "/robots.txt"
-    served = [p for p in routes if "redirect" not in routes[p]]
+    served = fixture_pages(site)
     assert set(served) <= set(fetched), "every fixture page is reached by following links"
     assert summary.fetched >= len(served) - 1  # robots.txt is not a page
     records = list(read_records(tmp_path / site))

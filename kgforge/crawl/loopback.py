@@ -121,10 +121,16 @@ class _QuietServer(ThreadingHTTPServer):
 
 
 class LoopbackSite:
-    """``with LoopbackSite(folder) as site: site.base_url`` — served until the block ends."""
+    """``with LoopbackSite(folder) as site: site.base_url`` — served until the block ends.
 
-    def __init__(self, folder: Path | None = None, routes: dict[str, Route] | None = None) -> None:
-        self.routes: dict[str, Route] = dict(load_routes(folder)) if folder else {}
+    ``folder`` may be a tuple of site folders layered in order (a later folder's routes override an
+    earlier one's), so a test site can extend the bundled demo site without copying its pages."""
+
+    def __init__(self, folder: Path | tuple[Path, ...] | None = None, routes: dict[str, Route] | None = None) -> None:
+        folders = folder if isinstance(folder, tuple) else (folder,) if folder else ()
+        self.routes: dict[str, Route] = {}
+        for layer in folders:
+            self.routes.update(load_routes(layer))
         self.routes.update(routes or {})
         self.log: list[LoggedRequest] = []
         self._lock = threading.Lock()
@@ -196,7 +202,7 @@ def load_routes(folder: Path) -> dict[str, Route]:
 
 
 @contextmanager
-def serve_folder(folder: Path, extra: dict[str, Route] | None = None) -> Iterator[LoopbackSite]:
+def serve_folder(folder: Path | tuple[Path, ...], extra: dict[str, Route] | None = None) -> Iterator[LoopbackSite]:
     with LoopbackSite(folder, extra) as site:
         yield site
 
