@@ -23,7 +23,7 @@ from kgforge.progress import progress_bar
 from kgforge.quads import QuadWriter
 from kgforge.quarantine import Quarantine
 from kgforge.schema import Relation, Schema, SourceSpec, load_schema
-from kgforge.sources import ImportContext, importer_for
+from kgforge.sources import ImportContext, importer_for, reads_file
 from kgforge.store import (
     DomainPaths, bulk_load, domain_paths, new_build_dir, read_manifest, require_counts_match, swap_in,
     write_lock,
@@ -119,7 +119,7 @@ def import_source(
     schema: Schema, paths: DomainPaths, spec: SourceSpec, path: Path, taken: set[str], progress: Progress,
 ) -> tuple[SourceResult, set[Relation]]:
     importer = importer_for(spec.kind)
-    if not (path.exists() or spec.kind.startswith(("crawl", "xlore-api"))):
+    if reads_file(spec.kind) and not path.exists():
         raise InputError(f"{path}: no such file (source {spec.kind}:{spec.path})")
     name = _graph_name(spec.kind, path, taken)
     quads_file = paths.quads / f"{name.replace('/', '__')}.nq"

@@ -58,15 +58,26 @@ def parsed_records(ctx: ImportContext, records: Iterable[Record]) -> Iterator[tu
 Importer = Callable[[ImportContext], None]
 _REGISTRY: dict[str, Importer] = {}
 _DESCRIPTIONS: dict[str, str] = {}
+_NAMES_NOT_FILES: set[str] = set()
 
 
-def register(kind: str, description: str) -> Callable[[Importer], Importer]:
+def register(kind: str, description: str, reads_file: bool = True) -> Callable[[Importer], Importer]:
+    """Register an importer. ``reads_file=False`` for kinds whose PATH names something else (a site
+    spec, a list of names for a web API), so the build does not require it to exist as a file."""
     def decorate(func: Importer) -> Importer:
         _REGISTRY[kind] = func
         _DESCRIPTIONS[kind] = description
+        if not reads_file:
+            _NAMES_NOT_FILES.add(kind)
         return func
 
     return decorate
+
+
+def reads_file(kind: str) -> bool:
+    """Whether a source of ``kind`` names an input file (or folder) that must exist."""
+    importer_for(kind)
+    return kind not in _NAMES_NOT_FILES
 
 
 def _load_all() -> None:

@@ -33,7 +33,8 @@ MAX_WARNINGS_SHOWN = 20
 NAMES_REPORT = "names_report.json"
 
 
-@register("crawl", "A crawled site, crawl:<site> (a spec in crawlers/); crawls what is missing, then loads it")
+@register("crawl", "A crawled site, crawl:<site> (a spec in crawlers/); crawls what is missing, then loads it",
+          reads_file=False)
 def import_crawl(ctx: ImportContext) -> None:
     site = ctx.path.name
     options = crawl_options(ctx.schema, ctx.options)

@@ -12,6 +12,6 @@ def import_xlore(ctx: ImportContext) -> None:
 
 
 @register("xlore-api", "XLORE web API: xlore-api:NAMES (a file of names, or names joined by commas); hops/fanout_cap, "
-                       "base_url, min_interval options; replies cached, daily quota detected")
+                       "base_url, min_interval options; replies cached, daily quota detected", reads_file=False)
 def import_xlore_api_source(ctx: ImportContext) -> None:
     import_xlore_api(ctx)
