@@ -25,8 +25,8 @@ from kgforge.quarantine import Quarantine
 from kgforge.schema import Relation, Schema, SourceSpec, load_schema
 from kgforge.sources import ImportContext, importer_for, reads_file
 from kgforge.store import (
-    DomainPaths, bulk_load, domain_paths, new_build_dir, read_manifest, require_counts_match, swap_in,
-    write_lock,
+    DomainPaths, bulk_load, check_counts, domain_paths, graph_counts, new_build_dir, open_read_only, read_manifest,
+    require_counts_match, swap_in, write_lock,
 )
 from kgforge.vocab import KIND, KIND_IRIS, RDF_PROPERTY, RDF_TYPE, RDFS_LABEL, SCHEMA_GRAPH, graph_iri
 
@@ -245,8 +245,6 @@ def package_versions() -> dict[str, str]:
 
 def check_store(domain: str, workdir: Path | str | None = None) -> dict[str, Any]:
     """Compare the store with its manifest: per-graph counts and quads-file checksums."""
-    from kgforge.store import check_counts, graph_counts, open_read_only
-
     paths = domain_paths(domain, workdir)
     manifest = read_manifest(paths)
     store = open_read_only(paths)

@@ -9,9 +9,9 @@ from typing import Any
 
 import polars as pl
 
-from kgforge.schema import load_schema
+from kgforge.schema import Schema, load_schema
 from kgforge.store import domain_paths, read_manifest
-from kgforge.tables import read_tables
+from kgforge.tables import GraphTables, read_tables
 
 
 @lru_cache(maxsize=1)
@@ -70,7 +70,8 @@ def _token_total(texts: pl.DataFrame) -> int:
     return int((counts * long["len"]).sum())
 
 
-def _entities_by_type(tables, facts: pl.DataFrame, schema, labels: dict[str, str]) -> dict[str, int]:
+def _entities_by_type(tables: GraphTables, facts: pl.DataFrame, schema: Schema,
+                      labels: dict[str, str]) -> dict[str, int]:
     """Entities per value of the schema's type relation (DuConv's 领域), else per rdf:type class."""
     if schema.type_relation:
         type_iri = schema.relations[schema.type_relation].iri
