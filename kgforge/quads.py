@@ -33,8 +33,11 @@ def check_lang(lang: str) -> str:
 
 def literal_term(value: str, lang: str | None = None, datatype: str | None = None) -> str:
     """A literal in N-Quads syntax."""
-    value.encode("utf-8")  # lone surrogates from bad JSON raise UnicodeEncodeError here
-    body = '"' + value.translate(_LITERAL_ESCAPES) + '"'
+    if not value.isascii():
+        value.encode("utf-8")  # lone surrogates from bad JSON raise UnicodeEncodeError here
+    if '"' in value or "\\" in value or "\n" in value or "\r" in value:  # rare: translate() is slow
+        value = value.translate(_LITERAL_ESCAPES)
+    body = '"' + value + '"'
     if lang:
         return f"{body}@{check_lang(lang)}"
     if datatype and datatype != XSD + "string":

@@ -143,3 +143,34 @@ def test_dump_framing_round_trip(tmp_path: Path, batch: list[dict]) -> None:
     expected = {t for item in batch for t in process_entity(item, CFG).triples}
     assert journal == expected
     assert result.counts["entities"] == len(batch)
+
+
+broken_values = st.one_of(
+    st.builds(lambda s: {"type": "string", "value": s}, st.text(min_size=1).map(lambda s: s + "\ud800")),
+    st.builds(lambda iri: {"type": "globecoordinate", "value": {"latitude": 1.0, "longitude": 2.0, "globe": iri}},
+              st.one_of(st.just("not an iri"), st.integers(), st.just(["Q2"]))),
+    st.builds(lambda unit: {"type": "quantity", "value": {"amount": "+1", "unit": unit}},
+              st.one_of(st.just("has space"), st.just("<x>"), st.integers())),
+    st.builds(lambda precision, calendar: {"type": "time", "value": {
+        "time": "+2001-02-03T00:00:00Z", "precision": precision, "calendarmodel": calendar}},
+        st.one_of(st.just(True), st.just([11]), st.integers(15, 99), st.just(11)),
+        st.one_of(st.just(WD + "Q1985727"), st.just("bad calendar"), st.just({"id": "Q1"}))),
+)
+
+
+@settings(max_examples=100, deadline=None)
+@given(broken_values)
+def test_a_broken_value_is_reported_with_its_statement_and_the_rest_arrives(datavalue: dict) -> None:
+    good = {"mainsnak": {"snaktype": "value", "datavalue": {"type": "string", "value": "ok"}, "datatype": "string"},
+            "rank": "normal", "id": "Q1$good"}
+    bad = {"mainsnak": {"snaktype": "value", "datavalue": datavalue, "datatype": "string"},
+           "rank": "normal", "id": "Q1$bad"}
+    out = process_entity({"id": "Q1", "claims": {"P1": [good], "P2": [bad]}}, CFG)
+    assert (WD + "Q1", WDT + "P1", '"ok"') in out.triples
+    direct_p2 = [t for t in out.triples if t[1] == WDT + "P2"]
+    if out.problems:  # the value is unusable: named, with its statement id, and nothing half-written
+        [(where, reason, record)] = out.problems
+        assert where == "Q1 P2 Q1$bad" and reason.startswith("bad value: ") and record is bad
+        assert direct_p2 == []
+    else:  # only the well-formed time (precision 11, Gregorian) gets here
+        assert datavalue["type"] == "time" and direct_p2 == [(WD + "Q1", WDT + "P2", f'"2001-02-03"^^<{XSD}date>')]

@@ -21,7 +21,7 @@ import json
 import re
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 from kgforge.quads import check_lang, literal_term
@@ -55,6 +55,7 @@ class WikidataConfig:
     descriptions: bool = True
     keep_deprecated: bool = False
     classes: dict[str, str] = field(default_factory=dict)  # QID → schema class IRI (P31 → rdf:type)
+    _plans: dict[str, tuple[str, str] | None] = field(default_factory=dict, init=False, repr=False, compare=False)
 
     @classmethod
     def from_schema(cls, schema: Schema | None, options: dict[str, Any] | None = None) -> "WikidataConfig":
@@ -73,6 +74,18 @@ class WikidataConfig:
             descriptions=bool(merged.get("descriptions", True)),
             keep_deprecated=bool(merged.get("keep_deprecated", False)), classes=classes,
         )
+
+    def plan(self, pid: str) -> tuple[str, str] | None:
+        """``(PID, direct predicate IRI)`` for a claims key as the dump spells it; None if not wanted."""
+        plan = self._plans.get(pid, False)
+        if plan is False:
+            upper = pid.upper()
+            plan = self._plans[pid] = (upper, self.direct_predicate(upper)) if self.wants(upper) else None
+        return plan  # type: ignore[return-value]
+
+    def settings(self) -> dict[str, Any]:
+        """Every setting (not the cache), for keys that must change when the output would."""
+        return {f.name: getattr(self, f.name) for f in fields(self) if f.init}
 
     def wants(self, pid: str) -> bool:
         return pid not in self.exclude and (not self.only_mapped or pid in self.relation_iris)
@@ -130,18 +143,20 @@ def process_entity(entity: Any, cfg: WikidataConfig) -> EntityOutput:
     out = EntityOutput(qid)
     subject = entity_iri(qid)
     emit_terms(entity, subject, cfg, out)
-    emitted = 0
-    for pid, statements in _terms(entity, "claims").items():
+    emitted = excluded = 0
+    for key, statements in _terms(entity, "claims").items():
         if type(statements) is not list:
-            out.problems.append((f"{qid} {pid}", "statement list is not a list", statements))
+            out.problems.append((f"{qid} {key}", "statement list is not a list", statements))
             continue
-        pid = pid.upper()
-        if not cfg.wants(pid):
-            out.counts["statements_excluded"] += len(statements)
+        plan = cfg.plan(key)
+        if plan is None:
+            excluded += len(statements)
             continue
-        predicate = cfg.direct_predicate(pid)
+        pid, predicate = plan
         for statement in best_rank(statements, out, pid):
             emitted += _emit_statement(subject, qid, pid, predicate, statement, cfg, out)
+    if excluded:
+        out.counts["statements_excluded"] += excluded
     counts = out.counts
     counts["entities"] += 1
     counts["statements"] += emitted
@@ -189,8 +204,11 @@ def _add_term(subject: str, predicate: str, term: Any, tag: str, out: EntityOutp
 
 def best_rank(statements: list, out: EntityOutput, pid: str) -> list[dict]:
     """Preferred statements if any, else normal ones; deprecated ones are set aside in ``out.deprecated``."""
-    if len(statements) == 1 and type(statements[0]) is dict and statements[0].get("rank", "normal") == "normal":
-        return statements  # the common case
+    for statement in statements:  # the common case: every statement of normal rank
+        if type(statement) is not dict or statement.get("rank", "normal") != "normal":
+            break
+    else:
+        return statements
     normal: list[dict] = []
     preferred: list[dict] = []
     for statement in statements:
@@ -238,28 +256,41 @@ def _emit_statement(subject: str, qid: str, pid: str, predicate: str, statement:
     except BadValue as exc:
         out.problems.append((_where(qid, pid, statement), f"bad value: {exc}", statement))
         return 0
-    qualifiers = _qualifiers(statement, qid, pid, out) if statement.get("qualifiers") else []
     triples = out.triples
     if value is None:  # novalue: "has no P"
         triples.append((subject, RDF_TYPE, f"<{WDNO}{pid}>"))
     else:
         triples.append((subject, predicate, value.term))
-        if pid == INSTANCE_OF and value.entity in cfg.classes:
+        if value.entity is not None and pid == INSTANCE_OF and value.entity in cfg.classes:
             triples.append((subject, RDF_TYPE, iri_term(cfg.classes[value.entity])))
-    if qualifiers or (value is not None and value.extras):
-        node = statement_node(qid, pid, statement)
-        triples.append((subject, P + pid, f"<{node}>"))
-        if value is not None:
-            triples.append((node, PS + pid, value.term))
-            triples.extend((node, pred, term) for pred, term in value.extras)
-        else:
-            triples.append((node, RDF_TYPE, f"<{WDNO}{pid}>"))
-        triples.append((node, WIKIBASE + "rank", _RANK_TERMS[statement.get("rank", "normal")]))
-        triples.extend((node, pred, term) for pred, term in qualifiers)
-        out.counts["statement_nodes"] += 1
+        if not value.extras and not statement.get("qualifiers"):
+            return 1
+    _emit_statement_node(subject, qid, pid, statement, value, out)
     return 1
 
 
+def _emit_statement_node(subject: str, qid: str, pid: str, statement: dict, value: Value | None,
+                         out: EntityOutput) -> None:
+    """``wd:Q p:P wds:ID``, with the value, its extras (unit, precision…), rank and qualifiers on the node."""
+    qualifiers = _qualifiers(statement, qid, pid, out) if statement.get("qualifiers") else ()
+    if not qualifiers and (value is None or not value.extras):
+        return  # nothing to put on a node (or qualifiers were there but none could be read)
+    node = statement_node(qid, pid, statement)
+    triples = out.triples
+    triples.append((subject, P + pid, f"<{node}>"))
+    if value is not None:
+        triples.append((node, PS + pid, value.term))
+        for extra_predicate, term in value.extras:
+            triples.append((node, extra_predicate, term))
+    else:
+        triples.append((node, RDF_TYPE, f"<{WDNO}{pid}>"))
+    triples.append((node, _RANK, _RANK_TERMS[statement.get("rank", "normal")]))
+    for qualifier_predicate, term in qualifiers:
+        triples.append((node, qualifier_predicate, term))
+    out.counts["statement_nodes"] += 1
+
+
+_RANK = WIKIBASE + "rank"
 _RANK_TERMS = {rank: f"<{WIKIBASE}{name}>" for rank, name in RANKS.items()}
 
 

@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import hashlib
 import re
-from dataclasses import dataclass
+from functools import lru_cache
+from typing import NamedTuple
 from urllib.parse import quote
 
-from kgforge.quads import XSD, check_iri, literal_term
+from kgforge.quads import XSD, check_iri, check_lang, literal_term
 
 WD = "http://www.wikidata.org/entity/"
 WDT = "http://www.wikidata.org/prop/direct/"
@@ -41,13 +42,15 @@ class BadValue(ValueError):
     """A datavalue that cannot be mapped; the message says why."""
 
 
-@dataclass(slots=True)
-class Value:
+class Value(NamedTuple):
+    """A mapped value. Shared between statements (cached), so never mutated."""
+
     term: str  # N-Quads object term of the direct triple
-    extras: list[tuple[str, str]] | tuple = ()  # (predicate IRI, term) for the statement node
+    extras: tuple[tuple[str, str], ...] = ()  # (predicate IRI, term) for the statement node
     entity: str | None = None  # the id, for an item/property/lexeme reference
 
 
+@lru_cache(maxsize=1 << 14)
 def iri_term(iri: str) -> str:
     return f"<{check_iri(iri)}>"
 
@@ -80,45 +83,71 @@ def skolem_iri(key: str) -> str:
 
 def map_value(datavalue: object, datatype: str | None) -> Value:
     """Map one ``datavalue`` (``{"type": …, "value": …}``) of a snak with property type ``datatype``."""
-    if not isinstance(datavalue, dict) or "value" not in datavalue:
+    if type(datavalue) is not dict or "value" not in datavalue:
         raise BadValue("datavalue must be an object with 'type' and 'value'")
-    kind, value = datavalue.get("type"), datavalue["value"]
-    mapper = _MAPPERS.get(kind)
+    mapper = _MAPPERS.get(datavalue.get("type"))
     if mapper is None:
-        raise BadValue(f"unknown datavalue type {kind!r}")
-    return mapper(value, datatype)
+        raise BadValue(f"unknown datavalue type {datavalue.get('type')!r}")
+    try:
+        return mapper(datavalue["value"], datatype)
+    except BadValue:
+        raise
+    except (ValueError, TypeError) as exc:  # a bad IRI inside the value, a lone surrogate, an unhashable field
+        raise BadValue(str(exc)) from None
+
+
+_ENTITY_VALUES: dict[str, Value] = {}  # id → its Value; the same few ids (human, countries) recur everywhere
 
 
 def _entity(value: object, datatype: str | None) -> Value:
+    if type(value) is dict:
+        known = _ENTITY_VALUES.get(value.get("id"))  # type: ignore[arg-type]
+        if known is not None:
+            return known
     qid = entity_id(value)  # validated: safe inside an IRI as it is
-    return Value(f"<{WD}{qid}>", entity=qid)
+    if len(_ENTITY_VALUES) >= 1 << 16:
+        _ENTITY_VALUES.clear()
+    mapped = _ENTITY_VALUES[qid] = Value(f"<{WD}{qid}>", (), qid)
+    return mapped
 
 
 def _string(value: object, datatype: str | None) -> Value:
-    if not isinstance(value, str):
+    if type(value) is not str:
         raise BadValue(f"string value must be a string, got {type(value).__name__}")
+    if datatype in _SPECIAL_STRINGS:
+        return _special_string(value, datatype)
+    return Value(literal_term(value))
+
+
+def _special_string(value: str, datatype: str | None) -> Value:
     base = _STRING_AS_IRI.get(datatype or "")
     if base is not None:
         return Value(iri_term(base + quote(value.replace(" ", "_") if datatype != "commonsMedia" else value,
                                            safe="")))
-    if datatype == "url":
-        try:
-            return Value(iri_term(value))
-        except ValueError:
-            return Value(literal_term(value, datatype=XSD + "anyURI"))
-    return Value(literal_term(value))
+    try:  # url
+        return Value(iri_term(value))
+    except ValueError:
+        return Value(literal_term(value, datatype=XSD + "anyURI"))
 
 
 def _time(value: object, datatype: str | None) -> Value:
-    if not isinstance(value, dict) or not isinstance(value.get("time"), str):
+    if type(value) is not dict or type(value.get("time")) is not str:
         raise BadValue("time value must be an object with a 'time' string")
-    match = _TIME.match(value["time"])
-    if not match:
-        raise BadValue(f"malformed time {value['time']!r}")
-    sign, year, month, day, hh, mm, ss = match.groups()
     precision = value.get("precision", 11)
-    if not isinstance(precision, int) or not 0 <= precision <= 14:
+    if type(precision) is not int or not 0 <= precision <= 14:
         raise BadValue(f"time precision must be 0..14, got {precision!r}")
+    calendar = value.get("calendarmodel") or GREGORIAN
+    if type(calendar) is not str:
+        raise BadValue(f"time calendarmodel must be an IRI, got {calendar!r}")
+    return _time_value(value["time"], precision, calendar)
+
+
+@lru_cache(maxsize=1 << 14)
+def _time_value(time: str, precision: int, calendar: str) -> Value:
+    match = _TIME.match(time)
+    if not match:
+        raise BadValue(f"malformed time {time!r}")
+    sign, year, month, day, hh, mm, ss = match.groups()
     year_text = ("-" if sign == "-" else "") + year.lstrip("0").rjust(4, "0")
     # unknown month/day are written 00: fall back to the precision that is actually known
     if month == "00":
@@ -133,61 +162,69 @@ def _time(value: object, datatype: str | None) -> Value:
         text, dtype = f"{year_text}-{month}", "gYearMonth"
     else:
         text, dtype = year_text, "gYear"
-    extras: list[tuple[str, str]] | tuple = ()
+    extras: tuple[tuple[str, str], ...] = ()
     if precision not in (9, 10, 11):
-        extras = [(WIKIBASE + "timePrecision", f'"{precision}"^^<{XSD}integer>')]
-    calendar = value.get("calendarmodel") or GREGORIAN
+        extras = ((WIKIBASE + "timePrecision", f'"{precision}"^^<{XSD}integer>'),)
     if calendar != GREGORIAN:
-        extras = [*extras, (WIKIBASE + "timeCalendarModel", iri_term(calendar))]
+        extras = (*extras, (WIKIBASE + "timeCalendarModel", iri_term(calendar)))
     return Value(f'"{text}"^^<{XSD}{dtype}>', extras)  # digits, '-', ':', 'T', 'Z' only: nothing to escape
 
 
 def _decimal(text: object, what: str) -> str:
-    if not isinstance(text, str) or not _DECIMAL.match(text):
+    if type(text) is not str or not _DECIMAL.match(text):
         raise BadValue(f"{what} must be a decimal string, got {text!r}")
     return text.lstrip("+")
 
 
 def _quantity(value: object, datatype: str | None) -> Value:
-    if not isinstance(value, dict):
+    if type(value) is not dict:
         raise BadValue("quantity value must be an object")
-    decimal = XSD + "decimal"
-    result = Value(f'"{_decimal(value.get("amount"), "quantity amount")}"^^<{decimal}>', [])
+    term = f'"{_decimal(value.get("amount"), "quantity amount")}"{_DECIMAL_SUFFIX}'
+    extras: list[tuple[str, str]] = []
     unit = value.get("unit", "1")
     if unit not in ("1", None):
-        if not isinstance(unit, str):
+        if type(unit) is not str:
             raise BadValue(f"quantity unit must be a string, got {unit!r}")
-        result.extras.append((WIKIBASE + "quantityUnit", iri_term(unit)))
-    for key, name in (("upperBound", "quantityUpperBound"), ("lowerBound", "quantityLowerBound")):
+        extras.append((WIKIBASE + "quantityUnit", iri_term(unit)))
+    for key, predicate in _BOUNDS:
         if value.get(key) is not None:
-            result.extras.append((WIKIBASE + name, f'"{_decimal(value[key], key)}"^^<{decimal}>'))
-    return result
+            extras.append((predicate, f'"{_decimal(value[key], key)}"{_DECIMAL_SUFFIX}'))
+    return Value(term, tuple(extras))
 
 
 def _monolingual(value: object, datatype: str | None) -> Value:
-    if not isinstance(value, dict) or not isinstance(value.get("text"), str):
+    if type(value) is not dict or type(value.get("text")) is not str:
         raise BadValue("monolingualtext value must be an object with 'text' and 'language'")
+    language = value.get("language")
     try:
-        return Value(literal_term(value["text"], lang=str(value.get("language"))))
+        return Value(f"{literal_term(value['text'])}@{_checked_lang(str(language))}")
     except ValueError as exc:
         raise BadValue(str(exc)) from None
 
 
+_checked_lang = lru_cache(maxsize=1 << 10)(check_lang)
+
+
 def _coordinate(value: object, datatype: str | None) -> Value:
-    if not isinstance(value, dict):
+    if type(value) is not dict:
         raise BadValue("globecoordinate value must be an object")
     lat, lon = value.get("latitude"), value.get("longitude")
-    if not all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in (lat, lon)):
+    if type(lat) not in (int, float) or type(lon) not in (int, float):
         raise BadValue(f"latitude and longitude must be numbers, got {lat!r}, {lon!r}")
     globe = value.get("globe") or EARTH
-    point = f"Point({lon!r} {lat!r})" if globe == EARTH else f"<{check_iri(globe)}> Point({lon!r} {lat!r})"
-    result = Value(literal_term(point, datatype=GEO_WKT), [])
-    if isinstance(value.get("precision"), (int, float)):
-        result.extras.append((WIKIBASE + "geoPrecision", literal_term(repr(float(value["precision"])),
-                                                                       datatype=XSD + "double")))
-    return result
+    if type(globe) is not str:
+        raise BadValue(f"globe must be an IRI, got {globe!r}")
+    where = "" if globe == EARTH else iri_term(globe) + " "  # no quote or backslash: nothing to escape
+    extras: tuple[tuple[str, str], ...] = ()
+    precision = value.get("precision")
+    if type(precision) in (int, float):
+        extras = ((WIKIBASE + "geoPrecision", f'"{float(precision)!r}"^^<{XSD}double>'),)
+    return Value(f'"{where}Point({lon!r} {lat!r})"^^<{GEO_WKT}>', extras)
 
 
+_DECIMAL_SUFFIX = f"^^<{XSD}decimal>"
+_BOUNDS = (("upperBound", WIKIBASE + "quantityUpperBound"), ("lowerBound", WIKIBASE + "quantityLowerBound"))
+_SPECIAL_STRINGS = frozenset({*_STRING_AS_IRI, "url"})
 _MAPPERS = {
     "wikibase-entityid": _entity,
     "string": _string,
