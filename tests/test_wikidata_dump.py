@@ -84,6 +84,21 @@ def test_workers_give_the_same_triples_as_one_process(tmp_path: Path) -> None:
     assert list(read_journal(single.journal)) == list(read_journal(double.journal))
 
 
+def test_batches_too_large_for_the_ring_travel_inline_and_the_spool_is_removed(tmp_path: Path) -> None:
+    entities = many_entities(300)
+    entities[100]["descriptions"]["de"] = {"language": "de", "value": "groß " * 20_000}  # ~120 kB on one line
+    dump = write_dump(tmp_path / "dump.json", entities)
+    lines = dump.read_bytes().split(b"\n")
+    lines[200] = b'{"type":"item","id":"Q200","labels":'  # a bad line among small batches
+    dump.write_bytes(b"\n".join(lines))
+    spec = PassSpec("extract", WikidataConfig.from_schema(load_schema("film")))
+    single = run_resumable(dump, spec, tmp_path / "a", workers=0, batch_bytes=16_000)
+    double = run_resumable(dump, spec, tmp_path / "b", workers=2, batch_bytes=16_000)
+    assert list(read_journal(single.journal)) == list(read_journal(double.journal))
+    assert double.counts["entities"] == 299 and double.counts["entities_bad"] == 1
+    assert not list((tmp_path / "b").rglob("*.spool"))
+
+
 def test_a_killed_pass_resumes_from_its_byte_offset(tmp_path: Path) -> None:
     dump = write_dump(tmp_path / "dump.json", many_entities(2500))
     spec = PassSpec("extract", WikidataConfig.from_schema(load_schema("film")))

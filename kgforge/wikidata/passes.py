@@ -15,7 +15,7 @@ import json
 import os
 from collections import Counter
 from collections.abc import Callable, Iterator
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -42,7 +42,7 @@ def pass_key(dump: Path, spec: PassSpec) -> str:
     stat = dump.stat()
     wanted = hashlib.sha1("\n".join(sorted(spec.wanted)).encode()).hexdigest() if spec.wanted is not None else None
     settings = {"dump": str(dump.resolve()), "size": stat.st_size, "mtime": stat.st_mtime_ns, "mode": spec.mode,
-                "cfg": repr(sorted(asdict(spec.cfg).items())), "wanted": wanted}
+                "cfg": repr(sorted(spec.cfg.settings().items())), "wanted": wanted}
     return hashlib.sha1(json.dumps(settings, sort_keys=True).encode()).hexdigest()[:16]
 
 
@@ -71,7 +71,7 @@ def run_resumable(dump: Path, spec: PassSpec, state_root: Path, workers: int = 0
     throttle = Throttle(checkpoint_seconds)
     seen = 0
 
-    with open(journal, "a", encoding="utf-8", newline="\n") as out:
+    with open(journal, "ab") as out:
         def save(done: bool, end_offset: int, end_line: int) -> None:
             out.flush()
             os.fsync(out.fileno())
@@ -92,7 +92,7 @@ def run_resumable(dump: Path, spec: PassSpec, state_root: Path, workers: int = 0
                 save(False, batch.end_offset, batch.end_line + 1)
 
         try:
-            run_pass(reader, spec, on_result, workers, batch_bytes)
+            run_pass(reader, spec, on_result, workers, batch_bytes, spool=state / "batches.spool")
         except _Stop:
             return result
         result.truncated = reader.truncated

@@ -4,19 +4,25 @@ Workers decode JSON and turn each entity into its triples (``extract``) or its s
 (``index``); results come back in dump order, so the caller can record a checkpoint — the
 decompressed byte offset and line after the last batch it has written — and a killed pass can
 start again from there. A worker that dies or raises fails the whole pass (no silent holes).
+
+Batches and their results travel through a :class:`BatchRing`, not through the pool's pipes.
 """
 
 from __future__ import annotations
 
+import gc
 import json
 import multiprocessing
+import os
 import re
+import tempfile
 import time
 from collections import Counter, deque
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from kgforge.errors import KgforgeError
@@ -35,19 +41,68 @@ _LEADING_ID = re.compile(rb'^\{"type":"[a-z]+",(?:"datatype":"[a-z-]+",)?"id":"(
 class Batch:
     first_line: int
     first_offset: int
-    lines: list[bytes]
+    data: bytes  # whole lines of the dump, newlines kept; empty while the batch sits in a ring slot
     end_offset: int = 0
+    slot: int = -1  # the BatchRing slot holding ``data`` (-1: none)
+    size: int = 0
 
 
 @dataclass
 class BatchResult:
-    """A batch's journal text, rendered in the worker so the reading process only writes it."""
+    """A batch's journal (UTF-8), rendered in the worker so the reading process only writes it."""
 
     end_line: int
     end_offset: int
-    journal: str = ""
+    journal: bytes = b""  # empty while the journal sits in the batch's ring slot
     counts: Counter[str] = field(default_factory=Counter)
     entities: int = 0
+    slot: int = -1
+    size: int = 0
+
+
+class BatchRing:
+    """Fixed-size slots in one file, through which batches reach the workers and results return.
+
+    Only ``(slot, size)`` goes through the pool's pipes. A megabyte sent through a pipe is copied
+    only when the worker asks for its next batch, so each worker would wait for the reading process
+    between batches; a slot is one copy from the page cache. A batch's slot carries its result back
+    (the worker has read the batch by then), and the caller reuses slot ``n`` only after batch
+    ``n - slots`` has come back. Data larger than a slot travels inline instead.
+    """
+
+    def __init__(self, path: Path, slots: int, slot_bytes: int) -> None:
+        self.path, self.slots, self.slot_bytes = path, slots, slot_bytes
+        self._fd: int | None = None
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {**self.__dict__, "_fd": None}  # each process opens the file itself
+
+    def _handle(self) -> int:
+        if self._fd is None:
+            self._fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)
+        return self._fd
+
+    def put(self, slot: int, data: bytes) -> bool:
+        """Store ``data`` in ``slot``; False (nothing stored) when it does not fit."""
+        if len(data) > self.slot_bytes:
+            return False
+        view, position = memoryview(data), slot * self.slot_bytes
+        while view:
+            written = os.pwrite(self._handle(), view, position)
+            view, position = view[written:], position + written
+        return True
+
+    def get(self, slot: int, size: int) -> bytes:
+        data = os.pread(self._handle(), size, slot * self.slot_bytes)
+        if len(data) != size:
+            raise KgforgeError(f"{self.path}: slot {slot} holds {len(data)} bytes, expected {size}; "
+                               "was the spool file changed by another process?")
+        return data
+
+    def close(self) -> None:
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
 
 
 @dataclass
@@ -57,26 +112,47 @@ class PassSpec:
     wanted: frozenset[str] | None = None  # only these ids (None: every entity)
 
 
-_SPEC: PassSpec | None = None
+_WORKER: tuple[PassSpec, BatchRing] | None = None
 
 
-def _init_worker(spec: PassSpec) -> None:
-    global _SPEC
-    _SPEC = spec
+def _init_worker(spec: PassSpec, ring: BatchRing) -> None:
+    global _WORKER
+    _WORKER = (spec, ring)
 
 
-def work(batch: Batch, spec: PassSpec | None = None) -> BatchResult:
+def _work_in_worker(batch: Batch) -> BatchResult:
+    assert _WORKER is not None, "worker used before its initializer ran"
+    spec, ring = _WORKER
+    batch.data = ring.get(batch.slot, batch.size)
+    result = work(batch, spec)
+    if ring.put(batch.slot, result.journal):
+        result.slot, result.size, result.journal = batch.slot, len(result.journal), b""
+    return result
+
+
+def work(batch: Batch, spec: PassSpec) -> BatchResult:
     """Parse and handle every entity line of ``batch`` (in a worker, or in-process)."""
-    spec = spec or _SPEC
-    assert spec is not None, "worker used before its initializer ran"
+    collecting = gc.isenabled()
+    gc.disable()  # decoded entities hold no cycles: the collector's passes over them cost ~10% and free nothing
+    try:
+        return _work(batch, spec)
+    finally:
+        if collecting:
+            gc.enable()
+
+
+def _work(batch: Batch, spec: PassSpec) -> BatchResult:
     handler = _HANDLERS[spec.mode]
     started = time.process_time()
-    result = BatchResult(batch.first_line + len(batch.lines) - 1, batch.end_offset)
+    lines = batch.data.split(b"\n")
+    if batch.data.endswith(b"\n"):
+        lines.pop()  # what follows the last newline
+    result = BatchResult(batch.first_line + len(lines) - 1, batch.end_offset)
     parts: list[str] = []
     offset = batch.first_offset
-    for index, raw in enumerate(batch.lines):
+    for index, raw in enumerate(lines):
         line, start = batch.first_line + index, offset
-        offset += len(raw)
+        offset += len(raw) + 1
         text = entity_json(raw)
         if text is None:
             continue
@@ -106,7 +182,7 @@ def work(batch: Batch, spec: PassSpec | None = None) -> BatchResult:
             continue
         result.entities += 1
         parts.append(render(output, line, start, result.counts))
-    result.journal = "".join(parts)
+    result.journal = "".join(parts).encode("utf-8", "backslashreplace")  # lone surrogates in quarantined records
     result.counts["parse_cpu_us"] += int((time.process_time() - started) * 1e6)  # CPU spent parsing, any process
     return result
 
@@ -133,47 +209,72 @@ def _error(line: int, offset: int, where: str, reason: str, record: Any) -> str:
 
 
 def batches(reader: DumpReader, batch_bytes: int = BATCH_BYTES, batch_lines: int = BATCH_LINES) -> Iterator[Batch]:
-    current: Batch | None = None
-    size = 0
+    lines: list[bytes] = []
+    first_line = first_offset = size = 0
     for line, offset, raw in reader:
-        if current is None:
-            current, size = Batch(line, offset, []), 0
-        current.lines.append(raw)
+        if not lines:
+            first_line, first_offset, size = line, offset, 0
+        lines.append(raw)
         size += len(raw)
-        if size >= batch_bytes or len(current.lines) >= batch_lines:
-            current.end_offset = offset + len(raw)
-            yield current
-            current = None
-    if current is not None:
-        current.end_offset = reader.offset
-        yield current
+        if size >= batch_bytes or len(lines) >= batch_lines:
+            yield Batch(first_line, first_offset, b"".join(lines), offset + len(raw))
+            lines = []
+    if lines:
+        yield Batch(first_line, first_offset, b"".join(lines), reader.offset)
 
 
 def run_pass(reader: DumpReader, spec: PassSpec, on_result: Callable[[BatchResult], None],
-             workers: int = 0, batch_bytes: int = BATCH_BYTES) -> None:
+             workers: int = 0, batch_bytes: int = BATCH_BYTES, spool: Path | None = None) -> None:
     """Feed every batch of ``reader`` through ``spec`` and hand results, in order, to ``on_result``.
 
     ``workers=0`` parses in this process; otherwise at most ``2 × workers`` batches are in
-    flight, so memory stays bounded however large the dump is.
+    flight, so memory stays bounded however large the dump is. ``spool`` is the file behind the
+    :class:`BatchRing` (a temporary file if not given); it is removed when the pass ends.
     """
     if workers <= 0:
         for batch in batches(reader, batch_bytes):
             on_result(work(batch, spec))
         return
+    if spool is None:
+        handle, name = tempfile.mkstemp(prefix="kgforge-batches-")
+        os.close(handle)
+        spool = Path(name)
+    ring = BatchRing(spool, 2 * workers, 2 * batch_bytes)
     context = multiprocessing.get_context("forkserver")
     try:
-        with ProcessPoolExecutor(workers, mp_context=context, initializer=_init_worker, initargs=(spec,)) as pool:
+        with ProcessPoolExecutor(workers, mp_context=context, initializer=_init_worker,
+                                 initargs=(spec, ring)) as pool:
             pending: deque[Future[BatchResult]] = deque()
-            for batch in batches(reader, batch_bytes):
-                pending.append(pool.submit(work, batch))
-                while len(pending) >= 2 * workers:
-                    on_result(pending.popleft().result())
+            for sequence, batch in enumerate(batches(reader, batch_bytes)):
+                if ring.put(sequence % ring.slots, batch.data):
+                    batch.slot, batch.size, batch.data = sequence % ring.slots, len(batch.data), b""
+                    pending.append(pool.submit(_work_in_worker, batch))
+                else:
+                    pending.append(pool.submit(_work_inline, batch))
+                while len(pending) >= ring.slots:
+                    on_result(_collect(pending.popleft(), ring))
             while pending:
-                on_result(pending.popleft().result())
+                on_result(_collect(pending.popleft(), ring))
     except BrokenProcessPool as exc:
         raise KgforgeError(f"{reader.path}: a parsing worker process died (killed, or out of memory) while the "
                            f"reader was at byte {reader.offset} (line {reader.line}); the pass stopped. Run the "
                            "same import again to resume from its last checkpoint") from exc
+    finally:
+        ring.close()
+        spool.unlink(missing_ok=True)
+
+
+def _work_inline(batch: Batch) -> BatchResult:
+    """A batch too large for a ring slot: it came through the pipe and its result goes back the same way."""
+    assert _WORKER is not None, "worker used before its initializer ran"
+    return work(batch, _WORKER[0])
+
+
+def _collect(future: Future[BatchResult], ring: BatchRing) -> BatchResult:
+    result = future.result()
+    if result.slot >= 0:
+        result.journal = ring.get(result.slot, result.size)
+    return result
 
 
 class Throttle:
