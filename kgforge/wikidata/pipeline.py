@@ -41,10 +41,10 @@ _LEADING_ID = re.compile(rb'^\{"type":"[a-z]+",(?:"datatype":"[a-z-]+",)?"id":"(
 class Batch:
     first_line: int
     first_offset: int
-    data: bytes  # whole lines of the dump, newlines kept; empty while the batch sits in a ring slot
+    data: bytes  # whole lines of the dump, newlines kept; empty while they wait in the batch's ring slot
     end_offset: int = 0
-    slot: int = -1  # the BatchRing slot holding ``data`` (-1: none)
-    size: int = 0
+    slot: int = 0  # the BatchRing slot reserved for this batch and its result
+    size: int = 0  # bytes of ``data`` waiting in the slot (0: ``data`` travels inline)
 
 
 @dataclass
@@ -53,11 +53,11 @@ class BatchResult:
 
     end_line: int
     end_offset: int
-    journal: bytes = b""  # empty while the journal sits in the batch's ring slot
+    journal: bytes = b""  # empty while it waits in the batch's ring slot
     counts: Counter[str] = field(default_factory=Counter)
     entities: int = 0
-    slot: int = -1
-    size: int = 0
+    slot: int = 0
+    size: int = 0  # bytes of ``journal`` waiting in the slot (0: it travels inline)
 
 
 class BatchRing:
@@ -123,7 +123,8 @@ def _init_worker(spec: PassSpec, ring: BatchRing) -> None:
 def _work_in_worker(batch: Batch) -> BatchResult:
     assert _WORKER is not None, "worker used before its initializer ran"
     spec, ring = _WORKER
-    batch.data = ring.get(batch.slot, batch.size)
+    if batch.size:
+        batch.data = ring.get(batch.slot, batch.size)
     result = work(batch, spec)
     if ring.put(batch.slot, result.journal):
         result.slot, result.size, result.journal = batch.slot, len(result.journal), b""
@@ -246,11 +247,10 @@ def run_pass(reader: DumpReader, spec: PassSpec, on_result: Callable[[BatchResul
                                  initargs=(spec, ring)) as pool:
             pending: deque[Future[BatchResult]] = deque()
             for sequence, batch in enumerate(batches(reader, batch_bytes)):
-                if ring.put(sequence % ring.slots, batch.data):
-                    batch.slot, batch.size, batch.data = sequence % ring.slots, len(batch.data), b""
-                    pending.append(pool.submit(_work_in_worker, batch))
-                else:
-                    pending.append(pool.submit(_work_inline, batch))
+                batch.slot = sequence % ring.slots
+                if ring.put(batch.slot, batch.data):
+                    batch.size, batch.data = len(batch.data), b""
+                pending.append(pool.submit(_work_in_worker, batch))
                 while len(pending) >= ring.slots:
                     on_result(_collect(pending.popleft(), ring))
             while pending:
@@ -264,15 +264,9 @@ def run_pass(reader: DumpReader, spec: PassSpec, on_result: Callable[[BatchResul
         spool.unlink(missing_ok=True)
 
 
-def _work_inline(batch: Batch) -> BatchResult:
-    """A batch too large for a ring slot: it came through the pipe and its result goes back the same way."""
-    assert _WORKER is not None, "worker used before its initializer ran"
-    return work(batch, _WORKER[0])
-
-
 def _collect(future: Future[BatchResult], ring: BatchRing) -> BatchResult:
     result = future.result()
-    if result.slot >= 0:
+    if result.size:
         result.journal = ring.get(result.slot, result.size)
     return result
 
