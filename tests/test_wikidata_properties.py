@@ -155,6 +155,8 @@ broken_values = st.one_of(
         "time": "+2001-02-03T00:00:00Z", "precision": precision, "calendarmodel": calendar}},
         st.one_of(st.just(True), st.just([11]), st.integers(15, 99), st.just(11)),
         st.one_of(st.just(WD + "Q1985727"), st.just("bad calendar"), st.just({"id": "Q1"}))),
+    st.builds(lambda kind: {"type": kind, "value": {"id": ["Q1"]}},  # unhashable type or id
+              st.one_of(st.just(["string"]), st.just({"a": 1}), st.just("wikibase-entityid"))),
 )
 
 

@@ -152,16 +152,14 @@ def process_entity(entity: Any, cfg: WikidataConfig) -> EntityOutput:
         if plan is None:
             excluded += len(statements)
             continue
-        pid, predicate = plan
-        for statement in best_rank(statements, out, pid):
-            emitted += _emit_statement(subject, qid, pid, predicate, statement, cfg, out)
+        emitted += _emit_statements(subject, qid, plan, best_rank(statements, out, plan[0]), cfg, out)
+    counts = out.counts  # these keys are set only here: plain stores skip Counter.__missing__
+    counts["entities"] = 1
+    counts["statements"] = emitted
     if excluded:
-        out.counts["statements_excluded"] += excluded
-    counts = out.counts
-    counts["entities"] += 1
-    counts["statements"] += emitted
+        counts["statements_excluded"] = excluded
     if out.deprecated:
-        counts["statements_deprecated"] += len(out.deprecated)
+        counts["statements_deprecated"] = len(out.deprecated)
     return out
 
 
@@ -244,29 +242,33 @@ def _where(qid: str, pid: str, statement: dict) -> str:
     return f"{qid} {pid} {statement.get('id', '')}".rstrip()
 
 
-def _emit_statement(subject: str, qid: str, pid: str, predicate: str, statement: dict, cfg: WikidataConfig,
-                    out: EntityOutput) -> int:
-    """Triples of one truthy statement; 1 if it gave a fact, 0 if its value was bad."""
-    snak = statement.get("mainsnak")
-    try:
-        if type(snak) is dict and snak.get("snaktype", "value") == "value":  # the common case, inlined
-            value = map_value(snak.get("datavalue"), snak.get("datatype"))
-        else:
-            value = snak_value(snak, lambda: f"{qid}|{statement.get('id') or json.dumps(snak, sort_keys=True)}")
-    except BadValue as exc:
-        out.problems.append((_where(qid, pid, statement), f"bad value: {exc}", statement))
-        return 0
+def _emit_statements(subject: str, qid: str, plan: tuple[str, str], statements: list[dict], cfg: WikidataConfig,
+                     out: EntityOutput) -> int:
+    """Triples of the truthy statements of one property; returns how many gave a fact (bad values do not)."""
+    pid, predicate = plan
     triples = out.triples
-    if value is None:  # novalue: "has no P"
-        triples.append((subject, RDF_TYPE, f"<{WDNO}{pid}>"))
-    else:
-        triples.append((subject, predicate, value.term))
-        if value.entity is not None and pid == INSTANCE_OF and value.entity in cfg.classes:
-            triples.append((subject, RDF_TYPE, iri_term(cfg.classes[value.entity])))
-        if not value.extras and not statement.get("qualifiers"):
-            return 1
-    _emit_statement_node(subject, qid, pid, statement, value, out)
-    return 1
+    emitted = 0
+    for statement in statements:
+        snak = statement.get("mainsnak")
+        try:
+            if type(snak) is dict and snak.get("snaktype", "value") == "value":  # the common case, inlined
+                value = map_value(snak.get("datavalue"), snak.get("datatype"))
+            else:
+                value = snak_value(snak, lambda: f"{qid}|{statement.get('id') or json.dumps(snak, sort_keys=True)}")
+        except BadValue as exc:
+            out.problems.append((_where(qid, pid, statement), f"bad value: {exc}", statement))
+            continue
+        emitted += 1
+        if value is None:  # novalue: "has no P"
+            triples.append((subject, RDF_TYPE, f"<{WDNO}{pid}>"))
+        else:
+            triples.append((subject, predicate, value.term))
+            if pid == INSTANCE_OF and value.entity in cfg.classes:
+                triples.append((subject, RDF_TYPE, iri_term(cfg.classes[value.entity])))
+            if not value.extras and not statement.get("qualifiers"):
+                continue
+        _emit_statement_node(subject, qid, pid, statement, value, out)
+    return emitted
 
 
 def _emit_statement_node(subject: str, qid: str, pid: str, statement: dict, value: Value | None,
@@ -323,7 +325,8 @@ def _qualifiers(statement: dict, qid: str, pid: str, out: EntityOutput) -> list[
                                      f"bad qualifier value: {exc}", snak))
                 continue
             found.append((RDF_TYPE, f"<{WDNO}{qpid_u}>") if value is None else (PQ + qpid_u, value.term))
-            out.counts["qualifiers"] += 1
+    if found:
+        out.counts["qualifiers"] += len(found)
     return found
 
 

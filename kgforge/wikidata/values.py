@@ -85,11 +85,16 @@ def map_value(datavalue: object, datatype: str | None) -> Value:
     """Map one ``datavalue`` (``{"type": …, "value": …}``) of a snak with property type ``datatype``."""
     if type(datavalue) is not dict or "value" not in datavalue:
         raise BadValue("datavalue must be an object with 'type' and 'value'")
-    mapper = _MAPPERS.get(datavalue.get("type"))
-    if mapper is None:
-        raise BadValue(f"unknown datavalue type {datavalue.get('type')!r}")
+    kind, value = datavalue.get("type"), datavalue["value"]
     try:
-        return mapper(datavalue["value"], datatype)
+        if kind == "wikibase-entityid" and type(value) is dict:  # the commonest value; its id is usually cached
+            known = _ENTITY_VALUES.get(value.get("id"))  # type: ignore[arg-type]
+            if known is not None:
+                return known
+        mapper = _MAPPERS.get(kind) if type(kind) is str else None
+        if mapper is None:
+            raise BadValue(f"unknown datavalue type {kind!r}")
+        return mapper(value, datatype)
     except BadValue:
         raise
     except (ValueError, TypeError) as exc:  # a bad IRI inside the value, a lone surrogate, an unhashable field
@@ -100,10 +105,6 @@ _ENTITY_VALUES: dict[str, Value] = {}  # id → its Value; the same few ids (hum
 
 
 def _entity(value: object, datatype: str | None) -> Value:
-    if type(value) is dict:
-        known = _ENTITY_VALUES.get(value.get("id"))  # type: ignore[arg-type]
-        if known is not None:
-            return known
     qid = entity_id(value)  # validated: safe inside an IRI as it is
     if len(_ENTITY_VALUES) >= 1 << 16:
         _ENTITY_VALUES.clear()
