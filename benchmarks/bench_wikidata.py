@@ -5,8 +5,8 @@ single-core limit (decompress + JSON parse only, nothing else) measured in the s
 
 Generates a dump in the real ``latest-all.json`` framing (entities with ~40 label languages,
 descriptions, aliases, sitelinks, statements with qualifiers and references, so a line is a few kB
-like a real one), then times, each ``--repeats`` times: the limit (one process: decompress, split
-lines, ``json.loads``), and the full extract pass (parse, truthy selection, value mapping, journal
+like a real one), then times, each ``--repeats`` times: the limit (one process: decompress in blocks, find the lines,
+``json.loads`` each, framed and decoded as the workers do it), and the full extract pass (parse, truthy selection, value mapping, journal
 written to disk) in-process and with 1 and 2 workers. Prints medians and ratios and writes JSON.
 Anchor: simple-wikidata-db, about 59 entities/s per process.
 """
@@ -28,9 +28,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from kgforge.schema import load_schema  # noqa: E402
 from kgforge.wikidata.demo import write_dump  # noqa: E402
 from kgforge.wikidata.entity import WikidataConfig  # noqa: E402
-from kgforge.wikidata.framing import DumpReader, entity_json  # noqa: E402
+from kgforge.wikidata.framing import DumpReader  # noqa: E402
 from kgforge.wikidata.passes import run_resumable  # noqa: E402
-from kgforge.wikidata.pipeline import PassSpec  # noqa: E402
+from kgforge.wikidata.pipeline import BATCH_BYTES, PassSpec, decode_entity, entity_spans  # noqa: E402
 
 LANGS = ["en", "zh", "zh-hans", "zh-hant", "zh-cn", "zh-tw", "de", "fr", "es", "it", "ja", "ko", "ru", "pt",
          "nl", "pl", "sv", "fi", "da", "nb", "cs", "hu", "ro", "tr", "ar", "he", "fa", "hi", "bn", "th", "vi",
@@ -94,15 +94,16 @@ def realistic_entity(i: int) -> dict:
 
 
 def limit_rate(dump: Path) -> tuple[float, float]:
-    """Single-core limit: decompress + split + json.loads, in one process, nothing else.
-    Returns entities per wall second and per CPU second."""
+    """Single-core limit: decompress + JSON parse, in one process, nothing else — read in blocks and
+    framed and decoded exactly as the workers do it. Returns entities per wall second and per CPU second."""
     started, cpu = time.perf_counter(), time.process_time()
     count = 0
-    for _, _, raw in DumpReader(dump, decompressor="python"):
-        text = entity_json(raw)
-        if text is not None:
-            json.loads(text)
-            count += 1
+    for _, _, block in DumpReader(dump, decompressor="python").blocks(BATCH_BYTES):
+        view = memoryview(block)
+        for _, _, span in entity_spans(block, 0, len(block)):
+            if span is not None:
+                decode_entity(view, *span)
+                count += 1
     return count / (time.perf_counter() - started), count / (time.process_time() - cpu)
 
 

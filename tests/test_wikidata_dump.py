@@ -84,6 +84,17 @@ def test_workers_give_the_same_triples_as_one_process(tmp_path: Path) -> None:
     assert list(read_journal(single.journal)) == list(read_journal(double.journal))
 
 
+def test_workers_extract_only_the_wanted_entities(tmp_path: Path) -> None:
+    dump = write_dump(tmp_path / "dump.json.gz", many_entities(1500))
+    wanted = frozenset(f"Q{i}" for i in range(1, 1501, 7))
+    spec = PassSpec("extract", WikidataConfig.from_schema(load_schema("film")), wanted)
+    single = run_resumable(dump, spec, tmp_path / "a", workers=0)
+    double = run_resumable(dump, spec, tmp_path / "b", workers=2, batch_bytes=50_000)
+    assert list(read_journal(single.journal)) == list(read_journal(double.journal))
+    assert double.counts["entities"] == len(wanted) and double.counts["entities_skipped"] == 1500 - len(wanted)
+    assert {payload.split(" ", 1)[0] for _, payload in read_journal(double.journal, "T")} == {WD + q for q in wanted}
+
+
 def test_batches_too_large_for_the_ring_travel_inline_and_the_spool_is_removed(tmp_path: Path) -> None:
     entities = many_entities(300)
     entities[100]["descriptions"]["de"] = {"language": "de", "value": "groß " * 20_000}  # ~120 kB on one line

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import gc
 import json
+import mmap
 import multiprocessing
 import os
 import re
@@ -29,12 +30,11 @@ from kgforge.errors import KgforgeError
 from kgforge.wikidata.entity import (
     BadEntity, EntityOutput, IndexRecord, WikidataConfig, index_entity, process_entity,
 )
-from kgforge.wikidata.framing import DumpReader, entity_json
+from kgforge.wikidata.framing import DumpReader
 
 BATCH_BYTES = 1 << 20
-BATCH_LINES = 2000
 _HANDLERS = {"extract": process_entity, "index": index_entity}
-_LEADING_ID = re.compile(rb'^\{"type":"[a-z]+",(?:"datatype":"[a-z-]+",)?"id":"([A-Z][0-9]+)"')
+_LEADING_ID = re.compile(rb'\{"type":"[a-z]+",(?:"datatype":"[a-z-]+",)?"id":"([A-Z][0-9]+)"')
 
 
 @dataclass
@@ -65,7 +65,7 @@ class BatchRing:
 
     Only ``(slot, size)`` goes through the pool's pipes. A megabyte sent through a pipe is copied
     only when the worker asks for its next batch, so each worker would wait for the reading process
-    between batches; a slot is one copy from the page cache. A batch's slot carries its result back
+    between batches; a worker reads its slot in place, through a shared mapping of the file. A batch's slot carries its result back
     (the worker has read the batch by then), and the caller reuses slot ``n`` only after batch
     ``n - slots`` has come back. Data larger than a slot travels inline instead.
     """
@@ -73,14 +73,26 @@ class BatchRing:
     def __init__(self, path: Path, slots: int, slot_bytes: int) -> None:
         self.path, self.slots, self.slot_bytes = path, slots, slot_bytes
         self._fd: int | None = None
+        self._map: mmap.mmap | None = None
 
     def __getstate__(self) -> dict[str, Any]:
-        return {**self.__dict__, "_fd": None}  # each process opens the file itself
+        return {**self.__dict__, "_fd": None, "_map": None}  # each process opens the file itself
 
     def _handle(self) -> int:
         if self._fd is None:
             self._fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)
         return self._fd
+
+    def create(self) -> None:
+        """Make the file its full size (sparse), so that workers can map all of it at once."""
+        os.ftruncate(self._handle(), self.slots * self.slot_bytes)
+
+    def view(self, slot: int, size: int) -> tuple[mmap.mmap, int, int]:
+        """``(mapping, start, end)``: where the ``size`` bytes of ``slot`` lie, read in place, not copied."""
+        if self._map is None:
+            self._map = mmap.mmap(self._handle(), self.slots * self.slot_bytes, access=mmap.ACCESS_READ)
+        start = slot * self.slot_bytes
+        return self._map, start, start + size
 
     def put(self, slot: int, data: bytes) -> bool:
         """Store ``data`` in ``slot``; False (nothing stored) when it does not fit."""
@@ -100,6 +112,9 @@ class BatchRing:
         return data
 
     def close(self) -> None:
+        if self._map is not None:
+            self._map.close()
+            self._map = None
         if self._fd is not None:
             os.close(self._fd)
             self._fd = None
@@ -123,77 +138,114 @@ def _init_worker(spec: PassSpec, ring: BatchRing) -> None:
 def _work_in_worker(batch: Batch) -> BatchResult:
     assert _WORKER is not None, "worker used before its initializer ran"
     spec, ring = _WORKER
-    if batch.size:
-        batch.data = ring.get(batch.slot, batch.size)
-    result = work(batch, spec)
+    result = work(batch, spec, ring.view(batch.slot, batch.size) if batch.size else None)
     if ring.put(batch.slot, result.journal):
         result.slot, result.size, result.journal = batch.slot, len(result.journal), b""
     return result
 
 
-def work(batch: Batch, spec: PassSpec) -> BatchResult:
-    """Parse and handle every entity line of ``batch`` (in a worker, or in-process)."""
+def work(batch: Batch, spec: PassSpec, where: tuple[Any, int, int] | None = None) -> BatchResult:
+    """Parse and handle every entity line of ``batch`` (in a worker, or in-process).
+
+    ``where`` is ``(buffer, start, end)`` when the batch's bytes wait elsewhere (a worker's mapping
+    of the ring) rather than in ``batch.data``.
+    """
     collecting = gc.isenabled()
     gc.disable()  # decoded entities hold no cycles: the collector's passes over them cost ~10% and free nothing
     try:
-        return _work(batch, spec)
+        return _work(batch, spec, *(where or (batch.data, 0, len(batch.data))))
     finally:
         if collecting:
             gc.enable()
 
 
-def _work(batch: Batch, spec: PassSpec) -> BatchResult:
-    handler = _HANDLERS[spec.mode]
+def _work(batch: Batch, spec: PassSpec, buffer: Any, base: int, stop: int) -> BatchResult:
     started = time.process_time()
-    lines = batch.data.split(b"\n")
-    if batch.data.endswith(b"\n"):
-        lines.pop()  # what follows the last newline
-    result = BatchResult(batch.first_line + len(lines) - 1, batch.end_offset)
+    result = BatchResult(batch.first_line, batch.end_offset)
     parts: list[str] = []
-    offset = batch.first_offset
-    for index, raw in enumerate(lines):
-        line, start = batch.first_line + index, offset
-        offset += len(raw) + 1
-        text = entity_json(raw)
-        if text is None:
-            continue
-        if spec.wanted is not None:
-            leading = _LEADING_ID.match(text)
-            if leading and leading.group(1).decode() not in spec.wanted:
-                result.counts["entities_skipped"] += 1
-                continue
-        try:
-            entity = json.loads(text)
-        except ValueError as exc:  # JSONDecodeError and UnicodeDecodeError
-            parts.append(_error(line, start, "", f"malformed JSON: {exc}", text[:300].decode("utf-8", "replace")))
-            result.counts["entities_bad"] += 1
-            continue
-        if spec.wanted is not None and isinstance(entity, dict) and entity.get("id") not in spec.wanted:
-            result.counts["entities_skipped"] += 1
-            continue
-        if isinstance(entity, dict) and "missing" in entity:
-            result.counts["entities_missing"] += 1
-            continue
-        try:
-            output = handler(entity, spec.cfg)
-        except (BadEntity, RecursionError) as exc:
-            reason = "nested too deeply" if isinstance(exc, RecursionError) else str(exc)
-            parts.append(_error(line, start, "", f"bad entity: {reason}", text[:300].decode("utf-8", "replace")))
-            result.counts["entities_bad"] += 1
-            continue
-        result.entities += 1
-        parts.append(render(output, line, start, result.counts))
+    with memoryview(buffer) as view:
+        for index, line_start, span in entity_spans(buffer, base, stop):
+            result.end_line = line = batch.first_line + index
+            if span is not None:
+                parts.append(_handle_line(view, span, line, batch.first_offset + line_start - base, spec, result))
     result.journal = "".join(parts).encode("utf-8", "backslashreplace")  # lone surrogates in quarantined records
     result.counts["parse_cpu_us"] += int((time.process_time() - started) * 1e6)  # CPU spent parsing, any process
     return result
+
+
+def _handle_line(view: memoryview, span: tuple[int, int], line: int, offset: int, spec: PassSpec,
+                 result: BatchResult) -> str:
+    """The journal text of one entity line (empty when it is skipped); counts go to ``result``."""
+    first, last = span
+    if spec.wanted is not None:
+        leading = _LEADING_ID.match(view, first, last)
+        if leading and leading.group(1).decode() not in spec.wanted:
+            result.counts["entities_skipped"] += 1
+            return ""
+    try:
+        entity = decode_entity(view, first, last)
+    except ValueError as exc:  # JSONDecodeError and UnicodeDecodeError
+        result.counts["entities_bad"] += 1
+        return _error(line, offset, "", f"malformed JSON: {exc}", _excerpt(view, first, last))
+    if spec.wanted is not None and isinstance(entity, dict) and entity.get("id") not in spec.wanted:
+        result.counts["entities_skipped"] += 1
+        return ""
+    if isinstance(entity, dict) and "missing" in entity:
+        result.counts["entities_missing"] += 1
+        return ""
+    try:
+        output = _HANDLERS[spec.mode](entity, spec.cfg)
+    except (BadEntity, RecursionError) as exc:
+        reason = "nested too deeply" if isinstance(exc, RecursionError) else str(exc)
+        result.counts["entities_bad"] += 1
+        return _error(line, offset, "", f"bad entity: {reason}", _excerpt(view, first, last))
+    result.entities += 1
+    return render(output, line, offset, result.counts)
+
+
+_SPACE = frozenset(b" \t\n\r\x0b\x0c")
+_BRACKETS = frozenset(b"[]")
+_COMMA = ord(",")
+
+
+def entity_spans(buffer: Any, start: int, stop: int) -> Iterator[tuple[int, int, tuple[int, int] | None]]:
+    """``(line index, line start, (JSON start, JSON end))`` for each line of ``buffer[start:stop]``.
+
+    The JSON span is what :func:`~kgforge.wikidata.framing.entity_json` would cut out, found by
+    index so that nothing is copied; it is None for framing lines (``[``, ``]``, blank).
+    """
+    index = 0
+    while start < stop:
+        newline = buffer.find(b"\n", start, stop)
+        end = stop if newline < 0 else newline
+        first, last = start, end
+        while first < last and buffer[first] in _SPACE:
+            first += 1
+        while last > first and buffer[last - 1] in _SPACE:
+            last -= 1
+        if first == last or (last - first == 1 and buffer[first] in _BRACKETS):
+            yield index, start, None
+        else:
+            yield index, start, (first, last - (buffer[last - 1] == _COMMA))
+        index, start = index + 1, end + 1
+
+
+def decode_entity(view: memoryview, first: int, last: int) -> Any:
+    """``json.loads`` of ``view[first:last]``, decoded in place (one copy) as ``json.loads(bytes)`` decodes."""
+    return json.loads(str(view[first:last], "utf-8", "surrogatepass").removeprefix("\ufeff"))
+
+
+def _excerpt(view: memoryview, first: int, last: int) -> str:
+    return bytes(view[first:min(last, first + 300)]).decode("utf-8", "replace")
 
 
 def render(output: EntityOutput | IndexRecord, line: int, offset: int, counts: Counter[str]) -> str:
     """Journal lines of one entity: ``I`` (index record) or ``T``/``E``/``D`` (triples, problems, deprecated)."""
     if isinstance(output, IndexRecord):
         return "I " + output.to_line()
-    counts.update(output.counts)
-    parts = [f"T {s} {p} {o}\n" for s, p, o in output.triples]
+    for key, count in output.counts.items():  # Counter.update is slower for a handful of keys
+        counts[key] += count
+    parts = ["T " + "\nT ".join(map(" ".join, output.triples)) + "\n"] if output.triples else []
     for where, reason, record in output.problems:
         parts.append(_error(line, offset, " " + where, reason, record))
         counts["statements_bad"] += 1
@@ -209,19 +261,9 @@ def _error(line: int, offset: int, where: str, reason: str, record: Any) -> str:
                               "record": excerpt}, ensure_ascii=False) + "\n"
 
 
-def batches(reader: DumpReader, batch_bytes: int = BATCH_BYTES, batch_lines: int = BATCH_LINES) -> Iterator[Batch]:
-    lines: list[bytes] = []
-    first_line = first_offset = size = 0
-    for line, offset, raw in reader:
-        if not lines:
-            first_line, first_offset, size = line, offset, 0
-        lines.append(raw)
-        size += len(raw)
-        if size >= batch_bytes or len(lines) >= batch_lines:
-            yield Batch(first_line, first_offset, b"".join(lines), offset + len(raw))
-            lines = []
-    if lines:
-        yield Batch(first_line, first_offset, b"".join(lines), reader.offset)
+def batches(reader: DumpReader, batch_bytes: int = BATCH_BYTES) -> Iterator[Batch]:
+    for first_line, offset, data in reader.blocks(batch_bytes):
+        yield Batch(first_line, offset, data, offset + len(data))
 
 
 def run_pass(reader: DumpReader, spec: PassSpec, on_result: Callable[[BatchResult], None],
@@ -241,6 +283,7 @@ def run_pass(reader: DumpReader, spec: PassSpec, on_result: Callable[[BatchResul
         os.close(handle)
         spool = Path(name)
     ring = BatchRing(spool, 2 * workers, 2 * batch_bytes)
+    ring.create()
     context = multiprocessing.get_context("forkserver")
     try:
         with ProcessPoolExecutor(workers, mp_context=context, initializer=_init_worker,

@@ -1,0 +1,78 @@
+"""Property-based: the block reader and the in-place line spans agree with the line-by-line reader."""
+
+from __future__ import annotations
+
+import bz2
+import gzip
+from pathlib import Path
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from kgforge.wikidata.framing import DumpReader, entity_json
+from kgforge.wikidata.pipeline import entity_spans
+
+# lines as a dump might hold them: framing, blank, padded, with and without the trailing comma, long ones
+line = st.one_of(
+    st.sampled_from([b"[", b"]", b"", b"  ", b" [ ", b"],", b"\r", b",", b'{"id":"Q1"},', b'{"id":"Q2"}']),
+    st.binary(max_size=40).map(lambda b: b.replace(b"\n", b"")),
+    st.integers(1, 300).map(lambda n: b'{"a":"' + b"x" * n + b'"},'),
+)
+dumps = st.tuples(st.lists(line, max_size=40), st.booleans()).map(
+    lambda t: b"\n".join(t[0]) + (b"\n" if t[1] and t[0] else b""))
+SETTINGS = settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+
+
+@SETTINGS
+@given(dumps, st.integers(1, 200))
+def test_blocks_are_whole_lines_numbered_like_the_line_reader(tmp_path: Path, data: bytes, size: int) -> None:
+    path = tmp_path / "dump.json"
+    path.write_bytes(data)
+    lines = list(DumpReader(path))
+    blocks = list(DumpReader(path).blocks(size))
+    assert b"".join(block for _, _, block in blocks) == data
+    assert all(block.endswith(b"\n") for _, _, block in blocks[:-1])
+    starts = {offset: number for number, offset, _ in lines}
+    for number, offset, _ in blocks:
+        assert starts[offset] == number  # each block starts at a line, under that line's number and offset
+
+
+@SETTINGS
+@given(dumps)
+def test_spans_find_what_entity_json_cuts_out(data: bytes) -> None:
+    base = 7  # the batch lies inside a larger buffer, as in a ring slot
+    buffer = b"p" * base + data + b"q" * 5
+    pieces = data.split(b"\n") if data else []
+    if data.endswith(b"\n"):
+        pieces.pop()
+    spans = list(entity_spans(buffer, base, base + len(data)))
+    assert [index for index, _, _ in spans] == list(range(len(pieces)))
+    for (_, start, span), piece in zip(spans, pieces):
+        assert buffer[start:start + len(piece)] == piece
+        assert (buffer[span[0]:span[1]] if span else None) == entity_json(piece)
+
+
+def test_a_framed_dump_read_in_blocks_notices_its_missing_close(tmp_path: Path) -> None:
+    whole = b'[\n{"id":"Q1"},\n{"id":"Q2"}\n]\n'
+    cut = whole[: whole.index(b"]")]
+    for name, data in (("whole.json", whole), ("cut.json", cut)):
+        (tmp_path / name).write_bytes(data)
+    complete, truncated = DumpReader(tmp_path / "whole.json"), DumpReader(tmp_path / "cut.json")
+    list(complete.blocks(4)), list(truncated.blocks(4))
+    assert complete.truncated is None
+    assert truncated.truncated is not None and "no closing ']'" in truncated.truncated
+
+
+def test_a_broken_compressed_stream_still_gives_its_complete_lines_in_blocks(tmp_path: Path) -> None:
+    lines = [b'{"id":"Q%d","pad":"%s"},' % (i, b"y" * (i % 50)) for i in range(1, 20001)]
+    data = b"[\n" + b"\n".join(lines) + b"\n]\n"
+    for suffix, compress in ((".bz2", lambda b: bz2.compress(b, 1)), (".gz", gzip.compress)):  # bz2: 100 kB blocks
+        path = tmp_path / f"dump.json{suffix}"
+        packed = compress(data)
+        path.write_bytes(packed[: len(packed) // 2])
+        reader = DumpReader(path, decompressor="python")
+        got = b"".join(block for _, _, block in reader.blocks(1 << 20))
+        assert reader.truncated is not None and "ends early or is corrupt" in reader.truncated
+        assert got and got.endswith(b"\n") and data.startswith(got)  # whole lines only, none lost before the break
+        assert reader.offset == len(got)
+        assert len(got) > len(data) // 4  # the lines before the break arrived (not only up to the last full block)
