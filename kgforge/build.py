@@ -25,8 +25,8 @@ from kgforge.quarantine import Quarantine
 from kgforge.schema import Relation, Schema, SourceSpec, load_schema
 from kgforge.sources import ImportContext, importer_for, reads_file
 from kgforge.store import (
-    DomainPaths, bulk_load, check_counts, domain_paths, graph_counts, new_build_dir, open_read_only, read_manifest,
-    require_counts_match, swap_in, write_lock,
+    DomainPaths, bulk_load, check_counts, discard_build, domain_paths, extend_store, graph_counts, new_build_dir,
+    open_read_only, read_manifest, require_counts_match, swap_in, write_lock,
 )
 from kgforge.vocab import KIND, KIND_IRIS, RDF_PROPERTY, RDF_TYPE, RDFS_LABEL, SCHEMA_GRAPH, graph_iri
 
@@ -207,18 +207,50 @@ def load_graphs(paths: DomainPaths, graphs: dict[str, dict[str, Any]], schema: S
 
 def add_graphs(domain: str, new_graphs: dict[str, dict[str, Any]], stage: str, stage_info: dict[str, Any],
                workdir: Path | str | None = None, replace_kinds: tuple[str, ...] = ()) -> BuildSummary:
-    """Re-load the current store's graphs plus ``new_graphs`` (e.g. derived triples) as a new build.
+    """Swap in a store holding the current graphs plus ``new_graphs`` (e.g. the links graph).
 
-    Graphs of a kind in ``replace_kinds`` are dropped first, so re-running a stage replaces its output.
+    Graphs of a kind in ``replace_kinds``, and earlier versions of the new graphs, are dropped first,
+    so re-running a stage replaces its output. Only the new graphs are loaded (see :func:`extend_build`).
     """
     paths = domain_paths(domain, workdir)
     with write_lock(paths):
         manifest = read_manifest(paths)
-        graphs = {g: e for g, e in manifest["graphs"].items() if e.get("kind") not in replace_kinds}
-        graphs.update(new_graphs)
-        stages = dict(manifest.get("stages", {}), **{stage: stage_info})
-        schema = load_schema(manifest["schema"]["path"])
-        return load_graphs(paths, graphs, schema, None, stages)
+        drop = [g for g, e in manifest["graphs"].items() if e.get("kind") in replace_kinds or g in new_graphs]
+        return extend_build(paths, manifest, paths.oxigraph_dir().resolve(), drop, new_graphs,
+                            {stage: stage_info})
+
+
+def extend_build(paths: DomainPaths, manifest: dict[str, Any], base: Path, drop: list[str],
+                 new_graphs: dict[str, dict[str, Any]], stages: dict[str, Any],
+                 keep_base_as: str | None = None) -> BuildSummary:
+    """Swap in a copy of the store at ``base`` without the graphs in ``drop``, plus ``new_graphs``.
+
+    The copy is a RocksDB checkpoint (hard links) and only the new graphs are bulk-loaded, so adding
+    links or derived triples to a DuConv-sized store takes seconds, not a full re-load. The new
+    graphs' counts are checked before the swap, as ``kgforge build`` does; ``stages`` are recorded
+    in the manifest beside the earlier ones. The caller holds the write lock.
+    """
+    for entry in new_graphs.values():
+        entry.setdefault("sha256", sha256_file(paths.root / entry["quads_file"]))
+    build = new_build_dir(paths)
+    started = time.perf_counter()
+    try:
+        added = extend_store(base, build, drop, {g: paths.root / e["quads_file"] for g, e in new_graphs.items()},
+                             keep_base_as)
+    except BaseException:
+        discard_build(build)
+        raise
+    require_counts_match({g: e["quads"] for g, e in new_graphs.items() if e["quads"]},
+                         {g: n for g, n in added.items() if n}, build)
+    graphs = {g: e for g, e in manifest["graphs"].items() if g not in drop and g not in new_graphs}
+    graphs.update(new_graphs)
+    timings = {"load_seconds": round(time.perf_counter() - started, 3)}
+    swap_in(paths, build, dict(
+        manifest, build_id=build.name, created=time.strftime("%Y-%m-%dT%H:%M:%S%z"), graphs=graphs,
+        total_quads=sum(e["quads"] for e in graphs.values()), timings=timings, versions=package_versions(),
+        stages=dict(manifest.get("stages", {}), **stages)))
+    return BuildSummary(paths.domain, build.name, str(build / "oxigraph"),
+                        {g: e["quads"] for g, e in graphs.items()}, timings=timings)
 
 
 def file_fingerprint(path: Path) -> dict[str, Any]:

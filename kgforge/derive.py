@@ -32,14 +32,11 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from kgforge.build import package_versions, sha256_file
+from kgforge.build import extend_build
 from kgforge.errors import KgforgeError
 from kgforge.quads import check_iri, literal_term
 from kgforge.schema import Schema, load_schema
-from kgforge.store import (
-    DomainPaths, discard_build, domain_paths, extend_store, new_build_dir, read_manifest, require_counts_match,
-    swap_in, write_lock,
-)
+from kgforge.store import DomainPaths, domain_paths, read_manifest, write_lock
 from kgforge.tables import GraphTables, read_tables
 from kgforge.vocab import DERIVED_GRAPHS, ENTITY, ONTO, RDFS_LABEL, RELATION, safe_segment
 
@@ -292,28 +289,15 @@ def _load(paths: DomainPaths, quads: int, report: dict[str, Any]) -> str:
     one when it is the current minus an older associated graph — and only the new graph is bulk-loaded.
     Its count is checked before the swap, as ``kgforge build`` does.
     """
-    entry = {"kind": ASSOCIATED_KIND, "quads_file": ASSOCIATED_QUADS, "quads": quads,
-             "sha256": sha256_file(paths.root / ASSOCIATED_QUADS)}
+    entry = {"kind": ASSOCIATED_KIND, "quads_file": ASSOCIATED_QUADS, "quads": quads}
     stage = {k: v for k, v in report.items() if k != "relations"}
     with write_lock(paths):
         manifest = read_manifest(paths)
         base, drop = _extension_base(paths, manifest)
-        build = new_build_dir(paths)
-        try:
-            added = extend_store(base, build, drop, paths.root / ASSOCIATED_QUADS, ASSOCIATED_GRAPH,
-                                 keep_base_as=BASE_DIR)
-        except BaseException:
-            discard_build(build)
-            raise
-        require_counts_match({ASSOCIATED_GRAPH: quads}, {ASSOCIATED_GRAPH: added}, build)
-        graphs = {g: e for g, e in manifest["graphs"].items() if e.get("kind") != ASSOCIATED_KIND}
-        stage["base_graphs"] = {g: e.get("sha256") for g, e in graphs.items()}
-        graphs[ASSOCIATED_GRAPH] = entry
-        swap_in(paths, build, dict(
-            manifest, build_id=build.name, created=time.strftime("%Y-%m-%dT%H:%M:%S%z"), graphs=graphs,
-            total_quads=sum(e["quads"] for e in graphs.values()), versions=package_versions(),
-            stages=dict(manifest.get("stages", {}), derive=stage)))
-    return build.name
+        stage["base_graphs"] = {g: e.get("sha256") for g, e in manifest["graphs"].items()
+                                if e.get("kind") != ASSOCIATED_KIND}
+        return extend_build(paths, manifest, base, drop, {ASSOCIATED_GRAPH: entry}, {"derive": stage},
+                            keep_base_as=BASE_DIR).build_id
 
 
 BASE_DIR = "base-oxigraph"  # inside a derived build: a checkpoint of the store it extended

@@ -9,6 +9,7 @@ import pyoxigraph as ox
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from kgforge.build import check_store
 from kgforge.linking import Named, link, name_key
 from kgforge.store import domain_paths, open_read_only
 from kgforge.vocab import OWL_SAME_AS, entity_iri
@@ -75,3 +76,9 @@ def test_cli_import_with_seed_labels_then_link(cli, workdir: Path, tmp_path: Pat
     manifest = json.loads(domain_paths("film", workdir).manifest.read_text())
     assert sum(1 for e in manifest["graphs"].values() if e.get("kind") == "links") == 1
     assert any(g.endswith("/kdconv-dialogues/dev") for g in manifest["graphs"])
+    # the new build extended a copy of the old one: every graph holds what the manifest says, no link twice
+    assert check_store("film", workdir)["ok"]
+    relinked = open_read_only(domain_paths("film", workdir))
+    assert {(q.subject.value, q.object.value)
+            for q in relinked.quads_for_pattern(None, ox.NamedNode(OWL_SAME_AS), None, None)} == same
+    assert len(relinked) == len(store)
