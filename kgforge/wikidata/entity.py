@@ -19,7 +19,6 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field, fields
 from typing import Any
@@ -112,7 +111,7 @@ class EntityOutput:
     triples: list[Triple] = field(default_factory=list)
     problems: list[tuple[str, str, Any]] = field(default_factory=list)  # (where, reason, record)
     deprecated: list[dict[str, Any]] = field(default_factory=list)
-    counts: Counter[str] = field(default_factory=Counter)
+    counts: dict[str, int] = field(default_factory=dict)  # a plain dict: Counter() costs ~0.4 µs an entity
 
 
 class BadEntity(ValueError):
@@ -153,7 +152,7 @@ def process_entity(entity: Any, cfg: WikidataConfig) -> EntityOutput:
             excluded += len(statements)
             continue
         emitted += _emit_statements(subject, qid, plan, best_rank(statements, out, plan[0]), cfg, out)
-    counts = out.counts  # these keys are set only here: plain stores skip Counter.__missing__
+    counts = out.counts  # these keys are set only here
     counts["entities"] = 1
     counts["statements"] = emitted
     if excluded:
@@ -200,6 +199,10 @@ def _add_term(subject: str, predicate: str, term: Any, tag: str, out: EntityOutp
     return True
 
 
+def _count(out: EntityOutput, key: str, n: int = 1) -> None:
+    out.counts[key] = out.counts.get(key, 0) + n
+
+
 def best_rank(statements: list, out: EntityOutput, pid: str) -> list[dict]:
     """Preferred statements if any, else normal ones; deprecated ones are set aside in ``out.deprecated``."""
     for statement in statements:  # the common case: every statement of normal rank
@@ -221,7 +224,7 @@ def best_rank(statements: list, out: EntityOutput, pid: str) -> list[dict]:
             out.problems.append((f"{out.id} {pid}", f"statement has unknown rank {rank!r}", statement))
     if preferred:
         if normal:
-            out.counts["statements_outranked"] += len(normal)
+            _count(out, "statements_outranked", len(normal))
         return preferred
     return normal
 
@@ -289,7 +292,7 @@ def _emit_statement_node(subject: str, qid: str, pid: str, statement: dict, valu
     triples.append((node, _RANK, _RANK_TERMS[statement.get("rank", "normal")]))
     for qualifier_predicate, term in qualifiers:
         triples.append((node, qualifier_predicate, term))
-    out.counts["statement_nodes"] += 1
+    _count(out, "statement_nodes")
 
 
 _RANK = WIKIBASE + "rank"
@@ -326,7 +329,7 @@ def _qualifiers(statement: dict, qid: str, pid: str, out: EntityOutput) -> list[
                 continue
             found.append((RDF_TYPE, f"<{WDNO}{qpid_u}>") if value is None else (PQ + qpid_u, value.term))
     if found:
-        out.counts["qualifiers"] += len(found)
+        _count(out, "qualifiers", len(found))
     return found
 
 
