@@ -11,8 +11,13 @@ import pyoxigraph as ox
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from kgforge.schema import load_schema
 from kgforge.vocab import RDFS_LABEL, SKOS_ALT_LABEL, relation_iri
-from kgforge.wikidata.nt import unescape
+from kgforge.wikidata.entity import WikidataConfig
+from kgforge.wikidata.framing import DumpReader
+from kgforge.wikidata.nt import parse_nt_batch, subject_boundary, unescape
+from kgforge.wikidata.passes import read_journal, run_resumable
+from kgforge.wikidata.pipeline import PassSpec
 from tests.test_wikidata import build_source, objects
 from tests.test_wikidata_dump import EXPECTED_LEVELS, graph_entities
 
@@ -94,3 +99,43 @@ def test_selection_on_truthy_nt_matches_the_json_expansion(tmp_path: Path) -> No
         assert subjects == set().union(*EXPECTED_LEVELS[: hops + 1])
     _, source = build_source(tmp_path / "kg-class", "wikidata-nt", path, seed_classes=["Q11424"], hops=0)
     assert source["counts"]["class_closure_size"] == 3 and source["counts"]["selected_entities"] == 1
+
+
+def nt_spec(mode: str = "nt-extract") -> PassSpec:
+    return PassSpec(mode, WikidataConfig.from_schema(load_schema("film")), parser=parse_nt_batch, align=subject_boundary)
+
+
+subject_lines = st.lists(st.tuples(st.integers(1, 30), st.integers(1, 12)), min_size=1, max_size=40).map(
+    lambda groups: [f'<{WD}Q{q}> <{WDT}P{k}> "v{k}" .' for q, n in groups for k in range(n)])
+
+
+@settings(max_examples=100, deadline=None)
+@given(subject_lines, st.integers(40, 600))
+def test_aligned_blocks_never_split_a_subject(tmp_path_factory, lines: list[str], size: int) -> None:
+    path = tmp_path_factory.mktemp("nt") / "dump.nt"
+    path.write_text("\n".join(lines) + "\n")
+    blocks = [block for _, _, block in DumpReader(path).blocks(size, subject_boundary)]
+    assert b"".join(blocks) == path.read_bytes()
+    for before, after in zip(blocks, blocks[1:]):
+        assert before.rstrip(b"\n").rsplit(b"\n", 1)[-1].split(b" ", 1)[0] != after.split(b" ", 1)[0]
+
+
+def test_the_real_sample_in_small_batches_and_workers_matches_one_pass(tmp_path: Path, shared) -> None:
+    sample = shared("wikidata_rdf/Q8_happiness.truthy.nt")
+    whole = run_resumable(sample, nt_spec(), tmp_path / "whole", workers=0)
+    small = run_resumable(sample, nt_spec(), tmp_path / "small", workers=2, batch_bytes=4_000)
+    assert list(read_journal(whole.journal)) == list(read_journal(small.journal))
+    assert small.counts["statements"] == 93 and small.counts["entities"] == whole.counts["entities"] >= 1
+
+
+def test_a_killed_nt_import_resumes_from_its_checkpoint(tmp_path: Path) -> None:
+    path = tmp_path / "graph.nt.gz"
+    lines = truthy_lines(graph_entities()) * 40  # the same subjects again and again: many groups
+    path.write_bytes(gzip.compress(("\n".join(lines) + "\n").encode()))
+    fresh = run_resumable(path, nt_spec(), tmp_path / "fresh", batch_bytes=2_000)
+    stopped = run_resumable(path, nt_spec(), tmp_path / "state", batch_bytes=2_000, stop_after_batches=3)
+    assert 0 < len(list(read_journal(stopped.journal))) < len(list(read_journal(fresh.journal)))
+    resumed = run_resumable(path, nt_spec(), tmp_path / "state", batch_bytes=2_000)
+    assert resumed.resumed_from > 0
+    assert list(read_journal(resumed.journal)) == list(read_journal(fresh.journal))
+    assert resumed.counts["statements"] == fresh.counts["statements"]

@@ -15,7 +15,7 @@ import json
 import os
 import shutil
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -27,7 +27,7 @@ from kgforge.wikidata.framing import frame_document, is_line_framed
 from kgforge.wikidata.passes import (
     CHECKPOINT_SECONDS, PassResult, index_records, read_journal, run_resumable, split_triple,
 )
-from kgforge.wikidata.pipeline import BATCH_BYTES, PassSpec
+from kgforge.wikidata.pipeline import BATCH_BYTES, BatchParser, PassSpec
 from kgforge.wikidata.select import Expansion, expand, instances_of, subclass_closure
 
 DEFAULT_HOPS = 3
@@ -47,10 +47,20 @@ def default_workers(path: Path, options: dict[str, Any]) -> int:
 
 
 def import_dump(ctx: ImportContext) -> None:
+    dump = ctx.path if is_line_framed(ctx.path) else frame_document(ctx.path, _state_root(ctx) / "documents")
+    import_passes(ctx, dump)
+
+
+def import_passes(ctx: ImportContext, dump: Path, modes: tuple[str, str] = ("index", "extract"),
+                  parser: BatchParser | None = None, align: Callable[[bytes], int] | None = None) -> None:
+    """The resumable passes over ``dump`` — index and selection when seeded, then extract — into ``ctx``.
+
+    ``modes``, ``parser`` and ``align`` name another line format's passes (see :class:`PassSpec`);
+    by default the lines are JSON entities.
+    """
     options = run_options(ctx)
     cfg = WikidataConfig.from_schema(ctx.schema, ctx.options)
     state_root = _state_root(ctx)
-    dump = ctx.path if is_line_framed(ctx.path) else frame_document(ctx.path, state_root / "documents")
     workers = default_workers(dump, options)
     common = {"workers": workers, "decompressor": str(options.get("decompressor", "auto")),
               "resume": bool(options.get("resume", True)),
@@ -58,10 +68,10 @@ def import_dump(ctx: ImportContext) -> None:
               "batch_bytes": int(options.get("batch_bytes", BATCH_BYTES))}
     wanted = None
     if any(options.get(k) for k in SEED_OPTIONS):
-        index = run_resumable(dump, PassSpec("index", cfg), state_root, **common)
+        index = run_resumable(dump, PassSpec(modes[0], cfg, parser=parser, align=align), state_root, **common)
         _report_truncation(ctx, index)
         wanted = select_entities(ctx, index, options)
-    extract = run_resumable(dump, PassSpec("extract", cfg, wanted), state_root, **common,
+    extract = run_resumable(dump, PassSpec(modes[1], cfg, wanted, parser, align), state_root, **common,
                             on_progress=ctx.advance)
     replay_extract(ctx, extract, cfg)
     if wanted is None:  # selection already reported truncation

@@ -31,7 +31,7 @@ TOOLS = {
 }
 PARALLEL_TOOLS = {"lbzip2", "pbzip2", "pigz"}
 _STREAM_ERRORS = (EOFError, OSError, zlib.error)  # what a cut or corrupt compressed stream raises
-_PIECE_BYTES = 1 << 16  # read size when gathering blocks: a broken stream loses at most this much
+_PIECE_BYTES = 1 << 16  # most bytes one read gathers for a block
 _FRAME_LINE_BYTES = 64  # a '[' or ']' framing line is shorter than this (spaces included)
 _Item = TypeVar("_Item")
 
@@ -119,14 +119,17 @@ class DumpReader:
     def __iter__(self) -> Iterator[tuple[int, int, bytes]]:
         return self._guarded(self._lines)
 
-    def blocks(self, size: int = 1 << 20) -> Iterator[tuple[int, int, bytes]]:
+    def blocks(self, size: int = 1 << 20,
+               align: Callable[[bytes], int] | None = None) -> Iterator[tuple[int, int, bytes]]:
         """``(first line number, byte offset, data)`` for runs of whole lines of about ``size`` bytes.
 
         Cheaper than line by line when the lines go on elsewhere in bulk (the parsing workers). A
         line longer than ``size`` comes whole; the dump's last line may lack its newline. If the
-        stream breaks, the complete lines read before the break still come.
+        stream breaks, the complete lines read before the break still come. ``align(block)``, when
+        given, says where in a block of whole lines it may end (a line start; 0: nowhere yet, so
+        the block grows), so that lines which belong together stay in one block.
         """
-        return self._guarded(lambda stream: self._blocks(stream, size))
+        return self._guarded(lambda stream: self._blocks(stream, size, align))
 
     def _guarded(self, produce: Callable[[IO[bytes]], Iterator[_Item]]) -> Iterator[_Item]:
         """Run ``produce`` over the opened stream; a stream that breaks off sets ``truncated``."""
@@ -157,18 +160,26 @@ class DumpReader:
                 self._note_frame(raw.strip())
             yield self.line, offset, raw
 
-    def _blocks(self, stream: IO[bytes], size: int) -> Iterator[tuple[int, int, bytes]]:
+    def _blocks(self, stream: IO[bytes], size: int,
+                align: Callable[[bytes], int] | None) -> Iterator[tuple[int, int, bytes]]:
         pieces: list[bytes] = []
         held = 0
         try:
-            while piece := stream.read(_PIECE_BYTES):
+            while piece := stream.read1(_PIECE_BYTES):  # one read at a time: data before a break is kept
                 pieces.append(piece)
                 held += len(piece)
                 cut = piece.rfind(b"\n") + 1 if held >= size else 0
                 if cut:  # whole lines up to the last newline of this piece; the rest starts the next block
                     pieces[-1] = piece[:cut]
-                    yield self._block(b"".join(pieces))
-                    pieces, held = ([piece[cut:]], len(piece) - cut) if cut < len(piece) else ([], 0)
+                    block, rest = b"".join(pieces), piece[cut:]
+                    end = align(block) if align else len(block)
+                    if end == 0:  # no place to end yet (one group fills the block): read on
+                        pieces = [block, rest]
+                        continue
+                    if end < len(block):
+                        block, rest = block[:end], block[end:] + rest
+                    yield self._block(block)
+                    pieces, held = ([rest], len(rest)) if rest else ([], 0)
         except _STREAM_ERRORS:
             data = b"".join(pieces)
             cut = data.rfind(b"\n") + 1

@@ -6,30 +6,30 @@ language fallback chains as the JSON importer (the dump lists an entity's lines 
 they are grouped by subject), ``\\uXXXX`` escapes are decoded, and unknown values (blank nodes)
 become skolem IRIs. Duplicated label forms (``skos:prefLabel``, ``schema:name``), ``wdtn:``
 normalised ids and dump metadata are skipped and counted. A line that is not N-Triples is
-quarantined with its line number and byte offset. With seeds, a first pass writes one index
-record per entity and the JSON importer's selection (classes, names, hops, fan-out cap) chooses
-the entities the second pass keeps.
+quarantined with its line number and byte offset.
+
+It runs on the JSON importer's resumable passes (:func:`~kgforge.wikidata.dump.import_passes`):
+the reader cuts blocks only where the subject changes, workers turn each block's subject groups
+into journal lines, and a killed import resumes from its last checkpoint. With seeds, a first
+pass writes one index record per entity and the same selection (classes, names, hops, fan-out
+cap) chooses the entities the second pass keeps.
 """
 
 from __future__ import annotations
 
 import re
-import tempfile
 from collections import Counter
-from collections.abc import Iterator
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from kgforge.quads import check_iri, literal_term
 from kgforge.sources import ImportContext
 from kgforge.vocab import RDFS_LABEL, SKOS_ALT_LABEL
-from kgforge.wikidata.dump import SEED_OPTIONS, select_entities
+from kgforge.wikidata.dump import import_passes
 from kgforge.wikidata.entity import (
     INSTANCE_OF, SCHEMA_DESCRIPTION, SUBCLASS_OF, EntityOutput, IndexRecord, WikidataConfig, emit_terms,
 )
-from kgforge.wikidata.framing import DumpReader
-from kgforge.wikidata.passes import PassResult
+from kgforge.wikidata.pipeline import Batch, BatchResult, PassSpec, journal_error, line_spans, render
 from kgforge.wikidata.values import WD, WDT, iri_term, skolem_iri
 
 _IRI = r"<([^<>\"{}|^`\\\x00-\x20]*)>"
@@ -57,68 +57,78 @@ class SubjectGroup:
     """The lines of one entity, collected until the subject changes."""
 
     subject: str
+    line: int  # line number and byte offset of its first line
+    offset: int
     terms: dict[str, dict] = field(default_factory=lambda: {"labels": {}, "aliases": {}, "descriptions": {}})
     triples: list[tuple[str, str, str]] = field(default_factory=list)
     edges: list[tuple[str, str]] = field(default_factory=list)  # (property, entity id) of item values
 
 
 def import_truthy_nt(ctx: ImportContext) -> None:
-    cfg = WikidataConfig.from_schema(ctx.schema, ctx.options)
-    options = dict(ctx.schema.options.get("wikidata") or {}, **ctx.options)
-    wanted = _select(ctx, cfg, options) if any(options.get(k) for k in SEED_OPTIONS) else None
-    relations = {rel.iri: rel for rel in ctx.schema.relations.values()}
-    counts: Counter[str] = Counter()
-    for group in subject_groups(ctx, cfg, options, counts, report=True):
-        if wanted is None or group.subject.removeprefix(WD) in wanted:
-            _flush(ctx, group, cfg, relations)
-        else:
-            counts["entities_skipped"] += 1
-    ctx.counts.update(counts)
+    import_passes(ctx, ctx.path, ("nt-index", "nt-extract"), parse_nt_batch, subject_boundary)
 
 
-def subject_groups(ctx: ImportContext, cfg: WikidataConfig, options: dict[str, Any], counts: Counter[str],
-                   report: bool) -> Iterator[SubjectGroup]:
-    """The dump's lines grouped by subject; bad lines and truncation go to quarantine when ``report``."""
-    reader = DumpReader(ctx.path, str(options.get("decompressor", "auto")))
-    reject = ctx.reject if report else (lambda *args: None)
+def subject_boundary(block: bytes) -> int:
+    """Where the lines of the block's last subject start, so that a batch holds whole subjects.
+
+    0 when one subject fills the whole block: the reader then reads on until the subject changes.
+    """
+    start = block.rfind(b"\n", 0, len(block) - 1) + 1  # the last line; the block ends with a newline
+    ends = [i for i in (block.find(b" ", start), block.find(b"\t", start)) if i >= 0]
+    if not ends:
+        return 0
+    subject = block[start:min(ends) + 1]  # "<…> " with its separator
+    while start:
+        previous = block.rfind(b"\n", 0, start - 1) + 1
+        if not block.startswith(subject, previous):
+            break
+        start = previous
+    return start
+
+
+def parse_nt_batch(batch: Batch, spec: PassSpec, buffer: Any, base: int, stop: int, result: BatchResult) -> list[str]:
+    """Journal text of a batch of N-Triples lines: ``T``/``E`` lines (nt-extract) or ``I`` records (nt-index)."""
+    parts: list[str] = []
     group: SubjectGroup | None = None
-    for line_no, offset, raw in reader:
-        text = raw.decode("utf-8", "replace").strip()
-        if not text or text.startswith("#"):
-            continue
-        match = _LINE.match(text)
-        if match is None:
-            reject(f"line {line_no} (byte {offset})", "not an N-Triples line", text[:300])
-            continue
-        subject = match.group(1)
-        if group is None or group.subject != subject:
-            if group is not None:
-                yield group
-            group = SubjectGroup(subject)
-        try:
-            _take(group, match, cfg, counts)
-        except (ValueError, UnicodeEncodeError) as exc:
-            reject(f"line {line_no} (byte {offset})", f"bad triple: {exc}", text[:300])
+    with memoryview(buffer) as view:
+        for index, first, last in line_spans(buffer, base, stop):
+            result.end_line = line = batch.first_line + index
+            text = bytes(view[first:last]).decode("utf-8", "replace").strip()
+            if not text or text.startswith("#"):
+                continue
+            offset = batch.first_offset + first - base
+            where = f"line {line} (byte {offset})"
+            match = _LINE.match(text)
+            if match is None:
+                parts.append(journal_error(where, "not an N-Triples line", text[:300]))
+                continue
+            if group is None or group.subject != match.group(1):
+                if group is not None:
+                    parts.append(_render_group(group, spec, result))
+                group = SubjectGroup(match.group(1), line, offset)
+            try:
+                _take(group, match, spec.cfg, result.counts)
+            except (ValueError, UnicodeEncodeError) as exc:
+                parts.append(journal_error(where, f"bad triple: {exc}", text[:300]))
     if group is not None:
-        yield group
-    if reader.truncated and report:
-        reject("end of dump", reader.truncated)
-        counts["dump_truncated"] = 1
+        parts.append(_render_group(group, spec, result))
+    return parts
 
 
-def _select(ctx: ImportContext, cfg: WikidataConfig, options: dict[str, Any]) -> frozenset[str]:
-    """An index pass over the dump (one record per entity), then the same selection as for JSON dumps."""
-    folder = Path(ctx.workdir) / "raw" / "wikidata" if ctx.workdir else Path(tempfile.mkdtemp())
-    folder.mkdir(parents=True, exist_ok=True)
-    journal = folder / f"nt-index-{ctx.path.name}.journal"
-    with open(journal, "w", encoding="utf-8", newline="\n") as out:
-        for group in subject_groups(ctx, cfg, options, Counter(), report=False):
-            if group.subject.startswith(WD):
-                out.write("I " + _index_record(group, cfg).to_line())
-    try:
-        return select_entities(ctx, PassResult(journal), options)
-    finally:
-        journal.unlink(missing_ok=True)
+def _render_group(group: SubjectGroup, spec: PassSpec, result: BatchResult) -> str:
+    if spec.mode == "nt-index":
+        return "I " + _index_record(group, spec.cfg).to_line() if group.subject.startswith(WD) else ""
+    if spec.wanted is not None and group.subject.removeprefix(WD) not in spec.wanted:
+        result.counts["entities_skipped"] += 1
+        return ""
+    out = EntityOutput(group.subject.removeprefix(WD))
+    if group.subject.startswith(WD):
+        emit_terms(group.terms, group.subject, spec.cfg, out)
+    out.triples += group.triples
+    if out.triples:
+        result.entities += 1
+        result.counts["entities"] += 1
+    return render(out, group.line, group.offset, result.counts)
 
 
 def _index_record(group: SubjectGroup, cfg: WikidataConfig) -> IndexRecord:
@@ -162,17 +172,3 @@ def _take(group: SubjectGroup, match: re.Match[str], cfg: WikidataConfig, counts
         group.triples.append((subject, "http://www.w3.org/1999/02/22-rdf-syntax-ns#type",
                               iri_term(cfg.classes[obj_iri.removeprefix(WD)])))
     counts["statements"] += 1
-
-
-def _flush(ctx: ImportContext, group: SubjectGroup, cfg: WikidataConfig, relations: dict) -> None:
-    out = EntityOutput(group.subject.removeprefix(WD))
-    if group.subject.startswith(WD):
-        emit_terms(group.terms, group.subject, cfg, out)
-    for where, reason, record in out.problems:
-        ctx.reject(where, reason, record)
-    for s, p, o in out.triples + group.triples:
-        ctx.writer.term(s, p, o)
-        if p in relations:
-            ctx.relations_used.add(relations[p])
-    if out.triples or group.triples:
-        ctx.accept()

@@ -120,11 +120,16 @@ class BatchRing:
             self._fd = None
 
 
+BatchParser = Callable[["Batch", "PassSpec", Any, int, int, "BatchResult"], list[str]]
+
+
 @dataclass
 class PassSpec:
-    mode: str  # extract | index
+    mode: str  # extract | index (JSON entity lines), or a mode of ``parser`` (nt-extract | nt-index)
     cfg: WikidataConfig
     wanted: frozenset[str] | None = None  # only these ids (None: every entity)
+    parser: BatchParser | None = None  # parses a batch of another line format; None: JSON entity lines
+    align: Callable[[bytes], int] | None = None  # where a batch may end (DumpReader.blocks); None: any line
 
 
 _WORKER: tuple[PassSpec, BatchRing] | None = None
@@ -145,32 +150,34 @@ def _work_in_worker(batch: Batch) -> BatchResult:
 
 
 def work(batch: Batch, spec: PassSpec, where: tuple[Any, int, int] | None = None) -> BatchResult:
-    """Parse and handle every entity line of ``batch`` (in a worker, or in-process).
+    """Parse and handle every line of ``batch`` (in a worker, or in-process).
 
     ``where`` is ``(buffer, start, end)`` when the batch's bytes wait elsewhere (a worker's mapping
     of the ring) rather than in ``batch.data``.
     """
     collecting = gc.isenabled()
     gc.disable()  # decoded entities hold no cycles: the collector's passes over them cost ~10% and free nothing
+    started = time.process_time()
     try:
-        return _work(batch, spec, *(where or (batch.data, 0, len(batch.data))))
+        result = BatchResult(batch.first_line, batch.end_offset)
+        parts = (spec.parser or parse_entities)(batch, spec, *(where or (batch.data, 0, len(batch.data))), result)
     finally:
         if collecting:
             gc.enable()
+    result.journal = "".join(parts).encode("utf-8", "backslashreplace")  # lone surrogates in quarantined records
+    result.counts["parse_cpu_us"] += int((time.process_time() - started) * 1e6)  # CPU spent parsing, any process
+    return result
 
 
-def _work(batch: Batch, spec: PassSpec, buffer: Any, base: int, stop: int) -> BatchResult:
-    started = time.process_time()
-    result = BatchResult(batch.first_line, batch.end_offset)
+def parse_entities(batch: Batch, spec: PassSpec, buffer: Any, base: int, stop: int, result: BatchResult) -> list[str]:
+    """Journal text of a batch of JSON entity lines; ``result`` gets the counts and the last line."""
     parts: list[str] = []
     with memoryview(buffer) as view:
         for index, line_start, span in entity_spans(buffer, base, stop):
             result.end_line = line = batch.first_line + index
             if span is not None:
                 parts.append(_handle_line(view, span, line, batch.first_offset + line_start - base, spec, result))
-    result.journal = "".join(parts).encode("utf-8", "backslashreplace")  # lone surrogates in quarantined records
-    result.counts["parse_cpu_us"] += int((time.process_time() - started) * 1e6)  # CPU spent parsing, any process
-    return result
+    return parts
 
 
 def _handle_line(view: memoryview, span: tuple[int, int], line: int, offset: int, spec: PassSpec,
@@ -208,26 +215,32 @@ _BRACKETS = frozenset(b"[]")
 _COMMA = ord(",")
 
 
+def line_spans(buffer: Any, start: int, stop: int) -> Iterator[tuple[int, int, int]]:
+    """``(line index, line start, line end)`` for each line of ``buffer[start:stop]`` (end: before its newline)."""
+    index = 0
+    while start < stop:
+        newline = buffer.find(b"\n", start, stop)
+        end = stop if newline < 0 else newline
+        yield index, start, end
+        index, start = index + 1, end + 1
+
+
 def entity_spans(buffer: Any, start: int, stop: int) -> Iterator[tuple[int, int, tuple[int, int] | None]]:
     """``(line index, line start, (JSON start, JSON end))`` for each line of ``buffer[start:stop]``.
 
     The JSON span is what :func:`~kgforge.wikidata.framing.entity_json` would cut out, found by
     index so that nothing is copied; it is None for framing lines (``[``, ``]``, blank).
     """
-    index = 0
-    while start < stop:
-        newline = buffer.find(b"\n", start, stop)
-        end = stop if newline < 0 else newline
-        first, last = start, end
+    for index, first, last in line_spans(buffer, start, stop):
+        line_start = first
         while first < last and buffer[first] in _SPACE:
             first += 1
         while last > first and buffer[last - 1] in _SPACE:
             last -= 1
         if first == last or (last - first == 1 and buffer[first] in _BRACKETS):
-            yield index, start, None
+            yield index, line_start, None
         else:
-            yield index, start, (first, last - (buffer[last - 1] == _COMMA))
-        index, start = index + 1, end + 1
+            yield index, line_start, (first, last - (buffer[last - 1] == _COMMA))
 
 
 def decode_entity(view: memoryview, first: int, last: int) -> Any:
@@ -256,13 +269,18 @@ def render(output: EntityOutput | IndexRecord, line: int, offset: int, counts: C
 
 
 def _error(line: int, offset: int, where: str, reason: str, record: Any) -> str:
+    return journal_error(f"line {line} (byte {offset}){where}", reason, record)
+
+
+def journal_error(location: str, reason: str, record: Any) -> str:
+    """An ``E`` journal line: a bad record, quarantined when the journal is replayed."""
     excerpt = record if isinstance(record, str) else json.dumps(record, ensure_ascii=False, default=str)[:1000]
-    return "E " + json.dumps({"location": f"line {line} (byte {offset}){where}", "reason": reason,
-                              "record": excerpt}, ensure_ascii=False) + "\n"
+    return "E " + json.dumps({"location": location, "reason": reason, "record": excerpt}, ensure_ascii=False) + "\n"
 
 
-def batches(reader: DumpReader, batch_bytes: int = BATCH_BYTES) -> Iterator[Batch]:
-    for first_line, offset, data in reader.blocks(batch_bytes):
+def batches(reader: DumpReader, batch_bytes: int = BATCH_BYTES,
+            align: Callable[[bytes], int] | None = None) -> Iterator[Batch]:
+    for first_line, offset, data in reader.blocks(batch_bytes, align):
         yield Batch(first_line, offset, data, offset + len(data))
 
 
@@ -275,7 +293,7 @@ def run_pass(reader: DumpReader, spec: PassSpec, on_result: Callable[[BatchResul
     :class:`BatchRing` (a temporary file if not given); it is removed when the pass ends.
     """
     if workers <= 0:
-        for batch in batches(reader, batch_bytes):
+        for batch in batches(reader, batch_bytes, spec.align):
             on_result(work(batch, spec))
         return
     if spool is None:
@@ -289,7 +307,7 @@ def run_pass(reader: DumpReader, spec: PassSpec, on_result: Callable[[BatchResul
         with ProcessPoolExecutor(workers, mp_context=context, initializer=_init_worker,
                                  initargs=(spec, ring)) as pool:
             pending: deque[Future[BatchResult]] = deque()
-            for sequence, batch in enumerate(batches(reader, batch_bytes)):
+            for sequence, batch in enumerate(batches(reader, batch_bytes, spec.align)):
                 batch.slot = sequence % ring.slots
                 if ring.put(batch.slot, batch.data):
                     batch.size, batch.data = len(batch.data), b""
