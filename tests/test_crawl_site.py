@@ -9,12 +9,15 @@ from collections import Counter
 
 import pyoxigraph as ox
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from kgforge.crawl import crawl, load_spec, read_records
 from kgforge.crawl.cache import ResponseCache
 from kgforge.crawl.demo import demo_crawl
 from kgforge.crawl.fetch import CrawlConfig
 from kgforge.crawl.loopback import LoopbackSite, Static
+from kgforge.crawl.robots import crawl_delay
 from kgforge.vocab import PROV_SOURCE, RDFS_LABEL, SKOS_ALT_LABEL, relation_iri
 from tests.crawl_support import (
     BROKEN,
@@ -124,8 +127,9 @@ def test_cache_max_age_refetches_old_pages(tmp_path):
     assert (first.fetched, kept.fetched, kept.cached, expired.fetched) == (4, 0, 4, 4)
 
 
-def test_crawl_delay_from_robots_spaces_requests(tmp_path):
-    robots = Static(b"User-agent: *\nDisallow: /subject/1291549/\nCrawl-delay: 1\n", 200,
+@pytest.mark.parametrize("delay", ["1", "0.5"])
+def test_crawl_delay_from_robots_spaces_requests(tmp_path, delay):
+    robots = Static(f"User-agent: *\nDisallow: /subject/1291549/\nCrawl-delay: {delay}\n".encode(), 200,
                     {"Content-Type": "text/plain"})
     with LoopbackSite(DOUBAN, {**douban_routes(), "/robots.txt": robots}) as site:
         summary = crawl(load_spec("douban_movie", site.base_url), tmp_path / "c", TEST_CONFIG, limit=3,
@@ -133,9 +137,18 @@ def test_crawl_delay_from_robots_spaces_requests(tmp_path):
         log = list(site.log)
     assert [e.path for e in log] == ["/robots.txt", "/top250", "/subject/1292052/", "/subject/1291546/"]
     gaps = [b.time - a.time for a, b in zip(log, log[1:], strict=False)]
-    assert min(gaps) >= 0.95  # max(delay 0.05, Crawl-delay 1)
-    assert summary.robots[f"{site.base_url}"] == "Crawl-delay 1 s"
+    assert min(gaps) >= float(delay) - 0.05  # max(delay 0.05, Crawl-delay); urllib.robotparser drops "0.5"
+    assert summary.robots[f"{site.base_url}"] == f"Crawl-delay {delay} s"
     assert summary.pending > 0  # the limit left pages for --resume
+
+
+@given(st.sampled_from(["kgforge", "KGForge", "*"]), st.decimals(0, 60, places=2).map(str),
+       st.decimals(0, 60, places=2).map(str))
+def test_crawl_delay_takes_fractions_from_the_group_that_applies(ours: str, mine: str, other: str) -> None:
+    text = f"User-agent: otherbot\nCrawl-delay: {other}\n\nUser-agent: {ours}\nDisallow: /x # note\nCrawl-delay: {mine}\n"
+    assert crawl_delay(text, "kgforge/0.1") == float(mine)
+    assert crawl_delay(text.replace(f"User-agent: {ours}", "User-agent: nobody"), "kgforge/0.1") is None
+    assert crawl_delay("User-agent: *\nCrawl-delay: soon\n", "kgforge") is None
 
 
 SCHEMA = """

@@ -57,11 +57,51 @@ class Robots:
         if response is None or response.status >= 400:
             self._notes[origin] = "no robots.txt: everything allowed"
             return parse_robots("")
-        rules = parse_robots(decode_body(response.body, response.content_type).text)
-        delay = rules.crawl_delay(ROBOTS_TOKEN)
+        text = decode_body(response.body, response.content_type).text
+        rules = parse_robots(text)
+        delay = crawl_delay(text, ROBOTS_TOKEN)
         if delay:
             self.fetcher.pacer.set_min_delay(origin, float(delay))
-            self._notes[origin] = f"Crawl-delay {delay} s"
+            self._notes[origin] = f"Crawl-delay {delay:g} s"
         else:
             self._notes[origin] = "robots.txt obeyed"
         return rules
+
+
+def crawl_delay(text: str, agent: str) -> float | None:
+    """The Crawl-delay (seconds) that robots.txt ``text`` sets for ``agent``, fractions included.
+
+    urllib.robotparser keeps only whole numbers and drops ``Crawl-delay: 0.5``. The group is
+    chosen as robotparser chooses it: the first whose User-agent occurs in ``agent``, else ``*``.
+    """
+    groups: list[tuple[list[str], float | None]] = []
+    agents: list[str] = []
+    delay: float | None = None
+    in_rules = False
+    for raw in text.splitlines():
+        field, _, value = raw.split("#", 1)[0].partition(":")
+        field, value = field.strip().lower(), value.strip()
+        if field == "user-agent":
+            if in_rules:  # a User-agent after rules starts the next group
+                groups.append((agents, delay))
+                agents, delay, in_rules = [], None, False
+            agents.append(value.lower())
+        elif field and agents:
+            in_rules = True
+            if field == "crawl-delay":
+                delay = _seconds(value)
+    if agents:
+        groups.append((agents, delay))
+    token = agent.split("/")[0].lower()
+    for names, seconds in groups:
+        if any(name != "*" and name in token for name in names):
+            return seconds
+    return next((seconds for names, seconds in groups if "*" in names), None)
+
+
+def _seconds(value: str) -> float | None:
+    try:
+        seconds = float(value)
+    except ValueError:
+        return None
+    return seconds if 0 <= seconds < float("inf") else None
