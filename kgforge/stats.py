@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import logging
-from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -12,19 +10,12 @@ import polars as pl
 from kgforge.schema import Schema, load_schema
 from kgforge.store import domain_paths, read_manifest
 from kgforge.tables import GraphTables, read_tables
-
-
-@lru_cache(maxsize=1)
-def _jieba():
-    import jieba
-
-    jieba.setLogLevel(logging.WARNING)
-    return jieba
+from kgforge.text import jieba_module
 
 
 def token_count(text: str) -> int:
     """Number of jieba tokens (as the KdConv paper counts them: whitespace tokens included)."""
-    return len(_jieba().lcut(text))
+    return len(jieba_module().lcut(text))
 
 
 def domain_stats(domain: str, workdir: Path | str | None = None) -> dict[str, Any]:

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import logging
 import re
 import unicodedata
+from functools import lru_cache
+from types import ModuleType
 
 # In word-segmented text a space is an artefact ("玛姬 · 格蕾斯", "出生 日期", "( 2016") unless it
 # stands between two Latin letters or digits ("Sarab Neelam", "3 Idiots").
@@ -28,3 +31,25 @@ def normalise_label(text: str, segmented: bool = True) -> str:
 def is_segmented(text: str) -> bool:
     """Whether ``text`` carries word-segmentation spaces that normalisation removes."""
     return normalise_label(text) != _WHITESPACE_RUN.sub(" ", text.strip())
+
+
+@lru_cache(maxsize=1)
+def jieba_module() -> ModuleType:
+    """jieba, imported on first use (its dictionary takes a second to load) and kept quiet."""
+    import jieba
+
+    jieba.setLogLevel(logging.WARNING)
+    return jieba
+
+
+@lru_cache(maxsize=1 << 16)
+def segment(text: str) -> str:
+    """``text`` cut into words joined by single spaces, as DuConv writes every string (jieba).
+
+    Text that is segmented already (DuConv's own comments) keeps its cuts. Elsewhere jieba does not
+    always cut where DuConv's segmenter did ("时光 网 短评" for "时光网 短评"), but
+    :func:`normalise_label` gives back the unsegmented text either way.
+    """
+    if is_segmented(text):
+        return _WHITESPACE_RUN.sub(" ", text.strip())
+    return " ".join(word for word in jieba_module().lcut(text) if not word.isspace())

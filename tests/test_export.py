@@ -12,6 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from kgforge.exports.formats import Dialogue, write_export
+from kgforge.text import normalise_label
 from tests.dialogue_kg import duconv_sample_kg
 
 LABEL_TEXT = st.text(alphabet=st.sampled_from(list('ab"{}[]\\\'/:,;\n\t 电影周迅·-<>&%') + ["\u00e9", "\U0001F600"]),
@@ -59,11 +60,24 @@ def test_duconv_layout_matches_the_real_data(cli, duconv_goals, tmp_path):
         assert len(knowledge) == len(set(knowledge))
         for triple in line["goal"][1:]:  # the goal path lies inside the subgraph
             assert tuple(triple) in knowledge
+        plain = [tuple(normalise_label(x) for x in t) for t in knowledge]  # segmentation spaces taken out
+        assert [normalise_label(x) for x in line["goal"][0][1:]] == goal["topic_labels"]
         for label, kind in zip(goal["topic_labels"], goal["topic_types"]):  # the 领域 fact is always there
             if kind:
-                assert (label, "领域", {"film": "电影", "star": "明星"}[kind]) in knowledge
+                assert (label, "领域", {"film": "电影", "star": "明星"}[kind]) in plain
         for label in goal["topic_labels"]:  # budget: 7 facts per topic + its type fact + the path
-            assert sum(t[0] == label for t in knowledge) <= 8 + len(line["goal"]) - 1
+            assert sum(t[0] == label for t in plain) <= 8 + len(line["goal"]) - 1
+    # word-segmented like the real files (comments, Information), and whole with --no-segment
+    assert any(" " in x and " " in normalise_label(x, segmented=False) for line in lines
+               for t in line["knowledge"] for x in t if normalise_label(x) != x)
+    whole = tmp_path / "whole.txt"
+    export(cli, workdir, goals, "duconv", whole, "--no-segment")
+    unsegmented = [json.loads(line) for line in whole.read_text(encoding="utf-8").splitlines()]
+    assert [line["knowledge"] for line in unsegmented] != [line["knowledge"] for line in lines]
+    assert [[[normalise_label(x) for x in t] for t in line["knowledge"]] for line in lines] == \
+        [[[normalise_label(x) for x in t] for t in line["knowledge"]] for line in unsegmented]
+    kept = {x for line in unsegmented for t in line["knowledge"] for x in t if normalise_label(x) != x}
+    assert kept and kept <= {x for line in lines for t in line["knowledge"] for x in t}  # DuConv's own cuts stay
     sample = tmp_path / "test.txt"
     export(cli, workdir, goals, "duconv", sample, "--layout", "sample")
     first = json.loads(sample.read_text(encoding="utf-8").splitlines()[0])
@@ -169,12 +183,18 @@ def test_hostile_names_survive_every_format(cli, workdir, tmp_path):
     cli("build", "travel", "--source", f"kdconv:{kb_file}", "--workdir", str(workdir))
     goals = tmp_path / "g.jsonl"
     cli("goals", "travel", "--n", "4", "--hops", "1", "--out", str(goals), "--workdir", str(workdir))
-    for fmt in ("duconv", "kdconv", "durecdial", "jsonl"):
+    for fmt, extra in (("duconv", "--no-segment"), ("duconv", "--segment"), ("kdconv", ""), ("durecdial", ""),
+                       ("jsonl", "")):
         out = tmp_path / f"out.{fmt}"
-        cli("export", "travel", "--goals", str(goals), "--format", fmt, "--out", str(out), "--workdir", str(workdir))
+        cli("export", "travel", "--goals", str(goals), "--format", fmt, "--out", str(out), "--workdir", str(workdir),
+            *[extra] if extra else [])
         text = out.read_text(encoding="utf-8")
         records = json.loads(text) if fmt == "kdconv" else [json.loads(line) for line in text.splitlines()]
         assert len(records) == 4
+        if extra == "--segment":  # cut into words: each name comes back whole once the cuts are taken out
+            strings = {normalise_label(x) for r in records for t in r["knowledge"] for x in t}
+            assert len({normalise_label(n) for n in HOSTILE} & strings) >= 2
+            continue
         flat = json.dumps(records, ensure_ascii=False)
         names_seen = {n for n in HOSTILE if json.dumps(n, ensure_ascii=False) in flat}
         assert len(names_seen) >= 2
@@ -201,9 +221,13 @@ def _dialogue(labels: list[str]) -> Dialogue:
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 def test_formats_round_trip_any_label(tmp_path, labels):
     d = _dialogue(labels)
+    segmented = tmp_path / "segmented.duconv"
+    write_export([d], "duconv", segmented, "build-1", "zh")
+    record = json.loads(segmented.read_text(encoding="utf-8").splitlines()[0])
+    assert [normalise_label(x) for x in record["knowledge"][1]] == [normalise_label(x) for x in [labels[0], "类型", labels[2]]]
     for fmt in ("duconv", "kdconv", "durecdial", "jsonl", "parquet"):
         out = tmp_path / f"x.{fmt}"
-        write_export([d], fmt, out, "build-1", "zh")
+        write_export([d], fmt, out, "build-1", "zh", segmented=False)
         if fmt == "parquet":
             record = pl.read_parquet(out).to_dicts()[0]
         elif fmt == "kdconv":

@@ -26,6 +26,8 @@ def export_command(
     lang: Annotated[str | None, typer.Option(help="Label language (default: the schema's).")] = None,
     layout: Annotated[str, typer.Option(help="DuConv layout: conversation (train/dev) or sample "
                                              "(history/response, as the test files).")] = "conversation",
+    segment: Annotated[bool, typer.Option(help="DuConv: cut every string into words joined by single spaces, as the "
+                                               "real files are (jieba); --no-segment keeps labels whole.")] = True,
     no_text: Annotated[bool, typer.Option("--no-text", help="Leave free-text facts (comments, Information) out.")] = False,
     skip_invalid: Annotated[bool, typer.Option("--skip-invalid", help="Write the dialogues that pass the checks "
                                                                      "and report the others.")] = False,
@@ -37,7 +39,8 @@ def export_command(
     """One checked subgraph per goal or dialogue, with stable ids and an export manifest."""
     if (goals is None) == (dialogues is None):
         raise KgforgeError("give either --goals FILE (from `kgforge goals`) or --dialogues FILE (KdConv)")
-    options = ExportOptions(fmt=fmt, language=lang, budget=budget, layout=layout, include_text=not no_text,
+    options = ExportOptions(fmt=fmt, language=lang, budget=budget, layout=layout, segmented=segment,
+                            include_text=not no_text,
                             skip_invalid=skip_invalid, add_related=add_related)
     if goals is not None:
         report = export_goals(domain, goals, options, out, workdir)

@@ -50,6 +50,7 @@ class ExportOptions:
     language: str | None = None
     budget: int | None = None  # facts per topic; None: 7 for goals, all facts for existing dialogues
     layout: str = "conversation"  # DuConv: conversation (train/dev) or sample (history/response)
+    segmented: bool = True  # DuConv: strings cut into words with single spaces, as the real data has them
     include_text: bool = True
     skip_invalid: bool = False
     add_related: str | None = None  # model bundle name under models/
@@ -265,7 +266,8 @@ def _finish(ctx: Context, dialogues: list[Dialogue], checks: dict[str, Any], opt
     if not dialogues:
         raise ExportCheckError("no dialogue passed the export checks; nothing was written")
     build_id = ctx.manifest["build_id"]
-    written = write_export(dialogues, options.fmt, out, build_id, ctx.labels.language, options.layout)
+    written = write_export(dialogues, options.fmt, out, build_id, ctx.labels.language, options.layout,
+                           options.segmented)
     ids_file = out.with_name(out.name + ".ids.txt")
     ids_file.write_text("".join(d.dialogue_id + "\n" for d in dialogues), encoding="utf-8")
     manifest = {

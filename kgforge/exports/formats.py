@@ -24,6 +24,7 @@ import polars as pl
 
 from kgforge.errors import KgforgeError
 from kgforge.goals import CHAT_BY_TYPE, DIALOGUE_TYPES, RECOMMENDATION_BY_TYPE, goal_string
+from kgforge.text import segment
 
 FORMATS = ("duconv", "kdconv", "durecdial", "jsonl", "parquet")
 GENERIC_SCHEMA_VERSION = 1
@@ -55,8 +56,13 @@ def triple_list(triples: Iterable[dict[str, Any]]) -> list[list[str]]:
     return [[t["s_label"], t["p_label"], t["o_label"]] for t in triples]
 
 
-def duconv_record(d: Dialogue, layout: str) -> dict[str, Any]:
-    record: dict[str, Any] = {"goal": d.goal_triples(), "knowledge": triple_list(d.triples)}
+def duconv_record(d: Dialogue, layout: str, segmented: bool = True) -> dict[str, Any]:
+    """A DuConv line; ``segmented``: every string cut into words with single spaces, as in the real data."""
+    goal, knowledge = d.goal_triples(), triple_list(d.triples)
+    if segmented:
+        goal = [goal[0][:1] + [segment(x) for x in goal[0][1:]], *([segment(x) for x in t] for t in goal[1:])]
+        knowledge = [[segment(x) for x in t] for t in knowledge]
+    record: dict[str, Any] = {"goal": goal, "knowledge": knowledge}
     if layout == "sample":
         record.update(history=[], response="")
     else:
@@ -124,14 +130,14 @@ def generic_record(d: Dialogue, build_id: str, language: str) -> dict[str, Any]:
 
 
 def write_export(dialogues: list[Dialogue], fmt: str, out: Path, build_id: str, language: str,
-                 layout: str = "conversation") -> int:
+                 layout: str = "conversation", segmented: bool = True) -> int:
     """Write ``dialogues`` to ``out`` in ``fmt``; the file appears complete or not at all."""
     if fmt not in FORMATS:
         raise KgforgeError(f"unknown --format {fmt!r}: choose one of {', '.join(FORMATS)}")
     if layout not in ("conversation", "sample"):
         raise KgforgeError(f"--layout must be conversation or sample, got {layout!r}")
     builders: dict[str, Callable[[Dialogue], dict[str, Any]]] = {
-        "duconv": lambda d: duconv_record(d, layout), "kdconv": kdconv_record, "durecdial": durecdial_record,
+        "duconv": lambda d: duconv_record(d, layout, segmented), "kdconv": kdconv_record, "durecdial": durecdial_record,
         "jsonl": lambda d: generic_record(d, build_id, language),
         "parquet": lambda d: generic_record(d, build_id, language),
     }
