@@ -62,6 +62,7 @@ def test_cli_import_with_seed_labels_then_link(cli, workdir: Path, tmp_path: Pat
                             "--seed", "Q2000001", "--workdir", str(workdir), "--json").stdout)
     counts = result["source"]["counts"]
     assert counts["seed_names_linked"] >= 3 and counts["seed_names_ambiguous"] == 1  # 巩俐 twice in the dump
+    assert check_store("film", workdir)["ok"]  # the import extended a copy of the built store
     report = json.loads(cli("link", "film", "--workdir", str(workdir), "--json").stdout)
     assert report["linked"] >= 3 and report["ambiguous"] >= 1
     store = open_read_only(domain_paths("film", workdir))

@@ -1,8 +1,9 @@
 """Adding one knowledge-base source (Wikidata, XLORE) to a domain's store without rebuilding the rest.
 
 The source is imported like any ``kgforge build`` source (its own named graph, quarantine and
-counts), then the current store's graphs plus this one are loaded as a fresh build and swapped
-in; importing the same file again replaces its graph. With no store yet, the domain is created.
+counts); the new build is a checkpoint of the current store with this graph (and the updated
+schema graph) added, so the other graphs are not re-loaded. Importing the same file again
+replaces its graph. With no store yet, the domain is created.
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from kgforge.build import SourceResult, import_source, load_graphs, write_schema_graph
+from kgforge.build import SourceResult, extend_build, import_source, load_graphs, write_schema_graph
 from kgforge.errors import StoreMissingError
 from kgforge.progress import progress_bar
 from kgforge.schema import Relation, SourceSpec, load_schema
@@ -38,8 +39,12 @@ def import_into_domain(domain: str, kind: str, path: Path | str, options: dict[s
         relations = used | _declared_before(paths.root, graphs, schema.relations.values())
         graphs[SCHEMA_GRAPH] = dict(write_schema_graph(schema, relations, paths.root / SCHEMA_FILE),
                                     quads_file=SCHEMA_FILE)
-        stages = dict(manifest.get("stages", {})) if manifest else {}
-        summary = load_graphs(paths, graphs, schema, progress, stages)
+        if manifest is None:
+            summary = load_graphs(paths, graphs, schema, progress, {})
+        else:
+            added = {g: graphs[g] for g in (result.graph, SCHEMA_GRAPH)}
+            summary = extend_build(paths, manifest, paths.oxigraph_dir().resolve(),
+                                   [g for g in added if g in manifest["graphs"]], added, {})
     return {"domain": domain, "build_id": summary.build_id, "total_quads": summary.total_quads,
             "source": dict(result.manifest_entry(), graph=result.graph), "graphs": summary.graphs}
 
