@@ -54,17 +54,22 @@ def _report(result: dict[str, Any], json_out: bool) -> None:
                  {"store quads": result["total_quads"], **source["counts"]})
 
 
-def _is_ntriples(path: Path) -> bool:
+def _dump_kind(path: Path) -> str:
+    """``wikidata-nt`` (truthy N-Triples), ``wikidata-ttl`` (full RDF, Turtle) or ``wikidata`` (JSON), by the
+    first line that is not blank or a comment."""
     for _, _, raw in DumpReader(path, decompressor="python"):
         text = raw.strip()
-        if text:
-            return text.startswith(b"<")
-    return False
+        if text and not text.startswith(b"#"):
+            if text.startswith(b"<"):
+                return "wikidata-nt"
+            return "wikidata-ttl" if text.startswith((b"@prefix", b"@base", b"PREFIX", b"BASE")) else "wikidata"
+    return "wikidata"
 
 
 @import_app.command("wikidata")
 def import_wikidata(
-    dump: Annotated[Path, typer.Argument(help="latest-all.json[.gz|.bz2], a truthy .nt dump, or an entity JSON file.")],
+    dump: Annotated[Path, typer.Argument(help="latest-all.json[.gz|.bz2], latest-all.ttl, a truthy .nt dump, "
+                                              "or an entity JSON file.")],
     domain: DomainOption,
     seed: SeedOption = [],
     seed_class: Annotated[list[str], typer.Option(
@@ -92,7 +97,7 @@ def import_wikidata(
         options["keep_deprecated"] = True
     if no_resume:
         options["resume"] = False
-    kind = "wikidata-nt" if _is_ntriples(dump) else "wikidata"
+    kind = _dump_kind(dump)
     _report(import_into_domain(domain, kind, dump, options, workdir, show_progress=not json_out), json_out)
 
 

@@ -52,10 +52,11 @@ def import_dump(ctx: ImportContext) -> None:
 
 
 def import_passes(ctx: ImportContext, dump: Path, modes: tuple[str, str] = ("index", "extract"),
-                  parser: BatchParser | None = None, align: Callable[[bytes], int] | None = None) -> None:
+                  parser: BatchParser | None = None, align: Callable[[bytes], int] | None = None,
+                  header: bytes = b"") -> None:
     """The resumable passes over ``dump`` — index and selection when seeded, then extract — into ``ctx``.
 
-    ``modes``, ``parser`` and ``align`` name another line format's passes (see :class:`PassSpec`);
+    ``modes``, ``parser``, ``align`` and ``header`` name another line format's passes (see :class:`PassSpec`);
     by default the lines are JSON entities.
     """
     options = run_options(ctx)
@@ -68,10 +69,10 @@ def import_passes(ctx: ImportContext, dump: Path, modes: tuple[str, str] = ("ind
               "batch_bytes": int(options.get("batch_bytes", BATCH_BYTES))}
     wanted = None
     if any(options.get(k) for k in SEED_OPTIONS):
-        index = run_resumable(dump, PassSpec(modes[0], cfg, parser=parser, align=align), state_root, **common)
+        index = run_resumable(dump, PassSpec(modes[0], cfg, None, parser, align, header), state_root, **common)
         _report_truncation(ctx, index)
         wanted = select_entities(ctx, index, options)
-    extract = run_resumable(dump, PassSpec(modes[1], cfg, wanted, parser, align), state_root, **common,
+    extract = run_resumable(dump, PassSpec(modes[1], cfg, wanted, parser, align, header), state_root, **common,
                             on_progress=ctx.advance)
     replay_extract(ctx, extract, cfg)
     if wanted is None:  # selection already reported truncation

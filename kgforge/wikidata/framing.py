@@ -165,7 +165,7 @@ class DumpReader:
         pieces: list[bytes] = []
         held = 0
         try:
-            while piece := stream.read1(_PIECE_BYTES):  # one read at a time: data before a break is kept
+            while piece := stream.read1(min(_PIECE_BYTES, size)):  # one read at a time: data before a break is kept
                 pieces.append(piece)
                 held += len(piece)
                 cut = piece.rfind(b"\n") + 1 if held >= size else 0

@@ -104,19 +104,19 @@ def parse_nt_batch(batch: Batch, spec: PassSpec, buffer: Any, base: int, stop: i
                 continue
             if group is None or group.subject != match.group(1):
                 if group is not None:
-                    parts.append(_render_group(group, spec, result))
+                    parts.append(render_group(group, spec, result))
                 group = SubjectGroup(match.group(1), line, offset)
             try:
-                _take(group, match, spec.cfg, result.counts)
+                take_triple(group, parts_of(match), spec.cfg, result.counts)
             except (ValueError, UnicodeEncodeError) as exc:
                 parts.append(journal_error(where, f"bad triple: {exc}", text[:300]))
     if group is not None:
-        parts.append(_render_group(group, spec, result))
+        parts.append(render_group(group, spec, result))
     return parts
 
 
-def _render_group(group: SubjectGroup, spec: PassSpec, result: BatchResult) -> str:
-    if spec.mode == "nt-index":
+def render_group(group: SubjectGroup, spec: PassSpec, result: BatchResult) -> str:
+    if spec.mode.endswith("index"):
         return "I " + _index_record(group, spec.cfg).to_line() if group.subject.startswith(WD) else ""
     if spec.wanted is not None and group.subject.removeprefix(WD) not in spec.wanted:
         result.counts["entities_skipped"] += 1
@@ -141,11 +141,21 @@ def _index_record(group: SubjectGroup, cfg: WikidataConfig) -> IndexRecord:
                        names["labels"], names["aliases"])
 
 
-def _take(group: SubjectGroup, match: re.Match[str], cfg: WikidataConfig, counts: Counter[str]) -> None:
+TripleParts = tuple[str, str, "str | None", "str | None", "str | None", "str | None", "str | None"]
+
+
+def parts_of(match: re.Match[str]) -> TripleParts:
+    """``(subject, predicate, object IRI, blank node, literal text, language, datatype)`` of an N-Triples line."""
     subject, predicate, obj_iri, bnode, lexical, lang, datatype = match.groups()
+    return subject, predicate, obj_iri, bnode, None if lexical is None else unescape(lexical), lang, datatype
+
+
+def take_triple(group: SubjectGroup, parts: TripleParts, cfg: WikidataConfig, counts: Counter[str]) -> None:
+    """One triple of ``group``'s subject: a term, a ``wdt:`` fact, or something skipped and counted."""
+    subject, predicate, obj_iri, bnode, lexical, lang, datatype = parts
     if predicate in TERM_KEYS:
         if lang:
-            value = {"language": lang, "value": unescape(lexical or "")}
+            value = {"language": lang, "value": lexical or ""}
             terms = group.terms[TERM_KEYS[predicate]]
             if predicate == SKOS_ALT_LABEL:
                 terms.setdefault(lang, []).append(value)
@@ -164,7 +174,7 @@ def _take(group: SubjectGroup, match: re.Match[str], cfg: WikidataConfig, counts
     elif bnode is not None:
         term = iri_term(skolem_iri(f"{subject}|{pid}|{bnode}"))
     else:
-        term = literal_term(unescape(lexical), lang=lang, datatype=datatype)
+        term = literal_term(lexical or "", lang=lang, datatype=datatype)
     group.triples.append((check_iri(subject), cfg.direct_predicate(pid), term))
     if obj_iri is not None and obj_iri.startswith(WD):
         group.edges.append((pid, obj_iri.removeprefix(WD)))

@@ -65,9 +65,10 @@ class BatchRing:
 
     Only ``(slot, size)`` goes through the pool's pipes. A megabyte sent through a pipe is copied
     only when the worker asks for its next batch, so each worker would wait for the reading process
-    between batches; a worker reads its slot in place, through a shared mapping of the file. A batch's slot carries its result back
-    (the worker has read the batch by then), and the caller reuses slot ``n`` only after batch
-    ``n - slots`` has come back. Data larger than a slot travels inline instead.
+    between batches; a worker reads its slot in place, through a shared mapping of the file. A
+    batch's slot carries its result back (the worker has read the batch by then), and the caller
+    reuses slot ``n`` only after batch ``n - slots`` has come back. Data larger than a slot travels
+    inline instead.
     """
 
     def __init__(self, path: Path, slots: int, slot_bytes: int) -> None:
@@ -130,6 +131,7 @@ class PassSpec:
     wanted: frozenset[str] | None = None  # only these ids (None: every entity)
     parser: BatchParser | None = None  # parses a batch of another line format; None: JSON entity lines
     align: Callable[[bytes], int] | None = None  # where a batch may end (DumpReader.blocks); None: any line
+    header: bytes = b""  # what ``parser`` reads each batch after (the Turtle dump's prefixes)
 
 
 _WORKER: tuple[PassSpec, BatchRing] | None = None
