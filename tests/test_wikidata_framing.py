@@ -9,8 +9,7 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from kgforge.wikidata.framing import DumpReader, entity_json
-from kgforge.wikidata.pipeline import entity_spans
+from kgforge.wikidata.framing import DumpReader, entity_spans
 
 # lines as a dump might hold them: framing, blank, padded, with and without the trailing comma, long ones
 line = st.one_of(
@@ -35,6 +34,14 @@ def test_blocks_are_whole_lines_numbered_like_the_line_reader(tmp_path: Path, da
     starts = {offset: number for number, offset, _ in lines}
     for number, offset, _ in blocks:
         assert starts[offset] == number  # each block starts at a line, under that line's number and offset
+
+
+def entity_json(line: bytes) -> bytes | None:
+    """The framing rule, written plainly: the line stripped, without a trailing comma; None for framing lines."""
+    text = line.strip()
+    if not text or text in (b"[", b"]"):
+        return None
+    return text[:-1] if text.endswith(b",") else text
 
 
 @SETTINGS

@@ -19,7 +19,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field, fields
 from typing import Any
 
@@ -358,25 +358,34 @@ class IndexRecord:
 def index_entity(entity: Any, cfg: WikidataConfig) -> IndexRecord:
     """The selection record of one entity (edges follow the same truthy and exclusion rules)."""
     qid = check_entity(entity)
+    return index_record(qid, _item_edges(entity, qid), _terms(entity, "labels"), _terms(entity, "aliases"), cfg)
+
+
+def _item_edges(entity: dict, qid: str) -> Iterator[tuple[str, str]]:
+    """``(PID, target id)`` of the entity's best-rank, item-valued main snaks."""
     scratch = EntityOutput(qid)
+    for pid, statements in _terms(entity, "claims").items():
+        if isinstance(statements, list):
+            for statement in best_rank(statements, scratch, pid.upper()):
+                target = _item_target(statement.get("mainsnak"))
+                if target is not None:
+                    yield pid.upper(), target
+
+
+def index_record(qid: str, edges: Iterable[tuple[str, str]], labels: dict, aliases: dict,
+                 cfg: WikidataConfig) -> IndexRecord:
+    """The selection record of an entity from its item edges ``(PID, target id)`` and its label and
+    alias maps (dump-shaped); every dump format's index pass ends here."""
     mapped: list[str] = []
     other: list[str] = []
     classes: dict[str, list[str]] = {INSTANCE_OF: [], SUBCLASS_OF: []}
-    for pid, statements in _terms(entity, "claims").items():
-        pid = pid.upper()
-        if not isinstance(statements, list):
-            continue
-        for statement in best_rank(statements, scratch, pid):
-            target = _item_target(statement.get("mainsnak"))
-            if target is None:
-                continue
-            if pid in classes:
-                classes[pid].append(target)
-            if cfg.follows(pid):
-                (mapped if pid in cfg.relation_iris else other).append(target)
-    neighbours = list(dict.fromkeys(mapped + other))
-    return IndexRecord(qid, neighbours, classes[INSTANCE_OF], classes[SUBCLASS_OF],
-                       _names(_terms(entity, "labels")), _names(_terms(entity, "aliases")))
+    for pid, target in edges:
+        if pid in classes:
+            classes[pid].append(target)
+        if cfg.follows(pid):
+            (mapped if pid in cfg.relation_iris else other).append(target)
+    return IndexRecord(qid, list(dict.fromkeys(mapped + other)), classes[INSTANCE_OF], classes[SUBCLASS_OF],
+                       _names(labels), _names(aliases))
 
 
 def _names(terms: dict) -> list[str]:

@@ -18,7 +18,7 @@ import tempfile
 import zlib
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import IO, TypeVar
+from typing import IO, Any, TypeVar
 
 from kgforge.errors import InputError
 
@@ -221,12 +221,43 @@ class DumpReader:
         self._proc = None
 
 
-def entity_json(raw: bytes) -> bytes | None:
-    """The JSON text of an entity line, or None for framing lines (``[``, ``]``, blank)."""
-    text = raw.strip()
-    if not text or text in (b"[", b"]"):
-        return None
-    return text[:-1] if text.endswith(b",") else text
+_SPACE = frozenset(b" \t\n\r\x0b\x0c")
+_BRACKETS = frozenset(b"[]")
+_COMMA = ord(",")
+
+
+def line_spans(buffer: Any, start: int, stop: int) -> Iterator[tuple[int, int, int]]:
+    """``(line index, line start, line end)`` for each line of ``buffer[start:stop]`` (end: before its newline)."""
+    index = 0
+    while start < stop:
+        newline = buffer.find(b"\n", start, stop)
+        end = stop if newline < 0 else newline
+        yield index, start, end
+        index, start = index + 1, end + 1
+
+
+def entity_spans(buffer: Any, start: int, stop: int) -> Iterator[tuple[int, int, tuple[int, int] | None]]:
+    """``(line index, line start, (JSON start, JSON end))`` for each line of ``buffer[start:stop]``.
+
+    The JSON span is the line without surrounding whitespace and without the ``,`` that follows
+    every entity but the last; it is None for framing lines (``[``, ``]``, blank). Found by index,
+    so nothing is copied.
+    """
+    for index, first, last in line_spans(buffer, start, stop):
+        line_start = first
+        while first < last and buffer[first] in _SPACE:
+            first += 1
+        while last > first and buffer[last - 1] in _SPACE:
+            last -= 1
+        if first == last or (last - first == 1 and buffer[first] in _BRACKETS):
+            yield index, line_start, None
+        else:
+            yield index, line_start, (first, last - (buffer[last - 1] == _COMMA))
+
+
+def decode_entity(view: memoryview, first: int, last: int) -> Any:
+    """``json.loads`` of ``view[first:last]``, decoded in place (one copy) as ``json.loads(bytes)`` decodes."""
+    return json.loads(str(view[first:last], "utf-8", "surrogatepass").removeprefix("\ufeff"))
 
 
 MAX_DOCUMENT_BYTES = 512 << 20
@@ -240,8 +271,9 @@ def is_line_framed(path: Path) -> bool:
             continue
         if text == b"[":
             return True
+        _, _, span = next(entity_spans(raw, 0, len(raw)))
         try:
-            first = json.loads(entity_json(raw) or b"null")
+            first = decode_entity(memoryview(raw), *span) if span else None
             return isinstance(first, dict) and "id" in first
         except ValueError:
             return False

@@ -27,9 +27,10 @@ from kgforge.sources import ImportContext
 from kgforge.vocab import RDFS_LABEL, SKOS_ALT_LABEL
 from kgforge.wikidata.dump import import_passes
 from kgforge.wikidata.entity import (
-    INSTANCE_OF, SCHEMA_DESCRIPTION, SUBCLASS_OF, EntityOutput, IndexRecord, WikidataConfig, emit_terms,
+    INSTANCE_OF, SCHEMA_DESCRIPTION, EntityOutput, WikidataConfig, emit_terms, index_record,
 )
-from kgforge.wikidata.pipeline import Batch, BatchResult, PassSpec, journal_error, line_spans, render
+from kgforge.wikidata.framing import line_spans
+from kgforge.wikidata.pipeline import Batch, BatchResult, PassSpec, journal_error, render
 from kgforge.wikidata.values import WD, WDT, iri_term, skolem_iri
 
 _IRI = r"<([^<>\"{}|^`\\\x00-\x20]*)>"
@@ -97,10 +98,9 @@ def parse_nt_batch(batch: Batch, spec: PassSpec, buffer: Any, base: int, stop: i
             if not text or text.startswith("#"):
                 continue
             offset = batch.first_offset + first - base
-            where = f"line {line} (byte {offset})"
             match = _LINE.match(text)
             if match is None:
-                parts.append(journal_error(where, "not an N-Triples line", text[:300]))
+                parts.append(journal_error(line, offset, "not an N-Triples line", text[:300]))
                 continue
             if group is None or group.subject != match.group(1):
                 if group is not None:
@@ -109,7 +109,7 @@ def parse_nt_batch(batch: Batch, spec: PassSpec, buffer: Any, base: int, stop: i
             try:
                 take_triple(group, parts_of(match), spec.cfg, result.counts)
             except (ValueError, UnicodeEncodeError) as exc:
-                parts.append(journal_error(where, f"bad triple: {exc}", text[:300]))
+                parts.append(journal_error(line, offset, f"bad triple: {exc}", text[:300]))
     if group is not None:
         parts.append(render_group(group, spec, result))
     return parts
@@ -117,7 +117,11 @@ def parse_nt_batch(batch: Batch, spec: PassSpec, buffer: Any, base: int, stop: i
 
 def render_group(group: SubjectGroup, spec: PassSpec, result: BatchResult) -> str:
     if spec.mode.endswith("index"):
-        return "I " + _index_record(group, spec.cfg).to_line() if group.subject.startswith(WD) else ""
+        if not group.subject.startswith(WD):
+            return ""
+        record = index_record(group.subject.removeprefix(WD), group.edges, group.terms["labels"],
+                              group.terms["aliases"], spec.cfg)
+        return "I " + record.to_line()
     if spec.wanted is not None and group.subject.removeprefix(WD) not in spec.wanted:
         result.counts["entities_skipped"] += 1
         return ""
@@ -129,16 +133,6 @@ def render_group(group: SubjectGroup, spec: PassSpec, result: BatchResult) -> st
         result.entities += 1
         result.counts["entities"] += 1
     return render(out, group.line, group.offset, result.counts)
-
-
-def _index_record(group: SubjectGroup, cfg: WikidataConfig) -> IndexRecord:
-    mapped = [qid for pid, qid in group.edges if cfg.follows(pid) and pid in cfg.relation_iris]
-    other = [qid for pid, qid in group.edges if cfg.follows(pid) and pid not in cfg.relation_iris]
-    names = {key: [t["value"] for tag, values in group.terms[key].items() if tag.startswith(("zh", "en")) or tag == "mul"
-                   for t in (values if isinstance(values, list) else [values])] for key in ("labels", "aliases")}
-    return IndexRecord(group.subject.removeprefix(WD), list(dict.fromkeys(mapped + other)),
-                       [q for p, q in group.edges if p == INSTANCE_OF], [q for p, q in group.edges if p == SUBCLASS_OF],
-                       names["labels"], names["aliases"])
 
 
 TripleParts = tuple[str, str, "str | None", "str | None", "str | None", "str | None", "str | None"]

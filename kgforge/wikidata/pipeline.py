@@ -30,7 +30,7 @@ from kgforge.errors import KgforgeError
 from kgforge.wikidata.entity import (
     BadEntity, EntityOutput, IndexRecord, WikidataConfig, index_entity, process_entity,
 )
-from kgforge.wikidata.framing import DumpReader
+from kgforge.wikidata.framing import DumpReader, decode_entity, entity_spans
 
 BATCH_BYTES = 1 << 20
 _HANDLERS = {"extract": process_entity, "index": index_entity}
@@ -195,7 +195,7 @@ def _handle_line(view: memoryview, span: tuple[int, int], line: int, offset: int
         entity = decode_entity(view, first, last)
     except ValueError as exc:  # JSONDecodeError and UnicodeDecodeError
         result.counts["entities_bad"] += 1
-        return _error(line, offset, "", f"malformed JSON: {exc}", _excerpt(view, first, last))
+        return journal_error(line, offset, f"malformed JSON: {exc}", _excerpt(view, first, last))
     if spec.wanted is not None and isinstance(entity, dict) and entity.get("id") not in spec.wanted:
         result.counts["entities_skipped"] += 1
         return ""
@@ -207,47 +207,9 @@ def _handle_line(view: memoryview, span: tuple[int, int], line: int, offset: int
     except (BadEntity, RecursionError) as exc:
         reason = "nested too deeply" if isinstance(exc, RecursionError) else str(exc)
         result.counts["entities_bad"] += 1
-        return _error(line, offset, "", f"bad entity: {reason}", _excerpt(view, first, last))
+        return journal_error(line, offset, f"bad entity: {reason}", _excerpt(view, first, last))
     result.entities += 1
     return render(output, line, offset, result.counts)
-
-
-_SPACE = frozenset(b" \t\n\r\x0b\x0c")
-_BRACKETS = frozenset(b"[]")
-_COMMA = ord(",")
-
-
-def line_spans(buffer: Any, start: int, stop: int) -> Iterator[tuple[int, int, int]]:
-    """``(line index, line start, line end)`` for each line of ``buffer[start:stop]`` (end: before its newline)."""
-    index = 0
-    while start < stop:
-        newline = buffer.find(b"\n", start, stop)
-        end = stop if newline < 0 else newline
-        yield index, start, end
-        index, start = index + 1, end + 1
-
-
-def entity_spans(buffer: Any, start: int, stop: int) -> Iterator[tuple[int, int, tuple[int, int] | None]]:
-    """``(line index, line start, (JSON start, JSON end))`` for each line of ``buffer[start:stop]``.
-
-    The JSON span is what :func:`~kgforge.wikidata.framing.entity_json` would cut out, found by
-    index so that nothing is copied; it is None for framing lines (``[``, ``]``, blank).
-    """
-    for index, first, last in line_spans(buffer, start, stop):
-        line_start = first
-        while first < last and buffer[first] in _SPACE:
-            first += 1
-        while last > first and buffer[last - 1] in _SPACE:
-            last -= 1
-        if first == last or (last - first == 1 and buffer[first] in _BRACKETS):
-            yield index, line_start, None
-        else:
-            yield index, line_start, (first, last - (buffer[last - 1] == _COMMA))
-
-
-def decode_entity(view: memoryview, first: int, last: int) -> Any:
-    """``json.loads`` of ``view[first:last]``, decoded in place (one copy) as ``json.loads(bytes)`` decodes."""
-    return json.loads(str(view[first:last], "utf-8", "surrogatepass").removeprefix("\ufeff"))
 
 
 def _excerpt(view: memoryview, first: int, last: int) -> str:
@@ -262,7 +224,7 @@ def render(output: EntityOutput | IndexRecord, line: int, offset: int, counts: C
         counts[key] += count
     parts = ["T " + "\nT ".join(map(" ".join, output.triples)) + "\n"] if output.triples else []
     for where, reason, record in output.problems:
-        parts.append(_error(line, offset, " " + where, reason, record))
+        parts.append(journal_error(line, offset, reason, record, where))
         counts["statements_bad"] += 1
     for statement in output.deprecated:
         parts.append("D " + json.dumps({"entity": output.id, "line": line, "statement": statement},
@@ -270,12 +232,10 @@ def render(output: EntityOutput | IndexRecord, line: int, offset: int, counts: C
     return "".join(parts)
 
 
-def _error(line: int, offset: int, where: str, reason: str, record: Any) -> str:
-    return journal_error(f"line {line} (byte {offset}){where}", reason, record)
-
-
-def journal_error(location: str, reason: str, record: Any) -> str:
-    """An ``E`` journal line: a bad record, quarantined when the journal is replayed."""
+def journal_error(line: int, offset: int, reason: str, record: Any, where: str = "") -> str:
+    """An ``E`` journal line: a bad record at ``line`` (byte ``offset``; ``where`` inside it), quarantined
+    when the journal is replayed."""
+    location = f"line {line} (byte {offset})" + (f" {where}" if where else "")
     excerpt = record if isinstance(record, str) else json.dumps(record, ensure_ascii=False, default=str)[:1000]
     return "E " + json.dumps({"location": location, "reason": reason, "record": excerpt}, ensure_ascii=False) + "\n"
 

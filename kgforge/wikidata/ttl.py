@@ -24,9 +24,9 @@ import pyoxigraph as ox
 from kgforge.sources import ImportContext
 from kgforge.vocab import RDF_TYPE
 from kgforge.wikidata.dump import import_passes
-from kgforge.wikidata.framing import DumpReader
+from kgforge.wikidata.framing import DumpReader, line_spans
 from kgforge.wikidata.nt import SubjectGroup, TripleParts, render_group, take_triple
-from kgforge.wikidata.pipeline import Batch, BatchResult, PassSpec, journal_error, line_spans
+from kgforge.wikidata.pipeline import Batch, BatchResult, PassSpec, journal_error
 from kgforge.wikidata.values import P, PQ, PS, WD, WDS, WIKIBASE, iri_term, skolem_iri
 
 BLOCK_START = b"data:"
@@ -69,7 +69,7 @@ def parse_ttl_batch(batch: Batch, spec: PassSpec, buffer: Any, base: int, stop: 
                 excerpt = bytes(view[first:min(last, first + 300)]).decode("utf-8", "replace")
                 prefixes = spec.header.count(b"\n")
                 reason = f"bad Turtle block: {exc} (the parser counts the {prefixes} prefix lines it reads first)"
-                parts.append(journal_error(f"line {line} (byte {offset})", reason, excerpt))
+                parts.append(journal_error(line, offset, reason, excerpt))
                 continue
             parts.append(_render_entity(triples, line, offset, spec, result))
     return parts
