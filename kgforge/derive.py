@@ -232,13 +232,15 @@ def write_pairs(pairs: pl.DataFrame, relations: pl.DataFrame, path: Path) -> int
                                edge=pl.col("p").map_elements(associated_relation, return_dtype=pl.String))
     iri = lambda column: pl.concat_str([pl.lit("<"), pl.col(column), pl.lit(">")])  # noqa: E731
     tail = pl.lit(f" {graph} .")
-    reified = [
-        pl.concat_str([iri("node"), pl.lit(f" <{predicate}> "), value, tail])
-        for predicate, value in ((LEFT, iri("a")), (RIGHT, iri("b")), (SHARED_PREDICATE, iri("p")),
-                                 (SHARED_OBJECT, pl.col("term")))
-    ]
-    direct = pairs.select(line=pl.concat_str([iri("a"), pl.lit(" "), iri("edge"), pl.lit(" "), iri("b"), tail]))
-    lines = pl.concat([pairs.select(line=expr) for expr in reified] + [direct.unique(maintain_order=True)])
+    line = lambda subject, predicate, value: pl.concat_str([subject, pl.lit(f" {predicate} "), value, tail])  # noqa: E731
+    # the node names (a, b, p, o-text): shares of "x"@en and "x"@zh are one node with two objects
+    nodes = pairs.unique(subset="node", maintain_order=True)
+    lines = pl.concat(
+        [nodes.select(line=line(iri("node"), f"<{predicate}>", value))
+         for predicate, value in ((LEFT, iri("a")), (RIGHT, iri("b")), (SHARED_PREDICATE, iri("p")))]
+        + [pairs.select(line=line(iri("node"), f"<{SHARED_OBJECT}>", pl.col("term"))),
+           pairs.select(line=pl.concat_str([iri("a"), pl.lit(" "), iri("edge"), pl.lit(" "), iri("b"), tail]))
+           .unique(maintain_order=True)])
     labels = []
     for p in pairs["p"].unique().sort().to_list():
         rel = names.get(p, {})

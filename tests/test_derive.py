@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from kgforge.build import check_store
 from kgforge.derive import (
-    ASSOCIATED_GRAPH, DeriveOptions, _unrank_pairs, associate, associated_relation,
+    ASSOCIATED_GRAPH, PAIR_SCHEMA, DeriveOptions, _unrank_pairs, associate, associated_relation, write_pairs,
 )
 from kgforge.query import QueryRunner
 from kgforge.resources import query_text
@@ -185,3 +185,15 @@ def test_hub_groups_give_exactly_their_share_of_distinct_pairs():
     assert (hub["a"] < hub["b"]).all() and set(hub["a"]) | set(hub["b"]) <= set(members)
     assert first.equals(again) and not first.equals(other)
     assert first.filter(pl.col("p") == "q").height == 6  # 5 members > cap 4: enumerated, 6 of 10 kept
+
+
+def test_shares_that_differ_only_in_language_write_each_quad_once(tmp_path: Path) -> None:
+    row = {"a": entity_iri("a"), "b": entity_iri("b"), "p": relation_iri("tag"), "o": "x", "o_is_entity": False,
+           "o_datatype": None}
+    pairs = pl.DataFrame([dict(row, o_lang="en"), dict(row, o_lang="zh")], schema=PAIR_SCHEMA)
+    relations = pl.DataFrame({"iri": [relation_iri("tag")], "zh": ["标签"], "en": ["tag"]})
+    out = tmp_path / "pairs.nq"
+    written = write_pairs(pairs, relations, out)
+    lines = out.read_text(encoding="utf-8").splitlines()
+    assert written == len(lines) == len(set(lines))  # the count the store check compares with
+    assert sum("sharedObject" in line for line in lines) == 2  # both shared objects kept
