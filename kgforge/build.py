@@ -176,9 +176,7 @@ def load_graphs(paths: DomainPaths, graphs: dict[str, dict[str, Any]], schema: S
                 progress: Progress | None = None, stages: dict[str, Any] | None = None) -> BuildSummary:
     """Load ``graphs`` (graph IRI → manifest entry with ``quads_file``, ``quads`` and ``sha256``) into
     a fresh store, check the counts, write the manifest and swap it in. The caller holds the write lock."""
-    for entry in graphs.values():
-        if "sha256" not in entry:
-            entry["sha256"] = sha256_file(paths.root / entry["quads_file"])
+    _add_checksums(paths, graphs)
     build = new_build_dir(paths)
     files = {graph: paths.root / entry["quads_file"] for graph, entry in graphs.items()}
     task = progress.add_task(f"load {sum(e['quads'] for e in graphs.values()):,} quads", total=None) if progress else None
@@ -215,7 +213,7 @@ def add_graphs(domain: str, new_graphs: dict[str, dict[str, Any]], stage: str, s
     paths = domain_paths(domain, workdir)
     with write_lock(paths):
         manifest = read_manifest(paths)
-        drop = [g for g, e in manifest["graphs"].items() if e.get("kind") in replace_kinds or g in new_graphs]
+        drop = [g for g, e in manifest["graphs"].items() if e.get("kind") in replace_kinds]
         return extend_build(paths, manifest, paths.oxigraph_dir().resolve(), drop, new_graphs,
                             {stage: stage_info})
 
@@ -223,15 +221,16 @@ def add_graphs(domain: str, new_graphs: dict[str, dict[str, Any]], stage: str, s
 def extend_build(paths: DomainPaths, manifest: dict[str, Any], base: Path, drop: list[str],
                  new_graphs: dict[str, dict[str, Any]], stages: dict[str, Any],
                  keep_base_as: str | None = None) -> BuildSummary:
-    """Swap in a copy of the store at ``base`` without the graphs in ``drop``, plus ``new_graphs``.
+    """Swap in a copy of the store at ``base`` without the graphs in ``drop`` (nor the manifest's earlier
+    versions of the new graphs), plus ``new_graphs``.
 
     The copy is a RocksDB checkpoint (hard links) and only the new graphs are bulk-loaded, so adding
     links or derived triples to a DuConv-sized store takes seconds, not a full re-load. The new
     graphs' counts are checked before the swap, as ``kgforge build`` does; ``stages`` are recorded
     in the manifest beside the earlier ones. The caller holds the write lock.
     """
-    for entry in new_graphs.values():
-        entry.setdefault("sha256", sha256_file(paths.root / entry["quads_file"]))
+    _add_checksums(paths, new_graphs)
+    drop = [*drop, *(g for g in new_graphs if g in manifest["graphs"] and g not in drop)]
     build = new_build_dir(paths)
     started = time.perf_counter()
     try:
@@ -251,6 +250,13 @@ def extend_build(paths: DomainPaths, manifest: dict[str, Any], base: Path, drop:
         stages=dict(manifest.get("stages", {}), **stages)))
     return BuildSummary(paths.domain, build.name, str(build / "oxigraph"),
                         {g: e["quads"] for g, e in graphs.items()}, timings=timings)
+
+
+def _add_checksums(paths: DomainPaths, graphs: dict[str, dict[str, Any]]) -> None:
+    """The sha256 of each graph's quads file, where its entry does not carry it yet."""
+    for entry in graphs.values():
+        if "sha256" not in entry:
+            entry["sha256"] = sha256_file(paths.root / entry["quads_file"])
 
 
 def file_fingerprint(path: Path) -> dict[str, Any]:

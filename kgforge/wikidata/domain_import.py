@@ -22,8 +22,7 @@ SCHEMA_FILE = "quads/schema.imports.nq"
 
 
 def import_into_domain(domain: str, kind: str, path: Path | str, options: dict[str, Any],
-                       workdir: Path | str | None = None, schema_name: str | None = None,
-                       show_progress: bool = True) -> dict[str, Any]:
+                       workdir: Path | str | None = None, show_progress: bool = True) -> dict[str, Any]:
     """Import ``kind:path`` into ``domain``'s store; returns the source's manifest entry and build id."""
     paths = domain_paths(domain, workdir)
     with write_lock(paths), progress_bar(show_progress) as progress:
@@ -31,7 +30,7 @@ def import_into_domain(domain: str, kind: str, path: Path | str, options: dict[s
             manifest: dict[str, Any] | None = read_manifest(paths)
         except (StoreMissingError, FileNotFoundError):
             manifest = None
-        schema = load_schema(schema_name or (manifest["schema"]["path"] if manifest else domain))
+        schema = load_schema(manifest["schema"]["path"] if manifest else domain)
         spec = SourceSpec(kind, str(path), options)
         result, used = import_source(schema, paths, spec, Path(path), set(), progress)
         graphs = dict(manifest["graphs"]) if manifest else {}
@@ -43,8 +42,7 @@ def import_into_domain(domain: str, kind: str, path: Path | str, options: dict[s
             summary = load_graphs(paths, graphs, schema, progress, {})
         else:
             added = {g: graphs[g] for g in (result.graph, SCHEMA_GRAPH)}
-            summary = extend_build(paths, manifest, paths.oxigraph_dir().resolve(),
-                                   [g for g in added if g in manifest["graphs"]], added, {})
+            summary = extend_build(paths, manifest, paths.oxigraph_dir().resolve(), [], added, {})
     return {"domain": domain, "build_id": summary.build_id, "total_quads": summary.total_quads,
             "source": dict(result.manifest_entry(), graph=result.graph), "graphs": summary.graphs}
 
