@@ -83,6 +83,20 @@ def test_kb_with_bad_entries_keeps_the_good_ones(tmp_path, workdir):
     assert summary["graphs"]["https://kgforge.org/graph/kdconv/kb_travel"] > 0
 
 
+def test_kdconv_dialogues_with_bad_attrs_keep_the_good_ones(tmp_path, workdir):
+    good = {"message": "去过甲吗", "attrs": [{"name": "甲", "attrname": "门票", "attrvalue": "免费"},
+                                          {"name": "甲", "attr_name": "地址", "attrvalue": "一号"}]}
+    dialogues = [{"name": "甲", "messages": [good]}, {"name": "乙", "messages": [{"message": "x", "attrs": 3}]}]
+    source = tmp_path / "dev.json"
+    source.write_text(json.dumps(dialogues, ensure_ascii=False, indent=1), encoding="utf-8")
+    summary = build("travel", [parse_source(f"kdconv-dialogues:{source}")], workdir, show_progress=False).as_dict()
+    assert summary["records_bad"] == 2 and summary["graphs"]["https://kgforge.org/graph/kdconv-dialogues/dev"] > 0
+    by_reason = {e["reason"].split(":")[-1].strip(): e for e in _quarantine(workdir, "travel")}
+    assert by_reason["a message's 'attrs' must be a list"]["location"].startswith("line ")
+    [misspelled] = [e for e in by_reason.values() if "attr" in e["reason"] and "dialogue '甲'" in e["reason"]]
+    assert json.loads(misspelled["record"]) == {"name": "甲", "attr_name": "地址", "attrvalue": "一号"}  # as written
+
+
 def test_truncated_json_keeps_members_before_the_error(tmp_path, workdir):
     source = tmp_path / "kb_travel.json"
     source.write_text('{\n "甲": [["甲", "地址", "一号"]],\n "乙": [["乙", "地址",', encoding="utf-8")

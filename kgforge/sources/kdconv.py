@@ -28,9 +28,8 @@ def import_dialogue_attrs(ctx: ImportContext) -> None:
         if problem:
             ctx.reject(location, problem, record.value)
             continue
-        attrs = [[a.get("name"), a.get("attrname"), a.get("attrvalue")] if isinstance(a, dict) else a
-                 for message in record.value["messages"] for a in message.get("attrs") or []]
-        names.add_checked(attrs, location, f"dialogue {record.value.get('name')!r}: attr")
+        attrs = [a for message in record.value["messages"] for a in message.get("attrs") or []]
+        names.add_checked(attrs, location, f"dialogue {record.value.get('name')!r}: attr", _attr_triple)
         ctx.accept()
     names.emit()
 
@@ -42,4 +41,11 @@ def _dialogue_problem(value: object) -> str | None:
         return "dialogue is missing its 'messages' list"
     if not all(isinstance(m, dict) for m in value["messages"]):
         return "each message must be an object"
+    if not all(isinstance(m.get("attrs") or [], list) for m in value["messages"]):
+        return "a message's 'attrs' must be a list"
     return None
+
+
+def _attr_triple(attr: object) -> object:
+    """``{"name", "attrname", "attrvalue"}`` → ``[head, relation, tail]`` (anything else as it is, to be rejected)."""
+    return [attr.get("name"), attr.get("attrname"), attr.get("attrvalue")] if isinstance(attr, dict) else attr

@@ -7,7 +7,9 @@ head somewhere in the source; otherwise it stays a literal.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from kgforge.schema import Relation
 from kgforge.sources import ImportContext
@@ -53,14 +55,17 @@ class NameTriples:
         if type_id:
             self.types.setdefault(self._name(name), set()).add(type_id)
 
-    def add_checked(self, triples: list, location: str, what: str) -> int:
-        """Add each well-formed ``[head, relation, tail]``; quarantine the others with ``what`` naming
-        where they came from. Returns how many were added."""
+    def add_checked(self, records: list, location: str, what: str,
+                    as_triple: Callable[[Any], Any] = lambda record: record) -> int:
+        """Add each record that is (``as_triple`` makes) a well-formed ``[head, relation, tail]``;
+        quarantine the others as they were written, with ``what`` naming where they came from.
+        Returns how many were added."""
         added = 0
-        for triple in triples:
+        for record in records:
+            triple = as_triple(record)
             problem = check_triple(triple)
             if problem:
-                self.ctx.reject(location, f"{what}: {problem}", triple)
+                self.ctx.reject(location, f"{what}: {problem}", record)
                 continue
             self.add(*triple)
             added += 1
