@@ -31,7 +31,7 @@ import requests
 from kgforge.crawl.cache import CachedResponse, ResponseCache
 from kgforge.errors import InputError, KgforgeError
 from kgforge.linking import Linker, Named, name_key
-from kgforge.quads import literal_term
+from kgforge.quads import check_iri, literal_term
 from kgforge.vocab import RDF_TYPE, class_iri
 from kgforge.wikidata.entity import IndexRecord
 from kgforge.wikidata.framing import DumpReader
@@ -457,13 +457,25 @@ def import_xlore_api(ctx: Any) -> None:
 
 
 def _resolve(ctx: Any, client: XloreClient, name: str) -> dict[str, Any] | None:
-    instances = [i for i in client.search_instances(name)
+    where = client.url("query", {"instances": name})
+    try:
+        replies = client.search_instances(name)
+    except XloreApiError as exc:  # this name's reply only (the daily quota still stops the run)
+        ctx.reject(where, f"unusable reply: {exc}")
+        return None
+    instances = [i for i in replies
                  if isinstance(i, dict) and isinstance(i.get("Label"), str) and isinstance(i.get("Uri"), str)]
     exact = [i for i in instances if name_key(i["Label"]) == name_key(name)]
     if len(exact) == 1 and exact[0]["Uri"].startswith(XLORE):
+        try:
+            check_iri(exact[0]["Uri"])
+            literal_term(exact[0]["Label"])
+        except (ValueError, UnicodeEncodeError) as exc:
+            ctx.reject(where, f"unusable instance: {exc}", exact[0])
+            return None
         return exact[0]
     if len(exact) > 1:
-        ctx.reject(client.url("query", {"instances": name}), f"ambiguous: {len(exact)} instances are named {name!r}",
+        ctx.reject(where, f"ambiguous: {len(exact)} instances are named {name!r}",
                    {"candidates": [i["Uri"] for i in exact]})
     else:
         ctx.counts["names_not_found"] += 1

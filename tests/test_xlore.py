@@ -7,7 +7,7 @@ import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from urllib.parse import parse_qs, urlparse
+from urllib.parse import parse_qs, quote_plus, urlparse
 
 import pyoxigraph as ox
 import pytest
@@ -147,7 +147,9 @@ API_GRAPH = {  # name → instances carrying it: (IRI, related names)
     "化身博士": [(I + "bdi7", ["弗雷德里克·马奇"])],
     "弗雷德里克·马奇": [(I + "bdi8", [])],
     "同名": [(I + "bdi5", []), (I + "bdi6", [])],
+    "坏链接": [(I + "bad iri", [])],
 }
+REFUSED = {"坏回复": 404}  # name → the HTTP status the API answers it with
 
 
 class FakeXlore(BaseHTTPRequestHandler):
@@ -165,6 +167,8 @@ class FakeXlore(BaseHTTPRequestHandler):
             self._reply(503, b"busy")
         elif cls.quota:
             self._reply(200, QUOTA_TEXT.encode("utf-8"))
+        elif query.get("instances", [""])[0] in REFUSED:
+            self._reply(REFUSED[query["instances"][0]], b"not here")
         elif "instances" in query:
             word = query["instances"][0]
             found = API_GRAPH.get(word, [(I + "bdi1", ["鲁本·马莫利安"])] if cls.any_word else [])
@@ -258,3 +262,16 @@ def test_api_source_hops_ambiguity_and_quota(server: str, tmp_path: Path) -> Non
 def labelled(store: ox.Store) -> set[str]:
     return {q.subject.value.removeprefix(I) for q in store.quads_for_pattern(None, ox.NamedNode(RDFS_LABEL), None, None)
             if q.subject.value.startswith(I)}
+
+
+def test_api_source_quarantines_a_refused_name_and_a_broken_instance(server: str, tmp_path: Path) -> None:
+    FakeXlore.any_word = False
+    workdir = tmp_path / "kg"
+    store, source = build_source(workdir, "xlore-api", Path("城市之街,坏链接,坏回复"), base_url=server,
+                                 min_interval=0.0, hops=0)
+    assert labelled(store) == {"bdi1"}  # the good seed lands
+    entries = [json.loads(line) for line in (workdir / "film" / source["quarantine_file"]).read_text().splitlines()]
+    reasons = {e["location"].rsplit("=", 1)[-1]: e["reason"] for e in entries}
+    assert set(reasons) == {quote_plus("坏链接"), quote_plus("坏回复")}
+    assert reasons[quote_plus("坏链接")].startswith("unusable instance: not a valid absolute IRI")
+    assert reasons[quote_plus("坏回复")].startswith("unusable reply:") and "HTTP 404" in reasons[quote_plus("坏回复")]
