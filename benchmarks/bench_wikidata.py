@@ -14,7 +14,6 @@ Anchor: simple-wikidata-db, about 59 entities/s per process.
 from __future__ import annotations
 
 import argparse
-import gc
 import json
 import os
 import shutil
@@ -26,6 +25,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from kgforge.gc_pause import paused_gc  # noqa: E402
 from kgforge.schema import load_schema  # noqa: E402
 from kgforge.wikidata.demo import write_dump  # noqa: E402
 from kgforge.wikidata.entity import WikidataConfig  # noqa: E402
@@ -99,14 +99,13 @@ def limit_rate(dump: Path) -> tuple[float, float]:
     framed and decoded exactly as the workers do it, the collector paused as there. Returns entities per wall second and per CPU second."""
     started, cpu = time.perf_counter(), time.process_time()
     count = 0
-    gc.disable()  # as in the workers
-    for _, _, block in DumpReader(dump, decompressor="python").blocks(BATCH_BYTES):
-        view = memoryview(block)
-        for _, _, span in entity_spans(block, 0, len(block)):
-            if span is not None:
-                decode_entity(view, *span)
-                count += 1
-    gc.enable()
+    with paused_gc():  # as in the workers
+        for _, _, block in DumpReader(dump, decompressor="python").blocks(BATCH_BYTES):
+            view = memoryview(block)
+            for _, _, span in entity_spans(block, 0, len(block)):
+                if span is not None:
+                    decode_entity(view, *span)
+                    count += 1
     return count / (time.perf_counter() - started), count / (time.process_time() - cpu)
 
 

@@ -18,11 +18,9 @@ goes to the others.
 
 from __future__ import annotations
 
-import gc
 import hashlib
 import json
 from collections.abc import Iterable, Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -33,6 +31,7 @@ import pyoxigraph as ox
 
 from kgforge.derive import read_pairs
 from kgforge.errors import InputError, KgforgeError
+from kgforge.gc_pause import paused_gc
 from kgforge.jsonio import iter_json_lines
 from kgforge.query import QueryRunner
 from kgforge.resources import query_text
@@ -52,19 +51,6 @@ DIALOGUE_TYPES = {
 RECOMMENDATION_BY_TYPE = {"film": "电影推荐", "song": "音乐推荐", "album": "音乐推荐", "attraction": "兴趣点推荐"}
 CHAT_BY_TYPE = {"star": "关于明星的聊天", "singer": "关于明星的聊天"}
 LIKES_KEYS = ("喜欢的明星", "喜欢的电影", "喜欢的音乐", "喜欢的poi", "likes", "liked")
-
-
-@contextmanager
-def paused_gc() -> Iterator[None]:
-    """No cyclic garbage collection while building many small records (it rescans them all, again and
-    again: a third of an export's time on 30k dialogues); nothing built here holds a cycle."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
 
 
 # ---------------------------------------------------------------- the graph as goal material

@@ -10,7 +10,7 @@ import typer
 from kgforge.commands._app import DEFAULT_WORKDIR, JsonOption, WorkdirOption, app, console, emit_json, show_mapping
 from kgforge.linking import link_domain, start_entity_names
 from kgforge.wikidata.domain_import import import_into_domain
-from kgforge.wikidata.framing import DumpReader
+from kgforge.wikidata.framing import TURTLE_DIRECTIVES, DumpReader
 
 import_app = typer.Typer(no_args_is_help=True, help="Add a Wikidata or XLORE source to a domain's store.")
 app.add_typer(import_app, name="import")
@@ -62,7 +62,7 @@ def _dump_kind(path: Path) -> str:
         if text and not text.startswith(b"#"):
             if text.startswith(b"<"):
                 return "wikidata-nt"
-            return "wikidata-ttl" if text.startswith((b"@prefix", b"@base", b"PREFIX", b"BASE")) else "wikidata"
+            return "wikidata-ttl" if text.startswith(TURTLE_DIRECTIVES) else "wikidata"
     return "wikidata"
 
 

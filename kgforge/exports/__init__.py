@@ -29,7 +29,8 @@ from kgforge.errors import KgforgeError
 from kgforge.exports.formats import FORMATS, GENERIC_SCHEMA_VERSION, Dialogue, write_export
 from kgforge.exports.labels import Labels
 from kgforge.exports.subgraph import SubgraphOptions, select_subgraphs
-from kgforge.goals import paused_gc, read_goals
+from kgforge.gc_pause import paused_gc
+from kgforge.goals import read_goals
 from kgforge.schema import Schema, load_schema
 from kgforge.store import DomainPaths, domain_paths, read_manifest, write_json_atomic
 from kgforge.tables import GraphTables, read_tables

@@ -21,7 +21,8 @@ import polars as pl
 from kgforge.errors import InputError, KgforgeError
 from kgforge.exports import PATH_SCHEMA, TOPIC_SCHEMA, Context, ExportOptions, _assemble, _finish
 from kgforge.exports.subgraph import SubgraphOptions
-from kgforge.goals import EntityIndex, paused_gc
+from kgforge.gc_pause import paused_gc
+from kgforge.goals import EntityIndex
 from kgforge.jsonio import iter_json_container
 from kgforge.text import normalise_label
 

@@ -34,6 +34,7 @@ _STREAM_ERRORS = (EOFError, OSError, zlib.error)  # what a cut or corrupt compre
 _PIECE_BYTES = 1 << 16  # most bytes one read gathers for a block
 _FRAME_LINE_BYTES = 64  # a '[' or ']' framing line is shorter than this (spaces included)
 _Item = TypeVar("_Item")
+TURTLE_DIRECTIVES = (b"@prefix", b"@base", b"PREFIX", b"BASE")  # how a Turtle dump (latest-all.ttl) begins
 
 
 def compression_of(path: Path) -> str:

@@ -10,7 +10,6 @@ Batches and their results travel through a :class:`BatchRing`, not through the p
 
 from __future__ import annotations
 
-import gc
 import json
 import mmap
 import multiprocessing
@@ -27,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from kgforge.errors import KgforgeError
+from kgforge.gc_pause import paused_gc
 from kgforge.wikidata.entity import (
     BadEntity, EntityOutput, IndexRecord, WikidataConfig, index_entity, process_entity,
 )
@@ -157,15 +157,10 @@ def work(batch: Batch, spec: PassSpec, where: tuple[Any, int, int] | None = None
     ``where`` is ``(buffer, start, end)`` when the batch's bytes wait elsewhere (a worker's mapping
     of the ring) rather than in ``batch.data``.
     """
-    collecting = gc.isenabled()
-    gc.disable()  # decoded entities hold no cycles: the collector's passes over them cost ~10% and free nothing
     started = time.process_time()
-    try:
-        result = BatchResult(batch.first_line, batch.end_offset)
+    result = BatchResult(batch.first_line, batch.end_offset)
+    with paused_gc():
         parts = (spec.parser or parse_entities)(batch, spec, *(where or (batch.data, 0, len(batch.data))), result)
-    finally:
-        if collecting:
-            gc.enable()
     result.journal = "".join(parts).encode("utf-8", "backslashreplace")  # lone surrogates in quarantined records
     result.counts["parse_cpu_us"] += int((time.process_time() - started) * 1e6)  # CPU spent parsing, any process
     return result

@@ -24,7 +24,7 @@ import pyoxigraph as ox
 from kgforge.sources import ImportContext
 from kgforge.vocab import RDF_TYPE
 from kgforge.wikidata.dump import import_passes
-from kgforge.wikidata.framing import DumpReader, line_spans
+from kgforge.wikidata.framing import TURTLE_DIRECTIVES, DumpReader, line_spans
 from kgforge.wikidata.nt import SubjectGroup, TripleParts, render_group, take_triple
 from kgforge.wikidata.pipeline import Batch, BatchResult, PassSpec, journal_error
 from kgforge.wikidata.values import P, PQ, PS, WD, WDS, WIKIBASE, iri_term, skolem_iri
@@ -32,7 +32,6 @@ from kgforge.wikidata.values import P, PQ, PS, WD, WDS, WIKIBASE, iri_term, skol
 BLOCK_START = b"data:"
 BEST_RANK = WIKIBASE + "BestRank"
 _RANK = WIKIBASE + "rank"
-_PREFIX_LINES = (b"@prefix", b"@base", b"PREFIX", b"BASE")
 
 
 def import_wikidata_ttl(ctx: ImportContext) -> None:
@@ -45,7 +44,7 @@ def prefix_header(ctx: ImportContext) -> bytes:
     lines: list[bytes] = []
     for _, _, raw in DumpReader(ctx.path, decompressor="python"):
         text = raw.strip()
-        if text and not text.startswith(b"#") and not text.startswith(_PREFIX_LINES):
+        if text and not text.startswith(b"#") and not text.startswith(TURTLE_DIRECTIVES):
             break
         lines.append(raw if raw.endswith(b"\n") else raw + b"\n")
     return b"".join(lines)

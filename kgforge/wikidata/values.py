@@ -15,15 +15,13 @@ from typing import NamedTuple
 from urllib.parse import quote
 
 from kgforge.quads import XSD, check_iri, check_lang, literal_term
+from kgforge import vocab
 
 WD = "http://www.wikidata.org/entity/"
-WDT = "http://www.wikidata.org/prop/direct/"
-P = "http://www.wikidata.org/prop/"
-PS = "http://www.wikidata.org/prop/statement/"
-PQ = "http://www.wikidata.org/prop/qualifier/"
-WDNO = "http://www.wikidata.org/prop/novalue/"
-WDS = "http://www.wikidata.org/entity/statement/"
-WIKIBASE = "http://wikiba.se/ontology#"
+P, WDT, WDS, WIKIBASE = vocab.WIKIDATA_PROP, vocab.WIKIDATA_DIRECT, vocab.STATEMENT_NODE, vocab.WIKIBASE
+PS = P + "statement/"
+PQ = P + "qualifier/"
+WDNO = P + "novalue/"
 GENID = "https://kgforge.org/.well-known/genid/"
 GEO_WKT = "http://www.opengis.net/ont/geosparql#wktLiteral"
 COMMONS_FILE = "http://commons.wikimedia.org/wiki/Special:FilePath/"
