@@ -7,7 +7,7 @@ instead of issuing one SPARQL query per entity.
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import polars as pl
 import pyoxigraph as ox
@@ -29,13 +29,17 @@ class GraphTables:
     labels: pl.DataFrame  # iri, label, lang, preferred (rdfs:label) or not (skos:altLabel)
     types: pl.DataFrame  # iri, class
     relations: pl.DataFrame  # iri, zh, en, kind
+    _domain_facts: pl.DataFrame | None = field(default=None, init=False, repr=False, compare=False)
 
     def domain_facts(self) -> pl.DataFrame:
         """Facts that dialogue stages (derive, goals, export) work with: outside derived graphs, and
         under a relation of the domain's vocabulary (declared in the schema graph, so it has labels
-        and a kind). A source's own unmapped properties, such as Wikidata's wdt:P31, stay out."""
-        return self.facts.filter(~pl.col("graph").str.starts_with(DERIVED_GRAPHS),
-                                 pl.col("p").is_in(self.relations["iri"].implode()))
+        and a kind). A source's own unmapped properties, such as Wikidata's wdt:P31, stay out.
+        Filtered once (the tables never change) however many stages ask."""
+        if self._domain_facts is None:
+            self._domain_facts = self.facts.filter(~pl.col("graph").str.starts_with(DERIVED_GRAPHS),
+                                                   pl.col("p").is_in(self.relations["iri"].implode()))
+        return self._domain_facts
 
     def label_map(self, language: str = "zh") -> dict[str, str]:
         """One display label per IRI: a preferred label in ``language`` first, any label otherwise."""

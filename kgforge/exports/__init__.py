@@ -84,14 +84,9 @@ class Context:
 # ---------------------------------------------------------------- goals → dialogues
 
 
+@paused_gc()
 def export_goals(domain: str, goals_file: Path, options: ExportOptions, out: Path,
                  workdir: Path | str | None = None, tables: GraphTables | None = None) -> dict[str, Any]:
-    with paused_gc():
-        return _export_goals(domain, goals_file, options, out, workdir, tables)
-
-
-def _export_goals(domain: str, goals_file: Path, options: ExportOptions, out: Path,
-                  workdir: Path | str | None, tables: GraphTables | None) -> dict[str, Any]:
     started = time.perf_counter()
     ctx = Context.open(domain, workdir, options.language, tables)
     goals = list(read_goals(goals_file))

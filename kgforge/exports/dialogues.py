@@ -89,14 +89,9 @@ def gold_attrs(dialogue: dict[str, Any]) -> list[tuple[str, str, str]]:
     return list(dict.fromkeys(triples))
 
 
+@paused_gc()
 def export_dialogues(domain: str, dialogues_file: Path, options: ExportOptions, out: Path,
                      workdir: Path | str | None = None) -> dict[str, Any]:
-    with paused_gc():
-        return _export_dialogues(domain, dialogues_file, options, out, workdir)
-
-
-def _export_dialogues(domain: str, dialogues_file: Path, options: ExportOptions, out: Path,
-                      workdir: Path | str | None) -> dict[str, Any]:
     started = time.perf_counter()
     if options.fmt not in ("kdconv", "jsonl", "parquet"):
         raise KgforgeError(f"--dialogues exports KdConv dialogues as kdconv, jsonl or parquet, not {options.fmt!r}")
