@@ -27,6 +27,7 @@ from typing import Any
 
 from kgforge.errors import KgforgeError
 from kgforge.gc_pause import paused_gc
+from kgforge.jsonio import too_deep
 from kgforge.wikidata.entity import (
     BadEntity, EntityOutput, IndexRecord, WikidataConfig, index_entity, process_entity,
 )
@@ -198,13 +199,13 @@ def _handle_line(view: memoryview, span: tuple[int, int], line: int, offset: int
         result.counts["entities_missing"] += 1
         return ""
     try:
-        output = _HANDLERS[spec.mode](entity, spec.cfg)
+        journal = render(_HANDLERS[spec.mode](entity, spec.cfg), line, offset, result.counts)
     except (BadEntity, RecursionError) as exc:
-        reason = "nested too deeply" if isinstance(exc, RecursionError) else str(exc)
+        reason = too_deep(None) if isinstance(exc, RecursionError) else str(exc)
         result.counts["entities_bad"] += 1
         return journal_error(line, offset, f"bad entity: {reason}", _excerpt(view, first, last))
     result.entities += 1
-    return render(output, line, offset, result.counts)
+    return journal
 
 
 def _excerpt(view: memoryview, first: int, last: int) -> str:
@@ -212,18 +213,20 @@ def _excerpt(view: memoryview, first: int, last: int) -> str:
 
 
 def render(output: EntityOutput | IndexRecord, line: int, offset: int, counts: Counter[str]) -> str:
-    """Journal lines of one entity: ``I`` (index record) or ``T``/``E``/``D`` (triples, problems, deprecated)."""
+    """Journal lines of one entity: ``I`` (index record) or ``T``/``E``/``D`` (triples, problems, deprecated).
+
+    ``counts`` are updated only once every line is rendered (a ``RecursionError`` leaves them as they were)."""
     if isinstance(output, IndexRecord):
         return "I " + output.to_line()
-    for key, count in output.counts.items():  # Counter.update is slower for a handful of keys
-        counts[key] += count
     parts = ["T " + "\nT ".join(map(" ".join, output.triples)) + "\n"] if output.triples else []
-    for where, reason, record in output.problems:
-        parts.append(journal_error(line, offset, reason, record, where))
-        counts["statements_bad"] += 1
+    parts += [journal_error(line, offset, reason, record, where) for where, reason, record in output.problems]
     for statement in output.deprecated:
         parts.append("D " + json.dumps({"entity": output.id, "line": line, "statement": statement},
                                        ensure_ascii=False) + "\n")
+    for key, count in output.counts.items():  # Counter.update is slower for a handful of keys
+        counts[key] += count
+    if output.problems:
+        counts["statements_bad"] += len(output.problems)
     return "".join(parts)
 
 
