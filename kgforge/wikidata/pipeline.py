@@ -3,7 +3,9 @@
 Workers decode JSON and turn each entity into its triples (``extract``) or its selection record
 (``index``); results come back in dump order, so the caller can record a checkpoint — the
 decompressed byte offset and line after the last batch it has written — and a killed pass can
-start again from there. A worker that dies or raises fails the whole pass (no silent holes).
+start again from there. A worker that dies or raises fails the whole pass (no silent holes); a
+worker whose reading process dies ends too (:mod:`kgforge.lifeline`), so a killed import leaves no
+process behind and its spool is released.
 
 Batches and their results travel through a :class:`BatchRing`, not through the pool's pipes.
 """
@@ -28,6 +30,7 @@ from typing import Any
 from kgforge.errors import KgforgeError
 from kgforge.gc_pause import paused_gc
 from kgforge.jsonio import too_deep
+from kgforge.lifeline import die_with
 from kgforge.wikidata.entity import (
     BadEntity, EntityOutput, IndexRecord, WikidataConfig, index_entity, process_entity,
 )
@@ -138,8 +141,9 @@ class PassSpec:
 _WORKER: tuple[PassSpec, BatchRing] | None = None
 
 
-def _init_worker(spec: PassSpec, ring: BatchRing) -> None:
+def _init_worker(spec: PassSpec, ring: BatchRing, parent: int) -> None:
     global _WORKER
+    die_with(parent)
     _WORKER = (spec, ring)
 
 
@@ -260,12 +264,14 @@ def run_pass(reader: DumpReader, spec: PassSpec, on_result: Callable[[BatchResul
         handle, name = tempfile.mkstemp(prefix="kgforge-batches-")
         os.close(handle)
         spool = Path(name)
+    else:
+        spool.unlink(missing_ok=True)  # a killed pass's spool: this pass's workers get a file of their own
     ring = BatchRing(spool, 2 * workers, 2 * batch_bytes)
     ring.create()
     context = multiprocessing.get_context("forkserver")
     try:
         with ProcessPoolExecutor(workers, mp_context=context, initializer=_init_worker,
-                                 initargs=(spec, ring)) as pool:
+                                 initargs=(spec, ring, os.getpid())) as pool:
             pending: deque[Future[BatchResult]] = deque()
             for sequence, batch in enumerate(batches(reader, batch_bytes, spec.align)):
                 batch.slot = sequence % ring.slots
