@@ -83,7 +83,15 @@ class Outcome:
     error: str | None = None
 
     def _parsed(self) -> list[ox.Quad]:
-        return list(ox.parse("".join(q + "\n" for q in sorted(self.quads)).encode(), format=ox.RdfFormat.N_QUADS))
+        """The quads, each parsed on its own: one the store would refuse (validating what importers write
+        is the writer's job, tested with it) does not hide the others."""
+        parsed = []
+        for line in sorted(self.quads):
+            try:
+                parsed += ox.parse(line.encode(), format=ox.RdfFormat.N_QUADS)
+            except SyntaxError:
+                continue
+        return parsed
 
     def labels(self) -> set[str]:
         return {q.object.value for q in self._parsed() if q.predicate.value == RDFS_LABEL}

@@ -149,6 +149,8 @@ class DumpReader:
         finally:
             stream.close()
             self._finish(finished)
+        if self.truncated is None and self.offset == 0:
+            self.truncated = f"{self.path}: the dump is empty (not one byte to read)"
         if self.truncated is None and self.saw_open and not self.saw_close:
             self.truncated = (f"{self.path}: the dump has no closing ']' line: it ends at byte {self.offset} "
                               f"(line {self.line}) and is probably truncated; the entities before it were kept")
