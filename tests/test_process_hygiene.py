@@ -60,3 +60,21 @@ def test_killed_wikidata_imports_leave_nothing_running_and_resume_exactly(cli, t
     cli("check", "film", "--workdir", str(killed))
     assert store_quads(cli, killed, tmp_path / "killed.nq") == store_quads(cli, fresh, tmp_path / "fresh.nq")
     assert not open_files(tmp_path)
+
+
+def test_a_query_worker_dies_with_a_killed_query(cli, tmp_path: Path) -> None:
+    """`kgforge query` runs each query in a worker process; killing the command mid-query ends the worker
+    too, instead of leaving it to finish a query nobody waits for, holding the store open."""
+    workdir = tmp_path / "kg"
+    cli("import", "wikidata", str(write_demo_dump(tmp_path / "demo.json")), "--domain", "film",
+        "--workdir", str(workdir), "--json")
+    endless = "SELECT (COUNT(*) AS ?n) WHERE { ?a ?b ?c . ?d ?e ?f . ?g ?h ?i . ?j ?k ?l . ?m ?n2 ?o }"
+    tag = uuid.uuid4().hex
+    try:
+        run = kill_at_random_point(["query", "film", endless, "--timeout", "600", "--workdir", str(workdir)],
+                                   seed=0, window=(0.5, 1.0), tag=tag, ready=lambda: len(tagged_processes(tag)) >= 2)
+        assert run.killed, "the query finished before the kill: make it slower"
+        assert not orphans(tag, grace=5)
+    finally:
+        reap(tag)
+    assert not open_files(workdir)
