@@ -9,8 +9,10 @@ from __future__ import annotations
 import functools
 import json
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeVar
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -25,6 +27,7 @@ from tests.readers import BUILD_SAMPLES, Outcome, Sample, duconv_sessions, durec
 STRICT_RECORDS = {"kdconv", "kdconv-dialogues", "duconv", "durecdial", "wikidata", "wikidata-nt"}
 # the end of the file is marked (a closing bracket), so any cut that loses data must be reported
 CLOSED = {"kdconv", "kdconv-dialogues", "wikidata"}
+T = TypeVar("T")
 SETTINGS = settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
@@ -102,10 +105,19 @@ def test_build_readers_keep_every_record_before_the_damage(name: str, data: st.D
         assert all(entry["location"] and entry["reason"] for entry in outcome.quarantined)
 
 
-def written(folder: Path, damage: Damage, name: str) -> Path:
-    path = folder / name
-    path.write_bytes(damage.data)
-    return path
+def read_damaged(read: Callable[[Path], T], data: bytes, name: str) -> T | InputError:
+    """``read`` of ``data`` written to a file called ``name``, or the InputError it raised."""
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / name
+        path.write_bytes(data)
+        try:
+            return read(path)
+        except InputError as exc:
+            return exc
+
+
+def names_the_file(error: InputError, name: str) -> bool:
+    return str(error).split(":")[0].endswith("/" + name)
 
 
 @SETTINGS
@@ -116,13 +128,11 @@ def test_profiles_before_the_damage_are_kept(data: st.DataObject) -> None:
     originals = [json.loads(record) for record in sample.records]
     for damage in data.draw(damages(sample.data)):
         before = sample.before(damage.position)
-        with tempfile.TemporaryDirectory() as folder:
-            path = written(Path(folder), damage, sample.name)
-            try:
-                profiles, unreadable = read_profiles(path)
-            except InputError as exc:
-                assert before == 0 and str(path) in str(exc), damage.what
-                continue
+        result = read_damaged(read_profiles, damage.data, sample.name)
+        if isinstance(result, InputError):
+            assert before == 0 and names_the_file(result, sample.name), damage.what
+            continue
+        profiles, unreadable = result
         assert profiles[:before] == originals[:before], damage.what
         if must_be_reported(sample, damage):
             assert unreadable and all(u["line"] > before for u in unreadable), damage.what
@@ -133,16 +143,14 @@ def test_profiles_before_the_damage_are_kept(data: st.DataObject) -> None:
 def test_validated_goals_before_the_damage_are_kept(data: st.DataObject) -> None:
     """``goals --validate``: the goal of each DuConv session; a damaged line is listed, never a crash."""
     sample = duconv_sessions()
-    with tempfile.TemporaryDirectory() as folder:
-        originals, _ = read_session_goals(written(Path(folder), Damage("none", sample.data, 0, False), "dev.txt"))
+    originals, _ = read_damaged(read_session_goals, sample.data, sample.name)
     for damage in data.draw(damages(sample.data)):
         before = sample.before(damage.position)
-        with tempfile.TemporaryDirectory() as folder:
-            try:
-                goals, bad = read_session_goals(written(Path(folder), damage, "dev.txt"))
-            except InputError as exc:  # only an empty file
-                assert before == 0 and "file is empty" in str(exc), damage.what
-                continue
+        result = read_damaged(read_session_goals, damage.data, sample.name)
+        if isinstance(result, InputError):  # only an empty file
+            assert before == 0 and "file is empty" in str(result), damage.what
+            continue
+        goals, bad = result
         assert [g for g in goals if g.line <= before] == originals[:before], damage.what
         if must_be_reported(sample, damage):
             assert bad and all(b["line"] > before and b["reason"] for b in bad), damage.what
@@ -157,12 +165,9 @@ def test_export_dialogues_input_is_read_whole_or_refused_with_its_line(data: st.
     originals = [json.loads(record) for record in sample.records]
     for damage in data.draw(damages(sample.data)):
         before = sample.before(damage.position)
-        with tempfile.TemporaryDirectory() as folder:
-            path = written(Path(folder), damage, sample.name)
-            try:
-                dialogues = read_kdconv_dialogues(path)
-            except InputError as exc:
-                assert str(exc).startswith(f"{path}:"), damage.what
-                continue
+        result = read_damaged(read_kdconv_dialogues, damage.data, sample.name)
+        if isinstance(result, InputError):
+            assert names_the_file(result, sample.name), damage.what
+            continue
         assert not must_be_reported(sample, damage), f"{damage.what}: read without a word"
-        assert [{k: v for k, v in d.items() if k != "_line"} for d in dialogues[:before]] == originals[:before]
+        assert [{k: v for k, v in d.items() if k != "_line"} for d in result[:before]] == originals[:before]
