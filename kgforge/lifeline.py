@@ -40,7 +40,9 @@ def _watch(target: Callable[[int], None], argument: int) -> None:
 
 
 def _wait(pidfd: int) -> None:
-    select.select([pidfd], [], [])  # a pidfd turns readable when its process exits
+    poller = select.poll()  # poll, not select: a descriptor number above 1023 is fine
+    poller.register(pidfd, select.POLLIN)  # a pidfd turns readable when its process exits
+    poller.poll()
     _end()
 
 

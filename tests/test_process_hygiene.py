@@ -6,8 +6,12 @@ from __future__ import annotations
 
 import bz2
 import json
+import subprocess
+import sys
 import uuid
 from pathlib import Path
+
+import pytest
 
 from tests.faults import kill_at_random_point, open_files, orphans, reap, tagged_processes
 from tests.test_wikidata_dump import many_entities
@@ -78,3 +82,27 @@ def test_a_query_worker_dies_with_a_killed_query(cli, tmp_path: Path) -> None:
     finally:
         reap(tag)
     assert not open_files(workdir)
+
+
+WATCHER = """
+import os, subprocess, sys, threading, time
+from kgforge import lifeline
+if sys.argv[1] == "poll":
+    del os.pidfd_open  # as where there is no pidfd: the fallback watches by polling
+    lifeline.POLL_SECONDS = 0.05
+watched = subprocess.Popen(["sleep", sys.argv[2]])
+threading.Thread(target=watched.wait, daemon=True).start()  # reaped at once, as a parent's parent does
+if sys.argv[2] == "0":
+    watched.wait()
+lifeline.die_with(watched.pid)
+time.sleep(60)
+sys.exit(0)
+"""
+
+
+@pytest.mark.parametrize("how", ["pidfd", "poll"])
+@pytest.mark.parametrize("lives", ["0", "0.3"])
+def test_die_with_ends_this_process_once_the_watched_one_is_gone(how: str, lives: str) -> None:
+    """Gone before the call, or while this process waits: it exits (status 1) instead of sleeping on."""
+    result = subprocess.run([sys.executable, "-c", WATCHER, how, lives], timeout=30)
+    assert result.returncode == 1
