@@ -33,6 +33,7 @@ from kgforge.derive import read_pairs
 from kgforge.errors import InputError, KgforgeError
 from kgforge.gc_pause import paused_gc
 from kgforge.jsonio import iter_json_lines
+from kgforge.quarantine import warn
 from kgforge.query import QueryRunner
 from kgforge.resources import query_text
 from kgforge.schema import Schema, load_schema
@@ -312,17 +313,23 @@ def _walks(graph: GoalGraph, adjacency: Adjacency, hops: int, want: int, seed: i
 # ---------------------------------------------------------------- DuRecDial-style sequences
 
 
-def read_profiles(path: Path) -> list[dict[str, Any]]:
-    """User profiles, one JSON object a line: a DuRecDial ``user_profile`` (or a session holding one)."""
-    profiles = []
+def read_profiles(path: Path) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """User profiles, one JSON object a line (a DuRecDial ``user_profile``, or a session holding one), and
+    the lines that hold none (``{"line", "reason"}``, warned about): a bad line costs only itself. A file
+    without a single usable profile is an error."""
+    profiles, unreadable = [], []
     for record in iter_json_lines(path):
-        if record.error:
-            raise InputError(f"{path}:{record.line}: {record.error}")
         value = record.value.get("user_profile", record.value) if isinstance(record.value, dict) else None
-        if not isinstance(value, dict):
-            raise InputError(f"{path}:{record.line}: expected a JSON object (a DuRecDial user_profile)")
+        if record.error or not isinstance(value, dict):
+            reason = record.error or "expected a JSON object (a DuRecDial user_profile)"
+            warn(str(path), f"line {record.line}", reason)
+            unreadable.append({"line": record.line, "reason": reason})
+            continue
         profiles.append(value)
-    return profiles
+    if not profiles:
+        raise InputError(f"{path}: no usable profile; "
+                         + "; ".join(f"line {u['line']}: {u['reason']}" for u in unreadable[:5]))
+    return profiles, unreadable
 
 
 def liked_names(profile: dict[str, Any]) -> list[str]:
@@ -452,7 +459,7 @@ def generate(domain: str, options: GoalOptions, out: Path, workdir: Path | str |
              profiles_file: Path | None = None) -> dict[str, Any]:
     paths = domain_paths(domain, workdir)
     graph = GoalGraph.load(paths, options.language)
-    profiles = read_profiles(profiles_file) if profiles_file else None
+    profiles, unreadable = read_profiles(profiles_file) if profiles_file else (None, [])
     with paused_gc():
         goals = sample_goals(graph, options, profiles)
         written = write_goals(goals, out)
@@ -468,7 +475,8 @@ def generate(domain: str, options: GoalOptions, out: Path, workdir: Path | str |
     return {"domain": domain, "out": str(out), "goals": written, "requested": options.n,
             "seed": options.seed, "style": options.style, "kinds": kinds,
             "relations": dict(sorted(relations.items(), key=lambda kv: -kv[1])), "topic_types": types,
-            "build_id": read_manifest(paths)["build_id"]}
+            "build_id": read_manifest(paths)["build_id"]} | (
+            {"profiles": len(profiles), "profiles_unreadable": unreadable} if profiles is not None else {})
 
 
 def read_goals(path: Path) -> Iterator[dict[str, Any]]:
@@ -603,17 +611,25 @@ def validate(domain: str, sessions: Path, workdir: Path | str | None = None) -> 
     """Check each DuConv session's goal against the domain's graph (see ``GoalChecker``)."""
     paths = domain_paths(domain, workdir)
     graph = GoalGraph.load(paths)
-    results, bad = [], []
+    goals, bad = read_session_goals(sessions)
     with QueryRunner(paths) as runner:
         checker = GoalChecker(graph, runner)
-        for record in iter_json_lines(sessions):
-            goal = record.value.get("goal") if isinstance(record.value, dict) else None
-            parsed = parse_duconv_goal(goal, record.line) if not record.error else record.error
-            if isinstance(parsed, str):
-                bad.append({"line": record.line, "reason": parsed})
-                continue
-            results.append(checker.check(parsed))
+        results = [checker.check(goal) for goal in goals]
     return _validation_report(domain, sessions, results, bad)
+
+
+def read_session_goals(sessions: Path) -> tuple[list[ParsedGoal], list[dict[str, Any]]]:
+    """The goal of each DuConv session in ``sessions`` (JSON lines), and the lines without a usable one
+    (``{"line", "reason"}``): a damaged line costs only itself."""
+    goals, bad = [], []
+    for record in iter_json_lines(sessions):
+        goal = record.value.get("goal") if isinstance(record.value, dict) else None
+        parsed = record.error or parse_duconv_goal(goal, record.line)
+        if isinstance(parsed, str):
+            bad.append({"line": record.line, "reason": parsed})
+        else:
+            goals.append(parsed)
+    return goals, bad
 
 
 def _validation_report(domain: str, sessions: Path, results: list[dict[str, Any]],

@@ -8,6 +8,7 @@ gets a QueryTimeout, never a short result.
 from __future__ import annotations
 
 import multiprocessing as mp
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -16,6 +17,7 @@ from typing import Any
 import pyoxigraph as ox
 
 from kgforge.errors import QueryError, QueryTimeout
+from kgforge.lifeline import die_with
 from kgforge.store import DomainPaths
 
 DEFAULT_TIMEOUT = 60.0
@@ -75,10 +77,14 @@ def _run(store: ox.Store, sparql: str, bindings: dict[str, tuple]) -> tuple:
     return ("construct", [tuple(_encode(t) for t in (tr.subject, tr.predicate, tr.object)) for tr in result])
 
 
-def _worker(store_dir: str, conn: Any) -> None:
+def _worker(store_dir: str, conn: Any, parent: int) -> None:
+    die_with(parent)  # a query still running when its caller is killed must not hold the store open
     store = ox.Store.read_only(store_dir)
     while True:
-        message = conn.recv()
+        try:
+            message = conn.recv()
+        except EOFError:  # the caller is gone
+            return
         if message is None:
             return
         sparql, bindings = message
@@ -107,7 +113,7 @@ class QueryRunner:
     def _start(self) -> None:
         context = mp.get_context("spawn")
         parent, child = context.Pipe()
-        self._process = context.Process(target=_worker, args=(self.store_dir, child), daemon=True)
+        self._process = context.Process(target=_worker, args=(self.store_dir, child, os.getpid()), daemon=True)
         self._process.start()
         child.close()
         self._conn = parent

@@ -14,6 +14,19 @@ _SEGMENTATION_SPACE = re.compile(r"(?<![A-Za-z0-9]) +| +(?![A-Za-z0-9])")
 _WHITESPACE_RUN = re.compile(r"\s+")
 
 
+class NotUtf8Error(ValueError):
+    """A line of an input file that is not UTF-8; the message names the byte offset in the file."""
+
+
+def decode_utf8(raw: bytes, offset: int) -> str:
+    """``raw`` (found at byte ``offset`` of its file) as text; raises :class:`NotUtf8Error` naming the
+    offset of its first invalid byte, so that the line is quarantined, never silently altered."""
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise NotUtf8Error(f"not UTF-8 at byte offset {offset + exc.start}") from None
+
+
 def normalise_label(text: str, segmented: bool = True) -> str:
     """NFC and trimmed; for word-segmented text (DuConv) also whitespace runs collapsed and
     segmentation spaces removed. Unsegmented text (KdConv) keeps its spaces as they are."""

@@ -44,11 +44,12 @@ def start(args: list[str], tag: str | None = None, env: dict[str, str] | None = 
 
 def kill_at_random_point(args: list[str], seed: int, window: tuple[float, float],
                          ready: Callable[[], bool] | None = None, env: dict[str, str] | None = None,
-                         cwd: Path | None = None, ready_timeout: float = 120) -> Killed:
+                         cwd: Path | None = None, ready_timeout: float = 120, tag: str | None = None) -> Killed:
     """Run ``kgforge ARGS``; once ``ready()`` holds (default: at once), wait a delay drawn from ``window``
-    by ``random.Random(seed)`` and SIGKILL the process (only the process itself, as ``kill -9 PID`` would)."""
+    by ``random.Random(seed)`` and SIGKILL the process (only the process itself, as ``kill -9 PID`` would).
+    ``tag`` (default: a fresh one) lets ``ready`` look at the run's processes before the kill."""
     delay = random.Random(seed).uniform(*window)
-    process, tag = start(args, env=env, cwd=cwd)
+    process, tag = start(args, tag=tag, env=env, cwd=cwd)
     deadline = time.monotonic() + ready_timeout
     while ready is not None and not ready() and process.poll() is None:
         if time.monotonic() > deadline:
@@ -109,3 +110,21 @@ def reap(tag: str) -> None:
 def part_files(root: Path) -> list[Path]:
     """Temporary files of interrupted writes (``*.part*``, ``*.tmp*``) anywhere under ``root``."""
     return sorted(p for p in root.rglob("*") if p.is_file() and (".part" in p.name or ".tmp" in p.name))
+
+
+def open_files(root: Path) -> list[tuple[int, str]]:
+    """``(pid, path)`` for every file under ``root`` that a live process holds open or mapped (a deleted one
+    shows as ``path (deleted)``): after a killed run has been cleaned up, there should be none."""
+    prefix = str(Path(root).resolve())
+    found = set()
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            targets = [os.readlink(fd) for fd in (entry / "fd").iterdir()]
+            targets += [line.split(None, 5)[-1] for line in (entry / "maps").read_text().splitlines()
+                        if line.count(" ") >= 5]
+        except (FileNotFoundError, ProcessLookupError, PermissionError):
+            continue
+        found.update((int(entry.name), target) for target in targets if target.startswith(prefix))
+    return sorted(found)

@@ -25,7 +25,11 @@ class NameTriple:
 
 
 class NameTriples:
-    """Collects one source's name triples and entity types, then writes them as quads."""
+    """Collects one source's name triples and entity types, then writes them as quads.
+
+    Names of a word-segmented corpus (``segmented``: DuConv) are normalised and keep their surface forms
+    as alternative labels; other names (KdConv) are kept exactly as written.
+    """
 
     def __init__(self, ctx: ImportContext, segmented: bool = False) -> None:
         self.ctx = ctx
@@ -37,6 +41,8 @@ class NameTriples:
         self.types: dict[str, set[str]] = {}
 
     def _name(self, raw: str) -> str:
+        if not self.segmented:
+            return raw  # KdConv names are kept exactly as written: tabs, spaces and all
         name = normalise_label(raw, self.segmented)
         if name != raw.strip():
             self.surface_forms.setdefault(name, set()).add(raw.strip())
