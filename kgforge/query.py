@@ -15,7 +15,8 @@ from typing import Any
 
 import pyoxigraph as ox
 
-from kgforge.errors import QueryError, QueryTimeout
+from kgforge import checks
+from kgforge.errors import ArgumentError, QueryError, QueryTimeout
 from kgforge.store import DomainPaths
 
 DEFAULT_TIMEOUT = 60.0
@@ -114,6 +115,7 @@ class QueryRunner:
 
     def query(self, sparql: str, bindings: Mapping[str, Term] | None = None,
               timeout: float = DEFAULT_TIMEOUT) -> QueryResult:
+        checks.number(timeout, "timeout", above=True)
         if self._process is None or not self._process.is_alive():
             self._start()
         encoded = {name.lstrip("?$"): _encode(term) for name, term in (bindings or {}).items()}
@@ -170,6 +172,10 @@ def parse_binding(spec: str) -> tuple[str, Term]:
         raise QueryError(f"--bind expects VAR=VALUE, got {spec!r}")
     name, _, lang = name.lstrip("?$").partition("@")
     if lang:
+        try:
+            checks.language_tag(lang, f"--bind {name}")
+        except ArgumentError as exc:
+            raise QueryError(str(exc)) from None
         return name, ox.Literal(value, language=lang)
     if value.startswith("<") and value.endswith(">") and len(value) > 2:
         try:
@@ -180,10 +186,19 @@ def parse_binding(spec: str) -> tuple[str, Term]:
 
 
 def read_query_file(path: Path) -> str:
+    """The text of a query file: UTF-8 text, or a QueryError naming the file and the byte at fault."""
     try:
-        return Path(path).read_text(encoding="utf-8")
+        data = Path(path).read_bytes()
     except OSError as exc:
         raise QueryError(f"cannot read query file {path}: {exc}") from exc
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise QueryError(f"{path}: not a UTF-8 text file (byte {exc.start} is {data[exc.start:exc.start + 1]!r}); "
+                         "a query file holds SPARQL text") from None
+    if "\x00" in text:
+        raise QueryError(f"{path}: NUL byte at offset {data.index(0)}: a binary file, not SPARQL text")
+    return text
 
 
 def term_text(term: Term | None) -> str:

@@ -22,7 +22,7 @@ import polars as pl
 import pyoxigraph as ox
 import torch
 
-from kgforge.bundle import Bundle
+from kgforge.bundle import Bundle, bundle_path
 from kgforge.errors import KgforgeError
 from kgforge.query import QueryRunner
 from kgforge.resources import query_text
@@ -139,7 +139,7 @@ _INDEXES: dict[tuple[str, float, str], RelatedIndex] = {}
 
 def open_index(paths: DomainPaths, model: str = "default", device: str = "auto") -> RelatedIndex:
     """The bundle ``models/<model>`` loaded once per process (reloaded when it is retrained)."""
-    path = paths.models / model
+    path = bundle_path(paths, model)
     marker = path / "bundle.json"
     key = (str(path.resolve()), marker.stat().st_mtime if marker.exists() else 0.0, device)
     if key not in _INDEXES:
