@@ -86,6 +86,7 @@ REFUSED = [
     (["embed", "demo", "--name", "../../elsewhere"], "--name"),
     (["crawl", "douban_movie", "--delay", "-1"], "--delay"),
     (["crawl", "douban_movie", "--concurrency", "0"], "--concurrency"),
+    (["crawl", "douban_movie", "--total-timeout", "inf"], "--total-timeout"),
     (["crawl", "no_such_site"], "site"),
     (["query", "demo", "SELECT * {}", "--timeout", "nan"], "--timeout"),
     (["related", "demo", "x", "-k", "0"], "-k"),

@@ -51,6 +51,12 @@ def crawl_command(
                        ] = None,
     read_timeout: Annotated[float, typer.Option(parser=POSITIVE_NUMBER, help="Give up on a response silent this "
                                                                              "many seconds.")] = 30.0,
+    total_timeout: Annotated[float, typer.Option(parser=POSITIVE_NUMBER, help="Give up on a response not complete "
+                                                 "after this many seconds: connect, headers and body together, "
+                                                 "however slowly they trickle in.")] = 120.0,
+    max_crawl_delay: Annotated[float, typer.Option(parser=NON_NEGATIVE_NUMBER, help="Largest robots.txt "
+                                                   "Crawl-delay obeyed: a host asking for more is left for "
+                                                   "--resume (coverage partial, with a warning).")] = 60.0,
     retries: Annotated[int, typer.Option(parser=NON_NEGATIVE, help="Retries on 429, 5xx and network "
                                                                    "errors.")] = 3,
     max_bytes: Annotated[int, typer.Option(parser=POSITIVE, help="Largest response accepted, in bytes.")
@@ -66,7 +72,8 @@ def crawl_command(
     if ignore_robots:
         err_console.print(f"[yellow]warning[/]: robots.txt of {spec.base_url} is ignored at your request")
     config = CrawlConfig(delay=delay, jitter=jitter, per_host_concurrency=concurrency, workers=max(4, concurrency),
-                         cache_max_age=max_age, read_timeout=read_timeout, max_retries=retries, max_bytes=max_bytes,
+                         cache_max_age=max_age, read_timeout=read_timeout, total_timeout=total_timeout,
+                         max_crawl_delay=max_crawl_delay, max_retries=retries, max_bytes=max_bytes,
                          obey_robots=not ignore_robots)
     folder = crawl_dir_for(domain_paths(domain or spec.domain, workdir).root, site)
     summary = crawl(spec, folder, config, limit=limit, resume=resume, restart=restart, show_progress=not json_out)
@@ -74,6 +81,8 @@ def crawl_command(
     warnings = [w for r in records for w in r.warnings]
     result = dict(summary.as_dict(), domain=domain or spec.domain, records=len(records),
                   field_warnings=warnings)
+    for text in summary.partial:
+        err_console.print(f"[yellow]warning[/]: {escape(text)}", soft_wrap=True)
     if json_out:
         emit_json(result)
         return
