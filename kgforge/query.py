@@ -1,13 +1,19 @@
-"""SPARQL over a domain's store: values bound as substitutions, every query under a deadline.
+"""SPARQL over a domain's store: values bound as substitutions, every query under a deadline, no
+outbound request unless asked for.
 
 Queries run in a worker process that holds its own read-only handle. pyoxigraph has no query
 timeout, so a query that runs past its deadline is stopped by ending that process, and the caller
-gets a QueryTimeout, never a short result.
+gets a QueryTimeout, never a short result. Oxigraph answers a ``SERVICE <http://…>`` clause by
+sending the query to that endpoint, and pyoxigraph 0.5 offers no switch or handler to stop it, so a
+query with a SERVICE clause is refused before it runs unless ``allow_service`` is given; the
+clause is found by parsing the query (rdflib's SPARQL parser), not by searching its text.
 """
 
 from __future__ import annotations
 
+import functools
 import multiprocessing as mp
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -114,8 +120,13 @@ class QueryRunner:
         self._conn = parent
 
     def query(self, sparql: str, bindings: Mapping[str, Term] | None = None,
-              timeout: float = DEFAULT_TIMEOUT) -> QueryResult:
+              timeout: float = DEFAULT_TIMEOUT, allow_service: bool = False) -> QueryResult:
+        """Run ``sparql`` with ``bindings`` substituted, stopped after ``timeout`` seconds. A query with a
+        SERVICE clause (which makes this machine call the endpoint it names) needs ``allow_service``."""
         checks.number(timeout, "timeout", above=True)
+        if not allow_service and uses_service(sparql):
+            raise QueryError("the query has a SERVICE clause, which would send requests to the endpoint it "
+                             "names: refused (pass --allow-service, or allow_service=True, to let it through)")
         if self._process is None or not self._process.is_alive():
             self._start()
         encoded = {name.lstrip("?$"): _encode(term) for name, term in (bindings or {}).items()}
@@ -199,6 +210,47 @@ def read_query_file(path: Path) -> str:
     if "\x00" in text:
         raise QueryError(f"{path}: NUL byte at offset {data.index(0)}: a binary file, not SPARQL text")
     return text
+
+
+# Comments, string literals and IRI references, as SPARQL's lexer reads them (long strings first).
+_NOT_CODE = re.compile(r'''
+    \#[^\r\n]*
+  | """(?:[^"\\]|\\.|"(?!""))*"""
+  | '{3}(?:[^'\\]|\\.|'(?!''))*'{3}
+  | "(?:[^"\\\r\n]|\\.)*"
+  | '(?:[^'\\\r\n]|\\.)*'
+  | <[^<>"{}|^`\\\x00-\x20]*>
+''', re.VERBOSE)
+_SERVICE_WORD = re.compile(r"(?<![\w:?$])service(?![\w:])", re.IGNORECASE)
+
+
+@functools.lru_cache(maxsize=256)
+def uses_service(sparql: str) -> bool:
+    """Whether ``sparql`` has a SERVICE clause anywhere (nested groups, subqueries, EXISTS included).
+
+    rdflib's SPARQL 1.1 parser decides. A query it cannot parse (SPARQL 1.2 syntax that Oxigraph
+    accepts) is judged by its tokens instead: with comments, strings and IRIs taken out as SPARQL's
+    lexer takes them, SERVICE standing as a word of its own (not ``?service``, not ``ex:SERVICE``)
+    counts as one."""
+    from pyparsing import ParseBaseException
+    from rdflib.plugins.sparql.parser import parseQuery
+
+    try:
+        return _has_service_pattern(parseQuery(sparql))
+    except (ParseBaseException, RecursionError):
+        return _SERVICE_WORD.search(_NOT_CODE.sub(" ", sparql)) is not None
+
+
+def _has_service_pattern(node: Any) -> bool:
+    from rdflib.plugins.sparql.parserutils import CompValue
+
+    if isinstance(node, CompValue) and node.name == "ServiceGraphPattern":
+        return True
+    if isinstance(node, dict):
+        return any(_has_service_pattern(value) for value in node.values())
+    if isinstance(node, (list, tuple)) or hasattr(node, "asList"):
+        return any(_has_service_pattern(item) for item in node)
+    return False
 
 
 def term_text(term: Term | None) -> str:

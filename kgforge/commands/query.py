@@ -42,6 +42,9 @@ def query_command(
                    ] = "table",
     timeout: Annotated[float, typer.Option(parser=POSITIVE_NUMBER, help="Seconds before the query is stopped.")
                        ] = DEFAULT_TIMEOUT,
+    allow_service: Annotated[bool, typer.Option("--allow-service", help="Let SERVICE clauses call the remote "
+                                                "endpoints they name (refused by default: a query must not "
+                                                "make this machine send requests it was not asked to).")] = False,
     workdir: WorkdirOption = DEFAULT_WORKDIR,
     json_out: JsonOption = False,
 ) -> None:
@@ -52,7 +55,7 @@ def query_command(
     text = read_query_file(file) if file else sparql
     bindings = dict(parse_binding(b) for b in bind)
     with QueryRunner(domain_paths(domain, workdir)) as runner:
-        result = runner.query(text, bindings, timeout=timeout)
+        result = runner.query(text, bindings, timeout=timeout, allow_service=allow_service)
     _print_result(result, fmt)
 
 
