@@ -32,8 +32,8 @@ from typing import Any
 import numpy as np
 import polars as pl
 
+from kgforge import checks
 from kgforge.build import extend_build
-from kgforge.errors import KgforgeError
 from kgforge.quads import check_iri, literal_term
 from kgforge.schema import Schema, load_schema
 from kgforge.store import DomainPaths, domain_paths, read_manifest, write_lock
@@ -67,10 +67,9 @@ class DeriveOptions:
     skip_kinds: tuple[str, ...] = ("text",)
 
     def __post_init__(self) -> None:
-        if self.max_group < 2:
-            raise KgforgeError(f"--max-group must be at least 2 (a pair needs two members), got {self.max_group}")
-        if self.max_pairs < 1:
-            raise KgforgeError(f"--max-pairs must be at least 1, got {self.max_pairs}")
+        checks.whole(self.max_group, "--max-group", 2)  # a pair needs two members
+        checks.whole(self.max_pairs, "--max-pairs", 1)
+        checks.whole(self.seed, "--seed", 0)  # NumPy takes no negative seed
 
     def as_dict(self) -> dict[str, Any]:
         return {"max_group": self.max_group, "max_pairs": self.max_pairs, "seed": self.seed, "stop_relations": sorted(self.stop_relations),

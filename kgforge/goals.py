@@ -29,6 +29,7 @@ import numpy as np
 import polars as pl
 import pyoxigraph as ox
 
+from kgforge import checks
 from kgforge.derive import read_pairs
 from kgforge.errors import InputError, KgforgeError
 from kgforge.gc_pause import paused_gc
@@ -401,6 +402,9 @@ def goal_string(steps: list[dict[str, Any]]) -> str:
 # ---------------------------------------------------------------- sampling entry point
 
 
+STYLES = ("duconv", "kdconv", "durecdial")  # one-/two-step goals, 1-3 hop paths, goal sequences
+
+
 @dataclass(frozen=True)
 class GoalOptions:
     n: int
@@ -411,23 +415,17 @@ class GoalOptions:
     language: str | None = None
 
     def __post_init__(self) -> None:
-        if self.n < 1:
-            raise KgforgeError(f"--n must be at least 1, got {self.n}")
-        if not 0.0 <= self.one_step_ratio <= 1.0:
-            raise KgforgeError(f"--one-step-ratio must lie in [0, 1], got {self.one_step_ratio}")
-        if not 1 <= self.hops[0] <= self.hops[1] <= 3:
-            raise KgforgeError(f"--hops must be a range within 1..3 such as 1..3 or 2..2, got {self.hops}")
-        if self.style not in ("duconv", "kdconv", "durecdial"):
-            raise KgforgeError(f"--style must be duconv, kdconv or durecdial, got {self.style!r}")
+        checks.whole(self.n, "--n", 1)
+        checks.whole(self.seed, "--seed", 0)
+        checks.number(self.one_step_ratio, "--one-step-ratio", maximum=1.0)
+        checks.hop_range(self.hops, "--hops")
+        checks.choice(self.style, "--style", STYLES)
+        checks.optional(checks.language_tag, self.language, "--lang")
 
 
 def parse_hops(text: str) -> tuple[int, int]:
     """``1..3`` or ``2`` → (low, high)."""
-    low, sep, high = text.partition("..")
-    try:
-        return (int(low), int(high) if sep else int(low))
-    except ValueError:
-        raise KgforgeError(f"--hops expects N or LOW..HIGH (e.g. 1..3), got {text!r}") from None
+    return checks.hop_range(text, "--hops")
 
 
 def sample_goals(graph: GoalGraph, options: GoalOptions, profiles: list[dict[str, Any]] | None = None

@@ -25,6 +25,7 @@ from pathlib import Path
 
 import pyoxigraph as ox
 
+from kgforge.checks import folder_name
 from kgforge.errors import BuildError, StoreLockedError, StoreMissingError
 
 DEFAULT_WORKDIR = Path("kg")
@@ -86,8 +87,14 @@ class DomainPaths:
         return target
 
 
+def check_domain_name(name: str) -> str:
+    """``name`` if it can only ever be one folder under the workdir (``travel``, ``film-2``), else an
+    ArgumentError: never a path (``../x``, ``a/b``), never empty, hidden or ``..``."""
+    return folder_name(name, "domain")
+
+
 def domain_paths(domain: str, workdir: Path | str | None = None) -> DomainPaths:
-    return DomainPaths(Path(workdir) if workdir else DEFAULT_WORKDIR, domain)
+    return DomainPaths(Path(workdir) if workdir else DEFAULT_WORKDIR, check_domain_name(domain))
 
 
 @contextmanager

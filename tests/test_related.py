@@ -157,3 +157,34 @@ def test_bundle_saved_in_format_1_still_loads_and_answers_the_same():
         assert [round(score, 4) for _, score in got] == pytest.approx([score for _, score in rows], abs=1e-4)
     model = bundle.model()
     assert torch.allclose(entity_vectors(model, bundle.metric), bundle.vectors)
+
+
+@pytest.fixture(scope="module")
+def url_labels(tmp_path_factory):
+    """A small bundle (PyKEEN's Nations graph) whose first entities are labelled like IRIs: one with a
+    space (not a valid IRI), one a valid IRI that is no entity's IRI."""
+    from pykeen.datasets import Nations
+
+    from kgforge.embed import train_bundle, triple_set_from_ids
+
+    factory = Nations()
+    triple_set = triple_set_from_ids(factory.training.mapped_triples, factory.validation.mapped_triples,
+                                     factory.testing.mapped_triples, list(factory.training.entity_to_id),
+                                     list(factory.training.relation_to_id))
+    iris = triple_set.entities["iri"].to_list()
+    labels = {iri: f"nation {iri}" for iri in iris} | {iris[0]: "http://x y", iris[1]: "http://example.org/site"}
+    workdir = tmp_path_factory.mktemp("kg-urls")
+    config = EmbedConfig(model="DistMult", dim=8, epochs=1, threads=1, evaluation="none")
+    train_bundle(triple_set, config, domain_paths("nations", workdir).models / "default", labels=labels,
+                 progress=False)
+    return workdir, iris
+
+
+def test_labels_that_look_like_iris_resolve_as_labels(url_labels, cli):
+    workdir, iris = url_labels
+    assert related("nations", "http://x y", workdir, k=2)["query"]["iri"] == iris[0]
+    assert related("nations", "http://example.org/site", workdir, k=2)["query"]["iri"] == iris[1]
+    answer = json.loads(cli("related", "nations", "http://x y", "--workdir", str(workdir), "--json").stdout)
+    assert answer["query"] == {"text": "http://x y", "iri": iris[0], "label": "http://x y"}
+    missing = cli("related", "nations", "http://no such y", "--workdir", str(workdir), check=False)
+    assert missing.returncode == 1 and "no entity" in missing.stderr and "Traceback" not in missing.stderr

@@ -7,14 +7,23 @@ from typing import Annotated
 import typer
 
 from kgforge.build import build, check_store, parse_source
-from kgforge.commands._app import DEFAULT_WORKDIR, JsonOption, WorkdirOption, app, console, emit_json, show_mapping
+from kgforge.commands._app import (
+    DEFAULT_WORKDIR,
+    DomainArgument,
+    JsonOption,
+    WorkdirOption,
+    app,
+    console,
+    emit_json,
+    show_mapping,
+)
 from kgforge.schema import load_schema
 from kgforge.sources import source_kinds
 
 
 @app.command("build")
 def build_command(
-    domain: Annotated[str, typer.Argument(help="Domain to build, e.g. travel, film, music, duconv.")],
+    domain: DomainArgument,
     source: Annotated[list[str], typer.Option("--source", "-s", help="Extra source KIND:PATH (repeatable).")] = [],
     schema: Annotated[str, typer.Option(help="Schema name or .toml path (default: the domain's own).")] = "",
     no_schema_sources: Annotated[bool, typer.Option("--no-schema-sources",
@@ -44,7 +53,8 @@ def build_command(
 
 
 @app.command("check")
-def check_command(domain: str, workdir: WorkdirOption = DEFAULT_WORKDIR, json_out: JsonOption = False) -> None:
+def check_command(domain: DomainArgument, workdir: WorkdirOption = DEFAULT_WORKDIR,
+                  json_out: JsonOption = False) -> None:
     """Compare the store with its manifest (per-graph counts, quads checksums)."""
     report = check_store(domain, workdir)
     if json_out:

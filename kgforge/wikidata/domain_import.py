@@ -11,6 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from kgforge import checks
 from kgforge.build import SourceResult, extend_build, import_source, load_graphs, write_schema_graph
 from kgforge.errors import StoreMissingError
 from kgforge.progress import progress_bar
@@ -24,6 +25,7 @@ SCHEMA_FILE = "quads/schema.imports.nq"
 def import_into_domain(domain: str, kind: str, path: Path | str, options: dict[str, Any],
                        workdir: Path | str | None = None, show_progress: bool = True) -> dict[str, Any]:
     """Import ``kind:path`` into ``domain``'s store; returns the source's manifest entry and build id."""
+    checks.selection_options(options)
     paths = domain_paths(domain, workdir)
     with write_lock(paths), progress_bar(show_progress) as progress:
         try:
