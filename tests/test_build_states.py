@@ -13,6 +13,7 @@ import pyoxigraph as ox
 from kgforge.derive import ASSOCIATED_GRAPH
 from kgforge.store import domain_paths, open_read_only
 from kgforge.tables import read_tables
+from kgforge.wikidata.demo import write_demo_dump
 from tests.faults import kill_at_random_point, part_files
 from tests.test_derive import write_sessions
 from tests.test_store import _write_kb
@@ -63,8 +64,9 @@ def test_a_failed_rebuild_is_never_read_by_derive(cli, shared, workdir, tmp_path
 
 def test_two_builds_of_the_same_input_give_identical_quads(cli, shared, workdir, tmp_path):
     """Equal inputs, equal checksums, whatever Python's hash seed: a check can tell a change from noise."""
-    sources = [f"kdconv:{shared(KB_TRAVEL)}", f"duconv:{write_sessions(tmp_path / 'sessions.jsonl')}",
-               f"xlore:{film_dump(tmp_path / 'xlore')}",
+    sources = [f"kdconv:{shared(KB_TRAVEL)}", f"kdconv-dialogues:{shared('kdconv/film/dev.json')}",
+               f"duconv:{write_sessions(tmp_path / 'sessions.jsonl')}", f"xlore:{film_dump(tmp_path / 'xlore')}",
+               f"wikidata:{write_demo_dump(tmp_path / 'wikidata.json.bz2')}",
                f"wikidata-nt:{shared('wikidata_rdf/Q8_happiness.truthy.nt')}"]
     digests = []
     for seed in ("1", "2"):
@@ -76,7 +78,7 @@ def test_two_builds_of_the_same_input_give_identical_quads(cli, shared, workdir,
                  for g, e in graphs.items()}
         assert files == {g: e["sha256"] for g, e in graphs.items()}  # the manifest tells the truth
         digests.append(files)
-    assert len(digests[0]) == 5 and digests[0] == digests[1]
+    assert len(digests[0]) == len(sources) + 1 and digests[0] == digests[1]  # + the schema graph
 
 
 def test_stages_trust_a_quads_file_by_its_checksum_not_its_line_count(cli, workdir, tmp_path):
