@@ -33,10 +33,10 @@ def test_bytes_ff_fe_inside_an_xlore_iri_are_quarantined_and_the_rest_loads(work
                         + f"<{I}bd".encode() + b"\xff\xfe" + f"i9> <http://xlore.org/property/p12> <{I}bdi3> .\n".encode()
                         + f"<{I}bdi7> <http://xlore.org/property/p12> <{I}bdi3> .\n".encode())
     store, source = build_source(workdir, "xlore", folder)
-    [entry] = [e for e in _quarantined(workdir, source) if "IRI" in e["reason"]]
+    [entry] = [e for e in _quarantined(workdir, source) if "UTF-8" in e["reason"]]
     lines = infobox.read_bytes().splitlines()
     assert entry["source"] == str(folder) and entry["location"].startswith(f"{infobox.name} line {len(lines) - 1} ")
-    assert "code point" in entry["reason"]
+    assert "byte offset" in entry["reason"]  # the bytes are refused as they are read, before any IRI is made
     assert objects(store, I + "bdi7", relation_iri("director")) == {ox.NamedNode(I + "bdi3")}  # the next line
     assert objects(store, I + "bdi1", relation_iri("director")) == {ox.NamedNode(I + "bdi3")}
 
@@ -49,7 +49,7 @@ def test_bytes_ff_fe_inside_a_truthy_nt_iri_are_quarantined_and_the_rest_loads(w
     path.write_bytes(b"\n".join(lines) + b"\n")
     store, source = build_source(workdir, "wikidata-nt", path)
     [entry] = _quarantined(workdir, source)
-    assert entry["location"].startswith("line 2 ") and "code point" in entry["reason"]
+    assert entry["location"].startswith("line 2 ") and "not UTF-8" in entry["reason"]
     assert objects(store, WD + "Q1", relation_iri("director")) == {ox.NamedNode(WD + "Q2")}
     assert objects(store, WD + "Q1", RDFS_LABEL) == {ox.Literal("City Streets", language="en")}
 
