@@ -4,10 +4,11 @@ dialogue's gold knowledge it expresses.
 **Mentions.** One Aho-Corasick automaton (pyahocorasick) holds every label and alias (``rdfs:label``,
 ``skos:altLabel``) of the domain's entities, every short value of its facts (relations of kind ``entity`` or
 ``literal``, leaving out the schema's ``type_relation`` and ``stop_relations``: 领域 电影, 性别 女 … are not
-knowledge a response shows), and the names and values of the dialogues' own knowledge. A response is
-matched leftmost-longest, in its unsegmented form for segmented text (see ``segmentation.match_form``);
-forms shorter than ``min_chars`` (2) are not matched. A mention of one of the dialogue's own topics names
-the topic; it is not a fact mention.
+knowledge a response shows), and the names and values of the dialogues' own knowledge. Words that name a
+relation or a type of the schema ("导演", "电影") are read as such, never as values. A response is matched
+leftmost-longest; segmented text in its unsegmented form, each match beginning and ending on a word boundary
+(see ``segmentation.match_form``). Forms shorter than ``min_chars`` (2) are not matched. A mention of one of
+the dialogue's own topics names the topic; it is not a fact mention.
 
 **Fact mentions.** A mention ``m`` of another entity or value is a fact stated about the dialogue's topics:
 
@@ -32,7 +33,6 @@ are micro-averages (sums over all responses); F1 is their harmonic mean.
 
 from __future__ import annotations
 
-import unicodedata
 from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import cached_property
@@ -75,10 +75,13 @@ class KnowledgeIndex:
         if schema is not None:
             self.text_relations |= {r.iri for r in schema.relations.values() if r.kind == "text"}
         self.schema = schema
+        self.skipped_relations = skipped
         names = [*relations["zh"].to_list(), *relations["en"].to_list()]
         if schema is not None:
             names += [name for r in schema.relations.values() for name in (r.zh, r.en, *r.aliases)]
-        self.relation_names = {label_form(name, segmented) for name in names if name}  # read as relations, not values
+            names += [name for t in schema.types.values() for name in (t.zh, t.en)]
+        # "导演", "电影": words that name a relation or a type read as that, not as a value
+        self.vocabulary = {label_form(name, segmented) for name in names if name}
         value_relations = relations.filter(pl.col("kind") != "text", ~pl.col("iri").is_in(list(skipped)))["iri"]
         facts = tables.domain_facts()
         text_facts = facts.filter(pl.col("p").is_in(list(self.text_relations)))
@@ -117,10 +120,12 @@ class KnowledgeIndex:
         schema = load_schema(manifest["schema"]["path"]) if manifest.get("schema", {}).get("path") else None
         return cls(read_tables(paths), schema, segmented, options)
 
-    def is_text_relation(self, relation_label: str) -> bool:
+    def relation_kind(self, relation_label: str) -> str:
+        """``text`` (free text), ``skipped`` (type and stop relations) or ``value``, for a relation's label."""
         if self.schema is None:
-            return False
-        return self.schema.relation_for(relation_label).iri in self.text_relations
+            return "value"
+        iri = self.schema.relation_for(relation_label).iri
+        return "text" if iri in self.text_relations else "skipped" if iri in self.skipped_relations else "value"
 
     # ---------------------------------------------------------------- one evaluation
 
@@ -131,7 +136,7 @@ class KnowledgeIndex:
         context = _Context(self, dialogues)
         mentions, forms = context.mentions(texts)
         statuses, hallucinations = context.judge(mentions, row_dialogues)
-        gold_forms = [None if gold is None else match_form(gold, self.segmented)[0] for gold in golds]
+        gold_forms = [None if gold is None else match_form(gold, self.segmented).form for gold in golds]
         rows = []
         for row, form in enumerate(forms):
             dialogue = row_dialogues[row]
@@ -168,7 +173,9 @@ class _Context:
         for d, dialogue in enumerate(dialogues):
             for topic in dialogue.topics:
                 topic_rows += [(d, node) for node in self.subject_nodes(topic, extra_nodes)]
-            for head, _, tail in (*dialogue.knowledge, *dialogue.gold):
+            for head, relation, tail in (*dialogue.knowledge, *dialogue.gold):
+                if index.relation_kind(relation) != "value":
+                    continue
                 tails = self.value_nodes(tail, extra_nodes)
                 for node in self.subject_nodes(head, extra_nodes):
                     truth_rows += [(d, node, value) for value in tails]
@@ -180,7 +187,7 @@ class _Context:
         self.lengths = {pid: len(form) for form, pid in self.forms.items()}
         self.automaton = ahocorasick.Automaton()
         for form, pid in self.forms.items():
-            if len(form) >= index.options.min_chars and form not in index.relation_names:
+            if len(form) >= index.options.min_chars and form not in index.vocabulary:
                 self.automaton.add_word(form, pid)
         if len(self.automaton):
             self.automaton.make_automaton()
@@ -206,22 +213,22 @@ class _Context:
     # ---------------------------------------------------------------- mentions
 
     def mentions(self, texts: list[str]) -> tuple[pl.DataFrame, list[str]]:
-        """``row, pid, said``: every distinct form a response mentions (leftmost-longest) and how it was
-        written; and each response's matched form."""
+        """``row, pid, said``: every distinct form a response mentions (leftmost-longest, on word boundaries
+        for segmented text) and how it was written; and each response's matched form."""
         rows: list[tuple[int, int, str]] = []
         forms = []
         segmented, searchable = self.index.segmented, len(self.automaton) > 0
         for row, text in enumerate(texts):
-            form, origin = match_form(text, segmented)
-            forms.append(form)
+            matched = match_form(text, segmented)
+            forms.append(matched.form)
             if not searchable:
                 continue
-            written = unicodedata.normalize("NFC", text)
             seen = set()
-            for end, pid in self.automaton.iter_long(form):
-                if pid not in seen:
+            for end, pid in self.automaton.iter_long(matched.form):
+                start = end - self.lengths[pid] + 1
+                if pid not in seen and matched.aligned(start, end):
                     seen.add(pid)
-                    rows.append((row, pid, written[origin[end - self.lengths[pid] + 1]:origin[end] + 1]))
+                    rows.append((row, pid, matched.said(start, end)))
         return pl.DataFrame(rows, schema=MENTION_SCHEMA, orient="row"), forms
 
     def judge(self, mentions: pl.DataFrame, row_dialogues: list[int | None]
@@ -304,7 +311,7 @@ class _Context:
         graph = self.topics.join(self.index.text_facts, on="t").group_by("dialogue").agg(pl.col("text").unique())
         texts: dict[int, list[str]] = {d: values for d, values in graph.iter_rows()}
         for d, dialogue in enumerate(self.dialogues):
-            own = [tail for _, relation, tail in dialogue.knowledge if self.index.is_text_relation(relation)]
+            own = [tail for _, relation, tail in dialogue.knowledge if self.index.relation_kind(relation) == "text"]
             if own:
                 texts[d] = texts.get(d, []) + own
         return {d: list(dict.fromkeys(label_form(text, self.index.segmented) for text in values))
@@ -329,7 +336,7 @@ class _Context:
 
     def expresses(self, form: str, triple: Triple) -> bool:
         value = label_form(triple[2], self.index.segmented)
-        if self.index.is_text_relation(triple[1]) and len(value) > self.index.options.text_overlap:
+        if self.index.relation_kind(triple[1]) == "text" and len(value) > self.index.options.text_overlap:
             return self.overlaps(form, value)
         return bool(value) and value in form
 

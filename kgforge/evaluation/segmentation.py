@@ -20,6 +20,7 @@ from __future__ import annotations
 import re
 import sys
 import unicodedata
+from dataclasses import dataclass
 
 import polars as pl
 
@@ -55,27 +56,50 @@ def tokenize(texts: pl.Series, segmentation: str) -> pl.Series:
     return segmented_form(texts, segmentation).str.strip_chars(PY_WHITESPACE).str.split(" ")
 
 
-def match_form(text: str, segmented: bool) -> tuple[str, list[int]]:
-    """``(form, origin)``: the text labels are matched against, and for each of its characters the index
-    of that character in ``unicodedata.normalize("NFC", text)``.
+@dataclass(frozen=True)
+class MatchText:
+    """A response as labels are matched against it (see :func:`match_form`)."""
+
+    form: str  # the text matched against
+    written: str  # the response, NFC
+    origin: list[int]  # for each character of ``form``, its index in ``written``
+    starts: frozenset[int] | None  # positions of ``form`` where a word begins (None: unsegmented, any)
+    ends: frozenset[int] | None  # positions of ``form`` where a word ends
+
+    def aligned(self, start: int, end: int) -> bool:
+        """Whether ``form[start:end + 1]`` begins and ends on word boundaries (always, for unsegmented text)."""
+        return self.starts is None or (start in self.starts and end in self.ends)
+
+    def said(self, start: int, end: int) -> str:
+        """``form[start:end + 1]`` as the response wrote it (its segmentation spaces kept)."""
+        return self.written[self.origin[start]:self.origin[end] + 1]
+
+
+def match_form(text: str, segmented: bool) -> MatchText:
+    """The text labels are matched against, mapped back to the response.
 
     For ``segmented`` text the form equals ``normalise_label(text)``: words joined without the
-    segmentation spaces, one space kept between two Latin letters or digits ("Sarab Neelam")."""
-    text = unicodedata.normalize("NFC", text)
+    segmentation spaces, one space kept between two Latin letters or digits ("Sarab Neelam"); a match
+    must begin and end on the segmentation's word boundaries (so "北京" is not found in "北京电影学院",
+    nor "科幻" in "科幻片"), while a name may span words cut differently ("时光 网" for "时光网")."""
+    written = unicodedata.normalize("NFC", text)
     if not segmented:
-        return text, list(range(len(text)))
+        return MatchText(written, written, list(range(len(written))), None, None)
     pieces: list[str] = []
     origin: list[int] = []
+    starts, ends = set(), set()
     previous = ""
-    for word in _WORD.finditer(text):
+    for word in _WORD.finditer(written):
         token = word.group()
         if previous and _LATIN_OR_DIGIT.match(previous[-1]) and _LATIN_OR_DIGIT.match(token[0]):
             pieces.append(" ")
             origin.append(word.start() - 1)
+        starts.add(len(origin))
         pieces.append(token)
         origin.extend(range(word.start(), word.end()))
+        ends.add(len(origin) - 1)
         previous = token
-    return "".join(pieces), origin
+    return MatchText("".join(pieces), written, origin, frozenset(starts), frozenset(ends))
 
 
 def label_form(label: str, segmented: bool) -> str:
