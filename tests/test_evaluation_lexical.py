@@ -209,7 +209,7 @@ def test_matched_form_is_the_normalised_label_and_maps_back(words):
     matched = match_form(text, segmented=True)
     assert matched.form == normalise_label(text)
     for i, ch in enumerate(matched.form):  # every character comes from its place in the response
-        assert matched.written[matched.origin[i]] == ch
+        assert matched.said(i, i) == ch
     whole = matched.said(0, len(matched.form) - 1)
     assert whole == unicodedata.normalize("NFC", text).strip()
     assert matched.aligned(0, len(matched.form) - 1)

@@ -16,7 +16,6 @@ from pathlib import Path
 from typing import Any
 
 import polars as pl
-from scipy import stats
 
 from kgforge.evaluation._kgforge import InputError
 from kgforge.evaluation.inputs import table_records
@@ -76,6 +75,8 @@ def _numbers(records: list[tuple[int, dict[str, Any]]], name: str) -> list[float
 
 def correlate(metrics: pl.DataFrame, human: pl.DataFrame) -> list[dict[str, Any]]:
     """Pearson and Spearman of every metric column against every human column (rows aligned)."""
+    from scipy import stats  # imported here: it takes a second, and every kgforge command imports this module
+
     table = []
     for metric in metrics.columns:
         for column in human.columns:

@@ -36,7 +36,6 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Any
 
 import ahocorasick
 import polars as pl
@@ -48,6 +47,8 @@ from kgforge.evaluation.segmentation import label_form, match_form
 LITERAL = "\x1f"  # node keys: an entity is its IRI, a value is LITERAL + its matched form
 GRAPH_VALUES_SHOWN = 5
 MENTION_SCHEMA = {"row": pl.Int64, "pid": pl.Int64, "said": pl.String}
+STATUS_SCHEMA = {"said": pl.String, "status": pl.String}
+HALLUCINATION_SCHEMA = {"topic": pl.String, "relation": pl.String, "said": pl.String, "graph": pl.List(pl.String)}
 PAIR_SCHEMA = {"a": pl.String, "b": pl.String}
 
 
@@ -66,6 +67,8 @@ class KnowledgeIndex:
                  options: KnowledgeOptions = KnowledgeOptions()) -> None:
         self.segmented, self.options = segmented, options
         self.tables = tables
+        self._forms_of: dict[str, str] = {}
+        self._kinds: dict[str, str] = {}
         relations = tables.relations
         skipped = set()
         if schema is not None:
@@ -81,7 +84,7 @@ class KnowledgeIndex:
             names += [name for r in schema.relations.values() for name in (r.zh, r.en, *r.aliases)]
             names += [name for t in schema.types.values() for name in (t.zh, t.en)]
         # "导演", "电影": words that name a relation or a type read as that, not as a value
-        self.vocabulary = {label_form(name, segmented) for name in names if name}
+        self.vocabulary = {self.form_of(name) for name in names if name}
         value_relations = relations.filter(pl.col("kind") != "text", ~pl.col("iri").is_in(list(skipped)))["iri"]
         facts = tables.domain_facts()
         text_facts = facts.filter(pl.col("p").is_in(list(self.text_relations)))
@@ -94,23 +97,29 @@ class KnowledgeIndex:
         values = facts.filter(~pl.col("o_is_entity"))["o"].unique().to_list()
         value_keys = {}
         for value in values:
-            form = label_form(value, segmented)
+            form = self.form_of(value)
             value_keys[value] = LITERAL + form
             pattern_nodes.append((self._form_id(value, form), LITERAL + form))
         self.pattern_nodes = pl.DataFrame(pattern_nodes, schema={"pid": pl.Int64, "node": pl.String},
                                           orient="row").unique()
         facts = facts.with_columns(b=pl.when(pl.col("o_is_entity")).then(pl.col("o"))
                                    .otherwise(pl.col("o").replace_strict(value_keys, default=None)))
-        self.pairs = pl.concat([facts.select(a="s", b="b"), facts.filter(pl.col("o_is_entity")).select(a="o", b="s")]
-                               ).unique()
+        self.pairs = pl.concat([facts.select(a="s", b="b"), facts.filter(pl.col("o_is_entity")).select(a="o", b="s")])
         self.value_relations = facts.select(node="b", p="p").unique()  # which relations a value is a value of
-        self.topic_relations = facts.select(t="s", p="p").unique()  # which relations a topic has values for
+        self.topic_relations = facts.select(t="s", p="p")  # which relations a topic has values for (semi-joined)
         self.facts = facts.select("s", "p", "b")
         self.text_facts = text_facts.select(t="s", text="o")
 
     def _form_id(self, text: str, form: str | None = None) -> int:
-        form = label_form(text, self.segmented) if form is None else form
+        form = self.form_of(text) if form is None else form
         return self.forms.setdefault(form, len(self.forms))
+
+    def form_of(self, text: str) -> str:
+        """``label_form(text)``, remembered: the same names and values come back many times."""
+        form = self._forms_of.get(text)
+        if form is None:
+            form = self._forms_of[text] = label_form(text, self.segmented)
+        return form
 
     @classmethod
     def for_domain(cls, domain: str, workdir: str | None, segmented: bool,
@@ -122,10 +131,12 @@ class KnowledgeIndex:
 
     def relation_kind(self, relation_label: str) -> str:
         """``text`` (free text), ``skipped`` (type and stop relations) or ``value``, for a relation's label."""
-        if self.schema is None:
-            return "value"
-        iri = self.schema.relation_for(relation_label).iri
-        return "text" if iri in self.text_relations else "skipped" if iri in self.skipped_relations else "value"
+        kind = self._kinds.get(relation_label)
+        if kind is None:
+            iri = self.schema.relation_for(relation_label).iri if self.schema is not None else None
+            kind = "text" if iri in self.text_relations else "skipped" if iri in self.skipped_relations else "value"
+            self._kinds[relation_label] = kind
+        return kind
 
     # ---------------------------------------------------------------- one evaluation
 
@@ -136,24 +147,26 @@ class KnowledgeIndex:
         context = _Context(self, dialogues)
         mentions, forms = context.mentions(texts)
         statuses, hallucinations = context.judge(mentions, row_dialogues)
-        gold_forms = [None if gold is None else match_form(gold, self.segmented).form for gold in golds]
-        rows = []
+        stated, gold_sizes, expressed = [], [], []
         for row, form in enumerate(forms):
             dialogue = row_dialogues[row]
-            said = statuses.get(row, [])
-            texts_stated = context.text_facts_stated(form, dialogue) if dialogue is not None else 0
-            true = sum(status == "true" for _, status in said) + texts_stated
-            gold = context.gold_for(row_gold[row], dialogue, gold_forms[row])
-            expressed = sum(context.expresses(form, triple) for triple in gold)
-            rows.append({"k_mentions": len(said) + texts_stated, "k_true": true, "k_gold": len(gold),
-                         "k_expressed": expressed,
-                         "mentions": [{"said": s, "status": status} for s, status in said],
-                         "hallucinations": hallucinations.get(row, [])})
-        return pl.DataFrame(rows, schema={
-            "k_mentions": pl.Int64, "k_true": pl.Int64, "k_gold": pl.Int64, "k_expressed": pl.Int64,
-            "mentions": pl.List(pl.Struct({"said": pl.String, "status": pl.String})),
-            "hallucinations": pl.List(pl.Struct({"topic": pl.String, "relation": pl.String, "said": pl.String,
-                                                 "graph": pl.List(pl.String)}))})
+            stated.append(context.text_facts_stated(form, dialogue) if dialogue is not None else 0)
+            gold = context.gold_for(row_gold[row], dialogue, golds[row])
+            gold_sizes.append(len(gold))
+            expressed.append(sum(context.expresses(form, triple) for triple in gold))
+        rows = pl.DataFrame({"row": range(len(forms)), "texts": stated, "k_gold": gold_sizes, "k_expressed": expressed},
+                            schema={"row": pl.Int64, "texts": pl.Int64, "k_gold": pl.Int64, "k_expressed": pl.Int64})
+        said = statuses.sort("row", "pid").group_by("row", maintain_order=True).agg(
+            values=pl.len(), true=(pl.col("status") == "true").sum(), mentions=pl.struct("said", "status"))
+        wrong = hallucinations.group_by("row", maintain_order=True).agg(
+            hallucinations=pl.struct("topic", "relation", "said", "graph"))
+        return rows.join(said, on="row", how="left").join(wrong, on="row", how="left").sort("row").select(
+            k_mentions=pl.col("values").fill_null(0) + pl.col("texts"),
+            k_true=pl.col("true").fill_null(0) + pl.col("texts"),
+            k_gold="k_gold", k_expressed="k_expressed",
+            mentions=pl.col("mentions").fill_null(pl.lit([], pl.List(pl.Struct(STATUS_SCHEMA)))),
+            hallucinations=pl.col("hallucinations").fill_null(pl.lit([], pl.List(pl.Struct(HALLUCINATION_SCHEMA)))),
+        )
 
 
 class _Context:
@@ -163,7 +176,6 @@ class _Context:
         self.index = index
         self.dialogues = dialogues
         self.forms = dict(index.forms)
-        self._seen: dict[str, str] = {}
         entity_nodes = index.pattern_nodes.filter(~pl.col("node").str.starts_with(LITERAL))
         self.entities_of: dict[int, list[str]] = {}
         for pid, node in entity_nodes.iter_rows():
@@ -193,9 +205,7 @@ class _Context:
             self.automaton.make_automaton()
 
     def _form(self, text: str, extra_nodes: list[tuple[int, str]]) -> tuple[int, str]:
-        form = self._seen.get(text)
-        if form is None:
-            form = self._seen[text] = label_form(text, self.index.segmented)
+        form = self.index.form_of(text)
         if form not in self.forms:
             self.forms[form] = len(self.forms)
             extra_nodes.append((self.forms[form], LITERAL + form))
@@ -231,9 +241,8 @@ class _Context:
                     rows.append((row, pid, matched.said(start, end)))
         return pl.DataFrame(rows, schema=MENTION_SCHEMA, orient="row"), forms
 
-    def judge(self, mentions: pl.DataFrame, row_dialogues: list[int | None]
-              ) -> tuple[dict[int, list[tuple[str, str]]], dict[int, list[dict[str, Any]]]]:
-        """Each fact mention's status (true / contradicted) per row, and the hallucinations per row."""
+    def judge(self, mentions: pl.DataFrame, row_dialogues: list[int | None]) -> tuple[pl.DataFrame, pl.DataFrame]:
+        """``row, pid, said, status``: each fact mention's status (true / contradicted); and the hallucinations."""
         rows = pl.DataFrame({"row": range(len(row_dialogues)), "dialogue": row_dialogues},
                             schema={"row": pl.Int64, "dialogue": pl.Int64})
         candidates = (mentions.join(rows, on="row").join(self.pattern_nodes, on="pid")
@@ -251,14 +260,11 @@ class _Context:
         agreeing = self._agreeing(conflicts)
         true_keys = pl.concat([true.select("row", "pid"), agreeing]).unique()
         contradicted = conflicts.join(true_keys, on=["row", "pid"], how="anti")
-        statuses: dict[int, list[tuple[str, str]]] = {}
         said = mentions.unique(["row", "pid"], keep="first")
-        status_frame = pl.concat([true_keys.with_columns(status=pl.lit("true")),
-                                  contradicted.select("row", "pid").unique().with_columns(status=pl.lit("contradicted"))])
-        for row, _, text, status in status_frame.join(said, on=["row", "pid"]).select(
-                "row", "pid", "said", "status").sort("row", "pid").iter_rows():
-            statuses.setdefault(row, []).append((text, status))
-        return statuses, self._hallucinations(contradicted.join(said, on=["row", "pid"]))
+        statuses = pl.concat([true_keys.with_columns(status=pl.lit("true")),
+                              contradicted.select("row", "pid").unique().with_columns(status=pl.lit("contradicted"))])
+        return (statuses.join(said, on=["row", "pid"]).select("row", "pid", "said", "status"),
+                self._hallucinations(contradicted.join(said, on=["row", "pid"])))
 
     def _agreeing(self, conflicts: pl.DataFrame) -> pl.DataFrame:
         """``row, pid`` of the conflicting mentions that are part of one of the graph's values for the topic and
@@ -274,20 +280,20 @@ class _Context:
         return pl.DataFrame({"form": list(self.forms), "pid": list(self.forms.values())},
                             schema={"form": pl.String, "pid": pl.Int64})
 
-    def _hallucinations(self, contradicted: pl.DataFrame) -> dict[int, list[dict[str, Any]]]:
-        if contradicted.is_empty():
-            return {}
+    def _hallucinations(self, contradicted: pl.DataFrame) -> pl.DataFrame:
+        """``row, topic, relation, said, graph``: each contradicted mention with the topic and relation it
+        contradicts and the graph's values for them (labels)."""
         cases = contradicted.select("row", "t", "p", "said").unique().sort("row", "said", "t", "p")
         held = (cases.select("t", "p").unique().join(self.index.facts, left_on=["t", "p"], right_on=["s", "p"])
-                .group_by("t", "p").agg(values=pl.col("b").sort().head(GRAPH_VALUES_SHOWN)))
+                .sort("b").group_by("t", "p").agg(values=pl.col("b").head(GRAPH_VALUES_SHOWN)))
         names = self._labels(set(cases["t"].to_list()) | set(cases["p"].to_list())
                              | {v for values in held["values"].to_list() for v in values})
-        graph = {(t, p): [names.get(v, v.removeprefix(LITERAL)) for v in values] for t, p, values in held.iter_rows()}
-        out: dict[int, list[dict[str, Any]]] = {}
-        for row, t, p, said in cases.iter_rows():
-            out.setdefault(row, []).append({"topic": names.get(t, t), "relation": names.get(p, p), "said": said,
-                                            "graph": graph.get((t, p), [])})
-        return out
+        def named(node: pl.Expr) -> pl.Expr:
+            return node.replace_strict(names, default=node, return_dtype=pl.String)
+
+        return cases.join(held, on=["t", "p"], how="left", maintain_order="left").select(
+            "row", topic=named(pl.col("t")), relation=named(pl.col("p")), said="said",
+            graph=pl.col("values").fill_null(pl.lit([], pl.List(pl.String))).list.eval(named(pl.element())))
 
     def _labels(self, nodes: set[str]) -> dict[str, str]:
         tables = self.index.tables
@@ -314,7 +320,7 @@ class _Context:
             own = [tail for _, relation, tail in dialogue.knowledge if self.index.relation_kind(relation) == "text"]
             if own:
                 texts[d] = texts.get(d, []) + own
-        return {d: list(dict.fromkeys(label_form(text, self.index.segmented) for text in values))
+        return {d: list(dict.fromkeys(self.index.form_of(text) for text in values))
                 for d, values in texts.items()}
 
     def overlaps(self, form: str, text: str) -> bool:
@@ -322,7 +328,7 @@ class _Context:
         size = min(self.index.options.text_overlap, len(text))
         return size > 0 and any(form[i:i + size] in text for i in range(len(form) - size + 1))
 
-    def gold_for(self, annotated: list[Triple] | None, dialogue: int | None, gold_form: str | None) -> list[Triple]:
+    def gold_for(self, annotated: list[Triple] | None, dialogue: int | None, gold: str | None) -> list[Triple]:
         if annotated is not None:
             return annotated
         if dialogue is None:
@@ -330,12 +336,13 @@ class _Context:
         own = self.dialogues[dialogue]
         if own.gold:
             return own.gold
-        if gold_form is None:
+        if gold is None:
             return []
+        gold_form = match_form(gold, self.index.segmented).form
         return [t for t in dict.fromkeys(own.knowledge) if self.expresses(gold_form, t)]
 
     def expresses(self, form: str, triple: Triple) -> bool:
-        value = label_form(triple[2], self.index.segmented)
+        value = self.index.form_of(triple[2])
         if self.index.relation_kind(triple[1]) == "text" and len(value) > self.index.options.text_overlap:
             return self.overlaps(form, value)
         return bool(value) and value in form

@@ -48,7 +48,9 @@ class LexicalStats:
         self.frame = pl.DataFrame({"pred": predictions, "gold": golds if golds is not None else None},
                                   schema={"pred": pl.List(pl.String), "gold": pl.List(pl.String)})
         self.has_gold = golds is not None
+        self._tokens: dict[str, pl.DataFrame] = {}
         self._ngrams: dict[tuple[str, int], pl.DataFrame] = {}
+        self._overlaps: dict[int, pl.DataFrame] = {}
 
     # ---------------------------------------------------------------- counts
 
@@ -58,15 +60,23 @@ class LexicalStats:
         return rows.join(frame, on="row", how="left").with_columns(
             [pl.col(name).fill_null(value) for name, value in fill.items()]).sort("row")
 
+    def tokens(self, side: str) -> pl.DataFrame:
+        """``row, tok, pos, size``: one row per token of every response, in order."""
+        if side not in self._tokens:
+            self._tokens[side] = (self.frame.select(tok=pl.col(side)).with_row_index("row").explode("tok")
+                                  .drop_nulls("tok").with_columns(pos=pl.int_range(pl.len()).over("row"),
+                                                                  size=pl.len().over("row")))
+        return self._tokens[side]
+
     def ngram_counts(self, side: str, n: int) -> pl.DataFrame:
-        """``row, key, count``: how often each n-gram (tokens joined without a separator) occurs per response."""
+        """``row, key, count``: how often each n-gram (tokens joined without a separator) occurs per response.
+        Rows are contiguous, so the n-gram starting at a token is its row's next ``n`` tokens when
+        ``pos + n <= size``."""
         if (side, n) not in self._ngrams:
-            keys = pl.concat_str([pl.element().shift(-k) for k in range(n)])
-            self._ngrams[side, n] = (
-                self.frame.select(pl.col(side).list.eval(keys.drop_nulls()).alias("key"))
-                .with_row_index("row").explode("key").drop_nulls("key")
-                .group_by("row", "key").agg(count=pl.len())
-            )
+            tokens = self.tokens(side)
+            keys = pl.concat_str([pl.col("tok").shift(-k) for k in range(n)]) if n > 1 else pl.col("tok")
+            self._ngrams[side, n] = (tokens.with_columns(key=keys).filter(pl.col("pos") + n <= pl.col("size"))
+                                     .group_by("row", "key").agg(count=pl.len()))
         return self._ngrams[side, n]
 
     @cached_property
@@ -76,11 +86,13 @@ class LexicalStats:
 
     def overlap(self, n: int) -> pl.DataFrame:
         """``hits, total`` per response: clipped n-gram matches and predicted n-grams of order ``n``."""
-        pred, gold = self.ngram_counts("pred", n), self.ngram_counts("gold", n)
-        hits = pred.join(gold, on=["row", "key"], how="inner").group_by("row").agg(
-            hits=pl.min_horizontal("count", "count_right").sum())
-        totals = pred.group_by("row").agg(total=pl.col("count").sum())
-        return self._rows(hits.join(totals, on="row", how="full", coalesce=True), hits=0, total=0)
+        if n not in self._overlaps:
+            pred, gold = self.ngram_counts("pred", n), self.ngram_counts("gold", n)
+            hits = pred.join(gold, on=["row", "key"], how="inner").group_by("row").agg(
+                hits=pl.min_horizontal("count", "count_right").sum())
+            totals = pred.group_by("row").agg(total=pl.col("count").sum())
+            self._overlaps[n] = self._rows(hits.join(totals, on="row", how="full", coalesce=True), hits=0, total=0)
+        return self._overlaps[n]
 
     def distinct(self, n: int) -> pl.DataFrame:
         """``unique, total`` per response: distinct and all predicted n-grams of order ``n``."""

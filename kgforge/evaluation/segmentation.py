@@ -17,6 +17,7 @@ character of that form remembers its place in the response, so a match maps back
 
 from __future__ import annotations
 
+import bisect
 import re
 import sys
 import unicodedata
@@ -30,8 +31,7 @@ SEGMENTATIONS = ("whitespace", "jieba", "char")
 # str.strip() strips what str.isspace() calls whitespace; polars would strip Unicode White_Space, which
 # leaves out \x1c-\x1f. The official script strips with Python, so the same characters are named here.
 PY_WHITESPACE = "".join(ch for ch in map(chr, range(sys.maxunicode + 1)) if ch.isspace())
-_WORD = re.compile(r"\S+")
-_LATIN_OR_DIGIT = re.compile(r"[A-Za-z0-9]")
+_HAS_SPACE = re.compile(r"\s")
 
 
 def check_segmentation(value: str, what: str = "segmentation") -> str:
@@ -58,21 +58,34 @@ def tokenize(texts: pl.Series, segmentation: str) -> pl.Series:
 
 @dataclass(frozen=True)
 class MatchText:
-    """A response as labels are matched against it (see :func:`match_form`)."""
+    """A response as labels are matched against it (see :func:`match_form`): ``form`` is made of the words of
+    ``written`` (the response, NFC), word ``i`` copied to ``form[starts[i]:]`` from ``written[origins[i]:]``."""
 
-    form: str  # the text matched against
-    written: str  # the response, NFC
-    origin: list[int]  # for each character of ``form``, its index in ``written``
-    starts: frozenset[int] | None  # positions of ``form`` where a word begins (None: unsegmented, any)
-    ends: frozenset[int] | None  # positions of ``form`` where a word ends
+    form: str
+    written: str
+    starts: list[int]  # where each word begins in ``form``
+    origins: list[int]  # where each word begins in ``written``
+    lengths: list[int]
+    segmented: bool
+
+    def _word(self, position: int) -> int:
+        return bisect.bisect_right(self.starts, position) - 1
 
     def aligned(self, start: int, end: int) -> bool:
         """Whether ``form[start:end + 1]`` begins and ends on word boundaries (always, for unsegmented text)."""
-        return self.starts is None or (start in self.starts and end in self.ends)
+        if not self.segmented:
+            return True
+        first, last = self._word(start), self._word(end)
+        return self.starts[first] == start and end == self.starts[last] + self.lengths[last] - 1
 
     def said(self, start: int, end: int) -> str:
         """``form[start:end + 1]`` as the response wrote it (its segmentation spaces kept)."""
-        return self.written[self.origin[start]:self.origin[end] + 1]
+        return self.written[self._written_at(start):self._written_at(end) + 1]
+
+    def _written_at(self, position: int) -> int:
+        word = self._word(position)
+        offset = position - self.starts[word]
+        return self.origins[word] + offset if offset >= 0 else self.origins[word] - 1  # a kept space
 
 
 def match_form(text: str, segmented: bool) -> MatchText:
@@ -84,24 +97,34 @@ def match_form(text: str, segmented: bool) -> MatchText:
     nor "科幻" in "科幻片"), while a name may span words cut differently ("时光 网" for "时光网")."""
     written = unicodedata.normalize("NFC", text)
     if not segmented:
-        return MatchText(written, written, list(range(len(written))), None, None)
+        return MatchText(written, written, [0], [0], [len(written)], False)
     pieces: list[str] = []
-    origin: list[int] = []
-    starts, ends = set(), set()
+    starts: list[int] = []
+    origins: list[int] = []
+    lengths: list[int] = []
+    size = position = 0
     previous = ""
-    for word in _WORD.finditer(written):
-        token = word.group()
-        if previous and _LATIN_OR_DIGIT.match(previous[-1]) and _LATIN_OR_DIGIT.match(token[0]):
+    for token in written.split():  # str.split() cuts at the whitespace runs that \S+ stops at
+        origin = written.find(token, position)
+        position = origin + len(token)
+        if previous and _latin_or_digit(previous[-1]) and _latin_or_digit(token[0]):
             pieces.append(" ")
-            origin.append(word.start() - 1)
-        starts.add(len(origin))
+            size += 1
+        starts.append(size)
+        origins.append(origin)
+        lengths.append(len(token))
         pieces.append(token)
-        origin.extend(range(word.start(), word.end()))
-        ends.add(len(origin) - 1)
+        size += len(token)
         previous = token
-    return MatchText("".join(pieces), written, origin, frozenset(starts), frozenset(ends))
+    return MatchText("".join(pieces), written, starts or [0], origins or [0], lengths or [0], True)
+
+
+def _latin_or_digit(ch: str) -> bool:
+    return ch.isascii() and ch.isalnum()
 
 
 def label_form(label: str, segmented: bool) -> str:
     """A label as it is matched: what :func:`match_form` makes of a text equal to it."""
+    if unicodedata.is_normalized("NFC", label) and not _HAS_SPACE.search(label):
+        return label  # what normalise_label gives for it, without its regular expressions
     return normalise_label(label, segmented)
