@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from kgforge.evaluation import evaluate
 from kgforge.evaluation.lexical import LexicalStats, lcs_length
 from kgforge.evaluation.metrics import official_lines
-from kgforge.evaluation.segmentation import PY_WHITESPACE, match_form, tokenize
+from kgforge.evaluation.segmentation import PY_WHITESPACE, label_form, match_form, tokenize
 from kgforge.text import normalise_label
 from tests.eval_oracle import load_official, run_official
 
@@ -213,3 +213,9 @@ def test_matched_form_is_the_normalised_label_and_maps_back(words):
     whole = matched.said(0, len(matched.form) - 1)
     assert whole == unicodedata.normalize("NFC", text).strip()
     assert matched.aligned(0, len(matched.form) - 1)
+
+
+@given(st.text(alphabet=st.sampled_from(["a", "中", " ", "\u3000", "e", "\u0301", "é", "·", "1", "\x1f"]), max_size=10),
+       st.booleans())
+def test_label_forms_are_normalised_labels(text, segmented):
+    assert label_form(text, segmented) == normalise_label(text, segmented)

@@ -238,12 +238,7 @@ def table_records(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
             raise InputError(f"{path}: not a readable Parquet file ({exc})") from None
         yield from enumerate(frame.to_dicts(), start=1)
     else:
-        for record in iter_json_lines(path):
-            if record.error:
-                raise InputError(f"{path}:{record.line}: {record.error}")
-            if not isinstance(record.value, dict):
-                raise InputError(f"{path}:{record.line}: expected a JSON object per line, got {_kind(record.value)}")
-            yield record.line, record.value
+        yield from json_objects(path)
 
 
 def _excel_records(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
@@ -320,7 +315,8 @@ def _kind(value: Any) -> str:
 # ---------------------------------------------------------------- datasets
 
 
-def _json_lines(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
+def json_objects(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
+    """``(line, object)`` per line of a JSON lines file; anything else stops the reading with its line."""
     for record in iter_json_lines(path):
         if record.error:
             raise InputError(f"{path}:{record.line}: {record.error}")
@@ -341,7 +337,7 @@ def _heads(triples: list[Triple]) -> list[str]:
 
 def read_duconv(path: Path) -> Slots:
     rows, dialogues = [], []
-    for line, record in _json_lines(path):
+    for line, record in json_objects(path):
         goal = record.get("goal")
         if not (isinstance(goal, list) and goal and all(isinstance(t, list) and len(t) == 3 for t in goal)
                 and all(isinstance(x, str) for t in goal for x in t)):
@@ -392,7 +388,7 @@ def read_kdconv(path: Path) -> Slots:
 
 def read_durecdial(path: Path) -> Slots:
     rows, dialogues = [], []
-    for line, record in _json_lines(path):
+    for line, record in json_objects(path):
         conversation = _utterances(path, line, record.get("conversation"), "'conversation'")
         knowledge = _triples(path, line, record.get("knowledge") or [], "knowledge")
         goal = record.get("goal")
@@ -416,7 +412,7 @@ def _bot_first(record: dict[str, Any]) -> bool:
 
 def read_kgforge_export(path: Path) -> Slots:
     dialogues = []
-    for line, record in _json_lines(path):
+    for line, record in json_objects(path):
         def labelled(key: str) -> list[Triple]:
             items = record.get(key) or []
             if not isinstance(items, list) or not all(isinstance(t, dict) for t in items):

@@ -6,8 +6,6 @@ DISTINCT-1/2; BLEU-3/4 and ROUGE-L beside them), knowledge ones in :mod:`kgforge
 
 from __future__ import annotations
 
-from functools import partial
-
 import polars as pl
 
 from kgforge.evaluation.batch import Batch
@@ -18,17 +16,24 @@ OFFICIAL = ("f1", "bleu1", "bleu2", "distinct1", "distinct2")  # what the offici
 register_metric("f1", "character F1 of prediction and gold (official DuConv)", needs=["gold"],
                 corpus=lambda batch: batch.lexical.f1_corpus())(lambda batch: batch.lexical.f1_per_response())
 
+
+def _register_bleu(n: int) -> None:
+    official = " (official DuConv)" if n <= 2 else ""
+    register_metric(f"bleu{n}", f"BLEU-{n}: cover rates of 1..{n}-grams, official DuConv brevity penalty{official}",
+                    needs=["gold"], corpus=lambda batch: batch.lexical.bleu_corpus(n),
+                    )(lambda batch: batch.lexical.bleu_per_response(n))
+
+
+def _register_distinct(n: int) -> None:
+    register_metric(f"distinct{n}", f"DISTINCT-{n}: distinct / all predicted {n}-grams (official DuConv)",
+                    corpus=lambda batch: batch.lexical.distinct_corpus(n),
+                    )(lambda batch: batch.lexical.distinct_per_response(n))
+
+
 for _n in (1, 2, 3, 4):
-    register_metric(f"bleu{_n}", f"BLEU-{_n}: cover rates of 1..{_n}-grams with the official DuConv brevity penalty"
-                    + (" (official DuConv)" if _n <= 2 else ""), needs=["gold"],
-                    corpus=partial(lambda batch, n: batch.lexical.bleu_corpus(n), n=_n),
-                    )(partial(lambda batch, n: batch.lexical.bleu_per_response(n), n=_n))
-
+    _register_bleu(_n)
 for _n in (1, 2):
-    register_metric(f"distinct{_n}", f"DISTINCT-{_n}: distinct over all predicted {_n}-grams (official DuConv)",
-                    corpus=partial(lambda batch, n: batch.lexical.distinct_corpus(n), n=_n),
-                    )(partial(lambda batch, n: batch.lexical.distinct_per_response(n), n=_n))
-
+    _register_distinct(_n)
 register_metric("rouge_l", "ROUGE-L: LCS F-measure over tokens, beta 1.2, mean over responses",
                 needs=["gold"])(lambda batch: batch.lexical.rouge_l_per_response())
 
