@@ -135,3 +135,34 @@ def test_kdconv_travel_gold_and_swapped(tmp_path_factory, tmp_path):
     swapped = evaluate(rotated(dialogues, tmp_path / "swapped.txt", 40), gold=dialogues, domain="travel",
                        workdir=workdir)
     assert swapped["metrics"]["k_recall"] < 0.2 and swapped["metrics"]["k_precision"] < gold["metrics"]["k_precision"]
+
+
+def test_kgforge_export_as_dialogues(duconv, tmp_path):
+    """Goals sampled and exported by kgforge (generic JSONL) give the context of one response per dialogue.
+    A one-step goal links the two topics, so naming the other topic expresses the gold knowledge (a topic
+    named is no fact mention); a literal fact of the subgraph named beside it is a true fact mention."""
+    workdir, _ = duconv
+    goals, export = tmp_path / "goals.jsonl", tmp_path / "export.jsonl"
+    run_cli("goals", "duconv", "--n", "20", "--seed", "0", "--one-step-ratio", "1", "--out", str(goals),
+            "--workdir", str(workdir))
+    run_cli("export", "duconv", "--goals", str(goals), "--format", "jsonl", "--out", str(export),
+            "--workdir", str(workdir))
+    records = [json.loads(line) for line in export.read_text(encoding="utf-8").splitlines()]
+    responses = tmp_path / "pred.txt"
+    def stated(record: dict) -> str:
+        fact = next(t for t in record["triples"] if t["role"] == "fact" and not t["o_is_entity"]
+                    and t["p_label"] not in ("性别", "评论", "时光网短评") and len(t["o_label"]) < 12)
+        return f"我 知道 {record['path'][-1]['o_label']} ， {fact['p_label']} 是 {fact['o_label']} 。"
+
+    responses.write_text("".join(stated(record) + "\n" for record in records), encoding="utf-8")
+    report = evaluate(responses, dialogues=export, domain="duconv", workdir=workdir,
+                      options=EvalOptions(segmentation="whitespace"))
+    assert report["inputs"]["dialogues"]["layout"] == "kgforge"
+    assert report["metrics"]["k_recall"] == 1.0
+    # most of the 20 values are fact mentions; a 职业 such as 导演 is read as the relation word, not a value
+    assert report["metrics"]["k_precision"] >= 0.9 and report["knowledge"]["fact_mentions"] >= 15
+    assert "f1" in report["left_out"]  # no gold responses: reference metrics are left out, with the reason
+    short = tmp_path / "short.txt"
+    short.write_text("一\n", encoding="utf-8")
+    with pytest.raises(Exception, match="20 dialogues and no responses"):
+        evaluate(short, dialogues=export, domain="duconv", workdir=workdir)

@@ -9,7 +9,7 @@ the dialogues' context (topics, knowledge triples, gold knowledge). Layouts, cho
                  official script reads it (a line with fewer than two fields after ``strip()`` is skipped
                  by the script; it is skipped here too, and reported with its line number).
 ``lines``        one response per line (a model's output file); every line counts, empty ones too.
-``table``        JSON lines, CSV or Excel (``.xlsx``, needs openpyxl) with named columns: prediction
+``table``        JSON lines, CSV, Parquet or Excel (``.xlsx``, needs openpyxl) with named columns: prediction
                  (``prediction``/``pred``/``response``/``hypothesis``/``output``), gold (``gold``/``reference``/
                  ``ref``/``target``), optionally ``id``, ``dialogue_id``, ``topics``, ``knowledge``,
                  ``gold_knowledge`` (JSON lists; in CSV cells as JSON text).
@@ -32,6 +32,7 @@ from __future__ import annotations
 import csv
 import json
 import re
+import zipfile
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -246,9 +247,11 @@ def _excel_records(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
         import openpyxl  # optional: only Excel input needs it
     except ImportError:
         raise InputError(f"{path}: reading .xlsx needs openpyxl (pip install 'kgforge[excel]')") from None
+    from openpyxl.utils.exceptions import InvalidFileException
+
     try:
         workbook = openpyxl.load_workbook(path, read_only=True, data_only=True)
-    except Exception as exc:  # openpyxl raises zipfile, KeyError and its own errors for a damaged file
+    except (InvalidFileException, zipfile.BadZipFile, KeyError, ValueError, OSError) as exc:
         raise InputError(f"{path}: not a readable .xlsx workbook ({type(exc).__name__}: {exc})") from None
     try:
         rows = workbook.worksheets[0].iter_rows(values_only=True)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -93,7 +94,7 @@ def evaluate(predictions: Path, *, gold: Path | None = None, dialogues: Path | N
     return report
 
 
-def _knowledge_judge(index: KnowledgeIndex, responses: Responses):
+def _knowledge_judge(index: KnowledgeIndex, responses: Responses) -> Callable[[], pl.DataFrame]:
     frame = responses.frame
     if not responses.dialogues:
         raise KgforgeError("knowledge metrics need each response's dialogue: give --gold or --dialogues as a "
