@@ -69,46 +69,40 @@ class KnowledgeIndex:
         self.tables = tables
         self._forms_of: dict[str, str] = {}
         self._kinds: dict[str, str] = {}
+        self.schema = schema
         relations = tables.relations
-        skipped = set()
-        if schema is not None:
-            skipped = {schema.relations[r].iri for r in (*schema.stop_relations, schema.type_relation)
-                       if r and r in schema.relations}
+        self.skipped_relations = _skipped_relations(schema)
         self.text_relations = set(relations.filter(pl.col("kind") == "text")["iri"].to_list())
         if schema is not None:
             self.text_relations |= {r.iri for r in schema.relations.values() if r.kind == "text"}
-        self.schema = schema
-        self.skipped_relations = skipped
-        names = [*relations["zh"].to_list(), *relations["en"].to_list()]
-        if schema is not None:
-            names += [name for r in schema.relations.values() for name in (r.zh, r.en, *r.aliases)]
-            names += [name for t in schema.types.values() for name in (t.zh, t.en)]
         # "导演", "电影": words that name a relation or a type read as that, not as a value
-        self.vocabulary = {self.form_of(name) for name in names if name}
-        value_relations = relations.filter(pl.col("kind") != "text", ~pl.col("iri").is_in(list(skipped)))["iri"]
+        self.vocabulary = {self.form_of(name) for name in _vocabulary_words(relations, schema)}
+        value_relations = relations.filter(pl.col("kind") != "text",
+                                           ~pl.col("iri").is_in(list(self.skipped_relations)))["iri"]
         facts = tables.domain_facts()
-        text_facts = facts.filter(pl.col("p").is_in(list(self.text_relations)))
+        self.text_facts = facts.filter(pl.col("p").is_in(list(self.text_relations))).select(t="s", text="o")
         facts = facts.filter(pl.col("p").is_in(value_relations.implode()))
         self.forms: dict[str, int] = {}
-        pattern_nodes: list[tuple[int, str]] = []
-        labels = tables.labels.select("iri", "label").unique()
-        for iri, label in labels.iter_rows():
-            pattern_nodes.append((self._form_id(label), iri))
-        values = facts.filter(~pl.col("o_is_entity"))["o"].unique().to_list()
-        value_keys = {}
-        for value in values:
-            form = self.form_of(value)
-            value_keys[value] = LITERAL + form
-            pattern_nodes.append((self._form_id(value, form), LITERAL + form))
-        self.pattern_nodes = pl.DataFrame(pattern_nodes, schema={"pid": pl.Int64, "node": pl.String},
-                                          orient="row").unique()
+        value_keys = self._patterns(tables.labels, facts)
         facts = facts.with_columns(b=pl.when(pl.col("o_is_entity")).then(pl.col("o"))
                                    .otherwise(pl.col("o").replace_strict(value_keys, default=None)))
         self.pairs = pl.concat([facts.select(a="s", b="b"), facts.filter(pl.col("o_is_entity")).select(a="o", b="s")])
         self.value_relations = facts.select(node="b", p="p").unique()  # which relations a value is a value of
         self.topic_relations = facts.select(t="s", p="p")  # which relations a topic has values for (semi-joined)
         self.facts = facts.select("s", "p", "b")
-        self.text_facts = text_facts.select(t="s", text="o")
+
+    def _patterns(self, labels: pl.DataFrame, facts: pl.DataFrame) -> dict[str, str]:
+        """Fills ``forms`` and ``pattern_nodes`` with every entity label and every literal value; returns
+        each literal value's node key."""
+        pattern_nodes = [(self._form_id(label), iri) for iri, label in labels.select("iri", "label").unique().iter_rows()]
+        value_keys = {}
+        for value in facts.filter(~pl.col("o_is_entity"))["o"].unique().to_list():
+            form = self.form_of(value)
+            value_keys[value] = LITERAL + form
+            pattern_nodes.append((self._form_id(value, form), LITERAL + form))
+        self.pattern_nodes = pl.DataFrame(pattern_nodes, schema={"pid": pl.Int64, "node": pl.String},
+                                          orient="row").unique()
+        return value_keys
 
     def _form_id(self, text: str, form: str | None = None) -> int:
         form = self.form_of(text) if form is None else form
@@ -167,6 +161,23 @@ class KnowledgeIndex:
             mentions=pl.col("mentions").fill_null(pl.lit([], pl.List(pl.Struct(STATUS_SCHEMA)))),
             hallucinations=pl.col("hallucinations").fill_null(pl.lit([], pl.List(pl.Struct(HALLUCINATION_SCHEMA)))),
         )
+
+
+def _skipped_relations(schema: Schema | None) -> set[str]:
+    """The schema's type relation and stop relations: their values are not knowledge a response shows."""
+    if schema is None:
+        return set()
+    return {schema.relations[r].iri for r in (*schema.stop_relations, schema.type_relation)
+            if r and r in schema.relations}
+
+
+def _vocabulary_words(relations: pl.DataFrame, schema: Schema | None) -> list[str]:
+    """The names of the domain's relations and types, in every language and alias."""
+    names = [*relations["zh"].to_list(), *relations["en"].to_list()]
+    if schema is not None:
+        names += [name for r in schema.relations.values() for name in (r.zh, r.en, *r.aliases)]
+        names += [name for t in schema.types.values() for name in (t.zh, t.en)]
+    return [name for name in names if name]
 
 
 class _Context:
