@@ -11,7 +11,6 @@ in the graph (ties by name) so that each entity has one type.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from functools import cached_property
 
@@ -28,7 +27,10 @@ WIKIDATA_ENTITY = "http://www.wikidata.org/entity/"
 INSTANCE_OF = WIKIDATA_DIRECT + "P31"
 OCCUPATION_PROPERTY = WIKIDATA_DIRECT + "P106"
 QUALIFIER = WIKIDATA_PROP + "qualifier/"
-_DATE = re.compile(r"^-?\d{3,4}(-\d\d(-\d\d)?)?(T[\d:.]+Z?)?$|^\d{4}年(\d{1,2}月(\d{1,2}日)?)?$")
+XSD = "http://www.w3.org/2001/XMLSchema#"
+CANONICALISED = ("decimal", "integer", "double", "float", "boolean", "int", "long", "short", "byte",
+                 "nonNegativeInteger", "positiveInteger", "negativeInteger", "nonPositiveInteger",
+                 "unsignedInt", "unsignedLong", "unsignedShort", "unsignedByte")
 
 
 @dataclass
@@ -154,7 +156,7 @@ class QAGraph:
     def typed_facts(self) -> pl.DataFrame:
         """Every fact except type statements, with the subject's type and the object's display text
         (null for an entity that has no label): the material of F(t)."""
-        facts = self.tables.facts.filter(~pl.col("p").is_in(list(self.type_predicates)))
+        facts = canonical_literals(self.tables.facts.filter(~pl.col("p").is_in(list(self.type_predicates))))
         texts = self.names.select(o="iri", o_text="label")
         with_text = facts.join(texts, on="o", how="left").with_columns(
             o_text=pl.when(pl.col("o_is_entity")).then(pl.col("o_text")).otherwise(pl.col("o")))
@@ -205,5 +207,23 @@ class QAGraph:
                             ).unique(maintain_order=True).cast(schema)
 
 
-def looks_like_date(value: str) -> bool:
-    return bool(_DATE.match(value))
+def canonical_literals(facts: pl.DataFrame) -> pl.DataFrame:
+    """Typed literals written as the store holds them: Oxigraph keeps numbers and booleans in canonical
+    form (``+1.96`` → ``1.96``, ``007`` → ``7``) while the build's N-Quads keep them as the source wrote
+    them, so an answer must be the canonical value to be the store's. Each distinct value is put through
+    an in-memory Oxigraph store once."""
+    typed = facts.filter(pl.col("o_datatype").str.starts_with(XSD).fill_null(False),
+                         pl.col("o_datatype").is_in([XSD + t for t in CANONICALISED])).select("o", "o_datatype").unique()
+    if typed.is_empty():
+        return facts
+    store = ox.Store()
+    subject = ox.NamedNode("urn:kgforge:qa:canonical")
+    pairs = typed.rows()
+    for number, (value, datatype) in enumerate(pairs):
+        store.add(ox.Quad(subject, ox.NamedNode(f"urn:kgforge:qa:{number}"),
+                          ox.Literal(value, datatype=ox.NamedNode(datatype))))
+    canonical = {(pairs[int(q.predicate.value.rsplit(":", 1)[1])]): q.object.value for q in store}
+    lookup = pl.DataFrame([(v, d, canonical.get((v, d), v)) for v, d in pairs],
+                          schema={"o": pl.String, "o_datatype": pl.String, "canonical": pl.String}, orient="row")
+    return facts.join(lookup, on=["o", "o_datatype"], how="left").with_columns(
+        o=pl.coalesce("canonical", "o")).drop("canonical")
