@@ -69,7 +69,7 @@ def select_predicates(graph: QAGraph, options: SelectorOptions | None = None, ll
     for type_id, chosen in selections.items():
         open_to_judgement = [p for p in chosen.predicates if p["reason"].startswith(_JUDGEMENT_CALLS)]
         for start in range(0, len(open_to_judgement), MAX_PREDICATES_PER_CALL):
-            chunk = [(f"p{start + i + 1}", {**p, "example": examples.get((type_id, p["predicate"]))})
+            chunk = [(f"p{i + 1}", {**p, "example": examples.get((type_id, p["predicate"]))})
                      for i, p in enumerate(open_to_judgement[start:start + MAX_PREDICATES_PER_CALL])]
             keep = llm.ask(selection_messages(chosen.label, graph.language, chunk), keep_check({k for k, _ in chunk}),
                            f"select {type_id} predicates {start + 1}-{start + len(chunk)}")

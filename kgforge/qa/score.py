@@ -42,9 +42,16 @@ def _t2s() -> opencc.OpenCC:
 
 @lru_cache(maxsize=1 << 16)
 def normalise(text: str) -> str:
-    """Width, script (Traditional → Simplified), case, punctuation and spaces folded away."""
-    text = _t2s().convert(unicodedata.normalize("NFKC", text)).casefold()
-    return "".join(c for c in text if not unicodedata.category(c).startswith(("P", "Z", "C")) and not c.isspace())
+    """Width, script (Traditional → Simplified), case, punctuation and spaces folded away; repeated to a
+    fixed point, since dropping a mark can let NFKC compose what stood around it."""
+    for _ in range(4):
+        folded = _t2s().convert(unicodedata.normalize("NFKC", text)).casefold()
+        folded = unicodedata.normalize("NFKC", "".join(
+            c for c in folded if not unicodedata.category(c).startswith(("P", "Z", "C")) and not c.isspace()))
+        if folded == text:
+            break
+        text = folded
+    return text
 
 
 @lru_cache(maxsize=1 << 16)
