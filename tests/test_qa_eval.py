@@ -8,7 +8,7 @@ from pathlib import Path
 
 import opencc
 import pytest
-from hypothesis import given, strategies as st
+from hypothesis import given, settings, strategies as st
 
 from kgforge.qa import GenerateOptions, evaluate, generate_dataset
 from kgforge.qa.score import correct, normalise
@@ -125,6 +125,7 @@ def test_normalisation_and_values() -> None:
                                                           "names": ["Douglas Adams"]}]})
 
 
+@settings(deadline=None)  # OpenCC's dictionary loads on the first call
 @given(st.text(max_size=30))
 def test_normalise_is_idempotent_and_blind_to_case_width_and_punctuation(text: str) -> None:
     once = normalise(text)

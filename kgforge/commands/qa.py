@@ -15,6 +15,7 @@ from kgforge.qa import (
     DEFAULT_KEY_ENV, GenerateOptions, LLMSettings, SelectorOptions, evaluate, generate_dataset, llm_templates,
     predicates, select,
 )
+from kgforge.qa.generate import configurations
 from kgforge.qa.kg import ArgumentError, Quarantine
 
 qa_app = typer.Typer(no_args_is_help=True, help="Conversational factoid QA datasets from the graph (ConvKGYarn).")
@@ -121,9 +122,13 @@ def generate_command(
     """Conversational QA turns from the graph: 24 questions per fact over the paper's configurations."""
     chosen = tuple(p for p, on in (("deixis", deixis), ("disfluency", disfluency), ("typos", typos)) if on)
     if original and chosen:
-        raise ArgumentError("--original", "cannot be combined with --deixis, --disfluency or --typos")
+        raise typer.BadParameter("cannot be combined with --deixis, --disfluency or --typos", param_hint="--original")
     phenomena = () if original else (chosen or None)
     interactions = ("voice", "text") if interaction == "both" else (interaction,)
+    try:  # refused before anything runs, as a bad argument
+        configurations(interactions, phenomena)
+    except ArgumentError as exc:
+        raise typer.BadParameter(exc.problem, param_hint=exc.what) from None
     options = GenerateOptions(n=n, turns=turns, seed=seed, interactions=interactions, phenomena=phenomena,
                               variants=variants, related=related, model=model)
     report = generate_dataset(domain, out, options, workdir, lang, selection, templates, convquestions)

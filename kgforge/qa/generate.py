@@ -20,8 +20,8 @@ import json
 import os
 import random
 import time
-from collections.abc import Callable, Iterator
-from dataclasses import asdict, dataclass, field
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import IO, Any
 
@@ -35,6 +35,7 @@ from kgforge.qa.select import TypeSelection
 from kgforge.qa.templates import TemplateSet, TypeWords
 
 PHENOMENA = ("deixis", "disfluency", "typos")
+_json = json.encoder.encode_basestring  # a str as a JSON string, non-ASCII kept (json.dumps' own, in C)
 NOISE = {"voice": "disfluency", "text": "typos"}  # the phenomenon each interaction adds besides deixis
 
 
@@ -44,11 +45,11 @@ class Config:
     deixis: bool = False
     disfluency: bool = False
     typos: bool = False
+    name: str = field(init=False)
 
-    @property
-    def name(self) -> str:
+    def __post_init__(self) -> None:
         parts = [p for p in PHENOMENA if getattr(self, p)]
-        return f"{self.interaction}-{'+'.join(parts) or 'original'}"
+        object.__setattr__(self, "name", f"{self.interaction}-{'+'.join(parts) or 'original'}")
 
 
 def configurations(interactions: tuple[str, ...], phenomena: tuple[str, ...] | None) -> list[Config]:
@@ -63,8 +64,9 @@ def configurations(interactions: tuple[str, ...], phenomena: tuple[str, ...] | N
             continue
         wrong = [p for p in phenomena if p in NOISE.values() and p != noise]
         if wrong:
-            raise ArgumentError("--" + wrong[0], f"{wrong[0]} belong to {'voice' if wrong[0] == 'disfluency' else 'text'}"
-                                f" interactions, not {interaction}: choose --interaction accordingly")
+            home = "voice" if wrong[0] == "disfluency" else "text"
+            raise ArgumentError("--" + wrong[0], f"{wrong[0]} belong to {home} interactions, not {interaction}: "
+                                f"add --interaction {home}")
         configs.append(Config(interaction, **{p: True for p in phenomena}))
     return configs
 
@@ -148,7 +150,7 @@ def build_units(material: Material, subjects: list[str]) -> dict[str, list[Unit]
     names = graph.names.select(o="iri", names="names")
     facts = facts.join(names, on="o", how="left").with_columns(
         names=pl.when(pl.col("o_is_entity")).then(pl.col("names")).otherwise(pl.concat_list(pl.col("o"))))
-    grouped = facts.sort("s", "rank", "o").group_by("s", "p", "type", maintain_order=True).agg(
+    grouped = facts.sort("s", "rank", "o", "o_datatype", "o_lang").group_by("s", "p", "type", maintain_order=True).agg(
         answers=pl.struct(value="o", is_entity="o_is_entity", text="o_text", names="names",
                           datatype="o_datatype", lang="o_lang"))
     asks = _asks_by_predicate(material)
@@ -256,12 +258,11 @@ def spin_yarns(material: Material, options: GenerateOptions, partners: Partners 
         partner_units = units.get(partner, []) if partner else []
         chosen = _pick_units(units.get(seed_entity, []), max(1, options.turns - (1 if partner_units else 0)), picker)
         if partner_units and chosen:
-            extra = picker.choice(partner_units)
-            chosen.append(Unit(**{**asdict(extra), "related": True}))
+            chosen.append(replace(picker.choice(partner_units), related=True))
         if not chosen:
             skipped["seeds_without_units"] += 1
             continue
-        yarn = Yarn(index, seed_entity, [seal(Unit(**asdict(u))) for u in chosen])
+        yarn = Yarn(index, seed_entity, [seal(replace(u)) for u in chosen])
         yarn.id = _yarn_id(material.graph.paths.domain, options.seed, index, yarn.units)
         yarns.append(yarn)
     return yarns, skipped
@@ -393,15 +394,22 @@ class Writers:
             path.with_name(path.name + ".part").unlink(missing_ok=True)
 
 
-def turn_lines(material: Material, yarn: Yarn, config: Config, variant: int, turns: list[Turn]) -> Iterator[str]:
-    domain, language = material.graph.paths.domain, material.templates.language
+def turn_lines(material: Material, yarn: Yarn, config: Config, variant: int, turns: list[Turn]) -> list[str]:
+    """The JSON lines of one rendering. Written by hand around the one string that varies (ids, config
+    names and the domain are plain ASCII or already JSON), since this is the hot loop: one json.dumps
+    per turn would cost a fifth of the run."""
     conversation = f"{yarn.id}-{config.name}-{variant}"
+    head = (f'"conversation_id":"{conversation}","yarn_id":"{yarn.id}","domain":{_json(material.graph.paths.domain)},'
+            f'"language":{_json(material.templates.language)},"config":"{config.name}",'
+            f'"interaction":"{config.interaction}","variant":{variant},')
+    lines = []
     for number, (unit, turn) in enumerate(zip(yarn.units, turns)):
-        head = {"id": f"{conversation}-t{number}", "conversation_id": conversation, "yarn_id": yarn.id,
-                "domain": domain, "language": language, "config": config.name, "interaction": config.interaction,
-                "variant": variant, "turn": number, "question": turn.question,
-                "phenomena": {"deixis": turn.deixis, "disfluency": turn.disfluency, "typo": turn.typo}}
-        yield json.dumps(head, ensure_ascii=False, separators=(",", ":"))[:-1] + "," + unit.static_json + "}\n"
+        phenomena = (f'{{"deixis":{"true" if turn.deixis else "false"},"disfluency":'
+                     f'{_json(turn.disfluency) if turn.disfluency else "null"},"typo":'
+                     f'{json.dumps(turn.typo, ensure_ascii=False, separators=(",", ":")) if turn.typo else "null"}}}')
+        lines.append(f'{{"id":"{conversation}-t{number}",{head}"turn":{number},"question":{_json(turn.question)},'
+                     f'"phenomena":{phenomena},{unit.static_json}}}\n')
+    return lines
 
 
 def convquestions_line(material: Material, yarn: Yarn, turns: list[Turn]) -> str:

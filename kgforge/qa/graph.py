@@ -111,7 +111,8 @@ class QAGraph:
         refined = base.join(self._occupations(), on="iri", how="left").select(
             "iri", type=pl.when(pl.col("occupation").is_not_null())
             .then(pl.col("type") + "/" + pl.col("occupation")).otherwise(pl.col("type")))
-        return refined.with_columns(type_label=pl.col("type").map_elements(self.type_label, return_dtype=pl.String))
+        labels = {type_id: self.type_label(type_id) for type_id in refined["type"].unique().to_list()}
+        return refined.with_columns(type_label=pl.col("type").replace_strict(labels, return_dtype=pl.String))
 
     def type_label(self, type_id: str) -> str:
         """``star/演员`` → 明星/演员; ``Q5`` → the class's label when the store has one."""
@@ -161,7 +162,7 @@ class QAGraph:
         with_text = facts.join(texts, on="o", how="left").with_columns(
             o_text=pl.when(pl.col("o_is_entity")).then(pl.col("o_text")).otherwise(pl.col("o")))
         typed = with_text.join(self.entity_types.select(s="iri", type="type"), on="s", how="inner")
-        return typed.unique(["s", "p", "o", "o_is_entity", "o_lang", "o_datatype"], keep="first", maintain_order=True)
+        return typed.unique(["s", "p", "o", "o_is_entity", "o_lang", "o_datatype"], keep="first")
 
     @cached_property
     def facts(self) -> pl.DataFrame:

@@ -93,21 +93,28 @@ def _edit(word: str, kind: str, rng: random.Random) -> tuple[int, str, str] | No
 
 
 def _homophone(question: str, rng: random.Random) -> tuple[str, Typo] | None:
-    table = homophones()
-    places = [m.start() for m in _HAN.finditer(question)
-              if m.group() not in FUNCTION_CHARS and len(table.get(reading(m.group()), ())) > 1]
+    places = [i for i, char in enumerate(question) if alternatives(char)]
     if not places:
         return None
     i = rng.choice(places)
     original = question[i]
-    replacement = rng.choice([c for c in table[reading(original)] if c != original])
+    replacement = rng.choice(alternatives(original))
     return question[:i] + replacement + question[i + 1:], Typo("homophone", i, original, replacement)
+
+
+@lru_cache(maxsize=1 << 16)
+def alternatives(char: str) -> tuple[str, ...]:
+    """The common characters read like ``char`` (none for function characters and non-Han ones)."""
+    if char in FUNCTION_CHARS or not _HAN.match(char):
+        return ()
+    return tuple(c for c in homophones().get(reading(char), ()) if c != char)
 
 
 @lru_cache(maxsize=1 << 14)
 def reading(char: str) -> str:
-    """The character's most common pinyin, with its tone (pypinyin)."""
-    return pypinyin.pinyin(char, style=pypinyin.Style.TONE3, heteronym=False, errors="ignore")[0][0] if char else ""
+    """The character's most common pinyin, with its tone (pypinyin); "" for a character it cannot read."""
+    found = pypinyin.pinyin(char, style=pypinyin.Style.TONE3, heteronym=False, errors="ignore") if char else []
+    return found[0][0] if found and found[0] else ""
 
 
 @lru_cache(maxsize=1)

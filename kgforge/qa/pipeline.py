@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +21,7 @@ from kgforge.qa.llm import (
 )
 from kgforge.qa.predicates import predicate_table, predicates_report, together
 from kgforge.qa.select import (
-    SelectorOptions, TypeSelection, predicate_groups, read_selection, statistical_selection, write_selection,
+    SelectorOptions, TypeSelection, read_selection, regroup, statistical_selection, write_selection,
 )
 from kgforge.qa.templates import (
     ANY, bundled_template_text, check_template, load_templates, template_entries_toml,
@@ -61,7 +62,7 @@ def select_predicates(graph: QAGraph, options: SelectorOptions | None = None, ll
     ``MAX_PREDICATES_PER_CALL`` predicates a call; a bad reply keeps the statistical choice."""
     options = options or SelectorOptions()
     table = predicate_table(graph)
-    share = together(graph)
+    share = partial(together, graph)
     selections = statistical_selection(table, graph.type_predicates, graph.language, share, options)
     if llm is None:
         return selections
@@ -81,7 +82,7 @@ def select_predicates(graph: QAGraph, options: SelectorOptions | None = None, ll
                     target["selected"] = key in keep
                     target["reason"] = "LLM kept" if key in keep else "LLM dropped"
         chosen.selector = "llm"
-        chosen.groups = predicate_groups(type_id, chosen.predicates, share, options.group_together)
+    regroup(selections, share, options.group_together)
     return selections
 
 

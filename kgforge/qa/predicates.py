@@ -14,7 +14,6 @@ Per (type, predicate), computed column-wise over the whole graph:
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
 from typing import Any
 
 import polars as pl
@@ -34,12 +33,14 @@ def predicate_table(graph: QAGraph) -> pl.DataFrame:
     types = graph.entity_types
     per_type = types.group_by("type").agg(entities_of_type=pl.len(), type_label=pl.col("type_label").first())
     per_subject = facts.group_by("type", "p", "s").agg(objects=pl.len())
+    short = pl.col("o").str.len_bytes() <= 40  # a date is short; long texts need no regular expression
+    dates = facts.filter(~pl.col("o_is_entity"), short).group_by("type", "p").agg(dates=(
+        pl.col("o_datatype").str.contains("#(" + "|".join(DATE_TYPES) + ")$").fill_null(False)
+        | pl.col("o").str.contains(_DATE_TEXT)).sum())
     stats = facts.group_by("type", "p").agg(
-        facts=pl.len(), distinct_objects=pl.col("o").n_unique(),
+        facts=pl.len(), distinct_objects=pl.col("o").hash().n_unique(),
         entity_objects=pl.col("o_is_entity").mean(),
-        dates=(pl.col("o_datatype").str.contains("#(" + "|".join(DATE_TYPES) + ")$").fill_null(False)
-               | pl.col("o").str.contains(_DATE_TEXT)).mean(),
-        example=pl.col("o_text").drop_nulls().first(),
+        example=pl.col("o_text").drop_nulls().min(),
         url_objects=((pl.col("o_is_entity") & pl.col("o_text").is_null()
                       & ~pl.col("o").str.starts_with(ENTITY_PREFIXES[0])
                       & ~pl.col("o").str.starts_with(ENTITY_PREFIXES[1]))
@@ -47,7 +48,8 @@ def predicate_table(graph: QAGraph) -> pl.DataFrame:
     ).join(per_subject.group_by("type", "p").agg(entities_with=pl.len(),
                                                  multi_valued=(pl.col("objects") > 1).mean()), on=["type", "p"])
     subjects_of_p = per_subject.group_by("p").agg(subjects_any_type=pl.len())
-    table = stats.join(per_type, on="type").join(subjects_of_p, on="p").with_columns(
+    table = stats.join(dates, on=["type", "p"], how="left").with_columns(
+        dates=pl.col("dates").fill_null(0) / pl.col("facts")).join(per_type, on="type").join(subjects_of_p, on="p").with_columns(
         coverage=pl.col("entities_with") / pl.col("entities_of_type"),
         specificity=pl.col("entities_with") / pl.col("subjects_any_type"),
         diversity=pl.when(pl.col("facts") <= 1).then(1.0)
@@ -110,13 +112,16 @@ def predicates_report(table: pl.DataFrame) -> dict[str, Any]:
     return report
 
 
-def together(graph: QAGraph) -> Callable[[str, str, str], float]:
-    """``(type, p1, p2)`` → share of the type's entities having p1 or p2 that have both."""
-    subjects = graph.typed_facts.select("type", "p", "s").unique()
-
-    def share(type_id: str, first: str, second: str) -> float:
-        having = subjects.filter(pl.col("type") == type_id, pl.col("p").is_in([first, second]))
-        counts = having.group_by("s").agg(n=pl.col("p").n_unique())
-        return float((counts["n"] == 2).mean()) if counts.height else 0.0
-
-    return share
+def together(graph: QAGraph, pairs: list[tuple[str, str, str]]) -> dict[tuple[str, str, str], float]:
+    """For each (type, p1, p2): the share of the type's entities having p1 or p2 that have both."""
+    if not pairs:
+        return {}
+    wanted = pl.DataFrame([(t, p) for t, *ps in pairs for p in ps], schema={"type": pl.String, "p": pl.String},
+                          orient="row").unique()
+    having = graph.typed_facts.join(wanted, on=["type", "p"], how="semi").select("type", "p", "s").unique()
+    subjects = {(t, p): set(group["s"].to_list()) for (t, p), group in having.group_by("type", "p")}
+    shares = {}
+    for t, first, second in pairs:
+        a, b = subjects.get((t, first), set()), subjects.get((t, second), set())
+        shares[(t, first, second)] = len(a & b) / len(a | b) if a | b else 0.0
+    return shares

@@ -80,7 +80,8 @@ def exclusion_reason(row: dict[str, Any], type_predicates: set[str], language: s
     return None
 
 
-Together = Callable[[str, str, str], float]  # (type, predicate, predicate) -> share having both
+# [(type, predicate, predicate)] -> {pair: share of the type's entities having either that have both}
+Together = Callable[[list[tuple[str, str, str]]], dict[tuple[str, str, str], float]]
 
 
 def statistical_selection(table: pl.DataFrame, type_predicates: set[str], language: str, together: Together,
@@ -107,8 +108,8 @@ def statistical_selection(table: pl.DataFrame, type_predicates: set[str], langua
         for extra in [p for p in scored if p["selected"]][options.max_predicates:]:
             extra["selected"], extra["reason"] = False, f"beyond the best {options.max_predicates}"
         chosen.predicates = scored
-        chosen.groups = predicate_groups(type_id, scored, together, options.group_together)
         selections[type_id] = chosen
+    regroup(selections, together, options.group_together)
     return selections
 
 
@@ -122,21 +123,23 @@ def group_head(label: str) -> str | None:
     return None
 
 
-def predicate_groups(type_id: str, predicates: list[dict[str, Any]], together: Together,
-                     threshold: float) -> list[list[str]]:
-    """Pairs of selected predicates with the same head that entities of the type mostly have together."""
+def group_candidates(type_id: str, predicates: list[dict[str, Any]]) -> list[tuple[str, str, str]]:
+    """(type, p1, p2) for selected predicates whose names share a head."""
     by_head: dict[str, list[str]] = {}
     for p in predicates:
         head = group_head(p["label"] or "") if p["selected"] else None
         if head:
             by_head.setdefault(head, []).append(p["predicate"])
-    groups = []
-    for members in by_head.values():
-        if len(members) >= 2:
-            first, second = sorted(members)[:2]
-            if together(type_id, first, second) >= threshold:
-                groups.append([first, second])
-    return groups
+    return [(type_id, *sorted(members)[:2]) for members in by_head.values() if len(members) >= 2]
+
+
+def regroup(selections: dict[str, TypeSelection], together: Together, threshold: float) -> None:
+    """Set each type's groups: candidate pairs that most of its entities have together."""
+    candidates = [pair for s in selections.values() for pair in group_candidates(s.type, s.predicates)]
+    shares = together(candidates)
+    for chosen in selections.values():
+        chosen.groups = [[first, second] for t, first, second in candidates
+                         if t == chosen.type and shares.get((t, first, second), 0.0) >= threshold]
 
 
 def write_selection(path: Path, domain: str, language: str, selections: dict[str, TypeSelection]) -> None:

@@ -61,10 +61,18 @@ class TemplateSet:
     disfluency: dict[str, Any]
     entries: dict[tuple[str, str, str, str, str], list[str]] = field(default_factory=dict)
     source: str = ""
+    _found: dict[tuple, list[str]] = field(default_factory=dict, repr=False)
 
     def texts(self, kind: str, interaction: str, reference: str, type_id: str, predicate_keys: tuple[str, ...]
               ) -> list[str]:
         """The variants for a turn: the most specific (type, predicate) entry there is."""
+        key = (kind, interaction, reference, type_id, predicate_keys)
+        if key not in self._found:
+            self._found[key] = self._lookup(*key)
+        return self._found[key]
+
+    def _lookup(self, kind: str, interaction: str, reference: str, type_id: str, predicate_keys: tuple[str, ...]
+                ) -> list[str]:
         for type_key in (*type_ancestry(type_id), ANY):
             for predicate in (*predicate_keys, ANY):
                 found = self.entries.get((kind, interaction, reference, type_key, predicate))
