@@ -26,16 +26,14 @@ import argparse
 import json
 import os
 import statistics
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from benchmarks.bench_dialogue import CLI, CPU_SECONDS, run_measured  # noqa: E402
 from benchmarks.synthetic import cached_synthetic_kb  # noqa: E402
 
-CLI = [sys.executable, "-c", "from kgforge.commands import main; main()"]
 TARGET_SECONDS = 60.0
 NAIVE = r"""
 import json, sys, time
@@ -74,22 +72,14 @@ if __name__ == "__main__":
 """
 
 
-def run_measured(args: list[str]) -> dict:
+def measured(args: list[str]) -> dict:
     """Run a command: its stdout, wall seconds, CPU seconds (user + system) and peak RSS (MiB)."""
-    started = time.perf_counter()
-    with tempfile.TemporaryFile(mode="w+") as err:
-        process = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=err, text=True)
-        out = process.stdout.read()
-        _, status, usage = os.wait4(process.pid, 0)
-        if os.waitstatus_to_exitcode(status):
-            err.seek(0)
-            raise SystemExit(f"command failed: {' '.join(args)}\n{err.read()[-3000:]}")
-    return {"stdout": out, "wall_s": time.perf_counter() - started, "cpu_s": usage.ru_utime + usage.ru_stime,
-            "peak_rss_mib": usage.ru_maxrss // 1024}
+    out, wall, rss = run_measured(args)
+    return {"stdout": out, "wall_s": wall, "cpu_s": CPU_SECONDS[-1], "peak_rss_mib": rss}
 
 
 def generate(work: Path, out: Path, n: int) -> dict:
-    run = run_measured([*CLI, "qa", "generate", "duconv", "--workdir", str(work), "--out", str(out), "--n", str(n),
+    run = measured([*CLI, "qa", "generate", "duconv", "--workdir", str(work), "--out", str(out), "--n", str(n),
                         "--turns", "5", "--seed", "0", "--json"])
     run["report"] = json.loads(run.pop("stdout"))
     return run
@@ -109,12 +99,12 @@ def main() -> None:
     work = args.reuse or Path(tempfile.mkdtemp(prefix="kgforge-bench-qa-"))
     if not args.reuse:
         print("kgforge build ...", file=sys.stderr)
-        run_measured([*CLI, "build", "duconv", "--source", f"kdconv:{kb}", "--no-schema-sources", "--workdir",
+        measured([*CLI, "build", "duconv", "--source", f"kdconv:{kb}", "--no-schema-sources", "--workdir",
                       str(work), "--json"])
     out = args.out / "qa.jsonl"
     # 24 questions per fact, about 4.99 facts per conversation: find N from a small run's turns per yarn
     probe = generate(work, out, 200)["report"]
-    n = int(target_turns / (probe["turns"] / probe["yarns"])) + 1
+    n = int(target_turns / (probe["turns"] / probe["yarns"]) * 1.005) + 1  # a little over: yarns vary in length
     while True:
         runs = []
         for repeat in range(args.repeats):
@@ -125,7 +115,7 @@ def main() -> None:
         n += max(1, (target_turns - runs[0]["report"]["turns"]) // 24 // 4)
     quarter = generate(work, args.out / "qa-quarter.jsonl", max(1, n // 4))
     print(f"naive: one SPARQL query per fact ({args.baseline_sample} facts) ...", file=sys.stderr)
-    naive_run = run_measured([sys.executable, "-c", NAIVE, str(work), str(out), str(args.baseline_sample)])
+    naive_run = measured([sys.executable, "-c", NAIVE, str(work), str(out), str(args.baseline_sample)])
     naive = json.loads(naive_run["stdout"])
     report = runs[0]["report"]
     wall = statistics.median(r["wall_s"] for r in runs)

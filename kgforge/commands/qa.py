@@ -33,7 +33,7 @@ def _llm(url: str | None, model: str | None, key_env: str, required: bool = Fals
     if url is None and model is None and not required:
         return None
     if not url or not model:
-        raise ArgumentError("--llm-url/--llm-model", "give both the endpoint and the model")
+        raise typer.BadParameter("give both the endpoint and the model", param_hint="--llm-url/--llm-model")
     return LLMSettings(url, model, key_env)
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import time
 from dataclasses import dataclass
 from functools import partial
@@ -110,8 +111,6 @@ def llm_templates(domain: str, out: Path, llm: LLMSettings, workdir: Path | str 
     graph = open_graph(domain, workdir, language)
     selections = read_selection(selection) if selection else select_predicates(graph)
     client = llm.client(graph.paths)
-    answers = graph.facts.group_by("type", "p").agg(texts=pl.col("o_text").unique().sort().head(200))
-    known = {(t, p): texts for t, p, texts in answers.iter_rows()}
     entries, rejected = [], 0
     pairs = [(t, p["predicate"], p["label"]) for t, s in selections.items() for p in s.predicates if p["selected"]]
     try:
@@ -120,16 +119,18 @@ def llm_templates(domain: str, out: Path, llm: LLMSettings, workdir: Path | str 
                                f"templates {type_id} {predicate}")
             if reply is None:
                 continue
+            answers = graph.facts.filter(pl.col("type") == type_id, pl.col("p") == predicate).select("o_text").unique()
             for interaction, by_reference in reply.items():
                 for reference, texts in by_reference.items():
-                    good = [t for t in texts if _template_problem(t, reference, known.get((type_id, predicate), []))
-                            is None]
+                    good = []
                     for text in texts:
-                        problem = _template_problem(text, reference, known.get((type_id, predicate), []))
-                        if problem:
-                            rejected += 1
-                            client.quarantine.reject(client.endpoint, f"templates {type_id} {predicate}",
-                                                     f"template refused: {problem}", text)
+                        problem = _template_problem(text, reference, answers)
+                        if problem is None:
+                            good.append(text)
+                            continue
+                        rejected += 1
+                        client.quarantine.reject(client.endpoint, f"templates {type_id} {predicate}",
+                                                 f"template refused: {problem}", text)
                     if good:
                         entries.append({"kind": "simple", "interaction": interaction, "reference": reference,
                                         "type": type_id, "predicate": predicate, "texts": good})
@@ -138,18 +139,23 @@ def llm_templates(domain: str, out: Path, llm: LLMSettings, workdir: Path | str 
     text = bundled_template_text(graph.language) + "\n# ---------------------------------------------------------------- " \
         f"written by {llm.model} (kgforge qa templates), checked\n\n" + (template_entries_toml(entries) if entries else "")
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(text, encoding="utf-8")
-    load_templates(out)  # the file must load as it will be used
+    part = out.with_name(out.name + ".part")
+    part.write_text(text, encoding="utf-8")
+    load_templates(part)  # the file must load as it will be used
+    os.replace(part, out)
     return {"domain": domain, "out": str(out), "pairs": len(pairs[:limit]), "entries": len(entries),
             "templates_refused": rejected, "llm": client.report()}
 
 
-def _template_problem(text: str, reference: str, answer_texts: list[str]) -> str | None:
+def _template_problem(text: str, reference: str, answers: pl.DataFrame) -> str | None:
+    """Why a model's template cannot be used: the file checks, or one of the predicate's answers (of two
+    characters or more) written into it."""
     problem = check_template(text, "simple", reference, ANY if "{predicate}" in text else "specific")
     if problem:
         return problem
-    leaked = next((a for a in answer_texts if len(a) >= 2 and a in text), None)
-    return f"gives an answer away ({leaked!r})" if leaked else None
+    leaked = answers.filter(pl.col("o_text").str.len_chars() >= 2,
+                            pl.lit(text).str.contains(pl.col("o_text"), literal=True))
+    return f"gives an answer away ({leaked['o_text'][0]!r})" if leaked.height else None
 
 
 def embedding_partners(paths: DomainPaths, model: str) -> Partners:
