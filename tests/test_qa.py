@@ -8,8 +8,14 @@ from pathlib import Path
 
 import datasets
 import pytest
+import torch
 
+from kgforge.bundle import Bundle
+from kgforge.embed import EmbedConfig, embed
 from kgforge.qa import GenerateOptions, generate_dataset, predicates, select
+from kgforge.qa.generate import eligible_subjects
+from kgforge.qa.phenomena import QWERTY, reading
+from kgforge.qa.pipeline import open_graph, select_predicates
 from kgforge.qa.select import read_selection
 from tests.conftest import shared_file
 from tests.qa_support import build_domain, read_turns, verify_all
@@ -86,12 +92,8 @@ def assert_one_edit(typo: dict, question: str) -> None:
     elif typo["kind"] == "swap":
         assert len(before) == 2 and after == before[::-1] and before[0] != before[1]
     elif typo["kind"] == "qwerty":
-        from kgforge.qa.phenomena import QWERTY
-
         assert after.lower() in QWERTY[before.lower()] and after.isupper() == before.isupper()
     else:
-        from kgforge.qa.phenomena import reading
-
         assert typo["kind"] == "homophone" and reading(before) == reading(after) and before != after
 
 
@@ -129,7 +131,7 @@ def test_outputs_load_with_datasets_with_the_convquestions_card_types(kg: Path, 
     assert turns[0]["question"] and isinstance(turns[0]["answers"][0]["names"], list)
 
 
-def test_only_the_asked_configuration_and_related_entities(kg: Path, tmp_path: Path) -> None:
+def test_only_the_asked_configuration(kg: Path, tmp_path: Path) -> None:
     report, turns = generated(kg, tmp_path, "travel", interactions=("text",), phenomena=("deixis", "typos"))
     assert {t["config"] for t in turns} == {"text-deixis+typos"} and report["questions_per_fact"] == 3
 
@@ -213,3 +215,25 @@ def test_qualified_facts_name_the_qualifier_never_the_answer(tmp_path: Path) -> 
         assert qualifier["text"] not in turn["answer_texts"]
         assert qualifier["value"].startswith(WD + "Q300")
     assert verify_all(workdir, "film", turns) > 0
+
+
+def test_related_turn_is_the_most_similar_entity_by_inner_product(kg: Path, tmp_path: Path) -> None:
+    embed("travel", kg, EmbedConfig(model="RotatE", dim=16, epochs=2, threads=1, evaluation="none"), progress=False)
+    report, turns = generated(kg, tmp_path, "travel", related=True, turns=3)
+    assert report["related_turns"] > 0
+    bundle = Bundle.open(kg / "travel" / "models" / "default")
+    ids = bundle.iri_to_id
+    graph = open_graph("travel", kg)
+    allowed = [ids[c] for c in eligible_subjects(graph, select_predicates(graph)) if c in ids]
+    for conversation in {t["conversation_id"] for t in turns}:
+        ordered = sorted((t for t in turns if t["conversation_id"] == conversation), key=lambda t: t["turn"])
+        related = [t for t in ordered if t["fact"]["related"]]
+        assert len(related) <= 1 and (not related or related[0] is ordered[-1])
+        if related:
+            seed = ordered[0]["fact"]["subject"]
+            scores = bundle.vectors[allowed] @ bundle.vectors[ids[seed]]
+            scores[[i for i, e in enumerate(allowed) if e == ids[seed]]] = float("-inf")
+            best = bundle.entities["iri"][allowed[int(torch.argmax(scores))]]
+            assert related[0]["fact"]["subject"] == best and not related[0]["phenomena"]["deixis"]
+            assert related[0]["fact"]["subject_label"] in related[0]["question"] or "typos" in related[0]["config"]
+    assert verify_all(kg, "travel", [t for t in turns if t["fact"]["related"]]) > 0
