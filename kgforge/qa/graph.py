@@ -73,8 +73,7 @@ class QAGraph:
     def predicate_labels(self) -> dict[str, str]:
         """Predicates that have a name in the language: schema relations, and Wikidata properties
         (``wdt:P…``) whose property entity has a label. Others cannot be asked about."""
-        labels = {row["iri"]: (row["en"] if self.language.startswith("en") and row["en"] else row["zh"] or row["en"])
-                  for row in self.tables.relations.iter_rows(named=True)}
+        labels = {iri: self.labels[iri] for iri in self.tables.relations["iri"].to_list() if self.labels[iri] != iri}
         for iri, label in self.labels.items():
             if iri.startswith(WIKIDATA_ENTITY + "P"):
                 labels.setdefault(WIKIDATA_DIRECT + iri.removeprefix(WIKIDATA_ENTITY), label)

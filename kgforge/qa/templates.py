@@ -21,7 +21,8 @@ A template file is TOML (see ``kgforge/qa/templates/zh.toml`` and docs/qa.md)::
 Placeholders: ``{subject}`` ``{ref}`` ``{type}`` ``{predicate}`` ``{predicates}`` (a group's names)
 ``{wh}`` ``{qualifier_predicate}`` ``{qualifier}`` (a qualifier of the fact: never the answer) and
 ``{previous}`` (the previous turn's answer: another turn's object). The most specific template wins:
-(type, predicate), then (type, *), (*, predicate), (*, *).
+(type, predicate), (base type, predicate), (person, predicate), (*, predicate), then the same with *
+for the predicate: a predicate's own wording beats a type's generic one.
 """
 
 from __future__ import annotations
@@ -73,8 +74,8 @@ class TemplateSet:
 
     def _lookup(self, kind: str, interaction: str, reference: str, type_id: str, predicate_keys: tuple[str, ...]
                 ) -> list[str]:
-        for type_key in (*type_ancestry(type_id), ANY):
-            for predicate in (*predicate_keys, ANY):
+        for predicate in (*predicate_keys, ANY):
+            for type_key in (*type_ancestry(type_id), ANY):
                 found = self.entries.get((kind, interaction, reference, type_key, predicate))
                 if found:
                     return found
