@@ -11,11 +11,13 @@ times, in fresh processes from outside (wall seconds as a user waits, CPU second
 * ``kgforge qa generate duconv --n N --turns 5`` with the paper's full grid (24 questions per fact),
   streamed to bench-out/qa.jsonl; N is chosen so that the turns reach the target (1M); it is also run
   with a quarter of N, to show that peak memory does not grow with the output;
-* the naive way: for each fact, one SPARQL query (``queries/qa_answer.rq``: the objects of (s, p) with their
-  labels) and its 24 questions filled from one template each. It is measured on the first
-  ``--baseline-sample`` facts of kgforge's own output and extrapolated to all of them (labelled so). The
-  baseline is given the facts and their labels for free: choosing the facts, typing entities and
-  selecting predicates are not counted for it.
+* the naive way to gather the facts: one SPARQL query per fact (``queries/qa_answer.rq``: the objects of
+  (s, p) with their labels and aliases) instead of kgforge's column-wise pass over the build's tables.
+  It is measured on the first ``--baseline-sample`` facts of kgforge's own output (24 simple questions
+  written per fact) and extrapolated to all of them (labelled so). It is compared with kgforge's own
+  fact-gathering phase (``yarns_s``: seeds, facts, answers with labels), and end to end as kgforge's run
+  with that phase replaced by the extrapolated queries (reading, selection, rendering and writing
+  counted the same for both).
 
 Writes benchmarks/results/qa.json. Target (issue 17): 1M turns in <= 60 s on the 2-core machine.
 """
@@ -119,7 +121,9 @@ def main() -> None:
     naive = json.loads(naive_run["stdout"])
     report = runs[0]["report"]
     wall = statistics.median(r["wall_s"] for r in runs)
-    naive_total = naive["seconds"] / naive["facts"] * report["facts"]
+    naive_queries = naive["seconds"] / naive["facts"] * report["facts"]
+    gathering = statistics.median(r["report"]["timings"]["yarns_s"] for r in runs)
+    naive_total = wall - gathering + naive_queries
     result = {
         "graph": {"kb": str(kb), "entities": 10_000 if args.small else 144_000, "workdir_reused": bool(args.reuse)},
         "kgforge": {
@@ -127,7 +131,7 @@ def main() -> None:
             "questions_per_fact": report["questions_per_fact"], "n": n,
             "wall_s_median": round(wall, 2), "wall_s_runs": [round(r["wall_s"], 2) for r in runs],
             "cpu_s_runs": [round(r["cpu_s"], 2) for r in runs],
-            "generation_s_runs": [r["report"]["seconds"] for r in runs],
+            "phases_s_runs": [r["report"]["timings"] for r in runs],
             "peak_rss_mib_runs": [r["peak_rss_mib"] for r in runs],
             "turns_per_second": round(report["turns"] / wall), "out_bytes": out.stat().st_size,
             "target_s": TARGET_SECONDS, "meets_target": wall <= TARGET_SECONDS,
@@ -137,11 +141,14 @@ def main() -> None:
         "naive_query_per_fact": {
             "measured_facts": naive["facts"], "measured_turns": naive["turns"],
             "measured_seconds": round(naive["seconds"], 2),
-            "extrapolated_seconds_for_all_facts": round(naive_total, 1),
-            "note": f"extrapolated from {naive['facts']} facts to {report['facts']}; the naive generator gets the "
-                    "facts, labels and one template for free (no typing, selection, phenomena or checks)",
+            "extrapolated_query_seconds_for_all_facts": round(naive_queries, 1),
+            "kgforge_fact_gathering_s_median": round(gathering, 2),
+            "extrapolated_end_to_end_s": round(naive_total, 1),
+            "note": f"queries extrapolated from {naive['facts']} facts to {report['facts']}; end to end = kgforge's "
+                    "median run with its fact-gathering phase replaced by those queries",
         },
-        "ratio_naive_over_kgforge": round(naive_total / wall, 1),
+        "ratio_naive_over_kgforge": {"fact_gathering": round(naive_queries / gathering, 1),
+                                     "end_to_end": round(naive_total / wall, 2)},
         "machine": {"cpus": os.cpu_count(), "python": sys.version.split()[0],
                     "load_average_at_end": [round(x, 1) for x in os.getloadavg()]},
     }

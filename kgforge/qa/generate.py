@@ -430,6 +430,7 @@ def generate(material: Material, options: GenerateOptions, out: Path, convquesti
     started = time.perf_counter()
     configs = configurations(options.interactions, options.phenomena)
     yarns, skipped = spin_yarns(material, options, partners)
+    spun = time.perf_counter()
     writers = Writers(out, convquestions)
     counts = {"turns": 0, "conversations": 0}
     kinds: dict[str, int] = {}
@@ -459,6 +460,7 @@ def generate(material: Material, options: GenerateOptions, out: Path, convquesti
                     "phenomena": list(options.phenomena) if options.phenomena is not None else None},
         "build_id": material.graph.manifest.get("build_id"), "out_sha256": sha256_file(Path(out)),
         "versions": package_versions(), "seconds": round(time.perf_counter() - started, 3),
+        "timings": {"yarns_s": round(spun - started, 3), "render_write_s": round(time.perf_counter() - spun, 3)},
     }
     write_json_atomic(Path(out).with_name(Path(out).name + ".manifest.json"), report)
     return report
