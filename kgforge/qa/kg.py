@@ -9,18 +9,18 @@ from __future__ import annotations
 from kgforge.build import package_versions, sha256_file
 from kgforge.errors import ArgumentError, InputError, KgforgeError
 from kgforge.jsonio import iter_json_lines
-from kgforge.quarantine import Quarantine, warn
+from kgforge.quarantine import Quarantine
 from kgforge.query import QueryRunner
 from kgforge.resources import query_text
 from kgforge.schema import Schema, load_schema
 from kgforge.store import DomainPaths, domain_paths, read_manifest, write_json_atomic
 from kgforge.tables import GraphTables, read_tables
 from kgforge.text import normalise_label
-from kgforge.vocab import ENTITY, RDF_TYPE, STATEMENT_NODE, WIKIDATA_DIRECT, WIKIDATA_PROP
+from kgforge.vocab import ENTITY, RDF_TYPE, WIKIDATA_DIRECT, WIKIDATA_PROP
 
 __all__ = [
     "ENTITY", "ArgumentError", "DomainPaths", "GraphTables", "InputError", "KgforgeError", "Quarantine", "QueryRunner",
-    "RDF_TYPE", "STATEMENT_NODE", "Schema", "WIKIDATA_DIRECT", "WIKIDATA_PROP", "domain_paths", "iter_json_lines",
+    "RDF_TYPE", "Schema", "WIKIDATA_DIRECT", "WIKIDATA_PROP", "domain_paths", "iter_json_lines",
     "load_schema", "normalise_label", "package_versions", "query_text", "read_manifest", "read_tables",
-    "sha256_file", "warn", "write_json_atomic",
+    "sha256_file", "write_json_atomic",
 ]
