@@ -38,7 +38,7 @@ print(time.perf_counter() - started)
 KGFORGE_LOAD = """
 import json, sys, time
 from kgforge.build import load_graphs
-from kgforge.schema import load_schema
+from kgforge.core.schema import load_schema
 from kgforge.store import carry_quads, domain_paths, published_build, read_manifest, staged_build, write_lock
 started = time.perf_counter()
 paths = domain_paths("duconv", sys.argv[1])

@@ -40,9 +40,9 @@ CPU_SECONDS: list[float] = []
 BASELINE_QUERY = """
 import json, sys, time
 import pyoxigraph as ox
-from kgforge.errors import QueryTimeout
+from kgforge.core.errors import QueryTimeout
 from kgforge.query import QueryRunner
-from kgforge.resources import query_text
+from kgforge.core.resources import query_text
 from kgforge.store import domain_paths
 
 def main():
@@ -63,7 +63,7 @@ PER_DIALOGUE = """
 import json, sys, time
 import pyoxigraph as ox
 from kgforge.query import QueryRunner
-from kgforge.resources import query_text
+from kgforge.core.resources import query_text
 from kgforge.store import domain_paths
 
 def main():

@@ -41,7 +41,7 @@ NAIVE = r"""
 import json, sys, time
 import pyoxigraph as ox
 from kgforge.query import QueryRunner
-from kgforge.resources import query_text
+from kgforge.core.resources import query_text
 from kgforge.store import domain_paths
 
 def main():

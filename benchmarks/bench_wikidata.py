@@ -25,8 +25,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from kgforge.gc_pause import paused_gc  # noqa: E402
-from kgforge.schema import load_schema  # noqa: E402
+from kgforge.core.gc_pause import paused_gc  # noqa: E402
+from kgforge.core.schema import load_schema  # noqa: E402
 from kgforge.wikidata.demo import write_dump  # noqa: E402
 from kgforge.wikidata.entity import WikidataConfig  # noqa: E402
 from kgforge.wikidata.framing import DumpReader, decode_entity, entity_spans  # noqa: E402

@@ -1,3 +1,5 @@
 """kgforge: build, query and export knowledge graphs for knowledge-grounded dialogue research."""
 
-__version__ = "0.1.0"
+from kgforge.core.version import __version__
+
+__all__ = ["__version__"]

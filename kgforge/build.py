@@ -10,29 +10,48 @@ import) extend a copy of the published build the same way (:func:`extend_build`)
 
 from __future__ import annotations
 
-import platform
 import time
 from dataclasses import dataclass, field
-from importlib import metadata
 from pathlib import Path
 from typing import Any
 
 from rich.progress import Progress
 
-from kgforge import __version__
-from kgforge.checksums import sha256_file
-from kgforge.errors import InputError, KgforgeError
-from kgforge.progress import progress_bar
-from kgforge.quads import QuadWriter
-from kgforge.quarantine import Quarantine
-from kgforge.schema import Relation, Schema, SourceSpec, load_schema
+from kgforge.core.errors import InputError, KgforgeError
+from kgforge.core.files import file_fingerprint, package_versions, sha256_file
+from kgforge.core.progress import progress_bar
+from kgforge.core.quads import QuadWriter
+from kgforge.core.quarantine import Quarantine
+from kgforge.core.schema import Relation, Schema, SourceSpec, load_schema
+from kgforge.core.vocab import (
+    KIND,
+    KIND_IRIS,
+    RDF_PROPERTY,
+    RDF_TYPE,
+    RDFS_LABEL,
+    SCHEMA_GRAPH,
+    graph_iri,
+)
 from kgforge.sources import ImportContext, importer_for, reads_file
 from kgforge.store import (
-    DEFAULT_WORKDIR, DomainPaths, bulk_load, carry_quads, check_counts, domain_paths, extend_store, graph_counts,
-    leftovers, open_read_only, published_build, read_manifest, require_counts_match, staged_build, swap_in,
-    write_lock, writer_pid,
+    DEFAULT_WORKDIR,
+    DomainPaths,
+    bulk_load,
+    carry_quads,
+    check_counts,
+    domain_paths,
+    extend_store,
+    graph_counts,
+    leftovers,
+    open_read_only,
+    published_build,
+    read_manifest,
+    require_counts_match,
+    staged_build,
+    swap_in,
+    write_lock,
+    writer_pid,
 )
-from kgforge.vocab import KIND, KIND_IRIS, RDF_PROPERTY, RDF_TYPE, RDFS_LABEL, SCHEMA_GRAPH, graph_iri
 
 SCHEMA_QUADS = "quads/schema.nq"
 
@@ -265,20 +284,6 @@ def _add_checksums(staging: Path, graphs: dict[str, dict[str, Any]]) -> None:
     for entry in graphs.values():
         if "sha256" not in entry:
             entry["sha256"] = sha256_file(staging / entry["quads_file"])
-
-
-def file_fingerprint(path: Path) -> dict[str, Any]:
-    return {"path": str(path), "size": path.stat().st_size, "sha256": sha256_file(path)}
-
-
-def package_versions() -> dict[str, str]:
-    versions = {"python": platform.python_version(), "kgforge": __version__}
-    for package in ("pyoxigraph", "polars", "rdflib", "jieba"):
-        try:
-            versions[package] = metadata.version(package)
-        except metadata.PackageNotFoundError:
-            continue
-    return versions
 
 
 def check_store(domain: str, workdir: Path | str | None = None) -> dict[str, Any]:

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import json
 import os
-import platform
 import shutil
 from dataclasses import dataclass, fields
 from functools import cached_property
@@ -32,10 +31,10 @@ import polars as pl
 import torch
 from safetensors.torch import load_file, save_file
 
-from kgforge import __version__, checks
-from kgforge.build import package_versions, sha256_file
-from kgforge.errors import KgforgeError
-from kgforge.store import DomainPaths, write_json_atomic
+from kgforge.core import checks
+from kgforge.core.errors import KgforgeError
+from kgforge.core.files import package_versions, sha256_file, write_json_atomic
+from kgforge.store import DomainPaths
 
 if TYPE_CHECKING:
     from pykeen.models import ERModel
@@ -101,8 +100,7 @@ def write_bundle(bundle_dir: Path, work_dir: Path, *, model: ERModel, triple_set
     config_data = {
         **asdict(config), "model_class": type(model).__name__, "metric": metric,
         "num_entities": triple_set.entities.height, "num_relations": triple_set.relations.height,
-        "versions": {"kgforge": __version__, "python": platform.python_version(), **package_versions(),
-                     "pykeen": _version("pykeen"), "torch": torch.__version__, "safetensors": _version("safetensors")},
+        "versions": package_versions(extra=("pykeen", "torch", "safetensors")),
     }
     write_json_atomic(work_dir / "config.json", config_data)
     write_json_atomic(work_dir / "source.json", {**source, "split": triple_set.split_report})
@@ -115,15 +113,6 @@ def write_bundle(bundle_dir: Path, work_dir: Path, *, model: ERModel, triple_set
             "entities": triple_set.entities.height, "relations": triple_set.relations.height,
             "split": triple_set.split_report, "evaluation": metrics, "training": training,
             "triples_sha256": source.get("triples_sha256")}
-
-
-def _version(package: str) -> str:
-    from importlib import metadata
-
-    try:
-        return metadata.version(package)
-    except metadata.PackageNotFoundError:
-        return "absent"
 
 
 def _swap_dir(new: Path, target: Path) -> None:
@@ -183,8 +172,9 @@ class Bundle:
 
     def model(self, device: str = "cpu") -> ERModel:
         """The trained PyKEEN model, rebuilt from config and weights (loaded without pickles)."""
-        from kgforge.embed import EmbedConfig, build_model
         from pykeen.triples import CoreTriplesFactory
+
+        from kgforge.embed import EmbedConfig, build_model
 
         known = {f.name for f in fields(EmbedConfig)}
         config = EmbedConfig(**{k: v for k, v in self.config.items() if k in known})

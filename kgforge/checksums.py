@@ -9,21 +9,14 @@ that were verified; any other file is hashed again.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 from pathlib import Path
 from typing import Any
 
+from kgforge.core.files import sha256_file, write_json_atomic
+
 VERIFIED = "verified.json"
-
-
-def sha256_file(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for chunk in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(chunk)
-    return digest.hexdigest()
 
 
 def stamp(path: Path) -> list[int]:
@@ -67,6 +60,4 @@ def _read(folder: Path) -> dict[str, Any]:
 
 
 def _write(folder: Path, data: dict[str, Any]) -> None:
-    tmp = folder / f".{VERIFIED}.{os.getpid()}.tmp"
-    tmp.write_text(json.dumps(data, indent=1), encoding="utf-8")
-    os.replace(tmp, folder / VERIFIED)
+    write_json_atomic(folder / VERIFIED, data, indent=1, ensure_ascii=True, durable=False)

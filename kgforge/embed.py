@@ -31,16 +31,17 @@ import torch
 from pykeen.models import ERModel, model_resolver
 from pykeen.triples import CoreTriplesFactory
 
-from kgforge import checks
 from kgforge.bundle import bundle_path
-from kgforge.errors import ArgumentError, KgforgeError
+from kgforge.core import checks
+from kgforge.core.errors import ArgumentError, KgforgeError
+from kgforge.core.files import atomic_write
+from kgforge.core.progress import progress_bar
+from kgforge.core.vocab import DERIVED_GRAPHS, ONTO
+from kgforge.derive import PAIR_NODE
 from kgforge.evaluate import evaluate_model
-from kgforge.progress import progress_bar
 from kgforge.scoring import candidate_scores, has_fast_path
 from kgforge.store import domain_paths, published_build, read_manifest
 from kgforge.tables import GraphTables, read_tables
-from kgforge.derive import PAIR_NODE
-from kgforge.vocab import DERIVED_GRAPHS, ONTO
 
 SPLITS = ("train", "valid", "test")
 SPLIT_CODE = {name: code for code, name in enumerate(SPLITS)}
@@ -437,12 +438,8 @@ class Trainer:
         payload = {"model": self.model.state_dict(), "optimizer": self.optimizer.state_dict(),
                    "state": asdict(self.state), "fingerprint": self.fingerprint,
                    "model_name": self.config.model, "dim": self.config.dim}
-        tmp = self.checkpoint_path.with_name("checkpoint.pt.tmp")
-        with open(tmp, "wb") as out:
+        with atomic_write(self.checkpoint_path, "wb") as out:
             torch.save(payload, out)
-            out.flush()
-            os.fsync(out.fileno())
-        os.replace(tmp, self.checkpoint_path)
 
     def load_checkpoint(self) -> bool:
         """Restore model, optimizer and position from the checkpoint; False when there is none."""

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pyoxigraph as ox
 
-from kgforge.errors import KgforgeError
+from kgforge.core.errors import KgforgeError
+from kgforge.core.files import atomic_path
 from kgforge.query import PREFIXES
 from kgforge.store import domain_paths, open_read_only
 
@@ -21,17 +21,15 @@ def export_rdf(domain: str, fmt: str, out: Path, workdir: Path | str | None = No
         raise KgforgeError(f"unknown format {fmt!r}; choose one of {', '.join(FORMATS)}")
     store = open_read_only(domain_paths(domain, workdir))
     out = Path(out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out.with_name(out.name + ".part")
     prefixes = PREFIXES if fmt in ("ttl", "trig") else None
-    if fmt in ("nq", "trig"):
-        store.dump(str(tmp), FORMATS[fmt], prefixes=prefixes)
-        count = sum(1 for _ in store.quads_for_pattern(None, None, None, None))
-    else:
-        triples = _union_triples(store)
-        ox.serialize(triples, str(tmp), FORMATS[fmt], prefixes=prefixes)
-        count = len(triples)
-    os.replace(tmp, out)
+    with atomic_path(out) as tmp:
+        if fmt in ("nq", "trig"):
+            store.dump(str(tmp), FORMATS[fmt], prefixes=prefixes)
+            count = sum(1 for _ in store.quads_for_pattern(None, None, None, None))
+        else:
+            triples = _union_triples(store)
+            ox.serialize(triples, str(tmp), FORMATS[fmt], prefixes=prefixes)
+            count = len(triples)
     return {"domain": domain, "format": fmt, "out": str(out), "statements": count}
 
 

@@ -29,18 +29,18 @@ import numpy as np
 import polars as pl
 import pyoxigraph as ox
 
-from kgforge import checks
+from kgforge.core import checks
+from kgforge.core.errors import InputError, KgforgeError
+from kgforge.core.gc_pause import paused_gc
+from kgforge.core.jsonio import iter_json_lines
+from kgforge.core.quarantine import warn
+from kgforge.core.resources import query_text
+from kgforge.core.schema import Schema, load_schema
+from kgforge.core.text import normalise_label
 from kgforge.derive import read_pairs
-from kgforge.errors import InputError, KgforgeError
-from kgforge.gc_pause import paused_gc
-from kgforge.jsonio import iter_json_lines
-from kgforge.quarantine import warn
 from kgforge.query import QueryRunner
-from kgforge.resources import query_text
-from kgforge.schema import Schema, load_schema
 from kgforge.store import DomainPaths, domain_paths, published_build, read_manifest
 from kgforge.tables import GraphTables, read_tables
-from kgforge.text import normalise_label
 
 GOAL_KINDS = ("one_step", "two_step", "path", "sequence")
 TRIPLE_SCHEMA = {"s": pl.String, "p": pl.String, "o": pl.String, "o_is_entity": pl.Boolean}

@@ -20,12 +20,18 @@ from typing import Any
 import polars as pl
 
 from kgforge.build import add_graphs
-from kgforge.quads import QuadWriter
-from kgforge.schema import load_schema
-from kgforge.store import domain_paths, read_manifest, staged_build, write_json_atomic, write_lock
+from kgforge.core.files import write_json_atomic
+from kgforge.core.quads import QuadWriter
+from kgforge.core.schema import load_schema
+from kgforge.core.text import normalise_label
+from kgforge.core.vocab import CLASS, ENTITY, OWL_SAME_AS, graph_iri
+from kgforge.store import (
+    domain_paths,
+    read_manifest,
+    staged_build,
+    write_lock,
+)
 from kgforge.tables import GraphTables, read_tables
-from kgforge.text import normalise_label
-from kgforge.vocab import CLASS, ENTITY, OWL_SAME_AS, graph_iri
 
 WIKIDATA_ENTITY = "http://www.wikidata.org/entity/"
 XLORE_INSTANCE = "http://xlore.org/instance/"

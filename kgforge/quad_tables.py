@@ -14,12 +14,23 @@ from pathlib import Path
 
 import polars as pl
 
+from kgforge.core.vocab import (
+    CLASS,
+    DERIVED_GRAPHS,
+    KIND,
+    META_PREDICATES,
+    ONTO,
+    RDF_TYPE,
+    RDFS_LABEL,
+    SCHEMA_GRAPH,
+    SKOS_ALT_LABEL,
+    STATEMENT_NODE,
+    WIKIBASE,
+    WIKIDATA_DIRECT,
+    WIKIDATA_PROP,
+)
 from kgforge.store import DomainPaths, published_build, quads_verified, read_manifest
 from kgforge.tables import FACT_SCHEMA, LABEL_SCHEMA, GraphTables
-from kgforge.vocab import (
-    CLASS, DERIVED_GRAPHS, KIND, META_PREDICATES, ONTO, RDF_TYPE, RDFS_LABEL, SCHEMA_GRAPH, SKOS_ALT_LABEL,
-    STATEMENT_NODE, WIKIBASE, WIKIDATA_DIRECT, WIKIDATA_PROP,
-)
 
 XSD_STRING = "http://www.w3.org/2001/XMLSchema#string"
 RDF_LANG_STRING = "http://www.w3.org/1999/02/22-rdf-syntax-ns#langString"
@@ -33,7 +44,7 @@ class QuadFilesUnusable(Exception):
 
 
 def fact_filter() -> pl.Expr:
-    """``kgforge.vocab.is_fact`` over the columns ``s`` and ``p``."""
+    """``kgforge.core.vocab.is_fact`` over the columns ``s`` and ``p``."""
     p, s = pl.col("p"), pl.col("s")
     return (~p.is_in(list(META_PREDICATES)) & ~s.str.starts_with(STATEMENT_NODE) & ~p.str.starts_with(WIKIBASE)
             & (~p.str.starts_with(WIKIDATA_PROP) | p.str.starts_with(WIKIDATA_DIRECT)))

@@ -22,9 +22,9 @@ from typing import Any
 
 import pyoxigraph as ox
 
-from kgforge import checks
-from kgforge.errors import ArgumentError, QueryError, QueryTimeout
-from kgforge.lifeline import die_with
+from kgforge.core import checks
+from kgforge.core.errors import ArgumentError, QueryError, QueryTimeout
+from kgforge.core.lifeline import die_with
 from kgforge.store import DomainPaths
 
 DEFAULT_TIMEOUT = 60.0

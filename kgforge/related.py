@@ -23,12 +23,12 @@ import pyoxigraph as ox
 import torch
 
 from kgforge.bundle import Bundle, bundle_path
-from kgforge.errors import KgforgeError
+from kgforge.core.errors import KgforgeError
+from kgforge.core.resources import query_text
+from kgforge.core.text import normalise_label
+from kgforge.core.vocab import OWL_SAME_AS
 from kgforge.query import QueryRunner
-from kgforge.resources import query_text
 from kgforge.store import DomainPaths, domain_paths, open_read_only
-from kgforge.text import normalise_label
-from kgforge.vocab import OWL_SAME_AS
 
 CHUNK_ROWS = 262_144  # entity rows scored at once per query batch
 

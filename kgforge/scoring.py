@@ -14,7 +14,12 @@ from __future__ import annotations
 
 import torch
 from pykeen.models import ERModel
-from pykeen.nn.modules import ComplExInteraction, DistMultInteraction, RotatEInteraction, TransEInteraction
+from pykeen.nn.modules import (
+    ComplExInteraction,
+    DistMultInteraction,
+    RotatEInteraction,
+    TransEInteraction,
+)
 
 
 def _kind(model: ERModel) -> str | None:

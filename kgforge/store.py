@@ -33,9 +33,10 @@ from typing import Any
 
 import pyoxigraph as ox
 
-from kgforge.checks import folder_name
 from kgforge.checksums import is_verified, record_verified
-from kgforge.errors import BuildError, StoreLockedError, StoreMissingError
+from kgforge.core.checks import folder_name
+from kgforge.core.errors import BuildError, StoreLockedError, StoreMissingError
+from kgforge.core.files import fsync_dir, replace_link, write_json_atomic
 
 DEFAULT_WORKDIR = Path("kg")
 _INCOMPLETE = ".incomplete"
@@ -263,23 +264,16 @@ def swap_in(paths: DomainPaths, build: Path, manifest: dict) -> None:
     build. Its quads' checksums are recorded as verified last, once pruning has touched their links."""
     write_json_atomic(build / "manifest.json", manifest)
     (build / _INCOMPLETE).unlink()
-    _fsync_dir(build)
+    fsync_dir(build)
     previous = paths.store_link.resolve() if paths.store_link.is_symlink() else None
-    _replace_link(paths.store_link, Path("builds") / build.name)
-    _fsync_dir(paths.root)
+    replace_link(paths.store_link, Path("builds") / build.name)
+    fsync_dir(paths.root)
     for name, target in (("manifest.json", "store/manifest.json"), ("quads", "store/quads")):
         link = paths.root / name
         if not link.is_symlink():
-            _replace_link(link, Path(target))
+            replace_link(link, Path(target))
     _prune_builds(paths, keep={build.resolve(), previous})
     record_verified(build, {e["quads_file"]: e["sha256"] for e in manifest["graphs"].values()})
-
-
-def _replace_link(link: Path, target: Path) -> None:
-    tmp_link = link.with_name(f".{link.name}.{os.getpid()}.tmp")
-    tmp_link.unlink(missing_ok=True)
-    tmp_link.symlink_to(target)
-    os.replace(tmp_link, link)
 
 
 def _prune_builds(paths: DomainPaths, keep: set[Path | None]) -> None:
@@ -305,7 +299,7 @@ def _adopt_legacy_quads(paths: DomainPaths) -> None:
         os.replace(legacy, current / "quads")
     else:
         shutil.rmtree(legacy)
-    _replace_link(legacy, Path("store/quads"))
+    replace_link(legacy, Path("store/quads"))
 
 
 # --- what killed writers leave behind -----------------------------------------------------------
@@ -366,25 +360,6 @@ def writer_pid(paths: DomainPaths) -> str | None:
     except PermissionError:  # alive, another user's
         pass
     return pid
-
-
-def write_json_atomic(path: Path, data: dict) -> None:
-    """Write JSON so that a reader sees the old file or the new one, never half of one."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    with open(tmp, "w", encoding="utf-8") as out:
-        json.dump(data, out, ensure_ascii=False, indent=2)
-        out.flush()
-        os.fsync(out.fileno())
-    os.replace(tmp, path)
-
-
-def _fsync_dir(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
 
 
 def require_counts_match(expected: dict[str, int], actual: dict[str, int], build: Path) -> None:

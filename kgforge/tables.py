@@ -13,10 +13,18 @@ from pathlib import Path
 import polars as pl
 import pyoxigraph as ox
 
-from kgforge.store import DomainPaths, open_read_only, published_build
-from kgforge.vocab import (
-    CLASS, DERIVED_GRAPHS, KIND, is_fact, ONTO, RDF_TYPE, RDFS_LABEL, SCHEMA_GRAPH, SKOS_ALT_LABEL,
+from kgforge.core.vocab import (
+    CLASS,
+    DERIVED_GRAPHS,
+    KIND,
+    ONTO,
+    RDF_TYPE,
+    RDFS_LABEL,
+    SCHEMA_GRAPH,
+    SKOS_ALT_LABEL,
+    is_fact,
 )
+from kgforge.store import DomainPaths, open_read_only, published_build
 
 log = logging.getLogger(__name__)
 FACT_SCHEMA = {"s": pl.String, "p": pl.String, "o": pl.String, "o_is_entity": pl.Boolean,

@@ -27,13 +27,13 @@ from urllib.parse import urlencode, urljoin
 
 import requests
 
+from kgforge.core.errors import InputError, KgforgeError
+from kgforge.core.jsonio import loads
+from kgforge.core.quads import check_iri, literal_term
+from kgforge.core.text import NotUtf8Error, decode_utf8
+from kgforge.core.vocab import RDF_TYPE, class_iri
 from kgforge.crawl.cache import CachedResponse, ResponseCache
-from kgforge.errors import InputError, KgforgeError
-from kgforge.jsonio import loads
 from kgforge.linking import Linker, Named, name_key
-from kgforge.quads import check_iri, literal_term
-from kgforge.text import NotUtf8Error, decode_utf8
-from kgforge.vocab import RDF_TYPE, class_iri
 from kgforge.wikidata.entity import IndexRecord
 from kgforge.wikidata.framing import DumpReader
 from kgforge.wikidata.nt import unescape
@@ -76,7 +76,7 @@ class Term:
     datatype: str | None = None
 
     def nquads(self) -> str:
-        """The term in N-Quads; ValueError when the store would refuse it (see ``kgforge.quads``)."""
+        """The term in N-Quads; ValueError when the store would refuse it (see ``kgforge.core.quads``)."""
         return f"<{check_iri(self.value)}>" if self.is_iri else literal_term(self.value, self.lang, self.datatype)
 
 

@@ -14,9 +14,9 @@ from typing import Any
 import pyoxigraph as ox
 
 from kgforge.build import build
+from kgforge.core.resources import query_text
+from kgforge.core.schema import SourceSpec
 from kgforge.query import QueryRunner
-from kgforge.resources import query_text
-from kgforge.schema import SourceSpec
 from kgforge.store import domain_paths
 
 STATEMENT_QUERY = """SELECT ?s ?o ?q ?qv WHERE {

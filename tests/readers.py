@@ -15,12 +15,12 @@ from pathlib import Path
 
 import pyoxigraph as ox
 
-from kgforge.errors import InputError
-from kgforge.quads import QuadWriter
-from kgforge.quarantine import Quarantine
-from kgforge.schema import load_schema
+from kgforge.core.errors import InputError
+from kgforge.core.quads import QuadWriter
+from kgforge.core.quarantine import Quarantine
+from kgforge.core.schema import load_schema
+from kgforge.core.vocab import RDFS_LABEL, SKOS_ALT_LABEL
 from kgforge.sources import ImportContext, importer_for
-from kgforge.vocab import RDFS_LABEL, SKOS_ALT_LABEL
 from kgforge.wikidata.demo import write_demo_dump
 from kgforge.wikidata.entity import SCHEMA_DESCRIPTION
 from tests.conftest import shared_file

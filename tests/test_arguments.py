@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 from kgforge.commands import _load_commands
 from kgforge.commands._app import DOMAIN, Checked, app
-from kgforge.errors import ArgumentError, KgforgeError
+from kgforge.core.errors import ArgumentError, KgforgeError
 from kgforge.store import check_domain_name, domain_paths
 
 # Options whose values come from a fixed list: each must be checked against it.

@@ -13,14 +13,20 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kgforge.build import check_store
+from kgforge.core.errors import ArgumentError
+from kgforge.core.resources import query_text
+from kgforge.core.vocab import entity_iri, relation_iri
 from kgforge.derive import (
-    ASSOCIATED_GRAPH, PAIR_SCHEMA, DeriveOptions, _unrank_pairs, associate, associated_relation, write_pairs,
+    ASSOCIATED_GRAPH,
+    PAIR_SCHEMA,
+    DeriveOptions,
+    _unrank_pairs,
+    associate,
+    associated_relation,
+    write_pairs,
 )
-from kgforge.errors import ArgumentError
 from kgforge.query import QueryRunner
-from kgforge.resources import query_text
 from kgforge.store import domain_paths, open_read_only
-from kgforge.vocab import entity_iri, relation_iri
 
 
 def session(goal, knowledge):

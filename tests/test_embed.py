@@ -18,7 +18,14 @@ from pykeen.models import ComplEx, DistMult, RotatE, TransE
 from safetensors.torch import load_file
 
 from kgforge.bundle import Bundle, BundleError
-from kgforge.embed import EmbedConfig, EmbedError, index_triples, split_triples, train_bundle, triple_set_from_ids
+from kgforge.embed import (
+    EmbedConfig,
+    EmbedError,
+    index_triples,
+    split_triples,
+    train_bundle,
+    triple_set_from_ids,
+)
 from kgforge.scoring import candidate_scores, has_fast_path
 
 KB_TRAVEL = "kdconv/travel/kb_travel.json"

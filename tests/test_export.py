@@ -11,8 +11,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from kgforge.core.text import normalise_label
 from kgforge.exports.formats import Dialogue, write_export
-from kgforge.text import normalise_label
 from tests.dialogue_kg import duconv_sample_kg
 
 LABEL_TEXT = st.text(alphabet=st.sampled_from(list('ab"{}[]\\\'/:,;\n\t 电影周迅·-<>&%') + ["\u00e9", "\U0001F600"]),

@@ -17,10 +17,10 @@ from pathlib import Path
 import pytest
 
 from kgforge.build import build, check_store
+from kgforge.core.errors import KgforgeError
+from kgforge.core.schema import SourceSpec
 from kgforge.derive import ASSOCIATED_GRAPH, derive
-from kgforge.errors import KgforgeError
 from kgforge.goals import GoalOptions, generate
-from kgforge.schema import SourceSpec
 from tests.faults import kill_at_random_point, orphans, part_files
 
 BUILD_ENTITIES = 10_000

@@ -10,8 +10,8 @@ from pathlib import Path
 import pyoxigraph as ox
 import pytest
 
+from kgforge.core.errors import ArgumentError, QueryError
 from kgforge.crawl.loopback import LoopbackSite, Static
-from kgforge.errors import ArgumentError, QueryError
 from kgforge.query import QueryRunner, parse_binding, read_query_file, uses_service
 from kgforge.store import domain_paths
 

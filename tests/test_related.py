@@ -12,11 +12,11 @@ from hypothesis import strategies as st
 
 from kgforge.build import add_graphs
 from kgforge.bundle import Bundle
+from kgforge.core.quads import QuadWriter
+from kgforge.core.vocab import RDFS_LABEL, entity_iri, graph_iri, relation_iri
 from kgforge.embed import EmbedConfig, embed
-from kgforge.quads import QuadWriter
 from kgforge.related import related, search_topk, top_related
 from kgforge.store import domain_paths, staged_build, write_lock
-from kgforge.vocab import RDFS_LABEL, entity_iri, graph_iri, relation_iri
 
 KB_TRAVEL = "kdconv/travel/kb_travel.json"
 ATTRACTION = "https://kgforge.org/class/attraction"

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from kgforge.build import build, check_store, parse_source
-from kgforge.errors import QueryTimeout, StoreLockedError
+from kgforge.core.errors import QueryTimeout, StoreLockedError
 from kgforge.query import QueryRunner
 from kgforge.store import domain_paths, write_lock
 

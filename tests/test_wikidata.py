@@ -8,9 +8,15 @@ import pyoxigraph as ox
 import pytest
 
 from kgforge.build import build
-from kgforge.schema import SourceSpec
+from kgforge.core.schema import SourceSpec
+from kgforge.core.vocab import (
+    RDF_TYPE,
+    RDFS_LABEL,
+    SKOS_ALT_LABEL,
+    class_iri,
+    relation_iri,
+)
 from kgforge.store import domain_paths, open_read_only
-from kgforge.vocab import RDF_TYPE, RDFS_LABEL, SKOS_ALT_LABEL, class_iri, relation_iri
 
 WD = "http://www.wikidata.org/entity/"
 WDT = "http://www.wikidata.org/prop/direct/"

@@ -8,7 +8,7 @@ from pathlib import Path
 import pyoxigraph as ox
 import pytest
 
-from kgforge.schema import load_schema
+from kgforge.core.schema import load_schema
 from kgforge.store import domain_paths, open_read_only
 from kgforge.wikidata.demo import entity, write_demo_dump, write_dump
 from kgforge.wikidata.entity import WikidataConfig
@@ -248,7 +248,7 @@ def test_a_dying_worker_fails_the_pass_clearly(tmp_path: Path) -> None:
     """A worker killed mid-pass (as the OOM killer would) stops the pass with a clear error, never a hang."""
     import pytest
 
-    from kgforge.errors import KgforgeError
+    from kgforge.core.errors import KgforgeError
 
     dump = write_dump(tmp_path / "dump.json", many_entities(300))
     spec = PassSpec("extract", WikidataConfig())

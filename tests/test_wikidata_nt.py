@@ -11,8 +11,8 @@ import pyoxigraph as ox
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kgforge.schema import load_schema
-from kgforge.vocab import RDFS_LABEL, SKOS_ALT_LABEL, relation_iri
+from kgforge.core.schema import load_schema
+from kgforge.core.vocab import RDFS_LABEL, SKOS_ALT_LABEL, relation_iri
 from kgforge.wikidata.entity import WikidataConfig
 from kgforge.wikidata.framing import DumpReader
 from kgforge.wikidata.nt import parse_nt_batch, subject_boundary, unescape

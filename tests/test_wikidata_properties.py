@@ -8,8 +8,8 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from kgforge.quads import XSD, literal_term
-from kgforge.vocab import RDF_TYPE, RDFS_LABEL
+from kgforge.core.quads import XSD, literal_term
+from kgforge.core.vocab import RDF_TYPE, RDFS_LABEL
 from kgforge.wikidata.demo import write_dump
 from kgforge.wikidata.entity import WikidataConfig, process_entity
 from kgforge.wikidata.passes import read_journal, run_resumable, split_triple

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pyoxigraph as ox
 
-from kgforge.quads import XSD
-from kgforge.schema import load_schema
-from kgforge.vocab import RDF_TYPE, RDFS_LABEL, class_iri
+from kgforge.core.quads import XSD
+from kgforge.core.schema import load_schema
+from kgforge.core.vocab import RDF_TYPE, RDFS_LABEL, class_iri
 from kgforge.wikidata.entity import WikidataConfig
 from kgforge.wikidata.passes import read_journal, run_resumable
 from kgforge.wikidata.pipeline import PassSpec

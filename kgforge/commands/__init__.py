@@ -14,7 +14,7 @@ import typer
 from rich.markup import escape
 
 from kgforge.commands._app import app, err_console
-from kgforge.errors import KgforgeError
+from kgforge.core.errors import KgforgeError
 
 # click's exception classes, from whichever click typer runs on (the package, or typer's own copy of it).
 _CLICK_ERROR = next(cls for cls in typer.BadParameter.__mro__ if cls.__name__ == "ClickException")

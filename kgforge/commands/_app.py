@@ -12,8 +12,8 @@ from typing import Annotated, Any, Generic, TypeVar
 import typer
 from rich.console import Console
 
-from kgforge import checks
-from kgforge.errors import ArgumentError
+from kgforge.core import checks
+from kgforge.core.errors import ArgumentError
 from kgforge.store import check_domain_name
 
 app = typer.Typer(
@@ -27,7 +27,7 @@ T = TypeVar("T")
 
 
 class Checked(Generic[T]):
-    """A typer ``parser``: reads the text given on the command line, then applies a :mod:`kgforge.checks`
+    """A typer ``parser``: reads the text given on the command line, then applies a :mod:`kgforge.core.checks`
     function, the one the library applies to the same value, so a bad value is refused before the
     command runs, in one line naming the option (``Invalid value for '--dim': 0 is not a whole number
     >= 1``), and a Python caller of the library gets the same words as an ArgumentError."""

@@ -18,7 +18,7 @@ from kgforge.commands._app import (
     emit_json,
     show_mapping,
 )
-from kgforge.schema import load_schema
+from kgforge.core.schema import load_schema
 from kgforge.sources import source_kinds
 from kgforge.store import domain_paths, remove_leftovers
 

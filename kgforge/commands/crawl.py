@@ -24,7 +24,14 @@ from kgforge.commands._app import (
     one_of,
     show_mapping,
 )
-from kgforge.crawl import CrawlConfig, crawl, crawl_dir_for, load_spec, read_records, site_names
+from kgforge.crawl import (
+    CrawlConfig,
+    crawl,
+    crawl_dir_for,
+    load_spec,
+    read_records,
+    site_names,
+)
 from kgforge.store import domain_paths
 
 

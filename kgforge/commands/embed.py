@@ -7,7 +7,6 @@ from typing import Annotated, Optional
 
 import typer
 
-from kgforge import checks
 from kgforge.commands._app import (
     DEFAULT_WORKDIR,
     DEVICE,
@@ -25,6 +24,7 @@ from kgforge.commands._app import (
     emit_json,
     show_mapping,
 )
+from kgforge.core import checks
 
 ModelName = Annotated[str, typer.Option("--name", parser=FOLDER, help="Bundle folder under <domain>/models/.")]
 

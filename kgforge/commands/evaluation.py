@@ -23,8 +23,15 @@ from kgforge.commands._app import (
     emit_json,
     one_of,
 )
-from kgforge.errors import ArgumentError, KgforgeError
-from kgforge.evaluation import LAYOUTS, METRICS, SEGMENTATIONS, EvalOptions, KnowledgeOptions, evaluate
+from kgforge.core.errors import ArgumentError, KgforgeError
+from kgforge.evaluation import (
+    LAYOUTS,
+    METRICS,
+    SEGMENTATIONS,
+    EvalOptions,
+    KnowledgeOptions,
+    evaluate,
+)
 
 
 def _metric_names(text: str) -> tuple[str, ...]:

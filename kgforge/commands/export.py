@@ -20,7 +20,7 @@ from kgforge.commands._app import (
     one_of,
     show_mapping,
 )
-from kgforge.errors import KgforgeError
+from kgforge.core.errors import KgforgeError
 from kgforge.exports import ExportOptions, export_goals
 from kgforge.exports.dialogues import export_dialogues
 from kgforge.exports.formats import FORMATS

@@ -7,7 +7,6 @@ from typing import Annotated
 
 import typer
 
-from kgforge import checks
 from kgforge.commands._app import (
     DEFAULT_WORKDIR,
     FRACTION,
@@ -24,7 +23,8 @@ from kgforge.commands._app import (
     one_of,
     show_mapping,
 )
-from kgforge.errors import KgforgeError
+from kgforge.core import checks
+from kgforge.core.errors import KgforgeError
 from kgforge.goals import STYLES, GoalOptions, generate, parse_hops, validate
 
 

@@ -8,12 +8,34 @@ from typing import Annotated, Optional
 import typer
 
 from kgforge.commands._app import (
-    DEFAULT_WORKDIR, FOLDER, FRACTION, HTTP_URL, LANGUAGE, NON_NEGATIVE, POSITIVE, POSITIVE_NUMBER, DomainArgument,
-    JsonOption, WorkdirOption, app, console, emit_json, one_of, show_mapping, whole_number,
+    DEFAULT_WORKDIR,
+    FOLDER,
+    FRACTION,
+    HTTP_URL,
+    LANGUAGE,
+    NON_NEGATIVE,
+    POSITIVE,
+    POSITIVE_NUMBER,
+    DomainArgument,
+    JsonOption,
+    WorkdirOption,
+    app,
+    console,
+    emit_json,
+    one_of,
+    show_mapping,
+    whole_number,
 )
 from kgforge.qa import (
-    DEFAULT_KEY_ENV, GenerateOptions, LLMSettings, SelectorOptions, evaluate, generate_dataset, llm_templates,
-    predicates, select,
+    DEFAULT_KEY_ENV,
+    GenerateOptions,
+    LLMSettings,
+    SelectorOptions,
+    evaluate,
+    generate_dataset,
+    llm_templates,
+    predicates,
+    select,
 )
 from kgforge.qa.generate import configurations
 from kgforge.qa.kg import ArgumentError, Quarantine

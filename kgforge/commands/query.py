@@ -23,9 +23,16 @@ from kgforge.commands._app import (
     one_of,
     show_mapping,
 )
-from kgforge.errors import QueryError
+from kgforge.core.errors import QueryError
 from kgforge.export_rdf import FORMATS, export_rdf
-from kgforge.query import DEFAULT_TIMEOUT, QueryResult, QueryRunner, parse_binding, read_query_file, term_text
+from kgforge.query import (
+    DEFAULT_TIMEOUT,
+    QueryResult,
+    QueryRunner,
+    parse_binding,
+    read_query_file,
+    term_text,
+)
 from kgforge.store import domain_paths
 
 RESULT_FORMATS = ("table", "csv", "json")

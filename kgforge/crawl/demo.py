@@ -32,7 +32,7 @@ def serve_demo_site() -> Iterator[str]:
 def demo_crawl(workdir: Path | str, domain: str = "film", show_progress: bool = True) -> dict[str, Any]:
     """Serve the demo site, crawl it into ``workdir``, build ``domain`` from it; returns both summaries."""
     from kgforge.build import build
-    from kgforge.schema import SourceSpec
+    from kgforge.core.schema import SourceSpec
 
     spec_name = "douban_movie"
     with serve_demo_site() as base_url:

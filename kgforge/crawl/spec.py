@@ -20,7 +20,7 @@ from urllib.parse import urljoin, urlsplit, urlunsplit
 
 from bs4 import BeautifulSoup, NavigableString, Tag
 
-from kgforge.errors import KgforgeError
+from kgforge.core.errors import KgforgeError
 
 HTML_PARSER = "html.parser"  # pinned: the tree of broken HTML depends on the parser
 _SPACES = re.compile(r"\s+")

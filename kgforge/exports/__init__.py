@@ -23,18 +23,28 @@ from typing import Any
 
 import polars as pl
 
-from kgforge import __version__
-from kgforge.build import sha256_file
-from kgforge.errors import KgforgeError
-from kgforge.exports.formats import FORMATS, GENERIC_SCHEMA_VERSION, Dialogue, write_export
+from kgforge.core.errors import KgforgeError
+from kgforge.core.files import sha256_file, write_json_atomic
+from kgforge.core.gc_pause import paused_gc
+from kgforge.core.schema import Schema, load_schema
+from kgforge.core.version import __version__
+from kgforge.core.vocab import ONTO
+from kgforge.exports.formats import (
+    FORMATS,
+    GENERIC_SCHEMA_VERSION,
+    Dialogue,
+    write_export,
+)
 from kgforge.exports.labels import Labels
 from kgforge.exports.subgraph import SubgraphOptions, select_subgraphs
-from kgforge.gc_pause import paused_gc
 from kgforge.goals import read_goals
-from kgforge.schema import Schema, load_schema
-from kgforge.store import DomainPaths, domain_paths, published_build, read_manifest, write_json_atomic
+from kgforge.store import (
+    DomainPaths,
+    domain_paths,
+    published_build,
+    read_manifest,
+)
 from kgforge.tables import GraphTables, read_tables
-from kgforge.vocab import ONTO
 
 RELATED = ONTO + "related"
 TOPIC_SCHEMA = {"dialogue": pl.Int64, "position": pl.Int64, "topic": pl.String}

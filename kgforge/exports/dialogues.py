@@ -18,13 +18,20 @@ from typing import Any
 
 import polars as pl
 
-from kgforge.errors import InputError, KgforgeError
-from kgforge.exports import PATH_SCHEMA, TOPIC_SCHEMA, Context, ExportOptions, _assemble, _finish
+from kgforge.core.errors import InputError, KgforgeError
+from kgforge.core.gc_pause import paused_gc
+from kgforge.core.jsonio import iter_json_container
+from kgforge.core.text import normalise_label
+from kgforge.exports import (
+    PATH_SCHEMA,
+    TOPIC_SCHEMA,
+    Context,
+    ExportOptions,
+    _assemble,
+    _finish,
+)
 from kgforge.exports.subgraph import SubgraphOptions
-from kgforge.gc_pause import paused_gc
 from kgforge.goals import EntityIndex
-from kgforge.jsonio import iter_json_container
-from kgforge.text import normalise_label
 
 MIN_NAME_CHARS = 2
 ALL_FACTS = 10**6

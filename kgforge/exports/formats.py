@@ -14,7 +14,6 @@ generic JSONL/Parquet layout with IRIs and labels.
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,9 +21,15 @@ from typing import Any
 
 import polars as pl
 
-from kgforge.errors import KgforgeError
-from kgforge.goals import CHAT_BY_TYPE, DIALOGUE_TYPES, RECOMMENDATION_BY_TYPE, goal_string
-from kgforge.text import segment
+from kgforge.core.errors import KgforgeError
+from kgforge.core.files import atomic_path
+from kgforge.core.text import segment
+from kgforge.goals import (
+    CHAT_BY_TYPE,
+    DIALOGUE_TYPES,
+    RECOMMENDATION_BY_TYPE,
+    goal_string,
+)
 
 FORMATS = ("duconv", "kdconv", "durecdial", "jsonl", "parquet")
 GENERIC_SCHEMA_VERSION = 1
@@ -142,9 +147,7 @@ def write_export(dialogues: list[Dialogue], fmt: str, out: Path, build_id: str, 
         "parquet": lambda d: generic_record(d, build_id, language),
     }
     records = [builders[fmt](d) for d in dialogues]
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out.with_name(out.name + f".tmp{os.getpid()}")
-    try:
+    with atomic_path(out) as tmp:
         if fmt == "parquet":
             pl.DataFrame(records, infer_schema_length=None).write_parquet(tmp)
         elif fmt == "kdconv":
@@ -152,7 +155,4 @@ def write_export(dialogues: list[Dialogue], fmt: str, out: Path, build_id: str, 
         else:
             with open(tmp, "w", encoding="utf-8") as handle:
                 handle.writelines(json.dumps(r, ensure_ascii=False) + "\n" for r in records)
-        os.replace(tmp, out)
-    finally:
-        tmp.unlink(missing_ok=True)
     return len(records)

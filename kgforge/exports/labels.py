@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import polars as pl
 
-from kgforge.schema import Schema
+from kgforge.core.schema import Schema
+from kgforge.core.vocab import ONTO, RDF_TYPE
 from kgforge.tables import GraphTables
-from kgforge.vocab import ONTO, RDF_TYPE
 
 EXTRA_PREDICATES = {  # predicates an export may show that no schema declares
     RDF_TYPE: {"zh": "实体类型", "en": "type"},

@@ -14,9 +14,9 @@ from dataclasses import dataclass
 
 import polars as pl
 
-from kgforge.schema import Schema
+from kgforge.core.schema import Schema
+from kgforge.core.vocab import RDF_TYPE
 from kgforge.tables import GraphTables
-from kgforge.vocab import RDF_TYPE
 
 TRIPLE_COLUMNS = ["s", "p", "o", "o_is_entity"]
 ROLE_ORDER = {"path": 0, "type": 1, "fact": 2, "related": 3}

@@ -18,8 +18,18 @@ import polars as pl
 import pyoxigraph as ox
 
 from kgforge.qa.kg import (
-    RDF_TYPE, WIKIDATA_DIRECT, WIKIDATA_PROP, DomainPaths, GraphTables, QueryRunner, Schema, load_schema,
-    normalise_label, query_text, read_manifest, read_tables,
+    RDF_TYPE,
+    WIKIDATA_DIRECT,
+    WIKIDATA_PROP,
+    DomainPaths,
+    GraphTables,
+    QueryRunner,
+    Schema,
+    load_schema,
+    normalise_label,
+    query_text,
+    read_manifest,
+    read_tables,
 )
 
 UNTYPED = "entity"  # the type of an entity with no type (kgforge.qa.templates falls back on it)

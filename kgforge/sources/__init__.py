@@ -16,11 +16,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from kgforge.errors import KgforgeError
-from kgforge.jsonio import Record
-from kgforge.quads import QuadWriter
-from kgforge.quarantine import Quarantine
-from kgforge.schema import Relation, Schema
+from kgforge.core.errors import KgforgeError
+from kgforge.core.jsonio import Record
+from kgforge.core.quads import QuadWriter
+from kgforge.core.quarantine import Quarantine
+from kgforge.core.schema import Relation, Schema
 
 
 @dataclass

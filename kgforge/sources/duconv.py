@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from kgforge.jsonio import iter_json_lines
+from kgforge.core.jsonio import iter_json_lines
 from kgforge.sources import ImportContext, parsed_records, register
 from kgforge.sources.names import NameTriples
 

@@ -12,10 +12,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from kgforge.schema import Relation
+from kgforge.core.schema import Relation
+from kgforge.core.text import normalise_label
+from kgforge.core.vocab import RDF_TYPE, RDFS_LABEL, SKOS_ALT_LABEL, entity_iri
 from kgforge.sources import ImportContext
-from kgforge.text import normalise_label
-from kgforge.vocab import RDF_TYPE, RDFS_LABEL, SKOS_ALT_LABEL, entity_iri
 
 
 @dataclass(frozen=True)

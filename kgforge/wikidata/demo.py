@@ -12,7 +12,7 @@ import gzip
 import json
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, IO
+from typing import IO, Any
 
 GREGORIAN = "http://www.wikidata.org/entity/Q1985727"
 

@@ -15,13 +15,25 @@ from typing import Any
 
 import pyoxigraph as ox
 
-from kgforge import checks
-from kgforge.build import SourceResult, extend_build, import_source, load_graphs, write_schema_graph
-from kgforge.errors import StoreMissingError
-from kgforge.progress import progress_bar
-from kgforge.schema import Relation, SourceSpec, load_schema
-from kgforge.store import domain_paths, published_build, read_manifest, staged_build, write_lock
-from kgforge.vocab import RDF_PROPERTY, RDF_TYPE, SCHEMA_GRAPH
+from kgforge.build import (
+    SourceResult,
+    extend_build,
+    import_source,
+    load_graphs,
+    write_schema_graph,
+)
+from kgforge.core import checks
+from kgforge.core.errors import StoreMissingError
+from kgforge.core.progress import progress_bar
+from kgforge.core.schema import Relation, SourceSpec, load_schema
+from kgforge.core.vocab import RDF_PROPERTY, RDF_TYPE, SCHEMA_GRAPH
+from kgforge.store import (
+    domain_paths,
+    published_build,
+    read_manifest,
+    staged_build,
+    write_lock,
+)
 
 SCHEMA_FILE = "quads/schema.imports.nq"
 

@@ -19,13 +19,18 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from kgforge.errors import InputError
+from kgforge.core.errors import InputError
 from kgforge.linking import Named, link
 from kgforge.sources import ImportContext
 from kgforge.wikidata.entity import IndexRecord, WikidataConfig
 from kgforge.wikidata.framing import frame_document, is_line_framed
 from kgforge.wikidata.passes import (
-    CHECKPOINT_SECONDS, PassResult, index_records, read_journal, run_resumable, split_triple,
+    CHECKPOINT_SECONDS,
+    PassResult,
+    index_records,
+    read_journal,
+    run_resumable,
+    split_triple,
 )
 from kgforge.wikidata.pipeline import BATCH_BYTES, BatchParser, PassSpec
 from kgforge.wikidata.select import Expansion, expand, instances_of, subclass_closure

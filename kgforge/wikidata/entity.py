@@ -23,11 +23,30 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field, fields
 from typing import Any
 
-from kgforge.quads import check_lang, literal_term
-from kgforge.schema import Schema
-from kgforge.vocab import RDF_TYPE, RDFS_LABEL, SKOS_ALT_LABEL, class_iri, safe_segment
+from kgforge.core.quads import check_lang, literal_term
+from kgforge.core.schema import Schema
+from kgforge.core.vocab import (
+    RDF_TYPE,
+    RDFS_LABEL,
+    SKOS_ALT_LABEL,
+    class_iri,
+    safe_segment,
+)
 from kgforge.wikidata.values import (
-    ENTITY_ID, P, PQ, PS, WDNO, WDS, WDT, WIKIBASE, BadValue, Value, entity_id, entity_iri, iri_term, map_value,
+    ENTITY_ID,
+    PQ,
+    PS,
+    WDNO,
+    WDS,
+    WDT,
+    WIKIBASE,
+    BadValue,
+    P,
+    Value,
+    entity_id,
+    entity_iri,
+    iri_term,
+    map_value,
     skolem_iri,
 )
 

@@ -20,8 +20,8 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import IO, Any, TypeVar
 
-from kgforge.errors import InputError
-from kgforge.jsonio import loads
+from kgforge.core.errors import InputError
+from kgforge.core.jsonio import loads
 
 # decompressors tried in order when ``decompressor="auto"``: parallel ones first; for bz2 the plain
 # bzip2 command still helps (decompression moves to its own process); for gzip, Python's zlib is
@@ -262,7 +262,7 @@ def entity_spans(buffer: Any, start: int, stop: int) -> Iterator[tuple[int, int,
 def decode_entity(view: memoryview, first: int, last: int) -> Any:
     """``json.loads`` of ``view[first:last]``, decoded in place (one copy) as ``json.loads(bytes)`` decodes.
 
-    Nesting is bounded only by what Python's parser follows (a :class:`~kgforge.jsonio.NestingError`
+    Nesting is bounded only by what Python's parser follows (a :class:`~kgforge.core.jsonio.NestingError`
     beyond): counting every entity's brackets would slow the dump passes, and the entity handlers
     stop at a ``RecursionError`` themselves."""
     return loads(str(view[first:last], "utf-8", "surrogatepass").removeprefix("\ufeff"), max_depth=None)

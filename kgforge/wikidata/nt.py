@@ -22,16 +22,27 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
-from kgforge.quads import check_iri, literal_term
+from kgforge.core.quads import check_iri, literal_term
+from kgforge.core.text import NotUtf8Error, decode_utf8
+from kgforge.core.vocab import RDFS_LABEL, SKOS_ALT_LABEL
 from kgforge.sources import ImportContext
-from kgforge.text import NotUtf8Error, decode_utf8
-from kgforge.vocab import RDFS_LABEL, SKOS_ALT_LABEL
 from kgforge.wikidata.dump import import_passes
 from kgforge.wikidata.entity import (
-    INSTANCE_OF, SCHEMA_DESCRIPTION, EntityOutput, WikidataConfig, emit_terms, index_record,
+    INSTANCE_OF,
+    SCHEMA_DESCRIPTION,
+    EntityOutput,
+    WikidataConfig,
+    emit_terms,
+    index_record,
 )
 from kgforge.wikidata.framing import line_spans
-from kgforge.wikidata.pipeline import Batch, BatchResult, PassSpec, journal_error, render
+from kgforge.wikidata.pipeline import (
+    Batch,
+    BatchResult,
+    PassSpec,
+    journal_error,
+    render,
+)
 from kgforge.wikidata.values import WD, WDT, iri_term, skolem_iri
 
 _IRI = r"<([^<>\"{}|^`\\\x00-\x20]*)>"

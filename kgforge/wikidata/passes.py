@@ -19,10 +19,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from kgforge.store import write_json_atomic
+from kgforge.core.files import write_json_atomic
 from kgforge.wikidata.entity import IndexRecord
 from kgforge.wikidata.framing import DumpReader
-from kgforge.wikidata.pipeline import BATCH_BYTES, BatchResult, PassSpec, Throttle, run_pass
+from kgforge.wikidata.pipeline import (
+    BATCH_BYTES,
+    BatchResult,
+    PassSpec,
+    Throttle,
+    run_pass,
+)
 
 CHECKPOINT_SECONDS = float(os.environ.get("KGFORGE_WIKIDATA_CHECKPOINT_SECONDS", "5"))
 

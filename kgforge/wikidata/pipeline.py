@@ -4,7 +4,7 @@ Workers decode JSON and turn each entity into its triples (``extract``) or its s
 (``index``); results come back in dump order, so the caller can record a checkpoint — the
 decompressed byte offset and line after the last batch it has written — and a killed pass can
 start again from there. A worker that dies or raises fails the whole pass (no silent holes); a
-worker whose reading process dies ends too (:mod:`kgforge.lifeline`), so a killed import leaves no
+worker whose reading process dies ends too (:mod:`kgforge.core.lifeline`), so a killed import leaves no
 process behind and its spool is released.
 
 Batches and their results travel through a :class:`BatchRing`, not through the pool's pipes.
@@ -27,12 +27,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from kgforge.errors import KgforgeError
-from kgforge.gc_pause import paused_gc
-from kgforge.jsonio import too_deep
-from kgforge.lifeline import die_with
+from kgforge.core.errors import KgforgeError
+from kgforge.core.gc_pause import paused_gc
+from kgforge.core.jsonio import too_deep
+from kgforge.core.lifeline import die_with
 from kgforge.wikidata.entity import (
-    BadEntity, EntityOutput, IndexRecord, WikidataConfig, index_entity, process_entity,
+    BadEntity,
+    EntityOutput,
+    IndexRecord,
+    WikidataConfig,
+    index_entity,
+    process_entity,
 )
 from kgforge.wikidata.framing import DumpReader, decode_entity, entity_spans
 

@@ -14,8 +14,8 @@ from functools import lru_cache
 from typing import NamedTuple
 from urllib.parse import quote
 
-from kgforge.quads import XSD, check_iri, check_lang, literal_term
-from kgforge import vocab
+from kgforge.core import vocab
+from kgforge.core.quads import XSD, check_iri, check_lang, literal_term
 
 WD = "http://www.wikidata.org/entity/"
 P, WDT, WDS, WIKIBASE = vocab.WIKIDATA_PROP, vocab.WIKIDATA_DIRECT, vocab.STATEMENT_NODE, vocab.WIKIBASE

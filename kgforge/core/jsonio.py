@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from kgforge.errors import InputError
+from kgforge.core.errors import InputError
 
 MAX_DEPTH = 100  # levels of nested arrays and objects in one record; the corpora's records need fewer than 10
 _decoder = json.JSONDecoder()

@@ -1,7 +1,7 @@
 """Argument checks shared by the library and the command line.
 
 Each function returns the value it was given when it is acceptable and raises
-:class:`~kgforge.errors.ArgumentError` otherwise; the command line's click types
+:class:`~kgforge.core.errors.ArgumentError` otherwise; the command line's click types
 (:mod:`kgforge.commands._app`) call the same functions, so a Python caller and a shell user are
 refused the same values with the same words.
 """
@@ -16,7 +16,7 @@ from urllib.parse import urlsplit
 
 import pyoxigraph as ox
 
-from kgforge.errors import ArgumentError
+from kgforge.core.errors import ArgumentError
 
 # A folder name that cannot be a path: no separator, no leading dot, no "..".
 _FOLDER_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")

@@ -13,12 +13,13 @@ location and quarantine what these refuse; the writer refuses whatever still rea
 from __future__ import annotations
 
 import hashlib
-import os
 from collections.abc import Callable
 from pathlib import Path
 from types import TracebackType
 
 import pyoxigraph as ox
+
+from kgforge.core.files import AtomicFile
 
 _LITERAL_ESCAPES = str.maketrans({"\\": "\\\\", '"': '\\"', "\n": "\\n", "\r": "\\r"})
 XSD = "http://www.w3.org/2001/XMLSchema#"
@@ -101,9 +102,8 @@ class QuadWriter:
         self.graph = f"<{check_iri(graph)}>"
         self.graph_iri = graph
         self.on_reject = on_reject
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._tmp = self.path.with_name(self.path.name + f".part{os.getpid()}")
-        self._out = open(self._tmp, "w", encoding="utf-8", newline="\n")
+        self._file = AtomicFile(self.path, buffering=1 << 20)
+        self._out = self._file.handle
         self._seen: set[int] = set()
         self._digest = hashlib.sha256()
         self.count = 0
@@ -164,13 +164,11 @@ class QuadWriter:
         return self._digest.hexdigest()
 
     def commit(self) -> int:
-        self._out.close()
-        os.replace(self._tmp, self.path)
+        self._file.commit()
         return self.count
 
     def discard(self) -> None:
-        self._out.close()
-        self._tmp.unlink(missing_ok=True)
+        self._file.discard()
 
     def __enter__(self) -> "QuadWriter":
         return self

@@ -10,10 +10,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from kgforge import resources
-from kgforge.errors import SchemaError
-from kgforge.text import normalise_label
-from kgforge.vocab import class_iri, relation_iri, unmapped_relation_iri
+from kgforge.core import resources
+from kgforge.core.errors import SchemaError
+from kgforge.core.text import normalise_label
+from kgforge.core.vocab import class_iri, relation_iri, unmapped_relation_iri
 
 RELATION_KINDS = ("entity", "literal", "text")
 
