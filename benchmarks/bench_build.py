@@ -39,7 +39,7 @@ KGFORGE_LOAD = """
 import json, sys, time
 from kgforge.build import load_graphs
 from kgforge.core.schema import load_schema
-from kgforge.store import carry_quads, domain_paths, published_build, read_manifest, staged_build, write_lock
+from kgforge.store.layout import carry_quads, domain_paths, published_build, read_manifest, staged_build, write_lock
 started = time.perf_counter()
 paths = domain_paths("duconv", sys.argv[1])
 # the build's load phase again, over the same graphs: fresh store, count check, swap

@@ -41,9 +41,9 @@ BASELINE_QUERY = """
 import json, sys, time
 import pyoxigraph as ox
 from kgforge.core.errors import QueryTimeout
-from kgforge.query import QueryRunner
+from kgforge.store.query import QueryRunner
 from kgforge.core.resources import query_text
-from kgforge.store import domain_paths
+from kgforge.store.layout import domain_paths
 
 def main():
     workdir, name, suffix, timeout = sys.argv[1], sys.argv[2], sys.argv[3], float(sys.argv[4])
@@ -62,9 +62,9 @@ if __name__ == "__main__":
 PER_DIALOGUE = """
 import json, sys, time
 import pyoxigraph as ox
-from kgforge.query import QueryRunner
+from kgforge.store.query import QueryRunner
 from kgforge.core.resources import query_text
-from kgforge.store import domain_paths
+from kgforge.store.layout import domain_paths
 
 def main():
     workdir, goals_file, sample = sys.argv[1], sys.argv[2], int(sys.argv[3])

@@ -33,7 +33,7 @@ from kgforge.core.vocab import (
     graph_iri,
 )
 from kgforge.sources import ImportContext, importer_for, reads_file
-from kgforge.store import (
+from kgforge.store.layout import (
     DEFAULT_WORKDIR,
     DomainPaths,
     bulk_load,
@@ -235,7 +235,7 @@ def load_graphs(paths: DomainPaths, staging: Path, graphs: dict[str, dict[str, A
 def add_graphs(paths: DomainPaths, staging: Path, new_graphs: dict[str, dict[str, Any]], stages: dict[str, Any],
                replace_kinds: tuple[str, ...] = ()) -> BuildSummary:
     """Publish the current graphs plus ``new_graphs`` (e.g. the links graph), whose quads files the caller
-    wrote into ``staging`` (from :func:`kgforge.store.staged_build`) while holding the write lock.
+    wrote into ``staging`` (from :func:`kgforge.store.layout.staged_build`) while holding the write lock.
 
     Graphs of a kind in ``replace_kinds``, and earlier versions of the new graphs, are dropped first,
     so re-running a stage replaces its output. Only the new graphs are loaded (see :func:`extend_build`).

@@ -34,7 +34,7 @@ from safetensors.torch import load_file, save_file
 from kgforge.core import checks
 from kgforge.core.errors import KgforgeError
 from kgforge.core.files import package_versions, sha256_file, write_json_atomic
-from kgforge.store import DomainPaths
+from kgforge.store.layout import DomainPaths
 
 if TYPE_CHECKING:
     from pykeen.models import ERModel

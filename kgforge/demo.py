@@ -16,9 +16,9 @@ from kgforge.build import build
 from kgforge.commands._app import console, show_mapping
 from kgforge.core.resources import query_text
 from kgforge.crawl.demo import demo_crawl
-from kgforge.query import QueryRunner, term_text
 from kgforge.stats import domain_stats
-from kgforge.store import domain_paths
+from kgforge.store.layout import domain_paths
+from kgforge.store.query import QueryRunner, term_text
 
 DOMAIN = "demo"
 

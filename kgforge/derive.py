@@ -44,7 +44,7 @@ from kgforge.core.vocab import (
     RELATION,
     safe_segment,
 )
-from kgforge.store import (
+from kgforge.store.layout import (
     DomainPaths,
     domain_paths,
     published_build,
@@ -52,7 +52,7 @@ from kgforge.store import (
     staged_build,
     write_lock,
 )
-from kgforge.tables import GraphTables, read_tables
+from kgforge.store.tables import GraphTables, read_tables
 
 ASSOCIATED_KIND = "derived-associated"
 ASSOCIATED_GRAPH = DERIVED_GRAPHS + "associated"

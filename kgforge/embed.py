@@ -1,6 +1,6 @@
 """`kgforge embed`: train a PyKEEN model on a domain's graph and write a model bundle.
 
-Pipeline: entity-to-entity facts from the graph tables (``kgforge.tables.read_tables``)
+Pipeline: entity-to-entity facts from the graph tables (``kgforge.store.tables.read_tables``)
 → a deterministic split, saved with the bundle (derived triples follow the triples they were derived
 from) → int ids built with polars → a PyKEEN ``CoreTriplesFactory`` made from the id tensor (no TSV files) → a memory
 preflight → training with kgforge's own loop → filtered rank evaluation → bundle.
@@ -40,8 +40,8 @@ from kgforge.core.vocab import DERIVED_GRAPHS, ONTO
 from kgforge.derive import PAIR_NODE
 from kgforge.evaluate import evaluate_model
 from kgforge.scoring import candidate_scores, has_fast_path
-from kgforge.store import domain_paths, published_build, read_manifest
-from kgforge.tables import GraphTables, read_tables
+from kgforge.store.layout import domain_paths, published_build, read_manifest
+from kgforge.store.tables import GraphTables, read_tables
 
 SPLITS = ("train", "valid", "test")
 SPLIT_CODE = {name: code for code, name in enumerate(SPLITS)}

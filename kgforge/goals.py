@@ -38,9 +38,14 @@ from kgforge.core.resources import query_text
 from kgforge.core.schema import Schema, load_schema
 from kgforge.core.text import normalise_label
 from kgforge.derive import read_pairs
-from kgforge.query import QueryRunner
-from kgforge.store import DomainPaths, domain_paths, published_build, read_manifest
-from kgforge.tables import GraphTables, read_tables
+from kgforge.store.layout import (
+    DomainPaths,
+    domain_paths,
+    published_build,
+    read_manifest,
+)
+from kgforge.store.query import QueryRunner
+from kgforge.store.tables import GraphTables, read_tables
 
 GOAL_KINDS = ("one_step", "two_step", "path", "sequence")
 TRIPLE_SCHEMA = {"s": pl.String, "p": pl.String, "o": pl.String, "o_is_entity": pl.Boolean}

@@ -25,13 +25,13 @@ from kgforge.core.quads import QuadWriter
 from kgforge.core.schema import load_schema
 from kgforge.core.text import normalise_label
 from kgforge.core.vocab import CLASS, ENTITY, OWL_SAME_AS, graph_iri
-from kgforge.store import (
+from kgforge.store.layout import (
     domain_paths,
     read_manifest,
     staged_build,
     write_lock,
 )
-from kgforge.tables import GraphTables, read_tables
+from kgforge.store.tables import GraphTables, read_tables
 
 WIKIDATA_ENTITY = "http://www.wikidata.org/entity/"
 XLORE_INSTANCE = "http://xlore.org/instance/"

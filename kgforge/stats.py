@@ -9,8 +9,8 @@ import polars as pl
 
 from kgforge.core.schema import Schema, load_schema
 from kgforge.core.text import jieba_module
-from kgforge.store import domain_paths, published_build, read_manifest
-from kgforge.tables import GraphTables, read_tables
+from kgforge.store.layout import domain_paths, published_build, read_manifest
+from kgforge.store.tables import GraphTables, read_tables
 
 
 def token_count(text: str) -> int:

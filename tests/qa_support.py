@@ -16,8 +16,8 @@ import pyoxigraph as ox
 from kgforge.build import build
 from kgforge.core.resources import query_text
 from kgforge.core.schema import SourceSpec
-from kgforge.query import QueryRunner
-from kgforge.store import domain_paths
+from kgforge.store.layout import domain_paths
+from kgforge.store.query import QueryRunner
 
 STATEMENT_QUERY = """SELECT ?s ?o ?q ?qv WHERE {
   ?s ?link ?st . ?st ?ps ?o ; ?q ?qv .

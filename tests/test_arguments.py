@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 from kgforge.commands import _load_commands
 from kgforge.commands._app import DOMAIN, Checked, app
 from kgforge.core.errors import ArgumentError, KgforgeError
-from kgforge.store import check_domain_name, domain_paths
+from kgforge.store.layout import check_domain_name, domain_paths
 
 # Options whose values come from a fixed list: each must be checked against it.
 ENUMERATED = {"fmt", "style", "layout", "precision", "evaluation", "device", "model", "site"}

@@ -11,8 +11,8 @@ from pathlib import Path
 import pyoxigraph as ox
 
 from kgforge.derive import ASSOCIATED_GRAPH
-from kgforge.store import domain_paths, open_read_only
-from kgforge.tables import read_tables
+from kgforge.store.layout import domain_paths, open_read_only
+from kgforge.store.tables import read_tables
 from kgforge.wikidata.demo import write_demo_dump
 from tests.faults import kill_at_random_point, part_files
 from tests.test_derive import write_sessions

@@ -25,8 +25,8 @@ from kgforge.derive import (
     associated_relation,
     write_pairs,
 )
-from kgforge.query import QueryRunner
-from kgforge.store import domain_paths, open_read_only
+from kgforge.store.layout import domain_paths, open_read_only
+from kgforge.store.query import QueryRunner
 
 
 def session(goal, knowledge):
@@ -161,8 +161,9 @@ def test_relation_budget_keeps_a_seeded_sample(cli, built):
 
 @pytest.mark.parametrize("include_derived", [False, True])
 def test_quad_file_tables_equal_the_store_tables(cli, built, include_derived):
-    from kgforge.quad_tables import tables_from_quads
-    from kgforge.tables import read_tables, read_tables_from_store
+    from kgforge.store.quad_tables import tables_from_quads
+
+    from kgforge.store.tables import read_tables, read_tables_from_store
 
     cli("derive", "duconv", "--workdir", str(built))
     paths = domain_paths("duconv", built)

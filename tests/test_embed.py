@@ -175,8 +175,8 @@ def test_embed_travel_store_resumes_after_kill(cli, shared, workdir):
 def test_derived_triples_follow_their_sources_on_the_travel_store(cli, shared, workdir):
     from kgforge.derive import ASSOCIATED_RELATION, PAIR_NODE
     from kgforge.embed import graph_triples
-    from kgforge.store import domain_paths
-    from kgforge.tables import read_tables
+    from kgforge.store.layout import domain_paths
+    from kgforge.store.tables import read_tables
 
     cli("build", "travel", "--source", f"kdconv:{shared(KB_TRAVEL)}", "--workdir", str(workdir))
     cli("derive", "travel", "--workdir", str(workdir))

@@ -11,8 +11,8 @@ import pytest
 
 from kgforge.core.resources import query_text
 from kgforge.goals import GoalGraph, _quotas, parse_duconv_goal, parse_hops
-from kgforge.query import QueryRunner
-from kgforge.store import domain_paths
+from kgforge.store.layout import domain_paths
+from kgforge.store.query import QueryRunner
 from tests.dialogue_kg import duconv_sample_kg
 
 

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from kgforge.build import check_store
 from kgforge.core.vocab import OWL_SAME_AS, entity_iri
 from kgforge.linking import Named, link, name_key
-from kgforge.store import domain_paths, open_read_only
+from kgforge.store.layout import domain_paths, open_read_only
 from kgforge.wikidata.demo import demo_entities, entity, write_dump
 
 WD = "http://www.wikidata.org/entity/"

@@ -16,7 +16,7 @@ from kgforge.core.quads import QuadWriter
 from kgforge.core.vocab import RDFS_LABEL, entity_iri, graph_iri, relation_iri
 from kgforge.embed import EmbedConfig, embed
 from kgforge.related import related, search_topk, top_related
-from kgforge.store import domain_paths, staged_build, write_lock
+from kgforge.store.layout import domain_paths, staged_build, write_lock
 
 KB_TRAVEL = "kdconv/travel/kb_travel.json"
 ATTRACTION = "https://kgforge.org/class/attraction"

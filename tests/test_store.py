@@ -14,8 +14,8 @@ import pytest
 
 from kgforge.build import build, check_store, parse_source
 from kgforge.core.errors import QueryTimeout, StoreLockedError
-from kgforge.query import QueryRunner
-from kgforge.store import domain_paths, write_lock
+from kgforge.store.layout import domain_paths, write_lock
+from kgforge.store.query import QueryRunner
 
 
 def _write_kb(path: Path, n: int, prefix: str = "景点") -> Path:

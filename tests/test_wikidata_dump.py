@@ -9,7 +9,7 @@ import pyoxigraph as ox
 import pytest
 
 from kgforge.core.schema import load_schema
-from kgforge.store import domain_paths, open_read_only
+from kgforge.store.layout import domain_paths, open_read_only
 from kgforge.wikidata.demo import entity, write_demo_dump, write_dump
 from kgforge.wikidata.entity import WikidataConfig
 from kgforge.wikidata.passes import index_records, read_journal, run_resumable

@@ -15,7 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kgforge.core.vocab import RDF_TYPE, RDFS_LABEL, relation_iri
-from kgforge.store import domain_paths, open_read_only
+from kgforge.store.layout import domain_paths, open_read_only
 from kgforge.xlore import (
     QUOTA_TEXT,
     LineError,

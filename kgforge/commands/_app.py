@@ -14,7 +14,7 @@ from rich.console import Console
 
 from kgforge.core import checks
 from kgforge.core.errors import ArgumentError
-from kgforge.store import check_domain_name
+from kgforge.store.layout import check_domain_name
 
 app = typer.Typer(
     name="kgforge", no_args_is_help=True, pretty_exceptions_enable=False, add_completion=False,

@@ -20,7 +20,7 @@ from kgforge.commands._app import (
 )
 from kgforge.core.schema import load_schema
 from kgforge.sources import source_kinds
-from kgforge.store import domain_paths, remove_leftovers
+from kgforge.store.layout import domain_paths, remove_leftovers
 
 
 @app.command("build")

@@ -32,7 +32,7 @@ from kgforge.crawl import (
     read_records,
     site_names,
 )
-from kgforge.store import domain_paths
+from kgforge.store.layout import domain_paths
 
 
 @app.command("crawl")

@@ -24,8 +24,8 @@ from kgforge.commands._app import (
     show_mapping,
 )
 from kgforge.core.errors import QueryError
-from kgforge.export_rdf import FORMATS, export_rdf
-from kgforge.query import (
+from kgforge.store.layout import domain_paths
+from kgforge.store.query import (
     DEFAULT_TIMEOUT,
     QueryResult,
     QueryRunner,
@@ -33,7 +33,7 @@ from kgforge.query import (
     read_query_file,
     term_text,
 )
-from kgforge.store import domain_paths
+from kgforge.store.rdf_export import FORMATS, export_rdf
 
 RESULT_FORMATS = ("table", "csv", "json")
 

@@ -16,7 +16,7 @@ from kgforge.crawl.engine import crawl, crawl_dir_for
 from kgforge.crawl.fetch import CrawlConfig
 from kgforge.crawl.loopback import LoopbackSite
 from kgforge.crawl.spec import load_spec
-from kgforge.store import domain_paths
+from kgforge.store.layout import domain_paths
 
 DEMO_SITE = Path(__file__).resolve().parent / "demo_site"
 DEMO_DELAY = 0.2  # seconds between requests: polite even to our own loopback server

@@ -38,13 +38,13 @@ from kgforge.exports.formats import (
 from kgforge.exports.labels import Labels
 from kgforge.exports.subgraph import SubgraphOptions, select_subgraphs
 from kgforge.goals import read_goals
-from kgforge.store import (
+from kgforge.store.layout import (
     DomainPaths,
     domain_paths,
     published_build,
     read_manifest,
 )
-from kgforge.tables import GraphTables, read_tables
+from kgforge.store.tables import GraphTables, read_tables
 
 RELATED = ONTO + "related"
 TOPIC_SCHEMA = {"dialogue": pl.Int64, "position": pl.Int64, "topic": pl.String}

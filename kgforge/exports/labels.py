@@ -6,7 +6,7 @@ import polars as pl
 
 from kgforge.core.schema import Schema
 from kgforge.core.vocab import ONTO, RDF_TYPE
-from kgforge.tables import GraphTables
+from kgforge.store.tables import GraphTables
 
 EXTRA_PREDICATES = {  # predicates an export may show that no schema declares
     RDF_TYPE: {"zh": "实体类型", "en": "type"},

@@ -16,7 +16,7 @@ import polars as pl
 
 from kgforge.core.schema import Schema
 from kgforge.core.vocab import RDF_TYPE
-from kgforge.tables import GraphTables
+from kgforge.store.tables import GraphTables
 
 TRIPLE_COLUMNS = ["s", "p", "o", "o_is_entity"]
 ROLE_ORDER = {"path": 0, "type": 1, "fact": 2, "related": 3}

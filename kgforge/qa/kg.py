@@ -20,9 +20,9 @@ from kgforge.core.resources import query_text
 from kgforge.core.schema import Schema, load_schema
 from kgforge.core.text import normalise_label
 from kgforge.core.vocab import ENTITY, RDF_TYPE, WIKIDATA_DIRECT, WIKIDATA_PROP
-from kgforge.query import QueryRunner
-from kgforge.store import DomainPaths, domain_paths, read_manifest
-from kgforge.tables import GraphTables, read_tables
+from kgforge.store.layout import DomainPaths, domain_paths, read_manifest
+from kgforge.store.query import QueryRunner
+from kgforge.store.tables import GraphTables, read_tables
 
 __all__ = [
     "ENTITY", "ArgumentError", "AtomicFile", "atomic_path", "DomainPaths", "GraphTables", "InputError", "KgforgeError", "Quarantine", "QueryRunner",

@@ -27,7 +27,7 @@ from kgforge.core.errors import StoreMissingError
 from kgforge.core.progress import progress_bar
 from kgforge.core.schema import Relation, SourceSpec, load_schema
 from kgforge.core.vocab import RDF_PROPERTY, RDF_TYPE, SCHEMA_GRAPH
-from kgforge.store import (
+from kgforge.store.layout import (
     domain_paths,
     published_build,
     read_manifest,

@@ -25,7 +25,7 @@ import pyoxigraph as ox
 from kgforge.core import checks
 from kgforge.core.errors import ArgumentError, QueryError, QueryTimeout
 from kgforge.core.lifeline import die_with
-from kgforge.store import DomainPaths
+from kgforge.store.layout import DomainPaths
 
 DEFAULT_TIMEOUT = 60.0
 Term = ox.NamedNode | ox.Literal | ox.BlankNode

@@ -8,8 +8,8 @@ import pyoxigraph as ox
 
 from kgforge.core.errors import KgforgeError
 from kgforge.core.files import atomic_path
-from kgforge.query import PREFIXES
-from kgforge.store import domain_paths, open_read_only
+from kgforge.store.layout import domain_paths, open_read_only
+from kgforge.store.query import PREFIXES
 
 FORMATS = {"nq": ox.RdfFormat.N_QUADS, "trig": ox.RdfFormat.TRIG,
            "nt": ox.RdfFormat.N_TRIPLES, "ttl": ox.RdfFormat.TURTLE}

@@ -33,10 +33,10 @@ from typing import Any
 
 import pyoxigraph as ox
 
-from kgforge.checksums import is_verified, record_verified
 from kgforge.core.checks import folder_name
 from kgforge.core.errors import BuildError, StoreLockedError, StoreMissingError
 from kgforge.core.files import fsync_dir, replace_link, write_json_atomic
+from kgforge.store.checksums import is_verified, record_verified
 
 DEFAULT_WORKDIR = Path("kg")
 _INCOMPLETE = ".incomplete"
