@@ -31,7 +31,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from kgforge.build import extend_build
+from kgforge.build.transaction import extend_build
 from kgforge.core import checks
 from kgforge.core.files import atomic_path
 from kgforge.core.quads import check_iri, literal_term

@@ -13,7 +13,7 @@ from typing import Any
 
 import pyoxigraph as ox
 
-from kgforge.build import build
+from kgforge.build.transaction import build
 from kgforge.core.resources import query_text
 from kgforge.core.schema import SourceSpec
 from kgforge.store.layout import domain_paths

@@ -20,9 +20,9 @@ from kgforge.core.quads import QuadWriter
 from kgforge.core.quarantine import Quarantine
 from kgforge.core.schema import load_schema
 from kgforge.core.vocab import RDFS_LABEL, SKOS_ALT_LABEL
-from kgforge.sources import ImportContext, importer_for
-from kgforge.wikidata.demo import write_demo_dump
-from kgforge.wikidata.entity import SCHEMA_DESCRIPTION
+from kgforge.demo.wikidata_dump import write_demo_dump
+from kgforge.sources.importer import ImportContext, importer_for
+from kgforge.sources.wikidata.entity import SCHEMA_DESCRIPTION
 from tests.conftest import shared_file
 
 SCHEMAS = {"kdconv": "travel", "kdconv-dialogues": "travel", "duconv": "duconv"}  # the rest: film

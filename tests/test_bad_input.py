@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from kgforge.build import build, parse_source
+from kgforge.build.transaction import build, parse_source
 from kgforge.core.errors import InputError, KgforgeError
 
 

@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kgforge.build import check_store
+from kgforge.build.transaction import check_store
 from kgforge.core.errors import ArgumentError
 from kgforge.core.resources import query_text
 from kgforge.core.vocab import entity_iri, relation_iri

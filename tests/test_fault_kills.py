@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from kgforge.build import build, check_store
+from kgforge.build.transaction import build, check_store
 from kgforge.core.errors import KgforgeError
 from kgforge.core.schema import SourceSpec
 from kgforge.derive import ASSOCIATED_GRAPH, derive

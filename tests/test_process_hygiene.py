@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from kgforge.wikidata.demo import write_demo_dump, write_dump
+from kgforge.demo.wikidata_dump import write_demo_dump, write_dump
 from tests.faults import (
     kill_at_random_point,
     open_files,

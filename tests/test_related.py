@@ -10,7 +10,7 @@ import torch
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from kgforge.build import add_graphs
+from kgforge.build.transaction import add_graphs
 from kgforge.bundle import Bundle
 from kgforge.core.quads import QuadWriter
 from kgforge.core.vocab import RDFS_LABEL, entity_iri, graph_iri, relation_iri

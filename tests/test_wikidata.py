@@ -7,7 +7,7 @@ from pathlib import Path
 import pyoxigraph as ox
 import pytest
 
-from kgforge.build import build
+from kgforge.build.transaction import build
 from kgforge.core.schema import SourceSpec
 from kgforge.core.vocab import (
     RDF_TYPE,

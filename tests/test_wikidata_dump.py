@@ -9,12 +9,12 @@ import pyoxigraph as ox
 import pytest
 
 from kgforge.core.schema import load_schema
+from kgforge.demo.wikidata_dump import entity, write_demo_dump, write_dump
+from kgforge.sources.wikidata.entity import WikidataConfig
+from kgforge.sources.wikidata.passes import index_records, read_journal, run_resumable
+from kgforge.sources.wikidata.pipeline import PassSpec
+from kgforge.sources.wikidata.select import expand, instances_of, subclass_closure
 from kgforge.store.layout import domain_paths, open_read_only
-from kgforge.wikidata.demo import entity, write_demo_dump, write_dump
-from kgforge.wikidata.entity import WikidataConfig
-from kgforge.wikidata.passes import index_records, read_journal, run_resumable
-from kgforge.wikidata.pipeline import PassSpec
-from kgforge.wikidata.select import expand, instances_of, subclass_closure
 from tests.test_wikidata import build_source
 
 WD = "http://www.wikidata.org/entity/"

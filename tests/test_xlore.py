@@ -15,8 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kgforge.core.vocab import RDF_TYPE, RDFS_LABEL, relation_iri
-from kgforge.store.layout import domain_paths, open_read_only
-from kgforge.xlore import (
+from kgforge.sources.xlore.dump import (
     QUOTA_TEXT,
     LineError,
     XloreApiError,
@@ -24,6 +23,7 @@ from kgforge.xlore import (
     XloreQuotaError,
     XloreReader,
 )
+from kgforge.store.layout import domain_paths, open_read_only
 from tests.test_wikidata import build_source, objects
 
 I = "http://xlore.org/instance/"

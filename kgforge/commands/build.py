@@ -7,7 +7,7 @@ from typing import Annotated
 import typer
 from rich.markup import escape
 
-from kgforge.build import build, check_store, parse_source
+from kgforge.build.transaction import build, check_store, parse_source
 from kgforge.commands._app import (
     DEFAULT_WORKDIR,
     DomainArgument,
@@ -19,7 +19,7 @@ from kgforge.commands._app import (
     show_mapping,
 )
 from kgforge.core.schema import load_schema
-from kgforge.sources import source_kinds
+from kgforge.sources.importer import source_kinds
 from kgforge.store.layout import domain_paths, remove_leftovers
 
 

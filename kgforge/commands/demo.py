@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from kgforge.commands._app import DEFAULT_WORKDIR, WorkdirOption, app
-from kgforge.demo import run_demo
+from kgforge.demo.runner import run_demo
 
 
 @app.command("demo")

@@ -7,6 +7,8 @@ from typing import Annotated, Any
 
 import typer
 
+from kgforge.build.domain_import import import_into_domain
+from kgforge.build.link import link_domain, start_entity_names
 from kgforge.commands._app import (
     DEFAULT_WORKDIR,
     DOMAIN,
@@ -19,9 +21,7 @@ from kgforge.commands._app import (
     emit_json,
     show_mapping,
 )
-from kgforge.linking import link_domain, start_entity_names
-from kgforge.wikidata.domain_import import import_into_domain
-from kgforge.wikidata.framing import TURTLE_DIRECTIVES, DumpReader
+from kgforge.sources.wikidata.framing import TURTLE_DIRECTIVES, DumpReader
 
 import_app = typer.Typer(no_args_is_help=True, help="Add a Wikidata or XLORE source to a domain's store.")
 app.add_typer(import_app, name="import")

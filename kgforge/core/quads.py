@@ -20,9 +20,9 @@ from types import TracebackType
 import pyoxigraph as ox
 
 from kgforge.core.files import AtomicFile
+from kgforge.core.vocab import XSD
 
 _LITERAL_ESCAPES = str.maketrans({"\\": "\\\\", '"': '\\"', "\n": "\\n", "\r": "\\r"})
-XSD = "http://www.w3.org/2001/XMLSchema#"
 MAX_TERM_BYTES = 8 * 2**20
 """The largest IRI or literal written, in UTF-8 bytes as it stands in the N-Quads line (escapes included):
 half of the 16 MiB buffer Oxigraph's parser gives one term, beyond which a load fails with MemoryError."""

@@ -20,7 +20,20 @@ RDF_TYPE = "http://www.w3.org/1999/02/22-rdf-syntax-ns#type"
 RDF_PROPERTY = "http://www.w3.org/1999/02/22-rdf-syntax-ns#Property"
 RDFS_LABEL = "http://www.w3.org/2000/01/rdf-schema#label"
 SKOS_ALT_LABEL = "http://www.w3.org/2004/02/skos/core#altLabel"
-OWL_SAME_AS = "http://www.w3.org/2002/07/owl#sameAs"
+OWL = "http://www.w3.org/2002/07/owl#"
+OWL_SAME_AS = OWL + "sameAs"
+RDFS_SUBCLASS_OF = "http://www.w3.org/2000/01/rdf-schema#subClassOf"
+RDFS_COMMENT = "http://www.w3.org/2000/01/rdf-schema#comment"
+XSD = "http://www.w3.org/2001/XMLSchema#"
+XSD_STRING = XSD + "string"
+RDF_LANG_STRING = "http://www.w3.org/1999/02/22-rdf-syntax-ns#langString"
+SCHEMA_DESCRIPTION = "http://schema.org/description"
+GEO_WKT = "http://www.opengis.net/ont/geosparql#wktLiteral"
+COMMONS_FILE = "http://commons.wikimedia.org/wiki/Special:FilePath/"
+COMMONS_DATA = "http://commons.wikimedia.org/data/main/"
+GENID = KG + ".well-known/genid/"
+XLORE = "http://xlore.org/"
+XLORE_INSTANCE = XLORE + "instance/"
 PROV_SOURCE = "http://www.w3.org/ns/prov#hadPrimarySource"
 
 KIND = ONTO + "kind"
@@ -83,9 +96,10 @@ DERIVED_GRAPHS = GRAPH + "derived/"
 
 # Wikidata statement nodes (qualifiers, units, ranks) describe facts; the facts themselves are the
 # direct claims. Whole-graph stages (stats, derive, embed) read only the latter.
+WIKIDATA_ENTITY = "http://www.wikidata.org/entity/"
 WIKIDATA_PROP = "http://www.wikidata.org/prop/"
 WIKIDATA_DIRECT = WIKIDATA_PROP + "direct/"
-STATEMENT_NODE = "http://www.wikidata.org/entity/statement/"
+STATEMENT_NODE = WIKIDATA_ENTITY + "statement/"
 WIKIBASE = "http://wikiba.se/ontology#"
 
 

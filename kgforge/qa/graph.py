@@ -20,7 +20,9 @@ import pyoxigraph as ox
 from kgforge.qa.kg import (
     RDF_TYPE,
     WIKIDATA_DIRECT,
+    WIKIDATA_ENTITY,
     WIKIDATA_PROP,
+    XSD,
     DomainPaths,
     GraphTables,
     QueryRunner,
@@ -33,11 +35,9 @@ from kgforge.qa.kg import (
 )
 
 UNTYPED = "entity"  # the type of an entity with no type (kgforge.qa.templates falls back on it)
-WIKIDATA_ENTITY = "http://www.wikidata.org/entity/"
 INSTANCE_OF = WIKIDATA_DIRECT + "P31"
 OCCUPATION_PROPERTY = WIKIDATA_DIRECT + "P106"
 QUALIFIER = WIKIDATA_PROP + "qualifier/"
-XSD = "http://www.w3.org/2001/XMLSchema#"
 CANONICALISED = ("decimal", "integer", "double", "float", "boolean", "int", "long", "short", "byte",
                  "nonNegativeInteger", "positiveInteger", "negativeInteger", "nonPositiveInteger",
                  "unsignedInt", "unsignedLong", "unsignedShort", "unsignedByte")

@@ -19,14 +19,21 @@ from kgforge.core.quarantine import Quarantine
 from kgforge.core.resources import query_text
 from kgforge.core.schema import Schema, load_schema
 from kgforge.core.text import normalise_label
-from kgforge.core.vocab import ENTITY, RDF_TYPE, WIKIDATA_DIRECT, WIKIDATA_PROP
+from kgforge.core.vocab import (
+    ENTITY,
+    RDF_TYPE,
+    WIKIDATA_DIRECT,
+    WIKIDATA_ENTITY,
+    WIKIDATA_PROP,
+    XSD,
+)
 from kgforge.store.layout import DomainPaths, domain_paths, read_manifest
 from kgforge.store.query import QueryRunner
 from kgforge.store.tables import GraphTables, read_tables
 
 __all__ = [
     "ENTITY", "ArgumentError", "AtomicFile", "atomic_path", "DomainPaths", "GraphTables", "InputError", "KgforgeError", "Quarantine", "QueryRunner",
-    "RDF_TYPE", "Schema", "WIKIDATA_DIRECT", "WIKIDATA_PROP", "domain_paths", "iter_json_lines",
+    "RDF_TYPE", "Schema", "WIKIDATA_DIRECT", "WIKIDATA_ENTITY", "WIKIDATA_PROP", "XSD", "domain_paths", "iter_json_lines",
     "load_schema", "normalise_label", "package_versions", "query_text", "read_manifest", "read_tables",
     "sha256_file", "write_json_atomic",
 ]

@@ -33,7 +33,7 @@ from kgforge.crawl.fetch import CrawlConfig
 from kgforge.crawl.frontier import Frontier
 from kgforge.crawl.merge import Merge, english_key, merge
 from kgforge.crawl.spec import Record, SiteSpec, load_spec
-from kgforge.sources import ImportContext, register
+from kgforge.sources.importer import ImportContext, register
 
 MAX_WARNINGS_SHOWN = 20
 NAMES_REPORT = "names_report.json"

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from kgforge.core.jsonio import iter_json_lines
-from kgforge.sources import ImportContext, parsed_records, register
+from kgforge.sources.importer import ImportContext, parsed_records, register
 from kgforge.sources.names import NameTriples
 
 

@@ -15,7 +15,7 @@ from typing import Any
 from kgforge.core.schema import Relation
 from kgforge.core.text import normalise_label
 from kgforge.core.vocab import RDF_TYPE, RDFS_LABEL, SKOS_ALT_LABEL, entity_iri
-from kgforge.sources import ImportContext
+from kgforge.sources.importer import ImportContext
 
 
 @dataclass(frozen=True)

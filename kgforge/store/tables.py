@@ -27,6 +27,7 @@ from kgforge.core.vocab import (
     KIND,
     META_PREDICATES,
     ONTO,
+    RDF_LANG_STRING,
     RDF_TYPE,
     RDFS_LABEL,
     SCHEMA_GRAPH,
@@ -35,6 +36,7 @@ from kgforge.core.vocab import (
     WIKIBASE,
     WIKIDATA_DIRECT,
     WIKIDATA_PROP,
+    XSD_STRING,
     is_fact,
 )
 from kgforge.store.layout import (
@@ -139,8 +141,6 @@ def _collect_relation(relations: dict[str, dict], s: str, p: str, o: ox.NamedNod
 
 # --- reading the tables from a build's N-Quads files ---------------------------------------------
 
-XSD_STRING = "http://www.w3.org/2001/XMLSchema#string"
-RDF_LANG_STRING = "http://www.w3.org/1999/02/22-rdf-syntax-ns#langString"
 _LITERAL = r'^"(.*)"(?:@([A-Za-z0-9-]+)|\^\^<([^>]*)>)?$'
 _ESCAPED = ["\\\\", '\\"', "\\n", "\\r"]
 _UNESCAPED = ["\\", '"', "\n", "\r"]

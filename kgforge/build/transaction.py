@@ -32,7 +32,7 @@ from kgforge.core.vocab import (
     SCHEMA_GRAPH,
     graph_iri,
 )
-from kgforge.sources import ImportContext, importer_for, reads_file
+from kgforge.sources.importer import ImportContext, importer_for, reads_file
 from kgforge.store.layout import (
     DEFAULT_WORKDIR,
     DomainPaths,

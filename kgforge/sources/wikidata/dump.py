@@ -20,11 +20,11 @@ from pathlib import Path
 from typing import Any
 
 from kgforge.core.errors import InputError
-from kgforge.linking import Named, link
-from kgforge.sources import ImportContext
-from kgforge.wikidata.entity import IndexRecord, WikidataConfig
-from kgforge.wikidata.framing import frame_document, is_line_framed
-from kgforge.wikidata.passes import (
+from kgforge.sources.importer import ImportContext
+from kgforge.sources.matching import Named, link
+from kgforge.sources.wikidata.entity import IndexRecord, WikidataConfig
+from kgforge.sources.wikidata.framing import frame_document, is_line_framed
+from kgforge.sources.wikidata.passes import (
     CHECKPOINT_SECONDS,
     PassResult,
     index_records,
@@ -32,8 +32,13 @@ from kgforge.wikidata.passes import (
     run_resumable,
     split_triple,
 )
-from kgforge.wikidata.pipeline import BATCH_BYTES, BatchParser, PassSpec
-from kgforge.wikidata.select import Expansion, expand, instances_of, subclass_closure
+from kgforge.sources.wikidata.pipeline import BATCH_BYTES, BatchParser, PassSpec
+from kgforge.sources.wikidata.select import (
+    Expansion,
+    expand,
+    instances_of,
+    subclass_closure,
+)
 
 DEFAULT_HOPS = 3
 DEFAULT_FANOUT_CAP = 200

@@ -28,11 +28,12 @@ from kgforge.core.schema import Schema
 from kgforge.core.vocab import (
     RDF_TYPE,
     RDFS_LABEL,
+    SCHEMA_DESCRIPTION,
     SKOS_ALT_LABEL,
     class_iri,
     safe_segment,
 )
-from kgforge.wikidata.values import (
+from kgforge.sources.wikidata.values import (
     ENTITY_ID,
     PQ,
     PS,
@@ -50,7 +51,6 @@ from kgforge.wikidata.values import (
     skolem_iri,
 )
 
-SCHEMA_DESCRIPTION = "http://schema.org/description"
 DEFAULT_CHAINS = {
     "zh": ("zh-hans", "zh-cn", "zh", "mul", "zh-hant", "zh-tw", "zh-hk", "zh-sg", "zh-my", "zh-mo"),
     "en": ("en", "mul", "en-gb", "en-ca"),

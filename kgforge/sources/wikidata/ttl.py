@@ -22,12 +22,31 @@ from typing import Any
 import pyoxigraph as ox
 
 from kgforge.core.vocab import RDF_TYPE
-from kgforge.sources import ImportContext
-from kgforge.wikidata.dump import import_passes
-from kgforge.wikidata.framing import TURTLE_DIRECTIVES, DumpReader, line_spans
-from kgforge.wikidata.nt import SubjectGroup, TripleParts, render_group, take_triple
-from kgforge.wikidata.pipeline import Batch, BatchResult, PassSpec, journal_error
-from kgforge.wikidata.values import PQ, PS, WD, WDS, WIKIBASE, P, iri_term, skolem_iri
+from kgforge.sources.importer import ImportContext
+from kgforge.sources.wikidata.dump import import_passes
+from kgforge.sources.wikidata.framing import TURTLE_DIRECTIVES, DumpReader, line_spans
+from kgforge.sources.wikidata.nt import (
+    SubjectGroup,
+    TripleParts,
+    render_group,
+    take_triple,
+)
+from kgforge.sources.wikidata.pipeline import (
+    Batch,
+    BatchResult,
+    PassSpec,
+    journal_error,
+)
+from kgforge.sources.wikidata.values import (
+    PQ,
+    PS,
+    WD,
+    WDS,
+    WIKIBASE,
+    P,
+    iri_term,
+    skolem_iri,
+)
 
 BLOCK_START = b"data:"
 BEST_RANK = WIKIBASE + "BestRank"

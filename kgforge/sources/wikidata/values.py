@@ -16,16 +16,13 @@ from urllib.parse import quote
 
 from kgforge.core import vocab
 from kgforge.core.quads import XSD, check_iri, check_lang, literal_term
+from kgforge.core.vocab import COMMONS_DATA, COMMONS_FILE, GENID, GEO_WKT
+from kgforge.core.vocab import WIKIDATA_ENTITY as WD
 
-WD = "http://www.wikidata.org/entity/"
 P, WDT, WDS, WIKIBASE = vocab.WIKIDATA_PROP, vocab.WIKIDATA_DIRECT, vocab.STATEMENT_NODE, vocab.WIKIBASE
 PS = P + "statement/"
 PQ = P + "qualifier/"
 WDNO = P + "novalue/"
-GENID = "https://kgforge.org/.well-known/genid/"
-GEO_WKT = "http://www.opengis.net/ont/geosparql#wktLiteral"
-COMMONS_FILE = "http://commons.wikimedia.org/wiki/Special:FilePath/"
-COMMONS_DATA = "http://commons.wikimedia.org/data/main/"
 GREGORIAN = WD + "Q1985727"
 EARTH = WD + "Q2"
 

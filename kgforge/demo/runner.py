@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pyoxigraph as ox
 
-from kgforge.build import build
+from kgforge.build.transaction import build
 from kgforge.commands._app import console, show_mapping
 from kgforge.core.resources import query_text
-from kgforge.crawl.demo import demo_crawl
+from kgforge.demo.site import demo_crawl
 from kgforge.stats import domain_stats
 from kgforge.store.layout import domain_paths
 from kgforge.store.query import QueryRunner, term_text
@@ -52,9 +52,9 @@ def step_crawl(workdir: Path) -> None:
 
 
 def step_wikidata(workdir: Path) -> None:
-    from kgforge.linking import link_domain, start_entity_names
-    from kgforge.wikidata.demo import write_demo_dump
-    from kgforge.wikidata.domain_import import import_into_domain
+    from kgforge.build.domain_import import import_into_domain
+    from kgforge.build.link import link_domain, start_entity_names
+    from kgforge.demo.wikidata_dump import write_demo_dump
 
     dump = write_demo_dump(workdir / "demo-wikidata.json.bz2")
     console.print(f"[bold]import wikidata[/] {dump} seeded with the demo's film names, 1 hop")

@@ -31,23 +31,25 @@ from kgforge.core.errors import InputError, KgforgeError
 from kgforge.core.jsonio import loads
 from kgforge.core.quads import check_iri, literal_term
 from kgforge.core.text import NotUtf8Error, decode_utf8
-from kgforge.core.vocab import RDF_TYPE, class_iri
+from kgforge.core.vocab import (
+    OWL,
+    RDF_TYPE,
+    RDFS_LABEL,
+    RDFS_SUBCLASS_OF,
+    XLORE,
+    class_iri,
+)
 from kgforge.crawl.cache import CachedResponse, ResponseCache
-from kgforge.linking import Linker, Named, name_key
-from kgforge.wikidata.entity import IndexRecord
-from kgforge.wikidata.framing import DumpReader
-from kgforge.wikidata.nt import unescape
-from kgforge.wikidata.select import expand
+from kgforge.sources.matching import Linker, Named, name_key
+from kgforge.sources.wikidata.entity import IndexRecord
+from kgforge.sources.wikidata.framing import DumpReader
+from kgforge.sources.wikidata.nt import unescape
+from kgforge.sources.wikidata.select import expand
 
-XLORE = "http://xlore.org/"
 INSTANCE = XLORE + "instance/"
 CONCEPT = XLORE + "concept/"
 PROPERTY = XLORE + "property/"
 SCHEMA_PROPERTY = XLORE + "property#"
-RDFS_SUBCLASS_OF = "http://www.w3.org/2000/01/rdf-schema#subClassOf"
-RDFS_COMMENT = "http://www.w3.org/2000/01/rdf-schema#comment"
-RDFS_LABEL = "http://www.w3.org/2000/01/rdf-schema#label"
-OWL = "http://www.w3.org/2002/07/owl#"
 DEFAULT_PREFIXES = {
     "rdf": "http://www.w3.org/1999/02/22-rdf-syntax-ns#", "rdfs": "http://www.w3.org/2000/01/rdf-schema#",
     "owl": OWL, "xsd": "http://www.w3.org/2001/XMLSchema#", "property": SCHEMA_PROPERTY,

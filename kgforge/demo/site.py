@@ -12,6 +12,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from kgforge.build.transaction import build
+from kgforge.core.schema import SourceSpec
 from kgforge.crawl.engine import crawl, crawl_dir_for
 from kgforge.crawl.fetch import CrawlConfig
 from kgforge.crawl.loopback import LoopbackSite
@@ -31,9 +33,6 @@ def serve_demo_site() -> Iterator[str]:
 
 def demo_crawl(workdir: Path | str, domain: str = "film", show_progress: bool = True) -> dict[str, Any]:
     """Serve the demo site, crawl it into ``workdir``, build ``domain`` from it; returns both summaries."""
-    from kgforge.build import build
-    from kgforge.core.schema import SourceSpec
-
     spec_name = "douban_movie"
     with serve_demo_site() as base_url:
         spec = load_spec(spec_name, base_url)

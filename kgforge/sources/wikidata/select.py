@@ -11,7 +11,7 @@ from collections import defaultdict, deque
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 
-from kgforge.wikidata.entity import IndexRecord
+from kgforge.sources.wikidata.entity import IndexRecord
 
 Records = Callable[[], Iterator[IndexRecord]]  # a fresh scan of the index each call
 

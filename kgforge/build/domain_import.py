@@ -15,7 +15,7 @@ from typing import Any
 
 import pyoxigraph as ox
 
-from kgforge.build import (
+from kgforge.build.transaction import (
     SourceResult,
     extend_build,
     import_source,

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from kgforge.sources import ImportContext, register
-from kgforge.wikidata.dump import import_dump
-from kgforge.wikidata.nt import import_truthy_nt
-from kgforge.wikidata.ttl import import_wikidata_ttl
+from kgforge.sources.importer import ImportContext, register
+from kgforge.sources.wikidata.dump import import_dump
+from kgforge.sources.wikidata.nt import import_truthy_nt
+from kgforge.sources.wikidata.ttl import import_wikidata_ttl
 
 
 @register("wikidata", "Wikidata JSON dump (latest-all.json, .gz or .bz2); seeds/hops/fanout_cap options select a subgraph")

@@ -31,7 +31,7 @@ from kgforge.core.errors import KgforgeError
 from kgforge.core.gc_pause import paused_gc
 from kgforge.core.jsonio import too_deep
 from kgforge.core.lifeline import die_with
-from kgforge.wikidata.entity import (
+from kgforge.sources.wikidata.entity import (
     BadEntity,
     EntityOutput,
     IndexRecord,
@@ -39,7 +39,7 @@ from kgforge.wikidata.entity import (
     index_entity,
     process_entity,
 )
-from kgforge.wikidata.framing import DumpReader, decode_entity, entity_spans
+from kgforge.sources.wikidata.framing import DumpReader, decode_entity, entity_spans
 
 BATCH_BYTES = 1 << 20
 _HANDLERS = {"extract": process_entity, "index": index_entity}

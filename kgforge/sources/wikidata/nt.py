@@ -8,7 +8,7 @@ become skolem IRIs. Duplicated label forms (``skos:prefLabel``, ``schema:name``)
 normalised ids and dump metadata are skipped and counted. A line that is not N-Triples is
 quarantined with its line number and byte offset.
 
-It runs on the JSON importer's resumable passes (:func:`~kgforge.wikidata.dump.import_passes`):
+It runs on the JSON importer's resumable passes (:func:`~kgforge.sources.wikidata.dump.import_passes`):
 the reader cuts blocks only where the subject changes, workers turn each block's subject groups
 into journal lines, and a killed import resumes from its last checkpoint. With seeds, a first
 pass writes one index record per entity and the same selection (classes, names, hops, fan-out
@@ -25,9 +25,9 @@ from typing import Any
 from kgforge.core.quads import check_iri, literal_term
 from kgforge.core.text import NotUtf8Error, decode_utf8
 from kgforge.core.vocab import RDFS_LABEL, SKOS_ALT_LABEL
-from kgforge.sources import ImportContext
-from kgforge.wikidata.dump import import_passes
-from kgforge.wikidata.entity import (
+from kgforge.sources.importer import ImportContext
+from kgforge.sources.wikidata.dump import import_passes
+from kgforge.sources.wikidata.entity import (
     INSTANCE_OF,
     SCHEMA_DESCRIPTION,
     EntityOutput,
@@ -35,15 +35,15 @@ from kgforge.wikidata.entity import (
     emit_terms,
     index_record,
 )
-from kgforge.wikidata.framing import line_spans
-from kgforge.wikidata.pipeline import (
+from kgforge.sources.wikidata.framing import line_spans
+from kgforge.sources.wikidata.pipeline import (
     Batch,
     BatchResult,
     PassSpec,
     journal_error,
     render,
 )
-from kgforge.wikidata.values import WD, WDT, iri_term, skolem_iri
+from kgforge.sources.wikidata.values import WD, WDT, iri_term, skolem_iri
 
 _IRI = r"<([^<>\"{}|^`\\\x00-\x20]*)>"
 _LINE = re.compile(

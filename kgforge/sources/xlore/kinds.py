@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from kgforge.sources import ImportContext, register
-from kgforge.xlore import import_xlore_api, import_xlore_dump
+from kgforge.sources.importer import ImportContext, register
+from kgforge.sources.xlore.dump import import_xlore_api, import_xlore_dump
 
 
 @register("xlore", "XLORE dump file or folder of xlore.*.ttl files; seeds/seed_names/hops/fanout_cap select a subgraph")

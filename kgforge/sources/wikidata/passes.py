@@ -20,9 +20,9 @@ from pathlib import Path
 from typing import Any
 
 from kgforge.core.files import write_json_atomic
-from kgforge.wikidata.entity import IndexRecord
-from kgforge.wikidata.framing import DumpReader
-from kgforge.wikidata.pipeline import (
+from kgforge.sources.wikidata.entity import IndexRecord
+from kgforge.sources.wikidata.framing import DumpReader
+from kgforge.sources.wikidata.pipeline import (
     BATCH_BYTES,
     BatchResult,
     PassSpec,
