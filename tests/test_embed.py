@@ -17,7 +17,6 @@ from pykeen.datasets import UMLS, Kinships, Nations
 from pykeen.models import ComplEx, DistMult, RotatE, TransE
 from safetensors.torch import load_file
 
-from kgforge.bundle import Bundle, BundleError
 from kgforge.embed import (
     EmbedConfig,
     EmbedError,
@@ -26,7 +25,8 @@ from kgforge.embed import (
     train_bundle,
     triple_set_from_ids,
 )
-from kgforge.scoring import candidate_scores, has_fast_path
+from kgforge.embed.bundle import Bundle, BundleError
+from kgforge.embed.scoring import candidate_scores, has_fast_path
 
 KB_TRAVEL = "kdconv/travel/kb_travel.json"
 
@@ -72,7 +72,7 @@ def test_bundled_dataset_trains_and_bundle_reloads(dataset_cls, tmp_path):
     test = dataset.testing.mapped_triples[:50]
     reloaded = model.score_hrt(test)
     # Same weights: the reloaded model ranks the test triples exactly as the metrics say.
-    from kgforge.evaluate import KnownTriples, rank_triples, summarise
+    from kgforge.embed.evaluate import KnownTriples, rank_triples, summarise
     known = KnownTriples(torch.cat([dataset.training.mapped_triples, dataset.validation.mapped_triples,
                                     dataset.testing.mapped_triples]), dataset.num_entities,
                          dataset.num_relations, torch.device("cpu"))
@@ -201,7 +201,7 @@ def test_derived_triples_follow_their_sources_on_the_travel_store(cli, shared, w
 
 
 def test_sampled_evaluation_is_labelled_and_never_below_full_rank(tmp_path):
-    from kgforge.evaluate import evaluate_model
+    from kgforge.embed.evaluate import evaluate_model
 
     dataset = UMLS()
     triple_set = dataset_triple_set(dataset)

@@ -149,7 +149,7 @@ def test_add_related_without_a_bundle_is_a_clear_error(cli, duconv_goals, tmp_pa
     workdir, goals, _ = duconv_goals
     result = export(cli, workdir, goals, "duconv", tmp_path / "r.jsonl", "--add-related", "default", check=False)
     assert result.returncode == 1
-    assert "kgforge.related" in result.stderr or "no model bundle" in result.stderr
+    assert "kgforge.embed.related" in result.stderr or "no model bundle" in result.stderr
     assert "Traceback" not in result.stderr
 
 

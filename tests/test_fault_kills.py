@@ -172,7 +172,7 @@ EMBED_OPTIONS = {"model": "DistMult", "dim": 16, "epochs": 30, "batch_size": 256
 
 def test_embed_killed_at_random_points_resumes_to_the_same_model(tmp_path):
     from kgforge.embed import EmbedConfig, embed
-    from kgforge.related import related
+    from kgforge.embed.related import related
 
     config = EmbedConfig(**EMBED_OPTIONS)
     command = ["embed", "travel", "--model", "DistMult", "--dim", "16", "--epochs", "30", "--batch-size", "256",

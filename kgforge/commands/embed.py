@@ -122,7 +122,7 @@ def related_command(
     json_out: JsonOption = False,
 ) -> None:
     """Entities most similar to ENTITY in the trained model's own geometry (itself excluded)."""
-    from kgforge.related import related
+    from kgforge.embed.related import related
 
     answer = related(domain, entity, workdir, k=k, exclude_neighbours=exclude_neighbours, type_=type_,
                      model=name, device=device)

@@ -68,7 +68,7 @@ def step_wikidata(workdir: Path) -> None:
 
 def step_embed(workdir: Path) -> None:
     from kgforge.embed import EmbedConfig, embed
-    from kgforge.related import related
+    from kgforge.embed.related import related
 
     summary = embed(DOMAIN, workdir, EmbedConfig(model="RotatE", dim=32, epochs=60), progress=True)
     evaluation = summary["evaluation"]

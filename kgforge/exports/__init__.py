@@ -244,15 +244,15 @@ def _related_rows(ctx: Context, topics: pl.DataFrame, model: str) -> pl.DataFram
 
 
 def related_index_opener() -> Callable[..., Any]:
-    """``kgforge.related.open_index(paths, model)``: the issue-6 stage's nearest-entity index."""
+    """``kgforge.embed.related.open_index(paths, model)``: the issue-6 stage's nearest-entity index."""
     try:
-        module = importlib.import_module("kgforge.related")
+        module = importlib.import_module("kgforge.embed.related")
     except ModuleNotFoundError:
-        raise KgforgeError("--add-related needs the `kgforge related` stage (module kgforge.related), which this "
+        raise KgforgeError("--add-related needs the `kgforge related` stage (module kgforge.embed.related), which this "
                            "installation does not have") from None
     opener = getattr(module, "open_index", None)
     if not callable(opener):
-        raise KgforgeError("--add-related: kgforge.related has no open_index(paths, model); this kgforge's "
+        raise KgforgeError("--add-related: kgforge.embed.related has no open_index(paths, model); this kgforge's "
                            "related stage is incompatible with export")
     return opener
 

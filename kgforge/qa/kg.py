@@ -1,7 +1,7 @@
 """Everything the qa package takes from the rest of kgforge, in one place.
 
 The qa modules import kgforge only through this module, so when the package is regrouped by stage
-only these lines change. (``kgforge.qa.related`` alone imports ``kgforge.related``, which loads torch.)
+only these lines change. (``kgforge.qa.related`` alone imports ``kgforge.embed.related``, which loads torch.)
 """
 
 from __future__ import annotations

@@ -25,21 +25,18 @@ import shutil
 from dataclasses import dataclass, fields
 from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import polars as pl
 import torch
+from pykeen.models import ERModel
 from safetensors.torch import load_file, save_file
 
 from kgforge.core import checks
 from kgforge.core.errors import KgforgeError
 from kgforge.core.files import package_versions, sha256_file, write_json_atomic
+from kgforge.embed.config import EmbedConfig, TripleSet, build_model
 from kgforge.store.layout import DomainPaths
-
-if TYPE_CHECKING:
-    from pykeen.models import ERModel
-
-    from kgforge.embed import EmbedConfig, TripleSet
 
 FORMAT_VERSION = 1
 BUNDLE_FILES = ("config.json", "source.json", "metrics.json", "weights.safetensors", "index.safetensors",
@@ -173,8 +170,6 @@ class Bundle:
     def model(self, device: str = "cpu") -> ERModel:
         """The trained PyKEEN model, rebuilt from config and weights (loaded without pickles)."""
         from pykeen.triples import CoreTriplesFactory
-
-        from kgforge.embed import EmbedConfig, build_model
 
         known = {f.name for f in fields(EmbedConfig)}
         config = EmbedConfig(**{k: v for k, v in self.config.items() if k in known})

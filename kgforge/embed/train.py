@@ -18,268 +18,38 @@ from __future__ import annotations
 
 import hashlib
 import math
-import os
 import resource
 import shutil
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
 import polars as pl
 import torch
-from pykeen.models import ERModel, model_resolver
+from pykeen.models import ERModel
 from pykeen.triples import CoreTriplesFactory
 
-from kgforge.bundle import bundle_path
 from kgforge.core import checks
-from kgforge.core.errors import ArgumentError, KgforgeError
 from kgforge.core.files import atomic_write
 from kgforge.core.progress import progress_bar
-from kgforge.core.vocab import DERIVED_GRAPHS, ONTO
-from kgforge.derive import PAIR_NODE
-from kgforge.evaluate import evaluate_model
-from kgforge.scoring import candidate_scores, has_fast_path
+from kgforge.embed.bundle import bundle_path, write_bundle
+from kgforge.embed.config import (
+    EmbedConfig,
+    EmbedError,
+    TripleSet,
+    build_model,
+    model_key,
+    similarity_metric,
+)
+from kgforge.embed.evaluate import evaluate_model
+from kgforge.embed.scoring import candidate_scores, has_fast_path
+from kgforge.embed.split import graph_triples, index_triples, split_triples
 from kgforge.store.layout import domain_paths, published_build, read_manifest
-from kgforge.store.tables import GraphTables, read_tables
-
-SPLITS = ("train", "valid", "test")
-SPLIT_CODE = {name: code for code, name in enumerate(SPLITS)}
-# Models whose scores are distances (similarity = -L2); every other model is compared by cosine.
-DISTANCE_MODELS = frozenset({"transe", "transh", "transr", "transd", "rotate", "toruse", "pairre", "mure",
-                             "se", "um", "kg2e", "transf", "boxe", "tripler", "crosse"})
-LITERAL_ENTITY = "urn:kgforge:literal:"
-PRECISIONS = ("auto", "fp32", "bf16")  # auto: bf16 autocast on GPU, fp32 on CPU
-EVALUATIONS = ("auto", "full", "sampled", "none")
-
-
-class EmbedError(KgforgeError):
-    """Training cannot start or continue (bad option, memory preflight, checkpoint mismatch)."""
-
-
-@dataclass
-class EmbedConfig:
-    model: str = "RotatE"
-    dim: int = 128
-    epochs: int = 100
-    batch_size: int | None = None  # None: 512 on CPU, 8192 on GPU
-    num_negatives: int | None = None  # None: 128 on CPU, 1024 on GPU
-    learning_rate: float = 0.02
-    seed: int = 42
-    device: str = "auto"
-    precision: str = "auto"  # auto (bf16 autocast on GPU, fp32 on CPU) | fp32 | bf16
-    max_time: float | None = None  # seconds of training
-    checkpoint_seconds: float = 300.0
-    ratios: tuple[float, float, float] = (0.8, 0.1, 0.1)
-    include_literals: bool = False
-    include_derived: bool = False
-    evaluation: str = "auto"  # auto | full | sampled | none
-    eval_candidates: int = 1000
-    eval_max_triples: int = 10_000
-    eval_batch_size: int | None = None
-    memory_fraction: float = 0.85
-    threads: int | None = None  # CPU threads for torch; None: the cores other processes leave idle
-    model_kwargs: dict[str, Any] = field(default_factory=dict)
-
-    def __post_init__(self) -> None:
-        """Refuse what training would choke on (the command line refuses the same values)."""
-        check_model(self.model, "EmbedConfig.model")
-        for name in ("dim", "epochs", "eval_candidates", "eval_max_triples"):
-            checks.whole(getattr(self, name), f"EmbedConfig.{name}", 1)
-        for name in ("batch_size", "num_negatives", "eval_batch_size", "threads"):
-            checks.optional(checks.whole, getattr(self, name), f"EmbedConfig.{name}", 1)
-        checks.whole(self.seed, "EmbedConfig.seed", 0)
-        checks.number(self.learning_rate, "EmbedConfig.learning_rate", above=True)
-        checks.number(self.checkpoint_seconds, "EmbedConfig.checkpoint_seconds")  # 0: after every step
-        checks.optional(checks.number, self.max_time, "EmbedConfig.max_time", above=True)
-        checks.number(self.memory_fraction, "EmbedConfig.memory_fraction", above=True, maximum=1.0)
-        checks.device(self.device, "EmbedConfig.device")
-        checks.choice(self.precision, "EmbedConfig.precision", PRECISIONS)
-        checks.choice(self.evaluation, "EmbedConfig.evaluation", EVALUATIONS)
-
-    def resolved(self, device: torch.device) -> "EmbedConfig":
-        """The config with device-dependent defaults filled in."""
-        gpu = device.type == "cuda"
-        values = asdict(self)
-        values["batch_size"] = self.batch_size or (8192 if gpu else 512)
-        values["num_negatives"] = self.num_negatives or (1024 if gpu else 128)
-        values["precision"] = ("bf16" if gpu else "fp32") if self.precision == "auto" else self.precision
-        values["device"] = str(device)
-        values["threads"] = self.threads or (None if gpu else idle_cpu_threads())
-        values["ratios"] = tuple(self.ratios)
-        return EmbedConfig(**values)
-
-
-@dataclass
-class TripleSet:
-    """A split graph with integer ids: what training, evaluation and the bundle need."""
-
-    triples: pl.DataFrame  # s, p, o, derived, split, h, r, t
-    entities: pl.DataFrame  # id, iri
-    relations: pl.DataFrame  # id, iri
-    split_report: dict[str, Any]
-
-    def mapped(self, split: str | None = None) -> torch.Tensor:
-        frame = self.triples if split is None else self.triples.filter(pl.col("split") == split)
-        return torch.from_numpy(frame.select("h", "r", "t").to_numpy().astype("int64"))
-
-    def factory(self) -> CoreTriplesFactory:
-        return CoreTriplesFactory(mapped_triples=self.mapped("train"), num_entities=self.entities.height,
-                                  num_relations=self.relations.height)
-
-    def content_hash(self) -> str:
-        """sha256 of the sorted (s, p, o, split) rows as TSV: which graph and which split a model saw."""
-        digest = hashlib.sha256()
-        rows = self.triples.sort(["s", "p", "o"]).select("s", "p", "o", "split")
-        for offset in range(0, rows.height, 1_000_000):
-            chunk = rows.slice(offset, 1_000_000).write_csv(include_header=False, separator="\t")
-            digest.update(chunk.encode("utf-8"))
-        return digest.hexdigest()
-
-
-# ----------------------------------------------------------------------------------------------
-# Triples and the split
-
-
-def graph_triples(tables: GraphTables, include_literals: bool = False) -> pl.DataFrame:
-    """(s, p, o, derived) from the fact table: entity edges, plus literal values as nodes if asked."""
-    # Derived graphs also hold reified pair nodes (kg:left, kg:sharedObject, ...): structure, not facts.
-    facts = tables.facts.filter(~pl.col("s").str.starts_with(PAIR_NODE) & ~pl.col("p").str.starts_with(ONTO))
-    if not include_literals:
-        facts = facts.filter(pl.col("o_is_entity"))
-    return facts.select(
-        "s", "p",
-        o=pl.when(pl.col("o_is_entity")).then(pl.col("o"))
-        .otherwise(pl.lit(LITERAL_ENTITY) + pl.col("o_lang").fill_null("") + pl.lit(":") + pl.col("o")),
-        derived=pl.col("graph").str.starts_with(DERIVED_GRAPHS),
-    ).unique(["s", "p", "o"], keep="first").sort(["s", "p", "o"])
-
-
-def split_triples(triples: pl.DataFrame, ratios: tuple[float, float, float], seed: int) -> tuple[pl.DataFrame, dict]:
-    """Assign each triple to train/valid/test, deterministically for a given graph and seed.
-
-    Source triples are shuffled with ``seed`` and cut by ``ratios``; a held-out triple whose
-    entity or relation would be missing from training is moved to training (and counted).
-    A derived triple goes to the most held-out split among the source triples it was derived
-    from (two entities sharing a predicate and object, see :mod:`kgforge.derive`), so no held-out
-    fact leaks into training through it; a held-out derived triple with an entity unknown to
-    training is dropped.
-    """
-    if abs(sum(ratios) - 1.0) > 1e-6 or min(ratios) < 0 or ratios[0] <= 0:
-        raise EmbedError(f"split ratios must be non-negative, with train > 0, and sum to 1; got {ratios}")
-    base = triples.filter(~pl.col("derived")).sort(["s", "p", "o"])
-    derived = triples.filter(pl.col("derived")).sort(["s", "p", "o"])
-    if base.height == 0:
-        raise EmbedError("the graph has no entity-to-entity triples to train on (build a domain with "
-                         "entity-valued relations, or pass --include-literals)")
-    generator = torch.Generator().manual_seed(seed)
-    position = torch.empty(base.height, dtype=torch.int64)
-    position[torch.randperm(base.height, generator=generator)] = torch.arange(base.height)
-    cut_train = round(base.height * ratios[0])
-    cut_valid = cut_train + round(base.height * ratios[1])
-    base = base.with_columns(pos=pl.Series(position.numpy())).with_columns(
-        split=pl.when(pl.col("pos") < cut_train).then(pl.lit("train"))
-        .when(pl.col("pos") < cut_valid).then(pl.lit("valid")).otherwise(pl.lit("test"))
-    ).drop("pos")
-    base, moved = _ensure_coverage(base)
-    derived, dropped = _place_derived(base, derived)
-    result = pl.concat([base, derived]).sort(["s", "p", "o"])
-    counts = result.group_by("split").len()
-    counted = dict(zip(counts["split"].to_list(), counts["len"].to_list()))
-    total = result.height
-    report = {
-        "seed": seed, "requested_ratios": list(ratios), "triples": total,
-        "counts": {s: counted.get(s, 0) for s in SPLITS},
-        "actual_ratios": {s: round(counted.get(s, 0) / total, 4) for s in SPLITS},
-        "moved_to_train_for_coverage": moved, "derived_triples": derived.height + dropped,
-        "derived_dropped_unknown_entity": dropped,
-    }
-    return result, report
-
-
-def _ensure_coverage(base: pl.DataFrame) -> tuple[pl.DataFrame, int]:
-    train = base.filter(pl.col("split") == "train")
-    known_entities = pl.concat([train["s"], train["o"]]).unique().implode()
-    known_relations = train["p"].unique().implode()
-    uncovered = (pl.col("split") != "train") & ~(
-        pl.col("s").is_in(known_entities) & pl.col("o").is_in(known_entities) & pl.col("p").is_in(known_relations)
-    )
-    moved = base.filter(uncovered).height
-    return base.with_columns(split=pl.when(uncovered).then(pl.lit("train")).otherwise(pl.col("split"))), moved
-
-
-def _place_derived(base: pl.DataFrame, derived: pl.DataFrame) -> tuple[pl.DataFrame, int]:
-    if derived.height == 0:
-        return derived.with_columns(split=pl.lit("train")), 0
-    ranked = base.select("s", "p", "o", rank=pl.col("split").replace_strict(SPLIT_CODE, return_dtype=pl.Int8))
-    pairs = derived.select("s", "o").unique()
-    # Sources of (a, q, b): (a, p, x) and (b, p, x) for a shared (p, x). When they are not among the
-    # triples trained on (a shared literal value), nothing held out can leak: the triple trains.
-    sources = (
-        pairs.join(ranked, left_on="s", right_on="s")
-        .join(ranked, left_on=["o", "p", "o_right"], right_on=["s", "p", "o"], suffix="_b")
-        .group_by("s", "o").agg(rank=pl.max_horizontal("rank", "rank_b").max())
-    )
-    placed = (derived.join(sources, on=["s", "o"], how="left")
-              .with_columns(split=pl.col("rank").fill_null(0).replace_strict(dict(enumerate(SPLITS)),
-                                                                              return_dtype=pl.String))
-              .drop("rank"))
-    train = pl.concat([base, placed]).filter(pl.col("split") == "train")
-    known = pl.concat([train["s"], train["o"]]).unique().implode()
-    keep = (pl.col("split") == "train") | (pl.col("s").is_in(known) & pl.col("o").is_in(known)
-                                           & pl.col("p").is_in(train["p"].unique().implode()))
-    dropped = placed.filter(~keep).height
-    return placed.filter(keep), dropped
-
-
-def index_triples(split: pl.DataFrame, split_report: dict) -> TripleSet:
-    """Integer ids (sorted IRIs → 0..n-1) for entities and relations, joined onto the triples with polars."""
-    entities = (pl.concat([split["s"], split["o"]]).unique().sort().to_frame("iri")
-                .with_row_index("id").with_columns(pl.col("id").cast(pl.Int64)))
-    relations = (split["p"].unique().sort().to_frame("iri").with_row_index("id")
-                 .with_columns(pl.col("id").cast(pl.Int64)))
-    triples = (split.join(entities.rename({"iri": "s", "id": "h"}), on="s")
-               .join(relations.rename({"iri": "p", "id": "r"}), on="p")
-               .join(entities.rename({"iri": "o", "id": "t"}), on="o")
-               .sort(["s", "p", "o"]))
-    return TripleSet(triples=triples, entities=entities, relations=relations, split_report=split_report)
-
-
-def triple_set_from_ids(train: torch.Tensor, valid: torch.Tensor, test: torch.Tensor,
-                        entity_iris: list[str], relation_iris: list[str]) -> TripleSet:
-    """A TripleSet from an existing split given as id tensors (e.g. a PyKEEN dataset's own split)."""
-    frames = []
-    for name, mapped in zip(SPLITS, (train, valid, test)):
-        ids = mapped.numpy()
-        frames.append(pl.DataFrame({"h": ids[:, 0], "r": ids[:, 1], "t": ids[:, 2]}).with_columns(
-            split=pl.lit(name), derived=pl.lit(False)))
-    entities = pl.DataFrame({"id": range(len(entity_iris)), "iri": entity_iris}, schema={"id": pl.Int64, "iri": pl.String})
-    relations = pl.DataFrame({"id": range(len(relation_iris)), "iri": relation_iris},
-                             schema={"id": pl.Int64, "iri": pl.String})
-    triples = pl.concat(frames).with_columns(pl.col("h", "r", "t").cast(pl.Int64))
-    triples = (triples.join(entities.rename({"id": "h", "iri": "s"}), on="h")
-               .join(relations.rename({"id": "r", "iri": "p"}), on="r")
-               .join(entities.rename({"id": "t", "iri": "o"}), on="t")
-               .select("s", "p", "o", "derived", "split", "h", "r", "t").sort(["s", "p", "o"]))
-    counts = {s: triples.filter(pl.col("split") == s).height for s in SPLITS}
-    report = {"seed": None, "source": "given", "triples": triples.height, "counts": counts,
-              "actual_ratios": {s: round(n / triples.height, 4) for s, n in counts.items()},
-              "moved_to_train_for_coverage": 0, "derived_triples": 0, "derived_dropped_unknown_entity": 0}
-    return TripleSet(triples=triples, entities=entities, relations=relations, split_report=report)
-
+from kgforge.store.tables import read_tables
 
 # ----------------------------------------------------------------------------------------------
 # Model, device and memory
-
-
-def idle_cpu_threads() -> int:
-    """torch's thread count, lowered to the cores the 1-minute load average leaves idle (at least 1).
-
-    torch's CPU thread pool spins while it waits; on cores other jobs are using, two threads can run
-    several times slower than one.
-    """
-    idle = (os.cpu_count() or 1) - os.getloadavg()[0]
-    return max(1, min(torch.get_num_threads(), round(idle)))
 
 
 def pick_device(name: str) -> torch.device:
@@ -290,38 +60,6 @@ def pick_device(name: str) -> torch.device:
         raise EmbedError(f"--device {name} was asked for, but torch {torch.__version__} sees no CUDA GPU; "
                          "use --device cpu or auto")
     return torch.device(name)
-
-
-def check_model(name: str, what: str = "model") -> str:
-    """``name`` if PyKEEN knows it as an entity/relation embedding model kgforge can train."""
-    model_class(name, what)
-    return name
-
-
-def model_class(name: str, what: str = "model") -> type[ERModel]:
-    try:
-        model_cls = model_resolver.lookup(name)
-    except (KeyError, ValueError, TypeError):
-        raise ArgumentError(what, f"{name!r} is not a PyKEEN model; PyKEEN knows: "
-                                  f"{', '.join(sorted(model_resolver.lookup_dict))}") from None
-    if not issubclass(model_cls, ERModel):
-        raise ArgumentError(what, f"{name!r} is not an entity/relation embedding model kgforge can train")
-    return model_cls
-
-
-def build_model(config: EmbedConfig, factory: CoreTriplesFactory) -> ERModel:
-    model_cls = model_class(config.model)
-    return model_cls(triples_factory=factory, embedding_dim=config.dim, random_seed=config.seed,
-                     **config.model_kwargs)
-
-
-def model_key(model_name: str) -> str:
-    return model_resolver.normalize(model_name)
-
-
-def similarity_metric(model_name: str) -> str:
-    """The model family's own geometry: L2 distance for translational models, cosine otherwise."""
-    return "l2" if model_key(model_name) in DISTANCE_MODELS else "cosine"
 
 
 def available_memory(device: torch.device) -> int:
@@ -527,8 +265,6 @@ def train_bundle(triple_set: TripleSet, config: EmbedConfig, bundle_dir: Path, *
                  labels: dict[str, str] | None = None, types: pl.DataFrame | None = None,
                  source: dict[str, Any] | None = None, resume: bool = False, progress: bool = True) -> dict:
     """Train on ``triple_set`` and write a complete bundle at ``bundle_dir``; returns the summary."""
-    from kgforge.bundle import write_bundle
-
     device = pick_device(config.device)
     config = config.resolved(device)
     if device.type == "cuda":

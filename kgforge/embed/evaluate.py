@@ -13,15 +13,13 @@ Known triples are looked up with a sorted int64 key array and ``searchsorted``, 
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import torch
 from pykeen.models import ERModel
 
-from kgforge.scoring import candidate_scores
-
-if TYPE_CHECKING:
-    from kgforge.embed import EmbedConfig, TripleSet
+from kgforge.embed.config import EmbedConfig, TripleSet
+from kgforge.embed.scoring import candidate_scores
 
 FULL_SCORE_BUDGET = 2_000_000_000  # evaluation triples x entities x 2 sides, for "auto"
 

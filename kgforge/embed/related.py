@@ -22,11 +22,11 @@ import polars as pl
 import pyoxigraph as ox
 import torch
 
-from kgforge.bundle import Bundle, bundle_path
 from kgforge.core.errors import KgforgeError
 from kgforge.core.resources import query_text
 from kgforge.core.text import normalise_label
 from kgforge.core.vocab import OWL_SAME_AS
+from kgforge.embed.bundle import Bundle, bundle_path
 from kgforge.store.layout import DomainPaths, domain_paths, open_read_only
 from kgforge.store.query import QueryRunner
 
@@ -302,7 +302,7 @@ def top_related(paths: DomainPaths, iri: str, k: int = 10, model: str = "default
     """Library entry for other stages: [(iri, label, score)] nearest to ``iri``, best first.
 
     Returns [] when the model does not know ``iri`` (an entity added after training); raises
-    :class:`kgforge.bundle.BundleError` when the domain has no trained model ``model``.
+    :class:`kgforge.embed.bundle.BundleError` when the domain has no trained model ``model``.
     """
     index = open_index(paths, model)
     entity_id = index.bundle.iri_to_id.get(iri)
