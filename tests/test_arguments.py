@@ -136,7 +136,7 @@ def test_library_refuses_unsafe_domain_names(tmp_path, name):
 def test_library_functions_refuse_what_the_options_refuse():
     from kgforge.derive import DeriveOptions
     from kgforge.embed import EmbedConfig
-    from kgforge.goals import GoalOptions
+    from kgforge.goals.graph import GoalOptions
 
     for bad in ({"dim": 0}, {"epochs": -1}, {"learning_rate": float("nan")}, {"learning_rate": 0.0},
                 {"batch_size": 0}, {"precision": "fp8"}, {"evaluation": "maybe"}, {"device": "tpu"},

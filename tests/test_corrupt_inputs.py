@@ -20,7 +20,8 @@ from hypothesis import strategies as st
 
 from kgforge.core.errors import InputError
 from kgforge.exports.dialogues import read_kdconv_dialogues
-from kgforge.goals import read_profiles, read_session_goals
+from kgforge.goals.check import read_session_goals
+from kgforge.goals.styles import read_profiles
 from tests.readers import (
     BUILD_SAMPLES,
     Outcome,

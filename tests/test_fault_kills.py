@@ -20,7 +20,8 @@ from kgforge.build.transaction import build, check_store
 from kgforge.core.errors import KgforgeError
 from kgforge.core.schema import SourceSpec
 from kgforge.derive import ASSOCIATED_GRAPH, derive
-from kgforge.goals import GoalOptions, generate
+from kgforge.goals.generate import generate
+from kgforge.goals.graph import GoalOptions
 from tests.faults import kill_at_random_point, orphans, part_files
 
 BUILD_ENTITIES = 10_000

@@ -10,7 +10,9 @@ import pyoxigraph as ox
 import pytest
 
 from kgforge.core.resources import query_text
-from kgforge.goals import GoalGraph, _quotas, parse_duconv_goal, parse_hops
+from kgforge.goals.check import parse_duconv_goal
+from kgforge.goals.graph import GoalGraph, parse_hops
+from kgforge.goals.styles import _quotas
 from kgforge.store.layout import domain_paths
 from kgforge.store.query import QueryRunner
 from tests.dialogue_kg import duconv_sample_kg

@@ -25,7 +25,9 @@ from kgforge.commands._app import (
 )
 from kgforge.core import checks
 from kgforge.core.errors import KgforgeError
-from kgforge.goals import STYLES, GoalOptions, generate, parse_hops, validate
+from kgforge.goals.check import validate
+from kgforge.goals.generate import generate
+from kgforge.goals.graph import STYLES, GoalOptions, parse_hops
 
 
 def _hop_text(text: str, what: str) -> str:
@@ -46,7 +48,7 @@ def goals_command(
     hops: Annotated[str | None, typer.Option(parser=HOPS,
                                              help="KdConv-style topic transitions over N or LOW..HIGH hops "
                                                   "(implies --style kdconv), e.g. 1..3.")] = None,
-    style: Annotated[str | None, typer.Option(parser=one_of(STYLES),
+    style: Annotated[str | None, typer.Option(parser=one_of(STYLES.names()),
                                               help="duconv (one-/two-step), kdconv (1–3 hop paths) or "
                                                    "durecdial (goal sequences).")] = None,
     profiles: Annotated[Path | None, typer.Option(help="DuRecDial user profiles (JSON lines) whose liked "

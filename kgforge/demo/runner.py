@@ -88,7 +88,8 @@ def step_derive(workdir: Path) -> None:
 
 
 def step_goals(workdir: Path) -> None:
-    from kgforge.goals import GoalOptions, generate
+    from kgforge.goals.generate import generate
+    from kgforge.goals.graph import GoalOptions
 
     out = workdir / DOMAIN / "exports" / "goals.jsonl"
     report = generate(DOMAIN, GoalOptions(n=20, seed=0), out, workdir)

@@ -37,7 +37,7 @@ from kgforge.exports.formats import (
 )
 from kgforge.exports.labels import Labels
 from kgforge.exports.subgraph import SubgraphOptions, select_subgraphs
-from kgforge.goals import read_goals
+from kgforge.goals.generate import read_goals
 from kgforge.store.layout import (
     DomainPaths,
     domain_paths,

@@ -31,7 +31,7 @@ from kgforge.exports import (
     _finish,
 )
 from kgforge.exports.subgraph import SubgraphOptions
-from kgforge.goals import EntityIndex
+from kgforge.goals.graph import EntityIndex
 
 MIN_NAME_CHARS = 2
 ALL_FACTS = 10**6

@@ -24,12 +24,8 @@ import polars as pl
 from kgforge.core.errors import KgforgeError
 from kgforge.core.files import atomic_path
 from kgforge.core.text import segment
-from kgforge.goals import (
-    CHAT_BY_TYPE,
-    DIALOGUE_TYPES,
-    RECOMMENDATION_BY_TYPE,
-    goal_string,
-)
+from kgforge.goals.graph import CHAT_BY_TYPE, DIALOGUE_TYPES, RECOMMENDATION_BY_TYPE
+from kgforge.goals.styles import goal_string
 
 FORMATS = ("duconv", "kdconv", "durecdial", "jsonl", "parquet")
 GENERIC_SCHEMA_VERSION = 1
