@@ -81,7 +81,7 @@ def main() -> None:
     args = parser.parse_args()
     kb = cached_synthetic_kb(args.out, args.small)
     work = Path(tempfile.mkdtemp(prefix="kgforge-bench-"))
-    cli = [sys.executable, "-c", "from kgforge.commands import main; main()"]
+    cli = [sys.executable, "-c", "from kgforge.cli import main; main()"]
 
     print("kgforge build (import + load) ...", file=sys.stderr)
     out, build_seconds, build_rss = run_measured(

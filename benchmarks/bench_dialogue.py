@@ -34,7 +34,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from benchmarks.synthetic import cached_synthetic_kb  # noqa: E402
 
-CLI = [sys.executable, "-c", "from kgforge.commands import main; main()"]
+CLI = [sys.executable, "-c", "from kgforge.cli import main; main()"]
 TARGETS = {"derive": 30.0, "goals": 60.0, "export": 60.0}
 CPU_SECONDS: list[float] = []
 BASELINE_QUERY = """

@@ -15,8 +15,8 @@ import typer
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kgforge.commands import _load_commands
-from kgforge.commands._app import DOMAIN, Checked, app
+from kgforge.cli import _load_commands
+from kgforge.cli._app import DOMAIN, Checked, app
 from kgforge.core.errors import ArgumentError, KgforgeError
 from kgforge.store.layout import check_domain_name, domain_paths
 

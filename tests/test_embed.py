@@ -140,7 +140,7 @@ def test_bundle_open_names_missing_and_incomplete_bundles(tmp_path):
 
 def test_embed_travel_store_resumes_after_kill(cli, shared, workdir):
     cli("build", "travel", "--source", f"kdconv:{shared(KB_TRAVEL)}", "--workdir", str(workdir))
-    command = [sys.executable, "-c", "from kgforge.commands import main; main()", "embed", "travel",
+    command = [sys.executable, "-c", "from kgforge.cli import main; main()", "embed", "travel",
                "--model", "DistMult", "--dim", "32", "--epochs", "400", "--checkpoint-every", "0",
                "--threads", "1", "--workdir", str(workdir), "--json"]
     process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)

@@ -37,7 +37,7 @@ def test_sigkill_during_build_leaves_previous_store_intact(tmp_path, workdir, cl
     big = _write_kb(tmp_path / "big.json", 60_000)
     builds = workdir / "travel" / "builds"
     process = subprocess.Popen(
-        [sys.executable, "-c", "from kgforge.commands import main; main()",
+        [sys.executable, "-c", "from kgforge.cli import main; main()",
          "build", "travel", "--source", f"kdconv:{big}", "--workdir", str(workdir), "--json"],
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
     )

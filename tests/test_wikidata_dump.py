@@ -221,7 +221,7 @@ def test_cli_import_killed_then_resumed(cli, tmp_path: Path) -> None:
     options = ["--domain", "film", "--workers", "0"]
     killed, fresh = tmp_path / "killed", tmp_path / "fresh"
     env = {**os.environ, "KGFORGE_WIKIDATA_CHECKPOINT_SECONDS": "0.05"}
-    proc = subprocess.Popen([sys.executable, "-c", "from kgforge.commands import main; main()", "import", "wikidata",
+    proc = subprocess.Popen([sys.executable, "-c", "from kgforge.cli import main; main()", "import", "wikidata",
                              str(dump), *options, "--workdir", str(killed), "--json"],
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
     deadline = time.monotonic() + 120

@@ -2,7 +2,7 @@
 
 Each function returns the value it was given when it is acceptable and raises
 :class:`~kgforge.core.errors.ArgumentError` otherwise; the command line's click types
-(:mod:`kgforge.commands._app`) call the same functions, so a Python caller and a shell user are
+(:mod:`kgforge.cli._app`) call the same functions, so a Python caller and a shell user are
 refused the same values with the same words.
 """
 

@@ -7,15 +7,24 @@ The demo domain (``schemas/demo.toml``) is a small film knowledge base in KdConv
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
+from typing import Any, Protocol
 
 import pyoxigraph as ox
 
+from kgforge.build.domain_import import import_into_domain
+from kgforge.build.link import link_domain, start_entity_names
 from kgforge.build.transaction import build
-from kgforge.commands._app import console, show_mapping
 from kgforge.core.resources import query_text
 from kgforge.demo.site import demo_crawl
+from kgforge.demo.wikidata_dump import write_demo_dump
+from kgforge.derive import derive
+from kgforge.embed import EmbedConfig, embed
+from kgforge.embed.related import related
+from kgforge.exports import ExportOptions, export_goals
+from kgforge.goals.generate import generate
+from kgforge.goals.graph import GoalOptions
 from kgforge.stats import domain_stats
 from kgforge.store.layout import domain_paths
 from kgforge.store.query import QueryRunner, term_text
@@ -23,92 +32,88 @@ from kgforge.store.query import QueryRunner, term_text
 DOMAIN = "demo"
 
 
-def step_build(workdir: Path) -> None:
+class Reporter(Protocol):
+    """Where the demo tells what each step did; the demo itself never prints."""
+
+    def section(self, name: str | None) -> None: ...
+
+    def table(self, title: str, values: Mapping[str, Any]) -> None: ...
+
+    def note(self, title: str | None, text: str) -> None: ...
+
+
+def step_build(workdir: Path, tell: Reporter) -> None:
     summary = build(DOMAIN, workdir=workdir).as_dict()
-    show_mapping(f"build {DOMAIN}", {"quads": summary["total_quads"], "records": summary["records_ok"],
+    tell.table(f"build {DOMAIN}", {"quads": summary["total_quads"], "records": summary["records_ok"],
                                     "quarantined": summary["records_bad"]})
 
 
-def step_stats(workdir: Path) -> None:
+def step_stats(workdir: Path, tell: Reporter) -> None:
     stats = domain_stats(DOMAIN, workdir)
-    show_mapping("stats", {k: v for k, v in stats.items() if not isinstance(v, dict)})
-    show_mapping("entities by type", stats["entities_by_type"])
+    tell.table("stats", {k: v for k, v in stats.items() if not isinstance(v, dict)})
+    tell.table("entities by type", stats["entities_by_type"])
 
 
-def step_query(workdir: Path) -> None:
-    console.print("[bold]query[/] queries/entity_facts.rq --bind name@zh=霸王别姬")
+def step_query(workdir: Path, tell: Reporter) -> None:
+    tell.note("query", "queries/entity_facts.rq --bind name@zh=霸王别姬")
     with QueryRunner(domain_paths(DOMAIN, workdir)) as runner:
         result = runner.query(query_text("entity_facts"), {"name": ox.Literal("霸王别姬", language="zh")}, timeout=30)
     for row in result.rows:
-        console.print(f"  {term_text(row['relation'])}: {term_text(row['value'])}")
+        tell.note(None, f"  {term_text(row['relation'])}: {term_text(row['value'])}")
 
 
-def step_crawl(workdir: Path) -> None:
-    console.print("[bold]crawl[/] a Douban-shaped demo site served on 127.0.0.1, then build the film domain from it")
+def step_crawl(workdir: Path, tell: Reporter) -> None:
+    tell.note("crawl", "a Douban-shaped demo site served on 127.0.0.1, then build the film domain from it")
     result = demo_crawl(workdir)
     counts = result["crawl"]
-    show_mapping("crawl douban_movie", {k: v for k, v in counts.items() if isinstance(v, int)})
-    show_mapping("build film --source crawl:douban_movie", {"quads": result["build"]["total_quads"]})
+    tell.table("crawl douban_movie", {k: v for k, v in counts.items() if isinstance(v, int)})
+    tell.table("build film --source crawl:douban_movie", {"quads": result["build"]["total_quads"]})
 
 
-def step_wikidata(workdir: Path) -> None:
-    from kgforge.build.domain_import import import_into_domain
-    from kgforge.build.link import link_domain, start_entity_names
-    from kgforge.demo.wikidata_dump import write_demo_dump
-
+def step_wikidata(workdir: Path, tell: Reporter) -> None:
     dump = write_demo_dump(workdir / "demo-wikidata.json.bz2")
-    console.print(f"[bold]import wikidata[/] {dump} seeded with the demo's film names, 1 hop")
+    tell.note("import wikidata", f"{dump} seeded with the demo's film names, 1 hop")
     options = {"seed_names": start_entity_names(DOMAIN, workdir), "hops": 1}
     result = import_into_domain(DOMAIN, "wikidata", dump, options, workdir, show_progress=True)
-    show_mapping("wikidata", {"quads": result["source"]["quads"], "store quads": result["total_quads"]})
+    tell.table("wikidata", {"quads": result["source"]["quads"], "store quads": result["total_quads"]})
     report = link_domain(DOMAIN, workdir)
-    show_mapping("link (owl:sameAs by zh/en label with type checks)",
+    tell.table("link (owl:sameAs by zh/en label with type checks)",
                  {k: v for k, v in report.items() if isinstance(v, int)})
 
 
-def step_embed(workdir: Path) -> None:
-    from kgforge.embed import EmbedConfig, embed
-    from kgforge.embed.related import related
-
+def step_embed(workdir: Path, tell: Reporter) -> None:
     summary = embed(DOMAIN, workdir, EmbedConfig(model="RotatE", dim=32, epochs=60), progress=True)
     evaluation = summary["evaluation"]
-    show_mapping(f"embed RotatE ({evaluation['label']}, {evaluation['triples']} test triples)",
+    tell.table(f"embed RotatE ({evaluation['label']}, {evaluation['triples']} test triples)",
                  {k: evaluation[k] for k in ("mrr", "hits_at_1", "hits_at_10")})
     answer = related(DOMAIN, "霸王别姬", workdir, k=5)
-    console.print("[bold]related[/] 霸王别姬: " + ", ".join(str(r["label"]) for r in answer["results"]))
+    tell.note("related", "霸王别姬: " + ", ".join(str(r["label"]) for r in answer["results"]))
 
 
-def step_derive(workdir: Path) -> None:
-    from kgforge.derive import derive
-
+def step_derive(workdir: Path, tell: Reporter) -> None:
     report = derive(DOMAIN, workdir)
-    show_mapping("derive: associated two-hop triples", {"pairs": report["pairs"], "quads": report["quads"]})
+    tell.table("derive: associated two-hop triples", {"pairs": report["pairs"], "quads": report["quads"]})
     for name, counts in sorted(report["relations"].items(), key=lambda kv: -kv[1]["pairs"])[:5]:
-        console.print(f"  {name}: {counts['pairs']} pairs")
+        tell.note(None, f"  {name}: {counts['pairs']} pairs")
 
 
-def step_goals(workdir: Path) -> None:
-    from kgforge.goals.generate import generate
-    from kgforge.goals.graph import GoalOptions
-
+def step_goals(workdir: Path, tell: Reporter) -> None:
     out = workdir / DOMAIN / "exports" / "goals.jsonl"
     report = generate(DOMAIN, GoalOptions(n=20, seed=0), out, workdir)
-    show_mapping(f"goals → {out}", {"goals": report["goals"], **report["kinds"]})
+    tell.table(f"goals → {out}", {"goals": report["goals"], **report["kinds"]})
     first = json.loads(out.read_text(encoding="utf-8").splitlines()[0])
-    console.print("  first goal: " + json.dumps(first.get("goal", first.get("path")), ensure_ascii=False))
+    tell.note(None, "  first goal: " + json.dumps(first.get("goal", first.get("path")), ensure_ascii=False))
 
 
-def step_export(workdir: Path) -> None:
-    from kgforge.exports import ExportOptions, export_goals
-
+def step_export(workdir: Path, tell: Reporter) -> None:
     goals = workdir / DOMAIN / "exports" / "goals.jsonl"
     out = workdir / DOMAIN / "exports" / "train.duconv.jsonl"
     report = export_goals(DOMAIN, goals, ExportOptions(fmt="duconv", add_related="default"), out, workdir)
-    show_mapping(f"export DuConv layout → {out}", {k: v for k, v in report.items() if isinstance(v, int)})
-    console.print("  first line: " + out.read_text(encoding="utf-8").splitlines()[0][:300] + " …")
+    tell.table(f"export DuConv layout → {out}", {k: v for k, v in report.items() if isinstance(v, int)})
+    tell.note(None, "  first line: " + out.read_text(encoding="utf-8").splitlines()[0][:300] + " …")
 
 
-STEPS: list[tuple[str, Callable[[Path], None]]] = [
+STEPS: list[tuple[str, Callable[[Path, Reporter], None]]] = [
     ("build", step_build),
     ("stats", step_stats),
     ("query", step_query),
@@ -121,9 +126,10 @@ STEPS: list[tuple[str, Callable[[Path], None]]] = [
 ]
 
 
-def run_demo(workdir: Path) -> None:
+def run_demo(workdir: Path, tell: Reporter) -> None:
+    """Run every step, telling ``tell`` what each found (the CLI prints it; a notebook may collect it)."""
     for name, step in STEPS:
-        console.rule(f"[bold]{name}")
-        step(workdir)
-    console.rule()
-    console.print(f"demo finished; the store and every output are under {workdir / DOMAIN}")
+        tell.section(name)
+        step(workdir, tell)
+    tell.section(None)
+    tell.note(None, f"demo finished; the store and every output are under {workdir / DOMAIN}")

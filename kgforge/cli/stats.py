@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from kgforge.commands._app import (
+from kgforge.cli._app import (
     DEFAULT_WORKDIR,
     DomainArgument,
     JsonOption,

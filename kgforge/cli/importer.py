@@ -9,7 +9,7 @@ import typer
 
 from kgforge.build.domain_import import import_into_domain
 from kgforge.build.link import link_domain, start_entity_names
-from kgforge.commands._app import (
+from kgforge.cli._app import (
     DEFAULT_WORKDIR,
     DOMAIN,
     NON_NEGATIVE,

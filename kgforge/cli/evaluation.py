@@ -11,7 +11,7 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
-from kgforge.commands._app import (
+from kgforge.cli._app import (
     DEFAULT_WORKDIR,
     DOMAIN,
     NON_NEGATIVE,

@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from kgforge.commands._app import (
+from kgforge.cli._app import (
     DEFAULT_WORKDIR,
     FRACTION,
     LANGUAGE,

@@ -8,7 +8,7 @@ import typer
 from rich.markup import escape
 
 from kgforge.build.transaction import build, check_store, parse_source
-from kgforge.commands._app import (
+from kgforge.cli._app import (
     DEFAULT_WORKDIR,
     DomainArgument,
     JsonOption,

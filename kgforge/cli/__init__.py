@@ -13,7 +13,7 @@ import sys
 import typer
 from rich.markup import escape
 
-from kgforge.commands._app import app, err_console
+from kgforge.cli._app import app, err_console
 from kgforge.core.errors import KgforgeError
 
 # click's exception classes, from whichever click typer runs on (the package, or typer's own copy of it).

@@ -11,7 +11,7 @@ import pyoxigraph as ox
 import typer
 from rich.table import Table
 
-from kgforge.commands._app import (
+from kgforge.cli._app import (
     DEFAULT_WORKDIR,
     POSITIVE_NUMBER,
     DomainArgument,
