@@ -31,7 +31,7 @@ ModelName = Annotated[str, typer.Option("--name", parser=FOLDER, help="Bundle fo
 
 def _embed() -> ModuleType:
     """kgforge.embed, imported only when a command needs it (torch and PyKEEN take seconds to load)."""
-    import kgforge.embed
+    import kgforge.embed  # lazy: torch and PyKEEN take seconds to load
 
     return kgforge.embed
 
@@ -122,7 +122,7 @@ def related_command(
     json_out: JsonOption = False,
 ) -> None:
     """Entities most similar to ENTITY in the trained model's own geometry (itself excluded)."""
-    from kgforge.embed.related import related
+    from kgforge.embed.related import related  # lazy: loads torch
 
     answer = related(domain, entity, workdir, k=k, exclude_neighbours=exclude_neighbours, type_=type_,
                      model=name, device=device)

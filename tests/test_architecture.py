@@ -1,0 +1,36 @@
+"""The house rules the import linter cannot see: no function-level kgforge import hides a cycle."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+PACKAGE = Path(__file__).resolve().parent.parent / "kgforge"
+LAZY = "# lazy:"  # a function-level import that defers a heavy load (torch), with its reason
+
+
+def function_level_imports(source: str) -> list[tuple[int, str]]:
+    """``(line, text)`` of each ``kgforge`` import inside a function that lacks a ``# lazy:`` reason."""
+    lines = source.splitlines()
+    found = []
+    for function in (n for n in ast.walk(ast.parse(source)) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))):
+        for node in ast.walk(function):
+            modules = ([node.module or ""] if isinstance(node, ast.ImportFrom) and not node.level else
+                       [a.name for a in node.names] if isinstance(node, ast.Import) else [])
+            if any(m == "kgforge" or m.startswith("kgforge.") for m in modules) and LAZY not in lines[node.lineno - 1]:
+                found.append((node.lineno, lines[node.lineno - 1].strip()))
+    return found
+
+
+def test_no_function_level_kgforge_imports():
+    offenders = [f"{path.relative_to(PACKAGE.parent)}:{line}: {text}" for path in sorted(PACKAGE.rglob("*.py"))
+                 for line, text in function_level_imports(path.read_text(encoding="utf-8"))]
+    assert not offenders, ("function-level kgforge imports (move them to the top of the module; if one defers a "
+                           "heavy load, say so with '# lazy: <why>'):\n" + "\n".join(offenders))
+
+
+def test_the_check_finds_what_it_looks_for():
+    source = ("def f():\n    from kgforge.build import x\n"
+              "def g():\n    import kgforge.embed  # lazy: torch\n"
+              "def h():\n    import json\n")
+    assert function_level_imports(source) == [(2, "from kgforge.build import x")]
