@@ -104,18 +104,19 @@ class QuadWriter:
         self.on_reject = on_reject
         self._file = AtomicFile(self.path, buffering=1 << 20)
         self._out = self._file.handle
-        self._seen: set[int] = set()
+        self._seen: set[bytes] = set()  # 128-bit digests: a collision (which would drop a quad) is negligible
         self._digest = hashlib.sha256()
         self.count = 0
         self.refused = 0
 
     def _emit(self, line: str) -> bool:
-        key = hash(line)
+        data = line.encode("utf-8")
+        key = hashlib.blake2b(data, digest_size=16).digest()
         if key in self._seen:
             return False
         self._seen.add(key)
         self._out.write(line)
-        self._digest.update(line.encode("utf-8"))
+        self._digest.update(data)
         self.count += 1
         return True
 
