@@ -6,7 +6,7 @@ import ast
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parent.parent / "kgforge"
-LAZY = "# lazy:"  # a function-level import that defers a heavy load (torch), with its reason
+LAZY = "# lazy:"  # on the import's line or the line above: it defers a heavy load (torch), and why
 
 
 def function_level_imports(source: str) -> list[tuple[int, str]]:
@@ -17,7 +17,7 @@ def function_level_imports(source: str) -> list[tuple[int, str]]:
         for node in ast.walk(function):
             modules = ([node.module or ""] if isinstance(node, ast.ImportFrom) and not node.level else
                        [a.name for a in node.names] if isinstance(node, ast.Import) else [])
-            if any(m == "kgforge" or m.startswith("kgforge.") for m in modules) and LAZY not in lines[node.lineno - 1]:
+            if any(m == "kgforge" or m.startswith("kgforge.") for m in modules) and not any(LAZY in line for line in lines[max(0, node.lineno - 2):node.lineno]):
                 found.append((node.lineno, lines[node.lineno - 1].strip()))
     return found
 
@@ -32,5 +32,6 @@ def test_no_function_level_kgforge_imports():
 def test_the_check_finds_what_it_looks_for():
     source = ("def f():\n    from kgforge.build import x\n"
               "def g():\n    import kgforge.embed  # lazy: torch\n"
+              "def k():\n    # lazy: torch\n    from kgforge.embed import (\n        x,\n    )\n"
               "def h():\n    import json\n")
     assert function_level_imports(source) == [(2, "from kgforge.build import x")]

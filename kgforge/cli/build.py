@@ -7,7 +7,8 @@ from typing import Annotated
 import typer
 from rich.markup import escape
 
-from kgforge.build.transaction import build, check_store, parse_source
+from kgforge.api import Domain
+from kgforge.build.transaction import check_store
 from kgforge.cli._app import (
     DEFAULT_WORKDIR,
     DomainArgument,
@@ -18,7 +19,6 @@ from kgforge.cli._app import (
     emit_json,
     show_mapping,
 )
-from kgforge.core.schema import load_schema
 from kgforge.sources.importer import source_kinds
 from kgforge.store.layout import domain_paths, remove_leftovers
 
@@ -34,12 +34,8 @@ def build_command(
     json_out: JsonOption = False,
 ) -> None:
     """Import the domain's sources and swap in a freshly built store."""
-    summary = build(
-        domain, [parse_source(s) for s in source], workdir,
-        schema=load_schema(schema or domain), show_progress=not json_out,
-        use_schema_sources=not no_schema_sources,
-    )
-    result = summary.as_dict()
+    result = Domain(domain, workdir).build(source, schema=schema or None, schema_sources=not no_schema_sources,
+                                           progress=not json_out).as_dict()
     if json_out:
         emit_json(result)
         return

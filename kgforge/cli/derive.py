@@ -6,6 +6,7 @@ from typing import Annotated
 
 import typer
 
+from kgforge.api import Domain
 from kgforge.cli._app import (
     DEFAULT_WORKDIR,
     NON_NEGATIVE,
@@ -19,7 +20,6 @@ from kgforge.cli._app import (
     show_mapping,
     whole_number,
 )
-from kgforge.derive import derive
 
 
 @app.command("derive")
@@ -38,7 +38,7 @@ def derive_command(
     json_out: JsonOption = False,
 ) -> None:
     """Associated two-hop triples (entities sharing a predicate and object) into their own named graph."""
-    report = derive(domain, workdir, max_group=max_group, seed=seed, max_pairs=max_pairs)
+    report = Domain(domain, workdir).derive(max_group=max_group, seed=seed, max_pairs=max_pairs).as_dict()
     if json_out:
         emit_json(report)
         return

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from kgforge.api import Domain
 from kgforge.cli._app import (
     DEFAULT_WORKDIR,
     DomainArgument,
@@ -11,14 +12,13 @@ from kgforge.cli._app import (
     emit_json,
     show_mapping,
 )
-from kgforge.stats import domain_stats
 
 
 @app.command("stats")
 def stats_command(domain: DomainArgument, workdir: WorkdirOption = DEFAULT_WORKDIR,
                   json_out: JsonOption = False) -> None:
     """Entities, relations, triples and per-triple sizes (KdConv / DuConv Table 2)."""
-    stats = domain_stats(domain, workdir)
+    stats = Domain(domain, workdir).stats().as_dict()
     if json_out:
         emit_json(stats)
         return

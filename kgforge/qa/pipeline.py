@@ -177,7 +177,8 @@ def _template_problem(text: str, reference: str, answers: pl.DataFrame) -> str |
 def embedding_partners(paths: DomainPaths, model: str) -> Partners:
     """Each seed's related entity from the model bundle ``models/<model>`` (see kgforge.qa.related)."""
     def partners(seeds: list[str], candidates: list[str]) -> dict[str, str]:
-        from kgforge.qa.related import most_similar  # lazy: loads torch; only --related pays for it
+        # lazy: loads torch; only --related pays for it
+        from kgforge.qa.related import most_similar
 
         return most_similar(paths, model, seeds, candidates)
     return partners
