@@ -5,10 +5,9 @@ from __future__ import annotations
 import json
 
 import pytest
-from kgforge.store.quad_tables import tables_from_quads
 
 from kgforge.store.layout import domain_paths
-from kgforge.store.tables import read_tables_from_store
+from kgforge.store.tables import read_tables_from_store, tables_from_quads
 
 
 @pytest.fixture(scope="module")

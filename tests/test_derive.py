@@ -161,9 +161,11 @@ def test_relation_budget_keeps_a_seeded_sample(cli, built):
 
 @pytest.mark.parametrize("include_derived", [False, True])
 def test_quad_file_tables_equal_the_store_tables(cli, built, include_derived):
-    from kgforge.store.quad_tables import tables_from_quads
-
-    from kgforge.store.tables import read_tables, read_tables_from_store
+    from kgforge.store.tables import (
+        read_tables,
+        read_tables_from_store,
+        tables_from_quads,
+    )
 
     cli("derive", "duconv", "--workdir", str(built))
     paths = domain_paths("duconv", built)

@@ -105,7 +105,7 @@ WIKIBASE = "http://wikiba.se/ontology#"
 
 def is_fact(subject: str, predicate: str) -> bool:
     """Whether a triple states a fact about an entity (not a label, type or statement-node detail).
-    ``kgforge.store.quad_tables.fact_filter`` is the same rule as a polars expression."""
+    ``kgforge.store.tables.fact_filter`` is the same rule as a polars expression."""
     if predicate in META_PREDICATES or subject.startswith(STATEMENT_NODE) or predicate.startswith(WIKIBASE):
         return False
     return not predicate.startswith(WIKIDATA_PROP) or predicate.startswith(WIKIDATA_DIRECT)
