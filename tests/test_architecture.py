@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import ast
+import subprocess
+import sys
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parent.parent / "kgforge"
@@ -35,3 +37,11 @@ def test_the_check_finds_what_it_looks_for():
               "def k():\n    # lazy: torch\n    from kgforge.embed import (\n        x,\n    )\n"
               "def h():\n    import json\n")
     assert function_level_imports(source) == [(2, "from kgforge.build import x")]
+
+
+def test_the_command_line_starts_without_torch():
+    """Every command module loads at start; none may pull in torch (seconds per CLI call, and the kill
+    tests' windows assume a quick start). The api, the demo and the embed commands load it on first use."""
+    probe = "import sys; from kgforge.cli import _load_commands; _load_commands(); print('torch' in sys.modules)"
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "False"

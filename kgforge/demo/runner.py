@@ -13,6 +13,7 @@ from typing import Any, Protocol
 
 import pyoxigraph as ox
 
+from kgforge.api import Domain
 from kgforge.build.domain_import import import_into_domain
 from kgforge.build.link import link_domain, start_entity_names
 from kgforge.build.transaction import build
@@ -20,8 +21,6 @@ from kgforge.core.resources import query_text
 from kgforge.demo.site import demo_crawl
 from kgforge.demo.wikidata_dump import write_demo_dump
 from kgforge.derive import derive
-from kgforge.embed import EmbedConfig, embed
-from kgforge.embed.related import related
 from kgforge.exports import ExportOptions, export_goals
 from kgforge.goals.generate import generate
 from kgforge.goals.graph import GoalOptions
@@ -82,12 +81,12 @@ def step_wikidata(workdir: Path, tell: Reporter) -> None:
 
 
 def step_embed(workdir: Path, tell: Reporter) -> None:
-    summary = embed(DOMAIN, workdir, EmbedConfig(model="RotatE", dim=32, epochs=60), progress=True)
-    evaluation = summary["evaluation"]
+    kg = Domain(DOMAIN, workdir)  # its embed and related load torch only when called
+    evaluation = kg.embed(model="RotatE", dim=32, epochs=60, progress=True).evaluation
     tell.table(f"embed RotatE ({evaluation['label']}, {evaluation['triples']} test triples)",
                  {k: evaluation[k] for k in ("mrr", "hits_at_1", "hits_at_10")})
-    answer = related(DOMAIN, "霸王别姬", workdir, k=5)
-    tell.note("related", "霸王别姬: " + ", ".join(str(r["label"]) for r in answer["results"]))
+    answer = kg.related("霸王别姬", k=5)
+    tell.note("related", "霸王别姬: " + ", ".join(str(r["label"]) for r in answer.results))
 
 
 def step_derive(workdir: Path, tell: Reporter) -> None:
