@@ -4,12 +4,14 @@ One write policy for everything kgforge publishes: the bytes go to a temporary f
 (``<name>.part<pid>.<thread>``, so a killed writer's leftovers are recognisable and its pid is readable),
 are flushed and fsync'ed, and replace the target with one ``os.replace``. A reader sees the old file or
 the new one, never half of one, and a power loss after the rename cannot leave an empty file in its place.
+The next writer of the same file removes the temporary files that killed writers left beside it.
 The one exception is a cache that can be fetched again (``durable=False``): it skips the fsync, which
 would cost a disk flush per crawled page.
 """
 
 from __future__ import annotations
 
+import glob
 import hashlib
 import json
 import os
@@ -39,6 +41,25 @@ def part_owner(path: Path) -> int | None:
     return int(match.group(1)) if match else None
 
 
+def pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # alive, another user's
+        return True
+    return True
+
+
+def remove_dead_parts(path: Path) -> list[Path]:
+    """Remove the temporary files that killed writers of ``path`` left beside it (their pid is gone)."""
+    dead = [part for part in path.parent.glob(f"{glob.escape(path.name)}.part*")
+            if (owner := part_owner(part)) is not None and not pid_alive(owner)]
+    for part in dead:
+        part.unlink(missing_ok=True)
+    return dead
+
+
 class AtomicFile:
     """A file being written to its :func:`part_path`, published by :meth:`commit` or dropped by
     :meth:`discard`; for writers that keep a file open across calls (a quads writer, a JSONL stream).
@@ -48,6 +69,8 @@ class AtomicFile:
                  buffering: int = -1) -> None:
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
+        if durable:  # a cache sweeps its own folders (and would pay a directory listing per entry here)
+            remove_dead_parts(self.path)
         self.part = part_path(self.path)
         self.durable = durable
         self.handle: IO[Any] = open(self.part, mode, encoding=None if "b" in mode else encoding, buffering=buffering)
@@ -85,6 +108,8 @@ def atomic_path(path: Path | str, *, durable: bool = True) -> Iterator[Path]:
     path, which then replaces ``path`` under the same policy as :func:`atomic_write`."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
+    if durable:
+        remove_dead_parts(path)
     part = part_path(path)
     try:
         yield part

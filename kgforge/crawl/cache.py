@@ -12,12 +12,11 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from kgforge.core.files import part_owner, write_bytes_atomic
+from kgforge.core.files import part_owner, pid_alive, write_bytes_atomic
 
 
 @dataclass
@@ -72,7 +71,7 @@ class ResponseCache:
         removed = []
         for tmp in self.root.glob("*/*/*.part*") if self.root.is_dir() else []:
             pid = part_owner(tmp)
-            if pid is not None and not _alive(pid):
+            if pid is not None and not pid_alive(pid):
                 tmp.unlink(missing_ok=True)
                 removed.append(tmp)
         return removed
@@ -88,14 +87,4 @@ class ResponseCache:
         meta_path = self.meta_path(response.url)
         write_bytes_atomic(meta_path, json.dumps(meta).encode("ascii"), durable=False)  # \uXXXX escapes: any URL is storable
         return meta_path
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:  # alive, another user's
-        return True
-    return True
 
