@@ -2,7 +2,9 @@
 
 KdConv and DuConv identify entities by name. These triples are collected first, then emitted:
 a tail becomes an entity when its relation is entity-valued in the schema or when it is also a
-head somewhere in the source; otherwise it stays a literal.
+head somewhere in the source; otherwise it stays a literal. A word-segmented source (DuConv) keeps
+its own spelling of names and relation names (``玛姬 · 格蕾斯``, ``出生 日期``) as ``skos:altLabel``
+beside the normalised label, so exports can write them back as the source did.
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ class NameTriples:
         self.triples: list[NameTriple] = []
         self.heads: set[str] = set()
         self.surface_forms: dict[str, set[str]] = {}
+        self.relation_forms: dict[str, set[str]] = {}  # relation IRI -> the source's segmented spellings
         self.types: dict[str, set[str]] = {}
 
     def _name(self, raw: str) -> str:
@@ -46,6 +49,9 @@ class NameTriples:
         relation = self.ctx.schema.relation_for(relation_label)
         if not relation.declared:
             self.ctx.counts[f"unmapped relation {relation.zh}"] += 1
+        written = relation_label.strip()
+        if self.segmented and written != relation.zh and normalise_label(written) == normalise_label(relation.zh):
+            self.relation_forms.setdefault(relation.iri, set()).add(written)
         head_name = self._name(head)
         tail_value = tail if relation.kind == "text" else self._name(tail)
         self.heads.add(head_name)
@@ -94,6 +100,9 @@ class NameTriples:
                 self.add_type(triple.head, type_values[triple.tail])
         for name in entities:
             self._emit_names(name)
+        for iri, forms in sorted(self.relation_forms.items()):
+            for form in sorted(forms):
+                writer.literal(iri, SKOS_ALT_LABEL, form, lang=lang)
         for name, type_ids in self.types.items():
             for type_id in type_ids:
                 writer.iri(entity_iri(name), RDF_TYPE, schema.types[type_id].iri)
