@@ -535,9 +535,12 @@ class EntityIndex:
         labels = (tables.labels.filter(~pl.col("iri").str.starts_with(RELATION), ~pl.col("iri").str.starts_with(CLASS),
                                        ~pl.col("iri").str.starts_with(ONTO), ~pl.col("iri").is_in(list(exclude)))
                   .select("iri", "label").unique().sort("label", "iri"))
+        odd = labels["label"].str.contains(r"\s") | (labels["label"] != labels["label"].str.normalize("NFC"))
+        keys = [normalise_label(label, segmented) if needs else label  # most labels are their own key
+                for label, needs in zip(labels["label"].to_list(), odd.to_list())]
         names: dict[str, list[str]] = {}
-        for iri, label in labels.iter_rows():
-            bucket = names.setdefault(normalise_label(label, segmented), [])
+        for key, iri in zip(keys, labels["iri"].to_list()):
+            bucket = names.setdefault(key, [])
             if iri not in bucket:
                 bucket.append(iri)
         return cls(names, segmented)

@@ -14,6 +14,7 @@ from typing import Any
 # stands between two Latin letters or digits ("Sarab Neelam", "3 Idiots").
 _SEGMENTATION_SPACE = re.compile(r"(?<![A-Za-z0-9]) +| +(?![A-Za-z0-9])")
 _WHITESPACE_RUN = re.compile(r"\s+")
+_JIEBA_BLOCK = re.compile(r"[\u4E00-\u9FD5a-zA-Z0-9+#&\._%\-]+")  # a run jieba cuts by its dictionary (re_han_default)
 
 
 def normalise_label(text: str, segmented: bool = True) -> str:
@@ -65,8 +66,10 @@ class Segmenter:
             tokenizer = jieba.Tokenizer()
             tokenizer.initialize()
             for name in sorted(self._names):
-                if tokenizer.lcut(name, HMM=False) != [name]:
-                    tokenizer.add_word(name, tokenizer.suggest_freq(name))
+                if _JIEBA_BLOCK.fullmatch(name):  # jieba cuts at anything else (·, spaces) whatever its dictionary
+                    freq = tokenizer.suggest_freq(name)
+                    if tokenizer.FREQ.get(name, 0) < freq:
+                        tokenizer.add_word(name, freq)
             self._tokenizer = tokenizer
         return self._tokenizer
 

@@ -13,23 +13,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from kgforge.jsonio import iter_json_lines
-from kgforge.sources import ImportContext, parsed_records, register
-from kgforge.sources.names import NameTriples
+from kgforge.sources import ImportContext, register
+from kgforge.sources.names import import_session_lines
 
 
 @register("durecdial", "DuRecDial sessions or samples (LIC-2020 resource or competition files, DuRecDial 2.0): "
                        "their knowledge triples")
 def import_sessions(ctx: ImportContext) -> None:
-    names = NameTriples(ctx, segmented=True)
-    for location, record in parsed_records(ctx, iter_json_lines(ctx.path)):
-        problem = session_problem(record.value)
-        if problem:
-            ctx.reject(location, problem, record.value)
-            continue
-        names.add_checked(session_triples(record.value), location, "knowledge triple")
-        ctx.accept()
-    names.emit()
+    import_session_lines(ctx, session_problem, session_triples)
 
 
 def session_problem(value: object) -> str | None:

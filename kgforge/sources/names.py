@@ -13,8 +13,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from kgforge.jsonio import iter_json_lines
 from kgforge.schema import Relation
-from kgforge.sources import ImportContext
+from kgforge.sources import ImportContext, parsed_records
 from kgforge.text import normalise_label
 from kgforge.vocab import RDF_TYPE, RDFS_LABEL, SKOS_ALT_LABEL, entity_iri
 
@@ -123,3 +124,18 @@ def check_triple(value: object) -> str | None:
     if not all(isinstance(x, str) and x.strip() for x in value):
         return "head, relation and tail must be non-empty strings"
     return None
+
+
+def import_session_lines(ctx: ImportContext, problem: Callable[[object], str | None],
+                         triples: Callable[[dict[str, Any]], list[Any]]) -> None:
+    """A JSON-lines file of dialogue sessions (DuConv, DuRecDial): each session that ``problem`` accepts
+    brings its ``triples``; the others, and bad triples, are quarantined with their line."""
+    names = NameTriples(ctx, segmented=True)
+    for location, record in parsed_records(ctx, iter_json_lines(ctx.path)):
+        why = problem(record.value)
+        if why:
+            ctx.reject(location, why, record.value)
+            continue
+        names.add_checked(triples(record.value), location, "knowledge triple")
+        ctx.accept()
+    names.emit()
