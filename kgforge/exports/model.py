@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import hashlib
-import json
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
+
+import orjson
 
 
 class GoldTriple(NamedTuple):
@@ -40,8 +41,8 @@ class SourceDialogue:
 class TripleShape:
     """How a format wants a dialogue's subgraph handed to it: each triple as written, as a ``[head,
     relation, tail]`` list or as a dict with ``keys`` (KdConv's ``name``, ``attrname``, ``attrvalue``);
-    also grouped by the message that first names the triple's topic (``by_message``); and, for formats
-    that write IRIs and labels, the rows themselves (``rows``)."""
+    in one list (``knowledge``) or grouped by the message that first names the triple's topic
+    (``by_message``); and, for formats that write IRIs and labels, the rows themselves (``rows``)."""
 
     keys: tuple[str, str, str] | None = None
     by_message: bool = False
@@ -76,8 +77,8 @@ def dialogue_ids(records: list[Any], prefix: str) -> list[str]:
     """Stable ids from each record's content; a repeated record gets ``-2``, ``-3``, …"""
     ids, seen = [], {}
     for record in records:
-        text = json.dumps(record, ensure_ascii=False, sort_keys=True)
-        base = f"{prefix}-" + hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+        text = orjson.dumps(record, option=orjson.OPT_SORT_KEYS)
+        base = f"{prefix}-" + hashlib.sha256(text).hexdigest()[:16]
         seen[base] = seen.get(base, 0) + 1
         ids.append(base if seen[base] == 1 else f"{base}-{seen[base]}")
     return ids

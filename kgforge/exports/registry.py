@@ -18,10 +18,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from kgforge.errors import KgforgeError
-from kgforge.jsonio import Record, iter_json_container, iter_json_lines
+import orjson
 
+from kgforge.errors import KgforgeError
 from kgforge.exports.model import TripleShape
+from kgforge.jsonio import Record, iter_json_container, iter_json_lines
 
 if TYPE_CHECKING:
     from kgforge.exports.labels import Render
@@ -99,13 +100,21 @@ class Format:
         return iter_json_container(path, list) if self.container == "array" else iter_json_lines(path)
 
     def write(self, records: list[dict[str, Any]], path: Path, layout: Layout) -> None:
-        """Write ``records`` to ``path`` (a temporary file the caller moves into place)."""
-        if self.container == "array":  # one record a line inside the array: readable, and the fast encoder
-            with open(path, "w", encoding="utf-8") as handle:
-                handle.write("[\n" + ",\n".join(json.dumps(record, ensure_ascii=False) for record in records) + "\n]\n")
-            return
-        with open(path, "w", encoding="utf-8") as handle:
-            handle.writelines(json.dumps(record, ensure_ascii=False) + "\n" for record in records)
+        """Write ``records`` to ``path`` (a temporary file the caller moves into place) as strict UTF-8 JSON
+        (orjson: several times faster than ``json`` on a few hundred MB of dialogues)."""
+        encoded = [_encoded(record) for record in records]
+        with open(path, "wb") as handle:
+            if self.container == "array":  # one record a line inside the array
+                handle.write(b"[\n" + b",\n".join(encoded) + b"\n]\n")
+            else:
+                handle.writelines(line + b"\n" for line in encoded)
+
+
+def _encoded(record: dict[str, Any]) -> bytes:
+    try:
+        return orjson.dumps(record)
+    except TypeError:  # an integer beyond 64 bits: the standard encoder writes it as it is
+        return json.dumps(record, ensure_ascii=False).encode("utf-8")
 
 
 _FORMATS: dict[str, Format] = {}
