@@ -87,7 +87,7 @@ class Assembled:
         frame = render.columns(self.passing().sort("dialogue", "order"))
         dialogues = frame["dialogue"].to_list()
         written = _written(frame, shape.keys)
-        parts: dict[str, dict[int, Any]] = {"knowledge": _by_dialogue(dialogues, written)}
+        parts: dict[str, dict[int, Any]] = {} if shape.by_message else {"knowledge": _by_dialogue(dialogues, written)}
         paths = frame.with_row_index("at").filter(pl.col("role") == "path").sort("dialogue", "rank")
         path_texts = _written(paths, None)
         parts["goal_path"] = _by_dialogue(paths["dialogue"].to_list(), path_texts)

@@ -194,8 +194,9 @@ class GoldResolver:
     def __init__(self, ctx: Context, index: EntityIndex, triples: pl.DataFrame) -> None:
         self.triples = triples
         self.index = index
-        self.facts = ctx.tables.domain_facts().select("s", "p", "o", "o_is_entity").unique(["s", "p", "o"])
         heads = _exploded("head", "s", {h: index.lookup(h) for h in triples["head"].unique().to_list()})
+        self.facts = (ctx.tables.domain_facts().filter(pl.col("s").is_in(heads["s"].implode()))
+                      .select("s", "p", "o", "o_is_entity").unique(["s", "p", "o"]))
         relations = pl.DataFrame({"relation": triples["relation"].unique()}).with_columns(
             p=pl.col("relation").map_elements(lambda r: ctx.schema.relation_for(r).iri, return_dtype=pl.String))
         self.keyed = triples.join(heads, on="head").join(relations, on="relation")

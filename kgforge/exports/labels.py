@@ -130,6 +130,9 @@ class Render:
         """Adds ``s_text``, ``p_text`` and ``o_text``: each row's strings as ``triple`` writes them, every
         distinct name or value rendered once."""
         is_type = (pl.col("role") == "type") & pl.lit(self.type_relation is not None)
+        if self.segmenter is None:  # the labels themselves, but for type facts under the readers' relation
+            return frame.with_columns(s_text=pl.col("s_label"), o_text=pl.col("o_label"), p_text=pl.when(is_type)
+                                      .then(pl.lit(self.type_relation or "", pl.String)).otherwise(pl.col("p_label")))
         entities = {iri: self.name(iri, label) for iri, label in
                     pl.concat([frame.select(iri="s", label="s_label"),
                                frame.filter(pl.col("o_is_entity")).select(iri="o", label="o_label")]).unique().iter_rows()}

@@ -55,7 +55,7 @@ def export_goals(domain: str, goals_file: Path, options: ExportOptions, out: Pat
     checks["layout_failures"] = unusable[:50]
     extra = {"goals_file": str(goals_file), "goals_sha256": sha256_file(goals_file),
              "dialogues": len({record_id for record_id, _ in kept}),
-             "triples": sum(len(d.triples) for d in dialogues if d.dialogue_id not in dropped), "checks": checks,
+             "triples": sum(len(d.knowledge) for d in dialogues if d.dialogue_id not in dropped), "checks": checks,
              "seeds": sorted({g.get("seed") for g in goals if g.get("seed") is not None})}
     return finish(ctx, fmt, layout, kept, options, out, extra, started, rejected)
 

@@ -54,7 +54,7 @@ class SubgraphOptions:
 class FactRanker:
     """Ranks facts for subgraphs: read once per export (the domain's facts, how many subjects share each
     value, each relation's kind), then asked for the facts of some subjects or of what points to some
-    objects. ``rank`` orders a subject's ordinary facts (0 = most informative; type facts rank -1)."""
+    objects. ``rank`` orders a subject's facts of each role (0 = most informative)."""
 
     def __init__(self, tables: GraphTables, schema: Schema, language: str | None = None) -> None:
         self.tables = tables
@@ -68,7 +68,7 @@ class FactRanker:
         self.kinds = dict(zip(tables.relations["iri"].to_list(), tables.relations["kind"].to_list()))
 
     def of_subjects(self, subjects: pl.Series) -> pl.DataFrame:
-        """The facts of ``subjects``, ranked per subject, with a ``role`` (``type`` or ``fact``)."""
+        """The facts of ``subjects``, ranked per subject and role (``type`` or ``fact``)."""
         facts = self.base.filter(pl.col("s").is_in(subjects.unique().implode()))
         return self._rank(facts.unique(["s", "p", "o", "o_is_entity"], keep="first"), "s", self.type_iri)
 
@@ -92,9 +92,7 @@ class FactRanker:
             .sort(by, pl.col("role") != "type", "within", "kind_rank", "spread", "p", "o", "s")
         )
         columns = [*TRIPLE_COLUMNS, "o_lang", "graph", "role", "rank", "kind"] + (["topic"] if by != "s" else [])
-        return ordered.with_columns(
-            rank=pl.when(pl.col("role") == "type").then(-1).otherwise(pl.int_range(pl.len()).over(by, "role"))
-        ).select(columns)
+        return ordered.with_columns(rank=pl.int_range(pl.len()).over(by, "role")).select(columns)
 
 
 def type_facts(tables: GraphTables, subjects: pl.Series) -> pl.DataFrame:
@@ -153,7 +151,7 @@ def _types(topics: pl.DataFrame, chosen: pl.DataFrame, ranked: pl.DataFrame, tab
     own = chosen.filter(pl.col("role") == "type")
     untyped = topics.filter(~pl.col("topic").is_in(ranked.filter(pl.col("role") == "type")["s"].implode()))
     typed = (untyped.join(type_facts(tables, untyped["topic"]), left_on="topic", right_on="s")
-             .with_columns(s=pl.col("topic"), role=pl.lit("type"), rank=pl.lit(-1, pl.Int64),
+             .with_columns(s=pl.col("topic"), role=pl.lit("type"), rank=pl.int_range(pl.len()).over("dialogue", "topic"),
                            graph=pl.lit(None, pl.String)))
     return [own, typed]
 
@@ -182,17 +180,18 @@ def _path_rows(topics: pl.DataFrame, paths: pl.DataFrame, ranker: FactRanker) ->
 
 
 def arrange(rows: pl.DataFrame, lead: int) -> pl.DataFrame:
-    """One row per (dialogue, triple), in DuConv's order (see the module docstring), with ``order``."""
+    """One row per (dialogue, triple), in DuConv's order (see the module docstring), with ``order``. Within a
+    dialogue (role, position, rank) is unique, so integer keys alone order every row the same on every run."""
     role = pl.col("role")
     block = (pl.when((pl.col("position") == 0) & (role == "fact") & (pl.col("rank") >= lead))
              .then(pl.lit(TAIL_BLOCK, pl.Int64)).otherwise(pl.col("position")))
     slot = pl.when(role == "fact").then(0).when(role == "type").then(1).when(role == "path").then(2).otherwise(3)
     return (
         rows.with_columns(priority=role.replace_strict(ROLE_PRIORITY, return_dtype=pl.Int64))
-        .sort("dialogue", "priority", "position", "rank", "p", "o")
+        .sort("dialogue", "priority", "position", "rank")
         .unique(["dialogue", "s", "p", "o"], keep="first", maintain_order=True)
         .with_columns(block=block, slot=slot)
-        .sort("dialogue", "block", "slot", "rank", "p", "o")
+        .sort("dialogue", "block", "slot", "rank")
         .with_columns(order=pl.int_range(pl.len()).over("dialogue"))
         .drop("priority", "block", "slot")
     )

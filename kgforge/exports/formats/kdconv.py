@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from kgforge.exports.formats._shape import is_strings
 from kgforge.exports.labels import Render
 from kgforge.exports.model import Dialogue, GoldTriple, SourceDialogue, TripleShape
 from kgforge.exports.registry import Format, Layout, register
@@ -81,5 +80,6 @@ def _attrs(message: dict[str, Any]) -> list[Any]:
 
 
 def _is_attr(attr: Any) -> bool:
-    return isinstance(attr, dict) and is_strings([attr.get(k) for k in ATTR_KEYS])
+    return (isinstance(attr, dict) and isinstance(attr.get("name"), str) and isinstance(attr.get("attrname"), str)
+            and isinstance(attr.get("attrvalue"), str))
 
