@@ -32,10 +32,10 @@ import polars as pl
 import torch
 from safetensors.torch import load_file, save_file
 
-from kgforge import __version__
+from kgforge import __version__, checks
 from kgforge.build import package_versions, sha256_file
 from kgforge.errors import KgforgeError
-from kgforge.store import write_json_atomic
+from kgforge.store import DomainPaths, write_json_atomic
 
 if TYPE_CHECKING:
     from pykeen.models import ERModel
@@ -45,6 +45,11 @@ if TYPE_CHECKING:
 FORMAT_VERSION = 1
 BUNDLE_FILES = ("config.json", "source.json", "metrics.json", "weights.safetensors", "index.safetensors",
                 "entities.parquet", "relations.parquet", "triples.parquet")
+
+
+def bundle_path(paths: DomainPaths, name: str) -> Path:
+    """``<domain>/models/<name>``: ``name`` is one folder, never a path."""
+    return paths.models / checks.folder_name(name, "model name")
 
 
 class BundleError(KgforgeError):

@@ -31,11 +31,13 @@ import torch
 from pykeen.models import ERModel, model_resolver
 from pykeen.triples import CoreTriplesFactory
 
-from kgforge.errors import KgforgeError
+from kgforge import checks
+from kgforge.bundle import bundle_path
+from kgforge.errors import ArgumentError, KgforgeError
 from kgforge.evaluate import evaluate_model
 from kgforge.progress import progress_bar
 from kgforge.scoring import candidate_scores, has_fast_path
-from kgforge.store import DomainPaths, domain_paths, read_manifest
+from kgforge.store import domain_paths, published_build, read_manifest
 from kgforge.tables import GraphTables, read_tables
 from kgforge.derive import PAIR_NODE
 from kgforge.vocab import DERIVED_GRAPHS, ONTO
@@ -46,6 +48,8 @@ SPLIT_CODE = {name: code for code, name in enumerate(SPLITS)}
 DISTANCE_MODELS = frozenset({"transe", "transh", "transr", "transd", "rotate", "toruse", "pairre", "mure",
                              "se", "um", "kg2e", "transf", "boxe", "tripler", "crosse"})
 LITERAL_ENTITY = "urn:kgforge:literal:"
+PRECISIONS = ("auto", "fp32", "bf16")  # auto: bf16 autocast on GPU, fp32 on CPU
+EVALUATIONS = ("auto", "full", "sampled", "none")
 
 
 class EmbedError(KgforgeError):
@@ -75,6 +79,22 @@ class EmbedConfig:
     memory_fraction: float = 0.85
     threads: int | None = None  # CPU threads for torch; None: the cores other processes leave idle
     model_kwargs: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        """Refuse what training would choke on (the command line refuses the same values)."""
+        check_model(self.model, "EmbedConfig.model")
+        for name in ("dim", "epochs", "eval_candidates", "eval_max_triples"):
+            checks.whole(getattr(self, name), f"EmbedConfig.{name}", 1)
+        for name in ("batch_size", "num_negatives", "eval_batch_size", "threads"):
+            checks.optional(checks.whole, getattr(self, name), f"EmbedConfig.{name}", 1)
+        checks.whole(self.seed, "EmbedConfig.seed", 0)
+        checks.number(self.learning_rate, "EmbedConfig.learning_rate", above=True)
+        checks.number(self.checkpoint_seconds, "EmbedConfig.checkpoint_seconds")  # 0: after every step
+        checks.optional(checks.number, self.max_time, "EmbedConfig.max_time", above=True)
+        checks.number(self.memory_fraction, "EmbedConfig.memory_fraction", above=True, maximum=1.0)
+        checks.device(self.device, "EmbedConfig.device")
+        checks.choice(self.precision, "EmbedConfig.precision", PRECISIONS)
+        checks.choice(self.evaluation, "EmbedConfig.evaluation", EVALUATIONS)
 
     def resolved(self, device: torch.device) -> "EmbedConfig":
         """The config with device-dependent defaults filled in."""
@@ -262,24 +282,34 @@ def idle_cpu_threads() -> int:
 
 
 def pick_device(name: str) -> torch.device:
+    checks.device(name, "device")
     if name == "auto":
         return torch.device("cuda" if torch.cuda.is_available() else "cpu")
     if name.startswith("cuda") and not torch.cuda.is_available():
         raise EmbedError(f"--device {name} was asked for, but torch {torch.__version__} sees no CUDA GPU; "
                          "use --device cpu or auto")
-    if name not in ("cpu",) and not name.startswith("cuda"):
-        raise EmbedError(f"--device must be auto, cpu or cuda[:N], got {name!r}")
     return torch.device(name)
 
 
-def build_model(config: EmbedConfig, factory: CoreTriplesFactory) -> ERModel:
+def check_model(name: str, what: str = "model") -> str:
+    """``name`` if PyKEEN knows it as an entity/relation embedding model kgforge can train."""
+    model_class(name, what)
+    return name
+
+
+def model_class(name: str, what: str = "model") -> type[ERModel]:
     try:
-        model_cls = model_resolver.lookup(config.model)
-    except (KeyError, ValueError) as error:
-        raise EmbedError(f"unknown model {config.model!r}; PyKEEN knows: "
-                         f"{', '.join(sorted(model_resolver.lookup_dict))}") from error
+        model_cls = model_resolver.lookup(name)
+    except (KeyError, ValueError, TypeError):
+        raise ArgumentError(what, f"{name!r} is not a PyKEEN model; PyKEEN knows: "
+                                  f"{', '.join(sorted(model_resolver.lookup_dict))}") from None
     if not issubclass(model_cls, ERModel):
-        raise EmbedError(f"model {config.model!r} is not an entity/relation embedding model kgforge can train")
+        raise ArgumentError(what, f"{name!r} is not an entity/relation embedding model kgforge can train")
+    return model_cls
+
+
+def build_model(config: EmbedConfig, factory: CoreTriplesFactory) -> ERModel:
+    model_cls = model_class(config.model)
     return model_cls(triples_factory=factory, embedding_dim=config.dim, random_seed=config.seed,
                      **config.model_kwargs)
 
@@ -548,19 +578,15 @@ def embed(domain: str, workdir: Path | str | None = None, config: EmbedConfig | 
     """`kgforge embed DOMAIN`: train on the domain's current store and write ``models/<name>/``."""
     config = config or EmbedConfig()
     paths = domain_paths(domain, workdir)
-    manifest = read_manifest(paths)
-    tables = read_tables(paths, include_derived=config.include_derived)
+    build = published_build(paths)
+    manifest = read_manifest(paths, build)
+    tables = read_tables(paths, include_derived=config.include_derived, build=build)
     triples = graph_triples(tables, include_literals=config.include_literals)
     split, report = split_triples(triples, tuple(config.ratios), config.seed)
     triple_set = index_triples(split, report)
-    source = {"domain": domain, "build_id": manifest.get("build_id"), "store": str(paths.store_link.resolve()),
+    source = {"domain": domain, "build_id": manifest.get("build_id"), "store": str(build),
               "graphs": manifest.get("graphs"), "include_literals": config.include_literals,
               "include_derived": config.include_derived}
     return train_bundle(triple_set, config, bundle_path(paths, name), labels=tables.label_map(),
                         types=tables.types, source=source, resume=resume, progress=progress)
 
-
-def bundle_path(paths: DomainPaths, name: str) -> Path:
-    if not name or "/" in name or name.startswith("."):
-        raise EmbedError(f"model name must be a plain folder name, got {name!r}")
-    return paths.models / name

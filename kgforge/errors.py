@@ -31,3 +31,15 @@ class QueryError(KgforgeError):
 
 class QueryTimeout(QueryError):
     """A SPARQL query ran past its deadline and was stopped."""
+
+
+class ArgumentError(KgforgeError):
+    """A value given to a command or a library function is malformed or out of range.
+
+    ``what`` names the argument (``--dim``, ``EmbedConfig.dim``); ``problem`` says what is wrong with
+    the value on its own, so the command line can print it after click's "Invalid value for '--dim':".
+    """
+
+    def __init__(self, what: str, problem: str) -> None:
+        super().__init__(f"{what}: {problem}")
+        self.what, self.problem = what, problem

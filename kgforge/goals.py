@@ -30,14 +30,16 @@ import numpy as np
 import polars as pl
 import pyoxigraph as ox
 
+from kgforge import checks
 from kgforge.derive import read_pairs
 from kgforge.errors import InputError, KgforgeError
 from kgforge.gc_pause import paused_gc
 from kgforge.jsonio import iter_json_lines
+from kgforge.quarantine import warn
 from kgforge.query import QueryRunner
 from kgforge.resources import query_text
 from kgforge.schema import Schema, load_schema
-from kgforge.store import DomainPaths, domain_paths, read_manifest
+from kgforge.store import DomainPaths, domain_paths, published_build, read_manifest
 from kgforge.tables import GraphTables, read_tables
 from kgforge.text import normalise_label
 from kgforge.vocab import CLASS, ONTO, RELATION
@@ -74,12 +76,15 @@ class GoalGraph:
     topic_types: dict[str, str] = field(default_factory=dict)  # entity IRI -> schema type id
     class_iris: frozenset[str] = frozenset()  # nodes that name a class (电影, 歌手): never topics
     talked_about: frozenset[str] = frozenset()  # entities with MIN_TOPIC_FACTS facts or more
+    build_id: str = ""  # of the published build the graph was read from
 
     @classmethod
     def load(cls, paths: DomainPaths, language: str | None = None, tables: GraphTables | None = None) -> "GoalGraph":
-        schema = load_schema(read_manifest(paths)["schema"]["path"])
-        tables = tables or read_tables(paths, include_derived=True)
-        graph = cls(schema, tables, language or schema.language)
+        build = published_build(paths)
+        manifest = read_manifest(paths, build)
+        schema = load_schema(manifest["schema"]["path"])
+        tables = tables or read_tables(paths, include_derived=True, build=build)
+        graph = cls(schema, tables, language or schema.language, build_id=manifest["build_id"])
         graph.labels = tables.label_map(graph.language)
         graph.relation_kinds = dict(zip(tables.relations["iri"].to_list(), tables.relations["kind"].to_list()))
         graph.topic_types = _topic_types(schema, tables)
@@ -347,17 +352,23 @@ def _walks(graph: GoalGraph, adjacency: Adjacency, hops: int, want: int, seed: i
 # ---------------------------------------------------------------- DuRecDial-style sequences
 
 
-def read_profiles(path: Path) -> list[dict[str, Any]]:
-    """User profiles, one JSON object a line: a DuRecDial ``user_profile`` (or a session holding one)."""
-    profiles = []
+def read_profiles(path: Path) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """User profiles, one JSON object a line (a DuRecDial ``user_profile``, or a session holding one), and
+    the lines that hold none (``{"line", "reason"}``, warned about): a bad line costs only itself. A file
+    without a single usable profile is an error."""
+    profiles, unreadable = [], []
     for record in iter_json_lines(path):
-        if record.error:
-            raise InputError(f"{path}:{record.line}: {record.error}")
         value = record.value.get("user_profile", record.value) if isinstance(record.value, dict) else None
-        if not isinstance(value, dict):
-            raise InputError(f"{path}:{record.line}: expected a JSON object (a DuRecDial user_profile)")
+        if record.error or not isinstance(value, dict):
+            reason = record.error or "expected a JSON object (a DuRecDial user_profile)"
+            warn(str(path), f"line {record.line}", reason)
+            unreadable.append({"line": record.line, "reason": reason})
+            continue
         profiles.append(value)
-    return profiles
+    if not profiles:
+        raise InputError(f"{path}: no usable profile; "
+                         + "; ".join(f"line {u['line']}: {u['reason']}" for u in unreadable[:5]))
+    return profiles, unreadable
 
 
 def liked_names(profile: dict[str, Any]) -> list[str]:
@@ -429,6 +440,9 @@ def goal_string(steps: list[dict[str, Any]]) -> str:
 # ---------------------------------------------------------------- sampling entry point
 
 
+STYLES = ("duconv", "kdconv", "durecdial")  # one-/two-step goals, 1-3 hop paths, goal sequences
+
+
 @dataclass(frozen=True)
 class GoalOptions:
     n: int
@@ -439,23 +453,17 @@ class GoalOptions:
     language: str | None = None
 
     def __post_init__(self) -> None:
-        if self.n < 1:
-            raise KgforgeError(f"--n must be at least 1, got {self.n}")
-        if not 0.0 <= self.one_step_ratio <= 1.0:
-            raise KgforgeError(f"--one-step-ratio must lie in [0, 1], got {self.one_step_ratio}")
-        if not 1 <= self.hops[0] <= self.hops[1] <= 3:
-            raise KgforgeError(f"--hops must be a range within 1..3 such as 1..3 or 2..2, got {self.hops}")
-        if self.style not in ("duconv", "kdconv", "durecdial"):
-            raise KgforgeError(f"--style must be duconv, kdconv or durecdial, got {self.style!r}")
+        checks.whole(self.n, "--n", 1)
+        checks.whole(self.seed, "--seed", 0)
+        checks.number(self.one_step_ratio, "--one-step-ratio", maximum=1.0)
+        checks.hop_range(self.hops, "--hops")
+        checks.choice(self.style, "--style", STYLES)
+        checks.optional(checks.language_tag, self.language, "--lang")
 
 
 def parse_hops(text: str) -> tuple[int, int]:
     """``1..3`` or ``2`` → (low, high)."""
-    low, sep, high = text.partition("..")
-    try:
-        return (int(low), int(high) if sep else int(low))
-    except ValueError:
-        raise KgforgeError(f"--hops expects N or LOW..HIGH (e.g. 1..3), got {text!r}") from None
+    return checks.hop_range(text, "--hops")
 
 
 def sample_goals(graph: GoalGraph, options: GoalOptions, profiles: list[dict[str, Any]] | None = None
@@ -487,7 +495,7 @@ def generate(domain: str, options: GoalOptions, out: Path, workdir: Path | str |
              profiles_file: Path | None = None) -> dict[str, Any]:
     paths = domain_paths(domain, workdir)
     graph = GoalGraph.load(paths, options.language)
-    profiles = read_profiles(profiles_file) if profiles_file else None
+    profiles, unreadable = read_profiles(profiles_file) if profiles_file else (None, [])
     with paused_gc():
         goals = sample_goals(graph, options, profiles)
         written = write_goals(goals, out)
@@ -503,7 +511,8 @@ def generate(domain: str, options: GoalOptions, out: Path, workdir: Path | str |
     return {"domain": domain, "out": str(out), "goals": written, "requested": options.n,
             "seed": options.seed, "style": options.style, "kinds": kinds,
             "relations": dict(sorted(relations.items(), key=lambda kv: -kv[1])), "topic_types": types,
-            "build_id": read_manifest(paths)["build_id"]}
+            "build_id": graph.build_id} | (
+            {"profiles": len(profiles), "profiles_unreadable": unreadable} if profiles is not None else {})
 
 
 def read_goals(path: Path) -> Iterator[dict[str, Any]]:
@@ -673,17 +682,25 @@ def validate(domain: str, sessions: Path, workdir: Path | str | None = None) -> 
     """Check each DuConv session's goal against the domain's graph (see ``GoalChecker``)."""
     paths = domain_paths(domain, workdir)
     graph = GoalGraph.load(paths)
-    results, bad = [], []
+    goals, bad = read_session_goals(sessions)
     with QueryRunner(paths) as runner:
         checker = GoalChecker(graph, runner)
-        for record in iter_json_lines(sessions):
-            goal = record.value.get("goal") if isinstance(record.value, dict) else None
-            parsed = parse_duconv_goal(goal, record.line) if not record.error else record.error
-            if isinstance(parsed, str):
-                bad.append({"line": record.line, "reason": parsed})
-                continue
-            results.append(checker.check(parsed))
+        results = [checker.check(goal) for goal in goals]
     return _validation_report(domain, sessions, results, bad)
+
+
+def read_session_goals(sessions: Path) -> tuple[list[ParsedGoal], list[dict[str, Any]]]:
+    """The goal of each DuConv session in ``sessions`` (JSON lines), and the lines without a usable one
+    (``{"line", "reason"}``): a damaged line costs only itself."""
+    goals, bad = [], []
+    for record in iter_json_lines(sessions):
+        goal = record.value.get("goal") if isinstance(record.value, dict) else None
+        parsed = record.error or parse_duconv_goal(goal, record.line)
+        if isinstance(parsed, str):
+            bad.append({"line": record.line, "reason": parsed})
+        else:
+            goals.append(parsed)
+    return goals, bad
 
 
 def _validation_report(domain: str, sessions: Path, results: list[dict[str, Any]],

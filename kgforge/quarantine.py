@@ -15,6 +15,11 @@ MAX_RECORD_CHARS = 2000
 MAX_WARNINGS_SHOWN = 20
 
 
+def warn(source: str, location: str, reason: str) -> None:
+    """One line on stderr naming a bad record's file and place, as it is found."""
+    _stderr.print(f"[yellow]warning[/]: {escape(source)} {escape(location)}: {escape(reason)}", soft_wrap=True)
+
+
 class Quarantine:
     """Collects rejected records of one source into ``path`` (JSON lines)."""
 
@@ -29,7 +34,8 @@ class Quarantine:
         """Record one bad record. ``location`` is ``line N``, ``byte N`` or a URL."""
         if self._out is None:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            self._out = open(self.path, "w", encoding="utf-8")
+            # lone surrogates (undecodable bytes of a record) are written as \udcff escapes, never a crash
+            self._out = open(self.path, "w", encoding="utf-8", errors="backslashreplace")
         entry = {"source": source, "location": location, "reason": reason}
         if record is not None:
             text = record if isinstance(record, str) else json.dumps(record, ensure_ascii=False)
@@ -38,7 +44,7 @@ class Quarantine:
         self.count += 1
         self.reasons[reason.split(":")[0]] += 1
         if self.echo and self.count <= MAX_WARNINGS_SHOWN:
-            _stderr.print(f"[yellow]warning[/]: {escape(source)} {escape(location)}: {escape(reason)}", soft_wrap=True)
+            warn(source, location, reason)
         elif self.echo and self.count == MAX_WARNINGS_SHOWN + 1:
             _stderr.print(f"[yellow]warning[/]: more bad records; all are listed in {escape(str(self.path))}",
                           soft_wrap=True)

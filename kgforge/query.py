@@ -1,13 +1,20 @@
-"""SPARQL over a domain's store: values bound as substitutions, every query under a deadline.
+"""SPARQL over a domain's store: values bound as substitutions, every query under a deadline, no
+outbound request unless asked for.
 
 Queries run in a worker process that holds its own read-only handle. pyoxigraph has no query
 timeout, so a query that runs past its deadline is stopped by ending that process, and the caller
-gets a QueryTimeout, never a short result.
+gets a QueryTimeout, never a short result. Oxigraph answers a ``SERVICE <http://…>`` clause by
+sending the query to that endpoint, and pyoxigraph 0.5 offers no switch or handler to stop it, so a
+query with a SERVICE clause is refused before it runs unless ``allow_service`` is given; the
+clause is found by parsing the query (rdflib's SPARQL parser), not by searching its text.
 """
 
 from __future__ import annotations
 
+import functools
 import multiprocessing as mp
+import os
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -15,7 +22,9 @@ from typing import Any
 
 import pyoxigraph as ox
 
-from kgforge.errors import QueryError, QueryTimeout
+from kgforge import checks
+from kgforge.errors import ArgumentError, QueryError, QueryTimeout
+from kgforge.lifeline import die_with
 from kgforge.store import DomainPaths
 
 DEFAULT_TIMEOUT = 60.0
@@ -75,10 +84,14 @@ def _run(store: ox.Store, sparql: str, bindings: dict[str, tuple]) -> tuple:
     return ("construct", [tuple(_encode(t) for t in (tr.subject, tr.predicate, tr.object)) for tr in result])
 
 
-def _worker(store_dir: str, conn: Any) -> None:
+def _worker(store_dir: str, conn: Any, parent: int) -> None:
+    die_with(parent)  # a query still running when its caller is killed must not hold the store open
     store = ox.Store.read_only(store_dir)
     while True:
-        message = conn.recv()
+        try:
+            message = conn.recv()
+        except EOFError:  # the caller is gone
+            return
         if message is None:
             return
         sparql, bindings = message
@@ -107,13 +120,19 @@ class QueryRunner:
     def _start(self) -> None:
         context = mp.get_context("spawn")
         parent, child = context.Pipe()
-        self._process = context.Process(target=_worker, args=(self.store_dir, child), daemon=True)
+        self._process = context.Process(target=_worker, args=(self.store_dir, child, os.getpid()), daemon=True)
         self._process.start()
         child.close()
         self._conn = parent
 
     def query(self, sparql: str, bindings: Mapping[str, Term] | None = None,
-              timeout: float = DEFAULT_TIMEOUT) -> QueryResult:
+              timeout: float = DEFAULT_TIMEOUT, allow_service: bool = False) -> QueryResult:
+        """Run ``sparql`` with ``bindings`` substituted, stopped after ``timeout`` seconds. A query with a
+        SERVICE clause (which makes this machine call the endpoint it names) needs ``allow_service``."""
+        checks.number(timeout, "timeout", above=True)
+        if not allow_service and uses_service(sparql):
+            raise QueryError("the query has a SERVICE clause, which would send requests to the endpoint it "
+                             "names: refused (pass --allow-service, or allow_service=True, to let it through)")
         if self._process is None or not self._process.is_alive():
             self._start()
         encoded = {name.lstrip("?$"): _encode(term) for name, term in (bindings or {}).items()}
@@ -170,6 +189,10 @@ def parse_binding(spec: str) -> tuple[str, Term]:
         raise QueryError(f"--bind expects VAR=VALUE, got {spec!r}")
     name, _, lang = name.lstrip("?$").partition("@")
     if lang:
+        try:
+            checks.language_tag(lang, f"--bind {name}")
+        except ArgumentError as exc:
+            raise QueryError(str(exc)) from None
         return name, ox.Literal(value, language=lang)
     if value.startswith("<") and value.endswith(">") and len(value) > 2:
         try:
@@ -180,10 +203,60 @@ def parse_binding(spec: str) -> tuple[str, Term]:
 
 
 def read_query_file(path: Path) -> str:
+    """The text of a query file: UTF-8 text, or a QueryError naming the file and the byte at fault."""
     try:
-        return Path(path).read_text(encoding="utf-8")
+        data = Path(path).read_bytes()
     except OSError as exc:
         raise QueryError(f"cannot read query file {path}: {exc}") from exc
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise QueryError(f"{path}: not a UTF-8 text file (byte {exc.start} is {data[exc.start:exc.start + 1]!r}); "
+                         "a query file holds SPARQL text") from None
+    if "\x00" in text:
+        raise QueryError(f"{path}: NUL byte at offset {data.index(0)}: a binary file, not SPARQL text")
+    return text
+
+
+# Comments, string literals and IRI references, as SPARQL's lexer reads them (long strings first).
+_NOT_CODE = re.compile(r'''
+    \#[^\r\n]*
+  | """(?:[^"\\]|\\.|"(?!""))*"""
+  | '{3}(?:[^'\\]|\\.|'(?!''))*'{3}
+  | "(?:[^"\\\r\n]|\\.)*"
+  | '(?:[^'\\\r\n]|\\.)*'
+  | <[^<>"{}|^`\\\x00-\x20]*>
+''', re.VERBOSE)
+_SERVICE_WORD = re.compile(r"(?<![\w:?$])service(?![\w:])", re.IGNORECASE)
+
+
+@functools.lru_cache(maxsize=256)
+def uses_service(sparql: str) -> bool:
+    """Whether ``sparql`` has a SERVICE clause anywhere (nested groups, subqueries, EXISTS included).
+
+    rdflib's SPARQL 1.1 parser decides. A query it cannot parse (SPARQL 1.2 syntax that Oxigraph
+    accepts) is judged by its tokens instead: with comments, strings and IRIs taken out as SPARQL's
+    lexer takes them, SERVICE standing as a word of its own (not ``?service``, not ``ex:SERVICE``)
+    counts as one."""
+    from pyparsing import ParseBaseException
+    from rdflib.plugins.sparql.parser import parseQuery
+
+    try:
+        return _has_service_pattern(parseQuery(sparql))
+    except (ParseBaseException, RecursionError):
+        return _SERVICE_WORD.search(_NOT_CODE.sub(" ", sparql)) is not None
+
+
+def _has_service_pattern(node: Any) -> bool:
+    from rdflib.plugins.sparql.parserutils import CompValue
+
+    if isinstance(node, CompValue) and node.name == "ServiceGraphPattern":
+        return True
+    if isinstance(node, dict):
+        return any(_has_service_pattern(value) for value in node.values())
+    if isinstance(node, (list, tuple)) or hasattr(node, "asList"):
+        return any(_has_service_pattern(item) for item in node)
+    return False
 
 
 def term_text(term: Term | None) -> str:

@@ -22,7 +22,7 @@ import polars as pl
 import pyoxigraph as ox
 import torch
 
-from kgforge.bundle import Bundle
+from kgforge.bundle import Bundle, bundle_path
 from kgforge.errors import KgforgeError
 from kgforge.query import QueryRunner
 from kgforge.resources import query_text
@@ -69,8 +69,9 @@ def search_topk(vectors: torch.Tensor, queries: torch.Tensor, k: int, metric: st
             parts = exclude[q_start:q_start + query_batch]
             banned = (torch.repeat_interleave(rows, torch.tensor([len(p) for p in parts], device=device)),
                       torch.cat([p.to(device) for p in parts]) if parts else torch.empty(0, dtype=torch.long))
-        best_scores = torch.full((len(q), k), float("-inf"), device=device)
-        best_ids = torch.full((len(q), k), -1, dtype=torch.long, device=device)
+        keep = min(vectors.shape[0], 2 * k + 8) if metric == "l2" else k  # margin for the exact re-rank
+        best_scores = torch.full((len(q), keep), float("-inf"), device=device)
+        best_ids = torch.full((len(q), keep), -1, dtype=torch.long, device=device)
         for c_start in range(0, vectors.shape[0], chunk_rows):
             chunk = vectors[c_start:c_start + chunk_rows]
             scores = q @ chunk.t()
@@ -81,14 +82,27 @@ def search_topk(vectors: torch.Tensor, queries: torch.Tensor, k: int, metric: st
             if banned is not None:
                 in_chunk = (banned[1] >= c_start) & (banned[1] < c_start + len(chunk))
                 scores[banned[0][in_chunk], banned[1][in_chunk] - c_start] = float("-inf")
-            top_scores, top_ids = scores.topk(min(k, len(chunk)), dim=1)
+            top_scores, top_ids = scores.topk(min(keep, len(chunk)), dim=1)
             merged_scores = torch.cat([best_scores, top_scores], dim=1)
             merged_ids = torch.cat([best_ids, top_ids + c_start], dim=1)
-            best_scores, order = merged_scores.topk(k, dim=1)
+            best_scores, order = merged_scores.topk(keep, dim=1)
             best_ids = merged_ids.gather(1, order)
+        if metric == "l2":
+            best_scores, best_ids = _exact_l2(q, vectors, best_scores, best_ids, k)
         all_scores.append(best_scores.cpu())
         all_ids.append(best_ids.cpu())
     return torch.cat(all_scores), torch.cat(all_ids)
+
+
+def _exact_l2(q: torch.Tensor, vectors: torch.Tensor, scores: torch.Tensor, ids: torch.Tensor,
+              k: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """Distances recomputed as ``|q - v|`` for the candidates found with ``|q|² - 2q·v + |v|²``, whose
+    float32 cancellation errs by up to ~1e-3 near zero; the candidates are re-ranked by the exact values."""
+    found = scores > float("-inf")  # excluded or masked candidates stay out
+    exact = (q.unsqueeze(1) - vectors[ids.clamp_min(0)]).norm(dim=2).neg()
+    exact = torch.where(found, exact, scores)
+    exact, order = exact.topk(k, dim=1)
+    return exact, ids.gather(1, order)
 
 
 class RelatedIndex:
@@ -139,7 +153,7 @@ _INDEXES: dict[tuple[str, float, str], RelatedIndex] = {}
 
 def open_index(paths: DomainPaths, model: str = "default", device: str = "auto") -> RelatedIndex:
     """The bundle ``models/<model>`` loaded once per process (reloaded when it is retrained)."""
-    path = paths.models / model
+    path = bundle_path(paths, model)
     marker = path / "bundle.json"
     key = (str(path.resolve()), marker.stat().st_mtime if marker.exists() else 0.0, device)
     if key not in _INDEXES:
@@ -150,13 +164,20 @@ def open_index(paths: DomainPaths, model: str = "default", device: str = "auto")
 
 
 def resolve(index: RelatedIndex, name: str, paths: DomainPaths | None = None) -> Match:
-    """An entity by IRI or label: the model's own entities first, then the store (added later)."""
-    entities = index.bundle.entities
-    if "://" in name or name.startswith("urn:"):
-        entity_id = index.bundle.iri_to_id.get(name)
+    """An entity by IRI or label: the model's own entities first, then the store (added later).
+
+    A name that is a valid IRI is first looked up as one; any name, IRI-shaped or not (``http://x y``,
+    a label that happens to be a URL), is then looked up as a label. No IRI is built from a name that
+    is not a valid one."""
+    iri = _as_iri(name)
+    if iri is not None:
+        entity_id = index.bundle.iri_to_id.get(iri.value)
         if entity_id is not None:
-            return Match(name, index.labels[entity_id], entity_id)
-        return _from_store(paths, name, by_iri=True, index=index)
+            return Match(iri.value, index.labels[entity_id], entity_id)
+        found = _iri_in_store(paths, iri)
+        if found is not None:
+            return found
+    entities = index.bundle.entities
     for candidate in dict.fromkeys([name, name.strip(), normalise_label(name)]):
         hits = entities.filter(pl.col("label") == candidate)
         if hits.height == 1:
@@ -167,7 +188,17 @@ def resolve(index: RelatedIndex, name: str, paths: DomainPaths | None = None) ->
                 return linked
             raise KgforgeError(f"{name!r} labels {hits.height} entities of the model; pass one IRI: "
                                + ", ".join(hits["iri"].head(10).to_list()))
-    return _from_store(paths, name, by_iri=False, index=index)
+    return _label_in_store(paths, name, index, looked_up_as_iri=iri is not None)
+
+
+def _as_iri(name: str) -> ox.NamedNode | None:
+    """``name`` as an IRI when it has a scheme and is a valid IRI; None otherwise (then it is a label)."""
+    if "://" not in name and not name.startswith("urn:"):
+        return None
+    try:
+        return ox.NamedNode(name)
+    except ValueError:
+        return None
 
 
 def _one_linked_entity(paths: DomainPaths | None, hits: pl.DataFrame, index: RelatedIndex) -> Match | None:
@@ -196,24 +227,29 @@ def _one_linked_entity(paths: DomainPaths | None, hits: pl.DataFrame, index: Rel
     return Match(best["iri"], best["label"], int(best["id"]))
 
 
-def _from_store(paths: DomainPaths | None, name: str, by_iri: bool, index: RelatedIndex) -> Match:
+def _iri_in_store(paths: DomainPaths | None, iri: ox.NamedNode) -> Match | None:
+    """An entity the store has under ``iri`` (added after training), or None."""
+    if paths is None or not paths.store_link.exists():
+        return None
+    with QueryRunner(paths) as runner:
+        found = runner.query(query_text("entity_neighbours"), {"topic": iri}, timeout=30)
+        rows = runner.query("SELECT ?e ?label WHERE { ?e rdfs:label ?label } LIMIT 1", {"e": iri}, timeout=30).rows
+    if found.rows or rows:
+        return Match(iri.value, rows[0]["label"].value if rows else None, None)
+    return None
+
+
+def _label_in_store(paths: DomainPaths | None, name: str, index: RelatedIndex, looked_up_as_iri: bool) -> Match:
     if paths is not None and paths.store_link.exists():
         with QueryRunner(paths) as runner:
-            if by_iri:
-                found = runner.query(query_text("entity_neighbours"), {"topic": ox.NamedNode(name)}, timeout=30)
-                rows = runner.query("SELECT ?e ?label WHERE { ?e rdfs:label ?label } LIMIT 1",
-                                    {"e": ox.NamedNode(name)}, timeout=30).rows
-                if found.rows or rows:
-                    return Match(name, rows[0]["label"].value if rows else None, None)
-            else:
-                rows = runner.query(query_text("entity_by_label"), {"name": ox.Literal(name)}, timeout=30).rows
-                if rows:
-                    label = rows[0].get("label")
-                    return Match(rows[0]["entity"].value, label.value if label is not None else name, None)
+            rows = runner.query(query_text("entity_by_label"), {"name": ox.Literal(name)}, timeout=30).rows
+        if rows:
+            label = rows[0].get("label")
+            return Match(rows[0]["entity"].value, label.value if label is not None else name, None)
     suggestions = difflib.get_close_matches(name, _suggestion_pool(index.bundle.entities, name), n=5, cutoff=0.3)
     hint = f"; did you mean: {', '.join(suggestions)}?" if suggestions else ""
-    raise UnknownEntityError(f"no entity {'with IRI' if by_iri else 'labelled'} {name!r} in model "
-                             f"{index.bundle.path} or its store{hint}")
+    how = "with IRI or label" if looked_up_as_iri else "labelled"
+    raise UnknownEntityError(f"no entity {how} {name!r} in model {index.bundle.path} or its store{hint}")
 
 
 def _suggestion_pool(entities: pl.DataFrame, name: str, limit: int = 50_000) -> list[str]:

@@ -5,8 +5,8 @@ from __future__ import annotations
 import logging
 import re
 import unicodedata
-from functools import lru_cache
 from collections.abc import Iterable
+from functools import lru_cache
 from types import ModuleType
 from typing import Any
 
@@ -15,6 +15,19 @@ from typing import Any
 _SEGMENTATION_SPACE = re.compile(r"(?<![A-Za-z0-9]) +| +(?![A-Za-z0-9])")
 _WHITESPACE_RUN = re.compile(r"\s+")
 _JIEBA_BLOCK = re.compile(r"[\u4E00-\u9FD5a-zA-Z0-9+#&\._%\-]+")  # a run jieba cuts by its dictionary (re_han_default)
+
+
+class NotUtf8Error(ValueError):
+    """A line of an input file that is not UTF-8; the message names the byte offset in the file."""
+
+
+def decode_utf8(raw: bytes, offset: int) -> str:
+    """``raw`` (found at byte ``offset`` of its file) as text; raises :class:`NotUtf8Error` naming the
+    offset of its first invalid byte, so that the line is quarantined, never silently altered."""
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise NotUtf8Error(f"not UTF-8 at byte offset {offset + exc.start}") from None
 
 
 def normalise_label(text: str, segmented: bool = True) -> str:

@@ -16,11 +16,10 @@ and recognises the daily-quota reply (``当天访问次数到达上限``), which
 
 from __future__ import annotations
 
-import json
 import re
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -30,8 +29,10 @@ import requests
 
 from kgforge.crawl.cache import CachedResponse, ResponseCache
 from kgforge.errors import InputError, KgforgeError
+from kgforge.jsonio import loads
 from kgforge.linking import Linker, Named, name_key
 from kgforge.quads import check_iri, literal_term
+from kgforge.text import NotUtf8Error, decode_utf8
 from kgforge.vocab import RDF_TYPE, class_iri
 from kgforge.wikidata.entity import IndexRecord
 from kgforge.wikidata.framing import DumpReader
@@ -75,11 +76,22 @@ class Term:
     datatype: str | None = None
 
     def nquads(self) -> str:
-        return f"<{self.value}>" if self.is_iri else literal_term(self.value, self.lang, self.datatype)
+        """The term in N-Quads; ValueError when the store would refuse it (see ``kgforge.quads``)."""
+        return f"<{check_iri(self.value)}>" if self.is_iri else literal_term(self.value, self.lang, self.datatype)
 
 
 class LineError(ValueError):
     """A line the lenient reader still cannot make sense of."""
+
+
+def decoded_lines(reader: DumpReader) -> Iterator[tuple[int, int, str | LineError]]:
+    """``(line, byte offset, text)`` of each line; a line that is not UTF-8 comes as the LineError naming
+    its bad byte (quarantined, never read with replacement characters)."""
+    for line_no, offset, raw in reader:
+        try:
+            yield line_no, offset, decode_utf8(raw, offset)
+        except NotUtf8Error as exc:
+            yield line_no, offset, LineError(str(exc))
 
 
 class XloreReader:
@@ -93,8 +105,11 @@ class XloreReader:
 
     def __iter__(self) -> Iterator[tuple[int, int, tuple[Term, str, Term] | LineError]]:
         """``(line, byte offset, (subject, predicate IRI, object) or the LineError)``."""
-        for line_no, offset, raw in self.reader:
-            text = raw.decode("utf-8", "replace").strip()
+        for line_no, offset, text in decoded_lines(self.reader):
+            if isinstance(text, LineError):
+                yield line_no, offset, text
+                continue
+            text = text.strip()
             if not text or text.startswith("#"):
                 continue
             directive = _DIRECTIVE.match(text)
@@ -162,8 +177,11 @@ class ConceptMappingReader:
         self.reader = DumpReader(Path(path), decompressor="python")
 
     def __iter__(self) -> Iterator[tuple[int, int, tuple[Term, str, Term] | LineError]]:
-        for line_no, offset, raw in self.reader:
-            fields = raw.decode("utf-8", "replace").rstrip("\r\n").split("\t")
+        for line_no, offset, text in decoded_lines(self.reader):
+            if isinstance(text, LineError):
+                yield line_no, offset, text
+                continue
+            fields = text.rstrip("\r\n").split("\t")
             if fields == [""]:
                 continue
             if not _ABSOLUTE.match(fields[0]):
@@ -235,14 +253,14 @@ class XloreClient:
         url = self.url(path, params)
         cached = self.cache.get(url)
         if cached is not None:
-            return json.loads(cached.body)
+            return loads(cached.body)
         body = self._fetch(url)
         text = body.decode("utf-8", "replace")
         if QUOTA_TEXT in text:
             raise XloreQuotaError(f"{url}: the XLORE API says its daily quota is used up ({QUOTA_TEXT}); "
                                   "try again tomorrow — cached replies stay usable")
         try:
-            data = json.loads(text)
+            data = loads(text)
         except ValueError as exc:
             raise XloreApiError(f"{url}: reply is not JSON ({exc}): {text[:200]!r}") from None
         self.cache.put(CachedResponse(url=url, final_url=url, status=200, headers={}, body=body,
@@ -279,10 +297,6 @@ class XloreClient:
 
 # --- dump import -----------------------------------------------------------------------------
 
-def _local(iri: str) -> str:
-    return iri.rsplit("/", 1)[-1]
-
-
 def seed_iri(seed: str) -> str:
     """``bdi809358`` or ``http://xlore.org/instance/bdi809358`` → the instance IRI."""
     return seed if "://" in seed else INSTANCE + seed
@@ -314,19 +328,19 @@ class XloreImport:
     def run(self) -> None:
         self._read_property_labels()
         wanted = self._select() if any(self.options.get(k) for k in ("seeds", "seed_names")) else None
-        held: list[tuple[Term, str, Term]] = []  # concept/property triples, kept if referenced
+        held: list[tuple[str, Term, str, Term]] = []  # concept/property triples, kept if referenced
         referenced: set[str] = set()
-        for _, subject, predicate, obj in self.triples():
+        for location, subject, predicate, obj in self.triples():
             if wanted is None or subject.value in wanted:
-                self._emit(subject, predicate, obj)
+                self._emit(location, subject, predicate, obj)
                 if obj.is_iri:
                     referenced.add(obj.value)
                 referenced.add(predicate)
             elif wanted is not None and not subject.value.startswith(INSTANCE):
-                held.append((subject, predicate, obj))
-        for subject, predicate, obj in held:
+                held.append((location, subject, predicate, obj))
+        for location, subject, predicate, obj in held:
             if subject.value in referenced:
-                self._emit(subject, predicate, obj)
+                self._emit(location, subject, predicate, obj)
 
     def _read_property_labels(self) -> None:
         """``<property/P> rdfs:label "导演"@zh`` → P is mapped onto the schema relation of that label."""
@@ -341,14 +355,14 @@ class XloreImport:
                 if self.ctx.schema.is_declared(label.value):
                     self.property_map[subject.value] = self.ctx.schema.relation_for(label.value).iri
 
-    def _emit(self, subject: Term, predicate: str, obj: Term) -> None:
+    def _emit(self, location: str, subject: Term, predicate: str, obj: Term) -> None:
         predicate = self.property_map.get(predicate, predicate)
         try:
-            self.ctx.writer.term(subject.value, predicate, obj.nquads())
+            self.ctx.writer.term(check_iri(subject.value), check_iri(predicate), obj.nquads())
             if predicate == RDF_TYPE and obj.value in self.classes:
                 self.ctx.writer.iri(subject.value, RDF_TYPE, self.classes[obj.value])
-        except (ValueError, UnicodeEncodeError) as exc:
-            self.ctx.reject(f"{_local(subject.value)}", f"bad triple: {exc}")
+        except ValueError as exc:  # UnicodeEncodeError included
+            self.ctx.reject(location, f"bad triple: {exc}")
             return
         if predicate in self.relations:
             self.ctx.relations_used.add(self.relations[predicate])
@@ -406,10 +420,16 @@ def import_xlore_dump(ctx: Any) -> None:
 
 # --- API import ------------------------------------------------------------------------------
 
-def seed_names_of(path: Path) -> list[str]:
-    """``xlore-api:PATH``: a file with one name per line, or the names themselves, comma-separated."""
+def seed_names_of(path: Path, reject: Callable[[str, str], None]) -> list[str]:
+    """``xlore-api:PATH``: a file with one name per line (a line that is not UTF-8 goes to ``reject(location,
+    reason)``), or the names themselves, comma-separated."""
     if path.is_file():
-        names = path.read_text(encoding="utf-8").splitlines()
+        names = []
+        for line_no, _, text in decoded_lines(DumpReader(path, decompressor="python")):
+            if isinstance(text, LineError):
+                reject(f"line {line_no}", str(text))
+            else:
+                names.append(text)
     else:
         names = re.split(r"[,，]", str(path))
     return [n.strip() for n in names if n.strip()]
@@ -431,7 +451,7 @@ def import_xlore_api(ctx: Any) -> None:
     hops, cap = int(options.get("hops", 3)), int(options.get("fanout_cap", 200))
     resolved: dict[str, str] = {}  # name key → instance IRI
     related: dict[str, list[str]] = {}  # instance IRI → related names (capped)
-    frontier = seed_names_of(Path(ctx.path))
+    frontier = seed_names_of(Path(ctx.path), ctx.reject)
     for _ in range(hops + 1):
         next_names: list[str] = []
         for name in frontier:

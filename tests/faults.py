@@ -44,17 +44,13 @@ def start(args: list[str], tag: str | None = None, env: dict[str, str] | None = 
 
 def kill_at_random_point(args: list[str], seed: int, window: tuple[float, float],
                          ready: Callable[[], bool] | None = None, env: dict[str, str] | None = None,
-                         cwd: Path | None = None, ready_timeout: float = 120) -> Killed:
+                         cwd: Path | None = None, ready_timeout: float = 120, tag: str | None = None) -> Killed:
     """Run ``kgforge ARGS``; once ``ready()`` holds (default: at once), wait a delay drawn from ``window``
-    by ``random.Random(seed)`` and SIGKILL the process (only the process itself, as ``kill -9 PID`` would)."""
+    by ``random.Random(seed)`` and SIGKILL the process (only the process itself, as ``kill -9 PID`` would).
+    ``tag`` (default: a fresh one) lets ``ready`` look at the run's processes before the kill."""
     delay = random.Random(seed).uniform(*window)
-    process, tag = start(args, env=env, cwd=cwd)
-    deadline = time.monotonic() + ready_timeout
-    while ready is not None and not ready() and process.poll() is None:
-        if time.monotonic() > deadline:
-            process.kill()
-            raise AssertionError(f"kgforge {' '.join(args)}: not ready after {ready_timeout} s")
-        time.sleep(0.02)
+    process, tag = start(args, tag=tag, env=env, cwd=cwd)
+    wait_until_ready(process, args, ready, ready_timeout)
     end = time.monotonic() + delay
     while process.poll() is None and time.monotonic() < end:
         time.sleep(0.01)
@@ -63,6 +59,28 @@ def kill_at_random_point(args: list[str], seed: int, window: tuple[float, float]
         process.send_signal(signal.SIGKILL)
     returncode = process.wait()
     return Killed(tag=tag, killed=killed, returncode=returncode, delay=delay)
+
+
+def seconds_after_ready(args: list[str], ready: Callable[[], bool], env: dict[str, str] | None = None,
+                        ready_timeout: float = 120, tag: str | None = None) -> float:
+    """Run ``kgforge ARGS`` to its end and return how long it ran after ``ready()`` first held: the span
+    a test scales its kill windows to, so the kills land on a fast machine as on a slow one."""
+    process, tag = start(args, tag=tag, env=env)
+    wait_until_ready(process, args, ready, ready_timeout)
+    began = time.monotonic()
+    if process.wait() != 0:
+        raise AssertionError(f"kgforge {' '.join(args)}: exit {process.returncode}")
+    return time.monotonic() - began
+
+
+def wait_until_ready(process: subprocess.Popen, args: list[str], ready: Callable[[], bool] | None,
+                     timeout: float) -> None:
+    deadline = time.monotonic() + timeout
+    while ready is not None and not ready() and process.poll() is None:
+        if time.monotonic() > deadline:
+            process.kill()
+            raise AssertionError(f"kgforge {' '.join(args)}: not ready after {timeout} s")
+        time.sleep(0.02)
 
 
 def tagged_processes(tag: str) -> list[tuple[int, str]]:
@@ -109,3 +127,21 @@ def reap(tag: str) -> None:
 def part_files(root: Path) -> list[Path]:
     """Temporary files of interrupted writes (``*.part*``, ``*.tmp*``) anywhere under ``root``."""
     return sorted(p for p in root.rglob("*") if p.is_file() and (".part" in p.name or ".tmp" in p.name))
+
+
+def open_files(root: Path) -> list[tuple[int, str]]:
+    """``(pid, path)`` for every file under ``root`` that a live process holds open or mapped (a deleted one
+    shows as ``path (deleted)``): after a killed run has been cleaned up, there should be none."""
+    prefix = str(Path(root).resolve())
+    found = set()
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            targets = [os.readlink(fd) for fd in (entry / "fd").iterdir()]
+            targets += [line.split(None, 5)[-1] for line in (entry / "maps").read_text().splitlines()
+                        if line.count(" ") >= 5]
+        except (FileNotFoundError, ProcessLookupError, PermissionError):
+            continue
+        found.update((int(entry.name), target) for target in targets if target.startswith(prefix))
+    return sorted(found)

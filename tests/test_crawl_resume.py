@@ -1,40 +1,38 @@
-"""Kill a crawl with SIGKILL part-way, resume it: nothing is fetched twice, and the store built from
-it equals the store of an uninterrupted crawl."""
+"""Kill a real `kgforge crawl` with SIGKILL at seeded random moments, resume it each time: no page that was
+finished at a kill is fetched again, nothing is left running or half-written, and the store built from
+the resumed crawl equals the store of an uninterrupted crawl."""
 
 from __future__ import annotations
 
-import os
-import signal
 import sqlite3
-import subprocess
-import sys
 from collections import Counter
 from pathlib import Path
 
 import pyoxigraph as ox
 
-from kgforge.crawl.loopback import LoopbackSite, wait_for
+from kgforge.crawl.cache import ResponseCache
+from kgforge.crawl.loopback import LoopbackSite
 from tests.crawl_support import CLI_SETTINGS, DOUBAN, douban_routes
+from tests.faults import kill_at_random_point, orphans, part_files
 
-KILL_AFTER = 8  # finished pages
+SEEDS = (11, 12, 13)  # one kill each: the first run, then two --resume runs
+WINDOW = (1.5, 4.0)  # seconds after the process starts (about 1 s of it is Python importing kgforge)
 
 
-def finished_pages(frontier: Path) -> int:
+def settled_pages(frontier: Path) -> set[str]:
+    """URLs the frontier had finished (done, failed or skipped) when the crawl was killed."""
     if not frontier.exists():
-        return 0
-    try:
-        with sqlite3.connect(f"file:{frontier}?mode=ro", uri=True, timeout=1) as db:
-            return db.execute("SELECT COUNT(*) FROM pages WHERE state != 'pending'").fetchone()[0]
-    except sqlite3.OperationalError:  # the crawler is creating the file
-        return 0
+        return set()
+    with sqlite3.connect(f"file:{frontier}?mode=ro", uri=True, timeout=5) as db:
+        return {url for (url,) in db.execute("SELECT url FROM pages WHERE state != 'pending'")}
 
 
 def crawl_args(site: LoopbackSite, workdir: Path, *extra: str) -> list[str]:
-    # A longer delay than the other tests, so that the kill lands between two requests.
+    # A longer delay than the other tests, so the crawl lasts long enough to be killed three times.
     settings = list(CLI_SETTINGS)
     settings[settings.index("--delay") + 1] = "0.25"
-    return [sys.executable, "-c", "from kgforge.commands import main; main()", "crawl", "douban_movie",
-            "--base-url", site.base_url, *settings, "--workdir", str(workdir), "--json", *extra]
+    return ["crawl", "douban_movie", "--base-url", site.base_url, *settings, "--workdir", str(workdir), "--json",
+            *extra]
 
 
 def store_quads(cli, workdir: Path) -> list[str]:
@@ -43,30 +41,35 @@ def store_quads(cli, workdir: Path) -> list[str]:
     return sorted(str(q) for q in store.quads_for_pattern(None, None, None, None))
 
 
-def test_sigkill_then_resume_fetches_nothing_twice(cli, tmp_path):
+def test_seeded_sigkills_then_resume_fetch_nothing_twice(cli, tmp_path):
     killed, whole = tmp_path / "killed", tmp_path / "whole"
+    crawl_dir = killed / "film" / "raw" / "crawl" / "douban_movie"
     with LoopbackSite(DOUBAN, douban_routes()) as site:
-        frontier = killed / "film" / "raw" / "crawl" / "douban_movie" / "frontier.sqlite"
-        process = subprocess.Popen(crawl_args(site, killed), stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-        try:
-            assert wait_for(lambda: finished_pages(frontier) >= KILL_AFTER, timeout=60)
-            os.kill(process.pid, signal.SIGKILL)
-        finally:
-            process.communicate(timeout=30)
-        assert process.returncode == -signal.SIGKILL
-        at_kill = finished_pages(frontier)
-        assert KILL_AFTER <= at_kill < 22
-        without_resume = subprocess.run(crawl_args(site, killed), capture_output=True, text=True)
+        kills = []
+        for run, seed in enumerate(SEEDS):
+            outcome = kill_at_random_point(crawl_args(site, killed, *(["--resume"] if run else [])), seed, WINDOW)
+            assert orphans(outcome.tag) == []
+            settled = settled_pages(crawl_dir / "frontier.sqlite")
+            if site.base_url + "/robots.txt" in ResponseCache(crawl_dir / "cache"):
+                settled.add(site.base_url + "/robots.txt")
+            kills.append((outcome, len(site.log), settled))
+        assert sum(outcome.killed for outcome, _, _ in kills) >= 2, [k[0] for k in kills]
+        without_resume = cli(*crawl_args(site, killed), check=False)
         assert without_resume.returncode == 1 and "--resume" in without_resume.stderr
-        resumed = subprocess.run(crawl_args(site, killed, "--resume"), capture_output=True, text=True, timeout=120)
-        assert resumed.returncode == 0, resumed.stderr
-        killed_log = site.paths()
+        cli(*crawl_args(site, killed, "--resume"))
+        killed_log = [entry.path for entry in site.log]
 
         site.routes.update(douban_routes())  # re-arm the 429 and the 500
         site.log.clear()
-        cli(*crawl_args(site, whole)[3:])
+        cli(*crawl_args(site, whole))
         whole_log = site.paths()
 
-    assert Counter(killed_log) == Counter(whole_log)  # the same requests, none repeated by the resume
-    assert killed_log.count("/robots.txt") == 1 and killed_log.count("/subject/1292052/") == 1
+    for outcome, requests_before_kill, settled in kills:
+        refetched = {path for path in killed_log[requests_before_kill:] if site.base_url + path in settled}
+        assert refetched == set(), f"fetched again after the kill at {outcome.delay:.2f} s: {refetched}"
+    extra = Counter(killed_log) - Counter(whole_log)
+    assert set(Counter(whole_log) - Counter(killed_log)) == set()  # every page of the whole crawl was fetched
+    assert sum(extra.values()) <= len(kills)  # at most the one request in flight at each kill, again
+    assert part_files(killed) == []
     assert store_quads(cli, killed) == store_quads(cli, whole)
+

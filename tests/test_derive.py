@@ -16,6 +16,7 @@ from kgforge.build import check_store
 from kgforge.derive import (
     ASSOCIATED_GRAPH, PAIR_SCHEMA, DeriveOptions, _unrank_pairs, associate, associated_relation, write_pairs,
 )
+from kgforge.errors import ArgumentError
 from kgforge.query import QueryRunner
 from kgforge.resources import query_text
 from kgforge.store import domain_paths, open_read_only
@@ -109,7 +110,7 @@ def test_derive_without_store_is_a_clear_error(cli, workdir):
 
 
 def test_max_group_below_two_is_rejected():
-    with pytest.raises(Exception, match="at least 2"):
+    with pytest.raises(ArgumentError, match="--max-group: 1 is not a whole number >= 2"):
         DeriveOptions(max_group=1)
 
 

@@ -12,6 +12,7 @@ from pathlib import Path
 import polars as pl
 import pytest
 
+from kgforge.errors import KgforgeError
 from kgforge.exports import format_named
 from kgforge.exports.formats.sheet import read_sheet
 from kgforge.text import normalise_label
@@ -214,10 +215,14 @@ def test_checks_stop_a_bad_export(cli, duconv_goals, tmp_path):
 
 def test_unknown_format_or_layout_is_a_clear_error(cli, duconv_goals, tmp_path):
     workdir, goals, _, _ = duconv_goals
-    result = export(cli, workdir, goals, "conll", tmp_path / "x", check=False)
-    assert result.returncode == 1 and "unknown --format 'conll'" in result.stderr and "durecdial" in result.stderr
+    result = export(cli, workdir, goals, "conll", tmp_path / "x", check=False)  # refused at the edge: usage error
+    assert result.returncode == 2 and "'conll' is not one of" in result.stderr and "durecdial" in result.stderr
     result = export(cli, workdir, goals, "duconv", tmp_path / "x", "--layout", "train", check=False)
-    assert result.returncode == 1 and "no layout 'train'" in result.stderr and "sample" in result.stderr
+    assert result.returncode == 2 and "'train' is not one of" in result.stderr and "resource-sample" in result.stderr
+    result = export(cli, workdir, goals, "duconv", tmp_path / "x", "--layout", "tsv", check=False)  # another format's
+    assert result.returncode == 1 and "no layout 'tsv'" in result.stderr and "sample" in result.stderr
+    with pytest.raises(KgforgeError, match="unknown --format 'conll'.*durecdial"):  # the library checks it too
+        format_named("conll")
 
 
 def test_add_related_without_a_bundle_is_a_clear_error(cli, duconv_goals, tmp_path):

@@ -223,7 +223,7 @@ def test_the_input_layout_is_detected_or_told(built, tmp_path):
     assert json.loads(record["source"]["record"]) == read(duconv)[0] and record["source"]["line"] == 1
     wrong = export(built("duconv"), "duconv", duconv, "duconv", tmp_path / "y", "--input-layout", "kdconv-x",
                    check=False)
-    assert wrong.returncode == 1 and "durecdial-lic2020" in wrong.stderr
+    assert wrong.returncode == 2 and "'kdconv-x' is not one of" in wrong.stderr and "durecdial-lic2020" in wrong.stderr
     mistold = export(built("duconv"), "duconv", duconv, "kdconv", tmp_path / "z", "--input-layout", "kdconv",
                      "--skip-invalid", check=False)
     assert mistold.returncode == 1 and f"{duconv}:1: top-level JSON must be an array" in mistold.stderr

@@ -183,7 +183,7 @@ def test_bad_options_are_clear_errors(cli, duconv_kg, tmp_path):
     workdir, _ = duconv_kg
     result = cli("goals", "duconv", "--n", "5", "--hops", "2..5", "--out", str(tmp_path / "x"),
                  "--workdir", str(workdir), check=False)
-    assert result.returncode == 1 and "--hops" in result.stderr
+    assert result.returncode == 2 and "--hops" in result.stderr  # refused before anything runs
     result = cli("goals", "duconv", "--workdir", str(workdir), check=False)
     assert result.returncode == 1 and "--n N and --out FILE" in result.stderr
 

@@ -10,10 +10,14 @@ import importlib
 import pkgutil
 import sys
 
+import typer
 from rich.markup import escape
 
 from kgforge.commands._app import app, err_console
 from kgforge.errors import KgforgeError
+
+# click's exception classes, from whichever click typer runs on (the package, or typer's own copy of it).
+_CLICK_ERROR = next(cls for cls in typer.BadParameter.__mro__ if cls.__name__ == "ClickException")
 
 
 def _load_commands() -> None:
@@ -23,12 +27,27 @@ def _load_commands() -> None:
 
 
 def main() -> None:
+    """Run the command line; every failure is one line on stderr: exit 2 for a bad argument (refused
+    before the command runs), 1 for an error while it runs."""
     _load_commands()
     try:
-        app()
+        code = app(prog_name="kgforge", standalone_mode=False)
     except KgforgeError as exc:
-        err_console.print(f"[red]error[/]: {escape(str(exc))}", soft_wrap=True)
-        sys.exit(1)
+        _fail(str(exc), 1)
+    except typer.Abort:
+        _fail("aborted", 1)
+    except _CLICK_ERROR as exc:
+        if type(exc).__name__ == "NoArgsIsHelpError":  # `kgforge` alone, or a group without its command
+            exc.show()
+            sys.exit(exc.exit_code)
+        command = getattr(getattr(exc, "ctx", None), "command_path", "kgforge")
+        _fail(f"{exc.format_message()} (see `{command} --help`)", exc.exit_code)
+    sys.exit(code if isinstance(code, int) else 0)
+
+
+def _fail(message: str, code: int) -> None:
+    err_console.print(f"[red]error[/]: {escape(message)}", soft_wrap=True)
+    sys.exit(code)
 
 
 __all__ = ["app", "main"]

@@ -9,12 +9,19 @@ from rich.markup import escape
 
 from kgforge.commands._app import (
     DEFAULT_WORKDIR,
+    DOMAIN,
+    HTTP_URL,
+    NON_NEGATIVE,
+    NON_NEGATIVE_NUMBER,
+    POSITIVE,
+    POSITIVE_NUMBER,
     JsonOption,
     WorkdirOption,
     app,
     console,
     emit_json,
     err_console,
+    one_of,
     show_mapping,
 )
 from kgforge.crawl import CrawlConfig, crawl, crawl_dir_for, load_spec, read_records, site_names
@@ -23,25 +30,37 @@ from kgforge.store import domain_paths
 
 @app.command("crawl")
 def crawl_command(
-    site: Annotated[str, typer.Argument(help="Site spec in crawlers/, e.g. douban_movie, douban_music, qunar, "
-                                              "mtime, wiki_infobox.")],
-    limit: Annotated[int | None, typer.Option(help="Stop after this many pages (all runs of the crawl "
-                                                   "together).")] = None,
+    site: Annotated[str, typer.Argument(parser=one_of(site_names()), metavar="SITE",
+                                        help="Site spec in crawlers/: " + ", ".join(site_names()) + ".")],
+    limit: Annotated[int | None, typer.Option(parser=POSITIVE, help="Stop after this many pages (all runs of the "
+                                                                     "crawl together).")] = None,
     resume: Annotated[bool, typer.Option("--resume", help="Continue an unfinished crawl where it stopped.")] = False,
     restart: Annotated[bool, typer.Option("--restart", help="Discard an unfinished crawl's frontier (the cache "
                                                             "is kept) and begin again.")] = False,
-    base_url: Annotated[str | None, typer.Option(help="Crawl a mirror or a test server instead of the real "
-                                                      "site.")] = None,
-    domain: Annotated[str | None, typer.Option(help="Domain folder to crawl into (default: the spec's).")] = None,
-    delay: Annotated[float, typer.Option(help="Seconds between requests to one host (robots.txt Crawl-delay "
-                                              "raises it).")] = 1.0,
-    jitter: Annotated[float, typer.Option(help="Each wait is stretched by a random 0..JITTER fraction.")] = 0.1,
-    concurrency: Annotated[int, typer.Option(help="Requests in flight per host.")] = 1,
-    max_age: Annotated[float | None, typer.Option(help="Refetch cached pages older than this many seconds "
-                                                       "(default: cached pages never expire).")] = None,
-    read_timeout: Annotated[float, typer.Option(help="Give up on a response silent this many seconds.")] = 30.0,
-    retries: Annotated[int, typer.Option(help="Retries on 429, 5xx and network errors.")] = 3,
-    max_bytes: Annotated[int, typer.Option(help="Largest response accepted, in bytes.")] = 5 * 1024 * 1024,
+    base_url: Annotated[str | None, typer.Option(parser=HTTP_URL, help="Crawl a mirror or a test server instead "
+                                                                       "of the real site.")] = None,
+    domain: Annotated[str | None, typer.Option(parser=DOMAIN, help="Domain folder to crawl into (default: the "
+                                                                   "spec's).")] = None,
+    delay: Annotated[float, typer.Option(parser=NON_NEGATIVE_NUMBER, help="Seconds between requests to one host "
+                                         "(robots.txt Crawl-delay raises it).")] = 1.0,
+    jitter: Annotated[float, typer.Option(parser=NON_NEGATIVE_NUMBER, help="Each wait is stretched by a random "
+                                                                           "0..JITTER fraction.")] = 0.1,
+    concurrency: Annotated[int, typer.Option(parser=POSITIVE, help="Requests in flight per host.")] = 1,
+    max_age: Annotated[float | None, typer.Option(parser=NON_NEGATIVE_NUMBER, help="Refetch cached pages older "
+                                                  "than this many seconds (default: cached pages never expire).")
+                       ] = None,
+    read_timeout: Annotated[float, typer.Option(parser=POSITIVE_NUMBER, help="Give up on a response silent this "
+                                                                             "many seconds.")] = 30.0,
+    total_timeout: Annotated[float, typer.Option(parser=POSITIVE_NUMBER, help="Give up on a response not complete "
+                                                 "after this many seconds: connect, headers and body together, "
+                                                 "however slowly they trickle in.")] = 120.0,
+    max_crawl_delay: Annotated[float, typer.Option(parser=NON_NEGATIVE_NUMBER, help="Largest robots.txt "
+                                                   "Crawl-delay obeyed: a host asking for more is left for "
+                                                   "--resume (coverage partial, with a warning).")] = 60.0,
+    retries: Annotated[int, typer.Option(parser=NON_NEGATIVE, help="Retries on 429, 5xx and network "
+                                                                   "errors.")] = 3,
+    max_bytes: Annotated[int, typer.Option(parser=POSITIVE, help="Largest response accepted, in bytes.")
+                         ] = 5 * 1024 * 1024,
     ignore_robots: Annotated[bool, typer.Option("--ignore-robots", help="Do not obey robots.txt (logged); "
                                                                         "only for sites you run yourself.")] = False,
     workdir: WorkdirOption = DEFAULT_WORKDIR,
@@ -53,8 +72,8 @@ def crawl_command(
     if ignore_robots:
         err_console.print(f"[yellow]warning[/]: robots.txt of {spec.base_url} is ignored at your request")
     config = CrawlConfig(delay=delay, jitter=jitter, per_host_concurrency=concurrency, workers=max(4, concurrency),
-                         cache_max_age=max_age,
-                         read_timeout=read_timeout, max_retries=retries, max_bytes=max_bytes,
+                         cache_max_age=max_age, read_timeout=read_timeout, total_timeout=total_timeout,
+                         max_crawl_delay=max_crawl_delay, max_retries=retries, max_bytes=max_bytes,
                          obey_robots=not ignore_robots)
     folder = crawl_dir_for(domain_paths(domain or spec.domain, workdir).root, site)
     summary = crawl(spec, folder, config, limit=limit, resume=resume, restart=restart, show_progress=not json_out)
@@ -62,6 +81,8 @@ def crawl_command(
     warnings = [w for r in records for w in r.warnings]
     result = dict(summary.as_dict(), domain=domain or spec.domain, records=len(records),
                   field_warnings=warnings)
+    for text in summary.partial:
+        err_console.print(f"[yellow]warning[/]: {escape(text)}", soft_wrap=True)
     if json_out:
         emit_json(result)
         return

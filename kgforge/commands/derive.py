@@ -6,20 +6,34 @@ from typing import Annotated
 
 import typer
 
-from kgforge.commands._app import DEFAULT_WORKDIR, JsonOption, WorkdirOption, app, console, emit_json, show_mapping
+from kgforge.commands._app import (
+    DEFAULT_WORKDIR,
+    NON_NEGATIVE,
+    POSITIVE,
+    DomainArgument,
+    JsonOption,
+    WorkdirOption,
+    app,
+    console,
+    emit_json,
+    show_mapping,
+    whole_number,
+)
 from kgforge.derive import derive
 
 
 @app.command("derive")
 def derive_command(
-    domain: str,
+    domain: DomainArgument,
     max_group: Annotated[int | None, typer.Option(
-        "--max-group", help="Groups sharing (predicate, object) with more members than this give a seeded "
-                            "sample of pairs instead of all of them (default: schema [options.derive] or 10).")] = None,
+        "--max-group", parser=whole_number(2),
+        help="Groups sharing (predicate, object) with more members than this give a seeded sample of pairs instead "
+             "of all of them (default: schema [options.derive] or 10).")] = None,
     max_pairs: Annotated[int | None, typer.Option(
-        "--max-pairs", help="At most this many pairs per relation, a seeded sample (default: schema "
-                            "[options.derive] or 5000).")] = None,
-    seed: Annotated[int | None, typer.Option(help="Seed for the pair samples.")] = None,
+        "--max-pairs", parser=POSITIVE,
+        help="At most this many pairs per relation, a seeded sample (default: schema [options.derive] or 5000).")
+    ] = None,
+    seed: Annotated[int | None, typer.Option(parser=NON_NEGATIVE, help="Seed for the pair samples.")] = None,
     workdir: WorkdirOption = DEFAULT_WORKDIR,
     json_out: JsonOption = False,
 ) -> None:

@@ -2,51 +2,94 @@
 
 from __future__ import annotations
 
+from types import ModuleType
 from typing import Annotated, Optional
 
 import typer
 
-from kgforge.commands._app import DEFAULT_WORKDIR, JsonOption, WorkdirOption, app, console, emit_json, show_mapping
+from kgforge import checks
+from kgforge.commands._app import (
+    DEFAULT_WORKDIR,
+    DEVICE,
+    FOLDER,
+    NON_NEGATIVE,
+    NON_NEGATIVE_NUMBER,
+    POSITIVE,
+    POSITIVE_NUMBER,
+    Checked,
+    DomainArgument,
+    JsonOption,
+    WorkdirOption,
+    app,
+    console,
+    emit_json,
+    show_mapping,
+)
 
-ModelName = Annotated[str, typer.Option("--name", help="Bundle folder under <domain>/models/.")]
+ModelName = Annotated[str, typer.Option("--name", parser=FOLDER, help="Bundle folder under <domain>/models/.")]
+
+
+def _embed() -> ModuleType:
+    """kgforge.embed, imported only when a command needs it (torch and PyKEEN take seconds to load)."""
+    import kgforge.embed
+
+    return kgforge.embed
+
+
+def _embed_choice(options: str) -> Checked[str]:
+    """A value among ``kgforge.embed.<options>``, the list EmbedConfig itself checks against."""
+    return Checked(str, lambda value, what: checks.choice(value, what, getattr(_embed(), options)), "a choice")
+
+
+PYKEEN_MODEL = Checked(str, lambda name, what: _embed().check_model(name, what), "a PyKEEN model")
+PRECISION = _embed_choice("PRECISIONS")
+EVALUATION = _embed_choice("EVALUATIONS")
 
 
 @app.command("embed")
 def embed_command(
-    domain: str,
-    model: Annotated[str, typer.Option(help="PyKEEN model: TransE, RotatE, ComplEx, DistMult, ...")] = "RotatE",
-    dim: Annotated[int, typer.Option(help="Embedding dimension (complex models: complex dimension).")] = 128,
-    epochs: Annotated[int, typer.Option(help="Training epochs.")] = 100,
-    batch_size: Annotated[Optional[int], typer.Option(help="Positive triples per step [CPU 512, GPU 8192].")] = None,
+    domain: DomainArgument,
+    model: Annotated[str, typer.Option(parser=PYKEEN_MODEL, help="PyKEEN model: TransE, RotatE, ComplEx, "
+                                                                 "DistMult, ...")] = "RotatE",
+    dim: Annotated[int, typer.Option(parser=POSITIVE, help="Embedding dimension (complex models: complex "
+                                                           "dimension).")] = 128,
+    epochs: Annotated[int, typer.Option(parser=POSITIVE, help="Training epochs.")] = 100,
+    batch_size: Annotated[Optional[int], typer.Option(parser=POSITIVE, help="Positive triples per step [CPU 512, "
+                                                                            "GPU 8192].")] = None,
     negatives: Annotated[Optional[int], typer.Option(
-        help="Negatives shared by a batch, per side [CPU 128, GPU 1024]; all entities when fewer.")] = None,
-    learning_rate: Annotated[float, typer.Option("--lr", help="Adam learning rate.")] = 0.02,
-    seed: Annotated[int, typer.Option(help="Seed of the split, the initialisation and the batches.")] = 42,
-    device: Annotated[str, typer.Option(help="auto, cpu or cuda[:N].")] = "auto",
-    precision: Annotated[str, typer.Option(help="auto (bf16 autocast on GPU), fp32 or bf16.")] = "auto",
-    max_time: Annotated[Optional[float], typer.Option(help="Stop training after this many seconds.")] = None,
-    checkpoint_every: Annotated[float, typer.Option(help="Seconds between checkpoints.")] = 300.0,
+        parser=POSITIVE, help="Negatives shared by a batch, per side [CPU 128, GPU 1024]; all entities when "
+                              "fewer.")] = None,
+    learning_rate: Annotated[float, typer.Option("--lr", parser=POSITIVE_NUMBER, help="Adam learning rate.")] = 0.02,
+    seed: Annotated[int, typer.Option(parser=NON_NEGATIVE, help="Seed of the split, the initialisation and the "
+                                                                "batches.")] = 42,
+    device: Annotated[str, typer.Option(parser=DEVICE, help="auto, cpu or cuda[:N].")] = "auto",
+    precision: Annotated[str, typer.Option(parser=PRECISION, help="auto (bf16 autocast on GPU), fp32 or "
+                                                                           "bf16.")] = "auto",
+    max_time: Annotated[Optional[float], typer.Option(parser=POSITIVE_NUMBER, help="Stop training after this many "
+                                                                                   "seconds.")] = None,
+    checkpoint_every: Annotated[float, typer.Option(parser=NON_NEGATIVE_NUMBER, help="Seconds between "
+                                                    "checkpoints (0: after every step).")] = 300.0,
     resume: Annotated[bool, typer.Option("--resume", help="Continue from the last checkpoint.")] = False,
     include_literals: Annotated[bool, typer.Option(help="Literal values become nodes.")] = False,
     include_derived: Annotated[bool, typer.Option(help="Train on derived (associated) triples too.")] = False,
-    evaluation: Annotated[str, typer.Option(help="auto, full, sampled or none.")] = "auto",
-    eval_batch_size: Annotated[Optional[int], typer.Option(help="Triples ranked per evaluation batch.")] = None,
+    evaluation: Annotated[str, typer.Option(parser=EVALUATION, help="auto, full, sampled or "
+                                                                             "none.")] = "auto",
+    eval_batch_size: Annotated[Optional[int], typer.Option(parser=POSITIVE, help="Triples ranked per evaluation "
+                                                                                 "batch.")] = None,
     threads: Annotated[Optional[int], typer.Option(
-        help="CPU threads for torch [the cores the load average leaves idle].")] = None,
+        parser=POSITIVE, help="CPU threads for torch [the cores the load average leaves idle].")] = None,
     name: ModelName = "default",
     workdir: WorkdirOption = DEFAULT_WORKDIR,
     json_out: JsonOption = False,
 ) -> None:
     """Train a KG embedding on the domain's store and write a model bundle (weights, tables, index, metrics)."""
-    from kgforge.embed import EmbedConfig, embed  # torch and PyKEEN load only for this command
-
-    config = EmbedConfig(
+    config = _embed().EmbedConfig(
         model=model, dim=dim, epochs=epochs, batch_size=batch_size, num_negatives=negatives,
         learning_rate=learning_rate, seed=seed, device=device, precision=precision, max_time=max_time,
         checkpoint_seconds=checkpoint_every, include_literals=include_literals, include_derived=include_derived,
         evaluation=evaluation, eval_batch_size=eval_batch_size, threads=threads,
     )
-    summary = embed(domain, workdir, config, name=name, resume=resume, progress=not json_out)
+    summary = _embed().embed(domain, workdir, config, name=name, resume=resume, progress=not json_out)
     if json_out:
         emit_json(summary)
         return
@@ -68,12 +111,12 @@ def embed_command(
 
 @app.command("related")
 def related_command(
-    domain: str,
-    entity: Annotated[str, typer.Argument(help="Label or IRI.")],
-    k: Annotated[int, typer.Option("-k", help="How many entities.")] = 10,
+    domain: DomainArgument,
+    entity: Annotated[str, typer.Argument(help="Label or IRI (a label that looks like an IRI is a label too).")],
+    k: Annotated[int, typer.Option("-k", parser=POSITIVE, help="How many entities.")] = 10,
     exclude_neighbours: Annotated[bool, typer.Option(help="Drop entities directly linked to ENTITY.")] = False,
     type_: Annotated[Optional[str], typer.Option("--type", help="Only entities of this type (IRI or id).")] = None,
-    device: Annotated[str, typer.Option(help="auto, cpu or cuda.")] = "auto",
+    device: Annotated[str, typer.Option(parser=DEVICE, help="auto, cpu or cuda[:N].")] = "auto",
     name: ModelName = "default",
     workdir: WorkdirOption = DEFAULT_WORKDIR,
     json_out: JsonOption = False,

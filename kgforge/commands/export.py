@@ -8,38 +8,56 @@ from typing import Annotated
 
 import typer
 
-from kgforge.commands._app import DEFAULT_WORKDIR, JsonOption, WorkdirOption, app, console, emit_json, show_mapping
+from kgforge.commands._app import (
+    DEFAULT_WORKDIR,
+    FOLDER,
+    LANGUAGE,
+    NON_NEGATIVE,
+    DomainArgument,
+    JsonOption,
+    WorkdirOption,
+    app,
+    console,
+    emit_json,
+    one_of,
+    show_mapping,
+)
 from kgforge.errors import KgforgeError
-from kgforge.exports import ExportOptions, export_dialogues, export_goals, formats
+from kgforge.exports import ExportOptions, dialogue_kinds, export_dialogues, export_goals, formats, layout_names
 
 
 @app.command("export")
 def export_command(
-    domain: str,
-    fmt: Annotated[str, typer.Option("--format", help="duconv, kdconv, durecdial, sheet, jsonl or parquet "
-                                                      "(`kgforge export-formats` lists their layouts).")],
+    domain: DomainArgument,
+    fmt: Annotated[str, typer.Option("--format", parser=one_of(formats()),
+                                     help="duconv, kdconv, durecdial, sheet, jsonl or parquet "
+                                          "(`kgforge export-formats` lists their layouts).")],
     out: Annotated[Path, typer.Option("--out", "-o", help="File to write (plus OUT.manifest.json, OUT.ids.txt).")],
     goals: Annotated[Path | None, typer.Option(help="New goals (JSON lines from `kgforge goals`).")] = None,
     dialogues: Annotated[Path | None, typer.Option(help="Real dialogues: DuConv sessions or samples, KdConv "
                                                         "{train,dev,test}.json, DuRecDial sessions or samples.")] = None,
-    layout: Annotated[str | None, typer.Option(help="Layout of the format. Goals: one without a conversation "
+    layout: Annotated[str | None, typer.Option(parser=one_of(layout_names()),
+                                               help="Layout of the format. Goals: one without a conversation "
                                                     "(duconv: sample; durecdial: lic2020-sample, resource-sample; "
                                                     "sheet: tsv, csv). Dialogues: their own (the default) or the "
                                                     "samples cut from them (sample, resource-sample).")] = None,
-    input_layout: Annotated[str | None, typer.Option(help="--dialogues: the layout the file is in, when it cannot be "
+    input_layout: Annotated[str | None, typer.Option(parser=one_of(dialogue_kinds()),
+                                                     help="--dialogues: the layout the file is in, when it cannot be "
                                                           "told from its records (e.g. durecdial-lic2020).")] = None,
     refresh_attrs: Annotated[bool, typer.Option("--refresh-attrs", help="--dialogues: rewrite gold values the graph "
                                                 "now states otherwise; every change goes to OUT.refresh.jsonl.")] = False,
-    budget: Annotated[int | None, typer.Option(help="Facts per topic besides its type fact and the goal path "
+    budget: Annotated[int | None, typer.Option(parser=NON_NEGATIVE,
+                                               help="Facts per topic besides its type fact and the goal path "
                                                     "(default 7 for the first topic and 4 for the others; real "
                                                     "dialogues: the format's).")] = None,
-    lang: Annotated[str | None, typer.Option(help="Label language (default: the schema's).")] = None,
+    lang: Annotated[str | None, typer.Option(parser=LANGUAGE, help="Label language (default: the schema's).")] = None,
     segment: Annotated[bool, typer.Option(help="Word-segmented layouts (DuConv): cut strings into words as the "
                                                "real files are; --no-segment keeps labels whole.")] = True,
     no_text: Annotated[bool, typer.Option("--no-text", help="Leave free-text facts (comments, Information) out.")] = False,
     skip_invalid: Annotated[bool, typer.Option("--skip-invalid", help="Write the dialogues that pass the checks "
                                                "and list the others in OUT.rejected.jsonl.")] = False,
-    add_related: Annotated[str | None, typer.Option(help="Add each topic's top related entity from the model "
+    add_related: Annotated[str | None, typer.Option(parser=FOLDER,
+                                                    help="Add each topic's top related entity from the model "
                                                          "bundle models/NAME (`kgforge embed`).")] = None,
     workdir: WorkdirOption = DEFAULT_WORKDIR,
     json_out: JsonOption = False,

@@ -7,25 +7,52 @@ from typing import Annotated
 
 import typer
 
-from kgforge.commands._app import DEFAULT_WORKDIR, JsonOption, WorkdirOption, app, console, emit_json, show_mapping
+from kgforge import checks
+from kgforge.commands._app import (
+    DEFAULT_WORKDIR,
+    FRACTION,
+    LANGUAGE,
+    NON_NEGATIVE,
+    POSITIVE,
+    Checked,
+    DomainArgument,
+    JsonOption,
+    WorkdirOption,
+    app,
+    console,
+    emit_json,
+    one_of,
+    show_mapping,
+)
 from kgforge.errors import KgforgeError
-from kgforge.goals import GoalOptions, generate, parse_hops, validate
+from kgforge.goals import STYLES, GoalOptions, generate, parse_hops, validate
+
+
+def _hop_text(text: str, what: str) -> str:
+    checks.hop_range(text, what)
+    return text
+
+
+HOPS = Checked(str, _hop_text, "N or LOW..HIGH")
 
 
 @app.command("goals")
 def goals_command(
-    domain: str,
-    n: Annotated[int, typer.Option("--n", help="Number of goals to sample.")] = 0,
+    domain: DomainArgument,
+    n: Annotated[int | None, typer.Option("--n", parser=POSITIVE, help="Number of goals to sample.")] = None,
     out: Annotated[Path | None, typer.Option("--out", "-o", help="Goals JSONL to write.")] = None,
-    one_step_ratio: Annotated[float, typer.Option(help="Share of one-step goals (the rest two-step).")] = 0.5,
-    hops: Annotated[str | None, typer.Option(help="KdConv-style topic transitions over N or LOW..HIGH hops "
+    one_step_ratio: Annotated[float, typer.Option(parser=FRACTION, help="Share of one-step goals (the rest "
+                                                                        "two-step).")] = 0.5,
+    hops: Annotated[str | None, typer.Option(parser=HOPS,
+                                             help="KdConv-style topic transitions over N or LOW..HIGH hops "
                                                   "(implies --style kdconv), e.g. 1..3.")] = None,
-    style: Annotated[str | None, typer.Option(help="duconv (one-/two-step), kdconv (1–3 hop paths) or "
+    style: Annotated[str | None, typer.Option(parser=one_of(STYLES),
+                                              help="duconv (one-/two-step), kdconv (1–3 hop paths) or "
                                                    "durecdial (goal sequences).")] = None,
     profiles: Annotated[Path | None, typer.Option(help="DuRecDial user profiles (JSON lines) whose liked "
                                                        "topics start the sequences (--style durecdial).")] = None,
-    seed: Annotated[int, typer.Option(help="Same seed, same goals.")] = 0,
-    lang: Annotated[str | None, typer.Option(help="Label language (default: the schema's).")] = None,
+    seed: Annotated[int, typer.Option(parser=NON_NEGATIVE, help="Same seed, same goals.")] = 0,
+    lang: Annotated[str | None, typer.Option(parser=LANGUAGE, help="Label language (default: the schema's).")] = None,
     validate_file: Annotated[Path | None, typer.Option("--validate", help="Check the goals of these DuConv "
                                                                          "sessions against the graph instead.")] = None,
     workdir: WorkdirOption = DEFAULT_WORKDIR,
@@ -42,7 +69,7 @@ def goals_command(
         for kind, counts in report["by_kind"].items():
             console.print(f"  {kind:<20} {counts}")
         return
-    if out is None or n < 1:
+    if out is None or n is None:
         raise KgforgeError("give --n N and --out FILE to sample goals, or --validate FILE to check real ones")
     chosen_style = style or ("kdconv" if hops else "durecdial" if profiles else "duconv")
     options = GoalOptions(n=n, seed=seed, one_step_ratio=one_step_ratio, style=chosen_style,

@@ -7,7 +7,18 @@ from typing import Annotated, Any
 
 import typer
 
-from kgforge.commands._app import DEFAULT_WORKDIR, JsonOption, WorkdirOption, app, console, emit_json, show_mapping
+from kgforge.commands._app import (
+    DEFAULT_WORKDIR,
+    DOMAIN,
+    NON_NEGATIVE,
+    DomainArgument,
+    JsonOption,
+    WorkdirOption,
+    app,
+    console,
+    emit_json,
+    show_mapping,
+)
 from kgforge.linking import link_domain, start_entity_names
 from kgforge.wikidata.domain_import import import_into_domain
 from kgforge.wikidata.framing import TURTLE_DIRECTIVES, DumpReader
@@ -15,15 +26,17 @@ from kgforge.wikidata.framing import TURTLE_DIRECTIVES, DumpReader
 import_app = typer.Typer(no_args_is_help=True, help="Add a Wikidata or XLORE source to a domain's store.")
 app.add_typer(import_app, name="import")
 
-DomainOption = Annotated[str, typer.Option("--domain", "-d", help="Domain whose store receives the source.")]
+DomainOption = Annotated[str, typer.Option("--domain", "-d", parser=DOMAIN,
+                                           help="Domain whose store receives the source.")]
 SeedOption = Annotated[list[str], typer.Option("--seed", help="Seed entity (QID, or XLORE instance id); repeatable.")]
 SeedNameOption = Annotated[list[str], typer.Option("--seed-name", help="Seed by exact zh/en label or alias; repeatable.")]
 SeedLabelsOption = Annotated[bool, typer.Option(
     "--seed-labels", help="Seed with the labels of the domain's own start entities (its head type, e.g. films); "
                           "names matching several entities are reported, never guessed.")]
-HopsOption = Annotated[int | None, typer.Option(help="Expand seeds this many hops (default: schema or 3).")]
-CapOption = Annotated[int | None, typer.Option("--fanout-cap", help="Follow at most this many neighbours per node "
-                                                                   "(default: schema or 200).")]
+HopsOption = Annotated[int | None, typer.Option(parser=NON_NEGATIVE, help="Expand seeds this many hops (default: "
+                                                                          "schema or 3).")]
+CapOption = Annotated[int | None, typer.Option("--fanout-cap", parser=NON_NEGATIVE, help="Follow at most this many "
+                                               "neighbours per node (0: no cap; default: schema or 200).")]
 
 
 def _selection(domain: str, workdir: Path, seeds: list[str], names: list[str], seed_labels: bool,
@@ -78,7 +91,8 @@ def import_wikidata(
     seed_labels: SeedLabelsOption = False,
     hops: HopsOption = None,
     fanout_cap: CapOption = None,
-    workers: Annotated[int | None, typer.Option(help="Parsing processes (0: in this process).")] = None,
+    workers: Annotated[int | None, typer.Option(parser=NON_NEGATIVE, help="Parsing processes (0: in this "
+                                                                          "process).")] = None,
     keep_deprecated: Annotated[bool, typer.Option(
         "--keep-deprecated", help="Write deprecated-rank statements to raw/wikidata/deprecated-<dump>.jsonl "
                                   "(they never become facts).")] = False,
@@ -119,7 +133,8 @@ def import_xlore(
 
 
 @app.command("link")
-def link_command(domain: str, workdir: WorkdirOption = DEFAULT_WORKDIR, json_out: JsonOption = False) -> None:
+def link_command(domain: DomainArgument, workdir: WorkdirOption = DEFAULT_WORKDIR,
+                 json_out: JsonOption = False) -> None:
     """Link dataset/crawled entities to their Wikidata/XLORE counterparts (owl:sameAs) by zh/en label and
     alias with type checks; ambiguous matches are listed in <domain>/links-report.json, never guessed."""
     report = link_domain(domain, workdir)

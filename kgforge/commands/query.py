@@ -11,22 +11,40 @@ import pyoxigraph as ox
 import typer
 from rich.table import Table
 
-from kgforge.commands._app import DEFAULT_WORKDIR, JsonOption, WorkdirOption, app, console, emit_json, show_mapping
+from kgforge.commands._app import (
+    DEFAULT_WORKDIR,
+    POSITIVE_NUMBER,
+    DomainArgument,
+    JsonOption,
+    WorkdirOption,
+    app,
+    console,
+    emit_json,
+    one_of,
+    show_mapping,
+)
 from kgforge.errors import QueryError
 from kgforge.export_rdf import FORMATS, export_rdf
 from kgforge.query import DEFAULT_TIMEOUT, QueryResult, QueryRunner, parse_binding, read_query_file, term_text
 from kgforge.store import domain_paths
 
+RESULT_FORMATS = ("table", "csv", "json")
+
 
 @app.command("query")
 def query_command(
-    domain: str,
+    domain: DomainArgument,
     sparql: Annotated[str, typer.Argument(help="SPARQL text (or use --file).")] = "",
     file: Annotated[Path | None, typer.Option("--file", "-f", help="A .rq file, e.g. queries/neighbourhood.rq.")] = None,
     bind: Annotated[list[str], typer.Option("--bind", "-b",
                                             help="VAR=VALUE (literal), VAR@zh=VALUE (tagged), VAR=<IRI>.")] = [],
-    fmt: Annotated[str, typer.Option("--format", help="table, csv or json.")] = "table",
-    timeout: Annotated[float, typer.Option(help="Seconds before the query is stopped.")] = DEFAULT_TIMEOUT,
+    fmt: Annotated[str, typer.Option("--format", parser=one_of(RESULT_FORMATS), help="table, csv or json.")
+                   ] = "table",
+    timeout: Annotated[float, typer.Option(parser=POSITIVE_NUMBER, help="Seconds before the query is stopped.")
+                       ] = DEFAULT_TIMEOUT,
+    allow_service: Annotated[bool, typer.Option("--allow-service", help="Let SERVICE clauses call the remote "
+                                                "endpoints they name (refused by default: a query must not "
+                                                "make this machine send requests it was not asked to).")] = False,
     workdir: WorkdirOption = DEFAULT_WORKDIR,
     json_out: JsonOption = False,
 ) -> None:
@@ -37,7 +55,7 @@ def query_command(
     text = read_query_file(file) if file else sparql
     bindings = dict(parse_binding(b) for b in bind)
     with QueryRunner(domain_paths(domain, workdir)) as runner:
-        result = runner.query(text, bindings, timeout=timeout)
+        result = runner.query(text, bindings, timeout=timeout, allow_service=allow_service)
     _print_result(result, fmt)
 
 
@@ -55,14 +73,12 @@ def _print_result(result: QueryResult, fmt: str) -> None:
         writer = csv.writer(sys.stdout, lineterminator="\n")
         writer.writerow(result.variables)
         writer.writerows([[term_text(row.get(v)) for v in result.variables] for row in result.rows])
-    elif fmt == "table":
+    else:
         table = Table(*result.variables, show_lines=False)
         for row in result.rows:
             table.add_row(*(term_text(row.get(v)) for v in result.variables))
         console.print(table)
         console.print(f"{len(result.rows)} row(s)")
-    else:
-        raise QueryError(f"unknown --format {fmt!r}: choose table, csv or json")
 
 
 def _json_term(term: ox.NamedNode | ox.Literal | ox.BlankNode) -> dict[str, str]:
@@ -81,8 +97,8 @@ def _json_term(term: ox.NamedNode | ox.Literal | ox.BlankNode) -> dict[str, str]
 
 @app.command("export-rdf")
 def export_rdf_command(
-    domain: str,
-    fmt: Annotated[str, typer.Option("--format", help=f"One of {', '.join(FORMATS)}.")],
+    domain: DomainArgument,
+    fmt: Annotated[str, typer.Option("--format", parser=one_of(FORMATS), help=f"One of {', '.join(FORMATS)}.")],
     out: Annotated[Path, typer.Option("--out", "-o", help="File to write.")],
     workdir: WorkdirOption = DEFAULT_WORKDIR,
     json_out: JsonOption = False,

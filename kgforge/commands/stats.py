@@ -2,12 +2,21 @@
 
 from __future__ import annotations
 
-from kgforge.commands._app import DEFAULT_WORKDIR, JsonOption, WorkdirOption, app, emit_json, show_mapping
+from kgforge.commands._app import (
+    DEFAULT_WORKDIR,
+    DomainArgument,
+    JsonOption,
+    WorkdirOption,
+    app,
+    emit_json,
+    show_mapping,
+)
 from kgforge.stats import domain_stats
 
 
 @app.command("stats")
-def stats_command(domain: str, workdir: WorkdirOption = DEFAULT_WORKDIR, json_out: JsonOption = False) -> None:
+def stats_command(domain: DomainArgument, workdir: WorkdirOption = DEFAULT_WORKDIR,
+                  json_out: JsonOption = False) -> None:
     """Entities, relations, triples and per-triple sizes (KdConv / DuConv Table 2)."""
     stats = domain_stats(domain, workdir)
     if json_out:

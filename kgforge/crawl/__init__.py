@@ -1,7 +1,9 @@
 """Polite, resumable crawling of start entities and their structured and unstructured knowledge.
 
 - :mod:`~kgforge.crawl.fetch`: requests with per-host pacing, retries, timeouts, size limits;
-- :mod:`~kgforge.crawl.robots`: robots.txt and Crawl-delay;
+- :mod:`~kgforge.crawl.robots`: robots.txt and Crawl-delay (capped);
+- :mod:`~kgforge.crawl.guard`: the crawl's own hosts only (redirects included), no internal address
+  unless the crawl started on one, a deadline on every whole response;
 - :mod:`~kgforge.crawl.cache` / :mod:`~kgforge.crawl.frontier`: raw responses on disk and the
   SQLite frontier that makes ``--resume`` possible after a kill;
 - :mod:`~kgforge.crawl.encoding`: GB2312/GBK as GB18030, charset detection from the bytes;

@@ -66,6 +66,16 @@ class ResponseCache:
     def __contains__(self, url: str) -> bool:
         return self.get(url) is not None
 
+    def remove_stale_temporaries(self) -> list[Path]:
+        """Remove the temporary files of writes a killed process left behind (their pid is gone)."""
+        removed = []
+        for tmp in self.root.glob("*/*/.*.tmp") if self.root.is_dir() else []:
+            pid = tmp.name.rsplit(".", 3)[-3]
+            if pid.isdigit() and not _alive(int(pid)):
+                tmp.unlink(missing_ok=True)
+                removed.append(tmp)
+        return removed
+
     def put(self, response: CachedResponse) -> Path:
         digest = hashlib.sha256(response.body).hexdigest()
         body_path = self.body_path(digest)
@@ -77,6 +87,16 @@ class ResponseCache:
         meta_path = self.meta_path(response.url)
         _write_atomic(meta_path, json.dumps(meta).encode("ascii"))  # \uXXXX escapes: any URL is storable
         return meta_path
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # alive, another user's
+        return True
+    return True
 
 
 def _write_atomic(path: Path, data: bytes) -> None:

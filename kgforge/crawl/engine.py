@@ -19,6 +19,7 @@ from kgforge.crawl.cache import CachedResponse, ResponseCache
 from kgforge.crawl.encoding import Decoded, decode_body
 from kgforge.crawl.fetch import CrawlConfig, Fetcher, host_of
 from kgforge.crawl.frontier import Frontier, PageRow
+from kgforge.crawl.guard import HostPolicy
 from kgforge.crawl.robots import Robots
 from kgforge.crawl.spec import Page, Record, SiteSpec, extract, links, load_spec, parse_html
 from kgforge.errors import KgforgeError
@@ -62,6 +63,7 @@ class CrawlSummary:
     seconds: float = 0.0
     robots: dict[str, str] = field(default_factory=dict)
     failures: list[dict[str, str]] = field(default_factory=list)
+    partial: list[str] = field(default_factory=list)  # why coverage is partial (a capped Crawl-delay)
     frontier: dict[str, int] = field(default_factory=dict)
     resumed: bool = False
 
@@ -87,7 +89,8 @@ class Crawler:
         self.limit = limit
         self.show_progress = show_progress
         self.cache = ResponseCache(self.dir / "cache")
-        self.fetcher = Fetcher(self.config, allowed=lambda url: self.robots.allowed(url))
+        self.fetcher = Fetcher(self.config, allowed=lambda url: self.robots.allowed(url),
+                               policy=HostPolicy.for_start(spec.base_url, also=spec.scope_hosts()))
         self.robots = Robots(self.fetcher, self.cache, obey=self.config.obey_robots)
         self.blocked: dict[str, str] = {}
 
@@ -96,10 +99,13 @@ class Crawler:
         try:
             summary = CrawlSummary(self.spec.name, self.spec.base_url, str(self.dir), resumed=resume)
             queue = self._prepare(frontier, resume, restart)
+            self.cache.remove_stale_temporaries()
             started = time.perf_counter()
             self._loop(frontier, queue, summary)
             summary.seconds = round(time.perf_counter() - started, 3)
             summary.robots = self.robots.notes()
+            summary.partial = [capped_note(origin, delay, self.config.max_crawl_delay)
+                               for origin, delay in self.robots.capped().items()]
             summary.frontier = frontier.counts()
             summary.pending = summary.frontier["pending"]
             return summary
@@ -176,6 +182,10 @@ class Crawler:
             return Outcome(row, "skipped", reason=f"{BLOCKED}: {self.blocked[host]}")
         if not self.robots.allowed(row.url):
             return Outcome(row, "skipped", reason=DISALLOWED)
+        crawl_delay = self.robots.capped().get(host)
+        if crawl_delay is not None:  # skipped as from a blocked host: --resume takes it up again
+            return Outcome(row, "skipped", reason=f"{BLOCKED}: robots.txt asks for Crawl-delay {crawl_delay:g} s, "
+                                                  "above the cap")
         response, from_cache, attempts = self._cached(row.url), True, 0
         decoded = None
         if response is None:
@@ -225,6 +235,11 @@ class Crawler:
         summary.replaced_characters += outcome.replacements
         return frontier.finish(outcome.row.url, state, outcome.status, outcome.from_cache, outcome.reason,
                                outcome.links)
+
+
+def capped_note(origin: str, delay: float, cap: float) -> str:
+    return (f"coverage partial: robots.txt of {origin} asks for Crawl-delay {delay:g} s, above the {cap:g} s cap "
+            "(--max-crawl-delay); its pages were skipped: raise the cap and --resume to crawl it at that pace")
 
 
 def crawl(spec: SiteSpec, crawl_dir: Path, config: CrawlConfig | None = None, limit: int | None = None,

@@ -3,8 +3,10 @@
 What Scrapy users expect, on requests: an honest User-Agent; per host at most ``max(delay,
 Crawl-delay)`` between request starts (plus optional jitter) and at most ``per_host_concurrency``
 requests at once; ``Retry-After`` obeyed on 429/503 and exponential backoff on 5xx and network
-errors, a capped number of attempts; connect, read and whole-response timeouts; a response size
-limit; redirects followed by hand so loops are detected and every hop is checked against robots.
+errors, a capped number of attempts; connect and read timeouts and a deadline on each whole response
+(connect, headers and body together, however slowly they trickle in); a response size limit;
+redirects followed by hand so loops are detected and every hop is checked against the crawl's hosts
+and robots.txt. Where a crawl may connect is :mod:`kgforge.crawl.guard`'s business.
 """
 
 from __future__ import annotations
@@ -20,8 +22,9 @@ from urllib.parse import urljoin, urlsplit
 
 import requests
 
-from kgforge import __version__
+from kgforge import __version__, checks
 from kgforge.crawl.cache import CachedResponse
+from kgforge.crawl.guard import AddressRefused, ConnectionGuard, HostPolicy, guarded_session
 
 ROBOTS_TOKEN = "kgforge"
 RETRY_STATUSES = frozenset({408, 429, 500, 502, 503, 504})
@@ -47,12 +50,24 @@ class CrawlConfig:
     backoff_max: float = 120.0
     connect_timeout: float = 10.0
     read_timeout: float = 30.0  # longest silence while reading
-    total_timeout: float = 120.0  # longest time for one whole response
+    total_timeout: float = 120.0  # longest time for one whole response: connect, headers and body
+    max_crawl_delay: float = 60.0  # a host whose robots.txt asks for more is left for --resume
     max_bytes: int = 5 * 1024 * 1024
     max_redirects: int = 10
     cache_max_age: float | None = None  # seconds; None: cached pages never expire
     robots_max_age: float = 24 * 3600.0
     user_agent: str = field(default_factory=default_user_agent)
+
+    def __post_init__(self) -> None:
+        for name in ("delay", "jitter", "backoff_base", "backoff_max", "max_crawl_delay", "robots_max_age"):
+            checks.number(getattr(self, name), f"CrawlConfig.{name}")
+        for name in ("connect_timeout", "read_timeout", "total_timeout"):
+            checks.number(getattr(self, name), f"CrawlConfig.{name}", above=True)
+        checks.optional(checks.number, self.cache_max_age, "CrawlConfig.cache_max_age")
+        for name in ("per_host_concurrency", "workers", "max_bytes"):
+            checks.whole(getattr(self, name), f"CrawlConfig.{name}", 1)
+        for name in ("max_retries", "max_redirects"):
+            checks.whole(getattr(self, name), f"CrawlConfig.{name}", 0)
 
     @classmethod
     def from_options(cls, options: dict[str, object], base: CrawlConfig | None = None) -> CrawlConfig:
@@ -144,11 +159,15 @@ def host_of(url: str) -> str:
 
 
 class Fetcher:
-    """Fetches URLs politely; ``allowed`` says whether robots.txt lets a URL be fetched."""
+    """Fetches URLs politely; ``allowed`` says whether robots.txt lets a URL be fetched, ``policy`` which
+    hosts it may reach (by default: a redirect may not leave the host of the URL asked for)."""
 
-    def __init__(self, config: CrawlConfig, allowed: Callable[[str], bool] = lambda url: True) -> None:
+    def __init__(self, config: CrawlConfig, allowed: Callable[[str], bool] = lambda url: True,
+                 policy: HostPolicy | None = None) -> None:
         self.config = config
         self.allowed = allowed
+        self.policy = policy or HostPolicy()
+        self.guard = ConnectionGuard(allow_internal=self.policy.allow_internal)
         self.pacer = HostPacer(config.delay, config.per_host_concurrency, config.jitter)
         self._local = threading.local()
         self.request_log: list[tuple[float, str]] = []  # (monotonic start, url) of every request
@@ -156,7 +175,7 @@ class Fetcher:
     def _session(self) -> requests.Session:
         session = getattr(self._local, "session", None)
         if session is None:
-            session = requests.Session()
+            session = guarded_session(self.guard)
             session.headers.update({"User-Agent": self.config.user_agent,
                                     "Accept": "text/html,application/xhtml+xml;q=0.9,*/*;q=0.5"})
             self._local.session = session
@@ -187,6 +206,9 @@ class Fetcher:
         return min(wait * (1 + random.uniform(0, 0.1)), self.config.backoff_max)
 
     def _get_with_redirects(self, url: str) -> CachedResponse:
+        refusal = self.policy.refusal(url, asked_for=url)
+        if refusal is not None:
+            raise FetchError(f"{url} refused: {refusal}")
         chain = [url]
         current = url
         started = time.time()
@@ -194,6 +216,9 @@ class Fetcher:
             status, headers, body = self._get_once(current)
             if status in REDIRECT_STATUSES and "location" in headers:
                 target = urljoin(current, headers["location"]).split("#", 1)[0]
+                refusal = self.policy.refusal(target, asked_for=url)
+                if refusal is not None:
+                    raise FetchError(f"redirect from {current} to {target} refused: {refusal}")
                 if target in chain:
                     raise FetchError("redirect loop: " + " -> ".join(chain + [target]))
                 if len(chain) > self.config.max_redirects:
@@ -217,35 +242,49 @@ class Fetcher:
         with slot:
             self.pacer.wait_turn(host)
             self.request_log.append((time.monotonic(), url))
-            try:
-                with self._session().get(url, stream=True, allow_redirects=False,
-                                         timeout=(self.config.connect_timeout, self.config.read_timeout)) as resp:
-                    headers = {k.lower(): v for k, v in resp.headers.items()}
-                    body = b"" if resp.status_code in REDIRECT_STATUSES else self._read_body(resp, url)
-                    return resp.status_code, headers, body
-            except requests.Timeout as exc:
-                raise FetchError(f"timed out fetching {url}: {exc.__class__.__name__}", retry=True) from None
-            except requests.RequestException as exc:
-                if "timed out" in str(exc):
-                    raise FetchError(f"timed out reading {url}: no data for {self.config.read_timeout:g} s",
-                                     retry=True) from None
-                raise FetchError(f"network error fetching {url}: {_short(exc)}", retry=True) from None
+            with self.guard.deadlines.bound(self.config.total_timeout) as response:
+                try:
+                    status, headers, body = self._request(url)
+                except requests.RequestException as exc:
+                    self._raise_late(url, response.expired)
+                    raise _network_error(url, exc, self.config.read_timeout) from None
+                except AddressRefused as exc:
+                    raise FetchError(f"{url} refused: {exc}") from None
+                self._raise_late(url, response.expired)  # a cut-off response may look complete
+                return status, headers, body
+
+    def _request(self, url: str) -> tuple[int, dict[str, str], bytes]:
+        with self._session().get(url, stream=True, allow_redirects=False,
+                                 timeout=(self.config.connect_timeout, self.config.read_timeout)) as resp:
+            headers = {k.lower(): v for k, v in resp.headers.items()}
+            body = b"" if resp.status_code in REDIRECT_STATUSES else self._read_body(resp, url)
+            return resp.status_code, headers, body
+
+    def _raise_late(self, url: str, expired: bool) -> None:
+        if expired:
+            raise FetchError(f"{url}: no complete response within {self.config.total_timeout:g} s (connect, "
+                             "headers and body together); abandoned", retry=True)
 
     def _read_body(self, resp: requests.Response, url: str) -> bytes:
         limit = self.config.max_bytes
         declared = resp.headers.get("content-length", "")
         if declared.isdigit() and int(declared) > limit:
             raise FetchError(f"{url}: response of {int(declared):,} bytes exceeds the {limit:,}-byte limit")
-        deadline = time.monotonic() + self.config.total_timeout
         chunks, size = [], 0
         for chunk in resp.iter_content(65536):
             size += len(chunk)
             if size > limit:
                 raise FetchError(f"{url}: response exceeds the {limit:,}-byte limit (stopped at {size:,} bytes)")
-            if time.monotonic() > deadline:
-                raise FetchError(f"{url}: response took longer than {self.config.total_timeout:g} s", retry=True)
             chunks.append(chunk)
         return b"".join(chunks)
+
+
+def _network_error(url: str, exc: requests.RequestException, read_timeout: float) -> FetchError:
+    if isinstance(exc, requests.Timeout):
+        return FetchError(f"timed out fetching {url}: {exc.__class__.__name__}", retry=True)
+    if "timed out" in str(exc):
+        return FetchError(f"timed out reading {url}: no data for {read_timeout:g} s", retry=True)
+    return FetchError(f"network error fetching {url}: {_short(exc)}", retry=True)
 
 
 def parse_retry_after(value: str | None) -> float | None:

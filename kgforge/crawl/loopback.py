@@ -1,9 +1,11 @@
 """A small threaded HTTP server on 127.0.0.1 serving a folder of pages, with scripted misbehaviour.
 
-Used by the tests, the benchmark and the README demo: it logs every request (time, path,
+Used by the tests, the benchmark and the README demo: it logs every request (time, method, path,
 User-Agent) so a test can assert what was fetched, in which order and how far apart. A site
 folder holds ``routes.json`` mapping ``path?query`` to ``{"file": ..., "status": ..., "headers": {...}}``;
-routes added in code can answer 429 then 200, stall mid-body, redirect in a loop, and so on.
+routes added in code can answer 429 then 200, stall mid-body, drip headers or body a byte at a
+time, redirect in a loop or to another host, and so on. ``LoopbackSite(host="127.0.0.2")`` serves
+on another loopback address: to a crawler, another host.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ class LoggedRequest:
     time: float  # time.monotonic() when the request line arrived
     path: str
     user_agent: str
+    method: str = "GET"
 
 
 class Route:
@@ -112,6 +115,32 @@ class Stream(Route):
             return
 
 
+@dataclass
+class Drip(Route):
+    """A response sent one byte every ``interval`` seconds: from the status line on (``phase="headers"``,
+    a header that never ends) or after complete headers (``phase="body"``, a body that never ends).
+    Each byte arrives well within any read timeout; only a deadline on the whole response ends it."""
+
+    phase: str = "body"
+    interval: float = 0.5
+    max_seconds: float = 60.0
+
+    def serve(self, handler: Handler, stop: threading.Event) -> None:
+        handler.close_connection = True
+        if self.phase == "headers":
+            head = b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nX-Drip: "
+        else:
+            head = b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: 100000\r\n\r\n<html>"
+        handler.wfile.write(head)
+        end = time.monotonic() + self.max_seconds
+        try:
+            while time.monotonic() < end and not stop.wait(self.interval):
+                handler.wfile.write(b"x")
+                handler.wfile.flush()
+        except (BrokenPipeError, ConnectionResetError):
+            return
+
+
 class _QuietServer(ThreadingHTTPServer):
     daemon_threads = True
 
@@ -126,12 +155,14 @@ class LoopbackSite:
     ``folder`` may be a tuple of site folders layered in order (a later folder's routes override an
     earlier one's), so a test site can extend the bundled demo site without copying its pages."""
 
-    def __init__(self, folder: Path | tuple[Path, ...] | None = None, routes: dict[str, Route] | None = None) -> None:
+    def __init__(self, folder: Path | tuple[Path, ...] | None = None, routes: dict[str, Route] | None = None,
+                 host: str = "127.0.0.1") -> None:
         folders = folder if isinstance(folder, tuple) else (folder,) if folder else ()
         self.routes: dict[str, Route] = {}
         for layer in folders:
             self.routes.update(load_routes(layer))
         self.routes.update(routes or {})
+        self.host = host
         self.log: list[LoggedRequest] = []
         self._lock = threading.Lock()
         self._stop = threading.Event()
@@ -158,17 +189,22 @@ class LoopbackSite:
 
             def do_GET(self) -> None:  # noqa: N802 (http.server's naming)
                 with site._lock:
-                    site.log.append(LoggedRequest(time.monotonic(), self.path, self.headers.get("User-Agent", "")))
+                    site.log.append(LoggedRequest(time.monotonic(), self.path, self.headers.get("User-Agent", ""),
+                                                  self.command))
                     route = site.routes.get(self.path)
                 if route is None:
                     Static(b"<html><body>not found</body></html>", 404).serve(self, site._stop)
                 else:
                     route.serve(self, site._stop)
 
+            def do_POST(self) -> None:  # noqa: N802 (a SPARQL SERVICE call posts its query)
+                self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                self.do_GET()
+
             def log_message(self, format: str, *args: object) -> None:
                 return
 
-        self._server = _QuietServer(("127.0.0.1", 0), _Handler)
+        self._server = _QuietServer((self.host, 0), _Handler)
         self._server.daemon_threads = True
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
         self._thread.start()

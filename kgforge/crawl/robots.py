@@ -2,7 +2,9 @@
 
 Unavailable robots.txt (any 4xx) allows everything; an unreachable one (5xx, network error)
 disallows everything for this run, as RFC 9309 asks. Crawl-delay raises the host's delay to
-``max(configured delay, Crawl-delay)``.
+``max(configured delay, Crawl-delay)``, up to ``CrawlConfig.max_crawl_delay``: a host asking for more
+is not crawled faster than it asks, but not at all in this run (:meth:`Robots.capped`), so a
+``Crawl-delay: 100000`` cannot stall a crawl silently.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ class Robots:
         self.fetcher, self.cache, self.obey = fetcher, cache, obey
         self._rules: dict[str, urllib.robotparser.RobotFileParser | None] = {}
         self._notes: dict[str, str] = {}
+        self._capped: dict[str, float] = {}
         self._lock = threading.Lock()
         self.fetched = 0  # robots.txt files fetched from the network (not from the cache)
 
@@ -33,6 +36,10 @@ class Robots:
     def notes(self) -> dict[str, str]:
         """Per origin: what robots.txt said (crawl delay, unreachable, absent)."""
         return dict(self._notes)
+
+    def capped(self) -> dict[str, float]:
+        """Origins whose Crawl-delay (the value) is above the cap: nothing is fetched from them."""
+        return dict(self._capped)
 
     def rules(self, origin: str) -> urllib.robotparser.RobotFileParser | None:
         """The parsed robots.txt of ``origin``; None means everything is disallowed."""
@@ -60,7 +67,11 @@ class Robots:
         text = decode_body(response.body, response.content_type).text
         rules = parse_robots(text)
         delay = crawl_delay(text, ROBOTS_TOKEN)
-        if delay:
+        cap = self.fetcher.config.max_crawl_delay
+        if delay and delay > cap:
+            self._capped[origin] = delay
+            self._notes[origin] = f"Crawl-delay {delay:g} s, above the {cap:g} s cap: nothing fetched from this host"
+        elif delay:
             self.fetcher.pacer.set_min_delay(origin, float(delay))
             self._notes[origin] = f"Crawl-delay {delay:g} s"
         else:

@@ -144,11 +144,14 @@ class SiteSpec:
         target = _path_query(url)
         return next((r for r in self.rules if re.search(r.match, target)), None)
 
+    def scope_hosts(self) -> frozenset[str]:
+        """The hosts (netlocs) a crawl of this spec visits: the base URL's, plus the real site's other
+        hosts unless the spec points at a mirror (whose pages take their links under its own host)."""
+        base = urlsplit(self.base_url).netloc.lower()
+        return frozenset({base, *self._real_hosts()}) if self.origin is None else frozenset({base})
+
     def in_scope(self, url: str) -> bool:
-        netloc = urlsplit(url).netloc.lower()
-        if netloc == urlsplit(self.base_url).netloc.lower():
-            return True
-        return self.origin is None and netloc in self._real_hosts()
+        return urlsplit(url).netloc.lower() in self.scope_hosts()
 
 
 @dataclass

@@ -17,7 +17,7 @@ from kgforge.exports.model import Dialogue, TripleShape
 from kgforge.exports.subgraph import SubgraphOptions, select_subgraphs
 from kgforge.goals import class_nodes
 from kgforge.schema import Schema, load_schema
-from kgforge.store import DomainPaths, domain_paths, read_manifest
+from kgforge.store import DomainPaths, domain_paths, published_build, read_manifest
 from kgforge.tables import GraphTables, read_tables
 from kgforge.vocab import ONTO
 
@@ -48,9 +48,10 @@ class Context:
     def open(cls, domain: str, workdir: Path | str | None, language: str | None,
              tables: GraphTables | None = None) -> "Context":
         paths = domain_paths(domain, workdir)
-        manifest = read_manifest(paths)
+        build = published_build(paths)
+        manifest = read_manifest(paths, build)
         schema = load_schema(manifest["schema"]["path"])
-        tables = tables or read_tables(paths)
+        tables = tables or read_tables(paths, build=build)
         return cls(paths, manifest, schema, tables, Labels(tables, schema, language or schema.language))
 
     def class_iris(self) -> set[str]:

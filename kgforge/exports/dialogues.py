@@ -41,8 +41,7 @@ def export_dialogues(domain: str, dialogues_file: Path, options: ExportOptions, 
     fmt = format_named(options.fmt)
     layout = dialogue_layouts(fmt, source_fmt, source_layout, options.layout)
     ctx = Context.open(domain, workdir, options.language, tables)
-    source = read_sources(dialogues_file, source_fmt, source_layout)
-    _stop_on_unreadable(source, dialogues_file, options.skip_invalid)
+    source = read_dialogues(dialogues_file, source_layout.kind, options.skip_invalid)
     grounding = ground(ctx, source, ctx.class_iris())
     gold = GoldResolver(ctx, grounding.index, gold_frame(source.dialogues))
     resolved = gold.resolved()
@@ -72,15 +71,21 @@ def export_dialogues(domain: str, dialogues_file: Path, options: ExportOptions, 
     return finish(ctx, fmt, layout, records, options, out, extra, started, rejected)
 
 
-def _stop_on_unreadable(source: SourceFile, path: Path, skip_invalid: bool) -> None:
+def read_dialogues(path: Path, input_layout: str | None = None, skip_invalid: bool = False) -> SourceFile:
+    """The real dialogues in ``path``, in ``input_layout`` (a kind such as ``kdconv``) or the layout its first
+    record has. A record that is not a dialogue of that layout is an error naming the file and its line,
+    unless ``skip_invalid`` (then it is in the result's ``rejected``); a file without one is an error."""
+    fmt, layout = detect_layout(path, input_layout)
+    source = read_sources(path, fmt, layout)
     if not source.dialogues:
         reasons = "; ".join(f"line {r['line']}: {r['reason']}" for r in source.rejected[:3])
         raise InputError(f"{path}: no {source.layout.kind} dialogue could be read" + (f" ({reasons})" if reasons else ""))
     if source.rejected and not skip_invalid:
         first = source.rejected[0]
-        raise ExportCheckError(f"{len(source.rejected)} of {source.records_in} records in {path} are not "
-                               f"{source.layout.kind} dialogues, nothing was written (give --skip-invalid to write "
-                               f"the others): {path}:{first['line']}: {first['reason']}")
+        raise InputError(f"{path}:{first['line']}: {first['reason']} ({len(source.rejected)} of {source.records_in} "
+                         f"records are not {source.layout.kind} dialogues; nothing was written, give --skip-invalid "
+                         "to write the others)")
+    return source
 
 
 def coverage(source: SourceFile, dialogues: list[Dialogue], retrieved: pl.DataFrame, resolved: pl.DataFrame,

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 import orjson
 
-from kgforge.errors import KgforgeError
+from kgforge.errors import InputError, KgforgeError
 from kgforge.exports.model import TripleShape
 from kgforge.jsonio import Record, iter_json_container, iter_json_lines
 
@@ -137,6 +137,16 @@ def formats() -> dict[str, Format]:
     return dict(sorted(_FORMATS.items()))
 
 
+def layout_names() -> list[str]:
+    """Every ``--layout`` name of any format (which ones a format has is checked with the format)."""
+    return sorted({layout.name for fmt in formats().values() for layout in fmt.layouts})
+
+
+def dialogue_kinds() -> list[str]:
+    """The layout kinds real dialogues can be read in (``--input-layout``)."""
+    return [layout.kind for fmt in formats().values() if fmt.reads_dialogues for layout in fmt.layouts]
+
+
 def format_named(name: str) -> Format:
     found = formats().get(name)
     if found is None:
@@ -196,26 +206,27 @@ def detect_layout(path: Path, given: str | None = None) -> tuple[Format, Layout]
             for layout in fmt.layouts:
                 if layout.kind == given:
                     return fmt, layout
-        kinds = [layout.kind for fmt in readers for layout in fmt.layouts]
-        raise KgforgeError(f"unknown --input-layout {given!r}: choose one of {', '.join(kinds)}")
+        raise KgforgeError(f"unknown --input-layout {given!r}: choose one of {', '.join(dialogue_kinds())}")
     first = _first_record(path)
     for fmt in readers:
         layout = fmt.detect(first.value)
         if layout is not None:
             return fmt, layout
-    kinds = ", ".join(layout.kind for fmt in readers for layout in fmt.layouts)
-    raise KgforgeError(f"{path}:{first.line}: not a dialogue layout kgforge reads ({kinds}); if it is one, "
-                       "say which with --input-layout")
+    raise KgforgeError(f"{path}:{first.line}: not a dialogue layout kgforge reads ({', '.join(dialogue_kinds())}); "
+                       "if it is one, say which with --input-layout")
 
 
 def _first_record(path: Path) -> Record:
     with open(path, encoding="utf-8-sig", errors="replace") as handle:
         head = handle.read(1 << 16).lstrip()
     records = iter_json_container(path, list) if head.startswith("[") else iter_json_lines(path)
+    unreadable = None
     for record in records:
         if not record.error:
             return record
-    raise KgforgeError(f"{path}: no readable record to tell its layout from")
+        unreadable = unreadable or record
+    where = f"{path}:{unreadable.line}: {unreadable.error}; " if unreadable else f"{path}: "
+    raise InputError(f"{where}no readable record to tell its layout from")
 
 
 def atomic_write(path: Path, write: Any) -> None:

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import IO, Any, TypeVar
 
 from kgforge.errors import InputError
+from kgforge.jsonio import loads
 
 # decompressors tried in order when ``decompressor="auto"``: parallel ones first; for bz2 the plain
 # bzip2 command still helps (decompression moves to its own process); for gzip, Python's zlib is
@@ -148,6 +149,8 @@ class DumpReader:
         finally:
             stream.close()
             self._finish(finished)
+        if self.truncated is None and self.offset == 0:
+            self.truncated = f"{self.path}: the dump is empty (not one byte to read)"
         if self.truncated is None and self.saw_open and not self.saw_close:
             self.truncated = (f"{self.path}: the dump has no closing ']' line: it ends at byte {self.offset} "
                               f"(line {self.line}) and is probably truncated; the entities before it were kept")
@@ -257,8 +260,12 @@ def entity_spans(buffer: Any, start: int, stop: int) -> Iterator[tuple[int, int,
 
 
 def decode_entity(view: memoryview, first: int, last: int) -> Any:
-    """``json.loads`` of ``view[first:last]``, decoded in place (one copy) as ``json.loads(bytes)`` decodes."""
-    return json.loads(str(view[first:last], "utf-8", "surrogatepass").removeprefix("\ufeff"))
+    """``json.loads`` of ``view[first:last]``, decoded in place (one copy) as ``json.loads(bytes)`` decodes.
+
+    Nesting is bounded only by what Python's parser follows (a :class:`~kgforge.jsonio.NestingError`
+    beyond): counting every entity's brackets would slow the dump passes, and the entity handlers
+    stop at a ``RecursionError`` themselves."""
+    return loads(str(view[first:last], "utf-8", "surrogatepass").removeprefix("\ufeff"), max_depth=None)
 
 
 MAX_DOCUMENT_BYTES = 512 << 20
@@ -292,7 +299,7 @@ def frame_document(path: Path, folder: Path) -> Path:
     with opener(path, "rb") as handle:
         data = handle.read()
     try:
-        document = json.loads(data)
+        document = loads(data)
     except ValueError as exc:
         raise InputError(f"{path}: neither a line-framed dump nor one JSON document: {exc}") from exc
     if isinstance(document, dict) and isinstance(document.get("entities"), dict):

@@ -24,6 +24,7 @@ from typing import Any
 
 from kgforge.quads import check_iri, literal_term
 from kgforge.sources import ImportContext
+from kgforge.text import NotUtf8Error, decode_utf8
 from kgforge.vocab import RDFS_LABEL, SKOS_ALT_LABEL
 from kgforge.wikidata.dump import import_passes
 from kgforge.wikidata.entity import (
@@ -94,10 +95,15 @@ def parse_nt_batch(batch: Batch, spec: PassSpec, buffer: Any, base: int, stop: i
     with memoryview(buffer) as view:
         for index, first, last in line_spans(buffer, base, stop):
             result.end_line = line = batch.first_line + index
-            text = bytes(view[first:last]).decode("utf-8", "replace").strip()
+            offset = batch.first_offset + first - base
+            raw = bytes(view[first:last])
+            try:
+                text = decode_utf8(raw, offset).strip()
+            except NotUtf8Error as exc:
+                parts.append(journal_error(line, offset, str(exc), raw[:300].decode("utf-8", "backslashreplace")))
+                continue
             if not text or text.startswith("#"):
                 continue
-            offset = batch.first_offset + first - base
             match = _LINE.match(text)
             if match is None:
                 parts.append(journal_error(line, offset, "not an N-Triples line", text[:300]))

@@ -3,7 +3,9 @@
 Workers decode JSON and turn each entity into its triples (``extract``) or its selection record
 (``index``); results come back in dump order, so the caller can record a checkpoint — the
 decompressed byte offset and line after the last batch it has written — and a killed pass can
-start again from there. A worker that dies or raises fails the whole pass (no silent holes).
+start again from there. A worker that dies or raises fails the whole pass (no silent holes); a
+worker whose reading process dies ends too (:mod:`kgforge.lifeline`), so a killed import leaves no
+process behind and its spool is released.
 
 Batches and their results travel through a :class:`BatchRing`, not through the pool's pipes.
 """
@@ -27,6 +29,8 @@ from typing import Any
 
 from kgforge.errors import KgforgeError
 from kgforge.gc_pause import paused_gc
+from kgforge.jsonio import too_deep
+from kgforge.lifeline import die_with
 from kgforge.wikidata.entity import (
     BadEntity, EntityOutput, IndexRecord, WikidataConfig, index_entity, process_entity,
 )
@@ -137,8 +141,9 @@ class PassSpec:
 _WORKER: tuple[PassSpec, BatchRing] | None = None
 
 
-def _init_worker(spec: PassSpec, ring: BatchRing) -> None:
+def _init_worker(spec: PassSpec, ring: BatchRing, parent: int) -> None:
     global _WORKER
+    die_with(parent)
     _WORKER = (spec, ring)
 
 
@@ -198,13 +203,13 @@ def _handle_line(view: memoryview, span: tuple[int, int], line: int, offset: int
         result.counts["entities_missing"] += 1
         return ""
     try:
-        output = _HANDLERS[spec.mode](entity, spec.cfg)
+        journal = render(_HANDLERS[spec.mode](entity, spec.cfg), line, offset, result.counts)
     except (BadEntity, RecursionError) as exc:
-        reason = "nested too deeply" if isinstance(exc, RecursionError) else str(exc)
+        reason = too_deep(None) if isinstance(exc, RecursionError) else str(exc)
         result.counts["entities_bad"] += 1
         return journal_error(line, offset, f"bad entity: {reason}", _excerpt(view, first, last))
     result.entities += 1
-    return render(output, line, offset, result.counts)
+    return journal
 
 
 def _excerpt(view: memoryview, first: int, last: int) -> str:
@@ -212,18 +217,20 @@ def _excerpt(view: memoryview, first: int, last: int) -> str:
 
 
 def render(output: EntityOutput | IndexRecord, line: int, offset: int, counts: Counter[str]) -> str:
-    """Journal lines of one entity: ``I`` (index record) or ``T``/``E``/``D`` (triples, problems, deprecated)."""
+    """Journal lines of one entity: ``I`` (index record) or ``T``/``E``/``D`` (triples, problems, deprecated).
+
+    ``counts`` are updated only once every line is rendered (a ``RecursionError`` leaves them as they were)."""
     if isinstance(output, IndexRecord):
         return "I " + output.to_line()
-    for key, count in output.counts.items():  # Counter.update is slower for a handful of keys
-        counts[key] += count
     parts = ["T " + "\nT ".join(map(" ".join, output.triples)) + "\n"] if output.triples else []
-    for where, reason, record in output.problems:
-        parts.append(journal_error(line, offset, reason, record, where))
-        counts["statements_bad"] += 1
+    parts += [journal_error(line, offset, reason, record, where) for where, reason, record in output.problems]
     for statement in output.deprecated:
         parts.append("D " + json.dumps({"entity": output.id, "line": line, "statement": statement},
                                        ensure_ascii=False) + "\n")
+    for key, count in output.counts.items():  # Counter.update is slower for a handful of keys
+        counts[key] += count
+    if output.problems:
+        counts["statements_bad"] += len(output.problems)
     return "".join(parts)
 
 
@@ -257,12 +264,14 @@ def run_pass(reader: DumpReader, spec: PassSpec, on_result: Callable[[BatchResul
         handle, name = tempfile.mkstemp(prefix="kgforge-batches-")
         os.close(handle)
         spool = Path(name)
+    else:
+        spool.unlink(missing_ok=True)  # a killed pass's spool: this pass's workers get a file of their own
     ring = BatchRing(spool, 2 * workers, 2 * batch_bytes)
     ring.create()
     context = multiprocessing.get_context("forkserver")
     try:
         with ProcessPoolExecutor(workers, mp_context=context, initializer=_init_worker,
-                                 initargs=(spec, ring)) as pool:
+                                 initargs=(spec, ring, os.getpid())) as pool:
             pending: deque[Future[BatchResult]] = deque()
             for sequence, batch in enumerate(batches(reader, batch_bytes, spec.align)):
                 batch.slot = sequence % ring.slots
