@@ -71,6 +71,7 @@ def read_request(method: str, content_type: str, query_string: str, body: bytes,
             raise _read_only()
         if media == FORM:
             params += parse_qsl(_text(body), keep_blank_values=True)
+            _refuse_updates(params)
             sparql = _one(params, "query")
         elif media == QUERY_BODY:
             if any(name == "query" for name, _ in params):
@@ -79,9 +80,9 @@ def read_request(method: str, content_type: str, query_string: str, body: bytes,
         else:
             raise ProtocolError(415, f"POST a query as {FORM} (query=…) or as {QUERY_BODY}; got {media or 'no type'}")
     else:
+        _refuse_updates(params)
         sparql = _one(params, "query")
-    if any(name in ("update", "using-graph-uri", "using-named-graph-uri") for name, _ in params):
-        raise _read_only()
+    _refuse_updates(params)
     fmt = _one(params, "format", required=False)
     results_format, graph_format = negotiate(accept, fmt)
     return QueryRequest(
@@ -90,6 +91,11 @@ def read_request(method: str, content_type: str, query_string: str, body: bytes,
         default_graphs=[parse_iri(v, "default-graph-uri") for n, v in params if n == "default-graph-uri"],
         named_graphs=[parse_iri(v, "named-graph-uri") for n, v in params if n == "named-graph-uri"],
     )
+
+
+def _refuse_updates(params: list[tuple[str, str]]) -> None:
+    if any(name in ("update", "using-graph-uri", "using-named-graph-uri") for name, _ in params):
+        raise _read_only()
 
 
 def _read_only() -> ProtocolError:

@@ -120,7 +120,7 @@ class Worker:
         except NotAcceptable as exc:
             return ("error", 406, str(exc))
         except RowLimit:
-            return ("error", 413, f"the result has more than {request['max_rows']} rows, the server's limit: "
+            return ("error", 400, f"the result has more than {request['max_rows']} rows, the server's limit: "
                                   "add LIMIT (and OFFSET to page through it)")
         except SyntaxError as exc:
             return ("error", 400, f"SPARQL syntax error: {exc}")
