@@ -26,8 +26,10 @@ log = logging.getLogger(__name__)
 KEEP_VERSIONS = 2
 RELATIONS_QUERY = """
 SELECT ?r ?label ?kind WHERE {
-  GRAPH <https://kgforge.org/graph/schema> { ?r kg:kind ?kind . OPTIONAL { ?r rdfs:label ?label } }
-}"""
+  { GRAPH <https://kgforge.org/graph/schema> { ?r kg:kind ?kind } }
+  UNION
+  { ?r rdfs:label ?label FILTER(STRSTARTS(STR(?r), "https://kgforge.org/relation/")) }
+}"""  # the schema's kinds, and the labels of every relation (derived ones too: 同导演 / "same director")
 
 
 @dataclass(frozen=True)
@@ -130,11 +132,12 @@ class ServedDomain:
         """Relation IRI → zh and en labels and kind, from the schema graph (read once per version)."""
         if version.relations is None:
             found: dict[str, dict[str, str]] = {}
-            for row in (await self.rows(version, RELATIONS_QUERY, {}, deadline)).rows:
-                entry = found.setdefault(row["r"][1], {"kind": row["kind"][1].rsplit("#", 1)[-1]})
-                label = row.get("label")
-                if label is not None:
-                    entry["en" if (label[2] or "").startswith("en") else "zh"] = label[1]
+            for row in (await self.rows(version, RELATIONS_QUERY, {}, deadline, max_rows=1_000_000)).rows:
+                entry = found.setdefault(row["r"][1], {})
+                if "kind" in row:
+                    entry["kind"] = row["kind"][1].rsplit("#", 1)[-1]
+                if "label" in row:
+                    entry["en" if (row["label"][2] or "").startswith("en") else "zh"] = row["label"][1]
             version.relations = found
         return version.relations
 

@@ -96,7 +96,9 @@ def source_name(graph: str) -> str:
 
 def relation_label(relations: dict[str, dict[str, str]], iri: str) -> str:
     entry = relations.get(iri, {})
-    return entry.get("zh") or entry.get("en") or META.get(iri) or iri
+    if entry.get("zh") or entry.get("en"):
+        return entry.get("zh") or entry["en"]
+    return META.get(iri) or (iri.removeprefix(kg.ONTO) if iri.startswith(kg.ONTO) else iri)
 
 
 # ---------------------------------------------------------------- pages
@@ -153,10 +155,12 @@ async def entity(domain: ServedDomain, request: Request) -> Response:
             types.append(display(row["o"], row))
         else:
             facts_out.append(_fact(relations, p, display(row["o"], row), graph))
-    facts_in = [_fact(relations, row["p"][1], display(row["s"], row), row["g"][1]) for row in incoming.rows[:FACTS_SHOWN]]
+    shown_in = incoming.rows[:FACTS_SHOWN]
+    facts_in = [_fact(relations, row["p"][1], display(row["s"], row), row["g"][1]) for row in shown_in
+                if not row["s"][1].startswith(kg.PAIR_NODE)]
     title = _pick_label([{"label": lb["text"], "lang": lb["lang"]} for lb in labels if not lb["alias"]]) or iri
     return page("entity.html", version, iri=iri, title=title, labels=labels, types=types, facts_out=facts_out,
-                facts_in=facts_in, more_out=len(out.rows) > FACTS_SHOWN, more_in=len(incoming.rows) > FACTS_SHOWN,
+                facts_in=facts_in, pair_records=len(shown_in) - len(facts_in), more_out=len(out.rows) > FACTS_SHOWN, more_in=len(incoming.rows) > FACTS_SHOWN,
                 related=kg.has_related_model(domain.paths))
 
 
