@@ -24,8 +24,8 @@ def serve_command(
                        ] = 30.0,
     max_rows: Annotated[int, typer.Option("--max-rows", parser=POSITIVE,
                                           help="Most rows (or triples) one answer may hold.")] = 100_000,
-    workers: Annotated[int | None, typer.Option(parser=POSITIVE, help="Query worker processes (default: one "
-                                                "per core).")] = None,
+    workers: Annotated[int | None, typer.Option(parser=POSITIVE, help="Queries that may run at once, one worker "
+                                                "process each (default: 2 per core, at least 8).")] = None,
     cors: Annotated[list[str], typer.Option("--cors", help="Let browser pages from this origin call the endpoint "
                                             "(repeatable; '*' for any). Off by default.")] = [],
     workdir: WorkdirOption = DEFAULT_WORKDIR,

@@ -94,7 +94,7 @@ async def sparql_endpoint(domain: ServedDomain, request: Request) -> Response:
                          request.headers.get("accept", ""))
     if not query.sparql.strip():
         raise ProtocolError(400, "the query is empty")
-    if kg.uses_service(query.sparql):
+    if kg.has_service_clause(query.sparql):
         raise ProtocolError(403, "the query has a SERVICE clause, which would make this server send requests to "
                                  "the endpoint it names: refused")
     deadline = domain.deadline()

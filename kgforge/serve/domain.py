@@ -32,6 +32,13 @@ SELECT ?r ?label ?kind WHERE {
 }"""  # the schema's kinds, and the labels of every relation (derived ones too: 同导演 / "same director")
 
 
+def default_workers() -> int:
+    """Queries that may run at once: two per core, at least 8. A worker is a small process (tens of MB);
+    with fewer workers than concurrent clients, quick queries would queue behind slow ones while the
+    cores are shared anyway."""
+    return max(8, 2 * (os.cpu_count() or 1))
+
+
 @dataclass(frozen=True)
 class ServeOptions:
     """How the server runs; checked like every other library entry point."""
@@ -40,7 +47,7 @@ class ServeOptions:
     port: int = 7878
     timeout: float = 30.0  # seconds a query (or an explorer page) may take before 503
     max_rows: int = 100_000  # rows (or triples) a protocol answer may hold
-    workers: int = field(default_factory=lambda: os.cpu_count() or 2)
+    workers: int = field(default_factory=lambda: default_workers())
     cors: tuple[str, ...] = ()  # origins allowed to call the endpoint from a browser ("*" for any)
 
     def __post_init__(self) -> None:

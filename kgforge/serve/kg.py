@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -29,8 +30,8 @@ from kgforge.vocab import DERIVED_GRAPHS, GRAPH, ONTO, RDF_TYPE, RDFS_LABEL, SCH
 __all__ = [
     "DERIVED_GRAPHS", "GRAPH", "ONTO", "PREFIXES", "RDF_TYPE", "RDFS_LABEL", "SCHEMA_GRAPH", "SKOS_ALT_LABEL",
     "PAIR_NODE", "DomainPaths", "GraphTables", "KgforgeError", "StoreMissingError", "domain_paths", "goal_subgraphs",
-    "has_related_model", "is_update", "published_build", "read_manifest_of", "related_entities", "sample_topic_goals",
-    "shipped_queries", "tables_of", "uses_service",
+    "has_related_model", "has_service_clause", "is_update", "published_build", "read_manifest_of", "related_entities", "sample_topic_goals",
+    "shipped_queries", "tables_of",
 ]
 
 
@@ -61,6 +62,16 @@ def tables_of(paths: DomainPaths, build: Path) -> GraphTables:
     if published_build(paths) != build:
         raise VersionMoved(f"{build.name} was replaced while its tables were read")
     return tables
+
+
+def has_service_clause(text: str) -> bool:
+    """``kgforge query``'s SERVICE check (a parse), after a cheap look for the word: Oxigraph reads the
+    keyword only as written (no ``\\u`` escapes outside strings and IRIs), so a query without the
+    letters ``service`` in any case has no SERVICE clause, and most queries are never parsed twice."""
+    return _SERVICE_LETTERS.search(text) is not None and uses_service(text)
+
+
+_SERVICE_LETTERS = re.compile("service", re.IGNORECASE)
 
 
 def is_update(text: str) -> bool:
