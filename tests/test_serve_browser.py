@@ -80,6 +80,7 @@ def test_search_entity_graph_goals_editor(explorer, page):
     first.click()
     page.wait_for_selector("#facts-out")
     shot(page, "2-entity")
+    page.screenshot(path=str(ARTIFACTS / "2-entity-viewport.png"))  # the README's picture (docs/serve-entity.png)
     assert page.inner_text("#title") == "霸王别姬"
     labels = page.locator("#labels tbody tr").all_inner_texts()
     assert any("霸王别姬" in row and "zh" in row for row in labels)

@@ -25,6 +25,7 @@ from kgforge.resources import query_text
 from kgforge.serve import ServeOptions
 from kgforge.serve.runner import is_loopback
 from kgforge.store import domain_paths
+from tests.conftest import REPO
 from tests.serve_support import build_demo, running_server
 
 LABELS = "SELECT ?s ?label WHERE { ?s rdfs:label ?label } ORDER BY ?s ?label"
@@ -186,6 +187,32 @@ def test_default_graph_uri_restricts_the_dataset(client, server):
     schema_only = int(get(client, server, COUNT_ALL, **{"default-graph-uri": "https://kgforge.org/graph/schema"}
                           ).json()["results"]["bindings"][0]["n"]["value"])
     assert 0 < schema_only < everything
+
+
+# ---------------------------------------------------------------- kgforge query --endpoint
+
+
+@pytest.mark.parametrize("fmt", ["--json", "csv"])
+def test_query_command_gives_the_same_answer_from_the_endpoint(cli, demo, server, fmt):
+    query = ["query", "demo", "--file", str(REPO / "queries" / "entity_facts.rq"), "--bind", "name@zh=霸王别姬"]
+    options = ["--json"] if fmt == "--json" else ["--format", fmt]
+    local = cli(*query, *options, "--workdir", str(demo))
+    remote = cli(*query, *options, "--endpoint", f"{server}/sparql")
+    assert remote.stdout == local.stdout and "陈凯歌" in remote.stdout
+
+
+def test_query_command_construct_and_ask_from_the_endpoint(cli, demo, server):
+    for text in (FACTS_OF_FILMS, 'ASK { ?s rdfs:label "霸王别姬"@zh }'):
+        local = cli("query", "demo", text, "--workdir", str(demo))
+        remote = cli("query", "demo", text, "--endpoint", f"{server}/sparql")
+        assert sorted(remote.stdout.splitlines()) == sorted(local.stdout.splitlines()) and remote.stdout.strip()
+
+
+def test_query_command_reports_the_endpoint_timeout(cli, demo):
+    with running_server(demo, timeout=1.0, workers=1) as base:
+        result = cli("query", "demo", "SELECT (COUNT(*) AS ?n) WHERE { ?a ?b ?c . ?d ?e ?f . ?g ?h ?i }",
+                     "--endpoint", f"{base}/sparql", check=False)
+    assert result.returncode == 1 and "timeout" in result.stderr
 
 
 # ---------------------------------------------------------------- read-only, SERVICE, bounds

@@ -126,7 +126,7 @@ def parse_term(text: str, name: str = "term") -> tuple:
     """An N-Triples term (``<iri>``, ``"lit"``, ``"lit"@zh``, ``"1"^^<…#integer>``) as the worker's encoding."""
     try:
         quads = list(ox.parse(f"<urn:s> <urn:p> {text.strip()} .".encode(), format=ox.RdfFormat.N_TRIPLES))
-    except SyntaxError as exc:
+    except (SyntaxError, ValueError) as exc:
         raise ProtocolError(400, f"{name}: {text!r} is not an N-Triples term (<iri>, \"text\", \"text\"@zh, "
                                  f"\"1\"^^<datatype>): {exc}") from None
     if len(quads) != 1:
