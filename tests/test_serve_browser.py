@@ -108,6 +108,8 @@ def test_search_entity_graph_goals_editor(explorer, page):
     page.click("#to-goals")
     page.wait_for_selector("section.goal")
     shot(page, "4-goals")
+    kinds = page.locator("section.goal h2").all_inner_texts()
+    assert any(k.startswith("one-step") for k in kinds) and any(k.startswith("two-step") for k in kinds), kinds
     goal = page.locator("section.goal").first
     assert "霸王别姬" in goal.locator("ol.path").inner_text()
     roles = goal.locator("table.subgraph tbody tr td:nth-child(4)").all_inner_texts()

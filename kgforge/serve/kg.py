@@ -100,17 +100,14 @@ def shipped_queries() -> dict[str, str]:
 
 def sample_topic_goals(paths: DomainPaths, tables: GraphTables, topic: str, n: int, seed: int
                        ) -> list[dict[str, Any]]:
-    """Up to ``n`` DuConv-style goals (one-step, then two-step when associated triples exist) with
-    ``topic`` as one of the two topics, sampled by ``kgforge goals``' own sampler over the topic's facts."""
+    """Up to ``n`` DuConv-style goals with ``topic`` as one of the two topics, half one-step and half
+    two-step as ``kgforge goals`` samples them (one-step only when ``kgforge derive`` has not run), by
+    its own sampler over the facts that involve the topic."""
     graph = GoalGraph.load(paths, tables=_topic_tables(tables, topic))
-    options = GoalOptions(n=n, seed=seed, style="duconv", one_step_ratio=1.0)
-    goals = sample_goals(graph, options)
-    if len(goals) < n:
-        try:
-            goals += sample_goals(graph, GoalOptions(n=n - len(goals), seed=seed, one_step_ratio=0.0))
-        except KgforgeError:  # no associated triples (derive not run): one-step goals only
-            pass
-    return goals
+    try:
+        return sample_goals(graph, GoalOptions(n=n, seed=seed))
+    except KgforgeError:  # no associated triples to take two-step goals from
+        return sample_goals(graph, GoalOptions(n=n, seed=seed, one_step_ratio=1.0))
 
 
 def _topic_tables(tables: GraphTables, topic: str) -> GraphTables:
