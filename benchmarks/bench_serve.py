@@ -9,7 +9,8 @@ triples included) in the same run, each in turn for ``--seconds`` with ``--clien
 (one process each, HTTP/1.1 keep-alive, a new request as soon as the last answer is read), after a
 warm-up. The mix is every file of ``queries/`` except the whole-graph self-join (which finishes on
 neither), with values drawn from the graph and substituted into the query text (Oxigraph's server takes no
-substitutions), prefixes declared: the two servers get byte-identical requests, JSON results. Rounds alternate the order (baseline, kgforge, kgforge, baseline, …).
+substitutions), prefixes declared: the two servers get byte-identical requests, JSON results. Rounds
+alternate the order (baseline, kgforge, kgforge, baseline, …).
 
 Then the explorer's entity page is fetched for --pages random entities, one at a time (p50, p99).
 Writes benchmarks/results/bench_serve.json. Target (issue 19): throughput >= 0.8x the baseline's, entity
@@ -65,7 +66,8 @@ def sample_values(store_dir: Path, seed: int, n: int) -> dict[str, list]:
         return list(store.query(sparql, use_default_graph_as_union=True, prefixes=PREFIXES))
 
     edges = rows("SELECT ?s ?o WHERE { ?p kg:kind kg:EntityValued . ?s ?p ?o } LIMIT 200000")
-    pairs = rows("SELECT ?a ?b WHERE { GRAPH <https://kgforge.org/graph/derived/associated> { ?n kg:left ?a ; kg:right ?b } } LIMIT 200000")
+    pairs = rows("SELECT ?a ?b WHERE { GRAPH <https://kgforge.org/graph/derived/associated> "
+                 "{ ?n kg:left ?a ; kg:right ?b } } LIMIT 200000")
     linked = [(r["s"], r["o"]) for r in rng.sample(edges, min(n, len(edges)))]
     topics = [t for pair in linked for t in pair]
     labels = {}

@@ -33,7 +33,8 @@ def write_kb(path: Path, entities: dict[str, list[tuple[str, str]]]) -> Path:
 
 def markup_kb(folder: Path) -> Path:
     """A film whose name is markup, linked to a demo film, so it is searchable and has a neighbour."""
-    return write_kb(folder / "kb_markup.json", {MARKUP_LABEL: [("领域", "电影"), ("主演", "巩俐"), ("类型", "剧情")]})
+    facts = [("领域", "电影"), ("主演", "巩俐"), ("类型", "剧情")]
+    return write_kb(folder / "kb_markup.json", {MARKUP_LABEL: facts})
 
 
 def build_demo(workdir: Path, *extra: Path, with_derived: bool = True) -> str:

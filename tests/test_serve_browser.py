@@ -11,10 +11,12 @@ import os
 import shutil
 from pathlib import Path
 
+import httpx
 import pytest
 
-from tests.conftest import REPO, REQUIRE_SHARED, run_cli
-from tests.serve_support import MARKUP_LABEL, build_demo, markup_kb, running_server
+from kgforge.demo import step_embed, step_wikidata
+from tests.conftest import REPO, REQUIRE_SHARED
+from tests.serve_support import MARKUP_LABEL, build_demo, markup_kb, running_server, wait_search_ready
 
 ARTIFACTS = Path(os.environ.get("KGFORGE_TEST_ARTIFACTS", REPO / "test-artifacts")) / "serve"
 
@@ -31,10 +33,13 @@ def chromium_path() -> str:
 
 @pytest.fixture(scope="module")
 def explorer(tmp_path_factory):
-    """The demo with every stage run (derive, embed) plus a film whose name is markup, served."""
+    """The demo plus a film whose name is markup, with the demo's later stages run on it (derive, the
+    Wikidata import that brings English labels, linking, embedding), served."""
     workdir = tmp_path_factory.mktemp("serve-browser") / "kg"
-    run_cli("demo", "--workdir", str(workdir))
+    workdir.mkdir()
     build_demo(workdir, markup_kb(workdir.parent))
+    step_wikidata(workdir)
+    step_embed(workdir)
     with running_server(workdir, workers=2, timeout=60.0) as base:
         yield base
 
@@ -135,6 +140,16 @@ def test_related_entities_page(explorer, page):
     shot(page, "6-related")
     names = page.locator("#related li a").all_inner_texts()
     assert len(names) == 10 and "霸王别姬" not in names
+
+
+def test_search_finds_english_labels_case_folded(explorer):
+    """The demo's Wikidata entities carry English labels (``kgforge demo`` imports them)."""
+    with httpx.Client(timeout=60) as client:
+        wait_search_ready(client, explorer)
+        prefix = client.get(f"{explorer}/search", params={"q": "gong l", "format": "json"}).json()["results"]
+        exact = client.get(f"{explorer}/search", params={"q": "GONG LI", "format": "json"}).json()["results"]
+    assert prefix and prefix[0]["matched"] == "Gong Li" and not prefix[0]["exact"]
+    assert exact[0]["exact"] and exact[0]["iri"] == prefix[0]["iri"]
 
 
 def test_a_label_with_markup_shows_as_text(explorer, page):

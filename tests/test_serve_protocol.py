@@ -26,7 +26,7 @@ from kgforge.serve import ServeOptions
 from kgforge.serve.runner import is_loopback
 from kgforge.store import domain_paths
 from tests.conftest import REPO
-from tests.serve_support import build_demo, running_server
+from tests.serve_support import MARKUP_LABEL, build_demo, markup_kb, running_server, wait_search_ready
 
 LABELS = "SELECT ?s ?label WHERE { ?s rdfs:label ?label } ORDER BY ?s ?label"
 FACTS_OF_FILMS = "CONSTRUCT { ?s ?p ?o } WHERE { ?p kg:kind kg:EntityValued . ?s ?p ?o }"
@@ -37,7 +37,7 @@ RESULTS = "http://www.w3.org/2005/sparql-results#"
 @pytest.fixture(scope="module")
 def demo(tmp_path_factory):
     workdir = tmp_path_factory.mktemp("serve-protocol") / "kg"
-    build_demo(workdir)
+    build_demo(workdir, markup_kb(workdir.parent))
     return workdir
 
 
@@ -60,7 +60,8 @@ def direct(demo):
         labels = runner.query(LABELS)
         construct = runner.query(FACTS_OF_FILMS)
     rows = [(row["s"].value, row["label"].value, row["label"].language) for row in labels.rows]
-    return {"labels": rows, "triples": {(t.subject.value, t.predicate.value, t.object.value) for t in construct.triples}}
+    triples = {(t.subject.value, t.predicate.value, t.object.value) for t in construct.triples}
+    return {"labels": rows, "triples": triples}
 
 
 def get(client, server, query, accept="application/sparql-results+json", **params):
@@ -86,7 +87,8 @@ def test_select_as_xml_matches_the_store(client, server, direct):
     got = []
     for result in root.iter(f"{{{RESULTS}}}result"):
         cells = {b.get("name"): b[0] for b in result.iter(f"{{{RESULTS}}}binding")}
-        got.append((cells["s"].text, cells["label"].text, cells["label"].get("{http://www.w3.org/XML/1998/namespace}lang")))
+        lang = cells["label"].get("{http://www.w3.org/XML/1998/namespace}lang")
+        got.append((cells["s"].text, cells["label"].text, lang))
     assert got == direct["labels"]
 
 
@@ -314,6 +316,39 @@ def test_serve_refuses_a_domain_without_a_store(tmp_path, cli):
     assert result.returncode == 1 and "kgforge build nothing" in result.stderr
 
 
+# ---------------------------------------------------------------- explorer pages over plain HTTP
+
+
+def search(client, server, text):
+    wait_search_ready(client, server)
+    return client.get(f"{server}/search", params={"q": text, "format": "json"}).json()["results"]
+
+
+def test_search_exact_before_prefix_then_by_degree(client, server):
+    hits = search(client, server, "霸王别姬")
+    assert hits and all(h["exact"] for h in hits[:2])
+    degrees = [h["degree"] for h in hits if h["exact"]]
+    assert degrees == sorted(degrees, reverse=True)
+    prefix = search(client, server, "霸王")
+    assert [h["iri"] for h in prefix] == [h["iri"] for h in hits] and not any(h["exact"] for h in prefix)
+
+
+def test_pages_escape_markup_labels_and_send_a_csp(client, server):
+    hits = search(client, server, "<script")
+    assert hits and hits[0]["label"] == MARKUP_LABEL
+    for path, params in (("/search", {"q": "<script"}), ("/entity", {"iri": hits[0]["iri"]})):
+        page = client.get(f"{server}{path}", params=params)
+        assert page.status_code == 200 and "script-src" not in page.headers["content-security-policy"]
+        assert "default-src 'self'" in page.headers["content-security-policy"]
+        assert "&lt;script&gt;window.kgforgePwned" in page.text and "<script>window" not in page.text
+
+
+def test_entity_page_of_an_unknown_iri_is_404_and_a_bad_iri_400(client, server):
+    assert client.get(f"{server}/entity", params={"iri": "https://kgforge.org/entity/none"}).status_code == 404
+    bad = client.get(f"{server}/entity", params={"iri": "not an iri"})
+    assert bad.status_code == 400 and "IRI" in bad.text
+
+
 # ---------------------------------------------------------------- static paths
 
 
@@ -337,7 +372,8 @@ def test_static_paths_cannot_leave_the_asset_folder(server, path):
 
 def test_static_assets_are_served(client, server):
     script = client.get(f"{server}/static/vendor/cytoscape.min.js")
-    assert script.status_code == 200 and "javascript" in script.headers["content-type"] and len(script.content) > 100_000
+    assert script.status_code == 200 and "javascript" in script.headers["content-type"]
+    assert len(script.content) > 100_000
     assert client.get(f"{server}/static/style.css").headers["x-content-type-options"] == "nosniff"
 
 

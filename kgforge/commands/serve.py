@@ -11,7 +11,7 @@ from kgforge.commands._app import (
 )
 from kgforge.serve import ServeOptions, serve
 
-PORT = whole_number(0)
+PORT = whole_number(1)
 
 
 @app.command("serve")
@@ -19,7 +19,7 @@ def serve_command(
     domain: DomainArgument,
     host: Annotated[str, typer.Option(help="Address to listen on; loopback unless you mean to share it.")
                     ] = "127.0.0.1",
-    port: Annotated[int, typer.Option(parser=PORT, help="Port (0: any free one).")] = 7878,
+    port: Annotated[int, typer.Option(parser=PORT, help="Port to listen on.")] = 7878,
     timeout: Annotated[float, typer.Option(parser=POSITIVE_NUMBER, help="Seconds a query may run before 503.")
                        ] = 30.0,
     max_rows: Annotated[int, typer.Option("--max-rows", parser=POSITIVE,

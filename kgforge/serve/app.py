@@ -7,7 +7,6 @@ prefixes and serve the explorer from the same process, none of which ``oxigraph 
 
 from __future__ import annotations
 
-import logging
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
@@ -25,8 +24,7 @@ from kgforge.serve.domain import ServedDomain, ServedQueryError, ServeOptions, V
 from kgforge.serve.pool import WorkerDied
 from kgforge.serve.protocol import CONTENT_TYPES, ProtocolError, read_request
 
-log = logging.getLogger(__name__)
-MAX_BODY = 1 << 20  # a query of more than 1 MiB is refused (413) before it is read
+MAX_BODY = 1 << 20  # a request body past 1 MiB is refused (413) as soon as it is seen to be
 
 
 def create_app(paths: kg.DomainPaths, options: ServeOptions) -> Starlette:
@@ -66,7 +64,7 @@ def guarded(domain: ServedDomain, handler: Handler) -> Callable[[Request], Await
         try:
             try:
                 return await handler(domain, request)
-            except VersionGone:
+            except (VersionGone, kg.VersionMoved):
                 return await handler(domain, request)
         except ProtocolError as exc:
             return _text(exc.status, str(exc))
@@ -78,6 +76,8 @@ def guarded(domain: ServedDomain, handler: Handler) -> Callable[[Request], Await
             return _text(500, str(exc))
         except kg.StoreMissingError as exc:
             return _text(503, str(exc))
+        except kg.KgforgeError as exc:  # a stage the explorer calls refused (goals, related): its own words
+            return _text(500, str(exc))
 
     return endpoint
 
@@ -87,9 +87,7 @@ def _text(status: int, message: str) -> PlainTextResponse:
 
 
 async def sparql_endpoint(domain: ServedDomain, request: Request) -> Response:
-    if int(request.headers.get("content-length") or 0) > MAX_BODY:
-        raise ProtocolError(413, f"the request body is larger than {MAX_BODY} bytes")
-    body = await request.body() if request.method == "POST" else b""
+    body = await _body(request) if request.method == "POST" else b""
     query = read_request(request.method, request.headers.get("content-type", ""), request.url.query, body,
                          request.headers.get("accept", ""))
     if not query.sparql.strip():
@@ -111,6 +109,21 @@ async def sparql_endpoint(domain: ServedDomain, request: Request) -> Response:
         raise
     return Response(payload["body"], media_type=CONTENT_TYPES[payload["format"]],
                     headers={"X-Kgforge-Build": version.id, "Vary": "Accept"})
+
+
+async def _body(request: Request) -> bytes:
+    """The request body, refused with 413 once it passes MAX_BODY (announced or streamed)."""
+    too_big = ProtocolError(413, f"the request body is larger than {MAX_BODY} bytes")
+    announced = request.headers.get("content-length", "0")
+    if not announced.isdigit() or int(announced) > MAX_BODY:
+        raise too_big
+    chunks, size = [], 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > MAX_BODY:
+            raise too_big
+        chunks.append(chunk)
+    return b"".join(chunks)
 
 
 async def status(domain: ServedDomain, request: Request) -> Response:

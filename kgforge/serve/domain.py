@@ -51,7 +51,7 @@ class ServeOptions:
     cors: tuple[str, ...] = ()  # origins allowed to call the endpoint from a browser ("*" for any)
 
     def __post_init__(self) -> None:
-        checks.whole(self.port, "--port", 0, 65535)
+        checks.whole(self.port, "--port", 1, 65535)
         checks.number(self.timeout, "--timeout", above=True)
         checks.whole(self.max_rows, "--max-rows", 1)
         checks.whole(self.workers, "--workers", 1, 256)

@@ -29,25 +29,19 @@ FACTS_SHOWN = 500  # per direction on the entity page
 NEIGHBOURS_SHOWN = 60  # per direction in one expansion of the graph view
 META = {kg.RDFS_LABEL: "label", kg.SKOS_ALT_LABEL: "alias", kg.RDF_TYPE: "type"}
 
-OUT_FACTS = """
-SELECT ?e ?p ?o ?g ?zh ?en WHERE {
-  GRAPH ?g { ?e ?p ?o }
-  OPTIONAL { ?o rdfs:label ?zh FILTER(LANGMATCHES(LANG(?zh), "zh")) }
-  OPTIONAL { ?o rdfs:label ?en FILTER(LANGMATCHES(LANG(?en), "en")) }
-} LIMIT %d"""
-IN_FACTS = """
-SELECT ?e ?s ?p ?g ?zh ?en WHERE {
-  GRAPH ?g { ?s ?p ?e }
-  OPTIONAL { ?s rdfs:label ?zh FILTER(LANGMATCHES(LANG(?zh), "zh")) }
-  OPTIONAL { ?s rdfs:label ?en FILTER(LANGMATCHES(LANG(?en), "en")) }
-} LIMIT %d"""
-NEIGHBOURS = """
-SELECT ?e ?dir ?n ?p ?g ?zh ?en WHERE {
-  { GRAPH ?g { ?e ?p ?n } BIND("out" AS ?dir) } UNION { GRAPH ?g { ?n ?p ?e } BIND("in" AS ?dir) }
-  FILTER(isIRI(?n) && ?p != rdf:type && ?p != owl:sameAs)
-  OPTIONAL { ?n rdfs:label ?zh FILTER(LANGMATCHES(LANG(?zh), "zh")) }
-  OPTIONAL { ?n rdfs:label ?en FILTER(LANGMATCHES(LANG(?en), "en")) }
-} LIMIT %d"""
+
+def labelled(select: str, pattern: str, node: str) -> str:
+    """A SELECT over ``pattern`` that also gives ``?node``'s zh and en labels (as ?zh, ?en), LIMIT to fill in."""
+    return (f"SELECT {select} ?zh ?en WHERE {{\n  {pattern}\n"
+            f'  OPTIONAL {{ ?{node} rdfs:label ?zh FILTER(LANGMATCHES(LANG(?zh), "zh")) }}\n'
+            f'  OPTIONAL {{ ?{node} rdfs:label ?en FILTER(LANGMATCHES(LANG(?en), "en")) }}\n}} LIMIT %d')
+
+
+OUT_FACTS = labelled("?e ?p ?o ?g", "GRAPH ?g { ?e ?p ?o }", "o")
+IN_FACTS = labelled("?e ?s ?p ?g", "GRAPH ?g { ?s ?p ?e }", "s")
+NEIGHBOURS = labelled("?e ?dir ?n ?p ?g", """{ GRAPH ?g { ?e ?p ?n } BIND("out" AS ?dir) }
+  UNION { GRAPH ?g { ?n ?p ?e } BIND("in" AS ?dir) }
+  FILTER(isIRI(?n) && ?p != rdf:type && ?p != owl:sameAs)""", "n")
 LABELS = """
 SELECT ?e ?label WHERE { ?e rdfs:label ?label }"""
 
@@ -160,7 +154,8 @@ async def entity(domain: ServedDomain, request: Request) -> Response:
                 if not row["s"][1].startswith(kg.PAIR_NODE)]
     title = _pick_label([{"label": lb["text"], "lang": lb["lang"]} for lb in labels if not lb["alias"]]) or iri
     return page("entity.html", version, iri=iri, title=title, labels=labels, types=types, facts_out=facts_out,
-                facts_in=facts_in, pair_records=len(shown_in) - len(facts_in), more_out=len(out.rows) > FACTS_SHOWN, more_in=len(incoming.rows) > FACTS_SHOWN,
+                facts_in=facts_in, pair_records=len(shown_in) - len(facts_in),
+                more_out=len(out.rows) > FACTS_SHOWN, more_in=len(incoming.rows) > FACTS_SHOWN,
                 related=kg.has_related_model(domain.paths))
 
 

@@ -30,8 +30,9 @@ from kgforge.vocab import DERIVED_GRAPHS, GRAPH, ONTO, RDF_TYPE, RDFS_LABEL, SCH
 __all__ = [
     "DERIVED_GRAPHS", "GRAPH", "ONTO", "PREFIXES", "RDF_TYPE", "RDFS_LABEL", "SCHEMA_GRAPH", "SKOS_ALT_LABEL",
     "PAIR_NODE", "DomainPaths", "GraphTables", "KgforgeError", "StoreMissingError", "domain_paths", "goal_subgraphs",
-    "has_related_model", "has_service_clause", "is_update", "published_build", "read_manifest_of", "related_entities", "sample_topic_goals",
-    "shipped_queries", "tables_of",
+    "has_related_model", "has_service_clause", "is_update", "published_build", "read_manifest_of",
+    "related_entities", "sample_topic_goals",
+    "shipped_queries", "tables_of", "VersionMoved",
 ]
 
 
