@@ -27,7 +27,7 @@ TEMPLATES = Environment(loader=FileSystemLoader(Path(__file__).resolve().parent 
                         autoescape=select_autoescape(default=True, default_for_string=True))
 FACTS_SHOWN = 500  # per direction on the entity page
 NEIGHBOURS_SHOWN = 60  # per direction in one expansion of the graph view
-META = {kg.RDFS_LABEL: "label", kg.SKOS_ALT_LABEL: "alias", kg.RDF_TYPE: "type"}
+META = {kg.RDFS_LABEL: "label", kg.SKOS_ALT_LABEL: "alias", kg.RDF_TYPE: "type", kg.OWL_SAME_AS: "same as"}
 
 
 def labelled(select: str, pattern: str, node: str) -> str:
@@ -140,7 +140,7 @@ async def entity(domain: ServedDomain, request: Request) -> Response:
     if not out.rows and not incoming.rows:
         return page("missing.html", version, status=404, iri=iri)
     labels, types, facts_out = [], [], []
-    for row in out.rows[:FACTS_SHOWN]:
+    for row in unique(out.rows[:FACTS_SHOWN], "p", "o", "g"):
         p, graph = row["p"][1], row["g"][1]
         if p in (kg.RDFS_LABEL, kg.SKOS_ALT_LABEL) and row["o"][0] == "lit":
             labels.append({"text": row["o"][1], "lang": row["o"][2] or "", "alias": p == kg.SKOS_ALT_LABEL,
@@ -149,14 +149,24 @@ async def entity(domain: ServedDomain, request: Request) -> Response:
             types.append(display(row["o"], row))
         else:
             facts_out.append(_fact(relations, p, display(row["o"], row), graph))
-    shown_in = incoming.rows[:FACTS_SHOWN]
+    shown_in = unique(incoming.rows[:FACTS_SHOWN], "s", "p", "g")
     facts_in = [_fact(relations, row["p"][1], display(row["s"], row), row["g"][1]) for row in shown_in
                 if not row["s"][1].startswith(kg.PAIR_NODE)]
+    for facts in (facts_out, facts_in):  # the sources' facts first, derived ones after, each by relation
+        facts.sort(key=lambda f: (f["derived"], f["relation"], f["other"].label))
     title = _pick_label([{"label": lb["text"], "lang": lb["lang"]} for lb in labels if not lb["alias"]]) or iri
     return page("entity.html", version, iri=iri, title=title, labels=labels, types=types, facts_out=facts_out,
                 facts_in=facts_in, pair_records=len(shown_in) - len(facts_in),
                 more_out=len(out.rows) > FACTS_SHOWN, more_in=len(incoming.rows) > FACTS_SHOWN,
                 related=kg.has_related_model(domain.paths))
+
+
+def unique(rows: list[dict[str, tuple]], *keys: str) -> list[dict[str, tuple]]:
+    """The first row of each combination of ``keys`` (an entity with two zh labels doubles its rows)."""
+    seen: dict[tuple, dict[str, tuple]] = {}
+    for row in rows:
+        seen.setdefault(tuple(row.get(k) for k in keys), row)
+    return list(seen.values())
 
 
 def _fact(relations: dict[str, dict[str, str]], p: str, other: Named, graph: str) -> dict[str, Any]:
@@ -181,7 +191,7 @@ async def neighbours(domain: ServedDomain, request: Request) -> Response:
         domain.rows(version, LABELS, bind, deadline, max_rows=100))
     nodes: dict[str, str] = {}
     edges = []
-    for row in found.rows[:2 * NEIGHBOURS_SHOWN]:
+    for row in unique(found.rows[:2 * NEIGHBOURS_SHOWN], "dir", "n", "p", "g"):
         other, p = row["n"][1], row["p"][1]
         if p in META or other.startswith(kg.PAIR_NODE):
             continue

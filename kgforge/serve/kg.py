@@ -25,10 +25,10 @@ from kgforge.query import PREFIXES, uses_service
 from kgforge.resources import query_dirs
 from kgforge.store import DomainPaths, domain_paths
 from kgforge.tables import GraphTables, read_tables
-from kgforge.vocab import DERIVED_GRAPHS, GRAPH, ONTO, RDF_TYPE, RDFS_LABEL, SCHEMA_GRAPH, SKOS_ALT_LABEL
+from kgforge.vocab import DERIVED_GRAPHS, GRAPH, ONTO, OWL_SAME_AS, RDF_TYPE, RDFS_LABEL, SCHEMA_GRAPH, SKOS_ALT_LABEL
 
 __all__ = [
-    "DERIVED_GRAPHS", "GRAPH", "ONTO", "PREFIXES", "RDF_TYPE", "RDFS_LABEL", "SCHEMA_GRAPH", "SKOS_ALT_LABEL",
+    "DERIVED_GRAPHS", "GRAPH", "ONTO", "OWL_SAME_AS", "PREFIXES", "RDF_TYPE", "RDFS_LABEL", "SCHEMA_GRAPH", "SKOS_ALT_LABEL",
     "PAIR_NODE", "DomainPaths", "GraphTables", "KgforgeError", "StoreMissingError", "domain_paths", "goal_subgraphs",
     "has_related_model", "has_service_clause", "is_update", "published_build", "read_manifest_of",
     "related_entities", "sample_topic_goals",
