@@ -12,6 +12,7 @@ import io
 import socket
 import subprocess
 import sys
+import threading
 import time
 import xml.etree.ElementTree as ET
 from urllib.parse import urlparse
@@ -26,6 +27,7 @@ from kgforge.serve import ServeOptions
 from kgforge.serve.runner import is_loopback
 from kgforge.store import domain_paths
 from tests.conftest import REPO
+from tests.faults import kill_at_random_point, open_files, orphans, reap, tagged_processes
 from tests.serve_support import MARKUP_LABEL, build_demo, markup_kb, running_server, wait_search_ready
 
 LABELS = "SELECT ?s ?label WHERE { ?s rdfs:label ?label } ORDER BY ?s ?label"
@@ -309,6 +311,42 @@ def cli_server(demo):
     yield base
     process.terminate()
     process.wait(30)
+
+
+def test_killed_server_leaves_no_worker_and_no_open_store(demo):
+    """SIGKILL runs no clean-up: the worker busy with a query must notice its server is gone by itself."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    tag = "serve-kill-test"
+    base = f"http://127.0.0.1:{port}/sparql"
+    endless = "SELECT (COUNT(*) AS ?n) WHERE { ?a ?b ?c . ?d ?e ?f . ?g ?h ?i . ?j ?k ?l }"
+
+    def busy() -> None:
+        try:
+            httpx.get(base, params={"query": endless}, timeout=60)
+        except httpx.TransportError:  # the server is killed under it
+            pass
+
+    def serving() -> bool:  # the server answers, its two workers are up, one of them deep in a query
+        try:
+            answered = httpx.get(base, params={"query": COUNT_ALL}).status_code == 200
+        except httpx.TransportError:
+            return False
+        if not answered or len(tagged_processes(tag)) < 3:
+            return False
+        threading.Thread(target=busy, daemon=True).start()
+        time.sleep(0.5)
+        return True
+
+    try:
+        run = kill_at_random_point(["serve", "demo", "--workdir", str(demo), "--port", str(port), "--workers", "2"],
+                                   seed=19, window=(0.2, 1.0), ready=serving, tag=tag)
+        assert run.killed
+        assert orphans(tag) == []
+        assert open_files(demo) == []
+    finally:
+        reap(tag)
 
 
 def test_serve_refuses_a_domain_without_a_store(tmp_path, cli):
