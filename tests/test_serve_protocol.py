@@ -313,8 +313,11 @@ def cli_server(demo):
     process.wait(30)
 
 
-def test_killed_server_leaves_no_worker_and_no_open_store(demo):
-    """SIGKILL runs no clean-up: the worker busy with a query must notice its server is gone by itself."""
+def test_killed_server_leaves_no_worker_and_no_open_store(tmp_path):
+    """SIGKILL runs no clean-up: the worker busy with a query must notice its server is gone by itself.
+    (A store of its own: the module's server holds the shared one open.)"""
+    demo = tmp_path / "kg"
+    build_demo(demo, with_derived=False)
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]

@@ -136,7 +136,8 @@ class ServedDomain:
         return Rows(variables, [{v: t for v, t in zip(variables, row) if t is not None} for row in payload["rows"]])
 
     async def relations(self, version: Version, deadline: float) -> dict[str, dict[str, str]]:
-        """Relation IRI → zh and en labels and kind, from the schema graph (read once per version)."""
+        """Relation IRI → zh and en labels and kind: the schema's relations and the derived ones (同导演),
+        read once per version."""
         if version.relations is None:
             found: dict[str, dict[str, str]] = {}
             for row in (await self.rows(version, RELATIONS_QUERY, {}, deadline, max_rows=1_000_000)).rows:
