@@ -39,12 +39,15 @@ KGFORGE_LOAD = """
 import json, sys, time
 from kgforge.build import load_graphs
 from kgforge.schema import load_schema
-from kgforge.store import domain_paths, read_manifest, write_lock
+from kgforge.store import carry_quads, domain_paths, published_build, read_manifest, staged_build, write_lock
 started = time.perf_counter()
 paths = domain_paths("duconv", sys.argv[1])
-with write_lock(paths):  # the build's load phase again, over the same graphs: fresh store, count check, swap
-    manifest = read_manifest(paths)
-    summary = load_graphs(paths, manifest["graphs"], load_schema(manifest["schema"]["path"]), None,
+# the build's load phase again, over the same graphs: fresh store, count check, swap
+with write_lock(paths), staged_build(paths) as staging:
+    published = published_build(paths)
+    manifest = read_manifest(paths, published)
+    carry_quads(published, staging, manifest["graphs"])
+    summary = load_graphs(paths, staging, manifest["graphs"], load_schema(manifest["schema"]["path"]), None,
                           manifest.get("stages", {}))
 print(json.dumps({"wall": time.perf_counter() - started, "load": summary.timings["load_seconds"]}))
 """

@@ -1,13 +1,15 @@
 """`kgforge build`: sources → normalised quads (one named graph each) → a fresh store, swapped in.
 
-The import phase writes ``quads/<graph>.nq`` per source; the load phase bulk-loads every graph
-of the build into a new directory, checks the per-graph counts, and only then replaces the
-current store. Killing the process at any moment leaves the previous store as it was.
+A build is a transaction: the import phase writes ``quads/<graph>.nq`` per source into the staging
+build folder (``builds/<id>/``), the load phase bulk-loads them into that folder's new store and checks
+the per-graph counts, and only then is the whole folder — store, quads, checksums, manifest — published
+by one atomic swap. Stages read the published build only, so a build that fails or is killed at any
+moment leaves the previous one as it was, and is never read. Stages that add graphs (derive, link,
+import) extend a copy of the published build the same way (:func:`extend_build`).
 """
 
 from __future__ import annotations
 
-import hashlib
 import platform
 import time
 from dataclasses import dataclass, field
@@ -18,6 +20,7 @@ from typing import Any
 from rich.progress import Progress
 
 from kgforge import __version__
+from kgforge.checksums import sha256_file
 from kgforge.errors import InputError, KgforgeError
 from kgforge.progress import progress_bar
 from kgforge.quads import QuadWriter
@@ -25,10 +28,13 @@ from kgforge.quarantine import Quarantine
 from kgforge.schema import Relation, Schema, SourceSpec, load_schema
 from kgforge.sources import ImportContext, importer_for, reads_file
 from kgforge.store import (
-    DomainPaths, bulk_load, check_counts, discard_build, domain_paths, extend_store, graph_counts, new_build_dir,
-    open_read_only, read_manifest, require_counts_match, swap_in, write_lock,
+    DEFAULT_WORKDIR, DomainPaths, bulk_load, carry_quads, check_counts, domain_paths, extend_store, graph_counts,
+    leftovers, open_read_only, published_build, read_manifest, require_counts_match, staged_build, swap_in,
+    write_lock, writer_pid,
 )
 from kgforge.vocab import KIND, KIND_IRIS, RDF_PROPERTY, RDF_TYPE, RDFS_LABEL, SCHEMA_GRAPH, graph_iri
+
+SCHEMA_QUADS = "quads/schema.nq"
 
 @dataclass
 class SourceResult:
@@ -96,34 +102,37 @@ def build(
         raise KgforgeError(
             f"domain {domain!r} has no sources: give --source KIND:PATH or list sources in {schema.path}"
         )
-    with write_lock(paths), progress_bar(show_progress) as progress:
+    with write_lock(paths), progress_bar(show_progress) as progress, staged_build(paths) as staging:
         started = time.perf_counter()
         results = []
         used: set[Relation] = set()
         taken: set[str] = set()
         for spec, path in specs:
-            result, relations = import_source(schema, paths, spec, path, taken, progress)
+            result, relations = import_source(schema, paths, staging, spec, path, taken, progress)
             results.append(result)
             used |= relations
-        schema_entry = write_schema_graph(schema, used, paths.quads / "schema.nq")
+        schema_entry = write_schema_graph(schema, used, staging / SCHEMA_QUADS)
         import_seconds = time.perf_counter() - started
         graphs = {r.graph: r.manifest_entry() for r in results}
-        graphs[SCHEMA_GRAPH] = dict(schema_entry, quads_file="quads/schema.nq")
-        summary = load_graphs(paths, graphs, schema, progress)
+        graphs[SCHEMA_GRAPH] = dict(schema_entry, quads_file=SCHEMA_QUADS)
+        summary = load_graphs(paths, staging, graphs, schema, progress)
     summary.sources = results
     summary.timings["import_seconds"] = round(import_seconds, 3)
     return summary
 
 
 def import_source(
-    schema: Schema, paths: DomainPaths, spec: SourceSpec, path: Path, taken: set[str], progress: Progress,
+    schema: Schema, paths: DomainPaths, staging: Path, spec: SourceSpec, path: Path, taken: set[str],
+    progress: Progress,
 ) -> tuple[SourceResult, set[Relation]]:
+    """Import one source into its quads file in the staging build folder ``staging``."""
     importer = importer_for(spec.kind)
     if reads_file(spec.kind) and not path.exists():
         raise InputError(f"{path}: no such file (source {spec.kind}:{spec.path})")
     name = _graph_name(spec.kind, path, taken)
-    quads_file = paths.quads / f"{name.replace('/', '__')}.nq"
+    quads_file = staging / "quads" / f"{name.replace('/', '__')}.nq"
     quarantine = Quarantine(paths.quarantine / f"{name.replace('/', '__')}.jsonl")
+    quarantine.path.unlink(missing_ok=True)  # an earlier import's; this one's appears with its first record
     task = progress.add_task(f"import {spec.kind}:{path.name}", total=None)
     started = time.perf_counter()
     with QuadWriter(quads_file, graph_iri(*name.split("/"))) as writer:
@@ -137,14 +146,15 @@ def import_source(
     progress.update(task, completed=ctx.counts["records_ok"], total=ctx.counts["records_ok"])
     result = SourceResult(
         kind=spec.kind, path=str(path), graph=writer.graph_iri,
-        quads_file=str(quads_file.relative_to(paths.root)), quads=writer.count, sha256=writer.sha256,
+        quads_file=str(quads_file.relative_to(staging)), quads=writer.count, sha256=writer.sha256,
         input=file_fingerprint(path) if path.is_file() else {"path": str(path)},
         counts=dict(ctx.counts), quarantined=quarantine.count,
         quarantine_file=str(quarantine.path.relative_to(paths.root)) if quarantine.count else None,
         seconds=round(time.perf_counter() - started, 3),
     )
     if ctx.counts["records_ok"] == 0 and writer.count == 0:
-        raise InputError(f"{path}: no usable record (quarantined {quarantine.count}; see {quarantine.path})")
+        where = f"quarantined {quarantine.count}; see {quarantine.path}" if quarantine.count else "nothing quarantined"
+        raise InputError(f"{path}: no usable record ({where})")
     return result, ctx.relations_used
 
 
@@ -172,26 +182,26 @@ def write_schema_graph(schema: Schema, relations: set[Relation], path: Path) -> 
     return {"kind": "schema", "quads": writer.count, "sha256": writer.sha256}
 
 
-def load_graphs(paths: DomainPaths, graphs: dict[str, dict[str, Any]], schema: Schema,
+def load_graphs(paths: DomainPaths, staging: Path, graphs: dict[str, dict[str, Any]], schema: Schema,
                 progress: Progress | None = None, stages: dict[str, Any] | None = None) -> BuildSummary:
-    """Load ``graphs`` (graph IRI → manifest entry with ``quads_file``, ``quads`` and ``sha256``) into
-    a fresh store, check the counts, write the manifest and swap it in. The caller holds the write lock."""
-    _add_checksums(paths, graphs)
-    build = new_build_dir(paths)
-    files = {graph: paths.root / entry["quads_file"] for graph, entry in graphs.items()}
+    """Load ``graphs`` (graph IRI → manifest entry with ``quads_file``, relative to the staging build folder,
+    ``quads`` and ``sha256``) into the staging build's fresh store, check the counts, write the manifest
+    and publish the build. The caller holds the write lock."""
+    _add_checksums(staging, graphs)
+    files = {graph: staging / entry["quads_file"] for graph, entry in graphs.items()}
     task = progress.add_task(f"load {sum(e['quads'] for e in graphs.values()):,} quads", total=None) if progress else None
     started = time.perf_counter()
-    counts = bulk_load(build, files)
+    counts = bulk_load(staging, files)
     if progress is not None:
         progress.update(task, total=1, completed=1)
     expected = {graph: entry["quads"] for graph, entry in graphs.items() if entry["quads"]}
-    require_counts_match(expected, counts, build)
+    require_counts_match(expected, counts, staging)
     total = sum(counts.values())
     load_seconds = time.perf_counter() - started
     timings = {"load_seconds": round(load_seconds, 3),
                "load_quads_per_second": round(total / load_seconds) if load_seconds else None}
     manifest = {
-        "domain": paths.domain, "build_id": build.name,
+        "domain": paths.domain, "build_id": staging.name,
         "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
         "schema": {"name": schema.name, "version": schema.version, "path": str(schema.path),
                    "sha256": sha256_file(schema.path)},
@@ -199,76 +209,66 @@ def load_graphs(paths: DomainPaths, graphs: dict[str, dict[str, Any]], schema: S
         "total_quads": total, "timings": timings, "versions": package_versions(),
         "stages": stages or {},
     }
-    swap_in(paths, build, manifest)
-    return BuildSummary(paths.domain, build.name, str(build / "oxigraph"), counts, timings=timings)
+    swap_in(paths, staging, manifest)
+    return BuildSummary(paths.domain, staging.name, str(staging / "oxigraph"), counts, timings=timings)
 
 
-def add_graphs(domain: str, new_graphs: dict[str, dict[str, Any]], stage: str, stage_info: dict[str, Any],
-               workdir: Path | str | None = None, replace_kinds: tuple[str, ...] = ()) -> BuildSummary:
-    """Swap in a store holding the current graphs plus ``new_graphs`` (e.g. the links graph).
+def add_graphs(paths: DomainPaths, staging: Path, new_graphs: dict[str, dict[str, Any]], stages: dict[str, Any],
+               replace_kinds: tuple[str, ...] = ()) -> BuildSummary:
+    """Publish the current graphs plus ``new_graphs`` (e.g. the links graph), whose quads files the caller
+    wrote into ``staging`` (from :func:`kgforge.store.staged_build`) while holding the write lock.
 
     Graphs of a kind in ``replace_kinds``, and earlier versions of the new graphs, are dropped first,
     so re-running a stage replaces its output. Only the new graphs are loaded (see :func:`extend_build`).
     """
-    paths = domain_paths(domain, workdir)
-    with write_lock(paths):
-        manifest = read_manifest(paths)
-        drop = [g for g, e in manifest["graphs"].items() if e.get("kind") in replace_kinds]
-        return extend_build(paths, manifest, paths.oxigraph_dir().resolve(), drop, new_graphs,
-                            {stage: stage_info})
+    published = published_build(paths)
+    manifest = read_manifest(paths, published)
+    drop = [g for g, e in manifest["graphs"].items() if e.get("kind") in replace_kinds]
+    return extend_build(paths, staging, published, published / "oxigraph", drop, new_graphs, stages)
 
 
-def extend_build(paths: DomainPaths, manifest: dict[str, Any], base: Path, drop: list[str],
+def extend_build(paths: DomainPaths, staging: Path, published: Path, base: Path, drop: list[str],
                  new_graphs: dict[str, dict[str, Any]], stages: dict[str, Any],
                  keep_base_as: str | None = None) -> BuildSummary:
-    """Swap in a copy of the store at ``base`` without the graphs in ``drop`` (nor the manifest's earlier
-    versions of the new graphs), plus ``new_graphs``.
+    """Publish, as the staging build ``staging``, a copy of the store at ``base`` without the graphs in
+    ``drop`` (nor the earlier versions of the new graphs), plus ``new_graphs``, whose quads files the
+    caller wrote into ``staging``. The other graphs of the ``published`` build keep their quads files
+    (hard-linked into the new build once their checksums are verified).
 
     The copy is a RocksDB checkpoint (hard links) and only the new graphs are bulk-loaded, so adding
     links or derived triples to a DuConv-sized store takes seconds, not a full re-load. The new
     graphs' counts are checked before the swap, as ``kgforge build`` does; ``stages`` are recorded
     in the manifest beside the earlier ones. The caller holds the write lock.
     """
-    _add_checksums(paths, new_graphs)
+    manifest = read_manifest(paths, published)
+    _add_checksums(staging, new_graphs)
     drop = [*drop, *(g for g in new_graphs if g in manifest["graphs"] and g not in drop)]
-    build = new_build_dir(paths)
-    started = time.perf_counter()
-    try:
-        added = extend_store(base, build, drop, {g: paths.root / e["quads_file"] for g, e in new_graphs.items()},
-                             keep_base_as)
-    except BaseException:
-        discard_build(build)
-        raise
-    require_counts_match({g: e["quads"] for g, e in new_graphs.items() if e["quads"]},
-                         {g: n for g, n in added.items() if n}, build)
     graphs = {g: e for g, e in manifest["graphs"].items() if g not in drop and g not in new_graphs}
+    carry_quads(published, staging, graphs)
+    started = time.perf_counter()
+    added = extend_store(base, staging, drop, {g: staging / e["quads_file"] for g, e in new_graphs.items()},
+                         keep_base_as)
+    require_counts_match({g: e["quads"] for g, e in new_graphs.items() if e["quads"]},
+                         {g: n for g, n in added.items() if n}, staging)
     graphs.update(new_graphs)
     timings = {"load_seconds": round(time.perf_counter() - started, 3)}
-    swap_in(paths, build, dict(
-        manifest, build_id=build.name, created=time.strftime("%Y-%m-%dT%H:%M:%S%z"), graphs=graphs,
+    swap_in(paths, staging, dict(
+        manifest, build_id=staging.name, created=time.strftime("%Y-%m-%dT%H:%M:%S%z"), graphs=graphs,
         total_quads=sum(e["quads"] for e in graphs.values()), timings=timings, versions=package_versions(),
         stages=dict(manifest.get("stages", {}), **stages)))
-    return BuildSummary(paths.domain, build.name, str(build / "oxigraph"),
+    return BuildSummary(paths.domain, staging.name, str(staging / "oxigraph"),
                         {g: e["quads"] for g, e in graphs.items()}, timings=timings)
 
 
-def _add_checksums(paths: DomainPaths, graphs: dict[str, dict[str, Any]]) -> None:
+def _add_checksums(staging: Path, graphs: dict[str, dict[str, Any]]) -> None:
     """The sha256 of each graph's quads file, where its entry does not carry it yet."""
     for entry in graphs.values():
         if "sha256" not in entry:
-            entry["sha256"] = sha256_file(paths.root / entry["quads_file"])
+            entry["sha256"] = sha256_file(staging / entry["quads_file"])
 
 
 def file_fingerprint(path: Path) -> dict[str, Any]:
     return {"path": str(path), "size": path.stat().st_size, "sha256": sha256_file(path)}
-
-
-def sha256_file(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for chunk in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(chunk)
-    return digest.hexdigest()
 
 
 def package_versions() -> dict[str, str]:
@@ -282,18 +282,34 @@ def package_versions() -> dict[str, str]:
 
 
 def check_store(domain: str, workdir: Path | str | None = None) -> dict[str, Any]:
-    """Compare the store with its manifest: per-graph counts and quads-file checksums."""
+    """Compare the published store with its manifest (per-graph counts, every quads file's sha256), and
+    list what killed or failed writers left behind, with the command that removes it."""
     paths = domain_paths(domain, workdir)
-    manifest = read_manifest(paths)
-    store = open_read_only(paths)
-    actual = graph_counts(store)
+    published = published_build(paths)
+    manifest = read_manifest(paths, published)
+    actual = graph_counts(open_read_only(paths, published))
     expected = {g: e["quads"] for g, e in manifest["graphs"].items() if e["quads"]}
     problems = check_counts(expected, actual)
     for graph, entry in manifest["graphs"].items():
-        quads_file = paths.root / entry["quads_file"]
-        if quads_file.exists() and sha256_file(quads_file) != entry.get("sha256"):
+        quads_file = published / entry["quads_file"]
+        if not quads_file.is_file():
+            problems.append(f"graph {graph}: {quads_file} is missing (stages read the store instead; "
+                            f"{_restore_hint(paths, workdir)})")
+        elif sha256_file(quads_file) != entry.get("sha256"):
             problems.append(f"graph {graph}: {quads_file} changed since the build (sha256 differs)")
+    found = leftovers(paths)
     return {"domain": domain, "build_id": manifest["build_id"], "ok": not problems, "problems": problems,
-            "graphs": actual, "total_quads": sum(actual.values())}
+            "graphs": actual, "total_quads": sum(actual.values()),
+            "leftovers": [str(p) for p in found], "writer_pid": writer_pid(paths),
+            "clean_command": clean_command(domain, workdir) if found else None}
 
 
+def _restore_hint(paths: DomainPaths, workdir: Path | str | None) -> str:
+    if paths.quads.is_dir() and not paths.quads.is_symlink():  # the layout of earlier versions
+        return f"`{clean_command(paths.domain, workdir)}` moves it from {paths.quads} into the build"
+    return f"`kgforge build {paths.domain}` writes it again"
+
+
+def clean_command(domain: str, workdir: Path | str | None = None) -> str:
+    where = f" --workdir {workdir}" if workdir and Path(workdir) != DEFAULT_WORKDIR else ""
+    return f"kgforge check {domain} --clean{where}"

@@ -36,7 +36,7 @@ from kgforge import checks
 from kgforge.build import extend_build
 from kgforge.quads import check_iri, literal_term
 from kgforge.schema import Schema, load_schema
-from kgforge.store import DomainPaths, domain_paths, read_manifest, write_lock
+from kgforge.store import DomainPaths, domain_paths, published_build, read_manifest, staged_build, write_lock
 from kgforge.tables import GraphTables, read_tables
 from kgforge.vocab import DERIVED_GRAPHS, ENTITY, ONTO, RDFS_LABEL, RELATION, safe_segment
 
@@ -258,32 +258,38 @@ def write_pairs(pairs: pl.DataFrame, relations: pl.DataFrame, path: Path) -> int
 def derive(domain: str, workdir: Path | str | None = None, max_group: int | None = None,
            seed: int | None = None, tables: GraphTables | None = None, max_pairs: int | None = None
            ) -> dict[str, Any]:
-    """Compute, write and load the associated triples of ``domain``; re-running replaces them."""
+    """Compute, write and load the associated triples of ``domain``; re-running replaces them.
+
+    Derive is a writer from start to end: it holds the write lock, reads the published build, and
+    publishes the build it stages, so the pairs always come from the build they are added to."""
     paths = domain_paths(domain, workdir)
-    manifest = read_manifest(paths)
-    schema = load_schema(manifest["schema"]["path"])
-    options = options_for(schema, max_group, seed, max_pairs)
-    timings: dict[str, float] = {}
-    started = time.perf_counter()
-    tables = tables or read_tables(paths)
-    timings["read_seconds"] = _lap(started)
-    started = time.perf_counter()
-    kinds = dict(zip(tables.relations["iri"].to_list(), tables.relations["kind"].to_list()))
-    result = associate(tables.domain_facts(), kinds, options)
-    timings["join_seconds"] = _lap(started)
-    started = time.perf_counter()
-    quads = write_pairs(result.pairs, tables.relations, paths.root / ASSOCIATED_QUADS)
-    timings["write_seconds"] = _lap(started)
-    report = _summary(domain, result, options, tables, quads)
-    started = time.perf_counter()
-    build_id = _load(paths, quads, report)
-    timings["load_seconds"] = _lap(started)
+    with write_lock(paths):
+        published = published_build(paths)
+        manifest = read_manifest(paths, published)
+        schema = load_schema(manifest["schema"]["path"])
+        options = options_for(schema, max_group, seed, max_pairs)
+        timings: dict[str, float] = {}
+        started = time.perf_counter()
+        tables = tables or read_tables(paths, build=published)
+        timings["read_seconds"] = _lap(started)
+        started = time.perf_counter()
+        kinds = dict(zip(tables.relations["iri"].to_list(), tables.relations["kind"].to_list()))
+        result = associate(tables.domain_facts(), kinds, options)
+        timings["join_seconds"] = _lap(started)
+        with staged_build(paths) as staging:
+            started = time.perf_counter()
+            quads = write_pairs(result.pairs, tables.relations, staging / ASSOCIATED_QUADS)
+            timings["write_seconds"] = _lap(started)
+            report = _summary(domain, result, options, tables, quads)
+            started = time.perf_counter()
+            build_id = _load(paths, staging, published, quads, report)
+            timings["load_seconds"] = _lap(started)
     report.update(build_id=build_id, timings=timings)
     return report
 
 
-def _load(paths: DomainPaths, quads: int, report: dict[str, Any]) -> str:
-    """Swap in a store holding the current graphs plus the new associated graph; returns the build id.
+def _load(paths: DomainPaths, staging: Path, published: Path, quads: int, report: dict[str, Any]) -> str:
+    """Publish a store holding the current graphs plus the new associated graph; returns the build id.
 
     Re-loading all of a DuConv-sized store takes minutes, so the new build starts as a RocksDB
     checkpoint (hard links) of a build without associated triples — the current one, or the previous
@@ -292,25 +298,24 @@ def _load(paths: DomainPaths, quads: int, report: dict[str, Any]) -> str:
     """
     entry = {"kind": ASSOCIATED_KIND, "quads_file": ASSOCIATED_QUADS, "quads": quads}
     stage = {k: v for k, v in report.items() if k != "relations"}
-    with write_lock(paths):
-        manifest = read_manifest(paths)
-        base, drop = _extension_base(paths, manifest)
-        stage["base_graphs"] = {g: e.get("sha256") for g, e in manifest["graphs"].items()
-                                if e.get("kind") != ASSOCIATED_KIND}
-        return extend_build(paths, manifest, base, drop, {ASSOCIATED_GRAPH: entry}, {"derive": stage},
-                            keep_base_as=BASE_DIR).build_id
+    manifest = read_manifest(paths, published)
+    base, drop = _extension_base(paths, published, manifest)
+    stage["base_graphs"] = {g: e.get("sha256") for g, e in manifest["graphs"].items()
+                            if e.get("kind") != ASSOCIATED_KIND}
+    return extend_build(paths, staging, published, base, drop, {ASSOCIATED_GRAPH: entry}, {"derive": stage},
+                        keep_base_as=BASE_DIR).build_id
 
 
 BASE_DIR = "base-oxigraph"  # inside a derived build: a checkpoint of the store it extended
 
 
-def _extension_base(paths: DomainPaths, manifest: dict[str, Any]) -> tuple[Path, list[str]]:
+def _extension_base(paths: DomainPaths, published: Path, manifest: dict[str, Any]) -> tuple[Path, list[str]]:
     """The store to extend, and the graphs to remove from its copy first.
 
     A build made by derive keeps, beside its store, a hard-linked checkpoint of the store it extended
     (``base-oxigraph``); a re-run extends that again when the other graphs have not changed since, so
     the old associated graph never has to be deleted quad by quad."""
-    current = paths.oxigraph_dir().resolve()
+    current = published / "oxigraph"
     old = [g for g, e in manifest["graphs"].items() if e.get("kind") == ASSOCIATED_KIND]
     if not old:
         return current, []

@@ -37,7 +37,7 @@ from kgforge.errors import ArgumentError, KgforgeError
 from kgforge.evaluate import evaluate_model
 from kgforge.progress import progress_bar
 from kgforge.scoring import candidate_scores, has_fast_path
-from kgforge.store import domain_paths, read_manifest
+from kgforge.store import domain_paths, published_build, read_manifest
 from kgforge.tables import GraphTables, read_tables
 from kgforge.derive import PAIR_NODE
 from kgforge.vocab import DERIVED_GRAPHS, ONTO
@@ -578,12 +578,13 @@ def embed(domain: str, workdir: Path | str | None = None, config: EmbedConfig | 
     """`kgforge embed DOMAIN`: train on the domain's current store and write ``models/<name>/``."""
     config = config or EmbedConfig()
     paths = domain_paths(domain, workdir)
-    manifest = read_manifest(paths)
-    tables = read_tables(paths, include_derived=config.include_derived)
+    build = published_build(paths)
+    manifest = read_manifest(paths, build)
+    tables = read_tables(paths, include_derived=config.include_derived, build=build)
     triples = graph_triples(tables, include_literals=config.include_literals)
     split, report = split_triples(triples, tuple(config.ratios), config.seed)
     triple_set = index_triples(split, report)
-    source = {"domain": domain, "build_id": manifest.get("build_id"), "store": str(paths.store_link.resolve()),
+    source = {"domain": domain, "build_id": manifest.get("build_id"), "store": str(build),
               "graphs": manifest.get("graphs"), "include_literals": config.include_literals,
               "include_derived": config.include_derived}
     return train_bundle(triple_set, config, bundle_path(paths, name), labels=tables.label_map(),

@@ -38,7 +38,7 @@ from kgforge.quarantine import warn
 from kgforge.query import QueryRunner
 from kgforge.resources import query_text
 from kgforge.schema import Schema, load_schema
-from kgforge.store import DomainPaths, domain_paths, read_manifest
+from kgforge.store import DomainPaths, domain_paths, published_build, read_manifest
 from kgforge.tables import GraphTables, read_tables
 from kgforge.text import normalise_label
 
@@ -68,12 +68,15 @@ class GoalGraph:
     labels: dict[str, str] = field(default_factory=dict)
     relation_kinds: dict[str, str] = field(default_factory=dict)
     topic_types: dict[str, str] = field(default_factory=dict)  # entity IRI -> schema type id
+    build_id: str = ""  # of the published build the graph was read from
 
     @classmethod
     def load(cls, paths: DomainPaths, language: str | None = None, tables: GraphTables | None = None) -> "GoalGraph":
-        schema = load_schema(read_manifest(paths)["schema"]["path"])
-        tables = tables or read_tables(paths, include_derived=True)
-        graph = cls(schema, tables, language or schema.language)
+        build = published_build(paths)
+        manifest = read_manifest(paths, build)
+        schema = load_schema(manifest["schema"]["path"])
+        tables = tables or read_tables(paths, include_derived=True, build=build)
+        graph = cls(schema, tables, language or schema.language, build_id=manifest["build_id"])
         graph.labels = tables.label_map(graph.language)
         graph.relation_kinds = dict(zip(tables.relations["iri"].to_list(), tables.relations["kind"].to_list()))
         graph.topic_types = _topic_types(schema, tables)
@@ -473,7 +476,7 @@ def generate(domain: str, options: GoalOptions, out: Path, workdir: Path | str |
     return {"domain": domain, "out": str(out), "goals": written, "requested": options.n,
             "seed": options.seed, "style": options.style, "kinds": kinds,
             "relations": dict(sorted(relations.items(), key=lambda kv: -kv[1])), "topic_types": types,
-            "build_id": read_manifest(paths)["build_id"]} | (
+            "build_id": graph.build_id} | (
             {"profiles": len(profiles), "profiles_unreadable": unreadable} if profiles is not None else {})
 
 

@@ -22,7 +22,7 @@ import polars as pl
 from kgforge.build import add_graphs
 from kgforge.quads import QuadWriter
 from kgforge.schema import load_schema
-from kgforge.store import domain_paths, read_manifest, write_json_atomic
+from kgforge.store import domain_paths, read_manifest, staged_build, write_json_atomic, write_lock
 from kgforge.tables import GraphTables, read_tables
 from kgforge.text import normalise_label
 from kgforge.vocab import CLASS, ENTITY, OWL_SAME_AS, graph_iri
@@ -31,6 +31,7 @@ WIKIDATA_ENTITY = "http://www.wikidata.org/entity/"
 XLORE_INSTANCE = "http://xlore.org/instance/"
 EXTERNAL_PREFIXES = (WIKIDATA_ENTITY, XLORE_INSTANCE)
 LINKS_GRAPH = graph_iri("derived", "links")
+LINKS_QUADS = "quads/links.nq"
 
 
 _DISAMBIGUATION = re.compile(r"\s*[（(][^（）()]*[）)]\s*$")
@@ -141,26 +142,29 @@ def link_domain(domain: str, workdir: Path | str | None = None) -> dict[str, Any
     and the full report, ambiguous candidates included, to ``<domain>/links-report.json``.
     """
     paths = domain_paths(domain, workdir)
-    tables = read_tables(paths)
-    typed = tables.types.filter(pl.col("class").str.starts_with(CLASS))
-    classes: dict[str, set[str]] = defaultdict(set)
-    for iri, cls in typed.iter_rows():
-        classes[iri].add(cls)
-    report = link(_named_entities(tables, (ENTITY,), classes), _named_entities(tables, EXTERNAL_PREFIXES, classes))
-    quads_file = paths.quads / "links.nq"
-    with QuadWriter(quads_file, LINKS_GRAPH) as writer:
-        for entity, counterpart in sorted(report.linked.items()):
-            writer.iri(entity, OWL_SAME_AS, counterpart)
-    label = tables.label_map("zh")
-    full = {"linked": {label.get(k, k): {"entity": k, "counterpart": v} for k, v in report.linked.items()},
-            "ambiguous": {label.get(k, k): {"entity": k, "candidates": v} for k, v in report.ambiguous.items()},
-            "unmatched": len(report.unmatched), "type_rejected": report.type_rejected}
-    write_json_atomic(paths.root / "links-report.json", full)
-    summary = report.as_dict()
-    summary["report_file"] = str(paths.root / "links-report.json")
-    add_graphs(domain, {LINKS_GRAPH: {"kind": "links", "quads_file": "quads/links.nq", "quads": writer.count}},
-               stage="link", stage_info={k: v for k, v in summary.items() if k != "ambiguous_examples"},
-               workdir=workdir, replace_kinds=("links",))
+    with write_lock(paths):  # a writer from start to end: the links are made from the build they join
+        tables = read_tables(paths)
+        typed = tables.types.filter(pl.col("class").str.starts_with(CLASS))
+        classes: dict[str, set[str]] = defaultdict(set)
+        for iri, cls in typed.iter_rows():
+            classes[iri].add(cls)
+        report = link(_named_entities(tables, (ENTITY,), classes),
+                      _named_entities(tables, EXTERNAL_PREFIXES, classes))
+        label = tables.label_map("zh")
+        full = {"linked": {label.get(k, k): {"entity": k, "counterpart": v} for k, v in report.linked.items()},
+                "ambiguous": {label.get(k, k): {"entity": k, "candidates": v} for k, v in report.ambiguous.items()},
+                "unmatched": len(report.unmatched), "type_rejected": report.type_rejected}
+        write_json_atomic(paths.root / "links-report.json", full)
+        summary = report.as_dict()
+        summary["report_file"] = str(paths.root / "links-report.json")
+        with staged_build(paths) as staging:
+            with QuadWriter(staging / LINKS_QUADS, LINKS_GRAPH) as writer:
+                for entity, counterpart in sorted(report.linked.items()):
+                    writer.iri(entity, OWL_SAME_AS, counterpart)
+            add_graphs(paths, staging, {LINKS_GRAPH: {"kind": "links", "quads_file": LINKS_QUADS,
+                                                      "quads": writer.count}},
+                       {"link": {k: v for k, v in summary.items() if k != "ambiguous_examples"}},
+                       replace_kinds=("links",))
     return summary
 
 

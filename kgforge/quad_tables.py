@@ -2,17 +2,19 @@
 
 ``read_tables_from_store`` walks the store quad by quad in Python: about a minute for DuConv's 3.6M triples on
 two cores. The store of a build is exactly the N-Quads files its manifest lists (bulk-loaded and
-count-checked by ``kgforge build``), and those files are written by ``QuadWriter`` in one strict shape,
-so polars can split and unescape them in a few seconds. Every file must be present with the size the
-manifest's count implies (each line one quad); otherwise this falls back to ``read_tables``.
+count-checked by ``kgforge build``, published with the store in one swap), and those files are written
+by ``QuadWriter`` in one strict shape, so polars can split and unescape them in a few seconds. Every
+file must be the build's own and hold the bytes its manifest's sha256 names (verified, or known verified
+and unchanged since: ``kgforge.checksums``); otherwise ``read_tables`` walks the store instead.
 """
 
 from __future__ import annotations
 
+from pathlib import Path
 
 import polars as pl
 
-from kgforge.store import DomainPaths, read_manifest
+from kgforge.store import DomainPaths, published_build, quads_verified, read_manifest
 from kgforge.tables import FACT_SCHEMA, LABEL_SCHEMA, GraphTables
 from kgforge.vocab import (
     CLASS, DERIVED_GRAPHS, KIND, META_PREDICATES, ONTO, RDF_TYPE, RDFS_LABEL, SCHEMA_GRAPH, SKOS_ALT_LABEL,
@@ -27,7 +29,7 @@ _UNESCAPED = ["\\", '"', "\n", "\r"]
 
 
 class QuadFilesUnusable(Exception):
-    """The manifest's quads files cannot stand in for the store (missing, or not QuadWriter's shape)."""
+    """The manifest's quads files cannot stand in for the store (missing, changed, or not QuadWriter's shape)."""
 
 
 def fact_filter() -> pl.Expr:
@@ -37,16 +39,17 @@ def fact_filter() -> pl.Expr:
             & (~p.str.starts_with(WIKIDATA_PROP) | p.str.starts_with(WIKIDATA_DIRECT)))
 
 
-def _read_quads(paths: DomainPaths, include_derived: bool) -> pl.DataFrame:
+def _read_quads(paths: DomainPaths, include_derived: bool, build: Path) -> pl.DataFrame:
     """Every quad of the build as (s, p, obj, graph): one file per named graph, each line
     ``<s> <p> obj <graph> .`` with single spaces, so it splits without a regular expression.
     Of a derived graph only the label lines are kept unless ``include_derived``."""
-    manifest = read_manifest(paths)
+    manifest = read_manifest(paths, build)
     frames = []
     for graph, entry in manifest["graphs"].items():
-        path = paths.root / entry["quads_file"]
-        if not path.is_file():
-            raise QuadFilesUnusable(f"{path} is missing")
+        path = build / entry["quads_file"]
+        if not quads_verified(build, entry):
+            raise QuadFilesUnusable(f"{path} is missing or differs from the sha256 in the build's manifest "
+                                    f"(`kgforge check {paths.domain}` reports it)")
         if not path.stat().st_size:
             continue
         try:
@@ -54,8 +57,6 @@ def _read_quads(paths: DomainPaths, include_derived: bool) -> pl.DataFrame:
                                 schema={"line": pl.String}, comment_prefix=None)
         except pl.exceptions.PolarsError as exc:
             raise QuadFilesUnusable(f"{path}: {exc}") from None
-        if lines.height != entry["quads"]:
-            raise QuadFilesUnusable(f"{path}: {lines.height} lines, the manifest counts {entry['quads']} quads")
         if graph.startswith(DERIVED_GRAPHS) and not include_derived:
             lines = lines.filter(pl.col("line").str.contains(f"> <{RDFS_LABEL}> ", literal=True)
                                  | pl.col("line").str.contains(f"> <{SKOS_ALT_LABEL}> ", literal=True))
@@ -77,8 +78,9 @@ def _read_quads(paths: DomainPaths, include_derived: bool) -> pl.DataFrame:
     return pl.concat(frames)
 
 
-def tables_from_quads(paths: DomainPaths, include_derived: bool = False) -> GraphTables:
-    quads = _read_quads(paths, include_derived)  # derived labels too, as read_tables keeps them
+def tables_from_quads(paths: DomainPaths, include_derived: bool = False, build: Path | None = None) -> GraphTables:
+    # derived labels too, as read_tables keeps them
+    quads = _read_quads(paths, include_derived, build or published_build(paths))
     is_iri = pl.col("obj").str.starts_with("<")
     literal = pl.col("obj").str.extract_groups(_LITERAL)
     quads = quads.with_columns(o_is_entity=is_iri, lit=pl.when(~is_iri).then(literal)).with_columns(

@@ -69,8 +69,9 @@ def search_topk(vectors: torch.Tensor, queries: torch.Tensor, k: int, metric: st
             parts = exclude[q_start:q_start + query_batch]
             banned = (torch.repeat_interleave(rows, torch.tensor([len(p) for p in parts], device=device)),
                       torch.cat([p.to(device) for p in parts]) if parts else torch.empty(0, dtype=torch.long))
-        best_scores = torch.full((len(q), k), float("-inf"), device=device)
-        best_ids = torch.full((len(q), k), -1, dtype=torch.long, device=device)
+        keep = min(vectors.shape[0], 2 * k + 8) if metric == "l2" else k  # margin for the exact re-rank
+        best_scores = torch.full((len(q), keep), float("-inf"), device=device)
+        best_ids = torch.full((len(q), keep), -1, dtype=torch.long, device=device)
         for c_start in range(0, vectors.shape[0], chunk_rows):
             chunk = vectors[c_start:c_start + chunk_rows]
             scores = q @ chunk.t()
@@ -81,14 +82,27 @@ def search_topk(vectors: torch.Tensor, queries: torch.Tensor, k: int, metric: st
             if banned is not None:
                 in_chunk = (banned[1] >= c_start) & (banned[1] < c_start + len(chunk))
                 scores[banned[0][in_chunk], banned[1][in_chunk] - c_start] = float("-inf")
-            top_scores, top_ids = scores.topk(min(k, len(chunk)), dim=1)
+            top_scores, top_ids = scores.topk(min(keep, len(chunk)), dim=1)
             merged_scores = torch.cat([best_scores, top_scores], dim=1)
             merged_ids = torch.cat([best_ids, top_ids + c_start], dim=1)
-            best_scores, order = merged_scores.topk(k, dim=1)
+            best_scores, order = merged_scores.topk(keep, dim=1)
             best_ids = merged_ids.gather(1, order)
+        if metric == "l2":
+            best_scores, best_ids = _exact_l2(q, vectors, best_scores, best_ids, k)
         all_scores.append(best_scores.cpu())
         all_ids.append(best_ids.cpu())
     return torch.cat(all_scores), torch.cat(all_ids)
+
+
+def _exact_l2(q: torch.Tensor, vectors: torch.Tensor, scores: torch.Tensor, ids: torch.Tensor,
+              k: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """Distances recomputed as ``|q - v|`` for the candidates found with ``|q|² - 2q·v + |v|²``, whose
+    float32 cancellation errs by up to ~1e-3 near zero; the candidates are re-ranked by the exact values."""
+    found = scores > float("-inf")  # excluded or masked candidates stay out
+    exact = (q.unsqueeze(1) - vectors[ids.clamp_min(0)]).norm(dim=2).neg()
+    exact = torch.where(found, exact, scores)
+    exact, order = exact.topk(k, dim=1)
+    return exact, ids.gather(1, order)
 
 
 class RelatedIndex:

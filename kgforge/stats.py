@@ -8,7 +8,7 @@ from typing import Any
 import polars as pl
 
 from kgforge.schema import Schema, load_schema
-from kgforge.store import domain_paths, read_manifest
+from kgforge.store import domain_paths, published_build, read_manifest
 from kgforge.tables import GraphTables, read_tables
 from kgforge.text import jieba_module
 
@@ -20,9 +20,10 @@ def token_count(text: str) -> int:
 
 def domain_stats(domain: str, workdir: Path | str | None = None) -> dict[str, Any]:
     paths = domain_paths(domain, workdir)
-    manifest = read_manifest(paths)
+    build = published_build(paths)
+    manifest = read_manifest(paths, build)
     schema = load_schema(manifest["schema"]["path"])
-    tables = read_tables(paths)
+    tables = read_tables(paths, build=build)
     facts = tables.facts.unique(["s", "p", "o", "o_is_entity", "o_lang", "o_datatype"])
     labels = tables.label_map(schema.language)
     entities = facts["s"].n_unique()

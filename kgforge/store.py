@@ -4,11 +4,18 @@ Layout of ``<workdir>/<domain>/``::
 
     store -> builds/<id>      symlink, replaced atomically when a build passes its checks
     manifest.json -> store/manifest.json
-    builds/<id>/oxigraph/     an immutable RocksDB directory once swapped in
-    quads/  quarantine/  raw/  models/  exports/
-    .write.lock               held by the one writer (build, derive)
+    quads -> store/quads      the published build's N-Quads, one file per named graph
+    builds/<id>/              one build: everything it produced, published together by the swap
+        oxigraph/             an immutable RocksDB directory once swapped in
+        quads/<graph>.nq      the quads it loaded (hard links to an earlier build's where unchanged)
+        manifest.json         per-graph counts and sha256, inputs, schema, versions
+        verified.json         which quads files were verified against those checksums (a cache)
+        .incomplete           present until the swap: the build is staging, no stage reads it
+    quarantine/  raw/  models/  exports/
+    .write.lock               held by the one writer (build, derive, link, import)
 
-Readers open ``store/oxigraph`` read-only; a build never writes into a directory a reader can see.
+A writer stages everything in a fresh build folder and publishes it with one atomic symlink swap;
+readers resolve ``store`` once and read that build only, so a failed or killed writer is never read.
 """
 
 from __future__ import annotations
@@ -22,10 +29,12 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pyoxigraph as ox
 
 from kgforge.checks import folder_name
+from kgforge.checksums import is_verified, record_verified
 from kgforge.errors import BuildError, StoreLockedError, StoreMissingError
 
 DEFAULT_WORKDIR = Path("kg")
@@ -55,6 +64,7 @@ class DomainPaths:
 
     @property
     def quads(self) -> Path:
+        """The published build's quads folder (``quads -> store/quads``)."""
         return self.root / "quads"
 
     @property
@@ -79,12 +89,7 @@ class DomainPaths:
 
     def oxigraph_dir(self) -> Path:
         """The current store's RocksDB directory; raises if nothing was built yet."""
-        target = self.store_link / "oxigraph"
-        if not target.is_dir():
-            raise StoreMissingError(
-                f"no store for domain {self.domain!r} under {self.root}: run `kgforge build {self.domain}` first"
-            )
-        return target
+        return published_build(self) / "oxigraph"
 
 
 def check_domain_name(name: str) -> str:
@@ -95,6 +100,17 @@ def check_domain_name(name: str) -> str:
 
 def domain_paths(domain: str, workdir: Path | str | None = None) -> DomainPaths:
     return DomainPaths(Path(workdir) if workdir else DEFAULT_WORKDIR, check_domain_name(domain))
+
+
+def published_build(paths: DomainPaths) -> Path:
+    """The folder of the published build, resolved once: a reader that keeps it reads one consistent build
+    (its store, manifest and quads) even if another is published meanwhile."""
+    build = paths.store_link.resolve()
+    if not (build / "oxigraph").is_dir() or (build / _INCOMPLETE).exists():
+        raise StoreMissingError(
+            f"no store for domain {paths.domain!r} under {paths.root}: run `kgforge build {paths.domain}` first"
+        )
+    return build
 
 
 @contextmanager
@@ -126,17 +142,54 @@ def write_lock(paths: DomainPaths) -> Iterator[None]:
         handle.close()
 
 
-def open_read_only(paths: DomainPaths) -> ox.Store:
-    return ox.Store.read_only(str(paths.oxigraph_dir()))
+def open_read_only(paths: DomainPaths, build: Path | None = None) -> ox.Store:
+    return ox.Store.read_only(str((build or published_build(paths)) / "oxigraph"))
 
 
-def new_build_dir(paths: DomainPaths) -> Path:
-    """A fresh, empty build directory marked incomplete until it is swapped in."""
+def read_manifest(paths: DomainPaths, build: Path | None = None) -> dict:
+    """The manifest of ``build`` (default: the published build)."""
+    return json.loads(((build or published_build(paths)) / "manifest.json").read_text(encoding="utf-8"))
+
+
+# --- writing: stage, load, publish --------------------------------------------------------------
+
+@contextmanager
+def staged_build(paths: DomainPaths) -> Iterator[Path]:
+    """A fresh build folder, marked incomplete until :func:`swap_in` publishes it, removed if the block
+    fails. The caller holds the write lock, so any other incomplete build is a killed writer's: removed."""
+    _adopt_legacy_quads(paths)
+    for leftover in _dead_builds(paths):
+        shutil.rmtree(leftover, ignore_errors=True)
     build_id = time.strftime("%Y%m%dT%H%M%S") + f"-{os.getpid()}-{os.urandom(3).hex()}"
     build = paths.builds / build_id
-    build.mkdir(parents=True)
+    (build / "quads").mkdir(parents=True)
     (build / _INCOMPLETE).touch()
-    return build
+    try:
+        yield build
+    except BaseException:
+        discard_build(build)
+        raise
+
+
+def carry_quads(source: Path, target: Path, graphs: dict[str, dict[str, Any]]) -> None:
+    """Hard-link the quads files of ``graphs`` (manifest entries) from build ``source`` into ``target``,
+    each verified against its checksum first; a copy where the filesystem has no hard links."""
+    for graph, entry in graphs.items():
+        name = entry["quads_file"]
+        if not is_verified(source, name, entry["sha256"]):
+            raise BuildError(
+                f"graph {graph}: {source / name} is missing or differs from the published manifest (sha256), so "
+                f"it cannot be carried into a new build; run `kgforge build {target.parent.parent.name}` to rebuild")
+        (target / name).parent.mkdir(parents=True, exist_ok=True)
+        try:
+            os.link(source / name, target / name)
+        except OSError:
+            shutil.copyfile(source / name, target / name)
+
+
+def quads_verified(build: Path, entry: dict[str, Any]) -> bool:
+    """Whether ``build``'s quads file of a manifest entry holds the bytes its checksum names."""
+    return "sha256" in entry and is_verified(build, entry["quads_file"], entry["sha256"])
 
 
 def bulk_load(build: Path, graph_files: dict[str, Path]) -> dict[str, int]:
@@ -206,21 +259,27 @@ def check_counts(expected: dict[str, int], actual: dict[str, int]) -> list[str]:
 
 
 def swap_in(paths: DomainPaths, build: Path, manifest: dict) -> None:
-    """Write the build's manifest, then atomically point ``store`` at it; keep one previous build."""
+    """Publish a staged build: write its manifest, then atomically point ``store`` at it; keep one previous
+    build. Its quads' checksums are recorded as verified last, once pruning has touched their links."""
     write_json_atomic(build / "manifest.json", manifest)
     (build / _INCOMPLETE).unlink()
     _fsync_dir(build)
     previous = paths.store_link.resolve() if paths.store_link.is_symlink() else None
-    tmp_link = paths.root / f".store.{os.getpid()}"
-    tmp_link.unlink(missing_ok=True)
-    tmp_link.symlink_to(Path("builds") / build.name)
-    os.replace(tmp_link, paths.store_link)
+    _replace_link(paths.store_link, Path("builds") / build.name)
     _fsync_dir(paths.root)
-    link = paths.root / "manifest.json"
-    if not link.is_symlink():
-        link.unlink(missing_ok=True)
-        link.symlink_to(Path("store") / "manifest.json")
+    for name, target in (("manifest.json", "store/manifest.json"), ("quads", "store/quads")):
+        link = paths.root / name
+        if not link.is_symlink():
+            _replace_link(link, Path(target))
     _prune_builds(paths, keep={build.resolve(), previous})
+    record_verified(build, {e["quads_file"]: e["sha256"] for e in manifest["graphs"].values()})
+
+
+def _replace_link(link: Path, target: Path) -> None:
+    tmp_link = link.with_name(f".{link.name}.{os.getpid()}.tmp")
+    tmp_link.unlink(missing_ok=True)
+    tmp_link.symlink_to(target)
+    os.replace(tmp_link, link)
 
 
 def _prune_builds(paths: DomainPaths, keep: set[Path | None]) -> None:
@@ -234,9 +293,79 @@ def discard_build(build: Path) -> None:
     shutil.rmtree(build, ignore_errors=True)
 
 
-def read_manifest(paths: DomainPaths) -> dict:
-    paths.oxigraph_dir()
-    return json.loads(paths.manifest.read_text(encoding="utf-8"))
+def _adopt_legacy_quads(paths: DomainPaths) -> None:
+    """A domain built before builds held their own quads has a real ``quads/`` folder beside ``store``:
+    it moves into the published build (whose manifest names ``quads/<graph>.nq``; files that differ from
+    its checksums are never trusted), and ``quads`` becomes the link to ``store/quads``."""
+    legacy = paths.quads
+    if not legacy.is_dir() or legacy.is_symlink():
+        return
+    current = paths.store_link.resolve() if paths.store_link.is_symlink() else None
+    if current is not None and current.is_dir() and not (current / "quads").exists():
+        os.replace(legacy, current / "quads")
+    else:
+        shutil.rmtree(legacy)
+    _replace_link(legacy, Path("store/quads"))
+
+
+# --- what killed writers leave behind -----------------------------------------------------------
+
+def _dead_builds(paths: DomainPaths) -> list[Path]:
+    """Incomplete build folders; only dead while no writer holds the lock (the caller's concern)."""
+    if not paths.builds.is_dir():
+        return []
+    return sorted(b for b in paths.builds.iterdir() if (b / _INCOMPLETE).exists())
+
+
+def leftovers(paths: DomainPaths) -> list[Path]:
+    """What killed or failed writers left: incomplete builds, and temporary files (``*.part*``, ``*.tmp``)
+    in the domain's store folders. Empty while a writer runs (its staging build is not a leftover)."""
+    return [] if writer_pid(paths) else _leftovers(paths)
+
+
+def remove_leftovers(paths: DomainPaths) -> list[Path]:
+    """Remove :func:`leftovers` under the write lock (refused at once while a writer runs); returns them.
+    A ``quads/`` folder from before builds kept their own quads moves into the published build."""
+    with write_lock(paths):
+        _adopt_legacy_quads(paths)
+        found = _leftovers(paths)
+        for path in found:
+            if path.is_dir() and not path.is_symlink():
+                shutil.rmtree(path, ignore_errors=True)
+            else:
+                path.unlink(missing_ok=True)
+    return found
+
+
+def _leftovers(paths: DomainPaths) -> list[Path]:
+    dead = _dead_builds(paths)
+    found = set(dead)
+    places = [paths.builds] + ([paths.quads] if paths.quads.is_dir() and not paths.quads.is_symlink() else [])
+    for place in (p for p in places if p.is_dir()):
+        found.update(f for f in place.rglob("*") if (".part" in f.name or f.name.endswith(".tmp"))
+                     and not any(build in f.parents for build in dead))
+    found.update(f for f in paths.root.glob(".*.tmp"))  # a symlink being replaced
+    found.update(f for f in paths.root.glob(".store.*") if f.is_symlink())  # the same, by earlier versions
+    return sorted(found)
+
+
+def writer_pid(paths: DomainPaths) -> str | None:
+    """The pid of the live process holding the write lock, if any. Read from the lock file, where a
+    writer leaves its pid while it holds the lock (a killed writer's pid remains, but it is not alive);
+    the lock itself is never tried here, so this cannot make a starting writer fail."""
+    try:
+        pid = paths.lock.read_text(encoding="utf-8").strip()
+    except OSError:
+        return None
+    if not pid.isdigit():
+        return None
+    try:
+        os.kill(int(pid), 0)
+    except ProcessLookupError:
+        return None
+    except PermissionError:  # alive, another user's
+        pass
+    return pid
 
 
 def write_json_atomic(path: Path, data: dict) -> None:

@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import polars as pl
 import pyoxigraph as ox
 
-from kgforge.store import DomainPaths, open_read_only
+from kgforge.store import DomainPaths, open_read_only, published_build
 from kgforge.vocab import (
     CLASS, DERIVED_GRAPHS, KIND, is_fact, ONTO, RDF_TYPE, RDFS_LABEL, SCHEMA_GRAPH, SKOS_ALT_LABEL,
 )
@@ -54,21 +55,24 @@ class GraphTables:
         return mapping
 
 
-def read_tables(paths: DomainPaths, include_derived: bool = False) -> GraphTables:
-    """The build's tables, parsed column-wise from its N-Quads files (seconds at DuConv scale), or
-    walked from the store when those files cannot stand in for it (see ``kgforge.quad_tables``)."""
+def read_tables(paths: DomainPaths, include_derived: bool = False, build: Path | None = None) -> GraphTables:
+    """The tables of ``build`` (default: the published build), parsed column-wise from its N-Quads files
+    (seconds at DuConv scale) once their checksums are verified, or walked from its store when those
+    files cannot stand in for it (see ``kgforge.quad_tables``)."""
     from kgforge.quad_tables import QuadFilesUnusable, tables_from_quads
 
+    build = build or published_build(paths)
     try:
-        return tables_from_quads(paths, include_derived)
+        return tables_from_quads(paths, include_derived, build)
     except QuadFilesUnusable as why:
-        log.info("reading the store quad by quad: %s", why)
-        return read_tables_from_store(paths, include_derived)
+        log.warning("reading the store quad by quad instead of the quads files (slower): %s", why)
+        return read_tables_from_store(paths, include_derived, build)
 
 
-def read_tables_from_store(paths: DomainPaths, include_derived: bool = False) -> GraphTables:
+def read_tables_from_store(paths: DomainPaths, include_derived: bool = False,
+                           build: Path | None = None) -> GraphTables:
     """The tables walked quad by quad from the store (about a minute for 3.6M quads)."""
-    store = open_read_only(paths)
+    store = open_read_only(paths, build)
     facts: dict[str, list] = {k: [] for k in FACT_SCHEMA}
     labels: dict[str, list] = {k: [] for k in LABEL_SCHEMA}
     types: dict[str, list] = {"iri": [], "class": []}

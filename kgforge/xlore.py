@@ -76,7 +76,8 @@ class Term:
     datatype: str | None = None
 
     def nquads(self) -> str:
-        return f"<{self.value}>" if self.is_iri else literal_term(self.value, self.lang, self.datatype)
+        """The term in N-Quads; ValueError when the store would refuse it (see ``kgforge.quads``)."""
+        return f"<{check_iri(self.value)}>" if self.is_iri else literal_term(self.value, self.lang, self.datatype)
 
 
 class LineError(ValueError):
@@ -296,10 +297,6 @@ class XloreClient:
 
 # --- dump import -----------------------------------------------------------------------------
 
-def _local(iri: str) -> str:
-    return iri.rsplit("/", 1)[-1]
-
-
 def seed_iri(seed: str) -> str:
     """``bdi809358`` or ``http://xlore.org/instance/bdi809358`` → the instance IRI."""
     return seed if "://" in seed else INSTANCE + seed
@@ -331,19 +328,19 @@ class XloreImport:
     def run(self) -> None:
         self._read_property_labels()
         wanted = self._select() if any(self.options.get(k) for k in ("seeds", "seed_names")) else None
-        held: list[tuple[Term, str, Term]] = []  # concept/property triples, kept if referenced
+        held: list[tuple[str, Term, str, Term]] = []  # concept/property triples, kept if referenced
         referenced: set[str] = set()
-        for _, subject, predicate, obj in self.triples():
+        for location, subject, predicate, obj in self.triples():
             if wanted is None or subject.value in wanted:
-                self._emit(subject, predicate, obj)
+                self._emit(location, subject, predicate, obj)
                 if obj.is_iri:
                     referenced.add(obj.value)
                 referenced.add(predicate)
             elif wanted is not None and not subject.value.startswith(INSTANCE):
-                held.append((subject, predicate, obj))
-        for subject, predicate, obj in held:
+                held.append((location, subject, predicate, obj))
+        for location, subject, predicate, obj in held:
             if subject.value in referenced:
-                self._emit(subject, predicate, obj)
+                self._emit(location, subject, predicate, obj)
 
     def _read_property_labels(self) -> None:
         """``<property/P> rdfs:label "导演"@zh`` → P is mapped onto the schema relation of that label."""
@@ -358,14 +355,14 @@ class XloreImport:
                 if self.ctx.schema.is_declared(label.value):
                     self.property_map[subject.value] = self.ctx.schema.relation_for(label.value).iri
 
-    def _emit(self, subject: Term, predicate: str, obj: Term) -> None:
+    def _emit(self, location: str, subject: Term, predicate: str, obj: Term) -> None:
         predicate = self.property_map.get(predicate, predicate)
         try:
-            self.ctx.writer.term(subject.value, predicate, obj.nquads())
+            self.ctx.writer.term(check_iri(subject.value), check_iri(predicate), obj.nquads())
             if predicate == RDF_TYPE and obj.value in self.classes:
                 self.ctx.writer.iri(subject.value, RDF_TYPE, self.classes[obj.value])
-        except (ValueError, UnicodeEncodeError) as exc:
-            self.ctx.reject(f"{_local(subject.value)}", f"bad triple: {exc}")
+        except ValueError as exc:  # UnicodeEncodeError included
+            self.ctx.reject(location, f"bad triple: {exc}")
             return
         if predicate in self.relations:
             self.ctx.relations_used.add(self.relations[predicate])

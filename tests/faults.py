@@ -50,12 +50,7 @@ def kill_at_random_point(args: list[str], seed: int, window: tuple[float, float]
     ``tag`` (default: a fresh one) lets ``ready`` look at the run's processes before the kill."""
     delay = random.Random(seed).uniform(*window)
     process, tag = start(args, tag=tag, env=env, cwd=cwd)
-    deadline = time.monotonic() + ready_timeout
-    while ready is not None and not ready() and process.poll() is None:
-        if time.monotonic() > deadline:
-            process.kill()
-            raise AssertionError(f"kgforge {' '.join(args)}: not ready after {ready_timeout} s")
-        time.sleep(0.02)
+    wait_until_ready(process, args, ready, ready_timeout)
     end = time.monotonic() + delay
     while process.poll() is None and time.monotonic() < end:
         time.sleep(0.01)
@@ -64,6 +59,28 @@ def kill_at_random_point(args: list[str], seed: int, window: tuple[float, float]
         process.send_signal(signal.SIGKILL)
     returncode = process.wait()
     return Killed(tag=tag, killed=killed, returncode=returncode, delay=delay)
+
+
+def seconds_after_ready(args: list[str], ready: Callable[[], bool], env: dict[str, str] | None = None,
+                        ready_timeout: float = 120, tag: str | None = None) -> float:
+    """Run ``kgforge ARGS`` to its end and return how long it ran after ``ready()`` first held: the span
+    a test scales its kill windows to, so the kills land on a fast machine as on a slow one."""
+    process, tag = start(args, tag=tag, env=env)
+    wait_until_ready(process, args, ready, ready_timeout)
+    began = time.monotonic()
+    if process.wait() != 0:
+        raise AssertionError(f"kgforge {' '.join(args)}: exit {process.returncode}")
+    return time.monotonic() - began
+
+
+def wait_until_ready(process: subprocess.Popen, args: list[str], ready: Callable[[], bool] | None,
+                     timeout: float) -> None:
+    deadline = time.monotonic() + timeout
+    while ready is not None and not ready() and process.poll() is None:
+        if time.monotonic() > deadline:
+            process.kill()
+            raise AssertionError(f"kgforge {' '.join(args)}: not ready after {timeout} s")
+        time.sleep(0.02)
 
 
 def tagged_processes(tag: str) -> list[tuple[int, str]]:

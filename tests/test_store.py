@@ -42,8 +42,9 @@ def test_sigkill_during_build_leaves_previous_store_intact(tmp_path, workdir, cl
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
     )
     deadline = time.time() + 120
-    while time.time() < deadline and not any((b / ".incomplete").exists() for b in builds.iterdir()):
-        time.sleep(0.05)  # wait until the load phase has started writing a new store
+    while time.time() < deadline and not any((b / ".incomplete").exists() and (b / "oxigraph").exists()
+                                             for b in builds.iterdir()):
+        time.sleep(0.05)  # wait until the load phase has started writing the staged build's store
     assert process.poll() is None, "the build finished before it could be killed; make the input bigger"
     time.sleep(0.5)
     process.send_signal(signal.SIGKILL)

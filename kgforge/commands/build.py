@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Annotated
 
 import typer
+from rich.markup import escape
 
 from kgforge.build import build, check_store, parse_source
 from kgforge.commands._app import (
@@ -19,6 +20,7 @@ from kgforge.commands._app import (
 )
 from kgforge.schema import load_schema
 from kgforge.sources import source_kinds
+from kgforge.store import domain_paths, remove_leftovers
 
 
 @app.command("build")
@@ -53,17 +55,32 @@ def build_command(
 
 
 @app.command("check")
-def check_command(domain: DomainArgument, workdir: WorkdirOption = DEFAULT_WORKDIR,
-                  json_out: JsonOption = False) -> None:
-    """Compare the store with its manifest (per-graph counts, quads checksums)."""
+def check_command(
+    domain: DomainArgument,
+    clean: Annotated[bool, typer.Option("--clean", help="Remove what killed or failed writers left behind "
+                                                         "(incomplete builds, *.part files) first.")] = False,
+    workdir: WorkdirOption = DEFAULT_WORKDIR,
+    json_out: JsonOption = False,
+) -> None:
+    """Compare the store with its manifest (per-graph counts, quads checksums); report leftovers."""
+    removed = [str(p) for p in remove_leftovers(domain_paths(domain, workdir))] if clean else []
     report = check_store(domain, workdir)
     if json_out:
-        emit_json(report)
+        emit_json(dict(report, removed=removed) if clean else report)
     else:
         status = "[green]ok[/]" if report["ok"] else "[red]MISMATCH[/]"
         console.print(f"{domain} ({report['build_id']}): {status}, {report['total_quads']:,} quads")
         for problem in report["problems"]:
-            console.print(f"  - {problem}")
+            console.print(f"  - {problem}", markup=False, soft_wrap=True)
+        if removed:
+            console.print(f"removed {len(removed)} left behind by killed or failed writers")
+        if report["leftovers"]:
+            console.print(f"[yellow]{len(report['leftovers'])} left behind by killed or failed writers[/] "
+                          f"(never read; remove with `{escape(report['clean_command'])}`):", soft_wrap=True)
+            for path in report["leftovers"]:
+                console.print(f"  - {path}", markup=False, soft_wrap=True)
+        if report["writer_pid"]:
+            console.print(f"a writer is running (pid {report['writer_pid']}); its staging build is not checked")
     if not report["ok"]:
         raise typer.Exit(1)
 

@@ -32,7 +32,7 @@ from kgforge.exports.subgraph import SubgraphOptions, select_subgraphs
 from kgforge.gc_pause import paused_gc
 from kgforge.goals import read_goals
 from kgforge.schema import Schema, load_schema
-from kgforge.store import DomainPaths, domain_paths, read_manifest, write_json_atomic
+from kgforge.store import DomainPaths, domain_paths, published_build, read_manifest, write_json_atomic
 from kgforge.tables import GraphTables, read_tables
 from kgforge.vocab import ONTO
 
@@ -75,9 +75,10 @@ class Context:
     def open(cls, domain: str, workdir: Path | str | None, language: str | None,
              tables: GraphTables | None = None) -> "Context":
         paths = domain_paths(domain, workdir)
-        manifest = read_manifest(paths)
+        build = published_build(paths)
+        manifest = read_manifest(paths, build)
         schema = load_schema(manifest["schema"]["path"])
-        tables = tables or read_tables(paths)
+        tables = tables or read_tables(paths, build=build)
         return cls(paths, manifest, schema, tables, Labels(tables, schema, language or schema.language))
 
 

@@ -109,7 +109,7 @@ class ServedDomain:
         build = kg.published_build(self.paths)
         version = self._versions.get(build)
         if version is None:
-            version = self._versions[build] = Version(build, kg.read_manifest_of(build))
+            version = self._versions[build] = Version(build, kg.read_manifest(self.paths, build))
             for old in list(self._versions)[:-KEEP_VERSIONS]:
                 self._versions.pop(old).release()
             self._start_index(version)  # search works from the new build as soon as its index is read

@@ -9,7 +9,6 @@ what changes.
 from __future__ import annotations
 
 import json
-import os
 import re
 import tempfile
 from pathlib import Path
@@ -23,46 +22,32 @@ from kgforge.exports import ExportOptions, export_goals
 from kgforge.goals import GoalGraph, GoalOptions, sample_goals, write_goals
 from kgforge.query import PREFIXES, uses_service
 from kgforge.resources import query_dirs
-from kgforge.store import DomainPaths, domain_paths
+from kgforge.store import DomainPaths, domain_paths, published_build, read_manifest
 from kgforge.tables import GraphTables, read_tables
 from kgforge.vocab import DERIVED_GRAPHS, GRAPH, ONTO, OWL_SAME_AS, RDF_TYPE, RDFS_LABEL, SCHEMA_GRAPH, SKOS_ALT_LABEL
 
 __all__ = [
     "DERIVED_GRAPHS", "GRAPH", "ONTO", "OWL_SAME_AS", "PREFIXES", "RDF_TYPE", "RDFS_LABEL", "SCHEMA_GRAPH", "SKOS_ALT_LABEL",
     "PAIR_NODE", "DomainPaths", "GraphTables", "KgforgeError", "StoreMissingError", "domain_paths", "goal_subgraphs",
-    "has_related_model", "has_service_clause", "is_update", "published_build", "read_manifest_of",
+    "has_related_model", "has_service_clause", "is_update", "published_build", "read_manifest",
     "related_entities", "sample_topic_goals",
     "shipped_queries", "tables_of", "VersionMoved",
 ]
 
 
-def published_build(paths: DomainPaths) -> Path:
-    """The build folder the ``store`` link points at now, resolved once: a reader that keeps it reads one
-    build whatever is published after. (Issue 13's ``kgforge.store.published_build`` once merged.)"""
-    build = Path(os.path.realpath(paths.store_link))
-    if not (build / "oxigraph").is_dir() or (build / ".incomplete").exists():
-        raise StoreMissingError(f"no store for domain {paths.domain!r} under {paths.root}: run "
-                                f"`kgforge build {paths.domain}` first")
-    return build
-
-
-def read_manifest_of(build: Path) -> dict[str, Any]:
-    return json.loads((build / "manifest.json").read_text(encoding="utf-8"))
-
-
 class VersionMoved(KgforgeError):
-    """A newer build was published while a build's tables were read."""
+    """The build whose tables were being read was removed meanwhile (two rebuilds within one read)."""
 
 
 def tables_of(paths: DomainPaths, build: Path) -> GraphTables:
-    """The graph tables (derived graphs included) of ``build``. Today's ``read_tables`` reads the published
-    build only, so a swap during the read is detected and reported rather than mixed in."""
-    if published_build(paths) != build:
-        raise VersionMoved(f"{build.name} is no longer the published build")
-    tables = read_tables(paths, include_derived=True)
-    if published_build(paths) != build:
-        raise VersionMoved(f"{build.name} was replaced while its tables were read")
-    return tables
+    """The graph tables (derived graphs included) of ``build``: its own quads files, whatever is published
+    meanwhile. A build pruned during the read is reported as moved, so the request retries on the new one."""
+    try:
+        return read_tables(paths, include_derived=True, build=build)
+    except (OSError, StoreMissingError) as exc:
+        if (build / "oxigraph").is_dir():
+            raise
+        raise VersionMoved(f"{build.name} was removed while its tables were read: {exc}") from None
 
 
 def has_service_clause(text: str) -> bool:

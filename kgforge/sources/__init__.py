@@ -34,11 +34,22 @@ class ImportContext:
     counts: Counter[str] = field(default_factory=Counter)
     relations_used: set[Relation] = field(default_factory=set)
     advance: Callable[[int], None] = lambda n: None
+    location: str = ""  # of the record being written (``line 12``): where a quad the writer refuses came from
+
+    def __post_init__(self) -> None:
+        self.writer.on_reject = self._refused
 
     def reject(self, location: str, reason: str, record: Any = None) -> None:
         """Quarantine one bad record (``location`` like ``line 12``) and count it."""
         self.quarantine.reject(str(self.path), location, reason, record)
         self.counts["records_bad"] += 1
+
+    def _refused(self, reason: str, quad: str) -> None:
+        """A quad the writer would not write (a term the store refuses): quarantined, the record's other
+        quads still land."""
+        self.quarantine.reject(str(self.path), self.location or f"quad {self.writer.count + 1} of the output",
+                               reason, quad)
+        self.counts["quads_refused"] += 1
 
     def accept(self, n: int = 1) -> None:
         self.counts["records_ok"] += n
@@ -48,7 +59,7 @@ class ImportContext:
 def parsed_records(ctx: ImportContext, records: Iterable[Record]) -> Iterator[tuple[str, Record]]:
     """``(location, record)`` for each record that parsed; the others are quarantined on the way."""
     for record in records:
-        location = f"line {record.line}"
+        ctx.location = location = f"line {record.line}"
         if record.error:
             ctx.reject(location, record.error, record.raw)
             continue

@@ -112,6 +112,7 @@ def _relation(schema: Schema, name: str) -> Relation:
 
 def _emit(ctx: ImportContext, spec: SiteSpec, record: Record, merged: Merge) -> None:
     writer, schema, lang = ctx.writer, ctx.schema, spec.language
+    ctx.location = record.url  # where a quad the writer refuses came from
     if not record.name:
         ctx.reject(record.url, "no entity name found on the page", None)
         return

@@ -2,7 +2,8 @@
 
 KdConv and DuConv identify entities by name. These triples are collected first, then emitted:
 a tail becomes an entity when its relation is entity-valued in the schema or when it is also a
-head somewhere in the source; otherwise it stays a literal.
+head somewhere in the source; otherwise it stays a literal. Quads come out in the order the source
+gives them (never a set's order), so the same input always writes the same file.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ class NameTriple:
     head: str
     relation: Relation
     tail: str
+    location: str = ""  # of the record it came from, for a quad the writer refuses
 
 
 class NameTriples:
@@ -36,7 +38,7 @@ class NameTriples:
         self.segmented = segmented
         self.lang = ctx.schema.language
         self.triples: list[NameTriple] = []
-        self.heads: set[str] = set()
+        self.heads: dict[str, str] = {}  # name → location of its first triple, in source order
         self.surface_forms: dict[str, set[str]] = {}
         self.types: dict[str, set[str]] = {}
 
@@ -48,14 +50,14 @@ class NameTriples:
             self.surface_forms.setdefault(name, set()).add(raw.strip())
         return name
 
-    def add(self, head: str, relation_label: str, tail: str) -> None:
+    def add(self, head: str, relation_label: str, tail: str, location: str = "") -> None:
         relation = self.ctx.schema.relation_for(relation_label)
         if not relation.declared:
             self.ctx.counts[f"unmapped relation {relation.zh}"] += 1
         head_name = self._name(head)
         tail_value = tail if relation.kind == "text" else self._name(tail)
-        self.heads.add(head_name)
-        self.triples.append(NameTriple(head_name, relation, tail_value))
+        self.heads.setdefault(head_name, location)
+        self.triples.append(NameTriple(head_name, relation, tail_value, location))
 
     def add_type(self, name: str, type_id: str | None) -> None:
         if type_id:
@@ -73,7 +75,7 @@ class NameTriples:
             if problem:
                 self.ctx.reject(location, f"{what}: {problem}", record)
                 continue
-            self.add(*triple)
+            self.add(*triple, location=location)
             added += 1
         return added
 
@@ -85,23 +87,26 @@ class NameTriples:
         schema, writer, lang = self.ctx.schema, self.ctx.writer, self.lang
         type_values = {normalise_label(t.zh): t.id for t in schema.types.values()}
         type_values.update({t.en: t.id for t in schema.types.values()})
-        entities: set[str] = set(self.heads)
+        entities = dict(self.heads)
         for triple in self.triples:
+            self.ctx.location = triple.location
             relation = triple.relation
             self.ctx.relations_used.add(relation)
             head = entity_iri(triple.head)
             if self.is_entity(triple):
-                entities.add(triple.tail)
+                entities.setdefault(triple.tail, triple.location)
                 writer.iri(head, relation.iri, entity_iri(triple.tail))
                 self.add_type(triple.tail, relation.range)
             else:
                 writer.literal(head, relation.iri, triple.tail, lang=lang)
             if relation.id == schema.type_relation and triple.tail in type_values:
                 self.add_type(triple.head, type_values[triple.tail])
-        for name in entities:
+        for name, location in entities.items():
+            self.ctx.location = location
             self._emit_names(name)
         for name, type_ids in self.types.items():
-            for type_id in type_ids:
+            self.ctx.location = entities.get(name, "")
+            for type_id in sorted(type_ids):
                 writer.iri(entity_iri(name), RDF_TYPE, schema.types[type_id].iri)
         self.ctx.counts["entities"] = len(entities)
         self.ctx.counts["facts"] = len(self.triples)
@@ -109,7 +114,7 @@ class NameTriples:
     def _emit_names(self, name: str) -> None:
         iri = entity_iri(name)
         self.ctx.writer.literal(iri, RDFS_LABEL, name, lang=self.lang)
-        for form in self.surface_forms.get(name, ()):
+        for form in sorted(self.surface_forms.get(name, ())):
             self.ctx.writer.literal(iri, SKOS_ALT_LABEL, form, lang=self.lang)
 
 

@@ -1,23 +1,27 @@
 """Adding one knowledge-base source (Wikidata, XLORE) to a domain's store without rebuilding the rest.
 
 The source is imported like any ``kgforge build`` source (its own named graph, quarantine and
-counts); the new build is a checkpoint of the current store with this graph (and the updated
-schema graph) added, so the other graphs are not re-loaded. Importing the same file again
-replaces its graph. With no store yet, the domain is created.
+counts) into a staging build; that build is a checkpoint of the current store with this graph (and
+the updated schema graph) added, so the other graphs are not re-loaded, and it is published by the
+same atomic swap as a build. Importing the same file again replaces its graph. With no store yet,
+the domain is created.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
+
+import pyoxigraph as ox
 
 from kgforge import checks
 from kgforge.build import SourceResult, extend_build, import_source, load_graphs, write_schema_graph
 from kgforge.errors import StoreMissingError
 from kgforge.progress import progress_bar
 from kgforge.schema import Relation, SourceSpec, load_schema
-from kgforge.store import domain_paths, read_manifest, write_lock
-from kgforge.vocab import SCHEMA_GRAPH
+from kgforge.store import domain_paths, published_build, read_manifest, staged_build, write_lock
+from kgforge.vocab import RDF_PROPERTY, RDF_TYPE, SCHEMA_GRAPH
 
 SCHEMA_FILE = "quads/schema.imports.nq"
 
@@ -27,35 +31,35 @@ def import_into_domain(domain: str, kind: str, path: Path | str, options: dict[s
     """Import ``kind:path`` into ``domain``'s store; returns the source's manifest entry and build id."""
     checks.selection_options(options)
     paths = domain_paths(domain, workdir)
-    with write_lock(paths), progress_bar(show_progress) as progress:
+    with write_lock(paths), progress_bar(show_progress) as progress, staged_build(paths) as staging:
         try:
-            manifest: dict[str, Any] | None = read_manifest(paths)
+            published: Path | None = published_build(paths)
+            manifest: dict[str, Any] | None = read_manifest(paths, published)
         except (StoreMissingError, FileNotFoundError):
-            manifest = None
+            published, manifest = None, None
         schema = load_schema(manifest["schema"]["path"] if manifest else domain)
         spec = SourceSpec(kind, str(path), options)
-        result, used = import_source(schema, paths, spec, Path(path), set(), progress)
+        result, used = import_source(schema, paths, staging, spec, Path(path), set(), progress)
         graphs = dict(manifest["graphs"]) if manifest else {}
         graphs[result.graph] = result.manifest_entry()
-        relations = used | _declared_before(paths.root, graphs, schema.relations.values())
-        graphs[SCHEMA_GRAPH] = dict(write_schema_graph(schema, relations, paths.root / SCHEMA_FILE),
+        relations = used | (_declared_in(published, schema.relations.values()) if published else set())
+        graphs[SCHEMA_GRAPH] = dict(write_schema_graph(schema, relations, staging / SCHEMA_FILE),
                                     quads_file=SCHEMA_FILE)
-        if manifest is None:
-            summary = load_graphs(paths, graphs, schema, progress, {})
+        if published is None:
+            summary = load_graphs(paths, staging, graphs, schema, progress, {})
         else:
             added = {g: graphs[g] for g in (result.graph, SCHEMA_GRAPH)}
-            summary = extend_build(paths, manifest, paths.oxigraph_dir().resolve(), [], added, {})
+            summary = extend_build(paths, staging, published, published / "oxigraph", [], added, {})
     return {"domain": domain, "build_id": summary.build_id, "total_quads": summary.total_quads,
             "source": dict(result.manifest_entry(), graph=result.graph), "graphs": summary.graphs}
 
 
-def _declared_before(root: Path, graphs: dict[str, Any], relations: Any) -> set[Relation]:
-    """Schema relations the current schema graph declares (so other sources keep their labels)."""
-    entry = graphs.get(SCHEMA_GRAPH)
-    if not entry or not (root / entry["quads_file"]).exists():
-        return set()
-    text = (root / entry["quads_file"]).read_text(encoding="utf-8")
-    return {rel for rel in relations if f"<{rel.iri}> " in text}
+def _declared_in(published: Path, relations: Iterable[Relation]) -> set[Relation]:
+    """Schema relations the published build's schema graph declares (so other sources keep their labels)."""
+    store = ox.Store.read_only(str(published / "oxigraph"))
+    declared = {quad.subject.value for quad in store.quads_for_pattern(
+        None, ox.NamedNode(RDF_TYPE), ox.NamedNode(RDF_PROPERTY), ox.NamedNode(SCHEMA_GRAPH))}
+    return {rel for rel in relations if rel.iri in declared}
 
 
 __all__ = ["SourceResult", "import_into_domain"]

@@ -1,0 +1,20 @@
+"""Grounded response evaluation (``kgforge eval``): the official DuConv metrics, BLEU-3/4 and ROUGE-L, and
+knowledge precision / recall / F1 with a hallucination list against a domain's graph; correlations with
+human scores. See docs/evaluation.md.
+
+    from kgforge.evaluation import evaluate
+    report = evaluate("pred.txt", gold="dev.txt", domain="duconv", out="scores.jsonl")
+
+A metric is one function registered by name (:func:`register_metric`).
+"""
+
+from kgforge.evaluation import metrics as _builtin_metrics  # noqa: F401  (registers the built-in metrics)
+from kgforge.evaluation.batch import Batch
+from kgforge.evaluation.inputs import LAYOUTS, Responses, load_responses
+from kgforge.evaluation.knowledge import KnowledgeIndex, KnowledgeOptions
+from kgforge.evaluation.registry import METRICS, Metric, register_metric
+from kgforge.evaluation.report import EvalOptions, evaluate
+from kgforge.evaluation.segmentation import SEGMENTATIONS
+
+__all__ = ["Batch", "EvalOptions", "KnowledgeIndex", "KnowledgeOptions", "LAYOUTS", "METRICS", "Metric",
+           "Responses", "SEGMENTATIONS", "evaluate", "load_responses", "register_metric"]

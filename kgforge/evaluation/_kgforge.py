@@ -1,0 +1,19 @@
+"""Everything ``kgforge.evaluation`` takes from the rest of kgforge, in one place.
+
+The evaluation reads its own input files and the graph through ``read_tables``; it needs only the
+names below. When the package is regrouped (issue 14), re-pointing these imports is the whole change.
+"""
+
+from __future__ import annotations
+
+from kgforge.errors import ArgumentError, InputError, KgforgeError
+from kgforge.jsonio import iter_json_container, iter_json_lines
+from kgforge.schema import Schema, load_schema
+from kgforge.store import domain_paths, read_manifest
+from kgforge.tables import GraphTables, read_tables
+from kgforge.text import is_segmented, normalise_label, segment
+
+__all__ = [
+    "ArgumentError", "GraphTables", "InputError", "KgforgeError", "Schema", "domain_paths", "iter_json_container",
+    "is_segmented", "iter_json_lines", "load_schema", "normalise_label", "read_manifest", "read_tables", "segment",
+]

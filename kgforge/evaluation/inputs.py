@@ -1,0 +1,533 @@
+"""Reading what is evaluated: predictions, gold responses and the dialogues they belong to.
+
+Every file is read into :class:`Slots`: one row per response (its text, the gold text where the file has
+one, and where it has them the dialogue the response belongs to and the knowledge annotated on it) plus
+the dialogues' context (topics, knowledge triples, gold knowledge). Layouts, chosen by content (or
+``layout=``):
+
+``duconv-eval``  the official DuConv metric input, ``prediction<TAB>gold`` per line, read exactly as the
+                 official script reads it (a line with fewer than two fields after ``strip()`` is skipped
+                 by the script; it is skipped here too, and reported with its line number).
+``lines``        one response per line (a model's output file); every line counts, empty ones too.
+``table``        JSON lines, CSV, Parquet or Excel (``.xlsx``, needs openpyxl) with named columns: prediction
+                 (``prediction``/``pred``/``response``/``hypothesis``/``output``), gold (``gold``/``reference``/
+                 ``ref``/``target``), optionally ``id``, ``dialogue_id``, ``topics``, ``knowledge``,
+                 ``gold_knowledge`` (JSON lists; in CSV cells as JSON text).
+``duconv``       DuConv sessions (``conversation``: every bot turn ``conversation[j]``, even ``j``, is a
+                 response, as the official ``convert_session_to_sample.py`` makes samples) or samples
+                 (``history``/``response``: one response per line). Gold knowledge: the goal path.
+``kdconv``       KdConv dialogues (a JSON array): every message after the first is a response; its gold
+                 knowledge is its ``attrs``.
+``durecdial``    DuRecDial sessions (LIC-2020 baseline resource layout, or the competition layout): the bot
+                 turns are responses (the baseline's ``convert_session_to_sample.py``: ``label`` says who
+                 speaks first; without it the bot does when the first goal is 寒暄). The ``[n]`` goal
+                 markers that open some turns are taken off.
+``kgforge``      a ``kgforge export --format jsonl`` file: dialogue context only (topics, subgraph, goal path).
+
+A file that cannot be used is an :class:`InputError` naming the file and line; nothing is dropped silently.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import re
+import zipfile
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+from kgforge.evaluation._kgforge import ArgumentError, InputError, is_segmented, iter_json_container, iter_json_lines
+
+LAYOUTS = ("auto", "duconv-eval", "lines", "table", "duconv", "kdconv", "durecdial", "kgforge")
+DATASET_LAYOUTS = ("duconv", "kdconv", "durecdial", "kgforge")
+SEGMENTED_LAYOUTS = ("duconv-eval", "duconv", "durecdial")  # word-segmented by definition
+PREDICTION_COLUMNS = ("prediction", "pred", "response", "hypothesis", "output", "generated")
+GOLD_COLUMNS = ("gold", "reference", "ref", "target", "golden_response")
+ID_COLUMNS = ("id", "response_id")
+DIALOGUE_COLUMNS = ("dialogue_id", "dialogue")
+_GOAL_MARKER = re.compile(r"^\s*\[\d+\]\s*")
+_QUOTED_TOPIC = re.compile(r"『\s*(.+?)\s*』")
+
+Triple = tuple[str, str, str]
+TRIPLES = pl.List(pl.List(pl.String))
+FRAME_SCHEMA = {"id": pl.String, "line": pl.Int64, "text": pl.String, "gold": pl.String, "dialogue": pl.Int64,
+                "dialogue_key": pl.String, "gold_knowledge": TRIPLES}
+
+
+@dataclass
+class Dialogue:
+    """A dialogue's context: its topic names, its own knowledge triples and its gold knowledge (goal path)."""
+
+    key: str
+    topics: list[str] = field(default_factory=list)
+    knowledge: list[Triple] = field(default_factory=list)
+    gold: list[Triple] = field(default_factory=list)
+
+
+@dataclass
+class Slots:
+    """What one file holds: a row per response (``FRAME_SCHEMA``) and the dialogues' context."""
+
+    path: Path
+    layout: str
+    frame: pl.DataFrame
+    dialogues: list[Dialogue]
+    has_gold: bool = False
+    skipped: list[str] = field(default_factory=list)
+
+    @property
+    def segmented(self) -> bool:
+        return self.layout in SEGMENTED_LAYOUTS
+
+
+# ---------------------------------------------------------------- detection
+
+
+def detect_layout(path: Path) -> str:
+    """The layout of ``path`` by its name and first record (see the module docstring)."""
+    path = _present(path)
+    suffix = path.suffix.lower()
+    if suffix in (".csv", ".xlsx", ".parquet"):
+        return "table"
+    head = _first_line(path)
+    if suffix == ".json" or head.startswith("["):
+        return "kdconv"
+    if head.startswith("{"):
+        try:
+            record = json.loads(head)
+        except json.JSONDecodeError:
+            return "table"  # the table reader names the line
+        return _record_layout(record)
+    return "duconv-eval" if "\t" in head else "lines"
+
+
+def _record_layout(record: Any) -> str:
+    if not isinstance(record, dict):
+        return "table"
+    if "dialogue_id" in record and "triples" in record:
+        return "kgforge"
+    if "knowledge" in record and ("conversation" in record or "history" in record):
+        goal = record.get("goal")
+        if "label" in record or "situation" in record or isinstance(goal, str):
+            return "durecdial"
+        return "duconv"
+    return "table"
+
+
+def _present(path: Path) -> Path:
+    path = Path(path)
+    if not path.is_file():
+        raise InputError(f"{path}: no such file")
+    return path
+
+
+def _first_line(path: Path) -> str:
+    with open(path, "rb") as handle:
+        for raw in handle:
+            text = raw.decode("utf-8", "replace").lstrip("\ufeff").strip()
+            if text:
+                return text
+    raise InputError(f"{path}:1: file is empty")
+
+
+# ---------------------------------------------------------------- reading
+
+
+def read_slots(path: Path, layout: str = "auto", columns: dict[str, str] | None = None) -> Slots:
+    """``path`` read in ``layout`` (``auto``: :func:`detect_layout`)."""
+    if layout not in LAYOUTS:
+        raise ArgumentError("layout", f"{layout!r} is not one of {', '.join(LAYOUTS)}")
+    path = _present(path)
+    layout = detect_layout(path) if layout == "auto" else layout
+    readers = {"duconv-eval": read_official, "lines": read_lines, "duconv": read_duconv, "kdconv": read_kdconv,
+               "durecdial": read_durecdial, "kgforge": read_kgforge_export}
+    if layout == "table":
+        return read_table(path, columns or {})
+    return readers[layout](path)
+
+
+def _frame(rows: list[dict[str, Any]]) -> pl.DataFrame:
+    return pl.DataFrame(rows, schema=FRAME_SCHEMA) if rows else pl.DataFrame(schema=FRAME_SCHEMA)
+
+
+def read_official(path: Path) -> Slots:
+    """The official eval input: ``line.strip().split("\\t")``, fields 0 and 1, as the official script reads it."""
+    rows, skipped = [], []
+    with open(path, encoding="utf-8", errors="strict") as handle:
+        for lineno, line in _numbered(path, handle):
+            fields = line.strip().split("\t")
+            if len(fields) < 2:
+                skipped.append(f"line {lineno}: fewer than two tab-separated fields (the official script skips it)")
+                continue
+            rows.append({"id": str(lineno), "line": lineno, "text": fields[0], "gold": fields[1]})
+    if not rows:
+        raise InputError(f"{path}:1: no 'prediction<TAB>gold' line in the file")
+    return Slots(path, "duconv-eval", _frame(rows), [], has_gold=True, skipped=skipped)
+
+
+def read_lines(path: Path) -> Slots:
+    """One response per line; a trailing newline does not make an extra (empty) response."""
+    with open(path, encoding="utf-8", errors="strict", newline=None) as handle:
+        rows = [{"id": str(lineno), "line": lineno, "text": line.rstrip("\n")} for lineno, line in _numbered(path, handle)]
+    if not rows:
+        raise InputError(f"{path}:1: file is empty")
+    return Slots(path, "lines", _frame(rows), [])
+
+
+def _numbered(path: Path, handle: Any) -> Iterator[tuple[int, str]]:
+    lineno = 0
+    try:
+        for lineno, line in enumerate(handle, start=1):
+            yield lineno, line.lstrip("\ufeff") if lineno == 1 else line
+    except UnicodeDecodeError as exc:
+        raise InputError(f"{path}:{lineno + 1}: not UTF-8 ({exc.reason} at byte {exc.start} of the read block)") from None
+
+
+# ---------------------------------------------------------------- tables
+
+
+def read_table(path: Path, columns: dict[str, str]) -> Slots:
+    """JSON lines, CSV or Excel with named columns; ``columns`` maps ``prediction``/``gold``/``id``/
+    ``dialogue`` to the file's own column names where they differ from the usual ones."""
+    records = list(table_records(path))
+    if not records:
+        raise InputError(f"{path}: no rows")
+    names = list(dict.fromkeys(key for _, record in records for key in record))
+    prediction = _column(path, names, columns.get("prediction"), PREDICTION_COLUMNS, "prediction", required=True)
+    gold = _column(path, names, columns.get("gold"), GOLD_COLUMNS, "gold")
+    ident = _column(path, names, columns.get("id"), ID_COLUMNS, "id")
+    dialogue = _column(path, names, columns.get("dialogue"), DIALOGUE_COLUMNS, "dialogue")
+    rows, dialogues = [], []
+    for line, record in records:
+        text = record.get(prediction)
+        if not isinstance(text, str):
+            raise InputError(f"{path}:{line}: column {prediction!r} must be a string, got {_kind(text)}")
+        gold_text = record.get(gold) if gold else None
+        if gold and not isinstance(gold_text, str):
+            raise InputError(f"{path}:{line}: column {gold!r} must be a string, got {_kind(gold_text)}")
+        context = _row_context(path, line, record)
+        row = {"id": str(record.get(ident, line)) if ident else str(line), "line": line, "text": text,
+               "gold": gold_text, "dialogue_key": str(record[dialogue]) if dialogue and record.get(dialogue) is not None
+               else None, "gold_knowledge": context.gold or None}
+        if context.topics or context.knowledge:
+            row["dialogue"] = len(dialogues)
+            dialogues.append(context)
+        rows.append(row)
+    return Slots(path, "table", _frame(rows), dialogues, has_gold=gold is not None)
+
+
+def table_records(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
+    suffix = path.suffix.lower()
+    if suffix == ".csv":
+        with open(path, encoding="utf-8-sig", newline="") as handle:
+            reader = csv.DictReader(handle)
+            try:
+                for record in reader:
+                    yield reader.line_num, dict(record)
+            except (csv.Error, UnicodeDecodeError) as exc:
+                raise InputError(f"{path}:{reader.line_num + 1}: not a CSV row ({exc})") from None
+    elif suffix == ".xlsx":
+        yield from _excel_records(path)
+    elif suffix == ".parquet":
+        try:
+            frame = pl.read_parquet(path)
+        except (pl.exceptions.PolarsError, OSError) as exc:
+            raise InputError(f"{path}: not a readable Parquet file ({exc})") from None
+        yield from enumerate(frame.to_dicts(), start=1)
+    else:
+        yield from json_objects(path)
+
+
+def _excel_records(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
+    try:
+        import openpyxl  # optional: only Excel input needs it
+    except ImportError:
+        raise InputError(f"{path}: reading .xlsx needs openpyxl (pip install 'kgforge[excel]')") from None
+    from openpyxl.utils.exceptions import InvalidFileException
+
+    try:
+        workbook = openpyxl.load_workbook(path, read_only=True, data_only=True)
+    except (InvalidFileException, zipfile.BadZipFile, KeyError, ValueError, OSError) as exc:
+        raise InputError(f"{path}: not a readable .xlsx workbook ({type(exc).__name__}: {exc})") from None
+    try:
+        rows = workbook.worksheets[0].iter_rows(values_only=True)
+        header = [str(name) if name is not None else "" for name in next(rows, ())]
+        for line, values in enumerate(rows, start=2):
+            if all(value is None for value in values):
+                continue
+            yield line, {name: ("" if value is None else value if isinstance(value, (int, float)) else str(value))
+                         for name, value in zip(header, values) if name}
+    finally:
+        workbook.close()
+
+
+def _column(path: Path, names: list[str], given: str | None, usual: tuple[str, ...], what: str,
+            required: bool = False) -> str | None:
+    if given is not None:
+        if given not in names:
+            raise InputError(f"{path}: no column {given!r} (columns: {', '.join(names)})")
+        return given
+    found = next((name for name in usual if name in names), None)
+    if found is None and required:
+        raise InputError(f"{path}: no {what} column: name it with --{what}-column (columns: {', '.join(names)}; "
+                         f"recognised: {', '.join(usual)})")
+    return found
+
+
+def _row_context(path: Path, line: int, record: dict[str, Any]) -> Dialogue:
+    """A table row's own context columns (``topics``, ``knowledge``, ``gold_knowledge``), JSON in CSV cells."""
+    def value(name: str) -> Any:
+        raw = record.get(name)
+        if isinstance(raw, str) and raw.strip():
+            try:
+                return json.loads(raw)
+            except json.JSONDecodeError as exc:
+                raise InputError(f"{path}:{line}: column {name!r} is not JSON ({exc.msg})") from None
+        return raw or []
+
+    topics = value("topics")
+    if not isinstance(topics, list) or not all(isinstance(t, str) for t in topics):
+        raise InputError(f"{path}:{line}: column 'topics' must be a list of names")
+    return Dialogue(str(line), topics, _triples(path, line, value("knowledge"), "knowledge"),
+                    _triples(path, line, value("gold_knowledge"), "gold_knowledge"))
+
+
+def _triples(path: Path, line: int, value: Any, what: str) -> list[Triple]:
+    """``[[head, relation, tail], …]`` or KdConv attrs ``[{"name", "attrname", "attrvalue"}, …]``."""
+    if not isinstance(value, list):
+        raise InputError(f"{path}:{line}: {what} must be a list of [head, relation, tail] triples")
+    triples = []
+    for item in value:
+        if isinstance(item, dict):
+            item = [item.get("name"), item.get("attrname"), item.get("attrvalue")]
+        if not (isinstance(item, list) and len(item) == 3 and all(isinstance(x, str) for x in item)):
+            raise InputError(f"{path}:{line}: {what}: {json.dumps(item, ensure_ascii=False)[:80]} is not a "
+                             "[head, relation, tail] triple of strings")
+        triples.append((item[0], item[1], item[2]))
+    return triples
+
+
+def _kind(value: Any) -> str:
+    return "nothing" if value is None else type(value).__name__
+
+
+# ---------------------------------------------------------------- datasets
+
+
+def json_objects(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
+    """``(line, object)`` per line of a JSON lines file; anything else stops the reading with its line."""
+    for record in iter_json_lines(path):
+        if record.error:
+            raise InputError(f"{path}:{record.line}: {record.error}")
+        if not isinstance(record.value, dict):
+            raise InputError(f"{path}:{record.line}: expected a JSON object per line, got {_kind(record.value)}")
+        yield record.line, record.value
+
+
+def _utterances(path: Path, line: int, value: Any, what: str) -> list[str]:
+    if not isinstance(value, list) or not all(isinstance(u, str) for u in value):
+        raise InputError(f"{path}:{line}: {what} must be a list of strings")
+    return value
+
+
+def _heads(triples: list[Triple]) -> list[str]:
+    return [head for head, _, _ in triples]
+
+
+def read_duconv(path: Path) -> Slots:
+    rows, dialogues = [], []
+    for line, record in json_objects(path):
+        goal = record.get("goal")
+        if not (isinstance(goal, list) and goal and all(isinstance(t, list) and len(t) == 3 for t in goal)
+                and all(isinstance(x, str) for t in goal for x in t)):
+            raise InputError(f"{path}:{line}: 'goal' must be a list of [a, b, c] string triples")
+        knowledge = _triples(path, line, record.get("knowledge"), "knowledge")
+        start, path_triples = (goal[0], goal[1:]) if goal[0][0] == "START" else ([], goal)
+        dialogue = Dialogue(str(line), list(dict.fromkeys([*start[1:], *_heads(knowledge)])), knowledge,
+                            [(a, b, c) for a, b, c in path_triples])
+        if "conversation" in record:
+            conversation = _utterances(path, line, record["conversation"], "'conversation'")
+            turns = [(f"{line}:{j}", conversation[j]) for j in range(0, len(conversation), 2)]
+        else:
+            _utterances(path, line, record.get("history"), "'history'")
+            response = record.get("response")
+            if response is not None and not isinstance(response, str):
+                raise InputError(f"{path}:{line}: 'response' must be a string")
+            turns = [(str(line), response)]
+        rows += [{"id": ident, "line": line, "text": text, "gold": text, "dialogue": len(dialogues)}
+                 for ident, text in turns]
+        dialogues.append(dialogue)
+    return Slots(path, "duconv", _frame(rows), dialogues, has_gold=True)
+
+
+def read_kdconv(path: Path) -> Slots:
+    rows, dialogues = [], []
+    for record in iter_json_container(path, list):
+        line = record.line
+        if record.error:
+            raise InputError(f"{path}:{line}: {record.error}")
+        value = record.value
+        if not (isinstance(value, dict) and isinstance(value.get("messages"), list)
+                and all(isinstance(m, dict) and isinstance(m.get("message"), str) for m in value["messages"])):
+            raise InputError(f"{path}:{line}: not a KdConv dialogue (needs a 'messages' list of objects "
+                             "with a 'message' string)")
+        per_message = [_triples(path, line, m.get("attrs") or [], "attrs") for m in value["messages"]]
+        knowledge = list(dict.fromkeys(t for attrs in per_message for t in attrs))
+        name = value.get("name")
+        topics = list(dict.fromkeys(([name] if isinstance(name, str) else []) + _heads(knowledge)))
+        key = str(len(dialogues))
+        for j, message in enumerate(value["messages"][1:], start=1):
+            rows.append({"id": f"{key}:{j}", "line": line, "text": message["message"], "gold": message["message"],
+                         "dialogue": len(dialogues), "gold_knowledge": [list(t) for t in per_message[j]]})
+        dialogues.append(Dialogue(key, topics, knowledge, knowledge))
+    if not dialogues:
+        raise InputError(f"{path}: no dialogue in the file")
+    return Slots(path, "kdconv", _frame(rows), dialogues, has_gold=True)
+
+
+def read_durecdial(path: Path) -> Slots:
+    rows, dialogues = [], []
+    for line, record in json_objects(path):
+        conversation = _utterances(path, line, record.get("conversation"), "'conversation'")
+        knowledge = _triples(path, line, record.get("knowledge") or [], "knowledge")
+        goal = record.get("goal")
+        goal_text = goal if isinstance(goal, str) else json.dumps(goal, ensure_ascii=False)
+        topics = list(dict.fromkeys([*_QUOTED_TOPIC.findall(goal_text), *_heads(knowledge)]))
+        first = 0 if _bot_first(record) else 1
+        for j in range(first, len(conversation), 2):
+            text = _GOAL_MARKER.sub("", conversation[j])
+            rows.append({"id": f"{line}:{j}", "line": line, "text": text, "gold": text, "dialogue": len(dialogues)})
+        dialogues.append(Dialogue(str(line), topics, knowledge, []))
+    return Slots(path, "durecdial", _frame(rows), dialogues, has_gold=True)
+
+
+def _bot_first(record: dict[str, Any]) -> bool:
+    if "label" in record:
+        return record["label"] == "bot"
+    goal = record.get("goal")
+    first = goal[0] if isinstance(goal, list) and goal else goal if isinstance(goal, str) else ""
+    return "寒暄" in (first if isinstance(first, str) else json.dumps(first, ensure_ascii=False))[:16]
+
+
+def read_kgforge_export(path: Path) -> Slots:
+    dialogues = []
+    for line, record in json_objects(path):
+        def labelled(key: str) -> list[Triple]:
+            items = record.get(key) or []
+            if not isinstance(items, list) or not all(isinstance(t, dict) for t in items):
+                raise InputError(f"{path}:{line}: {key!r} must be a list of triple objects")
+            return [(str(t.get("s_label")), str(t.get("p_label")), str(t.get("o_label"))) for t in items]
+
+        topics = [str(t.get("label")) for t in record.get("topics") or [] if isinstance(t, dict)]
+        dialogues.append(Dialogue(str(record.get("dialogue_id", line)), topics, labelled("triples"), labelled("path")))
+    return Slots(path, "kgforge", _frame([]), dialogues)
+
+
+# ---------------------------------------------------------------- predictions, gold and dialogues together
+
+
+@dataclass
+class Responses:
+    """The responses to evaluate: ``frame`` has ``id, line, prediction, gold, dialogue, gold_knowledge``;
+    ``dialogue`` indexes ``dialogues`` (null where no context is known)."""
+
+    frame: pl.DataFrame
+    dialogues: list[Dialogue]
+    has_gold: bool
+    segmented: bool
+    sources: dict[str, Any]
+
+
+def load_responses(predictions: Path, gold: Path | None = None, dialogues: Path | None = None,
+                   layout: str = "auto", columns: dict[str, str] | None = None) -> Responses:
+    """Predictions matched with their gold responses and dialogue context.
+
+    ``predictions`` may hold gold itself (``duconv-eval``, a table with a gold column); otherwise ``gold`` (any
+    layout) gives it, response by response in order. Context comes from ``gold`` when it is a dataset layout,
+    else from ``dialogues`` (matched by a ``dialogue_id`` column when the predictions have one, else in order),
+    else from ``predictions`` themselves."""
+    pred = read_slots(predictions, layout, columns)
+    if pred.layout == "kgforge":
+        raise InputError(f"{predictions}: a kgforge export holds dialogues, not responses: give it as --dialogues")
+    own_gold = pred.has_gold and pred.layout in ("duconv-eval", "table")
+    frame = pred.frame.rename({"text": "prediction"})
+    if not own_gold:
+        frame = frame.with_columns(gold=pl.lit(None, pl.String))
+    sources: dict[str, Any] = {"predictions": _describe(pred)}
+    context: Slots | None = pred if pred.dialogues else None
+    if gold is not None:
+        if own_gold:
+            raise InputError(f"{predictions} holds gold responses already (layout {pred.layout}); leave out --gold")
+        reference = read_slots(gold, "auto", columns)
+        _same_count(pred, reference)
+        texts = reference.frame["gold"] if reference.has_gold else reference.frame["text"]
+        frame = frame.with_columns(gold=texts)
+        sources["gold"] = _describe(reference)
+        if reference.dialogues and reference.layout in DATASET_LAYOUTS:
+            context = reference
+    if dialogues is not None:
+        given = read_slots(dialogues, "auto", columns)
+        if given.layout not in DATASET_LAYOUTS:
+            raise InputError(f"{dialogues}: --dialogues takes a dialogue file (DuConv, KdConv, DuRecDial or a "
+                             f"kgforge export), not a {given.layout} file")
+        sources["dialogues"] = _describe(given)
+        context = _context_by_key(frame, given) if frame["dialogue_key"].is_not_null().any() else given
+    if context is not None and context is not pred:
+        frame = _attach(frame, context)
+    segmented = any(s.segmented for s in (pred, context) if s is not None) or _looks_segmented(frame)
+    return Responses(frame, context.dialogues if context is not None else [], own_gold or gold is not None,
+                     segmented, sources)
+
+
+def _describe(slots: Slots) -> dict[str, Any]:
+    described: dict[str, Any] = {"path": str(slots.path), "layout": slots.layout, "responses": slots.frame.height}
+    if slots.dialogues:
+        described["dialogues"] = len(slots.dialogues)
+    if slots.skipped:
+        described["skipped"] = slots.skipped
+    return described
+
+
+def _same_count(pred: Slots, other: Slots) -> None:
+    if pred.frame.height != other.frame.height:
+        raise InputError(f"{pred.path} has {pred.frame.height} responses ({pred.layout}) but {other.path} has "
+                         f"{other.frame.height} ({other.layout}): responses are matched in order, so the counts "
+                         "must be equal")
+
+
+def _attach(frame: pl.DataFrame, context: Slots) -> pl.DataFrame:
+    """The context's dialogue and gold knowledge for each response, in order."""
+    if context.frame.height == 0:  # a kgforge export: one response per dialogue
+        if frame.height != len(context.dialogues):
+            raise InputError(f"{context.path} has {len(context.dialogues)} dialogues and no responses; "
+                             f"{frame.height} responses cannot be matched to them one by one")
+        return frame.with_columns(dialogue=pl.int_range(frame.height, dtype=pl.Int64),
+                                  gold_knowledge=pl.lit(None, TRIPLES))
+    if frame.height != context.frame.height:
+        raise InputError(f"{context.path} has {context.frame.height} responses ({context.layout}) but the "
+                         f"predictions have {frame.height}: responses are matched in order, so the counts must be equal")
+    return frame.with_columns(dialogue=context.frame["dialogue"], gold_knowledge=context.frame["gold_knowledge"])
+
+
+def _context_by_key(frame: pl.DataFrame, given: Slots) -> Slots:
+    """``given`` with one row per prediction, found by the prediction's ``dialogue_id``."""
+    index = {dialogue.key: i for i, dialogue in enumerate(given.dialogues)}
+    missing = frame.filter(pl.col("dialogue_key").is_not_null() & ~pl.col("dialogue_key").is_in(list(index)))
+    if missing.height:
+        first = missing.row(0, named=True)
+        raise InputError(f"line {first['line']}: dialogue {first['dialogue_key']!r} is not in {given.path} "
+                         f"(its dialogues are keyed {', '.join(list(index)[:3])}, …)")
+    rows = frame.select(dialogue=pl.col("dialogue_key").replace_strict(index, default=None, return_dtype=pl.Int64),
+                        gold_knowledge=pl.lit(None, TRIPLES))
+    return Slots(given.path, given.layout, rows, given.dialogues)
+
+
+def _looks_segmented(frame: pl.DataFrame) -> bool:
+    """Whether most texts (gold, else predictions; the first 200) carry word-segmentation spaces."""
+    column = "gold" if frame["gold"].is_not_null().any() else "prediction"
+    texts = [t for t in frame[column].drop_nulls().head(200).to_list() if t.strip()]
+    return bool(texts) and sum(is_segmented(t) for t in texts) * 2 > len(texts)

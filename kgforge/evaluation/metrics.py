@@ -1,0 +1,82 @@
+"""The built-in metrics, registered by name (``kgforge metrics`` lists them).
+
+Lexical ones are defined in :mod:`kgforge.evaluation.lexical` (the official DuConv script's F1, BLEU-1/2,
+DISTINCT-1/2; BLEU-3/4 and ROUGE-L beside them), knowledge ones in :mod:`kgforge.evaluation.knowledge`.
+"""
+
+from __future__ import annotations
+
+import polars as pl
+
+from kgforge.evaluation.batch import Batch
+from kgforge.evaluation.registry import register_metric
+
+OFFICIAL = ("f1", "bleu1", "bleu2", "distinct1", "distinct2")  # what the official DuConv script prints
+
+register_metric("f1", "character F1 of prediction and gold (official DuConv)", needs=["gold"],
+                corpus=lambda batch: batch.lexical.f1_corpus())(lambda batch: batch.lexical.f1_per_response())
+
+
+def _register_bleu(n: int) -> None:
+    official = " (official DuConv)" if n <= 2 else ""
+    register_metric(f"bleu{n}", f"BLEU-{n}: cover rates of 1..{n}-grams, official DuConv brevity penalty{official}",
+                    needs=["gold"], corpus=lambda batch: batch.lexical.bleu_corpus(n),
+                    )(lambda batch: batch.lexical.bleu_per_response(n))
+
+
+def _register_distinct(n: int) -> None:
+    register_metric(f"distinct{n}", f"DISTINCT-{n}: distinct / all predicted {n}-grams (official DuConv)",
+                    corpus=lambda batch: batch.lexical.distinct_corpus(n),
+                    )(lambda batch: batch.lexical.distinct_per_response(n))
+
+
+for _n in (1, 2, 3, 4):
+    _register_bleu(_n)
+for _n in (1, 2):
+    _register_distinct(_n)
+register_metric("rouge_l", "ROUGE-L: LCS F-measure over tokens, beta 1.2, mean over responses",
+                needs=["gold"])(lambda batch: batch.lexical.rouge_l_per_response())
+
+
+def _share(numerator: str, denominator: str) -> pl.Expr:
+    return pl.when(pl.col(denominator) > 0).then(pl.col(numerator) / pl.col(denominator))
+
+
+def _micro(batch: Batch, numerator: str, denominator: str) -> float | None:
+    total = int(batch.knowledge[denominator].sum())
+    return int(batch.knowledge[numerator].sum()) / total if total else None
+
+
+def _harmonic(p: float | None, r: float | None) -> float | None:
+    if p is None or r is None:
+        return None
+    return 2 * p * r / (p + r) if p + r else 0.0
+
+
+@register_metric("k_precision", "knowledge precision: fact mentions true in the graph / fact mentions",
+                 needs=["knowledge"], corpus=lambda batch: _micro(batch, "k_true", "k_mentions"))
+def knowledge_precision(batch: Batch) -> pl.Series:
+    return batch.knowledge.select(_share("k_true", "k_mentions")).to_series()
+
+
+@register_metric("k_recall", "knowledge recall: gold knowledge the response expresses / gold knowledge",
+                 needs=["knowledge"], corpus=lambda batch: _micro(batch, "k_expressed", "k_gold"))
+def knowledge_recall(batch: Batch) -> pl.Series:
+    return batch.knowledge.select(_share("k_expressed", "k_gold")).to_series()
+
+
+@register_metric("k_f1", "knowledge F1: harmonic mean of knowledge precision and recall", needs=["knowledge"],
+                 corpus=lambda batch: _harmonic(_micro(batch, "k_true", "k_mentions"),
+                                                _micro(batch, "k_expressed", "k_gold")))
+def knowledge_f1(batch: Batch) -> pl.Series:
+    p, r = _share("k_true", "k_mentions"), _share("k_expressed", "k_gold")
+    return batch.knowledge.select(pl.when(p + r > 0).then(2 * p * r / (p + r)).otherwise(p * 0)).to_series()
+
+
+def official_lines(corpus: dict[str, float | None]) -> str | None:
+    """The official script's output for these values, byte for byte (F1 in percent; the script prints BLEU
+    and DISTINCT as fractions followed by a % sign), or None when one of its metrics was not computed."""
+    if any(corpus.get(name) is None for name in OFFICIAL):
+        return None
+    return (f"F1: {corpus['f1'] * 100:.2f}%\nBLEU1: {corpus['bleu1']:.3f}%\nBLEU2: {corpus['bleu2']:.3f}%\n"
+            f"DISTINCT1: {corpus['distinct1']:.3f}%\nDISTINCT2: {corpus['distinct2']:.3f}%\n")

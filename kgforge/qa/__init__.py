@@ -1,0 +1,16 @@
+"""Conversational KGQA datasets from the graph, as ConvKGYarn (Pradeep et al., 2024) makes them.
+
+``predicates`` gives F(t), ``select`` G(t, preds) (statistical, or an LLM's judgement), ``generate_dataset``
+the question turns (kgforge JSONL and ConvQuestions-shaped JSON lines), ``evaluate`` scores predictions
+(``kgforge qa-eval``). Modules: graph (the graph as question material), predicates, select, templates
+(+ bundled templates/zh.toml, en.toml), phenomena (typos, disfluencies), generate, score, llm, related.
+"""
+
+from kgforge.qa.generate import GenerateOptions
+from kgforge.qa.llm import DEFAULT_KEY_ENV
+from kgforge.qa.pipeline import LLMSettings, generate_dataset, llm_templates, predicates, select
+from kgforge.qa.score import evaluate
+from kgforge.qa.select import SelectorOptions
+
+__all__ = ["DEFAULT_KEY_ENV", "GenerateOptions", "LLMSettings", "SelectorOptions", "evaluate", "generate_dataset",
+           "llm_templates", "predicates", "select"]
