@@ -112,7 +112,10 @@ async def sparql_endpoint(domain: ServedDomain, request: Request) -> Response:
 
 
 async def _body(request: Request) -> bytes:
-    """The request body, refused with 413 once it passes MAX_BODY (announced or streamed)."""
+    """The request body, refused with 413 once it passes MAX_BODY (announced or streamed); kept on the
+    request, so a retry on a newer build (see :func:`guarded`) reads it again."""
+    if hasattr(request.state, "body"):
+        return request.state.body
     too_big = ProtocolError(413, f"the request body is larger than {MAX_BODY} bytes")
     announced = request.headers.get("content-length", "0")
     if not announced.isdigit() or int(announced) > MAX_BODY:
@@ -123,7 +126,8 @@ async def _body(request: Request) -> bytes:
         if size > MAX_BODY:
             raise too_big
         chunks.append(chunk)
-    return b"".join(chunks)
+    request.state.body = b"".join(chunks)
+    return request.state.body
 
 
 async def status(domain: ServedDomain, request: Request) -> Response:
