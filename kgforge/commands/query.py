@@ -13,6 +13,7 @@ from rich.table import Table
 
 from kgforge.commands._app import (
     DEFAULT_WORKDIR,
+    HTTP_URL,
     POSITIVE_NUMBER,
     DomainArgument,
     JsonOption,
@@ -26,6 +27,7 @@ from kgforge.commands._app import (
 from kgforge.errors import QueryError
 from kgforge.export_rdf import FORMATS, export_rdf
 from kgforge.query import DEFAULT_TIMEOUT, QueryResult, QueryRunner, parse_binding, read_query_file, term_text
+from kgforge.serve.client import endpoint_query
 from kgforge.store import domain_paths
 
 RESULT_FORMATS = ("table", "csv", "json")
@@ -45,6 +47,9 @@ def query_command(
     allow_service: Annotated[bool, typer.Option("--allow-service", help="Let SERVICE clauses call the remote "
                                                 "endpoints they name (refused by default: a query must not "
                                                 "make this machine send requests it was not asked to).")] = False,
+    endpoint: Annotated[str | None, typer.Option("--endpoint", parser=HTTP_URL, help="Run it on a served graph "
+                                                 "(`kgforge serve`: http://127.0.0.1:7878/sparql) instead of the store.")
+                        ] = None,
     workdir: WorkdirOption = DEFAULT_WORKDIR,
     json_out: JsonOption = False,
 ) -> None:
@@ -54,6 +59,9 @@ def query_command(
         raise QueryError("give either SPARQL text or --file, not both")
     text = read_query_file(file) if file else sparql
     bindings = dict(parse_binding(b) for b in bind)
+    if endpoint:
+        _print_result(endpoint_query(endpoint, text, bindings, timeout=timeout), fmt)
+        return
     with QueryRunner(domain_paths(domain, workdir)) as runner:
         result = runner.query(text, bindings, timeout=timeout, allow_service=allow_service)
     _print_result(result, fmt)
