@@ -13,10 +13,14 @@ fresh ``kgforge`` process timed from outside (wall seconds, as a user waits):
 * ``kgforge goals duconv --n 30000`` (half one-step, half two-step) — beside ``goal_one_step.rq`` with
   ``ORDER BY RAND() LIMIT 15000`` over the whole graph, under the same timeout;
 * ``kgforge export duconv --format duconv`` of those 30k goals — beside one SPARQL query per dialogue
-  (``queries/dialogue_subgraph.rq``), run on a sample of dialogues and extrapolated (labelled so).
+  (``queries/dialogue_subgraph.rq``), run on a sample of dialogues and extrapolated (labelled so);
+* ``kgforge export duconv --dialogues`` of 30k real-layout DuConv sessions and of 30k KdConv dialogues
+  (made from those goals: the same topics and knowledge, a conversation that names them, KdConv attrs
+  on the messages that state a fact), each as a ratio to the goal export of the same run.
 
-Medians of --repeats for the kgforge stages. Writes benchmarks/results/dialogue.json.
-Targets (issue 5): derive <= 30 s, 30k goals <= 60 s, 30k DuConv subgraphs <= 60 s on 2 cores.
+Medians of --repeats for the kgforge stages. Writes benchmarks/results/dialogue.json (or --results).
+Targets: derive <= 30 s, 30k goals <= 60 s, 30k DuConv subgraphs <= 60 s on 2 cores (issue 5); 30k DuConv
+real-dialogue exports and 30k KdConv re-groundings within 1.5x of the goal export (issue 12).
 """
 
 from __future__ import annotations
@@ -36,6 +40,7 @@ from benchmarks.synthetic import cached_synthetic_kb  # noqa: E402
 
 CLI = [sys.executable, "-c", "from kgforge.cli import main; main()"]
 TARGETS = {"derive": 30.0, "goals": 60.0, "export": 60.0}
+RATIO_TARGET = 1.5  # real-dialogue exports against the goal export of the same run
 CPU_SECONDS: list[float] = []
 BASELINE_QUERY = """
 import json, sys, time
@@ -115,12 +120,51 @@ def median_runs(repeats: int, label: str, *args: str) -> tuple[dict, list[float]
     return report, runs, rss, cpu
 
 
+def real_dialogues(samples: Path, work: Path) -> tuple[Path, Path]:
+    """DuConv sessions and KdConv dialogues made from the goal export's samples (same topics, same
+    knowledge): a conversation that asks about and states the knowledge, as a crowd worker writes one;
+    the KdConv messages that state a fact carry it as gold ``attrs``, as the real data does."""
+    from kgforge.core.text import normalise_label
+
+    sessions, kdconv = work / "sessions.txt", work / "kdconv.json"
+    dialogues = []
+    with open(samples, encoding="utf-8") as source, open(sessions, "w", encoding="utf-8") as out:
+        for line in source:
+            record = json.loads(line)
+            facts = [t for t in record["knowledge"] if t[1] != "领域"][:8]
+            conversation = [text for s, p, o in facts for text in (f"{s} 的 {p} 是 什么 ？", f"{s} 的 {p} 是 {o} 。")]
+            out.write(json.dumps({"goal": record["goal"], "knowledge": record["knowledge"],
+                                  "conversation": conversation}, ensure_ascii=False) + "\n")
+            messages = []
+            for s, p, o in ([normalise_label(x) for x in t] for t in facts):
+                messages += [{"message": f"{s}的{p}是什么？"},
+                             {"message": f"{s}的{p}是{o}。", "attrs": [{"name": s, "attrname": p, "attrvalue": o}]}]
+            dialogues.append({"name": normalise_label(record["goal"][0][1]), "messages": messages})
+    kdconv.write_text(json.dumps(dialogues, ensure_ascii=False), encoding="utf-8")
+    return sessions, kdconv
+
+
 def baseline(work: Path, name: str, suffix: str, timeout: float) -> dict:
     out, _, _ = run_measured([sys.executable, "-c", BASELINE_QUERY, str(work), name, suffix, str(timeout)])
     result = json.loads(out)
     if not result["finished"]:
         result["note"] = f"did not finish in {timeout:g} s"
     return result
+
+
+def _real_stage(report: dict, runs: list[float], cpu: list[float], rss: int, goal_runs: list[float],
+                goal_cpu: list[float]) -> dict:
+    """A real-dialogue export beside the goal export: wall and CPU ratios of each repeat (the two ran
+    one after the other) and their medians."""
+    ratios = [round(r / g, 2) for r, g in zip(runs, goal_runs)]
+    cpu_ratios = [round(r / g, 2) for r, g in zip(cpu, goal_cpu)]
+    return {"seconds_median": round(statistics.median(runs), 2), "runs_s": [round(x, 2) for x in runs], "cpu_s": cpu,
+            "peak_rss_mib": rss, "dialogues": report["dialogues"], "records": report["records"],
+            "retrieved_per_dialogue": report["retrieved_per_dialogue"], "attr_coverage": report["attr_coverage"],
+            "gold_kept_exactly": report["gold_kept_exactly"],
+            "ratio_to_goal_export": statistics.median(ratios), "ratios_per_repeat": ratios,
+            "cpu_ratio_to_goal_export": statistics.median(cpu_ratios), "cpu_ratios_per_repeat": cpu_ratios,
+            "target_ratio": RATIO_TARGET}
 
 
 def main() -> None:
@@ -131,6 +175,7 @@ def main() -> None:
     parser.add_argument("--baseline-timeout", type=float, default=120.0)
     parser.add_argument("--baseline-sample", type=int, default=300, help="dialogues queried one by one")
     parser.add_argument("--out", type=Path, default=Path("bench-out"))
+    parser.add_argument("--results", type=Path, default=Path(__file__).resolve().parent / "results" / "dialogue.json")
     parser.add_argument("--reuse", type=Path, help="a --workdir already built from the same synthetic KB "
                                                    "(skips the build; derive then measures a re-run)")
     args = parser.parse_args()
@@ -155,9 +200,28 @@ def main() -> None:
     rand = baseline(work, "goal_one_step", f"\nORDER BY RAND() LIMIT {args.goals // 2}", args.baseline_timeout)
 
     export_file = work / "train.txt"
-    exported, export_runs, export_rss, export_cpu = median_runs(args.repeats, "kgforge export --format duconv", "export",
-                                                    "duconv", "--goals", str(goals_file), "--format", "duconv",
-                                                    "--out", str(export_file), *w)
+    goal_export = ("export", "duconv", "--goals", str(goals_file), "--format", "duconv", "--out", str(export_file), *w)
+    kgforge(*goal_export)  # the samples the real dialogues are made from
+    sessions, kdconv = real_dialogues(export_file, work)
+    stages = {"export": goal_export,
+              "real": ("export", "duconv", "--dialogues", str(sessions), "--format", "duconv", "--out",
+                       str(work / "sessions.out.txt"), *w),
+              "kdconv": ("export", "duconv", "--dialogues", str(kdconv), "--format", "kdconv", "--out",
+                         str(work / "kdconv.out.json"), *w)}
+    # The three exports take turns within each repeat, so each ratio compares runs made under the same load.
+    reports: dict[str, dict] = {}
+    runs: dict[str, list[float]] = {k: [] for k in stages}
+    cpu: dict[str, list[float]] = {k: [] for k in stages}
+    rss: dict[str, int] = {}
+    for repeat in range(args.repeats):
+        for name, stage in stages.items():
+            print(f"kgforge {' '.join(stage[:2])} ({name}), run {repeat + 1}/{args.repeats} ...", file=sys.stderr)
+            reports[name], seconds, rss[name] = kgforge(*stage)
+            runs[name].append(seconds)
+            cpu[name].append(CPU_SECONDS[-1])
+    exported, export_runs, export_rss, export_cpu = reports["export"], runs["export"], rss["export"], cpu["export"]
+    real, real_runs, real_rss, real_cpu = reports["real"], runs["real"], rss["real"], cpu["real"]
+    regrounded, kd_runs, kd_rss, kd_cpu = reports["kdconv"], runs["kdconv"], rss["kdconv"], cpu["kdconv"]
     print(f"baseline: one SPARQL query per dialogue ({args.baseline_sample} dialogues) ...", file=sys.stderr)
     out, _, _ = run_measured([sys.executable, "-c", PER_DIALOGUE, str(work), str(goals_file),
                               str(args.baseline_sample)])
@@ -183,6 +247,8 @@ def main() -> None:
                    "dialogues": exported["dialogues"], "triples": exported["triples"],
                    "triples_per_dialogue": round(exported["triples"] / exported["dialogues"], 1),
                    "cpu_s": export_cpu, "peak_rss_mib": export_rss, "target_s": TARGETS["export"]},
+        "export_duconv_dialogues": _real_stage(real, real_runs, real_cpu, real_rss, export_runs, export_cpu),
+        "export_kdconv_regrounding": _real_stage(regrounded, kd_runs, kd_cpu, kd_rss, export_runs, export_cpu),
         "export_baseline_query_per_dialogue": {
             "measured_dialogues": per_dialogue["dialogues"], "measured_seconds": round(per_dialogue["seconds"], 2),
             "extrapolated_seconds_for_all": round(per_dialogue_total, 1),
@@ -197,8 +263,12 @@ def main() -> None:
                     "load_average_at_end": [round(x, 1) for x in os.getloadavg()]},
     }
     result["meets_targets"] = {"derive": derive_s <= TARGETS["derive"], "goals": goals_s <= TARGETS["goals"],
-                               "export": export_s <= TARGETS["export"]}
-    results = Path(__file__).resolve().parent / "results" / "dialogue.json"
+                               "export": export_s <= TARGETS["export"],
+                               "duconv_dialogues": result["export_duconv_dialogues"]["ratio_to_goal_export"] <= RATIO_TARGET,
+                               "kdconv_regrounding": result["export_kdconv_regrounding"]["ratio_to_goal_export"]
+                               <= RATIO_TARGET}
+    results = args.results
+    results.parent.mkdir(parents=True, exist_ok=True)
     results.write_text(json.dumps(result, indent=2, ensure_ascii=False), encoding="utf-8")
     print(json.dumps(result, indent=2, ensure_ascii=False))
 

@@ -63,6 +63,10 @@ def test_duconv_segmented_names_keep_both_forms(shared, workdir, cli):
     relation_labels = {q.object.value for q in store.quads_for_pattern(None, ox.NamedNode(RDFS_LABEL), None, None)
                        if q.subject.value.startswith("https://kgforge.org/relation/")}
     assert "出生日期" in relation_labels and "出生 日期" not in relation_labels
+    relation_forms = {q.object.value for q in store.quads_for_pattern(None, ox.NamedNode(SKOS_ALT_LABEL), None, None)
+                      if q.subject.value.startswith("https://kgforge.org/relation/")}
+    assert {"出生 日期", "时光网 短评"} <= relation_forms  # DuConv's own cuts, for exports to write back
+    assert all(" " in form for form in relation_forms)
 
 
 def test_kdconv_dialogue_attrs_rebuild_a_film_graph(shared, workdir, cli):

@@ -28,18 +28,20 @@ def test_demo_runs_every_stage(demo):
     assert "霸王别姬" not in related_line.removeprefix("related 霸王别姬: ")
 
 
-def test_demo_export_is_duconv_layout_with_goals_inside_their_subgraphs(demo):
+def test_demo_exports_new_goals_as_duconv_test_samples_with_typed_topics(demo):
     workdir, _ = demo
-    lines = (workdir / "demo" / "exports" / "train.duconv.jsonl").read_text(encoding="utf-8").splitlines()
+    lines = (workdir / "demo" / "exports" / "test.duconv.jsonl").read_text(encoding="utf-8").splitlines()
     assert len(lines) == 20
     for line in lines:
         record = json.loads(line)
-        assert set(record) == {"goal", "knowledge", "conversation"}
+        assert list(record) == ["goal", "knowledge", "history", "response"] and record["history"] == []
         assert record["goal"][0][0] == "START"
+        for topic in record["goal"][0][1:]:
+            assert any(t[0] == topic and t[1] == "领域" for t in record["knowledge"])
         for triple in record["goal"][1:]:
-            assert triple in record["knowledge"]
-    manifest = json.loads((workdir / "demo" / "exports" / "train.duconv.jsonl.manifest.json").read_text("utf-8"))
-    assert manifest["options"]["add_related"] == "default"
+            assert triple in record["knowledge"] and triple != record["knowledge"][0]
+    manifest = json.loads((workdir / "demo" / "exports" / "test.duconv.jsonl.manifest.json").read_text("utf-8"))
+    assert manifest["options"]["add_related"] == "default" and manifest["layout_kind"] == "duconv-sample"
 
 
 def test_demo_store_reads_the_same_from_quads_files_and_from_the_store(demo):

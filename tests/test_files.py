@@ -6,7 +6,13 @@ import os
 
 import pytest
 
-from kgforge.core.files import atomic_path, atomic_write, part_owner, part_path, write_json_atomic
+from kgforge.core.files import (
+    atomic_path,
+    atomic_write,
+    part_owner,
+    part_path,
+    write_json_atomic,
+)
 
 DEAD_PID = 999_999_999  # above any pid_max: no such process
 

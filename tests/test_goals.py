@@ -11,7 +11,7 @@ import pytest
 
 from kgforge.core.resources import query_text
 from kgforge.goals.check import parse_duconv_goal
-from kgforge.goals.graph import GoalGraph, parse_hops
+from kgforge.goals.graph import MIN_TOPIC_FACTS, GoalGraph, parse_hops
 from kgforge.goals.styles import _quotas
 from kgforge.store.layout import domain_paths
 from kgforge.store.query import QueryRunner
@@ -76,16 +76,31 @@ def test_sampling_is_reproducible_stratified_and_duplicate_free(cli, duconv_kg, 
     pairs = [frozenset(g["topics"]) for g in goals]
     assert len(set(pairs)) == len(pairs) and len({g["goal_id"] for g in goals}) == 120
     # stratified: water-filling over relations — a relation below the common level is exhausted
-    edges = GoalGraph.load(domain_paths("duconv", workdir)).entity_edges()
+    edges = GoalGraph.load(domain_paths("duconv", workdir)).topic_edges()
     available = Counter(edges["p"].to_list())
     per_relation = Counter(g["path"][0]["p"] for g in goals if g["kind"] == "one_step")
     level = max(per_relation.values())
-    assert level <= 60 // 4
+    assert level <= max(_quotas(dict(available), 60).values()) + 1 < 60 // 2
     for relation, count in available.items():
         assert per_relation[relation] >= min(count, level - 1) - 1, (relation, per_relation)
     two_step = Counter(g["path"][0]["p"] for g in goals if g["kind"] == "two_step")
     assert max(two_step.values()) <= 60 // 4
     assert {t for g in goals for t in g["topic_types"]} >= {"film", "star"}
+
+
+def test_every_topic_is_a_typed_entity_with_facts_never_a_class(cli, duconv_kg, tmp_path):
+    """DuConv's readers type each topic by its 领域 fact, and every DuConv dev topic has 4 facts or more."""
+    workdir, _ = duconv_kg
+    graph = GoalGraph.load(domain_paths("duconv", workdir))
+    facts = Counter(graph.base_facts["s"].to_list())
+    untyped = [s for s, _, o in graph.entity_edges().iter_rows() for t in (s, o) if t not in graph.topic_types]
+    assert untyped, "the sample graph has untyped entities (objects of 好友, 家人 …) for this test to mean something"
+    out = tmp_path / "g.jsonl"
+    cli("goals", "duconv", "--n", "200", "--seed", "5", "--out", str(out), "--workdir", str(workdir))
+    for goal in goals_of(out):
+        assert None not in goal["topic_types"] and set(goal["topic_types"]) <= {"film", "star"}
+        assert all(facts[t] >= MIN_TOPIC_FACTS and t not in graph.class_iris for t in goal["topics"])
+    assert {t.iri for t in graph.schema.types.values()} <= graph.class_iris
 
 
 def test_sampled_goals_are_produced_by_the_goal_queries(cli, duconv_kg, tmp_path):
@@ -145,7 +160,7 @@ def test_kdconv_paths_over_one_to_three_hops(cli, travel_kg, tmp_path):
 def test_durecdial_sequences_from_a_profile(cli, duconv_kg, tmp_path):
     workdir, _ = duconv_kg
     graph = GoalGraph.load(domain_paths("duconv", workdir))
-    star = next(graph.label(s) for s, _, o in graph.entity_edges().iter_rows()
+    star = next(graph.label(s) for s, _, o in graph.topic_edges().iter_rows()
                 if graph.topic_types.get(s) == "star" and graph.topic_types.get(o) == "film")
     profiles = tmp_path / "profiles.jsonl"
     profiles.write_text(json.dumps({"user_profile": {"姓名": "张三", "喜欢的明星": " " + star}}, ensure_ascii=False)

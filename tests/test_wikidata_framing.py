@@ -19,11 +19,14 @@ line = st.one_of(
 )
 dumps = st.tuples(st.lists(line, max_size=40), st.booleans()).map(
     lambda t: b"\n".join(t[0]) + (b"\n" if t[1] and t[0] else b""))
+# plain dumps: a file that begins with a gzip or bzip2 magic number is read as compressed (and, being no real
+# stream, reported as corrupt), which the compressed-stream tests cover
+plain_dumps = dumps.filter(lambda data: not data.startswith((b"\x1f\x8b", b"BZh")))
 SETTINGS = settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 
 
 @SETTINGS
-@given(dumps, st.integers(1, 200))
+@given(plain_dumps, st.integers(1, 200))
 def test_blocks_are_whole_lines_numbered_like_the_line_reader(tmp_path: Path, data: bytes, size: int) -> None:
     path = tmp_path / "dump.json"
     path.write_bytes(data)

@@ -13,6 +13,7 @@ from rich.table import Table
 
 from kgforge.cli._app import (
     DEFAULT_WORKDIR,
+    HTTP_URL,
     POSITIVE_NUMBER,
     DomainArgument,
     JsonOption,
@@ -24,6 +25,7 @@ from kgforge.cli._app import (
     show_mapping,
 )
 from kgforge.core.errors import QueryError
+from kgforge.serve.client import endpoint_query
 from kgforge.store.layout import domain_paths
 from kgforge.store.query import (
     DEFAULT_TIMEOUT,
@@ -52,6 +54,9 @@ def query_command(
     allow_service: Annotated[bool, typer.Option("--allow-service", help="Let SERVICE clauses call the remote "
                                                 "endpoints they name (refused by default: a query must not "
                                                 "make this machine send requests it was not asked to).")] = False,
+    endpoint: Annotated[str | None, typer.Option("--endpoint", parser=HTTP_URL, help="Run it on a served graph "
+                                                 "(`kgforge serve`: http://127.0.0.1:7878/sparql) instead of the store.")
+                        ] = None,
     workdir: WorkdirOption = DEFAULT_WORKDIR,
     json_out: JsonOption = False,
 ) -> None:
@@ -61,6 +66,9 @@ def query_command(
         raise QueryError("give either SPARQL text or --file, not both")
     text = read_query_file(file) if file else sparql
     bindings = dict(parse_binding(b) for b in bind)
+    if endpoint:
+        _print_result(endpoint_query(endpoint, text, bindings, timeout=timeout), fmt)
+        return
     with QueryRunner(domain_paths(domain, workdir)) as runner:
         result = runner.query(text, bindings, timeout=timeout, allow_service=allow_service)
     _print_result(result, fmt)

@@ -5,13 +5,16 @@ from __future__ import annotations
 import logging
 import re
 import unicodedata
+from collections.abc import Iterable
 from functools import lru_cache
 from types import ModuleType
+from typing import Any
 
 # In word-segmented text a space is an artefact ("玛姬 · 格蕾斯", "出生 日期", "( 2016") unless it
 # stands between two Latin letters or digits ("Sarab Neelam", "3 Idiots").
 _SEGMENTATION_SPACE = re.compile(r"(?<![A-Za-z0-9]) +| +(?![A-Za-z0-9])")
 _WHITESPACE_RUN = re.compile(r"\s+")
+_JIEBA_BLOCK = re.compile(r"[\u4E00-\u9FD5a-zA-Z0-9+#&\._%\-]+")  # a run jieba cuts by its dictionary (re_han_default)
 
 
 class NotUtf8Error(ValueError):
@@ -55,14 +58,48 @@ def jieba_module() -> ModuleType:
     return jieba
 
 
-@lru_cache(maxsize=1 << 16)
-def segment(text: str) -> str:
-    """``text`` cut into words joined by single spaces, as DuConv writes every string (jieba).
+class Segmenter:
+    """Text cut into words joined by single spaces, as DuConv writes every string.
 
-    Text that is segmented already (DuConv's own comments) keeps its cuts. Elsewhere jieba does not
-    always cut where DuConv's segmenter did ("时光 网 短评" for "时光网 短评"), but
-    :func:`normalise_label` gives back the unsegmented text either way.
+    Text that is segmented already (DuConv's own comments) keeps its cuts. Elsewhere a private jieba
+    tokenizer cuts it, with ``names`` (a KG's entity names) in its dictionary so that a name is never cut
+    inside: jieba alone gives ``王牌 推荐`` but also ``致 青春``; with the name known it gives ``致青春``.
+    Each name gets the least frequency that keeps it whole (jieba's ``suggest_freq``), so ordinary text
+    around it is cut as before. :func:`normalise_label` gives back the unsegmented text either way.
     """
-    if is_segmented(text):
-        return _WHITESPACE_RUN.sub(" ", text.strip())
-    return " ".join(word for word in jieba_module().lcut(text) if not word.isspace())
+
+    def __init__(self, names: Iterable[str] = ()) -> None:
+        self._names = {name for name in names if len(name) >= 2 and not is_segmented(name)}
+        self._tokenizer: Any = None
+        self._cache: dict[str, str] = {}
+
+    def _ready(self) -> Any:
+        if self._tokenizer is None:
+            jieba = jieba_module()
+            tokenizer = jieba.Tokenizer()
+            tokenizer.initialize()
+            for name in sorted(self._names):
+                if _JIEBA_BLOCK.fullmatch(name):  # jieba cuts at anything else (·, spaces) whatever its dictionary
+                    freq = tokenizer.suggest_freq(name)
+                    if tokenizer.FREQ.get(name, 0) < freq:
+                        tokenizer.add_word(name, freq)
+            self._tokenizer = tokenizer
+        return self._tokenizer
+
+    def __call__(self, text: str) -> str:
+        cut = self._cache.get(text)
+        if cut is None:
+            if is_segmented(text):
+                cut = _WHITESPACE_RUN.sub(" ", text.strip())
+            else:
+                cut = " ".join(word for word in self._ready().lcut(text) if not word.isspace())
+            self._cache[text] = cut
+        return cut
+
+
+_PLAIN = Segmenter()
+
+
+def segment(text: str) -> str:
+    """``text`` cut into words as DuConv writes it, by jieba's own dictionary (see :class:`Segmenter`)."""
+    return _PLAIN(text)

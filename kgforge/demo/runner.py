@@ -106,9 +106,11 @@ def step_goals(workdir: Path, tell: Reporter) -> None:
 
 def step_export(workdir: Path, tell: Reporter) -> None:
     goals = workdir / DOMAIN / "exports" / "goals.jsonl"
-    out = workdir / DOMAIN / "exports" / "train.duconv.jsonl"
-    report = export_goals(DOMAIN, goals, ExportOptions(fmt="duconv", add_related="default"), out, workdir)
-    tell.table(f"export DuConv layout → {out}", {k: v for k, v in report.items() if isinstance(v, int)})
+    out = workdir / DOMAIN / "exports" / "test.duconv.jsonl"
+    report = export_goals(DOMAIN, goals, ExportOptions(fmt="duconv", layout="sample", add_related="default"), out,
+                          workdir)
+    tell.table(f"export new goals as DuConv test samples → {out}",
+               {k: v for k, v in report.items() if isinstance(v, int)})
     tell.note(None, "  first line: " + out.read_text(encoding="utf-8").splitlines()[0][:300] + " …")
 
 

@@ -1,152 +1,174 @@
-"""Subgraphs of existing KdConv dialogues, retrieved from the graph (not copied from gold ``attrs``).
+"""Real dialogues (DuConv sessions or samples, KdConv dialogues, DuRecDial sessions or samples) re-grounded
+in a graph, losslessly.
 
-A dialogue's topics are its start ``name`` and every entity its utterances mention (an exact name
-match, Aho-Corasick over all entity labels, names shorter than two characters left out). Each topic
-brings its facts; each fact is attached to the message that first names its topic, so a message's
-``attrs`` are the knowledge retrievable at that turn. ``attr_coverage`` says how much of the gold
-annotation the retrieval holds: the share of the dialogues' annotated ``attrs`` triples found in
-their exported subgraphs (annotated triples that are not in the graph at all are also counted apart).
-KdConv names are matched as written (NFC and trimmed only).
+Every field a dialogue has is written back as it was, gold annotation included (KdConv ``attrs``,
+DuConv and DuRecDial ``knowledge``); the graph's facts about the dialogue's topics go in a field of
+their own (``retrieved_attrs`` on each KdConv message, ``retrieved_knowledge`` elsewhere). With
+``refresh_attrs`` a gold value that the graph now states otherwise (one value for that head and
+relation) is rewritten, and every change is listed in ``OUT.refresh.jsonl``. The report says how many
+dialogues came in, went out and were left out (with why), and how much of the gold annotation of the
+exported ones the graph holds and the retrieved facts cover.
 """
 
 from __future__ import annotations
 
-import hashlib
+import json
 import time
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
 import polars as pl
 
-from kgforge.core.errors import InputError, KgforgeError
+from kgforge.build.transaction import sha256_file
+from kgforge.core.errors import InputError
+from kgforge.core.files import write_text_atomic
 from kgforge.core.gc_pause import paused_gc
-from kgforge.core.jsonio import iter_json_container
-from kgforge.core.text import normalise_label
-from kgforge.exports import (
-    PATH_SCHEMA,
-    TOPIC_SCHEMA,
+from kgforge.exports.assemble import (
+    DIALOGUE_CHECKS,
     Context,
-    ExportOptions,
-    _assemble,
-    _finish,
+    assemble,
+    check_report,
 )
-from kgforge.exports.subgraph import SubgraphOptions
-from kgforge.goals.graph import EntityIndex
-
-MIN_NAME_CHARS = 2
-ALL_FACTS = 10**6
-
-
-def read_kdconv_dialogues(path: Path) -> list[dict[str, Any]]:
-    """The dialogues of a KdConv ``{train,dev,test}.json``; a malformed one is an error with its line."""
-    dialogues = []
-    for record in iter_json_container(path, list):
-        if record.error:
-            raise InputError(f"{path}:{record.line}: {record.error}")
-        value = record.value
-        if not (isinstance(value, dict) and isinstance(value.get("messages"), list)
-                and all(isinstance(m, dict) and isinstance(m.get("message", ""), str) for m in value["messages"])):
-            raise InputError(f"{path}:{record.line}: not a KdConv dialogue (needs 'name' and a 'messages' list "
-                             "of objects with a 'message' string)")
-        dialogues.append(dict(value, _line=record.line))
-    if not dialogues:
-        raise InputError(f"{path}: no dialogue in the file")
-    return dialogues
-
-
-def dialogue_ids(dialogues: list[dict[str, Any]], prefix: str = "kdconv") -> list[str]:
-    """Stable ids from each dialogue's content; a repeated dialogue gets ``-2``, ``-3``, …"""
-    ids, seen = [], {}
-    for d in dialogues:
-        text = "\x1e".join([str(d.get("name", ""))] + [m.get("message", "") for m in d["messages"]])
-        base = f"{prefix}-" + hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
-        seen[base] = seen.get(base, 0) + 1
-        ids.append(base if seen[base] == 1 else f"{base}-{seen[base]}")
-    return ids
-
-
-class Mentions:
-    """Finds the entities a text names, by exact match of their (unsegmented) labels."""
-
-    def __init__(self, index: EntityIndex) -> None:
-        self.index = index
-        self.patterns = sorted(name for name in index.names if len(name) >= MIN_NAME_CHARS)
-
-    def find(self, texts: list[str]) -> list[list[str]]:
-        if not self.patterns:
-            return [[] for _ in texts]
-        found = pl.Series(texts, dtype=pl.String).str.extract_many(self.patterns, overlapping=True).to_list()
-        out = []
-        for names in found:
-            iris: list[str] = []
-            for name in names or []:
-                for iri in self.index.lookup(name):
-                    if iri not in iris:
-                        iris.append(iri)
-            out.append(iris)
-        return out
-
-
-def gold_attrs(dialogue: dict[str, Any]) -> list[tuple[str, str, str]]:
-    triples = []
-    for message in dialogue["messages"]:
-        for attr in message.get("attrs") or []:
-            if isinstance(attr, dict) and all(isinstance(attr.get(k), str) for k in ("name", "attrname", "attrvalue")):
-                triples.append((attr["name"], attr["attrname"], attr["attrvalue"]))
-    return list(dict.fromkeys(triples))
+from kgforge.exports.grounding import (
+    GoldResolver,
+    SourceFile,
+    gold_frame,
+    ground,
+    read_sources,
+)
+from kgforge.exports.labels import Render
+from kgforge.exports.model import Dialogue, value_at
+from kgforge.exports.options import ExportOptions
+from kgforge.exports.registry import (
+    Format,
+    detect_layout,
+    dialogue_layouts,
+    format_named,
+)
+from kgforge.exports.writing import finish, layout_problems
+from kgforge.store.tables import GraphTables
 
 
 @paused_gc()
 def export_dialogues(domain: str, dialogues_file: Path, options: ExportOptions, out: Path,
-                     workdir: Path | str | None = None) -> dict[str, Any]:
+                     workdir: Path | str | None = None, tables: GraphTables | None = None) -> dict[str, Any]:
     started = time.perf_counter()
-    if options.fmt not in ("kdconv", "jsonl", "parquet"):
-        raise KgforgeError(f"--dialogues exports KdConv dialogues as kdconv, jsonl or parquet, not {options.fmt!r}")
-    ctx = Context.open(domain, workdir, options.language)
-    dialogues = read_kdconv_dialogues(dialogues_file)
-    ids = dialogue_ids(dialogues)
-    index = EntityIndex.from_tables(ctx.tables, segmented=False)
-    mentions = Mentions(index)
-    topic_rows, messages = [], {}
-    for i, d in enumerate(dialogues):
-        found = mentions.find([m.get("message", "") for m in d["messages"]])
-        start = index.lookup(str(d.get("name", "")))
-        found[0] = list(dict.fromkeys(start + (found[0] if found else [])))
-        ordered = list(dict.fromkeys(iri for names in found for iri in names))
-        topic_rows += [(i, pos, iri) for pos, iri in enumerate(ordered)]
-        messages[i] = [{"message": m.get("message", ""), "topics": names} for m, names in zip(d["messages"], found)]
-    topics = pl.DataFrame(topic_rows, schema=TOPIC_SCHEMA, orient="row")
-    budget = ALL_FACTS if options.budget is None else options.budget
-    meta = {i: {"kind": "kdconv-dialogue"} for i in range(len(dialogues))}
-    exported, checks = _assemble(ctx, topics, pl.DataFrame(schema=PATH_SCHEMA), ids, meta,
-                                 SubgraphOptions(budget, options.include_text), options, messages)
-    coverage = attr_coverage(ctx, dialogues, ids, exported)
-    extra = {"dialogues_file": str(dialogues_file), "dialogues_in_file": len(dialogues),
-             "topics_per_dialogue": round(topics.height / len(dialogues), 2), **coverage}
-    return _finish(ctx, exported, checks, options, out, extra, started)
+    source_fmt, source_layout = detect_layout(dialogues_file, options.input_layout)
+    fmt = format_named(options.fmt)
+    layout = dialogue_layouts(fmt, source_fmt, source_layout, options.layout)
+    ctx = Context.open(domain, workdir, options.language, tables)
+    source = read_dialogues(dialogues_file, source_layout.kind, options.skip_invalid)
+    grounding = ground(ctx, source, ctx.class_iris())
+    gold = GoldResolver(ctx, grounding.index, gold_frame(source.dialogues))
+    resolved = gold.resolved()
+    refresh = _refresh(ctx, source, gold, resolved, out) if options.refresh_attrs else None
+    sub_options = options.subgraph(source_fmt.pool_budgets, source_fmt.type_facts, incoming=source_fmt.finds_mentions)
+    assembled = assemble(ctx, grounding.grounded, sub_options, options.add_related, goal_checks=False)
+    problems = assembled.problems
+    checks = check_report(problems, source.ids, options.skip_invalid, DIALOGUE_CHECKS)
+    render = Render.for_frame(ctx.labels, assembled.passing(), layout.segmented and options.segmented,
+                              fmt.type_relation, ctx.manifest["build_id"])
+    dialogues = assembled.dialogues(ctx.labels, render, fmt.shape)
+    per_dialogue = [(d, fmt.dialogue_records(d, layout, render)) for d in dialogues]
+    records = [(d.dialogue_id if len(recs) == 1 else f"{d.dialogue_id}/{j}", record)
+               for d, recs in per_dialogue for j, record in enumerate(recs)]
+    warnings = layout_problems(fmt, layout, records)
+    rejected = source.rejected + [
+        {"file": str(dialogues_file), "line": source.dialogues[i].line, "dialogue_id": source.ids[i],
+         "reason": "; ".join(p)} for i, p in sorted(problems.items())]
+    extra = {
+        "dialogues_file": str(dialogues_file), "dialogues_sha256": sha256_file(dialogues_file),
+        "input_format": source_fmt.name, "input_layout": source_layout.kind, "checks": checks,
+        **coverage(source, dialogues, assembled.passing(), resolved, rejected, grounding.topics_not_in_graph),
+        "gold_kept_exactly": gold_kept(fmt, per_dialogue),
+        "reader_warnings": len(warnings), "reader_warning_examples": warnings[:10],
+        **({"refresh": refresh} if refresh is not None else {}),
+    }
+    return finish(ctx, fmt, layout, records, options, out, extra, started, rejected)
 
 
-def attr_coverage(ctx: Context, dialogues: list[dict[str, Any]], ids: list[str], exported: list) -> dict[str, Any]:
-    """Share of the gold ``attrs`` triples present in each dialogue's exported subgraph."""
-    by_id = {d.dialogue_id: d for d in exported}
-    facts = ctx.tables.facts
-    known = set(zip(facts["s"].to_list(), facts["p"].to_list(), facts["o"].to_list()))
-    index = EntityIndex.from_tables(ctx.tables, segmented=False)
-    total = covered = absent = 0
-    for dialogue, dialogue_id in zip(dialogues, ids):
-        exported_dialogue = by_id.get(dialogue_id)
-        have = {(t["s"], t["p"], t["o"]) for t in exported_dialogue.triples} if exported_dialogue else set()
-        for name, attrname, value in gold_attrs(dialogue):
-            total += 1
-            keys = _attr_keys(ctx, index, name, attrname, value)
-            covered += any(k in have for k in keys)
-            absent += not any(k in known for k in keys)
-    return {"attrs": total, "attrs_covered": covered, "attrs_not_in_graph": absent,
-            "attr_coverage": round(covered / total, 4) if total else None,
-            "attr_coverage_of_attrs_in_graph": round(covered / (total - absent), 4) if total > absent else None}
+def read_dialogues(path: Path, input_layout: str | None = None, skip_invalid: bool = False) -> SourceFile:
+    """The real dialogues in ``path``, in ``input_layout`` (a kind such as ``kdconv``) or the layout its first
+    record has. A record that is not a dialogue of that layout is an error naming the file and its line,
+    unless ``skip_invalid`` (then it is in the result's ``rejected``); a file without one is an error."""
+    fmt, layout = detect_layout(path, input_layout)
+    source = read_sources(path, fmt, layout)
+    if not source.dialogues:
+        reasons = "; ".join(f"line {r['line']}: {r['reason']}" for r in source.rejected[:3])
+        raise InputError(f"{path}: no {source.layout.kind} dialogue could be read" + (f" ({reasons})" if reasons else ""))
+    if source.rejected and not skip_invalid:
+        first = source.rejected[0]
+        raise InputError(f"{path}:{first['line']}: {first['reason']} ({len(source.rejected)} of {source.records_in} "
+                         f"records are not {source.layout.kind} dialogues; nothing was written, give --skip-invalid "
+                         "to write the others)")
+    return source
 
 
-def _attr_keys(ctx: Context, index: EntityIndex, name: str, attrname: str, value: str) -> list[tuple[str, str, str]]:
-    p = ctx.schema.relation_for(attrname).iri
-    objects = index.lookup(value) + [value, normalise_label(value, segmented=False)]
-    return [(s, p, o) for s in index.lookup(name) for o in objects]
+def coverage(source: SourceFile, dialogues: list[Dialogue], retrieved: pl.DataFrame, resolved: pl.DataFrame,
+             rejected: list[dict[str, Any]], topics_not_in_graph: list[dict[str, Any]]) -> dict[str, Any]:
+    """The coverage report: dialogues in, out and left out (with why), and, over the exported dialogues
+    only, how many gold triples the graph states and how many the ``retrieved`` rows hold."""
+    number = {dialogue_id: i for i, dialogue_id in enumerate(source.ids)}
+    exported = [number[d.dialogue_id] for d in dialogues]
+    pool = retrieved.select("dialogue", "s", "p", "o")
+    gold = resolved.filter(pl.col("dialogue").is_in(exported))
+    in_graph = gold.filter(pl.col("s").is_not_null())
+    in_pool = in_graph.join(pool.unique(), on=["dialogue", "s", "p", "o"], how="semi").height
+    total = gold.height
+    return {
+        "dialogues_in": source.records_in, "dialogues_read": len(source.dialogues), "dialogues": len(dialogues),
+        "dialogues_rejected": len(rejected),
+        "rejected_reasons": dict(Counter(r["reason"].split(":")[0] for r in rejected).most_common()),
+        "exported_share": round(len(dialogues) / source.records_in, 4) if source.records_in else None,
+        "gold_triples": total, "gold_in_graph": in_graph.height, "gold_in_retrieved": in_pool,
+        "attr_coverage": round(in_pool / total, 4) if total else None,
+        "attr_coverage_of_gold_in_graph": round(in_pool / in_graph.height, 4) if in_graph.height else None,
+        "topics_per_dialogue": round(sum(len(d.topics) for d in dialogues) / len(dialogues), 2) if dialogues else None,
+        "retrieved_per_dialogue": round(pool.height / len(dialogues), 2) if dialogues else None,
+        "dialogues_without_retrieved": sum(1 for d in dialogues if not d.triples),
+        "declared_topics_not_in_graph": len(topics_not_in_graph),
+        "declared_topics_not_in_graph_examples": topics_not_in_graph[:10],
+    }
+
+
+def gold_kept(fmt: Format, per_dialogue: list[tuple[Dialogue, list[dict[str, Any]]]]) -> dict[str, int]:
+    """Counted on the records as written: every gold triple of every exported dialogue, in every record
+    made from it, where it was and with the value it has in the dialogue (after any refresh)."""
+    total = kept = 0
+    for dialogue, records in per_dialogue:
+        for record in records:
+            inside = fmt.dataset_record(record)
+            for triple in dialogue.source.gold:
+                total += 1
+                try:
+                    kept += value_at(inside, triple.where) == value_at(dialogue.source.record, triple.where)
+                except (KeyError, IndexError, TypeError):
+                    continue
+    return {"gold_triples_written": total, "kept": kept}
+
+
+def _refresh(ctx: Context, source: SourceFile, gold: GoldResolver, resolved: pl.DataFrame, out: Path
+             ) -> dict[str, Any]:
+    """Rewrite, in each dialogue's record, every gold value the graph states otherwise for the same head and
+    relation (one value only); list each change in ``OUT.refresh.jsonl``. Values the graph has several
+    of, or none, are kept and counted."""
+    stale = resolved.filter(pl.col("s").is_null())
+    values = gold.values(stale).unique(["dialogue", "g", "o"]).group_by("dialogue", "g").agg(
+        "o", "o_is_entity", n=pl.col("o").len())
+    render = Render.for_frame(ctx.labels, None, source.layout.segmented)
+    changes = []
+    for i, g, objects, is_entity, n in values.filter(pl.col("n") == 1).sort("dialogue", "g").iter_rows():
+        dialogue = source.dialogues[i]
+        triple = dialogue.gold[g]
+        new = render.name(objects[0], ctx.labels.entity(objects[0])) if is_entity[0] else render.text(objects[0])
+        if new == triple.tail:
+            continue
+        value_at(dialogue.record, triple.where)[triple.tail_key] = new  # the record read from the file, not the file
+        changes.append({"dialogue_id": source.ids[i], "line": dialogue.line, "where": list(triple.where),
+                        "head": triple.head, "relation": triple.relation, "old": triple.tail, "new": new})
+    log = out.with_name(out.name + ".refresh.jsonl")
+    write_text_atomic(log, "".join(json.dumps(c, ensure_ascii=False) + "\n" for c in changes))
+    several = values.filter(pl.col("n") > 1).height
+    return {"gold_not_stated_as_written": stale.height, "changed": len(changes), "kept_graph_has_several": several,
+            "kept_not_in_graph": stale.height - values.height, "changes_file": str(log)}

@@ -1,10 +1,14 @@
-"""Labels of entities and relations in one language, with a record of those that had none."""
+"""Labels of entities and relations in one language (with a record of those that had none), and the
+strings each layout writes for them."""
 
 from __future__ import annotations
+
+from typing import Any
 
 import polars as pl
 
 from kgforge.core.schema import Schema
+from kgforge.core.text import Segmenter, normalise_label
 from kgforge.core.vocab import ONTO, RDF_TYPE
 from kgforge.store.tables import GraphTables
 
@@ -19,6 +23,7 @@ class Labels:
 
     def __init__(self, tables: GraphTables, schema: Schema, language: str) -> None:
         self.language = language
+        self.tables = tables
         in_language = tables.labels.filter(pl.col("lang").str.starts_with(language) | (pl.col("lang") == ""))
         ranked = in_language.sort("iri", pl.col("preferred").not_(), "label").unique("iri", keep="first")
         self.entities = dict(zip(ranked["iri"].to_list(), ranked["label"].to_list()))
@@ -52,6 +57,19 @@ class Labels:
             return self.fallback.get(iri, iri)
         return label
 
+    def segmented_forms(self) -> dict[str, str]:
+        """IRI → the source's word-segmented spelling of its label (an alternative label with spaces that
+        normalises to the label itself), for entities and relations that have one."""
+        preferred = {**self.entities, **self.relations}
+        spaced = self.tables.labels.filter(~pl.col("preferred"), pl.col("label").str.contains(" "),
+                                           pl.col("lang").str.starts_with(self.language) | (pl.col("lang") == ""))
+        forms: dict[str, str] = {}
+        for iri, label in spaced.select("iri", "label").sort("iri", "label").iter_rows():
+            name = preferred.get(iri)
+            if name is not None and iri not in forms and normalise_label(label) == normalise_label(name) != label:
+                forms[iri] = label
+        return forms
+
     def frame_columns(self, frame: pl.DataFrame) -> pl.DataFrame:
         """Adds ``s_label``, ``p_label`` and ``o_label`` (a literal object is its own label)."""
         subjects = frame["s"].unique().to_list()
@@ -65,3 +83,79 @@ class Labels:
             .then(pl.col("o").replace_strict(entity_map, default=pl.col("o"), return_dtype=pl.String))
             .otherwise(pl.col("o")),
         )
+
+
+class Render:
+    """The strings a layout writes for a subgraph row: its labels, or, for a word-segmented layout
+    (DuConv), their segmented surface forms. A name or relation name keeps the source's own segmented
+    spelling where the graph has one (``出生 日期``, ``玛姬 · 格蕾斯``: a ``skos:altLabel`` that normalises
+    to the label); anything else is cut by jieba with the dialogues' entity names kept whole.
+    ``type_relation`` names every type fact (DuConv's readers look for ``领域`` exactly); ``build_id``
+    is the store build the rows come from (the generic layout records it)."""
+
+    def __init__(self, labels: Labels, segmenter: Segmenter | None = None, type_relation: str | None = None,
+                 build_id: str = "") -> None:
+        self.labels = labels
+        self.segmenter = segmenter
+        self.type_relation = type_relation
+        self.build_id = build_id
+        self._forms = labels.segmented_forms() if segmenter else {}
+
+    @classmethod
+    def for_frame(cls, labels: Labels, frame: pl.DataFrame | None, segmented: bool,
+                  type_relation: str | None = None, build_id: str = "") -> "Render":
+        """A render for the rows of ``frame`` (labelled subgraph rows): their entity names are the ones
+        kept whole."""
+        if not segmented:
+            return cls(labels, None, type_relation, build_id)
+        names: set[str] = set()
+        if frame is not None and not frame.is_empty():
+            names = set(frame["s_label"].unique().to_list())
+            names |= set(frame.filter(pl.col("o_is_entity"))["o_label"].unique().to_list())
+        return cls(labels, Segmenter(names), type_relation, build_id)
+
+    @property
+    def language(self) -> str:
+        return self.labels.language
+
+    def text(self, text: str) -> str:
+        return self.segmenter(text) if self.segmenter else text
+
+    def name(self, iri: str, label: str) -> str:
+        if self.segmenter is None:
+            return label
+        return self._forms.get(iri) or self.segmenter(label)
+
+    def columns(self, frame: pl.DataFrame) -> pl.DataFrame:
+        """Adds ``s_text``, ``p_text`` and ``o_text``: each row's strings as ``triple`` writes them, every
+        distinct name or value rendered once."""
+        is_type = (pl.col("role") == "type") & pl.lit(self.type_relation is not None)
+        if self.segmenter is None:  # the labels themselves, but for type facts under the readers' relation
+            return frame.with_columns(s_text=pl.col("s_label"), o_text=pl.col("o_label"), p_text=pl.when(is_type)
+                                      .then(pl.lit(self.type_relation or "", pl.String)).otherwise(pl.col("p_label")))
+        entities = {iri: self.name(iri, label) for iri, label in
+                    pl.concat([frame.select(iri="s", label="s_label"),
+                               frame.filter(pl.col("o_is_entity")).select(iri="o", label="o_label")]).unique().iter_rows()}
+        relations = {iri: self.name(iri, label) for iri, label in frame.select("p", "p_label").unique().iter_rows()}
+        values = {value: self.text(value) for value in frame.filter(~pl.col("o_is_entity"))["o_label"].unique().to_list()}
+        return frame.with_columns(
+            s_text=pl.col("s").replace_strict(entities, return_dtype=pl.String),
+            p_text=pl.when(is_type).then(pl.lit(self.text(self.type_relation or ""), pl.String))
+            .otherwise(pl.col("p").replace_strict(relations, return_dtype=pl.String)),
+            o_text=pl.when(pl.col("o_is_entity")).then(pl.col("o").replace_strict(entities, default=None,
+                                                                                    return_dtype=pl.String))
+            .otherwise(pl.col("o_label").replace_strict(values, default=None, return_dtype=pl.String)),
+        )
+
+    def triple(self, row: dict[str, Any]) -> list[str]:
+        if "s_text" in row:
+            return [row["s_text"], row["p_text"], row["o_text"]]
+        if row.get("role") == "type" and self.type_relation:
+            relation = self.text(self.type_relation)
+        else:
+            relation = self.name(row["p"], row["p_label"])
+        tail = self.name(row["o"], row["o_label"]) if row["o_is_entity"] else self.text(row["o_label"])
+        return [self.name(row["s"], row["s_label"]), relation, tail]
+
+    def triples(self, rows: list[dict[str, Any]]) -> list[list[str]]:
+        return [self.triple(row) for row in rows]

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Callable
+import re
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -15,6 +16,7 @@ from kgforge.core import checks
 from kgforge.core.registry import Registry
 from kgforge.core.schema import Schema, load_schema
 from kgforge.core.text import normalise_label
+from kgforge.core.vocab import CLASS, ONTO, RELATION
 from kgforge.store.layout import (
     DomainPaths,
     published_build,
@@ -23,6 +25,7 @@ from kgforge.store.layout import (
 from kgforge.store.tables import GraphTables, read_tables
 
 GOAL_KINDS = ("one_step", "two_step", "path", "sequence")
+MIN_TOPIC_FACTS = 3  # a goal topic has this many facts or more (every topic of DuConv dev has 4 or more)
 TRIPLE_SCHEMA = {"s": pl.String, "p": pl.String, "o": pl.String, "o_is_entity": pl.Boolean}
 # DuRecDial goal types (zh, as in all_goal_type.txt) and the English names DuRecDial 2.0 uses.
 DIALOGUE_TYPES = {
@@ -30,8 +33,11 @@ DIALOGUE_TYPES = {
     "音乐推荐": "Music recommendation", "兴趣点推荐": "POI recommendation", "美食推荐": "Food recommendation",
     "提问": "Ask questions", "再见": "Say goodbye",
 }
-RECOMMENDATION_BY_TYPE = {"film": "电影推荐", "song": "音乐推荐", "album": "音乐推荐", "attraction": "兴趣点推荐"}
+RECOMMENDATION_BY_TYPE = {"film": "电影推荐", "song": "音乐推荐", "album": "音乐推荐", "attraction": "兴趣点推荐",
+                          "poi": "兴趣点推荐", "food": "美食推荐"}
 CHAT_BY_TYPE = {"star": "关于明星的聊天", "singer": "关于明星的聊天"}
+_QUALIFIER = re.compile(r"\s*[（(][^（）()]*[）)]\s*$")
+_SPACES = re.compile(r"\s+")
 LIKES_KEYS = ("喜欢的明星", "喜欢的电影", "喜欢的音乐", "喜欢的poi", "likes", "liked")
 
 
@@ -48,6 +54,8 @@ class GoalGraph:
     labels: dict[str, str] = field(default_factory=dict)
     relation_kinds: dict[str, str] = field(default_factory=dict)
     topic_types: dict[str, str] = field(default_factory=dict)  # entity IRI -> schema type id
+    class_iris: frozenset[str] = frozenset()  # nodes that name a class (电影, 歌手): never topics
+    talked_about: frozenset[str] = frozenset()  # entities with MIN_TOPIC_FACTS facts or more
     build_id: str = ""  # of the published build the graph was read from
 
     @classmethod
@@ -60,6 +68,9 @@ class GoalGraph:
         graph.labels = tables.label_map(graph.language)
         graph.relation_kinds = dict(zip(tables.relations["iri"].to_list(), tables.relations["kind"].to_list()))
         graph.topic_types = _topic_types(schema, tables)
+        graph.class_iris = frozenset(class_nodes(schema, tables))
+        counts = graph.base_facts.group_by("s").agg(n=pl.col("p").len())
+        graph.talked_about = frozenset(counts.filter(pl.col("n") >= MIN_TOPIC_FACTS)["s"].to_list())
         return graph
 
     @property
@@ -79,8 +90,30 @@ class GoalGraph:
             .select("s", "p", "o").unique().sort("p", "s", "o")
         )
 
+    def topic_edges(self) -> pl.DataFrame:
+        """``entity_edges`` between two entities that may be topics (see ``may_be_topic``)."""
+        return self.entity_edges().filter(self.may_be_topic("s"), self.may_be_topic("o"))
+
+    def may_be_topic(self, column: str) -> pl.Expr:
+        """Whether the entity in ``column`` may be a goal topic: never a class node; with facts to talk
+        about (``MIN_TOPIC_FACTS``, as every DuConv goal topic has); typed whenever the schema declares
+        types, so every topic's type fact (领域 电影 / 明星) can be in its knowledge."""
+        allowed = ~pl.col(column).is_in(list(self.class_iris)) & pl.col(column).is_in(list(self.talked_about))
+        if self.schema.types:
+            allowed &= pl.col(column).is_in(list(self.topic_types))
+        return allowed
+
     def label(self, iri: str) -> str:
         return self.labels.get(iri, iri)
+
+
+def class_nodes(schema: Schema, tables: GraphTables) -> set[str]:
+    """Nodes that stand for a class rather than a thing to talk about: the schema's type IRIs and any
+    entity named like a type (an ``电影`` or ``歌手`` node that a source made from an attribute value)."""
+    type_names = {normalise_label(name) for t in schema.types.values() for name in (t.zh, t.en)}
+    spelled = pl.col("label").str.replace_all(r"\s+", "").str.strip_chars()
+    named = tables.labels.filter(spelled.is_in(list(type_names)), ~pl.col("iri").str.starts_with(RELATION))
+    return {t.iri for t in schema.types.values()} | set(named["iri"].to_list())
 
 
 def _topic_types(schema: Schema, tables: GraphTables) -> dict[str, str]:
@@ -132,24 +165,59 @@ def make_goal(graph: GoalGraph, kind: str, topics: list[str], path: list[dict[st
 
 
 class EntityIndex:
-    """Entity names (labels and alternative labels, normalised) → IRIs."""
+    """Entity names (labels and alternative labels, normalised) → IRIs. Relations, classes and class
+    nodes (``exclude``) are not entities one names in a dialogue and are left out."""
 
     def __init__(self, names: dict[str, list[str]], segmented: bool) -> None:
         self.names = names
         self.segmented = segmented
+        self._folded: dict[str, list[str]] | None = None
 
     @classmethod
-    def from_tables(cls, tables: GraphTables, segmented: bool = True) -> "EntityIndex":
-        labels = tables.labels.select("iri", "label").unique().sort("label", "iri")
+    def from_tables(cls, tables: GraphTables, segmented: bool = True, exclude: Iterable[str] = ()) -> "EntityIndex":
+        labels = (tables.labels.filter(~pl.col("iri").str.starts_with(RELATION), ~pl.col("iri").str.starts_with(CLASS),
+                                       ~pl.col("iri").str.starts_with(ONTO), ~pl.col("iri").is_in(list(exclude)))
+                  .select("iri", "label").unique().sort("label", "iri"))
+        odd = labels["label"].str.contains(r"\s") | (labels["label"] != labels["label"].str.normalize("NFC"))
+        keys = [normalise_label(label, segmented) if needs else label  # most labels are their own key
+                for label, needs in zip(labels["label"].to_list(), odd.to_list())]
         names: dict[str, list[str]] = {}
-        for iri, label in labels.iter_rows():
-            bucket = names.setdefault(normalise_label(label, segmented), [])
+        for key, iri in zip(keys, labels["iri"].to_list()):
+            bucket = names.setdefault(key, [])
             if iri not in bucket:
                 bucket.append(iri)
         return cls(names, segmented)
 
     def lookup(self, name: str) -> list[str]:
         return self.names.get(normalise_label(name, self.segmented), [])
+
+    def resolve(self, name: str) -> list[str]:
+        """``lookup``, then the name without a trailing disambiguation (``李安（华人导演、编剧）`` → 李安),
+        then ignoring case and spaces (``Play我呸`` → play 我呸): how a dialogue's topic names differ from labels."""
+        for candidate in (name, strip_qualifier(name)):
+            found = self.lookup(candidate) or self.lookup_folded(candidate)
+            if found:
+                return found
+        return []
+
+    def lookup_folded(self, name: str) -> list[str]:
+        """The IRIs whose names equal ``name`` when case and whitespace are ignored."""
+        if self._folded is None:
+            self._folded = {}
+            for label, iris in self.names.items():
+                bucket = self._folded.setdefault(fold(label), [])
+                bucket += [iri for iri in iris if iri not in bucket]
+        return self._folded.get(fold(name), [])
+
+
+def strip_qualifier(name: str) -> str:
+    """A name without its trailing disambiguation: ``李安（华人导演、编剧）`` → ``李安``."""
+    return _QUALIFIER.sub("", name) or name
+
+
+def fold(name: str) -> str:
+    """A name with case and whitespace ignored."""
+    return _SPACES.sub("", normalise_label(name, segmented=False)).casefold()
 
 
 # ---------------------------------------------------------------- options and the styles registry

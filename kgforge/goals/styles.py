@@ -70,7 +70,7 @@ def _pair_key(a: pl.Expr, b: pl.Expr) -> pl.Expr:
 
 
 def sample_one_step(graph: GoalGraph, n: int, seed: int, taken: set[str]) -> list[dict[str, Any]]:
-    edges = graph.entity_edges().with_columns(pair=_pair_key(pl.col("s"), pl.col("o")))
+    edges = graph.topic_edges().with_columns(pair=_pair_key(pl.col("s"), pl.col("o")))
     edges = edges.filter(~pl.col("pair").is_in(list(taken))).unique("pair", keep="first", maintain_order=True)
     chosen = stratified_take(edges, n, "p", seed)
     flips = np.random.default_rng([seed, 1]).random(chosen.height) < 0.5
@@ -87,7 +87,8 @@ def sample_two_step(graph: GoalGraph, n: int, seed: int, taken: set[str]) -> lis
     if pairs.is_empty():
         raise KgforgeError("the store has no associated triples for two-step goals: run "
                            f"`kgforge derive {graph.schema.name}` first (or give --one-step-ratio 1)")
-    pairs = pairs.filter(~pl.col("p").is_in(list(graph.stop_iris))).sort("p", "o", "a", "b")
+    pairs = pairs.filter(~pl.col("p").is_in(list(graph.stop_iris)), graph.may_be_topic("a"),
+                         graph.may_be_topic("b")).sort("p", "o", "a", "b")
     rng = np.random.default_rng([seed, 2])
     pairs = (pairs.with_columns(pair=_pair_key(pl.col("a"), pl.col("b")), _k=pl.Series(rng.random(pairs.height)))
              .filter(~pl.col("pair").is_in(list(taken))).sort("_k").unique("pair", keep="first", maintain_order=True)
@@ -143,9 +144,10 @@ class Adjacency:
 def sample_paths(graph: GoalGraph, n: int, hops: tuple[int, int], seed: int, taken: set[str]) -> list[dict[str, Any]]:
     """Topic transitions of 1..3 hops: start edges stratified by relation, then seeded random steps
     to a topic not yet on the path (a few tries per path, paths that cannot grow are dropped)."""
-    edges = graph.entity_edges()
+    edges = graph.topic_edges()
     if edges.is_empty():
-        raise KgforgeError(f"domain {graph.schema.name!r} has no entity-valued facts to walk for --hops goals")
+        raise KgforgeError(f"domain {graph.schema.name!r} has no entity-valued facts between typed topics to walk "
+                           "for --hops goals")
     adjacency = Adjacency.build(edges)
     counts = list(range(hops[0], hops[1] + 1))
     goals: list[dict[str, Any]] = []
@@ -230,7 +232,7 @@ def sample_sequences(graph: GoalGraph, n: int, seed: int, taken: set[str],
                      profiles: list[dict[str, Any]] | None = None) -> list[dict[str, Any]]:
     """问答(T) → chat about T → recommend an item linked to T → 再见, T a topic the profile likes
     (or, without profiles, a seeded stratified sample of topics that have a recommendable neighbour)."""
-    edges = graph.entity_edges()
+    edges = graph.topic_edges()
     both = pl.concat([edges.with_columns(forward=pl.lit(True)),
                       edges.select(s="o", p="p", o="s", forward=pl.lit(False))]).with_columns(
         o_type=pl.col("o").replace_strict(graph.topic_types, default=None))

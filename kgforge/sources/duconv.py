@@ -2,22 +2,13 @@
 
 from __future__ import annotations
 
-from kgforge.core.jsonio import iter_json_lines
-from kgforge.sources.importer import ImportContext, parsed_records, register
-from kgforge.sources.names import NameTriples
+from kgforge.sources.importer import ImportContext, register
+from kgforge.sources.names import import_session_lines
 
 
 @register("duconv", "DuConv sessions (JSON lines with goal, knowledge, conversation or history/response)")
 def import_sessions(ctx: ImportContext) -> None:
-    names = NameTriples(ctx, segmented=True)
-    for location, record in parsed_records(ctx, iter_json_lines(ctx.path)):
-        problem = session_problem(record.value)
-        if problem:
-            ctx.reject(location, problem, record.value)
-            continue
-        names.add_checked(record.value["knowledge"], location, "knowledge triple")
-        ctx.accept()
-    names.emit()
+    import_session_lines(ctx, session_problem, lambda session: session["knowledge"])
 
 
 def session_problem(value: object) -> str | None:

@@ -3,7 +3,9 @@
 KdConv and DuConv identify entities by name. These triples are collected first, then emitted:
 a tail becomes an entity when its relation is entity-valued in the schema or when it is also a
 head somewhere in the source; otherwise it stays a literal. Quads come out in the order the source
-gives them (never a set's order), so the same input always writes the same file.
+gives them (never a set's order), so the same input always writes the same file. A word-segmented
+source (DuConv) keeps its own spelling of names and relation names (``玛姬 · 格蕾斯``, ``出生 日期``) as
+``skos:altLabel`` beside the normalised label, so exports can write them back as the source did.
 """
 
 from __future__ import annotations
@@ -12,10 +14,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from kgforge.core.jsonio import iter_json_lines
 from kgforge.core.schema import Relation
 from kgforge.core.text import normalise_label
 from kgforge.core.vocab import RDF_TYPE, RDFS_LABEL, SKOS_ALT_LABEL, entity_iri
-from kgforge.sources.importer import ImportContext
+from kgforge.sources.importer import ImportContext, parsed_records
 
 
 @dataclass(frozen=True)
@@ -40,6 +43,7 @@ class NameTriples:
         self.triples: list[NameTriple] = []
         self.heads: dict[str, str] = {}  # name → location of its first triple, in source order
         self.surface_forms: dict[str, set[str]] = {}
+        self.relation_forms: dict[str, dict[str, str]] = {}  # relation IRI → its source spellings → first location
         self.types: dict[str, set[str]] = {}
 
     def _name(self, raw: str) -> str:
@@ -54,6 +58,9 @@ class NameTriples:
         relation = self.ctx.schema.relation_for(relation_label)
         if not relation.declared:
             self.ctx.counts[f"unmapped relation {relation.zh}"] += 1
+        written = relation_label.strip()
+        if self.segmented and written != relation.zh and normalise_label(written) == normalise_label(relation.zh):
+            self.relation_forms.setdefault(relation.iri, {}).setdefault(written, location)
         head_name = self._name(head)
         tail_value = tail if relation.kind == "text" else self._name(tail)
         self.heads.setdefault(head_name, location)
@@ -104,6 +111,10 @@ class NameTriples:
         for name, location in entities.items():
             self.ctx.location = location
             self._emit_names(name)
+        for iri, forms in sorted(self.relation_forms.items()):
+            for form, location in sorted(forms.items()):
+                self.ctx.location = location
+                writer.literal(iri, SKOS_ALT_LABEL, form, lang=lang)
         for name, type_ids in self.types.items():
             self.ctx.location = entities.get(name, "")
             for type_id in sorted(type_ids):
@@ -125,3 +136,18 @@ def check_triple(value: object) -> str | None:
     if not all(isinstance(x, str) and x.strip() for x in value):
         return "head, relation and tail must be non-empty strings"
     return None
+
+
+def import_session_lines(ctx: ImportContext, problem: Callable[[object], str | None],
+                         triples: Callable[[dict[str, Any]], list[Any]]) -> None:
+    """A JSON-lines file of dialogue sessions (DuConv, DuRecDial): each session that ``problem`` accepts
+    brings its ``triples``; the others, and bad triples, are quarantined with their line."""
+    names = NameTriples(ctx, segmented=True)
+    for location, record in parsed_records(ctx, iter_json_lines(ctx.path)):
+        why = problem(record.value)
+        if why:
+            ctx.reject(location, why, record.value)
+            continue
+        names.add_checked(triples(record.value), location, "knowledge triple")
+        ctx.accept()
+    names.emit()

@@ -1,0 +1,1 @@
+"""One module per export format; each registers one ``kgforge.exports.registry.Format``."""

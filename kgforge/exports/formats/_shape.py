@@ -1,0 +1,85 @@
+"""Shape checks the dataset formats share: what their readers unpack without asking."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from itertools import repeat
+from typing import Any
+
+import orjson
+
+from kgforge.exports.labels import Render
+from kgforge.exports.model import Dialogue, GoldTriple
+from kgforge.exports.registry import Layout
+
+LINE_BREAKERS = ("\t", "\n", "\r")  # the readers write tab-separated text, one sample a line
+
+
+def is_strings(value: Any) -> bool:
+    return isinstance(value, list) and all(map(isinstance, value, repeat(str)))
+
+
+def is_triples(value: Any) -> bool:
+    """A list of ``[head, relation, tail]`` string lists (the readers unpack ``for s, p, o in knowledge``)."""
+    return isinstance(value, list) and all(map(_is_triple, value))
+
+
+def _is_triple(value: Any) -> bool:
+    return isinstance(value, list) and len(value) == 3 and all(map(isinstance, value, repeat(str)))
+
+
+def triples_problem(record: dict[str, Any], key: str, required: bool = True) -> str | None:
+    if key not in record:
+        return f"no '{key}'" if required else None
+    if not is_triples(record[key]):
+        return f"'{key}' must be a list of [head, relation, tail] string triples"
+    return None
+
+
+def strings_problem(record: dict[str, Any], key: str, non_empty: bool = False) -> str | None:
+    value = record.get(key)
+    if not is_strings(value):
+        return f"'{key}' must be a list of strings"
+    if non_empty and not value:
+        return f"'{key}' is empty: its readers make no sample from it"
+    return None
+
+
+def strings_in(value: Any) -> Iterator[str]:
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, list):
+        for item in value:
+            yield from strings_in(item)
+    elif isinstance(value, dict):
+        for item in value.values():
+            yield from strings_in(item)
+
+
+def line_breaks_problem(record: dict[str, Any], keys: tuple[str, ...]) -> str | None:
+    """A tab or line break inside a string would split the readers' one-sample-a-line text files."""
+    if not any(escape in orjson.dumps([record.get(key) for key in keys]) for escape in (b"\\t", b"\\n", b"\\r")):
+        return None  # JSON escapes every tab and line break: none in the encoded text, none in the strings
+    for key in keys:
+        for text in strings_in(record.get(key)):
+            if any(c in text for c in LINE_BREAKERS):
+                return f"a string in '{key}' holds a tab or line break, which splits the readers' text lines: {text[:40]!r}"
+    return None
+
+
+def knowledge_gold(record: dict[str, Any], key: str = "knowledge") -> list[GoldTriple]:
+    return [GoldTriple(t[0], t[1], t[2], (key, i), 2) for i, t in enumerate(record.get(key) or []) if _is_triple(t)]
+
+
+def session_or_samples(dialogue: Dialogue, layout: Layout, render: Render, pool_key: str,
+                       history_prefix: tuple[str, ...] = (), first_turn: int = 0) -> list[dict[str, Any]]:
+    """A real session with its retrieved facts under ``pool_key``: as it was, or cut into samples as the
+    baselines' ``convert_session_to_sample.py`` cut it (``history = prefix + conversation[:j]``,
+    ``response = conversation[j]`` for every other j from ``first_turn``). The source record is shared,
+    never changed."""
+    record, pool = dialogue.source.record, dialogue.knowledge
+    if layout.kind == dialogue.source.layout:
+        return [{**record, pool_key: pool}]
+    conversation = record["conversation"]
+    return [{"goal": record["goal"], "knowledge": record["knowledge"], "history": [*history_prefix, *conversation[:j]],
+             "response": conversation[j], pool_key: pool} for j in range(first_turn, len(conversation), 2)]

@@ -1,0 +1,198 @@
+"""DuRecDial (Baidu, ACL 2020) in the layouts of the LIC-2020 baseline (PaddlePaddle/Research) tools.
+
+* ``resource`` (``durecdial-resource``, the generative model's ``data/resource/*.txt``, word-segmented):
+  ``{"conversation", "knowledge", "situation", "name", "label", "goal"}``, ``goal`` one ``[type, "", …]``
+  list per turn and ``label`` who speaks first (``bot`` / ``user``). ``convert_session_to_sample.py`` cuts
+  it into one sample per bot turn: it needs a conversation.
+* ``resource-sample`` (``durecdial-resource-sample``, the tools' ``test.txt``): ``{"goal", "knowledge",
+  "history", "response"}``, ``history`` starting with the user's name and the situation; cut from
+  resource sessions exactly as that script cuts them. A new goal is a sample with that history only.
+* ``lic2020`` (``durecdial-lic2020``, the competition's train/dev): ``{"goal": "[1]…-->[2]…", "knowledge",
+  "user_profile", "situation", "conversation"}``, the utterance opening goal k prefixed ``[k]``. The goal
+  planner (``process_data_for_goal_planning.py``) skips a session whose ``[k]`` count differs from its
+  goal count: it needs a conversation.
+* ``lic2020-sample`` (``durecdial-lic2020-sample``, the competition's test): ``{"goal", "knowledge",
+  "user_profile", "situation", "history"}``, the goal word-segmented and reduced to its first and final
+  goals (``[1] … --> ...... --> [n] …``), which the planner's ``process_sample_data`` parses; a new goal
+  has an empty history.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from kgforge.exports.formats._shape import (
+    is_strings,
+    is_triples,
+    knowledge_gold,
+    line_breaks_problem,
+    session_or_samples,
+    strings_problem,
+    triples_problem,
+)
+from kgforge.exports.labels import Render
+from kgforge.exports.model import Dialogue, SourceDialogue
+from kgforge.exports.registry import Format, Layout, register
+from kgforge.goals.graph import CHAT_BY_TYPE, DIALOGUE_TYPES, RECOMMENDATION_BY_TYPE
+
+NO_RESPONSE = "null"  # as the tools read a sample without one
+POOL = "retrieved_knowledge"
+GOAL_PREFIX = re.compile(r"^\s*\[(\d+)\]")
+TOPIC = re.compile(r"『\s*([^』]*?)\s*』")
+
+RESOURCE = Layout("resource", "durecdial-resource", "LIC-2020 baseline sessions: conversation, knowledge, situation, "
+                  "name, label, per-turn goal list", needs_conversation=True, segmented=True)
+RESOURCE_SAMPLE = Layout("resource-sample", "durecdial-resource-sample", "LIC-2020 baseline samples: goal list, "
+                         "knowledge, history (name, situation, utterances), response", needs_conversation=False,
+                         segmented=True, cut_from="resource")
+LIC2020 = Layout("lic2020", "durecdial-lic2020", "LIC-2020 competition sessions: goal string, knowledge, user_profile, "
+                 "situation, conversation", needs_conversation=True)
+LIC2020_SAMPLE = Layout("lic2020-sample", "durecdial-lic2020-sample", "LIC-2020 competition test samples: first and "
+                        "final goal, knowledge, user_profile, situation, history", needs_conversation=False,
+                        segmented=True)
+
+
+@register
+class DuRecDial(Format):
+    name = "durecdial"
+    description = "DuRecDial sessions and samples as the LIC-2020 baseline tools read them (JSON lines)"
+    layouts = (RESOURCE, RESOURCE_SAMPLE, LIC2020, LIC2020_SAMPLE)
+    goal_layout = "lic2020-sample"
+    reads_dialogues = True
+    type_facts = False  # DuRecDial states types through its goal types (电影推荐), not as facts
+    pool_budgets = (32,)  # a session states ~20 triples, most about one star and their many comments
+
+    # ---------------------------------------------------------------- new goals
+
+    def goal_records(self, dialogue: Dialogue, layout: Layout, render: Render) -> list[dict[str, Any]]:
+        steps = sequence_steps(dialogue)
+        knowledge = dialogue.knowledge
+        profile = dialogue.profile or {}
+        if layout is RESOURCE_SAMPLE:
+            name = profile.get("姓名") if isinstance(profile.get("姓名"), str) else ""
+            goal = [[f" {render.text(step['type'])} ", "", ""] for step in steps]
+            return [{"goal": goal, "knowledge": knowledge, "history": [name.strip(), ""], "response": NO_RESPONSE}]
+        return [{"goal": first_and_final_goal(steps, render), "knowledge": knowledge, "user_profile": profile,
+                 "situation": "", "history": []}]
+
+    # ---------------------------------------------------------------- real dialogues
+
+    def detect(self, record: Any) -> Layout | None:
+        if not isinstance(record, dict) or "knowledge" not in record:
+            return None
+        goal = record.get("goal")
+        if isinstance(goal, str):
+            return LIC2020 if "conversation" in record else LIC2020_SAMPLE if "history" in record else None
+        if isinstance(goal, list) and goal and isinstance(goal[0], list) and goal[0][:1] != ["START"]:
+            return RESOURCE if "conversation" in record else RESOURCE_SAMPLE if "history" in record else None
+        return None
+
+    def source_dialogue(self, record: Any, line: int, layout: Layout) -> SourceDialogue | str:
+        if not isinstance(record, dict):
+            return f"expected a JSON object, got {type(record).__name__}"
+        texts_key = "conversation" if layout in (RESOURCE, LIC2020) else "history"
+        problem = triples_problem(record, "knowledge") or strings_problem(record, texts_key)
+        if layout in (RESOURCE, RESOURCE_SAMPLE):
+            problem = problem or (None if is_triples(record.get("goal")) else "'goal' must be a list of 3-string lists")
+        elif not isinstance(record.get("goal"), str):
+            problem = problem or "'goal' must be a '[1]…-->[2]…' string"
+        if problem:
+            return problem
+        texts = list(record[texts_key]) + ([record["response"]] if isinstance(record.get("response"), str) else [])
+        topics = TOPIC.findall(record["goal"]) if isinstance(record["goal"], str) else []
+        return SourceDialogue(line, layout.kind, record, topic_names=list(dict.fromkeys(t for t in topics if t)),
+                              texts=texts, gold=knowledge_gold(record), segmented=layout.segmented)
+
+    def dialogue_records(self, dialogue: Dialogue, layout: Layout, render: Render) -> list[dict[str, Any]]:
+        record = dialogue.source.record
+        return session_or_samples(dialogue, layout, render, POOL, (record.get("name", ""), record.get("situation", "")),
+                                  first_turn=0 if record.get("label") == "bot" else 1)
+
+    # ---------------------------------------------------------------- what the tools need
+
+    def check(self, record: dict[str, Any], layout: Layout) -> list[str]:
+        problems = [p for p in [triples_problem(record, "knowledge")] if p]
+        if layout in (RESOURCE, RESOURCE_SAMPLE):
+            problems += _resource_problems(record, layout)
+        else:
+            problems += _lic2020_problems(record, layout)
+        breaks = line_breaks_problem(record, ("goal", "knowledge", "conversation", "history", "response", "situation"))
+        return problems + ([breaks] if breaks else [])
+
+
+def _resource_problems(record: dict[str, Any], layout: Layout) -> list[str]:
+    goal = record.get("goal")
+    problems = [] if is_triples(goal) and goal else ["'goal' must be a non-empty list of 3-string lists "
+                                                     "(the tools read goal[0][1] and goal[0][2])"]
+    if layout is RESOURCE:
+        problems += [p for p in [strings_problem(record, "conversation", non_empty=True)] if p]
+        problems += [f"'{key}' must be a string" for key in ("name", "situation", "label")
+                     if not isinstance(record.get(key), str)]
+        if record.get("label") == "user" and len(record.get("conversation") or []) < 2:
+            problems.append("a session the user opens needs a second utterance: the bot's turns are the samples")
+    else:
+        problems += [p for p in [strings_problem(record, "history")] if p]
+        if "response" in record and not isinstance(record["response"], str):
+            problems.append("'response' must be a string")
+    return problems
+
+
+def _lic2020_problems(record: dict[str, Any], layout: Layout) -> list[str]:
+    goal = record.get("goal")
+    if not isinstance(goal, str):
+        return ["'goal' must be a '[1]…-->[2]…' string"]
+    parts = goal.split("-->")
+    problems = []
+    if any("]" not in part for part in parts if part.strip() != "......"):
+        problems.append("every goal must start '[k]'")
+    profile = record.get("user_profile")
+    if not isinstance(profile, dict) or not all(isinstance(v, str) or is_strings(v) for v in profile.values()):
+        problems.append("'user_profile' must be an object of strings or string lists")
+    if not isinstance(record.get("situation"), str):
+        problems.append("'situation' must be a string")
+    if layout is LIC2020:
+        problem = strings_problem(record, "conversation", non_empty=True)
+        if problem:
+            return problems + [problem]
+        opened = sum(1 for u in record["conversation"] if GOAL_PREFIX.match(u))
+        if opened != len(parts):
+            problems.append(f"{len(parts)} goals but {opened} utterances open one with '[k]': the goal planner "
+                            "skips such a session")
+    else:
+        problems += [p for p in [strings_problem(record, "history")] if p]
+        needed = 3 if "......" in goal else 2
+        if len(parts) < needed:
+            problems.append("a sample's goal must give its first and final goals: '[1] … --> ...... --> [n] …'")
+    return problems
+
+
+# ---------------------------------------------------------------- goal sequences
+
+
+def sequence_steps(dialogue: Dialogue) -> list[dict[str, Any]]:
+    """The DuRecDial goal sequence of a dialogue: its own, or one made from its topics and their types."""
+    labels = dict(zip(dialogue.topics, dialogue.topic_labels))
+    if dialogue.sequence:
+        return [dict(step, topic_label=labels.get(step["topic"], step.get("topic_label"))) for step in dialogue.sequence]
+    steps = [("问答", 0)]
+    for i in range(1, len(dialogue.topics)):
+        kind = dialogue.topic_types[i] or ""
+        steps.append((RECOMMENDATION_BY_TYPE.get(kind) or CHAT_BY_TYPE.get(kind) or "提问", i))
+    out = [{"type": t, "type_en": DIALOGUE_TYPES[t], "topic": dialogue.topics[i], "topic_label": dialogue.topic_labels[i]}
+           for t, i in steps]
+    return out + [{"type": "再见", "type_en": DIALOGUE_TYPES["再见"], "topic": None, "topic_label": None}]
+
+
+def first_and_final_goal(steps: list[dict[str, Any]], render: Render) -> str:
+    """``[1] 问答 ( 『 周迅 』 ) --> ...... --> [3] 电影 推荐 ( 『 苏州河 』 )``: a test sample's goal, word-segmented
+    as the goal planner parses it; the final goal is the last one before 再见."""
+    numbered = [(i, step) for i, step in enumerate(steps, start=1) if step["type"] != "再见"] or list(enumerate(steps, 1))
+    chosen = [numbered[0], numbered[-1]] if len(numbered) > 1 else numbered * 2
+
+    def one(i: int, step: dict[str, Any]) -> str:
+        topic = f" ( 『 {render.name(step['topic'], step['topic_label'])} 』 )" if step.get("topic_label") else ""
+        return f"[{i}] {render.text(step['type'])}{topic}"
+
+    return f"{one(*chosen[0])} --> ...... --> {one(*chosen[1])}"
+

@@ -1,0 +1,36 @@
+"""The options of ``kgforge export``, checked when made (format names through the registry)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from kgforge.core.errors import KgforgeError
+from kgforge.exports.registry import format_named
+from kgforge.exports.subgraph import SubgraphOptions
+
+GOAL_BUDGETS = (7, 4)  # DuConv dev: ~7 facts of the first topic, ~4 of the second, besides type facts and goal path
+ALL_FACTS = (1 << 20,)
+
+
+@dataclass(frozen=True)
+class ExportOptions:
+    fmt: str
+    layout: str | None = None  # None: goals → the format's goal layout; dialogues → the layout they are in
+    language: str | None = None
+    budget: int | None = None  # facts per topic; None: 7 and 4 for goals, the format's pool budget for dialogues
+    segmented: bool = True  # word-segmented layouts (DuConv): cut strings into words as the real files are
+    include_text: bool = True
+    skip_invalid: bool = False
+    add_related: str | None = None  # model bundle name under models/
+    input_layout: str | None = None  # --dialogues: the layout kind the file is in, when not detected
+    refresh_attrs: bool = False  # --dialogues: rewrite gold values the graph now states otherwise
+
+    def __post_init__(self) -> None:
+        format_named(self.fmt)
+        if self.budget is not None and self.budget < 0:
+            raise KgforgeError(f"--budget must be 0 or more facts per topic, got {self.budget}")
+
+    def subgraph(self, default: tuple[int, ...] | None, type_facts: bool, incoming: bool) -> SubgraphOptions:
+        budgets = (self.budget,) if self.budget is not None else default or ALL_FACTS
+        return SubgraphOptions(budgets=budgets, lead=min(SubgraphOptions.lead, budgets[0]),
+                               include_text=self.include_text, type_facts=type_facts, incoming=incoming)

@@ -1,0 +1,228 @@
+"""The export formats and their layouts, in one registry: the only place a format or layout name is checked.
+
+A format is one small module in ``kgforge/exports/formats/`` holding one :class:`Format` subclass,
+registered with :func:`register`. It declares its name, its layouts (and whether each one needs a
+conversation, so a goal-only export never writes a layout its readers cannot use), how to read real
+dialogues written in it, how to write a record, and the checks that say what its readers need. Adding a
+layout is one entry in that module.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import pkgutil
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, ClassVar
+
+import orjson
+
+from kgforge.core.errors import InputError, KgforgeError
+from kgforge.core.jsonio import Record, iter_json_container, iter_json_lines
+from kgforge.exports.model import TripleShape
+
+if TYPE_CHECKING:
+    from kgforge.exports.labels import Render
+    from kgforge.exports.model import Dialogue, SourceDialogue
+
+
+@dataclass(frozen=True)
+class Layout:
+    """One field layout of a format. ``kind`` is its qualified name (``duconv-sample``), the same as
+    the reader kinds of ``shared/readers/run-readers``."""
+
+    name: str
+    kind: str
+    description: str
+    needs_conversation: bool  # its readers make samples from a conversation: no goal-only export in it
+    segmented: bool = False  # strings are cut into words with single spaces, as the real files are
+    cut_from: str | None = None  # a session layout whose dialogues this sample layout is cut from
+
+
+class Format:
+    """A dataset's (or kgforge's own) export format. Subclasses set the class attributes and override
+    what they support; every method gets the :class:`Layout` already checked by the registry."""
+
+    name: ClassVar[str]
+    description: ClassVar[str]
+    layouts: ClassVar[tuple[Layout, ...]]
+    goal_layout: ClassVar[str | None] = None  # the default layout of goal-only exports
+    reads_dialogues: ClassVar[bool] = False  # real dialogues of this format can be read and re-exported
+    container: ClassVar[str] = "lines"  # lines (JSON Lines) or array (one JSON array)
+    type_facts: ClassVar[bool] = True  # the data states each topic's type (DuConv's 领域); KdConv does not
+    type_relation: ClassVar[str | None] = None  # the relation its readers expect type facts under
+    finds_mentions: ClassVar[bool] = True  # a real dialogue's topics include the entities its utterances name
+    # (and a named entity that is only ever an object brings the facts pointing to it)
+    pool_budgets: ClassVar[tuple[int, ...] | None] = None  # facts per topic in a real dialogue's pool; None: all
+    shape: ClassVar[TripleShape] = TripleShape()  # how the format wants a dialogue's triples handed to it
+
+    def layout(self, name: str) -> Layout:
+        for layout in self.layouts:
+            if layout.name == name or layout.kind == name:
+                return layout
+        raise KgforgeError(f"--format {self.name} has no layout {name!r}: choose one of "
+                           f"{', '.join(layout.name for layout in self.layouts)}")
+
+    # ---------------------------------------------------------------- goal-only exports
+
+    def goal_records(self, dialogue: Dialogue, layout: Layout, render: Render) -> list[dict[str, Any]]:
+        raise NotImplementedError
+
+    # ---------------------------------------------------------------- real dialogues
+
+    def detect(self, record: Any) -> Layout | None:
+        """The layout ``record`` (the first record of a file) is written in, if it is this format's."""
+        return None
+
+    def source_dialogue(self, record: Any, line: int, layout: Layout) -> SourceDialogue | str:
+        """The dialogue a record holds, or why it cannot be one (which the export reports with its line)."""
+        raise NotImplementedError
+
+    def dialogue_records(self, dialogue: Dialogue, layout: Layout, render: Render) -> list[dict[str, Any]]:
+        """The records of a real dialogue in ``layout``: its own fields as they were (``dialogue.source``),
+        plus the subgraph in a field of its own."""
+        raise NotImplementedError
+
+    def dataset_record(self, record: dict[str, Any]) -> dict[str, Any]:
+        """The dataset's own record inside an exported one (itself, but for the generic layouts)."""
+        return record
+
+    # ---------------------------------------------------------------- checks and writing
+
+    def check(self, record: dict[str, Any], layout: Layout) -> list[str]:
+        """What is wrong with ``record`` for the readers of ``layout`` (empty when nothing)."""
+        return []
+
+    def read(self, path: Path) -> Iterator[Record]:
+        return iter_json_container(path, list) if self.container == "array" else iter_json_lines(path)
+
+    def write(self, records: list[dict[str, Any]], path: Path, layout: Layout) -> None:
+        """Write ``records`` to ``path`` (a temporary file the caller moves into place) as strict UTF-8 JSON
+        (orjson: several times faster than ``json`` on a few hundred MB of dialogues)."""
+        encoded = [_encoded(record) for record in records]
+        with open(path, "wb") as handle:
+            if self.container == "array":  # one record a line inside the array
+                handle.write(b"[\n" + b",\n".join(encoded) + b"\n]\n")
+            else:
+                handle.writelines(line + b"\n" for line in encoded)
+
+
+def _encoded(record: dict[str, Any]) -> bytes:
+    try:
+        return orjson.dumps(record)
+    except TypeError:  # an integer beyond 64 bits: the standard encoder writes it as it is
+        return json.dumps(record, ensure_ascii=False).encode("utf-8")
+
+
+_FORMATS: dict[str, Format] = {}
+
+
+def register(cls: type[Format]) -> type[Format]:
+    """Class decorator: make a format available under its ``name``."""
+    _FORMATS[cls.name] = cls()
+    return cls
+
+
+def _load_all() -> None:
+    package = importlib.import_module("kgforge.exports.formats")
+    for module in pkgutil.iter_modules(package.__path__):
+        importlib.import_module(f"{package.__name__}.{module.name}")
+
+
+def formats() -> dict[str, Format]:
+    _load_all()
+    return dict(sorted(_FORMATS.items()))
+
+
+def layout_names() -> list[str]:
+    """Every ``--layout`` name of any format (which ones a format has is checked with the format)."""
+    return sorted({layout.name for fmt in formats().values() for layout in fmt.layouts})
+
+
+def dialogue_kinds() -> list[str]:
+    """The layout kinds real dialogues can be read in (``--input-layout``)."""
+    return [layout.kind for fmt in formats().values() if fmt.reads_dialogues for layout in fmt.layouts]
+
+
+def format_named(name: str) -> Format:
+    found = formats().get(name)
+    if found is None:
+        raise KgforgeError(f"unknown --format {name!r}: choose one of {', '.join(formats())}")
+    return found
+
+
+def goal_layout(fmt: Format, name: str | None) -> Layout:
+    """The layout a goal-only export writes: ``name`` or the format's default, refused when its readers
+    need a conversation (a goal has none, and those readers make no sample from an empty one)."""
+    usable = [layout.name for layout in fmt.layouts if not layout.needs_conversation]
+    if name is None:
+        if fmt.goal_layout is None:
+            raise KgforgeError(f"--format {fmt.name} has no layout for new goals: its readers make training "
+                               "samples from a conversation, which a goal does not have. "
+                               f"{_goal_alternatives()}")
+        name = fmt.goal_layout
+    layout = fmt.layout(name)
+    if layout.needs_conversation:
+        hint = f"use --layout {' or '.join(usable)}, " if usable else ""
+        raise KgforgeError(f"--format {fmt.name} --layout {layout.name} needs a conversation: its readers "
+                           f"({layout.kind}) make samples from the dialogue's utterances, and a goal has none, so "
+                           f"they would read nothing. For new goals {hint}or another format. {_goal_alternatives()}")
+    return layout
+
+
+def _goal_alternatives() -> str:
+    offered = [f"{fmt.name} --layout {layout.name}" for fmt in formats().values() for layout in fmt.layouts
+               if not layout.needs_conversation]
+    return "Layouts for goals: " + "; ".join(offered) + "."
+
+
+def dialogue_layouts(fmt: Format, source_fmt: Format, source_layout: Layout, name: str | None) -> Layout:
+    """The layout real dialogues read as ``source_fmt``/``source_layout`` are written in: their own
+    (the default), one cut from it (sessions → samples), or a generic format's."""
+    if fmt.name != source_fmt.name:
+        if fmt.reads_dialogues:
+            raise KgforgeError(f"the dialogues are {source_layout.kind}; --dialogues writes them as "
+                               f"{source_fmt.name}, jsonl or parquet, not as {fmt.name}")
+        return fmt.layout(name or fmt.layouts[0].name)
+    if name is None:
+        return source_layout
+    layout = fmt.layout(name)
+    if layout.name != source_layout.name and layout.cut_from != source_layout.name:
+        cut = [l.name for l in fmt.layouts if l.cut_from == source_layout.name]
+        raise KgforgeError(f"--layout {layout.name} cannot be made from {source_layout.kind} dialogues: choose "
+                           f"{' or '.join([source_layout.name, *cut])}")
+    return layout
+
+
+def detect_layout(path: Path, given: str | None = None) -> tuple[Format, Layout]:
+    """The format and layout of a file of real dialogues: ``given`` (a kind such as ``durecdial-lic2020``),
+    or what its first readable record looks like."""
+    readers = [fmt for fmt in formats().values() if fmt.reads_dialogues]
+    if given is not None:
+        for fmt in readers:
+            for layout in fmt.layouts:
+                if layout.kind == given:
+                    return fmt, layout
+        raise KgforgeError(f"unknown --input-layout {given!r}: choose one of {', '.join(dialogue_kinds())}")
+    first = _first_record(path)
+    for fmt in readers:
+        layout = fmt.detect(first.value)
+        if layout is not None:
+            return fmt, layout
+    raise KgforgeError(f"{path}:{first.line}: not a dialogue layout kgforge reads ({', '.join(dialogue_kinds())}); "
+                       "if it is one, say which with --input-layout")
+
+
+def _first_record(path: Path) -> Record:
+    with open(path, encoding="utf-8-sig", errors="replace") as handle:
+        head = handle.read(1 << 16).lstrip()
+    records = iter_json_container(path, list) if head.startswith("[") else iter_json_lines(path)
+    unreadable = None
+    for record in records:
+        if not record.error:
+            return record
+        unreadable = unreadable or record
+    where = f"{path}:{unreadable.line}: {unreadable.error}; " if unreadable else f"{path}: "
+    raise InputError(f"{where}no readable record to tell its layout from")

@@ -1,0 +1,70 @@
+"""Writing an export: the records (checked against what the layout's readers need), ``OUT.ids.txt``,
+``OUT.rejected.jsonl`` when something was left out, and ``OUT.manifest.json``."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+from kgforge.build.transaction import sha256_file
+from kgforge.core.files import atomic_path, write_text_atomic
+from kgforge.core.version import __version__
+from kgforge.exports.assemble import Context, ExportCheckError
+from kgforge.exports.formats.generic import GENERIC_SCHEMA_VERSION
+from kgforge.exports.registry import Format, Layout
+from kgforge.store.layout import write_json_atomic
+
+
+def store_hash(manifest: dict[str, Any]) -> str:
+    """One hash for the store a dialogue was cut from: its build id and each graph's quads sha256."""
+    digest = hashlib.sha256(manifest["build_id"].encode())
+    for graph, entry in sorted(manifest["graphs"].items()):
+        digest.update(f"\n{graph}\t{entry.get('sha256', '')}".encode())
+    return digest.hexdigest()
+
+
+def layout_problems(fmt: Format, layout: Layout, records: list[tuple[str, dict[str, Any]]]) -> list[dict[str, Any]]:
+    """Every record the layout's readers could not use, with why (``Format.check``)."""
+    found = []
+    for record_id, record in records:
+        problems = fmt.check(record, layout)
+        if problems:
+            found.append({"record_id": record_id, "problems": problems})
+    return found
+
+
+def finish(ctx: Context, fmt: Format, layout: Layout, records: list[tuple[str, dict[str, Any]]], options: Any,
+           out: Path, extra: dict[str, Any], started: float, rejected: list[dict[str, Any]] | None = None
+           ) -> dict[str, Any]:
+    """Write ``records`` (record id, record) to ``out`` in ``fmt``/``layout`` with its side files; the
+    report is the manifest minus the per-graph checksums, plus the seconds it took."""
+    if not records:
+        raise ExportCheckError("no dialogue passed the export checks; nothing was written")
+    with atomic_path(out) as tmp:
+        fmt.write([r for _, r in records], tmp, layout)
+    ids_file = out.with_name(out.name + ".ids.txt")
+    ids_file.write_text("".join(record_id + "\n" for record_id, _ in records), encoding="utf-8")
+    rejected_file = out.with_name(out.name + ".rejected.jsonl")
+    if rejected:
+        write_text_atomic(rejected_file, "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rejected))
+    else:
+        rejected_file.unlink(missing_ok=True)
+    manifest = {
+        "format": fmt.name, "layout": layout.name, "layout_kind": layout.kind, "domain": ctx.paths.domain,
+        "out": str(out), "records": len(records), "ids_file": str(ids_file),
+        "rejected_file": str(rejected_file) if rejected else None,
+        "out_sha256": sha256_file(out), "store_hash": store_hash(ctx.manifest), "build_id": ctx.manifest["build_id"],
+        "graphs": {g: e.get("sha256") for g, e in ctx.manifest["graphs"].items()},
+        "schema": {k: ctx.manifest["schema"].get(k) for k in ("name", "version", "sha256")},
+        "generic_schema_version": GENERIC_SCHEMA_VERSION, "language": ctx.labels.language,
+        "options": asdict(options), "kgforge": __version__, "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+        **extra,
+    }
+    write_json_atomic(out.with_name(out.name + ".manifest.json"), manifest)
+    report = {k: v for k, v in manifest.items() if k != "graphs"}
+    report["seconds"] = round(time.perf_counter() - started, 3)
+    return report

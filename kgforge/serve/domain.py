@@ -1,0 +1,188 @@
+"""One served domain: its query workers and what the server keeps per store version.
+
+Every request resolves the ``store`` link once and works on that build only (:class:`Version`), so a
+rebuild published mid-request never mixes two stores in one answer; the next request sees the new
+build. The two most recent versions are kept (a build keeps the previous one on disk too); what the
+server derived from a version (its search index, its tables, its relation labels) goes with it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from kgforge.core import checks
+from kgforge.core.errors import QueryError, QueryTimeout
+from kgforge.serve import kg
+from kgforge.serve.pool import WorkerPool
+from kgforge.serve.search import LabelIndex
+
+log = logging.getLogger(__name__)
+KEEP_VERSIONS = 2
+RELATIONS_QUERY = """
+SELECT ?r ?label ?kind WHERE {
+  { GRAPH <https://kgforge.org/graph/schema> { ?r kg:kind ?kind } }
+  UNION
+  { ?r rdfs:label ?label FILTER(STRSTARTS(STR(?r), "https://kgforge.org/relation/")) }
+}"""  # the schema's kinds, and the labels of every relation (derived ones too: 同导演 / "same director")
+
+
+def default_workers() -> int:
+    """Queries that may run at once: two per core, at least 8. A worker is a small process (tens of MB);
+    with fewer workers than concurrent clients, quick queries would queue behind slow ones while the
+    cores are shared anyway."""
+    return max(8, 2 * (os.cpu_count() or 1))
+
+
+@dataclass(frozen=True)
+class ServeOptions:
+    """How the server runs; checked like every other library entry point."""
+
+    host: str = "127.0.0.1"
+    port: int = 7878
+    timeout: float = 30.0  # seconds a query (or an explorer page) may take before 503
+    max_rows: int = 100_000  # rows (or triples) a protocol answer may hold
+    workers: int = field(default_factory=lambda: default_workers())
+    cors: tuple[str, ...] = ()  # origins allowed to call the endpoint from a browser ("*" for any)
+
+    def __post_init__(self) -> None:
+        checks.whole(self.port, "--port", 1, 65535)
+        checks.number(self.timeout, "--timeout", above=True)
+        checks.whole(self.max_rows, "--max-rows", 1)
+        checks.whole(self.workers, "--workers", 1, 256)
+
+
+class VersionGone(QueryError):
+    """The build a request was reading was removed (two rebuilds within one request)."""
+
+
+@dataclass
+class Version:
+    """One published build as the server holds it."""
+
+    build: Path
+    manifest: dict[str, Any]
+    relations: dict[str, dict[str, str]] | None = None
+    tables_task: asyncio.Task | None = None
+    index_task: asyncio.Task | None = None
+    index: LabelIndex | None = None
+
+    def release(self) -> None:
+        for task in (self.tables_task, self.index_task):
+            if task is not None:
+                task.cancel()
+
+    @property
+    def id(self) -> str:
+        return self.build.name
+
+
+@dataclass
+class Rows:
+    variables: list[str]
+    rows: list[dict[str, tuple]]
+
+
+class ServedDomain:
+    def __init__(self, paths: kg.DomainPaths, options: ServeOptions) -> None:
+        self.paths = paths
+        self.options = options
+        self.pool = WorkerPool(options.workers, kg.PREFIXES)
+        self._versions: dict[Path, Version] = {}
+
+    async def start(self) -> None:
+        self.current()  # no store at all: fail at start, with the command that builds one
+        await self.pool.start()
+
+    async def close(self) -> None:
+        for version in self._versions.values():
+            version.release()
+        await self.pool.close()
+
+    def current(self) -> Version:
+        """The published build now; a new one is taken up here, the oldest kept one let go."""
+        build = kg.published_build(self.paths)
+        version = self._versions.get(build)
+        if version is None:
+            version = self._versions[build] = Version(build, kg.read_manifest(self.paths, build))
+            for old in list(self._versions)[:-KEEP_VERSIONS]:
+                self._versions.pop(old).release()
+            self._start_index(version)  # search works from the new build as soon as its index is read
+            log.info("serving build %s", version.id)
+        return version
+
+    def deadline(self) -> float:
+        return time.monotonic() + self.options.timeout
+
+    async def run(self, version: Version, message: dict[str, Any], deadline: float) -> Any:
+        """The worker's payload for ``message`` run on ``version``; QueryError on a query error."""
+        reply = await self.pool.run({**message, "build": str(version.build)}, deadline, self.options.timeout)
+        if reply[0] == "gone":
+            raise VersionGone(reply[1])
+        if reply[0] == "error":
+            raise ServedQueryError(reply[1], reply[2])
+        return reply[1]
+
+    async def rows(self, version: Version, sparql: str, bindings: dict[str, tuple], deadline: float,
+                   max_rows: int = 10_000) -> Rows:
+        payload = await self.run(version, {"kind": "rows", "sparql": sparql, "bindings": bindings,
+                                           "max_rows": max_rows}, deadline)
+        variables = payload["variables"]
+        return Rows(variables, [{v: t for v, t in zip(variables, row) if t is not None} for row in payload["rows"]])
+
+    async def relations(self, version: Version, deadline: float) -> dict[str, dict[str, str]]:
+        """Relation IRI → zh and en labels and kind: the schema's relations and the derived ones (同导演),
+        read once per version."""
+        if version.relations is None:
+            found: dict[str, dict[str, str]] = {}
+            for row in (await self.rows(version, RELATIONS_QUERY, {}, deadline, max_rows=1_000_000)).rows:
+                entry = found.setdefault(row["r"][1], {})
+                if "kind" in row:
+                    entry["kind"] = row["kind"][1].rsplit("#", 1)[-1]
+                if "label" in row:
+                    entry["en" if (row["label"][2] or "").startswith("en") else "zh"] = row["label"][1]
+            version.relations = found
+        return version.relations
+
+    def tables(self, version: Version) -> asyncio.Task:
+        """The version's graph tables, read once in a thread (seconds at DuConv scale)."""
+        if version.tables_task is None:
+            version.tables_task = asyncio.get_running_loop().create_task(
+                asyncio.to_thread(kg.tables_of, self.paths, version.build))
+        return version.tables_task
+
+    def _start_index(self, version: Version) -> None:
+        async def build_index() -> LabelIndex:
+            version.index = await asyncio.to_thread(LabelIndex.from_tables, await self.tables(version))
+            return version.index
+
+        version.index_task = asyncio.get_running_loop().create_task(build_index())
+        version.index_task.add_done_callback(_log_failure)
+
+    async def index(self, version: Version, deadline: float) -> LabelIndex:
+        """The version's search index, waiting for it (within ``deadline``) while it is read."""
+        if version.index is None:
+            try:
+                await asyncio.wait_for(asyncio.shield(version.index_task), max(deadline - time.monotonic(), 0))
+            except TimeoutError:
+                raise QueryTimeout(f"the search index of build {version.id} is still being read; try again "
+                                   "in a few seconds") from None
+        return version.index
+
+
+def _log_failure(task: asyncio.Task) -> None:
+    if not task.cancelled() and task.exception() is not None:
+        log.error("reading the search index failed: %s", task.exception())
+
+
+class ServedQueryError(QueryError):
+    """A query the worker refused or could not run; ``status`` is the HTTP status to answer with."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status

@@ -1,0 +1,149 @@
+"""Everything the server uses from the rest of kgforge, in one place.
+
+The server reads a domain through these names only: where its store lives and which build is published,
+the query prefixes and the SERVICE check, the graph tables, goal sampling, the export's subgraph
+selection and related entities. When the package is regrouped or those APIs change, this module is
+what changes.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+from kgforge.core.errors import KgforgeError, StoreMissingError
+from kgforge.core.resources import query_dirs
+from kgforge.core.vocab import (
+    DERIVED_GRAPHS,
+    GRAPH,
+    ONTO,
+    OWL_SAME_AS,
+    RDF_TYPE,
+    RDFS_LABEL,
+    SCHEMA_GRAPH,
+    SKOS_ALT_LABEL,
+)
+from kgforge.derive import PAIR_NODE
+from kgforge.exports import ExportOptions, export_goals
+from kgforge.goals.generate import sample_goals, write_goals
+from kgforge.goals.graph import GoalGraph, GoalOptions
+from kgforge.store.layout import (
+    DomainPaths,
+    domain_paths,
+    published_build,
+    read_manifest,
+)
+from kgforge.store.query import PREFIXES, uses_service
+from kgforge.store.tables import GraphTables, read_tables
+
+__all__ = [
+    "DERIVED_GRAPHS", "GRAPH", "ONTO", "OWL_SAME_AS", "PREFIXES", "RDF_TYPE", "RDFS_LABEL", "SCHEMA_GRAPH", "SKOS_ALT_LABEL",
+    "PAIR_NODE", "DomainPaths", "GraphTables", "KgforgeError", "StoreMissingError", "domain_paths", "goal_subgraphs",
+    "has_related_model", "has_service_clause", "is_update", "published_build", "read_manifest",
+    "related_entities", "sample_topic_goals",
+    "shipped_queries", "tables_of", "VersionMoved",
+]
+
+
+class VersionMoved(KgforgeError):
+    """The build whose tables were being read was removed meanwhile (two rebuilds within one read)."""
+
+
+def tables_of(paths: DomainPaths, build: Path) -> GraphTables:
+    """The graph tables (derived graphs included) of ``build``: its own quads files, whatever is published
+    meanwhile. A build pruned during the read is reported as moved, so the request retries on the new one."""
+    try:
+        return read_tables(paths, include_derived=True, build=build)
+    except (OSError, StoreMissingError) as exc:
+        if (build / "oxigraph").is_dir():
+            raise
+        raise VersionMoved(f"{build.name} was removed while its tables were read: {exc}") from None
+
+
+def has_service_clause(text: str) -> bool:
+    """``kgforge query``'s SERVICE check (a parse), after a cheap look for the word: Oxigraph reads the
+    keyword only as written (no ``\\u`` escapes outside strings and IRIs), so a query without the
+    letters ``service`` in any case has no SERVICE clause, and most queries are never parsed twice."""
+    return _SERVICE_LETTERS.search(text) is not None and uses_service(text)
+
+
+_SERVICE_LETTERS = re.compile("service", re.IGNORECASE)
+
+
+def is_update(text: str) -> bool:
+    """Whether ``text`` parses as a SPARQL update (rdflib's parser; nothing is executed)."""
+    from pyparsing import ParseBaseException
+    from rdflib.plugins.sparql.parser import parseUpdate
+
+    try:
+        parseUpdate(text)
+    except (ParseBaseException, RecursionError, ValueError):
+        return False
+    return True
+
+
+def shipped_queries() -> dict[str, str]:
+    """The ``queries/*.rq`` files, name → text, first folder first (as ``kgforge query --file`` finds them)."""
+    found: dict[str, str] = {}
+    for folder in query_dirs():
+        for path in sorted(folder.glob("*.rq")):
+            found.setdefault(path.stem, path.read_text(encoding="utf-8"))
+    return found
+
+
+# ---------------------------------------------------------------- goals and the export's subgraph
+
+
+def sample_topic_goals(paths: DomainPaths, tables: GraphTables, topic: str, n: int, seed: int
+                       ) -> list[dict[str, Any]]:
+    """Up to ``n`` DuConv-style goals with ``topic`` as one of the two topics, half one-step and half
+    two-step as ``kgforge goals`` samples them (one-step only when ``kgforge derive`` has not run), by
+    its own sampler over the facts that involve the topic."""
+    graph = GoalGraph.load(paths, tables=_topic_tables(tables, topic))
+    try:
+        return sample_goals(graph, GoalOptions(n=n, seed=seed))
+    except KgforgeError:  # no associated triples to take two-step goals from
+        return sample_goals(graph, GoalOptions(n=n, seed=seed, one_step_ratio=1.0))
+
+
+def _topic_tables(tables: GraphTables, topic: str) -> GraphTables:
+    """``tables`` with only the facts that involve ``topic``: its own, those pointing at it, and the
+    associated-pair nodes naming it (so the sampler's candidates all have ``topic`` as a topic)."""
+    facts = tables.facts
+    pair_nodes = facts.filter(pl.col("s").str.starts_with(PAIR_NODE), pl.col("o") == topic)["s"]
+    involved = facts.filter((pl.col("s") == topic) | (pl.col("o") == topic) | pl.col("s").is_in(pair_nodes.implode()))
+    return GraphTables(facts=involved, labels=tables.labels, types=tables.types, relations=tables.relations)
+
+
+def goal_subgraphs(paths: DomainPaths, tables: GraphTables, goals: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """What ``kgforge export --format jsonl`` writes for ``goals``: one record per goal, its path and every
+    triple of its subgraph with labels, role and source graph. The export itself runs (into a temporary
+    folder), so the view shows exactly what an export would write."""
+    with tempfile.TemporaryDirectory(prefix="kgforge-serve-") as folder:
+        goals_file, out = Path(folder) / "goals.jsonl", Path(folder) / "subgraphs.jsonl"
+        write_goals(goals, goals_file)
+        export_goals(paths.domain, goals_file, ExportOptions(fmt="jsonl", skip_invalid=True), out,
+                     workdir=paths.workdir, tables=tables)
+        return [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
+
+
+# ---------------------------------------------------------------- related entities (kgforge embed)
+
+
+def has_related_model(paths: DomainPaths, model: str = "default") -> bool:
+    return (paths.models / model / "bundle.json").is_file()
+
+
+def related_entities(paths: DomainPaths, iri: str, k: int = 10, model: str = "default"
+                     ) -> list[tuple[str, str | None, float]]:
+    """[(iri, label, score)] nearest to ``iri`` in the domain's embedding bundle. torch is imported here,
+    on first use, so a server whose domain has no bundle never loads it."""
+    # lazy: torch, loaded on demand
+    from kgforge.embed.related import top_related
+
+    return top_related(paths, iri, k=k, model=model)

@@ -1,0 +1,113 @@
+"""The server's query workers: a fixed number of processes, each query under a deadline.
+
+A query waits for an idle worker and then for its answer, both within the request's deadline. A worker
+still busy at the deadline is killed (the only way to stop a pyoxigraph query) and replaced in the
+background; the request gets :class:`QueryTimeout`, which the app answers with 503.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import pickle
+import sys
+import time
+from typing import Any
+
+from kgforge.core.errors import QueryError, QueryTimeout
+from kgforge.serve.worker import HEADER
+
+SPAWN_ARGS = ("-m", "kgforge.serve.worker")
+
+
+class WorkerDied(QueryError):
+    """A worker process ended while it ran a query (killed from outside, out of memory)."""
+
+
+class _Worker:
+    def __init__(self, process: asyncio.subprocess.Process) -> None:
+        self.process = process
+
+    async def call(self, message: Any) -> Any:
+        data = pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL)
+        self.process.stdin.write(HEADER.pack(len(data)) + data)
+        await self.process.stdin.drain()
+        (size,) = HEADER.unpack(await self.process.stdout.readexactly(HEADER.size))
+        return pickle.loads(await self.process.stdout.readexactly(size))
+
+    def kill(self) -> None:
+        if self.process.returncode is None:
+            self.process.kill()
+
+
+class WorkerPool:
+    """``size`` worker processes over one domain's store versions."""
+
+    def __init__(self, size: int, prefixes: dict[str, str]) -> None:
+        self.size = size
+        self.prefixes = prefixes
+        self._idle: asyncio.Queue[_Worker] = asyncio.Queue()
+        self._all: set[_Worker] = set()
+        self._spawning: set[asyncio.Task] = set()
+        self._closed = False
+
+    async def start(self) -> None:
+        await asyncio.gather(*(self._spawn() for _ in range(self.size)))
+
+    async def _spawn(self) -> None:
+        process = await asyncio.create_subprocess_exec(
+            sys.executable, *SPAWN_ARGS, str(os.getpid()), stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE, limit=2**20)
+        worker = _Worker(process)
+        data = pickle.dumps(self.prefixes)
+        process.stdin.write(HEADER.pack(len(data)) + data)
+        await process.stdin.drain()
+        if self._closed:
+            worker.kill()
+            return
+        self._all.add(worker)
+        self._idle.put_nowait(worker)
+
+    def _replace(self, worker: _Worker) -> None:
+        worker.kill()
+        self._all.discard(worker)
+        if not self._closed:
+            task = asyncio.get_running_loop().create_task(self._spawn())
+            self._spawning.add(task)
+            task.add_done_callback(self._spawning.discard)
+
+    async def run(self, message: dict[str, Any], deadline: float, timeout: float) -> Any:
+        """The worker's reply to ``message``, or QueryTimeout once ``deadline`` (``time.monotonic``) passes."""
+        try:
+            worker = await asyncio.wait_for(self._idle.get(), max(deadline - time.monotonic(), 0))
+        except TimeoutError:
+            raise QueryTimeout(f"no query worker came free within the {timeout:g} s timeout (all {self.size} "
+                               "busy); try again later") from None
+        try:
+            reply = await asyncio.wait_for(worker.call(message), max(deadline - time.monotonic(), 0))
+        except TimeoutError:
+            self._replace(worker)
+            raise QueryTimeout(f"the query ran past the server's {timeout:g} s timeout and was stopped") from None
+        except (asyncio.IncompleteReadError, ConnectionError) as exc:
+            self._replace(worker)
+            raise WorkerDied(f"the query worker ended while running the query ({type(exc).__name__})") from None
+        except BaseException:  # cancelled mid-frame: the pipe is in an unknown state
+            self._replace(worker)
+            raise
+        self._idle.put_nowait(worker)
+        return reply
+
+    async def close(self) -> None:
+        self._closed = True
+        for task in list(self._spawning):
+            task.cancel()
+        for worker in list(self._all):
+            if worker.process.returncode is None:
+                worker.process.stdin.close()
+        for worker in list(self._all):
+            try:
+                await asyncio.wait_for(worker.process.wait(), 5)
+            except TimeoutError:
+                worker.kill()
+                await worker.process.wait()
+        self._all.clear()

@@ -1,0 +1,206 @@
+"""A query worker: one process of the server's pool, answering one query at a time over its pipes.
+
+pyoxigraph has no query timeout, so the server runs every query in a process like this one and ends
+the process when the query outlives its deadline. The worker holds one read-only handle per store
+version it was asked about (the two most recent), so a query names the build folder it must read and
+sees that build entirely, whatever the ``store`` link points at meanwhile.
+
+Frames on stdin/stdout are a 4-byte big-endian length and a pickle (both ends are this package).
+Replies are ``("ok", payload)``, ``("error", status, message)`` or ``("gone", message)`` when the build
+folder asked for no longer exists. Kept light on purpose: it imports pyoxigraph and nothing heavy.
+"""
+
+from __future__ import annotations
+
+import os
+import pickle
+import struct
+import sys
+from collections import OrderedDict
+from typing import Any, BinaryIO
+
+import pyoxigraph as ox
+
+from kgforge.core.lifeline import die_with
+
+HEADER = struct.Struct(">I")
+KEEP_VERSIONS = 2
+RESULTS_FORMATS = {"json": ox.QueryResultsFormat.JSON, "xml": ox.QueryResultsFormat.XML,
+                   "csv": ox.QueryResultsFormat.CSV, "tsv": ox.QueryResultsFormat.TSV}
+GRAPH_FORMATS = {"turtle": ox.RdfFormat.TURTLE, "ntriples": ox.RdfFormat.N_TRIPLES,
+                 "jsonld": ox.RdfFormat.JSON_LD, "rdfxml": ox.RdfFormat.RDF_XML}
+Term = ox.NamedNode | ox.Literal | ox.BlankNode
+
+
+class RowLimit(Exception):
+    """The result has more rows than the request allows."""
+
+
+class NotAcceptable(Exception):
+    """The client accepts no media type that can hold this kind of result."""
+
+
+class LineBudget:
+    """A binary output that keeps what is written and stops the writer past ``limit`` lines.
+
+    SPARQL TSV writes one line per solution after a header line, N-Triples one line per triple, and
+    both escape line breaks inside values, so counting newlines counts rows as they are produced: an
+    oversized result is stopped early instead of being built whole in memory."""
+
+    def __init__(self, limit: int) -> None:
+        self.parts: list[bytes] = []
+        self.lines = 0
+        self.limit = limit
+
+    def write(self, data: bytes) -> int:
+        self.lines += data.count(b"\n")
+        if self.lines > self.limit:
+            raise RowLimit
+        self.parts.append(bytes(data))
+        return len(data)
+
+    def flush(self) -> None:
+        pass
+
+    def value(self) -> bytes:
+        return b"".join(self.parts)
+
+
+def encode_term(term: Term | ox.Triple | None) -> tuple | None:
+    """A term as plain tuples (the explorer's rows), ``None`` for an unbound variable."""
+    if term is None:
+        return None
+    if isinstance(term, ox.NamedNode):
+        return ("iri", term.value)
+    if isinstance(term, ox.BlankNode):
+        return ("bnode", term.value)
+    if isinstance(term, ox.Literal):
+        return ("lit", term.value, term.language, term.datatype.value)
+    return ("triple", str(term))
+
+
+def decode_term(encoded: tuple) -> Term:
+    kind = encoded[0]
+    if kind == "iri":
+        return ox.NamedNode(encoded[1])
+    if kind == "bnode":
+        return ox.BlankNode(encoded[1])
+    _, value, language, datatype = encoded
+    return ox.Literal(value, language=language) if language else ox.Literal(value, datatype=ox.NamedNode(datatype))
+
+
+class Worker:
+    def __init__(self, prefixes: dict[str, str]) -> None:
+        self.prefixes = prefixes
+        self.stores: OrderedDict[str, ox.Store] = OrderedDict()
+
+    def store(self, build: str) -> ox.Store:
+        if build not in self.stores:
+            self.stores[build] = ox.Store.read_only(os.path.join(build, "oxigraph"))
+            while len(self.stores) > KEEP_VERSIONS:
+                self.stores.popitem(last=False)  # only this one query runs here: nothing else holds it
+        self.stores.move_to_end(build)
+        return self.stores[build]
+
+    def handle(self, request: dict[str, Any]) -> tuple:
+        try:
+            store = self.store(request["build"])
+        except OSError as exc:
+            return ("gone", f"{request['build']}: {exc}")
+        try:
+            result = store.query(
+                request["sparql"], prefixes=self.prefixes, use_default_graph_as_union=not request.get("default_graphs"),
+                default_graph=[ox.NamedNode(g) for g in request.get("default_graphs") or []] or None,
+                named_graphs=[ox.NamedNode(g) for g in request.get("named_graphs") or []] or None,
+                substitutions={ox.Variable(k): decode_term(v) for k, v in request.get("bindings", {}).items()},
+            )
+            if request["kind"] == "rows":
+                return ("ok", rows(result, request["max_rows"]))
+            return ("ok", serialized(result, request, request["max_rows"]))
+        except NotAcceptable as exc:
+            return ("error", 406, str(exc))
+        except RowLimit:
+            return ("error", 400, f"the result has more than {request['max_rows']} rows, the server's limit: "
+                                  "add LIMIT (and OFFSET to page through it)")
+        except SyntaxError as exc:
+            return ("error", 400, f"SPARQL syntax error: {exc}")
+        except (OSError, ValueError, TypeError, RuntimeError) as exc:
+            return ("error", 400, f"{type(exc).__name__}: {exc}")
+
+
+def rows(result: ox.QuerySolutions | ox.QueryBoolean | ox.QueryTriples, max_rows: int) -> dict[str, Any]:
+    """A SELECT result as encoded rows (for the explorer's pages), at most ``max_rows``."""
+    if not isinstance(result, ox.QuerySolutions):
+        raise TypeError("the explorer runs SELECT queries only")
+    variables = [v.value for v in result.variables]
+    out = []
+    for solution in result:
+        if len(out) == max_rows:
+            raise RowLimit
+        out.append([encode_term(solution[v]) for v in variables])
+    return {"variables": variables, "rows": out}
+
+
+def serialized(result: ox.QuerySolutions | ox.QueryBoolean | ox.QueryTriples, request: dict[str, Any],
+               max_rows: int) -> dict[str, Any]:
+    """The result in the format the client asked for, written by pyoxigraph's own serialisers.
+
+    Rows are counted in pyoxigraph's TSV (or N-Triples) output as it is written; a result within the
+    limit is then parsed back and written in the requested format when that is another one."""
+    if isinstance(result, ox.QueryBoolean):
+        fmt = _format(request, "results_format", "ASK")
+        return {"form": "ask", "format": fmt, "body": result.serialize(format=RESULTS_FORMATS[fmt]), "rows": 1}
+    if isinstance(result, ox.QuerySolutions):
+        fmt = _format(request, "results_format", "SELECT")
+        budget = LineBudget(max_rows + 1)  # the header line, then one line per solution
+        result.serialize(budget, format=ox.QueryResultsFormat.TSV)
+        body = budget.value()
+        if fmt != "tsv":
+            body = ox.parse_query_results(body, format=ox.QueryResultsFormat.TSV).serialize(format=RESULTS_FORMATS[fmt])
+        return {"form": "select", "format": fmt, "body": body, "rows": budget.lines - 1}
+    fmt = _format(request, "graph_format", "CONSTRUCT/DESCRIBE")
+    budget = LineBudget(max_rows)
+    result.serialize(budget, format=ox.RdfFormat.N_TRIPLES)
+    body = budget.value()
+    if fmt != "ntriples":
+        body = ox.serialize(ox.parse(body, format=ox.RdfFormat.N_TRIPLES), format=GRAPH_FORMATS[fmt],
+                            prefixes=request.get("output_prefixes") if fmt == "turtle" else None)
+    return {"form": "graph", "format": fmt, "body": body, "rows": budget.lines}
+
+
+def _format(request: dict[str, Any], key: str, form: str) -> str:
+    fmt = request.get(key)
+    if fmt is None:
+        raise NotAcceptable(f"none of the requested media types can hold a {form} result")
+    return fmt
+
+
+def read_frame(stream: BinaryIO) -> Any:
+    header = stream.read(HEADER.size)
+    if len(header) < HEADER.size:
+        raise EOFError
+    (size,) = HEADER.unpack(header)
+    return pickle.loads(stream.read(size))
+
+
+def write_frame(stream: BinaryIO, message: Any) -> None:
+    data = pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL)
+    stream.write(HEADER.pack(len(data)) + data)
+    stream.flush()
+
+
+def main() -> None:
+    die_with(int(sys.argv[1]))  # a server killed without clean-up must not leave its workers holding the store
+    inbox, outbox = sys.stdin.buffer, sys.stdout.buffer
+    sys.stdout = sys.stderr  # nothing but frames on the reply pipe
+    worker = Worker(read_frame(inbox))
+    while True:
+        try:
+            request = read_frame(inbox)
+        except EOFError:
+            return
+        write_frame(outbox, worker.handle(request))
+
+
+if __name__ == "__main__":
+    main()
