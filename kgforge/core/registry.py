@@ -1,11 +1,12 @@
 """One shape for everything chosen by name: source kinds, crawl sites, goal styles, export formats,
-embedding models (PyKEEN's class-resolver idea, written once).
+embedding models (PyKEEN's class-resolver idea, written once). Export formats keep the registry
+issue 12 gave them (``kgforge.exports.registry``).
 
 A :class:`Registry` maps names to objects. Names and aliases are matched without regard to case; an
 unknown name fails with the known ones and the closest ("did you mean"). Entries come from three places,
-gathered the first time the registry is read: ``register`` calls in modules named in ``modules`` (imported
-then, so a registry never imports its entries statically), a ``discover`` function (a folder scanned at run
-time), and the installed distributions' entry points in ``entry_point_group`` (a user's own package adds
+gathered the first time the registry is read: ``register`` calls in the modules ``modules`` names (a list,
+or a function that lists them; imported then, so a registry never imports its entries statically), a
+``discover`` function (a folder scanned at run time), and the installed distributions' entry points in ``entry_point_group`` (a user's own package adds
 ``[project.entry-points."kgforge.sites"] mysite = "mypkg.site:SPEC"``).
 """
 
@@ -41,12 +42,13 @@ class Entry(Generic[T]):
 
 
 class Registry(Generic[T]):
-    def __init__(self, kind: str, *, plural: str | None = None, modules: Iterable[str] = (),
+    def __init__(self, kind: str, *, plural: str | None = None,
+                 modules: Iterable[str] | Callable[[], Iterable[str]] = (),
                  discover: Callable[[], Iterable[tuple[str, T]]] | None = None,
                  entry_point_group: str | None = None) -> None:
         self.kind = kind
         self.plural = plural or kind + "s"
-        self.modules = tuple(modules)
+        self.modules = modules
         self.discover = discover
         self.entry_point_group = entry_point_group
         self._entries: dict[str, Entry[T]] = {}
@@ -106,7 +108,7 @@ class Registry(Generic[T]):
         if self._loaded:
             return
         self._loaded = True
-        for module in self.modules:
+        for module in self.modules() if callable(self.modules) else self.modules:
             importlib.import_module(module)
         for name, obj in self.discover() if self.discover else ():
             if name.lower() not in self._keys:

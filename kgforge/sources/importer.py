@@ -8,6 +8,9 @@ The built-in importers register themselves when the registry first loads them; o
 
 from __future__ import annotations
 
+import importlib
+import importlib.util
+import pkgutil
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
@@ -65,10 +68,23 @@ def parsed_records(ctx: ImportContext, records: Iterable[Record]) -> Iterator[tu
 
 
 Importer = Callable[[ImportContext], None]
+
+
+def _builtin_importer_modules() -> list[str]:
+    """The modules of this package, and the ``kinds`` module of each subpackage (``wikidata/kinds.py``):
+    a new input format is one module here, found without a list to update."""
+    package = importlib.import_module("kgforge.sources")
+    found = []
+    for module in pkgutil.iter_modules(package.__path__, "kgforge.sources."):
+        if not module.ispkg:
+            found.append(module.name)
+        elif importlib.util.find_spec(module.name + ".kinds") is not None:
+            found.append(module.name + ".kinds")
+    return found
+
 IMPORTERS: Registry[Importer] = Registry(
     "source kind",
-    modules=("kgforge.sources.kdconv", "kgforge.sources.duconv", "kgforge.sources.crawl",
-             "kgforge.sources.wikidata.kinds", "kgforge.sources.xlore.kinds"),
+    modules=_builtin_importer_modules,
     entry_point_group="kgforge.importers",
 )
 
