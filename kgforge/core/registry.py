@@ -1,13 +1,14 @@
-"""One shape for everything chosen by name: source kinds, crawl sites, goal styles, export formats,
-embedding models (PyKEEN's class-resolver idea, written once). Export formats keep the registry
-issue 12 gave them (``kgforge.exports.registry``).
+"""One shape for what is chosen by name: source kinds, crawl sites, goal styles, embedding models
+(PyKEEN's class-resolver idea, written once). Export formats still have the registry issue 12 gave them
+(``kgforge.exports.registry``).
 
 A :class:`Registry` maps names to objects. Names and aliases are matched without regard to case; an
 unknown name fails with the known ones and the closest ("did you mean"). Entries come from three places,
 gathered the first time the registry is read: ``register`` calls in the modules ``modules`` names (a list,
 or a function that lists them; imported then, so a registry never imports its entries statically), a
-``discover`` function (a folder scanned at run time), and the installed distributions' entry points in ``entry_point_group`` (a user's own package adds
-``[project.entry-points."kgforge.sites"] mysite = "mypkg.site:SPEC"``).
+``discover`` function (a folder scanned at run time), and the installed distributions' entry points in
+``entry_point_group`` (a user's own package adds ``[project.entry-points."kgforge.sites"] mysite =
+"mypkg.site:SPEC"``).
 """
 
 from __future__ import annotations
