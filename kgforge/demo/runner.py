@@ -41,19 +41,35 @@ class Reporter(Protocol):
     def note(self, title: str | None, text: str) -> None: ...
 
 
-def step_build(workdir: Path, tell: Reporter) -> None:
+class Quiet:
+    """A Reporter that keeps what it is told to itself: for running single steps (as the explorer's tests do)."""
+
+    def section(self, name: str | None) -> None:
+        pass
+
+    def table(self, title: str, values: Mapping[str, Any]) -> None:
+        pass
+
+    def note(self, title: str | None, text: str) -> None:
+        pass
+
+
+QUIET = Quiet()
+
+
+def step_build(workdir: Path, tell: Reporter = QUIET) -> None:
     summary = build(DOMAIN, workdir=workdir).as_dict()
     tell.table(f"build {DOMAIN}", {"quads": summary["total_quads"], "records": summary["records_ok"],
                                     "quarantined": summary["records_bad"]})
 
 
-def step_stats(workdir: Path, tell: Reporter) -> None:
+def step_stats(workdir: Path, tell: Reporter = QUIET) -> None:
     stats = domain_stats(DOMAIN, workdir)
     tell.table("stats", {k: v for k, v in stats.items() if not isinstance(v, dict)})
     tell.table("entities by type", stats["entities_by_type"])
 
 
-def step_query(workdir: Path, tell: Reporter) -> None:
+def step_query(workdir: Path, tell: Reporter = QUIET) -> None:
     tell.note("query", "queries/entity_facts.rq --bind name@zh=霸王别姬")
     with QueryRunner(domain_paths(DOMAIN, workdir)) as runner:
         result = runner.query(query_text("entity_facts"), {"name": ox.Literal("霸王别姬", language="zh")}, timeout=30)
@@ -61,7 +77,7 @@ def step_query(workdir: Path, tell: Reporter) -> None:
         tell.note(None, f"  {term_text(row['relation'])}: {term_text(row['value'])}")
 
 
-def step_crawl(workdir: Path, tell: Reporter) -> None:
+def step_crawl(workdir: Path, tell: Reporter = QUIET) -> None:
     tell.note("crawl", "a Douban-shaped demo site served on 127.0.0.1, then build the film domain from it")
     result = demo_crawl(workdir)
     counts = result["crawl"]
@@ -69,7 +85,7 @@ def step_crawl(workdir: Path, tell: Reporter) -> None:
     tell.table("build film --source crawl:douban_movie", {"quads": result["build"]["total_quads"]})
 
 
-def step_wikidata(workdir: Path, tell: Reporter) -> None:
+def step_wikidata(workdir: Path, tell: Reporter = QUIET) -> None:
     dump = write_demo_dump(workdir / "demo-wikidata.json.bz2")
     tell.note("import wikidata", f"{dump} seeded with the demo's film names, 1 hop")
     options = {"seed_names": start_entity_names(DOMAIN, workdir), "hops": 1}
@@ -80,7 +96,7 @@ def step_wikidata(workdir: Path, tell: Reporter) -> None:
                  {k: v for k, v in report.items() if isinstance(v, int)})
 
 
-def step_embed(workdir: Path, tell: Reporter) -> None:
+def step_embed(workdir: Path, tell: Reporter = QUIET) -> None:
     kg = Domain(DOMAIN, workdir)  # its embed and related load torch only when called
     evaluation = kg.embed(model="RotatE", dim=32, epochs=60, progress=True).evaluation
     tell.table(f"embed RotatE ({evaluation['label']}, {evaluation['triples']} test triples)",
@@ -89,14 +105,14 @@ def step_embed(workdir: Path, tell: Reporter) -> None:
     tell.note("related", "霸王别姬: " + ", ".join(str(r["label"]) for r in answer.results))
 
 
-def step_derive(workdir: Path, tell: Reporter) -> None:
+def step_derive(workdir: Path, tell: Reporter = QUIET) -> None:
     report = derive(DOMAIN, workdir)
     tell.table("derive: associated two-hop triples", {"pairs": report["pairs"], "quads": report["quads"]})
     for name, counts in sorted(report["relations"].items(), key=lambda kv: -kv[1]["pairs"])[:5]:
         tell.note(None, f"  {name}: {counts['pairs']} pairs")
 
 
-def step_goals(workdir: Path, tell: Reporter) -> None:
+def step_goals(workdir: Path, tell: Reporter = QUIET) -> None:
     out = workdir / DOMAIN / "exports" / "goals.jsonl"
     report = generate(DOMAIN, GoalOptions(n=20, seed=0), out, workdir)
     tell.table(f"goals → {out}", {"goals": report["goals"], **report["kinds"]})
@@ -104,7 +120,7 @@ def step_goals(workdir: Path, tell: Reporter) -> None:
     tell.note(None, "  first goal: " + json.dumps(first.get("goal", first.get("path")), ensure_ascii=False))
 
 
-def step_export(workdir: Path, tell: Reporter) -> None:
+def step_export(workdir: Path, tell: Reporter = QUIET) -> None:
     goals = workdir / DOMAIN / "exports" / "goals.jsonl"
     out = workdir / DOMAIN / "exports" / "test.duconv.jsonl"
     report = export_goals(DOMAIN, goals, ExportOptions(fmt="duconv", layout="sample", add_related="default"), out,
