@@ -63,6 +63,20 @@ def triples(cli, domain: str, workdir: Path, out: Path) -> set[str]:
     return {str(q.triple) for q in ox.parse(path=out, format=ox.RdfFormat.N_TRIPLES)}
 
 
+def goals_then_export(cli, domain: str, n: int, workdir: Path, folder: Path) -> list[dict]:
+    """`kgforge goals` (KdConv-style paths) then `kgforge export --format jsonl` of them: the exported dialogues,
+    checked to be one per goal, in order."""
+    goals, out = folder / f"{domain}.goals.jsonl", folder / f"{domain}.jsonl"
+    cli("goals", domain, "--n", str(n), "--style", "kdconv", "--hops", "1..2", "--out", str(goals),
+        "--workdir", str(workdir))
+    written = [json.loads(line) for line in goals.read_text().splitlines()]
+    assert len(written) == n
+    cli("export", domain, "--goals", str(goals), "--format", "jsonl", "--out", str(out), "--workdir", str(workdir))
+    exported = [json.loads(line) for line in out.read_text().splitlines()]
+    assert [e["goal_id"] for e in exported] == [g["goal_id"] for g in written]
+    return exported
+
+
 def test_init_build_query_from_a_csv_and_the_same_graph_from_turtle_and_jsonl(tmp_path, workdir, cli):
     csv_file = write_books_csv(tmp_path / "books.csv")
     init = cli("init", "books", "--from", str(csv_file), "--workdir", str(workdir), "--json")
@@ -116,15 +130,7 @@ def test_a_domain_without_schema_builds_and_every_stage_works_on_what_was_inferr
     assert query.stdout.splitlines()[1:] == ["The Borrowed Coat", "The Fog City"]
     derive = json.loads(cli("derive", "shelf", "--workdir", str(workdir), "--json").stdout)
     assert derive["pairs"] > 0
-    goals = tmp_path / "goals.jsonl"
-    cli("goals", "shelf", "--n", "6", "--style", "kdconv", "--hops", "1..2", "--out", str(goals),
-        "--workdir", str(workdir))
-    written = [json.loads(line) for line in goals.read_text().splitlines()]
-    assert len(written) == 6
-    out = tmp_path / "shelf.jsonl"
-    cli("export", "shelf", "--goals", str(goals), "--format", "jsonl", "--out", str(out), "--workdir", str(workdir))
-    exported = [json.loads(line) for line in out.read_text().splitlines()]
-    assert [e["goal_id"] for e in exported] == [g["goal_id"] for g in written]
+    exported = goals_then_export(cli, "shelf", 6, workdir, tmp_path)
     wrote = {(title, AUTHORS[a]) for _, title, authors, _, _ in BOOKS for a in authors}
     for dialogue in exported:
         assert dialogue["path"] and all(t in dialogue["triples"] for t in dialogue["path"])
@@ -165,16 +171,7 @@ def test_opendialkg_release_builds_and_goals_and_jsonl_export_work(tmp_path, wor
     listed = {n.strip() for n in entities_file.read_text(encoding="utf-8").splitlines() if n.strip()}
     assert int(labels.stdout.split()[-1]) == len(listed)  # every listed entity, with facts or without
 
-    goals = tmp_path / "goals.jsonl"
-    cli("goals", "odkg", "--n", "5", "--style", "kdconv", "--hops", "1..2", "--out", str(goals),
-        "--workdir", str(workdir))
-    written = [json.loads(line) for line in goals.read_text().splitlines()]
-    assert len(written) == 5
-    out = tmp_path / "odkg.jsonl"
-    cli("export", "odkg", "--goals", str(goals), "--format", "jsonl", "--out", str(out), "--workdir", str(workdir))
-    exported = [json.loads(line) for line in out.read_text().splitlines()]
-    assert [e["goal_id"] for e in exported] == [g["goal_id"] for g in written]
-    for dialogue in exported:
+    for dialogue in goals_then_export(cli, "odkg", 5, workdir, tmp_path):
         said = {(t["s_label"], t["p_label"], t["o_label"]) for t in dialogue["triples"] if t["p_label"] in forward}
         assert dialogue["path"] and said and said <= set(facts)  # forward, as the release states them
 
