@@ -24,7 +24,7 @@ from kgforge.quads import QuadWriter
 from kgforge.schema import load_schema
 from kgforge.store import domain_paths, read_manifest, staged_build, write_json_atomic, write_lock
 from kgforge.tables import GraphTables, read_tables
-from kgforge.text import normalise_label
+from kgforge.text import normalise_label, to_simplified
 from kgforge.vocab import CLASS, ENTITY, OWL_SAME_AS, graph_iri
 
 WIKIDATA_ENTITY = "http://www.wikidata.org/entity/"
@@ -38,8 +38,9 @@ _DISAMBIGUATION = re.compile(r"\s*[（(][^（）()]*[）)]\s*$")
 
 
 def name_key(text: str) -> str:
-    """The form names are compared in: NFKC, DuConv's segmentation spaces removed, case-folded."""
-    return normalise_label(unicodedata.normalize("NFKC", text)).casefold()
+    """The form names are compared in: NFKC, DuConv's segmentation spaces removed, Traditional characters made
+    Simplified (so 霧城之夜 links to its twin 雾城之夜), case-folded."""
+    return to_simplified(normalise_label(unicodedata.normalize("NFKC", text))).casefold()
 
 
 @dataclass(frozen=True)

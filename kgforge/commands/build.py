@@ -27,7 +27,8 @@ from kgforge.store import domain_paths, remove_leftovers
 def build_command(
     domain: DomainArgument,
     source: Annotated[list[str], typer.Option("--source", "-s", help="Extra source KIND:PATH (repeatable).")] = [],
-    schema: Annotated[str, typer.Option(help="Schema name or .toml path (default: the domain's own).")] = "",
+    schema: Annotated[str, typer.Option(help="Schema name or .toml path (default: the domain's own, "
+                                             "else one inferred from the sources).")] = "",
     no_schema_sources: Annotated[bool, typer.Option("--no-schema-sources",
                                                     help="Use only the --source inputs.")] = False,
     workdir: WorkdirOption = DEFAULT_WORKDIR,
@@ -36,7 +37,7 @@ def build_command(
     """Import the domain's sources and swap in a freshly built store."""
     summary = build(
         domain, [parse_source(s) for s in source], workdir,
-        schema=load_schema(schema or domain), show_progress=not json_out,
+        schema=load_schema(schema) if schema else None, show_progress=not json_out,
         use_schema_sources=not no_schema_sources,
     )
     result = summary.as_dict()
@@ -47,6 +48,8 @@ def build_command(
         note = f", [yellow]{src['quarantined']} quarantined[/] → {src['quarantine_file']}" if src["quarantined"] else ""
         console.print(f"  {src['kind']}:{src['path']}: {src['counts'].get('records_ok', 0):,} records, "
                       f"{src['quads']:,} quads{note}")
+    if result["schema"]["inferred"]:
+        console.print(f"  schema: [yellow]inferred[/] ({escape(result['schema']['path'])})", soft_wrap=True)
     show_mapping(f"built {domain} ({result['build_id']})", {
         "quads": result["total_quads"], "graphs": len(result["graphs"]),
         "records loaded": result["records_ok"], "records quarantined": result["records_bad"],

@@ -15,12 +15,12 @@ from kgforge.resources import query_text
 from kgforge.schema import Schema, load_schema
 from kgforge.store import DomainPaths, domain_paths, read_manifest, write_json_atomic
 from kgforge.tables import GraphTables, read_tables
-from kgforge.text import normalise_label
+from kgforge.text import normalise_label, to_simplified
 from kgforge.vocab import ENTITY, RDF_TYPE, WIKIDATA_DIRECT, WIKIDATA_PROP
 
 __all__ = [
     "ENTITY", "ArgumentError", "DomainPaths", "GraphTables", "InputError", "KgforgeError", "Quarantine", "QueryRunner",
     "RDF_TYPE", "Schema", "WIKIDATA_DIRECT", "WIKIDATA_PROP", "domain_paths", "iter_json_lines",
     "load_schema", "normalise_label", "package_versions", "query_text", "read_manifest", "read_tables",
-    "sha256_file", "write_json_atomic",
+    "sha256_file", "to_simplified", "write_json_atomic",
 ]
