@@ -22,7 +22,7 @@ from kgforge.wikidata.engines import LocalEngine, make_engine
 from kgforge.wikidata.entity import WikidataConfig
 from kgforge.wikidata.passes import run_resumable
 from kgforge.wikidata.pipeline import PassSpec
-from kgforge.wikidata.ray_engine import RayEngine
+from kgforge.wikidata.ray_engine import WORKER_NICENESS, RayEngine
 from tests.test_wikidata import build_source
 
 SAMPLES = [("wikidata", "wikidata_json/mini-dump.assembled.json.bz2"),
@@ -34,6 +34,7 @@ SAMPLES = [("wikidata", "wikidata_json/mini-dump.assembled.json.bz2"),
 def ray_local():
     import ray
 
+    os.environ.setdefault(WORKER_NICENESS, "0")
     ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, _node_ip_address="127.0.0.1")
     yield ray
     ray.shutdown()

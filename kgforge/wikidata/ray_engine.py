@@ -38,6 +38,9 @@ from kgforge.wikidata.framing import DumpReader
 from kgforge.wikidata.pipeline import Batch, BatchResult, PassSpec, work
 
 TASK_RETRIES = 3  # how often Ray runs a shard again after its worker died
+# Ray starts its workers at nice 15; on a machine other jobs share, they would lose the cores the local
+# engine's workers (nice 0) keep. A Ray kgforge starts itself runs its workers at nice 0.
+WORKER_NICENESS = "RAY_worker_niceness"
 
 
 @dataclass(frozen=True)
@@ -156,6 +159,7 @@ class RayEngine:
             if self.address:
                 ray.init(address=self.address, include_dashboard=False, log_to_driver=False)
             else:
+                os.environ.setdefault(WORKER_NICENESS, "0")  # Ray's workers are niced (15) unless told
                 ray.init(num_cpus=self.workers or os.cpu_count(), include_dashboard=False, log_to_driver=False,
                          _node_ip_address="127.0.0.1")
         self.nodes = sum(1 for node in ray.nodes() if node.get("Alive"))
