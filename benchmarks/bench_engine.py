@@ -1,5 +1,5 @@
 """The dump engines side by side: the Wikidata extract pass with ``--engine ray`` (2 Ray workers, a local
-Ray on 127.0.0.1) against ``--engine local`` (2 worker processes), on the same synthetic dump, in one run.
+Ray on this machine) against ``--engine local`` (2 worker processes), on the same synthetic dump, in one run.
 
     python benchmarks/bench_engine.py [--entities 200000] [--repeats 2] [--compression gz|bz2|plain] [--dump PATH]
 
@@ -71,7 +71,7 @@ def main() -> None:
               f"{dump.stat().st_size / 1e6:,.1f} MB ({args.compression}) on {os.cpu_count()} cores", flush=True)
         started = time.perf_counter()
         os.environ.setdefault(WORKER_NICENESS, "0")
-        ray.init(num_cpus=WORKERS, include_dashboard=False, log_to_driver=False, _node_ip_address="127.0.0.1")
+        ray.init(num_cpus=WORKERS, include_dashboard=False, log_to_driver=False)
         ray_start = time.perf_counter() - started
         runs: dict[str, list[dict]] = {"local": [], "ray": []}
         for repeat in range(args.repeats):

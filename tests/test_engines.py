@@ -1,4 +1,4 @@
-"""The ray engine of the dump passes against the local one, on a real local Ray instance (127.0.0.1 only):
+"""The ray engine of the dump passes against the local one, on a real local Ray instance (this machine only):
 the same quads and journals from the shared samples, the manifest's engine record, resume without
 parsing a finished shard again, a SIGKILLed Ray worker retried, and the message when Ray is missing."""
 
@@ -35,7 +35,7 @@ def ray_local():
     import ray
 
     os.environ.setdefault(WORKER_NICENESS, "0")
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, _node_ip_address="127.0.0.1")
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
     yield ray
     ray.shutdown()
 
@@ -118,12 +118,22 @@ def kill_workers_mid_shard(state: Path, runner: threading.Thread) -> set[int]:
     the offsets of the shards whose worker was killed before the shard was finished."""
     killed: set[int] = set()
     while runner.is_alive():
-        for claim in state.rglob("shards/*.attempts"):
+        try:
+            claims = list(state.rglob("shards/*.attempts"))
+        except FileNotFoundError:  # the pass ended and removed its shards folder
+            claims = []
+        for claim in claims:
             meta = claim.with_suffix(".json")
-            lines = claim.read_text().splitlines()
+            try:
+                lines = claim.read_text().splitlines()
+            except FileNotFoundError:  # appended to the pass journal and removed meanwhile
+                continue
             if meta.exists() or len(lines) != 1 or len(killed) >= 2:
                 continue
-            os.kill(json.loads(lines[0])["pid"], signal.SIGKILL)
+            try:
+                os.kill(json.loads(lines[0])["pid"], signal.SIGKILL)
+            except ProcessLookupError:  # that worker has already gone (finished, or Ray retired it)
+                continue
             if not meta.exists():  # the shard was not finished when its worker died
                 killed.add(int(claim.name.split("-")[0]))
         time.sleep(0.002)

@@ -98,7 +98,7 @@ def import_wikidata(
     engine: Annotated[str, typer.Option(parser=one_of(ENGINES), help="local (a process pool here) or ray (Ray tasks; pip install "
                                              "'kgforge\\[ray]').")] = "local",
     address: Annotated[Optional[str], typer.Option(help="The Ray cluster to run on (auto, ray://host:port); "
-                                                        "default: a Ray started here on 127.0.0.1.")] = None,
+                                                        "default: a Ray started here for this import.")] = None,
     keep_deprecated: Annotated[bool, typer.Option(
         "--keep-deprecated", help="Write deprecated-rank statements to raw/wikidata/deprecated-<dump>.jsonl "
                                   "(they never become facts).")] = False,

@@ -61,7 +61,7 @@ class LocalEngine:
 def make_engine(name: str, workers: int, address: str | None = None,
                 shard_bytes: int = DEFAULT_SHARD_BYTES) -> Engine:
     """The engine called ``name``; ``address`` (ray only) names a running cluster (``auto``, ``ray://host:port``,
-    ``host:port``); without it a Ray instance is started on this machine, on 127.0.0.1 only."""
+    ``host:port``); without it a Ray instance is started on this machine (see :meth:`RayEngine.connect`)."""
     if name == "local":
         if address:
             raise ArgumentError("--address", "only the ray engine connects to a cluster; add --engine ray")

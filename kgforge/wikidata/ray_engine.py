@@ -153,15 +153,16 @@ class RayEngine:
         self.nodes = 0
 
     def connect(self) -> None:
-        """Join the cluster at ``address``, or start Ray on this machine (127.0.0.1, no dashboard)."""
+        """Join the cluster at ``address``, or start Ray on this machine for this process: no dashboard,
+        Ray's token authentication (its default). Ray 2.x listens on the machine's address, not on
+        127.0.0.1 only: it turns a loopback node address into the reachable one."""
         ray = self.ray
         if not ray.is_initialized():
             if self.address:
                 ray.init(address=self.address, include_dashboard=False, log_to_driver=False)
             else:
                 os.environ.setdefault(WORKER_NICENESS, "0")  # Ray's workers are niced (15) unless told
-                ray.init(num_cpus=self.workers or os.cpu_count(), include_dashboard=False, log_to_driver=False,
-                         _node_ip_address="127.0.0.1")
+                ray.init(num_cpus=self.workers or os.cpu_count(), include_dashboard=False, log_to_driver=False)
         self.nodes = sum(1 for node in ray.nodes() if node.get("Alive"))
 
     def parallel(self) -> int:
@@ -177,14 +178,24 @@ class RayEngine:
         spec_ref = ray.put(spec)
         pending: deque[tuple[ShardFiles, Any]] = deque()
         in_flight = 2 * self.parallel()
-        for shard in shards(reader, self.shard_bytes, batch_bytes, spec.align):
-            files = ShardFiles(self._folder, shard.first_offset, len(shard.data))
-            done = files.finished()
-            pending.append((files, done if done else task.remote(shard, spec_ref, str(self._folder))))
-            while len(pending) >= in_flight:
+        try:
+            for shard in shards(reader, self.shard_bytes, batch_bytes, spec.align):
+                files = ShardFiles(self._folder, shard.first_offset, len(shard.data))
+                done = files.finished()
+                pending.append((files, done if done else task.remote(shard, spec_ref, str(self._folder))))
+                while len(pending) >= in_flight:
+                    on_result(self._collect(*pending.popleft()))
+            while pending:
                 on_result(self._collect(*pending.popleft()))
-        while pending:
-            on_result(self._collect(*pending.popleft()))
+        finally:
+            self._settle(pending)
+
+    def _settle(self, pending: deque[tuple[ShardFiles, Any]]) -> None:
+        """When the pass stops early (a stop, an error, Ctrl-C), let the tasks still running finish: their
+        shards stay in ``shards/`` for the next run instead of running on after the pass has ended."""
+        refs = [outcome for _, outcome in pending if not isinstance(outcome, dict)]
+        if refs:
+            self.ray.wait(refs, num_returns=len(refs))
 
     def _collect(self, files: ShardFiles, outcome: Any) -> BatchResult:
         reused = isinstance(outcome, dict)
