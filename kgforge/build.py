@@ -52,9 +52,10 @@ class SourceResult:
     quarantined: int
     quarantine_file: str | None
     seconds: float
+    engine: dict[str, Any] | None = None  # the dump engine and each shard's producer (Wikidata dumps)
 
     def manifest_entry(self) -> dict[str, Any]:
-        return {k: v for k, v in self.__dict__.items() if k != "graph"}
+        return {k: v for k, v in self.__dict__.items() if k != "graph" and not (k == "engine" and v is None)}
 
 
 @dataclass
@@ -162,7 +163,7 @@ def import_source(
         input=file_fingerprint(path) if path.is_file() else {"path": str(path)},
         counts=dict(ctx.counts), quarantined=quarantine.count,
         quarantine_file=str(quarantine.path.relative_to(paths.root)) if quarantine.count else None,
-        seconds=round(time.perf_counter() - started, 3),
+        seconds=round(time.perf_counter() - started, 3), engine=ctx.engine,
     )
     if ctx.counts["records_ok"] == 0 and writer.count == 0:
         where = f"quarantined {quarantine.count}; see {quarantine.path}" if quarantine.count else "nothing quarantined"

@@ -78,12 +78,14 @@ class EmbedConfig:
     eval_batch_size: int | None = None
     memory_fraction: float = 0.85
     threads: int | None = None  # CPU threads for torch; None: the cores other processes leave idle
+    devices: int = 1  # processes per machine (GPUs, or CPU processes); > 1 or nodes > 1: kgforge.embed_distributed
+    nodes: int = 1  # machines
     model_kwargs: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         """Refuse what training would choke on (the command line refuses the same values)."""
         check_model(self.model, "EmbedConfig.model")
-        for name in ("dim", "epochs", "eval_candidates", "eval_max_triples"):
+        for name in ("dim", "epochs", "eval_candidates", "eval_max_triples", "devices", "nodes"):
             checks.whole(getattr(self, name), f"EmbedConfig.{name}", 1)
         for name in ("batch_size", "num_negatives", "eval_batch_size", "threads"):
             checks.optional(checks.whole, getattr(self, name), f"EmbedConfig.{name}", 1)
@@ -122,8 +124,8 @@ class TripleSet:
         frame = self.triples if split is None else self.triples.filter(pl.col("split") == split)
         return torch.from_numpy(frame.select("h", "r", "t").to_numpy().astype("int64"))
 
-    def factory(self) -> CoreTriplesFactory:
-        return CoreTriplesFactory(mapped_triples=self.mapped("train"), num_entities=self.entities.height,
+    def factory(self, split: str = "train") -> CoreTriplesFactory:
+        return CoreTriplesFactory(mapped_triples=self.mapped(split), num_entities=self.entities.height,
                                   num_relations=self.relations.height)
 
     def content_hash(self) -> str:
@@ -551,19 +553,22 @@ def train_bundle(triple_set: TripleSet, config: EmbedConfig, bundle_dir: Path, *
     if not resume and work_dir.exists():
         shutil.rmtree(work_dir)
     work_dir.mkdir(parents=True, exist_ok=True)
-    trainer = Trainer(model, factory.mapped_triples, config, device, work_dir, fingerprint)
-    resumed_from = None
-    if resume:
-        if trainer.load_checkpoint():
-            resumed_from = {"epoch": trainer.state.epoch, "batch": trainer.state.batch}
-    state = trainer.fit(progress=progress)
+    if config.devices > 1 or config.nodes > 1:
+        state, resumed_from, stopped_by, node = _distributed().fit_distributed(
+            model, triple_set, config, device, work_dir, fingerprint, resume, progress)
+        if node != 0:  # node 0 evaluates and writes the bundle
+            return {"bundle": None, "node_rank": node, "epochs_completed": state.epoch}
+    else:
+        state, resumed_from, stopped_by = _fit_here(model, factory, config, device, work_dir, fingerprint, resume,
+                                                    progress)
     metrics = evaluate_model(model, triple_set, config, preflight["eval_batch_size"], device)
     training = {
-        "epochs_completed": state.epoch, "epochs_requested": config.epochs, "stopped_by": trainer.stopped_by,
+        "epochs_completed": state.epoch, "epochs_requested": config.epochs, "stopped_by": stopped_by,
         "resumed_from": resumed_from, "seconds": round(state.elapsed, 3),
         "triples_per_second": round(state.triples_seen / state.elapsed, 1) if state.elapsed else None,
         "final_loss": state.last_loss, "peak_memory_bytes": peak_memory(device), "preflight": preflight,
         "device": str(device), "cpu_threads": torch.get_num_threads(), "precision": config.precision,
+        "devices": config.devices, "nodes": config.nodes,
     }
     summary = write_bundle(
         bundle_dir, work_dir, model=model, triple_set=triple_set, config=config,
@@ -571,6 +576,27 @@ def train_bundle(triple_set: TripleSet, config: EmbedConfig, bundle_dir: Path, *
         source={**(source or {}), "triples_sha256": content_hash}, metrics=metrics, training=training,
     )
     return summary
+
+
+def _fit_here(model: ERModel, factory: CoreTriplesFactory, config: EmbedConfig, device: torch.device,
+              work_dir: Path, fingerprint: str, resume: bool,
+              progress: bool) -> tuple[TrainState, dict[str, int] | None, str | None]:
+    """Train in this process with kgforge's loop; ``(state, resumed_from, stopped_by)``."""
+    trainer = Trainer(model, factory.mapped_triples, config, device, work_dir, fingerprint)
+    resumed_from = None
+    if resume and trainer.load_checkpoint():
+        resumed_from = {"epoch": trainer.state.epoch, "batch": trainer.state.batch}
+    return trainer.fit(progress=progress), resumed_from, trainer.stopped_by
+
+
+def _distributed() -> Any:
+    """kgforge.embed_distributed, or an error saying how to install what it needs."""
+    try:
+        import kgforge.embed_distributed
+    except ImportError as exc:
+        raise EmbedError(f"--devices/--nodes above 1 train through PyTorch Lightning, which is not installed "
+                         f"here ({exc}); install it with pip install 'kgforge[lightning]'") from None
+    return kgforge.embed_distributed
 
 
 def embed(domain: str, workdir: Path | str | None = None, config: EmbedConfig | None = None, *,
