@@ -119,9 +119,10 @@ class Domain:
     def build(self, sources: Iterable[str | SourceSpec] = (), *, schema: str | None = None,
               schema_sources: bool = True, progress: bool = False) -> BuildReport:
         """Import the sources (``"kind:path"`` strings or SourceSpecs; plus the schema's own unless
-        ``schema_sources=False``) into a fresh build and publish it atomically."""
+        ``schema_sources=False``) into a fresh build and publish it atomically. ``schema`` defaults to the
+        domain's own (``kgforge init``), else a shipped one, else one inferred from the sources."""
         specs = [s if isinstance(s, SourceSpec) else parse_source(s) for s in sources]
-        summary = build(self.name, specs, self.workdir, schema=load_schema(schema or self.name),
+        summary = build(self.name, specs, self.workdir, schema=load_schema(schema) if schema else None,
                         show_progress=progress, use_schema_sources=schema_sources).as_dict()
         return BuildReport(self.name, summary, summary["build_id"], summary["total_quads"], summary["records_ok"],
                            summary["records_bad"])

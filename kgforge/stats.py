@@ -52,6 +52,7 @@ def domain_stats(domain: str, workdir: Path | str | None = None) -> dict[str, An
             .select(pl.col("p").replace_strict(labels, default=pl.col("p")), "len").iter_rows()
         ),
         "build_id": manifest["build_id"],
+        "schema_inferred": schema.inferred,  # True: the schema was inferred from the data, not written by a person
     }
 
 

@@ -31,6 +31,13 @@ def test_label_beats_alias_and_ties_are_ambiguous() -> None:
     assert report.type_rejected == 1
 
 
+def test_a_traditional_name_links_to_its_simplified_twin() -> None:
+    report = link([Named("a", ("霧城之夜",)), Named("b", ("臺北故事",), ("青梅竹馬",))],
+                  [Named("Q1", ("雾城之夜",)), Named("Q2", ("青梅竹马",)), Named("Q3", ("Fog City Night",))])
+    assert report.linked == {"a": "Q1", "b": "Q2"}
+    assert name_key("霧城之夜") == name_key("雾城之夜") != name_key("Fog City Night")
+
+
 def test_disambiguated_names_and_normal_forms() -> None:
     report = link([Named("a", ("霸王别姬（1993年陈凯歌执导电影）",)), Named("b", ("ＣＩＴＹ streets",))],
                   [Named("Q1", ("霸王别姬",)), Named("Q2", ("City Streets",))])

@@ -10,6 +10,7 @@ import) extend a copy of the published build the same way (:func:`extend_build`)
 
 from __future__ import annotations
 
+import shutil
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,7 +23,13 @@ from kgforge.core.files import file_fingerprint, package_versions, sha256_file
 from kgforge.core.progress import progress_bar
 from kgforge.core.quads import QuadWriter
 from kgforge.core.quarantine import Quarantine
-from kgforge.core.schema import Relation, Schema, SourceSpec, load_schema
+from kgforge.core.schema import (
+    Relation,
+    Schema,
+    SourceSpec,
+    domain_schema_path,
+    load_schema,
+)
 from kgforge.core.vocab import (
     KIND,
     KIND_IRIS,
@@ -33,6 +40,7 @@ from kgforge.core.vocab import (
     graph_iri,
 )
 from kgforge.sources.importer import ImportContext, importer_for, reads_file
+from kgforge.sources.schema_infer import infer_schema
 from kgforge.store.layout import (
     DEFAULT_WORKDIR,
     DomainPaths,
@@ -54,6 +62,7 @@ from kgforge.store.layout import (
 )
 
 SCHEMA_QUADS = "quads/schema.nq"
+INFERRED_SCHEMA = "schema.toml"  # in the build folder, for a domain that has no schema of its own
 
 @dataclass
 class SourceResult:
@@ -68,9 +77,10 @@ class SourceResult:
     quarantined: int
     quarantine_file: str | None
     seconds: float
+    engine: dict[str, Any] | None = None  # the dump engine and each shard's producer (Wikidata dumps)
 
     def manifest_entry(self) -> dict[str, Any]:
-        return {k: v for k, v in self.__dict__.items() if k != "graph"}
+        return {k: v for k, v in self.__dict__.items() if k != "graph" and not (k == "engine" and v is None)}
 
 
 @dataclass
@@ -81,6 +91,7 @@ class BuildSummary:
     graphs: dict[str, int]
     sources: list[SourceResult] = field(default_factory=list)
     timings: dict[str, float] = field(default_factory=dict)
+    schema: dict[str, Any] = field(default_factory=dict)  # path, and whether it was inferred
 
     @property
     def total_quads(self) -> int:
@@ -88,7 +99,7 @@ class BuildSummary:
 
     def as_dict(self) -> dict[str, Any]:
         return {
-            "domain": self.domain, "build_id": self.build_id, "store": self.store,
+            "domain": self.domain, "build_id": self.build_id, "store": self.store, "schema": self.schema,
             "total_quads": self.total_quads, "graphs": self.graphs, "timings": self.timings,
             "sources": [dict(s.manifest_entry(), graph=s.graph) for s in self.sources],
             "records_ok": sum(s.counts.get("records_ok", 0) for s in self.sources),
@@ -112,17 +123,24 @@ def build(
     show_progress: bool = True,
     use_schema_sources: bool = True,
 ) -> BuildSummary:
-    """Import every source of the build, then load and swap in a fresh store for ``domain``."""
-    schema = schema or load_schema(domain)
+    """Import every source of the build, then load and swap in a fresh store for ``domain``.
+
+    The schema is ``schema``, else the domain's own (``<workdir>/<domain>/schema.toml``, what `kgforge init`
+    writes) or a shipped one; a domain with neither builds with a schema inferred from its sources, written
+    into the build folder (``schema.toml``) and marked inferred."""
     paths = domain_paths(domain, workdir)
-    specs = [(s, schema.resolve_source_path(s)) for s in schema.sources] if use_schema_sources else []
+    if schema is None and (found := domain_schema_path(domain, paths.workdir)) is not None:
+        schema = load_schema(found)
+    specs = [(s, schema.resolve_source_path(s)) for s in schema.sources] if schema and use_schema_sources else []
     specs += [(s, Path(s.path)) for s in extra_sources or []]
     if not specs:
-        raise KgforgeError(
-            f"domain {domain!r} has no sources: give --source KIND:PATH or list sources in {schema.path}"
-        )
+        where = f"list sources in {schema.path}" if schema else f"domain {domain!r} has no schema to list them"
+        raise KgforgeError(f"domain {domain!r} has no sources: give --source KIND:PATH or {where}")
     with write_lock(paths), progress_bar(show_progress) as progress, staged_build(paths) as staging:
         started = time.perf_counter()
+        if schema is None:
+            schema = infer_schema(domain, [SourceSpec(s.kind, str(path), s.options) for s, path in specs]
+                                  ).write(staging / INFERRED_SCHEMA)
         results = []
         used: set[Relation] = set()
         taken: set[str] = set()
@@ -137,6 +155,7 @@ def build(
         summary = load_graphs(paths, staging, graphs, schema, progress)
     summary.sources = results
     summary.timings["import_seconds"] = round(import_seconds, 3)
+    summary.schema = {"path": str(schema.path), "inferred": schema.inferred}
     return summary
 
 
@@ -169,7 +188,7 @@ def import_source(
         input=file_fingerprint(path) if path.is_file() else {"path": str(path)},
         counts=dict(ctx.counts), quarantined=quarantine.count,
         quarantine_file=str(quarantine.path.relative_to(paths.root)) if quarantine.count else None,
-        seconds=round(time.perf_counter() - started, 3),
+        seconds=round(time.perf_counter() - started, 3), engine=ctx.engine,
     )
     if ctx.counts["records_ok"] == 0 and writer.count == 0:
         where = f"quarantined {quarantine.count}; see {quarantine.path}" if quarantine.count else "nothing quarantined"
@@ -223,7 +242,7 @@ def load_graphs(paths: DomainPaths, staging: Path, graphs: dict[str, dict[str, A
         "domain": paths.domain, "build_id": staging.name,
         "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
         "schema": {"name": schema.name, "version": schema.version, "path": str(schema.path),
-                   "sha256": sha256_file(schema.path)},
+                   "sha256": sha256_file(schema.path), "inferred": schema.inferred},
         "graphs": graphs,
         "total_quads": total, "timings": timings, "versions": package_versions(),
         "stages": stages or {},
@@ -260,6 +279,7 @@ def extend_build(paths: DomainPaths, staging: Path, published: Path, base: Path,
     in the manifest beside the earlier ones. The caller holds the write lock.
     """
     manifest = read_manifest(paths, published)
+    manifest["schema"] = _carry_schema(manifest["schema"], published, staging)
     _add_checksums(staging, new_graphs)
     drop = [*drop, *(g for g in new_graphs if g in manifest["graphs"] and g not in drop)]
     graphs = {g: e for g, e in manifest["graphs"].items() if g not in drop and g not in new_graphs}
@@ -277,6 +297,16 @@ def extend_build(paths: DomainPaths, staging: Path, published: Path, base: Path,
         stages=dict(manifest.get("stages", {}), **stages)))
     return BuildSummary(paths.domain, staging.name, str(staging / "oxigraph"),
                         {g: e["quads"] for g, e in graphs.items()}, timings=timings)
+
+
+def _carry_schema(entry: dict[str, Any], published: Path, staging: Path) -> dict[str, Any]:
+    """A schema kept inside the published build (one inferred at build time) goes into the new build with it,
+    since the older build is removed in time; any other schema file stays where it is."""
+    path = Path(entry["path"])
+    if path.parent != published:
+        return entry
+    shutil.copyfile(path, staging / path.name)
+    return dict(entry, path=str(staging / path.name))
 
 
 def _add_checksums(staging: Path, graphs: dict[str, dict[str, Any]]) -> None:

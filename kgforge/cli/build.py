@@ -27,7 +27,8 @@ from kgforge.store.layout import domain_paths, remove_leftovers
 def build_command(
     domain: DomainArgument,
     source: Annotated[list[str], typer.Option("--source", "-s", help="Extra source KIND:PATH (repeatable).")] = [],
-    schema: Annotated[str, typer.Option(help="Schema name or .toml path (default: the domain's own).")] = "",
+    schema: Annotated[str, typer.Option(help="Schema name or .toml path (default: the domain's own, "
+                                             "else one inferred from the sources).")] = "",
     no_schema_sources: Annotated[bool, typer.Option("--no-schema-sources",
                                                     help="Use only the --source inputs.")] = False,
     workdir: WorkdirOption = DEFAULT_WORKDIR,
@@ -43,6 +44,8 @@ def build_command(
         note = f", [yellow]{src['quarantined']} quarantined[/] → {src['quarantine_file']}" if src["quarantined"] else ""
         console.print(f"  {src['kind']}:{src['path']}: {src['counts'].get('records_ok', 0):,} records, "
                       f"{src['quads']:,} quads{note}")
+    if result["schema"]["inferred"]:
+        console.print(f"  schema: [yellow]inferred[/] ({escape(result['schema']['path'])})", soft_wrap=True)
     show_mapping(f"built {domain} ({result['build_id']})", {
         "quads": result["total_quads"], "graphs": len(result["graphs"]),
         "records loaded": result["records_ok"], "records quarantined": result["records_bad"],

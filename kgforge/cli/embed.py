@@ -78,6 +78,11 @@ def embed_command(
                                                                                  "batch.")] = None,
     threads: Annotated[Optional[int], typer.Option(
         parser=POSITIVE, help="CPU threads for torch [the cores the load average leaves idle].")] = None,
+    devices: Annotated[int, typer.Option(parser=POSITIVE, help="Training processes on this machine (GPUs, or CPU "
+                                                               "processes); above 1: data-parallel through PyTorch "
+                                                               "Lightning (pip install 'kgforge\\[lightning]').")] = 1,
+    nodes: Annotated[int, typer.Option(parser=POSITIVE, help="Machines (run the command on each, with MASTER_ADDR, "
+                                                             "MASTER_PORT and NODE_RANK set).")] = 1,
     name: ModelName = "default",
     workdir: WorkdirOption = DEFAULT_WORKDIR,
     json_out: JsonOption = False,
@@ -87,10 +92,10 @@ def embed_command(
         model=model, dim=dim, epochs=epochs, batch_size=batch_size, num_negatives=negatives,
         learning_rate=learning_rate, seed=seed, device=device, precision=precision, max_time=max_time,
         checkpoint_seconds=checkpoint_every, include_literals=include_literals, include_derived=include_derived,
-        evaluation=evaluation, eval_batch_size=eval_batch_size, threads=threads,
+        evaluation=evaluation, eval_batch_size=eval_batch_size, threads=threads, devices=devices, nodes=nodes,
     )
     summary = _embed().embed(domain, workdir, config, name=name, resume=resume, progress=not json_out)
-    if json_out:
+    if json_out or summary["bundle"] is None:  # a node other than 0 writes no bundle
         emit_json(summary)
         return
     training, evaluation_result = summary["training"], summary["evaluation"]

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, Optional
 
 import typer
 
@@ -19,8 +19,10 @@ from kgforge.cli._app import (
     app,
     console,
     emit_json,
+    one_of,
     show_mapping,
 )
+from kgforge.sources.wikidata.engines import ENGINES
 from kgforge.sources.wikidata.framing import TURTLE_DIRECTIVES, DumpReader
 
 import_app = typer.Typer(no_args_is_help=True, help="Add a Wikidata or XLORE source to a domain's store.")
@@ -92,7 +94,11 @@ def import_wikidata(
     hops: HopsOption = None,
     fanout_cap: CapOption = None,
     workers: Annotated[int | None, typer.Option(parser=NON_NEGATIVE, help="Parsing processes (0: in this "
-                                                                          "process).")] = None,
+                                                                          "process; ray: tasks at a time).")] = None,
+    engine: Annotated[str, typer.Option(parser=one_of(ENGINES.names()), help="local (a process pool here) or ray (Ray tasks; pip install "
+                                             "'kgforge\\[ray]').")] = "local",
+    address: Annotated[Optional[str], typer.Option(help="The Ray cluster to run on (auto, ray://host:port); "
+                                                        "default: a Ray started here for this import.")] = None,
     keep_deprecated: Annotated[bool, typer.Option(
         "--keep-deprecated", help="Write deprecated-rank statements to raw/wikidata/deprecated-<dump>.jsonl "
                                   "(they never become facts).")] = False,
@@ -107,6 +113,8 @@ def import_wikidata(
         options["seed_classes"] = seed_class
     if workers is not None:
         options["workers"] = workers
+    if engine != "local" or address:
+        options.update(engine=engine, address=address)
     if keep_deprecated:
         options["keep_deprecated"] = True
     if no_resume:

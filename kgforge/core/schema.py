@@ -5,6 +5,7 @@ A schema is validated when loaded; every problem is reported with the file and t
 
 from __future__ import annotations
 
+import sys
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -12,8 +13,9 @@ from typing import Any
 
 from kgforge.core import resources
 from kgforge.core.errors import SchemaError
+from kgforge.core.quads import check_iri
 from kgforge.core.text import normalise_label
-from kgforge.core.vocab import class_iri, relation_iri, unmapped_relation_iri
+from kgforge.core.vocab import XSD, class_iri, relation_iri, unmapped_relation_iri
 
 RELATION_KINDS = ("entity", "literal", "text")
 
@@ -28,9 +30,14 @@ class Relation:
     range: str | None = None  # type id of entity values
     wikidata: tuple[str, ...] = ()  # Wikidata properties mapped onto this relation
     declared: bool = True
+    datatype: str | None = None  # XSD datatype IRI of literal values (tables and JSON lines type their cells by it)
+    iris: tuple[str, ...] = ()  # predicate IRIs of RDF sources mapped onto this relation
+    own_iri: str | None = None  # an undeclared predicate of an RDF source, kept under its own IRI
 
     @property
     def iri(self) -> str:
+        if self.own_iri:
+            return self.own_iri
         return relation_iri(self.id) if self.declared else unmapped_relation_iri(self.zh)
 
     def label(self, lang: str) -> str:
@@ -42,6 +49,7 @@ class EntityType:
     id: str
     zh: str
     en: str
+    iris: tuple[str, ...] = ()  # classes of RDF sources (rdf:type objects) mapped onto this type
 
     @property
     def iri(self) -> str:
@@ -68,12 +76,16 @@ class Schema:
     head_type: str | None = None
     stop_relations: tuple[str, ...] = ()
     options: dict[str, Any] = field(default_factory=dict)
+    inferred: bool = False  # written by `kgforge init` or a build without a schema, not by a person
     _by_label: dict[str, Relation] = field(default_factory=dict, repr=False)
+    _by_iri: dict[str, Relation] = field(default_factory=dict, repr=False)
 
     def __post_init__(self) -> None:
         for rel in self.relations.values():
             for name in (rel.zh, rel.en, *rel.aliases):
                 self._by_label.setdefault(normalise_label(name), rel)
+            for iri in (rel.iri, *rel.iris):
+                self._by_iri.setdefault(iri, rel)
 
     def relation_for(self, label: str) -> Relation:
         """The relation a source calls ``label``; undeclared labels get an unmapped relation."""
@@ -82,6 +94,33 @@ class Schema:
         if found is not None:
             return found
         return Relation(id=key, zh=key, en="", kind="literal", declared=False)
+
+    def relation_for_iri(self, iri: str) -> Relation:
+        """The relation an RDF source's predicate ``iri`` stands for: the one listing it in ``iris`` (or whose own
+        IRI it is), else the declared one its local name names (``http://example.org/author`` → ``author``);
+        otherwise an undeclared relation kept under ``iri`` itself."""
+        found = self._by_iri.get(iri) or self._by_label.get(normalise_label(local_name(iri)))
+        if found is not None:
+            return found
+        name = local_name(iri) or iri
+        return Relation(id=name, zh=name, en=name, kind="literal", declared=False, own_iri=iri)
+
+    def type_for_class(self, iri: str) -> EntityType | None:
+        """The declared type an RDF class IRI stands for (listed in its ``iris``, or named by its local name)."""
+        local = normalise_label(local_name(iri)).casefold()
+        for entity_type in self.types.values():
+            if iri in entity_type.iris or iri == entity_type.iri:
+                return entity_type
+        for entity_type in self.types.values():
+            if local and local in {entity_type.id.casefold(), entity_type.en.casefold(), entity_type.zh.casefold()}:
+                return entity_type
+        return None
+
+    def type_for_value(self, value: str) -> EntityType | None:
+        """The declared type a value of the ``type_relation`` names (its id, zh or en label)."""
+        key = normalise_label(value).casefold()
+        return next((t for t in self.types.values()
+                     if key in {t.id.casefold(), normalise_label(t.zh).casefold(), t.en.casefold()}), None)
 
     def is_declared(self, label: str) -> bool:
         return normalise_label(label) in self._by_label
@@ -93,6 +132,27 @@ class Schema:
         """Source paths in a schema are relative to the schema file."""
         candidate = Path(spec.path).expanduser()
         return candidate if candidate.is_absolute() else (self.path.parent / candidate).resolve()
+
+
+def local_name(iri: str) -> str:
+    """The last segment of an IRI, after its last ``#``, ``/`` or ``:`` (``http://example.org/author`` → ``author``)."""
+    for separator in ("#", "/", ":"):
+        if separator in iri:
+            iri = iri.rsplit(separator, 1)[1]
+    return iri
+
+
+def domain_schema_path(domain: str, workdir: Path) -> Path | None:
+    """The schema a domain builds with: its own ``<workdir>/<domain>/schema.toml`` (what `kgforge init` writes),
+    else a shipped ``schemas/<domain>.toml``; None when it has neither (the build then infers one)."""
+    own = Path(workdir) / domain / DOMAIN_SCHEMA_FILE
+    if own.is_file():
+        return own
+    return next((folder / f"{domain}.toml" for folder in resources.schema_dirs()
+                 if (folder / f"{domain}.toml").is_file()), None)
+
+
+DOMAIN_SCHEMA_FILE = "schema.toml"
 
 
 def schema_path(domain_or_path: str) -> Path:
@@ -113,14 +173,30 @@ def schema_path(domain_or_path: str) -> Path:
     )
 
 
-def load_schema(domain_or_path: str) -> Schema:
-    path = schema_path(domain_or_path)
+def load_schema(domain_or_path: str | Path) -> Schema:
+    path = schema_path(str(domain_or_path))
     raw = _read_toml(path)
     parent = raw.pop("extends", None)
     if parent is not None:
         base = _read_toml(schema_path(_require_str(parent, path, "extends")))
         raw = _merge(base, raw)
-    return _parse(raw, path)
+    schema = _parse(raw, path)
+    if schema.inferred:
+        _note_inferred(schema)
+    return schema
+
+
+_noted: set[Path] = set()
+
+
+def _note_inferred(schema: Schema) -> None:
+    """Say once per schema file that what a stage works with was inferred, not written by a person."""
+    if schema.path in _noted:
+        return
+    _noted.add(schema.path)
+    print(f"note: the schema of domain {schema.name!r} was inferred from its data, not written by a person "
+          f"({schema.path}); check it and delete its `inferred = true` line (`kgforge init {schema.name} --from FILE` "
+          f"writes one to edit)", file=sys.stderr)
 
 
 def _read_toml(path: Path) -> dict[str, Any]:
@@ -170,7 +246,7 @@ def _parse(raw: dict[str, Any], path: Path) -> Schema:
             raise SchemaError(f"{path}: stop_relations names unknown relation {rid!r}")
     sources = [_parse_source(i, spec, path) for i, spec in enumerate(raw.get("sources") or [])]
     known = {"name", "version", "language", "relations", "types", "sources", "type_relation",
-             "head_type", "stop_relations", "options", "description"}
+             "head_type", "stop_relations", "options", "description", "inferred"}
     unknown = sorted(set(raw) - known)
     if unknown:
         raise SchemaError(f"{path}: unknown top-level keys {unknown}; allowed: {sorted(known)}")
@@ -178,6 +254,7 @@ def _parse(raw: dict[str, Any], path: Path) -> Schema:
         name=name, version=version, path=path, language=raw.get("language", "zh"),
         relations=relations, types=types, sources=sources, type_relation=type_relation,
         head_type=head_type, stop_relations=stop, options=dict(raw.get("options") or {}),
+        inferred=raw.get("inferred") is True,
     )
 
 
@@ -193,6 +270,10 @@ def _parse_relation(rid: str, spec: Any, path: Path) -> Relation:
         raise SchemaError(f"{path}: {where}.aliases must be a list of strings")
     wikidata = spec.get("wikidata", [])
     wikidata = [wikidata] if isinstance(wikidata, str) else wikidata
+    datatype = spec.get("datatype")
+    if datatype is not None:
+        datatype = _check_iri(XSD + datatype.removeprefix("xsd:") if isinstance(datatype, str) and
+                              ":" not in datatype.removeprefix("xsd:") else datatype, path, f"{where}.datatype")
     return Relation(
         id=rid,
         zh=_require_str(spec.get("zh"), path, f"{where}.zh"),
@@ -201,6 +282,8 @@ def _parse_relation(rid: str, spec: Any, path: Path) -> Relation:
         aliases=tuple(aliases),
         range=spec.get("range"),
         wikidata=tuple(wikidata),
+        datatype=datatype,
+        iris=_iris(spec, path, where),
     )
 
 
@@ -211,7 +294,22 @@ def _parse_type(tid: str, spec: Any, path: Path) -> EntityType:
         id=tid,
         zh=_require_str(spec.get("zh"), path, f"types.{tid}.zh"),
         en=_require_str(spec.get("en"), path, f"types.{tid}.en"),
+        iris=_iris(spec, path, f"types.{tid}"),
     )
+
+
+def _iris(spec: dict[str, Any], path: Path, where: str) -> tuple[str, ...]:
+    iris = spec.get("iris", [])
+    if not isinstance(iris, list):
+        raise SchemaError(f"{path}: {where}.iris must be a list of IRIs")
+    return tuple(_check_iri(iri, path, f"{where}.iris") for iri in iris)
+
+
+def _check_iri(value: Any, path: Path, where: str) -> str:
+    try:
+        return check_iri(_require_str(value, path, where))
+    except ValueError as exc:
+        raise SchemaError(f"{path}: {where}: {exc}") from None
 
 
 def _parse_source(index: int, spec: Any, path: Path) -> SourceSpec:

@@ -10,6 +10,8 @@ from functools import lru_cache
 from types import ModuleType
 from typing import Any
 
+import opencc
+
 # In word-segmented text a space is an artefact ("玛姬 · 格蕾斯", "出生 日期", "( 2016") unless it
 # stands between two Latin letters or digits ("Sarab Neelam", "3 Idiots").
 _SEGMENTATION_SPACE = re.compile(r"(?<![A-Za-z0-9]) +| +(?![A-Za-z0-9])")
@@ -103,3 +105,26 @@ _PLAIN = Segmenter()
 def segment(text: str) -> str:
     """``text`` cut into words as DuConv writes it, by jieba's own dictionary (see :class:`Segmenter`)."""
     return _PLAIN(text)
+
+
+TRADITIONAL_TAGS = {"zh-hant": "t2s", "zh-tw": "tw2s", "zh-hk": "hk2s", "zh-mo": "hk2s"}
+"""Chinese language tags whose text is in Traditional script, with the OpenCC conversion to Simplified that
+fits each region's usage (Taiwan's and Hong Kong's own phrasing; Macau writes as Hong Kong does)."""
+SIMPLIFIED_TAG = "zh-hans"
+
+
+@lru_cache(maxsize=8)
+def _opencc(config: str) -> opencc.OpenCC:
+    return opencc.OpenCC(config)
+
+
+@lru_cache(maxsize=1 << 16)
+def to_simplified(text: str, tag: str = "zh-hant") -> str:
+    """``text`` in Simplified characters (OpenCC), converted as the Traditional variant ``tag`` writes it;
+    text with no Traditional characters comes back unchanged."""
+    return _opencc(TRADITIONAL_TAGS.get(tag.lower(), "t2s")).convert(text)
+
+
+def is_traditional_tag(tag: str) -> bool:
+    """Whether ``tag`` (``zh-Hant``, ``zh-TW``, …) names Chinese in Traditional script."""
+    return tag.lower() in TRADITIONAL_TAGS

@@ -54,12 +54,14 @@ class EmbedConfig:
     eval_batch_size: int | None = None
     memory_fraction: float = 0.85
     threads: int | None = None  # CPU threads for torch; None: the cores other processes leave idle
+    devices: int = 1  # processes per machine (GPUs, or CPU processes); > 1 or nodes > 1: kgforge.embed.distributed
+    nodes: int = 1  # machines
     model_kwargs: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         """Refuse what training would choke on (the command line refuses the same values)."""
         check_model(self.model, "EmbedConfig.model")
-        for name in ("dim", "epochs", "eval_candidates", "eval_max_triples"):
+        for name in ("dim", "epochs", "eval_candidates", "eval_max_triples", "devices", "nodes"):
             checks.whole(getattr(self, name), f"EmbedConfig.{name}", 1)
         for name in ("batch_size", "num_negatives", "eval_batch_size", "threads"):
             checks.optional(checks.whole, getattr(self, name), f"EmbedConfig.{name}", 1)
@@ -98,8 +100,8 @@ class TripleSet:
         frame = self.triples if split is None else self.triples.filter(pl.col("split") == split)
         return torch.from_numpy(frame.select("h", "r", "t").to_numpy().astype("int64"))
 
-    def factory(self) -> CoreTriplesFactory:
-        return CoreTriplesFactory(mapped_triples=self.mapped("train"), num_entities=self.entities.height,
+    def factory(self, split: str = "train") -> CoreTriplesFactory:
+        return CoreTriplesFactory(mapped_triples=self.mapped(split), num_entities=self.entities.height,
                                   num_relations=self.relations.height)
 
     def content_hash(self) -> str:

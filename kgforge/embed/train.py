@@ -21,7 +21,7 @@ import math
 import resource
 import shutil
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
@@ -43,8 +43,9 @@ from kgforge.embed.config import (
     similarity_metric,
 )
 from kgforge.embed.evaluate import evaluate_model
-from kgforge.embed.scoring import candidate_scores, has_fast_path
+from kgforge.embed.scoring import has_fast_path
 from kgforge.embed.split import graph_triples, index_triples, split_triples
+from kgforge.embed.steps import TrainState, _cross_entropy_loss, _step_generator
 from kgforge.store.layout import domain_paths, published_build, read_manifest
 from kgforge.store.tables import read_tables
 
@@ -121,35 +122,6 @@ def _gib(n: float) -> str:
 
 # ----------------------------------------------------------------------------------------------
 # Training
-
-
-@dataclass
-class TrainState:
-    epoch: int = 0
-    batch: int = 0
-    elapsed: float = 0.0
-    triples_seen: int = 0
-    last_loss: float = float("nan")
-
-
-def _step_generator(seed: int, epoch: int, batch: int) -> torch.Generator:
-    return torch.Generator().manual_seed((seed * 1_000_003 + epoch) * 1_000_033 + batch)
-
-
-def _cross_entropy_loss(model: ERModel, batch: torch.Tensor, negatives: torch.Tensor | None) -> torch.Tensor:
-    """Softmax cross-entropy of each positive against shared negatives (or all entities), both sides."""
-    losses = []
-    positive = None if negatives is None else model.score_hrt(batch).float()
-    for side, truth in (("tail", batch[:, 2]), ("head", batch[:, 0])):
-        scores = candidate_scores(model, batch, negatives, side).float()
-        if negatives is None:  # 1-vs-all: the true entity's column is the target
-            losses.append(torch.nn.functional.cross_entropy(scores, truth))
-            continue
-        scores = scores.masked_fill(negatives.unsqueeze(0) == truth.unsqueeze(1), -1e9)
-        logits = torch.cat([positive, scores], dim=1)
-        losses.append(torch.nn.functional.cross_entropy(
-            logits, torch.zeros(len(batch), dtype=torch.long, device=batch.device)))
-    return 0.5 * (losses[0] + losses[1])
 
 
 class Trainer:
@@ -284,19 +256,22 @@ def train_bundle(triple_set: TripleSet, config: EmbedConfig, bundle_dir: Path, *
     if not resume and work_dir.exists():
         shutil.rmtree(work_dir)
     work_dir.mkdir(parents=True, exist_ok=True)
-    trainer = Trainer(model, factory.mapped_triples, config, device, work_dir, fingerprint)
-    resumed_from = None
-    if resume:
-        if trainer.load_checkpoint():
-            resumed_from = {"epoch": trainer.state.epoch, "batch": trainer.state.batch}
-    state = trainer.fit(progress=progress)
+    if config.devices > 1 or config.nodes > 1:
+        state, resumed_from, stopped_by, node = _distributed().fit_distributed(
+            model, triple_set, config, device, work_dir, fingerprint, resume, progress)
+        if node != 0:  # node 0 evaluates and writes the bundle
+            return {"bundle": None, "node_rank": node, "epochs_completed": state.epoch}
+    else:
+        state, resumed_from, stopped_by = _fit_here(model, factory, config, device, work_dir, fingerprint, resume,
+                                                    progress)
     metrics = evaluate_model(model, triple_set, config, preflight["eval_batch_size"], device)
     training = {
-        "epochs_completed": state.epoch, "epochs_requested": config.epochs, "stopped_by": trainer.stopped_by,
+        "epochs_completed": state.epoch, "epochs_requested": config.epochs, "stopped_by": stopped_by,
         "resumed_from": resumed_from, "seconds": round(state.elapsed, 3),
         "triples_per_second": round(state.triples_seen / state.elapsed, 1) if state.elapsed else None,
         "final_loss": state.last_loss, "peak_memory_bytes": peak_memory(device), "preflight": preflight,
         "device": str(device), "cpu_threads": torch.get_num_threads(), "precision": config.precision,
+        "devices": config.devices, "nodes": config.nodes,
     }
     summary = write_bundle(
         bundle_dir, work_dir, model=model, triple_set=triple_set, config=config,
@@ -304,6 +279,27 @@ def train_bundle(triple_set: TripleSet, config: EmbedConfig, bundle_dir: Path, *
         source={**(source or {}), "triples_sha256": content_hash}, metrics=metrics, training=training,
     )
     return summary
+
+
+def _fit_here(model: ERModel, factory: CoreTriplesFactory, config: EmbedConfig, device: torch.device,
+              work_dir: Path, fingerprint: str, resume: bool,
+              progress: bool) -> tuple[TrainState, dict[str, int] | None, str | None]:
+    """Train in this process with kgforge's loop; ``(state, resumed_from, stopped_by)``."""
+    trainer = Trainer(model, factory.mapped_triples, config, device, work_dir, fingerprint)
+    resumed_from = None
+    if resume and trainer.load_checkpoint():
+        resumed_from = {"epoch": trainer.state.epoch, "batch": trainer.state.batch}
+    return trainer.fit(progress=progress), resumed_from, trainer.stopped_by
+
+
+def _distributed() -> Any:
+    """kgforge.embed.distributed, or an error saying how to install what it needs."""
+    try:
+        import kgforge.embed.distributed  # lazy: optional dependency (PyTorch Lightning)
+    except ImportError as exc:
+        raise EmbedError(f"--devices/--nodes above 1 train through PyTorch Lightning, which is not installed "
+                         f"here ({exc}); install it with pip install 'kgforge[lightning]'") from None
+    return kgforge.embed.distributed
 
 
 def embed(domain: str, workdir: Path | str | None = None, config: EmbedConfig | None = None, *,

@@ -20,9 +20,8 @@ from typing import Any
 
 import polars as pl
 
-from kgforge.build.transaction import sha256_file
 from kgforge.core.errors import InputError
-from kgforge.core.files import write_text_atomic
+from kgforge.core.files import sha256_file, write_text_atomic
 from kgforge.core.gc_pause import paused_gc
 from kgforge.exports.assemble import (
     DIALOGUE_CHECKS,

@@ -8,8 +8,8 @@ from typing import Any
 
 import polars as pl
 
-from kgforge.build.transaction import sha256_file
 from kgforge.core.errors import KgforgeError
+from kgforge.core.files import sha256_file
 from kgforge.core.gc_pause import paused_gc
 from kgforge.exports.assemble import (
     GOAL_CHECKS,
@@ -39,7 +39,8 @@ def export_goals(domain: str, goals_file: Path, options: ExportOptions, out: Pat
     goals = list(read_goals(goals_file))
     if not goals:
         raise KgforgeError(f"{goals_file}: no goals to export")
-    sub_options = options.subgraph(GOAL_BUDGETS, fmt.type_facts, incoming=False)
+    # a schema that declares no types (one inferred from untyped data) gives topics no type fact to carry
+    sub_options = options.subgraph(GOAL_BUDGETS, fmt.type_facts and bool(ctx.schema.types), incoming=False)
     grounded = _grounded(goals)
     assembled = assemble(ctx, grounded, sub_options, options.add_related, goal_checks=True)
     problems = assembled.problems

@@ -10,13 +10,16 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from kgforge.build.transaction import sha256_file
-from kgforge.core.files import atomic_path, write_text_atomic
+from kgforge.core.files import (
+    atomic_path,
+    sha256_file,
+    write_json_atomic,
+    write_text_atomic,
+)
 from kgforge.core.version import __version__
 from kgforge.exports.assemble import Context, ExportCheckError
 from kgforge.exports.formats.generic import GENERIC_SCHEMA_VERSION
 from kgforge.exports.registry import Format, Layout
-from kgforge.store.layout import write_json_atomic
 
 
 def store_hash(manifest: dict[str, Any]) -> str:

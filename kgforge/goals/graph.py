@@ -25,7 +25,7 @@ from kgforge.store.layout import (
 from kgforge.store.tables import GraphTables, read_tables
 
 GOAL_KINDS = ("one_step", "two_step", "path", "sequence")
-MIN_TOPIC_FACTS = 3  # a goal topic has this many facts or more (every topic of DuConv dev has 4 or more)
+MIN_TOPIC_FACTS = 3  # a goal topic takes part in this many facts or more (every topic of DuConv dev has 4 or more)
 TRIPLE_SCHEMA = {"s": pl.String, "p": pl.String, "o": pl.String, "o_is_entity": pl.Boolean}
 # DuRecDial goal types (zh, as in all_goal_type.txt) and the English names DuRecDial 2.0 uses.
 DIALOGUE_TYPES = {
@@ -69,8 +69,7 @@ class GoalGraph:
         graph.relation_kinds = dict(zip(tables.relations["iri"].to_list(), tables.relations["kind"].to_list()))
         graph.topic_types = _topic_types(schema, tables)
         graph.class_iris = frozenset(class_nodes(schema, tables))
-        counts = graph.base_facts.group_by("s").agg(n=pl.col("p").len())
-        graph.talked_about = frozenset(counts.filter(pl.col("n") >= MIN_TOPIC_FACTS)["s"].to_list())
+        graph.talked_about = frozenset(_entities_with_facts(graph.base_facts, MIN_TOPIC_FACTS))
         return graph
 
     @property
@@ -114,6 +113,14 @@ def class_nodes(schema: Schema, tables: GraphTables) -> set[str]:
     spelled = pl.col("label").str.replace_all(r"\s+", "").str.strip_chars()
     named = tables.labels.filter(spelled.is_in(list(type_names)), ~pl.col("iri").str.starts_with(RELATION))
     return {t.iri for t in schema.types.values()} | set(named["iri"].to_list())
+
+
+def _entities_with_facts(facts: pl.DataFrame, least: int) -> list[str]:
+    """Entities taking part in ``least`` facts or more, as subject or as entity object: an author known only
+    as the object of the books that name it still has those books to talk about."""
+    as_object = facts.filter(pl.col("o_is_entity")).select(pl.col("o").alias("s"))
+    counts = pl.concat([facts.select("s"), as_object]).group_by("s").len()
+    return counts.filter(pl.col("len") >= least)["s"].to_list()
 
 
 def _topic_types(schema: Schema, tables: GraphTables) -> dict[str, str]:

@@ -18,7 +18,7 @@ from kgforge.core.jsonio import iter_json_lines
 from kgforge.core.quarantine import Quarantine
 from kgforge.core.resources import query_text
 from kgforge.core.schema import Schema, load_schema
-from kgforge.core.text import normalise_label
+from kgforge.core.text import normalise_label, to_simplified
 from kgforge.core.vocab import (
     ENTITY,
     RDF_TYPE,
@@ -35,5 +35,5 @@ __all__ = [
     "ENTITY", "ArgumentError", "AtomicFile", "atomic_path", "DomainPaths", "GraphTables", "InputError", "KgforgeError", "Quarantine", "QueryRunner",
     "RDF_TYPE", "Schema", "WIKIDATA_DIRECT", "WIKIDATA_ENTITY", "WIKIDATA_PROP", "XSD", "domain_paths", "iter_json_lines",
     "load_schema", "normalise_label", "package_versions", "query_text", "read_manifest", "read_tables",
-    "sha256_file", "write_json_atomic",
+    "sha256_file", "to_simplified", "write_json_atomic",
 ]

@@ -22,9 +22,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-import opencc
-
-from kgforge.qa.kg import InputError, Quarantine, iter_json_lines
+from kgforge.qa.kg import InputError, Quarantine, iter_json_lines, to_simplified
 from kgforge.qa.llm import LLMClient, judge_check, judge_messages
 
 NA_TEXTS = {"", "na"}
@@ -35,17 +33,12 @@ _ZH_DATE = re.compile(r"^(\d{1,4})年(?:(\d{1,2})月(?:(\d{1,2})[日号])?)?$")
 _EN_FORMATS = ("%d %B %Y", "%B %d, %Y", "%B %d %Y", "%d %b %Y", "%b %d, %Y", "%b %d %Y", "%B %Y", "%b %Y")
 
 
-@lru_cache(maxsize=1)
-def _t2s() -> opencc.OpenCC:
-    return opencc.OpenCC("t2s")
-
-
 @lru_cache(maxsize=1 << 16)
 def normalise(text: str) -> str:
     """Width, script (Traditional → Simplified), case, punctuation and spaces folded away; repeated to a
     fixed point, since dropping a mark can let NFKC compose what stood around it."""
     for _ in range(4):
-        folded = _t2s().convert(unicodedata.normalize("NFKC", text)).casefold()
+        folded = to_simplified(unicodedata.normalize("NFKC", text)).casefold()
         folded = unicodedata.normalize("NFKC", "".join(
             c for c in folded if not unicodedata.category(c).startswith(("P", "Z", "C")) and not c.isspace()))
         if folded == text:

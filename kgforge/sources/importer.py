@@ -36,6 +36,7 @@ class ImportContext:
     relations_used: set[Relation] = field(default_factory=set)
     advance: Callable[[int], None] = lambda n: None
     location: str = ""  # of the record being written (``line 12``): where a quad the writer refuses came from
+    engine: dict[str, Any] | None = None  # what parsed the input, when not this process (see wikidata.engines)
 
     def __post_init__(self) -> None:
         self.writer.on_reject = self._refused

@@ -16,14 +16,15 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from kgforge.core.text import normalise_label
+from kgforge.core.text import normalise_label, to_simplified
 
 _DISAMBIGUATION = re.compile(r"\s*[（(][^（）()]*[）)]\s*$")
 
 
 def name_key(text: str) -> str:
-    """The form names are compared in: NFKC, DuConv's segmentation spaces removed, case-folded."""
-    return normalise_label(unicodedata.normalize("NFKC", text)).casefold()
+    """The form names are compared in: NFKC, DuConv's segmentation spaces removed, Traditional characters made
+    Simplified (so 霧城之夜 links to its twin 雾城之夜), case-folded."""
+    return to_simplified(normalise_label(unicodedata.normalize("NFKC", text))).casefold()
 
 
 @dataclass(frozen=True)

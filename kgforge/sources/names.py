@@ -66,6 +66,10 @@ class NameTriples:
         self.heads.setdefault(head_name, location)
         self.triples.append(NameTriple(head_name, relation, tail_value, location))
 
+    def add_entity(self, name: str, location: str = "") -> None:
+        """A name that is an entity even if no triple has it as a head (an entity list's line)."""
+        self.heads.setdefault(self._name(name), location)
+
     def add_type(self, name: str, type_id: str | None) -> None:
         if type_id:
             self.types.setdefault(self._name(name), set()).add(type_id)

@@ -5,7 +5,9 @@ Run options (schema ``[options.wikidata]``, a source's options, or ``kgforge imp
 the dump), ``seed_names`` (labels matched against the index, e.g. the crawled start entities),
 ``hops`` (default 3), ``fanout_cap`` (default 200), ``workers``, ``decompressor``, ``resume``,
 ``checkpoint_seconds`` (default 5), ``batch_bytes`` (default 1 MiB), ``keep_journal`` (keep the
-extract pass's journal after its triples were written, to reuse it; default false).
+extract pass's journal after its triples were written, to reuse it; default false), ``engine`` (``local``,
+the default, or ``ray``: see :mod:`kgforge.sources.wikidata.engines`), ``address`` (a Ray cluster to join) and
+``shard_bytes`` (the ray engine's shard size, default 16 MiB).
 Without any seed the whole dump is imported. Mapping options are in ``WikidataConfig``.
 """
 
@@ -22,6 +24,7 @@ from typing import Any
 from kgforge.core.errors import InputError
 from kgforge.sources.importer import ImportContext
 from kgforge.sources.matching import Named, link
+from kgforge.sources.wikidata.engines import DEFAULT_SHARD_BYTES, make_engine
 from kgforge.sources.wikidata.entity import IndexRecord, WikidataConfig
 from kgforge.sources.wikidata.framing import frame_document, is_line_framed
 from kgforge.sources.wikidata.passes import (
@@ -73,7 +76,9 @@ def import_passes(ctx: ImportContext, dump: Path, modes: tuple[str, str] = ("ind
     cfg = WikidataConfig.from_schema(ctx.schema, ctx.options)
     state_root = _state_root(ctx)
     workers = default_workers(dump, options)
-    common = {"workers": workers, "decompressor": str(options.get("decompressor", "auto")),
+    engine = make_engine(str(options.get("engine", "local")), workers, options.get("address"),
+                         int(options.get("shard_bytes", DEFAULT_SHARD_BYTES)))
+    common = {"workers": workers, "engine": engine, "decompressor": str(options.get("decompressor", "auto")),
               "resume": bool(options.get("resume", True)),
               "checkpoint_seconds": float(options.get("checkpoint_seconds", CHECKPOINT_SECONDS)),
               "batch_bytes": int(options.get("batch_bytes", BATCH_BYTES))}
@@ -82,15 +87,27 @@ def import_passes(ctx: ImportContext, dump: Path, modes: tuple[str, str] = ("ind
         index = run_resumable(dump, PassSpec(modes[0], cfg, None, parser, align, header), state_root, **common)
         _report_truncation(ctx, index)
         wanted = select_entities(ctx, index, options)
+        ctx.engine = {"index": index}
     extract = run_resumable(dump, PassSpec(modes[1], cfg, wanted, parser, align, header), state_root, **common,
                             on_progress=ctx.advance)
     replay_extract(ctx, extract, cfg)
+    ctx.engine = engine_record({**(ctx.engine or {}), "extract": extract})
     if wanted is None:  # selection already reported truncation
         _report_truncation(ctx, extract)
     if not options.get("keep_journal"):  # its triples are in the source's quads now: free the disk
         shutil.rmtree(extract.journal.parent, ignore_errors=True)
     ctx.counts["workers"] = workers
     ctx.counts["resumed_from_byte"] = extract.resumed_from
+
+
+def engine_record(passes: dict[str, PassResult]) -> dict[str, Any]:
+    """What the manifest says of the engine: its name, nodes and workers (the last pass's run), and each
+    pass's shards with their producers (the ray engine)."""
+    last = passes["extract"].engine
+    record = {key: value for key, value in last.items() if key != "shards"}
+    if "shards" in last:
+        record["shards"] = {mode: result.engine.get("shards", []) for mode, result in passes.items()}
+    return record
 
 
 def _state_root(ctx: ImportContext) -> Path:

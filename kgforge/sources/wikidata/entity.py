@@ -9,7 +9,10 @@ Pure functions over plain dicts, so they run unchanged in worker processes. The 
   literal (unit, bounds, precision, calendar), a reified statement node
   ``wd:Q p:Pxx wds:ID . wds:ID ps:Pxx value ; pq:Pyy qualifier ; wikibase:rank …``;
 * terms: one label (and its aliases) per configured language, picked along a fallback chain;
-  the literal keeps the tag it was found under (``@zh-hans``, ``@mul``), recording which was used;
+  the literal keeps the tag it was found under (``@zh-hans``, ``@mul``), recording which was used.
+  The zh chain tries every Simplified tag, then the Traditional ones (``zh-hant``, ``zh-tw``, ``zh-hk``,
+  ``zh-mo``), then ``mul``: a Traditional term is written converted to Simplified (OpenCC) as
+  ``@zh-hans``, its original kept as an ``skos:altLabel`` under its own tag;
 * quirks: empty maps written ``[]``, ``numeric-id`` without ``id``, missing hashes or statement
   ids, lower-case statement ids and unknown keys are all accepted.
 """
@@ -25,6 +28,7 @@ from typing import Any
 
 from kgforge.core.quads import check_lang, literal_term
 from kgforge.core.schema import Schema
+from kgforge.core.text import SIMPLIFIED_TAG, is_traditional_tag, to_simplified
 from kgforge.core.vocab import (
     RDF_TYPE,
     RDFS_LABEL,
@@ -52,7 +56,7 @@ from kgforge.sources.wikidata.values import (
 )
 
 DEFAULT_CHAINS = {
-    "zh": ("zh-hans", "zh-cn", "zh", "mul", "zh-hant", "zh-tw", "zh-hk", "zh-sg", "zh-my", "zh-mo"),
+    "zh": ("zh-hans", "zh-cn", "zh", "zh-sg", "zh-my", "zh-hant", "zh-tw", "zh-hk", "zh-mo", "mul"),
     "en": ("en", "mul", "en-gb", "en-ca"),
 }
 RANKS = {"preferred": "PreferredRank", "normal": "NormalRank", "deprecated": "DeprecatedRank"}
@@ -211,7 +215,13 @@ def _add_term(subject: str, predicate: str, term: Any, tag: str, out: EntityOutp
     try:
         if tag not in _GOOD_TAGS:
             _GOOD_TAGS.add(check_lang(tag))
-        out.triples.append((subject, predicate, f"{literal_term(value)}@{tag}"))
+        simplified = to_simplified(value, tag) if is_traditional_tag(tag) else value
+        if simplified == value:
+            out.triples.append((subject, predicate, f"{literal_term(value)}@{tag}"))
+        else:  # Chinese dialogue data is Simplified: the converted term is the one used, the original an alias
+            out.triples.append((subject, predicate, f"{literal_term(simplified)}@{SIMPLIFIED_TAG}"))
+            if predicate != SCHEMA_DESCRIPTION:
+                out.triples.append((subject, SKOS_ALT_LABEL, f"{literal_term(value)}@{tag}"))
     except (ValueError, UnicodeEncodeError) as exc:
         out.problems.append((f"{out.id} term {tag}", f"bad term: {exc}", term))
         return False

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from kgforge.core.files import write_json_atomic
+from kgforge.sources.wikidata.engines import Engine, LocalEngine
 from kgforge.sources.wikidata.entity import IndexRecord
 from kgforge.sources.wikidata.framing import DumpReader
 from kgforge.sources.wikidata.pipeline import (
@@ -27,7 +28,6 @@ from kgforge.sources.wikidata.pipeline import (
     BatchResult,
     PassSpec,
     Throttle,
-    run_pass,
 )
 
 CHECKPOINT_SECONDS = float(os.environ.get("KGFORGE_WIKIDATA_CHECKPOINT_SECONDS", "5"))
@@ -41,6 +41,7 @@ class PassResult:
     reused: bool = False  # the pass had already finished: nothing was read
     truncated: str | None = None
     decompressor: str = ""
+    engine: dict[str, Any] = field(default_factory=dict)  # Engine.report() of the run that finished it
 
 
 def pass_key(dump: Path, spec: PassSpec) -> str:
@@ -55,8 +56,10 @@ def pass_key(dump: Path, spec: PassSpec) -> str:
 def run_resumable(dump: Path, spec: PassSpec, state_root: Path, workers: int = 0, decompressor: str = "auto",
                   resume: bool = True, on_progress: Callable[[int], None] = lambda n: None,
                   stop_after_batches: int | None = None, checkpoint_seconds: float = CHECKPOINT_SECONDS,
-                  batch_bytes: int = BATCH_BYTES) -> PassResult:
+                  batch_bytes: int = BATCH_BYTES, engine: Engine | None = None) -> PassResult:
     """Run (or resume, or reuse) one pass; its output is the journal of the returned result.
+
+    ``engine`` parses the batches (default: a :class:`~kgforge.sources.wikidata.engines.LocalEngine` of ``workers``).
 
     ``stop_after_batches`` ends the pass early after that many batches without marking it
     finished — what a kill does; tests use it to check resuming.
@@ -67,7 +70,7 @@ def run_resumable(dump: Path, spec: PassSpec, state_root: Path, workers: int = 0
     saved = _read_checkpoint(checkpoint_file) if resume else None
     if saved and saved.get("done"):
         return PassResult(journal, Counter(saved["counts"]), reused=True, truncated=saved.get("truncated"),
-                          decompressor=saved.get("decompressor", ""))
+                          decompressor=saved.get("decompressor", ""), engine=saved.get("engine", {}))
     offset, line, size = (saved["offset"], saved["line"], saved["journal_size"]) if saved else (0, 1, 0)
     with open(journal, "ab") as handle:
         handle.truncate(size)
@@ -75,16 +78,22 @@ def run_resumable(dump: Path, spec: PassSpec, state_root: Path, workers: int = 0
     result = PassResult(journal, Counter(saved["counts"]) if saved else Counter(), resumed_from=offset,
                         decompressor=reader.decompressor_name)
     throttle = Throttle(checkpoint_seconds)
+    engine = engine or LocalEngine(workers)
+    earlier_shards = (saved.get("engine") or {}).get("shards", []) if saved else []  # made before a kill
     seen = 0
 
     with open(journal, "ab") as out:
         def save(done: bool, end_offset: int, end_line: int) -> None:
             out.flush()
             os.fsync(out.fileno())
+            result.engine = engine.report()
+            if "shards" in result.engine:
+                result.engine["shards"] = earlier_shards + result.engine["shards"]
             write_json_atomic(checkpoint_file, {
                 "dump": str(dump), "mode": spec.mode, "offset": end_offset, "line": end_line,
                 "journal_size": out.tell(), "counts": dict(result.counts), "done": done,
-                "truncated": result.truncated, "decompressor": result.decompressor})
+                "truncated": result.truncated, "decompressor": result.decompressor, "engine": result.engine})
+            engine.checkpointed(done)
 
         def on_result(batch: BatchResult) -> None:
             nonlocal seen
@@ -98,7 +107,7 @@ def run_resumable(dump: Path, spec: PassSpec, state_root: Path, workers: int = 0
                 save(False, batch.end_offset, batch.end_line + 1)
 
         try:
-            run_pass(reader, spec, on_result, workers, batch_bytes, spool=state / "batches.spool")
+            engine.run(reader, spec, on_result, batch_bytes, state)
         except _Stop:
             return result
         result.truncated = reader.truncated

@@ -1,0 +1,144 @@
+"""Source kind ``rdf``: any RDF file Oxigraph parses — N-Triples, N-Quads, Turtle, TriG, N3, RDF/XML, JSON-LD.
+
+The syntax comes from the file's extension (``.nt .nq .ttl .trig .n3 .rdf .owl .xml .jsonld``, then
+``.gz``/``.bz2`` when compressed; the compression is read from the first bytes) or the ``format`` option.
+The file is streamed through ``pyoxigraph.parse``, never loaded whole. Quads of every graph land in the
+source's one named graph (the graph of a quad is not kept).
+
+What each triple becomes:
+
+* a label predicate (``rdfs:label``, ``skos:prefLabel``, ``schema:name``, ``foaf:name``, or the schema's
+  ``[options.rdf] label_predicates``) is written as ``rdfs:label``, an alias predicate (``skos:altLabel`` or
+  ``alias_predicates``) as ``skos:altLabel``;
+* ``rdf:type`` of a class the schema declares as a type (listed in the type's ``iris``, or named by its local
+  name: ``ex:Book`` → type ``book``) becomes that type's class; other classes stay as they are;
+* any other predicate maps onto the relation the schema declares for it (by ``iris`` or local name,
+  ``ex:author`` → relation ``author``), or is kept under its own IRI, an undeclared relation;
+* blank nodes become IRIs numbered in the order the file first mentions them (``…/entity/blank/<hash>``), so
+  the same file always gives the same IRIs (the parser names anonymous ones at random).
+
+Oxigraph's parsers resume after a syntax error at the next statement: a statement that does not parse (an
+invalid IRI, bytes that are not UTF-8, a broken literal) is quarantined with its line and column, and the
+statements around it land.
+"""
+
+from __future__ import annotations
+
+import bz2
+import gzip
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import IO, Any
+
+import pyoxigraph as ox
+
+from kgforge.core.errors import InputError
+from kgforge.core.quads import literal_term
+from kgforge.core.vocab import RDF_TYPE, RDFS_LABEL, SKOS_ALT_LABEL, entity_iri
+from kgforge.sources.importer import ImportContext, register
+from kgforge.sources.wikidata.framing import compression_of
+
+LABEL_PREDICATES = (RDFS_LABEL, "http://www.w3.org/2004/02/skos/core#prefLabel", "http://schema.org/name",
+                    "https://schema.org/name", "http://xmlns.com/foaf/0.1/name")
+ALIAS_PREDICATES = (SKOS_ALT_LABEL,)
+RDF_XML_EXTENSIONS = {"owl": "rdf", "xml": "rdf"}
+MAX_ERRORS_IN_PLACE = 3  # the same error this many times running: the parser is not moving on
+
+
+@register("rdf", "RDF file of any syntax Oxigraph reads (.nt .nq .ttl .trig .n3 .rdf/.owl .jsonld, also .gz/.bz2; "
+                 "or the format option), streamed; predicates mapped onto the schema's relations where declared")
+def import_rdf(ctx: ImportContext) -> None:
+    settings = dict(ctx.schema.options.get("rdf") or {}, **ctx.options)
+    labels = set(settings.get("label_predicates") or LABEL_PREDICATES)
+    aliases = set(settings.get("alias_predicates") or ALIAS_PREDICATES)
+    fmt = rdf_format(ctx.path, settings.get("format"))
+    schema, writer = ctx.schema, ctx.writer
+    used_labels: dict[str, int] = {}
+    blanks: dict[str, str] = {}
+    ctx.options["format"] = fmt.file_extension
+    with _opened(ctx.path) as stream:
+        for n, triple in enumerate(_parsed(ctx, ox.parse(stream, fmt, base_iri=settings.get("base_iri"))), 1):
+            ctx.location = f"statement {n}"
+            s, p, o = _node(ctx, triple.subject, blanks), triple.predicate.value, triple.object
+            if s is None or (obj := _object_term(ctx, o, blanks)) is None:
+                continue
+            if p in labels or p in aliases:
+                used_labels[p] = used_labels.get(p, 0) + 1
+                writer.term(s, RDFS_LABEL if p in labels else SKOS_ALT_LABEL, obj)
+            elif p == RDF_TYPE and isinstance(o, ox.NamedNode) and (declared := schema.type_for_class(o.value)):
+                writer.iri(s, RDF_TYPE, declared.iri)
+            else:
+                relation = schema.relation_for_iri(p)
+                ctx.relations_used.add(relation)
+                writer.term(s, relation.iri, obj)
+            ctx.accept()
+    ctx.options["label_predicates"] = sorted(p for p in used_labels if p in labels)
+    ctx.options["alias_predicates"] = sorted(p for p in used_labels if p in aliases)
+
+
+def rdf_format(path: Path, name: str | None = None) -> ox.RdfFormat:
+    """The syntax named by ``name`` (an extension or media type) or by the file's extension."""
+    suffixes = [s.lstrip(".").lower() for s in path.suffixes if s.lower() not in (".gz", ".bz2")]
+    wanted = name or (suffixes[-1] if suffixes else "")
+    wanted = RDF_XML_EXTENSIONS.get(wanted, wanted)
+    found = ox.RdfFormat.from_extension(wanted) or ox.RdfFormat.from_media_type(wanted)
+    if found is None:
+        raise InputError(f"{path}: cannot tell the RDF syntax from {wanted!r}; name a file .nt .nq .ttl .trig .n3 "
+                         f".rdf .jsonld, or give the format option")
+    return found
+
+
+@contextmanager
+def _opened(path: Path) -> Iterator[IO[bytes]]:
+    opener: Any = {"gz": gzip.open, "bz2": bz2.open}.get(compression_of(path), open)
+    with opener(path, "rb") as stream:
+        yield stream
+
+
+def _parsed(ctx: ImportContext, parser: Iterator[ox.Quad]) -> Iterator[ox.Quad]:
+    """The parser's quads; each syntax error quarantined with its place, parsing resumed after it."""
+    last, repeats = None, 0
+    while True:
+        try:
+            yield next(parser)
+            repeats = 0
+        except StopIteration:
+            return
+        except (SyntaxError, OSError, EOFError) as exc:
+            where = _error_place(exc)
+            repeats = repeats + 1 if (where, str(exc)) == last else 1
+            last = (where, str(exc))
+            if repeats >= MAX_ERRORS_IN_PLACE or not isinstance(exc, SyntaxError):
+                ctx.reject(where, f"the parser cannot go on ({exc}); the rest of the file is not read")
+                return
+            ctx.reject(where, f"not {ctx.options.get('format') or 'RDF'}: {exc.msg if isinstance(exc, SyntaxError) else exc}")
+
+
+def _error_place(exc: BaseException) -> str:
+    if isinstance(exc, SyntaxError) and exc.lineno:
+        return f"line {exc.lineno}" + (f" column {exc.offset}" if exc.offset else "")
+    return "end of file"
+
+
+def _node(ctx: ImportContext, term: Any, blanks: dict[str, str]) -> str | None:
+    """A subject as an IRI (blank nodes numbered for the file); None (quarantined) for a quoted triple."""
+    if isinstance(term, ox.NamedNode):
+        return term.value
+    if isinstance(term, ox.BlankNode):
+        if term.value not in blanks:
+            blanks[term.value] = entity_iri(f"{ctx.path.name}#{len(blanks)}", "blank")
+        return blanks[term.value]
+    ctx.reject(ctx.location, f"a quoted triple (RDF 1.2) is not supported as a subject or object: {term}")
+    return None
+
+
+def _object_term(ctx: ImportContext, term: Any, blanks: dict[str, str]) -> str | None:
+    if isinstance(term, ox.Literal):
+        try:
+            return literal_term(term.value, term.language, term.datatype.value if not term.language else None)
+        except ValueError as exc:
+            ctx.reject(ctx.location, f"literal refused: {exc}", term.value[:200])
+            return None
+    node = _node(ctx, term, blanks)
+    return f"<{node}>" if node else None

@@ -1,0 +1,190 @@
+"""Generic facts, as tables and JSON lines give them: subjects named or identified, cells typed by the schema.
+
+The CSV/TSV and JSON Lines readers reduce every row to facts ``(subject, relation, cell)`` and hand them to
+:class:`GenericFacts`, which decides what each cell is once the whole file is read:
+
+* a cell written ``<IRI>``, or starting ``http://``, ``https://`` or ``urn:``, is that IRI (a malformed one
+  costs its row, quarantined with its line);
+* a name that is also a subject's name in the same file is that subject (``Lin Qiu`` in a book's ``author``
+  column is the row whose name is ``Lin Qiu``);
+* under an entity-valued relation, any other name is an entity of its own (``name`` IRIs, as KdConv and DuConv
+  entities have, so the same name from two sources is one entity), labelled with the name;
+* anything else is a literal: typed by the relation's ``datatype`` when the text is of that type, else tagged
+  with the schema's language.
+
+A subject is an IRI, or an identifier hashed into the domain's own IRIs, or, with neither, its name. A value of
+the schema's ``type_relation`` that names a declared type becomes ``rdf:type``. Quads come out in the order
+the file gives its rows, so the same input writes the same bytes.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from kgforge.core.quads import XSD, check_iri, check_lang
+from kgforge.core.schema import Relation
+from kgforge.core.vocab import RDF_TYPE, RDFS_LABEL, SKOS_ALT_LABEL, entity_iri
+from kgforge.sources.importer import ImportContext
+
+IRI_STARTS = ("http://", "https://", "urn:")
+DEFAULT_SEPARATOR = "|"
+ID_KEYS = ("id", "iri", "@id", "uri")
+LABEL_KEYS = ("name", "label", "title", "名称", "名字", "标题", "实体")
+ALIAS_KEYS = ("alias", "aliases", "altlabel", "别名")
+_LEXICAL_FORMS = {
+    XSD + "integer": re.compile(r"[+-]?\d+"),
+    XSD + "decimal": re.compile(r"[+-]?(\d+\.\d*|\.\d+|\d+)"),
+    XSD + "double": re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?|[+-]?INF|NaN"),
+    XSD + "boolean": re.compile(r"true|false|1|0"),
+    XSD + "date": re.compile(r"-?\d{4,}-\d{2}-\d{2}(Z|[+-]\d{2}:\d{2})?"),
+    XSD + "gYear": re.compile(r"-?\d{4,}"),
+}
+
+
+def iri_in(cell: str) -> str | None:
+    """The IRI ``cell`` is written as (``<…>`` or ``http://…``), None when it is a name or a value;
+    ValueError naming the problem when it is meant as an IRI and is not a valid one."""
+    if cell.startswith("<") and cell.endswith(">") and len(cell) > 2:
+        return check_iri(cell[1:-1])
+    if cell.startswith(IRI_STARTS):
+        return check_iri(cell)
+    return None
+
+
+def fits_datatype(value: str, datatype: str) -> bool:
+    """Whether ``value`` is a lexical form of ``datatype`` (unknown datatypes take any text)."""
+    form = _LEXICAL_FORMS.get(datatype)
+    return form is None or form.fullmatch(value) is not None
+
+
+def pick_key(keys: list[str], wanted: tuple[str, ...], configured: Any) -> str | None:
+    """The key (column, JSON key) ``configured`` names, else the first of ``wanted`` present (case-insensitive)."""
+    if isinstance(configured, str) and configured:
+        return configured if configured in keys else None
+    folded = {key.casefold(): key for key in reversed(keys)}
+    return next((folded[w] for w in wanted if w in folded), None)
+
+
+def record_settings(ctx: ImportContext, keys: list[str]) -> dict[str, Any]:
+    """The id, label and alias keys and the separator of multi-valued cells, from the source's options, the
+    schema's ``[options.records]``, or (for what neither says) the usual names; written back into
+    ``ctx.options`` so that `kgforge init` can show what was used."""
+    configured = dict(ctx.schema.options.get("records") or {}, **ctx.options)
+    id_key = pick_key(keys, ID_KEYS, configured.get("id"))
+    label_key = pick_key(keys, LABEL_KEYS, configured.get("label"))
+    if label_key is None and not configured.get("label"):
+        label_key = next((k for k in keys if k != id_key), None)
+    settings = {"id": id_key, "label": label_key, "aliases": pick_key(keys, ALIAS_KEYS, configured.get("aliases")),
+                "separator": str(configured.get("separator", DEFAULT_SEPARATOR))}
+    ctx.options.update({k: v for k, v in settings.items() if v is not None})
+    return settings
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One value of a fact as written, with its explicit language or datatype if the source gives one."""
+    text: str
+    lang: str | None = None
+    datatype: str | None = None
+    iri: str | None = None  # when the cell is written as an IRI
+
+
+@dataclass(frozen=True)
+class Fact:
+    subject: str  # IRI
+    relation: Relation
+    cell: Cell
+    location: str
+
+
+class GenericFacts:
+    """Collects the facts of one generic source, then writes them (see the module's rules)."""
+
+    def __init__(self, ctx: ImportContext) -> None:
+        self.ctx = ctx
+        self.lang = ctx.schema.language
+        self.namespace = ctx.schema.name
+        self.by_name: dict[str, str] = {}  # a subject's name → its IRI, the first one named so
+        self.facts: list[Fact] = []
+        self.names: list[tuple[str, str, str, str]] = []  # (IRI, predicate, name, location) of subjects
+        self.types: list[tuple[str, str, str]] = []  # (IRI, class IRI, location)
+
+    def subject(self, ref: str | None, name: str | None, location: str) -> str:
+        """The IRI of a subject given by ``ref`` (an IRI, or an identifier) and/or its ``name``; ValueError for a
+        malformed IRI or when it has neither."""
+        ref = (ref or "").strip()
+        name = (name or "").strip() or None
+        if ref:
+            iri = iri_in(ref) or entity_iri(ref, self.namespace)
+        elif name:
+            iri = entity_iri(name)
+        else:
+            raise ValueError("the subject has neither an identifier nor a name")
+        if name:
+            self.by_name.setdefault(name, iri)
+            self.names.append((iri, RDFS_LABEL, name, location))
+        return iri
+
+    def alias(self, subject: str, name: str, location: str) -> None:
+        if name.strip():
+            self.names.append((subject, SKOS_ALT_LABEL, name.strip(), location))
+
+    def cell(self, text: str, lang: str | None = None, datatype: str | None = None) -> Cell:
+        """A value as written; ValueError when it is a malformed IRI, language tag or datatype."""
+        return Cell(text, check_lang(lang) if lang else None, check_iri(datatype) if datatype else None,
+                    iri_in(text))
+
+    def add(self, subject: str, relation: Relation, cell: Cell, location: str) -> None:
+        type_ = self.ctx.schema.type_for_value(cell.text) if relation.id == self.ctx.schema.type_relation else None
+        if type_ is not None and relation.declared:
+            self.types.append((subject, type_.iri, location))
+            return
+        self.facts.append(Fact(subject, relation, cell, location))
+
+    def emit(self) -> None:
+        ctx, writer = self.ctx, self.ctx.writer
+        named_entities: dict[str, str] = {}  # names that became entities of their own → location
+        for fact in self.facts:
+            ctx.location = fact.location
+            ctx.relations_used.add(fact.relation)
+            target = self._entity_of(fact)
+            if target is not None:
+                writer.iri(fact.subject, fact.relation.iri, target)
+                if fact.cell.iri is None and fact.cell.text not in self.by_name:
+                    named_entities.setdefault(fact.cell.text, fact.location)
+            else:
+                self._literal(fact)
+        for iri, predicate, name, location in self.names:
+            ctx.location = location
+            writer.literal(iri, predicate, name, lang=self.lang)
+        for name, location in named_entities.items():
+            ctx.location = location
+            writer.literal(entity_iri(name), RDFS_LABEL, name, lang=self.lang)
+        for iri, class_iri, location in self.types:
+            ctx.location = location
+            writer.iri(iri, RDF_TYPE, class_iri)
+        ctx.counts["facts"] = len(self.facts)
+        ctx.counts["entities"] = len({iri for iri, *_ in self.names} | {entity_iri(n) for n in named_entities})
+
+    def _entity_of(self, fact: Fact) -> str | None:
+        cell = fact.cell
+        if cell.iri is not None:
+            return cell.iri
+        if cell.lang or cell.datatype or fact.relation.kind == "text":
+            return None
+        if cell.text in self.by_name:
+            return self.by_name[cell.text]
+        return entity_iri(cell.text) if fact.relation.kind == "entity" else None
+
+    def _literal(self, fact: Fact) -> None:
+        cell, declared = fact.cell, fact.relation.datatype
+        if cell.datatype or cell.lang:
+            self.ctx.writer.literal(fact.subject, fact.relation.iri, cell.text, lang=cell.lang, datatype=cell.datatype)
+        elif declared and fits_datatype(cell.text.strip(), declared):
+            self.ctx.writer.literal(fact.subject, fact.relation.iri, cell.text.strip(), datatype=declared)
+        else:
+            if declared:
+                self.ctx.counts[f"values not {declared.removeprefix(XSD)} (kept as text)"] += 1
+            self.ctx.writer.literal(fact.subject, fact.relation.iri, cell.text, lang=self.lang)

@@ -1,0 +1,164 @@
+"""The ray engine of the dump passes against the local one, on a real local Ray instance (this machine only):
+the same quads and journals from the shared samples, the manifest's engine record, resume without
+parsing a finished shard again, a SIGKILLed Ray worker retried, and the message when Ray is missing."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from benchmarks.bench_wikidata import realistic_entity
+from kgforge.core.schema import load_schema
+from kgforge.demo.wikidata_dump import write_dump
+from kgforge.sources.wikidata.engines import LocalEngine, make_engine
+from kgforge.sources.wikidata.entity import WikidataConfig
+from kgforge.sources.wikidata.passes import run_resumable
+from kgforge.sources.wikidata.pipeline import PassSpec
+from kgforge.sources.wikidata.ray_engine import WORKER_NICENESS, RayEngine
+from tests.test_wikidata import build_source
+
+SAMPLES = [("wikidata", "wikidata_json/mini-dump.assembled.json.bz2"),
+           ("wikidata", "wikidata_json/sample-dump-20150815.wdtk.json.gz"),
+           ("wikidata-nt", "wikidata_rdf/Q8_happiness.truthy.nt"), ("wikidata-ttl", "wikidata_rdf/Q42.all.ttl")]
+
+
+@pytest.fixture(scope="module")
+def ray_local():
+    import ray
+
+    os.environ.setdefault(WORKER_NICENESS, "0")
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    yield ray
+    ray.shutdown()
+
+
+def quads_of(store) -> list[str]:
+    return sorted(str(quad) for quad in store)
+
+
+def journal_under(folder: Path) -> bytes:
+    (journal,) = folder.rglob("*extract-*/journal")
+    return journal.read_bytes()
+
+
+@pytest.mark.parametrize("kind,sample", SAMPLES)
+def test_ray_engine_imports_the_samples_as_the_local_engine(kind, sample, shared, tmp_path, ray_local):
+    path = shared(sample)
+    local, local_entry = build_source(tmp_path / "local", kind, path, workers=2, keep_journal=True)
+    ray, ray_entry = build_source(tmp_path / "ray", kind, path, workers=2, keep_journal=True,
+                                  engine="ray", shard_bytes=4096)
+    assert quads_of(ray) == quads_of(local) and len(quads_of(local)) > 50
+    assert journal_under(tmp_path / "ray") == journal_under(tmp_path / "local")
+    assert ray_entry["quarantined"] == local_entry["quarantined"]
+    assert local_entry["engine"]["engine"] == "local" and local_entry["engine"]["nodes"] == 1
+    engine = ray_entry["engine"]
+    assert engine["engine"] == "ray" and engine["nodes"] == 1 and engine["workers"] == 2
+    shards = engine["shards"]["extract"]
+    entities = local_entry["counts"]["entities"]
+    assert len(shards) >= min(2, entities), "4 KiB shards: a sample of several entities is cut into several"
+    assert sum(s["entities"] for s in shards) == entities == ray_entry["counts"]["entities"]
+    assert [s["offset"] for s in shards] == sorted(s["offset"] for s in shards)
+    assert all(a["offset"] + a["bytes"] == b["offset"] for a, b in zip(shards, shards[1:])), "gaps or overlaps"
+    assert all(s["pid"] != os.getpid() and s["node"] and s["attempt"] == 1 for s in shards)
+    assert not list((tmp_path / "ray").rglob("shards/*")), "shard files outlive their pass"
+
+
+def synthetic_dump(path: Path, entities: int) -> Path:
+    return write_dump(path, (realistic_entity(i) for i in range(entities)))
+
+
+def extract_pass(dump: Path, state: Path, engine, **options):
+    spec = PassSpec("extract", WikidataConfig.from_schema(load_schema("film")))
+    return run_resumable(dump, spec, state, engine=engine, checkpoint_seconds=0, **options)
+
+
+def test_a_resumed_ray_pass_never_parses_a_finished_shard_again(tmp_path, ray_local):
+    dump = synthetic_dump(tmp_path / "dump.json", 300)
+    whole = extract_pass(dump, tmp_path / "local", LocalEngine(2))
+    stopped = extract_pass(dump, tmp_path / "ray", RayEngine(2, shard_bytes=64 << 10), stop_after_batches=3)
+    assert 0 < stopped.counts["entities"] < whole.counts["entities"]
+    finished = {p.name: json.loads(p.read_text())["producer"] for p in (tmp_path / "ray").rglob("shards/*.json")}
+    assert finished, "shards in flight when the pass stopped were finished and left for the next run"
+    engine = RayEngine(2, shard_bytes=64 << 10)
+    resumed = extract_pass(dump, tmp_path / "ray", engine)
+    assert resumed.journal.read_bytes() == whole.journal.read_bytes()
+    assert resumed.counts["entities"] == whole.counts["entities"]
+    reused = {f"{s['offset']:015d}-{s['bytes']}.json": s for s in engine.produced if s["reused"]}
+    assert set(reused) == set(finished), "every shard finished before the stop was taken as it was"
+    assert all(reused[name]["pid"] == producer["pid"] for name, producer in finished.items())
+    assert len({s["offset"] for s in resumed.engine["shards"]}) == len(resumed.engine["shards"])
+
+
+def test_a_sigkilled_ray_worker_is_retried_and_nothing_is_lost_or_duplicated(tmp_path, ray_local):
+    dump = synthetic_dump(tmp_path / "dump.json", 600)
+    whole = extract_pass(dump, tmp_path / "local", LocalEngine(2))
+    engine, outcome = RayEngine(2, shard_bytes=256 << 10), {}
+    runner = threading.Thread(target=lambda: outcome.update(result=extract_pass(dump, tmp_path / "ray", engine)))
+    runner.start()
+    killed = kill_workers_mid_shard(tmp_path / "ray", runner)
+    runner.join()
+    result = outcome["result"]
+    assert killed, "no Ray worker was caught mid-shard"
+    retried = [s for s in result.engine["shards"] if s["attempt"] > 1]
+    assert retried and {s["offset"] for s in retried} <= killed
+    assert result.journal.read_bytes() == whole.journal.read_bytes()
+    assert result.counts["entities"] == whole.counts["entities"] == 600
+
+
+def kill_workers_mid_shard(state: Path, runner: threading.Thread) -> set[int]:
+    """SIGKILL the worker of each shard seen running (claimed, not finished), while the pass runs;
+    the offsets of the shards whose worker was killed before the shard was finished."""
+    killed: set[int] = set()
+    while runner.is_alive():
+        try:
+            claims = list(state.rglob("shards/*.attempts"))
+        except FileNotFoundError:  # the pass ended and removed its shards folder
+            claims = []
+        for claim in claims:
+            meta = claim.with_suffix(".json")
+            try:
+                lines = claim.read_text().splitlines()
+            except FileNotFoundError:  # appended to the pass journal and removed meanwhile
+                continue
+            if meta.exists() or len(lines) != 1 or len(killed) >= 2:
+                continue
+            try:
+                os.kill(json.loads(lines[0])["pid"], signal.SIGKILL)
+            except ProcessLookupError:  # that worker has already gone (finished, or Ray retired it)
+                continue
+            if not meta.exists():  # the shard was not finished when its worker died
+                killed.add(int(claim.name.split("-")[0]))
+        time.sleep(0.002)
+    return killed
+
+
+def test_without_ray_the_local_engine_works_and_ray_says_how_to_install_it(shared, tmp_path):
+    blocked = "import sys; sys.modules['ray'] = None; from kgforge.cli import main; main()"
+    dump = shared("wikidata_json/mini-dump.assembled.json.bz2")
+
+    def run(*options: str) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-c", blocked, "import", "wikidata", str(dump), "--domain", "film",
+                               "--workdir", str(tmp_path), "--json", *options], capture_output=True, text=True,
+                              timeout=300)
+
+    missing = run("--engine", "ray")
+    assert missing.returncode != 0
+    assert "pip install 'kgforge[ray]'" in missing.stderr and "Traceback" not in missing.stderr
+    local = run("--engine", "local")
+    assert local.returncode == 0, local.stderr
+    assert json.loads(local.stdout)["source"]["engine"]["engine"] == "local"
+
+
+def test_engine_choices_are_checked():
+    with pytest.raises(Exception, match="only the ray engine"):
+        make_engine("local", 2, address="auto")
+    with pytest.raises(Exception, match="not an engine"):
+        make_engine("spark", 2)
