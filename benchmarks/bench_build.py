@@ -37,9 +37,9 @@ print(time.perf_counter() - started)
 """
 KGFORGE_LOAD = """
 import json, sys, time
-from kgforge.build import load_graphs
-from kgforge.schema import load_schema
-from kgforge.store import carry_quads, domain_paths, published_build, read_manifest, staged_build, write_lock
+from kgforge.build.transaction import load_graphs
+from kgforge.core.schema import load_schema
+from kgforge.store.layout import carry_quads, domain_paths, published_build, read_manifest, staged_build, write_lock
 started = time.perf_counter()
 paths = domain_paths("duconv", sys.argv[1])
 # the build's load phase again, over the same graphs: fresh store, count check, swap
@@ -81,7 +81,7 @@ def main() -> None:
     args = parser.parse_args()
     kb = cached_synthetic_kb(args.out, args.small)
     work = Path(tempfile.mkdtemp(prefix="kgforge-bench-"))
-    cli = [sys.executable, "-c", "from kgforge.commands import main; main()"]
+    cli = [sys.executable, "-c", "from kgforge.cli import main; main()"]
 
     print("kgforge build (import + load) ...", file=sys.stderr)
     out, build_seconds, build_rss = run_measured(

@@ -38,17 +38,17 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from benchmarks.synthetic import cached_synthetic_kb  # noqa: E402
 
-CLI = [sys.executable, "-c", "from kgforge.commands import main; main()"]
+CLI = [sys.executable, "-c", "from kgforge.cli import main; main()"]
 TARGETS = {"derive": 30.0, "goals": 60.0, "export": 60.0}
 RATIO_TARGET = 1.5  # real-dialogue exports against the goal export of the same run
 CPU_SECONDS: list[float] = []
 BASELINE_QUERY = """
 import json, sys, time
 import pyoxigraph as ox
-from kgforge.errors import QueryTimeout
-from kgforge.query import QueryRunner
-from kgforge.resources import query_text
-from kgforge.store import domain_paths
+from kgforge.core.errors import QueryTimeout
+from kgforge.store.query import QueryRunner
+from kgforge.core.resources import query_text
+from kgforge.store.layout import domain_paths
 
 def main():
     workdir, name, suffix, timeout = sys.argv[1], sys.argv[2], sys.argv[3], float(sys.argv[4])
@@ -67,9 +67,9 @@ if __name__ == "__main__":
 PER_DIALOGUE = """
 import json, sys, time
 import pyoxigraph as ox
-from kgforge.query import QueryRunner
-from kgforge.resources import query_text
-from kgforge.store import domain_paths
+from kgforge.store.query import QueryRunner
+from kgforge.core.resources import query_text
+from kgforge.store.layout import domain_paths
 
 def main():
     workdir, goals_file, sample = sys.argv[1], sys.argv[2], int(sys.argv[3])
@@ -124,7 +124,7 @@ def real_dialogues(samples: Path, work: Path) -> tuple[Path, Path]:
     """DuConv sessions and KdConv dialogues made from the goal export's samples (same topics, same
     knowledge): a conversation that asks about and states the knowledge, as a crowd worker writes one;
     the KdConv messages that state a fact carry it as gold ``attrs``, as the real data does."""
-    from kgforge.text import normalise_label
+    from kgforge.core.text import normalise_label
 
     sessions, kdconv = work / "sessions.txt", work / "kdconv.json"
     dialogues = []

@@ -14,7 +14,7 @@ is printed beside it. Throughput is positive training triples per second of trai
 (epochs x training triples / seconds), evaluation excluded.
 
 Search: queries per second for exact top-10 over N x 256 random unit vectors (cosine), with
-``kgforge.related.search_topk`` in batches of 256 queries, beside one ``torch.topk(V @ q)`` per query
+``kgforge.embed.related.search_topk`` in batches of 256 queries, beside one ``torch.topk(V @ q)`` per query
 (the naive way); on the CPU, and on the GPU when torch sees one. Medians of --repeats.
 
 Writes benchmarks/results/bench_embed.json (or --out).
@@ -35,8 +35,8 @@ import torch
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from kgforge.embed import EmbedConfig, build_model, pick_device, triple_set_from_ids  # noqa: E402
-from kgforge.evaluate import KnownTriples, rank_triples, summarise  # noqa: E402
-from kgforge.related import search_topk  # noqa: E402
+from kgforge.embed.evaluate import KnownTriples, rank_triples, summarise  # noqa: E402
+from kgforge.embed.related import search_topk  # noqa: E402
 
 
 def load_dataset(name: str):

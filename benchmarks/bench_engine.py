@@ -26,13 +26,13 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from benchmarks.bench_wikidata import realistic_entity  # noqa: E402
-from kgforge.schema import load_schema  # noqa: E402
-from kgforge.wikidata.demo import write_dump  # noqa: E402
-from kgforge.wikidata.engines import DEFAULT_SHARD_BYTES, LocalEngine  # noqa: E402
-from kgforge.wikidata.entity import WikidataConfig  # noqa: E402
-from kgforge.wikidata.passes import run_resumable  # noqa: E402
-from kgforge.wikidata.pipeline import PassSpec  # noqa: E402
-from kgforge.wikidata.ray_engine import WORKER_NICENESS, RayEngine  # noqa: E402
+from kgforge.core.schema import load_schema  # noqa: E402
+from kgforge.demo.wikidata_dump import write_dump  # noqa: E402
+from kgforge.sources.wikidata.engines import DEFAULT_SHARD_BYTES, LocalEngine  # noqa: E402
+from kgforge.sources.wikidata.entity import WikidataConfig  # noqa: E402
+from kgforge.sources.wikidata.passes import run_resumable  # noqa: E402
+from kgforge.sources.wikidata.pipeline import PassSpec  # noqa: E402
+from kgforge.sources.wikidata.ray_engine import WORKER_NICENESS, RayEngine  # noqa: E402
 
 WORKERS = 2
 

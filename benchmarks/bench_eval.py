@@ -34,7 +34,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from benchmarks.synthetic import TEXT_RELATIONS, cached_synthetic_kb  # noqa: E402
 
-CLI = [sys.executable, "-c", "from kgforge.commands import main; main()"]
+CLI = [sys.executable, "-c", "from kgforge.cli import main; main()"]
 TARGET_S = 60.0
 OFFICIAL_COMMIT = "ba85518a1ac2a57988188fc5f2b8fe42e1facf64"
 OFFICIAL_PATH = "generative_pt/tools/eval.py"

@@ -40,9 +40,9 @@ TARGET_SECONDS = 60.0
 NAIVE = r"""
 import json, sys, time
 import pyoxigraph as ox
-from kgforge.query import QueryRunner
-from kgforge.resources import query_text
-from kgforge.store import domain_paths
+from kgforge.store.query import QueryRunner
+from kgforge.core.resources import query_text
+from kgforge.store.layout import domain_paths
 
 def main():
     workdir, turns_file, sample = sys.argv[1], sys.argv[2], int(sys.argv[3])

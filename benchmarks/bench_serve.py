@@ -38,11 +38,11 @@ import pyoxigraph as ox
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from benchmarks.synthetic import cached_synthetic_kb  # noqa: E402
-from kgforge.query import PREFIXES  # noqa: E402
-from kgforge.resources import query_text  # noqa: E402
-from kgforge.store import domain_paths  # noqa: E402
+from kgforge.core.resources import query_text  # noqa: E402
+from kgforge.store.layout import domain_paths  # noqa: E402
+from kgforge.store.query import PREFIXES  # noqa: E402
 
-CLI = [sys.executable, "-c", "from kgforge.commands import main; main()"]
+CLI = [sys.executable, "-c", "from kgforge.cli import main; main()"]
 TARGETS = {"throughput_ratio": 0.8, "entity_page_p50_ms": 100.0}
 # query file → (variables bound, extra text after the query)
 MIX = {

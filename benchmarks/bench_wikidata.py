@@ -25,13 +25,13 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from kgforge.gc_pause import paused_gc  # noqa: E402
-from kgforge.schema import load_schema  # noqa: E402
-from kgforge.wikidata.demo import write_dump  # noqa: E402
-from kgforge.wikidata.entity import WikidataConfig  # noqa: E402
-from kgforge.wikidata.framing import DumpReader, decode_entity, entity_spans  # noqa: E402
-from kgforge.wikidata.passes import run_resumable  # noqa: E402
-from kgforge.wikidata.pipeline import BATCH_BYTES, PassSpec  # noqa: E402
+from kgforge.core.gc_pause import paused_gc  # noqa: E402
+from kgforge.core.schema import load_schema  # noqa: E402
+from kgforge.demo.wikidata_dump import write_dump  # noqa: E402
+from kgforge.sources.wikidata.entity import WikidataConfig  # noqa: E402
+from kgforge.sources.wikidata.framing import DumpReader, decode_entity, entity_spans  # noqa: E402
+from kgforge.sources.wikidata.passes import run_resumable  # noqa: E402
+from kgforge.sources.wikidata.pipeline import BATCH_BYTES, PassSpec  # noqa: E402
 
 LANGS = ["en", "zh", "zh-hans", "zh-hant", "zh-cn", "zh-tw", "de", "fr", "es", "it", "ja", "ko", "ru", "pt",
          "nl", "pl", "sv", "fi", "da", "nb", "cs", "hu", "ro", "tr", "ar", "he", "fa", "hi", "bn", "th", "vi",

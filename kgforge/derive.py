@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -32,13 +31,28 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from kgforge import checks
-from kgforge.build import extend_build
-from kgforge.quads import check_iri, literal_term
-from kgforge.schema import Schema, load_schema
-from kgforge.store import DomainPaths, domain_paths, published_build, read_manifest, staged_build, write_lock
-from kgforge.tables import GraphTables, read_tables
-from kgforge.vocab import DERIVED_GRAPHS, ENTITY, ONTO, RDFS_LABEL, RELATION, safe_segment
+from kgforge.build.transaction import extend_build
+from kgforge.core import checks
+from kgforge.core.files import atomic_path
+from kgforge.core.quads import check_iri, literal_term
+from kgforge.core.schema import Schema, load_schema
+from kgforge.core.vocab import (
+    DERIVED_GRAPHS,
+    ENTITY,
+    ONTO,
+    RDFS_LABEL,
+    RELATION,
+    safe_segment,
+)
+from kgforge.store.layout import (
+    DomainPaths,
+    domain_paths,
+    published_build,
+    read_manifest,
+    staged_build,
+    write_lock,
+)
+from kgforge.store.tables import GraphTables, read_tables
 
 ASSOCIATED_KIND = "derived-associated"
 ASSOCIATED_GRAPH = DERIVED_GRAPHS + "associated"
@@ -248,10 +262,8 @@ def write_pairs(pairs: pl.DataFrame, relations: pl.DataFrame, path: Path) -> int
         labels.append(f"<{edge}> <{RDFS_LABEL}> "
                       f"{literal_term('same ' + (rel.get('en') or rel.get('zh') or p), 'en')} {graph} .")
     lines = pl.concat([pl.DataFrame({"line": labels}, schema={"line": pl.String}), lines])
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + f".part{os.getpid()}")
-    lines.write_csv(tmp, include_header=False, quote_style="never", line_terminator="\n")
-    os.replace(tmp, path)
+    with atomic_path(path) as tmp:
+        lines.write_csv(tmp, include_header=False, quote_style="never", line_terminator="\n")
     return lines.height
 
 

@@ -7,10 +7,10 @@ from typing import Any
 
 import polars as pl
 
-from kgforge.schema import Schema, load_schema
-from kgforge.store import domain_paths, published_build, read_manifest
-from kgforge.tables import GraphTables, read_tables
-from kgforge.text import jieba_module
+from kgforge.core.schema import Schema, load_schema
+from kgforge.core.text import jieba_module
+from kgforge.store.layout import domain_paths, published_build, read_manifest
+from kgforge.store.tables import GraphTables, read_tables
 
 
 def token_count(text: str) -> int:

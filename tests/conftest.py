@@ -42,7 +42,7 @@ def run_cli(*args: str, cwd: Path | None = None, check: bool = True, timeout: fl
             env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
     """Run ``kgforge ARGS`` in a fresh process, as a user would."""
     result = subprocess.run(
-        [sys.executable, "-c", "from kgforge.commands import main; main()", *args],
+        [sys.executable, "-c", "from kgforge.cli import main; main()", *args],
         cwd=cwd, capture_output=True, text=True, timeout=timeout, env={**os.environ, **(env or {})},
     )
     if check and result.returncode != 0:

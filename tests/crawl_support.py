@@ -5,9 +5,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from kgforge.crawl.demo import DEMO_SITE
 from kgforge.crawl.fetch import CrawlConfig
 from kgforge.crawl.loopback import Route, Sequence, Stall, Static
+from kgforge.demo.site import DEMO_SITE
 
 SITES = Path(__file__).resolve().parent / "fixtures" / "sites"
 # The Douban fixture site: the bundled demo site's pages, plus and overridden by the fixture's own

@@ -19,7 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-CLI = [sys.executable, "-c", "from kgforge.commands import main; main()"]
+CLI = [sys.executable, "-c", "from kgforge.cli import main; main()"]
 TAG = "KGFORGE_FAULT_TAG"
 
 

@@ -13,11 +13,11 @@ from typing import Any
 
 import pyoxigraph as ox
 
-from kgforge.build import build
-from kgforge.query import QueryRunner
-from kgforge.resources import query_text
-from kgforge.schema import SourceSpec
-from kgforge.store import domain_paths
+from kgforge.build.transaction import build
+from kgforge.core.resources import query_text
+from kgforge.core.schema import SourceSpec
+from kgforge.store.layout import domain_paths
+from kgforge.store.query import QueryRunner
 
 STATEMENT_QUERY = """SELECT ?s ?o ?q ?qv WHERE {
   ?s ?link ?st . ?st ?ps ?o ; ?q ?qv .

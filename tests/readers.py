@@ -15,14 +15,14 @@ from pathlib import Path
 
 import pyoxigraph as ox
 
-from kgforge.errors import InputError
-from kgforge.quads import QuadWriter
-from kgforge.quarantine import Quarantine
-from kgforge.schema import load_schema
-from kgforge.sources import ImportContext, importer_for
-from kgforge.vocab import RDFS_LABEL, SKOS_ALT_LABEL
-from kgforge.wikidata.demo import write_demo_dump
-from kgforge.wikidata.entity import SCHEMA_DESCRIPTION
+from kgforge.core.errors import InputError
+from kgforge.core.quads import QuadWriter
+from kgforge.core.quarantine import Quarantine
+from kgforge.core.schema import load_schema
+from kgforge.core.vocab import RDFS_LABEL, SKOS_ALT_LABEL
+from kgforge.demo.wikidata_dump import write_demo_dump
+from kgforge.sources.importer import ImportContext, importer_for
+from kgforge.sources.wikidata.entity import SCHEMA_DESCRIPTION
 from tests.conftest import shared_file
 
 SCHEMAS = {"kdconv": "travel", "kdconv-dialogues": "travel", "duconv": "duconv"}  # the rest: film

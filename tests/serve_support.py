@@ -16,10 +16,10 @@ from pathlib import Path
 
 import uvicorn
 
-from kgforge.build import build, parse_source
+from kgforge.build.transaction import build, parse_source
 from kgforge.derive import derive
 from kgforge.serve import ServeOptions, create_app
-from kgforge.store import domain_paths
+from kgforge.store.layout import domain_paths
 
 MARKUP_LABEL = '<script>window.kgforgePwned = 1</script><b>粗体</b>'
 

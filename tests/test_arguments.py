@@ -15,10 +15,10 @@ import typer
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kgforge.commands import _load_commands
-from kgforge.commands._app import DOMAIN, Checked, app
-from kgforge.errors import ArgumentError, KgforgeError
-from kgforge.store import check_domain_name, domain_paths
+from kgforge.cli import _load_commands
+from kgforge.cli._app import DOMAIN, Checked, app
+from kgforge.core.errors import ArgumentError, KgforgeError
+from kgforge.store.layout import check_domain_name, domain_paths
 
 # Options whose values come from a fixed list: each must be checked against it.
 ENUMERATED = {"fmt", "style", "layout", "precision", "evaluation", "device", "model", "site"}
@@ -122,7 +122,7 @@ def test_a_domain_name_is_a_plain_folder_name_or_refused(name):
 @pytest.mark.parametrize("name", ["", ".", "..", "../escaped", "a/b", "/abs", "a\\b", ".hidden", "a..b", "x" * 65,
                                   "tab\there", "nul\x00"])
 def test_library_refuses_unsafe_domain_names(tmp_path, name):
-    from kgforge.build import build
+    from kgforge.build.transaction import build
 
     with pytest.raises(ArgumentError, match="domain"):
         domain_paths(name, tmp_path)
@@ -136,7 +136,7 @@ def test_library_refuses_unsafe_domain_names(tmp_path, name):
 def test_library_functions_refuse_what_the_options_refuse():
     from kgforge.derive import DeriveOptions
     from kgforge.embed import EmbedConfig
-    from kgforge.goals import GoalOptions
+    from kgforge.goals.graph import GoalOptions
 
     for bad in ({"dim": 0}, {"epochs": -1}, {"learning_rate": float("nan")}, {"learning_rate": 0.0},
                 {"batch_size": 0}, {"precision": "fp8"}, {"evaluation": "maybe"}, {"device": "tpu"},

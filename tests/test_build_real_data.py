@@ -6,8 +6,8 @@ import json
 
 import pyoxigraph as ox
 
-from kgforge.store import domain_paths, open_read_only
-from kgforge.vocab import RDFS_LABEL, SKOS_ALT_LABEL
+from kgforge.core.vocab import RDFS_LABEL, SKOS_ALT_LABEL
+from kgforge.store.layout import domain_paths, open_read_only
 
 
 def test_kdconv_travel_reproduces_table2(shared, workdir, cli):

@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pyoxigraph as ox
 
+from kgforge.demo.wikidata_dump import write_demo_dump
 from kgforge.derive import ASSOCIATED_GRAPH
-from kgforge.store import domain_paths, open_read_only
-from kgforge.tables import read_tables
-from kgforge.wikidata.demo import write_demo_dump
+from kgforge.store.layout import domain_paths, open_read_only
+from kgforge.store.tables import read_tables
 from tests.faults import kill_at_random_point, part_files
 from tests.test_derive import write_sessions
 from tests.test_store import _write_kb

@@ -18,10 +18,19 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from kgforge.errors import InputError
+from kgforge.core.errors import InputError
 from kgforge.exports.dialogues import read_dialogues
-from kgforge.goals import read_profiles, read_session_goals
-from tests.readers import BUILD_SAMPLES, Outcome, Sample, duconv_sessions, durecdial_sessions, read_sample, wikidata_dump
+from kgforge.goals.check import read_session_goals
+from kgforge.goals.styles import read_profiles
+from tests.readers import (
+    BUILD_SAMPLES,
+    Outcome,
+    Sample,
+    duconv_sessions,
+    durecdial_sessions,
+    read_sample,
+    wikidata_dump,
+)
 
 # a proper prefix of one of their records never parses, so a cut inside a record must be reported
 STRICT_RECORDS = {"kdconv", "kdconv-dialogues", "duconv", "durecdial", "wikidata", "wikidata-nt"}

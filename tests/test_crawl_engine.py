@@ -16,7 +16,16 @@ from kgforge.crawl.fetch import CrawlConfig, Fetcher, parse_retry_after
 from kgforge.crawl.frontier import Frontier
 from kgforge.crawl.loopback import LoopbackSite, Redirect, Static, Stream
 from kgforge.crawl.robots import Robots
-from kgforge.crawl.spec import Field, Infobox, Page, PageRule, Record, SiteSpec, extract, parse_html
+from kgforge.crawl.spec import (
+    Field,
+    Infobox,
+    Page,
+    PageRule,
+    Record,
+    SiteSpec,
+    extract,
+    parse_html,
+)
 from tests.crawl_support import DOUBAN, TEST_CONFIG
 
 GBK_TEXT = "《教父》的导演是科波拉。和喆哥一起重温，镕铸了一个时代的经典。北京市东城区景山前街四号。" * 3

@@ -15,13 +15,19 @@ from pathlib import Path
 
 import pytest
 
+from kgforge.core.errors import ArgumentError
 from kgforge.crawl import crawl, load_spec
 from kgforge.crawl.cache import ResponseCache
 from kgforge.crawl.fetch import CrawlConfig, Fetcher
-from kgforge.crawl.guard import AddressRefused, ConnectionGuard, HostPolicy, guarded_session, is_internal_address
+from kgforge.crawl.guard import (
+    AddressRefused,
+    ConnectionGuard,
+    HostPolicy,
+    guarded_session,
+    is_internal_address,
+)
 from kgforge.crawl.loopback import Drip, LoopbackSite, Redirect, Static
 from kgforge.crawl.robots import Robots
-from kgforge.errors import ArgumentError
 from tests.crawl_support import CLI_SETTINGS, DOUBAN, TEST_CONFIG
 
 DEADLINE = 2.0
@@ -142,7 +148,7 @@ def test_the_address_connected_to_is_checked_not_only_the_name():
 
 def test_stale_temporary_files_of_a_killed_crawl_are_removed(tmp_path):
     crawl_dir = tmp_path / "c"
-    stale = crawl_dir / "cache" / "meta" / "ab" / ".abc.json.999999999.1.tmp"  # no such pid
+    stale = crawl_dir / "cache" / "meta" / "ab" / "abc.json.part999999999.1"  # no such pid
     stale.parent.mkdir(parents=True)
     stale.write_bytes(b"half")
     with LoopbackSite(DOUBAN) as site:

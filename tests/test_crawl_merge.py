@@ -7,12 +7,12 @@ import json
 import pyoxigraph as ox
 import pytest
 
+from kgforge.core.errors import SchemaError
+from kgforge.core.vocab import PROV_SOURCE, RDFS_LABEL, SKOS_ALT_LABEL, entity_iri
 from kgforge.crawl.cleanup import CleanupOptions, clean
 from kgforge.crawl.loopback import LoopbackSite
 from kgforge.crawl.merge import merge
 from kgforge.crawl.spec import Fact, Record
-from kgforge.errors import SchemaError
-from kgforge.vocab import PROV_SOURCE, RDFS_LABEL, SKOS_ALT_LABEL, entity_iri
 from tests.crawl_support import CLI_SETTINGS, DOUBAN, SITES, douban_routes
 
 

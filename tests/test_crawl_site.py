@@ -12,13 +12,13 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from kgforge.core.vocab import PROV_SOURCE, RDFS_LABEL, SKOS_ALT_LABEL, relation_iri
 from kgforge.crawl import crawl, load_spec, read_records
 from kgforge.crawl.cache import ResponseCache
-from kgforge.crawl.demo import demo_crawl
 from kgforge.crawl.fetch import CrawlConfig
 from kgforge.crawl.loopback import LoopbackSite, Static
 from kgforge.crawl.robots import crawl_delay
-from kgforge.vocab import PROV_SOURCE, RDFS_LABEL, SKOS_ALT_LABEL, relation_iri
+from kgforge.demo.site import demo_crawl
 from tests.crawl_support import (
     BROKEN,
     CLI_SETTINGS,

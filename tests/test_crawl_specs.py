@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-
 import pytest
 
+from kgforge.core.schema import load_schema
 from kgforge.crawl import crawl, load_spec, read_records, site_names
 from kgforge.crawl.loopback import LoopbackSite
-from kgforge.schema import load_schema
 from tests.crawl_support import TEST_CONFIG, douban_routes, fixture_pages, fixture_site
 
 # site → (records expected, a record's name, facts it must have as (relation, value), its English name)

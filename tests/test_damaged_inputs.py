@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from kgforge.errors import InputError
-from kgforge.goals import read_profiles
-from kgforge.jsonio import MAX_DEPTH
-from kgforge.schema import load_schema
+from kgforge.core.errors import InputError
+from kgforge.core.jsonio import MAX_DEPTH
+from kgforge.core.schema import load_schema
+from kgforge.goals.styles import read_profiles
 from tests.readers import BUILD_SAMPLES, durecdial_sessions, read_sample, read_source
 
 DEEP = "[" * 200_000  # what the probe sent: every JSON reader died with a RecursionError

@@ -6,9 +6,8 @@ import json
 
 import pytest
 
-from kgforge.quad_tables import tables_from_quads
-from kgforge.store import domain_paths
-from kgforge.tables import read_tables_from_store
+from kgforge.store.layout import domain_paths
+from kgforge.store.tables import read_tables_from_store, tables_from_quads
 
 
 @pytest.fixture(scope="module")

@@ -12,15 +12,21 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kgforge.build import check_store
+from kgforge.build.transaction import check_store
+from kgforge.core.errors import ArgumentError
+from kgforge.core.resources import query_text
+from kgforge.core.vocab import entity_iri, relation_iri
 from kgforge.derive import (
-    ASSOCIATED_GRAPH, PAIR_SCHEMA, DeriveOptions, _unrank_pairs, associate, associated_relation, write_pairs,
+    ASSOCIATED_GRAPH,
+    PAIR_SCHEMA,
+    DeriveOptions,
+    _unrank_pairs,
+    associate,
+    associated_relation,
+    write_pairs,
 )
-from kgforge.errors import ArgumentError
-from kgforge.query import QueryRunner
-from kgforge.resources import query_text
-from kgforge.store import domain_paths, open_read_only
-from kgforge.vocab import entity_iri, relation_iri
+from kgforge.store.layout import domain_paths, open_read_only
+from kgforge.store.query import QueryRunner
 
 
 def session(goal, knowledge):
@@ -155,8 +161,11 @@ def test_relation_budget_keeps_a_seeded_sample(cli, built):
 
 @pytest.mark.parametrize("include_derived", [False, True])
 def test_quad_file_tables_equal_the_store_tables(cli, built, include_derived):
-    from kgforge.quad_tables import tables_from_quads
-    from kgforge.tables import read_tables, read_tables_from_store
+    from kgforge.store.tables import (
+        read_tables,
+        read_tables_from_store,
+        tables_from_quads,
+    )
 
     cli("derive", "duconv", "--workdir", str(built))
     paths = domain_paths("duconv", built)

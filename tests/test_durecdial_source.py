@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from kgforge.store import domain_paths
-from kgforge.tables import read_tables
+from kgforge.store.layout import domain_paths
+from kgforge.store.tables import read_tables
 
 
 def _session(**fields) -> dict:

@@ -17,9 +17,16 @@ from pykeen.datasets import UMLS, Kinships, Nations
 from pykeen.models import ComplEx, DistMult, RotatE, TransE
 from safetensors.torch import load_file
 
-from kgforge.bundle import Bundle, BundleError
-from kgforge.embed import EmbedConfig, EmbedError, index_triples, split_triples, train_bundle, triple_set_from_ids
-from kgforge.scoring import candidate_scores, has_fast_path
+from kgforge.embed import (
+    EmbedConfig,
+    EmbedError,
+    index_triples,
+    split_triples,
+    train_bundle,
+    triple_set_from_ids,
+)
+from kgforge.embed.bundle import Bundle, BundleError
+from kgforge.embed.scoring import candidate_scores, has_fast_path
 
 KB_TRAVEL = "kdconv/travel/kb_travel.json"
 
@@ -65,7 +72,7 @@ def test_bundled_dataset_trains_and_bundle_reloads(dataset_cls, tmp_path):
     test = dataset.testing.mapped_triples[:50]
     reloaded = model.score_hrt(test)
     # Same weights: the reloaded model ranks the test triples exactly as the metrics say.
-    from kgforge.evaluate import KnownTriples, rank_triples, summarise
+    from kgforge.embed.evaluate import KnownTriples, rank_triples, summarise
     known = KnownTriples(torch.cat([dataset.training.mapped_triples, dataset.validation.mapped_triples,
                                     dataset.testing.mapped_triples]), dataset.num_entities,
                          dataset.num_relations, torch.device("cpu"))
@@ -133,7 +140,7 @@ def test_bundle_open_names_missing_and_incomplete_bundles(tmp_path):
 
 def test_embed_travel_store_resumes_after_kill(cli, shared, workdir):
     cli("build", "travel", "--source", f"kdconv:{shared(KB_TRAVEL)}", "--workdir", str(workdir))
-    command = [sys.executable, "-c", "from kgforge.commands import main; main()", "embed", "travel",
+    command = [sys.executable, "-c", "from kgforge.cli import main; main()", "embed", "travel",
                "--model", "DistMult", "--dim", "32", "--epochs", "400", "--checkpoint-every", "0",
                "--threads", "1", "--workdir", str(workdir), "--json"]
     process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -168,8 +175,8 @@ def test_embed_travel_store_resumes_after_kill(cli, shared, workdir):
 def test_derived_triples_follow_their_sources_on_the_travel_store(cli, shared, workdir):
     from kgforge.derive import ASSOCIATED_RELATION, PAIR_NODE
     from kgforge.embed import graph_triples
-    from kgforge.store import domain_paths
-    from kgforge.tables import read_tables
+    from kgforge.store.layout import domain_paths
+    from kgforge.store.tables import read_tables
 
     cli("build", "travel", "--source", f"kdconv:{shared(KB_TRAVEL)}", "--workdir", str(workdir))
     cli("derive", "travel", "--workdir", str(workdir))
@@ -194,7 +201,7 @@ def test_derived_triples_follow_their_sources_on_the_travel_store(cli, shared, w
 
 
 def test_sampled_evaluation_is_labelled_and_never_below_full_rank(tmp_path):
-    from kgforge.evaluate import evaluate_model
+    from kgforge.embed.evaluate import evaluate_model
 
     dataset = UMLS()
     triple_set = dataset_triple_set(dataset)

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from kgforge.bundle import Bundle
+from kgforge.embed.bundle import Bundle
 
 KB_TRAVEL = "kdconv/travel/kb_travel.json"
 TRAIN = ["--model", "DistMult", "--dim", "32", "--seed", "7", "--threads", "2"]
@@ -49,7 +49,7 @@ def test_two_gloo_processes_reach_the_single_process_mrr_and_related_loads_the_b
 
 
 def test_distributed_training_resumes_from_its_checkpoint_after_a_kill(travel, cli):
-    command = [sys.executable, "-c", "from kgforge.commands import main; main()", "embed", "travel", *TRAIN,
+    command = [sys.executable, "-c", "from kgforge.cli import main; main()", "embed", "travel", *TRAIN,
                "--epochs", "400", "--devices", "2", "--checkpoint-every", "1", "--name", "resumed",
                "--workdir", str(travel), "--json"]
     process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)

@@ -16,13 +16,13 @@ from pathlib import Path
 import pytest
 
 from benchmarks.bench_wikidata import realistic_entity
-from kgforge.schema import load_schema
-from kgforge.wikidata.demo import write_dump
-from kgforge.wikidata.engines import LocalEngine, make_engine
-from kgforge.wikidata.entity import WikidataConfig
-from kgforge.wikidata.passes import run_resumable
-from kgforge.wikidata.pipeline import PassSpec
-from kgforge.wikidata.ray_engine import WORKER_NICENESS, RayEngine
+from kgforge.core.schema import load_schema
+from kgforge.demo.wikidata_dump import write_dump
+from kgforge.sources.wikidata.engines import LocalEngine, make_engine
+from kgforge.sources.wikidata.entity import WikidataConfig
+from kgforge.sources.wikidata.passes import run_resumable
+from kgforge.sources.wikidata.pipeline import PassSpec
+from kgforge.sources.wikidata.ray_engine import WORKER_NICENESS, RayEngine
 from tests.test_wikidata import build_source
 
 SAMPLES = [("wikidata", "wikidata_json/mini-dump.assembled.json.bz2"),
@@ -141,7 +141,7 @@ def kill_workers_mid_shard(state: Path, runner: threading.Thread) -> set[int]:
 
 
 def test_without_ray_the_local_engine_works_and_ray_says_how_to_install_it(shared, tmp_path):
-    blocked = "import sys; sys.modules['ray'] = None; from kgforge.commands import main; main()"
+    blocked = "import sys; sys.modules['ray'] = None; from kgforge.cli import main; main()"
     dump = shared("wikidata_json/mini-dump.assembled.json.bz2")
 
     def run(*options: str) -> subprocess.CompletedProcess:

@@ -12,11 +12,16 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from kgforge.core.text import normalise_label
 from kgforge.evaluation import evaluate
 from kgforge.evaluation.lexical import LexicalStats, lcs_length
 from kgforge.evaluation.metrics import official_lines
-from kgforge.evaluation.segmentation import PY_WHITESPACE, label_form, match_form, tokenize
-from kgforge.text import normalise_label
+from kgforge.evaluation.segmentation import (
+    PY_WHITESPACE,
+    label_form,
+    match_form,
+    tokenize,
+)
 from tests.eval_oracle import load_official, run_official
 
 TOLERANCE = 1e-9

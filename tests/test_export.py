@@ -12,10 +12,10 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from kgforge.errors import KgforgeError
+from kgforge.core.errors import KgforgeError
+from kgforge.core.text import normalise_label
 from kgforge.exports import format_named
 from kgforge.exports.formats.sheet import read_sheet
-from kgforge.text import normalise_label
 from tests.dialogue_kg import duconv_sample_kg
 
 TYPES = {"电影", "明星"}
@@ -229,7 +229,7 @@ def test_add_related_without_a_bundle_is_a_clear_error(cli, duconv_goals, tmp_pa
     workdir, goals, _, _ = duconv_goals
     result = export(cli, workdir, goals, "duconv", tmp_path / "r.jsonl", "--add-related", "default", check=False)
     assert result.returncode == 1
-    assert "kgforge.related" in result.stderr or "no model bundle" in result.stderr
+    assert "kgforge.embed.related" in result.stderr or "no model bundle" in result.stderr
     assert "Traceback" not in result.stderr
 
 

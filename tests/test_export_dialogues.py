@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from kgforge.core.text import normalise_label
 from kgforge.exports import format_named
-from kgforge.text import normalise_label
 from tests.conftest import run_cli, shared_file
 
 # domain, build source (kind, shared path), dialogues, format, the field the retrieved facts go in

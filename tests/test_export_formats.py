@@ -11,15 +11,15 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from kgforge.errors import KgforgeError
+from kgforge.core.errors import KgforgeError
+from kgforge.core.schema import load_schema
+from kgforge.core.text import Segmenter, normalise_label
 from kgforge.exports import ExportOptions, format_named, formats
 from kgforge.exports.assemble import PATH_SCHEMA, Assembled, Grounded
 from kgforge.exports.labels import Labels, Render
 from kgforge.exports.model import Dialogue
 from kgforge.exports.registry import dialogue_layouts, goal_layout
-from kgforge.schema import load_schema
-from kgforge.tables import FACT_SCHEMA, LABEL_SCHEMA, GraphTables
-from kgforge.text import Segmenter, normalise_label
+from kgforge.store.tables import FACT_SCHEMA, LABEL_SCHEMA, GraphTables
 
 PROPERTY = settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 TEXT = st.text(alphabet=st.sampled_from(list('ab Z9"{}[]\\\'/:,;电影周迅·-<>&%『』《》[]') + ["\u00e9", "\U0001F600"]),

@@ -16,11 +16,12 @@ from pathlib import Path
 
 import pytest
 
-from kgforge.build import build, check_store
+from kgforge.build.transaction import build, check_store
+from kgforge.core.errors import KgforgeError
+from kgforge.core.schema import SourceSpec
 from kgforge.derive import ASSOCIATED_GRAPH, derive
-from kgforge.errors import KgforgeError
-from kgforge.goals import GoalOptions, generate
-from kgforge.schema import SourceSpec
+from kgforge.goals.generate import generate
+from kgforge.goals.graph import GoalOptions
 from tests.faults import kill_at_random_point, orphans, part_files
 
 BUILD_ENTITIES = 10_000
@@ -172,7 +173,7 @@ EMBED_OPTIONS = {"model": "DistMult", "dim": 16, "epochs": 30, "batch_size": 256
 
 def test_embed_killed_at_random_points_resumes_to_the_same_model(tmp_path):
     from kgforge.embed import EmbedConfig, embed
-    from kgforge.related import related
+    from kgforge.embed.related import related
 
     config = EmbedConfig(**EMBED_OPTIONS)
     command = ["embed", "travel", "--model", "DistMult", "--dim", "16", "--epochs", "30", "--batch-size", "256",

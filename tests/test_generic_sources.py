@@ -12,7 +12,7 @@ import pyoxigraph as ox
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from kgforge.vocab import RDFS_LABEL
+from kgforge.core.vocab import RDFS_LABEL
 from tests.readers import read_source
 
 EX = "http://example.org/"

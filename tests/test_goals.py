@@ -9,10 +9,12 @@ from pathlib import Path
 import pyoxigraph as ox
 import pytest
 
-from kgforge.goals import MIN_TOPIC_FACTS, GoalGraph, _quotas, parse_duconv_goal, parse_hops
-from kgforge.query import QueryRunner
-from kgforge.resources import query_text
-from kgforge.store import domain_paths
+from kgforge.core.resources import query_text
+from kgforge.goals.check import parse_duconv_goal
+from kgforge.goals.graph import MIN_TOPIC_FACTS, GoalGraph, parse_hops
+from kgforge.goals.styles import _quotas
+from kgforge.store.layout import domain_paths
+from kgforge.store.query import QueryRunner
 from tests.dialogue_kg import duconv_sample_kg
 
 
@@ -49,7 +51,7 @@ def test_validate_real_duconv_goals_recall(cli, duconv_kg):
 
 
 def test_goals_in_graph_matches_an_independent_count(duconv_kg, cli):
-    from kgforge.text import normalise_label
+    from kgforge.core.text import normalise_label
 
     workdir, source = duconv_kg
     sessions = [json.loads(line) for line in source.read_text(encoding="utf-8").splitlines()]

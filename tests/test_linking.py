@@ -9,11 +9,11 @@ import pyoxigraph as ox
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kgforge.build import check_store
-from kgforge.linking import Named, link, name_key
-from kgforge.store import domain_paths, open_read_only
-from kgforge.vocab import OWL_SAME_AS, entity_iri
-from kgforge.wikidata.demo import demo_entities, entity, write_dump
+from kgforge.build.transaction import check_store
+from kgforge.core.vocab import OWL_SAME_AS, entity_iri
+from kgforge.demo.wikidata_dump import demo_entities, entity, write_dump
+from kgforge.sources.matching import Named, link, name_key
+from kgforge.store.layout import domain_paths, open_read_only
 
 WD = "http://www.wikidata.org/entity/"
 

@@ -11,10 +11,10 @@ import rdflib
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kgforge.jsonio import iter_json_container
-from kgforge.quads import QuadWriter, literal_term
-from kgforge.text import normalise_label
-from kgforge.vocab import RDFS_LABEL, entity_iri
+from kgforge.core.jsonio import iter_json_container
+from kgforge.core.quads import QuadWriter, literal_term
+from kgforge.core.text import normalise_label
+from kgforge.core.vocab import RDFS_LABEL, entity_iri
 
 HOSTILE = [
     'He said "hi"',

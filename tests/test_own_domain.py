@@ -10,7 +10,6 @@ from pathlib import Path
 import pyoxigraph as ox
 import pytest
 
-
 EX = "http://example.org/"
 AUTHORS = {"p1": "Lin Qiu", "p2": "Ada Moor", "p3": "Chen Hui", "p4": "Omar Field", "p5": "Rosa Lind", "p6": "Wen Jie"}
 BOOKS = [  # id, title, author ids, year, genres: 14 books + 6 authors = 20 entities

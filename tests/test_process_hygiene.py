@@ -13,9 +13,16 @@ from pathlib import Path
 
 import pytest
 
-from tests.faults import kill_at_random_point, open_files, orphans, reap, seconds_after_ready, tagged_processes
+from kgforge.demo.wikidata_dump import write_demo_dump, write_dump
+from tests.faults import (
+    kill_at_random_point,
+    open_files,
+    orphans,
+    reap,
+    seconds_after_ready,
+    tagged_processes,
+)
 from tests.test_wikidata_dump import many_entities
-from kgforge.wikidata.demo import write_demo_dump, write_dump
 
 KILLS = 4
 WORKERS = 2
@@ -90,7 +97,7 @@ def test_a_query_worker_dies_with_a_killed_query(cli, tmp_path: Path) -> None:
 
 WATCHER = """
 import os, subprocess, sys, threading, time
-from kgforge import lifeline
+from kgforge.core import lifeline
 if sys.argv[1] == "poll":
     del os.pidfd_open  # as where there is no pidfd: the fallback watches by polling
     lifeline.POLL_SECONDS = 0.05

@@ -10,8 +10,8 @@ import datasets
 import pytest
 import torch
 
-from kgforge.bundle import Bundle
 from kgforge.embed import EmbedConfig, embed
+from kgforge.embed.bundle import Bundle
 from kgforge.qa import GenerateOptions, generate_dataset, predicates, select
 from kgforge.qa.generate import eligible_subjects
 from kgforge.qa.phenomena import QWERTY, reading

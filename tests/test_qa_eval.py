@@ -8,7 +8,8 @@ from pathlib import Path
 
 import opencc
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from kgforge.qa import GenerateOptions, evaluate, generate_dataset
 from kgforge.qa.score import correct, normalise

@@ -10,7 +10,14 @@ from pathlib import Path
 
 import pytest
 
-from kgforge.qa import GenerateOptions, LLMSettings, evaluate, generate_dataset, llm_templates, select
+from kgforge.qa import (
+    GenerateOptions,
+    LLMSettings,
+    evaluate,
+    generate_dataset,
+    llm_templates,
+    select,
+)
 from kgforge.qa.kg import Quarantine
 from kgforge.qa.select import read_selection
 from tests.conftest import shared_file

@@ -8,10 +8,18 @@ import random
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from kgforge.errors import InputError
-from kgforge.qa.phenomena import QWERTY, STOPWORDS, add_disfluency, add_typo, alternatives, reading
+from kgforge.core.errors import InputError
+from kgforge.qa.phenomena import (
+    QWERTY,
+    STOPWORDS,
+    add_disfluency,
+    add_typo,
+    alternatives,
+    reading,
+)
 from kgforge.qa.templates import load_templates, parse_templates
 from tests.conftest import shared_file
 from tests.qa_support import build_domain, read_turns

@@ -11,8 +11,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kgforge.quads import MAX_TERM_BYTES, QuadWriter, check_iri, check_lang, literal_term
-from kgforge.vocab import RDFS_LABEL, entity_iri, relation_iri
+from kgforge.core.quads import (
+    MAX_TERM_BYTES,
+    QuadWriter,
+    check_iri,
+    check_lang,
+    literal_term,
+)
+from kgforge.core.vocab import RDFS_LABEL, entity_iri, relation_iri
 from tests.test_wikidata import build_source, objects
 from tests.test_xlore import I, film_dump
 

@@ -10,10 +10,15 @@ from pathlib import Path
 import pyoxigraph as ox
 import pytest
 
+from kgforge.core.errors import ArgumentError, QueryError
 from kgforge.crawl.loopback import LoopbackSite, Static
-from kgforge.errors import ArgumentError, QueryError
-from kgforge.query import QueryRunner, parse_binding, read_query_file, uses_service
-from kgforge.store import domain_paths
+from kgforge.store.layout import domain_paths
+from kgforge.store.query import (
+    QueryRunner,
+    parse_binding,
+    read_query_file,
+    uses_service,
+)
 
 SPARQL_JSON = {"Content-Type": "application/sparql-results+json"}
 EMPTY_RESULTS = json.dumps({"head": {"vars": ["x"]}, "results": {"bindings": []}}).encode()

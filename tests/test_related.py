@@ -10,13 +10,13 @@ import torch
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from kgforge.build import add_graphs
-from kgforge.bundle import Bundle
+from kgforge.build.transaction import add_graphs
+from kgforge.core.quads import QuadWriter
+from kgforge.core.vocab import RDFS_LABEL, entity_iri, graph_iri, relation_iri
 from kgforge.embed import EmbedConfig, embed
-from kgforge.quads import QuadWriter
-from kgforge.related import related, search_topk, top_related
-from kgforge.store import domain_paths, staged_build, write_lock
-from kgforge.vocab import RDFS_LABEL, entity_iri, graph_iri, relation_iri
+from kgforge.embed.bundle import Bundle
+from kgforge.embed.related import related, search_topk, top_related
+from kgforge.store.layout import domain_paths, staged_build, write_lock
 
 KB_TRAVEL = "kdconv/travel/kb_travel.json"
 ATTRACTION = "https://kgforge.org/class/attraction"
@@ -145,8 +145,8 @@ def test_bundle_saved_in_format_1_still_loads_and_answers_the_same():
     """tests/fixtures/bundle_v1 was written by kgforge 0.1.0 (format 1) from a made-up graph; keep it loading."""
     from pathlib import Path
 
-    from kgforge.bundle import entity_vectors
-    from kgforge.related import RelatedIndex
+    from kgforge.embed.bundle import entity_vectors
+    from kgforge.embed.related import RelatedIndex
 
     folder = Path(__file__).parent / "fixtures" / "bundle_v1"
     bundle = Bundle.open(folder, verify=True)

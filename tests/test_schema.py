@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 import tests.conftest as conftest
-from kgforge.errors import SchemaError
-from kgforge.schema import load_schema
+from kgforge.core.errors import SchemaError
+from kgforge.core.schema import load_schema
 
 
 @pytest.mark.parametrize("domain", ["film", "music", "travel", "duconv"])

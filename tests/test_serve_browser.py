@@ -14,9 +14,15 @@ from pathlib import Path
 import httpx
 import pytest
 
-from kgforge.demo import step_embed, step_wikidata
+from kgforge.demo.runner import step_embed, step_wikidata
 from tests.conftest import REPO, REQUIRE_SHARED
-from tests.serve_support import MARKUP_LABEL, build_demo, markup_kb, running_server, wait_search_ready
+from tests.serve_support import (
+    MARKUP_LABEL,
+    build_demo,
+    markup_kb,
+    running_server,
+    wait_search_ready,
+)
 
 ARTIFACTS = Path(os.environ.get("KGFORGE_TEST_ARTIFACTS", REPO / "test-artifacts")) / "serve"
 

@@ -10,7 +10,14 @@ from hypothesis import strategies as st
 
 from kgforge.serve import vendor
 from kgforge.serve.assets import STATIC, asset_files
-from kgforge.serve.protocol import GRAPH_TYPES, RESULTS_TYPES, ProtocolError, negotiate, parse_term, read_request
+from kgforge.serve.protocol import (
+    GRAPH_TYPES,
+    RESULTS_TYPES,
+    ProtocolError,
+    negotiate,
+    parse_term,
+    read_request,
+)
 from kgforge.serve.worker import LineBudget, RowLimit, decode_term, serialized
 
 TEXT = st.text(st.characters(blacklist_categories=("Cs",)), max_size=40)

@@ -21,14 +21,26 @@ import httpx
 import pyoxigraph as ox
 import pytest
 
-from kgforge.query import QueryRunner
-from kgforge.resources import query_text
+from kgforge.core.resources import query_text
 from kgforge.serve import ServeOptions
 from kgforge.serve.runner import is_loopback
-from kgforge.store import domain_paths
+from kgforge.store.layout import domain_paths
+from kgforge.store.query import QueryRunner
 from tests.conftest import REPO
-from tests.faults import kill_at_random_point, open_files, orphans, reap, tagged_processes
-from tests.serve_support import MARKUP_LABEL, build_demo, markup_kb, running_server, wait_search_ready
+from tests.faults import (
+    kill_at_random_point,
+    open_files,
+    orphans,
+    reap,
+    tagged_processes,
+)
+from tests.serve_support import (
+    MARKUP_LABEL,
+    build_demo,
+    markup_kb,
+    running_server,
+    wait_search_ready,
+)
 
 LABELS = "SELECT ?s ?label WHERE { ?s rdfs:label ?label } ORDER BY ?s ?label"
 FACTS_OF_FILMS = "CONSTRUCT { ?s ?p ?o } WHERE { ?p kg:kind kg:EntityValued . ?s ?p ?o }"
@@ -294,7 +306,7 @@ def cli_server(demo):
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
-    process = subprocess.Popen([sys.executable, "-c", "from kgforge.commands import main; main()", "serve", "demo",
+    process = subprocess.Popen([sys.executable, "-c", "from kgforge.cli import main; main()", "serve", "demo",
                                 "--workdir", str(demo), "--port", str(port), "--workers", "1"],
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     base = f"http://127.0.0.1:{port}"

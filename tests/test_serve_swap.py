@@ -14,8 +14,8 @@ import time
 
 import httpx
 
-from kgforge.query import QueryRunner
-from kgforge.store import domain_paths
+from kgforge.store.layout import domain_paths
+from kgforge.store.query import QueryRunner
 from tests.serve_support import build_demo, running_server, write_kb
 
 CLIENTS = 8

@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from kgforge.build import build, check_store, parse_source
-from kgforge.errors import QueryTimeout, StoreLockedError
-from kgforge.query import QueryRunner
-from kgforge.store import domain_paths, write_lock
+from kgforge.build.transaction import build, check_store, parse_source
+from kgforge.core.errors import QueryTimeout, StoreLockedError
+from kgforge.store.layout import domain_paths, write_lock
+from kgforge.store.query import QueryRunner
 
 
 def _write_kb(path: Path, n: int, prefix: str = "景点") -> Path:
@@ -37,7 +37,7 @@ def test_sigkill_during_build_leaves_previous_store_intact(tmp_path, workdir, cl
     big = _write_kb(tmp_path / "big.json", 60_000)
     builds = workdir / "travel" / "builds"
     process = subprocess.Popen(
-        [sys.executable, "-c", "from kgforge.commands import main; main()",
+        [sys.executable, "-c", "from kgforge.cli import main; main()",
          "build", "travel", "--source", f"kdconv:{big}", "--workdir", str(workdir), "--json"],
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
     )

@@ -7,10 +7,16 @@ from pathlib import Path
 import pyoxigraph as ox
 import pytest
 
-from kgforge.build import build
-from kgforge.schema import SourceSpec
-from kgforge.store import domain_paths, open_read_only
-from kgforge.vocab import RDF_TYPE, RDFS_LABEL, SKOS_ALT_LABEL, class_iri, relation_iri
+from kgforge.build.transaction import build
+from kgforge.core.schema import SourceSpec
+from kgforge.core.vocab import (
+    RDF_TYPE,
+    RDFS_LABEL,
+    SKOS_ALT_LABEL,
+    class_iri,
+    relation_iri,
+)
+from kgforge.store.layout import domain_paths, open_read_only
 
 WD = "http://www.wikidata.org/entity/"
 WDT = "http://www.wikidata.org/prop/direct/"

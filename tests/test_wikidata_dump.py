@@ -8,13 +8,13 @@ from pathlib import Path
 import pyoxigraph as ox
 import pytest
 
-from kgforge.schema import load_schema
-from kgforge.store import domain_paths, open_read_only
-from kgforge.wikidata.demo import entity, write_demo_dump, write_dump
-from kgforge.wikidata.entity import WikidataConfig
-from kgforge.wikidata.passes import index_records, read_journal, run_resumable
-from kgforge.wikidata.pipeline import PassSpec
-from kgforge.wikidata.select import expand, instances_of, subclass_closure
+from kgforge.core.schema import load_schema
+from kgforge.demo.wikidata_dump import entity, write_demo_dump, write_dump
+from kgforge.sources.wikidata.entity import WikidataConfig
+from kgforge.sources.wikidata.passes import index_records, read_journal, run_resumable
+from kgforge.sources.wikidata.pipeline import PassSpec
+from kgforge.sources.wikidata.select import expand, instances_of, subclass_closure
+from kgforge.store.layout import domain_paths, open_read_only
 from tests.test_wikidata import build_source
 
 WD = "http://www.wikidata.org/entity/"
@@ -221,7 +221,7 @@ def test_cli_import_killed_then_resumed(cli, tmp_path: Path) -> None:
     options = ["--domain", "film", "--workers", "0"]
     killed, fresh = tmp_path / "killed", tmp_path / "fresh"
     env = {**os.environ, "KGFORGE_WIKIDATA_CHECKPOINT_SECONDS": "0.05"}
-    proc = subprocess.Popen([sys.executable, "-c", "from kgforge.commands import main; main()", "import", "wikidata",
+    proc = subprocess.Popen([sys.executable, "-c", "from kgforge.cli import main; main()", "import", "wikidata",
                              str(dump), *options, "--workdir", str(killed), "--json"],
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
     deadline = time.monotonic() + 120
@@ -248,7 +248,7 @@ def test_a_dying_worker_fails_the_pass_clearly(tmp_path: Path) -> None:
     """A worker killed mid-pass (as the OOM killer would) stops the pass with a clear error, never a hang."""
     import pytest
 
-    from kgforge.errors import KgforgeError
+    from kgforge.core.errors import KgforgeError
 
     dump = write_dump(tmp_path / "dump.json", many_entities(300))
     spec = PassSpec("extract", WikidataConfig())

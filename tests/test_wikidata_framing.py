@@ -9,7 +9,7 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from kgforge.wikidata.framing import DumpReader, entity_spans
+from kgforge.sources.wikidata.framing import DumpReader, entity_spans
 
 # lines as a dump might hold them: framing, blank, padded, with and without the trailing comma, long ones
 line = st.one_of(

@@ -11,13 +11,13 @@ import pyoxigraph as ox
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kgforge.schema import load_schema
-from kgforge.vocab import RDFS_LABEL, SKOS_ALT_LABEL, relation_iri
-from kgforge.wikidata.entity import WikidataConfig
-from kgforge.wikidata.framing import DumpReader
-from kgforge.wikidata.nt import parse_nt_batch, subject_boundary, unescape
-from kgforge.wikidata.passes import read_journal, run_resumable
-from kgforge.wikidata.pipeline import PassSpec
+from kgforge.core.schema import load_schema
+from kgforge.core.vocab import RDFS_LABEL, SKOS_ALT_LABEL, relation_iri
+from kgforge.sources.wikidata.entity import WikidataConfig
+from kgforge.sources.wikidata.framing import DumpReader
+from kgforge.sources.wikidata.nt import parse_nt_batch, subject_boundary, unescape
+from kgforge.sources.wikidata.passes import read_journal, run_resumable
+from kgforge.sources.wikidata.pipeline import PassSpec
 from tests.test_wikidata import build_source, objects
 from tests.test_wikidata_dump import EXPECTED_LEVELS, graph_entities
 

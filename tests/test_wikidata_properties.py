@@ -8,13 +8,13 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from kgforge.quads import XSD, literal_term
-from kgforge.vocab import RDF_TYPE, RDFS_LABEL
-from kgforge.wikidata.demo import write_dump
-from kgforge.wikidata.entity import WikidataConfig, process_entity
-from kgforge.wikidata.passes import read_journal, run_resumable, split_triple
-from kgforge.wikidata.pipeline import PassSpec
-from kgforge.wikidata.values import map_value
+from kgforge.core.quads import XSD, literal_term
+from kgforge.core.vocab import RDF_TYPE, RDFS_LABEL
+from kgforge.demo.wikidata_dump import write_dump
+from kgforge.sources.wikidata.entity import WikidataConfig, process_entity
+from kgforge.sources.wikidata.passes import read_journal, run_resumable, split_triple
+from kgforge.sources.wikidata.pipeline import PassSpec
+from kgforge.sources.wikidata.values import map_value
 
 WD = "http://www.wikidata.org/entity/"
 WDT = "http://www.wikidata.org/prop/direct/"

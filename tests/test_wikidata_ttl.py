@@ -7,13 +7,13 @@ from pathlib import Path
 
 import pyoxigraph as ox
 
-from kgforge.quads import XSD
-from kgforge.schema import load_schema
-from kgforge.vocab import RDF_TYPE, RDFS_LABEL, class_iri
-from kgforge.wikidata.entity import WikidataConfig
-from kgforge.wikidata.passes import read_journal, run_resumable
-from kgforge.wikidata.pipeline import PassSpec
-from kgforge.wikidata.ttl import block_boundary, parse_ttl_batch
+from kgforge.core.quads import XSD
+from kgforge.core.schema import load_schema
+from kgforge.core.vocab import RDF_TYPE, RDFS_LABEL, class_iri
+from kgforge.sources.wikidata.entity import WikidataConfig
+from kgforge.sources.wikidata.passes import read_journal, run_resumable
+from kgforge.sources.wikidata.pipeline import PassSpec
+from kgforge.sources.wikidata.ttl import block_boundary, parse_ttl_batch
 from tests.test_wikidata import build_source, objects
 from tests.test_wikidata_dump import EXPECTED_LEVELS, graph_entities
 from tests.test_wikidata_nt import truthy_lines

@@ -14,11 +14,16 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kgforge.vocab import RDF_TYPE, RDFS_LABEL, relation_iri
-from kgforge.xlore import (
-    QUOTA_TEXT, LineError, XloreApiError, XloreClient, XloreQuotaError, XloreReader,
+from kgforge.core.vocab import RDF_TYPE, RDFS_LABEL, relation_iri
+from kgforge.sources.xlore.dump import (
+    QUOTA_TEXT,
+    LineError,
+    XloreApiError,
+    XloreClient,
+    XloreQuotaError,
+    XloreReader,
 )
-from kgforge.store import domain_paths, open_read_only
+from kgforge.store.layout import domain_paths, open_read_only
 from tests.test_wikidata import build_source, objects
 
 I = "http://xlore.org/instance/"

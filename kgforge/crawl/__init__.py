@@ -12,7 +12,13 @@
 - :mod:`~kgforge.crawl.loopback`: a loopback HTTP server for tests, benchmarks and the demo.
 """
 
-from kgforge.crawl.engine import CrawlError, CrawlSummary, crawl, crawl_dir_for, read_records
+from kgforge.crawl.engine import (
+           CrawlError,
+           CrawlSummary,
+           crawl,
+           crawl_dir_for,
+           read_records,
+)
 from kgforge.crawl.fetch import CrawlConfig
 from kgforge.crawl.spec import Record, SiteSpec, load_spec, site_names
 

@@ -12,11 +12,11 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
-import threading
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+
+from kgforge.core.files import part_owner, pid_alive, write_bytes_atomic
 
 
 @dataclass
@@ -69,9 +69,9 @@ class ResponseCache:
     def remove_stale_temporaries(self) -> list[Path]:
         """Remove the temporary files of writes a killed process left behind (their pid is gone)."""
         removed = []
-        for tmp in self.root.glob("*/*/.*.tmp") if self.root.is_dir() else []:
-            pid = tmp.name.rsplit(".", 3)[-3]
-            if pid.isdigit() and not _alive(int(pid)):
+        for tmp in self.root.glob("*/*/*.part*") if self.root.is_dir() else []:
+            pid = part_owner(tmp)
+            if pid is not None and not pid_alive(pid):
                 tmp.unlink(missing_ok=True)
                 removed.append(tmp)
         return removed
@@ -80,28 +80,11 @@ class ResponseCache:
         digest = hashlib.sha256(response.body).hexdigest()
         body_path = self.body_path(digest)
         if not body_path.exists():
-            _write_atomic(body_path, response.body)
+            write_bytes_atomic(body_path, response.body, durable=False)
         meta = {k: v for k, v in asdict(response).items() if k != "body"}
         meta["fetched_at"] = meta["fetched_at"] or time.time()
         meta["sha256"] = digest
         meta_path = self.meta_path(response.url)
-        _write_atomic(meta_path, json.dumps(meta).encode("ascii"))  # \uXXXX escapes: any URL is storable
+        write_bytes_atomic(meta_path, json.dumps(meta).encode("ascii"), durable=False)  # \uXXXX escapes: any URL is storable
         return meta_path
 
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:  # alive, another user's
-        return True
-    return True
-
-
-def _write_atomic(path: Path, data: bytes) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
-    with open(tmp, "wb") as out:
-        out.write(data)
-    os.replace(tmp, path)

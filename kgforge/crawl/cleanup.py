@@ -18,8 +18,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from kgforge.core.errors import SchemaError
 from kgforge.crawl.spec import Fact, Record
-from kgforge.errors import SchemaError
 
 _NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
 

@@ -15,15 +15,23 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from kgforge.core.errors import KgforgeError
+from kgforge.core.progress import progress_bar
 from kgforge.crawl.cache import CachedResponse, ResponseCache
 from kgforge.crawl.encoding import Decoded, decode_body
 from kgforge.crawl.fetch import CrawlConfig, Fetcher, host_of
 from kgforge.crawl.frontier import Frontier, PageRow
 from kgforge.crawl.guard import HostPolicy
 from kgforge.crawl.robots import Robots
-from kgforge.crawl.spec import Page, Record, SiteSpec, extract, links, load_spec, parse_html
-from kgforge.errors import KgforgeError
-from kgforge.progress import progress_bar
+from kgforge.crawl.spec import (
+    Page,
+    Record,
+    SiteSpec,
+    extract,
+    links,
+    load_spec,
+    parse_html,
+)
 
 BLOCKED = "host blocked"
 DISALLOWED = "disallowed by robots.txt"

@@ -22,9 +22,15 @@ from urllib.parse import urljoin, urlsplit
 
 import requests
 
-from kgforge import __version__, checks
+from kgforge.core import checks
+from kgforge.core.version import __version__
 from kgforge.crawl.cache import CachedResponse
-from kgforge.crawl.guard import AddressRefused, ConnectionGuard, HostPolicy, guarded_session
+from kgforge.crawl.guard import (
+    AddressRefused,
+    ConnectionGuard,
+    HostPolicy,
+    guarded_session,
+)
 
 ROBOTS_TOKEN = "kgforge"
 RETRY_STATUSES = frozenset({408, 429, 500, 502, 503, 504})

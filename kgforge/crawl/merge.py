@@ -18,9 +18,9 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any
 
+from kgforge.core.text import normalise_label
+from kgforge.core.vocab import entity_iri
 from kgforge.crawl.spec import Record
-from kgforge.text import normalise_label
-from kgforge.vocab import entity_iri
 
 _YEAR = re.compile(r"(1[89]\d\d|20\d\d)")
 _DATE = re.compile(r"(1[89]\d\d|20\d\d)-\d\d-\d\d")

@@ -14,13 +14,14 @@ from __future__ import annotations
 import importlib
 import pkgutil
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
 from urllib.parse import urljoin, urlsplit, urlunsplit
 
 from bs4 import BeautifulSoup, NavigableString, Tag
 
-from kgforge.errors import KgforgeError
+from kgforge.core.errors import KgforgeError
+from kgforge.core.registry import Registry
 
 HTML_PARSER = "html.parser"  # pinned: the tree of broken HTML depends on the parser
 _SPACES = re.compile(r"\s+")
@@ -381,19 +382,29 @@ def _values(page: Page, nodes: list, split: str) -> list[tuple[str, str | None]]
     return [(v.strip(_LABEL_TRIM + "/"), t) for v, t in values if v.strip(_LABEL_TRIM + "/")]
 
 
-def site_names() -> list[str]:
-    import crawlers
+def _site_folder() -> Iterator[tuple[str, SiteSpec]]:
+    """The specs of the project's ``crawlers/`` folder, imported by name at run time: the engine never
+    imports ``crawlers`` statically, and a checkout without the folder simply has no built-in sites."""
+    try:
+        folder = importlib.import_module("crawlers")
+    except ModuleNotFoundError:
+        return
+    for module in pkgutil.iter_modules(folder.__path__):
+        if not module.name.startswith("_"):
+            spec = getattr(importlib.import_module(f"crawlers.{module.name}"), "SPEC", None)
+            if not isinstance(spec, SiteSpec):
+                raise KgforgeError(f"crawlers/{module.name}.py must define SPEC = SiteSpec(...)")
+            yield module.name, spec
 
-    return sorted(m.name for m in pkgutil.iter_modules(crawlers.__path__) if not m.name.startswith("_"))
+
+SITES: Registry[SiteSpec] = Registry("site spec", discover=_site_folder, entry_point_group="kgforge.sites")
+
+
+def site_names() -> list[str]:
+    return SITES.names()
 
 
 def load_spec(name: str, base_url: str | None = None) -> SiteSpec:
-    """The spec ``crawlers/<name>.py`` exposes as ``SPEC``, pointed at ``base_url`` if given."""
-    names = site_names()
-    if name not in names:
-        raise KgforgeError(f"no site spec named {name!r} in crawlers/; known sites: {', '.join(names)}")
-    module = importlib.import_module(f"crawlers.{name}")
-    spec = getattr(module, "SPEC", None)
-    if not isinstance(spec, SiteSpec):
-        raise KgforgeError(f"crawlers/{name}.py must define SPEC = SiteSpec(...)")
-    return spec.with_base_url(base_url)
+    """The spec ``crawlers/<name>.py`` exposes as ``SPEC`` (or a plug-in registers under the entry-point
+    group ``kgforge.sites``), pointed at ``base_url`` if given."""
+    return SITES.get(name).with_base_url(base_url)

@@ -6,12 +6,12 @@ names below. When the package is regrouped (issue 14), re-pointing these imports
 
 from __future__ import annotations
 
-from kgforge.errors import ArgumentError, InputError, KgforgeError
-from kgforge.jsonio import iter_json_container, iter_json_lines
-from kgforge.schema import Schema, load_schema
-from kgforge.store import domain_paths, read_manifest
-from kgforge.tables import GraphTables, read_tables
-from kgforge.text import is_segmented, normalise_label, segment
+from kgforge.core.errors import ArgumentError, InputError, KgforgeError
+from kgforge.core.jsonio import iter_json_container, iter_json_lines
+from kgforge.core.schema import Schema, load_schema
+from kgforge.core.text import is_segmented, normalise_label, segment
+from kgforge.store.layout import domain_paths, read_manifest
+from kgforge.store.tables import GraphTables, read_tables
 
 __all__ = [
     "ArgumentError", "GraphTables", "InputError", "KgforgeError", "Schema", "domain_paths", "iter_json_container",

@@ -75,7 +75,9 @@ def _numbers(records: list[tuple[int, dict[str, Any]]], name: str) -> list[float
 
 def correlate(metrics: pl.DataFrame, human: pl.DataFrame) -> list[dict[str, Any]]:
     """Pearson and Spearman of every metric column against every human column (rows aligned)."""
-    from scipy import stats  # imported here: it takes a second, and every kgforge command imports this module
+    from scipy import (
+        stats,  # imported here: it takes a second, and every kgforge command imports this module
+    )
 
     table = []
     for metric in metrics.columns:

@@ -40,7 +40,13 @@ from typing import Any
 
 import polars as pl
 
-from kgforge.evaluation._kgforge import ArgumentError, InputError, is_segmented, iter_json_container, iter_json_lines
+from kgforge.evaluation._kgforge import (
+    ArgumentError,
+    InputError,
+    is_segmented,
+    iter_json_container,
+    iter_json_lines,
+)
 
 LAYOUTS = ("auto", "duconv-eval", "lines", "table", "duconv", "kdconv", "durecdial", "kgforge")
 DATASET_LAYOUTS = ("duconv", "kdconv", "durecdial", "kgforge")

@@ -40,7 +40,14 @@ from functools import cached_property
 import ahocorasick
 import polars as pl
 
-from kgforge.evaluation._kgforge import GraphTables, Schema, domain_paths, load_schema, read_manifest, read_tables
+from kgforge.evaluation._kgforge import (
+    GraphTables,
+    Schema,
+    domain_paths,
+    load_schema,
+    read_manifest,
+    read_tables,
+)
 from kgforge.evaluation.inputs import Dialogue, Triple
 from kgforge.evaluation.segmentation import label_form, match_form
 

@@ -4,7 +4,6 @@ write the per-response file and return the report."""
 from __future__ import annotations
 
 import json
-import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -13,6 +12,7 @@ from typing import Any
 
 import polars as pl
 
+from kgforge.core.files import atomic_path
 from kgforge.evaluation._kgforge import ArgumentError, KgforgeError
 from kgforge.evaluation.batch import Batch
 from kgforge.evaluation.correlation import correlate, read_human
@@ -136,9 +136,7 @@ def write_per_response(frame: pl.DataFrame, out: Path) -> None:
     suffix = out.suffix.lower()
     if suffix not in PER_RESPONSE_FORMATS:
         raise ArgumentError("--out", f"{out.name!r} must end in {', '.join(PER_RESPONSE_FORMATS)}")
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out.with_name(out.name + f".tmp{os.getpid()}")
-    try:
+    with atomic_path(out) as tmp:
         if suffix == ".parquet":
             frame.write_parquet(tmp)
         elif suffix == ".csv":
@@ -149,9 +147,6 @@ def write_per_response(frame: pl.DataFrame, out: Path) -> None:
         else:
             with open(tmp, "w", encoding="utf-8") as handle:
                 handle.writelines(json.dumps(row, ensure_ascii=False) + "\n" for row in frame.iter_rows(named=True))
-        os.replace(tmp, out)
-    finally:
-        tmp.unlink(missing_ok=True)
 
 
 __all__ = ["EvalOptions", "SEGMENTATIONS", "evaluate", "write_per_response"]

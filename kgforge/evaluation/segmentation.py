@@ -5,13 +5,13 @@ official DuConv script cuts its input: ``text.strip().split(" ")``. So an empty 
 and a double space makes an empty token between two words, as in the official numbers. The segmented form is
 
 * ``whitespace``: the text as it is (pre-segmented data: DuConv, DuRecDial, the official eval input);
-* ``jieba``: :func:`kgforge.text.segment`, the segmenter the DuConv exports use (text that is segmented
+* ``jieba``: :func:`kgforge.core.text.segment`, the segmenter the DuConv exports use (text that is segmented
   already keeps its cuts);
 * ``char``: every non-space character a word.
 
 Matching: labels in a domain built from segmented text are stored unsegmented ("玛姬·格蕾斯", "2008年3月2日"),
 so a segmented response is matched in its unsegmented form, spaces removed where
-:func:`kgforge.text.normalise_label` removes them (kept only between two Latin letters or digits), and every
+:func:`kgforge.core.text.normalise_label` removes them (kept only between two Latin letters or digits), and every
 character of that form remembers its place in the response, so a match maps back to the words as written.
 """
 

@@ -11,7 +11,14 @@ from kgforge.exports.assemble import ExportCheckError
 from kgforge.exports.dialogues import export_dialogues
 from kgforge.exports.new_goals import export_goals
 from kgforge.exports.options import ExportOptions
-from kgforge.exports.registry import Format, Layout, dialogue_kinds, format_named, formats, layout_names
+from kgforge.exports.registry import (
+           Format,
+           Layout,
+           dialogue_kinds,
+           format_named,
+           formats,
+           layout_names,
+)
 
 __all__ = ["ExportCheckError", "ExportOptions", "Format", "Layout", "dialogue_kinds", "export_dialogues",
            "export_goals", "format_named", "formats", "layout_names"]

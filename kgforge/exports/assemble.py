@@ -11,15 +11,20 @@ from typing import Any
 
 import polars as pl
 
-from kgforge.errors import KgforgeError
+from kgforge.core.errors import KgforgeError
+from kgforge.core.schema import Schema, load_schema
+from kgforge.core.vocab import ONTO
 from kgforge.exports.labels import Labels, Render
 from kgforge.exports.model import Dialogue, TripleShape
 from kgforge.exports.subgraph import SubgraphOptions, select_subgraphs
-from kgforge.goals import class_nodes
-from kgforge.schema import Schema, load_schema
-from kgforge.store import DomainPaths, domain_paths, published_build, read_manifest
-from kgforge.tables import GraphTables, read_tables
-from kgforge.vocab import ONTO
+from kgforge.goals.graph import class_nodes
+from kgforge.store.layout import (
+    DomainPaths,
+    domain_paths,
+    published_build,
+    read_manifest,
+)
+from kgforge.store.tables import GraphTables, read_tables
 
 RELATED = ONTO + "related"
 TOPIC_SCHEMA = {"dialogue": pl.Int64, "position": pl.Int64, "topic": pl.String}
@@ -244,14 +249,14 @@ def _related_rows(ctx: Context, topics: pl.DataFrame, model: str) -> pl.DataFram
 
 
 def related_index_opener() -> Callable[..., Any]:
-    """``kgforge.related.open_index(paths, model)``: the issue-6 stage's nearest-entity index."""
+    """``kgforge.embed.related.open_index(paths, model)``: the issue-6 stage's nearest-entity index."""
     try:
-        module = importlib.import_module("kgforge.related")
+        module = importlib.import_module("kgforge.embed.related")
     except ModuleNotFoundError:
-        raise KgforgeError("--add-related needs the `kgforge related` stage (module kgforge.related), which this "
+        raise KgforgeError("--add-related needs the `kgforge related` stage (module kgforge.embed.related), which this "
                            "installation does not have") from None
     opener = getattr(module, "open_index", None)
     if not callable(opener):
-        raise KgforgeError("--add-related: kgforge.related has no open_index(paths, model); this kgforge's "
+        raise KgforgeError("--add-related: kgforge.embed.related has no open_index(paths, model); this kgforge's "
                            "related stage is incompatible with export")
     return opener

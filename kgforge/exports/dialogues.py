@@ -20,17 +20,33 @@ from typing import Any
 
 import polars as pl
 
-from kgforge.build import sha256_file
-from kgforge.errors import InputError
-from kgforge.exports.assemble import DIALOGUE_CHECKS, Context, ExportCheckError, assemble, check_report
-from kgforge.exports.grounding import GoldResolver, SourceFile, ground, gold_frame, read_sources
+from kgforge.core.errors import InputError
+from kgforge.core.files import sha256_file, write_text_atomic
+from kgforge.core.gc_pause import paused_gc
+from kgforge.exports.assemble import (
+    DIALOGUE_CHECKS,
+    Context,
+    assemble,
+    check_report,
+)
+from kgforge.exports.grounding import (
+    GoldResolver,
+    SourceFile,
+    gold_frame,
+    ground,
+    read_sources,
+)
 from kgforge.exports.labels import Render
 from kgforge.exports.model import Dialogue, value_at
 from kgforge.exports.options import ExportOptions
-from kgforge.exports.registry import Format, atomic_write, detect_layout, dialogue_layouts, format_named
+from kgforge.exports.registry import (
+    Format,
+    detect_layout,
+    dialogue_layouts,
+    format_named,
+)
 from kgforge.exports.writing import finish, layout_problems
-from kgforge.gc_pause import paused_gc
-from kgforge.tables import GraphTables
+from kgforge.store.tables import GraphTables
 
 
 @paused_gc()
@@ -151,8 +167,7 @@ def _refresh(ctx: Context, source: SourceFile, gold: GoldResolver, resolved: pl.
         changes.append({"dialogue_id": source.ids[i], "line": dialogue.line, "where": list(triple.where),
                         "head": triple.head, "relation": triple.relation, "old": triple.tail, "new": new})
     log = out.with_name(out.name + ".refresh.jsonl")
-    atomic_write(log, lambda tmp: tmp.write_text("".join(json.dumps(c, ensure_ascii=False) + "\n" for c in changes),
-                                                 encoding="utf-8"))
+    write_text_atomic(log, "".join(json.dumps(c, ensure_ascii=False) + "\n" for c in changes))
     several = values.filter(pl.col("n") > 1).height
     return {"gold_not_stated_as_written": stale.height, "changed": len(changes), "kept_graph_has_several": several,
             "kept_not_in_graph": stale.height - values.height, "changes_file": str(log)}

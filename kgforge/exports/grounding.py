@@ -20,11 +20,11 @@ from typing import Any
 
 import polars as pl
 
+from kgforge.core.text import jieba_module, normalise_label
 from kgforge.exports.assemble import PATH_SCHEMA, TOPIC_SCHEMA, Context, Grounded
 from kgforge.exports.model import SourceDialogue, dialogue_ids
 from kgforge.exports.registry import Format, Layout
-from kgforge.goals import EntityIndex, strip_qualifier
-from kgforge.text import jieba_module, normalise_label
+from kgforge.goals.graph import EntityIndex, strip_qualifier
 
 MIN_NAME_CHARS = 2
 SHORT_NAME_CHARS = 2  # names this short are doubtful on their own

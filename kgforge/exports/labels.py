@@ -7,10 +7,10 @@ from typing import Any
 
 import polars as pl
 
-from kgforge.schema import Schema
-from kgforge.tables import GraphTables
-from kgforge.text import Segmenter, normalise_label
-from kgforge.vocab import ONTO, RDF_TYPE
+from kgforge.core.schema import Schema
+from kgforge.core.text import Segmenter, normalise_label
+from kgforge.core.vocab import ONTO, RDF_TYPE
+from kgforge.store.tables import GraphTables
 
 EXTRA_PREDICATES = {  # predicates an export may show that no schema declares
     RDF_TYPE: {"zh": "实体类型", "en": "type"},

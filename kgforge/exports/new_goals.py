@@ -8,18 +8,25 @@ from typing import Any
 
 import polars as pl
 
-from kgforge.build import sha256_file
-from kgforge.errors import KgforgeError
+from kgforge.core.errors import KgforgeError
+from kgforge.core.files import sha256_file
+from kgforge.core.gc_pause import paused_gc
 from kgforge.exports.assemble import (
-    GOAL_CHECKS, PATH_SCHEMA, TOPIC_SCHEMA, Context, ExportCheckError, Grounded, assemble, check_report,
+    GOAL_CHECKS,
+    PATH_SCHEMA,
+    TOPIC_SCHEMA,
+    Context,
+    ExportCheckError,
+    Grounded,
+    assemble,
+    check_report,
 )
 from kgforge.exports.labels import Render
 from kgforge.exports.options import GOAL_BUDGETS, ExportOptions
 from kgforge.exports.registry import format_named, goal_layout
 from kgforge.exports.writing import finish, layout_problems
-from kgforge.gc_pause import paused_gc
-from kgforge.goals import read_goals
-from kgforge.tables import GraphTables
+from kgforge.goals.generate import read_goals
+from kgforge.store.tables import GraphTables
 
 
 @paused_gc()

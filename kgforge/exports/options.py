@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from kgforge.errors import KgforgeError
+from kgforge.core.errors import KgforgeError
 from kgforge.exports.registry import format_named
 from kgforge.exports.subgraph import SubgraphOptions
 

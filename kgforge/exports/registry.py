@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import importlib
 import json
-import os
 import pkgutil
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -20,9 +19,9 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 import orjson
 
-from kgforge.errors import InputError, KgforgeError
+from kgforge.core.errors import InputError, KgforgeError
+from kgforge.core.jsonio import Record, iter_json_container, iter_json_lines
 from kgforge.exports.model import TripleShape
-from kgforge.jsonio import Record, iter_json_container, iter_json_lines
 
 if TYPE_CHECKING:
     from kgforge.exports.labels import Render
@@ -227,14 +226,3 @@ def _first_record(path: Path) -> Record:
         unreadable = unreadable or record
     where = f"{path}:{unreadable.line}: {unreadable.error}; " if unreadable else f"{path}: "
     raise InputError(f"{where}no readable record to tell its layout from")
-
-
-def atomic_write(path: Path, write: Any) -> None:
-    """Run ``write(tmp)`` and move ``tmp`` onto ``path``: the file appears complete or not at all."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + f".tmp{os.getpid()}")
-    try:
-        write(tmp)
-        os.replace(tmp, path)
-    finally:
-        tmp.unlink(missing_ok=True)

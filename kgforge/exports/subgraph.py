@@ -20,9 +20,9 @@ from dataclasses import dataclass
 
 import polars as pl
 
-from kgforge.schema import Schema
-from kgforge.tables import GraphTables
-from kgforge.vocab import RDF_TYPE
+from kgforge.core.schema import Schema
+from kgforge.core.vocab import RDF_TYPE
+from kgforge.store.tables import GraphTables
 
 TRIPLE_COLUMNS = ["s", "p", "o", "o_is_entity"]
 ROLE_PRIORITY = {"path": 0, "type": 1, "fact": 2, "related": 3}

@@ -10,12 +10,16 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from kgforge import __version__
-from kgforge.build import sha256_file
+from kgforge.core.files import (
+    atomic_path,
+    sha256_file,
+    write_json_atomic,
+    write_text_atomic,
+)
+from kgforge.core.version import __version__
 from kgforge.exports.assemble import Context, ExportCheckError
 from kgforge.exports.formats.generic import GENERIC_SCHEMA_VERSION
-from kgforge.exports.registry import Format, Layout, atomic_write
-from kgforge.store import write_json_atomic
+from kgforge.exports.registry import Format, Layout
 
 
 def store_hash(manifest: dict[str, Any]) -> str:
@@ -43,13 +47,13 @@ def finish(ctx: Context, fmt: Format, layout: Layout, records: list[tuple[str, d
     report is the manifest minus the per-graph checksums, plus the seconds it took."""
     if not records:
         raise ExportCheckError("no dialogue passed the export checks; nothing was written")
-    atomic_write(out, lambda tmp: fmt.write([r for _, r in records], tmp, layout))
+    with atomic_path(out) as tmp:
+        fmt.write([r for _, r in records], tmp, layout)
     ids_file = out.with_name(out.name + ".ids.txt")
     ids_file.write_text("".join(record_id + "\n" for record_id, _ in records), encoding="utf-8")
     rejected_file = out.with_name(out.name + ".rejected.jsonl")
     if rejected:
-        atomic_write(rejected_file, lambda tmp: tmp.write_text(
-            "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rejected), encoding="utf-8"))
+        write_text_atomic(rejected_file, "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rejected))
     else:
         rejected_file.unlink(missing_ok=True)
     manifest = {

@@ -8,7 +8,13 @@ the question turns (kgforge JSONL and ConvQuestions-shaped JSON lines), ``evalua
 
 from kgforge.qa.generate import GenerateOptions
 from kgforge.qa.llm import DEFAULT_KEY_ENV
-from kgforge.qa.pipeline import LLMSettings, generate_dataset, llm_templates, predicates, select
+from kgforge.qa.pipeline import (
+           LLMSettings,
+           generate_dataset,
+           llm_templates,
+           predicates,
+           select,
+)
 from kgforge.qa.score import evaluate
 from kgforge.qa.select import SelectorOptions
 

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import random
 import time
 from collections.abc import Callable
@@ -29,7 +28,14 @@ import numpy as np
 import polars as pl
 
 from kgforge.qa.graph import QAGraph
-from kgforge.qa.kg import ArgumentError, KgforgeError, package_versions, sha256_file, write_json_atomic
+from kgforge.qa.kg import (
+    ArgumentError,
+    AtomicFile,
+    KgforgeError,
+    package_versions,
+    sha256_file,
+    write_json_atomic,
+)
 from kgforge.qa.phenomena import add_disfluency, add_typo
 from kgforge.qa.select import TypeSelection
 from kgforge.qa.templates import TemplateSet, TypeWords
@@ -364,34 +370,23 @@ class Writers:
     """The output files, written to temporary names and renamed into place when complete."""
 
     def __init__(self, out: Path, convquestions: Path | None) -> None:
-        self.targets = [(Path(out), self._open(Path(out)))]
-        if convquestions is not None:
-            self.targets.append((Path(convquestions), self._open(Path(convquestions))))
-
-    @staticmethod
-    def _open(path: Path) -> IO[str]:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        return open(path.with_name(path.name + ".part"), "w", encoding="utf-8", buffering=1 << 20)
+        self.targets = [AtomicFile(path, buffering=1 << 20) for path in (out, convquestions) if path is not None]
 
     @property
     def turns(self) -> IO[str]:
-        return self.targets[0][1]
+        return self.targets[0].handle
 
     @property
     def convquestions(self) -> IO[str] | None:
-        return self.targets[1][1] if len(self.targets) > 1 else None
+        return self.targets[1].handle if len(self.targets) > 1 else None
 
     def finish(self) -> None:
-        for path, handle in self.targets:
-            handle.flush()
-            os.fsync(handle.fileno())
-            handle.close()
-            os.replace(path.with_name(path.name + ".part"), path)
+        for target in self.targets:
+            target.commit()
 
     def abandon(self) -> None:
-        for path, handle in self.targets:
-            handle.close()
-            path.with_name(path.name + ".part").unlink(missing_ok=True)
+        for target in self.targets:
+            target.discard()
 
 
 def turn_lines(material: Material, yarn: Yarn, config: Config, variant: int, turns: list[Turn]) -> list[str]:

@@ -18,16 +18,26 @@ import polars as pl
 import pyoxigraph as ox
 
 from kgforge.qa.kg import (
-    RDF_TYPE, WIKIDATA_DIRECT, WIKIDATA_PROP, DomainPaths, GraphTables, QueryRunner, Schema, load_schema,
-    normalise_label, query_text, read_manifest, read_tables,
+    RDF_TYPE,
+    WIKIDATA_DIRECT,
+    WIKIDATA_ENTITY,
+    WIKIDATA_PROP,
+    XSD,
+    DomainPaths,
+    GraphTables,
+    QueryRunner,
+    Schema,
+    load_schema,
+    normalise_label,
+    query_text,
+    read_manifest,
+    read_tables,
 )
 
 UNTYPED = "entity"  # the type of an entity with no type (kgforge.qa.templates falls back on it)
-WIKIDATA_ENTITY = "http://www.wikidata.org/entity/"
 INSTANCE_OF = WIKIDATA_DIRECT + "P31"
 OCCUPATION_PROPERTY = WIKIDATA_DIRECT + "P106"
 QUALIFIER = WIKIDATA_PROP + "qualifier/"
-XSD = "http://www.w3.org/2001/XMLSchema#"
 CANONICALISED = ("decimal", "integer", "double", "float", "boolean", "int", "long", "short", "byte",
                  "nonNegativeInteger", "positiveInteger", "negativeInteger", "nonPositiveInteger",
                  "unsignedInt", "unsignedLong", "unsignedShort", "unsignedByte")

@@ -22,7 +22,7 @@ from typing import Any, TypeVar
 
 import requests
 
-from kgforge.qa.kg import KgforgeError, Quarantine
+from kgforge.qa.kg import KgforgeError, Quarantine, write_json_atomic
 
 T = TypeVar("T")
 DEFAULT_KEY_ENV = "KGFORGE_LLM_API_KEY"
@@ -79,10 +79,7 @@ class LLMClient:
             self.rejected += 1
             self.quarantine.reject(self.endpoint, what, f"malformed LLM reply: {exc}", content)
             return None
-        self.cache_dir.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(path.name + ".tmp")
-        tmp.write_text(json.dumps({"model": self.model, "content": content}, ensure_ascii=False), encoding="utf-8")
-        os.replace(tmp, path)
+        write_json_atomic(path, {"model": self.model, "content": content}, indent=None, durable=False)
         return answer
 
     def _post(self, body: dict[str, Any]) -> str:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import time
 from dataclasses import dataclass
 from functools import partial
@@ -14,18 +13,37 @@ import polars as pl
 from kgforge.qa.generate import GenerateOptions, Material, Partners, generate
 from kgforge.qa.graph import QAGraph
 from kgforge.qa.kg import (
-    DomainPaths, KgforgeError, Quarantine, domain_paths, write_json_atomic,
+    DomainPaths,
+    KgforgeError,
+    Quarantine,
+    atomic_path,
+    domain_paths,
+    write_json_atomic,
 )
 from kgforge.qa.llm import (
-    MAX_PREDICATES_PER_CALL, DEFAULT_KEY_ENV, LLMClient, keep_check, selection_messages, template_messages,
+    DEFAULT_KEY_ENV,
+    MAX_PREDICATES_PER_CALL,
+    LLMClient,
+    keep_check,
+    selection_messages,
+    template_messages,
     templates_check,
 )
 from kgforge.qa.predicates import predicate_table, predicates_report, together
 from kgforge.qa.select import (
-    SelectorOptions, TypeSelection, read_selection, regroup, statistical_selection, write_selection,
+    SelectorOptions,
+    TypeSelection,
+    read_selection,
+    regroup,
+    statistical_selection,
+    write_selection,
 )
 from kgforge.qa.templates import (
-    ANY, bundled_template_text, check_template, load_templates, template_entries_toml,
+    ANY,
+    bundled_template_text,
+    check_template,
+    load_templates,
+    template_entries_toml,
 )
 
 # Reasons of the statistical selector that an LLM may overrule (the others are never questions).
@@ -138,11 +156,9 @@ def llm_templates(domain: str, out: Path, llm: LLMSettings, workdir: Path | str 
         client.quarantine.close()
     text = bundled_template_text(graph.language) + "\n# ---------------------------------------------------------------- " \
         f"written by {llm.model} (kgforge qa templates), checked\n\n" + (template_entries_toml(entries) if entries else "")
-    out.parent.mkdir(parents=True, exist_ok=True)
-    part = out.with_name(out.name + ".part")
-    part.write_text(text, encoding="utf-8")
-    load_templates(part)  # the file must load as it will be used
-    os.replace(part, out)
+    with atomic_path(out) as part:
+        part.write_text(text, encoding="utf-8")
+        load_templates(part)  # the file must load as it will be used
     return {"domain": domain, "out": str(out), "pairs": len(pairs[:limit]), "entries": len(entries),
             "templates_refused": rejected, "llm": client.report()}
 
@@ -161,7 +177,8 @@ def _template_problem(text: str, reference: str, answers: pl.DataFrame) -> str |
 def embedding_partners(paths: DomainPaths, model: str) -> Partners:
     """Each seed's related entity from the model bundle ``models/<model>`` (see kgforge.qa.related)."""
     def partners(seeds: list[str], candidates: list[str]) -> dict[str, str]:
-        from kgforge.qa.related import most_similar  # loads torch: only --related pays for it
+        # lazy: loads torch; only --related pays for it
+        from kgforge.qa.related import most_similar
 
         return most_similar(paths, model, seeds, candidates)
     return partners

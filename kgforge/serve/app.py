@@ -18,9 +18,14 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
 
-from kgforge.errors import QueryTimeout
+from kgforge.core.errors import QueryTimeout
 from kgforge.serve import assets, explorer, kg
-from kgforge.serve.domain import ServedDomain, ServedQueryError, ServeOptions, VersionGone
+from kgforge.serve.domain import (
+    ServedDomain,
+    ServedQueryError,
+    ServeOptions,
+    VersionGone,
+)
 from kgforge.serve.pool import WorkerDied
 from kgforge.serve.protocol import CONTENT_TYPES, ProtocolError, read_request
 

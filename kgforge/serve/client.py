@@ -13,9 +13,9 @@ from collections.abc import Mapping
 import pyoxigraph as ox
 import requests
 
-from kgforge import checks
-from kgforge.errors import QueryError, QueryTimeout
-from kgforge.query import QueryResult, Term
+from kgforge.core import checks
+from kgforge.core.errors import QueryError, QueryTimeout
+from kgforge.store.query import QueryResult, Term
 
 ACCEPT = "application/sparql-results+json, application/n-triples;q=0.9"
 BUILD_HEADER = "X-Kgforge-Build"

@@ -16,8 +16,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from kgforge import checks
-from kgforge.errors import QueryError, QueryTimeout
+from kgforge.core import checks
+from kgforge.core.errors import QueryError, QueryTimeout
 from kgforge.serve import kg
 from kgforge.serve.pool import WorkerPool
 from kgforge.serve.search import LabelIndex

@@ -16,15 +16,30 @@ from typing import Any
 
 import polars as pl
 
+from kgforge.core.errors import KgforgeError, StoreMissingError
+from kgforge.core.resources import query_dirs
+from kgforge.core.vocab import (
+    DERIVED_GRAPHS,
+    GRAPH,
+    ONTO,
+    OWL_SAME_AS,
+    RDF_TYPE,
+    RDFS_LABEL,
+    SCHEMA_GRAPH,
+    SKOS_ALT_LABEL,
+)
 from kgforge.derive import PAIR_NODE
-from kgforge.errors import KgforgeError, StoreMissingError
 from kgforge.exports import ExportOptions, export_goals
-from kgforge.goals import GoalGraph, GoalOptions, sample_goals, write_goals
-from kgforge.query import PREFIXES, uses_service
-from kgforge.resources import query_dirs
-from kgforge.store import DomainPaths, domain_paths, published_build, read_manifest
-from kgforge.tables import GraphTables, read_tables
-from kgforge.vocab import DERIVED_GRAPHS, GRAPH, ONTO, OWL_SAME_AS, RDF_TYPE, RDFS_LABEL, SCHEMA_GRAPH, SKOS_ALT_LABEL
+from kgforge.goals.generate import sample_goals, write_goals
+from kgforge.goals.graph import GoalGraph, GoalOptions
+from kgforge.store.layout import (
+    DomainPaths,
+    domain_paths,
+    published_build,
+    read_manifest,
+)
+from kgforge.store.query import PREFIXES, uses_service
+from kgforge.store.tables import GraphTables, read_tables
 
 __all__ = [
     "DERIVED_GRAPHS", "GRAPH", "ONTO", "OWL_SAME_AS", "PREFIXES", "RDF_TYPE", "RDFS_LABEL", "SCHEMA_GRAPH", "SKOS_ALT_LABEL",
@@ -128,6 +143,7 @@ def related_entities(paths: DomainPaths, iri: str, k: int = 10, model: str = "de
                      ) -> list[tuple[str, str | None, float]]:
     """[(iri, label, score)] nearest to ``iri`` in the domain's embedding bundle. torch is imported here,
     on first use, so a server whose domain has no bundle never loads it."""
-    from kgforge.related import top_related  # optional heavy dependency (torch), loaded on demand
+    # lazy: torch, loaded on demand
+    from kgforge.embed.related import top_related
 
     return top_related(paths, iri, k=k, model=model)

@@ -14,7 +14,7 @@ import sys
 import time
 from typing import Any
 
-from kgforge.errors import QueryError, QueryTimeout
+from kgforge.core.errors import QueryError, QueryTimeout
 from kgforge.serve.worker import HEADER
 
 SPAWN_ARGS = ("-m", "kgforge.serve.worker")

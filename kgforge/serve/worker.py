@@ -21,7 +21,7 @@ from typing import Any, BinaryIO
 
 import pyoxigraph as ox
 
-from kgforge.lifeline import die_with
+from kgforge.core.lifeline import die_with
 
 HEADER = struct.Struct(">I")
 KEEP_VERSIONS = 2

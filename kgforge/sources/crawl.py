@@ -16,18 +16,24 @@ from typing import Any
 from requests.utils import requote_uri
 from rich.markup import escape
 
+from kgforge.core.files import write_json_atomic
+from kgforge.core.progress import stderr_console
+from kgforge.core.schema import Relation, Schema
+from kgforge.core.text import normalise_label
+from kgforge.core.vocab import (
+    PROV_SOURCE,
+    RDF_TYPE,
+    RDFS_LABEL,
+    SKOS_ALT_LABEL,
+    entity_iri,
+)
 from kgforge.crawl.cleanup import CleanupOptions, clean
 from kgforge.crawl.engine import crawl, crawl_dir_for, crawled_spec, read_records
 from kgforge.crawl.fetch import CrawlConfig
 from kgforge.crawl.frontier import Frontier
 from kgforge.crawl.merge import Merge, english_key, merge
 from kgforge.crawl.spec import Record, SiteSpec, load_spec
-from kgforge.progress import stderr_console
-from kgforge.schema import Relation, Schema
-from kgforge.sources import ImportContext, register
-from kgforge.store import write_json_atomic
-from kgforge.text import normalise_label
-from kgforge.vocab import PROV_SOURCE, RDF_TYPE, RDFS_LABEL, SKOS_ALT_LABEL, entity_iri
+from kgforge.sources.importer import ImportContext, register
 
 MAX_WARNINGS_SHOWN = 20
 NAMES_REPORT = "names_report.json"

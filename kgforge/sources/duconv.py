@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from kgforge.sources import ImportContext, register
+from kgforge.sources.importer import ImportContext, register
 from kgforge.sources.names import import_session_lines
 
 

@@ -13,9 +13,9 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from kgforge.jsonio import iter_json_lines
-from kgforge.quads import XSD
-from kgforge.sources import ImportContext, parsed_records, register
+from kgforge.core.jsonio import iter_json_lines
+from kgforge.core.quads import XSD
+from kgforge.sources.importer import ImportContext, parsed_records, register
 from kgforge.sources.records import Cell, GenericFacts, iri_in, record_settings
 
 

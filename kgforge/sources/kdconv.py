@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from kgforge.jsonio import iter_json_container
-from kgforge.sources import ImportContext, parsed_records, register
+from kgforge.core.jsonio import iter_json_container
+from kgforge.sources.importer import ImportContext, parsed_records, register
 from kgforge.sources.names import NameTriples
 
 

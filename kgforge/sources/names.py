@@ -14,11 +14,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from kgforge.jsonio import iter_json_lines
-from kgforge.schema import Relation
-from kgforge.sources import ImportContext, parsed_records
-from kgforge.text import normalise_label
-from kgforge.vocab import RDF_TYPE, RDFS_LABEL, SKOS_ALT_LABEL, entity_iri
+from kgforge.core.jsonio import iter_json_lines
+from kgforge.core.schema import Relation
+from kgforge.core.text import normalise_label
+from kgforge.core.vocab import RDF_TYPE, RDFS_LABEL, SKOS_ALT_LABEL, entity_iri
+from kgforge.sources.importer import ImportContext, parsed_records
 
 
 @dataclass(frozen=True)

@@ -13,8 +13,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from kgforge.errors import InputError
-from kgforge.sources import ImportContext, register
+from kgforge.core.errors import InputError
+from kgforge.sources.importer import ImportContext, register
 from kgforge.sources.names import NameTriples
 from kgforge.sources.tables import read_rows
 

@@ -33,11 +33,11 @@ from typing import IO, Any
 
 import pyoxigraph as ox
 
-from kgforge.errors import InputError
-from kgforge.quads import literal_term
-from kgforge.sources import ImportContext, register
-from kgforge.vocab import RDF_TYPE, RDFS_LABEL, SKOS_ALT_LABEL, entity_iri
-from kgforge.wikidata.framing import compression_of
+from kgforge.core.errors import InputError
+from kgforge.core.quads import literal_term
+from kgforge.core.vocab import RDF_TYPE, RDFS_LABEL, SKOS_ALT_LABEL, entity_iri
+from kgforge.sources.importer import ImportContext, register
+from kgforge.sources.wikidata.framing import compression_of
 
 LABEL_PREDICATES = (RDFS_LABEL, "http://www.w3.org/2004/02/skos/core#prefLabel", "http://schema.org/name",
                     "https://schema.org/name", "http://xmlns.com/foaf/0.1/name")

@@ -23,10 +23,10 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from kgforge.quads import XSD, check_iri, check_lang
-from kgforge.schema import Relation
-from kgforge.sources import ImportContext
-from kgforge.vocab import RDF_TYPE, RDFS_LABEL, SKOS_ALT_LABEL, entity_iri
+from kgforge.core.quads import XSD, check_iri, check_lang
+from kgforge.core.schema import Relation
+from kgforge.core.vocab import RDF_TYPE, RDFS_LABEL, SKOS_ALT_LABEL, entity_iri
+from kgforge.sources.importer import ImportContext
 
 IRI_STARTS = ("http://", "https://", "urn:")
 DEFAULT_SEPARATOR = "|"

@@ -22,11 +22,11 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from kgforge.errors import InputError
-from kgforge.quads import XSD
-from kgforge.sources import ImportContext, register
+from kgforge.core.errors import InputError
+from kgforge.core.quads import XSD
+from kgforge.core.text import NotUtf8Error, decode_utf8
+from kgforge.sources.importer import ImportContext, register
 from kgforge.sources.records import GenericFacts, iri_in, record_settings
-from kgforge.text import NotUtf8Error, decode_utf8
 
 TRIPLE_HEADER = ("subject", "predicate", "object")
 FOURTH_COLUMNS = ("lang", "datatype", "lang_or_datatype", "lang|datatype")

@@ -18,7 +18,13 @@ from __future__ import annotations
 from typing import Any
 
 from kgforge.exports.formats._shape import (
-    is_strings, is_triples, knowledge_gold, line_breaks_problem, session_or_samples, strings_problem, triples_problem,
+    is_strings,
+    is_triples,
+    knowledge_gold,
+    line_breaks_problem,
+    session_or_samples,
+    strings_problem,
+    triples_problem,
 )
 from kgforge.exports.labels import Render
 from kgforge.exports.model import Dialogue, SourceDialogue

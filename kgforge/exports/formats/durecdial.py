@@ -23,12 +23,18 @@ import re
 from typing import Any
 
 from kgforge.exports.formats._shape import (
-    is_strings, is_triples, knowledge_gold, line_breaks_problem, session_or_samples, strings_problem, triples_problem,
+    is_strings,
+    is_triples,
+    knowledge_gold,
+    line_breaks_problem,
+    session_or_samples,
+    strings_problem,
+    triples_problem,
 )
 from kgforge.exports.labels import Render
 from kgforge.exports.model import Dialogue, SourceDialogue
 from kgforge.exports.registry import Format, Layout, register
-from kgforge.goals import CHAT_BY_TYPE, DIALOGUE_TYPES, RECOMMENDATION_BY_TYPE
+from kgforge.goals.graph import CHAT_BY_TYPE, DIALOGUE_TYPES, RECOMMENDATION_BY_TYPE
 
 NO_RESPONSE = "null"  # as the tools read a sample without one
 POOL = "retrieved_knowledge"

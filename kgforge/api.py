@@ -1,0 +1,183 @@
+"""The public Python API: one ``Domain`` object per knowledge graph, one method per pipeline stage.
+
+    from kgforge import Domain
+
+    kg = Domain("travel", workdir="kg")
+    kg.build(sources=["kdconv:kb_travel.json"])
+    kg.stats().triples
+    kg.query("SELECT ?s WHERE { ?s rdfs:label ?name }", name=Literal("故宫", language="zh")).rows
+    kg.tables().facts                       # polars
+    kg.derive(); kg.goals(n=100, out="goals.jsonl"); kg.export("goals.jsonl", fmt="duconv", out="train.jsonl")
+    kg.embed(model="RotatE", dim=64); kg.related("故宫", k=5)
+
+Each method runs the same library function as the CLI command of that name and returns a typed report
+(a frozen dataclass) whose ``as_dict()`` is exactly what the command prints with ``--json``. Values reach
+SPARQL as substitutions (``**bindings``: a plain ``str`` is a literal, ``pyoxigraph`` terms pass through),
+never pasted into the query text.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pyoxigraph as ox
+
+from kgforge.build.transaction import build, parse_source
+from kgforge.core.schema import SourceSpec, load_schema
+from kgforge.derive import derive
+from kgforge.exports import ExportOptions, export_goals
+from kgforge.goals.generate import generate
+from kgforge.goals.graph import GoalOptions
+from kgforge.stats import domain_stats
+from kgforge.store.layout import DEFAULT_WORKDIR, DomainPaths, domain_paths
+from kgforge.store.query import DEFAULT_TIMEOUT, QueryRunner, term_text
+from kgforge.store.tables import GraphTables, read_tables
+
+
+@dataclass(frozen=True)
+class Report:
+    """What a stage did, as the CLI's ``--json`` prints it (``as_dict()``); subclasses name the fields a
+    reader usually wants."""
+
+    domain: str
+    data: dict[str, Any] = field(repr=False)
+
+    def as_dict(self) -> dict[str, Any]:
+        return self.data
+
+
+@dataclass(frozen=True)
+class BuildReport(Report):
+    build_id: str = ""
+    total_quads: int = 0
+    records_ok: int = 0
+    records_bad: int = 0
+
+
+@dataclass(frozen=True)
+class StatsReport(Report):
+    entities: int = 0
+    relations: int = 0
+    triples: int = 0
+
+
+@dataclass(frozen=True)
+class QueryReport(Report):
+    kind: str = "select"
+    variables: tuple[str, ...] = ()
+    rows: tuple[dict[str, Any], ...] = ()  # SELECT: variable -> pyoxigraph term
+    boolean: bool | None = None
+
+
+@dataclass(frozen=True)
+class DeriveReport(Report):
+    pairs: int = 0
+    quads: int = 0
+
+
+@dataclass(frozen=True)
+class GoalsReport(Report):
+    out: Path = Path()
+    goals: int = 0
+
+
+@dataclass(frozen=True)
+class ExportReport(Report):
+    out: Path = Path()
+
+
+@dataclass(frozen=True)
+class EmbedReport(Report):
+    model: str = ""
+    evaluation: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class RelatedReport(Report):
+    entity: str = ""
+    results: tuple[dict[str, Any], ...] = ()
+
+
+def _term(value: Any) -> ox.NamedNode | ox.Literal | ox.BlankNode:
+    return value if isinstance(value, (ox.NamedNode, ox.Literal, ox.BlankNode)) else ox.Literal(str(value))
+
+
+class Domain:
+    """One domain's knowledge graph under ``workdir`` (default ``./kg``), as the CLI sees it."""
+
+    def __init__(self, name: str, workdir: Path | str | None = None) -> None:
+        self.paths: DomainPaths = domain_paths(name, workdir or DEFAULT_WORKDIR)
+        self.name = self.paths.domain
+        self.workdir = self.paths.workdir
+
+    def __repr__(self) -> str:
+        return f"Domain({self.name!r}, workdir={str(self.workdir)!r})"
+
+    def build(self, sources: Iterable[str | SourceSpec] = (), *, schema: str | None = None,
+              schema_sources: bool = True, progress: bool = False) -> BuildReport:
+        """Import the sources (``"kind:path"`` strings or SourceSpecs; plus the schema's own unless
+        ``schema_sources=False``) into a fresh build and publish it atomically. ``schema`` defaults to the
+        domain's own (``kgforge init``), else a shipped one, else one inferred from the sources."""
+        specs = [s if isinstance(s, SourceSpec) else parse_source(s) for s in sources]
+        summary = build(self.name, specs, self.workdir, schema=load_schema(schema) if schema else None,
+                        show_progress=progress, use_schema_sources=schema_sources).as_dict()
+        return BuildReport(self.name, summary, summary["build_id"], summary["total_quads"], summary["records_ok"],
+                           summary["records_bad"])
+
+    def stats(self) -> StatsReport:
+        data = domain_stats(self.name, self.workdir)
+        return StatsReport(self.name, data, data.get("entities", 0), data.get("relations", 0), data.get("triples", 0))
+
+    def query(self, sparql: str, *, timeout: float = DEFAULT_TIMEOUT, **bindings: Any) -> QueryReport:
+        """Run ``sparql`` on the published store with ``bindings`` substituted for its variables."""
+        with QueryRunner(self.paths) as runner:
+            result = runner.query(sparql, {name: _term(value) for name, value in bindings.items()}, timeout=timeout)
+        data = {"kind": result.kind, "variables": result.variables, "boolean": result.boolean,
+                "rows": [{k: term_text(v) for k, v in row.items()} for row in result.rows]}
+        return QueryReport(self.name, data, result.kind, tuple(result.variables), tuple(result.rows), result.boolean)
+
+    def tables(self, *, include_derived: bool = False) -> GraphTables:
+        """The graph as polars tables: ``facts``, ``labels``, ``types``, ``relations``."""
+        return read_tables(self.paths, include_derived)
+
+    def derive(self, *, max_group: int | None = None, max_pairs: int | None = None,
+               seed: int | None = None) -> DeriveReport:
+        data = derive(self.name, self.workdir, max_group=max_group, seed=seed, max_pairs=max_pairs)
+        return DeriveReport(self.name, data, data["pairs"], data["quads"])
+
+    def goals(self, n: int, out: Path | str, *, style: str = "duconv", seed: int = 0, one_step_ratio: float = 0.5,
+              hops: tuple[int, int] = (1, 3), language: str | None = None,
+              profiles: Path | str | None = None) -> GoalsReport:
+        options = GoalOptions(n=n, seed=seed, one_step_ratio=one_step_ratio, style=style, hops=hops, language=language)
+        data = generate(self.name, options, Path(out), self.workdir, Path(profiles) if profiles else None)
+        return GoalsReport(self.name, data, Path(data["out"]), data["goals"])
+
+    def export(self, goals: Path | str, out: Path | str, *, fmt: str, **options: Any) -> ExportReport:
+        """Per-dialogue subgraphs for the goals in ``goals``, in dataset format ``fmt`` (see ExportOptions)."""
+        data = export_goals(self.name, Path(goals), ExportOptions(fmt=fmt, **options), Path(out), self.workdir)
+        return ExportReport(self.name, data, Path(out))
+
+    def embed(self, *, name: str = "default", resume: bool = False, progress: bool = False,
+              **config: Any) -> EmbedReport:
+        """Train a PyKEEN model (``config``: EmbedConfig fields such as model, dim, epochs) into
+        ``models/<name>``."""
+        from kgforge.embed import (  # lazy: torch and PyKEEN take seconds to load
+            EmbedConfig,
+            embed,
+        )
+
+        data = embed(self.name, self.workdir, EmbedConfig(**config), name=name, resume=resume, progress=progress)
+        return EmbedReport(self.name, data, data["model"], data.get("evaluation", {}))
+
+    def related(self, entity: str, *, k: int = 10, model: str = "default", **options: Any) -> RelatedReport:
+        from kgforge.embed.related import related  # lazy: loads torch
+
+        data = related(self.name, entity, self.workdir, k=k, model=model, **options)
+        return RelatedReport(self.name, data, entity, tuple(data["results"]))
+
+
+__all__ = ["BuildReport", "DeriveReport", "Domain", "EmbedReport", "ExportReport", "GoalsReport", "QueryReport",
+           "RelatedReport", "Report", "StatsReport"]

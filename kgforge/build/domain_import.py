@@ -1,0 +1,77 @@
+"""Adding one knowledge-base source (Wikidata, XLORE) to a domain's store without rebuilding the rest.
+
+The source is imported like any ``kgforge build`` source (its own named graph, quarantine and
+counts) into a staging build; that build is a checkpoint of the current store with this graph (and
+the updated schema graph) added, so the other graphs are not re-loaded, and it is published by the
+same atomic swap as a build. Importing the same file again replaces its graph. With no store yet,
+the domain is created.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+import pyoxigraph as ox
+
+from kgforge.build.transaction import (
+    SourceResult,
+    extend_build,
+    import_source,
+    load_graphs,
+    write_schema_graph,
+)
+from kgforge.core import checks
+from kgforge.core.errors import StoreMissingError
+from kgforge.core.progress import progress_bar
+from kgforge.core.schema import Relation, SourceSpec, load_schema
+from kgforge.core.vocab import RDF_PROPERTY, RDF_TYPE, SCHEMA_GRAPH
+from kgforge.store.layout import (
+    domain_paths,
+    published_build,
+    read_manifest,
+    staged_build,
+    write_lock,
+)
+
+SCHEMA_FILE = "quads/schema.imports.nq"
+
+
+def import_into_domain(domain: str, kind: str, path: Path | str, options: dict[str, Any],
+                       workdir: Path | str | None = None, show_progress: bool = True) -> dict[str, Any]:
+    """Import ``kind:path`` into ``domain``'s store; returns the source's manifest entry and build id."""
+    checks.selection_options(options)
+    paths = domain_paths(domain, workdir)
+    with write_lock(paths), progress_bar(show_progress) as progress, staged_build(paths) as staging:
+        try:
+            published: Path | None = published_build(paths)
+            manifest: dict[str, Any] | None = read_manifest(paths, published)
+        except (StoreMissingError, FileNotFoundError):
+            published, manifest = None, None
+        schema = load_schema(manifest["schema"]["path"] if manifest else domain)
+        spec = SourceSpec(kind, str(path), options)
+        result, used = import_source(schema, paths, staging, spec, Path(path), set(), progress)
+        graphs = dict(manifest["graphs"]) if manifest else {}
+        graphs[result.graph] = result.manifest_entry()
+        relations = used | (_declared_in(published, schema.relations.values()) if published else set())
+        graphs[SCHEMA_GRAPH] = dict(write_schema_graph(schema, relations, staging / SCHEMA_FILE),
+                                    quads_file=SCHEMA_FILE)
+        if published is None:
+            summary = load_graphs(paths, staging, graphs, schema, progress, {})
+        else:
+            added = {g: graphs[g] for g in (result.graph, SCHEMA_GRAPH)}
+            summary = extend_build(paths, staging, published, published / "oxigraph", [], added, {})
+    return {"domain": domain, "build_id": summary.build_id, "total_quads": summary.total_quads,
+            "source": dict(result.manifest_entry(), graph=result.graph), "graphs": summary.graphs}
+
+
+def _declared_in(published: Path, relations: Iterable[Relation]) -> set[Relation]:
+    """Schema relations the published build's schema graph declares (so other sources keep their labels)."""
+    store = ox.Store.read_only(str(published / "oxigraph"))
+    declared = {quad.subject.value for quad in store.quads_for_pattern(
+        None, ox.NamedNode(RDF_TYPE), ox.NamedNode(RDF_PROPERTY), ox.NamedNode(SCHEMA_GRAPH))}
+    return {rel for rel in relations if rel.iri in declared}
+
+
+__all__ = ["SourceResult", "import_into_domain"]

@@ -1,0 +1,350 @@
+"""`kgforge build`: sources → normalised quads (one named graph each) → a fresh store, swapped in.
+
+A build is a transaction: the import phase writes ``quads/<graph>.nq`` per source into the staging
+build folder (``builds/<id>/``), the load phase bulk-loads them into that folder's new store and checks
+the per-graph counts, and only then is the whole folder — store, quads, checksums, manifest — published
+by one atomic swap. Stages read the published build only, so a build that fails or is killed at any
+moment leaves the previous one as it was, and is never read. Stages that add graphs (derive, link,
+import) extend a copy of the published build the same way (:func:`extend_build`).
+"""
+
+from __future__ import annotations
+
+import shutil
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from rich.progress import Progress
+
+from kgforge.core.errors import InputError, KgforgeError
+from kgforge.core.files import file_fingerprint, package_versions, sha256_file
+from kgforge.core.progress import progress_bar
+from kgforge.core.quads import QuadWriter
+from kgforge.core.quarantine import Quarantine
+from kgforge.core.schema import (
+    Relation,
+    Schema,
+    SourceSpec,
+    domain_schema_path,
+    load_schema,
+)
+from kgforge.core.vocab import (
+    KIND,
+    KIND_IRIS,
+    RDF_PROPERTY,
+    RDF_TYPE,
+    RDFS_LABEL,
+    SCHEMA_GRAPH,
+    graph_iri,
+)
+from kgforge.sources.importer import ImportContext, importer_for, reads_file
+from kgforge.sources.schema_infer import infer_schema
+from kgforge.store.layout import (
+    DEFAULT_WORKDIR,
+    DomainPaths,
+    bulk_load,
+    carry_quads,
+    check_counts,
+    domain_paths,
+    extend_store,
+    graph_counts,
+    leftovers,
+    open_read_only,
+    published_build,
+    read_manifest,
+    require_counts_match,
+    staged_build,
+    swap_in,
+    write_lock,
+    writer_pid,
+)
+
+SCHEMA_QUADS = "quads/schema.nq"
+INFERRED_SCHEMA = "schema.toml"  # in the build folder, for a domain that has no schema of its own
+
+@dataclass
+class SourceResult:
+    kind: str
+    path: str
+    graph: str
+    quads_file: str
+    quads: int
+    sha256: str
+    input: dict[str, Any]
+    counts: dict[str, int]
+    quarantined: int
+    quarantine_file: str | None
+    seconds: float
+    engine: dict[str, Any] | None = None  # the dump engine and each shard's producer (Wikidata dumps)
+
+    def manifest_entry(self) -> dict[str, Any]:
+        return {k: v for k, v in self.__dict__.items() if k != "graph" and not (k == "engine" and v is None)}
+
+
+@dataclass
+class BuildSummary:
+    domain: str
+    build_id: str
+    store: str
+    graphs: dict[str, int]
+    sources: list[SourceResult] = field(default_factory=list)
+    timings: dict[str, float] = field(default_factory=dict)
+    schema: dict[str, Any] = field(default_factory=dict)  # path, and whether it was inferred
+
+    @property
+    def total_quads(self) -> int:
+        return sum(self.graphs.values())
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "domain": self.domain, "build_id": self.build_id, "store": self.store, "schema": self.schema,
+            "total_quads": self.total_quads, "graphs": self.graphs, "timings": self.timings,
+            "sources": [dict(s.manifest_entry(), graph=s.graph) for s in self.sources],
+            "records_ok": sum(s.counts.get("records_ok", 0) for s in self.sources),
+            "records_bad": sum(s.counts.get("records_bad", 0) for s in self.sources),
+        }
+
+
+def parse_source(spec: str) -> SourceSpec:
+    """``KIND:PATH`` from the command line."""
+    kind, sep, path = spec.partition(":")
+    if not sep or not kind or not path:
+        raise KgforgeError(f"--source expects KIND:PATH (e.g. kdconv:kb_travel.json), got {spec!r}")
+    return SourceSpec(kind=kind, path=path)
+
+
+def build(
+    domain: str,
+    extra_sources: list[SourceSpec] | None = None,
+    workdir: Path | str | None = None,
+    schema: Schema | None = None,
+    show_progress: bool = True,
+    use_schema_sources: bool = True,
+) -> BuildSummary:
+    """Import every source of the build, then load and swap in a fresh store for ``domain``.
+
+    The schema is ``schema``, else the domain's own (``<workdir>/<domain>/schema.toml``, what `kgforge init`
+    writes) or a shipped one; a domain with neither builds with a schema inferred from its sources, written
+    into the build folder (``schema.toml``) and marked inferred."""
+    paths = domain_paths(domain, workdir)
+    if schema is None and (found := domain_schema_path(domain, paths.workdir)) is not None:
+        schema = load_schema(found)
+    specs = [(s, schema.resolve_source_path(s)) for s in schema.sources] if schema and use_schema_sources else []
+    specs += [(s, Path(s.path)) for s in extra_sources or []]
+    if not specs:
+        where = f"list sources in {schema.path}" if schema else f"domain {domain!r} has no schema to list them"
+        raise KgforgeError(f"domain {domain!r} has no sources: give --source KIND:PATH or {where}")
+    with write_lock(paths), progress_bar(show_progress) as progress, staged_build(paths) as staging:
+        started = time.perf_counter()
+        if schema is None:
+            schema = infer_schema(domain, [SourceSpec(s.kind, str(path), s.options) for s, path in specs]
+                                  ).write(staging / INFERRED_SCHEMA)
+        results = []
+        used: set[Relation] = set()
+        taken: set[str] = set()
+        for spec, path in specs:
+            result, relations = import_source(schema, paths, staging, spec, path, taken, progress)
+            results.append(result)
+            used |= relations
+        schema_entry = write_schema_graph(schema, used, staging / SCHEMA_QUADS)
+        import_seconds = time.perf_counter() - started
+        graphs = {r.graph: r.manifest_entry() for r in results}
+        graphs[SCHEMA_GRAPH] = dict(schema_entry, quads_file=SCHEMA_QUADS)
+        summary = load_graphs(paths, staging, graphs, schema, progress)
+    summary.sources = results
+    summary.timings["import_seconds"] = round(import_seconds, 3)
+    summary.schema = {"path": str(schema.path), "inferred": schema.inferred}
+    return summary
+
+
+def import_source(
+    schema: Schema, paths: DomainPaths, staging: Path, spec: SourceSpec, path: Path, taken: set[str],
+    progress: Progress,
+) -> tuple[SourceResult, set[Relation]]:
+    """Import one source into its quads file in the staging build folder ``staging``."""
+    importer = importer_for(spec.kind)
+    if reads_file(spec.kind) and not path.exists():
+        raise InputError(f"{path}: no such file (source {spec.kind}:{spec.path})")
+    name = _graph_name(spec.kind, path, taken)
+    quads_file = staging / "quads" / f"{name.replace('/', '__')}.nq"
+    quarantine = Quarantine(paths.quarantine / f"{name.replace('/', '__')}.jsonl")
+    quarantine.path.unlink(missing_ok=True)  # an earlier import's; this one's appears with its first record
+    task = progress.add_task(f"import {spec.kind}:{path.name}", total=None)
+    started = time.perf_counter()
+    with QuadWriter(quads_file, graph_iri(*name.split("/"))) as writer:
+        ctx = ImportContext(schema=schema, path=path, writer=writer, quarantine=quarantine,
+                            options=dict(spec.options), workdir=paths.root,
+                            advance=lambda n: progress.advance(task, n))
+        try:
+            importer(ctx)
+        finally:
+            quarantine.close()
+    progress.update(task, completed=ctx.counts["records_ok"], total=ctx.counts["records_ok"])
+    result = SourceResult(
+        kind=spec.kind, path=str(path), graph=writer.graph_iri,
+        quads_file=str(quads_file.relative_to(staging)), quads=writer.count, sha256=writer.sha256,
+        input=file_fingerprint(path) if path.is_file() else {"path": str(path)},
+        counts=dict(ctx.counts), quarantined=quarantine.count,
+        quarantine_file=str(quarantine.path.relative_to(paths.root)) if quarantine.count else None,
+        seconds=round(time.perf_counter() - started, 3), engine=ctx.engine,
+    )
+    if ctx.counts["records_ok"] == 0 and writer.count == 0:
+        where = f"quarantined {quarantine.count}; see {quarantine.path}" if quarantine.count else "nothing quarantined"
+        raise InputError(f"{path}: no usable record ({where})")
+    return result, ctx.relations_used
+
+
+def _graph_name(kind: str, path: Path, taken: set[str]) -> str:
+    base = f"{kind}/{path.stem or path.name or 'source'}"
+    name, n = base, 2
+    while name in taken:
+        name, n = f"{base}-{n}", n + 1
+    taken.add(name)
+    return name
+
+
+def write_schema_graph(schema: Schema, relations: set[Relation], path: Path) -> dict[str, Any]:
+    """Relation and type declarations (labels in zh and en, kind) for what the build uses."""
+    with QuadWriter(path, SCHEMA_GRAPH) as writer:
+        for rel in sorted(relations, key=lambda r: r.iri):
+            writer.iri(rel.iri, RDF_TYPE, RDF_PROPERTY)
+            writer.literal(rel.iri, RDFS_LABEL, rel.zh, lang="zh")
+            if rel.en:
+                writer.literal(rel.iri, RDFS_LABEL, rel.en, lang="en")
+            writer.iri(rel.iri, KIND, KIND_IRIS[rel.kind])
+        for entity_type in schema.types.values():
+            writer.literal(entity_type.iri, RDFS_LABEL, entity_type.zh, lang="zh")
+            writer.literal(entity_type.iri, RDFS_LABEL, entity_type.en, lang="en")
+    return {"kind": "schema", "quads": writer.count, "sha256": writer.sha256}
+
+
+def load_graphs(paths: DomainPaths, staging: Path, graphs: dict[str, dict[str, Any]], schema: Schema,
+                progress: Progress | None = None, stages: dict[str, Any] | None = None) -> BuildSummary:
+    """Load ``graphs`` (graph IRI → manifest entry with ``quads_file``, relative to the staging build folder,
+    ``quads`` and ``sha256``) into the staging build's fresh store, check the counts, write the manifest
+    and publish the build. The caller holds the write lock."""
+    _add_checksums(staging, graphs)
+    files = {graph: staging / entry["quads_file"] for graph, entry in graphs.items()}
+    task = progress.add_task(f"load {sum(e['quads'] for e in graphs.values()):,} quads", total=None) if progress else None
+    started = time.perf_counter()
+    counts = bulk_load(staging, files)
+    if progress is not None:
+        progress.update(task, total=1, completed=1)
+    expected = {graph: entry["quads"] for graph, entry in graphs.items() if entry["quads"]}
+    require_counts_match(expected, counts, staging)
+    total = sum(counts.values())
+    load_seconds = time.perf_counter() - started
+    timings = {"load_seconds": round(load_seconds, 3),
+               "load_quads_per_second": round(total / load_seconds) if load_seconds else None}
+    manifest = {
+        "domain": paths.domain, "build_id": staging.name,
+        "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+        "schema": {"name": schema.name, "version": schema.version, "path": str(schema.path),
+                   "sha256": sha256_file(schema.path), "inferred": schema.inferred},
+        "graphs": graphs,
+        "total_quads": total, "timings": timings, "versions": package_versions(),
+        "stages": stages or {},
+    }
+    swap_in(paths, staging, manifest)
+    return BuildSummary(paths.domain, staging.name, str(staging / "oxigraph"), counts, timings=timings)
+
+
+def add_graphs(paths: DomainPaths, staging: Path, new_graphs: dict[str, dict[str, Any]], stages: dict[str, Any],
+               replace_kinds: tuple[str, ...] = ()) -> BuildSummary:
+    """Publish the current graphs plus ``new_graphs`` (e.g. the links graph), whose quads files the caller
+    wrote into ``staging`` (from :func:`kgforge.store.layout.staged_build`) while holding the write lock.
+
+    Graphs of a kind in ``replace_kinds``, and earlier versions of the new graphs, are dropped first,
+    so re-running a stage replaces its output. Only the new graphs are loaded (see :func:`extend_build`).
+    """
+    published = published_build(paths)
+    manifest = read_manifest(paths, published)
+    drop = [g for g, e in manifest["graphs"].items() if e.get("kind") in replace_kinds]
+    return extend_build(paths, staging, published, published / "oxigraph", drop, new_graphs, stages)
+
+
+def extend_build(paths: DomainPaths, staging: Path, published: Path, base: Path, drop: list[str],
+                 new_graphs: dict[str, dict[str, Any]], stages: dict[str, Any],
+                 keep_base_as: str | None = None) -> BuildSummary:
+    """Publish, as the staging build ``staging``, a copy of the store at ``base`` without the graphs in
+    ``drop`` (nor the earlier versions of the new graphs), plus ``new_graphs``, whose quads files the
+    caller wrote into ``staging``. The other graphs of the ``published`` build keep their quads files
+    (hard-linked into the new build once their checksums are verified).
+
+    The copy is a RocksDB checkpoint (hard links) and only the new graphs are bulk-loaded, so adding
+    links or derived triples to a DuConv-sized store takes seconds, not a full re-load. The new
+    graphs' counts are checked before the swap, as ``kgforge build`` does; ``stages`` are recorded
+    in the manifest beside the earlier ones. The caller holds the write lock.
+    """
+    manifest = read_manifest(paths, published)
+    manifest["schema"] = _carry_schema(manifest["schema"], published, staging)
+    _add_checksums(staging, new_graphs)
+    drop = [*drop, *(g for g in new_graphs if g in manifest["graphs"] and g not in drop)]
+    graphs = {g: e for g, e in manifest["graphs"].items() if g not in drop and g not in new_graphs}
+    carry_quads(published, staging, graphs)
+    started = time.perf_counter()
+    added = extend_store(base, staging, drop, {g: staging / e["quads_file"] for g, e in new_graphs.items()},
+                         keep_base_as)
+    require_counts_match({g: e["quads"] for g, e in new_graphs.items() if e["quads"]},
+                         {g: n for g, n in added.items() if n}, staging)
+    graphs.update(new_graphs)
+    timings = {"load_seconds": round(time.perf_counter() - started, 3)}
+    swap_in(paths, staging, dict(
+        manifest, build_id=staging.name, created=time.strftime("%Y-%m-%dT%H:%M:%S%z"), graphs=graphs,
+        total_quads=sum(e["quads"] for e in graphs.values()), timings=timings, versions=package_versions(),
+        stages=dict(manifest.get("stages", {}), **stages)))
+    return BuildSummary(paths.domain, staging.name, str(staging / "oxigraph"),
+                        {g: e["quads"] for g, e in graphs.items()}, timings=timings)
+
+
+def _carry_schema(entry: dict[str, Any], published: Path, staging: Path) -> dict[str, Any]:
+    """A schema kept inside the published build (one inferred at build time) goes into the new build with it,
+    since the older build is removed in time; any other schema file stays where it is."""
+    path = Path(entry["path"])
+    if path.parent != published:
+        return entry
+    shutil.copyfile(path, staging / path.name)
+    return dict(entry, path=str(staging / path.name))
+
+
+def _add_checksums(staging: Path, graphs: dict[str, dict[str, Any]]) -> None:
+    """The sha256 of each graph's quads file, where its entry does not carry it yet."""
+    for entry in graphs.values():
+        if "sha256" not in entry:
+            entry["sha256"] = sha256_file(staging / entry["quads_file"])
+
+
+def check_store(domain: str, workdir: Path | str | None = None) -> dict[str, Any]:
+    """Compare the published store with its manifest (per-graph counts, every quads file's sha256), and
+    list what killed or failed writers left behind, with the command that removes it."""
+    paths = domain_paths(domain, workdir)
+    published = published_build(paths)
+    manifest = read_manifest(paths, published)
+    actual = graph_counts(open_read_only(paths, published))
+    expected = {g: e["quads"] for g, e in manifest["graphs"].items() if e["quads"]}
+    problems = check_counts(expected, actual)
+    for graph, entry in manifest["graphs"].items():
+        quads_file = published / entry["quads_file"]
+        if not quads_file.is_file():
+            problems.append(f"graph {graph}: {quads_file} is missing (stages read the store instead; "
+                            f"{_restore_hint(paths, workdir)})")
+        elif sha256_file(quads_file) != entry.get("sha256"):
+            problems.append(f"graph {graph}: {quads_file} changed since the build (sha256 differs)")
+    found = leftovers(paths)
+    return {"domain": domain, "build_id": manifest["build_id"], "ok": not problems, "problems": problems,
+            "graphs": actual, "total_quads": sum(actual.values()),
+            "leftovers": [str(p) for p in found], "writer_pid": writer_pid(paths),
+            "clean_command": clean_command(domain, workdir) if found else None}
+
+
+def _restore_hint(paths: DomainPaths, workdir: Path | str | None) -> str:
+    if paths.quads.is_dir() and not paths.quads.is_symlink():  # the layout of earlier versions
+        return f"`{clean_command(paths.domain, workdir)}` moves it from {paths.quads} into the build"
+    return f"`kgforge build {paths.domain}` writes it again"
+
+
+def clean_command(domain: str, workdir: Path | str | None = None) -> str:
+    where = f" --workdir {workdir}" if workdir and Path(workdir) != DEFAULT_WORKDIR else ""
+    return f"kgforge check {domain} --clean{where}"

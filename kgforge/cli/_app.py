@@ -1,0 +1,95 @@
+"""The typer app every command module registers on, shared options, checked argument types and output helpers."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable, Iterable
+from functools import partial
+from pathlib import Path
+from typing import Annotated, Any, Generic, TypeVar
+
+import typer
+from rich.console import Console
+
+from kgforge.core import checks
+from kgforge.core.errors import ArgumentError
+from kgforge.store.layout import check_domain_name
+
+app = typer.Typer(
+    name="kgforge", no_args_is_help=True, pretty_exceptions_enable=False, add_completion=False,
+    help="Build, query and export knowledge graphs for knowledge-grounded dialogue research.",
+)
+console = Console(highlight=False)
+err_console = Console(stderr=True, highlight=False)
+
+T = TypeVar("T")
+
+
+class Checked(Generic[T]):
+    """A typer ``parser``: reads the text given on the command line, then applies a :mod:`kgforge.core.checks`
+    function, the one the library applies to the same value, so a bad value is refused before the
+    command runs, in one line naming the option (``Invalid value for '--dim': 0 is not a whole number
+    >= 1``), and a Python caller of the library gets the same words as an ArgumentError."""
+
+    def __init__(self, read: Callable[[str], Any], check: Callable[[Any, str], T], expected: str) -> None:
+        self.read, self.check, self.expected = read, check, expected
+
+    def __call__(self, value: Any) -> T:
+        if isinstance(value, str):
+            try:
+                value = self.read(value)
+            except ValueError:
+                raise typer.BadParameter(f"{value!r} is not {self.expected}") from None
+        try:
+            return self.check(value, "")
+        except ArgumentError as exc:
+            raise typer.BadParameter(exc.problem) from None
+
+
+def whole_number(minimum: int) -> Checked[int]:
+    return Checked(int, partial(checks.whole, minimum=minimum), f"a whole number >= {minimum}")
+
+
+def finite_number(minimum: float = 0.0, *, above: bool = False, maximum: float | None = None) -> Checked[float]:
+    return Checked(float, partial(checks.number, minimum=minimum, above=above, maximum=maximum), "a finite number")
+
+
+def one_of(options: Iterable[str]) -> Checked[str]:
+    options = tuple(options)
+    return Checked(str, partial(checks.choice, options=options), f"one of {', '.join(options)}")
+
+
+POSITIVE = whole_number(1)  # counts, dimensions, sizes
+NON_NEGATIVE = whole_number(0)  # retries, budgets, hops; seeds (NumPy takes no negative seed)
+POSITIVE_NUMBER = finite_number(above=True)  # timeouts, durations, learning rates: > 0, never nan or inf
+NON_NEGATIVE_NUMBER = finite_number()  # delays, ages: >= 0
+FRACTION = finite_number(maximum=1.0)
+DOMAIN = Checked(str, lambda value, _: check_domain_name(value), "a domain name")
+FOLDER = Checked(str, checks.folder_name, "a plain folder name")
+LANGUAGE = Checked(str, checks.language_tag, "a language tag")
+DEVICE = Checked(str, checks.device, "a device")
+HTTP_URL = Checked(str, checks.http_url, "a URL")
+
+DomainArgument = Annotated[str, typer.Argument(parser=DOMAIN, metavar="DOMAIN", help="Domain folder under --workdir "
+                                                                                    "(letters, digits, _ . -).")]
+WorkdirOption = Annotated[
+    Path, typer.Option("--workdir", help="Folder holding one sub-folder per domain.", envvar="KGFORGE_WORKDIR")
+]
+JsonOption = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON on stdout.")]
+DEFAULT_WORKDIR = Path("kg")
+
+
+def emit_json(data: Any) -> None:
+    sys.stdout.write(json.dumps(data, ensure_ascii=False, indent=2, default=str) + "\n")
+
+
+def show_mapping(title: str, data: dict[str, Any]) -> None:
+    """A flat key/value summary for people."""
+    console.print(f"[bold]{title}[/]")
+    for key, value in data.items():
+        if isinstance(value, float):
+            value = f"{value:,.1f}"
+        elif isinstance(value, int):
+            value = f"{value:,}"
+        console.print(f"  {key:<26} {value}")

@@ -1,0 +1,95 @@
+"""`kgforge build`, `kgforge check` and `kgforge sources`."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+from rich.markup import escape
+
+from kgforge.api import Domain
+from kgforge.build.transaction import check_store
+from kgforge.cli._app import (
+    DEFAULT_WORKDIR,
+    DomainArgument,
+    JsonOption,
+    WorkdirOption,
+    app,
+    console,
+    emit_json,
+    show_mapping,
+)
+from kgforge.sources.importer import source_kinds
+from kgforge.store.layout import domain_paths, remove_leftovers
+
+
+@app.command("build")
+def build_command(
+    domain: DomainArgument,
+    source: Annotated[list[str], typer.Option("--source", "-s", help="Extra source KIND:PATH (repeatable).")] = [],
+    schema: Annotated[str, typer.Option(help="Schema name or .toml path (default: the domain's own, "
+                                             "else one inferred from the sources).")] = "",
+    no_schema_sources: Annotated[bool, typer.Option("--no-schema-sources",
+                                                    help="Use only the --source inputs.")] = False,
+    workdir: WorkdirOption = DEFAULT_WORKDIR,
+    json_out: JsonOption = False,
+) -> None:
+    """Import the domain's sources and swap in a freshly built store."""
+    result = Domain(domain, workdir).build(source, schema=schema or None, schema_sources=not no_schema_sources,
+                                           progress=not json_out).as_dict()
+    if json_out:
+        emit_json(result)
+        return
+    for src in result["sources"]:
+        note = f", [yellow]{src['quarantined']} quarantined[/] → {src['quarantine_file']}" if src["quarantined"] else ""
+        console.print(f"  {src['kind']}:{src['path']}: {src['counts'].get('records_ok', 0):,} records, "
+                      f"{src['quads']:,} quads{note}")
+    if result["schema"]["inferred"]:
+        console.print(f"  schema: [yellow]inferred[/] ({escape(result['schema']['path'])})", soft_wrap=True)
+    show_mapping(f"built {domain} ({result['build_id']})", {
+        "quads": result["total_quads"], "graphs": len(result["graphs"]),
+        "records loaded": result["records_ok"], "records quarantined": result["records_bad"],
+        "load quads/s": result["timings"].get("load_quads_per_second") or 0,
+    })
+
+
+@app.command("check")
+def check_command(
+    domain: DomainArgument,
+    clean: Annotated[bool, typer.Option("--clean", help="Remove what killed or failed writers left behind "
+                                                         "(incomplete builds, *.part files) first.")] = False,
+    workdir: WorkdirOption = DEFAULT_WORKDIR,
+    json_out: JsonOption = False,
+) -> None:
+    """Compare the store with its manifest (per-graph counts, quads checksums); report leftovers."""
+    removed = [str(p) for p in remove_leftovers(domain_paths(domain, workdir))] if clean else []
+    report = check_store(domain, workdir)
+    if json_out:
+        emit_json(dict(report, removed=removed) if clean else report)
+    else:
+        status = "[green]ok[/]" if report["ok"] else "[red]MISMATCH[/]"
+        console.print(f"{domain} ({report['build_id']}): {status}, {report['total_quads']:,} quads")
+        for problem in report["problems"]:
+            console.print(f"  - {problem}", markup=False, soft_wrap=True)
+        if removed:
+            console.print(f"removed {len(removed)} left behind by killed or failed writers")
+        if report["leftovers"]:
+            console.print(f"[yellow]{len(report['leftovers'])} left behind by killed or failed writers[/] "
+                          f"(never read; remove with `{escape(report['clean_command'])}`):", soft_wrap=True)
+            for path in report["leftovers"]:
+                console.print(f"  - {path}", markup=False, soft_wrap=True)
+        if report["writer_pid"]:
+            console.print(f"a writer is running (pid {report['writer_pid']}); its staging build is not checked")
+    if not report["ok"]:
+        raise typer.Exit(1)
+
+
+@app.command("sources")
+def sources_command(json_out: JsonOption = False) -> None:
+    """List the source kinds `--source KIND:PATH` accepts."""
+    kinds = source_kinds()
+    if json_out:
+        emit_json(kinds)
+    else:
+        for kind, description in kinds.items():
+            console.print(f"  {kind:<18} {description}", markup=False)

@@ -1,0 +1,144 @@
+"""`kgforge embed` and `kgforge related`."""
+
+from __future__ import annotations
+
+from types import ModuleType
+from typing import Annotated, Optional
+
+import typer
+
+from kgforge.cli._app import (
+    DEFAULT_WORKDIR,
+    DEVICE,
+    FOLDER,
+    NON_NEGATIVE,
+    NON_NEGATIVE_NUMBER,
+    POSITIVE,
+    POSITIVE_NUMBER,
+    Checked,
+    DomainArgument,
+    JsonOption,
+    WorkdirOption,
+    app,
+    console,
+    emit_json,
+    show_mapping,
+)
+from kgforge.core import checks
+
+ModelName = Annotated[str, typer.Option("--name", parser=FOLDER, help="Bundle folder under <domain>/models/.")]
+
+
+def _embed() -> ModuleType:
+    """kgforge.embed, imported only when a command needs it (torch and PyKEEN take seconds to load)."""
+    import kgforge.embed  # lazy: torch and PyKEEN take seconds to load
+
+    return kgforge.embed
+
+
+def _embed_choice(options: str) -> Checked[str]:
+    """A value among ``kgforge.embed.<options>``, the list EmbedConfig itself checks against."""
+    return Checked(str, lambda value, what: checks.choice(value, what, getattr(_embed(), options)), "a choice")
+
+
+PYKEEN_MODEL = Checked(str, lambda name, what: _embed().check_model(name, what), "a PyKEEN model")
+PRECISION = _embed_choice("PRECISIONS")
+EVALUATION = _embed_choice("EVALUATIONS")
+
+
+@app.command("embed")
+def embed_command(
+    domain: DomainArgument,
+    model: Annotated[str, typer.Option(parser=PYKEEN_MODEL, help="PyKEEN model: TransE, RotatE, ComplEx, "
+                                                                 "DistMult, ...")] = "RotatE",
+    dim: Annotated[int, typer.Option(parser=POSITIVE, help="Embedding dimension (complex models: complex "
+                                                           "dimension).")] = 128,
+    epochs: Annotated[int, typer.Option(parser=POSITIVE, help="Training epochs.")] = 100,
+    batch_size: Annotated[Optional[int], typer.Option(parser=POSITIVE, help="Positive triples per step [CPU 512, "
+                                                                            "GPU 8192].")] = None,
+    negatives: Annotated[Optional[int], typer.Option(
+        parser=POSITIVE, help="Negatives shared by a batch, per side [CPU 128, GPU 1024]; all entities when "
+                              "fewer.")] = None,
+    learning_rate: Annotated[float, typer.Option("--lr", parser=POSITIVE_NUMBER, help="Adam learning rate.")] = 0.02,
+    seed: Annotated[int, typer.Option(parser=NON_NEGATIVE, help="Seed of the split, the initialisation and the "
+                                                                "batches.")] = 42,
+    device: Annotated[str, typer.Option(parser=DEVICE, help="auto, cpu or cuda[:N].")] = "auto",
+    precision: Annotated[str, typer.Option(parser=PRECISION, help="auto (bf16 autocast on GPU), fp32 or "
+                                                                           "bf16.")] = "auto",
+    max_time: Annotated[Optional[float], typer.Option(parser=POSITIVE_NUMBER, help="Stop training after this many "
+                                                                                   "seconds.")] = None,
+    checkpoint_every: Annotated[float, typer.Option(parser=NON_NEGATIVE_NUMBER, help="Seconds between "
+                                                    "checkpoints (0: after every step).")] = 300.0,
+    resume: Annotated[bool, typer.Option("--resume", help="Continue from the last checkpoint.")] = False,
+    include_literals: Annotated[bool, typer.Option(help="Literal values become nodes.")] = False,
+    include_derived: Annotated[bool, typer.Option(help="Train on derived (associated) triples too.")] = False,
+    evaluation: Annotated[str, typer.Option(parser=EVALUATION, help="auto, full, sampled or "
+                                                                             "none.")] = "auto",
+    eval_batch_size: Annotated[Optional[int], typer.Option(parser=POSITIVE, help="Triples ranked per evaluation "
+                                                                                 "batch.")] = None,
+    threads: Annotated[Optional[int], typer.Option(
+        parser=POSITIVE, help="CPU threads for torch [the cores the load average leaves idle].")] = None,
+    devices: Annotated[int, typer.Option(parser=POSITIVE, help="Training processes on this machine (GPUs, or CPU "
+                                                               "processes); above 1: data-parallel through PyTorch "
+                                                               "Lightning (pip install 'kgforge\\[lightning]').")] = 1,
+    nodes: Annotated[int, typer.Option(parser=POSITIVE, help="Machines (run the command on each, with MASTER_ADDR, "
+                                                             "MASTER_PORT and NODE_RANK set).")] = 1,
+    name: ModelName = "default",
+    workdir: WorkdirOption = DEFAULT_WORKDIR,
+    json_out: JsonOption = False,
+) -> None:
+    """Train a KG embedding on the domain's store and write a model bundle (weights, tables, index, metrics)."""
+    config = _embed().EmbedConfig(
+        model=model, dim=dim, epochs=epochs, batch_size=batch_size, num_negatives=negatives,
+        learning_rate=learning_rate, seed=seed, device=device, precision=precision, max_time=max_time,
+        checkpoint_seconds=checkpoint_every, include_literals=include_literals, include_derived=include_derived,
+        evaluation=evaluation, eval_batch_size=eval_batch_size, threads=threads, devices=devices, nodes=nodes,
+    )
+    summary = _embed().embed(domain, workdir, config, name=name, resume=resume, progress=not json_out)
+    if json_out or summary["bundle"] is None:  # a node other than 0 writes no bundle
+        emit_json(summary)
+        return
+    training, evaluation_result = summary["training"], summary["evaluation"]
+    show_mapping(f"{domain}: {summary['model']} bundle at {summary['bundle']}", {
+        "entities": summary["entities"], "relations": summary["relations"],
+        "split train/valid/test": "/".join(str(v) for v in summary["split"]["counts"].values()),
+        "actual ratios": " ".join(f"{v:.3f}" for v in summary["split"]["actual_ratios"].values()),
+        "moved for coverage": summary["split"]["moved_to_train_for_coverage"],
+        "epochs": f"{training['epochs_completed']}/{training['epochs_requested']}",
+        "device": f"{training['device']} ({training['cpu_threads']} CPU threads, {training['precision']})",
+        "triples/s": training["triples_per_second"], "seconds": training["seconds"],
+        "stopped by": training["stopped_by"] or "-", "metric": summary["metric"],
+    })
+    if "mrr" in evaluation_result:
+        show_mapping(f"evaluation ({evaluation_result['label']})", {
+            key: f"{evaluation_result[key]:.4f}" for key in ("mrr", "hits_at_1", "hits_at_3", "hits_at_10")})
+
+
+@app.command("related")
+def related_command(
+    domain: DomainArgument,
+    entity: Annotated[str, typer.Argument(help="Label or IRI (a label that looks like an IRI is a label too).")],
+    k: Annotated[int, typer.Option("-k", parser=POSITIVE, help="How many entities.")] = 10,
+    exclude_neighbours: Annotated[bool, typer.Option(help="Drop entities directly linked to ENTITY.")] = False,
+    type_: Annotated[Optional[str], typer.Option("--type", help="Only entities of this type (IRI or id).")] = None,
+    device: Annotated[str, typer.Option(parser=DEVICE, help="auto, cpu or cuda[:N].")] = "auto",
+    name: ModelName = "default",
+    workdir: WorkdirOption = DEFAULT_WORKDIR,
+    json_out: JsonOption = False,
+) -> None:
+    """Entities most similar to ENTITY in the trained model's own geometry (itself excluded)."""
+    from kgforge.embed.related import related  # lazy: loads torch
+
+    answer = related(domain, entity, workdir, k=k, exclude_neighbours=exclude_neighbours, type_=type_,
+                     model=name, device=device)
+    if json_out:
+        emit_json(answer)
+        return
+    query = answer["query"]
+    console.print(f"[bold]{query['label'] or query['iri']}[/] ({query['iri']}) — {answer['method']}, "
+                  f"{answer['metric']}")
+    if answer["notice"]:
+        console.print(f"[yellow]notice[/]: {answer['notice']}")
+    for rank, row in enumerate(answer["results"], 1):
+        score = "" if row["score"] is None else f"{row['score']:.4f}"
+        console.print(f"  {rank:>3}. {score:>8}  {row['label'] or ''}  [dim]{row['iri']}[/]")

@@ -1,0 +1,105 @@
+"""`kgforge export`: per-dialogue subgraphs in DuConv, KdConv, DuRecDial, a crowdsourcing sheet or generic
+JSONL/Parquet layout; `kgforge export-formats` lists them."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from kgforge.cli._app import (
+    DEFAULT_WORKDIR,
+    FOLDER,
+    LANGUAGE,
+    NON_NEGATIVE,
+    DomainArgument,
+    JsonOption,
+    WorkdirOption,
+    app,
+    console,
+    emit_json,
+    one_of,
+    show_mapping,
+)
+from kgforge.core.errors import KgforgeError
+from kgforge.exports import (
+    ExportOptions,
+    dialogue_kinds,
+    export_dialogues,
+    export_goals,
+    formats,
+    layout_names,
+)
+
+
+@app.command("export")
+def export_command(
+    domain: DomainArgument,
+    fmt: Annotated[str, typer.Option("--format", parser=one_of(formats()),
+                                     help="duconv, kdconv, durecdial, sheet, jsonl or parquet "
+                                          "(`kgforge export-formats` lists their layouts).")],
+    out: Annotated[Path, typer.Option("--out", "-o", help="File to write (plus OUT.manifest.json, OUT.ids.txt).")],
+    goals: Annotated[Path | None, typer.Option(help="New goals (JSON lines from `kgforge goals`).")] = None,
+    dialogues: Annotated[Path | None, typer.Option(help="Real dialogues: DuConv sessions or samples, KdConv "
+                                                        "{train,dev,test}.json, DuRecDial sessions or samples.")] = None,
+    layout: Annotated[str | None, typer.Option(parser=one_of(layout_names()),
+                                               help="Layout of the format. Goals: one without a conversation "
+                                                    "(duconv: sample; durecdial: lic2020-sample, resource-sample; "
+                                                    "sheet: tsv, csv). Dialogues: their own (the default) or the "
+                                                    "samples cut from them (sample, resource-sample).")] = None,
+    input_layout: Annotated[str | None, typer.Option(parser=one_of(dialogue_kinds()),
+                                                     help="--dialogues: the layout the file is in, when it cannot be "
+                                                          "told from its records (e.g. durecdial-lic2020).")] = None,
+    refresh_attrs: Annotated[bool, typer.Option("--refresh-attrs", help="--dialogues: rewrite gold values the graph "
+                                                "now states otherwise; every change goes to OUT.refresh.jsonl.")] = False,
+    budget: Annotated[int | None, typer.Option(parser=NON_NEGATIVE,
+                                               help="Facts per topic besides its type fact and the goal path "
+                                                    "(default 7 for the first topic and 4 for the others; real "
+                                                    "dialogues: the format's).")] = None,
+    lang: Annotated[str | None, typer.Option(parser=LANGUAGE, help="Label language (default: the schema's).")] = None,
+    segment: Annotated[bool, typer.Option(help="Word-segmented layouts (DuConv): cut strings into words as the "
+                                               "real files are; --no-segment keeps labels whole.")] = True,
+    no_text: Annotated[bool, typer.Option("--no-text", help="Leave free-text facts (comments, Information) out.")] = False,
+    skip_invalid: Annotated[bool, typer.Option("--skip-invalid", help="Write the dialogues that pass the checks "
+                                               "and list the others in OUT.rejected.jsonl.")] = False,
+    add_related: Annotated[str | None, typer.Option(parser=FOLDER,
+                                                    help="Add each topic's top related entity from the model "
+                                                         "bundle models/NAME (`kgforge embed`).")] = None,
+    workdir: WorkdirOption = DEFAULT_WORKDIR,
+    json_out: JsonOption = False,
+) -> None:
+    """One checked subgraph per goal or dialogue, with stable ids, an export manifest and a coverage report."""
+    if (goals is None) == (dialogues is None):
+        raise KgforgeError("give either --goals FILE (from `kgforge goals`) or --dialogues FILE (real dialogues)")
+    if goals is not None and (input_layout or refresh_attrs):
+        raise KgforgeError("--input-layout and --refresh-attrs are for --dialogues")
+    options = ExportOptions(fmt=fmt, layout=layout, language=lang, budget=budget, segmented=segment,
+                            include_text=not no_text, skip_invalid=skip_invalid, add_related=add_related,
+                            input_layout=input_layout, refresh_attrs=refresh_attrs)
+    if goals is not None:
+        report = export_goals(domain, goals, options, out, workdir)
+    else:
+        report = export_dialogues(domain, dialogues, options, out, workdir)
+    if json_out:
+        emit_json(report)
+        return
+    show_mapping(f"exported {domain} as {report['format']} {report['layout']}",
+                 {k: v for k, v in report.items() if isinstance(v, (int, float, str))})
+
+
+@app.command("export-formats")
+def export_formats_command(json_out: JsonOption = False) -> None:
+    """The export formats, their layouts, and which ones take new goals (no conversation needed)."""
+    listing = {name: {"description": fmt.description, "reads_dialogues": fmt.reads_dialogues,
+                      "layouts": [{"layout": l.name, "kind": l.kind, "for_goals": not l.needs_conversation,
+                                   "description": l.description} for l in fmt.layouts]}
+               for name, fmt in formats().items()}
+    if json_out:
+        emit_json(listing)
+        return
+    for name, entry in listing.items():
+        console.print(f"[bold]{name}[/]  {entry['description']}")
+        for l in entry["layouts"]:
+            goals = "new goals: yes" if l["for_goals"] else "new goals: no "
+            console.print(f"  --layout {l['layout']:<16} {l['kind']:<26} {goals}  {l['description']}")

@@ -1,0 +1,82 @@
+"""`kgforge goals`: sample conversation goals, or check real DuConv goals against the graph."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from kgforge.cli._app import (
+    DEFAULT_WORKDIR,
+    FRACTION,
+    LANGUAGE,
+    NON_NEGATIVE,
+    POSITIVE,
+    Checked,
+    DomainArgument,
+    JsonOption,
+    WorkdirOption,
+    app,
+    console,
+    emit_json,
+    one_of,
+    show_mapping,
+)
+from kgforge.core import checks
+from kgforge.core.errors import KgforgeError
+from kgforge.goals.check import validate
+from kgforge.goals.generate import generate
+from kgforge.goals.graph import STYLES, GoalOptions, parse_hops
+
+
+def _hop_text(text: str, what: str) -> str:
+    checks.hop_range(text, what)
+    return text
+
+
+HOPS = Checked(str, _hop_text, "N or LOW..HIGH")
+
+
+@app.command("goals")
+def goals_command(
+    domain: DomainArgument,
+    n: Annotated[int | None, typer.Option("--n", parser=POSITIVE, help="Number of goals to sample.")] = None,
+    out: Annotated[Path | None, typer.Option("--out", "-o", help="Goals JSONL to write.")] = None,
+    one_step_ratio: Annotated[float, typer.Option(parser=FRACTION, help="Share of one-step goals (the rest "
+                                                                        "two-step).")] = 0.5,
+    hops: Annotated[str | None, typer.Option(parser=HOPS,
+                                             help="KdConv-style topic transitions over N or LOW..HIGH hops "
+                                                  "(implies --style kdconv), e.g. 1..3.")] = None,
+    style: Annotated[str | None, typer.Option(parser=one_of(STYLES.names()),
+                                              help="duconv (one-/two-step), kdconv (1–3 hop paths) or "
+                                                   "durecdial (goal sequences).")] = None,
+    profiles: Annotated[Path | None, typer.Option(help="DuRecDial user profiles (JSON lines) whose liked "
+                                                       "topics start the sequences (--style durecdial).")] = None,
+    seed: Annotated[int, typer.Option(parser=NON_NEGATIVE, help="Same seed, same goals.")] = 0,
+    lang: Annotated[str | None, typer.Option(parser=LANGUAGE, help="Label language (default: the schema's).")] = None,
+    validate_file: Annotated[Path | None, typer.Option("--validate", help="Check the goals of these DuConv "
+                                                                         "sessions against the graph instead.")] = None,
+    workdir: WorkdirOption = DEFAULT_WORKDIR,
+    json_out: JsonOption = False,
+) -> None:
+    """Sample reproducible, stratified conversation goals (or --validate real DuConv goals)."""
+    if validate_file is not None:
+        report = validate(domain, validate_file, workdir)
+        if json_out:
+            emit_json(report)
+            return
+        show_mapping(f"goals of {validate_file}", {k: v for k, v in report.items()
+                                                   if isinstance(v, (int, float, str)) or v is None})
+        for kind, counts in report["by_kind"].items():
+            console.print(f"  {kind:<20} {counts}")
+        return
+    if out is None or n is None:
+        raise KgforgeError("give --n N and --out FILE to sample goals, or --validate FILE to check real ones")
+    chosen_style = style or ("kdconv" if hops else "durecdial" if profiles else "duconv")
+    options = GoalOptions(n=n, seed=seed, one_step_ratio=one_step_ratio, style=chosen_style,
+                          hops=parse_hops(hops) if hops else (1, 3), language=lang)
+    report = generate(domain, options, out, workdir, profiles)
+    emit_json(report) if json_out else show_mapping(f"goals of {domain}", {
+        k: v for k, v in report.items() if not isinstance(v, dict)} | {
+        "kinds": ", ".join(f"{k} {v}" for k, v in report["kinds"].items())})

@@ -1,0 +1,124 @@
+"""One shape for what is chosen by name: source kinds, crawl sites, goal styles, embedding models
+(PyKEEN's class-resolver idea, written once). Export formats still have the registry issue 12 gave them
+(``kgforge.exports.registry``).
+
+A :class:`Registry` maps names to objects. Names and aliases are matched without regard to case; an
+unknown name fails with the known ones and the closest ("did you mean"). Entries come from three places,
+gathered the first time the registry is read: ``register`` calls in the modules ``modules`` names (a list,
+or a function that lists them; imported then, so a registry never imports its entries statically), a
+``discover`` function (a folder scanned at run time), and the installed distributions' entry points in
+``entry_point_group`` (a user's own package adds ``[project.entry-points."kgforge.sites"] mysite =
+"mypkg.site:SPEC"``).
+"""
+
+from __future__ import annotations
+
+import difflib
+import importlib
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from importlib.metadata import entry_points
+from typing import Any, Generic, TypeVar
+
+from kgforge.core.errors import KgforgeError
+
+T = TypeVar("T")
+
+
+class UnknownName(KgforgeError):
+    """A name no entry of a registry answers to; ``choices`` are the known names."""
+
+    def __init__(self, message: str, name: str, choices: list[str]) -> None:
+        super().__init__(message)
+        self.name, self.choices = name, choices
+
+
+@dataclass(frozen=True)
+class Entry(Generic[T]):
+    name: str
+    obj: T
+    description: str = ""
+    aliases: tuple[str, ...] = ()
+    meta: dict[str, Any] = field(default_factory=dict)
+
+
+class Registry(Generic[T]):
+    def __init__(self, kind: str, *, plural: str | None = None,
+                 modules: Iterable[str] | Callable[[], Iterable[str]] = (),
+                 discover: Callable[[], Iterable[tuple[str, T]]] | None = None,
+                 entry_point_group: str | None = None) -> None:
+        self.kind = kind
+        self.plural = plural or kind + "s"
+        self.modules = modules
+        self.discover = discover
+        self.entry_point_group = entry_point_group
+        self._entries: dict[str, Entry[T]] = {}
+        self._keys: dict[str, str] = {}  # lower-cased name or alias -> name
+        self._loaded = False
+
+    def register(self, name: str, obj: T | None = None, *, aliases: Iterable[str] = (), description: str = "",
+                 **meta: Any) -> Any:
+        """Register ``obj`` under ``name``; without ``obj``, a decorator that registers what it decorates."""
+        if obj is None:
+            def decorate(target: T) -> T:
+                self.register(name, target, aliases=aliases, description=description, **meta)
+                return target
+            return decorate
+        entry = Entry(name, obj, description, tuple(aliases), meta)
+        taken = [key for key in (name, *entry.aliases)
+                 if self._keys.get(key.lower(), name) != name]
+        if taken:
+            raise KgforgeError(f"{self.kind} name {taken[0]!r} is taken by {self._keys[taken[0].lower()]!r}")
+        self._entries[name] = entry
+        for key in (name, *entry.aliases):
+            self._keys[key.lower()] = name
+        return obj
+
+    def entry(self, name: str) -> Entry[T]:
+        self._load()
+        key = self._keys.get(str(name).lower())
+        if key is None:
+            raise self._unknown(str(name))
+        return self._entries[key]
+
+    def get(self, name: str) -> T:
+        return self.entry(name).obj
+
+    def __contains__(self, name: object) -> bool:
+        self._load()
+        return str(name).lower() in self._keys
+
+    def __iter__(self) -> Iterator[Entry[T]]:
+        self._load()
+        return iter(sorted(self._entries.values(), key=lambda e: e.name))
+
+    def names(self) -> list[str]:
+        return [entry.name for entry in self]
+
+    def describe(self) -> dict[str, str]:
+        return {entry.name: entry.description for entry in self}
+
+    def _unknown(self, name: str) -> UnknownName:
+        known = self.names()
+        close = difflib.get_close_matches(name.lower(), list(self._keys), n=1)
+        hint = f"; did you mean {self._keys[close[0]]!r}?" if close else ""
+        return UnknownName(f"unknown {self.kind} {name!r}{hint} known {self.plural}: {', '.join(known)}",
+                           name, known)
+
+    def _load(self) -> None:
+        if self._loaded:
+            return
+        self._loaded = True
+        for module in self.modules() if callable(self.modules) else self.modules:
+            importlib.import_module(module)
+        for name, obj in self.discover() if self.discover else ():
+            if name.lower() not in self._keys:
+                self.register(name, obj)
+        for point in entry_points(group=self.entry_point_group) if self.entry_point_group else ():
+            if point.name.lower() not in self._keys:
+                try:
+                    obj = point.load()
+                except Exception as exc:  # a broken plug-in must name itself, whatever it raised
+                    raise KgforgeError(f"the {self.kind} plug-in {point.name!r} ({point.value}, entry point group "
+                                       f"{self.entry_point_group}) failed to load: {exc}") from exc
+                self.register(point.name, obj, description=f"plug-in {point.value}")

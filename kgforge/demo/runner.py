@@ -1,0 +1,152 @@
+"""`kgforge demo`: every stage of the pipeline on the bundled offline demo domain.
+
+The demo domain (``schemas/demo.toml``) is a small film knowledge base in KdConv's
+``kb_<domain>.json`` format that ships with kgforge, so the demo needs no network and no data.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any, Protocol
+
+import pyoxigraph as ox
+
+from kgforge.api import Domain
+from kgforge.build.domain_import import import_into_domain
+from kgforge.build.link import link_domain, start_entity_names
+from kgforge.build.transaction import build
+from kgforge.core.resources import query_text
+from kgforge.demo.site import demo_crawl
+from kgforge.demo.wikidata_dump import write_demo_dump
+from kgforge.derive import derive
+from kgforge.exports import ExportOptions, export_goals
+from kgforge.goals.generate import generate
+from kgforge.goals.graph import GoalOptions
+from kgforge.stats import domain_stats
+from kgforge.store.layout import domain_paths
+from kgforge.store.query import QueryRunner, term_text
+
+DOMAIN = "demo"
+
+
+class Reporter(Protocol):
+    """Where the demo tells what each step did; the demo itself never prints."""
+
+    def section(self, name: str | None) -> None: ...
+
+    def table(self, title: str, values: Mapping[str, Any]) -> None: ...
+
+    def note(self, title: str | None, text: str) -> None: ...
+
+
+class Quiet:
+    """A Reporter that keeps what it is told to itself: for running single steps (as the explorer's tests do)."""
+
+    def section(self, name: str | None) -> None:
+        pass
+
+    def table(self, title: str, values: Mapping[str, Any]) -> None:
+        pass
+
+    def note(self, title: str | None, text: str) -> None:
+        pass
+
+
+QUIET = Quiet()
+
+
+def step_build(workdir: Path, tell: Reporter = QUIET) -> None:
+    summary = build(DOMAIN, workdir=workdir).as_dict()
+    tell.table(f"build {DOMAIN}", {"quads": summary["total_quads"], "records": summary["records_ok"],
+                                    "quarantined": summary["records_bad"]})
+
+
+def step_stats(workdir: Path, tell: Reporter = QUIET) -> None:
+    stats = domain_stats(DOMAIN, workdir)
+    tell.table("stats", {k: v for k, v in stats.items() if not isinstance(v, dict)})
+    tell.table("entities by type", stats["entities_by_type"])
+
+
+def step_query(workdir: Path, tell: Reporter = QUIET) -> None:
+    tell.note("query", "queries/entity_facts.rq --bind name@zh=霸王别姬")
+    with QueryRunner(domain_paths(DOMAIN, workdir)) as runner:
+        result = runner.query(query_text("entity_facts"), {"name": ox.Literal("霸王别姬", language="zh")}, timeout=30)
+    for row in result.rows:
+        tell.note(None, f"  {term_text(row['relation'])}: {term_text(row['value'])}")
+
+
+def step_crawl(workdir: Path, tell: Reporter = QUIET) -> None:
+    tell.note("crawl", "a Douban-shaped demo site served on 127.0.0.1, then build the film domain from it")
+    result = demo_crawl(workdir)
+    counts = result["crawl"]
+    tell.table("crawl douban_movie", {k: v for k, v in counts.items() if isinstance(v, int)})
+    tell.table("build film --source crawl:douban_movie", {"quads": result["build"]["total_quads"]})
+
+
+def step_wikidata(workdir: Path, tell: Reporter = QUIET) -> None:
+    dump = write_demo_dump(workdir / "demo-wikidata.json.bz2")
+    tell.note("import wikidata", f"{dump} seeded with the demo's film names, 1 hop")
+    options = {"seed_names": start_entity_names(DOMAIN, workdir), "hops": 1}
+    result = import_into_domain(DOMAIN, "wikidata", dump, options, workdir, show_progress=True)
+    tell.table("wikidata", {"quads": result["source"]["quads"], "store quads": result["total_quads"]})
+    report = link_domain(DOMAIN, workdir)
+    tell.table("link (owl:sameAs by zh/en label with type checks)",
+                 {k: v for k, v in report.items() if isinstance(v, int)})
+
+
+def step_embed(workdir: Path, tell: Reporter = QUIET) -> None:
+    kg = Domain(DOMAIN, workdir)  # its embed and related load torch only when called
+    evaluation = kg.embed(model="RotatE", dim=32, epochs=60, progress=True).evaluation
+    tell.table(f"embed RotatE ({evaluation['label']}, {evaluation['triples']} test triples)",
+                 {k: evaluation[k] for k in ("mrr", "hits_at_1", "hits_at_10")})
+    answer = kg.related("霸王别姬", k=5)
+    tell.note("related", "霸王别姬: " + ", ".join(str(r["label"]) for r in answer.results))
+
+
+def step_derive(workdir: Path, tell: Reporter = QUIET) -> None:
+    report = derive(DOMAIN, workdir)
+    tell.table("derive: associated two-hop triples", {"pairs": report["pairs"], "quads": report["quads"]})
+    for name, counts in sorted(report["relations"].items(), key=lambda kv: -kv[1]["pairs"])[:5]:
+        tell.note(None, f"  {name}: {counts['pairs']} pairs")
+
+
+def step_goals(workdir: Path, tell: Reporter = QUIET) -> None:
+    out = workdir / DOMAIN / "exports" / "goals.jsonl"
+    report = generate(DOMAIN, GoalOptions(n=20, seed=0), out, workdir)
+    tell.table(f"goals → {out}", {"goals": report["goals"], **report["kinds"]})
+    first = json.loads(out.read_text(encoding="utf-8").splitlines()[0])
+    tell.note(None, "  first goal: " + json.dumps(first.get("goal", first.get("path")), ensure_ascii=False))
+
+
+def step_export(workdir: Path, tell: Reporter = QUIET) -> None:
+    goals = workdir / DOMAIN / "exports" / "goals.jsonl"
+    out = workdir / DOMAIN / "exports" / "test.duconv.jsonl"
+    report = export_goals(DOMAIN, goals, ExportOptions(fmt="duconv", layout="sample", add_related="default"), out,
+                          workdir)
+    tell.table(f"export new goals as DuConv test samples → {out}",
+               {k: v for k, v in report.items() if isinstance(v, int)})
+    tell.note(None, "  first line: " + out.read_text(encoding="utf-8").splitlines()[0][:300] + " …")
+
+
+STEPS: list[tuple[str, Callable[[Path, Reporter], None]]] = [
+    ("build", step_build),
+    ("stats", step_stats),
+    ("query", step_query),
+    ("crawl", step_crawl),
+    ("wikidata", step_wikidata),
+    ("derive", step_derive),
+    ("goals", step_goals),
+    ("embed", step_embed),
+    ("export", step_export),
+]
+
+
+def run_demo(workdir: Path, tell: Reporter) -> None:
+    """Run every step, telling ``tell`` what each found (the CLI prints it; a notebook may collect it)."""
+    for name, step in STEPS:
+        tell.section(name)
+        step(workdir, tell)
+    tell.section(None)
+    tell.note(None, f"demo finished; the store and every output are under {workdir / DOMAIN}")

@@ -1,0 +1,321 @@
+"""`kgforge embed`: train a PyKEEN model on a domain's graph and write a model bundle.
+
+Pipeline: entity-to-entity facts from the graph tables (``kgforge.store.tables.read_tables``)
+→ a deterministic split, saved with the bundle (derived triples follow the triples they were derived
+from) → int ids built with polars → a PyKEEN ``CoreTriplesFactory`` made from the id tensor (no TSV files) → a memory
+preflight → training with kgforge's own loop → filtered rank evaluation → bundle.
+
+The training loop is kgforge's, the model is PyKEEN's. Each batch scores its positives against a
+set of negatives shared by the whole batch (both sides corrupted), one matrix-shaped call per
+side, with a cross-entropy loss over [positive, negatives]. When the graph has no more entities
+than the negative budget, the negatives are simply all entities (1-vs-all). On a GPU the forward
+pass runs under bf16 autocast and batches are large. Checkpoints are written atomically every
+``checkpoint_seconds``; the batch order and negatives of each step derive from (seed, epoch,
+batch), so ``resume`` continues mid-epoch exactly where the checkpoint left off.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import resource
+import shutil
+import time
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+import torch
+from pykeen.models import ERModel
+from pykeen.triples import CoreTriplesFactory
+
+from kgforge.core import checks
+from kgforge.core.files import atomic_write
+from kgforge.core.progress import progress_bar
+from kgforge.embed.bundle import bundle_path, write_bundle
+from kgforge.embed.config import (
+    EmbedConfig,
+    EmbedError,
+    TripleSet,
+    build_model,
+    model_key,
+    similarity_metric,
+)
+from kgforge.embed.evaluate import evaluate_model
+from kgforge.embed.scoring import has_fast_path
+from kgforge.embed.split import graph_triples, index_triples, split_triples
+from kgforge.embed.steps import TrainState, _cross_entropy_loss, _step_generator
+from kgforge.store.layout import domain_paths, published_build, read_manifest
+from kgforge.store.tables import read_tables
+
+# ----------------------------------------------------------------------------------------------
+# Model, device and memory
+
+
+def pick_device(name: str) -> torch.device:
+    checks.device(name, "device")
+    if name == "auto":
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    if name.startswith("cuda") and not torch.cuda.is_available():
+        raise EmbedError(f"--device {name} was asked for, but torch {torch.__version__} sees no CUDA GPU; "
+                         "use --device cpu or auto")
+    return torch.device(name)
+
+
+def available_memory(device: torch.device) -> int:
+    if device.type == "cuda":
+        free, _total = torch.cuda.mem_get_info(device)
+        return int(free)
+    with open("/proc/meminfo", encoding="ascii") as meminfo:
+        for line in meminfo:
+            if line.startswith("MemAvailable:"):
+                return int(line.split()[1]) * 1024
+    return 8 * 1024**3
+
+
+def _real_width(model: ERModel) -> int:
+    """Floats per entity vector (a complex dimension counts twice)."""
+    weight = model.entity_representations[0](indices=torch.zeros(1, dtype=torch.long,
+                                                                 device=model.device))
+    return int(torch.view_as_real(weight).numel() if weight.is_complex() else weight.numel())
+
+
+def memory_preflight(config: EmbedConfig, num_entities: int, num_relations: int, device: torch.device) -> dict:
+    """Estimate training and evaluation memory; refuse before the model is even allocated if it cannot fit.
+
+    Sizes come from a probe model of the same class on 2 entities and 2 relations, scaled up.
+    """
+    probe_triples = torch.tensor([[0, 0, 1], [1, 1, 0]])
+    probe = build_model(config, CoreTriplesFactory(probe_triples, num_entities=2, num_relations=2))
+    width = _real_width(probe)
+    entity_floats = sum(p.numel() for rep in probe.entity_representations for p in rep.parameters()) // 2
+    relation_floats = sum(p.numel() for rep in probe.relation_representations for p in rep.parameters()) // 2
+    params = (num_entities * entity_floats + num_relations * relation_floats) * 4
+    state = params * 4  # weights, gradients, two Adam moments
+    candidates = min(num_entities, config.num_negatives)
+    # Per candidate and triple: one score (matrix-product models) or a width-long broadcast row (others);
+    # two corrupted sides, x3 for gradients and temporaries.
+    per_pair = 1 if has_fast_path(probe) else width
+    batch_bytes = config.batch_size * (candidates * per_pair + 4 * width) * 4 * 2 * 3
+    budget = int(available_memory(device) * config.memory_fraction)
+    estimate = {"parameters_bytes": params, "training_state_bytes": state, "batch_bytes": batch_bytes,
+                "available_bytes": budget, "width": width}
+    if state + batch_bytes > budget:
+        fit_batch = max(0, (budget - state) // max(1, (candidates * per_pair + 4 * width) * 4 * 2 * 3))
+        advice = (f"try --batch-size {fit_batch} or fewer --negatives" if fit_batch >= 16 else
+                  "reduce --dim or train on a larger device")
+        raise EmbedError(
+            f"memory preflight: {config.model} with dim {config.dim} on {num_entities:,} entities needs about "
+            f"{_gib(state)} for weights+optimizer and {_gib(batch_bytes)} per batch of {config.batch_size} x "
+            f"{candidates} negatives, but only {_gib(budget)} of {device.type} memory is available "
+            f"({config.memory_fraction:.0%} of free); {advice}. Nothing was trained.")
+    eval_room = max(budget - state, 1)
+    estimate["eval_batch_size"] = config.eval_batch_size or max(
+        1, min(4096, eval_room // max(1, min(num_entities, 65536) * width * 4 * 2)))
+    return estimate
+
+
+def _gib(n: float) -> str:
+    return f"{n / 1024**3:.2f} GiB"
+
+
+# ----------------------------------------------------------------------------------------------
+# Training
+
+
+class Trainer:
+    """kgforge's training loop over a PyKEEN model; checkpoints to ``work_dir/checkpoint.pt``."""
+
+    def __init__(self, model: ERModel, train: torch.Tensor, config: EmbedConfig, device: torch.device,
+                 work_dir: Path, fingerprint: str) -> None:
+        self.model, self.config, self.device = model, config, device
+        self.train = train.to(device)
+        self.work_dir, self.fingerprint = work_dir, fingerprint
+        self.optimizer = torch.optim.Adam(model.parameters(), lr=config.learning_rate)
+        self.state = TrainState()
+        self.num_entities = model.num_entities
+        self.stopped_by: str | None = None
+
+    @property
+    def checkpoint_path(self) -> Path:
+        return self.work_dir / "checkpoint.pt"
+
+    def batches_per_epoch(self) -> int:
+        return math.ceil(len(self.train) / self.config.batch_size)
+
+    def save_checkpoint(self) -> None:
+        payload = {"model": self.model.state_dict(), "optimizer": self.optimizer.state_dict(),
+                   "state": asdict(self.state), "fingerprint": self.fingerprint,
+                   "model_name": self.config.model, "dim": self.config.dim}
+        with atomic_write(self.checkpoint_path, "wb") as out:
+            torch.save(payload, out)
+
+    def load_checkpoint(self) -> bool:
+        """Restore model, optimizer and position from the checkpoint; False when there is none."""
+        if not self.checkpoint_path.exists():
+            return False
+        payload = torch.load(self.checkpoint_path, map_location=self.device, weights_only=True)
+        if payload["fingerprint"] != self.fingerprint:
+            raise EmbedError(
+                f"--resume: checkpoint {self.checkpoint_path} was made for another graph, split or model "
+                f"(model {payload['model_name']}, dim {payload['dim']}); run without --resume to start over")
+        self.model.load_state_dict(payload["model"])
+        self.optimizer.load_state_dict(payload["optimizer"])
+        self.state = TrainState(**payload["state"])
+        return True
+
+    def fit(self, progress: bool = True) -> TrainState:
+        """Train to ``config.epochs``; Ctrl-C writes a checkpoint first, so --resume loses nothing."""
+        try:
+            return self._fit(progress)
+        except KeyboardInterrupt:
+            self.save_checkpoint()
+            raise
+
+    def _fit(self, progress: bool) -> TrainState:
+        config, state = self.config, self.state
+        batches = self.batches_per_epoch()
+        all_entities = self.num_entities <= config.num_negatives
+        use_bf16 = config.precision == "bf16"
+        started = time.perf_counter() - state.elapsed
+        last_checkpoint = time.perf_counter()
+        total = config.epochs * len(self.train)
+        self.model.train()
+        with progress_bar(progress) as bar:
+            task = bar.add_task("training", total=total,
+                                completed=min(total, state.epoch * len(self.train) + state.batch * config.batch_size))
+            while state.epoch < config.epochs:
+                order = torch.randperm(len(self.train), generator=_step_generator(config.seed, state.epoch, -1))
+                while state.batch < batches:
+                    generator = _step_generator(config.seed, state.epoch, state.batch)
+                    ids = order[state.batch * config.batch_size:(state.batch + 1) * config.batch_size]
+                    batch = self.train[ids.to(self.device)]
+                    negatives = None if all_entities else torch.randint(
+                        self.num_entities, (config.num_negatives,), generator=generator).to(self.device)
+                    self.optimizer.zero_grad(set_to_none=True)
+                    with torch.autocast(device_type=self.device.type, dtype=torch.bfloat16, enabled=use_bf16):
+                        loss = _cross_entropy_loss(self.model, batch, negatives)
+                        loss = loss + self.model.collect_regularization_term()
+                    loss.backward()
+                    self.optimizer.step()
+                    self.model.post_parameter_update()
+                    state.batch += 1
+                    state.triples_seen += len(batch)
+                    bar.update(task, advance=len(batch))
+                    now = time.perf_counter()
+                    state.elapsed = now - started
+                    if config.max_time is not None and state.elapsed >= config.max_time:
+                        self.stopped_by = f"--max-time {config.max_time:g}s"
+                        state.last_loss = float(loss.detach())
+                        self.save_checkpoint()
+                        return state
+                    if now - last_checkpoint >= config.checkpoint_seconds:
+                        state.last_loss = float(loss.detach())
+                        self.save_checkpoint()
+                        last_checkpoint = now
+                state.last_loss = float(loss.detach())
+                state.epoch += 1
+                state.batch = 0
+                bar.update(task, description=f"epoch {state.epoch}/{config.epochs} loss {state.last_loss:.4f}")
+        state.elapsed = time.perf_counter() - started
+        self.save_checkpoint()
+        return state
+
+
+def peak_memory(device: torch.device) -> int:
+    if device.type == "cuda":
+        return int(torch.cuda.max_memory_allocated(device))
+    return int(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss) * 1024
+
+
+# ----------------------------------------------------------------------------------------------
+# The whole stage
+
+
+def train_bundle(triple_set: TripleSet, config: EmbedConfig, bundle_dir: Path, *,
+                 labels: dict[str, str] | None = None, types: pl.DataFrame | None = None,
+                 source: dict[str, Any] | None = None, resume: bool = False, progress: bool = True) -> dict:
+    """Train on ``triple_set`` and write a complete bundle at ``bundle_dir``; returns the summary."""
+    device = pick_device(config.device)
+    config = config.resolved(device)
+    if device.type == "cuda":
+        torch.backends.cuda.matmul.allow_tf32 = True
+        torch.cuda.reset_peak_memory_stats(device)
+    if config.threads:
+        torch.set_num_threads(config.threads)
+    torch.manual_seed(config.seed)
+    factory = triple_set.factory()
+    preflight = memory_preflight(config, triple_set.entities.height, triple_set.relations.height, device)
+    model = build_model(config, factory).to(device)
+    content_hash = triple_set.content_hash()
+    fingerprint = hashlib.sha256(
+        f"{content_hash}|{model_key(config.model)}|{config.dim}|{config.seed}|{config.batch_size}|"
+        f"{config.num_negatives}|{sorted(config.model_kwargs.items())}".encode()).hexdigest()
+    work_dir = bundle_dir.with_name(f".{bundle_dir.name}.work")
+    if not resume and work_dir.exists():
+        shutil.rmtree(work_dir)
+    work_dir.mkdir(parents=True, exist_ok=True)
+    if config.devices > 1 or config.nodes > 1:
+        state, resumed_from, stopped_by, node = _distributed().fit_distributed(
+            model, triple_set, config, device, work_dir, fingerprint, resume, progress)
+        if node != 0:  # node 0 evaluates and writes the bundle
+            return {"bundle": None, "node_rank": node, "epochs_completed": state.epoch}
+    else:
+        state, resumed_from, stopped_by = _fit_here(model, factory, config, device, work_dir, fingerprint, resume,
+                                                    progress)
+    metrics = evaluate_model(model, triple_set, config, preflight["eval_batch_size"], device)
+    training = {
+        "epochs_completed": state.epoch, "epochs_requested": config.epochs, "stopped_by": stopped_by,
+        "resumed_from": resumed_from, "seconds": round(state.elapsed, 3),
+        "triples_per_second": round(state.triples_seen / state.elapsed, 1) if state.elapsed else None,
+        "final_loss": state.last_loss, "peak_memory_bytes": peak_memory(device), "preflight": preflight,
+        "device": str(device), "cpu_threads": torch.get_num_threads(), "precision": config.precision,
+        "devices": config.devices, "nodes": config.nodes,
+    }
+    summary = write_bundle(
+        bundle_dir, work_dir, model=model, triple_set=triple_set, config=config,
+        metric=similarity_metric(config.model), labels=labels or {}, types=types,
+        source={**(source or {}), "triples_sha256": content_hash}, metrics=metrics, training=training,
+    )
+    return summary
+
+
+def _fit_here(model: ERModel, factory: CoreTriplesFactory, config: EmbedConfig, device: torch.device,
+              work_dir: Path, fingerprint: str, resume: bool,
+              progress: bool) -> tuple[TrainState, dict[str, int] | None, str | None]:
+    """Train in this process with kgforge's loop; ``(state, resumed_from, stopped_by)``."""
+    trainer = Trainer(model, factory.mapped_triples, config, device, work_dir, fingerprint)
+    resumed_from = None
+    if resume and trainer.load_checkpoint():
+        resumed_from = {"epoch": trainer.state.epoch, "batch": trainer.state.batch}
+    return trainer.fit(progress=progress), resumed_from, trainer.stopped_by
+
+
+def _distributed() -> Any:
+    """kgforge.embed.distributed, or an error saying how to install what it needs."""
+    try:
+        import kgforge.embed.distributed  # lazy: optional dependency (PyTorch Lightning)
+    except ImportError as exc:
+        raise EmbedError(f"--devices/--nodes above 1 train through PyTorch Lightning, which is not installed "
+                         f"here ({exc}); install it with pip install 'kgforge[lightning]'") from None
+    return kgforge.embed.distributed
+
+
+def embed(domain: str, workdir: Path | str | None = None, config: EmbedConfig | None = None, *,
+          name: str = "default", resume: bool = False, progress: bool = True) -> dict:
+    """`kgforge embed DOMAIN`: train on the domain's current store and write ``models/<name>/``."""
+    config = config or EmbedConfig()
+    paths = domain_paths(domain, workdir)
+    build = published_build(paths)
+    manifest = read_manifest(paths, build)
+    tables = read_tables(paths, include_derived=config.include_derived, build=build)
+    triples = graph_triples(tables, include_literals=config.include_literals)
+    split, report = split_triples(triples, tuple(config.ratios), config.seed)
+    triple_set = index_triples(split, report)
+    source = {"domain": domain, "build_id": manifest.get("build_id"), "store": str(build),
+              "graphs": manifest.get("graphs"), "include_literals": config.include_literals,
+              "include_derived": config.include_derived}
+    return train_bundle(triple_set, config, bundle_path(paths, name), labels=tables.label_map(),
+                        types=tables.types, source=source, resume=resume, progress=progress)
+

@@ -1,0 +1,158 @@
+"""Real goals (DuConv sessions) checked against a built domain: names resolved to IRIs, each goal
+triple found or reported."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pyoxigraph as ox
+
+from kgforge.core.jsonio import iter_json_lines
+from kgforge.core.resources import query_text
+from kgforge.core.text import normalise_label
+from kgforge.derive import read_pairs
+from kgforge.goals.graph import EntityIndex, GoalGraph
+from kgforge.store.layout import (
+    domain_paths,
+)
+from kgforge.store.query import QueryRunner
+
+# ---------------------------------------------------------------- validating real goals
+
+
+@dataclass
+class ParsedGoal:
+    line: int
+    kind: str
+    topics: tuple[str, str]
+    triples: list[list[str]]
+
+
+def parse_duconv_goal(goal: Any, line: int) -> ParsedGoal | str:
+    """A DuConv ``goal`` list, or why it is not one."""
+    if not isinstance(goal, list) or len(goal) < 2 or not all(isinstance(t, list) and len(t) == 3 for t in goal):
+        return "goal must be a list of 3-item lists"
+    if not all(isinstance(x, str) for t in goal for x in t):
+        return "goal items must be strings"
+    start, *path = goal
+    if start[0] != "START":
+        return "goal must begin with [\"START\", A, B]"
+    if len(path) == 1:
+        kind = "one_step"
+    elif len(path) == 2 and path[0][1:] == path[1][1:]:
+        kind = "two_step"
+    else:
+        kind = f"other ({len(path)} triples)"
+    return ParsedGoal(line, kind, (start[1], start[2]), path)
+
+
+class GoalChecker:
+    """Checks DuConv goals against a store: are their triples in it, and do the goal queries find them."""
+
+    def __init__(self, graph: GoalGraph, runner: QueryRunner, timeout: float = 30.0) -> None:
+        self.graph = graph
+        self.runner = runner
+        self.timeout = timeout
+        self.index = EntityIndex.from_tables(graph.tables, segmented=True)
+        facts = graph.base_facts
+        self.facts = set(zip(facts["s"].to_list(), facts["p"].to_list(), facts["o"].to_list()))
+        pairs = read_pairs(graph.tables)
+        self.materialised = set(zip(pairs["a"].to_list(), pairs["b"].to_list(), pairs["p"].to_list(),
+                                    pairs["o"].to_list()))
+
+    def resolve(self, triple: list[str]) -> tuple[str, str, str, bool] | None:
+        """The stored fact a goal triple names, as (s, p, o, o_is_entity), or None."""
+        head, relation, tail = triple
+        p = self.graph.schema.relation_for(relation).iri
+        for s in self.index.lookup(head):
+            for o in self.index.lookup(tail):
+                if (s, p, o) in self.facts:
+                    return s, p, o, True
+            value = normalise_label(tail)
+            if (s, p, value) in self.facts:
+                return s, p, value, False
+            if (s, p, tail) in self.facts:
+                return s, p, tail, False
+        return None
+
+    def check(self, parsed: ParsedGoal) -> dict[str, Any]:
+        resolved = [self.resolve(t) for t in parsed.triples]
+        result = {"line": parsed.line, "kind": parsed.kind, "in_graph": all(resolved), "found": False,
+                  "materialised": False}
+        if not result["in_graph"]:
+            result["reason"] = "goal triple(s) absent from the graph: " + "; ".join(
+                " ".join(t) for t, r in zip(parsed.triples, resolved) if r is None)
+            return result
+        topics = [r[0] for r in resolved] if parsed.kind == "two_step" else None
+        if parsed.kind == "one_step":
+            result["found"] = self._one_step(resolved[0])
+        elif parsed.kind == "two_step" and topics:
+            result["found"], result["materialised"] = self._two_step(topics[0], topics[1], resolved[0])
+        if not result["found"]:
+            result["reason"] = "no goal query produces this goal"
+        return result
+
+    def _one_step(self, fact: tuple[str, str, str, bool]) -> bool:
+        s, p, o, _ = fact
+        rows = self.runner.query(query_text("goal_one_step"), {"a": ox.NamedNode(s), "b": ox.NamedNode(o)},
+                                 timeout=self.timeout).rows
+        return any(r["head"].value == s and r["r"].value == p and r["tail"].value == o for r in rows)
+
+    def _two_step(self, a: str, b: str, fact: tuple[str, str, str, bool]) -> tuple[bool, bool]:
+        _, p, x, _ = fact
+        if p in self.graph.stop_iris:
+            return False, False
+        rows = self.runner.query(query_text("goal_two_step"), {"a": ox.NamedNode(a), "b": ox.NamedNode(b)},
+                                 timeout=self.timeout).rows
+        found = any(r["r"].value == p and r["x"].value == x for r in rows)
+        left, right = sorted((a, b))
+        return found, (left, right, p, x) in self.materialised
+
+
+def validate(domain: str, sessions: Path, workdir: Path | str | None = None) -> dict[str, Any]:
+    """Check each DuConv session's goal against the domain's graph (see ``GoalChecker``)."""
+    paths = domain_paths(domain, workdir)
+    graph = GoalGraph.load(paths)
+    goals, bad = read_session_goals(sessions)
+    with QueryRunner(paths) as runner:
+        checker = GoalChecker(graph, runner)
+        results = [checker.check(goal) for goal in goals]
+    return _validation_report(domain, sessions, results, bad)
+
+
+def read_session_goals(sessions: Path) -> tuple[list[ParsedGoal], list[dict[str, Any]]]:
+    """The goal of each DuConv session in ``sessions`` (JSON lines), and the lines without a usable one
+    (``{"line", "reason"}``): a damaged line costs only itself."""
+    goals, bad = [], []
+    for record in iter_json_lines(sessions):
+        goal = record.value.get("goal") if isinstance(record.value, dict) else None
+        parsed = record.error or parse_duconv_goal(goal, record.line)
+        if isinstance(parsed, str):
+            bad.append({"line": record.line, "reason": parsed})
+        else:
+            goals.append(parsed)
+    return goals, bad
+
+
+def _validation_report(domain: str, sessions: Path, results: list[dict[str, Any]],
+                       bad: list[dict[str, Any]]) -> dict[str, Any]:
+    in_graph = [r for r in results if r["in_graph"]]
+    found = [r for r in in_graph if r["found"]]
+    by_kind: dict[str, dict[str, int]] = {}
+    for r in results:
+        counts = by_kind.setdefault(r["kind"], {"goals": 0, "goals_in_graph": 0, "found": 0, "materialised": 0})
+        counts["goals"] += 1
+        counts["goals_in_graph"] += r["in_graph"]
+        counts["found"] += r["found"]
+        counts["materialised"] += r["materialised"]
+    return {
+        "domain": domain, "file": str(sessions),
+        "goals": len(results), "goals_in_graph": len(in_graph), "goals_not_in_graph": len(results) - len(in_graph),
+        "found": len(found), "recall": round(len(found) / len(in_graph), 4) if in_graph else None,
+        "two_step_materialised": by_kind.get("two_step", {}).get("materialised", 0),
+        "by_kind": by_kind, "unreadable": bad,
+        "misses": [r for r in in_graph if not r["found"]][:50],
+        "not_in_graph_examples": [r for r in results if not r["in_graph"]][:10],
+    }

@@ -1,0 +1,86 @@
+"""`kgforge goals`: conversation goals sampled from a built domain, and real goals checked against it.
+
+Goal kinds, each defined by a query in ``queries/`` and sampled here column-wise with polars:
+
+* ``one_step`` — DuConv ``[["START", A, B], [A, r, B]]`` (or ``[B, r, A]``): an entity-valued fact
+  (``goal_one_step.rq``);
+* ``two_step`` — DuConv ``[["START", A, B], [A, r, X], [B, r, X]]``: an associated pair from
+  ``kgforge derive`` (``associated_pairs.rq``; by definition ``goal_two_step.rq``);
+* ``path`` — KdConv-style transitions T1 -r1- T2 -r2- T3 over 1–3 hops (``transition_{k}hop.rq``);
+* ``sequence`` — DuRecDial-style goal sequences 问答(star) → 关于明星的聊天(star) → 电影推荐(film) → 再见
+  over topics a user profile likes.
+
+Sampling is reproducible for a seed (the candidate frames are sorted before seeded random keys are
+drawn), has no duplicate topic pair, never orders the whole graph at random in SPARQL, and is
+stratified by relation: every relation gets an equal share, and what a small relation cannot fill
+goes to the others.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import Any
+
+from kgforge.core.errors import InputError
+from kgforge.core.files import atomic_write
+from kgforge.core.gc_pause import paused_gc
+from kgforge.core.jsonio import iter_json_lines
+from kgforge.goals.graph import STYLES, GoalGraph, GoalOptions
+from kgforge.goals.styles import read_profiles
+from kgforge.store.layout import (
+    domain_paths,
+)
+
+# ---------------------------------------------------------------- sampling entry point
+
+
+def sample_goals(graph: GoalGraph, options: GoalOptions, profiles: list[dict[str, Any]] | None = None
+                 ) -> list[dict[str, Any]]:
+    return STYLES.get(options.style)(graph, options, profiles)
+
+
+def write_goals(goals: Iterable[dict[str, Any]], out: Path) -> int:
+    count = 0
+    with atomic_write(out) as handle:
+        for goal in goals:
+            handle.write(json.dumps(goal, ensure_ascii=False) + "\n")
+            count += 1
+    return count
+
+
+def generate(domain: str, options: GoalOptions, out: Path, workdir: Path | str | None = None,
+             profiles_file: Path | None = None) -> dict[str, Any]:
+    paths = domain_paths(domain, workdir)
+    graph = GoalGraph.load(paths, options.language)
+    profiles, unreadable = read_profiles(profiles_file) if profiles_file else (None, [])
+    with paused_gc():
+        goals = sample_goals(graph, options, profiles)
+        written = write_goals(goals, out)
+    kinds: dict[str, int] = {}
+    relations: dict[str, int] = {}
+    types: dict[str, int] = {}
+    for goal in goals:
+        kinds[goal["kind"]] = kinds.get(goal["kind"], 0) + 1
+        rel = graph.label(goal["path"][0]["p"])
+        relations[rel] = relations.get(rel, 0) + 1
+        for t in goal["topic_types"]:
+            types[str(t)] = types.get(str(t), 0) + 1
+    return {"domain": domain, "out": str(out), "goals": written, "requested": options.n,
+            "seed": options.seed, "style": options.style, "kinds": kinds,
+            "relations": dict(sorted(relations.items(), key=lambda kv: -kv[1])), "topic_types": types,
+            "build_id": graph.build_id} | (
+            {"profiles": len(profiles), "profiles_unreadable": unreadable} if profiles is not None else {})
+
+
+def read_goals(path: Path) -> Iterator[dict[str, Any]]:
+    """Goals written by ``kgforge goals``; a malformed line is an error naming file and line."""
+    for record in iter_json_lines(path):
+        if record.error:
+            raise InputError(f"{path}:{record.line}: {record.error}")
+        value = record.value
+        if not isinstance(value, dict) or not {"goal_id", "kind", "topics", "path"} <= set(value):
+            raise InputError(f"{path}:{record.line}: not a kgforge goal (needs goal_id, kind, topics, path); "
+                             "make one with `kgforge goals DOMAIN --n N --out FILE`")
+        yield value

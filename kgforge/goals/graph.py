@@ -1,0 +1,258 @@
+"""A built domain as goal material: the GoalGraph (facts, labels, topic types), goal records and
+stratified sampling."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+import polars as pl
+
+from kgforge.core import checks
+from kgforge.core.registry import Registry
+from kgforge.core.schema import Schema, load_schema
+from kgforge.core.text import normalise_label
+from kgforge.core.vocab import CLASS, ONTO, RELATION
+from kgforge.store.layout import (
+    DomainPaths,
+    published_build,
+    read_manifest,
+)
+from kgforge.store.tables import GraphTables, read_tables
+
+GOAL_KINDS = ("one_step", "two_step", "path", "sequence")
+MIN_TOPIC_FACTS = 3  # a goal topic takes part in this many facts or more (every topic of DuConv dev has 4 or more)
+TRIPLE_SCHEMA = {"s": pl.String, "p": pl.String, "o": pl.String, "o_is_entity": pl.Boolean}
+# DuRecDial goal types (zh, as in all_goal_type.txt) and the English names DuRecDial 2.0 uses.
+DIALOGUE_TYPES = {
+    "寒暄": "Greetings", "问答": "Q&A", "关于明星的聊天": "Chat about stars", "电影推荐": "Movie recommendation",
+    "音乐推荐": "Music recommendation", "兴趣点推荐": "POI recommendation", "美食推荐": "Food recommendation",
+    "提问": "Ask questions", "再见": "Say goodbye",
+}
+RECOMMENDATION_BY_TYPE = {"film": "电影推荐", "song": "音乐推荐", "album": "音乐推荐", "attraction": "兴趣点推荐",
+                          "poi": "兴趣点推荐", "food": "美食推荐"}
+CHAT_BY_TYPE = {"star": "关于明星的聊天", "singer": "关于明星的聊天"}
+_QUALIFIER = re.compile(r"\s*[（(][^（）()]*[）)]\s*$")
+_SPACES = re.compile(r"\s+")
+LIKES_KEYS = ("喜欢的明星", "喜欢的电影", "喜欢的音乐", "喜欢的poi", "likes", "liked")
+
+
+# ---------------------------------------------------------------- the graph as goal material
+
+
+@dataclass
+class GoalGraph:
+    """What goal sampling and checking need from a domain, read once."""
+
+    schema: Schema
+    tables: GraphTables
+    language: str
+    labels: dict[str, str] = field(default_factory=dict)
+    relation_kinds: dict[str, str] = field(default_factory=dict)
+    topic_types: dict[str, str] = field(default_factory=dict)  # entity IRI -> schema type id
+    class_iris: frozenset[str] = frozenset()  # nodes that name a class (电影, 歌手): never topics
+    talked_about: frozenset[str] = frozenset()  # entities with MIN_TOPIC_FACTS facts or more
+    build_id: str = ""  # of the published build the graph was read from
+
+    @classmethod
+    def load(cls, paths: DomainPaths, language: str | None = None, tables: GraphTables | None = None) -> "GoalGraph":
+        build = published_build(paths)
+        manifest = read_manifest(paths, build)
+        schema = load_schema(manifest["schema"]["path"])
+        tables = tables or read_tables(paths, include_derived=True, build=build)
+        graph = cls(schema, tables, language or schema.language, build_id=manifest["build_id"])
+        graph.labels = tables.label_map(graph.language)
+        graph.relation_kinds = dict(zip(tables.relations["iri"].to_list(), tables.relations["kind"].to_list()))
+        graph.topic_types = _topic_types(schema, tables)
+        graph.class_iris = frozenset(class_nodes(schema, tables))
+        graph.talked_about = frozenset(_entities_with_facts(graph.base_facts, MIN_TOPIC_FACTS))
+        return graph
+
+    @property
+    def base_facts(self) -> pl.DataFrame:
+        return self.tables.domain_facts()
+
+    @property
+    def stop_iris(self) -> set[str]:
+        return {self.schema.relations[r].iri for r in self.schema.stop_relations}
+
+    def entity_edges(self) -> pl.DataFrame:
+        """Distinct entity-valued facts between two different entities, stop-listed relations left out."""
+        entity_relations = [iri for iri, kind in self.relation_kinds.items() if kind == "entity"]
+        return (
+            self.base_facts.filter(pl.col("o_is_entity"), pl.col("p").is_in(entity_relations),
+                                   ~pl.col("p").is_in(list(self.stop_iris)), pl.col("s") != pl.col("o"))
+            .select("s", "p", "o").unique().sort("p", "s", "o")
+        )
+
+    def topic_edges(self) -> pl.DataFrame:
+        """``entity_edges`` between two entities that may be topics (see ``may_be_topic``)."""
+        return self.entity_edges().filter(self.may_be_topic("s"), self.may_be_topic("o"))
+
+    def may_be_topic(self, column: str) -> pl.Expr:
+        """Whether the entity in ``column`` may be a goal topic: never a class node; with facts to talk
+        about (``MIN_TOPIC_FACTS``, as every DuConv goal topic has); typed whenever the schema declares
+        types, so every topic's type fact (领域 电影 / 明星) can be in its knowledge."""
+        allowed = ~pl.col(column).is_in(list(self.class_iris)) & pl.col(column).is_in(list(self.talked_about))
+        if self.schema.types:
+            allowed &= pl.col(column).is_in(list(self.topic_types))
+        return allowed
+
+    def label(self, iri: str) -> str:
+        return self.labels.get(iri, iri)
+
+
+def class_nodes(schema: Schema, tables: GraphTables) -> set[str]:
+    """Nodes that stand for a class rather than a thing to talk about: the schema's type IRIs and any
+    entity named like a type (an ``电影`` or ``歌手`` node that a source made from an attribute value)."""
+    type_names = {normalise_label(name) for t in schema.types.values() for name in (t.zh, t.en)}
+    spelled = pl.col("label").str.replace_all(r"\s+", "").str.strip_chars()
+    named = tables.labels.filter(spelled.is_in(list(type_names)), ~pl.col("iri").str.starts_with(RELATION))
+    return {t.iri for t in schema.types.values()} | set(named["iri"].to_list())
+
+
+def _entities_with_facts(facts: pl.DataFrame, least: int) -> list[str]:
+    """Entities taking part in ``least`` facts or more, as subject or as entity object: an author known only
+    as the object of the books that name it still has those books to talk about."""
+    as_object = facts.filter(pl.col("o_is_entity")).select(pl.col("o").alias("s"))
+    counts = pl.concat([facts.select("s"), as_object]).group_by("s").len()
+    return counts.filter(pl.col("len") >= least)["s"].to_list()
+
+
+def _topic_types(schema: Schema, tables: GraphTables) -> dict[str, str]:
+    """Entity IRI → schema type id: rdf:type first, else the schema's type relation (领域 电影/明星)."""
+    by_class = {t.iri: t.id for t in schema.types.values()}
+    types: dict[str, str] = {}
+    if schema.type_relation:
+        by_value = {normalise_label(t.zh): t.id for t in schema.types.values()} | {t.en: t.id for t in schema.types.values()}
+        type_iri = schema.relations[schema.type_relation].iri
+        typed = tables.facts.filter(pl.col("p") == type_iri).select("s", "o").unique().sort("s", "o")
+        for s, o in typed.iter_rows():
+            if o in by_value:
+                types.setdefault(s, by_value[o])
+    known = tables.types.filter(pl.col("class").is_in(list(by_class))).unique().sort("iri", "class")
+    for iri, cls in known.iter_rows():
+        types[iri] = by_class[cls]
+    return types
+
+
+# ---------------------------------------------------------------- records
+
+
+def goal_id(kind: str, topics: list[str], path: list[dict[str, Any]]) -> str:
+    """Stable id of a goal: the same kind, topics and path give the same id on every run."""
+    key = json.dumps([kind, topics, [[t["s"], t["p"], t["o"]] for t in path]], ensure_ascii=False)
+    return "g-" + hashlib.sha256(key.encode("utf-8")).hexdigest()[:16]
+
+
+def _triple(graph: GoalGraph, s: str, p: str, o: str, o_is_entity: bool) -> dict[str, Any]:
+    return {"s": s, "p": p, "o": o, "o_is_entity": o_is_entity,
+            "labels": [graph.label(s), graph.label(p), graph.label(o) if o_is_entity else o]}
+
+
+def make_goal(graph: GoalGraph, kind: str, topics: list[str], path: list[dict[str, Any]], seed: int,
+              extra: dict[str, Any] | None = None) -> dict[str, Any]:
+    """One goal record: ids, topics with labels and types, the path as IRIs and as DuConv label triples."""
+    record = {
+        "goal_id": goal_id(kind, topics, path), "kind": kind, "seed": seed, "topics": topics,
+        "topic_labels": [graph.label(t) for t in topics],
+        "topic_types": [graph.topic_types.get(t) for t in topics],
+        "path": path,
+        "goal": [["START", *[graph.label(t) for t in topics]], *[t["labels"] for t in path]],
+    }
+    record.update(extra or {})
+    return record
+
+
+# ---------------------------------------------------------------- names → IRIs
+
+
+class EntityIndex:
+    """Entity names (labels and alternative labels, normalised) → IRIs. Relations, classes and class
+    nodes (``exclude``) are not entities one names in a dialogue and are left out."""
+
+    def __init__(self, names: dict[str, list[str]], segmented: bool) -> None:
+        self.names = names
+        self.segmented = segmented
+        self._folded: dict[str, list[str]] | None = None
+
+    @classmethod
+    def from_tables(cls, tables: GraphTables, segmented: bool = True, exclude: Iterable[str] = ()) -> "EntityIndex":
+        labels = (tables.labels.filter(~pl.col("iri").str.starts_with(RELATION), ~pl.col("iri").str.starts_with(CLASS),
+                                       ~pl.col("iri").str.starts_with(ONTO), ~pl.col("iri").is_in(list(exclude)))
+                  .select("iri", "label").unique().sort("label", "iri"))
+        odd = labels["label"].str.contains(r"\s") | (labels["label"] != labels["label"].str.normalize("NFC"))
+        keys = [normalise_label(label, segmented) if needs else label  # most labels are their own key
+                for label, needs in zip(labels["label"].to_list(), odd.to_list())]
+        names: dict[str, list[str]] = {}
+        for key, iri in zip(keys, labels["iri"].to_list()):
+            bucket = names.setdefault(key, [])
+            if iri not in bucket:
+                bucket.append(iri)
+        return cls(names, segmented)
+
+    def lookup(self, name: str) -> list[str]:
+        return self.names.get(normalise_label(name, self.segmented), [])
+
+    def resolve(self, name: str) -> list[str]:
+        """``lookup``, then the name without a trailing disambiguation (``李安（华人导演、编剧）`` → 李安),
+        then ignoring case and spaces (``Play我呸`` → play 我呸): how a dialogue's topic names differ from labels."""
+        for candidate in (name, strip_qualifier(name)):
+            found = self.lookup(candidate) or self.lookup_folded(candidate)
+            if found:
+                return found
+        return []
+
+    def lookup_folded(self, name: str) -> list[str]:
+        """The IRIs whose names equal ``name`` when case and whitespace are ignored."""
+        if self._folded is None:
+            self._folded = {}
+            for label, iris in self.names.items():
+                bucket = self._folded.setdefault(fold(label), [])
+                bucket += [iri for iri in iris if iri not in bucket]
+        return self._folded.get(fold(name), [])
+
+
+def strip_qualifier(name: str) -> str:
+    """A name without its trailing disambiguation: ``李安（华人导演、编剧）`` → ``李安``."""
+    return _QUALIFIER.sub("", name) or name
+
+
+def fold(name: str) -> str:
+    """A name with case and whitespace ignored."""
+    return _SPACES.sub("", normalise_label(name, segmented=False)).casefold()
+
+
+# ---------------------------------------------------------------- options and the styles registry
+
+
+GoalStyle = Callable[["GoalGraph", "GoalOptions", "list[dict[str, Any]] | None"], "list[dict[str, Any]]"]
+STYLES: Registry[GoalStyle] = Registry("goal style", modules=("kgforge.goals.styles",),
+                                       entry_point_group="kgforge.goal_styles")
+
+
+@dataclass(frozen=True)
+class GoalOptions:
+    n: int
+    seed: int = 0
+    one_step_ratio: float = 0.5
+    style: str = "duconv"  # duconv | kdconv | durecdial
+    hops: tuple[int, int] = (1, 3)
+    language: str | None = None
+
+    def __post_init__(self) -> None:
+        checks.whole(self.n, "--n", 1)
+        checks.whole(self.seed, "--seed", 0)
+        checks.number(self.one_step_ratio, "--one-step-ratio", maximum=1.0)
+        checks.hop_range(self.hops, "--hops")
+        checks.choice(self.style, "--style", STYLES.names())
+        checks.optional(checks.language_tag, self.language, "--lang")
+
+
+def parse_hops(text: str) -> tuple[int, int]:
+    """``1..3`` or ``2`` → (low, high)."""
+    return checks.hop_range(text, "--hops")

@@ -1,0 +1,306 @@
+"""The goal styles, each registered in ``STYLES`` by name: DuConv one-/two-step goals, KdConv-style
+1-3 hop paths, DuRecDial-style goal sequences. A package of one's own adds a style through the
+entry-point group ``kgforge.goal_styles``."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import polars as pl
+
+from kgforge.core.errors import InputError, KgforgeError
+from kgforge.core.jsonio import iter_json_lines
+from kgforge.core.quarantine import warn
+from kgforge.derive import read_pairs
+from kgforge.goals.graph import (
+    CHAT_BY_TYPE,
+    DIALOGUE_TYPES,
+    LIKES_KEYS,
+    RECOMMENDATION_BY_TYPE,
+    STYLES,
+    EntityIndex,
+    GoalGraph,
+    GoalOptions,
+    _triple,
+    make_goal,
+)
+
+# ---------------------------------------------------------------- stratified sampling
+
+
+def stratified_take(frame: pl.DataFrame, n: int, by: str, seed: int) -> pl.DataFrame:
+    """``n`` rows (or all there are), an equal share per value of ``by``, leftovers to the others.
+
+    ``frame`` must already be in a deterministic order; each row gets a seeded random key, so the
+    same frame and seed give the same rows.
+    """
+    if n <= 0 or frame.is_empty():
+        return frame.clear()
+    rng = np.random.default_rng(seed)
+    keyed = frame.with_columns(_key=pl.Series(rng.random(frame.height)))
+    sizes = dict(keyed.group_by(by).len().sort(by).iter_rows())
+    quota = _quotas(sizes, n)
+    ranked = keyed.with_columns(_rank=pl.col("_key").rank("ordinal").over(by))
+    chosen = ranked.filter(pl.col("_rank") <= pl.col(by).replace_strict(quota, return_dtype=pl.Int64))
+    return chosen.sort("_key").drop("_key", "_rank")
+
+
+def _quotas(sizes: dict[Any, int], n: int) -> dict[Any, int]:
+    """Water-filling: each stratum gets min(size, level), the level chosen so the quotas sum to n."""
+    quota = {k: 0 for k in sizes}
+    left, open_strata = n, sorted(sizes, key=lambda k: (sizes[k], str(k)))
+    while left > 0 and open_strata:
+        share = max(1, left // len(open_strata))
+        for k in list(open_strata):
+            take = min(share, sizes[k] - quota[k], left)
+            quota[k] += take
+            left -= take
+            if quota[k] == sizes[k]:
+                open_strata.remove(k)
+            if left == 0:
+                break
+    return quota
+
+
+def _pair_key(a: pl.Expr, b: pl.Expr) -> pl.Expr:
+    return pl.concat_str([pl.min_horizontal(a, b), pl.max_horizontal(a, b)], separator="\x1f")
+
+
+def sample_one_step(graph: GoalGraph, n: int, seed: int, taken: set[str]) -> list[dict[str, Any]]:
+    edges = graph.topic_edges().with_columns(pair=_pair_key(pl.col("s"), pl.col("o")))
+    edges = edges.filter(~pl.col("pair").is_in(list(taken))).unique("pair", keep="first", maintain_order=True)
+    chosen = stratified_take(edges, n, "p", seed)
+    flips = np.random.default_rng([seed, 1]).random(chosen.height) < 0.5
+    goals = []
+    for (s, p, o, pair), flip in zip(chosen.iter_rows(), flips):
+        topics = [o, s] if flip else [s, o]
+        goals.append(make_goal(graph, "one_step", topics, [_triple(graph, s, p, o, True)], seed))
+        taken.add(pair)
+    return goals
+
+
+def sample_two_step(graph: GoalGraph, n: int, seed: int, taken: set[str]) -> list[dict[str, Any]]:
+    pairs = read_pairs(graph.tables)
+    if pairs.is_empty():
+        raise KgforgeError("the store has no associated triples for two-step goals: run "
+                           f"`kgforge derive {graph.schema.name}` first (or give --one-step-ratio 1)")
+    pairs = pairs.filter(~pl.col("p").is_in(list(graph.stop_iris)), graph.may_be_topic("a"),
+                         graph.may_be_topic("b")).sort("p", "o", "a", "b")
+    rng = np.random.default_rng([seed, 2])
+    pairs = (pairs.with_columns(pair=_pair_key(pl.col("a"), pl.col("b")), _k=pl.Series(rng.random(pairs.height)))
+             .filter(~pl.col("pair").is_in(list(taken))).sort("_k").unique("pair", keep="first", maintain_order=True)
+             .drop("_k").sort("p", "o", "a", "b"))
+    chosen = stratified_take(pairs, n, "p", seed)
+    flips = np.random.default_rng([seed, 3]).random(chosen.height) < 0.5
+    goals = []
+    for row, flip in zip(chosen.iter_rows(named=True), flips):
+        a, b = (row["b"], row["a"]) if flip else (row["a"], row["b"])
+        path = [_triple(graph, t, row["p"], row["o"], row["o_is_entity"]) for t in (a, b)]
+        extra = {"shared": {"p": row["p"], "o": row["o"], "o_is_entity": row["o_is_entity"],
+                            "o_lang": row["o_lang"]}}
+        goals.append(make_goal(graph, "two_step", [a, b], path, seed, extra))
+        taken.add(row["pair"])
+    return goals
+
+
+# ---------------------------------------------------------------- KdConv-style paths
+
+
+@dataclass
+class Adjacency:
+    """Entity edges in both directions as CSR arrays, for seeded random walks without joins."""
+
+    nodes: list[str]
+    offsets: np.ndarray
+    targets: np.ndarray
+    edge_rows: np.ndarray  # index into ``edges`` of each adjacency slot
+    edges: pl.DataFrame
+
+    @classmethod
+    def build(cls, edges: pl.DataFrame) -> "Adjacency":
+        nodes = pl.concat([edges["s"], edges["o"]]).unique().sort()
+        index = {iri: i for i, iri in enumerate(nodes.to_list())}
+        s = edges["s"].replace_strict(index, return_dtype=pl.Int64).to_numpy()
+        o = edges["o"].replace_strict(index, return_dtype=pl.Int64).to_numpy()
+        rows = np.arange(edges.height)
+        src, dst, via = np.concatenate([s, o]), np.concatenate([o, s]), np.concatenate([rows, rows])
+        order = np.lexsort((dst, src))
+        offsets = np.zeros(len(index) + 1, dtype=np.int64)
+        np.add.at(offsets, src + 1, 1)
+        return cls(nodes.to_list(), np.cumsum(offsets), dst[order], via[order], edges)
+
+    def step(self, at: np.ndarray, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+        """A random neighbour of each node in ``at`` and the edge used (−1 where a node has none)."""
+        degree = self.offsets[at + 1] - self.offsets[at]
+        pick = self.offsets[at] + (rng.random(len(at)) * np.maximum(degree, 1)).astype(np.int64)
+        pick = np.minimum(pick, len(self.targets) - 1)
+        has = degree > 0
+        return np.where(has, self.targets[pick], -1), np.where(has, self.edge_rows[pick], -1)
+
+
+def sample_paths(graph: GoalGraph, n: int, hops: tuple[int, int], seed: int, taken: set[str]) -> list[dict[str, Any]]:
+    """Topic transitions of 1..3 hops: start edges stratified by relation, then seeded random steps
+    to a topic not yet on the path (a few tries per path, paths that cannot grow are dropped)."""
+    edges = graph.topic_edges()
+    if edges.is_empty():
+        raise KgforgeError(f"domain {graph.schema.name!r} has no entity-valued facts between typed topics to walk "
+                           "for --hops goals")
+    adjacency = Adjacency.build(edges)
+    counts = list(range(hops[0], hops[1] + 1))
+    goals: list[dict[str, Any]] = []
+    for i, k in enumerate(counts):
+        want = n // len(counts) + (1 if i < n % len(counts) else 0)
+        goals += _walks(graph, adjacency, k, want, seed + 7919 * k, taken)
+    return goals
+
+
+def _walks(graph: GoalGraph, adjacency: Adjacency, hops: int, want: int, seed: int,
+           taken: set[str]) -> list[dict[str, Any]]:
+    rng = np.random.default_rng(seed)
+    starts = stratified_take(adjacency.edges.with_row_index("row"), min(adjacency.edges.height, want * 3), "p", seed)
+    index = {iri: i for i, iri in enumerate(adjacency.nodes)}
+    flip = rng.random(starts.height) < 0.5
+    s = starts["s"].replace_strict(index, return_dtype=pl.Int64).to_numpy()
+    o = starts["o"].replace_strict(index, return_dtype=pl.Int64).to_numpy()
+    nodes = [np.where(flip, o, s), np.where(flip, s, o)]
+    used = [starts["row"].to_numpy()]
+    alive = np.ones(starts.height, dtype=bool)
+    for _ in range(hops - 1):
+        nxt, via = np.full(starts.height, -1), np.full(starts.height, -1)
+        for _try in range(4):
+            need = alive & (nxt < 0)
+            cand, edge = adjacency.step(nodes[-1][need], rng)
+            fresh = cand >= 0
+            for earlier in nodes:
+                fresh &= cand != earlier[need]
+            slots = np.flatnonzero(need)[fresh]
+            nxt[slots], via[slots] = cand[fresh], edge[fresh]
+        alive &= nxt >= 0
+        nodes.append(nxt)
+        used.append(via)
+    goals = []
+    rows = adjacency.edges
+    for j in np.flatnonzero(alive):
+        topics = [adjacency.nodes[nodes[h][j]] for h in range(hops + 1)]
+        key = "\x1f".join(topics)
+        if key in taken or "\x1f".join(reversed(topics)) in taken:
+            continue
+        path = [_triple(graph, *rows.row(int(used[h][j]))[:3], True) for h in range(hops)]
+        goals.append(make_goal(graph, "path", topics, path, seed, {"hops": hops}))
+        taken.add(key)
+        if len(goals) == want:
+            break
+    return goals
+
+
+# ---------------------------------------------------------------- DuRecDial-style sequences
+
+
+def read_profiles(path: Path) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """User profiles, one JSON object a line (a DuRecDial ``user_profile``, or a session holding one), and
+    the lines that hold none (``{"line", "reason"}``, warned about): a bad line costs only itself. A file
+    without a single usable profile is an error."""
+    profiles, unreadable = [], []
+    for record in iter_json_lines(path):
+        value = record.value.get("user_profile", record.value) if isinstance(record.value, dict) else None
+        if record.error or not isinstance(value, dict):
+            reason = record.error or "expected a JSON object (a DuRecDial user_profile)"
+            warn(str(path), f"line {record.line}", reason)
+            unreadable.append({"line": record.line, "reason": reason})
+            continue
+        profiles.append(value)
+    if not profiles:
+        raise InputError(f"{path}: no usable profile; "
+                         + "; ".join(f"line {u['line']}: {u['reason']}" for u in unreadable[:5]))
+    return profiles, unreadable
+
+
+def liked_names(profile: dict[str, Any]) -> list[str]:
+    names = []
+    for key in LIKES_KEYS:
+        value = profile.get(key)
+        for item in value if isinstance(value, list) else [value]:
+            if isinstance(item, str) and item.strip():
+                names += [part.strip() for part in item.replace("；", ";").split(";") if part.strip()]
+    return names
+
+
+def sample_sequences(graph: GoalGraph, n: int, seed: int, taken: set[str],
+                     profiles: list[dict[str, Any]] | None = None) -> list[dict[str, Any]]:
+    """问答(T) → chat about T → recommend an item linked to T → 再见, T a topic the profile likes
+    (or, without profiles, a seeded stratified sample of topics that have a recommendable neighbour)."""
+    edges = graph.topic_edges()
+    both = pl.concat([edges.with_columns(forward=pl.lit(True)),
+                      edges.select(s="o", p="p", o="s", forward=pl.lit(False))]).with_columns(
+        o_type=pl.col("o").replace_strict(graph.topic_types, default=None))
+    items = both.filter(pl.col("o_type").is_in(list(RECOMMENDATION_BY_TYPE)))
+    if items.is_empty():
+        raise KgforgeError(f"domain {graph.schema.name!r} has no film/song/attraction linked to another topic; "
+                           "DuRecDial-style recommendation sequences need one")
+    index = EntityIndex.from_tables(graph.tables, segmented=True)
+    if profiles:
+        wanted = [(i, iri) for i, p in enumerate(profiles) for name in liked_names(p) for iri in index.lookup(name)]
+        starts = items.join(pl.DataFrame({"profile": [w[0] for w in wanted], "s": [w[1] for w in wanted]},
+                                         schema={"profile": pl.Int64, "s": pl.String}), on="s")
+        if starts.is_empty():
+            liked = sorted({name for p in profiles for name in liked_names(p)})
+            raise KgforgeError(f"none of the topics the profiles like ({', '.join(liked[:10]) or 'none given'}) is in "
+                               "the graph with a typed film/song/attraction linked to it")
+    else:
+        starts = items.with_columns(profile=pl.lit(None, dtype=pl.Int64))
+    starts = starts.sort("s", "p", "o").with_columns(pair=_pair_key(pl.col("s"), pl.col("o")))
+    starts = starts.filter(~pl.col("pair").is_in(list(taken))).unique("pair", keep="first", maintain_order=True)
+    chosen = stratified_take(starts, n, "p", seed)
+    goals = []
+    for row in chosen.iter_rows(named=True):
+        topic, item = row["s"], row["o"]
+        head, tail = (topic, item) if row["forward"] else (item, topic)
+        steps = _sequence_steps(graph, topic, item)
+        extra = {"sequence": steps, "goal_string": goal_string(steps),
+                 "profile": profiles[row["profile"]] if profiles and row["profile"] is not None else None}
+        goals.append(make_goal(graph, "sequence", [topic, item], [_triple(graph, head, row["p"], tail, True)],
+                               seed, extra))
+        taken.add(row["pair"])
+    return goals
+
+
+def _sequence_steps(graph: GoalGraph, topic: str, item: str) -> list[dict[str, Any]]:
+    chat = CHAT_BY_TYPE.get(graph.topic_types.get(topic) or "", "提问")
+    recommend = RECOMMENDATION_BY_TYPE[graph.topic_types[item]]
+    steps = [("问答", topic), (chat, topic), (recommend, item), ("再见", None)]
+    return [{"type": kind, "type_en": DIALOGUE_TYPES[kind], "topic": iri,
+             "topic_label": graph.label(iri) if iri else None} for kind, iri in steps]
+
+
+def goal_string(steps: list[dict[str, Any]]) -> str:
+    """DuRecDial's ``goal`` string: ``[1]问答(『周迅』)-->[2]…-->[4]再见``."""
+    parts = []
+    for i, step in enumerate(steps, start=1):
+        topic = f"(『{step['topic_label']}』)" if step["topic_label"] else ""
+        parts.append(f"[{i}]{step['type']}{topic}")
+    return "-->".join(parts)
+
+
+# ---------------------------------------------------------------- the styles
+
+
+@STYLES.register("duconv", description="DuConv one-step and two-step goals (--one-step-ratio)")
+def duconv_goals(graph: GoalGraph, options: GoalOptions, profiles: list[dict[str, Any]] | None) -> list[dict[str, Any]]:
+    taken: set[str] = set()
+    goals = sample_one_step(graph, round(options.n * options.one_step_ratio), options.seed, taken)
+    goals += sample_two_step(graph, options.n - len(goals), options.seed, taken) if options.n > len(goals) else []
+    return goals
+
+
+@STYLES.register("kdconv", description="KdConv-style transition paths over --hops (1-3) hops")
+def kdconv_goals(graph: GoalGraph, options: GoalOptions, profiles: list[dict[str, Any]] | None) -> list[dict[str, Any]]:
+    return sample_paths(graph, options.n, options.hops, options.seed, set())
+
+
+@STYLES.register("durecdial", description="DuRecDial-style goal sequences over topics the --profiles like")
+def durecdial_goals(graph: GoalGraph, options: GoalOptions, profiles: list[dict[str, Any]] | None
+                    ) -> list[dict[str, Any]]:
+    return sample_sequences(graph, options.n, options.seed, set(), profiles)

@@ -1,0 +1,109 @@
+"""Importers: each turns one input (file, dump, crawl) into the quads of one named graph.
+
+An importer is a function ``(ctx: ImportContext) -> None`` registered under a source kind
+(``kdconv``, ``duconv``, ``wikidata``, …) in ``IMPORTERS``. It reads ``ctx.path``, writes quads through
+``ctx.writer``, rejects bad records through ``ctx.reject`` and counts through ``ctx.counts``.
+The built-in importers register themselves when the registry first loads them; other packages add theirs\nthrough the entry-point group ``kgforge.importers``.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import pkgutil
+from collections import Counter
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from kgforge.core.jsonio import Record
+from kgforge.core.quads import QuadWriter
+from kgforge.core.quarantine import Quarantine
+from kgforge.core.registry import Registry
+from kgforge.core.schema import Relation, Schema
+
+
+@dataclass
+class ImportContext:
+    schema: Schema
+    path: Path
+    writer: QuadWriter
+    quarantine: Quarantine
+    options: dict[str, Any] = field(default_factory=dict)
+    workdir: Path | None = None  # the domain's folder, for caches (raw/) and side files
+    counts: Counter[str] = field(default_factory=Counter)
+    relations_used: set[Relation] = field(default_factory=set)
+    advance: Callable[[int], None] = lambda n: None
+    location: str = ""  # of the record being written (``line 12``): where a quad the writer refuses came from
+    engine: dict[str, Any] | None = None  # what parsed the input, when not this process (see wikidata.engines)
+
+    def __post_init__(self) -> None:
+        self.writer.on_reject = self._refused
+
+    def reject(self, location: str, reason: str, record: Any = None) -> None:
+        """Quarantine one bad record (``location`` like ``line 12``) and count it."""
+        self.quarantine.reject(str(self.path), location, reason, record)
+        self.counts["records_bad"] += 1
+
+    def _refused(self, reason: str, quad: str) -> None:
+        """A quad the writer would not write (a term the store refuses): quarantined, the record's other
+        quads still land."""
+        self.quarantine.reject(str(self.path), self.location or f"quad {self.writer.count + 1} of the output",
+                               reason, quad)
+        self.counts["quads_refused"] += 1
+
+    def accept(self, n: int = 1) -> None:
+        self.counts["records_ok"] += n
+        self.advance(n)
+
+
+def parsed_records(ctx: ImportContext, records: Iterable[Record]) -> Iterator[tuple[str, Record]]:
+    """``(location, record)`` for each record that parsed; the others are quarantined on the way."""
+    for record in records:
+        ctx.location = location = f"line {record.line}"
+        if record.error:
+            ctx.reject(location, record.error, record.raw)
+            continue
+        yield location, record
+
+
+Importer = Callable[[ImportContext], None]
+
+
+def _builtin_importer_modules() -> list[str]:
+    """The modules of this package, and the ``kinds`` module of each subpackage (``wikidata/kinds.py``):
+    a new input format is one module here, found without a list to update."""
+    package = importlib.import_module("kgforge.sources")
+    found = []
+    for module in pkgutil.iter_modules(package.__path__, "kgforge.sources."):
+        if not module.ispkg:
+            found.append(module.name)
+        elif importlib.util.find_spec(module.name + ".kinds") is not None:
+            found.append(module.name + ".kinds")
+    return found
+
+IMPORTERS: Registry[Importer] = Registry(
+    "source kind",
+    modules=_builtin_importer_modules,
+    entry_point_group="kgforge.importers",
+)
+
+
+def register(kind: str, description: str, reads_file: bool = True) -> Callable[[Importer], Importer]:
+    """Register an importer. ``reads_file=False`` for kinds whose PATH names something else (a site
+    spec, a list of names for a web API), so the build does not require it to exist as a file."""
+    return IMPORTERS.register(kind, description=description, reads_file=reads_file)
+
+
+def reads_file(kind: str) -> bool:
+    """Whether a source of ``kind`` names an input file (or folder) that must exist."""
+    return IMPORTERS.entry(kind).meta["reads_file"]
+
+
+def importer_for(kind: str) -> Importer:
+    return IMPORTERS.get(kind)
+
+
+def source_kinds() -> dict[str, str]:
+    return IMPORTERS.describe()

@@ -1,0 +1,238 @@
+"""The ``ray`` engine: a dump pass's shards parsed as Ray tasks, on this machine or on a cluster.
+
+This process still reads (and decompresses) the dump, as under the local engine; it cuts the stream
+into shards of about ``shard_bytes`` — at the first line end past each multiple of the size, so the
+same dump gives the same shards in every run, and where ``spec.align`` allows (whole subjects of an
+N-Triples dump, whole entity blocks of a Turtle dump). Each shard goes to a task, which parses it
+exactly as a local worker parses a batch (:func:`~kgforge.sources.wikidata.pipeline.work`) and writes, in the
+pass's ``shards/`` folder:
+
+- ``<offset>-<bytes>.attempts``: one line per attempt (node, host, pid) when the task starts;
+- ``<offset>-<bytes>.journal``: its journal lines (triples, quarantined records), written whole;
+- ``<offset>-<bytes>.json``: its counts and producer, written last, so it marks the shard finished.
+
+This process appends the shards' journals to the pass's journal in dump order, so the journal,
+its checkpoint and what an import makes of them are those of the local engine, byte for byte. A
+task whose worker dies (killed, out of memory, a lost node) is retried by Ray; a shard that was
+finished before this process was killed is found by its name on the next run and never parsed
+again. On a cluster of several machines the domain's folder (where ``shards/`` lives) must be on a
+filesystem every node mounts; the dump itself need not be, since the shards travel as Ray objects.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import socket
+from collections import Counter, deque
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from kgforge.core.errors import KgforgeError
+from kgforge.core.files import write_json_atomic
+from kgforge.sources.wikidata.engines import (
+    DEFAULT_SHARD_BYTES,
+    ENGINES,
+    Engine,
+    import_ray,
+)
+from kgforge.sources.wikidata.framing import DumpReader
+from kgforge.sources.wikidata.pipeline import Batch, BatchResult, PassSpec, work
+
+TASK_RETRIES = 3  # how often Ray runs a shard again after its worker died
+# Ray starts its workers at nice 15; on a machine other jobs share, they would lose the cores the local
+# engine's workers (nice 0) keep. A Ray kgforge starts itself runs its workers at nice 0.
+WORKER_NICENESS = "RAY_worker_niceness"
+
+
+@dataclass(frozen=True)
+class ShardFiles:
+    """The files of the shard that starts at byte ``offset`` of the decompressed dump."""
+
+    folder: Path
+    offset: int
+    size: int
+
+    @property
+    def stem(self) -> str:
+        return f"{self.offset:015d}-{self.size}"
+
+    @property
+    def journal(self) -> Path:
+        return self.folder / f"{self.stem}.journal"
+
+    @property
+    def meta(self) -> Path:
+        return self.folder / f"{self.stem}.json"
+
+    @property
+    def attempts(self) -> Path:
+        return self.folder / f"{self.stem}.attempts"
+
+    def finished(self) -> dict[str, Any] | None:
+        try:
+            return json.loads(self.meta.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return None
+
+    def claim(self) -> dict[str, Any]:
+        """Record this attempt (who runs it) and return the producer: node, host, pid, attempt number."""
+        producer = {"node": _node_id(), "host": socket.gethostname(), "pid": os.getpid()}
+        with open(self.attempts, "a", encoding="utf-8") as out:
+            out.write(json.dumps(producer) + "\n")
+        with open(self.attempts, encoding="utf-8") as attempts:
+            producer["attempt"] = sum(1 for _ in attempts)
+        return producer
+
+    def write(self, batch: Batch, result: BatchResult, producer: dict[str, Any]) -> dict[str, Any]:
+        part = self.journal.with_name(self.journal.name + ".part")
+        with open(part, "wb") as out:
+            out.write(result.journal)
+            out.flush()
+            os.fsync(out.fileno())
+        os.replace(part, self.journal)
+        meta = {"offset": self.offset, "bytes": self.size, "first_line": batch.first_line,
+                "end_line": result.end_line, "end_offset": result.end_offset, "entities": result.entities,
+                "counts": dict(result.counts), "producer": producer}
+        write_json_atomic(self.meta, meta)
+        return meta
+
+    def remove(self) -> None:
+        for path in (self.journal, self.meta, self.attempts):
+            path.unlink(missing_ok=True)
+
+
+def _node_id() -> str:
+    import ray
+    return ray.get_runtime_context().get_node_id()
+
+
+def parse_shard(batch: Batch, spec: PassSpec, folder: str) -> dict[str, Any]:
+    """The Ray task: parse one shard and write its files; returns its meta."""
+    shard = ShardFiles(Path(folder), batch.first_offset, len(batch.data))
+    producer = shard.claim()
+    return shard.write(batch, work(batch, spec), producer)
+
+
+def shards(reader: DumpReader, shard_bytes: int, read_bytes: int,
+           align: Callable[[bytes], int] | None = None) -> Iterator[Batch]:
+    """The dump cut into shards where every run cuts it: the first line end at or past ``shard_bytes``
+    from the shard's start (then ``2 × shard_bytes``, … while ``align`` finds no place to end)."""
+    pending = bytearray()
+    first_line = offset = 0
+    for line, start, data in reader.blocks(read_bytes):
+        if not pending:
+            first_line, offset = line, start
+        pending += data
+        search = shard_bytes - 1
+        while len(pending) >= shard_bytes:
+            newline = pending.find(b"\n", search)
+            if newline < 0:
+                break
+            end = align(bytes(pending[:newline + 1])) if align else newline + 1
+            if end == 0:
+                search = newline + shard_bytes
+                continue
+            shard = bytes(pending[:end])
+            yield Batch(first_line, offset, shard, offset + end)
+            del pending[:end]
+            first_line, offset, search = first_line + shard.count(b"\n"), offset + end, shard_bytes - 1
+    if pending:
+        yield Batch(first_line, offset, bytes(pending), offset + len(pending))
+
+
+class RayEngine:
+    """Shards parsed by Ray tasks; ``workers`` tasks at a time (0: one per CPU of the cluster)."""
+
+    name = "ray"
+
+    def __init__(self, workers: int, address: str | None = None, shard_bytes: int = DEFAULT_SHARD_BYTES) -> None:
+        self.workers, self.address, self.shard_bytes = workers, address, shard_bytes
+        self.ray = import_ray()
+        self.produced: list[dict[str, Any]] = []
+        self._appended: list[ShardFiles] = []
+        self._folder: Path | None = None
+        self.nodes = 0
+
+    def connect(self) -> None:
+        """Join the cluster at ``address``, or start Ray on this machine for this process: no dashboard,
+        Ray's token authentication (its default). Ray 2.x listens on the machine's address, not on
+        127.0.0.1 only: it turns a loopback node address into the reachable one."""
+        ray = self.ray
+        if not ray.is_initialized():
+            if self.address:
+                ray.init(address=self.address, include_dashboard=False, log_to_driver=False)
+            else:
+                os.environ.setdefault(WORKER_NICENESS, "0")  # Ray's workers are niced (15) unless told
+                ray.init(num_cpus=self.workers or os.cpu_count(), include_dashboard=False, log_to_driver=False)
+        self.nodes = sum(1 for node in ray.nodes() if node.get("Alive"))
+
+    def parallel(self) -> int:
+        return self.workers or max(1, int(self.ray.cluster_resources().get("CPU", 1)))
+
+    def run(self, reader: DumpReader, spec: PassSpec, on_result: Callable[[BatchResult], None],
+            batch_bytes: int, state: Path) -> None:
+        self.connect()
+        ray = self.ray
+        self._folder = state / "shards"
+        self._folder.mkdir(parents=True, exist_ok=True)
+        task = ray.remote(max_retries=TASK_RETRIES, retry_exceptions=False)(parse_shard)
+        spec_ref = ray.put(spec)
+        pending: deque[tuple[ShardFiles, Any]] = deque()
+        in_flight = 2 * self.parallel()
+        try:
+            for shard in shards(reader, self.shard_bytes, batch_bytes, spec.align):
+                files = ShardFiles(self._folder, shard.first_offset, len(shard.data))
+                done = files.finished()
+                pending.append((files, done if done else task.remote(shard, spec_ref, str(self._folder))))
+                while len(pending) >= in_flight:
+                    on_result(self._collect(*pending.popleft()))
+            while pending:
+                on_result(self._collect(*pending.popleft()))
+        finally:
+            self._settle(pending)
+
+    def _settle(self, pending: deque[tuple[ShardFiles, Any]]) -> None:
+        """When the pass stops early (a stop, an error, Ctrl-C), let the tasks still running finish: their
+        shards stay in ``shards/`` for the next run instead of running on after the pass has ended."""
+        refs = [outcome for _, outcome in pending if not isinstance(outcome, dict)]
+        if refs:
+            self.ray.wait(refs, num_returns=len(refs))
+
+    def _collect(self, files: ShardFiles, outcome: Any) -> BatchResult:
+        reused = isinstance(outcome, dict)
+        meta = outcome if reused else self._wait(files, outcome)
+        result = BatchResult(meta["end_line"], meta["end_offset"], files.journal.read_bytes(),
+                             Counter(meta["counts"]), meta["entities"])
+        self.produced.append({"offset": meta["offset"], "bytes": meta["bytes"], "first_line": meta["first_line"],
+                              "entities": meta["entities"], **meta["producer"], "reused": reused})
+        self._appended.append(files)
+        return result
+
+    def _wait(self, files: ShardFiles, ref: Any) -> dict[str, Any]:
+        try:
+            return self.ray.get(ref)
+        except self.ray.exceptions.RayError as exc:
+            raise KgforgeError(
+                f"the Ray task for the shard at byte {files.offset} ({files.size} bytes) failed after up to "
+                f"{TASK_RETRIES} retries: {exc}. The shards finished so far are kept: run the same import again "
+                "to resume") from exc
+
+    def checkpointed(self, done: bool) -> None:
+        for files in self._appended:  # their journals are in the pass's journal now, up to its checkpoint
+            files.remove()
+        self._appended.clear()
+        if done and self._folder is not None:
+            shutil.rmtree(self._folder, ignore_errors=True)  # shards of another --shard-bytes, if any
+
+    def report(self) -> dict[str, Any]:
+        return {"engine": self.name, "nodes": self.nodes, "workers": self.parallel() if self.nodes else self.workers,
+                "address": self.address or "local", "shard_bytes": self.shard_bytes, "shards": self.produced}
+
+
+@ENGINES.register("ray", description="Ray tasks, on this machine or a cluster (pip install 'kgforge[ray]')")
+def _ray_engine(workers: int, address: str | None, shard_bytes: int) -> Engine:
+    return RayEngine(workers, address, shard_bytes)

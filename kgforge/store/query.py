@@ -1,0 +1,264 @@
+"""SPARQL over a domain's store: values bound as substitutions, every query under a deadline, no
+outbound request unless asked for.
+
+Queries run in a worker process that holds its own read-only handle. pyoxigraph has no query
+timeout, so a query that runs past its deadline is stopped by ending that process, and the caller
+gets a QueryTimeout, never a short result. Oxigraph answers a ``SERVICE <http://…>`` clause by
+sending the query to that endpoint, and pyoxigraph 0.5 offers no switch or handler to stop it, so a
+query with a SERVICE clause is refused before it runs unless ``allow_service`` is given; the
+clause is found by parsing the query (rdflib's SPARQL parser), not by searching its text.
+"""
+
+from __future__ import annotations
+
+import functools
+import multiprocessing as mp
+import os
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pyoxigraph as ox
+
+from kgforge.core import checks
+from kgforge.core.errors import ArgumentError, QueryError, QueryTimeout
+from kgforge.core.lifeline import die_with
+from kgforge.store.layout import DomainPaths
+
+DEFAULT_TIMEOUT = 60.0
+Term = ox.NamedNode | ox.Literal | ox.BlankNode
+PREFIXES = {
+    "kg": "https://kgforge.org/ontology#",
+    "kgr": "https://kgforge.org/relation/",
+    "kge": "https://kgforge.org/entity/",
+    "kgc": "https://kgforge.org/class/",
+    "kgg": "https://kgforge.org/graph/",
+    "rdf": "http://www.w3.org/1999/02/22-rdf-syntax-ns#",
+    "rdfs": "http://www.w3.org/2000/01/rdf-schema#",
+    "skos": "http://www.w3.org/2004/02/skos/core#",
+    "owl": "http://www.w3.org/2002/07/owl#",
+    "xsd": "http://www.w3.org/2001/XMLSchema#",
+}
+
+
+@dataclass(frozen=True)
+class QueryResult:
+    """A finished query: SELECT gives ``variables`` and ``rows``; ASK a ``boolean``; CONSTRUCT ``triples``."""
+
+    kind: str
+    variables: list[str]
+    rows: list[dict[str, Term]]
+    boolean: bool | None = None
+    triples: list[ox.Triple] | None = None
+
+
+def _encode(term: Term) -> tuple:
+    if isinstance(term, ox.NamedNode):
+        return ("iri", term.value)
+    if isinstance(term, ox.BlankNode):
+        return ("bnode", term.value)
+    return ("lit", term.value, term.language, term.datatype.value)
+
+
+def _decode(encoded: tuple) -> Term:
+    if encoded[0] == "iri":
+        return ox.NamedNode(encoded[1])
+    if encoded[0] == "bnode":
+        return ox.BlankNode(encoded[1])
+    _, value, lang, datatype = encoded
+    return ox.Literal(value, language=lang) if lang else ox.Literal(value, datatype=ox.NamedNode(datatype))
+
+
+def _run(store: ox.Store, sparql: str, bindings: dict[str, tuple]) -> tuple:
+    substitutions = {ox.Variable(name): _decode(term) for name, term in bindings.items()}
+    result = store.query(sparql, use_default_graph_as_union=True, substitutions=substitutions,
+                         prefixes=PREFIXES)
+    if isinstance(result, ox.QuerySolutions):
+        variables = [v.value for v in result.variables]
+        rows = [{v: _encode(row[v]) for v in variables if row[v] is not None} for row in result]
+        return ("select", variables, rows)
+    if isinstance(result, ox.QueryBoolean):
+        return ("ask", bool(result))
+    return ("construct", [tuple(_encode(t) for t in (tr.subject, tr.predicate, tr.object)) for tr in result])
+
+
+def _worker(store_dir: str, conn: Any, parent: int) -> None:
+    die_with(parent)  # a query still running when its caller is killed must not hold the store open
+    store = ox.Store.read_only(store_dir)
+    while True:
+        try:
+            message = conn.recv()
+        except EOFError:  # the caller is gone
+            return
+        if message is None:
+            return
+        sparql, bindings = message
+        try:
+            conn.send(("ok", _run(store, sparql, bindings)))
+        except (SyntaxError, OSError, ValueError, TypeError, RuntimeError) as exc:
+            conn.send(("error", _explain(exc)))
+
+
+def _explain(exc: Exception) -> str:
+    message = f"{type(exc).__name__}: {exc}"
+    if "SELECT projection" in str(exc):
+        message += (" (a variable given with --bind must also appear in the SELECT clause: "
+                    "bindings are SPARQL substitutions, SEP-0007, not text pasted into the query)")
+    return message
+
+
+class QueryRunner:
+    """Runs queries against one domain's store in a worker process, each under a deadline."""
+
+    def __init__(self, paths: DomainPaths) -> None:
+        self.store_dir = str(paths.oxigraph_dir().resolve())
+        self._process: mp.Process | None = None
+        self._conn: Any = None
+
+    def _start(self) -> None:
+        context = mp.get_context("spawn")
+        parent, child = context.Pipe()
+        self._process = context.Process(target=_worker, args=(self.store_dir, child, os.getpid()), daemon=True)
+        self._process.start()
+        child.close()
+        self._conn = parent
+
+    def query(self, sparql: str, bindings: Mapping[str, Term] | None = None,
+              timeout: float = DEFAULT_TIMEOUT, allow_service: bool = False) -> QueryResult:
+        """Run ``sparql`` with ``bindings`` substituted, stopped after ``timeout`` seconds. A query with a
+        SERVICE clause (which makes this machine call the endpoint it names) needs ``allow_service``."""
+        checks.number(timeout, "timeout", above=True)
+        if not allow_service and uses_service(sparql):
+            raise QueryError("the query has a SERVICE clause, which would send requests to the endpoint it "
+                             "names: refused (pass --allow-service, or allow_service=True, to let it through)")
+        if self._process is None or not self._process.is_alive():
+            self._start()
+        encoded = {name.lstrip("?$"): _encode(term) for name, term in (bindings or {}).items()}
+        self._conn.send((sparql, encoded))
+        if not self._conn.poll(timeout):
+            self._kill()
+            raise QueryTimeout(f"query ran past its {timeout:g} s timeout and was stopped")
+        try:
+            status, payload = self._conn.recv()
+        except EOFError:
+            self._kill()
+            raise QueryError("the query worker died while running the query") from None
+        if status == "error":
+            raise QueryError(payload)
+        return _to_result(payload)
+
+    def _kill(self) -> None:
+        if self._process is not None:
+            self._process.kill()
+            self._process.join()
+        self._process = None
+
+    def close(self) -> None:
+        if self._process is not None and self._process.is_alive():
+            self._conn.send(None)
+            self._process.join(timeout=5)
+            self._kill()
+
+    def __enter__(self) -> "QueryRunner":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def _to_result(payload: tuple) -> QueryResult:
+    if payload[0] == "select":
+        _, variables, rows = payload
+        return QueryResult("select", variables, [{k: _decode(v) for k, v in row.items()} for row in rows])
+    if payload[0] == "ask":
+        return QueryResult("ask", [], [], boolean=payload[1])
+    triples = [ox.Triple(*(_decode(t) for t in triple)) for triple in payload[1]]
+    return QueryResult("construct", [], [], triples=triples)
+
+
+def parse_binding(spec: str) -> tuple[str, Term]:
+    """``VAR=VALUE`` from the command line.
+
+    ``VAR=<http://…>`` binds an IRI; ``VAR@zh=故宫`` a language-tagged literal; ``VAR=VALUE``
+    a plain string literal. The value is never pasted into the query text.
+    """
+    name, sep, value = spec.partition("=")
+    if not sep or not name:
+        raise QueryError(f"--bind expects VAR=VALUE, got {spec!r}")
+    name, _, lang = name.lstrip("?$").partition("@")
+    if lang:
+        try:
+            checks.language_tag(lang, f"--bind {name}")
+        except ArgumentError as exc:
+            raise QueryError(str(exc)) from None
+        return name, ox.Literal(value, language=lang)
+    if value.startswith("<") and value.endswith(">") and len(value) > 2:
+        try:
+            return name, ox.NamedNode(value[1:-1])
+        except ValueError as exc:
+            raise QueryError(f"--bind {name}: invalid IRI {value}: {exc}") from exc
+    return name, ox.Literal(value)
+
+
+def read_query_file(path: Path) -> str:
+    """The text of a query file: UTF-8 text, or a QueryError naming the file and the byte at fault."""
+    try:
+        data = Path(path).read_bytes()
+    except OSError as exc:
+        raise QueryError(f"cannot read query file {path}: {exc}") from exc
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise QueryError(f"{path}: not a UTF-8 text file (byte {exc.start} is {data[exc.start:exc.start + 1]!r}); "
+                         "a query file holds SPARQL text") from None
+    if "\x00" in text:
+        raise QueryError(f"{path}: NUL byte at offset {data.index(0)}: a binary file, not SPARQL text")
+    return text
+
+
+# Comments, string literals and IRI references, as SPARQL's lexer reads them (long strings first).
+_NOT_CODE = re.compile(r'''
+    \#[^\r\n]*
+  | """(?:[^"\\]|\\.|"(?!""))*"""
+  | '{3}(?:[^'\\]|\\.|'(?!''))*'{3}
+  | "(?:[^"\\\r\n]|\\.)*"
+  | '(?:[^'\\\r\n]|\\.)*'
+  | <[^<>"{}|^`\\\x00-\x20]*>
+''', re.VERBOSE)
+_SERVICE_WORD = re.compile(r"(?<![\w:?$])service(?![\w:])", re.IGNORECASE)
+
+
+@functools.lru_cache(maxsize=256)
+def uses_service(sparql: str) -> bool:
+    """Whether ``sparql`` has a SERVICE clause anywhere (nested groups, subqueries, EXISTS included).
+
+    rdflib's SPARQL 1.1 parser decides. A query it cannot parse (SPARQL 1.2 syntax that Oxigraph
+    accepts) is judged by its tokens instead: with comments, strings and IRIs taken out as SPARQL's
+    lexer takes them, SERVICE standing as a word of its own (not ``?service``, not ``ex:SERVICE``)
+    counts as one."""
+    from pyparsing import ParseBaseException
+    from rdflib.plugins.sparql.parser import parseQuery
+
+    try:
+        return _has_service_pattern(parseQuery(sparql))
+    except (ParseBaseException, RecursionError):
+        return _SERVICE_WORD.search(_NOT_CODE.sub(" ", sparql)) is not None
+
+
+def _has_service_pattern(node: Any) -> bool:
+    from rdflib.plugins.sparql.parserutils import CompValue
+
+    if isinstance(node, CompValue) and node.name == "ServiceGraphPattern":
+        return True
+    if isinstance(node, dict):
+        return any(_has_service_pattern(value) for value in node.values())
+    if isinstance(node, (list, tuple)) or hasattr(node, "asList"):
+        return any(_has_service_pattern(item) for item in node)
+    return False
+
+
+def term_text(term: Term | None) -> str:
+    """A term as a person reads it: an IRI as is, a literal by its value."""
+    return "" if term is None else term.value
