@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import re
 import tempfile
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -103,8 +104,9 @@ def sample_topic_goals(paths: DomainPaths, tables: GraphTables, topic: str, n: i
                        ) -> list[dict[str, Any]]:
     """Up to ``n`` DuConv-style goals with ``topic`` as one of the two topics, half one-step and half
     two-step as ``kgforge goals`` samples them (one-step only when ``kgforge derive`` has not run), by
-    its own sampler over the facts that involve the topic."""
-    graph = GoalGraph.load(paths, tables=_topic_tables(tables, topic))
+    its own sampler over the facts that involve the topic. Which entities may be topics (enough facts,
+    typed, not a class) is judged on the whole graph, as ``kgforge goals`` judges it."""
+    graph = replace(GoalGraph.load(paths, tables=tables), tables=_topic_tables(tables, topic))
     try:
         return sample_goals(graph, GoalOptions(n=n, seed=seed))
     except KgforgeError:  # no associated triples to take two-step goals from
