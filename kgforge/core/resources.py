@@ -7,6 +7,7 @@ fails with the closest and the known ones); each ``.rq`` file's leading comment 
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 from kgforge.core.registry import Registry
@@ -61,5 +62,5 @@ def query_description(path: Path) -> str:
             break
         lines.append(line.lstrip("# ").strip())
     text = " ".join(lines)
-    first = text.split(". ")[0].split("Binds:")[0].strip().rstrip(".")
+    first = re.split(r"(?<!e\.g)\. ", text)[0].split("Binds:")[0].strip().rstrip(".")
     return first
