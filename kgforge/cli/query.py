@@ -68,8 +68,9 @@ def query_command(
     workdir: WorkdirOption = DEFAULT_WORKDIR,
     json_out: JsonOption = False,
 ) -> None:
-    """Run a SPARQL query over the union of the domain's graphs; values are bound, never pasted. Each IRI
-    in the result comes with its label."""
+    """Run a SPARQL query over the union of the domain's graphs; values are bound, never pasted.
+
+    The query is a shipped query's name or SPARQL text; each IRI in the result comes with its label."""
     fmt = "json" if json_out else fmt
     text = load_query(query, file)
     bindings = dict(parse_binding(b) for b in bind)
