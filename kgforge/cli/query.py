@@ -33,7 +33,7 @@ from kgforge.cli._app import (
 from kgforge.api import Domain, QueryReport
 from kgforge.core.resources import query_description, shipped_queries
 from kgforge.serve.client import endpoint_query
-from kgforge.store.labels import label_columns
+from kgforge.store.labels import labelled_rows
 from kgforge.store.query import DEFAULT_TIMEOUT, load_query, parse_binding, term_text
 from kgforge.store.sparql_text import shorten
 from kgforge.store.rdf_export import FORMATS, export_rdf
@@ -78,8 +78,10 @@ def query_command(
     if endpoint:
         literal = {k: ox.Literal(v) if isinstance(v, str) else v for k, v in bindings.items()}
         result = endpoint_query(endpoint, text, literal, timeout=timeout)
-        _print_result(QueryReport(domain, {}, result.kind, tuple(result.variables), tuple(result.rows),
-                                  result.boolean, triples=tuple(result.triples or ())), fmt)
+        shown = result.rows[:rows] if rows else result.rows  # the endpoint sends every row: cut here
+        _print_result(QueryReport(domain, {}, result.kind, tuple(result.variables), tuple(shown), result.boolean,
+                                  truncated=len(shown) < len(result.rows), more_rows=len(result.rows) - len(shown),
+                                  triples=tuple(result.triples or ())), fmt)
         return
     with _waiting(enabled=fmt != "json" and err_console.is_terminal) as waiting:
         report = Domain(domain, workdir).query(text, timeout=timeout, limit=rows, allow_service=allow_service,
@@ -132,15 +134,19 @@ def _print_result(report: QueryReport, fmt: str) -> None:
         sys.stdout.write(ox.serialize(list(report.triples), format=ox.RdfFormat.N_TRIPLES).decode("utf-8"))
         return
     variables, rows = list(report.variables), list(report.rows)
-    columns = label_columns(variables, rows) if report.labels else variables
+    columns, texts = labelled_rows(variables, rows, report.labels)
+    columns = columns if report.labels else variables  # an endpoint's answer comes without labels
     if fmt == "json":
-        emit_json({"head": {"vars": columns}, "results": {"bindings": [_json_row(report, row, columns) for row in rows]}}
+        bindings = [{**{k: _json_term(v) for k, v in row.items()},
+                     **{c: {"type": "literal", "value": text[c]} for c in columns if c not in variables and text[c]}}
+                    for row, text in zip(rows, texts)]
+        emit_json({"head": {"vars": columns}, "results": {"bindings": bindings}}
                   | ({"more_rows": report.more_rows if report.more_rows is not None else True}
                      if report.truncated else {}))
     elif fmt == "csv":
         writer = csv.writer(sys.stdout, lineterminator="\n")
         writer.writerow(columns)
-        writer.writerows([[_cell_text(report, row, c) or "" for c in columns] for row in rows])
+        writer.writerows([[text[c] or "" for c in columns] for text in texts])
     else:
         table = Table(*(Column(v, overflow="fold") for v in variables), show_lines=False)
         for row in rows:
@@ -149,12 +155,6 @@ def _print_result(report: QueryReport, fmt: str) -> None:
         console.print(f"{len(rows)} row(s)")
     if report.truncated:
         err_console.print(_more_note(report, fmt), soft_wrap=True)
-
-
-def _cell_text(report: QueryReport, row: dict[str, Any], column: str) -> str | None:
-    if column in row or column in report.variables:
-        return term_text(row.get(column))
-    return report.label(row.get(column.removesuffix("_label")))
 
 
 def _table_cell(report: QueryReport, term: Any) -> str:
@@ -170,15 +170,6 @@ def _more_note(report: QueryReport, fmt: str) -> str:
     how_many = f"{report.more_rows:,} more rows" if report.more_rows is not None else "more rows"
     every = "--limit 0 for all" + (" (or --format csv --limit 0 > rows.csv)" if fmt == "table" else "")
     return f"{how_many} not shown (first {shown:,} printed); {every}"
-
-
-def _json_row(report: QueryReport, row: dict[str, Any], columns: list[str]) -> dict[str, dict[str, str]]:
-    out = {k: _json_term(v) for k, v in row.items()}
-    for column in columns:
-        label = None if column in row or column in report.variables else _cell_text(report, row, column)
-        if label is not None:
-            out[column] = {"type": "literal", "value": label}
-    return out
 
 
 def _json_term(term: ox.NamedNode | ox.Literal | ox.BlankNode) -> dict[str, str]:
