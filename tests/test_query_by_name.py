@@ -208,3 +208,8 @@ def test_bindings_parse_to_what_was_typed(name, value):
     if not (value.startswith("<") and value.endswith(">") and len(value) > 2) and \
             not (len(value) >= 2 and value[0] == value[-1] == '"'):
         assert plain == (name, value)
+
+
+def test_the_table_shortens_with_the_query_own_prefixes(query):
+    out = query("PREFIX ex: <http://example.org/> SELECT ?w WHERE { ?w a ex:Site }", check=True).stdout
+    assert "长城 (ex:wall1)" in out and "http://example.org/" not in out

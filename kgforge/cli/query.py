@@ -35,7 +35,7 @@ from kgforge.core.resources import query_description, shipped_queries
 from kgforge.serve.client import endpoint_query
 from kgforge.store.labels import labelled_rows
 from kgforge.store.query import DEFAULT_TIMEOUT, load_query, parse_binding, term_text
-from kgforge.store.sparql_text import shorten
+from kgforge.store.sparql_text import PREFIXES, declared_prefixes, shorten
 from kgforge.store.rdf_export import FORMATS, export_rdf
 
 RESULT_FORMATS = ("table", "csv", "json")
@@ -75,18 +75,19 @@ def query_command(
     text = load_query(query, file)
     bindings = dict(parse_binding(b) for b in bind)
     rows = (TABLE_LIMIT if fmt == "table" else 0) if limit is None else limit
+    prefixes = {**PREFIXES, **declared_prefixes(text)}
     if endpoint:
         literal = {k: ox.Literal(v) if isinstance(v, str) else v for k, v in bindings.items()}
         result = endpoint_query(endpoint, text, literal, timeout=timeout)
         shown = result.rows[:rows] if rows else result.rows  # the endpoint sends every row: cut here
         _print_result(QueryReport(domain, {}, result.kind, tuple(result.variables), tuple(shown), result.boolean,
                                   truncated=len(shown) < len(result.rows), more_rows=len(result.rows) - len(shown),
-                                  triples=tuple(result.triples or ())), fmt)
+                                  triples=tuple(result.triples or ())), fmt, prefixes)
         return
     with _waiting(enabled=fmt != "json" and err_console.is_terminal) as waiting:
         report = Domain(domain, workdir).query(text, timeout=timeout, limit=rows, allow_service=allow_service,
                                                waiting=waiting, **bindings)
-    _print_result(report, fmt)
+    _print_result(report, fmt, prefixes)
 
 
 @app.command("queries")
@@ -126,7 +127,7 @@ def _waiting(enabled: bool) -> Iterator[Callable[[float], None] | None]:
             status.stop()
 
 
-def _print_result(report: QueryReport, fmt: str) -> None:
+def _print_result(report: QueryReport, fmt: str, prefixes: dict[str, str]) -> None:
     if report.kind == "ask":
         emit_json({"boolean": report.boolean}) if fmt == "json" else console.print(str(report.boolean).lower())
         return
@@ -150,18 +151,19 @@ def _print_result(report: QueryReport, fmt: str) -> None:
     else:
         table = Table(*(Column(v, overflow="fold") for v in variables), show_lines=False)
         for row in rows:
-            table.add_row(*(_table_cell(report, row.get(v)) for v in variables))
+            table.add_row(*(_table_cell(report, row.get(v), prefixes) for v in variables))
         console.print(table)
         console.print(f"{len(rows)} row(s)")
     if report.truncated:
         err_console.print(_more_note(report, fmt), soft_wrap=True)
 
 
-def _table_cell(report: QueryReport, term: Any) -> str:
+def _table_cell(report: QueryReport, term: Any, prefixes: dict[str, str]) -> str:
+    """A literal's value; an IRI as a prefixed name (the query's own prefixes too), its label before it."""
     if not isinstance(term, ox.NamedNode):
         return escape(term_text(term))
     label = report.label(term)
-    short = shorten(term.value)
+    short = shorten(term.value, prefixes)
     return escape(f"{label} ({short})" if label else short)
 
 
