@@ -23,7 +23,8 @@ from kgforge.core.vocab import entity_iri
 from kgforge.store.query import parse_binding
 from kgforge.store.sparql_text import PREFIXES, expand, shorten
 
-KB = {"故宫": [["故宫", "地址", "北京市东城区景山前街4号"], ["故宫", "周边景点", "天坛"], ["故宫", "周边景点", "景山公园"]],
+KB = {"故宫": [["故宫", "地址", "北京市东城区景山前街4号"], ["故宫", "周边景点", "天坛"],
+             ["故宫", "周边景点", "景山公园"]],
       "天坛": [["天坛", "地址", "北京市东城区天坛路甲1号"], ["天坛", "周边景点", "故宫"]]}
 # Two entities that share a label, from an RDF source: a plain-label binding must refuse to pick one.
 TWO_WALLS = """@prefix rdfs: <http://www.w3.org/2000/01/rdf-schema#> .
