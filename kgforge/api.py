@@ -5,20 +5,21 @@
     kg = Domain("travel", workdir="kg")
     kg.build(sources=["kdconv:kb_travel.json"])
     kg.stats().triples
-    kg.query("SELECT ?s WHERE { ?s rdfs:label ?name }", name=Literal("故宫", language="zh")).rows
+    kg.query("goal_two_step", a="故宫", limit=10).rows   # a shipped query by name, an entity by its label
     kg.tables().facts                       # polars
     kg.derive(); kg.goals(n=100, out="goals.jsonl"); kg.export("goals.jsonl", fmt="duconv", out="train.jsonl")
     kg.embed(model="RotatE", dim=64); kg.related("故宫", k=5)
 
 Each method runs the same library function as the CLI command of that name and returns a typed report
 (a frozen dataclass) whose ``as_dict()`` is exactly what the command prints with ``--json``. Values reach
-SPARQL as substitutions (``**bindings``: a plain ``str`` is a literal, ``pyoxigraph`` terms pass through),
-never pasted into the query text.
+SPARQL as substitutions (``**bindings``: a plain ``str`` is read by where its variable stands, an entity's
+label or a literal, see :mod:`kgforge.store.labels`; ``pyoxigraph`` terms pass through), never pasted into
+the query text.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -32,8 +33,9 @@ from kgforge.exports import ExportOptions, export_goals
 from kgforge.goals.generate import generate
 from kgforge.goals.graph import GoalOptions
 from kgforge.stats import domain_stats
-from kgforge.store.layout import DEFAULT_WORKDIR, DomainPaths, domain_paths
-from kgforge.store.query import DEFAULT_TIMEOUT, QueryRunner, term_text
+from kgforge.store.labels import labelled_rows, resolve_bindings, row_labels
+from kgforge.store.layout import DEFAULT_WORKDIR, DomainPaths, domain_paths, read_manifest
+from kgforge.store.query import DEFAULT_TIMEOUT, QueryRunner, load_query
 from kgforge.store.tables import GraphTables, read_tables
 
 
@@ -70,6 +72,14 @@ class QueryReport(Report):
     variables: tuple[str, ...] = ()
     rows: tuple[dict[str, Any], ...] = ()  # SELECT: variable -> pyoxigraph term
     boolean: bool | None = None
+    labels: dict[str, str] = field(default_factory=dict)  # IRI -> label, for the IRIs in ``rows``
+    truncated: bool = False  # ``limit`` held rows back
+    more_rows: int | None = None  # how many, when counting them was cheap
+    triples: tuple[Any, ...] = ()  # CONSTRUCT/DESCRIBE: pyoxigraph triples
+
+    def label(self, term: Any) -> str | None:
+        """The label beside an IRI of ``rows``, or None."""
+        return self.labels.get(term.value) if isinstance(term, ox.NamedNode) else None
 
 
 @dataclass(frozen=True)
@@ -101,8 +111,8 @@ class RelatedReport(Report):
     results: tuple[dict[str, Any], ...] = ()
 
 
-def _term(value: Any) -> ox.NamedNode | ox.Literal | ox.BlankNode:
-    return value if isinstance(value, (ox.NamedNode, ox.Literal, ox.BlankNode)) else ox.Literal(str(value))
+def _term(value: Any) -> ox.NamedNode | ox.Literal | ox.BlankNode | str:
+    return value if isinstance(value, (ox.NamedNode, ox.Literal, ox.BlankNode)) else str(value)
 
 
 class Domain:
@@ -131,13 +141,29 @@ class Domain:
         data = domain_stats(self.name, self.workdir)
         return StatsReport(self.name, data, data.get("entities", 0), data.get("relations", 0), data.get("triples", 0))
 
-    def query(self, sparql: str, *, timeout: float = DEFAULT_TIMEOUT, **bindings: Any) -> QueryReport:
-        """Run ``sparql`` on the published store with ``bindings`` substituted for its variables."""
+    def query(self, query: str, /, *, timeout: float = DEFAULT_TIMEOUT, limit: int = 0, allow_service: bool = False,
+              waiting: Callable[[float], None] | None = None, **bindings: Any) -> QueryReport:
+        """Run ``query`` (SPARQL text, or the name of a shipped query such as ``"goal_two_step"``) on the
+        published store with ``bindings`` substituted for its variables. A ``str`` binding is a plain value:
+        the entity it labels where the variable stands as a subject, else a literal (the rule in
+        :mod:`kgforge.store.labels`); pyoxigraph terms pass through. ``limit`` keeps the first rows (0: all);
+        ``waiting(seconds)`` is called while a query runs. Rows come with the labels of their IRIs."""
+        sparql = load_query(query)
+        language = self.language()
         with QueryRunner(self.paths) as runner:
-            result = runner.query(sparql, {name: _term(value) for name, value in bindings.items()}, timeout=timeout)
-        data = {"kind": result.kind, "variables": result.variables, "boolean": result.boolean,
-                "rows": [{k: term_text(v) for k, v in row.items()} for row in result.rows]}
-        return QueryReport(self.name, data, result.kind, tuple(result.variables), tuple(result.rows), result.boolean)
+            terms = resolve_bindings(runner, sparql, {k: _term(v) for k, v in bindings.items()}, language, self.name)
+            result = runner.query(sparql, terms, timeout=timeout, allow_service=allow_service, limit=limit,
+                                  waiting=waiting)
+            labels = row_labels(runner, result.rows, language)
+        columns, rows = labelled_rows(result.variables, result.rows, labels)
+        data = {"kind": result.kind, "variables": columns, "boolean": result.boolean, "rows": rows,
+                "truncated": result.truncated, "more_rows": result.more_rows}
+        return QueryReport(self.name, data, result.kind, tuple(result.variables), tuple(result.rows), result.boolean,
+                           labels, result.truncated, result.more_rows, tuple(result.triples or ()))
+
+    def language(self) -> str:
+        """The language of the domain's labels (its schema's ``language``)."""
+        return load_schema(read_manifest(self.paths)["schema"]["path"]).language
 
     def tables(self, *, include_derived: bool = False) -> GraphTables:
         """The graph as polars tables: ``facts``, ``labels``, ``types``, ``relations``."""

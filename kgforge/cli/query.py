@@ -4,16 +4,21 @@ from __future__ import annotations
 
 import csv
 import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import pyoxigraph as ox
 import typer
-from rich.table import Table
+from rich.markup import escape
+from rich.status import Status
+from rich.table import Column, Table
 
 from kgforge.cli._app import (
     DEFAULT_WORKDIR,
     HTTP_URL,
+    NON_NEGATIVE,
     POSITIVE_NUMBER,
     DomainArgument,
     JsonOption,
@@ -21,34 +26,37 @@ from kgforge.cli._app import (
     app,
     console,
     emit_json,
+    err_console,
     one_of,
     show_mapping,
 )
-from kgforge.core.errors import QueryError
+from kgforge.api import Domain, QueryReport
+from kgforge.core.resources import query_description, shipped_queries
 from kgforge.serve.client import endpoint_query
-from kgforge.store.layout import domain_paths
-from kgforge.store.query import (
-    DEFAULT_TIMEOUT,
-    QueryResult,
-    QueryRunner,
-    parse_binding,
-    read_query_file,
-    term_text,
-)
+from kgforge.store.labels import labelled_rows
+from kgforge.store.query import DEFAULT_TIMEOUT, load_query, parse_binding, term_text
+from kgforge.store.sparql_text import PREFIXES, declared_prefixes, shorten
 from kgforge.store.rdf_export import FORMATS, export_rdf
 
 RESULT_FORMATS = ("table", "csv", "json")
+TABLE_LIMIT = 100  # rows a table shows unless --limit says otherwise; csv and json give every row by default
 
 
 @app.command("query")
 def query_command(
     domain: DomainArgument,
-    sparql: Annotated[str, typer.Argument(help="SPARQL text (or use --file).")] = "",
-    file: Annotated[Path | None, typer.Option("--file", "-f", help="A .rq file, e.g. queries/neighbourhood.rq.")] = None,
-    bind: Annotated[list[str], typer.Option("--bind", "-b",
-                                            help="VAR=VALUE (literal), VAR@zh=VALUE (tagged), VAR=<IRI>.")] = [],
+    query: Annotated[str, typer.Argument(help="A shipped query's name (`kgforge queries` lists them, e.g. "
+                                         "goal_two_step) or SPARQL text.", show_default=False)] = "",
+    file: Annotated[Path | None, typer.Option("--file", "-f", help="A .rq file; queries/NAME.rq finds a shipped "
+                                              "query from any directory.")] = None,
+    bind: Annotated[list[str], typer.Option("--bind", "-b", help="VAR=VALUE: an entity's label where VAR stands as "
+                                            "a subject, else a literal; VAR=\"text\" a plain literal, VAR@zh=text a "
+                                            "tagged one, VAR=<IRI> an IRI.")] = [],
     fmt: Annotated[str, typer.Option("--format", parser=one_of(RESULT_FORMATS), help="table, csv or json.")
                    ] = "table",
+    limit: Annotated[int | None, typer.Option("--limit", parser=NON_NEGATIVE, show_default=False,
+                                              help=f"Rows to print (0: all). Default {TABLE_LIMIT} for the table, "
+                                              "all for csv and json.")] = None,
     timeout: Annotated[float, typer.Option(parser=POSITIVE_NUMBER, help="Seconds before the query is stopped.")
                        ] = DEFAULT_TIMEOUT,
     allow_service: Annotated[bool, typer.Option("--allow-service", help="Let SERVICE clauses call the remote "
@@ -60,40 +68,110 @@ def query_command(
     workdir: WorkdirOption = DEFAULT_WORKDIR,
     json_out: JsonOption = False,
 ) -> None:
-    """Run a SPARQL query over the union of the domain's graphs; values are bound, never pasted."""
+    """Run a SPARQL query over the union of the domain's graphs; values are bound, never pasted.
+
+    The query is a shipped query's name or SPARQL text; each IRI in the result comes with its label."""
     fmt = "json" if json_out else fmt
-    if bool(sparql) == bool(file):
-        raise QueryError("give either SPARQL text or --file, not both")
-    text = read_query_file(file) if file else sparql
+    text = load_query(query, file)
     bindings = dict(parse_binding(b) for b in bind)
+    rows = (TABLE_LIMIT if fmt == "table" else 0) if limit is None else limit
+    prefixes = {**PREFIXES, **declared_prefixes(text)}
     if endpoint:
-        _print_result(endpoint_query(endpoint, text, bindings, timeout=timeout), fmt)
+        literal = {k: ox.Literal(v) if isinstance(v, str) else v for k, v in bindings.items()}
+        result = endpoint_query(endpoint, text, literal, timeout=timeout)
+        shown = result.rows[:rows] if rows else result.rows  # the endpoint sends every row: cut here
+        _print_result(QueryReport(domain, {}, result.kind, tuple(result.variables), tuple(shown), result.boolean,
+                                  truncated=len(shown) < len(result.rows), more_rows=len(result.rows) - len(shown),
+                                  triples=tuple(result.triples or ())), fmt, prefixes)
         return
-    with QueryRunner(domain_paths(domain, workdir)) as runner:
-        result = runner.query(text, bindings, timeout=timeout, allow_service=allow_service)
-    _print_result(result, fmt)
+    with _waiting(enabled=fmt != "json" and err_console.is_terminal) as waiting:
+        report = Domain(domain, workdir).query(text, timeout=timeout, limit=rows, allow_service=allow_service,
+                                               waiting=waiting, **bindings)
+    _print_result(report, fmt, prefixes)
 
 
-def _print_result(result: QueryResult, fmt: str) -> None:
-    if result.kind == "ask":
-        emit_json({"boolean": result.boolean}) if fmt == "json" else console.print(str(result.boolean).lower())
+@app.command("queries")
+def queries_command(json_out: JsonOption = False) -> None:
+    """List the shipped queries, by name, with what each returns (`kgforge query DOMAIN NAME` runs one)."""
+    described = {entry.name: query_description(entry.obj) for entry in shipped_queries()}
+    if json_out:
+        emit_json(described)
         return
-    if result.kind == "construct":
-        sys.stdout.write(ox.serialize(result.triples, format=ox.RdfFormat.N_TRIPLES).decode("utf-8"))
+    table = Table("name", "what it returns", show_lines=False)
+    for name, description in described.items():
+        table.add_row(name, description)
+    console.print(table)
+
+
+@contextmanager
+def _waiting(enabled: bool) -> Iterator[Callable[[float], None] | None]:
+    """A callback showing a spinner with the elapsed time on stderr once a query has run a second."""
+    if not enabled:
+        yield None
         return
+    status: Status | None = None
+
+    def show(elapsed: float) -> None:
+        nonlocal status
+        if elapsed < 1.0:
+            return
+        if status is None:
+            status = err_console.status("")
+            status.start()
+        status.update(f"querying… {elapsed:.0f} s")
+
+    try:
+        yield show
+    finally:
+        if status is not None:
+            status.stop()
+
+
+def _print_result(report: QueryReport, fmt: str, prefixes: dict[str, str]) -> None:
+    if report.kind == "ask":
+        emit_json({"boolean": report.boolean}) if fmt == "json" else console.print(str(report.boolean).lower())
+        return
+    if report.kind == "construct":
+        sys.stdout.write(ox.serialize(list(report.triples), format=ox.RdfFormat.N_TRIPLES).decode("utf-8"))
+        return
+    variables, rows = list(report.variables), list(report.rows)
+    columns, texts = labelled_rows(variables, rows, report.labels)
+    columns = columns if report.labels else variables  # an endpoint's answer comes without labels
     if fmt == "json":
-        emit_json({"head": {"vars": result.variables},
-                   "results": {"bindings": [{k: _json_term(v) for k, v in row.items()} for row in result.rows]}})
+        bindings = [{**{k: _json_term(v) for k, v in row.items()},
+                     **{c: {"type": "literal", "value": text[c]} for c in columns if c not in variables and text[c]}}
+                    for row, text in zip(rows, texts)]
+        emit_json({"head": {"vars": columns}, "results": {"bindings": bindings}}
+                  | ({"more_rows": report.more_rows if report.more_rows is not None else True}
+                     if report.truncated else {}))
     elif fmt == "csv":
         writer = csv.writer(sys.stdout, lineterminator="\n")
-        writer.writerow(result.variables)
-        writer.writerows([[term_text(row.get(v)) for v in result.variables] for row in result.rows])
+        writer.writerow(columns)
+        writer.writerows([[text[c] or "" for c in columns] for text in texts])
     else:
-        table = Table(*result.variables, show_lines=False)
-        for row in result.rows:
-            table.add_row(*(term_text(row.get(v)) for v in result.variables))
+        table = Table(*(Column(v, overflow="fold") for v in variables), show_lines=False)
+        for row in rows:
+            table.add_row(*(_table_cell(report, row.get(v), prefixes) for v in variables))
         console.print(table)
-        console.print(f"{len(result.rows)} row(s)")
+        console.print(f"{len(rows)} row(s)")
+    if report.truncated:
+        err_console.print(_more_note(report, fmt), soft_wrap=True)
+
+
+def _table_cell(report: QueryReport, term: Any, prefixes: dict[str, str]) -> str:
+    """A literal's value; an IRI as a prefixed name (the query's own prefixes too), its label before it."""
+    if not isinstance(term, ox.NamedNode):
+        return escape(term_text(term))
+    label = report.label(term)
+    short = shorten(term.value, prefixes)
+    return escape(f"{label} ({short})" if label else short)
+
+
+def _more_note(report: QueryReport, fmt: str) -> str:
+    shown = len(report.rows)
+    how_many = f"{report.more_rows:,} more rows" if report.more_rows is not None else "more rows"
+    every = "--limit 0 for all" + (" (or --format csv --limit 0 > rows.csv)" if fmt == "table" else "")
+    return f"{how_many} not shown (first {shown:,} printed); {every}"
 
 
 def _json_term(term: ox.NamedNode | ox.Literal | ox.BlankNode) -> dict[str, str]:

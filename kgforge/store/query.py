@@ -15,7 +15,8 @@ import functools
 import multiprocessing as mp
 import os
 import re
-from collections.abc import Mapping
+import time
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -25,22 +26,15 @@ import pyoxigraph as ox
 from kgforge.core import checks
 from kgforge.core.errors import ArgumentError, QueryError, QueryTimeout
 from kgforge.core.lifeline import die_with
+from kgforge.core.registry import UnknownName
+from kgforge.core.resources import query_path, shipped_queries
+from kgforge.core.vocab import RDFS_LABEL
 from kgforge.store.layout import DomainPaths
+from kgforge.store.sparql_text import PREFIXES, code_of, explain_error
 
 DEFAULT_TIMEOUT = 60.0
 Term = ox.NamedNode | ox.Literal | ox.BlankNode
-PREFIXES = {
-    "kg": "https://kgforge.org/ontology#",
-    "kgr": "https://kgforge.org/relation/",
-    "kge": "https://kgforge.org/entity/",
-    "kgc": "https://kgforge.org/class/",
-    "kgg": "https://kgforge.org/graph/",
-    "rdf": "http://www.w3.org/1999/02/22-rdf-syntax-ns#",
-    "rdfs": "http://www.w3.org/2000/01/rdf-schema#",
-    "skos": "http://www.w3.org/2004/02/skos/core#",
-    "owl": "http://www.w3.org/2002/07/owl#",
-    "xsd": "http://www.w3.org/2001/XMLSchema#",
-}
+COUNT_REST_SECONDS = 2.0  # how long the worker keeps counting the rows past a limit before it says "more than"
 
 
 @dataclass(frozen=True)
@@ -52,6 +46,8 @@ class QueryResult:
     rows: list[dict[str, Term]]
     boolean: bool | None = None
     triples: list[ox.Triple] | None = None
+    truncated: bool = False  # a limit held back rows
+    more_rows: int | None = None  # how many, when the worker could count them within COUNT_REST_SECONDS
 
 
 def _encode(term: Term) -> tuple:
@@ -71,17 +67,48 @@ def _decode(encoded: tuple) -> Term:
     return ox.Literal(value, language=lang) if lang else ox.Literal(value, datatype=ox.NamedNode(datatype))
 
 
-def _run(store: ox.Store, sparql: str, bindings: dict[str, tuple]) -> tuple:
+def _run(store: ox.Store, sparql: str, bindings: dict[str, tuple], limit: int) -> tuple:
     substitutions = {ox.Variable(name): _decode(term) for name, term in bindings.items()}
     result = store.query(sparql, use_default_graph_as_union=True, substitutions=substitutions,
                          prefixes=PREFIXES)
     if isinstance(result, ox.QuerySolutions):
         variables = [v.value for v in result.variables]
-        rows = [{v: _encode(row[v]) for v in variables if row[v] is not None} for row in result]
-        return ("select", variables, rows)
+        rows = []
+        for row in result:
+            if limit and len(rows) == limit:
+                return ("select", variables, rows, *_count_rest(result))
+            rows.append({v: _encode(row[v]) for v in variables if row[v] is not None})
+        return ("select", variables, rows, False, None)
     if isinstance(result, ox.QueryBoolean):
         return ("ask", bool(result))
     return ("construct", [tuple(_encode(t) for t in (tr.subject, tr.predicate, tr.object)) for tr in result])
+
+
+def _count_rest(solutions: ox.QuerySolutions) -> tuple[bool, int | None]:
+    """Past a limit, one row is already taken: count the rest without keeping them, for a short while."""
+    counted, stop = 1, time.monotonic() + COUNT_REST_SECONDS
+    for counted, _ in enumerate(solutions, 2):
+        if counted % 1024 == 0 and time.monotonic() > stop:
+            return True, None
+    return True, counted
+
+
+def _labels(store: ox.Store, iris: list[str], language: str) -> dict[str, str]:
+    """One label per IRI: in ``language``, else untagged, else the first in code order; index lookups only."""
+    label = ox.NamedNode(RDFS_LABEL)
+    found = {}
+    for iri in iris:
+        candidates = [q.object for q in store.quads_for_pattern(ox.NamedNode(iri), label, None)
+                      if isinstance(q.object, ox.Literal)]
+        if candidates:
+            found[iri] = min(candidates, key=lambda lit: (_language_rank(lit.language, language), lit.value)).value
+    return found
+
+
+def _language_rank(tag: str | None, language: str) -> int:
+    if tag and language and (tag == language or tag.startswith(language + "-")):
+        return 0
+    return 1 if not tag else 2
 
 
 def _worker(store_dir: str, conn: Any, parent: int) -> None:
@@ -94,10 +121,12 @@ def _worker(store_dir: str, conn: Any, parent: int) -> None:
             return
         if message is None:
             return
-        sparql, bindings = message
+        kind, *args = message
         try:
-            conn.send(("ok", _run(store, sparql, bindings)))
-        except (SyntaxError, OSError, ValueError, TypeError, RuntimeError) as exc:
+            conn.send(("ok", _labels(store, *args) if kind == "labels" else _run(store, *args)))
+        except SyntaxError as exc:
+            conn.send(("syntax", str(exc)))
+        except (OSError, ValueError, TypeError, RuntimeError) as exc:
             conn.send(("error", _explain(exc)))
 
 
@@ -126,28 +155,49 @@ class QueryRunner:
         self._conn = parent
 
     def query(self, sparql: str, bindings: Mapping[str, Term] | None = None,
-              timeout: float = DEFAULT_TIMEOUT, allow_service: bool = False) -> QueryResult:
+              timeout: float = DEFAULT_TIMEOUT, allow_service: bool = False, *, limit: int = 0,
+              waiting: Callable[[float], None] | None = None) -> QueryResult:
         """Run ``sparql`` with ``bindings`` substituted, stopped after ``timeout`` seconds. A query with a
-        SERVICE clause (which makes this machine call the endpoint it names) needs ``allow_service``."""
+        SERVICE clause (which makes this machine call the endpoint it names) needs ``allow_service``.
+        ``limit`` (0: all) keeps the first rows of a SELECT only, the rest counted, not kept;
+        ``waiting(elapsed_seconds)`` is called a few times a second while the query runs."""
         checks.number(timeout, "timeout", above=True)
+        checks.whole(limit, "limit", minimum=0)
         if not allow_service and uses_service(sparql):
             raise QueryError("the query has a SERVICE clause, which would send requests to the endpoint it "
                              "names: refused (pass --allow-service, or allow_service=True, to let it through)")
-        if self._process is None or not self._process.is_alive():
-            self._start()
         encoded = {name.lstrip("?$"): _encode(term) for name, term in (bindings or {}).items()}
-        self._conn.send((sparql, encoded))
-        if not self._conn.poll(timeout):
-            self._kill()
-            raise QueryTimeout(f"query ran past its {timeout:g} s timeout and was stopped")
-        try:
-            status, payload = self._conn.recv()
-        except EOFError:
-            self._kill()
-            raise QueryError("the query worker died while running the query") from None
+        status, payload = self._ask(("query", sparql, encoded, limit), timeout, waiting)
+        if status == "syntax":
+            raise QueryError(explain_error(payload, sparql))
         if status == "error":
             raise QueryError(payload)
         return _to_result(payload)
+
+    def labels(self, iris: list[str], language: str, timeout: float = DEFAULT_TIMEOUT) -> dict[str, str]:
+        """A label for each of ``iris`` that has one (``language`` first, then untagged), in one round trip."""
+        status, payload = self._ask(("labels", list(iris), language), timeout, None)
+        if status != "ok":
+            raise QueryError(payload)
+        return payload
+
+    def _ask(self, message: tuple, timeout: float, waiting: Callable[[float], None] | None) -> tuple[str, Any]:
+        if self._process is None or not self._process.is_alive():
+            self._start()
+        self._conn.send(message)
+        started = time.monotonic()
+        while not self._conn.poll(min(0.25, max(started + timeout - time.monotonic(), 0))):
+            elapsed = time.monotonic() - started
+            if elapsed >= timeout:
+                self._kill()
+                raise QueryTimeout(f"query ran past its {timeout:g} s timeout and was stopped")
+            if waiting is not None:
+                waiting(elapsed)
+        try:
+            return self._conn.recv()
+        except EOFError:
+            self._kill()
+            raise QueryError("the query worker died while running the query") from None
 
     def _kill(self) -> None:
         if self._process is not None:
@@ -170,19 +220,22 @@ class QueryRunner:
 
 def _to_result(payload: tuple) -> QueryResult:
     if payload[0] == "select":
-        _, variables, rows = payload
-        return QueryResult("select", variables, [{k: _decode(v) for k, v in row.items()} for row in rows])
+        _, variables, rows, truncated, more = payload
+        return QueryResult("select", variables, [{k: _decode(v) for k, v in row.items()} for row in rows],
+                           truncated=truncated, more_rows=more)
     if payload[0] == "ask":
         return QueryResult("ask", [], [], boolean=payload[1])
     triples = [ox.Triple(*(_decode(t) for t in triple)) for triple in payload[1]]
     return QueryResult("construct", [], [], triples=triples)
 
 
-def parse_binding(spec: str) -> tuple[str, Term]:
+def parse_binding(spec: str) -> tuple[str, Term | str]:
     """``VAR=VALUE`` from the command line.
 
-    ``VAR=<http://…>`` binds an IRI; ``VAR@zh=故宫`` a language-tagged literal; ``VAR=VALUE``
-    a plain string literal. The value is never pasted into the query text.
+    ``VAR=<http://…>`` binds an IRI; ``VAR@zh=故宫`` a language-tagged literal; ``VAR="故宫"`` a plain
+    string literal, exactly as typed; ``VAR=故宫`` a plain value, returned as ``str`` for
+    :func:`kgforge.store.labels.resolve_bindings` to read by where ``VAR`` stands in the query (an
+    entity's label, or a literal). The value is never pasted into the query text.
     """
     name, sep, value = spec.partition("=")
     if not sep or not name:
@@ -199,7 +252,9 @@ def parse_binding(spec: str) -> tuple[str, Term]:
             return name, ox.NamedNode(value[1:-1])
         except ValueError as exc:
             raise QueryError(f"--bind {name}: invalid IRI {value}: {exc}") from exc
-    return name, ox.Literal(value)
+    if len(value) >= 2 and value[0] == value[-1] == '"':
+        return name, ox.Literal(value[1:-1])
+    return name, value
 
 
 def read_query_file(path: Path) -> str:
@@ -218,15 +273,31 @@ def read_query_file(path: Path) -> str:
     return text
 
 
-# Comments, string literals and IRI references, as SPARQL's lexer reads them (long strings first).
-_NOT_CODE = re.compile(r'''
-    \#[^\r\n]*
-  | """(?:[^"\\]|\\.|"(?!""))*"""
-  | '{3}(?:[^'\\]|\\.|'(?!''))*'{3}
-  | "(?:[^"\\\r\n]|\\.)*"
-  | '(?:[^'\\\r\n]|\\.)*'
-  | <[^<>"{}|^`\\\x00-\x20]*>
-''', re.VERBOSE)
+_QUERY_NAME = re.compile(r"[\w.-]+")
+
+
+def load_query(query: str = "", file: Path | str | None = None) -> str:
+    """The SPARQL text to run: ``query`` is SPARQL text or a shipped query's name (``goal_two_step``);
+    ``file`` a path, or (when no such file exists) ``queries/<name>.rq`` naming a shipped query."""
+    if query and file:
+        raise QueryError("give a query (a name or SPARQL text) or --file PATH, not both")
+    if file:
+        path = Path(file)
+        if not path.exists() and path.suffix in ("", ".rq") and path.stem in shipped_queries():
+            path = query_path(path.stem)
+        return read_query_file(path)
+    query = query.strip()
+    if not query:
+        raise QueryError(f"give a query: the name of a shipped query ({', '.join(shipped_queries().names())}; "
+                         "`kgforge queries` says what each returns), SPARQL text, or --file PATH")
+    if _QUERY_NAME.fullmatch(query):
+        try:
+            return read_query_file(query_path(query))
+        except UnknownName as exc:
+            raise QueryError(f"{exc} (`kgforge queries` says what each returns; SPARQL text works too)") from None
+    return query
+
+
 _SERVICE_WORD = re.compile(r"(?<![\w:?$])service(?![\w:])", re.IGNORECASE)
 
 
@@ -244,7 +315,7 @@ def uses_service(sparql: str) -> bool:
     try:
         return _has_service_pattern(parseQuery(sparql))
     except (ParseBaseException, RecursionError):
-        return _SERVICE_WORD.search(_NOT_CODE.sub(" ", sparql)) is not None
+        return _SERVICE_WORD.search(code_of(sparql)) is not None
 
 
 def _has_service_pattern(node: Any) -> bool:
