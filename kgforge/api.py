@@ -25,14 +25,15 @@ from typing import Any
 
 import pyoxigraph as ox
 
-from kgforge.build.transaction import build, parse_source
+from kgforge.build.transaction import DroppedGraph, build, parse_source
 from kgforge.core.schema import SourceSpec, load_schema
 from kgforge.derive import derive
 from kgforge.exports import ExportOptions, export_goals
 from kgforge.goals.generate import generate
 from kgforge.goals.graph import GoalOptions
 from kgforge.stats import domain_stats
-from kgforge.store.layout import DEFAULT_WORKDIR, DomainPaths, domain_paths
+from kgforge.store.catalog import DomainInfo, list_domains
+from kgforge.store.layout import DomainPaths, domain_paths
 from kgforge.store.query import DEFAULT_TIMEOUT, QueryRunner, term_text
 from kgforge.store.tables import GraphTables, read_tables
 
@@ -55,6 +56,7 @@ class BuildReport(Report):
     total_quads: int = 0
     records_ok: int = 0
     records_bad: int = 0
+    dropped: tuple[DroppedGraph, ...] = ()  # graphs a stage had added that this rebuild left out
 
 
 @dataclass(frozen=True)
@@ -106,10 +108,10 @@ def _term(value: Any) -> ox.NamedNode | ox.Literal | ox.BlankNode:
 
 
 class Domain:
-    """One domain's knowledge graph under ``workdir`` (default ``./kg``), as the CLI sees it."""
+    """One domain's knowledge graph under ``workdir`` (default: ``$KGFORGE_WORKDIR``, else ``./kg``), as the CLI sees it."""
 
     def __init__(self, name: str, workdir: Path | str | None = None) -> None:
-        self.paths: DomainPaths = domain_paths(name, workdir or DEFAULT_WORKDIR)
+        self.paths: DomainPaths = domain_paths(name, workdir)
         self.name = self.paths.domain
         self.workdir = self.paths.workdir
 
@@ -122,10 +124,11 @@ class Domain:
         ``schema_sources=False``) into a fresh build and publish it atomically. ``schema`` defaults to the
         domain's own (``kgforge init``), else a shipped one, else one inferred from the sources."""
         specs = [s if isinstance(s, SourceSpec) else parse_source(s) for s in sources]
-        summary = build(self.name, specs, self.workdir, schema=load_schema(schema) if schema else None,
-                        show_progress=progress, use_schema_sources=schema_sources).as_dict()
+        result = build(self.name, specs, self.workdir, schema=load_schema(schema) if schema else None,
+                       show_progress=progress, use_schema_sources=schema_sources)
+        summary = result.as_dict()
         return BuildReport(self.name, summary, summary["build_id"], summary["total_quads"], summary["records_ok"],
-                           summary["records_bad"])
+                           summary["records_bad"], tuple(result.dropped))
 
     def stats(self) -> StatsReport:
         data = domain_stats(self.name, self.workdir)
@@ -179,5 +182,5 @@ class Domain:
         return RelatedReport(self.name, data, entity, tuple(data["results"]))
 
 
-__all__ = ["BuildReport", "DeriveReport", "Domain", "EmbedReport", "ExportReport", "GoalsReport", "QueryReport",
-           "RelatedReport", "Report", "StatsReport"]
+__all__ = ["BuildReport", "DeriveReport", "Domain", "DomainInfo", "EmbedReport", "ExportReport", "GoalsReport", "QueryReport",
+           "RelatedReport", "Report", "StatsReport", "list_domains"]

@@ -14,7 +14,7 @@ import typer
 from rich.markup import escape
 
 from kgforge.cli._app import app, err_console
-from kgforge.core.errors import KgforgeError
+from kgforge.core.errors import Interrupted, KgforgeError
 
 # click's exception classes, from whichever click typer runs on (the package, or typer's own copy of it).
 _CLICK_ERROR = next(cls for cls in typer.BadParameter.__mro__ if cls.__name__ == "ClickException")
@@ -26,15 +26,41 @@ def _load_commands() -> None:
             importlib.import_module(f"{__name__}.{module.name}")
 
 
+_REBUILD = "interrupted: the published store is unchanged (the unfinished build was discarded); rerun the same command"
+_NOTHING_WRITTEN = "interrupted: nothing was written (outputs appear whole or not at all); rerun the same command"
+# What Ctrl-C leaves, per command; a job that kept more raises Interrupted with its own words (embed: its checkpoint).
+INTERRUPT_HINTS = {
+    "build": _REBUILD, "derive": _REBUILD, "link": _REBUILD, "init": _NOTHING_WRITTEN,
+    "import": "interrupted: the published store is unchanged; rerun the same command to resume the import from its "
+              "last checkpoint",
+    "crawl": "interrupted: the pages fetched so far are cached; rerun with --resume to continue the crawl",
+    "embed": "interrupted before this run's first checkpoint: the model bundle is unchanged; rerun the same command",
+    "goals": _NOTHING_WRITTEN, "export": _NOTHING_WRITTEN, "export-rdf": _NOTHING_WRITTEN, "qa": _NOTHING_WRITTEN,
+}
+NOTHING_CHANGED = "interrupted: nothing was changed"
+
+
+def interrupt_message(argv: list[str], exc: KeyboardInterrupt) -> str:
+    """The one line Ctrl-C prints: the job's own (Interrupted), else the command's hint."""
+    if isinstance(exc, Interrupted) and str(exc):
+        return str(exc)
+    command = next((arg for arg in argv if not arg.startswith("-")), "")
+    return INTERRUPT_HINTS.get(command, NOTHING_CHANGED)
+
+
 def main() -> None:
     """Run the command line; every failure is one line on stderr: exit 2 for a bad argument (refused
-    before the command runs), 1 for an error while it runs."""
+    before the command runs), 1 for an error while it runs, 130 for Ctrl-C (saying what was kept)."""
     _load_commands()
     try:
         code = app(prog_name="kgforge", standalone_mode=False)
     except KgforgeError as exc:
         _fail(str(exc), 1)
-    except typer.Abort:
+    except KeyboardInterrupt as exc:
+        _fail(interrupt_message(sys.argv[1:], exc), 130, label="")
+    except typer.Abort as exc:  # click turns Ctrl-C into Abort, the KeyboardInterrupt as its cause
+        if isinstance(exc.__cause__, KeyboardInterrupt):
+            _fail(interrupt_message(sys.argv[1:], exc.__cause__), 130, label="")
         _fail("aborted", 1)
     except _CLICK_ERROR as exc:
         if type(exc).__name__ == "NoArgsIsHelpError":  # `kgforge` alone, or a group without its command
@@ -45,8 +71,8 @@ def main() -> None:
     sys.exit(code if isinstance(code, int) else 0)
 
 
-def _fail(message: str, code: int) -> None:
-    err_console.print(f"[red]error[/]: {escape(message)}", soft_wrap=True)
+def _fail(message: str, code: int, label: str = "[red]error[/]: ") -> None:
+    err_console.print(f"{label}{escape(message)}", soft_wrap=True)
     sys.exit(code)
 
 

@@ -74,7 +74,8 @@ HTTP_URL = Checked(str, checks.http_url, "a URL")
 DomainArgument = Annotated[str, typer.Argument(parser=DOMAIN, metavar="DOMAIN", help="Domain folder under --workdir "
                                                                                     "(letters, digits, _ . -).")]
 WorkdirOption = Annotated[
-    Path, typer.Option("--workdir", help="Folder holding one sub-folder per domain.", envvar="KGFORGE_WORKDIR")
+    Path, typer.Option("--workdir", help="Folder holding one sub-folder per domain: --workdir, else "
+                                         "$KGFORGE_WORKDIR, else ./kg.", envvar="KGFORGE_WORKDIR")
 ]
 JsonOption = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON on stdout.")]
 DEFAULT_WORKDIR = Path("kg")

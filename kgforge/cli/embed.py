@@ -77,7 +77,7 @@ def embed_command(
     eval_batch_size: Annotated[Optional[int], typer.Option(parser=POSITIVE, help="Triples ranked per evaluation "
                                                                                  "batch.")] = None,
     threads: Annotated[Optional[int], typer.Option(
-        parser=POSITIVE, help="CPU threads for torch [the cores the load average leaves idle].")] = None,
+        parser=POSITIVE, help="CPU threads for torch (default: the cores available to this process).")] = None,
     devices: Annotated[int, typer.Option(parser=POSITIVE, help="Training processes on this machine (GPUs, or CPU "
                                                                "processes); above 1: data-parallel through PyTorch "
                                                                "Lightning (pip install 'kgforge\\[lightning]').")] = 1,

@@ -31,6 +31,7 @@ from pykeen.models import ERModel
 from pykeen.triples import CoreTriplesFactory
 
 from kgforge.core import checks
+from kgforge.core.errors import Interrupted
 from kgforge.core.files import atomic_write
 from kgforge.core.progress import progress_bar
 from kgforge.embed.bundle import bundle_path, write_bundle
@@ -48,6 +49,7 @@ from kgforge.embed.split import graph_triples, index_triples, split_triples
 from kgforge.embed.steps import TrainState, _cross_entropy_loss, _step_generator
 from kgforge.store.layout import domain_paths, published_build, read_manifest
 from kgforge.store.tables import read_tables
+from kgforge.store.workdir import where
 
 # ----------------------------------------------------------------------------------------------
 # Model, device and memory
@@ -171,15 +173,18 @@ class Trainer:
             return self._fit(progress)
         except KeyboardInterrupt:
             self.save_checkpoint()
-            raise
+            raise Interrupted(f"interrupted: checkpoint kept at {self.checkpoint_path.absolute()} (epoch "
+                              f"{self.state.epoch + 1}/{self.config.epochs}, batch {self.state.batch}); rerun the "
+                              "same command with --resume to continue") from None
 
     def _fit(self, progress: bool) -> TrainState:
         config, state = self.config, self.state
         batches = self.batches_per_epoch()
         all_entities = self.num_entities <= config.num_negatives
         use_bf16 = config.precision == "bf16"
-        started = time.perf_counter() - state.elapsed
-        last_checkpoint = time.perf_counter()
+        run_started = time.perf_counter()  # --max-time counts from here, not from an interrupted run's start
+        started = run_started - state.elapsed
+        last_checkpoint = run_started
         total = config.epochs * len(self.train)
         self.model.train()
         with progress_bar(progress) as bar:
@@ -205,7 +210,7 @@ class Trainer:
                     bar.update(task, advance=len(batch))
                     now = time.perf_counter()
                     state.elapsed = now - started
-                    if config.max_time is not None and state.elapsed >= config.max_time:
+                    if config.max_time is not None and now - run_started >= config.max_time:
                         self.stopped_by = f"--max-time {config.max_time:g}s"
                         state.last_loss = float(loss.detach())
                         self.save_checkpoint()
@@ -287,7 +292,10 @@ def _fit_here(model: ERModel, factory: CoreTriplesFactory, config: EmbedConfig, 
     """Train in this process with kgforge's loop; ``(state, resumed_from, stopped_by)``."""
     trainer = Trainer(model, factory.mapped_triples, config, device, work_dir, fingerprint)
     resumed_from = None
-    if resume and trainer.load_checkpoint():
+    if resume:
+        if not trainer.load_checkpoint():
+            raise EmbedError(f"--resume: no checkpoint at {where(trainer.checkpoint_path)}, so there is nothing to "
+                             "continue; run without --resume to start training afresh")
         resumed_from = {"epoch": trainer.state.epoch, "batch": trainer.state.batch}
     return trainer.fit(progress=progress), resumed_from, trainer.stopped_by
 
