@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
+from importlib import metadata
 from collections.abc import Callable, Iterable
 from functools import partial
 from pathlib import Path
@@ -22,6 +23,18 @@ app = typer.Typer(
 )
 console = Console(highlight=False)
 err_console = Console(stderr=True, highlight=False)
+
+
+def _print_version(value: bool) -> None:
+    if value:
+        console.print(f"kgforge {metadata.version('kgforge')}", markup=False)
+        raise typer.Exit()
+
+
+@app.callback()
+def _options(version: Annotated[bool, typer.Option("--version", callback=_print_version, is_eager=True,
+                                                   help="Print the installed version and exit.")] = False) -> None:
+    """Build, query and export knowledge graphs for knowledge-grounded dialogue research."""
 
 T = TypeVar("T")
 
