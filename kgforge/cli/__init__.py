@@ -9,6 +9,7 @@ from __future__ import annotations
 import importlib
 import pkgutil
 import sys
+from functools import partial
 
 import typer
 from rich.markup import escape
@@ -48,19 +49,41 @@ def interrupt_message(argv: list[str], exc: KeyboardInterrupt) -> str:
     return INTERRUPT_HINTS.get(command, NOTHING_CHANGED)
 
 
+class _CtrlC(Exception):
+    """Ctrl-C inside a command, carried past typer (which would turn it into a bare exit 130)."""
+
+    def __init__(self, interrupt: KeyboardInterrupt) -> None:
+        super().__init__(str(interrupt))
+        self.interrupt = interrupt
+
+
+def _command() -> typer.core.TyperGroup:
+    """The click group of every command, its Ctrl-C carried out as :class:`_CtrlC`."""
+    group = typer.main.get_command(app)
+    invoke = group.invoke
+
+    def invoke_carrying_ctrl_c(ctx: typer.Context) -> object:
+        try:
+            return invoke(ctx)
+        except KeyboardInterrupt as exc:
+            raise _CtrlC(exc) from exc
+
+    group.invoke = invoke_carrying_ctrl_c
+    return group
+
+
 def main() -> None:
     """Run the command line; every failure is one line on stderr: exit 2 for a bad argument (refused
     before the command runs), 1 for an error while it runs, 130 for Ctrl-C (saying what was kept)."""
     _load_commands()
+    interrupted = partial(_fail, code=130, label="")
     try:
-        code = app(prog_name="kgforge", standalone_mode=False)
+        code = _command().main(prog_name="kgforge", standalone_mode=False)
     except KgforgeError as exc:
         _fail(str(exc), 1)
-    except KeyboardInterrupt as exc:
-        _fail(interrupt_message(sys.argv[1:], exc), 130, label="")
-    except typer.Abort as exc:  # click turns Ctrl-C into Abort, the KeyboardInterrupt as its cause
-        if isinstance(exc.__cause__, KeyboardInterrupt):
-            _fail(interrupt_message(sys.argv[1:], exc.__cause__), 130, label="")
+    except _CtrlC as exc:
+        interrupted(interrupt_message(sys.argv[1:], exc.interrupt))
+    except typer.Abort:
         _fail("aborted", 1)
     except _CLICK_ERROR as exc:
         if type(exc).__name__ == "NoArgsIsHelpError":  # `kgforge` alone, or a group without its command
@@ -68,6 +91,8 @@ def main() -> None:
             sys.exit(exc.exit_code)
         command = getattr(getattr(exc, "ctx", None), "command_path", "kgforge")
         _fail(f"{exc.format_message()} (see `{command} --help`)", exc.exit_code)
+    if code == 130:  # Ctrl-C before a command ran (typer's own exit code for it)
+        interrupted(interrupt_message(sys.argv[1:], KeyboardInterrupt()))
     sys.exit(code if isinstance(code, int) else 0)
 
 

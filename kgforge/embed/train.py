@@ -192,6 +192,7 @@ class Trainer:
                                 completed=min(total, state.epoch * len(self.train) + state.batch * config.batch_size))
             while state.epoch < config.epochs:
                 order = torch.randperm(len(self.train), generator=_step_generator(config.seed, state.epoch, -1))
+                loss = None  # stays None when a checkpoint taken after an epoch's last batch is resumed
                 while state.batch < batches:
                     generator = _step_generator(config.seed, state.epoch, state.batch)
                     ids = order[state.batch * config.batch_size:(state.batch + 1) * config.batch_size]
@@ -219,7 +220,8 @@ class Trainer:
                         state.last_loss = float(loss.detach())
                         self.save_checkpoint()
                         last_checkpoint = now
-                state.last_loss = float(loss.detach())
+                if loss is not None:
+                    state.last_loss = float(loss.detach())
                 state.epoch += 1
                 state.batch = 0
                 bar.update(task, description=f"epoch {state.epoch}/{config.epochs} loss {state.last_loss:.4f}")
