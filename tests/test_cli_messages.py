@@ -179,3 +179,40 @@ def test_ctrl_c_during_embed_keeps_a_checkpoint_and_max_time_counts_from_the_res
 def test_embed_threads_default_to_the_cores_available(built):
     summary = json.loads(kg(*EMBED[:-2], "--epochs", "1", "--name", "threads", "--json", cwd=built).stdout)
     assert summary["training"]["cpu_threads"] == len(os.sched_getaffinity(0))
+
+
+PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+
+
+def _assert_png(path: Path) -> None:
+    from matplotlib import image  # lazy: only the figure tests read PNGs back
+
+    assert path.read_bytes()[:8] == PNG_MAGIC and path.stat().st_size > 1000
+    height, width = image.imread(path).shape[:2]
+    assert height > 100 and width > 100
+
+
+def test_stats_plot_writes_the_relation_and_degree_figures_and_says_where(built, tmp_path):
+    folder = tmp_path / "figures"
+    text = kg("stats", "travel", "--plot", str(folder), cwd=built).stdout
+    for name in ("travel-relations.png", "travel-degrees.png"):
+        assert f"wrote {folder / name}" in text
+        _assert_png(folder / name)
+    here = kg("stats", "film", "--plot", ".", cwd=tmp_path, env={"KGFORGE_WORKDIR": str(built / "kg")}).stdout
+    assert f"wrote {tmp_path / 'film-relations.png'}" in here
+    _assert_png(tmp_path / "film-degrees.png")
+
+
+def test_embed_writes_its_loss_and_validation_curves_beside_the_bundle(built):
+    text = kg(*EMBED, "--epochs", "3", "--name", "curves", cwd=built).stdout
+    figure = built / "kg" / "travel" / "models" / "curves-training.png"
+    assert f"wrote the loss and validation curves to {figure}" in text
+    _assert_png(figure)
+    metrics = json.loads((figure.with_name("curves") / "metrics.json").read_text(encoding="utf-8"))["training"]
+    assert len(metrics["loss_curve"]) == len(metrics["validation_loss_curve"]) == 3
+
+
+def test_the_command_line_starts_without_matplotlib():
+    probe = "import sys; from kgforge.cli import _load_commands; _load_commands(); print('matplotlib' in sys.modules)"
+    result = subprocess.run([*CLI[:2], probe], capture_output=True, text=True, check=True)
+    assert result.stdout.strip() == "False"

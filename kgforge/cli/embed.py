@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from types import ModuleType
 from typing import Annotated, Optional
 
@@ -112,6 +113,9 @@ def embed_command(
     if "mrr" in evaluation_result:
         show_mapping(f"evaluation ({evaluation_result['label']})", {
             key: f"{evaluation_result[key]:.4f}" for key in ("mrr", "hits_at_1", "hits_at_3", "hits_at_10")})
+    for figure in summary.get("figures", []):
+        console.print(f"wrote the loss and validation curves to {Path(figure).absolute()}", markup=False,
+                      soft_wrap=True)
 
 
 @app.command("related")

@@ -30,7 +30,7 @@ import torch
 from pykeen.models import ERModel
 from pykeen.triples import CoreTriplesFactory
 
-from kgforge.core import checks
+from kgforge.core import checks, plots
 from kgforge.core.errors import Interrupted
 from kgforge.core.files import atomic_write
 from kgforge.core.progress import progress_bar
@@ -125,14 +125,17 @@ def _gib(n: float) -> str:
 # ----------------------------------------------------------------------------------------------
 # Training
 
+VALID_LOSS_TRIPLES = 2048  # validation triples the per-epoch validation loss is measured on
+
 
 class Trainer:
     """kgforge's training loop over a PyKEEN model; checkpoints to ``work_dir/checkpoint.pt``."""
 
     def __init__(self, model: ERModel, train: torch.Tensor, config: EmbedConfig, device: torch.device,
-                 work_dir: Path, fingerprint: str) -> None:
+                 work_dir: Path, fingerprint: str, valid: torch.Tensor | None = None) -> None:
         self.model, self.config, self.device = model, config, device
         self.train = train.to(device)
+        self.valid = None if valid is None or not len(valid) else valid[:VALID_LOSS_TRIPLES].to(device)
         self.work_dir, self.fingerprint = work_dir, fingerprint
         self.optimizer = torch.optim.Adam(model.parameters(), lr=config.learning_rate)
         self.state = TrainState()
@@ -208,6 +211,7 @@ class Trainer:
                     self.model.post_parameter_update()
                     state.batch += 1
                     state.triples_seen += len(batch)
+                    state.epoch_loss += float(loss.detach())
                     bar.update(task, advance=len(batch))
                     now = time.perf_counter()
                     state.elapsed = now - started
@@ -222,12 +226,26 @@ class Trainer:
                         last_checkpoint = now
                 if loss is not None:
                     state.last_loss = float(loss.detach())
-                state.epoch += 1
-                state.batch = 0
+                self._end_epoch(batches)
                 bar.update(task, description=f"epoch {state.epoch}/{config.epochs} loss {state.last_loss:.4f}")
         state.elapsed = time.perf_counter() - started
         self.save_checkpoint()
         return state
+
+
+    def _end_epoch(self, batches: int) -> None:
+        """Record the epoch's mean training loss and its validation loss, and move to the next epoch."""
+        state = self.state
+        state.losses.append(state.epoch_loss / batches)
+        if self.valid is not None:
+            self.model.eval()
+            with torch.no_grad():
+                negatives = None if self.num_entities <= self.config.num_negatives else torch.randint(
+                    self.num_entities, (self.config.num_negatives,),
+                    generator=_step_generator(self.config.seed, -1, -1)).to(self.device)
+                state.valid_losses.append(float(_cross_entropy_loss(self.model, self.valid, negatives)))
+            self.model.train()
+        state.epoch, state.batch, state.epoch_loss = state.epoch + 1, 0, 0.0
 
 
 def peak_memory(device: torch.device) -> int:
@@ -270,7 +288,7 @@ def train_bundle(triple_set: TripleSet, config: EmbedConfig, bundle_dir: Path, *
             return {"bundle": None, "node_rank": node, "epochs_completed": state.epoch}
     else:
         state, resumed_from, stopped_by = _fit_here(model, factory, config, device, work_dir, fingerprint, resume,
-                                                    progress)
+                                                    progress, triple_set.mapped("valid"))
     metrics = evaluate_model(model, triple_set, config, preflight["eval_batch_size"], device)
     training = {
         "epochs_completed": state.epoch, "epochs_requested": config.epochs, "stopped_by": stopped_by,
@@ -279,6 +297,7 @@ def train_bundle(triple_set: TripleSet, config: EmbedConfig, bundle_dir: Path, *
         "final_loss": state.last_loss, "peak_memory_bytes": peak_memory(device), "preflight": preflight,
         "device": str(device), "cpu_threads": torch.get_num_threads(), "precision": config.precision,
         "devices": config.devices, "nodes": config.nodes,
+        "loss_curve": state.losses, "validation_loss_curve": state.valid_losses,
     }
     summary = write_bundle(
         bundle_dir, work_dir, model=model, triple_set=triple_set, config=config,
@@ -289,10 +308,10 @@ def train_bundle(triple_set: TripleSet, config: EmbedConfig, bundle_dir: Path, *
 
 
 def _fit_here(model: ERModel, factory: CoreTriplesFactory, config: EmbedConfig, device: torch.device,
-              work_dir: Path, fingerprint: str, resume: bool,
-              progress: bool) -> tuple[TrainState, dict[str, int] | None, str | None]:
+              work_dir: Path, fingerprint: str, resume: bool, progress: bool,
+              valid: torch.Tensor | None = None) -> tuple[TrainState, dict[str, int] | None, str | None]:
     """Train in this process with kgforge's loop; ``(state, resumed_from, stopped_by)``."""
-    trainer = Trainer(model, factory.mapped_triples, config, device, work_dir, fingerprint)
+    trainer = Trainer(model, factory.mapped_triples, config, device, work_dir, fingerprint, valid)
     resumed_from = None
     if resume:
         if not trainer.load_checkpoint():
@@ -326,6 +345,14 @@ def embed(domain: str, workdir: Path | str | None = None, config: EmbedConfig | 
     source = {"domain": domain, "build_id": manifest.get("build_id"), "store": str(build),
               "graphs": manifest.get("graphs"), "include_literals": config.include_literals,
               "include_derived": config.include_derived}
-    return train_bundle(triple_set, config, bundle_path(paths, name), labels=tables.label_map(),
-                        types=tables.types, source=source, resume=resume, progress=progress)
+    bundle = bundle_path(paths, name)
+    summary = train_bundle(triple_set, config, bundle, labels=tables.label_map(), types=tables.types, source=source,
+                           resume=resume, progress=progress)
+    training = summary.get("training", {})
+    if summary.get("bundle") is not None and training.get("loss_curve"):
+        figure = plots.curves({"training loss": training["loss_curve"],
+                               "validation loss": training["validation_loss_curve"]},
+                              bundle.with_name(f"{name}-training.png"), title=f"{domain}: {config.model} training")
+        summary["figures"] = [str(figure)]
+    return summary
 
