@@ -28,7 +28,9 @@ import pyoxigraph as ox
 from kgforge.build.transaction import DroppedGraph, build, parse_source
 from kgforge.core.schema import SourceSpec, load_schema
 from kgforge.derive import derive
-from kgforge.exports import ExportOptions, export_goals
+from kgforge.core.errors import ArgumentError
+from kgforge.exports import ExportOptions, export_dialogues, export_goals
+from kgforge.goals.check import validate
 from kgforge.goals.generate import generate
 from kgforge.goals.graph import GoalOptions
 from kgforge.stats import domain_stats
@@ -87,14 +89,40 @@ class GoalsReport(Report):
 
 
 @dataclass(frozen=True)
+class GoalProblem:
+    """One goal of a checked file that the graph does not give: its line and what is wrong."""
+
+    line: int
+    kind: str  # one_step, two_step, other (…), or unreadable
+    reason: str
+
+
+@dataclass(frozen=True)
+class GoalCheckReport(Report):
+    file: Path = Path()
+    goals: int = 0
+    goals_in_graph: int = 0
+    found: int = 0
+    recall: float | None = None
+    problems: tuple[GoalProblem, ...] = ()  # unreadable lines, then goals not in the graph, then misses (capped)
+
+
+@dataclass(frozen=True)
 class ExportReport(Report):
     out: Path = Path()
+    format: str = ""
+    layout: str = ""
+    records: int = 0
+    files: tuple[Path, ...] = ()  # everything written: OUT, its manifest, ids and (if any) rejected records
+    rejected: int = 0
 
 
 @dataclass(frozen=True)
 class EmbedReport(Report):
     model: str = ""
     evaluation: dict[str, Any] = field(default_factory=dict)
+    bundle: Path | None = None  # None on a node other than 0 of a multi-node run
+    figures: tuple[Path, ...] = ()  # the loss and validation curves
 
 
 @dataclass(frozen=True)
@@ -158,29 +186,54 @@ class Domain:
         data = generate(self.name, options, Path(out), self.workdir, Path(profiles) if profiles else None)
         return GoalsReport(self.name, data, Path(data["out"]), data["goals"])
 
-    def export(self, goals: Path | str, out: Path | str, *, fmt: str, **options: Any) -> ExportReport:
-        """Per-dialogue subgraphs for the goals in ``goals``, in dataset format ``fmt`` (see ExportOptions)."""
-        data = export_goals(self.name, Path(goals), ExportOptions(fmt=fmt, **options), Path(out), self.workdir)
-        return ExportReport(self.name, data, Path(out))
+    def check_goals(self, sessions: Path | str) -> GoalCheckReport:
+        """Check the goals of real DuConv sessions (JSON lines) against the graph: in it, and found by the goal
+        queries; each goal that is not is a :class:`GoalProblem`."""
+        data = validate(self.name, Path(sessions), self.workdir)
+        problems = [GoalProblem(b["line"], "unreadable", b["reason"]) for b in data["unreadable"]]
+        problems += [GoalProblem(r["line"], r["kind"], r["reason"])
+                     for r in data["not_in_graph_examples"] + data["misses"]]
+        return GoalCheckReport(self.name, data, Path(data["file"]), data["goals"], data["goals_in_graph"],
+                               data["found"], data["recall"], tuple(problems))
+
+    def export(self, goals: Path | str | None, out: Path | str, *, fmt: str, dialogues: Path | str | None = None,
+               **options: Any) -> ExportReport:
+        """Per-dialogue subgraphs in dataset format ``fmt`` (see ExportOptions) for the new goals in ``goals``
+        (from :meth:`goals`), or for the real ``dialogues`` (``goals=None``)."""
+        if (goals is None) == (dialogues is None):
+            raise ArgumentError("export", "give either goals (from `kgforge goals`) or dialogues (real dialogues)")
+        settings, out = ExportOptions(fmt=fmt, **options), Path(out)
+        data = (export_goals(self.name, Path(goals), settings, out, self.workdir) if goals is not None else
+                export_dialogues(self.name, Path(dialogues), settings, out, self.workdir))
+        files = [out, out.with_name(out.name + ".manifest.json"), Path(data["ids_file"])]
+        files += [Path(data["rejected_file"])] if data.get("rejected_file") else []
+        return ExportReport(self.name, data, out, data["format"], data["layout"], data["records"], tuple(files),
+                            data.get("dialogues_rejected", data.get("checks", {}).get("skipped", 0)) or 0)
 
     def embed(self, *, name: str = "default", resume: bool = False, progress: bool = False,
               **config: Any) -> EmbedReport:
         """Train a PyKEEN model (``config``: EmbedConfig fields such as model, dim, epochs) into
-        ``models/<name>``."""
+        ``models/<name>``; the loss and validation curves go to ``models/<name>-training.png``."""
         from kgforge.embed import (  # lazy: torch and PyKEEN take seconds to load
             EmbedConfig,
             embed,
         )
 
         data = embed(self.name, self.workdir, EmbedConfig(**config), name=name, resume=resume, progress=progress)
-        return EmbedReport(self.name, data, data["model"], data.get("evaluation", {}))
+        return EmbedReport(self.name, data, data.get("model", config.get("model", "")), data.get("evaluation", {}),
+                           Path(data["bundle"]) if data.get("bundle") else None,
+                           tuple(Path(f) for f in data.get("figures", [])))
 
-    def related(self, entity: str, *, k: int = 10, model: str = "default", **options: Any) -> RelatedReport:
+    def related(self, entity: str, *, k: int = 10, model: str = "default", exclude_neighbours: bool = False,
+                type_: str | None = None, device: str = "auto") -> RelatedReport:
+        """The ``k`` entities nearest ``entity`` (a label or IRI) in the model bundle ``models/<model>``."""
         from kgforge.embed.related import related  # lazy: loads torch
 
-        data = related(self.name, entity, self.workdir, k=k, model=model, **options)
+        data = related(self.name, entity, self.workdir, k=k, model=model, exclude_neighbours=exclude_neighbours,
+                       type_=type_, device=device)
         return RelatedReport(self.name, data, entity, tuple(data["results"]))
 
 
-__all__ = ["BuildReport", "DeriveReport", "Domain", "DomainInfo", "EmbedReport", "ExportReport", "GoalsReport", "QueryReport",
-           "RelatedReport", "Report", "StatsReport", "list_domains"]
+__all__ = ["BuildReport", "DeriveReport", "Domain", "DomainInfo", "DroppedGraph", "EmbedReport", "ExportReport",
+           "GoalCheckReport", "GoalProblem", "GoalsReport", "QueryReport", "RelatedReport", "Report", "StatsReport",
+           "list_domains"]

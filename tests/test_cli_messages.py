@@ -216,3 +216,31 @@ def test_the_command_line_starts_without_matplotlib():
     probe = "import sys; from kgforge.cli import _load_commands; _load_commands(); print('matplotlib' in sys.modules)"
     result = subprocess.run([*CLI[:2], probe], capture_output=True, text=True, check=True)
     assert result.stdout.strip() == "False"
+
+
+def test_export_prints_a_short_summary_not_the_manifest(built, tmp_path):
+    goals = tmp_path / "goals.jsonl"
+    kg("goals", "travel", "--n", "4", "--out", str(goals), cwd=built)
+    out = tmp_path / "train.jsonl"
+    text = kg("export", "travel", "--goals", str(goals), "--format", "duconv", "--out", str(out), cwd=built).stdout
+    lines = text.strip().splitlines()
+    assert lines[0].startswith("exported travel as duconv sample: 4 records, ")
+    assert lines[1:4] == [f"  wrote {out}", f"  wrote {out}.manifest.json", f"  wrote {out}.ids.txt"]
+    assert lines[4] == "  coverage: 4 of 4 goals exported, 0 rejected by the checks"
+    assert len(lines) == 5 and "sha256" not in text and "store_hash" not in text
+    manifest = json.loads(kg("export", "travel", "--goals", str(goals), "--format", "duconv", "--out", str(out),
+                             "--json", cwd=built).stdout)
+    assert len(manifest["out_sha256"]) == 64  # the whole manifest stays in --json
+
+
+def test_goals_validate_prints_one_readable_line_per_goal_problem(built, tmp_path):
+    sessions = tmp_path / "sessions.jsonl"
+    sessions.write_text("\n".join(json.dumps(record, ensure_ascii=False) for record in (
+        {"goal": [["START", "景点0", "景点1"], ["景点0", "周边景点", "景点1"]]},
+        {"goal": [["START", "景点0", "999元"], ["景点0", "门票", "999元"]]},
+        {"goal": "nope"})) + "\n", encoding="utf-8")
+    text = kg("goals", "travel", "--validate", str(sessions), cwd=built).stdout
+    assert f"{sessions}: 2 goals, 1 with every triple in the graph, 1 of those found" in text
+    assert "  line 3 (unreadable): goal must be a list of 3-item lists" in text
+    assert "  line 2 (one_step): goal triple(s) absent from the graph: 景点0 门票 999元" in text
+    assert "{'" not in text and "'line':" not in text
