@@ -28,17 +28,18 @@ def _load_commands() -> None:
 
 
 _REBUILD = "interrupted: the published store is unchanged (the unfinished build was discarded); rerun the same command"
-_NOTHING_WRITTEN = "interrupted: nothing was written (outputs appear whole or not at all); rerun the same command"
+_NOTHING_WRITTEN = "interrupted: no file was left half-written (each is replaced whole); rerun the same command"
 # What Ctrl-C leaves, per command; a job that kept more raises Interrupted with its own words (embed: its checkpoint).
 INTERRUPT_HINTS = {
-    "build": _REBUILD, "derive": _REBUILD, "link": _REBUILD, "init": _NOTHING_WRITTEN,
+    "build": _REBUILD, "derive": _REBUILD, "link": _REBUILD,
     "import": "interrupted: the published store is unchanged; rerun the same command to resume the import from its "
               "last checkpoint",
     "crawl": "interrupted: the pages fetched so far are cached; rerun with --resume to continue the crawl",
     "embed": "interrupted before this run's first checkpoint: the model bundle is unchanged; rerun the same command",
-    "goals": _NOTHING_WRITTEN, "export": _NOTHING_WRITTEN, "export-rdf": _NOTHING_WRITTEN, "qa": _NOTHING_WRITTEN,
-}
-NOTHING_CHANGED = "interrupted: nothing was changed"
+    "goals": _NOTHING_WRITTEN, "export": _NOTHING_WRITTEN, "export-rdf": _NOTHING_WRITTEN,
+} | dict.fromkeys(("stats", "query", "domains", "check", "related", "sources", "export-formats", "crawl-sites",
+                   "serve"), "interrupted: nothing was changed (this command only reads)")
+OTHERS = "interrupted; rerun the same command to start it again"
 
 
 def interrupt_message(argv: list[str], exc: KeyboardInterrupt) -> str:
@@ -46,7 +47,7 @@ def interrupt_message(argv: list[str], exc: KeyboardInterrupt) -> str:
     if isinstance(exc, Interrupted) and str(exc):
         return str(exc)
     command = next((arg for arg in argv if not arg.startswith("-")), "")
-    return INTERRUPT_HINTS.get(command, NOTHING_CHANGED)
+    return INTERRUPT_HINTS.get(command, OTHERS)
 
 
 class _CtrlC(Exception):

@@ -28,9 +28,11 @@ def domains_command(workdir: WorkdirOption = DEFAULT_WORKDIR, json_out: JsonOpti
                       markup=False)
 
 
-def _size(n: int) -> str:
-    for unit in ("B", "KiB", "MiB", "GiB"):
-        if n < 1024 or unit == "GiB":
-            return f"{n:,.0f} {unit}" if unit == "B" else f"{n:,.1f} {unit}"
+def _size(n: float) -> str:
+    """``1.7 MiB``: binary units, one decimal."""
+    unit = "B"
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
+        if n < 1024:
+            break
         n /= 1024
-    return f"{n} B"
+    return f"{n:,.0f} B" if unit == "B" else f"{n:,.1f} {unit}"
