@@ -26,15 +26,18 @@ from typing import Any
 
 import pyoxigraph as ox
 
-from kgforge.build.transaction import build, parse_source
+from kgforge.build.transaction import DroppedGraph, build, parse_source
 from kgforge.core.schema import SourceSpec, load_schema
 from kgforge.derive import derive
-from kgforge.exports import ExportOptions, export_goals
+from kgforge.core.errors import ArgumentError
+from kgforge.exports import ExportOptions, export_dialogues, export_goals
+from kgforge.goals.check import validate
 from kgforge.goals.generate import generate
 from kgforge.goals.graph import GoalOptions
 from kgforge.stats import domain_stats
+from kgforge.store.catalog import DomainInfo, list_domains
 from kgforge.store.labels import labelled_rows, resolve_bindings, row_labels
-from kgforge.store.layout import DEFAULT_WORKDIR, DomainPaths, domain_paths, read_manifest
+from kgforge.store.layout import DomainPaths, domain_paths, read_manifest
 from kgforge.store.query import DEFAULT_TIMEOUT, QueryRunner, load_query
 from kgforge.store.tables import GraphTables, read_tables
 
@@ -57,6 +60,7 @@ class BuildReport(Report):
     total_quads: int = 0
     records_ok: int = 0
     records_bad: int = 0
+    dropped: tuple[DroppedGraph, ...] = ()  # graphs a stage had added that this rebuild left out
 
 
 @dataclass(frozen=True)
@@ -95,14 +99,40 @@ class GoalsReport(Report):
 
 
 @dataclass(frozen=True)
+class GoalProblem:
+    """One goal of a checked file that the graph does not give: its line and what is wrong."""
+
+    line: int
+    kind: str  # one_step, two_step, other (…), or unreadable
+    reason: str
+
+
+@dataclass(frozen=True)
+class GoalCheckReport(Report):
+    file: Path = Path()
+    goals: int = 0
+    goals_in_graph: int = 0
+    found: int = 0
+    recall: float | None = None
+    problems: tuple[GoalProblem, ...] = ()  # unreadable lines, then goals not in the graph, then misses (capped)
+
+
+@dataclass(frozen=True)
 class ExportReport(Report):
     out: Path = Path()
+    format: str = ""
+    layout: str = ""
+    records: int = 0
+    files: tuple[Path, ...] = ()  # everything written: OUT, its manifest, ids and (if any) rejected records
+    rejected: int = 0
 
 
 @dataclass(frozen=True)
 class EmbedReport(Report):
     model: str = ""
     evaluation: dict[str, Any] = field(default_factory=dict)
+    bundle: Path | None = None  # None on a node other than 0 of a multi-node run
+    figures: tuple[Path, ...] = ()  # the loss and validation curves
 
 
 @dataclass(frozen=True)
@@ -116,10 +146,10 @@ def _term(value: Any) -> ox.NamedNode | ox.Literal | ox.BlankNode | str:
 
 
 class Domain:
-    """One domain's knowledge graph under ``workdir`` (default ``./kg``), as the CLI sees it."""
+    """One domain's knowledge graph under ``workdir`` (default: ``$KGFORGE_WORKDIR``, else ``./kg``), as the CLI sees it."""
 
     def __init__(self, name: str, workdir: Path | str | None = None) -> None:
-        self.paths: DomainPaths = domain_paths(name, workdir or DEFAULT_WORKDIR)
+        self.paths: DomainPaths = domain_paths(name, workdir)
         self.name = self.paths.domain
         self.workdir = self.paths.workdir
 
@@ -132,10 +162,11 @@ class Domain:
         ``schema_sources=False``) into a fresh build and publish it atomically. ``schema`` defaults to the
         domain's own (``kgforge init``), else a shipped one, else one inferred from the sources."""
         specs = [s if isinstance(s, SourceSpec) else parse_source(s) for s in sources]
-        summary = build(self.name, specs, self.workdir, schema=load_schema(schema) if schema else None,
-                        show_progress=progress, use_schema_sources=schema_sources).as_dict()
+        result = build(self.name, specs, self.workdir, schema=load_schema(schema) if schema else None,
+                       show_progress=progress, use_schema_sources=schema_sources)
+        summary = result.as_dict()
         return BuildReport(self.name, summary, summary["build_id"], summary["total_quads"], summary["records_ok"],
-                           summary["records_bad"])
+                           summary["records_bad"], tuple(result.dropped))
 
     def stats(self) -> StatsReport:
         data = domain_stats(self.name, self.workdir)
@@ -181,29 +212,54 @@ class Domain:
         data = generate(self.name, options, Path(out), self.workdir, Path(profiles) if profiles else None)
         return GoalsReport(self.name, data, Path(data["out"]), data["goals"])
 
-    def export(self, goals: Path | str, out: Path | str, *, fmt: str, **options: Any) -> ExportReport:
-        """Per-dialogue subgraphs for the goals in ``goals``, in dataset format ``fmt`` (see ExportOptions)."""
-        data = export_goals(self.name, Path(goals), ExportOptions(fmt=fmt, **options), Path(out), self.workdir)
-        return ExportReport(self.name, data, Path(out))
+    def check_goals(self, sessions: Path | str) -> GoalCheckReport:
+        """Check the goals of real DuConv sessions (JSON lines) against the graph: in it, and found by the goal
+        queries; each goal that is not is a :class:`GoalProblem`."""
+        data = validate(self.name, Path(sessions), self.workdir)
+        problems = [GoalProblem(b["line"], "unreadable", b["reason"]) for b in data["unreadable"]]
+        problems += [GoalProblem(r["line"], r["kind"], r["reason"])
+                     for r in data["not_in_graph_examples"] + data["misses"]]
+        return GoalCheckReport(self.name, data, Path(data["file"]), data["goals"], data["goals_in_graph"],
+                               data["found"], data["recall"], tuple(problems))
+
+    def export(self, goals: Path | str | None, out: Path | str, *, fmt: str, dialogues: Path | str | None = None,
+               **options: Any) -> ExportReport:
+        """Per-dialogue subgraphs in dataset format ``fmt`` (see ExportOptions) for the new goals in ``goals``
+        (from :meth:`goals`), or for the real ``dialogues`` (``goals=None``)."""
+        if (goals is None) == (dialogues is None):
+            raise ArgumentError("export", "give either goals (from `kgforge goals`) or dialogues (real dialogues)")
+        settings, out = ExportOptions(fmt=fmt, **options), Path(out)
+        data = (export_goals(self.name, Path(goals), settings, out, self.workdir) if goals is not None else
+                export_dialogues(self.name, Path(dialogues), settings, out, self.workdir))
+        files = [out, out.with_name(out.name + ".manifest.json"), Path(data["ids_file"])]
+        files += [Path(data["rejected_file"])] if data.get("rejected_file") else []
+        return ExportReport(self.name, data, out, data["format"], data["layout"], data["records"], tuple(files),
+                            data.get("dialogues_rejected", data.get("checks", {}).get("skipped", 0)) or 0)
 
     def embed(self, *, name: str = "default", resume: bool = False, progress: bool = False,
               **config: Any) -> EmbedReport:
         """Train a PyKEEN model (``config``: EmbedConfig fields such as model, dim, epochs) into
-        ``models/<name>``."""
+        ``models/<name>``; the loss and validation curves go to ``models/<name>-training.png``."""
         from kgforge.embed import (  # lazy: torch and PyKEEN take seconds to load
             EmbedConfig,
             embed,
         )
 
         data = embed(self.name, self.workdir, EmbedConfig(**config), name=name, resume=resume, progress=progress)
-        return EmbedReport(self.name, data, data["model"], data.get("evaluation", {}))
+        return EmbedReport(self.name, data, data.get("model", config.get("model", "")), data.get("evaluation", {}),
+                           Path(data["bundle"]) if data.get("bundle") else None,
+                           tuple(Path(f) for f in data.get("figures", [])))
 
-    def related(self, entity: str, *, k: int = 10, model: str = "default", **options: Any) -> RelatedReport:
+    def related(self, entity: str, *, k: int = 10, model: str = "default", exclude_neighbours: bool = False,
+                type_: str | None = None, device: str = "auto") -> RelatedReport:
+        """The ``k`` entities nearest ``entity`` (a label or IRI) in the model bundle ``models/<model>``."""
         from kgforge.embed.related import related  # lazy: loads torch
 
-        data = related(self.name, entity, self.workdir, k=k, model=model, **options)
+        data = related(self.name, entity, self.workdir, k=k, model=model, exclude_neighbours=exclude_neighbours,
+                       type_=type_, device=device)
         return RelatedReport(self.name, data, entity, tuple(data["results"]))
 
 
-__all__ = ["BuildReport", "DeriveReport", "Domain", "EmbedReport", "ExportReport", "GoalsReport", "QueryReport",
-           "RelatedReport", "Report", "StatsReport"]
+__all__ = ["BuildReport", "DeriveReport", "Domain", "DomainInfo", "DroppedGraph", "EmbedReport", "ExportReport",
+           "GoalCheckReport", "GoalProblem", "GoalsReport", "QueryReport", "RelatedReport", "Report", "StatsReport",
+           "list_domains"]

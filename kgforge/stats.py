@@ -7,6 +7,7 @@ from typing import Any
 
 import polars as pl
 
+from kgforge.core import plots
 from kgforge.core.schema import Schema, load_schema
 from kgforge.core.text import jieba_module
 from kgforge.store.layout import domain_paths, published_build, read_manifest
@@ -27,7 +28,9 @@ def domain_stats(domain: str, workdir: Path | str | None = None) -> dict[str, An
     facts = tables.facts.unique(["s", "p", "o", "o_is_entity", "o_lang", "o_datatype"])
     labels = tables.label_map(schema.language)
     entities = facts["s"].n_unique()
-    entity_nodes = pl.concat([facts["s"], facts.filter(pl.col("o_is_entity"))["o"]]).n_unique()
+    ends = pl.concat([facts["s"], facts.filter(pl.col("o_is_entity"))["o"]])
+    entity_nodes = ends.n_unique()
+    degrees = ends.value_counts(name="degree")["degree"].value_counts(name="entities").sort("degree")
     label = pl.col("o")
     texts = facts.select(
         head=pl.col("s").replace_strict(labels, default=pl.col("s")),
@@ -51,6 +54,7 @@ def domain_stats(domain: str, workdir: Path | str | None = None) -> dict[str, An
             facts.group_by("p").len().sort("len", descending=True)
             .select(pl.col("p").replace_strict(labels, default=pl.col("p")), "len").iter_rows()
         ),
+        "degree_histogram": dict(degrees.iter_rows()),  # degree (facts an entity node is in) -> entity nodes
         "build_id": manifest["build_id"],
         "schema_inferred": schema.inferred,  # True: the schema was inferred from the data, not written by a person
     }
@@ -76,3 +80,15 @@ def _entities_by_type(tables: GraphTables, facts: pl.DataFrame, schema: Schema,
         typed.group_by("class").len().sort("len", descending=True)
         .select(pl.col("class").replace_strict(labels, default=pl.col("class")), "len").iter_rows()
     )
+
+
+def plot_stats(stats: dict[str, Any], folder: Path | str) -> list[Path]:
+    """The relation histogram and the degree distribution of a :func:`domain_stats` result, as PNG files
+    ``<domain>-relations.png`` and ``<domain>-degrees.png`` in ``folder``."""
+    folder, domain = Path(folder), stats["domain"]
+    return [
+        plots.relation_histogram(stats["relations_by_count"], folder / f"{domain}-relations.png",
+                                 title=f"{domain}: facts per relation"),
+        plots.degree_distribution({int(d): n for d, n in stats["degree_histogram"].items()},
+                                  folder / f"{domain}-degrees.png", title=f"{domain}: degree distribution"),
+    ]

@@ -60,6 +60,7 @@ from kgforge.store.layout import (
     write_lock,
     writer_pid,
 )
+from kgforge.store.workdir import has_store
 
 SCHEMA_QUADS = "quads/schema.nq"
 INFERRED_SCHEMA = "schema.toml"  # in the build folder, for a domain that has no schema of its own
@@ -83,6 +84,35 @@ class SourceResult:
         return {k: v for k, v in self.__dict__.items() if k != "graph" and not (k == "engine" and v is None)}
 
 
+@dataclass(frozen=True)
+class DroppedGraph:
+    """A graph a stage had added to the published build, which a rebuild leaves out, and how to restore it."""
+
+    graph: str
+    kind: str
+    quads: int
+    restore: str  # the command that adds it again
+
+    @property
+    def message(self) -> str:
+        return f"dropped {self.kind} graph {self.graph.rsplit('/', 1)[-1]} ({self.quads:,} quads); run `{self.restore}` to restore"
+
+
+# Graph kinds that stages other than `build` add, by the first word of the kind, and the command that adds them.
+_RESTORED_BY = {"derived": "derive", "links": "link"}
+
+
+def dropped_graphs(domain: str, previous: dict[str, Any], kept: set[str]) -> list[DroppedGraph]:
+    """The graphs of the ``previous`` manifest's that a stage added and that are not in ``kept``."""
+    dropped = []
+    for graph, entry in previous.get("graphs", {}).items():
+        stage = _RESTORED_BY.get(str(entry.get("kind", "")).split("-")[0])
+        if stage and graph not in kept:
+            dropped.append(DroppedGraph(graph, str(entry["kind"]).split("-")[0], int(entry.get("quads", 0)),
+                                        f"kgforge {stage} {domain}"))
+    return dropped
+
+
 @dataclass
 class BuildSummary:
     domain: str
@@ -92,6 +122,7 @@ class BuildSummary:
     sources: list[SourceResult] = field(default_factory=list)
     timings: dict[str, float] = field(default_factory=dict)
     schema: dict[str, Any] = field(default_factory=dict)  # path, and whether it was inferred
+    dropped: list[DroppedGraph] = field(default_factory=list)  # what the previous build had that this one lacks
 
     @property
     def total_quads(self) -> int:
@@ -104,6 +135,7 @@ class BuildSummary:
             "sources": [dict(s.manifest_entry(), graph=s.graph) for s in self.sources],
             "records_ok": sum(s.counts.get("records_ok", 0) for s in self.sources),
             "records_bad": sum(s.counts.get("records_bad", 0) for s in self.sources),
+            "dropped_graphs": [dict(vars(d), message=d.message) for d in self.dropped],
         }
 
 
@@ -152,7 +184,9 @@ def build(
         import_seconds = time.perf_counter() - started
         graphs = {r.graph: r.manifest_entry() for r in results}
         graphs[SCHEMA_GRAPH] = dict(schema_entry, quads_file=SCHEMA_QUADS)
+        previous = read_manifest(paths) if has_store(paths.root) else {}
         summary = load_graphs(paths, staging, graphs, schema, progress)
+    summary.dropped = dropped_graphs(domain, previous, set(graphs))
     summary.sources = results
     summary.timings["import_seconds"] = round(import_seconds, 3)
     summary.schema = {"path": str(schema.path), "inferred": schema.inferred}

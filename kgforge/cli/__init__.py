@@ -9,12 +9,13 @@ from __future__ import annotations
 import importlib
 import pkgutil
 import sys
+from functools import partial
 
 import typer
 from rich.markup import escape
 
 from kgforge.cli._app import app, err_console
-from kgforge.core.errors import KgforgeError
+from kgforge.core.errors import Interrupted, KgforgeError
 
 # click's exception classes, from whichever click typer runs on (the package, or typer's own copy of it).
 _CLICK_ERROR = next(cls for cls in typer.BadParameter.__mro__ if cls.__name__ == "ClickException")
@@ -26,14 +27,63 @@ def _load_commands() -> None:
             importlib.import_module(f"{__name__}.{module.name}")
 
 
+_REBUILD = "interrupted: the published store is unchanged (the unfinished build was discarded); rerun the same command"
+_NOTHING_WRITTEN = "interrupted: no file was left half-written (each is replaced whole); rerun the same command"
+# What Ctrl-C leaves, per command; a job that kept more raises Interrupted with its own words (embed: its checkpoint).
+INTERRUPT_HINTS = {
+    "build": _REBUILD, "derive": _REBUILD, "link": _REBUILD,
+    "import": "interrupted: the published store is unchanged; rerun the same command to resume the import from its "
+              "last checkpoint",
+    "crawl": "interrupted: the pages fetched so far are cached; rerun with --resume to continue the crawl",
+    "embed": "interrupted before this run's first checkpoint: the model bundle is unchanged; rerun the same command",
+    "goals": _NOTHING_WRITTEN, "export": _NOTHING_WRITTEN, "export-rdf": _NOTHING_WRITTEN,
+} | dict.fromkeys(("stats", "query", "domains", "check", "related", "sources", "export-formats", "crawl-sites",
+                   "serve"), "interrupted: nothing was changed (this command only reads)")
+OTHERS = "interrupted; rerun the same command to start it again"
+
+
+def interrupt_message(argv: list[str], exc: KeyboardInterrupt) -> str:
+    """The one line Ctrl-C prints: the job's own (Interrupted), else the command's hint."""
+    if isinstance(exc, Interrupted) and str(exc):
+        return str(exc)
+    command = next((arg for arg in argv if not arg.startswith("-")), "")
+    return INTERRUPT_HINTS.get(command, OTHERS)
+
+
+class _CtrlC(Exception):
+    """Ctrl-C inside a command, carried past typer (which would turn it into a bare exit 130)."""
+
+    def __init__(self, interrupt: KeyboardInterrupt) -> None:
+        super().__init__(str(interrupt))
+        self.interrupt = interrupt
+
+
+def _command() -> typer.core.TyperGroup:
+    """The click group of every command, its Ctrl-C carried out as :class:`_CtrlC`."""
+    group = typer.main.get_command(app)
+    invoke = group.invoke
+
+    def invoke_carrying_ctrl_c(ctx: typer.Context) -> object:
+        try:
+            return invoke(ctx)
+        except KeyboardInterrupt as exc:
+            raise _CtrlC(exc) from exc
+
+    group.invoke = invoke_carrying_ctrl_c
+    return group
+
+
 def main() -> None:
     """Run the command line; every failure is one line on stderr: exit 2 for a bad argument (refused
-    before the command runs), 1 for an error while it runs."""
+    before the command runs), 1 for an error while it runs, 130 for Ctrl-C (saying what was kept)."""
     _load_commands()
+    interrupted = partial(_fail, code=130, label="")
     try:
-        code = app(prog_name="kgforge", standalone_mode=False)
+        code = _command().main(prog_name="kgforge", standalone_mode=False)
     except KgforgeError as exc:
         _fail(str(exc), 1)
+    except _CtrlC as exc:
+        interrupted(interrupt_message(sys.argv[1:], exc.interrupt))
     except typer.Abort:
         _fail("aborted", 1)
     except _CLICK_ERROR as exc:
@@ -42,11 +92,13 @@ def main() -> None:
             sys.exit(exc.exit_code)
         command = getattr(getattr(exc, "ctx", None), "command_path", "kgforge")
         _fail(f"{exc.format_message()} (see `{command} --help`)", exc.exit_code)
+    if code == 130:  # Ctrl-C before a command ran (typer's own exit code for it)
+        interrupted(interrupt_message(sys.argv[1:], KeyboardInterrupt()))
     sys.exit(code if isinstance(code, int) else 0)
 
 
-def _fail(message: str, code: int) -> None:
-    err_console.print(f"[red]error[/]: {escape(message)}", soft_wrap=True)
+def _fail(message: str, code: int, label: str = "[red]error[/]: ") -> None:
+    err_console.print(f"{label}{escape(message)}", soft_wrap=True)
     sys.exit(code)
 
 

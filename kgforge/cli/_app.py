@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
+from importlib import metadata
 from collections.abc import Callable, Iterable
 from functools import partial
 from pathlib import Path
@@ -22,6 +23,18 @@ app = typer.Typer(
 )
 console = Console(highlight=False)
 err_console = Console(stderr=True, highlight=False)
+
+
+def _print_version(value: bool) -> None:
+    if value:
+        console.print(f"kgforge {metadata.version('kgforge')}", markup=False)
+        raise typer.Exit()
+
+
+@app.callback()
+def _options(version: Annotated[bool, typer.Option("--version", callback=_print_version, is_eager=True,
+                                                   help="Print the installed version and exit.")] = False) -> None:
+    """Build, query and export knowledge graphs for knowledge-grounded dialogue research."""
 
 T = TypeVar("T")
 
@@ -74,7 +87,8 @@ HTTP_URL = Checked(str, checks.http_url, "a URL")
 DomainArgument = Annotated[str, typer.Argument(parser=DOMAIN, metavar="DOMAIN", help="Domain folder under --workdir "
                                                                                     "(letters, digits, _ . -).")]
 WorkdirOption = Annotated[
-    Path, typer.Option("--workdir", help="Folder holding one sub-folder per domain.", envvar="KGFORGE_WORKDIR")
+    Path, typer.Option("--workdir", help="Folder holding one sub-folder per domain: --workdir, else "
+                                         "$KGFORGE_WORKDIR, else ./kg.", envvar="KGFORGE_WORKDIR")
 ]
 JsonOption = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON on stdout.")]
 DEFAULT_WORKDIR = Path("kg")

@@ -35,8 +35,9 @@ def build_command(
     json_out: JsonOption = False,
 ) -> None:
     """Import the domain's sources and swap in a freshly built store."""
-    result = Domain(domain, workdir).build(source, schema=schema or None, schema_sources=not no_schema_sources,
-                                           progress=not json_out).as_dict()
+    report = Domain(domain, workdir).build(source, schema=schema or None, schema_sources=not no_schema_sources,
+                                           progress=not json_out)
+    result = report.as_dict()
     if json_out:
         emit_json(result)
         return
@@ -51,6 +52,8 @@ def build_command(
         "records loaded": result["records_ok"], "records quarantined": result["records_bad"],
         "load quads/s": result["timings"].get("load_quads_per_second") or 0,
     })
+    for dropped in report.dropped:
+        console.print(f"[yellow]{escape(dropped.message)}[/]", soft_wrap=True)
 
 
 @app.command("check")

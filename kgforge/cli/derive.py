@@ -28,10 +28,11 @@ def derive_command(
     max_group: Annotated[int | None, typer.Option(
         "--max-group", parser=whole_number(2),
         help="Groups sharing (predicate, object) with more members than this give a seeded sample of pairs instead "
-             "of all of them (default: schema [options.derive] or 10).")] = None,
+             "of all of them (default: the schema's \\[options.derive] max_group, else 10).")] = None,
     max_pairs: Annotated[int | None, typer.Option(
         "--max-pairs", parser=POSITIVE,
-        help="At most this many pairs per relation, a seeded sample (default: schema [options.derive] or 5000).")
+        help="At most this many pairs per relation, a seeded sample (default: the schema's \\[options.derive] "
+             "max_pairs, else 5000).")
     ] = None,
     seed: Annotated[int | None, typer.Option(parser=NON_NEGATIVE, help="Seed for the pair samples.")] = None,
     workdir: WorkdirOption = DEFAULT_WORKDIR,

@@ -7,6 +7,7 @@ from typing import Annotated, Optional
 
 import typer
 
+from kgforge.api import Domain
 from kgforge.cli._app import (
     DEFAULT_WORKDIR,
     DEVICE,
@@ -77,7 +78,7 @@ def embed_command(
     eval_batch_size: Annotated[Optional[int], typer.Option(parser=POSITIVE, help="Triples ranked per evaluation "
                                                                                  "batch.")] = None,
     threads: Annotated[Optional[int], typer.Option(
-        parser=POSITIVE, help="CPU threads for torch [the cores the load average leaves idle].")] = None,
+        parser=POSITIVE, help="CPU threads for torch (default: the cores available to this process).")] = None,
     devices: Annotated[int, typer.Option(parser=POSITIVE, help="Training processes on this machine (GPUs, or CPU "
                                                                "processes); above 1: data-parallel through PyTorch "
                                                                "Lightning (pip install 'kgforge\\[lightning]').")] = 1,
@@ -88,13 +89,13 @@ def embed_command(
     json_out: JsonOption = False,
 ) -> None:
     """Train a KG embedding on the domain's store and write a model bundle (weights, tables, index, metrics)."""
-    config = _embed().EmbedConfig(
-        model=model, dim=dim, epochs=epochs, batch_size=batch_size, num_negatives=negatives,
-        learning_rate=learning_rate, seed=seed, device=device, precision=precision, max_time=max_time,
-        checkpoint_seconds=checkpoint_every, include_literals=include_literals, include_derived=include_derived,
-        evaluation=evaluation, eval_batch_size=eval_batch_size, threads=threads, devices=devices, nodes=nodes,
-    )
-    summary = _embed().embed(domain, workdir, config, name=name, resume=resume, progress=not json_out)
+    report = Domain(domain, workdir).embed(
+        name=name, resume=resume, progress=not json_out, model=model, dim=dim, epochs=epochs, batch_size=batch_size,
+        num_negatives=negatives, learning_rate=learning_rate, seed=seed, device=device, precision=precision,
+        max_time=max_time, checkpoint_seconds=checkpoint_every, include_literals=include_literals,
+        include_derived=include_derived, evaluation=evaluation, eval_batch_size=eval_batch_size, threads=threads,
+        devices=devices, nodes=nodes)
+    summary = report.as_dict()
     if json_out or summary["bundle"] is None:  # a node other than 0 writes no bundle
         emit_json(summary)
         return
@@ -112,6 +113,8 @@ def embed_command(
     if "mrr" in evaluation_result:
         show_mapping(f"evaluation ({evaluation_result['label']})", {
             key: f"{evaluation_result[key]:.4f}" for key in ("mrr", "hits_at_1", "hits_at_3", "hits_at_10")})
+    for figure in report.figures:
+        console.print(f"wrote the loss and validation curves to {figure.absolute()}", markup=False, soft_wrap=True)
 
 
 @app.command("related")
@@ -127,10 +130,8 @@ def related_command(
     json_out: JsonOption = False,
 ) -> None:
     """Entities most similar to ENTITY in the trained model's own geometry (itself excluded)."""
-    from kgforge.embed.related import related  # lazy: loads torch
-
-    answer = related(domain, entity, workdir, k=k, exclude_neighbours=exclude_neighbours, type_=type_,
-                     model=name, device=device)
+    answer = Domain(domain, workdir).related(entity, k=k, model=name, exclude_neighbours=exclude_neighbours,
+                                             type_=type_, device=device).as_dict()
     if json_out:
         emit_json(answer)
         return

@@ -8,6 +8,7 @@ from typing import Annotated
 
 import typer
 
+from kgforge.api import Domain, ExportReport
 from kgforge.cli._app import (
     DEFAULT_WORKDIR,
     FOLDER,
@@ -24,10 +25,7 @@ from kgforge.cli._app import (
 )
 from kgforge.core.errors import KgforgeError
 from kgforge.exports import (
-    ExportOptions,
     dialogue_kinds,
-    export_dialogues,
-    export_goals,
     formats,
     layout_names,
 )
@@ -74,18 +72,31 @@ def export_command(
         raise KgforgeError("give either --goals FILE (from `kgforge goals`) or --dialogues FILE (real dialogues)")
     if goals is not None and (input_layout or refresh_attrs):
         raise KgforgeError("--input-layout and --refresh-attrs are for --dialogues")
-    options = ExportOptions(fmt=fmt, layout=layout, language=lang, budget=budget, segmented=segment,
-                            include_text=not no_text, skip_invalid=skip_invalid, add_related=add_related,
-                            input_layout=input_layout, refresh_attrs=refresh_attrs)
-    if goals is not None:
-        report = export_goals(domain, goals, options, out, workdir)
+    report = Domain(domain, workdir).export(
+        goals, out, fmt=fmt, dialogues=dialogues, layout=layout, language=lang, budget=budget, segmented=segment,
+        include_text=not no_text, skip_invalid=skip_invalid, add_related=add_related, input_layout=input_layout,
+        refresh_attrs=refresh_attrs)
+    emit_json(report.as_dict()) if json_out else show_export(report)
+
+
+def show_export(report: ExportReport) -> None:
+    """What was written and how much of the input made it; the manifest itself stays in the file (and --json)."""
+    data = report.data
+    console.print(f"exported {report.domain} as {report.format} {report.layout}: {report.records:,} records, "
+                  f"{data.get('triples', data.get('gold_in_retrieved', 0)):,} triples in {data['seconds']:.1f} s",
+                  markup=False)
+    for path in report.files:
+        console.print(f"  wrote {path}", markup=False, soft_wrap=True)
+    if "exported_share" in data:  # real dialogues
+        share = "-" if data["exported_share"] is None else f"{data['exported_share']:.1%}"
+        attr = "-" if data["attr_coverage"] is None else f"{data['attr_coverage']:.1%}"
+        console.print(f"  coverage: {data['dialogues']:,} of {data['dialogues_in']:,} dialogues exported ({share}), "
+                      f"{report.rejected:,} rejected; gold triples in the graph {data['gold_in_graph']:,} of "
+                      f"{data['gold_triples']:,}, retrieved {attr}", markup=False, soft_wrap=True)
     else:
-        report = export_dialogues(domain, dialogues, options, out, workdir)
-    if json_out:
-        emit_json(report)
-        return
-    show_mapping(f"exported {domain} as {report['format']} {report['layout']}",
-                 {k: v for k, v in report.items() if isinstance(v, (int, float, str))})
+        checked = data.get("checks", {})
+        console.print(f"  coverage: {report.records:,} of {checked.get('dialogues_checked', report.records):,} goals "
+                      f"exported, {report.rejected:,} rejected by the checks", markup=False)
 
 
 @app.command("export-formats")

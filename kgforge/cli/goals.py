@@ -23,11 +23,10 @@ from kgforge.cli._app import (
     one_of,
     show_mapping,
 )
+from kgforge.api import Domain, GoalCheckReport
 from kgforge.core import checks
 from kgforge.core.errors import KgforgeError
-from kgforge.goals.check import validate
-from kgforge.goals.generate import generate
-from kgforge.goals.graph import STYLES, GoalOptions, parse_hops
+from kgforge.goals.graph import STYLES, parse_hops
 
 
 def _hop_text(text: str, what: str) -> str:
@@ -61,22 +60,34 @@ def goals_command(
     json_out: JsonOption = False,
 ) -> None:
     """Sample reproducible, stratified conversation goals (or --validate real DuConv goals)."""
+    kg = Domain(domain, workdir)
     if validate_file is not None:
-        report = validate(domain, validate_file, workdir)
-        if json_out:
-            emit_json(report)
-            return
-        show_mapping(f"goals of {validate_file}", {k: v for k, v in report.items()
-                                                   if isinstance(v, (int, float, str)) or v is None})
-        for kind, counts in report["by_kind"].items():
-            console.print(f"  {kind:<20} {counts}")
+        checked = kg.check_goals(validate_file)
+        emit_json(checked.as_dict()) if json_out else show_goal_check(checked)
         return
     if out is None or n is None:
         raise KgforgeError("give --n N and --out FILE to sample goals, or --validate FILE to check real ones")
     chosen_style = style or ("kdconv" if hops else "durecdial" if profiles else "duconv")
-    options = GoalOptions(n=n, seed=seed, one_step_ratio=one_step_ratio, style=chosen_style,
-                          hops=parse_hops(hops) if hops else (1, 3), language=lang)
-    report = generate(domain, options, out, workdir, profiles)
+    report = kg.goals(n, out, style=chosen_style, seed=seed, one_step_ratio=one_step_ratio,
+                      hops=parse_hops(hops) if hops else (1, 3), language=lang, profiles=profiles).as_dict()
     emit_json(report) if json_out else show_mapping(f"goals of {domain}", {
         k: v for k, v in report.items() if not isinstance(v, dict)} | {
         "kinds": ", ".join(f"{k} {v}" for k, v in report["kinds"].items())})
+
+
+def show_goal_check(checked: GoalCheckReport) -> None:
+    """Counts per goal kind, then one line per goal the graph does not give (line number, what is wrong)."""
+    recall = "-" if checked.recall is None else f"{checked.recall:.1%}"
+    console.print(f"{checked.file}: {checked.goals:,} goals, {checked.goals_in_graph:,} with every triple in the graph, "
+                  f"{checked.found:,} of those found by the goal queries (recall {recall})", markup=False,
+                  soft_wrap=True)
+    for kind, counts in checked.data["by_kind"].items():
+        console.print(f"  {kind:<10} {counts['goals']:>6,} goals, {counts['goals_in_graph']:>6,} in the graph, "
+                      f"{counts['found']:>6,} found, {counts['materialised']:>6,} materialised", markup=False,
+                      soft_wrap=True)
+    for problem in checked.problems:
+        console.print(f"  line {problem.line} ({problem.kind}): {problem.reason}", markup=False, soft_wrap=True)
+    shown = sum(1 for p in checked.problems if p.kind != "unreadable")
+    unshown = checked.goals - checked.found - shown
+    if unshown > 0:
+        console.print(f"  … {unshown:,} more goals not found; --json lists the first 50 misses", markup=False)

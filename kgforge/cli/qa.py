@@ -44,7 +44,7 @@ qa_app = typer.Typer(no_args_is_help=True, help="Conversational factoid QA datas
 app.add_typer(qa_app, name="qa")
 
 LangOption = Annotated[Optional[str], typer.Option("--lang", parser=LANGUAGE, help="Question language "
-                                                                                   "[the schema's].")]
+                                                                                   "(default: the schema's).")]
 LlmUrl = Annotated[Optional[str], typer.Option("--llm-url", parser=HTTP_URL, help="OpenAI-compatible endpoint "
                                                                                   "(…/v1).")]
 LlmModel = Annotated[Optional[str], typer.Option("--llm-model", help="Model name sent to the endpoint.")]
@@ -103,7 +103,7 @@ def templates_command(
     domain: DomainArgument,
     out: Annotated[Path, typer.Option("--out", "-o", help="Template file to write (TOML).")],
     llm_url: LlmUrl = None, llm_model: LlmModel = None, llm_key_env: LlmKeyEnv = DEFAULT_KEY_ENV,
-    selection: Annotated[Optional[Path], typer.Option(help="Selection file [statistical selection].")] = None,
+    selection: Annotated[Optional[Path], typer.Option(help="Selection file (default: a statistical selection).")] = None,
     limit: Annotated[int, typer.Option(parser=POSITIVE, help="Most (type, predicate) pairs asked for.")] = 50,
     lang: LangOption = None, workdir: WorkdirOption = DEFAULT_WORKDIR, json_out: JsonOption = False,
 ) -> None:
@@ -137,8 +137,8 @@ def generate_command(
     variants: Annotated[int, typer.Option(parser=whole_number(1), help="Template variants per configuration "
                                                                        "(the paper: 3).")] = 3,
     seed: Annotated[int, typer.Option(parser=NON_NEGATIVE, help="Same seed, same files.")] = 0,
-    selection: Annotated[Optional[Path], typer.Option(help="Selection file (`kgforge qa select`) [statistical].")] = None,
-    templates: Annotated[Optional[Path], typer.Option(help="Template file [bundled zh/en].")] = None,
+    selection: Annotated[Optional[Path], typer.Option(help="Selection file (`kgforge qa select`; default: a statistical selection).")] = None,
+    templates: Annotated[Optional[Path], typer.Option(help="Template file (default: the bundled zh/en templates).")] = None,
     lang: LangOption = None, workdir: WorkdirOption = DEFAULT_WORKDIR, json_out: JsonOption = False,
 ) -> None:
     """Conversational QA turns from the graph: 24 questions per fact over the paper's configurations."""
@@ -164,7 +164,7 @@ def qa_eval_command(
                                                      "or null}.")],
     gold: Annotated[Path, typer.Argument(help="The turns file of `kgforge qa generate`.")],
     llm_url: LlmUrl = None, llm_model: LlmModel = None, llm_key_env: LlmKeyEnv = DEFAULT_KEY_ENV,
-    cache: Annotated[Optional[Path], typer.Option(help="LLM judge cache folder [next to PREDICTIONS].")] = None,
+    cache: Annotated[Optional[Path], typer.Option(help="LLM judge cache folder (default: next to PREDICTIONS).")] = None,
     timeout: Annotated[float, typer.Option(parser=POSITIVE_NUMBER, help="LLM request timeout (s).")] = 120.0,
     json_out: JsonOption = False,
 ) -> None:

@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
 from kgforge.api import Domain
 from kgforge.cli._app import (
     DEFAULT_WORKDIR,
@@ -9,19 +14,30 @@ from kgforge.cli._app import (
     JsonOption,
     WorkdirOption,
     app,
+    console,
     emit_json,
     show_mapping,
 )
+from kgforge.stats import plot_stats
 
 
 @app.command("stats")
-def stats_command(domain: DomainArgument, workdir: WorkdirOption = DEFAULT_WORKDIR,
-                  json_out: JsonOption = False) -> None:
+def stats_command(
+    domain: DomainArgument,
+    plot: Annotated[Optional[Path], typer.Option(
+        "--plot", metavar="DIR", help="Also write PNG figures into DIR (`--plot .` for here): facts per relation "
+                                      "(top 30) and the degree distribution (log-log).")] = None,
+    workdir: WorkdirOption = DEFAULT_WORKDIR,
+    json_out: JsonOption = False,
+) -> None:
     """Entities, relations, triples and per-triple sizes (KdConv / DuConv Table 2)."""
     stats = Domain(domain, workdir).stats().as_dict()
+    figures = plot_stats(stats, plot) if plot is not None else []
     if json_out:
-        emit_json(stats)
+        emit_json(stats | ({"figures": [str(f) for f in figures]} if figures else {}))
         return
     flat = {k: v for k, v in stats.items() if not isinstance(v, dict)}
     show_mapping(f"{domain}", flat)
     show_mapping("entities by type", stats["entities_by_type"] or {"(none)": 0})
+    for figure in figures:
+        console.print(f"wrote {figure.absolute()}", markup=False, soft_wrap=True)

@@ -43,3 +43,9 @@ class ArgumentError(KgforgeError):
     def __init__(self, what: str, problem: str) -> None:
         super().__init__(f"{what}: {problem}")
         self.what, self.problem = what, problem
+
+
+class Interrupted(KeyboardInterrupt):
+    """Ctrl-C, caught by a long job that kept something: the message says what and how to go on
+    (``interrupted: checkpoint kept at …; rerun with --resume``). Still a KeyboardInterrupt, so code
+    that lets Ctrl-C through lets this through too."""

@@ -37,6 +37,7 @@ from kgforge.core.errors import KgforgeError
 from kgforge.core.files import package_versions, sha256_file, write_json_atomic
 from kgforge.embed.config import EmbedConfig, TripleSet, build_model
 from kgforge.store.layout import DomainPaths
+from kgforge.store.workdir import where
 
 FORMAT_VERSION = 1
 BUNDLE_FILES = ("config.json", "source.json", "metrics.json", "weights.safetensors", "index.safetensors",
@@ -141,7 +142,7 @@ class Bundle:
             hint = (" (training is still running or was killed: finish it with `kgforge embed --resume`)"
                     if path.with_name(f".{path.name}.work").exists() else
                     " (train one with `kgforge embed DOMAIN`)")
-            raise BundleError(f"no complete model bundle at {path}{hint}")
+            raise BundleError(f"no complete model bundle at {where(path)}{hint}")
         manifest = json.loads(marker.read_text(encoding="utf-8"))
         if manifest.get("format") != FORMAT_VERSION:
             raise BundleError(f"{marker}: bundle format {manifest.get('format')} is not {FORMAT_VERSION}")

@@ -53,7 +53,7 @@ class EmbedConfig:
     eval_max_triples: int = 10_000
     eval_batch_size: int | None = None
     memory_fraction: float = 0.85
-    threads: int | None = None  # CPU threads for torch; None: the cores other processes leave idle
+    threads: int | None = None  # CPU threads for torch; None: the cores available to this process
     devices: int = 1  # processes per machine (GPUs, or CPU processes); > 1 or nodes > 1: kgforge.embed.distributed
     nodes: int = 1  # machines
     model_kwargs: dict[str, Any] = field(default_factory=dict)
@@ -82,7 +82,7 @@ class EmbedConfig:
         values["num_negatives"] = self.num_negatives or (1024 if gpu else 128)
         values["precision"] = ("bf16" if gpu else "fp32") if self.precision == "auto" else self.precision
         values["device"] = str(device)
-        values["threads"] = self.threads or (None if gpu else idle_cpu_threads())
+        values["threads"] = self.threads or (None if gpu else available_cores())
         values["ratios"] = tuple(self.ratios)
         return EmbedConfig(**values)
 
@@ -160,11 +160,10 @@ def similarity_metric(model_name: str) -> str:
     return "l2" if model_key(model_name) in DISTANCE_MODELS else "cosine"
 
 
-def idle_cpu_threads() -> int:
-    """torch's thread count, lowered to the cores the 1-minute load average leaves idle (at least 1).
-
-    torch's CPU thread pool spins while it waits; on cores other jobs are using, two threads can run
-    several times slower than one.
-    """
-    idle = (os.cpu_count() or 1) - os.getloadavg()[0]
-    return max(1, min(torch.get_num_threads(), round(idle)))
+def available_cores() -> int:
+    """The CPU cores this process may run on (its affinity mask, which containers and ``taskset`` narrow),
+    the default thread count for torch on a CPU; ``--threads`` overrides it."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # no sched_getaffinity (macOS)
+        return os.cpu_count() or 1

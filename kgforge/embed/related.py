@@ -29,6 +29,7 @@ from kgforge.core.vocab import OWL_SAME_AS
 from kgforge.embed.bundle import Bundle, bundle_path
 from kgforge.store.layout import DomainPaths, domain_paths, open_read_only
 from kgforge.store.query import QueryRunner
+from kgforge.store.workdir import where
 
 CHUNK_ROWS = 262_144  # entity rows scored at once per query batch
 
@@ -249,7 +250,7 @@ def _label_in_store(paths: DomainPaths | None, name: str, index: RelatedIndex, l
     suggestions = difflib.get_close_matches(name, _suggestion_pool(index.bundle.entities, name), n=5, cutoff=0.3)
     hint = f"; did you mean: {', '.join(suggestions)}?" if suggestions else ""
     how = "with IRI or label" if looked_up_as_iri else "labelled"
-    raise UnknownEntityError(f"no entity {how} {name!r} in model {index.bundle.path} or its store{hint}")
+    raise UnknownEntityError(f"no entity {how} {name!r} in model {where(index.bundle.path)} or its store{hint}")
 
 
 def _suggestion_pool(entities: pl.DataFrame, name: str, limit: int = 50_000) -> list[str]:

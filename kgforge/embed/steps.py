@@ -3,7 +3,7 @@ the resumable position, the seeded generator of each step, and the loss over a b
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import torch
 from pykeen.models import ERModel
@@ -18,6 +18,9 @@ class TrainState:
     elapsed: float = 0.0
     triples_seen: int = 0
     last_loss: float = float("nan")
+    epoch_loss: float = 0.0  # sum of this epoch's batch losses so far (a resumed epoch keeps its start)
+    losses: list[float] = field(default_factory=list)  # mean training loss of each finished epoch
+    valid_losses: list[float] = field(default_factory=list)  # the same loss on validation triples, per epoch
 
 
 def _step_generator(seed: int, epoch: int, batch: int) -> torch.Generator:

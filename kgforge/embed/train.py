@@ -30,7 +30,8 @@ import torch
 from pykeen.models import ERModel
 from pykeen.triples import CoreTriplesFactory
 
-from kgforge.core import checks
+from kgforge.core import checks, plots
+from kgforge.core.errors import Interrupted
 from kgforge.core.files import atomic_write
 from kgforge.core.progress import progress_bar
 from kgforge.embed.bundle import bundle_path, write_bundle
@@ -48,6 +49,7 @@ from kgforge.embed.split import graph_triples, index_triples, split_triples
 from kgforge.embed.steps import TrainState, _cross_entropy_loss, _step_generator
 from kgforge.store.layout import domain_paths, published_build, read_manifest
 from kgforge.store.tables import read_tables
+from kgforge.store.workdir import where
 
 # ----------------------------------------------------------------------------------------------
 # Model, device and memory
@@ -123,14 +125,17 @@ def _gib(n: float) -> str:
 # ----------------------------------------------------------------------------------------------
 # Training
 
+VALID_LOSS_TRIPLES = 2048  # validation triples the per-epoch validation loss is measured on
+
 
 class Trainer:
     """kgforge's training loop over a PyKEEN model; checkpoints to ``work_dir/checkpoint.pt``."""
 
     def __init__(self, model: ERModel, train: torch.Tensor, config: EmbedConfig, device: torch.device,
-                 work_dir: Path, fingerprint: str) -> None:
+                 work_dir: Path, fingerprint: str, valid: torch.Tensor | None = None) -> None:
         self.model, self.config, self.device = model, config, device
         self.train = train.to(device)
+        self.valid = None if valid is None or not len(valid) else valid[:VALID_LOSS_TRIPLES].to(device)
         self.work_dir, self.fingerprint = work_dir, fingerprint
         self.optimizer = torch.optim.Adam(model.parameters(), lr=config.learning_rate)
         self.state = TrainState()
@@ -171,15 +176,18 @@ class Trainer:
             return self._fit(progress)
         except KeyboardInterrupt:
             self.save_checkpoint()
-            raise
+            raise Interrupted(f"interrupted: checkpoint kept at {self.checkpoint_path.absolute()} (epoch "
+                              f"{self.state.epoch + 1}/{self.config.epochs}, batch {self.state.batch}); rerun the "
+                              "same command with --resume to continue") from None
 
     def _fit(self, progress: bool) -> TrainState:
         config, state = self.config, self.state
         batches = self.batches_per_epoch()
         all_entities = self.num_entities <= config.num_negatives
         use_bf16 = config.precision == "bf16"
-        started = time.perf_counter() - state.elapsed
-        last_checkpoint = time.perf_counter()
+        run_started = time.perf_counter()  # --max-time counts from here, not from an interrupted run's start
+        started = run_started - state.elapsed
+        last_checkpoint = run_started
         total = config.epochs * len(self.train)
         self.model.train()
         with progress_bar(progress) as bar:
@@ -187,6 +195,7 @@ class Trainer:
                                 completed=min(total, state.epoch * len(self.train) + state.batch * config.batch_size))
             while state.epoch < config.epochs:
                 order = torch.randperm(len(self.train), generator=_step_generator(config.seed, state.epoch, -1))
+                loss = None  # stays None when a checkpoint taken after an epoch's last batch is resumed
                 while state.batch < batches:
                     generator = _step_generator(config.seed, state.epoch, state.batch)
                     ids = order[state.batch * config.batch_size:(state.batch + 1) * config.batch_size]
@@ -202,10 +211,11 @@ class Trainer:
                     self.model.post_parameter_update()
                     state.batch += 1
                     state.triples_seen += len(batch)
+                    state.epoch_loss += float(loss.detach())
                     bar.update(task, advance=len(batch))
                     now = time.perf_counter()
                     state.elapsed = now - started
-                    if config.max_time is not None and state.elapsed >= config.max_time:
+                    if config.max_time is not None and now - run_started >= config.max_time:
                         self.stopped_by = f"--max-time {config.max_time:g}s"
                         state.last_loss = float(loss.detach())
                         self.save_checkpoint()
@@ -214,13 +224,28 @@ class Trainer:
                         state.last_loss = float(loss.detach())
                         self.save_checkpoint()
                         last_checkpoint = now
-                state.last_loss = float(loss.detach())
-                state.epoch += 1
-                state.batch = 0
+                if loss is not None:
+                    state.last_loss = float(loss.detach())
+                self._end_epoch(batches)
                 bar.update(task, description=f"epoch {state.epoch}/{config.epochs} loss {state.last_loss:.4f}")
         state.elapsed = time.perf_counter() - started
         self.save_checkpoint()
         return state
+
+
+    def _end_epoch(self, batches: int) -> None:
+        """Record the epoch's mean training loss and its validation loss, and move to the next epoch."""
+        state = self.state
+        state.losses.append(state.epoch_loss / batches)
+        if self.valid is not None:
+            self.model.eval()
+            with torch.no_grad():
+                negatives = None if self.num_entities <= self.config.num_negatives else torch.randint(
+                    self.num_entities, (self.config.num_negatives,),
+                    generator=_step_generator(self.config.seed, -1, -1)).to(self.device)
+                state.valid_losses.append(float(_cross_entropy_loss(self.model, self.valid, negatives)))
+            self.model.train()
+        state.epoch, state.batch, state.epoch_loss = state.epoch + 1, 0, 0.0
 
 
 def peak_memory(device: torch.device) -> int:
@@ -263,7 +288,7 @@ def train_bundle(triple_set: TripleSet, config: EmbedConfig, bundle_dir: Path, *
             return {"bundle": None, "node_rank": node, "epochs_completed": state.epoch}
     else:
         state, resumed_from, stopped_by = _fit_here(model, factory, config, device, work_dir, fingerprint, resume,
-                                                    progress)
+                                                    progress, triple_set.mapped("valid"))
     metrics = evaluate_model(model, triple_set, config, preflight["eval_batch_size"], device)
     training = {
         "epochs_completed": state.epoch, "epochs_requested": config.epochs, "stopped_by": stopped_by,
@@ -272,6 +297,7 @@ def train_bundle(triple_set: TripleSet, config: EmbedConfig, bundle_dir: Path, *
         "final_loss": state.last_loss, "peak_memory_bytes": peak_memory(device), "preflight": preflight,
         "device": str(device), "cpu_threads": torch.get_num_threads(), "precision": config.precision,
         "devices": config.devices, "nodes": config.nodes,
+        "loss_curve": state.losses, "validation_loss_curve": state.valid_losses,
     }
     summary = write_bundle(
         bundle_dir, work_dir, model=model, triple_set=triple_set, config=config,
@@ -282,12 +308,15 @@ def train_bundle(triple_set: TripleSet, config: EmbedConfig, bundle_dir: Path, *
 
 
 def _fit_here(model: ERModel, factory: CoreTriplesFactory, config: EmbedConfig, device: torch.device,
-              work_dir: Path, fingerprint: str, resume: bool,
-              progress: bool) -> tuple[TrainState, dict[str, int] | None, str | None]:
+              work_dir: Path, fingerprint: str, resume: bool, progress: bool,
+              valid: torch.Tensor | None = None) -> tuple[TrainState, dict[str, int] | None, str | None]:
     """Train in this process with kgforge's loop; ``(state, resumed_from, stopped_by)``."""
-    trainer = Trainer(model, factory.mapped_triples, config, device, work_dir, fingerprint)
+    trainer = Trainer(model, factory.mapped_triples, config, device, work_dir, fingerprint, valid)
     resumed_from = None
-    if resume and trainer.load_checkpoint():
+    if resume:
+        if not trainer.load_checkpoint():
+            raise EmbedError(f"--resume: no checkpoint at {where(trainer.checkpoint_path)}, so there is nothing to "
+                             "continue; run without --resume to start training afresh")
         resumed_from = {"epoch": trainer.state.epoch, "batch": trainer.state.batch}
     return trainer.fit(progress=progress), resumed_from, trainer.stopped_by
 
@@ -316,6 +345,14 @@ def embed(domain: str, workdir: Path | str | None = None, config: EmbedConfig | 
     source = {"domain": domain, "build_id": manifest.get("build_id"), "store": str(build),
               "graphs": manifest.get("graphs"), "include_literals": config.include_literals,
               "include_derived": config.include_derived}
-    return train_bundle(triple_set, config, bundle_path(paths, name), labels=tables.label_map(),
-                        types=tables.types, source=source, resume=resume, progress=progress)
+    bundle = bundle_path(paths, name)
+    summary = train_bundle(triple_set, config, bundle, labels=tables.label_map(), types=tables.types, source=source,
+                           resume=resume, progress=progress)
+    training = summary.get("training", {})
+    if summary.get("bundle") is not None and training.get("loss_curve"):
+        figure = plots.curves({"training loss": training["loss_curve"],
+                               "validation loss": training["validation_loss_curve"]},
+                              bundle.with_name(f"{name}-training.png"), title=f"{domain}: {config.model} training")
+        summary["figures"] = [str(figure)]
+    return summary
 

@@ -25,6 +25,7 @@ from kgforge.store.layout import (
     read_manifest,
 )
 from kgforge.store.tables import GraphTables, read_tables
+from kgforge.store.workdir import where
 
 RELATED = ONTO + "related"
 TOPIC_SCHEMA = {"dialogue": pl.Int64, "position": pl.Int64, "topic": pl.String}
@@ -233,7 +234,7 @@ def _related_rows(ctx: Context, topics: pl.DataFrame, model: str) -> pl.DataFram
     open_index = related_index_opener()
     bundle = ctx.paths.models / model
     if not (bundle / "bundle.json").exists():
-        raise KgforgeError(f"--add-related {model}: no model bundle at {bundle}; train one with "
+        raise KgforgeError(f"--add-related {model}: no model bundle at {where(bundle)}; train one with "
                            f"`kgforge embed {ctx.paths.domain}` (bundle name {model!r})")
     index = open_index(ctx.paths, model)
     known = [t for t in topics["topic"].unique().sort().to_list() if t in index.bundle.iri_to_id]

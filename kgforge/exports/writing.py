@@ -50,7 +50,7 @@ def finish(ctx: Context, fmt: Format, layout: Layout, records: list[tuple[str, d
     with atomic_path(out) as tmp:
         fmt.write([r for _, r in records], tmp, layout)
     ids_file = out.with_name(out.name + ".ids.txt")
-    ids_file.write_text("".join(record_id + "\n" for record_id, _ in records), encoding="utf-8")
+    write_text_atomic(ids_file, "".join(record_id + "\n" for record_id, _ in records))
     rejected_file = out.with_name(out.name + ".rejected.jsonl")
     if rejected:
         write_text_atomic(rejected_file, "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rejected))

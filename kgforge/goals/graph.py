@@ -8,6 +8,7 @@ import json
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import polars as pl
@@ -57,6 +58,8 @@ class GoalGraph:
     class_iris: frozenset[str] = frozenset()  # nodes that name a class (电影, 歌手): never topics
     talked_about: frozenset[str] = frozenset()  # entities with MIN_TOPIC_FACTS facts or more
     build_id: str = ""  # of the published build the graph was read from
+    domain: str = ""  # the domain's folder name, as the user typed it (hints name it, not the schema)
+    workdir: Path = Path()
 
     @classmethod
     def load(cls, paths: DomainPaths, language: str | None = None, tables: GraphTables | None = None) -> "GoalGraph":
@@ -64,7 +67,8 @@ class GoalGraph:
         manifest = read_manifest(paths, build)
         schema = load_schema(manifest["schema"]["path"])
         tables = tables or read_tables(paths, include_derived=True, build=build)
-        graph = cls(schema, tables, language or schema.language, build_id=manifest["build_id"])
+        graph = cls(schema, tables, language or schema.language, build_id=manifest["build_id"],
+                    domain=paths.domain, workdir=paths.workdir)
         graph.labels = tables.label_map(graph.language)
         graph.relation_kinds = dict(zip(tables.relations["iri"].to_list(), tables.relations["kind"].to_list()))
         graph.topic_types = _topic_types(schema, tables)

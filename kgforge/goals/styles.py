@@ -15,6 +15,7 @@ from kgforge.core.errors import InputError, KgforgeError
 from kgforge.core.jsonio import iter_json_lines
 from kgforge.core.quarantine import warn
 from kgforge.derive import read_pairs
+from kgforge.store.workdir import where
 from kgforge.goals.graph import (
     CHAT_BY_TYPE,
     DIALOGUE_TYPES,
@@ -85,8 +86,9 @@ def sample_one_step(graph: GoalGraph, n: int, seed: int, taken: set[str]) -> lis
 def sample_two_step(graph: GoalGraph, n: int, seed: int, taken: set[str]) -> list[dict[str, Any]]:
     pairs = read_pairs(graph.tables)
     if pairs.is_empty():
-        raise KgforgeError("the store has no associated triples for two-step goals: run "
-                           f"`kgforge derive {graph.schema.name}` first (or give --one-step-ratio 1)")
+        raise KgforgeError(f"no derived graph (associated triples) for {graph.domain!r} in {where(graph.workdir)}, "
+                           f"which two-step goals need: run `kgforge derive {graph.domain}` first "
+                           "(or give --one-step-ratio 1)")
     pairs = pairs.filter(~pl.col("p").is_in(list(graph.stop_iris)), graph.may_be_topic("a"),
                          graph.may_be_topic("b")).sort("p", "o", "a", "b")
     rng = np.random.default_rng([seed, 2])
@@ -146,7 +148,7 @@ def sample_paths(graph: GoalGraph, n: int, hops: tuple[int, int], seed: int, tak
     to a topic not yet on the path (a few tries per path, paths that cannot grow are dropped)."""
     edges = graph.topic_edges()
     if edges.is_empty():
-        raise KgforgeError(f"domain {graph.schema.name!r} has no entity-valued facts between typed topics to walk "
+        raise KgforgeError(f"domain {graph.domain!r} has no entity-valued facts between typed topics to walk "
                            "for --hops goals")
     adjacency = Adjacency.build(edges)
     counts = list(range(hops[0], hops[1] + 1))
@@ -238,7 +240,7 @@ def sample_sequences(graph: GoalGraph, n: int, seed: int, taken: set[str],
         o_type=pl.col("o").replace_strict(graph.topic_types, default=None))
     items = both.filter(pl.col("o_type").is_in(list(RECOMMENDATION_BY_TYPE)))
     if items.is_empty():
-        raise KgforgeError(f"domain {graph.schema.name!r} has no film/song/attraction linked to another topic; "
+        raise KgforgeError(f"domain {graph.domain!r} has no film/song/attraction linked to another topic; "
                            "DuRecDial-style recommendation sequences need one")
     index = EntityIndex.from_tables(graph.tables, segmented=True)
     if profiles:

@@ -34,11 +34,10 @@ from typing import Any
 import pyoxigraph as ox
 
 from kgforge.core.checks import folder_name
-from kgforge.core.errors import BuildError, StoreLockedError, StoreMissingError
+from kgforge.core.errors import BuildError, StoreLockedError
 from kgforge.core.files import fsync_dir, replace_link, write_json_atomic
 from kgforge.store.checksums import is_verified, record_verified
-
-DEFAULT_WORKDIR = Path("kg")
+from kgforge.store.workdir import DEFAULT_WORKDIR, missing_store, resolve_workdir
 _INCOMPLETE = ".incomplete"
 
 
@@ -100,7 +99,7 @@ def check_domain_name(name: str) -> str:
 
 
 def domain_paths(domain: str, workdir: Path | str | None = None) -> DomainPaths:
-    return DomainPaths(Path(workdir) if workdir else DEFAULT_WORKDIR, check_domain_name(domain))
+    return DomainPaths(resolve_workdir(workdir), check_domain_name(domain))
 
 
 def published_build(paths: DomainPaths) -> Path:
@@ -108,9 +107,7 @@ def published_build(paths: DomainPaths) -> Path:
     (its store, manifest and quads) even if another is published meanwhile."""
     build = paths.store_link.resolve()
     if not (build / "oxigraph").is_dir() or (build / _INCOMPLETE).exists():
-        raise StoreMissingError(
-            f"no store for domain {paths.domain!r} under {paths.root}: run `kgforge build {paths.domain}` first"
-        )
+        raise missing_store(paths.workdir, paths.domain)
     return build
 
 

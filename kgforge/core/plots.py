@@ -1,0 +1,84 @@
+"""PNG figures for people who would rather look than read tables: the relation and degree histograms of
+`kgforge stats --plot`, the loss and validation curves `kgforge embed` writes beside its bundle.
+
+matplotlib is imported when a figure is drawn, never at import, with the Agg backend (no display needed).
+"""
+
+from __future__ import annotations
+
+import logging
+import warnings
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from kgforge.core.files import atomic_write
+
+CJK_FONTS = ("Noto Sans CJK SC", "Source Han Sans SC", "WenQuanYi Zen Hei", "Microsoft YaHei", "SimHei",
+             "PingFang SC")
+
+
+def _pyplot() -> Any:
+    import matplotlib  # lazy: matplotlib takes a second to load; only figure-drawing commands need it
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot  # lazy: as above
+
+    from matplotlib import font_manager  # lazy: as above
+
+    logging.getLogger("matplotlib.font_manager").setLevel(logging.ERROR)  # "font weight normal not found, using 500"
+    installed = {font.name for font in font_manager.fontManager.ttflist}
+    # Chinese labels need a CJK font: the first installed one, DejaVu Sans for the rest.
+    matplotlib.rcParams["font.sans-serif"] = [f for f in CJK_FONTS if f in installed] + ["DejaVu Sans"]
+    return matplotlib.pyplot
+
+
+def _save(figure: Any, path: Path) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with warnings.catch_warnings():  # a label whose glyphs no installed font has still draws (as boxes)
+        warnings.filterwarnings("ignore", message="Glyph .* missing from")
+        figure.tight_layout()
+        with atomic_write(path, "wb") as out:
+            figure.savefig(out, format="png", dpi=120)
+    _pyplot().close(figure)
+    return path
+
+
+def relation_histogram(counts: Mapping[str, int], path: Path, *, title: str, top: int = 30) -> Path:
+    """Horizontal bars: facts per relation, the ``top`` most frequent, largest at the top."""
+    plt = _pyplot()
+    shown = sorted(counts.items(), key=lambda kv: -kv[1])[:top]
+    figure, axes = plt.subplots(figsize=(8, 0.6 + 0.3 * max(1, len(shown))))
+    axes.barh([name for name, _ in reversed(shown)], [n for _, n in reversed(shown)])
+    axes.set_xlabel("facts")
+    axes.set_title(title + (f" (top {top} of {len(counts)})" if len(counts) > top else ""))
+    return _save(figure, path)
+
+
+def degree_distribution(histogram: Mapping[int, int], path: Path, *, title: str) -> Path:
+    """Entities per degree (facts an entity takes part in), both axes logarithmic."""
+    plt = _pyplot()
+    degrees = sorted(d for d in histogram if d > 0)
+    figure, axes = plt.subplots(figsize=(6, 4.5))
+    axes.loglog(degrees, [histogram[d] for d in degrees], marker="o", linestyle="none", markersize=3)
+    axes.set_xlabel("degree (facts per entity)")
+    axes.set_ylabel("entities")
+    axes.set_title(title)
+    return _save(figure, path)
+
+
+def curves(series: Mapping[str, Sequence[float]], path: Path, *, title: str, xlabel: str = "epoch",
+           ylabel: str = "loss") -> Path:
+    """One line per named series over epochs 1, 2, …; empty series are left out."""
+    plt = _pyplot()
+    figure, axes = plt.subplots(figsize=(6, 4.5))
+    for name, values in series.items():
+        if values:
+            axes.plot(range(1, len(values) + 1), values, label=name, marker="." if len(values) < 50 else None)
+    axes.xaxis.get_major_locator().set_params(integer=True)  # whole epochs
+    axes.set_xlabel(xlabel)
+    axes.set_ylabel(ylabel)
+    axes.set_title(title)
+    axes.legend()
+    return _save(figure, path)
