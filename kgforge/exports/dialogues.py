@@ -67,7 +67,7 @@ def export_dialogues(domain: str, dialogues_file: Path, options: ExportOptions, 
     problems = assembled.problems
     checks = check_report(problems, source.ids, options.skip_invalid, DIALOGUE_CHECKS)
     render = Render.for_frame(ctx.labels, assembled.passing(), layout.segmented and options.segmented,
-                              fmt.type_relation, ctx.manifest["build_id"])
+                              fmt.type_relation, ctx.manifest.build_id)
     dialogues = assembled.dialogues(ctx.labels, render, fmt.shape)
     per_dialogue = [(d, fmt.dialogue_records(d, layout, render)) for d in dialogues]
     records = [(d.dialogue_id if len(recs) == 1 else f"{d.dialogue_id}/{j}", record)

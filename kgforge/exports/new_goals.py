@@ -46,7 +46,7 @@ def export_goals(domain: str, goals_file: Path, options: ExportOptions, out: Pat
     problems = assembled.problems
     checks = check_report(problems, grounded.ids, options.skip_invalid, GOAL_CHECKS)
     render = Render.for_frame(ctx.labels, assembled.passing(), layout.segmented and options.segmented,
-                              fmt.type_relation, ctx.manifest["build_id"])
+                              fmt.type_relation, ctx.manifest.build_id)
     dialogues = assembled.dialogues(ctx.labels, render, fmt.shape)
     records = [(d.dialogue_id, record) for d in dialogues for record in fmt.goal_records(d, layout, render)]
     unusable = layout_problems(fmt, layout, records)

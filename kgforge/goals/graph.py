@@ -62,9 +62,9 @@ class GoalGraph:
     def load(cls, paths: DomainPaths, language: str | None = None, tables: GraphTables | None = None) -> "GoalGraph":
         build = published_build(paths)
         manifest = read_manifest(paths, build)
-        schema = load_schema(manifest["schema"]["path"])
+        schema = load_schema(manifest.schema.path)
         tables = tables or read_tables(paths, include_derived=True, build=build)
-        graph = cls(schema, tables, language or schema.language, build_id=manifest["build_id"])
+        graph = cls(schema, tables, language or schema.language, build_id=manifest.build_id)
         graph.labels = tables.label_map(graph.language)
         graph.relation_kinds = dict(zip(tables.relations["iri"].to_list(), tables.relations["kind"].to_list()))
         graph.topic_types = _topic_types(schema, tables)

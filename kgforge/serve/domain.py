@@ -66,7 +66,7 @@ class Version:
     """One published build as the server holds it."""
 
     build: Path
-    manifest: dict[str, Any]
+    manifest: kg.Manifest
     relations: dict[str, dict[str, str]] | None = None
     tables_task: asyncio.Task | None = None
     index_task: asyncio.Task | None = None

@@ -47,7 +47,7 @@ SELECT ?e ?label WHERE { ?e rdfs:label ?label }"""
 
 
 def page(name: str, version: Version, status: int = 200, **context: Any) -> HTMLResponse:
-    html = TEMPLATES.get_template(name).render(build=version.id, domain=version.manifest.get("domain", ""),
+    html = TEMPLATES.get_template(name).render(build=version.id, domain=version.manifest.domain,
                                                **context)
     return HTMLResponse(html, status_code=status,
                         headers={"X-Kgforge-Build": version.id, "Content-Security-Policy": CSP})
@@ -100,9 +100,9 @@ def relation_label(relations: dict[str, dict[str, str]], iri: str) -> str:
 
 async def home(domain: ServedDomain, request: Request) -> Response:
     version = domain.current()
-    graphs = version.manifest.get("graphs", {})
-    return page("home.html", version, graphs=[(source_name(g), e.get("quads")) for g, e in sorted(graphs.items())],
-                total=version.manifest.get("total_quads"), related=kg.has_related_model(domain.paths))
+    graphs = version.manifest.graphs
+    return page("home.html", version, graphs=[(source_name(g), e.quads) for g, e in sorted(graphs.items())],
+                total=version.manifest.quads, related=kg.has_related_model(domain.paths))
 
 
 async def search(domain: ServedDomain, request: Request) -> Response:

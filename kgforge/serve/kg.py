@@ -39,12 +39,13 @@ from kgforge.store.layout import (
     published_build,
     read_manifest,
 )
+from kgforge.store.manifest import Manifest
 from kgforge.store.query import PREFIXES, uses_service
 from kgforge.store.tables import GraphTables, read_tables
 
 __all__ = [
     "DERIVED_GRAPHS", "GRAPH", "ONTO", "OWL_SAME_AS", "PREFIXES", "RDF_TYPE", "RDFS_LABEL", "SCHEMA_GRAPH", "SKOS_ALT_LABEL",
-    "PAIR_NODE", "DomainPaths", "GraphTables", "KgforgeError", "StoreMissingError", "domain_paths", "goal_subgraphs",
+    "PAIR_NODE", "DomainPaths", "GraphTables", "Manifest", "KgforgeError", "StoreMissingError", "domain_paths", "goal_subgraphs",
     "has_related_model", "has_service_clause", "is_update", "published_build", "read_manifest",
     "related_entities", "sample_topic_goals",
     "shipped_queries", "tables_of", "VersionMoved",

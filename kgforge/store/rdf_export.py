@@ -8,7 +8,8 @@ import pyoxigraph as ox
 
 from kgforge.core.errors import KgforgeError
 from kgforge.core.files import atomic_path
-from kgforge.store.layout import domain_paths, open_read_only
+from kgforge.store.layout import domain_paths
+from kgforge.store.oxigraph import open_read_only
 from kgforge.store.query import PREFIXES
 
 FORMATS = {"nq": ox.RdfFormat.N_QUADS, "trig": ox.RdfFormat.TRIG,
