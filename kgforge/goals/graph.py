@@ -17,6 +17,7 @@ from kgforge.core.registry import Registry
 from kgforge.core.schema import Schema, load_schema
 from kgforge.core.text import normalise_label
 from kgforge.core.vocab import CLASS, ONTO, RELATION
+from kgforge.goals.record import Goal
 from kgforge.store.layout import (
     DomainPaths,
     published_build,
@@ -155,17 +156,13 @@ def _triple(graph: GoalGraph, s: str, p: str, o: str, o_is_entity: bool) -> dict
 
 
 def make_goal(graph: GoalGraph, kind: str, topics: list[str], path: list[dict[str, Any]], seed: int,
-              extra: dict[str, Any] | None = None) -> dict[str, Any]:
-    """One goal record: ids, topics with labels and types, the path as IRIs and as DuConv label triples."""
-    record = {
-        "goal_id": goal_id(kind, topics, path), "kind": kind, "seed": seed, "topics": topics,
-        "topic_labels": [graph.label(t) for t in topics],
-        "topic_types": [graph.topic_types.get(t) for t in topics],
-        "path": path,
-        "goal": [["START", *[graph.label(t) for t in topics]], *[t["labels"] for t in path]],
-    }
-    record.update(extra or {})
-    return record
+              extra: dict[str, Any] | None = None) -> Goal:
+    """One goal: ids, topics with labels and types, the path as IRIs and as DuConv label triples."""
+    return Goal(goal_id=goal_id(kind, topics, path), kind=kind, seed=seed, topics=topics,
+                topic_labels=[graph.label(t) for t in topics],
+                topic_types=[graph.topic_types.get(t) for t in topics], path=path,
+                goal=[["START", *[graph.label(t) for t in topics]], *[t["labels"] for t in path]],
+                extra=extra or {})
 
 
 # ---------------------------------------------------------------- names → IRIs
@@ -230,7 +227,7 @@ def fold(name: str) -> str:
 # ---------------------------------------------------------------- options and the styles registry
 
 
-GoalStyle = Callable[["GoalGraph", "GoalOptions", "list[dict[str, Any]] | None"], "list[dict[str, Any]]"]
+GoalStyle = Callable[["GoalGraph", "GoalOptions", "list[dict[str, Any]] | None"], "list[Goal]"]
 STYLES: Registry[GoalStyle] = Registry("goal style", modules=("kgforge.goals.styles",),
                                        entry_point_group="kgforge.goal_styles")
 

@@ -215,13 +215,13 @@ async def goals(domain: ServedDomain, request: Request) -> Response:
     deadline = domain.deadline()
     tables = await asyncio.wait_for(asyncio.shield(domain.tables(version)), max(deadline - time.monotonic(), 0))
 
-    def sample() -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    def sample() -> tuple[list[kg.Goal], list[dict[str, Any]]]:
         found = kg.sample_topic_goals(domain.paths, tables, topic, n, seed)
         return found, (kg.goal_subgraphs(domain.paths, tables, found) if found else [])
 
     found, records = await asyncio.wait_for(asyncio.to_thread(sample), max(deadline - time.monotonic(), 0))
     by_goal = {r["goal_id"]: r for r in records}
-    rendered = [{"goal": g, "export": by_goal.get(g["goal_id"])} for g in found]
+    rendered = [{"goal": g, "export": by_goal.get(g.goal_id)} for g in found]
     label = _pick_label([{"label": r["label"], "lang": r["lang"]}
                          for r in tables.labels.filter(tables.labels["iri"] == topic).to_dicts()]) or topic
     return page("goals.html", version, topic=topic, label=label, goals=rendered, n=n, seed=seed)
