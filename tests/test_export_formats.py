@@ -95,7 +95,7 @@ def test_every_layout_is_declared_once_and_goal_layouts_need_no_conversation():
                 goal_layout(fmt, None)
     assert {"duconv-session", "duconv-sample", "kdconv", "durecdial-resource", "durecdial-resource-sample",
             "durecdial-lic2020", "durecdial-lic2020-sample"} <= set(kinds)  # the readers' kinds
-    with pytest.raises(KgforgeError, match="unknown --format 'xml'"):
+    with pytest.raises(KgforgeError, match="unknown export format 'xml'"):
         ExportOptions(fmt="xml")
 
 
@@ -263,3 +263,4 @@ def test_segmentation_only_adds_spaces_and_keeps_known_names_whole(text):
     assert "  " not in cut and cut == cut.strip()
     for name in NAMES:
         assert SEGMENTER(name) == name
+

@@ -21,7 +21,9 @@ from kgforge.cli._app import (
     app,
     console,
     emit_json,
+    names_and_aliases,
     one_of,
+    registered,
     show_mapping,
 )
 from kgforge.core.errors import QueryError
@@ -35,7 +37,7 @@ from kgforge.store.query import (
     read_query_file,
     term_text,
 )
-from kgforge.store.rdf_export import FORMATS, export_rdf
+from kgforge.store.rdf_export import RDF_FORMATS, export_rdf
 
 RESULT_FORMATS = ("table", "csv", "json")
 
@@ -113,7 +115,7 @@ def _json_term(term: ox.NamedNode | ox.Literal | ox.BlankNode) -> dict[str, str]
 @app.command("export-rdf")
 def export_rdf_command(
     domain: DomainArgument,
-    fmt: Annotated[str, typer.Option("--format", parser=one_of(FORMATS), help=f"One of {', '.join(FORMATS)}.")],
+    fmt: Annotated[str, typer.Option("--format", parser=registered(RDF_FORMATS), help=f"One of {names_and_aliases(RDF_FORMATS)}.")],
     out: Annotated[Path, typer.Option("--out", "-o", help="File to write.")],
     workdir: WorkdirOption = DEFAULT_WORKDIR,
     json_out: JsonOption = False,
