@@ -22,7 +22,7 @@ from kgforge.exports.assemble import (
     check_report,
 )
 from kgforge.exports.labels import Render
-from kgforge.exports.options import GOAL_BUDGETS, ExportOptions
+from kgforge.exports.options import ExportOptions
 from kgforge.exports.registry import format_named, goal_layout
 from kgforge.exports.writing import finish, layout_problems
 from kgforge.goals.record import Goal, read_goals
@@ -39,8 +39,7 @@ def export_goals(domain: str, goals_file: Path, options: ExportOptions, out: Pat
     goals = list(read_goals(goals_file))
     if not goals:
         raise KgforgeError(f"{goals_file}: no goals to export")
-    # a schema that declares no types (one inferred from untyped data) gives topics no type fact to carry
-    sub_options = options.subgraph(GOAL_BUDGETS, fmt.type_facts and bool(ctx.schema.types), incoming=False)
+    sub_options = options.subgraph(fmt, ctx.schema, goals=True)
     grounded = _grounded(goals)
     assembled = assemble(ctx, grounded, sub_options, options.add_related, goal_checks=True)
     problems = assembled.problems
