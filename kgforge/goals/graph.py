@@ -8,6 +8,7 @@ import json
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import polars as pl
@@ -60,8 +61,11 @@ class GoalGraph:
     build_id: str = ""  # of the published build the graph was read from
 
     @classmethod
-    def load(cls, paths: DomainPaths, language: str | None = None, tables: GraphTables | None = None) -> "GoalGraph":
-        build = published_build(paths)
+    def load(cls, paths: DomainPaths, language: str | None = None, tables: GraphTables | None = None,
+             build: Path | None = None) -> "GoalGraph":
+        """The goal material of ``build`` (default: the published build), from ``tables`` when given (they
+        must be that build's)."""
+        build = build or published_build(paths)
         manifest = read_manifest(paths, build)
         schema = load_schema(manifest.schema.path)
         tables = tables or read_tables(paths, include_derived=True, build=build)

@@ -216,7 +216,7 @@ async def goals(domain: ServedDomain, request: Request) -> Response:
     tables = await asyncio.wait_for(asyncio.shield(domain.tables(version)), max(deadline - time.monotonic(), 0))
 
     def sample() -> tuple[list[kg.Goal], list[dict[str, Any]]]:
-        found = kg.sample_topic_goals(domain.paths, tables, topic, n, seed)
+        found = kg.sample_topic_goals(domain.goal_graph(version, tables), topic, n, seed)
         return found, (kg.goal_subgraphs(domain.paths, tables, found) if found else [])
 
     found, records = await asyncio.wait_for(asyncio.to_thread(sample), max(deadline - time.monotonic(), 0))
