@@ -104,3 +104,15 @@ def test_graph_entries_round_trip_with_their_key_order(extra, rnd, with_kind, wi
 def test_an_entry_given_its_checksum_later_puts_it_last_as_builds_always_have(tmp_path: Path):
     entry = GraphEntry(kind="links", quads_file="quads/links.nq", quads=4).with_sha256("a" * 64)
     assert list(entry.to_dict()) == ["kind", "quads_file", "quads", "sha256"]
+
+
+@pytest.mark.parametrize(("change", "message"), [
+    ({"graphs": []}, "graphs: expected an object"),
+    ({"graphs": {"g": 3}}, "graph g: expected an object, found int"),
+    ({"schema": "travel"}, "schema: missing path"),
+])
+def test_a_manifest_of_the_wrong_shape_is_named_not_a_traceback(tmp_path, change, message):
+    path = tmp_path / "manifest.json"
+    path.write_text(_dumped(dict(OLD_MANIFEST, **change)), encoding="utf-8")
+    with pytest.raises(ManifestError, match=rf"{path}: {message}"):
+        Manifest.read(path)

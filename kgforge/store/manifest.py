@@ -43,6 +43,8 @@ class GraphEntry:
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any], where: str = "graph entry") -> GraphEntry:
+        if not isinstance(data, Mapping):
+            raise ManifestError(f"{where}: expected an object, found {type(data).__name__}")
         missing = [key for key in ("quads_file", "quads") if key not in data]
         if missing:
             raise ManifestError(f"{where}: missing {', '.join(missing)}")
@@ -73,7 +75,7 @@ class SchemaEntry:
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any], where: str = "schema") -> SchemaEntry:
-        if "path" not in data:
+        if not isinstance(data, Mapping) or "path" not in data:
             raise ManifestError(f"{where}: missing path")
         return cls(path=data["path"], name=data.get("name"), version=data.get("version"),
                    sha256=data.get("sha256"), inferred=data.get("inferred"))
@@ -115,6 +117,8 @@ class Manifest:
         missing = [key for key in ("domain", "build_id", "schema", "graphs") if key not in data]
         if missing:
             raise ManifestError(f"{where}: missing {', '.join(missing)}; rebuild the domain with `kgforge build`")
+        if not isinstance(data["graphs"], Mapping):
+            raise ManifestError(f"{where}: graphs: expected an object of graph IRI -> entry")
         graphs = {graph: GraphEntry.from_dict(entry, f"{where}: graph {graph}")
                   for graph, entry in data["graphs"].items()}
         return cls(domain=data["domain"], build_id=data["build_id"],
