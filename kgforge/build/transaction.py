@@ -41,7 +41,6 @@ from kgforge.core.vocab import (
 )
 from kgforge.sources.importer import ImportContext, importer_for, reads_file
 from kgforge.sources.schema_infer import infer_schema
-from kgforge.store.manifest import GraphEntry, Manifest, SchemaEntry
 from kgforge.store.layout import (
     DEFAULT_WORKDIR,
     DomainPaths,
@@ -55,6 +54,7 @@ from kgforge.store.layout import (
     write_lock,
     writer_pid,
 )
+from kgforge.store.manifest import GraphEntry, Manifest, SchemaEntry
 from kgforge.store.oxigraph import (
     bulk_load,
     check_counts,
@@ -155,10 +155,10 @@ def build(
             result, relations = import_source(schema, paths, staging, spec, path, taken, progress)
             results.append(result)
             used |= relations
-        schema_counts = write_schema_graph(schema, used, staging / SCHEMA_QUADS)
+        schema_writer = write_schema_graph(schema, used, staging / SCHEMA_QUADS)
         import_seconds = time.perf_counter() - started
         graphs = {r.graph: r.manifest_entry() for r in results}
-        graphs[SCHEMA_GRAPH] = schema_entry(schema_counts, SCHEMA_QUADS)
+        graphs[SCHEMA_GRAPH] = schema_entry(schema_writer, SCHEMA_QUADS)
         summary = load_graphs(paths, staging, graphs, schema, progress)
     summary.sources = results
     summary.timings["import_seconds"] = round(import_seconds, 3)

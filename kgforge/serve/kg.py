@@ -32,8 +32,8 @@ from kgforge.core.vocab import (
 from kgforge.derive import PAIR_NODE
 from kgforge.exports import ExportOptions, export_goals
 from kgforge.goals.generate import sample_goals
-from kgforge.goals.record import Goal, write_goals
 from kgforge.goals.graph import GoalGraph, GoalOptions
+from kgforge.goals.record import Goal, write_goals
 from kgforge.store.layout import (
     DomainPaths,
     domain_paths,
