@@ -46,9 +46,9 @@ paths = domain_paths("duconv", sys.argv[1])
 with write_lock(paths), staged_build(paths) as staging:
     published = published_build(paths)
     manifest = read_manifest(paths, published)
-    carry_quads(published, staging, manifest["graphs"])
-    summary = load_graphs(paths, staging, manifest["graphs"], load_schema(manifest["schema"]["path"]), None,
-                          manifest.get("stages", {}))
+    carry_quads(published, staging, manifest.graphs)
+    summary = load_graphs(paths, staging, dict(manifest.graphs), load_schema(manifest.schema.path), None,
+                          dict(manifest.stages))
 print(json.dumps({"wall": time.perf_counter() - started, "load": summary.timings["load_seconds"]}))
 """
 RDFLIB_PARSE = """

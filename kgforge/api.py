@@ -194,7 +194,7 @@ class Domain:
 
     def language(self) -> str:
         """The language of the domain's labels (its schema's ``language``)."""
-        return load_schema(read_manifest(self.paths)["schema"]["path"]).language
+        return load_schema(read_manifest(self.paths).schema.path).language
 
     def tables(self, *, include_derived: bool = False) -> GraphTables:
         """The graph as polars tables: ``facts``, ``labels``, ``types``, ``relations``."""

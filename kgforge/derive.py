@@ -22,7 +22,6 @@ Each pair ``a < b`` is written into the named graph ``…/graph/derived/associat
 from __future__ import annotations
 
 import hashlib
-import json
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -52,6 +51,7 @@ from kgforge.store.layout import (
     staged_build,
     write_lock,
 )
+from kgforge.store.manifest import GraphEntry, Manifest
 from kgforge.store.tables import GraphTables, read_tables
 
 ASSOCIATED_KIND = "derived-associated"
@@ -278,7 +278,7 @@ def derive(domain: str, workdir: Path | str | None = None, max_group: int | None
     with write_lock(paths):
         published = published_build(paths)
         manifest = read_manifest(paths, published)
-        schema = load_schema(manifest["schema"]["path"])
+        schema = load_schema(manifest.schema.path)
         options = options_for(schema, max_group, seed, max_pairs)
         timings: dict[str, float] = {}
         started = time.perf_counter()
@@ -308,12 +308,11 @@ def _load(paths: DomainPaths, staging: Path, published: Path, quads: int, report
     one when it is the current minus an older associated graph — and only the new graph is bulk-loaded.
     Its count is checked before the swap, as ``kgforge build`` does.
     """
-    entry = {"kind": ASSOCIATED_KIND, "quads_file": ASSOCIATED_QUADS, "quads": quads}
+    entry = GraphEntry(kind=ASSOCIATED_KIND, quads_file=ASSOCIATED_QUADS, quads=quads)
     stage = {k: v for k, v in report.items() if k != "relations"}
     manifest = read_manifest(paths, published)
     base, drop = _extension_base(paths, published, manifest)
-    stage["base_graphs"] = {g: e.get("sha256") for g, e in manifest["graphs"].items()
-                            if e.get("kind") != ASSOCIATED_KIND}
+    stage["base_graphs"] = _checksums_without_associated(manifest)
     return extend_build(paths, staging, published, base, drop, {ASSOCIATED_GRAPH: entry}, {"derive": stage},
                         keep_base_as=BASE_DIR).build_id
 
@@ -321,26 +320,30 @@ def _load(paths: DomainPaths, staging: Path, published: Path, quads: int, report
 BASE_DIR = "base-oxigraph"  # inside a derived build: a checkpoint of the store it extended
 
 
-def _extension_base(paths: DomainPaths, published: Path, manifest: dict[str, Any]) -> tuple[Path, list[str]]:
+def _checksums_without_associated(manifest: Manifest) -> dict[str, str | None]:
+    """The sha256 of every graph but the associated one: the base a derive run extended."""
+    return {g: e.sha256 for g, e in manifest.graphs.items() if e.kind != ASSOCIATED_KIND}
+
+
+def _extension_base(paths: DomainPaths, published: Path, manifest: Manifest) -> tuple[Path, list[str]]:
     """The store to extend, and the graphs to remove from its copy first.
 
     A build made by derive keeps, beside its store, a hard-linked checkpoint of the store it extended
     (``base-oxigraph``); a re-run extends that again when the other graphs have not changed since, so
     the old associated graph never has to be deleted quad by quad."""
     current = published / "oxigraph"
-    old = [g for g, e in manifest["graphs"].items() if e.get("kind") == ASSOCIATED_KIND]
+    old = manifest.graphs_of_kind(ASSOCIATED_KIND)
     if not old:
         return current, []
-    wanted = {g: e.get("sha256") for g, e in manifest["graphs"].items() if g not in old}
-    recorded = manifest.get("stages", {}).get("derive", {}).get("base_graphs")
+    wanted = _checksums_without_associated(manifest)
+    recorded = manifest.stages.get("derive", {}).get("base_graphs")
     if (current.parent / BASE_DIR).is_dir() and recorded == wanted:
         return current.parent / BASE_DIR, []
     for build in sorted(paths.builds.iterdir(), reverse=True):  # e.g. the build derive first extended
         marker = build / "manifest.json"
         if build.resolve() == current.parent or not marker.is_file() or (build / ".incomplete").exists():
             continue
-        graphs = json.loads(marker.read_text(encoding="utf-8")).get("graphs", {})
-        if {g: e.get("sha256") for g, e in graphs.items()} == wanted:
+        if Manifest.read(marker).checksums() == wanted:
             return build / "oxigraph", []
     return current, old
 

@@ -23,7 +23,7 @@ def domain_stats(domain: str, workdir: Path | str | None = None) -> dict[str, An
     paths = domain_paths(domain, workdir)
     build = published_build(paths)
     manifest = read_manifest(paths, build)
-    schema = load_schema(manifest["schema"]["path"])
+    schema = load_schema(manifest.schema.path)
     tables = read_tables(paths, build=build)
     facts = tables.facts.unique(["s", "p", "o", "o_is_entity", "o_lang", "o_datatype"])
     labels = tables.label_map(schema.language)
@@ -55,7 +55,7 @@ def domain_stats(domain: str, workdir: Path | str | None = None) -> dict[str, An
             .select(pl.col("p").replace_strict(labels, default=pl.col("p")), "len").iter_rows()
         ),
         "degree_histogram": dict(degrees.iter_rows()),  # degree (facts an entity node is in) -> entity nodes
-        "build_id": manifest["build_id"],
+        "build_id": manifest.build_id,
         "schema_inferred": schema.inferred,  # True: the schema was inferred from the data, not written by a person
     }
 

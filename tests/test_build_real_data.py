@@ -7,7 +7,8 @@ import json
 import pyoxigraph as ox
 
 from kgforge.core.vocab import RDFS_LABEL, SKOS_ALT_LABEL
-from kgforge.store.layout import domain_paths, open_read_only
+from kgforge.store.layout import domain_paths
+from kgforge.store.oxigraph import open_read_only
 
 
 def test_kdconv_travel_reproduces_table2(shared, workdir, cli):

@@ -12,7 +12,8 @@ import pyoxigraph as ox
 
 from kgforge.demo.wikidata_dump import write_demo_dump
 from kgforge.derive import ASSOCIATED_GRAPH
-from kgforge.store.layout import domain_paths, open_read_only
+from kgforge.store.layout import domain_paths
+from kgforge.store.oxigraph import open_read_only
 from kgforge.store.tables import read_tables
 from tests.faults import kill_at_random_point, part_files
 from tests.test_derive import write_sessions

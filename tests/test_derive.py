@@ -25,7 +25,8 @@ from kgforge.derive import (
     associated_relation,
     write_pairs,
 )
-from kgforge.store.layout import domain_paths, open_read_only
+from kgforge.store.layout import domain_paths
+from kgforge.store.oxigraph import open_read_only
 from kgforge.store.query import QueryRunner
 
 

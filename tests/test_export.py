@@ -216,13 +216,23 @@ def test_checks_stop_a_bad_export(cli, duconv_goals, tmp_path):
 def test_unknown_format_or_layout_is_a_clear_error(cli, duconv_goals, tmp_path):
     workdir, goals, _, _ = duconv_goals
     result = export(cli, workdir, goals, "conll", tmp_path / "x", check=False)  # refused at the edge: usage error
-    assert result.returncode == 2 and "'conll' is not one of" in result.stderr and "durecdial" in result.stderr
+    assert result.returncode == 2 and "unknown export format 'conll'" in result.stderr and "durecdial" in result.stderr
+    result = export(cli, workdir, goals, "DuConf", tmp_path / "x", check=False)
+    assert result.returncode == 2 and "unknown export format 'DuConf'; did you mean 'duconv'?" in result.stderr
     result = export(cli, workdir, goals, "duconv", tmp_path / "x", "--layout", "train", check=False)
     assert result.returncode == 2 and "'train' is not one of" in result.stderr and "resource-sample" in result.stderr
     result = export(cli, workdir, goals, "duconv", tmp_path / "x", "--layout", "tsv", check=False)  # another format's
     assert result.returncode == 1 and "no layout 'tsv'" in result.stderr and "sample" in result.stderr
-    with pytest.raises(KgforgeError, match="unknown --format 'conll'.*durecdial"):  # the library checks it too
+    with pytest.raises(KgforgeError, match="unknown export format 'conll'.*durecdial"):  # the library checks it too
         format_named("conll")
+
+
+@pytest.mark.parametrize("given", ["DuConv", "DUCONV", "duconv"])
+def test_format_names_are_taken_in_any_case(cli, duconv_goals, tmp_path, given):
+    workdir, goals, _, _ = duconv_goals
+    report = export(cli, workdir, goals, given, tmp_path / "g.jsonl")
+    assert report["format"] == "duconv" and report["records"] > 0
+    assert format_named("ndjson") is format_named("JSONL")  # an alias, in any case
 
 
 def test_add_related_without_a_bundle_is_a_clear_error(cli, duconv_goals, tmp_path):

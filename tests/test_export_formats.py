@@ -4,6 +4,7 @@ property tests: any dialogue record, exported and read back, is the record it wa
 from __future__ import annotations
 
 import copy
+import dataclasses
 from pathlib import Path
 
 import polars as pl
@@ -95,7 +96,7 @@ def test_every_layout_is_declared_once_and_goal_layouts_need_no_conversation():
                 goal_layout(fmt, None)
     assert {"duconv-session", "duconv-sample", "kdconv", "durecdial-resource", "durecdial-resource-sample",
             "durecdial-lic2020", "durecdial-lic2020-sample"} <= set(kinds)  # the readers' kinds
-    with pytest.raises(KgforgeError, match="unknown --format 'xml'"):
+    with pytest.raises(KgforgeError, match="unknown export format 'xml'"):
         ExportOptions(fmt="xml")
 
 
@@ -263,3 +264,21 @@ def test_segmentation_only_adds_spaces_and_keeps_known_names_whole(text):
     assert "  " not in cut and cut == cut.strip()
     for name in NAMES:
         assert SEGMENTER(name) == name
+
+
+def test_every_export_decides_its_subgraph_options_in_one_place():
+    """Type facts only where the format states types and the schema declares some (a schema inferred from
+    untyped data gives none to carry), for goals and real dialogues alike."""
+    typed = load_schema("duconv")
+    untyped = dataclasses.replace(typed, types={})
+    options = ExportOptions(fmt="duconv")
+    duconv, kdconv = format_named("duconv"), format_named("kdconv")
+    assert typed.types and duconv.type_facts and not kdconv.type_facts
+    assert options.subgraph(duconv, typed, goals=True).type_facts
+    assert not options.subgraph(duconv, untyped, goals=True).type_facts
+    assert not options.subgraph(duconv, untyped, goals=False).type_facts
+    assert not options.subgraph(kdconv, typed, goals=False).type_facts
+    goal, dialogue = options.subgraph(kdconv, typed, goals=True), options.subgraph(kdconv, typed, goals=False)
+    assert (goal.budgets, goal.incoming) == ((7, 4), False)
+    assert dialogue.incoming == kdconv.finds_mentions and dialogue.budgets == (kdconv.pool_budgets or (1 << 20,))
+    assert ExportOptions(fmt="duconv", budget=2).subgraph(duconv, typed, goals=True).budgets == (2,)

@@ -13,7 +13,8 @@ from kgforge.build.transaction import check_store
 from kgforge.core.vocab import OWL_SAME_AS, entity_iri
 from kgforge.demo.wikidata_dump import demo_entities, entity, write_dump
 from kgforge.sources.matching import Named, link, name_key
-from kgforge.store.layout import domain_paths, open_read_only
+from kgforge.store.layout import domain_paths
+from kgforge.store.oxigraph import open_read_only
 
 WD = "http://www.wikidata.org/entity/"
 

@@ -75,6 +75,22 @@ def test_export_rdf_round_trips_every_name(hostile_store, cli, tmp_path, fmt):
         assert {str(o) for o in graph.objects(predicate=rdflib.RDFS.label)} >= set(HOSTILE)
 
 
+@pytest.mark.parametrize(("given", "name"), [("turtle", "ttl"), ("N-Triples", "nt"), ("nquads", "nq"), ("TriG", "trig")])
+def test_export_rdf_takes_the_formats_common_names(hostile_store, cli, tmp_path, given, name):
+    out = tmp_path / "travel.rdf"
+    report = json.loads(cli("export-rdf", "travel", "--format", given, "--out", str(out),
+                            "--workdir", str(hostile_store), "--json").stdout)
+    assert report["format"] == name and report["statements"] > 0 and out.stat().st_size
+
+
+def test_export_rdf_names_the_closest_format_for_a_typo(hostile_store, cli, tmp_path):
+    result = cli("export-rdf", "travel", "--format", "turtel", "--out", str(tmp_path / "x"),
+                 "--workdir", str(hostile_store), check=False)
+    assert result.returncode == 2
+    assert "unknown RDF format 'turtel'; did you mean 'ttl'? known RDF formats: nq, nt, trig, ttl" in result.stderr
+    assert not (tmp_path / "x").exists()
+
+
 @settings(max_examples=200, deadline=None)
 @given(value=st.text(), lang=st.sampled_from([None, "zh", "en", "zh-hant"]))
 def test_written_literals_parse_back_unchanged(tmp_path_factory, value, lang):

@@ -16,7 +16,8 @@ from kgforge.core.vocab import (
     class_iri,
     relation_iri,
 )
-from kgforge.store.layout import domain_paths, open_read_only
+from kgforge.store.layout import domain_paths
+from kgforge.store.oxigraph import open_read_only
 
 WD = "http://www.wikidata.org/entity/"
 WDT = "http://www.wikidata.org/prop/direct/"

@@ -14,7 +14,8 @@ from kgforge.sources.wikidata.entity import WikidataConfig
 from kgforge.sources.wikidata.passes import index_records, read_journal, run_resumable
 from kgforge.sources.wikidata.pipeline import PassSpec
 from kgforge.sources.wikidata.select import expand, instances_of, subclass_closure
-from kgforge.store.layout import domain_paths, open_read_only
+from kgforge.store.layout import domain_paths
+from kgforge.store.oxigraph import open_read_only
 from tests.test_wikidata import build_source
 
 WD = "http://www.wikidata.org/entity/"

@@ -23,7 +23,8 @@ from kgforge.sources.xlore.dump import (
     XloreQuotaError,
     XloreReader,
 )
-from kgforge.store.layout import domain_paths, open_read_only
+from kgforge.store.layout import domain_paths
+from kgforge.store.oxigraph import open_read_only
 from tests.test_wikidata import build_source, objects
 
 I = "http://xlore.org/instance/"

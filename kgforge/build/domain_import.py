@@ -20,6 +20,7 @@ from kgforge.build.transaction import (
     extend_build,
     import_source,
     load_graphs,
+    schema_entry,
     write_schema_graph,
 )
 from kgforge.core import checks
@@ -34,6 +35,7 @@ from kgforge.store.layout import (
     staged_build,
     write_lock,
 )
+from kgforge.store.manifest import Manifest
 
 SCHEMA_FILE = "quads/schema.imports.nq"
 
@@ -46,24 +48,23 @@ def import_into_domain(domain: str, kind: str, path: Path | str, options: dict[s
     with write_lock(paths), progress_bar(show_progress) as progress, staged_build(paths) as staging:
         try:
             published: Path | None = published_build(paths)
-            manifest: dict[str, Any] | None = read_manifest(paths, published)
+            manifest: Manifest | None = read_manifest(paths, published)
         except (StoreMissingError, FileNotFoundError):
             published, manifest = None, None
-        schema = load_schema(manifest["schema"]["path"] if manifest else domain)
+        schema = load_schema(manifest.schema.path if manifest else domain)
         spec = SourceSpec(kind, str(path), options)
         result, used = import_source(schema, paths, staging, spec, Path(path), set(), progress)
-        graphs = dict(manifest["graphs"]) if manifest else {}
+        graphs = dict(manifest.graphs) if manifest else {}
         graphs[result.graph] = result.manifest_entry()
         relations = used | (_declared_in(published, schema.relations.values()) if published else set())
-        graphs[SCHEMA_GRAPH] = dict(write_schema_graph(schema, relations, staging / SCHEMA_FILE),
-                                    quads_file=SCHEMA_FILE)
+        graphs[SCHEMA_GRAPH] = schema_entry(write_schema_graph(schema, relations, staging / SCHEMA_FILE), SCHEMA_FILE)
         if published is None:
             summary = load_graphs(paths, staging, graphs, schema, progress, {})
         else:
             added = {g: graphs[g] for g in (result.graph, SCHEMA_GRAPH)}
             summary = extend_build(paths, staging, published, published / "oxigraph", [], added, {})
     return {"domain": domain, "build_id": summary.build_id, "total_quads": summary.total_quads,
-            "source": dict(result.manifest_entry(), graph=result.graph), "graphs": summary.graphs}
+            "source": dict(result.as_dict(), graph=result.graph), "graphs": summary.graphs}
 
 
 def _declared_in(published: Path, relations: Iterable[Relation]) -> set[Relation]:

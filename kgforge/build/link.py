@@ -34,6 +34,7 @@ from kgforge.store.layout import (
     staged_build,
     write_lock,
 )
+from kgforge.store.manifest import GraphEntry
 from kgforge.store.tables import GraphTables, read_tables
 
 EXTERNAL_PREFIXES = (WIKIDATA_ENTITY, XLORE_INSTANCE)
@@ -81,8 +82,8 @@ def link_domain(domain: str, workdir: Path | str | None = None) -> dict[str, Any
             with QuadWriter(staging / LINKS_QUADS, LINKS_GRAPH) as writer:
                 for entity, counterpart in sorted(report.linked.items()):
                     writer.iri(entity, OWL_SAME_AS, counterpart)
-            add_graphs(paths, staging, {LINKS_GRAPH: {"kind": "links", "quads_file": LINKS_QUADS,
-                                                      "quads": writer.count}},
+            add_graphs(paths, staging, {LINKS_GRAPH: GraphEntry(kind="links", quads_file=LINKS_QUADS,
+                                                                quads=writer.count)},
                        {"link": {k: v for k, v in summary.items() if k != "ambiguous_examples"}},
                        replace_kinds=("links",))
     return summary
@@ -93,7 +94,7 @@ def start_entity_names(domain: str, workdir: Path | str | None = None) -> dict[s
     schema type id when it has one (for the type check); only the head type when the schema names one.
     These are the seeds a Wikidata / XLORE import starts from when asked to seed by label."""
     paths = domain_paths(domain, workdir)
-    schema = load_schema(read_manifest(paths)["schema"]["path"])
+    schema = load_schema(read_manifest(paths).schema.path)
     tables = read_tables(paths)
     type_ids = {t.iri: t.id for t in schema.types.values()}
     typed = tables.types.filter(pl.col("class").is_in(list(type_ids)))

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import shutil
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -42,25 +42,27 @@ from kgforge.core.vocab import (
 from kgforge.sources.importer import ImportContext, importer_for, reads_file
 from kgforge.sources.schema_infer import infer_schema
 from kgforge.store.layout import (
-    DEFAULT_WORKDIR,
     DomainPaths,
-    bulk_load,
     carry_quads,
-    check_counts,
     domain_paths,
-    extend_store,
-    graph_counts,
     leftovers,
-    open_read_only,
     published_build,
     read_manifest,
-    require_counts_match,
     staged_build,
     swap_in,
     write_lock,
     writer_pid,
 )
-from kgforge.store.workdir import has_store
+from kgforge.store.manifest import GraphEntry, Manifest, SchemaEntry
+from kgforge.store.oxigraph import (
+    bulk_load,
+    check_counts,
+    extend_store,
+    graph_counts,
+    open_read_only,
+    require_counts_match,
+)
+from kgforge.store.workdir import DEFAULT_WORKDIR, has_store
 
 SCHEMA_QUADS = "quads/schema.nq"
 INFERRED_SCHEMA = "schema.toml"  # in the build folder, for a domain that has no schema of its own
@@ -80,7 +82,11 @@ class SourceResult:
     seconds: float
     engine: dict[str, Any] | None = None  # the dump engine and each shard's producer (Wikidata dumps)
 
-    def manifest_entry(self) -> dict[str, Any]:
+    def manifest_entry(self) -> GraphEntry:
+        return GraphEntry.from_dict(self.as_dict())
+
+    def as_dict(self) -> dict[str, Any]:
+        """The manifest entry's keys (in the order manifests have always had them)."""
         return {k: v for k, v in self.__dict__.items() if k != "graph" and not (k == "engine" and v is None)}
 
 
@@ -102,14 +108,14 @@ class DroppedGraph:
 _RESTORED_BY = {"derived": "derive", "links": "link"}
 
 
-def dropped_graphs(domain: str, previous: dict[str, Any], kept: set[str]) -> list[DroppedGraph]:
+def dropped_graphs(domain: str, previous: Manifest | None, kept: set[str]) -> list[DroppedGraph]:
     """The graphs of the ``previous`` manifest's that a stage added and that are not in ``kept``."""
     dropped = []
-    for graph, entry in previous.get("graphs", {}).items():
-        stage = _RESTORED_BY.get(str(entry.get("kind", "")).split("-")[0])
+    for graph, entry in (previous.graphs if previous else {}).items():
+        kind = (entry.kind or "").split("-")[0]
+        stage = _RESTORED_BY.get(kind)
         if stage and graph not in kept:
-            dropped.append(DroppedGraph(graph, str(entry["kind"]).split("-")[0], int(entry.get("quads", 0)),
-                                        f"kgforge {stage} {domain}"))
+            dropped.append(DroppedGraph(graph, kind, entry.quads, f"kgforge {stage} {domain}"))
     return dropped
 
 
@@ -132,7 +138,7 @@ class BuildSummary:
         return {
             "domain": self.domain, "build_id": self.build_id, "store": self.store, "schema": self.schema,
             "total_quads": self.total_quads, "graphs": self.graphs, "timings": self.timings,
-            "sources": [dict(s.manifest_entry(), graph=s.graph) for s in self.sources],
+            "sources": [dict(s.as_dict(), graph=s.graph) for s in self.sources],
             "records_ok": sum(s.counts.get("records_ok", 0) for s in self.sources),
             "records_bad": sum(s.counts.get("records_bad", 0) for s in self.sources),
             "dropped_graphs": [dict(vars(d), message=d.message) for d in self.dropped],
@@ -180,11 +186,11 @@ def build(
             result, relations = import_source(schema, paths, staging, spec, path, taken, progress)
             results.append(result)
             used |= relations
-        schema_entry = write_schema_graph(schema, used, staging / SCHEMA_QUADS)
+        schema_writer = write_schema_graph(schema, used, staging / SCHEMA_QUADS)
         import_seconds = time.perf_counter() - started
         graphs = {r.graph: r.manifest_entry() for r in results}
-        graphs[SCHEMA_GRAPH] = dict(schema_entry, quads_file=SCHEMA_QUADS)
-        previous = read_manifest(paths) if has_store(paths.root) else {}
+        graphs[SCHEMA_GRAPH] = schema_entry(schema_writer, SCHEMA_QUADS)
+        previous = read_manifest(paths) if has_store(paths.root) else None
         summary = load_graphs(paths, staging, graphs, schema, progress)
     summary.dropped = dropped_graphs(domain, previous, set(graphs))
     summary.sources = results
@@ -239,7 +245,7 @@ def _graph_name(kind: str, path: Path, taken: set[str]) -> str:
     return name
 
 
-def write_schema_graph(schema: Schema, relations: set[Relation], path: Path) -> dict[str, Any]:
+def write_schema_graph(schema: Schema, relations: set[Relation], path: Path) -> QuadWriter:
     """Relation and type declarations (labels in zh and en, kind) for what the build uses."""
     with QuadWriter(path, SCHEMA_GRAPH) as writer:
         for rel in sorted(relations, key=lambda r: r.iri):
@@ -251,41 +257,42 @@ def write_schema_graph(schema: Schema, relations: set[Relation], path: Path) -> 
         for entity_type in schema.types.values():
             writer.literal(entity_type.iri, RDFS_LABEL, entity_type.zh, lang="zh")
             writer.literal(entity_type.iri, RDFS_LABEL, entity_type.en, lang="en")
-    return {"kind": "schema", "quads": writer.count, "sha256": writer.sha256}
+    return writer
 
 
-def load_graphs(paths: DomainPaths, staging: Path, graphs: dict[str, dict[str, Any]], schema: Schema,
+def schema_entry(writer: QuadWriter, quads_file: str) -> GraphEntry:
+    """The manifest entry of a schema graph that ``writer`` wrote to ``quads_file`` (relative to the build)."""
+    return GraphEntry.from_dict({"kind": "schema", "quads": writer.count, "sha256": writer.sha256,
+                                 "quads_file": quads_file})
+
+
+def load_graphs(paths: DomainPaths, staging: Path, graphs: dict[str, GraphEntry], schema: Schema,
                 progress: Progress | None = None, stages: dict[str, Any] | None = None) -> BuildSummary:
     """Load ``graphs`` (graph IRI → manifest entry with ``quads_file``, relative to the staging build folder,
     ``quads`` and ``sha256``) into the staging build's fresh store, check the counts, write the manifest
     and publish the build. The caller holds the write lock."""
-    _add_checksums(staging, graphs)
-    files = {graph: staging / entry["quads_file"] for graph, entry in graphs.items()}
-    task = progress.add_task(f"load {sum(e['quads'] for e in graphs.values()):,} quads", total=None) if progress else None
+    graphs = _with_checksums(staging, graphs)
+    files = {graph: staging / entry.quads_file for graph, entry in graphs.items()}
+    task = progress.add_task(f"load {sum(e.quads for e in graphs.values()):,} quads", total=None) if progress else None
     started = time.perf_counter()
     counts = bulk_load(staging, files)
     if progress is not None:
         progress.update(task, total=1, completed=1)
-    expected = {graph: entry["quads"] for graph, entry in graphs.items() if entry["quads"]}
-    require_counts_match(expected, counts, staging)
+    require_counts_match(_expected_counts(graphs), counts, staging)
     total = sum(counts.values())
     load_seconds = time.perf_counter() - started
     timings = {"load_seconds": round(load_seconds, 3),
                "load_quads_per_second": round(total / load_seconds) if load_seconds else None}
-    manifest = {
-        "domain": paths.domain, "build_id": staging.name,
-        "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
-        "schema": {"name": schema.name, "version": schema.version, "path": str(schema.path),
-                   "sha256": sha256_file(schema.path), "inferred": schema.inferred},
-        "graphs": graphs,
-        "total_quads": total, "timings": timings, "versions": package_versions(),
-        "stages": stages or {},
-    }
+    manifest = Manifest(
+        domain=paths.domain, build_id=staging.name, created=_now(),
+        schema=SchemaEntry(name=schema.name, version=schema.version, path=str(schema.path),
+                           sha256=sha256_file(schema.path), inferred=schema.inferred),
+        graphs=graphs, total_quads=total, timings=timings, versions=package_versions(), stages=stages or {})
     swap_in(paths, staging, manifest)
     return BuildSummary(paths.domain, staging.name, str(staging / "oxigraph"), counts, timings=timings)
 
 
-def add_graphs(paths: DomainPaths, staging: Path, new_graphs: dict[str, dict[str, Any]], stages: dict[str, Any],
+def add_graphs(paths: DomainPaths, staging: Path, new_graphs: dict[str, GraphEntry], stages: dict[str, Any],
                replace_kinds: tuple[str, ...] = ()) -> BuildSummary:
     """Publish the current graphs plus ``new_graphs`` (e.g. the links graph), whose quads files the caller
     wrote into ``staging`` (from :func:`kgforge.store.layout.staged_build`) while holding the write lock.
@@ -294,13 +301,12 @@ def add_graphs(paths: DomainPaths, staging: Path, new_graphs: dict[str, dict[str
     so re-running a stage replaces its output. Only the new graphs are loaded (see :func:`extend_build`).
     """
     published = published_build(paths)
-    manifest = read_manifest(paths, published)
-    drop = [g for g, e in manifest["graphs"].items() if e.get("kind") in replace_kinds]
+    drop = read_manifest(paths, published).graphs_of_kind(*replace_kinds)
     return extend_build(paths, staging, published, published / "oxigraph", drop, new_graphs, stages)
 
 
 def extend_build(paths: DomainPaths, staging: Path, published: Path, base: Path, drop: list[str],
-                 new_graphs: dict[str, dict[str, Any]], stages: dict[str, Any],
+                 new_graphs: dict[str, GraphEntry], stages: dict[str, Any],
                  keep_base_as: str | None = None) -> BuildSummary:
     """Publish, as the staging build ``staging``, a copy of the store at ``base`` without the graphs in
     ``drop`` (nor the earlier versions of the new graphs), plus ``new_graphs``, whose quads files the
@@ -313,41 +319,46 @@ def extend_build(paths: DomainPaths, staging: Path, published: Path, base: Path,
     in the manifest beside the earlier ones. The caller holds the write lock.
     """
     manifest = read_manifest(paths, published)
-    manifest["schema"] = _carry_schema(manifest["schema"], published, staging)
-    _add_checksums(staging, new_graphs)
-    drop = [*drop, *(g for g in new_graphs if g in manifest["graphs"] and g not in drop)]
-    graphs = {g: e for g, e in manifest["graphs"].items() if g not in drop and g not in new_graphs}
+    new_graphs = _with_checksums(staging, new_graphs)
+    drop = [*drop, *(g for g in new_graphs if g in manifest.graphs and g not in drop)]
+    graphs = {g: e for g, e in manifest.graphs.items() if g not in drop and g not in new_graphs}
     carry_quads(published, staging, graphs)
     started = time.perf_counter()
-    added = extend_store(base, staging, drop, {g: staging / e["quads_file"] for g, e in new_graphs.items()},
+    added = extend_store(base, staging, drop, {g: staging / e.quads_file for g, e in new_graphs.items()},
                          keep_base_as)
-    require_counts_match({g: e["quads"] for g, e in new_graphs.items() if e["quads"]},
-                         {g: n for g, n in added.items() if n}, staging)
+    require_counts_match(_expected_counts(new_graphs), {g: n for g, n in added.items() if n}, staging)
     graphs.update(new_graphs)
     timings = {"load_seconds": round(time.perf_counter() - started, 3)}
-    swap_in(paths, staging, dict(
-        manifest, build_id=staging.name, created=time.strftime("%Y-%m-%dT%H:%M:%S%z"), graphs=graphs,
-        total_quads=sum(e["quads"] for e in graphs.values()), timings=timings, versions=package_versions(),
-        stages=dict(manifest.get("stages", {}), **stages)))
+    swap_in(paths, staging, replace(
+        manifest, build_id=staging.name, created=_now(), schema=_carry_schema(manifest.schema, published, staging),
+        graphs=graphs, total_quads=sum(e.quads for e in graphs.values()), timings=timings,
+        versions=package_versions(), stages={**manifest.stages, **stages}))
     return BuildSummary(paths.domain, staging.name, str(staging / "oxigraph"),
-                        {g: e["quads"] for g, e in graphs.items()}, timings=timings)
+                        {g: e.quads for g, e in graphs.items()}, timings=timings)
 
 
-def _carry_schema(entry: dict[str, Any], published: Path, staging: Path) -> dict[str, Any]:
+def _now() -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%S%z")
+
+
+def _expected_counts(graphs: dict[str, GraphEntry]) -> dict[str, int]:
+    return {graph: entry.quads for graph, entry in graphs.items() if entry.quads}
+
+
+def _carry_schema(entry: SchemaEntry, published: Path, staging: Path) -> SchemaEntry:
     """A schema kept inside the published build (one inferred at build time) goes into the new build with it,
     since the older build is removed in time; any other schema file stays where it is."""
-    path = Path(entry["path"])
+    path = Path(entry.path)
     if path.parent != published:
         return entry
     shutil.copyfile(path, staging / path.name)
-    return dict(entry, path=str(staging / path.name))
+    return replace(entry, path=str(staging / path.name))
 
 
-def _add_checksums(staging: Path, graphs: dict[str, dict[str, Any]]) -> None:
-    """The sha256 of each graph's quads file, where its entry does not carry it yet."""
-    for entry in graphs.values():
-        if "sha256" not in entry:
-            entry["sha256"] = sha256_file(staging / entry["quads_file"])
+def _with_checksums(staging: Path, graphs: dict[str, GraphEntry]) -> dict[str, GraphEntry]:
+    """``graphs`` with the sha256 of each graph's quads file, where its entry does not carry it yet."""
+    return {graph: entry if entry.sha256 is not None else entry.with_sha256(sha256_file(staging / entry.quads_file))
+            for graph, entry in graphs.items()}
 
 
 def check_store(domain: str, workdir: Path | str | None = None) -> dict[str, Any]:
@@ -357,17 +368,16 @@ def check_store(domain: str, workdir: Path | str | None = None) -> dict[str, Any
     published = published_build(paths)
     manifest = read_manifest(paths, published)
     actual = graph_counts(open_read_only(paths, published))
-    expected = {g: e["quads"] for g, e in manifest["graphs"].items() if e["quads"]}
-    problems = check_counts(expected, actual)
-    for graph, entry in manifest["graphs"].items():
-        quads_file = published / entry["quads_file"]
+    problems = check_counts(_expected_counts(dict(manifest.graphs)), actual)
+    for graph, entry in manifest.graphs.items():
+        quads_file = published / entry.quads_file
         if not quads_file.is_file():
             problems.append(f"graph {graph}: {quads_file} is missing (stages read the store instead; "
                             f"{_restore_hint(paths, workdir)})")
-        elif sha256_file(quads_file) != entry.get("sha256"):
+        elif sha256_file(quads_file) != entry.sha256:
             problems.append(f"graph {graph}: {quads_file} changed since the build (sha256 differs)")
     found = leftovers(paths)
-    return {"domain": domain, "build_id": manifest["build_id"], "ok": not problems, "problems": problems,
+    return {"domain": domain, "build_id": manifest.build_id, "ok": not problems, "problems": problems,
             "graphs": actual, "total_quads": sum(actual.values()),
             "leftovers": [str(p) for p in found], "writer_pid": writer_pid(paths),
             "clean_command": clean_command(domain, workdir) if found else None}

@@ -15,6 +15,7 @@ from rich.console import Console
 
 from kgforge.core import checks
 from kgforge.core.errors import ArgumentError
+from kgforge.core.registry import Registry, UnknownName
 from kgforge.store.layout import check_domain_name
 
 app = typer.Typer(
@@ -71,6 +72,22 @@ def finite_number(minimum: float = 0.0, *, above: bool = False, maximum: float |
 def one_of(options: Iterable[str]) -> Checked[str]:
     options = tuple(options)
     return Checked(str, partial(checks.choice, options=options), f"one of {', '.join(options)}")
+
+
+def registered(registry: Registry[Any]) -> Callable[[str], str]:
+    """A typer ``parser`` for a name chosen from ``registry``: any name or alias in any case gives the entry's
+    name; an unknown one is refused before the command runs, with the closest name ("did you mean")."""
+    def parse(value: str) -> str:
+        try:
+            return registry.entry(value).name
+        except UnknownName as exc:
+            raise typer.BadParameter(str(exc)) from None
+    return parse
+
+
+def names_and_aliases(registry: Registry[Any]) -> str:
+    """``nq (nquads, n-quads), trig, …``: the names an option takes, for its help."""
+    return ", ".join(f"{e.name} ({', '.join(e.aliases)})" if e.aliases else e.name for e in registry)
 
 
 POSITIVE = whole_number(1)  # counts, dimensions, sizes

@@ -21,10 +21,11 @@ from kgforge.cli._app import (
     console,
     emit_json,
     one_of,
-    show_mapping,
+    registered,
 )
 from kgforge.core.errors import KgforgeError
 from kgforge.exports import (
+    FORMATS,
     dialogue_kinds,
     formats,
     layout_names,
@@ -34,7 +35,7 @@ from kgforge.exports import (
 @app.command("export")
 def export_command(
     domain: DomainArgument,
-    fmt: Annotated[str, typer.Option("--format", parser=one_of(formats()),
+    fmt: Annotated[str, typer.Option("--format", parser=registered(FORMATS),
                                      help="duconv, kdconv, durecdial, sheet, jsonl or parquet "
                                           "(`kgforge export-formats` lists their layouts).")],
     out: Annotated[Path, typer.Option("--out", "-o", help="File to write (plus OUT.manifest.json, OUT.ids.txt).")],

@@ -27,7 +27,9 @@ from kgforge.cli._app import (
     console,
     emit_json,
     err_console,
+    names_and_aliases,
     one_of,
+    registered,
     show_mapping,
 )
 from kgforge.api import Domain, QueryReport
@@ -36,7 +38,7 @@ from kgforge.serve.client import endpoint_query
 from kgforge.store.labels import labelled_rows
 from kgforge.store.query import DEFAULT_TIMEOUT, load_query, parse_binding, term_text
 from kgforge.store.sparql_text import PREFIXES, declared_prefixes, shorten
-from kgforge.store.rdf_export import FORMATS, export_rdf
+from kgforge.store.rdf_export import RDF_FORMATS, export_rdf
 
 RESULT_FORMATS = ("table", "csv", "json")
 TABLE_LIMIT = 100  # rows a table shows unless --limit says otherwise; csv and json give every row by default
@@ -191,7 +193,7 @@ def _json_term(term: ox.NamedNode | ox.Literal | ox.BlankNode) -> dict[str, str]
 @app.command("export-rdf")
 def export_rdf_command(
     domain: DomainArgument,
-    fmt: Annotated[str, typer.Option("--format", parser=one_of(FORMATS), help=f"One of {', '.join(FORMATS)}.")],
+    fmt: Annotated[str, typer.Option("--format", parser=registered(RDF_FORMATS), help=f"One of {names_and_aliases(RDF_FORMATS)}.")],
     out: Annotated[Path, typer.Option("--out", "-o", help="File to write.")],
     workdir: WorkdirOption = DEFAULT_WORKDIR,
     json_out: JsonOption = False,

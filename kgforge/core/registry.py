@@ -1,6 +1,5 @@
-"""One shape for what is chosen by name: source kinds, crawl sites, goal styles, embedding models
-(PyKEEN's class-resolver idea, written once). Export formats still have the registry issue 12 gave them
-(``kgforge.exports.registry``).
+"""One shape for what is chosen by name: source kinds, crawl sites, goal styles, embedding models, export
+formats, RDF syntaxes (PyKEEN's class-resolver idea, written once).
 
 A :class:`Registry` maps names to objects. Names and aliases are matched without regard to case; an
 unknown name fails with the known ones and the closest ("did you mean"). Entries come from three places,

@@ -27,7 +27,8 @@ from kgforge.core.resources import query_text
 from kgforge.core.text import normalise_label
 from kgforge.core.vocab import OWL_SAME_AS
 from kgforge.embed.bundle import Bundle, bundle_path
-from kgforge.store.layout import DomainPaths, domain_paths, open_read_only
+from kgforge.store.layout import DomainPaths, domain_paths
+from kgforge.store.oxigraph import open_read_only
 from kgforge.store.query import QueryRunner
 from kgforge.store.workdir import where
 

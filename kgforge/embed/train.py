@@ -342,8 +342,8 @@ def embed(domain: str, workdir: Path | str | None = None, config: EmbedConfig | 
     triples = graph_triples(tables, include_literals=config.include_literals)
     split, report = split_triples(triples, tuple(config.ratios), config.seed)
     triple_set = index_triples(split, report)
-    source = {"domain": domain, "build_id": manifest.get("build_id"), "store": str(build),
-              "graphs": manifest.get("graphs"), "include_literals": config.include_literals,
+    source = {"domain": domain, "build_id": manifest.build_id, "store": str(build),
+              "graphs": manifest.to_dict()["graphs"], "include_literals": config.include_literals,
               "include_derived": config.include_derived}
     bundle = bundle_path(paths, name)
     summary = train_bundle(triple_set, config, bundle, labels=tables.label_map(), types=tables.types, source=source,

@@ -127,7 +127,7 @@ class KnowledgeIndex:
                    options: KnowledgeOptions = KnowledgeOptions()) -> "KnowledgeIndex":
         paths = domain_paths(domain, workdir)
         manifest = read_manifest(paths)
-        schema = load_schema(manifest["schema"]["path"]) if manifest.get("schema", {}).get("path") else None
+        schema = load_schema(manifest.schema.path)
         return cls(read_tables(paths), schema, segmented, options)
 
     def relation_kind(self, relation_label: str) -> str:

@@ -24,6 +24,7 @@ from kgforge.store.layout import (
     published_build,
     read_manifest,
 )
+from kgforge.store.manifest import Manifest
 from kgforge.store.tables import GraphTables, read_tables
 from kgforge.store.workdir import where
 
@@ -45,7 +46,7 @@ class ExportCheckError(KgforgeError):
 @dataclass
 class Context:
     paths: DomainPaths
-    manifest: dict[str, Any]
+    manifest: Manifest
     schema: Schema
     tables: GraphTables
     labels: Labels
@@ -56,7 +57,7 @@ class Context:
         paths = domain_paths(domain, workdir)
         build = published_build(paths)
         manifest = read_manifest(paths, build)
-        schema = load_schema(manifest["schema"]["path"])
+        schema = load_schema(manifest.schema.path)
         tables = tables or read_tables(paths, build=build)
         return cls(paths, manifest, schema, tables, Labels(tables, schema, language or schema.language))
 

@@ -62,12 +62,12 @@ def export_dialogues(domain: str, dialogues_file: Path, options: ExportOptions, 
     gold = GoldResolver(ctx, grounding.index, gold_frame(source.dialogues))
     resolved = gold.resolved()
     refresh = _refresh(ctx, source, gold, resolved, out) if options.refresh_attrs else None
-    sub_options = options.subgraph(source_fmt.pool_budgets, source_fmt.type_facts, incoming=source_fmt.finds_mentions)
+    sub_options = options.subgraph(source_fmt, ctx.schema, goals=False)
     assembled = assemble(ctx, grounding.grounded, sub_options, options.add_related, goal_checks=False)
     problems = assembled.problems
     checks = check_report(problems, source.ids, options.skip_invalid, DIALOGUE_CHECKS)
     render = Render.for_frame(ctx.labels, assembled.passing(), layout.segmented and options.segmented,
-                              fmt.type_relation, ctx.manifest["build_id"])
+                              fmt.type_relation, ctx.manifest.build_id)
     dialogues = assembled.dialogues(ctx.labels, render, fmt.shape)
     per_dialogue = [(d, fmt.dialogue_records(d, layout, render)) for d in dialogues]
     records = [(d.dialogue_id if len(recs) == 1 else f"{d.dialogue_id}/{j}", record)

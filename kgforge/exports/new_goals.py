@@ -22,10 +22,10 @@ from kgforge.exports.assemble import (
     check_report,
 )
 from kgforge.exports.labels import Render
-from kgforge.exports.options import GOAL_BUDGETS, ExportOptions
+from kgforge.exports.options import ExportOptions
 from kgforge.exports.registry import format_named, goal_layout
 from kgforge.exports.writing import finish, layout_problems
-from kgforge.goals.generate import read_goals
+from kgforge.goals.record import Goal, read_goals
 from kgforge.store.tables import GraphTables
 
 
@@ -39,14 +39,13 @@ def export_goals(domain: str, goals_file: Path, options: ExportOptions, out: Pat
     goals = list(read_goals(goals_file))
     if not goals:
         raise KgforgeError(f"{goals_file}: no goals to export")
-    # a schema that declares no types (one inferred from untyped data) gives topics no type fact to carry
-    sub_options = options.subgraph(GOAL_BUDGETS, fmt.type_facts and bool(ctx.schema.types), incoming=False)
+    sub_options = options.subgraph(fmt, ctx.schema, goals=True)
     grounded = _grounded(goals)
     assembled = assemble(ctx, grounded, sub_options, options.add_related, goal_checks=True)
     problems = assembled.problems
     checks = check_report(problems, grounded.ids, options.skip_invalid, GOAL_CHECKS)
     render = Render.for_frame(ctx.labels, assembled.passing(), layout.segmented and options.segmented,
-                              fmt.type_relation, ctx.manifest["build_id"])
+                              fmt.type_relation, ctx.manifest.build_id)
     dialogues = assembled.dialogues(ctx.labels, render, fmt.shape)
     records = [(d.dialogue_id, record) for d in dialogues for record in fmt.goal_records(d, layout, render)]
     unusable = layout_problems(fmt, layout, records)
@@ -64,16 +63,16 @@ def export_goals(domain: str, goals_file: Path, options: ExportOptions, out: Pat
     extra = {"goals_file": str(goals_file), "goals_sha256": sha256_file(goals_file),
              "dialogues": len({record_id for record_id, _ in kept}),
              "triples": sum(len(d.knowledge) for d in dialogues if d.dialogue_id not in dropped), "checks": checks,
-             "seeds": sorted({g.get("seed") for g in goals if g.get("seed") is not None})}
+             "seeds": sorted({g.seed for g in goals if g.seed is not None})}
     return finish(ctx, fmt, layout, kept, options, out, extra, started, rejected)
 
 
-def _grounded(goals: list[dict[str, Any]]) -> Grounded:
-    topics = pl.DataFrame([(i, pos, t) for i, g in enumerate(goals) for pos, t in enumerate(g["topics"])],
+def _grounded(goals: list[Goal]) -> Grounded:
+    topics = pl.DataFrame([(i, pos, t) for i, g in enumerate(goals) for pos, t in enumerate(g.topics)],
                           schema=TOPIC_SCHEMA, orient="row")
     paths = pl.DataFrame([(i, t["s"], t["p"], t["o"], bool(t["o_is_entity"])) for i, g in enumerate(goals)
-                          for t in g["path"]], schema=PATH_SCHEMA, orient="row")
-    ids = [f"dlg-{g['goal_id'].removeprefix('g-')}" for g in goals]
-    meta = {i: {"kind": g["kind"], "goal_id": g["goal_id"], "seed": g.get("seed"), "sequence": g.get("sequence"),
-                "profile": g.get("profile"), "topic_types": g.get("topic_types")} for i, g in enumerate(goals)}
+                          for t in g.path], schema=PATH_SCHEMA, orient="row")
+    ids = [f"dlg-{g.goal_id.removeprefix('g-')}" for g in goals]
+    meta = {i: {"kind": g.kind, "goal_id": g.goal_id, "seed": g.seed, "sequence": g.extra.get("sequence"),
+                "profile": g.extra.get("profile"), "topic_types": g.topic_types} for i, g in enumerate(goals)}
     return Grounded(topics, paths, ids, meta)

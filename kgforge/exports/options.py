@@ -5,7 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from kgforge.core.errors import KgforgeError
-from kgforge.exports.registry import format_named
+from kgforge.core.schema import Schema
+from kgforge.exports.registry import Format, format_named
 from kgforge.exports.subgraph import SubgraphOptions
 
 GOAL_BUDGETS = (7, 4)  # DuConv dev: ~7 facts of the first topic, ~4 of the second, besides type facts and goal path
@@ -30,7 +31,14 @@ class ExportOptions:
         if self.budget is not None and self.budget < 0:
             raise KgforgeError(f"--budget must be 0 or more facts per topic, got {self.budget}")
 
-    def subgraph(self, default: tuple[int, ...] | None, type_facts: bool, incoming: bool) -> SubgraphOptions:
+    def subgraph(self, fmt: Format, schema: Schema, *, goals: bool) -> SubgraphOptions:
+        """What the subgraph of each dialogue holds. New goals (``goals``) take 7 and 4 facts per topic and
+        no facts pointing to a topic; real dialogues in ``fmt`` (the format they are read in) take its pool
+        budgets, and the facts pointing to a topic where its dialogues name entities that are only objects.
+        Each topic's type fact comes only where the format states types (DuConv's 领域) and the schema
+        declares some: one inferred from untyped data gives topics no type fact to carry."""
+        default = GOAL_BUDGETS if goals else fmt.pool_budgets
         budgets = (self.budget,) if self.budget is not None else default or ALL_FACTS
         return SubgraphOptions(budgets=budgets, lead=min(SubgraphOptions.lead, budgets[0]),
-                               include_text=self.include_text, type_facts=type_facts, incoming=incoming)
+                               include_text=self.include_text, type_facts=fmt.type_facts and bool(schema.types),
+                               incoming=not goals and fmt.finds_mentions)

@@ -1,7 +1,8 @@
 """The export formats and their layouts, in one registry: the only place a format or layout name is checked.
 
 A format is one small module in ``kgforge/exports/formats/`` holding one :class:`Format` subclass,
-registered with :func:`register`. It declares its name, its layouts (and whether each one needs a
+registered with :func:`register` in :data:`FORMATS` (a :class:`kgforge.core.registry.Registry`: names and
+aliases in any case, "did you mean" on a typo). It declares its name, its layouts (and whether each one needs a
 conversation, so a goal-only export never writes a layout its readers cannot use), how to read real
 dialogues written in it, how to write a record, and the checks that say what its readers need. Adding a
 layout is one entry in that module.
@@ -21,6 +22,7 @@ import orjson
 
 from kgforge.core.errors import InputError, KgforgeError
 from kgforge.core.jsonio import Record, iter_json_container, iter_json_lines
+from kgforge.core.registry import Registry
 from kgforge.exports.model import TripleShape
 
 if TYPE_CHECKING:
@@ -46,6 +48,7 @@ class Format:
     what they support; every method gets the :class:`Layout` already checked by the registry."""
 
     name: ClassVar[str]
+    aliases: ClassVar[tuple[str, ...]] = ()  # other names it answers to (in any case, as its name)
     description: ClassVar[str]
     layouts: ClassVar[tuple[Layout, ...]]
     goal_layout: ClassVar[str | None] = None  # the default layout of goal-only exports
@@ -116,24 +119,23 @@ def _encoded(record: dict[str, Any]) -> bytes:
         return json.dumps(record, ensure_ascii=False).encode("utf-8")
 
 
-_FORMATS: dict[str, Format] = {}
+def _format_modules() -> list[str]:
+    package = importlib.import_module("kgforge.exports.formats")
+    return [f"{package.__name__}.{module.name}" for module in pkgutil.iter_modules(package.__path__)]
+
+
+FORMATS: Registry[Format] = Registry("export format", modules=_format_modules)
 
 
 def register(cls: type[Format]) -> type[Format]:
-    """Class decorator: make a format available under its ``name``."""
-    _FORMATS[cls.name] = cls()
+    """Class decorator: make a format available under its ``name`` and ``aliases``."""
+    FORMATS.register(cls.name, cls(), aliases=cls.aliases, description=cls.description)
     return cls
 
 
-def _load_all() -> None:
-    package = importlib.import_module("kgforge.exports.formats")
-    for module in pkgutil.iter_modules(package.__path__):
-        importlib.import_module(f"{package.__name__}.{module.name}")
-
-
 def formats() -> dict[str, Format]:
-    _load_all()
-    return dict(sorted(_FORMATS.items()))
+    """Every format by its name, sorted."""
+    return {entry.name: entry.obj for entry in FORMATS}
 
 
 def layout_names() -> list[str]:
@@ -147,10 +149,8 @@ def dialogue_kinds() -> list[str]:
 
 
 def format_named(name: str) -> Format:
-    found = formats().get(name)
-    if found is None:
-        raise KgforgeError(f"unknown --format {name!r}: choose one of {', '.join(formats())}")
-    return found
+    """The format called ``name`` or one of its aliases, in any case (``DuConv``); UnknownName else."""
+    return FORMATS.get(name)
 
 
 def goal_layout(fmt: Format, name: str | None) -> Layout:

@@ -20,13 +20,14 @@ from kgforge.core.version import __version__
 from kgforge.exports.assemble import Context, ExportCheckError
 from kgforge.exports.formats.generic import GENERIC_SCHEMA_VERSION
 from kgforge.exports.registry import Format, Layout
+from kgforge.store.manifest import Manifest
 
 
-def store_hash(manifest: dict[str, Any]) -> str:
+def store_hash(manifest: Manifest) -> str:
     """One hash for the store a dialogue was cut from: its build id and each graph's quads sha256."""
-    digest = hashlib.sha256(manifest["build_id"].encode())
-    for graph, entry in sorted(manifest["graphs"].items()):
-        digest.update(f"\n{graph}\t{entry.get('sha256', '')}".encode())
+    digest = hashlib.sha256(manifest.build_id.encode())
+    for graph, sha256 in sorted(manifest.checksums().items()):
+        digest.update(f"\n{graph}\t{sha256 or ''}".encode())
     return digest.hexdigest()
 
 
@@ -60,9 +61,9 @@ def finish(ctx: Context, fmt: Format, layout: Layout, records: list[tuple[str, d
         "format": fmt.name, "layout": layout.name, "layout_kind": layout.kind, "domain": ctx.paths.domain,
         "out": str(out), "records": len(records), "ids_file": str(ids_file),
         "rejected_file": str(rejected_file) if rejected else None,
-        "out_sha256": sha256_file(out), "store_hash": store_hash(ctx.manifest), "build_id": ctx.manifest["build_id"],
-        "graphs": {g: e.get("sha256") for g, e in ctx.manifest["graphs"].items()},
-        "schema": {k: ctx.manifest["schema"].get(k) for k in ("name", "version", "sha256")},
+        "out_sha256": sha256_file(out), "store_hash": store_hash(ctx.manifest), "build_id": ctx.manifest.build_id,
+        "graphs": ctx.manifest.checksums(),
+        "schema": {k: ctx.manifest.schema.to_dict().get(k) for k in ("name", "version", "sha256")},
         "generic_schema_version": GENERIC_SCHEMA_VERSION, "language": ctx.labels.language,
         "options": asdict(options), "kgforge": __version__, "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
         **extra,

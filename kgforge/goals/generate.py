@@ -18,16 +18,12 @@ goes to the others.
 
 from __future__ import annotations
 
-import json
-from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-from kgforge.core.errors import InputError
-from kgforge.core.files import atomic_write
 from kgforge.core.gc_pause import paused_gc
-from kgforge.core.jsonio import iter_json_lines
 from kgforge.goals.graph import STYLES, GoalGraph, GoalOptions
+from kgforge.goals.record import Goal, write_goals
 from kgforge.goals.styles import read_profiles
 from kgforge.store.layout import (
     domain_paths,
@@ -37,17 +33,8 @@ from kgforge.store.layout import (
 
 
 def sample_goals(graph: GoalGraph, options: GoalOptions, profiles: list[dict[str, Any]] | None = None
-                 ) -> list[dict[str, Any]]:
+                 ) -> list[Goal]:
     return STYLES.get(options.style)(graph, options, profiles)
-
-
-def write_goals(goals: Iterable[dict[str, Any]], out: Path) -> int:
-    count = 0
-    with atomic_write(out) as handle:
-        for goal in goals:
-            handle.write(json.dumps(goal, ensure_ascii=False) + "\n")
-            count += 1
-    return count
 
 
 def generate(domain: str, options: GoalOptions, out: Path, workdir: Path | str | None = None,
@@ -62,10 +49,10 @@ def generate(domain: str, options: GoalOptions, out: Path, workdir: Path | str |
     relations: dict[str, int] = {}
     types: dict[str, int] = {}
     for goal in goals:
-        kinds[goal["kind"]] = kinds.get(goal["kind"], 0) + 1
-        rel = graph.label(goal["path"][0]["p"])
+        kinds[goal.kind] = kinds.get(goal.kind, 0) + 1
+        rel = graph.label(goal.path[0]["p"])
         relations[rel] = relations.get(rel, 0) + 1
-        for t in goal["topic_types"]:
+        for t in goal.topic_types or ():
             types[str(t)] = types.get(str(t), 0) + 1
     return {"domain": domain, "out": str(out), "goals": written, "requested": options.n,
             "seed": options.seed, "style": options.style, "kinds": kinds,
@@ -73,14 +60,3 @@ def generate(domain: str, options: GoalOptions, out: Path, workdir: Path | str |
             "build_id": graph.build_id} | (
             {"profiles": len(profiles), "profiles_unreadable": unreadable} if profiles is not None else {})
 
-
-def read_goals(path: Path) -> Iterator[dict[str, Any]]:
-    """Goals written by ``kgforge goals``; a malformed line is an error naming file and line."""
-    for record in iter_json_lines(path):
-        if record.error:
-            raise InputError(f"{path}:{record.line}: {record.error}")
-        value = record.value
-        if not isinstance(value, dict) or not {"goal_id", "kind", "topics", "path"} <= set(value):
-            raise InputError(f"{path}:{record.line}: not a kgforge goal (needs goal_id, kind, topics, path); "
-                             "make one with `kgforge goals DOMAIN --n N --out FILE`")
-        yield value

@@ -18,6 +18,7 @@ from kgforge.core.registry import Registry
 from kgforge.core.schema import Schema, load_schema
 from kgforge.core.text import normalise_label
 from kgforge.core.vocab import CLASS, ONTO, RELATION
+from kgforge.goals.record import Goal
 from kgforge.store.layout import (
     DomainPaths,
     published_build,
@@ -62,12 +63,15 @@ class GoalGraph:
     workdir: Path = Path()
 
     @classmethod
-    def load(cls, paths: DomainPaths, language: str | None = None, tables: GraphTables | None = None) -> "GoalGraph":
-        build = published_build(paths)
+    def load(cls, paths: DomainPaths, language: str | None = None, tables: GraphTables | None = None,
+             build: Path | None = None) -> "GoalGraph":
+        """The goal material of ``build`` (default: the published build), from ``tables`` when given (they
+        must be that build's)."""
+        build = build or published_build(paths)
         manifest = read_manifest(paths, build)
-        schema = load_schema(manifest["schema"]["path"])
+        schema = load_schema(manifest.schema.path)
         tables = tables or read_tables(paths, include_derived=True, build=build)
-        graph = cls(schema, tables, language or schema.language, build_id=manifest["build_id"],
+        graph = cls(schema, tables, language or schema.language, build_id=manifest.build_id,
                     domain=paths.domain, workdir=paths.workdir)
         graph.labels = tables.label_map(graph.language)
         graph.relation_kinds = dict(zip(tables.relations["iri"].to_list(), tables.relations["kind"].to_list()))
@@ -159,17 +163,13 @@ def _triple(graph: GoalGraph, s: str, p: str, o: str, o_is_entity: bool) -> dict
 
 
 def make_goal(graph: GoalGraph, kind: str, topics: list[str], path: list[dict[str, Any]], seed: int,
-              extra: dict[str, Any] | None = None) -> dict[str, Any]:
-    """One goal record: ids, topics with labels and types, the path as IRIs and as DuConv label triples."""
-    record = {
-        "goal_id": goal_id(kind, topics, path), "kind": kind, "seed": seed, "topics": topics,
-        "topic_labels": [graph.label(t) for t in topics],
-        "topic_types": [graph.topic_types.get(t) for t in topics],
-        "path": path,
-        "goal": [["START", *[graph.label(t) for t in topics]], *[t["labels"] for t in path]],
-    }
-    record.update(extra or {})
-    return record
+              extra: dict[str, Any] | None = None) -> Goal:
+    """One goal: ids, topics with labels and types, the path as IRIs and as DuConv label triples."""
+    return Goal(goal_id=goal_id(kind, topics, path), kind=kind, seed=seed, topics=topics,
+                topic_labels=[graph.label(t) for t in topics],
+                topic_types=[graph.topic_types.get(t) for t in topics], path=path,
+                goal=[["START", *[graph.label(t) for t in topics]], *[t["labels"] for t in path]],
+                extra=extra or {})
 
 
 # ---------------------------------------------------------------- names → IRIs
@@ -234,7 +234,7 @@ def fold(name: str) -> str:
 # ---------------------------------------------------------------- options and the styles registry
 
 
-GoalStyle = Callable[["GoalGraph", "GoalOptions", "list[dict[str, Any]] | None"], "list[dict[str, Any]]"]
+GoalStyle = Callable[["GoalGraph", "GoalOptions", "list[dict[str, Any]] | None"], "list[Goal]"]
 STYLES: Registry[GoalStyle] = Registry("goal style", modules=("kgforge.goals.styles",),
                                        entry_point_group="kgforge.goal_styles")
 

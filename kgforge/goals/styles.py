@@ -28,6 +28,7 @@ from kgforge.goals.graph import (
     _triple,
     make_goal,
 )
+from kgforge.goals.record import Goal
 
 # ---------------------------------------------------------------- stratified sampling
 
@@ -70,7 +71,7 @@ def _pair_key(a: pl.Expr, b: pl.Expr) -> pl.Expr:
     return pl.concat_str([pl.min_horizontal(a, b), pl.max_horizontal(a, b)], separator="\x1f")
 
 
-def sample_one_step(graph: GoalGraph, n: int, seed: int, taken: set[str]) -> list[dict[str, Any]]:
+def sample_one_step(graph: GoalGraph, n: int, seed: int, taken: set[str]) -> list[Goal]:
     edges = graph.topic_edges().with_columns(pair=_pair_key(pl.col("s"), pl.col("o")))
     edges = edges.filter(~pl.col("pair").is_in(list(taken))).unique("pair", keep="first", maintain_order=True)
     chosen = stratified_take(edges, n, "p", seed)
@@ -83,7 +84,7 @@ def sample_one_step(graph: GoalGraph, n: int, seed: int, taken: set[str]) -> lis
     return goals
 
 
-def sample_two_step(graph: GoalGraph, n: int, seed: int, taken: set[str]) -> list[dict[str, Any]]:
+def sample_two_step(graph: GoalGraph, n: int, seed: int, taken: set[str]) -> list[Goal]:
     pairs = read_pairs(graph.tables)
     if pairs.is_empty():
         raise KgforgeError(f"no derived graph (associated triples) for {graph.domain!r} in {where(graph.workdir)}, "
@@ -143,7 +144,7 @@ class Adjacency:
         return np.where(has, self.targets[pick], -1), np.where(has, self.edge_rows[pick], -1)
 
 
-def sample_paths(graph: GoalGraph, n: int, hops: tuple[int, int], seed: int, taken: set[str]) -> list[dict[str, Any]]:
+def sample_paths(graph: GoalGraph, n: int, hops: tuple[int, int], seed: int, taken: set[str]) -> list[Goal]:
     """Topic transitions of 1..3 hops: start edges stratified by relation, then seeded random steps
     to a topic not yet on the path (a few tries per path, paths that cannot grow are dropped)."""
     edges = graph.topic_edges()
@@ -160,7 +161,7 @@ def sample_paths(graph: GoalGraph, n: int, hops: tuple[int, int], seed: int, tak
 
 
 def _walks(graph: GoalGraph, adjacency: Adjacency, hops: int, want: int, seed: int,
-           taken: set[str]) -> list[dict[str, Any]]:
+           taken: set[str]) -> list[Goal]:
     rng = np.random.default_rng(seed)
     starts = stratified_take(adjacency.edges.with_row_index("row"), min(adjacency.edges.height, want * 3), "p", seed)
     index = {iri: i for i, iri in enumerate(adjacency.nodes)}
@@ -231,7 +232,7 @@ def liked_names(profile: dict[str, Any]) -> list[str]:
 
 
 def sample_sequences(graph: GoalGraph, n: int, seed: int, taken: set[str],
-                     profiles: list[dict[str, Any]] | None = None) -> list[dict[str, Any]]:
+                     profiles: list[dict[str, Any]] | None = None) -> list[Goal]:
     """问答(T) → chat about T → recommend an item linked to T → 再见, T a topic the profile likes
     (or, without profiles, a seeded stratified sample of topics that have a recommendable neighbour)."""
     edges = graph.topic_edges()
@@ -290,7 +291,7 @@ def goal_string(steps: list[dict[str, Any]]) -> str:
 
 
 @STYLES.register("duconv", description="DuConv one-step and two-step goals (--one-step-ratio)")
-def duconv_goals(graph: GoalGraph, options: GoalOptions, profiles: list[dict[str, Any]] | None) -> list[dict[str, Any]]:
+def duconv_goals(graph: GoalGraph, options: GoalOptions, profiles: list[dict[str, Any]] | None) -> list[Goal]:
     taken: set[str] = set()
     goals = sample_one_step(graph, round(options.n * options.one_step_ratio), options.seed, taken)
     goals += sample_two_step(graph, options.n - len(goals), options.seed, taken) if options.n > len(goals) else []
@@ -298,11 +299,11 @@ def duconv_goals(graph: GoalGraph, options: GoalOptions, profiles: list[dict[str
 
 
 @STYLES.register("kdconv", description="KdConv-style transition paths over --hops (1-3) hops")
-def kdconv_goals(graph: GoalGraph, options: GoalOptions, profiles: list[dict[str, Any]] | None) -> list[dict[str, Any]]:
+def kdconv_goals(graph: GoalGraph, options: GoalOptions, profiles: list[dict[str, Any]] | None) -> list[Goal]:
     return sample_paths(graph, options.n, options.hops, options.seed, set())
 
 
 @STYLES.register("durecdial", description="DuRecDial-style goal sequences over topics the --profiles like")
 def durecdial_goals(graph: GoalGraph, options: GoalOptions, profiles: list[dict[str, Any]] | None
-                    ) -> list[dict[str, Any]]:
+                    ) -> list[Goal]:
     return sample_sequences(graph, options.n, options.seed, set(), profiles)

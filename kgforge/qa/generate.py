@@ -453,7 +453,7 @@ def generate(material: Material, options: GenerateOptions, out: Path, convquesti
         "language": material.templates.language, "templates": material.templates.source,
         "options": {**asdict(options), "interactions": list(options.interactions),
                     "phenomena": list(options.phenomena) if options.phenomena is not None else None},
-        "build_id": material.graph.manifest.get("build_id"), "out_sha256": sha256_file(Path(out)),
+        "build_id": material.graph.manifest.build_id, "out_sha256": sha256_file(Path(out)),
         "versions": package_versions(), "seconds": round(time.perf_counter() - started, 3),
         "timings": {"yarns_s": round(spun - started, 3), "render_write_s": round(time.perf_counter() - spun, 3)},
     }

@@ -25,6 +25,7 @@ from kgforge.qa.kg import (
     XSD,
     DomainPaths,
     GraphTables,
+    Manifest,
     QueryRunner,
     Schema,
     load_schema,
@@ -51,14 +52,14 @@ class QAGraph:
     schema: Schema
     tables: GraphTables
     language: str
-    manifest: dict
+    manifest: Manifest
     qualifier_timeout: float = 120.0
     _qualifiers: pl.DataFrame | None = field(default=None, init=False, repr=False)
 
     @classmethod
     def load(cls, paths: DomainPaths, language: str | None = None) -> "QAGraph":
         manifest = read_manifest(paths)
-        schema = load_schema(manifest["schema"]["path"])
+        schema = load_schema(manifest.schema.path)
         return cls(paths, schema, read_tables(paths), language or schema.language, manifest)
 
     # ------------------------------------------------------------ names
@@ -190,9 +191,7 @@ class QAGraph:
     def has_statement_nodes(self) -> bool:
         """Whether a source of the build can hold statement nodes (a Wikidata import): the qualifier
         query scans the whole store, so it is skipped for stores that cannot have any."""
-        graphs = self.manifest.get("graphs")
-        return not isinstance(graphs, dict) or any(
-            str(entry.get("kind", "wikidata")).startswith("wikidata") for entry in graphs.values())
+        return any((entry.kind or "wikidata").startswith("wikidata") for entry in self.manifest.graphs.values())
 
     def _read_qualifiers(self) -> pl.DataFrame:
         schema = {"s": pl.String, "p": pl.String, "o": pl.String, "q": pl.String, "q_value": pl.String,

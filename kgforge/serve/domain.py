@@ -66,11 +66,12 @@ class Version:
     """One published build as the server holds it."""
 
     build: Path
-    manifest: dict[str, Any]
+    manifest: kg.Manifest
     relations: dict[str, dict[str, str]] | None = None
     tables_task: asyncio.Task | None = None
     index_task: asyncio.Task | None = None
     index: LabelIndex | None = None
+    goal_graph: kg.GoalGraph | None = None  # the goal view's sampling material, read on its first use
 
     def release(self) -> None:
         for task in (self.tables_task, self.index_task):
@@ -155,6 +156,13 @@ class ServedDomain:
             version.tables_task = asyncio.get_running_loop().create_task(
                 asyncio.to_thread(kg.tables_of, self.paths, version.build))
         return version.tables_task
+
+    def goal_graph(self, version: Version, tables: kg.GraphTables) -> kg.GoalGraph:
+        """The version's goal material (topic types, classes, labels over its whole graph), read once per
+        version in the calling thread; a newly published build is a new version, so it is read again."""
+        if version.goal_graph is None:
+            version.goal_graph = kg.goal_graph(self.paths, version.build, tables)
+        return version.goal_graph
 
     def _start_index(self, version: Version) -> None:
         async def build_index() -> LabelIndex:

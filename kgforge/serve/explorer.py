@@ -47,7 +47,7 @@ SELECT ?e ?label WHERE { ?e rdfs:label ?label }"""
 
 
 def page(name: str, version: Version, status: int = 200, **context: Any) -> HTMLResponse:
-    html = TEMPLATES.get_template(name).render(build=version.id, domain=version.manifest.get("domain", ""),
+    html = TEMPLATES.get_template(name).render(build=version.id, domain=version.manifest.domain,
                                                **context)
     return HTMLResponse(html, status_code=status,
                         headers={"X-Kgforge-Build": version.id, "Content-Security-Policy": CSP})
@@ -100,9 +100,9 @@ def relation_label(relations: dict[str, dict[str, str]], iri: str) -> str:
 
 async def home(domain: ServedDomain, request: Request) -> Response:
     version = domain.current()
-    graphs = version.manifest.get("graphs", {})
-    return page("home.html", version, graphs=[(source_name(g), e.get("quads")) for g, e in sorted(graphs.items())],
-                total=version.manifest.get("total_quads"), related=kg.has_related_model(domain.paths))
+    graphs = version.manifest.graphs
+    return page("home.html", version, graphs=[(source_name(g), e.quads) for g, e in sorted(graphs.items())],
+                total=version.manifest.quads, related=kg.has_related_model(domain.paths))
 
 
 async def search(domain: ServedDomain, request: Request) -> Response:
@@ -215,13 +215,13 @@ async def goals(domain: ServedDomain, request: Request) -> Response:
     deadline = domain.deadline()
     tables = await asyncio.wait_for(asyncio.shield(domain.tables(version)), max(deadline - time.monotonic(), 0))
 
-    def sample() -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-        found = kg.sample_topic_goals(domain.paths, tables, topic, n, seed)
+    def sample() -> tuple[list[kg.Goal], list[dict[str, Any]]]:
+        found = kg.sample_topic_goals(domain.goal_graph(version, tables), topic, n, seed)
         return found, (kg.goal_subgraphs(domain.paths, tables, found) if found else [])
 
     found, records = await asyncio.wait_for(asyncio.to_thread(sample), max(deadline - time.monotonic(), 0))
     by_goal = {r["goal_id"]: r for r in records}
-    rendered = [{"goal": g, "export": by_goal.get(g["goal_id"])} for g in found]
+    rendered = [{"goal": g, "export": by_goal.get(g.goal_id)} for g in found]
     label = _pick_label([{"label": r["label"], "lang": r["lang"]}
                          for r in tables.labels.filter(tables.labels["iri"] == topic).to_dicts()]) or topic
     return page("goals.html", version, topic=topic, label=label, goals=rendered, n=n, seed=seed)

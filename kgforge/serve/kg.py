@@ -31,20 +31,22 @@ from kgforge.core.vocab import (
 )
 from kgforge.derive import PAIR_NODE
 from kgforge.exports import ExportOptions, export_goals
-from kgforge.goals.generate import sample_goals, write_goals
+from kgforge.goals.generate import sample_goals
 from kgforge.goals.graph import GoalGraph, GoalOptions
+from kgforge.goals.record import Goal, write_goals
 from kgforge.store.layout import (
     DomainPaths,
     domain_paths,
     published_build,
     read_manifest,
 )
+from kgforge.store.manifest import Manifest
 from kgforge.store.query import PREFIXES, uses_service
 from kgforge.store.tables import GraphTables, read_tables
 
 __all__ = [
     "DERIVED_GRAPHS", "GRAPH", "ONTO", "OWL_SAME_AS", "PREFIXES", "RDF_TYPE", "RDFS_LABEL", "SCHEMA_GRAPH", "SKOS_ALT_LABEL",
-    "PAIR_NODE", "DomainPaths", "GraphTables", "KgforgeError", "StoreMissingError", "domain_paths", "goal_subgraphs",
+    "PAIR_NODE", "DomainPaths", "Goal", "GoalGraph", "GraphTables", "Manifest", "KgforgeError", "StoreMissingError", "domain_paths", "goal_graph", "goal_subgraphs",
     "has_related_model", "has_service_clause", "is_update", "published_build", "read_manifest",
     "related_entities", "sample_topic_goals",
     "shipped_queries", "tables_of", "VersionMoved",
@@ -100,13 +102,17 @@ def shipped_queries() -> dict[str, str]:
 # ---------------------------------------------------------------- goals and the export's subgraph
 
 
-def sample_topic_goals(paths: DomainPaths, tables: GraphTables, topic: str, n: int, seed: int
-                       ) -> list[dict[str, Any]]:
+def goal_graph(paths: DomainPaths, build: Path, tables: GraphTables) -> GoalGraph:
+    """The goal material of ``build`` (whose graph tables are ``tables``): read once per build served."""
+    return GoalGraph.load(paths, tables=tables, build=build)
+
+
+def sample_topic_goals(graph: GoalGraph, topic: str, n: int, seed: int) -> list[Goal]:
     """Up to ``n`` DuConv-style goals with ``topic`` as one of the two topics, half one-step and half
     two-step as ``kgforge goals`` samples them (one-step only when ``kgforge derive`` has not run), by
     its own sampler over the facts that involve the topic. Which entities may be topics (enough facts,
-    typed, not a class) is judged on the whole graph, as ``kgforge goals`` judges it."""
-    graph = replace(GoalGraph.load(paths, tables=tables), tables=_topic_tables(tables, topic))
+    typed, not a class) is judged on the whole ``graph``, as ``kgforge goals`` judges it."""
+    graph = replace(graph, tables=_topic_tables(graph.tables, topic))
     try:
         return sample_goals(graph, GoalOptions(n=n, seed=seed))
     except KgforgeError:  # no associated triples to take two-step goals from
@@ -122,7 +128,7 @@ def _topic_tables(tables: GraphTables, topic: str) -> GraphTables:
     return GraphTables(facts=involved, labels=tables.labels, types=tables.types, relations=tables.relations)
 
 
-def goal_subgraphs(paths: DomainPaths, tables: GraphTables, goals: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def goal_subgraphs(paths: DomainPaths, tables: GraphTables, goals: list[Goal]) -> list[dict[str, Any]]:
     """What ``kgforge export --format jsonl`` writes for ``goals``: one record per goal, its path and every
     triple of its subgraph with labels, role and source graph. The export itself runs (into a temporary
     folder), so the view shows exactly what an export would write."""

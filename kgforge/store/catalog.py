@@ -41,12 +41,12 @@ def list_domains(workdir: Path | str | None = None) -> list[DomainInfo]:
 def _domain_info(workdir: Path, name: str) -> DomainInfo:
     paths = domain_paths(name, workdir)
     manifest = read_manifest(paths)
-    graphs = manifest.get("graphs", {})
+    graphs = manifest.graphs
     models = paths.models
     return DomainInfo(
-        name=name, path=paths.root.absolute(), quads=int(manifest.get("total_quads", 0)), graphs=len(graphs),
-        size_bytes=disk_usage(paths.root), build_id=str(manifest.get("build_id", "")),
-        built_at=str(manifest.get("created", "")), schema=str(manifest.get("schema", {}).get("name", "")),
+        name=name, path=paths.root.absolute(), quads=manifest.quads, graphs=len(graphs),
+        size_bytes=disk_usage(paths.root), build_id=manifest.build_id,
+        built_at=manifest.created, schema=manifest.schema.name or "",
         derived=tuple(sorted(g[len(DERIVED_GRAPHS):] for g in graphs if g.startswith(DERIVED_GRAPHS))),
         embeddings=tuple(sorted(m.name for m in models.iterdir() if (m / "bundle.json").exists()))
         if models.is_dir() else (),

@@ -1,4 +1,4 @@
-"""The one adapter over pyoxigraph: where a domain's store lives, how it is built, swapped and read.
+"""Where a domain's store lives on disk, who may write it, and how a build is staged and published.
 
 Layout of ``<workdir>/<domain>/``::
 
@@ -16,28 +16,27 @@ Layout of ``<workdir>/<domain>/``::
 
 A writer stages everything in a fresh build folder and publishes it with one atomic symlink swap;
 readers resolve ``store`` once and read that build only, so a failed or killed writer is never read.
+The manifest's records are :mod:`kgforge.store.manifest`'s; the Oxigraph store inside a build is
+:mod:`kgforge.store.oxigraph`'s.
 """
 
 from __future__ import annotations
 
 import fcntl
-import json
 import os
 import shutil
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
-
-import pyoxigraph as ox
 
 from kgforge.core.checks import folder_name
 from kgforge.core.errors import BuildError, StoreLockedError
-from kgforge.core.files import fsync_dir, replace_link, write_json_atomic
+from kgforge.core.files import fsync_dir, replace_link
 from kgforge.store.checksums import is_verified, record_verified
-from kgforge.store.workdir import DEFAULT_WORKDIR, missing_store, resolve_workdir
+from kgforge.store.manifest import GraphEntry, Manifest
+from kgforge.store.workdir import missing_store, resolve_workdir
 _INCOMPLETE = ".incomplete"
 
 
@@ -140,13 +139,9 @@ def write_lock(paths: DomainPaths) -> Iterator[None]:
         handle.close()
 
 
-def open_read_only(paths: DomainPaths, build: Path | None = None) -> ox.Store:
-    return ox.Store.read_only(str((build or published_build(paths)) / "oxigraph"))
-
-
-def read_manifest(paths: DomainPaths, build: Path | None = None) -> dict:
+def read_manifest(paths: DomainPaths, build: Path | None = None) -> Manifest:
     """The manifest of ``build`` (default: the published build)."""
-    return json.loads(((build or published_build(paths)) / "manifest.json").read_text(encoding="utf-8"))
+    return Manifest.read((build or published_build(paths)) / "manifest.json")
 
 
 # --- writing: stage, load, publish --------------------------------------------------------------
@@ -169,12 +164,12 @@ def staged_build(paths: DomainPaths) -> Iterator[Path]:
         raise
 
 
-def carry_quads(source: Path, target: Path, graphs: dict[str, dict[str, Any]]) -> None:
+def carry_quads(source: Path, target: Path, graphs: Mapping[str, GraphEntry]) -> None:
     """Hard-link the quads files of ``graphs`` (manifest entries) from build ``source`` into ``target``,
     each verified against its checksum first; a copy where the filesystem has no hard links."""
     for graph, entry in graphs.items():
-        name = entry["quads_file"]
-        if not is_verified(source, name, entry["sha256"]):
+        name = entry.quads_file
+        if not quads_verified(source, entry):
             raise BuildError(
                 f"graph {graph}: {source / name} is missing or differs from the published manifest (sha256), so "
                 f"it cannot be carried into a new build; run `kgforge build {target.parent.parent.name}` to rebuild")
@@ -185,81 +180,15 @@ def carry_quads(source: Path, target: Path, graphs: dict[str, dict[str, Any]]) -
             shutil.copyfile(source / name, target / name)
 
 
-def quads_verified(build: Path, entry: dict[str, Any]) -> bool:
+def quads_verified(build: Path, entry: GraphEntry) -> bool:
     """Whether ``build``'s quads file of a manifest entry holds the bytes its checksum names."""
-    return "sha256" in entry and is_verified(build, entry["quads_file"], entry["sha256"])
+    return entry.sha256 is not None and is_verified(build, entry.quads_file, entry.sha256)
 
 
-def bulk_load(build: Path, graph_files: dict[str, Path]) -> dict[str, int]:
-    """Bulk-load one N-Quads file per named graph into ``build/oxigraph``; return distinct quads per graph.
-
-    Each file holds the quads of its one graph (as ``QuadWriter`` writes them), so a graph's count is
-    the growth of the store while its file loads. Files load smallest first, which makes the counting
-    cost about one pass over the finished store, far less than a GROUP BY over all graphs.
-    """
-    store = ox.Store(str(build / "oxigraph"))
-    counts: dict[str, int] = {}
-    loaded = 0
-    for graph, quad_file in sorted(graph_files.items(), key=lambda item: item[1].stat().st_size):
-        if quad_file.stat().st_size:  # bulk_load rejects empty input on some versions
-            store.bulk_load(path=str(quad_file), format=ox.RdfFormat.N_QUADS)
-            total = len(store)
-            counts[graph], loaded = total - loaded, total
-    store.flush()
-    del store
-    return {graph: n for graph, n in counts.items() if n}
-
-
-def extend_store(base: Path, build: Path, drop: list[str], files: dict[str, Path],
-                 keep_base_as: str | None = None) -> dict[str, int]:
-    """Make ``build/oxigraph`` a copy of the store at ``base`` (a RocksDB checkpoint: hard links, seconds
-    at any size) without the graphs in ``drop``, plus the graphs in ``files`` (graph IRI → its N-Quads
-    file); return those graphs' quad counts. With ``keep_base_as``, a checkpoint of the copy before the
-    new graphs stays beside it, so a later re-run can extend it again instead of deleting a graph quad
-    by quad."""
-    source = ox.Store.read_only(str(base))
-    source.backup(str(build / "oxigraph"))
-    store = ox.Store(str(build / "oxigraph"))
-    for name in drop:
-        store.remove_graph(ox.NamedNode(name))
-    store.flush()
-    if keep_base_as:
-        (store if drop else source).backup(str(build / keep_base_as))
-    del source
-    for quad_file in files.values():
-        if quad_file.stat().st_size:  # measured: 3x faster than bulk_load(path=…) into a non-empty store
-            store.bulk_extend(ox.parse(path=str(quad_file), format=ox.RdfFormat.N_QUADS))
-    store.flush()
-    counts = {graph: _graph_size(store, graph) for graph in files}
-    del store
-    return counts
-
-
-def _graph_size(store: ox.Store, graph: str) -> int:
-    rows = store.query("SELECT ?g (COUNT(*) AS ?n) WHERE { GRAPH ?g { ?s ?p ?o } } GROUP BY ?g",
-                       substitutions={ox.Variable("g"): ox.NamedNode(graph)})
-    return sum(int(row["n"].value) for row in rows)
-
-
-def graph_counts(store: ox.Store) -> dict[str, int]:
-    rows = store.query("SELECT ?g (COUNT(*) AS ?n) WHERE { GRAPH ?g { ?s ?p ?o } } GROUP BY ?g")
-    return {row["g"].value: int(row["n"].value) for row in rows}
-
-
-def check_counts(expected: dict[str, int], actual: dict[str, int]) -> list[str]:
-    """Differences between the counts a build wrote and those the store holds."""
-    problems = []
-    for graph in sorted(set(expected) | set(actual)):
-        want, got = expected.get(graph, 0), actual.get(graph, 0)
-        if want != got:
-            problems.append(f"graph {graph}: expected {want} quads, store holds {got}")
-    return problems
-
-
-def swap_in(paths: DomainPaths, build: Path, manifest: dict) -> None:
+def swap_in(paths: DomainPaths, build: Path, manifest: Manifest) -> None:
     """Publish a staged build: write its manifest, then atomically point ``store`` at it; keep one previous
     build. Its quads' checksums are recorded as verified last, once pruning has touched their links."""
-    write_json_atomic(build / "manifest.json", manifest)
+    manifest.write(build / "manifest.json")
     (build / _INCOMPLETE).unlink()
     fsync_dir(build)
     previous = paths.store_link.resolve() if paths.store_link.is_symlink() else None
@@ -270,7 +199,7 @@ def swap_in(paths: DomainPaths, build: Path, manifest: dict) -> None:
         if not link.is_symlink():
             replace_link(link, Path(target))
     _prune_builds(paths, keep={build.resolve(), previous})
-    record_verified(build, {e["quads_file"]: e["sha256"] for e in manifest["graphs"].values()})
+    record_verified(build, {e.quads_file: e.sha256 for e in manifest.graphs.values() if e.sha256})
 
 
 def _prune_builds(paths: DomainPaths, keep: set[Path | None]) -> None:
@@ -357,11 +286,3 @@ def writer_pid(paths: DomainPaths) -> str | None:
     except PermissionError:  # alive, another user's
         pass
     return pid
-
-
-def require_counts_match(expected: dict[str, int], actual: dict[str, int], build: Path) -> None:
-    problems = check_counts(expected, actual)
-    if problems:
-        discard_build(build)
-        raise BuildError("the new store failed its count check and was discarded; the previous store is "
-                         "unchanged: " + "; ".join(problems))

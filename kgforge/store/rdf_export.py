@@ -2,35 +2,52 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 
 import pyoxigraph as ox
 
-from kgforge.core.errors import KgforgeError
 from kgforge.core.files import atomic_path
-from kgforge.store.layout import domain_paths, open_read_only
+from kgforge.core.registry import Registry
+from kgforge.store.layout import domain_paths
+from kgforge.store.oxigraph import open_read_only
 from kgforge.store.query import PREFIXES
 
-FORMATS = {"nq": ox.RdfFormat.N_QUADS, "trig": ox.RdfFormat.TRIG,
-           "nt": ox.RdfFormat.N_TRIPLES, "ttl": ox.RdfFormat.TURTLE}
+
+@dataclass(frozen=True)
+class RdfSyntax:
+    syntax: ox.RdfFormat
+    keeps_graphs: bool  # quads (the named graphs as they are), else triples (their union, deduplicated)
+    prefixes: bool  # written with the query prefixes (the syntaxes that abbreviate IRIs)
+
+
+RDF_FORMATS: Registry[RdfSyntax] = Registry("RDF format")
+RDF_FORMATS.register("nq", RdfSyntax(ox.RdfFormat.N_QUADS, True, False), aliases=("nquads", "n-quads"),
+                     description="N-Quads: every named graph kept")
+RDF_FORMATS.register("trig", RdfSyntax(ox.RdfFormat.TRIG, True, True), description="TriG: every named graph kept")
+RDF_FORMATS.register("nt", RdfSyntax(ox.RdfFormat.N_TRIPLES, False, False), aliases=("ntriples", "n-triples"),
+                     description="N-Triples: the union of the graphs")
+RDF_FORMATS.register("ttl", RdfSyntax(ox.RdfFormat.TURTLE, False, True), aliases=("turtle",),
+                     description="Turtle: the union of the graphs")
 
 
 def export_rdf(domain: str, fmt: str, out: Path, workdir: Path | str | None = None) -> dict:
-    """Write the whole store to ``out``; triple formats get the union of all graphs, deduplicated."""
-    if fmt not in FORMATS:
-        raise KgforgeError(f"unknown format {fmt!r}; choose one of {', '.join(FORMATS)}")
+    """Write the whole store to ``out`` in ``fmt`` (a name or alias of :data:`RDF_FORMATS`, any case); triple
+    formats get the union of all graphs, deduplicated."""
+    entry = RDF_FORMATS.entry(fmt)
+    syntax = entry.obj
     store = open_read_only(domain_paths(domain, workdir))
     out = Path(out)
-    prefixes = PREFIXES if fmt in ("ttl", "trig") else None
+    prefixes = PREFIXES if syntax.prefixes else None
     with atomic_path(out) as tmp:
-        if fmt in ("nq", "trig"):
-            store.dump(str(tmp), FORMATS[fmt], prefixes=prefixes)
+        if syntax.keeps_graphs:
+            store.dump(str(tmp), syntax.syntax, prefixes=prefixes)
             count = sum(1 for _ in store.quads_for_pattern(None, None, None, None))
         else:
             triples = _union_triples(store)
-            ox.serialize(triples, str(tmp), FORMATS[fmt], prefixes=prefixes)
+            ox.serialize(triples, str(tmp), syntax.syntax, prefixes=prefixes)
             count = len(triples)
-    return {"domain": domain, "format": fmt, "out": str(out), "statements": count}
+    return {"domain": domain, "format": entry.name, "out": str(out), "statements": count}
 
 
 def _union_triples(store: ox.Store) -> list[ox.Triple]:

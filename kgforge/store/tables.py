@@ -41,11 +41,11 @@ from kgforge.core.vocab import (
 )
 from kgforge.store.layout import (
     DomainPaths,
-    open_read_only,
     published_build,
     quads_verified,
     read_manifest,
 )
+from kgforge.store.oxigraph import open_read_only
 
 log = logging.getLogger(__name__)
 FACT_SCHEMA = {"s": pl.String, "p": pl.String, "o": pl.String, "o_is_entity": pl.Boolean,
@@ -163,8 +163,8 @@ def _read_quads(paths: DomainPaths, include_derived: bool, build: Path) -> pl.Da
     Of a derived graph only the label lines are kept unless ``include_derived``."""
     manifest = read_manifest(paths, build)
     frames = []
-    for graph, entry in manifest["graphs"].items():
-        path = build / entry["quads_file"]
+    for graph, entry in manifest.graphs.items():
+        path = build / entry.quads_file
         if not quads_verified(build, entry):
             raise QuadFilesUnusable(f"{path} is missing or differs from the sha256 in the build's manifest "
                                     f"(`kgforge check {paths.domain}` reports it)")

@@ -54,6 +54,7 @@ class Generic(Format):
 @register
 class JsonLines(Generic):
     name = "jsonl"
+    aliases = ("json-lines", "ndjson")
     description = "kgforge's generic records (IRIs and labels), JSON lines; loads with polars and HF datasets"
     layouts = (Layout("generic", "jsonl", GENERIC, needs_conversation=False),)
 

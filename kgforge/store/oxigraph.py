@@ -1,0 +1,93 @@
+"""The store itself: opening a build's Oxigraph store, bulk-loading and extending it, counting its graphs.
+
+Everything here acts on one build folder's ``oxigraph/`` RocksDB directory; where builds live, how they are
+staged and published, is :mod:`kgforge.store.layout`'s.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pyoxigraph as ox
+
+from kgforge.core.errors import BuildError
+from kgforge.store.layout import DomainPaths, discard_build, published_build
+
+
+def open_read_only(paths: DomainPaths, build: Path | None = None) -> ox.Store:
+    return ox.Store.read_only(str((build or published_build(paths)) / "oxigraph"))
+
+
+def bulk_load(build: Path, graph_files: dict[str, Path]) -> dict[str, int]:
+    """Bulk-load one N-Quads file per named graph into ``build/oxigraph``; return distinct quads per graph.
+
+    Each file holds the quads of its one graph (as ``QuadWriter`` writes them), so a graph's count is
+    the growth of the store while its file loads. Files load smallest first, which makes the counting
+    cost about one pass over the finished store, far less than a GROUP BY over all graphs.
+    """
+    store = ox.Store(str(build / "oxigraph"))
+    counts: dict[str, int] = {}
+    loaded = 0
+    for graph, quad_file in sorted(graph_files.items(), key=lambda item: item[1].stat().st_size):
+        if quad_file.stat().st_size:  # bulk_load rejects empty input on some versions
+            store.bulk_load(path=str(quad_file), format=ox.RdfFormat.N_QUADS)
+            total = len(store)
+            counts[graph], loaded = total - loaded, total
+    store.flush()
+    del store
+    return {graph: n for graph, n in counts.items() if n}
+
+
+def extend_store(base: Path, build: Path, drop: list[str], files: dict[str, Path],
+                 keep_base_as: str | None = None) -> dict[str, int]:
+    """Make ``build/oxigraph`` a copy of the store at ``base`` (a RocksDB checkpoint: hard links, seconds
+    at any size) without the graphs in ``drop``, plus the graphs in ``files`` (graph IRI → its N-Quads
+    file); return those graphs' quad counts. With ``keep_base_as``, a checkpoint of the copy before the
+    new graphs stays beside it, so a later re-run can extend it again instead of deleting a graph quad
+    by quad."""
+    source = ox.Store.read_only(str(base))
+    source.backup(str(build / "oxigraph"))
+    store = ox.Store(str(build / "oxigraph"))
+    for name in drop:
+        store.remove_graph(ox.NamedNode(name))
+    store.flush()
+    if keep_base_as:
+        (store if drop else source).backup(str(build / keep_base_as))
+    del source
+    for quad_file in files.values():
+        if quad_file.stat().st_size:  # measured: 3x faster than bulk_load(path=…) into a non-empty store
+            store.bulk_extend(ox.parse(path=str(quad_file), format=ox.RdfFormat.N_QUADS))
+    store.flush()
+    counts = {graph: _graph_size(store, graph) for graph in files}
+    del store
+    return counts
+
+
+def _graph_size(store: ox.Store, graph: str) -> int:
+    rows = store.query("SELECT ?g (COUNT(*) AS ?n) WHERE { GRAPH ?g { ?s ?p ?o } } GROUP BY ?g",
+                       substitutions={ox.Variable("g"): ox.NamedNode(graph)})
+    return sum(int(row["n"].value) for row in rows)
+
+
+def graph_counts(store: ox.Store) -> dict[str, int]:
+    rows = store.query("SELECT ?g (COUNT(*) AS ?n) WHERE { GRAPH ?g { ?s ?p ?o } } GROUP BY ?g")
+    return {row["g"].value: int(row["n"].value) for row in rows}
+
+
+def check_counts(expected: dict[str, int], actual: dict[str, int]) -> list[str]:
+    """Differences between the counts a build wrote and those the store holds."""
+    problems = []
+    for graph in sorted(set(expected) | set(actual)):
+        want, got = expected.get(graph, 0), actual.get(graph, 0)
+        if want != got:
+            problems.append(f"graph {graph}: expected {want} quads, store holds {got}")
+    return problems
+
+
+
+def require_counts_match(expected: dict[str, int], actual: dict[str, int], build: Path) -> None:
+    problems = check_counts(expected, actual)
+    if problems:
+        discard_build(build)
+        raise BuildError("the new store failed its count check and was discarded; the previous store is "
+                         "unchanged: " + "; ".join(problems))
