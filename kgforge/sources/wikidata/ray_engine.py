@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from kgforge.core.errors import KgforgeError
-from kgforge.core.files import write_json_atomic
+from kgforge.core.files import write_bytes_atomic, write_json_atomic
 from kgforge.sources.wikidata.engines import (
     DEFAULT_SHARD_BYTES,
     ENGINES,
@@ -78,10 +78,14 @@ class ShardFiles:
         return self.folder / f"{self.stem}.attempts"
 
     def finished(self) -> dict[str, Any] | None:
+        """The meta of a shard finished earlier, if its journal is whole (nothing is fsynced per shard: after
+        a crash of the machine a journal may be short, and the shard is then parsed again)."""
         try:
-            return json.loads(self.meta.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
+            meta = json.loads(self.meta.read_text(encoding="utf-8"))
+            whole = self.journal.stat().st_size == meta["journal_bytes"]
+        except (OSError, ValueError, KeyError):
             return None
+        return meta if whole else None
 
     def claim(self) -> dict[str, Any]:
         """Record this attempt (who runs it) and return the producer: node, host, pid, attempt number."""
@@ -93,16 +97,11 @@ class ShardFiles:
         return producer
 
     def write(self, batch: Batch, result: BatchResult, producer: dict[str, Any]) -> dict[str, Any]:
-        part = self.journal.with_name(self.journal.name + ".part")
-        with open(part, "wb") as out:
-            out.write(result.journal)
-            out.flush()
-            os.fsync(out.fileno())
-        os.replace(part, self.journal)
+        write_bytes_atomic(self.journal, result.journal, durable=False)
         meta = {"offset": self.offset, "bytes": self.size, "first_line": batch.first_line,
                 "end_line": result.end_line, "end_offset": result.end_offset, "entities": result.entities,
-                "counts": dict(result.counts), "producer": producer}
-        write_json_atomic(self.meta, meta)
+                "journal_bytes": len(result.journal), "counts": dict(result.counts), "producer": producer}
+        write_json_atomic(self.meta, meta, durable=False)  # the pass journal's checkpoint is what is fsynced
         return meta
 
     def remove(self) -> None:
