@@ -131,6 +131,22 @@ def test_a_resumed_ray_pass_never_parses_a_finished_shard_again(tmp_path, ray_lo
     assert len({s["offset"] for s in resumed.engine["shards"]}) == len(resumed.engine["shards"])
 
 
+def test_a_finished_shard_whose_journal_is_short_is_parsed_again(tmp_path, ray_local):
+    dump = synthetic_dump(tmp_path / "dump.json", 300)
+    whole = extract_pass(dump, tmp_path / "local", LocalEngine(2))
+    extract_pass(dump, tmp_path / "ray", RayEngine(2, shard_bytes=64 << 10), stop_after_batches=3)
+    metas = sorted((tmp_path / "ray").rglob("shards/*.json"))
+    assert metas, "shards in flight when the pass stopped were finished and left for the next run"
+    short = metas[0].with_suffix(".journal")  # what a machine crash leaves of a journal that was not fsynced
+    short.write_bytes(short.read_bytes()[:100])
+    engine = RayEngine(2, shard_bytes=64 << 10)
+    resumed = extract_pass(dump, tmp_path / "ray", engine)
+    assert resumed.journal.read_bytes() == whole.journal.read_bytes()
+    redone = int(metas[0].name.split("-")[0])
+    assert [s["reused"] for s in engine.produced if s["offset"] == redone] == [False]
+    assert any(s["reused"] for s in engine.produced), "the whole shards were taken as they were"
+
+
 def test_a_sigkilled_ray_worker_is_retried_and_nothing_is_lost_or_duplicated(tmp_path, ray_local):
     dump = synthetic_dump(tmp_path / "dump.json", 600)
     whole = extract_pass(dump, tmp_path / "local", LocalEngine(2))
