@@ -1,7 +1,8 @@
 """The dump engines side by side: the Wikidata extract pass with ``--engine ray`` (2 Ray workers, a local
 Ray on this machine) against ``--engine local`` (2 worker processes), on the same synthetic dump, in one run.
 
-    python benchmarks/bench_engine.py [--entities 200000] [--repeats 2] [--compression gz|bz2|plain] [--dump PATH]
+    python benchmarks/bench_engine.py [--entities 200000] [--repeats 4] [--compression gz|bz2|plain]
+        [--dump PATH] [--output PATH]
 
 The dump is bench_wikidata's (the ``latest-all.json`` framing, entities of a few kB like real ones).
 Each repeat runs both engines, in alternating order, on a fresh state folder; the medians, their ratio
@@ -54,7 +55,7 @@ def timed_pass(dump: Path, engine, scratch: Path) -> dict:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--entities", type=int, default=200_000)
-    parser.add_argument("--repeats", type=int, default=2)
+    parser.add_argument("--repeats", type=int, default=4)
     parser.add_argument("--compression", choices=["gz", "bz2", "plain"], default="gz")
     parser.add_argument("--shard-bytes", type=int, default=DEFAULT_SHARD_BYTES)
     parser.add_argument("--output", type=Path, default=Path("benchmarks/results/bench_engine.json"))

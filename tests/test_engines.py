@@ -4,6 +4,7 @@ parsing a finished shard again, a SIGKILLed Ray worker retried, and the message 
 
 from __future__ import annotations
 
+import bz2
 import json
 import os
 import signal
@@ -25,7 +26,8 @@ from kgforge.sources.wikidata.pipeline import PassSpec
 from kgforge.sources.wikidata.ray_engine import WORKER_NICENESS, RayEngine
 from tests.test_wikidata import build_source
 
-SAMPLES = [("wikidata", "wikidata_json/mini-dump.assembled.json.bz2"),
+SAMPLES = [("wikidata", "wikidata_json/mini-dump.assembled.json"),  # plain: tasks read their own byte ranges
+           ("wikidata", "wikidata_json/mini-dump.assembled.json.bz2"),
            ("wikidata", "wikidata_json/sample-dump-20150815.wdtk.json.gz"),
            ("wikidata-nt", "wikidata_rdf/Q8_happiness.truthy.nt"), ("wikidata-ttl", "wikidata_rdf/Q42.all.ttl")]
 
@@ -71,6 +73,38 @@ def test_ray_engine_imports_the_samples_as_the_local_engine(kind, sample, shared
     assert not list((tmp_path / "ray").rglob("shards/*")), "shard files outlive their pass"
 
 
+def test_a_multistream_bz2_dump_gives_the_local_engines_journal(shared, tmp_path, ray_local):
+    lines = shared("wikidata_json/mini-dump.assembled.json").read_bytes().splitlines(keepends=True)
+    dump = tmp_path / "multistream.json.bz2"  # one bz2 stream per line, as parallel compressors write them
+    dump.write_bytes(b"".join(bz2.compress(line) for line in lines))
+    assert dump.read_bytes().count(b"BZh9") >= len(lines) > 3
+    local = extract_pass(dump, tmp_path / "local", LocalEngine(2))
+    ray = extract_pass(dump, tmp_path / "ray", RayEngine(2, shard_bytes=4096))
+    assert ray.journal.read_bytes() == local.journal.read_bytes() and local.counts["entities"] == len(lines) - 2
+    assert len(ray.engine["shards"]) >= 2
+
+
+def test_tasks_of_a_plain_dump_read_their_own_byte_range(tmp_path, ray_local, monkeypatch):
+    import kgforge.sources.wikidata.ray_engine as ray_engine
+
+    dump = synthetic_dump(tmp_path / "dump.json", 40)
+    log = tmp_path / "sent.jsonl"  # written by the tasks, in Ray's worker processes
+    shipped = ray_engine.parse_shard
+
+    def recorded(batch, spec, folder, source=None):
+        with open(log, "a", encoding="utf-8") as out:
+            out.write(json.dumps([len(batch.data), batch.end_offset - batch.first_offset, source]) + "\n")
+        return shipped(batch, spec, folder, source)
+
+    monkeypatch.setattr(ray_engine, "parse_shard", recorded)
+    whole = extract_pass(dump, tmp_path / "local", LocalEngine(2))
+    ray = extract_pass(dump, tmp_path / "ray", RayEngine(2, shard_bytes=16 << 10))
+    assert ray.journal.read_bytes() == whole.journal.read_bytes()
+    sent = [json.loads(line) for line in log.read_text().splitlines()]
+    assert len(sent) >= 2 and all(shipped_bytes == 0 and size > 0 and source == str(dump.resolve())
+                                  for shipped_bytes, size, source in sent)
+
+
 def synthetic_dump(path: Path, entities: int) -> Path:
     return write_dump(path, (realistic_entity(i) for i in range(entities)))
 
@@ -95,6 +129,22 @@ def test_a_resumed_ray_pass_never_parses_a_finished_shard_again(tmp_path, ray_lo
     assert set(reused) == set(finished), "every shard finished before the stop was taken as it was"
     assert all(reused[name]["pid"] == producer["pid"] for name, producer in finished.items())
     assert len({s["offset"] for s in resumed.engine["shards"]}) == len(resumed.engine["shards"])
+
+
+def test_a_finished_shard_whose_journal_is_short_is_parsed_again(tmp_path, ray_local):
+    dump = synthetic_dump(tmp_path / "dump.json", 300)
+    whole = extract_pass(dump, tmp_path / "local", LocalEngine(2))
+    extract_pass(dump, tmp_path / "ray", RayEngine(2, shard_bytes=64 << 10), stop_after_batches=3)
+    metas = sorted((tmp_path / "ray").rglob("shards/*.json"))
+    assert metas, "shards in flight when the pass stopped were finished and left for the next run"
+    short = metas[0].with_suffix(".journal")  # what a machine crash leaves of a journal that was not fsynced
+    short.write_bytes(short.read_bytes()[:100])
+    engine = RayEngine(2, shard_bytes=64 << 10)
+    resumed = extract_pass(dump, tmp_path / "ray", engine)
+    assert resumed.journal.read_bytes() == whole.journal.read_bytes()
+    redone = int(metas[0].name.split("-")[0])
+    assert [s["reused"] for s in engine.produced if s["offset"] == redone] == [False]
+    assert any(s["reused"] for s in engine.produced), "the whole shards were taken as they were"
 
 
 def test_a_sigkilled_ray_worker_is_retried_and_nothing_is_lost_or_duplicated(tmp_path, ray_local):

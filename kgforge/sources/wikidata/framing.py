@@ -225,6 +225,17 @@ class DumpReader:
         self._proc = None
 
 
+def read_range(path: Path, start: int, end: int) -> bytes:
+    """Bytes ``start`` to ``end`` of a plain (uncompressed) dump, as a task of another process reads its shard."""
+    with open(path, "rb") as handle:
+        handle.seek(start)
+        data = handle.read(end - start)
+    if len(data) != end - start:
+        raise InputError(f"{path}: expected bytes {start} to {end} but the file ends at byte {start + len(data)}; "
+                         "was the dump changed during the import?")
+    return data
+
+
 _SPACE = frozenset(b" \t\n\r\x0b\x0c")
 _BRACKETS = frozenset(b"[]")
 _COMMA = ord(",")

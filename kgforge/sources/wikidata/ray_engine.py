@@ -1,9 +1,14 @@
 """The ``ray`` engine: a dump pass's shards parsed as Ray tasks, on this machine or on a cluster.
 
-This process still reads (and decompresses) the dump, as under the local engine; it cuts the stream
-into shards of about ``shard_bytes`` — at the first line end past each multiple of the size, so the
-same dump gives the same shards in every run, and where ``spec.align`` allows (whole subjects of an
-N-Triples dump, whole entity blocks of a Turtle dump). Each shard goes to a task, which parses it
+This process still reads the dump, as under the local engine; it cuts the stream into shards of
+about ``shard_bytes`` — at the first line end past each multiple of the size, so the same dump gives
+the same shards in every run, and where ``spec.align`` allows (whole subjects of an N-Triples dump,
+whole entity blocks of a Turtle dump). A task of a plain (uncompressed) dump gets only its byte range
+and reads it from the dump itself; a compressed dump is decompressed here and its shards travel as
+Ray objects. Either way this process must see every line once: the journal names a bad record by its
+line number and byte offset in the decompressed dump, so a shard's first line number must be known
+before its task runs, and only reading the stream up to the shard tells it (for gzip, reaching an
+offset at all means decompressing up to it). Each shard goes to a task, which parses it
 exactly as a local worker parses a batch (:func:`~kgforge.sources.wikidata.pipeline.work`) and writes, in the
 pass's ``shards/`` folder:
 
@@ -16,7 +21,7 @@ its checkpoint and what an import makes of them are those of the local engine, b
 task whose worker dies (killed, out of memory, a lost node) is retried by Ray; a shard that was
 finished before this process was killed is found by its name on the next run and never parsed
 again. On a cluster of several machines the domain's folder (where ``shards/`` lives) must be on a
-filesystem every node mounts; the dump itself need not be, since the shards travel as Ray objects.
+filesystem every node mounts, and so must a plain dump (at the same path); a compressed one need not be.
 """
 
 from __future__ import annotations
@@ -27,19 +32,19 @@ import shutil
 import socket
 from collections import Counter, deque
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from kgforge.core.errors import KgforgeError
-from kgforge.core.files import write_json_atomic
+from kgforge.core.files import write_bytes_atomic, write_json_atomic
 from kgforge.sources.wikidata.engines import (
     DEFAULT_SHARD_BYTES,
     ENGINES,
     Engine,
     import_ray,
 )
-from kgforge.sources.wikidata.framing import DumpReader
+from kgforge.sources.wikidata.framing import DumpReader, read_range
 from kgforge.sources.wikidata.pipeline import Batch, BatchResult, PassSpec, work
 
 TASK_RETRIES = 3  # how often Ray runs a shard again after its worker died
@@ -73,10 +78,14 @@ class ShardFiles:
         return self.folder / f"{self.stem}.attempts"
 
     def finished(self) -> dict[str, Any] | None:
+        """The meta of a shard finished earlier, if its journal is whole (nothing is fsynced per shard: after
+        a crash of the machine a journal may be short, and the shard is then parsed again)."""
         try:
-            return json.loads(self.meta.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
+            meta = json.loads(self.meta.read_text(encoding="utf-8"))
+            whole = self.journal.stat().st_size == meta["journal_bytes"]
+        except (OSError, ValueError, KeyError):
             return None
+        return meta if whole else None
 
     def claim(self) -> dict[str, Any]:
         """Record this attempt (who runs it) and return the producer: node, host, pid, attempt number."""
@@ -88,16 +97,11 @@ class ShardFiles:
         return producer
 
     def write(self, batch: Batch, result: BatchResult, producer: dict[str, Any]) -> dict[str, Any]:
-        part = self.journal.with_name(self.journal.name + ".part")
-        with open(part, "wb") as out:
-            out.write(result.journal)
-            out.flush()
-            os.fsync(out.fileno())
-        os.replace(part, self.journal)
+        write_bytes_atomic(self.journal, result.journal, durable=False)
         meta = {"offset": self.offset, "bytes": self.size, "first_line": batch.first_line,
                 "end_line": result.end_line, "end_offset": result.end_offset, "entities": result.entities,
-                "counts": dict(result.counts), "producer": producer}
-        write_json_atomic(self.meta, meta)
+                "journal_bytes": len(result.journal), "counts": dict(result.counts), "producer": producer}
+        write_json_atomic(self.meta, meta, durable=False)  # the pass journal's checkpoint is what is fsynced
         return meta
 
     def remove(self) -> None:
@@ -110,38 +114,73 @@ def _node_id() -> str:
     return ray.get_runtime_context().get_node_id()
 
 
-def parse_shard(batch: Batch, spec: PassSpec, folder: str) -> dict[str, Any]:
-    """The Ray task: parse one shard and write its files; returns its meta."""
-    shard = ShardFiles(Path(folder), batch.first_offset, len(batch.data))
+def parse_shard(batch: Batch, spec: PassSpec, folder: str, source: str | None = None) -> dict[str, Any]:
+    """The Ray task: parse one shard and write its files; returns its meta. With ``source`` (a plain dump)
+    the shard comes without its bytes and the task reads its byte range of the dump itself."""
+    shard = ShardFiles(Path(folder), batch.first_offset, batch.end_offset - batch.first_offset)
     producer = shard.claim()
+    if source is not None:
+        batch = replace(batch, data=read_range(Path(source), batch.first_offset, batch.end_offset))
     return shard.write(batch, work(batch, spec), producer)
 
 
 def shards(reader: DumpReader, shard_bytes: int, read_bytes: int,
            align: Callable[[bytes], int] | None = None) -> Iterator[Batch]:
     """The dump cut into shards where every run cuts it: the first line end at or past ``shard_bytes``
-    from the shard's start (then ``2 × shard_bytes``, … while ``align`` finds no place to end)."""
-    pending = bytearray()
-    first_line = offset = 0
+    from the shard's start (then ``2 × shard_bytes``, … while ``align`` finds no place to end).
+
+    The reader's blocks are held as they come and joined once per shard; line numbers come from the
+    blocks, so only the block a cut falls in is counted again."""
+    held: deque[tuple[int, bytes]] = deque()  # (first line, data) of whole-line blocks not yet in a shard
+    size = offset = 0
+    search = shard_bytes - 1
     for line, start, data in reader.blocks(read_bytes):
-        if not pending:
-            first_line, offset = line, start
-        pending += data
-        search = shard_bytes - 1
-        while len(pending) >= shard_bytes:
-            newline = pending.find(b"\n", search)
-            if newline < 0:
+        if not held:
+            offset, search = start, shard_bytes - 1
+        held.append((line, data))
+        size += len(data)
+        while size > search:
+            cut = _cut(held, search, align)
+            if cut is None:
                 break
-            end = align(bytes(pending[:newline + 1])) if align else newline + 1
-            if end == 0:
-                search = newline + shard_bytes
+            if isinstance(cut, int):  # ``align`` found no place to end before this line end: look further
+                search = cut + shard_bytes
                 continue
-            shard = bytes(pending[:end])
-            yield Batch(first_line, offset, shard, offset + end)
-            del pending[:end]
-            first_line, offset, search = first_line + shard.count(b"\n"), offset + end, shard_bytes - 1
-    if pending:
-        yield Batch(first_line, offset, bytes(pending), offset + len(pending))
+            yield Batch(held[0][0], offset, cut, offset + len(cut))
+            _drop(held, len(cut))
+            offset, size, search = offset + len(cut), size - len(cut), shard_bytes - 1
+    if held:
+        line = held[0][0]
+        data = b"".join(block for _, block in held)
+        yield Batch(line, offset, data, offset + len(data))
+
+
+def _cut(held: deque[tuple[int, bytes]], search: int, align: Callable[[bytes], int] | None) -> bytes | int | None:
+    """The shard that ends at the first line end at or past byte ``search`` of the held blocks (its data);
+    that line end's position when ``align`` says the shard may not end there; None when no line end is held."""
+    position = 0
+    for index, (_, block) in enumerate(held):
+        if position + len(block) > search:
+            newline = block.find(b"\n", max(0, search - position))
+            if newline >= 0:
+                break
+        position += len(block)
+    else:
+        return None
+    candidate = b"".join([block for _, block in list(held)[:index]] + [block[:newline + 1]])
+    end = align(candidate) if align else len(candidate)
+    if end == 0:
+        return position + newline
+    return candidate if end == len(candidate) else candidate[:end]
+
+
+def _drop(held: deque[tuple[int, bytes]], count: int) -> None:
+    """Take the first ``count`` bytes off the held blocks, keeping the line number of the first one left."""
+    while held and count >= len(held[0][1]):
+        count -= len(held.popleft()[1])
+    if count:
+        line, block = held.popleft()
+        held.appendleft((line + block.count(b"\n", 0, count), block[count:]))
 
 
 class RayEngine:
@@ -183,11 +222,15 @@ class RayEngine:
         spec_ref = ray.put(spec)
         pending: deque[tuple[ShardFiles, Any]] = deque()
         in_flight = 2 * self.parallel()
+        source = str(reader.path.resolve()) if reader.compression == "plain" else None  # tasks read their range
         try:
             for shard in shards(reader, self.shard_bytes, batch_bytes, spec.align):
                 files = ShardFiles(self._folder, shard.first_offset, len(shard.data))
                 done = files.finished()
-                pending.append((files, done if done else task.remote(shard, spec_ref, str(self._folder))))
+                if not done:
+                    sent = replace(shard, data=b"") if source else shard
+                    done = task.remote(sent, spec_ref, str(self._folder), source)
+                pending.append((files, done))
                 while len(pending) >= in_flight:
                     on_result(self._collect(*pending.popleft()))
             while pending:
