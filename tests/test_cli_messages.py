@@ -149,12 +149,21 @@ def test_ctrl_c_during_a_build_keeps_the_published_store_and_says_so(tmp_path):
 EMBED = ["embed", "travel", "--model", "DistMult", "--dim", "8", "--evaluation", "none", "--threads", "1"]
 
 
-def test_embed_resume_without_a_checkpoint_says_where_it_looked(built):
-    result = kg(*EMBED, "--epochs", "1", "--resume", "--name", "never", cwd=built, check=False)
-    assert result.returncode == 1
-    checkpoint = built / "kg" / "travel" / "models" / ".never.work" / "checkpoint.pt"
-    assert (f"--resume: no checkpoint at {checkpoint} {RULE}, so there is nothing to continue; run without "
-            "--resume to start training afresh") in result.stderr
+def test_embed_resume_without_a_checkpoint_says_so_and_trains_from_the_start(built):
+    work = built / "kg" / "travel" / "models" / ".never.work"
+    result = kg(*EMBED, "--epochs", "1", "--resume", "--name", "never", cwd=built)
+    assert (f"--resume: no checkpoint in {work} {RULE}, so training started from the beginning"
+            in " ".join(result.stderr.split()))
+    assert (built / "kg" / "travel" / "models" / "never" / "bundle.json").exists()
+
+
+def test_embed_resume_after_a_run_killed_before_its_first_checkpoint_trains_from_the_start(built):
+    work = built / "kg" / "travel" / "models" / ".early.work"
+    work.mkdir(parents=True)  # what a run SIGKILLed before its first checkpoint leaves
+    training = json.loads(kg(*EMBED, "--epochs", "1", "--resume", "--name", "early", "--json",
+                             cwd=built).stdout)["training"]
+    assert training["resumed_from"] is None and training["epochs_completed"] == 1
+    assert training["resume_note"].startswith(f"--resume: no checkpoint in {work} ")
 
 
 def test_ctrl_c_during_embed_keeps_a_checkpoint_and_max_time_counts_from_the_resumed_run(built):

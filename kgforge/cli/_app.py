@@ -74,15 +74,15 @@ def one_of(options: Iterable[str]) -> Checked[str]:
     return Checked(str, partial(checks.choice, options=options), f"one of {', '.join(options)}")
 
 
-def registered(registry: Registry[Any]) -> Callable[[str], str]:
-    """A typer ``parser`` for a name chosen from ``registry``: any name or alias in any case gives the entry's
+def registered(registry: Registry[Any]) -> Checked[str]:
+    """A checked ``parser`` for a name chosen from ``registry``: any name or alias in any case gives the entry's
     name; an unknown one is refused before the command runs, with the closest name ("did you mean")."""
-    def parse(value: str) -> str:
+    def check(value: str, what: str) -> str:
         try:
             return registry.entry(value).name
         except UnknownName as exc:
-            raise typer.BadParameter(str(exc)) from None
-    return parse
+            raise ArgumentError(what, str(exc)) from None
+    return Checked(str, check, f"a {registry.kind}")
 
 
 def names_and_aliases(registry: Registry[Any]) -> str:

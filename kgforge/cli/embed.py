@@ -22,6 +22,7 @@ from kgforge.cli._app import (
     WorkdirOption,
     app,
     console,
+    err_console,
     emit_json,
     show_mapping,
 )
@@ -100,6 +101,8 @@ def embed_command(
         emit_json(summary)
         return
     training, evaluation_result = summary["training"], summary["evaluation"]
+    if training.get("resume_note"):
+        err_console.print(training["resume_note"], style="yellow", markup=False, soft_wrap=True)
     show_mapping(f"{domain}: {summary['model']} bundle at {summary['bundle']}", {
         "entities": summary["entities"], "relations": summary["relations"],
         "split train/valid/test": "/".join(str(v) for v in summary["split"]["counts"].values()),

@@ -290,9 +290,13 @@ def train_bundle(triple_set: TripleSet, config: EmbedConfig, bundle_dir: Path, *
         state, resumed_from, stopped_by = _fit_here(model, factory, config, device, work_dir, fingerprint, resume,
                                                     progress, triple_set.mapped("valid"))
     metrics = evaluate_model(model, triple_set, config, preflight["eval_batch_size"], device)
+    # --resume means "go on from the checkpoint if there is one": a script may rerun the same command after a
+    # kill at any point, also before the first checkpoint; the report says when there was nothing to go on from
+    resume_note = (f"--resume: no checkpoint in {where(work_dir)}, so training started from the beginning"
+                   if resume and resumed_from is None else None)
     training = {
         "epochs_completed": state.epoch, "epochs_requested": config.epochs, "stopped_by": stopped_by,
-        "resumed_from": resumed_from, "seconds": round(state.elapsed, 3),
+        "resumed_from": resumed_from, "resume_note": resume_note, "seconds": round(state.elapsed, 3),
         "triples_per_second": round(state.triples_seen / state.elapsed, 1) if state.elapsed else None,
         "final_loss": state.last_loss, "peak_memory_bytes": peak_memory(device), "preflight": preflight,
         "device": str(device), "cpu_threads": torch.get_num_threads(), "precision": config.precision,
@@ -313,10 +317,7 @@ def _fit_here(model: ERModel, factory: CoreTriplesFactory, config: EmbedConfig, 
     """Train in this process with kgforge's loop; ``(state, resumed_from, stopped_by)``."""
     trainer = Trainer(model, factory.mapped_triples, config, device, work_dir, fingerprint, valid)
     resumed_from = None
-    if resume:
-        if not trainer.load_checkpoint():
-            raise EmbedError(f"--resume: no checkpoint at {where(trainer.checkpoint_path)}, so there is nothing to "
-                             "continue; run without --resume to start training afresh")
+    if resume and trainer.load_checkpoint():
         resumed_from = {"epoch": trainer.state.epoch, "batch": trainer.state.batch}
     return trainer.fit(progress=progress), resumed_from, trainer.stopped_by
 
