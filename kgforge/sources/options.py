@@ -52,13 +52,19 @@ def read_options(cls: type[T], schema_path: Path | str, section: str, schema_tab
 
 def option_names(cls: type) -> list[str]:
     """The keys a table for ``cls`` may hold (the fields of :data:`FLAT` fields included)."""
-    names: list[str] = []
+    return list(option_types(cls))
+
+
+def option_types(cls: type) -> dict[str, Any]:
+    """Each key a table for ``cls`` may hold → the type its value must have."""
+    hints = _hints(cls)
+    types_: dict[str, Any] = {}
     for f in dataclasses.fields(cls):
         if f.metadata.get("flat"):
-            names += option_names(_hints(cls)[f.name])
+            types_.update(option_types(hints[f.name]))
         elif f.init and not f.name.startswith("_"):
-            names.append(f.name)
-    return names
+            types_[f.name] = hints[f.name]
+    return types_
 
 
 def options_dict(record: Any) -> dict[str, Any]:
@@ -69,8 +75,16 @@ def options_dict(record: Any) -> dict[str, Any]:
         if f.metadata.get("flat"):
             table.update(options_dict(value))
         elif f.init and not f.name.startswith("_"):
-            table[f.name] = list(value) if isinstance(value, tuple) else value
+            table[f.name] = _as_written(value)
     return table
+
+
+def _as_written(value: Any) -> Any:
+    if isinstance(value, tuple):
+        return [_as_written(item) for item in value]
+    if isinstance(value, dict):
+        return {key: _as_written(item) for key, item in value.items()}
+    return value
 
 
 def _build(cls: type[T], table: dict[str, Any], where: Any) -> T:
