@@ -24,6 +24,13 @@ from kgforge.core.errors import KgforgeError
 T = TypeVar("T")
 
 
+def closest(name: str, choices: Iterable[str]) -> str | None:
+    """The choice most like ``name`` (a misspelling of it), None when none is close: the "did you mean"
+    of every unknown name."""
+    found = difflib.get_close_matches(name, list(choices), n=1)
+    return found[0] if found else None
+
+
 class UnknownName(KgforgeError):
     """A name no entry of a registry answers to; ``choices`` are the known names."""
 
@@ -99,8 +106,8 @@ class Registry(Generic[T]):
 
     def _unknown(self, name: str) -> UnknownName:
         known = self.names()
-        close = difflib.get_close_matches(name.lower(), list(self._keys), n=1)
-        hint = f"; did you mean {self._keys[close[0]]!r}?" if close else ""
+        close = closest(name.lower(), self._keys)
+        hint = f"; did you mean {self._keys[close]!r}?" if close else ""
         return UnknownName(f"unknown {self.kind} {name!r}{hint} known {self.plural}: {', '.join(known)}",
                            name, known)
 

@@ -17,7 +17,7 @@ import threading
 import time
 import urllib.robotparser
 from collections.abc import Callable
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import dataclass, field, replace
 from urllib.parse import urljoin, urlsplit
 
 import requests
@@ -74,13 +74,6 @@ class CrawlConfig:
             checks.whole(getattr(self, name), f"CrawlConfig.{name}", 1)
         for name in ("max_retries", "max_redirects"):
             checks.whole(getattr(self, name), f"CrawlConfig.{name}", 0)
-
-    @classmethod
-    def from_options(cls, options: dict[str, object], base: CrawlConfig | None = None) -> CrawlConfig:
-        """Settings named in a schema source's options (``delay = 0.5``); other keys are ignored."""
-        names = {f.name for f in fields(cls)}
-        chosen = {k: v for k, v in options.items() if k in names and v is not None}
-        return replace(base or cls(), **chosen)
 
     @classmethod
     def impolite(cls, **changes: object) -> CrawlConfig:

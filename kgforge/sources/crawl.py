@@ -10,6 +10,7 @@ language-tagged literals, the page URL as ``prov:hadPrimarySource`` of each enti
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -34,20 +35,45 @@ from kgforge.crawl.frontier import Frontier
 from kgforge.crawl.merge import Merge, english_key, merge
 from kgforge.crawl.spec import Record, SiteSpec, load_spec
 from kgforge.sources.importer import ImportContext, register
+from kgforge.sources.options import FLAT, options_dict
 
 MAX_WARNINGS_SHOWN = 20
 NAMES_REPORT = "names_report.json"
+
+
+@dataclass(frozen=True)
+class CrawlOptions:
+    """``[options.crawl]`` of a schema, or a ``crawl`` source's own settings."""
+
+    fetch: CrawlConfig = field(default_factory=CrawlConfig, metadata=FLAT)
+    """``delay``, ``workers``, ``obey_robots``, ``max_retries``, timeouts, ...: how the site is fetched (see
+    :class:`~kgforge.crawl.fetch.CrawlConfig`)."""
+    base_url: str | None = None
+    """Where the site is served (a mirror, a test server); default: the site spec's own."""
+    limit: int | None = None
+    """Fetch at most this many pages (0 or unset: no limit)."""
+    english_min_sites: int = 2
+    """An English name is accepted for an entity when at least this many sites give it."""
+    min_triples: int = 0
+    """Drop start entities with fewer facts than this (KdConv)."""
+    drop_text_words: tuple[str, ...] = ()
+    """Drop text values (comments, plots) containing any of these words."""
+    rating_symbols: dict[str, Any] | None = None
+    """Map a numeric rating onto symbols: a table of ``relation``, ``target``, ``cuts`` and ``symbols``."""
+
+    def cleanup(self) -> CleanupOptions:
+        return CleanupOptions.from_options(options_dict(self))
 
 
 @register("crawl", "A crawled site, crawl:<site> (a spec in crawlers/); crawls what is missing, then loads it",
           reads_file=False)
 def import_crawl(ctx: ImportContext) -> None:
     site = ctx.path.name
-    options = crawl_options(ctx.schema, ctx.options)
+    options = ctx.settings("crawl", CrawlOptions)
     root = Path(ctx.workdir or ".")
-    spec = load_spec(site, options.get("base_url"))
+    spec = load_spec(site, options.base_url)
     ensure_crawled(spec, crawl_dir_for(root, site), options)
-    cleanup = CleanupOptions.from_options(options)
+    cleanup = options.cleanup()
     text_relations = {r for r in ctx.schema.relations if ctx.schema.relations[r].kind == "text"}
     records: list[Record] = []
     for other, folder in crawled_sites(root).items():
@@ -61,7 +87,7 @@ def import_crawl(ctx: ImportContext) -> None:
                 ctx.quarantine.reject(str(ctx.path), dropped.url, dropped.reason, dropped.value)
                 ctx.counts["dropped by clean-up"] += 1
         records += result.records
-    merged = merge(records, int(options.get("english_min_sites", 2)))
+    merged = merge(records, options.english_min_sites)
     write_json_atomic(root / "raw" / "crawl" / NAMES_REPORT, merged.report())
     for record in records:
         if record.site == site:
@@ -73,12 +99,7 @@ def import_crawl(ctx: ImportContext) -> None:
     ctx.counts["entities merged across sites"] = len(report["merged_across_sites"])
 
 
-def crawl_options(schema: Schema, source_options: dict[str, Any]) -> dict[str, Any]:
-    """The schema's ``[options.crawl]`` with the source entry's own settings on top."""
-    return {**dict(schema.options.get("crawl") or {}), **source_options}
-
-
-def ensure_crawled(spec: SiteSpec, crawl_dir: Path, options: dict[str, Any]) -> None:
+def ensure_crawled(spec: SiteSpec, crawl_dir: Path, options: CrawlOptions) -> None:
     """Crawl the site when nothing was crawled, resume an unfinished crawl, else do nothing."""
     frontier_file = crawl_dir / "frontier.sqlite"
     pending = None
@@ -90,8 +111,7 @@ def ensure_crawled(spec: SiteSpec, crawl_dir: Path, options: dict[str, Any]) -> 
             frontier.close()
     if pending == 0:
         return
-    limit = options.get("limit")
-    crawl(spec, crawl_dir, CrawlConfig.from_options(options), limit=int(limit) if limit else None,
+    crawl(spec, crawl_dir, options.fetch, limit=options.limit or None,
           resume=pending is not None, show_progress=False)
 
 

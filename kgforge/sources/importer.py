@@ -15,13 +15,16 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from kgforge.core.jsonio import Record
 from kgforge.core.quads import QuadWriter
 from kgforge.core.quarantine import Quarantine
 from kgforge.core.registry import Registry
 from kgforge.core.schema import Relation, Schema
+from kgforge.sources.options import read_options
+
+T = TypeVar("T")
 
 
 @dataclass
@@ -40,6 +43,12 @@ class ImportContext:
 
     def __post_init__(self) -> None:
         self.writer.on_reject = self._refused
+
+    def settings(self, section: str, cls: type[T]) -> T:
+        """The importer's options: the schema's ``[options.<section>]`` under this source's own, as ``cls``
+        (see :mod:`kgforge.sources.options`); SchemaError for an unknown key or a bad value."""
+        return read_options(cls, self.schema.path, section, self.schema.options.get(section), self.options,
+                            f"the source {self.path}")
 
     def reject(self, location: str, reason: str, record: Any = None) -> None:
         """Quarantine one bad record (``location`` like ``line 12``) and count it."""

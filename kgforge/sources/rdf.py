@@ -28,6 +28,7 @@ import bz2
 import gzip
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
@@ -46,19 +47,33 @@ RDF_XML_EXTENSIONS = {"owl": "rdf", "xml": "rdf"}
 MAX_ERRORS_IN_PLACE = 3  # the same error this many times running: the parser is not moving on
 
 
+@dataclass(frozen=True)
+class RdfOptions:
+    """``[options.rdf]`` of a schema, or an ``rdf`` source's own settings."""
+
+    format: str | None = None
+    """The syntax, as an extension (``ttl``, ``nt``, ``rdf``) or a media type; default: from the file's name."""
+    base_iri: str | None = None
+    """The IRI relative IRIs in the file are resolved against."""
+    label_predicates: tuple[str, ...] = ()
+    """Predicates written as ``rdfs:label``; default: rdfs:label, skos:prefLabel, schema:name, foaf:name."""
+    alias_predicates: tuple[str, ...] = ()
+    """Predicates written as ``skos:altLabel``; default: skos:altLabel."""
+
+
 @register("rdf", "RDF file of any syntax Oxigraph reads (.nt .nq .ttl .trig .n3 .rdf/.owl .jsonld, also .gz/.bz2; "
                  "or the format option), streamed; predicates mapped onto the schema's relations where declared")
 def import_rdf(ctx: ImportContext) -> None:
-    settings = dict(ctx.schema.options.get("rdf") or {}, **ctx.options)
-    labels = set(settings.get("label_predicates") or LABEL_PREDICATES)
-    aliases = set(settings.get("alias_predicates") or ALIAS_PREDICATES)
-    fmt = rdf_format(ctx.path, settings.get("format"))
+    settings = ctx.settings("rdf", RdfOptions)
+    labels = set(settings.label_predicates or LABEL_PREDICATES)
+    aliases = set(settings.alias_predicates or ALIAS_PREDICATES)
+    fmt = rdf_format(ctx.path, settings.format)
     schema, writer = ctx.schema, ctx.writer
     used_labels: dict[str, int] = {}
     blanks: dict[str, str] = {}
     ctx.options["format"] = fmt.file_extension
     with _opened(ctx.path) as stream:
-        for n, triple in enumerate(_parsed(ctx, ox.parse(stream, fmt, base_iri=settings.get("base_iri"))), 1):
+        for n, triple in enumerate(_parsed(ctx, ox.parse(stream, fmt, base_iri=settings.base_iri)), 1):
             ctx.location = f"statement {n}"
             s, p, o = _node(ctx, triple.subject, blanks), triple.predicate.value, triple.object
             if s is None or (obj := _object_term(ctx, o, blanks)) is None:

@@ -67,17 +67,32 @@ def pick_key(keys: list[str], wanted: tuple[str, ...], configured: Any) -> str |
     return next((folded[w] for w in wanted if w in folded), None)
 
 
+@dataclass(frozen=True)
+class RecordsOptions:
+    """``[options.records]`` of a schema, or a table/JSON lines source's own settings."""
+
+    id: str | None = None
+    """The column (key) holding each row's identifier or IRI; default: the first of id, iri, @id, uri."""
+    label: str | None = None
+    """The column holding each row's name; default: the first of name, label, title, 名称, 名字, 标题, 实体,
+    else the first column that is not the id."""
+    aliases: str | None = None
+    """The column holding other names; default: the first of alias, aliases, altlabel, 别名."""
+    separator: str = DEFAULT_SEPARATOR
+    """What separates several values written in one cell."""
+
+
 def record_settings(ctx: ImportContext, keys: list[str]) -> dict[str, Any]:
     """The id, label and alias keys and the separator of multi-valued cells, from the source's options, the
     schema's ``[options.records]``, or (for what neither says) the usual names; written back into
     ``ctx.options`` so that `kgforge init` can show what was used."""
-    configured = dict(ctx.schema.options.get("records") or {}, **ctx.options)
-    id_key = pick_key(keys, ID_KEYS, configured.get("id"))
-    label_key = pick_key(keys, LABEL_KEYS, configured.get("label"))
-    if label_key is None and not configured.get("label"):
+    configured = ctx.settings("records", RecordsOptions)
+    id_key = pick_key(keys, ID_KEYS, configured.id)
+    label_key = pick_key(keys, LABEL_KEYS, configured.label)
+    if label_key is None and not configured.label:
         label_key = next((k for k in keys if k != id_key), None)
-    settings = {"id": id_key, "label": label_key, "aliases": pick_key(keys, ALIAS_KEYS, configured.get("aliases")),
-                "separator": str(configured.get("separator", DEFAULT_SEPARATOR))}
+    settings = {"id": id_key, "label": label_key, "aliases": pick_key(keys, ALIAS_KEYS, configured.aliases),
+                "separator": configured.separator}
     ctx.options.update({k: v for k, v in settings.items() if v is not None})
     return settings
 

@@ -1,14 +1,9 @@
 """The Wikidata JSON dump importer: optional selection (index → seeds → N hops), then extraction.
 
-Run options (schema ``[options.wikidata]``, a source's options, or ``kgforge import`` flags):
-``seeds`` (QIDs), ``seed_classes`` (QIDs; instances of them or of any subclass, P279* taken from
-the dump), ``seed_names`` (labels matched against the index, e.g. the crawled start entities),
-``hops`` (default 3), ``fanout_cap`` (default 200), ``workers``, ``decompressor``, ``resume``,
-``checkpoint_seconds`` (default 5), ``batch_bytes`` (default 1 MiB), ``keep_journal`` (keep the
-extract pass's journal after its triples were written, to reuse it; default false), ``engine`` (``local``,
-the default, or ``ray``: see :mod:`kgforge.sources.wikidata.engines`), ``address`` (a Ray cluster to join) and
-``shard_bytes`` (the ray engine's shard size, default 16 MiB).
-Without any seed the whole dump is imported. Mapping options are in ``WikidataConfig``.
+Its options (schema ``[options.wikidata]``, a source's options, or ``kgforge import`` flags) are the fields of
+:class:`WikidataOptions`: the selection (``seeds``, ``seed_classes``, ``seed_names``, ``hops``, ``fanout_cap``),
+how the passes run (``workers``, ``engine``, ...) and what is kept of each entity (:class:`WikidataMapping`).
+Without any seed the whole dump is imported.
 """
 
 from __future__ import annotations
@@ -18,14 +13,17 @@ import os
 import shutil
 import tempfile
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from kgforge.core import checks
 from kgforge.core.errors import InputError
 from kgforge.sources.importer import ImportContext
 from kgforge.sources.matching import Named, link
 from kgforge.sources.wikidata.engines import DEFAULT_SHARD_BYTES, make_engine
-from kgforge.sources.wikidata.entity import IndexRecord, WikidataConfig
+from kgforge.sources.options import FLAT
+from kgforge.sources.wikidata.entity import IndexRecord, WikidataConfig, WikidataMapping
 from kgforge.sources.wikidata.framing import frame_document, is_line_framed
 from kgforge.sources.wikidata.passes import (
     CHECKPOINT_SECONDS,
@@ -38,24 +36,59 @@ from kgforge.sources.wikidata.passes import (
 from kgforge.sources.wikidata.pipeline import BATCH_BYTES, BatchParser, PassSpec
 from kgforge.sources.wikidata.select import (
     Expansion,
+    SeedSelection,
     expand,
     instances_of,
     subclass_closure,
 )
 
-DEFAULT_HOPS = 3
-DEFAULT_FANOUT_CAP = 200
 PARALLEL_FROM_BYTES = 32 << 20
-SEED_OPTIONS = ("seeds", "seed_classes", "seed_names")
 
 
-def run_options(ctx: ImportContext) -> dict[str, Any]:
-    return dict(ctx.schema.options.get("wikidata") or {}, **ctx.options)
+@dataclass(frozen=True)
+class WikidataOptions:
+    """``[options.wikidata]`` of a schema, a Wikidata source's own settings, or ``kgforge import`` flags."""
+
+    selection: SeedSelection = field(default_factory=SeedSelection, metadata=FLAT)
+    """``seeds`` (QIDs), ``seed_names``, ``hops``, ``fanout_cap``: the subgraph to keep (default: the whole dump)."""
+    mapping: WikidataMapping = field(default_factory=WikidataMapping, metadata=FLAT)
+    """``languages``, ``fallback``, ``exclude``, ``only_mapped``, ``no_follow``, ``descriptions``,
+    ``keep_deprecated``, ``classes``: what is kept of each entity."""
+    seed_classes: tuple[str, ...] = ()
+    """Seed with the instances of these classes (QIDs) or of any subclass (P279*, from the dump itself)."""
+    workers: int | None = None
+    """Parsing processes (0: in this process); default: in-process below 32 MB, else one per core, at most 8."""
+    engine: str = "local"
+    """``local``, or ``ray`` (see :mod:`kgforge.sources.wikidata.engines`)."""
+    address: str | None = None
+    """The Ray cluster to join (``engine = "ray"``); default: a local one."""
+    shard_bytes: int = DEFAULT_SHARD_BYTES
+    """The ray engine's shard size."""
+    decompressor: str = "auto"
+    """``auto``, ``python``, or a command (``lbzip2``, ``pigz``)."""
+    resume: bool = True
+    """Continue an interrupted pass from its checkpoint."""
+    checkpoint_seconds: float = CHECKPOINT_SECONDS
+    """Seconds between checkpoints of a pass."""
+    batch_bytes: int = BATCH_BYTES
+    """Bytes of whole lines handed to a worker at a time."""
+    keep_journal: bool = False
+    """Keep the extract pass's journal after its triples were written, to reuse it."""
+
+    def __post_init__(self) -> None:
+        checks.optional(checks.whole, self.workers, "workers", 0)
+        checks.whole(self.shard_bytes, "shard_bytes", 1)
+        checks.whole(self.batch_bytes, "batch_bytes", 1)
+        checks.number(self.checkpoint_seconds, "checkpoint_seconds")
+
+    @property
+    def seeded(self) -> bool:
+        return self.selection.seeded or bool(self.seed_classes)
 
 
-def default_workers(path: Path, options: dict[str, Any]) -> int:
-    if "workers" in options:
-        return int(options["workers"])
+def default_workers(path: Path, options: WikidataOptions) -> int:
+    if options.workers is not None:
+        return options.workers
     return 0 if path.stat().st_size < PARALLEL_FROM_BYTES else min(os.cpu_count() or 1, 8)
 
 
@@ -72,21 +105,19 @@ def import_passes(ctx: ImportContext, dump: Path, modes: tuple[str, str] = ("ind
     ``modes``, ``parser``, ``align`` and ``header`` name another line format's passes (see :class:`PassSpec`);
     by default the lines are JSON entities.
     """
-    options = run_options(ctx)
-    cfg = WikidataConfig.from_schema(ctx.schema, ctx.options)
+    options = ctx.settings("wikidata", WikidataOptions)
+    cfg = WikidataConfig.from_options(ctx.schema, options.mapping)
     state_root = _state_root(ctx)
     workers = default_workers(dump, options)
-    engine = make_engine(str(options.get("engine", "local")), workers, options.get("address"),
-                         int(options.get("shard_bytes", DEFAULT_SHARD_BYTES)))
-    common = {"workers": workers, "engine": engine, "decompressor": str(options.get("decompressor", "auto")),
-              "resume": bool(options.get("resume", True)),
-              "checkpoint_seconds": float(options.get("checkpoint_seconds", CHECKPOINT_SECONDS)),
-              "batch_bytes": int(options.get("batch_bytes", BATCH_BYTES))}
+    engine = make_engine(options.engine, workers, options.address, options.shard_bytes)
+    common = {"workers": workers, "engine": engine, "decompressor": options.decompressor,
+              "resume": options.resume, "checkpoint_seconds": options.checkpoint_seconds,
+              "batch_bytes": options.batch_bytes}
     wanted = None
-    if any(options.get(k) for k in SEED_OPTIONS):
+    if options.seeded:
         index = run_resumable(dump, PassSpec(modes[0], cfg, None, parser, align, header), state_root, **common)
         _report_truncation(ctx, index)
-        wanted = select_entities(ctx, index, options)
+        wanted = select_entities(ctx, index, options, cfg)
         ctx.engine = {"index": index}
     extract = run_resumable(dump, PassSpec(modes[1], cfg, wanted, parser, align, header), state_root, **common,
                             on_progress=ctx.advance)
@@ -94,7 +125,7 @@ def import_passes(ctx: ImportContext, dump: Path, modes: tuple[str, str] = ("ind
     ctx.engine = engine_record({**(ctx.engine or {}), "extract": extract})
     if wanted is None:  # selection already reported truncation
         _report_truncation(ctx, extract)
-    if not options.get("keep_journal"):  # its triples are in the source's quads now: free the disk
+    if not options.keep_journal:  # its triples are in the source's quads now: free the disk
         shutil.rmtree(extract.journal.parent, ignore_errors=True)
     ctx.counts["workers"] = workers
     ctx.counts["resumed_from_byte"] = extract.resumed_from
@@ -122,37 +153,35 @@ def _report_truncation(ctx: ImportContext, result: PassResult) -> None:
         ctx.counts["dump_truncated"] = 1
 
 
-def select_entities(ctx: ImportContext, index: PassResult, options: dict[str, Any]) -> frozenset[str]:
+def select_entities(ctx: ImportContext, index: PassResult, options: WikidataOptions,
+                    cfg: WikidataConfig) -> frozenset[str]:
     """Seeds from QIDs, classes and names, expanded ``hops`` steps; the report lands in ``ctx.counts``."""
     records = lambda: index_records(index.journal)  # noqa: E731 - a fresh scan each call
-    seeds = {str(q).upper() for q in _list(options.get("seeds"))}
+    selection = options.selection
+    seeds = {q.upper() for q in selection.seeds}
     known = {r.id for r in records()} if seeds else set()
     for qid in sorted(seeds - known):
         ctx.reject(f"seed {qid}", "seed QID is not in the dump")
     seeds &= known if known else seeds
-    if options.get("seed_classes"):
-        closure = subclass_closure(records, {str(q).upper() for q in _list(options["seed_classes"])})
+    if options.seed_classes:
+        closure = subclass_closure(records, {q.upper() for q in options.seed_classes})
         ctx.counts["class_closure_size"] = len(closure)
         seeds |= instances_of(records, closure)
     unmatched: list[str] = []
-    if options.get("seed_names"):
-        by_name, unmatched = _seeds_by_name(ctx, records(), options["seed_names"],
-                                            WikidataConfig.from_schema(ctx.schema, ctx.options))
+    if selection.seed_names:
+        by_name, unmatched = _seeds_by_name(ctx, records(), selection.named(), cfg)
         seeds |= by_name
     if not seeds:
         raise InputError(f"{ctx.path}: no seed entity found in the dump (seeds, seed_classes and seed_names "
                          "matched nothing); see the quarantine file for the details")
-    hops = int(options.get("hops", DEFAULT_HOPS))
-    cap = options.get("fanout_cap", DEFAULT_FANOUT_CAP)
-    expansion = expand(records, seeds, hops, int(cap) if cap else None)
+    expansion = expand(records, seeds, selection.hops, selection.fanout_cap or None)
     _record_expansion(ctx, expansion, unmatched, index.journal.parent)
     return frozenset(expansion.entities)
 
 
-def _seeds_by_name(ctx: ImportContext, records: Iterator[IndexRecord], seed_names: Any,
+def _seeds_by_name(ctx: ImportContext, records: Iterator[IndexRecord], named: dict[str, str | None],
                    cfg: WikidataConfig) -> tuple[set[str], list[str]]:
-    """Entities named like the given names (``{"name": type_id | None}`` or a list), by ``linking``."""
-    named = seed_names if isinstance(seed_names, dict) else {name: None for name in _list(seed_names)}
+    """Entities named like the given names (name → type id, or None for any type), by ``linking``."""
     wanted = [Named(name, (name,), (), frozenset([t]) if t else frozenset()) for name, t in named.items()]
     types_by_class: dict[str, str] = {qid: iri.rsplit("/", 1)[-1] for qid, iri in cfg.classes.items()}
     candidates = (Named(r.id, tuple(r.labels), tuple(r.aliases),
@@ -212,8 +241,3 @@ def _deprecated_file(ctx: ImportContext) -> Any:
     ctx.counts["deprecated_file_written"] = 1
     return open(path, "w", encoding="utf-8")
 
-
-def _list(value: Any) -> list:
-    if value is None:
-        return []
-    return [value] if isinstance(value, str) else list(value)

@@ -37,6 +37,7 @@ from kgforge.core.vocab import (
     class_iri,
     safe_segment,
 )
+from kgforge.sources.options import option_names, read_options
 from kgforge.sources.wikidata.values import (
     ENTITY_ID,
     PQ,
@@ -65,8 +66,30 @@ Triple = tuple[str, str, str]  # subject IRI, predicate IRI, object term
 
 
 @dataclass(frozen=True)
+class WikidataMapping:
+    """The options (``[options.wikidata]``, or a source's own) that say what to keep of each entity."""
+
+    languages: tuple[str, ...] = ("zh", "en")
+    """The languages whose label, aliases and description are kept, one term each along its fallback chain."""
+    fallback: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    """Language → the tags tried in order (default: zh-hans … zh-hant … mul for zh; en, mul, en-gb, en-ca)."""
+    exclude: tuple[str, ...] = ()
+    """Properties (P-ids) never imported."""
+    only_mapped: bool = False
+    """Import only the properties the schema maps onto a relation."""
+    no_follow: tuple[str, ...] = ()
+    """Properties imported but not followed by the N-hop selection (type or country hubs)."""
+    descriptions: bool = True
+    """Keep each entity's description (``schema:description``)."""
+    keep_deprecated: bool = False
+    """Write deprecated statements to a side file (never as facts)."""
+    classes: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    """Schema type → the QIDs whose instances (P31) are of that type."""
+
+
+@dataclass(frozen=True)
 class WikidataConfig:
-    """What to keep from each entity and under which IRIs; built from the schema and options."""
+    """What to keep from each entity and under which IRIs: the schema's mapping and the options, resolved."""
 
     relation_iris: dict[str, str] = field(default_factory=dict)  # P-id → domain relation IRI
     exclude: frozenset[str] = frozenset()
@@ -81,20 +104,25 @@ class WikidataConfig:
 
     @classmethod
     def from_schema(cls, schema: Schema | None, options: dict[str, Any] | None = None) -> "WikidataConfig":
-        """``[options.wikidata]`` of the schema, overridden by per-source ``options``."""
-        merged = dict((schema.options.get("wikidata") or {}) if schema else {}, **(options or {}))
+        """The mapping keys of ``[options.wikidata]`` (its selection and run keys are the importer's to check),
+        overridden by ``options``, which may hold mapping keys only."""
+        if schema is None:
+            return cls.from_options(None, read_options(WikidataMapping, "(no schema)", "wikidata", {}, options))
+        names = option_names(WikidataMapping)
+        table = {k: v for k, v in (schema.options.get("wikidata") or {}).items() if k in names}
+        return cls.from_options(schema, read_options(WikidataMapping, schema.path, "wikidata", table, options))
+
+    @classmethod
+    def from_options(cls, schema: Schema | None, mapping: WikidataMapping) -> "WikidataConfig":
         relations = {pid.upper(): rel.iri for pid, rel in (schema.relation_by_wikidata() if schema else {}).items()}
-        languages = tuple(_as_list(merged.get("languages", ["zh", "en"])))
-        chains = {lang: tuple(_as_list(merged.get("fallback", {}).get(lang) or DEFAULT_CHAINS.get(lang)
-                                       or (lang, "mul"))) for lang in languages}
-        classes = {qid.upper(): class_iri(type_id)
-                   for type_id, qids in (merged.get("classes") or {}).items() for qid in _as_list(qids)}
+        chains = {lang: mapping.fallback.get(lang) or DEFAULT_CHAINS.get(lang) or (lang, "mul")
+                  for lang in mapping.languages}
+        classes = {qid.upper(): class_iri(type_id) for type_id, qids in mapping.classes.items() for qid in qids}
         return cls(
-            relation_iris=relations, exclude=frozenset(p.upper() for p in _as_list(merged.get("exclude", []))),
-            only_mapped=bool(merged.get("only_mapped", False)), languages=languages, chains=chains,
-            no_follow=frozenset(p.upper() for p in _as_list(merged.get("no_follow", []))),
-            descriptions=bool(merged.get("descriptions", True)),
-            keep_deprecated=bool(merged.get("keep_deprecated", False)), classes=classes,
+            relation_iris=relations, exclude=frozenset(p.upper() for p in mapping.exclude),
+            only_mapped=mapping.only_mapped, languages=mapping.languages, chains=chains,
+            no_follow=frozenset(p.upper() for p in mapping.no_follow), descriptions=mapping.descriptions,
+            keep_deprecated=mapping.keep_deprecated, classes=classes,
         )
 
     def plan(self, pid: str) -> tuple[str, str] | None:
@@ -118,14 +146,6 @@ class WikidataConfig:
 
     def direct_predicate(self, pid: str) -> str:
         return self.relation_iris.get(pid) or WDT + pid
-
-
-def _as_list(value: Any) -> list[str]:
-    if isinstance(value, str):
-        return [value]
-    if not isinstance(value, (list, tuple)) or not all(isinstance(v, str) for v in value):
-        raise ValueError(f"expected a string or a list of strings, got {value!r}")
-    return list(value)
 
 
 @dataclass

@@ -11,9 +11,39 @@ from collections import defaultdict, deque
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 
+from kgforge.core import checks
 from kgforge.sources.wikidata.entity import IndexRecord
 
 Records = Callable[[], Iterator[IndexRecord]]  # a fresh scan of the index each call
+DEFAULT_HOPS = 3
+DEFAULT_FANOUT_CAP = 200
+
+
+@dataclass(frozen=True)
+class SeedSelection:
+    """The options that pick a dump's subgraph (Wikidata and XLORE alike): seeds, then ``hops`` steps."""
+
+    seeds: tuple[str, ...] = ()
+    """Seed entities: QIDs (Wikidata) or instance ids or IRIs (XLORE)."""
+    seed_names: tuple[str, ...] | dict[str, str | None] = ()
+    """Seeds by exact label or alias: a list of names, or a table of name → the schema type it must be."""
+    hops: int = DEFAULT_HOPS
+    """How many steps to expand from the seeds."""
+    fanout_cap: int = DEFAULT_FANOUT_CAP
+    """Follow at most this many neighbours of one node (0: no cap)."""
+
+    def __post_init__(self) -> None:
+        checks.whole(self.hops, "hops", 0)
+        checks.whole(self.fanout_cap, "fanout_cap", 0)
+
+    @property
+    def seeded(self) -> bool:
+        return bool(self.seeds or self.seed_names)
+
+    def named(self) -> dict[str, str | None]:
+        """``seed_names`` as a table of name → type id (None: any type)."""
+        names = self.seed_names
+        return dict(names) if isinstance(names, dict) else {name: None for name in names}
 
 
 def subclass_closure(records: Records, roots: Iterable[str]) -> set[str]:

@@ -20,7 +20,7 @@ import re
 import tempfile
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode, urljoin
@@ -44,7 +44,8 @@ from kgforge.sources.matching import Linker, Named, name_key
 from kgforge.sources.wikidata.entity import IndexRecord
 from kgforge.sources.wikidata.framing import DumpReader
 from kgforge.sources.wikidata.nt import unescape
-from kgforge.sources.wikidata.select import expand
+from kgforge.sources.options import FLAT
+from kgforge.sources.wikidata.select import SeedSelection, expand
 
 INSTANCE = XLORE + "instance/"
 CONCEPT = XLORE + "concept/"
@@ -299,6 +300,24 @@ class XloreClient:
 
 # --- dump import -----------------------------------------------------------------------------
 
+@dataclass(frozen=True)
+class XloreOptions:
+    """``[options.xlore]`` of a schema, or an ``xlore`` / ``xlore-api`` source's own settings."""
+
+    selection: SeedSelection = field(default_factory=SeedSelection, metadata=FLAT)
+    """``seeds``, ``seed_names``, ``hops``, ``fanout_cap``: the subgraph to keep (default: the whole dump)."""
+    classes: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    """Schema type → the XLORE concept IRIs whose instances are of that type (``owl:InstanceOf`` → ``rdf:type``)."""
+    base: str | None = None
+    """The IRI relative IRIs in the dump are resolved against."""
+    base_url: str = "http://api.xlore.org"
+    """The XLORE web API (``xlore-api``)."""
+    min_interval: float = 1.0
+    """Seconds between two API requests (``xlore-api``)."""
+    language: str | None = None
+    """The language tag of labels from the API (``xlore-api``); default: the schema's language."""
+
+
 def seed_iri(seed: str) -> str:
     """``bdi809358`` or ``http://xlore.org/instance/bdi809358`` → the instance IRI."""
     return seed if "://" in seed else INSTANCE + seed
@@ -309,17 +328,17 @@ class XloreImport:
 
     def __init__(self, ctx: Any) -> None:
         self.ctx = ctx
-        self.options = dict(ctx.schema.options.get("xlore") or {}, **ctx.options)
+        self.options = ctx.settings("xlore", XloreOptions)
         self.files = xlore_files(ctx.path)
         self.relations = {rel.iri: rel for rel in ctx.schema.relations.values()}
         self.property_map: dict[str, str] = {}  # XLORE infobox property IRI → domain relation IRI
-        self.classes = {iri: class_iri(type_id) for type_id, iris in (self.options.get("classes") or {}).items()
-                        for iri in ([iris] if isinstance(iris, str) else iris)}
+        self.classes = {iri: class_iri(type_id) for type_id, iris in self.options.classes.items()
+                        for iri in iris}
 
     def triples(self) -> Iterator[tuple[str, Term, str, Term]]:
         """``(location, subject, predicate, object)`` of every readable line; bad lines are quarantined."""
         for path in self.files:
-            for line, offset, item in reader_for(path, self.options.get("base")):
+            for line, offset, item in reader_for(path, self.options.base):
                 location = f"{path.name} line {line} (byte {offset})"
                 if isinstance(item, LineError):
                     self.ctx.reject(location, str(item))
@@ -329,7 +348,7 @@ class XloreImport:
 
     def run(self) -> None:
         self._read_property_labels()
-        wanted = self._select() if any(self.options.get(k) for k in ("seeds", "seed_names")) else None
+        wanted = self._select() if self.options.selection.seeded else None
         held: list[tuple[str, Term, str, Term]] = []  # concept/property triples, kept if referenced
         referenced: set[str] = set()
         for location, subject, predicate, obj in self.triples():
@@ -350,7 +369,7 @@ class XloreImport:
         for path in self.files:
             if ".property." not in path.name:
                 continue
-            for _, _, item in reader_for(path, self.options.get("base")):
+            for _, _, item in reader_for(path, self.options.base):
                 if isinstance(item, LineError) or item[1] != label_iri or item[2].is_iri:
                     continue
                 subject, _, label = item
@@ -371,8 +390,8 @@ class XloreImport:
         self.ctx.accept()
 
     def _select(self) -> set[str]:
-        names = self.options.get("seed_names") or []
-        linker = Linker(Named(n, (n,)) for n in ([names] if isinstance(names, str) else names))
+        selection = self.options.selection
+        linker = Linker(Named(n, (n,)) for n in selection.named())
         label_iri = RDFS_LABEL
         folder = Path(self.ctx.workdir) / "raw" / "xlore" if self.ctx.workdir else Path(tempfile.mkdtemp())
         edges = folder / f"{self.ctx.path.name}.edges"
@@ -387,7 +406,7 @@ class XloreImport:
                     out.write(f"{subject.value}\t{obj.value}\n")
                 elif predicate == label_iri and not obj.is_iri:
                     linker.offer(Named(subject.value, (obj.value,)))
-        seeds = {seed_iri(str(s)) for s in self.options.get("seeds") or []}
+        seeds = {seed_iri(s) for s in selection.seeds}
         for missing in sorted(seeds - known):
             self.ctx.reject(f"seed {missing}", "seed instance is not in the dump")
         seeds &= known
@@ -406,8 +425,7 @@ class XloreImport:
                     source, target = text.rstrip("\n").split("\t")
                     yield IndexRecord(source, [target], [], [], [], [])
 
-        cap = self.options.get("fanout_cap", 200)
-        expansion = expand(records, seeds, int(self.options.get("hops", 3)), int(cap) if cap else None)
+        expansion = expand(records, seeds, selection.hops, selection.fanout_cap or None)
         for hop, level in enumerate(expansion.levels):
             self.ctx.counts[f"hop_{hop}_entities"] = len(level)
         self.ctx.counts["selected_entities"] = len(expansion.entities)
@@ -445,12 +463,11 @@ def import_xlore_api(ctx: Any) -> None:
     Replies are cached under ``raw/xlore-api/``, so a run stopped by the daily quota continues
     from the cache the next day.
     """
-    options = dict(ctx.schema.options.get("xlore") or {}, **ctx.options)
+    options = ctx.settings("xlore", XloreOptions)
     cache = Path(ctx.workdir) / "raw" / "xlore-api" if ctx.workdir else Path(tempfile.mkdtemp())
-    client = XloreClient(cache, str(options.get("base_url", "http://api.xlore.org")),
-                         float(options.get("min_interval", 1.0)))
-    lang = str(options.get("language", ctx.schema.language))
-    hops, cap = int(options.get("hops", 3)), int(options.get("fanout_cap", 200))
+    client = XloreClient(cache, options.base_url, options.min_interval)
+    lang = options.language or ctx.schema.language
+    hops, cap = options.selection.hops, options.selection.fanout_cap
     resolved: dict[str, str] = {}  # name key → instance IRI
     related: dict[str, list[str]] = {}  # instance IRI → related names (capped)
     frontier = seed_names_of(Path(ctx.path), ctx.reject)
