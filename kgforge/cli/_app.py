@@ -17,6 +17,7 @@ from kgforge.core import checks
 from kgforge.core.errors import ArgumentError
 from kgforge.core.registry import Registry, UnknownName
 from kgforge.store.layout import check_domain_name
+from kgforge.store.workdir import DEFAULT_WORKDIR, ENV_VAR
 
 app = typer.Typer(
     name="kgforge", no_args_is_help=True, pretty_exceptions_enable=False, add_completion=False,
@@ -104,11 +105,10 @@ HTTP_URL = Checked(str, checks.http_url, "a URL")
 DomainArgument = Annotated[str, typer.Argument(parser=DOMAIN, metavar="DOMAIN", help="Domain folder under --workdir "
                                                                                     "(letters, digits, _ . -).")]
 WorkdirOption = Annotated[
-    Path, typer.Option("--workdir", help="Folder holding one sub-folder per domain: --workdir, else "
-                                         "$KGFORGE_WORKDIR, else ./kg.", envvar="KGFORGE_WORKDIR")
+    Path, typer.Option("--workdir", help=f"Folder holding one sub-folder per domain: --workdir, else ${ENV_VAR}, "
+                                         f"else ./{DEFAULT_WORKDIR}.", envvar=ENV_VAR)
 ]
 JsonOption = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON on stdout.")]
-DEFAULT_WORKDIR = Path("kg")
 
 
 def emit_json(data: Any) -> None:

@@ -7,11 +7,11 @@ absolute folder it looked in, so a user in another directory sees at once where 
 
 from __future__ import annotations
 
-import difflib
 import os
 from pathlib import Path
 
 from kgforge.core.errors import ArgumentError, StoreMissingError
+from kgforge.core.registry import closest
 
 ENV_VAR = "KGFORGE_WORKDIR"
 DEFAULT_WORKDIR = Path("kg")
@@ -49,9 +49,9 @@ def missing_store(workdir: Path | str, domain: str) -> StoreMissingError:
     """The error for a domain with no published store: where kgforge looked, the closest built domain
     ("did you mean"), and how to build one."""
     built = built_domains(workdir)
-    close = difflib.get_close_matches(domain, built, n=1, cutoff=0.6)
+    close = closest(domain, built)
     if close:
-        return StoreMissingError(f"no domain {domain!r} in {where(workdir)}; did you mean {close[0]!r}? "
+        return StoreMissingError(f"no domain {domain!r} in {where(workdir)}; did you mean {close!r}? "
                                  f"(built: {', '.join(built)})")
     listing = f"built: {', '.join(built)}" if built else "no domain is built there yet"
     return StoreMissingError(f"no store for {domain!r} in {where(workdir)}; {listing}; "
