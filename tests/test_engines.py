@@ -5,6 +5,7 @@ parsing a finished shard again, a SIGKILLed Ray worker retried, and the message 
 from __future__ import annotations
 
 import bz2
+import gzip
 import json
 import os
 import signal
@@ -85,24 +86,104 @@ def test_a_multistream_bz2_dump_gives_the_local_engines_journal(shared, tmp_path
 
 
 def test_tasks_of_a_plain_dump_read_their_own_byte_range(tmp_path, ray_local, monkeypatch):
-    import kgforge.sources.wikidata.ray_engine as ray_engine
-
     dump = synthetic_dump(tmp_path / "dump.json", 40)
     log = tmp_path / "sent.jsonl"  # written by the tasks, in Ray's worker processes
-    shipped = ray_engine.parse_shard
-
-    def recorded(batch, spec, folder, source=None):
-        with open(log, "a", encoding="utf-8") as out:
-            out.write(json.dumps([len(batch.data), batch.end_offset - batch.first_offset, source]) + "\n")
-        return shipped(batch, spec, folder, source)
-
-    monkeypatch.setattr(ray_engine, "parse_shard", recorded)
+    record_shipments(monkeypatch, log)
     whole = extract_pass(dump, tmp_path / "local", LocalEngine(2))
     ray = extract_pass(dump, tmp_path / "ray", RayEngine(2, shard_bytes=16 << 10))
     assert ray.journal.read_bytes() == whole.journal.read_bytes()
-    sent = [json.loads(line) for line in log.read_text().splitlines()]
-    assert len(sent) >= 2 and all(shipped_bytes == 0 and size > 0 and source == str(dump.resolve())
-                                  for shipped_bytes, size, source in sent)
+    sent = shipments(log)
+    assert len(sent) >= 2 and all(shipped_bytes == 0 and size > 0 and source == str(dump.resolve()) and index is None
+                                  for shipped_bytes, size, source, index in sent)
+
+
+def record_shipments(monkeypatch, log: Path) -> None:
+    """Make every Ray task append what it was sent to ``log``: [bytes sent, shard size, source, seek index]."""
+    import kgforge.sources.wikidata.ray_engine as ray_engine
+
+    shipped = ray_engine.parse_shard
+
+    def recorded(batch, spec, folder, source=None, seek_index=None):
+        with open(log, "a", encoding="utf-8") as out:
+            out.write(json.dumps([len(batch.data), batch.end_offset - batch.first_offset, source, seek_index]) + "\n")
+        return shipped(batch, spec, folder, source, seek_index)
+
+    monkeypatch.setattr(ray_engine, "parse_shard", recorded)
+
+
+def shipments(log: Path) -> list[list]:
+    sent = [json.loads(line) for line in log.read_text().splitlines()] if log.exists() else []
+    log.unlink(missing_ok=True)
+    return sent
+
+
+@pytest.mark.parametrize("compress", [gzip.compress, bz2.compress], ids=["gz", "bz2"])
+def test_a_compressed_dump_read_whole_once_is_read_by_range_in_the_passes_after(compress, tmp_path, ray_local,
+                                                                                 monkeypatch):
+    plain = synthetic_dump(tmp_path / "dump.json", 300)
+    dump = tmp_path / "dump.json.z"
+    dump.write_bytes(compress(plain.read_bytes()))
+    whole = extract_pass(dump, tmp_path / "local", LocalEngine(2))
+    log = tmp_path / "sent.jsonl"
+    record_shipments(monkeypatch, log)
+    first = extract_pass(dump, tmp_path / "ray", RayEngine(2, shard_bytes=64 << 10))
+    assert first.journal.read_bytes() == whole.journal.read_bytes() and first.engine["dump_index"] == "built"
+    assert all(sent > 0 and source is None for sent, _, source, _ in shipments(log)), "the first read ships bytes"
+
+    again = extract_pass(dump, tmp_path / "ray", RayEngine(2, shard_bytes=64 << 10), resume=False)
+    assert again.engine["dump_index"] == "used" and again.decompressor == "rapidgzip"
+    assert again.journal.read_bytes() == whole.journal.read_bytes()
+    assert again.counts["entities"] == whole.counts["entities"] == 300 and again.truncated is None
+    sent = shipments(log)
+    assert len(sent) == len(first.engine["shards"]) >= 2
+    assert all(shipped == 0 and size > 0 and source == str(dump.resolve()) and index.endswith("seek-index.gztool")
+               for shipped, size, source, index in sent), "tasks read their range through the seek index"
+    assert [s["offset"] for s in again.engine["shards"]] == [s["offset"] for s in first.engine["shards"]]
+
+
+def test_a_pass_stopped_midway_resumes_through_the_seek_index(tmp_path, ray_local):
+    plain = synthetic_dump(tmp_path / "dump.json", 300)
+    dump = tmp_path / "dump.json.gz"
+    dump.write_bytes(gzip.compress(plain.read_bytes()))
+    whole = extract_pass(dump, tmp_path / "local", LocalEngine(2))
+    extract_pass(dump, tmp_path / "ray", RayEngine(2, shard_bytes=64 << 10))  # reads the dump whole: the index
+    spec = PassSpec("index", WikidataConfig.from_schema(load_schema("film")))  # another pass over the same dump
+    stopped = run_resumable(dump, spec, tmp_path / "ray", engine=RayEngine(2, shard_bytes=64 << 10),
+                            checkpoint_seconds=0, stop_after_batches=3)
+    records_at_stop = len(stopped.journal.read_bytes().splitlines())
+    assert stopped.engine["dump_index"] == "used" and 0 < records_at_stop < 300
+    resumed = run_resumable(dump, spec, tmp_path / "ray", engine=RayEngine(2, shard_bytes=64 << 10),
+                            checkpoint_seconds=0)
+    local = run_resumable(dump, spec, tmp_path / "local", engine=LocalEngine(2), checkpoint_seconds=0)
+    assert resumed.engine["dump_index"] == "used" and resumed.resumed_from > 0
+    assert resumed.journal.read_bytes() == local.journal.read_bytes()
+    assert whole.counts["entities"] == 300
+
+
+def test_a_cut_compressed_dump_leaves_no_seek_index_and_keeps_what_the_local_engine_keeps(tmp_path, ray_local):
+    plain = synthetic_dump(tmp_path / "dump.json", 300)
+    dump = tmp_path / "cut.json.gz"
+    data = gzip.compress(plain.read_bytes())
+    dump.write_bytes(data[: len(data) * 2 // 3])
+    local = extract_pass(dump, tmp_path / "local", LocalEngine(2))
+    ray = extract_pass(dump, tmp_path / "ray", RayEngine(2, shard_bytes=64 << 10))
+    assert ray.truncated and local.truncated and "ends early or is corrupt" in ray.truncated
+    assert ray.journal.read_bytes() == local.journal.read_bytes() and 0 < ray.counts["entities"] < 300
+    assert ray.engine["dump_index"] == "" and not list((tmp_path / "ray").rglob("dump-index/*/shards.json"))
+
+
+def test_without_rapidgzip_compressed_shards_travel_as_ray_objects(tmp_path, ray_local, monkeypatch):
+    import kgforge.sources.wikidata.framing as framing
+
+    monkeypatch.setattr(framing, "rapidgzip_module", lambda: None)
+    plain = synthetic_dump(tmp_path / "dump.json", 100)
+    dump = tmp_path / "dump.json.gz"
+    dump.write_bytes(gzip.compress(plain.read_bytes()))
+    whole = extract_pass(dump, tmp_path / "local", LocalEngine(2))
+    for _ in range(2):
+        ray = extract_pass(dump, tmp_path / "ray", RayEngine(2, shard_bytes=64 << 10), resume=False)
+        assert ray.journal.read_bytes() == whole.journal.read_bytes()
+        assert ray.engine["dump_index"] == "" and ray.decompressor != "rapidgzip"
 
 
 def synthetic_dump(path: Path, entities: int) -> Path:

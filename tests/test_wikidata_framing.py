@@ -1,4 +1,5 @@
-"""Property-based: the block reader and the in-place line spans agree with the line-by-line reader."""
+"""Property-based: the block reader and the in-place line spans agree with the line-by-line reader, and a
+compressed dump's seek index gives back any range of its decompressed stream."""
 
 from __future__ import annotations
 
@@ -6,10 +7,11 @@ import bz2
 import gzip
 from pathlib import Path
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from kgforge.sources.wikidata.framing import DumpReader, entity_spans
+from kgforge.sources.wikidata.framing import DumpReader, entity_spans, read_range
 
 # lines as a dump might hold them: framing, blank, padded, with and without the trailing comma, long ones
 line = st.one_of(
@@ -87,3 +89,63 @@ def test_a_broken_compressed_stream_still_gives_its_complete_lines_in_blocks(tmp
         assert reader.offset == len(got)
         by_line = b"".join(raw for _, _, raw in DumpReader(path, decompressor="python") if raw.endswith(b"\n"))
         assert got == by_line  # no complete line the line reader keeps is lost before the break
+
+
+def text_lines(count: int, seed: int = 7) -> bytes:
+    """Lines of varied, not too repetitive text: several rapidgzip checkpoints' worth of decompressed bytes."""
+    import random
+
+    rng = random.Random(seed)
+    words = [bytes(rng.choices(b"abcdefghijklmnopqrstuvwxyz", k=rng.randint(2, 9))) for _ in range(5000)]
+    return b"".join(b'{"id":"Q%d","w":"%s"},\n' % (i, b" ".join(rng.choices(words, k=12))) for i in range(count))
+
+
+@pytest.fixture(scope="module", params=[".gz", ".bz2"])
+def indexed_dump(request, tmp_path_factory) -> tuple[Path, Path, bytes]:
+    """A compressed dump of ~12 MB decompressed, read whole once through rapidgzip: (dump, seek index, data)."""
+    folder = tmp_path_factory.mktemp("indexed")
+    data = b"[\n" + text_lines(120_000) + b"]\n"
+    dump = folder / f"dump.json{request.param}"
+    dump.write_bytes(gzip.compress(data, 6) if request.param == ".gz" else bz2.compress(data, 9))
+    reader = DumpReader(dump)
+    assert reader.index_with(folder / "seek.idx")
+    assert b"".join(block for _, _, block in reader.blocks(1 << 20)) == data
+    assert reader.truncated is None and reader.index_written and reader.decompressor_name == "rapidgzip"
+    return dump, folder / "seek.idx", data
+
+
+@settings(max_examples=40, deadline=None)
+@given(start=st.floats(0, 1), length=st.integers(0, 3 << 20))
+def test_a_range_read_through_the_seek_index_is_that_range_of_the_stream(indexed_dump, start, length) -> None:
+    dump, index, data = indexed_dump
+    first = int(start * len(data))
+    end = min(len(data), first + length)
+    assert read_range(dump, first, end, index) == data[first:end]
+
+
+def test_a_read_from_an_offset_seeks_with_the_index_and_writes_none(indexed_dump) -> None:
+    dump, index, data = indexed_dump
+    offset = data.index(b"\n", len(data) // 2) + 1
+    before = index.stat().st_mtime_ns
+    reader = DumpReader(dump, start_offset=offset, start_line=data.count(b"\n", 0, offset) + 1)
+    reader.index_with(index)
+    blocks = list(reader.blocks(1 << 20))
+    assert b"".join(block for _, _, block in blocks) == data[offset:]
+    assert blocks[0][0] == data.count(b"\n", 0, offset) + 1
+    assert not reader.index_written and index.stat().st_mtime_ns == before
+
+
+@pytest.mark.parametrize("suffix", [".gz", ".bz2"])
+def test_a_cut_stream_read_through_rapidgzip_gives_what_pythons_module_gives(tmp_path: Path, suffix: str) -> None:
+    data = b"[\n" + text_lines(60_000) + b"]\n"
+    packed = gzip.compress(data) if suffix == ".gz" else bz2.compress(data, 1)
+    path = tmp_path / f"cut.json{suffix}"
+    path.write_bytes(packed[: len(packed) * 2 // 3])
+    python = DumpReader(path, decompressor="python")
+    expected = b"".join(block for _, _, block in python.blocks(1 << 20))
+    indexed = DumpReader(path)
+    assert indexed.index_with(tmp_path / "seek.idx")
+    got = b"".join(block for _, _, block in indexed.blocks(1 << 20))
+    assert got == expected and len(got) > len(data) // 3
+    assert indexed.truncated == python.truncated and "ends early or is corrupt" in indexed.truncated
+    assert not indexed.index_written and not (tmp_path / "seek.idx").exists()

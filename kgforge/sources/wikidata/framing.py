@@ -22,6 +22,7 @@ from typing import IO, Any, TypeVar
 
 from kgforge.core.errors import InputError
 from kgforge.core.jsonio import loads
+from kgforge.sources.wikidata.seek_index import IndexingStream, read_indexed, rapidgzip_module
 
 # decompressors tried in order when ``decompressor="auto"``: parallel ones first; for bz2 the plain
 # bzip2 command still helps (decompression moves to its own process); for gzip, Python's zlib is
@@ -72,6 +73,8 @@ class DumpReader:
 
     After iteration, ``truncated`` holds a message when the stream ended early (a compressed
     stream cut short or corrupt, or a file without its closing ``]``), else None.
+
+    A compressed dump can be read with a seek index (:meth:`index_with`).
     """
 
     def __init__(self, path: Path | str, decompressor: str = "auto", start_offset: int = 0,
@@ -81,6 +84,8 @@ class DumpReader:
             raise InputError(f"{self.path}: no such file")
         self.compression = compression_of(self.path)
         self.tool = pick_tool(self.compression, decompressor)
+        self.seek_index: Path | None = None
+        self.index_written = False
         self.start_offset, self.start_line = start_offset, start_line
         self.offset, self.line = start_offset, start_line - 1
         self.truncated: str | None = None
@@ -89,11 +94,30 @@ class DumpReader:
         self._proc: subprocess.Popen | None = None
         self._stderr: IO[bytes] | None = None
 
+    def index_with(self, seek_index: Path) -> bool:
+        """Decompress through rapidgzip and, once the whole stream is read, write its seek index at
+        ``seek_index`` (then ``index_written``); a read that starts past byte 0 seeks with that index when it
+        exists. False (nothing changes) for a plain dump or without rapidgzip. See
+        :mod:`~kgforge.sources.wikidata.seek_index`."""
+        if self.compression == "plain" or rapidgzip_module() is None:
+            return False
+        self.seek_index, self.tool = seek_index, None
+        return True
+
+    def read_elsewhere(self, end_offset: int, end_line: int) -> None:
+        """The dump from here to its end was read by others (tasks through the seek index that an earlier whole
+        read wrote): the reader stands at its end, with nothing to report, as if it had read it."""
+        self.offset, self.line, self.saw_open, self.saw_close = end_offset, end_line, True, True
+
     @property
     def decompressor_name(self) -> str:
+        if self.seek_index:
+            return "rapidgzip"
         return self.tool[0] if self.tool else ("python-" + self.compression if self.compression != "plain" else "none")
 
     def _open(self) -> IO[bytes]:
+        if self.seek_index:
+            return IndexingStream(self.path, self.compression, self.seek_index, self.start_offset)  # type: ignore[return-value]
         if self.tool:
             self._stderr = tempfile.TemporaryFile()
             self._proc = subprocess.Popen([*self.tool, str(self.path)], stdout=subprocess.PIPE,
@@ -108,7 +132,7 @@ class DumpReader:
         return handle
 
     def _skip(self, stream: IO[bytes]) -> None:
-        if self.compression == "plain" or not self.start_offset:
+        if self.compression == "plain" or not self.start_offset or self.seek_index:
             return
         left = self.start_offset
         while left:
@@ -142,6 +166,8 @@ class DumpReader:
             try:
                 yield from produce(stream)
                 finished = True
+                if isinstance(stream, IndexingStream):
+                    self.index_written = stream.export()
             except _STREAM_ERRORS as exc:
                 self.truncated = (f"{self.path}: the compressed stream ends early or is corrupt ({exc}) after "
                                   f"byte {self.offset} of the decompressed dump (line {self.line}); "
@@ -225,11 +251,15 @@ class DumpReader:
         self._proc = None
 
 
-def read_range(path: Path, start: int, end: int) -> bytes:
-    """Bytes ``start`` to ``end`` of a plain (uncompressed) dump, as a task of another process reads its shard."""
-    with open(path, "rb") as handle:
-        handle.seek(start)
-        data = handle.read(end - start)
+def read_range(path: Path, start: int, end: int, seek_index: Path | None = None) -> bytes:
+    """Bytes ``start`` to ``end`` of a dump, as a task of another process reads its shard: of the file itself
+    (a plain dump), or of its decompressed stream through its ``seek_index``."""
+    if seek_index is not None:
+        data = read_indexed(path, seek_index, start, end)
+    else:
+        with open(path, "rb") as handle:
+            handle.seek(start)
+            data = handle.read(end - start)
     if len(data) != end - start:
         raise InputError(f"{path}: expected bytes {start} to {end} but the file ends at byte {start + len(data)}; "
                          "was the dump changed during the import?")

@@ -86,6 +86,7 @@ def run_resumable(dump: Path, spec: PassSpec, state_root: Path, workers: int = 0
         def save(done: bool, end_offset: int, end_line: int) -> None:
             out.flush()
             os.fsync(out.fileno())
+            result.decompressor = reader.decompressor_name  # the engine may have chosen another (a seek index)
             result.engine = engine.report()
             if "shards" in result.engine:
                 result.engine["shards"] = earlier_shards + result.engine["shards"]

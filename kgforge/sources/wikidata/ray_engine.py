@@ -1,16 +1,21 @@
 """The ``ray`` engine: a dump pass's shards parsed as Ray tasks, on this machine or on a cluster.
 
-This process still reads the dump, as under the local engine; it cuts the stream into shards of
-about ``shard_bytes`` — at the first line end past each multiple of the size, so the same dump gives
-the same shards in every run, and where ``spec.align`` allows (whole subjects of an N-Triples dump,
-whole entity blocks of a Turtle dump). A task of a plain (uncompressed) dump gets only its byte range
-and reads it from the dump itself; a compressed dump is decompressed here and its shards travel as
-Ray objects. Either way this process must see every line once: the journal names a bad record by its
-line number and byte offset in the decompressed dump, so a shard's first line number must be known
-before its task runs, and only reading the stream up to the shard tells it (for gzip, reaching an
-offset at all means decompressing up to it). Each shard goes to a task, which parses it
-exactly as a local worker parses a batch (:func:`~kgforge.sources.wikidata.pipeline.work`) and writes, in the
-pass's ``shards/`` folder:
+The dump is cut into shards of about ``shard_bytes`` — at the first line end past each multiple of the
+size, so the same dump gives the same shards in every run, and where ``spec.align`` allows (whole
+subjects of an N-Triples dump, whole entity blocks of a Turtle dump). The journal names a bad record
+by its line number and byte offset in the decompressed dump, so a shard's first line number must be
+known before its task runs; :class:`ShardPlan` says how the shards are found and what their tasks get:
+
+- a plain dump: this process reads it (a newline count) and each task reads its byte range of the file;
+- a compressed dump: the first pass to read it whole decompresses it here, through rapidgzip when it is
+  installed, and sends the shards' bytes as Ray objects; on the way it writes the dump's seek index and
+  its table of shards (:class:`DumpShards`, :mod:`~kgforge.sources.wikidata.seek_index`). Every pass after
+  it over the same dump (the extract pass after the index pass of a seeded import, a rerun with other
+  settings, a resume at a shard's start) takes the shards from the table, and each task decompresses its
+  own range through the index: nothing is decompressed here. A cut or corrupt dump leaves no index.
+
+Each task parses its shard exactly as a local worker parses a batch
+(:func:`~kgforge.sources.wikidata.pipeline.work`) and writes, in the pass's ``shards/`` folder:
 
 - ``<offset>-<bytes>.attempts``: one line per attempt (node, host, pid) when the task starts;
 - ``<offset>-<bytes>.journal``: its journal lines (triples, quarantined records), written whole;
@@ -20,12 +25,14 @@ This process appends the shards' journals to the pass's journal in dump order, s
 its checkpoint and what an import makes of them are those of the local engine, byte for byte. A
 task whose worker dies (killed, out of memory, a lost node) is retried by Ray; a shard that was
 finished before this process was killed is found by its name on the next run and never parsed
-again. On a cluster of several machines the domain's folder (where ``shards/`` lives) must be on a
-filesystem every node mounts, and so must a plain dump (at the same path); a compressed one need not be.
+again. On a cluster of several machines the domain's folder (where ``shards/`` and ``dump-index/`` live)
+must be on a filesystem every node mounts, and so must the dump (at the same path) unless it is compressed
+and read without a seek index.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import shutil
@@ -114,13 +121,16 @@ def _node_id() -> str:
     return ray.get_runtime_context().get_node_id()
 
 
-def parse_shard(batch: Batch, spec: PassSpec, folder: str, source: str | None = None) -> dict[str, Any]:
-    """The Ray task: parse one shard and write its files; returns its meta. With ``source`` (a plain dump)
-    the shard comes without its bytes and the task reads its byte range of the dump itself."""
+def parse_shard(batch: Batch, spec: PassSpec, folder: str, source: str | None = None,
+                seek_index: str | None = None) -> dict[str, Any]:
+    """The Ray task: parse one shard and write its files; returns its meta. With ``source`` the shard comes
+    without its bytes and the task reads its byte range of the dump itself (of a compressed dump's
+    decompressed stream through ``seek_index``)."""
     shard = ShardFiles(Path(folder), batch.first_offset, batch.end_offset - batch.first_offset)
     producer = shard.claim()
     if source is not None:
-        batch = replace(batch, data=read_range(Path(source), batch.first_offset, batch.end_offset))
+        index = Path(seek_index) if seek_index else None
+        batch = replace(batch, data=read_range(Path(source), batch.first_offset, batch.end_offset, index))
     return shard.write(batch, work(batch, spec), producer)
 
 
@@ -183,6 +193,96 @@ def _drop(held: deque[tuple[int, bytes]], count: int) -> None:
         held.appendleft((line + block.count(b"\n", 0, count), block[count:]))
 
 
+class ShardPlan:
+    """Where a pass's shards come from, and whether their tasks get bytes or byte ranges.
+
+    - a plain dump: this process reads it to cut the shards; the tasks read their ranges of the file;
+    - a compressed dump read whole once before (``how = "used"``): the shards' places come from the table
+      that read left (:class:`DumpShards`) and the tasks read their ranges through the dump's seek index, so
+      nothing here decompresses anything;
+    - otherwise this process decompresses the dump and the shards travel as Ray objects; if it reads the
+      whole dump through rapidgzip (``how = "built"``), it leaves the table and seek index for the passes after.
+    """
+
+    def __init__(self, reader: DumpReader, batches: Iterator[Batch], how: str, source: str | None = None,
+                 seek_index: str | None = None, table: DumpShards | None = None,
+                 end: tuple[int, int] | None = None) -> None:
+        self.reader, self.batches, self.how = reader, batches, how
+        self.source, self.seek_index, self.table, self.end = source, seek_index, table, end
+        self.cuts: list[tuple[int, int, int]] = []
+
+    @classmethod
+    def choose(cls, reader: DumpReader, state_root: Path, shard_bytes: int, read_bytes: int,
+               align: Callable[[bytes], int] | None) -> ShardPlan:
+        cut = shards(reader, shard_bytes, read_bytes, align)
+        if reader.compression == "plain":
+            return cls(reader, cut, "", source=str(reader.path.resolve()))
+        table = DumpShards.of(state_root, reader.path, shard_bytes, align)
+        known = table.load(reader.start_offset)
+        if known is not None:
+            batches, end = known
+            reader.index_with(table.seek_index)  # not read here, but through this index by the tasks
+            return cls(reader, iter(batches), "used", str(reader.path.resolve()), str(table.seek_index), end=end)
+        indexed = reader.index_with(table.seek_index)
+        return cls(reader, cut, "building" if indexed else "", table=table)
+
+    def __iter__(self) -> Iterator[Batch]:
+        for batch in self.batches:
+            self.cuts.append((batch.first_line, batch.first_offset, batch.end_offset))
+            yield batch
+
+    def finish(self) -> None:
+        """After the last shard: the reader stands at the dump's end; a whole read leaves its table."""
+        if self.end is not None:
+            self.reader.read_elsewhere(*self.end)
+        elif self.how == "building":
+            self.how = ""
+            if self.table is not None and self.reader.index_written and self.reader.truncated is None:
+                self.table.save(self.cuts, self.reader.offset, self.reader.line)
+                self.how = "built"
+
+
+@dataclass(frozen=True)
+class DumpShards:
+    """A compressed dump's shards (first line, start and end in the decompressed stream) and its seek index,
+    under ``<state root>/dump-index/<key>/``; the key names the dump (path, size, mtime), the shard size and
+    how shards may end, so a changed dump or setting never finds the table of another."""
+
+    folder: Path
+
+    @classmethod
+    def of(cls, state_root: Path, dump: Path, shard_bytes: int, align: Callable[[bytes], int] | None) -> DumpShards:
+        stat = dump.stat()
+        key = json.dumps([str(dump.resolve()), stat.st_size, stat.st_mtime_ns, shard_bytes,
+                          getattr(align, "__qualname__", None)])
+        return cls(state_root / "dump-index" / hashlib.sha1(key.encode()).hexdigest()[:16])
+
+    @property
+    def seek_index(self) -> Path:
+        return self.folder / "seek-index.gztool"
+
+    @property
+    def table(self) -> Path:
+        return self.folder / "shards.json"
+
+    def load(self, offset: int) -> tuple[list[Batch], tuple[int, int]] | None:
+        """The shards from byte ``offset`` on (byte ranges, no data) and the dump's end (offset, last line); None
+        without a table, or when no shard starts there (a pass resumed where the local engine stopped)."""
+        try:
+            table = json.loads(self.table.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return None
+        if not self.seek_index.is_file():
+            return None
+        cuts = [Batch(line, start, b"", end) for line, start, end in table["shards"]]
+        if offset not in {batch.first_offset for batch in cuts} | {0, table["end_offset"]}:
+            return None
+        return [batch for batch in cuts if batch.first_offset >= offset], (table["end_offset"], table["end_line"])
+
+    def save(self, cuts: list[tuple[int, int, int]], end_offset: int, end_line: int) -> None:
+        write_json_atomic(self.table, {"shards": cuts, "end_offset": end_offset, "end_line": end_line}, indent=None)
+
+
 class RayEngine:
     """Shards parsed by Ray tasks; ``workers`` tasks at a time (0: one per CPU of the cluster)."""
 
@@ -195,6 +295,7 @@ class RayEngine:
         self._appended: list[ShardFiles] = []
         self._folder: Path | None = None
         self.nodes = 0
+        self.dump_index = ""
 
     def connect(self) -> None:
         """Join the cluster at ``address``, or start Ray on this machine for this process: no dashboard,
@@ -222,14 +323,15 @@ class RayEngine:
         spec_ref = ray.put(spec)
         pending: deque[tuple[ShardFiles, Any]] = deque()
         in_flight = 2 * self.parallel()
-        source = str(reader.path.resolve()) if reader.compression == "plain" else None  # tasks read their range
+        plan = ShardPlan.choose(reader, state.parent, self.shard_bytes, batch_bytes, spec.align)
+        self.dump_index = plan.how
         try:
-            for shard in shards(reader, self.shard_bytes, batch_bytes, spec.align):
-                files = ShardFiles(self._folder, shard.first_offset, len(shard.data))
+            for shard in plan:
+                files = ShardFiles(self._folder, shard.first_offset, shard.end_offset - shard.first_offset)
                 done = files.finished()
                 if not done:
-                    sent = replace(shard, data=b"") if source else shard
-                    done = task.remote(sent, spec_ref, str(self._folder), source)
+                    sent = replace(shard, data=b"") if plan.source else shard
+                    done = task.remote(sent, spec_ref, str(self._folder), plan.source, plan.seek_index)
                 pending.append((files, done))
                 while len(pending) >= in_flight:
                     on_result(self._collect(*pending.popleft()))
@@ -237,6 +339,8 @@ class RayEngine:
                 on_result(self._collect(*pending.popleft()))
         finally:
             self._settle(pending)
+        plan.finish()
+        self.dump_index = plan.how
 
     def _settle(self, pending: deque[tuple[ShardFiles, Any]]) -> None:
         """When the pass stops early (a stop, an error, Ctrl-C), let the tasks still running finish: their
@@ -273,7 +377,7 @@ class RayEngine:
 
     def report(self) -> dict[str, Any]:
         return {"engine": self.name, "nodes": self.nodes, "workers": self.parallel() if self.nodes else self.workers,
-                "address": self.address or "local", "shard_bytes": self.shard_bytes, "shards": self.produced}
+                "address": self.address or "local", "shard_bytes": self.shard_bytes, "dump_index": self.dump_index, "shards": self.produced}
 
 
 @ENGINES.register("ray", description="Ray tasks, on this machine or a cluster (pip install 'kgforge[ray]')")
