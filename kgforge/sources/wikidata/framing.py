@@ -117,7 +117,8 @@ class DumpReader:
 
     def _open(self) -> IO[bytes]:
         if self.seek_index:
-            return IndexingStream(self.path, self.compression, self.seek_index, self.start_offset)  # type: ignore[return-value]
+            stream: Any = IndexingStream(self.path, self.compression, self.seek_index, self.start_offset)
+            return stream
         if self.tool:
             self._stderr = tempfile.TemporaryFile()
             self._proc = subprocess.Popen([*self.tool, str(self.path)], stdout=subprocess.PIPE,

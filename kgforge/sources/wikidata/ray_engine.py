@@ -377,7 +377,8 @@ class RayEngine:
 
     def report(self) -> dict[str, Any]:
         return {"engine": self.name, "nodes": self.nodes, "workers": self.parallel() if self.nodes else self.workers,
-                "address": self.address or "local", "shard_bytes": self.shard_bytes, "dump_index": self.dump_index, "shards": self.produced}
+                "address": self.address or "local", "shard_bytes": self.shard_bytes, "dump_index": self.dump_index,
+                "shards": self.produced}
 
 
 @ENGINES.register("ray", description="Ray tasks, on this machine or a cluster (pip install 'kgforge[ray]')")

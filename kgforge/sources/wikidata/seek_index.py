@@ -5,7 +5,7 @@ nothing records, so a task that should parse bytes 4e9 to 4.016e9 of a decompres
 have to decompress the four gigabytes before them. `rapidgzip <https://github.com/mxmlnkn/rapidgzip>`_
 (gzip and bz2) records, while it decompresses, checkpoints every few megabytes — the compressed
 bit offset and, for gzip, the 32 KiB window the next bytes refer back to — and exports them as an
-index (the compact ``gztool`` format, a few percent of the dump). With the index, a reader in another
+index (the compact ``gztool`` format, about 1 % of a gzip dump). With the index, a reader in another
 process or on another machine seeks to any decompressed offset by decompressing only from the
 checkpoint before it.
 
@@ -40,9 +40,10 @@ def rapidgzip_module() -> Any | None:
 
 
 def threads_for(compression: str) -> int:
-    """Decompression threads: bz2 blocks decode in parallel with a clear gain; gzip's speculative parallel
-    decoding costs more CPU than it saves on a few cores, so one thread."""
-    return os.cpu_count() or 1 if compression == "bz2" else 1
+    """Decompression threads: bz2 blocks decode independently, one per core (84 against 75 MB/s on 2 cores
+    here); gzip's speculative parallel decoding took 2.7 times the CPU of one thread on 2 cores and finished
+    later, so gzip gets one thread."""
+    return (os.cpu_count() or 1) if compression == "bz2" else 1
 
 
 class IndexingStream:
