@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import hashlib
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -43,6 +44,7 @@ from kgforge.core.vocab import (
     RELATION,
     safe_segment,
 )
+from kgforge.sources.options import read_options
 from kgforge.store.layout import (
     DomainPaths,
     domain_paths,
@@ -81,9 +83,7 @@ class DeriveOptions:
     skip_kinds: tuple[str, ...] = ("text",)
 
     def __post_init__(self) -> None:
-        checks.whole(self.max_group, "--max-group", 2)  # a pair needs two members
-        checks.whole(self.max_pairs, "--max-pairs", 1)
-        checks.whole(self.seed, "--seed", 0)  # NumPy takes no negative seed
+        check_sizes(self, lambda key: "--" + key.replace("_", "-"))
 
     def as_dict(self) -> dict[str, Any]:
         return {"max_group": self.max_group, "max_pairs": self.max_pairs, "seed": self.seed, "stop_relations": sorted(self.stop_relations),
@@ -99,16 +99,38 @@ class Associations:
     skipped: dict[str, str] = field(default_factory=dict)  # relation IRI -> why it was left out
 
 
+@dataclass(frozen=True)
+class DeriveSettings:
+    """``[options.derive]`` of a schema: what ``kgforge derive`` uses where its flags are not given."""
+
+    max_group: int = DEFAULT_MAX_GROUP
+    """Groups larger than this give a seeded sample of pairs instead of all of them."""
+    max_pairs: int = DEFAULT_MAX_PAIRS
+    """At most this many pairs per relation (a seeded sample)."""
+    seed: int = 0
+    """The sampling seed."""
+
+    def __post_init__(self) -> None:
+        check_sizes(self, str)
+
+
+def check_sizes(options: DeriveOptions | DeriveSettings, spelled: Callable[[str], str]) -> None:
+    """``max_group``, ``max_pairs`` and ``seed`` in range; errors name each as ``spelled(field name)``."""
+    checks.whole(options.max_group, spelled("max_group"), 2)  # a pair needs two members
+    checks.whole(options.max_pairs, spelled("max_pairs"), 1)
+    checks.whole(options.seed, spelled("seed"), 0)  # NumPy takes no negative seed
+
+
 def options_for(schema: Schema, max_group: int | None = None, seed: int | None = None,
                 max_pairs: int | None = None) -> DeriveOptions:
-    """Options from the schema (``stop_relations``, ``[options.derive]``) overridden by the caller."""
-    configured = schema.options.get("derive", {}) if isinstance(schema.options.get("derive"), dict) else {}
-    stop = frozenset(schema.relations[rid].iri for rid in schema.stop_relations)
+    """Options from the schema (``stop_relations``, ``[options.derive]``) overridden by the caller; a
+    SchemaError naming the schema file for an unknown key or a value of the wrong type in the table."""
+    configured = read_options(DeriveSettings, schema.path, "derive", schema.options.get("derive"))
     return DeriveOptions(
-        max_group=int(max_group if max_group is not None else configured.get("max_group", DEFAULT_MAX_GROUP)),
-        seed=int(seed if seed is not None else configured.get("seed", 0)),
-        max_pairs=int(max_pairs if max_pairs is not None else configured.get("max_pairs", DEFAULT_MAX_PAIRS)),
-        stop_relations=stop,
+        max_group=configured.max_group if max_group is None else max_group,
+        seed=configured.seed if seed is None else seed,
+        max_pairs=configured.max_pairs if max_pairs is None else max_pairs,
+        stop_relations=frozenset(schema.relations[rid].iri for rid in schema.stop_relations),
     )
 
 

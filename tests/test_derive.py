@@ -13,8 +13,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kgforge.build.transaction import check_store
-from kgforge.core.errors import ArgumentError
+from kgforge.core.errors import ArgumentError, SchemaError
 from kgforge.core.resources import query_text
+from kgforge.core.schema import load_schema
 from kgforge.core.vocab import entity_iri, relation_iri
 from kgforge.derive import (
     ASSOCIATED_GRAPH,
@@ -23,6 +24,7 @@ from kgforge.derive import (
     _unrank_pairs,
     associate,
     associated_relation,
+    options_for,
     write_pairs,
 )
 from kgforge.store.layout import domain_paths
@@ -208,3 +210,33 @@ def test_shares_that_differ_only_in_language_write_each_quad_once(tmp_path: Path
     lines = out.read_text(encoding="utf-8").splitlines()
     assert written == len(lines) == len(set(lines))  # the count the store check compares with
     assert sum("sharedObject" in line for line in lines) == 2  # both shared objects kept
+
+
+def schema_with_derive_table(tmp_path: Path, table: str):
+    """The duconv schema extended with an ``[options.derive]`` table."""
+    path = tmp_path / "duconv-derive.toml"
+    path.write_text(load_schema("duconv").path.read_text(encoding="utf-8") + f"\n[options.derive]\n{table}\n",
+                    encoding="utf-8")
+    return load_schema(path), path
+
+
+def test_the_schemas_derive_table_sets_the_defaults_and_flags_win(tmp_path: Path) -> None:
+    schema, _ = schema_with_derive_table(tmp_path, "max_group = 4\nmax_pairs = 70\nseed = 3")
+    assert options_for(schema) == DeriveOptions(max_group=4, max_pairs=70, seed=3,
+                                                stop_relations=options_for(schema).stop_relations)
+    assert options_for(schema, max_group=6, seed=0).as_dict() | {"stop_relations": []} == {
+        "max_group": 6, "max_pairs": 70, "seed": 0, "stop_relations": [], "skip_kinds": ["text"]}
+    assert options_for(load_schema("duconv")).max_group == 10 and options_for(load_schema("duconv")).stop_relations
+
+
+@pytest.mark.parametrize("table,message", [
+    ("max_grup = 4", "unknown option 'max_grup' (did you mean 'max_group'?)"),
+    ('seed = "three"', "seed"),
+    ("max_group = 1", "max_group"),
+])
+def test_a_bad_derive_table_names_the_schema_file_and_the_key(tmp_path: Path, table: str, message: str) -> None:
+    schema, path = schema_with_derive_table(tmp_path, table)
+    with pytest.raises(SchemaError) as caught:
+        options_for(schema)
+    assert str(path) in str(caught.value) and "[options.derive]" in str(caught.value)
+    assert message in str(caught.value)

@@ -41,6 +41,10 @@ def test_two_gloo_processes_reach_the_single_process_mrr_and_related_loads_the_b
     assert ddp["evaluation"]["mrr"] >= single["evaluation"]["mrr"] - MRR_NOISE
     assert ddp["training"]["devices"] == 2 and ddp["training"]["epochs_completed"] == 20
     assert ddp["split"] == single["split"], "the same graph and split on both"
+    curve = ddp["training"]["loss_curve"]
+    assert len(curve) == 20 and curve[-1] < curve[0], "one mean loss per epoch, over both processes' batches"
+    assert [Path(figure).name for figure in ddp["figures"]] == ["ddp-training.png"]
+    assert Path(ddp["figures"][0]).stat().st_size > 1000
     bundle = Bundle.open(Path(ddp["bundle"]), verify=True)
     assert bundle.config["devices"] == 2 and bundle.vectors.shape[0] == bundle.entities.height
     answer = json.loads(cli("related", "travel", "故宫", "--name", "ddp", "--workdir", str(travel), "--json").stdout)
@@ -65,6 +69,7 @@ def test_distributed_training_resumes_from_its_checkpoint_after_a_kill(travel, c
     done = embed(cli, travel, "--epochs", str(saved_epoch + 2), "--devices", "2", "--name", "resumed", "--resume")
     assert done["training"]["resumed_from"]["epoch"] >= saved_epoch
     assert done["training"]["epochs_completed"] == saved_epoch + 2
+    assert len(done["training"]["loss_curve"]) == saved_epoch + 2, "the epochs before the kill come from the checkpoint"
     assert Bundle.open(Path(done["bundle"]), verify=True).config["devices"] == 2
 
 

@@ -17,6 +17,7 @@ as single-device training.
 
 from __future__ import annotations
 
+import json
 import math
 import time
 from datetime import timedelta
@@ -32,21 +33,26 @@ from pykeen.triples import CoreTriplesFactory
 from pytorch_lightning.callbacks import ModelCheckpoint
 from pytorch_lightning.strategies import DDPStrategy
 
+from kgforge.core.files import write_json_atomic
 from kgforge.embed.config import EmbedConfig, EmbedError, TripleSet
 from kgforge.embed.steps import TrainState, _cross_entropy_loss, _step_generator
 
 CHECKPOINT = "last.ckpt"
+LOSSES = "losses.json"
 
 
 class SharedNegativesModule(LitModule):
     """PyKEEN's LitModule trained on kgforge's shared-negatives cross-entropy."""
 
     def __init__(self, model: ERModel, dataset: EagerDataset, config: EmbedConfig, fingerprint: str,
-                 processes: int) -> None:
+                 processes: int, losses_file: Path) -> None:
         super().__init__(dataset=dataset, model=model, batch_size=max(1, math.ceil(config.batch_size / processes)),
                          learning_rate=config.learning_rate, optimizer="adam")
         self.seed, self.num_negatives, self.threads = config.seed, config.num_negatives, config.threads
         self.fingerprint = fingerprint
+        self.losses: list[float] = []  # mean training loss of each finished epoch, over every process's batches
+        self.losses_file = losses_file  # where the first process leaves them for the process that started training
+        self._epoch_loss, self._epoch_batches = 0.0, 0
 
     def setup(self, stage: str) -> None:
         if self.threads:  # the machine's threads shared among the processes on it
@@ -61,9 +67,17 @@ class SharedNegativesModule(LitModule):
                                       generator=_step_generator(self.seed, self.current_epoch, step)).to(batch.device)
         loss = _cross_entropy_loss(model, batch, negatives) + model.collect_regularization_term()
         self.log(f"{prefix}_loss", loss, prog_bar=True)
+        if prefix == "train":
+            self._epoch_loss += float(loss.detach())
+            self._epoch_batches += 1
         return loss
 
     def on_train_epoch_end(self) -> None:
+        mean = torch.tensor(self._epoch_loss / max(1, self._epoch_batches))
+        self.losses.append(float(self.trainer.strategy.reduce(mean, reduce_op="mean")))
+        self._epoch_loss, self._epoch_batches = 0.0, 0
+        if self.global_rank == 0:
+            write_json_atomic(self.losses_file, self.losses, durable=False)
         self.log("epochs_completed", float(self.current_epoch + 1), sync_dist=False)
 
     def _dataloader(self, triples_factory: CoreTriplesFactory, shuffle: bool = False) -> torch.utils.data.DataLoader:
@@ -72,11 +86,13 @@ class SharedNegativesModule(LitModule):
 
     def on_save_checkpoint(self, checkpoint: dict[str, Any]) -> None:
         checkpoint["kgforge_fingerprint"] = self.fingerprint
+        checkpoint["kgforge_losses"] = list(self.losses)
 
     def on_load_checkpoint(self, checkpoint: dict[str, Any]) -> None:
         if checkpoint.get("kgforge_fingerprint") != self.fingerprint:
             raise EmbedError("--resume: the checkpoint was made for another graph, split, model or batch size; "
                              "run without --resume to start over")
+        self.losses = list(checkpoint.get("kgforge_losses", []))
 
 
 def fit_distributed(model: ERModel, triple_set: TripleSet, config: EmbedConfig, device: torch.device,
@@ -86,7 +102,9 @@ def fit_distributed(model: ERModel, triple_set: TripleSet, config: EmbedConfig, 
     node_rank)``. In this process ``model`` ends with the weights the processes trained."""
     processes = config.devices * config.nodes
     dataset = EagerDataset(triple_set.factory(), triple_set.factory("test"))
-    module = SharedNegativesModule(model, dataset, config, fingerprint, processes)
+    losses_file = work_dir / LOSSES
+    losses_file.unlink(missing_ok=True)
+    module = SharedNegativesModule(model, dataset, config, fingerprint, processes, losses_file)
     checkpoint = work_dir / CHECKPOINT
     resumed_from = None
     if resume and checkpoint.exists():
@@ -108,7 +126,8 @@ def fit_distributed(model: ERModel, triple_set: TripleSet, config: EmbedConfig, 
     elapsed = time.perf_counter() - started
     epochs = int(trainer.callback_metrics.get("epochs_completed", torch.tensor(0.0)).item())
     first = resumed_from["epoch"] if resumed_from else 0
-    state = TrainState(epoch=epochs, batch=0, elapsed=elapsed,
+    losses = json.loads(losses_file.read_text(encoding="utf-8")) if losses_file.exists() else []
+    state = TrainState(epoch=epochs, batch=0, elapsed=elapsed, losses=losses,
                        triples_seen=max(0, epochs - first) * triple_set.factory().num_triples,
                        last_loss=float(trainer.callback_metrics.get("train_loss", torch.tensor(math.nan)).item()))
     stopped_by = f"--max-time {config.max_time:g}s" if config.max_time and epochs < config.epochs else None
