@@ -21,12 +21,14 @@ from kgforge.derive import (
     ASSOCIATED_GRAPH,
     PAIR_SCHEMA,
     DeriveOptions,
+    DeriveSettings,
     _unrank_pairs,
     associate,
     associated_relation,
     options_for,
     write_pairs,
 )
+from kgforge.sources.options import read_options
 from kgforge.store.layout import domain_paths
 from kgforge.store.oxigraph import open_read_only
 from kgforge.store.query import QueryRunner
@@ -240,3 +242,8 @@ def test_a_bad_derive_table_names_the_schema_file_and_the_key(tmp_path: Path, ta
         options_for(schema)
     assert str(path) in str(caught.value) and "[options.derive]" in str(caught.value)
     assert message in str(caught.value)
+
+
+def test_an_options_section_that_is_not_a_table_is_named() -> None:
+    with pytest.raises(SchemaError, match=r"duconv\.toml: \[options\.derive\] must be a table of keys, not int 5"):
+        read_options(DeriveSettings, "duconv.toml", "derive", 5)
