@@ -52,7 +52,8 @@ class SharedNegativesModule(LitModule):
         self.fingerprint = fingerprint
         self.losses: list[float] = []  # mean training loss of each finished epoch, over every process's batches
         self.losses_file = losses_file  # where the first process leaves them for the process that started training
-        self._epoch_loss, self._epoch_batches = 0.0, 0
+        self._epoch_loss: torch.Tensor | float = 0.0
+        self._epoch_batches = 0
 
     def setup(self, stage: str) -> None:
         if self.threads:  # the machine's threads shared among the processes on it
@@ -67,13 +68,13 @@ class SharedNegativesModule(LitModule):
                                       generator=_step_generator(self.seed, self.current_epoch, step)).to(batch.device)
         loss = _cross_entropy_loss(model, batch, negatives) + model.collect_regularization_term()
         self.log(f"{prefix}_loss", loss, prog_bar=True)
-        if prefix == "train":
-            self._epoch_loss += float(loss.detach())
+        if prefix == "train":  # summed on the device: no host sync per step; NCCL reduces device tensors only
+            self._epoch_loss = self._epoch_loss + loss.detach()
             self._epoch_batches += 1
         return loss
 
     def on_train_epoch_end(self) -> None:
-        mean = torch.tensor(self._epoch_loss / max(1, self._epoch_batches))
+        mean = torch.as_tensor(self._epoch_loss, device=self.device) / max(1, self._epoch_batches)
         self.losses.append(float(self.trainer.strategy.reduce(mean, reduce_op="mean")))
         self._epoch_loss, self._epoch_batches = 0.0, 0
         if self.global_rank == 0:

@@ -32,6 +32,7 @@ TOOLS = {
     "gz": (("pigz", "-dc"),),
 }
 PARALLEL_TOOLS = {"lbzip2", "pbzip2", "pigz"}
+PYTHON_OPENERS: dict[str, Callable[..., Any]] = {"bz2": bz2.open, "gz": gzip.open}
 _STREAM_ERRORS = (EOFError, OSError, zlib.error)  # what a cut or corrupt compressed stream raises
 _PIECE_BYTES = 1 << 16  # most bytes one read gathers for a block
 _FRAME_LINE_BYTES = 64  # a '[' or ']' framing line is shorter than this (spaces included)
@@ -117,31 +118,29 @@ class DumpReader:
 
     def _open(self) -> IO[bytes]:
         if self.seek_index:
-            stream: Any = IndexingStream(self.path, self.compression, self.seek_index, self.start_offset)
+            stream: Any = IndexingStream(self.path, self.compression, self.seek_index, self.start_offset,
+                                         fallback=self._python_stream_at)
             return stream
         if self.tool:
             self._stderr = tempfile.TemporaryFile()
             self._proc = subprocess.Popen([*self.tool, str(self.path)], stdout=subprocess.PIPE,
                                           stderr=self._stderr, bufsize=1 << 20)
             return self._proc.stdout  # type: ignore[return-value]
-        if self.compression == "bz2":
-            return bz2.open(self.path, "rb")
-        if self.compression == "gz":
-            return gzip.open(self.path, "rb")
+        if self.compression != "plain":
+            return PYTHON_OPENERS[self.compression](self.path, "rb")
         handle = open(self.path, "rb", buffering=1 << 20)
         handle.seek(self.start_offset)
         return handle
 
     def _skip(self, stream: IO[bytes]) -> None:
-        if self.compression == "plain" or not self.start_offset or self.seek_index:
-            return
-        left = self.start_offset
-        while left:
-            chunk = stream.read(min(left, 1 << 22))
-            if not chunk:
-                raise InputError(f"{self.path}: cannot resume at byte {self.start_offset}: "
-                                 f"the decompressed dump has only {self.start_offset - left} bytes")
-            left -= len(chunk)
+        if self.compression != "plain" and self.start_offset and not self.seek_index:
+            skip_to(stream, self.start_offset, self.path)
+
+    def _python_stream_at(self, offset: int) -> IO[bytes]:
+        """The decompressed stream through Python's own module, read up to byte ``offset``."""
+        stream = PYTHON_OPENERS[self.compression](self.path, "rb")
+        skip_to(stream, offset, self.path)
+        return stream
 
     def __iter__(self) -> Iterator[tuple[int, int, bytes]]:
         return self._guarded(self._lines)
@@ -252,6 +251,17 @@ class DumpReader:
         self._proc = None
 
 
+def skip_to(stream: IO[bytes], offset: int, path: Path) -> None:
+    """Read a decompressed stream at its start up to byte ``offset`` (no seeking in a compressed one)."""
+    left = offset
+    while left:
+        chunk = stream.read(min(left, 1 << 22))
+        if not chunk:
+            raise InputError(f"{path}: cannot resume at byte {offset}: "
+                             f"the decompressed dump has only {offset - left} bytes")
+        left -= len(chunk)
+
+
 def read_range(path: Path, start: int, end: int, seek_index: Path | None = None) -> bytes:
     """Bytes ``start`` to ``end`` of a dump, as a task of another process reads its shard: of the file itself
     (a plain dump), or of its decompressed stream through its ``seek_index``."""
@@ -337,7 +347,7 @@ def frame_document(path: Path, folder: Path) -> Path:
     if size > MAX_DOCUMENT_BYTES:
         raise InputError(f"{path}: not in the dump framing (one entity per line) and too large "
                          f"({size:,} bytes) to read as one JSON document")
-    opener = {"bz2": bz2.open, "gz": gzip.open}.get(compression_of(path), open)
+    opener = PYTHON_OPENERS.get(compression_of(path), open)
     with opener(path, "rb") as handle:
         data = handle.read()
     try:

@@ -75,8 +75,7 @@ def run_resumable(dump: Path, spec: PassSpec, state_root: Path, workers: int = 0
     with open(journal, "ab") as handle:
         handle.truncate(size)
     reader = DumpReader(dump, decompressor, start_offset=offset, start_line=line)
-    result = PassResult(journal, Counter(saved["counts"]) if saved else Counter(), resumed_from=offset,
-                        decompressor=reader.decompressor_name)
+    result = PassResult(journal, Counter(saved["counts"]) if saved else Counter(), resumed_from=offset)
     throttle = Throttle(checkpoint_seconds)
     engine = engine or LocalEngine(workers)
     earlier_shards = (saved.get("engine") or {}).get("shards", []) if saved else []  # made before a kill
@@ -86,7 +85,7 @@ def run_resumable(dump: Path, spec: PassSpec, state_root: Path, workers: int = 0
         def save(done: bool, end_offset: int, end_line: int) -> None:
             out.flush()
             os.fsync(out.fileno())
-            result.decompressor = reader.decompressor_name  # the engine may have chosen another (a seek index)
+            result.decompressor = reader.decompressor_name  # as the engine left it (it may read with a seek index)
             result.engine = engine.report()
             if "shards" in result.engine:
                 result.engine["shards"] = earlier_shards + result.engine["shards"]

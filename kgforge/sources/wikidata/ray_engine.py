@@ -295,7 +295,7 @@ class RayEngine:
         self._appended: list[ShardFiles] = []
         self._folder: Path | None = None
         self.nodes = 0
-        self.dump_index = ""
+        self._plan: ShardPlan | None = None
 
     def connect(self) -> None:
         """Join the cluster at ``address``, or start Ray on this machine for this process: no dashboard,
@@ -323,8 +323,7 @@ class RayEngine:
         spec_ref = ray.put(spec)
         pending: deque[tuple[ShardFiles, Any]] = deque()
         in_flight = 2 * self.parallel()
-        plan = ShardPlan.choose(reader, state.parent, self.shard_bytes, batch_bytes, spec.align)
-        self.dump_index = plan.how
+        plan = self._plan = ShardPlan.choose(reader, state.parent, self.shard_bytes, batch_bytes, spec.align)
         try:
             for shard in plan:
                 files = ShardFiles(self._folder, shard.first_offset, shard.end_offset - shard.first_offset)
@@ -340,7 +339,6 @@ class RayEngine:
         finally:
             self._settle(pending)
         plan.finish()
-        self.dump_index = plan.how
 
     def _settle(self, pending: deque[tuple[ShardFiles, Any]]) -> None:
         """When the pass stops early (a stop, an error, Ctrl-C), let the tasks still running finish: their
@@ -377,8 +375,8 @@ class RayEngine:
 
     def report(self) -> dict[str, Any]:
         return {"engine": self.name, "nodes": self.nodes, "workers": self.parallel() if self.nodes else self.workers,
-                "address": self.address or "local", "shard_bytes": self.shard_bytes, "dump_index": self.dump_index,
-                "shards": self.produced}
+                "address": self.address or "local", "shard_bytes": self.shard_bytes,
+                "dump_index": self._plan.how if self._plan else "", "shards": self.produced}
 
 
 @ENGINES.register("ray", description="Ray tasks, on this machine or a cluster (pip install 'kgforge[ray]')")

@@ -16,17 +16,12 @@ passes decompress as before.
 from __future__ import annotations
 
 import atexit
-import bz2
-import gzip
 import os
+from collections.abc import Callable
 from pathlib import Path
 from typing import IO, Any
 
-from kgforge.core.errors import InputError
-
 INDEX_FORMAT = "GZTOOL"  # windows stored compressed: ~1 % of a gzip dump, against ~20 % for indexed_gzip's format
-_PYTHON_OPENERS = {"gz": gzip.open, "bz2": bz2.open}
-_SKIP_BYTES = 1 << 22
 _RAPIDGZIP_ERRORS = (RuntimeError, ValueError, OSError, EOFError)  # what rapidgzip raises on a cut or corrupt stream
 
 
@@ -50,14 +45,16 @@ class IndexingStream:
     """A dump's decompressed bytes through rapidgzip, which keeps a seek index as it goes.
 
     If rapidgzip stops (it reports a cut or corrupt stream as a ``RuntimeError`` or ``ValueError`` and may
-    stop earlier in it than Python's own decompressors), the stream goes on through Python's gzip or bz2
-    module from the same decompressed offset, so the bytes read are exactly what the plain reader
-    gives — and no index is exported, since it would not cover the stream.
+    stop earlier in it than Python's own decompressors), the stream goes on through ``fallback(offset)``
+    — Python's gzip or bz2 module, read up to that decompressed offset — so the bytes read are exactly
+    what the plain reader gives, and no index is exported, since it would not cover the stream.
     """
 
-    def __init__(self, path: Path, compression: str, index: Path, start_offset: int = 0) -> None:
+    def __init__(self, path: Path, compression: str, index: Path, start_offset: int,
+                 fallback: Callable[[int], IO[bytes]]) -> None:
         self.path, self.compression, self.index = path, compression, index
         self.position = start_offset
+        self._open_fallback = fallback
         self._fallback: IO[bytes] | None = None
         self._rapid: Any = None
         self.seeks = start_offset > 0 and index.is_file()
@@ -68,17 +65,17 @@ class IndexingStream:
                 self._rapid.seek(start_offset)
         except _RAPIDGZIP_ERRORS:
             self.seeks = False
-            self._skip_python(start_offset)
+            self._go_on_in_python()
             return
         if start_offset and not self.seeks:
-            self._skip_python(start_offset)  # no index to seek with: Python's decompressor skips
+            self._go_on_in_python()  # no index to seek with: Python's decompressor skips
 
     def read1(self, size: int = -1) -> bytes:
         if self._fallback is None:
             try:
                 data = self._rapid.read(size)
             except _RAPIDGZIP_ERRORS:
-                self._skip_python(self.position)
+                self._go_on_in_python()
                 return self.read1(size)
         else:
             data = self._fallback.read1(size)
@@ -90,16 +87,9 @@ class IndexingStream:
     def __iter__(self) -> Any:
         raise TypeError("read an IndexingStream by blocks (read1), not by lines")
 
-    def _skip_python(self, offset: int) -> None:
+    def _go_on_in_python(self) -> None:
         self._close_rapid()
-        self._fallback = _PYTHON_OPENERS[self.compression](self.path, "rb")
-        left = offset
-        while left:
-            chunk = self._fallback.read(min(left, _SKIP_BYTES))
-            if not chunk:
-                raise InputError(f"{self.path}: cannot resume at byte {offset}: the decompressed dump has only "
-                                 f"{offset - left} bytes")
-            left -= len(chunk)
+        self._fallback = self._open_fallback(self.position)
 
     def export(self) -> bool:
         """Write the seek index (atomically) if the whole stream went through rapidgzip; True if written."""
