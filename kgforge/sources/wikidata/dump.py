@@ -9,7 +9,6 @@ Without any seed the whole dump is imported.
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import tempfile
 from collections.abc import Callable, Iterator
@@ -17,23 +16,20 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from kgforge.core import checks
 from kgforge.core.errors import InputError
 from kgforge.sources.importer import ImportContext
 from kgforge.sources.matching import Named, link
-from kgforge.sources.wikidata.engines import DEFAULT_SHARD_BYTES, make_engine
 from kgforge.sources.options import FLAT
 from kgforge.sources.wikidata.entity import IndexRecord, WikidataConfig, WikidataMapping
 from kgforge.sources.wikidata.framing import frame_document, is_line_framed
 from kgforge.sources.wikidata.passes import (
-    CHECKPOINT_SECONDS,
+    PassOptions,
     PassResult,
     index_records,
     read_journal,
-    run_resumable,
     split_triple,
 )
-from kgforge.sources.wikidata.pipeline import BATCH_BYTES, BatchParser, PassSpec
+from kgforge.sources.wikidata.pipeline import BatchParser, PassSpec
 from kgforge.sources.wikidata.select import (
     Expansion,
     SeedSelection,
@@ -41,8 +37,6 @@ from kgforge.sources.wikidata.select import (
     instances_of,
     subclass_closure,
 )
-
-PARALLEL_FROM_BYTES = 32 << 20
 
 
 @dataclass(frozen=True)
@@ -56,40 +50,15 @@ class WikidataOptions:
     ``keep_deprecated``, ``classes``: what is kept of each entity."""
     seed_classes: tuple[str, ...] = ()
     """Seed with the instances of these classes (QIDs) or of any subclass (P279*, from the dump itself)."""
-    workers: int | None = None
-    """Parsing processes (0: in this process); default: in-process below 32 MB, else one per core, at most 8."""
-    engine: str = "local"
-    """``local``, or ``ray`` (see :mod:`kgforge.sources.wikidata.engines`)."""
-    address: str | None = None
-    """The Ray cluster to join (``engine = "ray"``); default: a local one."""
-    shard_bytes: int = DEFAULT_SHARD_BYTES
-    """The ray engine's shard size."""
-    decompressor: str = "auto"
-    """``auto``, ``python``, or a command (``lbzip2``, ``pigz``)."""
-    resume: bool = True
-    """Continue an interrupted pass from its checkpoint."""
-    checkpoint_seconds: float = CHECKPOINT_SECONDS
-    """Seconds between checkpoints of a pass."""
-    batch_bytes: int = BATCH_BYTES
-    """Bytes of whole lines handed to a worker at a time."""
+    passes: PassOptions = field(default_factory=PassOptions, metadata=FLAT)
+    """``workers``, ``engine``, ``address``, ``shard_bytes``, ``decompressor``, ``resume``, ``checkpoint_seconds``,
+    ``batch_bytes``: how the passes run."""
     keep_journal: bool = False
     """Keep the extract pass's journal after its triples were written, to reuse it."""
-
-    def __post_init__(self) -> None:
-        checks.optional(checks.whole, self.workers, "workers", 0)
-        checks.whole(self.shard_bytes, "shard_bytes", 1)
-        checks.whole(self.batch_bytes, "batch_bytes", 1)
-        checks.number(self.checkpoint_seconds, "checkpoint_seconds")
 
     @property
     def seeded(self) -> bool:
         return self.selection.seeded or bool(self.seed_classes)
-
-
-def default_workers(path: Path, options: WikidataOptions) -> int:
-    if options.workers is not None:
-        return options.workers
-    return 0 if path.stat().st_size < PARALLEL_FROM_BYTES else min(os.cpu_count() or 1, 8)
 
 
 def import_dump(ctx: ImportContext) -> None:
@@ -108,33 +77,28 @@ def import_passes(ctx: ImportContext, dump: Path, modes: tuple[str, str] = ("ind
     options = ctx.settings("wikidata", WikidataOptions)
     cfg = WikidataConfig.from_options(ctx.schema, options.mapping)
     state_root = _state_root(ctx)
-    workers = default_workers(dump, options)
-    engine = make_engine(options.engine, workers, options.address, options.shard_bytes)
-    common = {"workers": workers, "engine": engine, "decompressor": options.decompressor,
-              "resume": options.resume, "checkpoint_seconds": options.checkpoint_seconds,
-              "batch_bytes": options.batch_bytes}
+    runner = options.passes.runner(dump.stat().st_size)
     wanted = None
     if options.seeded:
-        index = run_resumable(dump, PassSpec(modes[0], cfg, None, parser, align, header), state_root, **common)
+        index = runner.run(dump, PassSpec(modes[0], cfg, None, parser, align, header), state_root)
         _report_truncation(ctx, index)
         wanted = select_entities(ctx, index, options, cfg)
         ctx.engine = {"index": index}
-    extract = run_resumable(dump, PassSpec(modes[1], cfg, wanted, parser, align, header), state_root, **common,
-                            on_progress=ctx.advance)
+    extract = runner.run(dump, PassSpec(modes[1], cfg, wanted, parser, align, header), state_root, ctx.advance)
     replay_extract(ctx, extract, cfg)
     ctx.engine = engine_record({**(ctx.engine or {}), "extract": extract})
     if wanted is None:  # selection already reported truncation
         _report_truncation(ctx, extract)
     if not options.keep_journal:  # its triples are in the source's quads now: free the disk
         shutil.rmtree(extract.journal.parent, ignore_errors=True)
-    ctx.counts["workers"] = workers
+    ctx.counts["workers"] = runner.workers
     ctx.counts["resumed_from_byte"] = extract.resumed_from
 
 
 def engine_record(passes: dict[str, PassResult]) -> dict[str, Any]:
     """What the manifest says of the engine: its name, nodes and workers (the last pass's run), and each
-    pass's shards with their producers (the ray engine)."""
-    last = passes["extract"].engine
+    pass's shards with their producers (the ray engine), under the names ``passes`` gives them."""
+    last = list(passes.values())[-1].engine
     record = {key: value for key, value in last.items() if key != "shards"}
     if "shards" in last:
         record["shards"] = {mode: result.engine.get("shards", []) for mode, result in passes.items()}

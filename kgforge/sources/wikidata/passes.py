@@ -2,7 +2,7 @@
 
 A pass appends everything it produces to one journal file in its state folder — ``T`` lines
 (triples), ``I`` lines (selection records), ``E`` lines (bad records), ``D`` lines (deprecated
-statements) — and, every few seconds, records in ``checkpoint.json`` the decompressed byte
+statements), ``H`` lines (XLORE's held concept triples) — and, every few seconds, records in ``checkpoint.json`` the decompressed byte
 offset and line reached together with the journal's size. After a kill, the next run with the
 same dump and settings truncates the journal to that size and restarts reading at that offset;
 a finished pass is reused as it is.
@@ -19,8 +19,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from kgforge.core import checks
 from kgforge.core.files import write_json_atomic
-from kgforge.sources.wikidata.engines import Engine, LocalEngine
+from kgforge.sources.wikidata.engines import DEFAULT_SHARD_BYTES, Engine, LocalEngine, make_engine
 from kgforge.sources.wikidata.entity import IndexRecord
 from kgforge.sources.wikidata.framing import DumpReader
 from kgforge.sources.wikidata.pipeline import (
@@ -31,6 +32,60 @@ from kgforge.sources.wikidata.pipeline import (
 )
 
 CHECKPOINT_SECONDS = float(os.environ.get("KGFORGE_WIKIDATA_CHECKPOINT_SECONDS", "5"))
+PARALLEL_FROM_BYTES = 32 << 20
+
+
+@dataclass(frozen=True)
+class PassOptions:
+    """How a dump's passes run: the keys every pass-based importer (Wikidata's dumps, XLORE's) reads beside
+    its own."""
+
+    workers: int | None = None
+    """Parsing processes (0: in this process); default: in-process below 32 MB, else one per core, at most 8."""
+    engine: str = "local"
+    """``local``, or ``ray`` (see :mod:`kgforge.sources.wikidata.engines`)."""
+    address: str | None = None
+    """The Ray cluster to join (``engine = "ray"``); default: a local one."""
+    shard_bytes: int = DEFAULT_SHARD_BYTES
+    """The ray engine's shard size."""
+    decompressor: str = "auto"
+    """``auto``, ``python``, or a command (``lbzip2``, ``pigz``)."""
+    resume: bool = True
+    """Continue an interrupted pass from its checkpoint."""
+    checkpoint_seconds: float = CHECKPOINT_SECONDS
+    """Seconds between checkpoints of a pass."""
+    batch_bytes: int = BATCH_BYTES
+    """Bytes of whole lines handed to a worker at a time."""
+
+    def __post_init__(self) -> None:
+        checks.optional(checks.whole, self.workers, "workers", 0)
+        checks.whole(self.shard_bytes, "shard_bytes", 1)
+        checks.whole(self.batch_bytes, "batch_bytes", 1)
+        checks.number(self.checkpoint_seconds, "checkpoint_seconds")
+
+    def runner(self, dump_bytes: int) -> PassRunner:
+        """What runs the passes over dumps of ``dump_bytes`` in all: the engine, with the workers these options
+        give (by default, none below :data:`PARALLEL_FROM_BYTES`)."""
+        workers = self.workers
+        if workers is None:
+            workers = 0 if dump_bytes < PARALLEL_FROM_BYTES else min(os.cpu_count() or 1, 8)
+        return PassRunner(self, workers, make_engine(self.engine, workers, self.address, self.shard_bytes))
+
+
+@dataclass
+class PassRunner:
+    """One engine that runs every pass of an import with the same options."""
+
+    options: PassOptions
+    workers: int
+    engine: Engine
+
+    def run(self, dump: Path, spec: PassSpec, state_root: Path,
+            on_progress: Callable[[int], None] = lambda n: None) -> PassResult:
+        options = self.options
+        return run_resumable(dump, spec, state_root, self.workers, options.decompressor, options.resume, on_progress,
+                             checkpoint_seconds=options.checkpoint_seconds, batch_bytes=options.batch_bytes,
+                             engine=self.engine)
 
 
 @dataclass

@@ -25,7 +25,7 @@ from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from kgforge.core.errors import KgforgeError
 from kgforge.core.gc_pause import paused_gc
@@ -35,7 +35,6 @@ from kgforge.sources.wikidata.entity import (
     BadEntity,
     EntityOutput,
     IndexRecord,
-    WikidataConfig,
     index_entity,
     process_entity,
 )
@@ -133,10 +132,17 @@ class BatchRing:
 BatchParser = Callable[["Batch", "PassSpec", Any, int, int, "BatchResult"], list[str]]
 
 
+class PassConfig(Protocol):
+    """What a pass's parser reads its lines with (:class:`WikidataConfig`, or another format's settings)."""
+
+    def settings(self) -> dict[str, Any]:
+        """Every setting that changes the pass's output (it goes into the pass's key)."""
+
+
 @dataclass
 class PassSpec:
     mode: str  # extract | index (JSON entity lines), or a mode of ``parser`` (nt-extract | nt-index)
-    cfg: WikidataConfig
+    cfg: PassConfig
     wanted: frozenset[str] | None = None  # only these ids (None: every entity)
     parser: BatchParser | None = None  # parses a batch of another line format; None: JSON entity lines
     align: Callable[[bytes], int] | None = None  # where a batch may end (DumpReader.blocks); None: any line

@@ -317,6 +317,7 @@ class RayEngine:
             batch_bytes: int, state: Path) -> None:
         self.connect()
         ray = self.ray
+        self.produced = []  # the report names this pass's shards only
         self._folder = state / "shards"
         self._folder.mkdir(parents=True, exist_ok=True)
         task = ray.remote(max_retries=TASK_RETRIES, retry_exceptions=False)(parse_shard)
