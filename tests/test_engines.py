@@ -1,5 +1,5 @@
 """The ray engine of the dump passes against the local one, on a real local Ray instance (this machine only):
-the same quads and journals from the shared samples, the manifest's engine record, resume without
+the same quads and journals from the shared samples (and from XLORE dump files), the manifest's engine record, resume without
 parsing a finished shard again, a SIGKILLed Ray worker retried, and the message when Ray is missing."""
 
 from __future__ import annotations
@@ -8,6 +8,7 @@ import bz2
 import gzip
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -26,6 +27,7 @@ from kgforge.sources.wikidata.passes import run_resumable
 from kgforge.sources.wikidata.pipeline import PassSpec
 from kgforge.sources.wikidata.ray_engine import WORKER_NICENESS, RayEngine
 from tests.test_wikidata import build_source
+from tests.test_xlore import I, film_dump
 
 SAMPLES = [("wikidata", "wikidata_json/mini-dump.assembled.json"),  # plain: tasks read their own byte ranges
            ("wikidata", "wikidata_json/mini-dump.assembled.json.bz2"),
@@ -72,6 +74,29 @@ def test_ray_engine_imports_the_samples_as_the_local_engine(kind, sample, shared
     assert all(a["offset"] + a["bytes"] == b["offset"] for a, b in zip(shards, shards[1:])), "gaps or overlaps"
     assert all(s["pid"] != os.getpid() and s["node"] and s["attempt"] == 1 for s in shards)
     assert not list((tmp_path / "ray").rglob("shards/*")), "shard files outlive their pass"
+
+
+@pytest.mark.parametrize("selection", [{}, {"seeds": ["bdi1"], "hops": 3}], ids=["whole", "seeded"])
+def test_ray_engine_imports_xlore_dumps_as_the_local_engine(selection, shared, tmp_path, ray_local):
+    folder = film_dump(tmp_path / "xlore")
+    shutil.copy(shared("xlore/dbpedia_xlore_concept.dat"), folder)
+    with open(folder / "xlore.instance.infobox.ttl", "a", encoding="utf-8") as out:
+        out.writelines(f'<{I}bdi{n}> <http://xlore.org/property/p14> <{I}bdi{n + 1}> .\n' for n in range(4, 300))
+        out.write("a line that is not a triple\n")
+    local, local_entry = build_source(tmp_path / "local", "xlore", folder, workers=2, **selection)
+    ray, ray_entry = build_source(tmp_path / "ray", "xlore", folder, workers=2, engine="ray", shard_bytes=2048,
+                                  **selection)
+    assert quads_of(ray) == quads_of(local) and len(quads_of(local)) > (30 if selection else 300)
+    assert ray_entry["counts"].get("selected_entities") == local_entry["counts"].get("selected_entities")
+    assert ray_entry["quarantined"] == local_entry["quarantined"] == 2
+    assert ray_entry["counts"]["records_ok"] == local_entry["counts"]["records_ok"]
+    shards = ray_entry["engine"]["shards"]
+    passes = ["extract", "index"] if selection else ["extract"]
+    assert {name.split()[0] for name in shards} == set(passes) and len(shards) == 6 * len(passes)
+    infobox = shards["extract xlore.instance.infobox.ttl"]
+    assert len(infobox) >= 4, "2 KiB shards: the infobox file is cut into several"
+    assert all(a["offset"] + a["bytes"] == b["offset"] for a, b in zip(infobox, infobox[1:])), "gaps or overlaps"
+    assert all(s["pid"] != os.getpid() for pass_shards in shards.values() for s in pass_shards)
 
 
 def test_a_multistream_bz2_dump_gives_the_local_engines_journal(shared, tmp_path, ray_local):

@@ -14,15 +14,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from kgforge.core.quads import check_iri
 from kgforge.core.vocab import RDF_TYPE, RDFS_LABEL, relation_iri
-from kgforge.sources.xlore.dump import (
-    QUOTA_TEXT,
-    LineError,
-    XloreApiError,
-    XloreClient,
-    XloreQuotaError,
-    XloreReader,
-)
+from kgforge.sources.wikidata.engines import LocalEngine
+from kgforge.sources.wikidata.passes import PassOptions, PassRunner, run_resumable
+from kgforge.sources.wikidata.pipeline import Batch, BatchResult, PassSpec
+from kgforge.sources.xlore.dump import QUOTA_TEXT, XloreApiError, XloreClient, XloreQuotaError
+from kgforge.sources.xlore.lines import LineError, TurtleLines, file_triples
+from kgforge.sources.xlore.passes import EXTRACT, XloreConfig, parse_xlore_batch, run_file
 from kgforge.store.layout import domain_paths
 from kgforge.store.oxigraph import open_read_only
 from tests.test_wikidata import build_source, objects
@@ -123,11 +122,102 @@ def test_seed_names_ambiguous_reported(tmp_path: Path) -> None:
     assert not objects(store, I + "bdi5", RDFS_LABEL)
 
 
+def escaped(value: str) -> str:
+    return "".join({"\\": "\\\\", '"': '\\"', "\n": "\\n", "\r": "\\r", "\t": "\\t"}.get(c, c) for c in value)
+
+
+LINE_SHAPES = st.one_of(
+    st.builds(lambda n, text: f'<bdi{n}> rdfs:label "{escaped(text)}"@zh .'.encode(), st.integers(0, 9),
+              st.text(st.characters(blacklist_categories=("Cs",)), max_size=12)),
+    st.builds(lambda n, p, m: f"<{I}bdi{n}> <http://xlore.org/property/p{p}> <bdi{m}> .".encode(),
+              st.integers(0, 9), st.integers(0, 3), st.integers(0, 9)),
+    st.builds(lambda n, m: f"<bdi{n}> owl:InstanceOf <{C}bdc{m}> .".encode(), st.integers(0, 9), st.integers(0, 3)),
+    st.sampled_from([b"this line is not a triple", b"", b"# a comment", b"nope:x rdfs:label \"x\" .",
+                     b'<bdi1> rdfs:label "\xff\xfe"@zh .', b"<bdi1> rdfs:label <bad iri> ."]),
+)
+
+
+def batch_journal(dump: Path, cuts: list[int]) -> str:
+    """The journal of an extract pass over ``dump`` whose batches start at the given line indexes."""
+    cfg = XloreConfig.of(dump, None, {}, {C + "bdc1": "https://kgforge.org/class/film"})
+    spec = PassSpec(EXTRACT, cfg, None, parse_xlore_batch)
+    lines = [line + b"\n" for line in dump.read_bytes().split(b"\n")[:-1]]
+    starts = sorted({0, *(c for c in cuts if c < len(lines))})
+    journal = ""
+    for start, end in zip(starts, starts[1:] + [len(lines)]):
+        data = b"".join(lines[start:end])
+        batch = Batch(start + 1, sum(map(len, lines[:start])), data, 0)
+        journal += "".join(parse_xlore_batch(batch, spec, data, 0, len(data), BatchResult(0, 0)))
+    return journal
+
+
+def expected_entries(dump: Path) -> list[tuple[str, str]]:
+    """What the file gives, read line by line in order: ``("E", location)`` for a line that cannot be read or
+    whose triple the store would refuse, ``("T", triple)`` for each triple written."""
+    entries = []
+    for number, offset, item in file_triples(dump):
+        location = f"line {number} (byte {offset})"
+        if isinstance(item, LineError):
+            entries.append(("E", location))
+            continue
+        subject, predicate, obj = item
+        try:
+            entries.append(("T", f"{check_iri(subject.value)} {check_iri(predicate)} {obj.nquads()}"))
+        except ValueError:
+            entries.append(("E", location))
+            continue
+        if predicate == RDF_TYPE and obj.value == C + "bdc1":
+            entries.append(("T", f"{subject.value} {RDF_TYPE} <https://kgforge.org/class/film>"))
+    return entries
+
+
+def journal_entries(journal: str) -> list[tuple[str, str]]:
+    return [("E", json.loads(line[2:])["location"]) if line[0] == "E" else (line[0], line[2:])
+            for line in journal.split("\n")[:-1]]
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(LINE_SHAPES, max_size=30), st.lists(st.integers(0, 40), max_size=8))
+def test_batches_cut_anywhere_read_what_the_whole_file_reads(tmp_path_factory, lines, cuts) -> None:
+    dump = tmp_path_factory.mktemp("xlore") / "xlore.instance.list.ttl"
+    dump.write_bytes(HEADER.encode() + b"\n".join(lines) + b"\n")
+    assert journal_entries(batch_journal(dump, cuts)) == expected_entries(dump)
+
+
+def test_a_directive_further_down_is_honoured_by_reading_that_file_again_in_order(tmp_path: Path) -> None:
+    dump = tmp_path / "xlore" / "xlore.instance.list.ttl"
+    dump.parent.mkdir()
+    labels = [f'<bdi{n}> rdfs:label "名{n}"@zh .' for n in range(40)]
+    dump.write_text(HEADER + "\n".join(labels[:20] + ["@base <http://xlore.org/other/> ."] + labels[20:]) + "\n",
+                    encoding="utf-8")
+    store, source = build_source(tmp_path / "kg", "xlore", dump.parent, workers=2, batch_bytes=256)
+    subjects = {q.subject.value for q in store.quads_for_pattern(None, ox.NamedNode(RDFS_LABEL), None, None)
+                if q.subject.value.startswith("http://xlore.org/")}
+    assert subjects == {I + f"bdi{n}" for n in range(20)} | {f"http://xlore.org/other/bdi{n}" for n in range(20, 40)}
+    assert source["counts"]["files_read_in_order"] == 1 and source["counts"]["directives_after_head"] >= 1
+    assert source["quarantined"] == 0
+
+
+def test_a_stopped_xlore_pass_resumes_to_the_journal_of_a_whole_one(tmp_path: Path) -> None:
+    dump = film_dump(tmp_path / "xlore") / "xlore.instance.infobox.ttl"
+    with open(dump, "a", encoding="utf-8") as out:
+        out.writelines(f"<{I}bdi{n}> <http://xlore.org/property/p14> <{I}bdi{n + 1}> .\n" for n in range(200))
+    spec = PassSpec(EXTRACT, XloreConfig.of(dump, None, {}, {}), None, parse_xlore_batch)
+    whole = run_resumable(dump, spec, tmp_path / "whole", workers=2, batch_bytes=512)
+    stopped = run_resumable(dump, spec, tmp_path / "parts", workers=2, batch_bytes=512, stop_after_batches=3,
+                            checkpoint_seconds=0)
+    assert 0 < stopped.journal.stat().st_size < whole.journal.stat().st_size
+    resumed = run_resumable(dump, spec, tmp_path / "parts", workers=2, batch_bytes=512)
+    assert resumed.resumed_from > 0 and resumed.journal.read_bytes() == whole.journal.read_bytes()
+    assert whole.journal.read_text().split("\n")[:-1] == [
+        f"T {s.value} {p} {o.nquads()}" for _, _, (s, p, o) in file_triples(dump)], "the film dump's 12 lines, 200 more"
+    assert whole.counts["triples_read"] == 12 + 200
+
+
 @settings(max_examples=200, deadline=None)
 @given(st.text(st.characters(blacklist_categories=("Cs",)), max_size=40))
 def test_lenient_reader_never_crashes(text: str) -> None:
-    reader = XloreReader.__new__(XloreReader)
-    reader.base, reader.prefixes = I, {"rdfs": "http://www.w3.org/2000/01/rdf-schema#"}
+    reader = TurtleLines(I, {"rdfs": "http://www.w3.org/2000/01/rdf-schema#"})
     try:
         subject, predicate, obj = reader.triple(text)
     except LineError:
@@ -138,10 +228,8 @@ def test_lenient_reader_never_crashes(text: str) -> None:
 @settings(max_examples=100, deadline=None)
 @given(st.text(st.characters(blacklist_categories=("Cs",)), min_size=1, max_size=30))
 def test_literal_text_round_trips(value: str) -> None:
-    reader = XloreReader.__new__(XloreReader)
-    reader.base, reader.prefixes = I, {"rdfs": "http://www.w3.org/2000/01/rdf-schema#"}
-    escaped = "".join({"\\": "\\\\", '"': '\\"', "\n": "\\n", "\r": "\\r", "\t": "\\t"}.get(c, c) for c in value)
-    _, _, obj = reader.triple(f'<bdi1> rdfs:label "{escaped}"@zhwiki .')
+    reader = TurtleLines(I, {"rdfs": "http://www.w3.org/2000/01/rdf-schema#"})
+    _, _, obj = reader.triple(f'<bdi1> rdfs:label "{escaped(value)}"@zhwiki .')
     assert obj.value == value and obj.lang == "zh-x-zhwiki"
 
 
@@ -235,8 +323,10 @@ def test_cli_import_xlore_into_an_existing_store(cli, workdir: Path, tmp_path: P
     cli("build", "film", "--no-schema-sources", "--source", f"kdconv-dialogues:{shared('kdconv/film/dev.json')}",
         "--workdir", str(workdir))
     result = json.loads(cli("import", "xlore", str(film_dump(tmp_path / "xlore")), "--domain", "film",
-                            "--seed", "bdi1", "--hops", "1", "--workdir", str(workdir), "--json").stdout)
+                            "--seed", "bdi1", "--hops", "1", "--workers", "2", "--workdir", str(workdir),
+                            "--json").stdout)
     assert result["source"]["counts"]["selected_entities"] == 3
+    assert result["source"]["counts"]["workers"] == 2 and result["source"]["engine"]["workers"] == 2
     store = open_read_only(domain_paths("film", workdir))
     assert objects(store, I + "bdi1", relation_iri("director")) == {ox.NamedNode(I + "bdi3")}
     graphs = set(json.loads(domain_paths("film", workdir).manifest.read_text())["graphs"])

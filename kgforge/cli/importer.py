@@ -39,6 +39,13 @@ HopsOption = Annotated[int | None, typer.Option(parser=NON_NEGATIVE, help="Expan
                                                                           "schema or 3).")]
 CapOption = Annotated[int | None, typer.Option("--fanout-cap", parser=NON_NEGATIVE, help="Follow at most this many "
                                                "neighbours per node (0: no cap; default: schema or 200).")]
+WorkersOption = Annotated[int | None, typer.Option(parser=NON_NEGATIVE, help="Parsing processes (0: in this "
+                                                                             "process; ray: tasks at a time).")]
+EngineOption = Annotated[str, typer.Option(parser=one_of(ENGINES.names()), help="local (a process pool here) or ray "
+                                           "(Ray tasks; pip install 'kgforge\\[ray]').")]
+AddressOption = Annotated[Optional[str], typer.Option(help="The Ray cluster to run on (auto, ray://host:port); "
+                                                           "default: a Ray started here for this import.")]
+NoResumeOption = Annotated[bool, typer.Option("--no-resume", help="Start the passes again instead of resuming.")]
 
 
 def _selection(domain: str, workdir: Path, seeds: list[str], names: list[str], seed_labels: bool,
@@ -55,6 +62,18 @@ def _selection(domain: str, workdir: Path, seeds: list[str], names: list[str], s
         options["hops"] = hops
     if cap is not None:
         options["fanout_cap"] = cap
+    return options
+
+
+def _passes(options: dict[str, Any], workers: int | None, engine: str, address: str | None,
+            no_resume: bool) -> dict[str, Any]:
+    """``options`` with how the dump passes run (:class:`~kgforge.sources.wikidata.passes.PassOptions`)."""
+    if workers is not None:
+        options["workers"] = workers
+    if engine != "local" or address:
+        options.update(engine=engine, address=address)
+    if no_resume:
+        options["resume"] = False
     return options
 
 
@@ -93,16 +112,13 @@ def import_wikidata(
     seed_labels: SeedLabelsOption = False,
     hops: HopsOption = None,
     fanout_cap: CapOption = None,
-    workers: Annotated[int | None, typer.Option(parser=NON_NEGATIVE, help="Parsing processes (0: in this "
-                                                                          "process; ray: tasks at a time).")] = None,
-    engine: Annotated[str, typer.Option(parser=one_of(ENGINES.names()), help="local (a process pool here) or ray (Ray tasks; pip install "
-                                             "'kgforge\\[ray]').")] = "local",
-    address: Annotated[Optional[str], typer.Option(help="The Ray cluster to run on (auto, ray://host:port); "
-                                                        "default: a Ray started here for this import.")] = None,
+    workers: WorkersOption = None,
+    engine: EngineOption = "local",
+    address: AddressOption = None,
     keep_deprecated: Annotated[bool, typer.Option(
         "--keep-deprecated", help="Write deprecated-rank statements to raw/wikidata/deprecated-<dump>.jsonl "
                                   "(they never become facts).")] = False,
-    no_resume: Annotated[bool, typer.Option("--no-resume", help="Start the passes again instead of resuming.")] = False,
+    no_resume: NoResumeOption = False,
     workdir: WorkdirOption = DEFAULT_WORKDIR,
     json_out: JsonOption = False,
 ) -> None:
@@ -111,14 +127,9 @@ def import_wikidata(
     options = _selection(domain, workdir, seed, seed_name, seed_labels, hops, fanout_cap)
     if seed_class:
         options["seed_classes"] = seed_class
-    if workers is not None:
-        options["workers"] = workers
-    if engine != "local" or address:
-        options.update(engine=engine, address=address)
+    _passes(options, workers, engine, address, no_resume)
     if keep_deprecated:
         options["keep_deprecated"] = True
-    if no_resume:
-        options["resume"] = False
     kind = _dump_kind(dump)
     _report(import_into_domain(domain, kind, dump, options, workdir, show_progress=not json_out), json_out)
 
@@ -132,11 +143,17 @@ def import_xlore(
     seed_labels: SeedLabelsOption = False,
     hops: HopsOption = None,
     fanout_cap: CapOption = None,
+    workers: WorkersOption = None,
+    engine: EngineOption = "local",
+    address: AddressOption = None,
+    no_resume: NoResumeOption = False,
     workdir: WorkdirOption = DEFAULT_WORKDIR,
     json_out: JsonOption = False,
 ) -> None:
-    """Import XLORE dump files, optionally only the N-hop neighbourhood of seeds (KdConv's recipe: 3 hops)."""
-    options = _selection(domain, workdir, seed, seed_name, seed_labels, hops, fanout_cap)
+    """Import XLORE dump files, optionally only the N-hop neighbourhood of seeds (KdConv's recipe: 3 hops). Each
+    file is parsed in parallel passes (a process pool, or Ray tasks); a killed import resumes from its checkpoints."""
+    options = _passes(_selection(domain, workdir, seed, seed_name, seed_labels, hops, fanout_cap), workers, engine,
+                      address, no_resume)
     _report(import_into_domain(domain, "xlore", dump, options, workdir, show_progress=not json_out), json_out)
 
 

@@ -1,14 +1,8 @@
-"""XLORE (the English–Chinese knowledge graph): its Turtle-like dumps, read leniently, and its web API.
+"""XLORE (the English–Chinese knowledge graph): the import of its dumps, and its web API.
 
-Dumps (``xlore.instance.list.ttl``, ``xlore.instance.infobox.ttl``, ``xlore.taxonomy.ttl``,
-``xlore.property.list.ttl``, ``xlore.instance.reference.ttl`` …) hold one triple per line. They are
-read line by line with a tolerant pattern, never by a strict Turtle parser: ``@base`` / ``@prefix``
-directives are honoured, relative IRIs resolved against the base (``http://xlore.org/instance/``
-when the file has none), prefixed names expanded, source tags such as ``@enwiki`` / ``@zhwiki`` /
-``@baidu`` on abstracts turned into language tags with a private-use subtag that keeps the source
-(``en-x-enwiki``, ``zh-x-zhwiki``, ``zh-x-baidu``), ``owl:InstanceOf`` → ``rdf:type`` and
-``owl:SubClassOf`` → ``rdfs:subClassOf``. A line that cannot be read is quarantined with its
-file, line and byte offset; the others still land.
+The dump files' lines are read by :mod:`kgforge.sources.xlore.lines`, on the resumable passes of
+:mod:`kgforge.sources.xlore.passes` (the local process pool or Ray, as for Wikidata's dumps). A line
+that cannot be read is quarantined with its file, line and byte offset; the others still land.
 
 The web API client caches every good JSON reply on disk, keeps a minimum interval between requests,
 and recognises the daily-quota reply (``当天访问次数到达上限``), which it raises and never caches.
@@ -16,214 +10,42 @@ and recognises the daily-quota reply (``当天访问次数到达上限``), which
 
 from __future__ import annotations
 
+import json
 import re
+import shutil
 import tempfile
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlencode, urljoin
+from urllib.parse import urlencode
 
 import requests
 
 from kgforge.core.errors import InputError, KgforgeError
 from kgforge.core.jsonio import loads
 from kgforge.core.quads import check_iri, literal_term
-from kgforge.core.text import NotUtf8Error, decode_utf8
-from kgforge.core.vocab import (
-    OWL,
-    RDF_TYPE,
-    RDFS_LABEL,
-    RDFS_SUBCLASS_OF,
-    XLORE,
-    class_iri,
-)
+from kgforge.core.vocab import RDFS_LABEL, XLORE, class_iri
 from kgforge.crawl.cache import CachedResponse, ResponseCache
 from kgforge.sources.matching import Linker, Named, name_key
+from kgforge.sources.options import FLAT
+from kgforge.sources.wikidata.dump import engine_record
 from kgforge.sources.wikidata.entity import IndexRecord
 from kgforge.sources.wikidata.framing import DumpReader
-from kgforge.sources.wikidata.nt import unescape
-from kgforge.sources.options import FLAT
+from kgforge.sources.wikidata.passes import PassOptions, PassResult, index_records, read_journal, split_triple
 from kgforge.sources.wikidata.select import SeedSelection, expand
+from kgforge.sources.xlore.lines import (
+    INSTANCE,
+    SCHEMA_PROPERTY,
+    LineError,
+    decoded_lines,
+    file_triples,
+    xlore_files,
+)
+from kgforge.sources.xlore.passes import EXTRACT, INDEX, XloreConfig, run_file
 
-INSTANCE = XLORE + "instance/"
-CONCEPT = XLORE + "concept/"
-PROPERTY = XLORE + "property/"
-SCHEMA_PROPERTY = XLORE + "property#"
-DEFAULT_PREFIXES = {
-    "rdf": "http://www.w3.org/1999/02/22-rdf-syntax-ns#", "rdfs": "http://www.w3.org/2000/01/rdf-schema#",
-    "owl": OWL, "xsd": "http://www.w3.org/2001/XMLSchema#", "property": SCHEMA_PROPERTY,
-    "skos": "http://www.w3.org/2004/02/skos/core#",
-}
-PREDICATE_RENAMES = {OWL + "InstanceOf": RDF_TYPE, OWL + "instanceOf": RDF_TYPE, OWL + "SubClassOf": RDFS_SUBCLASS_OF,
-                     OWL + "subClassOf": RDFS_SUBCLASS_OF}
-SOURCE_TAGS = {"enwiki": "en-x-enwiki", "zhwiki": "zh-x-zhwiki", "baidu": "zh-x-baidu", "hudong": "zh-x-hudong"}
 QUOTA_TEXT = "当天访问次数到达上限"
-
-_DIRECTIVE = re.compile(r"^\s*(?:@(base|prefix)|(BASE|PREFIX))\s+(?:([A-Za-z][\w.-]*)?:\s*)?<([^>]*)>\s*\.?\s*$",
-                        re.IGNORECASE)
-_TERM = (r'<[^<>"\s]*>|"(?:[^"\\]|\\.)*"(?:@[A-Za-z][A-Za-z0-9-]*|\^\^(?:<[^<>\s]*>|[A-Za-z][\w.-]*:[\w.-]*))?'
-         r"|[A-Za-z][\w.-]*:[^\s<>\"]*|_:\S+|a")
-_ABSOLUTE = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
-_TRIPLE = re.compile(rf"^\s*({_TERM})\s+({_TERM})\s+({_TERM})\s*\.?\s*$")
-
-
-@dataclass(frozen=True)
-class Term:
-    """An IRI (``value`` absolute) or a literal (``value`` the text, with ``lang`` or ``datatype``)."""
-
-    value: str
-    is_iri: bool
-    lang: str | None = None
-    datatype: str | None = None
-
-    def nquads(self) -> str:
-        """The term in N-Quads; ValueError when the store would refuse it (see ``kgforge.core.quads``)."""
-        return f"<{check_iri(self.value)}>" if self.is_iri else literal_term(self.value, self.lang, self.datatype)
-
-
-class LineError(ValueError):
-    """A line the lenient reader still cannot make sense of."""
-
-
-def decoded_lines(reader: DumpReader) -> Iterator[tuple[int, int, str | LineError]]:
-    """``(line, byte offset, text)`` of each line; a line that is not UTF-8 comes as the LineError naming
-    its bad byte (quarantined, never read with replacement characters)."""
-    for line_no, offset, raw in reader:
-        try:
-            yield line_no, offset, decode_utf8(raw, offset)
-        except NotUtf8Error as exc:
-            yield line_no, offset, LineError(str(exc))
-
-
-class XloreReader:
-    """Triples of one XLORE dump file, with the directives of that file applied as they come."""
-
-    def __init__(self, path: Path, base: str = INSTANCE) -> None:
-        self.path = Path(path)
-        self.base = base
-        self.prefixes = dict(DEFAULT_PREFIXES)
-        self.reader = DumpReader(self.path, decompressor="python")
-
-    def __iter__(self) -> Iterator[tuple[int, int, tuple[Term, str, Term] | LineError]]:
-        """``(line, byte offset, (subject, predicate IRI, object) or the LineError)``."""
-        for line_no, offset, text in decoded_lines(self.reader):
-            if isinstance(text, LineError):
-                yield line_no, offset, text
-                continue
-            text = text.strip()
-            if not text or text.startswith("#"):
-                continue
-            directive = _DIRECTIVE.match(text)
-            if directive:
-                self._directive(directive)
-                continue
-            try:
-                yield line_no, offset, self.triple(text)
-            except LineError as exc:
-                yield line_no, offset, exc
-
-    def _directive(self, match: re.Match[str]) -> None:
-        kind = (match.group(1) or match.group(2)).lower()
-        iri = self.resolve(match.group(4))
-        if kind == "base":
-            self.base = iri
-        else:
-            self.prefixes[match.group(3) or ""] = iri
-
-    def triple(self, text: str) -> tuple[Term, str, Term]:
-        match = _TRIPLE.match(text)
-        if match is None:
-            raise LineError("not a triple line (subject predicate object .)")
-        subject, predicate, obj = (self.term(t) for t in match.groups())
-        if not subject.is_iri or not predicate.is_iri:
-            raise LineError("subject and predicate must be IRIs")
-        return subject, PREDICATE_RENAMES.get(predicate.value, predicate.value), obj
-
-    def resolve(self, iri: str) -> str:
-        """An IRI as written, or resolved against ``@base`` when relative."""
-        return iri if _ABSOLUTE.match(iri) else urljoin(self.base, iri)
-
-    def term(self, token: str) -> Term:
-        if token == "a":
-            return Term(RDF_TYPE, True)
-        if token.startswith("<"):
-            return Term(self.resolve(token[1:-1]), True)
-        if token.startswith("_:"):
-            return Term(urljoin(self.base, ".well-known/genid/" + token[2:]), True)
-        if token.startswith('"'):
-            return self._literal(token)
-        prefix, _, local = token.partition(":")
-        if prefix not in self.prefixes:
-            raise LineError(f"unknown prefix {prefix + ':'!r}")
-        return Term(self.prefixes[prefix] + local, True)
-
-    def _literal(self, token: str) -> Term:
-        end = token.rindex('"')
-        text = unescape(token[1:end])
-        suffix = token[end + 1:]
-        if suffix.startswith("@"):
-            tag = suffix[1:]
-            return Term(text, False, lang=SOURCE_TAGS.get(tag.lower(), tag))
-        if suffix.startswith("^^"):
-            datatype = self.term(suffix[2:])
-            return Term(text, False, datatype=datatype.value)
-        return Term(text, False)
-
-
-class ConceptMappingReader:
-    """XLore's ``dbpedia_xlore_concept.dat`` (tab-separated): DBpedia class, XLORE concept, labels
-    written ``label@dbpedia``, ``label@en@xlore``, ``label@zh@xlore`` → equivalence and label triples."""
-
-    def __init__(self, path: Path) -> None:
-        self.reader = DumpReader(Path(path), decompressor="python")
-
-    def __iter__(self) -> Iterator[tuple[int, int, tuple[Term, str, Term] | LineError]]:
-        for line_no, offset, text in decoded_lines(self.reader):
-            if isinstance(text, LineError):
-                yield line_no, offset, text
-                continue
-            fields = text.rstrip("\r\n").split("\t")
-            if fields == [""]:
-                continue
-            if not _ABSOLUTE.match(fields[0]):
-                yield line_no, offset, LineError("expected a DBpedia class IRI, then the XLORE concept IRI and labels")
-                continue
-            dbpedia, concept = Term(fields[0], True), None  # classes XLore did not map have no concept
-            if len(fields) > 1 and fields[1].startswith(CONCEPT):
-                concept = Term(fields[1], True)
-                yield line_no, offset, (concept, OWL + "equivalentClass", dbpedia)
-            for label in fields[2 if concept else 1:]:
-                text, _, where = label.partition("@")
-                if where == "dbpedia":
-                    yield line_no, offset, (dbpedia, RDFS_LABEL, Term(text, False, lang="en"))
-                elif where in ("en@xlore", "zh@xlore") and concept is not None:
-                    yield line_no, offset, (concept, RDFS_LABEL, Term(text, False, lang=where[:2]))
-                else:
-                    yield line_no, offset, LineError(f"label {label!r} is not text@dbpedia / text@en@xlore / text@zh@xlore")
-
-
-def reader_for(path: Path, base: str | None = None) -> XloreReader | ConceptMappingReader:
-    """The reader for one file; relative IRIs resolve against ``base``, else against the namespace the
-    file's name implies (``xlore.property.*`` → property/, ``xlore.concept.*`` → concept/, else instance/)."""
-    if path.name.endswith((".dat", ".dat.gz", ".dat.bz2")):
-        return ConceptMappingReader(path)
-    implied = PROPERTY if ".property." in path.name else CONCEPT if ".concept." in path.name else INSTANCE
-    return XloreReader(path, base or implied)
-
-
-def xlore_files(path: Path) -> list[Path]:
-    """A dump file, or every ``*.ttl`` (also ``.gz``/``.bz2``) file of a folder, property lists first."""
-    path = Path(path)
-    if path.is_file():
-        return [path]
-    if not path.is_dir():
-        raise InputError(f"{path}: no such file or folder")
-    files = sorted(p for p in path.iterdir() if p.is_file() and re.search(r"\.(ttl|nt|dat)(\.gz|\.bz2)?$", p.name))
-    if not files:
-        raise InputError(f"{path}: no XLORE dump files (*.ttl, *.ttl.gz, *.ttl.bz2) in this folder")
-    return sorted(files, key=lambda p: (".property." not in p.name, p.name))
 
 
 # --- web API ---------------------------------------------------------------------------------
@@ -306,6 +128,9 @@ class XloreOptions:
 
     selection: SeedSelection = field(default_factory=SeedSelection, metadata=FLAT)
     """``seeds``, ``seed_names``, ``hops``, ``fanout_cap``: the subgraph to keep (default: the whole dump)."""
+    passes: PassOptions = field(default_factory=PassOptions, metadata=FLAT)
+    """``workers``, ``engine``, ``address``, ``shard_bytes``, ``decompressor``, ``resume``, ``checkpoint_seconds``,
+    ``batch_bytes``: how the dump passes run (as for Wikidata's dumps)."""
     classes: dict[str, tuple[str, ...]] = field(default_factory=dict)
     """Schema type → the XLORE concept IRIs whose instances are of that type (``owl:InstanceOf`` → ``rdf:type``)."""
     base: str | None = None
@@ -324,7 +149,8 @@ def seed_iri(seed: str) -> str:
 
 
 class XloreImport:
-    """One XLORE source: every triple, or the N-hop neighbourhood of seeds (two passes over the files)."""
+    """One XLORE source: every triple, or the N-hop neighbourhood of seeds (index passes, then extract passes),
+    each file's passes run on the engine the options name (:mod:`kgforge.sources.xlore.passes`)."""
 
     def __init__(self, ctx: Any) -> None:
         self.ctx = ctx
@@ -334,78 +160,88 @@ class XloreImport:
         self.property_map: dict[str, str] = {}  # XLORE infobox property IRI → domain relation IRI
         self.classes = {iri: class_iri(type_id) for type_id, iris in self.options.classes.items()
                         for iri in iris}
-
-    def triples(self) -> Iterator[tuple[str, Term, str, Term]]:
-        """``(location, subject, predicate, object)`` of every readable line; bad lines are quarantined."""
-        for path in self.files:
-            for line, offset, item in reader_for(path, self.options.base):
-                location = f"{path.name} line {line} (byte {offset})"
-                if isinstance(item, LineError):
-                    self.ctx.reject(location, str(item))
-                    continue
-                subject, predicate, obj = item
-                yield location, subject, predicate, obj
+        self.state_root = (Path(ctx.workdir) / "raw" / "xlore" if ctx.workdir
+                           else Path(tempfile.mkdtemp(prefix="kgforge-xlore-")))
+        self.runner = self.options.passes.runner(sum(path.stat().st_size for path in self.files))
 
     def run(self) -> None:
         self._read_property_labels()
-        wanted = self._select() if self.options.selection.seeded else None
-        held: list[tuple[str, Term, str, Term]] = []  # concept/property triples, kept if referenced
-        referenced: set[str] = set()
-        for location, subject, predicate, obj in self.triples():
-            if wanted is None or subject.value in wanted:
-                self._emit(location, subject, predicate, obj)
-                if obj.is_iri:
-                    referenced.add(obj.value)
-                referenced.add(predicate)
-            elif wanted is not None and not subject.value.startswith(INSTANCE):
-                held.append((location, subject, predicate, obj))
-        for location, subject, predicate, obj in held:
-            if subject.value in referenced:
-                self._emit(location, subject, predicate, obj)
+        passes: dict[str, PassResult] = {}
+        wanted = self._select(passes) if self.options.selection.seeded else None
+        extracts = [(path, self._pass(path, EXTRACT, wanted)) for path in self.files]
+        passes.update((f"extract {path.name}", result) for path, result in extracts)
+        self._replay(extracts)
+        self.ctx.engine = engine_record(passes)
+        self.ctx.counts["workers"] = self.runner.workers
+        for _, result in extracts:  # their triples are in the source's quads now: free the disk
+            shutil.rmtree(result.journal.parent, ignore_errors=True)
+
+    def _pass(self, path: Path, mode: str, wanted: frozenset[str] | None = None) -> PassResult:
+        cfg = XloreConfig.of(path, self.options.base, self.property_map, self.classes)
+        result = run_file(self.runner, path, mode, cfg, self.state_root, wanted)
+        if result.truncated:
+            self.ctx.reject(f"{path.name} end of file", result.truncated)
+            self.ctx.counts["dump_truncated"] += 1
+        return result
 
     def _read_property_labels(self) -> None:
         """``<property/P> rdfs:label "导演"@zh`` → P is mapped onto the schema relation of that label."""
-        label_iri = RDFS_LABEL
         for path in self.files:
             if ".property." not in path.name:
                 continue
-            for _, _, item in reader_for(path, self.options.base):
-                if isinstance(item, LineError) or item[1] != label_iri or item[2].is_iri:
+            for _, _, item in file_triples(path, self.options.base):
+                if isinstance(item, LineError) or item[1] != RDFS_LABEL or item[2].is_iri:
                     continue
                 subject, _, label = item
                 if self.ctx.schema.is_declared(label.value):
                     self.property_map[subject.value] = self.ctx.schema.relation_for(label.value).iri
 
-    def _emit(self, location: str, subject: Term, predicate: str, obj: Term) -> None:
-        predicate = self.property_map.get(predicate, predicate)
-        try:
-            self.ctx.writer.term(check_iri(subject.value), check_iri(predicate), obj.nquads())
-            if predicate == RDF_TYPE and obj.value in self.classes:
-                self.ctx.writer.iri(subject.value, RDF_TYPE, self.classes[obj.value])
-        except ValueError as exc:  # UnicodeEncodeError included
-            self.ctx.reject(location, f"bad triple: {exc}")
-            return
-        if predicate in self.relations:
-            self.ctx.relations_used.add(self.relations[predicate])
-        self.ctx.accept()
-
-    def _select(self) -> set[str]:
-        selection = self.options.selection
-        linker = Linker(Named(n, (n,)) for n in selection.named())
-        label_iri = RDFS_LABEL
-        folder = Path(self.ctx.workdir) / "raw" / "xlore" if self.ctx.workdir else Path(tempfile.mkdtemp())
-        edges = folder / f"{self.ctx.path.name}.edges"
-        edges.parent.mkdir(parents=True, exist_ok=True)
-        known: set[str] = set()
-        with open(edges, "w", encoding="utf-8") as out:
-            for _, subject, predicate, obj in self.triples():
-                if not subject.value.startswith(INSTANCE):
+    def _replay(self, extracts: list[tuple[Path, PassResult]]) -> None:
+        """The extract journals → the source's quads and quarantine; then the held concept and property
+        triples whose subject a written triple refers to."""
+        referenced: set[str] = set()
+        used: set[str] = set()
+        for path, result in extracts:
+            for kind, payload in read_journal(result.journal, "TE"):
+                if kind == "E":
+                    entry = json.loads(payload)
+                    self.ctx.reject(f"{path.name} {entry['location']}", entry["reason"], entry.get("record"))
                     continue
-                known.add(subject.value)
-                if obj.is_iri and obj.value.startswith(INSTANCE) and predicate != RDF_TYPE:
-                    out.write(f"{subject.value}\t{obj.value}\n")
-                elif predicate == label_iri and not obj.is_iri:
-                    linker.offer(Named(subject.value, (obj.value,)))
+                _, predicate, obj = self._write(payload, used)
+                referenced.add(predicate)
+                if obj.startswith("<"):
+                    referenced.add(obj[1:-1])
+            for key, value in result.counts.items():
+                self.ctx.counts[key] += value
+        for _, result in extracts:
+            for _, payload in read_journal(result.journal, "H"):
+                if payload.split(" ", 1)[0] in referenced:
+                    self._write(payload, used)
+        self.ctx.relations_used.update(self.relations[iri] for iri in used)
+
+    def _write(self, payload: str, used: set[str]) -> tuple[str, str, str]:
+        subject, predicate, obj = split_triple(payload)
+        self.ctx.writer.term(subject, predicate, obj)
+        if predicate in self.relations:
+            used.add(predicate)
+        self.ctx.accept()
+        return subject, predicate, obj
+
+    def _select(self, passes: dict[str, PassResult]) -> frozenset[str]:
+        selection = self.options.selection
+        indexes = [(path, self._pass(path, INDEX)) for path in self.files]
+        passes.update((f"index {path.name}", result) for path, result in indexes)
+
+        def records() -> Iterator[IndexRecord]:
+            for _, result in indexes:
+                yield from index_records(result.journal)
+
+        linker = Linker(Named(n, (n,)) for n in selection.named())
+        known: set[str] = set()
+        for record in records():
+            known.add(record.id)
+            if record.labels:
+                linker.offer(Named(record.id, tuple(record.labels)))
         seeds = {seed_iri(s) for s in selection.seeds}
         for missing in sorted(seeds - known):
             self.ctx.reject(f"seed {missing}", "seed instance is not in the dump")
@@ -418,20 +254,12 @@ class XloreImport:
         seeds |= set(report.linked.values())
         if not seeds:
             raise InputError(f"{self.ctx.path}: no seed instance found (seeds and seed_names matched nothing)")
-
-        def records() -> Iterator[IndexRecord]:
-            with open(edges, encoding="utf-8") as handle:
-                for text in handle:
-                    source, target = text.rstrip("\n").split("\t")
-                    yield IndexRecord(source, [target], [], [], [], [])
-
         expansion = expand(records, seeds, selection.hops, selection.fanout_cap or None)
         for hop, level in enumerate(expansion.levels):
             self.ctx.counts[f"hop_{hop}_entities"] = len(level)
         self.ctx.counts["selected_entities"] = len(expansion.entities)
         self.ctx.counts["fanout_capped_nodes"] = len(expansion.capped)
-        edges.unlink()
-        return expansion.entities
+        return frozenset(expansion.entities)
 
 
 def import_xlore_dump(ctx: Any) -> None:
