@@ -1,4 +1,5 @@
-"""XLORE: the real concept-mapping sample, the documented dump line shapes, N-hop selection, the API client."""
+"""XLORE: the real concept-mapping sample, the documented dump line shapes, N-hop selection, the passes (batches
+cut anywhere, a directive further down, a stopped pass resumed), the API client."""
 
 from __future__ import annotations
 
@@ -16,12 +17,11 @@ from hypothesis import strategies as st
 
 from kgforge.core.quads import check_iri
 from kgforge.core.vocab import RDF_TYPE, RDFS_LABEL, relation_iri
-from kgforge.sources.wikidata.engines import LocalEngine
-from kgforge.sources.wikidata.passes import PassOptions, PassRunner, run_resumable
+from kgforge.sources.wikidata.passes import run_resumable
 from kgforge.sources.wikidata.pipeline import Batch, BatchResult, PassSpec
 from kgforge.sources.xlore.dump import QUOTA_TEXT, XloreApiError, XloreClient, XloreQuotaError
 from kgforge.sources.xlore.lines import LineError, TurtleLines, file_triples
-from kgforge.sources.xlore.passes import EXTRACT, XloreConfig, parse_xlore_batch, run_file
+from kgforge.sources.xlore.passes import EXTRACT, XloreConfig, parse_xlore_batch
 from kgforge.store.layout import domain_paths
 from kgforge.store.oxigraph import open_read_only
 from tests.test_wikidata import build_source, objects
