@@ -55,6 +55,17 @@ def timed_pass(dump: Path, engine, state: Path) -> dict:
             "shard_bytes": [s["bytes"] for s in result.engine.get("shards", [])]}
 
 
+def report(medians: dict[str, float], figures: dict, unit: str, output: Path, record: dict) -> None:
+    """Print the medians and figures, and write them with ``record`` to ``output`` (JSON)."""
+    for name, rate in medians.items():
+        print(f"  {name:<11} {rate:>10,.0f} {unit}/s")
+    for key, value in figures.items():
+        print(f"  {key:<32} {value:,.3f}" if isinstance(value, float) else f"  {key:<32} {value}")
+    output.parent.mkdir(parents=True, exist_ok=True)
+    output.write_text(json.dumps({**record, "medians": medians, "figures": figures}, indent=2), encoding="utf-8")
+    print(f"wrote {output}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--entities", type=int, default=200_000)
@@ -102,19 +113,11 @@ def main() -> None:
         }
         print(f"\nmedians over {args.repeats} repeats, {args.entities:,} entities ({args.compression}), "
               f"{WORKERS} workers each, {os.cpu_count()} cores:")
-        for name, rate in medians.items():
-            print(f"  {name:<6} {rate:>10,.0f} entities/s")
-        for key, value in figures.items():
-            print(f"  {key:<32} {value:,.3f}" if isinstance(value, float) else f"  {key:<32} {value}")
-        args.output.parent.mkdir(parents=True, exist_ok=True)
-        args.output.write_text(json.dumps({
+        report(medians, figures, "entities", args.output, {
             "entities": args.entities, "compression": args.compression, "dump_bytes": dump.stat().st_size,
             "cpu_count": os.cpu_count(), "workers": WORKERS, "repeats": args.repeats, "shard_bytes": args.shard_bytes,
             "runs": {name: [{k: v for k, v in r.items() if k != "shard_bytes"} for r in results]
-                     for name, results in runs.items()},
-            "medians": medians, "figures": figures,
-        }, indent=2), encoding="utf-8")
-        print(f"wrote {args.output}")
+                     for name, results in runs.items()}})
     finally:
         ray.shutdown()
         shutil.rmtree(scratch, ignore_errors=True)

@@ -22,7 +22,6 @@ does the same when it starts Ray itself).
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import random
 import shutil
@@ -34,17 +33,15 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from benchmarks.bench_engine import report  # noqa: E402
 from kgforge.sources.wikidata.engines import DEFAULT_SHARD_BYTES, LocalEngine  # noqa: E402
 from kgforge.sources.wikidata.passes import PassOptions, PassRunner  # noqa: E402
 from kgforge.sources.wikidata.ray_engine import WORKER_NICENESS, RayEngine  # noqa: E402
-from kgforge.sources.xlore.lines import xlore_files  # noqa: E402
+from kgforge.sources.xlore.lines import CONCEPT, INSTANCE, PROPERTY, xlore_files  # noqa: E402
 from kgforge.sources.xlore.passes import EXTRACT, XloreConfig, run_file  # noqa: E402
 
 WORKERS = 2
 ARMS = ["in_process", "local", "ray"]
-INSTANCE = "http://xlore.org/instance/"
-PROPERTY = "http://xlore.org/property/"
-CONCEPT = "http://xlore.org/concept/"
 HEAD = ("@base <http://xlore.org/instance/> .\n@prefix rdfs: <http://www.w3.org/2000/01/rdf-schema#> .\n"
         "@prefix owl: <http://www.w3.org/2002/07/owl#> .\n")
 WORDS = ["中国", "电影", "导演", "演员", "出生", "北京", "上海", "作品", "主演", "获得", "年", "月", "日", "是", "一部",
@@ -178,18 +175,10 @@ def main() -> None:
         }
         print(f"\nmedians over {args.repeats} repeats, {args.instances:,} instances ({sum(lines.values()):,} lines), "
               f"{WORKERS} workers each (in_process: none), {os.cpu_count()} cores:")
-        for name, rate in medians.items():
-            print(f"  {name:<10} {rate:>10,.0f} triples/s")
-        for key, value in figures.items():
-            print(f"  {key:<32} {value:,.3f}" if isinstance(value, float) else f"  {key:<32} {value}")
-        args.output.parent.mkdir(parents=True, exist_ok=True)
-        args.output.write_text(json.dumps({
+        report(medians, figures, "triples", args.output, {
             "instances": args.instances, "dump": str(args.dump) if args.dump else None, "dump_bytes": dump_bytes,
             "lines": lines, "cpu_count": os.cpu_count(), "workers": WORKERS, "repeats": args.repeats,
-            "shard_bytes": args.shard_bytes, "load_average": {"start": load_start, "end": load_end},
-            "runs": runs, "medians": medians, "figures": figures,
-        }, indent=2), encoding="utf-8")
-        print(f"wrote {args.output}")
+            "shard_bytes": args.shard_bytes, "load_average": {"start": load_start, "end": load_end}, "runs": runs})
     finally:
         ray.shutdown()
         shutil.rmtree(scratch, ignore_errors=True)
