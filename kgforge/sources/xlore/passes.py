@@ -61,9 +61,11 @@ class XloreConfig:
 
     @classmethod
     def of(cls, path: Path, base: str | None, property_map: dict[str, str], classes: dict[str, str]) -> XloreConfig:
-        lines = None if is_concept_mapping(path) else head(path, base)
-        return cls(lines is None, lines.base if lines else INSTANCE, tuple(sorted(lines.prefixes.items())) if lines else (),
-                   tuple(sorted(property_map.items())), tuple(sorted(classes.items())))
+        settings = {"property_map": tuple(sorted(property_map.items())), "classes": tuple(sorted(classes.items()))}
+        if is_concept_mapping(path):
+            return cls(True, **settings)
+        lines = head(path, base)
+        return cls(False, lines.base, tuple(sorted(lines.prefixes.items())), **settings)
 
     def settings(self) -> dict[str, Any]:
         return {f.name: getattr(self, f.name) for f in fields(self) if f.init}
