@@ -123,14 +123,17 @@ def test_tasks_of_a_plain_dump_read_their_own_byte_range(tmp_path, ray_local, mo
 
 
 def record_shipments(monkeypatch, log: Path) -> None:
-    """Make every Ray task append what it was sent to ``log``: [bytes sent, shard size, source, seek index]."""
+    """Make every Ray task append what it was sent to ``log``: [bytes sent or staged, shard size, source, seek index]."""
     import kgforge.sources.wikidata.ray_engine as ray_engine
 
     shipped = ray_engine.parse_shard
 
     def recorded(batch, spec, folder, source=None, seek_index=None):
-        with open(log, "a", encoding="utf-8") as out:
-            out.write(json.dumps([len(batch.data), batch.end_offset - batch.first_offset, source, seek_index]) + "\n")
+        size = batch.end_offset - batch.first_offset
+        staged = ray_engine.ShardFiles(Path(folder), batch.first_offset, size).data
+        with open(log, "a", encoding="utf-8") as out:  # bytes sent with the task, or staged for it
+            out.write(json.dumps([len(batch.data) or (staged.stat().st_size if staged.exists() else 0), size, source,
+                                  seek_index]) + "\n")
         return shipped(batch, spec, folder, source, seek_index)
 
     monkeypatch.setattr(ray_engine, "parse_shard", recorded)
@@ -153,7 +156,7 @@ def test_a_compressed_dump_read_whole_once_is_read_by_range_in_the_passes_after(
     record_shipments(monkeypatch, log)
     first = extract_pass(dump, tmp_path / "ray", RayEngine(2, shard_bytes=64 << 10))
     assert first.journal.read_bytes() == whole.journal.read_bytes() and first.engine["dump_index"] == "built"
-    assert all(sent > 0 and source is None for sent, _, source, _ in shipments(log)), "the first read ships bytes"
+    assert all(sent == size and source is None for sent, size, source, _ in shipments(log)), "the first read stages bytes"
 
     again = extract_pass(dump, tmp_path / "ray", RayEngine(2, shard_bytes=64 << 10), resume=False)
     assert again.engine["dump_index"] == "used" and again.decompressor == "rapidgzip"
@@ -197,7 +200,7 @@ def test_a_cut_compressed_dump_leaves_no_seek_index_and_keeps_what_the_local_eng
     assert ray.engine["dump_index"] == "" and not list((tmp_path / "ray").rglob("dump-index/*/shards.json"))
 
 
-def test_without_rapidgzip_compressed_shards_travel_as_ray_objects(tmp_path, ray_local, monkeypatch):
+def test_without_rapidgzip_compressed_shards_are_staged_for_their_tasks_every_time(tmp_path, ray_local, monkeypatch):
     import kgforge.sources.wikidata.framing as framing
 
     monkeypatch.setattr(framing, "rapidgzip_module", lambda: None)
@@ -205,10 +208,15 @@ def test_without_rapidgzip_compressed_shards_travel_as_ray_objects(tmp_path, ray
     dump = tmp_path / "dump.json.gz"
     dump.write_bytes(gzip.compress(plain.read_bytes()))
     whole = extract_pass(dump, tmp_path / "local", LocalEngine(2))
-    for _ in range(2):
-        ray = extract_pass(dump, tmp_path / "ray", RayEngine(2, shard_bytes=64 << 10), resume=False)
+    stopped = extract_pass(dump, tmp_path / "ray", RayEngine(2, shard_bytes=64 << 10), stop_after_batches=2)
+    finished = list((tmp_path / "ray").rglob("shards/*.json"))
+    assert finished and not list((tmp_path / "ray").rglob("shards/*.data")), "a finished shard's staged bytes go"
+    assert 0 < stopped.counts["entities"] < 100
+    for resume in (True, False):
+        ray = extract_pass(dump, tmp_path / "ray", RayEngine(2, shard_bytes=64 << 10), resume=resume)
         assert ray.journal.read_bytes() == whole.journal.read_bytes()
         assert ray.engine["dump_index"] == "" and ray.decompressor != "rapidgzip"
+        assert not list((tmp_path / "ray").rglob("shards"))
 
 
 def synthetic_dump(path: Path, entities: int) -> Path:
@@ -253,8 +261,12 @@ def test_a_finished_shard_whose_journal_is_short_is_parsed_again(tmp_path, ray_l
     assert any(s["reused"] for s in engine.produced), "the whole shards were taken as they were"
 
 
-def test_a_sigkilled_ray_worker_is_retried_and_nothing_is_lost_or_duplicated(tmp_path, ray_local):
+@pytest.mark.parametrize("compression", ["plain", "gz"])  # tasks read their ranges / map the shards staged for them
+def test_a_sigkilled_ray_worker_is_retried_and_nothing_is_lost_or_duplicated(compression, tmp_path, ray_local):
     dump = synthetic_dump(tmp_path / "dump.json", 600)
+    if compression == "gz":
+        dump = dump.with_suffix(".json.gz")
+        dump.write_bytes(gzip.compress((tmp_path / "dump.json").read_bytes(), compresslevel=1))
     whole = extract_pass(dump, tmp_path / "local", LocalEngine(2))
     engine, outcome = RayEngine(2, shard_bytes=256 << 10), {}
     runner = threading.Thread(target=lambda: outcome.update(result=extract_pass(dump, tmp_path / "ray", engine)))

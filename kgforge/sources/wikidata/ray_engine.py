@@ -8,7 +8,8 @@ known before its task runs; :class:`ShardPlan` says how the shards are found and
 
 - a plain dump: this process reads it (a newline count) and each task reads its byte range of the file;
 - a compressed dump: the first pass to read it whole decompresses it here, through rapidgzip when it is
-  installed, and sends the shards' bytes as Ray objects; on the way it writes the dump's seek index and
+  installed, and stages each shard's bytes as a file in ``shards/`` that its task maps (nothing goes through
+  Ray's object store, which would copy them twice); on the way it writes the dump's seek index and
   its table of shards (:class:`DumpShards`, :mod:`~kgforge.sources.wikidata.seek_index`). Every pass after
   it over the same dump (the extract pass after the index pass of a seeded import, a rerun with other
   settings, a resume at a shard's start) takes the shards from the table, and each task decompresses its
@@ -17,6 +18,7 @@ known before its task runs; :class:`ShardPlan` says how the shards are found and
 Each task parses its shard exactly as a local worker parses a batch
 (:func:`~kgforge.sources.wikidata.pipeline.work`) and writes, in the pass's ``shards/`` folder:
 
+- ``<offset>-<bytes>.data``: the shard's bytes, when this process stages them (removed once the shard is finished);
 - ``<offset>-<bytes>.attempts``: one line per attempt (node, host, pid) when the task starts;
 - ``<offset>-<bytes>.journal``: its journal lines (triples, quarantined records), written whole;
 - ``<offset>-<bytes>.json``: its counts and producer, written last, so it marks the shard finished.
@@ -34,6 +36,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import mmap
 import os
 import shutil
 import socket
@@ -84,6 +87,10 @@ class ShardFiles:
     def attempts(self) -> Path:
         return self.folder / f"{self.stem}.attempts"
 
+    @property
+    def data(self) -> Path:
+        return self.folder / f"{self.stem}.data"
+
     def finished(self) -> dict[str, Any] | None:
         """The meta of a shard finished earlier, if its journal is whole (nothing is fsynced per shard: after
         a crash of the machine a journal may be short, and the shard is then parsed again)."""
@@ -112,7 +119,7 @@ class ShardFiles:
         return meta
 
     def remove(self) -> None:
-        for path in (self.journal, self.meta, self.attempts):
+        for path in (self.journal, self.meta, self.attempts, self.data):
             path.unlink(missing_ok=True)
 
 
@@ -123,15 +130,23 @@ def _node_id() -> str:
 
 def parse_shard(batch: Batch, spec: PassSpec, folder: str, source: str | None = None,
                 seek_index: str | None = None) -> dict[str, Any]:
-    """The Ray task: parse one shard and write its files; returns its meta. With ``source`` the shard comes
-    without its bytes and the task reads its byte range of the dump itself (of a compressed dump's
-    decompressed stream through ``seek_index``)."""
+    """The Ray task: parse one shard and write its files; returns its meta. The shard comes without its bytes:
+    with ``source`` the task reads its byte range of the dump itself (of a compressed dump's decompressed
+    stream through ``seek_index``), else it maps the file the reading process staged them in."""
     shard = ShardFiles(Path(folder), batch.first_offset, batch.end_offset - batch.first_offset)
+    finished = shard.finished()  # a retry of a task whose worker died after its shard was written
+    if finished:
+        return finished
     producer = shard.claim()
     if source is not None:
         index = Path(seek_index) if seek_index else None
         batch = replace(batch, data=read_range(Path(source), batch.first_offset, batch.end_offset, index))
-    return shard.write(batch, work(batch, spec), producer)
+        return shard.write(batch, work(batch, spec), producer)
+    with open(shard.data, "rb") as handle, mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as staged:
+        result = work(batch, spec, (staged, 0, len(staged)))
+    meta = shard.write(batch, result, producer)
+    shard.data.unlink(missing_ok=True)
+    return meta
 
 
 def shards(reader: DumpReader, shard_bytes: int, read_bytes: int,
@@ -194,14 +209,15 @@ def _drop(held: deque[tuple[int, bytes]], count: int) -> None:
 
 
 class ShardPlan:
-    """Where a pass's shards come from, and whether their tasks get bytes or byte ranges.
+    """Where a pass's shards come from, and whether their tasks read staged bytes or byte ranges of the dump.
 
     - a plain dump: this process reads it to cut the shards; the tasks read their ranges of the file;
     - a compressed dump read whole once before (``how = "used"``): the shards' places come from the table
       that read left (:class:`DumpShards`) and the tasks read their ranges through the dump's seek index, so
       nothing here decompresses anything;
-    - otherwise this process decompresses the dump and the shards travel as Ray objects; if it reads the
-      whole dump through rapidgzip (``how = "built"``), it leaves the table and seek index for the passes after.
+    - otherwise this process decompresses the dump and stages each shard's bytes in a file its task maps; if
+      it reads the whole dump through rapidgzip (``how = "built"``), it leaves the table and seek index for the
+      passes after.
     """
 
     def __init__(self, reader: DumpReader, batches: Iterator[Batch], how: str, source: str | None = None,
@@ -330,8 +346,10 @@ class RayEngine:
                 files = ShardFiles(self._folder, shard.first_offset, shard.end_offset - shard.first_offset)
                 done = files.finished()
                 if not done:
-                    sent = replace(shard, data=b"") if plan.source else shard
-                    done = task.remote(sent, spec_ref, str(self._folder), plan.source, plan.seek_index)
+                    if not plan.source:
+                        write_bytes_atomic(files.data, shard.data, durable=False)
+                    done = task.remote(replace(shard, data=b""), spec_ref, str(self._folder), plan.source,
+                                       plan.seek_index)
                 pending.append((files, done))
                 while len(pending) >= in_flight:
                     on_result(self._collect(*pending.popleft()))
