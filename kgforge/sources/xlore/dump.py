@@ -163,9 +163,12 @@ class XloreImport:
         self.state_root = (Path(ctx.workdir) / "raw" / "xlore" if ctx.workdir
                            else Path(tempfile.mkdtemp(prefix="kgforge-xlore-")))
         self.runner = self.options.passes.runner(sum(path.stat().st_size for path in self.files))
+        self.configs: dict[Path, XloreConfig] = {}  # per file, once the property labels are read
 
     def run(self) -> None:
         self._read_property_labels()
+        self.configs = {path: XloreConfig.of(path, self.options.base, self.property_map, self.classes)
+                        for path in self.files}  # each file's head read once for all its passes
         passes: dict[str, PassResult] = {}
         wanted = self._select(passes) if self.options.selection.seeded else None
         extracts = [(path, self._pass(path, EXTRACT, wanted)) for path in self.files]
@@ -177,8 +180,7 @@ class XloreImport:
             shutil.rmtree(result.journal.parent, ignore_errors=True)
 
     def _pass(self, path: Path, mode: str, wanted: frozenset[str] | None = None) -> PassResult:
-        cfg = XloreConfig.of(path, self.options.base, self.property_map, self.classes)
-        result = run_file(self.runner, path, mode, cfg, self.state_root, wanted)
+        result = run_file(self.runner, path, mode, self.configs[path], self.state_root, wanted)
         if result.truncated:
             self.ctx.reject(f"{path.name} end of file", result.truncated)
             self.ctx.counts["dump_truncated"] += 1

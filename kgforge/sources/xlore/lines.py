@@ -86,10 +86,7 @@ class TurtleLines:
         self.changes = 0
 
     def items(self, text: str) -> Iterator[Triple | LineError]:
-        text = text.strip()
-        if not text or text.startswith("#"):
-            return
-        if self.directive(text):
+        if blank_or_comment(text) or self.directive(text):
             return
         try:
             yield self.triple(text)
@@ -104,14 +101,14 @@ class TurtleLines:
         return directive is not None
 
     def _apply(self, match: re.Match[str]) -> None:
-        kind = (match.group(1) or match.group(2)).lower()
         iri = self.resolve(match.group(4))
-        before = (self.base, self.prefixes.get(match.group(3) or ""))
-        if kind == "base":
+        if (match.group(1) or match.group(2)).lower() == "base":
+            self.changes += iri != self.base
             self.base = iri
         else:
-            self.prefixes[match.group(3) or ""] = iri
-        self.changes += (self.base, self.prefixes.get(match.group(3) or "")) != before
+            name = match.group(3) or ""
+            self.changes += iri != self.prefixes.get(name)
+            self.prefixes[name] = iri
 
     def triple(self, text: str) -> Triple:
         match = _TRIPLE.match(text)
@@ -228,9 +225,14 @@ def head(path: Path, base: str | None = None) -> TurtleLines:
     lines = TurtleLines(implied_base(path, base))
     for _, offset, raw in DumpReader(Path(path), decompressor="python"):
         text = decoded(raw, offset)
-        if isinstance(text, LineError) or not (lines.directive(text) or not text.strip() or text.lstrip().startswith("#")):
+        if isinstance(text, LineError) or not (blank_or_comment(text) or lines.directive(text)):
             break
     return lines
+
+
+def blank_or_comment(text: str) -> bool:
+    text = text.strip()
+    return not text or text.startswith("#")
 
 
 def xlore_files(path: Path) -> list[Path]:

@@ -94,7 +94,6 @@ def parse_xlore_batch(batch: Batch, spec: PassSpec, buffer: Any, base: int, stop
     """Journal text of a batch of XLORE lines; ``result`` gets the counts and the last line."""
     cfg: XloreConfig = spec.cfg  # type: ignore[assignment]
     lines = cfg.lines()
-    changes = lines.changes
     keep = _index_line if spec.mode == INDEX else _extract_line
     parts: list[str] = []
     for index, first, last in line_spans(buffer, base, stop):
@@ -107,8 +106,8 @@ def parse_xlore_batch(batch: Batch, spec: PassSpec, buffer: Any, base: int, stop
                     parts.append(journal_error(line, offset, str(item), _excerpt(buffer, first, last)))
             else:
                 parts.append(keep(item, spec, cfg, line, offset, result))
-    if not cfg.in_order:
-        result.counts[DIRECTIVES_AFTER_HEAD] += lines.changes - changes
+    if not cfg.in_order:  # a fresh reader from the file's head: every change came from this batch's lines
+        result.counts[DIRECTIVES_AFTER_HEAD] += lines.changes
     return parts
 
 
