@@ -1,7 +1,8 @@
 """Shared parts of the `kgforge serve` tests: a real demo domain on disk and the real server on 127.0.0.1.
 
-The server runs in a thread of the test process (uvicorn on a socket bound to a free loopback port), its
-query workers are real processes, and the tests talk to it over HTTP as any client would.
+The server runs in a thread of the test process (uvicorn, configured as `kgforge serve` configures it, on a
+socket bound to a free loopback port), its query workers are real processes, and the tests talk to it over
+HTTP as any client would.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import uvicorn
 from kgforge.build.transaction import build, parse_source
 from kgforge.derive import derive
 from kgforge.serve import ServeOptions, create_app
+from kgforge.serve.runner import uvicorn_config
 from kgforge.store.layout import domain_paths
 
 MARKUP_LABEL = '<script>window.kgforgePwned = 1</script><b>粗体</b>'
@@ -56,8 +58,8 @@ def free_socket() -> socket.socket:
 def running_server(workdir: Path, **options: object) -> Iterator[str]:
     """The real app over the demo domain in ``workdir``; yields its base URL, stops it on exit."""
     sock = free_socket()
-    app = create_app(domain_paths("demo", workdir), ServeOptions(**options))
-    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", access_log=False, lifespan="on"))
+    served = ServeOptions(**options)
+    server = uvicorn.Server(uvicorn_config(create_app(domain_paths("demo", workdir), served), served))
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
     thread.start()
     deadline = time.monotonic() + 60

@@ -14,9 +14,11 @@ from kgforge.cli._app import (
     WorkdirOption,
     app,
     console,
+    err_console,
     whole_number,
 )
 from kgforge.serve import ServeOptions, serve
+from kgforge.serve.runner import Listening
 
 PORT = whole_number(1)
 
@@ -35,11 +37,23 @@ def serve_command(
                                                 "process each (default: 2 per core, at least 8).")] = None,
     cors: Annotated[list[str], typer.Option("--cors", help="Let browser pages from this origin call the endpoint "
                                             "(repeatable; '*' for any). Off by default.")] = [],
+    allowed_hosts: Annotated[list[str], typer.Option("--allowed-host", help="Also answer requests whose Host header "
+                                                     "is this name (repeatable; '*' for any). localhost, --host and "
+                                                     "IP addresses are always answered.")] = [],
+    max_connections: Annotated[int, typer.Option("--max-connections", parser=POSITIVE,
+                                                 help="Open connections at once; more are answered 503.")] = 512,
     workdir: WorkdirOption = DEFAULT_WORKDIR,
 ) -> None:
     """Serve DOMAIN read-only: the SPARQL endpoint at /sparql and the explorer at /."""
     options = ServeOptions(host=host, port=port, timeout=timeout, max_rows=max_rows, cors=tuple(cors),
+                           allowed_hosts=tuple(allowed_hosts), max_connections=max_connections,
                            **({"workers": workers} if workers else {}))
-    console.print(f"kgforge serve {domain}: explorer http://{host}:{port}/ · SPARQL endpoint "
-                  f"http://{host}:{port}/sparql (Ctrl-C stops)")
-    serve(domain, workdir, options)
+
+    def announce(where: Listening) -> None:
+        console.print(f"kgforge serve {domain}: explorer {where.url}/ · SPARQL endpoint {where.url}/sparql "
+                      "(Ctrl-C stops)", soft_wrap=True)
+        if where.reachable_from_other_machines:
+            err_console.print(f"listening on {where.host}: the endpoint and explorer are reachable from other "
+                              "machines", soft_wrap=True)
+
+    serve(domain, workdir, options, announce=announce)

@@ -7,6 +7,7 @@ prefixes and serve the explorer from the same process, none of which ``oxigraph 
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
@@ -17,8 +18,9 @@ from starlette.middleware.cors import CORSMiddleware
 from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
+from starlette.types import ASGIApp
 
-from kgforge.core.errors import QueryTimeout
+from kgforge.core.errors import QueryError, QueryTimeout
 from kgforge.serve import assets, explorer, kg
 from kgforge.serve.domain import (
     ServedDomain,
@@ -26,10 +28,12 @@ from kgforge.serve.domain import (
     ServeOptions,
     VersionGone,
 )
+from kgforge.serve.hygiene import Hygiene
 from kgforge.serve.pool import WorkerDied
-from kgforge.serve.protocol import CONTENT_TYPES, ProtocolError, read_request
+from kgforge.serve.protocol import CONTENT_TYPES, ProtocolError, check_query_text, read_request
 
 MAX_BODY = 1 << 20  # a request body past 1 MiB is refused (413) as soon as it is seen to be
+SYNTAX_ERROR = "SPARQL syntax error: "  # how the worker words Oxigraph's parser errors
 
 
 def create_app(paths: kg.DomainPaths, options: ServeOptions) -> Starlette:
@@ -52,9 +56,19 @@ def create_app(paths: kg.DomainPaths, options: ServeOptions) -> Starlette:
         *[Route(path, guarded(domain, handler), methods=["GET"]) for path, handler in explorer.ROUTES],
         Route("/static/{path:path}", assets.serve, methods=["GET"]),
     ]
-    app = Starlette(routes=routes, middleware=middleware, lifespan=lifespan)
+    app = _HardenedApp(routes=routes, middleware=middleware, lifespan=lifespan)
     app.state.domain = domain
+    app.state.options = options
     return app
+
+
+class _HardenedApp(Starlette):
+    """Starlette with :class:`Hygiene` around its whole stack, error handler included, so even the
+    framework's own 500 carries the security headers and no request slips past the Host check."""
+
+    def build_middleware_stack(self) -> ASGIApp:
+        options: ServeOptions = self.state.options
+        return Hygiene(super().build_middleware_stack(), options.host, options.allowed_hosts, options.cors)
 
 
 Handler = Callable[[ServedDomain, Request], Awaitable[Response]]
@@ -72,23 +86,35 @@ def guarded(domain: ServedDomain, handler: Handler) -> Callable[[Request], Await
             except (VersionGone, kg.VersionMoved):
                 return await handler(domain, request)
         except ProtocolError as exc:
-            return _text(exc.status, str(exc))
+            return _text(domain, exc.status, str(exc))
         except ServedQueryError as exc:
-            return _text(exc.status, str(exc))
+            return _text(domain, exc.status, str(exc))
         except (QueryTimeout, TimeoutError) as exc:
-            return _text(503, str(exc) or f"the request ran past the server's {domain.options.timeout:g} s timeout")
-        except WorkerDied as exc:
-            return _text(500, str(exc))
-        except kg.StoreMissingError as exc:
-            return _text(503, str(exc))
+            return _text(domain, 503, str(exc) or f"the request ran past the server's {domain.options.timeout:g} s "
+                                                  "timeout")
+        except (WorkerDied, kg.StoreMissingError) as exc:
+            return _text(domain, 503, str(exc))
+        except QueryError as exc:  # the pool's other ways for a worker to fail (ran out of memory, …): not the client's
+            return _text(domain, 503, f"the query could not be answered: {exc}")
         except kg.KgforgeError as exc:  # a stage the explorer calls refused (goals, related): its own words
-            return _text(500, str(exc))
+            return _text(domain, 500, str(exc))
 
     return endpoint
 
 
-def _text(status: int, message: str) -> PlainTextResponse:
-    return PlainTextResponse(message + "\n", status_code=status)
+def _text(domain: ServedDomain, status: int, message: str) -> PlainTextResponse:
+    """A one-line (or, for a syntax error, caret-marked) plain answer, without the server's own paths."""
+    return PlainTextResponse(public(domain, message) + "\n", status_code=status)
+
+
+def public(domain: ServedDomain, message: str) -> str:
+    """``message`` with the server's workdir written as ``<workdir>``: a client has no business knowing
+    where the server keeps its files (messages from the stages name them for a local user)."""
+    workdir = domain.paths.workdir
+    for path in sorted({str(workdir.resolve()), str(workdir.absolute()), str(workdir)}, key=len, reverse=True):
+        if path not in (".", ""):
+            message = message.replace(path, "<workdir>")
+    return message
 
 
 async def sparql_endpoint(domain: ServedDomain, request: Request) -> Response:
@@ -97,6 +123,7 @@ async def sparql_endpoint(domain: ServedDomain, request: Request) -> Response:
                          request.headers.get("accept", ""))
     if not query.sparql.strip():
         raise ProtocolError(400, "the query is empty")
+    check_query_text(query.sparql)
     if kg.has_service_clause(query.sparql):
         raise ProtocolError(403, "the query has a SERVICE clause, which would make this server send requests to "
                                  "the endpoint it names: refused")
@@ -111,6 +138,9 @@ async def sparql_endpoint(domain: ServedDomain, request: Request) -> Response:
     except ServedQueryError as exc:
         if exc.status == 400 and kg.is_update(query.sparql):
             raise ProtocolError(403, "this endpoint is read-only: SPARQL updates are refused") from None
+        if exc.status == 400 and str(exc).startswith(SYNTAX_ERROR):
+            # the words `kgforge query` prints for the same mistake (an unknown prefix named, with the known ones)
+            raise ProtocolError(400, kg.explain_error(str(exc).removeprefix(SYNTAX_ERROR), query.sparql)) from None
         raise
     return Response(payload["body"], media_type=CONTENT_TYPES[payload["format"]],
                     headers={"X-Kgforge-Build": version.id, "Vary": "Accept"})
@@ -126,11 +156,16 @@ async def _body(request: Request) -> bytes:
     if not announced.isdigit() or int(announced) > MAX_BODY:
         raise too_big
     chunks, size = [], 0
-    async for chunk in request.stream():
-        size += len(chunk)
-        if size > MAX_BODY:
-            raise too_big
-        chunks.append(chunk)
+    limit = request.app.state.options.body_timeout
+    try:
+        async with asyncio.timeout(limit):  # a body dribbled a byte at a time must not hold a connection for ever
+            async for chunk in request.stream():
+                size += len(chunk)
+                if size > MAX_BODY:
+                    raise too_big
+                chunks.append(chunk)
+    except TimeoutError:
+        raise ProtocolError(408, f"the request body did not arrive within {limit:g} s") from None
     request.state.body = b"".join(chunks)
     return request.state.body
 
@@ -138,7 +173,9 @@ async def _body(request: Request) -> bytes:
 async def status(domain: ServedDomain, request: Request) -> Response:
     """The build being served and whether its search index is ready (for scripts and tests)."""
     version = domain.current()
+    language = await asyncio.to_thread(kg.label_language, version.manifest)
     return JSONResponse({"domain": domain.paths.domain, "build": version.id, "search_ready": version.index is not None,
+                         "language": language,
                          "timeout_s": domain.options.timeout,
                          "max_rows": domain.options.max_rows, "workers": domain.options.workers,
                          "time": time.time()})

@@ -49,9 +49,16 @@ class ServeOptions:
     max_rows: int = 100_000  # rows (or triples) a protocol answer may hold
     workers: int = field(default_factory=lambda: default_workers())
     cors: tuple[str, ...] = ()  # origins allowed to call the endpoint from a browser ("*" for any)
+    allowed_hosts: tuple[str, ...] = ()  # Host names answered besides localhost and --host ("*" for any)
+    max_connections: int = 512  # open connections at once; one more is answered 503 and closed
+    header_timeout: float = 10.0  # seconds a connection may take to send a request's headers
+    body_timeout: float = 30.0  # seconds a request may take to send its body
 
     def __post_init__(self) -> None:
         checks.whole(self.port, "--port", 1, 65535)
+        checks.whole(self.max_connections, "--max-connections", 1)
+        checks.number(self.header_timeout, "header_timeout", above=True)
+        checks.number(self.body_timeout, "body_timeout", above=True)
         checks.number(self.timeout, "--timeout", above=True)
         checks.whole(self.max_rows, "--max-rows", 1)
         checks.whole(self.workers, "--workers", 1, 256)

@@ -22,6 +22,7 @@ from starlette.responses import HTMLResponse, JSONResponse, Response
 from kgforge.serve import kg
 from kgforge.serve.domain import ServedDomain, Version
 from kgforge.serve.protocol import ProtocolError, parse_iri
+from kgforge.serve.search import LabelIndex
 
 TEMPLATES = Environment(loader=FileSystemLoader(Path(__file__).resolve().parent / "templates"),
                         autoescape=select_autoescape(default=True, default_for_string=True))
@@ -54,7 +55,8 @@ def page(name: str, version: Version, status: int = 200, **context: Any) -> HTML
 
 
 # Pages load scripts from this server only; nothing inline runs (data travels as JSON in script tags).
-CSP = "default-src 'self'; img-src 'self' data:; style-src 'self' 'unsafe-inline'; object-src 'none'; base-uri 'none'"
+CSP = ("default-src 'self'; img-src 'self' data:; style-src 'self' 'unsafe-inline'; object-src 'none'; "
+       "base-uri 'none'; frame-ancestors 'none'")
 
 
 def _iri_param(request: Request, name: str = "iri") -> str:
@@ -110,14 +112,21 @@ async def search(domain: ServedDomain, request: Request) -> Response:
     version = domain.current()
     deadline = domain.deadline()
     index = await domain.index(version, deadline)
+    # polars work of tens of milliseconds on a big graph: in a thread, so searching clients never hold up
+    # the event loop (and with it every other request)
+    hits = await asyncio.wait_for(asyncio.to_thread(_search, index, text), max(deadline - time.monotonic(), 0))
+    if request.query_params.get("format") == "json":
+        return JSONResponse({"build": version.id, "query": text, "results": hits})
+    return page("search.html", version, query=text, hits=hits)
+
+
+def _search(index: LabelIndex, text: str) -> list[dict[str, Any]]:
     hits = index.search(text)
     names = index.names([h["iri"] for h in hits])
     for hit in hits:
         preferred = [n for n in names.get(hit["iri"], []) if n["preferred"]]
         hit["label"] = _pick_label(preferred) or hit["matched"]
-    if request.query_params.get("format") == "json":
-        return JSONResponse({"build": version.id, "query": text, "results": hits})
-    return page("search.html", version, query=text, hits=hits)
+    return hits
 
 
 def _pick_label(names: list[dict[str, Any]]) -> str | None:
@@ -215,16 +224,22 @@ async def goals(domain: ServedDomain, request: Request) -> Response:
     deadline = domain.deadline()
     tables = await asyncio.wait_for(asyncio.shield(domain.tables(version)), max(deadline - time.monotonic(), 0))
 
-    def sample() -> tuple[list[kg.Goal], list[dict[str, Any]]]:
+    def sample() -> dict[str, Any] | None:
+        held, two_step = kg.topic_goal_kinds(tables, topic)
+        if not held:
+            return None
         found = kg.sample_topic_goals(domain.goal_graph(version, tables), topic, n, seed)
-        return found, (kg.goal_subgraphs(domain.paths, tables, found) if found else [])
+        records = kg.goal_subgraphs(domain.paths, tables, found) if found else []
+        by_goal = {r["goal_id"]: r for r in records}
+        label = _pick_label([{"label": r["label"], "lang": r["lang"]}
+                             for r in tables.labels.filter(tables.labels["iri"] == topic).to_dicts()]) or topic
+        return {"goals": [{"goal": g, "export": by_goal.get(g.goal_id)} for g in found], "label": label,
+                "one_step_only": not two_step}
 
-    found, records = await asyncio.wait_for(asyncio.to_thread(sample), max(deadline - time.monotonic(), 0))
-    by_goal = {r["goal_id"]: r for r in records}
-    rendered = [{"goal": g, "export": by_goal.get(g.goal_id)} for g in found]
-    label = _pick_label([{"label": r["label"], "lang": r["lang"]}
-                         for r in tables.labels.filter(tables.labels["iri"] == topic).to_dicts()]) or topic
-    return page("goals.html", version, topic=topic, label=label, goals=rendered, n=n, seed=seed)
+    shown = await asyncio.wait_for(asyncio.to_thread(sample), max(deadline - time.monotonic(), 0))
+    if shown is None:
+        return page("missing.html", version, status=404, iri=topic)
+    return page("goals.html", version, topic=topic, n=n, seed=seed, **shown)
 
 
 def _whole(request: Request, name: str, default: int, low: int, high: int) -> int:

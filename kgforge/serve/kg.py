@@ -18,6 +18,7 @@ from typing import Any
 import polars as pl
 
 from kgforge.core.errors import KgforgeError, StoreMissingError
+from kgforge.core.schema import load_schema
 from kgforge.core.resources import query_dirs
 from kgforge.core.vocab import (
     DERIVED_GRAPHS,
@@ -42,13 +43,14 @@ from kgforge.store.layout import (
 )
 from kgforge.store.manifest import Manifest
 from kgforge.store.query import PREFIXES, uses_service
+from kgforge.store.sparql_text import NOT_CODE, code_of, explain_error
 from kgforge.store.tables import GraphTables, read_tables
 
 __all__ = [
     "DERIVED_GRAPHS", "GRAPH", "ONTO", "OWL_SAME_AS", "PREFIXES", "RDF_TYPE", "RDFS_LABEL", "SCHEMA_GRAPH", "SKOS_ALT_LABEL",
     "PAIR_NODE", "DomainPaths", "Goal", "GoalGraph", "GraphTables", "Manifest", "KgforgeError", "StoreMissingError", "domain_paths", "goal_graph", "goal_subgraphs",
-    "has_related_model", "has_service_clause", "is_update", "published_build", "read_manifest",
-    "related_entities", "sample_topic_goals",
+    "has_related_model", "label_language", "has_service_clause", "is_update", "NOT_CODE", "code_of", "explain_error", "published_build", "read_manifest",
+    "related_entities", "sample_topic_goals", "topic_goal_kinds",
     "shipped_queries", "tables_of", "VersionMoved",
 ]
 
@@ -90,6 +92,11 @@ def is_update(text: str) -> bool:
     return True
 
 
+def label_language(manifest: Manifest) -> str:
+    """The language of a build's labels (its schema's ``language``), as ``Domain.language`` reads it."""
+    return load_schema(manifest.schema.path).language
+
+
 def shipped_queries() -> dict[str, str]:
     """The ``queries/*.rq`` files, name → text, first folder first (as ``kgforge query --file`` finds them)."""
     found: dict[str, str] = {}
@@ -109,14 +116,32 @@ def goal_graph(paths: DomainPaths, build: Path, tables: GraphTables) -> GoalGrap
 
 def sample_topic_goals(graph: GoalGraph, topic: str, n: int, seed: int) -> list[Goal]:
     """Up to ``n`` DuConv-style goals with ``topic`` as one of the two topics, half one-step and half
-    two-step as ``kgforge goals`` samples them (one-step only when ``kgforge derive`` has not run), by
-    its own sampler over the facts that involve the topic. Which entities may be topics (enough facts,
-    typed, not a class) is judged on the whole ``graph``, as ``kgforge goals`` judges it."""
-    graph = replace(graph, tables=_topic_tables(graph.tables, topic))
+    two-step as ``kgforge goals`` samples them, by its own sampler over the facts that involve the topic;
+    one-step only when no associated pair names the topic (``kgforge derive`` has not run, or found none
+    for it): the fallback ``kgforge goals --one-step-ratio 1`` would take. Which entities may be topics
+    (enough facts, typed, not a class) is judged on the whole ``graph``, as ``kgforge goals`` judges it.
+    No fact involving ``topic``: no goal (the explorer answers 404 before asking)."""
+    tables = _topic_tables(graph.tables, topic)
+    if tables.facts.is_empty():
+        return []
+    graph = replace(graph, tables=tables)
+    ratio = {} if _has_pairs(tables) else {"one_step_ratio": 1.0}
     try:
-        return sample_goals(graph, GoalOptions(n=n, seed=seed))
-    except KgforgeError:  # no associated triples to take two-step goals from
+        return sample_goals(graph, GoalOptions(n=n, seed=seed, **ratio))
+    except KgforgeError:  # the pairs it has were all filtered out (stop relations, not topics): one-step then
         return sample_goals(graph, GoalOptions(n=n, seed=seed, one_step_ratio=1.0))
+
+
+def topic_goal_kinds(tables: GraphTables, topic: str) -> tuple[bool, bool]:
+    """Whether the graph holds ``topic`` at all (a fact or a label), and whether an associated pair
+    (``kgforge derive``) names it, so two-step goals can be sampled for it."""
+    involved = _topic_tables(tables, topic)
+    held = not involved.facts.is_empty() or not tables.labels.filter(pl.col("iri") == topic).is_empty()
+    return held, _has_pairs(involved)
+
+
+def _has_pairs(tables: GraphTables) -> bool:
+    return not tables.facts.filter(pl.col("s").str.starts_with(PAIR_NODE)).is_empty()
 
 
 def _topic_tables(tables: GraphTables, topic: str) -> GraphTables:

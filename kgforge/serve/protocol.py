@@ -8,18 +8,31 @@
 * Variables are bound as SEP-0007 substitutions with ``$name=TERM`` parameters, TERM in N-Triples syntax
   (``$topic=<https://…>``, ``$name="故宫"@zh``), as RDF4J's protocol does: values are never pasted
   into the query text.
+* Before a query reaches a worker, its text is checked here (:func:`check_query_text`): nesting deeper
+  than :data:`MAX_NESTING` brackets and an invalid ``\\u``/``\\U`` escape are refused with 400, so a
+  client's mistake never costs a worker process (Oxigraph's parser recurses once per bracket).
 * Results: JSON, XML, CSV or TSV for SELECT/ASK; Turtle, N-Triples, JSON-LD or RDF/XML for
   CONSTRUCT/DESCRIBE; chosen by ``Accept`` or by a ``format`` parameter (``json``, ``turtle``, …).
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from urllib.parse import parse_qsl
 
 import pyoxigraph as ox
 
+from kgforge.serve import kg
 from kgforge.serve.worker import encode_term
+
+# Far above any query a person or a generator writes (the shipped ones nest 4 deep), far below the depth at
+# which Oxigraph's recursive parser overflows its stack and takes the worker process with it (thousands).
+MAX_NESTING = 200
+OPENING, CLOSING = "({[", ")}]"
+# A codepoint escape: an odd number of backslashes (an even number is escaped backslashes), u or U, and
+# up to the digits it needs (fewer means it is malformed).
+_ESCAPE = re.compile(r"(?<!\\)(?:\\\\)*\\(u[0-9A-Fa-f]{0,4}|U[0-9A-Fa-f]{0,8})")
 
 RESULTS_TYPES = {
     "json": ("application/sparql-results+json", "application/json"),
@@ -91,6 +104,48 @@ def read_request(method: str, content_type: str, query_string: str, body: bytes,
         default_graphs=[parse_iri(v, "default-graph-uri") for n, v in params if n == "default-graph-uri"],
         named_graphs=[parse_iri(v, "named-graph-uri") for n, v in params if n == "named-graph-uri"],
     )
+
+
+def check_query_text(sparql: str) -> None:
+    """A ProtocolError (400) for a query nested deeper than :data:`MAX_NESTING` or holding an invalid
+    codepoint escape; both found by a scan of the text, without a parse."""
+    depth = nesting_depth(sparql)
+    if depth > MAX_NESTING:
+        raise ProtocolError(400, f"the query nests brackets {depth} deep; this endpoint takes at most {MAX_NESTING} "
+                                 "(write the pattern flatter)")
+    bad = invalid_escape(sparql)
+    if bad is not None:
+        escape, line, column = bad
+        raise ProtocolError(400, f"invalid escape \\{escape} at line {line}, column {column}: \\u takes 4 hex "
+                                 "digits and \\U 8, naming a Unicode code point (at most 10FFFF, not a surrogate)")
+
+
+def nesting_depth(sparql: str) -> int:
+    """How deep ``(``, ``{`` and ``[`` nest in ``sparql``, outside its strings, IRIs and comments."""
+    depth = deepest = 0
+    for char in kg.code_of(sparql):
+        if char in OPENING:
+            depth += 1
+            deepest = max(deepest, depth)
+        elif char in CLOSING:
+            depth = max(depth - 1, 0)
+    return deepest
+
+
+def invalid_escape(sparql: str) -> tuple[str, int, int] | None:
+    """The first malformed ``\\u``/``\\U`` escape outside comments, with its line and column (from 1)."""
+    without_comments = kg.NOT_CODE.sub(lambda m: " " * len(m.group()) if m.group().startswith("#") else m.group(),
+                                       sparql)
+    for match in _ESCAPE.finditer(without_comments):
+        escape = match.group(1)
+        if len(escape) == (5 if escape[0] == "u" else 9):
+            point = int(escape[1:], 16)
+            if point <= 0x10FFFF and not 0xD800 <= point <= 0xDFFF:
+                continue
+        start = match.start(1) - 1
+        line = sparql.count("\n", 0, start) + 1
+        return escape, line, start - (sparql.rfind("\n", 0, start) + 1) + 1
+    return None
 
 
 def _refuse_updates(params: list[tuple[str, str]]) -> None:
