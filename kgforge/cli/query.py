@@ -79,8 +79,7 @@ def query_command(
     rows = (TABLE_LIMIT if fmt == "table" else 0) if limit is None else limit
     prefixes = {**PREFIXES, **declared_prefixes(text)}
     if endpoint:
-        literal = {k: ox.Literal(v) if isinstance(v, str) else v for k, v in bindings.items()}
-        result = endpoint_query(endpoint, text, literal, timeout=timeout)
+        result = endpoint_query(endpoint, text, bindings, timeout=timeout, domain=domain)
         shown = result.rows[:rows] if rows else result.rows  # the endpoint sends every row: cut here
         _print_result(QueryReport(domain, {}, result.kind, tuple(result.variables), tuple(shown), result.boolean,
                                   truncated=len(shown) < len(result.rows), more_rows=len(result.rows) - len(shown),

@@ -3,57 +3,199 @@ and the same result shape as a query run on the store.
 
 Bindings travel as ``$name=TERM`` parameters (N-Triples terms, as ``kgforge serve`` and RDF4J read them),
 never pasted into the query text; an endpoint that does not know that convention ignores them, so they
-are refused for it rather than silently dropped. Results are read with pyoxigraph's own parsers.
+are refused for it rather than silently dropped. A plain value (``--bind name=故宫``) is read as the local
+store reads it (:func:`kgforge.store.labels.resolve_bindings`: the entity it labels, or a literal in the
+domain's language), its lookups sent to the endpoint as substitutions too, the language taken from the
+server's ``/api/status``. Results are read with pyoxigraph's own parsers.
+
+``timeout`` is a total deadline for the whole exchange (label lookups, connecting, sending, the headers
+and every byte of the answer): a server that answers a byte a second is cut off at it, not allowed one
+more second per byte. Anything that is not a well-formed answer (not HTTP, not the media type it claims)
+is a one-line QueryError.
 """
 
 from __future__ import annotations
 
+import http.client
+import json
+import socket
+import threading
+import time
 from collections.abc import Mapping
+from dataclasses import dataclass, field
+from email.message import Message
+from urllib.parse import urlencode, urlsplit, urlunsplit
 
 import pyoxigraph as ox
-import requests
 
 from kgforge.core import checks
 from kgforge.core.errors import QueryError, QueryTimeout
+from kgforge.store.labels import resolve_bindings
 from kgforge.store.query import QueryResult, Term
 
 ACCEPT = "application/sparql-results+json, application/n-triples;q=0.9"
 BUILD_HEADER = "X-Kgforge-Build"
+MAX_REPLY = 1 << 30  # bytes of one answer; a server past it is refused rather than read into memory whole
+CHUNK = 1 << 16
 
 
-def endpoint_query(url: str, sparql: str, bindings: Mapping[str, Term] | None = None,
-                   timeout: float = 60.0) -> QueryResult:
-    """``sparql`` POSTed to the endpoint at ``url``; a QueryTimeout when it answers 503 or does not answer
-    within ``timeout`` seconds (plus a moment for the network), a QueryError for any other refusal."""
+def endpoint_query(url: str, sparql: str, bindings: Mapping[str, Term | str] | None = None,
+                   timeout: float = 60.0, domain: str = "the served domain") -> QueryResult:
+    """``sparql`` POSTed to the endpoint at ``url`` with ``bindings`` substituted (a ``str`` is a plain
+    value, read as the local store reads it); a QueryTimeout when it answers 503 or the whole exchange
+    passes ``timeout`` seconds, a QueryError for any other refusal or a malformed answer."""
     checks.http_url(url, "--endpoint")
     checks.number(timeout, "timeout", above=True)
-    data = {"query": sparql, **{f"${name.lstrip('?$')}": str(term) for name, term in (bindings or {}).items()}}
+    deadline = Deadline(timeout)
+    bindings = dict(bindings or {})
+    if any(isinstance(value, str) for value in bindings.values()):
+        runner = EndpointRunner(url, deadline)
+        bindings = resolve_bindings(runner, sparql, bindings, served_language(url, deadline), domain)
+    return _query(url, sparql, bindings, deadline)
+
+
+@dataclass(frozen=True)
+class Deadline:
+    """One total time budget, shared by every request of one command."""
+
+    seconds: float
+    started: float = field(default_factory=time.monotonic)
+
+    def left(self) -> float:
+        return self.seconds - (time.monotonic() - self.started)
+
+    def expired(self, url: str) -> QueryTimeout:
+        return QueryTimeout(f"{url} did not answer within {self.seconds:g} s (the --timeout, a total deadline)")
+
+
+class EndpointRunner:
+    """What the label lookups of :mod:`kgforge.store.labels` ask of a query runner, over an endpoint."""
+
+    def __init__(self, url: str, deadline: Deadline) -> None:
+        self.url = url
+        self.deadline = deadline
+
+    def query(self, sparql: str, bindings: Mapping[str, Term] | None = None, timeout: float = 60.0,
+              **_: object) -> QueryResult:
+        return _query(self.url, sparql, dict(bindings or {}), self.deadline)
+
+
+def served_language(url: str, deadline: Deadline) -> str:
+    """The language of the served domain's labels, from ``kgforge serve``'s ``/api/status`` (next to the
+    endpoint); "" when the server does not say (a lookup then tries untagged labels and any language)."""
+    parts = urlsplit(url)
+    root = parts.path[:-len("/sparql")] if parts.path.endswith("/sparql") else parts.path.rsplit("/", 1)[0]
+    status = urlunsplit((parts.scheme, parts.netloc, f"{root}/api/status", "", ""))
+    reply = exchange("GET", status, None, {"Accept": "application/json"}, deadline)
+    if reply.status != 200:
+        return ""
     try:
-        reply = requests.post(url, data=data, headers={"Accept": ACCEPT}, timeout=timeout + 5)
-    except requests.Timeout:
-        raise QueryTimeout(f"{url} did not answer within {timeout:g} s") from None
-    except requests.RequestException as exc:
-        raise QueryError(f"cannot reach the endpoint {url}: {exc}") from None
-    if reply.status_code == 503:
-        raise QueryTimeout(f"{url}: {reply.text.strip()}")
-    if reply.status_code != 200:
-        raise QueryError(f"{url} answered {reply.status_code}: {reply.text.strip()[:500]}")
+        language = json.loads(reply.body).get("language", "")
+    except (ValueError, AttributeError):
+        return ""
+    return language if isinstance(language, str) else ""
+
+
+def _query(url: str, sparql: str, bindings: Mapping[str, Term], deadline: Deadline) -> QueryResult:
+    data = {"query": sparql, **{f"${name.lstrip('?$')}": str(term) for name, term in bindings.items()}}
+    reply = exchange("POST", url, urlencode(data).encode(),
+                     {"Accept": ACCEPT, "Content-Type": "application/x-www-form-urlencoded"}, deadline)
+    if reply.status == 503:
+        raise QueryTimeout(f"{url}: {reply.text()}")
+    if reply.status != 200:
+        raise QueryError(f"{url} answered {reply.status}: {reply.text(keep_lines=BUILD_HEADER in reply.headers)}")
     if bindings and BUILD_HEADER not in reply.headers:
         raise QueryError(f"{url} is not a kgforge endpoint: it would ignore the bindings ($name parameters); "
                          "write the values into the query instead")
-    return _result(reply)
+    return _result(url, reply)
 
 
-def _result(reply: requests.Response) -> QueryResult:
-    media = reply.headers.get("Content-Type", "").split(";")[0].strip()
-    if media in ("application/sparql-results+json", "application/json"):
-        parsed = ox.parse_query_results(reply.content, format=ox.QueryResultsFormat.JSON)
-        if isinstance(parsed, ox.QueryBoolean):
-            return QueryResult("ask", [], [], boolean=bool(parsed))
-        variables = [v.value for v in parsed.variables]
-        rows = [{v: row[v] for v in variables if row[v] is not None} for row in parsed]
-        return QueryResult("select", variables, rows)
-    if media in ("application/n-triples", "text/plain"):
-        return QueryResult("construct", [], [], triples=[q.triple for q in ox.parse(reply.content,
-                                                                                     format=ox.RdfFormat.N_TRIPLES)])
-    raise QueryError(f"{reply.url} answered in {media or 'no media type'}, not SPARQL JSON results or N-Triples")
+@dataclass(frozen=True)
+class Reply:
+    status: int
+    headers: Message
+    body: bytes
+
+    def text(self, keep_lines: bool = False, limit: int = 500) -> str:
+        """The body as text for a message: a kgforge server's own words as they are (a syntax error's caret
+        line included), anything else on one line."""
+        text = self.body.decode("utf-8", errors="replace").strip()
+        if not keep_lines:
+            text = " ".join(text.split())
+        return text if len(text) <= limit else text[:limit] + " …"
+
+
+def exchange(method: str, url: str, body: bytes | None, headers: dict[str, str], deadline: Deadline) -> Reply:
+    """One HTTP request and its whole answer within what is left of ``deadline``.
+
+    The socket's own timeout bounds each wait; a timer shuts the socket down when the deadline passes,
+    which ends a read that bytes keep trickling into."""
+    left = deadline.left()
+    if left <= 0:
+        raise deadline.expired(url)
+    parts = urlsplit(url)
+    kind = http.client.HTTPSConnection if parts.scheme == "https" else http.client.HTTPConnection
+    connection = kind(parts.hostname or "", parts.port, timeout=left)
+    cut = threading.Event()
+
+    def shut() -> None:
+        cut.set()
+        if connection.sock is not None:
+            try:
+                connection.sock.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+
+    timer = threading.Timer(left, shut)
+    timer.daemon = True
+    timer.start()
+    try:
+        target = urlunsplit(("", "", parts.path or "/", parts.query, ""))
+        connection.request(method, target, body=body, headers=headers)
+        response = connection.getresponse()
+        data = _read(response, url)
+        if cut.is_set():
+            raise deadline.expired(url)
+        return Reply(response.status, response.headers, data)
+    except (OSError, http.client.HTTPException) as exc:
+        if cut.is_set() or isinstance(exc, TimeoutError):
+            raise deadline.expired(url) from None
+        if isinstance(exc, http.client.HTTPException):
+            raise QueryError(f"{url} did not answer in HTTP ({type(exc).__name__}: {' '.join(str(exc).split())[:200]})"
+                             ) from None
+        raise QueryError(f"cannot reach the endpoint {url}: {exc.strerror or exc}") from None
+    finally:
+        timer.cancel()
+        connection.close()
+
+
+def _read(response: http.client.HTTPResponse, url: str) -> bytes:
+    chunks, size = [], 0
+    while chunk := response.read(CHUNK):
+        size += len(chunk)
+        if size > MAX_REPLY:
+            raise QueryError(f"{url} answered more than {MAX_REPLY >> 20} MiB: refused (add LIMIT to the query)")
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def _result(url: str, reply: Reply) -> QueryResult:
+    media = (reply.headers.get("Content-Type") or "").split(";")[0].strip().lower()
+    try:
+        if media in ("application/sparql-results+json", "application/json"):
+            return _solutions(ox.parse_query_results(reply.body, format=ox.QueryResultsFormat.JSON))
+        if media in ("application/n-triples", "text/plain"):
+            triples = [quad.triple for quad in ox.parse(reply.body, format=ox.RdfFormat.N_TRIPLES)]
+            return QueryResult("construct", [], [], triples=triples)
+    except (SyntaxError, ValueError, UnicodeError) as exc:
+        detail = " ".join(str(exc).split())[:200]
+        raise QueryError(f"{url} answered {media} that does not parse as such: {detail}") from None
+    raise QueryError(f"{url} answered in {media or 'no media type'}, not SPARQL JSON results or N-Triples")
+
+
+def _solutions(parsed: ox.QuerySolutions | ox.QueryBoolean) -> QueryResult:
+    if isinstance(parsed, ox.QueryBoolean):
+        return QueryResult("ask", [], [], boolean=bool(parsed))
+    variables = [v.value for v in parsed.variables]
+    rows = [{v: row[v] for v in variables if row[v] is not None} for row in parsed]  # parsed as it is read
+    return QueryResult("select", variables, rows)
