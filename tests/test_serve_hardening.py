@@ -15,6 +15,7 @@ import httpx
 import pytest
 
 from kgforge.serve.protocol import MAX_NESTING, invalid_escape, nesting_depth
+from kgforge.serve.runner import ServeError, listen, listening
 from kgforge.serve.search import LabelIndex
 from kgforge.store.layout import domain_paths
 from kgforge.store.query import QueryRunner
@@ -269,3 +270,33 @@ def test_connections_past_the_cap_are_refused_at_once(plain, client):
             sock.close()
         time.sleep(0.2)
         assert ask(client, base).status_code == 200
+
+
+# ---------------------------------------------------------------- where the server listens
+
+
+def test_a_busy_port_is_one_line_naming_port_before_any_url(cli, plain):
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        result = cli("serve", "demo", "--workdir", str(plain), "--port", str(port), "--workers", "1", check=False)
+    assert result.returncode == 1 and "Traceback" not in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1 and "--port" in result.stderr and str(port) in result.stderr
+    assert "http://" not in result.stdout
+
+
+def test_an_unresolvable_host_is_one_line_naming_host(cli, plain):
+    result = cli("serve", "demo", "--workdir", str(plain), "--host", "no such host!", "--workers", "1", check=False)
+    assert result.returncode == 1 and "Traceback" not in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1 and "--host" in result.stderr
+    assert "reachable from other machines" not in result.stderr + result.stdout and "http://" not in result.stdout
+
+
+def test_only_a_bound_non_loopback_address_is_called_reachable():
+    with listen("127.0.0.1", 0) as loopback, listen("0.0.0.0", 0) as everywhere:
+        assert not listening(loopback).reachable_from_other_machines
+        assert listening(everywhere).reachable_from_other_machines
+        assert listening(loopback).url == f"http://127.0.0.1:{loopback.getsockname()[1]}"
+    with pytest.raises(ServeError, match="--host"):
+        listen("no such host!", 0)
