@@ -12,7 +12,10 @@ import time
 from pathlib import Path
 
 import httpx
+import pyoxigraph as ox
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from kgforge.serve.protocol import MAX_NESTING, invalid_escape, nesting_depth
 from kgforge.serve.runner import ServeError, listen, listening
@@ -86,6 +89,48 @@ def test_nesting_depth_ignores_strings_iris_and_comments():
 def test_an_invalid_escape_is_a_one_line_400(client, server, query):
     reply = ask(client, server, query)
     assert reply.status_code == 400 and "invalid escape" in one_line(reply) and "line 1" in reply.text
+
+
+HEX = "0123456789abcdefABCDEF"
+ESCAPE_TOKENS = st.one_of(
+    st.just("a"), st.just("\\\\"),  # a plain letter, an escaped backslash
+    st.builds(lambda n, digits: "\\u" + digits[:n], st.integers(0, 4), st.text(HEX + "g", min_size=4, max_size=4)),
+    st.builds(lambda n, digits: "\\U" + digits[:n], st.integers(0, 8), st.text(HEX + "g", min_size=8, max_size=8)))
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(ESCAPE_TOKENS, max_size=6))
+def test_the_escape_scan_agrees_with_oxigraph(tokens):
+    """Oxigraph's parser is the reference: the scan refuses exactly the literals it cannot read."""
+    query = 'SELECT ("' + "".join(tokens) + '" AS ?x) {}'
+    try:
+        list(ox.Store().query(query))
+        parses = True
+    except SyntaxError:
+        parses = False
+    assert (invalid_escape(query) is None) == parses, query
+
+
+def _wrapped(inner: tuple[str, int], opening: str, closing: str, extra: int) -> tuple[str, int]:
+    text, depth = inner
+    return f"{opening} {text} {closing}", depth + extra
+
+
+PATTERNS = st.recursive(  # (a group graph pattern, how deep its brackets nest), built together
+    st.sampled_from([("?s ?p ?o", 0), ('?s ?p "{(["', 0), ("?s <http://x/(> ?o # }}}\n", 0), ("FILTER((1 + 2) > 0)", 2)]),
+    lambda inner: st.one_of(
+        st.builds(_wrapped, inner, st.just("{"), st.just("}"), st.just(1)),
+        st.builds(_wrapped, inner, st.just("OPTIONAL {"), st.just("}"), st.just(1)),
+        st.builds(lambda a, b: (f"{{ {a[0]} }} UNION {{ {b[0]} }}", 1 + max(a[1], b[1])), inner, inner),
+        st.builds(lambda a, b: (f"{a[0]}\n {b[0]}", max(a[1], b[1])), inner, inner)),
+    max_leaves=30)
+
+
+@settings(max_examples=200, deadline=None)
+@given(PATTERNS)
+def test_nesting_depth_is_the_deepest_bracket(pattern):
+    text, depth = pattern
+    assert nesting_depth(f"SELECT * WHERE {{ {text} }}") == depth + 1
 
 
 def test_valid_escapes_and_escaped_backslashes_pass():

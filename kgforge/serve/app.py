@@ -123,10 +123,7 @@ async def sparql_endpoint(domain: ServedDomain, request: Request) -> Response:
                          request.headers.get("accept", ""))
     if not query.sparql.strip():
         raise ProtocolError(400, "the query is empty")
-    check_query_text(query.sparql)
-    if kg.has_service_clause(query.sparql):
-        raise ProtocolError(403, "the query has a SERVICE clause, which would make this server send requests to "
-                                 "the endpoint it names: refused")
+    await asyncio.to_thread(screen, query.sparql)  # rdflib's parse of a 1 MiB query takes a while: off the loop
     deadline = domain.deadline()
     version = domain.current()
     message = {"kind": "protocol", "sparql": query.sparql, "bindings": query.bindings,
@@ -136,14 +133,29 @@ async def sparql_endpoint(domain: ServedDomain, request: Request) -> Response:
     try:
         payload = await domain.run(version, message, deadline)
     except ServedQueryError as exc:
-        if exc.status == 400 and kg.is_update(query.sparql):
-            raise ProtocolError(403, "this endpoint is read-only: SPARQL updates are refused") from None
-        if exc.status == 400 and str(exc).startswith(SYNTAX_ERROR):
-            # the words `kgforge query` prints for the same mistake (an unknown prefix named, with the known ones)
-            raise ProtocolError(400, kg.explain_error(str(exc).removeprefix(SYNTAX_ERROR), query.sparql)) from None
+        if exc.status == 400:
+            raise await asyncio.to_thread(refusal, exc, query.sparql) from None
         raise
     return Response(payload["body"], media_type=CONTENT_TYPES[payload["format"]],
                     headers={"X-Kgforge-Build": version.id, "Vary": "Accept"})
+
+
+def screen(sparql: str) -> None:
+    """What is refused before a worker sees the query: too deep, a bad escape (400), SERVICE (403)."""
+    check_query_text(sparql)
+    if kg.has_service_clause(sparql):
+        raise ProtocolError(403, "the query has a SERVICE clause, which would make this server send requests to "
+                                 "the endpoint it names: refused")
+
+
+def refusal(error: ServedQueryError, sparql: str) -> ProtocolError | ServedQueryError:
+    """A worker's 400 as the client should read it: an update is a 403, a syntax error gets the words
+    `kgforge query` prints for the same mistake (an unknown prefix named, with the known ones)."""
+    if kg.is_update(sparql):
+        return ProtocolError(403, "this endpoint is read-only: SPARQL updates are refused")
+    if str(error).startswith(SYNTAX_ERROR):
+        return ProtocolError(400, kg.explain_error(str(error).removeprefix(SYNTAX_ERROR), sparql))
+    return error
 
 
 async def _body(request: Request) -> bytes:
