@@ -305,16 +305,33 @@ def test_a_dribbled_body_is_cut_off(server):
     assert time.monotonic() - started < 4  # body_timeout is 1.5 s here
 
 
-def test_connections_past_the_cap_are_refused_at_once(plain, client):
+def test_idle_connections_past_the_cap_make_room_for_a_real_request(plain, client):
     with running_server(plain, workers=1, max_connections=4) as base:
-        held = [raw(base) for _ in range(4)]
-        extra = raw(base)
-        closed, said = closed_within(extra, 3)
-        assert closed and said.startswith(b"HTTP/1.1 503")
-        for sock in held:
-            sock.close()
+        idle = [raw(base) for _ in range(4)]
         time.sleep(0.2)
-        assert ask(client, base).status_code == 200
+        for _ in range(3):  # each request past the cap closes the longest-waiting idle connection
+            assert ask(client, base).status_code == 200
+        assert closed_within(idle[0], 2)[0]
+        for sock in idle:
+            sock.close()
+
+
+def test_connections_past_the_cap_are_refused_when_all_are_busy(plain):
+    with running_server(plain, workers=1, max_connections=4, body_timeout=20.0) as base:
+        busy = []
+        for _ in range(4):  # headers in, body awaited: a request in progress, not idle
+            sock = raw(base)
+            sock.sendall(b"POST /sparql HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/sparql-query\r\n"
+                         b"Content-Length: 100\r\n\r\n")
+            busy.append(sock)
+        time.sleep(0.3)
+        closed, said = closed_within(raw(base), 3)
+        assert closed and said.startswith(b"HTTP/1.1 503") and b"too many open connections" in said
+        for sock in busy:
+            sock.close()
+        time.sleep(0.3)
+        with httpx.Client(timeout=10) as fresh:
+            assert ask(fresh, base).status_code == 200
 
 
 # ---------------------------------------------------------------- where the server listens

@@ -130,22 +130,42 @@ def uvicorn_config(app: Starlette, options: ServeOptions) -> uvicorn.Config:
 
 
 class GuardedProtocol(HttpToolsProtocol):
-    """uvicorn's httptools protocol with a header deadline and a connection cap. (uvicorn's own
-    ``limit_concurrency`` answers 503 only once a request's headers are in, which a slow client never
-    sends, so the cap is applied when the connection is made.)"""
+    """uvicorn's httptools protocol with a header deadline and a connection cap.
+
+    uvicorn's own ``limit_concurrency`` answers 503 only once a request's headers are in, which a slow
+    client never sends, so the cap is applied when a connection is made: past it, the connection that has
+    waited longest for its request's headers (idle, or sending them slowly) is closed to make room, so
+    idle connections cannot lock out a client that sends its request at once; only when every connection
+    is busy with a request is the new one answered 503."""
 
     header_timeout: float = 10.0
     max_connections: int = 512
     _header_timer: Any = None
+    _waiting_since = 0.0
     _began = False
 
     def connection_made(self, transport: Any) -> None:
         super().connection_made(transport)
-        if len(self.connections) > self.max_connections:
+        open_now = sum(1 for other in self.connections if not other.transport.is_closing())
+        if open_now > self.max_connections and not self._make_room():
             transport.write(BUSY)
             transport.close()
             return
         self._arm()
+
+    def _make_room(self) -> bool:
+        """Close the connection that has waited longest for request headers; False when none is waiting."""
+        waiting = [other for other in self.connections
+                   if other is not self and isinstance(other, GuardedProtocol) and other._awaiting_headers()]
+        if not waiting:
+            return False
+        oldest = min(waiting, key=lambda other: other._waiting_since)
+        oldest._disarm()
+        oldest.transport.close()
+        return True
+
+    def _awaiting_headers(self) -> bool:
+        return self._header_timer is not None and not self.transport.is_closing()
 
     def connection_lost(self, exc: Exception | None) -> None:
         self._disarm()
@@ -168,6 +188,7 @@ class GuardedProtocol(HttpToolsProtocol):
 
     def _arm(self) -> None:
         self._disarm()
+        self._waiting_since = self.loop.time()
         self._header_timer = self.loop.call_later(self.header_timeout, self._headers_too_slow)
 
     def _disarm(self) -> None:
