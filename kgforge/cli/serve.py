@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -18,7 +18,9 @@ from kgforge.cli._app import (
     whole_number,
 )
 from kgforge.serve import ServeOptions, serve
-from kgforge.serve.runner import Listening
+
+if TYPE_CHECKING:
+    from kgforge.serve.runner import Listening
 
 PORT = whole_number(1)
 

@@ -18,7 +18,6 @@
 from __future__ import annotations
 
 import ipaddress
-from collections.abc import Iterable
 
 from starlette.datastructures import Headers, MutableHeaders
 from starlette.responses import PlainTextResponse
@@ -32,7 +31,7 @@ SAME_SITE_OK = ("same-origin", "none")  # "none": typed into the address bar or 
 class Hygiene:
     """ASGI middleware over the whole app (outside Starlette's error handler, so its 500s are covered)."""
 
-    def __init__(self, app: ASGIApp, host: str, allowed_hosts: Iterable[str], cors: Iterable[str]) -> None:
+    def __init__(self, app: ASGIApp, host: str, allowed_hosts: tuple[str, ...], cors: tuple[str, ...]) -> None:
         self.app = app
         self.any_host = "*" in allowed_hosts
         self.hosts = {"localhost", *(_name(h) for h in (host, *allowed_hosts) if h != "*")}

@@ -96,11 +96,14 @@ def _bind_failure(host: str, port: int, exc: OSError) -> str:
     return f"cannot listen on {host}:{port}: {exc.strerror or exc}"
 
 
-def listening(sock: socket.socket) -> Listening:
-    host, port = sock.getsockname()[:2]
-    shown = f"[{host}]" if ":" in host else host
-    reachable = not ipaddress.ip_address(host.split("%")[0]).is_loopback
-    return Listening(f"http://{shown}:{port}", host, port, reachable)
+def listening(sock: socket.socket, host: str | None = None) -> Listening:
+    """Where ``sock`` answers: its URL with ``host`` as the user wrote it (``localhost`` stays a name), and
+    whether the address really bound is reachable from other machines (not loopback)."""
+    address, port = sock.getsockname()[:2]
+    shown = host or address
+    shown = f"[{shown}]" if ":" in shown else shown
+    reachable = not ipaddress.ip_address(address.split("%")[0]).is_loopback
+    return Listening(f"http://{shown}:{port}", address, port, reachable)
 
 
 def serve(domain: str, workdir: Path | str | None = None, options: ServeOptions | None = None,
@@ -112,7 +115,7 @@ def serve(domain: str, workdir: Path | str | None = None, options: ServeOptions 
     paths = kg.domain_paths(domain, workdir)
     kg.published_build(paths)
     sock = sock if sock is not None else listen(options.host, options.port)
-    where = listening(sock)
+    where = listening(sock, options.host)
     if announce is not None:
         announce(where)
     elif where.reachable_from_other_machines:
