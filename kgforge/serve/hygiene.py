@@ -5,8 +5,8 @@
   answer is sniffed into a script or framed by another site.
 * The Host header must name this server (421 otherwise): a DNS-rebinding page reaches a loopback server
   under a name its attacker controls, so only the names the server knows are answered — ``localhost``,
-  the ``--host`` it was started with, and each ``--allowed-host``. An IP address in Host is always
-  answered: an address cannot be rebound.
+  the ``--host`` it was started with (on ``0.0.0.0``/``::``, this machine's own host name), and each
+  ``--allowed-host``. An IP address in Host is always answered: an address cannot be rebound.
 * Nothing a page on another site sends may run a query: a request to ``/sparql`` (any method) and any POST
   whose ``Origin`` is another origin than the server's own (and not one ``--cors`` allows), or which a
   browser marks ``Sec-Fetch-Site: cross-site``/``same-site`` without such an Origin, is refused with 403.
@@ -18,6 +18,7 @@
 from __future__ import annotations
 
 import ipaddress
+import socket
 
 from starlette.datastructures import Headers, MutableHeaders
 from starlette.responses import PlainTextResponse
@@ -34,7 +35,7 @@ class Hygiene:
     def __init__(self, app: ASGIApp, host: str, allowed_hosts: tuple[str, ...], cors: tuple[str, ...]) -> None:
         self.app = app
         self.any_host = "*" in allowed_hosts
-        self.hosts = {"localhost", *(_name(h) for h in (host, *allowed_hosts) if h != "*")}
+        self.hosts = {"localhost", *(_name(h) for h in (host, *allowed_hosts) if h != "*"), *_own_names(host)}
         self.cors = frozenset(o.rstrip("/").lower() for o in cors)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -94,6 +95,14 @@ def harden(headers: MutableHeaders) -> None:
     elif "frame-ancestors" not in policy:
         headers["Content-Security-Policy"] = f"{policy}; {FRAME_ANCESTORS}"
     headers.setdefault("X-Frame-Options", "DENY")  # browsers that predate frame-ancestors
+
+
+def _own_names(host: str) -> set[str]:
+    """This machine's own names, for a server listening on every interface: its name is set by the local
+    administrator and DNS, not by a web page, so it cannot be a rebinding name."""
+    if host not in ("0.0.0.0", "::", ""):
+        return set()
+    return {_name(socket.gethostname()), _name(socket.getfqdn())} - {""}
 
 
 def _name(host: str) -> str:
