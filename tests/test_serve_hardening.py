@@ -372,3 +372,20 @@ def test_on_every_interface_the_machine_s_own_name_is_answered():
     assert not everywhere.host_allowed("rebind.evil.example")
     assert not Hygiene(None, "127.0.0.1", (), ()).host_allowed(f"{own}.invalid")
     assert Hygiene(None, "127.0.0.1", ("*",), ()).host_allowed("anything.example")
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.ip_addresses(), st.one_of(st.none(), st.integers(1, 65535)))
+def test_an_address_in_host_is_always_answered(address, port):
+    text = f"[{address}]" if address.version == 6 else str(address)
+    assert Hygiene(None, "127.0.0.1", (), ()).host_allowed(text if port is None else f"{text}:{port}")
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.from_regex(r"[a-z][a-z0-9-]{0,20}(\.[a-z][a-z0-9-]{0,20}){1,3}", fullmatch=True),
+       st.one_of(st.none(), st.integers(1, 65535)), st.booleans())
+def test_a_name_is_answered_only_when_allowed(name, port, upper):
+    host = (name.upper() if upper else name) + (f":{port}" if port else "")
+    assert not Hygiene(None, "127.0.0.1", (), ()).host_allowed(host)
+    assert Hygiene(None, "127.0.0.1", (name,), ()).host_allowed(host)
+    assert Hygiene(None, name, (), ()).host_allowed(host + ("" if port else "."))
