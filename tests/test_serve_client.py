@@ -163,3 +163,14 @@ def test_label_values_travel_as_substitutions_not_text(server):
     with pytest.raises(UnknownLabel) as caught:
         endpoint_query(f"{server}/sparql", FACTS_OF, {"e": '霸" } ?x ?y ?z { "'}, timeout=30, domain="demo")
     assert "no entity has the label" in str(caught.value)
+
+
+def redirect(sock: socket.socket) -> None:
+    sock.sendall(b"HTTP/1.1 307 Temporary Redirect\r\nLocation: http://elsewhere.example/sparql\r\n"
+                 b"Content-Length: 0\r\n\r\n")
+
+
+def test_a_redirect_is_named_not_followed():
+    with misbehaving(redirect) as url, pytest.raises(QueryError) as caught:
+        endpoint_query(url, "ASK {}", timeout=10)
+    assert "307" in str(caught.value) and "http://elsewhere.example/sparql" in str(caught.value)

@@ -3,6 +3,10 @@
 Why an ASGI app over pyoxigraph rather than Oxigraph's own server: see ``docs/serve.md``. In short, the
 server must pick up a rebuilt store without a restart, bound rows, refuse SERVICE calls, add kgforge's
 prefixes and serve the explorer from the same process, none of which ``oxigraph serve-read-only`` does.
+
+Around every route: :mod:`kgforge.serve.hygiene` (security headers, Host allow-list, cross-site refusal);
+here, a query's text is screened before a worker sees it (nesting, escapes, SERVICE), a request body has a
+deadline, and every error becomes a plain answer without the server's paths.
 """
 
 from __future__ import annotations

@@ -11,7 +11,8 @@ server's ``/api/status``. Results are read with pyoxigraph's own parsers.
 ``timeout`` is a total deadline for the whole exchange (label lookups, connecting, sending, the headers
 and every byte of the answer): a server that answers a byte a second is cut off at it, not allowed one
 more second per byte. Anything that is not a well-formed answer (not HTTP, not the media type it claims)
-is a one-line QueryError.
+is a one-line QueryError. Redirects are not followed (the query, and its bindings, would go to a URL
+the user did not name): the error names where it points. No proxy is used.
 """
 
 from __future__ import annotations
@@ -102,6 +103,9 @@ def _query(url: str, sparql: str, bindings: Mapping[str, Term], deadline: Deadli
                      {"Accept": ACCEPT, "Content-Type": "application/x-www-form-urlencoded"}, deadline)
     if reply.status == 503:
         raise QueryTimeout(f"{url}: {reply.text()}")
+    if 300 <= reply.status < 400:  # not followed: the query would go where the endpoint's owner did not say
+        raise QueryError(f"{url} answered {reply.status}, a redirect to {reply.headers.get('Location') or 'nowhere'}: "
+                         "give that URL to --endpoint if it is the one you mean")
     if reply.status != 200:
         raise QueryError(f"{url} answered {reply.status}: {reply.text(keep_lines=BUILD_HEADER in reply.headers)}")
     if bindings and BUILD_HEADER not in reply.headers:
