@@ -358,3 +358,41 @@ def test_a_broken_line_is_one_error_naming_file_and_line(tmp_path):
     result = run_cli("corpus", "stats", str(path), check=False)
     assert result.returncode == 1 and "Traceback" not in result.stderr
     assert f"{path}:2:" in result.stderr and len(result.stderr.strip().splitlines()) == 1
+
+
+# ---------------------------------------------------------------- KdConv Fig. 2 and Table 4
+
+
+def test_topics_within_turns_and_transitions_follow_the_gold_names(workdir, tmp_path):
+    path = shared_file(KDCONV[0])
+    kb = shared_file("kdconv/travel/kb_travel.json")
+    run_cli("build", "travel", "--source", f"kdconv:{kb}", "--no-schema-sources", "--workdir", str(workdir))
+    found = stats_json(path, "--domain", "travel", "--workdir", str(workdir), "--plot", str(tmp_path / "plots"))
+    dialogues = json.loads(path.read_text(encoding="utf-8"))
+    turns = [[list(dict.fromkeys(a["name"] for a in m.get("attrs", []))) for m in d["messages"]] for d in dialogues]
+    curves = found["transitions"]["topics_within_turns"]
+    for k in (2, 3):
+        for n in (4, 10, 18):
+            expected = sum(1 for t in turns if len({name for turn in t[:n] for name in turn}) >= k)
+            assert curves[str(k)][n - 1] == expected, (k, n)
+    sequences = []
+    for t in turns:
+        order = [name for turn in t for name in turn]
+        sequences.append([x for i, x in enumerate(order) if i == 0 or order[i - 1] != x])
+    pairs = Counter((a, b) for s in sequences for a, b in zip(s, s[1:]))
+    kb_facts = json.loads(kb.read_text(encoding="utf-8"))
+    neighbours = {(h, t) for triples in kb_facts.values() for h, r, t in triples if r == "周边景点"}
+    one_hop_by_nearby = sum(n for (a, b), n in pairs.items() if (a, b) in neighbours)
+    transitions = found["transitions"]
+    assert transitions["transitions"] == sum(pairs.values())
+    assert transitions["top_paths"]["1"][0] == ["周边景点", one_hop_by_nearby]  # KdConv Table 4, travel
+    assert sum(transitions["by_hops"].values()) == transitions["transitions"]
+    assert sorted(Path(f).name for f in found["figures"]) == ["dev-topics.png", "dev-transitions.png"]
+    assert all(Path(f).read_bytes()[:4] == b"\x89PNG" for f in found["figures"])
+
+
+def test_duconv_transitions_are_its_goals_and_need_a_domain_for_paths():
+    found = corpus_stats(shared_file(DUCONV), transitions=True)
+    assert found.transitions.topics_within_turns is None
+    assert found.transitions.by_hops == {"no_graph": found.dialogues}  # one A -> B transition per goal
+    assert any("Fig. 2" in note for note in found.notes) and any("--domain" in note for note in found.notes)

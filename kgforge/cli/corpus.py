@@ -46,20 +46,44 @@ def stats_command(
                                                                       "(grounded figures: see docs/corpus.md).")] = None,
     by_split: Annotated[Optional[Path], typer.Option("--by-split", metavar="DIR", help="Also each split file that "
                                                                                       "`corpus split` wrote in DIR.")] = None,
+    transitions: Annotated[bool, typer.Option("--transitions", help="Also KdConv Fig. 2 (dialogues with >= k topics "
+                                                                    "in the first n turns) and Table 4 (top topic "
+                                                                    "transitions by hops, as relation paths: needs "
+                                                                    "--domain).")] = False,
+    plot: Annotated[Optional[Path], typer.Option("--plot", metavar="DIR", help="Draw those two as PNG files in DIR "
+                                                                              "(implies --transitions).")] = None,
     input_layout: LayoutOption = None,
     workdir: WorkdirOption = DEFAULT_WORKDIR,
     json_out: JsonOption = False,
 ) -> None:
     """Dialogues, utterances, tokens, characters and knowledge per dialogue (KdConv Table 3, DuConv Table 1)."""
-    stats = corpus_stats(file, input_layout=input_layout, by_split=by_split, domain=domain, workdir=workdir)
+    stats = corpus_stats(file, input_layout=input_layout, by_split=by_split, domain=domain, workdir=workdir,
+                         transitions=transitions, plot=plot)
     if json_out:
         emit_json(stats.as_dict())
         return
     _show(file.name, stats)
     for name, part in stats.splits.items():
         _show(f"{file.name} / {name}", part)
+    if stats.transitions is not None:
+        _show_transitions(stats)
+    for figure in stats.figures:
+        console.print(f"wrote {Path(figure).absolute()}", markup=False, soft_wrap=True)
     for note in stats.notes:
         console.print(f"note: {note}", markup=False, soft_wrap=True)
+
+
+def _show_transitions(stats: CorpusStats) -> None:
+    figures = stats.transitions
+    console.print(f"[bold]topic transitions[/] {figures.transitions:,} ({figures.distinct_transitions:,} distinct); "
+                  f"by hops: {', '.join(f'{h} {n:,}' for h, n in sorted(figures.by_hops.items()))}")
+    for hops, top in figures.top_paths.items():
+        for path, n in top:
+            console.print(f"  {hops} hop(s)  {n:>6,}  {path}", markup=False)
+    if figures.topics_within_turns is not None:
+        for k, counts in figures.topics_within_turns.items():
+            shown = ", ".join(f"n={n} {c:,}" for n, c in enumerate(counts, 1) if n in (2, 4, 8, 12, 16, len(counts)))
+            console.print(f"  dialogues with >= {k} topics in the first n turns: {shown}", markup=False)
 
 
 def _show(title: str, stats: CorpusStats) -> None:

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from kgforge.build.link import start_entity_names
+from kgforge.core.plots import cjk_font
 from kgforge.core.text import jieba_module
 from kgforge.corpus.reading import (
     KDCONV,
@@ -22,6 +23,8 @@ from kgforge.corpus.reading import (
     split_files,
     tokens_for,
 )
+from kgforge.corpus.transitions import RelationGraph, TransitionFigures, plot_transitions, transition_figures
+from kgforge.core.schema import load_schema
 from kgforge.store.layout import domain_paths, read_manifest
 from kgforge.store.tables import read_tables
 from kgforge.exports.model import SourceDialogue
@@ -106,7 +109,8 @@ class CorpusStats:
     duconv: GoalFigures | None = None
     durecdial: RecommendationFigures | None = None
     graph: GraphFigures | None = None
-    transitions: dict[str, Any] | None = None
+    transitions: TransitionFigures | None = None
+    figures: tuple[str, ...] = ()  # PNG files written (--plot)
     splits: dict[str, CorpusStats] = field(default_factory=dict)
     notes: tuple[str, ...] = ()  # what was asked for and not computed, and why
 
@@ -120,15 +124,18 @@ GROUNDED_NOTE = ("topics and triples per dialogue grounded in the graph, for a f
 
 
 def corpus_stats(path: Path | str, *, input_layout: str | None = None, by_split: Path | str | None = None,
-                 domain: str | None = None, workdir: Path | str | None = None,
-                 tokens: Tokens | None = None) -> CorpusStats:
+                 domain: str | None = None, workdir: Path | str | None = None, transitions: bool = False,
+                 plot: Path | str | None = None, tokens: Tokens | None = None) -> CorpusStats:
     """The statistics of the dialogue file ``path``; with ``by_split`` (a folder written by ``corpus
-    split``) also those of each of its split files; with ``domain``, its topics against that graph."""
+    split``) also those of each of its split files; with ``domain``, its topics against that graph; with
+    ``transitions`` (or ``plot``, a folder for their figures) KdConv's Fig. 2 and Table 4."""
     corpus = read_corpus(path, input_layout)
     tokens = tokens or tokens_for(corpus)
     stats = file_stats(corpus, tokens)
     if domain is not None:
         stats = _with(stats, graph=graph_figures(corpus, domain, workdir), notes=(*stats.notes, GROUNDED_NOTE))
+    if transitions or plot is not None:
+        stats = _with_transitions(stats, corpus, domain, workdir, plot)
     if by_split is not None:
         splits = {name: file_stats(read_corpus(file, corpus.kind), tokens) for name, file in split_files(Path(by_split))}
         stats = _with(stats, splits=splits)
@@ -155,6 +162,26 @@ def file_stats(corpus: Corpus, tokens: Tokens) -> CorpusStats:
         duconv=goal_figures(dialogues) if corpus.kind in DUCONV_KINDS else None,
         durecdial=recommendation_figures(dialogues) if corpus.kind.startswith("durecdial") else None,
     )
+
+
+def _with_transitions(stats: CorpusStats, corpus: Corpus, domain: str | None, workdir: Path | str | None,
+                      plot: Path | str | None) -> CorpusStats:
+    graph = None
+    if domain is not None:
+        paths = domain_paths(domain, workdir)
+        graph = RelationGraph(read_tables(paths), load_schema(read_manifest(paths).schema.path).language)
+    figures = transition_figures(corpus, graph)
+    notes = list(stats.notes)
+    if figures.topics_within_turns is None:
+        notes.append(f"topics within the first n turns (KdConv Fig. 2) need topics marked per turn, which "
+                     f"{corpus.kind} does not mark")
+    if graph is None:
+        notes.append("topic transitions as relation paths (KdConv Table 4) need --domain")
+    drawn = plot_transitions(figures, Path(plot), corpus.path.stem) if plot is not None else []
+    if drawn and cjk_font() is None:
+        notes.append("no CJK font is installed (e.g. Noto Sans CJK SC: apt install fonts-noto-cjk), so the figures "
+                     "draw Chinese labels as boxes")
+    return _with(stats, transitions=figures, figures=tuple(str(p) for p in drawn), notes=tuple(notes))
 
 
 def graph_figures(corpus: Corpus, domain: str, workdir: Path | str | None) -> GraphFigures:
