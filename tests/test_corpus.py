@@ -118,6 +118,18 @@ def test_durecdial_goal_types_are_runs_of_the_per_turn_goal():
     assert found.accepted is None  # the resource layout records no user profile: not counted, not zero
 
 
+def test_a_sample_without_a_response_has_no_placeholder_utterance(tmp_path):
+    session = read_records(shared_file(DUCONV))[0]
+    samples = [{"goal": session["goal"], "knowledge": session["knowledge"], "history": [], "response": "null"},
+               {"goal": session["goal"], "knowledge": session["knowledge"], "history": session["conversation"][:2],
+                "response": session["conversation"][2]}]
+    path = tmp_path / "test.txt"
+    path.write_text("".join(json.dumps(s, ensure_ascii=False) + "\n" for s in samples), encoding="utf-8")
+    stats = corpus_stats(path)
+    assert stats.kind == "duconv-sample" and stats.dialogues == 2 and stats.utterances == 3
+    assert stats.tokens == sum(len(u.split()) for u in session["conversation"][:3])
+
+
 def test_jieba_runs_once_per_distinct_text(monkeypatch, tmp_path):
     calls: Counter = Counter()
     real = jieba.lcut
@@ -137,7 +149,8 @@ def test_jieba_runs_once_per_distinct_text(monkeypatch, tmp_path):
 def test_stats_by_split_describe_each_split_file(tmp_path):
     path = shared_file(DUCONV)
     split_corpus(path, tmp_path / "s", by="topic", seed=1)
-    found = stats_json(path, "--by-split", str(tmp_path / "s"))
+    build_candidates(tmp_path / "s" / "test.jsonl", tmp_path / "s" / "train.jsonl", tmp_path / "s" / "test.cand.jsonl")
+    found = stats_json(path, "--by-split", str(tmp_path / "s"))  # test.cand.jsonl beside them is not a split
     assert list(found["splits"]) == ["train", "dev", "test"]
     assert sum(s["dialogues"] for s in found["splits"].values()) == found["dialogues"]
     for name, part in found["splits"].items():

@@ -12,7 +12,7 @@ from typing import Any
 from kgforge.core.checks import whole
 from kgforge.core.errors import ArgumentError, InputError
 from kgforge.core.files import atomic_path
-from kgforge.corpus.reading import KDCONV, Corpus, Tokens, read_corpus, tokens_for
+from kgforge.corpus.reading import KDCONV, NO_RESPONSE, Tokens, read_corpus, tokens_for, utterances
 from kgforge.exports.model import SourceDialogue
 from kgforge.exports.registry import format_named
 
@@ -58,7 +58,7 @@ def build_candidates(path: Path | str, pool: Path | str, out: Path | str, *, met
     k = whole(k, "--k", minimum=2)
     seed = whole(seed, "--seed", minimum=0)
     corpus, pool_corpus = read_corpus(path, input_layout), read_corpus(pool)
-    responses = list(dict.fromkeys(text for d in pool_corpus.dialogues for text in d.texts))
+    responses = list(dict.fromkeys(text for d in pool_corpus.dialogues for text in utterances(d)))
     if len(responses) < k:
         raise InputError(f"{pool}: {len(responses)} distinct responses, fewer than --k {k}")
     samples_by_dialogue = [samples_of(corpus.kind, d) for d in corpus.dialogues]
@@ -93,7 +93,7 @@ def samples_of(kind: str, dialogue: SourceDialogue) -> list[Sample]:
     topics = " ".join(dialogue.topic_names)
     if "history" in record:
         response = record.get("response")
-        if not isinstance(response, str) or response == "null":
+        if not isinstance(response, str) or response == NO_RESPONSE:
             return []
         history = list(record["history"])
         return [Sample(history, response, fields, history[-1] if history else topics)]

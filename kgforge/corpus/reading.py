@@ -91,12 +91,28 @@ SPLIT_NAMES = {2: ("train", "test"), 3: ("train", "dev", "test")}
 
 
 def split_files(folder: Path) -> list[tuple[str, Path]]:
-    """The split files ``corpus split`` wrote in ``folder`` (``train.*``, ``dev.*``, ``test.*``), in that order;
-    an InputError when there are none."""
+    """The split files ``corpus split`` wrote in ``folder`` (``train.EXT``, ``dev.EXT``, ``test.EXT``, one
+    extension; ``test.candidates.jsonl`` and the like beside them are not splits), in that order; an
+    InputError when there are none or a name is ambiguous."""
     found = []
     for name in ("train", "dev", "test"):
-        files = sorted(p for p in folder.glob(f"{name}.*") if p.suffix != ".md" and not p.name.endswith(".report.json"))
+        files = sorted(p for p in folder.glob(f"{name}.*") if p.stem == name and p.is_file())
+        if len(files) > 1:
+            raise InputError(f"{folder}: {len(files)} files could be the {name} split "
+                             f"({', '.join(p.name for p in files)}); keep one")
         found += [(name, files[0])] if files else []
     if not found:
         raise InputError(f"{folder}: no split files (train.*, dev.*, test.*) written by `kgforge corpus split`")
     return found
+
+
+NO_RESPONSE = "null"  # the response of a sample that has none (a new goal), as the DuConv tools read it
+
+
+def utterances(dialogue: SourceDialogue) -> list[str]:
+    """A dialogue's utterances as written: a sample's history and response, but not the placeholder
+    response of a sample that has none."""
+    texts = dialogue.texts
+    if "history" in dialogue.record and dialogue.record.get("response") == NO_RESPONSE and texts:
+        return texts[:-1]
+    return texts

@@ -22,6 +22,7 @@ from kgforge.corpus.reading import (
     read_corpus,
     split_files,
     tokens_for,
+    utterances,
 )
 from kgforge.corpus.transitions import RelationGraph, TransitionFigures, plot_transitions, transition_figures
 from kgforge.core.schema import load_schema
@@ -148,7 +149,7 @@ def _with(stats: CorpusStats, **changes: Any) -> CorpusStats:
 
 def file_stats(corpus: Corpus, tokens: Tokens) -> CorpusStats:
     dialogues = corpus.dialogues
-    texts = [text for d in dialogues for text in d.texts]
+    texts = [text for d in dialogues for text in utterances(d)]
     n, u = len(dialogues), len(texts)
     token_total = sum(tokens.count(text) for text in texts)
     chars = sum(len(text) for text in texts)
