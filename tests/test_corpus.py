@@ -345,12 +345,23 @@ def test_card_names_every_source_with_its_licence_and_the_figures(workdir, tmp_p
     assert "| dev | 15 |" in card and "| 0.00 | 0.00 |" in card
 
 
-def test_a_schema_source_states_its_own_licence(tmp_path):
-    from kgforge.core.schema import _parse_source
-
-    spec = _parse_source(0, {"kind": "csv", "path": "books.csv", "licence": "CC BY 4.0", "delimiter": ";"},
-                         tmp_path / "schema.toml")
-    assert spec.licence == "CC BY 4.0" and spec.options == {"delimiter": ";"}
+def test_a_schema_source_states_its_own_licence_and_an_unstated_one_is_flagged(workdir, tmp_path):
+    books, more = tmp_path / "books.csv", tmp_path / "more.csv"
+    books.write_text("id,name,type,author\nhttp://example.org/b1,The Fog City,book,Lin Qiu\n", encoding="utf-8")
+    more.write_text("id,name,type,author\nhttp://example.org/b2,Rain Town,book,Lin Qiu\n", encoding="utf-8")
+    run_cli("init", "books", "--from", str(books), "--workdir", str(workdir))
+    with open(workdir / "books" / "schema.toml", "a", encoding="utf-8") as schema:
+        schema.write(f'\n[[sources]]\nkind = "csv"\npath = "{books}"\nlicence = "CC BY 4.0"\n')
+    run_cli("build", "books", "--source", f"csv:{more}", "--workdir", str(workdir))
+    out = tmp_path / "card.md"
+    report = json.loads(run_cli("corpus", "card", str(shared_file(DUCONV)), "--domain", "books", "--out", str(out),
+                                "--workdir", str(workdir), "--json").stdout)
+    licences = {Path(s["path"]).name: s["licence"] for s in report["sources"]}
+    assert licences["books.csv"] == "CC BY 4.0" and licences["more.csv"].startswith("not recorded")
+    assert report["unknown_licences"] == 1
+    card = out.read_text(encoding="utf-8")
+    assert "CC BY 4.0" in card and "the release's terms are incomplete" in card
+    assert "| dev.head250.jsonl | duconv-session | 250 |" in card and "one-step 156, two-step 94" in card
 
 
 def test_stats_with_a_domain_count_start_and_extended_topics(workdir):
