@@ -420,3 +420,14 @@ def test_duconv_transitions_are_its_goals_and_need_a_domain_for_paths():
     assert found.transitions.topics_within_turns is None
     assert found.transitions.by_hops == {"no_graph": found.dialogues}  # one A -> B transition per goal
     assert any("Fig. 2" in note for note in found.notes) and any("--domain" in note for note in found.notes)
+
+
+@pytest.mark.parametrize("goal,types", [
+    ("[1]问答(『周迅』)-->[2]电影推荐(『苏州河』)-->[3]再见", ["问答", "电影推荐", "再见"]),
+    ("[1] 寒暄 --> [2] 音乐 推荐 ( 『 另一个自己 』 ) --> [3] 再见", ["寒暄", "音乐推荐", "再见"]),
+    ("[1] 问答 ( 『 周迅 』 ) --> ...... --> [4] 电影 推荐 ( 『 苏州河 』 )", ["问答", "电影推荐"]),
+])
+def test_lic2020_goal_strings_give_one_sub_dialogue_per_goal(goal, types):
+    from kgforge.corpus.stats import sub_dialogue_types
+
+    assert sub_dialogue_types({"goal": goal}) == types

@@ -32,7 +32,7 @@ from kgforge.exports.model import SourceDialogue
 
 DUCONV_KINDS = ("duconv-session", "duconv-sample")
 GOAL_KINDS = {2: "one-step", 3: "two-step"}  # DuConv: START plus one or two path triples
-LIC_GOAL = re.compile(r"\[(\d+)\]\s*([^(（\[]*?)\s*(?:[(（]|$)")
+LIC_GOAL = re.compile(r"\s*\[(\d+)\]\s*([^(（]*)")  # one '-->' part: "[2] 电影 推荐 ( 『 苏州河 』 )"
 ACCEPTED, REJECTED = "接受的", "没有接受的"  # DuRecDial user_profile keys: 接受的电影, 没有接受的音乐, …
 
 
@@ -238,7 +238,8 @@ def sub_dialogue_types(record: dict[str, Any]) -> list[str]:
     with the same goal type in a per-turn goal list; spaces of segmentation removed (``电影 推荐`` → ``电影推荐``)."""
     goal = record.get("goal")
     if isinstance(goal, str):
-        return [re.sub(r"\s+", "", kind) for _, kind in LIC_GOAL.findall(goal)]
+        found = [LIC_GOAL.match(part) for part in goal.split("-->")]  # '......' (a sample's elided goals) matches none
+        return [re.sub(r"\s+", "", m.group(2)) for m in found if m]
     types = [re.sub(r"\s+", "", step[0]) for step in goal or [] if isinstance(step, list) and step]
     return [t for i, t in enumerate(types) if t and (i == 0 or types[i - 1] != t)]
 
