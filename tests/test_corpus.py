@@ -431,3 +431,18 @@ def test_lic2020_goal_strings_give_one_sub_dialogue_per_goal(goal, types):
     from kgforge.corpus.stats import sub_dialogue_types
 
     assert sub_dialogue_types({"goal": goal}) == types
+
+
+def test_lic2020_profiles_give_accepted_and_rejected_entities(tmp_path):
+    session = {"goal": "[1] 问答 ( 『 周迅 』 ) --> [2] 电影 推荐 ( 『 苏州河 』 ) --> [3] 再见",
+               "knowledge": [["周迅", "主演", "苏州河"]], "situation": "聊天 时间 : 晚上",
+               "user_profile": {"姓名": "王芳", "接受的电影": ["苏州河", "恋爱中的宝贝"], "没有接受的电影": ["画皮"],
+                                "拒绝": "新闻"},
+               "conversation": ["[1] 你 知道 周迅 吗 ？", "知道", "[2] 推荐 你 看 苏州河 。", "好的", "[3] 再见"]}
+    path = tmp_path / "train.txt"
+    path.write_text(json.dumps(session, ensure_ascii=False) + "\n", encoding="utf-8")
+    found = corpus_stats(path)
+    assert found.kind == "durecdial-lic2020" and found.utterances == 5
+    assert found.durecdial.goal_types == {"问答": 1, "电影推荐": 1, "再见": 1}
+    assert (found.durecdial.recommended, found.durecdial.accepted, found.durecdial.rejected) == (1, 2, 1)
+    assert found.tokens == sum(len([t for t in jieba.lcut(u) if t.strip()]) for u in session["conversation"])
