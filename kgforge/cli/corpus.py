@@ -24,13 +24,14 @@ from kgforge.cli._app import (
     whole_number,
 )
 from kgforge.corpus import BY, METHODS, CorpusStats, parse_ratios
+from kgforge.exports.registry import dialogue_kinds
 
 corpus_app = typer.Typer(no_args_is_help=True, help="Dialogue statistics, splits, retrieval candidates and a datasheet.")
 app.add_typer(corpus_app, name="corpus")
 
 FileArgument = Annotated[Path, typer.Argument(help="A dialogue file: KdConv, DuConv sessions or samples, DuRecDial "
                                                    "(any LIC-2020 layout).")]
-LayoutOption = Annotated[Optional[str], typer.Option("--format", help="The file's layout kind (kdconv, duconv-session, "
+LayoutOption = Annotated[Optional[str], typer.Option("--format", parser=one_of(dialogue_kinds()), help="The file's layout kind (kdconv, duconv-session, "
                                                                       "…); default: detected from its first record.")]
 SeedOption = Annotated[int, typer.Option("--seed", parser=NON_NEGATIVE, help="Random seed: the same seed, the same "
                                                                             "bytes.")]
