@@ -324,10 +324,18 @@ def test_baidu_retrieval_converter_reads_every_candidate(duconv_split, tmp_path)
 # ---------------------------------------------------------------- datasheet and licences
 
 
-def test_card_names_every_source_with_its_licence_and_the_figures(workdir, tmp_path):
+@pytest.fixture(scope="module")
+def travel_from_attrs(tmp_path_factory):
+    """A workdir with domain travel built from the KdConv travel dev set's own attrs, and the build's report."""
+    workdir = tmp_path_factory.mktemp("kg")
+    built = json.loads(run_cli("build", "travel", "--source", f"kdconv-dialogues:{shared_file(KDCONV[0])}",
+                               "--no-schema-sources", "--workdir", str(workdir), "--json").stdout)
+    return workdir, built
+
+
+def test_card_names_every_source_with_its_licence_and_the_figures(travel_from_attrs, tmp_path):
     path = shared_file(KDCONV[0])
-    built = json.loads(run_cli("build", "travel", "--source", f"kdconv-dialogues:{path}", "--no-schema-sources",
-                               "--workdir", str(workdir), "--json").stdout)
+    workdir, built = travel_from_attrs
     manifest = json.loads(next((workdir / "travel").rglob("manifest.json")).read_text(encoding="utf-8"))
     assert any("Apache-2.0" in (g.get("licence") or "") for g in manifest["graphs"].values())
     split_corpus(path, tmp_path / "s", by="topic")
@@ -364,10 +372,9 @@ def test_a_schema_source_states_its_own_licence_and_an_unstated_one_is_flagged(w
     assert "| dev.head250.jsonl | duconv-session | 250 |" in card and "one-step 156, two-step 94" in card
 
 
-def test_stats_with_a_domain_count_start_and_extended_topics(workdir):
+def test_stats_with_a_domain_count_start_and_extended_topics(travel_from_attrs):
     path = shared_file(KDCONV[0])
-    run_cli("build", "travel", "--source", f"kdconv-dialogues:{path}", "--no-schema-sources", "--workdir",
-            str(workdir))
+    workdir, _ = travel_from_attrs
     found = stats_json(path, "--domain", "travel", "--workdir", str(workdir))
     graph = found["graph"]
     assert graph["topics"] == graph["start"] + graph["extended"] + graph["not_in_graph"]
