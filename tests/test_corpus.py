@@ -453,3 +453,39 @@ def test_lic2020_profiles_give_accepted_and_rejected_entities(tmp_path):
     assert found.durecdial.goal_types == {"问答": 1, "电影推荐": 1, "再见": 1}
     assert (found.durecdial.recommended, found.durecdial.accepted, found.durecdial.rejected) == (1, 2, 1)
     assert found.tokens == sum(len([t for t in jieba.lcut(u) if t.strip()]) for u in session["conversation"])
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.lists(st.lists(st.sampled_from("甲乙丙丁戊己庚辛壬癸"), min_size=1, max_size=3), min_size=1, max_size=30),
+       st.integers(0, 5))
+def test_a_topic_split_is_a_partition_that_keeps_topics_apart(topic_lists, seed):
+    import tempfile
+
+    dialogues = [{"name": topics[0], "messages": [{"message": f"聊{i}", "attrs": [
+        {"name": t, "attrname": "简介", "attrvalue": f"{t}{i}"} for t in topics]}]} for i, topics in enumerate(topic_lists)]
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "all.json"
+        path.write_text(json.dumps(dialogues, ensure_ascii=False), encoding="utf-8")
+        report = split_corpus(path, Path(folder) / "out", by="topic", seed=seed)
+        parts = [read_records(Path(p.file)) for p in report.parts]
+    assert sorted(json.dumps(d, sort_keys=True) for part in parts for d in part) == \
+        sorted(json.dumps(d, sort_keys=True) for d in dialogues)
+    splits_of: dict[str, set[int]] = {}
+    for s, part in enumerate(parts):
+        for record in part:
+            for topic in topics_of(record):
+                splits_of.setdefault(topic, set()).add(s)
+    assert all(len(s) == 1 for s in splits_of.values()) and report.topic_overlap == 0
+    assert all(p.topic_leakage in (None, 0.0) for p in report.parts)
+
+
+def test_an_empty_split_is_named_not_an_error(tmp_path):
+    dialogues = [{"name": "故宫", "messages": [{"message": "你好", "attrs": [
+        {"name": "故宫", "attrname": "地址", "attrvalue": "北京"}]}]}] * 3
+    path = tmp_path / "dev.json"
+    path.write_text(json.dumps(dialogues, ensure_ascii=False), encoding="utf-8")
+    report = split_corpus(path, tmp_path / "s", by="topic")
+    assert [p.dialogues for p in report.parts] == [3, 0, 0]  # 2.4 : 0.3 : 0.3 asked, each within one
+    stats = corpus_stats(path, by_split=tmp_path / "s")
+    assert list(stats.splits) == ["train"] and stats.splits["train"].dialogues == 3
+    assert "split dev holds no dialogue" in stats.notes and "split test holds no dialogue" in stats.notes

@@ -138,9 +138,20 @@ def corpus_stats(path: Path | str, *, input_layout: str | None = None, by_split:
     if transitions or plot is not None:
         stats = _with_transitions(stats, corpus, domain, workdir, plot)
     if by_split is not None:
-        splits = {name: file_stats(read_corpus(file, corpus.kind), tokens) for name, file in split_files(Path(by_split))}
-        stats = _with(stats, splits=splits)
+        splits, empty = {}, []
+        for name, file in split_files(Path(by_split)):
+            if _holds_nothing(file):
+                empty.append(name)
+                continue
+            splits[name] = file_stats(read_corpus(file, corpus.kind), tokens)
+        notes = [f"split {name} holds no dialogue" for name in empty]
+        stats = _with(stats, splits=splits, notes=(*stats.notes, *notes))
     return stats
+
+
+def _holds_nothing(path: Path) -> bool:
+    """An empty split as ``corpus split`` writes one: no line, or an empty JSON array."""
+    return re.fullmatch(rb"\s*(\[\s*\])?\s*", path.read_bytes()) is not None
 
 
 def _with(stats: CorpusStats, **changes: Any) -> CorpusStats:
