@@ -9,6 +9,7 @@
     kg.tables().facts                       # polars
     kg.derive(); kg.goals(n=100, out="goals.jsonl"); kg.export("goals.jsonl", fmt="duconv", out="train.jsonl")
     kg.embed(model="RotatE", dim=64); kg.related("故宫", k=5)
+    kg.corpus_card(["dev.json"], out="card.md")  # and, on any dialogue file: corpus_stats, split_corpus, build_candidates
 
 Each method runs the same library function as the CLI command of that name and returns a typed report
 (a frozen dataclass) whose ``as_dict()`` is exactly what the command prints with ``--json``. Values reach
@@ -30,6 +31,16 @@ from kgforge.build.transaction import DroppedGraph, build, parse_source
 from kgforge.core.schema import SourceSpec, load_schema
 from kgforge.derive import derive
 from kgforge.core.errors import ArgumentError
+from kgforge.corpus import (
+    CandidatesReport,
+    CardReport,
+    CorpusStats,
+    SplitReport,
+    build_candidates,
+    corpus_stats,
+    split_corpus,
+    write_card,
+)
 from kgforge.exports import ExportOptions, export_dialogues, export_goals
 from kgforge.goals.check import validate
 from kgforge.goals.generate import generate
@@ -236,6 +247,14 @@ class Domain:
         return ExportReport(self.name, data, out, data["format"], data["layout"], data["records"], tuple(files),
                             data.get("dialogues_rejected", data.get("checks", {}).get("skipped", 0)) or 0)
 
+    def corpus_stats(self, dialogues: Path | str, **options: Any) -> CorpusStats:
+        """:func:`kgforge.corpus.corpus_stats` of a dialogue file, with its topics against this domain's graph."""
+        return corpus_stats(dialogues, domain=self.name, workdir=self.workdir, **options)
+
+    def corpus_card(self, dialogues: Iterable[Path | str], out: Path | str, **options: Any) -> CardReport:
+        """:func:`kgforge.corpus.write_card`: the datasheet of dialogue files built against this domain."""
+        return write_card(dialogues, self.name, out, workdir=self.workdir, **options)
+
     def embed(self, *, name: str = "default", resume: bool = False, progress: bool = False,
               **config: Any) -> EmbedReport:
         """Train a PyKEEN model (``config``: EmbedConfig fields such as model, dim, epochs) into
@@ -260,6 +279,7 @@ class Domain:
         return RelatedReport(self.name, data, entity, tuple(data["results"]))
 
 
-__all__ = ["BuildReport", "DeriveReport", "Domain", "DomainInfo", "DroppedGraph", "EmbedReport", "ExportReport",
+__all__ = ["BuildReport", "CandidatesReport", "CardReport", "CorpusStats", "SplitReport", "build_candidates",
+           "corpus_stats", "split_corpus", "write_card", "DeriveReport", "Domain", "DomainInfo", "DroppedGraph", "EmbedReport", "ExportReport",
            "GoalCheckReport", "GoalProblem", "GoalsReport", "QueryReport", "RelatedReport", "Report", "StatsReport",
            "list_domains"]

@@ -39,7 +39,7 @@ from kgforge.core.vocab import (
     SCHEMA_GRAPH,
     graph_iri,
 )
-from kgforge.sources.importer import ImportContext, importer_for, reads_file
+from kgforge.sources.importer import ImportContext, importer_for, reads_file, source_licence
 from kgforge.sources.schema_infer import infer_schema
 from kgforge.store.layout import (
     DomainPaths,
@@ -81,13 +81,14 @@ class SourceResult:
     quarantine_file: str | None
     seconds: float
     engine: dict[str, Any] | None = None  # the dump engine and each shard's producer (Wikidata dumps)
+    licence: str | None = None  # the schema source's, else the one registered for its kind
 
     def manifest_entry(self) -> GraphEntry:
         return GraphEntry.from_dict(self.as_dict())
 
     def as_dict(self) -> dict[str, Any]:
         """The manifest entry's keys (in the order manifests have always had them)."""
-        return {k: v for k, v in self.__dict__.items() if k != "graph" and not (k == "engine" and v is None)}
+        return {k: v for k, v in self.__dict__.items() if k != "graph" and not (k in ("engine", "licence") and v is None)}
 
 
 @dataclass(frozen=True)
@@ -229,6 +230,7 @@ def import_source(
         counts=dict(ctx.counts), quarantined=quarantine.count,
         quarantine_file=str(quarantine.path.relative_to(paths.root)) if quarantine.count else None,
         seconds=round(time.perf_counter() - started, 3), engine=ctx.engine,
+        licence=spec.licence or source_licence(spec.kind),
     )
     if ctx.counts["records_ok"] == 0 and writer.count == 0:
         where = f"quarantined {quarantine.count}; see {quarantine.path}" if quarantine.count else "nothing quarantined"

@@ -34,6 +34,15 @@ def _pyplot() -> Any:
     return matplotlib.pyplot
 
 
+def cjk_font() -> str | None:
+    """The CJK font Chinese labels are drawn with, or None: then they draw as boxes, and the caller says so."""
+    _pyplot()
+    import matplotlib  # lazy: as above
+
+    installed = set(matplotlib.rcParams["font.sans-serif"]) & set(CJK_FONTS)
+    return next((f for f in CJK_FONTS if f in installed), None)
+
+
 def _save(figure: Any, path: Path) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     with warnings.catch_warnings():  # a label whose glyphs no installed font has still draws (as boxes)
@@ -45,13 +54,14 @@ def _save(figure: Any, path: Path) -> Path:
     return path
 
 
-def relation_histogram(counts: Mapping[str, int], path: Path, *, title: str, top: int = 30) -> Path:
+def relation_histogram(counts: Mapping[str, int], path: Path, *, title: str, top: int = 30,
+                       xlabel: str = "facts") -> Path:
     """Horizontal bars: facts per relation, the ``top`` most frequent, largest at the top."""
     plt = _pyplot()
     shown = sorted(counts.items(), key=lambda kv: -kv[1])[:top]
     figure, axes = plt.subplots(figsize=(8, 0.6 + 0.3 * max(1, len(shown))))
     axes.barh([name for name, _ in reversed(shown)], [n for _, n in reversed(shown)])
-    axes.set_xlabel("facts")
+    axes.set_xlabel(xlabel)
     axes.set_title(title + (f" (top {top} of {len(counts)})" if len(counts) > top else ""))
     return _save(figure, path)
 

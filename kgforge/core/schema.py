@@ -61,6 +61,7 @@ class SourceSpec:
     kind: str
     path: str
     options: dict[str, Any] = field(default_factory=dict)
+    licence: str | None = None  # the terms of this source's data, as the schema states them (else its kind's)
 
 
 @dataclass
@@ -318,5 +319,6 @@ def _parse_source(index: int, spec: Any, path: Path) -> SourceSpec:
         raise SchemaError(f"{path}: {where} must be a table with kind and path")
     kind = _require_str(spec.get("kind"), path, f"{where}.kind")
     source_path = _require_str(spec.get("path"), path, f"{where}.path")
-    options = {k: v for k, v in spec.items() if k not in ("kind", "path")}
-    return SourceSpec(kind=kind, path=source_path, options=options)
+    options = {k: v for k, v in spec.items() if k not in ("kind", "path", "licence")}
+    licence = _require_str(spec["licence"], path, f"{where}.licence") if "licence" in spec else None
+    return SourceSpec(kind=kind, path=source_path, options=options, licence=licence)

@@ -20,6 +20,7 @@ from typing import Any, TypeVar
 from kgforge.core.jsonio import Record
 from kgforge.core.quads import QuadWriter
 from kgforge.core.quarantine import Quarantine
+from kgforge.core.errors import KgforgeError
 from kgforge.core.registry import Registry
 from kgforge.core.schema import Relation, Schema
 from kgforge.sources.options import read_options
@@ -99,10 +100,22 @@ IMPORTERS: Registry[Importer] = Registry(
 )
 
 
-def register(kind: str, description: str, reads_file: bool = True) -> Callable[[Importer], Importer]:
+def register(kind: str, description: str, reads_file: bool = True,
+             licence: str | None = None) -> Callable[[Importer], Importer]:
     """Register an importer. ``reads_file=False`` for kinds whose PATH names something else (a site
-    spec, a list of names for a web API), so the build does not require it to exist as a file."""
-    return IMPORTERS.register(kind, description=description, reads_file=reads_file)
+    spec, a list of names for a web API), so the build does not require it to exist as a file.
+    ``licence``: the terms the data this kind reads is released under, as far as they can be verified
+    (None for kinds that read a user's own files: their licence is whatever the user says)."""
+    return IMPORTERS.register(kind, description=description, reads_file=reads_file, licence=licence)
+
+
+def source_licence(kind: str) -> str | None:
+    """The licence registered for a source kind, or None (unregistered kinds too: a manifest may name a
+    kind from a plug-in that is no longer installed)."""
+    try:
+        return IMPORTERS.entry(kind).meta.get("licence")
+    except KgforgeError:
+        return None
 
 
 def reads_file(kind: str) -> bool:

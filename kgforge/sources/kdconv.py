@@ -6,8 +6,11 @@ from kgforge.core.jsonio import iter_json_container
 from kgforge.sources.importer import ImportContext, parsed_records, register
 from kgforge.sources.names import NameTriples
 
+LICENCE = "Apache-2.0 (KdConv release, github.com/thu-coai/KdConv, its LICENSE)"
 
-@register("kdconv", "KdConv knowledge base kb_<domain>.json: {head: [[head, relation, tail], ...]}")
+
+@register("kdconv", "KdConv knowledge base kb_<domain>.json: {head: [[head, relation, tail], ...]}",
+          licence=LICENCE)
 def import_kb(ctx: ImportContext) -> None:
     names = NameTriples(ctx)
     for location, record in parsed_records(ctx, iter_json_container(ctx.path, dict)):
@@ -20,7 +23,8 @@ def import_kb(ctx: ImportContext) -> None:
     names.emit()
 
 
-@register("kdconv-dialogues", "KdConv dialogue file ({train,dev,test}.json): the attrs triples of each utterance")
+@register("kdconv-dialogues", "KdConv dialogue file ({train,dev,test}.json): the attrs triples of each utterance",
+          licence=LICENCE)
 def import_dialogue_attrs(ctx: ImportContext) -> None:
     names = NameTriples(ctx)
     for location, record in parsed_records(ctx, iter_json_container(ctx.path, list)):

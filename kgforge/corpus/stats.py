@@ -1,0 +1,264 @@
+"""`kgforge corpus stats`: the dialogue columns of KdConv Table 3, DuConv Table 1 and DuRecDial's goal
+tables, over any dialogue file kgforge reads. The definitions are in docs/corpus.md; each figure is an
+unrounded mean (the CLI rounds for people)."""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from kgforge.build.link import start_entity_names
+from kgforge.core.plots import cjk_font
+from kgforge.core.text import jieba_module
+from kgforge.corpus.reading import (
+    KDCONV,
+    Corpus,
+    Tokens,
+    dialogue_topics,
+    gold_triples,
+    read_corpus,
+    split_files,
+    tokens_for,
+    utterances,
+)
+from kgforge.corpus.transitions import RelationGraph, TransitionFigures, plot_transitions, transition_figures
+from kgforge.core.schema import load_schema
+from kgforge.store.layout import domain_paths, read_manifest
+from kgforge.store.tables import read_tables
+from kgforge.exports.model import SourceDialogue
+
+DUCONV_KINDS = ("duconv-session", "duconv-sample")
+GOAL_KINDS = {2: "one-step", 3: "two-step"}  # DuConv: START plus one or two path triples
+LIC_GOAL = re.compile(r"\s*\[(\d+)\]\s*([^(（]*)")  # one '-->' part: "[2] 电影 推荐 ( 『 苏州河 』 )"
+ACCEPTED, REJECTED = "接受的", "没有接受的"  # DuRecDial user_profile keys: 接受的电影, 没有接受的音乐, …
+
+
+def mean(total: float, n: int) -> float | None:
+    return total / n if n else None
+
+
+@dataclass(frozen=True)
+class KnowledgeFigures:
+    """KdConv's gold ``attrs``: per dialogue, and over the whole file."""
+
+    dialogues_with_knowledge: int
+    topics_per_dialogue: float | None  # distinct attr names
+    triples_per_dialogue: float | None  # distinct (name, attrname, attrvalue)
+    entities: int  # distinct names in the file
+    relations: int  # distinct attrnames
+    triples: int  # distinct triples
+    tokens_per_triple: float | None  # jieba tokens of name+attrname+attrvalue, over distinct triples
+    chars_per_triple: float | None
+
+
+@dataclass(frozen=True)
+class GoalFigures:
+    """DuConv: the knowledge each dialogue is given and the kind of its goal."""
+
+    knowledge_per_dialogue: float | None  # entries of ``knowledge``
+    goal_kinds: dict[str, int]  # one-step, two-step (other: a goal of another length)
+
+
+@dataclass(frozen=True)
+class RecommendationFigures:
+    """DuRecDial: sub-dialogues by goal type, and the entities its user profiles record."""
+
+    knowledge_per_dialogue: float | None
+    sub_dialogues: int
+    sub_dialogues_per_dialogue: float | None
+    goal_types: dict[str, int]  # sub-dialogues by goal type, most frequent first
+    recommended: int | None  # goals whose type recommends (…推荐), None where the layout has no goal types
+    accepted: int | None  # user_profile 接受的… entries; None where the layout has no profile
+    rejected: int | None  # user_profile 没有接受的… entries
+
+
+@dataclass(frozen=True)
+class GraphFigures:
+    """The file's topics (declared and gold heads, distinct names) against a domain's graph: the build's start
+    entities (KdConv Table 2's "# start entities": the names heading the dataset's own facts), the other
+    entities the graph names (the extension), and those it does not name."""
+
+    domain: str
+    build_id: str
+    topics: int
+    start: int
+    extended: int
+    not_in_graph: int
+    not_in_graph_examples: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class CorpusStats:
+    """The statistics of one dialogue file (and, with ``--by-split``, of each split file beside it)."""
+
+    file: str
+    kind: str
+    token_rule: str
+    dialogues: int
+    utterances: int
+    utterances_per_dialogue: float | None
+    tokens: int
+    tokens_per_utterance: float | None
+    tokens_per_dialogue: float | None
+    chars: int
+    chars_per_utterance: float | None
+    chars_per_dialogue: float | None
+    knowledge: KnowledgeFigures | None = None
+    duconv: GoalFigures | None = None
+    durecdial: RecommendationFigures | None = None
+    graph: GraphFigures | None = None
+    transitions: TransitionFigures | None = None
+    figures: tuple[str, ...] = ()  # PNG files written (--plot)
+    splits: dict[str, CorpusStats] = field(default_factory=dict)
+    notes: tuple[str, ...] = ()  # what was asked for and not computed, and why
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+GROUNDED_NOTE = ("topics and triples per dialogue grounded in the graph, for a file without gold annotation, need "
+                 "`kgforge ground` output, which this kgforge does not have: the knowledge figures come from the "
+                 "file's own annotation only")
+
+
+def corpus_stats(path: Path | str, *, input_layout: str | None = None, by_split: Path | str | None = None,
+                 domain: str | None = None, workdir: Path | str | None = None, transitions: bool = False,
+                 plot: Path | str | None = None, tokens: Tokens | None = None) -> CorpusStats:
+    """The statistics of the dialogue file ``path``; with ``by_split`` (a folder written by ``corpus
+    split``) also those of each of its split files; with ``domain``, its topics against that graph; with
+    ``transitions`` (or ``plot``, a folder for their figures) KdConv's Fig. 2 and Table 4."""
+    corpus = read_corpus(path, input_layout)
+    tokens = tokens or tokens_for(corpus)
+    stats = file_stats(corpus, tokens)
+    if domain is not None:
+        stats = _with(stats, graph=graph_figures(corpus, domain, workdir), notes=(*stats.notes, GROUNDED_NOTE))
+    if transitions or plot is not None:
+        stats = _with_transitions(stats, corpus, domain, workdir, plot)
+    if by_split is not None:
+        splits, empty = {}, []
+        for name, file in split_files(Path(by_split)):
+            if _holds_nothing(file):
+                empty.append(name)
+                continue
+            splits[name] = file_stats(read_corpus(file, corpus.kind), tokens)
+        notes = [f"split {name} holds no dialogue" for name in empty]
+        stats = _with(stats, splits=splits, notes=(*stats.notes, *notes))
+    return stats
+
+
+def _holds_nothing(path: Path) -> bool:
+    """An empty split as ``corpus split`` writes one: no line, or an empty JSON array."""
+    return re.fullmatch(rb"\s*(\[\s*\])?\s*", path.read_bytes()) is not None
+
+
+def _with(stats: CorpusStats, **changes: Any) -> CorpusStats:
+    return CorpusStats(**{**{f: getattr(stats, f) for f in stats.__dataclass_fields__}, **changes})
+
+
+def file_stats(corpus: Corpus, tokens: Tokens) -> CorpusStats:
+    dialogues = corpus.dialogues
+    texts = [text for d in dialogues for text in utterances(d)]
+    n, u = len(dialogues), len(texts)
+    token_total = sum(tokens.count(text) for text in texts)
+    chars = sum(len(text) for text in texts)
+    return CorpusStats(
+        file=str(corpus.path), kind=corpus.kind,
+        token_rule="whitespace" if tokens.segmented else "jieba.lcut (accurate), whitespace tokens dropped",
+        dialogues=n, utterances=u, utterances_per_dialogue=mean(u, n),
+        tokens=token_total, tokens_per_utterance=mean(token_total, u), tokens_per_dialogue=mean(token_total, n),
+        chars=chars, chars_per_utterance=mean(chars, u), chars_per_dialogue=mean(chars, n),
+        knowledge=knowledge_figures(dialogues) if corpus.kind == KDCONV else None,
+        duconv=goal_figures(dialogues) if corpus.kind in DUCONV_KINDS else None,
+        durecdial=recommendation_figures(dialogues) if corpus.kind.startswith("durecdial") else None,
+    )
+
+
+def _with_transitions(stats: CorpusStats, corpus: Corpus, domain: str | None, workdir: Path | str | None,
+                      plot: Path | str | None) -> CorpusStats:
+    graph = None
+    if domain is not None:
+        paths = domain_paths(domain, workdir)
+        graph = RelationGraph(read_tables(paths), load_schema(read_manifest(paths).schema.path).language)
+    figures = transition_figures(corpus, graph)
+    notes = list(stats.notes)
+    if figures.topics_within_turns is None:
+        notes.append(f"topics within the first n turns (KdConv Fig. 2) need topics marked per turn, which "
+                     f"{corpus.kind} does not mark")
+    if graph is None:
+        notes.append("topic transitions as relation paths (KdConv Table 4) need --domain")
+    drawn = plot_transitions(figures, Path(plot), corpus.path.stem) if plot is not None else []
+    if drawn and cjk_font() is None:
+        notes.append("no CJK font is installed (e.g. Noto Sans CJK SC: apt install fonts-noto-cjk), so the figures "
+                     "draw Chinese labels as boxes")
+    return _with(stats, transitions=figures, figures=tuple(str(p) for p in drawn), notes=tuple(notes))
+
+
+def graph_figures(corpus: Corpus, domain: str, workdir: Path | str | None) -> GraphFigures:
+    paths = domain_paths(domain, workdir)
+    manifest = read_manifest(paths)
+    start = set(start_entity_names(domain, workdir))
+    named = set(read_tables(paths).labels["label"].to_list())
+    topics = list(dict.fromkeys(t for d in corpus.dialogues for t in dialogue_topics(d)))
+    missing = [t for t in topics if t not in start and t not in named]
+    return GraphFigures(domain, manifest.build_id, len(topics), sum(1 for t in topics if t in start),
+                        sum(1 for t in topics if t not in start and t in named), len(missing), tuple(missing[:10]))
+
+
+def knowledge_figures(dialogues: list[SourceDialogue]) -> KnowledgeFigures:
+    per_dialogue = [gold_triples(d) for d in dialogues]
+    everything = list(dict.fromkeys(t for triples in per_dialogue for t in triples))
+    cut = jieba_module().lcut  # as `kgforge stats` counts a triple's tokens: every token
+    n = len(dialogues)
+    return KnowledgeFigures(
+        dialogues_with_knowledge=sum(1 for triples in per_dialogue if triples),
+        topics_per_dialogue=mean(sum(len({h for h, _, _ in triples}) for triples in per_dialogue), n),
+        triples_per_dialogue=mean(sum(len(triples) for triples in per_dialogue), n),
+        entities=len({h for h, _, _ in everything}), relations=len({r for _, r, _ in everything}),
+        triples=len(everything),
+        tokens_per_triple=mean(sum(len(cut("".join(t))) for t in everything), len(everything)),
+        chars_per_triple=mean(sum(len("".join(t)) for t in everything), len(everything)),
+    )
+
+
+def goal_figures(dialogues: list[SourceDialogue]) -> GoalFigures:
+    kinds = Counter(GOAL_KINDS.get(len(d.record["goal"]), "other") for d in dialogues)
+    return GoalFigures(knowledge_per_dialogue=mean(sum(len(d.record["knowledge"]) for d in dialogues), len(dialogues)),
+                       goal_kinds=dict(kinds.most_common()))
+
+
+def recommendation_figures(dialogues: list[SourceDialogue]) -> RecommendationFigures:
+    goals = [sub_dialogue_types(d.record) for d in dialogues]
+    types = Counter(t for g in goals for t in g)
+    profiles = [d.record["user_profile"] for d in dialogues if isinstance(d.record.get("user_profile"), dict)]
+    n = len(dialogues)
+    return RecommendationFigures(
+        knowledge_per_dialogue=mean(sum(len(d.gold) for d in dialogues), n),
+        sub_dialogues=sum(len(g) for g in goals), sub_dialogues_per_dialogue=mean(sum(len(g) for g in goals), n),
+        goal_types=dict(types.most_common()),
+        recommended=sum(n for t, n in types.items() if t.endswith("推荐")) if types else None,
+        accepted=_profile_entries(profiles, ACCEPTED) if profiles else None,
+        rejected=_profile_entries(profiles, REJECTED) if profiles else None,
+    )
+
+
+def sub_dialogue_types(record: dict[str, Any]) -> list[str]:
+    """The goal type of each sub-dialogue: a ``[k] type (『topic』)`` part of a goal string, or a run of turns
+    with the same goal type in a per-turn goal list; spaces of segmentation removed (``电影 推荐`` → ``电影推荐``)."""
+    goal = record.get("goal")
+    if isinstance(goal, str):
+        found = [LIC_GOAL.match(part) for part in goal.split("-->")]  # '......' (a sample's elided goals) matches none
+        return [re.sub(r"\s+", "", m.group(2)) for m in found if m]
+    types = [re.sub(r"\s+", "", step[0]) for step in goal or [] if isinstance(step, list) and step]
+    return [t for i, t in enumerate(types) if t and (i == 0 or types[i - 1] != t)]
+
+
+def _profile_entries(profiles: list[dict[str, Any]], prefix: str) -> int:
+    total = 0
+    for profile in profiles:
+        for key, value in profile.items():
+            if key.startswith(prefix):
+                total += len(value) if isinstance(value, list) else 1 if str(value).strip() else 0
+    return total
