@@ -37,12 +37,13 @@ def module_command(module: str, *args: str) -> list[str]:
 
 
 def module_env() -> dict[str, str]:
-    """This process's environment, with the folder this ``kgforge`` was imported from first on
-    PYTHONPATH: a notebook that put a checkout on ``sys.path`` by hand starts workers that import the
-    same kgforge."""
+    """This process's environment for a worker: the folder this ``kgforge`` was imported from first on
+    PYTHONPATH (a notebook that put a checkout on ``sys.path`` by hand starts workers that import the
+    same kgforge), and no Rust backtraces."""
     root = str(Path(__file__).resolve().parents[2])
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join([root, *filter(None, [env.get("PYTHONPATH")])])
+    env["RUST_BACKTRACE"] = "0"  # a worker ended by its memory cap says so in one line, not in a Rust stack dump
     return env
 
 

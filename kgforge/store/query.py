@@ -17,6 +17,7 @@ import re
 import select
 import signal
 import subprocess
+import tempfile
 import time
 import warnings
 from collections.abc import Callable, Mapping
@@ -63,7 +64,7 @@ class QueryRunner:
 
     def __init__(self, paths: DomainPaths, *, memory_limit: int | None = None) -> None:
         self.store_dir = str(paths.oxigraph_dir().resolve())
-        self.memory_limit = memory_limit
+        self.memory_limit = memory_limit if memory_limit is not None else memory_limit_from_environment()
         self._workers: dict[bool, _Worker] = {}
 
     @property
@@ -129,6 +130,22 @@ class QueryRunner:
         self.close()
 
 
+MEMORY_VARIABLE = "KGFORGE_QUERY_MEMORY_MB"
+
+
+def memory_limit_from_environment() -> int | None:
+    """The query worker's memory cap in bytes from ``$KGFORGE_QUERY_MEMORY_MB`` (unset or 0: no cap)."""
+    text = os.environ.get(MEMORY_VARIABLE, "").strip()
+    if not text:
+        return None
+    try:
+        megabytes = int(text)
+    except ValueError:
+        raise ArgumentError(f"${MEMORY_VARIABLE}", f"expected a whole number of MiB, got {text!r}") from None
+    checks.whole(megabytes, f"${MEMORY_VARIABLE}", 0)
+    return megabytes * 2**20 or None
+
+
 def _megabytes(limit: int | None) -> str:
     return f"cap {limit / 2**20:g} MiB" if limit else "no cap set"
 
@@ -140,9 +157,10 @@ class _Worker:
                  timeout: float) -> None:
         flags = (["--network"] if network else []) + (["--memory", str(memory_limit)] if memory_limit else [])
         self.memory_limit = memory_limit
+        self.stderr = tempfile.TemporaryFile()  # what a dying worker says, for the message (never the terminal)
         self.process = subprocess.Popen(module_command("kgforge.store.worker", str(os.getpid()), store_dir, *flags),
-                                        stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=module_env(),
-                                        close_fds=True)
+                                        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.stderr,
+                                        env=module_env(), close_fds=True)
         status, payload = self._reply(deadline, timeout, None, "starting")
         if status != "ready":
             self.kill()
@@ -180,19 +198,30 @@ class _Worker:
             raise self._death(doing) from None
 
     def _death(self, doing: str) -> QueryWorkerDied:
+        try:
+            code = self.process.wait(timeout=5)  # its reply pipe closed: it has ended, or is ending
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            code = self.process.wait()
+        said = self._last_words()
         self.kill()
-        code = self.process.returncode
         if self.memory_limit and code in (-signal.SIGABRT, -signal.SIGSEGV, -signal.SIGKILL):
             return QueryOutOfMemory(f"the query worker ran out of memory while {doing} (cap "
                                     f"{self.memory_limit / 2**20:g} MiB) and was stopped")
         how = f"killed by signal {-code}" if code < 0 else f"exit status {code}"
-        return QueryWorkerDied(f"the query worker died while {doing} ({how})")
+        return QueryWorkerDied(f"the query worker died while {doing} ({how}{': ' + said if said else ''})")
+
+    def _last_words(self) -> str:
+        self.stderr.seek(0, os.SEEK_END)
+        self.stderr.seek(max(0, self.stderr.tell() - 4096))
+        lines = self.stderr.read().decode("utf-8", "replace").strip().splitlines()
+        return lines[-1].strip() if lines else ""
 
     def kill(self) -> None:
         if self.process.poll() is None:
             self.process.kill()
         self.process.wait()
-        for pipe in (self.process.stdin, self.process.stdout):
+        for pipe in (self.process.stdin, self.process.stdout, self.stderr):
             try:
                 pipe.close()
             except OSError:
