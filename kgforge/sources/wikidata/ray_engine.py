@@ -40,6 +40,7 @@ import mmap
 import os
 import shutil
 import socket
+import subprocess
 from collections import Counter, deque
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
@@ -48,6 +49,7 @@ from typing import Any
 
 from kgforge.core.errors import KgforgeError
 from kgforge.core.files import write_bytes_atomic, write_json_atomic
+from kgforge.core.lifeline import reap_descendants_when_gone
 from kgforge.sources.wikidata.engines import (
     DEFAULT_SHARD_BYTES,
     ENGINES,
@@ -121,6 +123,16 @@ class ShardFiles:
     def remove(self) -> None:
         for path in (self.journal, self.meta, self.attempts, self.data):
             path.unlink(missing_ok=True)
+
+
+_REAPER: list[subprocess.Popen] = []
+
+
+def _reap_local_ray() -> None:
+    """The local Ray instance this process started ends with it even when it is killed: Ray's raylet and
+    GCS watch their driver, but the agents the raylet starts (dashboard, runtime env) outlive them."""
+    if not _REAPER or _REAPER[0].poll() is not None:
+        _REAPER[:] = [reap_descendants_when_gone()]
 
 
 def _node_id() -> str:
@@ -324,6 +336,7 @@ class RayEngine:
             else:
                 os.environ.setdefault(WORKER_NICENESS, "0")  # Ray's workers are niced (15) unless told
                 ray.init(num_cpus=self.workers or os.cpu_count(), include_dashboard=False, log_to_driver=False)
+                _reap_local_ray()
         self.nodes = sum(1 for node in ray.nodes() if node.get("Alive"))
 
     def parallel(self) -> int:
