@@ -120,3 +120,23 @@ def run_cell(client, code: str) -> str | None:
             error = f"{content['ename']}: {content['evalue']}\n" + "\n".join(content["traceback"])
         if message["msg_type"] == "status" and message["content"]["execution_state"] == "idle":
             return error
+
+
+@pytest.mark.slow
+def test_distributed_embedding_from_a_script_without_a_guard_runs_it_once(tmp_path):
+    """Lightning's ddp_spawn (PyTorch's spawn) prepares its processes from a bare ``__main__``."""
+    pytest.importorskip("pytorch_lightning")
+    script = textwrap.dedent("""\
+        with open("marks", "a") as f:
+            f.write("started\\n")
+        from kgforge import Domain
+        kg = Domain("demo", workdir="kg")
+        kg.build()
+        model = kg.embed(model="DistMult", dim=8, epochs=1, threads=2, devices=2, evaluation="none")
+        with open("marks", "a") as f:
+            f.write(f"finished {model.as_dict()['training']['devices']}\\n")
+    """)
+    (tmp_path / "ddp_script.py").write_text(script, encoding="utf-8")
+    result = run_python(["ddp_script.py"], tmp_path)
+    assert result.returncode == 0, result.stderr[-4000:]
+    assert (tmp_path / "marks").read_text(encoding="utf-8").splitlines() == ["started", "finished 2"]

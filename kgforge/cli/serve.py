@@ -35,15 +35,14 @@ def serve_command(
                                                 "process each (default: 2 per core, at least 8).")] = None,
     cors: Annotated[list[str], typer.Option("--cors", help="Let browser pages from this origin call the endpoint "
                                             "(repeatable; '*' for any). Off by default.")] = [],
-    worker_memory: Annotated[int | None, typer.Option("--worker-memory", parser=whole_number(64), help="MiB of "
-                                                      "memory one query worker may use; a query past it gets 503 "
-                                                      "(default: the workers together at most half the machine's "
-                                                      "memory).")] = None,
+    memory: Annotated[int | None, typer.Option(parser=whole_number(64), help="MiB one query worker may use; a "
+                                               "query past it gets 503 (default: the workers together at most "
+                                               "half the machine's memory).")] = None,
     workdir: WorkdirOption = DEFAULT_WORKDIR,
 ) -> None:
     """Serve DOMAIN read-only: the SPARQL endpoint at /sparql and the explorer at /."""
     options = ServeOptions(host=host, port=port, timeout=timeout, max_rows=max_rows, cors=tuple(cors),
-                           worker_memory=worker_memory, **({"workers": workers} if workers else {}))
+                           worker_memory=memory, **({"workers": workers} if workers else {}))
     console.print(f"kgforge serve {domain}: explorer http://{host}:{port}/ · SPARQL endpoint "
                   f"http://{host}:{port}/sparql (Ctrl-C stops)")
     serve(domain, workdir, options)

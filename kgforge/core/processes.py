@@ -16,12 +16,15 @@ code only, so:
 
 from __future__ import annotations
 
+import contextlib
 import io
 import os
 import pickle
 import struct
 import sys
 import threading
+import types
+from collections.abc import Iterator
 from multiprocessing import context as mp_context
 from multiprocessing import forkserver, popen_forkserver, reduction, spawn, util
 from pathlib import Path
@@ -118,6 +121,21 @@ def _server(preload: tuple[str, ...]) -> forkserver.ForkServer:
             server.set_forkserver_preload(list(preload))  # never '__main__': the server imports only these
             _SERVERS[preload] = server
         return _SERVERS[preload]
+
+
+@contextlib.contextmanager
+def main_module_hidden() -> Iterator[None]:
+    """While the block runs, processes started by a library that uses multiprocessing's spawn itself
+    (PyTorch's ``start_processes``, under Lightning's ``ddp_spawn``) see a bare ``__main__``: they prepare
+    from nothing of the caller's script. The caller's module is back in place when the block ends; its
+    threads do not read ``sys.modules["__main__"]`` meanwhile (the block runs in the thread that waits for
+    the processes)."""
+    saved = sys.modules["__main__"]
+    sys.modules["__main__"] = types.ModuleType("__main__")
+    try:
+        yield
+    finally:
+        sys.modules["__main__"] = saved
 
 
 def worker_context(*preload: str) -> mp_context.BaseContext:

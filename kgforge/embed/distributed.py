@@ -34,6 +34,7 @@ from pytorch_lightning.callbacks import ModelCheckpoint
 from pytorch_lightning.strategies import DDPStrategy
 
 from kgforge.core.files import write_json_atomic
+from kgforge.core.processes import main_module_hidden
 from kgforge.embed.config import EmbedConfig, EmbedError, TripleSet
 from kgforge.embed.steps import TrainState, _cross_entropy_loss, _step_generator
 
@@ -151,7 +152,8 @@ def fit_distributed(model: ERModel, triple_set: TripleSet, config: EmbedConfig, 
         num_sanity_val_steps=0, deterministic=False, use_distributed_sampler=True,
     )
     started = time.perf_counter()
-    trainer.fit(module, ckpt_path=str(checkpoint) if resumed_from else None)
+    with main_module_hidden():  # ddp_spawn's processes must not run the caller's script again
+        trainer.fit(module, ckpt_path=str(checkpoint) if resumed_from else None)
     elapsed = time.perf_counter() - started
     epochs = int(trainer.callback_metrics.get("epochs_completed", torch.tensor(0.0)).item())
     first = resumed_from["epoch"] if resumed_from else 0

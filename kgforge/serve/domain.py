@@ -67,7 +67,7 @@ class ServeOptions:
         checks.whole(self.max_rows, "--max-rows", 1)
         checks.whole(self.workers, "--workers", 1, 256)
         if self.worker_memory is not None:
-            checks.whole(self.worker_memory, "--worker-memory", 64)
+            checks.whole(self.worker_memory, "--memory", 64)
 
     def worker_memory_bytes(self) -> int:
         return (self.worker_memory or default_worker_memory(self.workers)) * 2**20

@@ -1,12 +1,14 @@
 """SPARQL over a domain's store: values bound as substitutions, every query under a deadline, no
 outbound request unless asked for.
 
-Queries run in a worker process that holds its own read-only handle. pyoxigraph has no query
-timeout, so a query that runs past its deadline is stopped by ending that process, and the caller
-gets a QueryTimeout, never a short result. Oxigraph answers a ``SERVICE <http://…>`` clause by
-sending the query to that endpoint, and pyoxigraph 0.5 offers no switch or handler to stop it, so a
-query with a SERVICE clause is refused before it runs unless ``allow_service`` is given; the
-clause is found by parsing the query (rdflib's SPARQL parser), not by searching its text.
+Queries run in a worker process (``python -m kgforge.store.worker``, never a copy of the caller's
+``__main__``) that holds its own read-only handle. pyoxigraph has no query timeout, so a query that runs
+past its deadline is stopped by ending that process, and the caller gets a QueryTimeout, never a short
+result. Oxigraph answers a ``SERVICE <http://…>`` clause by sending the query to that endpoint, and
+pyoxigraph offers no switch to stop it, so the worker cannot open a network socket at all
+(:mod:`kgforge.core.sandbox`) unless the query is run with ``allow_service``. Before that, a query with a
+SERVICE clause is refused with a message that says how to allow it; that check parses the query
+(rdflib's SPARQL parser) and can be fooled by a disguised clause, which then fails in the worker.
 """
 
 from __future__ import annotations
