@@ -82,3 +82,15 @@ def test_the_default_cap_keeps_the_pool_within_half_the_machine():
     assert 512 * 2**20 <= options.worker_memory_bytes() <= 8192 * 2**20
     assert ServeOptions(workers=8, worker_memory=300).worker_memory_bytes() == 300 * 2**20
     assert default_worker_memory(1) >= default_worker_memory(64)
+
+
+def test_the_endpoint_answers_503(demo):
+    import httpx
+
+    from tests.serve_support import running_server
+
+    with running_server(demo, workers=1, worker_memory=256, timeout=120) as base:
+        reply = httpx.get(f"{base}/sparql", params={"query": hungry_query()}, timeout=120)
+        assert reply.status_code == 503 and "memory" in reply.text and "256 MiB" in reply.text, reply.text
+        after = httpx.get(f"{base}/sparql", params={"query": "ASK { ?s ?p ?o }"}, timeout=60)
+        assert after.status_code == 200 and after.json()["boolean"] is True

@@ -18,7 +18,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
 
-from kgforge.core.errors import QueryTimeout
+from kgforge.core.errors import QueryOutOfMemory, QueryTimeout
 from kgforge.serve import assets, explorer, kg
 from kgforge.serve.domain import (
     ServedDomain,
@@ -77,6 +77,8 @@ def guarded(domain: ServedDomain, handler: Handler) -> Callable[[Request], Await
             return _text(exc.status, str(exc))
         except (QueryTimeout, TimeoutError) as exc:
             return _text(503, str(exc) or f"the request ran past the server's {domain.options.timeout:g} s timeout")
+        except QueryOutOfMemory as exc:  # the query's needs, not the server's fault: try a smaller one
+            return _text(503, str(exc))
         except WorkerDied as exc:
             return _text(500, str(exc))
         except kg.StoreMissingError as exc:
