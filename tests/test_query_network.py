@@ -120,7 +120,8 @@ def test_some_tricks_pass_the_text_check():
 def test_no_trick_reaches_the_network_from_kgforge_query(trick, demo, canary, cli):
     result = cli("query", "demo", canary.query(trick), "--workdir", str(demo), "--format", "json", check=False)
     assert canary.connections == 0, result.stderr
-    assert result.returncode != 0 and "Traceback" not in result.stderr  # refused, or the call failed: said so
+    assert result.returncode == 1 and "Traceback" not in result.stderr  # refused, or the call failed: said so
+    assert len(result.stderr.strip().splitlines()) == 1 and "--allow-service" in result.stderr, result.stderr
 
 
 def test_every_trick_is_a_live_service_call_once_allowed(demo, canary):
@@ -151,7 +152,7 @@ def test_the_worker_itself_has_no_network(demo, canary, monkeypatch):
 def test_no_trick_reaches_the_network_from_the_endpoint(trick, demo, canary):
     with running_server(demo, workers=1) as base:
         reply = httpx.get(f"{base}/sparql", params={"query": canary.query(trick)}, timeout=60)
-    assert reply.status_code in (400, 403), reply.text
+    assert reply.status_code == 403 and "SERVICE" in reply.text, reply.text
     assert canary.connections == 0
 
 
@@ -168,7 +169,7 @@ def test_the_server_pool_worker_has_no_network(demo, canary):
             await pool.close()
 
     reply = asyncio.run(ask())
-    assert reply[0] == "error" and reply[1] == 400, reply
+    assert reply[0] == "error" and reply[1] == 403 and "SERVICE" in reply[2], reply
     assert canary.connections == 0
 
 

@@ -130,6 +130,9 @@ class Worker:
             return ("error", 400, f"SPARQL syntax error: {exc}")
         except MemoryError:
             return ("memory", "the query needed more memory than the query worker's cap")
+        except PermissionError as exc:  # the only thing a read-only query is refused: a socket (SERVICE)
+            return ("error", 403, f"the query has a SERVICE clause, and this server sends no requests to other "
+                                  f"endpoints: refused ({exc})")
         except (OSError, ValueError, TypeError, RuntimeError) as exc:
             return ("error", 400, f"{type(exc).__name__}: {exc}")
 

@@ -100,7 +100,11 @@ def explain(exc: Exception) -> str:
     return message
 
 
-def answer(store: ox.Store, message: tuple) -> tuple:
+NETWORK_CLOSED = ("a SERVICE call was blocked: this query worker has no network access (pass --allow-service, "
+                  "or allow_service=True, to let SERVICE clauses call the endpoints they name)")
+
+
+def answer(store: ox.Store, message: tuple, network_closed: bool = False) -> tuple:
     kind, *args = message
     try:
         return ("ok", labels(store, *args) if kind == "labels" else run(store, *args))
@@ -108,6 +112,8 @@ def answer(store: ox.Store, message: tuple) -> tuple:
         return ("syntax", str(exc))
     except MemoryError:
         return ("memory", "the query needed more memory than the worker's cap")
+    except PermissionError as exc:  # the only thing a read-only query is refused: a socket (SERVICE)
+        return ("error", f"{NETWORK_CLOSED} ({exc})" if network_closed else explain(exc))
     except (OSError, ValueError, TypeError, RuntimeError, RecursionError) as exc:
         return ("error", explain(exc))
 
@@ -142,7 +148,7 @@ def main(argv: list[str] | None = None) -> None:
             return
         if message is None:
             return
-        write_frame(outbox, answer(store, message))
+        write_frame(outbox, answer(store, message, network_closed=isolation is not None))
 
 
 if __name__ == "__main__":
