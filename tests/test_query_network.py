@@ -200,3 +200,22 @@ def test_network_filter_checks_the_architecture_first():
     program = sandbox.network_filter("x86_64")
     assert program[0] == (0x20, 0, 0, 4) and program[1][3] == 0xC000003E  # load arch, compare with x86_64
     assert sandbox.network_filter("aarch64")[1][3] == 0xC00000B7
+
+
+def test_without_seccomp_the_worker_falls_back_to_a_network_namespace():
+    """Where a seccomp filter cannot be installed (here: made to fail), a new network namespace closes the
+    network instead; where that is not allowed either, close_network says None."""
+    import subprocess
+    import sys
+
+    from tests.test_entry_points import environment
+
+    code = ("from kgforge.core import sandbox\n"
+            "def refused():\n    raise OSError(1, 'seccomp refused')\n"
+            "sandbox._install_seccomp = refused\n"
+            "print(sandbox.close_network(), sandbox.network_reachable())\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=environment(),
+                         timeout=60).stdout.split()
+    if out == ["None", "True"]:
+        pytest.skip("this machine allows no network namespace either")
+    assert out == ["namespace", "False"], out

@@ -25,7 +25,7 @@ from typing import Any
 import pyoxigraph as ox
 
 from kgforge.core.lifeline import die_with
-from kgforge.core.processes import HEADER, read_frame, write_frame  # noqa: F401 (HEADER: the pool's frames)
+from kgforge.core.processes import read_frame, write_frame
 from kgforge.core.sandbox import close_network, limit_memory
 
 KEEP_VERSIONS = 2

@@ -36,7 +36,7 @@ from kgforge.core.registry import UnknownName
 from kgforge.core.resources import query_path, shipped_queries
 from kgforge.store.layout import DomainPaths
 from kgforge.store.sparql_text import PREFIXES, code_of, explain_error  # noqa: F401 (PREFIXES: re-exported)
-from kgforge.store.worker import COUNT_REST_SECONDS, decode, encode
+from kgforge.store.worker import decode, encode
 
 DEFAULT_TIMEOUT = 60.0
 Term = ox.NamedNode | ox.Literal | ox.BlankNode
@@ -52,7 +52,7 @@ class QueryResult:
     boolean: bool | None = None
     triples: list[ox.Triple] | None = None
     truncated: bool = False  # a limit held back rows
-    more_rows: int | None = None  # how many, when the worker could count them within COUNT_REST_SECONDS
+    more_rows: int | None = None  # how many, when the worker could count them (worker.COUNT_REST_SECONDS)
 
 
 class QueryRunner:
@@ -176,7 +176,8 @@ class _Worker:
     def alive(self) -> bool:
         return self.process.poll() is None
 
-    def ask(self, message: tuple, deadline: float, timeout: float, waiting: Callable[[float], None] | None) -> tuple[str, Any]:
+    def ask(self, message: tuple, deadline: float, timeout: float,
+            waiting: Callable[[float], None] | None) -> tuple[str, Any]:
         try:
             write_frame(self.process.stdin, message)
         except (BrokenPipeError, OSError):

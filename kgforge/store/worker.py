@@ -17,7 +17,6 @@ from __future__ import annotations
 import argparse
 import sys
 import time
-from typing import Any
 
 import pyoxigraph as ox
 
