@@ -100,8 +100,9 @@ def test_a_local_ray_instance_dies_with_its_driver(tmp_path):
     pytest.importorskip("ray")
     tag = "lifeline-ray"
     driver = start_driver("""
-        import time
+        import subprocess, time
         from kgforge.sources.wikidata.ray_engine import RayEngine
+        subprocess.Popen(["sleep", "301"])  # the user's own: not Ray's, so left alone
         engine = RayEngine(2)
         engine.connect()
         import ray
@@ -114,5 +115,5 @@ def test_a_local_ray_instance_dies_with_its_driver(tmp_path):
         time.sleep(300)
     """, tag, tmp_path)
     started, left = kill_and_count(driver, tag)
-    assert started >= 8  # driver, reaper, GCS, raylet, monitor, log monitor, agents, workers
-    assert left == [], left
+    assert started >= 9  # driver, sleep, reaper, GCS, raylet, monitor, log monitor, agents, workers
+    assert [command for _, command in left] == ["sleep 301"], left

@@ -24,7 +24,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from kgforge.core.processes import module_command, module_env
@@ -77,20 +77,26 @@ WATCH_SECONDS = 1.0  # how often the reaper looks for new descendants while the 
 TERM_GRACE_SECONDS = 2.0  # from SIGTERM to SIGKILL for a descendant left behind
 
 
-def reap_descendants_when_gone(pid: int | None = None) -> subprocess.Popen:
-    """Start a reaper that ends every process descended from ``pid`` (this process by default) once ``pid``
-    exits, killed or not.
+def reap_descendants_when_gone(pid: int | None = None, roots: Iterable[int] = ()) -> subprocess.Popen:
+    """Start a reaper that ends, once ``pid`` (this process by default) exits, killed or not, every process
+    descended from it, or only ``roots`` and their descendants when ``roots`` are given.
 
     For process trees kgforge does not write itself: a local Ray instance's agents (the dashboard and
     runtime-env agents) are the raylet's children and outlive it when the driver that started Ray is
-    killed. The reaper (``python -m kgforge.core.lifeline PID``, in a session of its own so a Ctrl-C or a
-    kill of the driver's process group leaves it to do its job) notes the descendants of ``pid`` every
-    second while ``pid`` lives (they are re-parented once their parents die, so they must be known
+    killed. The reaper (``python -m kgforge.core.lifeline PID [ROOT …]``, in a session of its own so a
+    Ctrl-C or a kill of the driver's process group leaves it to do its job) notes the processes to end
+    every second while ``pid`` lives (they are re-parented once their parents die, so they must be known
     before), then sends SIGTERM and, after a grace, SIGKILL to those still alive (the same process: its
     start time is checked, so a reused pid is left alone), and exits."""
-    return subprocess.Popen(module_command("kgforge.core.lifeline", str(pid or os.getpid())), env=module_env(),
+    argv = [str(pid or os.getpid()), *map(str, roots)]
+    return subprocess.Popen(module_command("kgforge.core.lifeline", *argv), env=module_env(),
                             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                             start_new_session=True, close_fds=True)
+
+
+def children(pid: int) -> set[int]:
+    """The processes whose parent is ``pid`` now."""
+    return {child for child, parent in _parents().items() if parent == pid}
 
 
 def _start_time(pid: int) -> int | None:
@@ -113,20 +119,20 @@ def _parents() -> dict[int, int]:
     return parents
 
 
-def _descendants(pid: int) -> set[int]:
-    children: dict[int, list[int]] = {}
+def _descendants(*pids: int) -> set[int]:
+    children_of: dict[int, list[int]] = {}
     for child, parent in _parents().items():
-        children.setdefault(parent, []).append(child)
-    found, stack = set(), [pid]
+        children_of.setdefault(parent, []).append(child)
+    found, stack = set(), list(pids)
     while stack:
-        for child in children.get(stack.pop(), []):
+        for child in children_of.get(stack.pop(), []):
             if child not in found:
                 found.add(child)
                 stack.append(child)
     return found
 
 
-def _reap(pid: int) -> None:
+def _reap(pid: int, roots: tuple[int, ...] = ()) -> None:
     """The reaper's loop (see :func:`reap_descendants_when_gone`)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the driver's Ctrl-C is the driver's, not the reaper's
     known: dict[int, int] = {}
@@ -137,7 +143,8 @@ def _reap(pid: int) -> None:
     poller = select.poll()
     poller.register(handle, select.POLLIN)
     while not poller.poll(WATCH_SECONDS * 1000):
-        for child in _descendants(pid) - known.keys() - {os.getpid()}:
+        watched = (_descendants(*roots) | set(roots)) if roots else _descendants(pid)
+        for child in watched - known.keys() - {os.getpid()}:
             started = _start_time(child)
             if started is not None:
                 known[child] = started
@@ -158,4 +165,4 @@ def _reap(pid: int) -> None:
 
 
 if __name__ == "__main__":
-    _reap(int(sys.argv[1]))
+    _reap(int(sys.argv[1]), tuple(int(root) for root in sys.argv[2:]))
