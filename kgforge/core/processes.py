@@ -20,6 +20,7 @@ import contextlib
 import io
 import os
 import pickle
+import site
 import struct
 import sys
 import threading
@@ -42,12 +43,20 @@ def module_command(module: str, *args: str) -> list[str]:
 def module_env() -> dict[str, str]:
     """This process's environment for a worker: the folder this ``kgforge`` was imported from first on
     PYTHONPATH (a notebook that put a checkout on ``sys.path`` by hand starts workers that import the
-    same kgforge), and no Rust backtraces."""
+    same kgforge; an installed kgforge's site-packages is on every interpreter's path already, and is not
+    put before the standard library), and no Rust backtraces."""
     root = str(Path(__file__).resolve().parents[2])
     env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join([root, *filter(None, [env.get("PYTHONPATH")])])
+    paths = [path for path in env.get("PYTHONPATH", "").split(os.pathsep) if path]
+    if root not in _site_folders() and root not in paths:
+        env["PYTHONPATH"] = os.pathsep.join([root, *paths])
     env["RUST_BACKTRACE"] = "0"  # a worker ended by its memory cap says so in one line, not in a Rust stack dump
     return env
+
+
+def _site_folders() -> set[str]:
+    folders = [*site.getsitepackages(), site.getusersitepackages()] if hasattr(site, "getsitepackages") else []
+    return {str(Path(folder).resolve()) for folder in folders}
 
 
 def write_frame(stream: BinaryIO, message: Any) -> None:
