@@ -44,11 +44,15 @@ def serve_command(
                                                      "IP addresses are always answered.")] = [],
     max_connections: Annotated[int, typer.Option("--max-connections", parser=POSITIVE,
                                                  help="Open connections at once; more are answered 503.")] = 512,
+    memory: Annotated[int | None, typer.Option(parser=whole_number(64), help="MiB one query worker may use; a "
+                                               "query past it gets 503 (default: the workers together at most "
+                                               "half the machine's memory).")] = None,
     workdir: WorkdirOption = DEFAULT_WORKDIR,
 ) -> None:
     """Serve DOMAIN read-only: the SPARQL endpoint at /sparql and the explorer at /."""
     options = ServeOptions(host=host, port=port, timeout=timeout, max_rows=max_rows, cors=tuple(cors),
                            allowed_hosts=tuple(allowed_hosts), max_connections=max_connections,
+                           worker_memory=memory,
                            **({"workers": workers} if workers else {}))
 
     def announce(where: Listening) -> None:

@@ -49,3 +49,11 @@ class Interrupted(KeyboardInterrupt):
     """Ctrl-C, caught by a long job that kept something: the message says what and how to go on
     (``interrupted: checkpoint kept at …; rerun with --resume``). Still a KeyboardInterrupt, so code
     that lets Ctrl-C through lets this through too."""
+
+
+class QueryWorkerDied(QueryError):
+    """The process running a query ended before it answered (killed from outside, crashed)."""
+
+
+class QueryOutOfMemory(QueryWorkerDied):
+    """A query needed more memory than its worker's cap allows; the worker was stopped (a server answers 503)."""

@@ -34,6 +34,7 @@ from pytorch_lightning.callbacks import ModelCheckpoint
 from pytorch_lightning.strategies import DDPStrategy
 
 from kgforge.core.files import write_json_atomic
+from kgforge.core.processes import main_module_hidden
 from kgforge.embed.config import EmbedConfig, EmbedError, TripleSet
 from kgforge.embed.steps import TrainState, _cross_entropy_loss, _step_generator
 
@@ -96,6 +97,34 @@ class SharedNegativesModule(LitModule):
         self.losses = list(checkpoint.get("kgforge_losses", []))
 
 
+class EpochAlignedCheckpoint(ModelCheckpoint):
+    """Lightning's timed ModelCheckpoint, with the save that falls on an epoch's last batch moved after the
+    epoch closes.
+
+    Lightning writes a timed checkpoint in ``on_train_batch_end``; on the epoch's last batch that comes
+    before ``on_train_epoch_end``, where the epoch's mean loss joins the curve, yet Lightning resumes from
+    such a checkpoint with the epoch counted as finished (it marks an epoch saved on its last batch
+    completed). The resumed run never closed that epoch, so its curve ended one epoch short of the epochs
+    trained (``7 == 6 + 2`` in the kill test). Lightning overwrote that checkpoint at the epoch's end only
+    when the kill did not land in between. Here a save due on the last batch waits for the epoch's end
+    (after the curve has it); every other batch saves as before."""
+
+    def on_train_batch_end(self, trainer: pytorch_lightning.Trainer, *args: Any, **kwargs: Any) -> None:
+        if trainer.fit_loop.epoch_loop.batch_progress.is_last_batch:  # the same on every process
+            return
+        super().on_train_batch_end(trainer, *args, **kwargs)
+
+    def on_train_epoch_end(self, trainer: pytorch_lightning.Trainer, pl_module: Any) -> None:
+        if self._should_skip_saving_checkpoint(trainer):
+            return
+        now = time.monotonic()
+        interval = self._train_time_interval.total_seconds() if self._train_time_interval else 0.0
+        due = self._last_time_checked is None or now - self._last_time_checked >= interval
+        if trainer.strategy.broadcast(due):  # every process decides as the first one does
+            self._last_time_checked = now
+            self._save_last_checkpoint(trainer, self._monitor_candidates(trainer))
+
+
 def fit_distributed(model: ERModel, triple_set: TripleSet, config: EmbedConfig, device: torch.device,
                     work_dir: Path, fingerprint: str, resume: bool,
                     progress: bool) -> tuple[TrainState, dict[str, int] | None, str | None, int]:
@@ -117,13 +146,14 @@ def fit_distributed(model: ERModel, triple_set: TripleSet, config: EmbedConfig, 
         strategy=DDPStrategy(start_method="spawn", process_group_backend="nccl" if device.type == "cuda" else "gloo"),
         precision="bf16-mixed" if config.precision == "bf16" else "32-true", max_epochs=config.epochs,
         max_time=timedelta(seconds=config.max_time) if config.max_time else None,
-        callbacks=[ModelCheckpoint(dirpath=work_dir, filename="lightning", save_last=True, save_top_k=0,
+        callbacks=[EpochAlignedCheckpoint(dirpath=work_dir, filename="lightning", save_last=True, save_top_k=0,
                                    train_time_interval=timedelta(seconds=max(config.checkpoint_seconds, 0.001)))],
         logger=False, enable_progress_bar=progress, enable_model_summary=False, limit_val_batches=0,
         num_sanity_val_steps=0, deterministic=False, use_distributed_sampler=True,
     )
     started = time.perf_counter()
-    trainer.fit(module, ckpt_path=str(checkpoint) if resumed_from else None)
+    with main_module_hidden():  # ddp_spawn's processes must not run the caller's script again
+        trainer.fit(module, ckpt_path=str(checkpoint) if resumed_from else None)
     elapsed = time.perf_counter() - started
     epochs = int(trainer.callback_metrics.get("epochs_completed", torch.tensor(0.0)).item())
     first = resumed_from["epoch"] if resumed_from else 0

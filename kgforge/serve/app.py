@@ -24,7 +24,7 @@ from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
 from starlette.types import ASGIApp
 
-from kgforge.core.errors import QueryError, QueryTimeout
+from kgforge.core.errors import QueryError, QueryOutOfMemory, QueryTimeout
 from kgforge.serve import assets, explorer, kg
 from kgforge.serve.domain import (
     ServedDomain,
@@ -96,7 +96,7 @@ def guarded(domain: ServedDomain, handler: Handler) -> Callable[[Request], Await
         except (QueryTimeout, TimeoutError) as exc:
             return _text(domain, 503, str(exc) or f"the request ran past the server's {domain.options.timeout:g} s "
                                                   "timeout")
-        except (WorkerDied, kg.StoreMissingError) as exc:
+        except (QueryOutOfMemory, WorkerDied, kg.StoreMissingError) as exc:
             return _text(domain, 503, str(exc))
         except QueryError as exc:  # the pool's other ways for a worker to fail (ran out of memory, …): not the client's
             return _text(domain, 503, f"the query could not be answered: {exc}")

@@ -39,6 +39,16 @@ def default_workers() -> int:
     return max(8, 2 * (os.cpu_count() or 1))
 
 
+def default_worker_memory(workers: int) -> int:
+    """MiB one query worker may hold by default: the pool together at most half of this machine's memory,
+    each worker between 512 MiB and 8 GiB."""
+    try:
+        total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):
+        return 2048
+    return max(512, min(8192, total // 2**20 // (2 * workers)))
+
+
 @dataclass(frozen=True)
 class ServeOptions:
     """How the server runs; checked like every other library entry point."""
@@ -53,6 +63,7 @@ class ServeOptions:
     max_connections: int = 512  # open connections at once; one more is answered 503 and closed
     header_timeout: float = 10.0  # seconds a connection may take to send a request's headers
     body_timeout: float = 30.0  # seconds a request may take to send its body
+    worker_memory: int | None = None  # MiB of data one query worker may hold (None: default_worker_memory)
 
     def __post_init__(self) -> None:
         checks.whole(self.port, "--port", 1, 65535)
@@ -62,6 +73,11 @@ class ServeOptions:
         checks.number(self.timeout, "--timeout", above=True)
         checks.whole(self.max_rows, "--max-rows", 1)
         checks.whole(self.workers, "--workers", 1, 256)
+        if self.worker_memory is not None:
+            checks.whole(self.worker_memory, "--memory", 64)
+
+    def worker_memory_bytes(self) -> int:
+        return (self.worker_memory or default_worker_memory(self.workers)) * 2**20
 
 
 class VersionGone(QueryError):
@@ -100,7 +116,7 @@ class ServedDomain:
     def __init__(self, paths: kg.DomainPaths, options: ServeOptions) -> None:
         self.paths = paths
         self.options = options
-        self.pool = WorkerPool(options.workers, kg.PREFIXES)
+        self.pool = WorkerPool(options.workers, kg.PREFIXES, options.worker_memory_bytes())
         self._versions: dict[Path, Version] = {}
 
     async def start(self) -> None:

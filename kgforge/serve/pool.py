@@ -3,6 +3,11 @@
 A query waits for an idle worker and then for its answer, both within the request's deadline. A worker
 still busy at the deadline is killed (the only way to stop a pyoxigraph query) and replaced in the
 background; the request gets :class:`QueryTimeout`, which the app answers with 503.
+
+Workers are ``python -m kgforge.serve.worker``: kgforge's own module, never the server's ``__main__``
+(``serve()`` from a script without a guard, or from a notebook, starts no second copy of it). Each has no
+network (:mod:`kgforge.core.sandbox`) and, given ``memory_limit``, a cap on its data: a query past the cap
+ends with :class:`QueryOutOfMemory` (the worker is replaced), which the app answers with 503.
 """
 
 from __future__ import annotations
@@ -10,18 +15,16 @@ from __future__ import annotations
 import asyncio
 import os
 import pickle
-import sys
+import signal
 import time
 from typing import Any
 
-from kgforge.core.errors import QueryError, QueryTimeout
-from kgforge.serve.worker import HEADER
+from kgforge.core.errors import QueryOutOfMemory, QueryTimeout, QueryWorkerDied
+from kgforge.core.processes import HEADER, module_command, module_env
 
-SPAWN_ARGS = ("-m", "kgforge.serve.worker")
-
-
-class WorkerDied(QueryError):
-    """A worker process ended while it ran a query (killed from outside, out of memory)."""
+WORKER_MODULE = "kgforge.serve.worker"
+WorkerDied = QueryWorkerDied  # the name the app catches: a worker process ended while it ran a query
+_OUT_OF_MEMORY_SIGNALS = (-signal.SIGABRT, -signal.SIGSEGV, -signal.SIGKILL)  # allocation failed, or the OOM killer
 
 
 class _Worker:
@@ -43,9 +46,10 @@ class _Worker:
 class WorkerPool:
     """``size`` worker processes over one domain's store versions."""
 
-    def __init__(self, size: int, prefixes: dict[str, str]) -> None:
+    def __init__(self, size: int, prefixes: dict[str, str], memory_limit: int | None = None) -> None:
         self.size = size
         self.prefixes = prefixes
+        self.memory_limit = memory_limit
         self._idle: asyncio.Queue[_Worker] = asyncio.Queue()
         self._all: set[_Worker] = set()
         self._spawning: set[asyncio.Task] = set()
@@ -55,9 +59,9 @@ class WorkerPool:
         await asyncio.gather(*(self._spawn() for _ in range(self.size)))
 
     async def _spawn(self) -> None:
+        command = module_command(WORKER_MODULE, str(os.getpid()), str(self.memory_limit or 0))
         process = await asyncio.create_subprocess_exec(
-            sys.executable, *SPAWN_ARGS, str(os.getpid()), stdin=asyncio.subprocess.PIPE,
-            stdout=asyncio.subprocess.PIPE, limit=2**20)
+            *command, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, limit=2**20, env=module_env())
         worker = _Worker(process)
         data = pickle.dumps(self.prefixes)
         process.stdin.write(HEADER.pack(len(data)) + data)
@@ -88,14 +92,30 @@ class WorkerPool:
         except TimeoutError:
             self._replace(worker)
             raise QueryTimeout(f"the query ran past the server's {timeout:g} s timeout and was stopped") from None
-        except (asyncio.IncompleteReadError, ConnectionError) as exc:
-            self._replace(worker)
-            raise WorkerDied(f"the query worker ended while running the query ({type(exc).__name__})") from None
+        # uvloop says a pipe closed under a worker killed while idle with RuntimeError
+        except (asyncio.IncompleteReadError, ConnectionError, RuntimeError) as exc:
+            raise await self._death(worker, exc) from None
         except BaseException:  # cancelled mid-frame: the pipe is in an unknown state
             self._replace(worker)
             raise
         self._idle.put_nowait(worker)
+        if reply[0] == "memory":
+            raise QueryOutOfMemory(f"{reply[1]} ({self.memory_limit / 2**20:g} MiB): the query was stopped")
         return reply
+
+    async def _death(self, worker: _Worker, exc: Exception) -> QueryWorkerDied:
+        """Why ``worker`` ended (it is replaced): out of memory when it had a cap and died as an allocation
+        failure (abort) or the kernel's OOM killer (SIGKILL) ends a process, else killed or crashed."""
+        try:
+            code = await asyncio.wait_for(worker.process.wait(), 2)
+        except TimeoutError:
+            code = None
+        self._replace(worker)
+        if self.memory_limit and code in _OUT_OF_MEMORY_SIGNALS:
+            return QueryOutOfMemory(f"the query worker ran out of memory (cap {self.memory_limit / 2**20:g} MiB) "
+                                    "while running the query and was stopped")
+        return QueryWorkerDied(f"the query worker ended while running the query "
+                               f"({type(exc).__name__}, exit status {code})")
 
     async def close(self) -> None:
         self._closed = True

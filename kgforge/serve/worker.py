@@ -5,25 +5,29 @@ the process when the query outlives its deadline. The worker holds one read-only
 version it was asked about (the two most recent), so a query names the build folder it must read and
 sees that build entirely, whatever the ``store`` link points at meanwhile.
 
-Frames on stdin/stdout are a 4-byte big-endian length and a pickle (both ends are this package).
-Replies are ``("ok", payload)``, ``("error", status, message)`` or ``("gone", message)`` when the build
-folder asked for no longer exists. Kept light on purpose: it imports pyoxigraph and nothing heavy.
+It runs as ``python -m kgforge.serve.worker PARENT_PID [MEMORY_BYTES]``, kgforge's own module (the
+server's ``__main__`` is never imported here), closes its own network access before it reads a request
+(:mod:`kgforge.core.sandbox`: the server never runs SERVICE clauses) and caps its memory when given a cap.
+
+Frames on stdin/stdout are :mod:`kgforge.core.processes` frames. Replies are ``("ok", payload)``,
+``("error", status, message)``, ``("memory", message)`` when a query needed more than the cap allows, or
+``("gone", message)`` when the build folder asked for no longer exists. Kept light on purpose: it imports
+pyoxigraph and nothing heavy.
 """
 
 from __future__ import annotations
 
 import os
-import pickle
-import struct
 import sys
 from collections import OrderedDict
-from typing import Any, BinaryIO
+from typing import Any
 
 import pyoxigraph as ox
 
 from kgforge.core.lifeline import die_with
+from kgforge.core.processes import read_frame, write_frame
+from kgforge.core.sandbox import close_network, limit_memory
 
-HEADER = struct.Struct(">I")
 KEEP_VERSIONS = 2
 RESULTS_FORMATS = {"json": ox.QueryResultsFormat.JSON, "xml": ox.QueryResultsFormat.XML,
                    "csv": ox.QueryResultsFormat.CSV, "tsv": ox.QueryResultsFormat.TSV}
@@ -124,6 +128,11 @@ class Worker:
                                   "add LIMIT (and OFFSET to page through it)")
         except SyntaxError as exc:
             return ("error", 400, f"SPARQL syntax error: {exc}")
+        except MemoryError:
+            return ("memory", "the query needed more memory than the query worker's cap")
+        except PermissionError as exc:  # the only thing a read-only query is refused: a socket (SERVICE)
+            return ("error", 403, f"the query has a SERVICE clause, and this server sends no requests to other "
+                                  f"endpoints: refused ({exc})")
         except (OSError, ValueError, TypeError, RuntimeError) as exc:
             return ("error", 400, f"{type(exc).__name__}: {exc}")
 
@@ -175,22 +184,14 @@ def _format(request: dict[str, Any], key: str, form: str) -> str:
     return fmt
 
 
-def read_frame(stream: BinaryIO) -> Any:
-    header = stream.read(HEADER.size)
-    if len(header) < HEADER.size:
-        raise EOFError
-    (size,) = HEADER.unpack(header)
-    return pickle.loads(stream.read(size))
-
-
-def write_frame(stream: BinaryIO, message: Any) -> None:
-    data = pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL)
-    stream.write(HEADER.pack(len(data)) + data)
-    stream.flush()
-
-
 def main() -> None:
-    die_with(int(sys.argv[1]))  # a server killed without clean-up must not leave its workers holding the store
+    parent, memory = int(sys.argv[1]), int(sys.argv[2]) if len(sys.argv) > 2 else 0
+    if close_network() is None:  # first: before any thread exists
+        print("kgforge serve: this system allows neither a seccomp filter nor a network namespace; query "
+              "workers keep network access, and only the SERVICE check of the query text guards it", file=sys.stderr)
+    die_with(parent)  # a server killed without clean-up must not leave its workers holding the store
+    if memory:
+        limit_memory(memory)
     inbox, outbox = sys.stdin.buffer, sys.stdout.buffer
     sys.stdout = sys.stderr  # nothing but frames on the reply pipe
     worker = Worker(read_frame(inbox))

@@ -1,21 +1,27 @@
 """SPARQL over a domain's store: values bound as substitutions, every query under a deadline, no
 outbound request unless asked for.
 
-Queries run in a worker process that holds its own read-only handle. pyoxigraph has no query
-timeout, so a query that runs past its deadline is stopped by ending that process, and the caller
-gets a QueryTimeout, never a short result. Oxigraph answers a ``SERVICE <http://…>`` clause by
-sending the query to that endpoint, and pyoxigraph 0.5 offers no switch or handler to stop it, so a
-query with a SERVICE clause is refused before it runs unless ``allow_service`` is given; the
-clause is found by parsing the query (rdflib's SPARQL parser), not by searching its text.
+Queries run in a worker process (``python -m kgforge.store.worker``, never a copy of the caller's
+``__main__``) that holds its own read-only handle. pyoxigraph has no query timeout, so a query that runs
+past its deadline is stopped by ending that process, and the caller gets a QueryTimeout, never a short
+result. Oxigraph answers a ``SERVICE <http://…>`` clause by sending the query to that endpoint, and
+pyoxigraph offers no switch to stop it, so the worker cannot open a network socket at all
+(:mod:`kgforge.core.sandbox`) unless the query is run with ``allow_service``. Before that, a query with a
+SERVICE clause is refused with a message that says how to allow it; that check parses the query
+(rdflib's SPARQL parser) and can be fooled by a disguised clause, which then fails in the worker.
 """
 
 from __future__ import annotations
 
 import functools
-import multiprocessing as mp
 import os
 import re
+import select
+import signal
+import subprocess
+import tempfile
 import time
+import warnings
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,17 +30,16 @@ from typing import Any
 import pyoxigraph as ox
 
 from kgforge.core import checks
-from kgforge.core.errors import ArgumentError, QueryError, QueryTimeout
-from kgforge.core.lifeline import die_with
+from kgforge.core.errors import ArgumentError, QueryError, QueryOutOfMemory, QueryTimeout, QueryWorkerDied
+from kgforge.core.processes import module_command, module_env, read_frame, write_frame
 from kgforge.core.registry import UnknownName
 from kgforge.core.resources import query_path, shipped_queries
-from kgforge.core.vocab import RDFS_LABEL
 from kgforge.store.layout import DomainPaths
-from kgforge.store.sparql_text import PREFIXES, code_of, explain_error
+from kgforge.store.sparql_text import PREFIXES, code_of, explain_error  # noqa: F401 (PREFIXES: re-exported)
+from kgforge.store.worker import decode, encode
 
 DEFAULT_TIMEOUT = 60.0
 Term = ox.NamedNode | ox.Literal | ox.BlankNode
-COUNT_REST_SECONDS = 2.0  # how long the worker keeps counting the rows past a limit before it says "more than"
 
 
 @dataclass(frozen=True)
@@ -47,118 +52,36 @@ class QueryResult:
     boolean: bool | None = None
     triples: list[ox.Triple] | None = None
     truncated: bool = False  # a limit held back rows
-    more_rows: int | None = None  # how many, when the worker could count them within COUNT_REST_SECONDS
-
-
-def _encode(term: Term) -> tuple:
-    if isinstance(term, ox.NamedNode):
-        return ("iri", term.value)
-    if isinstance(term, ox.BlankNode):
-        return ("bnode", term.value)
-    return ("lit", term.value, term.language, term.datatype.value)
-
-
-def _decode(encoded: tuple) -> Term:
-    if encoded[0] == "iri":
-        return ox.NamedNode(encoded[1])
-    if encoded[0] == "bnode":
-        return ox.BlankNode(encoded[1])
-    _, value, lang, datatype = encoded
-    return ox.Literal(value, language=lang) if lang else ox.Literal(value, datatype=ox.NamedNode(datatype))
-
-
-def _run(store: ox.Store, sparql: str, bindings: dict[str, tuple], limit: int) -> tuple:
-    substitutions = {ox.Variable(name): _decode(term) for name, term in bindings.items()}
-    result = store.query(sparql, use_default_graph_as_union=True, substitutions=substitutions,
-                         prefixes=PREFIXES)
-    if isinstance(result, ox.QuerySolutions):
-        variables = [v.value for v in result.variables]
-        rows = []
-        for row in result:
-            if limit and len(rows) == limit:
-                return ("select", variables, rows, *_count_rest(result))
-            rows.append({v: _encode(row[v]) for v in variables if row[v] is not None})
-        return ("select", variables, rows, False, None)
-    if isinstance(result, ox.QueryBoolean):
-        return ("ask", bool(result))
-    return ("construct", [tuple(_encode(t) for t in (tr.subject, tr.predicate, tr.object)) for tr in result])
-
-
-def _count_rest(solutions: ox.QuerySolutions) -> tuple[bool, int | None]:
-    """Past a limit, one row is already taken: count the rest without keeping them, for a short while."""
-    counted, stop = 1, time.monotonic() + COUNT_REST_SECONDS
-    for counted, _ in enumerate(solutions, 2):
-        if counted % 1024 == 0 and time.monotonic() > stop:
-            return True, None
-    return True, counted
-
-
-def _labels(store: ox.Store, iris: list[str], language: str) -> dict[str, str]:
-    """One label per IRI: in ``language``, else untagged, else the first in code order; index lookups only."""
-    label = ox.NamedNode(RDFS_LABEL)
-    found = {}
-    for iri in iris:
-        candidates = [q.object for q in store.quads_for_pattern(ox.NamedNode(iri), label, None)
-                      if isinstance(q.object, ox.Literal)]
-        if candidates:
-            found[iri] = min(candidates, key=lambda lit: (_language_rank(lit.language, language), lit.value)).value
-    return found
-
-
-def _language_rank(tag: str | None, language: str) -> int:
-    if tag and language and (tag == language or tag.startswith(language + "-")):
-        return 0
-    return 1 if not tag else 2
-
-
-def _worker(store_dir: str, conn: Any, parent: int) -> None:
-    die_with(parent)  # a query still running when its caller is killed must not hold the store open
-    store = ox.Store.read_only(store_dir)
-    while True:
-        try:
-            message = conn.recv()
-        except EOFError:  # the caller is gone
-            return
-        if message is None:
-            return
-        kind, *args = message
-        try:
-            conn.send(("ok", _labels(store, *args) if kind == "labels" else _run(store, *args)))
-        except SyntaxError as exc:
-            conn.send(("syntax", str(exc)))
-        except (OSError, ValueError, TypeError, RuntimeError) as exc:
-            conn.send(("error", _explain(exc)))
-
-
-def _explain(exc: Exception) -> str:
-    message = f"{type(exc).__name__}: {exc}"
-    if "SELECT projection" in str(exc):
-        message += (" (a variable given with --bind must also appear in the SELECT clause: "
-                    "bindings are SPARQL substitutions, SEP-0007, not text pasted into the query)")
-    return message
+    more_rows: int | None = None  # how many, when the worker could count them (worker.COUNT_REST_SECONDS)
 
 
 class QueryRunner:
-    """Runs queries against one domain's store in a worker process, each under a deadline."""
+    """Runs queries against one domain's store in a worker process, each under a deadline.
 
-    def __init__(self, paths: DomainPaths) -> None:
+    The worker is ``python -m kgforge.store.worker``: kgforge's own module, so the caller's ``__main__``
+    (a script without a guard, ``python -``, a notebook) is never imported again. It cannot open a
+    network connection unless the query is run with ``allow_service`` (then a second worker, started
+    with its network, runs it). ``memory_limit`` (bytes) caps each worker's data; a query that needs
+    more ends with :class:`QueryOutOfMemory`."""
+
+    def __init__(self, paths: DomainPaths, *, memory_limit: int | None = None) -> None:
         self.store_dir = str(paths.oxigraph_dir().resolve())
-        self._process: mp.Process | None = None
-        self._conn: Any = None
+        self.memory_limit = memory_limit if memory_limit is not None else memory_limit_from_environment()
+        self._workers: dict[bool, _Worker] = {}
 
-    def _start(self) -> None:
-        context = mp.get_context("spawn")
-        parent, child = context.Pipe()
-        self._process = context.Process(target=_worker, args=(self.store_dir, child, os.getpid()), daemon=True)
-        self._process.start()
-        child.close()
-        self._conn = parent
+    @property
+    def isolation(self) -> str | None:
+        """How the network is closed to queries: "seccomp", "namespace", or None (no worker yet, or
+        neither could be installed on this system)."""
+        worker = self._workers.get(False)
+        return worker.isolation if worker else None
 
     def query(self, sparql: str, bindings: Mapping[str, Term] | None = None,
               timeout: float = DEFAULT_TIMEOUT, allow_service: bool = False, *, limit: int = 0,
               waiting: Callable[[float], None] | None = None) -> QueryResult:
         """Run ``sparql`` with ``bindings`` substituted, stopped after ``timeout`` seconds. A query with a
-        SERVICE clause (which makes this machine call the endpoint it names) needs ``allow_service``.
+        SERVICE clause (which makes this machine call the endpoint it names) needs ``allow_service``;
+        without it the worker has no network, whatever the query says.
         ``limit`` (0: all) keeps the first rows of a SELECT only, the rest counted, not kept;
         ``waiting(elapsed_seconds)`` is called a few times a second while the query runs."""
         checks.number(timeout, "timeout", above=True)
@@ -166,8 +89,8 @@ class QueryRunner:
         if not allow_service and uses_service(sparql):
             raise QueryError("the query has a SERVICE clause, which would send requests to the endpoint it "
                              "names: refused (pass --allow-service, or allow_service=True, to let it through)")
-        encoded = {name.lstrip("?$"): _encode(term) for name, term in (bindings or {}).items()}
-        status, payload = self._ask(("query", sparql, encoded, limit), timeout, waiting)
+        encoded = {name.lstrip("?$"): encode(term) for name, term in (bindings or {}).items()}
+        status, payload = self._ask(("query", sparql, encoded, limit), timeout, waiting, network=allow_service)
         if status == "syntax":
             raise QueryError(explain_error(payload, sparql))
         if status == "error":
@@ -176,40 +99,31 @@ class QueryRunner:
 
     def labels(self, iris: list[str], language: str, timeout: float = DEFAULT_TIMEOUT) -> dict[str, str]:
         """A label for each of ``iris`` that has one (``language`` first, then untagged), in one round trip."""
-        status, payload = self._ask(("labels", list(iris), language), timeout, None)
+        status, payload = self._ask(("labels", list(iris), language), timeout, None, network=False)
         if status != "ok":
             raise QueryError(payload)
         return payload
 
-    def _ask(self, message: tuple, timeout: float, waiting: Callable[[float], None] | None) -> tuple[str, Any]:
-        if self._process is None or not self._process.is_alive():
-            self._start()
-        self._conn.send(message)
+    def _ask(self, message: tuple, timeout: float, waiting: Callable[[float], None] | None, *,
+             network: bool) -> tuple[str, Any]:
         started = time.monotonic()
-        while not self._conn.poll(min(0.25, max(started + timeout - time.monotonic(), 0))):
-            elapsed = time.monotonic() - started
-            if elapsed >= timeout:
-                self._kill()
-                raise QueryTimeout(f"query ran past its {timeout:g} s timeout and was stopped")
-            if waiting is not None:
-                waiting(elapsed)
+        worker = self._workers.get(network)
+        if worker is None or not worker.alive():
+            worker = self._workers[network] = _Worker(self.store_dir, network, self.memory_limit,
+                                                      started + timeout, timeout)
         try:
-            return self._conn.recv()
-        except EOFError:
-            self._kill()
-            raise QueryError("the query worker died while running the query") from None
-
-    def _kill(self) -> None:
-        if self._process is not None:
-            self._process.kill()
-            self._process.join()
-        self._process = None
+            status, payload = worker.ask(message, started + timeout, timeout, waiting)
+        except (QueryTimeout, QueryWorkerDied):
+            self._workers.pop(network, None)
+            raise
+        if status == "memory":
+            raise QueryOutOfMemory(f"{payload} ({_megabytes(self.memory_limit)}): stopped")
+        return status, payload
 
     def close(self) -> None:
-        if self._process is not None and self._process.is_alive():
-            self._conn.send(None)
-            self._process.join(timeout=5)
-            self._kill()
+        for worker in self._workers.values():
+            worker.close()
+        self._workers.clear()
 
     def __enter__(self) -> "QueryRunner":
         return self
@@ -218,14 +132,122 @@ class QueryRunner:
         self.close()
 
 
+MEMORY_VARIABLE = "KGFORGE_QUERY_MEMORY_MB"
+
+
+def memory_limit_from_environment() -> int | None:
+    """The query worker's memory cap in bytes from ``$KGFORGE_QUERY_MEMORY_MB`` (unset or 0: no cap)."""
+    text = os.environ.get(MEMORY_VARIABLE, "").strip()
+    if not text:
+        return None
+    try:
+        megabytes = int(text)
+    except ValueError:
+        raise ArgumentError(f"${MEMORY_VARIABLE}", f"expected a whole number of MiB, got {text!r}") from None
+    checks.whole(megabytes, f"${MEMORY_VARIABLE}", 0)
+    return megabytes * 2**20 or None
+
+
+def _megabytes(limit: int | None) -> str:
+    return f"cap {limit / 2**20:g} MiB" if limit else "no cap set"
+
+
+class _Worker:
+    """One ``kgforge.store.worker`` process and its pipes; a deadline applies to its start as well."""
+
+    def __init__(self, store_dir: str, network: bool, memory_limit: int | None, deadline: float,
+                 timeout: float) -> None:
+        flags = (["--network"] if network else []) + (["--memory", str(memory_limit)] if memory_limit else [])
+        self.memory_limit = memory_limit
+        self.stderr = tempfile.TemporaryFile()  # what a dying worker says, for the message (never the terminal)
+        self.process = subprocess.Popen(module_command("kgforge.store.worker", str(os.getpid()), store_dir, *flags),
+                                        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.stderr,
+                                        env=module_env(), close_fds=True)
+        status, payload = self._reply(deadline, timeout, None, "starting")
+        if status != "ready":
+            self.kill()
+            raise QueryError(payload)
+        self.isolation: str | None = payload
+        if not network and payload is None:
+            warnings.warn("this system allows neither a seccomp filter nor a network namespace: queries run "
+                          "with network access, and only the query-text check refuses SERVICE clauses",
+                          RuntimeWarning, stacklevel=5)
+
+    def alive(self) -> bool:
+        return self.process.poll() is None
+
+    def ask(self, message: tuple, deadline: float, timeout: float,
+            waiting: Callable[[float], None] | None) -> tuple[str, Any]:
+        try:
+            write_frame(self.process.stdin, message)
+        except (BrokenPipeError, OSError):
+            pass  # the worker is gone: reading its reply says how
+        return self._reply(deadline, timeout, waiting, "running the query")
+
+    def _reply(self, deadline: float, timeout: float, waiting: Callable[[float], None] | None,
+               doing: str) -> tuple[str, Any]:
+        poller = select.poll()
+        poller.register(self.process.stdout, select.POLLIN)
+        started = time.monotonic()
+        while not poller.poll(max(min(0.25, deadline - time.monotonic()), 0) * 1000):
+            if time.monotonic() >= deadline:
+                self.kill()
+                raise QueryTimeout(f"query ran past its {timeout:g} s timeout and was stopped")
+            if waiting is not None:
+                waiting(time.monotonic() - started)
+        try:
+            return read_frame(self.process.stdout)
+        except EOFError:
+            raise self._death(doing) from None
+
+    def _death(self, doing: str) -> QueryWorkerDied:
+        try:
+            code = self.process.wait(timeout=5)  # its reply pipe closed: it has ended, or is ending
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            code = self.process.wait()
+        said = self._last_words()
+        self.kill()
+        if self.memory_limit and code in (-signal.SIGABRT, -signal.SIGSEGV, -signal.SIGKILL):
+            return QueryOutOfMemory(f"the query worker ran out of memory while {doing} (cap "
+                                    f"{self.memory_limit / 2**20:g} MiB) and was stopped")
+        how = f"killed by signal {-code}" if code < 0 else f"exit status {code}"
+        return QueryWorkerDied(f"the query worker died while {doing} ({how}{': ' + said if said else ''})")
+
+    def _last_words(self) -> str:
+        self.stderr.seek(0, os.SEEK_END)
+        self.stderr.seek(max(0, self.stderr.tell() - 4096))
+        lines = self.stderr.read().decode("utf-8", "replace").strip().splitlines()
+        return lines[-1].strip() if lines else ""
+
+    def kill(self) -> None:
+        if self.process.poll() is None:
+            self.process.kill()
+        self.process.wait()
+        for pipe in (self.process.stdin, self.process.stdout, self.stderr):
+            try:
+                pipe.close()
+            except OSError:
+                pass
+
+    def close(self) -> None:
+        if self.alive():
+            try:
+                write_frame(self.process.stdin, None)
+                self.process.wait(timeout=5)
+            except (OSError, subprocess.TimeoutExpired):
+                pass
+        self.kill()
+
+
 def _to_result(payload: tuple) -> QueryResult:
     if payload[0] == "select":
         _, variables, rows, truncated, more = payload
-        return QueryResult("select", variables, [{k: _decode(v) for k, v in row.items()} for row in rows],
+        return QueryResult("select", variables, [{k: decode(v) for k, v in row.items()} for row in rows],
                            truncated=truncated, more_rows=more)
     if payload[0] == "ask":
         return QueryResult("ask", [], [], boolean=payload[1])
-    triples = [ox.Triple(*(_decode(t) for t in triple)) for triple in payload[1]]
+    triples = [ox.Triple(*(decode(t) for t in triple)) for triple in payload[1]]
     return QueryResult("construct", [], [], triples=triples)
 
 

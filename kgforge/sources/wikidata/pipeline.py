@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import json
 import mmap
-import multiprocessing
 import os
 import re
 import tempfile
@@ -31,6 +30,7 @@ from kgforge.core.errors import KgforgeError
 from kgforge.core.gc_pause import paused_gc
 from kgforge.core.jsonio import too_deep
 from kgforge.core.lifeline import die_with
+from kgforge.core.processes import worker_context
 from kgforge.sources.wikidata.entity import (
     BadEntity,
     EntityOutput,
@@ -279,7 +279,7 @@ def run_pass(reader: DumpReader, spec: PassSpec, on_result: Callable[[BatchResul
         spool.unlink(missing_ok=True)  # a killed pass's spool: this pass's workers get a file of their own
     ring = BatchRing(spool, 2 * workers, 2 * batch_bytes)
     ring.create()
-    context = multiprocessing.get_context("forkserver")
+    context = worker_context(__name__)  # workers fork from a server that imported this module, never __main__
     try:
         with ProcessPoolExecutor(workers, mp_context=context, initializer=_init_worker,
                                  initargs=(spec, ring, os.getpid())) as pool:

@@ -40,6 +40,7 @@ import mmap
 import os
 import shutil
 import socket
+import subprocess
 from collections import Counter, deque
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
@@ -48,6 +49,7 @@ from typing import Any
 
 from kgforge.core.errors import KgforgeError
 from kgforge.core.files import write_bytes_atomic, write_json_atomic
+from kgforge.core.lifeline import children, reap_descendants_when_gone
 from kgforge.sources.wikidata.engines import (
     DEFAULT_SHARD_BYTES,
     ENGINES,
@@ -121,6 +123,17 @@ class ShardFiles:
     def remove(self) -> None:
         for path in (self.journal, self.meta, self.attempts, self.data):
             path.unlink(missing_ok=True)
+
+
+_REAPER: list[subprocess.Popen] = []
+
+
+def _reap_local_ray(ray_processes: set[int]) -> None:
+    """The local Ray instance this process started (``ray_processes``: the ones ``ray.init`` started here)
+    ends with it even when it is killed: Ray's raylet and GCS watch their driver, but the agents the raylet
+    starts (dashboard, runtime env) outlive them. Nothing else this process started is touched."""
+    if ray_processes:  # none: Ray started nothing here (another driver's instance), nothing to reap
+        _REAPER.append(reap_descendants_when_gone(roots=ray_processes))
 
 
 def _node_id() -> str:
@@ -323,7 +336,9 @@ class RayEngine:
                 ray.init(address=self.address, include_dashboard=False, log_to_driver=False)
             else:
                 os.environ.setdefault(WORKER_NICENESS, "0")  # Ray's workers are niced (15) unless told
+                before = children(os.getpid())
                 ray.init(num_cpus=self.workers or os.cpu_count(), include_dashboard=False, log_to_driver=False)
+                _reap_local_ray(children(os.getpid()) - before)
         self.nodes = sum(1 for node in ray.nodes() if node.get("Alive"))
 
     def parallel(self) -> int:

@@ -1,0 +1,154 @@
+"""Worker processes that never run the user's ``__main__``.
+
+multiprocessing's ``spawn`` and ``forkserver`` start methods import the parent's main module again in
+every worker (as ``__mp_main__``), so that pickled functions defined there can be found. For kgforge that
+is wrong twice over: a script without an ``if __name__ == "__main__":`` guard runs its own top level again
+(a ``Domain.build()`` above a query builds twice, then multiprocessing refuses to start a process during
+bootstrapping), and ``python -`` dies on ``FileNotFoundError: '<stdin>'``. kgforge's workers run kgforge's
+code only, so:
+
+- a worker that answers requests is a plain subprocess, ``python -m kgforge.<module>``, talking in
+  :func:`write_frame` / :func:`read_frame` frames over its stdin and stdout (:func:`module_command`);
+- a pool of workers (``ProcessPoolExecutor``) gets :func:`worker_context`: a forkserver of kgforge's own
+  (its preload is kgforge's module, never ``__main__``) whose children are told nothing about the
+  parent's main module.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import os
+import pickle
+import site
+import struct
+import sys
+import threading
+import types
+from collections.abc import Iterator
+from multiprocessing import context as mp_context
+from multiprocessing import forkserver, popen_forkserver, reduction, spawn, util
+from pathlib import Path
+from typing import Any, BinaryIO
+
+HEADER = struct.Struct(">I")  # a frame: 4-byte big-endian length, then a pickle (both ends are kgforge)
+_MAIN_KEYS = ("init_main_from_path", "init_main_from_name")
+
+
+def module_command(module: str, *args: str) -> list[str]:
+    """The command line that runs kgforge's ``module`` as a program with this interpreter."""
+    return [sys.executable, "-m", module, *args]
+
+
+def module_env() -> dict[str, str]:
+    """This process's environment for a worker: the folder this ``kgforge`` was imported from first on
+    PYTHONPATH (a notebook that put a checkout on ``sys.path`` by hand starts workers that import the
+    same kgforge; an installed kgforge's site-packages is on every interpreter's path already, and is not
+    put before the standard library), and no Rust backtraces."""
+    root = str(Path(__file__).resolve().parents[2])
+    env = dict(os.environ)
+    paths = [path for path in env.get("PYTHONPATH", "").split(os.pathsep) if path]
+    if root not in _site_folders() and root not in paths:
+        env["PYTHONPATH"] = os.pathsep.join([root, *paths])
+    env["RUST_BACKTRACE"] = "0"  # a worker ended by its memory cap says so in one line, not in a Rust stack dump
+    return env
+
+
+def _site_folders() -> set[str]:
+    folders = [*site.getsitepackages(), site.getusersitepackages()] if hasattr(site, "getsitepackages") else []
+    return {str(Path(folder).resolve()) for folder in folders}
+
+
+def write_frame(stream: BinaryIO, message: Any) -> None:
+    data = pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL)
+    stream.write(HEADER.pack(len(data)) + data)
+    stream.flush()
+
+
+def read_frame(stream: BinaryIO) -> Any:
+    """The next frame's message; EOFError when the other end has gone (also in the middle of a frame)."""
+    header = stream.read(HEADER.size)
+    if len(header) < HEADER.size:
+        raise EOFError
+    (size,) = HEADER.unpack(header)
+    data = stream.read(size)
+    if len(data) < size:
+        raise EOFError
+    return pickle.loads(data)
+
+
+class _Popen(popen_forkserver.Popen):
+    """multiprocessing's forkserver launch, through kgforge's own server, with the parent's main module
+    left out of what the child prepares from (the child imports only what the pickled target needs)."""
+
+    def _launch(self, process_obj: Any) -> None:
+        prep_data = spawn.get_preparation_data(process_obj._name)
+        for key in _MAIN_KEYS:
+            prep_data.pop(key, None)
+        buf = io.BytesIO()
+        mp_context.set_spawning_popen(self)
+        try:
+            reduction.dump(prep_data, buf)
+            reduction.dump(process_obj, buf)
+        finally:
+            mp_context.set_spawning_popen(None)
+        self.sentinel, w = _server(process_obj.preload).connect_to_new_process(self._fds)
+        parent_w = os.dup(w)  # the child watches this pipe to learn that its parent is gone
+        self.finalizer = util.Finalize(self, util.close_fds, (parent_w, self.sentinel))
+        with open(w, "wb", closefd=True) as f:
+            f.write(buf.getbuffer())
+        self.pid = forkserver.read_signed(self.sentinel)
+
+
+class _Process(mp_context.ForkServerProcess):
+    preload: tuple[str, ...] = ()
+
+    @staticmethod
+    def _Popen(process_obj: Any) -> _Popen:  # noqa: N802 (multiprocessing's name)
+        return _Popen(process_obj)
+
+
+class _Context(mp_context.ForkServerContext):
+    def __init__(self, preload: tuple[str, ...]) -> None:
+        super().__init__()
+        self.preload = preload
+
+    def Process(self, *args: Any, **kwargs: Any) -> _Process:  # type: ignore[override]  # noqa: N802
+        process = _Process(*args, **kwargs)
+        process.preload = self.preload
+        return process
+
+
+_SERVERS: dict[tuple[str, ...], forkserver.ForkServer] = {}
+_LOCK = threading.Lock()
+
+
+def _server(preload: tuple[str, ...]) -> forkserver.ForkServer:
+    with _LOCK:
+        if preload not in _SERVERS:
+            server = forkserver.ForkServer()
+            server.set_forkserver_preload(list(preload))  # never '__main__': the server imports only these
+            _SERVERS[preload] = server
+        return _SERVERS[preload]
+
+
+@contextlib.contextmanager
+def main_module_hidden() -> Iterator[None]:
+    """While the block runs, processes started by a library that uses multiprocessing's spawn itself
+    (PyTorch's ``start_processes``, under Lightning's ``ddp_spawn``) see a bare ``__main__``: they prepare
+    from nothing of the caller's script. The caller's module is back in place when the block ends; its
+    threads do not read ``sys.modules["__main__"]`` meanwhile (the block runs in the thread that waits for
+    the processes)."""
+    saved = sys.modules["__main__"]
+    sys.modules["__main__"] = types.ModuleType("__main__")
+    try:
+        yield
+    finally:
+        sys.modules["__main__"] = saved
+
+
+def worker_context(*preload: str) -> mp_context.BaseContext:
+    """A multiprocessing context (for ``ProcessPoolExecutor(mp_context=…)``) whose processes never import
+    ``__main__``: they fork from a server of kgforge's own that imported ``preload`` (the modules the
+    workers need) once. Targets must be module-level functions of importable modules."""
+    return _Context(tuple(preload))
