@@ -38,7 +38,7 @@ def _metric_names(text: str) -> tuple[str, ...]:
     names = tuple(name.strip() for name in text.split(",") if name.strip())
     for name in names:
         try:
-            METRICS.get(name)
+            METRICS.metric(name)
         except ArgumentError as exc:
             raise typer.BadParameter(exc.problem) from None
     return names
@@ -78,6 +78,10 @@ def eval_command(
     min_chars: Annotated[int, typer.Option(parser=POSITIVE, help="Shortest label or value matched.")] = 2,
     text_overlap: Annotated[int, typer.Option(parser=NON_NEGATIVE, help="Characters shared with a free-text fact "
                                                                         "to state it (0: never).")] = 8,
+    vectors: Annotated[Path | None, typer.Option(help="Word vectors (word2vec text or binary) for Embedding "
+                                                      "Average, Vector Extrema and Greedy Matching.")] = None,
+    model_path: Annotated[Path | None, typer.Option(help="Local transformers model folder for BERTScore "
+                                                         "(extra kgforge[bertscore]; nothing is downloaded).")] = None,
     official: Annotated[bool, typer.Option("--official", help="Print only the official DuConv script's lines.")] = False,
     workdir: WorkdirOption = DEFAULT_WORKDIR,
     json_out: JsonOption = False,
@@ -88,7 +92,7 @@ def eval_command(
     options = EvalOptions(layout=layout, segmentation=segmentation,
                           metrics=_metric_names(metrics) if metrics else None, columns=columns,
                           knowledge=KnowledgeOptions(min_chars, text_overlap, graph_only),
-                          human_id_column=human_id_column)
+                          human_id_column=human_id_column, vectors=vectors, model_path=model_path)
     target = None if no_out else (out or predictions.with_name(predictions.name + ".eval.jsonl"))
     report = evaluate(predictions, gold=gold, dialogues=dialogues, domain=domain, workdir=workdir, human=human,
                       out=target, options=options)
@@ -107,7 +111,7 @@ def show_report(report: dict[str, Any]) -> None:
     console.print(f"[bold]{report['responses']:,} responses[/]  {inputs}  segmentation: {report['segmentation']}")
     table = Table("metric", "value (%)", "what it is", box=None, pad_edge=False)
     for name, value in report["metrics"].items():
-        table.add_row(name, "-" if value is None else f"{value * 100:.2f}", METRICS.get(name).description)
+        table.add_row(name, "-" if value is None else f"{value * 100:.2f}", METRICS.metric(name).description)
     console.print(table)
     for name, why in report["left_out"].items():
         console.print(f"  [dim]{name}: left out, {why}[/]")
@@ -136,7 +140,7 @@ def _number(value: float | None) -> str:
 @app.command("metrics")
 def metrics_command(json_out: JsonOption = False) -> None:
     """The metrics `kgforge eval` computes (the registry: built-in and registered ones)."""
-    described = METRICS.describe()
+    described = METRICS.describe_metrics()
     if json_out:
         emit_json(described)
         return

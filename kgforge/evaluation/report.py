@@ -18,7 +18,9 @@ from kgforge.evaluation.batch import Batch
 from kgforge.evaluation.correlation import correlate, read_human
 from kgforge.evaluation.inputs import LAYOUTS, Responses, load_responses
 from kgforge.evaluation.knowledge import KnowledgeIndex, KnowledgeOptions
-from kgforge.evaluation.metrics import official_lines
+from kgforge.evaluation.caption import meteor_stages
+from kgforge.evaluation.embedding import coverage, read_vectors
+from kgforge.evaluation.metrics import OFFICIAL, official_lines
 from kgforge.evaluation.registry import METRICS, Metric
 from kgforge.evaluation.segmentation import SEGMENTATIONS, check_segmentation
 
@@ -33,6 +35,8 @@ class EvalOptions:
     columns: dict[str, str] = field(default_factory=dict)  # prediction/gold/id/dialogue column names
     knowledge: KnowledgeOptions = KnowledgeOptions()
     human_id_column: str | None = None
+    vectors: Path | None = None  # word2vec file: the embedding metrics
+    model_path: Path | None = None  # local model folder: BERTScore
 
     def __post_init__(self) -> None:
         if self.layout not in LAYOUTS:
@@ -40,7 +44,7 @@ class EvalOptions:
         if self.segmentation != "auto":
             check_segmentation(self.segmentation)
         for name in self.metrics or ():
-            METRICS.get(name)
+            METRICS.metric(name)
 
 
 def evaluate(predictions: Path, *, gold: Path | None = None, dialogues: Path | None = None,
@@ -60,7 +64,9 @@ def evaluate(predictions: Path, *, gold: Path | None = None, dialogues: Path | N
         index = KnowledgeIndex.for_domain(domain, workdir, responses.segmented, options.knowledge)
         timings["graph"] = time.perf_counter() - mark
     batch = Batch(responses.frame.select("id", "prediction", "gold"), segmentation, responses.has_gold,
-                  _knowledge_judge(index, responses) if index is not None else None)
+                  _knowledge_judge(index, responses) if index is not None else None,
+                  vectors=read_vectors(options.vectors) if options.vectors is not None else None,
+                  model_path=options.model_path)
     chosen, left_out = _choose(batch, options.metrics)
     mark = time.perf_counter()
     values = {metric.name: metric.values(batch) for metric in chosen}
@@ -70,6 +76,7 @@ def evaluate(predictions: Path, *, gold: Path | None = None, dialogues: Path | N
         "responses": batch.size, "inputs": responses.sources, "segmentation": segmentation,
         "matched_unsegmented": responses.segmented, "metrics": corpus, "left_out": left_out,
     }
+    report.update(_resources_used(batch, chosen))
     official = official_lines(corpus)
     if official is not None:
         report["official"] = official
@@ -114,10 +121,14 @@ def _knowledge_judge(index: KnowledgeIndex, responses: Responses) -> Callable[[]
 
 def _choose(batch: Batch, names: tuple[str, ...] | None) -> tuple[list[Metric], dict[str, str]]:
     """The metrics to compute, and those left out with the reason."""
-    wanted = [METRICS.get(name) for name in names] if names else [METRICS.get(name) for name in METRICS.names()]
-    have = {"gold": batch.has_gold, "knowledge": batch.has_knowledge}
+    wanted = [METRICS.metric(name) for name in names] if names else list(_default_metrics())
+    have = {"gold": batch.has_gold, "knowledge": batch.has_knowledge, "vectors": batch.has_vectors,
+            "model": batch.has_model}
     reasons = {"gold": "no gold responses (give --gold, or a file with a gold column)",
-               "knowledge": "no domain graph (give --domain)"}
+               "knowledge": "no domain graph (give --domain)",
+               "vectors": "no word vectors (give --vectors FILE, word2vec text or binary)",
+               "model": "no model (give --model-path DIR, a local transformers model; needs the extra "
+                        "kgforge[bertscore])"}
     chosen, left_out = [], {}
     for metric in wanted:
         missing = [need for need in metric.needs if not have[need]]
@@ -128,6 +139,28 @@ def _choose(batch: Batch, names: tuple[str, ...] | None) -> tuple[list[Metric], 
     if names and left_out:
         raise KgforgeError("; ".join(f"metric {name}: {why}" for name, why in left_out.items()))
     return chosen, left_out
+
+
+def _default_metrics() -> list[Metric]:
+    """Every registered metric, the official five first (in the script's order), then by name."""
+    official = [METRICS.metric(name) for name in OFFICIAL]
+    return official + [entry.obj for entry in METRICS if entry.name not in OFFICIAL]
+
+
+def _resources_used(batch: Batch, chosen: list[Metric]) -> dict[str, Any]:
+    """What the report must state about the metrics that need more than the texts."""
+    names = {metric.name for metric in chosen}
+    used: dict[str, Any] = {}
+    if "meteor" in names:
+        used["meteor_stages"] = meteor_stages()
+    if batch.vectors is not None and names & {"embedding_average", "vector_extrema", "greedy_matching"}:
+        predictions, golds = batch.token_lists
+        known, total = coverage(batch.vectors, predictions + golds)
+        used["vectors"] = {"path": str(batch.vectors.path), "words": len(batch.vectors.index),
+                           "dim": batch.vectors.dim, "tokens_known": known, "tokens": total}
+    if batch.model_path is not None and names & {"bertscore_p", "bertscore_r", "bertscore_f1"}:
+        used["model"] = {"path": str(batch.model_path), **batch.bertscore["model"]}
+    return used
 
 
 def write_per_response(frame: pl.DataFrame, out: Path) -> None:
