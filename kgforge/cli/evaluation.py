@@ -26,11 +26,15 @@ from kgforge.cli._app import (
 from kgforge.core.errors import ArgumentError, KgforgeError
 from kgforge.evaluation import (
     LAYOUTS,
+    Leaderboard,
     METRICS,
     SEGMENTATIONS,
     EvalOptions,
     KnowledgeOptions,
     evaluate,
+    evaluate_systems,
+    parse_system,
+    systems_in_folder,
 )
 
 
@@ -46,9 +50,9 @@ def _metric_names(text: str) -> tuple[str, ...]:
 
 @app.command("eval")
 def eval_command(
-    predictions: Annotated[Path, typer.Argument(help="Responses to score: the official 'prediction<TAB>gold' file, "
-                                                    "one response per line, JSONL/CSV/Excel columns, or a DuConv / "
-                                                    "KdConv / DuRecDial file.")],
+    predictions: Annotated[Path | None, typer.Argument(help="Responses to score: the official 'prediction<TAB>gold' "
+                                                           "file, one response per line, JSONL/CSV/Excel columns, or "
+                                                           "a DuConv / KdConv / DuRecDial file (or give --system).")] = None,
     gold: Annotated[Path | None, typer.Option(help="Gold responses, matched in order (any layout; a dataset file "
                                                    "also gives each response's dialogue).")] = None,
     dialogues: Annotated[Path | None, typer.Option(help="Dialogue context (DuConv, KdConv, DuRecDial or a "
@@ -82,6 +86,13 @@ def eval_command(
                                                       "Average, Vector Extrema and Greedy Matching.")] = None,
     model_path: Annotated[Path | None, typer.Option(help="Local transformers model folder for BERTScore "
                                                          "(extra kgforge[bertscore]; nothing is downloaded).")] = None,
+    system: Annotated[list[str] | None, typer.Option("--system", help="A system to compare, NAME=FILE or "
+                                                     "TASK/NAME=FILE (repeat it), or a folder of system files "
+                                                     "(sub-folders: tasks; gold.* in one: its gold).")] = None,
+    leaderboard: Annotated[Path, typer.Option(help="Folder for the systems' leaderboard.json, .csv and .md.")] = Path("leaderboard"),
+    bootstrap: Annotated[int, typer.Option(parser=NON_NEGATIVE, help="Bootstrap resamples for the correlations' "
+                                                                     "95% intervals (0: none).")] = 1000,
+    seed: Annotated[int, typer.Option(parser=NON_NEGATIVE, help="Seed of the bootstrap.")] = 0,
     official: Annotated[bool, typer.Option("--official", help="Print only the official DuConv script's lines.")] = False,
     workdir: WorkdirOption = DEFAULT_WORKDIR,
     json_out: JsonOption = False,
@@ -93,6 +104,19 @@ def eval_command(
                           metrics=_metric_names(metrics) if metrics else None, columns=columns,
                           knowledge=KnowledgeOptions(min_chars, text_overlap, graph_only),
                           human_id_column=human_id_column, vectors=vectors, model_path=model_path)
+    if system:
+        if predictions is not None:
+            raise typer.BadParameter("give the responses either as PREDICTIONS or as --system, not both")
+        systems, golds = _systems(system)
+        board = evaluate_systems(systems, gold=gold, golds=golds, dialogues=dialogues, options=options, human=human,
+                                 out=leaderboard, bootstrap=bootstrap, seed=seed)
+        if json_out:
+            emit_json(board.to_dict())
+        else:
+            show_leaderboard(board)
+        return
+    if predictions is None:
+        raise typer.BadParameter("give PREDICTIONS (a file of responses) or --system NAME=FILE")
     target = None if no_out else (out or predictions.with_name(predictions.name + ".eval.jsonl"))
     report = evaluate(predictions, gold=gold, dialogues=dialogues, domain=domain, workdir=workdir, human=human,
                       out=target, options=options)
@@ -131,6 +155,54 @@ def show_report(report: dict[str, Any]) -> None:
         console.print(corr)
     if "per_response" in report:
         console.print(f"per response (scores, mentions, hallucinations): {escape(report['per_response'])}")
+
+
+def _systems(specs: list[str]) -> tuple[dict[tuple[str, str], Path], dict[str, Path]]:
+    """``--system`` values: NAME=FILE pairs, or one folder of systems."""
+    if len(specs) == 1 and "=" not in specs[0]:
+        folder = Path(specs[0])
+        if not folder.is_dir():
+            raise typer.BadParameter(f"{specs[0]!r} is neither NAME=FILE nor a folder of systems", param_hint="--system")
+        return systems_in_folder(folder)
+    systems: dict[tuple[str, str], Path] = {}
+    for spec in specs:
+        try:
+            task, name, path = parse_system(spec)
+        except ArgumentError as exc:
+            raise typer.BadParameter(exc.problem, param_hint="--system") from None
+        if (task, name) in systems:
+            raise typer.BadParameter(f"system {name!r} given twice", param_hint="--system")
+        systems[task, name] = path
+    return systems, {}
+
+
+def show_leaderboard(board: Leaderboard) -> None:
+    table = board.table()
+    console.print(f"[bold]{len(board.systems)} systems[/], {sum(s.responses for s in board.systems):,} responses")
+    for task in dict.fromkeys(table["task"].to_list()):
+        rows = table.filter(table["task"] == task)
+        shown = Table("system", *[c for c in rows.columns if c not in ("task", "system")], box=None, pad_edge=False,
+                      title=None if task == "all" else f"task {task}")
+        for row in rows.iter_rows(named=True):
+            shown.add_row(escape(row["system"]), *[_number(v) if not isinstance(v, int) else str(v)
+                                                   for k, v in row.items() if k not in ("task", "system")])
+        console.print(shown)
+    for name, why in board.left_out.items():
+        console.print(f"  [dim]{name}: left out, {why}[/]")
+    for aspect, found in board.agreement.items():
+        console.print(f"agreement on {escape(aspect)}: Fleiss' kappa {_number(found['fleiss_kappa'])}, "
+                      f"Krippendorff's alpha {_number(found['krippendorff_alpha'])} ({found['raters']} annotators)")
+    if board.correlations:
+        corr = Table("task", "level", "metric", "human", "n", "Pearson", "p", "Spearman", "p", "Kendall", "p",
+                     box=None, pad_edge=False)
+        for row in board.correlations:
+            cells = [_number(row[key]) for key in ("pearson", "pearson_p", "spearman", "spearman_p", "kendall",
+                                                   "kendall_p")]
+            corr.add_row(row["task"], row["level"], row["metric"], escape(row["human"]), str(row["n"]), *cells)
+        console.print(corr)
+    if board.human and board.human["unrated_systems"]:
+        console.print(f"[yellow]no human scores for[/] {', '.join(board.human['unrated_systems'])}")
+    console.print(f"leaderboard: {', '.join(escape(path) for path in board.files.values())}")
 
 
 def _number(value: float | None) -> str:

@@ -15,6 +15,8 @@ from kgforge.evaluation.knowledge import KnowledgeIndex, KnowledgeOptions
 from kgforge.evaluation.registry import METRICS, Metric, register_metric
 from kgforge.evaluation.report import EvalOptions, evaluate
 from kgforge.evaluation.segmentation import SEGMENTATIONS
+from kgforge.evaluation.systems import Leaderboard, evaluate_systems, parse_system, systems_in_folder
 
 __all__ = ["Batch", "EvalOptions", "KnowledgeIndex", "KnowledgeOptions", "LAYOUTS", "METRICS", "Metric",
-           "Responses", "SEGMENTATIONS", "evaluate", "load_responses", "register_metric"]
+           "Leaderboard", "Responses", "SEGMENTATIONS", "evaluate", "evaluate_systems", "load_responses", "parse_system",
+           "register_metric", "systems_in_folder"]

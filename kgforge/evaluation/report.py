@@ -7,6 +7,7 @@ import json
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +20,7 @@ from kgforge.evaluation.correlation import correlate, read_human
 from kgforge.evaluation.inputs import LAYOUTS, Responses, load_responses
 from kgforge.evaluation.knowledge import KnowledgeIndex, KnowledgeOptions
 from kgforge.evaluation.caption import meteor_stages
-from kgforge.evaluation.embedding import coverage, read_vectors
+from kgforge.evaluation.embedding import WordVectors, coverage, read_vectors
 from kgforge.evaluation.metrics import OFFICIAL, official_lines
 from kgforge.evaluation.registry import METRICS, Metric
 from kgforge.evaluation.segmentation import SEGMENTATIONS, check_segmentation
@@ -65,9 +66,8 @@ def evaluate(predictions: Path, *, gold: Path | None = None, dialogues: Path | N
         timings["graph"] = time.perf_counter() - mark
     batch = Batch(responses.frame.select("id", "prediction", "gold"), segmentation, responses.has_gold,
                   _knowledge_judge(index, responses) if index is not None else None,
-                  vectors=read_vectors(options.vectors) if options.vectors is not None else None,
-                  model_path=options.model_path)
-    chosen, left_out = _choose(batch, options.metrics)
+                  **metric_inputs(options))
+    chosen, left_out = choose_metrics(batch, options.metrics)
     mark = time.perf_counter()
     values = {metric.name: metric.values(batch) for metric in chosen}
     corpus = {metric.name: metric.corpus_value(batch, values[metric.name]) for metric in chosen}
@@ -119,7 +119,18 @@ def _knowledge_judge(index: KnowledgeIndex, responses: Responses) -> Callable[[]
     return judge
 
 
-def _choose(batch: Batch, names: tuple[str, ...] | None) -> tuple[list[Metric], dict[str, str]]:
+def metric_inputs(options: EvalOptions) -> dict[str, Any]:
+    """What the batch gets besides the texts: the word vectors (read once per file) and the model folder."""
+    return {"vectors": _vectors(options.vectors) if options.vectors is not None else None,
+            "model_path": options.model_path}
+
+
+@lru_cache(maxsize=2)
+def _vectors(path: Path) -> WordVectors:
+    return read_vectors(path)
+
+
+def choose_metrics(batch: Batch, names: tuple[str, ...] | None) -> tuple[list[Metric], dict[str, str]]:
     """The metrics to compute, and those left out with the reason."""
     wanted = [METRICS.metric(name) for name in names] if names else list(_default_metrics())
     have = {"gold": batch.has_gold, "knowledge": batch.has_knowledge, "vectors": batch.has_vectors,
@@ -182,4 +193,4 @@ def write_per_response(frame: pl.DataFrame, out: Path) -> None:
                 handle.writelines(json.dumps(row, ensure_ascii=False) + "\n" for row in frame.iter_rows(named=True))
 
 
-__all__ = ["EvalOptions", "SEGMENTATIONS", "evaluate", "write_per_response"]
+__all__ = ["EvalOptions", "SEGMENTATIONS", "choose_metrics", "evaluate", "metric_inputs", "write_per_response"]
