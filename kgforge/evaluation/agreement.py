@@ -44,7 +44,8 @@ def agreement(ratings: np.ndarray, level: str = "ordinal") -> Agreement:
         from statsmodels.stats.inter_rater import aggregate_raters, fleiss_kappa
 
         table, _ = aggregate_raters(complete)
-        value = float(fleiss_kappa(table, method="fleiss"))
+        with np.errstate(invalid="ignore", divide="ignore"):  # one category only: kappa is undefined (None)
+            value = float(fleiss_kappa(table, method="fleiss"))
         kappa = value if math.isfinite(value) else None
         all_agree = float(np.mean([len(set(row)) == 1 for row in complete]))
         two_agree = float(np.mean([len(set(row)) < len(row) for row in complete]))
