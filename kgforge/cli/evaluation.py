@@ -86,6 +86,9 @@ def eval_command(
                                                       "Average, Vector Extrema and Greedy Matching.")] = None,
     model_path: Annotated[Path | None, typer.Option(help="Local transformers model folder for BERTScore "
                                                          "(extra kgforge[bertscore]; nothing is downloaded).")] = None,
+    goal_metrics: Annotated[bool, typer.Option("--goal-metrics", help="Also judge whole dialogues: DuConv goal "
+                                               "completion, Info bands, DuRecDial LS/UTC, Rec (a dialogue file, or "
+                                               "predictions with --gold/--dialogues naming one).")] = False,
     system: Annotated[list[str] | None, typer.Option("--system", help="A system to compare, NAME=FILE or "
                                                      "TASK/NAME=FILE (repeat it), or a folder of system files "
                                                      "(sub-folders: tasks; gold.* in one: its gold).")] = None,
@@ -103,7 +106,8 @@ def eval_command(
     options = EvalOptions(layout=layout, segmentation=segmentation,
                           metrics=_metric_names(metrics) if metrics else None, columns=columns,
                           knowledge=KnowledgeOptions(min_chars, text_overlap, graph_only),
-                          human_id_column=human_id_column, vectors=vectors, model_path=model_path)
+                          human_id_column=human_id_column, vectors=vectors, model_path=model_path,
+                          goal_metrics=goal_metrics)
     if system:
         if predictions is not None:
             raise typer.BadParameter("give the responses either as PREDICTIONS or as --system, not both")
@@ -153,8 +157,28 @@ def show_report(report: dict[str, Any]) -> None:
             cells = [_number(row[key]) for key in ("pearson", "pearson_p", "spearman", "spearman_p")]
             corr.add_row(row["metric"], escape(row["human"]), str(row["n"]), *cells)
         console.print(corr)
+    if "goals" in report:
+        show_goals(report["goals"])
     if "per_response" in report:
         console.print(f"per response (scores, mentions, hallucinations): {escape(report['per_response'])}")
+
+
+def show_goals(goals: dict[str, Any]) -> None:
+    summary = goals["summary"]
+    console.print(f"[bold]goal metrics[/] over {summary['dialogues']:,} dialogues ({goals['layout']}; mentions by "
+                  f"{goals['matcher']}): triples used {_number(summary['triples_used'])}, properties used "
+                  f"{_number(summary['properties_used'])} per dialogue")
+    if "goal_completion" in summary:
+        shares = ", ".join(f"{grade}: {share * 100:.1f}%" for grade, share in summary["completion_distribution"].items())
+        console.print(f"  goal completion {_number(summary['goal_completion'])} ({shares})")
+    if "info_bands" in summary:
+        bands = ", ".join(f"{band} facts: {share * 100:.1f}%" for band, share in summary["info_bands"].items())
+        console.print(f"  Info bands of bot turns: {bands}")
+    for name in ("leading_success", "user_topic_consistency", "recommendation_success"):
+        if name in summary:
+            console.print(f"  {name}: {_number(summary[name])} over {summary[name + '_dialogues']} dialogues")
+    for name, why in goals["left_out"].items():
+        console.print(f"  [dim]{name}: left out, {why}[/]")
 
 
 def _systems(specs: list[str]) -> tuple[dict[tuple[str, str], Path], dict[str, Path]]:

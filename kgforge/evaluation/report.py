@@ -17,7 +17,8 @@ from kgforge.core.files import atomic_path
 from kgforge.evaluation._kgforge import ArgumentError, KgforgeError
 from kgforge.evaluation.batch import Batch
 from kgforge.evaluation.correlation import correlate, read_human
-from kgforge.evaluation.inputs import LAYOUTS, Responses, load_responses
+from kgforge.evaluation.goal_metrics import GOAL_LAYOUTS, GoalReport, judge_goals
+from kgforge.evaluation.inputs import LAYOUTS, Responses, detect_layout, load_responses
 from kgforge.evaluation.knowledge import KnowledgeIndex, KnowledgeOptions
 from kgforge.evaluation.caption import meteor_stages
 from kgforge.evaluation.embedding import WordVectors, coverage, read_vectors
@@ -38,6 +39,7 @@ class EvalOptions:
     human_id_column: str | None = None
     vectors: Path | None = None  # word2vec file: the embedding metrics
     model_path: Path | None = None  # local model folder: BERTScore
+    goal_metrics: bool = False  # also judge whole dialogues (goal_metrics.judge_goals)
 
     def __post_init__(self) -> None:
         if self.layout not in LAYOUTS:
@@ -93,6 +95,8 @@ def evaluate(predictions: Path, *, gold: Path | None = None, dialogues: Path | N
         scores, described = read_human(Path(human), responses.frame["id"].to_list(), options.human_id_column)
         report["human"] = described
         report["correlations"] = correlate(pl.DataFrame(values), scores)
+    if options.goal_metrics:
+        report["goals"] = goals_of(Path(predictions), gold, dialogues, options.layout).to_dict(per_dialogue=False)
     if out is not None:
         write_per_response(per_response, Path(out))
         report["per_response"] = str(out)
@@ -117,6 +121,19 @@ def _knowledge_judge(index: KnowledgeIndex, responses: Responses) -> Callable[[]
                             row_gold, responses.dialogues)
 
     return judge
+
+
+def goals_of(predictions: Path, gold: Path | None, dialogues: Path | None, layout: str = "auto") -> GoalReport:
+    """Goal metrics of the dialogues the responses belong to: ``predictions`` itself when it is a dialogue file,
+    else ``gold`` or ``dialogues`` (a dialogue file) with the predictions as its bot turns."""
+    own = layout if layout != "auto" else detect_layout(predictions)
+    if own in GOAL_LAYOUTS and gold is None:
+        return judge_goals(predictions, layout=own)
+    for context in (gold, dialogues):
+        if context is not None and detect_layout(Path(context)) in GOAL_LAYOUTS:
+            return judge_goals(Path(context), predictions)
+    raise KgforgeError(f"--goal-metrics judges whole dialogues: give a DuConv, KdConv or DuRecDial dialogue file, "
+                       f"or predictions with --gold/--dialogues naming one ({predictions} is a {own} file)")
 
 
 def metric_inputs(options: EvalOptions) -> dict[str, Any]:
@@ -193,4 +210,4 @@ def write_per_response(frame: pl.DataFrame, out: Path) -> None:
                 handle.writelines(json.dumps(row, ensure_ascii=False) + "\n" for row in frame.iter_rows(named=True))
 
 
-__all__ = ["EvalOptions", "SEGMENTATIONS", "choose_metrics", "evaluate", "metric_inputs", "write_per_response"]
+__all__ = ["EvalOptions", "SEGMENTATIONS", "choose_metrics", "evaluate", "goals_of", "metric_inputs", "write_per_response"]

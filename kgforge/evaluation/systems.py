@@ -29,7 +29,7 @@ from kgforge.evaluation._kgforge import ArgumentError, InputError, spreadsheet_s
 from kgforge.evaluation.batch import Batch
 from kgforge.evaluation.human import HumanScores, read_human_scores
 from kgforge.evaluation.inputs import load_responses
-from kgforge.evaluation.report import EvalOptions, choose_metrics, metric_inputs
+from kgforge.evaluation.report import EvalOptions, choose_metrics, goals_of, metric_inputs
 from kgforge.evaluation.segmentation import check_segmentation
 
 GOLD_NAMES = ("gold", "reference", "references", "ref")
@@ -130,6 +130,10 @@ def evaluate_systems(systems: Mapping[tuple[str, str], Path], *, gold: Path | No
         left_out.update(skipped)
         values = {metric.name: metric.values(batch) for metric in chosen}
         corpus = {metric.name: metric.corpus_value(batch, values[metric.name]) for metric in chosen}
+        if options.goal_metrics:
+            goals = goals_of(Path(path), reference, dialogues, options.layout)
+            corpus.update(goal_figures(goals.summary))
+            left_out.update({f"goal:{k}": v for k, v in goals.left_out.items()})
         scored.append(SystemScores(task, system, str(path), batch.size, corpus,
                                    responses.frame.select("id").with_columns(**values)))
     names = tuple(dict.fromkeys(name for s in scored for name in s.metrics))
@@ -143,6 +147,18 @@ def evaluate_systems(systems: Mapping[tuple[str, str], Path], *, gold: Path | No
         board = Leaderboard(board.systems, board.metrics, board.left_out, board.human, board.agreement,
                             board.correlations, write_leaderboard(board, Path(out)), board.seconds)
     return board
+
+
+def goal_figures(summary: Mapping[str, Any]) -> dict[str, float | None]:
+    """The goal summary's numbers as leaderboard columns."""
+    figures = {name: summary.get(name) for name in ("goal_completion", "triples_used", "properties_used",
+                                                    "leading_success", "user_topic_consistency",
+                                                    "recommendation_success") if name in summary}
+    for band, share in (summary.get("info_bands") or {}).items():
+        figures[f"info_{band.replace('+', 'plus')}"] = share
+    for grade, share in (summary.get("completion_distribution") or {}).items():
+        figures[f"completion_{grade}"] = share
+    return figures
 
 
 # ---------------------------------------------------------------- human scores
