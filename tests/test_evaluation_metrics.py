@@ -223,3 +223,37 @@ def test_registry_aliases_did_you_mean_and_plugins(tmp_path, monkeypatch):
     metric = registry.metric("length")
     assert metric.description == "tokens in the prediction" and metric.needs == ()
     sys.modules.pop("myplugin", None)
+
+
+def reference_hits(groups, k):
+    """Hits@k straight from its definition with numpy: the gold candidate's rank (stable on ties) below k."""
+    found = []
+    for scores, labels in groups:
+        order = np.argsort(-np.asarray(scores, dtype=float), kind="stable")
+        found.append(bool(np.asarray(labels)[order[:k]].any()))
+    return float(np.mean(found))
+
+
+def test_hits_at_k_in_three_layouts(tmp_path, cli):
+    rng = random.Random(11)
+    groups = []
+    for _ in range(40):
+        size = 10
+        labels = [0] * size
+        labels[rng.randrange(size)] = 1
+        groups.append(([round(rng.random(), 1) for _ in range(size)], labels))  # rounded: ties happen
+    per_record = tmp_path / "cands.jsonl"
+    per_record.write_text("".join(json.dumps({"id": i, "scores": s, "labels": lab}) + "\n"
+                                  for i, (s, lab) in enumerate(groups)), encoding="utf-8")
+    per_row = tmp_path / "cands.csv"
+    per_row.write_text("context_id,score,label\n" + "".join(f"c{i},{x},{y}\n" for i, (s, lab) in enumerate(groups)
+                                                            for x, y in zip(s, lab, strict=True)), encoding="utf-8")
+    plain = tmp_path / "cands.txt"
+    plain.write_text("".join(f"{y}\t{x}\n" for s, lab in groups for x, y in zip(s, lab, strict=True)), encoding="utf-8")
+    for args in ([str(per_record)], [str(per_row)], [str(plain), "--group-size", "10"]):
+        found = json.loads(cli("eval", "--candidates", *args, "--json").stdout)
+        assert found["contexts"] == 40 and found["candidates"] == 400
+        assert found["hits"]["hits@1"] == pytest.approx(reference_hits(groups, 1))
+        assert found["hits"]["hits@3"] == pytest.approx(reference_hits(groups, 3))
+    done = cli("eval", "--candidates", str(plain), check=False)
+    assert done.returncode == 1 and "--group-size" in done.stderr

@@ -33,6 +33,7 @@ from kgforge.evaluation import (
     KnowledgeOptions,
     evaluate,
     evaluate_systems,
+    hits_at,
     parse_system,
     systems_in_folder,
 )
@@ -86,6 +87,10 @@ def eval_command(
                                                       "Average, Vector Extrema and Greedy Matching.")] = None,
     model_path: Annotated[Path | None, typer.Option(help="Local transformers model folder for BERTScore "
                                                          "(extra kgforge[bertscore]; nothing is downloaded).")] = None,
+    candidates: Annotated[Path | None, typer.Option(help="A retrieval model's scored candidates per context "
+                                                         "(label + score): Hits@1 and Hits@3.")] = None,
+    group_size: Annotated[int | None, typer.Option(parser=POSITIVE, help="Candidates per context in plain "
+                                                                          "label<TAB>score lines.")] = None,
     goal_metrics: Annotated[bool, typer.Option("--goal-metrics", help="Also judge whole dialogues: DuConv goal "
                                                "completion, Info bands, DuRecDial LS/UTC, Rec (a dialogue file, or "
                                                "predictions with --gold/--dialogues naming one).")] = False,
@@ -108,6 +113,16 @@ def eval_command(
                           knowledge=KnowledgeOptions(min_chars, text_overlap, graph_only),
                           human_id_column=human_id_column, vectors=vectors, model_path=model_path,
                           goal_metrics=goal_metrics)
+    if candidates is not None:
+        hits = hits_at(candidates, group_size=group_size)
+        if json_out:
+            emit_json(hits.to_dict())
+        else:
+            shares = ", ".join(f"{name} {_number(value)}" for name, value in hits.hits.items())
+            console.print(f"[bold]{hits.contexts:,} contexts[/], {hits.candidates:,} candidates: {shares}")
+            if hits.without_gold:
+                console.print(f"[yellow]{hits.without_gold:,} contexts have no gold candidate (label 1): left out[/]")
+        return
     if system:
         if predictions is not None:
             raise typer.BadParameter("give the responses either as PREDICTIONS or as --system, not both")
