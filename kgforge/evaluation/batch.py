@@ -73,7 +73,7 @@ class Batch:
     @cached_property
     def cider(self) -> list[float]:
         predictions, golds = self.token_lists
-        return cider_d(predictions, by_response(golds))
+        return cider_d(predictions, golds)
 
     @cached_property
     def meteor(self) -> list[float]:

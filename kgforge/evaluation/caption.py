@@ -17,10 +17,11 @@ and the report states it. For Chinese text the stem stage changes nothing, so ME
 from __future__ import annotations
 
 import math
-from collections import Counter
 from collections.abc import Sequence
 from functools import cache, lru_cache
 from typing import Any
+
+import polars as pl
 
 CIDER_N = 4
 CIDER_SIGMA = 6.0
@@ -30,53 +31,61 @@ Tokens = Sequence[str]
 
 # ---------------------------------------------------------------- CIDEr-D
 
+_GRAM_SEPARATOR = "\x1f"  # n-gram keys keep their token boundaries (the library keys n-grams by tuples)
 
-def _ngrams(tokens: Tokens, n: int = CIDER_N) -> Counter[tuple[str, ...]]:
-    words = [token for token in tokens if token.strip()]
-    counts: Counter[tuple[str, ...]] = Counter()
+
+def _gram_counts(tokens: pl.Series, n: int) -> pl.DataFrame:
+    """``row, order, key, tf``: each response's n-grams of orders 1..n (empty tokens dropped)."""
+    words = (pl.DataFrame({"t": tokens}, schema={"t": pl.List(pl.String)}).with_row_index("row").explode("t")
+             .filter(pl.col("t").is_not_null() & (pl.col("t").str.strip_chars() != ""))
+             .with_columns(pos=pl.int_range(pl.len()).over("row"), size=pl.len().over("row")))
+    orders = []
     for k in range(1, n + 1):
-        counts.update(tuple(words[i:i + k]) for i in range(len(words) - k + 1))
-    return counts
+        key = pl.concat_str([pl.col("t").shift(-i) for i in range(k)], separator=_GRAM_SEPARATOR)
+        orders.append(words.with_columns(key=key).filter(pl.col("pos") + k <= pl.col("size"))
+                      .group_by("row", "key").agg(tf=pl.len()).with_columns(order=pl.lit(k, pl.Int32)))
+    return pl.concat(orders).select("row", "order", "key", "tf")
 
 
-def cider_d(predictions: Sequence[Tokens], references: Sequence[Sequence[Tokens]],
-            n: int = CIDER_N, sigma: float = CIDER_SIGMA) -> list[float]:
-    """CIDEr-D per response (``references``: the reference token lists of each response)."""
-    hyps = [_ngrams(tokens, n) for tokens in predictions]
-    refs = [[_ngrams(tokens, n) for tokens in group] for group in references]
-    frequency: Counter[tuple[str, ...]] = Counter()
-    for group in refs:
-        frequency.update({gram for counts in group for gram in counts})
-    log_size = math.log(float(len(refs))) if refs else 0.0
+def cider_d(predictions: Sequence[Tokens], golds: Sequence[Tokens], n: int = CIDER_N,
+            sigma: float = CIDER_SIGMA) -> list[float]:
+    """CIDEr-D per response against its one gold response, as ``pycocoevalcap``'s ``CiderScorer`` computes it,
+    over all responses at once (polars): tf-idf weights ``tf * (log N - log max(1, df))`` with ``df`` the number
+    of responses whose gold has the n-gram, clipped products over the norms per order, the Gaussian penalty on
+    the difference of bigram counts, the mean over orders, times 10."""
+    size = len(predictions)
+    if size == 0:
+        return []
+    pred = _gram_counts(pl.Series(list(predictions), dtype=pl.List(pl.String)), n)
+    gold = _gram_counts(pl.Series(list(golds), dtype=pl.List(pl.String)), n)
+    frequency = gold.group_by("order", "key").agg(df=pl.col("row").n_unique())
+    log_size = math.log(float(size))
 
-    def vector(counts: Counter[tuple[str, ...]]) -> tuple[list[dict[tuple[str, ...], float]], list[float], int]:
-        vec: list[dict[tuple[str, ...], float]] = [{} for _ in range(n)]
-        norm = [0.0] * n
-        length = 0
-        for gram, tf in counts.items():
-            order = len(gram) - 1
-            weight = float(tf) * (log_size - math.log(max(1.0, frequency[gram])))
-            vec[order][gram] = weight
-            norm[order] += weight * weight
-            if order == 1:  # the library counts bigrams as the length
-                length += tf
-        return vec, [math.sqrt(x) for x in norm], length
+    def weighted(grams: pl.DataFrame) -> pl.DataFrame:
+        return (grams.join(frequency, on=["order", "key"], how="left")
+                .with_columns(w=pl.col("tf") * (log_size - pl.max_horizontal(pl.col("df").fill_null(0), 1).cast(pl.Float64).log())))
 
-    scores = []
-    for hyp, group in zip(hyps, refs, strict=True):
-        vec, norm, length = vector(hyp)
-        total = [0.0] * n
-        for ref in group:
-            vec_ref, norm_ref, length_ref = vector(ref)
-            penalty = math.e ** (-((length - length_ref) ** 2) / (2 * sigma ** 2))
-            for order in range(n):
-                value = sum(min(weight, vec_ref[order].get(gram, 0.0)) * vec_ref[order].get(gram, 0.0)
-                            for gram, weight in vec[order].items())
-                if norm[order] != 0 and norm_ref[order] != 0:
-                    value /= norm[order] * norm_ref[order]
-                total[order] += value * penalty
-        scores.append(sum(total) / n / max(len(group), 1) * 10.0)
-    return scores
+    pred, gold = weighted(pred), weighted(gold)
+    rows = pl.DataFrame({"row": pl.arange(0, size, eager=True, dtype=pl.UInt32)})
+    grid = rows.join(pl.DataFrame({"order": list(range(1, n + 1))}, schema={"order": pl.Int32}), how="cross")
+    norms = [g.group_by("row", "order").agg(pl.col("w").pow(2).sum().sqrt().alias(name))
+             for g, name in ((pred, "norm_p"), (gold, "norm_g"))]
+    dots = (pred.join(gold, on=["row", "order", "key"], how="inner")
+            .group_by("row", "order").agg(dot=(pl.min_horizontal("w", "w_right") * pl.col("w_right")).sum()))
+    values = (grid.join(norms[0], on=["row", "order"], how="left").join(norms[1], on=["row", "order"], how="left")
+              .join(dots, on=["row", "order"], how="left")
+              .with_columns(pl.col("norm_p", "norm_g", "dot").fill_null(0.0))
+              .with_columns(val=pl.when((pl.col("norm_p") != 0) & (pl.col("norm_g") != 0))
+                            .then(pl.col("dot") / (pl.col("norm_p") * pl.col("norm_g"))).otherwise(pl.col("dot")))
+              .group_by("row").agg(pl.col("val").sum()))
+    lengths = [g.filter(pl.col("order") == 2).group_by("row").agg(pl.col("tf").sum().alias(name))  # the library's length
+               for g, name in ((pred, "len_p"), (gold, "len_g"))]
+    scored = (rows.join(values, on="row", how="left").join(lengths[0], on="row", how="left")
+              .join(lengths[1], on="row", how="left")
+              .with_columns(pl.col("val").fill_null(0.0), pl.col("len_p", "len_g").fill_null(0)).sort("row")
+              .select(pl.col("val") * (-((pl.col("len_p").cast(pl.Float64) - pl.col("len_g").cast(pl.Float64)) ** 2)
+                                       / (2 * sigma ** 2)).exp() / n * 10.0))
+    return scored.to_series().to_list()
 
 
 # ---------------------------------------------------------------- METEOR
@@ -132,7 +141,7 @@ def meteor(predictions: Sequence[Tokens], references: Sequence[Sequence[Tokens]]
 
 
 def by_response(values: Sequence[Tokens]) -> list[list[Tokens]]:
-    """One reference per response, as the multi-reference functions take them."""
+    """One reference per response, as METEOR takes references."""
     return [[tokens] for tokens in values]
 
 

@@ -110,11 +110,6 @@ def _checked(path: Path, index: dict[str, int], rows: list, count: int, dim: int
     return WordVectors(path, index, matrix)
 
 
-def _cosine(a: np.ndarray, b: np.ndarray) -> float | None:
-    norms = float(np.linalg.norm(a) * np.linalg.norm(b))
-    return float(a @ b) / norms if norms else None
-
-
 def extrema(rows: np.ndarray) -> np.ndarray:
     """Per dimension, the value of largest magnitude (the maximum on a tie)."""
     high, low = rows.max(axis=0), rows.min(axis=0)
@@ -127,20 +122,63 @@ def _unit(rows: np.ndarray) -> np.ndarray:
 
 
 def embedding_scores(vectors: WordVectors, predictions: Sequence[Tokens],
-                     golds: Sequence[Tokens]) -> dict[str, list[float | None]]:
-    """``embedding_average``, ``vector_extrema`` and ``greedy_matching`` per response."""
-    scores: dict[str, list[float | None]] = {"embedding_average": [], "vector_extrema": [], "greedy_matching": []}
-    for hyp, ref in zip(predictions, golds, strict=True):
-        a, b = vectors.rows(hyp), vectors.rows(ref)
-        if not len(a) or not len(b):
-            for values in scores.values():
-                values.append(None)
-            continue
-        scores["embedding_average"].append(_cosine(a.mean(axis=0), b.mean(axis=0)))
-        scores["vector_extrema"].append(_cosine(extrema(a), extrema(b)))
-        similarity = _unit(a) @ _unit(b).T
-        scores["greedy_matching"].append(float((similarity.max(axis=1).mean() + similarity.max(axis=0).mean()) / 2))
-    return scores
+                     golds: Sequence[Tokens], chunk: int = 1024) -> dict[str, list[float | None]]:
+    """``embedding_average``, ``vector_extrema`` and ``greedy_matching`` per response, computed on padded
+    chunks of responses at once: a chunk's word vectors as one (responses, words, dim) array, padding masked."""
+    hyp, ref = _indexes(vectors, predictions), _indexes(vectors, golds)
+    rows = np.flatnonzero([len(h) > 0 and len(r) > 0 for h, r in zip(hyp, ref, strict=True)])
+    names = ("embedding_average", "vector_extrema", "greedy_matching")
+    scores = {name: np.full(len(hyp), np.nan) for name in names}
+    unit = _unit(vectors.matrix)
+    for start in range(0, len(rows), chunk):
+        part = rows[start:start + chunk]
+        a, a_mask = _padded([hyp[i] for i in part])
+        b, b_mask = _padded([ref[i] for i in part])
+        scores["embedding_average"][part] = _cosines(_mean(vectors.matrix[a], a_mask), _mean(vectors.matrix[b], b_mask))
+        scores["vector_extrema"][part] = _cosines(_extreme(vectors.matrix[a], a_mask), _extreme(vectors.matrix[b], b_mask))
+        scores["greedy_matching"][part] = _greedy(unit[a], a_mask, unit[b], b_mask)
+    return {name: [None if np.isnan(v) else float(v) for v in values] for name, values in scores.items()}
+
+
+def _indexes(vectors: WordVectors, token_lists: Sequence[Tokens]) -> list[list[int]]:
+    index = vectors.index
+    return [[index[t] for t in tokens if t in index] for tokens in token_lists]
+
+
+def _padded(groups: list[list[int]]) -> tuple[np.ndarray, np.ndarray]:
+    """Word indexes as a (groups, longest) array and the mask of real words."""
+    width = max(map(len, groups))
+    index = np.zeros((len(groups), width), dtype=np.int64)
+    mask = np.zeros((len(groups), width), dtype=bool)
+    for row, group in enumerate(groups):
+        index[row, :len(group)] = group
+        mask[row, :len(group)] = True
+    return index, mask
+
+
+def _mean(words: np.ndarray, mask: np.ndarray) -> np.ndarray:
+    return (words * mask[:, :, None]).sum(axis=1) / mask.sum(axis=1)[:, None]
+
+
+def _extreme(words: np.ndarray, mask: np.ndarray) -> np.ndarray:
+    """:func:`extrema` of every group: per dimension the value of largest magnitude, the maximum on a tie."""
+    high = np.where(mask[:, :, None], words, -np.inf).max(axis=1)
+    low = np.where(mask[:, :, None], words, np.inf).min(axis=1)
+    return np.where(np.abs(high) >= np.abs(low), high, low)
+
+
+def _cosines(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    norms = np.linalg.norm(a, axis=1) * np.linalg.norm(b, axis=1)
+    dots = np.einsum("ij,ij->i", a, b)
+    return np.divide(dots, norms, out=np.full(len(a), np.nan), where=norms > 0)
+
+
+def _greedy(a: np.ndarray, a_mask: np.ndarray, b: np.ndarray, b_mask: np.ndarray) -> np.ndarray:
+    """Greedy matching of each pair from unit word vectors: the cosine tensor (pairs, a words, b words)."""
+    sims = np.where(a_mask[:, :, None] & b_mask[:, None, :], np.einsum("phd,prd->phr", a, b), -np.inf)
+    best_a = np.where(a_mask, sims.max(axis=2), 0.0).sum(axis=1) / a_mask.sum(axis=1)
+    best_b = np.where(b_mask, sims.max(axis=1), 0.0).sum(axis=1) / b_mask.sum(axis=1)
+    return (best_a + best_b) / 2
 
 
 def coverage(vectors: WordVectors, token_lists: Sequence[Tokens]) -> tuple[int, int]:
