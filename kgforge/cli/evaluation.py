@@ -60,8 +60,9 @@ def eval_command(
                                                         "`kgforge export` file) when neither file gives it.")] = None,
     domain: Annotated[str | None, typer.Option(parser=DOMAIN, help="Domain whose graph judges the knowledge "
                                                                    "(knowledge precision/recall/F1).")] = None,
-    human: Annotated[Path | None, typer.Option(help="Human scores per response (any number columns): Pearson and "
-                                                    "Spearman of every metric with each.")] = None,
+    human: Annotated[Path | None, typer.Option(help="Human scores per response (number columns, MSDE's nested "
+                                                    "'scores', several annotators; with --system: a system column "
+                                                    "or one file per system): correlations with every metric.")] = None,
     human_id_column: Annotated[str | None, typer.Option(help="Column of --human naming the response id "
                                                              "(default: id, when present).")] = None,
     out: Annotated[Path | None, typer.Option("--out", "-o", help="Per-response file (.jsonl, .csv or .parquet; "
@@ -105,7 +106,8 @@ def eval_command(
     workdir: WorkdirOption = DEFAULT_WORKDIR,
     json_out: JsonOption = False,
 ) -> None:
-    """Score responses: official DuConv F1/BLEU/DISTINCT, BLEU-3/4, ROUGE-L, knowledge P/R/F1, hallucinations."""
+    """Score responses: official DuConv F1/BLEU/DISTINCT, BLEU-3/4, ROUGE-L, CIDEr-D, METEOR, embedding metrics,
+    BERTScore, knowledge P/R/F1, hallucinations; many systems (--system), goal metrics, Hits@k."""
     columns = {key: value for key, value in (("prediction", prediction_column), ("gold", gold_column),
                                              ("id", id_column), ("dialogue", dialogue_column)) if value}
     options = EvalOptions(layout=layout, segmentation=segmentation,

@@ -20,7 +20,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import polars as pl
 
 from kgforge.evaluation._kgforge import InputError
@@ -164,7 +163,3 @@ def _number(cell: Any) -> float | None | bool:
     except (TypeError, ValueError):
         return False
     return number if math.isfinite(number) else None
-
-
-def as_matrix(frame: pl.DataFrame, columns: list[str]) -> np.ndarray:
-    return frame.select(columns).to_numpy().astype(float)
