@@ -42,6 +42,8 @@ from kgforge.evaluation import (
 def _metric_names(text: str) -> tuple[str, ...]:
     names = tuple(name.strip() for name in text.split(",") if name.strip())
     for name in names:
+        if name.lower() == "all":
+            continue
         try:
             METRICS.metric(name)
         except ArgumentError as exc:
@@ -68,8 +70,8 @@ def eval_command(
     out: Annotated[Path | None, typer.Option("--out", "-o", help="Per-response file (.jsonl, .csv or .parquet; "
                                                                  "default PREDICTIONS.eval.jsonl).")] = None,
     no_out: Annotated[bool, typer.Option("--no-out", help="Write no per-response file.")] = False,
-    metrics: Annotated[str | None, typer.Option(help="Comma-separated metrics (default: all the inputs allow; "
-                                                     "see `kgforge metrics`).")] = None,
+    metrics: Annotated[str | None, typer.Option(help="Comma-separated metrics, or 'all' (default: the default "
+                                                     "ones the inputs allow; see `kgforge metrics`).")] = None,
     layout: Annotated[str, typer.Option(parser=one_of(LAYOUTS), help="Layout of PREDICTIONS.")] = "auto",
     segmentation: Annotated[str, typer.Option(parser=one_of(("auto", *SEGMENTATIONS)),
                                               help="How texts become tokens: whitespace (pre-segmented), jieba "
@@ -257,7 +259,8 @@ def metrics_command(json_out: JsonOption = False) -> None:
     if json_out:
         emit_json(described)
         return
-    table = Table("metric", "needs", "what it is", box=None, pad_edge=False)
+    table = Table("metric", "needs", "default", "what it is", box=None, pad_edge=False)
     for metric in described:
-        table.add_row(metric["name"], ", ".join(metric["needs"]) or "-", metric["description"])
+        table.add_row(metric["name"], ", ".join(metric["needs"]) or "-", "yes" if metric["default"] else "-",
+                      metric["description"])
     console.print(table)

@@ -273,7 +273,9 @@ def summarise(judged: Sequence[DialogueGoals], layout: str) -> tuple[dict[str, A
     """Per-file figures, and the metrics left out with the reason."""
     summary: dict[str, Any] = {"dialogues": len(judged), "bot_turns": sum(d.bot_turns for d in judged),
                                "triples_used": _mean([d.triples_used for d in judged]),
-                               "properties_used": _mean([d.properties_used for d in judged])}
+                               "properties_used": _mean([d.properties_used for d in judged]),
+                               "triples_distribution": _shares([d.triples_used for d in judged]),
+                               "properties_distribution": _shares([d.properties_used for d in judged])}
     left_out = {}
     completions = [d.completion for d in judged if d.completion is not None]
     if completions:
@@ -297,6 +299,11 @@ def summarise(judged: Sequence[DialogueGoals], layout: str) -> tuple[dict[str, A
         else:
             left_out[name] = why
     return summary, left_out
+
+
+def _shares(counts: Sequence[int]) -> dict[str, float]:
+    """The share of dialogues with each count (DuConv's Table 5 tabulates triples and properties used so)."""
+    return {str(k): counts.count(k) / len(counts) for k in sorted(set(counts))} if counts else {}
 
 
 def _mean(values: Sequence[float]) -> float | None:

@@ -52,9 +52,9 @@ METRICS.families.append(_distinct_family)
 register_metric("rouge_l", "ROUGE-L: LCS F-measure over tokens, beta 1.2, mean over responses", aliases=["rouge"],
                 needs=["gold"])(lambda batch: batch.lexical.rouge_l_per_response())
 register_metric("cider", "CIDEr-D as pycocoevalcap computes it: tf-idf n-grams 1-4, clipped, length penalty "
-                "sigma 6, x10", aliases=["cider_d", "cider-d"], needs=["gold"])(lambda batch: batch.cider)
+                "sigma 6, x10", aliases=["cider_d", "cider-d"], needs=["gold"], default=False)(lambda batch: batch.cider)
 register_metric("meteor", "METEOR (NLTK): unigram alignment by exact and stem matches (synonyms when WordNet "
-                "is installed)", needs=["gold"])(lambda batch: batch.meteor)
+                "is installed)", needs=["gold"], default=False)(lambda batch: batch.meteor)
 
 
 def _register_embedding(name: str, description: str, aliases: list[str]) -> None:

@@ -44,6 +44,7 @@ class Metric:
     corpus: Corpus | None = None
     needs: tuple[str, ...] = ()
     aliases: tuple[str, ...] = ()
+    default: bool = True  # computed when no --metrics are named (False: only on request or with "all")
 
     def values(self, batch: Batch) -> pl.Series:
         """One Float64 value per response (null where the metric is undefined for it)."""
@@ -79,14 +80,15 @@ class MetricRegistry(Registry[Metric]):
         self.families: list[Callable[[str], bool]] = []
 
     def register_metric(self, name: str, description: str, *, needs: Iterable[str] = (),
-                        corpus: Corpus | None = None, aliases: Iterable[str] = ()) -> Callable[[PerResponse], PerResponse]:
+                        corpus: Corpus | None = None, aliases: Iterable[str] = (),
+                        default: bool = True) -> Callable[[PerResponse], PerResponse]:
         needs, aliases = tuple(needs), tuple(aliases)
         unknown = [need for need in needs if need not in NEEDS]
         if unknown:
             raise ArgumentError(f"metric {name!r} needs", f"{unknown} are not among {', '.join(NEEDS)}")
 
         def add(function: PerResponse) -> PerResponse:
-            self.register(name, Metric(name, description, function, corpus, needs, aliases), aliases=aliases,
+            self.register(name, Metric(name, description, function, corpus, needs, aliases, default), aliases=aliases,
                           description=description)
             return function
 
@@ -111,7 +113,7 @@ class MetricRegistry(Registry[Metric]):
 
     def describe_metrics(self) -> list[dict[str, Any]]:
         return [{"name": e.name, "aliases": list(e.aliases), "description": e.obj.description,
-                 "needs": list(e.obj.needs)} for e in self]
+                 "needs": list(e.obj.needs), "default": e.obj.default} for e in self]
 
 
 METRICS = MetricRegistry("metric", modules=("kgforge.evaluation.metrics",), entry_point_group="kgforge.metrics")

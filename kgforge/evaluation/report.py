@@ -27,6 +27,7 @@ from kgforge.evaluation.registry import METRICS, Metric
 from kgforge.evaluation.segmentation import SEGMENTATIONS, check_segmentation
 
 PER_RESPONSE_FORMATS = (".jsonl", ".csv", ".parquet")
+ALL_METRICS = "all"  # --metrics all: every registered metric the inputs allow
 
 
 @dataclass(frozen=True)
@@ -47,7 +48,8 @@ class EvalOptions:
         if self.segmentation != "auto":
             check_segmentation(self.segmentation)
         for name in self.metrics or ():
-            METRICS.metric(name)
+            if name.lower() != ALL_METRICS:
+                METRICS.metric(name)
 
 
 def evaluate(predictions: Path, *, gold: Path | None = None, dialogues: Path | None = None,
@@ -149,7 +151,9 @@ def _vectors(path: Path) -> WordVectors:
 
 def choose_metrics(batch: Batch, names: tuple[str, ...] | None) -> tuple[list[Metric], dict[str, str]]:
     """The metrics to compute, and those left out with the reason."""
-    wanted = [METRICS.metric(name) for name in names] if names else list(_default_metrics())
+    every = bool(names) and any(name.lower() == ALL_METRICS for name in names)
+    wanted = list(_default_metrics(every=True)) if every else (
+        [METRICS.metric(name) for name in names] if names else list(_default_metrics()))
     have = {"gold": batch.has_gold, "knowledge": batch.has_knowledge, "vectors": batch.has_vectors,
             "model": batch.has_model}
     reasons = {"gold": "no gold responses (give --gold, or a file with a gold column)",
@@ -164,15 +168,16 @@ def choose_metrics(batch: Batch, names: tuple[str, ...] | None) -> tuple[list[Me
             left_out[metric.name] = reasons[missing[0]]
         else:
             chosen.append(metric)
-    if names and left_out:
+    if names and not every and left_out:
         raise KgforgeError("; ".join(f"metric {name}: {why}" for name, why in left_out.items()))
     return chosen, left_out
 
 
-def _default_metrics() -> list[Metric]:
-    """Every registered metric, the official five first (in the script's order), then by name."""
+def _default_metrics(every: bool = False) -> list[Metric]:
+    """The registered metrics computed by default (``every``: all of them), the official five first (in the
+    script's order), then by name."""
     official = [METRICS.metric(name) for name in OFFICIAL]
-    return official + [entry.obj for entry in METRICS if entry.name not in OFFICIAL]
+    return official + [entry.obj for entry in METRICS if entry.name not in OFFICIAL and (every or entry.obj.default)]
 
 
 def _resources_used(batch: Batch, chosen: list[Metric]) -> dict[str, Any]:
