@@ -13,6 +13,7 @@ import polars as pl
 from kgforge.evaluation.caption import by_response, cider_d, meteor
 from kgforge.evaluation.embedding import WordVectors, embedding_scores
 from kgforge.evaluation.lexical import LexicalStats
+from kgforge.evaluation.model_metrics import bert_score
 from kgforge.evaluation.segmentation import tokenize
 
 
@@ -91,7 +92,5 @@ class Batch:
     def bertscore(self) -> dict[str, Any]:
         if self.model_path is None:
             raise RuntimeError("no model for BERTScore")
-        from kgforge.evaluation.model_metrics import bert_score
-
         return bert_score(self.model_path, self.responses["prediction"].to_list(),
                           self.responses["gold"].fill_null("").to_list())
