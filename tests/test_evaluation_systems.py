@@ -147,3 +147,17 @@ def test_human_scores_for_an_unknown_system_are_refused(cli, tmp_path):
     assert done.returncode == 1 and "nobody" in done.stderr and "Traceback" not in done.stderr
     done = cli("eval", "--system", "just-a-name", check=False)
     assert done.returncode == 2 and "NAME=FILE" in done.stderr
+
+
+def test_bootstrap_intervals_are_the_resampled_statistics():
+    """The vectorised Pearson/Spearman resampling gives what scipy gives resample by resample."""
+    from kgforge.evaluation.systems import correlate
+
+    rng = np.random.default_rng(4)
+    x = rng.normal(size=60)
+    y = x + rng.normal(size=60)
+    found = correlate(pl.Series(x), pl.Series(y), bootstrap=300, seed=2)
+    draws = np.random.default_rng(2).integers(0, 60, size=(300, 60))
+    for name, function in (("pearson", stats.pearsonr), ("spearman", stats.spearmanr), ("kendall", stats.kendalltau)):
+        values = [function(x[d], y[d]).statistic for d in draws]
+        assert found[f"{name}_ci"] == pytest.approx(list(np.percentile(values, [2.5, 97.5])))

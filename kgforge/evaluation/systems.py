@@ -252,13 +252,21 @@ def correlate(x: pl.Series, y: pl.Series, bootstrap: int = 1000, seed: int = 0) 
 
 
 def _interval(function: Any, a: np.ndarray, b: np.ndarray, draws: np.ndarray) -> list[float] | None:
-    values = []
-    for index in draws:
-        x, y = a[index], b[index]
-        if x.min() == x.max() or y.min() == y.max():
-            continue  # a resample with one distinct value has no correlation
-        values.append(function(x, y).statistic)
-    finite = np.asarray([v for v in values if math.isfinite(v)])
+    """The 2.5th and 97.5th percentiles of the statistic over the resampled pairs. Pearson and Spearman are
+    computed for all resamples at once (Spearman: Pearson of the average ranks); Kendall one resample at a time."""
+    from scipy import stats
+
+    x, y = a[draws], b[draws]
+    if function is stats.pearsonr or function is stats.spearmanr:
+        if function is stats.spearmanr:
+            x, y = stats.rankdata(x, axis=1), stats.rankdata(y, axis=1)
+        x, y = x - x.mean(axis=1, keepdims=True), y - y.mean(axis=1, keepdims=True)
+        scale = np.sqrt((x * x).sum(axis=1) * (y * y).sum(axis=1))
+        values = np.divide((x * y).sum(axis=1), scale, out=np.full(len(x), np.nan), where=scale > 0)
+    else:
+        values = np.array([function(u, v).statistic if u.min() != u.max() and v.min() != v.max() else np.nan
+                           for u, v in zip(x, y, strict=True)])
+    finite = values[np.isfinite(values)]  # a resample with one distinct value has no correlation
     if finite.size < len(draws) // 2:
         return None  # too few pairs to resample (a handful of systems): no interval rather than a false one
     low, high = np.percentile(finite, [2.5, 97.5])
