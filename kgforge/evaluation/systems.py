@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import csv
 import json
-import math
 import time
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
@@ -178,6 +177,10 @@ def _with_human(scored: list[SystemScores], names: tuple[str, ...], scores: Huma
         raise InputError(f"{scores.paths[0]}: human scores for systems not evaluated: {', '.join(unknown)} "
                          f"(systems: {', '.join(sorted(systems_only))})")
     tasks_given = set(means["task"].unique().to_list()) != {ALL}
+    unknown_tasks = sorted(set(means["task"].unique().to_list()) - {s.task for s in scored}) if tasks_given else []
+    if unknown_tasks:
+        raise InputError(f"{scores.paths[0]}: human scores for tasks not evaluated: {', '.join(unknown_tasks)} "
+                         f"(tasks: {', '.join(sorted({s.task for s in scored}))})")
     if not tasks_given:  # the human file names no task: its systems are matched by name in every task
         means = means.drop("task").join(pl.DataFrame({"task": [s.task for s in scored], "system": [s.system for s in scored]}),
                                         on="system", how="inner")
