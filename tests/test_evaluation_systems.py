@@ -161,3 +161,24 @@ def test_bootstrap_intervals_are_the_resampled_statistics():
     for name, function in (("pearson", stats.pearsonr), ("spearman", stats.spearmanr), ("kendall", stats.kendalltau)):
         values = [function(x[d], y[d]).statistic for d in draws]
         assert found[f"{name}_ci"] == pytest.approx(list(np.percentile(values, [2.5, 97.5])))
+
+
+def test_one_system_with_msde_nested_scores(tmp_path):
+    """`eval PRED --human` alone reads MSDE's nested shape too: three annotators, mean per response."""
+    files = make_systems(tmp_path)
+    human, records = msde_human(tmp_path)
+    mine = tmp_path / "good_human.jsonl"
+    mine.write_text("".join(json.dumps({k: v for k, v in r.items() if k != "system"}, ensure_ascii=False) + "\n"
+                            for r in records if r["system"] == "good"), encoding="utf-8")
+    out = tmp_path / "good.jsonl"
+    report = evaluate(files["good"], gold=tmp_path / "gold.txt", human=mine, out=out,
+                      options=EvalOptions(metrics=("bleu1",)))
+    assert report["human"]["columns"] == ASPECTS and report["human"]["annotators"] == 3
+    values = [json.loads(line)["bleu1"] for line in out.read_text(encoding="utf-8").splitlines()]
+    for aspect in ASPECTS:
+        mean = [np.mean([r["scores"][aspect] for r in records if r["system"] == "good" and r["response"] == f"回复 {i}"])
+                for i in range(SIZE)]
+        row = next(r for r in report["correlations"] if r["human"] == aspect)
+        assert row["pearson"] == pytest.approx(stats.pearsonr(values, mean).statistic)
+    with pytest.raises(Exception, match="several systems"):
+        evaluate(files["good"], gold=tmp_path / "gold.txt", human=human, options=EvalOptions(metrics=("bleu1",)))
