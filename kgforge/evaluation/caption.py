@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from dataclasses import dataclass
 from functools import cache, lru_cache
 from typing import Any
 
@@ -47,41 +48,60 @@ def _gram_counts(tokens: pl.Series, n: int) -> pl.DataFrame:
     return pl.concat(orders).select("row", "order", "key", "tf")
 
 
+@dataclass(frozen=True)
+class _GoldSide:
+    """What CIDEr-D takes from the gold responses alone: the same for every system scored against them."""
+
+    size: int
+    frequency: pl.DataFrame  # order, key, df
+    weights: pl.DataFrame  # row, order, key, w
+    norms: pl.DataFrame  # row, order, norm_g
+    lengths: pl.DataFrame  # row, len_g
+
+
+def _weighted(grams: pl.DataFrame, frequency: pl.DataFrame, size: int) -> pl.DataFrame:
+    log_size = math.log(float(size))
+    return (grams.join(frequency, on=["order", "key"], how="left")
+            .with_columns(w=pl.col("tf") * (log_size - pl.max_horizontal(pl.col("df").fill_null(0), 1)
+                                            .cast(pl.Float64).log())))
+
+
+@lru_cache(maxsize=2)
+def _gold_side(golds: tuple[tuple[str, ...], ...], n: int) -> _GoldSide:
+    grams = _gram_counts(pl.Series([list(g) for g in golds], dtype=pl.List(pl.String)), n)
+    frequency = grams.group_by("order", "key").agg(df=pl.col("row").n_unique())
+    weights = _weighted(grams, frequency, len(golds)).select("row", "order", "key", "w")
+    norms = weights.group_by("row", "order").agg(norm_g=pl.col("w").pow(2).sum().sqrt())
+    lengths = grams.filter(pl.col("order") == 2).group_by("row").agg(len_g=pl.col("tf").sum())  # the library's length
+    return _GoldSide(len(golds), frequency, weights, norms, lengths)
+
+
 def cider_d(predictions: Sequence[Tokens], golds: Sequence[Tokens], n: int = CIDER_N,
             sigma: float = CIDER_SIGMA) -> list[float]:
     """CIDEr-D per response against its one gold response, as ``pycocoevalcap``'s ``CiderScorer`` computes it,
     over all responses at once (polars): tf-idf weights ``tf * (log N - log max(1, df))`` with ``df`` the number
     of responses whose gold has the n-gram, clipped products over the norms per order, the Gaussian penalty on
-    the difference of bigram counts, the mean over orders, times 10."""
+    the difference of bigram counts, the mean over orders, times 10. The gold side is computed once for all the
+    systems scored against the same gold responses."""
     size = len(predictions)
     if size == 0:
         return []
-    pred = _gram_counts(pl.Series(list(predictions), dtype=pl.List(pl.String)), n)
-    gold = _gram_counts(pl.Series(list(golds), dtype=pl.List(pl.String)), n)
-    frequency = gold.group_by("order", "key").agg(df=pl.col("row").n_unique())
-    log_size = math.log(float(size))
-
-    def weighted(grams: pl.DataFrame) -> pl.DataFrame:
-        return (grams.join(frequency, on=["order", "key"], how="left")
-                .with_columns(w=pl.col("tf") * (log_size - pl.max_horizontal(pl.col("df").fill_null(0), 1).cast(pl.Float64).log())))
-
-    pred, gold = weighted(pred), weighted(gold)
+    gold = _gold_side(tuple(tuple(g) for g in golds), n)
+    pred = _weighted(_gram_counts(pl.Series(list(predictions), dtype=pl.List(pl.String)), n), gold.frequency, size)
     rows = pl.DataFrame({"row": pl.arange(0, size, eager=True, dtype=pl.UInt32)})
     grid = rows.join(pl.DataFrame({"order": list(range(1, n + 1))}, schema={"order": pl.Int32}), how="cross")
-    norms = [g.group_by("row", "order").agg(pl.col("w").pow(2).sum().sqrt().alias(name))
-             for g, name in ((pred, "norm_p"), (gold, "norm_g"))]
-    dots = (pred.join(gold, on=["row", "order", "key"], how="inner")
+    norm_p = pred.group_by("row", "order").agg(norm_p=pl.col("w").pow(2).sum().sqrt())
+    dots = (pred.join(gold.weights, on=["row", "order", "key"], how="inner")
             .group_by("row", "order").agg(dot=(pl.min_horizontal("w", "w_right") * pl.col("w_right")).sum()))
-    values = (grid.join(norms[0], on=["row", "order"], how="left").join(norms[1], on=["row", "order"], how="left")
+    values = (grid.join(norm_p, on=["row", "order"], how="left").join(gold.norms, on=["row", "order"], how="left")
               .join(dots, on=["row", "order"], how="left")
               .with_columns(pl.col("norm_p", "norm_g", "dot").fill_null(0.0))
               .with_columns(val=pl.when((pl.col("norm_p") != 0) & (pl.col("norm_g") != 0))
                             .then(pl.col("dot") / (pl.col("norm_p") * pl.col("norm_g"))).otherwise(pl.col("dot")))
               .group_by("row").agg(pl.col("val").sum()))
-    lengths = [g.filter(pl.col("order") == 2).group_by("row").agg(pl.col("tf").sum().alias(name))  # the library's length
-               for g, name in ((pred, "len_p"), (gold, "len_g"))]
-    scored = (rows.join(values, on="row", how="left").join(lengths[0], on="row", how="left")
-              .join(lengths[1], on="row", how="left")
+    len_p = pred.filter(pl.col("order") == 2).group_by("row").agg(len_p=pl.col("tf").sum())
+    scored = (rows.join(values, on="row", how="left").join(len_p, on="row", how="left")
+              .join(gold.lengths, on="row", how="left")
               .with_columns(pl.col("val").fill_null(0.0), pl.col("len_p", "len_g").fill_null(0)).sort("row")
               .select(pl.col("val") * (-((pl.col("len_p").cast(pl.Float64) - pl.col("len_g").cast(pl.Float64)) ** 2)
                                        / (2 * sigma ** 2)).exp() / n * 10.0))
