@@ -109,7 +109,7 @@ def test_a_registered_metric_joins_the_report(tmp_path):
         only = evaluate(tmp_path / "pairs.txt", options=EvalOptions(metrics=("PRED_TOKENS", "f1")))
         assert list(only["metrics"]) == ["pred_tokens", "f1"]
     finally:
-        METRICS._metrics.pop("pred_tokens")
+        METRICS.unregister("pred_tokens")
 
 
 def test_durecdial_bot_turns(shared):
@@ -133,7 +133,7 @@ def test_bad_input_is_refused_with_its_place(cli, tmp_path):
     done = cli("eval", str(broken), check=False)
     assert done.returncode == 1 and f"{broken}:2: malformed JSON" in done.stderr
     done = cli("eval", str(lines), "--metrics", "blue2", check=False)
-    assert done.returncode == 2 and "did you mean bleu2" in done.stderr
+    assert done.returncode == 2 and "did you mean 'bleu2'" in done.stderr
     done = cli("eval", str(lines), "--metrics", "f1", check=False)
     assert done.returncode == 1 and "no gold responses" in done.stderr
     done = cli("eval", str(lines), "--domain", "../x", check=False)

@@ -80,6 +80,13 @@ class Registry(Generic[T]):
             self._keys[key.lower()] = name
         return obj
 
+    def unregister(self, name: str) -> None:
+        """Take ``name`` (and its aliases) out: a test's or a session's own entry, added for a while."""
+        entry = self.entry(name)
+        del self._entries[entry.name]
+        for key in (entry.name, *entry.aliases):
+            self._keys.pop(key.lower(), None)
+
     def entry(self, name: str) -> Entry[T]:
         self._load()
         key = self._keys.get(str(name).lower())

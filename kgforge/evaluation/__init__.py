@@ -14,7 +14,10 @@ from kgforge.evaluation.inputs import LAYOUTS, Responses, load_responses
 from kgforge.evaluation.knowledge import KnowledgeIndex, KnowledgeOptions
 from kgforge.evaluation.registry import METRICS, Metric, register_metric
 from kgforge.evaluation.report import EvalOptions, evaluate
+from kgforge.evaluation.retrieval import HitsReport, hits_at
 from kgforge.evaluation.segmentation import SEGMENTATIONS
+from kgforge.evaluation.systems import Leaderboard, evaluate_systems, parse_system, systems_in_folder
 
 __all__ = ["Batch", "EvalOptions", "KnowledgeIndex", "KnowledgeOptions", "LAYOUTS", "METRICS", "Metric",
-           "Responses", "SEGMENTATIONS", "evaluate", "load_responses", "register_metric"]
+           "HitsReport", "Leaderboard", "Responses", "SEGMENTATIONS", "evaluate", "evaluate_systems", "hits_at", "load_responses", "parse_system",
+           "register_metric", "systems_in_folder"]

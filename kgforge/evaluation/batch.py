@@ -5,10 +5,15 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cached_property
+from pathlib import Path
+from typing import Any
 
 import polars as pl
 
+from kgforge.evaluation.caption import by_response, cider_d, meteor
+from kgforge.evaluation.embedding import WordVectors, embedding_scores
 from kgforge.evaluation.lexical import LexicalStats
+from kgforge.evaluation.model_metrics import bert_score
 from kgforge.evaluation.segmentation import tokenize
 
 
@@ -23,6 +28,16 @@ class Batch:
     segmentation: str
     has_gold: bool
     judge_knowledge: Callable[[], pl.DataFrame] | None = field(default=None, repr=False)
+    vectors: WordVectors | None = field(default=None, repr=False)  # --vectors: the embedding metrics
+    model_path: Path | None = None  # --model-path: BERTScore
+
+    @property
+    def has_vectors(self) -> bool:
+        return self.vectors is not None
+
+    @property
+    def has_model(self) -> bool:
+        return self.model_path is not None
 
     @property
     def size(self) -> int:
@@ -49,3 +64,33 @@ class Batch:
         if self.judge_knowledge is None:
             raise RuntimeError("no domain graph for knowledge metrics")  # metrics that need it are filtered out
         return self.judge_knowledge()
+
+    @cached_property
+    def token_lists(self) -> tuple[list[list[str]], list[list[str]]]:
+        """Prediction and gold tokens as Python lists (for the metrics computed response by response)."""
+        gold = self.gold_tokens
+        return self.prediction_tokens.to_list(), gold.to_list() if gold is not None else []
+
+    @cached_property
+    def cider(self) -> list[float]:
+        predictions, golds = self.token_lists
+        return cider_d(predictions, golds)
+
+    @cached_property
+    def meteor(self) -> list[float]:
+        predictions, golds = self.token_lists
+        return meteor(predictions, by_response(golds))
+
+    @cached_property
+    def embedding(self) -> dict[str, list[float | None]]:
+        if self.vectors is None:
+            raise RuntimeError("no word vectors for embedding metrics")  # metrics that need them are filtered out
+        predictions, golds = self.token_lists
+        return embedding_scores(self.vectors, predictions, golds)
+
+    @cached_property
+    def bertscore(self) -> dict[str, Any]:
+        if self.model_path is None:
+            raise RuntimeError("no model for BERTScore")
+        return bert_score(self.model_path, self.responses["prediction"].to_list(),
+                          self.responses["gold"].fill_null("").to_list())

@@ -18,6 +18,7 @@ from typing import Any
 import polars as pl
 
 from kgforge.evaluation._kgforge import InputError
+from kgforge.evaluation.human import read_human_scores
 from kgforge.evaluation.inputs import table_records
 
 MIN_PAIRS = 3
@@ -38,6 +39,9 @@ def read_human(path: Path, ids: list[str], id_column: str | None = None) -> tupl
     scores = {name: _numbers(records, name) for name in names if name != key}
     columns = {name: values for name, values in scores.items() if values is not None}
     if not columns:
+        nested = _nested_human(path, ids)
+        if nested is not None:
+            return nested
         raise InputError(f"{path}: no column of numbers (columns: {', '.join(names)})")
     frame = pl.DataFrame(columns, schema={name: pl.Float64 for name in columns})
     matched_by = "order"
@@ -53,6 +57,32 @@ def read_human(path: Path, ids: list[str], id_column: str | None = None) -> tupl
                          f"matching the responses' ids: rows are matched in order, so the counts must be equal")
     ignored = [name for name, values in scores.items() if values is None]
     return frame, {"path": str(path), "columns": list(columns), "matched_by": matched_by, "not_scores": ignored}
+
+
+def _nested_human(path: Path, ids: list[str]) -> tuple[pl.DataFrame, dict[str, Any]] | None:
+    """Scores in a nested shape (MSDE's ``"scores": {aspect: value}``, lists per annotator): the annotators'
+    mean per response, aligned by id or in order; None when the file has no such scores."""
+    try:
+        scores = read_human_scores(path)
+    except InputError:
+        return None
+    if scores.ratings["system"].n_unique() > 1:
+        raise InputError(f"{path}: human scores of several systems: score them with --system NAME=FILE, one "
+                         "per system")
+    means = scores.means()
+    aspects = [a for a in scores.aspects if a in means.columns]
+    if scores.by_id and set(means["item"].to_list()) >= set(ids):
+        frame = pl.DataFrame({"item": ids}).join(means, on="item", how="left", maintain_order="left")
+        matched_by = "id"
+    elif means.height == len(ids):
+        frame, matched_by = means, "order"
+    else:
+        raise InputError(f"{path} has {means.height} rated responses for {len(ids)} responses and no ids matching "
+                         "theirs: rows are matched in order, so the counts must be equal")
+    agreement = {aspect: found.to_dict() for aspect, found in scores.agreement().items()}
+    return frame.select(aspects), {"path": str(path), "columns": aspects, "matched_by": matched_by,
+                                   "not_scores": list(scores.not_scores), "annotators": scores.annotators,
+                                   "agreement": agreement}
 
 
 def _numbers(records: list[tuple[int, dict[str, Any]]], name: str) -> list[float | None] | None:

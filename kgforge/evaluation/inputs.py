@@ -228,9 +228,9 @@ def read_table(path: Path, columns: dict[str, str]) -> Slots:
 
 def table_records(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
     suffix = path.suffix.lower()
-    if suffix == ".csv":
+    if suffix in (".csv", ".tsv"):
         with open(path, encoding="utf-8-sig", newline="") as handle:
-            reader = csv.DictReader(handle)
+            reader = csv.DictReader(handle, delimiter="\t" if suffix == ".tsv" else ",")
             try:
                 for record in reader:
                     yield reader.line_num, dict(record)

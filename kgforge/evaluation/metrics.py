@@ -6,10 +6,12 @@ DISTINCT-1/2; BLEU-3/4 and ROUGE-L beside them), knowledge ones in :mod:`kgforge
 
 from __future__ import annotations
 
+import re
+
 import polars as pl
 
 from kgforge.evaluation.batch import Batch
-from kgforge.evaluation.registry import register_metric
+from kgforge.evaluation.registry import METRICS, register_metric
 
 OFFICIAL = ("f1", "bleu1", "bleu2", "distinct1", "distinct2")  # what the official DuConv script prints
 
@@ -24,18 +26,48 @@ def _register_bleu(n: int) -> None:
                     )(lambda batch: batch.lexical.bleu_per_response(n))
 
 
-def _register_distinct(n: int) -> None:
-    register_metric(f"distinct{n}", f"DISTINCT-{n}: distinct / all predicted {n}-grams (official DuConv)",
+def register_distinct(n: int) -> None:
+    """DISTINCT-n (any n >= 1; the registry calls this for a ``distinctN`` it does not know yet)."""
+    official = " (official DuConv)" if n <= 2 else " (the official DuConv formula)"
+    register_metric(f"distinct{n}", f"DISTINCT-{n}: distinct / all predicted {n}-grams over the corpus{official}",
+                    aliases=[f"distinct-{n}", f"dist{n}", f"dist-{n}"],
                     corpus=lambda batch: batch.lexical.distinct_corpus(n),
                     )(lambda batch: batch.lexical.distinct_per_response(n))
 
 
+_DISTINCT = re.compile(r"^dist(?:inct)?[-_]?(\d+)$", re.IGNORECASE)
+
+
+def _distinct_family(name: str) -> bool:
+    found = _DISTINCT.match(name)
+    if found and int(found.group(1)) >= 1:
+        register_distinct(int(found.group(1)))
+    return bool(found)
+
+
 for _n in (1, 2, 3, 4):
     _register_bleu(_n)
-for _n in (1, 2):
-    _register_distinct(_n)
-register_metric("rouge_l", "ROUGE-L: LCS F-measure over tokens, beta 1.2, mean over responses",
+    register_distinct(_n)
+METRICS.families.append(_distinct_family)
+register_metric("rouge_l", "ROUGE-L: LCS F-measure over tokens, beta 1.2, mean over responses", aliases=["rouge"],
                 needs=["gold"])(lambda batch: batch.lexical.rouge_l_per_response())
+register_metric("cider", "CIDEr-D as pycocoevalcap computes it: tf-idf n-grams 1-4, clipped, length penalty "
+                "sigma 6, x10", aliases=["cider_d", "cider-d"], needs=["gold"], default=False)(lambda batch: batch.cider)
+register_metric("meteor", "METEOR (NLTK): unigram alignment by exact and stem matches (synonyms when WordNet "
+                "is installed)", needs=["gold"], default=False)(lambda batch: batch.meteor)
+
+
+def _register_embedding(name: str, description: str, aliases: list[str]) -> None:
+    register_metric(name, description, aliases=aliases, needs=["gold", "vectors"])(
+        lambda batch: batch.embedding[name])
+
+
+_register_embedding("embedding_average", "Embedding Average: cosine of the mean word vectors (--vectors)",
+                    ["average", "emb_avg"])
+_register_embedding("vector_extrema", "Vector Extrema: cosine of the per-dimension extreme word vectors "
+                    "(--vectors)", ["extrema"])
+_register_embedding("greedy_matching", "Greedy Matching: each word to its closest word on the other side, "
+                    "both ways (--vectors)", ["greedy"])
 
 
 def _share(numerator: str, denominator: str) -> pl.Expr:
@@ -71,6 +103,15 @@ def knowledge_recall(batch: Batch) -> pl.Series:
 def knowledge_f1(batch: Batch) -> pl.Series:
     p, r = _share("k_true", "k_mentions"), _share("k_expressed", "k_gold")
     return batch.knowledge.select(pl.when(p + r > 0).then(2 * p * r / (p + r)).otherwise(p * 0)).to_series()
+
+
+def _register_bertscore(part: str, what: str) -> None:
+    register_metric(f"bertscore_{part}", f"BERTScore {what} over a local model (--model-path; extra 'bertscore')",
+                    aliases=[f"bert_{part}"], needs=["gold", "model"])(lambda batch: batch.bertscore[part])
+
+
+for _part, _what in (("p", "precision"), ("r", "recall"), ("f1", "F1")):
+    _register_bertscore(_part, _what)
 
 
 def official_lines(corpus: dict[str, float | None]) -> str | None:

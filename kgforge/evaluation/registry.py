@@ -1,5 +1,6 @@
-"""One metric registry: a name, a function from a batch of responses to one value per response, and
-(optionally) how the corpus value is made. Adding a metric is a few lines::
+"""The metrics by name, on the one :class:`kgforge.core.registry.Registry`: a name (and aliases), a function
+from a batch of responses to one value per response, and (optionally) how the corpus value is made. Adding a
+metric is a few lines::
 
     from kgforge.evaluation import register_metric
 
@@ -7,26 +8,30 @@
     def length(batch):
         return batch.lexical.lengths["pred_len"]
 
-Without ``corpus`` the corpus value is the mean of the per-response values (nulls left out). ``needs``
-names what the metric cannot do without: ``gold`` (reference responses) or ``knowledge`` (a domain graph);
-a metric whose needs are not met by an evaluation is left out of it and the report says why.
+An installed package adds metrics through the entry-point group ``kgforge.metrics`` (the entry point names a
+:class:`Metric`, or a function taking a batch). Without ``corpus`` the corpus value is the mean of the
+per-response values (nulls left out). ``needs`` names what the metric cannot do without: ``gold`` (reference
+responses), ``knowledge`` (a domain graph), ``vectors`` (a word-vector file) or ``model`` (a local model
+path); a metric whose needs are not met by an evaluation is left out of it and the report says why.
+
+Distinct-n exists for every n: ``distinct5`` (or ``distinct-5``) is registered the first time it is asked for.
 """
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
+from kgforge.core.registry import Registry, UnknownName
 from kgforge.evaluation._kgforge import ArgumentError
 
 if TYPE_CHECKING:
     from kgforge.evaluation.batch import Batch
 
-NEEDS = ("gold", "knowledge")
+NEEDS = ("gold", "knowledge", "vectors", "model")
 PerResponse = Callable[["Batch"], "pl.Series | Sequence[float | None]"]
 Corpus = Callable[["Batch"], "float | None"]
 
@@ -38,6 +43,8 @@ class Metric:
     per_response: PerResponse
     corpus: Corpus | None = None
     needs: tuple[str, ...] = ()
+    aliases: tuple[str, ...] = ()
+    default: bool = True  # computed when no --metrics are named (False: only on request or with "all")
 
     def values(self, batch: Batch) -> pl.Series:
         """One Float64 value per response (null where the metric is undefined for it)."""
@@ -55,39 +62,59 @@ class Metric:
         return None if mean is None else float(mean)
 
 
-class MetricRegistry:
-    """Metrics by name (case-insensitive); an unknown name is refused with the closest known ones."""
+def _as_metric(name: str, obj: Any) -> Metric:
+    """A plug-in's entry point: a :class:`Metric`, or a per-response function."""
+    if isinstance(obj, Metric):
+        return obj
+    if callable(obj):
+        return Metric(name, (obj.__doc__ or "plug-in metric").strip().splitlines()[0], obj)
+    raise ArgumentError(f"metric plug-in {name!r}", f"is a {type(obj).__name__}, not a Metric or a function")
 
-    def __init__(self) -> None:
-        self._metrics: dict[str, Metric] = {}
 
-    def register(self, name: str, description: str, *, needs: Iterable[str] = (),
-                 corpus: Corpus | None = None) -> Callable[[PerResponse], PerResponse]:
-        needs = tuple(needs)
+class MetricRegistry(Registry[Metric]):
+    """The core registry with the metric's own registration (``needs``, ``corpus``) and families: a family
+    registers the metric a name asks for when the name is one of its members (Distinct-n for any n)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.families: list[Callable[[str], bool]] = []
+
+    def register_metric(self, name: str, description: str, *, needs: Iterable[str] = (),
+                        corpus: Corpus | None = None, aliases: Iterable[str] = (),
+                        default: bool = True) -> Callable[[PerResponse], PerResponse]:
+        needs, aliases = tuple(needs), tuple(aliases)
         unknown = [need for need in needs if need not in NEEDS]
         if unknown:
             raise ArgumentError(f"metric {name!r} needs", f"{unknown} are not among {', '.join(NEEDS)}")
 
         def add(function: PerResponse) -> PerResponse:
-            self._metrics[name.lower()] = Metric(name, description, function, corpus, needs)
+            self.register(name, Metric(name, description, function, corpus, needs, aliases, default), aliases=aliases,
+                          description=description)
             return function
 
         return add
 
-    def get(self, name: str) -> Metric:
-        found = self._metrics.get(name.lower())
-        if found is None:
-            close = difflib.get_close_matches(name.lower(), list(self._metrics), n=3)
-            hint = f"; did you mean {', '.join(close)}?" if close else f"; known: {', '.join(self.names())}"
-            raise ArgumentError("metric", f"{name!r} is not a known metric{hint}")
-        return found
+    def register(self, name: str, obj: Any = None, **kwargs: Any) -> Any:
+        if obj is not None and not isinstance(obj, Metric):
+            obj = _as_metric(name, obj)
+        return super().register(name, obj, **kwargs)
 
-    def names(self) -> list[str]:
-        return [metric.name for metric in self._metrics.values()]
+    def entry(self, name: str) -> Any:
+        if str(name).lower() not in self:
+            any(family(str(name).strip()) for family in self.families)
+        return super().entry(name)
 
-    def describe(self) -> list[dict[str, Any]]:
-        return [{"name": m.name, "description": m.description, "needs": list(m.needs)} for m in self._metrics.values()]
+    def metric(self, name: str) -> Metric:
+        """The metric called ``name`` (or an alias); an unknown name is an ArgumentError with "did you mean"."""
+        try:
+            return self.get(name)
+        except UnknownName as exc:
+            raise ArgumentError("metric", str(exc)) from None
+
+    def describe_metrics(self) -> list[dict[str, Any]]:
+        return [{"name": e.name, "aliases": list(e.aliases), "description": e.obj.description,
+                 "needs": list(e.obj.needs), "default": e.obj.default} for e in self]
 
 
-METRICS = MetricRegistry()
-register_metric = METRICS.register
+METRICS = MetricRegistry("metric", modules=("kgforge.evaluation.metrics",), entry_point_group="kgforge.metrics")
+register_metric = METRICS.register_metric

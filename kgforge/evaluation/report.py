@@ -7,6 +7,7 @@ import json
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -16,13 +17,17 @@ from kgforge.core.files import atomic_path
 from kgforge.evaluation._kgforge import ArgumentError, KgforgeError
 from kgforge.evaluation.batch import Batch
 from kgforge.evaluation.correlation import correlate, read_human
-from kgforge.evaluation.inputs import LAYOUTS, Responses, load_responses
+from kgforge.evaluation.goal_metrics import GOAL_LAYOUTS, GoalReport, judge_goals
+from kgforge.evaluation.inputs import LAYOUTS, Responses, detect_layout, load_responses
 from kgforge.evaluation.knowledge import KnowledgeIndex, KnowledgeOptions
-from kgforge.evaluation.metrics import official_lines
+from kgforge.evaluation.caption import meteor_stages
+from kgforge.evaluation.embedding import WordVectors, coverage, read_vectors
+from kgforge.evaluation.metrics import OFFICIAL, official_lines
 from kgforge.evaluation.registry import METRICS, Metric
 from kgforge.evaluation.segmentation import SEGMENTATIONS, check_segmentation
 
 PER_RESPONSE_FORMATS = (".jsonl", ".csv", ".parquet")
+ALL_METRICS = "all"  # --metrics all: every registered metric the inputs allow
 
 
 @dataclass(frozen=True)
@@ -33,6 +38,9 @@ class EvalOptions:
     columns: dict[str, str] = field(default_factory=dict)  # prediction/gold/id/dialogue column names
     knowledge: KnowledgeOptions = KnowledgeOptions()
     human_id_column: str | None = None
+    vectors: Path | None = None  # word2vec file: the embedding metrics
+    model_path: Path | None = None  # local model folder: BERTScore
+    goal_metrics: bool = False  # also judge whole dialogues (goal_metrics.judge_goals)
 
     def __post_init__(self) -> None:
         if self.layout not in LAYOUTS:
@@ -40,7 +48,8 @@ class EvalOptions:
         if self.segmentation != "auto":
             check_segmentation(self.segmentation)
         for name in self.metrics or ():
-            METRICS.get(name)
+            if name.lower() != ALL_METRICS:
+                METRICS.metric(name)
 
 
 def evaluate(predictions: Path, *, gold: Path | None = None, dialogues: Path | None = None,
@@ -60,8 +69,9 @@ def evaluate(predictions: Path, *, gold: Path | None = None, dialogues: Path | N
         index = KnowledgeIndex.for_domain(domain, workdir, responses.segmented, options.knowledge)
         timings["graph"] = time.perf_counter() - mark
     batch = Batch(responses.frame.select("id", "prediction", "gold"), segmentation, responses.has_gold,
-                  _knowledge_judge(index, responses) if index is not None else None)
-    chosen, left_out = _choose(batch, options.metrics)
+                  _knowledge_judge(index, responses) if index is not None else None,
+                  **metric_inputs(options))
+    chosen, left_out = choose_metrics(batch, options.metrics)
     mark = time.perf_counter()
     values = {metric.name: metric.values(batch) for metric in chosen}
     corpus = {metric.name: metric.corpus_value(batch, values[metric.name]) for metric in chosen}
@@ -70,6 +80,7 @@ def evaluate(predictions: Path, *, gold: Path | None = None, dialogues: Path | N
         "responses": batch.size, "inputs": responses.sources, "segmentation": segmentation,
         "matched_unsegmented": responses.segmented, "metrics": corpus, "left_out": left_out,
     }
+    report.update(_resources_used(batch, chosen))
     official = official_lines(corpus)
     if official is not None:
         report["official"] = official
@@ -86,6 +97,8 @@ def evaluate(predictions: Path, *, gold: Path | None = None, dialogues: Path | N
         scores, described = read_human(Path(human), responses.frame["id"].to_list(), options.human_id_column)
         report["human"] = described
         report["correlations"] = correlate(pl.DataFrame(values), scores)
+    if options.goal_metrics:
+        report["goals"] = goals_of(Path(predictions), gold, dialogues, options.layout).to_dict(per_dialogue=False)
     if out is not None:
         write_per_response(per_response, Path(out))
         report["per_response"] = str(out)
@@ -112,12 +125,42 @@ def _knowledge_judge(index: KnowledgeIndex, responses: Responses) -> Callable[[]
     return judge
 
 
-def _choose(batch: Batch, names: tuple[str, ...] | None) -> tuple[list[Metric], dict[str, str]]:
+def goals_of(predictions: Path, gold: Path | None, dialogues: Path | None, layout: str = "auto") -> GoalReport:
+    """Goal metrics of the dialogues the responses belong to: ``predictions`` itself when it is a dialogue file,
+    else ``gold`` or ``dialogues`` (a dialogue file) with the predictions as its bot turns."""
+    own = layout if layout != "auto" else detect_layout(predictions)
+    if own in GOAL_LAYOUTS and gold is None:
+        return judge_goals(predictions, layout=own)
+    for context in (gold, dialogues):
+        if context is not None and detect_layout(Path(context)) in GOAL_LAYOUTS:
+            return judge_goals(Path(context), predictions)
+    raise KgforgeError(f"--goal-metrics judges whole dialogues: give a DuConv, KdConv or DuRecDial dialogue file, "
+                       f"or predictions with --gold/--dialogues naming one ({predictions} is a {own} file)")
+
+
+def metric_inputs(options: EvalOptions) -> dict[str, Any]:
+    """What the batch gets besides the texts: the word vectors (read once per file) and the model folder."""
+    return {"vectors": _vectors(options.vectors) if options.vectors is not None else None,
+            "model_path": options.model_path}
+
+
+@lru_cache(maxsize=2)
+def _vectors(path: Path) -> WordVectors:
+    return read_vectors(path)
+
+
+def choose_metrics(batch: Batch, names: tuple[str, ...] | None) -> tuple[list[Metric], dict[str, str]]:
     """The metrics to compute, and those left out with the reason."""
-    wanted = [METRICS.get(name) for name in names] if names else [METRICS.get(name) for name in METRICS.names()]
-    have = {"gold": batch.has_gold, "knowledge": batch.has_knowledge}
+    every = bool(names) and any(name.lower() == ALL_METRICS for name in names)
+    wanted = list(_default_metrics(every=True)) if every else (
+        [METRICS.metric(name) for name in names] if names else list(_default_metrics()))
+    have = {"gold": batch.has_gold, "knowledge": batch.has_knowledge, "vectors": batch.has_vectors,
+            "model": batch.has_model}
     reasons = {"gold": "no gold responses (give --gold, or a file with a gold column)",
-               "knowledge": "no domain graph (give --domain)"}
+               "knowledge": "no domain graph (give --domain)",
+               "vectors": "no word vectors (give --vectors FILE, word2vec text or binary)",
+               "model": "no model (give --model-path DIR, a local transformers model; needs the extra "
+                        "kgforge[bertscore])"}
     chosen, left_out = [], {}
     for metric in wanted:
         missing = [need for need in metric.needs if not have[need]]
@@ -125,9 +168,32 @@ def _choose(batch: Batch, names: tuple[str, ...] | None) -> tuple[list[Metric], 
             left_out[metric.name] = reasons[missing[0]]
         else:
             chosen.append(metric)
-    if names and left_out:
+    if names and not every and left_out:
         raise KgforgeError("; ".join(f"metric {name}: {why}" for name, why in left_out.items()))
     return chosen, left_out
+
+
+def _default_metrics(every: bool = False) -> list[Metric]:
+    """The registered metrics computed by default (``every``: all of them), the official five first (in the
+    script's order), then by name."""
+    official = [METRICS.metric(name) for name in OFFICIAL]
+    return official + [entry.obj for entry in METRICS if entry.name not in OFFICIAL and (every or entry.obj.default)]
+
+
+def _resources_used(batch: Batch, chosen: list[Metric]) -> dict[str, Any]:
+    """What the report must state about the metrics that need more than the texts."""
+    names = {metric.name for metric in chosen}
+    used: dict[str, Any] = {}
+    if "meteor" in names:
+        used["meteor_stages"] = meteor_stages()
+    if batch.vectors is not None and names & {"embedding_average", "vector_extrema", "greedy_matching"}:
+        predictions, golds = batch.token_lists
+        known, total = coverage(batch.vectors, predictions + golds)
+        used["vectors"] = {"path": str(batch.vectors.path), "words": len(batch.vectors.index),
+                           "dim": batch.vectors.dim, "tokens_known": known, "tokens": total}
+    if batch.model_path is not None and names & {"bertscore_p", "bertscore_r", "bertscore_f1"}:
+        used["model"] = {"path": str(batch.model_path), **batch.bertscore["model"]}
+    return used
 
 
 def write_per_response(frame: pl.DataFrame, out: Path) -> None:
@@ -149,4 +215,4 @@ def write_per_response(frame: pl.DataFrame, out: Path) -> None:
                 handle.writelines(json.dumps(row, ensure_ascii=False) + "\n" for row in frame.iter_rows(named=True))
 
 
-__all__ = ["EvalOptions", "SEGMENTATIONS", "evaluate", "write_per_response"]
+__all__ = ["EvalOptions", "SEGMENTATIONS", "choose_metrics", "evaluate", "goals_of", "metric_inputs", "write_per_response"]

@@ -1,0 +1,320 @@
+"""Many systems in one run (``kgforge eval --system NAME=FILE …`` or a folder of systems): every metric per
+system and per task, a leaderboard written as JSON, CSV and a Markdown table, and — with human scores — the
+agreement of the annotators and the correlation of every metric with every human aspect, at turn level
+(responses of all systems pooled) and at system level (one point per system), per task: Pearson, Spearman and
+Kendall with their p-values (scipy) and percentile bootstrap 95 % confidence intervals.
+
+A system is named ``SYSTEM`` or ``TASK/SYSTEM``. A folder holds one file per system (its name without suffix
+is the system's), or one sub-folder per task; a file called ``gold.*`` or ``reference.*`` in a folder is that
+task's gold responses, not a system. Each system's file is read as ``kgforge eval`` reads predictions (any
+layout), with ``--gold`` (or its task's gold) and ``--dialogues``.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import time
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import polars as pl
+
+from kgforge.core.files import atomic_path
+from kgforge.evaluation._kgforge import ArgumentError, InputError, spreadsheet_safe
+from kgforge.evaluation.batch import Batch
+from kgforge.evaluation.human import HumanScores, read_human_scores
+from kgforge.evaluation.inputs import load_responses
+from kgforge.evaluation.report import EvalOptions, choose_metrics, goals_of, metric_inputs
+from kgforge.evaluation.segmentation import check_segmentation
+
+GOLD_NAMES = ("gold", "reference", "references", "ref")
+SYSTEM_SUFFIXES = (".txt", ".tsv", ".jsonl", ".json", ".csv", ".xlsx", ".parquet")
+ALL = "all"
+MIN_PAIRS = 3
+CORRELATIONS = ("pearson", "spearman", "kendall")
+
+
+@dataclass(frozen=True)
+class SystemScores:
+    task: str
+    system: str
+    path: str
+    responses: int
+    metrics: dict[str, float | None]
+    values: pl.DataFrame = field(repr=False)  # ``id`` and one column per metric, one row per response
+
+
+@dataclass(frozen=True)
+class Leaderboard:
+    systems: tuple[SystemScores, ...]
+    metrics: tuple[str, ...]
+    left_out: dict[str, str]
+    human: dict[str, Any] | None
+    agreement: dict[str, Any]
+    correlations: tuple[dict[str, Any], ...]
+    files: dict[str, str]
+    seconds: float
+
+    def table(self) -> pl.DataFrame:
+        """One row per (task, system): every metric's corpus value, and the human aspects' means."""
+        rows = [{"task": s.task, "system": s.system, "responses": s.responses, **s.metrics} for s in self.systems]
+        frame = pl.DataFrame(rows, schema={"task": pl.String, "system": pl.String, "responses": pl.Int64,
+                                           **{m: pl.Float64 for m in self.metrics}})
+        if self.human and self.human.get("means"):
+            means = pl.DataFrame(self.human["means"])
+            frame = frame.join(means, on=["task", "system"], how="left")
+        return frame
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"systems": [{k: v for k, v in asdict(s).items() if k != "values"} for s in self.systems],
+                "metrics": list(self.metrics), "leaderboard": self.table().to_dicts(), "left_out": self.left_out,
+                "human": self.human, "agreement": self.agreement, "correlations": list(self.correlations),
+                "files": self.files, "seconds": round(self.seconds, 3)}
+
+
+# ---------------------------------------------------------------- which systems
+
+
+def parse_system(spec: str) -> tuple[str, str, Path]:
+    """``NAME=FILE`` or ``TASK/NAME=FILE`` → (task, system, path)."""
+    name, sep, file = spec.partition("=")
+    if not sep or not name.strip() or not file.strip():
+        raise ArgumentError("--system", f"{spec!r} is not NAME=FILE (or TASK/NAME=FILE)")
+    task, _, system = name.strip().rpartition("/")
+    return task or ALL, system, Path(file)
+
+
+def systems_in_folder(folder: Path) -> tuple[dict[tuple[str, str], Path], dict[str, Path]]:
+    """The systems (``(task, system) -> file``) and the tasks' gold files of a folder."""
+    systems: dict[tuple[str, str], Path] = {}
+    golds: dict[str, Path] = {}
+    places = [(ALL, folder)] + [(sub.name, sub) for sub in sorted(folder.iterdir()) if sub.is_dir()]
+    for task, place in places:
+        for file in sorted(p for p in place.iterdir() if p.is_file() and p.suffix.lower() in SYSTEM_SUFFIXES):
+            if file.stem.lower() in GOLD_NAMES:
+                golds[task] = file
+            else:
+                systems[task, file.stem] = file
+    if not systems:
+        raise InputError(f"{folder}: no system files ({', '.join(SYSTEM_SUFFIXES)}) in the folder or its sub-folders")
+    return systems, golds
+
+
+# ---------------------------------------------------------------- scoring
+
+
+def evaluate_systems(systems: Mapping[tuple[str, str], Path], *, gold: Path | None = None,
+                     golds: Mapping[str, Path] | None = None, dialogues: Path | None = None,
+                     options: EvalOptions = EvalOptions(), human: Path | None = None, out: Path | None = None,
+                     bootstrap: int = 1000, seed: int = 0) -> Leaderboard:
+    """Score every system; ``out`` (a folder) receives leaderboard.json, leaderboard.csv, leaderboard.md."""
+    if not systems:
+        raise ArgumentError("--system", "no system given")
+    started = time.perf_counter()
+    scored: list[SystemScores] = []
+    left_out: dict[str, str] = {}
+    for (task, system), path in systems.items():
+        reference = (golds or {}).get(task, gold)
+        responses = load_responses(Path(path), reference, dialogues, options.layout, options.columns)
+        segmentation = options.segmentation if options.segmentation != "auto" else (
+            "whitespace" if responses.segmented else "jieba")
+        check_segmentation(segmentation)
+        batch = Batch(responses.frame.select("id", "prediction", "gold"), segmentation, responses.has_gold,
+                      **metric_inputs(options))
+        chosen, skipped = choose_metrics(batch, options.metrics)
+        left_out.update(skipped)
+        values = {metric.name: metric.values(batch) for metric in chosen}
+        corpus = {metric.name: metric.corpus_value(batch, values[metric.name]) for metric in chosen}
+        if options.goal_metrics:
+            goals = goals_of(Path(path), reference, dialogues, options.layout)
+            corpus.update(goal_figures(goals.summary))
+            left_out.update({f"goal:{k}": v for k, v in goals.left_out.items()})
+        scored.append(SystemScores(task, system, str(path), batch.size, corpus,
+                                   responses.frame.select("id").with_columns(**values)))
+    names = tuple(dict.fromkeys(name for s in scored for name in s.metrics))
+    human_report, agreement_report, correlations = None, {}, ()
+    if human is not None:
+        scores = read_human_scores(Path(human))
+        human_report, agreement_report, correlations = _with_human(scored, names, scores, bootstrap, seed)
+    board = Leaderboard(tuple(scored), names, {k: v for k, v in left_out.items() if k not in names}, human_report,
+                        agreement_report, correlations, {}, time.perf_counter() - started)
+    if out is not None:
+        board = Leaderboard(board.systems, board.metrics, board.left_out, board.human, board.agreement,
+                            board.correlations, write_leaderboard(board, Path(out)), board.seconds)
+    return board
+
+
+def goal_figures(summary: Mapping[str, Any]) -> dict[str, float | None]:
+    """The goal summary's numbers as leaderboard columns."""
+    figures = {name: summary.get(name) for name in ("goal_completion", "triples_used", "properties_used",
+                                                    "leading_success", "user_topic_consistency",
+                                                    "recommendation_success") if name in summary}
+    for band, share in (summary.get("info_bands") or {}).items():
+        figures[f"info_{band.replace('+', 'plus')}"] = share
+    for grade, share in (summary.get("completion_distribution") or {}).items():
+        figures[f"completion_{grade}"] = share
+    return figures
+
+
+# ---------------------------------------------------------------- human scores
+
+
+def _with_human(scored: list[SystemScores], names: tuple[str, ...], scores: HumanScores, bootstrap: int,
+                seed: int) -> tuple[dict[str, Any], dict[str, Any], tuple[dict[str, Any], ...]]:
+    means = scores.means()
+    systems_only = {s.system for s in scored}
+    if means["system"].null_count():
+        if len(scored) != 1:
+            raise InputError(f"{scores.paths[0]}: the human scores name no system (a 'system' column, or one "
+                             "file per system in a folder) and there are several systems")
+        means = means.with_columns(system=pl.lit(scored[0].system), task=pl.lit(scored[0].task))
+    unknown = sorted(set(means["system"].unique().to_list()) - systems_only)
+    if unknown:
+        raise InputError(f"{scores.paths[0]}: human scores for systems not evaluated: {', '.join(unknown)} "
+                         f"(systems: {', '.join(sorted(systems_only))})")
+    tasks_given = set(means["task"].unique().to_list()) != {ALL}
+    unknown_tasks = sorted(set(means["task"].unique().to_list()) - {s.task for s in scored}) if tasks_given else []
+    if unknown_tasks:
+        raise InputError(f"{scores.paths[0]}: human scores for tasks not evaluated: {', '.join(unknown_tasks)} "
+                         f"(tasks: {', '.join(sorted({s.task for s in scored}))})")
+    if not tasks_given:  # the human file names no task: its systems are matched by name in every task
+        means = means.drop("task").join(pl.DataFrame({"task": [s.task for s in scored], "system": [s.system for s in scored]}),
+                                        on="system", how="inner")
+    rows = []
+    for s in scored:
+        mine = means.filter((pl.col("task") == s.task) & (pl.col("system") == s.system))
+        if mine.height == 0:
+            continue
+        items = s.values["id"] if scores.by_id else pl.Series([f"#{i + 1}" for i in range(s.responses)])
+        if not scores.by_id and mine.height != s.responses:
+            raise InputError(f"{scores.paths[0]}: {mine.height} human-scored responses for system {s.system!r} "
+                             f"({s.task}) but it has {s.responses}, and the scores have no id column: they are "
+                             "matched in order, so the counts must be equal")
+        joined = s.values.with_columns(item=items).join(mine, on="item", how="inner")
+        if scores.by_id and joined.height < mine.height:
+            raise InputError(f"{scores.paths[0]}: {mine.height - joined.height} human-scored ids of system "
+                             f"{s.system!r} are not among its responses' ids")
+        rows.append(joined.with_columns(task=pl.lit(s.task), system=pl.lit(s.system)))
+    turns = pl.concat(rows, how="diagonal") if rows else pl.DataFrame()
+    aspects = [a for a in scores.aspects if a in turns.columns]
+    system_means = (turns.group_by("task", "system", maintain_order=True).agg(pl.col(aspects).mean())
+                    if rows else pl.DataFrame())
+    correlations = []
+    for task in dict.fromkeys(s.task for s in scored):
+        at_turns = turns.filter(pl.col("task") == task) if rows else pl.DataFrame()
+        corpus = pl.DataFrame([{"system": s.system, **s.metrics} for s in scored if s.task == task])
+        at_systems = corpus.join(system_means.filter(pl.col("task") == task), on="system", how="inner") if rows else None
+        for metric in names:
+            for aspect in aspects:
+                if at_turns.height:
+                    correlations.append({"task": task, "level": "turn", "metric": metric, "human": aspect,
+                                         **correlate(at_turns[metric], at_turns[aspect], bootstrap, seed)})
+                if at_systems is not None and at_systems.height and metric in at_systems.columns:
+                    correlations.append({"task": task, "level": "system", "metric": metric, "human": aspect,
+                                         **correlate(at_systems[metric], at_systems[aspect], bootstrap, seed)})
+    described = {"paths": list(scores.paths), "aspects": aspects, "annotators": scores.annotators,
+                 "matched_by": "id" if scores.by_id else "order", "not_scores": list(scores.not_scores),
+                 "rated_responses": turns.height if rows else 0,
+                 "means": system_means.to_dicts() if rows else [],
+                 "unrated_systems": sorted(f"{s.task}/{s.system}" for s in scored
+                                           if not rows or (s.task, s.system) not in
+                                           set(zip(turns["task"].to_list(), turns["system"].to_list(), strict=True)))}
+    agreement = {aspect: found.to_dict() for aspect, found in scores.agreement().items()}
+    return described, agreement, tuple(correlations)
+
+
+def correlate(x: pl.Series, y: pl.Series, bootstrap: int = 1000, seed: int = 0) -> dict[str, Any]:
+    """Pearson, Spearman and Kendall of the pairs where both are known, with p-values and percentile bootstrap
+    95 % intervals (``bootstrap`` resamples of the pairs, seeded)."""
+    from scipy import stats
+
+    pairs = pl.DataFrame({"x": x.cast(pl.Float64), "y": y.cast(pl.Float64)}).drop_nulls().drop_nans()
+    entry: dict[str, Any] = {"n": pairs.height}
+    for name in CORRELATIONS:
+        entry.update({name: None, f"{name}_p": None, f"{name}_ci": None})
+    if pairs.height < MIN_PAIRS:
+        entry["reason"] = f"fewer than {MIN_PAIRS} pairs with both values"
+        return entry
+    a, b = pairs["x"].to_numpy(), pairs["y"].to_numpy()
+    if np.unique(a).size < 2 or np.unique(b).size < 2:
+        entry["reason"] = "constant " + ("metric" if np.unique(a).size < 2 else "human score")
+        return entry
+    functions = {"pearson": stats.pearsonr, "spearman": stats.spearmanr, "kendall": stats.kendalltau}
+    rng = np.random.default_rng(seed)
+    draws = rng.integers(0, len(a), size=(bootstrap, len(a))) if bootstrap else None
+    for name, function in functions.items():
+        result = function(a, b)
+        entry[name], entry[f"{name}_p"] = float(result.statistic), float(result.pvalue)
+        if draws is not None:
+            entry[f"{name}_ci"] = _interval(function, a, b, draws)
+    return entry
+
+
+def _interval(function: Any, a: np.ndarray, b: np.ndarray, draws: np.ndarray) -> list[float] | None:
+    """The 2.5th and 97.5th percentiles of the statistic over the resampled pairs. Pearson and Spearman are
+    computed for all resamples at once (Spearman: Pearson of the average ranks); Kendall one resample at a time."""
+    from scipy import stats
+
+    x, y = a[draws], b[draws]
+    if function is stats.pearsonr or function is stats.spearmanr:
+        if function is stats.spearmanr:
+            x, y = stats.rankdata(x, axis=1), stats.rankdata(y, axis=1)
+        x, y = x - x.mean(axis=1, keepdims=True), y - y.mean(axis=1, keepdims=True)
+        scale = np.sqrt((x * x).sum(axis=1) * (y * y).sum(axis=1))
+        values = np.divide((x * y).sum(axis=1), scale, out=np.full(len(x), np.nan), where=scale > 0)
+    else:
+        values = np.array([function(u, v).statistic if u.min() != u.max() and v.min() != v.max() else np.nan
+                           for u, v in zip(x, y, strict=True)])
+    finite = values[np.isfinite(values)]  # a resample with one distinct value has no correlation
+    if finite.size < len(draws) // 2:
+        return None  # too few pairs to resample (a handful of systems): no interval rather than a false one
+    low, high = np.percentile(finite, [2.5, 97.5])
+    return [float(low), float(high)]
+
+
+# ---------------------------------------------------------------- files
+
+
+def write_leaderboard(board: Leaderboard, folder: Path) -> dict[str, str]:
+    folder.mkdir(parents=True, exist_ok=True)
+    table = board.table()
+    files = {"json": folder / "leaderboard.json", "csv": folder / "leaderboard.csv", "markdown": folder / "leaderboard.md"}
+    with atomic_path(files["json"]) as tmp:
+        Path(tmp).write_text(json.dumps(board.to_dict() | {"files": {k: str(v) for k, v in files.items()}},
+                                        ensure_ascii=False, indent=2), encoding="utf-8")
+    with atomic_path(files["csv"]) as tmp, open(tmp, "w", encoding="utf-8", newline="") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(["task", "system", "metric", "value"])
+        for row in table.iter_rows(named=True):
+            for column, value in row.items():
+                if column not in ("task", "system", "responses"):
+                    writer.writerow([spreadsheet_safe(row["task"]), spreadsheet_safe(row["system"]),
+                                     spreadsheet_safe(column), "" if value is None else repr(float(value))])
+    with atomic_path(files["markdown"]) as tmp:
+        Path(tmp).write_text(markdown(table), encoding="utf-8")
+    return {kind: str(path) for kind, path in files.items()}
+
+
+def markdown(table: pl.DataFrame) -> str:
+    """One Markdown table per task: a row per system, a column per metric (and human aspect), best in bold."""
+    parts = []
+    for task in dict.fromkeys(table["task"].to_list()):
+        rows = table.filter(pl.col("task") == task)
+        columns = [c for c in rows.columns if c not in ("task", "system", "responses")]
+        best = {c: rows[c].max() for c in columns}
+        lines = [f"### {task}\n", "| system | " + " | ".join(columns) + " |",
+                 "|---|" + "---:|" * len(columns)]
+        for row in rows.iter_rows(named=True):
+            cells = ["-" if row[c] is None else (f"**{row[c]:.4f}**" if row[c] == best[c] and rows.height > 1
+                                                  else f"{row[c]:.4f}") for c in columns]
+            lines.append(f"| {_escape_md(row['system'])} | " + " | ".join(cells) + " |")
+        parts.append("\n".join(lines) + "\n")
+    return "\n".join(parts)
+
+
+def _escape_md(text: str) -> str:
+    return text.replace("|", "\\|")
