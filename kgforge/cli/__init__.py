@@ -10,15 +10,20 @@ import importlib
 import pkgutil
 import sys
 from functools import partial
+from typing import Any
 
-import typer
-from rich.markup import escape
+from kgforge.core.errors import Interrupted, KgforgeError, describe_os_error
 
-from kgforge.cli._app import app, err_console
-from kgforge.core.errors import Interrupted, KgforgeError
+# Nothing heavier than kgforge.core is imported before main() runs: typer, rich and the command modules
+# load inside main's handlers, so a Ctrl-C while they load is the same one line as one during a command.
 
-# click's exception classes, from whichever click typer runs on (the package, or typer's own copy of it).
-_CLICK_ERROR = next(cls for cls in typer.BadParameter.__mro__ if cls.__name__ == "ClickException")
+
+def __getattr__(name: str) -> Any:
+    if name in ("app", "err_console"):
+        from kgforge.cli import _app
+
+        return getattr(_app, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def _load_commands() -> None:
@@ -58,8 +63,12 @@ class _CtrlC(Exception):
         self.interrupt = interrupt
 
 
-def _command() -> typer.core.TyperGroup:
+def _command() -> Any:
     """The click group of every command, its Ctrl-C carried out as :class:`_CtrlC`."""
+    import typer
+
+    from kgforge.cli._app import app
+
     group = typer.main.get_command(app)
     invoke = group.invoke
 
@@ -76,17 +85,28 @@ def _command() -> typer.core.TyperGroup:
 def main() -> None:
     """Run the command line; every failure is one line on stderr: exit 2 for a bad argument (refused
     before the command runs), 1 for an error while it runs, 130 for Ctrl-C (saying what was kept)."""
-    _load_commands()
     interrupted = partial(_fail, code=130, label="")
     try:
-        code = _command().main(prog_name="kgforge", standalone_mode=False)
+        import typer
+
+        _load_commands()
+        command = _command()
+    except KeyboardInterrupt:  # rich may be half-loaded: plain stderr
+        sys.stderr.write("interrupted while starting: nothing was run\n")
+        sys.exit(130)
+    # click's exception classes, from whichever click typer runs on (the package, or typer's own copy of it).
+    click_error = next(cls for cls in typer.BadParameter.__mro__ if cls.__name__ == "ClickException")
+    try:
+        code = command.main(prog_name="kgforge", standalone_mode=False)
     except KgforgeError as exc:
         _fail(str(exc), 1)
+    except OSError as exc:  # a file the command could not read or write: disk full, missing, refused
+        _fail(describe_os_error(exc), 1)
     except _CtrlC as exc:
         interrupted(interrupt_message(sys.argv[1:], exc.interrupt))
     except typer.Abort:
         _fail("aborted", 1)
-    except _CLICK_ERROR as exc:
+    except click_error as exc:
         if type(exc).__name__ == "NoArgsIsHelpError":  # `kgforge` alone, or a group without its command
             exc.show()
             sys.exit(exc.exit_code)
@@ -98,6 +118,10 @@ def main() -> None:
 
 
 def _fail(message: str, code: int, label: str = "[red]error[/]: ") -> None:
+    from rich.markup import escape
+
+    from kgforge.cli._app import err_console
+
     err_console.print(f"{label}{escape(message)}", soft_wrap=True)
     sys.exit(code)
 

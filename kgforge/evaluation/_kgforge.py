@@ -9,11 +9,12 @@ from __future__ import annotations
 from kgforge.core.errors import ArgumentError, InputError, KgforgeError
 from kgforge.core.jsonio import iter_json_container, iter_json_lines
 from kgforge.core.schema import Schema, load_schema
-from kgforge.core.text import is_segmented, normalise_label, segment
+from kgforge.core.text import is_segmented, normalise_label, segment, spreadsheet_cell
 from kgforge.store.layout import domain_paths, read_manifest
 from kgforge.store.tables import GraphTables, read_tables
 
 __all__ = [
     "ArgumentError", "GraphTables", "InputError", "KgforgeError", "Schema", "domain_paths", "iter_json_container",
     "is_segmented", "iter_json_lines", "load_schema", "normalise_label", "read_manifest", "read_tables", "segment",
+    "spreadsheet_cell",
 ]

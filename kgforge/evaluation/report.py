@@ -13,7 +13,7 @@ from typing import Any
 import polars as pl
 
 from kgforge.core.files import atomic_path
-from kgforge.evaluation._kgforge import ArgumentError, KgforgeError
+from kgforge.evaluation._kgforge import ArgumentError, KgforgeError, spreadsheet_cell
 from kgforge.evaluation.batch import Batch
 from kgforge.evaluation.correlation import correlate, read_human
 from kgforge.evaluation.inputs import LAYOUTS, Responses, load_responses
@@ -143,6 +143,9 @@ def write_per_response(frame: pl.DataFrame, out: Path) -> None:
             nested = [name for name, dtype in frame.schema.items() if isinstance(dtype, (pl.List, pl.Struct))]
             flat = frame.with_columns(pl.Series(name, [json.dumps(v, ensure_ascii=False) for v in frame[name].to_list()])
                                       for name in nested)
+            texts = [name for name, dtype in flat.schema.items() if dtype == pl.String]
+            flat = flat.with_columns(pl.col(name).map_elements(spreadsheet_cell, return_dtype=pl.String)
+                                     for name in texts)
             flat.write_csv(tmp)
         else:
             with open(tmp, "w", encoding="utf-8") as handle:

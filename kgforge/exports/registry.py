@@ -75,6 +75,11 @@ class Format:
 
     # ---------------------------------------------------------------- real dialogues
 
+    @property
+    def writes_dialogues(self) -> bool:
+        """Whether real dialogues can be written in this format (it says how: :meth:`dialogue_records`)."""
+        return type(self).dialogue_records is not Format.dialogue_records
+
     def detect(self, record: Any) -> Layout | None:
         """The layout ``record`` (the first record of a file) is written in, if it is this format's."""
         return None
@@ -182,9 +187,10 @@ def dialogue_layouts(fmt: Format, source_fmt: Format, source_layout: Layout, nam
     """The layout real dialogues read as ``source_fmt``/``source_layout`` are written in: their own
     (the default), one cut from it (sessions → samples), or a generic format's."""
     if fmt.name != source_fmt.name:
-        if fmt.reads_dialogues:
+        if fmt.reads_dialogues or not fmt.writes_dialogues:
             raise KgforgeError(f"the dialogues are {source_layout.kind}; --dialogues writes them as "
-                               f"{source_fmt.name}, jsonl or parquet, not as {fmt.name}")
+                               f"{source_fmt.name}, jsonl or parquet, not as {fmt.name}"
+                               + ("" if fmt.writes_dialogues else f" ({fmt.name} is for new goals: {fmt.description})"))
         return fmt.layout(name or fmt.layouts[0].name)
     if name is None:
         return source_layout
