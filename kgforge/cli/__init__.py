@@ -12,7 +12,7 @@ import sys
 from functools import partial
 from typing import Any
 
-from kgforge.core.errors import Interrupted, KgforgeError, describe_os_error
+from kgforge.core.errors import Interrupted, KgforgeError, describe_os_error, is_disk_full
 
 # Nothing heavier than kgforge.core is imported before main() runs: typer, rich and the command modules
 # load inside main's handlers, so a Ctrl-C while they load is the same one line as one during a command.
@@ -112,6 +112,10 @@ def main() -> None:
             sys.exit(exc.exit_code)
         command = getattr(getattr(exc, "ctx", None), "command_path", "kgforge")
         _fail(f"{exc.format_message()} (see `{command} --help`)", exc.exit_code)
+    except Exception as exc:  # a library's own error for a full disk (torch's, raised while handling ENOSPC)
+        if not is_disk_full(exc):
+            raise
+        _fail(describe_os_error(exc), 1)
     if code == 130:  # Ctrl-C before a command ran (typer's own exit code for it)
         interrupted(interrupt_message(sys.argv[1:], KeyboardInterrupt()))
     sys.exit(code if isinstance(code, int) else 0)

@@ -1,6 +1,7 @@
 """Exceptions a user can act on. Each message names the file, line, URL or lock involved."""
 
 import errno
+import re
 
 
 class KgforgeError(Exception):
@@ -54,15 +55,35 @@ class Interrupted(KeyboardInterrupt):
 
 
 _DISK_FULL = (errno.ENOSPC, errno.EDQUOT)
+_PART_SUFFIX = re.compile(r"\.part\d*(\.\d+)?$")
 
 
-def describe_os_error(exc: OSError) -> str:
+def describe_os_error(exc: BaseException) -> str:
     """One line for an OSError that reached the user: what failed on which file, and for a full disk
     what was kept (every write goes to a temporary file renamed into place, so the published files are
     the previous ones) and what to do."""
-    where = " -> ".join(str(name) for name in (exc.filename, exc.filename2) if name is not None)
-    what = exc.strerror or str(exc) or type(exc).__name__
-    if exc.errno in _DISK_FULL:
-        return (f"{what} writing {where or 'a file'}: the previously published files are unchanged and the "
-                "unfinished ones were removed; free some space and rerun the same command")
+    # a write goes to NAME.part<pid>.<thread> first: name the file the user knows
+    names = (getattr(exc, "filename", None), getattr(exc, "filename2", None))
+    where = " -> ".join(_PART_SUFFIX.sub("", str(name)) for name in names if name is not None)
+    what = getattr(exc, "strerror", None) or str(exc) or type(exc).__name__
+    if is_disk_full(exc):
+        return (f"no space left on device{f' writing {where}' if where else ''}: the published files are the "
+                "previous ones and the unfinished ones were removed; free some space and rerun the same command")
     return f"{where}: {what}" if where else what
+
+
+def is_disk_full(exc: BaseException) -> bool:
+    """Whether ``exc``, or an exception it was raised from or while handling, says the disk (or the
+    user's quota) is full. Rust libraries (polars, Oxigraph's RocksDB) raise it as an OSError without an
+    errno, saying so only in their message; torch raises a RuntimeError while handling the OSError."""
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        if isinstance(current, OSError) and current.errno in _DISK_FULL:
+            return True
+        text = str(current)
+        if "No space left on device" in text or "os error 28" in text or "Disk quota exceeded" in text:
+            return True
+        current = current.__cause__ or current.__context__
+    return False

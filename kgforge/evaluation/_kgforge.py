@@ -7,6 +7,7 @@ names below. When the package is regrouped (issue 14), re-pointing these imports
 from __future__ import annotations
 
 from kgforge.core.errors import ArgumentError, InputError, KgforgeError
+from kgforge.core.files import safe_output_path
 from kgforge.core.jsonio import iter_json_container, iter_json_lines
 from kgforge.core.schema import Schema, load_schema
 from kgforge.core.text import is_segmented, normalise_label, segment, spreadsheet_cell
@@ -16,5 +17,5 @@ from kgforge.store.tables import GraphTables, read_tables
 __all__ = [
     "ArgumentError", "GraphTables", "InputError", "KgforgeError", "Schema", "domain_paths", "iter_json_container",
     "is_segmented", "iter_json_lines", "load_schema", "normalise_label", "read_manifest", "read_tables", "segment",
-    "spreadsheet_cell",
+    "safe_output_path", "spreadsheet_cell",
 ]

@@ -13,7 +13,13 @@ from typing import Any
 import polars as pl
 
 from kgforge.core.files import atomic_path
-from kgforge.evaluation._kgforge import ArgumentError, KgforgeError, spreadsheet_cell
+from kgforge.evaluation._kgforge import (
+    ArgumentError,
+    KgforgeError,
+    domain_paths,
+    safe_output_path,
+    spreadsheet_cell,
+)
 from kgforge.evaluation.batch import Batch
 from kgforge.evaluation.correlation import correlate, read_human
 from kgforge.evaluation.inputs import LAYOUTS, Responses, load_responses
@@ -51,6 +57,8 @@ def evaluate(predictions: Path, *, gold: Path | None = None, dialogues: Path | N
     file with one row per response (``out``, or none when ``out`` is None). ``index`` reuses a knowledge index
     built before (it must match the responses' segmentation)."""
     started = time.perf_counter()
+    if out is not None:  # refused before the scoring, not after it
+        out = domain_paths(domain, workdir).output(out) if domain else safe_output_path(out)
     responses = load_responses(Path(predictions), gold, dialogues, options.layout, options.columns)
     segmentation = options.segmentation if options.segmentation != "auto" else (
         "whitespace" if responses.segmented else "jieba")
