@@ -149,3 +149,12 @@ def spreadsheet_cell(value: str) -> str:
 def spreadsheet_text(cell: str) -> str:
     """The value a :func:`spreadsheet_cell` was made from."""
     return cell[1:] if cell.startswith("'") and cell[1:].startswith(_FORMULA_START) else cell
+
+
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def matchable(text: str) -> str:
+    """``text`` for matching and for polars (which holds only valid UTF-8): a lone surrogate (read from a
+    ``\\ud800`` escape in a dataset's JSON) becomes U+FFFD; the record written keeps the original."""
+    return _LONE_SURROGATE.sub("\ufffd", text) if not text.isascii() else text

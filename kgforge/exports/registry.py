@@ -11,17 +11,15 @@ layout is one entry in that module.
 from __future__ import annotations
 
 import importlib
-import json
 import pkgutil
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
-import orjson
 
 from kgforge.core.errors import InputError, KgforgeError
-from kgforge.core.jsonio import Record, iter_json_container, iter_json_lines
+from kgforge.core.jsonio import Record, dumps_bytes, iter_json_container, iter_json_lines
 from kgforge.core.registry import Registry
 from kgforge.exports.model import TripleShape
 
@@ -118,10 +116,7 @@ class Format:
 
 
 def _encoded(record: dict[str, Any]) -> bytes:
-    try:
-        return orjson.dumps(record)
-    except TypeError:  # an integer beyond 64 bits: the standard encoder writes it as it is
-        return json.dumps(record, ensure_ascii=False).encode("utf-8")
+    return dumps_bytes(record)
 
 
 def _format_modules() -> list[str]:
