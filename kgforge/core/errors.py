@@ -24,6 +24,10 @@ class StoreMissingError(KgforgeError):
     """No store has been built for the domain yet."""
 
 
+class StoreDamagedError(KgforgeError):
+    """The published store cannot be opened: its files are damaged (or gone); the message says how to rebuild it."""
+
+
 class BuildError(KgforgeError):
     """A build failed its checks; the previous store is left in place."""
 

@@ -30,6 +30,7 @@ from kgforge.core.registry import UnknownName
 from kgforge.core.resources import query_path, shipped_queries
 from kgforge.core.vocab import RDFS_LABEL
 from kgforge.store.layout import DomainPaths
+from kgforge.store.oxigraph import read_only_store
 from kgforge.store.sparql_text import PREFIXES, code_of, explain_error
 
 DEFAULT_TIMEOUT = 60.0
@@ -143,6 +144,7 @@ class QueryRunner:
 
     def __init__(self, paths: DomainPaths) -> None:
         self.store_dir = str(paths.oxigraph_dir().resolve())
+        read_only_store(self.store_dir, paths)  # a damaged store: one line here, not a worker's traceback
         self._process: mp.Process | None = None
         self._conn: Any = None
 
@@ -257,12 +259,18 @@ def parse_binding(spec: str) -> tuple[str, Term | str]:
     return name, value
 
 
+MAX_QUERY_FILE_BYTES = 1 << 20  # a query longer than this is not one a person wrote; the store would parse it
+
+
 def read_query_file(path: Path) -> str:
     """The text of a query file: UTF-8 text, or a QueryError naming the file and the byte at fault."""
     try:
-        data = Path(path).read_bytes()
+        with open(path, "rb") as handle:  # read at most one byte past the cap: /dev/zero is a "file" too
+            data = handle.read(MAX_QUERY_FILE_BYTES + 1)
     except OSError as exc:
         raise QueryError(f"cannot read query file {path}: {exc}") from exc
+    if len(data) > MAX_QUERY_FILE_BYTES:
+        raise QueryError(f"{path}: larger than {MAX_QUERY_FILE_BYTES >> 20} MiB; a query file holds SPARQL text")
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -314,7 +322,7 @@ def uses_service(sparql: str) -> bool:
 
     try:
         return _has_service_pattern(parseQuery(sparql))
-    except (ParseBaseException, RecursionError):
+    except (ParseBaseException, RecursionError, ValueError):  # ValueError: an escape rdflib cannot expand (\U00110000)
         return _SERVICE_WORD.search(code_of(sparql)) is not None
 
 
