@@ -21,7 +21,7 @@ import math
 import resource
 import shutil
 import time
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any
 
@@ -86,13 +86,21 @@ def _real_width(model: ERModel) -> int:
 def memory_preflight(config: EmbedConfig, num_entities: int, num_relations: int, device: torch.device) -> dict:
     """Estimate training and evaluation memory; refuse before the model is even allocated if it cannot fit.
 
-    Sizes come from a probe model of the same class on 2 entities and 2 relations, scaled up.
+    Sizes come from probe models of the same class on 2 entities and 2 relations, scaled up to the
+    graph. The probes are small in ``dim`` too (a probe of the asked dimension would itself allocate what
+    the preflight is there to refuse: 8 GB at ``--dim 1000000000``): two dimensions, ``d`` and ``2d``,
+    show how each size grows with the dimension (linearly for most models, as its square for TransR's
+    relation matrices), and the asked dimension is extrapolated from them.
     """
-    probe_triples = torch.tensor([[0, 0, 1], [1, 1, 0]])
-    probe = build_model(config, CoreTriplesFactory(probe_triples, num_entities=2, num_relations=2))
-    width = _real_width(probe)
-    entity_floats = sum(p.numel() for rep in probe.entity_representations for p in rep.parameters()) // 2
-    relation_floats = sum(p.numel() for rep in probe.relation_representations for p in rep.parameters()) // 2
+    small = min(config.dim, _PROBE_DIM)
+    width, entity_floats, relation_floats = _probe_sizes(config, small)
+    if config.dim > small:
+        wider = _probe_sizes(config, 2 * small)
+        scale = config.dim / small
+        width, entity_floats, relation_floats = (
+            int(math.ceil(size * scale ** _growth(size, grown))) for size, grown in
+            zip((width, entity_floats, relation_floats), wider))
+    probe = build_model(replace(config, dim=small), _probe_factory())
     params = (num_entities * entity_floats + num_relations * relation_floats) * 4
     state = params * 4  # weights, gradients, two Adam moments
     candidates = min(num_entities, config.num_negatives)
@@ -116,6 +124,26 @@ def memory_preflight(config: EmbedConfig, num_entities: int, num_relations: int,
     estimate["eval_batch_size"] = config.eval_batch_size or max(
         1, min(4096, eval_room // max(1, min(num_entities, 65536) * width * 4 * 2)))
     return estimate
+
+
+_PROBE_DIM = 16
+
+
+def _probe_factory() -> CoreTriplesFactory:
+    return CoreTriplesFactory(torch.tensor([[0, 0, 1], [1, 1, 0]]), num_entities=2, num_relations=2)
+
+
+def _probe_sizes(config: EmbedConfig, dim: int) -> tuple[int, int, int]:
+    """Floats per entity vector, parameters per entity and per relation, of the model at ``dim``."""
+    probe = build_model(replace(config, dim=dim), _probe_factory())
+    entity = sum(p.numel() for rep in probe.entity_representations for p in rep.parameters()) // 2
+    relation = sum(p.numel() for rep in probe.relation_representations for p in rep.parameters()) // 2
+    return _real_width(probe), entity, relation
+
+
+def _growth(size: int, doubled: int) -> float:
+    """The power of the dimension a size grows with, from its values at ``d`` and ``2d`` (0 when constant)."""
+    return math.log2(doubled / size) if size and doubled > size else 0.0
 
 
 def _gib(n: float) -> str:
