@@ -243,3 +243,215 @@ def test_duplicate_ids_of_an_entity_table_are_quarantined_naming_the_first(tmp_p
     assert [(e["location"], e["reason"]) for e in outcome.quarantined] == [
         ("line 4", "duplicate id 'http://e.org/1': line 2 has the same id (the first one is kept)")]
     assert not any('"d"' in quad for quad in outcome.quads)
+
+
+# ---------------------------------------------------------------- hostile files
+
+
+LAUGHS = b"""<?xml version="1.0"?>
+<!DOCTYPE rdf:RDF [
+ <!ENTITY lol "lol">
+ <!ENTITY lol1 "&lol;&lol;&lol;&lol;&lol;&lol;&lol;&lol;&lol;&lol;">
+ <!ENTITY lol2 "&lol1;&lol1;&lol1;&lol1;&lol1;&lol1;&lol1;&lol1;&lol1;&lol1;">
+]>
+<rdf:RDF xmlns:rdf="http://www.w3.org/1999/02/22-rdf-syntax-ns#" xmlns:ex="http://example.org/">
+  <rdf:Description rdf:about="http://example.org/a"><ex:p>&lol2;</ex:p></rdf:Description>
+</rdf:RDF>
+"""
+
+
+def rdf_xml(doctype: bytes, body: bytes = b"") -> bytes:
+    return (b'<?xml version="1.0"?>\n<!DOCTYPE rdf:RDF [\n' + doctype + b"\n]>\n"
+            b'<rdf:RDF xmlns:rdf="http://www.w3.org/1999/02/22-rdf-syntax-ns#" xmlns:ex="http://example.org/">\n'
+            + body + b"\n</rdf:RDF>\n")
+
+
+def test_nested_xml_entities_are_refused_before_the_parser_expands_them(tmp_path):
+    outcome = read_source("rdf", LAUGHS, tmp_path, "laughs.rdf")
+    assert outcome.error is not None and "laughs.rdf: line 4: the DOCTYPE's entity 'lol1'" in outcome.error
+    assert "billion laughs" in outcome.error and not outcome.quads
+
+
+@pytest.mark.parametrize("declaration, refused", [
+    (b'<!ENTITY x SYSTEM "file:///etc/passwd">', "external entity"),
+    (b'<!ENTITY % p "x">', "parameter or external"),
+])
+def test_external_and_parameter_entities_are_refused(tmp_path, declaration, refused):
+    outcome = read_source("rdf", rdf_xml(declaration), tmp_path, "x.rdf")
+    assert outcome.error is not None and refused in outcome.error
+
+
+def test_plain_namespace_entities_of_owl_files_still_read(tmp_path):
+    data = rdf_xml(b'<!ENTITY ex "http://example.org/">',
+                   b'<rdf:Description rdf:about="&ex;a"><ex:name>A &amp; B</ex:name></rdf:Description>')
+    outcome = read_source("rdf", data, tmp_path, "ok.rdf")
+    assert outcome.error is None
+    assert any(quad.startswith("<http://example.org/a>") and '"A & B"' in quad for quad in outcome.quads)
+
+
+def test_entity_references_that_expand_past_the_cap_are_refused(tmp_path, monkeypatch):
+    import kgforge.sources.rdf as rdf
+
+    monkeypatch.setattr(rdf, "MAX_ENTITY_EXPANSION", 1000)
+    data = rdf_xml(b'<!ENTITY big "' + b"x" * 100 + b'">',
+                   b'<rdf:Description rdf:about="http://example.org/a"><ex:p>' + b"&big;" * 20 + b"</ex:p></rdf:Description>")
+    outcome = read_source("rdf", data, tmp_path, "big.rdf")
+    assert outcome.error is not None and "would add more than" in outcome.error
+
+
+def test_one_kdconv_entry_nested_200000_deep_costs_only_that_entry(shared, tmp_path):
+    import json
+
+    kb = json.loads(shared("kdconv/travel/kb_travel.json").read_text(encoding="utf-8"))
+    members = [f"{json.dumps(k, ensure_ascii=False)}: {json.dumps(v, ensure_ascii=False)}" for k, v in kb.items()]
+    members.insert(5, '"deep": ' + "[" * 200_000 + "]" * 200_000)
+    data = ("{\n" + ",\n".join(members) + "\n}\n").encode("utf-8")
+    outcome = read_source("kdconv", data, tmp_path, "kb_travel.json")
+    assert outcome.counts["records_ok"] == len(kb)
+    assert [(e["location"], e["reason"]) for e in outcome.quarantined] == [("line 7", "nested more than 100 levels deep")]
+
+
+def test_dumps_bytes_keeps_hostile_text_as_data():
+    import json
+
+    from kgforge.core.jsonio import dumps_bytes
+
+    record = {"message": "bad \ud800 surrogate \x00 nul \x1b esc", "big": 2**70, "long": "x" * 5_000_000}
+    encoded = dumps_bytes(record)
+    assert json.loads(encoded) == record
+    assert b"\\ud800" in encoded and b"\\u0000" in encoded
+
+
+def test_export_of_dialogues_with_a_lone_surrogate_nul_esc_and_5_mb_writes_them_back(shared, tmp_path, workdir, cli):
+    import json
+
+    cli("build", "travel", "--source", f"kdconv:{shared('kdconv/travel/kb_travel.json')}", "--workdir", str(workdir))
+    dialogues = json.loads(shared("kdconv/travel/dev.json").read_text(encoding="utf-8"))[:3]
+    dialogues[0]["messages"][0]["message"] = "bad \ud800 surrogate \x00 nul \x1b esc"
+    dialogues[1]["messages"][0]["message"] = "x" * 5_000_000
+    source = tmp_path / "dev.json"
+    source.write_text(json.dumps(dialogues, ensure_ascii=True), encoding="ascii")
+    for extra in ((), ("--skip-invalid",)):
+        out = tmp_path / f"out{len(extra)}.json"
+        cli("export", "travel", "--dialogues", str(source), "--format", "kdconv", "--out", str(out),
+            "--workdir", str(workdir), *extra)
+        written = json.loads(out.read_text(encoding="utf-8"))
+        assert written[0]["messages"][0]["message"] == "bad \ud800 surrogate \x00 nul \x1b esc"
+        assert len(written[1]["messages"][0]["message"]) == 5_000_000
+
+
+# ---------------------------------------------------------------- queries and the store
+
+
+def test_a_query_file_is_read_up_to_its_cap(tmp_path):
+    from kgforge.core.errors import QueryError
+    from kgforge.store.query import MAX_QUERY_FILE_BYTES, read_query_file
+
+    with pytest.raises(QueryError, match="/dev/zero: larger than 1 MiB"):
+        read_query_file(Path("/dev/zero"))
+    assert MAX_QUERY_FILE_BYTES == 1 << 20
+
+
+def test_an_escape_rdflib_cannot_expand_is_a_syntax_error_not_a_crash():
+    from kgforge.store.query import uses_service
+
+    assert uses_service('SELECT * WHERE { ?s ?p "\\U00110000" }') is False
+    assert uses_service('SELECT * WHERE { SERVICE <http://x.example/> { ?s ?p "\\U00110000" } }') is True
+
+
+def test_a_damaged_store_is_one_line_with_the_command_that_rebuilds_it(tmp_path, workdir, cli):
+    table = tmp_path / "books.csv"
+    table.write_text("id,name,author\nhttp://e.org/b1,Book,Ann\n", encoding="utf-8")
+    cli("build", "books", "--source", f"csv:{table}", "--workdir", str(workdir))
+    for sst in (workdir / "books" / "store" / "oxigraph").glob("*.sst"):
+        data = bytearray(sst.read_bytes())
+        for i in range(64, len(data) - 64, 97):
+            data[i] ^= 0xFF
+        sst.write_bytes(bytes(data))
+    for args in (("check", "books"), ("query", "books", "SELECT * WHERE { ?s ?p ?o }"), ("derive", "books")):
+        result = cli(*args, "--workdir", str(workdir), check=False)
+        assert result.returncode == 1
+        line = one_error_line(result)
+        assert "the store of domain 'books' is damaged" in line
+        assert f"rebuild it with `kgforge build books --source csv:{table}`" in line
+
+
+# ---------------------------------------------------------------- LLM templates, preflights, eval inputs
+
+
+@pytest.mark.parametrize("text", ["{subject:>60000000}的{predicate}", "{ref:d}", "{x.__class__}", "{subject[0]}",
+                                  "{subject!r}的{predicate}"])
+def test_templates_take_bare_placeholder_names_only(text):
+    from kgforge.qa.templates import check_template
+
+    assert "is not a bare placeholder name" in check_template(text, "simple", "name", "*")
+
+
+def test_a_bundled_template_still_passes():
+    from kgforge.qa.templates import check_template
+
+    assert check_template("{subject}的{predicate}是{wh}？", "simple", "name", "*") is None
+
+
+def test_the_embedding_preflight_refuses_a_huge_dimension_without_allocating_it():
+    import resource
+
+    import torch
+
+    from kgforge.embed.config import EmbedConfig
+    from kgforge.embed.config import EmbedError
+    from kgforge.embed.train import memory_preflight
+
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    with pytest.raises(EmbedError, match="dim 1000000000 .* needs about"):
+        memory_preflight(EmbedConfig(dim=1_000_000_000).resolved(torch.device("cpu")), 1396, 30, torch.device("cpu"))
+    assert resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before < 512 * 1024  # KiB: under 512 MiB
+
+
+def test_the_preflight_extrapolates_what_a_full_probe_measures():
+    import torch
+
+    from kgforge.embed.config import EmbedConfig
+    from kgforge.embed.train import memory_preflight
+
+    for model in ("RotatE", "TransR"):
+        config = EmbedConfig(model=model, dim=96).resolved(torch.device("cpu"))
+        small = memory_preflight(config, 1000, 20, torch.device("cpu"))
+        from kgforge.embed import train
+
+        sizes = train._probe_sizes(config, 96)  # the probe at the asked dimension itself
+        exact = (1000 * sizes[1] + 20 * sizes[2]) * 4
+        assert small["parameters_bytes"] == exact, model
+
+
+def test_eval_names_the_line_of_a_bad_byte_and_of_a_ragged_row(tmp_path):
+    from kgforge.core.errors import InputError
+    from kgforge.evaluation.correlation import read_human
+    from kgforge.evaluation.inputs import load_responses
+
+    for name, data in (("p.txt", b"hello\nok\nwor\xffld\nfine\n"), ("p.csv", b"response\nhello\nwor\xffld\n")):
+        path = tmp_path / name
+        path.write_bytes(data)
+        with pytest.raises(InputError, match=f"{name}:3: not UTF-8"):
+            load_responses(path, path, None, "auto", {})
+    human = tmp_path / "human.csv"
+    human.write_text("id,score\n1,2\n2,3,4\n", encoding="utf-8")
+    with pytest.raises(InputError, match="human.csv:3: 2 columns in the header but 3 cells"):
+        read_human(human, ["1", "2"])
+
+
+def test_stats_plot_into_a_folder_that_cannot_exist_is_one_line(workdir, cli, tmp_path):
+    table = tmp_path / "books.csv"
+    table.write_text("id,name,author\nhttp://e.org/b1,Book,Ann\n", encoding="utf-8")
+    cli("build", "books", "--source", f"csv:{table}", "--workdir", str(workdir))
+    result = cli("stats", "books", "--plot", "/proc/nonexistent/dir", "--workdir", str(workdir), check=False)
+    assert result.returncode == 1 and "/proc/nonexistent" in one_error_line(result)
+
+
+def test_init_out_onto_an_unwritable_path_is_one_line(tmp_path, workdir, cli):
+    table = tmp_path / "books.csv"
+    table.write_text("id,name,author\nhttp://e.org/b1,Book,Ann\n", encoding="utf-8")
+    for out in ("/proc/nonexistent/schema.toml", "/proc/version"):
+        result = cli("init", "books", "--from", str(table), "--out", out, "--workdir", str(workdir), check=False)
+        assert result.returncode == 1, result.stderr
+        one_error_line(result)

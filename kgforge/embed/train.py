@@ -22,6 +22,7 @@ import resource
 import shutil
 import time
 from dataclasses import asdict, replace
+from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
@@ -88,18 +89,17 @@ def memory_preflight(config: EmbedConfig, num_entities: int, num_relations: int,
 
     Sizes come from probe models of the same class on 2 entities and 2 relations, scaled up to the
     graph. The probes are small in ``dim`` too (a probe of the asked dimension would itself allocate what
-    the preflight is there to refuse: 8 GB at ``--dim 1000000000``): two dimensions, ``d`` and ``2d``,
-    show how each size grows with the dimension (linearly for most models, as its square for TransR's
-    relation matrices), and the asked dimension is extrapolated from them.
+    the preflight is there to refuse: 8 GB at ``--dim 1000000000``): every size is a polynomial of the
+    dimension of degree two at most (linear for most models; TransR adds a dim x dim matrix per
+    relation), so three small probes determine it exactly at the asked dimension.
     """
     small = min(config.dim, _PROBE_DIM)
-    width, entity_floats, relation_floats = _probe_sizes(config, small)
-    if config.dim > small:
-        wider = _probe_sizes(config, 2 * small)
-        scale = config.dim / small
+    if config.dim <= 3 * _PROBE_DIM:
+        width, entity_floats, relation_floats = _probe_sizes(config, config.dim)
+    else:
+        probes = [_probe_sizes(config, k * _PROBE_DIM) for k in (1, 2, 3)]
         width, entity_floats, relation_floats = (
-            int(math.ceil(size * scale ** _growth(size, grown))) for size, grown in
-            zip((width, entity_floats, relation_floats), wider))
+            _quadratic_at(config.dim, _PROBE_DIM, [probe[i] for probe in probes]) for i in range(3))
     probe = build_model(replace(config, dim=small), _probe_factory())
     params = (num_entities * entity_floats + num_relations * relation_floats) * 4
     state = params * 4  # weights, gradients, two Adam moments
@@ -141,9 +141,13 @@ def _probe_sizes(config: EmbedConfig, dim: int) -> tuple[int, int, int]:
     return _real_width(probe), entity, relation
 
 
-def _growth(size: int, doubled: int) -> float:
-    """The power of the dimension a size grows with, from its values at ``d`` and ``2d`` (0 when constant)."""
-    return math.log2(doubled / size) if size and doubled > size else 0.0
+def _quadratic_at(dim: int, step: int, sizes: list[int]) -> int:
+    """The value at ``dim`` of the polynomial ``c + a*d + b*d**2`` through ``sizes`` at ``step``, ``2*step``, ``3*step``."""
+    f1, f2, f3 = sizes
+    b = Fraction(f3 - 2 * f2 + f1, 2 * step * step)
+    a = Fraction(f2 - f1, step) - 3 * b * step
+    c = f1 - a * step - b * step * step
+    return int(c + a * dim + b * dim * dim)
 
 
 def _gib(n: float) -> str:
