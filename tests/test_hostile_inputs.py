@@ -455,3 +455,14 @@ def test_init_out_onto_an_unwritable_path_is_one_line(tmp_path, workdir, cli):
         result = cli("init", "books", "--from", str(table), "--out", out, "--workdir", str(workdir), check=False)
         assert result.returncode == 1, result.stderr
         one_error_line(result)
+
+
+def test_query_csv_writes_a_formula_label_as_text(tmp_path, workdir, cli):
+    table = tmp_path / "books.csv"
+    table.write_text('id,name,year\nhttp://e.org/b1,"=HYPERLINK(""http://evil.example/"",""x"")",-3\n',
+                     encoding="utf-8")
+    cli("build", "books", "--source", f"csv:{table}", "--workdir", str(workdir))
+    out = cli("query", "books", "SELECT ?name ?year WHERE { <http://e.org/b1> rdfs:label ?name ; kgr:year ?year }",
+              "--format", "csv", "--workdir", str(workdir)).stdout
+    rows = list(csv.reader(io.StringIO(out)))
+    assert rows[1] == ["'=HYPERLINK(\"http://evil.example/\",\"x\")", "-3"]
