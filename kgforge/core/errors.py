@@ -59,6 +59,8 @@ class Interrupted(KeyboardInterrupt):
 
 
 _DISK_FULL = (errno.ENOSPC, errno.EDQUOT)
+# how Rust's io::Error, RocksDB and SQLite (the crawl frontier) say it, in their messages only
+_DISK_FULL_WORDS = ("No space left on device", "os error 28", "Disk quota exceeded", "database or disk is full")
 _PART_SUFFIX = re.compile(r"\.part\d*(\.\d+)?$")
 
 
@@ -79,7 +81,8 @@ def describe_os_error(exc: BaseException) -> str:
 def is_disk_full(exc: BaseException) -> bool:
     """Whether ``exc``, or an exception it was raised from or while handling, says the disk (or the
     user's quota) is full. Rust libraries (polars, Oxigraph's RocksDB) raise it as an OSError without an
-    errno, saying so only in their message; torch raises a RuntimeError while handling the OSError."""
+    errno, saying so only in their message; torch raises a RuntimeError while handling the OSError, SQLite
+    an OperationalError."""
     seen: set[int] = set()
     current: BaseException | None = exc
     while current is not None and id(current) not in seen:
@@ -87,7 +90,7 @@ def is_disk_full(exc: BaseException) -> bool:
         if isinstance(current, OSError) and current.errno in _DISK_FULL:
             return True
         text = str(current)
-        if "No space left on device" in text or "os error 28" in text or "Disk quota exceeded" in text:
+        if any(words in text for words in _DISK_FULL_WORDS):
             return True
         current = current.__cause__ or current.__context__
     return False
