@@ -95,9 +95,12 @@ def test_a_full_disk_is_recognised_through_any_library_wrapping():
     except RuntimeError as wrapped:
         wrapped.__context__ = OSError(errno.ENOSPC, "No space left on device")
         assert is_disk_full(wrapped)
+    import sqlite3
+
+    assert is_disk_full(sqlite3.OperationalError("database or disk is full"))  # the crawl frontier
     assert not is_disk_full(OSError(errno.EACCES, "Permission denied"))
     message = describe_os_error(OSError(errno.ENOSPC, "No space left on device", "out.nq.part12.34"))
-    assert message.startswith("no space left on device writing out.nq:") and "rerun" in message
+    assert message.startswith("no space left on device writing out.nq:") and "rerun the same command" in message
 
 
 def test_a_write_that_fails_leaves_the_old_file_and_no_temporary_one(tmp_path):

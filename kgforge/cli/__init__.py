@@ -45,6 +45,14 @@ INTERRUPT_HINTS = {
 } | dict.fromkeys(("stats", "query", "domains", "check", "related", "sources", "export-formats", "crawl-sites",
                    "serve"), "interrupted: nothing was changed (this command only reads)")
 OTHERS = "interrupted; rerun the same command to start it again"
+# How to go on after a full disk, where it is not simply the same command again.
+RESUME_AFTER_DISK_FULL = {"crawl": "rerun it with --resume (the pages fetched so far are cached)",
+                          "import": "rerun the same command: the import resumes from its last checkpoint"}
+
+
+def _rerun(argv: list[str]) -> str:
+    command = next((arg for arg in argv if not arg.startswith("-")), "")
+    return RESUME_AFTER_DISK_FULL.get(command, "rerun the same command")
 
 
 def interrupt_message(argv: list[str], exc: KeyboardInterrupt) -> str:
@@ -101,7 +109,7 @@ def main() -> None:
     except KgforgeError as exc:
         _fail(str(exc), 1)
     except OSError as exc:  # a file the command could not read or write: disk full, missing, refused
-        _fail(describe_os_error(exc), 1)
+        _fail(describe_os_error(exc, _rerun(sys.argv[1:])), 1)
     except _CtrlC as exc:
         interrupted(interrupt_message(sys.argv[1:], exc.interrupt))
     except typer.Abort:
@@ -115,7 +123,7 @@ def main() -> None:
     except Exception as exc:  # a library's own error for a full disk (torch's, raised while handling ENOSPC)
         if not is_disk_full(exc):
             raise
-        _fail(describe_os_error(exc), 1)
+        _fail(describe_os_error(exc, _rerun(sys.argv[1:])), 1)
     if code == 130:  # Ctrl-C before a command ran (typer's own exit code for it)
         interrupted(interrupt_message(sys.argv[1:], KeyboardInterrupt()))
     sys.exit(code if isinstance(code, int) else 0)

@@ -64,7 +64,7 @@ _DISK_FULL_WORDS = ("No space left on device", "os error 28", "Disk quota exceed
 _PART_SUFFIX = re.compile(r"\.part\d*(\.\d+)?$")
 
 
-def describe_os_error(exc: BaseException) -> str:
+def describe_os_error(exc: BaseException, rerun: str = "rerun the same command") -> str:
     """One line for an OSError that reached the user: what failed on which file, and for a full disk
     what was kept (every write goes to a temporary file renamed into place, so the published files are
     the previous ones) and what to do."""
@@ -74,7 +74,7 @@ def describe_os_error(exc: BaseException) -> str:
     what = getattr(exc, "strerror", None) or str(exc) or type(exc).__name__
     if is_disk_full(exc):
         return (f"no space left on device{f' writing {where}' if where else ''}: the published files are the "
-                "previous ones and the unfinished ones were removed; free some space and rerun the same command")
+                f"previous ones and the unfinished ones were removed; free some space and {rerun}")
     return f"{where}: {what}" if where else what
 
 
