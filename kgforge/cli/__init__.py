@@ -20,7 +20,7 @@ from kgforge.core.errors import Interrupted, KgforgeError, describe_os_error, is
 
 def __getattr__(name: str) -> Any:
     if name in ("app", "err_console"):
-        from kgforge.cli import _app
+        from kgforge.cli import _app  # lazy: typer and rich load inside main(), where Ctrl-C is handled
 
         return getattr(_app, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
@@ -75,7 +75,7 @@ def _command() -> Any:
     """The click group of every command, its Ctrl-C carried out as :class:`_CtrlC`."""
     import typer
 
-    from kgforge.cli._app import app
+    from kgforge.cli._app import app  # lazy: as above
 
     group = typer.main.get_command(app)
     invoke = group.invoke
@@ -132,7 +132,7 @@ def main() -> None:
 def _fail(message: str, code: int, label: str = "[red]error[/]: ") -> None:
     from rich.markup import escape
 
-    from kgforge.cli._app import err_console
+    from kgforge.cli._app import err_console  # lazy: as above
 
     err_console.print(f"{label}{escape(message)}", soft_wrap=True)
     sys.exit(code)
