@@ -50,17 +50,19 @@ RESUME_AFTER_DISK_FULL = {"crawl": "rerun it with --resume (the pages fetched so
                           "import": "rerun the same command: the import resumes from its last checkpoint"}
 
 
+def _command_name(argv: list[str]) -> str:
+    return next((arg for arg in argv if not arg.startswith("-")), "")
+
+
 def _rerun(argv: list[str]) -> str:
-    command = next((arg for arg in argv if not arg.startswith("-")), "")
-    return RESUME_AFTER_DISK_FULL.get(command, "rerun the same command")
+    return RESUME_AFTER_DISK_FULL.get(_command_name(argv), "rerun the same command")
 
 
 def interrupt_message(argv: list[str], exc: KeyboardInterrupt) -> str:
     """The one line Ctrl-C prints: the job's own (Interrupted), else the command's hint."""
     if isinstance(exc, Interrupted) and str(exc):
         return str(exc)
-    command = next((arg for arg in argv if not arg.startswith("-")), "")
-    return INTERRUPT_HINTS.get(command, OTHERS)
+    return INTERRUPT_HINTS.get(_command_name(argv), OTHERS)
 
 
 class _CtrlC(Exception):
