@@ -15,7 +15,7 @@ import pytest
 from scipy import stats
 from statsmodels.stats.inter_rater import aggregate_raters, fleiss_kappa
 
-from kgforge.core.spreadsheet import spreadsheet_safe
+from kgforge.core.text import spreadsheet_cell
 from kgforge.evaluation.rating import RUBRICS, import_ratings, make_sheets, rubric
 
 SYSTEMS = {"alpha-bot": 2, "beta-bot": 1, "gamma-bot": 0}  # the quality each is rated around
@@ -181,7 +181,7 @@ def test_pairwise_preferences(tmp_path):
 
 
 @pytest.mark.parametrize("text", ["=1+1", "+SUM(A1)", "-2+3", "@cmd", "\t=x", "plain", "", "1-2"])
-def test_spreadsheet_safe(text):
-    safe = spreadsheet_safe(text)
+def test_sheet_cells_never_start_a_formula(text):
+    safe = spreadsheet_cell(text)
     assert not safe.startswith(("=", "+", "-", "@", "\t", "\r"))
     assert safe == (("'" + text) if text[:1] in ("=", "+", "-", "@", "\t", "\r") else text)

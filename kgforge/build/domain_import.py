@@ -36,6 +36,7 @@ from kgforge.store.layout import (
     write_lock,
 )
 from kgforge.store.manifest import Manifest
+from kgforge.store.oxigraph import read_only_store
 
 SCHEMA_FILE = "quads/schema.imports.nq"
 
@@ -69,7 +70,7 @@ def import_into_domain(domain: str, kind: str, path: Path | str, options: dict[s
 
 def _declared_in(published: Path, relations: Iterable[Relation]) -> set[Relation]:
     """Schema relations the published build's schema graph declares (so other sources keep their labels)."""
-    store = ox.Store.read_only(str(published / "oxigraph"))
+    store = read_only_store(published / "oxigraph")
     declared = {quad.subject.value for quad in store.quads_for_pattern(
         None, ox.NamedNode(RDF_TYPE), ox.NamedNode(RDF_PROPERTY), ox.NamedNode(SCHEMA_GRAPH))}
     return {rel for rel in relations if rel.iri in declared}

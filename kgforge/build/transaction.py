@@ -327,7 +327,7 @@ def extend_build(paths: DomainPaths, staging: Path, published: Path, base: Path,
     carry_quads(published, staging, graphs)
     started = time.perf_counter()
     added = extend_store(base, staging, drop, {g: staging / e.quads_file for g, e in new_graphs.items()},
-                         keep_base_as)
+                         keep_base_as, paths)
     require_counts_match(_expected_counts(new_graphs), {g: n for g, n in added.items() if n}, staging)
     graphs.update(new_graphs)
     timings = {"load_seconds": round(time.perf_counter() - started, 3)}

@@ -44,7 +44,8 @@ def init_command(
     json_out: JsonOption = False,
 ) -> None:
     """Write a schema for a new domain, inferred from sample data; print what was inferred and what to edit."""
-    target = out or domain_paths(domain, workdir).root / DOMAIN_SCHEMA_FILE
+    paths = domain_paths(domain, workdir)
+    target = paths.output(out, paths.root / DOMAIN_SCHEMA_FILE) if out else paths.root / DOMAIN_SCHEMA_FILE
     if target.exists() and not force:
         raise KgforgeError(f"{target} exists already: edit it, or give --force to infer it again")
     if not from_:

@@ -37,6 +37,7 @@ from kgforge.core.resources import query_description, shipped_queries
 from kgforge.serve.client import endpoint_query
 from kgforge.store.labels import labelled_rows
 from kgforge.store.query import DEFAULT_TIMEOUT, load_query, parse_binding, term_text
+from kgforge.core.text import spreadsheet_cell
 from kgforge.store.sparql_text import PREFIXES, declared_prefixes, shorten
 from kgforge.store.rdf_export import RDF_FORMATS, export_rdf
 
@@ -148,7 +149,7 @@ def _print_result(report: QueryReport, fmt: str, prefixes: dict[str, str]) -> No
     elif fmt == "csv":
         writer = csv.writer(sys.stdout, lineterminator="\n")
         writer.writerow(columns)
-        writer.writerows([[text[c] or "" for c in columns] for text in texts])
+        writer.writerows([[spreadsheet_cell(text[c] or "") for c in columns] for text in texts])
     else:
         table = Table(*(Column(v, overflow="fold") for v in variables), show_lines=False)
         for row in rows:

@@ -1,5 +1,8 @@
 """Exceptions a user can act on. Each message names the file, line, URL or lock involved."""
 
+import errno
+import re
+
 
 class KgforgeError(Exception):
     """Base class: the CLI prints these as one clean line and exits non-zero."""
@@ -19,6 +22,10 @@ class StoreLockedError(KgforgeError):
 
 class StoreMissingError(KgforgeError):
     """No store has been built for the domain yet."""
+
+
+class StoreDamagedError(KgforgeError):
+    """The published store cannot be opened: its files are damaged (or gone); the message says how to rebuild it."""
 
 
 class BuildError(KgforgeError):
@@ -57,3 +64,41 @@ class QueryWorkerDied(QueryError):
 
 class QueryOutOfMemory(QueryWorkerDied):
     """A query needed more memory than its worker's cap allows; the worker was stopped (a server answers 503)."""
+
+
+_DISK_FULL = (errno.ENOSPC, errno.EDQUOT)
+# how Rust's io::Error, RocksDB and SQLite (the crawl frontier) say it, in their messages only
+_DISK_FULL_WORDS = ("No space left on device", "os error 28", "Disk quota exceeded", "database or disk is full")
+_PART_SUFFIX = re.compile(r"\.part\d*(\.\d+)?$")
+
+
+def describe_os_error(exc: BaseException, rerun: str = "rerun the same command") -> str:
+    """One line for an OSError that reached the user: what failed on which file, and for a full disk
+    what was kept (every write goes to a temporary file renamed into place, so the published files are
+    the previous ones) and what to do."""
+    # a write goes to NAME.part<pid>.<thread> first: name the file the user knows
+    names = (getattr(exc, "filename", None), getattr(exc, "filename2", None))
+    where = " -> ".join(_PART_SUFFIX.sub("", str(name)) for name in names if name is not None)
+    what = getattr(exc, "strerror", None) or str(exc) or type(exc).__name__
+    if is_disk_full(exc):
+        return (f"no space left on device{f' writing {where}' if where else ''}: the published files are the "
+                f"previous ones and the unfinished ones were removed; free some space and {rerun}")
+    return f"{where}: {what}" if where else what
+
+
+def is_disk_full(exc: BaseException) -> bool:
+    """Whether ``exc``, or an exception it was raised from or while handling, says the disk (or the
+    user's quota) is full. Rust libraries (polars, Oxigraph's RocksDB) raise it as an OSError without an
+    errno, saying so only in their message; torch raises a RuntimeError while handling the OSError, SQLite
+    an OperationalError."""
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        if isinstance(current, OSError) and current.errno in _DISK_FULL:
+            return True
+        text = str(current)
+        if any(words in text for words in _DISK_FULL_WORDS):
+            return True
+        current = current.__cause__ or current.__context__
+    return False

@@ -128,3 +128,33 @@ def to_simplified(text: str, tag: str = "zh-hant") -> str:
 def is_traditional_tag(tag: str) -> bool:
     """Whether ``tag`` (``zh-Hant``, ``zh-TW``, …) names Chinese in Traditional script."""
     return tag.lower() in TRADITIONAL_TAGS
+
+
+# A spreadsheet opening a CSV/TSV runs a cell that starts with one of these as a formula (=HYPERLINK(…),
+# +cmd|…, -2+3, @SUM(…)); tab and CR start one in some of them too. OWASP's rule: write such a cell with
+# a leading apostrophe, which every spreadsheet shows as text. A cell that itself starts with an
+# apostrophe gets one more, so that :func:`spreadsheet_text` reads every cell back exactly. A plain
+# number ("-3", "+1.5e3") is no formula and is left as it is, so numeric columns stay numeric.
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r", "'")
+_PLAIN_NUMBER = re.compile(r"[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?")
+
+
+def spreadsheet_cell(value: str) -> str:
+    """``value`` as a CSV/TSV cell a spreadsheet shows as text, never runs as a formula."""
+    if value.startswith(_FORMULA_START) and not _PLAIN_NUMBER.fullmatch(value):
+        return "'" + value
+    return value
+
+
+def spreadsheet_text(cell: str) -> str:
+    """The value a :func:`spreadsheet_cell` was made from."""
+    return cell[1:] if cell.startswith("'") and cell[1:].startswith(_FORMULA_START) else cell
+
+
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def matchable(text: str) -> str:
+    """``text`` for matching and for polars (which holds only valid UTF-8): a lone surrogate (read from a
+    ``\\ud800`` escape in a dataset's JSON) becomes U+FFFD; the record written keeps the original."""
+    return _LONE_SURROGATE.sub("\ufffd", text) if not text.isascii() else text

@@ -21,7 +21,8 @@ import math
 import resource
 import shutil
 import time
-from dataclasses import asdict
+from dataclasses import asdict, replace
+from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
@@ -86,13 +87,20 @@ def _real_width(model: ERModel) -> int:
 def memory_preflight(config: EmbedConfig, num_entities: int, num_relations: int, device: torch.device) -> dict:
     """Estimate training and evaluation memory; refuse before the model is even allocated if it cannot fit.
 
-    Sizes come from a probe model of the same class on 2 entities and 2 relations, scaled up.
+    Sizes come from probe models of the same class on 2 entities and 2 relations, scaled up to the
+    graph. The probes are small in ``dim`` too (a probe of the asked dimension would itself allocate what
+    the preflight is there to refuse: 8 GB at ``--dim 1000000000``): every size is a polynomial of the
+    dimension of degree two at most (linear for most models; TransR adds a dim x dim matrix per
+    relation), so three small probes determine it exactly at the asked dimension.
     """
-    probe_triples = torch.tensor([[0, 0, 1], [1, 1, 0]])
-    probe = build_model(config, CoreTriplesFactory(probe_triples, num_entities=2, num_relations=2))
-    width = _real_width(probe)
-    entity_floats = sum(p.numel() for rep in probe.entity_representations for p in rep.parameters()) // 2
-    relation_floats = sum(p.numel() for rep in probe.relation_representations for p in rep.parameters()) // 2
+    small = min(config.dim, _PROBE_DIM)
+    if config.dim <= 3 * _PROBE_DIM:
+        width, entity_floats, relation_floats = _probe_sizes(config, config.dim)
+    else:
+        probes = [_probe_sizes(config, k * _PROBE_DIM) for k in (1, 2, 3)]
+        width, entity_floats, relation_floats = (
+            _quadratic_at(config.dim, _PROBE_DIM, [probe[i] for probe in probes]) for i in range(3))
+    probe = build_model(replace(config, dim=small), _probe_factory())
     params = (num_entities * entity_floats + num_relations * relation_floats) * 4
     state = params * 4  # weights, gradients, two Adam moments
     candidates = min(num_entities, config.num_negatives)
@@ -116,6 +124,30 @@ def memory_preflight(config: EmbedConfig, num_entities: int, num_relations: int,
     estimate["eval_batch_size"] = config.eval_batch_size or max(
         1, min(4096, eval_room // max(1, min(num_entities, 65536) * width * 4 * 2)))
     return estimate
+
+
+_PROBE_DIM = 16
+
+
+def _probe_factory() -> CoreTriplesFactory:
+    return CoreTriplesFactory(torch.tensor([[0, 0, 1], [1, 1, 0]]), num_entities=2, num_relations=2)
+
+
+def _probe_sizes(config: EmbedConfig, dim: int) -> tuple[int, int, int]:
+    """Floats per entity vector, parameters per entity and per relation, of the model at ``dim``."""
+    probe = build_model(replace(config, dim=dim), _probe_factory())
+    entity = sum(p.numel() for rep in probe.entity_representations for p in rep.parameters()) // 2
+    relation = sum(p.numel() for rep in probe.relation_representations for p in rep.parameters()) // 2
+    return _real_width(probe), entity, relation
+
+
+def _quadratic_at(dim: int, step: int, sizes: list[int]) -> int:
+    """The value at ``dim`` of the polynomial ``c + a*d + b*d**2`` through ``sizes`` at ``step``, ``2*step``, ``3*step``."""
+    f1, f2, f3 = sizes
+    b = Fraction(f3 - 2 * f2 + f1, 2 * step * step)
+    a = Fraction(f2 - f1, step) - 3 * b * step
+    c = f1 - a * step - b * step * step
+    return int(c + a * dim + b * dim * dim)
 
 
 def _gib(n: float) -> str:

@@ -7,15 +7,15 @@ names below. When the package is regrouped (issue 14), re-pointing these imports
 from __future__ import annotations
 
 from kgforge.core.errors import ArgumentError, InputError, KgforgeError
+from kgforge.core.files import safe_output_path
 from kgforge.core.jsonio import iter_json_container, iter_json_lines
 from kgforge.core.schema import Schema, load_schema
-from kgforge.core.spreadsheet import spreadsheet_safe
-from kgforge.core.text import is_segmented, normalise_label, segment, to_simplified
+from kgforge.core.text import is_segmented, normalise_label, segment, spreadsheet_cell, to_simplified
 from kgforge.store.layout import domain_paths, read_manifest
 from kgforge.store.tables import GraphTables, read_tables
 
 __all__ = [
     "ArgumentError", "GraphTables", "InputError", "KgforgeError", "Schema", "domain_paths", "iter_json_container",
     "is_segmented", "iter_json_lines", "load_schema", "normalise_label", "read_manifest", "read_tables", "segment",
-    "spreadsheet_safe", "to_simplified",
+    "safe_output_path", "spreadsheet_cell", "to_simplified",
 ]

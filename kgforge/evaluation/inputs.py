@@ -30,6 +30,7 @@ A file that cannot be used is an :class:`InputError` naming the file and line; n
 from __future__ import annotations
 
 import csv
+import io
 import json
 import re
 import zipfile
@@ -163,13 +164,12 @@ def _frame(rows: list[dict[str, Any]]) -> pl.DataFrame:
 def read_official(path: Path) -> Slots:
     """The official eval input: ``line.strip().split("\\t")``, fields 0 and 1, as the official script reads it."""
     rows, skipped = [], []
-    with open(path, encoding="utf-8", errors="strict") as handle:
-        for lineno, line in _numbered(path, handle):
-            fields = line.strip().split("\t")
-            if len(fields) < 2:
-                skipped.append(f"line {lineno}: fewer than two tab-separated fields (the official script skips it)")
-                continue
-            rows.append({"id": str(lineno), "line": lineno, "text": fields[0], "gold": fields[1]})
+    for lineno, line in _numbered(path):
+        fields = line.strip().split("\t")
+        if len(fields) < 2:
+            skipped.append(f"line {lineno}: fewer than two tab-separated fields (the official script skips it)")
+            continue
+        rows.append({"id": str(lineno), "line": lineno, "text": fields[0], "gold": fields[1]})
     if not rows:
         raise InputError(f"{path}:1: no 'prediction<TAB>gold' line in the file")
     return Slots(path, "duconv-eval", _frame(rows), [], has_gold=True, skipped=skipped)
@@ -177,20 +177,26 @@ def read_official(path: Path) -> Slots:
 
 def read_lines(path: Path) -> Slots:
     """One response per line; a trailing newline does not make an extra (empty) response."""
-    with open(path, encoding="utf-8", errors="strict", newline=None) as handle:
-        rows = [{"id": str(lineno), "line": lineno, "text": line.rstrip("\n")} for lineno, line in _numbered(path, handle)]
+    rows = [{"id": str(lineno), "line": lineno, "text": line.rstrip("\n")} for lineno, line in _numbered(path)]
     if not rows:
         raise InputError(f"{path}:1: file is empty")
     return Slots(path, "lines", _frame(rows), [])
 
 
-def _numbered(path: Path, handle: Any) -> Iterator[tuple[int, str]]:
-    lineno = 0
-    try:
-        for lineno, line in enumerate(handle, start=1):
+def _numbered(path: Path) -> Iterator[tuple[int, str]]:
+    """The lines of a text file (``\\r\\n`` read as ``\\n``, a leading BOM dropped), each decoded on its own,
+    so that a byte that is not UTF-8 is named with its own line and byte offset in the file."""
+    offset = 0
+    with open(path, "rb") as handle:
+        for lineno, raw in enumerate(handle, start=1):
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                raise InputError(f"{path}:{lineno}: not UTF-8 ({exc.reason} at byte offset {offset + exc.start})") from None
+            offset += len(raw)
+            if line.endswith("\r\n"):
+                line = line[:-2] + "\n"
             yield lineno, line.lstrip("\ufeff") if lineno == 1 else line
-    except UnicodeDecodeError as exc:
-        raise InputError(f"{path}:{lineno + 1}: not UTF-8 ({exc.reason} at byte {exc.start} of the read block)") from None
 
 
 # ---------------------------------------------------------------- tables
@@ -229,13 +235,16 @@ def read_table(path: Path, columns: dict[str, str]) -> Slots:
 def table_records(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
     suffix = path.suffix.lower()
     if suffix in (".csv", ".tsv"):
-        with open(path, encoding="utf-8-sig", newline="") as handle:
-            reader = csv.DictReader(handle, delimiter="\t" if suffix == ".tsv" else ",")
-            try:
-                for record in reader:
-                    yield reader.line_num, dict(record)
-            except (csv.Error, UnicodeDecodeError) as exc:
-                raise InputError(f"{path}:{reader.line_num + 1}: not a CSV row ({exc})") from None
+        reader = csv.DictReader(io.StringIO(_csv_text(path), newline=""),
+                                delimiter="\t" if suffix == ".tsv" else ",")
+        try:
+            for record in reader:
+                if None in record or None in record.values():  # more cells than the header names, or fewer
+                    raise InputError(f"{path}:{reader.line_num}: {len(reader.fieldnames or [])} columns in the "
+                                     f"header but {_cells(record)} cells in this row")
+                yield reader.line_num, dict(record)
+        except csv.Error as exc:
+            raise InputError(f"{path}:{reader.line_num + 1}: not a CSV row ({exc})") from None
     elif suffix == ".xlsx":
         yield from _excel_records(path)
     elif suffix == ".parquet":
@@ -246,6 +255,21 @@ def table_records(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
         yield from enumerate(frame.to_dicts(), start=1)
     else:
         yield from json_objects(path)
+
+
+def _csv_text(path: Path) -> str:
+    """A CSV file's text; InputError naming the line and byte offset of a byte that is not UTF-8."""
+    data = path.read_bytes()
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        raise InputError(f"{path}:{line}: not UTF-8 ({exc.reason} at byte offset {exc.start})") from None
+
+
+def _cells(record: dict[Any, Any]) -> int:
+    extra = record.get(None) or []
+    return sum(1 for key, value in record.items() if key is not None and value is not None) + len(extra)
 
 
 def _excel_records(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:

@@ -8,7 +8,7 @@ side by side), its aspects, each with a scale and its wording in Chinese and Eng
 for α. Blinding: a sheet shows an item number, the text (and its context where the file has one) and an empty
 column per aspect; which system wrote what is only in ``key.json``, beside the sheets, which the annotators are
 not given. Items are shuffled with a seed, in another order for each annotator. Every text cell is escaped against
-formula injection (:func:`kgforge.core.spreadsheet.spreadsheet_safe`).
+formula injection (:func:`kgforge.core.text.spreadsheet_cell`).
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ import polars as pl
 
 from kgforge.core.files import atomic_path
 from kgforge.core.registry import Registry
-from kgforge.evaluation._kgforge import ArgumentError, InputError, iter_json_container, spreadsheet_safe
+from kgforge.evaluation._kgforge import ArgumentError, InputError, iter_json_container, spreadsheet_cell
 from kgforge.evaluation.agreement import agreement, paired_test
 from kgforge.evaluation.inputs import detect_layout, json_objects, load_responses, table_records
 
@@ -287,7 +287,7 @@ def _header(chosen: Rubric) -> list[str]:
 
 def _write_sheet(path: Path, chosen: Rubric, rows: list[tuple[str, tuple[str, ...]]], language: str) -> None:
     header = _header(chosen)
-    body = [[item, *(spreadsheet_safe(cell) for cell in shown), *([""] * len(chosen.aspects))] for item, shown in rows]
+    body = [[item, *(spreadsheet_cell(str(cell)) for cell in shown), *([""] * len(chosen.aspects))] for item, shown in rows]
     if path.suffix == ".xlsx":
         try:
             import openpyxl
@@ -300,7 +300,7 @@ def _write_sheet(path: Path, chosen: Rubric, rows: list[tuple[str, tuple[str, ..
             sheet.append(row)
         notes = book.create_sheet("instructions")
         for line in chosen.instructions_text(language).splitlines():
-            notes.append([spreadsheet_safe(line)])
+            notes.append([spreadsheet_cell(line)])
         with atomic_path(path) as tmp:
             book.save(tmp)
         return

@@ -14,7 +14,13 @@ from typing import Any
 import polars as pl
 
 from kgforge.core.files import atomic_path
-from kgforge.evaluation._kgforge import ArgumentError, KgforgeError
+from kgforge.evaluation._kgforge import (
+    ArgumentError,
+    KgforgeError,
+    domain_paths,
+    safe_output_path,
+    spreadsheet_cell,
+)
 from kgforge.evaluation.batch import Batch
 from kgforge.evaluation.correlation import correlate, read_human
 from kgforge.evaluation.goal_metrics import GOAL_LAYOUTS, GoalReport, judge_goals
@@ -60,6 +66,8 @@ def evaluate(predictions: Path, *, gold: Path | None = None, dialogues: Path | N
     file with one row per response (``out``, or none when ``out`` is None). ``index`` reuses a knowledge index
     built before (it must match the responses' segmentation)."""
     started = time.perf_counter()
+    if out is not None:  # refused before the scoring, not after it
+        out = domain_paths(domain, workdir).output(out) if domain else safe_output_path(out)
     responses = load_responses(Path(predictions), gold, dialogues, options.layout, options.columns)
     segmentation = options.segmentation if options.segmentation != "auto" else (
         "whitespace" if responses.segmented else "jieba")
@@ -209,6 +217,9 @@ def write_per_response(frame: pl.DataFrame, out: Path) -> None:
             nested = [name for name, dtype in frame.schema.items() if isinstance(dtype, (pl.List, pl.Struct))]
             flat = frame.with_columns(pl.Series(name, [json.dumps(v, ensure_ascii=False) for v in frame[name].to_list()])
                                       for name in nested)
+            texts = [name for name, dtype in flat.schema.items() if dtype == pl.String]
+            flat = flat.with_columns(pl.col(name).map_elements(spreadsheet_cell, return_dtype=pl.String)
+                                     for name in texts)
             flat.write_csv(tmp)
         else:
             with open(tmp, "w", encoding="utf-8") as handle:

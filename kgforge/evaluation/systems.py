@@ -24,7 +24,7 @@ import numpy as np
 import polars as pl
 
 from kgforge.core.files import atomic_path
-from kgforge.evaluation._kgforge import ArgumentError, InputError, spreadsheet_safe
+from kgforge.evaluation._kgforge import ArgumentError, InputError, spreadsheet_cell
 from kgforge.evaluation.batch import Batch
 from kgforge.evaluation.human import HumanScores, read_human_scores
 from kgforge.evaluation.inputs import load_responses
@@ -292,8 +292,8 @@ def write_leaderboard(board: Leaderboard, folder: Path) -> dict[str, str]:
         for row in table.iter_rows(named=True):
             for column, value in row.items():
                 if column not in ("task", "system", "responses"):
-                    writer.writerow([spreadsheet_safe(row["task"]), spreadsheet_safe(row["system"]),
-                                     spreadsheet_safe(column), "" if value is None else repr(float(value))])
+                    writer.writerow([spreadsheet_cell(str(row["task"])), spreadsheet_cell(str(row["system"])),
+                                     spreadsheet_cell(str(column)), "" if value is None else repr(float(value))])
     with atomic_path(files["markdown"]) as tmp:
         Path(tmp).write_text(markdown(table), encoding="utf-8")
     return {kind: str(path) for kind, path in files.items()}

@@ -46,6 +46,7 @@ from kgforge.exports.registry import (
     format_named,
 )
 from kgforge.exports.writing import finish, layout_problems
+from kgforge.store.layout import domain_paths
 from kgforge.store.tables import GraphTables
 
 
@@ -53,6 +54,7 @@ from kgforge.store.tables import GraphTables
 def export_dialogues(domain: str, dialogues_file: Path, options: ExportOptions, out: Path,
                      workdir: Path | str | None = None, tables: GraphTables | None = None) -> dict[str, Any]:
     started = time.perf_counter()
+    out = domain_paths(domain, workdir).output(out)
     source_fmt, source_layout = detect_layout(dialogues_file, options.input_layout)
     fmt = format_named(options.fmt)
     layout = dialogue_layouts(fmt, source_fmt, source_layout, options.layout)

@@ -20,7 +20,7 @@ from typing import Any
 
 import polars as pl
 
-from kgforge.core.text import jieba_module, normalise_label
+from kgforge.core.text import jieba_module, matchable, normalise_label
 from kgforge.exports.assemble import PATH_SCHEMA, TOPIC_SCHEMA, Context, Grounded
 from kgforge.exports.model import SourceDialogue, dialogue_ids
 from kgforge.exports.registry import Format, Layout
@@ -124,7 +124,7 @@ class Mentions:
              ) -> dict[int, list[tuple[int, str]]]:
         """Per dialogue, the (utterance, IRI) of each entity its utterances name, in order."""
         out: dict[int, list[tuple[int, str]]] = {}
-        texts = [(i, m, normalise_label(text) if d.segmented else text)
+        texts = [(i, m, matchable(normalise_label(text) if d.segmented else text))
                  for i, d in enumerate(dialogues) for m, text in enumerate(d.texts)]
         if not texts or not self.patterns:
             return out

@@ -6,7 +6,7 @@ import hashlib
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
-import orjson
+from kgforge.core.jsonio import dumps_bytes
 
 
 class GoldTriple(NamedTuple):
@@ -77,7 +77,7 @@ def dialogue_ids(records: list[Any], prefix: str) -> list[str]:
     """Stable ids from each record's content; a repeated record gets ``-2``, ``-3``, …"""
     ids, seen = [], {}
     for record in records:
-        text = orjson.dumps(record, option=orjson.OPT_SORT_KEYS)
+        text = dumps_bytes(record, sort_keys=True)
         base = f"{prefix}-" + hashlib.sha256(text).hexdigest()[:16]
         seen[base] = seen.get(base, 0) + 1
         ids.append(base if seen[base] == 1 else f"{base}-{seen[base]}")

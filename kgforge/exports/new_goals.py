@@ -26,6 +26,7 @@ from kgforge.exports.options import ExportOptions
 from kgforge.exports.registry import format_named, goal_layout
 from kgforge.exports.writing import finish, layout_problems
 from kgforge.goals.record import Goal, read_goals
+from kgforge.store.layout import domain_paths
 from kgforge.store.tables import GraphTables
 
 
@@ -33,6 +34,7 @@ from kgforge.store.tables import GraphTables
 def export_goals(domain: str, goals_file: Path, options: ExportOptions, out: Path,
                  workdir: Path | str | None = None, tables: GraphTables | None = None) -> dict[str, Any]:
     started = time.perf_counter()
+    out = domain_paths(domain, workdir).output(out)
     fmt = format_named(options.fmt)
     layout = goal_layout(fmt, options.layout)
     ctx = Context.open(domain, workdir, options.language, tables)

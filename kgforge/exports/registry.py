@@ -11,17 +11,15 @@ layout is one entry in that module.
 from __future__ import annotations
 
 import importlib
-import json
 import pkgutil
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
-import orjson
 
 from kgforge.core.errors import InputError, KgforgeError
-from kgforge.core.jsonio import Record, iter_json_container, iter_json_lines
+from kgforge.core.jsonio import Record, dumps_bytes, iter_json_container, iter_json_lines
 from kgforge.core.registry import Registry
 from kgforge.exports.model import TripleShape
 
@@ -75,6 +73,11 @@ class Format:
 
     # ---------------------------------------------------------------- real dialogues
 
+    @property
+    def writes_dialogues(self) -> bool:
+        """Whether real dialogues can be written in this format (it says how: :meth:`dialogue_records`)."""
+        return type(self).dialogue_records is not Format.dialogue_records
+
     def detect(self, record: Any) -> Layout | None:
         """The layout ``record`` (the first record of a file) is written in, if it is this format's."""
         return None
@@ -113,10 +116,7 @@ class Format:
 
 
 def _encoded(record: dict[str, Any]) -> bytes:
-    try:
-        return orjson.dumps(record)
-    except TypeError:  # an integer beyond 64 bits: the standard encoder writes it as it is
-        return json.dumps(record, ensure_ascii=False).encode("utf-8")
+    return dumps_bytes(record)
 
 
 def _format_modules() -> list[str]:
@@ -182,9 +182,10 @@ def dialogue_layouts(fmt: Format, source_fmt: Format, source_layout: Layout, nam
     """The layout real dialogues read as ``source_fmt``/``source_layout`` are written in: their own
     (the default), one cut from it (sessions → samples), or a generic format's."""
     if fmt.name != source_fmt.name:
-        if fmt.reads_dialogues:
+        if fmt.reads_dialogues or not fmt.writes_dialogues:
             raise KgforgeError(f"the dialogues are {source_layout.kind}; --dialogues writes them as "
-                               f"{source_fmt.name}, jsonl or parquet, not as {fmt.name}")
+                               f"{source_fmt.name}, jsonl or parquet, not as {fmt.name}"
+                               + ("" if fmt.writes_dialogues else f" ({fmt.name} is for new goals: {fmt.description})"))
         return fmt.layout(name or fmt.layouts[0].name)
     if name is None:
         return source_layout

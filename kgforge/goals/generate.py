@@ -40,6 +40,7 @@ def sample_goals(graph: GoalGraph, options: GoalOptions, profiles: list[dict[str
 def generate(domain: str, options: GoalOptions, out: Path, workdir: Path | str | None = None,
              profiles_file: Path | None = None) -> dict[str, Any]:
     paths = domain_paths(domain, workdir)
+    out = paths.output(out)
     graph = GoalGraph.load(paths, options.language)
     profiles, unreadable = read_profiles(profiles_file) if profiles_file else (None, [])
     with paused_gc():

@@ -18,6 +18,7 @@ from __future__ import annotations
 import hashlib
 import json
 import random
+import shutil
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, replace
@@ -419,6 +420,24 @@ def convquestions_line(material: Material, yarn: Yarn, turns: list[Turn]) -> str
     return json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n"
 
 
+def preflight_output(material: Material, yarns: list[Yarn], configs: list[Config], options: GenerateOptions,
+                     out: Path) -> None:
+    """Refuse, before anything is written, a run whose file would not fit on the disk it goes to: every
+    yarn is rendered ``len(configs) * options.variants`` times, so the size is known from the first
+    rendering (``--variants 1000000`` is terabytes; variants past the templates' own texts repeat them)."""
+    if not yarns or not configs:
+        return
+    sample = "".join(turn_lines(material, yarns[0], configs[0], 0, render(material, yarns[0], configs[0], 0,
+                                                                            options.seed)))
+    estimate = len(sample.encode("utf-8")) * len(yarns) * len(configs) * options.variants
+    free = shutil.disk_usage(out.resolve().parent if out.parent.exists() else Path.cwd()).free
+    if estimate > free:
+        raise ArgumentError("--variants", f"{len(yarns)} conversations x {len(configs)} configurations x "
+                                          f"{options.variants} variants would write about {estimate / 1024**3:,.1f} GiB "
+                                          f"to {out}, but {free / 1024**3:,.1f} GiB is free there; give fewer "
+                                          "--variants or --n (the templates' own variants repeat past their count)")
+
+
 def generate(material: Material, options: GenerateOptions, out: Path, convquestions: Path | None = None,
              partners: Partners | None = None) -> dict[str, Any]:
     """Spin ``options.n`` yarns and write every rendering; returns the report (also in OUT.manifest.json)."""
@@ -426,6 +445,7 @@ def generate(material: Material, options: GenerateOptions, out: Path, convquesti
     configs = configurations(options.interactions, options.phenomena)
     yarns, skipped = spin_yarns(material, options, partners)
     spun = time.perf_counter()
+    preflight_output(material, yarns, configs, options, Path(out))
     writers = Writers(out, convquestions)
     counts = {"turns": 0, "conversations": 0}
     kinds: dict[str, int] = {}

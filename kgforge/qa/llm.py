@@ -11,16 +11,20 @@ caller falls back (the statistical selector, the bundled templates, no judgement
 
 from __future__ import annotations
 
+import email.utils
 import hashlib
 import json
 import os
 import re
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
+from urllib.parse import urljoin, urlsplit
 
 import requests
+import urllib3
 
 from kgforge.qa.kg import KgforgeError, Quarantine, write_json_atomic
 
@@ -28,6 +32,9 @@ T = TypeVar("T")
 DEFAULT_KEY_ENV = "KGFORGE_LLM_API_KEY"
 MAX_PREDICATES_PER_CALL = 50
 _FENCE = re.compile(r"^```(?:json)?\s*(.*?)\s*```$", re.DOTALL)
+MAX_REPLY_BYTES = 16 << 20  # a chat reply is kilobytes; more is a broken or hostile server
+MAX_ATTEMPTS = 5  # requests per call: redirects on the same host and 429 retries together
+_REDIRECTS = (301, 302, 303, 307, 308)
 
 
 class LLMError(KgforgeError):
@@ -83,25 +90,102 @@ class LLMClient:
         return answer
 
     def _post(self, body: dict[str, Any]) -> str:
+        """The reply's content. ``timeout`` bounds the whole exchange (a server dripping a byte a second is
+        cut off), the reply is read up to :data:`MAX_REPLY_BYTES`, a redirect is followed only on the
+        configured host (the prompt and key go nowhere else), and HTTP 429 is retried after its
+        ``Retry-After`` while the deadline allows."""
         headers = {"Content-Type": "application/json"}
         key = os.environ.get(self.key_env)
         if key:
             headers["Authorization"] = f"Bearer {key}"
         self.calls += 1
+        deadline = time.monotonic() + self.timeout
+        url = self.endpoint
+        for _ in range(MAX_ATTEMPTS):
+            status, reply, response_headers = self._exchange(url, body, headers, deadline)
+            if status in _REDIRECTS:
+                url = self._same_host(url, response_headers.get("Location", ""))
+                continue
+            if status == 429:
+                self._wait_to_retry(response_headers.get("Retry-After"), deadline)
+                continue
+            break
+        else:
+            raise LLMError(f"{self.endpoint}: no answer after {MAX_ATTEMPTS} attempts (HTTP {status})")
+        text = reply.decode("utf-8", "replace")
+        if status != 200:
+            raise LLMError(f"{self.endpoint}: HTTP {status}: {text[:200]}")
         try:
-            response = self.session.post(self.endpoint, json=body, headers=headers, timeout=self.timeout)
+            return json.loads(text)["choices"][0]["message"]["content"]
+        except (ValueError, KeyError, IndexError, TypeError):
+            raise LLMError(f"{self.endpoint}: not an OpenAI chat completion: {text[:200]}") from None
+
+    def _exchange(self, url: str, body: dict[str, Any], headers: dict[str, str], deadline: float
+                  ) -> tuple[int, bytes, Any]:
+        """One request: its status, its body (at most MAX_REPLY_BYTES, read before ``deadline``), its headers."""
+        try:
+            response = self.session.post(url, json=body, headers=headers, timeout=_left(deadline, url),
+                                         stream=True, allow_redirects=False)
         except requests.RequestException as exc:
             raise LLMError(f"{self.endpoint}: {exc}") from None
-        if response.status_code != 200:
-            raise LLMError(f"{self.endpoint}: HTTP {response.status_code}: {response.text[:200]}")
-        try:
-            return response.json()["choices"][0]["message"]["content"]
-        except (ValueError, KeyError, IndexError, TypeError):
-            raise LLMError(f"{self.endpoint}: not an OpenAI chat completion: {response.text[:200]}") from None
+        with response:
+            chunks, size = [], 0
+            try:
+                while chunk := response.raw.read1(1 << 16):  # what has arrived: the deadline is checked between
+                    size += len(chunk)
+                    if size > MAX_REPLY_BYTES:
+                        raise LLMError(f"{self.endpoint}: the reply is larger than {MAX_REPLY_BYTES >> 20} MiB; "
+                                       "not read further")
+                    chunks.append(chunk)
+                    _left(deadline, url)
+            except (requests.RequestException, OSError, urllib3.exceptions.HTTPError) as exc:
+                raise LLMError(f"{self.endpoint}: {exc}") from None
+        return response.status_code, b"".join(chunks), response.headers
+
+    def _same_host(self, url: str, location: str) -> str:
+        target = urljoin(url, location)
+        if _origin(target) != _origin(self.endpoint):
+            raise LLMError(f"{self.endpoint}: redirected to {_origin(target)}; not followed (the prompt and key go "
+                           "only to the configured host; give that address as the URL if it is meant)")
+        return target
+
+    def _wait_to_retry(self, retry_after: str | None, deadline: float) -> None:
+        wait = _seconds(retry_after)
+        if time.monotonic() + wait >= deadline:
+            raise LLMError(f"{self.endpoint}: HTTP 429 (too many requests); Retry-After {retry_after or '?'} "
+                           f"is past the {self.timeout:g} s deadline")
+        time.sleep(wait)
 
     def report(self) -> dict[str, Any]:
         return {"endpoint": self.endpoint, "model": self.model, "calls": self.calls, "cache_hits": self.cache_hits,
                 "rejected": self.rejected, "cache": str(self.cache_dir)}
+
+
+def _origin(url: str) -> tuple[str, str | None, int | None]:
+    parts = urlsplit(url)
+    return parts.scheme, parts.hostname, parts.port or {"http": 80, "https": 443}.get(parts.scheme)
+
+
+def _left(deadline: float, url: str) -> float:
+    """Seconds left before ``deadline`` (each socket read waits at most that long); LLMError when none."""
+    left = deadline - time.monotonic()
+    if left <= 0:
+        raise LLMError(f"{url}: no complete reply within the timeout; stopped")
+    return left
+
+
+def _seconds(retry_after: str | None) -> float:
+    """Retry-After as seconds: a number, or an HTTP date; 1 s when absent or unreadable."""
+    if not retry_after:
+        return 1.0
+    try:
+        return max(float(retry_after), 0.0)
+    except ValueError:
+        pass
+    try:
+        return max(email.utils.parsedate_to_datetime(retry_after).timestamp() - time.time(), 0.0)
+    except (TypeError, ValueError):
+        return 1.0
 
 
 def json_reply(content: str) -> Any:

@@ -109,6 +109,7 @@ def select(domain: str, out: Path, workdir: Path | str | None = None, language: 
            options: SelectorOptions | None = None, llm: LLMSettings | None = None) -> dict[str, Any]:
     """Write the selection file (edit it, then pass it to ``generate`` with ``selection``)."""
     graph = open_graph(domain, workdir, language)
+    out = graph.paths.output(out)
     client = llm.client(graph.paths) if llm else None
     try:
         selections = select_predicates(graph, options, client)
@@ -127,6 +128,7 @@ def llm_templates(domain: str, out: Path, llm: LLMSettings, workdir: Path | str 
     """A template file: the bundled set plus, for up to ``limit`` selected (type, predicate) pairs, the
     model's templates that pass the checks (placeholders, no answer given away)."""
     graph = open_graph(domain, workdir, language)
+    out = graph.paths.output(out)
     selections = read_selection(selection) if selection else select_predicates(graph)
     client = llm.client(graph.paths)
     entries, rejected = [], 0
@@ -190,6 +192,7 @@ def generate_dataset(domain: str, out: Path, options: GenerateOptions, workdir: 
     """``kgforge qa generate``: read the graph, select (or read the selection), spin and write."""
     started = time.perf_counter()
     graph = open_graph(domain, workdir, language)
+    out = graph.paths.output(out)
     template_set = load_templates(templates, graph.language)
     read = time.perf_counter()
     selections = read_selection(selection) if selection else select_predicates(graph)

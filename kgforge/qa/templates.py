@@ -106,9 +106,18 @@ def placeholders(text: str) -> set[str]:
 def check_template(text: str, kind: str, reference: str, predicate: str) -> str | None:
     """Why ``text`` cannot be a template of this kind and reference, or None."""
     try:
-        used = placeholders(text)
+        fields = [(name, spec, conversion) for _, name, spec, conversion in string.Formatter().parse(text)
+                  if name is not None]
     except ValueError as exc:
         return f"unbalanced braces ({exc})"
+    # only bare names: a format spec ({subject:>60000000} writes 60 MB, {ref:d} fails on text), a conversion
+    # or attribute and index access ({x.__class__}, {x[0]}) is code run on the graph's values, not a question
+    for name, spec, conversion in fields:
+        if spec or conversion or not name.isidentifier():
+            written = "{" + name + (f"!{conversion}" if conversion else "") + (f":{spec}" if spec else "") + "}"
+            return (f"{written} is not a bare placeholder name: templates allow only {{name}}, without a format "
+                    "spec, a conversion, or attribute or index access")
+    used = {name for name, _, _ in fields}
     unknown = used - PLACEHOLDERS
     if unknown:
         return f"unknown placeholder(s) {', '.join('{' + u + '}' for u in sorted(unknown))}"

@@ -24,9 +24,11 @@ from typing import Any
 
 import pyoxigraph as ox
 
+from kgforge.core.errors import StoreDamagedError
 from kgforge.core.lifeline import die_with
 from kgforge.core.processes import read_frame, write_frame
 from kgforge.core.sandbox import close_network, limit_memory
+from kgforge.store.oxigraph import read_only_store
 
 KEEP_VERSIONS = 2
 RESULTS_FORMATS = {"json": ox.QueryResultsFormat.JSON, "xml": ox.QueryResultsFormat.XML,
@@ -100,7 +102,7 @@ class Worker:
 
     def store(self, build: str) -> ox.Store:
         if build not in self.stores:
-            self.stores[build] = ox.Store.read_only(os.path.join(build, "oxigraph"))
+            self.stores[build] = read_only_store(os.path.join(build, "oxigraph"))  # damaged: one line
             while len(self.stores) > KEEP_VERSIONS:
                 self.stores.popitem(last=False)  # only this one query runs here: nothing else holds it
         self.stores.move_to_end(build)
@@ -109,7 +111,7 @@ class Worker:
     def handle(self, request: dict[str, Any]) -> tuple:
         try:
             store = self.store(request["build"])
-        except OSError as exc:
+        except (OSError, StoreDamagedError) as exc:
             return ("gone", f"{request['build']}: {exc}")
         try:
             result = store.query(

@@ -38,7 +38,7 @@ def import_jsonl(ctx: ImportContext) -> None:
             aliases = _strings(record.value.get(alias_key), alias_key) if alias_key else []
             subject = facts.subject(_scalar_text(record.value.get(id_key), id_key) if id_key else None,
                                     _scalar_text(record.value.get(label_key), label_key) if label_key else None,
-                                    location)
+                                    location, record=True)
         except ValueError as exc:
             ctx.reject(location, str(exc), record.value)
             continue

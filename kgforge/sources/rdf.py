@@ -17,6 +17,12 @@ What each triple becomes:
 * blank nodes become IRIs numbered in the order the file first mentions them (``…/entity/blank/<hash>``), so
   the same file always gives the same IRIs (the parser names anonymous ones at random).
 
+An RDF/XML file's DOCTYPE may declare entities (``<!ENTITY owl "http://www.w3.org/2002/07/owl#">``, common in
+OWL files); they are read before the parser sees the file. An entity whose value refers to another entity
+(nesting: a 700-byte file can expand to gigabytes, the "billion laughs"), an external or parameter entity (a
+reference to a local file or a URL), or references that would expand the file by more than
+``MAX_ENTITY_EXPANSION`` bytes make the file an error naming its line, before the parser allocates anything.
+
 Oxigraph's parsers resume after a syntax error at the next statement: a statement that does not parse (an
 invalid IRI, bytes that are not UTF-8, a broken literal) is quarantined with its line and column, and the
 statements around it land.
@@ -26,6 +32,7 @@ from __future__ import annotations
 
 import bz2
 import gzip
+import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -45,6 +52,10 @@ LABEL_PREDICATES = (RDFS_LABEL, "http://www.w3.org/2004/02/skos/core#prefLabel",
 ALIAS_PREDICATES = (SKOS_ALT_LABEL,)
 RDF_XML_EXTENSIONS = {"owl": "rdf", "xml": "rdf"}
 MAX_ERRORS_IN_PLACE = 3  # the same error this many times running: the parser is not moving on
+MAX_ENTITY_EXPANSION = 16 << 20  # bytes that entity references may add to an RDF/XML file, all together
+_DOCTYPE_HEAD = 1 << 20  # the internal subset comes before the root element: this much of the file holds it
+_ENTITY = re.compile(rb"<!ENTITY\s+(%\s*)?([^\s\"'>]+)\s*(\"[^\"]*\"|'[^']*'|[^>]*)", re.DOTALL)
+_REFERENCE = re.compile(rb"&([A-Za-z_:][\w.:-]*);")
 
 
 @dataclass(frozen=True)
@@ -72,6 +83,8 @@ def import_rdf(ctx: ImportContext) -> None:
     used_labels: dict[str, int] = {}
     blanks: dict[str, str] = {}
     ctx.options["format"] = fmt.file_extension
+    if fmt == ox.RdfFormat.RDF_XML:
+        check_xml_entities(ctx.path)
     with _opened(ctx.path) as stream:
         for n, triple in enumerate(_parsed(ctx, ox.parse(stream, fmt, base_iri=settings.base_iri)), 1):
             ctx.location = f"statement {n}"
@@ -109,6 +122,35 @@ def _opened(path: Path) -> Iterator[IO[bytes]]:
     opener: Any = {"gz": gzip.open, "bz2": bz2.open}.get(compression_of(path), open)
     with opener(path, "rb") as stream:
         yield stream
+
+
+def check_xml_entities(path: Path) -> None:
+    """InputError naming the line when the entities an XML file declares could expand it past
+    :data:`MAX_ENTITY_EXPANSION` (nested, external or parameter entities, or too many references)."""
+    with _opened(path) as stream:
+        head = stream.read(_DOCTYPE_HEAD)
+    values: dict[bytes, int] = {}
+    for match in _ENTITY.finditer(head):
+        line = head.count(b"\n", 0, match.start()) + 1
+        parameter, name, value = match.group(1), match.group(2), match.group(3)
+        where = f"{path}: line {line}: the DOCTYPE's entity {name.decode('utf-8', 'replace')!r}"
+        if parameter or not value[:1] in (b'"', b"'"):
+            raise InputError(f"{where} is a parameter or external entity (it would read another file or a URL); "
+                             "such files are not read")
+        if _REFERENCE.search(value) or b"%" in value:
+            raise InputError(f"{where} refers to other entities; nested entities can expand a small file to "
+                             "gigabytes (\"billion laughs\"), so the file is not read")
+        values[name] = len(value) - 2
+    if not values:
+        return
+    expansion, line = 0, 1
+    with _opened(path) as stream:
+        for chunk in iter(lambda: stream.readline(1 << 20), b""):
+            expansion += sum(values.get(ref.group(1), 0) for ref in _REFERENCE.finditer(chunk))
+            if expansion > MAX_ENTITY_EXPANSION:
+                raise InputError(f"{path}: line {line}: its entity references would add more than "
+                                 f"{MAX_ENTITY_EXPANSION >> 20} MiB to the file; it is not read")
+            line += chunk.endswith(b"\n")
 
 
 def _parsed(ctx: ImportContext, parser: Iterator[ox.Quad]) -> Iterator[ox.Quad]:

@@ -125,14 +125,21 @@ class GenericFacts:
         self.facts: list[Fact] = []
         self.names: list[tuple[str, str, str, str]] = []  # (IRI, predicate, name, location) of subjects
         self.types: list[tuple[str, str, str]] = []  # (IRI, class IRI, location)
+        self.record_ids: dict[str, str] = {}  # the IRI of each identified record → its location
 
-    def subject(self, ref: str | None, name: str | None, location: str) -> str:
+    def subject(self, ref: str | None, name: str | None, location: str, *, record: bool = False) -> str:
         """The IRI of a subject given by ``ref`` (an IRI, or an identifier) and/or its ``name``; ValueError for a
-        malformed IRI or when it has neither."""
+        malformed IRI or when it has neither. ``record``: the subject is a whole record (a row of an entity
+        table, a JSON line), so a second record with the same identifier is a ValueError naming the first:
+        merging two records silently would give one entity two names, or one record's facts to another."""
         ref = (ref or "").strip()
         name = (name or "").strip() or None
         if ref:
             iri = iri_in(ref) or entity_iri(ref, self.namespace)
+            if record:
+                first = self.record_ids.setdefault(iri, location)
+                if first != location:
+                    raise ValueError(f"duplicate id {ref!r}: {first} has the same id (the first one is kept)")
         elif name:
             iri = entity_iri(name)
         else:

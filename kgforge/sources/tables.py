@@ -64,7 +64,7 @@ def import_table(ctx: ImportContext, delimiter: str) -> None:
             (len(columns) == 3 or columns[3].lower() in FOURTH_COLUMNS):
         read = _triple_row
     else:
-        read = _entity_row(ctx, columns)
+        read = _entity_row(ctx, columns, header.line)
     for row in rows:
         location = ctx.location = f"line {row.line}"
         if row.cells is None:
@@ -109,12 +109,33 @@ def read_rows(path: Path, delimiter: str) -> Iterator[Row]:
                 start_line = number
             pending.append(text)
             joined = "".join(pending)
-            if quoting == csv.QUOTE_MINIMAL and joined.count('"') % 2:
+            if quoting == csv.QUOTE_MINIMAL and ends_in_quoted_cell(joined, delimiter):
                 continue  # inside a quoted cell: the row goes on on the next line
             pending = []
             yield _split(joined, start_line, delimiter, quoting)
     if pending:
         yield Row(start_line, None, "a quoted cell is not closed before the end of the file", "".join(pending))
+
+
+def ends_in_quoted_cell(text: str, delimiter: str) -> bool:
+    """Whether ``text`` stops inside a quoted cell, as Python's csv reader scans it: a quote opens a quoted
+    cell only as the cell's first character (``b"c`` is three characters of an unquoted cell), ``""``
+    inside one is a quote, and the quote that closes it is followed by the delimiter or the line's end.
+    Counting quotes instead would read a stray quote as an open cell and swallow every later row."""
+    quoted, at_cell_start, index = False, True, 0
+    while index < len(text):
+        char = text[index]
+        if quoted:
+            if char == '"':
+                if text.startswith('""', index):
+                    index += 1
+                else:
+                    quoted = False
+        elif char == '"' and at_cell_start:
+            quoted = True
+        at_cell_start = not quoted and char in (delimiter, "\n", "\r")
+        index += 1
+    return quoted
 
 
 def _split(text: str, line: int, delimiter: str, quoting: int) -> Row:
@@ -155,18 +176,25 @@ def _lang_or_datatype(extra: str) -> tuple[str | None, str | None]:
     return extra, None
 
 
-def _entity_row(ctx: ImportContext, columns: list[str]):
+def _entity_row(ctx: ImportContext, columns: list[str], header_line: int):
     settings = record_settings(ctx, columns)
     id_key, label_key, alias_key, separator = (settings[k] for k in ("id", "label", "aliases", "separator"))
     schema = ctx.schema
-    relations = {c: (schema.relation_for_iri(iri_in(c)) if iri_in(c) else schema.relation_for(c))
-                 for c in columns if c not in (id_key, label_key, alias_key)}
+    relations = {}
+    for column in columns:
+        if column in (id_key, label_key, alias_key):
+            continue
+        try:
+            iri = iri_in(column)
+        except ValueError as exc:  # the column names no relation: every row would be refused for it
+            raise InputError(f"{ctx.path}: line {header_line}: column {column!r}: {exc}") from None
+        relations[column] = schema.relation_for_iri(iri) if iri else schema.relation_for(column)
 
     def read(facts: GenericFacts, row: dict[str, str], location: str) -> None:
         cells = [(relation, facts.cell(value)) for column, relation in relations.items()
                  for value in split_cell(row[column], separator)]  # first: a bad cell costs the row, names too
         subject = facts.subject(row.get(id_key) if id_key else None, row.get(label_key) if label_key else None,
-                                location)
+                                location, record=True)
         for name in split_cell(row.get(alias_key, ""), separator) if alias_key else ():
             facts.alias(subject, name, location)
         for relation, cell in cells:

@@ -33,7 +33,7 @@ from pathlib import Path
 
 from kgforge.core.checks import folder_name
 from kgforge.core.errors import BuildError, StoreLockedError
-from kgforge.core.files import fsync_dir, replace_link
+from kgforge.core.files import fsync_dir, replace_link, safe_output_path
 from kgforge.store.checksums import is_verified, record_verified
 from kgforge.store.manifest import GraphEntry, Manifest
 from kgforge.store.workdir import missing_store, resolve_workdir
@@ -85,6 +85,12 @@ class DomainPaths:
     @property
     def lock(self) -> Path:
         return self.root / ".write.lock"
+
+    def output(self, path: Path | str, *also: Path) -> Path:
+        """``path`` if a command of this domain may write a user's file there (see
+        :func:`kgforge.core.files.safe_output_path`): never inside the domain's own layout but for its
+        ``exports/`` (and ``also``)."""
+        return safe_output_path(path, managed=self.root, allowed=(self.exports, *also))
 
     def oxigraph_dir(self) -> Path:
         """The current store's RocksDB directory; raises if nothing was built yet."""

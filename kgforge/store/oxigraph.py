@@ -10,12 +10,45 @@ from pathlib import Path
 
 import pyoxigraph as ox
 
-from kgforge.core.errors import BuildError
-from kgforge.store.layout import DomainPaths, discard_build, published_build
+from kgforge.core.errors import BuildError, StoreDamagedError, is_disk_full
+from kgforge.store.layout import DomainPaths, discard_build, published_build, read_manifest
 
 
 def open_read_only(paths: DomainPaths, build: Path | None = None) -> ox.Store:
-    return ox.Store.read_only(str((build or published_build(paths)) / "oxigraph"))
+    return read_only_store(Path(build or published_build(paths)) / "oxigraph", paths)
+
+
+def read_only_store(folder: Path | str, paths: DomainPaths | None = None) -> ox.Store:
+    """The store in ``folder``, opened read-only; StoreDamagedError (one line: what RocksDB found and the
+    command that rebuilds the store) when its files are damaged or missing."""
+    try:
+        return ox.Store.read_only(str(folder))
+    except (OSError, RuntimeError) as exc:
+        if is_disk_full(exc):
+            raise
+        raise StoreDamagedError(damaged_store_message(folder, str(exc), paths)) from None
+
+
+def damaged_store_message(folder: Path | str, problem: str, paths: DomainPaths | None = None) -> str:
+    name = f" of domain {paths.domain!r}" if paths else ""
+    first = problem.strip().split("  ")[0][:200]  # RocksDB appends more sentences after two spaces
+    return (f"the store{name} is damaged and cannot be opened ({first}; in {folder}): "
+            f"{rebuild_hint(paths)}")
+
+
+def rebuild_hint(paths: DomainPaths | None) -> str:
+    """The command that builds the store again from its sources, as the published manifest lists them."""
+    if paths is None:
+        return "rebuild it with the `kgforge build` command that made it"
+    try:
+        graphs = read_manifest(paths).graphs.values()
+        sources = [f"--source {entry.kind}:{entry.details['path']}" for entry in graphs
+                   if entry.kind and entry.kind != "schema" and "input" in entry.details and "path" in entry.details]
+    except Exception:  # noqa: BLE001 - a damaged build may have lost its manifest too: the generic words then
+        sources = []
+    command = " ".join(["kgforge build", paths.domain, *sources])
+    return (f"rebuild it with `{command}`" + (" (its sources, from the manifest; add the stages you ran after it)"
+                                              if sources else " and the sources it was built from"))
 
 
 def bulk_load(build: Path, graph_files: dict[str, Path]) -> dict[str, int]:
@@ -39,13 +72,13 @@ def bulk_load(build: Path, graph_files: dict[str, Path]) -> dict[str, int]:
 
 
 def extend_store(base: Path, build: Path, drop: list[str], files: dict[str, Path],
-                 keep_base_as: str | None = None) -> dict[str, int]:
+                 keep_base_as: str | None = None, paths: DomainPaths | None = None) -> dict[str, int]:
     """Make ``build/oxigraph`` a copy of the store at ``base`` (a RocksDB checkpoint: hard links, seconds
     at any size) without the graphs in ``drop``, plus the graphs in ``files`` (graph IRI → its N-Quads
     file); return those graphs' quad counts. With ``keep_base_as``, a checkpoint of the copy before the
     new graphs stays beside it, so a later re-run can extend it again instead of deleting a graph quad
     by quad."""
-    source = ox.Store.read_only(str(base))
+    source = read_only_store(base, paths)
     source.backup(str(build / "oxigraph"))
     store = ox.Store(str(build / "oxigraph"))
     for name in drop:

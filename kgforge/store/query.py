@@ -35,6 +35,7 @@ from kgforge.core.processes import module_command, module_env, read_frame, write
 from kgforge.core.registry import UnknownName
 from kgforge.core.resources import query_path, shipped_queries
 from kgforge.store.layout import DomainPaths
+from kgforge.store.oxigraph import read_only_store
 from kgforge.store.sparql_text import PREFIXES, code_of, explain_error  # noqa: F401 (PREFIXES: re-exported)
 from kgforge.store.worker import decode, encode
 
@@ -66,6 +67,7 @@ class QueryRunner:
 
     def __init__(self, paths: DomainPaths, *, memory_limit: int | None = None) -> None:
         self.store_dir = str(paths.oxigraph_dir().resolve())
+        read_only_store(self.store_dir, paths)  # a damaged store: one line here, not a worker's traceback
         self.memory_limit = memory_limit if memory_limit is not None else memory_limit_from_environment()
         self._workers: dict[bool, _Worker] = {}
 
@@ -279,12 +281,18 @@ def parse_binding(spec: str) -> tuple[str, Term | str]:
     return name, value
 
 
+MAX_QUERY_FILE_BYTES = 1 << 20  # a query longer than this is not one a person wrote; the store would parse it
+
+
 def read_query_file(path: Path) -> str:
     """The text of a query file: UTF-8 text, or a QueryError naming the file and the byte at fault."""
     try:
-        data = Path(path).read_bytes()
+        with open(path, "rb") as handle:  # read at most one byte past the cap: /dev/zero is a "file" too
+            data = handle.read(MAX_QUERY_FILE_BYTES + 1)
     except OSError as exc:
         raise QueryError(f"cannot read query file {path}: {exc}") from exc
+    if len(data) > MAX_QUERY_FILE_BYTES:
+        raise QueryError(f"{path}: larger than {MAX_QUERY_FILE_BYTES >> 20} MiB; a query file holds SPARQL text")
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -336,7 +344,7 @@ def uses_service(sparql: str) -> bool:
 
     try:
         return _has_service_pattern(parseQuery(sparql))
-    except (ParseBaseException, RecursionError):
+    except (ParseBaseException, RecursionError, ValueError):  # ValueError: an escape rdflib cannot expand (\U00110000)
         return _SERVICE_WORD.search(code_of(sparql)) is not None
 
 

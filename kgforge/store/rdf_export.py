@@ -36,8 +36,9 @@ def export_rdf(domain: str, fmt: str, out: Path, workdir: Path | str | None = No
     formats get the union of all graphs, deduplicated."""
     entry = RDF_FORMATS.entry(fmt)
     syntax = entry.obj
-    store = open_read_only(domain_paths(domain, workdir))
-    out = Path(out)
+    paths = domain_paths(domain, workdir)
+    out = paths.output(out)
+    store = open_read_only(paths)
     prefixes = PREFIXES if syntax.prefixes else None
     with atomic_path(out) as tmp:
         if syntax.keeps_graphs:

@@ -20,10 +20,12 @@ import time
 
 import pyoxigraph as ox
 
+from kgforge.core.errors import StoreDamagedError
 from kgforge.core.lifeline import die_with
 from kgforge.core.processes import read_frame, write_frame
 from kgforge.core.sandbox import close_network, limit_memory
 from kgforge.core.vocab import RDFS_LABEL
+from kgforge.store.oxigraph import read_only_store
 from kgforge.store.sparql_text import PREFIXES
 
 COUNT_REST_SECONDS = 2.0  # how long the worker keeps counting the rows past a limit before it says "more than"
@@ -135,9 +137,9 @@ def main(argv: list[str] | None = None) -> None:
     if args.memory:
         limit_memory(args.memory)
     try:
-        store = ox.Store.read_only(args.store)
-    except OSError as exc:
-        write_frame(outbox, ("error", f"cannot open the store {args.store}: {exc}"))
+        store = read_only_store(args.store)
+    except (OSError, StoreDamagedError) as exc:
+        write_frame(outbox, ("error", str(exc)))
         return
     write_frame(outbox, ("ready", isolation))
     while True:

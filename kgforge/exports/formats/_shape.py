@@ -6,8 +6,7 @@ from collections.abc import Iterator
 from itertools import repeat
 from typing import Any
 
-import orjson
-
+from kgforge.core.jsonio import dumps_bytes
 from kgforge.exports.labels import Render
 from kgforge.exports.model import Dialogue, GoldTriple
 from kgforge.exports.registry import Layout
@@ -58,7 +57,7 @@ def strings_in(value: Any) -> Iterator[str]:
 
 def line_breaks_problem(record: dict[str, Any], keys: tuple[str, ...]) -> str | None:
     """A tab or line break inside a string would split the readers' one-sample-a-line text files."""
-    if not any(escape in orjson.dumps([record.get(key) for key in keys]) for escape in (b"\\t", b"\\n", b"\\r")):
+    if not any(escape in dumps_bytes([record.get(key) for key in keys]) for escape in (b"\\t", b"\\n", b"\\r")):
         return None  # JSON escapes every tab and line break: none in the encoded text, none in the strings
     for key in keys:
         for text in strings_in(record.get(key)):

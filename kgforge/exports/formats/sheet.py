@@ -3,7 +3,9 @@
 ``tsv`` or ``csv`` (UTF-8, a header row, RFC 4180 quoting): ``dialogue_id``, the two topics with their
 types, ``goal`` and ``knowledge`` as JSON (exact, for reading the sheet back), ``goal_text`` and
 ``knowledge_text`` as a worker reads them (one triple a line, ``head — relation — tail``), and an empty
-``conversation`` column to fill.
+``conversation`` column to fill. A cell a spreadsheet would run as a formula (a label starting with ``=``,
+``+``, ``-``, ``@``) is written with a leading apostrophe (:func:`kgforge.core.text.spreadsheet_cell`), and
+:func:`read_sheet` takes it off again.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from kgforge.core.text import spreadsheet_cell, spreadsheet_text
 from kgforge.exports.labels import Render
 from kgforge.exports.model import Dialogue
 from kgforge.exports.registry import Format, Layout, register
@@ -51,11 +54,13 @@ class Sheet(Format):
             writer = csv.DictWriter(handle, fieldnames=COLUMNS, delimiter="\t" if layout is TSV else ",",
                                     quoting=csv.QUOTE_MINIMAL, lineterminator="\r\n")
             writer.writeheader()
-            writer.writerows(records)
+            writer.writerows({column: spreadsheet_cell(str(value)) for column, value in record.items()}
+                             for record in records)
 
 
 def read_sheet(path: Path, layout: Layout) -> list[dict[str, Any]]:
     """The rows of a sheet, ``goal`` and ``knowledge`` parsed back from their JSON."""
     with open(path, encoding="utf-8", newline="") as handle:
         rows = list(csv.DictReader(handle, delimiter="\t" if layout is TSV else ","))
+    rows = [{column: spreadsheet_text(cell) for column, cell in row.items()} for row in rows]
     return [dict(row, goal=json.loads(row["goal"]), knowledge=json.loads(row["knowledge"])) for row in rows]

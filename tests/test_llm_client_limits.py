@@ -1,0 +1,130 @@
+"""The LLM client against real HTTP servers on 127.0.0.1 that misbehave: a redirect to another host, a
+reply without end, a reply dripping a byte a second, and 429 with Retry-After."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import pytest
+
+from kgforge.qa.kg import Quarantine
+from kgforge.qa.llm import MAX_REPLY_BYTES, LLMClient, LLMError
+
+COMPLETION = json.dumps({"choices": [{"message": {"role": "assistant", "content": "fine"}}]}).encode()
+
+
+@contextmanager
+def server(answer: Callable[[BaseHTTPRequestHandler, int], None]) -> Iterator[tuple[str, list[str]]]:
+    """A server whose n-th POST is answered by ``answer(handler, n)``; yields its URL and the paths asked."""
+    asked: list[str] = []
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:  # noqa: N802 (http.server's name)
+            self.rfile.read(int(self.headers["Content-Length"]))
+            asked.append(self.path)
+            try:
+                answer(self, len(asked))
+            except (BrokenPipeError, ConnectionResetError):
+                pass
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    httpd.daemon_threads = True
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{httpd.server_address[1]}/v1", asked
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+
+
+def reply(handler: BaseHTTPRequestHandler, status: int = 200, body: bytes = COMPLETION, **headers: str) -> None:
+    handler.send_response(status)
+    for name, value in {"Content-Length": str(len(body)), **headers}.items():
+        handler.send_header(name, value)
+    handler.end_headers()
+    handler.wfile.write(body)
+
+
+def client(url: str, tmp_path: Path, timeout: float = 10.0) -> LLMClient:
+    return LLMClient(url, "m", tmp_path / "cache", Quarantine(tmp_path / "rejected.jsonl"), timeout=timeout)
+
+
+def ask(llm: LLMClient) -> str | None:
+    return llm.ask([{"role": "user", "content": "hello"}], lambda content: content, "test")
+
+
+def test_a_redirect_to_another_host_is_not_followed(tmp_path):
+    with server(lambda h, n: reply(h)) as (canary, canary_asked):
+        elsewhere = canary.replace("/v1", "/steal")
+        with server(lambda h, n: reply(h, 307, b"", Location=elsewhere)) as (url, _):
+            with pytest.raises(LLMError, match="redirected to .*not followed"):
+                ask(client(url, tmp_path))
+    assert canary_asked == []  # the prompt never reached it
+
+
+def test_a_redirect_on_the_same_host_is_followed(tmp_path):
+    def answer(handler, n):
+        reply(handler) if handler.path.endswith("/moved/chat/completions") else \
+            reply(handler, 307, b"", Location="/v1/moved/chat/completions")
+
+    with server(answer) as (url, asked):
+        assert ask(client(url, tmp_path)) == "fine"
+    assert asked == ["/v1/chat/completions", "/v1/moved/chat/completions"]
+
+
+def test_a_reply_past_the_size_cap_is_refused_without_reading_it_whole(tmp_path):
+    def endless(handler, n):
+        handler.send_response(200)
+        handler.send_header("Content-Length", str(4 * MAX_REPLY_BYTES))
+        handler.end_headers()
+        block = b"x" * (1 << 20)
+        for _ in range(4 * (MAX_REPLY_BYTES >> 20)):
+            handler.wfile.write(block)
+
+    with server(endless) as (url, _):
+        with pytest.raises(LLMError, match="larger than 16 MiB"):
+            ask(client(url, tmp_path))
+
+
+def test_a_dripping_reply_is_cut_off_at_the_total_deadline(tmp_path):
+    def drip(handler, n):
+        handler.send_response(200)
+        handler.send_header("Content-Length", str(len(COMPLETION)))
+        handler.end_headers()
+        for byte in COMPLETION:
+            handler.wfile.write(bytes([byte]))
+            handler.wfile.flush()
+            time.sleep(0.3)
+
+    started = time.monotonic()
+    with server(drip) as (url, _):
+        with pytest.raises(LLMError, match="within the timeout"):
+            ask(client(url, tmp_path, timeout=1.5))
+    assert time.monotonic() - started < 5  # ~30 s to drip the whole reply
+
+
+def test_429_is_retried_after_its_retry_after(tmp_path):
+    def busy_once(handler, n):
+        reply(handler, 429, b"slow down", **{"Retry-After": "1"}) if n == 1 else reply(handler)
+
+    started = time.monotonic()
+    with server(busy_once) as (url, asked):
+        assert ask(client(url, tmp_path)) == "fine"
+    assert len(asked) == 2 and time.monotonic() - started >= 1.0
+
+
+def test_429_with_a_retry_after_past_the_deadline_is_one_error(tmp_path):
+    with server(lambda h, n: reply(h, 429, b"", **{"Retry-After": "3600"})) as (url, asked):
+        with pytest.raises(LLMError, match="HTTP 429.*past the 5 s deadline"):
+            ask(client(url, tmp_path, timeout=5))
+    assert len(asked) == 1
