@@ -7,8 +7,13 @@ variable stands in the query's triple patterns:
 1. as a subject anywhere (``?a ?r ?x``): the entity whose ``rdfs:label`` (or ``skos:altLabel``) is the
    value, in the domain's language first; several such entities is an error listing them, none an error
    with the closest labels;
-2. else as the object of ``rdfs:label``/``skos:altLabel``: a literal tagged with the domain's language;
+2. else as the object of ``rdfs:label``/``skos:altLabel``: a literal tagged with the domain's language,
+   provided some entity carries that text as a label (none is an error with the closest labels: a typo
+   must not pass as a query that matches nothing);
 3. else: a plain string literal.
+
+A query may declare the variables it needs in its leading comment (``# Requires: ?name``); leaving one
+unbound is an error naming it, since the query would otherwise run over every entity without a word.
 
 ``VAR=<iri>``, ``VAR@lang=text`` and ``VAR="text"`` (pyoxigraph terms in Python) are taken as written.
 Every lookup binds the value as a substitution; nothing is pasted into query text.
@@ -17,6 +22,7 @@ Every lookup binds the value as a substitution; nothing is pasted into query tex
 from __future__ import annotations
 
 import difflib
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
@@ -51,6 +57,44 @@ class UnknownLabel(QueryError):
     """No entity carries the label a plain value gave."""
 
 
+class MissingBinding(QueryError):
+    """A query that declares a variable it needs (``# Requires: ?name``) was run without it bound."""
+
+
+_REQUIRES = re.compile(r"^#\s*Requires:\s*(.*)$", re.MULTILINE)
+_VARIABLE = re.compile(r"[?$](\w+)")
+
+
+def required_variables(sparql: str) -> tuple[str, ...]:
+    """The variables ``sparql``'s leading comment says it needs bound (``# Requires: ?a ?b``)."""
+    header = "\n".join(_leading_comment(sparql))
+    return tuple(name for match in _REQUIRES.finditer(header) for name in _VARIABLE.findall(match.group(1)))
+
+
+def _leading_comment(sparql: str) -> list[str]:
+    lines = []
+    for line in sparql.lstrip().splitlines():
+        if not line.startswith("#"):
+            break
+        lines.append(line)
+    return lines
+
+
+def check_required(sparql: str, bindings: Mapping[str, object], query: str) -> None:
+    """Raise :class:`MissingBinding` naming each variable ``sparql`` requires that ``bindings`` leaves unbound."""
+    given = {name.lstrip("?$") for name in bindings}
+    missing = [name for name in required_variables(sparql) if name not in given]
+    if missing:
+        what = query if _QUERY_NAME.fullmatch(query) else "this query"
+        needs = " and ".join(f"?{name}" for name in missing)
+        give = " ".join(f"--bind {name}=…" for name in missing)
+        raise MissingBinding(f"{what} binds {needs}; give {give} (in Python: "
+                             f"{', '.join(f'{name}=…' for name in missing)})")
+
+
+_QUERY_NAME = re.compile(r"[A-Za-z_][\w.-]*")
+
+
 @dataclass(frozen=True)
 class Candidate:
     iri: str
@@ -72,8 +116,8 @@ def resolve_bindings(runner: QueryRunner, sparql: str, bindings: Mapping[str, Te
             resolved[name] = value
         elif name in roles.subjects:
             resolved[name] = ox.NamedNode(entity_labelled(runner, value, language, domain, name))
-        elif name in roles.label_objects and language:
-            resolved[name] = ox.Literal(value, language=language)
+        elif name in roles.label_objects:
+            resolved[name] = label_literal(runner, value, language, domain, name)
         else:
             resolved[name] = ox.Literal(value)
     return resolved
@@ -89,9 +133,21 @@ def entity_labelled(runner: QueryRunner, label: str, language: str, domain: str,
     found = _candidates(runner.query(_BY_TEXT, {"text": ox.Literal(label)}, timeout=LOOKUP_TIMEOUT).rows)
     if found:
         return _one(found, label, domain, variable)
+    raise _unknown(runner, label, domain, variable)
+
+
+def label_literal(runner: QueryRunner, label: str, language: str, domain: str, variable: str = "") -> Term:
+    """``label`` as a literal tagged with ``language`` (plain without one), once some entity is known to carry
+    it as a label in any language; :class:`UnknownLabel` with the closest labels otherwise."""
+    if not _candidates(runner.query(_BY_TEXT, {"text": ox.Literal(label)}, timeout=LOOKUP_TIMEOUT).rows):
+        raise _unknown(runner, label, domain, variable)
+    return ox.Literal(label, language=language) if language else ox.Literal(label)
+
+
+def _unknown(runner: QueryRunner, label: str, domain: str, variable: str) -> UnknownLabel:
     near = close_labels(runner, label)
     hint = f"; did you mean {', '.join(near)}?" if near else ""
-    raise UnknownLabel(f"no entity has the label {label!r} in {domain}{hint} (`--bind {variable or 'VAR'}=<IRI>` "
+    return UnknownLabel(f"no entity has the label {label!r} in {domain}{hint} (`--bind {variable or 'VAR'}=<IRI>` "
                        f"binds an IRI, `--bind {variable or 'VAR'}=\"{label}\"` the plain string)")
 
 
