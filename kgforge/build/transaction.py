@@ -12,10 +12,12 @@ from __future__ import annotations
 
 import shutil
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+import pyoxigraph as ox
 from rich.progress import Progress
 
 from kgforge.core.errors import InputError, KgforgeError
@@ -36,6 +38,7 @@ from kgforge.core.vocab import (
     RDF_PROPERTY,
     RDF_TYPE,
     RDFS_LABEL,
+    RELATION,
     SCHEMA_GRAPH,
     graph_iri,
 )
@@ -245,8 +248,11 @@ def _graph_name(kind: str, path: Path, taken: set[str]) -> str:
     return name
 
 
-def write_schema_graph(schema: Schema, relations: set[Relation], path: Path) -> QuadWriter:
-    """Relation and type declarations (labels in zh and en, kind) for what the build uses."""
+def write_schema_graph(schema: Schema, relations: set[Relation], path: Path,
+                       kept: Iterable[ox.Quad] = ()) -> QuadWriter:
+    """Relation and type declarations (labels in zh and en, kind) for what the build uses, then the quads of
+    ``kept`` (an earlier schema graph) about anything these do not declare: a stage that adds one source
+    must not take away the declarations of relations the others use but the schema file does not name."""
     with QuadWriter(path, SCHEMA_GRAPH) as writer:
         for rel in sorted(relations, key=lambda r: r.iri):
             writer.iri(rel.iri, RDF_TYPE, RDF_PROPERTY)
@@ -257,7 +263,22 @@ def write_schema_graph(schema: Schema, relations: set[Relation], path: Path) -> 
         for entity_type in schema.types.values():
             writer.literal(entity_type.iri, RDFS_LABEL, entity_type.zh, lang="zh")
             writer.literal(entity_type.iri, RDFS_LABEL, entity_type.en, lang="en")
+        declared = {rel.iri for rel in relations} | {t.iri for t in schema.types.values()}
+        for quad in kept:
+            if quad.subject.value not in declared:
+                writer.term(quad.subject.value, quad.predicate.value, str(quad.object))
     return writer
+
+
+def undeclared_relations(store: ox.Store) -> list[str]:
+    """Relations that facts use (kgforge relation IRIs) with no kind declared in the schema graph: their
+    labels and kinds are gone, so queries that read them (entity_facts, goals, exports) miss their facts."""
+    rows = store.query(f"""SELECT DISTINCT ?p WHERE {{
+      GRAPH ?g {{ ?s ?p ?o }}
+      FILTER(?g != <{SCHEMA_GRAPH}> && STRSTARTS(STR(?p), "{RELATION}"))
+      FILTER NOT EXISTS {{ GRAPH <{SCHEMA_GRAPH}> {{ ?p <{KIND}> ?kind }} }}
+    }} ORDER BY ?p""")
+    return [row["p"].value for row in rows]
 
 
 def schema_entry(writer: QuadWriter, quads_file: str) -> GraphEntry:
@@ -367,8 +388,13 @@ def check_store(domain: str, workdir: Path | str | None = None) -> dict[str, Any
     paths = domain_paths(domain, workdir)
     published = published_build(paths)
     manifest = read_manifest(paths, published)
-    actual = graph_counts(open_read_only(paths, published))
+    store = open_read_only(paths, published)
+    actual = graph_counts(store)
     problems = check_counts(_expected_counts(dict(manifest.graphs)), actual)
+    if undeclared := undeclared_relations(store):
+        shown = ", ".join(f"<{iri}>" for iri in undeclared[:3]) + (", …" if len(undeclared) > 3 else "")
+        problems.append(f"graph {SCHEMA_GRAPH}: {len(undeclared):,} relation(s) that facts use have no kind or "
+                        f"label there ({shown}); {_restore_hint(paths, workdir, 'the schema graph')}")
     for graph, entry in manifest.graphs.items():
         quads_file = published / entry.quads_file
         if not quads_file.is_file():
@@ -383,10 +409,10 @@ def check_store(domain: str, workdir: Path | str | None = None) -> dict[str, Any
             "clean_command": clean_command(domain, workdir) if found else None}
 
 
-def _restore_hint(paths: DomainPaths, workdir: Path | str | None) -> str:
-    if paths.quads.is_dir() and not paths.quads.is_symlink():  # the layout of earlier versions
+def _restore_hint(paths: DomainPaths, workdir: Path | str | None, what: str = "it") -> str:
+    if what == "it" and paths.quads.is_dir() and not paths.quads.is_symlink():  # the layout of earlier versions
         return f"`{clean_command(paths.domain, workdir)}` moves it from {paths.quads} into the build"
-    return f"`kgforge build {paths.domain}` writes it again"
+    return f"`kgforge build {paths.domain}` writes {what} again"
 
 
 def clean_command(domain: str, workdir: Path | str | None = None) -> str:
