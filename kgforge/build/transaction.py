@@ -10,6 +10,7 @@ import) extend a copy of the published build the same way (:func:`extend_build`)
 
 from __future__ import annotations
 
+import shlex
 import shutil
 import time
 from collections.abc import Iterable
@@ -33,6 +34,7 @@ from kgforge.core.schema import (
     load_schema,
 )
 from kgforge.core.vocab import (
+    GRAPH,
     KIND,
     KIND_IRIS,
     RDF_PROPERTY,
@@ -95,7 +97,8 @@ class SourceResult:
 
 @dataclass(frozen=True)
 class DroppedGraph:
-    """A graph a stage had added to the published build, which a rebuild leaves out, and how to restore it."""
+    """A graph of the published build that a rebuild leaves out, and the command that brings it back: a graph a
+    stage added (derived, links), or a source graph that is not among the new build's sources."""
 
     graph: str
     kind: str
@@ -103,23 +106,56 @@ class DroppedGraph:
     restore: str  # the command that adds it again
 
     @property
+    def source(self) -> bool:
+        return self.kind not in _RESTORED_BY
+
+    @property
     def message(self) -> str:
+        if self.source:
+            name = self.graph.removeprefix(GRAPH)
+            return (f"dropped source graph {name} ({self.quads:,} quads): the previous build had it, this build's "
+                    f"sources do not; run `{self.restore}` to add it back")
         return f"dropped {self.kind} graph {self.graph.rsplit('/', 1)[-1]} ({self.quads:,} quads); run `{self.restore}` to restore"
 
 
 # Graph kinds that stages other than `build` add, by the first word of the kind, and the command that adds them.
 _RESTORED_BY = {"derived": "derive", "links": "link"}
+# Source kinds a build does not take as --source but `kgforge import KIND` adds to the published build.
+_IMPORTED = ("wikidata", "xlore")
 
 
-def dropped_graphs(domain: str, previous: Manifest | None, kept: set[str]) -> list[DroppedGraph]:
-    """The graphs of the ``previous`` manifest's that a stage added and that are not in ``kept``."""
-    dropped = []
+def dropped_graphs(domain: str, previous: Manifest | None, kept: set[str],
+                   sources: list[SourceSpec] = (), schema_sources: bool = True) -> list[DroppedGraph]:
+    """The graphs of the ``previous`` manifest's that are not in ``kept`` (the new build's), each with the
+    command that brings it back. A rebuild is exactly its sources (so a build can be repeated from its
+    command line); a source graph only the previous build had is named, never silently lost. ``sources``
+    are the new build's --source specs, which the command that keeps a dropped source repeats."""
+    dropped, lost_sources = [], []
     for graph, entry in (previous.graphs if previous else {}).items():
         kind = (entry.kind or "").split("-")[0]
-        stage = _RESTORED_BY.get(kind)
-        if stage and graph not in kept:
+        if graph in kept or entry.kind == "schema":
+            continue
+        if stage := _RESTORED_BY.get(kind):
             dropped.append(DroppedGraph(graph, kind, entry.quads, f"kgforge {stage} {domain}"))
+        elif entry.kind and "path" in entry.details:
+            lost_sources.append((graph, entry))
+    again = [_source_option(s.kind, s.path) for s in sources]
+    again += [_source_option(e.kind, e.details["path"]) for _, e in lost_sources if e.kind not in _IMPORTED]
+    rebuild = " ".join([f"kgforge build {domain}", *again, *([] if schema_sources else ["--no-schema-sources"])])
+    for graph, entry in lost_sources:
+        # an import extends whichever build is published, so it comes back on top of this one
+        restore = (f"kgforge import {entry.kind} -d {domain} {_quoted(entry.details['path'])}"
+                   if entry.kind in _IMPORTED else rebuild)
+        dropped.append(DroppedGraph(graph, entry.kind, entry.quads, restore))
     return dropped
+
+
+def _quoted(word: str) -> str:
+    return shlex.quote(str(word))
+
+
+def _source_option(kind: str, path: str) -> str:
+    return f"--source {_quoted(f'{kind}:{path}')}"
 
 
 @dataclass
@@ -195,7 +231,7 @@ def build(
         graphs[SCHEMA_GRAPH] = schema_entry(schema_writer, SCHEMA_QUADS)
         previous = read_manifest(paths) if has_store(paths.root) else None
         summary = load_graphs(paths, staging, graphs, schema, progress)
-    summary.dropped = dropped_graphs(domain, previous, set(graphs))
+    summary.dropped = dropped_graphs(domain, previous, set(graphs), list(extra_sources or []), use_schema_sources)
     summary.sources = results
     summary.timings["import_seconds"] = round(import_seconds, 3)
     summary.schema = {"path": str(schema.path), "inferred": schema.inferred}
