@@ -1,12 +1,17 @@
 """The `kgforge` command line: a thin shell over the library.
 
-Each module in this package adds its commands to ``app``; ``main`` imports them all, so a new
-stage adds one module here and touches nothing else.
+Each module in this package adds its commands to ``app``. A command's module is imported only when that
+command runs (``_commands.COMMANDS`` says which module holds which command, and the line `--help` lists
+for it), so `kgforge --help` and `--version` start in a fraction of a second instead of importing every
+stage (polars, torch, pypinyin, …). A module that the index does not name yet is still found: an unknown
+command name loads every module before it is called unknown.
 """
 
 from __future__ import annotations
 
 import importlib
+import inspect
+import os
 import pkgutil
 import sys
 from functools import partial
@@ -15,6 +20,7 @@ import typer
 from rich.markup import escape
 
 from kgforge.cli._app import app, err_console
+from kgforge.cli._commands import COMMANDS
 from kgforge.core.errors import Interrupted, KgforgeError
 
 # click's exception classes, from whichever click typer runs on (the package, or typer's own copy of it).
@@ -25,6 +31,63 @@ def _load_commands() -> None:
     for module in pkgutil.iter_modules(__path__):
         if not module.name.startswith("_"):
             importlib.import_module(f"{__name__}.{module.name}")
+
+
+def command_index() -> dict[str, tuple[str, str]]:
+    """Each command's module and first help paragraph, from the modules themselves (what ``COMMANDS`` holds)."""
+    _load_commands()
+    modules = {info.name or info.callback.__name__.lower().replace("_", "-"): info.callback.__module__
+               for info in app.registered_commands}
+    modules |= {info.name: info.typer_instance.registered_commands[0].callback.__module__
+                for info in app.registered_groups}
+    group = typer.main.get_command(app)
+    return {name: (modules[name].rsplit(".", 1)[-1], _summary(command.help or ""))
+            for name, command in group.commands.items() if not command.hidden}
+
+
+def _summary(help_text: str) -> str:
+    return inspect.cleandoc(help_text).split("\n\n")[0].strip()
+
+
+class _LazyGroup(typer.core.TyperGroup):
+    """The top-level group: imports a command's module when the command is resolved; lists the commands
+    for --help and shell completion from the index, without importing any."""
+
+    listing = False
+
+    def list_commands(self, ctx: typer.Context) -> list[str]:
+        return list(dict.fromkeys([*COMMANDS, *self.commands]))
+
+    def get_command(self, ctx: typer.Context, cmd_name: str) -> typer.core.TyperCommand | None:
+        if cmd_name in self.commands:
+            return self.commands[cmd_name]
+        if cmd_name in COMMANDS and self.listing:
+            return typer.core.TyperCommand(cmd_name, help=COMMANDS[cmd_name][1])
+        if cmd_name in COMMANDS:
+            importlib.import_module(f"{__name__}.{COMMANDS[cmd_name][0]}")
+        else:
+            _load_commands()
+        command = typer.main.get_command(app).commands.get(cmd_name)  # type: ignore[attr-defined]
+        if command is not None:
+            self.commands[cmd_name] = command
+        return command
+
+    def format_help(self, ctx: typer.Context, formatter: object) -> None:
+        self.listing = True
+        try:
+            super().format_help(ctx, formatter)
+        finally:
+            self.listing = False
+
+    def shell_complete(self, ctx: typer.Context, incomplete: str) -> list[object]:
+        self.listing = True
+        try:
+            return super().shell_complete(ctx, incomplete)
+        finally:
+            self.listing = False
+
+
+app.info.cls = _LazyGroup
 
 
 _REBUILD = "interrupted: the published store is unchanged (the unfinished build was discarded); rerun the same command"
@@ -68,6 +131,8 @@ def _command() -> typer.core.TyperGroup:
             return invoke(ctx)
         except KeyboardInterrupt as exc:
             raise _CtrlC(exc) from exc
+        except BrokenPipeError:  # before click, whose own handling exits 1
+            _quiet_broken_pipe()
 
     group.invoke = invoke_carrying_ctrl_c
     return group
@@ -76,10 +141,19 @@ def _command() -> typer.core.TyperGroup:
 def main() -> None:
     """Run the command line; every failure is one line on stderr: exit 2 for a bad argument (refused
     before the command runs), 1 for an error while it runs, 130 for Ctrl-C (saying what was kept)."""
-    _load_commands()
     interrupted = partial(_fail, code=130, label="")
+    piped_to_nothing = _is_devnull(sys.stdout)
     try:
-        code = _command().main(prog_name="kgforge", standalone_mode=False)
+        code = _command().main(args=_options_after_command(sys.argv[1:]), prog_name="kgforge",
+                               standalone_mode=False)
+        sys.stdout.flush()  # here, where a closed pipe is caught, not at exit
+    except BrokenPipeError:
+        _quiet_broken_pipe()
+    except SystemExit as exc:
+        # typer's help console, on a closed pipe, points stdout at /dev/null and exits 1: the same quiet end
+        if exc.code == 1 and not piped_to_nothing and _is_devnull(sys.stdout):
+            sys.exit(0)
+        raise
     except KgforgeError as exc:
         _fail(str(exc), 1)
     except _CtrlC as exc:
@@ -95,6 +169,39 @@ def main() -> None:
     if code == 130:  # Ctrl-C before a command ran (typer's own exit code for it)
         interrupted(interrupt_message(sys.argv[1:], KeyboardInterrupt()))
     sys.exit(code if isinstance(code, int) else 0)
+
+
+# Options every command takes, accepted before the command too (`kgforge --workdir X stats travel`), with
+# how many values each takes.
+_COMMAND_OPTIONS = {"--workdir": 1, "--json": 0}
+
+
+def _options_after_command(args: list[str]) -> list[str]:
+    """``args`` with the command options given before the command name moved after its arguments (before a
+    ``--``, where one ends them), where click looks for them."""
+    moved: list[str] = []
+    while args and args[0].split("=", 1)[0] in _COMMAND_OPTIONS:
+        takes = 0 if "=" in args[0] else _COMMAND_OPTIONS[args[0]]
+        moved, args = moved + args[:1 + takes], args[1 + takes:]
+    if not moved or not args:
+        return moved + args
+    end = args.index("--") if "--" in args else len(args)
+    return args[:end] + moved + args[end:]
+
+
+def _is_devnull(stream: object) -> bool:
+    try:
+        return os.path.samestat(os.fstat(stream.fileno()), os.stat(os.devnull))  # type: ignore[attr-defined]
+    except (OSError, ValueError, AttributeError):
+        return False
+
+
+def _quiet_broken_pipe() -> None:
+    """The reader of stdout went away (`kgforge query … | head`): stop quietly with status 0, as other Unix
+    tools do, and send what Python still flushes at exit to /dev/null instead of a second error."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    sys.exit(0)
 
 
 def _fail(message: str, code: int, label: str = "[red]error[/]: ") -> None:
