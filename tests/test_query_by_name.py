@@ -233,8 +233,11 @@ def test_a_binding_the_shipped_query_requires_left_out_is_named(query):
     result = query("entity_facts")
     assert result.returncode == 1, result.stdout
     assert "entity_facts binds ?name; give --bind name=…" in result.stderr
-    two = query("goal_two_step", "--bind", "a=故宫")
-    assert "goal_two_step binds ?b; give --bind b=…" in two.stderr and two.returncode == 1
+    two = query("dialogue_subgraph", "--bind", "a=故宫")
+    assert "dialogue_subgraph binds ?b; give --bind b=…" in two.stderr and two.returncode == 1
+    either = query("goal_two_step")
+    assert "goal_two_step binds ?a or ?b; give --bind a=…" in either.stderr and either.returncode == 1
+    assert query("goal_two_step", "--bind", "b=天坛").returncode == 0  # either topic will do
 
 
 def test_a_required_binding_left_out_fails_in_python_too(store):
@@ -250,8 +253,10 @@ def test_every_required_variable_a_shipped_query_declares_is_in_its_text():
     from kgforge.store.labels import required_variables
 
     declared = {entry.name: required_variables(entry.obj.read_text(encoding="utf-8")) for entry in shipped_queries()}
-    assert declared["entity_facts"] == ("name",) and declared["goal_two_step"] == ("a", "b")
+    assert declared["entity_facts"] == (("name",),) and declared["dialogue_subgraph"] == (("a",), ("b",))
+    assert declared["goal_two_step"] == (("a", "b"),)  # one topic bound lists its partners
     assert declared["goal_one_step"] == ()  # either topic may be left unbound to enumerate
-    for name, variables in declared.items():
+    for name, groups in declared.items():
         text = shipped_queries().get(name).read_text(encoding="utf-8")
-        assert all(f"?{v}" in text.split("\n", 5)[-1] for v in variables), name
+        body = "\n".join(line for line in text.splitlines() if not line.startswith("#"))
+        assert all(f"?{v}" in body for group in groups for v in group), name

@@ -65,10 +65,18 @@ _REQUIRES = re.compile(r"^#\s*Requires:\s*(.*)$", re.MULTILINE)
 _VARIABLE = re.compile(r"[?$](\w+)")
 
 
-def required_variables(sparql: str) -> tuple[str, ...]:
-    """The variables ``sparql``'s leading comment says it needs bound (``# Requires: ?a ?b``)."""
-    header = "\n".join(_leading_comment(sparql))
-    return tuple(name for match in _REQUIRES.finditer(header) for name in _VARIABLE.findall(match.group(1)))
+def required_variables(sparql: str) -> tuple[tuple[str, ...], ...]:
+    """What ``sparql``'s leading comment says must be bound: each group needs one of its variables
+    (``# Requires: ?a ?b`` is two groups, both needed; ``# Requires: ?a or ?b`` one group, either will do)."""
+    groups: list[tuple[str, ...]] = []
+    for match in _REQUIRES.finditer("\n".join(_leading_comment(sparql))):
+        words = match.group(1).split("(")[0]  # a note in brackets may follow
+        alternatives = [_VARIABLE.findall(part) for part in re.split(r"\bor\b", words)]
+        if len(alternatives) > 1:
+            groups.append(tuple(name for names in alternatives for name in names))
+        else:
+            groups.extend((name,) for name in alternatives[0])
+    return tuple(groups)
 
 
 def _leading_comment(sparql: str) -> list[str]:
@@ -81,15 +89,15 @@ def _leading_comment(sparql: str) -> list[str]:
 
 
 def check_required(sparql: str, bindings: Mapping[str, object], query: str) -> None:
-    """Raise :class:`MissingBinding` naming each variable ``sparql`` requires that ``bindings`` leaves unbound."""
+    """Raise :class:`MissingBinding` naming what ``sparql`` requires that ``bindings`` leaves unbound."""
     given = {name.lstrip("?$") for name in bindings}
-    missing = [name for name in required_variables(sparql) if name not in given]
+    missing = [group for group in required_variables(sparql) if not given & set(group)]
     if missing:
         what = query if _QUERY_NAME.fullmatch(query) else "this query"
-        needs = " and ".join(f"?{name}" for name in missing)
-        give = " ".join(f"--bind {name}=…" for name in missing)
-        raise MissingBinding(f"{what} binds {needs}; give {give} (in Python: "
-                             f"{', '.join(f'{name}=…' for name in missing)})")
+        needs = " and ".join(" or ".join(f"?{name}" for name in group) for group in missing)
+        give = " ".join(f"--bind {group[0]}=…" for group in missing)
+        in_python = ", ".join(f"{group[0]}=…" for group in missing)
+        raise MissingBinding(f"{what} binds {needs}; give {give} (in Python: {in_python})")
 
 
 _QUERY_NAME = re.compile(r"[A-Za-z_][\w.-]*")
