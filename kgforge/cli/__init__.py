@@ -19,7 +19,7 @@ from functools import partial
 import typer
 from rich.markup import escape
 
-from kgforge.cli._app import app, err_console
+from kgforge.cli._app import app, err_console, stdout_to_devnull
 from kgforge.cli._commands import COMMANDS
 from kgforge.core.errors import Interrupted, KgforgeError
 
@@ -143,9 +143,9 @@ def main() -> None:
     before the command runs), 1 for an error while it runs, 130 for Ctrl-C (saying what was kept)."""
     interrupted = partial(_fail, code=130, label="")
     piped_to_nothing = _is_devnull(sys.stdout)
+    args = _options_after_command(sys.argv[1:])
     try:
-        code = _command().main(args=_options_after_command(sys.argv[1:]), prog_name="kgforge",
-                               standalone_mode=False)
+        code = _command().main(args=args, prog_name="kgforge", standalone_mode=False)
         sys.stdout.flush()  # here, where a closed pipe is caught, not at exit
     except BrokenPipeError:
         _quiet_broken_pipe()
@@ -157,7 +157,7 @@ def main() -> None:
     except KgforgeError as exc:
         _fail(str(exc), 1)
     except _CtrlC as exc:
-        interrupted(interrupt_message(sys.argv[1:], exc.interrupt))
+        interrupted(interrupt_message(args, exc.interrupt))
     except typer.Abort:
         _fail("aborted", 1)
     except _CLICK_ERROR as exc:
@@ -167,7 +167,7 @@ def main() -> None:
         command = getattr(getattr(exc, "ctx", None), "command_path", "kgforge")
         _fail(f"{exc.format_message()} (see `{command} --help`)", exc.exit_code)
     if code == 130:  # Ctrl-C before a command ran (typer's own exit code for it)
-        interrupted(interrupt_message(sys.argv[1:], KeyboardInterrupt()))
+        interrupted(interrupt_message(args, KeyboardInterrupt()))
     sys.exit(code if isinstance(code, int) else 0)
 
 
@@ -198,9 +198,8 @@ def _is_devnull(stream: object) -> bool:
 
 def _quiet_broken_pipe() -> None:
     """The reader of stdout went away (`kgforge query … | head`): stop quietly with status 0, as other Unix
-    tools do, and send what Python still flushes at exit to /dev/null instead of a second error."""
-    devnull = os.open(os.devnull, os.O_WRONLY)
-    os.dup2(devnull, sys.stdout.fileno())
+    tools do, what Python still flushes at exit going to /dev/null instead of raising a second error."""
+    stdout_to_devnull()
     sys.exit(0)
 
 

@@ -36,9 +36,15 @@ class _Console(Console):
 
     def on_broken_pipe(self) -> None:
         self.quiet = True
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
+        stdout_to_devnull()
         raise SystemExit(0)
+
+
+def stdout_to_devnull() -> None:
+    """Point stdout at /dev/null: its reader has gone, and what is still buffered must not raise again."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)
 
 
 def _console(stderr: bool = False) -> Console:
