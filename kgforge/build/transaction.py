@@ -34,6 +34,7 @@ from kgforge.core.schema import (
     load_schema,
 )
 from kgforge.core.vocab import (
+    DERIVED_GRAPHS,
     GRAPH,
     KIND,
     KIND_IRIS,
@@ -307,11 +308,12 @@ def write_schema_graph(schema: Schema, relations: set[Relation], path: Path,
 
 
 def undeclared_relations(store: ox.Store) -> list[str]:
-    """Relations that facts use (kgforge relation IRIs) with no kind declared in the schema graph: their
-    labels and kinds are gone, so queries that read them (entity_facts, goals, exports) miss their facts."""
+    """Relations that source facts use (kgforge relation IRIs) with no kind declared in the schema graph: their
+    labels and kinds are gone, so queries that read them (entity_facts, goals, exports) miss their facts.
+    Derived graphs are left out: their predicates (the associated pairs' vocabulary) are not relations."""
     rows = store.query(f"""SELECT DISTINCT ?p WHERE {{
       GRAPH ?g {{ ?s ?p ?o }}
-      FILTER(?g != <{SCHEMA_GRAPH}> && STRSTARTS(STR(?p), "{RELATION}"))
+      FILTER(?g != <{SCHEMA_GRAPH}> && !STRSTARTS(STR(?g), "{DERIVED_GRAPHS}") && STRSTARTS(STR(?p), "{RELATION}"))
       FILTER NOT EXISTS {{ GRAPH <{SCHEMA_GRAPH}> {{ ?p <{KIND}> ?kind }} }}
     }} ORDER BY ?p""")
     return [row["p"].value for row in rows]
