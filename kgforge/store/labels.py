@@ -43,6 +43,7 @@ _BY_TEXT = """SELECT DISTINCT ?text ?entity ?type WHERE {
   FILTER(STR(?any) = ?text)
   OPTIONAL { ?entity a ?type }
 } ORDER BY ?entity LIMIT 21"""
+_LABELLED = """SELECT ?name ?entity WHERE { ?entity rdfs:label|skos:altLabel ?name } LIMIT 1"""
 _NEAR = """SELECT DISTINCT ?first ?label WHERE {
   ?entity rdfs:label ?label .
   FILTER(CONTAINS(STR(?label), ?first))
@@ -147,9 +148,13 @@ def entity_labelled(runner: QueryRunner, label: str, language: str, domain: str,
 def label_literal(runner: QueryRunner, label: str, language: str, domain: str, variable: str = "") -> Term:
     """``label`` as a literal tagged with ``language`` (plain without one), once some entity is known to carry
     it as a label in any language; :class:`UnknownLabel` with the closest labels otherwise."""
-    if not _candidates(runner.query(_BY_TEXT, {"text": ox.Literal(label)}, timeout=LOOKUP_TIMEOUT).rows):
+    literal = ox.Literal(label, language=language) if language else ox.Literal(label)
+    exact = (literal, ox.Literal(label)) if language else (literal,)
+    # the exact forms are index lookups; only a label in another language needs the scan over every label
+    if not any(runner.query(_LABELLED, {"name": form}, timeout=LOOKUP_TIMEOUT).rows for form in exact) and \
+            not runner.query(_BY_TEXT, {"text": ox.Literal(label)}, timeout=LOOKUP_TIMEOUT).rows:
         raise _unknown(runner, label, domain, variable)
-    return ox.Literal(label, language=language) if language else ox.Literal(label)
+    return literal
 
 
 def _unknown(runner: QueryRunner, label: str, domain: str, variable: str) -> UnknownLabel:
