@@ -14,6 +14,8 @@ import time
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from rich.cells import cell_len
 
 from tests.conftest import REPO, run_cli
@@ -119,6 +121,23 @@ def test_options_before_the_command_go_after_its_arguments_and_before_a_double_d
     assert _options_after_command(["--workdir"]) == ["--workdir"]  # click says what is missing
 
 
+_WORDS = st.sampled_from(["stats", "query", "travel", "x", "--limit", "3", "--", "-v", "--format=csv"])
+_LEADING = st.lists(st.sampled_from([["--json"], ["--workdir", "w"], ["--workdir=v"]]), max_size=3)
+
+
+@given(_LEADING, st.lists(_WORDS, max_size=8))
+def test_moving_leading_options_keeps_every_word_and_the_order_of_the_rest(leading, rest):
+    from kgforge.cli import _options_after_command
+
+    options = [word for option in leading for word in option]
+    moved = _options_after_command(options + rest)
+    if options and rest:  # the command and its words first, in order; the options before any `--`
+        end = rest.index("--") if "--" in rest else len(rest)
+        assert moved == rest[:end] + options + rest[end:]
+    else:
+        assert moved == options + rest
+
+
 def _closed_reader(args: list[str]) -> subprocess.CompletedProcess:
     """`kgforge ARGS` writing into a pipe whose reader has gone away (`… | head` once head has its lines)."""
     read_end, write_end = os.pipe()
@@ -153,3 +172,12 @@ def test_key_value_tables_line_up_with_chinese_keys(capsys):
     lines = capsys.readouterr().out.splitlines()[1:]
     value_columns = {cell_len(line[:line.rindex(" ") + 1]) for line in lines}
     assert len(value_columns) == 1, lines
+
+
+def test_a_command_option_before_the_command_says_where_it_goes():
+    result = run_cli("--limit", "3", "query", "travel", "entity_facts", check=False)
+    assert result.returncode == 2
+    said = " ".join(result.stderr.split())
+    assert "No such option: --limit (see `kgforge --help`); a command's own options go after its name" in said
+    elsewhere = run_cli("queries", "--nope", check=False)
+    assert "go after its name" not in elsewhere.stderr  # an option the command itself lacks: its own help

@@ -165,7 +165,7 @@ def main() -> None:
             exc.show()
             sys.exit(exc.exit_code)
         command = getattr(getattr(exc, "ctx", None), "command_path", "kgforge")
-        _fail(f"{exc.format_message()} (see `{command} --help`)", exc.exit_code)
+        _fail(f"{exc.format_message()} (see `{command} --help`){_where_options_go(exc, command)}", exc.exit_code)
     if code == 130:  # Ctrl-C before a command ran (typer's own exit code for it)
         interrupted(interrupt_message(args, KeyboardInterrupt()))
     sys.exit(code if isinstance(code, int) else 0)
@@ -187,6 +187,14 @@ def _options_after_command(args: list[str]) -> list[str]:
         return moved + args
     end = args.index("--") if "--" in args else len(args)
     return args[:end] + moved + args[end:]
+
+
+def _where_options_go(exc: Exception, command: str) -> str:
+    """For an option given before the command that only the command takes: where it goes."""
+    if command != "kgforge" or type(exc).__name__ != "NoSuchOption":
+        return ""
+    return ("; a command's own options go after its name: `kgforge COMMAND ... OPTION` (`--workdir` and "
+            "`--json` may stand before it)")
 
 
 def _is_devnull(stream: object) -> bool:
