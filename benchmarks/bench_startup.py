@@ -1,10 +1,11 @@
 """Benchmark: how long `kgforge --version` and `kgforge --help` take to start, beside `python -c "import typer"`
-(the floor: kgforge's command line is a typer app) and a bare `python -c pass`, in the same run.
+(the floor: kgforge's command line is a typer app), a two-command typer app's `--help` (the floor for
+rendering help) and a bare `python -c pass`, in the same run.
 
     python benchmarks/bench_startup.py            # 21 rounds
     python benchmarks/bench_startup.py --rounds 7
 
-Each round runs the four commands once, in turn, as fresh processes (the way a shell starts them), so a
+Each round runs the five commands once, in turn, as fresh processes (the way a shell starts them), so a
 load that comes and goes hits them alike. Reports the median and the spread of each, and the load average.
 Writes benchmarks/results/bench_startup.json. Target: `kgforge --version` median <= 0.5 s.
 """
@@ -25,6 +26,10 @@ COMMANDS = {
     "kgforge --version": [*CLI, "--version"],
     "kgforge --help": [*CLI, "--help"],
     "python -c 'import typer'": [sys.executable, "-c", "import typer"],
+    # the floor for --help: a two-command typer app renders the same rich help panels
+    "two-command typer app --help": [sys.executable, "-c", "import typer\napp = typer.Typer()\n"
+                                     "app.command('a')(lambda: None)\napp.command('b')(lambda: None)\napp()",
+                                     "--help"],
     "python -c pass": [sys.executable, "-c", "pass"],
 }
 TARGET_S = 0.5
