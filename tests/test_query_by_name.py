@@ -260,3 +260,15 @@ def test_every_required_variable_a_shipped_query_declares_is_in_its_text():
         text = shipped_queries().get(name).read_text(encoding="utf-8")
         body = "\n".join(line for line in text.splitlines() if not line.startswith("#"))
         assert all(f"?{v}" in body for group in groups for v in group), name
+
+
+def test_a_typo_in_a_label_on_the_real_travel_kb_says_did_you_mean(cli, shared, tmp_path):
+    kb = shared("kdconv/travel/kb_travel.json")
+    workdir = str(tmp_path / "kg")
+    cli("build", "travel", "--source", f"kdconv:{kb}", "--workdir", workdir)
+    typo = cli("query", "travel", "entity_facts", "--bind", "name=故工", "--workdir", workdir, check=False)
+    assert typo.returncode == 1 and typo.stdout == ""
+    assert "no entity has the label '故工' in travel; did you mean 故宫" in typo.stderr
+    found = _csv(cli("query", "travel", "entity_facts", "--bind", "name=故宫", "--format", "csv", "--workdir",
+                     workdir).stdout)
+    assert len(found) == 11  # the answer the typo must not silently replace with nothing
