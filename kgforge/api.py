@@ -47,7 +47,7 @@ from kgforge.goals.generate import generate
 from kgforge.goals.graph import GoalOptions
 from kgforge.stats import domain_stats
 from kgforge.store.catalog import DomainInfo, list_domains
-from kgforge.store.labels import labelled_rows, resolve_bindings, row_labels
+from kgforge.store.labels import check_required, labelled_rows, resolve_bindings, row_labels
 from kgforge.store.layout import DomainPaths, domain_paths, read_manifest
 from kgforge.store.query import DEFAULT_TIMEOUT, QueryRunner, load_query
 from kgforge.store.tables import GraphTables, read_tables
@@ -191,6 +191,7 @@ class Domain:
         :mod:`kgforge.store.labels`); pyoxigraph terms pass through. ``limit`` keeps the first rows (0: all);
         ``waiting(seconds)`` is called while a query runs. Rows come with the labels of their IRIs."""
         sparql = load_query(query)
+        check_required(sparql, bindings, query)
         language = self.language()
         with QueryRunner(self.paths) as runner:
             terms = resolve_bindings(runner, sparql, {k: _term(v) for k, v in bindings.items()}, language, self.name)

@@ -148,9 +148,33 @@ def test_a_refusing_host_is_left_alone_until_resume(tmp_path):
         spec = load_spec("douban_movie", site.base_url)
         summary = crawl(spec, tmp_path / "c", TEST_CONFIG, show_progress=False)
         assert site.paths() == ["/robots.txt", "/top250", "/subject/1292052/"]  # nothing after the 403
-        assert summary.failed == 1 and summary.skipped >= 3
+        assert summary.failed == 1 and summary.skipped == 0 and summary.pending >= 3  # left for --resume
+        host = site.base_url.lower()
+        assert summary.given_up[host]["pages_left"] == summary.pending
+        assert any(note.startswith(f"gave up on {host} (") for note in summary.partial)
         site.routes.pop("/subject/1292052/")
         site.routes["/subject/1291546/"] = Static(b"<h1>x</h1>")
         resumed = crawl(spec, tmp_path / "c", TEST_CONFIG, resume=True, limit=4, show_progress=False)
-    assert site.paths()[3] == "/subject/1291546/"  # the skipped pages came back on --resume
+    assert site.paths()[3] == "/subject/1291546/"  # the pages left pending came back on --resume
     assert resumed.fetched >= 1
+
+
+def test_a_host_given_up_after_429s_says_so_and_leaves_its_pages_for_resume(tmp_path, cli):
+    """Every answer a 429: the crawl gives up on the host, says so on stderr with --resume as the way on, and
+    leaves the page that got the 429s and every later page of the host pending (not skipped, not failed)."""
+    import json
+
+    limited = {"/subject/1292052/": Static(b"slow down", 429, {"Retry-After": "0"})}
+    with LoopbackSite(DOUBAN, limited) as site:
+        result = cli("crawl", "douban_movie", "--base-url", site.base_url, "--workdir", str(tmp_path),
+                     "--delay", "0.05", "--retries", "1", "--json", check=False)
+        assert site.paths() == ["/robots.txt", "/top250", "/subject/1292052/", "/subject/1292052/"]
+    assert result.returncode == 0, result.stderr
+    report = json.loads(result.stdout)
+    host = site.base_url.lower()
+    assert report["failed"] == 0 and report["skipped"] == 0
+    assert report["pending"] == report["given_up"][host]["pages_left"] >= 4
+    said = " ".join(result.stderr.split())
+    assert f"warning: gave up on {host} (HTTP 429" in said
+    assert (f"its {report['pending']:,} page(s) not fetched are left pending; run the same crawl again with "
+            "--resume to fetch them") in said

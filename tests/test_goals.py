@@ -197,3 +197,54 @@ def test_parsers_and_quotas():
     parsed = parse_duconv_goal([["START", "A", "B"], ["A", "r", "X"], ["B", "r", "X"]], 1)
     assert parsed.kind == "two_step"
     assert parse_duconv_goal([["A", "B"]], 1) == "goal must be a list of 3-item lists"
+
+
+def test_a_ratio_the_graph_cannot_meet_is_a_warning_with_the_reason(cli, duconv_kg, tmp_path):
+    workdir, _ = duconv_kg
+    result = cli("goals", "duconv", "--n", "300", "--out", str(tmp_path / "g.jsonl"), "--workdir", str(workdir),
+                 "--json")
+    report = json.loads(result.stdout)
+    assert report["kinds"] == {"one_step": 118, "two_step": 182}
+    reason = ("118 one-step goals where --one-step-ratio 0.5 asks for 150: the graph of 'duconv' has only 118 "
+              f"distinct topic pairs linked by an entity-valued fact (both topics with {MIN_TOPIC_FACTS}+ facts), "
+              "so 182 two-step goals fill the rest")
+    assert report["shortfall"] == [reason]
+    assert f"warning: {reason}" in " ".join(result.stderr.split())
+
+
+def test_a_ratio_the_graph_meets_says_nothing(cli, duconv_kg, tmp_path):
+    workdir, _ = duconv_kg
+    result = cli("goals", "duconv", "--n", "100", "--out", str(tmp_path / "g.jsonl"), "--workdir", str(workdir),
+                 "--json")
+    assert json.loads(result.stdout)["shortfall"] == [] and "warning" not in result.stderr
+
+
+def test_ratio_one_asks_for_one_step_goals_only_and_says_how_many_it_found(cli, duconv_kg, tmp_path):
+    workdir, _ = duconv_kg
+    result = cli("goals", "duconv", "--n", "200", "--one-step-ratio", "1", "--out", str(tmp_path / "g.jsonl"),
+                 "--workdir", str(workdir), "--json")
+    report = json.loads(result.stdout)
+    assert report["kinds"] == {"one_step": 118}  # not filled up with two-step goals nobody asked for
+    assert report["shortfall"][-1] == "wrote 118 of the 200 goals asked for"
+
+
+BOOKS = """id,name,type,author,year,genre
+http://example.org/b1,The Fog City,book,Lin Qiu,1999,mystery|noir
+http://example.org/p1,Lin Qiu,person,,,
+"""
+
+
+@pytest.mark.parametrize("ratio", ["0.5", "1"])
+def test_the_readme_books_example_says_why_it_has_no_goals(cli, tmp_path, ratio):
+    (tmp_path / "books.csv").write_text(BOOKS, encoding="utf-8")
+    for step in (["init", "books", "--from", "books.csv"], ["build", "books", "--source", "csv:books.csv"],
+                 ["derive", "books"]):
+        cli(*step, cwd=tmp_path)
+    result = cli("goals", "books", "--n", "10", "--one-step-ratio", ratio, "--out", "g.jsonl", cwd=tmp_path,
+                 check=False)
+    assert result.returncode == 1
+    said = " ".join(result.stderr.split())
+    assert (f"a goal needs two topics, each taking part in {MIN_TOPIC_FACTS} facts or more (every DuConv topic has 4 "
+            "or more), and 1 entity of 'books' does (the two best-connected take part in 4, 1)") in said
+    assert "derive" not in said
+    assert not (tmp_path / "g.jsonl").exists()  # no empty file passing for a result

@@ -74,7 +74,7 @@ def test_ctrl_c_while_the_commands_load_is_one_line(monkeypatch, capsys):
     def interrupted() -> None:
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(cli_module, "_load_commands", interrupted)
+    monkeypatch.setattr(cli_module, "_command", interrupted)
     with pytest.raises(SystemExit) as stopped:
         cli_module.main()
     assert stopped.value.code == 130

@@ -214,3 +214,61 @@ def test_bindings_parse_to_what_was_typed(name, value):
 def test_the_table_shortens_with_the_query_own_prefixes(query):
     out = query("PREFIX ex: <http://example.org/> SELECT ?w WHERE { ?w a ex:Site }", check=True).stdout
     assert "长城 (ex:wall1)" in out and "http://example.org/" not in out
+
+
+def test_a_label_that_matches_nothing_where_a_label_is_bound_says_did_you_mean(query):
+    # ?name stands as the object of rdfs:label in entity_facts: a typo used to bind a literal that matched nothing
+    result = query("entity_facts", "--bind", "name=故工")
+    assert result.returncode == 1, result.stdout
+    assert "no entity has the label '故工' in travel; did you mean 故宫?" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_a_label_that_exists_still_binds_where_a_label_is_bound(query):
+    rows = _csv(query("entity_facts", "--bind", "name=天坛", "--format", "csv", check=True).stdout)
+    assert {"故宫", "北京市东城区天坛路甲1号"} <= {row["value"] for row in rows}
+
+
+def test_a_binding_the_shipped_query_requires_left_out_is_named(query):
+    result = query("entity_facts")
+    assert result.returncode == 1, result.stdout
+    assert "entity_facts binds ?name; give --bind name=…" in result.stderr
+    two = query("dialogue_subgraph", "--bind", "a=故宫")
+    assert "dialogue_subgraph binds ?b; give --bind b=…" in two.stderr and two.returncode == 1
+    either = query("goal_two_step")
+    assert "goal_two_step binds ?a or ?b; give --bind a=…" in either.stderr and either.returncode == 1
+    assert query("goal_two_step", "--bind", "b=天坛").returncode == 0  # either topic will do
+
+
+def test_a_required_binding_left_out_fails_in_python_too(store):
+    from kgforge.store.labels import MissingBinding
+
+    with pytest.raises(MissingBinding, match=r"entity_facts binds \?name"):
+        Domain("travel", store).query("entity_facts")
+    assert Domain("travel", store).query("entity_facts", name="故宫").rows
+
+
+def test_every_required_variable_a_shipped_query_declares_is_in_its_text():
+    from kgforge.core.resources import shipped_queries
+    from kgforge.store.labels import required_variables
+
+    declared = {entry.name: required_variables(entry.obj.read_text(encoding="utf-8")) for entry in shipped_queries()}
+    assert declared["entity_facts"] == (("name",),) and declared["dialogue_subgraph"] == (("a",), ("b",))
+    assert declared["goal_two_step"] == (("a", "b"),)  # one topic bound lists its partners
+    assert declared["goal_one_step"] == ()  # either topic may be left unbound to enumerate
+    for name, groups in declared.items():
+        text = shipped_queries().get(name).read_text(encoding="utf-8")
+        body = "\n".join(line for line in text.splitlines() if not line.startswith("#"))
+        assert all(f"?{v}" in body for group in groups for v in group), name
+
+
+def test_a_typo_in_a_label_on_the_real_travel_kb_says_did_you_mean(cli, shared, tmp_path):
+    kb = shared("kdconv/travel/kb_travel.json")
+    workdir = str(tmp_path / "kg")
+    cli("build", "travel", "--source", f"kdconv:{kb}", "--workdir", workdir)
+    typo = cli("query", "travel", "entity_facts", "--bind", "name=故工", "--workdir", workdir, check=False)
+    assert typo.returncode == 1 and typo.stdout == ""
+    assert "no entity has the label '故工' in travel; did you mean 故宫" in typo.stderr
+    found = _csv(cli("query", "travel", "entity_facts", "--bind", "name=故宫", "--format", "csv", "--workdir",
+                     workdir).stdout)
+    assert len(found) == 11  # the answer the typo must not silently replace with nothing

@@ -2,7 +2,7 @@
 
 The source is imported like any ``kgforge build`` source (its own named graph, quarantine and
 counts) into a staging build; that build is a checkpoint of the current store with this graph (and
-the updated schema graph) added, so the other graphs are not re-loaded, and it is published by the
+the schema graph, extended: every declaration it held is kept) added, so the other graphs are not re-loaded, and it is published by the
 same atomic swap as a build. Importing the same file again replaces its graph. With no store yet,
 the domain is created.
 """
@@ -57,8 +57,10 @@ def import_into_domain(domain: str, kind: str, path: Path | str, options: dict[s
         result, used = import_source(schema, paths, staging, spec, Path(path), set(), progress)
         graphs = dict(manifest.graphs) if manifest else {}
         graphs[result.graph] = result.manifest_entry()
-        relations = used | (_declared_in(published, schema.relations.values()) if published else set())
-        graphs[SCHEMA_GRAPH] = schema_entry(write_schema_graph(schema, relations, staging / SCHEMA_FILE), SCHEMA_FILE)
+        earlier = _schema_graph(published) if published else []
+        relations = used | _declared_in(earlier, schema.relations.values())
+        writer = write_schema_graph(schema, relations, staging / SCHEMA_FILE, kept=earlier)
+        graphs[SCHEMA_GRAPH] = schema_entry(writer, SCHEMA_FILE)
         if published is None:
             summary = load_graphs(paths, staging, graphs, schema, progress, {})
         else:
@@ -68,11 +70,16 @@ def import_into_domain(domain: str, kind: str, path: Path | str, options: dict[s
             "source": dict(result.as_dict(), graph=result.graph), "graphs": summary.graphs}
 
 
-def _declared_in(published: Path, relations: Iterable[Relation]) -> set[Relation]:
-    """Schema relations the published build's schema graph declares (so other sources keep their labels)."""
+def _schema_graph(published: Path) -> list[ox.Quad]:
+    """The published build's schema graph, which the new one extends (never shrinks)."""
     store = read_only_store(published / "oxigraph")
-    declared = {quad.subject.value for quad in store.quads_for_pattern(
-        None, ox.NamedNode(RDF_TYPE), ox.NamedNode(RDF_PROPERTY), ox.NamedNode(SCHEMA_GRAPH))}
+    return list(store.quads_for_pattern(None, None, None, ox.NamedNode(SCHEMA_GRAPH)))
+
+
+def _declared_in(schema_graph: Iterable[ox.Quad], relations: Iterable[Relation]) -> set[Relation]:
+    """Schema relations ``schema_graph`` declares, written again from the schema file (its current labels)."""
+    declared = {quad.subject.value for quad in schema_graph
+                if quad.predicate.value == RDF_TYPE and quad.object.value == RDF_PROPERTY}
     return {rel for rel in relations if rel.iri in declared}
 
 

@@ -10,12 +10,15 @@ import) extend a copy of the published build the same way (:func:`extend_build`)
 
 from __future__ import annotations
 
+import shlex
 import shutil
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+import pyoxigraph as ox
 from rich.progress import Progress
 
 from kgforge.core.errors import InputError, KgforgeError
@@ -31,11 +34,14 @@ from kgforge.core.schema import (
     load_schema,
 )
 from kgforge.core.vocab import (
+    DERIVED_GRAPHS,
+    GRAPH,
     KIND,
     KIND_IRIS,
     RDF_PROPERTY,
     RDF_TYPE,
     RDFS_LABEL,
+    RELATION,
     SCHEMA_GRAPH,
     graph_iri,
 )
@@ -93,7 +99,8 @@ class SourceResult:
 
 @dataclass(frozen=True)
 class DroppedGraph:
-    """A graph a stage had added to the published build, which a rebuild leaves out, and how to restore it."""
+    """A graph of the published build that a rebuild leaves out, and the command that brings it back: a graph a
+    stage added (derived, links), or a source graph that is not among the new build's sources."""
 
     graph: str
     kind: str
@@ -101,23 +108,56 @@ class DroppedGraph:
     restore: str  # the command that adds it again
 
     @property
+    def source(self) -> bool:
+        return self.kind not in _RESTORED_BY
+
+    @property
     def message(self) -> str:
+        if self.source:
+            name = self.graph.removeprefix(GRAPH)
+            return (f"dropped source graph {name} ({self.quads:,} quads): the previous build had it, this build's "
+                    f"sources do not; run `{self.restore}` to add it back")
         return f"dropped {self.kind} graph {self.graph.rsplit('/', 1)[-1]} ({self.quads:,} quads); run `{self.restore}` to restore"
 
 
 # Graph kinds that stages other than `build` add, by the first word of the kind, and the command that adds them.
 _RESTORED_BY = {"derived": "derive", "links": "link"}
+# Source kinds a build does not take as --source but `kgforge import KIND` adds to the published build.
+_IMPORTED = ("wikidata", "xlore")
 
 
-def dropped_graphs(domain: str, previous: Manifest | None, kept: set[str]) -> list[DroppedGraph]:
-    """The graphs of the ``previous`` manifest's that a stage added and that are not in ``kept``."""
-    dropped = []
+def dropped_graphs(domain: str, previous: Manifest | None, kept: set[str],
+                   sources: list[SourceSpec] = (), schema_sources: bool = True) -> list[DroppedGraph]:
+    """The graphs of the ``previous`` manifest's that are not in ``kept`` (the new build's), each with the
+    command that brings it back. A rebuild is exactly its sources (so a build can be repeated from its
+    command line); a source graph only the previous build had is named, never silently lost. ``sources``
+    are the new build's --source specs, which the command that keeps a dropped source repeats."""
+    dropped, lost_sources = [], []
     for graph, entry in (previous.graphs if previous else {}).items():
         kind = (entry.kind or "").split("-")[0]
-        stage = _RESTORED_BY.get(kind)
-        if stage and graph not in kept:
+        if graph in kept or entry.kind == "schema":
+            continue
+        if stage := _RESTORED_BY.get(kind):
             dropped.append(DroppedGraph(graph, kind, entry.quads, f"kgforge {stage} {domain}"))
+        elif entry.kind and "path" in entry.details:
+            lost_sources.append((graph, entry))
+    again = [_source_option(s.kind, s.path) for s in sources]
+    again += [_source_option(e.kind, e.details["path"]) for _, e in lost_sources if e.kind not in _IMPORTED]
+    rebuild = " ".join([f"kgforge build {domain}", *again, *([] if schema_sources else ["--no-schema-sources"])])
+    for graph, entry in lost_sources:
+        # an import extends whichever build is published, so it comes back on top of this one
+        restore = (f"kgforge import {entry.kind} -d {domain} {_quoted(entry.details['path'])}"
+                   if entry.kind in _IMPORTED else rebuild)
+        dropped.append(DroppedGraph(graph, entry.kind, entry.quads, restore))
     return dropped
+
+
+def _quoted(word: str) -> str:
+    return shlex.quote(str(word))
+
+
+def _source_option(kind: str, path: str) -> str:
+    return f"--source {_quoted(f'{kind}:{path}')}"
 
 
 @dataclass
@@ -193,7 +233,7 @@ def build(
         graphs[SCHEMA_GRAPH] = schema_entry(schema_writer, SCHEMA_QUADS)
         previous = read_manifest(paths) if has_store(paths.root) else None
         summary = load_graphs(paths, staging, graphs, schema, progress)
-    summary.dropped = dropped_graphs(domain, previous, set(graphs))
+    summary.dropped = dropped_graphs(domain, previous, set(graphs), list(extra_sources or []), use_schema_sources)
     summary.sources = results
     summary.timings["import_seconds"] = round(import_seconds, 3)
     summary.schema = {"path": str(schema.path), "inferred": schema.inferred}
@@ -247,8 +287,11 @@ def _graph_name(kind: str, path: Path, taken: set[str]) -> str:
     return name
 
 
-def write_schema_graph(schema: Schema, relations: set[Relation], path: Path) -> QuadWriter:
-    """Relation and type declarations (labels in zh and en, kind) for what the build uses."""
+def write_schema_graph(schema: Schema, relations: set[Relation], path: Path,
+                       kept: Iterable[ox.Quad] = ()) -> QuadWriter:
+    """Relation and type declarations (labels in zh and en, kind) for what the build uses, then the quads of
+    ``kept`` (an earlier schema graph) about anything these do not declare: a stage that adds one source
+    must not take away the declarations of relations the others use but the schema file does not name."""
     with QuadWriter(path, SCHEMA_GRAPH) as writer:
         for rel in sorted(relations, key=lambda r: r.iri):
             writer.iri(rel.iri, RDF_TYPE, RDF_PROPERTY)
@@ -259,7 +302,23 @@ def write_schema_graph(schema: Schema, relations: set[Relation], path: Path) -> 
         for entity_type in schema.types.values():
             writer.literal(entity_type.iri, RDFS_LABEL, entity_type.zh, lang="zh")
             writer.literal(entity_type.iri, RDFS_LABEL, entity_type.en, lang="en")
+        declared = {rel.iri for rel in relations} | {t.iri for t in schema.types.values()}
+        for quad in kept:
+            if quad.subject.value not in declared:
+                writer.term(quad.subject.value, quad.predicate.value, str(quad.object))
     return writer
+
+
+def undeclared_relations(store: ox.Store) -> list[str]:
+    """Relations that source facts use (kgforge relation IRIs) with no kind declared in the schema graph: their
+    labels and kinds are gone, so queries that read them (entity_facts, goals, exports) miss their facts.
+    Derived graphs are left out: their predicates (the associated pairs' vocabulary) are not relations."""
+    rows = store.query(f"""SELECT DISTINCT ?p WHERE {{
+      GRAPH ?g {{ ?s ?p ?o }}
+      FILTER(?g != <{SCHEMA_GRAPH}> && !STRSTARTS(STR(?g), "{DERIVED_GRAPHS}") && STRSTARTS(STR(?p), "{RELATION}"))
+      FILTER NOT EXISTS {{ GRAPH <{SCHEMA_GRAPH}> {{ ?p <{KIND}> ?kind }} }}
+    }} ORDER BY ?p""")
+    return [row["p"].value for row in rows]
 
 
 def schema_entry(writer: QuadWriter, quads_file: str) -> GraphEntry:
@@ -369,8 +428,13 @@ def check_store(domain: str, workdir: Path | str | None = None) -> dict[str, Any
     paths = domain_paths(domain, workdir)
     published = published_build(paths)
     manifest = read_manifest(paths, published)
-    actual = graph_counts(open_read_only(paths, published))
+    store = open_read_only(paths, published)
+    actual = graph_counts(store)
     problems = check_counts(_expected_counts(dict(manifest.graphs)), actual)
+    if undeclared := undeclared_relations(store):
+        shown = ", ".join(f"<{iri}>" for iri in undeclared[:3]) + (", …" if len(undeclared) > 3 else "")
+        problems.append(f"graph {SCHEMA_GRAPH}: {len(undeclared):,} relation(s) that facts use have no kind or "
+                        f"label there ({shown}); {_restore_hint(paths, workdir, 'the schema graph')}")
     for graph, entry in manifest.graphs.items():
         quads_file = published / entry.quads_file
         if not quads_file.is_file():
@@ -385,10 +449,10 @@ def check_store(domain: str, workdir: Path | str | None = None) -> dict[str, Any
             "clean_command": clean_command(domain, workdir) if found else None}
 
 
-def _restore_hint(paths: DomainPaths, workdir: Path | str | None) -> str:
-    if paths.quads.is_dir() and not paths.quads.is_symlink():  # the layout of earlier versions
+def _restore_hint(paths: DomainPaths, workdir: Path | str | None, what: str = "it") -> str:
+    if what == "it" and paths.quads.is_dir() and not paths.quads.is_symlink():  # the layout of earlier versions
         return f"`{clean_command(paths.domain, workdir)}` moves it from {paths.quads} into the build"
-    return f"`kgforge build {paths.domain}` writes it again"
+    return f"`kgforge build {paths.domain}` writes {what} again"
 
 
 def clean_command(domain: str, workdir: Path | str | None = None) -> str:

@@ -1,12 +1,16 @@
 """The `kgforge` command line: a thin shell over the library.
 
-Each module in this package adds its commands to ``app``; ``main`` imports them all, so a new
-stage adds one module here and touches nothing else.
+Each module in this package adds its commands to ``app``. A command's module is imported only when that
+command runs (``_commands.COMMANDS`` says which module holds which command, and the line `--help` lists
+for it), so `kgforge --help` and `--version` start in a fraction of a second instead of importing every
+stage (polars, torch, pypinyin, …). A module that the index does not name yet is still found: an unknown
+command name loads every module before it is called unknown.
 """
 
 from __future__ import annotations
 
 import importlib
+import os
 import pkgutil
 import sys
 from functools import partial
@@ -19,10 +23,10 @@ from kgforge.core.errors import Interrupted, KgforgeError, describe_os_error, is
 
 
 def __getattr__(name: str) -> Any:
-    if name in ("app", "err_console"):
-        from kgforge.cli import _app  # lazy: typer and rich load inside main(), where Ctrl-C is handled
+    if name in ("app", "err_console", "command_index"):
+        from kgforge.cli import _lazy  # lazy: typer and rich load inside main(), where Ctrl-C is handled
 
-        return getattr(_app, name)
+        return getattr(_lazy, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
@@ -77,7 +81,7 @@ def _command() -> Any:
     """The click group of every command, its Ctrl-C carried out as :class:`_CtrlC`."""
     import typer
 
-    from kgforge.cli._app import app  # lazy: as above
+    from kgforge.cli._lazy import app  # lazy: as above
 
     group = typer.main.get_command(app)
     invoke = group.invoke
@@ -87,6 +91,8 @@ def _command() -> Any:
             return invoke(ctx)
         except KeyboardInterrupt as exc:
             raise _CtrlC(exc) from exc
+        except BrokenPipeError:  # before click, whose own handling exits 1
+            _quiet_broken_pipe()
 
     group.invoke = invoke_carrying_ctrl_c
     return group
@@ -96,10 +102,11 @@ def main() -> None:
     """Run the command line; every failure is one line on stderr: exit 2 for a bad argument (refused
     before the command runs), 1 for an error while it runs, 130 for Ctrl-C (saying what was kept)."""
     interrupted = partial(_fail, code=130, label="")
+    piped_to_nothing = _is_devnull(sys.stdout)
+    args = _options_after_command(sys.argv[1:])
     try:
         import typer
 
-        _load_commands()
         command = _command()
     except KeyboardInterrupt:  # rich may be half-loaded: plain stderr
         sys.stderr.write("interrupted while starting: nothing was run\n")
@@ -107,13 +114,21 @@ def main() -> None:
     # click's exception classes, from whichever click typer runs on (the package, or typer's own copy of it).
     click_error = next(cls for cls in typer.BadParameter.__mro__ if cls.__name__ == "ClickException")
     try:
-        code = command.main(prog_name="kgforge", standalone_mode=False)
+        code = command.main(args=args, prog_name="kgforge", standalone_mode=False)
+        sys.stdout.flush()  # here, where a closed pipe is caught, not at exit
+    except BrokenPipeError:
+        _quiet_broken_pipe()
+    except SystemExit as exc:
+        # typer's help console, on a closed pipe, points stdout at /dev/null and exits 1: the same quiet end
+        if exc.code == 1 and not piped_to_nothing and _is_devnull(sys.stdout):
+            sys.exit(0)
+        raise
     except KgforgeError as exc:
         _fail(str(exc), 1)
     except OSError as exc:  # a file the command could not read or write: disk full, missing, refused
         _fail(describe_os_error(exc, _rerun(sys.argv[1:])), 1)
     except _CtrlC as exc:
-        interrupted(interrupt_message(sys.argv[1:], exc.interrupt))
+        interrupted(interrupt_message(args, exc.interrupt))
     except typer.Abort:
         _fail("aborted", 1)
     except click_error as exc:
@@ -121,14 +136,56 @@ def main() -> None:
             exc.show()
             sys.exit(exc.exit_code)
         command = getattr(getattr(exc, "ctx", None), "command_path", "kgforge")
-        _fail(f"{exc.format_message()} (see `{command} --help`)", exc.exit_code)
+        _fail(f"{exc.format_message()} (see `{command} --help`){_where_options_go(exc, command)}", exc.exit_code)
     except Exception as exc:  # a library's own error for a full disk (torch's, raised while handling ENOSPC)
         if not is_disk_full(exc):
             raise
         _fail(describe_os_error(exc, _rerun(sys.argv[1:])), 1)
     if code == 130:  # Ctrl-C before a command ran (typer's own exit code for it)
-        interrupted(interrupt_message(sys.argv[1:], KeyboardInterrupt()))
+        interrupted(interrupt_message(args, KeyboardInterrupt()))
     sys.exit(code if isinstance(code, int) else 0)
+
+
+# Options every command takes, accepted before the command too (`kgforge --workdir X stats travel`), with
+# how many values each takes.
+_COMMAND_OPTIONS = {"--workdir": 1, "--json": 0}
+
+
+def _options_after_command(args: list[str]) -> list[str]:
+    """``args`` with the command options given before the command name moved after its arguments (before a
+    ``--``, where one ends them), where click looks for them."""
+    moved: list[str] = []
+    while args and args[0].split("=", 1)[0] in _COMMAND_OPTIONS:
+        takes = 0 if "=" in args[0] else _COMMAND_OPTIONS[args[0]]
+        moved, args = moved + args[:1 + takes], args[1 + takes:]
+    if not moved or not args:
+        return moved + args
+    end = args.index("--") if "--" in args else len(args)
+    return args[:end] + moved + args[end:]
+
+
+def _where_options_go(exc: Exception, command: str) -> str:
+    """For an option given before the command that only the command takes: where it goes."""
+    if command != "kgforge" or type(exc).__name__ != "NoSuchOption":
+        return ""
+    return ("; a command's own options go after its name: `kgforge COMMAND ... OPTION` (`--workdir` and "
+            "`--json` may stand before it)")
+
+
+def _is_devnull(stream: object) -> bool:
+    try:
+        return os.path.samestat(os.fstat(stream.fileno()), os.stat(os.devnull))  # type: ignore[attr-defined]
+    except (OSError, ValueError, AttributeError):
+        return False
+
+
+def _quiet_broken_pipe() -> None:
+    """The reader of stdout went away (`kgforge query … | head`): stop quietly with status 0, as other Unix
+    tools do, what Python still flushes at exit going to /dev/null instead of raising a second error."""
+    from kgforge.cli._app import stdout_to_devnull  # lazy: as above
+
+    stdout_to_devnull()
+    sys.exit(0)
 
 
 def _fail(message: str, code: int, label: str = "[red]error[/]: ") -> None:

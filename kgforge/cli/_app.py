@@ -3,33 +3,64 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
-from importlib import metadata
 from collections.abc import Callable, Iterable
 from functools import partial
 from pathlib import Path
 from typing import Annotated, Any, Generic, TypeVar
 
 import typer
+from rich.cells import cell_len
 from rich.console import Console
 
 from kgforge.core import checks
 from kgforge.core.errors import ArgumentError
 from kgforge.core.registry import Registry, UnknownName
+from kgforge.core.version import __version__
 from kgforge.store.layout import check_domain_name
 from kgforge.store.workdir import DEFAULT_WORKDIR, ENV_VAR
 
 app = typer.Typer(
-    name="kgforge", no_args_is_help=True, pretty_exceptions_enable=False, add_completion=False,
+    name="kgforge", no_args_is_help=True, pretty_exceptions_enable=False, add_completion=True,
     help="Build, query and export knowledge graphs for knowledge-grounded dialogue research.",
 )
-console = Console(highlight=False)
-err_console = Console(stderr=True, highlight=False)
+# Lines written to a pipe or file are read by programs: wide enough that rich never breaks one (a JSON line,
+# a CSV row, a path), unless $COLUMNS asks for a width.
+PIPE_WIDTH = 4096
+
+
+class _Console(Console):
+    """rich's Console, except that a reader going away (`kgforge … | head`) ends the command with status 0,
+    as it does for other Unix tools (rich's own choice is 1)."""
+
+    def on_broken_pipe(self) -> None:
+        self.quiet = True
+        stdout_to_devnull()
+        raise SystemExit(0)
+
+
+def stdout_to_devnull() -> None:
+    """Point stdout at /dev/null: its reader has gone, and what is still buffered must not raise again."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)
+
+
+def _console(stderr: bool = False) -> Console:
+    made = _Console(stderr=stderr, highlight=False)
+    if not made.is_terminal and "COLUMNS" not in os.environ:
+        made = _Console(stderr=stderr, highlight=False, width=PIPE_WIDTH, soft_wrap=True)
+    return made
+
+
+console = _console()
+err_console = _console(stderr=True)
 
 
 def _print_version(value: bool) -> None:
     if value:
-        console.print(f"kgforge {metadata.version('kgforge')}", markup=False)
+        console.print(f"kgforge {__version__}", markup=False)
         raise typer.Exit()
 
 
@@ -115,6 +146,9 @@ def emit_json(data: Any) -> None:
     sys.stdout.write(json.dumps(data, ensure_ascii=False, indent=2, default=str) + "\n")
 
 
+KEY_CELLS = 26  # the key column of show_mapping, in terminal cells
+
+
 def show_mapping(title: str, data: dict[str, Any]) -> None:
     """A flat key/value summary for people."""
     console.print(f"[bold]{title}[/]")
@@ -123,4 +157,5 @@ def show_mapping(title: str, data: dict[str, Any]) -> None:
             value = f"{value:,.1f}"
         elif isinstance(value, int):
             value = f"{value:,}"
-        console.print(f"  {key:<26} {value}")
+        pad = " " * max(0, KEY_CELLS - cell_len(str(key)))  # a CJK character takes two cells, not one
+        console.print(f"  {key}{pad} {value}")

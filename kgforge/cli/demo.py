@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from rich.markup import escape
+from rich.rule import Rule
 
 from kgforge.cli._app import DEFAULT_WORKDIR, WorkdirOption, app, console, show_mapping
 from kgforge.demo.runner import run_demo
@@ -17,11 +18,15 @@ def demo_command(workdir: WorkdirOption = DEFAULT_WORKDIR) -> None:
     run_demo(workdir, ConsoleReporter())
 
 
+RULE_WIDTH = 120
+
+
 class ConsoleReporter:
     """The demo's report on the terminal: a rule per step, tables of counts, notes."""
 
     def section(self, name: str | None) -> None:
-        console.rule(f"[bold]{escape(name)}" if name else "")
+        # a rule as wide as a terminal, or at most RULE_WIDTH cells where the output goes to a file or pipe (no width there)
+        console.print(Rule(f"[bold]{escape(name)}" if name else ""), width=min(console.width, RULE_WIDTH))
 
     def table(self, title: str, values: Mapping[str, Any]) -> None:
         show_mapping(title, dict(values))

@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
+from rich.markup import escape
 
 from kgforge.cli._app import (
     DEFAULT_WORKDIR,
@@ -20,6 +21,7 @@ from kgforge.cli._app import (
     app,
     console,
     emit_json,
+    err_console,
     one_of,
     show_mapping,
 )
@@ -70,8 +72,10 @@ def goals_command(
     chosen_style = style or ("kdconv" if hops else "durecdial" if profiles else "duconv")
     report = kg.goals(n, out, style=chosen_style, seed=seed, one_step_ratio=one_step_ratio,
                       hops=parse_hops(hops) if hops else (1, 3), language=lang, profiles=profiles).as_dict()
+    for note in report["shortfall"]:  # on stderr, so it shows beside --json too
+        err_console.print(f"[yellow]warning[/]: {escape(note)}", soft_wrap=True)
     emit_json(report) if json_out else show_mapping(f"goals of {domain}", {
-        k: v for k, v in report.items() if not isinstance(v, dict)} | {
+        k: v for k, v in report.items() if not isinstance(v, (dict, list))} | {
         "kinds": ", ".join(f"{k} {v}" for k, v in report["kinds"].items())})
 
 

@@ -87,7 +87,8 @@ def query_command(
                                   triples=tuple(result.triples or ())), fmt, prefixes)
         return
     with _waiting(enabled=fmt != "json" and err_console.is_terminal) as waiting:
-        report = Domain(domain, workdir).query(text, timeout=timeout, limit=rows, allow_service=allow_service,
+        # by name when it is one, so a missing binding's message can name the query
+        report = Domain(domain, workdir).query(text if file else query, timeout=timeout, limit=rows, allow_service=allow_service,
                                                waiting=waiting, **bindings)
     _print_result(report, fmt, prefixes)
 

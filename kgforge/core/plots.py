@@ -2,21 +2,51 @@
 `kgforge stats --plot`, the loss and validation curves `kgforge embed` writes beside its bundle.
 
 matplotlib is imported when a figure is drawn, never at import, with the Agg backend (no display needed).
+Chinese relation names need a CJK font, and a fresh machine has none: kgforge depends on ``mplfonts``, a
+wheel that carries Noto Sans CJK SC, and registers that file with matplotlib itself (``addfont``: no font
+cache to rebuild, nothing to install system-wide). A glyph no font has is matplotlib's own warning, on
+stderr, never silenced.
 """
 
 from __future__ import annotations
 
+import functools
+import importlib.util
 import logging
-import warnings
-
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from kgforge.core.files import atomic_write
 
+# Installed CJK families, tried when the packaged font is absent (a trimmed install).
 CJK_FONTS = ("Noto Sans CJK SC", "Source Han Sans SC", "WenQuanYi Zen Hei", "Microsoft YaHei", "SimHei",
              "PingFang SC")
+PACKAGED_FONT = ("mplfonts", "fonts/NotoSansCJKsc-Regular.otf")  # (package, file inside it)
+
+
+def packaged_cjk_font() -> Path | None:
+    """The CJK font file the ``mplfonts`` wheel carries, found without importing the package."""
+    package, name = PACKAGED_FONT
+    spec = importlib.util.find_spec(package)
+    for folder in (spec.submodule_search_locations or []) if spec else []:
+        if (Path(folder) / name).is_file():
+            return Path(folder) / name
+    return None
+
+
+@functools.cache
+def _register_fonts() -> tuple[str, ...]:
+    """Add the packaged CJK font to matplotlib's font list (once per process); the families to draw with,
+    a CJK one first, DejaVu Sans (matplotlib's own) for whatever it lacks."""
+    from matplotlib import font_manager  # lazy: matplotlib takes a second to load
+
+    packaged = packaged_cjk_font()
+    if packaged is not None:
+        font_manager.fontManager.addfont(str(packaged))
+        return font_manager.FontProperties(fname=str(packaged)).get_name(), "DejaVu Sans"
+    installed = {font.name for font in font_manager.fontManager.ttflist}
+    return (*(f for f in CJK_FONTS if f in installed), "DejaVu Sans")
 
 
 def _pyplot() -> Any:
@@ -25,12 +55,8 @@ def _pyplot() -> Any:
     matplotlib.use("Agg")
     import matplotlib.pyplot  # lazy: as above
 
-    from matplotlib import font_manager  # lazy: as above
-
     logging.getLogger("matplotlib.font_manager").setLevel(logging.ERROR)  # "font weight normal not found, using 500"
-    installed = {font.name for font in font_manager.fontManager.ttflist}
-    # Chinese labels need a CJK font: the first installed one, DejaVu Sans for the rest.
-    matplotlib.rcParams["font.sans-serif"] = [f for f in CJK_FONTS if f in installed] + ["DejaVu Sans"]
+    matplotlib.rcParams["font.sans-serif"] = list(_register_fonts())
     return matplotlib.pyplot
 
 
@@ -45,11 +71,9 @@ def cjk_font() -> str | None:
 
 def _save(figure: Any, path: Path) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
-    with warnings.catch_warnings():  # a label whose glyphs no installed font has still draws (as boxes)
-        warnings.filterwarnings("ignore", message="Glyph .* missing from")
-        figure.tight_layout()
-        with atomic_write(path, "wb") as out:
-            figure.savefig(out, format="png", dpi=120)
+    figure.tight_layout()
+    with atomic_write(path, "wb") as out:
+        figure.savefig(out, format="png", dpi=120)
     _pyplot().close(figure)
     return path
 

@@ -64,7 +64,8 @@ class CrawlSummary:
     cached: int = 0  # responses served from the cache in this run
     failed: int = 0  # pages with no usable response (HTTP error, timeout, loop, too large)
     skipped: int = 0
-    pending: int = 0  # left for a later --resume (limit reached, host blocked)
+    pending: int = 0  # left for a later --resume (limit reached, host given up)
+    given_up: dict[str, dict[str, Any]] = field(default_factory=dict)  # host -> {"reason", "pages_left"}
     retries: int = 0
     bytes: int = 0
     replaced_characters: int = 0  # bytes no encoding could decode (U+FFFD), over all fetched pages
@@ -100,7 +101,7 @@ class Crawler:
         self.fetcher = Fetcher(self.config, allowed=lambda url: self.robots.allowed(url),
                                policy=HostPolicy.for_start(spec.base_url, also=spec.scope_hosts()))
         self.robots = Robots(self.fetcher, self.cache, obey=self.config.obey_robots)
-        self.blocked: dict[str, str] = {}
+        self.blocked: dict[str, str] = {}  # hosts given up in this run (401/403, or 429 after every retry)
 
     def run(self, resume: bool = False, restart: bool = False) -> CrawlSummary:
         frontier = Frontier(self.dir / "frontier.sqlite")
@@ -114,6 +115,8 @@ class Crawler:
             summary.robots = self.robots.notes()
             summary.partial = [capped_note(origin, delay, self.config.max_crawl_delay)
                                for origin, delay in self.robots.capped().items()]
+            summary.partial += [given_up_note(host, gave["reason"], gave["pages_left"])
+                                for host, gave in summary.given_up.items()]
             summary.frontier = frontier.counts()
             summary.pending = summary.frontier["pending"]
             return summary
@@ -186,8 +189,8 @@ class Crawler:
     def _visit(self, row: PageRow) -> Outcome:
         """Runs in a worker thread: robots, cache or network, then the links of the page."""
         host = host_of(row.url)
-        if host in self.blocked:
-            return Outcome(row, "skipped", reason=f"{BLOCKED}: {self.blocked[host]}")
+        if host in self.blocked:  # left pending: --resume asks the host again
+            return Outcome(row, "pending", reason=f"{BLOCKED}: {self.blocked[host]}")
         if not self.robots.allowed(row.url):
             return Outcome(row, "skipped", reason=DISALLOWED)
         crawl_delay = self.robots.capped().get(host)
@@ -200,7 +203,10 @@ class Crawler:
             result = self.fetcher.fetch(row.url)
             attempts, from_cache = result.attempts, False
             if result.response is None:
-                return Outcome(row, "failed", reason=result.error, attempts=attempts, blocked=result.blocked)
+                # a host that kept answering 429 asks to come back later: this page waits for --resume too
+                later = result.blocked and result.status == 429
+                return Outcome(row, "pending" if later else "failed", reason=result.error, attempts=attempts,
+                               blocked=result.blocked)
             response = result.response
             decoded = decode_body(response.body, response.content_type)
             response.encoding = f"{decoded.encoding} ({decoded.source}, {decoded.replacements} replaced)"
@@ -227,9 +233,15 @@ class Crawler:
         return links(self.spec, rule, page)
 
     def _record(self, frontier: Frontier, outcome: Outcome, summary: CrawlSummary) -> list[PageRow]:
+        host = host_of(outcome.row.url)
         if outcome.blocked:
-            self.blocked[host_of(outcome.row.url)] = outcome.reason or "refused"
+            self.blocked[host] = outcome.reason or "refused"
         state = outcome.state
+        summary.retries += max(outcome.attempts - 1, 0)
+        if state == "pending":  # the page stays in the frontier as it was
+            gave = summary.given_up.setdefault(host, {"reason": self.blocked.get(host, ""), "pages_left": 0})
+            gave["pages_left"] += 1
+            return []
         if state == "skipped":
             summary.skipped += 1
         elif state == "failed":
@@ -238,7 +250,6 @@ class Crawler:
         if outcome.status is not None:  # a response arrived, from the cache or the network
             summary.cached += outcome.from_cache
             summary.fetched += not outcome.from_cache
-        summary.retries += max(outcome.attempts - 1, 0)
         summary.bytes += outcome.size
         summary.replaced_characters += outcome.replacements
         return frontier.finish(outcome.row.url, state, outcome.status, outcome.from_cache, outcome.reason,
@@ -248,6 +259,11 @@ class Crawler:
 def capped_note(origin: str, delay: float, cap: float) -> str:
     return (f"coverage partial: robots.txt of {origin} asks for Crawl-delay {delay:g} s, above the {cap:g} s cap "
             "(--max-crawl-delay); its pages were skipped: raise the cap and --resume to crawl it at that pace")
+
+
+def given_up_note(host: str, reason: str, pages_left: int) -> str:
+    return (f"gave up on {host} ({reason}): its {pages_left:,} page(s) not fetched are left pending; run the same "
+            "crawl again with --resume to fetch them once the host answers again")
 
 
 def crawl(spec: SiteSpec, crawl_dir: Path, config: CrawlConfig | None = None, limit: int | None = None,

@@ -101,6 +101,7 @@ class FetchResult:
     attempts: int
     error: str | None = None
     blocked: bool = False  # the host answered 401/403 or kept answering 429
+    status: int | None = None  # the HTTP status of the last answer, when there was no usable one
 
     @property
     def ok(self) -> bool:
@@ -191,11 +192,11 @@ class Fetcher:
                 return FetchResult(url, response, attempts)
             except FetchError as exc:
                 if exc.status in BLOCK_STATUSES:
-                    return FetchResult(url, None, attempts, str(exc), blocked=True)
+                    return FetchResult(url, None, attempts, str(exc), blocked=True, status=exc.status)
                 if not exc.retry or attempts > self.config.max_retries:
                     blocked = exc.status == 429
                     note = f" (gave up after {attempts} attempts)" if exc.retry else ""
-                    return FetchResult(url, None, attempts, f"{exc}{note}", blocked=blocked)
+                    return FetchResult(url, None, attempts, f"{exc}{note}", blocked=blocked, status=exc.status)
                 self.pacer.defer(host, self._backoff(attempts, exc.wait))
 
     def _backoff(self, attempt: int, retry_after: float | None) -> float:

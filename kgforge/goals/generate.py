@@ -24,7 +24,8 @@ from typing import Any
 from kgforge.core.gc_pause import paused_gc
 from kgforge.goals.graph import STYLES, GoalGraph, GoalOptions
 from kgforge.goals.record import Goal, write_goals
-from kgforge.goals.styles import read_profiles
+from kgforge.core.errors import KgforgeError
+from kgforge.goals.styles import read_profiles, shortfall
 from kgforge.store.layout import (
     domain_paths,
 )
@@ -45,6 +46,9 @@ def generate(domain: str, options: GoalOptions, out: Path, workdir: Path | str |
     profiles, unreadable = read_profiles(profiles_file) if profiles_file else (None, [])
     with paused_gc():
         goals = sample_goals(graph, options, profiles)
+        if not goals:  # an empty file would pass for a result
+            why = shortfall({}, options, graph)[:-1] or ["nothing in the graph qualifies"]
+            raise KgforgeError(f"no goal could be sampled from {domain!r}: {'; '.join(why)}")
         written = write_goals(goals, out)
     kinds: dict[str, int] = {}
     relations: dict[str, int] = {}
@@ -56,6 +60,7 @@ def generate(domain: str, options: GoalOptions, out: Path, workdir: Path | str |
         for t in goal.topic_types or ():
             types[str(t)] = types.get(str(t), 0) + 1
     return {"domain": domain, "out": str(out), "goals": written, "requested": options.n,
+            "shortfall": shortfall(kinds, options, graph),
             "seed": options.seed, "style": options.style, "kinds": kinds,
             "relations": dict(sorted(relations.items(), key=lambda kv: -kv[1])), "topic_types": types,
             "build_id": graph.build_id} | (

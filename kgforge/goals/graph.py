@@ -18,6 +18,7 @@ from kgforge.core.registry import Registry
 from kgforge.core.schema import Schema, load_schema
 from kgforge.core.text import normalise_label
 from kgforge.core.vocab import CLASS, ONTO, RELATION
+from kgforge.derive import ASSOCIATED_GRAPH
 from kgforge.goals.record import Goal
 from kgforge.store.layout import (
     DomainPaths,
@@ -59,6 +60,7 @@ class GoalGraph:
     class_iris: frozenset[str] = frozenset()  # nodes that name a class (电影, 歌手): never topics
     talked_about: frozenset[str] = frozenset()  # entities with MIN_TOPIC_FACTS facts or more
     build_id: str = ""  # of the published build the graph was read from
+    derived: bool = False  # whether the build holds `kgforge derive`'s associated pairs graph
     domain: str = ""  # the domain's folder name, as the user typed it (hints name it, not the schema)
     workdir: Path = Path()
 
@@ -72,7 +74,7 @@ class GoalGraph:
         schema = load_schema(manifest.schema.path)
         tables = tables or read_tables(paths, include_derived=True, build=build)
         graph = cls(schema, tables, language or schema.language, build_id=manifest.build_id,
-                    domain=paths.domain, workdir=paths.workdir)
+                    domain=paths.domain, workdir=paths.workdir, derived=ASSOCIATED_GRAPH in manifest.graphs)
         graph.labels = tables.label_map(graph.language)
         graph.relation_kinds = dict(zip(tables.relations["iri"].to_list(), tables.relations["kind"].to_list()))
         graph.topic_types = _topic_types(schema, tables)
@@ -126,9 +128,14 @@ def class_nodes(schema: Schema, tables: GraphTables) -> set[str]:
 def _entities_with_facts(facts: pl.DataFrame, least: int) -> list[str]:
     """Entities taking part in ``least`` facts or more, as subject or as entity object: an author known only
     as the object of the books that name it still has those books to talk about."""
-    as_object = facts.filter(pl.col("o_is_entity")).select(pl.col("o").alias("s"))
-    counts = pl.concat([facts.select("s"), as_object]).group_by("s").len()
+    counts = facts_per_entity(facts)
     return counts.filter(pl.col("len") >= least)["s"].to_list()
+
+
+def facts_per_entity(facts: pl.DataFrame) -> pl.DataFrame:
+    """``s`` (an entity) and ``len`` (the facts it takes part in, as subject or as entity object)."""
+    as_object = facts.filter(pl.col("o_is_entity")).select(pl.col("o").alias("s"))
+    return pl.concat([facts.select("s"), as_object]).group_by("s").len()
 
 
 def _topic_types(schema: Schema, tables: GraphTables) -> dict[str, str]:

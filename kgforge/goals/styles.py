@@ -20,12 +20,14 @@ from kgforge.goals.graph import (
     CHAT_BY_TYPE,
     DIALOGUE_TYPES,
     LIKES_KEYS,
+    MIN_TOPIC_FACTS,
     RECOMMENDATION_BY_TYPE,
     STYLES,
     EntityIndex,
     GoalGraph,
     GoalOptions,
     _triple,
+    facts_per_entity,
     make_goal,
 )
 from kgforge.goals.record import Goal
@@ -86,7 +88,7 @@ def sample_one_step(graph: GoalGraph, n: int, seed: int, taken: set[str]) -> lis
 
 def sample_two_step(graph: GoalGraph, n: int, seed: int, taken: set[str]) -> list[Goal]:
     pairs = read_pairs(graph.tables)
-    if pairs.is_empty():
+    if not graph.derived:
         raise KgforgeError(f"no derived graph (associated triples) for {graph.domain!r} in {where(graph.workdir)}, "
                            f"which two-step goals need: run `kgforge derive {graph.domain}` first "
                            "(or give --one-step-ratio 1)")
@@ -292,10 +294,48 @@ def goal_string(steps: list[dict[str, Any]]) -> str:
 
 @STYLES.register("duconv", description="DuConv one-step and two-step goals (--one-step-ratio)")
 def duconv_goals(graph: GoalGraph, options: GoalOptions, profiles: list[dict[str, Any]] | None) -> list[Goal]:
+    """``--one-step-ratio`` of one-step goals, the rest two-step; what one-step cannot fill goes to two-step
+    (unless the ratio is 1: only one-step goals were asked for)."""
+    require_topics(graph)
     taken: set[str] = set()
     goals = sample_one_step(graph, round(options.n * options.one_step_ratio), options.seed, taken)
-    goals += sample_two_step(graph, options.n - len(goals), options.seed, taken) if options.n > len(goals) else []
+    if options.n > len(goals) and options.one_step_ratio < 1:
+        goals += sample_two_step(graph, options.n - len(goals), options.seed, taken)
     return goals
+
+
+def require_topics(graph: GoalGraph) -> None:
+    """Refuse a graph where no entity can be a goal topic, naming why (before any sampler blames derive)."""
+    if len(graph.talked_about) >= 2:
+        return
+    counts = facts_per_entity(graph.base_facts)["len"].sort(descending=True).to_list()
+    most = ", ".join(str(n) for n in counts[:2]) or "none"
+    raise KgforgeError(f"a goal needs two topics, each taking part in {MIN_TOPIC_FACTS} facts or more (every DuConv "
+                       f"topic has 4 or more), and {len(graph.talked_about)} entity of {graph.domain!r} does (the two "
+                       f"best-connected take part in {most}): add sources with more facts per entity first")
+
+
+def shortfall(kinds: dict[str, int], options: GoalOptions, graph: GoalGraph) -> list[str]:
+    """Why the goals sampled differ from what ``options`` asked for, one sentence each (empty when they do not)."""
+    got = sum(kinds.values())
+    if options.style != "duconv":
+        return [] if got >= options.n else [
+            f"wrote {got:,} of the {options.n:,} goals asked for: the graph of {graph.domain!r} has no more distinct "
+            f"{options.style} goals (topics with {MIN_TOPIC_FACTS}+ facts, each pair of topics used once)"]
+    one, two = kinds.get("one_step", 0), kinds.get("two_step", 0)
+    want_one = round(options.n * options.one_step_ratio)
+    notes = []
+    if one < want_one:
+        filled = f", so {two:,} two-step goals fill the rest" if two > options.n - want_one else ""
+        notes.append(f"{one:,} one-step goals where --one-step-ratio {options.one_step_ratio:g} asks for "
+                     f"{want_one:,}: the graph of {graph.domain!r} has only {one:,} distinct topic pairs linked by "
+                     f"an entity-valued fact (both topics with {MIN_TOPIC_FACTS}+ facts){filled}")
+    if got < options.n and options.one_step_ratio < 1:
+        notes.append(f"{two:,} two-step goals where {options.n - one:,} were wanted: only {two:,} associated pairs "
+                     f"(`kgforge derive`) have two topics with {MIN_TOPIC_FACTS}+ facts outside the stop-list")
+    if got < options.n:
+        notes.append(f"wrote {got:,} of the {options.n:,} goals asked for")
+    return notes
 
 
 @STYLES.register("kdconv", description="KdConv-style transition paths over --hops (1-3) hops")

@@ -7,8 +7,13 @@ variable stands in the query's triple patterns:
 1. as a subject anywhere (``?a ?r ?x``): the entity whose ``rdfs:label`` (or ``skos:altLabel``) is the
    value, in the domain's language first; several such entities is an error listing them, none an error
    with the closest labels;
-2. else as the object of ``rdfs:label``/``skos:altLabel``: a literal tagged with the domain's language;
+2. else as the object of ``rdfs:label``/``skos:altLabel``: a literal tagged with the domain's language,
+   provided some entity carries that text as a label (none is an error with the closest labels: a typo
+   must not pass as a query that matches nothing);
 3. else: a plain string literal.
+
+A query may declare the variables it needs in its leading comment (``# Requires: ?name``); leaving one
+unbound is an error naming it, since the query would otherwise run over every entity without a word.
 
 ``VAR=<iri>``, ``VAR@lang=text`` and ``VAR="text"`` (pyoxigraph terms in Python) are taken as written.
 Every lookup binds the value as a substitution; nothing is pasted into query text.
@@ -17,6 +22,7 @@ Every lookup binds the value as a substitution; nothing is pasted into query tex
 from __future__ import annotations
 
 import difflib
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
@@ -37,6 +43,7 @@ _BY_TEXT = """SELECT DISTINCT ?text ?entity ?type WHERE {
   FILTER(STR(?any) = ?text)
   OPTIONAL { ?entity a ?type }
 } ORDER BY ?entity LIMIT 21"""
+_LABELLED = """SELECT ?name ?entity WHERE { ?entity rdfs:label|skos:altLabel ?name } LIMIT 1"""
 _NEAR = """SELECT DISTINCT ?first ?label WHERE {
   ?entity rdfs:label ?label .
   FILTER(CONTAINS(STR(?label), ?first))
@@ -49,6 +56,52 @@ class AmbiguousLabel(QueryError):
 
 class UnknownLabel(QueryError):
     """No entity carries the label a plain value gave."""
+
+
+class MissingBinding(QueryError):
+    """A query that declares a variable it needs (``# Requires: ?name``) was run without it bound."""
+
+
+_REQUIRES = re.compile(r"^#\s*Requires:\s*(.*)$", re.MULTILINE)
+_VARIABLE = re.compile(r"[?$](\w+)")
+
+
+def required_variables(sparql: str) -> tuple[tuple[str, ...], ...]:
+    """What ``sparql``'s leading comment says must be bound: each group needs one of its variables
+    (``# Requires: ?a ?b`` is two groups, both needed; ``# Requires: ?a or ?b`` one group, either will do)."""
+    groups: list[tuple[str, ...]] = []
+    for match in _REQUIRES.finditer("\n".join(_leading_comment(sparql))):
+        words = match.group(1).split("(")[0]  # a note in brackets may follow
+        alternatives = [_VARIABLE.findall(part) for part in re.split(r"\bor\b", words)]
+        if len(alternatives) > 1:
+            groups.append(tuple(name for names in alternatives for name in names))
+        else:
+            groups.extend((name,) for name in alternatives[0])
+    return tuple(groups)
+
+
+def _leading_comment(sparql: str) -> list[str]:
+    lines = []
+    for line in sparql.lstrip().splitlines():
+        if not line.startswith("#"):
+            break
+        lines.append(line)
+    return lines
+
+
+def check_required(sparql: str, bindings: Mapping[str, object], query: str) -> None:
+    """Raise :class:`MissingBinding` naming what ``sparql`` requires that ``bindings`` leaves unbound."""
+    given = {name.lstrip("?$") for name in bindings}
+    missing = [group for group in required_variables(sparql) if not given & set(group)]
+    if missing:
+        what = query if _QUERY_NAME.fullmatch(query) else "this query"
+        needs = " and ".join(" or ".join(f"?{name}" for name in group) for group in missing)
+        give = " ".join(f"--bind {group[0]}=…" for group in missing)
+        in_python = ", ".join(f"{group[0]}=…" for group in missing)
+        raise MissingBinding(f"{what} binds {needs}; give {give} (in Python: {in_python})")
+
+
+_QUERY_NAME = re.compile(r"[A-Za-z_][\w.-]*")
 
 
 @dataclass(frozen=True)
@@ -72,8 +125,8 @@ def resolve_bindings(runner: QueryRunner, sparql: str, bindings: Mapping[str, Te
             resolved[name] = value
         elif name in roles.subjects:
             resolved[name] = ox.NamedNode(entity_labelled(runner, value, language, domain, name))
-        elif name in roles.label_objects and language:
-            resolved[name] = ox.Literal(value, language=language)
+        elif name in roles.label_objects:
+            resolved[name] = label_literal(runner, value, language, domain, name)
         else:
             resolved[name] = ox.Literal(value)
     return resolved
@@ -89,9 +142,25 @@ def entity_labelled(runner: QueryRunner, label: str, language: str, domain: str,
     found = _candidates(runner.query(_BY_TEXT, {"text": ox.Literal(label)}, timeout=LOOKUP_TIMEOUT).rows)
     if found:
         return _one(found, label, domain, variable)
+    raise _unknown(runner, label, domain, variable)
+
+
+def label_literal(runner: QueryRunner, label: str, language: str, domain: str, variable: str = "") -> Term:
+    """``label`` as a literal tagged with ``language`` (plain without one), once some entity is known to carry
+    it as a label in any language; :class:`UnknownLabel` with the closest labels otherwise."""
+    literal = ox.Literal(label, language=language) if language else ox.Literal(label)
+    exact = (literal, ox.Literal(label)) if language else (literal,)
+    # the exact forms are index lookups; only a label in another language needs the scan over every label
+    if not any(runner.query(_LABELLED, {"name": form}, timeout=LOOKUP_TIMEOUT).rows for form in exact) and \
+            not runner.query(_BY_TEXT, {"text": ox.Literal(label)}, timeout=LOOKUP_TIMEOUT).rows:
+        raise _unknown(runner, label, domain, variable)
+    return literal
+
+
+def _unknown(runner: QueryRunner, label: str, domain: str, variable: str) -> UnknownLabel:
     near = close_labels(runner, label)
     hint = f"; did you mean {', '.join(near)}?" if near else ""
-    raise UnknownLabel(f"no entity has the label {label!r} in {domain}{hint} (`--bind {variable or 'VAR'}=<IRI>` "
+    return UnknownLabel(f"no entity has the label {label!r} in {domain}{hint} (`--bind {variable or 'VAR'}=<IRI>` "
                        f"binds an IRI, `--bind {variable or 'VAR'}=\"{label}\"` the plain string)")
 
 
