@@ -26,6 +26,7 @@ from typing import Any
 
 import pyoxigraph as ox
 
+from kgforge.build.refresh import SourceDecision
 from kgforge.build.transaction import DroppedGraph, build, parse_source
 from kgforge.core.schema import SourceSpec, load_schema
 from kgforge.derive import derive
@@ -61,6 +62,8 @@ class BuildReport(Report):
     records_ok: int = 0
     records_bad: int = 0
     dropped: tuple[DroppedGraph, ...] = ()  # graphs a stage had added that this rebuild left out
+    decisions: tuple[SourceDecision, ...] = ()  # each source: its graph kept or imported again, and why
+    published: bool = True  # False when nothing changed, so the published build stays as it was
 
 
 @dataclass(frozen=True)
@@ -157,16 +160,18 @@ class Domain:
         return f"Domain({self.name!r}, workdir={str(self.workdir)!r})"
 
     def build(self, sources: Iterable[str | SourceSpec] = (), *, schema: str | None = None,
-              schema_sources: bool = True, progress: bool = False) -> BuildReport:
+              schema_sources: bool = True, progress: bool = False, full: bool = False) -> BuildReport:
         """Import the sources (``"kind:path"`` strings or SourceSpecs; plus the schema's own unless
         ``schema_sources=False``) into a fresh build and publish it atomically. ``schema`` defaults to the
-        domain's own (``kgforge init``), else a shipped one, else one inferred from the sources."""
+        domain's own (``kgforge init``), else a shipped one, else one inferred from the sources. Sources
+        that did not change since the published build keep their graphs (``full=True`` imports them all)."""
         specs = [s if isinstance(s, SourceSpec) else parse_source(s) for s in sources]
         result = build(self.name, specs, self.workdir, schema=load_schema(schema) if schema else None,
-                       show_progress=progress, use_schema_sources=schema_sources)
+                       show_progress=progress, use_schema_sources=schema_sources, full=full)
         summary = result.as_dict()
         return BuildReport(self.name, summary, summary["build_id"], summary["total_quads"], summary["records_ok"],
-                           summary["records_bad"], tuple(result.dropped))
+                           summary["records_bad"], tuple(result.dropped), tuple(result.decisions),
+                           result.published)
 
     def stats(self) -> StatsReport:
         data = domain_stats(self.name, self.workdir)
