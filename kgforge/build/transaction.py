@@ -72,7 +72,8 @@ from kgforge.store.oxigraph import (
 from kgforge.store.workdir import DEFAULT_WORKDIR, has_store
 
 SCHEMA_QUADS = "quads/schema.nq"
-INFERRED_SCHEMA = "schema.toml"  # in the build folder, for a domain that has no schema of its own
+INFERRED_SCHEMA = "schema.toml"
+DERIVED_GRAPHS = graph_iri("derived") + "/"  # the graphs derive and link add  # in the build folder, for a domain that has no schema of its own
 
 @dataclass
 class SourceResult:
@@ -379,10 +380,12 @@ def write_schema_graph(schema: Schema, relations: set[Relation], path: Path,
 
 def undeclared_relations(store: ox.Store) -> list[str]:
     """Relations that facts use (kgforge relation IRIs) with no kind declared in the schema graph: their
-    labels and kinds are gone, so queries that read them (entity_facts, goals, exports) miss their facts."""
+    labels and kinds are gone, so queries that read them (entity_facts, goals, exports) miss their facts.
+    Derived graphs label the relations they make themselves (derive's associated relations), so their facts
+    are not asked about."""
     rows = store.query(f"""SELECT DISTINCT ?p WHERE {{
       GRAPH ?g {{ ?s ?p ?o }}
-      FILTER(?g != <{SCHEMA_GRAPH}> && STRSTARTS(STR(?p), "{RELATION}"))
+      FILTER(?g != <{SCHEMA_GRAPH}> && STRSTARTS(STR(?p), "{RELATION}") && !STRSTARTS(STR(?g), "{DERIVED_GRAPHS}"))
       FILTER NOT EXISTS {{ GRAPH <{SCHEMA_GRAPH}> {{ ?p <{KIND}> ?kind }} }}
     }} ORDER BY ?p""")
     return [row["p"].value for row in rows]
