@@ -37,6 +37,7 @@ from kgforge.goals.generate import generate
 from kgforge.goals.graph import GoalOptions
 from kgforge.stats import domain_stats
 from kgforge.store.catalog import DomainInfo, list_domains
+from kgforge.store.diff import GraphDiff, diff_builds
 from kgforge.store.labels import check_required, labelled_rows, resolve_bindings, row_labels
 from kgforge.store.layout import DomainPaths, domain_paths, read_manifest
 from kgforge.store.query import DEFAULT_TIMEOUT, QueryRunner, load_query
@@ -118,6 +119,20 @@ class GoalCheckReport(Report):
     found: int = 0
     recall: float | None = None
     problems: tuple[GoalProblem, ...] = ()  # unreadable lines, then goals not in the graph, then misses (capped)
+
+
+@dataclass(frozen=True)
+class DiffReport(Report):
+    """Facts added, removed and changed per graph between two builds (:mod:`kgforge.store.diff`)."""
+
+    from_build: str = ""
+    to_build: str = ""
+    graphs: tuple[GraphDiff, ...] = ()
+    out: Path | None = None  # the RDF Patch of the differing quads, when asked for
+
+    @property
+    def changed_graphs(self) -> tuple[GraphDiff, ...]:
+        return tuple(g for g in self.graphs if g.differs)
 
 
 @dataclass(frozen=True)
@@ -228,6 +243,18 @@ class Domain:
         return GoalCheckReport(self.name, data, Path(data["file"]), data["goals"], data["goals_in_graph"],
                                data["found"], data["recall"], tuple(problems))
 
+    def diff(self, *, from_build: str | None = None, to_build: str | None = None,
+             out: Path | str | None = None) -> DiffReport:
+        """What changed from build ``from_build`` (default: the one before the published build) to ``to_build``
+        (default: the published build); with ``out``, the differing quads as an RDF Patch."""
+        result = diff_builds(self.paths, from_build, to_build, Path(out) if out else None)
+        graphs = [dict(vars(g)) for g in result.graphs]
+        data = {"domain": self.name, "from_build": result.from_build, "to_build": result.to_build,
+                "added": result.added, "removed": result.removed, "changed": result.changed,
+                "graphs": graphs, "out": result.out}
+        return DiffReport(self.name, data, result.from_build, result.to_build, result.graphs,
+                          Path(result.out) if result.out else None)
+
     def export(self, goals: Path | str | None, out: Path | str, *, fmt: str, dialogues: Path | str | None = None,
                **options: Any) -> ExportReport:
         """Per-dialogue subgraphs in dataset format ``fmt`` (see ExportOptions) for the new goals in ``goals``
@@ -266,6 +293,6 @@ class Domain:
         return RelatedReport(self.name, data, entity, tuple(data["results"]))
 
 
-__all__ = ["BuildReport", "DeriveReport", "Domain", "DomainInfo", "DroppedGraph", "EmbedReport", "ExportReport",
+__all__ = ["BuildReport", "DeriveReport", "DiffReport", "Domain", "DomainInfo", "DroppedGraph", "EmbedReport", "ExportReport",
            "GoalCheckReport", "GoalProblem", "GoalsReport", "QueryReport", "RelatedReport", "Report", "StatsReport",
            "list_domains"]

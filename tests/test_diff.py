@@ -1,0 +1,91 @@
+"""`kgforge diff` between two builds of the shared KdConv travel KB lists exactly the facts that changed:
+three values edited and one entity removed, nothing else; the RDF Patch it writes turns the older build's
+quads into the newer's."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pyoxigraph as ox
+import pytest
+
+from kgforge import Domain
+from kgforge.core.errors import KgforgeError
+from kgforge.store.diff import patch_lines
+
+KB = "kdconv/travel/kb_travel.json"
+GRAPH = "https://kgforge.org/graph/kdconv/kb_travel"
+
+
+def store_lines(workdir: Path, build: str) -> set[str]:
+    store = ox.Store.read_only(str(workdir / "travel" / "builds" / build / "oxigraph"))
+    return {f"{q} ." for q in store}
+
+
+@pytest.fixture
+def two_builds(shared, tmp_path):
+    """The travel KB built, then built again with three 门票 values edited and one entity removed."""
+    kb = tmp_path / "kb_travel.json"
+    data = json.loads(shared(KB).read_text(encoding="utf-8"))
+    kb.write_text(json.dumps(data, ensure_ascii=False), encoding="utf-8")
+    domain = Domain("travel", tmp_path / "kg")
+    first = domain.build([f"kdconv:{kb}"], schema_sources=False)
+    edited = []
+    for name, triples in data.items():
+        ticket = next((t for t in triples if t[1] == "门票"), None)
+        if ticket and len(edited) < 3:
+            edited.append((name, ticket[2], f"{ticket[2]}（已调价）"))
+            ticket[2] = edited[-1][2]
+    removed = next(name for name in reversed(list(data)) if name not in {e[0] for e in edited})
+    del data[removed]
+    kb.write_text(json.dumps(data, ensure_ascii=False), encoding="utf-8")
+    second = domain.build([f"kdconv:{kb}"], schema_sources=False)
+    return domain, first.build_id, second.build_id, edited, removed
+
+
+def test_diff_lists_exactly_the_three_edited_values_and_the_removed_entity(two_builds, tmp_path):
+    domain, first, second, edited, removed = two_builds
+    patch = tmp_path / "changes.patch"
+    report = domain.diff(out=patch)
+    assert (report.from_build, report.to_build) == (first, second)
+    [graph] = report.changed_graphs
+    assert graph.graph == GRAPH and graph.status == "changed"
+    assert graph.changed == 3 and graph.added == 0 and graph.removed > 0
+
+    ops = list(patch_lines(patch))
+    gone = [ox.parse(quad, format=ox.RdfFormat.N_QUADS) for op, quad in ops if op == "D"]
+    came = [ox.parse(quad, format=ox.RdfFormat.N_QUADS) for op, quad in ops if op == "A"]
+    gone, came = [next(q) for q in gone], [next(q) for q in came]
+    assert sorted(q.object.value for q in came) == sorted(new for _, _, new in edited)
+    # what went: the three old values, and every quad about the removed entity, which is the only other subject
+    old_values = {old for _, old, _ in edited}
+    about_removed = [q for q in gone if q.object.value not in old_values]
+    assert len({q.subject for q in about_removed}) == 1
+    assert any(q.object.value == removed for q in about_removed)  # its label
+    assert graph.removed == len(about_removed)
+
+    older, newer = store_lines(domain.workdir, first), store_lines(domain.workdir, second)
+    applied = (older - {q for op, q in ops if op == "D"}) | {q for op, q in ops if op == "A"}
+    assert applied == newer
+
+
+def test_diff_names_builds_by_id_and_refuses_one_it_does_not_keep(two_builds):
+    domain, first, second, _, _ = two_builds
+    back = domain.diff(from_build=second, to_build=first)
+    assert back.changed_graphs[0].changed == 3 and back.changed_graphs[0].added > 0
+    same = domain.diff(from_build=second, to_build=second)
+    assert same.changed_graphs == () and all(g.status == "unchanged" for g in same.graphs)
+    with pytest.raises(KgforgeError, match=rf"no finished build 'nope' .*{first}, {second}"):
+        domain.diff(from_build="nope")
+    with pytest.raises(KgforgeError, match="no finished build '../x'"):
+        domain.diff(from_build="../x")
+
+
+def test_the_diff_command_prints_counts_per_graph(two_builds, cli):
+    domain, first, second, _, _ = two_builds
+    out = cli("diff", "travel", "--workdir", str(domain.workdir)).stdout
+    assert f"travel: {first} → {second}: 0 added," in out and "3 changed" in out
+    assert f"{GRAPH} (changed): 0 added," in out and "graph(s) unchanged" in out
+    data = json.loads(cli("diff", "travel", "--json", "--workdir", str(domain.workdir)).stdout)
+    assert data["changed"] == 3 and data["added"] == 0
