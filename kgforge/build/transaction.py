@@ -72,8 +72,8 @@ from kgforge.store.oxigraph import (
 from kgforge.store.workdir import DEFAULT_WORKDIR, has_store
 
 SCHEMA_QUADS = "quads/schema.nq"
-INFERRED_SCHEMA = "schema.toml"
-DERIVED_GRAPHS = graph_iri("derived") + "/"  # the graphs derive and link add  # in the build folder, for a domain that has no schema of its own
+INFERRED_SCHEMA = "schema.toml"  # in the build folder, for a domain that has no schema of its own
+DERIVED_GRAPHS = graph_iri("derived") + "/"  # the graphs derive and link add
 
 @dataclass
 class SourceResult:
@@ -238,16 +238,15 @@ def build(
                                   ).write(staging / INFERRED_SCHEMA)
         schema_sha256 = sha256_file(schema.path)
         taken: set[str] = set()
+        names = [_graph_name(spec.kind, path, taken) for spec, path in specs]  # as a full build names them
         decisions = [decide(previous, published, schema_sha256, spec.kind, path, dict(spec.options),
-                            graph_iri(*(name := _graph_name(spec.kind, path, taken)).split("/")), full)
-                     for spec, path in specs]
+                            graph_iri(*name.split("/")), full) for (spec, path), name in zip(specs, names)]
         results, used = [], set()
-        for (spec, path), decision in zip(specs, decisions):
+        for (spec, path), name, decision in zip(specs, names, decisions):
             if decision.kept:
                 result = _kept_source(previous, decision.graph)
             else:
-                result, relations = import_source(schema, paths, staging, spec, path, set(), progress,
-                                                  name=decision.graph.removeprefix(GRAPH))
+                result, _ = import_source(schema, paths, staging, spec, path, set(), progress, name=name)
             results.append(result)
             used |= relations_from_records(result.refresh["relations"])
         schema_writer = write_schema_graph(schema, used, staging / SCHEMA_QUADS)
@@ -362,7 +361,7 @@ def write_schema_graph(schema: Schema, relations: set[Relation], path: Path,
     ``kept`` (an earlier schema graph) about anything these do not declare: a stage that adds one source
     must not take away the declarations of relations the others use but the schema file does not name."""
     with QuadWriter(path, SCHEMA_GRAPH) as writer:
-        for rel in sorted(relations, key=lambda r: r.iri):
+        for rel in sorted(relations, key=lambda r: (r.iri, r.zh, r.en or "", r.kind)):  # set order varies
             writer.iri(rel.iri, RDF_TYPE, RDF_PROPERTY)
             writer.literal(rel.iri, RDFS_LABEL, rel.zh, lang="zh")
             if rel.en:
