@@ -8,7 +8,7 @@ paragraph of a command's docstring.
 
 from __future__ import annotations
 
-COMMANDS: dict[str, tuple[str, str]] = {'build': ('build', "Import the domain's sources that changed since the published build and swap in the new store."),
+COMMANDS: dict[str, tuple[str, str]] = {'build': ('build', "Import the domain's sources and swap in a freshly built store."),
  'check': ('build', 'Compare the store with its manifest (per-graph counts, quads checksums); report leftovers.'),
  'sources': ('build', 'List the source kinds `--source KIND:PATH` accepts.'),
  'crawl': ('crawl',

@@ -36,7 +36,9 @@ def build_command(
     workdir: WorkdirOption = DEFAULT_WORKDIR,
     json_out: JsonOption = False,
 ) -> None:
-    """Import the domain's sources that changed since the published build and swap in the new store."""
+    """Import the domain's sources and swap in a freshly built store.
+
+    Sources that did not change since the published build keep their graphs (--full imports them all)."""
     report = Domain(domain, workdir).build(source, schema=schema or None, schema_sources=not no_schema_sources,
                                            progress=not json_out, full=full)
     result = report.as_dict()
