@@ -9,10 +9,12 @@ from pathlib import Path
 
 import pyoxigraph as ox
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from kgforge import Domain
 from kgforge.core.errors import KgforgeError
-from kgforge.store.diff import patch_lines
+from kgforge.store.diff import _compare, _key, _touched, patch_lines
 
 KB = "kdconv/travel/kb_travel.json"
 GRAPH = "https://kgforge.org/graph/kdconv/kb_travel"
@@ -89,3 +91,21 @@ def test_the_diff_command_prints_counts_per_graph(two_builds, cli):
     assert f"{GRAPH} (changed): 0 added," in out and "graph(s) unchanged" in out
     data = json.loads(cli("diff", "travel", "--json", "--workdir", str(domain.workdir)).stdout)
     assert data["changed"] == 3 and data["added"] == 0
+
+
+QUAD_LINES = st.builds(lambda s, p, o: f"<http://e/{s}> <http://p/{p}> \"{o}\" <http://g> .\n".encode(),
+                       st.integers(0, 5), st.integers(0, 2), st.text("ab c", max_size=3))
+
+
+@given(st.sets(QUAD_LINES, max_size=30), st.sets(QUAD_LINES, max_size=30))
+@settings(max_examples=200, deadline=None)
+def test_the_patch_turns_the_older_quads_into_the_newer_and_every_difference_is_counted_once(old, new):
+    lines = _compare(old, new)
+    assert (old - set(lines.removed)) | set(lines.added) == new
+    assert lines.removed == sorted(old - new) and lines.added == sorted(new - old)
+    # a changed pair lost and gained values; the other differing quads are added or removed, none counted twice
+    assert lines.changed == {_key(x) for x in lines.removed} & {_key(x) for x in lines.added}
+    plain_added = len(lines.added) - _touched(lines.added, lines.changed)
+    plain_removed = len(lines.removed) - _touched(lines.removed, lines.changed)
+    assert plain_added == sum(_key(x) not in lines.changed for x in new - old)
+    assert plain_removed == sum(_key(x) not in lines.changed for x in old - new)

@@ -88,8 +88,10 @@ def _why_import(previous: Manifest | None, published: Path | None, schema_sha256
     if previous.schema.sha256 != schema_sha256:
         return "the schema changed since the published build"
     entry = previous.graphs.get(graph)
-    if entry is None or entry.kind != kind or entry.details.get("path") != str(path):
+    if entry is None:
         return "new source (not in the published build)"
+    if entry.kind != kind or entry.details.get("path") != str(path):
+        return f"the published graph of that name was made from {entry.kind}:{entry.details.get('path')}"
     if not path.is_file():
         return "a folder source has no checksum to compare, so it is always imported"
     record = entry.details.get("refresh")
