@@ -17,6 +17,7 @@ from kgforge.core.errors import KgforgeError
 from kgforge.store.diff import _compare, _key, _touched, patch_lines
 
 KB = "kdconv/travel/kb_travel.json"
+DIALOGUES = "kdconv/travel/dev.json"
 GRAPH = "https://kgforge.org/graph/kdconv/kb_travel"
 
 
@@ -34,12 +35,13 @@ def two_builds(shared, tmp_path):
     domain = Domain("travel", tmp_path / "kg")
     first = domain.build([f"kdconv:{kb}"], schema_sources=False)
     edited = []
+    mentioned = shared(DIALOGUES).read_text(encoding="utf-8")  # entities the dialogues talk about
     for name, triples in data.items():
         ticket = next((t for t in triples if t[1] == "门票"), None)
-        if ticket and len(edited) < 3:
+        if ticket and len(edited) < 3 and name in mentioned:
             edited.append((name, ticket[2], f"{ticket[2]}（已调价）"))
             ticket[2] = edited[-1][2]
-    removed = next(name for name in reversed(list(data)) if name not in {e[0] for e in edited})
+    removed = next(name for name in reversed(list(data)) if name not in {e[0] for e in edited} and name in mentioned)
     del data[removed]
     kb.write_text(json.dumps(data, ensure_ascii=False), encoding="utf-8")
     second = domain.build([f"kdconv:{kb}"], schema_sources=False)
@@ -109,3 +111,35 @@ def test_the_patch_turns_the_older_quads_into_the_newer_and_every_difference_is_
     plain_removed = len(lines.removed) - _touched(lines.removed, lines.changed)
     assert plain_added == sum(_key(x) not in lines.changed for x in new - old)
     assert plain_removed == sum(_key(x) not in lines.changed for x in old - new)
+
+
+
+def records_by_id(path: Path) -> dict[str, dict]:
+    """An export's records by id, without the build id they name (two builds' exports differ in it)."""
+    ids = (path.parent / f"{path.name}.ids.txt").read_text(encoding="utf-8").split()
+    records = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+    return {record_id: {k: v for k, v in record.items() if k != "build_id"} for record_id, record in zip(ids, records)}
+
+
+def test_export_changed_since_writes_exactly_the_dialogues_whose_records_changed(two_builds, shared, tmp_path):
+    """The first build's KB built on its own and exported in full, beside the full export of the second build:
+    the dialogues whose records differ are exactly those `export --changed-since FIRST` writes."""
+    domain, first, _, _, _ = two_builds
+    original = tmp_path / "original" / "kb_travel.json"  # the same file name: the same graph
+    original.parent.mkdir()
+    original.write_bytes(shared(KB).read_bytes())
+    options = {"fmt": "jsonl", "dialogues": shared(DIALOGUES), "skip_invalid": True}
+    Domain("travel", tmp_path / "then").build([f"kdconv:{original}"], schema_sources=False)
+    Domain("travel", tmp_path / "then").export(None, tmp_path / "then.jsonl", **options)
+    domain.export(None, tmp_path / "now.jsonl", **options)
+    report = domain.export(None, tmp_path / "changed.jsonl", changed_since=first, **options)
+
+    then, now = records_by_id(tmp_path / "then.jsonl"), records_by_id(tmp_path / "now.jsonl")
+    expected = {record_id for record_id, record in now.items() if then.get(record_id) != record}
+    written = records_by_id(tmp_path / "changed.jsonl")
+    assert 0 < len(expected) < len(now)
+    assert set(written) == expected and all(written[i] == now[i] for i in expected)
+    assert report.data["changed_since"] == {"build": first, "records_changed": len(expected),
+                                            "records_unchanged": len(now) - len(expected)}
+    with pytest.raises(KgforgeError, match=rf"no dialogue's subgraph changed since build {report.data['build_id']}"):
+        domain.export(None, tmp_path / "none.jsonl", changed_since=report.data["build_id"], **options)

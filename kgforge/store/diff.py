@@ -74,8 +74,8 @@ def diff_builds(paths: DomainPaths, from_build: str | None = None, to_build: str
                 out: Path | None = None) -> BuildDiff:
     """Compare build ``from_build`` (default: the one before the published build) with ``to_build`` (default:
     the published build) of the domain at ``paths``; with ``out``, write the differing quads there."""
-    newer = _build_folder(paths, to_build) if to_build else published_build(paths)
-    older = _build_folder(paths, from_build) if from_build else _previous_build(paths, newer)
+    newer = kept_build(paths, to_build) if to_build else published_build(paths)
+    older = kept_build(paths, from_build) if from_build else _previous_build(paths, newer)
     before, after = Manifest.read(older / "manifest.json"), Manifest.read(newer / "manifest.json")
     graphs = []
     with (atomic_path(out) if out else nullcontext()) as patch:
@@ -126,7 +126,8 @@ def _touched(lines: list[bytes], changed: set[tuple[bytes, bytes]]) -> int:
     return sum(_key(line) in changed for line in lines)
 
 
-def _build_folder(paths: DomainPaths, build_id: str) -> Path:
+def kept_build(paths: DomainPaths, build_id: str) -> Path:
+    """The folder of finished build ``build_id`` of the domain (the published one or the one kept before it)."""
     folder = paths.builds / build_id
     if "/" in build_id or build_id.startswith(".") or not (folder / "manifest.json").is_file() \
             or (folder / ".incomplete").exists():
