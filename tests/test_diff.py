@@ -143,3 +143,10 @@ def test_export_changed_since_writes_exactly_the_dialogues_whose_records_changed
                                             "records_unchanged": len(now) - len(expected)}
     with pytest.raises(KgforgeError, match=rf"no dialogue's subgraph changed since build {report.data['build_id']}"):
         domain.export(None, tmp_path / "none.jsonl", changed_since=report.data["build_id"], **options)
+
+
+def test_changed_since_is_refused_for_new_goals(cli, tmp_path):
+    result = cli("export", "travel", "--format", "jsonl", "--goals", str(tmp_path / "goals.jsonl"), "--out",
+                 str(tmp_path / "out.jsonl"), "--changed-since", "x", "--workdir", str(tmp_path / "kg"), check=False)
+    assert result.returncode != 0
+    assert "--input-layout, --refresh-attrs and --changed-since are for --dialogues" in result.stderr
