@@ -9,6 +9,13 @@ manifest, swap and pruning is reported beside it) against a plain
 ``pyoxigraph.Store.bulk_load`` of the very same N-Quads files, alternating, medians of --repeats;
 and rdflib parsing the same N-Quads (a sample, extrapolated). Writes benchmarks/results/bench_build.json.
 Target (issue 2): load phase >= 0.8x raw bulk_load, and far ahead of rdflib.
+
+    python benchmarks/bench_build.py --small --refresh-only   # the refresh part alone
+
+Refresh, in the same run: a full build of two sources (the KB and a second KB 1% its size), a rebuild with
+no source changed, a rebuild after the 1% source changed (regenerated with another seed), each as the
+command a user runs (start-up included), with its peak memory. Targets: unchanged <= 10% of the full build,
+1% changed <= 15%.
 """
 
 from __future__ import annotations
@@ -24,7 +31,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from benchmarks.synthetic import cached_synthetic_kb  # noqa: E402
+from benchmarks.synthetic import cached_synthetic_kb, write_synthetic_kb  # noqa: E402
 
 RAW_LOAD = """
 import sys, time, pyoxigraph as ox
@@ -78,10 +85,16 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--out", type=Path, default=Path("bench-out"), help="folder for the generated graph")
     parser.add_argument("--result", type=Path, default=Path(__file__).resolve().parent / "results" / "bench_build.json")
+    parser.add_argument("--refresh-only", action="store_true", help="only the full build against the refreshes")
     args = parser.parse_args()
     kb = cached_synthetic_kb(args.out, args.small)
     work = Path(tempfile.mkdtemp(prefix="kgforge-bench-"))
     cli = [sys.executable, "-c", "from kgforge.cli import main; main()"]
+    refresh = refresh_benchmark(cli, kb, args.out, work / "refresh", args.small)
+    if args.refresh_only:  # beside the full benchmark's result, which may be of another size
+        write_result(args.result.with_name(f"{args.result.stem}_refresh.json"),
+                     {"graph": {"entities": 10_000 if args.small else 144_000, "kb": str(kb)}, "refresh": refresh})
+        return
 
     print("kgforge build (import + load) ...", file=sys.stderr)
     out, build_seconds, build_rss = run_measured(
@@ -127,10 +140,41 @@ def main() -> None:
         "ratio_per_pair_median": round(statistics.median(r / k for k, r in zip(kgforge_load, raw_load)), 2),
         "ratio_kgforge_load_vs_rdflib": round(kgforge_rate / rdflib_rate, 1),
         "target": "load phase >= 0.8x raw bulk_load",
+        "refresh": refresh,
     }
-    args.result.parent.mkdir(parents=True, exist_ok=True)
-    args.result.write_text(json.dumps(result, indent=2), encoding="utf-8")
+    write_result(args.result, result)
+
+
+def write_result(path: Path, result: dict) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(result, indent=2), encoding="utf-8")
     print(json.dumps(result, indent=2))
+
+
+def refresh_benchmark(cli: list[str], kb: Path, folder: Path, work: Path, small: bool) -> dict:
+    """A full build of the KB and a 1% second source, then a rebuild with nothing changed and one with the
+    1% source changed: wall seconds (the whole command), peak RSS, and each against the full build."""
+    entities, triples = (10_000, 250_000) if small else (144_000, 3_600_000)
+    second = folder / "refresh" / f"kb_second_{entities // 100}.json"  # its own name: its own graph
+    second.parent.mkdir(parents=True, exist_ok=True)
+    write_synthetic_kb(second, entities=entities // 100, triples=triples // 100, seed=1)
+    command = cli + ["build", "duconv", "--source", f"kdconv:{kb}", "--source", f"kdconv:{second}",
+                     "--no-schema-sources", "--workdir", str(work), "--json"]
+    runs = {}
+    for name in ("full", "unchanged", "one_percent_changed"):
+        if name == "one_percent_changed":
+            write_synthetic_kb(second, entities=entities // 100, triples=triples // 100, seed=2)
+        print(f"refresh benchmark: {name} build ...", file=sys.stderr)
+        out, seconds, rss = run_measured(command)
+        summary = json.loads(out)
+        runs[name] = {"seconds": round(seconds, 2), "peak_rss_mib": rss, "quads": summary["total_quads"],
+                      "imported": [r["source"] for r in summary["refresh"] if r["action"] == "imported"],
+                      "published": summary["published"], "timings": summary["timings"]}
+    full = runs["full"]["seconds"]
+    for name in ("unchanged", "one_percent_changed"):
+        runs[name]["ratio_to_full"] = round(runs[name]["seconds"] / full, 3)
+    runs["targets"] = {"unchanged": "<= 0.10 of full", "one_percent_changed": "<= 0.15 of full"}
+    return runs
 
 
 if __name__ == "__main__":

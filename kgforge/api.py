@@ -27,6 +27,7 @@ from typing import Any
 
 import pyoxigraph as ox
 
+from kgforge.build.refresh import SourceDecision
 from kgforge.build.transaction import DroppedGraph, build, parse_source
 from kgforge.core.schema import SourceSpec, load_schema
 from kgforge.derive import derive
@@ -47,6 +48,7 @@ from kgforge.goals.generate import generate
 from kgforge.goals.graph import GoalOptions
 from kgforge.stats import domain_stats
 from kgforge.store.catalog import DomainInfo, list_domains
+from kgforge.store.diff import GraphDiff, diff_builds
 from kgforge.store.labels import check_required, labelled_rows, resolve_bindings, row_labels
 from kgforge.store.layout import DomainPaths, domain_paths, read_manifest
 from kgforge.store.query import DEFAULT_TIMEOUT, QueryRunner, load_query
@@ -72,6 +74,8 @@ class BuildReport(Report):
     records_ok: int = 0
     records_bad: int = 0
     dropped: tuple[DroppedGraph, ...] = ()  # graphs a stage had added that this rebuild left out
+    decisions: tuple[SourceDecision, ...] = ()  # each source: its graph kept or imported again, and why
+    published: bool = True  # False when nothing changed, so the published build stays as it was
 
 
 @dataclass(frozen=True)
@@ -129,6 +133,20 @@ class GoalCheckReport(Report):
 
 
 @dataclass(frozen=True)
+class DiffReport(Report):
+    """Facts added, removed and changed per graph between two builds (:mod:`kgforge.store.diff`)."""
+
+    from_build: str = ""
+    to_build: str = ""
+    graphs: tuple[GraphDiff, ...] = ()
+    out: Path | None = None  # the RDF Patch of the differing quads, when asked for
+
+    @property
+    def changed_graphs(self) -> tuple[GraphDiff, ...]:
+        return tuple(g for g in self.graphs if g.differs)
+
+
+@dataclass(frozen=True)
 class ExportReport(Report):
     out: Path = Path()
     format: str = ""
@@ -168,16 +186,18 @@ class Domain:
         return f"Domain({self.name!r}, workdir={str(self.workdir)!r})"
 
     def build(self, sources: Iterable[str | SourceSpec] = (), *, schema: str | None = None,
-              schema_sources: bool = True, progress: bool = False) -> BuildReport:
+              schema_sources: bool = True, progress: bool = False, full: bool = False) -> BuildReport:
         """Import the sources (``"kind:path"`` strings or SourceSpecs; plus the schema's own unless
         ``schema_sources=False``) into a fresh build and publish it atomically. ``schema`` defaults to the
-        domain's own (``kgforge init``), else a shipped one, else one inferred from the sources."""
+        domain's own (``kgforge init``), else a shipped one, else one inferred from the sources. Sources
+        that did not change since the published build keep their graphs (``full=True`` imports them all)."""
         specs = [s if isinstance(s, SourceSpec) else parse_source(s) for s in sources]
         result = build(self.name, specs, self.workdir, schema=load_schema(schema) if schema else None,
-                       show_progress=progress, use_schema_sources=schema_sources)
+                       show_progress=progress, use_schema_sources=schema_sources, full=full)
         summary = result.as_dict()
         return BuildReport(self.name, summary, summary["build_id"], summary["total_quads"], summary["records_ok"],
-                           summary["records_bad"], tuple(result.dropped))
+                           summary["records_bad"], tuple(result.dropped), tuple(result.decisions),
+                           result.published)
 
     def stats(self) -> StatsReport:
         data = domain_stats(self.name, self.workdir)
@@ -234,6 +254,18 @@ class Domain:
         return GoalCheckReport(self.name, data, Path(data["file"]), data["goals"], data["goals_in_graph"],
                                data["found"], data["recall"], tuple(problems))
 
+    def diff(self, *, from_build: str | None = None, to_build: str | None = None,
+             out: Path | str | None = None) -> DiffReport:
+        """What changed from build ``from_build`` (default: the one before the published build) to ``to_build``
+        (default: the published build); with ``out``, the differing quads as an RDF Patch."""
+        result = diff_builds(self.paths, from_build, to_build, Path(out) if out else None)
+        graphs = [dict(vars(g)) for g in result.graphs]
+        data = {"domain": self.name, "from_build": result.from_build, "to_build": result.to_build,
+                "added": result.added, "removed": result.removed, "changed": result.changed,
+                "graphs": graphs, "out": result.out}
+        return DiffReport(self.name, data, result.from_build, result.to_build, result.graphs,
+                          Path(result.out) if result.out else None)
+
     def export(self, goals: Path | str | None, out: Path | str, *, fmt: str, dialogues: Path | str | None = None,
                **options: Any) -> ExportReport:
         """Per-dialogue subgraphs in dataset format ``fmt`` (see ExportOptions) for the new goals in ``goals``
@@ -281,6 +313,6 @@ class Domain:
 
 
 __all__ = ["BuildReport", "CandidatesReport", "CardReport", "CorpusStats", "SplitReport", "build_candidates",
-           "corpus_stats", "split_corpus", "write_card", "DeriveReport", "Domain", "DomainInfo", "DroppedGraph", "EmbedReport", "ExportReport",
+           "corpus_stats", "split_corpus", "write_card", "DeriveReport", "DiffReport", "Domain", "DomainInfo", "DroppedGraph", "EmbedReport", "ExportReport",
            "GoalCheckReport", "GoalProblem", "GoalsReport", "QueryReport", "RelatedReport", "Report", "StatsReport",
            "list_domains"]

@@ -41,9 +41,10 @@ def build_args(kb: Path, workdir: Path) -> list[str]:
     return ["build", "travel", "--source", f"kdconv:{kb}", "--no-schema-sources", "--workdir", str(workdir)]
 
 
-def build_travel(kb: Path, workdir: Path) -> dict[str, float]:
+def build_travel(kb: Path, workdir: Path, full: bool = False) -> dict[str, float]:
     """Build in-process; returns the build's timings."""
-    summary = build("travel", [SourceSpec("kdconv", str(kb))], workdir, show_progress=False, use_schema_sources=False)
+    summary = build("travel", [SourceSpec("kdconv", str(kb))], workdir, show_progress=False, use_schema_sources=False,
+                    full=full)
     return summary.timings
 
 
@@ -140,7 +141,7 @@ def test_derive_killed_at_random_points(kbs, tmp_path):
     generate("travel", options, tmp_path / "reference.jsonl", ref["workdir"])
     kills = 0
     for seed in range(3):
-        build_travel(ref["kb"], workdir)  # published: the build without derived pairs
+        build_travel(ref["kb"], workdir, full=True)  # published: the build without derived pairs (a refresh keeps them)
         run = kill_at_random_point(["derive", "travel", "--workdir", str(workdir)], seed=seed,
                                    window=within(ref["seconds"]["derive"]), ready=staging_has(workdir, "quads"))
         kills += run.killed
@@ -199,3 +200,64 @@ def test_embed_killed_at_random_points_resumes_to_the_same_model(tmp_path):
     assert kills >= 2
     embed("travel", workdir, config, resume=True, progress=False)
     assert related("travel", "景点1", workdir)["results"] == related("travel", "景点1", reference)["results"]
+
+
+def refresh_args(source: Path, static: Path, workdir: Path) -> list[str]:
+    return ["build", "travel", "--source", f"kdconv:{source}", "--source", f"kdconv:{static}", "--no-schema-sources",
+            "--workdir", str(workdir)]
+
+
+def build_sources(workdir: Path, *kbs: Path):
+    return build("travel", [SourceSpec("kdconv", str(kb)) for kb in kbs], workdir, show_progress=False,
+                 use_schema_sources=False)
+
+
+@pytest.fixture(scope="module")
+def refresh_refs(kbs, tmp_path_factory) -> dict:
+    """A second source that no refresh changes, the quads checksums of full builds of each KB beside it, and
+    how long the phases of a refresh (one source changed, the other kept) took."""
+    folder = tmp_path_factory.mktemp("refresh")
+    static = write_kb(folder / "static.json", BUILD_ENTITIES // 2, "S")
+    refs: dict = {"static": static, "quads": {}}
+    for name in ("a", "b"):
+        source = folder / name / "travel.json"  # the graph is named after the file, as in the killed runs
+        source.parent.mkdir()
+        shutil.copyfile(kbs[name]["kb"], source)
+        build_sources(folder / f"ref-{name}", source, static)
+        refs["quads"][name] = quads_sha(folder / f"ref-{name}")
+    source = folder / "timed" / "travel.json"
+    source.parent.mkdir()
+    shutil.copyfile(kbs["a"]["kb"], source)
+    build_sources(folder / "timed-kg", source, static)
+    shutil.copyfile(kbs["b"]["kb"], source)
+    refreshed = build_sources(folder / "timed-kg", source, static)
+    assert [d.action for d in refreshed.decisions] == ["imported", "kept"]
+    refs["seconds"] = {"import": refreshed.timings["import_seconds"], "load": refreshed.timings["load_seconds"]}
+    return refs
+
+
+@pytest.mark.parametrize("phase, pattern", [("import", "quads/*.part*"), ("load", "oxigraph")])
+def test_refresh_killed_at_random_points(kbs, refresh_refs, tmp_path, phase, pattern):
+    """A rebuild that re-imports one changed source and keeps the other, killed in its import or in its load
+    into the checkpoint of the published store: the previous build stays published and checks ok, and the
+    re-run refreshes to exactly what a full build of the same sources gives."""
+    workdir, source, static = tmp_path / "kg", tmp_path / "travel.json", refresh_refs["static"]
+    shutil.copyfile(kbs["a"]["kb"], source)
+    build_sources(workdir, source, static)
+    published, kills = "a", 0
+    for seed in range(3):
+        target = "b" if published == "a" else "a"
+        shutil.copyfile(kbs[target]["kb"], source)
+        run = kill_at_random_point(refresh_args(source, static, workdir), seed=seed,
+                                   window=within(refresh_refs["seconds"][phase]), ready=staging_has(workdir, pattern))
+        kills += run.killed
+        assert_consistent_after(run, workdir)
+        now = quads_sha(workdir)
+        assert now == refresh_refs["quads"][target] or (run.killed and now == refresh_refs["quads"][published])
+        rerun = build_sources(workdir, source, static)
+        expected = ["kept", "kept"] if now == refresh_refs["quads"][target] else ["imported", "kept"]
+        assert [d.action for d in rerun.decisions] == expected
+        assert quads_sha(workdir) == refresh_refs["quads"][target]
+        assert_nothing_left(workdir)
+        published = target
+    assert kills >= 2, f"only {kills} of 3 refreshes were killed in the {phase} phase"

@@ -45,11 +45,13 @@ from kgforge.core.vocab import (
     SCHEMA_GRAPH,
     graph_iri,
 )
+from kgforge.build.refresh import SourceDecision, decide, refresh_record, relations_from_records
 from kgforge.sources.importer import ImportContext, importer_for, reads_file, source_licence
 from kgforge.sources.schema_infer import infer_schema
 from kgforge.store.layout import (
     DomainPaths,
     carry_quads,
+    discard_build,
     domain_paths,
     leftovers,
     published_build,
@@ -72,6 +74,7 @@ from kgforge.store.workdir import DEFAULT_WORKDIR, has_store
 
 SCHEMA_QUADS = "quads/schema.nq"
 INFERRED_SCHEMA = "schema.toml"  # in the build folder, for a domain that has no schema of its own
+DERIVED_GRAPHS = graph_iri("derived") + "/"  # the graphs derive and link add
 
 @dataclass
 class SourceResult:
@@ -88,13 +91,15 @@ class SourceResult:
     seconds: float
     engine: dict[str, Any] | None = None  # the dump engine and each shard's producer (Wikidata dumps)
     licence: str | None = None  # the schema source's, else the one registered for its kind
+    refresh: dict[str, Any] | None = None  # what a later build compares to keep the graph (build.refresh)
 
     def manifest_entry(self) -> GraphEntry:
         return GraphEntry.from_dict(self.as_dict())
 
     def as_dict(self) -> dict[str, Any]:
         """The manifest entry's keys (in the order manifests have always had them)."""
-        return {k: v for k, v in self.__dict__.items() if k != "graph" and not (k in ("engine", "licence") and v is None)}
+        return {k: v for k, v in self.__dict__.items()
+                if k != "graph" and not (k in ("engine", "licence", "refresh") and v is None)}
 
 
 @dataclass(frozen=True)
@@ -170,6 +175,8 @@ class BuildSummary:
     timings: dict[str, float] = field(default_factory=dict)
     schema: dict[str, Any] = field(default_factory=dict)  # path, and whether it was inferred
     dropped: list[DroppedGraph] = field(default_factory=list)  # what the previous build had that this one lacks
+    decisions: list[SourceDecision] = field(default_factory=list)  # each source: kept or imported, and why
+    published: bool = True  # False when nothing changed and the published build stays
 
     @property
     def total_quads(self) -> int:
@@ -177,12 +184,14 @@ class BuildSummary:
 
     def as_dict(self) -> dict[str, Any]:
         return {
-            "domain": self.domain, "build_id": self.build_id, "store": self.store, "schema": self.schema,
+            "domain": self.domain, "build_id": self.build_id, "published": self.published, "store": self.store,
+            "schema": self.schema,
             "total_quads": self.total_quads, "graphs": self.graphs, "timings": self.timings,
             "sources": [dict(s.as_dict(), graph=s.graph) for s in self.sources],
             "records_ok": sum(s.counts.get("records_ok", 0) for s in self.sources),
             "records_bad": sum(s.counts.get("records_bad", 0) for s in self.sources),
             "dropped_graphs": [dict(vars(d), message=d.message) for d in self.dropped],
+            "refresh": [dict(vars(d), message=d.message) for d in self.decisions],
         }
 
 
@@ -201,12 +210,19 @@ def build(
     schema: Schema | None = None,
     show_progress: bool = True,
     use_schema_sources: bool = True,
+    full: bool = False,
 ) -> BuildSummary:
-    """Import every source of the build, then load and swap in a fresh store for ``domain``.
+    """Import the sources of the build that changed since the published one, then publish a new store.
 
     The schema is ``schema``, else the domain's own (``<workdir>/<domain>/schema.toml``, what `kgforge init`
     writes) or a shipped one; a domain with neither builds with a schema inferred from its sources, written
-    into the build folder (``schema.toml``) and marked inferred."""
+    into the build folder (``schema.toml``) and marked inferred.
+
+    A source whose input, importer and options match what the published build recorded keeps its graph
+    (:mod:`kgforge.build.refresh`): the new store is a checkpoint of the published one with only the changed
+    graphs dropped and loaded again, and graphs that stages derived from the others stay only while those
+    did not change. When nothing changed the published build stays as it is. ``full`` imports and loads
+    every source into a fresh store."""
     paths = domain_paths(domain, workdir)
     if schema is None and (found := domain_schema_path(domain, paths.workdir)) is not None:
         schema = load_schema(found)
@@ -217,38 +233,92 @@ def build(
         raise KgforgeError(f"domain {domain!r} has no sources: give --source KIND:PATH or {where}")
     with write_lock(paths), progress_bar(show_progress) as progress, staged_build(paths) as staging:
         started = time.perf_counter()
+        published = published_build(paths) if has_store(paths.root) else None
+        previous = read_manifest(paths, published) if published else None
         if schema is None:
             schema = infer_schema(domain, [SourceSpec(s.kind, str(path), s.options) for s, path in specs]
                                   ).write(staging / INFERRED_SCHEMA)
-        results = []
-        used: set[Relation] = set()
+        schema_sha256 = sha256_file(schema.path)
         taken: set[str] = set()
-        for spec, path in specs:
-            result, relations = import_source(schema, paths, staging, spec, path, taken, progress)
+        names = [_graph_name(spec.kind, path, taken) for spec, path in specs]  # as a full build names them
+        decisions = [decide(previous, published, schema_sha256, spec.kind, path, dict(spec.options),
+                            graph_iri(*name.split("/")), full) for (spec, path), name in zip(specs, names)]
+        results, used = [], set()
+        for (spec, path), name, decision in zip(specs, names, decisions):
+            if decision.kept:
+                result = _kept_source(previous, decision.graph)
+            else:
+                result, _ = import_source(schema, paths, staging, spec, path, set(), progress, name=name)
             results.append(result)
-            used |= relations
+            used |= relations_from_records(result.refresh["relations"])
         schema_writer = write_schema_graph(schema, used, staging / SCHEMA_QUADS)
         import_seconds = time.perf_counter() - started
-        graphs = {r.graph: r.manifest_entry() for r in results}
+        graphs = {r.graph: (previous.graphs[r.graph] if d.kept else r.manifest_entry())
+                  for r, d in zip(results, decisions)}
         graphs[SCHEMA_GRAPH] = schema_entry(schema_writer, SCHEMA_QUADS)
-        previous = read_manifest(paths) if has_store(paths.root) else None
-        summary = load_graphs(paths, staging, graphs, schema, progress)
-    summary.dropped = dropped_graphs(domain, previous, set(graphs), list(extra_sources or []), use_schema_sources)
+        if any(d.kept for d in decisions):
+            summary = _refresh(paths, staging, published, previous, graphs, {d.graph for d in decisions if d.kept},
+                               schema, schema_sha256)
+        else:
+            summary = load_graphs(paths, staging, graphs, schema, progress)
+    kept = set(graphs) if summary.published else set(summary.graphs)
+    summary.dropped = dropped_graphs(domain, previous, kept, list(extra_sources or []), use_schema_sources)
     summary.sources = results
+    summary.decisions = decisions
     summary.timings["import_seconds"] = round(import_seconds, 3)
     summary.schema = {"path": str(schema.path), "inferred": schema.inferred}
     return summary
 
 
+def _kept_source(previous: Manifest, graph: str) -> SourceResult:
+    """The published build's record of a source whose graph a rebuild keeps."""
+    entry = previous.graphs[graph].to_dict()
+    fields = {name for name in SourceResult.__dataclass_fields__ if name != "graph"}
+    return SourceResult(graph=graph, **{k: v for k, v in entry.items() if k in fields})
+
+
+def _refresh(paths: DomainPaths, staging: Path, published: Path, previous: Manifest,
+             graphs: dict[str, GraphEntry], kept: set[str], schema: Schema, schema_sha256: str) -> BuildSummary:
+    """Publish ``graphs`` as a checkpoint of the ``published`` store that keeps the graphs in ``kept`` (and the
+    schema graph when its quads are the same), drops every other graph and loads only the imported ones. A
+    graph a stage derived (derive, link) stays while every other graph of the build is unchanged, else it is
+    dropped and the build names the command that makes it again. When nothing changed at all nothing is
+    published, the staging build goes, and the summary names the published build."""
+    if previous.graphs.get(SCHEMA_GRAPH, graphs[SCHEMA_GRAPH]).sha256 == graphs[SCHEMA_GRAPH].sha256:
+        (staging / graphs[SCHEMA_GRAPH].quads_file).unlink()
+        graphs[SCHEMA_GRAPH] = previous.graphs[SCHEMA_GRAPH]  # its quads file, whatever the earlier build named it
+        kept = kept | {SCHEMA_GRAPH}
+    derived = {g: e for g, e in previous.graphs.items() if _made_by_stage(e)}
+    if kept == set(graphs) and set(previous.graphs) == kept | set(derived):  # nothing to drop, nothing to load
+        discard_build(staging)
+        return BuildSummary(paths.domain, previous.build_id, str(published / "oxigraph"),
+                            {g: e.quads for g, e in previous.graphs.items()}, timings={"load_seconds": 0.0},
+                            published=False)
+    drop = [g for g in previous.graphs if g not in kept]  # derived graphs too: what they came from changed
+    return extend_build(paths, staging, published, published / "oxigraph", drop,
+                        {g: e for g, e in graphs.items() if g not in kept}, {}, replace_stages=True,
+                        schema=_schema_record(schema, schema_sha256))
+
+
+def _made_by_stage(entry: GraphEntry) -> bool:
+    return (entry.kind or "").split("-")[0] in _RESTORED_BY
+
+
+def _schema_record(schema: Schema, sha256: str) -> SchemaEntry:
+    return SchemaEntry(name=schema.name, version=schema.version, path=str(schema.path), sha256=sha256,
+                       inferred=schema.inferred)
+
+
 def import_source(
     schema: Schema, paths: DomainPaths, staging: Path, spec: SourceSpec, path: Path, taken: set[str],
-    progress: Progress,
+    progress: Progress, name: str | None = None,
 ) -> tuple[SourceResult, set[Relation]]:
-    """Import one source into its quads file in the staging build folder ``staging``."""
+    """Import one source into its quads file in the staging build folder ``staging``, as graph ``name``
+    (default: named after the source, unlike any in ``taken``)."""
     importer = importer_for(spec.kind)
     if reads_file(spec.kind) and not path.exists():
         raise InputError(f"{path}: no such file (source {spec.kind}:{spec.path})")
-    name = _graph_name(spec.kind, path, taken)
+    name = name or _graph_name(spec.kind, path, taken)
     quads_file = staging / "quads" / f"{name.replace('/', '__')}.nq"
     quarantine = Quarantine(paths.quarantine / f"{name.replace('/', '__')}.jsonl")
     quarantine.path.unlink(missing_ok=True)  # an earlier import's; this one's appears with its first record
@@ -271,6 +341,7 @@ def import_source(
         quarantine_file=str(quarantine.path.relative_to(paths.root)) if quarantine.count else None,
         seconds=round(time.perf_counter() - started, 3), engine=ctx.engine,
         licence=spec.licence or source_licence(spec.kind),
+        refresh=refresh_record(spec.options, path, ctx.relations_used),
     )
     if ctx.counts["records_ok"] == 0 and writer.count == 0:
         where = f"quarantined {quarantine.count}; see {quarantine.path}" if quarantine.count else "nothing quarantined"
@@ -293,7 +364,7 @@ def write_schema_graph(schema: Schema, relations: set[Relation], path: Path,
     ``kept`` (an earlier schema graph) about anything these do not declare: a stage that adds one source
     must not take away the declarations of relations the others use but the schema file does not name."""
     with QuadWriter(path, SCHEMA_GRAPH) as writer:
-        for rel in sorted(relations, key=lambda r: r.iri):
+        for rel in sorted(relations, key=lambda r: (r.iri, r.zh, r.en or "", r.kind)):  # set order varies
             writer.iri(rel.iri, RDF_TYPE, RDF_PROPERTY)
             writer.literal(rel.iri, RDFS_LABEL, rel.zh, lang="zh")
             if rel.en:
@@ -368,7 +439,8 @@ def add_graphs(paths: DomainPaths, staging: Path, new_graphs: dict[str, GraphEnt
 
 def extend_build(paths: DomainPaths, staging: Path, published: Path, base: Path, drop: list[str],
                  new_graphs: dict[str, GraphEntry], stages: dict[str, Any],
-                 keep_base_as: str | None = None) -> BuildSummary:
+                 keep_base_as: str | None = None, replace_stages: bool = False,
+                 schema: SchemaEntry | None = None) -> BuildSummary:
     """Publish, as the staging build ``staging``, a copy of the store at ``base`` without the graphs in
     ``drop`` (nor the earlier versions of the new graphs), plus ``new_graphs``, whose quads files the
     caller wrote into ``staging``. The other graphs of the ``published`` build keep their quads files
@@ -377,7 +449,8 @@ def extend_build(paths: DomainPaths, staging: Path, published: Path, base: Path,
     The copy is a RocksDB checkpoint (hard links) and only the new graphs are bulk-loaded, so adding
     links or derived triples to a DuConv-sized store takes seconds, not a full re-load. The new
     graphs' counts are checked before the swap, as ``kgforge build`` does; ``stages`` are recorded
-    in the manifest beside the earlier ones. The caller holds the write lock.
+    in the manifest beside the earlier ones (instead of them with ``replace_stages``); ``schema`` replaces
+    the published build's schema record. The caller holds the write lock.
     """
     manifest = read_manifest(paths, published)
     new_graphs = _with_checksums(staging, new_graphs)
@@ -391,9 +464,10 @@ def extend_build(paths: DomainPaths, staging: Path, published: Path, base: Path,
     graphs.update(new_graphs)
     timings = {"load_seconds": round(time.perf_counter() - started, 3)}
     swap_in(paths, staging, replace(
-        manifest, build_id=staging.name, created=_now(), schema=_carry_schema(manifest.schema, published, staging),
-        graphs=graphs, total_quads=sum(e.quads for e in graphs.values()), timings=timings,
-        versions=package_versions(), stages={**manifest.stages, **stages}))
+        manifest, build_id=staging.name, created=_now(),
+        schema=schema or _carry_schema(manifest.schema, published, staging), graphs=graphs,
+        total_quads=sum(e.quads for e in graphs.values()), timings=timings, versions=package_versions(),
+        stages=stages if replace_stages else {**manifest.stages, **stages}))
     return BuildSummary(paths.domain, staging.name, str(staging / "oxigraph"),
                         {g: e.quads for g, e in graphs.items()}, timings=timings)
 

@@ -18,6 +18,7 @@ COMMANDS: dict[str, tuple[str, str]] = {'build': ('build', "Import the domain's 
  'demo': ('demo', 'Run every stage on the bundled offline demo domain (no network, no data needed).'),
  'derive': ('derive',
             'Associated two-hop triples (entities sharing a predicate and object) into their own named graph.'),
+ 'diff': ('diff', 'List the facts added, removed and changed per graph between two builds of a domain.'),
  'domains': ('domains',
              'List the domains built in the workdir: quads, size on disk, published build, derived graphs, '
              'embeddings.'),

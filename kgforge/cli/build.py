@@ -31,22 +31,31 @@ def build_command(
                                              "else one inferred from the sources).")] = "",
     no_schema_sources: Annotated[bool, typer.Option("--no-schema-sources",
                                                     help="Use only the --source inputs.")] = False,
+    full: Annotated[bool, typer.Option("--full", help="Import and load every source, even those that did not "
+                                                      "change since the published build.")] = False,
     workdir: WorkdirOption = DEFAULT_WORKDIR,
     json_out: JsonOption = False,
 ) -> None:
-    """Import the domain's sources and swap in a freshly built store."""
+    """Import the domain's sources and swap in a freshly built store.
+
+    Sources that did not change since the published build keep their graphs (--full imports them all)."""
     report = Domain(domain, workdir).build(source, schema=schema or None, schema_sources=not no_schema_sources,
-                                           progress=not json_out)
+                                           progress=not json_out, full=full)
     result = report.as_dict()
     if json_out:
         emit_json(result)
         return
-    for src in result["sources"]:
+    for src, decision in zip(result["sources"], report.decisions):
         note = f", [yellow]{src['quarantined']} quarantined[/] → {src['quarantine_file']}" if src["quarantined"] else ""
-        console.print(f"  {src['kind']}:{src['path']}: {src['counts'].get('records_ok', 0):,} records, "
-                      f"{src['quads']:,} quads{note}")
+        console.print(f"  {escape(decision.action)} {escape(src['kind'])}:{escape(src['path'])}: "
+                      f"{src['counts'].get('records_ok', 0):,} records, {src['quads']:,} quads{note}", soft_wrap=True)
+        console.print(f"    {escape(decision.reason)}", soft_wrap=True, style="dim")
     if result["schema"]["inferred"]:
         console.print(f"  schema: [yellow]inferred[/] ({escape(result['schema']['path'])})", soft_wrap=True)
+    if not report.published:
+        console.print(f"nothing changed: build {result['build_id']} stays published ({result['total_quads']:,} "
+                      "quads; --full builds it again)")
+        return
     show_mapping(f"built {domain} ({result['build_id']})", {
         "quads": result["total_quads"], "graphs": len(result["graphs"]),
         "records loaded": result["records_ok"], "records quarantined": result["records_bad"],

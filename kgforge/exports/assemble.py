@@ -53,9 +53,10 @@ class Context:
 
     @classmethod
     def open(cls, domain: str, workdir: Path | str | None, language: str | None,
-             tables: GraphTables | None = None) -> "Context":
+             tables: GraphTables | None = None, build: Path | None = None) -> "Context":
+        """The published build of ``domain``, or the kept ``build`` folder."""
         paths = domain_paths(domain, workdir)
-        build = published_build(paths)
+        build = build or published_build(paths)
         manifest = read_manifest(paths, build)
         schema = load_schema(manifest.schema.path)
         tables = tables or read_tables(paths, build=build)

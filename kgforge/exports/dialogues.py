@@ -15,16 +15,18 @@ from __future__ import annotations
 import json
 import time
 from collections import Counter
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import polars as pl
 
-from kgforge.core.errors import InputError
+from kgforge.core.errors import InputError, KgforgeError
 from kgforge.core.files import sha256_file, write_text_atomic
 from kgforge.core.gc_pause import paused_gc
 from kgforge.exports.assemble import (
     DIALOGUE_CHECKS,
+    Assembled,
     Context,
     assemble,
     check_report,
@@ -46,6 +48,7 @@ from kgforge.exports.registry import (
     format_named,
 )
 from kgforge.exports.writing import finish, layout_problems
+from kgforge.store.diff import kept_build
 from kgforge.store.layout import domain_paths
 from kgforge.store.tables import GraphTables
 
@@ -60,33 +63,79 @@ def export_dialogues(domain: str, dialogues_file: Path, options: ExportOptions, 
     layout = dialogue_layouts(fmt, source_fmt, source_layout, options.layout)
     ctx = Context.open(domain, workdir, options.language, tables)
     source = read_dialogues(dialogues_file, source_layout.kind, options.skip_invalid)
+    made = _records(ctx, source, fmt, source_fmt, layout, options, ctx.manifest.build_id,
+                    out if options.refresh_attrs else None)
+    warnings = layout_problems(fmt, layout, made.records)
+    rejected = source.rejected + [
+        {"file": str(dialogues_file), "line": source.dialogues[i].line, "dialogue_id": source.ids[i],
+         "reason": "; ".join(p)} for i, p in sorted(made.assembled.problems.items())]
+    extra = {
+        "dialogues_file": str(dialogues_file), "dialogues_sha256": sha256_file(dialogues_file),
+        "input_format": source_fmt.name, "input_layout": source_layout.kind,
+        "checks": check_report(made.assembled.problems, source.ids, options.skip_invalid, DIALOGUE_CHECKS),
+        **coverage(source, made.dialogues, made.assembled.passing(), made.resolved, rejected,
+                   made.topics_not_in_graph),
+        "gold_kept_exactly": gold_kept(fmt, made.per_dialogue),
+        "reader_warnings": len(warnings), "reader_warning_examples": warnings[:10],
+        **({"refresh": made.refresh} if made.refresh is not None else {}),
+    }
+    records = made.records
+    if options.changed_since:
+        records = _changed_since(ctx, dialogues_file, source_layout.kind, fmt, source_fmt, layout, options, records)
+        extra["changed_since"] = {"build": options.changed_since, "records_changed": len(records),
+                                  "records_unchanged": len(made.records) - len(records)}
+    return finish(ctx, fmt, layout, records, options, out, extra, started, rejected)
+
+
+@dataclass
+class _Made:
+    """What one pass of an export over one build made: the records, and what the report counts from."""
+
+    records: list[tuple[str, dict[str, Any]]]
+    assembled: Assembled
+    dialogues: list[Dialogue]
+    per_dialogue: list[tuple[Dialogue, list[dict[str, Any]]]]
+    resolved: pl.DataFrame
+    topics_not_in_graph: list[dict[str, Any]]
+    refresh: dict[str, Any] | None
+
+
+def _records(ctx: Context, source: SourceFile, fmt: Format, source_fmt: Format, layout: Any,
+             options: ExportOptions, build_id: str, refresh_out: Path | None) -> _Made:
+    """Ground ``source``'s dialogues in ``ctx``'s build, choose and check their subgraphs and render their
+    records (naming build ``build_id``); with ``refresh_out``, gold values are refreshed first."""
     grounding = ground(ctx, source, ctx.class_iris())
     gold = GoldResolver(ctx, grounding.index, gold_frame(source.dialogues))
     resolved = gold.resolved()
-    refresh = _refresh(ctx, source, gold, resolved, out) if options.refresh_attrs else None
+    refresh = _refresh(ctx, source, gold, resolved, refresh_out) if refresh_out else None
     sub_options = options.subgraph(source_fmt, ctx.schema, goals=False)
     assembled = assemble(ctx, grounding.grounded, sub_options, options.add_related, goal_checks=False)
-    problems = assembled.problems
-    checks = check_report(problems, source.ids, options.skip_invalid, DIALOGUE_CHECKS)
     render = Render.for_frame(ctx.labels, assembled.passing(), layout.segmented and options.segmented,
-                              fmt.type_relation, ctx.manifest.build_id)
+                              fmt.type_relation, build_id)
     dialogues = assembled.dialogues(ctx.labels, render, fmt.shape)
     per_dialogue = [(d, fmt.dialogue_records(d, layout, render)) for d in dialogues]
     records = [(d.dialogue_id if len(recs) == 1 else f"{d.dialogue_id}/{j}", record)
                for d, recs in per_dialogue for j, record in enumerate(recs)]
-    warnings = layout_problems(fmt, layout, records)
-    rejected = source.rejected + [
-        {"file": str(dialogues_file), "line": source.dialogues[i].line, "dialogue_id": source.ids[i],
-         "reason": "; ".join(p)} for i, p in sorted(problems.items())]
-    extra = {
-        "dialogues_file": str(dialogues_file), "dialogues_sha256": sha256_file(dialogues_file),
-        "input_format": source_fmt.name, "input_layout": source_layout.kind, "checks": checks,
-        **coverage(source, dialogues, assembled.passing(), resolved, rejected, grounding.topics_not_in_graph),
-        "gold_kept_exactly": gold_kept(fmt, per_dialogue),
-        "reader_warnings": len(warnings), "reader_warning_examples": warnings[:10],
-        **({"refresh": refresh} if refresh is not None else {}),
-    }
-    return finish(ctx, fmt, layout, records, options, out, extra, started, rejected)
+    return _Made(records, assembled, dialogues, per_dialogue, resolved, grounding.topics_not_in_graph, refresh)
+
+
+def _changed_since(ctx: Context, dialogues_file: Path, input_layout: str, fmt: Format, source_fmt: Format,
+                   layout: Any, options: ExportOptions, records: list[tuple[str, dict[str, Any]]]
+                   ) -> list[tuple[str, dict[str, Any]]]:
+    """The ``records`` that differ from what the same export of build ``options.changed_since`` writes (its
+    subgraph, labels or gold values changed), or that it does not write at all: exactly the dialogues the
+    changes between the two builds touch. The earlier build's records are rendered naming the current
+    build, so only what the graph gives them can differ."""
+    then = Context.open(ctx.paths.domain, ctx.paths.workdir, options.language,
+                        build=kept_build(ctx.paths, options.changed_since))
+    before = _records(then, read_dialogues(dialogues_file, input_layout, options.skip_invalid), fmt, source_fmt,
+                      layout, options, ctx.manifest.build_id, None)
+    earlier = dict(before.records)
+    changed = [(record_id, record) for record_id, record in records if earlier.get(record_id) != record]
+    if not changed:
+        raise KgforgeError(f"no dialogue's subgraph changed since build {options.changed_since} "
+                           f"({len(records):,} records compared); nothing was written")
+    return changed
 
 
 def read_dialogues(path: Path, input_layout: str | None = None, skip_invalid: bool = False) -> SourceFile:
