@@ -138,7 +138,8 @@ def kept_build(paths: DomainPaths, build_id: str) -> Path:
 
 
 def _previous_build(paths: DomainPaths, newer: Path) -> Path:
-    earlier = [b for b in _finished_builds(paths) if b < newer.name]
+    builds = _finished_builds(paths)
+    earlier = builds[:builds.index(newer.name)] if newer.name in builds else []
     if not earlier:
         raise KgforgeError(f"domain {paths.domain!r} keeps no build before {newer.name} to compare with; "
                            "rebuild it (`kgforge build`) and compare the two, or name them with --from and --to")
@@ -146,8 +147,11 @@ def _previous_build(paths: DomainPaths, newer: Path) -> Path:
 
 
 def _finished_builds(paths: DomainPaths) -> list[str]:
-    return sorted(b.name for b in paths.builds.iterdir()
-                  if (b / "manifest.json").is_file() and not (b / ".incomplete").exists())
+    """The finished builds, oldest first. A build id starts with its second, but two builds of the same
+    second sort by their random tail: the order the manifests were written in decides."""
+    finished = [b for b in paths.builds.iterdir()
+                if (b / "manifest.json").is_file() and not (b / ".incomplete").exists()]
+    return [b.name for b in sorted(finished, key=lambda b: ((b / "manifest.json").stat().st_mtime_ns, b.name))]
 
 
 def patch_lines(patch: Path) -> Iterator[tuple[str, str]]:
