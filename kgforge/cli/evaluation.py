@@ -89,9 +89,9 @@ def eval_command(
     vectors: Annotated[Path | None, typer.Option(help="Word vectors (word2vec text or binary) for Embedding "
                                                       "Average, Vector Extrema and Greedy Matching.")] = None,
     model_path: Annotated[Path | None, typer.Option(help="Local transformers model folder for BERTScore "
-                                                         "(extra kgforge[bertscore]; nothing is downloaded).")] = None,
+                                                         "(extra kgforge\\[bertscore]; nothing is downloaded).")] = None,
     bleurt_path: Annotated[Path | None, typer.Option(help="Local BLEURT checkpoint ported to PyTorch (one "
-                                                          "regression output) for BLEURT (extra kgforge[bleurt]).")] = None,
+                                                          "regression output) for BLEURT (extra kgforge\\[bleurt]).")] = None,
     candidates: Annotated[Path | None, typer.Option(help="A retrieval model's scored candidates per context "
                                                          "(label + score): Hits@1 and Hits@3.")] = None,
     group_size: Annotated[int | None, typer.Option(parser=POSITIVE, help="Candidates per context in plain "
