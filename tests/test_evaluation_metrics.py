@@ -1,7 +1,7 @@
 """The metrics beyond the official five, each against its reference implementation on the same input:
 CIDEr-D (pycocoevalcap), METEOR (NLTK), Distinct-n for any n, the embedding metrics (a direct numpy
 computation on a small vector file the test writes), BERTScore (a tiny random BERT the test builds, against a
-direct torch computation); and the metric registry (aliases, did you mean, plug-ins by entry point)."""
+direct torch computation), BLEURT (a tiny random regression checkpoint, against its logits computed directly); and the metric registry (aliases, did you mean, plug-ins by entry point)."""
 
 from __future__ import annotations
 
@@ -205,6 +205,74 @@ def test_bertscore_without_a_model_says_which_flag(tmp_path, cli):
     source = write_pairs(tmp_path / "pairs.tsv", corpus(3))
     done = cli("eval", str(source), "--metrics", "bertscore_f1", "--no-out", check=False)
     assert done.returncode == 1 and "--model-path" in done.stderr and "kgforge[bertscore]" in done.stderr
+
+
+def tiny_bleurt(folder: Path) -> Path:
+    """A BLEURT-shaped checkpoint as the PyTorch ports save it: a BERT with one regression output and a
+    WordPiece tokenizer, randomly initialised (seeded), small enough to run in a second."""
+    transformers = pytest.importorskip("transformers")
+    import torch
+
+    vocab = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", *sorted({ch for w in WORDS for ch in w})]
+    folder.mkdir()
+    (folder / "vocab.txt").write_text("\n".join(vocab) + "\n", encoding="utf-8")
+    transformers.BertTokenizerFast(vocab_file=str(folder / "vocab.txt"), model_max_length=24).save_pretrained(folder)
+    torch.manual_seed(1)
+    # weights wider than BERT's 0.02 so that the random scores differ visibly from pair to pair
+    config = transformers.BertConfig(vocab_size=len(vocab), hidden_size=16, num_hidden_layers=2, num_labels=1,
+                                     num_attention_heads=2, intermediate_size=32, max_position_embeddings=24,
+                                     initializer_range=0.5)
+    transformers.BertForSequenceClassification(config).save_pretrained(folder)
+    return folder
+
+
+def test_bleurt_on_a_tiny_random_checkpoint(tmp_path, cli):
+    """Through ``kgforge eval``: each score equals the checkpoint's logit for (gold, prediction) tokenised as
+    one pair, computed here one pair at a time (so padding in kgforge's batches changes nothing); long pairs are
+    cut to the model's length and counted."""
+    model = tiny_bleurt(tmp_path / "bleurt")
+    import torch
+    from transformers import AutoModelForSequenceClassification, AutoTokenizer
+
+    pairs = [(p or ["空"], g) for p, g in corpus(40)] + [(WORDS * 2, WORDS)]  # the last pair is too long
+    source = write_pairs(tmp_path / "pairs.tsv", pairs)
+    done = cli("eval", str(source), "--bleurt-path", str(model), "--metrics", "bleurt",
+               "--out", str(tmp_path / "s.jsonl"), "--json", env={"HF_HUB_OFFLINE": "1"})
+    report = json.loads(done.stdout)
+    assert report["bleurt"]["max_length"] == 24 and report["bleurt"]["pairs_truncated"] >= 1
+    rows = [json.loads(line) for line in (tmp_path / "s.jsonl").read_text(encoding="utf-8").splitlines()]
+    assert len(rows) == len(pairs)
+    tokenizer = AutoTokenizer.from_pretrained(model)
+    network = AutoModelForSequenceClassification.from_pretrained(model).eval()
+    expected = []
+    for row in rows:
+        with torch.no_grad():
+            encoded = tokenizer(row["gold"], row["prediction"], truncation=True, max_length=24, return_tensors="pt")
+            expected.append(float(network(**encoded).logits[0, 0]))
+        assert row["bleurt"] == pytest.approx(expected[-1], abs=1e-6)
+    assert len({round(x, 3) for x in expected}) > 20  # the scores differ by pair: the texts reach the model
+    assert report["metrics"]["bleurt"] == pytest.approx(float(np.mean(expected)), abs=1e-6)
+
+
+def test_bleurt_without_a_checkpoint_says_which_flag(tmp_path, cli):
+    source = write_pairs(tmp_path / "pairs.tsv", corpus(3))
+    done = cli("eval", str(source), "--metrics", "bleurt", "--no-out", check=False)
+    assert done.returncode == 1 and "Traceback" not in done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1
+    assert "--bleurt-path" in done.stderr and "kgforge[bleurt]" in done.stderr
+
+
+def test_bleurt_refuses_a_model_that_is_not_a_regression_checkpoint(tmp_path, cli):
+    """A plain encoder (BERTScore's kind of model) or the bleurt-pytorch layout: one line naming the flag."""
+    source = write_pairs(tmp_path / "pairs.tsv", corpus(3))
+    encoder = tiny_bert(tmp_path / "encoder")
+    done = cli("eval", str(source), "--bleurt-path", str(encoder), "--metrics", "bleurt", "--no-out", check=False)
+    assert done.returncode != 0 and "--bleurt-path" in done.stderr and "Traceback" not in done.stderr
+    ported = tmp_path / "bleurt20"
+    ported.mkdir()
+    (ported / "config.json").write_text(json.dumps({"model_type": "bleurt"}), encoding="utf-8")
+    done = cli("eval", str(source), "--bleurt-path", str(ported), "--metrics", "bleurt", "--no-out", check=False)
+    assert done.returncode != 0 and "bleurt-pytorch layout" in done.stderr and "Traceback" not in done.stderr
 
 
 def test_registry_aliases_did_you_mean_and_plugins(tmp_path, monkeypatch):

@@ -89,7 +89,9 @@ def eval_command(
     vectors: Annotated[Path | None, typer.Option(help="Word vectors (word2vec text or binary) for Embedding "
                                                       "Average, Vector Extrema and Greedy Matching.")] = None,
     model_path: Annotated[Path | None, typer.Option(help="Local transformers model folder for BERTScore "
-                                                         "(extra kgforge[bertscore]; nothing is downloaded).")] = None,
+                                                         "(extra kgforge\\[bertscore]; nothing is downloaded).")] = None,
+    bleurt_path: Annotated[Path | None, typer.Option(help="Local BLEURT checkpoint ported to PyTorch (one "
+                                                          "regression output) for BLEURT (extra kgforge\\[bleurt]).")] = None,
     candidates: Annotated[Path | None, typer.Option(help="A retrieval model's scored candidates per context "
                                                          "(label + score): Hits@1 and Hits@3.")] = None,
     group_size: Annotated[int | None, typer.Option(parser=POSITIVE, help="Candidates per context in plain "
@@ -109,14 +111,14 @@ def eval_command(
     json_out: JsonOption = False,
 ) -> None:
     """Score responses: official DuConv F1/BLEU/DISTINCT, BLEU-3/4, ROUGE-L, CIDEr-D, METEOR, embedding metrics,
-    BERTScore, knowledge P/R/F1, hallucinations; many systems (--system), goal metrics, Hits@k."""
+    BERTScore, BLEURT, knowledge P/R/F1, hallucinations; many systems (--system), goal metrics, Hits@k."""
     columns = {key: value for key, value in (("prediction", prediction_column), ("gold", gold_column),
                                              ("id", id_column), ("dialogue", dialogue_column)) if value}
     options = EvalOptions(layout=layout, segmentation=segmentation,
                           metrics=_metric_names(metrics) if metrics else None, columns=columns,
                           knowledge=KnowledgeOptions(min_chars, text_overlap, graph_only),
                           human_id_column=human_id_column, vectors=vectors, model_path=model_path,
-                          goal_metrics=goal_metrics)
+                          bleurt_path=bleurt_path, goal_metrics=goal_metrics)
     if candidates is not None:
         hits = hits_at(candidates, group_size=group_size)
         if json_out:

@@ -13,7 +13,7 @@ import polars as pl
 from kgforge.evaluation.caption import by_response, cider_d, meteor
 from kgforge.evaluation.embedding import WordVectors, embedding_scores
 from kgforge.evaluation.lexical import LexicalStats
-from kgforge.evaluation.model_metrics import bert_score
+from kgforge.evaluation.model_metrics import bert_score, bleurt
 from kgforge.evaluation.segmentation import tokenize
 
 
@@ -30,6 +30,7 @@ class Batch:
     judge_knowledge: Callable[[], pl.DataFrame] | None = field(default=None, repr=False)
     vectors: WordVectors | None = field(default=None, repr=False)  # --vectors: the embedding metrics
     model_path: Path | None = None  # --model-path: BERTScore
+    bleurt_path: Path | None = None  # --bleurt-path: BLEURT (a regression checkpoint, not BERTScore's encoder)
 
     @property
     def has_vectors(self) -> bool:
@@ -38,6 +39,10 @@ class Batch:
     @property
     def has_model(self) -> bool:
         return self.model_path is not None
+
+    @property
+    def has_bleurt(self) -> bool:
+        return self.bleurt_path is not None
 
     @property
     def size(self) -> int:
@@ -94,3 +99,10 @@ class Batch:
             raise RuntimeError("no model for BERTScore")
         return bert_score(self.model_path, self.responses["prediction"].to_list(),
                           self.responses["gold"].fill_null("").to_list())
+
+    @cached_property
+    def bleurt(self) -> dict[str, Any]:
+        if self.bleurt_path is None:
+            raise RuntimeError("no checkpoint for BLEURT")  # metrics that need it are filtered out
+        return bleurt(self.bleurt_path, self.responses["prediction"].to_list(),
+                      self.responses["gold"].fill_null("").to_list())

@@ -112,6 +112,8 @@ def _register_bertscore(part: str, what: str) -> None:
 
 for _part, _what in (("p", "precision"), ("r", "recall"), ("f1", "F1")):
     _register_bertscore(_part, _what)
+register_metric("bleurt", "BLEURT: a BLEURT checkpoint's regression score for (gold, prediction) "
+                "(--bleurt-path; extra 'bleurt')", needs=["gold", "bleurt"])(lambda batch: batch.bleurt["score"])
 
 
 def official_lines(corpus: dict[str, float | None]) -> str | None:

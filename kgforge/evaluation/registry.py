@@ -31,7 +31,7 @@ from kgforge.evaluation._kgforge import ArgumentError
 if TYPE_CHECKING:
     from kgforge.evaluation.batch import Batch
 
-NEEDS = ("gold", "knowledge", "vectors", "model")
+NEEDS = ("gold", "knowledge", "vectors", "model", "bleurt")
 PerResponse = Callable[["Batch"], "pl.Series | Sequence[float | None]"]
 Corpus = Callable[["Batch"], "float | None"]
 

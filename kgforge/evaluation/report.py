@@ -46,6 +46,7 @@ class EvalOptions:
     human_id_column: str | None = None
     vectors: Path | None = None  # word2vec file: the embedding metrics
     model_path: Path | None = None  # local model folder: BERTScore
+    bleurt_path: Path | None = None  # local BLEURT checkpoint (PyTorch port): BLEURT
     goal_metrics: bool = False  # also judge whole dialogues (goal_metrics.judge_goals)
 
     def __post_init__(self) -> None:
@@ -149,7 +150,7 @@ def goals_of(predictions: Path, gold: Path | None, dialogues: Path | None, layou
 def metric_inputs(options: EvalOptions) -> dict[str, Any]:
     """What the batch gets besides the texts: the word vectors (read once per file) and the model folder."""
     return {"vectors": _vectors(options.vectors) if options.vectors is not None else None,
-            "model_path": options.model_path}
+            "model_path": options.model_path, "bleurt_path": options.bleurt_path}
 
 
 @lru_cache(maxsize=2)
@@ -163,12 +164,14 @@ def choose_metrics(batch: Batch, names: tuple[str, ...] | None) -> tuple[list[Me
     wanted = list(_default_metrics(every=True)) if every else (
         [METRICS.metric(name) for name in names] if names else list(_default_metrics()))
     have = {"gold": batch.has_gold, "knowledge": batch.has_knowledge, "vectors": batch.has_vectors,
-            "model": batch.has_model}
+            "model": batch.has_model, "bleurt": batch.has_bleurt}
     reasons = {"gold": "no gold responses (give --gold, or a file with a gold column)",
                "knowledge": "no domain graph (give --domain)",
                "vectors": "no word vectors (give --vectors FILE, word2vec text or binary)",
                "model": "no model (give --model-path DIR, a local transformers model; needs the extra "
-                        "kgforge[bertscore])"}
+                        "kgforge[bertscore])",
+               "bleurt": "no BLEURT checkpoint (give --bleurt-path DIR, a local PyTorch port of a BLEURT "
+                         "checkpoint; needs the extra kgforge[bleurt])"}
     chosen, left_out = [], {}
     for metric in wanted:
         missing = [need for need in metric.needs if not have[need]]
@@ -201,6 +204,8 @@ def _resources_used(batch: Batch, chosen: list[Metric]) -> dict[str, Any]:
                            "dim": batch.vectors.dim, "tokens_known": known, "tokens": total}
     if batch.model_path is not None and names & {"bertscore_p", "bertscore_r", "bertscore_f1"}:
         used["model"] = {"path": str(batch.model_path), **batch.bertscore["model"]}
+    if batch.bleurt_path is not None and "bleurt" in names:
+        used["bleurt"] = {"path": str(batch.bleurt_path), **batch.bleurt["model"]}
     return used
 
 
