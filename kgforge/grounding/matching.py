@@ -1,0 +1,321 @@
+"""Which facts a message states, and what it claims about the entities in focus.
+
+**Mentions.** The index's automaton runs over the message's matching form; matches are taken
+leftmost-longest (a longer name hides the names inside it: 儿童游乐场 is not 游乐场).
+
+**Focus.** The entities a message may be about: the ones it names, then the ones the dialogue is about so
+far, most recent first — its declared topics, every entity an earlier message named or stated a fact of.
+Only the latest ``focus_size`` of the earlier ones stay in focus.
+
+**Facts stated.** For each entity in focus, each of its facts is tried:
+
+* an entity value is stated when the message names it;
+* a short literal value when its matching form, or one of its list parts (``、，/;``), occurs in the
+  message (parts of one character are not tried);
+* free text (a ``text`` relation, or a literal of ``text_chars`` characters or more) by overlap: the
+  characters of the message covered by runs of at least ``ngram`` characters found in the text. It is stated
+  when they are at least ``overlap_chars`` characters, or ``overlap_share`` of the message's characters
+  (punctuation left out) and at least ``ngram`` characters.
+
+One value said once is one fact: when several entities in focus hold the value under the same relation,
+the one named in the message (else the most recent in focus) is its subject.
+
+**Claims.** A claim is a value the message says about an entity in focus: every fact stated is a
+``supported`` claim; besides, each number the message says (with its unit: ``40元``, ``9:00``, ``3小时``)
+that no fact of an entity in focus holds is ``contradicted`` when the subject in focus has a value of that
+shape (same unit family) — the KG's value is given — else ``unsupported``; and each entity named in the
+message that is a value of some relation elsewhere in the graph, where the subject has other values of
+that relation and says the relation's name or a word beside it, is ``contradicted`` too.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from kgforge.grounding.index import Fact, GroundingIndex
+from kgforge.grounding.normalise import Surface, form, surface
+
+_PUNCTUATION = re.compile(r"[\W_]", re.UNICODE)
+
+
+@dataclass(frozen=True)
+class MatchOptions:
+    focus_size: int = 4  # earlier entities kept in focus
+    ngram: int = 4  # the shortest run of characters that counts as overlap with free text
+    overlap_chars: int = 6  # characters covered by overlap that state a free-text fact on their own
+    overlap_share: float = 0.3  # or this share of the message's characters
+    word_chars: int = 2  # a value this short must be a word of the message (jieba's cuts)
+    said_most_chars: int = 8  # a literal this long is also stated when most of it is said
+    said_most: float = 0.7  # that share of its characters
+
+
+@dataclass(frozen=True)
+class Mention:
+    start: int
+    end: int
+    entities: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Stated:
+    """A fact a message states, where, and how strongly (overlap characters for free text, else its length)."""
+
+    fact: Fact
+    span: tuple[int, int]
+    score: float
+
+
+@dataclass(frozen=True)
+class Claim:
+    subject: str
+    relation: str | None
+    said: str
+    span: tuple[int, int]
+    graph: tuple[str, ...]
+    status: str  # supported | contradicted | unsupported
+
+
+class DialogueMatcher:
+    """Grounds one dialogue's messages in order (focus carries over from message to message)."""
+
+    def __init__(self, index: GroundingIndex, topics: list[str], options: MatchOptions = MatchOptions()) -> None:
+        self.index, self.options = index, options
+        self.focus: list[str] = []
+        for topic in topics:
+            for iri in index.resolve(topic):
+                self._bring(iri)
+        self.topics = list(self.focus)
+        self.stated: set[tuple[str, str]] = set()
+        self.segmenter = index.segmenter
+
+    def _not_restated(self, fact: Fact, mentioned: dict[str, Mention]) -> bool:
+        """An entity value is not read from a message that names its subject and the value, two entities of
+        one kind (两个景点: the message lists places, it does not relate them), nor said again once stated."""
+        if (fact.relation, fact.value_form) in self.stated:
+            return True
+        return fact.subject in mentioned and self.index.same_kind(fact.subject, fact.value_entity or "")
+
+    def _bring(self, iri: str) -> None:
+        if iri in self.focus:
+            self.focus.remove(iri)
+        self.focus.insert(0, iri)
+
+    def mentions(self, text: Surface) -> list[Mention]:
+        found: list[Mention] = []
+        if not len(self.index.automaton):
+            return found
+        for end, (length, iris) in self.index.automaton.iter_long(text.form):
+            found.append(Mention(end - length + 1, end + 1, iris))
+        return found
+
+    def message(self, text: str) -> tuple[list[Stated], list[Claim]]:
+        """The facts ``text`` states and its claims (see the module docstring); moves the focus on."""
+        candidates = self._candidates(text)
+        found, mentions, said = self._facts(text)
+        return found, claims(self.index, found, mentions, said, candidates)
+
+    def _candidates(self, text: str) -> list[str]:
+        named = [iri for m in self.mentions(surface(text)) for iri in m.entities]
+        return list(dict.fromkeys(named + self.focus[: self.options.focus_size]))
+
+    def _facts(self, text: str) -> tuple[list[Stated], list[Mention], Surface]:
+        """The facts ``text`` states (see the module docstring); moves the focus on."""
+        said = surface(text)
+        mentions = self.mentions(said)
+        named = list(dict.fromkeys(iri for m in mentions for iri in m.entities))
+        earlier = [iri for iri in self.focus if iri not in named][: self.options.focus_size]
+        candidates = named + earlier
+        rank = {iri: r for r, iri in enumerate(candidates)}
+        mentioned = {iri: m for m in mentions for iri in m.entities}
+        best: dict[tuple[str, str], tuple[tuple[float, int], Stated]] = {}
+        texts: list[Fact] = []
+        for subject in candidates:
+            for fact in self.index.facts_of.get(subject, ()):
+                if fact.value_entity is not None and self._not_restated(fact, mentioned):
+                    continue
+                stated = self._stated(fact, said, mentioned)
+                if stated is None:
+                    if fact.text:
+                        texts.append(fact)
+                    continue
+                key = (fact.relation, fact.value_form)
+                order = (0.0, rank[subject])
+                if key not in best or order < best[key][0]:
+                    best[key] = (order, stated)
+        found = [stated for _, stated in best.values()]
+        found += self._texts([f for f in texts if f.relation not in {s.fact.relation for s in found}],
+                             said, mentions, found, rank)
+        subjects = {s.fact.subject for s in found if s.fact.value_entity is None}
+        found = [s for s in found if s.fact.value_entity is None or s.fact.value_entity not in subjects]
+        self.stated.update((s.fact.relation, s.fact.value_form) for s in found)
+        for iri in reversed(named):
+            self._bring(iri)
+        for stated in found:
+            if stated.fact.subject not in named:
+                self._bring(stated.fact.subject)
+        return found, mentions, said
+
+    def _stated(self, fact: Fact, said: Surface, mentioned: dict[str, Mention]) -> Stated | None:
+        if fact.value_entity is not None:
+            mention = mentioned.get(fact.value_entity)
+            return Stated(fact, said.span(mention.start, mention.end), mention.end - mention.start) if mention else None
+        for part in fact.parts:
+            if len(part) < 2 and not part.isdigit():
+                continue
+            at = said.form.find(part)
+            while at >= 0 and len(part) <= self.options.word_chars and not self._word_at(said.form, at, len(part)):
+                at = said.form.find(part, at + 1)
+            if at >= 0:
+                return Stated(fact, said.span(at, at + len(part)), len(part))
+        if not fact.text and len(fact.value_form) >= self.options.said_most_chars:
+            return self._said_most(fact, said)
+        return None
+
+    def _word_at(self, message: str, at: int, size: int) -> bool:
+        """Whether a short value found at ``at`` is a word of the message, not part of a longer one (演员 in
+        最佳女演员奖 is not the occupation): jieba's cuts of the message must fall on its two ends."""
+        cuts = self._cuts(message)
+        return at in cuts and at + size in cuts
+
+    def _cuts(self, message: str) -> set[int]:
+        cuts, position = {0}, 0
+        for word in self.segmenter(message).split(" "):
+            position += len(word)
+            cuts.add(position)
+        return cuts
+
+    def _said_most(self, fact: Fact, said: Surface) -> Stated | None:
+        """A literal of some length (an award with its year, an address) is stated when ``said_most`` of its
+        characters are in runs of ``ngram`` - 1 characters that the message says too."""
+        n = self.options.ngram - 1
+        value, message = fact.value_form, said.form
+        covered = [False] * len(value)
+        for i in range(len(value) - n + 1):
+            if value[i:i + n] in message:
+                for j in range(i, i + n):
+                    covered[j] = True
+        if sum(covered) < self.options.said_most * len(value):
+            return None
+        first = message.find(value[covered.index(True):covered.index(True) + n])
+        return Stated(fact, said.span(first, first + n), sum(covered))
+
+    def _texts(self, facts: list[Fact], said: Surface, mentions: list[Mention], found: list[Stated],
+               rank: dict[str, int]) -> list[Stated]:
+        """The free-text facts the message states by overlap, one per relation (the best overlap), with the
+        names it says and the values it states otherwise masked: a name shared with a text is no overlap."""
+        masked = [False] * len(said.form)
+        for start, end in [(m.start, m.end) for m in mentions] + [_form_span(said, s.span) for s in found]:
+            for i in range(start, end):
+                masked[i] = True
+        best: dict[str, tuple[tuple[float, int], Stated]] = {}
+        for fact in facts:
+            stated = self._overlap(fact, said, masked)
+            if stated is not None:
+                order = (-stated.score, rank[fact.subject])
+                if fact.relation not in best or order < best[fact.relation][0]:
+                    best[fact.relation] = (order, stated)
+        return [stated for _, stated in best.values()]
+
+    def _overlap(self, fact: Fact, said: Surface, masked: list[bool]) -> Stated | None:
+        n = self.options.ngram
+        message = said.form
+        covered = [False] * len(message)
+        for i in range(len(message) - n + 1):
+            if message[i:i + n] in fact.value_form:
+                for j in range(i, i + n):
+                    covered[j] = True
+        count = sum(1 for i, c in enumerate(covered) if c and not masked[i] and not _PUNCTUATION.match(message[i]))
+        if count < n:
+            return None
+        size = sum(1 for i, ch in enumerate(message) if not masked[i] and not _PUNCTUATION.match(ch))
+        if count >= self.options.overlap_chars or count >= self.options.overlap_share * size:
+            first = covered.index(True)
+            last = len(covered) - covered[::-1].index(True)
+            return Stated(fact, said.span(first, last), count)
+        return None
+
+
+def _form_span(said: Surface, span: tuple[int, int]) -> tuple[int, int]:
+    """The span of ``said.form`` that the text span ``span`` became."""
+    positions = [i for i, o in enumerate(said.origin) if span[0] <= o < span[1]]
+    return (positions[0], positions[-1] + 1) if positions else (0, 0)
+
+
+# ---------------------------------------------------------------- claims
+
+_AMOUNT = re.compile(r"(\d+(?:\.\d+)?)(:\d{2})?(美元|欧元|英镑|日元|港币|港元|人民币|元|块|小时|分钟|天|米|公里|号|万|亿|%)?")
+_UNIT_FAMILY = {"美元": "money", "欧元": "money", "英镑": "money", "日元": "money", "港币": "money", "港元": "money",
+                "人民币": "money", "元": "money", "块": "money", "小时": "time", "分钟": "time", "天": "time",
+                ":": "clock", "米": "length", "公里": "length", "号": "number", "万": "amount", "亿": "amount",
+                "%": "share"}
+_SAME_UNIT = {"块": "元", "人民币": "元", "港元": "港币"}
+
+
+def amounts(form_text: str) -> list[tuple[int, int, str, str]]:
+    """``(start, end, number, unit)`` of each number with a unit in a matching form (``9:00`` has unit ``:``)."""
+    found = []
+    for match in _AMOUNT.finditer(form_text):
+        unit = ":" if match[2] else match[3] or ""
+        number = match[1].lstrip("0") or "0"
+        if match[2]:
+            number += match[2]
+        found.append((match.start(), match.end(), number, _SAME_UNIT.get(unit, unit)))
+    return found
+
+
+def claims(index: GroundingIndex, found: list[Stated], mentions: list[Mention], said: Surface,
+           candidates: list[str]) -> list[Claim]:
+    """Every fact stated is a supported claim; a number with a unit that no fact in focus holds is
+    contradicted when the first entity in focus has a value of that unit's family (else unsupported); an
+    entity named beside a relation of the subject's whose values it could be, but is not, is contradicted."""
+    out = [Claim(s.fact.subject, s.fact.relation, said.text[s.span[0]:s.span[1]], s.span, (s.fact.value,), "supported")
+           for s in found]
+    if not candidates:
+        return out
+    subject = candidates[0]
+    facts = [fact for iri in candidates for fact in index.facts_of.get(iri, ())]
+    known = {(number, unit) for fact in facts for _, _, number, unit in amounts(fact.value_form)}
+    numbers_known = {number for number, _ in known}
+    stated_spans = [s.span for s in found]
+    for start, end, number, unit in amounts(said.form):
+        span = said.span(start, end)
+        if not unit or (number, unit) in known or any(a <= span[0] and span[1] <= b for a, b in stated_spans):
+            continue
+        if number in numbers_known and unit not in _UNIT_FAMILY:
+            continue
+        family = _UNIT_FAMILY.get(unit)
+        held = [f for f in index.facts_of.get(subject, ()) if not f.text and family is not None
+                and any(_UNIT_FAMILY.get(u) == family for _, _, _, u in amounts(f.value_form))]
+        status = "contradicted" if held else "unsupported"
+        out.append(Claim(subject, held[0].relation if held else None, said.text[span[0]:span[1]], span,
+                         tuple(f.value for f in held), status))
+    out += _entity_claims(index, mentions, said, candidates, {s.fact.value_entity for s in found})
+    return out
+
+
+def _entity_claims(index: GroundingIndex, mentions: list[Mention], said: Surface, candidates: list[str],
+                   stated: set[str | None]) -> list[Claim]:
+    subject = candidates[0]
+    related = {f.value_entity for iri in candidates for f in index.facts_of.get(iri, ())}
+    out = []
+    for mention in mentions:
+        if len(mention.entities) != 1:
+            continue
+        entity = mention.entities[0]
+        if entity in candidates[:1] or entity in related or entity in stated:
+            continue
+        for fact_relation, values in _entity_relations(index, subject).items():
+            label = form(fact_relation)
+            if label in said.form and index.is_value_of(entity, fact_relation):
+                span = said.span(mention.start, mention.end)
+                out.append(Claim(subject, fact_relation, said.text[span[0]:span[1]], span, tuple(values), "contradicted"))
+    return out
+
+
+def _entity_relations(index: GroundingIndex, subject: str) -> dict[str, list[str]]:
+    held: dict[str, list[str]] = {}
+    for fact in index.facts_of.get(subject, ()):
+        if fact.value_entity is not None:
+            held.setdefault(fact.relation, []).append(fact.value)
+    return held
