@@ -32,6 +32,7 @@ from kgforge.derive import derive
 from kgforge.core.errors import ArgumentError
 from kgforge.exports import ExportOptions, export_dialogues, export_goals
 from kgforge.goals.check import validate
+from kgforge.grounding import GroundOptions, MatchOptions, ground_file
 from kgforge.goals.generate import generate
 from kgforge.goals.graph import GoalOptions
 from kgforge.stats import domain_stats
@@ -125,6 +126,30 @@ class ExportReport(Report):
     records: int = 0
     files: tuple[Path, ...] = ()  # everything written: OUT, its manifest, ids and (if any) rejected records
     rejected: int = 0
+
+
+@dataclass(frozen=True)
+class GroundScore:
+    """Precision, recall and F1 of predicted against gold annotations (None where undefined)."""
+
+    tp: int
+    fp: int
+    fn: int
+    precision: float | None
+    recall: float | None
+    f1: float | None
+
+
+@dataclass(frozen=True)
+class GroundReport(Report):
+    out: Path = Path()
+    format: str = ""
+    messages: int = 0
+    attrs_predicted: int = 0
+    gold_messages: int = 0  # messages whose gold annotation was kept and scored
+    micro: GroundScore | None = None
+    per_relation: dict[str, GroundScore] = field(default_factory=dict)
+    claims: dict[str, int] = field(default_factory=dict)  # supported / contradicted / unsupported
 
 
 @dataclass(frozen=True)
@@ -235,6 +260,16 @@ class Domain:
         files += [Path(data["rejected_file"])] if data.get("rejected_file") else []
         return ExportReport(self.name, data, out, data["format"], data["layout"], data["records"], tuple(files),
                             data.get("dialogues_rejected", data.get("checks", {}).get("skipped", 0)) or 0)
+
+    def ground(self, dialogues: Path | str, out: Path | str, *, fmt: str = "kdconv",
+               options: MatchOptions = MatchOptions()) -> GroundReport:
+        """The facts each message of ``dialogues`` states and its claims, written to ``out``; scored against the
+        gold annotations the input has (see docs/grounding.md)."""
+        data = ground_file(self.name, Path(dialogues), Path(out), self.workdir, GroundOptions(fmt, options))
+        scores = data["scores"] or {}
+        return GroundReport(self.name, data, Path(out), fmt, data["messages"], data["attrs_predicted"],
+                            data["gold_messages"], GroundScore(**scores["micro"]) if scores else None,
+                            {r: GroundScore(**v) for r, v in scores.get("per_relation", {}).items()}, data["claims"])
 
     def embed(self, *, name: str = "default", resume: bool = False, progress: bool = False,
               **config: Any) -> EmbedReport:

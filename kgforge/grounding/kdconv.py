@@ -3,10 +3,12 @@ against gold ``attrs`` where a message has them.
 
 A file is a JSON array of dialogues (``{"name": topic, "messages": [{"message": …, "attrs": […]}]}``). A
 message without ``attrs`` gets the prediction as ``attrs``; a message with ``attrs`` keeps them untouched and
-gets the prediction as ``predicted_attrs``. Scores compare ``(name, attrname, attrvalue)`` triples, each in
+gets the prediction as ``predicted_attrs``. A dialogue is annotated when any of its messages has ``attrs``: then
+every message of it is gold (one without ``attrs`` states nothing, as KdConv leaves the key out there) and
+gets ``predicted_attrs``, so the input's annotation stays as it was. Scores compare ``(name, attrname, attrvalue)`` triples, each in
 matching form (:func:`~kgforge.grounding.normalise.form`: width, script, case and spaces do not count),
-once per message: micro precision, recall and F1 over all messages with gold ``attrs`` (a message with
-an empty ``attrs`` list is gold too: it states nothing), and the same per relation.
+once per message: micro precision, recall and F1 over all messages of annotated dialogues, and the same per
+relation.
 """
 
 from __future__ import annotations
@@ -95,6 +97,7 @@ def ground_kdconv(index: GroundingIndex, dialogues: Iterable[dict[str, Any]],
         if topics and not matcher.topics:
             missing.append(topics[0])
         grounded = []
+        annotated = any(isinstance(m.get("attrs"), list) for m in dialogue["messages"])
         for message in dialogue["messages"]:
             found, said = matcher.message(message["message"])
             attrs = [as_attr(index, stated) for stated in found]
@@ -102,9 +105,10 @@ def ground_kdconv(index: GroundingIndex, dialogues: Iterable[dict[str, Any]],
             predicted += len(attrs)
             claims.update(c.status for c in said)
             row = dict(message)
-            if isinstance(message.get("attrs"), list):
+            if annotated:
                 gold_messages += 1
-                tally.add({attr_key(a) for a in attrs}, {attr_key(a) for a in message["attrs"] if isinstance(a, dict)})
+                gold = message.get("attrs") if isinstance(message.get("attrs"), list) else []
+                tally.add({attr_key(a) for a in attrs}, {attr_key(a) for a in gold if isinstance(a, dict)})
                 row["predicted_attrs"] = attrs
             else:
                 row["attrs"] = attrs
