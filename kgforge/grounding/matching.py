@@ -113,6 +113,9 @@ class DialogueMatcher:
         """The facts ``text`` states and its claims (see the module docstring); moves the focus on."""
         candidates = self._candidates(text)
         found, mentions, said = self._facts(text)
+        named = {iri for m in mentions for iri in m.entities}
+        earlier = [iri for iri in candidates if iri not in named]
+        candidates = earlier + [iri for iri in candidates if iri in named]  # the subject: in focus before
         return found, claims(self.index, found, mentions, said, candidates)
 
     def _candidates(self, text: str) -> list[str]:
@@ -248,7 +251,7 @@ _AMOUNT = re.compile(r"(\d+(?:\.\d+)?)(:\d{2})?(美元|欧元|英镑|日元|港�
 _UNIT_FAMILY = {"美元": "money", "欧元": "money", "英镑": "money", "日元": "money", "港币": "money", "港元": "money",
                 "人民币": "money", "元": "money", "块": "money", "小时": "time", "分钟": "time", "天": "time",
                 ":": "clock", "米": "length", "公里": "length", "号": "number", "万": "amount", "亿": "amount",
-                "%": "share"}
+                "%": "share", "#": "digits"}
 _SAME_UNIT = {"块": "元", "人民币": "元", "港元": "港币"}
 
 
@@ -256,7 +259,7 @@ def amounts(form_text: str) -> list[tuple[int, int, str, str]]:
     """``(start, end, number, unit)`` of each number with a unit in a matching form (``9:00`` has unit ``:``)."""
     found = []
     for match in _AMOUNT.finditer(form_text):
-        unit = ":" if match[2] else match[3] or ""
+        unit = ":" if match[2] else match[3] or ("#" if len(match[1]) >= 3 else "")
         number = match[1].lstrip("0") or "0"
         if match[2]:
             number += match[2]
@@ -274,13 +277,12 @@ def claims(index: GroundingIndex, found: list[Stated], mentions: list[Mention], 
     if not candidates:
         return out
     subject = candidates[0]
-    facts = [fact for iri in candidates for fact in index.facts_of.get(iri, ())]
+    facts = [*index.facts_of.get(subject, ()), *(s.fact for s in found)]
     known = {(number, unit) for fact in facts for _, _, number, unit in amounts(fact.value_form)}
     numbers_known = {number for number, _ in known}
-    stated_spans = [s.span for s in found]
     for start, end, number, unit in amounts(said.form):
         span = said.span(start, end)
-        if not unit or (number, unit) in known or any(a <= span[0] and span[1] <= b for a, b in stated_spans):
+        if not unit or (number, unit) in known:
             continue
         if number in numbers_known and unit not in _UNIT_FAMILY:
             continue
@@ -290,7 +292,8 @@ def claims(index: GroundingIndex, found: list[Stated], mentions: list[Mention], 
         status = "contradicted" if held else "unsupported"
         out.append(Claim(subject, held[0].relation if held else None, said.text[span[0]:span[1]], span,
                          tuple(f.value for f in held), status))
-    out += _entity_claims(index, mentions, said, candidates, {s.fact.value_entity for s in found})
+    out += _entity_claims(index, mentions, said, candidates,
+                          {s.fact.value_entity for s in found} | {s.fact.subject for s in found})
     return out
 
 
@@ -300,14 +303,13 @@ def _entity_claims(index: GroundingIndex, mentions: list[Mention], said: Surface
     related = {f.value_entity for iri in candidates for f in index.facts_of.get(iri, ())}
     out = []
     for mention in mentions:
-        if len(mention.entities) != 1:
-            continue
+        if len(mention.entities) != 1 or (mention.end - mention.start <= 3 and not _is_word(index, said.form, mention)):
+            continue  # 游乐场 inside 儿童游乐场 is no mention of the place 游乐场
         entity = mention.entities[0]
         if entity in candidates[:1] or entity in related or entity in stated:
             continue
         for fact_relation, values in _entity_relations(index, subject).items():
-            label = form(fact_relation)
-            if label in said.form and index.is_value_of(entity, fact_relation):
+            if index.is_value_of(entity, fact_relation):
                 span = said.span(mention.start, mention.end)
                 out.append(Claim(subject, fact_relation, said.text[span[0]:span[1]], span, tuple(values), "contradicted"))
     return out
@@ -319,3 +321,11 @@ def _entity_relations(index: GroundingIndex, subject: str) -> dict[str, list[str
         if fact.value_entity is not None:
             held.setdefault(fact.relation, []).append(fact.value)
     return held
+
+
+def _is_word(index: GroundingIndex, message: str, mention: Mention) -> bool:
+    cuts, position = {0}, 0
+    for word in index.segmenter(message).split(" "):
+        position += len(word)
+        cuts.add(position)
+    return mention.start in cuts and mention.end in cuts
