@@ -98,7 +98,8 @@ class GroundingIndex:
     def from_tables(cls, tables: GraphTables, schema: Schema | None, text_relations: Iterable[str] = ()) -> "GroundingIndex":
         labels = tables.labels.sort("iri", pl.col("preferred").not_(), "label")
         names: dict[str, list[str]] = {}
-        for iri, label in labels.select("iri", "label").iter_rows():
+        classes = set(tables.types["class"].to_list())  # 电影, 歌手: what entities are, never what a message names
+        for iri, label in labels.filter(~pl.col("iri").is_in(list(classes))).select("iri", "label").iter_rows():
             names.setdefault(iri, []).append(label)
         relations = tables.relations
         relation_label = {iri: zh or en or iri for iri, zh, en in relations.select("iri", "zh", "en").iter_rows()}
@@ -123,7 +124,9 @@ def make_fact(subject: str, relation: str, value: str, value_entity: str | None,
     split = [_TRAILING.sub("", form(p)) for p in _LIST_SEPARATORS.split(value)]
     parts = tuple(dict.fromkeys(p for p in [*split, *date_writings(value)] if p and p != "等")) or (value_form,)
     if value_entity is not None:
-        parts = tuple(dict.fromkeys(name_forms([value])))
+        # an entity named by a list (《小凯撒》；《绿野仙踪》, as dialogue annotations make them) is said by a part;
+        # any other by its name (the automaton's mentions)
+        parts = parts if len(parts) > 1 else ()
     elif text:
         parts = ()  # free text is matched by overlap only: the names inside it are other facts' business
     return Fact(subject, relation, value, value_entity, text or len(value_form) >= text_chars, value_form, parts,

@@ -131,7 +131,7 @@ class DialogueMatcher:
         candidates = named + earlier
         rank = {iri: r for r, iri in enumerate(candidates)}
         mentioned = {iri: m for m in mentions for iri in m.entities}
-        best: dict[tuple[str, str], tuple[tuple[float, int], Stated]] = {}
+        best: dict[tuple[int, int], tuple[tuple[float, int], Stated]] = {}
         texts: list[Fact] = []
         for subject in candidates:
             for fact in self.index.facts_of.get(subject, ()):
@@ -142,7 +142,7 @@ class DialogueMatcher:
                     if fact.text:
                         texts.append(fact)
                     continue
-                key = (fact.relation, fact.value_form)
+                key = stated.span  # one stretch of the message states one fact
                 order = (0.0, rank[subject])
                 if key not in best or order < best[key][0]:
                     best[key] = (order, stated)
@@ -160,9 +160,9 @@ class DialogueMatcher:
         return found, mentions, said
 
     def _stated(self, fact: Fact, said: Surface, mentioned: dict[str, Mention]) -> Stated | None:
-        if fact.value_entity is not None:
-            mention = mentioned.get(fact.value_entity)
-            return Stated(fact, said.span(mention.start, mention.end), mention.end - mention.start) if mention else None
+        if fact.value_entity is not None and fact.value_entity in mentioned:
+            mention = mentioned[fact.value_entity]
+            return Stated(fact, said.span(mention.start, mention.end), mention.end - mention.start)
         for part in fact.parts:
             if len(part) < 2 and not part.isdigit():
                 continue
@@ -171,7 +171,7 @@ class DialogueMatcher:
                 at = said.form.find(part, at + 1)
             if at >= 0:
                 return Stated(fact, said.span(at, at + len(part)), len(part))
-        if not fact.text and len(fact.value_form) >= self.options.said_most_chars:
+        if not fact.text and fact.value_entity is None and len(fact.value_form) >= self.options.said_most_chars:
             return self._said_most(fact, said)
         return None
 

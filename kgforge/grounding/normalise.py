@@ -82,7 +82,7 @@ _RANGE = re.compile(r"(?<=[\d日时点分])\s*(?:~|至|到|—|–|-|－)\s*(?=[
 _CURRENCY = re.compile(r"(?:人民币|rmb|¥|￥)?(\d+(?:\.\d+)?)(?:元人民币|元|块钱|块|rmb)")
 _CURRENCY_PREFIX = re.compile(r"(?:人民币|rmb|¥|￥)(\d+(?:\.\d+)?)")
 _LEADING_ZERO = re.compile(r"(?<!\d)0+(?=\d)")
-_PARTS = re.compile(r"[、,，;；/|]+")
+_PARTS = re.compile(r"[、,，;；|]+|(?<!\d)/|/(?!\d)")  # a slash between digits is a date's
 _TRAILING = re.compile(r"[。.!！?？]+$")
 _COUNTY = re.compile(r"(?<=[\u4e00-\u9fff]{2})县")
 
