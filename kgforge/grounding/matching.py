@@ -37,6 +37,7 @@ from kgforge.grounding.index import Fact, GroundingIndex
 from kgforge.grounding.normalise import Surface, form, surface
 
 _PUNCTUATION = re.compile(r"[\W_]", re.UNICODE)
+_NUMBERS = re.compile(r"\d+")
 
 
 @dataclass(frozen=True)
@@ -164,8 +165,8 @@ class DialogueMatcher:
             mention = mentioned[fact.value_entity]
             return Stated(fact, said.span(mention.start, mention.end), mention.end - mention.start)
         for part in fact.parts:
-            if len(part) < 2 and not part.isdigit():
-                continue
+            if (len(part) < 2 and not part.isdigit()) or part in self.index.relation_words:
+                continue  # 导演 said is the relation (导演是…), not someone's occupation
             at = said.form.find(part)
             while at >= 0 and len(part) <= self.options.word_chars and not self._word_at(said.form, at, len(part)):
                 at = said.form.find(part, at + 1)
@@ -193,6 +194,8 @@ class DialogueMatcher:
         characters are in runs of ``ngram`` - 1 characters that the message says too."""
         n = self.options.ngram - 1
         value, message = fact.value_form, said.form
+        if not set(_NUMBERS.findall(value)) <= set(_NUMBERS.findall(message)):
+            return None  # 第24届 is not 第12届: most of a value said, and all of its numbers
         covered = [False] * len(value)
         for i in range(len(value) - n + 1):
             if value[i:i + n] in message:
