@@ -33,11 +33,13 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from kgforge.core.text import jieba_module
 from kgforge.grounding.index import Fact, GroundingIndex
 from kgforge.grounding.normalise import Surface, form, surface
 
 _PUNCTUATION = re.compile(r"[\W_]", re.UNICODE)
 _NUMBERS = re.compile(r"\d+")
+COMMON_WORD_FREQ = 100  # jieba frequency from which a name is an ordinary word first
 
 
 @dataclass(frozen=True)
@@ -295,7 +297,9 @@ def claims(index: GroundingIndex, found: list[Stated], mentions: list[Mention], 
         status = "contradicted" if held else "unsupported"
         out.append(Claim(subject, held[0].relation if held else None, said.text[span[0]:span[1]], span,
                          tuple(f.value for f in held), status))
-    out += _entity_claims(index, mentions, said, candidates,
+    inside = [s.span for s in found]
+    named = [m for m in mentions if not any(a <= said.span(m.start, m.end)[0] < b for a, b in inside)]
+    out += _entity_claims(index, named, said, candidates,
                           {s.fact.value_entity for s in found} | {s.fact.subject for s in found})
     return out
 
@@ -306,24 +310,33 @@ def _entity_claims(index: GroundingIndex, mentions: list[Mention], said: Surface
     related = {f.value_entity for iri in candidates for f in index.facts_of.get(iri, ())}
     out = []
     for mention in mentions:
-        if len(mention.entities) != 1 or (mention.end - mention.start <= 3 and not _is_word(index, said.form, mention)):
-            continue  # 游乐场 inside 儿童游乐场 is no mention of the place 游乐场
+        if len(mention.entities) != 1 or _doubtful(index, said.form, mention):
+            continue
         entity = mention.entities[0]
         if entity in candidates[:1] or entity in related or entity in stated:
             continue
         for fact_relation, values in _entity_relations(index, subject).items():
-            if index.is_value_of(entity, fact_relation):
+            if index.is_value_of(entity, fact_relation) or any(index.same_kind(entity, iri) for _, iri in values):
                 span = said.span(mention.start, mention.end)
-                out.append(Claim(subject, fact_relation, said.text[span[0]:span[1]], span, tuple(values), "contradicted"))
+                out.append(Claim(subject, fact_relation, said.text[span[0]:span[1]], span,
+                                 tuple(label for label, _ in values), "contradicted"))
     return out
 
 
-def _entity_relations(index: GroundingIndex, subject: str) -> dict[str, list[str]]:
-    held: dict[str, list[str]] = {}
+def _entity_relations(index: GroundingIndex, subject: str) -> dict[str, list[tuple[str, str]]]:
+    """The subject's entity relations, each with its values (label, IRI)."""
+    held: dict[str, list[tuple[str, str]]] = {}
     for fact in index.facts_of.get(subject, ()):
         if fact.value_entity is not None:
-            held.setdefault(fact.relation, []).append(fact.value)
+            held.setdefault(fact.relation, []).append((fact.value, fact.value_entity))
     return held
+
+
+def _doubtful(index: GroundingIndex, message: str, mention: Mention) -> bool:
+    """A name that is also an ordinary word (游乐场, 石城乡 in jieba's dictionary), or that is part of a longer
+    word of the message (游乐场 inside 儿童游乐场), does not name the place for certain."""
+    name = message[mention.start:mention.end]
+    return jieba_module().get_FREQ(name, 0) >= COMMON_WORD_FREQ or not _is_word(index, message, mention)
 
 
 def _is_word(index: GroundingIndex, message: str, mention: Mention) -> bool:
