@@ -274,34 +274,40 @@ def amounts(form_text: str) -> list[tuple[int, int, str, str]]:
 
 def claims(index: GroundingIndex, found: list[Stated], mentions: list[Mention], said: Surface,
            candidates: list[str]) -> list[Claim]:
-    """Every fact stated is a supported claim; a number with a unit that no fact in focus holds is
-    contradicted when the first entity in focus has a value of that unit's family (else unsupported); an
+    """Every fact stated is a supported claim; a number with a unit is contradicted when the first entity in
+    focus with values of that unit's family holds none of it (unsupported when none has such values); an
     entity named beside a relation of the subject's whose values it could be, but is not, is contradicted."""
     out = [Claim(s.fact.subject, s.fact.relation, said.text[s.span[0]:s.span[1]], s.span, (s.fact.value,), "supported")
            for s in found]
     if not candidates:
         return out
-    subject = candidates[0]
-    facts = [*index.facts_of.get(subject, ()), *(s.fact for s in found)]
-    known = {(number, unit) for fact in facts for _, _, number, unit in amounts(fact.value_form)}
-    numbers_known = {number for number, _ in known}
+    stated_amounts = {(n, u) for s in found for _, _, n, u in amounts(s.fact.value_form)}
     for start, end, number, unit in amounts(said.form):
-        span = said.span(start, end)
-        if not unit or (number, unit) in known:
-            continue
-        if number in numbers_known and unit not in _UNIT_FAMILY:
-            continue
         family = _UNIT_FAMILY.get(unit)
-        held = [f for f in index.facts_of.get(subject, ()) if not f.text and family is not None
-                and any(_UNIT_FAMILY.get(u) == family for _, _, _, u in amounts(f.value_form))]
-        status = "contradicted" if held else "unsupported"
-        out.append(Claim(subject, held[0].relation if held else None, said.text[span[0]:span[1]], span,
-                         tuple(f.value for f in held), status))
+        if family is None or (number, unit) in stated_amounts:
+            continue
+        span = said.span(start, end)
+        subject, held = _holder(index, candidates, family)
+        if subject is not None and (number, unit) in {(n, u) for f in held for _, _, n, u in amounts(f.value_form)}:
+            continue
+        out.append(Claim(subject or candidates[0], held[0].relation if held else None, said.text[span[0]:span[1]],
+                         span, tuple(f.value for f in held), "contradicted" if held else "unsupported"))
     inside = [s.span for s in found]
     named = [m for m in mentions if not any(a <= said.span(m.start, m.end)[0] < b for a, b in inside)]
     out += _entity_claims(index, named, said, candidates,
                           {s.fact.value_entity for s in found} | {s.fact.subject for s in found})
     return out
+
+
+def _holder(index: GroundingIndex, candidates: list[str], family: str) -> tuple[str | None, list[Fact]]:
+    """The first entity in focus with values of a unit family (money, clock…), and those facts (free text
+    left out: a number in a story is no value of the entity)."""
+    for subject in candidates:
+        held = [f for f in index.facts_of.get(subject, ()) if f.parts
+                and any(_UNIT_FAMILY.get(u) == family for _, _, _, u in amounts(f.value_form))]
+        if held:
+            return subject, held
+    return None, []
 
 
 def _entity_claims(index: GroundingIndex, mentions: list[Mention], said: Surface, candidates: list[str],
