@@ -134,7 +134,7 @@ class DialogueMatcher:
         candidates = named + earlier
         rank = {iri: r for r, iri in enumerate(candidates)}
         mentioned = {iri: m for m in mentions for iri in m.entities}
-        best: dict[tuple[int, int], tuple[tuple[float, int], Stated]] = {}
+        best: dict[tuple[int, int], tuple[tuple[int, int], Stated]] = {}
         texts: list[Fact] = []
         for subject in candidates:
             for fact in self.index.facts_of.get(subject, ()):
@@ -146,7 +146,7 @@ class DialogueMatcher:
                         texts.append(fact)
                     continue
                 key = stated.span  # one stretch of the message states one fact
-                order = (0.0, rank[subject])
+                order = (-min(_cue(fact.relation, said.form), 2), rank[subject])
                 if key not in best or order < best[key][0]:
                     best[key] = (order, stated)
         found = [stated for _, stated in best.values()]
@@ -242,6 +242,14 @@ class DialogueMatcher:
             last = len(covered) - covered[::-1].index(True)
             return Stated(fact, said.span(first, last), count)
         return None
+
+
+def _cue(relation: str, message: str) -> int:
+    """How much of a relation's name the message says (原唱 of 歌曲原唱): among the facts one value could
+    state, the relation the message names wins."""
+    name = form(relation)
+    return max((size for size in range(len(name), 0, -1) for i in range(len(name) - size + 1)
+                if name[i:i + size] in message), default=0)
 
 
 def _form_span(said: Surface, span: tuple[int, int]) -> tuple[int, int]:
