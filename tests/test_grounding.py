@@ -178,3 +178,49 @@ def test_time_ranges_in_any_order_and_writing(h1, m1, h2, m2):
 def test_county_and_district_and_traditional_script(place):
     assert value_key(f"北京市{place}县") == value_key(f"北京市{place}区")
     assert value_key("門票免費") == value_key("门票免费")
+
+
+# ---------------------------------------------------------------- DuConv
+
+
+@pytest.fixture(scope="module")
+def duconv_grounded(tmp_path_factory) -> tuple[list[dict], list[dict]]:
+    workdir = tmp_path_factory.mktemp("duconv")
+    source = shared_file("duconv/dev.head250.jsonl")
+    run_cli("build", "duconv", "--source", f"duconv:{source}", "--workdir", str(workdir / "kg"))
+    out = workdir / "grounded.jsonl"
+    report = Domain("duconv", workdir / "kg").ground(source, out, fmt="duconv")
+    assert report.messages > 2000
+    sessions = [json.loads(line) for line in source.read_text(encoding="utf-8").splitlines()]
+    return sessions, [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
+
+
+def test_duconv_hand_checked_session(duconv_grounded):
+    sessions, grounded = duconv_grounded
+    first = grounded[0]
+    assert {k: v for k, v in first.items() if k != "grounding"} == sessions[0]  # the session itself unchanged
+    assert len(first["grounding"]) == len(first["conversation"])
+    stated = [[tuple(first["knowledge"][i]) for i in g["knowledge"]] for g in first["grounding"]]
+    assert ("王牌", "类型", "剧情") in stated[0]  # 喜欢 看 剧情 电影 吗
+    assert first["grounding"][2]["topics"] == ["王牌"] and stated[2] == []  # a topic named, no fact stated
+    assert stated[4] == [("林志玲", "评论", "兩岸 男人 的 唯一 共識")]  # Traditional comment, Simplified utterance
+    assert {("林志玲", "代表作", "富春山居图"), ("林志玲", "体重", "54kg")} <= set(stated[6])
+    assert stated[3] == stated[5] == stated[7] == []
+
+
+def test_every_utterance_naming_an_object_is_grounded_to_its_triple(duconv_grounded):
+    """Checked on words: a short object whose words occur, in order and whole, among the utterance's."""
+    _, grounded = duconv_grounded
+    relation_words = {"导演", "主演", "类型", "国家", "评论", "代表作"}
+    checked = 0
+    for session in grounded:
+        for utterance, row in zip(session["conversation"], session["grounding"]):
+            words = utterance.split()
+            for i, (_, relation, tail) in enumerate(session["knowledge"]):
+                said = tail.split()
+                if len(said) > 3 or len("".join(said)) < 2 or "".join(said) in relation_words:
+                    continue
+                if any(words[j:j + len(said)] == said for j in range(len(words) - len(said) + 1)):
+                    checked += 1
+                    assert i in row["knowledge"], (utterance, tail)
+    assert checked > 500

@@ -54,6 +54,7 @@ class GroundingIndex:
     entities_of: dict[str, tuple[str, ...]] = field(init=False, repr=False)  # name form -> IRIs
     segmenter: Segmenter = field(init=False, repr=False)  # jieba, the graph's names in its dictionary
     relation_words: set[str] = field(default_factory=set)  # the relations' labels (导演, 编剧), in matching form
+    text_relation_names: set[str] = field(default_factory=set)  # labels of the free-text relations (评论)
 
     def __post_init__(self) -> None:
         entities_of: dict[str, set[str]] = {}
@@ -114,6 +115,7 @@ class GroundingIndex:
             types.setdefault(iri, set()).add(klass)
         index = cls(names=names, facts_of={}, types_of={iri: frozenset(c) for iri, c in types.items()})
         index.relation_words = {form(label) for label in relation_label.values()}
+        index.text_relation_names = {form(relation_label[iri]) for iri in text if iri in relation_label}
         for s, p, o, is_entity in facts.sort("s", "p", "o").iter_rows():
             value = index.label(o) if is_entity else o
             index.facts_of.setdefault(s, []).append(make_fact(s, relation_label[p], value, o if is_entity else None,

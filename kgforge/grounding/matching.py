@@ -226,22 +226,30 @@ class DialogueMatcher:
         return [stated for _, stated in best.values()]
 
     def _overlap(self, fact: Fact, said: Surface, masked: list[bool]) -> Stated | None:
-        n = self.options.ngram
-        message = said.form
-        covered = [False] * len(message)
-        for i in range(len(message) - n + 1):
-            if message[i:i + n] in fact.value_form:
-                for j in range(i, i + n):
-                    covered[j] = True
-        count = sum(1 for i, c in enumerate(covered) if c and not masked[i] and not _PUNCTUATION.match(message[i]))
-        if count < n:
-            return None
-        size = sum(1 for i, ch in enumerate(message) if not masked[i] and not _PUNCTUATION.match(ch))
-        if count >= self.options.overlap_chars or count >= self.options.overlap_share * size:
-            first = covered.index(True)
-            last = len(covered) - covered[::-1].index(True)
-            return Stated(fact, said.span(first, last), count)
+        return overlap(fact, said, masked, self.options)
+
+
+def overlap(fact: Fact, said: Surface, masked: list[bool], options: MatchOptions) -> Stated | None:
+    """Whether ``said`` states the free text ``fact`` (see the module docstring), ``masked`` characters left out."""
+    n = options.ngram
+    message = said.form
+    whole = message.find(fact.value_form) if len(fact.value_form) >= n else -1
+    if whole >= 0:  # a short text said whole (永远的最爱) is stated however short
+        return Stated(fact, said.span(whole, whole + len(fact.value_form)), len(fact.value_form))
+    covered = [False] * len(message)
+    for i in range(len(message) - n + 1):
+        if message[i:i + n] in fact.value_form:
+            for j in range(i, i + n):
+                covered[j] = True
+    count = sum(1 for i, c in enumerate(covered) if c and not masked[i] and not _PUNCTUATION.match(message[i]))
+    if count < n:
         return None
+    size = sum(1 for i, ch in enumerate(message) if not masked[i] and not _PUNCTUATION.match(ch))
+    if count >= options.overlap_chars or count >= options.overlap_share * size:
+        first = covered.index(True)
+        last = len(covered) - covered[::-1].index(True)
+        return Stated(fact, said.span(first, last), count)
+    return None
 
 
 def _cue(relation: str, message: str) -> int:
