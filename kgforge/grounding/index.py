@@ -12,6 +12,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Any
 
 import ahocorasick
 import polars as pl
@@ -41,48 +43,94 @@ class Fact:
     key: str  # value_key(value)
 
 
+class FactTable:
+    """Each entity's facts, made into :class:`Fact` records the first time the entity is in focus: a graph of
+    millions of facts is read column-wise once, and only the facts of entities a dialogue is about are
+    put in matching form."""
+
+    def __init__(self, frame: pl.DataFrame, text_chars: int) -> None:
+        frame = frame.sort("s", "relation", "value")
+        self._subjects = frame["s"].to_list()
+        self._columns = [frame[c].to_list() for c in ("relation", "value", "value_entity", "text")]
+        self._offsets: dict[str, tuple[int, int]] = {}
+        for i, subject in enumerate(self._subjects):
+            start, end = self._offsets.get(subject, (i, i))
+            self._offsets[subject] = (start, i + 1)
+        self._made: dict[str, list[Fact]] = {}
+        self._frame = frame
+        self.text_chars = text_chars
+
+    def get(self, subject: str, default: Any = ()) -> list[Fact]:
+        made = self._made.get(subject)
+        if made is None:
+            where = self._offsets.get(subject)
+            if where is None:
+                return list(default)
+            relation, value, entity, text = self._columns
+            made = self._made[subject] = [make_fact(subject, relation[i], value[i], entity[i], text[i], self.text_chars)
+                                          for i in range(*where)]
+        return made
+
+    def values_of(self) -> dict[str, set[str]]:
+        """Entity value -> the relations it is a value of."""
+        grouped = (self._frame.filter(pl.col("value_entity").is_not_null())
+                   .group_by("value_entity").agg(pl.col("relation").unique()))
+        return {entity: set(relations) for entity, relations in grouped.iter_rows()}
+
+
 @dataclass
 class GroundingIndex:
     """Names (automaton), labels and facts of a graph, see the module docstring."""
 
     names: dict[str, list[str]]  # IRI -> labels, the preferred one first
-    facts_of: dict[str, list[Fact]]
+    facts_of: FactTable | dict[str, list[Fact]]
     types_of: dict[str, frozenset[str]] = field(default_factory=dict)  # IRI -> classes
     min_name_chars: int = 2
     text_chars: int = 24  # a literal value this long or longer is also matched as free text
-    automaton: ahocorasick.Automaton = field(init=False, repr=False)
-    entities_of: dict[str, tuple[str, ...]] = field(init=False, repr=False)  # name form -> IRIs
-    segmenter: Segmenter = field(init=False, repr=False)  # jieba, the graph's names in its dictionary
     relation_words: set[str] = field(default_factory=set)  # the relations' labels (导演, 编剧), in matching form
     text_relation_names: set[str] = field(default_factory=set)  # labels of the free-text relations (评论)
 
-    def __post_init__(self) -> None:
+    @cached_property
+    def entities_of(self) -> dict[str, tuple[str, ...]]:
+        """Name form -> the entities it names."""
         entities_of: dict[str, set[str]] = {}
         for iri, labels in self.names.items():
             for name in name_forms(labels):
                 if len(name) >= self.min_name_chars:
                     entities_of.setdefault(name, set()).add(iri)
-        self.entities_of = {name: tuple(sorted(iris)) for name, iris in entities_of.items()}
-        self.segmenter = Segmenter(self.entities_of)
-        self.automaton = ahocorasick.Automaton()
+        return {name: tuple(sorted(iris)) for name, iris in entities_of.items()}
+
+    @cached_property
+    def segmenter(self) -> Segmenter:
+        """jieba, the graph's names in its dictionary (ready on first use)."""
+        return Segmenter(self.entities_of)
+
+    @cached_property
+    def automaton(self) -> ahocorasick.Automaton:
+        automaton = ahocorasick.Automaton()
         for name, iris in self.entities_of.items():
-            self.automaton.add_word(name, (len(name), iris))
-        if len(self.automaton):
-            self.automaton.make_automaton()
+            automaton.add_word(name, (len(name), iris))
+        if len(automaton):
+            automaton.make_automaton()
+        return automaton
 
     def label(self, iri: str) -> str:
         labels = self.names.get(iri)
         return labels[0] if labels else iri
 
+    @cached_property
+    def _values_of(self) -> dict[str, set[str]]:
+        if isinstance(self.facts_of, FactTable):
+            return self.facts_of.values_of()
+        values: dict[str, set[str]] = {}
+        for facts in self.facts_of.values():
+            for fact in facts:
+                if fact.value_entity is not None:
+                    values.setdefault(fact.value_entity, set()).add(fact.relation)
+        return values
+
     def is_value_of(self, entity: str, relation: str) -> bool:
         """Whether ``entity`` is a value of ``relation`` (a label) for some subject of the graph."""
-        if not hasattr(self, "_values_of"):
-            values: dict[str, set[str]] = {}
-            for facts in self.facts_of.values():
-                for fact in facts:
-                    if fact.value_entity is not None:
-                        values.setdefault(fact.value_entity, set()).add(fact.relation)
-            self._values_of = values
         return relation in self._values_of.get(entity, set())
 
     def same_kind(self, a: str, b: str) -> bool:
@@ -99,8 +147,8 @@ class GroundingIndex:
     @classmethod
     def from_tables(cls, tables: GraphTables, schema: Schema | None, text_relations: Iterable[str] = ()) -> "GroundingIndex":
         labels = tables.labels.sort("iri", pl.col("preferred").not_(), "label")
-        names: dict[str, list[str]] = {}
         classes = set(tables.types["class"].to_list())  # 电影, 歌手: what entities are, never what a message names
+        names: dict[str, list[str]] = {}
         for iri, label in labels.filter(~pl.col("iri").is_in(list(classes))).select("iri", "label").iter_rows():
             names.setdefault(iri, []).append(label)
         relations = tables.relations
@@ -109,18 +157,21 @@ class GroundingIndex:
         skipped = set()
         if schema is not None and schema.type_relation in schema.relations:
             skipped.add(schema.relations[schema.type_relation].iri)
-        facts = tables.domain_facts().filter(~pl.col("p").is_in(list(skipped))).select("s", "p", "o", "o_is_entity").unique()
+        first_label = labels.unique("iri", keep="first").select(o="iri", label="label")
+        facts = (tables.domain_facts().filter(~pl.col("p").is_in(list(skipped)))
+                 .select("s", "p", "o", "o_is_entity").unique()
+                 .join(first_label, on="o", how="left")
+                 .select("s", relation=pl.col("p").replace_strict(relation_label, default=pl.col("p")),
+                         value=pl.when(pl.col("o_is_entity")).then(pl.col("label").fill_null(pl.col("o")))
+                         .otherwise(pl.col("o")),
+                         value_entity=pl.when(pl.col("o_is_entity")).then(pl.col("o")),
+                         text=pl.col("p").is_in(list(text))))
         types: dict[str, set[str]] = {}
         for iri, klass in tables.types.select("iri", "class").iter_rows():
             types.setdefault(iri, set()).add(klass)
-        index = cls(names=names, facts_of={}, types_of={iri: frozenset(c) for iri, c in types.items()})
-        index.relation_words = {form(label) for label in relation_label.values()}
-        index.text_relation_names = {form(relation_label[iri]) for iri in text if iri in relation_label}
-        for s, p, o, is_entity in facts.sort("s", "p", "o").iter_rows():
-            value = index.label(o) if is_entity else o
-            index.facts_of.setdefault(s, []).append(make_fact(s, relation_label[p], value, o if is_entity else None,
-                                                              p in text, index.text_chars))
-        return index
+        return cls(names=names, facts_of=FactTable(facts, 24), types_of={iri: frozenset(c) for iri, c in types.items()},
+                   relation_words={form(label) for label in relation_label.values()},
+                   text_relation_names={form(relation_label[iri]) for iri in text if iri in relation_label})
 
 
 def make_fact(subject: str, relation: str, value: str, value_entity: str | None, text: bool, text_chars: int) -> Fact:
