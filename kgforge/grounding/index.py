@@ -20,7 +20,7 @@ import polars as pl
 
 from kgforge.core.schema import Schema
 from kgforge.core.text import Segmenter
-from kgforge.grounding.normalise import date_writings, form, value_key
+from kgforge.grounding.normalise import date_writings, form
 from kgforge.store.tables import GraphTables
 
 _QUALIFIER = re.compile(r"\s*[（(][^（）()]*[）)]\s*$")
@@ -40,7 +40,6 @@ class Fact:
     text: bool  # long free text (matched by overlap, see ``matching``)
     value_form: str
     parts: tuple[str, ...]  # a list value's parts in matching form (the whole value when it is one part)
-    key: str  # value_key(value)
 
 
 class FactTable:
@@ -184,8 +183,7 @@ def make_fact(subject: str, relation: str, value: str, value_entity: str | None,
         parts = parts if len(parts) > 1 else ()
     elif text:
         parts = ()  # free text is matched by overlap only: the names inside it are other facts' business
-    return Fact(subject, relation, value, value_entity, text or len(value_form) >= text_chars, value_form, parts,
-                value_key(value))
+    return Fact(subject, relation, value, value_entity, text or len(value_form) >= text_chars, value_form, parts)
 
 
 def strip_qualifier(name: str) -> str:

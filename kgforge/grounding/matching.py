@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 
 from kgforge.core.text import jieba_module
 from kgforge.grounding.index import Fact, GroundingIndex
@@ -138,6 +139,8 @@ class DialogueMatcher:
         texts: list[Fact] = []
         for subject in candidates:
             for fact in self.index.facts_of.get(subject, ()):
+                if fact.value_entity is not None and fact.value_entity not in mentioned and not fact.parts:
+                    continue  # an entity value the message does not name (the common case, tested first)
                 if fact.value_entity is not None and self._not_restated(fact, mentioned):
                     continue
                 stated = self._stated(fact, said, mentioned)
@@ -196,7 +199,7 @@ class DialogueMatcher:
         characters are in runs of ``ngram`` - 1 characters that the message says too."""
         n = self.options.ngram - 1
         value, message = fact.value_form, said.form
-        if not set(_NUMBERS.findall(value)) <= set(_NUMBERS.findall(message)):
+        if not _numbers_in(value) <= _numbers_in(message):
             return None  # 第24届 is not 第12届: most of a value said, and all of its numbers
         covered = [False] * len(value)
         for i in range(len(value) - n + 1):
@@ -250,6 +253,11 @@ def overlap(fact: Fact, said: Surface, masked: list[bool], options: MatchOptions
         last = len(covered) - covered[::-1].index(True)
         return Stated(fact, said.span(first, last), count)
     return None
+
+
+@lru_cache(maxsize=1 << 16)
+def _numbers_in(text: str) -> frozenset[str]:
+    return frozenset(_NUMBERS.findall(text))
 
 
 def _cue(relation: str, message: str) -> int:
@@ -358,7 +366,9 @@ def _doubtful(index: GroundingIndex, message: str, mention: Mention) -> bool:
     """A name that is also an ordinary word (游乐场, 石城乡 in jieba's dictionary), or that is part of a longer
     word of the message (游乐场 inside 儿童游乐场), does not name the place for certain."""
     name = message[mention.start:mention.end]
-    return jieba_module().get_FREQ(name, 0) >= COMMON_WORD_FREQ or not _is_word(index, message, mention)
+    if jieba_module().get_FREQ(name, 0) >= COMMON_WORD_FREQ:
+        return True
+    return len(name) <= 3 and not _is_word(index, message, mention)  # a longer name is rarely inside a word
 
 
 def _is_word(index: GroundingIndex, message: str, mention: Mention) -> bool:
