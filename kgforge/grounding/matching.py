@@ -9,23 +9,27 @@ Only the latest ``focus_size`` of the earlier ones stay in focus.
 
 **Facts stated.** For each entity in focus, each of its facts is tried:
 
-* an entity value is stated when the message names it;
-* a short literal value when its matching form, or one of its list parts (``、，/;``), occurs in the
-  message (parts of one character are not tried);
+* an entity value is stated when the message names it (not when it also names the subject and both are of
+  one kind — a list of places relates none of them — nor again once stated in the dialogue);
+* a literal value when its matching form, or one of its list parts (``、，/;``), occurs in the message (a
+  part of two characters must be a word of the message by jieba's cuts; a part that names a relation of the
+  domain, such as 导演, is the relation, not a value); a date also by its year-month or year; a literal of
+  ``said_most_chars`` or more when ``said_most`` of its characters are in runs the message says, with all
+  of its numbers;
 * free text (a ``text`` relation, or a literal of ``text_chars`` characters or more) by overlap: the
-  characters of the message covered by runs of at least ``ngram`` characters found in the text. It is stated
-  when they are at least ``overlap_chars`` characters, or ``overlap_share`` of the message's characters
-  (punctuation left out) and at least ``ngram`` characters.
+  characters of the message, its names and stated values masked, covered by runs of ``ngram`` characters
+  found in the text; stated when at least ``overlap_chars``, or ``overlap_share`` of the message's
+  characters (punctuation left out), or when the whole text is said. One per relation per message.
 
-One value said once is one fact: when several entities in focus hold the value under the same relation,
-the one named in the message (else the most recent in focus) is its subject.
+One stretch of the message states one fact: among the facts found at the same span, the relation the
+message names (two characters of its name) wins, then the subject named or most recent in focus.
 
-**Claims.** A claim is a value the message says about an entity in focus: every fact stated is a
-``supported`` claim; besides, each number the message says (with its unit: ``40元``, ``9:00``, ``3小时``)
-that no fact of an entity in focus holds is ``contradicted`` when the subject in focus has a value of that
-shape (same unit family) — the KG's value is given — else ``unsupported``; and each entity named in the
-message that is a value of some relation elsewhere in the graph, where the subject has other values of
-that relation and says the relation's name or a word beside it, is ``contradicted`` too.
+**Claims.** Every fact stated is a ``supported`` claim. Each number with a unit (``40元``, ``9:00``,
+``3小时``, a bare number of 3+ digits) is checked against the first entity in focus that has values of that
+unit's family (free text left out): ``contradicted`` (with those values) when none holds that number with
+that unit, ``unsupported`` when no entity in focus has such values. An entity named outside the facts
+stated, related to nothing in focus but of the kind of the subject's values for an entity relation, is
+``contradicted`` for it, unless its name is an ordinary word (jieba) or, short, inside a longer word.
 """
 
 from __future__ import annotations
