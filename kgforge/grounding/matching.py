@@ -186,10 +186,9 @@ class DialogueMatcher:
         return None
 
     def _word_at(self, message: str, at: int, size: int) -> bool:
-        """Whether a short value found at ``at`` is a word of the message, not part of a longer one (演员 in
-        最佳女演员奖 is not the occupation): jieba's cuts of the message must fall on its two ends."""
-        cuts = self._cuts(message)
-        return at in cuts and at + size in cuts
+        """Whether a short value found at ``at`` begins a word of the message (演员 in 最佳女演员奖 is not the
+        occupation; 爱情 in 爱情片 is the genre): jieba must cut the message where it begins."""
+        return at in self._cuts(message)
 
     def _cuts(self, message: str) -> set[int]:
         cuts, position = {0}, 0
