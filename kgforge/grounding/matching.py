@@ -204,11 +204,13 @@ class DialogueMatcher:
         value, message = fact.value_form, said.form
         if not _numbers_in(value) <= _numbers_in(message):
             return None  # 第24届 is not 第12届: most of a value said, and all of its numbers
+        grams = _grams(message, n)
+        hits = [i for i in range(len(value) - n + 1) if value[i:i + n] in grams]
+        if len(hits) * n < self.options.said_most * len(value):
+            return None  # too few runs in common even if none overlapped: the usual case, decided cheaply
         covered = [False] * len(value)
-        for i in range(len(value) - n + 1):
-            if value[i:i + n] in message:
-                for j in range(i, i + n):
-                    covered[j] = True
+        for i in hits:
+            covered[i:i + n] = [True] * n
         if sum(covered) < self.options.said_most * len(value):
             return None
         first = message.find(value[covered.index(True):covered.index(True) + n])
@@ -256,6 +258,11 @@ def overlap(fact: Fact, said: Surface, masked: list[bool], options: MatchOptions
         last = len(covered) - covered[::-1].index(True)
         return Stated(fact, said.span(first, last), count)
     return None
+
+
+@lru_cache(maxsize=1 << 12)
+def _grams(text: str, n: int) -> frozenset[str]:
+    return frozenset(text[i:i + n] for i in range(len(text) - n + 1))
 
 
 @lru_cache(maxsize=1 << 16)

@@ -132,7 +132,7 @@ _DATE_VALUE = re.compile(r"(\d{4})年(\d{1,2})月(?:(\d{1,2})日)?")
 def date_writings(text: str) -> tuple[str, ...]:
     """A date value's other writings in matching form, the partial ones too (a message says ``1964年出生``
     of ``1964年01月07日``): without leading zeros, year and month, the year."""
-    match = _DATE_VALUE.search(form(text))
+    match = _DATE_VALUE.search(form(text)) if "年" in text else None
     if match is None:
         return ()
     year, month, day = match[1], int(match[2]), match[3]
