@@ -224,3 +224,18 @@ def test_every_utterance_naming_an_object_is_grounded_to_its_triple(duconv_groun
                     checked += 1
                     assert i in row["knowledge"], (utterance, tail)
     assert checked > 500
+
+
+def test_cli_json_and_a_bad_record(kg, tmp_path):
+    gold = json.loads(shared_file("kdconv/travel/dev.json").read_text(encoding="utf-8"))[:2]
+    (tmp_path / "two.json").write_text(json.dumps(gold, ensure_ascii=False), encoding="utf-8")
+    done = run_cli("ground", "travel", "--dialogues", str(tmp_path / "two.json"), "--out", str(tmp_path / "o.json"),
+                   "--workdir", str(kg), "--json")
+    report = json.loads(done.stdout)
+    assert report["dialogues"] == 2 and report["scores"]["micro"]["tp"] > 0 and report["claims"]["supported"] > 0
+    bad = gold + [{"name": "故宫", "messages": "not a list"}]
+    (tmp_path / "bad.json").write_text(json.dumps(bad, ensure_ascii=False, indent=1), encoding="utf-8")
+    failed = run_cli("ground", "travel", "--dialogues", str(tmp_path / "bad.json"), "--out", str(tmp_path / "b.json"),
+                     "--workdir", str(kg), check=False)
+    assert failed.returncode == 1 and "bad.json:" in failed.stderr and "not a KdConv dialogue" in failed.stderr
+    assert "Traceback" not in failed.stderr and not (tmp_path / "b.json").exists()
