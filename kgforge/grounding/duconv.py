@@ -19,11 +19,9 @@ from typing import Any
 
 from kgforge.core.errors import InputError
 from kgforge.core.jsonio import iter_json_lines
-from kgforge.grounding.index import Fact, make_fact
+from kgforge.grounding.index import TEXT_CHARS, Fact, make_fact
 from kgforge.grounding.matching import MatchOptions, overlap
 from kgforge.grounding.normalise import Surface, form, surface
-
-TEXT_CHARS = 24
 
 
 @dataclass

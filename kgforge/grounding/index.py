@@ -23,6 +23,7 @@ from kgforge.core.text import Segmenter
 from kgforge.grounding.normalise import date_writings, form
 from kgforge.store.tables import GraphTables
 
+TEXT_CHARS = 24  # a literal value this long or longer is also matched as free text
 _QUALIFIER = re.compile(r"\s*[（(][^（）()]*[）)]\s*$")
 _LIST_SEPARATORS = re.compile(r"[、,，;；/|《》“”\"]+|》\s*《")
 _TRAILING = re.compile(r"[。.!！?？]+$")
@@ -85,7 +86,7 @@ class GroundingIndex:
     facts_of: FactTable | dict[str, list[Fact]]
     types_of: dict[str, frozenset[str]] = field(default_factory=dict)  # IRI -> classes
     min_name_chars: int = 2
-    text_chars: int = 24  # a literal value this long or longer is also matched as free text
+    text_chars: int = TEXT_CHARS
     relation_words: set[str] = field(default_factory=set)  # the relations' labels (导演, 编剧), in matching form
     text_relation_names: set[str] = field(default_factory=set)  # labels of the free-text relations (评论)
 
@@ -168,7 +169,7 @@ class GroundingIndex:
         types: dict[str, set[str]] = {}
         for iri, klass in tables.types.select("iri", "class").iter_rows():
             types.setdefault(iri, set()).add(klass)
-        return cls(names=names, facts_of=FactTable(facts, 24), types_of={iri: frozenset(c) for iri, c in types.items()},
+        return cls(names=names, facts_of=FactTable(facts, TEXT_CHARS), types_of={iri: frozenset(c) for iri, c in types.items()},
                    relation_words={form(label) for label in relation_label.values()},
                    text_relation_names={form(relation_label[iri]) for iri in text if iri in relation_label})
 

@@ -9,8 +9,8 @@ from typing import Any
 
 from kgforge.core.checks import choice
 from kgforge.core.files import write_json_atomic, write_text_atomic
-from kgforge.grounding.duconv import ground_duconv, read_sessions
 from kgforge.core.schema import load_schema
+from kgforge.grounding.duconv import ground_duconv, read_sessions
 from kgforge.grounding.index import GroundingIndex
 from kgforge.grounding.kdconv import ground_kdconv, read_dialogues
 from kgforge.grounding.matching import MatchOptions
