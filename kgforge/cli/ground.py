@@ -25,14 +25,17 @@ from kgforge.grounding.run import FORMATS
 @app.command("ground")
 def ground_command(
     domain: DomainArgument,
-    dialogues: Annotated[Path, typer.Option("--dialogues", help="Dialogues to ground (a KdConv JSON file).")],
-    out: Annotated[Path, typer.Option("--out", help="The grounded dialogues: attrs (or predicted_attrs beside gold "
-                                                    "attrs) and claims on every message.")],
-    fmt: Annotated[str, typer.Option("--format", parser=one_of(FORMATS), help="The dialogues' format.")] = "kdconv",
+    dialogues: Annotated[Path, typer.Option("--dialogues", help="Dialogues to ground: a KdConv JSON file, or DuConv sessions "
+                                                              "(JSON lines) with --format duconv.")],
+    out: Annotated[Path, typer.Option("--out", help="The grounded dialogues. KdConv: attrs (or predicted_attrs "
+                                                    "beside gold attrs) and claims on every message; DuConv: a "
+                                                    "grounding list parallel to the conversation.")],
+    fmt: Annotated[str, typer.Option("--format", parser=one_of(FORMATS), help="The dialogues' format: kdconv or duconv.")] = "kdconv",
     workdir: WorkdirOption = DEFAULT_WORKDIR,
     json_out: JsonOption = False,
 ) -> None:
-    """Which fact each message states, and its claims checked against the graph; scored against gold attrs."""
+    """Which fact each message states, and its claims checked against the graph; scored against gold attrs
+    (KdConv), or which knowledge triples each utterance states (DuConv)."""
     report = Domain(domain, workdir).ground(dialogues, out, fmt=fmt)
     if json_out:
         emit_json(report.as_dict())
