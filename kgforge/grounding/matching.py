@@ -55,7 +55,7 @@ class MatchOptions:
     overlap_share: float = 0.3  # or this share of the message's characters
     word_chars: int = 2  # a value this short must be a word of the message (jieba's cuts)
     said_most_chars: int = 8  # a literal this long is also stated when most of it is said
-    said_most: float = 0.7  # that share of its characters
+    said_most: float = 0.8  # that share of its characters
 
 
 @dataclass(frozen=True)
