@@ -102,7 +102,9 @@ def corrupt(value: str, rng: random.Random, other_places: list[str]) -> str | No
     return rng.choice(other_places) if other_places else None
 
 
-def test_corrupted_values_are_contradicted(kg, tmp_path):
+def corrupt_dev_set() -> tuple[list[dict], list[tuple[int, int]]]:
+    """The travel dev set with the value replaced in every message whose gold value occurs verbatim
+    (Information left out), its attrs removed; and the (dialogue, message) places changed."""
     gold = json.loads(shared_file("kdconv/travel/dev.json").read_text(encoding="utf-8"))
     kb = json.loads(shared_file("kdconv/travel/kb_travel.json").read_text(encoding="utf-8"))
     rng = random.Random(28)
@@ -122,6 +124,11 @@ def test_corrupted_values_are_contradicted(kg, tmp_path):
                     message["message"] = message["message"].replace(value, new)
                     changed.append((d, m))
                     break
+    return dialogues, changed
+
+
+def test_corrupted_values_are_contradicted(kg, tmp_path):
+    dialogues, changed = corrupt_dev_set()
     (tmp_path / "corrupt.json").write_text(json.dumps(dialogues, ensure_ascii=False), encoding="utf-8")
     Domain("travel", kg).ground(tmp_path / "corrupt.json", tmp_path / "out.json")
     out = json.loads((tmp_path / "out.json").read_text(encoding="utf-8"))

@@ -20,7 +20,7 @@ from typing import Any
 from kgforge.core.errors import InputError
 from kgforge.core.jsonio import iter_json_lines
 from kgforge.grounding.index import TEXT_CHARS, Fact, make_fact
-from kgforge.grounding.matching import MatchOptions, overlap
+from kgforge.grounding.matching import MatchOptions, overlap, word_cuts
 from kgforge.grounding.normalise import Surface, form, surface
 
 
@@ -56,7 +56,7 @@ def ground_duconv(sessions: Iterable[dict[str, Any]], text_relations: set[str], 
         for utterance in session["conversation"]:
             said = surface(str(utterance))
             indices = [i for i, fact in enumerate(facts)
-                       if fact is not None and _states(fact, said, topics, relation_words, options)]
+                       if fact is not None and states(fact, said, topics, relation_words, options)]
             rows.append({"knowledge": indices, "topics": [t for t in topics if form(t) and form(t) in said.form]})
             utterances += 1
             grounded += bool(indices)
@@ -79,7 +79,10 @@ def _fact(triple: Any, text_relations: set[str]) -> Fact | None:
     return make_fact(head, relation, tail, None, form(relation) in text_relations, TEXT_CHARS)
 
 
-def _states(fact: Fact, said: Surface, topics: list[str], relation_words: set[str], options: MatchOptions) -> bool:
+def states(fact: Fact, said: Surface, topics: list[str], relation_words: set[str], options: MatchOptions,
+           cuts: set[int] | None = None) -> bool:
+    """Whether ``said`` states a session triple (see the module docstring); ``cuts``: the word boundaries of
+    the matching form when the text is not word-segmented."""
     if fact.text:
         masked = [False] * len(said.form)
         for name in filter(None, (form(t) for t in topics)):
@@ -88,7 +91,7 @@ def _states(fact: Fact, said: Surface, topics: list[str], relation_words: set[st
                 masked[at:at + len(name)] = [True] * len(name)
                 at = said.form.find(name, at + 1)
         return overlap(fact, said, masked, options) is not None
-    cuts = word_cuts(said)
+    cuts = word_cuts(said) if cuts is None else cuts
     for part in fact.parts:
         if len(part) < 2 and not part.isdigit() or part in relation_words:
             continue
@@ -98,13 +101,3 @@ def _states(fact: Fact, said: Surface, topics: list[str], relation_words: set[st
                 return True
             at = said.form.find(part, at + 1)
     return False
-
-
-def word_cuts(said: Surface) -> set[int]:
-    """Positions of the matching form where a word of the segmented text begins or ends (a space, or any
-    dropped character, stood there)."""
-    cuts = {0, len(said.form)}
-    for i in range(1, len(said.form)):
-        if said.origin[i] != said.origin[i - 1] + 1:
-            cuts.add(i)
-    return cuts

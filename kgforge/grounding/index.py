@@ -24,6 +24,9 @@ from kgforge.grounding.normalise import date_writings, form
 from kgforge.store.tables import GraphTables
 
 TEXT_CHARS = 24  # a literal value this long or longer is also matched as free text
+LITERAL_CHARS = 8  # a literal value this short may be checked as a word said (a country, a genre)
+WORD_VALUED = 0.95  # share of a relation's values that are words for its values to be judged as words
+_DIGIT = re.compile(r"\d")
 _QUALIFIER = re.compile(r"\s*[（(][^（）()]*[）)]\s*$")
 _LIST_SEPARATORS = re.compile(r"[、,，;；/|《》“”\"]+|》\s*《")
 _TRAILING = re.compile(r"[。.!！?？]+$")
@@ -70,6 +73,11 @@ class FactTable:
             made = self._made[subject] = [make_fact(subject, relation[i], value[i], entity[i], text[i], self.text_chars)
                                           for i in range(*where)]
         return made
+
+    def literals(self) -> Iterable[tuple[str, str, str]]:
+        """``(subject, relation, value, text)`` of every literal fact, column-wise (no :class:`Fact` made)."""
+        literal = self._frame.filter(pl.col("value_entity").is_null(), ~pl.col("text"))
+        return zip(*(literal[c].to_list() for c in ("s", "relation", "value")))
 
     def values_of(self) -> dict[str, set[str]]:
         """Entity value -> the relations it is a value of."""
@@ -128,6 +136,38 @@ class GroundingIndex:
                 if fact.value_entity is not None:
                     values.setdefault(fact.value_entity, set()).add(fact.relation)
         return values
+
+    @cached_property
+    def literal_automaton(self) -> ahocorasick.Automaton:
+        """The literal values of the word-valued relations (a country, a genre, an occupation) -> the relations
+        they are values of. A relation is word-valued when ``WORD_VALUED`` of its values are words: each list
+        part ``literal_chars`` characters at most, with no digit (numbers are judged by their units). Prices,
+        hours and addresses are phrases, not a closed vocabulary one word of which could contradict another."""
+        if isinstance(self.facts_of, FactTable):
+            rows = self.facts_of.literals()
+        else:
+            rows = ((f.subject, f.relation, f.value) for facts in self.facts_of.values() for f in facts
+                    if f.value_entity is None and not f.text)
+        words_of: dict[str, list[list[str] | None]] = {}
+        for _, relation, value in rows:
+            words = [_TRAILING.sub("", form(part)) for part in _LIST_SEPARATORS.split(value)]
+            words = [w for w in words if w]
+            is_words = bool(words) and all(len(w) <= LITERAL_CHARS and not _DIGIT.search(w) for w in words)
+            words_of.setdefault(relation, []).append(words if is_words else None)
+        relations_of: dict[str, set[str]] = {}
+        for relation, values in words_of.items():
+            if sum(v is not None for v in values) < WORD_VALUED * len(values):
+                continue
+            for words in filter(None, values):
+                for word in words:
+                    if len(word) >= 2 and word not in self.relation_words:
+                        relations_of.setdefault(word, set()).add(relation)
+        automaton = ahocorasick.Automaton()
+        for word, relations in relations_of.items():
+            automaton.add_word(word, (len(word), frozenset(relations)))
+        if len(automaton):
+            automaton.make_automaton()
+        return automaton
 
     def is_value_of(self, entity: str, relation: str) -> bool:
         """Whether ``entity`` is a value of ``relation`` (a label) for some subject of the graph."""

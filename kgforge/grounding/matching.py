@@ -56,6 +56,7 @@ class MatchOptions:
     word_chars: int = 2  # a value this short must be a word of the message (jieba's cuts)
     said_most_chars: int = 8  # a literal this long is also stated when most of it is said
     said_most: float = 0.8  # that share of its characters
+    link_beside_facts: bool = False  # an entity value is stated also when the message states facts of it
 
 
 @dataclass(frozen=True)
@@ -95,7 +96,6 @@ class DialogueMatcher:
                 self._bring(iri)
         self.topics = list(self.focus)
         self.stated: set[tuple[str, str]] = set()
-        self.segmenter = index.segmenter
 
     def _not_restated(self, fact: Fact, mentioned: dict[str, Mention]) -> bool:
         """An entity value is not read from a message that names its subject and the value, two entities of
@@ -159,8 +159,10 @@ class DialogueMatcher:
         found = [stated for _, stated in best.values()]
         found += self._texts([f for f in texts if f.relation not in {s.fact.relation for s in found}],
                              said, mentions, found, rank)
-        subjects = {s.fact.subject for s in found if s.fact.value_entity is None}
-        found = [s for s in found if s.fact.value_entity is None or s.fact.value_entity not in subjects]
+        if self.options.link_beside_facts is False:
+            # KdConv annotates a fact of the entity named, not the link to it from the topic as well
+            subjects = {s.fact.subject for s in found if s.fact.value_entity is None}
+            found = [s for s in found if s.fact.value_entity is None or s.fact.value_entity not in subjects]
         self.stated.update((s.fact.relation, s.fact.value_form) for s in found)
         for iri in reversed(named):
             self._bring(iri)
@@ -191,11 +193,7 @@ class DialogueMatcher:
         return at in self._cuts(message)
 
     def _cuts(self, message: str) -> set[int]:
-        cuts, position = {0}, 0
-        for word in self.segmenter(message).split(" "):
-            position += len(word)
-            cuts.add(position)
-        return cuts
+        return jieba_cuts(self.index, message)
 
     def _said_most(self, fact: Fact, said: Surface) -> Stated | None:
         """A literal of some length (an award with its year, an address) is stated when ``said_most`` of its
@@ -330,7 +328,54 @@ def claims(index: GroundingIndex, found: list[Stated], mentions: list[Mention], 
     named = [m for m in mentions if not any(a <= said.span(m.start, m.end)[0] < b for a, b in inside)]
     out += _entity_claims(index, named, said, candidates,
                           {s.fact.value_entity for s in found} | {s.fact.subject for s in found})
+    taken = [(m.start, m.end) for m in mentions] + [_form_span(said, s.span) for s in found]
+    return out + _literal_claims(index, said, candidates, taken)
+
+
+def _literal_claims(index: GroundingIndex, said: Surface, candidates: list[str],
+                    taken: list[tuple[int, int]]) -> list[Claim]:
+    """A short literal said as a word (法国, 科幻), outside the names and the facts stated, that is a value of
+    a relation elsewhere in the graph: ``contradicted`` when the first entity in focus with values of that
+    relation holds other ones and no entity in focus holds it (a value of someone else in focus is said of
+    them, not against the subject; 1958 of 1958-4-29 agrees)."""
+    automaton = index.literal_automaton
+    if not len(automaton):
+        return []
+    out: list[Claim] = []
+    cuts: set[int] | None = None
+    for end, (length, relations) in automaton.iter_long(said.form):
+        start, stop = end - length + 1, end + 1
+        if any(start < b and a < stop for a, b in taken):
+            continue
+        word = said.form[start:stop]
+        if any(_holds(fact, word) for iri in candidates for fact in index.facts_of.get(iri, ())):
+            continue
+        subject, held = _literal_holder(index, candidates, relations)
+        if subject is None:
+            continue
+        cuts = message_cuts(index, said) if cuts is None else cuts
+        if start not in cuts or stop not in cuts:
+            continue  # 科幻 inside 科幻片 is no genre said
+        span = said.span(start, stop)
+        out.append(Claim(subject, held[0].relation, said.text[span[0]:span[1]], span,
+                         tuple(f.value for f in held), "contradicted"))
     return out
+
+
+def _holds(fact: Fact, word: str) -> bool:
+    return fact.value_entity is None and not fact.text and (word in fact.value_form or fact.value_form in word)
+
+
+def _literal_holder(index: GroundingIndex, candidates: list[str],
+                    relations: frozenset[str]) -> tuple[str | None, list[Fact]]:
+    """The first entity in focus with literal values of one of ``relations``, and those facts (one relation)."""
+    for subject in candidates:
+        held = [f for f in index.facts_of.get(subject, ()) if f.relation in relations
+                and f.value_entity is None and not f.text]
+        if held:
+            first = held[0].relation
+            return subject, [f for f in held if f.relation == first]
+    return None, []
 
 
 def _holder(index: GroundingIndex, candidates: list[str], family: str) -> tuple[str | None, list[Fact]]:
@@ -382,8 +427,32 @@ def _doubtful(index: GroundingIndex, message: str, mention: Mention) -> bool:
 
 
 def _is_word(index: GroundingIndex, message: str, mention: Mention) -> bool:
+    cuts = jieba_cuts(index, message)
+    return mention.start in cuts and mention.end in cuts
+
+
+def word_cuts(said: Surface) -> set[int]:
+    """Positions of the matching form where a word of the segmented text begins or ends (a space, or any
+    dropped character, stood there)."""
+    cuts = {0, len(said.form)}
+    for i in range(1, len(said.form)):
+        if said.origin[i] != said.origin[i - 1] + 1:
+            cuts.add(i)
+    return cuts
+
+
+_SEGMENTED = re.compile(r"[\u4e00-\u9fff] [\u4e00-\u9fff]")
+
+
+def message_cuts(index: GroundingIndex, said: Surface) -> set[int]:
+    """A message's word boundaries: its spaces when it is word-segmented (DuConv), else jieba's cuts."""
+    return word_cuts(said) if _SEGMENTED.search(said.text) else jieba_cuts(index, said.form)
+
+
+def jieba_cuts(index: GroundingIndex, message: str) -> set[int]:
+    """Where jieba (the graph's names in its dictionary) cuts the message's matching form."""
     cuts, position = {0}, 0
     for word in index.segmenter(message).split(" "):
         position += len(word)
         cuts.add(position)
-    return mention.start in cuts and mention.end in cuts
+    return cuts
