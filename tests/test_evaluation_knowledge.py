@@ -102,9 +102,9 @@ def test_duconv_gold_responses_and_swapped_ones(duconv, tmp_path):
     gold = evaluate(source, gold=source, domain="duconv", workdir=workdir)
     assert gold["responses"] == 1114
     assert gold["metrics"]["f1"] == 1.0 and gold["official"].startswith("F1: 100.00%")
-    # the grounder's claims: a year said beside a film's rating, a person of the other topic named as a cast
-    # member are contradicted even in gold responses (56 of 1,086 fact mentions)
-    assert gold["metrics"]["k_precision"] >= 0.94
+    # measured 0.952: the grounder's claims flag a few gold responses too (a year said beside a film's rating,
+    # a person of the other topic named where the cast is: 56 of 1,155 fact mentions)
+    assert gold["metrics"]["k_precision"] >= 0.95
     assert gold["knowledge"]["fact_mentions"] > 500  # the precision stands on many mentions
     swapped = evaluate(rotated(source, tmp_path / "swapped.txt", 57), gold=source, domain="duconv", workdir=workdir)
     # a moved response's facts of the entities it names itself stay true (they are the graph's); those it
