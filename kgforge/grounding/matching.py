@@ -29,7 +29,10 @@ message names (two characters of its name) wins, then the subject named or most 
 unit's family (free text left out): ``contradicted`` (with those values) when none holds that number with
 that unit, ``unsupported`` when no entity in focus has such values. An entity named outside the facts
 stated, related to nothing in focus but of the kind of the subject's values for an entity relation, is
-``contradicted`` for it, unless its name is an ordinary word (jieba) or, short, inside a longer word.
+``contradicted`` for it, unless its name is an ordinary word (jieba) or, short, inside a longer word. A
+short literal of a word-valued relation (``GroundingIndex.literal_automaton``: 国家, 类型) said as a word,
+outside the names and facts stated, is ``contradicted`` when the first entity in focus with values of that
+relation holds others and no entity in focus holds it.
 """
 
 from __future__ import annotations
