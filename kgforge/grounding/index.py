@@ -169,6 +169,10 @@ class GroundingIndex:
             automaton.make_automaton()
         return automaton
 
+    def value_relations(self, entity: str) -> set[str]:
+        """The relations (labels) ``entity`` is a value of somewhere in the graph."""
+        return self._values_of.get(entity, set())
+
     def is_value_of(self, entity: str, relation: str) -> bool:
         """Whether ``entity`` is a value of ``relation`` (a label) for some subject of the graph."""
         return relation in self._values_of.get(entity, set())

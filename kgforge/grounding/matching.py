@@ -150,7 +150,7 @@ class DialogueMatcher:
                     continue  # an entity value the message does not name (the common case, tested first)
                 if fact.value_entity is not None and self._not_restated(fact, mentioned):
                     continue
-                stated = self._stated(fact, said, mentioned)
+                stated = self._stated(fact, said, mentioned, rank[subject] == 0 or subject in mentioned)
                 if stated is None:
                     if fact.text:
                         texts.append(fact)
@@ -159,7 +159,7 @@ class DialogueMatcher:
                 order = (-min(_cue(fact.relation, said.form), 2), rank[subject])
                 if key not in best or order < best[key][0]:
                     best[key] = (order, stated)
-        found = [stated for _, stated in best.values()]
+        found = _outermost([stated for _, stated in best.values()])
         found += self._texts([f for f in texts if f.relation not in {s.fact.relation for s in found}],
                              said, mentions, found, rank)
         if self.options.link_beside_facts is False:
@@ -174,12 +174,13 @@ class DialogueMatcher:
                 self._bring(stated.fact.subject)
         return found, mentions, said
 
-    def _stated(self, fact: Fact, said: Surface, mentioned: dict[str, Mention]) -> Stated | None:
+    def _stated(self, fact: Fact, said: Surface, mentioned: dict[str, Mention], leading: bool) -> Stated | None:
         if fact.value_entity is not None and fact.value_entity in mentioned:
             mention = mentioned[fact.value_entity]
             return Stated(fact, said.span(mention.start, mention.end), mention.end - mention.start)
         for part in fact.parts:
-            if (len(part) < 2 and not part.isdigit()) or part in self.index.relation_words:
+            if (len(part) < 2 and not part.isdigit()) or (
+                    part in self.index.relation_words and not self._word_is_value(part, mentioned, leading)):
                 continue  # 导演 said is the relation (导演是…), not someone's occupation
             at = said.form.find(part)
             while at >= 0 and len(part) <= self.options.word_chars and not self._word_at(said.form, at, len(part)):
@@ -189,6 +190,12 @@ class DialogueMatcher:
         if not fact.text and fact.value_entity is None and len(fact.value_form) >= self.options.said_most_chars:
             return self._said_most(fact, said)
         return None
+
+    def _word_is_value(self, word: str, mentioned: dict[str, Mention], leading: bool) -> bool:
+        """A word that names a relation (导演) is a value (an occupation) of the subject the message is about
+        (named, or first in focus: 他还是导演) when the message names no value of that relation (导演是李安)."""
+        return leading and not any(form(relation) == word for iri in mentioned
+                                   for relation in self.index.value_relations(iri))
 
     def _word_at(self, message: str, at: int, size: int) -> bool:
         """Whether a short value found at ``at`` begins a word of the message (演员 in 最佳女演员奖 is not the
@@ -214,8 +221,8 @@ class DialogueMatcher:
             covered[i:i + n] = [True] * n
         if sum(covered) < self.options.said_most * len(value):
             return None
-        first = message.find(value[covered.index(True):covered.index(True) + n])
-        return Stated(fact, said.span(first, first + n), sum(covered))
+        found = [at for at in (message.find(value[i:i + n]) for i in hits) if at >= 0]
+        return Stated(fact, said.span(min(found), max(found) + n), sum(covered))
 
     def _texts(self, facts: list[Fact], said: Surface, mentions: list[Mention], found: list[Stated],
                rank: dict[str, int]) -> list[Stated]:
@@ -259,6 +266,13 @@ def overlap(fact: Fact, said: Surface, masked: list[bool], options: MatchOptions
         last = len(covered) - covered[::-1].index(True)
         return Stated(fact, said.span(first, last), count)
     return None
+
+
+def _outermost(found: list[Stated]) -> list[Stated]:
+    """The facts whose stretch of the message is not inside a longer one's: 美国 in 美国马萨诸塞州波士顿 (a
+    birthplace) or in 第14届美国电影电视金球奖 (an award) is part of that value, not a nationality."""
+    return [s for s in found if not any(o.span[0] <= s.span[0] and s.span[1] <= o.span[1]
+                                        and o.span[1] - o.span[0] > s.span[1] - s.span[0] for o in found)]
 
 
 @lru_cache(maxsize=1 << 12)
