@@ -160,8 +160,8 @@ class DialogueMatcher:
                 if key not in best or order < best[key][0]:
                     best[key] = (order, stated)
         found = _outermost([stated for _, stated in best.values()])
-        found += self._texts([f for f in texts if f.relation not in {s.fact.relation for s in found}],
-                             said, mentions, found, rank)
+        found = _outermost(found + self._texts([f for f in texts if f.relation not in {s.fact.relation for s in found}],
+                                               said, mentions, found, rank))
         if self.options.link_beside_facts is False:
             # KdConv annotates a fact of the entity named, not the link to it from the topic as well
             subjects = {s.fact.subject for s in found if s.fact.value_entity is None}
