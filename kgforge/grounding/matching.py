@@ -13,7 +13,7 @@ Only the latest ``focus_size`` of the earlier ones stay in focus.
   one kind — a list of places relates none of them — nor again once stated in the dialogue);
 * a literal value when its matching form, or one of its list parts (``、，/;``), occurs in the message (a
   part of two characters must be a word of the message by jieba's cuts; a part that names a relation of the
-  domain, such as 导演, is the relation, not a value); a date also by its year-month or year; a literal of
+  domain, such as 导演, is the relation, see below); a date also by its year-month or year; a literal of
   ``said_most_chars`` or more when ``said_most`` of its characters are in runs the message says, with all
   of its numbers;
 * free text (a ``text`` relation, or a literal of ``text_chars`` characters or more) by overlap: the
@@ -22,7 +22,10 @@ Only the latest ``focus_size`` of the earlier ones stay in focus.
   characters (punctuation left out), or when the whole text is said. One per relation per message.
 
 One stretch of the message states one fact: among the facts found at the same span, the relation the
-message names (two characters of its name) wins, then the subject named or most recent in focus.
+message names (two characters of its name) wins, then the subject named or most recent in focus; a fact
+found inside the stretch of a longer one (free text included) is part of it (美国 of 美国马萨诸塞州波士顿).
+A value that names a relation (导演) is a value only of the subject the message is about, and only when the
+message names no value of that relation.
 
 **Claims.** Every fact stated is a ``supported`` claim. Each number with a unit (``40元``, ``9:00``,
 ``3小时``, a bare number of 3+ digits) is checked against the first entity in focus that has values of that
