@@ -246,3 +246,44 @@ def test_cli_json_and_a_bad_record(kg, tmp_path):
                      "--workdir", str(kg), check=False)
     assert failed.returncode == 1 and "bad.json:" in failed.stderr and "not a KdConv dialogue" in failed.stderr
     assert "Traceback" not in failed.stderr and not (tmp_path / "b.json").exists()
+
+
+# ---------------------------------------------------------------- claims on short literal values
+
+
+def small_index():
+    from kgforge.grounding.index import GroundingIndex, make_fact
+
+    def facts(subject: str, *pairs: tuple[str, str]) -> list:
+        return [make_fact(subject, relation, value, None, False, 24) for relation, value in pairs]
+
+    return GroundingIndex(
+        names={"a": ["星际穿越"], "b": ["天使爱美丽"], "c": ["故宫"]},
+        facts_of={"a": facts("a", ("国家", "美国"), ("类型", "科幻")), "b": facts("b", ("国家", "法国")),
+                  "c": facts("c", ("门票", "旺季60元，淡季40元"), ("开放时间", "8:30-17:00"))},
+        relation_words={"国家", "类型", "门票", "开放时间"})
+
+
+def claims_of(index, topics: list[str], message: str) -> list[tuple[str, str | None, str, str]]:
+    from kgforge.grounding.matching import DialogueMatcher
+
+    _, said = DialogueMatcher(index, topics).message(message)
+    return [(index.label(c.subject), c.relation, c.said, c.status) for c in said]
+
+
+def test_a_word_valued_literal_said_against_the_subject_is_contradicted():
+    index = small_index()
+    assert claims_of(index, ["星际穿越"], "它是法国拍的。") == [("星际穿越", "国家", "法国", "contradicted")]
+    assert claims_of(index, ["星际穿越"], "它是美国拍的。") == [("星际穿越", "国家", "美国", "supported")]
+    # 法国 is the country of the other film in focus: said of it, not against 星际穿越
+    assert claims_of(index, ["星际穿越", "天使爱美丽"], "法国的那部我也看过。") == [
+        ("天使爱美丽", "国家", "法国", "supported")]
+
+
+def test_phrase_valued_relations_are_not_judged_word_by_word():
+    """门票 and 开放时间 hold phrases with numbers (a closed vocabulary they are not): their words are no
+    values the automaton of short literals holds, so a message about a place is not judged by them."""
+    index = small_index()
+    automaton = index.literal_automaton
+    assert "法国" in automaton and "科幻" in automaton
+    assert "淡季" not in automaton and "旺季60元" not in automaton
