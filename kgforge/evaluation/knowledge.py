@@ -141,6 +141,8 @@ class KnowledgeIndex:
             said = surface(text)
             cuts = word_cuts(said) if self.segmented else jieba_cuts(self.grounding, said.form)
             for triple, fact in own:
+                if fact.text and not self.options.text_overlap:
+                    continue  # --text-overlap 0: free text is never stated
                 if states(fact, said, dialogue.topics, self.grounding.relation_words, self.match, cuts):
                     judged.mentions.setdefault(triple_key(triple), (triple[2], "true"))
         return judged
