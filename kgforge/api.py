@@ -44,6 +44,7 @@ from kgforge.corpus import (
 )
 from kgforge.exports import ExportOptions, export_dialogues, export_goals
 from kgforge.goals.check import validate
+from kgforge.grounding import GroundOptions, MatchOptions, ground_file
 from kgforge.goals.generate import generate
 from kgforge.goals.graph import GoalOptions
 from kgforge.stats import domain_stats
@@ -154,6 +155,30 @@ class ExportReport(Report):
     records: int = 0
     files: tuple[Path, ...] = ()  # everything written: OUT, its manifest, ids and (if any) rejected records
     rejected: int = 0
+
+
+@dataclass(frozen=True)
+class GroundScore:
+    """Precision, recall and F1 of predicted against gold annotations (None where undefined)."""
+
+    tp: int
+    fp: int
+    fn: int
+    precision: float | None
+    recall: float | None
+    f1: float | None
+
+
+@dataclass(frozen=True)
+class GroundReport(Report):
+    out: Path = Path()
+    format: str = ""
+    messages: int = 0
+    attrs_predicted: int = 0
+    gold_messages: int = 0  # messages whose gold annotation was kept and scored
+    micro: GroundScore | None = None
+    per_relation: dict[str, GroundScore] = field(default_factory=dict)
+    claims: dict[str, int] = field(default_factory=dict)  # supported / contradicted / unsupported
 
 
 @dataclass(frozen=True)
@@ -287,6 +312,16 @@ class Domain:
     def corpus_card(self, dialogues: Iterable[Path | str], out: Path | str, **options: Any) -> CardReport:
         """:func:`kgforge.corpus.write_card`: the datasheet of dialogue files built against this domain."""
         return write_card(dialogues, self.name, out, workdir=self.workdir, **options)
+
+    def ground(self, dialogues: Path | str, out: Path | str, *, fmt: str = "kdconv",
+               options: MatchOptions = MatchOptions()) -> GroundReport:
+        """The facts each message of ``dialogues`` states and its claims, written to ``out``; scored against the
+        gold annotations the input has (see docs/grounding.md)."""
+        data = ground_file(self.name, Path(dialogues), Path(out), self.workdir, GroundOptions(fmt, options))
+        scores = data["scores"] or {}
+        return GroundReport(self.name, data, Path(out), fmt, data["messages"], data["attrs_predicted"],
+                            data["gold_messages"], GroundScore(**scores["micro"]) if scores else None,
+                            {r: GroundScore(**v) for r, v in scores.get("per_relation", {}).items()}, data["claims"])
 
     def embed(self, *, name: str = "default", resume: bool = False, progress: bool = False,
               **config: Any) -> EmbedReport:

@@ -28,13 +28,16 @@ COMMANDS: dict[str, tuple[str, str]] = {'build': ('build', "Import the domain's 
  'eval': ('evaluation',
           'Score responses: official DuConv F1/BLEU/DISTINCT, BLEU-3/4, ROUGE-L, CIDEr-D, METEOR, embedding '
           'metrics,\n'
-          'BERTScore, knowledge P/R/F1, hallucinations; many systems (--system), goal metrics, Hits@k.'),
+          'BERTScore, BLEURT, knowledge P/R/F1, hallucinations; many systems (--system), goal metrics, Hits@k.'),
  'metrics': ('evaluation', 'The metrics `kgforge eval` computes (the registry: built-in and registered ones).'),
  'export': ('export',
             'One checked subgraph per goal or dialogue, with stable ids, an export manifest and a coverage report.'),
  'export-formats': ('export',
                     'The export formats, their layouts, and which ones take new goals (no conversation needed).'),
  'goals': ('goals', 'Sample reproducible, stratified conversation goals (or --validate real DuConv goals).'),
+ 'ground': ('ground',
+            'Which fact each message states, and its claims checked against the graph; scored against gold attrs\n'
+            '(KdConv), or which knowledge triples each utterance states (DuConv).'),
  'link': ('importer',
           'Link dataset/crawled entities to their Wikidata/XLORE counterparts (owl:sameAs) by zh/en label and\n'
           'alias with type checks; ambiguous matches are listed in <domain>/links-report.json, never guessed.'),

@@ -83,9 +83,9 @@ def eval_command(
     dialogue_column: Annotated[str | None, typer.Option(help="Column holding dialogue ids (for --dialogues).")] = None,
     graph_only: Annotated[bool, typer.Option("--graph-only", help="True facts come from the graph only, not "
                                                                   "also from the dialogue's own knowledge.")] = False,
-    min_chars: Annotated[int, typer.Option(parser=POSITIVE, help="Shortest label or value matched.")] = 2,
+    min_chars: Annotated[int, typer.Option(parser=POSITIVE, help="Shortest entity name matched.")] = 2,
     text_overlap: Annotated[int, typer.Option(parser=NON_NEGATIVE, help="Characters shared with a free-text fact "
-                                                                        "to state it (0: never).")] = 8,
+                                                                        "to state it (0: never).")] = 6,
     vectors: Annotated[Path | None, typer.Option(help="Word vectors (word2vec text or binary) for Embedding "
                                                       "Average, Vector Extrema and Greedy Matching.")] = None,
     model_path: Annotated[Path | None, typer.Option(help="Local transformers model folder for BERTScore "

@@ -176,7 +176,8 @@ def coverage(source: SourceFile, dialogues: list[Dialogue], retrieved: pl.DataFr
         "attr_coverage_of_gold_in_graph": round(in_pool / in_graph.height, 4) if in_graph.height else None,
         "topics_per_dialogue": round(sum(len(d.topics) for d in dialogues) / len(dialogues), 2) if dialogues else None,
         "retrieved_per_dialogue": round(pool.height / len(dialogues), 2) if dialogues else None,
-        "dialogues_without_retrieved": sum(1 for d in dialogues if not d.triples),
+        # counted on the retrieved rows: ``Dialogue.triples`` is filled for row formats only
+        "dialogues_without_retrieved": len(set(exported) - set(pool["dialogue"].unique().to_list())),
         "declared_topics_not_in_graph": len(topics_not_in_graph),
         "declared_topics_not_in_graph_examples": topics_not_in_graph[:10],
     }

@@ -1,0 +1,96 @@
+"""Benchmark: `kgforge ground` of 30k synthetic KdConv dialogues and 30k DuConv sessions on the DuConv-scale
+graph, beside the 30k goal export of the same run and a naive grounder.
+
+    python benchmarks/bench_ground.py               # 144k entities, ~3.6M triples, 30k dialogues of each
+    python benchmarks/bench_ground.py --small --n 3000   # 10k entities, for a quick look
+    python benchmarks/bench_ground.py --reuse DIR   # a --workdir built from the same synthetic KB before
+
+The dialogues are those of ``bench_dialogue.py`` (made from the goal export's samples: the same topics and
+knowledge, a conversation that states 8 of the facts; the KdConv messages that state a fact carry it as
+gold ``attrs``, so the run also scores itself). Every stage is a fresh ``kgforge`` process timed from
+outside (wall and CPU seconds, peak RSS). The naive baseline scans every entity label of the graph with
+``label in message`` for each message, on a sample of messages, extrapolated to all (labelled so).
+Target: each grounding within 1.5x of the goal export of the same run. Writes benchmarks/results/ground.json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from benchmarks.bench_dialogue import CPU_SECONDS, kgforge, real_dialogues, run_measured  # noqa: E402
+from benchmarks.synthetic import cached_synthetic_kb  # noqa: E402
+
+RATIO_TARGET = 1.5
+NAIVE = """
+import json, sys, time
+from kgforge.store.layout import domain_paths
+from kgforge.store.tables import read_tables
+
+workdir, dialogues, sample = sys.argv[1], sys.argv[2], int(sys.argv[3])
+labels = read_tables(domain_paths("duconv", workdir)).labels["label"].unique().to_list()
+messages = [m["message"] for d in json.load(open(dialogues, encoding="utf-8")) for m in d["messages"]]
+started = time.perf_counter()
+found = sum(1 for text in messages[:sample] for label in labels if label in text)
+seconds = time.perf_counter() - started
+print(json.dumps({"messages": len(messages), "measured_messages": min(sample, len(messages)), "labels": len(labels),
+                  "seconds": seconds, "extrapolated_seconds": seconds / min(sample, len(messages)) * len(messages),
+                  "mentions_in_sample": found}))
+"""
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--small", action="store_true")
+    parser.add_argument("--n", type=int, default=30_000, help="goals, so dialogues of each kind")
+    parser.add_argument("--baseline-sample", type=int, default=200, help="messages the naive baseline scans")
+    parser.add_argument("--out", type=Path, default=Path("bench-out"))
+    parser.add_argument("--results", type=Path, default=Path(__file__).resolve().parent / "results" / "ground.json")
+    parser.add_argument("--reuse", type=Path)
+    args = parser.parse_args()
+    kb = cached_synthetic_kb(args.out, args.small)
+    work = args.reuse or Path(tempfile.mkdtemp(prefix="kgforge-bench-ground-"))
+    w = ("--workdir", str(work))
+    if not args.reuse:
+        print("kgforge build ...", file=sys.stderr)
+        kgforge("build", "duconv", "--source", f"kdconv:{kb}", "--no-schema-sources", *w)
+        kgforge("derive", "duconv", *w)  # two-step goals need the associated triples
+    goals_file, export_file = work / "goals.jsonl", work / "train.txt"
+    kgforge("goals", "duconv", "--n", str(args.n), "--seed", "0", "--out", str(goals_file), *w)
+    print("kgforge export (goals) ...", file=sys.stderr)
+    exported, export_s, export_rss = kgforge("export", "duconv", "--goals", str(goals_file), "--format", "duconv",
+                                             "--out", str(export_file), *w)
+    export_cpu = CPU_SECONDS[-1]
+    sessions, kdconv = real_dialogues(export_file, work)
+    stages = {}
+    for name, source, fmt in (("kdconv", kdconv, "kdconv"), ("duconv", sessions, "duconv")):
+        print(f"kgforge ground ({name}) ...", file=sys.stderr)
+        report, seconds, rss = kgforge("ground", "duconv", "--dialogues", str(source), "--format", fmt,
+                                       "--out", str(work / f"{name}.grounded"), *w)
+        stages[name] = {"seconds": round(seconds, 2), "cpu_s": CPU_SECONDS[-1], "peak_rss_mib": rss,
+                        "dialogues": report["dialogues"], "messages": report["messages"],
+                        "facts_stated": report["attrs_predicted"],
+                        "micro_against_gold": (report["scores"] or {}).get("micro"),
+                        "ratio_to_goal_export": round(seconds / export_s, 2),
+                        "cpu_ratio_to_goal_export": round(CPU_SECONDS[-1] / export_cpu, 2),
+                        "target_ratio": RATIO_TARGET}
+    print("naive baseline ...", file=sys.stderr)
+    out, _, naive_rss = run_measured([sys.executable, "-c", NAIVE, str(work), str(kdconv), str(args.baseline_sample)])
+    naive = json.loads(out) | {"peak_rss_mib": naive_rss,
+                               "note": "one substring scan of every label per message; extrapolated from the sample"}
+    result = {"when": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "small": args.small, "n": args.n,
+              "goal_export": {"seconds": round(export_s, 2), "cpu_s": export_cpu, "peak_rss_mib": export_rss,
+                              "dialogues": exported["dialogues"]},
+              "ground": stages, "naive_baseline_kdconv": naive}
+    args.results.parent.mkdir(parents=True, exist_ok=True)
+    args.results.write_text(json.dumps(result, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
+    print(json.dumps(result, ensure_ascii=False, indent=2))
+
+
+if __name__ == "__main__":
+    main()

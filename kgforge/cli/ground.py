@@ -1,0 +1,60 @@
+"""`kgforge ground`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from kgforge.api import Domain
+from kgforge.cli._app import (
+    DEFAULT_WORKDIR,
+    DomainArgument,
+    JsonOption,
+    WorkdirOption,
+    app,
+    console,
+    emit_json,
+    one_of,
+    show_mapping,
+)
+from kgforge.grounding.run import FORMATS
+
+
+@app.command("ground")
+def ground_command(
+    domain: DomainArgument,
+    dialogues: Annotated[Path, typer.Option("--dialogues", help="Dialogues to ground: a KdConv JSON file, or DuConv sessions "
+                                                              "(JSON lines) with --format duconv.")],
+    out: Annotated[Path, typer.Option("--out", help="The grounded dialogues. KdConv: attrs (or predicted_attrs "
+                                                    "beside gold attrs) and claims on every message; DuConv: a "
+                                                    "grounding list parallel to the conversation.")],
+    fmt: Annotated[str, typer.Option("--format", parser=one_of(FORMATS), help="The dialogues' format: kdconv or duconv.")] = "kdconv",
+    workdir: WorkdirOption = DEFAULT_WORKDIR,
+    json_out: JsonOption = False,
+) -> None:
+    """Which fact each message states, and its claims checked against the graph; scored against gold attrs
+    (KdConv), or which knowledge triples each utterance states (DuConv)."""
+    report = Domain(domain, workdir).ground(dialogues, out, fmt=fmt)
+    if json_out:
+        emit_json(report.as_dict())
+        return
+    data = report.as_dict()
+    show_mapping(f"grounded {domain}", {k: v for k, v in data.items() if k not in ("scores", "claims")})
+    console.print("claims: " + (", ".join(f"{k} {v}" for k, v in data["claims"].items()) or "none"))
+    if report.micro is None:
+        console.print("no gold annotations in the input: nothing scored")
+        return
+    console.print(f"[bold]against gold[/] ({report.gold_messages} messages): P {_pct(report.micro.precision)} "
+                  f"R {_pct(report.micro.recall)} F1 {_pct(report.micro.f1)}")
+    for relation, score in sorted(report.per_relation.items(), key=lambda kv: -(kv[1].tp + kv[1].fn)):
+        console.print(f"  {relation:<12} P {_pct(score.precision)} R {_pct(score.recall)} F1 {_pct(score.f1)} "
+                      f"({score.tp + score.fn} gold)")
+    if data["topics_not_in_graph"]:
+        console.print(f"{len(data['topics_not_in_graph'])} dialogue topics are not in the graph (focus from "
+                      f"mentions only): " + ", ".join(data["topics_not_in_graph"][:5]))
+
+
+def _pct(value: float | None) -> str:
+    return "n/a" if value is None else f"{100 * value:.1f}%"

@@ -1,0 +1,247 @@
+"""A domain's graph made ready for grounding: one automaton over every entity name, and each entity's facts
+with their values in matching form.
+
+Names are every label and alias of an entity, also without a trailing disambiguation (``恋恋笔记本（美国
+2004年…）`` is said ``恋恋笔记本``), in :func:`~kgforge.grounding.normalise.form`. A name shorter than
+``min_name_chars`` is not matched. Facts are the domain's facts under relations of its vocabulary, less the
+schema's ``type_relation`` (``领域 电影`` is what an entity is, not a fact a message states).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Any
+
+import ahocorasick
+import polars as pl
+
+from kgforge.core.schema import Schema
+from kgforge.core.text import Segmenter
+from kgforge.grounding.normalise import date_writings, form
+from kgforge.store.tables import GraphTables
+
+TEXT_CHARS = 24  # a literal value this long or longer is also matched as free text
+LITERAL_CHARS = 8  # a literal value this short may be checked as a word said (a country, a genre)
+WORD_VALUED = 0.95  # share of a relation's values that are words for its values to be judged as words
+_DIGIT = re.compile(r"\d")
+_QUALIFIER = re.compile(r"\s*[（(][^（）()]*[）)]\s*$")
+_LIST_SEPARATORS = re.compile(r"[、,，;；/|《》“”\"]+|》\s*《")
+_TRAILING = re.compile(r"[。.!！?？]+$")
+
+
+@dataclass(frozen=True)
+class Fact:
+    """One fact of an entity as grounding sees it: the relation's label, the value as the graph gives it
+    (an entity value by its label), and the forms it is matched by."""
+
+    subject: str  # IRI
+    relation: str  # the relation's label (KdConv ``attrname``)
+    value: str  # the value as written in the graph (an entity value: its label)
+    value_entity: str | None  # the value's IRI when it is an entity
+    text: bool  # long free text (matched by overlap, see ``matching``)
+    value_form: str
+    parts: tuple[str, ...]  # a list value's parts in matching form (the whole value when it is one part)
+
+
+class FactTable:
+    """Each entity's facts, made into :class:`Fact` records the first time the entity is in focus: a graph of
+    millions of facts is read column-wise once, and only the facts of entities a dialogue is about are
+    put in matching form."""
+
+    def __init__(self, frame: pl.DataFrame, text_chars: int) -> None:
+        frame = frame.sort("s", "relation", "value")
+        self._subjects = frame["s"].to_list()
+        self._columns = [frame[c].to_list() for c in ("relation", "value", "value_entity", "text")]
+        self._offsets: dict[str, tuple[int, int]] = {}
+        for i, subject in enumerate(self._subjects):
+            start, end = self._offsets.get(subject, (i, i))
+            self._offsets[subject] = (start, i + 1)
+        self._made: dict[str, list[Fact]] = {}
+        self._frame = frame
+        self.text_chars = text_chars
+
+    def get(self, subject: str, default: Any = ()) -> list[Fact]:
+        made = self._made.get(subject)
+        if made is None:
+            where = self._offsets.get(subject)
+            if where is None:
+                return list(default)
+            relation, value, entity, text = self._columns
+            made = self._made[subject] = [make_fact(subject, relation[i], value[i], entity[i], text[i], self.text_chars)
+                                          for i in range(*where)]
+        return made
+
+    def literals(self) -> Iterable[tuple[str, str, str]]:
+        """``(subject, relation, value, text)`` of every literal fact, column-wise (no :class:`Fact` made)."""
+        literal = self._frame.filter(pl.col("value_entity").is_null(), ~pl.col("text"))
+        return zip(*(literal[c].to_list() for c in ("s", "relation", "value")))
+
+    def values_of(self) -> dict[str, set[str]]:
+        """Entity value -> the relations it is a value of."""
+        grouped = (self._frame.filter(pl.col("value_entity").is_not_null())
+                   .group_by("value_entity").agg(pl.col("relation").unique()))
+        return {entity: set(relations) for entity, relations in grouped.iter_rows()}
+
+
+@dataclass
+class GroundingIndex:
+    """Names (automaton), labels and facts of a graph, see the module docstring."""
+
+    names: dict[str, list[str]]  # IRI -> labels, the preferred one first
+    facts_of: FactTable | dict[str, list[Fact]]
+    types_of: dict[str, frozenset[str]] = field(default_factory=dict)  # IRI -> classes
+    min_name_chars: int = 2
+    text_chars: int = TEXT_CHARS
+    relation_words: set[str] = field(default_factory=set)  # the relations' labels (导演, 编剧), in matching form
+    text_relation_names: set[str] = field(default_factory=set)  # labels of the free-text relations (评论)
+
+    @cached_property
+    def entities_of(self) -> dict[str, tuple[str, ...]]:
+        """Name form -> the entities it names."""
+        entities_of: dict[str, set[str]] = {}
+        for iri, labels in self.names.items():
+            for name in name_forms(labels):
+                if len(name) >= self.min_name_chars:
+                    entities_of.setdefault(name, set()).add(iri)
+        return {name: tuple(sorted(iris)) for name, iris in entities_of.items()}
+
+    @cached_property
+    def segmenter(self) -> Segmenter:
+        """jieba, the graph's names in its dictionary (ready on first use)."""
+        return Segmenter(self.entities_of)
+
+    @cached_property
+    def automaton(self) -> ahocorasick.Automaton:
+        automaton = ahocorasick.Automaton()
+        for name, iris in self.entities_of.items():
+            automaton.add_word(name, (len(name), iris))
+        if len(automaton):
+            automaton.make_automaton()
+        return automaton
+
+    def label(self, iri: str) -> str:
+        labels = self.names.get(iri)
+        return labels[0] if labels else iri
+
+    @cached_property
+    def _values_of(self) -> dict[str, set[str]]:
+        if isinstance(self.facts_of, FactTable):
+            return self.facts_of.values_of()
+        values: dict[str, set[str]] = {}
+        for facts in self.facts_of.values():
+            for fact in facts:
+                if fact.value_entity is not None:
+                    values.setdefault(fact.value_entity, set()).add(fact.relation)
+        return values
+
+    @cached_property
+    def literal_automaton(self) -> ahocorasick.Automaton:
+        """The literal values of the word-valued relations (a country, a genre, an occupation) -> the relations
+        they are values of. A relation is word-valued when ``WORD_VALUED`` of its values are words: each list
+        part ``literal_chars`` characters at most, with no digit (numbers are judged by their units). Prices,
+        hours and addresses are phrases, not a closed vocabulary one word of which could contradict another."""
+        if isinstance(self.facts_of, FactTable):
+            rows = self.facts_of.literals()
+        else:
+            rows = ((f.subject, f.relation, f.value) for facts in self.facts_of.values() for f in facts
+                    if f.value_entity is None and not f.text)
+        words_of: dict[str, list[list[str] | None]] = {}
+        for _, relation, value in rows:
+            words = [_TRAILING.sub("", form(part)) for part in _LIST_SEPARATORS.split(value)]
+            words = [w for w in words if w]
+            is_words = bool(words) and all(len(w) <= LITERAL_CHARS and not _DIGIT.search(w) for w in words)
+            words_of.setdefault(relation, []).append(words if is_words else None)
+        relations_of: dict[str, set[str]] = {}
+        for relation, values in words_of.items():
+            if sum(v is not None for v in values) < WORD_VALUED * len(values):
+                continue
+            for words in filter(None, values):
+                for word in words:
+                    if len(word) >= 2 and word not in self.relation_words:
+                        relations_of.setdefault(word, set()).add(relation)
+        automaton = ahocorasick.Automaton()
+        for word, relations in relations_of.items():
+            automaton.add_word(word, (len(word), frozenset(relations)))
+        if len(automaton):
+            automaton.make_automaton()
+        return automaton
+
+    def value_relations(self, entity: str) -> set[str]:
+        """The relations (labels) ``entity`` is a value of somewhere in the graph."""
+        return self._values_of.get(entity, set())
+
+    def is_value_of(self, entity: str, relation: str) -> bool:
+        """Whether ``entity`` is a value of ``relation`` (a label) for some subject of the graph."""
+        return relation in self._values_of.get(entity, set())
+
+    def same_kind(self, a: str, b: str) -> bool:
+        """Whether two entities share a class (two attractions, two films)."""
+        return bool(self.types_of.get(a, frozenset()) & self.types_of.get(b, frozenset()))
+
+    def resolve(self, name: str) -> tuple[str, ...]:
+        """The entities a declared name (a dialogue's topic, an attr's ``name``) stands for."""
+        for candidate in (form(name), form(strip_qualifier(name))):
+            if candidate in self.entities_of:
+                return self.entities_of[candidate]
+        return ()
+
+    @classmethod
+    def from_tables(cls, tables: GraphTables, schema: Schema | None, text_relations: Iterable[str] = ()) -> "GroundingIndex":
+        labels = tables.labels.sort("iri", pl.col("preferred").not_(), "label")
+        classes = set(tables.types["class"].to_list())  # 电影, 歌手: what entities are, never what a message names
+        names: dict[str, list[str]] = {}
+        for iri, label in labels.filter(~pl.col("iri").is_in(list(classes))).select("iri", "label").iter_rows():
+            names.setdefault(iri, []).append(label)
+        relations = tables.relations
+        relation_label = {iri: zh or en or iri for iri, zh, en in relations.select("iri", "zh", "en").iter_rows()}
+        text = set(relations.filter(pl.col("kind") == "text")["iri"].to_list()) | set(text_relations)
+        skipped = set()
+        if schema is not None and schema.type_relation in schema.relations:
+            skipped.add(schema.relations[schema.type_relation].iri)
+        first_label = labels.unique("iri", keep="first").select(o="iri", label="label")
+        facts = (tables.domain_facts().filter(~pl.col("p").is_in(list(skipped)))
+                 .select("s", "p", "o", "o_is_entity").unique()
+                 .join(first_label, on="o", how="left")
+                 .select("s", relation=pl.col("p").replace_strict(relation_label, default=pl.col("p")),
+                         value=pl.when(pl.col("o_is_entity")).then(pl.col("label").fill_null(pl.col("o")))
+                         .otherwise(pl.col("o")),
+                         value_entity=pl.when(pl.col("o_is_entity")).then(pl.col("o")),
+                         text=pl.col("p").is_in(list(text))))
+        types: dict[str, set[str]] = {}
+        for iri, klass in tables.types.select("iri", "class").iter_rows():
+            types.setdefault(iri, set()).add(klass)
+        return cls(names=names, facts_of=FactTable(facts, TEXT_CHARS), types_of={iri: frozenset(c) for iri, c in types.items()},
+                   relation_words={form(label) for label in relation_label.values()},
+                   text_relation_names={form(relation_label[iri]) for iri in text if iri in relation_label})
+
+
+def make_fact(subject: str, relation: str, value: str, value_entity: str | None, text: bool, text_chars: int) -> Fact:
+    value_form = _TRAILING.sub("", form(value))
+    split = [_TRAILING.sub("", form(p)) for p in _LIST_SEPARATORS.split(value)]
+    parts = tuple(dict.fromkeys(p for p in [*split, *date_writings(value)] if p and p != "等")) or (value_form,)
+    if value_entity is not None:
+        # an entity named by a list (《小凯撒》；《绿野仙踪》, as dialogue annotations make them) is said by a part;
+        # any other by its name (the automaton's mentions)
+        parts = parts if len(parts) > 1 else ()
+    elif text:
+        parts = ()  # free text is matched by overlap only: the names inside it are other facts' business
+    return Fact(subject, relation, value, value_entity, text or len(value_form) >= text_chars, value_form, parts)
+
+
+def strip_qualifier(name: str) -> str:
+    """A name without its trailing disambiguation: ``李安（华人导演、编剧）`` → ``李安``."""
+    return _QUALIFIER.sub("", name) or name
+
+
+def name_forms(labels: Iterable[str]) -> list[str]:
+    """Every matching form of an entity's labels: as written, without a qualifier, without 《》 quotes."""
+    found: dict[str, None] = {}
+    for label in labels:
+        for variant in (label, strip_qualifier(label)):
+            name = form(variant).strip("《》“”\"'")
+            if name:
+                found[name] = None
+    return list(found)

@@ -1,0 +1,478 @@
+"""Which facts a message states, and what it claims about the entities in focus.
+
+**Mentions.** The index's automaton runs over the message's matching form; matches are taken
+leftmost-longest (a longer name hides the names inside it: 儿童游乐场 is not 游乐场).
+
+**Focus.** The entities a message may be about: the ones it names, then the ones the dialogue is about so
+far, most recent first — its declared topics, every entity an earlier message named or stated a fact of.
+Only the latest ``focus_size`` of the earlier ones stay in focus.
+
+**Facts stated.** For each entity in focus, each of its facts is tried:
+
+* an entity value is stated when the message names it (not when it also names the subject and both are of
+  one kind — a list of places relates none of them — nor again once stated in the dialogue);
+* a literal value when its matching form, or one of its list parts (``、，/;``), occurs in the message (a
+  part of two characters must be a word of the message by jieba's cuts; a part that names a relation of the
+  domain, such as 导演, is the relation, see below); a date also by its year-month or year; a literal of
+  ``said_most_chars`` or more when ``said_most`` of its characters are in runs the message says, with all
+  of its numbers;
+* free text (a ``text`` relation, or a literal of ``text_chars`` characters or more) by overlap: the
+  characters of the message, its names and stated values masked, covered by runs of ``ngram`` characters
+  found in the text; stated when at least ``overlap_chars``, or ``overlap_share`` of the message's
+  characters (punctuation left out), or when the whole text is said. One per relation per message.
+
+One stretch of the message states one fact: among the facts found at the same span, the relation the
+message names (two characters of its name) wins, then the subject named or most recent in focus; a fact
+found inside the stretch of a longer one (free text included) is part of it (美国 of 美国马萨诸塞州波士顿).
+A value that names a relation (导演) is a value only of the subject the message is about, and only when the
+message names no value of that relation.
+
+**Claims.** Every fact stated is a ``supported`` claim. Each number with a unit (``40元``, ``9:00``,
+``3小时``, a bare number of 3+ digits) is checked against the first entity in focus that has values of that
+unit's family (free text left out): ``contradicted`` (with those values) when none holds that number with
+that unit, ``unsupported`` when no entity in focus has such values. An entity named outside the facts
+stated, related to nothing in focus but of the kind of the subject's values for an entity relation, is
+``contradicted`` for it, unless its name is an ordinary word (jieba) or, short, inside a longer word. A
+short literal of a word-valued relation (``GroundingIndex.literal_automaton``: 国家, 类型) said as a word,
+outside the names and facts stated, is ``contradicted`` when the first entity in focus with values of that
+relation holds others and no entity in focus holds it.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+
+from kgforge.core.text import jieba_module
+from kgforge.grounding.index import Fact, GroundingIndex
+from kgforge.grounding.normalise import Surface, form, surface
+
+_PUNCTUATION = re.compile(r"[\W_]", re.UNICODE)
+_NUMBERS = re.compile(r"\d+")
+COMMON_WORD_FREQ = 100  # jieba frequency from which a name is an ordinary word first
+
+
+@dataclass(frozen=True)
+class MatchOptions:
+    focus_size: int = 4  # earlier entities kept in focus
+    ngram: int = 4  # the shortest run of characters that counts as overlap with free text
+    overlap_chars: int = 6  # characters covered by overlap that state a free-text fact on their own
+    overlap_share: float = 0.3  # or this share of the message's characters
+    word_chars: int = 2  # a value this short must be a word of the message (jieba's cuts)
+    said_most_chars: int = 8  # a literal this long is also stated when most of it is said
+    said_most: float = 0.8  # that share of its characters
+    link_beside_facts: bool = False  # an entity value is stated also when the message states facts of it
+
+
+@dataclass(frozen=True)
+class Mention:
+    start: int
+    end: int
+    entities: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Stated:
+    """A fact a message states, where, and how strongly (overlap characters for free text, else its length)."""
+
+    fact: Fact
+    span: tuple[int, int]
+    score: float
+
+
+@dataclass(frozen=True)
+class Claim:
+    subject: str
+    relation: str | None
+    said: str
+    span: tuple[int, int]
+    graph: tuple[str, ...]
+    status: str  # supported | contradicted | unsupported
+
+
+class DialogueMatcher:
+    """Grounds one dialogue's messages in order (focus carries over from message to message)."""
+
+    def __init__(self, index: GroundingIndex, topics: list[str], options: MatchOptions = MatchOptions()) -> None:
+        self.index, self.options = index, options
+        self.focus: list[str] = []
+        for topic in topics:
+            for iri in index.resolve(topic):
+                self._bring(iri)
+        self.topics = list(self.focus)
+        self.stated: set[tuple[str, str]] = set()
+
+    def _not_restated(self, fact: Fact, mentioned: dict[str, Mention]) -> bool:
+        """An entity value is not read from a message that names its subject and the value, two entities of
+        one kind (两个景点: the message lists places, it does not relate them), nor said again once stated."""
+        if (fact.relation, fact.value_form) in self.stated:
+            return True
+        return fact.subject in mentioned and self.index.same_kind(fact.subject, fact.value_entity or "")
+
+    def _bring(self, iri: str) -> None:
+        if iri in self.focus:
+            self.focus.remove(iri)
+        self.focus.insert(0, iri)
+
+    def mentions(self, text: Surface) -> list[Mention]:
+        found: list[Mention] = []
+        if not len(self.index.automaton):
+            return found
+        for end, (length, iris) in self.index.automaton.iter_long(text.form):
+            found.append(Mention(end - length + 1, end + 1, iris))
+        return found
+
+    def message(self, text: str) -> tuple[list[Stated], list[Claim]]:
+        """The facts ``text`` states and its claims (see the module docstring); moves the focus on."""
+        candidates = self._candidates(text)
+        found, mentions, said = self._facts(text)
+        named = {iri for m in mentions for iri in m.entities}
+        earlier = [iri for iri in candidates if iri not in named]
+        candidates = earlier + [iri for iri in candidates if iri in named]  # the subject: in focus before
+        return found, claims(self.index, found, mentions, said, candidates)
+
+    def _candidates(self, text: str) -> list[str]:
+        named = [iri for m in self.mentions(surface(text)) for iri in m.entities]
+        return list(dict.fromkeys(named + self.focus[: self.options.focus_size]))
+
+    def _facts(self, text: str) -> tuple[list[Stated], list[Mention], Surface]:
+        """The facts ``text`` states (see the module docstring); moves the focus on."""
+        said = surface(text)
+        mentions = self.mentions(said)
+        named = list(dict.fromkeys(iri for m in mentions for iri in m.entities))
+        earlier = [iri for iri in self.focus if iri not in named][: self.options.focus_size]
+        candidates = named + earlier
+        rank = {iri: r for r, iri in enumerate(candidates)}
+        mentioned = {iri: m for m in mentions for iri in m.entities}
+        best: dict[tuple[int, int], tuple[tuple[int, int], Stated]] = {}
+        texts: list[Fact] = []
+        for subject in candidates:
+            for fact in self.index.facts_of.get(subject, ()):
+                if fact.value_entity is not None and fact.value_entity not in mentioned and not fact.parts:
+                    continue  # an entity value the message does not name (the common case, tested first)
+                if fact.value_entity is not None and self._not_restated(fact, mentioned):
+                    continue
+                stated = self._stated(fact, said, mentioned, rank[subject] == 0 or subject in mentioned)
+                if stated is None:
+                    if fact.text:
+                        texts.append(fact)
+                    continue
+                key = stated.span  # one stretch of the message states one fact
+                order = (-min(_cue(fact.relation, said.form), 2), rank[subject])
+                if key not in best or order < best[key][0]:
+                    best[key] = (order, stated)
+        found = _outermost([stated for _, stated in best.values()])
+        found = _outermost(found + self._texts([f for f in texts if f.relation not in {s.fact.relation for s in found}],
+                                               said, mentions, found, rank))
+        if self.options.link_beside_facts is False:
+            # KdConv annotates a fact of the entity named, not the link to it from the topic as well
+            subjects = {s.fact.subject for s in found if s.fact.value_entity is None}
+            found = [s for s in found if s.fact.value_entity is None or s.fact.value_entity not in subjects]
+        self.stated.update((s.fact.relation, s.fact.value_form) for s in found)
+        for iri in reversed(named):
+            self._bring(iri)
+        for stated in found:
+            if stated.fact.subject not in named:
+                self._bring(stated.fact.subject)
+        return found, mentions, said
+
+    def _stated(self, fact: Fact, said: Surface, mentioned: dict[str, Mention], leading: bool) -> Stated | None:
+        if fact.value_entity is not None and fact.value_entity in mentioned:
+            mention = mentioned[fact.value_entity]
+            return Stated(fact, said.span(mention.start, mention.end), mention.end - mention.start)
+        for part in fact.parts:
+            if (len(part) < 2 and not part.isdigit()) or (
+                    part in self.index.relation_words and not self._word_is_value(part, mentioned, leading)):
+                continue  # 导演 said is the relation (导演是…), not someone's occupation
+            at = said.form.find(part)
+            while at >= 0 and len(part) <= self.options.word_chars and not self._word_at(said.form, at, len(part)):
+                at = said.form.find(part, at + 1)
+            if at >= 0:
+                return Stated(fact, said.span(at, at + len(part)), len(part))
+        if not fact.text and fact.value_entity is None and len(fact.value_form) >= self.options.said_most_chars:
+            return self._said_most(fact, said)
+        return None
+
+    def _word_is_value(self, word: str, mentioned: dict[str, Mention], leading: bool) -> bool:
+        """A word that names a relation (导演) is a value (an occupation) of the subject the message is about
+        (named, or first in focus: 他还是导演) when the message names no value of that relation (导演是李安)."""
+        return leading and not any(form(relation) == word for iri in mentioned
+                                   for relation in self.index.value_relations(iri))
+
+    def _word_at(self, message: str, at: int, size: int) -> bool:
+        """Whether a short value found at ``at`` begins a word of the message (演员 in 最佳女演员奖 is not the
+        occupation; 爱情 in 爱情片 is the genre): jieba must cut the message where it begins."""
+        return at in self._cuts(message)
+
+    def _cuts(self, message: str) -> set[int]:
+        return jieba_cuts(self.index, message)
+
+    def _said_most(self, fact: Fact, said: Surface) -> Stated | None:
+        """A literal of some length (an award with its year, an address) is stated when ``said_most`` of its
+        characters are in runs of ``ngram`` - 1 characters that the message says too."""
+        n = self.options.ngram - 1
+        value, message = fact.value_form, said.form
+        if not _numbers_in(value) <= _numbers_in(message):
+            return None  # 第24届 is not 第12届: most of a value said, and all of its numbers
+        grams = _grams(message, n)
+        hits = [i for i in range(len(value) - n + 1) if value[i:i + n] in grams]
+        if len(hits) * n < self.options.said_most * len(value):
+            return None  # too few runs in common even if none overlapped: the usual case, decided cheaply
+        covered = [False] * len(value)
+        for i in hits:
+            covered[i:i + n] = [True] * n
+        if sum(covered) < self.options.said_most * len(value):
+            return None
+        found = [at for at in (message.find(value[i:i + n]) for i in hits) if at >= 0]
+        return Stated(fact, said.span(min(found), max(found) + n), sum(covered))
+
+    def _texts(self, facts: list[Fact], said: Surface, mentions: list[Mention], found: list[Stated],
+               rank: dict[str, int]) -> list[Stated]:
+        """The free-text facts the message states by overlap, one per relation (the best overlap), with the
+        names it says and the values it states otherwise masked: a name shared with a text is no overlap."""
+        masked = [False] * len(said.form)
+        for start, end in [(m.start, m.end) for m in mentions] + [_form_span(said, s.span) for s in found]:
+            for i in range(start, end):
+                masked[i] = True
+        best: dict[str, tuple[tuple[float, int], Stated]] = {}
+        for fact in facts:
+            stated = self._overlap(fact, said, masked)
+            if stated is not None:
+                order = (-stated.score, rank[fact.subject])
+                if fact.relation not in best or order < best[fact.relation][0]:
+                    best[fact.relation] = (order, stated)
+        return [stated for _, stated in best.values()]
+
+    def _overlap(self, fact: Fact, said: Surface, masked: list[bool]) -> Stated | None:
+        return overlap(fact, said, masked, self.options)
+
+
+def overlap(fact: Fact, said: Surface, masked: list[bool], options: MatchOptions) -> Stated | None:
+    """Whether ``said`` states the free text ``fact`` (see the module docstring), ``masked`` characters left out."""
+    n = options.ngram
+    message = said.form
+    whole = message.find(fact.value_form) if len(fact.value_form) >= n else -1
+    if whole >= 0:  # a short text said whole (永远的最爱) is stated however short
+        return Stated(fact, said.span(whole, whole + len(fact.value_form)), len(fact.value_form))
+    covered = [False] * len(message)
+    for i in range(len(message) - n + 1):
+        if message[i:i + n] in fact.value_form:
+            for j in range(i, i + n):
+                covered[j] = True
+    count = sum(1 for i, c in enumerate(covered) if c and not masked[i] and not _PUNCTUATION.match(message[i]))
+    if count < n:
+        return None
+    size = sum(1 for i, ch in enumerate(message) if not masked[i] and not _PUNCTUATION.match(ch))
+    if count >= options.overlap_chars or count >= options.overlap_share * size:
+        first = covered.index(True)
+        last = len(covered) - covered[::-1].index(True)
+        return Stated(fact, said.span(first, last), count)
+    return None
+
+
+def _outermost(found: list[Stated]) -> list[Stated]:
+    """The facts whose stretch of the message is not inside a longer one's: 美国 in 美国马萨诸塞州波士顿 (a
+    birthplace) or in 第14届美国电影电视金球奖 (an award) is part of that value, not a nationality."""
+    return [s for s in found if not any(o.span[0] <= s.span[0] and s.span[1] <= o.span[1]
+                                        and o.span[1] - o.span[0] > s.span[1] - s.span[0] for o in found)]
+
+
+@lru_cache(maxsize=1 << 12)
+def _grams(text: str, n: int) -> frozenset[str]:
+    return frozenset(text[i:i + n] for i in range(len(text) - n + 1))
+
+
+@lru_cache(maxsize=1 << 16)
+def _numbers_in(text: str) -> frozenset[str]:
+    return frozenset(_NUMBERS.findall(text))
+
+
+def _cue(relation: str, message: str) -> int:
+    """How much of a relation's name the message says (原唱 of 歌曲原唱): among the facts one value could
+    state, the relation the message names wins."""
+    name = form(relation)
+    return max((size for size in range(len(name), 0, -1) for i in range(len(name) - size + 1)
+                if name[i:i + size] in message), default=0)
+
+
+def _form_span(said: Surface, span: tuple[int, int]) -> tuple[int, int]:
+    """The span of ``said.form`` that the text span ``span`` became."""
+    positions = [i for i, o in enumerate(said.origin) if span[0] <= o < span[1]]
+    return (positions[0], positions[-1] + 1) if positions else (0, 0)
+
+
+# ---------------------------------------------------------------- claims
+
+_AMOUNT = re.compile(r"(\d+(?:\.\d+)?)(:\d{2})?(美元|欧元|英镑|日元|港币|港元|人民币|元|块|小时|分钟|天|米|公里|号|万|亿|%)?")
+_UNIT_FAMILY = {"美元": "money", "欧元": "money", "英镑": "money", "日元": "money", "港币": "money", "港元": "money",
+                "人民币": "money", "元": "money", "块": "money", "小时": "time", "分钟": "time", "天": "time",
+                ":": "clock", "米": "length", "公里": "length", "号": "number", "万": "amount", "亿": "amount",
+                "%": "share", "#": "digits"}
+_SAME_UNIT = {"块": "元", "人民币": "元", "港元": "港币"}
+
+
+def amounts(form_text: str) -> list[tuple[int, int, str, str]]:
+    """``(start, end, number, unit)`` of each number with a unit in a matching form (``9:00`` has unit ``:``)."""
+    found = []
+    for match in _AMOUNT.finditer(form_text):
+        unit = ":" if match[2] else match[3] or ("#" if len(match[1]) >= 3 else "")
+        number = match[1].lstrip("0") or "0"
+        if match[2]:
+            number += match[2]
+        found.append((match.start(), match.end(), number, _SAME_UNIT.get(unit, unit)))
+    return found
+
+
+def claims(index: GroundingIndex, found: list[Stated], mentions: list[Mention], said: Surface,
+           candidates: list[str]) -> list[Claim]:
+    """Every fact stated is a supported claim; a number with a unit is contradicted when the first entity in
+    focus with values of that unit's family holds none of it (unsupported when none has such values); an
+    entity named beside a relation of the subject's whose values it could be, but is not, is contradicted."""
+    out = [Claim(s.fact.subject, s.fact.relation, said.text[s.span[0]:s.span[1]], s.span, (s.fact.value,), "supported")
+           for s in found]
+    if not candidates:
+        return out
+    stated_amounts = {(n, u) for s in found for _, _, n, u in amounts(s.fact.value_form)}
+    for start, end, number, unit in amounts(said.form):
+        family = _UNIT_FAMILY.get(unit)
+        if family is None or (number, unit) in stated_amounts:
+            continue
+        span = said.span(start, end)
+        subject, held = _holder(index, candidates, family)
+        if subject is not None and (number, unit) in {(n, u) for f in held for _, _, n, u in amounts(f.value_form)}:
+            continue
+        out.append(Claim(subject or candidates[0], held[0].relation if held else None, said.text[span[0]:span[1]],
+                         span, tuple(f.value for f in held), "contradicted" if held else "unsupported"))
+    inside = [s.span for s in found]
+    named = [m for m in mentions if not any(a <= said.span(m.start, m.end)[0] < b for a, b in inside)]
+    out += _entity_claims(index, named, said, candidates,
+                          {s.fact.value_entity for s in found} | {s.fact.subject for s in found})
+    taken = [(m.start, m.end) for m in mentions] + [_form_span(said, s.span) for s in found]
+    return out + _literal_claims(index, said, candidates, taken)
+
+
+def _literal_claims(index: GroundingIndex, said: Surface, candidates: list[str],
+                    taken: list[tuple[int, int]]) -> list[Claim]:
+    """A short literal said as a word (法国, 科幻), outside the names and the facts stated, that is a value of
+    a relation elsewhere in the graph: ``contradicted`` when the first entity in focus with values of that
+    relation holds other ones and no entity in focus holds it (a value of someone else in focus is said of
+    them, not against the subject; 1958 of 1958-4-29 agrees)."""
+    automaton = index.literal_automaton
+    if not len(automaton):
+        return []
+    out: list[Claim] = []
+    cuts: set[int] | None = None
+    for end, (length, relations) in automaton.iter_long(said.form):
+        start, stop = end - length + 1, end + 1
+        if any(start < b and a < stop for a, b in taken):
+            continue
+        word = said.form[start:stop]
+        if any(_holds(fact, word) for iri in candidates for fact in index.facts_of.get(iri, ())):
+            continue
+        subject, held = _literal_holder(index, candidates, relations)
+        if subject is None:
+            continue
+        cuts = message_cuts(index, said) if cuts is None else cuts
+        if start not in cuts or stop not in cuts:
+            continue  # 科幻 inside 科幻片 is no genre said
+        span = said.span(start, stop)
+        out.append(Claim(subject, held[0].relation, said.text[span[0]:span[1]], span,
+                         tuple(f.value for f in held), "contradicted"))
+    return out
+
+
+def _holds(fact: Fact, word: str) -> bool:
+    return fact.value_entity is None and not fact.text and (word in fact.value_form or fact.value_form in word)
+
+
+def _literal_holder(index: GroundingIndex, candidates: list[str],
+                    relations: frozenset[str]) -> tuple[str | None, list[Fact]]:
+    """The first entity in focus with literal values of one of ``relations``, and those facts (one relation)."""
+    for subject in candidates:
+        held = [f for f in index.facts_of.get(subject, ()) if f.relation in relations
+                and f.value_entity is None and not f.text]
+        if held:
+            first = held[0].relation
+            return subject, [f for f in held if f.relation == first]
+    return None, []
+
+
+def _holder(index: GroundingIndex, candidates: list[str], family: str) -> tuple[str | None, list[Fact]]:
+    """The first entity in focus with values of a unit family (money, clock…), and those facts (free text
+    left out: a number in a story is no value of the entity)."""
+    for subject in candidates:
+        held = [f for f in index.facts_of.get(subject, ()) if f.parts
+                and any(_UNIT_FAMILY.get(u) == family for _, _, _, u in amounts(f.value_form))]
+        if held:
+            return subject, held
+    return None, []
+
+
+def _entity_claims(index: GroundingIndex, mentions: list[Mention], said: Surface, candidates: list[str],
+                   stated: set[str | None]) -> list[Claim]:
+    subject = candidates[0]
+    related = {f.value_entity for iri in candidates for f in index.facts_of.get(iri, ())}
+    out = []
+    for mention in mentions:
+        if len(mention.entities) != 1 or _doubtful(index, said.form, mention):
+            continue
+        entity = mention.entities[0]
+        if entity in candidates[:1] or entity in related or entity in stated:
+            continue
+        for fact_relation, values in _entity_relations(index, subject).items():
+            if index.is_value_of(entity, fact_relation) or any(index.same_kind(entity, iri) for _, iri in values):
+                span = said.span(mention.start, mention.end)
+                out.append(Claim(subject, fact_relation, said.text[span[0]:span[1]], span,
+                                 tuple(label for label, _ in values), "contradicted"))
+    return out
+
+
+def _entity_relations(index: GroundingIndex, subject: str) -> dict[str, list[tuple[str, str]]]:
+    """The subject's entity relations, each with its values (label, IRI)."""
+    held: dict[str, list[tuple[str, str]]] = {}
+    for fact in index.facts_of.get(subject, ()):
+        if fact.value_entity is not None:
+            held.setdefault(fact.relation, []).append((fact.value, fact.value_entity))
+    return held
+
+
+def _doubtful(index: GroundingIndex, message: str, mention: Mention) -> bool:
+    """A name that is also an ordinary word (游乐场, 石城乡 in jieba's dictionary), or that is part of a longer
+    word of the message (游乐场 inside 儿童游乐场), does not name the place for certain."""
+    name = message[mention.start:mention.end]
+    if jieba_module().get_FREQ(name, 0) >= COMMON_WORD_FREQ:
+        return True
+    return len(name) <= 3 and not _is_word(index, message, mention)  # a longer name is rarely inside a word
+
+
+def _is_word(index: GroundingIndex, message: str, mention: Mention) -> bool:
+    cuts = jieba_cuts(index, message)
+    return mention.start in cuts and mention.end in cuts
+
+
+def word_cuts(said: Surface) -> set[int]:
+    """Positions of the matching form where a word of the segmented text begins or ends (a space, or any
+    dropped character, stood there)."""
+    cuts = {0, len(said.form)}
+    for i in range(1, len(said.form)):
+        if said.origin[i] != said.origin[i - 1] + 1:
+            cuts.add(i)
+    return cuts
+
+
+_SEGMENTED = re.compile(r"[\u4e00-\u9fff] [\u4e00-\u9fff]")
+
+
+def message_cuts(index: GroundingIndex, said: Surface) -> set[int]:
+    """A message's word boundaries: its spaces when it is word-segmented (DuConv), else jieba's cuts."""
+    return word_cuts(said) if _SEGMENTED.search(said.text) else jieba_cuts(index, said.form)
+
+
+def jieba_cuts(index: GroundingIndex, message: str) -> set[int]:
+    """Where jieba (the graph's names in its dictionary) cuts the message's matching form."""
+    cuts, position = {0}, 0
+    for word in index.segmenter(message).split(" "):
+        position += len(word)
+        cuts.add(position)
+    return cuts
