@@ -347,7 +347,7 @@ class Domain:
         return RelatedReport(self.name, data, entity, tuple(data["results"]))
 
 
-__all__ = ["BuildReport", "CandidatesReport", "CardReport", "CorpusStats", "SplitReport", "build_candidates",
-           "corpus_stats", "split_corpus", "write_card", "DeriveReport", "DiffReport", "Domain", "DomainInfo", "DroppedGraph", "EmbedReport", "ExportReport",
-           "GoalCheckReport", "GoalProblem", "GoalsReport", "QueryReport", "RelatedReport", "Report", "StatsReport",
-           "list_domains"]
+__all__ = ["BuildReport", "CandidatesReport", "CardReport", "CorpusStats", "DeriveReport", "DiffReport", "Domain",
+           "DomainInfo", "DroppedGraph", "EmbedReport", "ExportReport", "GoalCheckReport", "GoalProblem", "GoalsReport",
+           "GroundReport", "GroundScore", "QueryReport", "RelatedReport", "Report", "SplitReport", "StatsReport",
+           "build_candidates", "corpus_stats", "list_domains", "split_corpus", "write_card"]
