@@ -91,7 +91,7 @@ def _show(title: str, stats: CorpusStats) -> None:
     flat: dict[str, Any] = {k: v for k, v in stats.as_dict().items()
                             if not isinstance(v, (dict, list, tuple)) and v is not None and k != "file"}
     show_mapping(title, flat)
-    for name in ("knowledge", "duconv", "durecdial"):
+    for name in ("knowledge", "grounded", "duconv", "durecdial"):
         part = getattr(stats, name)
         if part is not None:
             show_mapping(f"  {name}", {k: (", ".join(f"{t} {n}" for t, n in v.items()) if isinstance(v, dict) else v)

@@ -7,11 +7,12 @@ from kgforge.corpus.split import BY, SplitPart, SplitReport, parse_ratios, split
 from kgforge.corpus.stats import (
     CorpusStats,
     GoalFigures,
+    GroundedFigures,
     KnowledgeFigures,
     RecommendationFigures,
     corpus_stats,
 )
 
-__all__ = ["BY", "METHODS", "CandidatesReport", "CardReport", "CorpusStats", "GoalFigures", "KnowledgeFigures",
-           "RecommendationFigures", "SourceLine", "SplitPart", "SplitReport", "build_candidates", "corpus_stats",
-           "parse_ratios", "split_corpus", "write_card"]
+__all__ = ["BY", "METHODS", "CandidatesReport", "CardReport", "CorpusStats", "GoalFigures", "GroundedFigures",
+           "KnowledgeFigures", "RecommendationFigures", "SourceLine", "SplitPart", "SplitReport", "build_candidates",
+           "corpus_stats", "parse_ratios", "split_corpus", "write_card"]

@@ -26,6 +26,9 @@ from kgforge.corpus.reading import (
 )
 from kgforge.corpus.transitions import RelationGraph, TransitionFigures, plot_transitions, transition_figures
 from kgforge.core.schema import load_schema
+from kgforge.grounding import DialogueMatcher, GroundingIndex, MatchOptions
+from kgforge.grounding.kdconv import as_attr
+from kgforge.grounding.run import load_index
 from kgforge.store.layout import domain_paths, read_manifest
 from kgforge.store.tables import read_tables
 from kgforge.exports.model import SourceDialogue
@@ -91,6 +94,21 @@ class GraphFigures:
 
 
 @dataclass(frozen=True)
+class GroundedFigures:
+    """Topics and triples per dialogue as the grounder (``kgforge ground``'s rules) finds them in the graph: each
+    dialogue's utterances grounded in order, its declared topics in focus; a triple is (``name``, ``attrname``,
+    ``attrvalue``) as ``kgforge ground`` writes an attr (the subject's label, the relation, the graph's value)."""
+
+    domain: str
+    dialogues_with_knowledge: int  # dialogues with at least one fact stated
+    topics_per_dialogue: float | None  # distinct subjects (names) of the facts stated in the dialogue
+    triples_per_dialogue: float | None  # distinct facts stated in the dialogue
+    entities: int  # distinct subjects over the file
+    relations: int  # distinct relations over the file
+    triples: int  # distinct facts over the file
+
+
+@dataclass(frozen=True)
 class CorpusStats:
     """The statistics of one dialogue file (and, with ``--by-split``, of each split file beside it)."""
 
@@ -110,6 +128,10 @@ class CorpusStats:
     duconv: GoalFigures | None = None
     durecdial: RecommendationFigures | None = None
     graph: GraphFigures | None = None
+    grounded: GroundedFigures | None = None
+    # where the headline topics and triples per dialogue come from: "gold" (KdConv attrs), "grounded" (the
+    # grounder, with --domain, for a file without gold annotation), None (neither)
+    knowledge_from: str | None = None
     transitions: TransitionFigures | None = None
     figures: tuple[str, ...] = ()  # PNG files written (--plot)
     splits: dict[str, CorpusStats] = field(default_factory=dict)
@@ -117,11 +139,6 @@ class CorpusStats:
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
-
-
-GROUNDED_NOTE = ("topics and triples per dialogue grounded in the graph, for a file without gold annotation, need "
-                 "`kgforge ground` output, which this kgforge does not have: the knowledge figures come from the "
-                 "file's own annotation only")
 
 
 def corpus_stats(path: Path | str, *, input_layout: str | None = None, by_split: Path | str | None = None,
@@ -133,8 +150,10 @@ def corpus_stats(path: Path | str, *, input_layout: str | None = None, by_split:
     corpus = read_corpus(path, input_layout)
     tokens = tokens or tokens_for(corpus)
     stats = file_stats(corpus, tokens)
+    index = load_index(domain, workdir) if domain is not None else None
     if domain is not None:
-        stats = _with(stats, graph=graph_figures(corpus, domain, workdir), notes=(*stats.notes, GROUNDED_NOTE))
+        stats = _with(stats, graph=graph_figures(corpus, domain, workdir))
+    stats = _with_grounded(stats, corpus, domain, index)
     if transitions or plot is not None:
         stats = _with_transitions(stats, corpus, domain, workdir, plot)
     if by_split is not None:
@@ -143,10 +162,48 @@ def corpus_stats(path: Path | str, *, input_layout: str | None = None, by_split:
             if _holds_nothing(file):
                 empty.append(name)
                 continue
-            splits[name] = file_stats(read_corpus(file, corpus.kind), tokens)
+            part = read_corpus(file, corpus.kind)
+            splits[name] = _with_grounded(file_stats(part, tokens), part, domain, index)
         notes = [f"split {name} holds no dialogue" for name in empty]
         stats = _with(stats, splits=splits, notes=(*stats.notes, *notes))
     return stats
+
+
+def _with_grounded(stats: CorpusStats, corpus: Corpus, domain: str | None,
+                   index: GroundingIndex | None) -> CorpusStats:
+    """The grounded figures beside the file's own (with a domain), and which of them are the headline: gold
+    annotation where the file has it, else the grounder's."""
+    gold = stats.knowledge is not None and stats.knowledge.dialogues_with_knowledge > 0
+    if domain is None or index is None:
+        return _with(stats, knowledge_from="gold" if gold else None)
+    return _with(stats, grounded=grounded_figures(corpus, domain, index), knowledge_from="gold" if gold else "grounded")
+
+
+def grounded_triples(index: GroundingIndex, dialogue: SourceDialogue,
+                     options: MatchOptions = MatchOptions()) -> list[tuple[str, str, str]]:
+    """The distinct facts the grounder finds in a dialogue's utterances, in order, as ``kgforge ground`` writes
+    them: one matcher per dialogue (focus carries over from utterance to utterance), its declared topics first in
+    focus, exactly as :func:`kgforge.grounding.kdconv.ground_kdconv` grounds a KdConv dialogue."""
+    matcher = DialogueMatcher(index, dialogue.topic_names, options)
+    found: dict[tuple[str, str, str], None] = {}
+    for text in utterances(dialogue):
+        stated, _ = matcher.message(text)
+        for fact in stated:
+            attr = as_attr(index, fact)
+            found[attr["name"], attr["attrname"], attr["attrvalue"]] = None
+    return list(found)
+
+
+def grounded_figures(corpus: Corpus, domain: str, index: GroundingIndex) -> GroundedFigures:
+    per_dialogue = [grounded_triples(index, d) for d in corpus.dialogues]
+    everything = {t for triples in per_dialogue for t in triples}
+    n = len(per_dialogue)
+    return GroundedFigures(
+        domain=domain, dialogues_with_knowledge=sum(1 for triples in per_dialogue if triples),
+        topics_per_dialogue=mean(sum(len({h for h, _, _ in triples}) for triples in per_dialogue), n),
+        triples_per_dialogue=mean(sum(len(triples) for triples in per_dialogue), n),
+        entities=len({h for h, _, _ in everything}), relations=len({r for _, r, _ in everything}),
+        triples=len(everything))
 
 
 def _holds_nothing(path: Path) -> bool:
