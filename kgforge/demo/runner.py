@@ -18,7 +18,9 @@ from kgforge.api import Domain
 from kgforge.build.domain_import import import_into_domain
 from kgforge.build.link import link_domain, start_entity_names
 from kgforge.build.transaction import build
-from kgforge.corpus import build_candidates, corpus_stats, split_corpus, write_card
+from kgforge.core.errors import KgforgeError
+from kgforge.core.files import write_text_atomic
+from kgforge.corpus import SplitPart, build_candidates, corpus_stats, split_corpus, write_card
 from kgforge.core.resources import query_text
 from kgforge.demo.site import demo_crawl
 from kgforge.demo.wikidata_dump import write_demo_dump
@@ -146,21 +148,32 @@ def _fraction(value: float | None) -> str:
 
 
 def _exports(workdir: Path) -> Path:
-    return workdir / DOMAIN / "exports"
+    folder = workdir / DOMAIN / "exports"
+    folder.mkdir(parents=True, exist_ok=True)  # a step may run alone (the explorer's tests do)
+    return folder
+
+
+def _bundled_dialogues() -> list[dict[str, Any]]:
+    return json.loads(DIALOGUES.read_text(encoding="utf-8"))
+
+
+def _scores_against_gold(gold: list[dict[str, Any]], grounded: list[dict[str, Any]]) -> dict[str, Any]:
+    """Micro precision, recall and F1 of the grounded file's attrs against the bundled gold attrs, compared as
+    ``kgforge ground`` compares them (matching form, each triple once per message)."""
+    tally = Tally(Counter())
+    for gold_dialogue, found in zip(gold, grounded, strict=True):
+        for said, predicted in zip(gold_dialogue["messages"], found["messages"], strict=True):
+            tally.add({attr_key(a) for a in predicted["attrs"]}, {attr_key(a) for a in said.get("attrs", [])})
+    return tally.scores()["micro"]
 
 
 def step_ground(workdir: Path, tell: Reporter = QUIET) -> None:
-    dialogues = json.loads(DIALOGUES.read_text(encoding="utf-8"))
-    bare = _exports(workdir) / "dialogues.bare.json"  # the gold attrs taken off: the grounder predicts them
-    bare.write_text(json.dumps([{**d, "messages": [{"message": m["message"]} for m in d["messages"]]}
-                                for d in dialogues], ensure_ascii=False), encoding="utf-8")
+    gold = _bundled_dialogues()
+    bare = _exports(workdir) / "dialogues.bare.json"  # the gold attrs taken off: the grounder predicts them all
+    write_text_atomic(bare, json.dumps([{**d, "messages": [{"message": m["message"]} for m in d["messages"]]}
+                                        for d in gold], ensure_ascii=False))
     report = Domain(DOMAIN, workdir).ground(bare, _exports(workdir) / "dialogues.grounded.json")
-    grounded = json.loads(report.out.read_text(encoding="utf-8"))
-    tally = Tally(Counter())
-    for gold, found in zip(dialogues, grounded):
-        for g, f in zip(gold["messages"], found["messages"]):
-            tally.add({attr_key(a) for a in f["attrs"]}, {attr_key(a) for a in g.get("attrs", [])})
-    micro = tally.scores()["micro"]
+    micro = _scores_against_gold(gold, json.loads(report.out.read_text(encoding="utf-8")))
     tell.table(f"ground {DIALOGUES.name} without its attrs → {report.out}",
                {"messages": report.messages, "attrs predicted": report.attrs_predicted,
                 **{k: micro[k] for k in ("tp", "fp", "fn")},
@@ -176,24 +189,37 @@ def step_corpus(workdir: Path, tell: Reporter = QUIET) -> None:
                 "triples per dialogue": _fraction(stats.knowledge.triples_per_dialogue if stats.knowledge else None)})
     folder = _exports(workdir) / "split"
     split = split_corpus(DIALOGUES, folder, ratios=(6, 1, 1), by="topic", seed=0)
-    tell.table(f"corpus split --by topic --seed 0 → {folder}",
-               {p.name: f"{p.dialogues} dialogues" + ("" if p.topic_leakage is None else  # train: the reference
-                         f", topic leakage {_fraction(p.topic_leakage)}, triple leakage {_fraction(p.triple_leakage)}")
-                for p in split.parts})
+    tell.table(f"corpus split --by topic --ratios 6:1:1 --seed 0 → {folder}",
+               {part.name: _split_line(part) for part in split.parts})
     test, train = (folder / f"{name}{DIALOGUES.suffix}" for name in ("test", "train"))
     candidates = build_candidates(test, train, folder / "test.candidates.jsonl", k=5, seed=0)
-    tell.table(f"corpus candidates → {candidates.out}", {"samples": candidates.samples, "k": candidates.k})
+    tell.table(f"corpus candidates test from the train pool → {candidates.out}",
+               {"samples": candidates.samples, "k": candidates.k})
     card = write_card([DIALOGUES], DOMAIN, _exports(workdir) / "dialogues.card.md", workdir=workdir, split=folder)
     tell.note(None, f"  datasheet → {card.out} ({len(card.sources)} sources)")
 
 
+def _split_line(part: SplitPart) -> str:
+    if part.topic_leakage is None:  # train: the split the others' leakage is measured against
+        return f"{part.dialogues} dialogues"
+    return (f"{part.dialogues} dialogues, topic leakage {_fraction(part.topic_leakage)}, "
+            f"triple leakage {_fraction(part.triple_leakage)}")
+
+
+def _wrong_system(out: Path) -> Path:
+    """The gold responses (every message after a dialogue's first, as eval reads KdConv) with WRONG_VALUES."""
+    responses = [[m["message"] for m in d["messages"][1:]] for d in _bundled_dialogues()]
+    for dialogue, message, said, wrong in WRONG_VALUES:
+        text = responses[dialogue][message - 1]
+        if said not in text:
+            raise KgforgeError(f"{DIALOGUES}: dialogue {dialogue} message {message} does not say {said!r}")
+        responses[dialogue][message - 1] = text.replace(said, wrong)
+    write_text_atomic(out, "".join(r + "\n" for rs in responses for r in rs))
+    return out
+
+
 def step_eval(workdir: Path, tell: Reporter = QUIET) -> None:
-    dialogues = json.loads(DIALOGUES.read_text(encoding="utf-8"))
-    responses = [[m["message"] for m in d["messages"][1:]] for d in dialogues]  # eval's KdConv responses
-    for d, m, said, wrong in WRONG_VALUES:
-        responses[d][m - 1] = responses[d][m - 1].replace(said, wrong)
-    system = _exports(workdir) / "system.txt"
-    system.write_text("".join(r + "\n" for rs in responses for r in rs), encoding="utf-8")
+    system = _wrong_system(_exports(workdir) / "system.txt")
     options = EvalOptions(metrics=("bleu4", "f1", "distinct2", "k_precision", "k_recall"), goal_metrics=True)
     per_response = _exports(workdir) / "system.eval.jsonl"
     report = evaluate(system, gold=DIALOGUES, domain=DOMAIN, workdir=workdir, out=per_response, options=options)
