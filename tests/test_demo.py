@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
+from kgforge.demo.runner import DIALOGUES, WRONG_VALUES
 from kgforge.store.layout import domain_paths
 from kgforge.store.tables import read_tables_from_store, tables_from_quads
 
@@ -21,7 +23,8 @@ def demo(tmp_path_factory):
 
 def test_demo_runs_every_stage(demo):
     _, stdout = demo
-    for stage in ("build", "stats", "query", "crawl", "wikidata", "derive", "goals", "embed", "export"):
+    for stage in ("build", "stats", "query", "crawl", "wikidata", "derive", "goals", "embed", "export", "ground",
+                  "corpus", "eval"):
         assert f" {stage} " in stdout, stage
     assert "导演: 陈凯歌" in stdout  # the sample query over the bundled KB
     related_line = next(line for line in stdout.splitlines() if line.startswith("related 霸王别姬: "))
@@ -56,3 +59,77 @@ def test_demo_store_reads_the_same_from_quads_files_and_from_the_store(demo):
         for name in ("facts", "labels", "types", "relations"):
             a, b = getattr(slow, name), getattr(fast, name)
             assert a.sort(a.columns, nulls_last=True).equals(b.sort(a.columns, nulls_last=True)), name
+
+
+def section(stdout: str, name: str) -> list[str]:
+    """The lines the demo printed under the step ``name`` (between its rule and the next)."""
+    lines = stdout.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("─") and f" {name} " in line)
+    end = next(i for i in range(start + 1, len(lines)) if lines[i].startswith("──"))
+    return lines[start + 1:end]
+
+
+def value(lines: list[str], key: str) -> str:
+    return next(line.removeprefix(f"  {key} ").strip() for line in lines if line.startswith(f"  {key} "))
+
+
+def test_bundled_dialogues_are_kdconv_dialogues_whose_gold_attrs_are_facts_of_the_demo_kb():
+    kb = json.loads((Path(__file__).resolve().parents[1] / "schemas" / "demo" / "kb_demo.json")
+                    .read_text(encoding="utf-8"))
+    facts = {tuple(triple) for triples in kb.values() for triple in triples}
+    dialogues = json.loads(DIALOGUES.read_text(encoding="utf-8"))
+    assert len(dialogues) == 8
+    attrs = [a for d in dialogues for m in d["messages"] for a in m.get("attrs", [])]
+    assert len(attrs) >= 30
+    for dialogue in dialogues:
+        assert dialogue["name"] in kb and all(isinstance(m["message"], str) for m in dialogue["messages"])
+    for attr in attrs:
+        assert (attr["name"], attr["attrname"], attr["attrvalue"]) in facts, attr
+
+
+def test_demo_grounds_the_bundled_dialogues_without_their_attrs(demo):
+    workdir, stdout = demo
+    lines = section(stdout, "ground")
+    gold = json.loads(DIALOGUES.read_text(encoding="utf-8"))
+    assert int(value(lines, "messages")) == sum(len(d["messages"]) for d in gold)
+    tp, fp, fn = (int(value(lines, k)) for k in ("tp", "fp", "fn"))
+    assert tp + fn == sum(len(m.get("attrs", [])) for d in gold for m in d["messages"])
+    assert float(value(lines, "f1")) == pytest.approx(2 * tp / (2 * tp + fp + fn), abs=5e-4)
+    assert float(value(lines, "f1")) > 0.5
+    grounded = json.loads((workdir / "demo" / "exports" / "dialogues.grounded.json").read_text(encoding="utf-8"))
+    assert [len(d["messages"]) for d in grounded] == [len(d["messages"]) for d in gold]
+    assert int(value(lines, "supported")) > 0
+
+
+def test_demo_describes_splits_and_documents_the_bundled_dialogues(demo):
+    workdir, stdout = demo
+    lines = section(stdout, "corpus")
+    gold = json.loads(DIALOGUES.read_text(encoding="utf-8"))
+    assert int(value(lines, "dialogues")) == len(gold)
+    assert int(value(lines, "utterances")) == sum(len(d["messages"]) for d in gold)
+    assert 1 < float(value(lines, "tokens per utterance")) < 20
+    assert 0 < float(value(lines, "triples per dialogue")) < 10
+    split = workdir / "demo" / "exports" / "split"
+    parts = {name: json.loads((split / f"{name}.json").read_text(encoding="utf-8"))
+             for name in ("train", "dev", "test")}
+    assert sum(len(p) for p in parts.values()) == len(gold) and all(parts.values())
+    assert value(lines, "test").startswith(f"{len(parts['test'])} dialogues, topic leakage 0.000")
+    card = (workdir / "demo" / "exports" / "dialogues.card.md").read_text(encoding="utf-8")
+    assert "dialogues.json" in card
+
+
+def test_demo_eval_finds_the_changed_values_as_hallucinations(demo):
+    workdir, stdout = demo
+    lines = section(stdout, "eval")
+    assert float(value(lines, "f1")) < 1 and float(value(lines, "bleu4")) > 0.5
+    assert 0 < float(value(lines, "distinct2")) <= 1
+    assert 0 < float(value(lines, "k_precision")) < 1
+    assert int(value(lines, "hallucinations")) >= 1
+    rows = [json.loads(line) for line in
+            (workdir / "demo" / "exports" / "system.eval.jsonl").read_text(encoding="utf-8").splitlines()]
+    flagged = {row["id"] for row in rows if row["hallucinations"]}
+    assert int(value(lines, "responses with a hallucination")) == len(flagged) >= 1
+    changed = {row["id"] for row in rows if row["prediction"] != row["gold"]}
+    assert len(changed) == len(WRONG_VALUES)
+    assert flagged == changed  # every changed response is a hallucination, and only those
+    assert int(value(lines, "dialogues")) == 8

@@ -7,6 +7,7 @@ The demo domain (``schemas/demo.toml``) is a small film knowledge base in KdConv
 from __future__ import annotations
 
 import json
+from collections import Counter
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, Protocol
@@ -17,18 +18,29 @@ from kgforge.api import Domain
 from kgforge.build.domain_import import import_into_domain
 from kgforge.build.link import link_domain, start_entity_names
 from kgforge.build.transaction import build
+from kgforge.core.errors import KgforgeError
+from kgforge.core.files import write_text_atomic
+from kgforge.corpus import SplitPart, build_candidates, corpus_stats, split_corpus, write_card
 from kgforge.core.resources import query_text
 from kgforge.demo.site import demo_crawl
 from kgforge.demo.wikidata_dump import write_demo_dump
 from kgforge.derive import derive
+from kgforge.evaluation import EvalOptions, evaluate
 from kgforge.exports import ExportOptions, export_goals
 from kgforge.goals.generate import generate
 from kgforge.goals.graph import GoalOptions
+from kgforge.grounding.kdconv import Tally, attr_key
 from kgforge.stats import domain_stats
 from kgforge.store.layout import domain_paths
 from kgforge.store.query import QueryRunner, term_text
 
 DOMAIN = "demo"
+# Eight short dialogues about the demo KB's films and people, in KdConv's layout, every message's gold
+# ``attrs`` a fact of schemas/demo/kb_demo.json: the input of the ground, corpus and eval steps.
+DIALOGUES = Path(__file__).parent / "dialogues.json"
+# The "system" the eval step scores: the gold responses with one value changed in these messages
+# (dialogue, message, value said, value put instead), each a fact the graph contradicts.
+WRONG_VALUES = ((0, 1, "陈凯歌", "张艺谋"), (3, 1, "姜文", "王家卫"), (5, 3, "2000", "2003"))
 
 
 class Reporter(Protocol):
@@ -130,6 +142,102 @@ def step_export(workdir: Path, tell: Reporter = QUIET) -> None:
     tell.note(None, "  first line: " + out.read_text(encoding="utf-8").splitlines()[0][:300] + " …")
 
 
+def _fraction(value: float | None) -> str:
+    """Three decimals as text: the reporter's tables would round a float to one."""
+    return "n/a" if value is None else f"{value:.3f}"
+
+
+def _exports(workdir: Path) -> Path:
+    folder = workdir / DOMAIN / "exports"
+    folder.mkdir(parents=True, exist_ok=True)  # a step may run alone (the explorer's tests do)
+    return folder
+
+
+def _bundled_dialogues() -> list[dict[str, Any]]:
+    return json.loads(DIALOGUES.read_text(encoding="utf-8"))
+
+
+def _scores_against_gold(gold: list[dict[str, Any]], grounded: list[dict[str, Any]]) -> dict[str, Any]:
+    """Micro precision, recall and F1 of the grounded file's attrs against the bundled gold attrs, compared as
+    ``kgforge ground`` compares them (matching form, each triple once per message)."""
+    tally = Tally(Counter())
+    for gold_dialogue, found in zip(gold, grounded, strict=True):
+        for said, predicted in zip(gold_dialogue["messages"], found["messages"], strict=True):
+            tally.add({attr_key(a) for a in predicted["attrs"]}, {attr_key(a) for a in said.get("attrs", [])})
+    return tally.scores()["micro"]
+
+
+def step_ground(workdir: Path, tell: Reporter = QUIET) -> None:
+    gold = _bundled_dialogues()
+    bare = _exports(workdir) / "dialogues.bare.json"  # the gold attrs taken off: the grounder predicts them all
+    write_text_atomic(bare, json.dumps([{**d, "messages": [{"message": m["message"]} for m in d["messages"]]}
+                                        for d in gold], ensure_ascii=False))
+    report = Domain(DOMAIN, workdir).ground(bare, _exports(workdir) / "dialogues.grounded.json")
+    micro = _scores_against_gold(gold, json.loads(report.out.read_text(encoding="utf-8")))
+    tell.table(f"ground {DIALOGUES.name} without its attrs → {report.out}",
+               {"messages": report.messages, "attrs predicted": report.attrs_predicted,
+                **{k: micro[k] for k in ("tp", "fp", "fn")},
+                **{k: _fraction(micro[k]) for k in ("precision", "recall", "f1")}})
+    tell.table("claims", report.claims)
+
+
+def step_corpus(workdir: Path, tell: Reporter = QUIET) -> None:
+    stats = corpus_stats(DIALOGUES)
+    tell.table(f"corpus stats {DIALOGUES.name}",
+               {"dialogues": stats.dialogues, "utterances": stats.utterances,
+                "tokens per utterance": _fraction(stats.tokens_per_utterance),
+                "triples per dialogue": _fraction(stats.knowledge.triples_per_dialogue if stats.knowledge else None)})
+    folder = _exports(workdir) / "split"
+    split = split_corpus(DIALOGUES, folder, ratios=(6, 1, 1), by="topic", seed=0)
+    tell.table(f"corpus split --by topic --ratios 6:1:1 --seed 0 → {folder}",
+               {part.name: _split_line(part) for part in split.parts})
+    test, train = (folder / f"{name}{DIALOGUES.suffix}" for name in ("test", "train"))
+    candidates = build_candidates(test, train, folder / "test.candidates.jsonl", k=5, seed=0)
+    tell.table(f"corpus candidates test from the train pool → {candidates.out}",
+               {"samples": candidates.samples, "k": candidates.k})
+    card = write_card([DIALOGUES], DOMAIN, _exports(workdir) / "dialogues.card.md", workdir=workdir, split=folder)
+    tell.note(None, f"  datasheet → {card.out} ({len(card.sources)} sources)")
+
+
+def _split_line(part: SplitPart) -> str:
+    if part.topic_leakage is None:  # train: the split the others' leakage is measured against
+        return f"{part.dialogues} dialogues"
+    return (f"{part.dialogues} dialogues, topic leakage {_fraction(part.topic_leakage)}, "
+            f"triple leakage {_fraction(part.triple_leakage)}")
+
+
+def _wrong_system(out: Path) -> Path:
+    """The gold responses (every message after a dialogue's first, as eval reads KdConv) with WRONG_VALUES."""
+    responses = [[m["message"] for m in d["messages"][1:]] for d in _bundled_dialogues()]
+    for dialogue, message, said, wrong in WRONG_VALUES:
+        text = responses[dialogue][message - 1]
+        if said not in text:
+            raise KgforgeError(f"{DIALOGUES}: dialogue {dialogue} message {message} does not say {said!r}")
+        responses[dialogue][message - 1] = text.replace(said, wrong)
+    write_text_atomic(out, "".join(r + "\n" for rs in responses for r in rs))
+    return out
+
+
+def step_eval(workdir: Path, tell: Reporter = QUIET) -> None:
+    system = _wrong_system(_exports(workdir) / "system.txt")
+    options = EvalOptions(metrics=("bleu4", "f1", "distinct2", "k_precision", "k_recall"), goal_metrics=True)
+    per_response = _exports(workdir) / "system.eval.jsonl"
+    report = evaluate(system, gold=DIALOGUES, domain=DOMAIN, workdir=workdir, out=per_response, options=options)
+    tell.table(f"eval {system.name} ({len(WRONG_VALUES)} values changed) against {DIALOGUES.name} and the graph",
+               {k: _fraction(v) for k, v in report["metrics"].items()})
+    flagged = sum(1 for line in per_response.read_text(encoding="utf-8").splitlines()
+                  if json.loads(line)["hallucinations"])
+    knowledge = report["knowledge"]
+    tell.table(f"knowledge against the graph → {per_response}",
+               {**{k: knowledge[k] for k in ("fact_mentions", "true", "gold", "hallucinations")},
+                "responses with a hallucination": flagged})
+    summary = report["goals"]["summary"]
+    tell.table("goal metrics (--goal-metrics)",
+               {"dialogues": summary["dialogues"], "triples used": _fraction(summary["triples_used"]),
+                "properties used": _fraction(summary["properties_used"]),
+                **{f"turns using {band} facts": _fraction(share) for band, share in summary["info_bands"].items()}})
+
+
 STEPS: list[tuple[str, Callable[[Path, Reporter], None]]] = [
     ("build", step_build),
     ("stats", step_stats),
@@ -140,6 +248,9 @@ STEPS: list[tuple[str, Callable[[Path, Reporter], None]]] = [
     ("goals", step_goals),
     ("embed", step_embed),
     ("export", step_export),
+    ("ground", step_ground),
+    ("corpus", step_corpus),
+    ("eval", step_eval),
 ]
 
 
