@@ -190,7 +190,11 @@ class GroundingIndex:
 
     @classmethod
     def from_tables(cls, tables: GraphTables, schema: Schema | None, text_relations: Iterable[str] = ()) -> "GroundingIndex":
-        labels = tables.labels.sort("iri", pl.col("preferred").not_(), "label")
+        # the domain's language first: an entity linked to Wikidata also has English labels, and the name a
+        # grounded fact carries is the first one (霸王别姬, not Farewell My Concubine, in a zh domain)
+        language = schema.language if schema is not None else "zh"
+        in_language = pl.col("lang").str.starts_with(language)
+        labels = tables.labels.sort("iri", in_language.not_(), pl.col("preferred").not_(), "label")
         classes = set(tables.types["class"].to_list())  # 电影, 歌手: what entities are, never what a message names
         names: dict[str, list[str]] = {}
         for iri, label in labels.filter(~pl.col("iri").is_in(list(classes))).select("iri", "label").iter_rows():
