@@ -24,11 +24,17 @@ BLEURT_EXTRA = "pip install 'kgforge[bleurt]' (transformers and torch)"
 EXTRA = "pip install 'kgforge[bertscore]' (bert-score and transformers)"
 
 
-def bert_score(model_path: Path, predictions: list[str], golds: list[str], batch_size: int = 64) -> dict[str, Any]:
-    """``p``, ``r``, ``f1`` per response (lists of floats) and ``model`` (what was used)."""
+def _local_model(model_path: Path | str, flag: str) -> Path:
+    """``model_path`` as a folder holding a transformers model (nothing is ever downloaded)."""
     model_path = Path(model_path)
     if not (model_path / "config.json").is_file():
-        raise ArgumentError("--model-path", f"{model_path} holds no transformers model (no config.json)")
+        raise ArgumentError(flag, f"{model_path} holds no transformers model (no config.json)")
+    return model_path
+
+
+def bert_score(model_path: Path, predictions: list[str], golds: list[str], batch_size: int = 64) -> dict[str, Any]:
+    """``p``, ``r``, ``f1`` per response (lists of floats) and ``model`` (what was used)."""
+    model_path = _local_model(model_path, "--model-path")
     try:
         import bert_score as package
         from transformers import AutoConfig
@@ -49,9 +55,7 @@ def bert_score(model_path: Path, predictions: list[str], golds: list[str], batch
 def bleurt(model_path: Path, predictions: list[str], golds: list[str], batch_size: int = 32) -> dict[str, Any]:
     """``score`` per response (the model's logit for the pair gold, prediction) and ``model`` (what was used,
     how many pairs were cut to the model's length)."""
-    model_path = Path(model_path)
-    if not (model_path / "config.json").is_file():
-        raise ArgumentError("--bleurt-path", f"{model_path} holds no transformers model (no config.json)")
+    model_path = _local_model(model_path, "--bleurt-path")
     try:
         import torch
         from transformers import AutoConfig, AutoModelForSequenceClassification, AutoTokenizer

@@ -406,9 +406,7 @@ def _turn_report(chosen: Rubric, key: Mapping[str, Any], raters: list[str], rati
         mine = frame.filter(pl.col("aspect") == aspect.key)
         if mine.height == 0:
             continue
-        matrix = mine.pivot("annotator", index="item", values="score").select(
-            [r for r in raters if r in mine["annotator"].unique().to_list()])
-        found_agreement[aspect.key] = agreement(matrix.to_numpy().astype(float), chosen.level).to_dict()
+        found_agreement[aspect.key] = _agreement(mine, raters, chosen.level)
         per_unit = mine.group_by("system", "unit").agg(pl.col("score").mean())
         for a, b in itertools.combinations(systems, 2):
             paired = (per_unit.filter(pl.col("system") == a).join(per_unit.filter(pl.col("system") == b), on="unit")
@@ -418,6 +416,13 @@ def _turn_report(chosen: Rubric, key: Mapping[str, Any], raters: list[str], rati
                                                                   paired["score_right"].to_numpy()).to_dict()})
     return RatingReport(chosen.name, chosen.unit, tuple(raters), len(key["items"]), ratings.height, missing,
                         tuple(means.to_dicts()), found_agreement, tuple(tests), ())
+
+
+def _agreement(ratings: pl.DataFrame, raters: list[str], level: str) -> dict[str, Any]:
+    """The agreement of one aspect's ratings: an item × annotator matrix, annotators in sheet order."""
+    matrix = ratings.pivot("annotator", index="item", values="score").select(
+        [r for r in raters if r in ratings["annotator"].unique().to_list()])
+    return agreement(matrix.to_numpy().astype(float), level).to_dict()
 
 
 def _pair_report(chosen: Rubric, key: Mapping[str, Any], raters: list[str], ratings: pl.DataFrame,
@@ -430,9 +435,7 @@ def _pair_report(chosen: Rubric, key: Mapping[str, Any], raters: list[str], rati
         mine = ratings.filter(pl.col("aspect") == aspect.key)
         if mine.height == 0:
             continue
-        matrix = mine.pivot("annotator", index="item", values="score").select(
-            [r for r in raters if r in mine["annotator"].unique().to_list()])
-        found_agreement[aspect.key] = agreement(matrix.to_numpy().astype(float), "nominal").to_dict()
+        found_agreement[aspect.key] = _agreement(mine, raters, "nominal")
         tally: dict[tuple[str, str], list[int]] = {}
         for row in mine.iter_rows(named=True):
             first, second = items[row["item"]]["systems"]
