@@ -228,7 +228,7 @@ def tiny_bleurt(folder: Path) -> Path:
 
 def test_bleurt_on_a_tiny_random_checkpoint(tmp_path, cli):
     """Through ``kgforge eval``: each score equals the checkpoint's logit for (gold, prediction) tokenised as
-    one pair, computed here one pair at a time (so padding in kgforge's batches changes nothing); long pairs are
+    one pair, computed here one pair at a time (equal up to float32 rounding: kgforge scores padded batches); long pairs are
     cut to the model's length and counted."""
     model = tiny_bleurt(tmp_path / "bleurt")
     import torch
@@ -249,9 +249,10 @@ def test_bleurt_on_a_tiny_random_checkpoint(tmp_path, cli):
         with torch.no_grad():
             encoded = tokenizer(row["gold"], row["prediction"], truncation=True, max_length=24, return_tensors="pt")
             expected.append(float(network(**encoded).logits[0, 0]))
-        assert row["bleurt"] == pytest.approx(expected[-1], abs=1e-6)
+        # float32: a pair scored in a padded batch and alone differ in the 7th digit (BLAS summation order)
+        assert row["bleurt"] == pytest.approx(expected[-1], abs=1e-5)
     assert len({round(x, 3) for x in expected}) > 20  # the scores differ by pair: the texts reach the model
-    assert report["metrics"]["bleurt"] == pytest.approx(float(np.mean(expected)), abs=1e-6)
+    assert report["metrics"]["bleurt"] == pytest.approx(float(np.mean(expected)), abs=1e-5)
 
 
 def test_bleurt_without_a_checkpoint_says_which_flag(tmp_path, cli):
