@@ -19,9 +19,8 @@ from kgforge.core.errors import QueryError, QueryTimeout
 from kgforge.serve.client import endpoint_query
 from kgforge.store.labels import UnknownLabel
 from tests.conftest import REPO
-from tests.serve_support import build_demo, running_server
+from tests.serve_support import FAREWELL, build_demo, running_server
 
-FAREWELL = "https://kgforge.org/entity/name/3538fc389d2b129f6844"  # 霸王别姬 in the demo domain
 FACTS_OF = "SELECT ?e ?p ?o WHERE { ?e ?p ?o } ORDER BY ?p ?o"
 
 

@@ -23,11 +23,10 @@ from kgforge.serve.runner import ServeError, listen, listening
 from kgforge.serve.search import LabelIndex
 from kgforge.store.layout import domain_paths
 from kgforge.store.query import QueryRunner
-from tests.serve_support import build_demo, running_server, wait_search_ready
+from tests.serve_support import FAREWELL, build_demo, running_server, wait_search_ready
 
 ASK = "ASK { ?s ?p ?o }"
 FRIEND = "http://friend.example"
-FAREWELL = "https://kgforge.org/entity/name/3538fc389d2b129f6844"  # 霸王别姬 in the demo domain
 
 
 @pytest.fixture(scope="module")
