@@ -38,7 +38,12 @@ class Layout:
     description: str
     needs_conversation: bool  # its readers make samples from a conversation: no goal-only export in it
     segmented: bool = False  # strings are cut into words with single spaces, as the real files are
-    cut_from: str | None = None  # a session layout whose dialogues this sample layout is cut from
+    cut_from: str | tuple[str, ...] | None = None  # the session layout(s) whose dialogues this layout is cut from
+
+    def made_from(self, source: str) -> bool:
+        """Whether dialogues read in the layout named ``source`` can be written in this one."""
+        return source == self.name or source in ((self.cut_from,) if isinstance(self.cut_from, str)
+                                                 else self.cut_from or ())
 
 
 class Format:
@@ -190,8 +195,8 @@ def dialogue_layouts(fmt: Format, source_fmt: Format, source_layout: Layout, nam
     if name is None:
         return source_layout
     layout = fmt.layout(name)
-    if layout.name != source_layout.name and layout.cut_from != source_layout.name:
-        cut = [l.name for l in fmt.layouts if l.cut_from == source_layout.name]
+    if not layout.made_from(source_layout.name):
+        cut = [l.name for l in fmt.layouts if l.name != source_layout.name and l.made_from(source_layout.name)]
         raise KgforgeError(f"--layout {layout.name} cannot be made from {source_layout.kind} dialogues: choose "
                            f"{' or '.join([source_layout.name, *cut])}")
     return layout

@@ -15,6 +15,16 @@
   "user_profile", "situation", "history"}``, the goal word-segmented and reduced to its first and final
   goals (``[1] … --> ...... --> [n] …``), which the planner's ``process_sample_data`` parses; a new goal
   has an empty history.
+* ``acl2020`` (``durecdial-acl2020``, the ACL 2020 release, ``DuRecDial.zip``): ``{"kg", "user_profile",
+  "conversation", "goals", "situation"}`` — the competition layout under its first names.
+* ``v2`` (``durecdial2``, DuRecDial 2.0's ``zh_*.txt`` and ``en_*.txt``): the competition fields plus
+  ``goal_type_list`` and ``goal_topic_list`` (one entry per utterance); ``knowledge`` is the session's list
+  (train) or one entry per utterance (dev/test: ``[h, r, t]``, a list of triples, or ``[]``). New goals are
+  written in it with an empty conversation (the parallel zh/en export's twins).
+
+Real sessions in any of these are written back field for field as they were, per-utterance knowledge
+included; ``acl2020`` and ``v2`` sessions can also be written as ``lic2020`` (same content under the
+competition's keys, per-utterance knowledge as the session's list), which the LIC-2020 goal planner reads.
 """
 
 from __future__ import annotations
@@ -34,7 +44,9 @@ from kgforge.exports.formats._shape import (
 from kgforge.exports.labels import Render
 from kgforge.exports.model import Dialogue, SourceDialogue
 from kgforge.exports.registry import Format, Layout, register
+from kgforge.exports.model import GoldTriple
 from kgforge.goals.graph import CHAT_BY_TYPE, DIALOGUE_TYPES, RECOMMENDATION_BY_TYPE
+from kgforge.sources.durecdial import is_triple, session_triples, utterance_knowledge
 
 NO_RESPONSE = "null"  # as the tools read a sample without one
 POOL = "retrieved_knowledge"
@@ -47,17 +59,23 @@ RESOURCE_SAMPLE = Layout("resource-sample", "durecdial-resource-sample", "LIC-20
                          "knowledge, history (name, situation, utterances), response", needs_conversation=False,
                          segmented=True, cut_from="resource")
 LIC2020 = Layout("lic2020", "durecdial-lic2020", "LIC-2020 competition sessions: goal string, knowledge, user_profile, "
-                 "situation, conversation", needs_conversation=True)
+                 "situation, conversation", needs_conversation=True, cut_from=("acl2020", "v2"))
 LIC2020_SAMPLE = Layout("lic2020-sample", "durecdial-lic2020-sample", "LIC-2020 competition test samples: first and "
                         "final goal, knowledge, user_profile, situation, history", needs_conversation=False,
                         segmented=True)
+ACL2020 = Layout("acl2020", "durecdial-acl2020", "ACL 2020 release sessions (DuRecDial.zip): kg, user_profile, "
+                 "conversation, goals, situation", needs_conversation=True)
+V2 = Layout("v2", "durecdial2", "DuRecDial 2.0 sessions (zh_*.txt, en_*.txt): goal, knowledge (session or per "
+            "utterance), user_profile, situation, conversation, goal_type_list, goal_topic_list",
+            needs_conversation=False)
+NO_TOPIC = {"", "NULL", "null", "None"}  # what goal_topic_list holds for an utterance without a topic
 
 
 @register
 class DuRecDial(Format):
     name = "durecdial"
     description = "DuRecDial sessions and samples as the LIC-2020 baseline tools read them (JSON lines)"
-    layouts = (RESOURCE, RESOURCE_SAMPLE, LIC2020, LIC2020_SAMPLE)
+    layouts = (RESOURCE, RESOURCE_SAMPLE, LIC2020, LIC2020_SAMPLE, ACL2020, V2)
     goal_layout = "lic2020-sample"
     reads_dialogues = True
     type_facts = False  # DuRecDial states types through its goal types (电影推荐), not as facts
@@ -73,15 +91,24 @@ class DuRecDial(Format):
             name = profile.get("姓名") if isinstance(profile.get("姓名"), str) else ""
             goal = [[f" {render.text(step['type'])} ", "", ""] for step in steps]
             return [{"goal": goal, "knowledge": knowledge, "history": [name.strip(), ""], "response": NO_RESPONSE}]
+        if layout is V2:
+            return [{"user_profile": profile, "knowledge": knowledge, "conversation": [],
+                     "goal": goal_string(steps, render), "situation": situation_of(dialogue),
+                     "goal_type_list": [], "goal_topic_list": []}]
         return [{"goal": first_and_final_goal(steps, render), "knowledge": knowledge, "user_profile": profile,
                  "situation": "", "history": []}]
 
     # ---------------------------------------------------------------- real dialogues
 
     def detect(self, record: Any) -> Layout | None:
+        if isinstance(record, dict) and {"kg", "goals", "conversation"} <= record.keys():
+            return ACL2020
         if not isinstance(record, dict) or "knowledge" not in record:
             return None
         goal = record.get("goal")
+        if isinstance(goal, str) and "conversation" in record and (
+                "goal_type_list" in record or utterance_knowledge(record) is not None):
+            return V2
         if isinstance(goal, str):
             return LIC2020 if "conversation" in record else LIC2020_SAMPLE if "history" in record else None
         if isinstance(goal, list) and goal and isinstance(goal[0], list) and goal[0][:1] != ["START"]:
@@ -91,6 +118,8 @@ class DuRecDial(Format):
     def source_dialogue(self, record: Any, line: int, layout: Layout) -> SourceDialogue | str:
         if not isinstance(record, dict):
             return f"expected a JSON object, got {type(record).__name__}"
+        if layout in (ACL2020, V2):
+            return release_dialogue(record, line, layout)
         texts_key = "conversation" if layout in (RESOURCE, LIC2020) else "history"
         problem = triples_problem(record, "knowledge") or strings_problem(record, texts_key)
         if layout in (RESOURCE, RESOURCE_SAMPLE):
@@ -106,12 +135,16 @@ class DuRecDial(Format):
 
     def dialogue_records(self, dialogue: Dialogue, layout: Layout, render: Render) -> list[dict[str, Any]]:
         record = dialogue.source.record
+        if layout is LIC2020 and dialogue.source.layout != LIC2020.kind:
+            return [{**as_lic2020(record), POOL: dialogue.knowledge}]
         return session_or_samples(dialogue, layout, render, POOL, (record.get("name", ""), record.get("situation", "")),
                                   first_turn=0 if record.get("label") == "bot" else 1)
 
     # ---------------------------------------------------------------- what the tools need
 
     def check(self, record: dict[str, Any], layout: Layout) -> list[str]:
+        if layout in (ACL2020, V2):
+            return release_problems(record, layout)
         problems = [p for p in [triples_problem(record, "knowledge")] if p]
         if layout in (RESOURCE, RESOURCE_SAMPLE):
             problems += _resource_problems(record, layout)
@@ -165,6 +198,88 @@ def _lic2020_problems(record: dict[str, Any], layout: Layout) -> list[str]:
         if len(parts) < needed:
             problems.append("a sample's goal must give its first and final goals: '[1] … --> ...... --> [n] …'")
     return problems
+
+
+# ---------------------------------------------------------------- the ACL 2020 and DuRecDial 2.0 layouts
+
+
+def release_dialogue(record: dict[str, Any], line: int, layout: Layout) -> SourceDialogue | str:
+    """A session of the ACL 2020 release or of DuRecDial 2.0, with its gold triples where they sit: the
+    session's list (``kg``, or ``knowledge`` in 2.0 train) or each utterance's (2.0 dev/test)."""
+    problem = release_problems(record, layout, reading=True)
+    if problem:
+        return "; ".join(problem)
+    goal = record["goals" if layout is ACL2020 else "goal"]
+    topics = [t for t in TOPIC.findall(goal) if t]
+    types = set(record.get("goal_type_list") or [])
+    topics += [t.strip() for t in record.get("goal_topic_list") or []
+               if isinstance(t, str) and t.strip() not in NO_TOPIC and t not in types]
+    return SourceDialogue(line, layout.kind, record, topic_names=list(dict.fromkeys(topics)),
+                          texts=list(record["conversation"]), gold=release_gold(record, layout))
+
+
+def release_gold(record: dict[str, Any], layout: Layout) -> list[GoldTriple]:
+    if layout is ACL2020:
+        return knowledge_gold(record, "kg")
+    per_utterance = utterance_knowledge(record)
+    if per_utterance is None:
+        return knowledge_gold(record)
+    gold = []
+    for i, (item, triples) in enumerate(zip(record["knowledge"], per_utterance)):
+        nested = not is_triple(item)  # a list of triples, not the triple itself
+        for j, t in enumerate(triples):
+            gold.append(GoldTriple(t[0], t[1], t[2], ("knowledge", i, j) if nested else ("knowledge", i), 2, i))
+    return gold
+
+
+def release_problems(record: dict[str, Any], layout: Layout, reading: bool = False) -> list[str]:
+    """What keeps ``record`` from being a session (or, written from new goals, a goal) of ``layout``."""
+    goal_key, knowledge_key = ("goals", "kg") if layout is ACL2020 else ("goal", "knowledge")
+    problems = []
+    if not isinstance(record.get(goal_key), str):
+        problems.append(f"'{goal_key}' must be a '[1]…-->[2]…' string")
+    if utterance_knowledge(record) is None:
+        problems += [p for p in [triples_problem(record, knowledge_key)] if p]
+    problems += [p for p in [strings_problem(record, "conversation", non_empty=reading and layout is ACL2020)] if p]
+    profile = record.get("user_profile")
+    if not isinstance(profile, dict) or not all(isinstance(v, str) or is_strings(v) for v in profile.values()):
+        problems.append("'user_profile' must be an object of strings or string lists")
+    if not isinstance(record.get("situation"), str):
+        problems.append("'situation' must be a string")
+    if layout is V2 and not problems:
+        turns = len(record["conversation"])
+        for key in ("goal_type_list", "goal_topic_list"):
+            if key in record and not (is_strings(record[key]) and len(record[key]) == turns):
+                problems.append(f"'{key}' must hold one string per utterance ({turns})")
+    if not reading:
+        breaks = line_breaks_problem(record, (goal_key, knowledge_key, "conversation", "situation"))
+        problems += [breaks] if breaks else []
+    return problems
+
+
+def as_lic2020(record: dict[str, Any]) -> dict[str, Any]:
+    """An ACL 2020 or DuRecDial 2.0 session under the LIC-2020 competition's keys (the same content:
+    the goal string, the session's triples, profile, situation and conversation)."""
+    return {"goal": record.get("goal", record.get("goals")), "knowledge": session_triples(record),
+            "user_profile": record["user_profile"], "situation": record["situation"],
+            "conversation": record["conversation"]}
+
+
+def goal_string(steps: list[dict[str, Any]], render: Render) -> str:
+    """``[1] 寒暄 --> [2] 电影推荐 ( 『 苏州河 』 )``: every goal of a sequence, in the render's language."""
+    english = render.language.startswith("en")
+
+    def one(i: int, step: dict[str, Any]) -> str:
+        kind = step.get("type_en") if english and step.get("type_en") else step["type"]
+        topic = f" ( 『 {step['topic_label']} 』 )" if step.get("topic_label") else ""
+        return f"[{i}] {kind}{topic}"
+
+    return " --> ".join(one(i, step) for i, step in enumerate(steps, start=1))
+
+
+def situation_of(dialogue: Dialogue) -> str:
+    situation = (dialogue.profile or {}).get("situation") if isinstance(dialogue.profile, dict) else None
+    return situation if isinstance(situation, str) else ""
 
 
 # ---------------------------------------------------------------- goal sequences

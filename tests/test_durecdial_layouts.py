@@ -1,0 +1,109 @@
+"""DuRecDial's ACL 2020 release layout and DuRecDial 2.0's own (zh and en), read and written by `kgforge export
+--dialogues` exactly as they were: per-utterance knowledge survives import → export in value and place."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from kgforge.exports import format_named
+from kgforge.sources.durecdial import session_triples, utterance_knowledge
+from tests.conftest import run_cli
+from tests.durecdial_sessions import ANNOTATED, acl2020, v2_session, write_lines
+
+
+def build(workdir, domain, path):
+    run_cli("build", domain, "--source", f"durecdial:{path}", "--workdir", str(workdir), "--json")
+
+
+def export(workdir, domain, dialogues, out, *extra):
+    result = run_cli("export", domain, "--dialogues", str(dialogues), "--format", "durecdial", "--out", str(out),
+                     "--workdir", str(workdir), "--json", *extra)
+    return json.loads(result.stdout)
+
+
+def lines(path):
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+
+
+def without_pool(record):
+    return {k: v for k, v in record.items() if k != "retrieved_knowledge"}
+
+
+def test_acl2020_sessions_round_trip_exactly_and_cut_to_the_competition_layout(workdir, shared, tmp_path):
+    example = acl2020(shared)
+    path = write_lines(tmp_path / "acl.txt", [example])
+    build(workdir, "acl", path)
+    report = export(workdir, "acl", path, tmp_path / "out.txt")
+    assert report["input_layout"] == "durecdial-acl2020" and report["layout_kind"] == "durecdial-acl2020"
+    assert report["reader_warnings"] == 0 and report["dialogues"] == 1
+    written = lines(tmp_path / "out.txt")[0]
+    assert without_pool(written) == example and list(written)[:5] == list(example)  # values and key order
+    assert report["gold_kept_exactly"] == {"gold_triples_written": 9, "kept": 9} and report["gold_in_graph"] == 9
+    assert any(t[0] == "大清花饺子（十一纬路店）" for t in written["retrieved_knowledge"])
+    cut = export(workdir, "acl", path, tmp_path / "lic.txt", "--layout", "lic2020")
+    assert cut["layout_kind"] == "durecdial-lic2020" and cut["reader_warnings"] == 0
+    lic = lines(tmp_path / "lic.txt")[0]
+    assert (lic["goal"], lic["knowledge"], lic["conversation"]) == (example["goals"], example["kg"], example["conversation"])
+
+
+@pytest.mark.parametrize("language", ["zh", "en"])
+def test_durecdial2_per_utterance_knowledge_survives_import_and_export(workdir, shared, tmp_path, language):
+    sessions = [v2_session(shared, language), v2_session(shared, language, nested=True)]
+    path = write_lines(tmp_path / f"{language}_dev.txt", sessions)
+    domain = f"v2{language}"
+    build(workdir, domain, path)
+    report = export(workdir, domain, path, tmp_path / "out.txt")
+    assert report["input_layout"] == "durecdial2" and report["reader_warnings"] == 0 and report["dialogues"] == 2
+    written = lines(tmp_path / "out.txt")
+    assert [without_pool(r) for r in written] == sessions
+    assert [list(r)[:7] for r in written] == [list(s) for s in sessions]
+    assert report["gold_triples"] == 2 * len(ANNOTATED) and report["gold_in_graph"] == 2 * len(ANNOTATED)
+    assert report["gold_kept_exactly"] == {"gold_triples_written": 12, "kept": 12}
+    # which utterance states which triple is where it was
+    for session in written:
+        stated = {i: k for i, k in enumerate(utterance_knowledge(session)) if k}
+        assert stated == {i: [pair[language == "en"]] for i, pair in ANNOTATED.items()}
+    cut = export(workdir, domain, path, tmp_path / "lic.txt", "--layout", "lic2020")
+    assert cut["reader_warnings"] == 0
+    assert lines(tmp_path / "lic.txt")[0]["knowledge"] == [ANNOTATED[i][language == "en"] for i in sorted(ANNOTATED)]
+
+
+def test_the_graph_gets_each_triple_of_a_per_utterance_session_once(shared):
+    session = v2_session(shared)
+    session["knowledge"][13] = ANNOTATED[11][0]  # said twice
+    assert session_triples(session) == [ANNOTATED[i][0] for i in sorted(ANNOTATED)]
+    assert session_triples(acl2020(shared)) == acl2020(shared)["kg"]
+
+
+def test_layout_detection_tells_the_release_layouts_apart(shared):
+    fmt = format_named("durecdial")
+    example = acl2020(shared)
+    lic = {"goal": example["goals"], "knowledge": example["kg"], "user_profile": example["user_profile"],
+           "situation": example["situation"], "conversation": example["conversation"]}
+    assert fmt.detect(example).kind == "durecdial-acl2020"
+    assert fmt.detect(lic).kind == "durecdial-lic2020"
+    assert fmt.detect(v2_session(shared)).kind == "durecdial2"
+    train = dict(v2_session(shared), knowledge=example["kg"])  # 2.0 train: the session's list
+    assert fmt.detect(train).kind == "durecdial2" and utterance_knowledge(train) is None
+    broken = dict(v2_session(shared), goal_type_list=["问天气"])
+    assert any("one string per utterance" in p for p in fmt.check(broken, fmt.layout("v2")))
+
+
+triple = st.lists(st.text(min_size=1, max_size=4), min_size=3, max_size=3)
+
+
+@given(st.lists(st.one_of(st.just([]), triple, st.lists(triple, min_size=1, max_size=3)), min_size=1, max_size=12))
+def test_per_utterance_knowledge_is_read_in_place_and_a_session_list_never_is(entries):
+    conversation = [f"u{i}" for i in range(len(entries))]
+    record = {"conversation": conversation, "knowledge": entries}
+    per_utterance = utterance_knowledge(record)
+    if any(not e or isinstance(e[0], list) for e in entries):
+        assert per_utterance == [e if not e or isinstance(e[0], list) else [e] for e in entries]
+    else:
+        assert per_utterance is None  # every entry one triple: a session list
+    flat = [t for e in entries for t in ([e] if e and isinstance(e[0], str) else e)]
+    assert utterance_knowledge({"conversation": ["u"] * len(flat), "knowledge": flat}) is None
