@@ -25,12 +25,15 @@ from kgforge.grounding.run import FORMATS
 @app.command("ground")
 def ground_command(
     domain: DomainArgument,
-    dialogues: Annotated[Path, typer.Option("--dialogues", help="Dialogues to ground: a KdConv JSON file, or DuConv sessions "
-                                                              "(JSON lines) with --format duconv.")],
+    dialogues: Annotated[Path, typer.Option("--dialogues", help="Dialogues to ground: a KdConv JSON file, or DuConv or "
+                                                              "DuRecDial sessions (JSON lines) with --format duconv "
+                                                              "or durecdial.")],
     out: Annotated[Path, typer.Option("--out", help="The grounded dialogues. KdConv: attrs (or predicted_attrs "
                                                     "beside gold attrs) and claims on every message; DuConv: a "
-                                                    "grounding list parallel to the conversation.")],
-    fmt: Annotated[str, typer.Option("--format", parser=one_of(FORMATS), help="The dialogues' format: kdconv or duconv.")] = "kdconv",
+                                                    "grounding list parallel to the conversation; DuRecDial: "
+                                                    "knowledge per utterance (or predicted_knowledge beside "
+                                                    "gold).")],
+    fmt: Annotated[str, typer.Option("--format", parser=one_of(FORMATS), help="The dialogues' format: kdconv, duconv or durecdial.")] = "kdconv",
     workdir: WorkdirOption = DEFAULT_WORKDIR,
     json_out: JsonOption = False,
 ) -> None:

@@ -10,6 +10,7 @@ from typing import Any
 from kgforge.core.checks import choice
 from kgforge.core.files import write_json_atomic, write_text_atomic
 from kgforge.core.schema import load_schema
+from kgforge.grounding import durecdial
 from kgforge.grounding.duconv import ground_duconv, read_sessions
 from kgforge.grounding.index import GroundingIndex
 from kgforge.grounding.kdconv import ground_kdconv, read_dialogues
@@ -17,7 +18,7 @@ from kgforge.grounding.matching import MatchOptions
 from kgforge.store.layout import domain_paths, read_manifest
 from kgforge.store.tables import read_tables
 
-FORMATS = ("kdconv", "duconv")
+FORMATS = ("kdconv", "duconv", "durecdial")
 
 
 @dataclass(frozen=True)
@@ -40,6 +41,8 @@ def ground_file(domain: str, dialogues: Path, out: Path, workdir: Path | str | N
     index = load_index(domain, workdir)
     if options.fmt == "duconv":
         return _ground_duconv(domain, index, Path(dialogues), Path(out), options)
+    if options.fmt == "durecdial":
+        return _ground_durecdial(domain, index, Path(dialogues), Path(out), options)
     result = ground_kdconv(index, read_dialogues(Path(dialogues)), options.match)
     write_json_atomic(out, result.dialogues)
     return {"domain": domain, "format": options.fmt, "dialogues": len(result.dialogues), "messages": result.messages,
@@ -56,3 +59,13 @@ def _ground_duconv(domain: str, index: GroundingIndex, sessions: Path, out: Path
     return {"domain": domain, "format": options.fmt, "dialogues": len(result.sessions), "messages": result.utterances,
             "attrs_predicted": result.triples_stated, "grounded_utterances": result.grounded_utterances,
             "gold_messages": 0, "scores": None, "claims": {}, "topics_not_in_graph": [], "out": str(out)}
+
+
+def _ground_durecdial(domain: str, index: GroundingIndex, sessions: Path, out: Path,
+                      options: GroundOptions) -> dict[str, Any]:
+    result = durecdial.ground_durecdial(durecdial.read_sessions(sessions), index, options.match)
+    write_text_atomic(out, "".join(json.dumps(s, ensure_ascii=False) + "\n" for s in result.sessions))
+    return {"domain": domain, "format": options.fmt, "dialogues": len(result.sessions), "messages": result.utterances,
+            "attrs_predicted": result.triples_stated, "grounded_utterances": result.grounded_utterances,
+            "gold_messages": result.gold_utterances, "scores": result.tally.scores() if result.gold_utterances else None,
+            "claims": {}, "topics_not_in_graph": [], "out": str(out)}

@@ -1,0 +1,150 @@
+"""DuRecDial sessions grounded: the knowledge each utterance states, in DuRecDial 2.0's own shape — ``knowledge``
+parallel to ``conversation``, each entry the utterance's triple ``[h, r, t]`` or ``[]`` — scored against that
+annotation where the input has it.
+
+The facts tried are the session's own triples (``kg`` in the ACL 2020 release, ``knowledge`` elsewhere; in a
+2.0 dev/test file the union of the per-utterance lists), as for DuConv: an utterance states a triple when it
+says the object as whole words, or a list object's part; a long or free-text object by the overlap rule of
+:mod:`~kgforge.grounding.matching`, with the goal topics' names and the session triples' subjects masked (saying a
+song's name is not quoting its comment; see :func:`~kgforge.grounding.duconv.states`).
+Whole words: the spaces of word-segmented text (LIC-2020 resource files), the spaces and punctuation of
+English text (DuRecDial 2.0's ``en_*.txt``), jieba's cuts with the graph's names in its dictionary otherwise.
+The ``[k]`` that opens a goal's first utterance is not part of what is said.
+
+DuRecDial 2.0 gives an utterance one triple, so where an utterance states several the one written is one whose
+subject the utterance also names (``…推荐您在『大清花饺子』订糖醋排骨`` states the restaurant's 特色菜, not the
+weather's 适合吃 糖醋排骨), then the one whose object was said at the greatest length (the most specific), then
+the first in the session's order;
+all of them are kept in ``stated_knowledge`` (one list per utterance). A session without per-utterance
+knowledge gets it as ``knowledge``; its own session list moves to ``session_knowledge`` (the ACL 2020
+``kg`` stays where it is). A session with per-utterance knowledge keeps it untouched and gets the prediction
+as ``predicted_knowledge``; the scores compare, per utterance, the predicted triple with the annotated ones
+(each in matching form: width, script, case and spaces do not count): micro precision, recall and F1 over
+all utterances of annotated sessions, and per relation.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from kgforge.core.errors import InputError
+from kgforge.core.jsonio import iter_json_lines
+from kgforge.grounding.duconv import states
+from kgforge.grounding.index import TEXT_CHARS, Fact, GroundingIndex, make_fact
+from kgforge.grounding.kdconv import Tally
+from kgforge.grounding.matching import MatchOptions, message_cuts, word_cuts
+from kgforge.grounding.normalise import Surface, form, surface
+from kgforge.sources.durecdial import is_triple, session_triples, utterance_knowledge
+
+GOAL_OPENING = re.compile(r"^\s*\[\d+\]\s*")
+TOPIC = re.compile(r"『\s*([^』]*?)\s*』")
+_LATIN = re.compile(r"[A-Za-z]")
+_CJK = re.compile(r"[\u4e00-\u9fff]")
+Triple = tuple[str, str, str]
+
+
+@dataclass
+class DurecdialGrounding:
+    sessions: list[dict[str, Any]]
+    utterances: int
+    grounded_utterances: int
+    triples_stated: int
+    gold_utterances: int
+    tally: Tally
+
+
+def read_sessions(path: Path) -> list[dict[str, Any]]:
+    sessions = []
+    for record in iter_json_lines(path):
+        if record.error:
+            raise InputError(f"{path}:{record.line}: {record.error}")
+        value = record.value
+        knowledge = value.get("knowledge", value.get("kg")) if isinstance(value, dict) else None
+        if not isinstance(value, dict) or not _is_strings(value.get("conversation")) or not isinstance(knowledge, list):
+            raise InputError(f"{path}:{record.line}: not a DuRecDial session (an object with a 'conversation' list of "
+                             "strings and a 'knowledge' or 'kg' list)")
+        if utterance_knowledge(value) is None and not all(map(is_triple, knowledge)):
+            raise InputError(f"{path}:{record.line}: 'knowledge' is neither the session's [head, relation, tail] "
+                             "triples nor one entry per utterance")
+        sessions.append(value)
+    return sessions
+
+
+def _is_strings(value: Any) -> bool:
+    return isinstance(value, list) and all(isinstance(x, str) for x in value)
+
+
+def ground_durecdial(sessions: Iterable[dict[str, Any]], index: GroundingIndex,
+                     options: MatchOptions = MatchOptions()) -> DurecdialGrounding:
+    out, tally = [], Tally(Counter())
+    utterances = grounded = stated_count = gold_utterances = 0
+    for session in sessions:
+        triples = [t for t in session_triples(session) if is_triple(t)]
+        facts = [_fact(index, *triple) for triple in triples]
+        # free-text objects are matched with these names masked: saying a song's name is not quoting its comment
+        topics = list(dict.fromkeys([*_topics(session), *(h for h, _, _ in triples)]))
+        stated = [_stated(index, facts, triples, utterance, topics, options) for utterance in session["conversation"]]
+        chosen = [found[0] if found else [] for found in stated]
+        gold = utterance_knowledge(session)
+        if gold is not None:
+            gold_utterances += len(gold)
+            for predicted, annotated in zip(chosen, gold):
+                tally.add({_key(predicted)} if predicted else set(), {_key(t) for t in annotated})
+            out.append({**session, "predicted_knowledge": chosen, "stated_knowledge": stated})
+        elif "kg" in session and "knowledge" not in session:
+            out.append({**session, "knowledge": chosen, "stated_knowledge": stated})
+        else:
+            out.append({**session, "knowledge": chosen, "session_knowledge": session["knowledge"],
+                        "stated_knowledge": stated})
+        utterances += len(stated)
+        grounded += sum(1 for found in stated if found)
+        stated_count += sum(len(found) for found in stated)
+    return DurecdialGrounding(out, utterances, grounded, stated_count, gold_utterances, tally)
+
+
+def _stated(index: GroundingIndex, facts: list[Fact], triples: list[list[str]], utterance: str, topics: list[str],
+            options: MatchOptions) -> list[list[str]]:
+    """The session triples ``utterance`` states, the most specific first."""
+    said = surface(GOAL_OPENING.sub("", utterance))
+    cuts = _cuts(index, said)
+    found = [i for i, fact in enumerate(facts) if states(fact, said, topics, index.relation_words, options, cuts)]
+    found.sort(key=lambda i: (form(triples[i][0]) not in said.form, -len(facts[i].value_form), i))
+    return [list(triples[i]) for i in found]
+
+
+def _fact(index: GroundingIndex, head: str, relation: str, tail: str) -> Fact:
+    """A session triple as grounding matches it. A part of the object that is the subject's own name (the
+    song in ``《 路灯下的小姑娘 》 引起 现场 观众 的 共鸣``, its comment) is not tried: saying the name is not
+    stating the fact."""
+    fact = make_fact(head, relation, tail, None, form(relation) in index.text_relation_names, TEXT_CHARS)
+    own = form(head)
+    return replace(fact, parts=tuple(p for p in fact.parts if p != own)) if own in fact.parts else fact
+
+
+def _cuts(index: GroundingIndex, said: Surface) -> set[int]:
+    """Word boundaries of the matching form: English words end at spaces and punctuation; Chinese text is cut
+    at its own spaces when word-segmented, else by jieba."""
+    if _LATIN.search(said.text) and not _CJK.search(said.text):
+        cuts = word_cuts(said)
+        for i, char in enumerate(said.form):
+            if not char.isalnum() and char != ".":
+                cuts |= {i, i + 1}
+        # a full stop ends a word unless a digit follows it (4.8)
+        cuts |= {i for i, char in enumerate(said.form) if char == "." and not said.form[i + 1:i + 2].isdigit()}
+        return cuts
+    return message_cuts(index, said)
+
+
+def _topics(session: dict[str, Any]) -> list[str]:
+    goal = session.get("goal", session.get("goals"))
+    topics = TOPIC.findall(goal) if isinstance(goal, str) else []
+    return [t for t in dict.fromkeys(topics) if t]
+
+
+def _key(triple: list[str]) -> Triple:
+    return form(triple[0]), form(triple[1]), form(triple[2])
