@@ -80,7 +80,8 @@ def _is_strings(value: Any) -> bool:
 
 
 def ground_durecdial(sessions: Iterable[dict[str, Any]], index: GroundingIndex,
-                     options: MatchOptions = MatchOptions()) -> DurecdialGrounding:
+                     options: MatchOptions | None = None) -> DurecdialGrounding:
+    options = options or MatchOptions()
     out, tally = [], Tally(Counter())
     utterances = grounded = stated_count = gold_utterances = 0
     for session in sessions:

@@ -42,9 +42,8 @@ from kgforge.exports.formats._shape import (
     triples_problem,
 )
 from kgforge.exports.labels import Render
-from kgforge.exports.model import Dialogue, SourceDialogue
+from kgforge.exports.model import Dialogue, GoldTriple, SourceDialogue
 from kgforge.exports.registry import Format, Layout, register
-from kgforge.exports.model import GoldTriple
 from kgforge.goals.graph import CHAT_BY_TYPE, DIALOGUE_TYPES, RECOMMENDATION_BY_TYPE
 from kgforge.sources.durecdial import is_triple, session_triples, utterance_knowledge
 
