@@ -42,7 +42,7 @@ from kgforge.corpus import (
     split_corpus,
     write_card,
 )
-from kgforge.exports import ExportOptions, export_dialogues, export_goals
+from kgforge.exports import ExportOptions, export_dialogues, export_goals, export_parallel
 from kgforge.goals.check import validate
 from kgforge.grounding import GroundOptions, MatchOptions, ground_file
 from kgforge.goals.generate import generate
@@ -155,6 +155,18 @@ class ExportReport(Report):
     records: int = 0
     files: tuple[Path, ...] = ()  # everything written: OUT, its manifest, ids and (if any) rejected records
     rejected: int = 0
+
+
+@dataclass(frozen=True)
+class ParallelExportReport(Report):
+    """``export --lang zh,en``: the twins (language → file), the task files and the manifest pairing them."""
+
+    languages: tuple[str, ...] = ()
+    twins: dict[str, Path] = field(default_factory=dict)
+    tasks: dict[str, Path] = field(default_factory=dict)
+    records: int = 0
+    triples: int = 0
+    manifest: Path = Path()
 
 
 @dataclass(frozen=True)
@@ -305,6 +317,17 @@ class Domain:
         return ExportReport(self.name, data, out, data["format"], data["layout"], data["records"], tuple(files),
                             data.get("dialogues_rejected", data.get("checks", {}).get("skipped", 0)) or 0)
 
+    def export_parallel(self, goals: Path | str, out: Path | str, *, languages: list[str], fmt: str = "durecdial",
+                        allow_mixed: bool = False, **options: Any) -> ParallelExportReport:
+        """The export of ``goals`` in every language of ``languages`` (``["zh", "en"]``): twin files with the
+        same ids and triples, DuRecDial 2.0's five task files and a manifest pairing them (see
+        :mod:`kgforge.exports.parallel`)."""
+        settings = ExportOptions(fmt=fmt, language=languages[0], **options)
+        data = export_parallel(self.name, Path(goals), settings, list(languages), Path(out), self.workdir, allow_mixed)
+        return ParallelExportReport(self.name, data, tuple(languages), {k: Path(v) for k, v in data["twins"].items()},
+                                    {k: Path(v["file"]) for k, v in data["tasks"].items()}, data["records"],
+                                    data["triples"], Path(data["parallel_manifest"]))
+
     def corpus_stats(self, dialogues: Path | str, **options: Any) -> CorpusStats:
         """:func:`kgforge.corpus.corpus_stats` of a dialogue file, with its topics against this domain's graph."""
         return corpus_stats(dialogues, domain=self.name, workdir=self.workdir, **options)
@@ -349,5 +372,6 @@ class Domain:
 
 __all__ = ["BuildReport", "CandidatesReport", "CardReport", "CorpusStats", "DeriveReport", "DiffReport", "Domain",
            "DomainInfo", "DroppedGraph", "EmbedReport", "ExportReport", "GoalCheckReport", "GoalProblem", "GoalsReport",
-           "GroundReport", "GroundScore", "QueryReport", "RelatedReport", "Report", "SplitReport", "StatsReport",
+           "GroundReport", "GroundScore", "ParallelExportReport", "QueryReport", "RelatedReport", "Report", "SplitReport",
+           "StatsReport",
            "build_candidates", "corpus_stats", "list_domains", "split_corpus", "write_card"]

@@ -8,12 +8,12 @@ from typing import Annotated
 
 import typer
 
-from kgforge.api import Domain, ExportReport
+from kgforge.api import Domain, ExportReport, ParallelExportReport
 from kgforge.cli._app import (
     DEFAULT_WORKDIR,
     FOLDER,
-    LANGUAGE,
     NON_NEGATIVE,
+    Checked,
     DomainArgument,
     JsonOption,
     WorkdirOption,
@@ -23,6 +23,7 @@ from kgforge.cli._app import (
     one_of,
     registered,
 )
+from kgforge.core import checks
 from kgforge.core.errors import KgforgeError
 from kgforge.exports import (
     FORMATS,
@@ -30,6 +31,14 @@ from kgforge.exports import (
     formats,
     layout_names,
 )
+
+
+def _languages(value: str, what: str) -> str:
+    """One language tag, or several joined by commas (each checked)."""
+    return ",".join(checks.language_tag(part.strip(), what) for part in value.split(","))
+
+
+LANGUAGES = Checked(str, _languages, "language tags (zh, or zh,en)")
 
 
 @app.command("export")
@@ -60,7 +69,13 @@ def export_command(
                                                help="Facts per topic besides its type fact and the goal path "
                                                     "(default 7 for the first topic and 4 for the others; real "
                                                     "dialogues: the format's).")] = None,
-    lang: Annotated[str | None, typer.Option(parser=LANGUAGE, help="Label language (default: the schema's).")] = None,
+    lang: Annotated[str | None, typer.Option(parser=LANGUAGES, help="Label language (default: the schema's); "
+                                                     "two joined by a comma (zh,en) write a parallel corpus: twins "
+                                                     "in DuRecDial 2.0's layout, its five task files and a "
+                                                     "manifest pairing them (--goals, --format durecdial).")] = None,
+    allow_mixed: Annotated[bool, typer.Option("--allow-mixed", help="--lang zh,en: where an entity or relation has no "
+                                              "label in a language, write the first language's (listed in the "
+                                              "manifest) instead of refusing.")] = False,
     segment: Annotated[bool, typer.Option(help="Word-segmented layouts (DuConv): cut strings into words as the "
                                                "real files are; --no-segment keeps labels whole.")] = True,
     no_text: Annotated[bool, typer.Option("--no-text", help="Leave free-text facts (comments, Information) out.")] = False,
@@ -77,8 +92,21 @@ def export_command(
         raise KgforgeError("give either --goals FILE (from `kgforge goals`) or --dialogues FILE (real dialogues)")
     if goals is not None and (input_layout or refresh_attrs or changed_since):
         raise KgforgeError("--input-layout, --refresh-attrs and --changed-since are for --dialogues")
+    languages = lang.split(",") if lang else []
+    if len(languages) > 1:
+        if goals is None:
+            raise KgforgeError(f"--lang {','.join(languages)} writes a parallel corpus from new goals (--goals): real "
+                               "dialogues hold their utterances in one language")
+        parallel = Domain(domain, workdir).export_parallel(
+            goals, out, languages=languages, fmt=fmt, layout=layout, budget=budget, include_text=not no_text,
+            skip_invalid=skip_invalid, add_related=add_related, allow_mixed=allow_mixed)
+        emit_json(parallel.as_dict()) if json_out else show_parallel(parallel)
+        return
+    if allow_mixed:
+        raise KgforgeError("--allow-mixed is for a parallel export (--lang zh,en)")
     report = Domain(domain, workdir).export(
-        goals, out, fmt=fmt, dialogues=dialogues, layout=layout, language=lang, budget=budget, segmented=segment,
+        goals, out, fmt=fmt, dialogues=dialogues, layout=layout, language=languages[0] if languages else None,
+        budget=budget, segmented=segment,
         include_text=not no_text, skip_invalid=skip_invalid, add_related=add_related, input_layout=input_layout,
         refresh_attrs=refresh_attrs, changed_since=changed_since)
     emit_json(report.as_dict()) if json_out else show_export(report)
@@ -105,6 +133,20 @@ def show_export(report: ExportReport) -> None:
         checked = data.get("checks", {})
         console.print(f"  coverage: {report.records:,} of {checked.get('dialogues_checked', report.records):,} goals "
                       f"exported, {report.rejected:,} rejected by the checks", markup=False)
+
+
+def show_parallel(report: ParallelExportReport) -> None:
+    console.print(f"exported {report.domain} in {', '.join(report.languages)}: {report.records:,} records of "
+                  f"{report.triples:,} triples each, ids and triple counts matching one for one", markup=False)
+    for language, path in report.twins.items():
+        console.print(f"  {language}: {path}", markup=False, soft_wrap=True)
+    for task, path in report.tasks.items():
+        console.print(f"  {task}: {path} ({report.data['tasks'][task]['samples']:,} samples)", markup=False,
+                      soft_wrap=True)
+    for language, missing in report.data["mixed_labels"].items():
+        console.print(f"  {len(missing)} IRIs without a {language} label written in {report.languages[0]} "
+                      "(--allow-mixed; listed in the manifest)", markup=False)
+    console.print(f"  manifest: {report.manifest}", markup=False, soft_wrap=True)
 
 
 @app.command("export-formats")

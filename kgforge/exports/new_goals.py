@@ -42,7 +42,7 @@ def export_goals(domain: str, goals_file: Path, options: ExportOptions, out: Pat
     if not goals:
         raise KgforgeError(f"{goals_file}: no goals to export")
     sub_options = options.subgraph(fmt, ctx.schema, goals=True)
-    grounded = _grounded(goals)
+    grounded = grounded_goals(goals)
     assembled = assemble(ctx, grounded, sub_options, options.add_related, goal_checks=True)
     problems = assembled.problems
     checks = check_report(problems, grounded.ids, options.skip_invalid, GOAL_CHECKS)
@@ -69,7 +69,8 @@ def export_goals(domain: str, goals_file: Path, options: ExportOptions, out: Pat
     return finish(ctx, fmt, layout, kept, options, out, extra, started, rejected)
 
 
-def _grounded(goals: list[Goal]) -> Grounded:
+def grounded_goals(goals: list[Goal]) -> Grounded:
+    """New goals as dialogues to assemble: their topics, goal paths, ids and what each carries (sequence, profile)."""
     topics = pl.DataFrame([(i, pos, t) for i, g in enumerate(goals) for pos, t in enumerate(g.topics)],
                           schema=TOPIC_SCHEMA, orient="row")
     paths = pl.DataFrame([(i, t["s"], t["p"], t["o"], bool(t["o_is_entity"])) for i, g in enumerate(goals)

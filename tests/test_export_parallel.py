@@ -1,0 +1,131 @@
+"""`kgforge export --lang zh,en`: twins in DuRecDial 2.0's layout with the same ids and the same triples in
+each language, the five task files of its generation baselines, and a manifest pairing them."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+
+from tests.conftest import run_cli
+
+# a small bilingual graph: every entity has rdfs:label in zh and en; some literals have no English form
+TURTLE = """@prefix rdfs: <http://www.w3.org/2000/01/rdf-schema#> .
+@prefix c: <https://kgforge.org/class/> .
+@prefix r: <https://kgforge.org/relation/> .
+@prefix e: <https://example.org/e/> .
+e:xunzhou a c:star ; rdfs:label "周迅"@zh , "Xun Zhou"@en ; r:starring_in e:suzhouhe , e:perhaps ; r:sings e:drifting ;
+    r:birth_place "浙江衢州"@zh ; r:zodiac_sign "天秤座"@zh .
+e:suzhouhe a c:film ; rdfs:label "苏州河"@zh , "Suzhou River"@en ; r:director e:louye ; r:genre e:romance ; r:rating "7.8" .
+e:perhaps a c:film ; rdfs:label "如果·爱"@zh , "Perhaps Love"@en ; r:director e:chenkexin ; r:genre e:romance ; r:rating "6.9" .
+e:drifting a c:song ; rdfs:label "飘摇"@zh , "Drifting"@en ; r:genre e:pop ; r:rating "9.1" .
+e:chenkun a c:star ; rdfs:label "陈坤"@zh , "Kun Chen"@en ; r:starring_in e:dongfeng ; r:birth_place "重庆"@zh ;
+    r:zodiac_sign "水瓶座"@zh .
+e:dongfeng a c:film ; rdfs:label "东风破"@zh , "Dongfeng"@en ; r:director e:chenkexin ; r:genre e:romance ; r:rating "6.5" .
+e:louye rdfs:label "娄烨"@zh , "Lou Ye"@en .
+e:chenkexin rdfs:label "陈可辛"@zh , "Peter Chan"@en .
+e:romance rdfs:label "爱情"@zh , "romance"@en .
+e:pop rdfs:label "流行"@zh , "pop"@en .
+"""
+NAMES = dict(re.findall(r'"([^"]+)"@zh , "([^"]+)"@en', TURTLE))  # zh label -> en label, one entity each
+RELATIONS = {"主演": "starred in", "演唱": "sings", "导演": "director", "类型": "genre", "评分": "rating",
+             "出生地": "place of birth", "星座": "zodiac sign"}
+CJK = re.compile(r"[\u4e00-\u9fff]")
+
+
+def lines(path):
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+
+
+@pytest.fixture(scope="module")
+def bilingual(tmp_path_factory):
+    """The bilingual graph built, and four DuRecDial-style goals on it."""
+    root = tmp_path_factory.mktemp("parallel")
+    (root / "kg.ttl").write_text(TURTLE, encoding="utf-8")
+    workdir = root / "kg"
+    run_cli("build", "par", "--source", f"rdf:{root / 'kg.ttl'}", "--schema", "durecdial", "--no-schema-sources",
+            "--workdir", str(workdir))
+    goals = workdir / "par" / "exports" / "goals.jsonl"
+    run_cli("goals", "par", "--style", "durecdial", "--n", "4", "--out", str(goals), "--workdir", str(workdir))
+    return workdir, goals
+
+
+def export(workdir, goals, out, *extra, check=True):
+    result = run_cli("export", "par", "--format", "durecdial", "--goals", str(goals), "--out", str(out), "--lang", "zh,en",
+                     "--workdir", str(workdir), "--json", *extra, check=check)
+    return json.loads(result.stdout) if check else result
+
+
+def test_twins_hold_the_same_dialogues_and_triples_in_each_language(bilingual):
+    workdir, goals = bilingual
+    out = workdir / "par" / "exports" / "dev.txt"
+    report = export(workdir, goals, out)
+    zh_file, en_file = out.with_name("zh_dev.txt"), out.with_name("en_dev.txt")
+    assert report["twins"] == {"zh": str(zh_file), "en": str(en_file)} and report["records"] == 4
+    zh, en = lines(zh_file), lines(en_file)
+    assert zh_file.with_name("zh_dev.txt.ids.txt").read_text() == en_file.with_name("en_dev.txt.ids.txt").read_text()
+    assert [len(r["knowledge"]) for r in zh] == [len(r["knowledge"]) for r in en] and report["triples"] > 4 * 4
+    for zh_record, en_record in zip(zh, en):
+        assert set(zh_record) == set(en_record) == {"user_profile", "knowledge", "conversation", "goal", "situation",
+                                                    "goal_type_list", "goal_topic_list"}
+        for (zs, zp, zo), (es, ep, eo) in zip(zh_record["knowledge"], en_record["knowledge"]):
+            assert (NAMES[zs], RELATIONS[zp], NAMES.get(zo, zo)) == (es, ep, eo)  # one triple, two languages
+            assert not CJK.search(es + ep) and (not CJK.search(eo) or eo == zo)  # CJK only where no English form
+        # the same goal sequence, goal types and topics in English (DuRecDial 2.0's type names)
+        assert not CJK.search(en_record["goal"]) and "recommendation" in en_record["goal"]
+        assert re.findall(r"\[\d+\]", en_record["goal"]) == re.findall(r"\[\d+\]", zh_record["goal"])
+        assert [NAMES[t] for t in re.findall("『 (.*?) 』", zh_record["goal"])] == re.findall("『 (.*?) 』", en_record["goal"])
+    manifest = json.loads(out.with_name("dev.txt.parallel.json").read_text(encoding="utf-8"))
+    assert manifest["ids_match"] and manifest["triple_counts_match"] and manifest["mixed_labels"] == {}
+    twin_manifest = json.loads(en_file.with_name("en_dev.txt.manifest.json").read_text(encoding="utf-8"))
+    assert twin_manifest["layout_kind"] == "durecdial2" and twin_manifest["language"] == "en"
+
+
+def test_the_five_task_files_pair_source_and_target_languages(bilingual):
+    workdir, goals = bilingual
+    out = workdir / "par" / "exports" / "tasks.txt"
+    report = export(workdir, goals, out)
+    assert set(report["tasks"]) == {"en-en", "zh-zh", "zh-en", "en-zh", "multilingual"}
+    zh, en = lines(out.with_name("zh_tasks.txt")), lines(out.with_name("en_tasks.txt"))
+    ids = out.with_name("zh_tasks.txt.ids.txt").read_text().split()
+    for task, (src, tgt, source) in {"zh-en": ("zh", "en", zh), "en-zh": ("en", "zh", en), "zh-zh": ("zh", "zh", zh),
+                                     "en-en": ("en", "en", en)}.items():
+        samples = lines(out.with_name(f"tasks.txt.{task}.jsonl"))
+        assert report["tasks"][task]["samples"] == len(samples) == 4
+        for sample, record, record_id in zip(samples, source, ids):
+            assert sample["id"] == record_id and (sample["src_lang"], sample["tgt_lang"]) == (src, tgt)
+            assert sample["tgt_lang_id"] == {"zh": "zh_CN", "en": "en_XX"}[tgt]
+            assert (sample["knowledge"], sample["goal"]) == (record["knowledge"], record["goal"])
+            assert sample["history"] == [] and sample["response"] == ""  # new goals: no conversation yet
+    multilingual = lines(out.with_name("tasks.txt.multilingual.jsonl"))
+    assert sorted(s["task"] for s in multilingual) == ["en-en"] * 4 + ["zh-zh"] * 4
+
+
+def test_a_missing_english_label_is_named_and_refused_unless_mixing_is_allowed(tmp_path):
+    (tmp_path / "kg.ttl").write_text(TURTLE.replace(', "romance"@en', ""), encoding="utf-8")
+    workdir = tmp_path / "kg"
+    run_cli("build", "par", "--source", f"rdf:{tmp_path / 'kg.ttl'}", "--schema", "durecdial", "--no-schema-sources",
+            "--workdir", str(workdir))
+    goals = workdir / "par" / "exports" / "goals.jsonl"
+    run_cli("goals", "par", "--style", "durecdial", "--n", "4", "--out", str(goals), "--workdir", str(workdir))
+    out = workdir / "par" / "exports" / "dev.txt"
+    refused = export(workdir, goals, out, check=False)
+    assert refused.returncode == 1 and "have no en label: 爱情 <https://example.org/e/romance>" in refused.stderr
+    assert "--allow-mixed" in refused.stderr and not out.with_name("en_dev.txt").exists()
+    report = export(workdir, goals, out, "--allow-mixed")
+    assert report["mixed_labels"] == {"en": [{"iri": "https://example.org/e/romance", "label_used": "爱情"}]}
+    assert any(t == ["Suzhou River", "genre", "爱情"] for r in lines(out.with_name("en_dev.txt")) for t in r["knowledge"])
+
+
+def test_a_parallel_export_is_refused_where_it_cannot_be_made(bilingual, tmp_path):
+    workdir, goals = bilingual
+    for extra, words in [(("--format", "duconv"), "give --format durecdial"),
+                         (("--layout", "lic2020-sample"), "DuRecDial 2.0's layout (--layout v2)")]:
+        result = run_cli("export", "par", "--goals", str(goals), "--out", str(workdir / "par" / "exports" / "x.txt"),
+                         "--lang", "zh,en", "--workdir", str(workdir), *(("--format", "durecdial") if extra[0] != "--format"
+                                                                         else ()), *extra, check=False)
+        assert result.returncode == 1 and words in result.stderr, result.stderr
+    bad = run_cli("export", "par", "--goals", str(goals), "--format", "durecdial", "--out", str(tmp_path / "y"),
+                  "--lang", "zh,e n", "--workdir", str(workdir), check=False)
+    assert bad.returncode == 2 and "not a language tag" in bad.stderr
