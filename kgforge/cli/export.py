@@ -50,12 +50,14 @@ def export_command(
     out: Annotated[Path, typer.Option("--out", "-o", help="File to write (plus OUT.manifest.json, OUT.ids.txt).")],
     goals: Annotated[Path | None, typer.Option(help="New goals (JSON lines from `kgforge goals`).")] = None,
     dialogues: Annotated[Path | None, typer.Option(help="Real dialogues: DuConv sessions or samples, KdConv "
-                                                        "{train,dev,test}.json, DuRecDial sessions or samples.")] = None,
+                                                        "{train,dev,test}.json, DuRecDial sessions or samples "
+                                                        "(LIC-2020, ACL 2020 release, DuRecDial 2.0 zh/en).")] = None,
     layout: Annotated[str | None, typer.Option(parser=one_of(layout_names()),
                                                help="Layout of the format. Goals: one without a conversation "
                                                     "(duconv: sample; durecdial: lic2020-sample, resource-sample; "
-                                                    "sheet: tsv, csv). Dialogues: their own (the default) or the "
-                                                    "samples cut from them (sample, resource-sample).")] = None,
+                                                    "sheet: tsv, csv; v2 with --lang zh,en). Dialogues: their own "
+                                                    "(the default) or one cut from it (sample, resource-sample; "
+                                                    "lic2020 from acl2020 or v2 sessions).")] = None,
     input_layout: Annotated[str | None, typer.Option(parser=one_of(dialogue_kinds()),
                                                      help="--dialogues: the layout the file is in, when it cannot be "
                                                           "told from its records (e.g. durecdial-lic2020).")] = None,

@@ -38,7 +38,8 @@ def ground_command(
     json_out: JsonOption = False,
 ) -> None:
     """Which fact each message states, and its claims checked against the graph; scored against gold attrs
-    (KdConv), or which knowledge triples each utterance states (DuConv)."""
+    (KdConv), or which knowledge triples each utterance states (DuConv; DuRecDial, scored against gold
+    per-utterance knowledge)."""
     report = Domain(domain, workdir).ground(dialogues, out, fmt=fmt)
     if json_out:
         emit_json(report.as_dict())
