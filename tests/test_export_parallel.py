@@ -111,7 +111,7 @@ def test_a_missing_english_label_is_named_and_refused_unless_mixing_is_allowed(t
     run_cli("goals", "par", "--style", "durecdial", "--n", "4", "--out", str(goals), "--workdir", str(workdir))
     out = workdir / "par" / "exports" / "dev.txt"
     refused = export(workdir, goals, out, check=False)
-    assert refused.returncode == 1 and "have no en label: 爱情 <https://example.org/e/romance>" in refused.stderr
+    assert refused.returncode == 1 and "1 entity or relation has no en label: 爱情 <https://example.org/e/romance>" in refused.stderr
     assert "--allow-mixed" in refused.stderr and not out.with_name("en_dev.txt").exists()
     report = export(workdir, goals, out, "--allow-mixed")
     assert report["mixed_labels"] == {"en": [{"iri": "https://example.org/e/romance", "label_used": "爱情"}]}
@@ -129,3 +129,22 @@ def test_a_parallel_export_is_refused_where_it_cannot_be_made(bilingual, tmp_pat
     bad = run_cli("export", "par", "--goals", str(goals), "--format", "durecdial", "--out", str(tmp_path / "y"),
                   "--lang", "zh,e n", "--workdir", str(workdir), check=False)
     assert bad.returncode == 2 and "not a language tag" in bad.stderr
+
+
+def test_profile_and_situation_follow_the_language_where_the_goal_gives_them(bilingual):
+    workdir, goals = bilingual
+    records = [json.loads(line) for line in goals.read_text(encoding="utf-8").splitlines()]
+    records[0] |= {"profile": {"姓名": "张三", "喜欢的明星": "周迅"}, "profile_en": {"Name": "Zhang San",
+                   "Favorite star": "Xun Zhou"}, "situation": {"text": "聊天时间:2018-12-24 中午12:00，在公司 星期一",
+                                                              "en": {"text": "Chat time: Monday 2018-12-24, noon, at the office"}}}
+    records[1] |= {"profile": {"姓名": "李四"}}  # no English profile: it stays in Chinese, and is counted
+    edited = goals.with_name("goals-with-profiles.jsonl")
+    edited.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records), encoding="utf-8")
+    out = workdir / "par" / "exports" / "profiles.txt"
+    report = export(workdir, edited, out)
+    zh, en = lines(out.with_name("zh_profiles.txt")), lines(out.with_name("en_profiles.txt"))
+    assert zh[0]["user_profile"] == records[0]["profile"] and en[0]["user_profile"] == records[0]["profile_en"]
+    assert zh[0]["situation"].startswith("聊天时间") and en[0]["situation"].startswith("Chat time: Monday")
+    assert en[1]["user_profile"] == {"姓名": "李四"} and report["profiles_not_in_language"] == {"en": 1}
+    sample = lines(out.with_name("profiles.txt.zh-en.jsonl"))[0]
+    assert sample["user_profile"] == records[0]["profile"] and sample["situation"] == zh[0]["situation"]

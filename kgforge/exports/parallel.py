@@ -17,7 +17,9 @@ one-for-one check of ids and triple counts.
 
 A twin in a language some entity or relation has no label in is refused, naming them (``kgforge translate``
 fills labels), unless ``allow_mixed``: then the label of the first language stands in and every such IRI is
-listed in the manifest.
+listed in the manifest. The user profile and situation are the goal's own in each language where the goal
+generator gives them in it (``profile_en``; ``situation["en"]``); a profile it gives in one language only stays
+in it, and the manifest counts those (``profiles_not_in_language``).
 """
 
 from __future__ import annotations
@@ -37,6 +39,7 @@ from kgforge.exports.assemble import (
     assemble,
     check_report,
 )
+from kgforge.exports.formats.durecdial import situation_text
 from kgforge.exports.labels import Labels, Render
 from kgforge.exports.new_goals import grounded_goals
 from kgforge.exports.options import ExportOptions
@@ -72,17 +75,22 @@ def export_parallel(domain: str, goals_file: Path, options: ExportOptions, langu
     if not goals:
         raise KgforgeError(f"{goals_file}: no goals to export")
     grounded = grounded_goals(goals)
+    by_id = dict(zip(grounded.ids, goals))
     assembled = assemble(first, grounded, options.subgraph(fmt, first.schema, goals=True), options.add_related,
                          goal_checks=True)
     checks = check_report(assembled.problems, grounded.ids, options.skip_invalid, GOAL_CHECKS)
     rows = assembled.passing().drop(LABEL_COLUMNS)  # the dialogues that passed, to be labelled in each language
-    twins, mixed = {}, {}
+    twins, mixed, profiles_not_in_language = {}, {}, {}
     for language in languages:
         ctx = first if language == languages[0] else replace(first, labels=Labels(first.tables, first.schema, language))
         records, missing = _records(ctx, fmt, layout, Assembled(ctx.labels.frame_columns(rows), assembled.problems,
                                                                 grounded), options)
+        fallback = [record_id for record_id, record in records if not _goal_sides(record, by_id[record_id], language,
+                                                                                  languages[0])]
         if missing:
             mixed[language] = missing
+        if fallback:
+            profiles_not_in_language[language] = fallback
         twins[language] = (ctx, records)
     if mixed and not allow_mixed:
         raise KgforgeError(_missing_message(mixed, first.labels))
@@ -103,7 +111,8 @@ def export_parallel(domain: str, goals_file: Path, options: ExportOptions, langu
                 "languages": languages, "twins": files, "tasks": tasks, "records": len(counts[languages[0]]),
                 "ids_match": True, "triple_counts_match": True,
                 "triples": sum(n for _, n in counts[languages[0]]), "checks": checks,
-                "mixed_labels": mixed, "allow_mixed": allow_mixed, "build_id": first.manifest.build_id,
+                "mixed_labels": mixed, "allow_mixed": allow_mixed,
+                "profiles_not_in_language": {k: len(v) for k, v in profiles_not_in_language.items()}, "build_id": first.manifest.build_id,
                 "seconds": round(time.perf_counter() - started, 3)}
     write_json_atomic(_manifest_path(out), manifest)
     return {**manifest, "out": str(out), "parallel_manifest": str(_manifest_path(out))}
@@ -124,12 +133,27 @@ def _records(ctx: Context, fmt: Any, layout: Any, assembled: Assembled, options:
     return records, missing
 
 
+def _goal_sides(record: dict[str, Any], goal: Any, language: str, first: str) -> bool:
+    """Writes the goal's user profile and situation in ``language`` into ``record`` where the goal has them
+    (``profile_en`` beside ``profile``; a situation ``{"text", "en": {"text"}}``); False when the profile is
+    not in that language, so it stays in the first one (the manifest counts them)."""
+    record["situation"] = situation_text(goal.extra.get("situation"), language) or record.get("situation", "")
+    if language == first or not record.get("user_profile"):
+        return True
+    translated = goal.extra.get(f"profile_{language[:2]}")
+    if isinstance(translated, dict):
+        record["user_profile"] = translated
+        return True
+    return False
+
+
 def _missing_message(mixed: dict[str, list[dict[str, str]]], labels: Labels) -> str:
     parts = []
     for language, missing in mixed.items():
         named = ", ".join(f"{labels.entity(m['iri'])} <{m['iri']}>" for m in missing[:10])
         more = f" and {len(missing) - 10} more" if len(missing) > 10 else ""
-        parts.append(f"{len(missing)} entities or relations have no {language} label: {named}{more}")
+        count = "1 entity or relation has" if len(missing) == 1 else f"{len(missing)} entities or relations have"
+        parts.append(f"{count} no {language} label: {named}{more}")
     return ("; ".join(parts) + ". Nothing was written: add the labels (`kgforge translate` proposes them for "
             "review), or give --allow-mixed to write the first language's label in their place")
 

@@ -92,7 +92,8 @@ class DuRecDial(Format):
             return [{"goal": goal, "knowledge": knowledge, "history": [name.strip(), ""], "response": NO_RESPONSE}]
         if layout is V2:
             return [{"user_profile": profile, "knowledge": knowledge, "conversation": [],
-                     "goal": goal_string(steps, render), "situation": situation_of(dialogue),
+                     "goal": goal_string(steps, render),
+                     "situation": situation_text(getattr(dialogue, "situation", None), render.language),
                      "goal_type_list": [], "goal_topic_list": []}]
         return [{"goal": first_and_final_goal(steps, render), "knowledge": knowledge, "user_profile": profile,
                  "situation": "", "history": []}]
@@ -276,9 +277,17 @@ def goal_string(steps: list[dict[str, Any]], render: Render) -> str:
     return " --> ".join(one(i, step) for i, step in enumerate(steps, start=1))
 
 
-def situation_of(dialogue: Dialogue) -> str:
-    situation = (dialogue.profile or {}).get("situation") if isinstance(dialogue.profile, dict) else None
-    return situation if isinstance(situation, str) else ""
+def situation_text(situation: Any, language: str) -> str:
+    """A goal's situation as DuRecDial writes it, in ``language``: the goal generator gives a string, or
+    ``{"text": …, "en": {"text": …}}`` (a goal without one, or a dialogue object from before goals had one:
+    empty)."""
+    if isinstance(situation, str):
+        return situation
+    if not isinstance(situation, dict):
+        return ""
+    if not language.startswith("zh") and isinstance(situation.get(language[:2]), dict):
+        return situation[language[:2]].get("text") or ""
+    return situation.get("text") or ""
 
 
 # ---------------------------------------------------------------- goal sequences
