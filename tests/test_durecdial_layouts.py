@@ -4,6 +4,10 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 from hypothesis import given
@@ -11,7 +15,7 @@ from hypothesis import strategies as st
 
 from kgforge.exports import format_named
 from kgforge.sources.durecdial import session_triples, utterance_knowledge
-from tests.conftest import run_cli
+from tests.conftest import run_cli, shared_file
 from tests.durecdial_sessions import ANNOTATED, acl2020, v2_session, write_lines
 
 
@@ -70,6 +74,34 @@ def test_durecdial2_per_utterance_knowledge_survives_import_and_export(workdir, 
     cut = export(workdir, domain, path, tmp_path / "lic.txt", "--layout", "lic2020")
     assert cut["reader_warnings"] == 0
     assert lines(tmp_path / "lic.txt")[0]["knowledge"] == [ANNOTATED[i][language == "en"] for i in sorted(ANNOTATED)]
+
+
+def run_readers(kind: str, path: Path) -> dict:
+    """The real LIC-2020 readers of ``kind`` on ``path`` (``shared/readers/run-readers``; skips without the
+    PaddlePaddle/Research mirror)."""
+    kit = shared_file("durecdial").parent.parent / "readers"
+    mirrors = next((Path(root) for root in (os.environ.get("READERS_MIRRORS"), "/work/.mirror")
+                    if root and (Path(root) / "PaddlePaddle+Research" / "repo").is_dir()), None)
+    if mirrors is None or not (kit / "run-readers").exists():
+        pytest.skip("no PaddlePaddle/Research mirror or readers kit: fetch github:PaddlePaddle/Research and set "
+                    "READERS_MIRRORS")
+    result = subprocess.run([str(kit / "run-readers"), "--mirrors", str(mirrors), kind, str(path), "--json",
+                             "--allow-missing"], capture_output=True, text=True,
+                            env={**os.environ, "READERS_PYTHON": sys.executable})
+    return json.loads(result.stdout.strip().splitlines()[-1])
+
+
+def test_release_sessions_cut_to_lic2020_pass_the_goal_planner(workdir, shared, tmp_path):
+    """The LIC-2020 goal planner (the only DuRecDial reader of session files with a profile) reads the ACL
+    2020 and DuRecDial 2.0 sessions once cut to its layout: one row per utterance."""
+    inputs = {"acl": [acl2020(shared)], "zh": [v2_session(shared, "zh"), v2_session(shared, "zh", nested=True)],
+              "en": [v2_session(shared, "en"), v2_session(shared, "en", nested=True)]}
+    for name, sessions in inputs.items():
+        path = write_lines(tmp_path / f"{name}.txt", sessions)
+        build(workdir, f"r{name}", path)
+        export(workdir, f"r{name}", path, tmp_path / f"{name}.lic2020.txt", "--layout", "lic2020")
+        result = run_readers("durecdial-lic2020", tmp_path / f"{name}.lic2020.txt")
+        assert result["ok"] and [r["samples"] for r in result["results"]] == [16 * len(sessions)], result
 
 
 def test_the_graph_gets_each_triple_of_a_per_utterance_session_once(shared):
