@@ -50,6 +50,7 @@ def test_acl2020_sessions_round_trip_exactly_and_cut_to_the_competition_layout(w
     assert any(t[0] == "大清花饺子（十一纬路店）" for t in written["retrieved_knowledge"])
     cut = export(workdir, "acl", path, tmp_path / "lic.txt", "--layout", "lic2020")
     assert cut["layout_kind"] == "durecdial-lic2020" and cut["reader_warnings"] == 0
+    assert cut["gold_kept_exactly"] == {"gold_triples_written": 9, "kept": 9}  # moved from kg, not lost
     lic = lines(tmp_path / "lic.txt")[0]
     assert (lic["goal"], lic["knowledge"], lic["conversation"]) == (example["goals"], example["kg"], example["conversation"])
 
@@ -72,7 +73,7 @@ def test_durecdial2_per_utterance_knowledge_survives_import_and_export(workdir, 
         stated = {i: k for i, k in enumerate(utterance_knowledge(session)) if k}
         assert stated == {i: [pair[language == "en"]] for i, pair in ANNOTATED.items()}
     cut = export(workdir, domain, path, tmp_path / "lic.txt", "--layout", "lic2020")
-    assert cut["reader_warnings"] == 0
+    assert cut["reader_warnings"] == 0 and cut["gold_kept_exactly"] == {"gold_triples_written": 12, "kept": 12}
     assert lines(tmp_path / "lic.txt")[0]["knowledge"] == [ANNOTATED[i][language == "en"] for i in sorted(ANNOTATED)]
 
 

@@ -192,10 +192,7 @@ def gold_kept(fmt: Format, per_dialogue: list[tuple[Dialogue, list[dict[str, Any
             inside = fmt.dataset_record(record)
             for triple in dialogue.source.gold:
                 total += 1
-                try:
-                    kept += value_at(inside, triple.where) == value_at(dialogue.source.record, triple.where)
-                except (KeyError, IndexError, TypeError):
-                    continue
+                kept += fmt.keeps(inside, dialogue.source.record, triple)
     return {"gold_triples_written": total, "kept": kept}
 
 

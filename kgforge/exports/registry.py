@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from kgforge.core.errors import InputError, KgforgeError
 from kgforge.core.jsonio import Record, dumps_bytes, iter_json_container, iter_json_lines
 from kgforge.core.registry import Registry
-from kgforge.exports.model import TripleShape
+from kgforge.exports.model import TripleShape, value_at
 
 if TYPE_CHECKING:
     from kgforge.exports.labels import Render
@@ -95,6 +95,14 @@ class Format:
         """The records of a real dialogue in ``layout``: its own fields as they were (``dialogue.source``),
         plus the subgraph in a field of its own."""
         raise NotImplementedError
+
+    def keeps(self, written: dict[str, Any], source: dict[str, Any], triple: Any) -> bool:
+        """Whether the ``written`` record (the dataset's own, see :meth:`dataset_record`) holds gold ``triple``
+        of ``source`` unchanged: by default, with the same value where it was."""
+        try:
+            return value_at(written, triple.where) == value_at(source, triple.where)
+        except (KeyError, IndexError, TypeError):
+            return False
 
     def dataset_record(self, record: dict[str, Any]) -> dict[str, Any]:
         """The dataset's own record inside an exported one (itself, but for the generic layouts)."""

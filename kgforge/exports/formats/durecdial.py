@@ -140,6 +140,15 @@ class DuRecDial(Format):
         return session_or_samples(dialogue, layout, render, POOL, (record.get("name", ""), record.get("situation", "")),
                                   first_turn=0 if record.get("label") == "bot" else 1)
 
+    def keeps(self, written: dict[str, Any], source: dict[str, Any], triple: Any) -> bool:
+        """A release session cut to the competition layout has its triples in the session's list (moved from
+        ``kg`` or from the utterances): kept when that list holds the triple as written."""
+        if super().keeps(written, source, triple):
+            return True
+        cut = ("kg" in source and "kg" not in written
+               or utterance_knowledge(source) is not None and utterance_knowledge(written) is None)
+        return cut and [triple.head, triple.relation, triple.tail] in (written.get("knowledge") or [])
+
     # ---------------------------------------------------------------- what the tools need
 
     def check(self, record: dict[str, Any], layout: Layout) -> list[str]:
