@@ -129,6 +129,12 @@ def test_a_parallel_export_is_refused_where_it_cannot_be_made(bilingual, tmp_pat
     bad = run_cli("export", "par", "--goals", str(goals), "--format", "durecdial", "--out", str(tmp_path / "y"),
                   "--lang", "zh,e n", "--workdir", str(workdir), check=False)
     assert bad.returncode == 2 and "not a language tag" in bad.stderr
+    dialogues = run_cli("export", "par", "--dialogues", str(goals), "--format", "durecdial", "--out", str(tmp_path / "z"),
+                        "--lang", "zh,en", "--workdir", str(workdir), check=False)
+    assert dialogues.returncode == 1 and "real dialogues hold their utterances in one language" in dialogues.stderr
+    alone = run_cli("export", "par", "--goals", str(goals), "--format", "durecdial", "--out", str(tmp_path / "w"),
+                    "--allow-mixed", "--workdir", str(workdir), check=False)
+    assert alone.returncode == 1 and "--allow-mixed is for a parallel export" in alone.stderr
 
 
 def test_profile_and_situation_follow_the_language_where_the_goal_gives_them(bilingual):
