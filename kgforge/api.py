@@ -42,7 +42,7 @@ from kgforge.corpus import (
     split_corpus,
     write_card,
 )
-from kgforge.exports import ExportOptions, export_dialogues, export_goals, export_parallel
+from kgforge.exports import ExportOptions, export_dialogues, export_goals, export_parallel, export_parallel_dialogues
 from kgforge.goals.check import validate
 from kgforge.grounding import GroundOptions, MatchOptions, ground_file
 from kgforge.goals.generate import generate
@@ -317,13 +317,20 @@ class Domain:
         return ExportReport(self.name, data, out, data["format"], data["layout"], data["records"], tuple(files),
                             data.get("dialogues_rejected", data.get("checks", {}).get("skipped", 0)) or 0)
 
-    def export_parallel(self, goals: Path | str, out: Path | str, *, languages: list[str], fmt: str = "durecdial",
-                        allow_mixed: bool = False, **options: Any) -> ParallelExportReport:
-        """The export of ``goals`` in every language of ``languages`` (``["zh", "en"]``): twin files with the
+    def export_parallel(self, goals: Path | str | None, out: Path | str, *, languages: list[str],
+                        dialogues: Path | str | None = None, fmt: str = "durecdial", allow_mixed: bool = False,
+                        **options: Any) -> ParallelExportReport:
+        """The export of new ``goals``, or of real DuRecDial 2.0 twins (``dialogues``: the ``zh_NAME`` file, its
+        ``en_NAME`` twin beside it), in every language of ``languages`` (``["zh", "en"]``): twin files with the
         same ids and triples, DuRecDial 2.0's five task files and a manifest pairing them (see
         :mod:`kgforge.exports.parallel`)."""
+        if (goals is None) == (dialogues is None):
+            raise ArgumentError("export", "give either goals (from `kgforge goals`) or dialogues (real dialogues)")
         settings = ExportOptions(fmt=fmt, language=languages[0], **options)
-        data = export_parallel(self.name, Path(goals), settings, list(languages), Path(out), self.workdir, allow_mixed)
+        data = (export_parallel(self.name, Path(goals), settings, list(languages), Path(out), self.workdir, allow_mixed)
+                if goals is not None else
+                export_parallel_dialogues(self.name, Path(dialogues), settings, list(languages), Path(out), self.workdir,
+                                          allow_mixed))
         return ParallelExportReport(self.name, data, tuple(languages), {k: Path(v) for k, v in data["twins"].items()},
                                     {k: Path(v["file"]) for k, v in data["tasks"].items()}, data["records"],
                                     data["triples"], Path(data["parallel_manifest"]))

@@ -9,6 +9,7 @@ import re
 import pytest
 
 from tests.conftest import run_cli
+from tests.durecdial_sessions import DISH_EN, DISH_ZH, SHOP_EN, SHOP_ZH, v2_session, write_lines
 
 # a small bilingual graph: every entity has rdfs:label in zh and en; some literals have no English form
 TURTLE = """@prefix rdfs: <http://www.w3.org/2000/01/rdf-schema#> .
@@ -131,7 +132,7 @@ def test_a_parallel_export_is_refused_where_it_cannot_be_made(bilingual, tmp_pat
     assert bad.returncode == 2 and "not a language tag" in bad.stderr
     dialogues = run_cli("export", "par", "--dialogues", str(goals), "--format", "durecdial", "--out", str(tmp_path / "z"),
                         "--lang", "zh,en", "--workdir", str(workdir), check=False)
-    assert dialogues.returncode == 1 and "real dialogues hold their utterances in one language" in dialogues.stderr
+    assert dialogues.returncode == 1 and "named zh_NAME and en_NAME side by side" in dialogues.stderr
     alone = run_cli("export", "par", "--goals", str(goals), "--format", "durecdial", "--out", str(tmp_path / "w"),
                     "--allow-mixed", "--workdir", str(workdir), check=False)
     assert alone.returncode == 1 and "--allow-mixed is for a parallel export" in alone.stderr
@@ -154,3 +155,55 @@ def test_profile_and_situation_follow_the_language_where_the_goal_gives_them(bil
     assert en[1]["user_profile"] == {"姓名": "李四"} and report["profiles_not_in_language"] == {"en": 1}
     sample = lines(out.with_name("profiles.txt.zh-en.jsonl"))[0]
     assert sample["user_profile"] == records[0]["profile"] and sample["situation"] == zh[0]["situation"]
+
+
+# the restaurant and dish of the DuRecDial README session, with their labels in both languages
+RESTAURANT = f"""@prefix rdfs: <http://www.w3.org/2000/01/rdf-schema#> .
+@prefix c: <https://kgforge.org/class/> .
+@prefix r: <https://kgforge.org/relation/> .
+@prefix e: <https://example.org/e/> .
+e:shop a c:poi ; rdfs:label "{SHOP_ZH}"@zh , "{SHOP_EN}"@en ; r:signature_dish e:ribs ; r:price_per_person "50" ;
+    r:rating "4.8" ; r:address "沈河区十一纬路198号（近南二经街）"@zh .
+e:ribs a c:food ; rdfs:label "{DISH_ZH}"@zh , "{DISH_EN}"@en ; r:genre e:hot .
+e:hot rdfs:label "热菜"@zh , "hot dish"@en .
+"""
+TWIN_NAMES = {SHOP_ZH: SHOP_EN, DISH_ZH: DISH_EN, "热菜": "hot dish"}
+
+
+def test_real_durecdial2_twins_are_exported_together_with_one_id_and_the_same_facts(shared, tmp_path):
+    (tmp_path / "kg.ttl").write_text(RESTAURANT, encoding="utf-8")
+    workdir = tmp_path / "kg"
+    run_cli("build", "rest", "--source", f"rdf:{tmp_path / 'kg.ttl'}", "--schema", "durecdial", "--no-schema-sources",
+            "--workdir", str(workdir))
+    zh = [v2_session(shared, "zh"), v2_session(shared, "zh", nested=True)]
+    en = [v2_session(shared, "en"), v2_session(shared, "en", nested=True)]
+    write_lines(tmp_path / "zh_dev.txt", zh)
+    write_lines(tmp_path / "en_dev.txt", en)
+    out = workdir / "rest" / "exports" / "dev.txt"
+    report = json.loads(run_cli("export", "rest", "--dialogues", str(tmp_path / "zh_dev.txt"), "--format", "durecdial",
+                                "--lang", "zh,en", "--out", str(out), "--workdir", str(workdir), "--json").stdout)
+    assert report["records"] == 2 and report["triples_counted"] == "retrieved_knowledge" and report["triples"] > 0
+    zh_out, en_out = lines(out.with_name("zh_dev.txt")), lines(out.with_name("en_dev.txt"))
+    # each session as it was in its language, one id for both twins, the same retrieved facts in each language
+    assert [{k: v for k, v in r.items() if k != "retrieved_knowledge"} for r in zh_out] == zh
+    assert [{k: v for k, v in r.items() if k != "retrieved_knowledge"} for r in en_out] == en
+    assert out.with_name("zh_dev.txt.ids.txt").read_text() == out.with_name("en_dev.txt.ids.txt").read_text()
+    for zh_record, en_record in zip(zh_out, en_out):
+        pairs = list(zip(zh_record["retrieved_knowledge"], en_record["retrieved_knowledge"]))
+        assert len(zh_record["retrieved_knowledge"]) == len(en_record["retrieved_knowledge"]) >= 5
+        assert [TWIN_NAMES[z[0]] for z, _ in pairs] == [e[0] for _, e in pairs]
+        assert [TWIN_NAMES.get(z[2], z[2]) for z, _ in pairs] == [e[2] for _, e in pairs]
+        assert {e[1] for _, e in pairs} >= {"signature dish", "rating"}
+    # the tasks: the recommender's turns (the user opens: 问天气 is not a greeting), history in the source
+    # language, response in the target language
+    samples = lines(out.with_name("dev.txt.zh-en.jsonl"))
+    assert report["tasks"]["zh-en"]["samples"] == len(samples) == 2 * 8
+    first = samples[0]
+    assert first["history"] == zh[0]["conversation"][:1] and first["response"] == en[0]["conversation"][1]
+    assert first["knowledge"] == [t for t in zh[0]["knowledge"] if t] and first["goal"] == zh[0]["goal"]
+    assert samples[7]["response"] == en[0]["conversation"][15] and len(samples[7]["history"]) == 15
+    missing_twin = tmp_path / "zh_test.txt"
+    write_lines(missing_twin, zh)
+    refused = run_cli("export", "rest", "--dialogues", str(missing_twin), "--format", "durecdial", "--lang", "zh,en",
+                      "--out", str(out), "--workdir", str(workdir), check=False)
+    assert refused.returncode == 1 and "en_test.txt not found" in refused.stderr

@@ -74,7 +74,8 @@ def export_command(
     lang: Annotated[str | None, typer.Option(parser=LANGUAGES, help="Label language (default: the schema's); "
                                                      "two joined by a comma (zh,en) write a parallel corpus: twins "
                                                      "in DuRecDial 2.0's layout, its five task files and a "
-                                                     "manifest pairing them (--goals, --format durecdial).")] = None,
+                                                     "manifest pairing them (--format durecdial; --goals, or "
+                                                     "--dialogues zh_NAME with en_NAME beside it).")] = None,
     allow_mixed: Annotated[bool, typer.Option("--allow-mixed", help="--lang zh,en: where an entity or relation has no "
                                               "label in a language, write the first language's (listed in the "
                                               "manifest) instead of refusing.")] = False,
@@ -96,12 +97,11 @@ def export_command(
         raise KgforgeError("--input-layout, --refresh-attrs and --changed-since are for --dialogues")
     languages = lang.split(",") if lang else []
     if len(languages) > 1:
-        if goals is None:
-            raise KgforgeError(f"--lang {','.join(languages)} writes a parallel corpus from new goals (--goals): real "
-                               "dialogues hold their utterances in one language")
+        if refresh_attrs or changed_since:
+            raise KgforgeError("--refresh-attrs and --changed-since are not for a parallel export (--lang zh,en)")
         parallel = Domain(domain, workdir).export_parallel(
-            goals, out, languages=languages, fmt=fmt, layout=layout, budget=budget, include_text=not no_text,
-            skip_invalid=skip_invalid, add_related=add_related, allow_mixed=allow_mixed)
+            goals, out, languages=languages, dialogues=dialogues, fmt=fmt, layout=layout, budget=budget,
+            include_text=not no_text, skip_invalid=skip_invalid, add_related=add_related, allow_mixed=allow_mixed)
         emit_json(parallel.as_dict()) if json_out else show_parallel(parallel)
         return
     if allow_mixed:

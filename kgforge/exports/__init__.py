@@ -11,7 +11,7 @@ from kgforge.exports.assemble import ExportCheckError
 from kgforge.exports.dialogues import export_dialogues
 from kgforge.exports.new_goals import export_goals
 from kgforge.exports.options import ExportOptions
-from kgforge.exports.parallel import export_parallel
+from kgforge.exports.parallel import export_parallel, export_parallel_dialogues
 from kgforge.exports.registry import (
            FORMATS,
            Format,
@@ -23,4 +23,4 @@ from kgforge.exports.registry import (
 )
 
 __all__ = ["FORMATS", "ExportCheckError", "ExportOptions", "Format", "Layout", "dialogue_kinds", "export_dialogues",
-           "export_goals", "export_parallel", "format_named", "formats", "layout_names"]
+           "export_goals", "export_parallel", "export_parallel_dialogues", "format_named", "formats", "layout_names"]

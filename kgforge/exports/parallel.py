@@ -1,4 +1,6 @@
-"""``kgforge export --lang zh,en``: one export in several languages, as DuRecDial 2.0 is one corpus in two.
+"""``kgforge export --lang zh,en``: one export in several languages, as DuRecDial 2.0 is one corpus in two —
+made from new goals (:func:`export_parallel`) or from DuRecDial 2.0's own twin files
+(:func:`export_parallel_dialogues`: each session as it was in each language, the graph's facts beside it).
 
 The subgraph of every goal is chosen once, in the first language, and the same rows are then written in each
 language from that language's labels (``rdfs:label@en`` of the same entity, the schema's relation names in
@@ -33,19 +35,23 @@ from kgforge.core.errors import KgforgeError
 from kgforge.core.files import sha256_file, write_json_atomic, write_text_atomic
 from kgforge.core.jsonio import dumps_bytes
 from kgforge.exports.assemble import (
+    DIALOGUE_CHECKS,
     GOAL_CHECKS,
     Assembled,
     Context,
     assemble,
     check_report,
 )
-from kgforge.exports.formats.durecdial import situation_text
+from kgforge.exports.dialogues import read_dialogues
+from kgforge.exports.formats.durecdial import POOL, situation_text
+from kgforge.exports.grounding import ground
 from kgforge.exports.labels import Labels, Render
 from kgforge.exports.new_goals import grounded_goals
 from kgforge.exports.options import ExportOptions
 from kgforge.exports.registry import format_named
 from kgforge.exports.writing import finish, layout_problems
 from kgforge.goals.record import read_goals
+from kgforge.sources.durecdial import session_triples
 from kgforge.store.layout import domain_paths
 
 LAYOUT = "v2"  # DuRecDial 2.0's own: the parallel corpus's layout
@@ -59,16 +65,7 @@ def export_parallel(domain: str, goals_file: Path, options: ExportOptions, langu
     """Twins of ``goals_file``'s export, one per language in ``languages`` (two or more), the task files and
     ``OUT.parallel.json``; returns that manifest."""
     started = time.perf_counter()
-    if len(set(languages)) < 2:
-        raise KgforgeError(f"--lang {','.join(languages)}: a parallel export needs two different languages")
-    fmt = format_named(options.fmt)
-    if fmt.name != "durecdial":
-        raise KgforgeError(f"--lang {','.join(languages)} writes DuRecDial 2.0's parallel layout: give --format "
-                           f"durecdial, not {options.fmt}")
-    layout = fmt.layout(options.layout or LAYOUT)
-    if layout.name != LAYOUT:
-        raise KgforgeError(f"a parallel export is written in DuRecDial 2.0's layout (--layout {LAYOUT}), "
-                           f"not {layout.name}")
+    fmt, layout = _checked(options, languages)
     out = domain_paths(domain, workdir).output(out)
     first = Context.open(domain, workdir, languages[0])
     goals = list(read_goals(goals_file))
@@ -79,47 +76,156 @@ def export_parallel(domain: str, goals_file: Path, options: ExportOptions, langu
     assembled = assemble(first, grounded, options.subgraph(fmt, first.schema, goals=True), options.add_related,
                          goal_checks=True)
     checks = check_report(assembled.problems, grounded.ids, options.skip_invalid, GOAL_CHECKS)
-    rows = assembled.passing().drop(LABEL_COLUMNS)  # the dialogues that passed, to be labelled in each language
-    twins, mixed, profiles_not_in_language = {}, {}, {}
-    for language in languages:
-        ctx = first if language == languages[0] else replace(first, labels=Labels(first.tables, first.schema, language))
-        records, missing = _records(ctx, fmt, layout, Assembled(ctx.labels.frame_columns(rows), assembled.problems,
-                                                                grounded), options)
-        fallback = [record_id for record_id, record in records if not _goal_sides(record, by_id[record_id], language,
-                                                                                  languages[0])]
-        if missing:
-            mixed[language] = missing
+    profiles_not_in_language: dict[str, int] = {}
+
+    def records(ctx: Context, relabelled: Assembled, language: str) -> tuple[list[Record], list[dict[str, str]]]:
+        made, missing = _records(ctx, fmt, layout, relabelled)
+        fallback = sum(not _goal_sides(record, by_id[record_id], language, languages[0]) for record_id, record in made)
         if fallback:
             profiles_not_in_language[language] = fallback
-        twins[language] = (ctx, records)
+        return made, missing
+
+    source = {"goals_file": str(goals_file), "goals_sha256": sha256_file(goals_file)}
+    twins, mixed = _twins(first, assembled, languages, records, allow_mixed)
+    return _publish(domain, fmt, layout, options, languages, out, twins, mixed, allow_mixed, checks, source, started,
+                    {"profiles_not_in_language": profiles_not_in_language}, pool="knowledge")
+
+
+def export_parallel_dialogues(domain: str, dialogues_file: Path, options: ExportOptions, languages: list[str],
+                              out: Path, workdir: Path | str | None = None, allow_mixed: bool = False
+                              ) -> dict[str, Any]:
+    """Real DuRecDial 2.0 twins (``zh_X.txt`` and ``en_X.txt``, line for line the same sessions) exported
+    together: each session as it was in each language, the graph's facts about its topics chosen once and
+    written in each language (``retrieved_knowledge``), one dialogue id for both, and the task files cut
+    from the conversations."""
+    started = time.perf_counter()
+    fmt, layout = _checked(options, languages)
+    out = domain_paths(domain, workdir).output(out)
+    files = twin_files(Path(dialogues_file), languages)
+    sources = {language: read_dialogues(path, layout.kind, options.skip_invalid) for language, path in files.items()}
+    lines = _parallel_lines(sources, files)
+    first = Context.open(domain, workdir, languages[0])
+    main = sources[languages[0]]
+    grounding = ground(first, main, first.class_iris())
+    assembled = assemble(first, grounding.grounded, options.subgraph(fmt, first.schema, goals=False),
+                         options.add_related, goal_checks=False)
+    checks = check_report(assembled.problems, main.ids, options.skip_invalid, DIALOGUE_CHECKS)
+    number = {dialogue_id: i for i, dialogue_id in enumerate(main.ids)}
+
+    def records(ctx: Context, relabelled: Assembled, language: str) -> tuple[list[Record], list[dict[str, str]]]:
+        render = Render.for_frame(ctx.labels, relabelled.passing(), False, fmt.type_relation, ctx.manifest.build_id)
+        dialogues = relabelled.dialogues(ctx.labels, render, fmt.shape)
+        twin = lines[language]
+        made = [(d.dialogue_id, {**twin[main.dialogues[number[d.dialogue_id]].line].record, POOL: d.knowledge})
+                for d in dialogues]
+        return made, _missing(ctx)
+
+    source = {"dialogues_files": {k: str(v) for k, v in files.items()},
+              "dialogues_sha256": {k: sha256_file(v) for k, v in files.items()}}
+    twins, mixed = _twins(first, assembled, languages, records, allow_mixed)
+    own = {language: [len(session_triples(record)) for _, record in made] for language, (_, made) in twins.items()}
+    differ = [twins[languages[0]][1][i][0] for i, counts in enumerate(zip(*own.values())) if len(set(counts)) > 1]
+    return _publish(domain, fmt, layout, options, languages, out, twins, mixed, allow_mixed, checks, source, started,
+                    {"own_knowledge_counts_differ": differ}, pool=POOL)
+
+
+Record = tuple[str, dict[str, Any]]
+
+
+def _checked(options: ExportOptions, languages: list[str]) -> tuple[Any, Any]:
+    """The format and layout of a parallel export (DuRecDial 2.0's), or why there is none."""
+    if len(set(languages)) < 2:
+        raise KgforgeError(f"--lang {','.join(languages)}: a parallel export needs two different languages")
+    fmt = format_named(options.fmt)
+    if fmt.name != "durecdial":
+        raise KgforgeError(f"--lang {','.join(languages)} writes DuRecDial 2.0's parallel layout: give --format "
+                           f"durecdial, not {options.fmt}")
+    layout = fmt.layout(options.layout or LAYOUT)
+    if layout.name != LAYOUT:
+        raise KgforgeError(f"a parallel export is written in DuRecDial 2.0's layout (--layout {LAYOUT}), "
+                           f"not {layout.name}")
+    return fmt, layout
+
+
+def twin_files(path: Path, languages: list[str]) -> dict[str, Path]:
+    """DuRecDial 2.0 names its twins ``zh_dev.txt`` and ``en_dev.txt``: the file given and the others beside it."""
+    first, _, rest = path.name.partition("_")
+    if first != languages[0] or not rest:
+        raise KgforgeError(f"{path}: a parallel export of real dialogues reads DuRecDial 2.0's twins, named "
+                           f"{languages[0]}_NAME and {'/'.join(f'{lang}_NAME' for lang in languages[1:])} side by side; "
+                           f"give the {languages[0]} one")
+    files = {language: path.with_name(f"{language}_{rest}") for language in languages}
+    absent = [str(p) for p in files.values() if not p.is_file()]
+    if absent:
+        raise KgforgeError(f"no twin of {path}: {', '.join(absent)} not found")
+    return files
+
+
+def _parallel_lines(sources: dict[str, Any], files: dict[str, Path]) -> dict[str, dict[int, Any]]:
+    """Each twin's dialogues by line, after checking that the twins hold the same sessions line for line
+    (readable on the same lines, with conversations of the same length)."""
+    by_line = {language: {d.line: d for d in source.dialogues} for language, source in sources.items()}
+    languages = list(sources)
+    for language in languages[1:]:
+        for line, dialogue in by_line[languages[0]].items():
+            twin = by_line[language].get(line)
+            if twin is None:
+                raise KgforgeError(f"{files[language]}:{line}: no session beside {files[languages[0]]}:{line}; the "
+                                   "twins must hold the same sessions line for line")
+            if len(twin.texts) != len(dialogue.texts):
+                raise KgforgeError(f"{files[language]}:{line}: {len(twin.texts)} utterances against "
+                                   f"{len(dialogue.texts)} in {files[languages[0]]}:{line}: not the same session")
+    return by_line
+
+
+def _twins(first: Context, assembled: Assembled, languages: list[str], records: Any, allow_mixed: bool
+           ) -> tuple[dict[str, tuple[Context, list[Record]]], dict[str, list[dict[str, str]]]]:
+    """The records in each language, from the rows chosen once (labelled again in each language), and the
+    IRIs each language had no label for; refused on those unless ``allow_mixed``."""
+    rows = assembled.passing().drop(LABEL_COLUMNS)  # the dialogues that passed, to be labelled in each language
+    twins, mixed = {}, {}
+    for language in languages:
+        ctx = first if language == languages[0] else replace(first, labels=Labels(first.tables, first.schema, language))
+        made, missing = records(ctx, Assembled(ctx.labels.frame_columns(rows), assembled.problems, assembled.grounded),
+                                language)
+        if missing:
+            mixed[language] = missing
+        twins[language] = (ctx, made)
     if mixed and not allow_mixed:
         raise KgforgeError(_missing_message(mixed, first.labels))
-    counts = {language: [(record_id, len(record["knowledge"])) for record_id, record in records]
-              for language, (_, records) in twins.items()}
+    return twins, mixed
+
+
+def _publish(domain: str, fmt: Any, layout: Any, options: ExportOptions, languages: list[str], out: Path,
+             twins: dict[str, tuple[Context, list[Record]]], mixed: dict[str, list[dict[str, str]]], allow_mixed: bool,
+             checks: dict[str, Any], source: dict[str, Any], started: float, extra: dict[str, Any], pool: str
+             ) -> dict[str, Any]:
+    """Checks the twins one for one (ids, and the triples of ``pool`` in each record), writes them, the task
+    files and ``OUT.parallel.json``."""
+    counts = {language: [(record_id, len(record[pool])) for record_id, record in made]
+              for language, (_, made) in twins.items()}
     if len({tuple(c) for c in counts.values()}) != 1:  # one selection rendered twice: a bug if they differ
         raise KgforgeError(f"the twins differ in ids or triple counts: {_first_difference(counts)}")
     files = {}
-    for language, (ctx, records) in twins.items():
+    for language, (ctx, made) in twins.items():
         path = out.with_name(f"{language}_{out.name}")
-        extra = {"goals_file": str(goals_file), "goals_sha256": sha256_file(goals_file),
-                 "dialogues": len(records), "triples": sum(n for _, n in counts[language]), "checks": checks,
-                 "parallel_manifest": str(_manifest_path(out)), "mixed_labels": mixed.get(language, [])}
-        finish(ctx, fmt, layout, records, replace(options, language=language), path, extra, started)
+        written = {**source, "dialogues": len(made), "triples": sum(n for _, n in counts[language]), "checks": checks,
+                   "parallel_manifest": str(_manifest_path(out)), "mixed_labels": mixed.get(language, [])}
+        finish(ctx, fmt, layout, made, replace(options, language=language), path, written, started)
         files[language] = str(path)
-    tasks = write_tasks(out, {language: records for language, (_, records) in twins.items()}, languages)
+    tasks = write_tasks(out, {language: made for language, (_, made) in twins.items()}, languages)
+    first = twins[languages[0]][0]
     manifest = {"domain": domain, "format": fmt.name, "layout": layout.name, "layout_kind": layout.kind,
                 "languages": languages, "twins": files, "tasks": tasks, "records": len(counts[languages[0]]),
-                "ids_match": True, "triple_counts_match": True,
-                "triples": sum(n for _, n in counts[languages[0]]), "checks": checks,
-                "mixed_labels": mixed, "allow_mixed": allow_mixed,
-                "profiles_not_in_language": {k: len(v) for k, v in profiles_not_in_language.items()}, "build_id": first.manifest.build_id,
+                "ids_match": True, "triple_counts_match": True, "triples_counted": pool,
+                "triples": sum(n for _, n in counts[languages[0]]), "checks": checks, **source,
+                "mixed_labels": mixed, "allow_mixed": allow_mixed, **extra, "build_id": first.manifest.build_id,
                 "seconds": round(time.perf_counter() - started, 3)}
     write_json_atomic(_manifest_path(out), manifest)
     return {**manifest, "out": str(out), "parallel_manifest": str(_manifest_path(out))}
 
 
-def _records(ctx: Context, fmt: Any, layout: Any, assembled: Assembled, options: ExportOptions
-             ) -> tuple[list[tuple[str, dict[str, Any]]], list[dict[str, str]]]:
+def _records(ctx: Context, fmt: Any, layout: Any, assembled: Assembled) -> tuple[list[Record], list[dict[str, str]]]:
     """The records in ``ctx``'s language, and the IRIs that had no label in it (each with the label used)."""
     render = Render.for_frame(ctx.labels, assembled.passing(), False, fmt.type_relation, ctx.manifest.build_id)
     dialogues = assembled.dialogues(ctx.labels, render, fmt.shape)
@@ -129,8 +235,11 @@ def _records(ctx: Context, fmt: Any, layout: Any, assembled: Assembled, options:
         example = unusable[0]
         raise KgforgeError(f"{len(unusable)} records would not be read as {layout.kind}, nothing was written: "
                            f"{example['record_id']}: {example['problems'][0]}")
-    missing = [{"iri": iri, "label_used": ctx.labels.fallback.get(iri, iri)} for iri in sorted(ctx.labels.missing)]
-    return records, missing
+    return records, _missing(ctx)
+
+
+def _missing(ctx: Context) -> list[dict[str, str]]:
+    return [{"iri": iri, "label_used": ctx.labels.fallback.get(iri, iri)} for iri in sorted(ctx.labels.missing)]
 
 
 def _goal_sides(record: dict[str, Any], goal: Any, language: str, first: str) -> bool:
@@ -175,18 +284,28 @@ def _manifest_path(out: Path) -> Path:
 
 def task_samples(source: dict[str, Any], target: dict[str, Any], record_id: str, src: str, tgt: str
                  ) -> list[dict[str, Any]]:
-    """One sample per response of a record pair (the twins' records of one dialogue): the source side from
-    ``source`` (language ``src``), the response from ``target`` (language ``tgt``). A record without a
-    conversation gives one sample with an empty history and response."""
+    """One sample per recommender response of a record pair (the twins' records of one dialogue): the source
+    side from ``source`` (language ``src``; its knowledge as the session's triple list), the response from
+    ``target`` (language ``tgt``). A record without a conversation gives one sample with an empty history and
+    response."""
     src_turns, tgt_turns = source.get("conversation") or [], target.get("conversation") or []
-    positions = range(len(tgt_turns)) if tgt_turns else [0]
+    positions = bot_turns(source) if tgt_turns else [0]
+    fields = {k: source.get(k) for k in SOURCE_FIELDS} | {"knowledge": session_triples(source)}
     samples = []
     for j in positions:
         samples.append({"id": f"{record_id}/{j}" if tgt_turns else record_id, "task": f"{src}-{tgt}",
                         "src_lang": src, "tgt_lang": tgt, "src_lang_id": MBART_IDS.get(src, src),
-                        "tgt_lang_id": MBART_IDS.get(tgt, tgt), **{k: source.get(k) for k in SOURCE_FIELDS},
+                        "tgt_lang_id": MBART_IDS.get(tgt, tgt), **fields,
                         "history": list(src_turns[:j]), "response": tgt_turns[j] if tgt_turns else ""})
     return samples
+
+
+def bot_turns(session: dict[str, Any]) -> list[int]:
+    """The recommender's utterances, the responses a model is trained to generate: DuRecDial 2.0's loaders
+    have it speak first when the first goal is a greeting (``Greetings`` / ``寒暄``), second otherwise."""
+    types = session.get("goal_type_list") or []
+    greeting = bool(types) and str(types[0]).strip() in ("Greetings", "寒暄")
+    return list(range(0 if greeting else 1, len(session.get("conversation") or []), 2))
 
 
 def write_tasks(out: Path, twins: dict[str, list[tuple[str, dict[str, Any]]]], languages: list[str]) -> dict[str, Any]:
