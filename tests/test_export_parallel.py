@@ -7,9 +7,19 @@ import json
 import re
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
+from kgforge.exports.parallel import task_samples
 from tests.conftest import run_cli
-from tests.durecdial_sessions import DISH_EN, DISH_ZH, SHOP_EN, SHOP_ZH, v2_session, write_lines
+from tests.durecdial_sessions import (
+    DISH_EN,
+    DISH_ZH,
+    SHOP_EN,
+    SHOP_ZH,
+    v2_session,
+    write_lines,
+)
 
 # a small bilingual graph: every entity has rdfs:label in zh and en; some literals have no English form
 TURTLE = """@prefix rdfs: <http://www.w3.org/2000/01/rdf-schema#> .
@@ -207,3 +217,20 @@ def test_real_durecdial2_twins_are_exported_together_with_one_id_and_the_same_fa
     refused = run_cli("export", "rest", "--dialogues", str(missing_twin), "--format", "durecdial", "--lang", "zh,en",
                       "--out", str(out), "--workdir", str(workdir), check=False)
     assert refused.returncode == 1 and "en_test.txt not found" in refused.stderr
+
+
+@given(st.integers(min_value=0, max_value=20), st.booleans())
+def test_task_samples_are_the_recommenders_turns_with_the_history_before_them(turns, greeting):
+    types = (["寒暄" if greeting else "问答"] + ["再见"] * turns)[:turns]
+    source = {"conversation": [f"zh{i}" for i in range(turns)], "goal": "[1]…", "knowledge": [["a", "b", "c"]],
+              "user_profile": {}, "situation": "", "goal_type_list": types}
+    target = dict(source, conversation=[f"en{i}" for i in range(turns)])
+    samples = task_samples(source, target, "d", "zh", "en")
+    expected = list(range(0 if greeting and turns else 1, turns, 2))
+    if turns == 0:
+        assert [(s["history"], s["response"]) for s in samples] == [([], "")]  # a goal: the opening to generate
+        return
+    assert [s["id"] for s in samples] == [f"d/{j}" for j in expected]
+    for sample, j in zip(samples, expected):
+        assert sample["history"] == [f"zh{i}" for i in range(j)] and sample["response"] == f"en{j}"
+        assert (sample["src_lang_id"], sample["tgt_lang_id"]) == ("zh_CN", "en_XX")
