@@ -140,3 +140,23 @@ def test_per_utterance_knowledge_is_read_in_place_and_a_session_list_never_is(en
         assert per_utterance is None  # every entry one triple: a session list
     flat = [t for e in entries for t in ([e] if e and isinstance(e[0], str) else e)]
     assert utterance_knowledge({"conversation": ["u"] * len(flat), "knowledge": flat}) is None
+
+
+@given(st.lists(st.one_of(st.just([]), triple, st.lists(triple, min_size=1, max_size=3)), min_size=1, max_size=12))
+def test_every_gold_triple_is_found_where_the_session_says_it_is(entries):
+    """Per-utterance gold: each triple's place in the record holds it, on the utterance it annotates; written
+    back unchanged, every one counts as kept."""
+    fmt = format_named("durecdial")
+    conversation = [f"[{i}]u" for i in range(len(entries))]
+    record = {"goal": "[1]问答", "knowledge": entries, "user_profile": {}, "situation": "", "conversation": conversation,
+              "goal_type_list": ["问答"] * len(entries), "goal_topic_list": ["NULL"] * len(entries)}
+    dialogue = fmt.source_dialogue(record, 1, fmt.layout("v2"))
+    stated = utterance_knowledge(record) or [[e] for e in entries]  # all single triples: the session's list
+    assert sorted(map(tuple, (t[:3] for t in dialogue.gold))) == sorted(tuple(t) for ts in stated for t in ts)
+    for gold in dialogue.gold:
+        place = record
+        for key in gold.where:
+            place = place[key]
+        assert place == [gold.head, gold.relation, gold.tail]
+        assert gold.message is None or gold.tail in {t[2] for t in stated[gold.message]}
+        assert fmt.keeps({**record, "retrieved_knowledge": []}, record, gold)
