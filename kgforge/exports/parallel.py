@@ -188,7 +188,7 @@ def _twins(first: Context, assembled: Assembled, languages: list[str], records: 
         ctx = first if language == languages[0] else replace(first, labels=Labels(first.tables, first.schema, language))
         made, missing = records(ctx, Assembled(ctx.labels.frame_columns(rows), assembled.problems, assembled.grounded),
                                 language)
-        if missing:
+        if missing and language != languages[0]:  # the first language's are the export checks' business
             mixed[language] = missing
         twins[language] = (ctx, made)
     if mixed and not allow_mixed:
