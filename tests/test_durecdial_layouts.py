@@ -160,3 +160,15 @@ def test_every_gold_triple_is_found_where_the_session_says_it_is(entries):
         assert place == [gold.head, gold.relation, gold.tail]
         assert gold.message is None or gold.tail in {t[2] for t in stated[gold.message]}
         assert fmt.keeps({**record, "retrieved_knowledge": []}, record, gold)
+
+
+def test_corpus_stats_read_both_release_layouts(shared, tmp_path):
+    """The ACL 2020 release names its goal string ``goals``; DuRecDial 2.0's English goal types keep their
+    words apart while segmentation spaces of Chinese ones go."""
+    acl = run_cli("corpus", "stats", str(write_lines(tmp_path / "acl.txt", [acl2020(shared)])), "--json")
+    figures = json.loads(acl.stdout)["durecdial"]
+    assert figures["goal_types"] == {"问天气": 1, "美食推荐": 1, "poi推荐": 1, "再见": 1} and figures["recommended"] == 2
+    en = run_cli("corpus", "stats", str(write_lines(tmp_path / "en_dev.txt", [v2_session(shared, "en")])), "--json")
+    figures = json.loads(en.stdout)["durecdial"]
+    assert figures["goal_types"] == {"Ask about weather": 1, "Food recommendation": 1, "POI recommendation": 1,
+                                     "Say goodbye": 1} and figures["recommended"] == 2

@@ -295,7 +295,8 @@ def recommendation_figures(dialogues: list[SourceDialogue]) -> RecommendationFig
         knowledge_per_dialogue=mean(sum(len(d.gold) for d in dialogues), n),
         sub_dialogues=sum(len(g) for g in goals), sub_dialogues_per_dialogue=mean(sum(len(g) for g in goals), n),
         goal_types=dict(types.most_common()),
-        recommended=sum(n for t, n in types.items() if t.endswith("推荐")) if types else None,
+        recommended=sum(n for t, n in types.items() if t.endswith("推荐") or t.lower().endswith("recommendation"))
+        if types else None,
         accepted=_profile_entries(profiles, ACCEPTED) if profiles else None,
         rejected=_profile_entries(profiles, REJECTED) if profiles else None,
     )
@@ -304,12 +305,21 @@ def recommendation_figures(dialogues: list[SourceDialogue]) -> RecommendationFig
 def sub_dialogue_types(record: dict[str, Any]) -> list[str]:
     """The goal type of each sub-dialogue: a ``[k] type (『topic』)`` part of a goal string, or a run of turns
     with the same goal type in a per-turn goal list; spaces of segmentation removed (``电影 推荐`` → ``电影推荐``)."""
-    goal = record.get("goal")
+    goal = record.get("goal", record.get("goals"))  # the ACL 2020 release calls it goals
     if isinstance(goal, str):
         found = [LIC_GOAL.match(part) for part in goal.split("-->")]  # '......' (a sample's elided goals) matches none
-        return [re.sub(r"\s+", "", m.group(2)) for m in found if m]
-    types = [re.sub(r"\s+", "", step[0]) for step in goal or [] if isinstance(step, list) and step]
+        return [_unsegmented(m.group(2)) for m in found if m]
+    types = [_unsegmented(step[0]) for step in goal or [] if isinstance(step, list) and step]
     return [t for i, t in enumerate(types) if t and (i == 0 or types[i - 1] != t)]
+
+
+def _unsegmented(text: str) -> str:
+    """A goal type without segmentation spaces (``电影 推荐`` → ``电影推荐``), English words kept apart
+    (DuRecDial 2.0's ``Movie recommendation``)."""
+    return re.sub(r"\s+", " ", _CJK_SPACE.sub("", text)).strip()
+
+
+_CJK_SPACE = re.compile(r"(?<=[^\x00-\x7f])\s+|\s+(?=[^\x00-\x7f])")
 
 
 def _profile_entries(profiles: list[dict[str, Any]], prefix: str) -> int:
