@@ -10,8 +10,15 @@ twin translated by hand with the same triples in English.
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
+
+import pytest
+
+from tests.conftest import shared_file
 
 WEATHER_ZH = "晴, 西南风, 最高气温:2℃, 最低气温:-12℃"
 WEATHER_EN = "sunny, southwest wind, highest temperature: 2℃, lowest temperature: -12℃"
@@ -80,3 +87,18 @@ def v2_session(shared, language: str = "zh", nested: bool = False) -> dict[str, 
 def write_lines(path: Path, records: list[dict[str, Any]]) -> Path:
     path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records), encoding="utf-8")
     return path
+
+
+def run_readers(kind: str, path: Path) -> dict:
+    """The real LIC-2020 readers of ``kind`` on ``path`` (``shared/readers/run-readers``; skips without the
+    PaddlePaddle/Research mirror)."""
+    kit = shared_file("durecdial").parent.parent / "readers"
+    mirrors = next((Path(root) for root in (os.environ.get("READERS_MIRRORS"), "/work/.mirror")
+                    if root and (Path(root) / "PaddlePaddle+Research" / "repo").is_dir()), None)
+    if mirrors is None or not (kit / "run-readers").exists():
+        pytest.skip("no PaddlePaddle/Research mirror or readers kit: fetch github:PaddlePaddle/Research and set "
+                    "READERS_MIRRORS")
+    result = subprocess.run([str(kit / "run-readers"), "--mirrors", str(mirrors), kind, str(path), "--json",
+                             "--allow-missing"], capture_output=True, text=True, check=False,
+                            env={**os.environ, "READERS_PYTHON": sys.executable})
+    return json.loads(result.stdout.strip().splitlines()[-1])

@@ -4,10 +4,6 @@
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 from hypothesis import given
@@ -15,8 +11,14 @@ from hypothesis import strategies as st
 
 from kgforge.exports import format_named
 from kgforge.sources.durecdial import session_triples, utterance_knowledge
-from tests.conftest import run_cli, shared_file
-from tests.durecdial_sessions import ANNOTATED, acl2020, v2_session, write_lines
+from tests.conftest import run_cli
+from tests.durecdial_sessions import (
+    ANNOTATED,
+    acl2020,
+    run_readers,
+    v2_session,
+    write_lines,
+)
 
 
 def build(workdir, domain, path):
@@ -75,21 +77,6 @@ def test_durecdial2_per_utterance_knowledge_survives_import_and_export(workdir, 
     cut = export(workdir, domain, path, tmp_path / "lic.txt", "--layout", "lic2020")
     assert cut["reader_warnings"] == 0 and cut["gold_kept_exactly"] == {"gold_triples_written": 12, "kept": 12}
     assert lines(tmp_path / "lic.txt")[0]["knowledge"] == [ANNOTATED[i][language == "en"] for i in sorted(ANNOTATED)]
-
-
-def run_readers(kind: str, path: Path) -> dict:
-    """The real LIC-2020 readers of ``kind`` on ``path`` (``shared/readers/run-readers``; skips without the
-    PaddlePaddle/Research mirror)."""
-    kit = shared_file("durecdial").parent.parent / "readers"
-    mirrors = next((Path(root) for root in (os.environ.get("READERS_MIRRORS"), "/work/.mirror")
-                    if root and (Path(root) / "PaddlePaddle+Research" / "repo").is_dir()), None)
-    if mirrors is None or not (kit / "run-readers").exists():
-        pytest.skip("no PaddlePaddle/Research mirror or readers kit: fetch github:PaddlePaddle/Research and set "
-                    "READERS_MIRRORS")
-    result = subprocess.run([str(kit / "run-readers"), "--mirrors", str(mirrors), kind, str(path), "--json",
-                             "--allow-missing"], capture_output=True, text=True, check=False,
-                            env={**os.environ, "READERS_PYTHON": sys.executable})
-    return json.loads(result.stdout.strip().splitlines()[-1])
 
 
 def test_release_sessions_cut_to_lic2020_pass_the_goal_planner(workdir, shared, tmp_path):

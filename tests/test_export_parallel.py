@@ -17,6 +17,7 @@ from tests.durecdial_sessions import (
     DISH_ZH,
     SHOP_EN,
     SHOP_ZH,
+    run_readers,
     v2_session,
     write_lines,
 )
@@ -132,7 +133,8 @@ def test_a_missing_english_label_is_named_and_refused_unless_mixing_is_allowed(t
 def test_a_parallel_export_is_refused_where_it_cannot_be_made(bilingual, tmp_path):
     workdir, goals = bilingual
     for extra, words in [(("--format", "duconv"), "give --format durecdial"),
-                         (("--layout", "lic2020-sample"), "DuRecDial 2.0's layout (--layout v2)")]:
+                         (("--layout", "lic2020-sample"), "DuRecDial 2.0's layout (--layout v2)"),
+                         (("--layout", "lic2020"), "DuRecDial 2.0's layout (--layout v2)")]:  # goals: v2 only
         result = run_cli("export", "par", "--goals", str(goals), "--out", str(workdir / "par" / "exports" / "x.txt"),
                          "--lang", "zh,en", "--workdir", str(workdir), *(("--format", "durecdial") if extra[0] != "--format"
                                                                          else ()), *extra, check=False)
@@ -212,6 +214,18 @@ def test_real_durecdial2_twins_are_exported_together_with_one_id_and_the_same_fa
     assert first["history"] == zh[0]["conversation"][:1] and first["response"] == en[0]["conversation"][1]
     assert first["knowledge"] == [t for t in zh[0]["knowledge"] if t] and first["goal"] == zh[0]["goal"]
     assert samples[7]["response"] == en[0]["conversation"][15] and len(samples[7]["history"]) == 15
+    # the same twins in the competition layout are what the LIC-2020 goal planner reads, in both languages
+    cut = json.loads(run_cli("export", "rest", "--dialogues", str(tmp_path / "zh_dev.txt"), "--format", "durecdial",
+                             "--lang", "zh,en", "--layout", "lic2020", "--out", str(out.with_name("lic.txt")),
+                             "--workdir", str(workdir), "--json").stdout)
+    assert cut["layout_kind"] == "durecdial-lic2020" and cut["triples"] == report["triples"]
+    assert cut["tasks"]["en-zh"]["samples"] == 16  # the recommender's turns, told from the goal string
+    for language, sessions in (("zh", zh), ("en", en)):
+        written = lines(out.with_name(f"{language}_lic.txt"))
+        assert [r["conversation"] for r in written] == [s["conversation"] for s in sessions]
+        assert all(isinstance(t, list) and len(t) == 3 for r in written for t in r["knowledge"])
+        result = run_readers("durecdial-lic2020", out.with_name(f"{language}_lic.txt"))
+        assert result["ok"] and [r["samples"] for r in result["results"]] == [32], result
     missing_twin = tmp_path / "zh_test.txt"
     write_lines(missing_twin, zh)
     refused = run_cli("export", "rest", "--dialogues", str(missing_twin), "--format", "durecdial", "--lang", "zh,en",

@@ -26,6 +26,7 @@ in it, and the manifest counts those (``profiles_not_in_language``).
 
 from __future__ import annotations
 
+import re
 import time
 from dataclasses import replace
 from pathlib import Path
@@ -43,7 +44,7 @@ from kgforge.exports.assemble import (
     check_report,
 )
 from kgforge.exports.dialogues import read_dialogues
-from kgforge.exports.formats.durecdial import POOL, situation_text
+from kgforge.exports.formats.durecdial import POOL, as_lic2020, situation_text
 from kgforge.exports.grounding import ground
 from kgforge.exports.labels import Labels, Render
 from kgforge.exports.new_goals import grounded_goals
@@ -55,9 +56,11 @@ from kgforge.sources.durecdial import session_triples
 from kgforge.store.layout import domain_paths
 
 LAYOUT = "v2"  # DuRecDial 2.0's own: the parallel corpus's layout
+CUT = "lic2020"  # real twins may also be cut to the competition layout, which the LIC-2020 goal planner reads
 MBART_IDS = {"zh": "zh_CN", "en": "en_XX"}  # mBART-50's language codes
 LABEL_COLUMNS = ["s_label", "p_label", "o_label"]
 SOURCE_FIELDS = ("user_profile", "situation", "goal", "knowledge")
+FIRST_GOAL = re.compile(r"\s*\[1\]\s*([^(（\-]+?)\s*(?:[(（]|-->|$)")
 
 
 def export_parallel(domain: str, goals_file: Path, options: ExportOptions, languages: list[str], out: Path,
@@ -99,10 +102,11 @@ def export_parallel_dialogues(domain: str, dialogues_file: Path, options: Export
     written in each language (``retrieved_knowledge``), one dialogue id for both, and the task files cut
     from the conversations."""
     started = time.perf_counter()
-    fmt, layout = _checked(options, languages)
+    fmt, layout = _checked(options, languages, dialogues=True)
     out = domain_paths(domain, workdir).output(out)
     files = twin_files(Path(dialogues_file), languages)
-    sources = {language: read_dialogues(path, layout.kind, options.skip_invalid) for language, path in files.items()}
+    sources = {language: read_dialogues(path, fmt.layout(LAYOUT).kind, options.skip_invalid)
+               for language, path in files.items()}
     lines = _parallel_lines(sources, files)
     first = Context.open(domain, workdir, languages[0])
     main = sources[languages[0]]
@@ -116,8 +120,8 @@ def export_parallel_dialogues(domain: str, dialogues_file: Path, options: Export
         render = Render.for_frame(ctx.labels, relabelled.passing(), False, fmt.type_relation, ctx.manifest.build_id)
         dialogues = relabelled.dialogues(ctx.labels, render, fmt.shape)
         twin = lines[language]
-        made = [(d.dialogue_id, {**twin[main.dialogues[number[d.dialogue_id]].line].record, POOL: d.knowledge})
-                for d in dialogues]
+        made = [(d.dialogue_id, {**_in_layout(twin[main.dialogues[number[d.dialogue_id]].line].record, layout),
+                                 POOL: d.knowledge}) for d in dialogues]
         return made, _missing(ctx)
 
     source = {"dialogues_files": {k: str(v) for k, v in files.items()},
@@ -132,8 +136,13 @@ def export_parallel_dialogues(domain: str, dialogues_file: Path, options: Export
 Record = tuple[str, dict[str, Any]]
 
 
-def _checked(options: ExportOptions, languages: list[str]) -> tuple[Any, Any]:
-    """The format and layout of a parallel export (DuRecDial 2.0's), or why there is none."""
+def _in_layout(record: dict[str, Any], layout: Any) -> dict[str, Any]:
+    return as_lic2020(record) if layout.name == CUT else record
+
+
+def _checked(options: ExportOptions, languages: list[str], dialogues: bool = False) -> tuple[Any, Any]:
+    """The format and layout of a parallel export (DuRecDial 2.0's; real twins also in the LIC-2020
+    competition layout the goal planner reads), or why there is none."""
     if len(set(languages)) < 2:
         raise KgforgeError(f"--lang {','.join(languages)}: a parallel export needs two different languages")
     fmt = format_named(options.fmt)
@@ -141,9 +150,10 @@ def _checked(options: ExportOptions, languages: list[str]) -> tuple[Any, Any]:
         raise KgforgeError(f"--lang {','.join(languages)} writes DuRecDial 2.0's parallel layout: give --format "
                            f"durecdial, not {options.fmt}")
     layout = fmt.layout(options.layout or LAYOUT)
-    if layout.name != LAYOUT:
-        raise KgforgeError(f"a parallel export is written in DuRecDial 2.0's layout (--layout {LAYOUT}), "
-                           f"not {layout.name}")
+    allowed = (LAYOUT, CUT) if dialogues else (LAYOUT,)
+    if layout.name not in allowed:
+        raise KgforgeError(f"a parallel export is written in DuRecDial 2.0's layout (--layout {LAYOUT}"
+                           + (f"; real twins also --layout {CUT}" if dialogues else "") + f"), not {layout.name}")
     return fmt, layout
 
 
@@ -304,8 +314,15 @@ def bot_turns(session: dict[str, Any]) -> list[int]:
     """The recommender's utterances, the responses a model is trained to generate: DuRecDial 2.0's loaders
     have it speak first when the first goal is a greeting (``Greetings`` / ``寒暄``), second otherwise."""
     types = session.get("goal_type_list") or []
-    greeting = bool(types) and str(types[0]).strip() in ("Greetings", "寒暄")
+    first = str(types[0]) if types else _first_goal_type(session.get("goal"))
+    greeting = first.strip() in ("Greetings", "寒暄")
     return list(range(0 if greeting else 1, len(session.get("conversation") or []), 2))
+
+
+def _first_goal_type(goal: Any) -> str:
+    """``寒暄`` in ``[1]寒暄(…)-->[2]…`` (the competition layout has no goal_type_list)."""
+    found = FIRST_GOAL.match(goal) if isinstance(goal, str) else None
+    return found.group(1) if found else ""
 
 
 def write_tasks(out: Path, twins: dict[str, list[tuple[str, dict[str, Any]]]], languages: list[str]) -> dict[str, Any]:
