@@ -254,6 +254,8 @@ class GoalOptions:
     style: str = "duconv"  # duconv | kdconv | durecdial
     hops: tuple[int, int] = (1, 3)
     language: str | None = None
+    transitions: Path | None = None  # durecdial: a goal transition table (.tsv) or sessions (default: the shipped table)
+    profile_template: Path | None = None  # durecdial: the profile and situation template (default: the shipped one)
 
     def __post_init__(self) -> None:
         checks.whole(self.n, "--n", 1)
