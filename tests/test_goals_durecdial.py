@@ -126,6 +126,10 @@ def test_types_not_drawn_are_named(durecdial_kg):
     _, _, report, stderr = durecdial_kg
     for kind in report["goal_types_not_drawn"]:
         assert f"goal type {kind} not drawn" in stderr
+    # the sessions' topicless chains: 寒暄 → 问User姓名 → … → 问User爱好 → 再见 and 问时间 → 天气信息推送 → 再见
+    assert set(report["goal_types_not_drawn"]) == {"问User姓名", "问User性别", "问User年龄", "问User爱好", "问时间",
+                                                   "天气信息推送"}
+    assert all("without a topic" in why for why in report["goal_types_not_drawn"].values())
     assert set(report["goal_types"]) | set(report["goal_types_not_drawn"]) == set(GoalTransitions.read_table().types)
 
 
@@ -210,3 +214,42 @@ def test_goal_strings_read_back_as_their_types(kinds):
     runs = [k for i, k in enumerate(kinds) if i == 0 or kinds[i - 1] != k]
     assert session_goal_types({"goal": goal_string(steps)}) == runs
     assert session_goal_types({"goal": [[f" {k} ", "", ""] for k in kinds]}) == runs
+
+
+def test_english_labels_of_the_graph_fill_the_english_fields(tmp_path):
+    from kgforge.core.vocab import entity_iri
+
+    stars = sorted({"".join(t[0].split()) for line in shared_file(RESOURCE_DEV).read_text(encoding="utf-8").splitlines()
+                    for t in json.loads(line)["knowledge"] if len(t) == 3 and t[1].strip() in ("主演", "演唱")})
+    labels = tmp_path / "en.nt"  # an English label for every star, none for films, songs or food
+    labels.write_text("".join(f'<{entity_iri(s)}> <http://www.w3.org/2000/01/rdf-schema#label> "Star {i}"@en .\n'
+                              for i, s in enumerate(stars)), encoding="utf-8")
+    workdir, out = tmp_path / "kg", tmp_path / "goals.jsonl"
+    run_cli("build", "durecdial", "--source", f"durecdial:{shared_file(RESOURCE_DEV)}", "--source", f"rdf:{labels}",
+            "--workdir", str(workdir))
+    run_cli("goals", "durecdial", "--n", "60", "--style", "durecdial", "--out", str(out), "--workdir", str(workdir))
+    english = {s: f"Star {i}" for i, s in enumerate(stars)}
+    seen = 0
+    for goal in goals_of(out):
+        for step in goal["sequence"]:
+            if step["type"] in ("问答", "关于明星的聊天", "提问", "新闻推荐", "新闻点播"):  # about a star
+                seen += 1
+                assert step["topic_label_en"] == english[step["topic_label"]]
+                assert step["topic_label"] not in goal["lang_fallback"]["en"]
+                assert f"『{step['topic_label_en']}』" in goal["goal_string_en"]
+                assert goal["profile_en"]["liked stars"] == step["topic_label_en"]
+            elif step["topic"]:
+                assert step["topic_label"] in goal["lang_fallback"]["en"]
+    assert seen > 0
+
+
+def test_bad_transition_tables_and_templates_are_one_line_errors(durecdial_kg, tmp_path):
+    workdir, _, _, _ = durecdial_kg
+    table, template = tmp_path / "t.tsv", tmp_path / "p.toml"
+    table.write_text("from\tto\tcount\n<start>\t问答\tmany\n", encoding="utf-8")
+    template.write_text("surnames = [['王', 'Wang']]\n", encoding="utf-8")
+    for option, path, message in (("--transitions", table, f"{table}:2: expected 'from<TAB>to<TAB>count'"),
+                                  ("--profile-template", template, "profile template lacks given_names")):
+        result = run_cli("goals", "durecdial", "--style", "durecdial", "--n", "3", option, str(path), "--out",
+                         str(tmp_path / "x.jsonl"), "--workdir", str(workdir), check=False)
+        assert result.returncode == 1 and message in result.stderr and "Traceback" not in result.stderr

@@ -435,8 +435,33 @@ def goal_string(steps: list[dict[str, Any]], lang: str = "zh") -> str:
     return "-->".join(parts)
 
 
+TOPICLESS = ("the real sessions have it only in sequences without a topic, which are drawn again (a goal needs "
+             "knowledge to ground)")
+
+
+def topicless_only(transitions: GoalTransitions) -> set[str]:
+    """Goal types that occur in no walk holding a topic: neither reachable from nor leading to a type with one."""
+    def reach(start: set[str], step: dict[str, set[str]]) -> set[str]:
+        seen, todo = set(start), list(start)
+        while todo:
+            for nxt in step.get(todo.pop(), ()):
+                if nxt not in seen:
+                    seen.add(nxt)
+                    todo.append(nxt)
+        return seen
+
+    forward: dict[str, set[str]] = {}
+    backward: dict[str, set[str]] = {}
+    for a, b in transitions.counts:
+        forward.setdefault(a, set()).add(b)
+        backward.setdefault(b, set()).add(a)
+    topical = {t for t in transitions.types if t in SLOT}
+    return set(transitions.types) - reach(topical, forward) - reach(topical, backward)
+
+
 def summary(goals: Iterable[Goal], transitions: GoalTransitions, material_missing: dict[str, str]) -> dict[str, Any]:
     """Goal types drawn, transitions used (all of them in ``transitions``), and what could not be drawn."""
+    topicless = topicless_only(transitions)
     types: dict[str, int] = {}
     used: set[tuple[str, str]] = set()
     fallback = 0
@@ -449,6 +474,6 @@ def summary(goals: Iterable[Goal], transitions: GoalTransitions, material_missin
     return {"goal_types": dict(sorted(types.items(), key=lambda kv: -kv[1])),
             "transitions_used": len(used), "transitions_known": len(transitions.counts),
             "transitions_from": list(transitions.sources), "goal_types_not_drawn": {
-                t: material_missing.get(t, "not reached by any walk") for t in transitions.types
-                if t not in types and t != "<start>"},
+                t: material_missing.get(t) or (TOPICLESS if t in topicless else "not reached by any walk")
+                for t in transitions.types if t not in types}, 
             "english_fallback_goals": fallback}
