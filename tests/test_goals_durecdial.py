@@ -253,3 +253,18 @@ def test_bad_transition_tables_and_templates_are_one_line_errors(durecdial_kg, t
         result = run_cli("goals", "durecdial", "--style", "durecdial", "--n", "3", option, str(path), "--out",
                          str(tmp_path / "x.jsonl"), "--workdir", str(workdir), check=False)
         assert result.returncode == 1 and message in result.stderr and "Traceback" not in result.stderr
+
+
+def test_a_small_graph_gives_what_it_has_and_says_so(tmp_path):
+    session = {"goal": "[1]问答(『周迅』)-->[2]再见", "user_profile": {}, "situation": "", "conversation": ["[1]x", "[2]y"],
+               "knowledge": [["周迅", "主演", "苏州河"], ["周迅", "星座", "天秤座"], ["周迅", "血型", "A"],
+                             ["苏州河", "评分", "8"], ["苏州河", "类型", "爱情"]]}
+    source, workdir, out = tmp_path / "one.txt", tmp_path / "kg", tmp_path / "goals.jsonl"
+    source.write_text(json.dumps(session, ensure_ascii=False) + "\n", encoding="utf-8")
+    run_cli("build", "durecdial", "--source", f"durecdial:{source}", "--workdir", str(workdir))
+    result = run_cli("goals", "durecdial", "--style", "durecdial", "--n", "50", "--out", str(out), "--workdir",
+                     str(workdir), "--json")
+    report, goals = json.loads(result.stdout), goals_of(out)
+    assert 0 < report["goals"] == len(goals) < 50 and f"wrote {len(goals)} of the 50 goals" in result.stderr
+    assert {s["topic_label"] for g in goals for s in g["sequence"]} <= {"周迅", "苏州河", None}
+    assert "音乐推荐" in report["goal_types_not_drawn"] and "no song linked to a star" in result.stderr

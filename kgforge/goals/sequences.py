@@ -35,6 +35,7 @@ PROFILE_TEMPLATE = Path(__file__).with_name("durecdial_profile.toml")
 BYE = "再见"
 MAX_GOALS = 10  # the longest DuRecDial session has 8 goals (the goal planner reads [1]..[8])
 TRIES_PER_GOAL = 30
+STALLED = 5000  # walks in a row without a new sequence: the graph has no more to give (the shortfall says so)
 REJECT_SHARE = 0.3  # of recommendations whose first proposal the user turns down (our choice; see docs/goals.md)
 # What a goal type talks about; the types not named here have no topic (寒暄, 问User姓名, 问天气, 再见, …).
 SLOT = {"问答": "star", "关于明星的聊天": "star", "提问": "star", "新闻推荐": "news", "新闻点播": "news",
@@ -341,9 +342,9 @@ def sample_durecdial(graph: GoalGraph, n: int, seed: int, transitions: GoalTrans
     stars = material.by_kind["star"]
     order = [stars[i] for i in np.random.default_rng([seed, 11]).permutation(len(stars))] if stars else [None]
     users = _profile_stars(graph, profiles, liked) if profiles else None
-    goals, seen = [], set()
+    goals, seen, last_new = [], set(), 0
     for i in range(n * TRIES_PER_GOAL):
-        if len(goals) == n:
+        if len(goals) == n or i - last_new > STALLED:  # the graph has no more distinct sequences
             break
         rng = np.random.default_rng([seed, 23, i])
         user = users[len(goals) % len(users)] if users else None
@@ -355,6 +356,7 @@ def sample_durecdial(graph: GoalGraph, n: int, seed: int, transitions: GoalTrans
         if key in seen:
             continue
         seen.add(key)
+        last_new = i
         goals.append(_goal(graph, material, walk, seed, rng, template, profiles[user[0]] if user else None))
     return goals
 

@@ -261,9 +261,11 @@ def shortfall(kinds: dict[str, int], options: GoalOptions, graph: GoalGraph) -> 
     """Why the goals sampled differ from what ``options`` asked for, one sentence each (empty when they do not)."""
     got = sum(kinds.values())
     if options.style != "duconv":
+        what = ("sequence of goal types and topics" if options.style == "durecdial" else
+                "pair of topics")
         return [] if got >= options.n else [
             f"wrote {got:,} of the {options.n:,} goals asked for: the graph of {graph.domain!r} has no more distinct "
-            f"{options.style} goals (topics with {MIN_TOPIC_FACTS}+ facts, each pair of topics used once)"]
+            f"{options.style} goals (topics with {MIN_TOPIC_FACTS}+ facts, each {what} used once)"]
     one, two = kinds.get("one_step", 0), kinds.get("two_step", 0)
     want_one = round(options.n * options.one_step_ratio)
     notes = []
