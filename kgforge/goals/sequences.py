@@ -174,12 +174,15 @@ class Walk:
             found = [(i, None) for i in self.material.by_kind[slot] if (i, "star") in self.material.linked]
         else:
             found = [(i, None) for i in self.material.by_kind[slot]]
-        seen: set[str] = set()
-        return [(i, f) for i, f in found if i not in self.used and not (i in seen or seen.add(i))]
+        unique: dict[str, tuple[str, str, str] | None] = {}  # an item linked twice (two relations) counts once
+        for item, fact in found:
+            if item not in self.used:
+                unique.setdefault(item, fact)
+        return list(unique.items())
 
     def _settle(self, slot: str, item: str, fact: tuple[str, str, str] | None) -> None:
         self.used.add(item)
-        self.last.pop(slot, None)
+        self.last.pop(slot, None)  # re-inserted, so the most recent item comes last
         self.last[slot] = item
         if fact:
             self.facts.append(fact)
