@@ -268,3 +268,20 @@ def test_a_small_graph_gives_what_it_has_and_says_so(tmp_path):
     assert 0 < report["goals"] == len(goals) < 50 and f"wrote {len(goals)} of the 50 goals" in result.stderr
     assert {s["topic_label"] for g in goals for s in g["sequence"]} <= {"周迅", "苏州河", None}
     assert "音乐推荐" in report["goal_types_not_drawn"] and "no song linked to a star" in result.stderr
+
+
+@given(st.lists(st.lists(st.sampled_from(sorted(GOAL_TYPES_EN)), min_size=1, max_size=8), min_size=1, max_size=12))
+def test_transition_tables_count_what_the_sessions_do_and_read_back(sequences):
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as folder:
+        sessions, table = Path(folder) / "s.jsonl", Path(folder) / "t.tsv"
+        sessions.write_text("".join(json.dumps({"goal": "-->".join(f"[{i}]{k}(x)" for i, k in enumerate(seq, 1))},
+                                               ensure_ascii=False) + "\n" for seq in sequences), encoding="utf-8")
+        counted = GoalTransitions.from_sessions([sessions])
+        table.write_text(counted.table_text(), encoding="utf-8")
+        again = GoalTransitions.read_table(table)
+    runs = [[k for i, k in enumerate(seq) if i == 0 or seq[i - 1] != k] for seq in sequences]
+    assert counted.counts == again.counts == dict(transitions_of(runs))
+    assert counted.starts == again.starts == dict(Counter(r[0] for r in runs))
+    assert again.sessions == len(sequences)
