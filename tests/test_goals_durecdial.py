@@ -180,6 +180,18 @@ def test_profiles_given_name_the_star(durecdial_kg, tmp_path):
     assert goals and all(g["profile"] == {"姓名": "张三", "喜欢的明星": " " + star} for g in goals)
     for goal in goals:
         assert {s["topic_label"] for s in goal["sequence"] if s["type"] in ("问答", "关于明星的聊天")} <= {star}
+    film = next(g["path"][0]["labels"] for g in goals_of(out) for s in g["sequence"] if s["type"] == "电影推荐"
+                and g["path"] and g["path"][0]["labels"][1] == "主演")
+    profiles.write_text(json.dumps({"喜欢的电影": film[2]}, ensure_ascii=False) + "\n", encoding="utf-8")
+    run_cli("goals", "durecdial", "--n", "3", "--profiles", str(profiles), "--out", str(mine), "--workdir",
+            str(workdir))
+    from kgforge.goals.graph import GoalGraph
+    from kgforge.store.layout import domain_paths
+
+    graph = GoalGraph.load(domain_paths("durecdial", workdir))
+    in_film = {graph.label(s) for s, p, o in graph.topic_edges().iter_rows() if graph.label(o) == film[2]}
+    stars = {s["topic_label"] for g in goals_of(mine) for s in g["sequence"] if s["type"] in ("问答", "关于明星的聊天")}
+    assert len(stars) <= 1 and stars <= in_film and all(g["profile"] == {"喜欢的电影": film[2]} for g in goals_of(mine))
     profiles.write_text(json.dumps({"喜欢的明星": "无此人"}, ensure_ascii=False) + "\n", encoding="utf-8")
     result = run_cli("goals", "durecdial", "--n", "5", "--profiles", str(profiles), "--out", str(mine),
                      "--workdir", str(workdir), check=False)

@@ -344,7 +344,7 @@ def sample_durecdial(graph: GoalGraph, n: int, seed: int, transitions: GoalTrans
     template = template or Template.read()
     stars = material.by_kind["star"]
     order = [stars[i] for i in np.random.default_rng([seed, 11]).permutation(len(stars))] if stars else [None]
-    users = _profile_stars(graph, profiles, liked) if profiles else None
+    users = _profile_stars(material, profiles, liked) if profiles else None
     goals, seen, last_new = [], set(), 0
     for i in range(n * TRIES_PER_GOAL):
         if len(goals) == n or i - last_new > STALLED:  # the graph has no more distinct sequences
@@ -364,19 +364,22 @@ def sample_durecdial(graph: GoalGraph, n: int, seed: int, transitions: GoalTrans
     return goals
 
 
-def _profile_stars(graph: GoalGraph, profiles: list[dict[str, Any]], liked: Any) -> list[tuple[int, str]]:
-    """(profile index, the star it likes) for each profile liking a star of the graph."""
-    index = EntityIndex.from_tables(graph.tables, segmented=True)
-    stars = {iri for iri, t in graph.topic_types.items() if t in KINDS["star"]}
+def _profile_stars(material: Material, profiles: list[dict[str, Any]], liked: Any) -> list[tuple[int, str]]:
+    """(profile index, the star it likes) for each profile liking a star of the graph, or a film or song of
+    one (whose star it then is)."""
+    index = EntityIndex.from_tables(material.graph.tables, segmented=True)
+    stars = set(material.by_kind["star"])
     found = []
     for i, profile in enumerate(profiles):
-        iris = [iri for name in liked(profile) for iri in index.lookup(name) if iri in stars]
-        if iris:
-            found.append((i, iris[0]))
+        iris = [iri for name in liked(profile) for iri in index.lookup(name)]
+        star = next((iri for iri in iris if iri in stars), None) or next(
+            (min(n for n, _ in material.linked[(iri, "star")]) for iri in iris if (iri, "star") in material.linked), None)
+        if star:
+            found.append((i, star))
     if not found:
         names = sorted({name for p in profiles for name in liked(p)})
-        raise KgforgeError(f"none of the stars the profiles like ({', '.join(names[:10]) or 'none given'}) is a typed "
-                           "star of the graph")
+        raise KgforgeError(f"none of the topics the profiles like ({', '.join(names[:10]) or 'none given'}) is a "
+                           "typed star of the graph, or a film or song of one")
     return found
 
 
