@@ -297,3 +297,14 @@ def test_transition_tables_count_what_the_sessions_do_and_read_back(sequences):
     assert counted.counts == again.counts == dict(transitions_of(runs))
     assert counted.starts == again.starts == dict(Counter(r[0] for r in runs))
     assert again.sessions == len(sequences)
+
+
+def test_a_graph_without_durecdials_kinds_of_topic_is_refused_naming_them(tmp_path):
+    workdir = tmp_path / "kg"  # KdConv travel: attractions only, which DuRecDial recommends only after a food
+    run_cli("build", "travel", "--source", f"kdconv:{shared_file('kdconv/travel/kb_travel.json')}", "--workdir",
+            str(workdir))
+    result = run_cli("goals", "travel", "--style", "durecdial", "--n", "5", "--out", str(tmp_path / "g.jsonl"),
+                     "--workdir", str(workdir), check=False)
+    assert result.returncode == 1 and "no DuRecDial sequence could be drawn from 'travel'" in result.stderr
+    assert "美食推荐 (no typed food)" in result.stderr and "Traceback" not in result.stderr
+    assert not (tmp_path / "g.jsonl").exists()

@@ -361,6 +361,10 @@ def sample_durecdial(graph: GoalGraph, n: int, seed: int, transitions: GoalTrans
         seen.add(key)
         last_new = i
         goals.append(_goal(graph, material, walk, seed, rng, template, profiles[user[0]] if user else None))
+    if not goals:
+        missing = "; ".join(f"{kind} ({why})" for kind, why in material.missing().items())
+        raise KgforgeError(f"no DuRecDial sequence could be drawn from {graph.domain!r}: every walk over the sessions' "
+                           f"goal transitions needs a topic of a type this graph cannot give: {missing or 'none'}")
     return goals
 
 
