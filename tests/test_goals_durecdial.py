@@ -308,3 +308,22 @@ def test_a_graph_without_durecdials_kinds_of_topic_is_refused_naming_them(tmp_pa
     assert result.returncode == 1 and "no DuRecDial sequence could be drawn from 'travel'" in result.stderr
     assert "美食推荐 (no typed food)" in result.stderr and "Traceback" not in result.stderr
     assert not (tmp_path / "g.jsonl").exists()
+
+
+def test_weather_questions_bring_the_weather_report_and_its_date_and_city(durecdial_kg):
+    _, out, _, _ = durecdial_kg
+    asked = 0
+    for goal in goals_of(out):
+        kinds = [s["type"] for s in goal["sequence"]]
+        reports = [p for p in goal["path"] if re.fullmatch(r"\d{4}-\d{1,2}-\d{1,2}", p["labels"][1])]
+        assert bool(reports) == ("问天气" in kinds)
+        if not reports:
+            continue
+        asked += 1
+        city, date, weather = reports[0]["labels"]
+        assert goal["situation"]["date"] == "-".join(f"{int(x):02d}" if i else x for i, x in enumerate(date.split("-")))
+        assert goal["profile"]["居住地"] == city
+        for suits in (p for p in goal["path"] if p["labels"][1] in ("适合吃", "适合听")):
+            assert suits["labels"][0] == weather  # what suits this weather, as the sessions recommend it
+            assert suits["labels"][2] in {s["topic_label"] for s in goal["sequence"]}
+    assert asked > 0

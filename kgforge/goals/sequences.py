@@ -17,6 +17,7 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import json
+import re
 import tomllib
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
@@ -38,7 +39,7 @@ TRIES_PER_GOAL = 30
 STALLED = 5000  # walks in a row without a new sequence: the graph has no more to give (the shortfall says so)
 REJECT_SHARE = 0.3  # of recommendations whose first proposal the user turns down (our choice; see docs/goals.md)
 # What a goal type talks about; the types not named here have no topic (寒暄, 问User姓名, 问天气, 再见, …).
-SLOT = {"问答": "star", "关于明星的聊天": "star", "提问": "star", "新闻推荐": "news", "新闻点播": "news",
+SLOT = {"问天气": "weather", "天气信息推送": "weather", "问答": "star", "关于明星的聊天": "star", "提问": "star", "新闻推荐": "news", "新闻点播": "news",
         "电影推荐": "film", "音乐推荐": "song", "音乐点播": "song", "播放音乐": "played", "美食推荐": "food",
         "兴趣点推荐": "poi"}
 PROPOSED = {"电影推荐", "音乐推荐", "美食推荐", "兴趣点推荐", "新闻推荐"}  # the bot proposes: accepted or rejected
@@ -52,6 +53,7 @@ PROFILE_KEYS_EN = {"姓名": "name", "性别": "gender", "年龄区间": "age ra
                    "没有接受的音乐": "rejected music", "同意的美食": "accepted food", "同意的poi": "accepted POI",
                    "同意的新闻": "accepted news", "同意的电影": "accepted movies", "同意的音乐": "accepted music",
                    "拒绝": "rejected"}
+DATE = re.compile(r"\d{4}-\d{1,2}-\d{1,2}")
 WEEKDAYS = [("星期一", "Monday"), ("星期二", "Tuesday"), ("星期三", "Wednesday"), ("星期四", "Thursday"),
             ("星期五", "Friday"), ("星期六", "Saturday"), ("星期日", "Sunday")]
 # the profile keys a session's accepted and rejected proposals go to, by kind of topic
@@ -63,6 +65,35 @@ REFUSABLE = [("电影", "movies", "电影推荐"), ("音乐", "music", "音乐�
 # ---------------------------------------------------------------- what the graph offers
 
 
+@dataclass(frozen=True)
+class Weather:
+    """One of DuRecDial's weather facts (``[天津, 2018-11-25, 晴, 西南风, …]``: the date is the relation) and
+    what it says is good to eat or hear in that weather (适合吃, 适合听), for 问天气 and what follows it."""
+
+    fact: tuple[str, str, str, bool]  # city, date relation, weather, whether the weather is an entity
+    date: str
+    suits: dict[str, list[tuple[str, tuple[str, str, str]]]]  # food / song → [(item, fact)]
+
+
+def weather_reports(graph: GoalGraph, by_kind: dict[str, list[str]]) -> list[Weather]:
+    """The graph's weather facts, found by their relation: a date (DuRecDial names no weather relation)."""
+    dated = {iri: label for iri, label in graph.labels.items()
+             if iri in graph.relation_kinds and DATE.fullmatch(label)}
+    facts = graph.base_facts.filter(pl.col("p").is_in(list(dated))).sort("s", "p", "o")
+    suits_iris = {r.iri: kind for r in graph.schema.relations.values()
+                  for kind, name in (("food", "适合吃"), ("song", "适合听")) if r.zh == name}
+    suits: dict[str, dict[str, list[tuple[str, tuple[str, str, str]]]]] = {}
+    for s, p, o in graph.base_facts.filter(pl.col("p").is_in(list(suits_iris))).select("s", "p", "o").sort(
+            "s", "p", "o").iter_rows():
+        if o in set(by_kind[suits_iris[p]]):
+            suits.setdefault(s, {}).setdefault(suits_iris[p], []).append((o, (s, p, o)))
+    reports = []
+    for s, p, o, is_entity in facts.select("s", "p", "o", "o_is_entity").iter_rows():
+        year, month, day = (int(x) for x in dated[p].split("-"))
+        reports.append(Weather((s, p, o, is_entity), dt.date(year, month, day).isoformat(), suits.get(o, {})))
+    return reports
+
+
 @dataclass
 class Material:
     """The graph's topics by kind and the facts linking them (both directions), read once."""
@@ -72,6 +103,7 @@ class Material:
     linked: dict[tuple[str, str], list[tuple[str, tuple[str, str, str]]]]  # (iri, kind) → [(neighbour, fact)]
     news: set[str]  # stars with news facts
     english: dict[str, str]  # IRI → English label, where the graph has one
+    weather: list[Weather] = field(default_factory=list)  # DuRecDial's city –date→ weather facts
 
     @classmethod
     def of(cls, graph: GoalGraph) -> "Material":
@@ -89,7 +121,8 @@ class Material:
         news = set(graph.base_facts.filter(pl.col("p").is_in(news_iris))["s"].to_list()) & set(by_kind["star"])
         english = graph.tables.labels.filter(pl.col("lang").str.starts_with("en")).sort(
             "iri", pl.col("preferred").not_(), "label").unique("iri", keep="first", maintain_order=True)
-        return cls(graph, by_kind, linked, news, dict(zip(english["iri"].to_list(), english["label"].to_list())))
+        return cls(graph, by_kind, linked, news, dict(zip(english["iri"].to_list(), english["label"].to_list())),
+                   weather_reports(graph, by_kind))
 
     def missing(self) -> dict[str, str]:
         """Goal types this graph can never give a topic, and why."""
@@ -97,6 +130,7 @@ class Material:
                "song": "no song linked to a star", "played": "no song linked to a star", "food": "no typed food",
                "poi": "no restaurant (poi) with a 特色菜"}
         can = {"star": bool(self.by_kind["star"]), "news": bool(self.news), "food": bool(self.by_kind["food"]),
+               "weather": True,
                "poi": any(k[1] == "food" for k in self.linked if k[0] in set(self.by_kind["poi"]))}
         can["film"] = any(k[1] == "star" for k in self.linked if k[0] in set(self.by_kind["film"]))
         can["song"] = can["played"] = any(k[1] == "star" for k in self.linked if k[0] in set(self.by_kind["song"]))
@@ -118,6 +152,7 @@ class Walk:
     facts: list[tuple[str, str, str]] = field(default_factory=list)
     last: dict[str, str] = field(default_factory=dict)  # kind → the item last accepted
     used: set[str] = field(default_factory=set)
+    weather: Weather | None = None  # the weather report 问天气 asked for, once one did
 
     def pick(self, items: list[Any]) -> Any:
         return items[int(self.rng.integers(len(items)))]
@@ -126,6 +161,11 @@ class Walk:
         """The topic of a goal of type ``kind`` and the proposals turned down before it, or None (not here)."""
         slot = SLOT.get(kind)
         if slot is None:
+            return "", []
+        if slot == "weather":  # no topic (DuRecDial's goal names none), but the report joins the knowledge
+            if self.material.weather and self.weather is None:  # in DuRecDial, one saying what suits it
+                self.weather = self.pick([w for w in self.material.weather if w.suits] or self.material.weather)
+                self.facts.append(self.weather.fact[:3])
             return "", []
         if slot in ("star", "news"):
             star = self._star(slot == "news")
@@ -165,6 +205,9 @@ class Walk:
 
     def _items(self, slot: str) -> list[tuple[str, tuple[str, str, str] | None]]:
         """(item, the fact linking it to what the dialogue is about) for each item a goal could take."""
+        suited = [(i, f) for i, f in self.weather.suits.get(slot, []) if i not in self.used] if self.weather else []
+        if suited and (slot == "food" or self.star is None):  # 问天气 → 美食推荐 / 音乐推荐: what suits the weather
+            return suited
         if self.star is None and slot in ("film", "song") and self.material.linked.get((self.preferred, slot)):
             self.star = self.preferred
         anchor = self.star if slot in ("film", "song") else self.last.get("food") if slot == "poi" else None
@@ -261,12 +304,14 @@ def drawn_profile(rng: np.random.Generator, template: Template) -> tuple[dict[st
     return profile, english, age
 
 
-def situation(rng: np.random.Generator, template: Template, age: dict[str, Any] | None, greeting: bool) -> dict[str, Any]:
-    """Date and time, place, and (a session opening with 寒暄: as in DuRecDial, only those) what the user
-    brings up; as DuRecDial writes it and in English."""
+def situation(rng: np.random.Generator, template: Template, age: dict[str, Any] | None, greeting: bool,
+              date: str | None = None) -> dict[str, Any]:
+    """Date (``date``, the weather report's, or drawn) and time, place, and (a session opening with 寒暄: as in
+    DuRecDial, only those) what the user brings up; as DuRecDial writes it and in English."""
     v = template.values
     first, last = dt.date.fromisoformat(v["first_date"]), dt.date.fromisoformat(v["last_date"])
-    day = first + dt.timedelta(days=int(rng.integers((last - first).days + 1)))
+    drawn = first + dt.timedelta(days=int(rng.integers((last - first).days + 1)))
+    day = dt.date.fromisoformat(date) if date else drawn
     week = WEEKDAYS[day.weekday()]
     time = pair(rng, v["times"])
     age = age or v["ages"][int(rng.integers(len(v["ages"])))]
@@ -395,6 +440,8 @@ def _goal(graph: GoalGraph, material: Material, walk: Walk, seed: int, rng: np.r
         profile, english, age = drawn_profile(rng, template)
         if walk.star:
             profile["喜欢的明星"] = label(walk.star)
+        if walk.weather:  # the user asks about the weather where they live
+            profile["居住地"] = label(walk.weather.fact[0])
         kinds = {iri: k for k, iris in material.by_kind.items() for iri in iris}
         add_outcomes(profile, walk.steps, kinds, label, rng)
     else:
@@ -418,12 +465,16 @@ def _goal(graph: GoalGraph, material: Material, walk: Walk, seed: int, rng: np.r
     topics = list(dict.fromkeys([s["topic"] for s in walk.steps if s["topic"]]
                                 + [r for s in walk.steps for r in s["rejected"]]))
     english |= {label(t): en_label(t) for t in topics}
+    if walk.weather and given is None:
+        english[label(walk.weather.fact[0])] = en_label(walk.weather.fact[0])
     profile_en, unnamed = english_profile(profile, english)
     facts = list(dict.fromkeys(walk.facts))
-    path = [_triple(graph, s, p, o, True) for s, p, o in facts]
+    literal = {walk.weather.fact[:3]} if walk.weather and not walk.weather.fact[3] else set()
+    path = [_triple(graph, s, p, o, (s, p, o) not in literal) for s, p, o in facts]
     extra = {"sequence": steps, "goal_string": goal_string(steps, "zh"), "goal_string_en": goal_string(steps, "en"),
              "profile": profile, "profile_en": profile_en,
-             "situation": situation(rng, template, age, walk.steps[0]["type"] == "寒暄"),
+             "situation": situation(rng, template, age, walk.steps[0]["type"] == "寒暄",
+                                    walk.weather.date if walk.weather else None),
              "lang_fallback": {"en": sorted(set(fallback + unnamed))}}
     goal = make_goal(graph, "sequence", topics, path, seed, extra)
     key = json.dumps([goal.goal_id, [s["type"] for s in steps], profile, extra["situation"]], ensure_ascii=False,
@@ -467,7 +518,7 @@ def topicless_only(transitions: GoalTransitions) -> set[str]:
     for a, b in transitions.counts:
         forward.setdefault(a, set()).add(b)
         backward.setdefault(b, set()).add(a)
-    topical = {t for t in transitions.types if t in SLOT}
+    topical = {t for t in transitions.types if SLOT.get(t) not in (None, "weather")}  # weather names no topic
     return set(transitions.types) - reach(topical, forward) - reach(topical, backward)
 
 
