@@ -172,10 +172,11 @@ def test_profiles_given_name_the_star(durecdial_kg, tmp_path):
     star = next(s["topic_label"] for g in goals_of(out) for s in g["sequence"] if s["type"] == "关于明星的聊天")
     profiles = tmp_path / "profiles.jsonl"
     profiles.write_text(json.dumps({"user_profile": {"姓名": "张三", "喜欢的明星": " " + star}}, ensure_ascii=False)
-                        + "\n", encoding="utf-8")
+                        + "\n" + json.dumps({"喜欢的明星": "无此人"}, ensure_ascii=False) + "\n", encoding="utf-8")
     mine = tmp_path / "mine.jsonl"
-    run_cli("goals", "durecdial", "--n", "5", "--profiles", str(profiles), "--out", str(mine), "--workdir",
-            str(workdir))
+    result = run_cli("goals", "durecdial", "--n", "5", "--profiles", str(profiles), "--out", str(mine), "--workdir",
+                     str(workdir))
+    assert "profile(s) 2: like no star of the graph" in result.stderr  # passed over, and said so
     goals = goals_of(mine)
     assert goals and all(g["profile"] == {"姓名": "张三", "喜欢的明星": " " + star} for g in goals)
     for goal in goals:

@@ -29,7 +29,8 @@ import polars as pl
 
 from kgforge.core.errors import InputError, KgforgeError
 from kgforge.goals.durecdial import GOAL_TYPES_EN, GoalTransitions
-from kgforge.goals.graph import EntityIndex, GoalGraph, _triple, make_goal
+from kgforge.core.quarantine import warn
+from kgforge.goals.graph import LIKES_KEYS, EntityIndex, GoalGraph, _triple, make_goal
 from kgforge.goals.record import Goal
 
 PROFILE_TEMPLATE = Path(__file__).with_name("durecdial_profile.toml")
@@ -378,8 +379,7 @@ def english_profile(profile: dict[str, Any], english: dict[str, str]) -> tuple[d
 
 
 def sample_durecdial(graph: GoalGraph, n: int, seed: int, transitions: GoalTransitions,
-                     profiles: list[dict[str, Any]] | None = None, template: Template | None = None,
-                     liked: Any = None) -> list[Goal]:
+                     profiles: list[dict[str, Any]] | None = None, template: Template | None = None) -> list[Goal]:
     """``n`` distinct goal sequences (fewer when the graph has no more); see the module's docstring."""
     material = Material.of(graph)
     if not material.by_kind["star"] and not any(material.by_kind[k] for k in ("food", "poi")):
@@ -389,7 +389,7 @@ def sample_durecdial(graph: GoalGraph, n: int, seed: int, transitions: GoalTrans
     template = template or Template.read()
     stars = material.by_kind["star"]
     order = [stars[i] for i in np.random.default_rng([seed, 11]).permutation(len(stars))] if stars else [None]
-    users = _profile_stars(material, profiles, liked) if profiles else None
+    users = _profile_stars(material, profiles) if profiles else None
     goals, seen, last_new = [], set(), 0
     for i in range(n * TRIES_PER_GOAL):
         if len(goals) == n or i - last_new > STALLED:  # the graph has no more distinct sequences
@@ -413,22 +413,38 @@ def sample_durecdial(graph: GoalGraph, n: int, seed: int, transitions: GoalTrans
     return goals
 
 
-def _profile_stars(material: Material, profiles: list[dict[str, Any]], liked: Any) -> list[tuple[int, str]]:
+def liked_names(profile: dict[str, Any]) -> list[str]:
+    """The names a DuRecDial profile likes (``喜欢的明星``, …; a value may list several, split at ``;``)."""
+    names = []
+    for key in LIKES_KEYS:
+        value = profile.get(key)
+        for item in value if isinstance(value, list) else [value]:
+            if isinstance(item, str) and item.strip():
+                names += [part.strip() for part in item.replace("；", ";").split(";") if part.strip()]
+    return names
+
+
+def _profile_stars(material: Material, profiles: list[dict[str, Any]]) -> list[tuple[int, str]]:
     """(profile index, the star it likes) for each profile liking a star of the graph, or a film or song of
     one (whose star it then is)."""
     index = EntityIndex.from_tables(material.graph.tables, segmented=True)
     stars = set(material.by_kind["star"])
-    found = []
+    found, unused = [], []
     for i, profile in enumerate(profiles):
-        iris = [iri for name in liked(profile) for iri in index.lookup(name)]
+        iris = [iri for name in liked_names(profile) for iri in index.lookup(name)]
         star = next((iri for iri in iris if iri in stars), None) or next(
             (min(n for n, _ in material.linked[(iri, "star")]) for iri in iris if (iri, "star") in material.linked), None)
         if star:
             found.append((i, star))
+        else:
+            unused.append(i + 1)
     if not found:
-        names = sorted({name for p in profiles for name in liked(p)})
+        names = sorted({name for p in profiles for name in liked_names(p)})
         raise KgforgeError(f"none of the topics the profiles like ({', '.join(names[:10]) or 'none given'}) is a "
                            "typed star of the graph, or a film or song of one")
+    if unused:
+        shown = ", ".join(str(u) for u in unused[:10]) + (f" and {len(unused) - 10:,} more" if len(unused) > 10 else "")
+        warn("--profiles", f"profile(s) {shown}", "like no star of the graph (nor a film or song of one): not used")
     return found
 
 

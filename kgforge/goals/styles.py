@@ -18,7 +18,6 @@ from kgforge.derive import read_pairs
 from kgforge.store.workdir import where
 from kgforge.goals.durecdial import GoalTransitions
 from kgforge.goals.graph import (
-    LIKES_KEYS,
     MIN_TOPIC_FACTS,
     STYLES,
     GoalGraph,
@@ -221,16 +220,6 @@ def read_profiles(path: Path) -> tuple[list[dict[str, Any]], list[dict[str, Any]
     return profiles, unreadable
 
 
-def liked_names(profile: dict[str, Any]) -> list[str]:
-    names = []
-    for key in LIKES_KEYS:
-        value = profile.get(key)
-        for item in value if isinstance(value, list) else [value]:
-            if isinstance(item, str) and item.strip():
-                names += [part.strip() for part in item.replace("；", ";").split(";") if part.strip()]
-    return names
-
-
 # ---------------------------------------------------------------- the styles
 
 
@@ -293,4 +282,4 @@ def durecdial_goals(graph: GoalGraph, options: GoalOptions, profiles: list[dict[
                     ) -> list[Goal]:
     transitions = GoalTransitions.load(options.transitions)
     template = Template.read(options.profile_template)
-    return sample_durecdial(graph, options.n, options.seed, transitions, profiles, template, liked_names)
+    return sample_durecdial(graph, options.n, options.seed, transitions, profiles, template)
