@@ -276,8 +276,11 @@ class Domain:
 
     def goals(self, n: int, out: Path | str, *, style: str = "duconv", seed: int = 0, one_step_ratio: float = 0.5,
               hops: tuple[int, int] = (1, 3), language: str | None = None,
-              profiles: Path | str | None = None) -> GoalsReport:
-        options = GoalOptions(n=n, seed=seed, one_step_ratio=one_step_ratio, style=style, hops=hops, language=language)
+              profiles: Path | str | None = None, transitions: Path | str | None = None,
+              profile_template: Path | str | None = None) -> GoalsReport:
+        options = GoalOptions(n=n, seed=seed, one_step_ratio=one_step_ratio, style=style, hops=hops, language=language,
+                              transitions=Path(transitions) if transitions else None,
+                              profile_template=Path(profile_template) if profile_template else None)
         data = generate(self.name, options, Path(out), self.workdir, Path(profiles) if profiles else None)
         return GoalsReport(self.name, data, Path(data["out"]), data["goals"])
 

@@ -57,3 +57,16 @@ def test_the_shared_lic2020_resource_file_builds(shared, workdir, cli):
     assert summary["sources"][0]["counts"]["facts"] + summary["sources"][0]["quarantined"] == triples
     stats = json.loads(cli("stats", "durecdial", "--workdir", str(workdir), "--json").stdout)
     assert {"主演", "演唱", "评论"} <= set(stats["relations_by_count"]) and stats["entities_by_type"]["电影"] > 10
+
+
+def test_the_heads_of_starring_and_singing_are_typed_stars(tmp_path, workdir, cli):
+    source = tmp_path / "dev.txt"
+    source.write_text(json.dumps(_session(knowledge=[["周迅", "主演", "苏州河"], ["王菲", "演唱", "红豆"],
+                                                     ["某饭店", "特色菜", "糖醋排骨"], ["苏州河", "评分", "8.0"]]),
+                                 ensure_ascii=False) + "\n", encoding="utf-8")
+    cli("build", "durecdial", "--source", f"durecdial:{source}", "--workdir", str(workdir), "--json")
+    tables = read_tables(domain_paths("durecdial", workdir))
+    labels = tables.label_map("zh")
+    typed = {(labels[iri], cls.rsplit("/", 1)[-1]) for iri, cls in tables.types.select("iri", "class").iter_rows()}
+    assert typed == {("周迅", "star"), ("王菲", "star"), ("苏州河", "film"), ("红豆", "song"), ("某饭店", "poi"),
+                     ("糖醋排骨", "food")}

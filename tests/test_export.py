@@ -161,18 +161,19 @@ def test_durecdial_goal_layouts_parse_as_the_goal_planner_parses_them(cli, ducon
         assert len(parts) == 3 and parts[1].strip() == "......"
         first = parts[0].strip().split("]", 1)[1].split("(", 1)[0].strip()
         final = parts[2].strip().split("]", 1)[1].split("(", 1)[0].strip()
-        assert (first, final) == ("问答", "电影 推荐")
-        topic = record["goal"].split("『 ", 1)[-1].split("』", 1)[0].strip()
+        steps = [s for s in goal["sequence"] if s["type"] != "再见"]
+        assert (normalise_label(first), normalise_label(final)) == (steps[0]["type"], steps[-1]["type"])
         item = record["goal"].split(final)[-1].split("『 ", 1)[-1].split("』", 1)[0].strip()
-        assert [normalise_label(topic), normalise_label(item)] == goal["topic_labels"]
+        assert normalise_label(item) == steps[-1]["topic_label"]
         assert item in {t[0] for t in record["knowledge"]} | {t[2] for t in record["knowledge"]}
+        assert record["user_profile"] == goal["profile"] and record["situation"]
         assert not any(t[1] == "领域" for t in record["knowledge"])  # DuRecDial states no type facts
         assert fmt.check(record, fmt.layout("lic2020-sample")) == []
     resource = tmp_path / "resource.txt"
     export(cli, workdir, sequences, "durecdial", resource, "--layout", "resource-sample")
-    for record in lines(resource):
+    for record, goal in zip(lines(resource), lines(sequences)):
         assert list(record) == ["goal", "knowledge", "history", "response"] and len(record["history"]) == 2
-        assert [g[0].strip() for g in record["goal"]] == ["问答", "关于 明星 的 聊天", "电影 推荐", "再见"]
+        assert [normalise_label(g[0]) for g in record["goal"]] == [s["type"] for s in goal["sequence"]]
         assert fmt.check(record, fmt.layout("resource-sample")) == []
 
 

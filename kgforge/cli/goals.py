@@ -53,7 +53,13 @@ def goals_command(
                                               help="duconv (one-/two-step), kdconv (1–3 hop paths) or "
                                                    "durecdial (goal sequences).")] = None,
     profiles: Annotated[Path | None, typer.Option(help="DuRecDial user profiles (JSON lines) whose liked "
-                                                       "topics start the sequences (--style durecdial).")] = None,
+                                                       "stars the sequences are about (--style durecdial; "
+                                                       "default: drawn from the graph and a template).")] = None,
+    transitions: Annotated[Path | None, typer.Option(help="--style durecdial: goal-type transitions, a table "
+                                                          "(.tsv) or DuRecDial sessions to count (default: the "
+                                                          "shipped table).")] = None,
+    profile_template: Annotated[Path | None, typer.Option(help="--style durecdial: profile and situation "
+                                                               "template (TOML).")] = None,
     seed: Annotated[int, typer.Option(parser=NON_NEGATIVE, help="Same seed, same goals.")] = 0,
     lang: Annotated[str | None, typer.Option(parser=LANGUAGE, help="Label language (default: the schema's).")] = None,
     validate_file: Annotated[Path | None, typer.Option("--validate", help="Check the goals of these DuConv "
@@ -71,12 +77,24 @@ def goals_command(
         raise KgforgeError("give --n N and --out FILE to sample goals, or --validate FILE to check real ones")
     chosen_style = style or ("kdconv" if hops else "durecdial" if profiles else "duconv")
     report = kg.goals(n, out, style=chosen_style, seed=seed, one_step_ratio=one_step_ratio,
-                      hops=parse_hops(hops) if hops else (1, 3), language=lang, profiles=profiles).as_dict()
-    for note in report["shortfall"]:  # on stderr, so it shows beside --json too
+                      hops=parse_hops(hops) if hops else (1, 3), language=lang, profiles=profiles, transitions=transitions,
+                      profile_template=profile_template).as_dict()
+    for note in report["shortfall"] + sequence_notes(report):  # on stderr, so it shows beside --json too
         err_console.print(f"[yellow]warning[/]: {escape(note)}", soft_wrap=True)
     emit_json(report) if json_out else show_mapping(f"goals of {domain}", {
         k: v for k, v in report.items() if not isinstance(v, (dict, list))} | {
-        "kinds": ", ".join(f"{k} {v}" for k, v in report["kinds"].items())})
+        "kinds": ", ".join(f"{k} {v}" for k, v in report["kinds"].items())} | (
+        {"goal types": ", ".join(f"{k} {v}" for k, v in report["goal_types"].items())}
+        if "goal_types" in report else {}))
+
+
+def sequence_notes(report: dict) -> list[str]:
+    """What a DuRecDial sequence sample could not give: goal types never drawn, English labels missing."""
+    notes = [f"goal type {kind} not drawn: {why}" for kind, why in report.get("goal_types_not_drawn", {}).items()]
+    if report.get("english_fallback_goals"):
+        notes.append(f"{report['english_fallback_goals']:,} goals name something without an English label: its "
+                     "Chinese label stands in the English fields (each goal's lang_fallback lists them)")
+    return notes
 
 
 def show_goal_check(checked: GoalCheckReport) -> None:

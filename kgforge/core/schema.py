@@ -28,6 +28,7 @@ class Relation:
     kind: str  # entity | literal | text
     aliases: tuple[str, ...] = ()
     range: str | None = None  # type id of entity values
+    domain: str | None = None  # type id of the heads (主演's heads are stars): what types a star on import
     wikidata: tuple[str, ...] = ()  # Wikidata properties mapped onto this relation
     declared: bool = True
     datatype: str | None = None  # XSD datatype IRI of literal values (tables and JSON lines type their cells by it)
@@ -233,8 +234,9 @@ def _parse(raw: dict[str, Any], path: Path) -> Schema:
     }
     types = {tid: _parse_type(tid, spec, path) for tid, spec in (raw.get("types") or {}).items()}
     for rel in relations.values():
-        if rel.range is not None and rel.range not in types:
-            raise SchemaError(f"{path}: relations.{rel.id}.range names unknown type {rel.range!r}")
+        for key, type_id in (("range", rel.range), ("domain", rel.domain)):
+            if type_id is not None and type_id not in types:
+                raise SchemaError(f"{path}: relations.{rel.id}.{key} names unknown type {type_id!r}")
     head_type = raw.get("head_type")
     if head_type is not None and head_type not in types:
         raise SchemaError(f"{path}: head_type names unknown type {head_type!r}")
@@ -282,6 +284,7 @@ def _parse_relation(rid: str, spec: Any, path: Path) -> Relation:
         kind=kind,
         aliases=tuple(aliases),
         range=spec.get("range"),
+        domain=spec.get("domain"),
         wikidata=tuple(wikidata),
         datatype=datatype,
         iris=_iris(spec, path, where),

@@ -207,7 +207,7 @@ def _dialogues(labels: Labels, parts: dict[str, dict[int, Any]], topic_types: di
             topic_types=info.get("topic_types") or [topic_types.get((i, t)) for t in topics],
             **{name: values.get(i, {} if name == "by_message" else []) for name, values in parts.items()},
             goal_id=info.get("goal_id"), seed=info.get("seed"), sequence=info.get("sequence"),
-            profile=info.get("profile"), source=info.get("source"),
+            profile=info.get("profile"), situation=info.get("situation"), source=info.get("source"),
         ))
     return out
 

@@ -70,6 +70,7 @@ class Dialogue:
     seed: int | None = None
     sequence: list[dict[str, Any]] | None = None
     profile: dict[str, Any] | None = None
+    situation: dict[str, Any] | None = None  # a DuRecDial goal's: {"text", "date", "time", "place", "topic", "en"}
     source: SourceDialogue | None = None
 
 

@@ -77,5 +77,6 @@ def grounded_goals(goals: list[Goal]) -> Grounded:
                           for t in g.path], schema=PATH_SCHEMA, orient="row")
     ids = [f"dlg-{g.goal_id.removeprefix('g-')}" for g in goals]
     meta = {i: {"kind": g.kind, "goal_id": g.goal_id, "seed": g.seed, "sequence": g.extra.get("sequence"),
-                "profile": g.extra.get("profile"), "topic_types": g.topic_types} for i, g in enumerate(goals)}
+                "profile": g.extra.get("profile"), "situation": g.extra.get("situation"),
+                "topic_types": g.topic_types} for i, g in enumerate(goals)}
     return Grounded(topics, paths, ids, meta)

@@ -7,8 +7,8 @@ Goal kinds, each defined by a query in ``queries/`` and sampled here column-wise
 * ``two_step`` — DuConv ``[["START", A, B], [A, r, X], [B, r, X]]``: an associated pair from
   ``kgforge derive`` (``associated_pairs.rq``; by definition ``goal_two_step.rq``);
 * ``path`` — KdConv-style transitions T1 -r1- T2 -r2- T3 over 1–3 hops (``transition_{k}hop.rq``);
-* ``sequence`` — DuRecDial-style goal sequences 问答(star) → 关于明星的聊天(star) → 电影推荐(film) → 再见
-  over topics a user profile likes.
+* ``sequence`` — DuRecDial goal sequences drawn from the goal-type transitions of real sessions, each
+  with a user profile and a situation (``kgforge.goals.sequences``).
 
 Sampling is reproducible for a seed (the candidate frames are sorted before seeded random keys are
 drawn), has no duplicate topic pair, never orders the whole graph at random in SPARQL, and is
@@ -25,6 +25,9 @@ from kgforge.core.gc_pause import paused_gc
 from kgforge.goals.graph import STYLES, GoalGraph, GoalOptions
 from kgforge.goals.record import Goal, write_goals
 from kgforge.core.errors import KgforgeError
+from kgforge.goals.durecdial import GoalTransitions
+from kgforge.goals.sequences import Material
+from kgforge.goals.sequences import summary as sequence_summary
 from kgforge.goals.styles import read_profiles, shortfall
 from kgforge.store.layout import (
     domain_paths,
@@ -55,8 +58,9 @@ def generate(domain: str, options: GoalOptions, out: Path, workdir: Path | str |
     types: dict[str, int] = {}
     for goal in goals:
         kinds[goal.kind] = kinds.get(goal.kind, 0) + 1
-        rel = graph.label(goal.path[0]["p"])
-        relations[rel] = relations.get(rel, 0) + 1
+        if goal.path:  # a DuRecDial sequence about one food has no linking fact
+            rel = graph.label(goal.path[0]["p"])
+            relations[rel] = relations.get(rel, 0) + 1
         for t in goal.topic_types or ():
             types[str(t)] = types.get(str(t), 0) + 1
     return {"domain": domain, "out": str(out), "goals": written, "requested": options.n,
@@ -64,5 +68,7 @@ def generate(domain: str, options: GoalOptions, out: Path, workdir: Path | str |
             "seed": options.seed, "style": options.style, "kinds": kinds,
             "relations": dict(sorted(relations.items(), key=lambda kv: -kv[1])), "topic_types": types,
             "build_id": graph.build_id} | (
-            {"profiles": len(profiles), "profiles_unreadable": unreadable} if profiles is not None else {})
+            {"profiles": len(profiles), "profiles_unreadable": unreadable} if profiles is not None else {}) | (
+            sequence_summary(goals, GoalTransitions.load(options.transitions), Material.of(graph).missing())
+            if options.style == "durecdial" else {})
 

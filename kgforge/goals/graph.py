@@ -19,6 +19,7 @@ from kgforge.core.schema import Schema, load_schema
 from kgforge.core.text import normalise_label
 from kgforge.core.vocab import CLASS, ONTO, RELATION
 from kgforge.derive import ASSOCIATED_GRAPH
+from kgforge.goals.durecdial import GOAL_TYPES_EN
 from kgforge.goals.record import Goal
 from kgforge.store.layout import (
     DomainPaths,
@@ -30,12 +31,7 @@ from kgforge.store.tables import GraphTables, read_tables
 GOAL_KINDS = ("one_step", "two_step", "path", "sequence")
 MIN_TOPIC_FACTS = 3  # a goal topic takes part in this many facts or more (every topic of DuConv dev has 4 or more)
 TRIPLE_SCHEMA = {"s": pl.String, "p": pl.String, "o": pl.String, "o_is_entity": pl.Boolean}
-# DuRecDial goal types (zh, as in all_goal_type.txt) and the English names DuRecDial 2.0 uses.
-DIALOGUE_TYPES = {
-    "寒暄": "Greetings", "问答": "Q&A", "关于明星的聊天": "Chat about stars", "电影推荐": "Movie recommendation",
-    "音乐推荐": "Music recommendation", "兴趣点推荐": "POI recommendation", "美食推荐": "Food recommendation",
-    "提问": "Ask questions", "再见": "Say goodbye",
-}
+DIALOGUE_TYPES = GOAL_TYPES_EN  # DuRecDial's goal types (zh) and their English names
 RECOMMENDATION_BY_TYPE = {"film": "电影推荐", "song": "音乐推荐", "album": "音乐推荐", "attraction": "兴趣点推荐",
                           "poi": "兴趣点推荐", "food": "美食推荐"}
 CHAT_BY_TYPE = {"star": "关于明星的聊天", "singer": "关于明星的聊天"}
@@ -254,6 +250,8 @@ class GoalOptions:
     style: str = "duconv"  # duconv | kdconv | durecdial
     hops: tuple[int, int] = (1, 3)
     language: str | None = None
+    transitions: Path | None = None  # durecdial: a goal transition table (.tsv) or sessions (default: the shipped table)
+    profile_template: Path | None = None  # durecdial: the profile and situation template (default: the shipped one)
 
     def __post_init__(self) -> None:
         checks.whole(self.n, "--n", 1)

@@ -1,5 +1,5 @@
 """The goal styles, each registered in ``STYLES`` by name: DuConv one-/two-step goals, KdConv-style
-1-3 hop paths, DuRecDial-style goal sequences. A package of one's own adds a style through the
+1-3 hop paths, DuRecDial goal sequences (``sequences``). A package of one's own adds a style through the
 entry-point group ``kgforge.goal_styles``."""
 
 from __future__ import annotations
@@ -16,14 +16,10 @@ from kgforge.core.jsonio import iter_json_lines
 from kgforge.core.quarantine import warn
 from kgforge.derive import read_pairs
 from kgforge.store.workdir import where
+from kgforge.goals.durecdial import GoalTransitions
 from kgforge.goals.graph import (
-    CHAT_BY_TYPE,
-    DIALOGUE_TYPES,
-    LIKES_KEYS,
     MIN_TOPIC_FACTS,
-    RECOMMENDATION_BY_TYPE,
     STYLES,
-    EntityIndex,
     GoalGraph,
     GoalOptions,
     _triple,
@@ -31,6 +27,7 @@ from kgforge.goals.graph import (
     make_goal,
 )
 from kgforge.goals.record import Goal
+from kgforge.goals.sequences import Template, sample_durecdial
 
 # ---------------------------------------------------------------- stratified sampling
 
@@ -223,72 +220,6 @@ def read_profiles(path: Path) -> tuple[list[dict[str, Any]], list[dict[str, Any]
     return profiles, unreadable
 
 
-def liked_names(profile: dict[str, Any]) -> list[str]:
-    names = []
-    for key in LIKES_KEYS:
-        value = profile.get(key)
-        for item in value if isinstance(value, list) else [value]:
-            if isinstance(item, str) and item.strip():
-                names += [part.strip() for part in item.replace("；", ";").split(";") if part.strip()]
-    return names
-
-
-def sample_sequences(graph: GoalGraph, n: int, seed: int, taken: set[str],
-                     profiles: list[dict[str, Any]] | None = None) -> list[Goal]:
-    """问答(T) → chat about T → recommend an item linked to T → 再见, T a topic the profile likes
-    (or, without profiles, a seeded stratified sample of topics that have a recommendable neighbour)."""
-    edges = graph.topic_edges()
-    both = pl.concat([edges.with_columns(forward=pl.lit(True)),
-                      edges.select(s="o", p="p", o="s", forward=pl.lit(False))]).with_columns(
-        o_type=pl.col("o").replace_strict(graph.topic_types, default=None))
-    items = both.filter(pl.col("o_type").is_in(list(RECOMMENDATION_BY_TYPE)))
-    if items.is_empty():
-        raise KgforgeError(f"domain {graph.domain!r} has no film/song/attraction linked to another topic; "
-                           "DuRecDial-style recommendation sequences need one")
-    index = EntityIndex.from_tables(graph.tables, segmented=True)
-    if profiles:
-        wanted = [(i, iri) for i, p in enumerate(profiles) for name in liked_names(p) for iri in index.lookup(name)]
-        starts = items.join(pl.DataFrame({"profile": [w[0] for w in wanted], "s": [w[1] for w in wanted]},
-                                         schema={"profile": pl.Int64, "s": pl.String}), on="s")
-        if starts.is_empty():
-            liked = sorted({name for p in profiles for name in liked_names(p)})
-            raise KgforgeError(f"none of the topics the profiles like ({', '.join(liked[:10]) or 'none given'}) is in "
-                               "the graph with a typed film/song/attraction linked to it")
-    else:
-        starts = items.with_columns(profile=pl.lit(None, dtype=pl.Int64))
-    starts = starts.sort("s", "p", "o").with_columns(pair=_pair_key(pl.col("s"), pl.col("o")))
-    starts = starts.filter(~pl.col("pair").is_in(list(taken))).unique("pair", keep="first", maintain_order=True)
-    chosen = stratified_take(starts, n, "p", seed)
-    goals = []
-    for row in chosen.iter_rows(named=True):
-        topic, item = row["s"], row["o"]
-        head, tail = (topic, item) if row["forward"] else (item, topic)
-        steps = _sequence_steps(graph, topic, item)
-        extra = {"sequence": steps, "goal_string": goal_string(steps),
-                 "profile": profiles[row["profile"]] if profiles and row["profile"] is not None else None}
-        goals.append(make_goal(graph, "sequence", [topic, item], [_triple(graph, head, row["p"], tail, True)],
-                               seed, extra))
-        taken.add(row["pair"])
-    return goals
-
-
-def _sequence_steps(graph: GoalGraph, topic: str, item: str) -> list[dict[str, Any]]:
-    chat = CHAT_BY_TYPE.get(graph.topic_types.get(topic) or "", "提问")
-    recommend = RECOMMENDATION_BY_TYPE[graph.topic_types[item]]
-    steps = [("问答", topic), (chat, topic), (recommend, item), ("再见", None)]
-    return [{"type": kind, "type_en": DIALOGUE_TYPES[kind], "topic": iri,
-             "topic_label": graph.label(iri) if iri else None} for kind, iri in steps]
-
-
-def goal_string(steps: list[dict[str, Any]]) -> str:
-    """DuRecDial's ``goal`` string: ``[1]问答(『周迅』)-->[2]…-->[4]再见``."""
-    parts = []
-    for i, step in enumerate(steps, start=1):
-        topic = f"(『{step['topic_label']}』)" if step["topic_label"] else ""
-        parts.append(f"[{i}]{step['type']}{topic}")
-    return "-->".join(parts)
-
-
 # ---------------------------------------------------------------- the styles
 
 
@@ -319,9 +250,11 @@ def shortfall(kinds: dict[str, int], options: GoalOptions, graph: GoalGraph) -> 
     """Why the goals sampled differ from what ``options`` asked for, one sentence each (empty when they do not)."""
     got = sum(kinds.values())
     if options.style != "duconv":
+        what = ("sequence of goal types and topics" if options.style == "durecdial" else
+                "pair of topics")
         return [] if got >= options.n else [
             f"wrote {got:,} of the {options.n:,} goals asked for: the graph of {graph.domain!r} has no more distinct "
-            f"{options.style} goals (topics with {MIN_TOPIC_FACTS}+ facts, each pair of topics used once)"]
+            f"{options.style} goals (topics with {MIN_TOPIC_FACTS}+ facts, each {what} used once)"]
     one, two = kinds.get("one_step", 0), kinds.get("two_step", 0)
     want_one = round(options.n * options.one_step_ratio)
     notes = []
@@ -343,7 +276,10 @@ def kdconv_goals(graph: GoalGraph, options: GoalOptions, profiles: list[dict[str
     return sample_paths(graph, options.n, options.hops, options.seed, set())
 
 
-@STYLES.register("durecdial", description="DuRecDial-style goal sequences over topics the --profiles like")
+@STYLES.register("durecdial", description="DuRecDial goal sequences drawn from real sessions' goal-type transitions, "
+                                          "with a user profile and a situation")
 def durecdial_goals(graph: GoalGraph, options: GoalOptions, profiles: list[dict[str, Any]] | None
                     ) -> list[Goal]:
-    return sample_sequences(graph, options.n, options.seed, set(), profiles)
+    transitions = GoalTransitions.load(options.transitions)
+    template = Template.read(options.profile_template)
+    return sample_durecdial(graph, options.n, options.seed, transitions, profiles, template)

@@ -104,6 +104,7 @@ class NameTriples:
             relation = triple.relation
             self.ctx.relations_used.add(relation)
             head = entity_iri(triple.head)
+            self.add_type(triple.head, relation.domain)
             if self.is_entity(triple):
                 entities.setdefault(triple.tail, triple.location)
                 writer.iri(head, relation.iri, entity_iri(triple.tail))

@@ -44,6 +44,7 @@ from kgforge.exports.formats._shape import (
 from kgforge.exports.labels import Render
 from kgforge.exports.model import Dialogue, GoldTriple, SourceDialogue
 from kgforge.exports.registry import Format, Layout, register
+from kgforge.goals.durecdial import SEGMENTED_TYPES
 from kgforge.goals.graph import CHAT_BY_TYPE, DIALOGUE_TYPES, RECOMMENDATION_BY_TYPE
 from kgforge.sources.durecdial import is_triple, session_triples, utterance_knowledge
 
@@ -86,17 +87,20 @@ class DuRecDial(Format):
         steps = sequence_steps(dialogue)
         knowledge = dialogue.knowledge
         profile = dialogue.profile or {}
+        situation = (dialogue.situation or {}).get("text") or ""
+        situation = render.text(re.sub(r"\s+", "", situation)) if render.segmenter else situation  # cut afresh
         if layout is RESOURCE_SAMPLE:
             name = profile.get("姓名") if isinstance(profile.get("姓名"), str) else ""
-            goal = [[f" {render.text(step['type'])} ", "", ""] for step in steps]
-            return [{"goal": goal, "knowledge": knowledge, "history": [name.strip(), ""], "response": NO_RESPONSE}]
+            goal = [[f" {goal_type_text(step['type'], render)} ", "", ""] for step in steps]
+            return [{"goal": goal, "knowledge": knowledge, "history": [name.strip(), situation],
+                     "response": NO_RESPONSE}]
         if layout is V2:
             return [{"user_profile": profile, "knowledge": knowledge, "conversation": [],
                      "goal": goal_string(steps, render),
                      "situation": situation_text(getattr(dialogue, "situation", None), render.language),
                      "goal_type_list": [], "goal_topic_list": []}]
         return [{"goal": first_and_final_goal(steps, render), "knowledge": knowledge, "user_profile": profile,
-                 "situation": "", "history": []}]
+                 "situation": situation, "history": []}]
 
     # ---------------------------------------------------------------- real dialogues
 
@@ -324,7 +328,12 @@ def first_and_final_goal(steps: list[dict[str, Any]], render: Render) -> str:
 
     def one(i: int, step: dict[str, Any]) -> str:
         topic = f" ( 『 {render.name(step['topic'], step['topic_label'])} 』 )" if step.get("topic_label") else ""
-        return f"[{i}] {render.text(step['type'])}{topic}"
+        return f"[{i}] {goal_type_text(step['type'], render)}{topic}"
 
     return f"{one(*chosen[0])} --> ...... --> {one(*chosen[1])}"
 
+
+def goal_type_text(kind: str, render: Render) -> str:
+    """A goal type as the layout writes it: segmented as DuRecDial's resource files segment it (兴趣点 推荐,
+    where a segmenter cuts 兴趣 点 推荐)."""
+    return SEGMENTED_TYPES.get(kind, kind) if render.segmenter else render.text(kind)
