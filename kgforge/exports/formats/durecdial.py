@@ -87,7 +87,7 @@ class DuRecDial(Format):
         steps = sequence_steps(dialogue)
         knowledge = dialogue.knowledge
         profile = dialogue.profile or {}
-        situation = (dialogue.situation or {}).get("text") or ""
+        situation = situation_text(getattr(dialogue, "situation", None), render.language)
         situation = render.text(re.sub(r"\s+", "", situation)) if render.segmenter else situation  # cut afresh
         if layout is RESOURCE_SAMPLE:
             name = profile.get("姓名") if isinstance(profile.get("姓名"), str) else ""
