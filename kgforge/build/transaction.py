@@ -440,7 +440,7 @@ def add_graphs(paths: DomainPaths, staging: Path, new_graphs: dict[str, GraphEnt
 def extend_build(paths: DomainPaths, staging: Path, published: Path, base: Path, drop: list[str],
                  new_graphs: dict[str, GraphEntry], stages: dict[str, Any],
                  keep_base_as: str | None = None, replace_stages: bool = False,
-                 schema: SchemaEntry | None = None) -> BuildSummary:
+                 schema: SchemaEntry | None = None, trusted: bool = False) -> BuildSummary:
     """Publish, as the staging build ``staging``, a copy of the store at ``base`` without the graphs in
     ``drop`` (nor the earlier versions of the new graphs), plus ``new_graphs``, whose quads files the
     caller wrote into ``staging``. The other graphs of the ``published`` build keep their quads files
@@ -450,7 +450,8 @@ def extend_build(paths: DomainPaths, staging: Path, published: Path, base: Path,
     links or derived triples to a DuConv-sized store takes seconds, not a full re-load. The new
     graphs' counts are checked before the swap, as ``kgforge build`` does; ``stages`` are recorded
     in the manifest beside the earlier ones (instead of them with ``replace_stages``); ``schema`` replaces
-    the published build's schema record. The caller holds the write lock.
+    the published build's schema record; ``trusted`` new graphs are bulk-loaded without re-validating their
+    terms (see :func:`extend_store`). The caller holds the write lock.
     """
     manifest = read_manifest(paths, published)
     new_graphs = _with_checksums(staging, new_graphs)
@@ -459,7 +460,7 @@ def extend_build(paths: DomainPaths, staging: Path, published: Path, base: Path,
     carry_quads(published, staging, graphs)
     started = time.perf_counter()
     added = extend_store(base, staging, drop, {g: staging / e.quads_file for g, e in new_graphs.items()},
-                         keep_base_as, paths)
+                         keep_base_as, paths, trusted)
     require_counts_match(_expected_counts(new_graphs), {g: n for g, n in added.items() if n}, staging)
     graphs.update(new_graphs)
     timings = {"load_seconds": round(time.perf_counter() - started, 3)}
