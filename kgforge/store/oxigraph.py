@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 from concurrent.futures import ThreadPoolExecutor
+from itertools import pairwise
 from pathlib import Path
 
 import pyoxigraph as ox
@@ -123,7 +124,7 @@ def _bulk_load_in_parts(store: ox.Store, quad_file: Path) -> None:
         if end > 0:
             cuts.append(end)
     cuts.append(len(data))
-    parts = [data[a:b] for a, b in zip(cuts, cuts[1:]) if b > a]
+    parts = [data[a:b] for a, b in pairwise(cuts) if b > a]
     del data
     with ThreadPoolExecutor(len(parts)) as pool:
         for _ in pool.map(lambda part: store.bulk_load(input=part, format=ox.RdfFormat.N_QUADS, lenient=True),
