@@ -3,8 +3,8 @@
     python benchmarks/bench_build.py            # 144k entities, ~3.6M triples (DuConv Table 2 scale)
     python benchmarks/bench_build.py --small    # 10k entities, 250k triples, for a quick look
 
-Reports, from one run: the whole build (import + load) with its peak memory; the load phase of
-kgforge (bulk load into a fresh store + per-graph count check; the reload's wall time including
+Reports, from one run, each measurement with the peak RSS of the process that made it (the largest over
+repeats): the whole build (import + load); the load phase of kgforge (bulk load into a fresh store + per-graph count check; the reload's wall time including
 manifest, swap and pruning is reported beside it) against a plain
 ``pyoxigraph.Store.bulk_load`` of the very same N-Quads files, alternating, medians of --repeats;
 and rdflib parsing the same N-Quads (a sample, extrapolated). Writes benchmarks/results/bench_build.json.
@@ -104,14 +104,16 @@ def main() -> None:
     quad_files = [str(work / "duconv" / s["quads_file"]) for s in summary["sources"]] + [
         str(work / "duconv" / "quads" / "schema.nq")]
 
-    kgforge_load, kgforge_wall, raw_load = [], [], []
+    kgforge_load, kgforge_wall, raw_load, kgforge_rss, raw_rss = [], [], [], 0, 0
     for repeat in range(args.repeats):  # alternate the two, so background noise hits both alike
         print(f"load phase, repeat {repeat + 1}/{args.repeats} ...", file=sys.stderr)
-        out, _, _ = run_measured([sys.executable, "-c", KGFORGE_LOAD, str(work)])
+        out, _, rss = run_measured([sys.executable, "-c", KGFORGE_LOAD, str(work)])
+        kgforge_rss = max(kgforge_rss, rss)
         kgforge_load.append(json.loads(out)["load"])
         kgforge_wall.append(json.loads(out)["wall"])
         with tempfile.TemporaryDirectory(prefix="raw-", dir=work) as raw_dir:
-            out, _, raw_rss = run_measured([sys.executable, "-c", RAW_LOAD, raw_dir, *quad_files])
+            out, _, rss = run_measured([sys.executable, "-c", RAW_LOAD, raw_dir, *quad_files])
+            raw_rss = max(raw_rss, rss)
             raw_load.append(float(out))
 
     sample_lines = 200_000
@@ -122,7 +124,7 @@ def main() -> None:
                 break
             dst.write(line)
     sampled = min(sample_lines, summary["sources"][0]["quads"])
-    out, _, _ = run_measured([sys.executable, "-c", RDFLIB_PARSE, str(sample)])
+    out, _, rdflib_rss = run_measured([sys.executable, "-c", RDFLIB_PARSE, str(sample)])
     rdflib_rate = sampled / float(out)
 
     kgforge_rate = quads / statistics.median(kgforge_load)
@@ -134,8 +136,9 @@ def main() -> None:
         "load_phase_quads_per_s": {"kgforge_median": round(kgforge_rate), "raw_bulk_load_median": round(raw_rate),
                                    "kgforge_runs_s": [round(x, 2) for x in kgforge_load],
                                    "kgforge_reload_wall_s": [round(x, 2) for x in kgforge_wall],
+                                   "kgforge_peak_rss_mib": kgforge_rss,
                                    "raw_runs_s": [round(x, 2) for x in raw_load], "raw_peak_rss_mib": raw_rss},
-        "rdflib_parse_quads_per_s": round(rdflib_rate), "rdflib_sample_quads": sampled,
+        "rdflib_parse_quads_per_s": round(rdflib_rate), "rdflib_sample_quads": sampled, "rdflib_peak_rss_mib": rdflib_rss,
         "ratio_kgforge_load_vs_raw": round(kgforge_rate / raw_rate, 2),
         "ratio_per_pair_median": round(statistics.median(r / k for k, r in zip(kgforge_load, raw_load)), 2),
         "ratio_kgforge_load_vs_rdflib": round(kgforge_rate / rdflib_rate, 1),

@@ -3,6 +3,7 @@
     python benchmarks/bench_dialogue.py            # 144k entities, ~3.6M triples (DuConv Table 2 scale)
     python benchmarks/bench_dialogue.py --small    # 10k entities, 250k triples, for a quick look
     python benchmarks/bench_dialogue.py --reuse DIR --repeats 3   # re-measure on a store built before
+    python benchmarks/bench_dialogue.py --small --derive-only --repeats 3   # derive against bulk loads only
 
 Builds the synthetic KB of ``benchmarks/synthetic.py`` (cached in bench-out/), then, every stage a
 fresh ``kgforge`` process timed from outside (wall seconds, as a user waits):
@@ -10,6 +11,10 @@ fresh ``kgforge`` process timed from outside (wall seconds, as a user waits):
 * ``kgforge derive duconv`` (polars join, stop-list, cap 50; includes reading the store and re-loading it
   with the new graph) — beside the SPARQL self-join ``queries/associated_self_join.rq`` under a timeout
   (reported as "did not finish in N s" when it runs out);
+* derive's phases (read, join, write, load) against, alternating in each repeat, a bulk load into a fresh store
+  of the very quads derive loaded and of the build's own quads files: derive's load phase in quads/s against
+  both, derive against its own join + write (targets: load >= 0.8x the build's bulk load, derive <= 1.5x join
+  + write; ``--derive-only`` stops there);
 * ``kgforge goals duconv --n 30000`` (half one-step, half two-step) — beside ``goal_one_step.rq`` with
   ``ORDER BY RAND() LIMIT 15000`` over the whole graph, under the same timeout;
 * ``kgforge export duconv --format duconv`` of those 30k goals — beside one SPARQL query per dialogue
@@ -18,7 +23,8 @@ fresh ``kgforge`` process timed from outside (wall seconds, as a user waits):
   (made from those goals: the same topics and knowledge, a conversation that names them, KdConv attrs
   on the messages that state a fact), each as a ratio to the goal export of the same run.
 
-Medians of --repeats for the kgforge stages. Writes benchmarks/results/dialogue.json (or --results).
+Medians of --repeats for the kgforge stages; every measured process's peak RSS and CPU seconds beside its wall
+seconds. Writes benchmarks/results/dialogue.json (or --results).
 Targets: derive <= 30 s, 30k goals <= 60 s, 30k DuConv subgraphs <= 60 s on 2 cores (issue 5); 30k DuConv
 real-dialogue exports and 30k KdConv re-groundings within 1.5x of the goal export (issue 12).
 """
@@ -40,6 +46,7 @@ from benchmarks.synthetic import cached_synthetic_kb  # noqa: E402
 
 CLI = [sys.executable, "-c", "from kgforge.cli import main; main()"]
 TARGETS = {"derive": 30.0, "goals": 60.0, "export": 60.0}
+DEFAULT_RESULTS = Path(__file__).resolve().parent / "results" / "dialogue.json"
 RATIO_TARGET = 1.5  # real-dialogue exports against the goal export of the same run
 CPU_SECONDS: list[float] = []
 BASELINE_QUERY = """
@@ -89,6 +96,19 @@ if __name__ == "__main__":
 """
 
 
+RAW_BULK_LOAD = """
+import json, sys, time
+import pyoxigraph as ox
+store = ox.Store(sys.argv[1])
+started, cpu = time.perf_counter(), time.process_time()
+for path in sys.argv[2:]:
+    store.bulk_load(path=path, format=ox.RdfFormat.N_QUADS)
+store.flush()
+seconds, cpu = time.perf_counter() - started, time.process_time() - cpu
+print(json.dumps({"seconds": seconds, "cpu_s": cpu, "quads": len(store)}))
+"""
+
+
 def run_measured(args: list[str]) -> tuple[str, float, int]:
     """Run a command; return its stdout, wall seconds and peak RSS in MiB (of that process).
     Its CPU seconds (user + system) go to ``CPU_SECONDS[-1]``: wall time on a shared 2-core machine
@@ -120,6 +140,52 @@ def median_runs(repeats: int, label: str, *args: str) -> tuple[dict, list[float]
     return report, runs, rss, cpu
 
 
+def raw_bulk_load(files: list[Path]) -> dict:
+    """``pyoxigraph.Store.bulk_load`` of ``files`` into a fresh store, in a process of its own: seconds and CPU
+    seconds of the load alone, quads per second, and the process's peak RSS."""
+    with tempfile.TemporaryDirectory(prefix="raw-load-") as folder:
+        out, _, rss = run_measured([sys.executable, "-c", RAW_BULK_LOAD, folder, *map(str, files)])
+    result = json.loads(out)
+    return {**result, "quads_per_s": round(result["quads"] / result["seconds"]), "peak_rss_mib": rss}
+
+
+def derive_against_bulk_load(work: Path, repeats: int) -> tuple[dict, list[float], int, list[float], dict]:
+    """``kgforge derive`` (its phases from its report) and, alternating with it in each repeat so both meet the
+    same load, a bulk load into a fresh store of the very quads derive loaded and of the build's own quads
+    files (the full build's bulk load). Returns derive's last report, wall seconds, peak RSS and CPU seconds,
+    and the comparison: derive's load phase against both bulk loads, derive against its own join + write."""
+    w = ("--workdir", str(work))
+    report, runs, cpu, rss, compared = {}, [], [], 0, []
+    for repeat in range(repeats):
+        print(f"kgforge derive, run {repeat + 1}/{repeats} ...", file=sys.stderr)
+        report, seconds, rss = kgforge("derive", "duconv", *w)
+        runs.append(seconds)
+        cpu.append(CPU_SECONDS[-1])
+        build = (work / "duconv" / "store").resolve()
+        manifest = json.loads((build / "manifest.json").read_text(encoding="utf-8"))
+        derived = [build / e["quads_file"] for e in manifest["graphs"].values() if e["kind"] == "derived-associated"]
+        sources = [build / e["quads_file"] for e in manifest["graphs"].values()
+                   if not e["kind"].startswith("derived")]
+        print("bulk loads of the same quads ...", file=sys.stderr)
+        same, full = raw_bulk_load(derived), raw_bulk_load(sources)
+        phases = report["timings"]
+        load_rate = report["quads"] / phases["load_seconds"]
+        compared.append({
+            "derive_phases_s": phases, "derive_command_s": round(seconds, 2), "derive_cpu_s": cpu[-1],
+            "derive_peak_rss_mib": rss, "derive_load_quads_per_s": round(load_rate),
+            "bulk_load_same_quads": same, "bulk_load_build_quads": full,
+            "load_vs_bulk_load_same_quads": round(load_rate / same["quads_per_s"], 2),
+            "load_vs_bulk_load_build_quads": round(load_rate / full["quads_per_s"], 2),
+            "derive_over_join_plus_write": round(sum(phases.values()) / (phases["join_seconds"]
+                                                                          + phases["write_seconds"]), 2),
+        })
+    keys = ("load_vs_bulk_load_same_quads", "load_vs_bulk_load_build_quads", "derive_over_join_plus_write")
+    summary = {f"{k}_median": statistics.median(c[k] for c in compared) for k in keys}
+    summary.update(targets={"load_vs_bulk_load_build_quads": ">= 0.8", "derive_over_join_plus_write": "<= 1.5"},
+                   runs=compared)
+    return report, runs, rss, cpu, summary
+
+
 def real_dialogues(samples: Path, work: Path) -> tuple[Path, Path]:
     """DuConv sessions and KdConv dialogues made from the goal export's samples (same topics, same
     knowledge): a conversation that asks about and states the knowledge, as a crowd worker writes one;
@@ -145,8 +211,8 @@ def real_dialogues(samples: Path, work: Path) -> tuple[Path, Path]:
 
 
 def baseline(work: Path, name: str, suffix: str, timeout: float) -> dict:
-    out, _, _ = run_measured([sys.executable, "-c", BASELINE_QUERY, str(work), name, suffix, str(timeout)])
-    result = json.loads(out)
+    out, _, rss = run_measured([sys.executable, "-c", BASELINE_QUERY, str(work), name, suffix, str(timeout)])
+    result = {**json.loads(out), "peak_rss_mib": rss, "cpu_s": CPU_SECONDS[-1]}
     if not result["finished"]:
         result["note"] = f"did not finish in {timeout:g} s"
     return result
@@ -175,9 +241,12 @@ def main() -> None:
     parser.add_argument("--baseline-timeout", type=float, default=120.0)
     parser.add_argument("--baseline-sample", type=int, default=300, help="dialogues queried one by one")
     parser.add_argument("--out", type=Path, default=Path("bench-out"))
-    parser.add_argument("--results", type=Path, default=Path(__file__).resolve().parent / "results" / "dialogue.json")
+    parser.add_argument("--results", type=Path, default=DEFAULT_RESULTS)
     parser.add_argument("--reuse", type=Path, help="a --workdir already built from the same synthetic KB "
                                                    "(skips the build; derive then measures a re-run)")
+    parser.add_argument("--derive-only", action="store_true",
+                        help="only the build and derive against bulk loads of the same quads "
+                             "(writes results/dialogue_derive.json, or --results)")
     args = parser.parse_args()
     kb = cached_synthetic_kb(args.out, args.small)
     work = args.reuse or Path(tempfile.mkdtemp(prefix="kgforge-bench-dialogue-"))
@@ -187,9 +256,18 @@ def main() -> None:
         build_seconds = float("nan")
     else:
         print("kgforge build ...", file=sys.stderr)
-        built, build_seconds, _ = kgforge("build", "duconv", "--source", f"kdconv:{kb}", "--no-schema-sources", *w)
+        built, build_seconds, build_rss = kgforge("build", "duconv", "--source", f"kdconv:{kb}", "--no-schema-sources",
+                                                  *w)
+    graph = {"entities": 10_000 if args.small else 144_000, "kb": str(kb), "quads": built["total_quads"],
+             "build_seconds": round(build_seconds, 1), "build_peak_rss_mib": None if args.reuse else build_rss,
+             "build_cpu_s": None if args.reuse else CPU_SECONDS[-1],
+             "build_load_quads_per_s": built["timings"].get("load_quads_per_second"), "reused_workdir": bool(args.reuse)}
 
-    derived, derive_runs, derive_rss, derive_cpu = median_runs(args.repeats, "kgforge derive", "derive", "duconv", *w)
+    derived, derive_runs, derive_rss, derive_cpu, against = derive_against_bulk_load(work, args.repeats)
+    if args.derive_only:
+        results = args.results if args.results != DEFAULT_RESULTS else DEFAULT_RESULTS.with_name("dialogue_derive.json")
+        write_results(results, {"graph": graph, "derive_against_bulk_load": against, "machine": machine()})
+        return
     print("baseline: SPARQL self-join ...", file=sys.stderr)
     self_join = baseline(work, "associated_self_join", "", args.baseline_timeout)
 
@@ -223,21 +301,21 @@ def main() -> None:
     real, real_runs, real_rss, real_cpu = reports["real"], runs["real"], rss["real"], cpu["real"]
     regrounded, kd_runs, kd_rss, kd_cpu = reports["kdconv"], runs["kdconv"], rss["kdconv"], cpu["kdconv"]
     print(f"baseline: one SPARQL query per dialogue ({args.baseline_sample} dialogues) ...", file=sys.stderr)
-    out, _, _ = run_measured([sys.executable, "-c", PER_DIALOGUE, str(work), str(goals_file),
-                              str(args.baseline_sample)])
+    out, _, per_dialogue_rss = run_measured([sys.executable, "-c", PER_DIALOGUE, str(work), str(goals_file),
+                                             str(args.baseline_sample)])
     per_dialogue = json.loads(out)
     per_dialogue_total = per_dialogue["seconds"] / per_dialogue["dialogues"] * goals["goals"]
 
     derive_s, goals_s, export_s = (statistics.median(r) for r in (derive_runs, goals_runs, export_runs))
     result = {
-        "graph": {"entities": 10_000 if args.small else 144_000, "kb": str(kb), "quads": built["total_quads"],
-                  "build_seconds": round(build_seconds, 1), "reused_workdir": bool(args.reuse)},
+        "graph": graph,
         "derive": {"seconds_median": round(derive_s, 2), "runs_s": [round(x, 2) for x in derive_runs],
                    "phases_s": derived["timings"], "pairs": derived["pairs"], "quads": derived["quads"],
                    "groups_capped": derived["groups_capped"], "pairs_left_out_by_cap": derived["pairs_left_out_by_cap"],
                    "max_group": derived["options"]["max_group"], "max_pairs": derived["options"]["max_pairs"],
                    "cpu_s": derive_cpu, "peak_rss_mib": derive_rss,
                    "target_s": TARGETS["derive"]},
+        "derive_against_bulk_load": against,
         "derive_baseline_sparql_self_join": self_join,
         "goals": {"seconds_median": round(goals_s, 2), "runs_s": [round(x, 2) for x in goals_runs],
                   "goals": goals["goals"], "kinds": goals["kinds"], "relations": len(goals["relations"]),
@@ -251,7 +329,7 @@ def main() -> None:
         "export_kdconv_regrounding": _real_stage(regrounded, kd_runs, kd_cpu, kd_rss, export_runs, export_cpu),
         "export_baseline_query_per_dialogue": {
             "measured_dialogues": per_dialogue["dialogues"], "measured_seconds": round(per_dialogue["seconds"], 2),
-            "extrapolated_seconds_for_all": round(per_dialogue_total, 1),
+            "extrapolated_seconds_for_all": round(per_dialogue_total, 1), "peak_rss_mib": per_dialogue_rss,
             "note": f"extrapolated from {per_dialogue['dialogues']} dialogues to {goals['goals']}; raw facts only "
                     "(no ranking, labels of relations or checks)"},
         "ratios": {
@@ -259,17 +337,24 @@ def main() -> None:
             "derive_baseline_over_kgforge": (round(self_join["seconds"] / derive_s, 1) if self_join["finished"]
                                              else f">{self_join['seconds'] / derive_s:.1f} (baseline unfinished)"),
         },
-        "machine": {"cpus": os.cpu_count(), "python": sys.version.split()[0],
-                    "load_average_at_end": [round(x, 1) for x in os.getloadavg()]},
+        "machine": machine(),
     }
     result["meets_targets"] = {"derive": derive_s <= TARGETS["derive"], "goals": goals_s <= TARGETS["goals"],
                                "export": export_s <= TARGETS["export"],
                                "duconv_dialogues": result["export_duconv_dialogues"]["ratio_to_goal_export"] <= RATIO_TARGET,
                                "kdconv_regrounding": result["export_kdconv_regrounding"]["ratio_to_goal_export"]
                                <= RATIO_TARGET}
-    results = args.results
-    results.parent.mkdir(parents=True, exist_ok=True)
-    results.write_text(json.dumps(result, indent=2, ensure_ascii=False), encoding="utf-8")
+    write_results(args.results, result)
+
+
+def machine() -> dict:
+    return {"cpus": os.cpu_count(), "python": sys.version.split()[0],
+            "load_average_at_end": [round(x, 1) for x in os.getloadavg()]}
+
+
+def write_results(path: Path, result: dict) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(result, indent=2, ensure_ascii=False), encoding="utf-8")
     print(json.dumps(result, indent=2, ensure_ascii=False))
 
 

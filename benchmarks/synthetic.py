@@ -75,7 +75,8 @@ def write_synthetic_kb(path: Path, entities: int = 144_000, triples: int = 3_600
     per_entity = _degrees(rng, entities, triples - entities)
     vocabularies: dict[str, list[str]] = {}
     written = 0
-    with open(path, "w", encoding="utf-8") as out:
+    partial = path.with_name(path.name + ".partial")  # a reader never sees half a KB (another run, a rebuild)
+    with open(partial, "w", encoding="utf-8") as out:
         out.write("{\n")
         for i in range(entities):
             kind, head = kinds[i], names[i]
@@ -91,6 +92,7 @@ def write_synthetic_kb(path: Path, entities: int = 144_000, triples: int = 3_600
             sep = ",\n" if i < entities - 1 else "\n"
             out.write(f"{json.dumps(head, ensure_ascii=False)}: {json.dumps(facts, ensure_ascii=False)}{sep}")
         out.write("}\n")
+    partial.replace(path)
     return {"path": str(path), "entities": entities, "triples_written": written, "seed": seed}
 
 

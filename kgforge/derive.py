@@ -336,7 +336,7 @@ def _load(paths: DomainPaths, staging: Path, published: Path, quads: int, report
     base, drop = _extension_base(paths, published, manifest)
     stage["base_graphs"] = _checksums_without_associated(manifest)
     return extend_build(paths, staging, published, base, drop, {ASSOCIATED_GRAPH: entry}, {"derive": stage},
-                        keep_base_as=BASE_DIR).build_id
+                        keep_base_as=BASE_DIR, trusted=True).build_id
 
 
 BASE_DIR = "base-oxigraph"  # inside a derived build: a checkpoint of the store it extended

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pyoxigraph as ox
 import pytest
@@ -121,16 +122,43 @@ def records_by_id(path: Path) -> dict[str, dict]:
     return {record_id: {k: v for k, v in record.items() if k != "build_id"} for record_id, record in zip(ids, records)}
 
 
-def test_export_changed_since_writes_exactly_the_dialogues_whose_records_changed(two_builds, shared, tmp_path):
-    """The first build's KB built on its own and exported in full, beside the full export of the second build:
-    the dialogues whose records differ are exactly those `export --changed-since FIRST` writes."""
-    domain, first, _, _, _ = two_builds
-    original = tmp_path / "original" / "kb_travel.json"  # the same file name: the same graph
+def facts_in(record: Any) -> set[tuple[str, str, str]]:
+    """Every (subject, relation, object) label triple a record states, wherever in it (subgraph, path, messages)."""
+    if isinstance(record, list):
+        return set().union(*map(facts_in, record)) if record else set()
+    if not isinstance(record, dict):
+        return set()
+    own = {(record["s_label"], record["p_label"], record["o_label"])} if "s_label" in record else set()
+    return own.union(*map(facts_in, record.values()))
+
+
+def touching(then: dict[str, dict], now: dict[str, dict], edited: list, removed: str) -> set[str]:
+    """The records that state a changed fact: an edited 门票 value (its old value before, its new one now), or
+    any fact about the removed entity before."""
+    old = {(name, "门票", value) for name, value, _ in edited}
+    new = {(name, "门票", value) for name, _, value in edited}
+    ids = set(then) | set(now)
+    return {i for i in ids if facts_in(now.get(i)) & new or facts_in(then.get(i)) & old
+            or any(removed in (s, o) for s, _, o in facts_in(then.get(i)))}
+
+
+def original_domain(shared, tmp_path: Path) -> Domain:
+    """The first build's KB built on its own, in a workdir of its own (the same file name: the same graph)."""
+    original = tmp_path / "original" / "kb_travel.json"
     original.parent.mkdir()
     original.write_bytes(shared(KB).read_bytes())
+    then = Domain("travel", tmp_path / "then")
+    then.build([f"kdconv:{original}"], schema_sources=False)
+    return then
+
+
+def test_export_changed_since_writes_exactly_the_dialogues_whose_records_changed(two_builds, shared, tmp_path):
+    """The first build's KB built on its own and exported in full, beside the full export of the second build:
+    the dialogues whose records differ are exactly those `export --changed-since FIRST` writes, and exactly
+    those that state one of the changed facts."""
+    domain, first, _, edited, removed = two_builds
     options = {"fmt": "jsonl", "dialogues": shared(DIALOGUES), "skip_invalid": True}
-    Domain("travel", tmp_path / "then").build([f"kdconv:{original}"], schema_sources=False)
-    Domain("travel", tmp_path / "then").export(None, tmp_path / "then.jsonl", **options)
+    original_domain(shared, tmp_path).export(None, tmp_path / "then.jsonl", **options)
     domain.export(None, tmp_path / "now.jsonl", **options)
     report = domain.export(None, tmp_path / "changed.jsonl", changed_since=first, **options)
 
@@ -139,14 +167,33 @@ def test_export_changed_since_writes_exactly_the_dialogues_whose_records_changed
     written = records_by_id(tmp_path / "changed.jsonl")
     assert 0 < len(expected) < len(now)
     assert set(written) == expected and all(written[i] == now[i] for i in expected)
+    assert set(written) == touching(then, now, edited, removed)
     assert report.data["changed_since"] == {"build": first, "records_changed": len(expected),
                                             "records_unchanged": len(now) - len(expected)}
     with pytest.raises(KgforgeError, match=rf"no dialogue's subgraph changed since build {report.data['build_id']}"):
         domain.export(None, tmp_path / "none.jsonl", changed_since=report.data["build_id"], **options)
 
 
-def test_changed_since_is_refused_for_new_goals(cli, tmp_path):
-    result = cli("export", "travel", "--format", "jsonl", "--goals", str(tmp_path / "goals.jsonl"), "--out",
-                 str(tmp_path / "out.jsonl"), "--changed-since", "x", "--workdir", str(tmp_path / "kg"), check=False)
-    assert result.returncode != 0
-    assert "--input-layout, --refresh-attrs and --changed-since are for --dialogues" in result.stderr
+def test_export_changed_since_writes_exactly_the_goals_whose_subgraphs_changed(two_builds, shared, tmp_path, cli):
+    """New goals made on the second build, exported on both: `export --goals --changed-since FIRST` writes the
+    goals whose records differ, and exactly those whose subgraph states a changed fact."""
+    domain, first, _, edited, removed = two_builds
+    goals = domain.goals(600, tmp_path / "goals.jsonl", seed=0, one_step_ratio=1).out
+    options = {"fmt": "jsonl", "skip_invalid": True}
+    original_domain(shared, tmp_path).export(goals, tmp_path / "then.jsonl", **options)
+    domain.export(goals, tmp_path / "now.jsonl", **options)
+    report = domain.export(goals, tmp_path / "changed.jsonl", changed_since=first, **options)
+
+    then, now = records_by_id(tmp_path / "then.jsonl"), records_by_id(tmp_path / "now.jsonl")
+    written = records_by_id(tmp_path / "changed.jsonl")
+    expected = {record_id for record_id, record in now.items() if then.get(record_id) != record}
+    assert 0 < len(expected) < len(now)
+    assert set(written) == expected and all(written[i] == now[i] for i in expected)
+    assert set(written) == touching(then, now, edited, removed) & set(now)
+    assert report.data["changed_since"] == {"build": first, "records_changed": len(expected),
+                                            "records_unchanged": len(now) - len(expected)}
+    out = cli("export", "travel", "--format", "jsonl", "--goals", str(goals), "--out", str(tmp_path / "cli.jsonl"),
+              "--changed-since", first, "--workdir", str(domain.workdir)).stdout
+    assert f"changed since build {first}: {len(expected):,} records written" in out
+    with pytest.raises(KgforgeError, match=rf"no goal's subgraph changed since build {report.data['build_id']}"):
+        domain.export(goals, tmp_path / "none.jsonl", changed_since=report.data["build_id"], **options)

@@ -13,7 +13,9 @@ import pyoxigraph as ox
 import pytest
 
 from kgforge import Domain
+from kgforge.build import transaction
 from kgforge.build.transaction import check_store
+from kgforge.core.errors import InputError
 from kgforge.derive import ASSOCIATED_GRAPH
 from tests.test_fault_kills import write_kb
 
@@ -135,3 +137,36 @@ def test_the_command_says_what_it_kept_and_what_it_imported(kbs, tmp_path, cli):
     assert "input changed" in changed and "built travel" in changed
     data = json.loads(cli(*args, "--full", "--json").stdout)
     assert data["published"] and [r["action"] for r in data["refresh"]] == ["imported", "imported"]
+
+
+def test_a_source_that_changes_while_it_is_imported_fails_the_build_and_leaves_the_published_one(
+        kbs, tmp_path, monkeypatch):
+    """The manifest records the input the import read: a source rewritten during its import (a sync, an editor)
+    would otherwise be recorded with bytes the import never saw, and the next rebuild would keep a stale graph."""
+    domain = Domain("travel", tmp_path / "kg")
+    first = domain.build(specs(kbs["a"], kbs["b"]), schema_sources=False)
+    quads = sorted_quads(tmp_path / "kg")
+    real = transaction.importer_for
+
+    def rewritten_meanwhile(kind):
+        def run(ctx):
+            real(kind)(ctx)
+            if ctx.path == kbs["b"]:
+                write_kb(kbs["b"], 250, "rewritten during the import")
+        return run
+
+    write_kb(kbs["b"], 250, "B4")
+    monkeypatch.setattr(transaction, "importer_for", rewritten_meanwhile)
+    with pytest.raises(InputError, match=rf"{kbs['b'].name}: changed while it was being imported .* run the build "
+                                         "again"):
+        domain.build(specs(kbs["a"], kbs["b"]), schema_sources=False)
+    assert json.loads((tmp_path / "kg/travel/manifest.json").read_text(encoding="utf-8"))["build_id"] == first.build_id
+    assert sorted_quads(tmp_path / "kg") == quads
+    assert check_store("travel", tmp_path / "kg")["ok"] and not check_store("travel", tmp_path / "kg")["leftovers"]
+
+    monkeypatch.undo()  # the run again imports what the file now holds, and records that
+    again = domain.build(specs(kbs["a"], kbs["b"]), schema_sources=False)
+    assert actions(again) == {"a": "kept", "b": "imported"}
+    full = Domain("travel", tmp_path / "full")
+    full.build(specs(kbs["a"], kbs["b"]), schema_sources=False)
+    assert sorted_quads(tmp_path / "kg") == sorted_quads(tmp_path / "full")

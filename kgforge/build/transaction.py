@@ -48,6 +48,7 @@ from kgforge.core.vocab import (
 from kgforge.build.refresh import SourceDecision, decide, refresh_record, relations_from_records
 from kgforge.sources.importer import ImportContext, importer_for, reads_file, source_licence
 from kgforge.sources.schema_infer import infer_schema
+from kgforge.store.checksums import stamp
 from kgforge.store.layout import (
     DomainPaths,
     carry_quads,
@@ -324,6 +325,9 @@ def import_source(
     quarantine.path.unlink(missing_ok=True)  # an earlier import's; this one's appears with its first record
     task = progress.add_task(f"import {spec.kind}:{path.name}", total=None)
     started = time.perf_counter()
+    # The input's fingerprint is taken before the import and must still hold after it: a record of bytes the
+    # import did not read would let a later rebuild keep a graph that no longer matches its source.
+    fingerprint, before = (file_fingerprint(path), stamp(path)) if path.is_file() else ({"path": str(path)}, None)
     with QuadWriter(quads_file, graph_iri(*name.split("/"))) as writer:
         ctx = ImportContext(schema=schema, path=path, writer=writer, quarantine=quarantine,
                             options=dict(spec.options), workdir=paths.root,
@@ -333,10 +337,13 @@ def import_source(
         finally:
             quarantine.close()
     progress.update(task, completed=ctx.counts["records_ok"], total=ctx.counts["records_ok"])
+    if before is not None and stamp(path) != before:
+        raise InputError(f"{path}: changed while it was being imported (its size, modification time or inode "
+                         "differs from when the import began); nothing was published, run the build again")
     result = SourceResult(
         kind=spec.kind, path=str(path), graph=writer.graph_iri,
         quads_file=str(quads_file.relative_to(staging)), quads=writer.count, sha256=writer.sha256,
-        input=file_fingerprint(path) if path.is_file() else {"path": str(path)},
+        input=fingerprint,
         counts=dict(ctx.counts), quarantined=quarantine.count,
         quarantine_file=str(quarantine.path.relative_to(paths.root)) if quarantine.count else None,
         seconds=round(time.perf_counter() - started, 3), engine=ctx.engine,
@@ -440,7 +447,7 @@ def add_graphs(paths: DomainPaths, staging: Path, new_graphs: dict[str, GraphEnt
 def extend_build(paths: DomainPaths, staging: Path, published: Path, base: Path, drop: list[str],
                  new_graphs: dict[str, GraphEntry], stages: dict[str, Any],
                  keep_base_as: str | None = None, replace_stages: bool = False,
-                 schema: SchemaEntry | None = None) -> BuildSummary:
+                 schema: SchemaEntry | None = None, trusted: bool = False) -> BuildSummary:
     """Publish, as the staging build ``staging``, a copy of the store at ``base`` without the graphs in
     ``drop`` (nor the earlier versions of the new graphs), plus ``new_graphs``, whose quads files the
     caller wrote into ``staging``. The other graphs of the ``published`` build keep their quads files
@@ -450,7 +457,8 @@ def extend_build(paths: DomainPaths, staging: Path, published: Path, base: Path,
     links or derived triples to a DuConv-sized store takes seconds, not a full re-load. The new
     graphs' counts are checked before the swap, as ``kgforge build`` does; ``stages`` are recorded
     in the manifest beside the earlier ones (instead of them with ``replace_stages``); ``schema`` replaces
-    the published build's schema record. The caller holds the write lock.
+    the published build's schema record; ``trusted`` new graphs are bulk-loaded without re-validating their
+    terms (see :func:`extend_store`). The caller holds the write lock.
     """
     manifest = read_manifest(paths, published)
     new_graphs = _with_checksums(staging, new_graphs)
@@ -459,7 +467,7 @@ def extend_build(paths: DomainPaths, staging: Path, published: Path, base: Path,
     carry_quads(published, staging, graphs)
     started = time.perf_counter()
     added = extend_store(base, staging, drop, {g: staging / e.quads_file for g, e in new_graphs.items()},
-                         keep_base_as, paths)
+                         keep_base_as, paths, trusted)
     require_counts_match(_expected_counts(new_graphs), {g: n for g, n in added.items() if n}, staging)
     graphs.update(new_graphs)
     timings = {"load_seconds": round(time.perf_counter() - started, 3)}

@@ -64,9 +64,9 @@ def export_command(
     refresh_attrs: Annotated[bool, typer.Option("--refresh-attrs", help="--dialogues: rewrite gold values the graph "
                                                 "now states otherwise; every change goes to OUT.refresh.jsonl.")] = False,
     changed_since: Annotated[str | None, typer.Option("--changed-since", metavar="BUILD",
-                                                      help="--dialogues: write only those whose records differ from "
-                                                           "the same export of BUILD (a kept build; see `kgforge "
-                                                           "diff`).")] = None,
+                                                      help="Write only the dialogues or goals whose records differ "
+                                                           "from the same export of BUILD (a kept build; see "
+                                                           "`kgforge diff`).")] = None,
     budget: Annotated[int | None, typer.Option(parser=NON_NEGATIVE,
                                                help="Facts per topic besides its type fact and the goal path "
                                                     "(default 7 for the first topic and 4 for the others; real "
@@ -93,8 +93,8 @@ def export_command(
     """One checked subgraph per goal or dialogue, with stable ids, an export manifest and a coverage report."""
     if (goals is None) == (dialogues is None):
         raise KgforgeError("give either --goals FILE (from `kgforge goals`) or --dialogues FILE (real dialogues)")
-    if goals is not None and (input_layout or refresh_attrs or changed_since):
-        raise KgforgeError("--input-layout, --refresh-attrs and --changed-since are for --dialogues")
+    if goals is not None and (input_layout or refresh_attrs):
+        raise KgforgeError("--input-layout and --refresh-attrs are for --dialogues")
     languages = lang.split(",") if lang else []
     if len(languages) > 1:
         if refresh_attrs or changed_since:
@@ -128,13 +128,13 @@ def show_export(report: ExportReport) -> None:
         console.print(f"  coverage: {data['dialogues']:,} of {data['dialogues_in']:,} dialogues exported ({share}), "
                       f"{report.rejected:,} rejected; gold triples in the graph {data['gold_in_graph']:,} of "
                       f"{data['gold_triples']:,}, retrieved {attr}", markup=False, soft_wrap=True)
-        if since := data.get("changed_since"):
-            console.print(f"  changed since build {since['build']}: {since['records_changed']:,} records written, "
-                          f"{since['records_unchanged']:,} unchanged left out", markup=False, soft_wrap=True)
     else:
         checked = data.get("checks", {})
         console.print(f"  coverage: {report.records:,} of {checked.get('dialogues_checked', report.records):,} goals "
                       f"exported, {report.rejected:,} rejected by the checks", markup=False)
+    if since := data.get("changed_since"):
+        console.print(f"  changed since build {since['build']}: {since['records_changed']:,} records written, "
+                      f"{since['records_unchanged']:,} unchanged left out", markup=False, soft_wrap=True)
 
 
 def show_parallel(report: ParallelExportReport) -> None:

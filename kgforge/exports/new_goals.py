@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -22,10 +23,12 @@ from kgforge.exports.assemble import (
     check_report,
 )
 from kgforge.exports.labels import Render
+from kgforge.exports.model import Dialogue
 from kgforge.exports.options import ExportOptions
-from kgforge.exports.registry import format_named, goal_layout
+from kgforge.exports.registry import Format, format_named, goal_layout
 from kgforge.exports.writing import finish, layout_problems
 from kgforge.goals.record import Goal, read_goals
+from kgforge.store.diff import kept_build
 from kgforge.store.layout import domain_paths
 from kgforge.store.tables import GraphTables
 
@@ -41,32 +44,72 @@ def export_goals(domain: str, goals_file: Path, options: ExportOptions, out: Pat
     goals = list(read_goals(goals_file))
     if not goals:
         raise KgforgeError(f"{goals_file}: no goals to export")
+    made = _goal_records(ctx, goals, fmt, layout, options, ctx.manifest.build_id)
+    checks = check_report(made.problems, made.ids, options.skip_invalid, GOAL_CHECKS)
+    if made.unusable and not options.skip_invalid:
+        example = made.unusable[0]
+        raise ExportCheckError(f"{len(made.unusable)} records would not be read by the {layout.kind} readers, nothing "
+                               f"was written (give --skip-invalid to write the others): {example['record_id']}: "
+                               f"{example['problems'][0]}")
+    rejected = ([{"dialogue_id": made.ids[i], "reason": "; ".join(p)} for i, p in sorted(made.problems.items())]
+                + [{"dialogue_id": u["record_id"], "reason": "; ".join(u["problems"])} for u in made.unusable])
+    checks["layout_checks"] = f"what the {layout.kind} readers need ({type(fmt).__name__}.check)"
+    checks["layout_failures"] = made.unusable[:50]
+    kept = made.records
+    extra: dict[str, Any] = {}
+    if options.changed_since:
+        kept = _changed_since(ctx, goals, fmt, layout, options, made.records)
+        extra["changed_since"] = {"build": options.changed_since, "records_changed": len(kept),
+                                  "records_unchanged": len(made.records) - len(kept)}
+    written = {record_id for record_id, _ in kept}
+    extra = {"goals_file": str(goals_file), "goals_sha256": sha256_file(goals_file), "dialogues": len(written),
+             "triples": sum(len(d.knowledge) for d in made.dialogues if d.dialogue_id in written), "checks": checks,
+             "seeds": sorted({g.seed for g in goals if g.seed is not None}), **extra}
+    return finish(ctx, fmt, layout, kept, options, out, extra, started, rejected)
+
+
+@dataclass
+class _GoalRecords:
+    """What one pass of a goal export over one build made: the records that pass every check, the dialogues
+    they were rendered from, and what failed (the checks' problems by goal number, the layout's by record)."""
+
+    records: list[tuple[str, dict[str, Any]]]
+    dialogues: list[Dialogue]
+    problems: dict[int, list[str]]
+    unusable: list[dict[str, Any]]
+    ids: list[str]
+
+
+def _goal_records(ctx: Context, goals: list[Goal], fmt: Format, layout: Any, options: ExportOptions,
+                  build_id: str) -> _GoalRecords:
+    """Choose, check and render the subgraph of each goal in ``ctx``'s build, the records naming ``build_id``."""
     sub_options = options.subgraph(fmt, ctx.schema, goals=True)
     grounded = grounded_goals(goals)
     assembled = assemble(ctx, grounded, sub_options, options.add_related, goal_checks=True)
-    problems = assembled.problems
-    checks = check_report(problems, grounded.ids, options.skip_invalid, GOAL_CHECKS)
     render = Render.for_frame(ctx.labels, assembled.passing(), layout.segmented and options.segmented,
-                              fmt.type_relation, ctx.manifest.build_id)
+                              fmt.type_relation, build_id)
     dialogues = assembled.dialogues(ctx.labels, render, fmt.shape)
     records = [(d.dialogue_id, record) for d in dialogues for record in fmt.goal_records(d, layout, render)]
     unusable = layout_problems(fmt, layout, records)
-    if unusable and not options.skip_invalid:
-        example = unusable[0]
-        raise ExportCheckError(f"{len(unusable)} records would not be read by the {layout.kind} readers, nothing was "
-                               f"written (give --skip-invalid to write the others): {example['record_id']}: "
-                               f"{example['problems'][0]}")
     dropped = {u["record_id"] for u in unusable}
-    kept = [r for r in records if r[0] not in dropped]
-    rejected = ([{"dialogue_id": grounded.ids[i], "reason": "; ".join(p)} for i, p in sorted(problems.items())]
-                + [{"dialogue_id": u["record_id"], "reason": "; ".join(u["problems"])} for u in unusable])
-    checks["layout_checks"] = f"what the {layout.kind} readers need ({type(fmt).__name__}.check)"
-    checks["layout_failures"] = unusable[:50]
-    extra = {"goals_file": str(goals_file), "goals_sha256": sha256_file(goals_file),
-             "dialogues": len({record_id for record_id, _ in kept}),
-             "triples": sum(len(d.knowledge) for d in dialogues if d.dialogue_id not in dropped), "checks": checks,
-             "seeds": sorted({g.seed for g in goals if g.seed is not None})}
-    return finish(ctx, fmt, layout, kept, options, out, extra, started, rejected)
+    return _GoalRecords([r for r in records if r[0] not in dropped], dialogues, assembled.problems, unusable,
+                        grounded.ids)
+
+
+def _changed_since(ctx: Context, goals: list[Goal], fmt: Format, layout: Any, options: ExportOptions,
+                   records: list[tuple[str, dict[str, Any]]]) -> list[tuple[str, dict[str, Any]]]:
+    """The ``records`` that differ from what the same export of build ``options.changed_since`` makes (a fact
+    of the goal's subgraph or path changed, came or went, or a label changed), or that it does not make at all
+    (the goal failed a check there): exactly the goals the changes between the two builds touch. The earlier
+    build's records are rendered naming the current build, so only what the graph gives them can differ."""
+    then = Context.open(ctx.paths.domain, ctx.paths.workdir, options.language,
+                        build=kept_build(ctx.paths, options.changed_since))
+    earlier = dict(_goal_records(then, goals, fmt, layout, options, ctx.manifest.build_id).records)
+    changed = [(record_id, record) for record_id, record in records if earlier.get(record_id) != record]
+    if not changed:
+        raise KgforgeError(f"no goal's subgraph changed since build {options.changed_since} "
+                           f"({len(records):,} records compared); nothing was written")
+    return changed
 
 
 def grounded_goals(goals: list[Goal]) -> Grounded:

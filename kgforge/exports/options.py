@@ -25,7 +25,7 @@ class ExportOptions:
     add_related: str | None = None  # model bundle name under models/
     input_layout: str | None = None  # --dialogues: the layout kind the file is in, when not detected
     refresh_attrs: bool = False  # --dialogues: rewrite gold values the graph now states otherwise
-    changed_since: str | None = None  # --dialogues: only those whose records differ from this build's export
+    changed_since: str | None = None  # only the dialogues or goals whose records differ from this build's export
 
     def __post_init__(self) -> None:
         format_named(self.fmt)
