@@ -37,7 +37,8 @@ COMMANDS: dict[str, tuple[str, str]] = {'build': ('build', "Import the domain's 
  'goals': ('goals', 'Sample reproducible, stratified conversation goals (or --validate real DuConv goals).'),
  'ground': ('ground',
             'Which fact each message states, and its claims checked against the graph; scored against gold attrs\n'
-            '(KdConv), or which knowledge triples each utterance states (DuConv).'),
+            '(KdConv), or which knowledge triples each utterance states (DuConv; DuRecDial, scored against gold\n'
+            'per-utterance knowledge).'),
  'link': ('importer',
           'Link dataset/crawled entities to their Wikidata/XLORE counterparts (owl:sameAs) by zh/en label and\n'
           'alias with type checks; ambiguous matches are listed in <domain>/links-report.json, never guessed.'),
