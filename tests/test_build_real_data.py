@@ -45,7 +45,7 @@ def test_duconv_splits_topics_into_films_and_stars(shared, workdir, cli):
     assert by_type["电影"] > 100 and by_type["明星"] > 100
     topics = set()
     for line in sessions.read_text(encoding="utf-8").splitlines():
-        for head, relation, tail in json.loads(line)["knowledge"]:
+        for head, relation, _ in json.loads(line)["knowledge"]:
             if relation == "领域":
                 topics.add(head.replace(" ", ""))
     assert sum(by_type.values()) == len(topics)

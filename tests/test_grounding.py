@@ -227,7 +227,7 @@ def test_every_utterance_naming_an_object_is_grounded_to_its_triple(duconv_groun
     for session in grounded:
         for utterance, row in zip(session["conversation"], session["grounding"]):
             words = utterance.split()
-            for i, (_, relation, tail) in enumerate(session["knowledge"]):
+            for i, (_, _, tail) in enumerate(session["knowledge"]):
                 said = tail.split()
                 if len(said) > 3 or len("".join(said)) < 2 or "".join(said) in relation_words:
                     continue

@@ -55,7 +55,7 @@ def test_never_guesses(entities: dict[str, list[str]], candidates: dict[str, str
     for key, qid in report.linked.items():
         same = [q for q, n in candidates.items() if name_key(n) in {name_key(x) for x in entities[key]}]
         assert same == [qid]  # linked only when exactly one counterpart carries one of its names
-    for key, qids in report.ambiguous.items():
+    for qids in report.ambiguous.values():
         assert len(qids) > 1
     assert set(report.linked) | set(report.ambiguous) | set(report.unmatched) == set(entities)
 

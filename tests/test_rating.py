@@ -162,7 +162,7 @@ def test_pairwise_preferences(tmp_path):
     made = make_sheets("convkgyarn-pairwise", {k: files[k] for k in ("alpha-bot", "gamma-bot")}, tmp_path / "p",
                        annotators=3, seed=1)
     key = json.loads((tmp_path / "p" / "key.json").read_text(encoding="utf-8"))
-    for rater, path in made.sheets.items():
+    for path in made.sheets.values():
         rows = read_csv(path)
         for i, row in enumerate(rows):
             first, _ = key["items"][row["item"]]["systems"]

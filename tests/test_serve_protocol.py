@@ -315,10 +315,10 @@ def cli_server(demo):
         try:
             httpx.get(f"{base}/api/status", timeout=2)
             break
-        except httpx.TransportError:
+        except httpx.TransportError as exc:
             if process.poll() is not None or time.monotonic() > deadline:
                 process.kill()
-                raise AssertionError(f"kgforge serve did not start: {process.communicate()[1]}")
+                raise AssertionError(f"kgforge serve did not start: {process.communicate()[1]}") from exc
             time.sleep(0.2)
     yield base
     process.terminate()

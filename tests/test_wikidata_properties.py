@@ -59,7 +59,7 @@ def statements(draw, pid: str, index: int) -> dict:
     if kind == "value":
         snak["datavalue"], snak["datatype"] = draw(datavalues)
     if draw(st.booleans()):
-        snak["hash"] = "%040x" % index
+        snak["hash"] = f"{index:040x}"
     statement = {"mainsnak": snak, "type": "statement", "rank": draw(st.sampled_from(["preferred", "normal", "normal", "deprecated"]))}
     style = draw(st.sampled_from(["upper", "lower", "missing"]))
     if style != "missing":

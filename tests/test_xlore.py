@@ -26,7 +26,7 @@ from kgforge.store.layout import domain_paths
 from kgforge.store.oxigraph import open_read_only
 from tests.test_wikidata import build_source, objects
 
-I = "http://xlore.org/instance/"
+I = "http://xlore.org/instance/"  # noqa: E741 — short, as C beside it, for IRIs written out in full below
 C = "http://xlore.org/concept/"
 HEADER = """@base <http://xlore.org/instance/> .
 @prefix property: <http://xlore.org/property#> .

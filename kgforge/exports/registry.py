@@ -191,7 +191,7 @@ def dialogue_layouts(fmt: Format, source_fmt: Format, source_layout: Layout, nam
         return source_layout
     layout = fmt.layout(name)
     if layout.name != source_layout.name and layout.cut_from != source_layout.name:
-        cut = [l.name for l in fmt.layouts if l.cut_from == source_layout.name]
+        cut = [layout.name for layout in fmt.layouts if layout.cut_from == source_layout.name]
         raise KgforgeError(f"--layout {layout.name} cannot be made from {source_layout.kind} dialogues: choose "
                            f"{' or '.join([source_layout.name, *cut])}")
     return layout
