@@ -43,18 +43,24 @@ def workdir(tmp_path: Path) -> Path:
     return folder
 
 
+# Read once, when the interpreter (PYTHONHASHSEED) or kgforge's consoles (COLUMNS) start: a command given one
+# of these runs in a fresh interpreter.
+READ_AT_START = frozenset({"PYTHONHASHSEED", "COLUMNS"})
+
+
 def run_cli(*args: str, cwd: Path | None = None, check: bool = True, timeout: float = 600,
             env: dict[str, str] | None = None, fresh: bool = False) -> subprocess.CompletedProcess:
     """Run ``kgforge ARGS`` as a user would: its exit status, stdout and stderr.
 
     In this process by default: ``kgforge.cli.main`` itself, with its own error handling and exit codes, so
-    a test pays for the command and not for a new interpreter importing every stage (~2 s). ``fresh=True``
-    starts a new interpreter instead, for what only a process shows: an environment variable read at start
-    (``PYTHONHASHSEED``, ``COLUMNS``), signals, worker processes that outlive their parent, the import
-    time. ``timeout`` bounds only a fresh process."""
-    if fresh:
-        return _run_fresh(args, cwd, timeout, env)
-    result = _run_in_process(args, cwd, env)
+    a test pays for the command and not for a new interpreter importing every stage (~2 s). In a fresh
+    interpreter with ``fresh=True``, for what only a process shows (signals, workers that outlive their
+    parent, the import time), and when ``env`` sets a variable read at start (``READ_AT_START``).
+    ``timeout`` bounds only a fresh interpreter."""
+    if fresh or READ_AT_START & set(env or {}):
+        result = _run_fresh(args, cwd, timeout, env)
+    else:
+        result = _run_in_process(args, cwd, env)
     if check and result.returncode != 0:
         raise AssertionError(f"kgforge {' '.join(args)} exited {result.returncode}\n"
                              f"stdout:\n{result.stdout}\nstderr:\n{result.stderr}")

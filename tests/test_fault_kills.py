@@ -24,6 +24,8 @@ from kgforge.goals.generate import generate
 from kgforge.goals.graph import GoalOptions
 from tests.faults import kill_at_random_point, orphans, part_files
 
+pytestmark = pytest.mark.slow  # SIGKILL at seeded random points of real builds, derives and embeds, each rerun after
+
 BUILD_ENTITIES = 10_000
 
 

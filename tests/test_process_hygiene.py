@@ -98,6 +98,8 @@ def test_a_query_worker_dies_with_a_killed_query(cli, tmp_path: Path) -> None:
 WATCHER = """
 import os, subprocess, sys, threading, time
 from kgforge.core import lifeline
+
+pytestmark = pytest.mark.slow  # real imports and queries killed at seeded random points, then /proc scanned for orphans
 if sys.argv[1] == "poll":
     del os.pidfd_open  # as where there is no pidfd: the fallback watches by polling
     lifeline.POLL_SECONDS = 0.05
