@@ -33,7 +33,7 @@ def _manifest(workdir: Path, domain: str) -> dict:
 
 
 def test_a_failed_rebuild_is_never_read_by_derive(cli, shared, workdir, tmp_path):
-    """Issue 13, finding 1: the rebuild imports a copy whose 门票 values are all SAMEVALUE, then fails on an
+    """The rebuild imports a copy whose 门票 values are all SAMEVALUE, then fails on an
     empty second source; check stays ok and derive works on the published build, exactly as before."""
     kb = shared(KB_TRAVEL)
     cli("build", "travel", "--source", f"kdconv:{kb}", "--no-schema-sources", "--workdir", str(workdir))
@@ -98,7 +98,7 @@ def test_stages_trust_a_quads_file_by_its_checksum_not_its_line_count(cli, workd
 
 
 def test_a_killed_import_is_reported_by_check_and_cleaned(cli, workdir, tmp_path):
-    """Issue 13, finding 6: a build killed while importing left ``quads/*.nq.part<pid>`` that nothing removed."""
+    """A build killed while importing leaves ``quads/*.nq.part<pid>``: check names them and the command that removes them."""
     small = _write_kb(tmp_path / "small.json", 30)
     cli("build", "travel", "--source", f"kdconv:{small}", "--no-schema-sources", "--workdir", str(workdir))
     big = _write_kb(tmp_path / "big.json", 30_000)
@@ -119,7 +119,7 @@ def test_a_killed_import_is_reported_by_check_and_cleaned(cli, workdir, tmp_path
 
 
 def test_no_usable_record_names_only_files_that_exist(cli, workdir, tmp_path):
-    """Issue 13, finding 9: the message pointed at a quarantine file that was never written."""
+    """With no usable record, the message names only files that were written (no quarantine file that is not there)."""
     empty = tmp_path / "empty_kb.json"
     empty.write_text("{}", encoding="utf-8")
     result = cli("build", "travel", "--source", f"kdconv:{empty}", "--no-schema-sources", "--workdir", str(workdir),

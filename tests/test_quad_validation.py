@@ -1,5 +1,5 @@
 """Validation before the load: every term is checked by the store's own rules where it is written, a bad
-one is quarantined with file, line and reason, and the rest loads (issue 13, finding 2)."""
+one is quarantined with file, line and reason, and the rest loads."""
 
 from __future__ import annotations
 
