@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import io
 import os
+import re
 import subprocess
 import sys
 import traceback
@@ -17,6 +18,17 @@ import pytest
 REPO = Path(__file__).resolve().parent.parent
 SHARED_DATA = Path(os.environ.get("KGFORGE_SHARED_DATA", REPO.parent / "shared" / "data"))
 REQUIRE_SHARED = os.environ.get("KGFORGE_REQUIRE_SHARED") == "1"
+
+
+def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
+    """Under ``-m "not slow"``, a test file marked slow as a whole (``pytestmark = pytest.mark.slow``) is not
+    even imported: its imports alone (Lightning, Ray, a browser driver) cost seconds of the fast loop."""
+    if config.getoption("markexpr") != "not slow" or not collection_path.name.startswith("test_"):
+        return None
+    return bool(WHOLE_FILE_SLOW.search(collection_path.read_text(encoding="utf-8"))) or None
+
+
+WHOLE_FILE_SLOW = re.compile(r"^pytestmark = pytest\.mark\.slow\b", re.MULTILINE)
 
 
 def shared_file(relative: str) -> Path:
