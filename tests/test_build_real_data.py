@@ -5,12 +5,14 @@ from __future__ import annotations
 import json
 
 import pyoxigraph as ox
+import pytest
 
 from kgforge.core.vocab import RDFS_LABEL, SKOS_ALT_LABEL
 from kgforge.store.layout import domain_paths
 from kgforge.store.oxigraph import open_read_only
 
 
+@pytest.mark.slow  # builds the whole real KdConv travel KB
 def test_kdconv_travel_reproduces_table2(shared, workdir, cli):
     kb = shared("kdconv/travel/kb_travel.json")
     cli("build", "travel", "--source", f"kdconv:{kb}", "--workdir", str(workdir), "--json")

@@ -9,6 +9,7 @@ import re
 from pathlib import Path
 
 import pyoxigraph as ox
+import pytest
 
 from kgforge.demo.wikidata_dump import write_demo_dump
 from kgforge.derive import ASSOCIATED_GRAPH
@@ -32,6 +33,7 @@ def _manifest(workdir: Path, domain: str) -> dict:
     return json.loads((workdir / domain / "manifest.json").read_text(encoding="utf-8"))
 
 
+@pytest.mark.slow  # builds the real travel KB, a failed rebuild, derives
 def test_a_failed_rebuild_is_never_read_by_derive(cli, shared, workdir, tmp_path):
     """The rebuild imports a copy whose 门票 values are all SAMEVALUE, then fails on an
     empty second source; check stays ok and derive works on the published build, exactly as before."""
@@ -63,6 +65,7 @@ def test_a_failed_rebuild_is_never_read_by_derive(cli, shared, workdir, tmp_path
     assert not part_files(workdir) and not list((workdir / "travel" / "builds").glob("*/.incomplete"))
 
 
+@pytest.mark.slow  # two builds in fresh interpreters with other hash seeds
 def test_two_builds_of_the_same_input_give_identical_quads(cli, shared, workdir, tmp_path):
     """Equal inputs, equal checksums, whatever Python's hash seed: a check can tell a change from noise."""
     sources = [f"kdconv:{shared(KB_TRAVEL)}", f"kdconv-dialogues:{shared('kdconv/film/dev.json')}",

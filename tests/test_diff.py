@@ -48,6 +48,7 @@ def two_builds(shared, tmp_path):
     return domain, first.build_id, second.build_id, edited, removed
 
 
+@pytest.mark.slow  # two builds of the real travel KB
 def test_diff_lists_exactly_the_three_edited_values_and_the_removed_entity(two_builds, tmp_path):
     domain, first, second, edited, removed = two_builds
     patch = tmp_path / "changes.patch"
@@ -86,6 +87,7 @@ def test_diff_names_builds_by_id_and_refuses_one_it_does_not_keep(two_builds):
         domain.diff(from_build="../x")
 
 
+@pytest.mark.slow  # two builds of the real travel KB
 def test_the_diff_command_prints_counts_per_graph(two_builds, cli):
     domain, first, second, _, _ = two_builds
     out = cli("diff", "travel", "--workdir", str(domain.workdir)).stdout
@@ -121,6 +123,7 @@ def records_by_id(path: Path) -> dict[str, dict]:
     return {record_id: {k: v for k, v in record.items() if k != "build_id"} for record_id, record in zip(ids, records)}
 
 
+@pytest.mark.slow  # two builds of the real travel KB and two exports
 def test_export_changed_since_writes_exactly_the_dialogues_whose_records_changed(two_builds, shared, tmp_path):
     """The first build's KB built on its own and exported in full, beside the full export of the second build:
     the dialogues whose records differ are exactly those `export --changed-since FIRST` writes."""

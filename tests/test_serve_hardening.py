@@ -380,6 +380,7 @@ def test_an_address_in_host_is_always_answered(address, port):
     assert Hygiene(None, "127.0.0.1", (), ()).host_allowed(text if port is None else f"{text}:{port}")
 
 
+@pytest.mark.slow  # starts servers under several host settings
 @settings(max_examples=200, deadline=None)
 @given(st.from_regex(r"[a-z][a-z0-9-]{0,20}(\.[a-z][a-z0-9-]{0,20}){1,3}", fullmatch=True),
        st.one_of(st.none(), st.integers(1, 65535)), st.booleans())

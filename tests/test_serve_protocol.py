@@ -325,6 +325,7 @@ def cli_server(demo):
     process.wait(30)
 
 
+@pytest.mark.slow  # a real server killed and its workers waited for
 def test_killed_server_leaves_no_worker_and_no_open_store(tmp_path):
     """SIGKILL runs no clean-up: the worker busy with a query must notice its server is gone by itself.
     (A store of its own: the module's server holds the shared one open.)"""

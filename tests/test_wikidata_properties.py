@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -94,6 +95,7 @@ def value_key(statement: dict) -> str:
     return str(statement.get("id") or json.dumps(snak, sort_keys=True))
 
 
+@pytest.mark.slow  # hypothesis entities through the whole parser
 @settings(max_examples=150, deadline=None)
 @given(entities())
 def test_every_good_statement_arrives(entity: dict) -> None:
