@@ -55,9 +55,8 @@ def workdir(tmp_path: Path) -> Path:
     return folder
 
 
-# Read once, when the interpreter (PYTHONHASHSEED) or kgforge's consoles (COLUMNS) start: a command given one
-# of these runs in a fresh interpreter.
-READ_AT_START = frozenset({"PYTHONHASHSEED", "COLUMNS"})
+# Read once, when the interpreter starts: a command given one of these runs in a fresh interpreter.
+READ_AT_START = frozenset({"PYTHONHASHSEED"})
 
 
 def run_cli(*args: str, cwd: Path | None = None, check: bool = True, timeout: float = 600,
@@ -65,9 +64,10 @@ def run_cli(*args: str, cwd: Path | None = None, check: bool = True, timeout: fl
     """Run ``kgforge ARGS`` as a user would: its exit status, stdout and stderr.
 
     In this process by default: ``kgforge.cli.main`` itself, with its own error handling and exit codes, so
-    a test pays for the command and not for a new interpreter importing every stage (~2 s). In a fresh
-    interpreter with ``fresh=True``, for what only a process shows (signals, workers that outlive their
-    parent, the import time), and when ``env`` sets a variable read at start (``READ_AT_START``).
+    a test pays for the command and not for a new interpreter importing every stage (~2 s); ``COLUMNS`` in
+    ``env`` sets the consoles' width as it does at start. In a fresh interpreter with ``fresh=True``, for
+    what only a process shows (signals, workers that outlive their parent, the import time), and when
+    ``env`` sets a variable read when the interpreter starts (``READ_AT_START``).
     ``timeout`` bounds only a fresh interpreter."""
     if fresh or READ_AT_START & set(env or {}):
         result = _run_fresh(args, cwd, timeout, env)
@@ -95,7 +95,7 @@ def _run_in_process(args: tuple[str, ...], cwd: Path | None,
     from kgforge.cli import main
 
     stdout, stderr = _Stream(), _Stream()
-    with _process_state(["kgforge", *args], cwd, env), \
+    with _process_state(["kgforge", *args], cwd, env), _console_width(env), \
             contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr):
         try:
             main()
@@ -142,6 +142,26 @@ def _process_state(argv: list[str], cwd: Path | None, env: dict[str, str] | None
         os.environ.clear()
         os.environ.update(saved_env)
         sys.argv = saved_argv
+
+
+@contextlib.contextmanager
+def _console_width(env: dict[str, str] | None) -> Iterator[None]:
+    """``COLUMNS`` as kgforge's consoles read it when they are made at start: that width, wrapped there
+    (without it, output to a pipe is never wrapped)."""
+    columns = (env or {}).get("COLUMNS", "")
+    if not columns.isdigit():
+        yield
+        return
+    from kgforge.cli._app import console, err_console
+
+    saved = [(made, made._width, made.soft_wrap) for made in (console, err_console)]
+    for made in (console, err_console):
+        made.width, made.soft_wrap = int(columns), False
+    try:
+        yield
+    finally:
+        for made, width, soft_wrap in saved:
+            made._width, made.soft_wrap = width, soft_wrap
 
 
 @pytest.fixture

@@ -57,6 +57,7 @@ def test_help_lists_every_command_with_its_help_line():
                    if line.count("│") >= 2), name
 
 
+@pytest.mark.slow  # imports every command module in a fresh interpreter
 def test_the_command_index_matches_the_command_modules():
     result = subprocess.run([sys.executable, str(REPO / "scripts" / "command_index.py"), "--check"],
                             capture_output=True, text=True, timeout=120)
@@ -68,6 +69,7 @@ def test_an_unknown_command_is_still_refused_with_the_help_hint():
     assert result.returncode == 2 and "No such command 'buidl'" in result.stderr
 
 
+@pytest.mark.slow  # ten fresh interpreters, timed
 def test_version_starts_about_as_fast_as_importing_typer():
     def median(command: list[str]) -> float:
         times = []
@@ -149,6 +151,7 @@ def _closed_reader(args: list[str]) -> subprocess.CompletedProcess:
         os.close(write_end)
 
 
+@pytest.mark.slow  # a fresh interpreter per pipe, its reader closed
 @pytest.mark.parametrize("args", [["queries", "--json"], ["queries"], ["sources"], ["--help"]])
 def test_a_reader_that_goes_away_ends_the_command_quietly_with_status_0(args):
     result = _closed_reader(args)

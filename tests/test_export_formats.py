@@ -182,6 +182,7 @@ def test_goal_records_read_back_as_written_and_keep_their_topics_typed(tmp_path,
     assert generic["goal"] == [["START", a, b], [a, "主演", b]] and generic["path"][0]["role"] == "path"
 
 
+@pytest.mark.slow  # hypothesis records through segmentation
 @given(st.lists(LINE, min_size=3, max_size=3, unique=True))
 @PROPERTY
 def test_segmented_goal_records_give_back_the_labels(tmp_path, labels):

@@ -135,6 +135,7 @@ def fill(disk: Path, leave_kb: int) -> Path:
     return filler
 
 
+@pytest.mark.slow  # fills a small filesystem during an export and a rebuild
 def test_a_full_disk_ends_export_rdf_and_a_rebuild_in_one_line_and_keeps_the_published_build(small_disk, cli):
     workdir = small_disk / "kg"
     table = small_disk / "books.csv"

@@ -24,6 +24,8 @@ from tests.faults import (
 )
 from tests.test_wikidata_dump import many_entities
 
+pytestmark = pytest.mark.slow  # real imports and queries killed at seeded random points, then /proc scanned for orphans
+
 KILLS = 4
 WORKERS = 2
 # the kgforge process, its bzip2 and the pool: forkserver, resource tracker and at least one worker
@@ -98,8 +100,6 @@ def test_a_query_worker_dies_with_a_killed_query(cli, tmp_path: Path) -> None:
 WATCHER = """
 import os, subprocess, sys, threading, time
 from kgforge.core import lifeline
-
-pytestmark = pytest.mark.slow  # real imports and queries killed at seeded random points, then /proc scanned for orphans
 if sys.argv[1] == "poll":
     del os.pidfd_open  # as where there is no pidfd: the fallback watches by polling
     lifeline.POLL_SECONDS = 0.05

@@ -93,6 +93,7 @@ def test_check_lang_refuses_what_the_store_refuses(lang):
         check_lang(lang)
 
 
+@pytest.mark.slow  # hypothesis terms through the writer and Oxigraph's parser
 @settings(max_examples=300, deadline=None)
 @given(subject=st.text(max_size=12), value=st.text(max_size=12),
        lang=st.sampled_from([None, "zh", "en-US", "a", "x-y", "zh-hans-", "i-klingon"]),

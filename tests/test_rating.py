@@ -70,6 +70,7 @@ def test_every_named_rubric_is_bundled_in_both_languages():
             assert aspect.zh and aspect.en and len(aspect.labels["zh"]) == len(aspect.labels["en"]) == len(aspect.scale)
 
 
+@pytest.mark.slow  # every rubric's sheets written, filled and imported
 def test_sheet_import_round_trip(cli, tmp_path):
     files = write_systems(tmp_path)
     out = tmp_path / "round"

@@ -67,6 +67,7 @@ def nested(depth: int) -> str:
     return "SELECT * WHERE " + "{" * depth + " ?s ?p ?o " + "}" * depth
 
 
+@pytest.mark.slow  # deep queries through a real server
 def test_nesting_is_bounded_before_a_worker_sees_the_query(client, server):
     assert ask(client, server, nested(MAX_NESTING)).status_code == 200
     started = time.monotonic()
