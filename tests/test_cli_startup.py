@@ -42,6 +42,7 @@ def test_help_and_version_import_no_stage(args):
     assert not [m for m in HEAVY if m in loaded], sorted(m for m in HEAVY if m in loaded)
 
 
+@pytest.mark.slow  # a fresh interpreter, its imports listed
 def test_a_command_imports_its_own_module_only():
     loaded = _imported_by("queries", "--json")
     assert "kgforge.cli.query" in loaded
@@ -159,6 +160,7 @@ def test_a_reader_that_goes_away_ends_the_command_quietly_with_status_0(args):
     assert result.stderr == ""
 
 
+@pytest.mark.slow  # a fresh interpreter writing to a pipe
 def test_piped_output_is_not_wrapped_at_80_columns():
     env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES")}
     result = subprocess.run([sys.executable, "-m", "kgforge", "queries"], capture_output=True, text=True, env=env,

@@ -230,6 +230,7 @@ def test_unknown_format_or_layout_is_a_clear_error(cli, duconv_goals, tmp_path):
         format_named("conll")
 
 
+@pytest.mark.slow  # an export per spelling of every format name
 @pytest.mark.parametrize("given", ["DuConv", "DUCONV", "duconv"])
 def test_format_names_are_taken_in_any_case(cli, duconv_goals, tmp_path, given):
     workdir, goals, _, _ = duconv_goals
