@@ -30,6 +30,14 @@ def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool 
 
 WHOLE_FILE_SLOW = re.compile(r"^pytestmark = pytest\.mark\.slow\b", re.MULTILINE)
 
+# Whether the test being set up is marked slow: its CLI runs in a fresh interpreter (see run_cli).
+_running = {"slow": False}
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    _running["slow"] = item.get_closest_marker("slow") is not None
+
 
 def shared_file(relative: str) -> Path:
     """A file under ../shared/data: skipped with a reason when absent, a failure under CI."""
@@ -66,10 +74,12 @@ def run_cli(*args: str, cwd: Path | None = None, check: bool = True, timeout: fl
     In this process by default: ``kgforge.cli.main`` itself, with its own error handling and exit codes, so
     a test pays for the command and not for a new interpreter importing every stage (~2 s); ``COLUMNS`` in
     ``env`` sets the consoles' width as it does at start. In a fresh interpreter with ``fresh=True``, for
-    what only a process shows (signals, workers that outlive their parent, the import time), and when
-    ``env`` sets a variable read when the interpreter starts (``READ_AT_START``).
+    what only a process shows (signals, workers that outlive their parent, the import time), when ``env``
+    sets a variable read when the interpreter starts (``READ_AT_START``), and in a test marked slow: the
+    long end-to-end runs (kills, distributed training, whole corpora) keep the process they were written
+    against, where a second of start-up is nothing.
     ``timeout`` bounds only a fresh interpreter."""
-    if fresh or READ_AT_START & set(env or {}):
+    if fresh or _running["slow"] or READ_AT_START & set(env or {}):
         result = _run_fresh(args, cwd, timeout, env)
     else:
         result = _run_in_process(args, cwd, env)
