@@ -8,7 +8,7 @@ repeats): the whole build (import + load); the load phase of kgforge (bulk load 
 manifest, swap and pruning is reported beside it) against a plain
 ``pyoxigraph.Store.bulk_load`` of the very same N-Quads files, alternating, medians of --repeats;
 and rdflib parsing the same N-Quads (a sample, extrapolated). Writes benchmarks/results/bench_build.json.
-Target (issue 2): load phase >= 0.8x raw bulk_load, and far ahead of rdflib.
+Target: load phase >= 0.8x raw bulk_load, and far ahead of rdflib.
 
     python benchmarks/bench_build.py --small --refresh-only   # the refresh part alone
 

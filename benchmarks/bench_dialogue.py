@@ -25,8 +25,8 @@ fresh ``kgforge`` process timed from outside (wall seconds, as a user waits):
 
 Medians of --repeats for the kgforge stages; every measured process's peak RSS and CPU seconds beside its wall
 seconds. Writes benchmarks/results/dialogue.json (or --results).
-Targets: derive <= 30 s, 30k goals <= 60 s, 30k DuConv subgraphs <= 60 s on 2 cores (issue 5); 30k DuConv
-real-dialogue exports and 30k KdConv re-groundings within 1.5x of the goal export (issue 12).
+Targets: derive <= 30 s, 30k goals <= 60 s, 30k DuConv subgraphs <= 60 s on 2 cores; 30k DuConv
+real-dialogue exports and 30k KdConv re-groundings within 1.5x of the goal export.
 """
 
 from __future__ import annotations

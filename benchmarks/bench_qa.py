@@ -19,7 +19,7 @@ times, in fresh processes from outside (wall seconds as a user waits, CPU second
   with that phase replaced by the extrapolated queries (reading, selection, rendering and writing
   counted the same for both).
 
-Writes benchmarks/results/qa.json. Target (issue 17): 1M turns in <= 60 s on the 2-core machine.
+Writes benchmarks/results/qa.json. Target: 1M turns in <= 60 s on the 2-core machine.
 """
 
 from __future__ import annotations

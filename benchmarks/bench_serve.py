@@ -13,7 +13,7 @@ substitutions), prefixes declared: the two servers get byte-identical requests, 
 alternate the order (baseline, kgforge, kgforge, baseline, …).
 
 Then the explorer's entity page is fetched for --pages random entities, one at a time (p50, p99).
-Writes benchmarks/results/bench_serve.json. Target (issue 19): throughput >= 0.8x the baseline's, entity
+Writes benchmarks/results/bench_serve.json. Target: throughput >= 0.8x the baseline's, entity
 page p50 < 100 ms.
 """
 

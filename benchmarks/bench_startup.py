@@ -46,7 +46,7 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=21)
     args = parser.parse_args()
     runs: dict[str, list[float]] = {name: [] for name in COMMANDS}
-    for name, command in COMMANDS.items():  # one warm-up each: the first run reads the files from disk
+    for command in COMMANDS.values():  # one warm-up each: the first run reads the files from disk
         seconds(command)
     load_before = os.getloadavg()[0]
     for _ in range(args.rounds):

@@ -195,7 +195,8 @@ def _sampled_pairs(groups: pl.DataFrame, options: DeriveOptions) -> pl.DataFrame
     members = hubs.select(pl.col("row").cast(pl.Int64), "members", *GROUP_KEY)
     sampled = (
         drawn.with_columns(i=pl.Series(left), j=pl.Series(right)).join(members, on="row")
-        .select(a=pl.col("members").list.get(pl.col("i")), b=pl.col("members").list.get(pl.col("j")), *GROUP_KEY)
+        .select(pl.col("members").list.get(pl.col("i")).alias("a"), pl.col("members").list.get(pl.col("j")).alias("b"),
+                *GROUP_KEY)
     )
     return pl.concat([enumerated.select(list(PAIR_SCHEMA)), sampled.select(list(PAIR_SCHEMA))])
 

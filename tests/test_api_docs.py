@@ -5,6 +5,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import pytest
+
 DOC = Path(__file__).resolve().parent.parent / "docs" / "api.md"
 
 
@@ -18,6 +20,7 @@ def test_every_stage_has_an_example():
         assert f"kg.{method}(" in text, f"docs/api.md has no example of Domain.{method}"
 
 
+@pytest.mark.slow  # runs every docs/api.md example on a freshly built demo domain
 def test_the_examples_run(tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(tmp_path)
     namespace: dict = {}

@@ -107,6 +107,7 @@ def test_bad_arguments_get_one_line_and_exit_2(cli, tmp_path, args, named):
     assert sorted(p.name for p in tmp_path.iterdir()) == []  # nothing written, inside the workdir or out
 
 
+@pytest.mark.slow  # 300 hypothesis names
 @settings(max_examples=300, deadline=None)
 @given(st.text(max_size=70))
 def test_a_domain_name_is_a_plain_folder_name_or_refused(name):

@@ -5,12 +5,14 @@ from __future__ import annotations
 import json
 
 import pyoxigraph as ox
+import pytest
 
 from kgforge.core.vocab import RDFS_LABEL, SKOS_ALT_LABEL
 from kgforge.store.layout import domain_paths
 from kgforge.store.oxigraph import open_read_only
 
 
+@pytest.mark.slow  # builds the whole real KdConv travel KB
 def test_kdconv_travel_reproduces_table2(shared, workdir, cli):
     kb = shared("kdconv/travel/kb_travel.json")
     cli("build", "travel", "--source", f"kdconv:{kb}", "--workdir", str(workdir), "--json")
@@ -45,7 +47,7 @@ def test_duconv_splits_topics_into_films_and_stars(shared, workdir, cli):
     assert by_type["电影"] > 100 and by_type["明星"] > 100
     topics = set()
     for line in sessions.read_text(encoding="utf-8").splitlines():
-        for head, relation, tail in json.loads(line)["knowledge"]:
+        for head, relation, _ in json.loads(line)["knowledge"]:
             if relation == "领域":
                 topics.add(head.replace(" ", ""))
     assert sum(by_type.values()) == len(topics)

@@ -149,6 +149,7 @@ def test_ctrl_c_during_a_build_keeps_the_published_store_and_says_so(tmp_path):
 EMBED = ["embed", "travel", "--model", "DistMult", "--dim", "8", "--evaluation", "none", "--threads", "1"]
 
 
+@pytest.mark.slow  # trains an embedding
 def test_embed_resume_without_a_checkpoint_says_so_and_trains_from_the_start(built):
     work = built / "kg" / "travel" / "models" / ".never.work"
     result = kg(*EMBED, "--epochs", "1", "--resume", "--name", "never", cwd=built)
@@ -166,6 +167,7 @@ def test_embed_resume_after_a_run_killed_before_its_first_checkpoint_trains_from
     assert training["resume_note"].startswith(f"--resume: no checkpoint in {work} ")
 
 
+@pytest.mark.slow  # trains, interrupted and resumed
 def test_ctrl_c_during_embed_keeps_a_checkpoint_and_max_time_counts_from_the_resumed_run(built):
     torch = pytest.importorskip("torch")
     checkpoint = built / "kg" / "travel" / "models" / ".ctrlc.work" / "checkpoint.pt"
@@ -221,6 +223,7 @@ def test_embed_writes_its_loss_and_validation_curves_beside_the_bundle(built):
     assert len(metrics["loss_curve"]) == len(metrics["validation_loss_curve"]) == 3
 
 
+@pytest.mark.slow  # a fresh interpreter per command
 def test_the_command_line_starts_without_matplotlib():
     probe = "import sys; from kgforge.cli import _load_commands; _load_commands(); print('matplotlib' in sys.modules)"
     result = subprocess.run([*CLI[:2], probe], capture_output=True, text=True, check=True)

@@ -42,6 +42,7 @@ def test_help_and_version_import_no_stage(args):
     assert not [m for m in HEAVY if m in loaded], sorted(m for m in HEAVY if m in loaded)
 
 
+@pytest.mark.slow  # a fresh interpreter, its imports listed
 def test_a_command_imports_its_own_module_only():
     loaded = _imported_by("queries", "--json")
     assert "kgforge.cli.query" in loaded
@@ -57,6 +58,7 @@ def test_help_lists_every_command_with_its_help_line():
                    if line.count("│") >= 2), name
 
 
+@pytest.mark.slow  # imports every command module in a fresh interpreter
 def test_the_command_index_matches_the_command_modules():
     result = subprocess.run([sys.executable, str(REPO / "scripts" / "command_index.py"), "--check"],
                             capture_output=True, text=True, timeout=120)
@@ -68,6 +70,7 @@ def test_an_unknown_command_is_still_refused_with_the_help_hint():
     assert result.returncode == 2 and "No such command 'buidl'" in result.stderr
 
 
+@pytest.mark.slow  # ten fresh interpreters, timed
 def test_version_starts_about_as_fast_as_importing_typer():
     def median(command: list[str]) -> float:
         times = []
@@ -149,6 +152,7 @@ def _closed_reader(args: list[str]) -> subprocess.CompletedProcess:
         os.close(write_end)
 
 
+@pytest.mark.slow  # a fresh interpreter per pipe, its reader closed
 @pytest.mark.parametrize("args", [["queries", "--json"], ["queries"], ["sources"], ["--help"]])
 def test_a_reader_that_goes_away_ends_the_command_quietly_with_status_0(args):
     result = _closed_reader(args)
@@ -156,6 +160,7 @@ def test_a_reader_that_goes_away_ends_the_command_quietly_with_status_0(args):
     assert result.stderr == ""
 
 
+@pytest.mark.slow  # a fresh interpreter writing to a pipe
 def test_piped_output_is_not_wrapped_at_80_columns():
     env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES")}
     result = subprocess.run([sys.executable, "-m", "kgforge", "queries"], capture_output=True, text=True, env=env,

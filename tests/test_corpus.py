@@ -90,6 +90,7 @@ def assert_figures(found: dict, expected: dict) -> None:
             assert found[key] == value, key
 
 
+@pytest.mark.slow  # every statistic recomputed on the real KdConv dev sets
 @pytest.mark.parametrize("relative", KDCONV)
 def test_kdconv_stats_equal_the_definitions(relative):
     path = shared_file(relative)
@@ -293,6 +294,7 @@ def _mirrors() -> Path | None:
     return None
 
 
+@pytest.mark.slow  # runs Baidu's own converter in a fresh interpreter
 def test_baidu_retrieval_converter_reads_every_candidate(duconv_split, tmp_path):
     """Baidu's own retrieval_pt converter (taken from its mirror by the acceptance kit, never kept here) reads
     the file: one model-text line per candidate, and in training mode the gold once more, labelled 1."""
@@ -333,6 +335,7 @@ def travel_from_attrs(tmp_path_factory):
     return workdir, built
 
 
+@pytest.mark.slow  # a datasheet of the real corpora
 def test_card_names_every_source_with_its_licence_and_the_figures(travel_from_attrs, tmp_path):
     path = shared_file(KDCONV[0])
     workdir, built = travel_from_attrs
@@ -396,6 +399,7 @@ def test_a_broken_line_is_one_error_naming_file_and_line(tmp_path):
 # ---------------------------------------------------------------- KdConv Fig. 2 and Table 4
 
 
+@pytest.mark.slow  # on the real KdConv dev sets
 def test_topics_within_turns_and_transitions_follow_the_gold_names(workdir, tmp_path):
     path = shared_file(KDCONV[0])
     kb = shared_file("kdconv/travel/kb_travel.json")

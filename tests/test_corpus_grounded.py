@@ -45,6 +45,7 @@ def per_dialogue_figures(dialogues: list[dict]) -> dict:
             "entities": len({t[0] for t in every}), "relations": len({t[1] for t in every}), "triples": len(every)}
 
 
+@pytest.mark.slow  # builds and grounds the real KdConv travel set
 def test_grounded_figures_equal_the_grounders_output(travel, tmp_path):
     workdir, stripped = travel
     found = stats_json(stripped, "--domain", "travel", "--workdir", str(workdir))
@@ -65,6 +66,7 @@ def test_grounded_figures_equal_the_grounders_output(travel, tmp_path):
     assert grounded["relations"] == gold["relations"]
 
 
+@pytest.mark.slow  # builds and grounds the real KdConv travel set
 def test_gold_stays_the_headline_with_the_grounded_figures_beside_it(travel, tmp_path):
     workdir, stripped = travel
     with_gold = stats_json(shared_file(TRAVEL_DEV), "--domain", "travel", "--workdir", str(workdir))
@@ -86,6 +88,7 @@ def test_gold_stays_the_headline_with_the_grounded_figures_beside_it(travel, tmp
     assert no_domain["knowledge_from"] is None and no_domain["grounded"] is None
 
 
+@pytest.mark.slow  # builds and grounds the real DuConv sessions
 def test_duconv_sessions_are_grounded_in_the_graph(tmp_path):
     source = shared_file("duconv/dev.head250.jsonl")
     run_cli("build", "duconv", "--source", f"duconv:{source}", "--workdir", str(tmp_path / "kg"))

@@ -72,6 +72,7 @@ def test_merge_decides_names_and_splits_conflicting_years():
     assert report["ambiguous_names"][0]["values"] == ["1994", "2019"]
 
 
+@pytest.mark.slow  # crawls two loopback sites with their delays and builds
 def test_two_crawled_sites_build_one_graph_each_with_merged_entities(cli, workdir):
     with LoopbackSite(DOUBAN, douban_routes()) as douban, LoopbackSite(SITES / "mtime") as mtime:
         for site, server in (("douban_movie", douban), ("mtime", mtime)):

@@ -9,11 +9,14 @@ from collections import Counter
 from pathlib import Path
 
 import pyoxigraph as ox
+import pytest
 
 from kgforge.crawl.cache import ResponseCache
 from kgforge.crawl.loopback import LoopbackSite
 from tests.crawl_support import CLI_SETTINGS, DOUBAN, douban_routes
 from tests.faults import kill_at_random_point, orphans, part_files
+
+pytestmark = pytest.mark.slow  # a real crawl killed at seeded random points and resumed each time
 
 SEEDS = (11, 12, 13)  # one kill each: the first run, then two --resume runs
 WINDOW = (1.5, 4.0)  # seconds after the process starts (about 1 s of it is Python importing kgforge)

@@ -163,6 +163,7 @@ rating_symbols = { relation = "rating", target = "reputation", cuts = [6.0, 8.0]
 """
 
 
+@pytest.mark.slow  # crawls a loopback site with its delays, then builds
 def test_crawl_then_build_into_store(cli, workdir, tmp_path):
     schema = tmp_path / "film_crawl.toml"
     schema.write_text(SCHEMA, encoding="utf-8")

@@ -41,6 +41,7 @@ def test_spec_relations_are_in_its_domain_schema(site):
     assert types <= set(schema.types)
 
 
+@pytest.mark.slow  # every shipped spec crawled with its delays
 @pytest.mark.parametrize("site", sorted(EXPECTED))
 def test_spec_crawls_its_fixture_site(site, tmp_path):
     extra = douban_routes() if site == "douban_movie" else {}

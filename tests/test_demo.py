@@ -11,6 +11,8 @@ from kgforge.demo.runner import DIALOGUES, WRONG_VALUES
 from kgforge.store.layout import domain_paths
 from kgforge.store.tables import read_tables_from_store, tables_from_quads
 
+pytestmark = pytest.mark.slow  # the whole demo, every stage end to end (about half a minute before the first test)
+
 
 @pytest.fixture(scope="module")
 def demo(tmp_path_factory):

@@ -49,6 +49,7 @@ def two_builds(shared, tmp_path):
     return domain, first.build_id, second.build_id, edited, removed
 
 
+@pytest.mark.slow  # two builds of the real travel KB
 def test_diff_lists_exactly_the_three_edited_values_and_the_removed_entity(two_builds, tmp_path):
     domain, first, second, edited, removed = two_builds
     patch = tmp_path / "changes.patch"
@@ -87,6 +88,7 @@ def test_diff_names_builds_by_id_and_refuses_one_it_does_not_keep(two_builds):
         domain.diff(from_build="../x")
 
 
+@pytest.mark.slow  # two builds of the real travel KB
 def test_the_diff_command_prints_counts_per_graph(two_builds, cli):
     domain, first, second, _, _ = two_builds
     out = cli("diff", "travel", "--workdir", str(domain.workdir)).stdout
@@ -152,6 +154,7 @@ def original_domain(shared, tmp_path: Path) -> Domain:
     return then
 
 
+@pytest.mark.slow  # two builds of the real travel KB and two exports
 def test_export_changed_since_writes_exactly_the_dialogues_whose_records_changed(two_builds, shared, tmp_path):
     """The first build's KB built on its own and exported in full, beside the full export of the second build:
     the dialogues whose records differ are exactly those `export --changed-since FIRST` writes, and exactly
@@ -174,6 +177,7 @@ def test_export_changed_since_writes_exactly_the_dialogues_whose_records_changed
         domain.export(None, tmp_path / "none.jsonl", changed_since=report.data["build_id"], **options)
 
 
+@pytest.mark.slow  # two builds of the real travel KB and two exports
 def test_export_changed_since_writes_exactly_the_goals_whose_subgraphs_changed(two_builds, shared, tmp_path, cli):
     """New goals made on the second build, exported on both: `export --goals --changed-since FIRST` writes the
     goals whose records differ, and exactly those whose subgraph states a changed fact."""

@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from kgforge.store.layout import domain_paths
 from kgforge.store.tables import read_tables
 
@@ -48,6 +50,7 @@ def test_bad_sessions_are_quarantined_by_line_and_the_good_ones_land(tmp_path, w
     assert {iri for iri, label in labels.items() if label in ("苏州河", "星愿")} <= films
 
 
+@pytest.mark.slow  # builds the real LIC 2020 resource file
 def test_the_shared_lic2020_resource_file_builds(shared, workdir, cli):
     source = shared("durecdial/lic2020_baseline_resource_dev.txt")
     summary = json.loads(cli("build", "durecdial", "--source", f"durecdial:{source}", "--workdir", str(workdir),

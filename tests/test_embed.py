@@ -51,6 +51,7 @@ def test_matrix_scores_equal_pykeen_scores(model_cls, kwargs):
                               model.score_h(batch[:, 1:], heads=candidates), atol=1e-5)
 
 
+@pytest.mark.slow  # trains on each of PyKEEN's bundled graphs
 @pytest.mark.parametrize("dataset_cls", [Nations, UMLS])
 def test_bundled_dataset_trains_and_bundle_reloads(dataset_cls, tmp_path):
     dataset = dataset_cls()
@@ -81,6 +82,7 @@ def test_bundled_dataset_trains_and_bundle_reloads(dataset_cls, tmp_path):
     assert torch.isfinite(reloaded).all()
 
 
+@pytest.mark.slow  # trains RotatE on PyKEEN's Kinships to its published Hits@10
 def test_kinships_rotate_reaches_hits_at_10(tmp_path):
     """PyKEEN's benchmark: RotatE 0.985 Hits@10 on Kinships; kgforge's loop must reach 0.95."""
     config = EmbedConfig(model="RotatE", dim=128, epochs=60, learning_rate=0.02, batch_size=256, threads=1)
@@ -138,6 +140,7 @@ def test_bundle_open_names_missing_and_incomplete_bundles(tmp_path):
         Bundle.open(tmp_path / "half")
 
 
+@pytest.mark.slow  # trains on the real travel store, killed and resumed
 def test_embed_travel_store_resumes_after_kill(cli, shared, workdir):
     cli("build", "travel", "--source", f"kdconv:{shared(KB_TRAVEL)}", "--workdir", str(workdir))
     command = [sys.executable, "-c", "from kgforge.cli import main; main()", "embed", "travel",
@@ -172,6 +175,7 @@ def test_embed_travel_store_resumes_after_kill(cli, shared, workdir):
     assert not (workdir / "travel" / "models" / ".default.work").exists()
 
 
+@pytest.mark.slow  # builds, derives and trains on the real travel store
 def test_derived_triples_follow_their_sources_on_the_travel_store(cli, shared, workdir):
     from kgforge.derive import ASSOCIATED_RELATION, PAIR_NODE
     from kgforge.embed import graph_triples

@@ -14,6 +14,8 @@ import torch  # noqa: E402
 
 from kgforge.embed.distributed import EpochAlignedCheckpoint  # noqa: E402
 
+pytestmark = pytest.mark.slow  # PyTorch Lightning runs, resumed from their checkpoints
+
 BATCHES = 4
 
 

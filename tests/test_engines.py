@@ -29,6 +29,8 @@ from kgforge.sources.wikidata.ray_engine import WORKER_NICENESS, RayEngine
 from tests.test_wikidata import build_source
 from tests.test_xlore import I, film_dump
 
+pytestmark = pytest.mark.slow  # a real local Ray instance and its dump passes
+
 SAMPLES = [("wikidata", "wikidata_json/mini-dump.assembled.json"),  # plain: tasks read their own byte ranges
            ("wikidata", "wikidata_json/mini-dump.assembled.json.bz2"),
            ("wikidata", "wikidata_json/sample-dump-20150815.wdtk.json.gz"),

@@ -97,6 +97,7 @@ def rotated(slots_file: Path, out: Path, by: int) -> Path:
     return out
 
 
+@pytest.mark.slow  # builds the real DuConv graph and scores its sessions twice
 def test_duconv_gold_responses_and_swapped_ones(duconv, tmp_path):
     workdir, source = duconv
     gold = evaluate(source, gold=source, domain="duconv", workdir=workdir)
@@ -114,6 +115,7 @@ def test_duconv_gold_responses_and_swapped_ones(duconv, tmp_path):
     assert swapped["knowledge"]["hallucinations"] > 3 * gold["knowledge"]["hallucinations"]  # 216 against 56
 
 
+@pytest.mark.slow  # on the real DuConv graph
 def test_official_eval_file_with_dialogues_for_knowledge(duconv, tmp_path):
     """The official 'prediction<TAB>gold' input scored for knowledge with --dialogues giving each line's session."""
     workdir, source = duconv
@@ -128,6 +130,7 @@ def test_official_eval_file_with_dialogues_for_knowledge(duconv, tmp_path):
 # ---------------------------------------------------------------- the real KdConv sample (unsegmented, jieba)
 
 
+@pytest.mark.slow  # builds the real KdConv travel KB and scores its dev set twice
 def test_kdconv_travel_gold_and_swapped(tmp_path_factory, tmp_path):
     kb, dialogues = shared_file("kdconv/travel/kb_travel.json"), shared_file("kdconv/travel/dev.json")
     workdir = tmp_path_factory.mktemp("kg")
@@ -141,6 +144,7 @@ def test_kdconv_travel_gold_and_swapped(tmp_path_factory, tmp_path):
     assert swapped["metrics"]["k_recall"] < 0.2 and swapped["metrics"]["k_precision"] < gold["metrics"]["k_precision"]
 
 
+@pytest.mark.slow  # exports and scores the real DuConv sessions
 def test_kgforge_export_as_dialogues(duconv, tmp_path):
     """Goals sampled and exported by kgforge (generic JSONL) give the context of one response per dialogue.
     A one-step goal links the two topics, so naming the other topic expresses the gold knowledge (a topic
@@ -189,6 +193,7 @@ def test_recall_needs_the_very_triple_not_its_value(films, tmp_path):
     assert report["metrics"]["k_recall"] == 0.5 and report["metrics"]["k_precision"] == 0.5
 
 
+@pytest.mark.slow  # builds and grounds the real KdConv travel set
 def test_kdconv_travel_hallucinations_are_the_grounders_contradicted_claims(tmp_path_factory, tmp_path):
     """The verification measured for `kgforge ground` holds for `eval --domain`'s hallucination list: values
     corrupted in the travel dev set (numbers, 元 → 美元, a place that is not nearby) are flagged, the

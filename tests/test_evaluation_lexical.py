@@ -115,6 +115,7 @@ TEXT = st.lists(st.sampled_from(PIECES), max_size=8).map("".join)
 CORPUS = st.lists(st.tuples(TEXT, TEXT), min_size=1, max_size=6)
 
 
+@pytest.mark.slow  # generated corpora through the official DuConv script
 @settings(max_examples=400, deadline=None)
 @given(CORPUS)
 def test_generated_corpora_match_the_official_script(official, pairs):

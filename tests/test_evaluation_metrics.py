@@ -59,6 +59,7 @@ def test_cider_d_equals_pycocoevalcap(tmp_path):
         pytest.approx(score, abs=1e-6)  # the alias
 
 
+@pytest.mark.slow  # NLTK's METEOR over a corpus, side by side
 def test_meteor_equals_nltk_with_the_stages_that_run(tmp_path):
     from nltk.stem.porter import PorterStemmer
     from nltk.translate.meteor_score import meteor_score
@@ -173,6 +174,7 @@ def tiny_bert(folder: Path) -> Path:
     return folder
 
 
+@pytest.mark.slow  # loads a transformers model and bert-score
 def test_bertscore_on_a_tiny_random_model(tmp_path, cli):
     """The end-to-end path with a real (tiny, random) model; the values equal greedy cosine matching of the
     last layer's token vectors, [CLS] and [SEP] left out, computed here with torch."""
@@ -226,6 +228,7 @@ def tiny_bleurt(folder: Path) -> Path:
     return folder
 
 
+@pytest.mark.slow  # loads a transformers checkpoint
 def test_bleurt_on_a_tiny_random_checkpoint(tmp_path, cli):
     """Through ``kgforge eval``: each score equals the checkpoint's logit for (gold, prediction) tokenised as
     one pair, computed here one pair at a time (equal up to float32 rounding: kgforge scores padded batches); long pairs are

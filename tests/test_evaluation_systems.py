@@ -50,6 +50,7 @@ def msde_human(tmp_path, rng_seed=9):
     return path, records
 
 
+@pytest.mark.slow  # many systems scored with every model-free metric
 def test_leaderboard_and_msde_human_scores(cli, tmp_path):
     files = make_systems(tmp_path)
     human, records = msde_human(tmp_path)

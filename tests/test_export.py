@@ -114,6 +114,7 @@ def test_duconv_strings_are_segmented_as_duconv_spells_them(cli, duconv_goals, t
         [[[normalise_label(x) for x in t] for t in r["knowledge"]] for r in unsegmented]
 
 
+@pytest.mark.slow  # exports every layout twice
 def test_ids_and_manifest_are_stable(cli, duconv_goals, tmp_path):
     workdir, goals, _, _ = duconv_goals
     a, b = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
@@ -130,6 +131,7 @@ def test_ids_and_manifest_are_stable(cli, duconv_goals, tmp_path):
     assert manifest["layout_kind"] == "duconv-sample" and set(manifest["graphs"]) == set(store["graphs"])
 
 
+@pytest.mark.slow  # loads the exports with the datasets library
 def test_generic_jsonl_and_parquet_load(cli, duconv_goals, tmp_path):
     workdir, goals, _, _ = duconv_goals
     jsonl, parquet = tmp_path / "d.jsonl", tmp_path / "d.parquet"
@@ -149,6 +151,7 @@ def test_generic_jsonl_and_parquet_load(cli, duconv_goals, tmp_path):
     assert loaded.num_rows == 60 and loaded[0]["dialogue_id"] == record["dialogue_id"]
 
 
+@pytest.mark.slow  # every DuRecDial goal layout through the planner's own parser
 def test_durecdial_goal_layouts_parse_as_the_goal_planner_parses_them(cli, duconv_goals, tmp_path):
     workdir, _, _, sequences = duconv_goals
     fmt = format_named("durecdial")
@@ -228,6 +231,7 @@ def test_unknown_format_or_layout_is_a_clear_error(cli, duconv_goals, tmp_path):
         format_named("conll")
 
 
+@pytest.mark.slow  # an export per spelling of every format name
 @pytest.mark.parametrize("given", ["DuConv", "DUCONV", "duconv"])
 def test_format_names_are_taken_in_any_case(cli, duconv_goals, tmp_path, given):
     workdir, goals, _, _ = duconv_goals
@@ -236,6 +240,7 @@ def test_format_names_are_taken_in_any_case(cli, duconv_goals, tmp_path, given):
     assert format_named("ndjson") is format_named("JSONL")  # an alias, in any case
 
 
+@pytest.mark.slow  # builds and derives the real travel store first
 def test_add_related_without_a_bundle_is_a_clear_error(cli, duconv_goals, tmp_path):
     workdir, goals, _, _ = duconv_goals
     result = export(cli, workdir, goals, "duconv", tmp_path / "r.jsonl", "--add-related", "default", check=False)
@@ -247,6 +252,7 @@ def test_add_related_without_a_bundle_is_a_clear_error(cli, duconv_goals, tmp_pa
 HOSTILE = ['引号"名"', "花括号{景点}", "反斜杠\\景点", "['列表']", "a\"}, {\"b", "单引号'景点'"]
 
 
+@pytest.mark.slow  # every export format over a store of hostile names
 def test_hostile_names_survive_every_format(cli, workdir, tmp_path):
     kb = {name: [[name, "周边景点", HOSTILE[(i + 1) % len(HOSTILE)]], [name, "门票", f'{{"免费"}} {i}'],
                  [name, "Information", 'line "one"\nline {two} \\ end']] for i, name in enumerate(HOSTILE)}
@@ -283,6 +289,7 @@ def test_hostile_names_survive_every_format(cli, workdir, tmp_path):
     assert exported[0]["messages"][1]["attrs"] == json.loads(dialogues.read_text(encoding="utf-8"))[0]["messages"][1]["attrs"]
 
 
+@pytest.mark.slow  # trains a model before the export
 def test_add_related_from_a_trained_bundle(cli, workdir, shared, tmp_path):
     kb = shared("kdconv/travel/kb_travel.json")
     w = ("--workdir", str(workdir))

@@ -73,6 +73,7 @@ def pool_triples(record: dict) -> list[tuple[str, str, str]]:
     return [tuple(t) for t in record["retrieved_knowledge"]]
 
 
+@pytest.mark.slow  # every real shared dialogue re-grounded and read back
 @pytest.mark.parametrize("domain", list(SAMPLES))
 def test_round_trip_keeps_every_field_of_every_shared_dialogue(built, tmp_path, domain):
     """An unchanged dialogue through a graph built from the same data comes back field for field; asked to
@@ -137,6 +138,7 @@ def test_film_and_music_topics_are_entities_never_classes_or_ordinary_words(buil
             assert retrieved <= gold + 1 and mentioned > 10 * gold
 
 
+@pytest.mark.slow  # the real DuConv, KdConv and DuRecDial sets re-grounded
 def test_samples_are_cut_as_the_baselines_cut_them(built, tmp_path):
     duconv = shared_file("duconv/dev.head250.jsonl")
     out = tmp_path / "test.txt"
@@ -211,6 +213,7 @@ def test_bad_records_are_named_by_file_and_line_and_the_rest_still_export(built,
     assert [without_pool(r) for r in read(out)] == [json.loads(sessions[i]) for i in (0, 1, 4)]
 
 
+@pytest.mark.slow  # the real dialogue sets, each layout
 def test_the_input_layout_is_detected_or_told(built, tmp_path):
     duconv = shared_file("duconv/dev.head250.jsonl")
     samples = tmp_path / "samples.txt"

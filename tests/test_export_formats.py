@@ -182,6 +182,7 @@ def test_goal_records_read_back_as_written_and_keep_their_topics_typed(tmp_path,
     assert generic["goal"] == [["START", a, b], [a, "主演", b]] and generic["path"][0]["role"] == "path"
 
 
+@pytest.mark.slow  # hypothesis records through segmentation
 @given(st.lists(LINE, min_size=3, max_size=3, unique=True))
 @PROPERTY
 def test_segmented_goal_records_give_back_the_labels(tmp_path, labels):
@@ -227,7 +228,7 @@ def test_any_real_dialogue_exports_and_reads_back_as_it_was(tmp_path, fmt_name, 
     assert not isinstance(source, str), source
     topic = data.draw(LINE)
     pool = [row(topic, "类型", data.draw(LINE)), row(topic, "主演", data.draw(LINE), entity=True)]
-    for out_layout in [layout] + [l for l in fmt.layouts if l.cut_from == layout.name]:
+    for out_layout in [layout] + [cut for cut in fmt.layouts if cut.cut_from == layout.name]:
         strings = render(pool, out_layout.segmented)
         dialogue = shaped(fmt_name, pool, [pool[0]["s"]], strings, kind=layout.kind, source=source)
         records = fmt.dialogue_records(dialogue, out_layout, strings)

@@ -9,6 +9,7 @@ import json
 from pathlib import Path
 
 import pyoxigraph as ox
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -28,6 +29,7 @@ def count(cli, domain: str, workdir: Path, query: str) -> int:
     return int(cli("query", domain, query, "--format", "csv", "--workdir", str(workdir)).stdout.split()[-1])
 
 
+@pytest.mark.slow  # a build per generic source kind
 def test_bad_rows_of_every_generic_source_are_quarantined_with_file_and_line(tmp_path, workdir, cli):
     table = tmp_path / "books.csv"
     table.write_bytes(b"id,name,year\n"
@@ -102,6 +104,7 @@ def _facts(folder: Path) -> set[tuple[str, str, str]]:
             for q in quads if q.predicate.value != RDFS_LABEL}
 
 
+@pytest.mark.slow  # hypothesis tables built twice
 @PROPERTY
 @given(tables)
 def test_an_entity_table_and_the_same_records_as_json_lines_give_the_same_quads(tmp_path, table):
@@ -166,6 +169,7 @@ odkg = st.lists(st.tuples(names.filter(lambda s: "\t" not in s), st.from_regex(r
                           names.filter(lambda s: "\t" not in s), st.booleans()), min_size=1, max_size=10)
 
 
+@pytest.mark.slow  # hypothesis over the OpenDialKG reader
 @PROPERTY
 @given(odkg)
 def test_opendialkg_reverse_lines_are_the_forward_facts(tmp_path, rows):

@@ -58,6 +58,7 @@ def f1(counts: dict) -> float:
     return 2 * counts["tp"] / (2 * counts["tp"] + counts["fp"] + counts["fn"])
 
 
+@pytest.mark.slow  # grounds the real KdConv dev sets of three domains
 @pytest.mark.parametrize("domain", ["travel", "film", "music"])
 def test_gold_attrs_recovered_and_scored(kg, tmp_path, domain):
     gold = json.loads(shared_file(f"kdconv/{domain}/dev.json").read_text(encoding="utf-8"))
@@ -131,6 +132,7 @@ def corrupt_dev_set() -> tuple[list[dict], list[tuple[int, int]]]:
     return dialogues, changed
 
 
+@pytest.mark.slow  # grounds the real KdConv travel dev set with corrupted values
 def test_corrupted_values_are_contradicted(kg, tmp_path):
     dialogues, changed = corrupt_dev_set()
     (tmp_path / "corrupt.json").write_text(json.dumps(dialogues, ensure_ascii=False), encoding="utf-8")
@@ -227,7 +229,7 @@ def test_every_utterance_naming_an_object_is_grounded_to_its_triple(duconv_groun
     for session in grounded:
         for utterance, row in zip(session["conversation"], session["grounding"]):
             words = utterance.split()
-            for i, (_, relation, tail) in enumerate(session["knowledge"]):
+            for i, (_, _, tail) in enumerate(session["knowledge"]):
                 said = tail.split()
                 if len(said) > 3 or len("".join(said)) < 2 or "".join(said) in relation_words:
                     continue

@@ -35,6 +35,7 @@ def one_error_line(result: subprocess.CompletedProcess) -> str:
 # ---------------------------------------------------------------- one line, never a traceback
 
 
+@pytest.mark.slow  # every command run on a missing file
 def test_missing_input_files_are_one_line_naming_them(tmp_path, workdir, cli):
     export = cli("export", "travel", "--dialogues", str(tmp_path / "nope.json"), "--format", "kdconv",
                  "--out", str(tmp_path / "x.json"), "--workdir", str(workdir), check=False)
@@ -135,6 +136,7 @@ def fill(disk: Path, leave_kb: int) -> Path:
     return filler
 
 
+@pytest.mark.slow  # fills a small filesystem during an export and a rebuild
 def test_a_full_disk_ends_export_rdf_and_a_rebuild_in_one_line_and_keeps_the_published_build(small_disk, cli):
     workdir = small_disk / "kg"
     table = small_disk / "books.csv"
@@ -325,6 +327,7 @@ def test_dumps_bytes_keeps_hostile_text_as_data():
     assert b"\\ud800" in encoded and b"\\u0000" in encoded
 
 
+@pytest.mark.slow  # exports and reads back a 5 MB utterance
 def test_export_of_dialogues_with_a_lone_surrogate_nul_esc_and_5_mb_writes_them_back(shared, tmp_path, workdir, cli):
     import json
 

@@ -104,6 +104,7 @@ def tables(draw: st.DrawFn) -> tuple[type, dict[str, Any]]:
     return cls, {key: draw(valid(known[key])) for key in keys}
 
 
+@pytest.mark.slow  # hypothesis tables, each through a real build
 @settings(max_examples=150, deadline=None)
 @given(tables())
 def test_any_valid_table_round_trips(case):

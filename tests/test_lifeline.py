@@ -16,6 +16,8 @@ import pytest
 from tests.faults import TAG, orphans, reap, tagged_processes
 from tests.test_entry_points import environment
 
+pytestmark = pytest.mark.slow  # drivers killed and their process trees (a Ray instance too) waited for
+
 GRACE = 8.0  # seconds the leftovers get to notice; the reaper polls every second, then TERM, then KILL
 
 

@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import pyoxigraph as ox
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -55,11 +56,12 @@ def test_never_guesses(entities: dict[str, list[str]], candidates: dict[str, str
     for key, qid in report.linked.items():
         same = [q for q, n in candidates.items() if name_key(n) in {name_key(x) for x in entities[key]}]
         assert same == [qid]  # linked only when exactly one counterpart carries one of its names
-    for key, qids in report.ambiguous.items():
+    for qids in report.ambiguous.values():
         assert len(qids) > 1
     assert set(report.linked) | set(report.ambiguous) | set(report.unmatched) == set(entities)
 
 
+@pytest.mark.slow  # builds, imports a dump and links through the CLI
 def test_cli_import_with_seed_labels_then_link(cli, workdir: Path, tmp_path: Path, shared) -> None:
     cli("build", "film", "--no-schema-sources", "--source", f"kdconv-dialogues:{shared('kdconv/film/dev.json')}",
         "--workdir", str(workdir))

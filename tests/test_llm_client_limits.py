@@ -66,9 +66,9 @@ def ask(llm: LLMClient) -> str | None:
 def test_a_redirect_to_another_host_is_not_followed(tmp_path):
     with server(lambda h, n: reply(h)) as (canary, canary_asked):
         elsewhere = canary.replace("/v1", "/steal")
-        with server(lambda h, n: reply(h, 307, b"", Location=elsewhere)) as (url, _):
-            with pytest.raises(LLMError, match="redirected to .*not followed"):
-                ask(client(url, tmp_path))
+        with server(lambda h, n: reply(h, 307, b"", Location=elsewhere)) as (url, _), \
+                pytest.raises(LLMError, match="redirected to .*not followed"):
+            ask(client(url, tmp_path))
     assert canary_asked == []  # the prompt never reached it
 
 
@@ -124,7 +124,7 @@ def test_429_is_retried_after_its_retry_after(tmp_path):
 
 
 def test_429_with_a_retry_after_past_the_deadline_is_one_error(tmp_path):
-    with server(lambda h, n: reply(h, 429, b"", **{"Retry-After": "3600"})) as (url, asked):
-        with pytest.raises(LLMError, match="HTTP 429.*past the 5 s deadline"):
-            ask(client(url, tmp_path, timeout=5))
+    with server(lambda h, n: reply(h, 429, b"", **{"Retry-After": "3600"})) as (url, asked), \
+            pytest.raises(LLMError, match="HTTP 429.*past the 5 s deadline"):
+        ask(client(url, tmp_path, timeout=5))
     assert len(asked) == 1

@@ -76,6 +76,7 @@ def goals_then_export(cli, domain: str, n: int, workdir: Path, folder: Path) -> 
     return exported
 
 
+@pytest.mark.slow  # init and three builds through the CLI, compared
 def test_init_build_query_from_a_csv_and_the_same_graph_from_turtle_and_jsonl(tmp_path, workdir, cli):
     csv_file = write_books_csv(tmp_path / "books.csv")
     init = cli("init", "books", "--from", str(csv_file), "--workdir", str(workdir), "--json")
@@ -142,6 +143,7 @@ def test_a_domain_without_schema_builds_and_every_stage_works_on_what_was_inferr
     assert json.loads(cli("stats", "shelf", "--workdir", str(workdir), "--json").stdout)["entities"] == 14
 
 
+@pytest.mark.slow  # builds OpenDialKG's release files, then goals and an export
 def test_opendialkg_release_builds_and_goals_and_jsonl_export_work(tmp_path, workdir, cli, shared):
     entities_file = shared("opendialkg/opendialkg_entities.head5000.txt")
     relations = shared("opendialkg/opendialkg_relations.txt").read_text(encoding="utf-8").splitlines()

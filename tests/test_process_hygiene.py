@@ -24,6 +24,8 @@ from tests.faults import (
 )
 from tests.test_wikidata_dump import many_entities
 
+pytestmark = pytest.mark.slow  # real imports and queries killed at seeded random points, then /proc scanned for orphans
+
 KILLS = 4
 WORKERS = 2
 # the kgforge process, its bzip2 and the pool: forkserver, resource tracker and at least one worker

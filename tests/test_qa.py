@@ -217,6 +217,7 @@ def test_qualified_facts_name_the_qualifier_never_the_answer(tmp_path: Path) -> 
     assert verify_all(workdir, "film", turns) > 0
 
 
+@pytest.mark.slow  # trains a model before generating
 def test_related_turn_is_the_most_similar_entity_by_inner_product(kg: Path, tmp_path: Path) -> None:
     embed("travel", kg, EmbedConfig(model="RotatE", dim=16, epochs=2, threads=1, evaluation="none"), progress=False)
     report, turns = generated(kg, tmp_path, "travel", related=True, turns=3)

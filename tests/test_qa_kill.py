@@ -5,9 +5,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from tests.conftest import shared_file
 from tests.faults import kill_at_random_point, orphans, part_files, reap
 from tests.qa_support import build_domain
+
+pytestmark = pytest.mark.slow  # a real generation killed at a random moment, then run again
 
 
 def test_a_killed_generation_never_touches_the_finished_files(tmp_path: Path, cli) -> None:

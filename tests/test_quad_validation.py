@@ -1,5 +1,5 @@
 """Validation before the load: every term is checked by the store's own rules where it is written, a bad
-one is quarantined with file, line and reason, and the rest loads (issue 13, finding 2)."""
+one is quarantined with file, line and reason, and the rest loads."""
 
 from __future__ import annotations
 
@@ -93,6 +93,7 @@ def test_check_lang_refuses_what_the_store_refuses(lang):
         check_lang(lang)
 
 
+@pytest.mark.slow  # hypothesis terms through the writer and Oxigraph's parser
 @settings(max_examples=300, deadline=None)
 @given(subject=st.text(max_size=12), value=st.text(max_size=12),
        lang=st.sampled_from([None, "zh", "en-US", "a", "x-y", "zh-hans-", "i-klingon"]),

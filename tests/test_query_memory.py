@@ -34,6 +34,7 @@ def demo(tmp_path_factory) -> Path:
     return workdir
 
 
+@pytest.mark.slow  # a query worker grown to its memory cap
 def test_the_query_runner_stops_a_query_at_the_cap_and_goes_on(demo):
     assert len(hungry_query()) < 1200
     with QueryRunner(domain_paths("demo", demo), memory_limit=CAP) as runner:
@@ -44,6 +45,7 @@ def test_the_query_runner_stops_a_query_at_the_cap_and_goes_on(demo):
         assert runner.query("ASK { ?s ?p ?o }").boolean is True  # a fresh worker
 
 
+@pytest.mark.slow  # a query worker grown to its memory cap
 def test_the_cli_says_it_in_one_line(demo, cli, monkeypatch):
     monkeypatch.setenv(MEMORY_VARIABLE, "256")
     result = cli("query", "demo", hungry_query(), "--workdir", str(demo), "--timeout", "120", check=False)
@@ -52,6 +54,7 @@ def test_the_cli_says_it_in_one_line(demo, cli, monkeypatch):
     assert len(lines) == 1 and "memory" in lines[0] and "256 MiB" in lines[0], result.stderr
 
 
+@pytest.mark.slow  # a pool worker grown to its memory cap
 def test_the_server_pool_reports_out_of_memory_and_replaces_the_worker(demo):
     async def ask() -> tuple[type, tuple]:
         pool = WorkerPool(1, PREFIXES, memory_limit=CAP)
@@ -84,6 +87,7 @@ def test_the_default_cap_keeps_the_pool_within_half_the_machine():
     assert default_worker_memory(1) >= default_worker_memory(64)
 
 
+@pytest.mark.slow  # a server's worker grown to its memory cap
 def test_the_endpoint_answers_503(demo):
     import httpx
 

@@ -148,6 +148,7 @@ def test_the_worker_itself_has_no_network(demo, canary, monkeypatch):
     assert canary.connections == 0
 
 
+@pytest.mark.slow  # a real server asked every trick (the CLI's own path stays in the fast loop)
 @pytest.mark.parametrize("trick", sorted(TRICKS))
 def test_no_trick_reaches_the_network_from_the_endpoint(trick, demo, canary):
     with running_server(demo, workers=1) as base:

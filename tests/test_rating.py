@@ -70,6 +70,7 @@ def test_every_named_rubric_is_bundled_in_both_languages():
             assert aspect.zh and aspect.en and len(aspect.labels["zh"]) == len(aspect.labels["en"]) == len(aspect.scale)
 
 
+@pytest.mark.slow  # every rubric's sheets written, filled and imported
 def test_sheet_import_round_trip(cli, tmp_path):
     files = write_systems(tmp_path)
     out = tmp_path / "round"
@@ -162,7 +163,7 @@ def test_pairwise_preferences(tmp_path):
     made = make_sheets("convkgyarn-pairwise", {k: files[k] for k in ("alpha-bot", "gamma-bot")}, tmp_path / "p",
                        annotators=3, seed=1)
     key = json.loads((tmp_path / "p" / "key.json").read_text(encoding="utf-8"))
-    for rater, path in made.sheets.items():
+    for path in made.sheets.values():
         rows = read_csv(path)
         for i, row in enumerate(rows):
             first, _ = key["items"][row["item"]]["systems"]

@@ -27,6 +27,7 @@ def imported(tmp_path_factory):
     return workdir
 
 
+@pytest.mark.slow  # builds the real travel KB with every source kind, then rebuilds
 def test_a_rebuild_names_each_source_graph_it_drops_and_the_command_that_keeps_it(imported, cli, shared, tmp_path):
     workdir = tmp_path / "kg"
     shutil.copytree(imported, workdir, symlinks=True)

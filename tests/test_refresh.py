@@ -45,6 +45,7 @@ def kbs(tmp_path) -> dict[str, Path]:
             for name, n, ticket in (("a", 300, "门票"), ("b", 250, "B"), ("c", 200, "C"))}
 
 
+@pytest.mark.slow  # a refresh and a full build, compared quad by quad
 def test_a_refresh_with_an_added_a_removed_and_a_changed_source_equals_a_full_build(kbs, tmp_path):
     domain = Domain("travel", tmp_path / "kg")
     domain.build(specs(kbs["a"], kbs["b"], kbs["c"]), schema_sources=False)
@@ -88,6 +89,7 @@ def test_nothing_changed_publishes_nothing_and_full_builds_again(kbs, tmp_path):
     assert check_store("travel", tmp_path / "kg")["ok"]
 
 
+@pytest.mark.slow  # builds, derives and rebuilds
 def test_a_derived_graph_stays_while_its_sources_do_and_goes_with_a_message_when_one_changes(kbs, tmp_path):
     domain = Domain("travel", tmp_path / "kg")
     domain.build(specs(kbs["a"], kbs["b"]), schema_sources=False)
@@ -125,6 +127,7 @@ def test_a_new_schema_or_a_build_without_records_imports_every_source(kbs, tmp_p
     assert [d.reason for d in report.decisions] == ["the schema changed since the published build"]
 
 
+@pytest.mark.slow  # several builds of the real travel KB
 def test_the_command_says_what_it_kept_and_what_it_imported(kbs, tmp_path, cli):
     args = ["build", "travel", "--no-schema-sources", "--source", f"kdconv:{kbs['a']}", "--source",
             f"kdconv:{kbs['b']}", "--workdir", str(tmp_path / "kg")]

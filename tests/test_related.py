@@ -42,6 +42,7 @@ def shared():
     return shared_file
 
 
+@pytest.mark.slow  # trains a model on the real travel store
 def test_gugong_returns_other_attractions_not_itself(travel, cli):
     workdir, _ = travel
     answer = json.loads(cli("related", "travel", "故宫", "--workdir", str(workdir), "--json").stdout)
@@ -62,6 +63,7 @@ def test_gugong_returns_other_attractions_not_itself(travel, cli):
     assert by_iri["results"] == answer["results"]
 
 
+@pytest.mark.slow  # on a model trained on the real travel store
 def test_exclude_neighbours_and_type_filter(travel):
     workdir, _ = travel
     bundle = Bundle.open(workdir / "travel" / "models" / "default")
@@ -77,6 +79,7 @@ def test_exclude_neighbours_and_type_filter(travel):
         related("travel", "故宫", workdir, type_="film")
 
 
+@pytest.mark.slow  # on a model trained on the real travel store
 def test_unknown_name_gets_close_label_suggestions(travel, cli):
     workdir, _ = travel
     result = cli("related", "travel", "故宮", "--workdir", str(workdir), check=False)  # traditional 宮
@@ -84,6 +87,7 @@ def test_unknown_name_gets_close_label_suggestions(travel, cli):
     assert "did you mean" in result.stderr and "故宫" in result.stderr and "Traceback" not in result.stderr
 
 
+@pytest.mark.slow  # rebuilds the real travel store after training
 def test_entity_added_after_training_falls_back_to_graph_neighbours(travel, tmp_path_factory, shared):
     from tests.conftest import run_cli
 
@@ -107,6 +111,7 @@ def test_entity_added_after_training_falls_back_to_graph_neighbours(travel, tmp_
     assert top_related(paths, new, 3) == []
 
 
+@pytest.mark.slow  # on a model trained on the real travel store
 def test_top_related_library_call(travel):
     workdir, _ = travel
     paths = domain_paths("travel", workdir)

@@ -24,6 +24,8 @@ from tests.serve_support import (
     wait_search_ready,
 )
 
+pytestmark = pytest.mark.slow  # headless Chromium driven through the explorer
+
 ARTIFACTS = Path(os.environ.get("KGFORGE_TEST_ARTIFACTS", REPO / "test-artifacts")) / "serve"
 
 

@@ -115,6 +115,7 @@ def test_timeout_is_a_total_deadline_against_a_dripping_server(behave):
     assert "2 s" in str(caught.value) and "\n" not in str(caught.value)
 
 
+@pytest.mark.slow  # waits out a server dripping a byte a second
 def test_the_command_says_one_line_for_garbage_and_a_drip(cli, demo):
     with misbehaving(broken_json) as url:
         garbage = cli("query", "demo", "SELECT * WHERE { ?s ?p ?o }", "--endpoint", url, check=False)

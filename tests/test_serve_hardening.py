@@ -67,6 +67,7 @@ def nested(depth: int) -> str:
     return "SELECT * WHERE " + "{" * depth + " ?s ?p ?o " + "}" * depth
 
 
+@pytest.mark.slow  # deep queries through a real server
 def test_nesting_is_bounded_before_a_worker_sees_the_query(client, server):
     assert ask(client, server, nested(MAX_NESTING)).status_code == 200
     started = time.monotonic()
@@ -380,6 +381,7 @@ def test_an_address_in_host_is_always_answered(address, port):
     assert Hygiene(None, "127.0.0.1", (), ()).host_allowed(text if port is None else f"{text}:{port}")
 
 
+@pytest.mark.slow  # starts servers under several host settings
 @settings(max_examples=200, deadline=None)
 @given(st.from_regex(r"[a-z][a-z0-9-]{0,20}(\.[a-z][a-z0-9-]{0,20}){1,3}", fullmatch=True),
        st.one_of(st.none(), st.integers(1, 65535)), st.booleans())

@@ -315,16 +315,17 @@ def cli_server(demo):
         try:
             httpx.get(f"{base}/api/status", timeout=2)
             break
-        except httpx.TransportError:
+        except httpx.TransportError as exc:
             if process.poll() is not None or time.monotonic() > deadline:
                 process.kill()
-                raise AssertionError(f"kgforge serve did not start: {process.communicate()[1]}")
+                raise AssertionError(f"kgforge serve did not start: {process.communicate()[1]}") from exc
             time.sleep(0.2)
     yield base
     process.terminate()
     process.wait(30)
 
 
+@pytest.mark.slow  # a real server killed and its workers waited for
 def test_killed_server_leaves_no_worker_and_no_open_store(tmp_path):
     """SIGKILL runs no clean-up: the worker busy with a query must notice its server is gone by itself.
     (A store of its own: the module's server holds the shared one open.)"""

@@ -13,10 +13,13 @@ import threading
 import time
 
 import httpx
+import pytest
 
 from kgforge.store.layout import domain_paths
 from kgforge.store.query import QueryRunner
 from tests.serve_support import build_demo, running_server, write_kb
+
+pytestmark = pytest.mark.slow  # rebuilds published under eight querying clients
 
 CLIENTS = 8
 PROBE = """

@@ -30,6 +30,7 @@ def _stats(cli, workdir: Path, domain: str = "travel") -> dict:
     return json.loads(cli("stats", domain, "--workdir", str(workdir), "--json").stdout)
 
 
+@pytest.mark.slow  # SIGKILL of real builds at seeded moments
 def test_sigkill_during_build_leaves_previous_store_intact(tmp_path, workdir, cli):
     small = _write_kb(tmp_path / "small.json", 50)
     cli("build", "travel", "--source", f"kdconv:{small}", "--workdir", str(workdir))

@@ -45,6 +45,7 @@ def subjects(workdir: Path) -> set[str]:
             if q.subject.value.startswith(WD) and "/statement/" not in q.subject.value}
 
 
+@pytest.mark.slow  # builds from a generated dump once per decompressor
 @pytest.mark.parametrize("decompressor", ["python", "bzip2"])
 def test_truncated_bz2_keeps_good_entities_and_names_the_byte(workdir: Path, tmp_path: Path, decompressor: str) -> None:
     whole = write_dump(tmp_path / "dump.json.bz2", many_entities(3000))
@@ -209,6 +210,7 @@ def test_demo_dump_builds(workdir: Path, tmp_path: Path) -> None:
     assert ox.Literal("霸王别姬", language="zh-hans") in labels
 
 
+@pytest.mark.slow  # a real import killed and resumed
 def test_cli_import_killed_then_resumed(cli, tmp_path: Path) -> None:
     """SIGKILL a real `kgforge import wikidata` after a checkpoint; the rerun resumes at its byte offset
     and ends with exactly the quads of an uninterrupted import."""

@@ -114,6 +114,7 @@ def indexed_dump(request, tmp_path_factory) -> tuple[Path, Path, bytes]:
     return dump, folder / "seek.idx", data
 
 
+@pytest.mark.slow  # hypothesis ranges over compressed dumps
 @settings(max_examples=40, deadline=None)
 @given(start=st.floats(0, 1), length=st.integers(0, 3 << 20))
 def test_a_range_read_through_the_seek_index_is_that_range_of_the_stream(indexed_dump, start, length) -> None:
@@ -135,6 +136,7 @@ def test_a_read_from_an_offset_seeks_with_the_index_and_writes_none(indexed_dump
     assert not reader.index_written and index.stat().st_mtime_ns == before
 
 
+@pytest.mark.slow  # compressed streams cut at many points
 @pytest.mark.parametrize("suffix", [".gz", ".bz2"])
 def test_a_cut_stream_read_through_rapidgzip_gives_what_pythons_module_gives(tmp_path: Path, suffix: str) -> None:
     data = b"[\n" + text_lines(60_000) + b"]\n"

@@ -8,6 +8,7 @@ import json
 from pathlib import Path
 
 import pyoxigraph as ox
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -88,6 +89,7 @@ def truthy_lines(entities: list[dict]) -> list[str]:
     return lines
 
 
+@pytest.mark.slow  # builds the same selection from two dump formats
 def test_selection_on_truthy_nt_matches_the_json_expansion(tmp_path: Path) -> None:
     path = tmp_path / "graph.nt.bz2"
     path.write_bytes(bz2.compress(("\n".join(truthy_lines(graph_entities())) + "\n").encode()))

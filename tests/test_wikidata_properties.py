@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -59,7 +60,7 @@ def statements(draw, pid: str, index: int) -> dict:
     if kind == "value":
         snak["datavalue"], snak["datatype"] = draw(datavalues)
     if draw(st.booleans()):
-        snak["hash"] = "%040x" % index
+        snak["hash"] = f"{index:040x}"
     statement = {"mainsnak": snak, "type": "statement", "rank": draw(st.sampled_from(["preferred", "normal", "normal", "deprecated"]))}
     style = draw(st.sampled_from(["upper", "lower", "missing"]))
     if style != "missing":
@@ -94,6 +95,7 @@ def value_key(statement: dict) -> str:
     return str(statement.get("id") or json.dumps(snak, sort_keys=True))
 
 
+@pytest.mark.slow  # hypothesis entities through the whole parser
 @settings(max_examples=150, deadline=None)
 @given(entities())
 def test_every_good_statement_arrives(entity: dict) -> None:

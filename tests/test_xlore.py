@@ -26,7 +26,7 @@ from kgforge.store.layout import domain_paths
 from kgforge.store.oxigraph import open_read_only
 from tests.test_wikidata import build_source, objects
 
-I = "http://xlore.org/instance/"
+I = "http://xlore.org/instance/"  # noqa: E741 — short, as C beside it, for IRIs written out in full below
 C = "http://xlore.org/concept/"
 HEADER = """@base <http://xlore.org/instance/> .
 @prefix property: <http://xlore.org/property#> .
@@ -319,6 +319,7 @@ def test_api_retries_then_reports_non_json(server: str, tmp_path: Path) -> None:
         client.get("sigInfo", uri=I + "eni1")
 
 
+@pytest.mark.slow  # builds a store and imports an XLORE dump into it
 def test_cli_import_xlore_into_an_existing_store(cli, workdir: Path, tmp_path: Path, shared) -> None:
     cli("build", "film", "--no-schema-sources", "--source", f"kdconv-dialogues:{shared('kdconv/film/dev.json')}",
         "--workdir", str(workdir))

@@ -75,7 +75,6 @@ from kgforge.store.workdir import DEFAULT_WORKDIR, has_store
 
 SCHEMA_QUADS = "quads/schema.nq"
 INFERRED_SCHEMA = "schema.toml"  # in the build folder, for a domain that has no schema of its own
-DERIVED_GRAPHS = graph_iri("derived") + "/"  # the graphs derive and link add
 
 @dataclass
 class SourceResult:

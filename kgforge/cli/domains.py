@@ -31,7 +31,7 @@ def domains_command(workdir: WorkdirOption = DEFAULT_WORKDIR, json_out: JsonOpti
 def _size(n: float) -> str:
     """``1.7 MiB``: binary units, one decimal."""
     unit = "B"
-    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):  # noqa: B007 — the unit reached is read after the loop
         if n < 1024:
             break
         n /= 1024

@@ -155,14 +155,14 @@ def show_parallel(report: ParallelExportReport) -> None:
 def export_formats_command(json_out: JsonOption = False) -> None:
     """The export formats, their layouts, and which ones take new goals (no conversation needed)."""
     listing = {name: {"description": fmt.description, "reads_dialogues": fmt.reads_dialogues,
-                      "layouts": [{"layout": l.name, "kind": l.kind, "for_goals": not l.needs_conversation,
-                                   "description": l.description} for l in fmt.layouts]}
+                      "layouts": [{"layout": layout.name, "kind": layout.kind, "for_goals": not layout.needs_conversation,
+                                   "description": layout.description} for layout in fmt.layouts]}
                for name, fmt in formats().items()}
     if json_out:
         emit_json(listing)
         return
     for name, entry in listing.items():
         console.print(f"[bold]{name}[/]  {entry['description']}")
-        for l in entry["layouts"]:
-            goals = "new goals: yes" if l["for_goals"] else "new goals: no "
-            console.print(f"  --layout {l['layout']:<16} {l['kind']:<26} {goals}  {l['description']}")
+        for layout in entry["layouts"]:
+            goals = "new goals: yes" if layout["for_goals"] else "new goals: no "
+            console.print(f"  --layout {layout['layout']:<16} {layout['kind']:<26} {goals}  {layout['description']}")

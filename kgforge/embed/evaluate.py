@@ -67,7 +67,7 @@ def rank_triples(model: ERModel, triples: torch.Tensor, known: KnownTriples, bat
         batch = triples[start:start + batch_size].to(device)
         h, r, t = batch.unbind(1)
         true_scores = model.score_hrt(batch).float()
-        for side, anchor, truth in (("tail", h, t), ("head", t, h)):
+        for side, anchor in (("tail", h), ("head", t)):
             scores = candidate_scores(model, batch, candidates, side).float()
             pool = candidates if candidates is not None else torch.arange(known.n_e, device=device)
             mask = known.contains(anchor, r, pool, side)  # the true triple itself is known, so masked too

@@ -226,7 +226,7 @@ def check_report(problems: dict[int, list[str]], ids: list[str], skip_invalid: b
     return report
 
 
-# ---------------------------------------------------------------- the issue-6 hook
+# ---------------------------------------------------------------- related entities from a trained embedding
 
 
 def _related_rows(ctx: Context, topics: pl.DataFrame, model: str) -> pl.DataFrame:
@@ -252,7 +252,7 @@ def _related_rows(ctx: Context, topics: pl.DataFrame, model: str) -> pl.DataFram
 
 
 def related_index_opener() -> Callable[..., Any]:
-    """``kgforge.embed.related.open_index(paths, model)``: the issue-6 stage's nearest-entity index."""
+    """``kgforge.embed.related.open_index(paths, model)``: the embedding stage's nearest-entity index."""
     try:
         module = importlib.import_module("kgforge.embed.related")
     except ModuleNotFoundError:

@@ -206,7 +206,7 @@ def _refresh(ctx: Context, source: SourceFile, gold: GoldResolver, resolved: pl.
         "o", "o_is_entity", n=pl.col("o").len())
     render = Render.for_frame(ctx.labels, None, source.layout.segmented)
     changes = []
-    for i, g, objects, is_entity, n in values.filter(pl.col("n") == 1).sort("dialogue", "g").iter_rows():
+    for i, g, objects, is_entity, _ in values.filter(pl.col("n") == 1).sort("dialogue", "g").iter_rows():
         dialogue = source.dialogues[i]
         triple = dialogue.gold[g]
         new = render.name(objects[0], ctx.labels.entity(objects[0])) if is_entity[0] else render.text(objects[0])

@@ -204,7 +204,8 @@ def dialogue_layouts(fmt: Format, source_fmt: Format, source_layout: Layout, nam
         return source_layout
     layout = fmt.layout(name)
     if not layout.made_from(source_layout.name):
-        cut = [l.name for l in fmt.layouts if l.name != source_layout.name and l.made_from(source_layout.name)]
+        cut = [other.name for other in fmt.layouts
+               if other.name != source_layout.name and other.made_from(source_layout.name)]
         raise KgforgeError(f"--layout {layout.name} cannot be made from {source_layout.kind} dialogues: choose "
                            f"{' or '.join([source_layout.name, *cut])}")
     return layout

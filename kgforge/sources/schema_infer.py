@@ -224,7 +224,9 @@ def _type_relation(seen: Observations) -> tuple[str | None, dict[str, dict[str, 
 
 def _toml(domain: str, language: str, relations: dict[str, dict[str, Any]], types: dict[str, dict[str, Any]],
           type_relation: str | None, seen: Observations) -> str:
-    q = lambda value: json.dumps(value, ensure_ascii=False)  # a TOML basic string is a JSON string
+    def q(value: object) -> str:
+        return json.dumps(value, ensure_ascii=False)  # a TOML basic string is a JSON string
+
     lines = [
         f"# Schema of domain {q(domain)}, inferred by kgforge from {len(seen.files)} sample(s):",
         *(f"#   {f}" for f in seen.files),

@@ -197,7 +197,7 @@ def _cut(held: deque[tuple[int, bytes]], search: int, align: Callable[[bytes], i
     """The shard that ends at the first line end at or past byte ``search`` of the held blocks (its data);
     that line end's position when ``align`` says the shard may not end there; None when no line end is held."""
     position = 0
-    for index, (_, block) in enumerate(held):
+    for index, (_, block) in enumerate(held):  # noqa: B007 — the block reached is read after the loop
         if position + len(block) > search:
             newline = block.find(b"\n", max(0, search - position))
             if newline >= 0:

@@ -97,7 +97,7 @@ def _blocks(buffer: Any, base: int, stop: int, result: BatchResult,
             first_line: int) -> Iterator[tuple[int, int, int]]:
     """``(index of its first line, start, end)`` of each entity block (and of anything before the first)."""
     start_index, start = 0, base
-    for index, first, last in line_spans(buffer, base, stop):
+    for index, first, _ in line_spans(buffer, base, stop):
         result.end_line = first_line + index
         if first > start and buffer[first:first + len(BLOCK_START)] == BLOCK_START:
             yield start_index, start, first

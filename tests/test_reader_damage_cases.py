@@ -34,7 +34,7 @@ def utf8_length(lead: int) -> int:
     return 2 if lead < 0xE0 else 3 if lead < 0xF0 else 4
 
 
-# ---------------------------------------------------------------- finding 3: cuts inside a character
+# ---------------------------------------------------------------- cuts inside a character
 
 
 @pytest.mark.parametrize("kind", ["kdconv", "kdconv-dialogues", "duconv"])
@@ -89,7 +89,7 @@ def test_invalid_utf8_inside_a_kdconv_member_costs_only_that_member(tmp_path: Pa
     assert f"not UTF-8 at byte offset {at}" in entry["reason"] and "\\xff" in entry["record"]
 
 
-# ---------------------------------------------------------------- finding 7: nesting depth
+# ---------------------------------------------------------------- nesting depth
 
 
 @pytest.mark.parametrize("kind", ["duconv", "kdconv", "kdconv-dialogues"])
@@ -162,7 +162,7 @@ def test_deep_nesting_through_every_command_is_a_clear_error(cli, workdir: Path,
     assert unreadable["line"] == 1 and "nested" in unreadable["reason"]
 
 
-# ---------------------------------------------------------------- finding 9: N-Triples labels, KdConv names
+# ---------------------------------------------------------------- N-Triples labels, KdConv names
 
 
 def test_invalid_utf8_in_an_ntriples_label_is_quarantined_and_counted_bad(shared, tmp_path: Path) -> None:

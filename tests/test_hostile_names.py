@@ -113,6 +113,7 @@ json_values = st.recursive(st.none() | st.booleans() | st.integers() | st.text(m
                            max_leaves=8)
 
 
+@pytest.mark.slow  # hypothesis members through the reader and the store
 @settings(max_examples=150, deadline=None)
 @given(data=st.dictionaries(json_keys, json_values, min_size=1, max_size=6), indent=st.sampled_from([None, 0, 2]))
 def test_json_members_come_back_with_their_lines(tmp_path_factory, data, indent):

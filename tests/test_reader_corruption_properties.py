@@ -95,6 +95,7 @@ def clean_prefix(name: str, count: int) -> Outcome:
         return read_sample(sample, sample.prefix(count), Path(folder))
 
 
+@pytest.mark.slow  # hypothesis damage through every build reader
 @pytest.mark.parametrize("name", [*BUILD_SAMPLES, "wikidata"])
 @SETTINGS
 @given(data=st.data())

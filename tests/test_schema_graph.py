@@ -45,6 +45,7 @@ def film(built, tmp_path) -> Path:
     return copy
 
 
+@pytest.mark.slow  # builds the real KdConv film graph and imports a dump into it
 def test_a_wikidata_import_keeps_the_relations_the_schema_file_does_not_declare(film, cli, shared):
     before = _facts(cli, film)
     assert len(before) == 22 and BOX_OFFICE in {row["relation"] for row in before}

@@ -9,6 +9,7 @@ import re
 from pathlib import Path
 
 import pyoxigraph as ox
+import pytest
 
 from kgforge.demo.wikidata_dump import write_demo_dump
 from kgforge.derive import ASSOCIATED_GRAPH
@@ -32,8 +33,9 @@ def _manifest(workdir: Path, domain: str) -> dict:
     return json.loads((workdir / domain / "manifest.json").read_text(encoding="utf-8"))
 
 
+@pytest.mark.slow  # builds the real travel KB, a failed rebuild, derives
 def test_a_failed_rebuild_is_never_read_by_derive(cli, shared, workdir, tmp_path):
-    """Issue 13, finding 1: the rebuild imports a copy whose 门票 values are all SAMEVALUE, then fails on an
+    """The rebuild imports a copy whose 门票 values are all SAMEVALUE, then fails on an
     empty second source; check stays ok and derive works on the published build, exactly as before."""
     kb = shared(KB_TRAVEL)
     cli("build", "travel", "--source", f"kdconv:{kb}", "--no-schema-sources", "--workdir", str(workdir))
@@ -63,6 +65,7 @@ def test_a_failed_rebuild_is_never_read_by_derive(cli, shared, workdir, tmp_path
     assert not part_files(workdir) and not list((workdir / "travel" / "builds").glob("*/.incomplete"))
 
 
+@pytest.mark.slow  # two builds in fresh interpreters with other hash seeds
 def test_two_builds_of_the_same_input_give_identical_quads(cli, shared, workdir, tmp_path):
     """Equal inputs, equal checksums, whatever Python's hash seed: a check can tell a change from noise."""
     sources = [f"kdconv:{shared(KB_TRAVEL)}", f"kdconv-dialogues:{shared('kdconv/film/dev.json')}",
@@ -98,7 +101,7 @@ def test_stages_trust_a_quads_file_by_its_checksum_not_its_line_count(cli, workd
 
 
 def test_a_killed_import_is_reported_by_check_and_cleaned(cli, workdir, tmp_path):
-    """Issue 13, finding 6: a build killed while importing left ``quads/*.nq.part<pid>`` that nothing removed."""
+    """A build killed while importing leaves ``quads/*.nq.part<pid>``: check names them and the command that removes them."""
     small = _write_kb(tmp_path / "small.json", 30)
     cli("build", "travel", "--source", f"kdconv:{small}", "--no-schema-sources", "--workdir", str(workdir))
     big = _write_kb(tmp_path / "big.json", 30_000)
@@ -119,7 +122,7 @@ def test_a_killed_import_is_reported_by_check_and_cleaned(cli, workdir, tmp_path
 
 
 def test_no_usable_record_names_only_files_that_exist(cli, workdir, tmp_path):
-    """Issue 13, finding 9: the message pointed at a quarantine file that was never written."""
+    """With no usable record, the message names only files that were written (no quarantine file that is not there)."""
     empty = tmp_path / "empty_kb.json"
     empty.write_text("{}", encoding="utf-8")
     result = cli("build", "travel", "--source", f"kdconv:{empty}", "--no-schema-sources", "--workdir", str(workdir),
