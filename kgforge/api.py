@@ -51,9 +51,10 @@ from kgforge.stats import domain_stats
 from kgforge.store.catalog import DomainInfo, list_domains
 from kgforge.store.diff import GraphDiff, diff_builds
 from kgforge.store.labels import check_required, labelled_rows, resolve_bindings, row_labels
-from kgforge.store.layout import DomainPaths, domain_paths, read_manifest
+from kgforge.store.layout import DomainPaths, domain_paths
 from kgforge.store.query import DEFAULT_TIMEOUT, QueryRunner, load_query
-from kgforge.store.tables import GraphTables, read_tables
+from kgforge.store.snapshot import Snapshot
+from kgforge.store.tables import GraphTables
 
 
 @dataclass(frozen=True)
@@ -224,8 +225,13 @@ class Domain:
                            summary["records_bad"], tuple(result.dropped), tuple(result.decisions),
                            result.published)
 
+    def snapshot(self) -> Snapshot:
+        """The published build now, resolved once: its manifest, schema, language and (read on first use,
+        then kept) its tables. Hold it to read one build across several calls while builds are published."""
+        return Snapshot.open(self.paths)
+
     def stats(self) -> StatsReport:
-        data = domain_stats(self.name, self.workdir)
+        data = domain_stats(self.snapshot())
         return StatsReport(self.name, data, data.get("entities", 0), data.get("relations", 0), data.get("triples", 0))
 
     def query(self, query: str, /, *, timeout: float = DEFAULT_TIMEOUT, limit: int = 0, allow_service: bool = False,
@@ -237,8 +243,9 @@ class Domain:
         ``waiting(seconds)`` is called while a query runs. Rows come with the labels of their IRIs."""
         sparql = load_query(query)
         check_required(sparql, bindings, query)
-        language = self.language()
-        with QueryRunner(self.paths) as runner:
+        snapshot = self.snapshot()
+        language = snapshot.language
+        with QueryRunner(snapshot) as runner:
             terms = resolve_bindings(runner, sparql, {k: _term(v) for k, v in bindings.items()}, language, self.name)
             result = runner.query(sparql, terms, timeout=timeout, allow_service=allow_service, limit=limit,
                                   waiting=waiting)
@@ -251,11 +258,11 @@ class Domain:
 
     def language(self) -> str:
         """The language of the domain's labels (its schema's ``language``)."""
-        return load_schema(read_manifest(self.paths).schema.path).language
+        return self.snapshot().language
 
     def tables(self, *, include_derived: bool = False) -> GraphTables:
         """The graph as polars tables: ``facts``, ``labels``, ``types``, ``relations``."""
-        return read_tables(self.paths, include_derived)
+        return self.snapshot().tables(include_derived)
 
     def derive(self, *, max_group: int | None = None, max_pairs: int | None = None,
                seed: int | None = None) -> DeriveReport:
@@ -266,13 +273,13 @@ class Domain:
               hops: tuple[int, int] = (1, 3), language: str | None = None,
               profiles: Path | str | None = None) -> GoalsReport:
         options = GoalOptions(n=n, seed=seed, one_step_ratio=one_step_ratio, style=style, hops=hops, language=language)
-        data = generate(self.name, options, Path(out), self.workdir, Path(profiles) if profiles else None)
+        data = generate(self.snapshot(), options, Path(out), Path(profiles) if profiles else None)
         return GoalsReport(self.name, data, Path(data["out"]), data["goals"])
 
     def check_goals(self, sessions: Path | str) -> GoalCheckReport:
         """Check the goals of real DuConv sessions (JSON lines) against the graph: in it, and found by the goal
         queries; each goal that is not is a :class:`GoalProblem`."""
-        data = validate(self.name, Path(sessions), self.workdir)
+        data = validate(self.snapshot(), Path(sessions))
         problems = [GoalProblem(b["line"], "unreadable", b["reason"]) for b in data["unreadable"]]
         problems += [GoalProblem(r["line"], r["kind"], r["reason"])
                      for r in data["not_in_graph_examples"] + data["misses"]]
@@ -298,8 +305,9 @@ class Domain:
         if (goals is None) == (dialogues is None):
             raise ArgumentError("export", "give either goals (from `kgforge goals`) or dialogues (real dialogues)")
         settings, out = ExportOptions(fmt=fmt, **options), Path(out)
-        data = (export_goals(self.name, Path(goals), settings, out, self.workdir) if goals is not None else
-                export_dialogues(self.name, Path(dialogues), settings, out, self.workdir))
+        snapshot = self.snapshot()
+        data = (export_goals(snapshot, Path(goals), settings, out) if goals is not None else
+                export_dialogues(snapshot, Path(dialogues), settings, out))
         files = [out, out.with_name(out.name + ".manifest.json"), Path(data["ids_file"])]
         files += [Path(data["rejected_file"])] if data.get("rejected_file") else []
         return ExportReport(self.name, data, out, data["format"], data["layout"], data["records"], tuple(files),

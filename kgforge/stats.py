@@ -8,10 +8,10 @@ from typing import Any
 import polars as pl
 
 from kgforge.core import plots
-from kgforge.core.schema import Schema, load_schema
+from kgforge.core.schema import Schema
 from kgforge.core.text import jieba_module
-from kgforge.store.layout import domain_paths, published_build, read_manifest
-from kgforge.store.tables import GraphTables, read_tables
+from kgforge.store.snapshot import Snapshot
+from kgforge.store.tables import GraphTables
 
 
 def token_count(text: str) -> int:
@@ -19,12 +19,8 @@ def token_count(text: str) -> int:
     return len(jieba_module().lcut(text))
 
 
-def domain_stats(domain: str, workdir: Path | str | None = None) -> dict[str, Any]:
-    paths = domain_paths(domain, workdir)
-    build = published_build(paths)
-    manifest = read_manifest(paths, build)
-    schema = load_schema(manifest.schema.path)
-    tables = read_tables(paths, build=build)
+def domain_stats(snapshot: Snapshot) -> dict[str, Any]:
+    domain, manifest, schema, tables = snapshot.domain, snapshot.manifest, snapshot.schema, snapshot.tables()
     facts = tables.facts.unique(["s", "p", "o", "o_is_entity", "o_lang", "o_datatype"])
     labels = tables.label_map(schema.language)
     entities = facts["s"].n_unique()

@@ -5,8 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from kgforge.store.layout import domain_paths
-from kgforge.store.tables import read_tables
+from kgforge.store.snapshot import Snapshot
 
 
 def _session(**fields) -> dict:
@@ -37,7 +36,7 @@ def test_bad_sessions_are_quarantined_by_line_and_the_good_ones_land(tmp_path, w
     assert "missing field(s): knowledge (or kg)" in bad["line 4"] and "[head, relation, tail]" in bad["line 5"]
     assert set(bad) == {"line 2", "line 3", "line 4", "line 5"} and f"{source} line 2" in result.stderr
     assert summary["records_ok"] == 4
-    tables = read_tables(domain_paths("durecdial", workdir))
+    tables = Snapshot.open("durecdial", workdir).tables()
     labels = tables.label_map("zh")
     facts = {(labels[s], labels.get(p, p), labels.get(o, o)) for s, p, o in
              tables.facts.select("s", "p", "o").iter_rows()}

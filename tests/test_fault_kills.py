@@ -22,6 +22,7 @@ from kgforge.core.schema import SourceSpec
 from kgforge.derive import ASSOCIATED_GRAPH, derive
 from kgforge.goals.generate import generate
 from kgforge.goals.graph import GoalOptions
+from kgforge.store.snapshot import Snapshot
 from tests.faults import kill_at_random_point, orphans, part_files
 
 BUILD_ENTITIES = 10_000
@@ -138,7 +139,7 @@ def test_derive_killed_at_random_points(kbs, tmp_path):
     workdir = tmp_path / "kg"
     shutil.copytree(ref["workdir"], workdir, symlinks=True)
     options = GoalOptions(n=40, seed=3)
-    generate("travel", options, tmp_path / "reference.jsonl", ref["workdir"])
+    generate(Snapshot.open("travel", ref["workdir"]), options, tmp_path / "reference.jsonl")
     kills = 0
     for seed in range(3):
         build_travel(ref["kb"], workdir, full=True)  # published: the build without derived pairs (a refresh keeps them)
@@ -152,9 +153,9 @@ def test_derive_killed_at_random_points(kbs, tmp_path):
         out = tmp_path / f"goals{seed}.jsonl"
         if derived_sha(workdir) is None:
             with pytest.raises(KgforgeError, match="kgforge derive travel"):
-                generate("travel", options, out, workdir)
+                generate(Snapshot.open("travel", workdir), options, out)
         else:
-            generate("travel", options, out, workdir)
+            generate(Snapshot.open("travel", workdir), options, out)
             assert out.read_bytes() == (tmp_path / "reference.jsonl").read_bytes()
         derive("travel", workdir)
         assert derived_sha(workdir) == ref["derived"]

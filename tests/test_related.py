@@ -18,6 +18,7 @@ from kgforge.embed.bundle import Bundle
 from kgforge.embed.related import related, search_topk, top_related
 from kgforge.store.layout import domain_paths, staged_build, write_lock
 from kgforge.store.manifest import GraphEntry
+from kgforge.store.snapshot import Snapshot
 
 KB_TRAVEL = "kdconv/travel/kb_travel.json"
 ATTRACTION = "https://kgforge.org/class/attraction"
@@ -98,7 +99,7 @@ def test_entity_added_after_training_falls_back_to_graph_neighbours(travel, tmp_
         with QuadWriter(staging / "quads" / "later.nq", graph) as writer:
             writer.literal(new, RDFS_LABEL, "新景点测试", lang="zh")
             writer.iri(new, relation_iri("nearby"), gugong)
-        add_graphs(paths, staging, {graph: GraphEntry(kind="test", quads_file="quads/later.nq", quads=writer.count)},
+        add_graphs(Snapshot.open(paths), staging, {graph: GraphEntry(kind="test", quads_file="quads/later.nq", quads=writer.count)},
                    {"test": {}})
     answer = related("travel", "新景点测试", workdir)
     assert answer["method"] == "graph-neighbours" and "after model" in answer["notice"]

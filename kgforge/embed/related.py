@@ -28,8 +28,8 @@ from kgforge.core.text import normalise_label
 from kgforge.core.vocab import OWL_SAME_AS
 from kgforge.embed.bundle import Bundle, bundle_path
 from kgforge.store.layout import DomainPaths, domain_paths
-from kgforge.store.oxigraph import open_read_only
 from kgforge.store.query import QueryRunner
+from kgforge.store.snapshot import Snapshot
 from kgforge.store.workdir import where
 
 CHUNK_ROWS = 262_144  # entity rows scored at once per query batch
@@ -209,7 +209,7 @@ def _one_linked_entity(paths: DomainPaths | None, hits: pl.DataFrame, index: Rel
     if paths is None or not paths.store_link.exists():
         return None
     iris = set(hits["iri"].to_list())
-    store = open_read_only(paths)
+    store = Snapshot.open(paths).store()
     same_as = ox.NamedNode(OWL_SAME_AS)
     cluster = {iris.pop()}
     frontier = list(cluster)

@@ -1,6 +1,6 @@
 """`kgforge embed`: train a PyKEEN model on a domain's graph and write a model bundle.
 
-Pipeline: entity-to-entity facts from the graph tables (``kgforge.store.tables.read_tables``)
+Pipeline: entity-to-entity facts from the graph tables (``kgforge.store.snapshot.Snapshot.tables``)
 → a deterministic split, saved with the bundle (derived triples follow the triples they were derived
 from) → int ids built with polars → a PyKEEN ``CoreTriplesFactory`` made from the id tensor (no TSV files) → a memory
 preflight → training with kgforge's own loop → filtered rank evaluation → bundle.
@@ -48,8 +48,7 @@ from kgforge.embed.evaluate import evaluate_model
 from kgforge.embed.scoring import has_fast_path
 from kgforge.embed.split import graph_triples, index_triples, split_triples
 from kgforge.embed.steps import TrainState, _cross_entropy_loss, _step_generator
-from kgforge.store.layout import domain_paths, published_build, read_manifest
-from kgforge.store.tables import read_tables
+from kgforge.store.snapshot import Snapshot
 from kgforge.store.workdir import where
 
 # ----------------------------------------------------------------------------------------------
@@ -368,10 +367,9 @@ def embed(domain: str, workdir: Path | str | None = None, config: EmbedConfig | 
           name: str = "default", resume: bool = False, progress: bool = True) -> dict:
     """`kgforge embed DOMAIN`: train on the domain's current store and write ``models/<name>/``."""
     config = config or EmbedConfig()
-    paths = domain_paths(domain, workdir)
-    build = published_build(paths)
-    manifest = read_manifest(paths, build)
-    tables = read_tables(paths, include_derived=config.include_derived, build=build)
+    snapshot = Snapshot.open(domain, workdir)
+    paths, build, manifest = snapshot.paths, snapshot.build, snapshot.manifest
+    tables = snapshot.tables(include_derived=config.include_derived)
     triples = graph_triples(tables, include_literals=config.include_literals)
     split, report = split_triples(triples, tuple(config.ratios), config.seed)
     triple_set = index_triples(split, report)

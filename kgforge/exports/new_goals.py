@@ -26,18 +26,18 @@ from kgforge.exports.options import ExportOptions
 from kgforge.exports.registry import format_named, goal_layout
 from kgforge.exports.writing import finish, layout_problems
 from kgforge.goals.record import Goal, read_goals
-from kgforge.store.layout import domain_paths
+from kgforge.store.snapshot import Snapshot
 from kgforge.store.tables import GraphTables
 
 
 @paused_gc()
-def export_goals(domain: str, goals_file: Path, options: ExportOptions, out: Path,
-                 workdir: Path | str | None = None, tables: GraphTables | None = None) -> dict[str, Any]:
+def export_goals(snapshot: Snapshot, goals_file: Path, options: ExportOptions, out: Path,
+                 tables: GraphTables | None = None) -> dict[str, Any]:
     started = time.perf_counter()
-    out = domain_paths(domain, workdir).output(out)
+    out = snapshot.paths.output(out)
     fmt = format_named(options.fmt)
     layout = goal_layout(fmt, options.layout)
-    ctx = Context.open(domain, workdir, options.language, tables)
+    ctx = Context.open(snapshot, options.language, tables)
     goals = list(read_goals(goals_file))
     if not goals:
         raise KgforgeError(f"{goals_file}: no goals to export")

@@ -14,10 +14,8 @@ from kgforge.core.resources import query_text
 from kgforge.core.text import normalise_label
 from kgforge.derive import read_pairs
 from kgforge.goals.graph import EntityIndex, GoalGraph
-from kgforge.store.layout import (
-    domain_paths,
-)
 from kgforge.store.query import QueryRunner
+from kgforge.store.snapshot import Snapshot
 
 # ---------------------------------------------------------------- validating real goals
 
@@ -111,15 +109,15 @@ class GoalChecker:
         return found, (left, right, p, x) in self.materialised
 
 
-def validate(domain: str, sessions: Path, workdir: Path | str | None = None) -> dict[str, Any]:
-    """Check each DuConv session's goal against the domain's graph (see ``GoalChecker``)."""
-    paths = domain_paths(domain, workdir)
-    graph = GoalGraph.load(paths)
+def validate(snapshot: Snapshot, sessions: Path) -> dict[str, Any]:
+    """Check each DuConv session's goal against the snapshot's graph (see ``GoalChecker``): the tables and
+    the goal queries read the same build."""
+    graph = GoalGraph.load(snapshot)
     goals, bad = read_session_goals(sessions)
-    with QueryRunner(paths) as runner:
+    with QueryRunner(snapshot) as runner:
         checker = GoalChecker(graph, runner)
         results = [checker.check(goal) for goal in goals]
-    return _validation_report(domain, sessions, results, bad)
+    return _validation_report(snapshot.domain, sessions, results, bad)
 
 
 def read_session_goals(sessions: Path) -> tuple[list[ParsedGoal], list[dict[str, Any]]]:

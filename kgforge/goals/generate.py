@@ -26,9 +26,7 @@ from kgforge.goals.graph import STYLES, GoalGraph, GoalOptions
 from kgforge.goals.record import Goal, write_goals
 from kgforge.core.errors import KgforgeError
 from kgforge.goals.styles import read_profiles, shortfall
-from kgforge.store.layout import (
-    domain_paths,
-)
+from kgforge.store.snapshot import Snapshot
 
 # ---------------------------------------------------------------- sampling entry point
 
@@ -38,11 +36,11 @@ def sample_goals(graph: GoalGraph, options: GoalOptions, profiles: list[dict[str
     return STYLES.get(options.style)(graph, options, profiles)
 
 
-def generate(domain: str, options: GoalOptions, out: Path, workdir: Path | str | None = None,
-             profiles_file: Path | None = None) -> dict[str, Any]:
-    paths = domain_paths(domain, workdir)
-    out = paths.output(out)
-    graph = GoalGraph.load(paths, options.language)
+def generate(snapshot: Snapshot, options: GoalOptions, out: Path, profiles_file: Path | None = None
+             ) -> dict[str, Any]:
+    domain = snapshot.domain
+    out = snapshot.paths.output(out)
+    graph = GoalGraph.load(snapshot, options.language)
     profiles, unreadable = read_profiles(profiles_file) if profiles_file else (None, [])
     with paused_gc():
         goals = sample_goals(graph, options, profiles)

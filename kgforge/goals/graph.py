@@ -15,17 +15,13 @@ import polars as pl
 
 from kgforge.core import checks
 from kgforge.core.registry import Registry
-from kgforge.core.schema import Schema, load_schema
+from kgforge.core.schema import Schema
 from kgforge.core.text import normalise_label
 from kgforge.core.vocab import CLASS, ONTO, RELATION
 from kgforge.derive import ASSOCIATED_GRAPH
 from kgforge.goals.record import Goal
-from kgforge.store.layout import (
-    DomainPaths,
-    published_build,
-    read_manifest,
-)
-from kgforge.store.tables import GraphTables, read_tables
+from kgforge.store.snapshot import Snapshot
+from kgforge.store.tables import GraphTables
 
 GOAL_KINDS = ("one_step", "two_step", "path", "sequence")
 MIN_TOPIC_FACTS = 3  # a goal topic takes part in this many facts or more (every topic of DuConv dev has 4 or more)
@@ -65,16 +61,12 @@ class GoalGraph:
     workdir: Path = Path()
 
     @classmethod
-    def load(cls, paths: DomainPaths, language: str | None = None, tables: GraphTables | None = None,
-             build: Path | None = None) -> "GoalGraph":
-        """The goal material of ``build`` (default: the published build), from ``tables`` when given (they
-        must be that build's)."""
-        build = build or published_build(paths)
-        manifest = read_manifest(paths, build)
-        schema = load_schema(manifest.schema.path)
-        tables = tables or read_tables(paths, include_derived=True, build=build)
+    def load(cls, snapshot: Snapshot, language: str | None = None) -> "GoalGraph":
+        """The goal material of the snapshot's build (its tables, derived graphs included)."""
+        manifest, schema = snapshot.manifest, snapshot.schema
+        tables = snapshot.tables(include_derived=True)
         graph = cls(schema, tables, language or schema.language, build_id=manifest.build_id,
-                    domain=paths.domain, workdir=paths.workdir, derived=ASSOCIATED_GRAPH in manifest.graphs)
+                    domain=snapshot.domain, workdir=snapshot.workdir, derived=ASSOCIATED_GRAPH in manifest.graphs)
         graph.labels = tables.label_map(graph.language)
         graph.relation_kinds = dict(zip(tables.relations["iri"].to_list(), tables.relations["kind"].to_list()))
         graph.topic_types = _topic_types(schema, tables)

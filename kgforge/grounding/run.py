@@ -9,13 +9,11 @@ from typing import Any
 
 from kgforge.core.checks import choice
 from kgforge.core.files import write_json_atomic, write_text_atomic
-from kgforge.core.schema import load_schema
 from kgforge.grounding.duconv import ground_duconv, read_sessions
 from kgforge.grounding.index import GroundingIndex
 from kgforge.grounding.kdconv import ground_kdconv, read_dialogues
 from kgforge.grounding.matching import MatchOptions
-from kgforge.store.layout import domain_paths, read_manifest
-from kgforge.store.tables import read_tables
+from kgforge.store.snapshot import Snapshot
 
 FORMATS = ("kdconv", "duconv")
 
@@ -27,9 +25,8 @@ class GroundOptions:
 
 
 def load_index(domain: str, workdir: Path | str | None) -> GroundingIndex:
-    paths = domain_paths(domain, workdir)
-    schema = load_schema(read_manifest(paths).schema.path)
-    return GroundingIndex.from_tables(read_tables(paths), schema)
+    snapshot = Snapshot.open(domain, workdir)
+    return GroundingIndex.from_tables(snapshot.tables(), snapshot.schema)
 
 
 def ground_file(domain: str, dialogues: Path, out: Path, workdir: Path | str | None = None,
