@@ -35,6 +35,7 @@ from kgforge.build.transaction import extend_build
 from kgforge.core import checks
 from kgforge.core.files import atomic_path
 from kgforge.core.quads import check_iri, literal_term
+from kgforge.core.records import Record
 from kgforge.core.schema import Schema
 from kgforge.core.vocab import (
     DERIVED_GRAPHS,
@@ -288,9 +289,28 @@ def write_pairs(pairs: pl.DataFrame, relations: pl.DataFrame, path: Path) -> int
     return lines.height
 
 
+@dataclass(frozen=True)
+class DeriveReport(Record):
+    """The associated pairs ``kgforge derive`` computed from one build and published in the next."""
+
+    domain: str
+    graph: str  # the named graph the pairs went into
+    pairs: int
+    quads: int  # quads written for them (pair nodes and their labels)
+    options: dict[str, Any]  # the DeriveOptions used (caps, seed, stop relations, skipped kinds)
+    groups_capped: int  # groups sharing a (p, o) larger than max_group, sampled down
+    pairs_left_out_by_cap: int
+    pairs_left_out_by_relation_budget: int
+    pairs_left_out: int
+    relations: dict[str, dict[str, Any]]  # relation label -> pairs, groups, capped groups, left out, iri
+    skipped_relations: dict[str, str]  # relation label -> why no pairs were made for it
+    build_id: str  # the build published with the pairs
+    timings: dict[str, float]  # read, join, write and load seconds
+
+
 def derive(domain: str, workdir: Path | str | None = None, max_group: int | None = None,
            seed: int | None = None, tables: GraphTables | None = None, max_pairs: int | None = None
-           ) -> dict[str, Any]:
+           ) -> DeriveReport:
     """Compute, write and load the associated triples of ``domain``; re-running replaces them.
 
     Derive is a writer from start to end: it holds the write lock, reads the published build, and
@@ -315,8 +335,7 @@ def derive(domain: str, workdir: Path | str | None = None, max_group: int | None
             started = time.perf_counter()
             build_id = _load(paths, staging, published, quads, report)
             timings["load_seconds"] = _lap(started)
-    report.update(build_id=build_id, timings=timings)
-    return report
+    return DeriveReport(**report, build_id=build_id, timings=timings)
 
 
 def _load(paths: DomainPaths, staging: Path, current: Snapshot, quads: int, report: dict[str, Any]) -> str:

@@ -139,10 +139,10 @@ def test_export_changed_since_writes_exactly_the_dialogues_whose_records_changed
     written = records_by_id(tmp_path / "changed.jsonl")
     assert 0 < len(expected) < len(now)
     assert set(written) == expected and all(written[i] == now[i] for i in expected)
-    assert report.data["changed_since"] == {"build": first, "records_changed": len(expected),
+    assert report.details["changed_since"] == {"build": first, "records_changed": len(expected),
                                             "records_unchanged": len(now) - len(expected)}
-    with pytest.raises(KgforgeError, match=rf"no dialogue's subgraph changed since build {report.data['build_id']}"):
-        domain.export(None, tmp_path / "none.jsonl", changed_since=report.data["build_id"], **options)
+    with pytest.raises(KgforgeError, match=rf"no dialogue's subgraph changed since build {report.build_id}"):
+        domain.export(None, tmp_path / "none.jsonl", changed_since=report.build_id, **options)
 
 
 def test_changed_since_is_refused_for_new_goals(cli, tmp_path):

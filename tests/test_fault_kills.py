@@ -103,7 +103,7 @@ def kbs(tmp_path_factory) -> dict[str, dict]:
         workdir = folder / f"ref-{name}"
         timings = build_travel(kb, workdir)
         built = quads_sha(workdir)
-        derived = derive("travel", workdir)["timings"]
+        derived = derive("travel", workdir).timings
         refs[name] = {"kb": kb, "workdir": workdir, "input": kb_sha(workdir), "quads": built,
                       "derived": derived_sha(workdir),
                       "seconds": {"import": timings["import_seconds"], "load": timings["load_seconds"],
@@ -184,7 +184,7 @@ def test_embed_killed_at_random_points_resumes_to_the_same_model(tmp_path):
     reference, workdir = tmp_path / "ref", tmp_path / "kg"
     build_travel(kb, reference)
     shutil.copytree(reference, workdir, symlinks=True)
-    training = embed("travel", reference, config, progress=False)["training"]["seconds"]
+    training = embed("travel", reference, config, progress=False).training["seconds"]
     expected = model_files(reference / "travel" / "models" / "default")
     bundle = workdir / "travel" / "models" / "default"
     kills = 0
@@ -200,7 +200,7 @@ def test_embed_killed_at_random_points_resumes_to_the_same_model(tmp_path):
         shutil.rmtree(bundle)
     assert kills >= 2
     embed("travel", workdir, config, resume=True, progress=False)
-    assert related("travel", "景点1", workdir)["results"] == related("travel", "景点1", reference)["results"]
+    assert related("travel", "景点1", workdir).results == related("travel", "景点1", reference).results
 
 
 def refresh_args(source: Path, static: Path, workdir: Path) -> list[str]:

@@ -99,7 +99,7 @@ def kbs(tmp_path_factory) -> dict[str, dict]:
         kb = write_kb(folder / f"{name}.json", n)
         publish(kb, folder / name)
         stats = domain_stats(Snapshot.open("travel", folder / name))
-        found[name] = {"kb": kb, "triples": stats["triples"], "entities": stats["entities"]}
+        found[name] = {"kb": kb, "triples": stats.triples, "entities": stats.entities}
     assert found["small"]["triples"] != found["large"]["triples"]
     return found
 
@@ -137,11 +137,11 @@ def test_each_stage_between_two_swaps_sees_one_build(kbs, workdir, tmp_path):
     options = GoalOptions(n=30, seed=0, one_step_ratio=1.0)
     old_goals = generate(held, options, tmp_path / "old.jsonl")
     new_goals = generate(kg.snapshot(), options, tmp_path / "new.jsonl")
-    assert (old_goals["build_id"], new_goals["build_id"]) == (small, large)
+    assert (old_goals.build_id, new_goals.build_id) == (small, large)
     assert topic_labels(tmp_path / "old.jsonl") <= {f"景点{i}" for i in range(12)}  # the small build's sights only
     assert topic_labels(tmp_path / "new.jsonl") - {f"景点{i}" for i in range(12)}  # the large build has more
     old = domain_stats(held)  # the previous build is kept, so the held snapshot still reads it
-    assert (old["build_id"], old["triples"]) == (small, kbs["small"]["triples"])
+    assert (old.build_id, old.triples) == (small, kbs["small"]["triples"])
 
 
 def topic_labels(goals: Path) -> set[str]:

@@ -86,7 +86,7 @@ def export_command(
 
 def show_export(report: ExportReport) -> None:
     """What was written and how much of the input made it; the manifest itself stays in the file (and --json)."""
-    data = report.data
+    data = report.as_dict()
     console.print(f"exported {report.domain} as {report.format} {report.layout}: {report.records:,} records, "
                   f"{data.get('triples', data.get('gold_in_retrieved', 0)):,} triples in {data['seconds']:.1f} s",
                   markup=False)

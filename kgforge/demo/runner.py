@@ -76,7 +76,7 @@ def step_build(workdir: Path, tell: Reporter = QUIET) -> None:
 
 
 def step_stats(workdir: Path, tell: Reporter = QUIET) -> None:
-    stats = domain_stats(Snapshot.open(DOMAIN, workdir))
+    stats = domain_stats(Snapshot.open(DOMAIN, workdir)).as_dict()
     tell.table("stats", {k: v for k, v in stats.items() if not isinstance(v, dict)})
     tell.table("entities by type", stats["entities_by_type"])
 
@@ -119,15 +119,15 @@ def step_embed(workdir: Path, tell: Reporter = QUIET) -> None:
 
 def step_derive(workdir: Path, tell: Reporter = QUIET) -> None:
     report = derive(DOMAIN, workdir)
-    tell.table("derive: associated two-hop triples", {"pairs": report["pairs"], "quads": report["quads"]})
-    for name, counts in sorted(report["relations"].items(), key=lambda kv: -kv[1]["pairs"])[:5]:
+    tell.table("derive: associated two-hop triples", {"pairs": report.pairs, "quads": report.quads})
+    for name, counts in sorted(report.relations.items(), key=lambda kv: -kv[1]["pairs"])[:5]:
         tell.note(None, f"  {name}: {counts['pairs']} pairs")
 
 
 def step_goals(workdir: Path, tell: Reporter = QUIET) -> None:
     out = workdir / DOMAIN / "exports" / "goals.jsonl"
     report = generate(Snapshot.open(DOMAIN, workdir), GoalOptions(n=20, seed=0), out)
-    tell.table(f"goals → {out}", {"goals": report["goals"], **report["kinds"]})
+    tell.table(f"goals → {out}", {"goals": report.goals, **report.kinds})
     first = json.loads(out.read_text(encoding="utf-8").splitlines()[0])
     tell.note(None, "  first goal: " + json.dumps(first.get("goal", first.get("path")), ensure_ascii=False))
 
@@ -138,7 +138,7 @@ def step_export(workdir: Path, tell: Reporter = QUIET) -> None:
     report = export_goals(Snapshot.open(DOMAIN, workdir), goals,
                           ExportOptions(fmt="duconv", layout="sample", add_related="default"), out)
     tell.table(f"export new goals as DuConv test samples → {out}",
-               {k: v for k, v in report.items() if isinstance(v, int)})
+               {k: v for k, v in report.as_dict().items() if isinstance(v, int)})
     tell.note(None, "  first line: " + out.read_text(encoding="utf-8").splitlines()[0][:300] + " …")
 
 

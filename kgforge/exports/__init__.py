@@ -11,6 +11,7 @@ from kgforge.exports.assemble import ExportCheckError
 from kgforge.exports.dialogues import export_dialogues
 from kgforge.exports.new_goals import export_goals
 from kgforge.exports.options import ExportOptions
+from kgforge.exports.writing import ExportReport
 from kgforge.exports.registry import (
            FORMATS,
            Format,
@@ -21,5 +22,5 @@ from kgforge.exports.registry import (
            layout_names,
 )
 
-__all__ = ["FORMATS", "ExportCheckError", "ExportOptions", "Format", "Layout", "dialogue_kinds", "export_dialogues",
+__all__ = ["FORMATS", "ExportCheckError", "ExportOptions", "ExportReport", "Format", "Layout", "dialogue_kinds", "export_dialogues",
            "export_goals", "format_named", "formats", "layout_names"]

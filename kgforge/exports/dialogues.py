@@ -47,7 +47,7 @@ from kgforge.exports.registry import (
     dialogue_layouts,
     format_named,
 )
-from kgforge.exports.writing import finish, layout_problems
+from kgforge.exports.writing import ExportReport, finish, layout_problems
 from kgforge.store.diff import kept_build
 from kgforge.store.snapshot import Snapshot
 from kgforge.store.tables import GraphTables
@@ -55,7 +55,7 @@ from kgforge.store.tables import GraphTables
 
 @paused_gc()
 def export_dialogues(snapshot: Snapshot, dialogues_file: Path, options: ExportOptions, out: Path,
-                     tables: GraphTables | None = None) -> dict[str, Any]:
+                     tables: GraphTables | None = None) -> ExportReport:
     started = time.perf_counter()
     out = snapshot.paths.output(out)
     source_fmt, source_layout = detect_layout(dialogues_file, options.input_layout)

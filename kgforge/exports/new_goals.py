@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import Any
 
 import polars as pl
 
@@ -24,7 +23,7 @@ from kgforge.exports.assemble import (
 from kgforge.exports.labels import Render
 from kgforge.exports.options import ExportOptions
 from kgforge.exports.registry import format_named, goal_layout
-from kgforge.exports.writing import finish, layout_problems
+from kgforge.exports.writing import ExportReport, finish, layout_problems
 from kgforge.goals.record import Goal, read_goals
 from kgforge.store.snapshot import Snapshot
 from kgforge.store.tables import GraphTables
@@ -32,7 +31,7 @@ from kgforge.store.tables import GraphTables
 
 @paused_gc()
 def export_goals(snapshot: Snapshot, goals_file: Path, options: ExportOptions, out: Path,
-                 tables: GraphTables | None = None) -> dict[str, Any]:
+                 tables: GraphTables | None = None) -> ExportReport:
     started = time.perf_counter()
     out = snapshot.paths.output(out)
     fmt = format_named(options.fmt)

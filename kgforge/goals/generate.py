@@ -18,10 +18,12 @@ goes to the others.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from kgforge.core.gc_pause import paused_gc
+from kgforge.core.records import Record, omitted_when_none
 from kgforge.goals.graph import STYLES, GoalGraph, GoalOptions
 from kgforge.goals.record import Goal, write_goals
 from kgforge.core.errors import KgforgeError
@@ -36,8 +38,27 @@ def sample_goals(graph: GoalGraph, options: GoalOptions, profiles: list[dict[str
     return STYLES.get(options.style)(graph, options, profiles)
 
 
+@dataclass(frozen=True)
+class GoalsReport(Record):
+    """What ``kgforge goals`` sampled from one build and wrote."""
+
+    domain: str
+    out: Path  # the goals file (JSON lines, one :class:`kgforge.goals.record.Goal` each)
+    goals: int  # goals written
+    requested: int
+    shortfall: tuple[str, ...]  # why the goals differ from what was asked for, one sentence each
+    seed: int
+    style: str
+    kinds: dict[str, int]  # goal kind -> goals
+    relations: dict[str, int]  # label of each goal's first relation -> goals, most first
+    topic_types: dict[str, int]  # topic type -> topics
+    build_id: str  # the build the goals were sampled from
+    profiles: int | None = omitted_when_none()  # user profiles read (``--profiles``)
+    profiles_unreadable: tuple[dict[str, Any], ...] | None = omitted_when_none()  # {"line", "reason"} each
+
+
 def generate(snapshot: Snapshot, options: GoalOptions, out: Path, profiles_file: Path | None = None
-             ) -> dict[str, Any]:
+             ) -> GoalsReport:
     domain = snapshot.domain
     out = snapshot.paths.output(out)
     graph = GoalGraph.load(snapshot, options.language)
@@ -57,10 +78,8 @@ def generate(snapshot: Snapshot, options: GoalOptions, out: Path, profiles_file:
         relations[rel] = relations.get(rel, 0) + 1
         for t in goal.topic_types or ():
             types[str(t)] = types.get(str(t), 0) + 1
-    return {"domain": domain, "out": str(out), "goals": written, "requested": options.n,
-            "shortfall": shortfall(kinds, options, graph),
-            "seed": options.seed, "style": options.style, "kinds": kinds,
-            "relations": dict(sorted(relations.items(), key=lambda kv: -kv[1])), "topic_types": types,
-            "build_id": graph.build_id} | (
-            {"profiles": len(profiles), "profiles_unreadable": unreadable} if profiles is not None else {})
+    return GoalsReport(domain, out, written, options.n, tuple(shortfall(kinds, options, graph)), options.seed,
+                       options.style, kinds, dict(sorted(relations.items(), key=lambda kv: -kv[1])), types,
+                       graph.build_id, len(profiles) if profiles is not None else None,
+                       tuple(unreadable) if profiles is not None else None)
 
