@@ -71,7 +71,7 @@ def export_goals(snapshot: Snapshot, goals_file: Path, options: ExportOptions, o
 def _grounded(goals: list[Goal]) -> Grounded:
     topics = pl.DataFrame([(i, pos, t) for i, g in enumerate(goals) for pos, t in enumerate(g.topics)],
                           schema=TOPIC_SCHEMA, orient="row")
-    paths = pl.DataFrame([(i, t["s"], t["p"], t["o"], bool(t["o_is_entity"])) for i, g in enumerate(goals)
+    paths = pl.DataFrame([(i, t.s, t.p, t.o, bool(t.o_is_entity)) for i, g in enumerate(goals)
                           for t in g.path], schema=PATH_SCHEMA, orient="row")
     ids = [f"dlg-{g.goal_id.removeprefix('g-')}" for g in goals]
     meta = {i: {"kind": g.kind, "goal_id": g.goal_id, "seed": g.seed, "sequence": g.extra.get("sequence"),

@@ -74,7 +74,7 @@ def generate(snapshot: Snapshot, options: GoalOptions, out: Path, profiles_file:
     types: dict[str, int] = {}
     for goal in goals:
         kinds[goal.kind] = kinds.get(goal.kind, 0) + 1
-        rel = graph.label(goal.path[0]["p"])
+        rel = graph.label(goal.path[0].p)
         relations[rel] = relations.get(rel, 0) + 1
         for t in goal.topic_types or ():
             types[str(t)] = types.get(str(t), 0) + 1

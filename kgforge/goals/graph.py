@@ -19,7 +19,7 @@ from kgforge.core.schema import Schema
 from kgforge.core.text import normalise_label
 from kgforge.core.vocab import CLASS, ONTO, RELATION
 from kgforge.derive import ASSOCIATED_GRAPH
-from kgforge.goals.record import Goal
+from kgforge.goals.record import Goal, GoalStep
 from kgforge.store.snapshot import Snapshot
 from kgforge.store.tables import GraphTables
 
@@ -150,24 +150,23 @@ def _topic_types(schema: Schema, tables: GraphTables) -> dict[str, str]:
 # ---------------------------------------------------------------- records
 
 
-def goal_id(kind: str, topics: list[str], path: list[dict[str, Any]]) -> str:
+def goal_id(kind: str, topics: list[str], path: list[GoalStep]) -> str:
     """Stable id of a goal: the same kind, topics and path give the same id on every run."""
-    key = json.dumps([kind, topics, [[t["s"], t["p"], t["o"]] for t in path]], ensure_ascii=False)
+    key = json.dumps([kind, topics, [[t.s, t.p, t.o] for t in path]], ensure_ascii=False)
     return "g-" + hashlib.sha256(key.encode("utf-8")).hexdigest()[:16]
 
 
-def _triple(graph: GoalGraph, s: str, p: str, o: str, o_is_entity: bool) -> dict[str, Any]:
-    return {"s": s, "p": p, "o": o, "o_is_entity": o_is_entity,
-            "labels": [graph.label(s), graph.label(p), graph.label(o) if o_is_entity else o]}
+def _triple(graph: GoalGraph, s: str, p: str, o: str, o_is_entity: bool) -> GoalStep:
+    return GoalStep(s, p, o, o_is_entity, [graph.label(s), graph.label(p), graph.label(o) if o_is_entity else o])
 
 
-def make_goal(graph: GoalGraph, kind: str, topics: list[str], path: list[dict[str, Any]], seed: int,
+def make_goal(graph: GoalGraph, kind: str, topics: list[str], path: list[GoalStep], seed: int,
               extra: dict[str, Any] | None = None) -> Goal:
     """One goal: ids, topics with labels and types, the path as IRIs and as DuConv label triples."""
     return Goal(goal_id=goal_id(kind, topics, path), kind=kind, seed=seed, topics=topics,
                 topic_labels=[graph.label(t) for t in topics],
                 topic_types=[graph.topic_types.get(t) for t in topics], path=path,
-                goal=[["START", *[graph.label(t) for t in topics]], *[t["labels"] for t in path]],
+                goal=[["START", *[graph.label(t) for t in topics]], *[t.labels for t in path]],
                 extra=extra or {})
 
 
