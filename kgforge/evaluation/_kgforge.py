@@ -1,8 +1,8 @@
 """Everything ``kgforge.evaluation`` takes from the rest of kgforge, in one place.
 
-The evaluation reads its own input files and the graph through a ``Snapshot`` (``kgforge.store.snapshot``), and finds the facts a
-response states with the grounder (``kgforge.grounding``); it needs only the names below. When the package
-is regrouped, re-pointing these imports is the whole change.
+The evaluation reads its own input files and the graph through a ``Snapshot`` (one build resolved once), and
+finds the facts a response states with the grounder (``kgforge.grounding``); it needs only the names below.
+When the package is regrouped, re-pointing these imports is the whole change.
 """
 
 from __future__ import annotations

@@ -22,5 +22,5 @@ from kgforge.exports.registry import (
            layout_names,
 )
 
-__all__ = ["FORMATS", "ExportCheckError", "ExportOptions", "ExportReport", "Format", "Layout", "dialogue_kinds", "export_dialogues",
-           "export_goals", "format_named", "formats", "layout_names"]
+__all__ = ["FORMATS", "ExportCheckError", "ExportOptions", "ExportReport", "Format", "Layout", "dialogue_kinds",
+           "export_dialogues", "export_goals", "format_named", "formats", "layout_names"]

@@ -52,7 +52,8 @@ class Context:
         graphs included) labelled in ``language`` (default: the schema's)."""
         schema = snapshot.schema
         tables = tables or snapshot.tables()
-        return cls(snapshot.paths, snapshot.manifest, schema, tables, Labels(tables, schema, language or schema.language))
+        labels = Labels(tables, schema, language or schema.language)
+        return cls(snapshot.paths, snapshot.manifest, schema, tables, labels)
 
     def class_iris(self) -> set[str]:
         return class_nodes(self.schema, self.tables)
