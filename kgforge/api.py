@@ -44,6 +44,7 @@ from kgforge.corpus import (
     write_card,
 )
 from kgforge.exports import ExportOptions, ExportReport, export_dialogues, export_goals
+from kgforge.exports.registry import detect_layout
 from kgforge.goals.check import GoalCheckReport, GoalProblem, validate
 from kgforge.grounding import GroundOptions, GroundReport, GroundScore, MatchOptions, ground_file
 from kgforge.goals.generate import GoalsReport, generate
@@ -212,7 +213,8 @@ class Domain:
               hops: tuple[int, int] = (1, 3), language: str | None = None,
               profiles: Path | str | None = None) -> GoalsReport:
         options = GoalOptions(n=n, seed=seed, one_step_ratio=one_step_ratio, style=style, hops=hops, language=language)
-        return generate(self.snapshot(), options, Path(out), Path(profiles) if profiles else None)
+        out = self.paths.output(Path(out))  # a refused OUT is named before a missing store, as it always was
+        return generate(self.snapshot(), options, out, Path(profiles) if profiles else None)
 
     def check_goals(self, sessions: Path | str) -> GoalCheckReport:
         """Check the goals of real DuConv sessions (JSON lines) against the graph: in it, and found by the goal
@@ -233,7 +235,9 @@ class Domain:
         (from :meth:`goals`), or for the real ``dialogues`` (``goals=None``)."""
         if (goals is None) == (dialogues is None):
             raise ArgumentError("export", "give either goals (from `kgforge goals`) or dialogues (real dialogues)")
-        settings, out = ExportOptions(fmt=fmt, **options), Path(out)
+        settings, out = ExportOptions(fmt=fmt, **options), self.paths.output(Path(out))
+        if dialogues is not None:  # an unreadable input is named before a missing store, as the command always did
+            detect_layout(Path(dialogues), settings.input_layout)
         snapshot = self.snapshot()
         return (export_goals(snapshot, Path(goals), settings, out) if goals is not None else
                 export_dialogues(snapshot, Path(dialogues), settings, out))
