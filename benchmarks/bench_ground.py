@@ -29,11 +29,10 @@ from benchmarks.synthetic import cached_synthetic_kb  # noqa: E402
 RATIO_TARGET = 1.5
 NAIVE = """
 import json, sys, time
-from kgforge.store.layout import domain_paths
-from kgforge.store.tables import read_tables
 
 workdir, dialogues, sample = sys.argv[1], sys.argv[2], int(sys.argv[3])
-labels = read_tables(domain_paths("duconv", workdir)).labels["label"].unique().to_list()
+from kgforge.store.snapshot import Snapshot
+labels = Snapshot.open("duconv", workdir).tables().labels["label"].unique().to_list()
 messages = [m["message"] for d in json.load(open(dialogues, encoding="utf-8")) for m in d["messages"]]
 started = time.perf_counter()
 found = sum(1 for text in messages[:sample] for label in labels if label in text)

@@ -41,6 +41,7 @@ from benchmarks.synthetic import cached_synthetic_kb  # noqa: E402
 from kgforge.core.resources import query_text  # noqa: E402
 from kgforge.store.layout import domain_paths  # noqa: E402
 from kgforge.store.query import PREFIXES  # noqa: E402
+from kgforge.store.snapshot import Snapshot  # noqa: E402
 
 CLI = [sys.executable, "-c", "from kgforge.cli import main; main()"]
 TARGETS = {"throughput_ratio": 0.8, "entity_page_p50_ms": 100.0}
@@ -276,7 +277,7 @@ def main() -> None:
     args = parser.parse_args()
 
     workdir = prepare(args.out, args.small)
-    store_dir = domain_paths("duconv", workdir).oxigraph_dir().resolve()
+    store_dir = Snapshot.open("duconv", workdir).store_dir.resolve()
     requests = workload(store_dir, seed=0, per_query=args.per_query)
     print(f"{len(requests)} requests over {len(MIX)} query files; store {store_dir}", file=sys.stderr)
 

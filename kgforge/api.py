@@ -23,14 +23,15 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pyoxigraph as ox
 
 from kgforge.build.refresh import SourceDecision
 from kgforge.build.transaction import DroppedGraph, build, parse_source
+from kgforge.core.records import Record, json_key
 from kgforge.core.schema import SourceSpec, load_schema
-from kgforge.derive import derive
+from kgforge.derive import DeriveReport, derive
 from kgforge.core.errors import ArgumentError
 from kgforge.corpus import (
     CandidatesReport,
@@ -42,52 +43,62 @@ from kgforge.corpus import (
     split_corpus,
     write_card,
 )
-from kgforge.exports import ExportOptions, export_dialogues, export_goals, export_parallel, export_parallel_dialogues
-from kgforge.goals.check import validate
-from kgforge.grounding import GroundOptions, MatchOptions, ground_file
-from kgforge.goals.generate import generate
+from kgforge.exports import ExportOptions, ExportReport, export_dialogues, export_goals, export_parallel, export_parallel_dialogues
+from kgforge.exports.parallel import ParallelExportReport
+from kgforge.exports.registry import detect_layout
+from kgforge.goals.check import GoalCheckReport, GoalProblem, validate
+from kgforge.grounding import GroundOptions, GroundReport, GroundScore, MatchOptions, ground_file
+from kgforge.goals.generate import GoalsReport, generate
 from kgforge.goals.graph import GoalOptions
-from kgforge.stats import domain_stats
+from kgforge.stats import DomainStats, domain_stats
 from kgforge.store.catalog import DomainInfo, list_domains
 from kgforge.store.diff import GraphDiff, diff_builds
 from kgforge.store.labels import check_required, labelled_rows, resolve_bindings, row_labels
-from kgforge.store.layout import DomainPaths, domain_paths, read_manifest
+from kgforge.store.layout import DomainPaths, domain_paths
 from kgforge.store.query import DEFAULT_TIMEOUT, QueryRunner, load_query
-from kgforge.store.tables import GraphTables, read_tables
+from kgforge.store.snapshot import Snapshot
+from kgforge.store.tables import GraphTables
+
+if TYPE_CHECKING:  # at run time these load on first use (``__getattr__`` below): their modules import torch
+    from kgforge.embed.related import RelatedReport
+    from kgforge.embed.train import EmbedReport
 
 
 @dataclass(frozen=True)
-class Report:
-    """What a stage did, as the CLI's ``--json`` prints it (``as_dict()``); subclasses name the fields a
-    reader usually wants."""
+class BuildReport(Record):
+    """A build: what it imported, what it published (``published`` False: nothing changed, the published
+    build stays), and what it dropped or kept of the build before."""
 
     domain: str
-    data: dict[str, Any] = field(repr=False)
+    build_id: str
+    published: bool  # False when nothing changed, so the published build stays as it was
+    store: str  # the build's Oxigraph folder
+    schema: dict[str, Any]  # path, inferred
+    total_quads: int
+    graphs: dict[str, int]  # graph IRI -> quads
+    timings: dict[str, float]  # import and load seconds
+    sources: tuple[dict[str, Any], ...]  # each source's manifest entry, with its graph
+    records_ok: int
+    records_bad: int  # quarantined records
+    dropped: tuple[DroppedGraph, ...] = json_key("dropped_graphs", default=())  # graphs a stage had added
+    decisions: tuple[SourceDecision, ...] = json_key("refresh", default=())  # each source: kept or imported, why
 
     def as_dict(self) -> dict[str, Any]:
-        return self.data
+        data = super().as_dict()  # each dropped graph and decision with the sentence the CLI shows
+        data["dropped_graphs"] = [dict(vars(d), message=d.message) for d in self.dropped]
+        data["refresh"] = [dict(vars(d), message=d.message) for d in self.decisions]
+        return data
+
+
+StatsReport = DomainStats  # what :meth:`Domain.stats` returns
 
 
 @dataclass(frozen=True)
-class BuildReport(Report):
-    build_id: str = ""
-    total_quads: int = 0
-    records_ok: int = 0
-    records_bad: int = 0
-    dropped: tuple[DroppedGraph, ...] = ()  # graphs a stage had added that this rebuild left out
-    decisions: tuple[SourceDecision, ...] = ()  # each source: its graph kept or imported again, and why
-    published: bool = True  # False when nothing changed, so the published build stays as it was
+class QueryReport(Record):
+    """A query's answer: SELECT rows (pyoxigraph terms, with a label beside each IRI), an ASK boolean, or
+    CONSTRUCT/DESCRIBE triples."""
 
-
-@dataclass(frozen=True)
-class StatsReport(Report):
-    entities: int = 0
-    relations: int = 0
-    triples: int = 0
-
-
-@dataclass(frozen=True)
-class QueryReport(Report):
+    domain: str
     kind: str = "select"
     variables: tuple[str, ...] = ()
     rows: tuple[dict[str, Any], ...] = ()  # SELECT: variable -> pyoxigraph term
@@ -96,115 +107,34 @@ class QueryReport(Report):
     truncated: bool = False  # ``limit`` held rows back
     more_rows: int | None = None  # how many, when counting them was cheap
     triples: tuple[Any, ...] = ()  # CONSTRUCT/DESCRIBE: pyoxigraph triples
+    columns: tuple[str, ...] = ()  # ``variables`` with a label column beside each that holds IRIs
+    labelled_rows: tuple[dict[str, Any], ...] = ()  # ``rows`` as text, labels beside IRIs (as --json prints)
 
     def label(self, term: Any) -> str | None:
         """The label beside an IRI of ``rows``, or None."""
         return self.labels.get(term.value) if isinstance(term, ox.NamedNode) else None
 
-
-@dataclass(frozen=True)
-class DeriveReport(Report):
-    pairs: int = 0
-    quads: int = 0
+    def as_dict(self) -> dict[str, Any]:
+        return {"kind": self.kind, "variables": list(self.columns), "boolean": self.boolean,
+                "rows": list(self.labelled_rows), "truncated": self.truncated, "more_rows": self.more_rows}
 
 
 @dataclass(frozen=True)
-class GoalsReport(Report):
-    out: Path = Path()
-    goals: int = 0
-
-
-@dataclass(frozen=True)
-class GoalProblem:
-    """One goal of a checked file that the graph does not give: its line and what is wrong."""
-
-    line: int
-    kind: str  # one_step, two_step, other (…), or unreadable
-    reason: str
-
-
-@dataclass(frozen=True)
-class GoalCheckReport(Report):
-    file: Path = Path()
-    goals: int = 0
-    goals_in_graph: int = 0
-    found: int = 0
-    recall: float | None = None
-    problems: tuple[GoalProblem, ...] = ()  # unreadable lines, then goals not in the graph, then misses (capped)
-
-
-@dataclass(frozen=True)
-class DiffReport(Report):
+class DiffReport(Record):
     """Facts added, removed and changed per graph between two builds (:mod:`kgforge.store.diff`)."""
 
-    from_build: str = ""
-    to_build: str = ""
+    domain: str
+    from_build: str
+    to_build: str
+    added: int
+    removed: int
+    changed: int
     graphs: tuple[GraphDiff, ...] = ()
     out: Path | None = None  # the RDF Patch of the differing quads, when asked for
 
     @property
     def changed_graphs(self) -> tuple[GraphDiff, ...]:
         return tuple(g for g in self.graphs if g.differs)
-
-
-@dataclass(frozen=True)
-class ExportReport(Report):
-    out: Path = Path()
-    format: str = ""
-    layout: str = ""
-    records: int = 0
-    files: tuple[Path, ...] = ()  # everything written: OUT, its manifest, ids and (if any) rejected records
-    rejected: int = 0
-
-
-@dataclass(frozen=True)
-class ParallelExportReport(Report):
-    """``export --lang zh,en``: the twins (language → file), the task files and the manifest pairing them."""
-
-    languages: tuple[str, ...] = ()
-    twins: dict[str, Path] = field(default_factory=dict)
-    tasks: dict[str, Path] = field(default_factory=dict)
-    records: int = 0
-    triples: int = 0
-    manifest: Path = Path()
-
-
-@dataclass(frozen=True)
-class GroundScore:
-    """Precision, recall and F1 of predicted against gold annotations (None where undefined)."""
-
-    tp: int
-    fp: int
-    fn: int
-    precision: float | None
-    recall: float | None
-    f1: float | None
-
-
-@dataclass(frozen=True)
-class GroundReport(Report):
-    out: Path = Path()
-    format: str = ""
-    messages: int = 0
-    attrs_predicted: int = 0
-    gold_messages: int = 0  # messages whose gold annotation was kept and scored
-    micro: GroundScore | None = None
-    per_relation: dict[str, GroundScore] = field(default_factory=dict)
-    claims: dict[str, int] = field(default_factory=dict)  # supported / contradicted / unsupported
-
-
-@dataclass(frozen=True)
-class EmbedReport(Report):
-    model: str = ""
-    evaluation: dict[str, Any] = field(default_factory=dict)
-    bundle: Path | None = None  # None on a node other than 0 of a multi-node run
-    figures: tuple[Path, ...] = ()  # the loss and validation curves
-
-
-@dataclass(frozen=True)
-class RelatedReport(Report):
-    entity: str = ""
-    results: tuple[dict[str, Any], ...] = ()
 
 
 def _term(value: Any) -> ox.NamedNode | ox.Literal | ox.BlankNode | str:
@@ -232,13 +162,19 @@ class Domain:
         result = build(self.name, specs, self.workdir, schema=load_schema(schema) if schema else None,
                        show_progress=progress, use_schema_sources=schema_sources, full=full)
         summary = result.as_dict()
-        return BuildReport(self.name, summary, summary["build_id"], summary["total_quads"], summary["records_ok"],
-                           summary["records_bad"], tuple(result.dropped), tuple(result.decisions),
-                           result.published)
+        return BuildReport(self.name, result.build_id, result.published, result.store, result.schema,
+                           result.total_quads, result.graphs, result.timings, tuple(summary["sources"]),
+                           summary["records_ok"], summary["records_bad"], tuple(result.dropped),
+                           tuple(result.decisions))
+
+    def snapshot(self) -> Snapshot:
+        """The published build now, resolved once: its manifest, schema, language and (read on first use,
+        then kept) its tables. Hold it to read one build across several calls while builds are published."""
+        return Snapshot.open(self.paths)
 
     def stats(self) -> StatsReport:
-        data = domain_stats(self.name, self.workdir)
-        return StatsReport(self.name, data, data.get("entities", 0), data.get("relations", 0), data.get("triples", 0))
+        """Entities, relations, triples and per-triple sizes of the published build (KdConv / DuConv Table 2)."""
+        return domain_stats(self.snapshot())
 
     def query(self, query: str, /, *, timeout: float = DEFAULT_TIMEOUT, limit: int = 0, allow_service: bool = False,
               waiting: Callable[[float], None] | None = None, **bindings: Any) -> QueryReport:
@@ -249,30 +185,30 @@ class Domain:
         ``waiting(seconds)`` is called while a query runs. Rows come with the labels of their IRIs."""
         sparql = load_query(query)
         check_required(sparql, bindings, query)
-        language = self.language()
-        with QueryRunner(self.paths) as runner:
+        snapshot = self.snapshot()
+        language = snapshot.language
+        with QueryRunner(snapshot) as runner:
             terms = resolve_bindings(runner, sparql, {k: _term(v) for k, v in bindings.items()}, language, self.name)
             result = runner.query(sparql, terms, timeout=timeout, allow_service=allow_service, limit=limit,
                                   waiting=waiting)
             labels = row_labels(runner, result.rows, language)
         columns, rows = labelled_rows(result.variables, result.rows, labels)
-        data = {"kind": result.kind, "variables": columns, "boolean": result.boolean, "rows": rows,
-                "truncated": result.truncated, "more_rows": result.more_rows}
-        return QueryReport(self.name, data, result.kind, tuple(result.variables), tuple(result.rows), result.boolean,
-                           labels, result.truncated, result.more_rows, tuple(result.triples or ()))
+        return QueryReport(self.name, result.kind, tuple(result.variables), tuple(result.rows), result.boolean,
+                           labels, result.truncated, result.more_rows, tuple(result.triples or ()), tuple(columns),
+                           tuple(rows))
 
     def language(self) -> str:
         """The language of the domain's labels (its schema's ``language``)."""
-        return load_schema(read_manifest(self.paths).schema.path).language
+        return self.snapshot().language
 
     def tables(self, *, include_derived: bool = False) -> GraphTables:
         """The graph as polars tables: ``facts``, ``labels``, ``types``, ``relations``."""
-        return read_tables(self.paths, include_derived)
+        return self.snapshot().tables(include_derived)
 
     def derive(self, *, max_group: int | None = None, max_pairs: int | None = None,
                seed: int | None = None) -> DeriveReport:
-        data = derive(self.name, self.workdir, max_group=max_group, seed=seed, max_pairs=max_pairs)
-        return DeriveReport(self.name, data, data["pairs"], data["quads"])
+        """Associated two-hop triples (entities sharing a predicate and object) into their own named graph."""
+        return derive(self.name, self.workdir, max_group=max_group, seed=seed, max_pairs=max_pairs)
 
     def goals(self, n: int, out: Path | str, *, style: str = "duconv", seed: int = 0, one_step_ratio: float = 0.5,
               hops: tuple[int, int] = (1, 3), language: str | None = None,
@@ -281,30 +217,21 @@ class Domain:
         options = GoalOptions(n=n, seed=seed, one_step_ratio=one_step_ratio, style=style, hops=hops, language=language,
                               transitions=Path(transitions) if transitions else None,
                               profile_template=Path(profile_template) if profile_template else None)
-        data = generate(self.name, options, Path(out), self.workdir, Path(profiles) if profiles else None)
-        return GoalsReport(self.name, data, Path(data["out"]), data["goals"])
+        out = self.paths.output(Path(out))  # a refused OUT is named before a missing store, as it always was
+        return generate(self.snapshot(), options, out, Path(profiles) if profiles else None)
 
     def check_goals(self, sessions: Path | str) -> GoalCheckReport:
         """Check the goals of real DuConv sessions (JSON lines) against the graph: in it, and found by the goal
         queries; each goal that is not is a :class:`GoalProblem`."""
-        data = validate(self.name, Path(sessions), self.workdir)
-        problems = [GoalProblem(b["line"], "unreadable", b["reason"]) for b in data["unreadable"]]
-        problems += [GoalProblem(r["line"], r["kind"], r["reason"])
-                     for r in data["not_in_graph_examples"] + data["misses"]]
-        return GoalCheckReport(self.name, data, Path(data["file"]), data["goals"], data["goals_in_graph"],
-                               data["found"], data["recall"], tuple(problems))
+        return validate(self.snapshot(), Path(sessions))
 
     def diff(self, *, from_build: str | None = None, to_build: str | None = None,
              out: Path | str | None = None) -> DiffReport:
         """What changed from build ``from_build`` (default: the one before the published build) to ``to_build``
         (default: the published build); with ``out``, the differing quads as an RDF Patch."""
         result = diff_builds(self.paths, from_build, to_build, Path(out) if out else None)
-        graphs = [dict(vars(g)) for g in result.graphs]
-        data = {"domain": self.name, "from_build": result.from_build, "to_build": result.to_build,
-                "added": result.added, "removed": result.removed, "changed": result.changed,
-                "graphs": graphs, "out": result.out}
-        return DiffReport(self.name, data, result.from_build, result.to_build, result.graphs,
-                          Path(result.out) if result.out else None)
+        return DiffReport(self.name, result.from_build, result.to_build, result.added, result.removed, result.changed,
+                          tuple(result.graphs), Path(result.out) if result.out else None)
 
     def export(self, goals: Path | str | None, out: Path | str, *, fmt: str, dialogues: Path | str | None = None,
                **options: Any) -> ExportReport:
@@ -312,13 +239,12 @@ class Domain:
         (from :meth:`goals`), or for the real ``dialogues`` (``goals=None``)."""
         if (goals is None) == (dialogues is None):
             raise ArgumentError("export", "give either goals (from `kgforge goals`) or dialogues (real dialogues)")
-        settings, out = ExportOptions(fmt=fmt, **options), Path(out)
-        data = (export_goals(self.name, Path(goals), settings, out, self.workdir) if goals is not None else
-                export_dialogues(self.name, Path(dialogues), settings, out, self.workdir))
-        files = [out, out.with_name(out.name + ".manifest.json"), Path(data["ids_file"])]
-        files += [Path(data["rejected_file"])] if data.get("rejected_file") else []
-        return ExportReport(self.name, data, out, data["format"], data["layout"], data["records"], tuple(files),
-                            data.get("dialogues_rejected", data.get("checks", {}).get("skipped", 0)) or 0)
+        settings, out = ExportOptions(fmt=fmt, **options), self.paths.output(Path(out))
+        if dialogues is not None:  # an unreadable input is named before a missing store, as the command always did
+            detect_layout(Path(dialogues), settings.input_layout)
+        snapshot = self.snapshot()
+        return (export_goals(snapshot, Path(goals), settings, out) if goals is not None else
+                export_dialogues(snapshot, Path(dialogues), settings, out))
 
     def export_parallel(self, goals: Path | str | None, out: Path | str, *, languages: list[str],
                         dialogues: Path | str | None = None, fmt: str = "durecdial", allow_mixed: bool = False,
@@ -330,13 +256,10 @@ class Domain:
         if (goals is None) == (dialogues is None):
             raise ArgumentError("export", "give either goals (from `kgforge goals`) or dialogues (real dialogues)")
         settings = ExportOptions(fmt=fmt, language=languages[0], **options)
-        data = (export_parallel(self.name, Path(goals), settings, list(languages), Path(out), self.workdir, allow_mixed)
-                if goals is not None else
-                export_parallel_dialogues(self.name, Path(dialogues), settings, list(languages), Path(out), self.workdir,
-                                          allow_mixed))
-        return ParallelExportReport(self.name, data, tuple(languages), {k: Path(v) for k, v in data["twins"].items()},
-                                    {k: Path(v["file"]) for k, v in data["tasks"].items()}, data["records"],
-                                    data["triples"], Path(data["parallel_manifest"]))
+        if goals is not None:
+            return export_parallel(self.snapshot(), Path(goals), settings, list(languages), Path(out), allow_mixed)
+        return export_parallel_dialogues(self.snapshot(), Path(dialogues), settings, list(languages), Path(out),
+                                         allow_mixed)
 
     def corpus_stats(self, dialogues: Path | str, **options: Any) -> CorpusStats:
         """:func:`kgforge.corpus.corpus_stats` of a dialogue file, with its topics against this domain's graph."""
@@ -350,11 +273,7 @@ class Domain:
                options: MatchOptions = MatchOptions()) -> GroundReport:
         """The facts each message of ``dialogues`` states and its claims, written to ``out``; scored against the
         gold annotations the input has (see docs/grounding.md)."""
-        data = ground_file(self.name, Path(dialogues), Path(out), self.workdir, GroundOptions(fmt, options))
-        scores = data["scores"] or {}
-        return GroundReport(self.name, data, Path(out), fmt, data["messages"], data["attrs_predicted"],
-                            data["gold_messages"], GroundScore(**scores["micro"]) if scores else None,
-                            {r: GroundScore(**v) for r, v in scores.get("per_relation", {}).items()}, data["claims"])
+        return ground_file(self.name, Path(dialogues), Path(out), self.workdir, GroundOptions(fmt, options))
 
     def embed(self, *, name: str = "default", resume: bool = False, progress: bool = False,
               **config: Any) -> EmbedReport:
@@ -365,23 +284,32 @@ class Domain:
             embed,
         )
 
-        data = embed(self.name, self.workdir, EmbedConfig(**config), name=name, resume=resume, progress=progress)
-        return EmbedReport(self.name, data, data.get("model", config.get("model", "")), data.get("evaluation", {}),
-                           Path(data["bundle"]) if data.get("bundle") else None,
-                           tuple(Path(f) for f in data.get("figures", [])))
+        return embed(self.name, self.workdir, EmbedConfig(**config), name=name, resume=resume, progress=progress)
 
     def related(self, entity: str, *, k: int = 10, model: str = "default", exclude_neighbours: bool = False,
                 type_: str | None = None, device: str = "auto") -> RelatedReport:
         """The ``k`` entities nearest ``entity`` (a label or IRI) in the model bundle ``models/<model>``."""
         from kgforge.embed.related import related  # lazy: loads torch
 
-        data = related(self.name, entity, self.workdir, k=k, model=model, exclude_neighbours=exclude_neighbours,
+        return related(self.name, entity, self.workdir, k=k, model=model, exclude_neighbours=exclude_neighbours,
                        type_=type_, device=device)
-        return RelatedReport(self.name, data, entity, tuple(data["results"]))
 
 
 __all__ = ["BuildReport", "CandidatesReport", "CardReport", "CorpusStats", "DeriveReport", "DiffReport", "Domain",
            "DomainInfo", "DroppedGraph", "EmbedReport", "ExportReport", "GoalCheckReport", "GoalProblem", "GoalsReport",
-           "GroundReport", "GroundScore", "ParallelExportReport", "QueryReport", "RelatedReport", "Report", "SplitReport",
+           "GroundReport", "GroundScore", "ParallelExportReport", "QueryReport", "RelatedReport", "SplitReport",
            "StatsReport",
            "build_candidates", "corpus_stats", "list_domains", "split_corpus", "write_card"]
+
+
+def __getattr__(name: str) -> Any:
+    """``EmbedReport`` and ``RelatedReport``, imported on first use: their modules load torch."""
+    if name == "EmbedReport":
+        from kgforge.embed.train import EmbedReport  # lazy: loads torch
+
+        return EmbedReport
+    if name == "RelatedReport":
+        from kgforge.embed.related import RelatedReport  # lazy: loads torch
+
+        return RelatedReport
+    raise AttributeError(f"module 'kgforge.api' has no attribute {name!r}")

@@ -35,7 +35,8 @@ from kgforge.build.transaction import extend_build
 from kgforge.core import checks
 from kgforge.core.files import atomic_path
 from kgforge.core.quads import check_iri, literal_term
-from kgforge.core.schema import Schema, load_schema
+from kgforge.core.records import Record
+from kgforge.core.schema import Schema
 from kgforge.core.vocab import (
     DERIVED_GRAPHS,
     ENTITY,
@@ -48,13 +49,12 @@ from kgforge.sources.options import read_options
 from kgforge.store.layout import (
     DomainPaths,
     domain_paths,
-    published_build,
-    read_manifest,
     staged_build,
     write_lock,
 )
 from kgforge.store.manifest import GraphEntry, Manifest
-from kgforge.store.tables import GraphTables, read_tables
+from kgforge.store.snapshot import Snapshot
+from kgforge.store.tables import GraphTables
 
 ASSOCIATED_KIND = "derived-associated"
 ASSOCIATED_GRAPH = DERIVED_GRAPHS + "associated"
@@ -290,22 +290,39 @@ def write_pairs(pairs: pl.DataFrame, relations: pl.DataFrame, path: Path) -> int
     return lines.height
 
 
+@dataclass(frozen=True)
+class DeriveReport(Record):
+    """The associated pairs ``kgforge derive`` computed from one build and published in the next."""
+
+    domain: str
+    graph: str  # the named graph the pairs went into
+    pairs: int
+    quads: int  # quads written for them (pair nodes and their labels)
+    options: dict[str, Any]  # the DeriveOptions used (caps, seed, stop relations, skipped kinds)
+    groups_capped: int  # groups sharing a (p, o) larger than max_group, sampled down
+    pairs_left_out_by_cap: int
+    pairs_left_out_by_relation_budget: int
+    pairs_left_out: int
+    relations: dict[str, dict[str, Any]]  # relation label -> pairs, groups, capped groups, left out, iri
+    skipped_relations: dict[str, str]  # relation label -> why no pairs were made for it
+    build_id: str  # the build published with the pairs
+    timings: dict[str, float]  # read, join, write and load seconds
+
+
 def derive(domain: str, workdir: Path | str | None = None, max_group: int | None = None,
            seed: int | None = None, tables: GraphTables | None = None, max_pairs: int | None = None
-           ) -> dict[str, Any]:
+           ) -> DeriveReport:
     """Compute, write and load the associated triples of ``domain``; re-running replaces them.
 
     Derive is a writer from start to end: it holds the write lock, reads the published build, and
     publishes the build it stages, so the pairs always come from the build they are added to."""
     paths = domain_paths(domain, workdir)
     with write_lock(paths):
-        published = published_build(paths)
-        manifest = read_manifest(paths, published)
-        schema = load_schema(manifest.schema.path)
-        options = options_for(schema, max_group, seed, max_pairs)
+        published = Snapshot.open(paths)  # under the lock: the build the pairs come from and are added to
+        options = options_for(published.schema, max_group, seed, max_pairs)
         timings: dict[str, float] = {}
         started = time.perf_counter()
-        tables = tables or read_tables(paths, build=published)
+        tables = tables or published.tables()
         timings["read_seconds"] = _lap(started)
         started = time.perf_counter()
         kinds = dict(zip(tables.relations["iri"].to_list(), tables.relations["kind"].to_list()))
@@ -319,11 +336,10 @@ def derive(domain: str, workdir: Path | str | None = None, max_group: int | None
             started = time.perf_counter()
             build_id = _load(paths, staging, published, quads, report)
             timings["load_seconds"] = _lap(started)
-    report.update(build_id=build_id, timings=timings)
-    return report
+    return DeriveReport(**report, build_id=build_id, timings=timings)
 
 
-def _load(paths: DomainPaths, staging: Path, published: Path, quads: int, report: dict[str, Any]) -> str:
+def _load(paths: DomainPaths, staging: Path, current: Snapshot, quads: int, report: dict[str, Any]) -> str:
     """Publish a store holding the current graphs plus the new associated graph; returns the build id.
 
     Re-loading all of a DuConv-sized store takes minutes, so the new build starts as a RocksDB
@@ -333,10 +349,10 @@ def _load(paths: DomainPaths, staging: Path, published: Path, quads: int, report
     """
     entry = GraphEntry(kind=ASSOCIATED_KIND, quads_file=ASSOCIATED_QUADS, quads=quads)
     stage = {k: v for k, v in report.items() if k != "relations"}
-    manifest = read_manifest(paths, published)
+    published, manifest = current.build, current.manifest
     base, drop = _extension_base(paths, published, manifest)
     stage["base_graphs"] = _checksums_without_associated(manifest)
-    return extend_build(paths, staging, published, base, drop, {ASSOCIATED_GRAPH: entry}, {"derive": stage},
+    return extend_build(paths, staging, current, base, drop, {ASSOCIATED_GRAPH: entry}, {"derive": stage},
                         keep_base_as=BASE_DIR, trusted=True).build_id
 
 

@@ -2,16 +2,17 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import polars as pl
 
 from kgforge.core import plots
-from kgforge.core.schema import Schema, load_schema
+from kgforge.core.schema import Schema
+from kgforge.core.records import Record
 from kgforge.core.text import jieba_module
-from kgforge.store.layout import domain_paths, published_build, read_manifest
-from kgforge.store.tables import GraphTables, read_tables
+from kgforge.store.snapshot import Snapshot
+from kgforge.store.tables import GraphTables
 
 
 def token_count(text: str) -> int:
@@ -19,12 +20,27 @@ def token_count(text: str) -> int:
     return len(jieba_module().lcut(text))
 
 
-def domain_stats(domain: str, workdir: Path | str | None = None) -> dict[str, Any]:
-    paths = domain_paths(domain, workdir)
-    build = published_build(paths)
-    manifest = read_manifest(paths, build)
-    schema = load_schema(manifest.schema.path)
-    tables = read_tables(paths, build=build)
+@dataclass(frozen=True)
+class DomainStats(Record):
+    """The columns of KdConv's and DuConv's Table 2 for one build, over its distinct facts."""
+
+    domain: str
+    entities: int  # distinct fact subjects
+    entity_nodes: int  # distinct subjects and entity objects
+    relations: int  # distinct predicates used by facts
+    triples: int  # distinct facts
+    avg_triples_per_entity: float
+    avg_tokens_per_triple: float  # jieba tokens of head + relation + tail labels
+    avg_chars_per_triple: float
+    entities_by_type: dict[str, int]  # per value of the schema's type relation (DuConv's 领域), else per class
+    relations_by_count: dict[str, int]  # relation label -> facts, most first
+    degree_histogram: dict[int, int]  # degree (facts an entity node is in) -> entity nodes
+    build_id: str
+    schema_inferred: bool  # True: the schema was inferred from the data, not written by a person
+
+
+def domain_stats(snapshot: Snapshot) -> DomainStats:
+    domain, manifest, schema, tables = snapshot.domain, snapshot.manifest, snapshot.schema, snapshot.tables()
     facts = tables.facts.unique(["s", "p", "o", "o_is_entity", "o_lang", "o_datatype"])
     labels = tables.label_map(schema.language)
     entities = facts["s"].n_unique()
@@ -40,24 +56,24 @@ def domain_stats(domain: str, workdir: Path | str | None = None) -> dict[str, An
     chars = texts.select(pl.sum_horizontal(pl.all().str.len_chars())).to_series().sum()
     tokens = _token_total(texts)
     triples = facts.height
-    return {
-        "domain": domain,
-        "entities": entities,
-        "entity_nodes": entity_nodes,
-        "relations": facts["p"].n_unique(),
-        "triples": triples,
-        "avg_triples_per_entity": round(triples / entities, 1) if entities else 0.0,
-        "avg_tokens_per_triple": round(tokens / triples, 1) if triples else 0.0,
-        "avg_chars_per_triple": round(chars / triples, 1) if triples else 0.0,
-        "entities_by_type": _entities_by_type(tables, facts, schema, labels),
-        "relations_by_count": dict(
+    return DomainStats(
+        domain=domain,
+        entities=entities,
+        entity_nodes=entity_nodes,
+        relations=facts["p"].n_unique(),
+        triples=triples,
+        avg_triples_per_entity=round(triples / entities, 1) if entities else 0.0,
+        avg_tokens_per_triple=round(tokens / triples, 1) if triples else 0.0,
+        avg_chars_per_triple=round(chars / triples, 1) if triples else 0.0,
+        entities_by_type=_entities_by_type(tables, facts, schema, labels),
+        relations_by_count=dict(
             facts.group_by("p").len().sort("len", descending=True)
             .select(pl.col("p").replace_strict(labels, default=pl.col("p")), "len").iter_rows()
         ),
-        "degree_histogram": dict(degrees.iter_rows()),  # degree (facts an entity node is in) -> entity nodes
-        "build_id": manifest.build_id,
-        "schema_inferred": schema.inferred,  # True: the schema was inferred from the data, not written by a person
-    }
+        degree_histogram=dict(degrees.iter_rows()),
+        build_id=manifest.build_id,
+        schema_inferred=schema.inferred,
+    )
 
 
 def _token_total(texts: pl.DataFrame) -> int:
@@ -82,13 +98,13 @@ def _entities_by_type(tables: GraphTables, facts: pl.DataFrame, schema: Schema,
     )
 
 
-def plot_stats(stats: dict[str, Any], folder: Path | str) -> list[Path]:
+def plot_stats(stats: DomainStats, folder: Path | str) -> list[Path]:
     """The relation histogram and the degree distribution of a :func:`domain_stats` result, as PNG files
     ``<domain>-relations.png`` and ``<domain>-degrees.png`` in ``folder``."""
-    folder, domain = Path(folder), stats["domain"]
+    folder, domain = Path(folder), stats.domain
     return [
-        plots.relation_histogram(stats["relations_by_count"], folder / f"{domain}-relations.png",
+        plots.relation_histogram(stats.relations_by_count, folder / f"{domain}-relations.png",
                                  title=f"{domain}: facts per relation"),
-        plots.degree_distribution({int(d): n for d, n in stats["degree_histogram"].items()},
+        plots.degree_distribution({int(d): n for d, n in stats.degree_histogram.items()},
                                   folder / f"{domain}-degrees.png", title=f"{domain}: degree distribution"),
     ]

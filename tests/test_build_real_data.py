@@ -8,8 +8,7 @@ import pyoxigraph as ox
 import pytest
 
 from kgforge.core.vocab import RDFS_LABEL, SKOS_ALT_LABEL
-from kgforge.store.layout import domain_paths
-from kgforge.store.oxigraph import open_read_only
+from kgforge.store.snapshot import Snapshot
 
 
 @pytest.mark.slow  # builds the whole real KdConv travel KB
@@ -56,7 +55,7 @@ def test_duconv_splits_topics_into_films_and_stars(shared, workdir, cli):
 def test_duconv_segmented_names_keep_both_forms(shared, workdir, cli):
     sessions = shared("duconv/dev.head250.jsonl")
     cli("build", "duconv", "--source", f"duconv:{sessions}", "--workdir", str(workdir))
-    store = open_read_only(domain_paths("duconv", workdir))
+    store = Snapshot.open("duconv", workdir).store()
     segmented = [q for q in store.quads_for_pattern(None, ox.NamedNode(SKOS_ALT_LABEL), None, None)
                  if " · " in q.object.value and not any(c.isascii() and c.isalnum() for c in q.object.value)]
     assert segmented, "the sample has names like '玛姬 · 格蕾斯'"

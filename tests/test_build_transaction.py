@@ -13,9 +13,7 @@ import pytest
 
 from kgforge.demo.wikidata_dump import write_demo_dump
 from kgforge.derive import ASSOCIATED_GRAPH
-from kgforge.store.layout import domain_paths
-from kgforge.store.oxigraph import open_read_only
-from kgforge.store.tables import read_tables
+from kgforge.store.snapshot import Snapshot
 from tests.faults import kill_at_random_point, part_files
 from tests.test_derive import write_sessions
 from tests.test_store import _write_kb
@@ -93,7 +91,7 @@ def test_stages_trust_a_quads_file_by_its_checksum_not_its_line_count(cli, workd
     text = quads_file.read_text(encoding="utf-8")
     assert "北京市第3号" in text
     quads_file.write_text(text.replace("北京市第3号", "TAMPERED"), encoding="utf-8")  # same line count
-    facts = read_tables(domain_paths("travel", workdir)).facts
+    facts = Snapshot.open("travel", workdir).tables().facts
     assert "TAMPERED" not in facts["o"].to_list()
     assert "北京市第3号" in facts["o"].to_list()  # read from the store instead
     checked = cli("check", "travel", "--workdir", str(workdir), check=False)
@@ -146,6 +144,6 @@ def test_the_store_link_is_the_one_place_stages_read(cli, workdir, tmp_path):
     build = (root / "store").resolve()
     for graph, entry in _manifest(workdir, "travel")["graphs"].items():
         assert (root / entry["quads_file"]).resolve() == (build / entry["quads_file"]).resolve(), graph
-    store = open_read_only(domain_paths("travel", workdir))
+    store = Snapshot.open("travel", workdir).store()
     assert len(store) == sum(e["quads"] for e in _manifest(workdir, "travel")["graphs"].values())
     assert isinstance(next(iter(store)).subject, ox.NamedNode)

@@ -10,6 +10,7 @@ import pytest
 from kgforge.demo.runner import DIALOGUES, WRONG_VALUES
 from kgforge.store.layout import domain_paths
 from kgforge.store.tables import read_tables_from_store, tables_from_quads
+from kgforge.store.snapshot import Snapshot
 
 pytestmark = pytest.mark.slow  # the whole demo, every stage end to end (about half a minute before the first test)
 
@@ -57,7 +58,9 @@ def test_demo_store_reads_the_same_from_quads_files_and_from_the_store(demo):
     kinds = {entry["kind"] for entry in manifest["graphs"].values()}
     assert {"kdconv", "wikidata", "links", "derived-associated", "schema"} <= kinds
     for include_derived in (False, True):
-        slow, fast = read_tables_from_store(paths, include_derived), tables_from_quads(paths, include_derived)
+        snap = Snapshot.open(paths)
+        slow = read_tables_from_store(paths, snap.build, include_derived)
+        fast = tables_from_quads(paths, snap.manifest, snap.build, include_derived)
         for name in ("facts", "labels", "types", "relations"):
             a, b = getattr(slow, name), getattr(fast, name)
             assert a.sort(a.columns, nulls_last=True).equals(b.sort(a.columns, nulls_last=True)), name

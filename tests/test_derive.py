@@ -33,8 +33,8 @@ from kgforge.derive import (
 from kgforge.sources.options import read_options
 from kgforge.store.layout import domain_paths
 from kgforge.store import oxigraph
-from kgforge.store.oxigraph import open_read_only
 from kgforge.store.query import QueryRunner
+from kgforge.store.snapshot import Snapshot
 
 
 def session(goal, knowledge):
@@ -88,7 +88,7 @@ def test_shared_predicate_and_object_write_the_duconv_goal_back(cli, built):
     assert (relation_iri("director"), entity_iri("克里斯·哥伦布")) in shares
     assert (relation_iri("genre"), "剧情") in shares
     assert {r.get("l").value for r in labels.rows} == {"克里斯·哥伦布", "克里斯 · 哥伦布"}
-    store = open_read_only(domain_paths("duconv", built))
+    store = Snapshot.open("duconv", built).store()
     direct = list(store.quads_for_pattern(ox.NamedNode(min(a, b)), ox.NamedNode(associated_relation(relation_iri("director"))),
                                           ox.NamedNode(max(a, b)), ox.NamedNode(ASSOCIATED_GRAPH)))
     assert len(direct) == 1
@@ -114,7 +114,7 @@ def test_rerun_replaces_and_is_reproducible(cli, built):
     # every re-run extends the checkpoint of the underived store kept beside the current one
     assert (built / "duconv" / "store" / "base-oxigraph").is_dir()
     assert check_store("duconv", built)["ok"]
-    store = open_read_only(domain_paths("duconv", built))
+    store = Snapshot.open("duconv", built).store()
     assert {g.value for g in store.named_graphs()} == set(manifest["graphs"])
 
 
@@ -182,20 +182,18 @@ def test_relation_budget_keeps_a_seeded_sample(cli, built):
 
 @pytest.mark.parametrize("include_derived", [False, True])
 def test_quad_file_tables_equal_the_store_tables(cli, built, include_derived):
-    from kgforge.store.tables import (
-        read_tables,
-        read_tables_from_store,
-        tables_from_quads,
-    )
+    from kgforge.store.tables import read_tables, read_tables_from_store, tables_from_quads
 
     cli("derive", "duconv", "--workdir", str(built))
-    paths = domain_paths("duconv", built)
-    slow, fast = read_tables_from_store(paths, include_derived), tables_from_quads(paths, include_derived)
+    snap = Snapshot.open("duconv", built)
+    paths, manifest, build = snap.paths, snap.manifest, snap.build
+    slow = read_tables_from_store(paths, build, include_derived)
+    fast = tables_from_quads(paths, manifest, build, include_derived)
     for name in ("facts", "labels", "types", "relations"):
         a, b = getattr(slow, name), getattr(fast, name)
         assert a.sort(a.columns, nulls_last=True).equals(b.sort(a.columns, nulls_last=True)), name
     (paths.root / "quads" / "derived__associated.nq").unlink()  # files unusable: the store is read instead
-    fallback = read_tables(paths, include_derived)
+    fallback = read_tables(paths, manifest, build, include_derived)
     assert fallback.facts.sort(slow.facts.columns, nulls_last=True).equals(
         slow.facts.sort(slow.facts.columns, nulls_last=True))
 

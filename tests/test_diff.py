@@ -171,10 +171,10 @@ def test_export_changed_since_writes_exactly_the_dialogues_whose_records_changed
     assert 0 < len(expected) < len(now)
     assert set(written) == expected and all(written[i] == now[i] for i in expected)
     assert set(written) == touching(then, now, edited, removed)
-    assert report.data["changed_since"] == {"build": first, "records_changed": len(expected),
+    assert report.details["changed_since"] == {"build": first, "records_changed": len(expected),
                                             "records_unchanged": len(now) - len(expected)}
-    with pytest.raises(KgforgeError, match=rf"no dialogue's subgraph changed since build {report.data['build_id']}"):
-        domain.export(None, tmp_path / "none.jsonl", changed_since=report.data["build_id"], **options)
+    with pytest.raises(KgforgeError, match=rf"no dialogue's subgraph changed since build {report.build_id}"):
+        domain.export(None, tmp_path / "none.jsonl", changed_since=report.build_id, **options)
 
 
 @pytest.mark.slow  # two builds of the real travel KB and two exports
@@ -194,10 +194,10 @@ def test_export_changed_since_writes_exactly_the_goals_whose_subgraphs_changed(t
     assert 0 < len(expected) < len(now)
     assert set(written) == expected and all(written[i] == now[i] for i in expected)
     assert set(written) == touching(then, now, edited, removed) & set(now)
-    assert report.data["changed_since"] == {"build": first, "records_changed": len(expected),
+    assert report.details["changed_since"] == {"build": first, "records_changed": len(expected),
                                             "records_unchanged": len(now) - len(expected)}
     out = cli("export", "travel", "--format", "jsonl", "--goals", str(goals), "--out", str(tmp_path / "cli.jsonl"),
               "--changed-since", first, "--workdir", str(domain.workdir)).stdout
     assert f"changed since build {first}: {len(expected):,} records written" in out
-    with pytest.raises(KgforgeError, match=rf"no goal's subgraph changed since build {report.data['build_id']}"):
-        domain.export(goals, tmp_path / "none.jsonl", changed_since=report.data["build_id"], **options)
+    with pytest.raises(KgforgeError, match=rf"no goal's subgraph changed since build {report.build_id}"):
+        domain.export(goals, tmp_path / "none.jsonl", changed_since=report.build_id, **options)

@@ -7,8 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from kgforge.store.layout import domain_paths
-from kgforge.store.tables import read_tables
+from kgforge.store.snapshot import Snapshot
 
 
 def _session(**fields) -> dict:
@@ -39,7 +38,7 @@ def test_bad_sessions_are_quarantined_by_line_and_the_good_ones_land(tmp_path, w
     assert "missing field(s): knowledge (or kg)" in bad["line 4"] and "[head, relation, tail]" in bad["line 5"]
     assert set(bad) == {"line 2", "line 3", "line 4", "line 5"} and f"{source} line 2" in result.stderr
     assert summary["records_ok"] == 4
-    tables = read_tables(domain_paths("durecdial", workdir))
+    tables = Snapshot.open("durecdial", workdir).tables()
     labels = tables.label_map("zh")
     facts = {(labels[s], labels.get(p, p), labels.get(o, o)) for s, p, o in
              tables.facts.select("s", "p", "o").iter_rows()}
@@ -68,7 +67,7 @@ def test_the_heads_of_starring_and_singing_are_typed_stars(tmp_path, workdir, cl
                                                      ["某饭店", "特色菜", "糖醋排骨"], ["苏州河", "评分", "8.0"]]),
                                  ensure_ascii=False) + "\n", encoding="utf-8")
     cli("build", "durecdial", "--source", f"durecdial:{source}", "--workdir", str(workdir), "--json")
-    tables = read_tables(domain_paths("durecdial", workdir))
+    tables = Snapshot.open("durecdial", workdir).tables()
     labels = tables.label_map("zh")
     typed = {(labels[iri], cls.rsplit("/", 1)[-1]) for iri, cls in tables.types.select("iri", "class").iter_rows()}
     assert typed == {("周迅", "star"), ("王菲", "star"), ("苏州河", "film"), ("红豆", "song"), ("某饭店", "poi"),

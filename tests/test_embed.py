@@ -27,6 +27,7 @@ from kgforge.embed import (
 )
 from kgforge.embed.bundle import Bundle, BundleError
 from kgforge.embed.scoring import candidate_scores, has_fast_path
+from kgforge.store.snapshot import Snapshot
 
 KB_TRAVEL = "kdconv/travel/kb_travel.json"
 
@@ -179,12 +180,10 @@ def test_embed_travel_store_resumes_after_kill(cli, shared, workdir):
 def test_derived_triples_follow_their_sources_on_the_travel_store(cli, shared, workdir):
     from kgforge.derive import ASSOCIATED_RELATION, PAIR_NODE
     from kgforge.embed import graph_triples
-    from kgforge.store.layout import domain_paths
-    from kgforge.store.tables import read_tables
-
+    
     cli("build", "travel", "--source", f"kdconv:{shared(KB_TRAVEL)}", "--workdir", str(workdir))
     cli("derive", "travel", "--workdir", str(workdir))
-    tables = read_tables(domain_paths("travel", workdir), include_derived=True)
+    tables = Snapshot.open("travel", workdir).tables(include_derived=True)
     triples = graph_triples(tables)
     assert not triples.filter(pl.col("s").str.starts_with(PAIR_NODE) | pl.col("o").str.starts_with(PAIR_NODE)).height
     derived = triples.filter(pl.col("derived"))

@@ -22,6 +22,7 @@ from kgforge.core.schema import SourceSpec
 from kgforge.derive import ASSOCIATED_GRAPH, derive
 from kgforge.goals.generate import generate
 from kgforge.goals.graph import GoalOptions
+from kgforge.store.snapshot import Snapshot
 from tests.faults import kill_at_random_point, orphans, part_files
 
 pytestmark = pytest.mark.slow  # SIGKILL at seeded random points of real builds, derives and embeds, each rerun after
@@ -105,7 +106,7 @@ def kbs(tmp_path_factory) -> dict[str, dict]:
         workdir = folder / f"ref-{name}"
         timings = build_travel(kb, workdir)
         built = quads_sha(workdir)
-        derived = derive("travel", workdir)["timings"]
+        derived = derive("travel", workdir).timings
         refs[name] = {"kb": kb, "workdir": workdir, "input": kb_sha(workdir), "quads": built,
                       "derived": derived_sha(workdir),
                       "seconds": {"import": timings["import_seconds"], "load": timings["load_seconds"],
@@ -141,7 +142,7 @@ def test_derive_killed_at_random_points(kbs, tmp_path):
     workdir = tmp_path / "kg"
     shutil.copytree(ref["workdir"], workdir, symlinks=True)
     options = GoalOptions(n=40, seed=3)
-    generate("travel", options, tmp_path / "reference.jsonl", ref["workdir"])
+    generate(Snapshot.open("travel", ref["workdir"]), options, tmp_path / "reference.jsonl")
     kills = 0
     for seed in range(3):
         build_travel(ref["kb"], workdir, full=True)  # published: the build without derived pairs (a refresh keeps them)
@@ -155,9 +156,9 @@ def test_derive_killed_at_random_points(kbs, tmp_path):
         out = tmp_path / f"goals{seed}.jsonl"
         if derived_sha(workdir) is None:
             with pytest.raises(KgforgeError, match="kgforge derive travel"):
-                generate("travel", options, out, workdir)
+                generate(Snapshot.open("travel", workdir), options, out)
         else:
-            generate("travel", options, out, workdir)
+            generate(Snapshot.open("travel", workdir), options, out)
             assert out.read_bytes() == (tmp_path / "reference.jsonl").read_bytes()
         derive("travel", workdir)
         assert derived_sha(workdir) == ref["derived"]
@@ -186,7 +187,7 @@ def test_embed_killed_at_random_points_resumes_to_the_same_model(tmp_path):
     reference, workdir = tmp_path / "ref", tmp_path / "kg"
     build_travel(kb, reference)
     shutil.copytree(reference, workdir, symlinks=True)
-    training = embed("travel", reference, config, progress=False)["training"]["seconds"]
+    training = embed("travel", reference, config, progress=False).training["seconds"]
     expected = model_files(reference / "travel" / "models" / "default")
     bundle = workdir / "travel" / "models" / "default"
     kills = 0
@@ -202,7 +203,7 @@ def test_embed_killed_at_random_points_resumes_to_the_same_model(tmp_path):
         shutil.rmtree(bundle)
     assert kills >= 2
     embed("travel", workdir, config, resume=True, progress=False)
-    assert related("travel", "景点1", workdir)["results"] == related("travel", "景点1", reference)["results"]
+    assert related("travel", "景点1", workdir).results == related("travel", "景点1", reference).results
 
 
 def refresh_args(source: Path, static: Path, workdir: Path) -> list[str]:

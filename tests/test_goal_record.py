@@ -9,12 +9,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kgforge.core.errors import InputError
-from kgforge.goals.record import Goal, read_goals, write_goals
+from kgforge.goals.record import Goal, GoalStep, read_goals, write_goals
 
 _text = st.text(max_size=6)
 _iri = st.builds(lambda s: "https://kgforge.org/entity/" + s, _text)
-_step = st.fixed_dictionaries({"s": _iri, "p": _iri, "o": _text, "o_is_entity": st.booleans(),
-                               "labels": st.lists(_text, min_size=3, max_size=3)})
+_step = st.builds(GoalStep, s=_iri, p=_iri, o=_text, o_is_entity=st.none() | st.booleans(),
+                  labels=st.none() | st.lists(_text, min_size=3, max_size=3))
 _extra = st.dictionaries(st.text(min_size=1, max_size=6).filter(
     lambda k: k not in ("goal_id", "kind", "topics", "path", "seed", "topic_labels", "topic_types", "goal")),
     st.none() | st.integers() | _text | st.lists(_text, max_size=2), max_size=3)
@@ -42,7 +42,7 @@ def test_a_goal_file_reads_back_what_was_written(tmp_path_factory, written):
 
 
 def test_a_bad_goal_line_is_named_by_file_and_line(tmp_path):
-    good = Goal(goal_id="g-1", kind="one_step", topics=["a", "b"], path=[{"s": "a", "p": "r", "o": "b"}])
+    good = Goal(goal_id="g-1", kind="one_step", topics=["a", "b"], path=[GoalStep("a", "r", "b")])
     path = tmp_path / "goals.jsonl"
     write_goals([good], path)
     with path.open("a", encoding="utf-8") as handle:

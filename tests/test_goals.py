@@ -16,6 +16,7 @@ from kgforge.goals.graph import MIN_TOPIC_FACTS, GoalGraph, parse_hops
 from kgforge.goals.styles import _quotas
 from kgforge.store.layout import domain_paths
 from kgforge.store.query import QueryRunner
+from kgforge.store.snapshot import Snapshot
 from tests.dialogue_kg import duconv_sample_kg
 
 
@@ -77,7 +78,7 @@ def test_sampling_is_reproducible_stratified_and_duplicate_free(cli, duconv_kg, 
     pairs = [frozenset(g["topics"]) for g in goals]
     assert len(set(pairs)) == len(pairs) and len({g["goal_id"] for g in goals}) == 120
     # stratified: water-filling over relations — a relation below the common level is exhausted
-    edges = GoalGraph.load(domain_paths("duconv", workdir)).topic_edges()
+    edges = GoalGraph.load(Snapshot.open("duconv", workdir)).topic_edges()
     available = Counter(edges["p"].to_list())
     per_relation = Counter(g["path"][0]["p"] for g in goals if g["kind"] == "one_step")
     level = max(per_relation.values())
@@ -92,7 +93,7 @@ def test_sampling_is_reproducible_stratified_and_duplicate_free(cli, duconv_kg, 
 def test_every_topic_is_a_typed_entity_with_facts_never_a_class(cli, duconv_kg, tmp_path):
     """DuConv's readers type each topic by its 领域 fact, and every DuConv dev topic has 4 facts or more."""
     workdir, _ = duconv_kg
-    graph = GoalGraph.load(domain_paths("duconv", workdir))
+    graph = GoalGraph.load(Snapshot.open("duconv", workdir))
     facts = Counter(graph.base_facts["s"].to_list())
     untyped = [s for s, _, o in graph.entity_edges().iter_rows() for t in (s, o) if t not in graph.topic_types]
     assert untyped, "the sample graph has untyped entities (objects of 好友, 家人 …) for this test to mean something"
@@ -160,7 +161,7 @@ def test_kdconv_paths_over_one_to_three_hops(cli, travel_kg, tmp_path):
 
 def test_durecdial_sequences_from_a_profile(cli, duconv_kg, tmp_path):
     workdir, _ = duconv_kg
-    graph = GoalGraph.load(domain_paths("duconv", workdir))
+    graph = GoalGraph.load(Snapshot.open("duconv", workdir))
     star = next(graph.label(s) for s, _, o in graph.topic_edges().iter_rows()
                 if graph.topic_types.get(s) == "star" and graph.topic_types.get(o) == "film")
     profiles = tmp_path / "profiles.jsonl"

@@ -15,7 +15,7 @@ from kgforge.core.vocab import OWL_SAME_AS, entity_iri
 from kgforge.demo.wikidata_dump import demo_entities, entity, write_dump
 from kgforge.sources.matching import Named, link, name_key
 from kgforge.store.layout import domain_paths
-from kgforge.store.oxigraph import open_read_only
+from kgforge.store.snapshot import Snapshot
 
 WD = "http://www.wikidata.org/entity/"
 
@@ -75,7 +75,7 @@ def test_cli_import_with_seed_labels_then_link(cli, workdir: Path, tmp_path: Pat
     assert check_store("film", workdir)["ok"]  # the import extended a copy of the built store
     report = json.loads(cli("link", "film", "--workdir", str(workdir), "--json").stdout)
     assert report["linked"] >= 3 and report["ambiguous"] >= 1
-    store = open_read_only(domain_paths("film", workdir))
+    store = Snapshot.open("film", workdir).store()
     same = {(q.subject.value, q.object.value) for q in store.quads_for_pattern(None, ox.NamedNode(OWL_SAME_AS), None, None)}
     assert (entity_iri("陈凯歌"), WD + "Q1000014") in same
     assert (entity_iri("霸王别姬"), WD + "Q1000002") in same
@@ -89,7 +89,7 @@ def test_cli_import_with_seed_labels_then_link(cli, workdir: Path, tmp_path: Pat
     assert any(g.endswith("/kdconv-dialogues/dev") for g in manifest["graphs"])
     # the new build extended a copy of the old one: every graph holds what the manifest says, no link twice
     assert check_store("film", workdir)["ok"]
-    relinked = open_read_only(domain_paths("film", workdir))
+    relinked = Snapshot.open("film", workdir).store()
     assert {(q.subject.value, q.object.value)
             for q in relinked.quads_for_pattern(None, ox.NamedNode(OWL_SAME_AS), None, None)} == same
     assert len(relinked) == len(store)

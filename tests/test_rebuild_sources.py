@@ -54,6 +54,6 @@ def test_the_build_report_lists_the_dropped_source_graphs(imported, shared, tmp_
     report = Domain("film", workdir).build([f"kdconv-dialogues:{shared(DIALOGUES)}"])
     assert [(d.graph.rsplit("/", 1)[-1], d.kind, d.quads, d.source) for d in report.dropped] == [
         ("Q2262932_city_streets_film.converted", "wikidata", 52, True)]
-    assert report.data["dropped_graphs"][0]["restore"].startswith("kgforge import wikidata -d film ")
+    assert report.as_dict()["dropped_graphs"][0]["restore"].startswith("kgforge import wikidata -d film ")
     again = Domain("film", workdir).build([f"kdconv-dialogues:{shared(DIALOGUES)}"])
     assert again.dropped == ()  # the same sources again drop nothing

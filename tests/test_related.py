@@ -18,6 +18,7 @@ from kgforge.embed.bundle import Bundle
 from kgforge.embed.related import related, search_topk, top_related
 from kgforge.store.layout import domain_paths, staged_build, write_lock
 from kgforge.store.manifest import GraphEntry
+from kgforge.store.snapshot import Snapshot
 
 KB_TRAVEL = "kdconv/travel/kb_travel.json"
 ATTRACTION = "https://kgforge.org/class/attraction"
@@ -58,7 +59,7 @@ def test_gugong_returns_other_attractions_not_itself(travel, cli):
     assert scores == sorted(scores, reverse=True)
     # A fresh process reloading the bundle gives the same answer as this process.
     here = related("travel", "故宫", workdir, device="cpu")
-    assert [(r["iri"], r["score"]) for r in here["results"]] == [(r["iri"], r["score"]) for r in answer["results"]]
+    assert [(r["iri"], r["score"]) for r in here.results] == [(r["iri"], r["score"]) for r in answer["results"]]
     by_iri = json.loads(cli("related", "travel", answer["query"]["iri"], "--workdir", str(workdir), "--json").stdout)
     assert by_iri["results"] == answer["results"]
 
@@ -70,11 +71,11 @@ def test_exclude_neighbours_and_type_filter(travel):
     gugong = bundle.entities.filter(pl.col("label") == "故宫")["id"][0]
     linked = set(bundle.triples.filter(pl.col("h") == gugong)["t"]) | set(bundle.triples.filter(pl.col("t") == gugong)["h"])
     plain = related("travel", "故宫", workdir, k=20)
-    assert linked & {bundle.iri_to_id[r["iri"]] for r in plain["results"]}  # nearby attractions are close
+    assert linked & {bundle.iri_to_id[r["iri"]] for r in plain.results}  # nearby attractions are close
     far = related("travel", "故宫", workdir, k=20, exclude_neighbours=True)
-    assert not linked & {bundle.iri_to_id[r["iri"]] for r in far["results"]}
+    assert not linked & {bundle.iri_to_id[r["iri"]] for r in far.results}
     typed = related("travel", "故宫", workdir, k=5, type_="attraction")
-    assert len(typed["results"]) == 5
+    assert len(typed.results) == 5
     with pytest.raises(Exception, match="matches no entity type"):
         related("travel", "故宫", workdir, type_="film")
 
@@ -102,12 +103,12 @@ def test_entity_added_after_training_falls_back_to_graph_neighbours(travel, tmp_
         with QuadWriter(staging / "quads" / "later.nq", graph) as writer:
             writer.literal(new, RDFS_LABEL, "新景点测试", lang="zh")
             writer.iri(new, relation_iri("nearby"), gugong)
-        add_graphs(paths, staging, {graph: GraphEntry(kind="test", quads_file="quads/later.nq", quads=writer.count)},
+        add_graphs(Snapshot.open(paths), staging, {graph: GraphEntry(kind="test", quads_file="quads/later.nq", quads=writer.count)},
                    {"test": {}})
     answer = related("travel", "新景点测试", workdir)
-    assert answer["method"] == "graph-neighbours" and "after model" in answer["notice"]
-    assert [row["iri"] for row in answer["results"]] == [gugong]
-    assert related("travel", new, workdir)["results"] == answer["results"]  # by IRI too
+    assert answer.method == "graph-neighbours" and "after model" in answer.notice
+    assert [row["iri"] for row in answer.results] == [gugong]
+    assert related("travel", new, workdir).results == answer.results  # by IRI too
     assert top_related(paths, new, 3) == []
 
 
@@ -121,7 +122,7 @@ def test_top_related_library_call(travel):
     assert len(rows) == 3 and all(isinstance(score, float) for _, _, score in rows)
     assert gugong not in [iri for iri, _, _ in rows]
     assert [(iri, label) for iri, label, _ in rows] == [
-        (r["iri"], r["label"]) for r in related("travel", gugong, workdir, k=3)["results"]]
+        (r["iri"], r["label"]) for r in related("travel", gugong, workdir, k=3).results]
 
 
 @settings(max_examples=25, deadline=None)
@@ -190,8 +191,8 @@ def url_labels(tmp_path_factory):
 
 def test_labels_that_look_like_iris_resolve_as_labels(url_labels, cli):
     workdir, iris = url_labels
-    assert related("nations", "http://x y", workdir, k=2)["query"]["iri"] == iris[0]
-    assert related("nations", "http://example.org/site", workdir, k=2)["query"]["iri"] == iris[1]
+    assert related("nations", "http://x y", workdir, k=2).query.iri == iris[0]
+    assert related("nations", "http://example.org/site", workdir, k=2).query.iri == iris[1]
     answer = json.loads(cli("related", "nations", "http://x y", "--workdir", str(workdir), "--json").stdout)
     assert answer["query"] == {"text": "http://x y", "iri": iris[0], "label": "http://x y"}
     missing = cli("related", "nations", "http://no such y", "--workdir", str(workdir), check=False)

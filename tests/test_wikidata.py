@@ -17,7 +17,7 @@ from kgforge.core.vocab import (
     relation_iri,
 )
 from kgforge.store.layout import domain_paths
-from kgforge.store.oxigraph import open_read_only
+from kgforge.store.snapshot import Snapshot
 
 WD = "http://www.wikidata.org/entity/"
 WDT = "http://www.wikidata.org/prop/direct/"
@@ -29,7 +29,7 @@ def build_source(workdir: Path, kind: str, path: Path, **options) -> tuple[ox.St
     """Build the film domain from one source; the store and the source's manifest entry."""
     summary = build("film", [SourceSpec(kind, str(path), options)], workdir, show_progress=False,
                     use_schema_sources=False)
-    return open_read_only(domain_paths("film", workdir)), summary.as_dict()["sources"][0]
+    return Snapshot.open("film", workdir).store(), summary.as_dict()["sources"][0]
 
 
 def build_from(workdir: Path, kind: str, path: Path, **options) -> ox.Store:

@@ -14,8 +14,7 @@ from kgforge.sources.wikidata.entity import WikidataConfig
 from kgforge.sources.wikidata.passes import index_records, read_journal, run_resumable
 from kgforge.sources.wikidata.pipeline import PassSpec
 from kgforge.sources.wikidata.select import expand, instances_of, subclass_closure
-from kgforge.store.layout import domain_paths
-from kgforge.store.oxigraph import open_read_only
+from kgforge.store.snapshot import Snapshot
 from tests.test_wikidata import build_source
 
 WD = "http://www.wikidata.org/entity/"
@@ -40,7 +39,7 @@ def quarantine_entries(workdir: Path, source: dict) -> list[dict]:
 
 
 def subjects(workdir: Path) -> set[str]:
-    store = open_read_only(domain_paths("film", workdir))
+    store = Snapshot.open("film", workdir).store()
     return {q.subject.value.removeprefix(WD) for q in store.quads_for_pattern(None, None, None, None)
             if q.subject.value.startswith(WD) and "/statement/" not in q.subject.value}
 
@@ -204,7 +203,7 @@ def test_demo_dump_builds(workdir: Path, tmp_path: Path) -> None:
     path = write_demo_dump(tmp_path / "demo.json.bz2")
     source = build_film(workdir, path)
     assert source["counts"]["entities"] == 11 and source["quarantined"] == 0
-    store = open_read_only(domain_paths("film", workdir))
+    store = Snapshot.open("film", workdir).store()
     labels = {q.object for q in store.quads_for_pattern(ox.NamedNode(WD + "Q1000002"), None, None, None)
               if isinstance(q.object, ox.Literal) and q.object.language}
     assert ox.Literal("霸王别姬", language="zh-hans") in labels

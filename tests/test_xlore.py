@@ -23,7 +23,7 @@ from kgforge.sources.xlore.dump import QUOTA_TEXT, XloreApiError, XloreClient, X
 from kgforge.sources.xlore.lines import LineError, TurtleLines, file_triples
 from kgforge.sources.xlore.passes import EXTRACT, XloreConfig, parse_xlore_batch
 from kgforge.store.layout import domain_paths
-from kgforge.store.oxigraph import open_read_only
+from kgforge.store.snapshot import Snapshot
 from tests.test_wikidata import build_source, objects
 
 I = "http://xlore.org/instance/"  # noqa: E741 — short, as C beside it, for IRIs written out in full below
@@ -328,7 +328,7 @@ def test_cli_import_xlore_into_an_existing_store(cli, workdir: Path, tmp_path: P
                             "--json").stdout)
     assert result["source"]["counts"]["selected_entities"] == 3
     assert result["source"]["counts"]["workers"] == 2 and result["source"]["engine"]["workers"] == 2
-    store = open_read_only(domain_paths("film", workdir))
+    store = Snapshot.open("film", workdir).store()
     assert objects(store, I + "bdi1", relation_iri("director")) == {ox.NamedNode(I + "bdi3")}
     graphs = set(json.loads(domain_paths("film", workdir).manifest.read_text())["graphs"])
     assert any(g.endswith("/kdconv-dialogues/dev") for g in graphs) and any("/xlore/" in g for g in graphs)

@@ -30,13 +30,11 @@ from kgforge.core.schema import Relation, SourceSpec, load_schema
 from kgforge.core.vocab import RDF_PROPERTY, RDF_TYPE, SCHEMA_GRAPH
 from kgforge.store.layout import (
     domain_paths,
-    published_build,
-    read_manifest,
     staged_build,
     write_lock,
 )
-from kgforge.store.manifest import Manifest
 from kgforge.store.oxigraph import read_only_store
+from kgforge.store.snapshot import Snapshot
 
 SCHEMA_FILE = "quads/schema.imports.nq"
 
@@ -48,10 +46,10 @@ def import_into_domain(domain: str, kind: str, path: Path | str, options: dict[s
     paths = domain_paths(domain, workdir)
     with write_lock(paths), progress_bar(show_progress) as progress, staged_build(paths) as staging:
         try:
-            published: Path | None = published_build(paths)
-            manifest: Manifest | None = read_manifest(paths, published)
+            current: Snapshot | None = Snapshot.open(paths)
         except (StoreMissingError, FileNotFoundError):
-            published, manifest = None, None
+            current = None
+        published, manifest = (current.build, current.manifest) if current else (None, None)
         schema = load_schema(manifest.schema.path if manifest else domain)
         spec = SourceSpec(kind, str(path), options)
         result, used = import_source(schema, paths, staging, spec, Path(path), set(), progress)
@@ -61,11 +59,11 @@ def import_into_domain(domain: str, kind: str, path: Path | str, options: dict[s
         relations = used | _declared_in(earlier, schema.relations.values())
         writer = write_schema_graph(schema, relations, staging / SCHEMA_FILE, kept=earlier)
         graphs[SCHEMA_GRAPH] = schema_entry(writer, SCHEMA_FILE)
-        if published is None:
+        if current is None:
             summary = load_graphs(paths, staging, graphs, schema, progress, {})
         else:
             added = {g: graphs[g] for g in (result.graph, SCHEMA_GRAPH)}
-            summary = extend_build(paths, staging, published, published / "oxigraph", [], added, {})
+            summary = extend_build(paths, staging, current, current.store_dir, [], added, {})
     return {"domain": domain, "build_id": summary.build_id, "total_quads": summary.total_quads,
             "source": dict(result.as_dict(), graph=result.graph), "graphs": summary.graphs}
 

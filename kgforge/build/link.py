@@ -18,7 +18,6 @@ import polars as pl
 from kgforge.build.transaction import add_graphs
 from kgforge.core.files import write_json_atomic
 from kgforge.core.quads import QuadWriter
-from kgforge.core.schema import load_schema
 from kgforge.core.vocab import (
     CLASS,
     ENTITY,
@@ -30,12 +29,12 @@ from kgforge.core.vocab import (
 from kgforge.sources.matching import Named, link
 from kgforge.store.layout import (
     domain_paths,
-    read_manifest,
     staged_build,
     write_lock,
 )
 from kgforge.store.manifest import GraphEntry
-from kgforge.store.tables import GraphTables, read_tables
+from kgforge.store.snapshot import Snapshot
+from kgforge.store.tables import GraphTables
 
 EXTERNAL_PREFIXES = (WIKIDATA_ENTITY, XLORE_INSTANCE)
 LINKS_GRAPH = graph_iri("derived", "links")
@@ -64,7 +63,8 @@ def link_domain(domain: str, workdir: Path | str | None = None) -> dict[str, Any
     """
     paths = domain_paths(domain, workdir)
     with write_lock(paths):  # a writer from start to end: the links are made from the build they join
-        tables = read_tables(paths)
+        current = Snapshot.open(paths)
+        tables = current.tables()
         typed = tables.types.filter(pl.col("class").str.starts_with(CLASS))
         classes: dict[str, set[str]] = defaultdict(set)
         for iri, cls in typed.iter_rows():
@@ -82,7 +82,7 @@ def link_domain(domain: str, workdir: Path | str | None = None) -> dict[str, Any
             with QuadWriter(staging / LINKS_QUADS, LINKS_GRAPH) as writer:
                 for entity, counterpart in sorted(report.linked.items()):
                     writer.iri(entity, OWL_SAME_AS, counterpart)
-            add_graphs(paths, staging, {LINKS_GRAPH: GraphEntry(kind="links", quads_file=LINKS_QUADS,
+            add_graphs(current, staging, {LINKS_GRAPH: GraphEntry(kind="links", quads_file=LINKS_QUADS,
                                                                 quads=writer.count)},
                        {"link": {k: v for k, v in summary.items() if k != "ambiguous_examples"}},
                        replace_kinds=("links",))
@@ -93,9 +93,8 @@ def start_entity_names(domain: str, workdir: Path | str | None = None) -> dict[s
     """Names of the domain's dataset entities that head facts (KdConv's start entities), each with its
     schema type id when it has one (for the type check); only the head type when the schema names one.
     These are the seeds a Wikidata / XLORE import starts from when asked to seed by label."""
-    paths = domain_paths(domain, workdir)
-    schema = load_schema(read_manifest(paths).schema.path)
-    tables = read_tables(paths)
+    snapshot = Snapshot.open(domain, workdir)
+    schema, tables = snapshot.schema, snapshot.tables()
     type_ids = {t.iri: t.id for t in schema.types.values()}
     typed = tables.types.filter(pl.col("class").is_in(list(type_ids)))
     heads = tables.facts.filter(pl.col("s").str.starts_with(ENTITY))["s"].unique()

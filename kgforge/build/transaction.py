@@ -55,8 +55,6 @@ from kgforge.store.layout import (
     discard_build,
     domain_paths,
     leftovers,
-    published_build,
-    read_manifest,
     staged_build,
     swap_in,
     write_lock,
@@ -68,10 +66,10 @@ from kgforge.store.oxigraph import (
     check_counts,
     extend_store,
     graph_counts,
-    open_read_only,
     require_counts_match,
 )
-from kgforge.store.workdir import DEFAULT_WORKDIR, has_store
+from kgforge.store.snapshot import Snapshot
+from kgforge.store.workdir import DEFAULT_WORKDIR
 
 SCHEMA_QUADS = "quads/schema.nq"
 INFERRED_SCHEMA = "schema.toml"  # in the build folder, for a domain that has no schema of its own
@@ -233,8 +231,8 @@ def build(
         raise KgforgeError(f"domain {domain!r} has no sources: give --source KIND:PATH or {where}")
     with write_lock(paths), progress_bar(show_progress) as progress, staged_build(paths) as staging:
         started = time.perf_counter()
-        published = published_build(paths) if has_store(paths.root) else None
-        previous = read_manifest(paths, published) if published else None
+        current = Snapshot.published(paths)
+        published, previous = (current.build, current.manifest) if current else (None, None)
         if schema is None:
             schema = infer_schema(domain, [SourceSpec(s.kind, str(path), s.options) for s, path in specs]
                                   ).write(staging / INFERRED_SCHEMA)
@@ -257,7 +255,7 @@ def build(
                   for r, d in zip(results, decisions)}
         graphs[SCHEMA_GRAPH] = schema_entry(schema_writer, SCHEMA_QUADS)
         if any(d.kept for d in decisions):
-            summary = _refresh(paths, staging, published, previous, graphs, {d.graph for d in decisions if d.kept},
+            summary = _refresh(paths, staging, current, graphs, {d.graph for d in decisions if d.kept},
                                schema, schema_sha256)
         else:
             summary = load_graphs(paths, staging, graphs, schema, progress)
@@ -277,13 +275,14 @@ def _kept_source(previous: Manifest, graph: str) -> SourceResult:
     return SourceResult(graph=graph, **{k: v for k, v in entry.items() if k in fields})
 
 
-def _refresh(paths: DomainPaths, staging: Path, published: Path, previous: Manifest,
+def _refresh(paths: DomainPaths, staging: Path, current: Snapshot,
              graphs: dict[str, GraphEntry], kept: set[str], schema: Schema, schema_sha256: str) -> BuildSummary:
     """Publish ``graphs`` as a checkpoint of the ``published`` store that keeps the graphs in ``kept`` (and the
     schema graph when its quads are the same), drops every other graph and loads only the imported ones. A
     graph a stage derived (derive, link) stays while every other graph of the build is unchanged, else it is
     dropped and the build names the command that makes it again. When nothing changed at all nothing is
     published, the staging build goes, and the summary names the published build."""
+    published, previous = current.build, current.manifest
     if previous.graphs.get(SCHEMA_GRAPH, graphs[SCHEMA_GRAPH]).sha256 == graphs[SCHEMA_GRAPH].sha256:
         (staging / graphs[SCHEMA_GRAPH].quads_file).unlink()
         graphs[SCHEMA_GRAPH] = previous.graphs[SCHEMA_GRAPH]  # its quads file, whatever the earlier build named it
@@ -295,7 +294,7 @@ def _refresh(paths: DomainPaths, staging: Path, published: Path, previous: Manif
                             {g: e.quads for g, e in previous.graphs.items()}, timings={"load_seconds": 0.0},
                             published=False)
     drop = [g for g in previous.graphs if g not in kept]  # derived graphs too: what they came from changed
-    return extend_build(paths, staging, published, published / "oxigraph", drop,
+    return extend_build(paths, staging, current, published / "oxigraph", drop,
                         {g: e for g, e in graphs.items() if g not in kept}, {}, replace_stages=True,
                         schema=_schema_record(schema, schema_sha256))
 
@@ -430,26 +429,26 @@ def load_graphs(paths: DomainPaths, staging: Path, graphs: dict[str, GraphEntry]
     return BuildSummary(paths.domain, staging.name, str(staging / "oxigraph"), counts, timings=timings)
 
 
-def add_graphs(paths: DomainPaths, staging: Path, new_graphs: dict[str, GraphEntry], stages: dict[str, Any],
+def add_graphs(current: Snapshot, staging: Path, new_graphs: dict[str, GraphEntry], stages: dict[str, Any],
                replace_kinds: tuple[str, ...] = ()) -> BuildSummary:
-    """Publish the current graphs plus ``new_graphs`` (e.g. the links graph), whose quads files the caller
-    wrote into ``staging`` (from :func:`kgforge.store.layout.staged_build`) while holding the write lock.
+    """Publish the graphs of ``current`` (the published build, opened under the write lock) plus
+    ``new_graphs`` (e.g. the links graph), whose quads files the caller wrote into ``staging`` (from
+    :func:`kgforge.store.layout.staged_build`) while holding the write lock.
 
     Graphs of a kind in ``replace_kinds``, and earlier versions of the new graphs, are dropped first,
     so re-running a stage replaces its output. Only the new graphs are loaded (see :func:`extend_build`).
     """
-    published = published_build(paths)
-    drop = read_manifest(paths, published).graphs_of_kind(*replace_kinds)
-    return extend_build(paths, staging, published, published / "oxigraph", drop, new_graphs, stages)
+    drop = current.manifest.graphs_of_kind(*replace_kinds)
+    return extend_build(current.paths, staging, current, current.store_dir, drop, new_graphs, stages)
 
 
-def extend_build(paths: DomainPaths, staging: Path, published: Path, base: Path, drop: list[str],
+def extend_build(paths: DomainPaths, staging: Path, current: Snapshot, base: Path, drop: list[str],
                  new_graphs: dict[str, GraphEntry], stages: dict[str, Any],
                  keep_base_as: str | None = None, replace_stages: bool = False,
                  schema: SchemaEntry | None = None, trusted: bool = False) -> BuildSummary:
     """Publish, as the staging build ``staging``, a copy of the store at ``base`` without the graphs in
     ``drop`` (nor the earlier versions of the new graphs), plus ``new_graphs``, whose quads files the
-    caller wrote into ``staging``. The other graphs of the ``published`` build keep their quads files
+    caller wrote into ``staging``. The other graphs of the ``current`` build keep their quads files
     (hard-linked into the new build once their checksums are verified).
 
     The copy is a RocksDB checkpoint (hard links) and only the new graphs are bulk-loaded, so adding
@@ -459,7 +458,7 @@ def extend_build(paths: DomainPaths, staging: Path, published: Path, base: Path,
     the published build's schema record; ``trusted`` new graphs are bulk-loaded without re-validating their
     terms (see :func:`extend_store`). The caller holds the write lock.
     """
-    manifest = read_manifest(paths, published)
+    published, manifest = current.build, current.manifest
     new_graphs = _with_checksums(staging, new_graphs)
     drop = [*drop, *(g for g in new_graphs if g in manifest.graphs and g not in drop)]
     graphs = {g: e for g, e in manifest.graphs.items() if g not in drop and g not in new_graphs}
@@ -506,10 +505,9 @@ def _with_checksums(staging: Path, graphs: dict[str, GraphEntry]) -> dict[str, G
 def check_store(domain: str, workdir: Path | str | None = None) -> dict[str, Any]:
     """Compare the published store with its manifest (per-graph counts, every quads file's sha256), and
     list what killed or failed writers left behind, with the command that removes it."""
-    paths = domain_paths(domain, workdir)
-    published = published_build(paths)
-    manifest = read_manifest(paths, published)
-    store = open_read_only(paths, published)
+    snapshot = Snapshot.open(domain, workdir)
+    paths, published, manifest = snapshot.paths, snapshot.build, snapshot.manifest
+    store = snapshot.store()
     actual = graph_counts(store)
     problems = check_counts(_expected_counts(dict(manifest.graphs)), actual)
     if undeclared := undeclared_relations(store):

@@ -116,7 +116,7 @@ def embed_command(
     if "mrr" in evaluation_result:
         show_mapping(f"evaluation ({evaluation_result['label']})", {
             key: f"{evaluation_result[key]:.4f}" for key in ("mrr", "hits_at_1", "hits_at_3", "hits_at_10")})
-    for figure in report.figures:
+    for figure in report.figures or ():
         console.print(f"wrote the loss and validation curves to {figure.absolute()}", markup=False, soft_wrap=True)
 
 

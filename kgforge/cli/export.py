@@ -116,7 +116,7 @@ def export_command(
 
 def show_export(report: ExportReport) -> None:
     """What was written and how much of the input made it; the manifest itself stays in the file (and --json)."""
-    data = report.data
+    data = report.as_dict()
     console.print(f"exported {report.domain} as {report.format} {report.layout}: {report.records:,} records, "
                   f"{data.get('triples', data.get('gold_in_retrieved', 0)):,} triples in {data['seconds']:.1f} s",
                   markup=False)
@@ -142,10 +142,9 @@ def show_parallel(report: ParallelExportReport) -> None:
                   f"{report.triples:,} triples each, ids and triple counts matching one for one", markup=False)
     for language, path in report.twins.items():
         console.print(f"  {language}: {path}", markup=False, soft_wrap=True)
-    for task, path in report.tasks.items():
-        console.print(f"  {task}: {path} ({report.data['tasks'][task]['samples']:,} samples)", markup=False,
-                      soft_wrap=True)
-    for language, missing in report.data["mixed_labels"].items():
+    for task, written in report.tasks.items():
+        console.print(f"  {task}: {written['file']} ({written['samples']:,} samples)", markup=False, soft_wrap=True)
+    for language, missing in report.mixed_labels.items():
         console.print(f"  {len(missing)} IRIs without a {language} label written in {report.languages[0]} "
                       "(--allow-mixed; listed in the manifest)", markup=False)
     console.print(f"  manifest: {report.manifest}", markup=False, soft_wrap=True)

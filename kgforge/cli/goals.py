@@ -103,7 +103,7 @@ def show_goal_check(checked: GoalCheckReport) -> None:
     console.print(f"{checked.file}: {checked.goals:,} goals, {checked.goals_in_graph:,} with every triple in the graph, "
                   f"{checked.found:,} of those found by the goal queries (recall {recall})", markup=False,
                   soft_wrap=True)
-    for kind, counts in checked.data["by_kind"].items():
+    for kind, counts in checked.by_kind.items():
         console.print(f"  {kind:<10} {counts['goals']:>6,} goals, {counts['goals_in_graph']:>6,} in the graph, "
                       f"{counts['found']:>6,} found, {counts['materialised']:>6,} materialised", markup=False,
                       soft_wrap=True)

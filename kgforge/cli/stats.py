@@ -31,8 +31,9 @@ def stats_command(
     json_out: JsonOption = False,
 ) -> None:
     """Entities, relations, triples and per-triple sizes (KdConv / DuConv Table 2)."""
-    stats = Domain(domain, workdir).stats().as_dict()
-    figures = plot_stats(stats, plot) if plot is not None else []
+    report = Domain(domain, workdir).stats()
+    figures = plot_stats(report, plot) if plot is not None else []
+    stats = report.as_dict()
     if json_out:
         emit_json(stats | ({"figures": [str(f) for f in figures]} if figures else {}))
         return

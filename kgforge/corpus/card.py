@@ -15,7 +15,7 @@ from kgforge.core.files import sha256_file, write_text_atomic
 from kgforge.corpus.split import REPORT
 from kgforge.corpus.stats import CorpusStats, corpus_stats
 from kgforge.sources.importer import source_licence
-from kgforge.store.layout import domain_paths, read_manifest
+from kgforge.store.snapshot import Snapshot
 from kgforge.store.manifest import Manifest
 
 UNKNOWN = "not recorded: state it in the schema's source entry (licence = \"…\")"
@@ -54,7 +54,7 @@ def write_card(files: Iterable[Path | str], domain: str, out: Path | str, *, wor
     files = [Path(f) for f in files]
     if not files:
         raise InputError("corpus card: give at least one dialogue file")
-    manifest = read_manifest(domain_paths(domain, workdir))
+    manifest = Snapshot.open(domain, workdir).manifest
     stats = [corpus_stats(f, input_layout=input_layout, by_split=split if i == 0 else None) for i, f in enumerate(files)]
     sources = source_lines(manifest)
     split_report = _split_report(Path(split)) if split is not None else None

@@ -25,12 +25,10 @@ from kgforge.corpus.reading import (
     utterances,
 )
 from kgforge.corpus.transitions import RelationGraph, TransitionFigures, plot_transitions, transition_figures
-from kgforge.core.schema import load_schema
 from kgforge.grounding import DialogueMatcher, GroundingIndex, MatchOptions
 from kgforge.grounding.kdconv import as_attr
 from kgforge.grounding.run import load_index
-from kgforge.store.layout import domain_paths, read_manifest
-from kgforge.store.tables import read_tables
+from kgforge.store.snapshot import Snapshot
 from kgforge.exports.model import SourceDialogue
 
 DUCONV_KINDS = ("duconv-session", "duconv-sample")
@@ -237,8 +235,8 @@ def _with_transitions(stats: CorpusStats, corpus: Corpus, domain: str | None, wo
                       plot: Path | str | None) -> CorpusStats:
     graph = None
     if domain is not None:
-        paths = domain_paths(domain, workdir)
-        graph = RelationGraph(read_tables(paths), load_schema(read_manifest(paths).schema.path).language)
+        snapshot = Snapshot.open(domain, workdir)
+        graph = RelationGraph(snapshot.tables(), snapshot.language)
     figures = transition_figures(corpus, graph)
     notes = list(stats.notes)
     if figures.topics_within_turns is None:
@@ -254,10 +252,10 @@ def _with_transitions(stats: CorpusStats, corpus: Corpus, domain: str | None, wo
 
 
 def graph_figures(corpus: Corpus, domain: str, workdir: Path | str | None) -> GraphFigures:
-    paths = domain_paths(domain, workdir)
-    manifest = read_manifest(paths)
+    snapshot = Snapshot.open(domain, workdir)
+    manifest = snapshot.manifest
     start = set(start_entity_names(domain, workdir))
-    named = set(read_tables(paths).labels["label"].to_list())
+    named = set(snapshot.labels["label"].to_list())
     topics = list(dict.fromkeys(t for d in corpus.dialogues for t in dialogue_topics(d)))
     missing = [t for t in topics if t not in start and t not in named]
     return GraphFigures(domain, manifest.build_id, len(topics), sum(1 for t in topics if t in start),

@@ -31,8 +31,8 @@ from kgforge.goals.generate import generate
 from kgforge.goals.graph import GoalOptions
 from kgforge.grounding.kdconv import Tally, attr_key
 from kgforge.stats import domain_stats
-from kgforge.store.layout import domain_paths
 from kgforge.store.query import QueryRunner, term_text
+from kgforge.store.snapshot import Snapshot
 
 DOMAIN = "demo"
 # Eight short dialogues about the demo KB's films and people, in KdConv's layout, every message's gold
@@ -76,14 +76,14 @@ def step_build(workdir: Path, tell: Reporter = QUIET) -> None:
 
 
 def step_stats(workdir: Path, tell: Reporter = QUIET) -> None:
-    stats = domain_stats(DOMAIN, workdir)
+    stats = domain_stats(Snapshot.open(DOMAIN, workdir)).as_dict()
     tell.table("stats", {k: v for k, v in stats.items() if not isinstance(v, dict)})
     tell.table("entities by type", stats["entities_by_type"])
 
 
 def step_query(workdir: Path, tell: Reporter = QUIET) -> None:
     tell.note("query", "queries/entity_facts.rq --bind name@zh=霸王别姬")
-    with QueryRunner(domain_paths(DOMAIN, workdir)) as runner:
+    with QueryRunner(Snapshot.open(DOMAIN, workdir)) as runner:
         result = runner.query(query_text("entity_facts"), {"name": ox.Literal("霸王别姬", language="zh")}, timeout=30)
     for row in result.rows:
         tell.note(None, f"  {term_text(row['relation'])}: {term_text(row['value'])}")
@@ -119,15 +119,15 @@ def step_embed(workdir: Path, tell: Reporter = QUIET) -> None:
 
 def step_derive(workdir: Path, tell: Reporter = QUIET) -> None:
     report = derive(DOMAIN, workdir)
-    tell.table("derive: associated two-hop triples", {"pairs": report["pairs"], "quads": report["quads"]})
-    for name, counts in sorted(report["relations"].items(), key=lambda kv: -kv[1]["pairs"])[:5]:
+    tell.table("derive: associated two-hop triples", {"pairs": report.pairs, "quads": report.quads})
+    for name, counts in sorted(report.relations.items(), key=lambda kv: -kv[1]["pairs"])[:5]:
         tell.note(None, f"  {name}: {counts['pairs']} pairs")
 
 
 def step_goals(workdir: Path, tell: Reporter = QUIET) -> None:
     out = workdir / DOMAIN / "exports" / "goals.jsonl"
-    report = generate(DOMAIN, GoalOptions(n=20, seed=0), out, workdir)
-    tell.table(f"goals → {out}", {"goals": report["goals"], **report["kinds"]})
+    report = generate(Snapshot.open(DOMAIN, workdir), GoalOptions(n=20, seed=0), out)
+    tell.table(f"goals → {out}", {"goals": report.goals, **report.kinds})
     first = json.loads(out.read_text(encoding="utf-8").splitlines()[0])
     tell.note(None, "  first goal: " + json.dumps(first.get("goal", first.get("path")), ensure_ascii=False))
 
@@ -135,10 +135,10 @@ def step_goals(workdir: Path, tell: Reporter = QUIET) -> None:
 def step_export(workdir: Path, tell: Reporter = QUIET) -> None:
     goals = workdir / DOMAIN / "exports" / "goals.jsonl"
     out = workdir / DOMAIN / "exports" / "test.duconv.jsonl"
-    report = export_goals(DOMAIN, goals, ExportOptions(fmt="duconv", layout="sample", add_related="default"), out,
-                          workdir)
+    report = export_goals(Snapshot.open(DOMAIN, workdir), goals,
+                          ExportOptions(fmt="duconv", layout="sample", add_related="default"), out)
     tell.table(f"export new goals as DuConv test samples → {out}",
-               {k: v for k, v in report.items() if isinstance(v, int)})
+               {k: v for k, v in report.as_dict().items() if isinstance(v, int)})
     tell.note(None, "  first line: " + out.read_text(encoding="utf-8").splitlines()[0][:300] + " …")
 
 

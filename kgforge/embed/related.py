@@ -23,13 +23,14 @@ import pyoxigraph as ox
 import torch
 
 from kgforge.core.errors import KgforgeError
+from kgforge.core.records import Record
 from kgforge.core.resources import query_text
 from kgforge.core.text import normalise_label
 from kgforge.core.vocab import OWL_SAME_AS
 from kgforge.embed.bundle import Bundle, bundle_path
 from kgforge.store.layout import DomainPaths, domain_paths
-from kgforge.store.oxigraph import open_read_only
 from kgforge.store.query import QueryRunner
+from kgforge.store.snapshot import Snapshot
 from kgforge.store.workdir import where
 
 CHUNK_ROWS = 262_144  # entity rows scored at once per query batch
@@ -209,7 +210,7 @@ def _one_linked_entity(paths: DomainPaths | None, hits: pl.DataFrame, index: Rel
     if paths is None or not paths.store_link.exists():
         return None
     iris = set(hits["iri"].to_list())
-    store = open_read_only(paths)
+    store = Snapshot.open(paths).store()
     same_as = ox.NamedNode(OWL_SAME_AS)
     cluster = {iris.pop()}
     frontier = list(cluster)
@@ -275,28 +276,53 @@ def _graph_neighbours(paths: DomainPaths, match: Match, k: int) -> list[dict[str
     return list(seen.values())[:k]
 
 
+@dataclass(frozen=True)
+class RelatedQuery(Record):
+    """What was asked for: the text given, and the entity it resolved to."""
+
+    text: str
+    iri: str
+    label: str | None
+
+
+@dataclass(frozen=True)
+class RelatedReport(Record):
+    """The entities nearest one entity in a model bundle (or, for an entity newer than the model, its graph
+    neighbours)."""
+
+    query: RelatedQuery
+    model: str  # the bundle folder
+    metric: str  # the bundle's similarity
+    k: int
+    method: str  # "embedding", or "graph-neighbours" for an entity the model was not trained on
+    notice: str | None  # why the method is not "embedding"
+    results: tuple[dict[str, Any], ...]  # rank, iri, label, score (None for graph neighbours)
+
+    @property
+    def entity(self) -> str:
+        return self.query.text
+
+
 def related(domain: str, entity: str, workdir: Path | str | None = None, *, k: int = 10,
             exclude_neighbours: bool = False, type_: str | None = None, model: str = "default",
-            device: str = "auto") -> dict[str, Any]:
+            device: str = "auto") -> RelatedReport:
     """The ``k`` entities most related to ``entity`` (label or IRI) in ``models/<model>``."""
     if k < 1:
         raise KgforgeError(f"-k must be at least 1, got {k}")
     paths = domain_paths(domain, workdir)
     index = open_index(paths, model, device)
     match = resolve(index, entity, paths)
-    answer: dict[str, Any] = {"query": {"text": entity, "iri": match.iri, "label": match.label},
-                              "model": str(index.bundle.path), "metric": index.bundle.metric, "k": k}
+    query = RelatedQuery(entity, match.iri, match.label)
     if match.entity_id is None:
-        answer.update(method="graph-neighbours", notice=(
-            f"{match.label or match.iri} was added to the store after model {model!r} was trained (build "
-            f"{index.bundle.source.get('build_id')}); showing its graph neighbours instead. Run "
-            f"`kgforge embed {domain}` to include it."), results=_graph_neighbours(paths, match, k))
-        return answer
+        notice = (f"{match.label or match.iri} was added to the store after model {model!r} was trained (build "
+                  f"{index.bundle.source.get('build_id')}); showing its graph neighbours instead. Run "
+                  f"`kgforge embed {domain}` to include it.")
+        return RelatedReport(query, str(index.bundle.path), index.bundle.metric, k, "graph-neighbours", notice,
+                             tuple(_graph_neighbours(paths, match, k)))
     rows = index.top([match.entity_id], k, exclude_neighbours, type_)[0]
-    answer.update(method="embedding", notice=None, results=[
+    return RelatedReport(query, str(index.bundle.path), index.bundle.metric, k, "embedding", None, tuple(
         {"rank": rank, "iri": index.iris[i], "label": index.labels[i], "score": round(score, 6)}
-        for rank, (i, score) in enumerate(rows, 1)])
-    return answer
+        for rank, (i, score) in enumerate(rows, 1)))
 
 
 def top_related(paths: DomainPaths, iri: str, k: int = 10, model: str = "default",

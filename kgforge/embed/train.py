@@ -1,6 +1,6 @@
 """`kgforge embed`: train a PyKEEN model on a domain's graph and write a model bundle.
 
-Pipeline: entity-to-entity facts from the graph tables (``kgforge.store.tables.read_tables``)
+Pipeline: entity-to-entity facts from the graph tables (``kgforge.store.snapshot.Snapshot.tables``)
 → a deterministic split, saved with the bundle (derived triples follow the triples they were derived
 from) → int ids built with polars → a PyKEEN ``CoreTriplesFactory`` made from the id tensor (no TSV files) → a memory
 preflight → training with kgforge's own loop → filtered rank evaluation → bundle.
@@ -21,7 +21,7 @@ import math
 import resource
 import shutil
 import time
-from dataclasses import asdict, replace
+from dataclasses import asdict, dataclass, replace
 from fractions import Fraction
 from pathlib import Path
 from typing import Any
@@ -35,6 +35,7 @@ from kgforge.core import checks, plots
 from kgforge.core.errors import Interrupted
 from kgforge.core.files import atomic_write
 from kgforge.core.progress import progress_bar
+from kgforge.core.records import Record, omitted_when_none
 from kgforge.embed.bundle import bundle_path, write_bundle
 from kgforge.embed.config import (
     EmbedConfig,
@@ -48,8 +49,7 @@ from kgforge.embed.evaluate import evaluate_model
 from kgforge.embed.scoring import has_fast_path
 from kgforge.embed.split import graph_triples, index_triples, split_triples
 from kgforge.embed.steps import TrainState, _cross_entropy_loss, _step_generator
-from kgforge.store.layout import domain_paths, published_build, read_manifest
-from kgforge.store.tables import read_tables
+from kgforge.store.snapshot import Snapshot
 from kgforge.store.workdir import where
 
 # ----------------------------------------------------------------------------------------------
@@ -364,14 +364,34 @@ def _distributed() -> Any:
     return kgforge.embed.distributed
 
 
+@dataclass(frozen=True)
+class EmbedReport(Record):
+    """A trained model bundle (``models/<name>``), or, on a node other than 0 of a multi-node run, which
+    node it was and how far it trained (node 0 writes the bundle). The sections are the bundle's own
+    ``metrics.json`` and ``source.json`` records, as ``kgforge embed --json`` prints them."""
+
+    bundle: Path | None  # None on a node other than 0
+    model: str | None = omitted_when_none()  # the PyKEEN model, e.g. RotatE
+    dim: int | None = omitted_when_none()
+    metric: str | None = omitted_when_none()  # the similarity ``kgforge related`` ranks by
+    entities: int | None = omitted_when_none()
+    relations: int | None = omitted_when_none()
+    split: dict[str, Any] | None = omitted_when_none()  # counts and actual ratios of train/valid/test
+    evaluation: dict[str, Any] | None = omitted_when_none()  # filtered rank metrics (mrr, hits_at_k), or why none
+    training: dict[str, Any] | None = omitted_when_none()  # epochs, seconds, device, loss curves, …
+    triples_sha256: str | None = omitted_when_none()  # of the triples trained on
+    figures: tuple[Path, ...] | None = omitted_when_none()  # the loss and validation curves (PNG)
+    node_rank: int | None = omitted_when_none()  # a node other than 0 of a multi-node run
+    epochs_completed: int | None = omitted_when_none()  # on that node
+
+
 def embed(domain: str, workdir: Path | str | None = None, config: EmbedConfig | None = None, *,
-          name: str = "default", resume: bool = False, progress: bool = True) -> dict:
+          name: str = "default", resume: bool = False, progress: bool = True) -> EmbedReport:
     """`kgforge embed DOMAIN`: train on the domain's current store and write ``models/<name>/``."""
     config = config or EmbedConfig()
-    paths = domain_paths(domain, workdir)
-    build = published_build(paths)
-    manifest = read_manifest(paths, build)
-    tables = read_tables(paths, include_derived=config.include_derived, build=build)
+    snapshot = Snapshot.open(domain, workdir)
+    paths, build, manifest = snapshot.paths, snapshot.build, snapshot.manifest
+    tables = snapshot.tables(include_derived=config.include_derived)
     triples = graph_triples(tables, include_literals=config.include_literals)
     split, report = split_triples(triples, tuple(config.ratios), config.seed)
     triple_set = index_triples(split, report)
@@ -386,6 +406,6 @@ def embed(domain: str, workdir: Path | str | None = None, config: EmbedConfig | 
         figure = plots.curves({"training loss": training["loss_curve"],
                                "validation loss": training["validation_loss_curve"]},
                               bundle.with_name(f"{name}-training.png"), title=f"{domain}: {config.model} training")
-        summary["figures"] = [str(figure)]
-    return summary
+        summary["figures"] = (figure,)
+    return EmbedReport(**{k: Path(v) if k == "bundle" and v is not None else v for k, v in summary.items()})
 

@@ -1,8 +1,8 @@
 """Everything ``kgforge.evaluation`` takes from the rest of kgforge, in one place.
 
-The evaluation reads its own input files and the graph through ``read_tables``, and finds the facts a
-response states with the grounder (``kgforge.grounding``); it needs only the names below. When the package
-is regrouped, re-pointing these imports is the whole change.
+The evaluation reads its own input files and the graph through a ``Snapshot`` (one build resolved once), and
+finds the facts a response states with the grounder (``kgforge.grounding``); it needs only the names below.
+When the package is regrouped, re-pointing these imports is the whole change.
 """
 
 from __future__ import annotations
@@ -17,13 +17,14 @@ from kgforge.grounding.index import TEXT_CHARS, GroundingIndex, make_fact
 from kgforge.grounding.kdconv import attr_key
 from kgforge.grounding.matching import DialogueMatcher, MatchOptions, jieba_cuts, word_cuts
 from kgforge.grounding.normalise import form, surface
-from kgforge.store.layout import domain_paths, read_manifest
-from kgforge.store.tables import GraphTables, read_tables
+from kgforge.store.layout import domain_paths
+from kgforge.store.snapshot import Snapshot
+from kgforge.store.tables import GraphTables
 
 __all__ = [
     "TEXT_CHARS", "DialogueMatcher", "GroundingIndex", "MatchOptions", "attr_key", "form", "jieba_cuts",
     "make_fact", "states", "surface", "word_cuts",
     "ArgumentError", "GraphTables", "InputError", "KgforgeError", "Schema", "domain_paths", "iter_json_container",
-    "is_segmented", "iter_json_lines", "load_schema", "normalise_label", "read_manifest", "read_tables", "segment",
+    "is_segmented", "iter_json_lines", "load_schema", "normalise_label", "segment", "Snapshot",
     "safe_output_path", "spreadsheet_cell", "to_simplified",
 ]

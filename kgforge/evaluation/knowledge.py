@@ -39,13 +39,10 @@ from kgforge.evaluation._kgforge import (
     MatchOptions,
     Schema,
     attr_key,
-    domain_paths,
+    Snapshot,
     form,
     jieba_cuts,
-    load_schema,
     make_fact,
-    read_manifest,
-    read_tables,
     states,
     surface,
     word_cuts,
@@ -94,10 +91,8 @@ class KnowledgeIndex:
     @classmethod
     def for_domain(cls, domain: str, workdir: str | None, segmented: bool,
                    options: KnowledgeOptions = KnowledgeOptions()) -> "KnowledgeIndex":
-        paths = domain_paths(domain, workdir)
-        manifest = read_manifest(paths)
-        schema = load_schema(manifest.schema.path)
-        return cls(read_tables(paths), schema, segmented, options)
+        snapshot = Snapshot.open(domain, workdir)
+        return cls(snapshot.tables(), snapshot.schema, segmented, options)
 
     def assess(self, texts: list[str], golds: list[str | None], row_dialogues: list[int | None],
                row_gold: list[list[Triple] | None], dialogues: list[Dialogue]) -> pl.DataFrame:

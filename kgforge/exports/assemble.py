@@ -6,26 +6,21 @@ from __future__ import annotations
 import importlib
 from collections.abc import Callable
 from dataclasses import dataclass, replace
-from pathlib import Path
 from typing import Any
 
 import polars as pl
 
 from kgforge.core.errors import KgforgeError
-from kgforge.core.schema import Schema, load_schema
+from kgforge.core.schema import Schema
 from kgforge.core.vocab import ONTO
 from kgforge.exports.labels import Labels, Render
 from kgforge.exports.model import Dialogue, TripleShape
 from kgforge.exports.subgraph import SubgraphOptions, select_subgraphs
 from kgforge.goals.graph import class_nodes
-from kgforge.store.layout import (
-    DomainPaths,
-    domain_paths,
-    published_build,
-    read_manifest,
-)
+from kgforge.store.layout import DomainPaths
 from kgforge.store.manifest import Manifest
-from kgforge.store.tables import GraphTables, read_tables
+from kgforge.store.snapshot import Snapshot
+from kgforge.store.tables import GraphTables
 from kgforge.store.workdir import where
 
 RELATED = ONTO + "related"
@@ -52,15 +47,13 @@ class Context:
     labels: Labels
 
     @classmethod
-    def open(cls, domain: str, workdir: Path | str | None, language: str | None,
-             tables: GraphTables | None = None, build: Path | None = None) -> "Context":
-        """The published build of ``domain``, or the kept ``build`` folder."""
-        paths = domain_paths(domain, workdir)
-        build = build or published_build(paths)
-        manifest = read_manifest(paths, build)
-        schema = load_schema(manifest.schema.path)
-        tables = tables or read_tables(paths, build=build)
-        return cls(paths, manifest, schema, tables, Labels(tables, schema, language or schema.language))
+    def open(cls, snapshot: Snapshot, language: str | None, tables: GraphTables | None = None) -> "Context":
+        """The snapshot's build, its tables (or ``tables``, which must be that build's: the explorer's, derived
+        graphs included) labelled in ``language`` (default: the schema's)."""
+        schema = snapshot.schema
+        tables = tables or snapshot.tables()
+        labels = Labels(tables, schema, language or schema.language)
+        return cls(snapshot.paths, snapshot.manifest, schema, tables, labels)
 
     def class_iris(self) -> set[str]:
         return class_nodes(self.schema, self.tables)

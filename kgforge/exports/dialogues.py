@@ -47,21 +47,21 @@ from kgforge.exports.registry import (
     dialogue_layouts,
     format_named,
 )
-from kgforge.exports.writing import finish, layout_problems
+from kgforge.exports.writing import ExportReport, finish, layout_problems
 from kgforge.store.diff import kept_build
-from kgforge.store.layout import domain_paths
+from kgforge.store.snapshot import Snapshot
 from kgforge.store.tables import GraphTables
 
 
 @paused_gc()
-def export_dialogues(domain: str, dialogues_file: Path, options: ExportOptions, out: Path,
-                     workdir: Path | str | None = None, tables: GraphTables | None = None) -> dict[str, Any]:
+def export_dialogues(snapshot: Snapshot, dialogues_file: Path, options: ExportOptions, out: Path,
+                     tables: GraphTables | None = None) -> ExportReport:
     started = time.perf_counter()
-    out = domain_paths(domain, workdir).output(out)
+    out = snapshot.paths.output(out)
     source_fmt, source_layout = detect_layout(dialogues_file, options.input_layout)
     fmt = format_named(options.fmt)
     layout = dialogue_layouts(fmt, source_fmt, source_layout, options.layout)
-    ctx = Context.open(domain, workdir, options.language, tables)
+    ctx = Context.open(snapshot, options.language, tables)
     source = read_dialogues(dialogues_file, source_layout.kind, options.skip_invalid)
     made = _records(ctx, source, fmt, source_fmt, layout, options, ctx.manifest.build_id,
                     out if options.refresh_attrs else None)
@@ -126,8 +126,7 @@ def _changed_since(ctx: Context, dialogues_file: Path, input_layout: str, fmt: F
     subgraph, labels or gold values changed), or that it does not write at all: exactly the dialogues the
     changes between the two builds touch. The earlier build's records are rendered naming the current
     build, so only what the graph gives them can differ."""
-    then = Context.open(ctx.paths.domain, ctx.paths.workdir, options.language,
-                        build=kept_build(ctx.paths, options.changed_since))
+    then = Context.open(Snapshot.of_build(ctx.paths, kept_build(ctx.paths, options.changed_since)), options.language)
     before = _records(then, read_dialogues(dialogues_file, input_layout, options.skip_invalid), fmt, source_fmt,
                       layout, options, ctx.manifest.build_id, None)
     earlier = dict(before.records)

@@ -26,21 +26,21 @@ from kgforge.exports.labels import Render
 from kgforge.exports.model import Dialogue
 from kgforge.exports.options import ExportOptions
 from kgforge.exports.registry import Format, format_named, goal_layout
-from kgforge.exports.writing import finish, layout_problems
+from kgforge.exports.writing import ExportReport, finish, layout_problems
 from kgforge.goals.record import Goal, read_goals
 from kgforge.store.diff import kept_build
-from kgforge.store.layout import domain_paths
+from kgforge.store.snapshot import Snapshot
 from kgforge.store.tables import GraphTables
 
 
 @paused_gc()
-def export_goals(domain: str, goals_file: Path, options: ExportOptions, out: Path,
-                 workdir: Path | str | None = None, tables: GraphTables | None = None) -> dict[str, Any]:
+def export_goals(snapshot: Snapshot, goals_file: Path, options: ExportOptions, out: Path,
+                 tables: GraphTables | None = None) -> ExportReport:
     started = time.perf_counter()
-    out = domain_paths(domain, workdir).output(out)
+    out = snapshot.paths.output(out)
     fmt = format_named(options.fmt)
     layout = goal_layout(fmt, options.layout)
-    ctx = Context.open(domain, workdir, options.language, tables)
+    ctx = Context.open(snapshot, options.language, tables)
     goals = list(read_goals(goals_file))
     if not goals:
         raise KgforgeError(f"{goals_file}: no goals to export")
@@ -102,8 +102,7 @@ def _changed_since(ctx: Context, goals: list[Goal], fmt: Format, layout: Any, op
     of the goal's subgraph or path changed, came or went, or a label changed), or that it does not make at all
     (the goal failed a check there): exactly the goals the changes between the two builds touch. The earlier
     build's records are rendered naming the current build, so only what the graph gives them can differ."""
-    then = Context.open(ctx.paths.domain, ctx.paths.workdir, options.language,
-                        build=kept_build(ctx.paths, options.changed_since))
+    then = Context.open(Snapshot.of_build(ctx.paths, kept_build(ctx.paths, options.changed_since)), options.language)
     earlier = dict(_goal_records(then, goals, fmt, layout, options, ctx.manifest.build_id).records)
     changed = [(record_id, record) for record_id, record in records if earlier.get(record_id) != record]
     if not changed:
@@ -116,7 +115,7 @@ def grounded_goals(goals: list[Goal]) -> Grounded:
     """New goals as dialogues to assemble: their topics, goal paths, ids and what each carries (sequence, profile)."""
     topics = pl.DataFrame([(i, pos, t) for i, g in enumerate(goals) for pos, t in enumerate(g.topics)],
                           schema=TOPIC_SCHEMA, orient="row")
-    paths = pl.DataFrame([(i, t["s"], t["p"], t["o"], bool(t["o_is_entity"])) for i, g in enumerate(goals)
+    paths = pl.DataFrame([(i, t.s, t.p, t.o, bool(t.o_is_entity)) for i, g in enumerate(goals)
                           for t in g.path], schema=PATH_SCHEMA, orient="row")
     ids = [f"dlg-{g.goal_id.removeprefix('g-')}" for g in goals]
     meta = {i: {"kind": g.kind, "goal_id": g.goal_id, "seed": g.seed, "sequence": g.extra.get("sequence"),

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import re
 import time
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -53,7 +53,9 @@ from kgforge.exports.registry import format_named
 from kgforge.exports.writing import finish, layout_problems
 from kgforge.goals.record import read_goals
 from kgforge.sources.durecdial import session_triples
-from kgforge.store.layout import domain_paths
+from kgforge.core.records import Record as TypedRecord
+from kgforge.core.records import flattened, json_key
+from kgforge.store.snapshot import Snapshot
 
 LAYOUT = "v2"  # DuRecDial 2.0's own: the parallel corpus's layout
 CUT = "lic2020"  # real twins may also be cut to the competition layout, which the LIC-2020 goal planner reads
@@ -63,14 +65,35 @@ SOURCE_FIELDS = ("user_profile", "situation", "goal", "knowledge")
 FIRST_GOAL = re.compile(r"\s*\[1\]\s*([^(（\-]+?)\s*(?:[(（]|-->|$)")
 
 
-def export_parallel(domain: str, goals_file: Path, options: ExportOptions, languages: list[str], out: Path,
-                    workdir: Path | str | None = None, allow_mixed: bool = False) -> dict[str, Any]:
+
+@dataclass(frozen=True)
+class ParallelExportReport(TypedRecord):
+    """``export --lang zh,en``: the twins, DuRecDial 2.0's task files and the manifest pairing them
+    (``OUT.parallel.json``, whose other keys are in ``details``)."""
+
+    domain: str
+    languages: tuple[str, ...]
+    twins: dict[str, Path]  # language -> its twin file
+    tasks: dict[str, dict[str, Any]]  # task (zh-zh, en-en, zh-en, en-zh, multilingual) -> {"file", "samples"}
+    records: int  # records in each twin (the same ids in each)
+    triples: int  # triples in each twin (the same count per record in each)
+    mixed_labels: dict[str, list[dict[str, str]]]  # language -> IRIs written without a label in it (--allow-mixed)
+    out: Path
+    manifest: Path = json_key("parallel_manifest")
+    details: dict[str, Any] = flattened()
+
+
+PARALLEL_FIELDS = {"domain", "languages", "twins", "tasks", "records", "triples", "mixed_labels"}
+
+
+def export_parallel(snapshot: Snapshot, goals_file: Path, options: ExportOptions, languages: list[str], out: Path,
+                    allow_mixed: bool = False) -> ParallelExportReport:
     """Twins of ``goals_file``'s export, one per language in ``languages`` (two or more), the task files and
     ``OUT.parallel.json``; returns that manifest."""
     started = time.perf_counter()
     fmt, layout = _checked(options, languages)
-    out = domain_paths(domain, workdir).output(out)
-    first = Context.open(domain, workdir, languages[0])
+    out = snapshot.paths.output(out)
+    first = Context.open(snapshot, languages[0])
     goals = list(read_goals(goals_file))
     if not goals:
         raise KgforgeError(f"{goals_file}: no goals to export")
@@ -90,25 +113,24 @@ def export_parallel(domain: str, goals_file: Path, options: ExportOptions, langu
 
     source = {"goals_file": str(goals_file), "goals_sha256": sha256_file(goals_file)}
     twins, mixed = _twins(first, assembled, languages, records, allow_mixed)
-    return _publish(domain, fmt, layout, options, languages, out, twins, mixed, allow_mixed, checks, source, started,
+    return _publish(snapshot.domain, fmt, layout, options, languages, out, twins, mixed, allow_mixed, checks, source, started,
                     {"profiles_not_in_language": profiles_not_in_language}, pool="knowledge")
 
 
-def export_parallel_dialogues(domain: str, dialogues_file: Path, options: ExportOptions, languages: list[str],
-                              out: Path, workdir: Path | str | None = None, allow_mixed: bool = False
-                              ) -> dict[str, Any]:
+def export_parallel_dialogues(snapshot: Snapshot, dialogues_file: Path, options: ExportOptions, languages: list[str],
+                              out: Path, allow_mixed: bool = False) -> ParallelExportReport:
     """Real DuRecDial 2.0 twins (``zh_X.txt`` and ``en_X.txt``, line for line the same sessions) exported
     together: each session as it was in each language, the graph's facts about its topics chosen once and
     written in each language (``retrieved_knowledge``), one dialogue id for both, and the task files cut
     from the conversations."""
     started = time.perf_counter()
     fmt, layout = _checked(options, languages, dialogues=True)
-    out = domain_paths(domain, workdir).output(out)
+    out = snapshot.paths.output(out)
     files = twin_files(Path(dialogues_file), languages)
     sources = {language: read_dialogues(path, fmt.layout(LAYOUT).kind, options.skip_invalid)
                for language, path in files.items()}
     lines = _parallel_lines(sources, files)
-    first = Context.open(domain, workdir, languages[0])
+    first = Context.open(snapshot, languages[0])
     main = sources[languages[0]]
     grounding = ground(first, main, first.class_iris())
     assembled = assemble(first, grounding.grounded, options.subgraph(fmt, first.schema, goals=False),
@@ -129,7 +151,7 @@ def export_parallel_dialogues(domain: str, dialogues_file: Path, options: Export
     twins, mixed = _twins(first, assembled, languages, records, allow_mixed)
     own = {language: [len(session_triples(record)) for _, record in made] for language, (_, made) in twins.items()}
     differ = [twins[languages[0]][1][i][0] for i, counts in enumerate(zip(*own.values())) if len(set(counts)) > 1]
-    return _publish(domain, fmt, layout, options, languages, out, twins, mixed, allow_mixed, checks, source, started,
+    return _publish(snapshot.domain, fmt, layout, options, languages, out, twins, mixed, allow_mixed, checks, source, started,
                     {"own_knowledge_counts_differ": differ}, pool=POOL)
 
 
@@ -209,7 +231,7 @@ def _twins(first: Context, assembled: Assembled, languages: list[str], records: 
 def _publish(domain: str, fmt: Any, layout: Any, options: ExportOptions, languages: list[str], out: Path,
              twins: dict[str, tuple[Context, list[Record]]], mixed: dict[str, list[dict[str, str]]], allow_mixed: bool,
              checks: dict[str, Any], source: dict[str, Any], started: float, extra: dict[str, Any], pool: str
-             ) -> dict[str, Any]:
+             ) -> ParallelExportReport:
     """Checks the twins one for one (ids, and the triples of ``pool`` in each record), writes them, the task
     files and ``OUT.parallel.json``."""
     counts = {language: [(record_id, len(record[pool])) for record_id, record in made]
@@ -232,7 +254,9 @@ def _publish(domain: str, fmt: Any, layout: Any, options: ExportOptions, languag
                 "mixed_labels": mixed, "allow_mixed": allow_mixed, **extra, "build_id": first.manifest.build_id,
                 "seconds": round(time.perf_counter() - started, 3)}
     write_json_atomic(_manifest_path(out), manifest)
-    return {**manifest, "out": str(out), "parallel_manifest": str(_manifest_path(out))}
+    return ParallelExportReport(domain, tuple(languages), {k: Path(v) for k, v in files.items()}, tasks,
+                                manifest["records"], manifest["triples"], mixed, out, _manifest_path(out),
+                                {k: v for k, v in manifest.items() if k not in PARALLEL_FIELDS})
 
 
 def _records(ctx: Context, fmt: Any, layout: Any, assembled: Assembled) -> tuple[list[Record], list[dict[str, str]]]:

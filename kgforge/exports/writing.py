@@ -6,7 +6,7 @@ from __future__ import annotations
 import hashlib
 import json
 import time
-from dataclasses import asdict
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +16,7 @@ from kgforge.core.files import (
     write_json_atomic,
     write_text_atomic,
 )
+from kgforge.core.records import Record, flattened
 from kgforge.core.version import __version__
 from kgforge.exports.assemble import Context, ExportCheckError
 from kgforge.exports.formats.generic import GENERIC_SCHEMA_VERSION
@@ -41,9 +42,48 @@ def layout_problems(fmt: Format, layout: Layout, records: list[tuple[str, dict[s
     return found
 
 
+@dataclass(frozen=True)
+class ExportReport(Record):
+    """An export as written: its manifest (``OUT.manifest.json``) less the per-graph checksums, plus the
+    seconds it took. ``details`` are the sections only one kind of input has (the goals file and the goal
+    checks for new goals; coverage, gold and ``changed_since`` for real dialogues), written where they stand
+    in the manifest."""
+
+    format: str
+    layout: str
+    layout_kind: str
+    domain: str
+    out: Path
+    records: int
+    ids_file: Path  # one record id a line, in the order of OUT
+    rejected_file: Path | None  # the records the checks rejected, with why (None: none rejected)
+    out_sha256: str
+    store_hash: str  # of the build's graphs: two exports of one build name the same
+    build_id: str
+    schema: dict[str, Any]  # name, version, sha256
+    generic_schema_version: int
+    language: str  # of the labels written
+    options: dict[str, Any]  # the ExportOptions used
+    kgforge: str  # version
+    created: str
+    details: dict[str, Any] = flattened()
+    seconds: float = 0.0
+
+    @property
+    def files(self) -> tuple[Path, ...]:
+        """Everything written: OUT, its manifest, its ids and (if any) the rejected records."""
+        return (self.out, self.out.with_name(self.out.name + ".manifest.json"), self.ids_file,
+                *((self.rejected_file,) if self.rejected_file else ()))
+
+    @property
+    def rejected(self) -> int:
+        """Dialogues or goals left out by the checks."""
+        return self.details.get("dialogues_rejected", self.details.get("checks", {}).get("skipped", 0)) or 0
+
+
 def finish(ctx: Context, fmt: Format, layout: Layout, records: list[tuple[str, dict[str, Any]]], options: Any,
            out: Path, extra: dict[str, Any], started: float, rejected: list[dict[str, Any]] | None = None
-           ) -> dict[str, Any]:
+           ) -> ExportReport:
     """Write ``records`` (record id, record) to ``out`` in ``fmt``/``layout`` with its side files; the
     report is the manifest minus the per-graph checksums, plus the seconds it took."""
     if not records:
@@ -69,6 +109,6 @@ def finish(ctx: Context, fmt: Format, layout: Layout, records: list[tuple[str, d
         **extra,
     }
     write_json_atomic(out.with_name(out.name + ".manifest.json"), manifest)
-    report = {k: v for k, v in manifest.items() if k != "graphs"}
-    report["seconds"] = round(time.perf_counter() - started, 3)
-    return report
+    common = {k: v for k, v in manifest.items() if k != "graphs" and k not in extra}
+    common.update(out=out, ids_file=ids_file, rejected_file=rejected_file if rejected else None)
+    return ExportReport(**common, details=extra, seconds=round(time.perf_counter() - started, 3))

@@ -10,14 +10,13 @@ from typing import Any
 import pyoxigraph as ox
 
 from kgforge.core.jsonio import iter_json_lines
+from kgforge.core.records import Record
 from kgforge.core.resources import query_text
 from kgforge.core.text import normalise_label
 from kgforge.derive import read_pairs
 from kgforge.goals.graph import EntityIndex, GoalGraph
-from kgforge.store.layout import (
-    domain_paths,
-)
 from kgforge.store.query import QueryRunner
+from kgforge.store.snapshot import Snapshot
 
 # ---------------------------------------------------------------- validating real goals
 
@@ -111,15 +110,49 @@ class GoalChecker:
         return found, (left, right, p, x) in self.materialised
 
 
-def validate(domain: str, sessions: Path, workdir: Path | str | None = None) -> dict[str, Any]:
-    """Check each DuConv session's goal against the domain's graph (see ``GoalChecker``)."""
-    paths = domain_paths(domain, workdir)
-    graph = GoalGraph.load(paths)
+@dataclass(frozen=True)
+class GoalProblem:
+    """One goal of a checked file that the graph does not give: its line and what is wrong."""
+
+    line: int
+    kind: str  # one_step, two_step, other (…), or unreadable
+    reason: str
+
+
+@dataclass(frozen=True)
+class GoalCheckReport(Record):
+    """Real DuConv goals checked against one build: in its graph, and found by the goal queries."""
+
+    domain: str
+    file: Path
+    goals: int
+    goals_in_graph: int  # every triple of the goal is in the graph
+    goals_not_in_graph: int
+    found: int  # of those in the graph, found by the goal queries
+    recall: float | None  # found / goals_in_graph (None: no goal is in the graph)
+    two_step_materialised: int  # two-step goals whose pair `kgforge derive` added
+    by_kind: dict[str, dict[str, int]]  # kind -> goals, goals_in_graph, found, materialised
+    unreadable: tuple[dict[str, Any], ...]  # {"line", "reason"} of lines without a usable goal
+    misses: tuple[dict[str, Any], ...]  # the first 50 goals in the graph that the queries did not find
+    not_in_graph_examples: tuple[dict[str, Any], ...]  # the first 10 goals not in the graph
+
+    @property
+    def problems(self) -> tuple[GoalProblem, ...]:
+        """Unreadable lines, then goals not in the graph, then misses (capped as above)."""
+        return (tuple(GoalProblem(b["line"], "unreadable", b["reason"]) for b in self.unreadable)
+                + tuple(GoalProblem(r["line"], r["kind"], r["reason"])
+                        for r in self.not_in_graph_examples + self.misses))
+
+
+def validate(snapshot: Snapshot, sessions: Path) -> GoalCheckReport:
+    """Check each DuConv session's goal against the snapshot's graph (see ``GoalChecker``): the tables and
+    the goal queries read the same build."""
+    graph = GoalGraph.load(snapshot)
     goals, bad = read_session_goals(sessions)
-    with QueryRunner(paths) as runner:
+    with QueryRunner(snapshot) as runner:
         checker = GoalChecker(graph, runner)
         results = [checker.check(goal) for goal in goals]
-    return _validation_report(domain, sessions, results, bad)
+    return _validation_report(snapshot.domain, sessions, results, bad)
 
 
 def read_session_goals(sessions: Path) -> tuple[list[ParsedGoal], list[dict[str, Any]]]:
@@ -137,7 +170,7 @@ def read_session_goals(sessions: Path) -> tuple[list[ParsedGoal], list[dict[str,
 
 
 def _validation_report(domain: str, sessions: Path, results: list[dict[str, Any]],
-                       bad: list[dict[str, Any]]) -> dict[str, Any]:
+                       bad: list[dict[str, Any]]) -> GoalCheckReport:
     in_graph = [r for r in results if r["in_graph"]]
     found = [r for r in in_graph if r["found"]]
     by_kind: dict[str, dict[str, int]] = {}
@@ -147,12 +180,8 @@ def _validation_report(domain: str, sessions: Path, results: list[dict[str, Any]
         counts["goals_in_graph"] += r["in_graph"]
         counts["found"] += r["found"]
         counts["materialised"] += r["materialised"]
-    return {
-        "domain": domain, "file": str(sessions),
-        "goals": len(results), "goals_in_graph": len(in_graph), "goals_not_in_graph": len(results) - len(in_graph),
-        "found": len(found), "recall": round(len(found) / len(in_graph), 4) if in_graph else None,
-        "two_step_materialised": by_kind.get("two_step", {}).get("materialised", 0),
-        "by_kind": by_kind, "unreadable": bad,
-        "misses": [r for r in in_graph if not r["found"]][:50],
-        "not_in_graph_examples": [r for r in results if not r["in_graph"]][:10],
-    }
+    return GoalCheckReport(
+        domain, sessions, len(results), len(in_graph), len(results) - len(in_graph), len(found),
+        round(len(found) / len(in_graph), 4) if in_graph else None,
+        by_kind.get("two_step", {}).get("materialised", 0), by_kind, tuple(bad),
+        tuple(r for r in in_graph if not r["found"])[:50], tuple(r for r in results if not r["in_graph"])[:10])

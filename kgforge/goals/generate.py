@@ -18,10 +18,12 @@ goes to the others.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from kgforge.core.gc_pause import paused_gc
+from kgforge.core.records import Record, flattened, omitted_when_none
 from kgforge.goals.graph import STYLES, GoalGraph, GoalOptions
 from kgforge.goals.record import Goal, write_goals
 from kgforge.core.errors import KgforgeError
@@ -29,9 +31,7 @@ from kgforge.goals.durecdial import GoalTransitions
 from kgforge.goals.sequences import Material
 from kgforge.goals.sequences import summary as sequence_summary
 from kgforge.goals.styles import read_profiles, shortfall
-from kgforge.store.layout import (
-    domain_paths,
-)
+from kgforge.store.snapshot import Snapshot
 
 # ---------------------------------------------------------------- sampling entry point
 
@@ -41,11 +41,33 @@ def sample_goals(graph: GoalGraph, options: GoalOptions, profiles: list[dict[str
     return STYLES.get(options.style)(graph, options, profiles)
 
 
-def generate(domain: str, options: GoalOptions, out: Path, workdir: Path | str | None = None,
-             profiles_file: Path | None = None) -> dict[str, Any]:
-    paths = domain_paths(domain, workdir)
-    out = paths.output(out)
-    graph = GoalGraph.load(paths, options.language)
+@dataclass(frozen=True)
+class GoalsReport(Record):
+    """What ``kgforge goals`` sampled from one build and wrote."""
+
+    domain: str
+    out: Path  # the goals file (JSON lines, one :class:`kgforge.goals.record.Goal` each)
+    goals: int  # goals written
+    requested: int
+    shortfall: tuple[str, ...]  # why the goals differ from what was asked for, one sentence each
+    seed: int
+    style: str
+    kinds: dict[str, int]  # goal kind -> goals
+    relations: dict[str, int]  # label of each goal's first relation -> goals, most first
+    topic_types: dict[str, int]  # topic type -> topics
+    build_id: str  # the build the goals were sampled from
+    profiles: int | None = omitted_when_none()  # user profiles read (``--profiles``)
+    profiles_unreadable: tuple[dict[str, Any], ...] | None = omitted_when_none()  # {"line", "reason"} each
+    # DuRecDial sequences (``--style durecdial``): goal_types, transitions_used/known/from, goal_types_not_drawn,
+    # english_fallback_goals (see :func:`kgforge.goals.sequences.summary`); empty for the other styles
+    sequences: dict[str, Any] = flattened()
+
+
+def generate(snapshot: Snapshot, options: GoalOptions, out: Path, profiles_file: Path | None = None
+             ) -> GoalsReport:
+    domain = snapshot.domain
+    out = snapshot.paths.output(out)
+    graph = GoalGraph.load(snapshot, options.language)
     profiles, unreadable = read_profiles(profiles_file) if profiles_file else (None, [])
     with paused_gc():
         goals = sample_goals(graph, options, profiles)
@@ -59,16 +81,14 @@ def generate(domain: str, options: GoalOptions, out: Path, workdir: Path | str |
     for goal in goals:
         kinds[goal.kind] = kinds.get(goal.kind, 0) + 1
         if goal.path:  # a DuRecDial sequence about one food has no linking fact
-            rel = graph.label(goal.path[0]["p"])
+            rel = graph.label(goal.path[0].p)
             relations[rel] = relations.get(rel, 0) + 1
         for t in goal.topic_types or ():
             types[str(t)] = types.get(str(t), 0) + 1
-    return {"domain": domain, "out": str(out), "goals": written, "requested": options.n,
-            "shortfall": shortfall(kinds, options, graph),
-            "seed": options.seed, "style": options.style, "kinds": kinds,
-            "relations": dict(sorted(relations.items(), key=lambda kv: -kv[1])), "topic_types": types,
-            "build_id": graph.build_id} | (
-            {"profiles": len(profiles), "profiles_unreadable": unreadable} if profiles is not None else {}) | (
-            sequence_summary(goals, GoalTransitions.load(options.transitions), Material.of(graph).missing())
-            if options.style == "durecdial" else {})
+    sequences = (sequence_summary(goals, GoalTransitions.load(options.transitions), Material.of(graph).missing())
+                 if options.style == "durecdial" else {})
+    return GoalsReport(domain, out, written, options.n, tuple(shortfall(kinds, options, graph)), options.seed,
+                       options.style, kinds, dict(sorted(relations.items(), key=lambda kv: -kv[1])), types,
+                       graph.build_id, len(profiles) if profiles is not None else None,
+                       tuple(unreadable) if profiles is not None else None, sequences)
 

@@ -15,18 +15,14 @@ import polars as pl
 
 from kgforge.core import checks
 from kgforge.core.registry import Registry
-from kgforge.core.schema import Schema, load_schema
+from kgforge.core.schema import Schema
 from kgforge.core.text import normalise_label
 from kgforge.core.vocab import CLASS, ONTO, RELATION
 from kgforge.derive import ASSOCIATED_GRAPH
 from kgforge.goals.durecdial import GOAL_TYPES_EN
-from kgforge.goals.record import Goal
-from kgforge.store.layout import (
-    DomainPaths,
-    published_build,
-    read_manifest,
-)
-from kgforge.store.tables import GraphTables, read_tables
+from kgforge.goals.record import Goal, GoalStep
+from kgforge.store.snapshot import Snapshot
+from kgforge.store.tables import GraphTables
 
 GOAL_KINDS = ("one_step", "two_step", "path", "sequence")
 MIN_TOPIC_FACTS = 3  # a goal topic takes part in this many facts or more (every topic of DuConv dev has 4 or more)
@@ -61,16 +57,12 @@ class GoalGraph:
     workdir: Path = Path()
 
     @classmethod
-    def load(cls, paths: DomainPaths, language: str | None = None, tables: GraphTables | None = None,
-             build: Path | None = None) -> "GoalGraph":
-        """The goal material of ``build`` (default: the published build), from ``tables`` when given (they
-        must be that build's)."""
-        build = build or published_build(paths)
-        manifest = read_manifest(paths, build)
-        schema = load_schema(manifest.schema.path)
-        tables = tables or read_tables(paths, include_derived=True, build=build)
+    def load(cls, snapshot: Snapshot, language: str | None = None) -> "GoalGraph":
+        """The goal material of the snapshot's build (its tables, derived graphs included)."""
+        manifest, schema = snapshot.manifest, snapshot.schema
+        tables = snapshot.tables(include_derived=True)
         graph = cls(schema, tables, language or schema.language, build_id=manifest.build_id,
-                    domain=paths.domain, workdir=paths.workdir, derived=ASSOCIATED_GRAPH in manifest.graphs)
+                    domain=snapshot.domain, workdir=snapshot.workdir, derived=ASSOCIATED_GRAPH in manifest.graphs)
         graph.labels = tables.label_map(graph.language)
         graph.relation_kinds = dict(zip(tables.relations["iri"].to_list(), tables.relations["kind"].to_list()))
         graph.topic_types = _topic_types(schema, tables)
@@ -154,24 +146,23 @@ def _topic_types(schema: Schema, tables: GraphTables) -> dict[str, str]:
 # ---------------------------------------------------------------- records
 
 
-def goal_id(kind: str, topics: list[str], path: list[dict[str, Any]]) -> str:
+def goal_id(kind: str, topics: list[str], path: list[GoalStep]) -> str:
     """Stable id of a goal: the same kind, topics and path give the same id on every run."""
-    key = json.dumps([kind, topics, [[t["s"], t["p"], t["o"]] for t in path]], ensure_ascii=False)
+    key = json.dumps([kind, topics, [[t.s, t.p, t.o] for t in path]], ensure_ascii=False)
     return "g-" + hashlib.sha256(key.encode("utf-8")).hexdigest()[:16]
 
 
-def _triple(graph: GoalGraph, s: str, p: str, o: str, o_is_entity: bool) -> dict[str, Any]:
-    return {"s": s, "p": p, "o": o, "o_is_entity": o_is_entity,
-            "labels": [graph.label(s), graph.label(p), graph.label(o) if o_is_entity else o]}
+def _triple(graph: GoalGraph, s: str, p: str, o: str, o_is_entity: bool) -> GoalStep:
+    return GoalStep(s, p, o, o_is_entity, [graph.label(s), graph.label(p), graph.label(o) if o_is_entity else o])
 
 
-def make_goal(graph: GoalGraph, kind: str, topics: list[str], path: list[dict[str, Any]], seed: int,
+def make_goal(graph: GoalGraph, kind: str, topics: list[str], path: list[GoalStep], seed: int,
               extra: dict[str, Any] | None = None) -> Goal:
     """One goal: ids, topics with labels and types, the path as IRIs and as DuConv label triples."""
     return Goal(goal_id=goal_id(kind, topics, path), kind=kind, seed=seed, topics=topics,
                 topic_labels=[graph.label(t) for t in topics],
                 topic_types=[graph.topic_types.get(t) for t in topics], path=path,
-                goal=[["START", *[graph.label(t) for t in topics]], *[t["labels"] for t in path]],
+                goal=[["START", *[graph.label(t) for t in topics]], *[t.labels for t in path]],
                 extra=extra or {})
 
 

@@ -6,6 +6,7 @@ facts stated, claims) <- ``kdconv`` (KdConv files, scores against gold attrs) <-
 
 from kgforge.grounding.index import GroundingIndex
 from kgforge.grounding.matching import DialogueMatcher, MatchOptions
-from kgforge.grounding.run import GroundOptions, ground_file
+from kgforge.grounding.run import GroundOptions, GroundReport, GroundScore, ground_file
 
-__all__ = ["DialogueMatcher", "GroundOptions", "GroundingIndex", "MatchOptions", "ground_file"]
+__all__ = ["DialogueMatcher", "GroundOptions", "GroundReport", "GroundScore", "GroundingIndex", "MatchOptions",
+           "ground_file"]

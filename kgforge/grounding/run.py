@@ -9,14 +9,13 @@ from typing import Any
 
 from kgforge.core.checks import choice
 from kgforge.core.files import write_json_atomic, write_text_atomic
-from kgforge.core.schema import load_schema
+from kgforge.core.records import Record, omitted_when_none
 from kgforge.grounding import durecdial
 from kgforge.grounding.duconv import ground_duconv, read_sessions
 from kgforge.grounding.index import GroundingIndex
 from kgforge.grounding.kdconv import ground_kdconv, read_dialogues
 from kgforge.grounding.matching import MatchOptions
-from kgforge.store.layout import domain_paths, read_manifest
-from kgforge.store.tables import read_tables
+from kgforge.store.snapshot import Snapshot
 
 FORMATS = ("kdconv", "duconv", "durecdial")
 
@@ -28,13 +27,56 @@ class GroundOptions:
 
 
 def load_index(domain: str, workdir: Path | str | None) -> GroundingIndex:
-    paths = domain_paths(domain, workdir)
-    schema = load_schema(read_manifest(paths).schema.path)
-    return GroundingIndex.from_tables(read_tables(paths), schema)
+    snapshot = Snapshot.open(domain, workdir)
+    return GroundingIndex.from_tables(snapshot.tables(), snapshot.schema)
+
+
+@dataclass(frozen=True)
+class GroundScore:
+    """Precision, recall and F1 of predicted against gold annotations (None where undefined)."""
+
+    tp: int
+    fp: int
+    fn: int
+    precision: float | None
+    recall: float | None
+    f1: float | None
+
+
+@dataclass(frozen=True)
+class GroundReport(Record):
+    """What ``kgforge ground`` found in a dialogue file, and how it scores against the gold it holds."""
+
+    domain: str
+    format: str  # the input's: kdconv, duconv or durecdial
+    dialogues: int
+    messages: int  # messages (KdConv) or utterances (DuConv) read
+    attrs_predicted: int  # facts the messages were found to state
+    gold_messages: int  # messages whose gold annotation was kept and scored
+    scores: dict[str, Any] | None  # {"micro": tp/fp/fn/precision/recall/f1, "per_relation": {...}}; None: no gold
+    claims: dict[str, int]  # supported / contradicted / unsupported
+    topics_not_in_graph: tuple[str, ...]
+    out: Path
+    grounded_utterances: int | None = omitted_when_none()  # DuConv: utterances stating a knowledge triple
+
+    @property
+    def micro(self) -> GroundScore | None:
+        return GroundScore(**self.scores["micro"]) if self.scores else None
+
+    @property
+    def per_relation(self) -> dict[str, GroundScore]:
+        return {r: GroundScore(**v) for r, v in (self.scores or {}).get("per_relation", {}).items()}
+
+    def as_dict(self) -> dict[str, Any]:
+        data = super().as_dict()  # the key order the command has always printed: DuConv's count after attrs
+        if self.grounded_utterances is None:
+            return data
+        keys = [*list(data)[:5], "grounded_utterances", *(k for k in list(data)[5:] if k != "grounded_utterances")]
+        return {k: data[k] for k in keys}
 
 
 def ground_file(domain: str, dialogues: Path, out: Path, workdir: Path | str | None = None,
-                options: GroundOptions = GroundOptions()) -> dict[str, Any]:
+                options: GroundOptions = GroundOptions()) -> GroundReport:
     """Grounds ``dialogues`` (``options.fmt``) against ``domain``'s published graph into ``out``; returns the
     report (counts, claim statuses, and the scores against gold annotations found in the input)."""
     choice(options.fmt, "--format", FORMATS)
@@ -45,27 +87,23 @@ def ground_file(domain: str, dialogues: Path, out: Path, workdir: Path | str | N
         return _ground_durecdial(domain, index, Path(dialogues), Path(out), options)
     result = ground_kdconv(index, read_dialogues(Path(dialogues)), options.match)
     write_json_atomic(out, result.dialogues)
-    return {"domain": domain, "format": options.fmt, "dialogues": len(result.dialogues), "messages": result.messages,
-            "attrs_predicted": result.predicted, "gold_messages": result.gold_messages,
-            "scores": result.tally.scores() if result.gold_messages else None,
-            "claims": dict(sorted(result.claims.items())), "topics_not_in_graph": result.topics_not_in_graph,
-            "out": str(out)}
+    return GroundReport(domain, options.fmt, len(result.dialogues), result.messages, result.predicted,
+                        result.gold_messages, result.tally.scores() if result.gold_messages else None,
+                        dict(sorted(result.claims.items())), tuple(result.topics_not_in_graph), out)
 
 
 def _ground_duconv(domain: str, index: GroundingIndex, sessions: Path, out: Path,
-                   options: GroundOptions) -> dict[str, Any]:
+                   options: GroundOptions) -> GroundReport:
     result = ground_duconv(read_sessions(sessions), index.text_relation_names, index.relation_words, options.match)
     write_text_atomic(out, "".join(json.dumps(s, ensure_ascii=False) + "\n" for s in result.sessions))
-    return {"domain": domain, "format": options.fmt, "dialogues": len(result.sessions), "messages": result.utterances,
-            "attrs_predicted": result.triples_stated, "grounded_utterances": result.grounded_utterances,
-            "gold_messages": 0, "scores": None, "claims": {}, "topics_not_in_graph": [], "out": str(out)}
+    return GroundReport(domain, options.fmt, len(result.sessions), result.utterances, result.triples_stated, 0, None,
+                        {}, (), out, grounded_utterances=result.grounded_utterances)
 
 
 def _ground_durecdial(domain: str, index: GroundingIndex, sessions: Path, out: Path,
-                      options: GroundOptions) -> dict[str, Any]:
+                      options: GroundOptions) -> GroundReport:
     result = durecdial.ground_durecdial(durecdial.read_sessions(sessions), index, options.match)
     write_text_atomic(out, "".join(json.dumps(s, ensure_ascii=False) + "\n" for s in result.sessions))
-    return {"domain": domain, "format": options.fmt, "dialogues": len(result.sessions), "messages": result.utterances,
-            "attrs_predicted": result.triples_stated, "grounded_utterances": result.grounded_utterances,
-            "gold_messages": result.gold_utterances, "scores": result.tally.scores() if result.gold_utterances else None,
-            "claims": {}, "topics_not_in_graph": [], "out": str(out)}
+    return GroundReport(domain, options.fmt, len(result.sessions), result.utterances, result.triples_stated,
+                        result.gold_utterances, result.tally.scores() if result.gold_utterances else None,
+                        {}, (), out, grounded_utterances=result.grounded_utterances)

@@ -1,7 +1,8 @@
 """The graph as question material: typed entities, labelled predicates, answer texts and qualifiers.
 
-Read once per command from the published build (``read_tables``); qualifiers, which the tables leave
-out with every statement node, come from one SPARQL query (``queries/qa_qualifiers.rq``).
+Read once per command from one snapshot of the published build (``Snapshot.tables``); qualifiers, which the
+tables leave out with every statement node, come from one SPARQL query (``queries/qa_qualifiers.rq``) on the
+same build's store.
 
 Types follow ConvKGYarn: an entity's type is its schema type (``rdf:type`` or the schema's type
 relation, DuConv's 领域), else its Wikidata class (``wdt:P31``), else ``entity``; people are refined
@@ -28,11 +29,9 @@ from kgforge.qa.kg import (
     Manifest,
     QueryRunner,
     Schema,
-    load_schema,
+    Snapshot,
     normalise_label,
     query_text,
-    read_manifest,
-    read_tables,
 )
 
 UNTYPED = "entity"  # the type of an entity with no type (kgforge.qa.templates falls back on it)
@@ -55,12 +54,15 @@ class QAGraph:
     manifest: Manifest
     qualifier_timeout: float = 120.0
     _qualifiers: pl.DataFrame | None = field(default=None, init=False, repr=False)
+    snapshot: Snapshot | None = field(default=None, init=False, repr=False)  # the build the tables came from
 
     @classmethod
-    def load(cls, paths: DomainPaths, language: str | None = None) -> "QAGraph":
-        manifest = read_manifest(paths)
-        schema = load_schema(manifest.schema.path)
-        return cls(paths, schema, read_tables(paths), language or schema.language, manifest)
+    def load(cls, snapshot: Snapshot, language: str | None = None) -> "QAGraph":
+        """The snapshot's build: its tables, schema and manifest, and its store for the qualifier queries."""
+        graph = cls(snapshot.paths, snapshot.schema, snapshot.tables(), language or snapshot.language,
+                    snapshot.manifest)
+        graph.snapshot = snapshot
+        return graph
 
     # ------------------------------------------------------------ names
 
@@ -199,7 +201,7 @@ class QAGraph:
         by_property = {WIKIDATA_DIRECT + pid: rel.iri for pid, rel in self.schema.relation_by_wikidata().items()}
         rows = []
         if self.has_statement_nodes:
-            with QueryRunner(self.paths) as runner:
+            with QueryRunner(self.snapshot or self.paths) as runner:
                 rows = runner.query(query_text("qa_qualifiers"), timeout=self.qualifier_timeout).rows
         records = []
         for row in rows:

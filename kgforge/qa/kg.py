@@ -27,14 +27,15 @@ from kgforge.core.vocab import (
     WIKIDATA_PROP,
     XSD,
 )
-from kgforge.store.layout import DomainPaths, domain_paths, read_manifest
+from kgforge.store.layout import DomainPaths, domain_paths
 from kgforge.store.manifest import Manifest
 from kgforge.store.query import QueryRunner
-from kgforge.store.tables import GraphTables, read_tables
+from kgforge.store.snapshot import Snapshot
+from kgforge.store.tables import GraphTables
 
 __all__ = [
     "ENTITY", "ArgumentError", "AtomicFile", "atomic_path", "DomainPaths", "GraphTables", "InputError", "KgforgeError", "Manifest", "Quarantine", "QueryRunner",
-    "RDF_TYPE", "Schema", "WIKIDATA_DIRECT", "WIKIDATA_ENTITY", "WIKIDATA_PROP", "XSD", "domain_paths", "iter_json_lines",
-    "load_schema", "normalise_label", "package_versions", "query_text", "read_manifest", "read_tables",
+    "RDF_TYPE", "Schema", "Snapshot", "WIKIDATA_DIRECT", "WIKIDATA_ENTITY", "WIKIDATA_PROP", "XSD", "domain_paths", "iter_json_lines",
+    "load_schema", "normalise_label", "package_versions", "query_text",
     "sha256_file", "to_simplified", "write_json_atomic",
 ]

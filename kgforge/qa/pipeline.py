@@ -17,7 +17,7 @@ from kgforge.qa.kg import (
     KgforgeError,
     Quarantine,
     atomic_path,
-    domain_paths,
+    Snapshot,
     write_json_atomic,
 )
 from kgforge.qa.llm import (
@@ -66,7 +66,7 @@ class LLMSettings:
 
 
 def open_graph(domain: str, workdir: Path | str | None = None, language: str | None = None) -> QAGraph:
-    return QAGraph.load(domain_paths(domain, workdir), language)
+    return QAGraph.load(Snapshot.open(domain, workdir), language)
 
 
 def predicates(domain: str, workdir: Path | str | None = None, language: str | None = None) -> dict[str, Any]:

@@ -189,7 +189,7 @@ async def _body(request: Request) -> bytes:
 async def status(domain: ServedDomain, request: Request) -> Response:
     """The build being served and whether its search index is ready (for scripts and tests)."""
     version = domain.current()
-    language = await asyncio.to_thread(kg.label_language, version.manifest)
+    language = await asyncio.to_thread(lambda: version.snapshot.language)
     return JSONResponse({"domain": domain.paths.domain, "build": version.id, "search_ready": version.index is not None,
                          "language": language,
                          "timeout_s": domain.options.timeout,

@@ -88,8 +88,7 @@ class VersionGone(QueryError):
 class Version:
     """One published build as the server holds it."""
 
-    build: Path
-    manifest: kg.Manifest
+    snapshot: kg.Snapshot  # the build, its manifest and (read once, in a thread) its tables
     relations: dict[str, dict[str, str]] | None = None
     tables_task: asyncio.Task | None = None
     index_task: asyncio.Task | None = None
@@ -100,6 +99,14 @@ class Version:
         for task in (self.tables_task, self.index_task):
             if task is not None:
                 task.cancel()
+
+    @property
+    def build(self) -> Path:
+        return self.snapshot.build
+
+    @property
+    def manifest(self) -> kg.Manifest:
+        return self.snapshot.manifest
 
     @property
     def id(self) -> str:
@@ -130,10 +137,10 @@ class ServedDomain:
 
     def current(self) -> Version:
         """The published build now; a new one is taken up here, the oldest kept one let go."""
-        build = kg.published_build(self.paths)
-        version = self._versions.get(build)
+        snapshot = kg.Snapshot.open(self.paths, reuse={b: v.snapshot for b, v in self._versions.items()})
+        version = self._versions.get(snapshot.build)
         if version is None:
-            version = self._versions[build] = Version(build, kg.read_manifest(self.paths, build))
+            version = self._versions[snapshot.build] = Version(snapshot)
             for old in list(self._versions)[:-KEEP_VERSIONS]:
                 self._versions.pop(old).release()
             self._start_index(version)  # search works from the new build as soon as its index is read
@@ -177,14 +184,14 @@ class ServedDomain:
         """The version's graph tables, read once in a thread (seconds at DuConv scale)."""
         if version.tables_task is None:
             version.tables_task = asyncio.get_running_loop().create_task(
-                asyncio.to_thread(kg.tables_of, self.paths, version.build))
+                asyncio.to_thread(kg.tables_of, version.snapshot))
         return version.tables_task
 
     def goal_graph(self, version: Version, tables: kg.GraphTables) -> kg.GoalGraph:
         """The version's goal material (topic types, classes, labels over its whole graph), read once per
         version in the calling thread; a newly published build is a new version, so it is read again."""
         if version.goal_graph is None:
-            version.goal_graph = kg.goal_graph(self.paths, version.build, tables)
+            version.goal_graph = kg.goal_graph(version.snapshot)
         return version.goal_graph
 
     def _start_index(self, version: Version) -> None:

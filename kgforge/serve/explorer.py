@@ -229,7 +229,7 @@ async def goals(domain: ServedDomain, request: Request) -> Response:
         if not held:
             return None
         found = kg.sample_topic_goals(domain.goal_graph(version, tables), topic, n, seed)
-        records = kg.goal_subgraphs(domain.paths, tables, found) if found else []
+        records = kg.goal_subgraphs(version.snapshot, tables, found) if found else []
         by_goal = {r["goal_id"]: r for r in records}
         label = _pick_label([{"label": r["label"], "lang": r["lang"]}
                              for r in tables.labels.filter(tables.labels["iri"] == topic).to_dicts()]) or topic

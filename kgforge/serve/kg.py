@@ -18,7 +18,6 @@ from typing import Any
 import polars as pl
 
 from kgforge.core.errors import KgforgeError, StoreMissingError
-from kgforge.core.schema import load_schema
 from kgforge.core.resources import query_dirs
 from kgforge.core.vocab import (
     DERIVED_GRAPHS,
@@ -35,21 +34,17 @@ from kgforge.exports import ExportOptions, export_goals
 from kgforge.goals.generate import sample_goals
 from kgforge.goals.graph import GoalGraph, GoalOptions
 from kgforge.goals.record import Goal, write_goals
-from kgforge.store.layout import (
-    DomainPaths,
-    domain_paths,
-    published_build,
-    read_manifest,
-)
+from kgforge.store.layout import DomainPaths
 from kgforge.store.manifest import Manifest
 from kgforge.store.query import PREFIXES, uses_service
 from kgforge.store.sparql_text import NOT_CODE, code_of, explain_error
-from kgforge.store.tables import GraphTables, read_tables
+from kgforge.store.snapshot import Snapshot
+from kgforge.store.tables import GraphTables
 
 __all__ = [
     "DERIVED_GRAPHS", "GRAPH", "ONTO", "OWL_SAME_AS", "PREFIXES", "RDF_TYPE", "RDFS_LABEL", "SCHEMA_GRAPH", "SKOS_ALT_LABEL",
-    "PAIR_NODE", "DomainPaths", "Goal", "GoalGraph", "GraphTables", "Manifest", "KgforgeError", "StoreMissingError", "domain_paths", "goal_graph", "goal_subgraphs",
-    "has_related_model", "label_language", "has_service_clause", "is_update", "NOT_CODE", "code_of", "explain_error", "published_build", "read_manifest",
+    "PAIR_NODE", "DomainPaths", "Goal", "GoalGraph", "GraphTables", "Manifest", "KgforgeError", "StoreMissingError", "Snapshot", "goal_graph", "goal_subgraphs",
+    "has_related_model", "has_service_clause", "is_update", "NOT_CODE", "code_of", "explain_error",
     "related_entities", "sample_topic_goals", "topic_goal_kinds",
     "shipped_queries", "tables_of", "VersionMoved",
 ]
@@ -59,15 +54,16 @@ class VersionMoved(KgforgeError):
     """The build whose tables were being read was removed meanwhile (two rebuilds within one read)."""
 
 
-def tables_of(paths: DomainPaths, build: Path) -> GraphTables:
-    """The graph tables (derived graphs included) of ``build``: its own quads files, whatever is published
-    meanwhile. A build pruned during the read is reported as moved, so the request retries on the new one."""
+def tables_of(snapshot: Snapshot) -> GraphTables:
+    """The graph tables (derived graphs included) of the snapshot's build: its own quads files, whatever is
+    published meanwhile. A build pruned during the read is reported as moved, so the request retries on the
+    new one."""
     try:
-        return read_tables(paths, include_derived=True, build=build)
+        return snapshot.tables(include_derived=True)
     except (OSError, StoreMissingError) as exc:
-        if (build / "oxigraph").is_dir():
+        if snapshot.store_dir.is_dir():
             raise
-        raise VersionMoved(f"{build.name} was removed while its tables were read: {exc}") from None
+        raise VersionMoved(f"{snapshot.build_id} was removed while its tables were read: {exc}") from None
 
 
 def has_service_clause(text: str) -> bool:
@@ -92,11 +88,6 @@ def is_update(text: str) -> bool:
     return True
 
 
-def label_language(manifest: Manifest) -> str:
-    """The language of a build's labels (its schema's ``language``), as ``Domain.language`` reads it."""
-    return load_schema(manifest.schema.path).language
-
-
 def shipped_queries() -> dict[str, str]:
     """The ``queries/*.rq`` files, name → text, first folder first (as ``kgforge query --file`` finds them)."""
     found: dict[str, str] = {}
@@ -109,9 +100,9 @@ def shipped_queries() -> dict[str, str]:
 # ---------------------------------------------------------------- goals and the export's subgraph
 
 
-def goal_graph(paths: DomainPaths, build: Path, tables: GraphTables) -> GoalGraph:
-    """The goal material of ``build`` (whose graph tables are ``tables``): read once per build served."""
-    return GoalGraph.load(paths, tables=tables, build=build)
+def goal_graph(snapshot: Snapshot) -> GoalGraph:
+    """The goal material of the snapshot's build: read once per build served."""
+    return GoalGraph.load(snapshot)
 
 
 def sample_topic_goals(graph: GoalGraph, topic: str, n: int, seed: int) -> list[Goal]:
@@ -153,15 +144,14 @@ def _topic_tables(tables: GraphTables, topic: str) -> GraphTables:
     return GraphTables(facts=involved, labels=tables.labels, types=tables.types, relations=tables.relations)
 
 
-def goal_subgraphs(paths: DomainPaths, tables: GraphTables, goals: list[Goal]) -> list[dict[str, Any]]:
+def goal_subgraphs(snapshot: Snapshot, tables: GraphTables, goals: list[Goal]) -> list[dict[str, Any]]:
     """What ``kgforge export --format jsonl`` writes for ``goals``: one record per goal, its path and every
     triple of its subgraph with labels, role and source graph. The export itself runs (into a temporary
     folder), so the view shows exactly what an export would write."""
     with tempfile.TemporaryDirectory(prefix="kgforge-serve-") as folder:
         goals_file, out = Path(folder) / "goals.jsonl", Path(folder) / "subgraphs.jsonl"
         write_goals(goals, goals_file)
-        export_goals(paths.domain, goals_file, ExportOptions(fmt="jsonl", skip_invalid=True), out,
-                     workdir=paths.workdir, tables=tables)
+        export_goals(snapshot, goals_file, ExportOptions(fmt="jsonl", skip_invalid=True), out, tables=tables)
         return [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
 
 

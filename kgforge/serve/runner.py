@@ -112,8 +112,7 @@ def serve(domain: str, workdir: Path | str | None = None, options: ServeOptions 
     the address must be free (a ServeError otherwise, before anything is announced). ``announce`` is
     called once the socket is bound; without it a non-loopback address is logged as a warning."""
     options = options or ServeOptions()
-    paths = kg.domain_paths(domain, workdir)
-    kg.published_build(paths)
+    paths = kg.Snapshot.open(domain, workdir).paths
     sock = sock if sock is not None else listen(options.host, options.port)
     where = listening(sock, options.host)
     if announce is not None:

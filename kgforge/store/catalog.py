@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from kgforge.core.vocab import DERIVED_GRAPHS
-from kgforge.store.layout import domain_paths, read_manifest
+from kgforge.store.snapshot import Snapshot
 from kgforge.store.workdir import built_domains, resolve_workdir
 
 
@@ -39,8 +39,8 @@ def list_domains(workdir: Path | str | None = None) -> list[DomainInfo]:
 
 
 def _domain_info(workdir: Path, name: str) -> DomainInfo:
-    paths = domain_paths(name, workdir)
-    manifest = read_manifest(paths)
+    snapshot = Snapshot.open(name, workdir)
+    paths, manifest = snapshot.paths, snapshot.manifest
     graphs = manifest.graphs
     models = paths.models
     return DomainInfo(

@@ -20,7 +20,8 @@ from pathlib import Path
 
 from kgforge.core.errors import KgforgeError
 from kgforge.core.files import atomic_path
-from kgforge.store.layout import DomainPaths, published_build, quads_verified
+from kgforge.store.layout import DomainPaths, quads_verified
+from kgforge.store.snapshot import Snapshot
 from kgforge.store.manifest import GraphEntry, Manifest
 
 
@@ -74,7 +75,7 @@ def diff_builds(paths: DomainPaths, from_build: str | None = None, to_build: str
                 out: Path | None = None) -> BuildDiff:
     """Compare build ``from_build`` (default: the one before the published build) with ``to_build`` (default:
     the published build) of the domain at ``paths``; with ``out``, write the differing quads there."""
-    newer = kept_build(paths, to_build) if to_build else published_build(paths)
+    newer = kept_build(paths, to_build) if to_build else Snapshot.open(paths).build
     older = kept_build(paths, from_build) if from_build else _previous_build(paths, newer)
     before, after = Manifest.read(older / "manifest.json"), Manifest.read(newer / "manifest.json")
     graphs = []

@@ -92,10 +92,6 @@ class DomainPaths:
         ``exports/`` (and ``also``)."""
         return safe_output_path(path, managed=self.root, allowed=(self.exports, *also))
 
-    def oxigraph_dir(self) -> Path:
-        """The current store's RocksDB directory; raises if nothing was built yet."""
-        return published_build(self) / "oxigraph"
-
 
 def check_domain_name(name: str) -> str:
     """``name`` if it can only ever be one folder under the workdir (``travel``, ``film-2``), else an

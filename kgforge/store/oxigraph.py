@@ -14,11 +14,8 @@ from pathlib import Path
 import pyoxigraph as ox
 
 from kgforge.core.errors import BuildError, StoreDamagedError, is_disk_full
-from kgforge.store.layout import DomainPaths, discard_build, published_build, read_manifest
-
-
-def open_read_only(paths: DomainPaths, build: Path | None = None) -> ox.Store:
-    return read_only_store(Path(build or published_build(paths)) / "oxigraph", paths)
+from kgforge.store.layout import DomainPaths, discard_build
+from kgforge.store.manifest import Manifest
 
 
 def read_only_store(folder: Path | str, paths: DomainPaths | None = None) -> ox.Store:
@@ -36,15 +33,16 @@ def damaged_store_message(folder: Path | str, problem: str, paths: DomainPaths |
     name = f" of domain {paths.domain!r}" if paths else ""
     first = problem.strip().split("  ")[0][:200]  # RocksDB appends more sentences after two spaces
     return (f"the store{name} is damaged and cannot be opened ({first}; in {folder}): "
-            f"{rebuild_hint(paths)}")
+            f"{rebuild_hint(paths, Path(folder).parent)}")
 
 
-def rebuild_hint(paths: DomainPaths | None) -> str:
-    """The command that builds the store again from its sources, as the published manifest lists them."""
+def rebuild_hint(paths: DomainPaths | None, build: Path) -> str:
+    """The command that builds the store again from its sources, as the manifest of the damaged store's own
+    build lists them."""
     if paths is None:
         return "rebuild it with the `kgforge build` command that made it"
     try:
-        graphs = read_manifest(paths).graphs.values()
+        graphs = Manifest.read(build / "manifest.json").graphs.values()
         sources = [f"--source {entry.kind}:{entry.details['path']}" for entry in graphs
                    if entry.kind and entry.kind != "schema" and "input" in entry.details and "path" in entry.details]
     except Exception:  # noqa: BLE001 - a damaged build may have lost its manifest too: the generic words then

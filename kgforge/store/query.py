@@ -36,6 +36,7 @@ from kgforge.core.registry import UnknownName
 from kgforge.core.resources import query_path, shipped_queries
 from kgforge.store.layout import DomainPaths
 from kgforge.store.oxigraph import read_only_store
+from kgforge.store.snapshot import Snapshot
 from kgforge.store.sparql_text import PREFIXES, code_of, explain_error  # noqa: F401 (PREFIXES: re-exported)
 from kgforge.store.worker import decode, encode
 
@@ -65,9 +66,11 @@ class QueryRunner:
     with its network, runs it). ``memory_limit`` (bytes) caps each worker's data; a query that needs
     more ends with :class:`QueryOutOfMemory`."""
 
-    def __init__(self, paths: DomainPaths, *, memory_limit: int | None = None) -> None:
-        self.store_dir = str(paths.oxigraph_dir().resolve())
-        read_only_store(self.store_dir, paths)  # a damaged store: one line here, not a worker's traceback
+    def __init__(self, source: DomainPaths | Snapshot, *, memory_limit: int | None = None) -> None:
+        snapshot = source if isinstance(source, Snapshot) else Snapshot.open(source)
+        self.snapshot = snapshot  # the build every query of this runner reads
+        self.store_dir = str(snapshot.store_dir)
+        read_only_store(self.store_dir, snapshot.paths)  # a damaged store: one line here, not a worker's traceback
         self.memory_limit = memory_limit if memory_limit is not None else memory_limit_from_environment()
         self._workers: dict[bool, _Worker] = {}
 

@@ -9,8 +9,7 @@ import pyoxigraph as ox
 
 from kgforge.core.files import atomic_path
 from kgforge.core.registry import Registry
-from kgforge.store.layout import domain_paths
-from kgforge.store.oxigraph import open_read_only
+from kgforge.store.snapshot import Snapshot
 from kgforge.store.query import PREFIXES
 
 
@@ -36,9 +35,9 @@ def export_rdf(domain: str, fmt: str, out: Path, workdir: Path | str | None = No
     formats get the union of all graphs, deduplicated."""
     entry = RDF_FORMATS.entry(fmt)
     syntax = entry.obj
-    paths = domain_paths(domain, workdir)
-    out = paths.output(out)
-    store = open_read_only(paths)
+    snapshot = Snapshot.open(domain, workdir)
+    out = snapshot.paths.output(out)
+    store = snapshot.store()
     prefixes = PREFIXES if syntax.prefixes else None
     with atomic_path(out) as tmp:
         if syntax.keeps_graphs:

@@ -39,13 +39,9 @@ from kgforge.core.vocab import (
     XSD_STRING,
     is_fact,
 )
-from kgforge.store.layout import (
-    DomainPaths,
-    published_build,
-    quads_verified,
-    read_manifest,
-)
-from kgforge.store.oxigraph import open_read_only
+from kgforge.store.layout import DomainPaths, quads_verified
+from kgforge.store.manifest import Manifest
+from kgforge.store.oxigraph import read_only_store
 
 log = logging.getLogger(__name__)
 FACT_SCHEMA = {"s": pl.String, "p": pl.String, "o": pl.String, "o_is_entity": pl.Boolean,
@@ -84,22 +80,21 @@ class GraphTables:
         return mapping
 
 
-def read_tables(paths: DomainPaths, include_derived: bool = False, build: Path | None = None) -> GraphTables:
-    """The tables of ``build`` (default: the published build), parsed column-wise from its N-Quads files
+def read_tables(paths: DomainPaths, manifest: Manifest, build: Path, include_derived: bool = False) -> GraphTables:
+    """The tables of ``build`` (whose manifest is ``manifest``), parsed column-wise from its N-Quads files
     (seconds at DuConv scale) once their checksums are verified, or walked from its store when those
-    files cannot stand in for it (see ``tables_from_quads``)."""
-    build = build or published_build(paths)
+    files cannot stand in for it (see ``tables_from_quads``). Readers get them from
+    :meth:`kgforge.store.snapshot.Snapshot.tables`, which names the build once."""
     try:
-        return tables_from_quads(paths, include_derived, build)
+        return tables_from_quads(paths, manifest, build, include_derived)
     except QuadFilesUnusable as why:
         log.warning("reading the store quad by quad instead of the quads files (slower): %s", why)
-        return read_tables_from_store(paths, include_derived, build)
+        return read_tables_from_store(paths, build, include_derived)
 
 
-def read_tables_from_store(paths: DomainPaths, include_derived: bool = False,
-                           build: Path | None = None) -> GraphTables:
-    """The tables walked quad by quad from the store (about a minute for 3.6M quads)."""
-    store = open_read_only(paths, build)
+def read_tables_from_store(paths: DomainPaths, build: Path, include_derived: bool = False) -> GraphTables:
+    """The tables walked quad by quad from ``build``'s store (about a minute for 3.6M quads)."""
+    store = read_only_store(build / "oxigraph", paths)
     facts: dict[str, list] = {k: [] for k in FACT_SCHEMA}
     labels: dict[str, list] = {k: [] for k in LABEL_SCHEMA}
     types: dict[str, list] = {"iri": [], "class": []}
@@ -157,11 +152,10 @@ def fact_filter() -> pl.Expr:
             & (~p.str.starts_with(WIKIDATA_PROP) | p.str.starts_with(WIKIDATA_DIRECT)))
 
 
-def _read_quads(paths: DomainPaths, include_derived: bool, build: Path) -> pl.DataFrame:
+def _read_quads(paths: DomainPaths, manifest: Manifest, build: Path, include_derived: bool) -> pl.DataFrame:
     """Every quad of the build as (s, p, obj, graph): one file per named graph, each line
     ``<s> <p> obj <graph> .`` with single spaces, so it splits without a regular expression.
     Of a derived graph only the label lines are kept unless ``include_derived``."""
-    manifest = read_manifest(paths, build)
     frames = []
     for graph, entry in manifest.graphs.items():
         path = build / entry.quads_file
@@ -196,9 +190,10 @@ def _read_quads(paths: DomainPaths, include_derived: bool, build: Path) -> pl.Da
     return pl.concat(frames)
 
 
-def tables_from_quads(paths: DomainPaths, include_derived: bool = False, build: Path | None = None) -> GraphTables:
+def tables_from_quads(paths: DomainPaths, manifest: Manifest, build: Path,
+                      include_derived: bool = False) -> GraphTables:
     # derived labels too, as read_tables keeps them
-    quads = _read_quads(paths, include_derived, build or published_build(paths))
+    quads = _read_quads(paths, manifest, build, include_derived)
     is_iri = pl.col("obj").str.starts_with("<")
     literal = pl.col("obj").str.extract_groups(_LITERAL)
     quads = quads.with_columns(o_is_entity=is_iri, lit=pl.when(~is_iri).then(literal)).with_columns(

@@ -1,0 +1,112 @@
+"""Typed returns: every ``Domain`` method and the stage functions behind them return a frozen dataclass with
+typed fields, never a dict; ``as_dict()`` is the JSON edge only."""
+
+from __future__ import annotations
+
+import collections.abc
+import dataclasses
+import inspect
+import typing
+from pathlib import Path
+
+import pytest
+
+import kgforge.api as api
+from kgforge.build.transaction import build
+from kgforge.core.records import Record, flattened, json_key, omitted_when_none
+from kgforge.derive import derive
+from kgforge.embed.related import related
+from kgforge.embed.train import embed
+from kgforge.exports import export_dialogues, export_goals
+from kgforge.goals.check import validate
+from kgforge.goals.generate import generate
+from kgforge.goals.record import Goal
+from kgforge.grounding import ground_file
+from kgforge.stats import domain_stats
+from kgforge.store.diff import diff_builds
+
+STAGES = [build, derive, domain_stats, generate, validate, export_goals, export_dialogues, ground_file, embed,
+          related, diff_builds]
+UNTYPED = (dict, collections.abc.Mapping, collections.abc.MutableMapping, typing.Any)
+
+
+def domain_methods() -> list:
+    return [member for name, member in inspect.getmembers(api.Domain, inspect.isfunction) if not name.startswith("_")]
+
+
+def return_type(function) -> object:
+    lazy = {"EmbedReport": api.EmbedReport, "RelatedReport": api.RelatedReport}  # api imports them on first use
+    hints = typing.get_type_hints(function, globalns={**vars(api), **lazy, **vars(inspect.getmodule(function))})
+    return hints["return"]
+
+
+def untyped(annotation: object) -> bool:
+    """Whether ``annotation`` is a dict, a Mapping or Any, or a union holding one."""
+    if annotation in UNTYPED:
+        return True
+    origin = typing.get_origin(annotation)
+    if origin in UNTYPED:
+        return True
+    if origin in (typing.Union, __import__("types").UnionType):
+        return any(untyped(a) for a in typing.get_args(annotation))
+    return False
+
+
+@pytest.mark.parametrize("function", domain_methods() + STAGES, ids=lambda f: f.__qualname__)
+def test_no_domain_method_or_stage_returns_a_dict(function):
+    annotation = return_type(function)
+    assert not untyped(annotation), f"{function.__qualname__} returns {annotation}: return a frozen dataclass"
+
+
+DATA = {"snapshot", "tables", "language"}  # Domain methods handing out the build's data (Snapshot, tables, a str)
+
+
+@pytest.mark.parametrize("function", [f for f in domain_methods() if f.__name__ not in DATA],
+                         ids=lambda f: f.__qualname__)
+def test_reports_are_frozen_records_without_a_data_dict(function):
+    report = return_type(function)
+    assert report.__dataclass_params__.frozen, report
+    names = {f.name for f in dataclasses.fields(report)}
+    assert "data" not in names, f"{report.__name__} wraps a dict: give it typed fields"
+    assert issubclass(report, Record) or hasattr(report, "as_dict"), report
+
+
+def test_every_stage_report_is_a_record_whose_fields_are_typed_and_documented():
+    reports = {return_type(f) for f in domain_methods() + STAGES}
+    records = [r for r in reports if isinstance(r, type) and issubclass(r, Record)]
+    assert len(records) >= 11, records
+    for report in records:
+        assert report.__doc__ and not report.__doc__.startswith(report.__name__ + "("), report  # a written docstring
+        hints = typing.get_type_hints(report)
+        assert all(f.name in hints for f in dataclasses.fields(report)), report
+
+
+def test_the_goal_path_is_typed():
+    hint = typing.get_type_hints(Goal)["path"]
+    assert typing.get_origin(hint) is list and dataclasses.is_dataclass(typing.get_args(hint)[0]), hint
+
+
+@dataclasses.dataclass(frozen=True)
+class _Inner(Record):
+    a: int
+
+
+@dataclasses.dataclass(frozen=True)
+class _Example(Record):
+    """An example record."""
+
+    name: str
+    fmt: str = json_key("format", default="csv")
+    where: Path = Path("x/y")
+    parts: tuple[_Inner, ...] = ()
+    extra: dict[str, int] = flattened()
+    sometimes: int | None = omitted_when_none()
+    last: bool = True
+
+
+def test_as_dict_keeps_the_json_shape():
+    record = _Example("n", parts=(_Inner(1),), extra={"k": 2})
+    assert record.as_dict() == {"name": "n", "format": "csv", "where": "x/y", "parts": [{"a": 1}], "k": 2,
+                                "last": True}
+    assert list(record.as_dict()) == ["name", "format", "where", "parts", "k", "last"]
+    assert _Example("n", sometimes=0).as_dict()["sometimes"] == 0
