@@ -82,9 +82,9 @@ def test_200_sequences_on_the_durecdial_graph_move_as_the_real_sessions_do(durec
 def test_topics_follow_the_goals_and_recommendations_are_accepted_or_turned_down(durecdial_kg):
     workdir, out, _, _ = durecdial_kg
     from kgforge.goals.graph import GoalGraph
-    from kgforge.store.layout import domain_paths
+    from kgforge.store.snapshot import Snapshot
 
-    graph = GoalGraph.load(domain_paths("durecdial", workdir))
+    graph = GoalGraph.load(Snapshot.open("durecdial", workdir))
     wanted = {"问答": "star", "关于明星的聊天": "star", "提问": "star", "电影推荐": "film", "音乐推荐": "song",
               "播放音乐": "song", "音乐点播": "song", "美食推荐": "food", "兴趣点推荐": "poi"}
     rejected = 0
@@ -187,9 +187,9 @@ def test_profiles_given_name_the_star(durecdial_kg, tmp_path):
     run_cli("goals", "durecdial", "--n", "3", "--profiles", str(profiles), "--out", str(mine), "--workdir",
             str(workdir))
     from kgforge.goals.graph import GoalGraph
-    from kgforge.store.layout import domain_paths
+    from kgforge.store.snapshot import Snapshot
 
-    graph = GoalGraph.load(domain_paths("durecdial", workdir))
+    graph = GoalGraph.load(Snapshot.open("durecdial", workdir))
     in_film = {graph.label(s) for s, p, o in graph.topic_edges().iter_rows() if graph.label(o) == film[2]}
     stars = {s["topic_label"] for g in goals_of(mine) for s in g["sequence"] if s["type"] in ("问答", "关于明星的聊天")}
     assert len(stars) <= 1 and stars <= in_film and all(g["profile"] == {"喜欢的电影": film[2]} for g in goals_of(mine))
