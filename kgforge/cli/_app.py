@@ -159,3 +159,21 @@ def show_mapping(title: str, data: dict[str, Any]) -> None:
             value = f"{value:,}"
         pad = " " * max(0, KEY_CELLS - cell_len(str(key)))  # a CJK character takes two cells, not one
         console.print(f"  {key}{pad} {value}")
+
+
+# What Ctrl-C leaves, said by each command beside its own code (``@when_interrupted``); scripts/command_index.py
+# copies it into the command index, so `kgforge` says it without importing the command's module.
+REBUILD_DISCARDED = ("interrupted: the published store is unchanged (the unfinished build was discarded); rerun the "
+                     "same command")
+NOTHING_HALF_WRITTEN = "interrupted: no file was left half-written (each is replaced whole); rerun the same command"
+NOTHING_CHANGED = "interrupted: nothing was changed (this command only reads)"
+
+
+def when_interrupted(said: str, *, after_disk_full: str | None = None) -> Callable[[Callable[..., Any]], Any]:
+    """Mark a command's function with the line Ctrl-C prints (``said``) and, where going on after a full disk is
+    not simply the same command again, how it is (``after_disk_full``). Put it below ``@app.command``."""
+    def mark(function: Callable[..., Any]) -> Callable[..., Any]:
+        function.interrupted = said  # type: ignore[attr-defined]
+        function.after_disk_full = after_disk_full  # type: ignore[attr-defined]
+        return function
+    return mark

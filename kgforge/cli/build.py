@@ -11,6 +11,8 @@ from kgforge.api import Domain
 from kgforge.build.transaction import check_store
 from kgforge.cli._app import (
     DEFAULT_WORKDIR,
+    NOTHING_CHANGED,
+    REBUILD_DISCARDED,
     DomainArgument,
     JsonOption,
     WorkdirOption,
@@ -18,12 +20,14 @@ from kgforge.cli._app import (
     console,
     emit_json,
     show_mapping,
+    when_interrupted,
 )
 from kgforge.sources.importer import source_kinds
 from kgforge.store.layout import domain_paths, remove_leftovers
 
 
 @app.command("build")
+@when_interrupted(REBUILD_DISCARDED)
 def build_command(
     domain: DomainArgument,
     source: Annotated[list[str], typer.Option("--source", "-s", help="Extra source KIND:PATH (repeatable).")] = [],
@@ -66,6 +70,7 @@ def build_command(
 
 
 @app.command("check")
+@when_interrupted(NOTHING_CHANGED)
 def check_command(
     domain: DomainArgument,
     clean: Annotated[bool, typer.Option("--clean", help="Remove what killed or failed writers left behind "
@@ -97,6 +102,7 @@ def check_command(
 
 
 @app.command("sources")
+@when_interrupted(NOTHING_CHANGED)
 def sources_command(json_out: JsonOption = False) -> None:
     """List the source kinds `--source KIND:PATH` accepts."""
     kinds = source_kinds()

@@ -96,6 +96,8 @@ def _show(title: str, stats: CorpusStats) -> None:
         if part is not None:
             show_mapping(f"  {name}", {k: (", ".join(f"{t} {n}" for t, n in v.items()) if isinstance(v, dict) else v)
                                        for k, v in part.__dict__.items() if v is not None})
+    for name, value in stats.as_dict().get("extra", {}).items():  # plug-in statistics
+        show_mapping(f"  {name}", value if isinstance(value, dict) else {name: value})
 
 
 @corpus_app.command("split")

@@ -13,6 +13,7 @@ from kgforge.cli._app import (
     HTTP_URL,
     NON_NEGATIVE,
     NON_NEGATIVE_NUMBER,
+    NOTHING_CHANGED,
     POSITIVE,
     POSITIVE_NUMBER,
     JsonOption,
@@ -23,6 +24,7 @@ from kgforge.cli._app import (
     err_console,
     one_of,
     show_mapping,
+    when_interrupted,
 )
 from kgforge.crawl import (
     CrawlConfig,
@@ -35,7 +37,12 @@ from kgforge.crawl import (
 from kgforge.store.layout import domain_paths
 
 
+CRAWL_HINT = "interrupted: the pages fetched so far are cached; rerun with --resume to continue the crawl"
+CRAWL_AFTER_DISK_FULL = "rerun it with --resume (the pages fetched so far are cached)"
+
+
 @app.command("crawl")
+@when_interrupted(CRAWL_HINT, after_disk_full=CRAWL_AFTER_DISK_FULL)
 def crawl_command(
     site: Annotated[str, typer.Argument(parser=one_of(site_names()), metavar="SITE",
                                         help="Site spec in crawlers/: " + ", ".join(site_names()) + ".")],
@@ -110,6 +117,7 @@ def crawl_command(
 
 
 @app.command("crawl-sites")
+@when_interrupted(NOTHING_CHANGED)
 def crawl_sites_command(json_out: JsonOption = False) -> None:
     """List the site specs `kgforge crawl` knows."""
     specs = {name: load_spec(name) for name in site_names()}

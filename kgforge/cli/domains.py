@@ -3,11 +3,21 @@
 from __future__ import annotations
 
 from kgforge.api import list_domains
-from kgforge.cli._app import DEFAULT_WORKDIR, JsonOption, WorkdirOption, app, console, emit_json
+from kgforge.cli._app import (
+    DEFAULT_WORKDIR,
+    NOTHING_CHANGED,
+    JsonOption,
+    WorkdirOption,
+    app,
+    console,
+    emit_json,
+    when_interrupted,
+)
 from kgforge.store.workdir import where
 
 
 @app.command("domains")
+@when_interrupted(NOTHING_CHANGED)
 def domains_command(workdir: WorkdirOption = DEFAULT_WORKDIR, json_out: JsonOption = False) -> None:
     """List the domains built in the workdir: quads, size on disk, published build, derived graphs, embeddings."""
     domains = list_domains(workdir)

@@ -14,6 +14,8 @@ from kgforge.cli._app import (
     FOLDER,
     LANGUAGE,
     NON_NEGATIVE,
+    NOTHING_CHANGED,
+    NOTHING_HALF_WRITTEN,
     DomainArgument,
     JsonOption,
     WorkdirOption,
@@ -22,6 +24,7 @@ from kgforge.cli._app import (
     emit_json,
     one_of,
     registered,
+    when_interrupted,
 )
 from kgforge.core.errors import KgforgeError
 from kgforge.exports import (
@@ -32,11 +35,28 @@ from kgforge.exports import (
 )
 
 
+def _in_words(names: list[str]) -> str:
+    return ", ".join(names[:-1]) + f" or {names[-1]}" if len(names) > 1 else "".join(names)
+
+
+def _goal_layouts() -> str:
+    """``duconv: sample; …``: the layouts new goals can be written in, of each format that has a choice (read from
+    the registered formats, so a plug-in's format is listed too)."""
+    return "; ".join(f"{name}: {', '.join(l.name for l in fmt.layouts if not l.needs_conversation)}"
+                     for name, fmt in formats().items()
+                     if len(fmt.layouts) > 1 and any(not l.needs_conversation for l in fmt.layouts))
+
+
+def _cut_layouts() -> str:
+    return ", ".join(dict.fromkeys(l.name for fmt in formats().values() for l in fmt.layouts if l.cut_from))
+
+
 @app.command("export")
+@when_interrupted(NOTHING_HALF_WRITTEN)
 def export_command(
     domain: DomainArgument,
     fmt: Annotated[str, typer.Option("--format", parser=registered(FORMATS),
-                                     help="duconv, kdconv, durecdial, sheet, jsonl or parquet "
+                                     help=f"{_in_words(FORMATS.names())} "
                                           "(`kgforge export-formats` lists their layouts).")],
     out: Annotated[Path, typer.Option("--out", "-o", help="File to write (plus OUT.manifest.json, OUT.ids.txt).")],
     goals: Annotated[Path | None, typer.Option(help="New goals (JSON lines from `kgforge goals`).")] = None,
@@ -44,9 +64,8 @@ def export_command(
                                                         "{train,dev,test}.json, DuRecDial sessions or samples.")] = None,
     layout: Annotated[str | None, typer.Option(parser=one_of(layout_names()),
                                                help="Layout of the format. Goals: one without a conversation "
-                                                    "(duconv: sample; durecdial: lic2020-sample, resource-sample; "
-                                                    "sheet: tsv, csv). Dialogues: their own (the default) or the "
-                                                    "samples cut from them (sample, resource-sample).")] = None,
+                                                    f"({_goal_layouts()}). Dialogues: their own (the default) or the "
+                                                    f"samples cut from them ({_cut_layouts()}).")] = None,
     input_layout: Annotated[str | None, typer.Option(parser=one_of(dialogue_kinds()),
                                                      help="--dialogues: the layout the file is in, when it cannot be "
                                                           "told from its records (e.g. durecdial-lic2020).")] = None,
@@ -108,6 +127,7 @@ def show_export(report: ExportReport) -> None:
 
 
 @app.command("export-formats")
+@when_interrupted(NOTHING_CHANGED)
 def export_formats_command(json_out: JsonOption = False) -> None:
     """The export formats, their layouts, and which ones take new goals (no conversation needed)."""
     listing = {name: {"description": fmt.description, "reads_dialogues": fmt.reads_dialogues,

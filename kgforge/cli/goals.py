@@ -13,6 +13,7 @@ from kgforge.cli._app import (
     FRACTION,
     LANGUAGE,
     NON_NEGATIVE,
+    NOTHING_HALF_WRITTEN,
     POSITIVE,
     Checked,
     DomainArgument,
@@ -24,6 +25,7 @@ from kgforge.cli._app import (
     err_console,
     one_of,
     show_mapping,
+    when_interrupted,
 )
 from kgforge.api import Domain, GoalCheckReport
 from kgforge.core import checks
@@ -40,6 +42,7 @@ HOPS = Checked(str, _hop_text, "N or LOW..HIGH")
 
 
 @app.command("goals")
+@when_interrupted(NOTHING_HALF_WRITTEN)
 def goals_command(
     domain: DomainArgument,
     n: Annotated[int | None, typer.Option("--n", parser=POSITIVE, help="Number of goals to sample.")] = None,

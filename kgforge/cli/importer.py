@@ -13,6 +13,7 @@ from kgforge.cli._app import (
     DEFAULT_WORKDIR,
     DOMAIN,
     NON_NEGATIVE,
+    REBUILD_DISCARDED,
     DomainArgument,
     JsonOption,
     WorkdirOption,
@@ -21,6 +22,7 @@ from kgforge.cli._app import (
     emit_json,
     one_of,
     show_mapping,
+    when_interrupted,
 )
 from kgforge.sources.wikidata.engines import ENGINES
 from kgforge.sources.wikidata.framing import TURTLE_DIRECTIVES, DumpReader
@@ -100,7 +102,13 @@ def _dump_kind(path: Path) -> str:
     return "wikidata"
 
 
+IMPORT_HINT = ("interrupted: the published store is unchanged; rerun the same command to resume the import from its "
+               "last checkpoint")
+IMPORT_AFTER_DISK_FULL = "rerun the same command: the import resumes from its last checkpoint"
+
+
 @import_app.command("wikidata")
+@when_interrupted(IMPORT_HINT, after_disk_full=IMPORT_AFTER_DISK_FULL)
 def import_wikidata(
     dump: Annotated[Path, typer.Argument(help="latest-all.json[.gz|.bz2], latest-all.ttl, a truthy .nt dump, "
                                               "or an entity JSON file.")],
@@ -135,6 +143,7 @@ def import_wikidata(
 
 
 @import_app.command("xlore")
+@when_interrupted(IMPORT_HINT, after_disk_full=IMPORT_AFTER_DISK_FULL)
 def import_xlore(
     dump: Annotated[Path, typer.Argument(help="An XLORE dump file, or a folder of xlore.*.ttl files.")],
     domain: DomainOption,
@@ -158,6 +167,7 @@ def import_xlore(
 
 
 @app.command("link")
+@when_interrupted(REBUILD_DISCARDED)
 def link_command(domain: DomainArgument, workdir: WorkdirOption = DEFAULT_WORKDIR,
                  json_out: JsonOption = False) -> None:
     """Link dataset/crawled entities to their Wikidata/XLORE counterparts (owl:sameAs) by zh/en label and

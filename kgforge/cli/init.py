@@ -21,14 +21,9 @@ from kgforge.cli._app import (
 )
 from kgforge.core.errors import KgforgeError
 from kgforge.core.schema import DOMAIN_SCHEMA_FILE, SourceSpec
-from kgforge.sources.importer import source_kinds
+from kgforge.sources.importer import kind_for_suffix, source_kinds
 from kgforge.sources.schema_infer import infer_schema
 from kgforge.store.layout import domain_paths
-
-SUFFIX_KINDS = {".csv": "csv", ".tsv": "tsv", ".tab": "tsv", ".jsonl": "jsonl", ".ndjson": "jsonl",
-                ".nt": "rdf", ".nq": "rdf", ".ttl": "rdf", ".trig": "rdf", ".n3": "rdf", ".rdf": "rdf",
-                ".owl": "rdf", ".jsonld": "rdf"}
-
 
 @app.command("init")
 def init_command(
@@ -69,7 +64,7 @@ def sample_source(text: str) -> SourceSpec:
         return parse_source(text)
     path = Path(text)
     suffixes = [s.lower() for s in path.suffixes if s.lower() not in (".gz", ".bz2")]
-    kind = SUFFIX_KINDS.get(suffixes[-1] if suffixes else "")
+    kind = kind_for_suffix(suffixes[-1]) if suffixes else None
     if kind is None:
         raise KgforgeError(f"cannot tell the kind of {text!r} from its extension: write KIND:{text} "
                            f"(kinds: {', '.join(source_kinds())})")

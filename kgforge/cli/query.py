@@ -19,6 +19,8 @@ from kgforge.cli._app import (
     DEFAULT_WORKDIR,
     HTTP_URL,
     NON_NEGATIVE,
+    NOTHING_CHANGED,
+    NOTHING_HALF_WRITTEN,
     POSITIVE_NUMBER,
     DomainArgument,
     JsonOption,
@@ -31,6 +33,7 @@ from kgforge.cli._app import (
     one_of,
     registered,
     show_mapping,
+    when_interrupted,
 )
 from kgforge.api import Domain, QueryReport
 from kgforge.core.resources import query_description, shipped_queries
@@ -46,6 +49,7 @@ TABLE_LIMIT = 100  # rows a table shows unless --limit says otherwise; csv and j
 
 
 @app.command("query")
+@when_interrupted(NOTHING_CHANGED)
 def query_command(
     domain: DomainArgument,
     query: Annotated[str, typer.Argument(help="A shipped query's name (`kgforge queries` lists them, e.g. "
@@ -192,6 +196,7 @@ def _json_term(term: ox.NamedNode | ox.Literal | ox.BlankNode) -> dict[str, str]
 
 
 @app.command("export-rdf")
+@when_interrupted(NOTHING_HALF_WRITTEN)
 def export_rdf_command(
     domain: DomainArgument,
     fmt: Annotated[str, typer.Option("--format", parser=registered(RDF_FORMATS), help=f"One of {names_and_aliases(RDF_FORMATS)}.")],

@@ -10,6 +10,7 @@ import typer
 from kgforge.api import Domain
 from kgforge.cli._app import (
     DEFAULT_WORKDIR,
+    NOTHING_CHANGED,
     DomainArgument,
     JsonOption,
     WorkdirOption,
@@ -17,11 +18,13 @@ from kgforge.cli._app import (
     console,
     emit_json,
     show_mapping,
+    when_interrupted,
 )
 from kgforge.stats import plot_stats
 
 
 @app.command("stats")
+@when_interrupted(NOTHING_CHANGED)
 def stats_command(
     domain: DomainArgument,
     plot: Annotated[Optional[Path], typer.Option(
