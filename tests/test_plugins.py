@@ -1,5 +1,6 @@
 """Plug-ins register one way: docs/extending.md's example package, installed for real, adds a source kind, an
-export format, a metric and a command; the per-name side tables are attributes of the registrations."""
+export format, a metric, a rubric, a corpus statistic and a command; the per-name side tables are attributes
+of the registrations."""
 
 from __future__ import annotations
 
@@ -33,7 +34,7 @@ def plugin_path(tmp_path_factory: pytest.TempPathFactory) -> str:
 
 
 @pytest.mark.slow
-def test_the_example_plugin_adds_a_source_kind_a_format_a_metric_and_a_command(plugin_path: str, tmp_path: Path):
+def test_the_example_plugin_adds_a_source_kind_a_format_a_metric_a_rubric_a_statistic_and_a_command(plugin_path: str, tmp_path: Path):
     def kgforge(*args: str) -> str:
         return run_cli(*args, "--workdir", str(tmp_path / "kg"), cwd=tmp_path, env={"PYTHONPATH": plugin_path}).stdout
 
@@ -64,6 +65,14 @@ def test_the_example_plugin_adds_a_source_kind_a_format_a_metric_and_a_command(p
     scores = json.loads(listing("eval", str(tmp_path / "pred.txt"), "--gold", str(tmp_path / "gold.txt"),
                                 "--metrics", "bangs", "--json"))
     assert scores["metrics"] == {"exclamations": pytest.approx(2 / 3)}
+
+    assert "film_facts 0..2" in listing("rate", "rubrics")
+    (tmp_path / "dev.json").write_text(json.dumps([{"name": "霸王别姬", "messages": [
+        {"message": "你看过霸王别姬吗？"},
+        {"message": "看过，导演是陈凯歌。", "attrs": [{"name": "霸王别姬", "attrname": "导演", "attrvalue": "陈凯歌"}]},
+        {"message": "主演呢？"}, {"message": "张国荣。"}]}], ensure_ascii=False), encoding="utf-8")
+    stats = json.loads(listing("corpus", "stats", str(tmp_path / "dev.json"), "--json"))
+    assert stats["extra"] == {"questions": {"questions": 2, "share": 0.5}} and stats["knowledge"]["triples"] == 1
 
 
 def test_a_plugin_command_cannot_take_a_builtin_name():
