@@ -31,25 +31,14 @@ from dataclasses import dataclass, field
 
 import polars as pl
 
-from kgforge.evaluation._kgforge import (
-    TEXT_CHARS,
-    DialogueMatcher,
-    GraphTables,
-    GroundingIndex,
-    MatchOptions,
-    Schema,
-    attr_key,
-    domain_paths,
-    form,
-    jieba_cuts,
-    load_schema,
-    make_fact,
-    read_manifest,
-    read_tables,
-    states,
-    surface,
-    word_cuts,
-)
+from kgforge.core.schema import Schema, load_schema
+from kgforge.grounding.duconv import states
+from kgforge.grounding.index import TEXT_CHARS, GroundingIndex, make_fact
+from kgforge.grounding.kdconv import attr_key
+from kgforge.grounding.matching import DialogueMatcher, MatchOptions, jieba_cuts, word_cuts
+from kgforge.grounding.normalise import form, surface
+from kgforge.store.layout import domain_paths, read_manifest
+from kgforge.store.tables import GraphTables, read_tables
 from kgforge.evaluation.inputs import Dialogue, Triple
 
 GRAPH_VALUES_SHOWN = 5

@@ -28,7 +28,9 @@ import polars as pl
 
 from kgforge.core.files import atomic_path
 from kgforge.core.registry import Entry, Registry
-from kgforge.evaluation._kgforge import ArgumentError, InputError, iter_json_container, spreadsheet_cell
+from kgforge.core.errors import ArgumentError, InputError
+from kgforge.core.jsonio import iter_json_container
+from kgforge.core.text import spreadsheet_cell
 from kgforge.evaluation.agreement import agreement, paired_test
 from kgforge.evaluation.inputs import detect_layout, json_objects, load_responses, table_records
 

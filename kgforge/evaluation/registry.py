@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 import polars as pl
 
 from kgforge.core.registry import Entry, Registry, UnknownName
-from kgforge.evaluation._kgforge import ArgumentError
+from kgforge.core.errors import ArgumentError
 
 if TYPE_CHECKING:
     from kgforge.evaluation.batch import Batch

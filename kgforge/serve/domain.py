@@ -18,7 +18,12 @@ from typing import Any
 
 from kgforge.core import checks
 from kgforge.core.errors import QueryError, QueryTimeout
-from kgforge.serve import kg
+from kgforge.goals.graph import GoalGraph
+from kgforge.store.layout import DomainPaths, published_build, read_manifest
+from kgforge.store.manifest import Manifest
+from kgforge.store.query import PREFIXES
+from kgforge.store.tables import GraphTables
+from kgforge.serve import stages
 from kgforge.serve.pool import WorkerPool
 from kgforge.serve.search import LabelIndex
 
@@ -89,12 +94,12 @@ class Version:
     """One published build as the server holds it."""
 
     build: Path
-    manifest: kg.Manifest
+    manifest: Manifest
     relations: dict[str, dict[str, str]] | None = None
     tables_task: asyncio.Task | None = None
     index_task: asyncio.Task | None = None
     index: LabelIndex | None = None
-    goal_graph: kg.GoalGraph | None = None  # the goal view's sampling material, read on its first use
+    goal_graph: GoalGraph | None = None  # the goal view's sampling material, read on its first use
 
     def release(self) -> None:
         for task in (self.tables_task, self.index_task):
@@ -113,10 +118,10 @@ class Rows:
 
 
 class ServedDomain:
-    def __init__(self, paths: kg.DomainPaths, options: ServeOptions) -> None:
+    def __init__(self, paths: DomainPaths, options: ServeOptions) -> None:
         self.paths = paths
         self.options = options
-        self.pool = WorkerPool(options.workers, kg.PREFIXES, options.worker_memory_bytes())
+        self.pool = WorkerPool(options.workers, PREFIXES, options.worker_memory_bytes())
         self._versions: dict[Path, Version] = {}
 
     async def start(self) -> None:
@@ -130,10 +135,10 @@ class ServedDomain:
 
     def current(self) -> Version:
         """The published build now; a new one is taken up here, the oldest kept one let go."""
-        build = kg.published_build(self.paths)
+        build = published_build(self.paths)
         version = self._versions.get(build)
         if version is None:
-            version = self._versions[build] = Version(build, kg.read_manifest(self.paths, build))
+            version = self._versions[build] = Version(build, read_manifest(self.paths, build))
             for old in list(self._versions)[:-KEEP_VERSIONS]:
                 self._versions.pop(old).release()
             self._start_index(version)  # search works from the new build as soon as its index is read
@@ -177,14 +182,14 @@ class ServedDomain:
         """The version's graph tables, read once in a thread (seconds at DuConv scale)."""
         if version.tables_task is None:
             version.tables_task = asyncio.get_running_loop().create_task(
-                asyncio.to_thread(kg.tables_of, self.paths, version.build))
+                asyncio.to_thread(stages.tables_of, self.paths, version.build))
         return version.tables_task
 
-    def goal_graph(self, version: Version, tables: kg.GraphTables) -> kg.GoalGraph:
+    def goal_graph(self, version: Version, tables: GraphTables) -> GoalGraph:
         """The version's goal material (topic types, classes, labels over its whole graph), read once per
         version in the calling thread; a newly published build is a new version, so it is read again."""
         if version.goal_graph is None:
-            version.goal_graph = kg.goal_graph(self.paths, version.build, tables)
+            version.goal_graph = stages.goal_graph(self.paths, version.build, tables)
         return version.goal_graph
 
     def _start_index(self, version: Version) -> None:

@@ -26,7 +26,7 @@ from starlette.applications import Starlette
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
 from kgforge.core.errors import KgforgeError
-from kgforge.serve import kg
+from kgforge.store.layout import domain_paths, published_build
 from kgforge.serve.app import create_app
 from kgforge.serve.domain import ServeOptions
 
@@ -112,8 +112,8 @@ def serve(domain: str, workdir: Path | str | None = None, options: ServeOptions 
     the address must be free (a ServeError otherwise, before anything is announced). ``announce`` is
     called once the socket is bound; without it a non-loopback address is logged as a warning."""
     options = options or ServeOptions()
-    paths = kg.domain_paths(domain, workdir)
-    kg.published_build(paths)
+    paths = domain_paths(domain, workdir)
+    published_build(paths)
     sock = sock if sock is not None else listen(options.host, options.port)
     where = listening(sock, options.host)
     if announce is not None:
