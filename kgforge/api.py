@@ -21,9 +21,9 @@ the query text.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import pyoxigraph as ox
 
@@ -54,6 +54,18 @@ from kgforge.store.labels import check_required, labelled_rows, resolve_bindings
 from kgforge.store.layout import DomainPaths, domain_paths, read_manifest
 from kgforge.store.query import DEFAULT_TIMEOUT, QueryRunner, load_query
 from kgforge.store.tables import GraphTables, read_tables
+from kgforge.build.domain_import import dump_selection, import_into_domain, wikidata_dump_kind
+from kgforge.build.link import link_domain
+from kgforge.build.transaction import check_store
+from kgforge.core.errors import KgforgeError
+from kgforge.core.schema import DOMAIN_SCHEMA_FILE
+from kgforge.sources.importer import sample_source, source_kinds
+from kgforge.sources.schema_infer import infer_schema
+from kgforge.sources.wikidata.engines import ENGINES as IMPORT_ENGINES
+from kgforge.store.layout import remove_leftovers
+from kgforge.store.rdf_export import RDF_FORMATS, export_rdf
+from kgforge.corpus import SplitPart
+from kgforge.evaluation import EvalOptions, evaluate
 
 
 @dataclass(frozen=True)
@@ -193,6 +205,87 @@ class EmbedReport(Report):
 class RelatedReport(Report):
     entity: str = ""
     results: tuple[dict[str, Any], ...] = ()
+
+
+@dataclass(frozen=True)
+class Record:
+    """A typed result whose fields are, in order, the keys the CLI's ``--json`` prints (``as_dict()``); fields
+    that are None and marked ``optional`` are left out, as the command leaves them out."""
+
+    optional: ClassVar[tuple[str, ...]] = ()
+
+    def as_dict(self) -> dict[str, Any]:
+        return {f.name: getattr(self, f.name) for f in fields(self)
+                if not (f.name in self.optional and getattr(self, f.name) is None)}
+
+
+@dataclass(frozen=True)
+class CheckReport(Record):
+    """The published store compared with its manifest, and what killed or failed writers left behind."""
+
+    domain: str
+    build_id: str
+    ok: bool
+    problems: tuple[str, ...]
+    graphs: dict[str, int]  # graph IRI -> quads in the store
+    total_quads: int
+    leftovers: tuple[str, ...]  # paths no reader reads; `clean_command` removes them
+    writer_pid: int | None  # a build running now
+    clean_command: str | None
+    removed: tuple[str, ...] | None = None  # what ``check(clean=True)`` removed first
+    optional: ClassVar[tuple[str, ...]] = ("removed",)
+
+
+@dataclass(frozen=True)
+class LinkSummary(Record):
+    """Entities linked to their Wikidata / XLORE counterparts (``owl:sameAs``); the full report is ``report_file``."""
+
+    linked: int
+    ambiguous: int
+    unmatched: int
+    type_rejected: int
+    ambiguous_examples: dict[str, list[str]]  # name -> candidate IRIs, never guessed between
+    report_file: str
+
+
+@dataclass(frozen=True)
+class ImportReport(Record):
+    """A Wikidata or XLORE source added to the published store: its manifest entry and the new build."""
+
+    domain: str
+    build_id: str
+    total_quads: int
+    source: dict[str, Any]  # kind, path, quads, counts, quarantine, graph
+    graphs: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class RdfExportReport(Record):
+    domain: str
+    format: str
+    out: str
+    statements: int  # quads (N-Quads, TriG) or distinct triples of the union (N-Triples, Turtle)
+
+
+@dataclass(frozen=True)
+class SchemaReport(Record):
+    """The schema ``kgforge init`` inferred from sample data and wrote to ``schema``."""
+
+    domain: str
+    language: str
+    records: int
+    files: int
+    relations: dict[str, dict[str, Any]]  # relation id -> kind, labels, datatype
+    types: dict[str, str]
+    type_relation: str | None
+    settings: dict[str, dict[str, Any]]  # the [options.KIND] settings inferred per source kind
+    schema: str
+    samples: tuple[SourceSpec, ...] = field(default=(), repr=False, compare=False)
+
+    def as_dict(self) -> dict[str, Any]:
+        data = super().as_dict()
+        del data["samples"]
+        return data
 
 
 def _term(value: Any) -> ox.NamedNode | ox.Literal | ox.BlankNode | str:
@@ -346,8 +439,64 @@ class Domain:
                        type_=type_, device=device)
         return RelatedReport(self.name, data, entity, tuple(data["results"]))
 
+    def check(self, *, clean: bool = False) -> CheckReport:
+        """Compare the published store with its manifest (per-graph counts, each quads file's sha256) and list
+        what killed or failed writers left behind; ``clean=True`` removes that first (under the write lock)."""
+        removed = tuple(str(p) for p in remove_leftovers(self.paths)) if clean else None
+        data = check_store(self.name, self.workdir)
+        return CheckReport(data["domain"], data["build_id"], data["ok"], tuple(data["problems"]), data["graphs"],
+                           data["total_quads"], tuple(data["leftovers"]), data["writer_pid"], data["clean_command"],
+                           removed)
+
+    def link(self) -> LinkSummary:
+        """Link the dataset's and crawled entities to their Wikidata / XLORE counterparts (``owl:sameAs``, in a
+        derived graph) by zh/en label and alias with type checks; ambiguous names are listed, never guessed."""
+        return LinkSummary(**link_domain(self.name, self.workdir))
+
+    def import_dump(self, dump: Path | str, *, kind: str = "wikidata", seeds: Iterable[str] = (),
+                    seed_names: Iterable[str] = (), seed_labels: bool = False, seed_classes: Iterable[str] = (),
+                    hops: int | None = None, fanout_cap: int | None = None, workers: int | None = None,
+                    engine: str = "local", address: str | None = None, resume: bool = True,
+                    keep_deprecated: bool = False, progress: bool = False) -> ImportReport:
+        """Add a knowledge-base dump to the published store: ``kind`` ``wikidata`` (JSON, truthy N-Triples or
+        full Turtle, told apart by the file's first line) or ``xlore``; optionally only the ``hops``
+        neighbourhood of seeds (ids, exact labels, ``seed_labels``: the domain's own start entities, or the
+        instances of ``seed_classes``). A killed import resumes from its last checkpoint unless ``resume=False``."""
+        options = dump_selection(self.name, self.workdir, seeds=seeds, seed_names=seed_names,
+                                 seed_labels=seed_labels, seed_classes=seed_classes, hops=hops, fanout_cap=fanout_cap,
+                                 workers=workers, engine=engine, address=address, resume=resume,
+                                 keep_deprecated=keep_deprecated)
+        kind = wikidata_dump_kind(Path(dump)) if kind == "wikidata" else kind
+        return ImportReport(**import_into_domain(self.name, kind, Path(dump), options, self.workdir,
+                                                 show_progress=progress))
+
+    def export_rdf(self, out: Path | str, *, fmt: str = "nq") -> RdfExportReport:
+        """The whole store as RDF in ``fmt`` (a name or alias of :data:`RDF_FORMATS`): N-Quads and TriG keep the
+        named graphs, N-Triples and Turtle give their union, deduplicated."""
+        return RdfExportReport(**export_rdf(self.name, fmt, Path(out), self.workdir))
+
+    def init_schema(self, samples: Iterable[str | SourceSpec], *, out: Path | str | None = None,
+                    language: str | None = None, force: bool = False) -> SchemaReport:
+        """Infer a schema for this (new) domain from sample data (``"KIND:FILE"``, or a FILE whose extension a
+        source kind registers) and write it to ``out`` (default: the domain's own ``schema.toml``, which
+        :meth:`build` reads); an existing file is kept unless ``force``."""
+        target = self.paths.output(out, self.paths.root / DOMAIN_SCHEMA_FILE) if out else \
+            self.paths.root / DOMAIN_SCHEMA_FILE
+        if target.exists() and not force:
+            raise KgforgeError(f"{target} exists already: edit it, or give --force to infer it again")
+        specs = tuple(s if isinstance(s, SourceSpec) else sample_source(s) for s in samples)
+        if not specs:
+            raise KgforgeError("give sample data with --from FILE (a CSV, TSV, JSON Lines or RDF file)")
+        inferred = infer_schema(self.name, list(specs), language)
+        schema = inferred.write(target)
+        return SchemaReport(**inferred.summary, schema=str(schema.path), samples=specs)
+
 
 __all__ = ["BuildReport", "CandidatesReport", "CardReport", "CorpusStats", "DeriveReport", "DiffReport", "Domain",
            "DomainInfo", "DroppedGraph", "EmbedReport", "ExportReport", "GoalCheckReport", "GoalProblem", "GoalsReport",
            "GroundReport", "GroundScore", "QueryReport", "RelatedReport", "Report", "SplitReport", "StatsReport",
            "build_candidates", "corpus_stats", "list_domains", "split_corpus", "write_card"]
+# The stages added to the API for the command line's other commands, and the registries its options offer.
+__all__ += ["CheckReport", "EvalOptions", "IMPORT_ENGINES", "ImportReport", "KgforgeError", "LinkSummary",
+            "RDF_FORMATS", "RdfExportReport", "Record", "SchemaReport", "SourceSpec", "SplitPart", "evaluate",
+            "source_kinds"]

@@ -7,8 +7,7 @@ from typing import Annotated
 import typer
 from rich.markup import escape
 
-from kgforge.api import Domain
-from kgforge.build.transaction import check_store
+from kgforge.api import Domain, source_kinds
 from kgforge.cli._app import (
     DEFAULT_WORKDIR,
     NOTHING_CHANGED,
@@ -22,8 +21,6 @@ from kgforge.cli._app import (
     show_mapping,
     when_interrupted,
 )
-from kgforge.sources.importer import source_kinds
-from kgforge.store.layout import domain_paths, remove_leftovers
 
 
 @app.command("build")
@@ -79,10 +76,10 @@ def check_command(
     json_out: JsonOption = False,
 ) -> None:
     """Compare the store with its manifest (per-graph counts, quads checksums); report leftovers."""
-    removed = [str(p) for p in remove_leftovers(domain_paths(domain, workdir))] if clean else []
-    report = check_store(domain, workdir)
+    checked = Domain(domain, workdir).check(clean=clean)
+    report, removed = checked.as_dict(), checked.removed or ()
     if json_out:
-        emit_json(dict(report, removed=removed) if clean else report)
+        emit_json(report)
     else:
         status = "[green]ok[/]" if report["ok"] else "[red]MISMATCH[/]"
         console.print(f"{domain} ({report['build_id']}): {status}, {report['total_quads']:,} quads")

@@ -35,14 +35,13 @@ from kgforge.cli._app import (
     show_mapping,
     when_interrupted,
 )
-from kgforge.api import Domain, QueryReport
+from kgforge.api import RDF_FORMATS, Domain, QueryReport
 from kgforge.core.resources import query_description, shipped_queries
 from kgforge.serve.client import endpoint_query
 from kgforge.store.labels import labelled_rows
 from kgforge.store.query import DEFAULT_TIMEOUT, load_query, parse_binding, term_text
 from kgforge.core.text import spreadsheet_cell
 from kgforge.store.sparql_text import PREFIXES, declared_prefixes, shorten
-from kgforge.store.rdf_export import RDF_FORMATS, export_rdf
 
 RESULT_FORMATS = ("table", "csv", "json")
 TABLE_LIMIT = 100  # rows a table shows unless --limit says otherwise; csv and json give every row by default
@@ -205,5 +204,5 @@ def export_rdf_command(
     json_out: JsonOption = False,
 ) -> None:
     """Export the store: N-Quads/TriG keep the named graphs; N-Triples/Turtle give their union."""
-    report = export_rdf(domain, fmt, out, workdir)
+    report = Domain(domain, workdir).export_rdf(out, fmt=fmt).as_dict()
     emit_json(report) if json_out else show_mapping(f"exported {domain}", report)

@@ -22,7 +22,7 @@ from kgforge.core.quads import QuadWriter
 from kgforge.core.quarantine import Quarantine
 from kgforge.core.errors import KgforgeError
 from kgforge.core.registry import Entry, Registry
-from kgforge.core.schema import Relation, Schema
+from kgforge.core.schema import Relation, Schema, SourceSpec
 from kgforge.sources.options import read_options
 
 T = TypeVar("T")
@@ -149,3 +149,18 @@ def importer_for(kind: str) -> Importer:
 
 def source_kinds() -> dict[str, str]:
     return IMPORTERS.describe()
+
+
+def sample_source(text: str) -> SourceSpec:
+    """``KIND:FILE``, or a FILE whose extension a source kind registers (``.csv``, ``.ttl.gz``, …)."""
+    kind, sep, path = text.partition(":")
+    if sep and kind in IMPORTERS:
+        if not path:
+            raise KgforgeError(f"--from expects FILE or KIND:FILE (e.g. csv:films.csv), got {text!r}")
+        return SourceSpec(kind=kind, path=path)
+    suffixes = [s.lower() for s in Path(text).suffixes if s.lower() not in (".gz", ".bz2")]
+    kind = kind_for_suffix(suffixes[-1]) if suffixes else None
+    if kind is None:
+        raise KgforgeError(f"cannot tell the kind of {text!r} from its extension: write KIND:{text} "
+                           f"(kinds: {', '.join(source_kinds())})")
+    return SourceSpec(kind=kind, path=text)
