@@ -65,6 +65,10 @@ from kgforge.sources.wikidata.engines import ENGINES as IMPORT_ENGINES
 from kgforge.store.layout import remove_leftovers
 from kgforge.store.rdf_export import RDF_FORMATS, export_rdf
 from kgforge.corpus import SplitPart
+from kgforge.crawl import CrawlConfig, SiteSpec, load_spec, site_names
+from kgforge.crawl.site_crawl import CrawlReport, crawl_site
+from kgforge.stats import plot_stats
+from kgforge.store.workdir import where as describe_workdir
 from kgforge.evaluation import EvalOptions, evaluate
 
 
@@ -498,5 +502,6 @@ __all__ = ["BuildReport", "CandidatesReport", "CardReport", "CorpusStats", "Deri
            "build_candidates", "corpus_stats", "list_domains", "split_corpus", "write_card"]
 # The stages added to the API for the command line's other commands, and the registries its options offer.
 __all__ += ["CheckReport", "EvalOptions", "IMPORT_ENGINES", "ImportReport", "KgforgeError", "LinkSummary",
-            "RDF_FORMATS", "RdfExportReport", "Record", "SchemaReport", "SourceSpec", "SplitPart", "evaluate",
-            "source_kinds"]
+            "RDF_FORMATS", "RdfExportReport", "Record", "SchemaReport", "SourceSpec", "SplitPart", "describe_workdir",
+            "evaluate", "plot_stats", "source_kinds"]
+__all__ += ["CrawlConfig", "CrawlReport", "SiteSpec", "crawl_site", "load_spec", "site_names"]

@@ -7,7 +7,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from kgforge.api import Domain
+from kgforge.api import Domain, plot_stats
 from kgforge.cli._app import (
     DEFAULT_WORKDIR,
     NOTHING_CHANGED,
@@ -20,7 +20,6 @@ from kgforge.cli._app import (
     show_mapping,
     when_interrupted,
 )
-from kgforge.stats import plot_stats
 
 
 @app.command("stats")
