@@ -68,6 +68,13 @@ from kgforge.corpus import SplitPart
 from kgforge.crawl import CrawlConfig, SiteSpec, load_spec, site_names
 from kgforge.crawl.site_crawl import CrawlReport, crawl_site
 from kgforge.stats import plot_stats
+from kgforge.corpus import BY, METHODS, parse_ratios
+from kgforge.exports import FORMATS as EXPORT_FORMATS
+from kgforge.exports import dialogue_kinds, layout_names
+from kgforge.exports import formats as export_formats
+from kgforge.goals.graph import STYLES as GOAL_STYLES
+from kgforge.goals.graph import parse_hops
+from kgforge.grounding.run import FORMATS as GROUND_FORMATS
 from kgforge.store.workdir import where as describe_workdir
 from kgforge.evaluation import EvalOptions, evaluate
 
@@ -505,3 +512,5 @@ __all__ += ["CheckReport", "EvalOptions", "IMPORT_ENGINES", "ImportReport", "Kgf
             "RDF_FORMATS", "RdfExportReport", "Record", "SchemaReport", "SourceSpec", "SplitPart", "describe_workdir",
             "evaluate", "plot_stats", "source_kinds"]
 __all__ += ["CrawlConfig", "CrawlReport", "SiteSpec", "crawl_site", "load_spec", "site_names"]
+__all__ += ["BY", "EXPORT_FORMATS", "GOAL_STYLES", "GROUND_FORMATS", "METHODS", "dialogue_kinds", "export_formats",
+            "layout_names", "parse_hops", "parse_ratios"]

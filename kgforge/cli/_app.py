@@ -133,6 +133,14 @@ LANGUAGE = Checked(str, checks.language_tag, "a language tag")
 DEVICE = Checked(str, checks.device, "a device")
 HTTP_URL = Checked(str, checks.http_url, "a URL")
 
+
+def _hop_text(text: str, what: str) -> str:
+    checks.hop_range(text, what)
+    return text
+
+
+HOP_RANGE = Checked(str, _hop_text, "N or LOW..HIGH")
+
 DomainArgument = Annotated[str, typer.Argument(parser=DOMAIN, metavar="DOMAIN", help="Domain folder under --workdir "
                                                                                     "(letters, digits, _ . -).")]
 WorkdirOption = Annotated[

@@ -8,7 +8,9 @@ from typing import Annotated
 
 import typer
 
-from kgforge.api import Domain, ExportReport
+from kgforge.api import EXPORT_FORMATS as FORMATS
+from kgforge.api import Domain, ExportReport, KgforgeError, dialogue_kinds, layout_names
+from kgforge.api import export_formats as formats
 from kgforge.cli._app import (
     DEFAULT_WORKDIR,
     FOLDER,
@@ -25,13 +27,6 @@ from kgforge.cli._app import (
     one_of,
     registered,
     when_interrupted,
-)
-from kgforge.core.errors import KgforgeError
-from kgforge.exports import (
-    FORMATS,
-    dialogue_kinds,
-    formats,
-    layout_names,
 )
 
 
