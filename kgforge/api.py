@@ -75,6 +75,9 @@ from kgforge.exports import formats as export_formats
 from kgforge.goals.graph import STYLES as GOAL_STYLES
 from kgforge.goals.graph import parse_hops
 from kgforge.grounding.run import FORMATS as GROUND_FORMATS
+from kgforge.evaluation import parse_system
+from kgforge.evaluation.rating import LANGUAGES as RATING_LANGUAGES
+from kgforge.evaluation.rating import RUBRICS, SHEET_FORMATS, RatingReport, import_ratings, make_sheets
 from kgforge.store.workdir import where as describe_workdir
 from kgforge.evaluation import EvalOptions, evaluate
 
@@ -514,3 +517,5 @@ __all__ += ["CheckReport", "EvalOptions", "IMPORT_ENGINES", "ImportReport", "Kgf
 __all__ += ["CrawlConfig", "CrawlReport", "SiteSpec", "crawl_site", "load_spec", "site_names"]
 __all__ += ["BY", "EXPORT_FORMATS", "GOAL_STYLES", "GROUND_FORMATS", "METHODS", "dialogue_kinds", "export_formats",
             "layout_names", "parse_hops", "parse_ratios"]
+__all__ += ["ArgumentError", "RATING_LANGUAGES", "RUBRICS", "RatingReport", "SHEET_FORMATS", "import_ratings",
+            "make_sheets", "parse_system"]
