@@ -29,7 +29,7 @@ import pyoxigraph as ox
 
 from kgforge.build.refresh import SourceDecision
 from kgforge.build.transaction import DroppedGraph, build, parse_source
-from kgforge.core.records import Record, json_key
+from kgforge.core.records import Record, json_key, omitted_when_none
 from kgforge.core.schema import SourceSpec, load_schema
 from kgforge.derive import DeriveReport, derive
 from kgforge.core.errors import ArgumentError
@@ -62,6 +62,32 @@ from kgforge.store.tables import GraphTables
 if TYPE_CHECKING:  # at run time these load on first use (``__getattr__`` below): their modules import torch
     from kgforge.embed.related import RelatedReport
     from kgforge.embed.train import EmbedReport
+from kgforge.build.domain_import import dump_selection, import_into_domain, wikidata_dump_kind
+from kgforge.build.link import link_domain
+from kgforge.build.transaction import check_store
+from kgforge.core.errors import KgforgeError
+from kgforge.core.schema import DOMAIN_SCHEMA_FILE
+from kgforge.sources.importer import sample_source, source_kinds
+from kgforge.sources.schema_infer import infer_schema
+from kgforge.sources.wikidata.engines import ENGINES as IMPORT_ENGINES
+from kgforge.store.layout import remove_leftovers
+from kgforge.store.rdf_export import RDF_FORMATS, export_rdf
+from kgforge.corpus import SplitPart
+from kgforge.crawl import CrawlConfig, SiteSpec, load_spec, site_names
+from kgforge.crawl.site_crawl import CrawlReport, crawl_site
+from kgforge.stats import plot_stats
+from kgforge.corpus import BY, METHODS, parse_ratios
+from kgforge.exports import FORMATS as EXPORT_FORMATS
+from kgforge.exports import dialogue_kinds, layout_names
+from kgforge.exports import formats as export_formats
+from kgforge.goals.graph import STYLES as GOAL_STYLES
+from kgforge.goals.graph import parse_hops
+from kgforge.grounding.run import FORMATS as GROUND_FORMATS
+from kgforge.evaluation import parse_system
+from kgforge.evaluation.rating import LANGUAGES as RATING_LANGUAGES
+from kgforge.evaluation.rating import RUBRICS, SHEET_FORMATS, RatingReport, import_ratings, make_sheets
+from kgforge.store.workdir import where as describe_workdir
+from kgforge.evaluation import EvalOptions, evaluate
 
 
 @dataclass(frozen=True)
@@ -135,6 +161,74 @@ class DiffReport(Record):
     @property
     def changed_graphs(self) -> tuple[GraphDiff, ...]:
         return tuple(g for g in self.graphs if g.differs)
+
+
+@dataclass(frozen=True)
+class CheckReport(Record):
+    """The published store compared with its manifest, and what killed or failed writers left behind."""
+
+    domain: str
+    build_id: str
+    ok: bool
+    problems: tuple[str, ...]
+    graphs: dict[str, int]  # graph IRI -> quads in the store
+    total_quads: int
+    leftovers: tuple[str, ...]  # paths no reader reads; `clean_command` removes them
+    writer_pid: int | None  # a build running now
+    clean_command: str | None
+    removed: tuple[str, ...] | None = omitted_when_none()  # what ``check(clean=True)`` removed first
+
+
+@dataclass(frozen=True)
+class LinkSummary(Record):
+    """Entities linked to their Wikidata / XLORE counterparts (``owl:sameAs``); the full report is ``report_file``."""
+
+    linked: int
+    ambiguous: int
+    unmatched: int
+    type_rejected: int
+    ambiguous_examples: dict[str, list[str]]  # name -> candidate IRIs, never guessed between
+    report_file: str
+
+
+@dataclass(frozen=True)
+class ImportReport(Record):
+    """A Wikidata or XLORE source added to the published store: its manifest entry and the new build."""
+
+    domain: str
+    build_id: str
+    total_quads: int
+    source: dict[str, Any]  # kind, path, quads, counts, quarantine, graph
+    graphs: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class RdfExportReport(Record):
+    domain: str
+    format: str
+    out: str
+    statements: int  # quads (N-Quads, TriG) or distinct triples of the union (N-Triples, Turtle)
+
+
+@dataclass(frozen=True)
+class SchemaReport(Record):
+    """The schema ``kgforge init`` inferred from sample data and wrote to ``schema``."""
+
+    domain: str
+    language: str
+    records: int
+    files: int
+    relations: dict[str, dict[str, Any]]  # relation id -> kind, labels, datatype
+    types: dict[str, str]
+    type_relation: str | None
+    settings: dict[str, dict[str, Any]]  # the [options.KIND] settings inferred per source kind
+    schema: str
+    samples: tuple[SourceSpec, ...] = field(default=(), repr=False, compare=False)
+
+    def as_dict(self) -> dict[str, Any]:
+        data = super().as_dict()
+        del data["samples"]
+        return data
 
 
 def _term(value: Any) -> ox.NamedNode | ox.Literal | ox.BlankNode | str:
@@ -294,6 +388,58 @@ class Domain:
         return related(self.name, entity, self.workdir, k=k, model=model, exclude_neighbours=exclude_neighbours,
                        type_=type_, device=device)
 
+    def check(self, *, clean: bool = False) -> CheckReport:
+        """Compare the published store with its manifest (per-graph counts, each quads file's sha256) and list
+        what killed or failed writers left behind; ``clean=True`` removes that first (under the write lock)."""
+        removed = tuple(str(p) for p in remove_leftovers(self.paths)) if clean else None
+        data = check_store(self.name, self.workdir)
+        return CheckReport(data["domain"], data["build_id"], data["ok"], tuple(data["problems"]), data["graphs"],
+                           data["total_quads"], tuple(data["leftovers"]), data["writer_pid"], data["clean_command"],
+                           removed)
+
+    def link(self) -> LinkSummary:
+        """Link the dataset's and crawled entities to their Wikidata / XLORE counterparts (``owl:sameAs``, in a
+        derived graph) by zh/en label and alias with type checks; ambiguous names are listed, never guessed."""
+        return LinkSummary(**link_domain(self.name, self.workdir))
+
+    def import_dump(self, dump: Path | str, *, kind: str = "wikidata", seeds: Iterable[str] = (),
+                    seed_names: Iterable[str] = (), seed_labels: bool = False, seed_classes: Iterable[str] = (),
+                    hops: int | None = None, fanout_cap: int | None = None, workers: int | None = None,
+                    engine: str = "local", address: str | None = None, resume: bool = True,
+                    keep_deprecated: bool = False, progress: bool = False) -> ImportReport:
+        """Add a knowledge-base dump to the published store: ``kind`` ``wikidata`` (JSON, truthy N-Triples or
+        full Turtle, told apart by the file's first line) or ``xlore``; optionally only the ``hops``
+        neighbourhood of seeds (ids, exact labels, ``seed_labels``: the domain's own start entities, or the
+        instances of ``seed_classes``). A killed import resumes from its last checkpoint unless ``resume=False``."""
+        options = dump_selection(self.name, self.workdir, seeds=seeds, seed_names=seed_names,
+                                 seed_labels=seed_labels, seed_classes=seed_classes, hops=hops, fanout_cap=fanout_cap,
+                                 workers=workers, engine=engine, address=address, resume=resume,
+                                 keep_deprecated=keep_deprecated)
+        kind = wikidata_dump_kind(Path(dump)) if kind == "wikidata" else kind
+        return ImportReport(**import_into_domain(self.name, kind, Path(dump), options, self.workdir,
+                                                 show_progress=progress))
+
+    def export_rdf(self, out: Path | str, *, fmt: str = "nq") -> RdfExportReport:
+        """The whole store as RDF in ``fmt`` (a name or alias of :data:`RDF_FORMATS`): N-Quads and TriG keep the
+        named graphs, N-Triples and Turtle give their union, deduplicated."""
+        return RdfExportReport(**export_rdf(self.name, fmt, Path(out), self.workdir))
+
+    def init_schema(self, samples: Iterable[str | SourceSpec], *, out: Path | str | None = None,
+                    language: str | None = None, force: bool = False) -> SchemaReport:
+        """Infer a schema for this (new) domain from sample data (``"KIND:FILE"``, or a FILE whose extension a
+        source kind registers) and write it to ``out`` (default: the domain's own ``schema.toml``, which
+        :meth:`build` reads); an existing file is kept unless ``force``."""
+        target = self.paths.output(out, self.paths.root / DOMAIN_SCHEMA_FILE) if out else \
+            self.paths.root / DOMAIN_SCHEMA_FILE
+        if target.exists() and not force:
+            raise KgforgeError(f"{target} exists already: edit it, or give --force to infer it again")
+        specs = tuple(s if isinstance(s, SourceSpec) else sample_source(s) for s in samples)
+        if not specs:
+            raise KgforgeError("give sample data with --from FILE (a CSV, TSV, JSON Lines or RDF file)")
+        inferred = infer_schema(self.name, list(specs), language)
+        schema = inferred.write(target)
+        return SchemaReport(**inferred.summary, schema=str(schema.path), samples=specs)
+
 
 __all__ = ["BuildReport", "CandidatesReport", "CardReport", "CorpusStats", "DeriveReport", "DiffReport", "Domain",
            "DomainInfo", "DroppedGraph", "EmbedReport", "ExportReport", "GoalCheckReport", "GoalProblem", "GoalsReport",
@@ -313,3 +459,14 @@ def __getattr__(name: str) -> Any:
 
         return RelatedReport
     raise AttributeError(f"module 'kgforge.api' has no attribute {name!r}")
+
+
+# The stages added to the API for the command line's other commands, and the registries its options offer.
+__all__ += ["CheckReport", "EvalOptions", "IMPORT_ENGINES", "ImportReport", "KgforgeError", "LinkSummary",
+            "RDF_FORMATS", "RdfExportReport", "Record", "SchemaReport", "SourceSpec", "SplitPart", "describe_workdir",
+            "evaluate", "plot_stats", "source_kinds"]
+__all__ += ["CrawlConfig", "CrawlReport", "SiteSpec", "crawl_site", "load_spec", "site_names"]
+__all__ += ["BY", "EXPORT_FORMATS", "GOAL_STYLES", "GROUND_FORMATS", "METHODS", "dialogue_kinds", "export_formats",
+            "layout_names", "parse_hops", "parse_ratios"]
+__all__ += ["ArgumentError", "RATING_LANGUAGES", "RUBRICS", "RatingReport", "SHEET_FORMATS", "import_ratings",
+            "make_sheets", "parse_system"]

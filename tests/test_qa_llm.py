@@ -18,7 +18,7 @@ from kgforge.qa import (
     llm_templates,
     select,
 )
-from kgforge.qa.kg import Quarantine
+from kgforge.core.quarantine import Quarantine
 from kgforge.qa.select import read_selection
 from tests.conftest import shared_file
 from tests.qa_support import build_domain, chat_server, read_turns

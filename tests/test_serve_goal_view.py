@@ -7,7 +7,7 @@ import asyncio
 from kgforge.goals.graph import GoalGraph
 from kgforge.serve import ServeOptions
 from kgforge.serve.domain import ServedDomain
-from kgforge.serve.kg import sample_topic_goals
+from kgforge.serve.stages import sample_topic_goals
 from kgforge.store.layout import domain_paths
 from tests.serve_support import build_demo, write_kb
 

@@ -33,6 +33,8 @@ from kgforge.store.layout import (
     staged_build,
     write_lock,
 )
+from kgforge.build.link import start_entity_names
+from kgforge.sources.wikidata.framing import TURTLE_DIRECTIVES, DumpReader
 from kgforge.store.oxigraph import read_only_store
 from kgforge.store.snapshot import Snapshot
 
@@ -82,3 +84,49 @@ def _declared_in(schema_graph: Iterable[ox.Quad], relations: Iterable[Relation])
 
 
 __all__ = ["SourceResult", "import_into_domain"]
+
+
+def dump_selection(domain: str, workdir: Path | str | None, *, seeds: Iterable[str] = (),
+                   seed_names: Iterable[str] = (), seed_labels: bool = False, seed_classes: Iterable[str] = (),
+                   hops: int | None = None, fanout_cap: int | None = None, workers: int | None = None,
+                   engine: str = "local", address: str | None = None, resume: bool = True,
+                   keep_deprecated: bool = False) -> dict[str, Any]:
+    """The source options of a dump import: which entities (seeds by id, exact label, the domain's own start
+    entities with ``seed_labels``, or class), how far from them, and how the dump passes run
+    (:class:`~kgforge.sources.wikidata.passes.PassOptions`); only what was asked for, so the schema's own
+    options fill in the rest."""
+    options: dict[str, Any] = {}
+    if seeds := list(seeds):
+        options["seeds"] = seeds
+    named: dict[str, str | None] = dict.fromkeys(seed_names)
+    if seed_labels:
+        named.update(start_entity_names(domain, workdir))
+    if named:
+        options["seed_names"] = named
+    if hops is not None:
+        options["hops"] = hops
+    if fanout_cap is not None:
+        options["fanout_cap"] = fanout_cap
+    if classes := list(seed_classes):
+        options["seed_classes"] = classes
+    if workers is not None:
+        options["workers"] = workers
+    if engine != "local" or address:
+        options.update(engine=engine, address=address)
+    if not resume:
+        options["resume"] = False
+    if keep_deprecated:
+        options["keep_deprecated"] = True
+    return options
+
+
+def wikidata_dump_kind(path: Path) -> str:
+    """``wikidata-nt`` (truthy N-Triples), ``wikidata-ttl`` (full RDF, Turtle) or ``wikidata`` (JSON), by the
+    first line that is not blank or a comment."""
+    for _, _, raw in DumpReader(path, decompressor="python"):
+        text = raw.strip()
+        if text and not text.startswith(b"#"):
+            if text.startswith(b"<"):
+                return "wikidata-nt"
+            return "wikidata-ttl" if text.startswith(TURTLE_DIRECTIVES) else "wikidata"
+    return "wikidata"

@@ -16,6 +16,7 @@ import sys
 from functools import partial
 from typing import Any
 
+from kgforge.cli._commands import AFTER_DISK_FULL, INTERRUPTED
 from kgforge.core.errors import Interrupted, KgforgeError, describe_os_error, is_disk_full
 
 # Nothing heavier than kgforge.core is imported before main() runs: typer, rich and the command modules
@@ -23,7 +24,7 @@ from kgforge.core.errors import Interrupted, KgforgeError, describe_os_error, is
 
 
 def __getattr__(name: str) -> Any:
-    if name in ("app", "err_console", "command_index"):
+    if name in ("app", "err_console", "command_index", "interrupt_index"):
         from kgforge.cli import _lazy  # lazy: typer and rich load inside main(), where Ctrl-C is handled
 
         return getattr(_lazy, name)
@@ -36,22 +37,7 @@ def _load_commands() -> None:
             importlib.import_module(f"{__name__}.{module.name}")
 
 
-_REBUILD = "interrupted: the published store is unchanged (the unfinished build was discarded); rerun the same command"
-_NOTHING_WRITTEN = "interrupted: no file was left half-written (each is replaced whole); rerun the same command"
-# What Ctrl-C leaves, per command; a job that kept more raises Interrupted with its own words (embed: its checkpoint).
-INTERRUPT_HINTS = {
-    "build": _REBUILD, "derive": _REBUILD, "link": _REBUILD,
-    "import": "interrupted: the published store is unchanged; rerun the same command to resume the import from its "
-              "last checkpoint",
-    "crawl": "interrupted: the pages fetched so far are cached; rerun with --resume to continue the crawl",
-    "embed": "interrupted before this run's first checkpoint: the model bundle is unchanged; rerun the same command",
-    "goals": _NOTHING_WRITTEN, "export": _NOTHING_WRITTEN, "export-rdf": _NOTHING_WRITTEN,
-} | dict.fromkeys(("stats", "query", "domains", "check", "related", "sources", "export-formats", "crawl-sites",
-                   "serve"), "interrupted: nothing was changed (this command only reads)")
 OTHERS = "interrupted; rerun the same command to start it again"
-# How to go on after a full disk, where it is not simply the same command again.
-RESUME_AFTER_DISK_FULL = {"crawl": "rerun it with --resume (the pages fetched so far are cached)",
-                          "import": "rerun the same command: the import resumes from its last checkpoint"}
 
 
 def _command_name(argv: list[str]) -> str:
@@ -59,14 +45,22 @@ def _command_name(argv: list[str]) -> str:
 
 
 def _rerun(argv: list[str]) -> str:
-    return RESUME_AFTER_DISK_FULL.get(_command_name(argv), "rerun the same command")
+    name = _command_name(argv)
+    return AFTER_DISK_FULL.get(name) or _plugin_mark(name, "after_disk_full") or "rerun the same command"
+
+
+def _plugin_mark(name: str, mark: str) -> str | None:
+    """A plug-in command's own words (``@when_interrupted``), when the command line has loaded it."""
+    lazy = sys.modules.get(f"{__name__}._lazy")
+    return lazy.plugin_mark(name, mark) if lazy is not None and name not in INTERRUPTED else None
 
 
 def interrupt_message(argv: list[str], exc: KeyboardInterrupt) -> str:
     """The one line Ctrl-C prints: the job's own (Interrupted), else the command's hint."""
     if isinstance(exc, Interrupted) and str(exc):
         return str(exc)
-    return INTERRUPT_HINTS.get(_command_name(argv), OTHERS)
+    name = _command_name(argv)
+    return INTERRUPTED.get(name) or _plugin_mark(name, "interrupted") or OTHERS
 
 
 class _CtrlC(Exception):

@@ -130,8 +130,24 @@ FRACTION = finite_number(maximum=1.0)
 DOMAIN = Checked(str, lambda value, _: check_domain_name(value), "a domain name")
 FOLDER = Checked(str, checks.folder_name, "a plain folder name")
 LANGUAGE = Checked(str, checks.language_tag, "a language tag")
+
+
+def _languages(value: str, what: str) -> str:
+    """One language tag, or several joined by commas (each checked)."""
+    return ",".join(checks.language_tag(part.strip(), what) for part in value.split(","))
+
+
+LANGUAGES = Checked(str, _languages, "language tags (zh, or zh,en)")
 DEVICE = Checked(str, checks.device, "a device")
 HTTP_URL = Checked(str, checks.http_url, "a URL")
+
+
+def _hop_text(text: str, what: str) -> str:
+    checks.hop_range(text, what)
+    return text
+
+
+HOP_RANGE = Checked(str, _hop_text, "N or LOW..HIGH")
 
 DomainArgument = Annotated[str, typer.Argument(parser=DOMAIN, metavar="DOMAIN", help="Domain folder under --workdir "
                                                                                     "(letters, digits, _ . -).")]
@@ -159,3 +175,21 @@ def show_mapping(title: str, data: dict[str, Any]) -> None:
             value = f"{value:,}"
         pad = " " * max(0, KEY_CELLS - cell_len(str(key)))  # a CJK character takes two cells, not one
         console.print(f"  {key}{pad} {value}")
+
+
+# What Ctrl-C leaves, said by each command beside its own code (``@when_interrupted``); scripts/command_index.py
+# copies it into the command index, so `kgforge` says it without importing the command's module.
+REBUILD_DISCARDED = ("interrupted: the published store is unchanged (the unfinished build was discarded); rerun the "
+                     "same command")
+NOTHING_HALF_WRITTEN = "interrupted: no file was left half-written (each is replaced whole); rerun the same command"
+NOTHING_CHANGED = "interrupted: nothing was changed (this command only reads)"
+
+
+def when_interrupted(said: str, *, after_disk_full: str | None = None) -> Callable[[Callable[..., Any]], Any]:
+    """Mark a command's function with the line Ctrl-C prints (``said``) and, where going on after a full disk is
+    not simply the same command again, how it is (``after_disk_full``). Put it below ``@app.command``."""
+    def mark(function: Callable[..., Any]) -> Callable[..., Any]:
+        function.interrupted = said  # type: ignore[attr-defined]
+        function.after_disk_full = after_disk_full  # type: ignore[attr-defined]
+        return function
+    return mark

@@ -1,7 +1,8 @@
 """Which module of :mod:`kgforge.cli` defines each top-level command, and the line `kgforge --help` lists for it.
 
 `kgforge --help`, `--version` and shell completion read this instead of importing every command module
-(which would load every stage: seconds instead of a tenth of one). Written by scripts/command_index.py
+(which would load every stage: seconds instead of a tenth of one); `kgforge` reads what Ctrl-C and a full
+disk leave from it too (each command's ``@when_interrupted``). Written by scripts/command_index.py
 (tests check that it matches the modules): run it after adding a command or changing the first
 paragraph of a command's docstring.
 """
@@ -55,3 +56,26 @@ COMMANDS: dict[str, tuple[str, str]] = {'build': ('build', "Import the domain's 
  'import': ('importer', "Add a Wikidata or XLORE source to a domain's store."),
  'qa': ('qa', 'Conversational factoid QA datasets from the graph (ConvKGYarn).'),
  'rate': ('rate', 'Human rating sheets: write them for a rubric, read them back.')}
+INTERRUPTED: dict[str, str] = {'build': 'interrupted: the published store is unchanged (the unfinished build was discarded); rerun the same '
+          'command',
+ 'check': 'interrupted: nothing was changed (this command only reads)',
+ 'crawl': 'interrupted: the pages fetched so far are cached; rerun with --resume to continue the crawl',
+ 'crawl-sites': 'interrupted: nothing was changed (this command only reads)',
+ 'derive': 'interrupted: the published store is unchanged (the unfinished build was discarded); rerun the same '
+           'command',
+ 'domains': 'interrupted: nothing was changed (this command only reads)',
+ 'embed': "interrupted before this run's first checkpoint: the model bundle is unchanged; rerun the same command",
+ 'export': 'interrupted: no file was left half-written (each is replaced whole); rerun the same command',
+ 'export-formats': 'interrupted: nothing was changed (this command only reads)',
+ 'export-rdf': 'interrupted: no file was left half-written (each is replaced whole); rerun the same command',
+ 'goals': 'interrupted: no file was left half-written (each is replaced whole); rerun the same command',
+ 'import': 'interrupted: the published store is unchanged; rerun the same command to resume the import from its last '
+           'checkpoint',
+ 'link': 'interrupted: the published store is unchanged (the unfinished build was discarded); rerun the same command',
+ 'query': 'interrupted: nothing was changed (this command only reads)',
+ 'related': 'interrupted: nothing was changed (this command only reads)',
+ 'serve': 'interrupted: nothing was changed (this command only reads)',
+ 'sources': 'interrupted: nothing was changed (this command only reads)',
+ 'stats': 'interrupted: nothing was changed (this command only reads)'}
+AFTER_DISK_FULL: dict[str, str] = {'crawl': 'rerun it with --resume (the pages fetched so far are cached)',
+ 'import': 'rerun the same command: the import resumes from its last checkpoint'}

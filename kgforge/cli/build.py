@@ -7,10 +7,11 @@ from typing import Annotated
 import typer
 from rich.markup import escape
 
-from kgforge.api import Domain
-from kgforge.build.transaction import check_store
+from kgforge.api import Domain, source_kinds
 from kgforge.cli._app import (
     DEFAULT_WORKDIR,
+    NOTHING_CHANGED,
+    REBUILD_DISCARDED,
     DomainArgument,
     JsonOption,
     WorkdirOption,
@@ -18,12 +19,12 @@ from kgforge.cli._app import (
     console,
     emit_json,
     show_mapping,
+    when_interrupted,
 )
-from kgforge.sources.importer import source_kinds
-from kgforge.store.layout import domain_paths, remove_leftovers
 
 
 @app.command("build")
+@when_interrupted(REBUILD_DISCARDED)
 def build_command(
     domain: DomainArgument,
     source: Annotated[list[str], typer.Option("--source", "-s", help="Extra source KIND:PATH (repeatable).")] = [],
@@ -66,6 +67,7 @@ def build_command(
 
 
 @app.command("check")
+@when_interrupted(NOTHING_CHANGED)
 def check_command(
     domain: DomainArgument,
     clean: Annotated[bool, typer.Option("--clean", help="Remove what killed or failed writers left behind "
@@ -74,10 +76,10 @@ def check_command(
     json_out: JsonOption = False,
 ) -> None:
     """Compare the store with its manifest (per-graph counts, quads checksums); report leftovers."""
-    removed = [str(p) for p in remove_leftovers(domain_paths(domain, workdir))] if clean else []
-    report = check_store(domain, workdir)
+    checked = Domain(domain, workdir).check(clean=clean)
+    report, removed = checked.as_dict(), checked.removed or ()
     if json_out:
-        emit_json(dict(report, removed=removed) if clean else report)
+        emit_json(report)
     else:
         status = "[green]ok[/]" if report["ok"] else "[red]MISMATCH[/]"
         console.print(f"{domain} ({report['build_id']}): {status}, {report['total_quads']:,} quads")
@@ -97,6 +99,7 @@ def check_command(
 
 
 @app.command("sources")
+@when_interrupted(NOTHING_CHANGED)
 def sources_command(json_out: JsonOption = False) -> None:
     """List the source kinds `--source KIND:PATH` accepts."""
     kinds = source_kinds()

@@ -8,7 +8,17 @@ from typing import Annotated, Any, Optional
 
 import typer
 
-from kgforge.api import build_candidates, corpus_stats, split_corpus, write_card
+from kgforge.api import (
+    BY,
+    METHODS,
+    CorpusStats,
+    build_candidates,
+    corpus_stats,
+    dialogue_kinds,
+    parse_ratios,
+    split_corpus,
+    write_card,
+)
 from kgforge.cli._app import (
     DEFAULT_WORKDIR,
     DOMAIN,
@@ -23,8 +33,6 @@ from kgforge.cli._app import (
     show_mapping,
     whole_number,
 )
-from kgforge.corpus import BY, METHODS, CorpusStats, parse_ratios
-from kgforge.exports.registry import dialogue_kinds
 
 corpus_app = typer.Typer(no_args_is_help=True, help="Dialogue statistics, splits, retrieval candidates and a datasheet.")
 app.add_typer(corpus_app, name="corpus")
@@ -96,6 +104,8 @@ def _show(title: str, stats: CorpusStats) -> None:
         if part is not None:
             show_mapping(f"  {name}", {k: (", ".join(f"{t} {n}" for t, n in v.items()) if isinstance(v, dict) else v)
                                        for k, v in part.__dict__.items() if v is not None})
+    for name, value in stats.as_dict().get("extra", {}).items():  # plug-in statistics
+        show_mapping(f"  {name}", value if isinstance(value, dict) else {name: value})
 
 
 @corpus_app.command("split")

@@ -13,6 +13,7 @@ from kgforge.cli._app import (
     HTTP_URL,
     NON_NEGATIVE,
     NON_NEGATIVE_NUMBER,
+    NOTHING_CHANGED,
     POSITIVE,
     POSITIVE_NUMBER,
     JsonOption,
@@ -23,19 +24,17 @@ from kgforge.cli._app import (
     err_console,
     one_of,
     show_mapping,
+    when_interrupted,
 )
-from kgforge.crawl import (
-    CrawlConfig,
-    crawl,
-    crawl_dir_for,
-    load_spec,
-    read_records,
-    site_names,
-)
-from kgforge.store.layout import domain_paths
+from kgforge import CrawlConfig, crawl_site, load_spec, site_names
+
+
+CRAWL_HINT = "interrupted: the pages fetched so far are cached; rerun with --resume to continue the crawl"
+CRAWL_AFTER_DISK_FULL = "rerun it with --resume (the pages fetched so far are cached)"
 
 
 @app.command("crawl")
+@when_interrupted(CRAWL_HINT, after_disk_full=CRAWL_AFTER_DISK_FULL)
 def crawl_command(
     site: Annotated[str, typer.Argument(parser=one_of(site_names()), metavar="SITE",
                                         help="Site spec in crawlers/: " + ", ".join(site_names()) + ".")],
@@ -82,12 +81,9 @@ def crawl_command(
                          cache_max_age=max_age, read_timeout=read_timeout, total_timeout=total_timeout,
                          max_crawl_delay=max_crawl_delay, max_retries=retries, max_bytes=max_bytes,
                          obey_robots=not ignore_robots)
-    folder = crawl_dir_for(domain_paths(domain or spec.domain, workdir).root, site)
-    summary = crawl(spec, folder, config, limit=limit, resume=resume, restart=restart, show_progress=not json_out)
-    records = list(read_records(folder, spec))
-    warnings = [w for r in records for w in r.warnings]
-    result = dict(summary.as_dict(), domain=domain or spec.domain, records=len(records),
-                  field_warnings=warnings)
+    report = crawl_site(site, domain=domain, workdir=workdir, base_url=base_url, config=config, limit=limit,
+                        resume=resume, restart=restart, progress=not json_out)
+    summary, warnings, folder, result = report.summary, report.field_warnings, report.folder, report.as_dict()
     for text in summary.partial:
         err_console.print(f"[yellow]warning[/]: {escape(text)}", soft_wrap=True)
     if json_out:
@@ -100,7 +96,7 @@ def crawl_command(
     show_mapping(f"crawled {site} from {spec.base_url}", {
         "fetched": summary.fetched, "from cache": summary.cached, "failed": summary.failed,
         "skipped": summary.skipped, "pending": summary.pending, "retries": summary.retries,
-        "pages/s": summary.pages_per_second, "records": len(records), "field warnings": len(warnings),
+        "pages/s": summary.pages_per_second, "records": report.records, "field warnings": len(warnings),
         "folder": str(folder),
     })
     for origin, note in summary.robots.items():
@@ -110,6 +106,7 @@ def crawl_command(
 
 
 @app.command("crawl-sites")
+@when_interrupted(NOTHING_CHANGED)
 def crawl_sites_command(json_out: JsonOption = False) -> None:
     """List the site specs `kgforge crawl` knows."""
     specs = {name: load_spec(name) for name in site_names()}

@@ -11,6 +11,7 @@ from kgforge.cli._app import (
     DEFAULT_WORKDIR,
     NON_NEGATIVE,
     POSITIVE,
+    REBUILD_DISCARDED,
     DomainArgument,
     JsonOption,
     WorkdirOption,
@@ -18,11 +19,13 @@ from kgforge.cli._app import (
     console,
     emit_json,
     show_mapping,
+    when_interrupted,
     whole_number,
 )
 
 
 @app.command("derive")
+@when_interrupted(REBUILD_DISCARDED)
 def derive_command(
     domain: DomainArgument,
     max_group: Annotated[int | None, typer.Option(

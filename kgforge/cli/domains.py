@@ -2,12 +2,21 @@
 
 from __future__ import annotations
 
-from kgforge.api import list_domains
-from kgforge.cli._app import DEFAULT_WORKDIR, JsonOption, WorkdirOption, app, console, emit_json
-from kgforge.store.workdir import where
+from kgforge.api import describe_workdir, list_domains
+from kgforge.cli._app import (
+    DEFAULT_WORKDIR,
+    NOTHING_CHANGED,
+    JsonOption,
+    WorkdirOption,
+    app,
+    console,
+    emit_json,
+    when_interrupted,
+)
 
 
 @app.command("domains")
+@when_interrupted(NOTHING_CHANGED)
 def domains_command(workdir: WorkdirOption = DEFAULT_WORKDIR, json_out: JsonOption = False) -> None:
     """List the domains built in the workdir: quads, size on disk, published build, derived graphs, embeddings."""
     domains = list_domains(workdir)
@@ -15,11 +24,11 @@ def domains_command(workdir: WorkdirOption = DEFAULT_WORKDIR, json_out: JsonOpti
         emit_json([d.as_dict() for d in domains])
         return
     if not domains:
-        console.print(f"no domain is built in {where(workdir)}; build one with `kgforge build DOMAIN --source "
+        console.print(f"no domain is built in {describe_workdir(workdir)}; build one with `kgforge build DOMAIN --source "
                       "KIND:PATH` (`kgforge sources` lists the kinds), or `kgforge init` first", markup=False,
                       soft_wrap=True)
         return
-    console.print(f"{len(domains)} domain(s) in {where(workdir)}", markup=False, soft_wrap=True)
+    console.print(f"{len(domains)} domain(s) in {describe_workdir(workdir)}", markup=False, soft_wrap=True)
     for d in domains:
         console.print(f"[bold]{d.name}[/]  {d.quads:,} quads in {d.graphs} graphs, {_size(d.size_bytes)} on disk, "
                       f"schema {d.schema}", soft_wrap=True)

@@ -14,6 +14,7 @@ from kgforge.cli._app import (
     FOLDER,
     NON_NEGATIVE,
     NON_NEGATIVE_NUMBER,
+    NOTHING_CHANGED,
     POSITIVE,
     POSITIVE_NUMBER,
     Checked,
@@ -22,9 +23,10 @@ from kgforge.cli._app import (
     WorkdirOption,
     app,
     console,
-    err_console,
     emit_json,
+    err_console,
     show_mapping,
+    when_interrupted,
 )
 from kgforge.core import checks
 
@@ -48,7 +50,12 @@ PRECISION = _embed_choice("PRECISIONS")
 EVALUATION = _embed_choice("EVALUATIONS")
 
 
+EMBED_HINT = ("interrupted before this run's first checkpoint: the model bundle is unchanged; rerun the same "
+              "command")
+
+
 @app.command("embed")
+@when_interrupted(EMBED_HINT)
 def embed_command(
     domain: DomainArgument,
     model: Annotated[str, typer.Option(parser=PYKEEN_MODEL, help="PyKEEN model: TransE, RotatE, ComplEx, "
@@ -121,6 +128,7 @@ def embed_command(
 
 
 @app.command("related")
+@when_interrupted(NOTHING_CHANGED)
 def related_command(
     domain: DomainArgument,
     entity: Annotated[str, typer.Argument(help="Label or IRI (a label that looks like an IRI is a label too).")],

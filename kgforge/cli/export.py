@@ -8,12 +8,16 @@ from typing import Annotated
 
 import typer
 
-from kgforge.api import Domain, ExportReport, ParallelExportReport
+from kgforge.api import EXPORT_FORMATS as FORMATS
+from kgforge.api import Domain, ExportReport, KgforgeError, ParallelExportReport, dialogue_kinds, layout_names
+from kgforge.api import export_formats as formats
 from kgforge.cli._app import (
     DEFAULT_WORKDIR,
     FOLDER,
     NON_NEGATIVE,
-    Checked,
+    LANGUAGES,
+    NOTHING_CHANGED,
+    NOTHING_HALF_WRITTEN,
     DomainArgument,
     JsonOption,
     WorkdirOption,
@@ -22,30 +26,32 @@ from kgforge.cli._app import (
     emit_json,
     one_of,
     registered,
-)
-from kgforge.core import checks
-from kgforge.core.errors import KgforgeError
-from kgforge.exports import (
-    FORMATS,
-    dialogue_kinds,
-    formats,
-    layout_names,
+    when_interrupted,
 )
 
 
-def _languages(value: str, what: str) -> str:
-    """One language tag, or several joined by commas (each checked)."""
-    return ",".join(checks.language_tag(part.strip(), what) for part in value.split(","))
+def _in_words(names: list[str]) -> str:
+    return ", ".join(names[:-1]) + f" or {names[-1]}" if len(names) > 1 else "".join(names)
 
 
-LANGUAGES = Checked(str, _languages, "language tags (zh, or zh,en)")
+def _goal_layouts() -> str:
+    """``duconv: sample; …``: the layouts new goals can be written in, of each format that has a choice (read from
+    the registered formats, so a plug-in's format is listed too)."""
+    return "; ".join(f"{name}: {', '.join(lay.name for lay in fmt.layouts if not lay.needs_conversation)}"
+                     for name, fmt in formats().items()
+                     if len(fmt.layouts) > 1 and any(not lay.needs_conversation for lay in fmt.layouts))
+
+
+def _cut_layouts() -> str:
+    return ", ".join(dict.fromkeys(lay.name for fmt in formats().values() for lay in fmt.layouts if lay.cut_from))
 
 
 @app.command("export")
+@when_interrupted(NOTHING_HALF_WRITTEN)
 def export_command(
     domain: DomainArgument,
     fmt: Annotated[str, typer.Option("--format", parser=registered(FORMATS),
-                                     help="duconv, kdconv, durecdial, sheet, jsonl or parquet "
+                                     help=f"{_in_words(FORMATS.names())} "
                                           "(`kgforge export-formats` lists their layouts).")],
     out: Annotated[Path, typer.Option("--out", "-o", help="File to write (plus OUT.manifest.json, OUT.ids.txt).")],
     goals: Annotated[Path | None, typer.Option(help="New goals (JSON lines from `kgforge goals`).")] = None,
@@ -54,10 +60,9 @@ def export_command(
                                                         "(LIC-2020, ACL 2020 release, DuRecDial 2.0 zh/en).")] = None,
     layout: Annotated[str | None, typer.Option(parser=one_of(layout_names()),
                                                help="Layout of the format. Goals: one without a conversation "
-                                                    "(duconv: sample; durecdial: lic2020-sample, resource-sample; "
-                                                    "sheet: tsv, csv; v2 with --lang zh,en). Dialogues: their own "
-                                                    "(the default) or one cut from it (sample, resource-sample; "
-                                                    "lic2020 from acl2020 or v2 sessions).")] = None,
+                                                    f"({_goal_layouts()}; v2 with --lang zh,en). Dialogues: their own "
+                                                    f"(the default) or the samples cut from them ({_cut_layouts()}).")
+                                                    ] = None,
     input_layout: Annotated[str | None, typer.Option(parser=one_of(dialogue_kinds()),
                                                      help="--dialogues: the layout the file is in, when it cannot be "
                                                           "told from its records (e.g. durecdial-lic2020).")] = None,
@@ -151,6 +156,7 @@ def show_parallel(report: ParallelExportReport) -> None:
 
 
 @app.command("export-formats")
+@when_interrupted(NOTHING_CHANGED)
 def export_formats_command(json_out: JsonOption = False) -> None:
     """The export formats, their layouts, and which ones take new goals (no conversation needed)."""
     listing = {name: {"description": fmt.description, "reads_dialogues": fmt.reads_dialogues,

@@ -11,10 +11,11 @@ from rich.markup import escape
 from kgforge.cli._app import (
     DEFAULT_WORKDIR,
     FRACTION,
+    HOP_RANGE,
     LANGUAGE,
     NON_NEGATIVE,
+    NOTHING_HALF_WRITTEN,
     POSITIVE,
-    Checked,
     DomainArgument,
     JsonOption,
     WorkdirOption,
@@ -24,22 +25,16 @@ from kgforge.cli._app import (
     err_console,
     one_of,
     show_mapping,
+    when_interrupted,
 )
-from kgforge.api import Domain, GoalCheckReport
-from kgforge.core import checks
-from kgforge.core.errors import KgforgeError
-from kgforge.goals.graph import STYLES, parse_hops
+from kgforge.api import GOAL_STYLES as STYLES
+from kgforge.api import Domain, GoalCheckReport, KgforgeError, parse_hops
 
-
-def _hop_text(text: str, what: str) -> str:
-    checks.hop_range(text, what)
-    return text
-
-
-HOPS = Checked(str, _hop_text, "N or LOW..HIGH")
+HOPS = HOP_RANGE
 
 
 @app.command("goals")
+@when_interrupted(NOTHING_HALF_WRITTEN)
 def goals_command(
     domain: DomainArgument,
     n: Annotated[int | None, typer.Option("--n", parser=POSITIVE, help="Number of goals to sample.")] = None,

@@ -7,6 +7,7 @@ from typing import Annotated
 
 import typer
 
+from kgforge.api import GROUND_FORMATS as FORMATS
 from kgforge.api import Domain
 from kgforge.cli._app import (
     DEFAULT_WORKDIR,
@@ -19,7 +20,6 @@ from kgforge.cli._app import (
     one_of,
     show_mapping,
 )
-from kgforge.grounding.run import FORMATS
 
 
 @app.command("ground")

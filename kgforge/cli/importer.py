@@ -7,12 +7,12 @@ from typing import Annotated, Any, Optional
 
 import typer
 
-from kgforge.build.domain_import import import_into_domain
-from kgforge.build.link import link_domain, start_entity_names
+from kgforge.api import IMPORT_ENGINES, Domain
 from kgforge.cli._app import (
     DEFAULT_WORKDIR,
     DOMAIN,
     NON_NEGATIVE,
+    REBUILD_DISCARDED,
     DomainArgument,
     JsonOption,
     WorkdirOption,
@@ -21,9 +21,8 @@ from kgforge.cli._app import (
     emit_json,
     one_of,
     show_mapping,
+    when_interrupted,
 )
-from kgforge.sources.wikidata.engines import ENGINES
-from kgforge.sources.wikidata.framing import TURTLE_DIRECTIVES, DumpReader
 
 import_app = typer.Typer(no_args_is_help=True, help="Add a Wikidata or XLORE source to a domain's store.")
 app.add_typer(import_app, name="import")
@@ -41,40 +40,12 @@ CapOption = Annotated[int | None, typer.Option("--fanout-cap", parser=NON_NEGATI
                                                "neighbours per node (0: no cap; default: schema or 200).")]
 WorkersOption = Annotated[int | None, typer.Option(parser=NON_NEGATIVE, help="Parsing processes (0: in this "
                                                                              "process; ray: tasks at a time).")]
-EngineOption = Annotated[str, typer.Option(parser=one_of(ENGINES.names()), help="local (a process pool here) or ray "
-                                           "(Ray tasks; pip install 'kgforge\\[ray]').")]
+EngineOption = Annotated[str, typer.Option(parser=one_of(IMPORT_ENGINES.names()),
+                                           help="local (a process pool here) or ray (Ray tasks; pip install "
+                                                "'kgforge\\[ray]').")]
 AddressOption = Annotated[Optional[str], typer.Option(help="The Ray cluster to run on (auto, ray://host:port); "
                                                            "default: a Ray started here for this import.")]
 NoResumeOption = Annotated[bool, typer.Option("--no-resume", help="Start the passes again instead of resuming.")]
-
-
-def _selection(domain: str, workdir: Path, seeds: list[str], names: list[str], seed_labels: bool,
-               hops: int | None, cap: int | None) -> dict[str, Any]:
-    options: dict[str, Any] = {}
-    if seeds:
-        options["seeds"] = seeds
-    named: dict[str, str | None] = {name: None for name in names}
-    if seed_labels:
-        named.update(start_entity_names(domain, workdir))
-    if named:
-        options["seed_names"] = named
-    if hops is not None:
-        options["hops"] = hops
-    if cap is not None:
-        options["fanout_cap"] = cap
-    return options
-
-
-def _passes(options: dict[str, Any], workers: int | None, engine: str, address: str | None,
-            no_resume: bool) -> dict[str, Any]:
-    """``options`` with how the dump passes run (:class:`~kgforge.sources.wikidata.passes.PassOptions`)."""
-    if workers is not None:
-        options["workers"] = workers
-    if engine != "local" or address:
-        options.update(engine=engine, address=address)
-    if no_resume:
-        options["resume"] = False
-    return options
 
 
 def _report(result: dict[str, Any], json_out: bool) -> None:
@@ -88,19 +59,13 @@ def _report(result: dict[str, Any], json_out: bool) -> None:
                  {"store quads": result["total_quads"], **source["counts"]})
 
 
-def _dump_kind(path: Path) -> str:
-    """``wikidata-nt`` (truthy N-Triples), ``wikidata-ttl`` (full RDF, Turtle) or ``wikidata`` (JSON), by the
-    first line that is not blank or a comment."""
-    for _, _, raw in DumpReader(path, decompressor="python"):
-        text = raw.strip()
-        if text and not text.startswith(b"#"):
-            if text.startswith(b"<"):
-                return "wikidata-nt"
-            return "wikidata-ttl" if text.startswith(TURTLE_DIRECTIVES) else "wikidata"
-    return "wikidata"
+IMPORT_HINT = ("interrupted: the published store is unchanged; rerun the same command to resume the import from its "
+               "last checkpoint")
+IMPORT_AFTER_DISK_FULL = "rerun the same command: the import resumes from its last checkpoint"
 
 
 @import_app.command("wikidata")
+@when_interrupted(IMPORT_HINT, after_disk_full=IMPORT_AFTER_DISK_FULL)
 def import_wikidata(
     dump: Annotated[Path, typer.Argument(help="latest-all.json[.gz|.bz2], latest-all.ttl, a truthy .nt dump, "
                                               "or an entity JSON file.")],
@@ -124,17 +89,15 @@ def import_wikidata(
 ) -> None:
     """Import a Wikidata dump (truthy statements, qualifiers, zh/en labels), optionally only the N-hop
     neighbourhood of seeds. A killed import resumes from its last checkpoint when run again."""
-    options = _selection(domain, workdir, seed, seed_name, seed_labels, hops, fanout_cap)
-    if seed_class:
-        options["seed_classes"] = seed_class
-    _passes(options, workers, engine, address, no_resume)
-    if keep_deprecated:
-        options["keep_deprecated"] = True
-    kind = _dump_kind(dump)
-    _report(import_into_domain(domain, kind, dump, options, workdir, show_progress=not json_out), json_out)
+    report = Domain(domain, workdir).import_dump(
+        dump, kind="wikidata", seeds=seed, seed_names=seed_name, seed_labels=seed_labels, seed_classes=seed_class,
+        hops=hops, fanout_cap=fanout_cap, workers=workers, engine=engine, address=address, resume=not no_resume,
+        keep_deprecated=keep_deprecated, progress=not json_out)
+    _report(report.as_dict(), json_out)
 
 
 @import_app.command("xlore")
+@when_interrupted(IMPORT_HINT, after_disk_full=IMPORT_AFTER_DISK_FULL)
 def import_xlore(
     dump: Annotated[Path, typer.Argument(help="An XLORE dump file, or a folder of xlore.*.ttl files.")],
     domain: DomainOption,
@@ -152,17 +115,20 @@ def import_xlore(
 ) -> None:
     """Import XLORE dump files, optionally only the N-hop neighbourhood of seeds (KdConv's recipe: 3 hops). Each
     file is parsed in parallel passes (a process pool, or Ray tasks); a killed import resumes from its checkpoints."""
-    options = _passes(_selection(domain, workdir, seed, seed_name, seed_labels, hops, fanout_cap), workers, engine,
-                      address, no_resume)
-    _report(import_into_domain(domain, "xlore", dump, options, workdir, show_progress=not json_out), json_out)
+    report = Domain(domain, workdir).import_dump(
+        dump, kind="xlore", seeds=seed, seed_names=seed_name, seed_labels=seed_labels, hops=hops,
+        fanout_cap=fanout_cap, workers=workers, engine=engine, address=address, resume=not no_resume,
+        progress=not json_out)
+    _report(report.as_dict(), json_out)
 
 
 @app.command("link")
+@when_interrupted(REBUILD_DISCARDED)
 def link_command(domain: DomainArgument, workdir: WorkdirOption = DEFAULT_WORKDIR,
                  json_out: JsonOption = False) -> None:
     """Link dataset/crawled entities to their Wikidata/XLORE counterparts (owl:sameAs) by zh/en label and
     alias with type checks; ambiguous matches are listed in <domain>/links-report.json, never guessed."""
-    report = link_domain(domain, workdir)
+    report = Domain(domain, workdir).link().as_dict()
     if json_out:
         emit_json(report)
         return

@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 from rich.markup import escape
 
-from kgforge.build.transaction import parse_source
+from kgforge.api import Domain
 from kgforge.cli._app import (
     DEFAULT_WORKDIR,
     LANGUAGE,
@@ -19,15 +19,6 @@ from kgforge.cli._app import (
     console,
     emit_json,
 )
-from kgforge.core.errors import KgforgeError
-from kgforge.core.schema import DOMAIN_SCHEMA_FILE, SourceSpec
-from kgforge.sources.importer import source_kinds
-from kgforge.sources.schema_infer import infer_schema
-from kgforge.store.layout import domain_paths
-
-SUFFIX_KINDS = {".csv": "csv", ".tsv": "tsv", ".tab": "tsv", ".jsonl": "jsonl", ".ndjson": "jsonl",
-                ".nt": "rdf", ".nq": "rdf", ".ttl": "rdf", ".trig": "rdf", ".n3": "rdf", ".rdf": "rdf",
-                ".owl": "rdf", ".jsonld": "rdf"}
 
 
 @app.command("init")
@@ -44,36 +35,15 @@ def init_command(
     json_out: JsonOption = False,
 ) -> None:
     """Write a schema for a new domain, inferred from sample data; print what was inferred and what to edit."""
-    paths = domain_paths(domain, workdir)
-    target = paths.output(out, paths.root / DOMAIN_SCHEMA_FILE) if out else paths.root / DOMAIN_SCHEMA_FILE
-    if target.exists() and not force:
-        raise KgforgeError(f"{target} exists already: edit it, or give --force to infer it again")
-    if not from_:
-        raise KgforgeError("give sample data with --from FILE (a CSV, TSV, JSON Lines or RDF file)")
-    samples = [sample_source(text) for text in from_]
-    inferred = infer_schema(domain, samples, language)
-    schema = inferred.write(target)
-    options = (f" --schema {target}" if out else "") + (f" --workdir {workdir}" if workdir != DEFAULT_WORKDIR else "")
-    summary = dict(inferred.summary, schema=str(schema.path), build_command=f"kgforge build {domain}{options} "
-                   + " ".join(f"--source {spec.kind}:{spec.path}" for spec in samples))
+    report = Domain(domain, workdir).init_schema(from_, out=out, language=language, force=force)
+    options = (f" --schema {report.schema}" if out else "") + \
+        (f" --workdir {workdir}" if workdir != DEFAULT_WORKDIR else "")
+    summary = dict(report.as_dict(), build_command=f"kgforge build {domain}{options} "
+                   + " ".join(f"--source {spec.kind}:{spec.path}" for spec in report.samples))
     if json_out:
         emit_json(summary)
         return
     _show(summary)
-
-
-def sample_source(text: str) -> SourceSpec:
-    """``KIND:FILE``, or a FILE whose extension names its kind."""
-    kind, sep, _ = text.partition(":")
-    if sep and kind in source_kinds():
-        return parse_source(text)
-    path = Path(text)
-    suffixes = [s.lower() for s in path.suffixes if s.lower() not in (".gz", ".bz2")]
-    kind = SUFFIX_KINDS.get(suffixes[-1] if suffixes else "")
-    if kind is None:
-        raise KgforgeError(f"cannot tell the kind of {text!r} from its extension: write KIND:{text} "
-                           f"(kinds: {', '.join(source_kinds())})")
-    return SourceSpec(kind=kind, path=text)
 
 
 def _show(summary: dict) -> None:

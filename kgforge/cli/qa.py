@@ -38,7 +38,8 @@ from kgforge.qa import (
     select,
 )
 from kgforge.qa.generate import configurations
-from kgforge.qa.kg import ArgumentError, Quarantine
+from kgforge.core.errors import ArgumentError
+from kgforge.core.quarantine import Quarantine
 
 qa_app = typer.Typer(no_args_is_help=True, help="Conversational factoid QA datasets from the graph (ConvKGYarn).")
 app.add_typer(qa_app, name="qa")

@@ -19,6 +19,8 @@ from kgforge.cli._app import (
     DEFAULT_WORKDIR,
     HTTP_URL,
     NON_NEGATIVE,
+    NOTHING_CHANGED,
+    NOTHING_HALF_WRITTEN,
     POSITIVE_NUMBER,
     DomainArgument,
     JsonOption,
@@ -31,21 +33,22 @@ from kgforge.cli._app import (
     one_of,
     registered,
     show_mapping,
+    when_interrupted,
 )
-from kgforge.api import Domain, QueryReport
+from kgforge.api import RDF_FORMATS, Domain, QueryReport
 from kgforge.core.resources import query_description, shipped_queries
 from kgforge.serve.client import endpoint_query
 from kgforge.store.labels import labelled_rows
 from kgforge.store.query import DEFAULT_TIMEOUT, load_query, parse_binding, term_text
 from kgforge.core.text import spreadsheet_cell
 from kgforge.store.sparql_text import PREFIXES, declared_prefixes, shorten
-from kgforge.store.rdf_export import RDF_FORMATS, export_rdf
 
 RESULT_FORMATS = ("table", "csv", "json")
 TABLE_LIMIT = 100  # rows a table shows unless --limit says otherwise; csv and json give every row by default
 
 
 @app.command("query")
+@when_interrupted(NOTHING_CHANGED)
 def query_command(
     domain: DomainArgument,
     query: Annotated[str, typer.Argument(help="A shipped query's name (`kgforge queries` lists them, e.g. "
@@ -192,6 +195,7 @@ def _json_term(term: ox.NamedNode | ox.Literal | ox.BlankNode) -> dict[str, str]
 
 
 @app.command("export-rdf")
+@when_interrupted(NOTHING_HALF_WRITTEN)
 def export_rdf_command(
     domain: DomainArgument,
     fmt: Annotated[str, typer.Option("--format", parser=registered(RDF_FORMATS), help=f"One of {names_and_aliases(RDF_FORMATS)}.")],
@@ -200,5 +204,5 @@ def export_rdf_command(
     json_out: JsonOption = False,
 ) -> None:
     """Export the store: N-Quads/TriG keep the named graphs; N-Triples/Turtle give their union."""
-    report = export_rdf(domain, fmt, out, workdir)
+    report = Domain(domain, workdir).export_rdf(out, fmt=fmt).as_dict()
     emit_json(report) if json_out else show_mapping(f"exported {domain}", report)

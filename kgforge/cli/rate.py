@@ -10,9 +10,16 @@ from rich.markup import escape
 from rich.table import Table
 
 from kgforge.cli._app import NON_NEGATIVE, POSITIVE, JsonOption, app, console, emit_json, one_of
-from kgforge.core.errors import ArgumentError
-from kgforge.evaluation import parse_system
-from kgforge.evaluation.rating import LANGUAGES, RUBRICS, SHEET_FORMATS, RatingReport, import_ratings, make_sheets
+from kgforge.api import RATING_LANGUAGES as LANGUAGES
+from kgforge.api import (
+    RUBRICS,
+    SHEET_FORMATS,
+    ArgumentError,
+    RatingReport,
+    import_ratings,
+    make_sheets,
+    parse_system,
+)
 
 rate_app = typer.Typer(no_args_is_help=True, help="Human rating sheets: write them for a rubric, read them back.")
 app.add_typer(rate_app, name="rate")

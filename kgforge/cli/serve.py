@@ -8,6 +8,7 @@ import typer
 
 from kgforge.cli._app import (
     DEFAULT_WORKDIR,
+    NOTHING_CHANGED,
     POSITIVE,
     POSITIVE_NUMBER,
     DomainArgument,
@@ -15,6 +16,7 @@ from kgforge.cli._app import (
     app,
     console,
     err_console,
+    when_interrupted,
     whole_number,
 )
 from kgforge.serve import ServeOptions, serve
@@ -26,6 +28,7 @@ PORT = whole_number(1)
 
 
 @app.command("serve")
+@when_interrupted(NOTHING_CHANGED)
 def serve_command(
     domain: DomainArgument,
     host: Annotated[str, typer.Option(help="Address to listen on; loopback unless you mean to share it.")

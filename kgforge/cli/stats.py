@@ -7,9 +7,10 @@ from typing import Annotated, Optional
 
 import typer
 
-from kgforge.api import Domain
+from kgforge.api import Domain, plot_stats
 from kgforge.cli._app import (
     DEFAULT_WORKDIR,
+    NOTHING_CHANGED,
     DomainArgument,
     JsonOption,
     WorkdirOption,
@@ -17,11 +18,12 @@ from kgforge.cli._app import (
     console,
     emit_json,
     show_mapping,
+    when_interrupted,
 )
-from kgforge.stats import plot_stats
 
 
 @app.command("stats")
+@when_interrupted(NOTHING_CHANGED)
 def stats_command(
     domain: DomainArgument,
     plot: Annotated[Optional[Path], typer.Option(

@@ -7,7 +7,9 @@ gathered the first time the registry is read: ``register`` calls in the modules 
 or a function that lists them; imported then, so a registry never imports its entries statically), a
 ``discover`` function (a folder scanned at run time), and the installed distributions' entry points in
 ``entry_point_group`` (a user's own package adds ``[project.entry-points."kgforge.sites"] mysite =
-"mypkg.site:SPEC"``).
+"mypkg.site:SPEC"``). What an entry point names becomes an entry through the registry's ``plugin`` function
+(its aliases, description and other attributes read from the object), so a plug-in registers exactly as a
+built-in does; docs/extending.md lists every group.
 """
 
 from __future__ import annotations
@@ -52,8 +54,10 @@ class Registry(Generic[T]):
     def __init__(self, kind: str, *, plural: str | None = None,
                  modules: Iterable[str] | Callable[[], Iterable[str]] = (),
                  discover: Callable[[], Iterable[tuple[str, T]]] | None = None,
-                 entry_point_group: str | None = None) -> None:
+                 entry_point_group: str | None = None,
+                 plugin: Callable[[str, Any], Entry[T]] | None = None) -> None:
         self.kind = kind
+        self.plugin = plugin
         self.plural = plural or kind + "s"
         self.modules = modules
         self.discover = discover
@@ -131,7 +135,9 @@ class Registry(Generic[T]):
             if point.name.lower() not in self._keys:
                 try:
                     obj = point.load()
+                    entry = self.plugin(point.name, obj) if self.plugin else Entry(point.name, obj)
                 except Exception as exc:  # a broken plug-in must name itself, whatever it raised
                     raise KgforgeError(f"the {self.kind} plug-in {point.name!r} ({point.value}, entry point group "
                                        f"{self.entry_point_group}) failed to load: {exc}") from exc
-                self.register(point.name, obj, description=f"plug-in {point.value}")
+                self.register(entry.name, entry.obj, aliases=entry.aliases,
+                              description=entry.description or f"plug-in {point.value}", **entry.meta)

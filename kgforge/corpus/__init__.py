@@ -9,10 +9,11 @@ from kgforge.corpus.stats import (
     GoalFigures,
     GroundedFigures,
     KnowledgeFigures,
+    STATISTICS,
     RecommendationFigures,
     corpus_stats,
 )
 
 __all__ = ["BY", "METHODS", "CandidatesReport", "CardReport", "CorpusStats", "GoalFigures", "GroundedFigures",
-           "KnowledgeFigures", "RecommendationFigures", "SourceLine", "SplitPart", "SplitReport", "build_candidates",
+           "KnowledgeFigures", "RecommendationFigures", "STATISTICS", "SourceLine", "SplitPart", "SplitReport", "build_candidates",
            "corpus_stats", "parse_ratios", "split_corpus", "write_card"]

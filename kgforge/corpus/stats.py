@@ -6,12 +6,15 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 from kgforge.build.link import start_entity_names
+from kgforge.core.errors import KgforgeError
 from kgforge.core.plots import cjk_font
+from kgforge.core.registry import Entry, Registry
 from kgforge.core.text import jieba_module
 from kgforge.corpus.reading import (
     KDCONV,
@@ -134,9 +137,42 @@ class CorpusStats:
     figures: tuple[str, ...] = ()  # PNG files written (--plot)
     splits: dict[str, CorpusStats] = field(default_factory=dict)
     notes: tuple[str, ...] = ()  # what was asked for and not computed, and why
+    extra: dict[str, Any] = field(default_factory=dict)  # the figures of plug-in statistics, by name
 
     def as_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        return _without_empty_extra(asdict(self))
+
+
+def _without_empty_extra(data: dict[str, Any]) -> dict[str, Any]:
+    """``data`` without an empty ``extra`` (so the JSON of a run without plug-ins is what it always was)."""
+    if not data.get("extra"):
+        data.pop("extra", None)
+    for part in data.get("splits", {}).values():
+        _without_empty_extra(part)
+    return data
+
+
+Figures = Callable[[list[SourceDialogue]], Any]
+
+
+def _plugin_statistic(name: str, figures: Any) -> Entry[Figures]:
+    """A statistic of the entry-point group ``kgforge.corpus_statistics``: a function from a file's dialogues
+    (:class:`~kgforge.exports.model.SourceDialogue`) to its figures (a number, a dict or a dataclass), with an
+    optional ``kinds`` attribute (the corpus kinds it applies to, as ``kdconv`` or the prefix ``durecdial``)."""
+    if not callable(figures):
+        raise KgforgeError(f"it is a {type(figures).__name__}, not a function of a file's dialogues")
+    description = (figures.__doc__ or "plug-in statistic").strip().split("\n")[0]
+    return Entry(name, figures, description, meta={"kinds": tuple(getattr(figures, "kinds", ()))})
+
+
+# What `corpus stats` computes per file beside the counts: the built-in figures (each into its own field of
+# CorpusStats) and those of installed packages (into ``extra``).
+STATISTICS: Registry[Figures] = Registry("corpus statistic", entry_point_group="kgforge.corpus_statistics",
+                                         plugin=_plugin_statistic)
+
+
+def _applies(kinds: tuple[str, ...], kind: str) -> bool:
+    return not kinds or any(kind == k or kind.startswith(k + "-") for k in kinds)
 
 
 def corpus_stats(path: Path | str, *, input_layout: str | None = None, by_split: Path | str | None = None,
@@ -225,10 +261,22 @@ def file_stats(corpus: Corpus, tokens: Tokens) -> CorpusStats:
         dialogues=n, utterances=u, utterances_per_dialogue=mean(u, n),
         tokens=token_total, tokens_per_utterance=mean(token_total, u), tokens_per_dialogue=mean(token_total, n),
         chars=chars, chars_per_utterance=mean(chars, u), chars_per_dialogue=mean(chars, n),
-        knowledge=knowledge_figures(dialogues) if corpus.kind == KDCONV else None,
-        duconv=goal_figures(dialogues) if corpus.kind in DUCONV_KINDS else None,
-        durecdial=recommendation_figures(dialogues) if corpus.kind.startswith("durecdial") else None,
+        **_figures(corpus),
     )
+
+
+def _figures(corpus: Corpus) -> dict[str, Any]:
+    """Each registered statistic that applies to the file's kind: a built-in one under its field, the others
+    in ``extra``."""
+    found: dict[str, Any] = {"extra": {}}
+    for entry in STATISTICS:
+        if _applies(entry.meta.get("kinds", ()), corpus.kind):
+            value = entry.obj(corpus.dialogues)
+            if entry.meta.get("field"):
+                found[entry.meta["field"]] = value
+            else:
+                found["extra"][entry.name] = value
+    return found
 
 
 def _with_transitions(stats: CorpusStats, corpus: Corpus, domain: str | None, workdir: Path | str | None,
@@ -262,6 +310,8 @@ def graph_figures(corpus: Corpus, domain: str, workdir: Path | str | None) -> Gr
                         sum(1 for t in topics if t not in start and t in named), len(missing), tuple(missing[:10]))
 
 
+@STATISTICS.register("knowledge", description="KdConv Table 3: the gold knowledge of the dialogues",
+                     kinds=(KDCONV,), field="knowledge")
 def knowledge_figures(dialogues: list[SourceDialogue]) -> KnowledgeFigures:
     per_dialogue = [gold_triples(d) for d in dialogues]
     everything = list(dict.fromkeys(t for triples in per_dialogue for t in triples))
@@ -278,12 +328,16 @@ def knowledge_figures(dialogues: list[SourceDialogue]) -> KnowledgeFigures:
     )
 
 
+@STATISTICS.register("duconv", description="DuConv Table 1: knowledge per dialogue and goal kinds",
+                     kinds=DUCONV_KINDS, field="duconv")
 def goal_figures(dialogues: list[SourceDialogue]) -> GoalFigures:
     kinds = Counter(GOAL_KINDS.get(len(d.record["goal"]), "other") for d in dialogues)
     return GoalFigures(knowledge_per_dialogue=mean(sum(len(d.record["knowledge"]) for d in dialogues), len(dialogues)),
                        goal_kinds=dict(kinds.most_common()))
 
 
+@STATISTICS.register("durecdial", description="DuRecDial: sub-dialogues, goal types, recommendations",
+                     kinds=("durecdial",), field="durecdial")
 def recommendation_figures(dialogues: list[SourceDialogue]) -> RecommendationFigures:
     goals = [sub_dialogue_types(d.record) for d in dialogues]
     types = Counter(t for g in goals for t in g)

@@ -14,25 +14,22 @@ from typing import Any, Protocol
 
 import pyoxigraph as ox
 
-from kgforge.api import Domain
-from kgforge.build.domain_import import import_into_domain
-from kgforge.build.link import link_domain, start_entity_names
-from kgforge.build.transaction import build
-from kgforge.core.errors import KgforgeError
+from kgforge.api import (
+    Domain,
+    EvalOptions,
+    KgforgeError,
+    SplitPart,
+    build_candidates,
+    corpus_stats,
+    evaluate,
+    split_corpus,
+    write_card,
+)
 from kgforge.core.files import write_text_atomic
-from kgforge.corpus import SplitPart, build_candidates, corpus_stats, split_corpus, write_card
-from kgforge.core.resources import query_text
 from kgforge.demo.site import demo_crawl
 from kgforge.demo.wikidata_dump import write_demo_dump
-from kgforge.derive import derive
-from kgforge.evaluation import EvalOptions, evaluate
-from kgforge.exports import ExportOptions, export_goals
-from kgforge.goals.generate import generate
-from kgforge.goals.graph import GoalOptions
 from kgforge.grounding.kdconv import Tally, attr_key
-from kgforge.stats import domain_stats
-from kgforge.store.query import QueryRunner, term_text
-from kgforge.store.snapshot import Snapshot
+from kgforge.store.query import term_text
 
 DOMAIN = "demo"
 # Eight short dialogues about the demo KB's films and people, in KdConv's layout, every message's gold
@@ -70,21 +67,20 @@ QUIET = Quiet()
 
 
 def step_build(workdir: Path, tell: Reporter = QUIET) -> None:
-    summary = build(DOMAIN, workdir=workdir).as_dict()
+    summary = Domain(DOMAIN, workdir).build(progress=True).as_dict()
     tell.table(f"build {DOMAIN}", {"quads": summary["total_quads"], "records": summary["records_ok"],
                                     "quarantined": summary["records_bad"]})
 
 
 def step_stats(workdir: Path, tell: Reporter = QUIET) -> None:
-    stats = domain_stats(Snapshot.open(DOMAIN, workdir)).as_dict()
+    stats = Domain(DOMAIN, workdir).stats().as_dict()
     tell.table("stats", {k: v for k, v in stats.items() if not isinstance(v, dict)})
     tell.table("entities by type", stats["entities_by_type"])
 
 
 def step_query(workdir: Path, tell: Reporter = QUIET) -> None:
     tell.note("query", "queries/entity_facts.rq --bind name@zh=霸王别姬")
-    with QueryRunner(Snapshot.open(DOMAIN, workdir)) as runner:
-        result = runner.query(query_text("entity_facts"), {"name": ox.Literal("霸王别姬", language="zh")}, timeout=30)
+    result = Domain(DOMAIN, workdir).query("entity_facts", timeout=30, name=ox.Literal("霸王别姬", language="zh"))
     for row in result.rows:
         tell.note(None, f"  {term_text(row['relation'])}: {term_text(row['value'])}")
 
@@ -100,10 +96,10 @@ def step_crawl(workdir: Path, tell: Reporter = QUIET) -> None:
 def step_wikidata(workdir: Path, tell: Reporter = QUIET) -> None:
     dump = write_demo_dump(workdir / "demo-wikidata.json.bz2")
     tell.note("import wikidata", f"{dump} seeded with the demo's film names, 1 hop")
-    options = {"seed_names": start_entity_names(DOMAIN, workdir), "hops": 1}
-    result = import_into_domain(DOMAIN, "wikidata", dump, options, workdir, show_progress=True)
-    tell.table("wikidata", {"quads": result["source"]["quads"], "store quads": result["total_quads"]})
-    report = link_domain(DOMAIN, workdir)
+    kg = Domain(DOMAIN, workdir)
+    result = kg.import_dump(dump, seed_labels=True, hops=1, progress=True)
+    tell.table("wikidata", {"quads": result.source["quads"], "store quads": result.total_quads})
+    report = kg.link().as_dict()
     tell.table("link (owl:sameAs by zh/en label with type checks)",
                  {k: v for k, v in report.items() if isinstance(v, int)})
 
@@ -118,7 +114,7 @@ def step_embed(workdir: Path, tell: Reporter = QUIET) -> None:
 
 
 def step_derive(workdir: Path, tell: Reporter = QUIET) -> None:
-    report = derive(DOMAIN, workdir)
+    report = Domain(DOMAIN, workdir).derive()
     tell.table("derive: associated two-hop triples", {"pairs": report.pairs, "quads": report.quads})
     for name, counts in sorted(report.relations.items(), key=lambda kv: -kv[1]["pairs"])[:5]:
         tell.note(None, f"  {name}: {counts['pairs']} pairs")
@@ -126,7 +122,7 @@ def step_derive(workdir: Path, tell: Reporter = QUIET) -> None:
 
 def step_goals(workdir: Path, tell: Reporter = QUIET) -> None:
     out = workdir / DOMAIN / "exports" / "goals.jsonl"
-    report = generate(Snapshot.open(DOMAIN, workdir), GoalOptions(n=20, seed=0), out)
+    report = Domain(DOMAIN, workdir).goals(n=20, out=out, seed=0)
     tell.table(f"goals → {out}", {"goals": report.goals, **report.kinds})
     first = json.loads(out.read_text(encoding="utf-8").splitlines()[0])
     tell.note(None, "  first goal: " + json.dumps(first.get("goal", first.get("path")), ensure_ascii=False))
@@ -135,8 +131,7 @@ def step_goals(workdir: Path, tell: Reporter = QUIET) -> None:
 def step_export(workdir: Path, tell: Reporter = QUIET) -> None:
     goals = workdir / DOMAIN / "exports" / "goals.jsonl"
     out = workdir / DOMAIN / "exports" / "test.duconv.jsonl"
-    report = export_goals(Snapshot.open(DOMAIN, workdir), goals,
-                          ExportOptions(fmt="duconv", layout="sample", add_related="default"), out)
+    report = Domain(DOMAIN, workdir).export(goals, out, fmt="duconv", layout="sample", add_related="default")
     tell.table(f"export new goals as DuConv test samples → {out}",
                {k: v for k, v in report.as_dict().items() if isinstance(v, int)})
     tell.note(None, "  first line: " + out.read_text(encoding="utf-8").splitlines()[0][:300] + " …")

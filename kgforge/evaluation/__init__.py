@@ -5,10 +5,11 @@ human scores. See docs/evaluation.md.
     from kgforge.evaluation import evaluate
     report = evaluate("pred.txt", gold="dev.txt", domain="duconv", out="scores.jsonl")
 
-A metric is one function registered by name (:func:`register_metric`).
+A metric is one function registered by name (:func:`register_metric`); the registry imports the built-in
+ones when it is first read, and an installed package adds its own through the entry-point group
+``kgforge.metrics`` (docs/extending.md).
 """
 
-from kgforge.evaluation import metrics as _builtin_metrics  # noqa: F401  (registers the built-in metrics)
 from kgforge.evaluation.batch import Batch
 from kgforge.evaluation.inputs import LAYOUTS, Responses, load_responses
 from kgforge.evaluation.knowledge import KnowledgeIndex, KnowledgeOptions

@@ -17,7 +17,7 @@ from typing import Any
 
 import polars as pl
 
-from kgforge.evaluation._kgforge import InputError
+from kgforge.core.errors import InputError
 from kgforge.evaluation.human import read_human_scores
 from kgforge.evaluation.inputs import table_records
 

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
-from kgforge.evaluation._kgforge import InputError
+from kgforge.core.errors import InputError
 
 Tokens = Sequence[str]
 

@@ -33,7 +33,9 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from kgforge.evaluation._kgforge import InputError, iter_json_container, to_simplified
+from kgforge.core.errors import InputError
+from kgforge.core.jsonio import iter_json_container
+from kgforge.core.text import to_simplified
 from kgforge.evaluation.inputs import _bot_first, detect_layout, json_objects, read_slots
 
 GOAL_LAYOUTS = ("duconv", "kdconv", "durecdial")

@@ -22,7 +22,7 @@ from typing import Any
 
 import polars as pl
 
-from kgforge.evaluation._kgforge import InputError
+from kgforge.core.errors import InputError
 from kgforge.evaluation.agreement import Agreement, agreement
 from kgforge.evaluation.inputs import table_records
 

@@ -41,13 +41,9 @@ from typing import Any
 
 import polars as pl
 
-from kgforge.evaluation._kgforge import (
-    ArgumentError,
-    InputError,
-    is_segmented,
-    iter_json_container,
-    iter_json_lines,
-)
+from kgforge.core.errors import ArgumentError, InputError
+from kgforge.core.jsonio import iter_json_container, iter_json_lines
+from kgforge.core.text import is_segmented
 
 LAYOUTS = ("auto", "duconv-eval", "lines", "table", "duconv", "kdconv", "durecdial", "kgforge")
 DATASET_LAYOUTS = ("duconv", "kdconv", "durecdial", "kgforge")

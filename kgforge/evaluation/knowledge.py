@@ -31,22 +31,14 @@ from dataclasses import dataclass, field
 
 import polars as pl
 
-from kgforge.evaluation._kgforge import (
-    TEXT_CHARS,
-    DialogueMatcher,
-    GraphTables,
-    GroundingIndex,
-    MatchOptions,
-    Schema,
-    attr_key,
-    Snapshot,
-    form,
-    jieba_cuts,
-    make_fact,
-    states,
-    surface,
-    word_cuts,
-)
+from kgforge.core.schema import Schema
+from kgforge.grounding.duconv import states
+from kgforge.grounding.index import TEXT_CHARS, GroundingIndex, make_fact
+from kgforge.grounding.kdconv import attr_key
+from kgforge.grounding.matching import DialogueMatcher, MatchOptions, jieba_cuts, word_cuts
+from kgforge.grounding.normalise import form, surface
+from kgforge.store.tables import GraphTables
+from kgforge.store.snapshot import Snapshot
 from kgforge.evaluation.inputs import Dialogue, Triple
 
 GRAPH_VALUES_SHOWN = 5

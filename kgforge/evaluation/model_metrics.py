@@ -18,7 +18,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from kgforge.evaluation._kgforge import ArgumentError, KgforgeError
+from kgforge.core.errors import ArgumentError, KgforgeError
 
 BLEURT_EXTRA = "pip install 'kgforge[bleurt]' (transformers and torch)"
 EXTRA = "pip install 'kgforge[bertscore]' (bert-score and transformers)"

@@ -27,8 +27,10 @@ from typing import Any
 import polars as pl
 
 from kgforge.core.files import atomic_path
-from kgforge.core.registry import Registry
-from kgforge.evaluation._kgforge import ArgumentError, InputError, iter_json_container, spreadsheet_cell
+from kgforge.core.registry import Entry, Registry
+from kgforge.core.errors import ArgumentError, InputError
+from kgforge.core.jsonio import iter_json_container
+from kgforge.core.text import spreadsheet_cell
 from kgforge.evaluation.agreement import agreement, paired_test
 from kgforge.evaluation.inputs import detect_layout, json_objects, load_responses, table_records
 
@@ -118,7 +120,18 @@ def _bundled() -> Iterable[tuple[str, Rubric]]:
             yield rubric.name, rubric
 
 
-RUBRICS: Registry[Rubric] = Registry("rubric", discover=_bundled)
+def _plugin_rubric(name: str, obj: Any) -> Entry[Rubric]:
+    """A rubric of the entry-point group ``kgforge.rubrics``: a :class:`Rubric`, or the path of its TOML file
+    (a ``str``, a ``Path`` or an ``importlib.resources`` file of the plug-in's package)."""
+    made = obj if isinstance(obj, Rubric) else read_rubric(Path(str(obj))) if isinstance(obj, (str, Path)) or \
+        hasattr(obj, "read_text") else None
+    if made is None:
+        raise ArgumentError(f"rubric plug-in {name!r}", f"is a {type(obj).__name__}, not a Rubric or a TOML path")
+    return Entry(name, made, f"{made.unit} rubric, {len(made.aspects)} aspects ({made.source or 'plug-in'})")
+
+
+RUBRICS: Registry[Rubric] = Registry("rubric", discover=_bundled, entry_point_group="kgforge.rubrics",
+                                     plugin=_plugin_rubric)
 
 
 def rubric(name_or_path: str | Path) -> Rubric:

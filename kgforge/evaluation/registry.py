@@ -20,13 +20,13 @@ Distinct-n exists for every n: ``distinct5`` (or ``distinct-5``) is registered t
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
-from kgforge.core.registry import Registry, UnknownName
-from kgforge.evaluation._kgforge import ArgumentError
+from kgforge.core.registry import Entry, Registry, UnknownName
+from kgforge.core.errors import ArgumentError
 
 if TYPE_CHECKING:
     from kgforge.evaluation.batch import Batch
@@ -65,10 +65,16 @@ class Metric:
 def _as_metric(name: str, obj: Any) -> Metric:
     """A plug-in's entry point: a :class:`Metric`, or a per-response function."""
     if isinstance(obj, Metric):
-        return obj
+        return obj if obj.name == name else replace(obj, name=name)
     if callable(obj):
         return Metric(name, (obj.__doc__ or "plug-in metric").strip().splitlines()[0], obj)
     raise ArgumentError(f"metric plug-in {name!r}", f"is a {type(obj).__name__}, not a Metric or a function")
+
+
+def _plugin_metric(name: str, obj: Any) -> Entry[Metric]:
+    """The entry of a metric of the entry-point group ``kgforge.metrics``, with its own aliases and description."""
+    metric = _as_metric(name, obj)
+    return Entry(name, metric, metric.description, metric.aliases)
 
 
 class MetricRegistry(Registry[Metric]):
@@ -116,5 +122,6 @@ class MetricRegistry(Registry[Metric]):
                  "needs": list(e.obj.needs), "default": e.obj.default} for e in self]
 
 
-METRICS = MetricRegistry("metric", modules=("kgforge.evaluation.metrics",), entry_point_group="kgforge.metrics")
+METRICS = MetricRegistry("metric", modules=("kgforge.evaluation.metrics",), entry_point_group="kgforge.metrics",
+                         plugin=_plugin_metric)
 register_metric = METRICS.register_metric

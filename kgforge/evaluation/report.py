@@ -14,13 +14,10 @@ from typing import Any
 import polars as pl
 
 from kgforge.core.files import atomic_path
-from kgforge.evaluation._kgforge import (
-    ArgumentError,
-    KgforgeError,
-    domain_paths,
-    safe_output_path,
-    spreadsheet_cell,
-)
+from kgforge.core.errors import ArgumentError, KgforgeError
+from kgforge.core.files import safe_output_path
+from kgforge.core.text import spreadsheet_cell
+from kgforge.store.layout import domain_paths
 from kgforge.evaluation.batch import Batch
 from kgforge.evaluation.correlation import correlate, read_human
 from kgforge.evaluation.goal_metrics import GOAL_LAYOUTS, GoalReport, judge_goals

@@ -22,7 +22,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from kgforge.evaluation._kgforge import ArgumentError, InputError
+from kgforge.core.errors import ArgumentError, InputError
 from kgforge.evaluation.inputs import table_records
 
 GROUP_COLUMNS = ("id", "context_id", "session", "query", "context", "dialogue_id")

@@ -25,7 +25,8 @@ from dataclasses import dataclass
 
 import polars as pl
 
-from kgforge.evaluation._kgforge import ArgumentError, normalise_label, segment
+from kgforge.core.errors import ArgumentError
+from kgforge.core.text import normalise_label, segment
 
 SEGMENTATIONS = ("whitespace", "jieba", "char")
 # str.strip() strips what str.isspace() calls whitespace; polars would strip Unicode White_Space, which

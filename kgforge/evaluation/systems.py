@@ -24,7 +24,8 @@ import numpy as np
 import polars as pl
 
 from kgforge.core.files import atomic_path
-from kgforge.evaluation._kgforge import ArgumentError, InputError, spreadsheet_cell
+from kgforge.core.errors import ArgumentError, InputError
+from kgforge.core.text import spreadsheet_cell
 from kgforge.evaluation.batch import Batch
 from kgforge.evaluation.human import HumanScores, read_human_scores
 from kgforge.evaluation.inputs import load_responses

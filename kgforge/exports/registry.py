@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from kgforge.core.errors import InputError, KgforgeError
 from kgforge.core.jsonio import Record, dumps_bytes, iter_json_container, iter_json_lines
-from kgforge.core.registry import Registry
+from kgforge.core.registry import Entry, Registry
 from kgforge.exports.model import TripleShape, value_at
 
 if TYPE_CHECKING:
@@ -137,7 +137,17 @@ def _format_modules() -> list[str]:
     return [f"{package.__name__}.{module.name}" for module in pkgutil.iter_modules(package.__path__)]
 
 
-FORMATS: Registry[Format] = Registry("export format", modules=_format_modules)
+def _plugin_format(name: str, obj: Any) -> Entry[Format]:
+    """A format of the entry-point group ``kgforge.export_formats``: a :class:`Format` subclass (or instance),
+    registered under its entry point's name with its own aliases and description."""
+    made = obj() if isinstance(obj, type) and issubclass(obj, Format) else obj
+    if not isinstance(made, Format):
+        raise KgforgeError(f"it is a {type(obj).__name__}, not a kgforge.exports.Format subclass")
+    return Entry(name, made, made.description, tuple(made.aliases))
+
+
+FORMATS: Registry[Format] = Registry("export format", modules=_format_modules,
+                                     entry_point_group="kgforge.export_formats", plugin=_plugin_format)
 
 
 def register(cls: type[Format]) -> type[Format]:

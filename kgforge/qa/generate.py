@@ -29,14 +29,8 @@ import numpy as np
 import polars as pl
 
 from kgforge.qa.graph import QAGraph
-from kgforge.qa.kg import (
-    ArgumentError,
-    AtomicFile,
-    KgforgeError,
-    package_versions,
-    sha256_file,
-    write_json_atomic,
-)
+from kgforge.core.errors import ArgumentError, KgforgeError
+from kgforge.core.files import AtomicFile, package_versions, sha256_file, write_json_atomic
 from kgforge.qa.phenomena import add_disfluency, add_typo
 from kgforge.qa.select import TypeSelection
 from kgforge.qa.templates import TemplateSet, TypeWords

@@ -18,21 +18,15 @@ from functools import cached_property
 import polars as pl
 import pyoxigraph as ox
 
-from kgforge.qa.kg import (
-    RDF_TYPE,
-    WIKIDATA_DIRECT,
-    WIKIDATA_ENTITY,
-    WIKIDATA_PROP,
-    XSD,
-    DomainPaths,
-    GraphTables,
-    Manifest,
-    QueryRunner,
-    Schema,
-    Snapshot,
-    normalise_label,
-    query_text,
-)
+from kgforge.core.resources import query_text
+from kgforge.core.schema import Schema
+from kgforge.core.text import normalise_label
+from kgforge.core.vocab import RDF_TYPE, WIKIDATA_DIRECT, WIKIDATA_ENTITY, WIKIDATA_PROP, XSD
+from kgforge.store.layout import DomainPaths
+from kgforge.store.manifest import Manifest
+from kgforge.store.query import QueryRunner
+from kgforge.store.tables import GraphTables
+from kgforge.store.snapshot import Snapshot
 
 UNTYPED = "entity"  # the type of an entity with no type (kgforge.qa.templates falls back on it)
 INSTANCE_OF = WIKIDATA_DIRECT + "P31"

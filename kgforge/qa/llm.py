@@ -26,7 +26,9 @@ from urllib.parse import urljoin, urlsplit
 import requests
 import urllib3
 
-from kgforge.qa.kg import KgforgeError, Quarantine, write_json_atomic
+from kgforge.core.errors import KgforgeError
+from kgforge.core.files import write_json_atomic
+from kgforge.core.quarantine import Quarantine
 
 T = TypeVar("T")
 DEFAULT_KEY_ENV = "KGFORGE_LLM_API_KEY"

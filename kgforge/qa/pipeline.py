@@ -12,14 +12,11 @@ import polars as pl
 
 from kgforge.qa.generate import GenerateOptions, Material, Partners, generate
 from kgforge.qa.graph import QAGraph
-from kgforge.qa.kg import (
-    DomainPaths,
-    KgforgeError,
-    Quarantine,
-    atomic_path,
-    Snapshot,
-    write_json_atomic,
-)
+from kgforge.core.errors import KgforgeError
+from kgforge.core.files import atomic_path, write_json_atomic
+from kgforge.core.quarantine import Quarantine
+from kgforge.store.layout import DomainPaths
+from kgforge.store.snapshot import Snapshot
 from kgforge.qa.llm import (
     DEFAULT_KEY_ENV,
     MAX_PREDICATES_PER_CALL,

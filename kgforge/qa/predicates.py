@@ -19,7 +19,7 @@ from typing import Any
 import polars as pl
 
 from kgforge.qa.graph import WIKIDATA_ENTITY, QAGraph
-from kgforge.qa.kg import ENTITY
+from kgforge.core.vocab import ENTITY
 
 DATE_TYPES = ("date", "gYear", "gYearMonth", "dateTime")
 ENTITY_PREFIXES = (ENTITY, WIKIDATA_ENTITY)

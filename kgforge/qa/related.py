@@ -9,7 +9,7 @@ from __future__ import annotations
 import torch
 
 from kgforge.embed.related import open_index, search_topk
-from kgforge.qa.kg import DomainPaths
+from kgforge.store.layout import DomainPaths
 
 
 def most_similar(paths: DomainPaths, model: str, seeds: list[str], candidates: list[str]) -> dict[str, str]:

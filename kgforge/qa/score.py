@@ -22,7 +22,10 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from kgforge.qa.kg import InputError, Quarantine, iter_json_lines, to_simplified
+from kgforge.core.errors import InputError
+from kgforge.core.jsonio import iter_json_lines
+from kgforge.core.quarantine import Quarantine
+from kgforge.core.text import to_simplified
 from kgforge.qa.llm import LLMClient, judge_check, judge_messages
 
 NA_TEXTS = {"", "na"}

@@ -27,7 +27,8 @@ from typing import Any
 
 import polars as pl
 
-from kgforge.qa.kg import InputError, write_json_atomic
+from kgforge.core.errors import InputError
+from kgforge.core.files import write_json_atomic
 
 SELECTION_FORMAT = 1
 _IDENTIFIER = re.compile(r"\bID\b|\bidentifier\b|\bcode\b|编号|标识|代码|\bISNI\b|\bVIAF\b", re.IGNORECASE)

@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from kgforge.qa.graph import UNTYPED
-from kgforge.qa.kg import InputError
+from kgforge.core.errors import InputError
 
 KINDS = ("simple", "complex", "qualified", "group")
 INTERACTIONS = ("voice", "text")

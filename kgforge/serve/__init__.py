@@ -6,7 +6,7 @@
 The endpoint speaks the SPARQL 1.1 Protocol (:mod:`kgforge.serve.protocol`); queries run in a pool of
 worker processes under a deadline (:mod:`kgforge.serve.pool`, :mod:`kgforge.serve.worker`); every request
 reads one published build (:mod:`kgforge.serve.domain`); the explorer's pages are in
-:mod:`kgforge.serve.explorer`; :mod:`kgforge.serve.kg` is everything used from the rest of kgforge.
+:mod:`kgforge.serve.explorer`; :mod:`kgforge.serve.stages` runs the pipeline's stages for a served build.
 Design, and why an ASGI app over pyoxigraph rather than ``oxigraph serve-read-only``: ``docs/serve.md``.
 
 The names below load on first use, so a query worker (``python -m kgforge.serve.worker``) imports

@@ -25,7 +25,11 @@ from starlette.routing import Route
 from starlette.types import ASGIApp
 
 from kgforge.core.errors import QueryError, QueryOutOfMemory, QueryTimeout
-from kgforge.serve import assets, explorer, kg
+from kgforge.core.errors import KgforgeError, StoreMissingError
+from kgforge.store.layout import DomainPaths
+from kgforge.store.query import PREFIXES
+from kgforge.store.sparql_text import explain_error
+from kgforge.serve import assets, explorer, stages
 from kgforge.serve.domain import (
     ServedDomain,
     ServedQueryError,
@@ -40,7 +44,7 @@ MAX_BODY = 1 << 20  # a request body past 1 MiB is refused (413) as soon as it i
 SYNTAX_ERROR = "SPARQL syntax error: "  # how the worker words Oxigraph's parser errors
 
 
-def create_app(paths: kg.DomainPaths, options: ServeOptions) -> Starlette:
+def create_app(paths: DomainPaths, options: ServeOptions) -> Starlette:
     domain = ServedDomain(paths, options)
 
     @asynccontextmanager
@@ -87,7 +91,7 @@ def guarded(domain: ServedDomain, handler: Handler) -> Callable[[Request], Await
         try:
             try:
                 return await handler(domain, request)
-            except (VersionGone, kg.VersionMoved):
+            except (VersionGone, stages.VersionMoved):
                 return await handler(domain, request)
         except ProtocolError as exc:
             return _text(domain, exc.status, str(exc))
@@ -96,11 +100,11 @@ def guarded(domain: ServedDomain, handler: Handler) -> Callable[[Request], Await
         except (QueryTimeout, TimeoutError) as exc:
             return _text(domain, 503, str(exc) or f"the request ran past the server's {domain.options.timeout:g} s "
                                                   "timeout")
-        except (QueryOutOfMemory, WorkerDied, kg.StoreMissingError) as exc:
+        except (QueryOutOfMemory, WorkerDied, StoreMissingError) as exc:
             return _text(domain, 503, str(exc))
         except QueryError as exc:  # the pool's other ways for a worker to fail (ran out of memory, …): not the client's
             return _text(domain, 503, f"the query could not be answered: {exc}")
-        except kg.KgforgeError as exc:  # a stage the explorer calls refused (goals, related): its own words
+        except KgforgeError as exc:  # a stage the explorer calls refused (goals, related): its own words
             return _text(domain, 500, str(exc))
 
     return endpoint
@@ -133,7 +137,7 @@ async def sparql_endpoint(domain: ServedDomain, request: Request) -> Response:
     message = {"kind": "protocol", "sparql": query.sparql, "bindings": query.bindings,
                "results_format": query.results_format, "graph_format": query.graph_format,
                "default_graphs": query.default_graphs, "named_graphs": query.named_graphs,
-               "max_rows": domain.options.max_rows, "output_prefixes": kg.PREFIXES}
+               "max_rows": domain.options.max_rows, "output_prefixes": PREFIXES}
     try:
         payload = await domain.run(version, message, deadline)
     except ServedQueryError as exc:
@@ -147,7 +151,7 @@ async def sparql_endpoint(domain: ServedDomain, request: Request) -> Response:
 def screen(sparql: str) -> None:
     """What is refused before a worker sees the query: too deep, a bad escape (400), SERVICE (403)."""
     check_query_text(sparql)
-    if kg.has_service_clause(sparql):
+    if stages.has_service_clause(sparql):
         raise ProtocolError(403, "the query has a SERVICE clause, which would make this server send requests to "
                                  "the endpoint it names: refused")
 
@@ -155,10 +159,10 @@ def screen(sparql: str) -> None:
 def refusal(error: ServedQueryError, sparql: str) -> ProtocolError | ServedQueryError:
     """A worker's 400 as the client should read it: an update is a 403, a syntax error gets the words
     `kgforge query` prints for the same mistake (an unknown prefix named, with the known ones)."""
-    if kg.is_update(sparql):
+    if stages.is_update(sparql):
         return ProtocolError(403, "this endpoint is read-only: SPARQL updates are refused")
     if str(error).startswith(SYNTAX_ERROR):
-        return ProtocolError(400, kg.explain_error(str(error).removeprefix(SYNTAX_ERROR), sparql))
+        return ProtocolError(400, explain_error(str(error).removeprefix(SYNTAX_ERROR), sparql))
     return error
 
 

@@ -18,7 +18,13 @@ from typing import Any
 
 from kgforge.core import checks
 from kgforge.core.errors import QueryError, QueryTimeout
-from kgforge.serve import kg
+from kgforge.goals.graph import GoalGraph
+from kgforge.store.layout import DomainPaths
+from kgforge.store.snapshot import Snapshot
+from kgforge.store.manifest import Manifest
+from kgforge.store.query import PREFIXES
+from kgforge.store.tables import GraphTables
+from kgforge.serve import stages
 from kgforge.serve.pool import WorkerPool
 from kgforge.serve.search import LabelIndex
 
@@ -88,12 +94,12 @@ class VersionGone(QueryError):
 class Version:
     """One published build as the server holds it."""
 
-    snapshot: kg.Snapshot  # the build, its manifest and (read once, in a thread) its tables
+    snapshot: Snapshot  # the build, its manifest and (read once, in a thread) its tables
     relations: dict[str, dict[str, str]] | None = None
     tables_task: asyncio.Task | None = None
     index_task: asyncio.Task | None = None
     index: LabelIndex | None = None
-    goal_graph: kg.GoalGraph | None = None  # the goal view's sampling material, read on its first use
+    goal_graph: GoalGraph | None = None  # the goal view's sampling material, read on its first use
 
     def release(self) -> None:
         for task in (self.tables_task, self.index_task):
@@ -105,7 +111,7 @@ class Version:
         return self.snapshot.build
 
     @property
-    def manifest(self) -> kg.Manifest:
+    def manifest(self) -> Manifest:
         return self.snapshot.manifest
 
     @property
@@ -120,10 +126,10 @@ class Rows:
 
 
 class ServedDomain:
-    def __init__(self, paths: kg.DomainPaths, options: ServeOptions) -> None:
+    def __init__(self, paths: DomainPaths, options: ServeOptions) -> None:
         self.paths = paths
         self.options = options
-        self.pool = WorkerPool(options.workers, kg.PREFIXES, options.worker_memory_bytes())
+        self.pool = WorkerPool(options.workers, PREFIXES, options.worker_memory_bytes())
         self._versions: dict[Path, Version] = {}
 
     async def start(self) -> None:
@@ -137,7 +143,7 @@ class ServedDomain:
 
     def current(self) -> Version:
         """The published build now; a new one is taken up here, the oldest kept one let go."""
-        snapshot = kg.Snapshot.open(self.paths, reuse={b: v.snapshot for b, v in self._versions.items()})
+        snapshot = Snapshot.open(self.paths, reuse={b: v.snapshot for b, v in self._versions.items()})
         version = self._versions.get(snapshot.build)
         if version is None:
             version = self._versions[snapshot.build] = Version(snapshot)
@@ -184,14 +190,14 @@ class ServedDomain:
         """The version's graph tables, read once in a thread (seconds at DuConv scale)."""
         if version.tables_task is None:
             version.tables_task = asyncio.get_running_loop().create_task(
-                asyncio.to_thread(kg.tables_of, version.snapshot))
+                asyncio.to_thread(stages.tables_of, version.snapshot))
         return version.tables_task
 
-    def goal_graph(self, version: Version, tables: kg.GraphTables) -> kg.GoalGraph:
+    def goal_graph(self, version: Version, tables: GraphTables) -> GoalGraph:
         """The version's goal material (topic types, classes, labels over its whole graph), read once per
         version in the calling thread; a newly published build is a new version, so it is read again."""
         if version.goal_graph is None:
-            version.goal_graph = kg.goal_graph(version.snapshot)
+            version.goal_graph = stages.goal_graph(version.snapshot)
         return version.goal_graph
 
     def _start_index(self, version: Version) -> None:

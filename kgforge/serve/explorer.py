@@ -19,7 +19,9 @@ from jinja2 import Environment, FileSystemLoader, select_autoescape
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, Response
 
-from kgforge.serve import kg
+from kgforge.core.vocab import DERIVED_GRAPHS, GRAPH, ONTO, OWL_SAME_AS, RDFS_LABEL, RDF_TYPE, SKOS_ALT_LABEL
+from kgforge.derive import PAIR_NODE
+from kgforge.serve import stages
 from kgforge.serve.domain import ServedDomain, Version
 from kgforge.serve.protocol import ProtocolError, parse_iri
 from kgforge.serve.search import LabelIndex
@@ -28,7 +30,7 @@ TEMPLATES = Environment(loader=FileSystemLoader(Path(__file__).resolve().parent 
                         autoescape=select_autoescape(default=True, default_for_string=True))
 FACTS_SHOWN = 500  # per direction on the entity page
 NEIGHBOURS_SHOWN = 60  # per direction in one expansion of the graph view
-META = {kg.RDFS_LABEL: "label", kg.SKOS_ALT_LABEL: "alias", kg.RDF_TYPE: "type", kg.OWL_SAME_AS: "same as"}
+META = {RDFS_LABEL: "label", SKOS_ALT_LABEL: "alias", RDF_TYPE: "type", OWL_SAME_AS: "same as"}
 
 
 def labelled(select: str, pattern: str, node: str) -> str:
@@ -87,14 +89,14 @@ def display(term: tuple, row: dict[str, tuple]) -> Named:
 
 
 def source_name(graph: str) -> str:
-    return graph.removeprefix(kg.GRAPH) if graph.startswith(kg.GRAPH) else graph
+    return graph.removeprefix(GRAPH) if graph.startswith(GRAPH) else graph
 
 
 def relation_label(relations: dict[str, dict[str, str]], iri: str) -> str:
     entry = relations.get(iri, {})
     if entry.get("zh") or entry.get("en"):
         return entry.get("zh") or entry["en"]
-    return META.get(iri) or (iri.removeprefix(kg.ONTO) if iri.startswith(kg.ONTO) else iri)
+    return META.get(iri) or (iri.removeprefix(ONTO) if iri.startswith(ONTO) else iri)
 
 
 # ---------------------------------------------------------------- pages
@@ -104,7 +106,7 @@ async def home(domain: ServedDomain, request: Request) -> Response:
     version = domain.current()
     graphs = version.manifest.graphs
     return page("home.html", version, graphs=[(source_name(g), e.quads) for g, e in sorted(graphs.items())],
-                total=version.manifest.quads, related=kg.has_related_model(domain.paths))
+                total=version.manifest.quads, related=stages.has_related_model(domain.paths))
 
 
 async def search(domain: ServedDomain, request: Request) -> Response:
@@ -151,23 +153,23 @@ async def entity(domain: ServedDomain, request: Request) -> Response:
     labels, types, facts_out = [], [], []
     for row in unique(out.rows[:FACTS_SHOWN], "p", "o", "g"):
         p, graph = row["p"][1], row["g"][1]
-        if p in (kg.RDFS_LABEL, kg.SKOS_ALT_LABEL) and row["o"][0] == "lit":
-            labels.append({"text": row["o"][1], "lang": row["o"][2] or "", "alias": p == kg.SKOS_ALT_LABEL,
+        if p in (RDFS_LABEL, SKOS_ALT_LABEL) and row["o"][0] == "lit":
+            labels.append({"text": row["o"][1], "lang": row["o"][2] or "", "alias": p == SKOS_ALT_LABEL,
                            "source": source_name(graph)})
-        elif p == kg.RDF_TYPE:
+        elif p == RDF_TYPE:
             types.append(display(row["o"], row))
         else:
             facts_out.append(_fact(relations, p, display(row["o"], row), graph))
     shown_in = unique(incoming.rows[:FACTS_SHOWN], "s", "p", "g")
     facts_in = [_fact(relations, row["p"][1], display(row["s"], row), row["g"][1]) for row in shown_in
-                if not row["s"][1].startswith(kg.PAIR_NODE)]
+                if not row["s"][1].startswith(PAIR_NODE)]
     for facts in (facts_out, facts_in):  # the sources' facts first, derived ones after, each by relation
         facts.sort(key=lambda f: (f["derived"], f["relation"], f["other"].label))
     title = _pick_label([{"label": lb["text"], "lang": lb["lang"]} for lb in labels if not lb["alias"]]) or iri
     return page("entity.html", version, iri=iri, title=title, labels=labels, types=types, facts_out=facts_out,
                 facts_in=facts_in, pair_records=len(shown_in) - len(facts_in),
                 more_out=len(out.rows) > FACTS_SHOWN, more_in=len(incoming.rows) > FACTS_SHOWN,
-                related=kg.has_related_model(domain.paths))
+                related=stages.has_related_model(domain.paths))
 
 
 def unique(rows: list[dict[str, tuple]], *keys: str) -> list[dict[str, tuple]]:
@@ -180,7 +182,7 @@ def unique(rows: list[dict[str, tuple]], *keys: str) -> list[dict[str, tuple]]:
 
 def _fact(relations: dict[str, dict[str, str]], p: str, other: Named, graph: str) -> dict[str, Any]:
     return {"p": p, "relation": relation_label(relations, p), "other": other, "source": source_name(graph),
-            "derived": graph.startswith(kg.DERIVED_GRAPHS)}
+            "derived": graph.startswith(DERIVED_GRAPHS)}
 
 
 async def graph_page(domain: ServedDomain, request: Request) -> Response:
@@ -202,12 +204,12 @@ async def neighbours(domain: ServedDomain, request: Request) -> Response:
     edges = []
     for row in unique(found.rows[:2 * NEIGHBOURS_SHOWN], "dir", "n", "p", "g"):
         other, p = row["n"][1], row["p"][1]
-        if p in META or other.startswith(kg.PAIR_NODE):
+        if p in META or other.startswith(PAIR_NODE):
             continue
         nodes[other] = display(row["n"], row).label
         source, target = (iri, other) if row["dir"][1] == "out" else (other, iri)
         edges.append({"source": source, "target": target, "label": relation_label(relations, p),
-                      "derived": row["g"][1].startswith(kg.DERIVED_GRAPHS)})
+                      "derived": row["g"][1].startswith(DERIVED_GRAPHS)})
     center = _pick_label([{"label": r["label"][1], "lang": r["label"][2] or ""} for r in own.rows]) or iri
     return JSONResponse({"build": version.id, "center": {"id": iri, "label": center},
                          "nodes": [{"id": k, "label": v} for k, v in nodes.items()], "edges": edges,
@@ -225,11 +227,11 @@ async def goals(domain: ServedDomain, request: Request) -> Response:
     tables = await asyncio.wait_for(asyncio.shield(domain.tables(version)), max(deadline - time.monotonic(), 0))
 
     def sample() -> dict[str, Any] | None:
-        held, two_step = kg.topic_goal_kinds(tables, topic)
+        held, two_step = stages.topic_goal_kinds(tables, topic)
         if not held:
             return None
-        found = kg.sample_topic_goals(domain.goal_graph(version, tables), topic, n, seed)
-        records = kg.goal_subgraphs(version.snapshot, tables, found) if found else []
+        found = stages.sample_topic_goals(domain.goal_graph(version, tables), topic, n, seed)
+        records = stages.goal_subgraphs(version.snapshot, tables, found) if found else []
         by_goal = {r["goal_id"]: r for r in records}
         label = _pick_label([{"label": r["label"], "lang": r["lang"]}
                              for r in tables.labels.filter(tables.labels["iri"] == topic).to_dicts()]) or topic
@@ -254,17 +256,17 @@ def _whole(request: Request, name: str, default: int, low: int, high: int) -> in
 async def related(domain: ServedDomain, request: Request) -> Response:
     iri = _iri_param(request)
     version = domain.current()
-    if not kg.has_related_model(domain.paths):
+    if not stages.has_related_model(domain.paths):
         return page("related.html", version, iri=iri, results=None)
     deadline = domain.deadline()
-    results = await asyncio.wait_for(asyncio.to_thread(kg.related_entities, domain.paths, iri, 10),
+    results = await asyncio.wait_for(asyncio.to_thread(stages.related_entities, domain.paths, iri, 10),
                                      max(deadline - time.monotonic(), 0))
     return page("related.html", version, iri=iri, results=results)
 
 
 async def editor(domain: ServedDomain, request: Request) -> Response:
     version = domain.current()
-    return page("editor.html", version, queries=kg.shipped_queries(),
+    return page("editor.html", version, queries=stages.shipped_queries(),
                 chosen=request.query_params.get("query", ""), bindings=request.query_params.get("bind", ""))
 
 

@@ -23,7 +23,7 @@ from urllib.parse import parse_qsl
 
 import pyoxigraph as ox
 
-from kgforge.serve import kg
+from kgforge.store.sparql_text import NOT_CODE, code_of
 from kgforge.serve.worker import encode_term
 
 # Far above any query a person or a generator writes (the shipped ones nest 4 deep), far below the depth at
@@ -123,7 +123,7 @@ def check_query_text(sparql: str) -> None:
 def nesting_depth(sparql: str) -> int:
     """How deep ``(``, ``{`` and ``[`` nest in ``sparql``, outside its strings, IRIs and comments."""
     depth = deepest = 0
-    for char in kg.code_of(sparql):
+    for char in code_of(sparql):
         if char in OPENING:
             depth += 1
             deepest = max(deepest, depth)
@@ -134,7 +134,7 @@ def nesting_depth(sparql: str) -> int:
 
 def invalid_escape(sparql: str) -> tuple[str, int, int] | None:
     """The first malformed ``\\u``/``\\U`` escape outside comments, with its line and column (from 1)."""
-    without_comments = kg.NOT_CODE.sub(lambda m: " " * len(m.group()) if m.group().startswith("#") else m.group(),
+    without_comments = NOT_CODE.sub(lambda m: " " * len(m.group()) if m.group().startswith("#") else m.group(),
                                        sparql)
     for match in _ESCAPE.finditer(without_comments):
         escape = match.group(1)

@@ -26,7 +26,7 @@ from starlette.applications import Starlette
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
 from kgforge.core.errors import KgforgeError
-from kgforge.serve import kg
+from kgforge.store.snapshot import Snapshot
 from kgforge.serve.app import create_app
 from kgforge.serve.domain import ServeOptions
 
@@ -112,7 +112,7 @@ def serve(domain: str, workdir: Path | str | None = None, options: ServeOptions 
     the address must be free (a ServeError otherwise, before anything is announced). ``announce`` is
     called once the socket is bound; without it a non-loopback address is logged as a warning."""
     options = options or ServeOptions()
-    paths = kg.Snapshot.open(domain, workdir).paths
+    paths = Snapshot.open(domain, workdir).paths
     sock = sock if sock is not None else listen(options.host, options.port)
     where = listening(sock, options.host)
     if announce is not None:

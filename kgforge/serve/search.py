@@ -13,7 +13,8 @@ from typing import Any
 
 import polars as pl
 
-from kgforge.serve.kg import DERIVED_GRAPHS, GraphTables
+from kgforge.core.vocab import DERIVED_GRAPHS
+from kgforge.store.tables import GraphTables
 
 MAX_RESULTS = 20
 

@@ -21,8 +21,8 @@ from kgforge.core.jsonio import Record
 from kgforge.core.quads import QuadWriter
 from kgforge.core.quarantine import Quarantine
 from kgforge.core.errors import KgforgeError
-from kgforge.core.registry import Registry
-from kgforge.core.schema import Relation, Schema
+from kgforge.core.registry import Entry, Registry
+from kgforge.core.schema import Relation, Schema, SourceSpec
 from kgforge.sources.options import read_options
 
 T = TypeVar("T")
@@ -93,20 +93,40 @@ def _builtin_importer_modules() -> list[str]:
             found.append(module.name + ".kinds")
     return found
 
+def _plugin_importer(kind: str, importer: Any) -> Entry[Importer]:
+    """An importer of the entry-point group ``kgforge.importers``: a function taking an :class:`ImportContext`,
+    its registration read from its attributes as :func:`register` would set them (``description``, else the
+    first line of its docstring; ``reads_file``, ``licence``, ``suffixes``, ``aliases``)."""
+    if not callable(importer):
+        raise KgforgeError(f"it is a {type(importer).__name__}, not a function taking an ImportContext")
+    description = getattr(importer, "description", None) or (importer.__doc__ or "").strip().split("\n")[0]
+    return Entry(kind, importer, description, tuple(getattr(importer, "aliases", ())),
+                 {"reads_file": getattr(importer, "reads_file", True), "licence": getattr(importer, "licence", None),
+                  "suffixes": tuple(getattr(importer, "suffixes", ()))})
+
+
 IMPORTERS: Registry[Importer] = Registry(
     "source kind",
     modules=_builtin_importer_modules,
     entry_point_group="kgforge.importers",
+    plugin=_plugin_importer,
 )
 
 
 def register(kind: str, description: str, reads_file: bool = True,
-             licence: str | None = None) -> Callable[[Importer], Importer]:
+             licence: str | None = None, suffixes: Iterable[str] = ()) -> Callable[[Importer], Importer]:
     """Register an importer. ``reads_file=False`` for kinds whose PATH names something else (a site
     spec, a list of names for a web API), so the build does not require it to exist as a file.
     ``licence``: the terms the data this kind reads is released under, as far as they can be verified
-    (None for kinds that read a user's own files: their licence is whatever the user says)."""
-    return IMPORTERS.register(kind, description=description, reads_file=reads_file, licence=licence)
+    (None for kinds that read a user's own files: their licence is whatever the user says). ``suffixes``:
+    the file extensions that name this kind where a command is given a bare FILE (`kgforge init --from`)."""
+    return IMPORTERS.register(kind, description=description, reads_file=reads_file, licence=licence,
+                              suffixes=tuple(s.lower() for s in suffixes))
+
+
+def kind_for_suffix(suffix: str) -> str | None:
+    """The source kind whose registration claims the file extension ``suffix`` (``.csv``), or None."""
+    return next((entry.name for entry in IMPORTERS if suffix.lower() in entry.meta.get("suffixes", ())), None)
 
 
 def source_licence(kind: str) -> str | None:
@@ -129,3 +149,18 @@ def importer_for(kind: str) -> Importer:
 
 def source_kinds() -> dict[str, str]:
     return IMPORTERS.describe()
+
+
+def sample_source(text: str) -> SourceSpec:
+    """``KIND:FILE``, or a FILE whose extension a source kind registers (``.csv``, ``.ttl.gz``, …)."""
+    kind, sep, path = text.partition(":")
+    if sep and kind in IMPORTERS:
+        if not path:
+            raise KgforgeError(f"--from expects FILE or KIND:FILE (e.g. csv:films.csv), got {text!r}")
+        return SourceSpec(kind=kind, path=path)
+    suffixes = [s.lower() for s in Path(text).suffixes if s.lower() not in (".gz", ".bz2")]
+    kind = kind_for_suffix(suffixes[-1]) if suffixes else None
+    if kind is None:
+        raise KgforgeError(f"cannot tell the kind of {text!r} from its extension: write KIND:{text} "
+                           f"(kinds: {', '.join(source_kinds())})")
+    return SourceSpec(kind=kind, path=text)

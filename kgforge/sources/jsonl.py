@@ -19,7 +19,8 @@ from kgforge.sources.importer import ImportContext, parsed_records, register
 from kgforge.sources.records import Cell, GenericFacts, iri_in, record_settings
 
 
-@register("jsonl", "JSON Lines entity records: {\"id\", \"name\", \"aliases\", relation: value or [values], ...}")
+@register("jsonl", "JSON Lines entity records: {\"id\", \"name\", \"aliases\", relation: value or [values], ...}",
+          suffixes=(".jsonl", ".ndjson"))
 def import_jsonl(ctx: ImportContext) -> None:
     facts = GenericFacts(ctx)
     settings: dict[str, Any] | None = None

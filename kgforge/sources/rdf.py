@@ -73,7 +73,8 @@ class RdfOptions:
 
 
 @register("rdf", "RDF file of any syntax Oxigraph reads (.nt .nq .ttl .trig .n3 .rdf/.owl .jsonld, also .gz/.bz2; "
-                 "or the format option), streamed; predicates mapped onto the schema's relations where declared")
+                 "or the format option), streamed; predicates mapped onto the schema's relations where declared",
+          suffixes=(".nt", ".nq", ".ttl", ".trig", ".n3", ".rdf", ".owl", ".jsonld"))
 def import_rdf(ctx: ImportContext) -> None:
     settings = ctx.settings("rdf", RdfOptions)
     labels = set(settings.label_predicates or LABEL_PREDICATES)

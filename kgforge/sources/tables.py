@@ -41,12 +41,14 @@ class Row:
 
 
 @register("csv", "CSV with a header: triples (subject,predicate,object[,lang|datatype]) or an entity table "
-                 "(one row per entity, one column per relation; multi-valued cells split on `separator`, default |)")
+                 "(one row per entity, one column per relation; multi-valued cells split on `separator`, default |)",
+          suffixes=(".csv",))
 def import_csv(ctx: ImportContext) -> None:
     import_table(ctx, "\t" if ctx.path.suffix.lower() in (".tsv", ".tab") else ",")
 
 
-@register("tsv", "tab-separated values, as `csv` (no quoting: a cell holds no tab or line break)")
+@register("tsv", "tab-separated values, as `csv` (no quoting: a cell holds no tab or line break)",
+          suffixes=(".tsv", ".tab"))
 def import_tsv(ctx: ImportContext) -> None:
     import_table(ctx, "\t")
 

@@ -1,10 +1,6 @@
-"""Everything the server uses from the rest of kgforge, in one place.
-
-The server reads a domain through these names only: where its store lives and which build is published,
-the query prefixes and the SERVICE check, the graph tables, goal sampling, the export's subgraph
-selection and related entities. When the package is regrouped or those APIs change, this module is
-what changes.
-"""
+"""What the server runs of the pipeline's stages for one published build: its graph tables (a build pruned
+mid-read is reported as moved), the SERVICE and update checks of a query, goal sampling around one topic,
+the export's subgraph of those goals, and related entities from an embedding bundle."""
 
 from __future__ import annotations
 
@@ -19,35 +15,18 @@ import polars as pl
 
 from kgforge.core.errors import KgforgeError, StoreMissingError
 from kgforge.core.resources import query_dirs
-from kgforge.core.vocab import (
-    DERIVED_GRAPHS,
-    GRAPH,
-    ONTO,
-    OWL_SAME_AS,
-    RDF_TYPE,
-    RDFS_LABEL,
-    SCHEMA_GRAPH,
-    SKOS_ALT_LABEL,
-)
 from kgforge.derive import PAIR_NODE
 from kgforge.exports import ExportOptions, export_goals
 from kgforge.goals.generate import sample_goals
 from kgforge.goals.graph import GoalGraph, GoalOptions
 from kgforge.goals.record import Goal, write_goals
 from kgforge.store.layout import DomainPaths
-from kgforge.store.manifest import Manifest
-from kgforge.store.query import PREFIXES, uses_service
-from kgforge.store.sparql_text import NOT_CODE, code_of, explain_error
+from kgforge.store.query import uses_service
 from kgforge.store.snapshot import Snapshot
 from kgforge.store.tables import GraphTables
 
-__all__ = [
-    "DERIVED_GRAPHS", "GRAPH", "ONTO", "OWL_SAME_AS", "PREFIXES", "RDF_TYPE", "RDFS_LABEL", "SCHEMA_GRAPH", "SKOS_ALT_LABEL",
-    "PAIR_NODE", "DomainPaths", "Goal", "GoalGraph", "GraphTables", "Manifest", "KgforgeError", "StoreMissingError", "Snapshot", "goal_graph", "goal_subgraphs",
-    "has_related_model", "has_service_clause", "is_update", "NOT_CODE", "code_of", "explain_error",
-    "related_entities", "sample_topic_goals", "topic_goal_kinds",
-    "shipped_queries", "tables_of", "VersionMoved",
-]
+__all__ = ["VersionMoved", "goal_graph", "goal_subgraphs", "has_related_model", "has_service_clause", "is_update",
+           "related_entities", "sample_topic_goals", "shipped_queries", "tables_of", "topic_goal_kinds"]
 
 
 class VersionMoved(KgforgeError):
