@@ -204,6 +204,8 @@ class ImportReport(Record):
 
 @dataclass(frozen=True)
 class RdfExportReport(Record):
+    """The published build written as one RDF file (``kgforge export-rdf``)."""
+
     domain: str
     format: str
     out: str
