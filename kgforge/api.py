@@ -29,6 +29,7 @@ import pyoxigraph as ox
 
 from kgforge.build.refresh import SourceDecision
 from kgforge.build.transaction import DroppedGraph, build, parse_source
+from kgforge.core.checks import language_tag
 from kgforge.core.schema import SourceSpec, load_schema
 from kgforge.derive import derive
 from kgforge.core.errors import ArgumentError
@@ -229,15 +230,17 @@ class Domain:
         return StatsReport(self.name, data, data.get("entities", 0), data.get("relations", 0), data.get("triples", 0))
 
     def query(self, query: str, /, *, timeout: float = DEFAULT_TIMEOUT, limit: int = 0, allow_service: bool = False,
-              waiting: Callable[[float], None] | None = None, **bindings: Any) -> QueryReport:
+              waiting: Callable[[float], None] | None = None, label_language: str | None = None,
+              **bindings: Any) -> QueryReport:
         """Run ``query`` (SPARQL text, or the name of a shipped query such as ``"goal_two_step"``) on the
         published store with ``bindings`` substituted for its variables. A ``str`` binding is a plain value:
         the entity it labels where the variable stands as a subject, else a literal (the rule in
         :mod:`kgforge.store.labels`); pyoxigraph terms pass through. ``limit`` keeps the first rows (0: all);
-        ``waiting(seconds)`` is called while a query runs. Rows come with the labels of their IRIs."""
+        ``waiting(seconds)`` is called while a query runs. Rows come with the labels of their IRIs, in
+        ``label_language`` (default: the domain's), which is also tried first for plain values."""
         sparql = load_query(query)
         check_required(sparql, bindings, query)
-        language = self.language()
+        language = language_tag(label_language, "label_language") if label_language else self.language()
         with QueryRunner(self.paths) as runner:
             terms = resolve_bindings(runner, sparql, {k: _term(v) for k, v in bindings.items()}, language, self.name)
             result = runner.query(sparql, terms, timeout=timeout, allow_service=allow_service, limit=limit,

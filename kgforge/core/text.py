@@ -12,9 +12,15 @@ from typing import Any
 
 import opencc
 
-# In word-segmented text a space is an artefact ("玛姬 · 格蕾斯", "出生 日期", "( 2016") unless it
-# stands between two Latin letters or digits ("Sarab Neelam", "3 Idiots").
+# In word-segmented text a space is an artefact ("玛姬 · 格蕾斯", "出生 日期", "( 2016") unless it stands inside
+# Latin text: a run without CJK characters from a Latin letter or digit to another ("Sarab Neelam", "3 Idiots",
+# "The Equation of Love & Death"). Inside such a run a segmenter's cuts around punctuation that is written
+# tight in English ("Tom ' s", "Spider - Man", "Mr . Bean", "Love , Death") are still taken out.
+_CJK = "\u2E80-\u9FFF\uA960-\uA97F\uAC00-\uD7FF\uF900-\uFAFF\uFE30-\uFE4F\uFF00-\uFFEF\U00020000-\U0003FFFF"
+_CJK_CHAR = re.compile(f"[{_CJK}]")
 _SEGMENTATION_SPACE = re.compile(r"(?<![A-Za-z0-9]) +| +(?![A-Za-z0-9])")
+_LATIN_RUN = re.compile(f"[A-Za-z0-9][^{_CJK}\u00B7\u2022]*[A-Za-z0-9]")
+_TIGHT_SPACE = re.compile(r" +(?=[,.;:!?)\]}'’%-])|(?<=[(\[{'‘’$#-]) +")
 _WHITESPACE_RUN = re.compile(r"\s+")
 _JIEBA_BLOCK = re.compile(r"[\u4E00-\u9FD5a-zA-Z0-9+#&\._%\-]+")  # a run jieba cuts by its dictionary (re_han_default)
 
@@ -39,11 +45,46 @@ def normalise_label(text: str, segmented: bool = True) -> str:
     if not segmented:
         return text
     for _ in range(8):  # removing a space can bring combining marks together: repeat to a fixed point
-        cleaned = unicodedata.normalize("NFC", _SEGMENTATION_SPACE.sub("", _WHITESPACE_RUN.sub(" ", text))).strip()
+        cleaned = unicodedata.normalize("NFC", _without_segmentation_spaces(_WHITESPACE_RUN.sub(" ", text))).strip()
         if cleaned == text:
             break
         text = cleaned
     return text
+
+
+def _without_segmentation_spaces(text: str) -> str:
+    """``text`` (whitespace collapsed) with the spaces of word segmentation taken out, Latin runs' own kept."""
+    pieces, start = [], 0
+    for run in _LATIN_RUN.finditer(text):
+        pieces.append(_SEGMENTATION_SPACE.sub("", text[start:run.start()]))
+        pieces.append(_TIGHT_SPACE.sub("", run.group()))
+        start = run.end()
+    pieces.append(_SEGMENTATION_SPACE.sub("", text[start:]))
+    return "".join(pieces)
+
+
+def has_cjk(text: str) -> bool:
+    """Whether ``text`` holds a Han, kana or Hangul character (or CJK punctuation, fullwidth forms)."""
+    return _CJK_CHAR.search(text) is not None
+
+
+_LATIN_LETTER = re.compile(r"[A-Za-z\u00C0-\u024F]")
+CJK_LANGUAGES = ("zh", "ja", "ko", "yue", "wuu", "lzh")
+
+
+def is_cjk_language(tag: str) -> bool:
+    """Whether the language ``tag`` names is written in CJK characters (zh, zh-Hans, ja, ko, …)."""
+    return tag.lower().split("-")[0] in CJK_LANGUAGES
+
+
+def text_language(text: str, default: str, latin: str = "en") -> str:
+    """The language tag for ``text`` from a source whose language is ``default`` when the source does not tag
+    its fields: a string in Latin script (letters, no CJK character) is ``latin`` in a CJK-language source, a
+    string with CJK characters is ``zh`` in a Latin-script source; anything else (digits, symbols, text in the
+    source's own script) keeps ``default``. A source that tags its text is taken as written, never this."""
+    if is_cjk_language(default):
+        return latin if not has_cjk(text) and _LATIN_LETTER.search(text) else default
+    return "zh" if has_cjk(text) else default
 
 
 def is_segmented(text: str) -> bool:

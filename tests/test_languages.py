@@ -1,0 +1,143 @@
+"""Several languages on one graph: labels per language on one entity, text tagged with the language it is in,
+Latin text kept as written, relation names matched whatever their case or width."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pyoxigraph as ox
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from kgforge import Domain
+from kgforge.core.schema import SourceSpec
+from kgforge.core.text import has_cjk, normalise_label, text_language
+from kgforge.sources.schema_infer import infer_schema
+
+FILMS_CSV = """name,name_en,type,rating,director
+一声叹息,A Sigh,电影,7.5,冯小刚
+冯小刚,Xiaogang Feng,人物,,
+爱情神话,The Equation of Love & Death,电影,7.1,曹保平
+曹保平,Baoping Cao,人物,,
+"""
+
+
+def test_latin_titles_keep_their_spaces_and_segmentation_spaces_go():
+    assert normalise_label("The Equation of Love & Death") == "The Equation of Love & Death"
+    assert normalise_label("周迅 主演 的 Love & Death 很 好看") == "周迅主演的Love & Death很好看"
+    assert normalise_label("玛姬 · 格蕾斯") == "玛姬·格蕾斯"
+    assert normalise_label("电影 ( 2016 )") == "电影(2016)"
+    assert normalise_label("Tom ' s Spider - Man , Mr . Bean") == "Tom's Spider-Man, Mr. Bean"
+
+
+latin_words = st.text(alphabet=st.characters(min_codepoint=ord("a"), max_codepoint=ord("z")), min_size=1, max_size=6)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(latin_words, min_size=1, max_size=6), st.sampled_from([" ", " & ", " + ", " / ", ": "]))
+def test_latin_text_joined_by_spaces_is_never_changed(words, joint):
+    text = joint.join(words)
+    assert normalise_label(text) == text
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(max_size=30))
+def test_a_language_is_given_by_script_only_where_the_source_does_not_say(text):
+    tag = text_language(text, "zh")
+    assert tag in ("zh", "en")
+    if has_cjk(text):
+        assert tag == "zh"  # text with Han characters is never re-tagged in a Chinese source
+    assert text_language(text, "en") in ("en", "zh")
+
+
+def test_script_decides_untagged_text():
+    assert text_language("Xun Zhou", "zh") == "en"
+    assert text_language("周迅", "zh") == "zh"
+    assert text_language("2016", "zh") == "zh"  # no letters: the source's own language
+    assert text_language("周迅", "en") == "zh"
+    assert text_language("Zhōu Xùn", "zh-Hans") == "en"
+
+
+def _build_films(tmp_path: Path) -> Domain:
+    source = tmp_path / "films.csv"
+    source.write_text(FILMS_CSV, encoding="utf-8")
+    domain = Domain("films", tmp_path / "kg")
+    inferred = infer_schema("films", [SourceSpec("csv", str(source))])
+    assert 'labels = { "name_en" = "en" }' in inferred.toml and 'language = "zh"' in inferred.toml
+    assert '[relations."name_en"]' not in inferred.toml  # a label column is no relation
+    schema = inferred.write(domain.paths.root / "schema.toml")
+    domain.build([f"csv:{source}"], schema=str(schema.path))
+    return domain
+
+
+def _labels(domain: Domain) -> dict[str, set[tuple[str, str]]]:
+    rows = domain.query("SELECT ?e ?l WHERE { ?e rdfs:label ?l }").rows
+    found: dict[str, set[tuple[str, str]]] = {}
+    for row in rows:
+        found.setdefault(row["e"].value, set()).add((row["l"].value, row["l"].language))
+    return found
+
+
+def test_a_bilingual_csv_builds_one_entity_per_thing_with_both_labels(tmp_path):
+    domain = _build_films(tmp_path)
+    labels = _labels(domain)
+    films = {iri: names for iri, names in labels.items() if ("爱情神话", "zh") in names}
+    assert list(films.values()) == [{("爱情神话", "zh"), ("The Equation of Love & Death", "en")}]
+    people = [names for names in labels.values() if ("冯小刚", "zh") in names]
+    assert people == [{("冯小刚", "zh"), ("Xiaogang Feng", "en")}]
+    assert not domain.query("SELECT ?s WHERE { ?s ?p ?o FILTER(CONTAINS(STR(?p), 'name_en')) }").rows
+
+
+def test_query_by_an_english_label_finds_the_entity_and_labels_rows_in_the_language_asked(tmp_path):
+    domain = _build_films(tmp_path)
+    report = domain.query("SELECT ?film ?director WHERE { ?film kgr:director ?director }",
+                          film="The Equation of Love & Death", label_language="en")
+    assert [report.labels[row["director"].value] for row in report.rows] == ["Baoping Cao"]
+    chinese = domain.query("SELECT ?film ?director WHERE { ?film kgr:director ?director }", film="A Sigh")
+    assert [chinese.labels[row["director"].value] for row in chinese.rows] == ["冯小刚"]
+    by_label = domain.query("SELECT ?f ?t WHERE { ?f rdfs:label ?t }", t="The Equation of Love & Death")
+    assert len(by_label.rows) == 1 and by_label.rows[0]["t"].language == "en"
+
+
+def test_english_names_of_a_chinese_corpus_are_english_and_keep_their_spaces(tmp_path):
+    session = {"goal": [["再见", "", ""]], "conversation": ["你好"],
+               "knowledge": [["The Equation of Love & Death", "主演", "周迅"],
+                             ["The Equation of Love & Death", "Rating", "7.1"],
+                             ["周迅", "评论", "very good actress"]]}
+    source = tmp_path / "dev.txt"
+    source.write_text(json.dumps(session, ensure_ascii=False) + "\n", encoding="utf-8")
+    schema = tmp_path / "schema.toml"
+    schema.write_text('name = "rec"\nversion = 1\nlanguage = "zh"\n[relations.rating]\nzh = "评分"\nen = "rating"\n'
+                      'kind = "literal"\n[relations.star]\nzh = "主演"\nen = "stars"\nkind = "entity"\n', "utf-8")
+    domain = Domain("rec", tmp_path / "kg")
+    domain.build([f"durecdial:{source}"], schema=str(schema))
+    labels = {label for names in _labels(domain).values() for label in names}
+    assert ("The Equation of Love & Death", "en") in labels and ("周迅", "zh") in labels
+    literals = {(row["p"].value.rsplit("/", 1)[-1], row["o"].value, row["o"].language)
+                for row in domain.query("SELECT ?p ?o WHERE { ?s ?p ?o FILTER(isLiteral(?o)) "
+                                        "FILTER(?p != rdfs:label) }").rows}
+    assert ("rating", "7.1", "zh") in literals  # "Rating" is the schema's rating; a number keeps the source's tag
+    assert any(value == "very good actress" and lang == "en" for _, value, lang in literals)
+
+
+@pytest.mark.parametrize("written", ["Rating", "RATING", "ｒａｔｉｎｇ", " rating ", "评分"])
+def test_relation_names_match_whatever_their_case_or_width(tmp_path, written):
+    schema = tmp_path / "schema.toml"
+    schema.write_text('name = "x"\nversion = 1\n[relations.rating]\nzh = "评分"\nen = "rating"\nkind = "literal"\n',
+                      "utf-8")
+    from kgforge.core.schema import load_schema
+    relation = load_schema(schema).relation_for(written)
+    assert relation.declared and relation.id == "rating"
+
+
+def test_wikidata_samples_give_one_entity_both_labels(tmp_path, shared):
+    dump = shared("wikidata_json/wbgetentities-Q6-Q42-P31.wdtk.json")
+    domain = Domain("wd", tmp_path / "kg")
+    domain.build([f"wikidata:{dump}"])
+    labels = _labels(domain)
+    adams = [names for names in labels.values() if ("Douglas Adams", "en") in names]
+    assert len(adams) == 1 and any(lang.startswith("zh") for _, lang in adams[0])
+    report = domain.query("SELECT ?e ?n WHERE { ?e rdfs:label ?n }", n="Douglas Adams")
+    assert len(report.rows) == 1 and isinstance(report.rows[0]["e"], ox.NamedNode)
