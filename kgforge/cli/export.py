@@ -61,6 +61,9 @@ def export_command(
                                                     "(default 7 for the first topic and 4 for the others; real "
                                                     "dialogues: the format's).")] = None,
     lang: Annotated[str | None, typer.Option(parser=LANGUAGE, help="Label language (default: the schema's).")] = None,
+    allow_mixed: Annotated[bool, typer.Option("--allow-mixed", help="Where an entity or relation has no label in "
+                                              "--lang, write another language's (listed in the report) instead of "
+                                              "refusing the dialogue.")] = False,
     segment: Annotated[bool, typer.Option(help="Word-segmented layouts (DuConv): cut strings into words as the "
                                                "real files are; --no-segment keeps labels whole.")] = True,
     no_text: Annotated[bool, typer.Option("--no-text", help="Leave free-text facts (comments, Information) out.")] = False,
@@ -80,7 +83,7 @@ def export_command(
     report = Domain(domain, workdir).export(
         goals, out, fmt=fmt, dialogues=dialogues, layout=layout, language=lang, budget=budget, segmented=segment,
         include_text=not no_text, skip_invalid=skip_invalid, add_related=add_related, input_layout=input_layout,
-        refresh_attrs=refresh_attrs, changed_since=changed_since)
+        refresh_attrs=refresh_attrs, changed_since=changed_since, allow_mixed=allow_mixed)
     emit_json(report.as_dict()) if json_out else show_export(report)
 
 
@@ -92,6 +95,11 @@ def show_export(report: ExportReport) -> None:
                   markup=False)
     for path in report.files:
         console.print(f"  wrote {path}", markup=False, soft_wrap=True)
+    labels = data.get("labels") or {}
+    if labels.get("mixed_count"):
+        shown = ", ".join(f"{iri} ({label})" for iri, label in list(labels["mixed"].items())[:5])
+        console.print(f"  {labels['mixed_count']:,} names written in another language than {labels['language']} "
+                      f"(--allow-mixed): {shown}", markup=False, soft_wrap=True)
     if "exported_share" in data:  # real dialogues
         share = "-" if data["exported_share"] is None else f"{data['exported_share']:.1%}"
         attr = "-" if data["attr_coverage"] is None else f"{data['attr_coverage']:.1%}"

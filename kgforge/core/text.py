@@ -17,7 +17,8 @@ import opencc
 # "The Equation of Love & Death"). Inside such a run a segmenter's cuts around punctuation that is written
 # tight in English ("Tom ' s", "Spider - Man", "Mr . Bean", "Love , Death") are still taken out.
 _CJK = "\u2E80-\u9FFF\uA960-\uA97F\uAC00-\uD7FF\uF900-\uFAFF\uFE30-\uFE4F\uFF00-\uFFEF\U00020000-\U0003FFFF"
-_CJK_CHAR = re.compile(f"[{_CJK}]")
+CJK_CLASS = f"[{_CJK}]"  # a regex character class (Python and polars/Rust syntax alike)
+_CJK_CHAR = re.compile(CJK_CLASS)
 _SEGMENTATION_SPACE = re.compile(r"(?<![A-Za-z0-9]) +| +(?![A-Za-z0-9])")
 _LATIN_RUN = re.compile(f"[A-Za-z0-9][^{_CJK}\u00B7\u2022]*[A-Za-z0-9]")
 _TIGHT_SPACE = re.compile(r" +(?=[,.;:!?)\]}'’%-])|(?<=[(\[{'‘’$#-]) +")
@@ -135,9 +136,22 @@ class Segmenter:
             if is_segmented(text):
                 cut = _WHITESPACE_RUN.sub(" ", text.strip())
             else:
-                cut = " ".join(word for word in self._ready().lcut(text) if not word.isspace())
+                cut = " ".join(self._cut(text))
             self._cache[text] = cut
         return cut
+
+    def _cut(self, text: str) -> list[str]:
+        """The words of ``text``: a Latin run ("Love&Death", "9:9", "Tom's") is kept as written, since
+        :func:`normalise_label` keeps the spaces inside one and could not tell a cut from the title's own."""
+        pieces, start = [], 0
+        for run in _LATIN_RUN.finditer(text):
+            pieces += self._words(text[start:run.start()])
+            pieces.append(_WHITESPACE_RUN.sub(" ", run.group()))
+            start = run.end()
+        return pieces + self._words(text[start:])
+
+    def _words(self, text: str) -> list[str]:
+        return [word for word in self._ready().lcut(text) if not word.isspace()] if text.strip() else []
 
 
 _PLAIN = Segmenter()

@@ -15,6 +15,7 @@ from kgforge.core.errors import KgforgeError
 from kgforge.core.schema import Schema, load_schema
 from kgforge.core.vocab import ONTO
 from kgforge.exports.labels import Labels, Render
+from kgforge.store.languages import same_as_pairs
 from kgforge.exports.model import Dialogue, TripleShape
 from kgforge.exports.subgraph import SubgraphOptions, select_subgraphs
 from kgforge.goals.graph import class_nodes
@@ -53,14 +54,16 @@ class Context:
 
     @classmethod
     def open(cls, domain: str, workdir: Path | str | None, language: str | None,
-             tables: GraphTables | None = None, build: Path | None = None) -> "Context":
-        """The published build of ``domain``, or the kept ``build`` folder."""
+             tables: GraphTables | None = None, build: Path | None = None, allow_mixed: bool = False) -> "Context":
+        """The published build of ``domain``, or the kept ``build`` folder; labels in ``language`` (entities
+        linked by ``owl:sameAs`` lend theirs; ``allow_mixed`` writes another language's where none is)."""
         paths = domain_paths(domain, workdir)
         build = build or published_build(paths)
         manifest = read_manifest(paths, build)
         schema = load_schema(manifest.schema.path)
         tables = tables or read_tables(paths, build=build)
-        return cls(paths, manifest, schema, tables, Labels(tables, schema, language or schema.language))
+        labels = Labels(tables, schema, language or schema.language, same_as_pairs(build, manifest), allow_mixed)
+        return cls(paths, manifest, schema, tables, labels)
 
     def class_iris(self) -> set[str]:
         return class_nodes(self.schema, self.tables)
@@ -166,8 +169,15 @@ def assemble(ctx: Context, grounded: Grounded, sub_options: SubgraphOptions, add
         unlabelled = labelled.filter(pl.col("s").is_in(list(missing)) | pl.col("p").is_in(list(missing))
                                      | (pl.col("o_is_entity") & pl.col("o").is_in(list(missing))))
         _note(problems, unlabelled.unique("dialogue", keep="first"),
-              lambda r: f"no {ctx.labels.language} label for {next(x for x in (r['s'], r['p'], r['o']) if x in missing)}")
+              lambda r: _lacking(ctx.labels, next(x for x in (r['s'], r['p'], r['o']) if x in missing)))
     return Assembled(labelled, problems, grounded)
+
+
+def _lacking(labels: Labels, iri: str) -> str:
+    other = labels.fallback.get(iri)
+    has = f" (it has {other!r})" if other and other != iri else ""
+    return (f"no {labels.language} label for {iri}{has}: `kgforge translate` proposes one, --allow-mixed writes "
+            "the other language's")
 
 
 def _goal_problems(problems: dict[int, list[str]], topics: pl.DataFrame, paths: pl.DataFrame, sub: pl.DataFrame,

@@ -37,7 +37,7 @@ def export_goals(domain: str, goals_file: Path, options: ExportOptions, out: Pat
     out = domain_paths(domain, workdir).output(out)
     fmt = format_named(options.fmt)
     layout = goal_layout(fmt, options.layout)
-    ctx = Context.open(domain, workdir, options.language, tables)
+    ctx = Context.open(domain, workdir, options.language, tables, allow_mixed=options.allow_mixed)
     goals = list(read_goals(goals_file))
     if not goals:
         raise KgforgeError(f"{goals_file}: no goals to export")
@@ -65,7 +65,7 @@ def export_goals(domain: str, goals_file: Path, options: ExportOptions, out: Pat
     extra = {"goals_file": str(goals_file), "goals_sha256": sha256_file(goals_file),
              "dialogues": len({record_id for record_id, _ in kept}),
              "triples": sum(len(d.knowledge) for d in dialogues if d.dialogue_id not in dropped), "checks": checks,
-             "seeds": sorted({g.seed for g in goals if g.seed is not None})}
+             "seeds": sorted({g.seed for g in goals if g.seed is not None}), "labels": ctx.labels.report()}
     return finish(ctx, fmt, layout, kept, options, out, extra, started, rejected)
 
 

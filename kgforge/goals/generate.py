@@ -38,6 +38,13 @@ def sample_goals(graph: GoalGraph, options: GoalOptions, profiles: list[dict[str
     return STYLES.get(options.style)(graph, options, profiles)
 
 
+def mixed_report(graph: GoalGraph) -> dict[str, Any]:
+    """The names the goals had to write in another language than the graph's (none of its own on the chain
+    of kgforge.store.languages), so that no goal file mixes languages unsaid."""
+    return {"language": graph.language, "mixed_count": len(graph.mixed),
+            "mixed": dict(sorted(graph.mixed.items())[:50])}
+
+
 def generate(domain: str, options: GoalOptions, out: Path, workdir: Path | str | None = None,
              profiles_file: Path | None = None) -> dict[str, Any]:
     paths = domain_paths(domain, workdir)
@@ -63,6 +70,6 @@ def generate(domain: str, options: GoalOptions, out: Path, workdir: Path | str |
             "shortfall": shortfall(kinds, options, graph),
             "seed": options.seed, "style": options.style, "kinds": kinds,
             "relations": dict(sorted(relations.items(), key=lambda kv: -kv[1])), "topic_types": types,
-            "build_id": graph.build_id} | (
+            "build_id": graph.build_id, "labels": mixed_report(graph)} | (
             {"profiles": len(profiles), "profiles_unreadable": unreadable} if profiles is not None else {})
 
