@@ -49,6 +49,17 @@ from kgforge.grounding import GroundOptions, MatchOptions, ground_file
 from kgforge.goals.generate import generate
 from kgforge.goals.graph import GoalOptions
 from kgforge.stats import domain_stats
+from kgforge.languages import (
+    AlignmentReport,
+    TranslationApplied,
+    TranslationProposals,
+    align_languages,
+    apply_translations,
+    propose_translations,
+)
+from kgforge.languages.translate import MAX_LITERAL_CHARS
+from kgforge.qa.llm import DEFAULT_KEY_ENV
+from kgforge.qa.pipeline import LLMSettings
 from kgforge.store.catalog import DomainInfo, list_domains
 from kgforge.store.diff import GraphDiff, diff_builds
 from kgforge.store.labels import check_required, labelled_rows, resolve_bindings, row_labels
@@ -255,6 +266,24 @@ class Domain:
     def language(self) -> str:
         """The language of the domain's labels (its schema's ``language``)."""
         return load_schema(read_manifest(self.paths).schema.path).language
+
+    def translate(self, language: str, out: Path | str, *, llm_url: str, llm_model: str,
+                  llm_key_env: str = DEFAULT_KEY_ENV, max_chars: int = MAX_LITERAL_CHARS,
+                  limit: int | None = None) -> TranslationProposals:
+        """Ask an OpenAI-compatible endpoint for labels in ``language`` of what lacks one, and write them to the
+        review file ``out`` (TSV) for a person to edit; nothing enters the graph until
+        :meth:`apply_translations` (see :mod:`kgforge.languages.translate`)."""
+        return propose_translations(self.name, language, out, LLMSettings(llm_url, llm_model, llm_key_env),
+                                    self.workdir, max_chars, limit)
+
+    def apply_translations(self, review_file: Path | str, language: str) -> TranslationApplied:
+        """Load the kept rows of a reviewed translation file as the graph ``graph/translated/<language>``."""
+        return apply_translations(self.name, review_file, language, self.workdir)
+
+    def align(self, language: str = "en", *, write: bool = False) -> AlignmentReport:
+        """Align the domain's names with those in ``language`` across sources (type-checked), listing the
+        ambiguous and missing ones; ``write`` publishes the name matches as ``owl:sameAs``."""
+        return align_languages(self.name, language, self.workdir, write)
 
     def tables(self, *, include_derived: bool = False) -> GraphTables:
         """The graph as polars tables: ``facts``, ``labels``, ``types``, ``relations``."""

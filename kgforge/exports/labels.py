@@ -129,8 +129,6 @@ class Render:
                  build_id: str = "") -> None:
         self.labels = labels
         self.segmenter = segmenter
-        if type_relation and not fits_script(type_relation, labels.language):  # 领域 in an English export
-            type_relation = labels.relations.get(RDF_TYPE) or EXTRA_PREDICATES[RDF_TYPE]["en"]
         self.type_relation = type_relation
         self.build_id = build_id
         self._forms = labels.segmented_forms() if segmenter else {}

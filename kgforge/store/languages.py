@@ -30,6 +30,7 @@ from kgforge.core.text import CJK_CLASS, has_cjk, is_cjk_language
 from kgforge.core.vocab import OWL_SAME_AS
 from kgforge.store.manifest import Manifest
 
+LINK_KINDS = ("links", "aligned")
 STEPS = ("language", "alias", "linked", "untagged", "script")
 
 
@@ -98,11 +99,11 @@ def language_labels(labels: pl.DataFrame, language: str, links: Iterable[tuple[s
 
 
 def same_as_pairs(build: Path, manifest: Manifest) -> list[tuple[str, str]]:
-    """The ``owl:sameAs`` pairs of a build's graphs of kind ``links`` (what ``kgforge link`` wrote), read from
-    their quads files (they are small: one line per linked entity)."""
+    """The ``owl:sameAs`` pairs of a build's graphs of kind ``links`` and ``aligned`` (what ``kgforge link`` and
+    ``kgforge align --write`` wrote), read from their quads files (small: one line per linked entity)."""
     pairs = []
     for entry in manifest.graphs.values():
-        if entry.kind != "links" or not (build / entry.quads_file).is_file():
+        if entry.kind not in LINK_KINDS or not (build / entry.quads_file).is_file():
             continue
         for quad in ox.parse(path=str(build / entry.quads_file), format=ox.RdfFormat.N_QUADS):
             if quad.predicate.value == OWL_SAME_AS and isinstance(quad.object, ox.NamedNode):
