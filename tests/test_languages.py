@@ -141,3 +141,101 @@ def test_wikidata_samples_give_one_entity_both_labels(tmp_path, shared):
     assert len(adams) == 1 and any(lang.startswith("zh") for _, lang in adams[0])
     report = domain.query("SELECT ?e ?n WHERE { ?e rdfs:label ?n }", n="Douglas Adams")
     assert len(report.rows) == 1 and isinstance(report.rows[0]["e"], ox.NamedNode)
+
+
+ALIGN_SCHEMA = """name = "films"
+version = 1
+language = "zh"
+type_relation = "type"
+
+[types.film]
+zh = "电影"
+en = "film"
+
+[types.person]
+zh = "人物"
+en = "person"
+
+[relations.type]
+zh = "类型"
+en = "type"
+kind = "literal"
+
+[relations.director]
+zh = "导演"
+en = "director"
+kind = "entity"
+
+[relations.rating]
+zh = "评分"
+en = "rating"
+kind = "literal"
+"""
+ALIGN_CSV = """name,name_en,type,director,rating
+一声叹息,A Sigh,电影,冯小刚,7.5
+冯小刚,Xiaogang Feng,人物,,
+双城记,Twin Cities,电影,,7.0
+双城记（2010）,Twin Cities,电影,,6.0
+苏州河,,电影,,8.0
+"""
+ENGLISH_SESSIONS = [  # an English corpus names the same things in English only
+    [["A Sigh", "director", "Xiaogang Feng"], ["A Sigh", "type", "film"], ["Xiaogang Feng", "type", "person"]],
+    [["Twin Cities", "rating", "8.0"], ["Twin Cities", "type", "film"]],
+    [["Painted Skin", "rating", "6.5"], ["Painted Skin", "type", "film"]],
+    [["Sigh Person", "rating", "1"]],
+]
+
+
+def _bilingual_domain(tmp_path: Path) -> Domain:
+    (tmp_path / "schema.toml").write_text(ALIGN_SCHEMA, "utf-8")
+    (tmp_path / "films.csv").write_text(ALIGN_CSV, "utf-8")
+    with open(tmp_path / "en.txt", "w", encoding="utf-8") as out:
+        for knowledge in ENGLISH_SESSIONS:
+            out.write(json.dumps({"goal": [], "knowledge": knowledge, "conversation": ["Hi"]}) + "\n")
+    domain = Domain("films", tmp_path / "kg")
+    domain.build([f"csv:{tmp_path / 'films.csv'}", f"durecdial:{tmp_path / 'en.txt'}"],
+                 schema=str(tmp_path / "schema.toml"))
+    return domain
+
+
+def test_align_matches_english_only_names_with_type_checks_and_lists_ambiguous_and_missing(tmp_path):
+    domain = _bilingual_domain(tmp_path)
+    report = domain.align("en", write=True)
+    assert report.base_language == "zh" and report.language == "en"
+    assert report.matched == 2  # "A Sigh" and "Xiaogang Feng" of the English corpus are the CSV's entities
+    assert report.ambiguous == {"Twin Cities": sorted(report.ambiguous["Twin Cities"])}
+    assert len(report.ambiguous["Twin Cities"]) == 2  # two films have that English name: none is chosen
+    assert report.missing["zh"] == ["Painted Skin", "Sigh Person"] and report.missing["en"] == ["苏州河"]
+    assert json.loads(report.report_file.read_text("utf-8"))["matched"] == 2
+    links = domain.query("SELECT ?a ?b WHERE { GRAPH <https://kgforge.org/graph/derived/aligned/en> "
+                         "{ ?a owl:sameAs ?b } }").rows
+    assert len(links) == 2
+    again = domain.align("en", write=True)  # re-running replaces the graph, it does not add to it
+    assert again.matched == 2 and len(domain.query("SELECT ?a WHERE { ?a owl:sameAs ?b }").rows) == 2
+
+
+def test_a_type_mismatch_is_refused_not_aligned(tmp_path):
+    domain = _bilingual_domain(tmp_path)
+    sessions = tmp_path / "more.txt"
+    sessions.write_text(json.dumps({"goal": [], "conversation": ["Hi"], "knowledge": [
+        ["Xiaogang Feng", "type", "film"], ["Xiaogang Feng", "rating", "3"]]}) + "\n", "utf-8")
+    other = Domain("films2", tmp_path / "kg")
+    other.build([f"csv:{tmp_path / 'films.csv'}", f"durecdial:{sessions}"], schema=str(tmp_path / "schema.toml"))
+    report = other.align("en")
+    assert report.type_rejected == 1 and "Xiaogang Feng" in report.missing["zh"]
+    assert domain.align("en").type_rejected == 0
+
+
+def test_stats_give_the_parallel_kg_figures(tmp_path):
+    source = tmp_path / "films.csv"
+    source.write_text(FILMS_CSV + "苏州河,,电影,8.0,娄烨\n", encoding="utf-8")
+    domain = Domain("films", tmp_path / "kg")
+    schema = infer_schema("films", [SourceSpec("csv", str(source))]).write(domain.paths.root / "schema.toml")
+    domain.build([f"csv:{source}"], schema=str(schema.path))
+    parallel = domain.stats().data["languages"]
+    assert parallel["languages"] == ["zh", "en"]
+    # six entities: three films, three people; 苏州河 and 娄烨 have no English name
+    assert parallel["entities"] == {"zh": 6, "en": 4, "both": 4, "all": 6}
+    assert parallel["attributes"] == {"zh": 2, "en": 2, "both": 2, "all": 2}
+    # rating and director of three films; the two facts of 苏州河 cannot be written in English
+    assert parallel["triples"] == {"zh": 6, "en": 4, "both": 4, "all": 6}

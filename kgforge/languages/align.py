@@ -73,10 +73,10 @@ def align_languages(domain: str, language: str = "en", workdir: Path | str | Non
     used = (set(facts["s"].to_list()) | set(facts.filter(pl.col("o_is_entity"))["o"].to_list())) - \
         set(tables.relations["iri"].to_list())
     used = {iri for iri in used if not iri.startswith(CLASS)}
-    labels = tables.labels.filter(pl.col("iri").is_in(list(used)))
-    own = _names(labels, base)
-    other = _names(labels, language)
-    links = same_as_pairs(build, manifest)
+    things = ~pl.col("iri").is_in(tables.relations["iri"].implode()) & ~pl.col("iri").str.starts_with(CLASS)
+    own = _names(tables.labels.filter(things), base)
+    other = _names(tables.labels.filter(things), language)
+    links = same_as_pairs(build, manifest, kinds=("links",))  # not an earlier run's own matches: they are redone
     partner = defaultdict(set)
     for a, b in links:
         partner[a].add(b)
@@ -88,7 +88,7 @@ def align_languages(domain: str, language: str = "en", workdir: Path | str | Non
               if any(p in (other_all if iri in own else own_all) for p in partner.get(iri, ()))}
     classes = _classes(tables)
     by_other_name: dict[str, list[str]] = defaultdict(list)
-    for iri in sorted(both):
+    for iri in sorted(set(own) & set(other)):  # candidates: anything named in both, facts or not
         for name in other[iri]:
             by_other_name[normalise_label(name).casefold()].append(iri)
     matches, ambiguous, type_rejected, missing_other = {}, {}, 0, []

@@ -98,12 +98,12 @@ def language_labels(labels: pl.DataFrame, language: str, links: Iterable[tuple[s
     return LanguageLabels(language, chosen, fell_back, lacking)
 
 
-def same_as_pairs(build: Path, manifest: Manifest) -> list[tuple[str, str]]:
+def same_as_pairs(build: Path, manifest: Manifest, kinds: tuple[str, ...] = LINK_KINDS) -> list[tuple[str, str]]:
     """The ``owl:sameAs`` pairs of a build's graphs of kind ``links`` and ``aligned`` (what ``kgforge link`` and
     ``kgforge align --write`` wrote), read from their quads files (small: one line per linked entity)."""
     pairs = []
     for entry in manifest.graphs.values():
-        if entry.kind not in LINK_KINDS or not (build / entry.quads_file).is_file():
+        if entry.kind not in kinds or not (build / entry.quads_file).is_file():
             continue
         for quad in ox.parse(path=str(build / entry.quads_file), format=ox.RdfFormat.N_QUADS):
             if quad.predicate.value == OWL_SAME_AS and isinstance(quad.object, ox.NamedNode):
