@@ -16,6 +16,7 @@ from kgforge.core.errors import InputError
 from kgforge.core.schema import SourceSpec
 from kgforge.core.text import has_cjk
 from kgforge.exports.assemble import ExportCheckError
+from kgforge.qa.graph import QAGraph
 from kgforge.sources.schema_infer import infer_schema
 from tests.qa_support import chat_server
 
@@ -130,6 +131,9 @@ def test_translate_proposes_a_review_file_and_applying_it_makes_english_exports_
     assert any(triple[1] == "genre" and triple[2] == "romance" for r in written for triple in r["knowledge"])
     directors = films.query("SELECT ?f ?d WHERE { ?f kgr:director ?d }", label_language="en")
     assert {"Lou Ye", "Xun Zhou"} <= set(directors.labels.values())  # query labels in the language asked
+    qa_names = QAGraph.load(films.paths, "en").labels  # qa --lang en names entities by the same chain
+    assert {"Lou Ye", "Xun Zhou", "The Equation of Love & Death"} <= set(qa_names.values())
+    assert not {"娄烨", "周迅"} & set(qa_names.values())
 
 
 def test_a_bad_review_row_names_the_file_and_line_and_loads_nothing(films, tmp_path):

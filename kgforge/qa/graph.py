@@ -30,9 +30,12 @@ from kgforge.qa.kg import (
     Schema,
     load_schema,
     normalise_label,
+    language_labels,
+    published_build,
     query_text,
     read_manifest,
     read_tables,
+    same_as_pairs,
 )
 
 UNTYPED = "entity"  # the type of an entity with no type (kgforge.qa.templates falls back on it)
@@ -66,8 +69,17 @@ class QAGraph:
 
     @cached_property
     def labels(self) -> dict[str, str]:
-        """One display label per IRI in the language (relations included), as every stage shows it."""
-        return self.tables.label_map(self.language)
+        """One display label per IRI in the language (relations included), as every stage shows it: the chain of
+        :mod:`kgforge.store.languages` first (a name in the language, an alias, a sameAs partner's, one in its
+        script), any label where that gives none."""
+        build = published_build(self.paths)
+        chosen = language_labels(self.tables.labels, self.language, same_as_pairs(build, read_manifest(self.paths, build)))
+        return self.tables.label_map(self.language) | {
+            iri: label for iri, label in chosen.labels.items() if iri not in self._relation_iris}
+
+    @cached_property
+    def _relation_iris(self) -> set[str]:  # relations keep their schema names, which label_map gives
+        return set(self.tables.relations["iri"].to_list())
 
     @cached_property
     def names(self) -> pl.DataFrame:

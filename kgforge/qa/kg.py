@@ -27,7 +27,8 @@ from kgforge.core.vocab import (
     WIKIDATA_PROP,
     XSD,
 )
-from kgforge.store.layout import DomainPaths, domain_paths, read_manifest
+from kgforge.store.languages import language_labels, same_as_pairs
+from kgforge.store.layout import DomainPaths, domain_paths, published_build, read_manifest
 from kgforge.store.manifest import Manifest
 from kgforge.store.query import QueryRunner
 from kgforge.store.tables import GraphTables, read_tables
@@ -36,5 +37,5 @@ __all__ = [
     "ENTITY", "ArgumentError", "AtomicFile", "atomic_path", "DomainPaths", "GraphTables", "InputError", "KgforgeError", "Manifest", "Quarantine", "QueryRunner",
     "RDF_TYPE", "Schema", "WIKIDATA_DIRECT", "WIKIDATA_ENTITY", "WIKIDATA_PROP", "XSD", "domain_paths", "iter_json_lines",
     "load_schema", "normalise_label", "package_versions", "query_text", "read_manifest", "read_tables",
-    "sha256_file", "to_simplified", "write_json_atomic",
+    "sha256_file", "to_simplified", "write_json_atomic", "language_labels", "same_as_pairs", "published_build",
 ]
