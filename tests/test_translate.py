@@ -170,3 +170,25 @@ def test_the_cli_proposes_and_applies(films, tmp_path, cli):
     assert applied["graph"] == "https://kgforge.org/graph/translated/en" and applied["quads"] > 0
     neither = cli("translate", "films", "--workdir", workdir, check=False)
     assert neither.returncode == 2 and "--out FILE" in neither.stderr
+
+
+def test_serve_pages_name_entities_in_the_language_asked(tmp_path):
+    import httpx
+
+    from tests.serve_support import running_server
+
+    source = tmp_path / "films.csv"
+    write_films(source)
+    demo = Domain("demo", tmp_path / "kg")
+    schema = infer_schema("demo", [SourceSpec("csv", str(source))]).write(demo.paths.root / "schema.toml")
+    demo.build([f"csv:{source}"], schema=str(schema.path))
+    film = demo.query("SELECT ?e ?n WHERE { ?e rdfs:label ?n }", n="A Sigh").rows[0]["e"].value
+    with running_server(demo.workdir) as base, httpx.Client(timeout=60) as client:
+        chinese = client.get(f"{base}/entity", params={"iri": film}).text
+        english = client.get(f"{base}/entity", params={"iri": film, "lang": "en"}).text
+        graph = client.get(f"{base}/api/neighbours", params={"iri": film, "lang": "en"}).json()
+        bad = client.get(f"{base}/entity", params={"iri": film, "lang": "not a tag!"})
+    assert "<title>一声叹息" in chinese and "<title>A Sigh" in english
+    assert "Xun Zhou" in english and "周迅" in chinese  # the star's name, on the same page
+    assert graph["center"]["label"] == "A Sigh" and "Xun Zhou" in {n["label"] for n in graph["nodes"]}
+    assert bad.status_code == 400

@@ -18,6 +18,7 @@ from typing import Any
 import polars as pl
 
 from kgforge.core.errors import KgforgeError, StoreMissingError
+from kgforge.core.quads import check_lang
 from kgforge.core.schema import load_schema
 from kgforge.core.resources import query_dirs
 from kgforge.core.vocab import (
@@ -51,7 +52,7 @@ __all__ = [
     "PAIR_NODE", "DomainPaths", "Goal", "GoalGraph", "GraphTables", "Manifest", "KgforgeError", "StoreMissingError", "domain_paths", "goal_graph", "goal_subgraphs",
     "has_related_model", "label_language", "has_service_clause", "is_update", "NOT_CODE", "code_of", "explain_error", "published_build", "read_manifest",
     "related_entities", "sample_topic_goals", "topic_goal_kinds",
-    "shipped_queries", "tables_of", "VersionMoved",
+    "shipped_queries", "tables_of", "VersionMoved", "check_lang",
 ]
 
 
