@@ -56,6 +56,8 @@ def test_script_decides_untagged_text():
     assert text_language("Xun Zhou", "zh") == "en"
     assert text_language("周迅", "zh") == "zh"
     assert text_language("2016", "zh") == "zh"  # no letters: the source's own language
+    assert text_language("178cm", "zh") == "zh"  # a measure, not English
+    assert text_language("3 Idiots", "zh") == "en"
     assert text_language("周迅", "en") == "zh"
     assert text_language("Zhōu Xùn", "zh-Hans") == "en"
 

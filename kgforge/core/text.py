@@ -80,11 +80,12 @@ def is_cjk_language(tag: str) -> bool:
 
 def text_language(text: str, default: str, latin: str = "en") -> str:
     """The language tag for ``text`` from a source whose language is ``default`` when the source does not tag
-    its fields: a string in Latin script (letters, no CJK character) is ``latin`` in a CJK-language source, a
-    string with CJK characters is ``zh`` in a Latin-script source; anything else (digits, symbols, text in the
+    its fields: a string in Latin script (no CJK character, more letters than digits: ``3 Idiots`` but not
+    ``178cm``) is ``latin`` in a CJK-language source, a string with CJK characters is ``zh`` in a Latin-script source; anything else (digits, symbols, text in the
     source's own script) keeps ``default``. A source that tags its text is taken as written, never this."""
-    if is_cjk_language(default):
-        return latin if not has_cjk(text) and _LATIN_LETTER.search(text) else default
+    if is_cjk_language(default):  # letters outnumbering digits: "3 Idiots" is English, "178cm" a measure
+        letters = len(_LATIN_LETTER.findall(text))
+        return latin if not has_cjk(text) and letters > sum(c.isdigit() for c in text) else default
     return "zh" if has_cjk(text) else default
 
 
@@ -135,6 +136,8 @@ class Segmenter:
         if cut is None:
             if is_segmented(text):
                 cut = _WHITESPACE_RUN.sub(" ", text.strip())
+            elif text in self._names:  # a name jieba would cut at its punctuation (超级无敌掌门狗：剃刀边缘) stays whole
+                cut = text
             else:
                 cut = " ".join(self._cut(text))
             self._cache[text] = cut
