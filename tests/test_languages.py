@@ -241,3 +241,51 @@ def test_stats_give_the_parallel_kg_figures(tmp_path):
     assert parallel["attributes"] == {"zh": 2, "en": 2, "both": 2, "all": 2}
     # rating and director of three films; the two facts of 苏州河 cannot be written in English
     assert parallel["triples"] == {"zh": 6, "en": 4, "both": 4, "all": 6}
+
+
+def _label_frame(rows: list[tuple[str, str, str, bool]]) -> "pl.DataFrame":
+    import polars as pl
+
+    return pl.DataFrame(rows, schema={"iri": pl.String, "label": pl.String, "lang": pl.String, "preferred": pl.Boolean},
+                        orient="row")
+
+
+def test_the_fallback_chain_takes_each_step_in_order():
+    from kgforge.store.languages import language_labels
+
+    frame = _label_frame([
+        ("e:own", "周迅", "zh", True), ("e:own", "Xun Zhou", "en-GB", True),      # 1. in the language
+        ("e:alias", "葛优", "zh", True), ("e:alias", "You Ge", "en", False),      # 2. an alias in it
+        ("e:linked", "霸王别姬", "zh", True), ("wd:Q1", "Farewell My Concubine", "en", True),  # 3. via sameAs
+        ("e:plain", "Wong Kar-wai", "", True),                                    # 4. untagged
+        ("e:script", "3 Idiots", "zh", True),                                     # 5. Latin script, tagged zh
+        ("e:none", "苏州河", "zh", True), ("e:none", "苏州河", "", False),          # nothing English
+        ("c:type", "人物", "en", True),                                           # tagged en, written in Han
+    ])
+    chosen = language_labels(frame, "en", [("e:linked", "wd:Q1")])
+    assert chosen.labels["e:own"] == "Xun Zhou" and "e:own" not in chosen.fell_back
+    assert (chosen.labels["e:alias"], chosen.fell_back["e:alias"]) == ("You Ge", "alias")
+    assert (chosen.labels["e:linked"], chosen.fell_back["e:linked"]) == ("Farewell My Concubine", "linked")
+    assert chosen.fell_back["e:plain"] == "untagged" and chosen.fell_back["e:script"] == "script"
+    assert chosen.lacking == {"e:none", "c:type"}
+    assert chosen.counts() == {"language": 2, "alias": 1, "linked": 1, "untagged": 1, "script": 1, "lacking": 2}
+    chinese = language_labels(frame, "zh")  # Chinese text writes a foreign name as it is spelled
+    assert chinese.labels["wd:Q1"] == "Farewell My Concubine" and not chinese.lacking
+
+
+label_rows = st.lists(st.tuples(st.sampled_from(["a", "b", "c", "d"]),
+                                st.sampled_from(["周迅", "Xun Zhou", "3 Idiots", "霸王别姬", "x"]),
+                                st.sampled_from(["zh", "en", "", "en-US", "ja"]), st.booleans()), max_size=12)
+
+
+@settings(max_examples=150, deadline=None)
+@given(label_rows, st.sampled_from(["en", "zh"]))
+def test_every_labelled_iri_is_named_or_lacking_and_english_names_have_no_han(rows, language):
+    from kgforge.store.languages import language_labels
+
+    chosen = language_labels(_label_frame(rows), language)
+    iris = {iri for iri, *_ in rows}
+    assert set(chosen.labels) | chosen.lacking == iris and not set(chosen.labels) & chosen.lacking
+    assert all(label in {r[1] for r in rows if r[0] == iri} for iri, label in chosen.labels.items())
+    if language == "en":
+        assert not any(has_cjk(label) for label in chosen.labels.values())
