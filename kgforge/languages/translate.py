@@ -111,12 +111,14 @@ def lacking_items(tables: GraphTables, paths: DomainPaths, language: str, max_ch
     classes = {t.iri: t for t in schema.types.values()}
     used = set(facts["s"].to_list()) | set(facts.filter(pl.col("o_is_entity"))["o"].to_list())
     types = dict(zip(tables.types["iri"].to_list(), tables.types["class"].to_list()))
+    lacking = sorted((used - relations - set(classes)) & chosen.lacking, key=lambda iri: (names[iri], iri))
+    tag_of = {(iri, label): lang for iri, label, lang in tables.labels.filter(pl.col("iri").is_in(lacking))
+              .select("iri", "label", "lang").iter_rows()}
     items = []
-    for iri in sorted(used - relations - set(classes)):
-        if iri in chosen.lacking:
-            kind_of = classes.get(types.get(iri, ""))
-            items.append(Item("entity", iri, _language_of(tables, iri, names[iri]), names[iri],
-                              kind_of.en if kind_of and fits_script(kind_of.en, "en") else ""))
+    for iri in lacking:
+        kind_of = classes.get(types.get(iri, ""))
+        items.append(Item("entity", iri, tag_of.get((iri, names[iri]), ""), names[iri],
+                          kind_of.en if kind_of and fits_script(kind_of.en, "en") else ""))
     for iri, zh, en in tables.relations.select("iri", "zh", "en").sort("iri").iter_rows():
         own = en if language.startswith("en") else zh
         if not (own and fits_script(own, language)) and iri not in chosen.labels:
@@ -127,11 +129,6 @@ def lacking_items(tables: GraphTables, paths: DomainPaths, language: str, max_ch
             items.append(Item("type", iri, schema.language, entity_type.zh or entity_type.id))
     items += _lacking_literals(facts, tables, language, max_chars)
     return items
-
-
-def _language_of(tables: GraphTables, iri: str, label: str) -> str:
-    tags = tables.labels.filter(pl.col("iri") == iri, pl.col("label") == label)["lang"].to_list()
-    return tags[0] if tags else ""
 
 
 def _lacking_literals(facts: pl.DataFrame, tables: GraphTables, language: str, max_chars: int) -> list[Item]:
@@ -301,7 +298,12 @@ def apply_translations(domain: str, review_file: Path | str, language: str,
     with write_lock(paths):
         tables = read_tables(paths)
         known = set(tables.labels["iri"].to_list()) | set(tables.relations["iri"].to_list())
-        literal_facts = tables.domain_facts().filter(~pl.col("o_is_entity"))
+        wanted = [row.source for row in rows if row.kind == "literal"]
+        stating = (tables.domain_facts().filter(~pl.col("o_is_entity"), pl.col("o").is_in(wanted))
+                   .select("o", "s", "p").unique().sort("o", "s", "p"))
+        facts_of: dict[str, list[tuple[str, str]]] = {}
+        for value, s, p in stating.iter_rows():
+            facts_of.setdefault(value, []).append((s, p))
         unknown = [row for row in rows if row.kind != "literal" and row.iri not in known]
         if unknown:
             raise InputError(f"{review_file}: line {unknown[0].line}: {unknown[0].iri} is not in {paths.domain}'s "
@@ -310,11 +312,10 @@ def apply_translations(domain: str, review_file: Path | str, language: str,
             with QuadWriter(staging / quads_file, graph) as writer:
                 for row in rows:
                     if row.kind == "literal":
-                        facts = literal_facts.filter(pl.col("o") == row.source).select("s", "p").unique().sort("s", "p")
-                        if facts.is_empty():
+                        if row.source not in facts_of:
                             raise InputError(f"{review_file}: line {row.line}: no fact of {paths.domain} has the "
                                              f"value {row.source!r}; nothing was loaded")
-                        for s, p in facts.iter_rows():
+                        for s, p in facts_of[row.source]:
                             writer.literal(s, p, row.label, lang=language)
                     else:
                         writer.literal(row.iri, RDFS_LABEL, row.label, lang=language)
