@@ -6,15 +6,18 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import polars as pl
 import pyoxigraph as ox
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kgforge import Domain
-from kgforge.core.schema import SourceSpec
+from kgforge.core.errors import SchemaError
+from kgforge.core.schema import SourceSpec, load_schema
 from kgforge.core.text import has_cjk, normalise_label, text_language
 from kgforge.sources.schema_infer import infer_schema
+from kgforge.store.languages import language_labels
 
 FILMS_CSV = """name,name_en,type,rating,director
 一声叹息,A Sigh,电影,7.5,冯小刚
@@ -129,7 +132,6 @@ def test_relation_names_match_whatever_their_case_or_width(tmp_path, written):
     schema = tmp_path / "schema.toml"
     schema.write_text('name = "x"\nversion = 1\n[relations.rating]\nzh = "评分"\nen = "rating"\nkind = "literal"\n',
                       "utf-8")
-    from kgforge.core.schema import load_schema
     relation = load_schema(schema).relation_for(written)
     assert relation.declared and relation.id == "rating"
 
@@ -192,8 +194,7 @@ def _bilingual_domain(tmp_path: Path) -> Domain:
     (tmp_path / "schema.toml").write_text(ALIGN_SCHEMA, "utf-8")
     (tmp_path / "films.csv").write_text(ALIGN_CSV, "utf-8")
     with open(tmp_path / "en.txt", "w", encoding="utf-8") as out:
-        for knowledge in ENGLISH_SESSIONS:
-            out.write(json.dumps({"goal": [], "knowledge": knowledge, "conversation": ["Hi"]}) + "\n")
+        out.writelines(json.dumps({"goal": [], "knowledge": knowledge, "conversation": ["Hi"]}) + "\n" for knowledge in ENGLISH_SESSIONS)
     domain = Domain("films", tmp_path / "kg")
     domain.build([f"csv:{tmp_path / 'films.csv'}", f"durecdial:{tmp_path / 'en.txt'}"],
                  schema=str(tmp_path / "schema.toml"))
@@ -243,16 +244,12 @@ def test_stats_give_the_parallel_kg_figures(tmp_path):
     assert parallel["triples"] == {"zh": 6, "en": 4, "both": 4, "all": 6}
 
 
-def _label_frame(rows: list[tuple[str, str, str, bool]]) -> "pl.DataFrame":
-    import polars as pl
-
+def _label_frame(rows: list[tuple[str, str, str, bool]]) -> pl.DataFrame:
     return pl.DataFrame(rows, schema={"iri": pl.String, "label": pl.String, "lang": pl.String, "preferred": pl.Boolean},
                         orient="row")
 
 
 def test_the_fallback_chain_takes_each_step_in_order():
-    from kgforge.store.languages import language_labels
-
     frame = _label_frame([
         ("e:own", "周迅", "zh", True), ("e:own", "Xun Zhou", "en-GB", True),      # 1. in the language
         ("e:alias", "葛优", "zh", True), ("e:alias", "You Ge", "en", False),      # 2. an alias in it
@@ -281,11 +278,35 @@ label_rows = st.lists(st.tuples(st.sampled_from(["a", "b", "c", "d"]),
 @settings(max_examples=150, deadline=None)
 @given(label_rows, st.sampled_from(["en", "zh"]))
 def test_every_labelled_iri_is_named_or_lacking_and_english_names_have_no_han(rows, language):
-    from kgforge.store.languages import language_labels
-
     chosen = language_labels(_label_frame(rows), language)
     iris = {iri for iri, *_ in rows}
     assert set(chosen.labels) | chosen.lacking == iris and not set(chosen.labels) & chosen.lacking
     assert all(label in {r[1] for r in rows if r[0] == iri} for iri, label in chosen.labels.items())
     if language == "en":
         assert not any(has_cjk(label) for label in chosen.labels.values())
+
+
+def test_json_lines_and_a_declared_label_column_give_labels_in_their_language(tmp_path):
+    source = tmp_path / "people.jsonl"
+    source.write_text("\n".join(json.dumps(record, ensure_ascii=False) for record in [
+        {"name": "周迅", "english": "Xun Zhou", "title_ja": "ジョウ・シュン", "born": "1974"},
+        {"name": "冯小刚", "english": ["Xiaogang Feng", "Feng Xiaogang"], "born": "1958"},
+    ]) + "\n", encoding="utf-8")
+    schema = tmp_path / "schema.toml"
+    schema.write_text('name = "people"\nversion = 1\nlanguage = "zh"\n[options.records]\nlabels = { english = "en", '
+                      'title_ja = "ja" }\n[relations.born]\nzh = "出生"\nen = "born"\nkind = "literal"\n', "utf-8")
+    domain = Domain("people", tmp_path / "kg")
+    domain.build([f"jsonl:{source}"], schema=str(schema))
+    labels = _labels(domain)
+    assert {("周迅", "zh"), ("Xun Zhou", "en"), ("ジョウ・シュン", "ja")} in labels.values()
+    assert {("冯小刚", "zh"), ("Xiaogang Feng", "en"), ("Feng Xiaogang", "en")} in labels.values()
+    assert not domain.query("SELECT ?s WHERE { ?s ?p ?o FILTER(CONTAINS(STR(?p), 'english')) }").rows
+
+
+def test_a_bad_language_tag_in_the_label_columns_names_the_schema(tmp_path):
+    source = tmp_path / "people.csv"
+    source.write_text("name,english\n周迅,Xun Zhou\n", encoding="utf-8")
+    schema = tmp_path / "schema.toml"
+    schema.write_text('name = "people"\nversion = 1\n[options.records]\nlabels = { english = "not a tag!" }\n', "utf-8")
+    with pytest.raises(SchemaError, match=r"schema.toml: \[options.records\] labels: not a valid language tag"):
+        Domain("people", tmp_path / "kg").build([f"csv:{source}"], schema=str(schema))

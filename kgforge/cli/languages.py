@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 
@@ -29,19 +29,19 @@ from kgforge.qa.llm import DEFAULT_KEY_ENV
 def translate_command(
     domain: DomainArgument,
     lang: Annotated[str, typer.Option("--lang", parser=LANGUAGE, help="The language to give labels in.")] = "en",
-    out: Annotated[Optional[Path], typer.Option("--out", "-o", help="Review file to write (TSV): edit `label`, "
+    out: Annotated[Path | None, typer.Option("--out", "-o", help="Review file to write (TSV): edit `label`, "
                                                 "set `keep` to no where a proposal is wrong, then --apply it.")
                    ] = None,
-    apply: Annotated[Optional[Path], typer.Option("--apply", help="Load the kept rows of a reviewed file as the "
+    apply: Annotated[Path | None, typer.Option("--apply", help="Load the kept rows of a reviewed file as the "
                                                   "graph translated/LANG (provenance `translated`).")] = None,
-    llm_url: Annotated[Optional[str], typer.Option("--llm-url", parser=HTTP_URL, help="OpenAI-compatible "
+    llm_url: Annotated[str | None, typer.Option("--llm-url", parser=HTTP_URL, help="OpenAI-compatible "
                                                    "endpoint (…/v1).")] = None,
-    llm_model: Annotated[Optional[str], typer.Option("--llm-model", help="Model name sent to the endpoint.")] = None,
+    llm_model: Annotated[str | None, typer.Option("--llm-model", help="Model name sent to the endpoint.")] = None,
     llm_key_env: Annotated[str, typer.Option("--llm-key-env", help="Environment variable holding the API key.")
                            ] = DEFAULT_KEY_ENV,
     max_chars: Annotated[int, typer.Option(parser=POSITIVE, help="Longest literal value offered for translation "
                                            "(longer ones are sentences, not names).")] = MAX_LITERAL_CHARS,
-    limit: Annotated[Optional[int], typer.Option(parser=POSITIVE, help="Most items asked for in this run.")] = None,
+    limit: Annotated[int | None, typer.Option(parser=POSITIVE, help="Most items asked for in this run.")] = None,
     workdir: WorkdirOption = DEFAULT_WORKDIR,
     json_out: JsonOption = False,
 ) -> None:

@@ -27,7 +27,13 @@ from kgforge.core.schema import load_schema
 from kgforge.core.text import normalise_label
 from kgforge.core.vocab import CLASS, OWL_SAME_AS, graph_iri
 from kgforge.store.languages import in_language, language_labels, same_as_pairs
-from kgforge.store.layout import domain_paths, published_build, read_manifest, staged_build, write_lock
+from kgforge.store.layout import (
+    domain_paths,
+    published_build,
+    read_manifest,
+    staged_build,
+    write_lock,
+)
 from kgforge.store.manifest import GraphEntry
 from kgforge.store.tables import read_tables
 

@@ -36,8 +36,20 @@ from kgforge.core.text import spreadsheet_cell, spreadsheet_text
 from kgforge.core.vocab import RDFS_LABEL, graph_iri
 from kgforge.qa.llm import BadReply, LLMClient, json_reply
 from kgforge.qa.pipeline import LLMSettings
-from kgforge.store.languages import fits_script, in_language, language_labels, same_as_pairs
-from kgforge.store.layout import DomainPaths, domain_paths, published_build, read_manifest, staged_build, write_lock
+from kgforge.store.languages import (
+    fits_script,
+    in_language,
+    language_labels,
+    same_as_pairs,
+)
+from kgforge.store.layout import (
+    DomainPaths,
+    domain_paths,
+    published_build,
+    read_manifest,
+    staged_build,
+    write_lock,
+)
 from kgforge.store.manifest import GraphEntry
 from kgforge.store.tables import GraphTables, read_tables
 
