@@ -9,7 +9,8 @@ import polars as pl
 
 from kgforge.core import plots
 from kgforge.core.schema import Schema, load_schema
-from kgforge.core.text import CJK_CLASS, is_cjk_language, jieba_module
+from kgforge.core.scripts import CJK_CLASS, is_cjk_language
+from kgforge.core.text import jieba_module
 from kgforge.store.languages import fits_script, in_language, language_labels, same_as_pairs
 from kgforge.store.layout import domain_paths, published_build, read_manifest
 from kgforge.store.tables import GraphTables, read_tables

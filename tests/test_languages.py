@@ -15,7 +15,8 @@ from hypothesis import strategies as st
 from kgforge import Domain
 from kgforge.core.errors import SchemaError
 from kgforge.core.schema import SourceSpec, load_schema
-from kgforge.core.text import has_cjk, normalise_label, text_language
+from kgforge.core.scripts import has_cjk
+from kgforge.core.text import normalise_label, text_language
 from kgforge.sources.schema_infer import infer_schema
 from kgforge.store.languages import language_labels
 
@@ -310,3 +311,23 @@ def test_a_bad_language_tag_in_the_label_columns_names_the_schema(tmp_path):
     schema.write_text('name = "people"\nversion = 1\n[options.records]\nlabels = { english = "not a tag!" }\n', "utf-8")
     with pytest.raises(SchemaError, match=r"schema.toml: \[options.records\] labels: not a valid language tag"):
         Domain("people", tmp_path / "kg").build([f"csv:{source}"], schema=str(schema))
+
+
+def test_an_entity_linked_to_wikidata_is_named_by_its_counterpart_in_english(tmp_path):
+    from kgforge.build.link import link_domain
+    from kgforge.exports.assemble import Context
+
+    (tmp_path / "films.csv").write_text("name,type,director\n一声叹息,电影,冯小刚\n冯小刚,人物,\n", "utf-8")
+    (tmp_path / "wd.ttl").write_text(
+        '@prefix rdfs: <http://www.w3.org/2000/01/rdf-schema#> .\n'
+        '<http://www.wikidata.org/entity/Q1> rdfs:label "一声叹息"@zh, "A Sigh"@en .\n'
+        '<http://www.wikidata.org/entity/Q2> rdfs:label "冯小刚"@zh, "Feng Xiaogang"@en .\n', "utf-8")
+    domain = Domain("films", tmp_path / "kg")
+    domain.build([f"csv:{tmp_path / 'films.csv'}", f"rdf:{tmp_path / 'wd.ttl'}"])
+    assert link_domain("films", domain.workdir)["linked"] == 2
+    report = domain.query("SELECT ?f ?d WHERE { ?f kgr:director ?d }", label_language="en")
+    film, director = report.rows[0]["f"].value, report.rows[0]["d"].value
+    assert (report.labels[film], report.labels[director]) == ("A Sigh", "Feng Xiaogang")
+    labels = Context.open("films", domain.workdir, "en").labels
+    assert labels.entity(film) == "A Sigh" and labels.chosen.fell_back[film] == "linked" and not labels.missing
+    assert Context.open("films", domain.workdir, "zh").labels.entity(film) == "一声叹息"

@@ -14,7 +14,7 @@ import pytest
 from kgforge import Domain
 from kgforge.core.errors import InputError
 from kgforge.core.schema import SourceSpec
-from kgforge.core.text import has_cjk
+from kgforge.core.scripts import has_cjk
 from kgforge.exports.assemble import ExportCheckError
 from kgforge.qa.graph import QAGraph
 from kgforge.sources.schema_infer import infer_schema

@@ -12,15 +12,14 @@ from typing import Any
 
 import opencc
 
+from kgforge.core.scripts import CJK_RANGES, has_cjk, is_cjk_language
+
 # In word-segmented text a space is an artefact ("玛姬 · 格蕾斯", "出生 日期", "( 2016") unless it stands inside
 # Latin text: a run without CJK characters from a Latin letter or digit to another ("Sarab Neelam", "3 Idiots",
 # "The Equation of Love & Death"). Inside such a run a segmenter's cuts around punctuation that is written
 # tight in English ("Tom ' s", "Spider - Man", "Mr . Bean", "Love , Death") are still taken out.
-_CJK = "\u2E80-\u9FFF\uA960-\uA97F\uAC00-\uD7FF\uF900-\uFAFF\uFE30-\uFE4F\uFF00-\uFFEF\U00020000-\U0003FFFF"
-CJK_CLASS = f"[{_CJK}]"  # a regex character class (Python and polars/Rust syntax alike)
-_CJK_CHAR = re.compile(CJK_CLASS)
 _SEGMENTATION_SPACE = re.compile(r"(?<![A-Za-z0-9]) +| +(?![A-Za-z0-9])")
-_LATIN_RUN = re.compile(f"[A-Za-z0-9][^{_CJK}\u00B7\u2022]*[A-Za-z0-9]")
+_LATIN_RUN = re.compile(f"[A-Za-z0-9][^{CJK_RANGES}\u00B7\u2022]*[A-Za-z0-9]")
 _TIGHT_SPACE = re.compile(r" +(?=[,.;:!?)\]}'’%-])|(?<=[(\[{'‘’$#-]) +")
 _WHITESPACE_RUN = re.compile(r"\s+")
 _JIEBA_BLOCK = re.compile(r"[\u4E00-\u9FD5a-zA-Z0-9+#&\._%\-]+")  # a run jieba cuts by its dictionary (re_han_default)
@@ -64,20 +63,7 @@ def _without_segmentation_spaces(text: str) -> str:
     return "".join(pieces)
 
 
-def has_cjk(text: str) -> bool:
-    """Whether ``text`` holds a Han, kana or Hangul character (or CJK punctuation, fullwidth forms)."""
-    return _CJK_CHAR.search(text) is not None
-
-
 _LATIN_LETTER = re.compile(r"[A-Za-z\u00C0-\u024F]")
-CJK_LANGUAGES = ("zh", "ja", "ko", "yue", "wuu", "lzh")
-
-
-def is_cjk_language(tag: str) -> bool:
-    """Whether the language ``tag`` names is written in CJK characters (zh, zh-Hans, ja, ko, …)."""
-    return tag.lower().split("-")[0] in CJK_LANGUAGES
-
-
 def text_language(text: str, default: str, latin: str = "en") -> str:
     """The language tag for ``text`` from a source whose language is ``default`` when the source does not tag
     its fields: a string in Latin script (no CJK character, more letters than digits: ``3 Idiots`` but not

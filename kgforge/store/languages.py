@@ -26,10 +26,11 @@ from pathlib import Path
 import polars as pl
 import pyoxigraph as ox
 
-from kgforge.core.text import CJK_CLASS, has_cjk, is_cjk_language
+from kgforge.core.scripts import CJK_CLASS, fits_script, is_cjk_language
 from kgforge.core.vocab import OWL_SAME_AS
 from kgforge.store.manifest import Manifest
 
+__all__ = ["LINK_KINDS", "STEPS", "LanguageLabels", "fits_script", "in_language", "language_labels", "same_as_pairs"]
 LINK_KINDS = ("links", "aligned")
 STEPS = ("language", "alias", "linked", "untagged", "script")
 
@@ -58,11 +59,6 @@ def in_language(lang: pl.Expr, language: str) -> pl.Expr:
     base = language.lower()
     folded = lang.str.to_lowercase()
     return (folded == base) | folded.str.starts_with(base + "-")
-
-
-def fits_script(text: str, language: str) -> bool:
-    """Whether ``text`` may stand in text of ``language`` as it is written (step 5 of the chain)."""
-    return is_cjk_language(language) or not has_cjk(text)
 
 
 def language_labels(labels: pl.DataFrame, language: str, links: Iterable[tuple[str, str]] = ()) -> LanguageLabels:
