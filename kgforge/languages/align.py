@@ -35,7 +35,7 @@ from kgforge.store.layout import (
     write_lock,
 )
 from kgforge.store.manifest import GraphEntry
-from kgforge.store.tables import read_tables
+from kgforge.store.tables import GraphTables, read_tables
 
 SHOWN = 50  # examples of each list kept in the report (the file has them all)
 
@@ -128,7 +128,7 @@ def _names(labels: pl.DataFrame, language: str) -> dict[str, list[str]]:
     return names
 
 
-def _classes(tables: Any) -> dict[str, frozenset[str]]:
+def _classes(tables: GraphTables) -> dict[str, frozenset[str]]:
     grouped: dict[str, set[str]] = defaultdict(set)
     for iri, cls in tables.types.filter(pl.col("class").str.starts_with(CLASS)).iter_rows():
         grouped[iri].add(cls)
@@ -139,7 +139,7 @@ def _types_agree(a: frozenset[str] | None, b: frozenset[str] | None) -> bool:
     return not a or not b or bool(a & b)
 
 
-def _publish(paths: Any, language: str, matches: dict[str, str]) -> str:
+def _publish(paths: DomainPaths, language: str, matches: dict[str, str]) -> str:
     graph = graph_iri("derived", "aligned", language)
     quads_file = f"quads/aligned-{language}.nq"
     with write_lock(paths), staged_build(paths) as staging:
