@@ -28,6 +28,7 @@ from kgforge.core.text import normalise_label
 from kgforge.core.vocab import CLASS, OWL_SAME_AS, graph_iri
 from kgforge.store.languages import in_language, language_labels, same_as_pairs
 from kgforge.store.layout import (
+    DomainPaths,
     domain_paths,
     published_build,
     read_manifest,
