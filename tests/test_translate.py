@@ -27,7 +27,8 @@ PEOPLE = [("周迅", "Xun Zhou"), ("冯小刚", "Xiaogang Feng"), ("曹保平", 
           ("陈可辛", "Peter Chan")]
 GENRES = {"剧情": "drama", "爱情": "romance"}
 TYPES = {"电影": "film", "人物": "person"}
-DICTIONARY = dict(FILMS) | dict(PEOPLE) | GENRES | TYPES
+OTHERS = {"地区": "region", "中国大陆": "Mainland China"}  # a relation named only in Chinese, and its value
+DICTIONARY = dict(FILMS) | dict(PEOPLE) | GENRES | TYPES | OTHERS
 
 
 def write_films(path: Path, english: bool = True) -> None:
@@ -35,12 +36,13 @@ def write_films(path: Path, english: bool = True) -> None:
     but for 娄烨, whose English name only a translation gives."""
     with open(path, "w", newline="", encoding="utf-8") as handle:
         out = csv.writer(handle)
-        out.writerow(["name", "name_en", "type", "rating", "director", "star", "genre"])
+        out.writerow(["name", "name_en", "type", "rating", "director", "star", "genre", "地区"])
         for i, (zh, en) in enumerate(FILMS):
             out.writerow([zh, en if english else "", "电影", f"{6 + i * 0.3:.1f}", PEOPLE[i % 5][0],
-                          f"{PEOPLE[(i + 1) % 5][0]}|{PEOPLE[(i + 2) % 5][0]}", "剧情" if i % 2 else "爱情"])
+                          f"{PEOPLE[(i + 1) % 5][0]}|{PEOPLE[(i + 2) % 5][0]}", "剧情" if i % 2 else "爱情",
+                          "中国大陆"])
         for zh, en in PEOPLE:
-            out.writerow([zh, "" if zh == "娄烨" else en, "人物", "", "", "", ""])
+            out.writerow([zh, "" if zh == "娄烨" else en, "人物", "", "", "", "", ""])
 
 
 @pytest.fixture
@@ -87,7 +89,7 @@ def test_an_english_export_names_what_lacks_a_label_and_mixes_only_when_allowed(
     with pytest.raises(ExportCheckError, match=r"no en label for https://kgforge.org/class/type\d \(it has '(电影|人物)'\)"):
         films.export(goals, tmp_path / "en.jsonl", fmt="duconv", language="en")
     report = films.export(goals, tmp_path / "en.jsonl", fmt="duconv", language="en", allow_mixed=True).data
-    assert set(report["labels"]["mixed"].values()) <= {"电影", "人物", "娄烨"} and report["labels"]["mixed_count"] >= 2
+    assert set(report["labels"]["mixed"].values()) <= {"电影", "人物", "娄烨", "地区"} and report["labels"]["mixed_count"] >= 2
 
 
 def test_translate_proposes_a_review_file_and_applying_it_makes_english_exports_whole(films, tmp_path):
@@ -100,8 +102,9 @@ def test_translate_proposes_a_review_file_and_applying_it_makes_english_exports_
     assert again.llm["cache_hits"] == asked and again.proposed == proposed.proposed
     rows = review_rows(review)
     by_source = {row["source"]: row for row in rows}
-    assert {"娄烨", "电影", "人物", "剧情", "爱情"} <= set(by_source)
+    assert {"娄烨", "电影", "人物", "剧情", "爱情", "地区", "中国大陆"} <= set(by_source)
     assert by_source["娄烨"]["kind"] == "entity" and by_source["电影"]["kind"] == "type"
+    assert by_source["地区"]["kind"] == "relation" and by_source["地区"]["label"] == "region"
     assert by_source["爱情"]["kind"] == "literal" and by_source["爱情"]["label"] == "romance"
     assert "周迅" not in by_source  # it has its English name from the name_en column
     assert all(row["keep"] == "yes" for row in rows)
@@ -110,12 +113,13 @@ def test_translate_proposes_a_review_file_and_applying_it_makes_english_exports_
     write_rows(review, rows)
 
     applied = films.apply_translations(review, "en")
-    assert applied.loaded["entity"] == 1 and applied.loaded["type"] == 2 and applied.skipped == 1
+    assert applied.loaded["entity"] == 1 and applied.loaded["type"] == 2 and applied.loaded["relation"] == 1
+    assert applied.skipped == 1
     manifest = json.loads((films.paths.store_link.resolve() / "manifest.json").read_text("utf-8"))
     entry = manifest["graphs"][applied.graph]
     assert entry["kind"] == "translated" and entry["provenance"] == "translated"
     labels = films.query("SELECT ?e ?l WHERE { GRAPH <https://kgforge.org/graph/translated/en> { ?e rdfs:label ?l } }")
-    assert {row["l"].value for row in labels.rows} == {"Lou Ye", "film", "person"}
+    assert {row["l"].value for row in labels.rows} == {"Lou Ye", "film", "person", "region"}
     assert films.query("SELECT ?e ?n WHERE { ?e rdfs:label ?n }", n="娄烨").rows  # the source label is untouched
 
     goals = tmp_path / "goals.jsonl"
@@ -129,6 +133,7 @@ def test_translate_proposes_a_review_file_and_applying_it_makes_english_exports_
     # the value the reviewer kept out has no English form; 领域 is the DuConv layout's own key for type facts
     assert left <= {"剧情", "领域"}
     assert any(triple[1] == "genre" and triple[2] == "romance" for r in written for triple in r["knowledge"])
+    assert any(triple[1:] == ["region", "Mainland China"] for r in written for triple in r["knowledge"])
     directors = films.query("SELECT ?f ?d WHERE { ?f kgr:director ?d }", label_language="en")
     assert {"Lou Ye", "Xun Zhou"} <= set(directors.labels.values())  # query labels in the language asked
     qa_names = QAGraph.load(films.paths, "en").labels  # qa --lang en names entities by the same chain
