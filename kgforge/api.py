@@ -30,6 +30,7 @@ import pyoxigraph as ox
 from kgforge.build.refresh import SourceDecision
 from kgforge.build.transaction import DroppedGraph, build, parse_source
 from kgforge.core.records import Record, json_key, omitted_when_none
+from kgforge.core.checks import language_tag
 from kgforge.core.schema import SourceSpec, load_schema
 from kgforge.derive import DeriveReport, derive
 from kgforge.core.errors import ArgumentError
@@ -51,6 +52,17 @@ from kgforge.grounding import GroundOptions, GroundReport, GroundScore, MatchOpt
 from kgforge.goals.generate import GoalsReport, generate
 from kgforge.goals.graph import GoalOptions
 from kgforge.stats import DomainStats, domain_stats
+from kgforge.languages import (
+    AlignmentReport,
+    TranslationApplied,
+    TranslationProposals,
+    align_languages,
+    apply_translations,
+    propose_translations,
+)
+from kgforge.languages.translate import MAX_LITERAL_CHARS
+from kgforge.qa.llm import DEFAULT_KEY_ENV
+from kgforge.qa.pipeline import LLMSettings
 from kgforge.store.catalog import DomainInfo, list_domains
 from kgforge.store.diff import GraphDiff, diff_builds
 from kgforge.store.labels import check_required, labelled_rows, resolve_bindings, row_labels
@@ -273,16 +285,18 @@ class Domain:
         return domain_stats(self.snapshot())
 
     def query(self, query: str, /, *, timeout: float = DEFAULT_TIMEOUT, limit: int = 0, allow_service: bool = False,
-              waiting: Callable[[float], None] | None = None, **bindings: Any) -> QueryReport:
+              waiting: Callable[[float], None] | None = None, label_language: str | None = None,
+              **bindings: Any) -> QueryReport:
         """Run ``query`` (SPARQL text, or the name of a shipped query such as ``"goal_two_step"``) on the
         published store with ``bindings`` substituted for its variables. A ``str`` binding is a plain value:
         the entity it labels where the variable stands as a subject, else a literal (the rule in
         :mod:`kgforge.store.labels`); pyoxigraph terms pass through. ``limit`` keeps the first rows (0: all);
-        ``waiting(seconds)`` is called while a query runs. Rows come with the labels of their IRIs."""
+        ``waiting(seconds)`` is called while a query runs. Rows come with the labels of their IRIs, in
+        ``label_language`` (default: the domain's), which is also tried first for plain values."""
         sparql = load_query(query)
         check_required(sparql, bindings, query)
         snapshot = self.snapshot()
-        language = snapshot.language
+        language = language_tag(label_language, "label_language") if label_language else snapshot.language
         with QueryRunner(snapshot) as runner:
             terms = resolve_bindings(runner, sparql, {k: _term(v) for k, v in bindings.items()}, language, self.name)
             result = runner.query(sparql, terms, timeout=timeout, allow_service=allow_service, limit=limit,
@@ -296,6 +310,24 @@ class Domain:
     def language(self) -> str:
         """The language of the domain's labels (its schema's ``language``)."""
         return self.snapshot().language
+
+    def translate(self, language: str, out: Path | str, *, llm_url: str, llm_model: str,
+                  llm_key_env: str = DEFAULT_KEY_ENV, max_chars: int = MAX_LITERAL_CHARS,
+                  limit: int | None = None) -> TranslationProposals:
+        """Ask an OpenAI-compatible endpoint for labels in ``language`` of what lacks one, and write them to the
+        review file ``out`` (TSV) for a person to edit; nothing enters the graph until
+        :meth:`apply_translations` (see :mod:`kgforge.languages.translate`)."""
+        return propose_translations(self.name, language, out, LLMSettings(llm_url, llm_model, llm_key_env),
+                                    self.workdir, max_chars, limit)
+
+    def apply_translations(self, review_file: Path | str, language: str) -> TranslationApplied:
+        """Load the kept rows of a reviewed translation file as the graph ``graph/translated/<language>``."""
+        return apply_translations(self.name, review_file, language, self.workdir)
+
+    def align(self, language: str = "en", *, write: bool = False) -> AlignmentReport:
+        """Align the domain's names with those in ``language`` across sources (type-checked), listing the
+        ambiguous and missing ones; ``write`` publishes the name matches as ``owl:sameAs``."""
+        return align_languages(self.name, language, self.workdir, write)
 
     def tables(self, *, include_derived: bool = False) -> GraphTables:
         """The graph as polars tables: ``facts``, ``labels``, ``types``, ``relations``."""

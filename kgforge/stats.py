@@ -4,13 +4,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import polars as pl
 
 from kgforge.core import plots
-from kgforge.core.schema import Schema
 from kgforge.core.records import Record
+from kgforge.core.schema import Schema
+from kgforge.core.scripts import CJK_CLASS, is_cjk_language
 from kgforge.core.text import jieba_module
+from kgforge.store.languages import fits_script, in_language, language_labels, same_as_pairs
 from kgforge.store.snapshot import Snapshot
 from kgforge.store.tables import GraphTables
 
@@ -35,6 +38,8 @@ class DomainStats(Record):
     entities_by_type: dict[str, int]  # per value of the schema's type relation (DuConv's 领域), else per class
     relations_by_count: dict[str, int]  # relation label -> facts, most first
     degree_histogram: dict[int, int]  # degree (facts an entity node is in) -> entity nodes
+    # DuRecDial 2.0's Table 2 for a parallel KG: entities, attributes and triples named in each language and both
+    languages: dict[str, Any]
     build_id: str
     schema_inferred: bool  # True: the schema was inferred from the data, not written by a person
 
@@ -71,9 +76,55 @@ def domain_stats(snapshot: Snapshot) -> DomainStats:
             .select(pl.col("p").replace_strict(labels, default=pl.col("p")), "len").iter_rows()
         ),
         degree_histogram=dict(degrees.iter_rows()),
+        languages=parallel_figures(tables, facts, schema, same_as_pairs(snapshot.build, manifest)),
         build_id=manifest.build_id,
         schema_inferred=schema.inferred,
     )
+
+
+def parallel_figures(tables: GraphTables, facts: pl.DataFrame, schema: Schema, links: list[tuple[str, str]]
+                     ) -> dict[str, Any]:
+    """DuRecDial 2.0's Table 2 for a parallel KG: entities, attributes (relations) and triples that can be
+    named in each of the domain's language and the other (zh ↔ en), and in both. Named means as an export in
+    that language names it without mixing (:mod:`kgforge.store.languages`); a literal value is named in a
+    language when it is tagged so, untagged, free of letters (a number, a date), in that language's script
+    for a Latin-script language, or stated again in that language for the same subject and relation."""
+    languages = (schema.language, "en" if is_cjk_language(schema.language) else "zh")
+    ends = pl.concat([facts["s"], facts.filter(pl.col("o_is_entity"))["o"]]).unique()
+    used_relations = facts["p"].unique().to_list()
+    relation_names = dict(zip(tables.relations["iri"].to_list(), zip(tables.relations["zh"].to_list(),
+                                                                     tables.relations["en"].to_list())))
+    named: dict[str, set[str]] = {}
+    relations: dict[str, set[str]] = {}
+    triple_ok: dict[str, pl.Expr] = {}
+    for lang in languages:
+        chain = language_labels(tables.labels, lang, links).labels
+        named[lang] = set(chain) & set(ends.to_list())
+        relations[lang] = {iri for iri in used_relations if iri in chain or _has_name(relation_names.get(iri), lang)}
+        restated = facts.filter(~pl.col("o_is_entity"), in_language(pl.col("o_lang"), lang)).select("s", "p").unique()
+        facts = facts.join(restated.with_columns(pl.lit(True).alias(f"_again_{lang}")), on=["s", "p"], how="left")
+        literal = (in_language(pl.col("o_lang"), lang) | (pl.col("o_lang") == "") | ~pl.col("o").str.contains(r"\pL")
+                   | pl.col(f"_again_{lang}").fill_null(False))
+        if not is_cjk_language(lang):
+            literal |= ~pl.col("o").str.contains(CJK_CLASS)
+        triple_ok[lang] = (pl.col("s").is_in(list(named[lang])) & pl.col("p").is_in(list(relations[lang]))
+                           & pl.when(pl.col("o_is_entity")).then(pl.col("o").is_in(list(named[lang])))
+                           .otherwise(literal))
+    counts = facts.select(**{lang: ok.sum() for lang, ok in triple_ok.items()},
+                          both=pl.all_horizontal(*triple_ok.values()).sum()).row(0, named=True)
+    first, second = languages
+    return {"languages": list(languages),
+            "entities": {first: len(named[first]), second: len(named[second]),
+                         "both": len(named[first] & named[second]), "all": ends.len()},
+            "attributes": {first: len(relations[first]), second: len(relations[second]),
+                           "both": len(relations[first] & relations[second]), "all": len(used_relations)},
+            "triples": {**{k: int(v) for k, v in counts.items()}, "all": facts.height}}
+
+
+def _has_name(names: tuple[str, str] | None, lang: str) -> bool:
+    """Whether a relation's schema names (zh, en) give it one that ``lang`` can write."""
+    name = (names[1] if lang.startswith("en") else names[0]) if names else ""
+    return bool(name) and fits_script(name, lang)
 
 
 def _token_total(texts: pl.DataFrame) -> int:

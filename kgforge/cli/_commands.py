@@ -45,6 +45,13 @@ COMMANDS: dict[str, tuple[str, str]] = {'build': ('build', "Import the domain's 
           'alias with type checks; ambiguous matches are listed in <domain>/links-report.json, never guessed.'),
  'init': ('init',
           'Write a schema for a new domain, inferred from sample data; print what was inferred and what to edit.'),
+ 'translate': ('languages',
+               'Propose labels in --lang for entities, relations, types and short values that lack one (an LLM, '
+               'cached),\n'
+               'into a review file; --apply loads the reviewed file as its own named graph.'),
+ 'align': ('languages',
+           "Align the domain's names with those in --lang across sources, with type checks; list the ambiguous and\n"
+           'the missing ones (all of them in <domain>/align-LANG.json).'),
  'qa-eval': ('qa', 'Score predictions turn by turn (alias-aware), per turn and per conversation, by configuration.'),
  'query': ('query', "Run a SPARQL query over the union of the domain's graphs; values are bound, never pasted."),
  'queries': ('query',

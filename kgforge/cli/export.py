@@ -81,9 +81,9 @@ def export_command(
                                                      "in DuRecDial 2.0's layout, its five task files and a "
                                                      "manifest pairing them (--format durecdial; --goals, or "
                                                      "--dialogues zh_NAME with en_NAME beside it).")] = None,
-    allow_mixed: Annotated[bool, typer.Option("--allow-mixed", help="--lang zh,en: where an entity or relation has no "
-                                              "label in a language, write the first language's (listed in the "
-                                              "manifest) instead of refusing.")] = False,
+    allow_mixed: Annotated[bool, typer.Option("--allow-mixed", help="Where an entity or relation has no label in "
+                                              "--lang (or in a twin's language), write another language's (listed "
+                                              "in the report and the manifest) instead of refusing.")] = False,
     segment: Annotated[bool, typer.Option(help="Word-segmented layouts (DuConv): cut strings into words as the "
                                                "real files are; --no-segment keeps labels whole.")] = True,
     no_text: Annotated[bool, typer.Option("--no-text", help="Leave free-text facts (comments, Information) out.")] = False,
@@ -109,13 +109,11 @@ def export_command(
             include_text=not no_text, skip_invalid=skip_invalid, add_related=add_related, allow_mixed=allow_mixed)
         emit_json(parallel.as_dict()) if json_out else show_parallel(parallel)
         return
-    if allow_mixed:
-        raise KgforgeError("--allow-mixed is for a parallel export (--lang zh,en)")
     report = Domain(domain, workdir).export(
         goals, out, fmt=fmt, dialogues=dialogues, layout=layout, language=languages[0] if languages else None,
         budget=budget, segmented=segment,
         include_text=not no_text, skip_invalid=skip_invalid, add_related=add_related, input_layout=input_layout,
-        refresh_attrs=refresh_attrs, changed_since=changed_since)
+        refresh_attrs=refresh_attrs, changed_since=changed_since, allow_mixed=allow_mixed)
     emit_json(report.as_dict()) if json_out else show_export(report)
 
 
@@ -127,6 +125,11 @@ def show_export(report: ExportReport) -> None:
                   markup=False)
     for path in report.files:
         console.print(f"  wrote {path}", markup=False, soft_wrap=True)
+    labels = data.get("labels") or {}
+    if labels.get("mixed_count"):
+        shown = ", ".join(f"{iri} ({label})" for iri, label in list(labels["mixed"].items())[:5])
+        console.print(f"  {labels['mixed_count']:,} names written in another language than {labels['language']} "
+                      f"(--allow-mixed): {shown}", markup=False, soft_wrap=True)
     if "exported_share" in data:  # real dialogues
         share = "-" if data["exported_share"] is None else f"{data['exported_share']:.1%}"
         attr = "-" if data["attr_coverage"] is None else f"{data['attr_coverage']:.1%}"

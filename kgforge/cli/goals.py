@@ -76,6 +76,12 @@ def goals_command(
                       profile_template=profile_template).as_dict()
     for note in report["shortfall"] + sequence_notes(report):  # on stderr, so it shows beside --json too
         err_console.print(f"[yellow]warning[/]: {escape(note)}", soft_wrap=True)
+    mixed = report.get("labels") or {}
+    if mixed.get("mixed_count"):
+        shown = ", ".join(f"{label}" for label in list(mixed["mixed"].values())[:5])
+        err_console.print(f"[yellow]warning[/]: {mixed['mixed_count']:,} names have no {mixed['language']} label and "
+                          f"are written as the graph has them ({escape(shown)}); `kgforge translate` proposes "
+                          "labels", soft_wrap=True)
     emit_json(report) if json_out else show_mapping(f"goals of {domain}", {
         k: v for k, v in report.items() if not isinstance(v, (dict, list))} | {
         "kinds": ", ".join(f"{k} {v}" for k, v in report["kinds"].items())} | (

@@ -18,6 +18,7 @@ from rich.table import Column, Table
 from kgforge.cli._app import (
     DEFAULT_WORKDIR,
     HTTP_URL,
+    LANGUAGE,
     NON_NEGATIVE,
     NOTHING_CHANGED,
     NOTHING_HALF_WRITTEN,
@@ -71,6 +72,9 @@ def query_command(
     endpoint: Annotated[str | None, typer.Option("--endpoint", parser=HTTP_URL, help="Run it on a served graph "
                                                  "(`kgforge serve`: http://127.0.0.1:7878/sparql) instead of the store.")
                         ] = None,
+    lang: Annotated[str | None, typer.Option("--lang", parser=LANGUAGE, help="Language of the labels shown beside "
+                                             "IRIs and tried first for plain values (default: the schema's).")
+                    ] = None,
     workdir: WorkdirOption = DEFAULT_WORKDIR,
     json_out: JsonOption = False,
 ) -> None:
@@ -92,7 +96,7 @@ def query_command(
     with _waiting(enabled=fmt != "json" and err_console.is_terminal) as waiting:
         # by name when it is one, so a missing binding's message can name the query
         report = Domain(domain, workdir).query(text if file else query, timeout=timeout, limit=rows, allow_service=allow_service,
-                                               waiting=waiting, **bindings)
+                                               waiting=waiting, label_language=lang, **bindings)
     _print_result(report, fmt, prefixes)
 
 

@@ -42,5 +42,10 @@ def stats_command(
     flat = {k: v for k, v in stats.items() if not isinstance(v, dict)}
     show_mapping(f"{domain}", flat)
     show_mapping("entities by type", stats["entities_by_type"] or {"(none)": 0})
+    if stats.get("languages"):  # DuRecDial 2.0 Table 2: what each language can name, and both
+        parallel = stats["languages"]
+        show_mapping(f"parallel KG ({' / '.join(parallel['languages'])} / both / all)", {
+            what: " / ".join(f"{parallel[what][k]:,}" for k in (*parallel["languages"], "both", "all"))
+            for what in ("entities", "attributes", "triples")})
     for figure in figures:
         console.print(f"wrote {figure.absolute()}", markup=False, soft_wrap=True)

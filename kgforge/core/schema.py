@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import sys
 import tomllib
+import unicodedata
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -85,14 +86,14 @@ class Schema:
     def __post_init__(self) -> None:
         for rel in self.relations.values():
             for name in (rel.zh, rel.en, *rel.aliases):
-                self._by_label.setdefault(normalise_label(name), rel)
+                self._by_label.setdefault(relation_key(name), rel)
             for iri in (rel.iri, *rel.iris):
                 self._by_iri.setdefault(iri, rel)
 
     def relation_for(self, label: str) -> Relation:
         """The relation a source calls ``label``; undeclared labels get an unmapped relation."""
         key = normalise_label(label)
-        found = self._by_label.get(key)
+        found = self._by_label.get(relation_key(label))
         if found is not None:
             return found
         return Relation(id=key, zh=key, en="", kind="literal", declared=False)
@@ -101,7 +102,7 @@ class Schema:
         """The relation an RDF source's predicate ``iri`` stands for: the one listing it in ``iris`` (or whose own
         IRI it is), else the declared one its local name names (``http://example.org/author`` → ``author``);
         otherwise an undeclared relation kept under ``iri`` itself."""
-        found = self._by_iri.get(iri) or self._by_label.get(normalise_label(local_name(iri)))
+        found = self._by_iri.get(iri) or self._by_label.get(relation_key(local_name(iri)))
         if found is not None:
             return found
         name = local_name(iri) or iri
@@ -125,7 +126,7 @@ class Schema:
                      if key in {t.id.casefold(), normalise_label(t.zh).casefold(), t.en.casefold()}), None)
 
     def is_declared(self, label: str) -> bool:
-        return normalise_label(label) in self._by_label
+        return relation_key(label) in self._by_label
 
     def relation_by_wikidata(self) -> dict[str, Relation]:
         return {pid: rel for rel in self.relations.values() for pid in rel.wikidata}
@@ -134,6 +135,12 @@ class Schema:
         """Source paths in a schema are relative to the schema file."""
         candidate = Path(spec.path).expanduser()
         return candidate if candidate.is_absolute() else (self.path.parent / candidate).resolve()
+
+
+def relation_key(name: str) -> str:
+    """How relation names are matched: normalised (segmentation spaces out), full-width forms as their ASCII
+    (NFKC: ``Ｒａｔｉｎｇ``), and case folded, so ``Rating``, ``RATING`` and ``rating`` are one relation."""
+    return normalise_label(unicodedata.normalize("NFKC", name)).casefold()
 
 
 def local_name(iri: str) -> str:

@@ -12,9 +12,15 @@ from typing import Any
 
 import opencc
 
-# In word-segmented text a space is an artefact ("玛姬 · 格蕾斯", "出生 日期", "( 2016") unless it
-# stands between two Latin letters or digits ("Sarab Neelam", "3 Idiots").
+from kgforge.core.scripts import CJK_RANGES, has_cjk, is_cjk_language
+
+# In word-segmented text a space is an artefact ("玛姬 · 格蕾斯", "出生 日期", "( 2016") unless it stands inside
+# Latin text: a run without CJK characters from a Latin letter or digit to another ("Sarab Neelam", "3 Idiots",
+# "The Equation of Love & Death"). Inside such a run a segmenter's cuts around punctuation that is written
+# tight in English ("Tom ' s", "Spider - Man", "Mr . Bean", "Love , Death") are still taken out.
 _SEGMENTATION_SPACE = re.compile(r"(?<![A-Za-z0-9]) +| +(?![A-Za-z0-9])")
+_LATIN_RUN = re.compile(f"[A-Za-z0-9][^{CJK_RANGES}\u00B7\u2022]*[A-Za-z0-9]")
+_TIGHT_SPACE = re.compile(r" +(?=[,.;:!?)\]}'’%-])|(?<=[(\[{'‘’$#-]) +")
 _WHITESPACE_RUN = re.compile(r"\s+")
 _JIEBA_BLOCK = re.compile(r"[\u4E00-\u9FD5a-zA-Z0-9+#&\._%\-]+")  # a run jieba cuts by its dictionary (re_han_default)
 
@@ -39,11 +45,34 @@ def normalise_label(text: str, segmented: bool = True) -> str:
     if not segmented:
         return text
     for _ in range(8):  # removing a space can bring combining marks together: repeat to a fixed point
-        cleaned = unicodedata.normalize("NFC", _SEGMENTATION_SPACE.sub("", _WHITESPACE_RUN.sub(" ", text))).strip()
+        cleaned = unicodedata.normalize("NFC", _without_segmentation_spaces(_WHITESPACE_RUN.sub(" ", text))).strip()
         if cleaned == text:
             break
         text = cleaned
     return text
+
+
+def _without_segmentation_spaces(text: str) -> str:
+    """``text`` (whitespace collapsed) with the spaces of word segmentation taken out, Latin runs' own kept."""
+    pieces, start = [], 0
+    for run in _LATIN_RUN.finditer(text):
+        pieces.append(_SEGMENTATION_SPACE.sub("", text[start:run.start()]))
+        pieces.append(_TIGHT_SPACE.sub("", run.group()))
+        start = run.end()
+    pieces.append(_SEGMENTATION_SPACE.sub("", text[start:]))
+    return "".join(pieces)
+
+
+_LATIN_LETTER = re.compile(r"[A-Za-z\u00C0-\u024F]")
+def text_language(text: str, default: str, latin: str = "en") -> str:
+    """The language tag for ``text`` from a source whose language is ``default`` when the source does not tag
+    its fields: a string in Latin script (no CJK character, more letters than digits: ``3 Idiots`` but not
+    ``178cm``) is ``latin`` in a CJK-language source, a string with CJK characters is ``zh`` in a Latin-script source; anything else (digits, symbols, text in the
+    source's own script) keeps ``default``. A source that tags its text is taken as written, never this."""
+    if is_cjk_language(default):  # letters outnumbering digits: "3 Idiots" is English, "178cm" a measure
+        letters = len(_LATIN_LETTER.findall(text))
+        return latin if not has_cjk(text) and letters > sum(c.isdigit() for c in text) else default
+    return "zh" if has_cjk(text) else default
 
 
 def is_segmented(text: str) -> bool:
@@ -93,10 +122,25 @@ class Segmenter:
         if cut is None:
             if is_segmented(text):
                 cut = _WHITESPACE_RUN.sub(" ", text.strip())
+            elif text in self._names:  # a name jieba would cut at its punctuation (超级无敌掌门狗：剃刀边缘) stays whole
+                cut = text
             else:
-                cut = " ".join(word for word in self._ready().lcut(text) if not word.isspace())
+                cut = " ".join(self._cut(text))
             self._cache[text] = cut
         return cut
+
+    def _cut(self, text: str) -> list[str]:
+        """The words of ``text``: a Latin run ("Love&Death", "9:9", "Tom's") is kept as written, since
+        :func:`normalise_label` keeps the spaces inside one and could not tell a cut from the title's own."""
+        pieces, start = [], 0
+        for run in _LATIN_RUN.finditer(text):
+            pieces += self._words(text[start:run.start()])
+            pieces.append(_WHITESPACE_RUN.sub(" ", run.group()))
+            start = run.end()
+        return pieces + self._words(text[start:])
+
+    def _words(self, text: str) -> list[str]:
+        return [word for word in self._ready().lcut(text) if not word.isspace()] if text.strip() else []
 
 
 _PLAIN = Segmenter()

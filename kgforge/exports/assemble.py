@@ -14,6 +14,7 @@ from kgforge.core.errors import KgforgeError
 from kgforge.core.schema import Schema
 from kgforge.core.vocab import ONTO
 from kgforge.exports.labels import Labels, Render
+from kgforge.store.languages import same_as_pairs
 from kgforge.exports.model import Dialogue, TripleShape
 from kgforge.exports.subgraph import SubgraphOptions, select_subgraphs
 from kgforge.goals.graph import class_nodes
@@ -47,12 +48,15 @@ class Context:
     labels: Labels
 
     @classmethod
-    def open(cls, snapshot: Snapshot, language: str | None, tables: GraphTables | None = None) -> "Context":
+    def open(cls, snapshot: Snapshot, language: str | None, tables: GraphTables | None = None,
+             allow_mixed: bool = False) -> "Context":
         """The snapshot's build, its tables (or ``tables``, which must be that build's: the explorer's, derived
-        graphs included) labelled in ``language`` (default: the schema's)."""
+        graphs included) labelled in ``language`` (default: the schema's; entities linked by ``owl:sameAs`` lend
+        theirs; ``allow_mixed`` writes another language's where none is)."""
         schema = snapshot.schema
         tables = tables or snapshot.tables()
-        labels = Labels(tables, schema, language or schema.language)
+        labels = Labels(tables, schema, language or schema.language, same_as_pairs(snapshot.build, snapshot.manifest),
+                        allow_mixed)
         return cls(snapshot.paths, snapshot.manifest, schema, tables, labels)
 
     def class_iris(self) -> set[str]:
@@ -159,8 +163,15 @@ def assemble(ctx: Context, grounded: Grounded, sub_options: SubgraphOptions, add
         unlabelled = labelled.filter(pl.col("s").is_in(list(missing)) | pl.col("p").is_in(list(missing))
                                      | (pl.col("o_is_entity") & pl.col("o").is_in(list(missing))))
         _note(problems, unlabelled.unique("dialogue", keep="first"),
-              lambda r: f"no {ctx.labels.language} label for {next(x for x in (r['s'], r['p'], r['o']) if x in missing)}")
+              lambda r: _lacking(ctx.labels, next(x for x in (r['s'], r['p'], r['o']) if x in missing)))
     return Assembled(labelled, problems, grounded)
+
+
+def _lacking(labels: Labels, iri: str) -> str:
+    other = labels.fallback.get(iri)
+    has = f" (it has {other!r})" if other and other != iri else ""
+    return (f"no {labels.language} label for {iri}{has}: `kgforge translate` proposes one, --allow-mixed writes "
+            "the other language's")
 
 
 def _goal_problems(problems: dict[int, list[str]], topics: pl.DataFrame, paths: pl.DataFrame, sub: pl.DataFrame,

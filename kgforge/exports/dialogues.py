@@ -61,7 +61,7 @@ def export_dialogues(snapshot: Snapshot, dialogues_file: Path, options: ExportOp
     source_fmt, source_layout = detect_layout(dialogues_file, options.input_layout)
     fmt = format_named(options.fmt)
     layout = dialogue_layouts(fmt, source_fmt, source_layout, options.layout)
-    ctx = Context.open(snapshot, options.language, tables)
+    ctx = Context.open(snapshot, options.language, tables, allow_mixed=options.allow_mixed)
     source = read_dialogues(dialogues_file, source_layout.kind, options.skip_invalid)
     made = _records(ctx, source, fmt, source_fmt, layout, options, ctx.manifest.build_id,
                     out if options.refresh_attrs else None)
@@ -78,6 +78,7 @@ def export_dialogues(snapshot: Snapshot, dialogues_file: Path, options: ExportOp
         "gold_kept_exactly": gold_kept(fmt, made.per_dialogue),
         "reader_warnings": len(warnings), "reader_warning_examples": warnings[:10],
         **({"refresh": made.refresh} if made.refresh is not None else {}),
+        "labels": ctx.labels.report(),
     }
     records = made.records
     if options.changed_since:

@@ -3,6 +3,7 @@ strings each layout writes for them."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 import polars as pl
@@ -10,6 +11,7 @@ import polars as pl
 from kgforge.core.schema import Schema
 from kgforge.core.text import Segmenter, normalise_label
 from kgforge.core.vocab import ONTO, RDF_TYPE
+from kgforge.store.languages import STEPS, fits_script, in_language, language_labels
 from kgforge.store.tables import GraphTables
 
 EXTRA_PREDICATES = {  # predicates an export may show that no schema declares
@@ -19,50 +21,80 @@ EXTRA_PREDICATES = {  # predicates an export may show that no schema declares
 
 
 class Labels:
-    """``label(iri)`` in ``language``; ``missing`` collects IRIs that have no label in it."""
+    """``label(iri)`` in ``language`` by the chain of :mod:`kgforge.store.languages`; ``missing`` collects IRIs
+    that have no label on it. With ``allow_mixed`` such an IRI gets a label in another language instead,
+    recorded in ``mixed`` (never silently: the export reports them)."""
 
-    def __init__(self, tables: GraphTables, schema: Schema, language: str) -> None:
+    def __init__(self, tables: GraphTables, schema: Schema, language: str, links: Iterable[tuple[str, str]] = (),
+                 allow_mixed: bool = False) -> None:
         self.language = language
         self.tables = tables
-        in_language = tables.labels.filter(pl.col("lang").str.starts_with(language) | (pl.col("lang") == ""))
-        ranked = in_language.sort("iri", pl.col("preferred").not_(), "label").unique("iri", keep="first")
-        self.entities = dict(zip(ranked["iri"].to_list(), ranked["label"].to_list()))
+        self.allow_mixed = allow_mixed
+        self.chosen = language_labels(tables.labels, language, links)
+        self.entities = dict(self.chosen.labels)
         self.fallback = tables.label_map(language)
         self.relations: dict[str, str] = {}
         for iri, zh, en in tables.relations.select("iri", "zh", "en").iter_rows():
             label = en if language.startswith("en") else zh
-            if label:
+            if label and fits_script(label, language):
                 self.relations[iri] = label
+            elif iri in self.entities:  # a label the graph gives the relation in this language (a translation)
+                self.relations[iri] = self.entities[iri]
         for iri, names in EXTRA_PREDICATES.items():
             self.relations.setdefault(iri, names.get(language[:2], names["en"]))
         for rel in schema.relations.values():
-            self.relations.setdefault(rel.iri, rel.label(language))
+            if fits_script(rel.label(language), language):
+                self.relations.setdefault(rel.iri, rel.label(language))
         if schema.type_relation:  # rdf:type facts read as the schema's type relation (领域 电影 / 明星)
-            self.relations[RDF_TYPE] = schema.relations[schema.type_relation].label(language)
+            type_relation = schema.relations[schema.type_relation]
+            if fits_script(type_relation.label(language), language):
+                self.relations[RDF_TYPE] = type_relation.label(language)
+            else:
+                self.relations.pop(RDF_TYPE, None)
             for entity_type in schema.types.values():
-                self.entities[entity_type.iri] = entity_type.en if language.startswith("en") else entity_type.zh
+                name = entity_type.en if language.startswith("en") else entity_type.zh
+                if fits_script(name, language):
+                    self.entities[entity_type.iri] = name
+                elif entity_type.iri not in self.entities or self.chosen.fell_back.get(entity_type.iri) == "script":
+                    self.entities.pop(entity_type.iri, None)
         self.missing: set[str] = set()
+        self.mixed: dict[str, str] = {}  # IRI → the other language's label written for it (allow_mixed)
+
+    def _other(self, iri: str) -> str | None:
+        """The label written for ``iri`` when it has none in the language: another language's with
+        ``allow_mixed`` (recorded), else None (recorded as missing)."""
+        if self.allow_mixed and iri in self.fallback:
+            self.mixed[iri] = self.fallback[iri]
+            return self.fallback[iri]
+        self.missing.add(iri)
+        return None
 
     def entity(self, iri: str) -> str:
         label = self.entities.get(iri)
         if label is None:
-            self.missing.add(iri)
-            return self.fallback.get(iri, iri)
+            return self._other(iri) or self.fallback.get(iri, iri)
         return label
 
     def relation(self, iri: str) -> str:
         label = self.relations.get(iri) or self.entities.get(iri)
         if label is None:
-            self.missing.add(iri)
-            return self.fallback.get(iri, iri)
+            return self._other(iri) or self.fallback.get(iri, iri)
         return label
+
+    def report(self) -> dict[str, Any]:
+        """What the labels written came from: counts per step of the chain, and the IRIs written in another
+        language (``allow_mixed``) or lacking a label in this one, each with the label it has."""
+        return {"language": self.language, "chain": list(STEPS), "steps": self.chosen.counts(),
+                "mixed": dict(sorted(self.mixed.items())[:50]), "mixed_count": len(self.mixed),
+                "missing": {iri: self.fallback.get(iri, iri) for iri in sorted(self.missing)[:50]},
+                "missing_count": len(self.missing)}
 
     def segmented_forms(self) -> dict[str, str]:
         """IRI → the source's word-segmented spelling of its label (an alternative label with spaces that
         normalises to the label itself), for entities and relations that have one."""
         preferred = {**self.entities, **self.relations}
         spaced = self.tables.labels.filter(~pl.col("preferred"), pl.col("label").str.contains(" "),
-                                           pl.col("lang").str.starts_with(self.language) | (pl.col("lang") == ""))
+                                           in_language(pl.col("lang"), self.language) | (pl.col("lang") == ""))
         forms: dict[str, str] = {}
         for iri, label in spaced.select("iri", "label").sort("iri", "label").iter_rows():
             name = preferred.get(iri)

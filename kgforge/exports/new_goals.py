@@ -40,7 +40,7 @@ def export_goals(snapshot: Snapshot, goals_file: Path, options: ExportOptions, o
     out = snapshot.paths.output(out)
     fmt = format_named(options.fmt)
     layout = goal_layout(fmt, options.layout)
-    ctx = Context.open(snapshot, options.language, tables)
+    ctx = Context.open(snapshot, options.language, tables, allow_mixed=options.allow_mixed)
     goals = list(read_goals(goals_file))
     if not goals:
         raise KgforgeError(f"{goals_file}: no goals to export")
@@ -64,7 +64,8 @@ def export_goals(snapshot: Snapshot, goals_file: Path, options: ExportOptions, o
     written = {record_id for record_id, _ in kept}
     extra = {"goals_file": str(goals_file), "goals_sha256": sha256_file(goals_file), "dialogues": len(written),
              "triples": sum(len(d.knowledge) for d in made.dialogues if d.dialogue_id in written), "checks": checks,
-             "seeds": sorted({g.seed for g in goals if g.seed is not None}), **extra}
+             "seeds": sorted({g.seed for g in goals if g.seed is not None}), "labels": ctx.labels.report(),
+             **extra}
     return finish(ctx, fmt, layout, kept, options, out, extra, started, rejected)
 
 

@@ -26,6 +26,7 @@ class ExportOptions:
     input_layout: str | None = None  # --dialogues: the layout kind the file is in, when not detected
     refresh_attrs: bool = False  # --dialogues: rewrite gold values the graph now states otherwise
     changed_since: str | None = None  # only the dialogues or goals whose records differ from this build's export
+    allow_mixed: bool = False  # write another language's label where one is lacking (reported), not refuse
 
     def __post_init__(self) -> None:
         format_named(self.fmt)

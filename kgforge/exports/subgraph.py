@@ -22,6 +22,7 @@ import polars as pl
 
 from kgforge.core.schema import Schema
 from kgforge.core.vocab import RDF_TYPE
+from kgforge.store.languages import in_language, language_labels
 from kgforge.store.tables import GraphTables
 
 TRIPLE_COLUMNS = ["s", "p", "o", "o_is_entity"]
@@ -51,6 +52,17 @@ class SubgraphOptions:
         return expr
 
 
+def in_its_language(facts: pl.DataFrame, language: str) -> pl.DataFrame:
+    """``facts`` without the values in other languages of a subject's relation that has one in ``language``
+    (a translated value stands beside its source: 爱情@zh and romance@en; an English export takes romance)."""
+    tagged = ~pl.col("o_is_entity") & (pl.col("o_lang") != "")
+    own = facts.filter(tagged & in_language(pl.col("o_lang"), language)).select("s", "p").unique()
+    if own.is_empty():
+        return facts
+    others = facts.filter(tagged & ~in_language(pl.col("o_lang"), language)).join(own, on=["s", "p"], how="semi")
+    return facts.join(others, on=facts.columns, how="anti", nulls_equal=True)
+
+
 class FactRanker:
     """Ranks facts for subgraphs: read once per export (the domain's facts, how many subjects share each
     value, each relation's kind), then asked for the facts of some subjects or of what points to some
@@ -61,8 +73,9 @@ class FactRanker:
         self.type_iri = schema.relations[schema.type_relation].iri if schema.type_relation else None
         base = tables.domain_facts()
         if language is not None:  # a fact whose entity value cannot be named in the language is not chosen
-            named = tables.labels.filter(pl.col("lang").str.starts_with(language) | (pl.col("lang") == ""))["iri"]
+            named = pl.Series(list(language_labels(tables.labels, language).labels), dtype=pl.String)
             base = base.filter(~pl.col("o_is_entity") | pl.col("o").is_in(named.implode()))
+            base = in_its_language(base, language)
         self.base = base
         self.spread = base.group_by("p", "o").agg(spread=pl.col("s").n_unique())
         self.kinds = dict(zip(tables.relations["iri"].to_list(), tables.relations["kind"].to_list()))

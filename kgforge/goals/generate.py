@@ -41,6 +41,13 @@ def sample_goals(graph: GoalGraph, options: GoalOptions, profiles: list[dict[str
     return STYLES.get(options.style)(graph, options, profiles)
 
 
+def mixed_report(graph: GoalGraph) -> dict[str, Any]:
+    """The names the goals had to write in another language than the graph's (none of its own on the chain
+    of kgforge.store.languages), so that no goal file mixes languages unsaid."""
+    return {"language": graph.language, "mixed_count": len(graph.mixed),
+            "mixed": dict(sorted(graph.mixed.items())[:50])}
+
+
 @dataclass(frozen=True)
 class GoalsReport(Record):
     """What ``kgforge goals`` sampled from one build and wrote."""
@@ -56,6 +63,7 @@ class GoalsReport(Record):
     relations: dict[str, int]  # label of each goal's first relation -> goals, most first
     topic_types: dict[str, int]  # topic type -> topics
     build_id: str  # the build the goals were sampled from
+    labels: dict[str, Any]  # the names written in another language than asked (:func:`mixed_report`)
     profiles: int | None = omitted_when_none()  # user profiles read (``--profiles``)
     profiles_unreadable: tuple[dict[str, Any], ...] | None = omitted_when_none()  # {"line", "reason"} each
     # DuRecDial sequences (``--style durecdial``): goal_types, transitions_used/known/from, goal_types_not_drawn,
@@ -89,6 +97,6 @@ def generate(snapshot: Snapshot, options: GoalOptions, out: Path, profiles_file:
                  if options.style == "durecdial" else {})
     return GoalsReport(domain, out, written, options.n, tuple(shortfall(kinds, options, graph)), options.seed,
                        options.style, kinds, dict(sorted(relations.items(), key=lambda kv: -kv[1])), types,
-                       graph.build_id, len(profiles) if profiles is not None else None,
+                       graph.build_id, mixed_report(graph), len(profiles) if profiles is not None else None,
                        tuple(unreadable) if profiles is not None else None, sequences)
 

@@ -23,6 +23,7 @@ from kgforge.goals.durecdial import GOAL_TYPES_EN
 from kgforge.goals.record import Goal, GoalStep
 from kgforge.store.snapshot import Snapshot
 from kgforge.store.tables import GraphTables
+from kgforge.store.languages import language_labels, same_as_pairs
 
 GOAL_KINDS = ("one_step", "two_step", "path", "sequence")
 MIN_TOPIC_FACTS = 3  # a goal topic takes part in this many facts or more (every topic of DuConv dev has 4 or more)
@@ -55,6 +56,8 @@ class GoalGraph:
     derived: bool = False  # whether the build holds `kgforge derive`'s associated pairs graph
     domain: str = ""  # the domain's folder name, as the user typed it (hints name it, not the schema)
     workdir: Path = Path()
+    lacking: frozenset[str] = frozenset()  # IRIs with no label in ``language`` (kgforge.store.languages)
+    mixed: dict[str, str] = field(default_factory=dict)  # those a goal named anyway: IRI → the label written
 
     @classmethod
     def load(cls, snapshot: Snapshot, language: str | None = None) -> "GoalGraph":
@@ -63,7 +66,9 @@ class GoalGraph:
         tables = snapshot.tables(include_derived=True)
         graph = cls(schema, tables, language or schema.language, build_id=manifest.build_id,
                     domain=snapshot.domain, workdir=snapshot.workdir, derived=ASSOCIATED_GRAPH in manifest.graphs)
-        graph.labels = tables.label_map(graph.language)
+        chosen = language_labels(tables.labels, graph.language, same_as_pairs(snapshot.build, manifest))
+        graph.labels = {**tables.label_map(graph.language), **chosen.labels}
+        graph.lacking = chosen.lacking
         graph.relation_kinds = dict(zip(tables.relations["iri"].to_list(), tables.relations["kind"].to_list()))
         graph.topic_types = _topic_types(schema, tables)
         graph.class_iris = frozenset(class_nodes(schema, tables))
@@ -101,6 +106,10 @@ class GoalGraph:
         return allowed
 
     def label(self, iri: str) -> str:
+        """The name of ``iri`` in the graph's language; one in another language where it has none (recorded
+        in ``mixed``, which the goals report lists)."""
+        if iri in self.lacking:
+            self.mixed[iri] = self.labels.get(iri, iri)
         return self.labels.get(iri, iri)
 
 

@@ -27,6 +27,7 @@ from kgforge.store.manifest import Manifest
 from kgforge.store.query import QueryRunner
 from kgforge.store.tables import GraphTables
 from kgforge.store.snapshot import Snapshot
+from kgforge.store.languages import language_labels, same_as_pairs
 
 UNTYPED = "entity"  # the type of an entity with no type (kgforge.qa.templates falls back on it)
 INSTANCE_OF = WIKIDATA_DIRECT + "P31"
@@ -62,8 +63,17 @@ class QAGraph:
 
     @cached_property
     def labels(self) -> dict[str, str]:
-        """One display label per IRI in the language (relations included), as every stage shows it."""
-        return self.tables.label_map(self.language)
+        """One display label per IRI in the language (relations included), as every stage shows it: the chain of
+        :mod:`kgforge.store.languages` first (a name in the language, an alias, a sameAs partner's, one in its
+        script), any label where that gives none."""
+        pairs = same_as_pairs(self.snapshot.build, self.manifest) if self.snapshot else ()
+        chosen = language_labels(self.tables.labels, self.language, pairs)
+        return self.tables.label_map(self.language) | {
+            iri: label for iri, label in chosen.labels.items() if iri not in self._relation_iris}
+
+    @cached_property
+    def _relation_iris(self) -> set[str]:  # relations keep their schema names, which label_map gives
+        return set(self.tables.relations["iri"].to_list())
 
     @cached_property
     def names(self) -> pl.DataFrame:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from contextvars import ContextVar
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -19,6 +20,7 @@ from jinja2 import Environment, FileSystemLoader, select_autoescape
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, Response
 
+from kgforge.core.quads import check_lang
 from kgforge.core.vocab import DERIVED_GRAPHS, GRAPH, ONTO, OWL_SAME_AS, RDFS_LABEL, RDF_TYPE, SKOS_ALT_LABEL
 from kgforge.derive import PAIR_NODE
 from kgforge.serve import stages
@@ -79,9 +81,38 @@ class Named:
     lang: str | None = None
 
 
+# The order in which a page looks for a label: the language of ``?lang=`` (default: the domain's), then the
+# other of zh and en, then an untagged one. Set per request by ``in_page_language``.
+_PAGE_LANGUAGES: ContextVar[tuple[str, ...]] = ContextVar("page_languages", default=("zh", "en", ""))
+
+
+def page_languages(language: str) -> tuple[str, ...]:
+    first = language.lower().split("-")[0]
+    return (first, *(lang for lang in ("zh", "en") if lang != first), "")
+
+
+def in_page_language(handler: Any) -> Any:
+    """``handler`` with the page's label language set from ``?lang=`` (a language tag; a malformed one is a
+    400), else the served domain's."""
+    async def handle(domain: ServedDomain, request: Request) -> Response:
+        asked = request.query_params.get("lang")
+        if asked:
+            try:
+                asked = check_lang(asked)
+            except ValueError as exc:
+                raise ProtocolError(400, f"lang={asked!r}: {exc}") from None
+        language = asked or await asyncio.to_thread(lambda: domain.current().snapshot.language)
+        token = _PAGE_LANGUAGES.set(page_languages(language))
+        try:
+            return await handler(domain, request)
+        finally:
+            _PAGE_LANGUAGES.reset(token)
+    return handle
+
+
 def display(term: tuple, row: dict[str, tuple]) -> Named:
     if term[0] == "iri":
-        label = row.get("zh") or row.get("en")
+        label = next((row[lang] for lang in _PAGE_LANGUAGES.get() if lang and row.get(lang)), None)
         return Named(term[1], label[1] if label else term[1], True)
     if term[0] == "lit":
         return Named(term[1], term[1], False, term[2])
@@ -94,8 +125,9 @@ def source_name(graph: str) -> str:
 
 def relation_label(relations: dict[str, dict[str, str]], iri: str) -> str:
     entry = relations.get(iri, {})
-    if entry.get("zh") or entry.get("en"):
-        return entry.get("zh") or entry["en"]
+    named = next((entry[lang] for lang in _PAGE_LANGUAGES.get() if lang and entry.get(lang)), None)
+    if named:
+        return named
     return META.get(iri) or (iri.removeprefix(ONTO) if iri.startswith(ONTO) else iri)
 
 
@@ -132,7 +164,7 @@ def _search(index: LabelIndex, text: str) -> list[dict[str, Any]]:
 
 
 def _pick_label(names: list[dict[str, Any]]) -> str | None:
-    for prefix in ("zh", "en", ""):
+    for prefix in _PAGE_LANGUAGES.get():
         for name in names:
             if name["lang"].startswith(prefix):
                 return name["label"]
@@ -270,7 +302,7 @@ async def editor(domain: ServedDomain, request: Request) -> Response:
                 chosen=request.query_params.get("query", ""), bindings=request.query_params.get("bind", ""))
 
 
-ROUTES = [
+ROUTES = [(path, in_page_language(handler)) for path, handler in (
     ("/", home), ("/search", search), ("/entity", entity), ("/graph", graph_page), ("/api/neighbours", neighbours),
     ("/goals", goals), ("/related", related), ("/editor", editor),
-]
+)]

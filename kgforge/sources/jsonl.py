@@ -32,11 +32,14 @@ def import_jsonl(ctx: ImportContext) -> None:
         keys = list(record.value)
         settings = settings or record_settings(ctx, keys)
         id_key, label_key, alias_key = settings["id"], settings["label"], settings["aliases"]
+        labels = settings["labels"]
         try:
             cells = [(schema.relation_for_iri(iri_in(key)) if iri_in(key) else schema.relation_for(key), cell)
-                     for key, value in record.value.items() if key not in (id_key, label_key, alias_key)
+                     for key, value in record.value.items()
+                     if key not in (id_key, label_key, alias_key) and key not in labels
                      for cell in json_cells(facts, value, key)]
             aliases = _strings(record.value.get(alias_key), alias_key) if alias_key else []
+            names = [(name, lang) for key, lang in labels.items() for name in _strings(record.value.get(key), key)]
             subject = facts.subject(_scalar_text(record.value.get(id_key), id_key) if id_key else None,
                                     _scalar_text(record.value.get(label_key), label_key) if label_key else None,
                                     location, record=True)
@@ -45,6 +48,8 @@ def import_jsonl(ctx: ImportContext) -> None:
             continue
         for alias in aliases:
             facts.alias(subject, alias, location)
+        for name, lang in names:
+            facts.label(subject, name, lang, location)
         for relation, cell in cells:
             facts.add(subject, relation, cell, location)
         ctx.accept()

@@ -16,7 +16,7 @@ from typing import Any
 
 from kgforge.core.jsonio import iter_json_lines
 from kgforge.core.schema import Relation
-from kgforge.core.text import normalise_label
+from kgforge.core.text import normalise_label, text_language
 from kgforge.core.vocab import RDF_TYPE, RDFS_LABEL, SKOS_ALT_LABEL, entity_iri
 from kgforge.sources.importer import ImportContext, parsed_records
 
@@ -110,7 +110,7 @@ class NameTriples:
                 writer.iri(head, relation.iri, entity_iri(triple.tail))
                 self.add_type(triple.tail, relation.range)
             else:
-                writer.literal(head, relation.iri, triple.tail, lang=lang)
+                writer.literal(head, relation.iri, triple.tail, lang=text_language(triple.tail, lang))
             if relation.id == schema.type_relation and triple.tail in type_values:
                 self.add_type(triple.head, type_values[triple.tail])
         for name, location in entities.items():
@@ -119,7 +119,7 @@ class NameTriples:
         for iri, forms in sorted(self.relation_forms.items()):
             for form, location in sorted(forms.items()):
                 self.ctx.location = location
-                writer.literal(iri, SKOS_ALT_LABEL, form, lang=lang)
+                writer.literal(iri, SKOS_ALT_LABEL, form, lang=text_language(form, lang))
         for name, type_ids in self.types.items():
             self.ctx.location = entities.get(name, "")
             for type_id in sorted(type_ids):
@@ -129,9 +129,9 @@ class NameTriples:
 
     def _emit_names(self, name: str) -> None:
         iri = entity_iri(name)
-        self.ctx.writer.literal(iri, RDFS_LABEL, name, lang=self.lang)
+        self.ctx.writer.literal(iri, RDFS_LABEL, name, lang=text_language(name, self.lang))
         for form in sorted(self.surface_forms.get(name, ())):
-            self.ctx.writer.literal(iri, SKOS_ALT_LABEL, form, lang=self.lang)
+            self.ctx.writer.literal(iri, SKOS_ALT_LABEL, form, lang=text_language(form, self.lang))
 
 
 def check_triple(value: object) -> str | None:

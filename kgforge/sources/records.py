@@ -20,11 +20,13 @@ the file gives its rows, so the same input writes the same bytes.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
+from kgforge.core.errors import SchemaError
 from kgforge.core.quads import XSD, check_iri, check_lang
 from kgforge.core.schema import Relation
+from kgforge.core.text import text_language
 from kgforge.core.vocab import RDF_TYPE, RDFS_LABEL, SKOS_ALT_LABEL, entity_iri
 from kgforge.sources.importer import ImportContext
 
@@ -33,6 +35,9 @@ DEFAULT_SEPARATOR = "|"
 ID_KEYS = ("id", "iri", "@id", "uri")
 LABEL_KEYS = ("name", "label", "title", "名称", "名字", "标题", "实体")
 ALIAS_KEYS = ("alias", "aliases", "altlabel", "别名")
+# A column holding the name in one language: name_en, label-en, title_zh_hans, nameEN (the stem as LABEL_KEYS)
+_LABEL_IN_LANGUAGE = re.compile(r"(?:name|label|title)[_\-. ]?([a-z]{2,3}(?:[_-][a-z]{2,4})?)", re.IGNORECASE)
+LANGUAGE_LABEL_KEYS = {"英文名": "en", "英文名称": "en", "中文名": "zh", "中文名称": "zh"}
 _LEXICAL_FORMS = {
     XSD + "integer": re.compile(r"[+-]?\d+"),
     XSD + "decimal": re.compile(r"[+-]?(\d+\.\d*|\.\d+|\d+)"),
@@ -80,6 +85,10 @@ class RecordsOptions:
     """The column holding other names; default: the first of alias, aliases, altlabel, 别名."""
     separator: str = DEFAULT_SEPARATOR
     """What separates several values written in one cell."""
+    labels: dict[str, str] = field(default_factory=dict)
+    """Columns (keys) holding the name in a given language, each to its language tag (``{name_en = "en"}``):
+    their values are ``rdfs:label`` in that language of the row's entity. Default: the columns named as a
+    label column with a language suffix (``name_en``, ``label-zh``, ``title_ja``) and 英文名/中文名."""
 
 
 def record_settings(ctx: ImportContext, keys: list[str]) -> dict[str, Any]:
@@ -93,8 +102,27 @@ def record_settings(ctx: ImportContext, keys: list[str]) -> dict[str, Any]:
         label_key = next((k for k in keys if k != id_key), None)
     settings = {"id": id_key, "label": label_key, "aliases": pick_key(keys, ALIAS_KEYS, configured.aliases),
                 "separator": configured.separator}
-    ctx.options.update({k: v for k, v in settings.items() if v is not None})
+    labels = dict(configured.labels) or language_label_keys(keys, (id_key, label_key, settings["aliases"]))
+    try:
+        settings["labels"] = {key: check_lang(lang) for key, lang in labels.items()}
+    except ValueError as exc:
+        raise SchemaError(f"{ctx.schema.path}: [options.records] labels: {exc}") from None
+    ctx.options.update({k: v for k, v in settings.items() if v})
     return settings
+
+
+def language_label_keys(keys: list[str], taken: tuple[str | None, ...]) -> dict[str, str]:
+    """The keys that name a label in a language by their name (``name_en`` → en), each with its tag."""
+    found = {}
+    for key in keys:
+        if key in taken:
+            continue
+        match = _LABEL_IN_LANGUAGE.fullmatch(key.strip())
+        if match:
+            found[key] = match.group(1).lower().replace("_", "-")
+        elif key.strip() in LANGUAGE_LABEL_KEYS:
+            found[key] = LANGUAGE_LABEL_KEYS[key.strip()]
+    return found
 
 
 @dataclass(frozen=True)
@@ -123,7 +151,8 @@ class GenericFacts:
         self.namespace = ctx.schema.name
         self.by_name: dict[str, str] = {}  # a subject's name → its IRI, the first one named so
         self.facts: list[Fact] = []
-        self.names: list[tuple[str, str, str, str]] = []  # (IRI, predicate, name, location) of subjects
+        # (IRI, predicate, name, language or None for the name's own script, location) of subjects
+        self.names: list[tuple[str, str, str, str | None, str]] = []
         self.types: list[tuple[str, str, str]] = []  # (IRI, class IRI, location)
         self.record_ids: dict[str, str] = {}  # the IRI of each identified record → its location
 
@@ -146,12 +175,19 @@ class GenericFacts:
             raise ValueError("the subject has neither an identifier nor a name")
         if name:
             self.by_name.setdefault(name, iri)
-            self.names.append((iri, RDFS_LABEL, name, location))
+            self.names.append((iri, RDFS_LABEL, name, None, location))
         return iri
 
     def alias(self, subject: str, name: str, location: str) -> None:
         if name.strip():
-            self.names.append((subject, SKOS_ALT_LABEL, name.strip(), location))
+            self.names.append((subject, SKOS_ALT_LABEL, name.strip(), None, location))
+
+    def label(self, subject: str, name: str, lang: str, location: str) -> None:
+        """A name of ``subject`` in ``lang`` (a column declared as a label in a language: ``name_en``); a value
+        naming this subject elsewhere in the file then finds it by this name too."""
+        if name.strip():
+            self.by_name.setdefault(name.strip(), subject)
+            self.names.append((subject, RDFS_LABEL, name.strip(), check_lang(lang), location))
 
     def cell(self, text: str, lang: str | None = None, datatype: str | None = None) -> Cell:
         """A value as written; ValueError when it is a malformed IRI, language tag or datatype."""
@@ -178,12 +214,12 @@ class GenericFacts:
                     named_entities.setdefault(fact.cell.text, fact.location)
             else:
                 self._literal(fact)
-        for iri, predicate, name, location in self.names:
+        for iri, predicate, name, lang, location in self.names:
             ctx.location = location
-            writer.literal(iri, predicate, name, lang=self.lang)
+            writer.literal(iri, predicate, name, lang=lang or text_language(name, self.lang))
         for name, location in named_entities.items():
             ctx.location = location
-            writer.literal(entity_iri(name), RDFS_LABEL, name, lang=self.lang)
+            writer.literal(entity_iri(name), RDFS_LABEL, name, lang=text_language(name, self.lang))
         for iri, class_iri, location in self.types:
             ctx.location = location
             writer.iri(iri, RDF_TYPE, class_iri)
@@ -209,4 +245,4 @@ class GenericFacts:
         else:
             if declared:
                 self.ctx.counts[f"values not {declared.removeprefix(XSD)} (kept as text)"] += 1
-            self.ctx.writer.literal(fact.subject, fact.relation.iri, cell.text, lang=self.lang)
+            self.ctx.writer.literal(fact.subject, fact.relation.iri, cell.text, lang=text_language(cell.text, self.lang))

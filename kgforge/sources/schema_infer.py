@@ -150,10 +150,11 @@ def _observe(blank: Schema, spec: SourceSpec, scratch: Path, seen: Observations)
     used = {k: v for k, v in ctx.options.items() if k in _SETTINGS[section] and v not in (None, [], "")}
     if used:  # what the importer chose (tables, JSON lines, RDF), for the person to check
         seen.settings.setdefault(section, {}).update(used)
+    other_languages = set((used.get("labels") or {}).values())  # names in a column declared in a language
     for quad in ox.parse(path=quads, format=ox.RdfFormat.N_QUADS):
         p, o = quad.predicate.value, quad.object
         if p == RDFS_LABEL and isinstance(o, ox.Literal):
-            if len(seen.labels) < SAMPLE_VALUES:
+            if len(seen.labels) < SAMPLE_VALUES and o.language not in other_languages:
                 seen.labels.append(o.value)
         elif p == RDF_TYPE and isinstance(o, ox.NamedNode):
             seen.classes[o.value] += 1
@@ -162,7 +163,7 @@ def _observe(blank: Schema, spec: SourceSpec, scratch: Path, seen: Observations)
             stats.add(o)
 
 
-_SETTINGS = {"records": ("id", "label", "aliases", "separator"), "rdf": ("format", "label_predicates", "alias_predicates")}
+_SETTINGS = {"records": ("id", "label", "aliases", "separator", "labels"), "rdf": ("format", "label_predicates", "alias_predicates")}
 
 
 def _language_of(labels: list[str]) -> str:
@@ -222,6 +223,13 @@ def _type_relation(seen: Observations) -> tuple[str | None, dict[str, dict[str, 
     return None, {}
 
 
+def _toml_value(value: Any) -> str:
+    """``value`` written in TOML: a string or list as JSON writes it (the same syntax), a table inline."""
+    if isinstance(value, dict):
+        return "{ " + ", ".join(f"{_toml_value(k)} = {_toml_value(v)}" for k, v in value.items()) + " }"
+    return json.dumps(value, ensure_ascii=False)
+
+
 def _toml(domain: str, language: str, relations: dict[str, dict[str, Any]], types: dict[str, dict[str, Any]],
           type_relation: str | None, seen: Observations) -> str:
     def q(value: object) -> str:
@@ -240,7 +248,7 @@ def _toml(domain: str, language: str, relations: dict[str, dict[str, Any]], type
     if type_relation:
         lines.append(f"type_relation = {q(type_relation)}")
     for section, values in sorted(seen.settings.items()):
-        lines += ["", f"[options.{section}]"] + [f"{key} = {q(value)}" for key, value in values.items()]
+        lines += ["", f"[options.{section}]"] + [f"{key} = {_toml_value(value)}" for key, value in values.items()]
     for tid, spec in types.items():
         lines += ["", f"[types.{q(tid)}]"] + [f"{key} = {q(value)}" for key, value in spec.items()]
     for rid, spec in relations.items():

@@ -182,9 +182,10 @@ def _entity_row(ctx: ImportContext, columns: list[str], header_line: int):
     settings = record_settings(ctx, columns)
     id_key, label_key, alias_key, separator = (settings[k] for k in ("id", "label", "aliases", "separator"))
     schema = ctx.schema
+    labels = settings["labels"]
     relations = {}
     for column in columns:
-        if column in (id_key, label_key, alias_key):
+        if column in (id_key, label_key, alias_key) or column in labels:
             continue
         try:
             iri = iri_in(column)
@@ -199,6 +200,9 @@ def _entity_row(ctx: ImportContext, columns: list[str], header_line: int):
                                 location, record=True)
         for name in split_cell(row.get(alias_key, ""), separator) if alias_key else ():
             facts.alias(subject, name, location)
+        for column, lang in labels.items():
+            for name in split_cell(row.get(column) or "", separator):
+                facts.label(subject, name, lang, location)
         for relation, cell in cells:
             facts.add(subject, relation, cell, location)
 

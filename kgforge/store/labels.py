@@ -7,9 +7,9 @@ variable stands in the query's triple patterns:
 1. as a subject anywhere (``?a ?r ?x``): the entity whose ``rdfs:label`` (or ``skos:altLabel``) is the
    value, in the domain's language first; several such entities is an error listing them, none an error
    with the closest labels;
-2. else as the object of ``rdfs:label``/``skos:altLabel``: a literal tagged with the domain's language,
-   provided some entity carries that text as a label (none is an error with the closest labels: a typo
-   must not pass as a query that matches nothing);
+2. else as the object of ``rdfs:label``/``skos:altLabel``: the literal some entity carries as a label with
+   that text, the domain's language first (none is an error with the closest labels: a typo must not pass
+   as a query that matches nothing; an English name in a Chinese graph is found as its ``@en`` label);
 3. else: a plain string literal.
 
 A query may declare the variables it needs in its leading comment (``# Requires: ?name``); leaving one
@@ -29,6 +29,7 @@ from dataclasses import dataclass
 import pyoxigraph as ox
 
 from kgforge.core.errors import QueryError
+from kgforge.core.text import text_language
 from kgforge.store.query import QueryRunner, Term
 from kgforge.store.sparql_text import shorten, variable_roles
 
@@ -43,6 +44,10 @@ _BY_TEXT = """SELECT DISTINCT ?text ?entity ?type WHERE {
   FILTER(STR(?any) = ?text)
   OPTIONAL { ?entity a ?type }
 } ORDER BY ?entity LIMIT 21"""
+_TEXT_LABEL = """SELECT ?text ?any WHERE {
+  ?entity rdfs:label|skos:altLabel ?any .
+  FILTER(STR(?any) = ?text)
+} ORDER BY ?any LIMIT 1"""
 _LABELLED = """SELECT ?name ?entity WHERE { ?entity rdfs:label|skos:altLabel ?name } LIMIT 1"""
 _NEAR = """SELECT DISTINCT ?first ?label WHERE {
   ?entity rdfs:label ?label .
@@ -146,15 +151,20 @@ def entity_labelled(runner: QueryRunner, label: str, language: str, domain: str,
 
 
 def label_literal(runner: QueryRunner, label: str, language: str, domain: str, variable: str = "") -> Term:
-    """``label`` as a literal tagged with ``language`` (plain without one), once some entity is known to carry
-    it as a label in any language; :class:`UnknownLabel` with the closest labels otherwise."""
+    """``label`` as the literal an entity carries as its label: tagged with ``language``, else plain, else in the
+    language its script suggests (an English name in a Chinese graph), else in whatever language a label with
+    this text has; :class:`UnknownLabel` with the closest labels when no entity carries it."""
     literal = ox.Literal(label, language=language) if language else ox.Literal(label)
-    exact = (literal, ox.Literal(label)) if language else (literal,)
+    script = text_language(label, language) if language else None  # "Xun Zhou" in a zh graph is tagged en
+    exact = [literal, ox.Literal(label)] + ([ox.Literal(label, language=script)] if script != language else [])
     # the exact forms are index lookups; only a label in another language needs the scan over every label
-    if not any(runner.query(_LABELLED, {"name": form}, timeout=LOOKUP_TIMEOUT).rows for form in exact) and \
-            not runner.query(_BY_TEXT, {"text": ox.Literal(label)}, timeout=LOOKUP_TIMEOUT).rows:
+    for form in exact:
+        if runner.query(_LABELLED, {"name": form}, timeout=LOOKUP_TIMEOUT).rows:
+            return form
+    rows = runner.query(_TEXT_LABEL, {"text": ox.Literal(label)}, timeout=LOOKUP_TIMEOUT).rows
+    if not rows:
         raise _unknown(runner, label, domain, variable)
-    return literal
+    return rows[0]["any"]  # the label as the graph holds it, so the query matches what was found
 
 
 def _unknown(runner: QueryRunner, label: str, domain: str, variable: str) -> UnknownLabel:

@@ -24,7 +24,8 @@ from kgforge.core.errors import StoreDamagedError
 from kgforge.core.lifeline import die_with
 from kgforge.core.processes import read_frame, write_frame
 from kgforge.core.sandbox import close_network, limit_memory
-from kgforge.core.vocab import RDFS_LABEL
+from kgforge.core.scripts import fits_script
+from kgforge.core.vocab import OWL_SAME_AS, RDFS_LABEL
 from kgforge.store.oxigraph import read_only_store
 from kgforge.store.sparql_text import PREFIXES
 
@@ -76,20 +77,45 @@ def _count_rest(solutions: ox.QuerySolutions) -> tuple[bool, int | None]:
 
 
 def labels(store: ox.Store, iris: list[str], language: str) -> dict[str, str]:
-    """One label per IRI: in ``language``, else untagged, else the first in code order; index lookups only."""
-    label = ox.NamedNode(RDFS_LABEL)
+    """One label per IRI by the chain of :mod:`kgforge.store.languages`, with index lookups only: in
+    ``language``, else an ``owl:sameAs`` partner's in it, else untagged, else one in a script the language
+    reads, else the first in code order."""
     found = {}
     for iri in iris:
-        candidates = [q.object for q in store.quads_for_pattern(ox.NamedNode(iri), label, None)
-                      if isinstance(q.object, ox.Literal)]
-        if candidates:
-            found[iri] = min(candidates, key=lambda lit: (_language_rank(lit.language, language), lit.value)).value
+        candidates = _labels_of(store, iri)
+        if not candidates:
+            continue
+        best = min(candidates, key=lambda lit: (_language_rank(lit, language), lit.value))
+        if _language_rank(best, language) > 0:
+            linked = [lit for partner in _partners(store, iri) for lit in _labels_of(store, partner)
+                      if _language_rank(lit, language) == 0]
+            best = min(linked, key=lambda lit: lit.value) if linked else best
+        found[iri] = best.value
     return found
 
 
-def _language_rank(tag: str | None, language: str) -> int:
-    if tag and language and (tag == language or tag.startswith(language + "-")):
+_LABEL = ox.NamedNode(RDFS_LABEL)
+_SAME_AS = ox.NamedNode(OWL_SAME_AS)
+
+
+def _labels_of(store: ox.Store, iri: str) -> list[ox.Literal]:
+    return [q.object for q in store.quads_for_pattern(ox.NamedNode(iri), _LABEL, None)
+            if isinstance(q.object, ox.Literal)]
+
+
+def _partners(store: ox.Store, iri: str) -> set[str]:
+    node = ox.NamedNode(iri)
+    out = {q.object.value for q in store.quads_for_pattern(node, _SAME_AS, None) if isinstance(q.object, ox.NamedNode)}
+    return out | {q.subject.value for q in store.quads_for_pattern(None, _SAME_AS, node)}
+
+
+def _language_rank(literal: ox.Literal, language: str) -> int:
+    tag = (literal.language or "").lower()
+    wanted = language.lower()
+    if tag and wanted and (tag == wanted or tag.startswith(wanted + "-")):
         return 0
+    if not fits_script(literal.value, language):
+        return 3
     return 1 if not tag else 2
 
 

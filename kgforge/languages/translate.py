@@ -1,0 +1,338 @@
+"""Labels for what has none in a language, as an explicit, reviewed step: propose, review, apply.
+
+``propose_translations`` finds what lacks a label in the language on the chain of
+:mod:`kgforge.store.languages` (entities the dialogue stages use, relations, types, and short literal values
+stated in another script only), asks an OpenAI-compatible endpoint for names in batches (the qa stage's
+client: cached by request, a malformed reply quarantined), and writes a review file: TSV, one row per item,
+``keep`` set to ``yes``. A person edits ``label``, or sets ``keep`` to ``no``; rows the model gave nothing
+usable for come with ``keep`` empty and a note.
+
+``apply_translations`` reads the reviewed file back (every problem names the file and line, and nothing is
+loaded while one remains) and publishes the kept rows as their own named graph, ``graph/translated/<lang>``,
+kind ``translated``, beside the sources' graphs (as ``kgforge link`` adds its links): an entity, relation or
+type gets an ``rdfs:label`` in the language; a literal value gets its translation as a second value of each
+fact that states it. Source labels are never changed, and the manifest records the file and its checksum;
+applying again replaces that language's graph.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+from collections.abc import Callable, Iterator
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+from kgforge.build.transaction import add_graphs
+from kgforge.core.errors import InputError
+from kgforge.core.files import atomic_write, sha256_file
+from kgforge.core.quads import QuadWriter, check_lang
+from kgforge.core.quarantine import Quarantine
+from kgforge.core.text import spreadsheet_cell, spreadsheet_text
+from kgforge.core.vocab import RDFS_LABEL, graph_iri
+from kgforge.qa.llm import BadReply, LLMClient, json_reply
+from kgforge.qa.pipeline import LLMSettings
+from kgforge.store.languages import (
+    fits_script,
+    in_language,
+    language_labels,
+    same_as_pairs,
+)
+from kgforge.store.layout import (
+    domain_paths,
+    staged_build,
+    write_lock,
+)
+from kgforge.store.manifest import GraphEntry
+from kgforge.store.snapshot import Snapshot
+from kgforge.store.tables import GraphTables
+
+COLUMNS = ("keep", "kind", "iri", "source_language", "source", "language", "label", "note")
+KINDS = ("entity", "relation", "type", "literal")
+BATCH = 40  # items per request: a reply stays short enough to come back whole
+MAX_LITERAL_CHARS = 30  # longer values are sentences (comments, plots): not names to translate
+KEEP = ("yes", "y", "true", "1", "x")
+LANGUAGE_NAMES = {"en": "English", "zh": "Chinese (Simplified)", "ja": "Japanese", "ko": "Korean",
+                  "fr": "French", "de": "German", "es": "Spanish"}
+
+
+@dataclass(frozen=True)
+class Item:
+    """One thing lacking a label: an entity, relation or type (by IRI) or a literal value (by its text)."""
+
+    kind: str
+    iri: str  # "" for a literal
+    source_language: str
+    source: str
+    type_hint: str = ""  # the entity's type, or the relation a literal is a value of: context for the model
+
+
+@dataclass(frozen=True)
+class TranslationProposals:
+    """What ``propose_translations`` wrote."""
+
+    domain: str
+    language: str
+    out: Path
+    items: dict[str, int]  # per kind: how many lacked a label
+    proposed: int  # rows with a usable proposal
+    unanswered: int  # rows the model gave nothing usable for
+    llm: dict[str, Any]
+
+    def as_dict(self) -> dict[str, Any]:
+        return {**asdict(self), "out": str(self.out)}
+
+
+@dataclass(frozen=True)
+class TranslationApplied:
+    """What ``apply_translations`` loaded."""
+
+    domain: str
+    language: str
+    graph: str
+    review_file: Path
+    loaded: dict[str, int]  # per kind: rows kept
+    skipped: int  # rows with keep other than yes
+    quads: int
+    build_id: str
+
+    def as_dict(self) -> dict[str, Any]:
+        return {**asdict(self), "review_file": str(self.review_file)}
+
+
+# ---------------------------------------------------------------- what lacks a label
+
+
+def lacking_items(snapshot: Snapshot, language: str, max_chars: int = MAX_LITERAL_CHARS) -> list[Item]:
+    """Everything the dialogue stages would name and cannot in ``language``: entities of the domain's facts,
+    relations, types, and literal values of at most ``max_chars`` written in another script, each once."""
+    tables, schema = snapshot.tables(), snapshot.schema
+    chosen = language_labels(tables.labels, language, same_as_pairs(snapshot.build, snapshot.manifest))
+    names = tables.label_map(schema.language)
+    facts = tables.domain_facts()
+    relations = set(tables.relations["iri"].to_list())
+    classes = {t.iri: t for t in schema.types.values()}
+    used = set(facts["s"].to_list()) | set(facts.filter(pl.col("o_is_entity"))["o"].to_list())
+    types = dict(zip(tables.types["iri"].to_list(), tables.types["class"].to_list()))
+    lacking = sorted((used - relations - set(classes)) & chosen.lacking, key=lambda iri: (names[iri], iri))
+    tag_of = {(iri, label): lang for iri, label, lang in tables.labels.filter(pl.col("iri").is_in(lacking))
+              .select("iri", "label", "lang").iter_rows()}
+    items = []
+    for iri in lacking:
+        kind_of = classes.get(types.get(iri, ""))
+        items.append(Item("entity", iri, tag_of.get((iri, names[iri]), ""), names[iri],
+                          kind_of.en if kind_of and fits_script(kind_of.en, "en") else ""))
+    for iri, zh, en in tables.relations.select("iri", "zh", "en").sort("iri").iter_rows():
+        own = en if language.startswith("en") else zh
+        if not (own and fits_script(own, language)) and iri not in chosen.labels:
+            items.append(Item("relation", iri, schema.language, zh or en or iri))
+    for iri, entity_type in sorted(classes.items()):
+        own = entity_type.en if language.startswith("en") else entity_type.zh
+        if not fits_script(own, language) and iri not in chosen.labels:
+            items.append(Item("type", iri, schema.language, entity_type.zh or entity_type.id))
+    items += _lacking_literals(facts, tables, language, max_chars)
+    return items
+
+
+def _lacking_literals(facts: pl.DataFrame, tables: GraphTables, language: str, max_chars: int) -> list[Item]:
+    literals = facts.filter(~pl.col("o_is_entity"), pl.col("o_lang") != "")
+    stated = literals.filter(in_language(pl.col("o_lang"), language)).select("s", "p").unique()
+    other = literals.filter(~in_language(pl.col("o_lang"), language), pl.col("o").str.len_chars() <= max_chars)
+    other = other.join(stated, on=["s", "p"], how="anti")
+    relation_names = dict(zip(tables.relations["iri"].to_list(), tables.relations["en"].to_list()))
+    seen: dict[str, Item] = {}
+    for value, lang, predicate in other.select("o", "o_lang", "p").sort("o", "p").iter_rows():
+        if value not in seen and not fits_script(value, language):
+            seen[value] = Item("literal", "", lang, value, relation_names.get(predicate) or "")
+    return list(seen.values())
+
+
+# ---------------------------------------------------------------- asking the model
+
+
+def translation_messages(items: list[tuple[str, Item]], language: str) -> list[dict[str, str]]:
+    name = LANGUAGE_NAMES.get(language.split("-")[0], language)
+    listed = [{"id": key, "text": item.source, "kind": item.kind, **({"context": item.type_hint}
+                                                                     if item.type_hint else {})}
+              for key, item in items]
+    return [
+        {"role": "system", "content": "You translate the names in a knowledge graph built for a dialogue "
+                                      "dataset. Answer with JSON only."},
+        {"role": "user", "content": (
+            f"Give each item's name in {name} (language tag {language}). Entities: the established name where "
+            "one exists (a film's official title, the usual romanisation of a person's name), else a faithful "
+            "translation; relations: a short lower-case predicate name; types: a singular noun; literals: a "
+            "short translation of the value. Reply as {\"t1\": \"...\", ...} with an entry for every id.\n"
+            + json.dumps(listed, ensure_ascii=False))},
+    ]
+
+
+def names_check(ids: set[str]) -> Callable[[str], dict[str, str]]:
+    def check(content: str) -> dict[str, str]:
+        value = json_reply(content)
+        if not isinstance(value, dict) or not all(isinstance(v, str) for v in value.values()):
+            raise BadReply('expected {"t1": "name", ...}')
+        unknown = sorted(set(value) - ids)
+        if unknown:
+            raise BadReply(f"ids that were not offered: {', '.join(unknown[:5])}")
+        return {key: text.strip() for key, text in value.items()}
+    return check
+
+
+def _answers(client: LLMClient, items: list[Item], language: str) -> Iterator[tuple[Item, str, str]]:
+    """Each item with the model's name for it and a note ("" when the name is usable)."""
+    for start in range(0, len(items), BATCH):
+        batch = [(f"t{i + 1}", item) for i, item in enumerate(items[start:start + BATCH])]
+        reply = client.ask(translation_messages(batch, language), names_check({k for k, _ in batch}),
+                           f"translate items {start + 1}-{start + len(batch)} into {language}")
+        for key, item in batch:
+            name = (reply or {}).get(key, "")
+            if reply is None:
+                yield item, "", "the model's reply was malformed (quarantined): write a label or leave keep empty"
+            elif not name:
+                yield item, "", "the model gave no name: write one or leave keep empty"
+            elif not fits_script(name, language):
+                yield item, name, f"not written in {language}'s script: check it"
+            else:
+                yield item, name, ""
+
+
+def propose_translations(domain: str, language: str, out: Path | str, llm: LLMSettings,
+                         workdir: Path | str | None = None, max_chars: int = MAX_LITERAL_CHARS,
+                         limit: int | None = None) -> TranslationProposals:
+    """Write the review file ``out`` (TSV, :data:`COLUMNS`) of labels proposed for what lacks one in
+    ``language``; ``limit`` asks for at most that many items (the rest are left for a later run)."""
+    language = check_lang(language)
+    snapshot = Snapshot.open(domain, workdir)
+    paths = snapshot.paths
+    out = paths.output(out)
+    items = lacking_items(snapshot, language, max_chars)
+    counts = {kind: sum(1 for item in items if item.kind == kind) for kind in KINDS}
+    asked = items[:limit] if limit is not None else items
+    client = llm.client_at(paths.raw / "llm-cache", Quarantine(paths.quarantine / "translate-llm.jsonl"))
+    proposed = unanswered = 0
+    try:
+        with atomic_write(out) as handle:
+            writer = csv.writer(handle, delimiter="\t", lineterminator="\n")
+            writer.writerow(COLUMNS)
+            for item, name, note in _answers(client, asked, language):
+                usable = bool(name) and not note
+                proposed += usable
+                unanswered += not name
+                writer.writerow([spreadsheet_cell(cell) for cell in (
+                    "yes" if usable else "", item.kind, item.iri, item.source_language, item.source, language,
+                    name, note)])
+    finally:
+        client.quarantine.close()
+    return TranslationProposals(paths.domain, language, out, counts, proposed, unanswered,
+                                {**client.report(), "left_for_later": len(items) - len(asked)})
+
+
+# ---------------------------------------------------------------- applying the reviewed file
+
+
+@dataclass(frozen=True)
+class Row:
+    line: int
+    kind: str
+    iri: str
+    source: str
+    label: str
+
+
+def read_review(path: Path, language: str) -> tuple[list[Row], int]:
+    """The kept rows of a review file in ``language`` and how many were not kept; InputError naming the file
+    and line of the first problem (with how many lines have one) otherwise."""
+    if not path.is_file():
+        raise InputError(f"{path}: no such review file")
+    rows, skipped, problems = [], 0, []
+    with open(path, encoding="utf-8", newline="") as handle:
+        reader = csv.reader(handle, delimiter="\t")
+        header = next(reader, None)
+        missing = [c for c in COLUMNS if c not in (header or [])]
+        if missing:
+            raise InputError(f"{path}: line 1: the header lacks {', '.join(missing)} (a review file from "
+                             "`kgforge translate` has: " + " ".join(COLUMNS) + ")")
+        at = {name: header.index(name) for name in COLUMNS}
+        for line, cells in enumerate(reader, start=2):
+            if not any(cell.strip() for cell in cells):
+                continue
+            if len(cells) != len(header):
+                problems.append(f"line {line}: {len(cells)} cells, the header has {len(header)}")
+                continue
+            value = {name: spreadsheet_text(cells[i]).strip() for name, i in at.items()}
+            if value["keep"].lower() not in KEEP:
+                skipped += 1
+                continue
+            problem = _row_problem(value, language)
+            if problem:
+                problems.append(f"line {line}: {problem}")
+                continue
+            rows.append(Row(line, value["kind"], value["iri"], value["source"], value["label"]))
+    if problems:
+        more = f" ({len(problems)} lines have a problem)" if len(problems) > 1 else ""
+        raise InputError(f"{path}: {problems[0]}{more}; nothing was loaded")
+    return rows, skipped
+
+
+def _row_problem(value: dict[str, str], language: str) -> str | None:
+    if value["kind"] not in KINDS:
+        return f"kind {value['kind']!r} is none of {', '.join(KINDS)}"
+    if value["language"] != language:
+        return f"language {value['language']!r}, but this file is applied as {language!r}"
+    if not value["label"]:
+        return "keep is yes but the label is empty"
+    if value["kind"] == "literal" and not value["source"]:
+        return "a literal row needs its source value"
+    if value["kind"] != "literal" and not value["iri"]:
+        return f"an {value['kind']} row needs its IRI"
+    return None
+
+
+def apply_translations(domain: str, review_file: Path | str, language: str,
+                       workdir: Path | str | None = None) -> TranslationApplied:
+    """Load the kept rows of ``review_file`` as the named graph ``graph/translated/<language>`` (kind
+    ``translated``) of the published build; InputError for a row naming what the graph does not hold."""
+    language = check_lang(language)
+    paths = domain_paths(domain, workdir)
+    review_file = Path(review_file)
+    rows, skipped = read_review(review_file, language)
+    graph = graph_iri("translated", language)
+    quads_file = f"quads/translated-{language}.nq"
+    with write_lock(paths):  # a writer from start to end: the labels are checked against the build they extend
+        current = Snapshot.open(paths)
+        tables = current.tables()
+        known = set(tables.labels["iri"].to_list()) | set(tables.relations["iri"].to_list())
+        wanted = [row.source for row in rows if row.kind == "literal"]
+        stating = (tables.domain_facts().filter(~pl.col("o_is_entity"), pl.col("o").is_in(wanted))
+                   .select("o", "s", "p").unique().sort("o", "s", "p"))
+        facts_of: dict[str, list[tuple[str, str]]] = {}
+        for value, s, p in stating.iter_rows():
+            facts_of.setdefault(value, []).append((s, p))
+        unknown = [row for row in rows if row.kind != "literal" and row.iri not in known]
+        if unknown:
+            raise InputError(f"{review_file}: line {unknown[0].line}: {unknown[0].iri} is not in {paths.domain}'s "
+                             f"published graph ({len(unknown)} such rows; made on another domain?); nothing was loaded")
+        with staged_build(paths) as staging:
+            with QuadWriter(staging / quads_file, graph) as writer:
+                for row in rows:
+                    if row.kind == "literal":
+                        if row.source not in facts_of:
+                            raise InputError(f"{review_file}: line {row.line}: no fact of {paths.domain} has the "
+                                             f"value {row.source!r}; nothing was loaded")
+                        for s, p in facts_of[row.source]:
+                            writer.literal(s, p, row.label, lang=language)
+                    else:
+                        writer.literal(row.iri, RDFS_LABEL, row.label, lang=language)
+            entry = GraphEntry(quads_file=quads_file, quads=writer.count, kind="translated",
+                               details={"provenance": "translated", "language": language,
+                                        "review_file": str(review_file.resolve()),
+                                        "review_sha256": sha256_file(review_file), "rows": len(rows)})
+            summary = add_graphs(current, staging, {graph: entry}, {f"translate-{language}": {
+                "graph": graph, "rows": len(rows), "quads": writer.count}})
+    loaded = {kind: sum(1 for row in rows if row.kind == kind) for kind in KINDS}
+    return TranslationApplied(paths.domain, language, graph, review_file, loaded, skipped, writer.count,
+                              summary.build_id)
