@@ -236,7 +236,7 @@ def test_stats_give_the_parallel_kg_figures(tmp_path):
     domain = Domain("films", tmp_path / "kg")
     schema = infer_schema("films", [SourceSpec("csv", str(source))]).write(domain.paths.root / "schema.toml")
     domain.build([f"csv:{source}"], schema=str(schema.path))
-    parallel = domain.stats().data["languages"]
+    parallel = domain.stats().languages
     assert parallel["languages"] == ["zh", "en"]
     # six entities: three films, three people; 苏州河 and 娄烨 have no English name
     assert parallel["entities"] == {"zh": 6, "en": 4, "both": 4, "all": 6}
@@ -328,6 +328,6 @@ def test_an_entity_linked_to_wikidata_is_named_by_its_counterpart_in_english(tmp
     report = domain.query("SELECT ?f ?d WHERE { ?f kgr:director ?d }", label_language="en")
     film, director = report.rows[0]["f"].value, report.rows[0]["d"].value
     assert (report.labels[film], report.labels[director]) == ("A Sigh", "Feng Xiaogang")
-    labels = Context.open("films", domain.workdir, "en").labels
+    labels = Context.open(domain.snapshot(), "en").labels
     assert labels.entity(film) == "A Sigh" and labels.chosen.fell_back[film] == "linked" and not labels.missing
-    assert Context.open("films", domain.workdir, "zh").labels.entity(film) == "一声叹息"
+    assert Context.open(domain.snapshot(), "zh").labels.entity(film) == "一声叹息"

@@ -88,7 +88,7 @@ def test_an_english_export_names_what_lacks_a_label_and_mixes_only_when_allowed(
     films.goals(6, goals, one_step_ratio=1.0, language="en")
     with pytest.raises(ExportCheckError, match=r"no en label for https://kgforge.org/class/type\d \(it has '(电影|人物)'\)"):
         films.export(goals, tmp_path / "en.jsonl", fmt="duconv", language="en")
-    report = films.export(goals, tmp_path / "en.jsonl", fmt="duconv", language="en", allow_mixed=True).data
+    report = films.export(goals, tmp_path / "en.jsonl", fmt="duconv", language="en", allow_mixed=True).as_dict()
     assert set(report["labels"]["mixed"].values()) <= {"电影", "人物", "娄烨", "地区"} and report["labels"]["mixed_count"] >= 2
 
 
@@ -123,10 +123,10 @@ def test_translate_proposes_a_review_file_and_applying_it_makes_english_exports_
     assert films.query("SELECT ?e ?n WHERE { ?e rdfs:label ?n }", n="娄烨").rows  # the source label is untouched
 
     goals = tmp_path / "goals.jsonl"
-    report = films.goals(8, goals, one_step_ratio=1.0, language="en").data
+    report = films.goals(8, goals, one_step_ratio=1.0, language="en").as_dict()
     assert report["labels"]["mixed_count"] == 0
     assert not [s for line in goals.read_text("utf-8").splitlines() for s in cjk_strings(json.loads(line)["goal"])]
-    export = films.export(goals, tmp_path / "en.jsonl", fmt="duconv", language="en").data
+    export = films.export(goals, tmp_path / "en.jsonl", fmt="duconv", language="en").as_dict()
     assert export["labels"]["missing_count"] == 0 and export["labels"]["mixed_count"] == 0
     written = [json.loads(line) for line in (tmp_path / "en.jsonl").read_text("utf-8").splitlines()]
     left = {s for record in written for s in cjk_strings(record)}
@@ -136,7 +136,7 @@ def test_translate_proposes_a_review_file_and_applying_it_makes_english_exports_
     assert any(triple[1:] == ["region", "Mainland China"] for r in written for triple in r["knowledge"])
     directors = films.query("SELECT ?f ?d WHERE { ?f kgr:director ?d }", label_language="en")
     assert {"Lou Ye", "Xun Zhou"} <= set(directors.labels.values())  # query labels in the language asked
-    qa_names = QAGraph.load(films.paths, "en").labels  # qa --lang en names entities by the same chain
+    qa_names = QAGraph.load(films.snapshot(), "en").labels  # qa --lang en names entities by the same chain
     assert {"Lou Ye", "Xun Zhou", "The Equation of Love & Death"} <= set(qa_names.values())
     assert not {"娄烨", "周迅"} & set(qa_names.values())
 
