@@ -41,6 +41,7 @@ relation holds others and no entity in focus holds it.
 from __future__ import annotations
 
 import re
+from collections import defaultdict
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -145,7 +146,7 @@ class DialogueMatcher:
         candidates = named + earlier
         rank = {iri: r for r, iri in enumerate(candidates)}
         mentioned = {iri: m for m in mentions for iri in m.entities}
-        best: dict[tuple[int, int], tuple[tuple[int, int], Stated]] = {}
+        at_span: defaultdict[tuple[int, int], list[tuple[tuple[int, int, int], Stated, bool]]] = defaultdict(list)
         texts: list[Fact] = []
         for subject in candidates:
             for fact in self.index.facts_of.get(subject, ()):
@@ -159,10 +160,10 @@ class DialogueMatcher:
                         texts.append(fact)
                     continue
                 key = stated.span  # one stretch of the message states one fact
-                order = (-min(_cue(fact.relation, said.form), 2), rank[subject])
-                if key not in best or order < best[key][0]:
-                    best[key] = (order, stated)
-        found = _outermost([stated for _, stated in best.values()])
+                cue = _cue(fact.relation, said.form)
+                order = (-min(cue, 2), -cue, rank[subject])
+                at_span[key].append((order, stated, cue == len(form(fact.relation))))
+        found = _outermost([s for facts in at_span.values() for s in _at_one_span(facts)])
         found = _outermost(found + self._texts([f for f in texts if f.relation not in {s.fact.relation for s in found}],
                                                said, mentions, found, rank))
         if self.options.link_beside_facts is False:
@@ -271,11 +272,22 @@ def overlap(fact: Fact, said: Surface, masked: list[bool], options: MatchOptions
     return None
 
 
+def _at_one_span(facts: list[tuple[tuple[int, int, int], Stated, bool]]) -> list[Stated]:
+    """The fact one stretch of a message states: the relation the message names most of, then the subject
+    first in focus. When the message names the winner's relation in full, the same subject's other relations
+    it names in full that hold the same value are stated too (它的编剧和导演都是陆川)."""
+    order, winner, named = min(facts, key=lambda f: f[0])
+    if not named:
+        return [winner]
+    return [winner] + [s for _, s, full in facts if full and s is not winner and s.fact.subject == winner.fact.subject]
+
+
 def _outermost(found: list[Stated]) -> list[Stated]:
     """The facts whose stretch of the message is not inside a longer one's: 美国 in 美国马萨诸塞州波士顿 (a
     birthplace) or in 第14届美国电影电视金球奖 (an award) is part of that value, not a nationality."""
     return [s for s in found if not any(o.span[0] <= s.span[0] and s.span[1] <= o.span[1]
-                                        and o.span[1] - o.span[0] > s.span[1] - s.span[0] for o in found)]
+                                        and o.span[1] - o.span[0] > s.span[1] - s.span[0]
+                                        for o in found)]
 
 
 @lru_cache(maxsize=1 << 12)
