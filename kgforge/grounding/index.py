@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from functools import cached_property
+from functools import cached_property, lru_cache
 from typing import Any
 
 import ahocorasick
@@ -86,6 +86,73 @@ class FactTable:
         return {entity: set(relations) for entity, relations in grouped.iter_rows()}
 
 
+class MessageGrams:
+    """A message's runs of characters of each length the matcher compares with values, made once a message."""
+
+    def __init__(self, form_text: str, ngram: int) -> None:
+        self.form, self.ngram = form_text, ngram
+        self._of: dict[int, frozenset[str]] = {}
+
+    def of(self, size: int) -> frozenset[str]:
+        made = self._of.get(size)
+        if made is None:
+            made = self._of[size] = runs(self.form, size)
+        return made
+
+
+@lru_cache(maxsize=1 << 16)
+def runs(text: str, size: int) -> frozenset[str]:
+    return frozenset(text[i:i + size] for i in range(len(text) - size + 1))
+
+
+class SubjectFacts:
+    """One entity's facts, arranged so that a message tries only those it could state: the entity values it
+    names, the literals one of whose parts it says (one automaton over the parts), the long literals and
+    free texts with which it shares a run of characters. The rest cannot be stated (the matcher's rules
+    all need one of these), so leaving them out changes no result, only the time a message takes."""
+
+    def __init__(self, facts: list[Fact], said_most_chars: int, ngram: int) -> None:
+        self.facts = facts
+        self.by_entity: dict[str, list[int]] = {}
+        parts: dict[str, list[int]] = {}
+        # run of characters -> the long literals (runs of ngram - 1) and free texts (runs of ngram) holding it
+        self.run_of: dict[int, dict[str, list[int]]] = {ngram - 1: {}, ngram: {}}
+        self.ngram = ngram
+        for i, fact in enumerate(facts):
+            if fact.value_entity is not None:
+                self.by_entity.setdefault(fact.value_entity, []).append(i)
+            for part in fact.parts:
+                if len(part) >= 2 or part.isdigit():  # a single character is no value said (see matching)
+                    parts.setdefault(part, []).append(i)
+            size = ngram if fact.text else ngram - 1
+            if fact.text or (fact.value_entity is None and len(fact.value_form) >= said_most_chars):
+                for run in runs(fact.value_form, size):
+                    self.run_of[size].setdefault(run, []).append(i)
+        self.automaton: ahocorasick.Automaton | None = None
+        if parts:
+            self.automaton = ahocorasick.Automaton()
+            for part, positions in parts.items():
+                self.automaton.add_word(part, positions)
+            self.automaton.make_automaton()
+
+    def tried(self, message: str, mentioned: Iterable[str], grams: MessageGrams) -> list[Fact]:
+        """The facts ``message`` could state, in the order of :attr:`facts`."""
+        chosen: set[int] = set()
+        for entity in mentioned:
+            chosen.update(self.by_entity.get(entity, ()))
+        if self.automaton is not None:
+            for _, positions in self.automaton.iter(message):
+                chosen.update(positions)
+        for size, holders in self.run_of.items():
+            if holders:
+                for run in grams.of(size) & holders.keys():
+                    chosen.update(holders[run])
+        return [self.facts[i] for i in sorted(chosen)]
+
+
+SUBJECTS_KEPT = 1 << 14  # arranged entities kept (a dialogue's focus moves on; the oldest go first)
+
+
 @dataclass
 class GroundingIndex:
     """Names (automaton), labels and facts of a graph, see the module docstring."""
@@ -97,6 +164,8 @@ class GroundingIndex:
     text_chars: int = TEXT_CHARS
     relation_words: set[str] = field(default_factory=set)  # the relations' labels (导演, 编剧), in matching form
     text_relation_names: set[str] = field(default_factory=set)  # labels of the free-text relations (评论)
+    _arranged: dict[tuple[str, int, int], SubjectFacts] = field(default_factory=dict, repr=False, compare=False)
+    _related: dict[str, frozenset[str]] = field(default_factory=dict, repr=False, compare=False)
 
     @cached_property
     def entities_of(self) -> dict[str, tuple[str, ...]]:
@@ -121,6 +190,26 @@ class GroundingIndex:
         if len(automaton):
             automaton.make_automaton()
         return automaton
+
+    def subject_facts(self, subject: str, said_most_chars: int, ngram: int) -> SubjectFacts:
+        """``subject``'s facts arranged for trying (:class:`SubjectFacts`), made on first use and kept."""
+        key = (subject, said_most_chars, ngram)
+        kept = self._arranged.get(key)
+        if kept is None:
+            if len(self._arranged) >= SUBJECTS_KEPT:
+                del self._arranged[next(iter(self._arranged))]
+            kept = self._arranged[key] = SubjectFacts(list(self.facts_of.get(subject, ())), said_most_chars, ngram)
+        return kept
+
+    def related(self, subject: str) -> frozenset[str]:
+        """The entities ``subject``'s facts have as values (kept like :meth:`subject_facts`)."""
+        kept = self._related.get(subject)
+        if kept is None:
+            if len(self._related) >= SUBJECTS_KEPT:
+                del self._related[next(iter(self._related))]
+            kept = self._related[subject] = frozenset(f.value_entity for f in self.facts_of.get(subject, ())
+                                                      if f.value_entity is not None)
+        return kept
 
     def label(self, iri: str) -> str:
         labels = self.names.get(iri)
@@ -223,9 +312,7 @@ class GroundingIndex:
 
 
 def make_fact(subject: str, relation: str, value: str, value_entity: str | None, text: bool, text_chars: int) -> Fact:
-    value_form = _TRAILING.sub("", form(value))
-    split = [_TRAILING.sub("", form(p)) for p in _LIST_SEPARATORS.split(value)]
-    parts = tuple(dict.fromkeys(p for p in [*split, *date_writings(value)] if p and p != "等")) or (value_form,)
+    value_form, parts = value_forms(value)
     if value_entity is not None:
         # an entity named by a list (《小凯撒》；《绿野仙踪》, as dialogue annotations make them) is said by a part;
         # any other by its name (the automaton's mentions)
@@ -233,6 +320,16 @@ def make_fact(subject: str, relation: str, value: str, value_entity: str | None,
     elif text:
         parts = ()  # free text is matched by overlap only: the names inside it are other facts' business
     return Fact(subject, relation, value, value_entity, text or len(value_form) >= text_chars, value_form, parts)
+
+
+@lru_cache(maxsize=1 << 18)
+def value_forms(value: str) -> tuple[str, tuple[str, ...]]:
+    """A value's matching form and its parts (list parts, a date's other writings), made once a value: a
+    graph's values repeat (dates, genres, the names of linked entities)."""
+    value_form = _TRAILING.sub("", form(value))
+    split = [_TRAILING.sub("", form(p)) for p in _LIST_SEPARATORS.split(value)]
+    parts = tuple(dict.fromkeys(p for p in [*split, *date_writings(value)] if p and p != "等")) or (value_form,)
+    return value_form, parts
 
 
 def strip_qualifier(name: str) -> str:

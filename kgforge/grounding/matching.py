@@ -46,7 +46,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from kgforge.core.text import jieba_module
-from kgforge.grounding.index import Fact, GroundingIndex
+from kgforge.grounding.index import Fact, GroundingIndex, MessageGrams
 from kgforge.grounding.normalise import Surface, form, surface
 
 _PUNCTUATION = re.compile(r"[\W_]", re.UNICODE)
@@ -126,32 +126,27 @@ class DialogueMatcher:
 
     def message(self, text: str) -> tuple[list[Stated], list[Claim]]:
         """The facts ``text`` states and its claims (see the module docstring); moves the focus on."""
-        candidates = self._candidates(text)
-        found, mentions, said = self._facts(text)
-        named = {iri for m in mentions for iri in m.entities}
+        said = surface(text)
+        mentions = self.mentions(said)
+        named = list(dict.fromkeys(iri for m in mentions for iri in m.entities))
+        candidates = list(dict.fromkeys(named + self.focus[: self.options.focus_size]))
+        found = self._facts(said, mentions, named)
         earlier = [iri for iri in candidates if iri not in named]
         candidates = earlier + [iri for iri in candidates if iri in named]  # the subject: in focus before
         return found, claims(self.index, found, mentions, said, candidates)
 
-    def _candidates(self, text: str) -> list[str]:
-        named = [iri for m in self.mentions(surface(text)) for iri in m.entities]
-        return list(dict.fromkeys(named + self.focus[: self.options.focus_size]))
-
-    def _facts(self, text: str) -> tuple[list[Stated], list[Mention], Surface]:
-        """The facts ``text`` states (see the module docstring); moves the focus on."""
-        said = surface(text)
-        mentions = self.mentions(said)
-        named = list(dict.fromkeys(iri for m in mentions for iri in m.entities))
+    def _facts(self, said: Surface, mentions: list[Mention], named: list[str]) -> list[Stated]:
+        """The facts ``said`` states (see the module docstring); moves the focus on."""
         earlier = [iri for iri in self.focus if iri not in named][: self.options.focus_size]
         candidates = named + earlier
         rank = {iri: r for r, iri in enumerate(candidates)}
         mentioned = {iri: m for m in mentions for iri in m.entities}
         at_span: defaultdict[tuple[int, int], list[tuple[tuple[int, int, int], Stated, bool]]] = defaultdict(list)
         texts: list[Fact] = []
+        grams = MessageGrams(said.form, self.options.ngram)
         for subject in candidates:
-            for fact in self.index.facts_of.get(subject, ()):
-                if fact.value_entity is not None and fact.value_entity not in mentioned and not fact.parts:
-                    continue  # an entity value the message does not name (the common case, tested first)
+            arranged = self.index.subject_facts(subject, self.options.said_most_chars, self.options.ngram)
+            for fact in arranged.tried(said.form, mentioned, grams):
                 if fact.value_entity is not None and self._not_restated(fact, mentioned):
                     continue
                 stated = self._stated(fact, said, mentioned, rank[subject] == 0 or subject in mentioned)
@@ -176,7 +171,7 @@ class DialogueMatcher:
         for stated in found:
             if stated.fact.subject not in named:
                 self._bring(stated.fact.subject)
-        return found, mentions, said
+        return found
 
     def _stated(self, fact: Fact, said: Surface, mentioned: dict[str, Mention], leading: bool) -> Stated | None:
         if fact.value_entity is not None and fact.value_entity in mentioned:
@@ -424,14 +419,14 @@ def _holder(index: GroundingIndex, candidates: list[str], family: str) -> tuple[
 def _entity_claims(index: GroundingIndex, mentions: list[Mention], said: Surface, candidates: list[str],
                    stated: set[str | None]) -> list[Claim]:
     subject = candidates[0]
-    related = {f.value_entity for iri in candidates for f in index.facts_of.get(iri, ())}
     out = []
     for mention in mentions:
-        if len(mention.entities) != 1 or _doubtful(index, said.form, mention):
+        if len(mention.entities) != 1:
             continue
         entity = mention.entities[0]
-        if entity in candidates[:1] or entity in related or entity in stated:
-            continue
+        if entity in candidates[:1] or entity in stated or any(
+                entity in index.related(iri) for iri in candidates) or _doubtful(index, said.form, mention):
+            continue  # (jieba, the costly test, last)
         for fact_relation, values in _entity_relations(index, subject).items():
             if index.is_value_of(entity, fact_relation) or any(index.same_kind(entity, iri) for _, iri in values):
                 span = said.span(mention.start, mention.end)
