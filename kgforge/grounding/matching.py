@@ -80,6 +80,7 @@ class Stated:
     fact: Fact
     span: tuple[int, int]
     score: float
+    whole: bool = True  # False: a literal stated by most of its characters (``MatchOptions.said_most``)
 
 
 @dataclass(frozen=True)
@@ -176,6 +177,8 @@ class DialogueMatcher:
     def _stated(self, fact: Fact, said: Surface, mentioned: dict[str, Mention], leading: bool) -> Stated | None:
         if fact.value_entity is not None and fact.value_entity in mentioned:
             mention = mentioned[fact.value_entity]
+            if mentioned.get(fact.subject) is mention:
+                return None  # one name, two entities (the album 孙燕姿 and its singer): it relates nothing
             return Stated(fact, said.span(mention.start, mention.end), mention.end - mention.start)
         for part in fact.parts:
             if (len(part) < 2 and not part.isdigit()) or (
@@ -221,7 +224,7 @@ class DialogueMatcher:
         if sum(covered) < self.options.said_most * len(value):
             return None
         found = [at for at in (message.find(value[i:i + n]) for i in hits) if at >= 0]
-        return Stated(fact, said.span(min(found), max(found) + n), sum(covered))
+        return Stated(fact, said.span(min(found), max(found) + n), sum(covered), whole=False)
 
     def _texts(self, facts: list[Fact], said: Surface, mentions: list[Mention], found: list[Stated],
                rank: dict[str, int]) -> list[Stated]:
@@ -272,6 +275,9 @@ def _at_one_span(facts: list[tuple[tuple[int, int, int], Stated, bool]]) -> list
     first in focus. When the message names the winner's relation in full, the same subject's other relations
     it names in full that hold the same value are stated too (它的编剧和导演都是陆川)."""
     order, winner, named = min(facts, key=lambda f: f[0])
+    if not winner.whole:  # values said together, their common words once: 第3/7/11/12届香港电影金像奖最佳动作指导提名
+        return [winner] + [s for _, s, _ in facts if not s.whole and s is not winner
+                           and (s.fact.subject, s.fact.relation) == (winner.fact.subject, winner.fact.relation)]
     if not named:
         return [winner]
     return [winner] + [s for _, s, full in facts if full and s is not winner and s.fact.subject == winner.fact.subject]
@@ -282,7 +288,14 @@ def _outermost(found: list[Stated]) -> list[Stated]:
     birthplace) or in 第14届美国电影电视金球奖 (an award) is part of that value, not a nationality."""
     return [s for s in found if not any(o.span[0] <= s.span[0] and s.span[1] <= o.span[1]
                                         and o.span[1] - o.span[0] > s.span[1] - s.span[0]
-                                        for o in found)]
+                                        and not _coordinated(o, s) for o in found)]
+
+
+def _coordinated(outer: Stated, inner: Stated) -> bool:
+    """Two values of one relation said together, each by most of its characters, their common words once
+    (第64届、74届奥斯卡奖最佳男配角提名): the longer stretch does not hide the other."""
+    return not outer.whole and not inner.whole and (outer.fact.subject, outer.fact.relation) == (
+        inner.fact.subject, inner.fact.relation)
 
 
 @lru_cache(maxsize=1 << 12)
