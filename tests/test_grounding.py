@@ -191,6 +191,27 @@ def test_county_and_district_and_traditional_script(place):
     assert value_key("門票免費") == value_key("门票免费")
 
 
+_TRADITIONAL = [("門", "门"), ("開", "开"), ("時", "时"), ("間", "间"), ("費", "费"), ("園", "园"), ("館", "馆"),
+                ("東", "东"), ("臺", "台"), ("灣", "湾"), ("國", "国"), ("電", "电"), ("影", "影"), ("樂", "乐")]
+_FULL_WIDTH = {chr(c): chr(c + 0xFEE0) for c in range(0x21, 0x7F)}  # ASCII ! to ~ and their full-width forms
+
+
+@given(st.lists(st.sampled_from(_TRADITIONAL), min_size=1, max_size=8),
+       st.text(st.characters(min_codepoint=0x21, max_codepoint=0x7E), max_size=8))
+def test_traditional_and_full_width_writings_share_a_form_and_key(pairs, ascii_text):
+    traditional = "".join(t for t, _ in pairs) + "".join(_FULL_WIDTH[c] for c in ascii_text)
+    simplified = "".join(s for _, s in pairs) + ascii_text
+    assert form(traditional) == form(simplified)
+    assert value_key(traditional) == value_key(simplified)
+
+
+@given(st.integers(0, 10**6), st.integers(0, 10**6), st.sampled_from(["元", "块", "美元", "小时", "天", ""]))
+def test_different_amounts_never_share_a_key(a, b, unit):
+    if a != b:
+        assert value_key(f"{a}{unit}") != value_key(f"{b}{unit}")
+        assert value_key(f"{a}元") != value_key(f"{b}块")
+
+
 # ---------------------------------------------------------------- DuConv
 
 

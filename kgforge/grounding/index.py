@@ -74,10 +74,12 @@ class FactTable:
                                           for i in range(*where)]
         return made
 
-    def literals(self) -> Iterable[tuple[str, str, str]]:
-        """``(subject, relation, value, text)`` of every literal fact, column-wise (no :class:`Fact` made)."""
-        literal = self._frame.filter(pl.col("value_entity").is_null(), ~pl.col("text"))
-        return zip(*(literal[c].to_list() for c in ("s", "relation", "value")))
+    def literals(self) -> Iterable[tuple[str, str, int]]:
+        """``(relation, value, facts)`` of every literal value that is no free text, with the number of facts
+        holding it (column-wise, no :class:`Fact` made: a graph's values repeat)."""
+        literal = (self._frame.filter(pl.col("value_entity").is_null(), ~pl.col("text"))
+                   .group_by("relation", "value").len())
+        return zip(*(literal[c].to_list() for c in ("relation", "value", "len")))
 
     def values_of(self) -> dict[str, set[str]]:
         """Entity value -> the relations it is a value of."""
@@ -235,19 +237,19 @@ class GroundingIndex:
         if isinstance(self.facts_of, FactTable):
             rows = self.facts_of.literals()
         else:
-            rows = ((f.subject, f.relation, f.value) for facts in self.facts_of.values() for f in facts
+            rows = ((f.relation, f.value, 1) for facts in self.facts_of.values() for f in facts
                     if f.value_entity is None and not f.text)
-        words_of: dict[str, list[list[str] | None]] = {}
-        for _, relation, value in rows:
+        words_of: dict[str, list[tuple[list[str] | None, int]]] = {}
+        for relation, value, count in rows:
             words = [_TRAILING.sub("", form(part)) for part in _LIST_SEPARATORS.split(value)]
             words = [w for w in words if w]
             is_words = bool(words) and all(len(w) <= LITERAL_CHARS and not _DIGIT.search(w) for w in words)
-            words_of.setdefault(relation, []).append(words if is_words else None)
+            words_of.setdefault(relation, []).append((words if is_words else None, count))
         relations_of: dict[str, set[str]] = {}
-        for relation, values in words_of.items():
-            if sum(v is not None for v in values) < WORD_VALUED * len(values):
+        for relation, values in words_of.items():  # the share of the relation's facts, each counted
+            if sum(n for v, n in values if v is not None) < WORD_VALUED * sum(n for _, n in values):
                 continue
-            for words in filter(None, values):
+            for words in filter(None, (v for v, _ in values)):
                 for word in words:
                     if len(word) >= 2 and word not in self.relation_words:
                         relations_of.setdefault(word, set()).add(relation)

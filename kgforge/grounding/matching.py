@@ -22,8 +22,16 @@ Only the latest ``focus_size`` of the earlier ones stay in focus.
   characters (punctuation left out), or when the whole text is said. One per relation per message.
 
 One stretch of the message states one fact: among the facts found at the same span, the relation the
-message names (two characters of its name) wins, then the subject named or most recent in focus; a fact
-found inside the stretch of a longer one (free text included) is part of it (美国 of 美国马萨诸塞州波士顿).
+message names (two characters of its name, then more of it) wins, then the subject named or most recent in
+focus; a fact found inside the stretch of a longer one (free text included) is part of it (美国 of
+美国马萨诸塞州波士顿). Three exceptions: relations of the winner's subject that the message names in full
+and that hold the same value are stated too (它的编剧和导演都是陆川); values of one relation each said by most
+of their characters share their stretch (第64届、74届奥斯卡奖最佳男配角提名 states both awards); and a name
+of two entities (the album 孙燕姿 and its singer) relates neither to the other.
+
+Only the facts a message could state are tried (:class:`~kgforge.grounding.index.SubjectFacts`: the entity
+values it names, the literals one of whose parts it says, the long values with which it shares a run of
+characters); the rules above need one of these, so this changes no result, only the time.
 A value that names a relation (导演) is a value only of the subject the message is about, and only when the
 message names no value of that relation.
 

@@ -65,10 +65,22 @@ def surface(text: str) -> Surface:
     return Surface(text, "".join(chars), tuple(origin))
 
 
+class _FormTable(dict[int, str]):
+    """Code point -> its matching form, filled on first sight, for :meth:`str.translate` (the loop over the
+    characters then runs in C)."""
+
+    def __missing__(self, code: int) -> str:
+        made = self[code] = _char_form(chr(code))
+        return made
+
+
+_FORM_TABLE = _FormTable()
+
+
 @lru_cache(maxsize=1 << 17)
 def form(text: str) -> str:
     """The matching form of ``text`` alone (no offsets)."""
-    return "".join(_char_form(char) for char in text)
+    return text.translate(_FORM_TABLE)
 
 
 # ---------------------------------------------------------------- value keys
