@@ -57,7 +57,7 @@ class FactTable:
         self._columns = [frame[c].to_list() for c in ("relation", "value", "value_entity", "text")]
         self._offsets: dict[str, tuple[int, int]] = {}
         for i, subject in enumerate(self._subjects):
-            start, end = self._offsets.get(subject, (i, i))
+            start, _ = self._offsets.get(subject, (i, i))
             self._offsets[subject] = (start, i + 1)
         self._made: dict[str, list[Fact]] = {}
         self._frame = frame
@@ -280,7 +280,7 @@ class GroundingIndex:
         return ()
 
     @classmethod
-    def from_tables(cls, tables: GraphTables, schema: Schema | None, text_relations: Iterable[str] = ()) -> "GroundingIndex":
+    def from_tables(cls, tables: GraphTables, schema: Schema | None, text_relations: Iterable[str] = ()) -> GroundingIndex:
         # the domain's language first: an entity linked to Wikidata also has English labels, and the name a
         # grounded fact carries is the first one (霸王别姬, not Farewell My Concubine, in a zh domain)
         language = schema.language if schema is not None else "zh"

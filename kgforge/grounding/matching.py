@@ -74,6 +74,9 @@ class MatchOptions:
     link_beside_facts: bool = False  # an entity value is stated also when the message states facts of it
 
 
+DEFAULT_OPTIONS = MatchOptions()
+
+
 @dataclass(frozen=True)
 class Mention:
     start: int
@@ -104,7 +107,7 @@ class Claim:
 class DialogueMatcher:
     """Grounds one dialogue's messages in order (focus carries over from message to message)."""
 
-    def __init__(self, index: GroundingIndex, topics: list[str], options: MatchOptions = MatchOptions()) -> None:
+    def __init__(self, index: GroundingIndex, topics: list[str], options: MatchOptions = DEFAULT_OPTIONS) -> None:
         self.index, self.options = index, options
         self.focus: list[str] = []
         for topic in topics:
@@ -282,7 +285,7 @@ def _at_one_span(facts: list[tuple[tuple[int, int, int], Stated, bool]]) -> list
     """The fact one stretch of a message states: the relation the message names most of, then the subject
     first in focus. When the message names the winner's relation in full, the same subject's other relations
     it names in full that hold the same value are stated too (它的编剧和导演都是陆川)."""
-    order, winner, named = min(facts, key=lambda f: f[0])
+    _, winner, named = min(facts, key=lambda f: f[0])
     if not winner.whole:  # values said together, their common words once: 第3/7/11/12届香港电影金像奖最佳动作指导提名
         return [winner] + [s for _, s, _ in facts if not s.whole and s is not winner
                            and (s.fact.subject, s.fact.relation) == (winner.fact.subject, winner.fact.relation)]

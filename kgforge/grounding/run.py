@@ -13,7 +13,7 @@ from kgforge.core.schema import load_schema
 from kgforge.grounding.duconv import ground_duconv, read_sessions
 from kgforge.grounding.index import GroundingIndex
 from kgforge.grounding.kdconv import ground_kdconv, read_dialogues
-from kgforge.grounding.matching import MatchOptions
+from kgforge.grounding.matching import DEFAULT_OPTIONS, MatchOptions
 from kgforge.store.layout import domain_paths, read_manifest
 from kgforge.store.tables import read_tables
 
@@ -23,7 +23,7 @@ FORMATS = ("kdconv", "duconv")
 @dataclass(frozen=True)
 class GroundOptions:
     fmt: str = "kdconv"
-    match: MatchOptions = MatchOptions()
+    match: MatchOptions = DEFAULT_OPTIONS
 
 
 def load_index(domain: str, workdir: Path | str | None) -> GroundingIndex:
