@@ -102,7 +102,6 @@ class MessageGrams:
         return made
 
 
-@lru_cache(maxsize=1 << 16)
 def runs(text: str, size: int) -> frozenset[str]:
     return frozenset(text[i:i + size] for i in range(len(text) - size + 1))
 
