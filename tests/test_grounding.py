@@ -373,3 +373,19 @@ def test_trying_only_the_facts_a_message_could_state_changes_nothing(kg, tmp_pat
     slow = Domain("film", kg).ground(dev, tmp_path / "slow.json")
     assert (tmp_path / "fast.json").read_text(encoding="utf-8") == (tmp_path / "slow.json").read_text(encoding="utf-8")
     assert fast.micro == slow.micro
+
+
+def test_a_value_is_also_said_without_what_the_graph_adds_to_it():
+    """162分钟(公映版) is said 162分钟, 西蒙比尤弗伊simonbeaufoy 西蒙比尤弗伊, 1984年10月18日 also 84年 — and
+    a different length or year is not the value."""
+    from kgforge.grounding.index import GroundingIndex, make_fact
+
+    index = GroundingIndex(names={"f": ["阿凡达"], "p": ["芙蕾达平托"]}, facts_of={
+        "f": [make_fact("f", "片长", "162分钟(公映版)", None, False, 24),
+              make_fact("f", "编剧", "西蒙比尤弗伊simonbeaufoy", None, False, 24)],
+        "p": [make_fact("p", "出生日期", "1984年10月18日", None, False, 24)]})
+    assert facts_stated(index, ["阿凡达"], "片长达到了162分钟。") == {("阿凡达", "片长", "162分钟(公映版)")}
+    assert facts_stated(index, ["阿凡达"], "片长达到了126分钟。") == set()
+    assert facts_stated(index, ["阿凡达"], "编剧是西蒙·比尤弗伊。") == {("阿凡达", "编剧", "西蒙比尤弗伊simonbeaufoy")}
+    assert facts_stated(index, ["芙蕾达平托"], "84年出生的她，今年三十五岁。") == {("芙蕾达平托", "出生日期", "1984年10月18日")}
+    assert facts_stated(index, ["芙蕾达平托"], "85年出生的她。") == set()

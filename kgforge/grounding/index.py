@@ -328,9 +328,23 @@ def value_forms(value: str) -> tuple[str, tuple[str, ...]]:
     """A value's matching form and its parts (list parts, a date's other writings), made once a value: a
     graph's values repeat (dates, genres, the names of linked entities)."""
     value_form = _TRAILING.sub("", form(value))
-    split = [_TRAILING.sub("", form(p)) for p in _LIST_SEPARATORS.split(value)]
+    split = [_TRAILING.sub("", form(w)) for p in _LIST_SEPARATORS.split(value) for w in (p, *short_writings(p))]
     parts = tuple(dict.fromkeys(p for p in [*split, *date_writings(value)] if p and p != "等")) or (value_form,)
     return value_form, parts
+
+
+_LATIN_TAIL = re.compile(r"(?<=[\u4e00-\u9fff])\s*[A-Za-z][A-Za-z .'-]*$")
+
+
+def short_writings(part: str) -> tuple[str, ...]:
+    """How a value is said without what the graph adds to it: a qualifier in brackets (162分钟(公映版),
+    1995年10月27日(美国)) or the original spelling after a transcribed name (西蒙比尤弗伊simonbeaufoy)."""
+    found = []
+    for pattern in (_QUALIFIER, _LATIN_TAIL):
+        shorter = pattern.sub("", part)
+        if shorter and shorter != part:
+            found.append(shorter)
+    return tuple(found)
 
 
 def strip_qualifier(name: str) -> str:
