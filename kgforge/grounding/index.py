@@ -200,7 +200,7 @@ class GroundingIndex:
         kept = self._arranged.get(key)
         if kept is None:
             if len(self._arranged) >= SUBJECTS_KEPT:
-                del self._arranged[next(iter(self._arranged))]
+                self._arranged.pop(next(iter(self._arranged)), None)
             kept = self._arranged[key] = SubjectFacts(list(self.facts_of.get(subject, ())), said_most_chars, ngram)
         return kept
 
@@ -209,7 +209,7 @@ class GroundingIndex:
         kept = self._related.get(subject)
         if kept is None:
             if len(self._related) >= SUBJECTS_KEPT:
-                del self._related[next(iter(self._related))]
+                self._related.pop(next(iter(self._related)), None)
             kept = self._related[subject] = frozenset(f.value_entity for f in self.facts_of.get(subject, ())
                                                       if f.value_entity is not None)
         return kept
