@@ -66,7 +66,12 @@ def main() -> None:
                                              "--out", str(export_file), *w)
     export_cpu = CPU_SECONDS[-1]
     sessions, kdconv = real_dialogues(export_file, work)
-    stages = {}
+    stages: dict[str, dict] = {}
+    result = {"when": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "small": args.small, "n": args.n,
+              "goal_export": {"seconds": round(export_s, 2), "cpu_s": export_cpu, "peak_rss_mib": export_rss,
+                              "dialogues": exported["dialogues"]},
+              "ground": stages}
+    save(args.results, result)
     for name, source, fmt in (("kdconv", kdconv, "kdconv"), ("duconv", sessions, "duconv")):
         print(f"kgforge ground ({name}) ...", file=sys.stderr)
         report, seconds, rss = kgforge("ground", "duconv", "--dialogues", str(source), "--format", fmt,
@@ -78,17 +83,19 @@ def main() -> None:
                         "ratio_to_goal_export": round(seconds / export_s, 2),
                         "cpu_ratio_to_goal_export": round(CPU_SECONDS[-1] / export_cpu, 2),
                         "target_ratio": RATIO_TARGET}
+        save(args.results, result)  # each stage kept as it ends: a run cut short still says what it measured
     print("naive baseline ...", file=sys.stderr)
     out, _, naive_rss = run_measured([sys.executable, "-c", NAIVE, str(work), str(kdconv), str(args.baseline_sample)])
     naive = json.loads(out) | {"peak_rss_mib": naive_rss,
                                "note": "one substring scan of every label per message; extrapolated from the sample"}
-    result = {"when": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "small": args.small, "n": args.n,
-              "goal_export": {"seconds": round(export_s, 2), "cpu_s": export_cpu, "peak_rss_mib": export_rss,
-                              "dialogues": exported["dialogues"]},
-              "ground": stages, "naive_baseline_kdconv": naive}
-    args.results.parent.mkdir(parents=True, exist_ok=True)
-    args.results.write_text(json.dumps(result, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
+    result["naive_baseline_kdconv"] = naive
+    save(args.results, result)
     print(json.dumps(result, ensure_ascii=False, indent=2))
+
+
+def save(path: Path, result: dict) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(result, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
 
 
 if __name__ == "__main__":

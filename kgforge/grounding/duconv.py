@@ -20,7 +20,7 @@ from typing import Any
 from kgforge.core.errors import InputError
 from kgforge.core.jsonio import iter_json_lines
 from kgforge.grounding.index import TEXT_CHARS, Fact, make_fact
-from kgforge.grounding.matching import MatchOptions, overlap, word_cuts
+from kgforge.grounding.matching import DEFAULT_OPTIONS, MatchOptions, overlap, word_cuts
 from kgforge.grounding.normalise import Surface, form, surface
 
 
@@ -47,7 +47,7 @@ def read_sessions(path: Path) -> list[dict[str, Any]]:
 
 
 def ground_duconv(sessions: Iterable[dict[str, Any]], text_relations: set[str], relation_words: set[str],
-                  options: MatchOptions = MatchOptions()) -> DuconvGrounding:
+                  options: MatchOptions = DEFAULT_OPTIONS) -> DuconvGrounding:
     out, utterances, grounded, stated = [], 0, 0, 0
     for session in sessions:
         facts = [_fact(triple, text_relations) for triple in session["knowledge"]]

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from functools import cached_property
+from functools import cached_property, lru_cache
 from typing import Any
 
 import ahocorasick
@@ -57,7 +57,7 @@ class FactTable:
         self._columns = [frame[c].to_list() for c in ("relation", "value", "value_entity", "text")]
         self._offsets: dict[str, tuple[int, int]] = {}
         for i, subject in enumerate(self._subjects):
-            start, end = self._offsets.get(subject, (i, i))
+            start, _ = self._offsets.get(subject, (i, i))
             self._offsets[subject] = (start, i + 1)
         self._made: dict[str, list[Fact]] = {}
         self._frame = frame
@@ -74,16 +74,86 @@ class FactTable:
                                           for i in range(*where)]
         return made
 
-    def literals(self) -> Iterable[tuple[str, str, str]]:
-        """``(subject, relation, value, text)`` of every literal fact, column-wise (no :class:`Fact` made)."""
-        literal = self._frame.filter(pl.col("value_entity").is_null(), ~pl.col("text"))
-        return zip(*(literal[c].to_list() for c in ("s", "relation", "value")))
+    def literals(self) -> Iterable[tuple[str, str, int]]:
+        """``(relation, value, facts)`` of every literal value that is no free text, with the number of facts
+        holding it (column-wise, no :class:`Fact` made: a graph's values repeat)."""
+        literal = (self._frame.filter(pl.col("value_entity").is_null(), ~pl.col("text"))
+                   .group_by("relation", "value").len())
+        return zip(*(literal[c].to_list() for c in ("relation", "value", "len")))
 
     def values_of(self) -> dict[str, set[str]]:
         """Entity value -> the relations it is a value of."""
         grouped = (self._frame.filter(pl.col("value_entity").is_not_null())
                    .group_by("value_entity").agg(pl.col("relation").unique()))
         return {entity: set(relations) for entity, relations in grouped.iter_rows()}
+
+
+class MessageGrams:
+    """A message's runs of characters of each length the matcher compares with values, made once a message."""
+
+    def __init__(self, form_text: str, ngram: int) -> None:
+        self.form, self.ngram = form_text, ngram
+        self._of: dict[int, frozenset[str]] = {}
+
+    def of(self, size: int) -> frozenset[str]:
+        made = self._of.get(size)
+        if made is None:
+            made = self._of[size] = runs(self.form, size)
+        return made
+
+
+def runs(text: str, size: int) -> frozenset[str]:
+    return frozenset(text[i:i + size] for i in range(len(text) - size + 1))
+
+
+class SubjectFacts:
+    """One entity's facts, arranged so that a message tries only those it could state: the entity values it
+    names, the literals one of whose parts it says (one automaton over the parts), the long literals and
+    free texts with which it shares a run of characters. The rest cannot be stated (the matcher's rules
+    all need one of these), so leaving them out changes no result, only the time a message takes."""
+
+    def __init__(self, facts: list[Fact], said_most_chars: int, ngram: int) -> None:
+        self.facts = facts
+        self.by_entity: dict[str, list[int]] = {}
+        parts: dict[str, list[int]] = {}
+        # the long literals (runs of ngram - 1) and free texts (runs of ngram) with their runs of characters,
+        # and all of those runs together: most messages share none with an entity, decided by one set test
+        self.long_values: dict[int, list[tuple[int, frozenset[str]]]] = {ngram - 1: [], ngram: []}
+        self.ngram = ngram
+        for i, fact in enumerate(facts):
+            if fact.value_entity is not None:
+                self.by_entity.setdefault(fact.value_entity, []).append(i)
+            for part in fact.parts:
+                if len(part) >= 2 or part.isdigit():  # a single character is no value said (see matching)
+                    parts.setdefault(part, []).append(i)
+            size = ngram if fact.text else ngram - 1
+            if fact.text or (fact.value_entity is None and len(fact.value_form) >= said_most_chars):
+                self.long_values[size].append((i, runs(fact.value_form, size)))
+        self.all_runs = {size: frozenset().union(*(r for _, r in values)) for size, values in self.long_values.items()}
+        self.automaton: ahocorasick.Automaton | None = None
+        if parts:
+            self.automaton = ahocorasick.Automaton()
+            for part, positions in parts.items():
+                self.automaton.add_word(part, positions)
+            self.automaton.make_automaton()
+
+    def tried(self, message: str, mentioned: Iterable[str], grams: MessageGrams) -> list[Fact]:
+        """The facts ``message`` could state, in the order of :attr:`facts`."""
+        chosen: set[int] = set()
+        for entity in mentioned:
+            chosen.update(self.by_entity.get(entity, ()))
+        if self.automaton is not None:
+            for _, positions in self.automaton.iter(message):
+                chosen.update(positions)
+        for size, values in self.long_values.items():
+            if values:
+                said = grams.of(size)
+                if not self.all_runs[size].isdisjoint(said):
+                    chosen.update(i for i, value in values if not value.isdisjoint(said))
+        return [self.facts[i] for i in sorted(chosen)]
+
+
+SUBJECTS_KEPT = 1 << 14  # arranged entities kept (a dialogue's focus moves on; the oldest go first)
 
 
 @dataclass
@@ -97,6 +167,8 @@ class GroundingIndex:
     text_chars: int = TEXT_CHARS
     relation_words: set[str] = field(default_factory=set)  # the relations' labels (导演, 编剧), in matching form
     text_relation_names: set[str] = field(default_factory=set)  # labels of the free-text relations (评论)
+    _arranged: dict[tuple[str, int, int], SubjectFacts] = field(default_factory=dict, repr=False, compare=False)
+    _related: dict[str, frozenset[str]] = field(default_factory=dict, repr=False, compare=False)
 
     @cached_property
     def entities_of(self) -> dict[str, tuple[str, ...]]:
@@ -122,6 +194,26 @@ class GroundingIndex:
             automaton.make_automaton()
         return automaton
 
+    def subject_facts(self, subject: str, said_most_chars: int, ngram: int) -> SubjectFacts:
+        """``subject``'s facts arranged for trying (:class:`SubjectFacts`), made on first use and kept."""
+        key = (subject, said_most_chars, ngram)
+        kept = self._arranged.get(key)
+        if kept is None:
+            if len(self._arranged) >= SUBJECTS_KEPT:
+                self._arranged.pop(next(iter(self._arranged)), None)
+            kept = self._arranged[key] = SubjectFacts(list(self.facts_of.get(subject, ())), said_most_chars, ngram)
+        return kept
+
+    def related(self, subject: str) -> frozenset[str]:
+        """The entities ``subject``'s facts have as values (kept like :meth:`subject_facts`)."""
+        kept = self._related.get(subject)
+        if kept is None:
+            if len(self._related) >= SUBJECTS_KEPT:
+                self._related.pop(next(iter(self._related)), None)
+            kept = self._related[subject] = frozenset(f.value_entity for f in self.facts_of.get(subject, ())
+                                                      if f.value_entity is not None)
+        return kept
+
     def label(self, iri: str) -> str:
         labels = self.names.get(iri)
         return labels[0] if labels else iri
@@ -146,19 +238,19 @@ class GroundingIndex:
         if isinstance(self.facts_of, FactTable):
             rows = self.facts_of.literals()
         else:
-            rows = ((f.subject, f.relation, f.value) for facts in self.facts_of.values() for f in facts
+            rows = ((f.relation, f.value, 1) for facts in self.facts_of.values() for f in facts
                     if f.value_entity is None and not f.text)
-        words_of: dict[str, list[list[str] | None]] = {}
-        for _, relation, value in rows:
+        words_of: dict[str, list[tuple[list[str] | None, int]]] = {}
+        for relation, value, count in rows:
             words = [_TRAILING.sub("", form(part)) for part in _LIST_SEPARATORS.split(value)]
             words = [w for w in words if w]
             is_words = bool(words) and all(len(w) <= LITERAL_CHARS and not _DIGIT.search(w) for w in words)
-            words_of.setdefault(relation, []).append(words if is_words else None)
+            words_of.setdefault(relation, []).append((words if is_words else None, count))
         relations_of: dict[str, set[str]] = {}
-        for relation, values in words_of.items():
-            if sum(v is not None for v in values) < WORD_VALUED * len(values):
+        for relation, values in words_of.items():  # the share of the relation's facts, each counted
+            if sum(n for v, n in values if v is not None) < WORD_VALUED * sum(n for _, n in values):
                 continue
-            for words in filter(None, values):
+            for words in filter(None, (v for v, _ in values)):
                 for word in words:
                     if len(word) >= 2 and word not in self.relation_words:
                         relations_of.setdefault(word, set()).add(relation)
@@ -189,7 +281,7 @@ class GroundingIndex:
         return ()
 
     @classmethod
-    def from_tables(cls, tables: GraphTables, schema: Schema | None, text_relations: Iterable[str] = ()) -> "GroundingIndex":
+    def from_tables(cls, tables: GraphTables, schema: Schema | None, text_relations: Iterable[str] = ()) -> GroundingIndex:
         # the domain's language first: an entity linked to Wikidata also has English labels, and the name a
         # grounded fact carries is the first one (霸王别姬, not Farewell My Concubine, in a zh domain)
         language = schema.language if schema is not None else "zh"
@@ -223,9 +315,7 @@ class GroundingIndex:
 
 
 def make_fact(subject: str, relation: str, value: str, value_entity: str | None, text: bool, text_chars: int) -> Fact:
-    value_form = _TRAILING.sub("", form(value))
-    split = [_TRAILING.sub("", form(p)) for p in _LIST_SEPARATORS.split(value)]
-    parts = tuple(dict.fromkeys(p for p in [*split, *date_writings(value)] if p and p != "等")) or (value_form,)
+    value_form, parts = value_forms(value)
     if value_entity is not None:
         # an entity named by a list (《小凯撒》；《绿野仙踪》, as dialogue annotations make them) is said by a part;
         # any other by its name (the automaton's mentions)
@@ -233,6 +323,30 @@ def make_fact(subject: str, relation: str, value: str, value_entity: str | None,
     elif text:
         parts = ()  # free text is matched by overlap only: the names inside it are other facts' business
     return Fact(subject, relation, value, value_entity, text or len(value_form) >= text_chars, value_form, parts)
+
+
+@lru_cache(maxsize=1 << 18)
+def value_forms(value: str) -> tuple[str, tuple[str, ...]]:
+    """A value's matching form and its parts (list parts, a date's other writings), made once a value: a
+    graph's values repeat (dates, genres, the names of linked entities)."""
+    value_form = _TRAILING.sub("", form(value))
+    split = [_TRAILING.sub("", form(w)) for p in _LIST_SEPARATORS.split(value) for w in (p, *short_writings(p))]
+    parts = tuple(dict.fromkeys(p for p in [*split, *date_writings(value)] if p and p != "等")) or (value_form,)
+    return value_form, parts
+
+
+_LATIN_TAIL = re.compile(r"(?<=[\u4e00-\u9fff])\s*[A-Za-z][A-Za-z .'-]*$")
+
+
+def short_writings(part: str) -> tuple[str, ...]:
+    """How a value is said without what the graph adds to it: a qualifier in brackets (162分钟(公映版),
+    1995年10月27日(美国)) or the original spelling after a transcribed name (西蒙比尤弗伊simonbeaufoy)."""
+    found = []
+    for pattern in (_QUALIFIER, _LATIN_TAIL):
+        shorter = pattern.sub("", part)
+        if shorter and shorter != part:
+            found.append(shorter)
+    return tuple(found)
 
 
 def strip_qualifier(name: str) -> str:

@@ -22,7 +22,13 @@ from typing import Any
 from kgforge.core.errors import InputError
 from kgforge.core.jsonio import iter_json_container
 from kgforge.grounding.index import GroundingIndex
-from kgforge.grounding.matching import Claim, DialogueMatcher, MatchOptions, Stated
+from kgforge.grounding.matching import (
+    DEFAULT_OPTIONS,
+    Claim,
+    DialogueMatcher,
+    MatchOptions,
+    Stated,
+)
 from kgforge.grounding.normalise import form
 
 Triple = tuple[str, str, str]
@@ -87,7 +93,7 @@ class KdconvGrounding:
 
 
 def ground_kdconv(index: GroundingIndex, dialogues: Iterable[dict[str, Any]],
-                  options: MatchOptions = MatchOptions()) -> KdconvGrounding:
+                  options: MatchOptions = DEFAULT_OPTIONS) -> KdconvGrounding:
     out, tally, claims = [], Tally(Counter()), Counter[str]()
     messages = predicted = gold_messages = 0
     missing = []

@@ -22,8 +22,16 @@ Only the latest ``focus_size`` of the earlier ones stay in focus.
   characters (punctuation left out), or when the whole text is said. One per relation per message.
 
 One stretch of the message states one fact: among the facts found at the same span, the relation the
-message names (two characters of its name) wins, then the subject named or most recent in focus; a fact
-found inside the stretch of a longer one (free text included) is part of it (美国 of 美国马萨诸塞州波士顿).
+message names (two characters of its name, then more of it) wins, then the subject named or most recent in
+focus; a fact found inside the stretch of a longer one (free text included) is part of it (美国 of
+美国马萨诸塞州波士顿). Three exceptions: relations of the winner's subject that the message names in full
+and that hold the same value are stated too (它的编剧和导演都是陆川); values of one relation each said by most
+of their characters share their stretch (第64届、74届奥斯卡奖最佳男配角提名 states both awards); and a name
+of two entities (the album 孙燕姿 and its singer) relates neither to the other.
+
+Only the facts a message could state are tried (:class:`~kgforge.grounding.index.SubjectFacts`: the entity
+values it names, the literals one of whose parts it says, the long values with which it shares a run of
+characters); the rules above need one of these, so this changes no result, only the time.
 A value that names a relation (导演) is a value only of the subject the message is about, and only when the
 message names no value of that relation.
 
@@ -41,11 +49,12 @@ relation holds others and no entity in focus holds it.
 from __future__ import annotations
 
 import re
+from collections import defaultdict
 from dataclasses import dataclass
 from functools import lru_cache
 
 from kgforge.core.text import jieba_module
-from kgforge.grounding.index import Fact, GroundingIndex
+from kgforge.grounding.index import Fact, GroundingIndex, MessageGrams
 from kgforge.grounding.normalise import Surface, form, surface
 
 _PUNCTUATION = re.compile(r"[\W_]", re.UNICODE)
@@ -65,6 +74,9 @@ class MatchOptions:
     link_beside_facts: bool = False  # an entity value is stated also when the message states facts of it
 
 
+DEFAULT_OPTIONS = MatchOptions()
+
+
 @dataclass(frozen=True)
 class Mention:
     start: int
@@ -79,6 +91,7 @@ class Stated:
     fact: Fact
     span: tuple[int, int]
     score: float
+    whole: bool = True  # False: a literal stated by most of its characters (``MatchOptions.said_most``)
 
 
 @dataclass(frozen=True)
@@ -94,7 +107,7 @@ class Claim:
 class DialogueMatcher:
     """Grounds one dialogue's messages in order (focus carries over from message to message)."""
 
-    def __init__(self, index: GroundingIndex, topics: list[str], options: MatchOptions = MatchOptions()) -> None:
+    def __init__(self, index: GroundingIndex, topics: list[str], options: MatchOptions = DEFAULT_OPTIONS) -> None:
         self.index, self.options = index, options
         self.focus: list[str] = []
         for topic in topics:
@@ -125,32 +138,27 @@ class DialogueMatcher:
 
     def message(self, text: str) -> tuple[list[Stated], list[Claim]]:
         """The facts ``text`` states and its claims (see the module docstring); moves the focus on."""
-        candidates = self._candidates(text)
-        found, mentions, said = self._facts(text)
-        named = {iri for m in mentions for iri in m.entities}
+        said = surface(text)
+        mentions = self.mentions(said)
+        named = list(dict.fromkeys(iri for m in mentions for iri in m.entities))
+        candidates = list(dict.fromkeys(named + self.focus[: self.options.focus_size]))
+        found = self._facts(said, mentions, named)
         earlier = [iri for iri in candidates if iri not in named]
         candidates = earlier + [iri for iri in candidates if iri in named]  # the subject: in focus before
         return found, claims(self.index, found, mentions, said, candidates)
 
-    def _candidates(self, text: str) -> list[str]:
-        named = [iri for m in self.mentions(surface(text)) for iri in m.entities]
-        return list(dict.fromkeys(named + self.focus[: self.options.focus_size]))
-
-    def _facts(self, text: str) -> tuple[list[Stated], list[Mention], Surface]:
-        """The facts ``text`` states (see the module docstring); moves the focus on."""
-        said = surface(text)
-        mentions = self.mentions(said)
-        named = list(dict.fromkeys(iri for m in mentions for iri in m.entities))
+    def _facts(self, said: Surface, mentions: list[Mention], named: list[str]) -> list[Stated]:
+        """The facts ``said`` states (see the module docstring); moves the focus on."""
         earlier = [iri for iri in self.focus if iri not in named][: self.options.focus_size]
         candidates = named + earlier
         rank = {iri: r for r, iri in enumerate(candidates)}
         mentioned = {iri: m for m in mentions for iri in m.entities}
-        best: dict[tuple[int, int], tuple[tuple[int, int], Stated]] = {}
+        at_span: defaultdict[tuple[int, int], list[tuple[tuple[int, int, int], Stated, bool]]] = defaultdict(list)
         texts: list[Fact] = []
+        grams = MessageGrams(said.form, self.options.ngram)
         for subject in candidates:
-            for fact in self.index.facts_of.get(subject, ()):
-                if fact.value_entity is not None and fact.value_entity not in mentioned and not fact.parts:
-                    continue  # an entity value the message does not name (the common case, tested first)
+            arranged = self.index.subject_facts(subject, self.options.said_most_chars, self.options.ngram)
+            for fact in arranged.tried(said.form, mentioned, grams):
                 if fact.value_entity is not None and self._not_restated(fact, mentioned):
                     continue
                 stated = self._stated(fact, said, mentioned, rank[subject] == 0 or subject in mentioned)
@@ -159,10 +167,10 @@ class DialogueMatcher:
                         texts.append(fact)
                     continue
                 key = stated.span  # one stretch of the message states one fact
-                order = (-min(_cue(fact.relation, said.form), 2), rank[subject])
-                if key not in best or order < best[key][0]:
-                    best[key] = (order, stated)
-        found = _outermost([stated for _, stated in best.values()])
+                cue = _cue(fact.relation, said.form)
+                order = (-min(cue, 2), -cue, rank[subject])
+                at_span[key].append((order, stated, cue == len(form(fact.relation))))
+        found = _outermost([s for facts in at_span.values() for s in _at_one_span(facts)])
         found = _outermost(found + self._texts([f for f in texts if f.relation not in {s.fact.relation for s in found}],
                                                said, mentions, found, rank))
         if self.options.link_beside_facts is False:
@@ -175,11 +183,13 @@ class DialogueMatcher:
         for stated in found:
             if stated.fact.subject not in named:
                 self._bring(stated.fact.subject)
-        return found, mentions, said
+        return found
 
     def _stated(self, fact: Fact, said: Surface, mentioned: dict[str, Mention], leading: bool) -> Stated | None:
         if fact.value_entity is not None and fact.value_entity in mentioned:
             mention = mentioned[fact.value_entity]
+            if mentioned.get(fact.subject) is mention:
+                return None  # one name, two entities (the album 孙燕姿 and its singer): it relates nothing
             return Stated(fact, said.span(mention.start, mention.end), mention.end - mention.start)
         for part in fact.parts:
             if (len(part) < 2 and not part.isdigit()) or (
@@ -225,7 +235,7 @@ class DialogueMatcher:
         if sum(covered) < self.options.said_most * len(value):
             return None
         found = [at for at in (message.find(value[i:i + n]) for i in hits) if at >= 0]
-        return Stated(fact, said.span(min(found), max(found) + n), sum(covered))
+        return Stated(fact, said.span(min(found), max(found) + n), sum(covered), whole=False)
 
     def _texts(self, facts: list[Fact], said: Surface, mentions: list[Mention], found: list[Stated],
                rank: dict[str, int]) -> list[Stated]:
@@ -271,11 +281,32 @@ def overlap(fact: Fact, said: Surface, masked: list[bool], options: MatchOptions
     return None
 
 
+def _at_one_span(facts: list[tuple[tuple[int, int, int], Stated, bool]]) -> list[Stated]:
+    """The fact one stretch of a message states: the relation the message names most of, then the subject
+    first in focus. When the message names the winner's relation in full, the same subject's other relations
+    it names in full that hold the same value are stated too (它的编剧和导演都是陆川)."""
+    _, winner, named = min(facts, key=lambda f: f[0])
+    if not winner.whole:  # values said together, their common words once: 第3/7/11/12届香港电影金像奖最佳动作指导提名
+        return [winner] + [s for _, s, _ in facts if not s.whole and s is not winner
+                           and (s.fact.subject, s.fact.relation) == (winner.fact.subject, winner.fact.relation)]
+    if not named:
+        return [winner]
+    return [winner] + [s for _, s, full in facts if full and s is not winner and s.fact.subject == winner.fact.subject]
+
+
 def _outermost(found: list[Stated]) -> list[Stated]:
     """The facts whose stretch of the message is not inside a longer one's: 美国 in 美国马萨诸塞州波士顿 (a
     birthplace) or in 第14届美国电影电视金球奖 (an award) is part of that value, not a nationality."""
     return [s for s in found if not any(o.span[0] <= s.span[0] and s.span[1] <= o.span[1]
-                                        and o.span[1] - o.span[0] > s.span[1] - s.span[0] for o in found)]
+                                        and o.span[1] - o.span[0] > s.span[1] - s.span[0]
+                                        and not _coordinated(o, s) for o in found)]
+
+
+def _coordinated(outer: Stated, inner: Stated) -> bool:
+    """Two values of one relation said together, each by most of its characters, their common words once
+    (第64届、74届奥斯卡奖最佳男配角提名): the longer stretch does not hide the other."""
+    return not outer.whole and not inner.whole and (outer.fact.subject, outer.fact.relation) == (
+        inner.fact.subject, inner.fact.relation)
 
 
 @lru_cache(maxsize=1 << 12)
@@ -412,14 +443,14 @@ def _holder(index: GroundingIndex, candidates: list[str], family: str) -> tuple[
 def _entity_claims(index: GroundingIndex, mentions: list[Mention], said: Surface, candidates: list[str],
                    stated: set[str | None]) -> list[Claim]:
     subject = candidates[0]
-    related = {f.value_entity for iri in candidates for f in index.facts_of.get(iri, ())}
     out = []
     for mention in mentions:
-        if len(mention.entities) != 1 or _doubtful(index, said.form, mention):
+        if len(mention.entities) != 1:
             continue
         entity = mention.entities[0]
-        if entity in candidates[:1] or entity in related or entity in stated:
-            continue
+        if entity in candidates[:1] or entity in stated or any(
+                entity in index.related(iri) for iri in candidates) or _doubtful(index, said.form, mention):
+            continue  # (jieba, the costly test, last)
         for fact_relation, values in _entity_relations(index, subject).items():
             if index.is_value_of(entity, fact_relation) or any(index.same_kind(entity, iri) for _, iri in values):
                 span = said.span(mention.start, mention.end)

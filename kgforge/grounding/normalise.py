@@ -65,10 +65,22 @@ def surface(text: str) -> Surface:
     return Surface(text, "".join(chars), tuple(origin))
 
 
+class _FormTable(dict[int, str]):
+    """Code point -> its matching form, filled on first sight, for :meth:`str.translate` (the loop over the
+    characters then runs in C)."""
+
+    def __missing__(self, code: int) -> str:
+        made = self[code] = _char_form(chr(code))
+        return made
+
+
+_FORM_TABLE = _FormTable()
+
+
 @lru_cache(maxsize=1 << 17)
 def form(text: str) -> str:
     """The matching form of ``text`` alone (no offsets)."""
-    return "".join(_char_form(char) for char in text)
+    return text.translate(_FORM_TABLE)
 
 
 # ---------------------------------------------------------------- value keys
@@ -131,10 +143,11 @@ _DATE_VALUE = re.compile(r"(\d{4})年(\d{1,2})月(?:(\d{1,2})日)?")
 
 def date_writings(text: str) -> tuple[str, ...]:
     """A date value's other writings in matching form, the partial ones too (a message says ``1964年出生``
-    of ``1964年01月07日``): without leading zeros, year and month, the year."""
+    of ``1964年01月07日``): without leading zeros, year and month, the year, the year's last two digits."""
     match = _DATE_VALUE.search(form(text)) if "年" in text else None
     if match is None:
         return ()
     year, month, day = match[1], int(match[2]), match[3]
-    found = [f"{year}年{month}月{int(day)}日" if day else "", f"{year}年{month}月", f"{year}年"]
+    # 84年出生 says 1984年10月18日: the year by its last two digits, as it is said of birth and release dates
+    found = [f"{year}年{month}月{int(day)}日" if day else "", f"{year}年{month}月", f"{year}年", f"{year[2:]}年"]
     return tuple(w for w in found if w)
