@@ -472,3 +472,59 @@ __all__ += ["BY", "EXPORT_FORMATS", "GOAL_STYLES", "GROUND_FORMATS", "METHODS", 
             "layout_names", "parse_hops", "parse_ratios"]
 __all__ += ["ArgumentError", "RATING_LANGUAGES", "RUBRICS", "RatingReport", "SHEET_FORMATS", "import_ratings",
             "make_sheets", "parse_system"]
+
+# What `kgforge eval`, `metrics`, `qa`, `qa-eval`, `query`, `queries` and `embed` need beside the Domain methods:
+# the stage functions (the QA ones named for their command, as ``evaluate`` is eval's), their option records and
+# the registries and value lists their options are checked against.
+from kgforge.core.quarantine import Quarantine
+from kgforge.core.resources import query_description, shipped_queries
+from kgforge.evaluation import LAYOUTS as EVAL_LAYOUTS
+from kgforge.evaluation import METRICS, SEGMENTATIONS, HitsReport, KnowledgeOptions, Leaderboard, evaluate_systems
+from kgforge.evaluation import hits_at, systems_in_folder
+from kgforge.qa import DEFAULT_KEY_ENV as QA_KEY_ENV
+from kgforge.qa import GenerateOptions as QAGenerateOptions
+from kgforge.qa import LLMSettings, SelectorOptions
+from kgforge.qa import evaluate as qa_evaluate
+from kgforge.qa import generate_dataset as qa_generate
+from kgforge.qa import llm_templates as qa_templates
+from kgforge.qa import predicates as qa_predicates
+from kgforge.qa import select as qa_select
+from kgforge.qa.generate import configurations as qa_configurations
+from kgforge.store.query import DEFAULT_TIMEOUT as QUERY_TIMEOUT
+from kgforge.store.query import parse_binding
+
+
+@dataclass(frozen=True)
+class ShippedQuery(Record):
+    """A query shipped with kgforge (``kgforge queries``): run it by ``name`` with :meth:`Domain.query`."""
+
+    name: str
+    description: str  # the first sentence of the file's leading comment: what it returns
+    path: Path
+
+
+def list_queries() -> tuple[ShippedQuery, ...]:
+    """The shipped queries by name, each with what it returns."""
+    return tuple(ShippedQuery(entry.name, query_description(entry.obj), entry.obj) for entry in shipped_queries())
+
+
+def check_embed_model(name: str, what: str = "model") -> str:
+    """``name`` as the PyKEEN model it names (case as PyKEEN spells it), or an ArgumentError; loads torch."""
+    from kgforge.embed import check_model  # lazy: torch and PyKEEN take seconds to load
+
+    return check_model(name, what)
+
+
+def embed_choices(option: str) -> tuple[str, ...]:
+    """The values EmbedConfig accepts for ``option`` (``"precision"`` or ``"evaluation"``); loads torch."""
+    import kgforge.embed  # lazy: torch and PyKEEN take seconds to load
+
+    return tuple({"precision": kgforge.embed.PRECISIONS, "evaluation": kgforge.embed.EVALUATIONS}[option])
+
+
+__all__ += ["EVAL_LAYOUTS", "HitsReport", "KnowledgeOptions", "Leaderboard", "METRICS", "SEGMENTATIONS",
+            "evaluate_systems", "hits_at", "systems_in_folder"]
+__all__ += ["LLMSettings", "QAGenerateOptions", "QA_KEY_ENV", "Quarantine", "SelectorOptions", "qa_configurations",
+            "qa_evaluate", "qa_generate", "qa_predicates", "qa_select", "qa_templates"]
+__all__ += ["QUERY_TIMEOUT", "ShippedQuery", "check_embed_model", "embed_choices", "list_queries",
+            "load_query", "parse_binding"]

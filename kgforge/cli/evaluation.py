@@ -23,14 +23,15 @@ from kgforge.cli._app import (
     emit_json,
     one_of,
 )
-from kgforge.core.errors import ArgumentError, KgforgeError
-from kgforge.evaluation import (
-    LAYOUTS,
-    Leaderboard,
+from kgforge.api import (
+    EVAL_LAYOUTS,
     METRICS,
     SEGMENTATIONS,
+    ArgumentError,
     EvalOptions,
+    KgforgeError,
     KnowledgeOptions,
+    Leaderboard,
     evaluate,
     evaluate_systems,
     hits_at,
@@ -72,7 +73,7 @@ def eval_command(
     no_out: Annotated[bool, typer.Option("--no-out", help="Write no per-response file.")] = False,
     metrics: Annotated[str | None, typer.Option(help="Comma-separated metrics, or 'all' (default: the default "
                                                      "ones the inputs allow; see `kgforge metrics`).")] = None,
-    layout: Annotated[str, typer.Option(parser=one_of(LAYOUTS), help="Layout of PREDICTIONS.")] = "auto",
+    layout: Annotated[str, typer.Option(parser=one_of(EVAL_LAYOUTS), help="Layout of PREDICTIONS.")] = "auto",
     segmentation: Annotated[str, typer.Option(parser=one_of(("auto", *SEGMENTATIONS)),
                                               help="How texts become tokens: whitespace (pre-segmented), jieba "
                                                    "(as the exports segment) or char; auto: whitespace for "
