@@ -29,7 +29,7 @@ import pyoxigraph as ox
 
 from kgforge.build.refresh import SourceDecision
 from kgforge.build.transaction import DroppedGraph, build, parse_source
-from kgforge.core.records import Record, json_key, omitted_when_none
+from kgforge.core.records import Record, flattened, json_key, omitted_when_none
 from kgforge.core.schema import SourceSpec, load_schema
 from kgforge.derive import DeriveReport, derive
 from kgforge.core.errors import ArgumentError
@@ -87,7 +87,8 @@ from kgforge.evaluation import parse_system
 from kgforge.evaluation.rating import LANGUAGES as RATING_LANGUAGES
 from kgforge.evaluation.rating import RUBRICS, SHEET_FORMATS, RatingReport, import_ratings, make_sheets
 from kgforge.store.workdir import where as describe_workdir
-from kgforge.evaluation import EvalOptions, evaluate
+from kgforge.evaluation import EvalOptions
+from kgforge.evaluation import evaluate as score_responses
 
 
 @dataclass(frozen=True)
@@ -231,6 +232,63 @@ class SchemaReport(Record):
         data = super().as_dict()
         del data["samples"]
         return data
+
+
+@dataclass(frozen=True)
+class KnowledgeScore(Record):
+    """Knowledge precision and recall counts of ``kgforge eval --domain``: the fact mentions the responses make,
+    how many the graph (or the dialogue's own knowledge) holds true, and the gold facts they express."""
+
+    domain: str | None
+    fact_mentions: int
+    true: int  # mentions of facts that hold
+    gold: int  # facts the gold responses state
+    expressed: int  # of those, stated by the responses too
+    hallucinations: int  # mentions the graph contradicts
+    graph_only: bool  # true facts came from the graph alone, not also from the dialogue's knowledge
+
+
+@dataclass(frozen=True)
+class EvalReport(Record):
+    """Responses scored (``kgforge eval``): corpus value of each metric as a fraction, what was left out and why,
+    and, as the inputs allow, knowledge counts, human correlations, goal metrics and the official lines."""
+
+    responses: int
+    inputs: dict[str, dict[str, Any]]  # role (predictions, gold, dialogues) -> path, layout, skipped lines
+    segmentation: str  # whitespace, jieba or char
+    matched_unsegmented: bool  # the inputs came segmented, so entity names matched their unsegmented text
+    metrics: dict[str, float | None]  # metric name -> corpus value (a fraction; None: undefined here)
+    left_out: dict[str, str]  # metric name -> why it was not computed
+    resources: dict[str, Any] = flattened()  # meteor_stages, vectors, model, bleurt: what the metrics used
+    official: str | None = omitted_when_none()  # the official DuConv script's lines (with gold responses)
+    knowledge: KnowledgeScore | None = omitted_when_none()
+    human: dict[str, Any] | None = omitted_when_none()  # the human scores read: file, annotators, aspects
+    correlations: tuple[dict[str, Any], ...] | None = omitted_when_none()  # metric x human aspect: Pearson, Spearman
+    goals: dict[str, Any] | None = omitted_when_none()  # whole-dialogue metrics (``goal_metrics``)
+    per_response: str | None = omitted_when_none()  # the per-response file written
+    seconds: dict[str, float] = field(default_factory=dict)  # read, graph, metrics, total
+
+
+EVAL_FIELDS = ("responses", "inputs", "segmentation", "matched_unsegmented", "metrics", "left_out", "official",
+               "human", "goals", "per_response", "seconds")
+
+
+def evaluate(predictions: Path | str, *, gold: Path | str | None = None, dialogues: Path | str | None = None,
+             domain: str | None = None, workdir: Path | str | None = None, human: Path | str | None = None,
+             out: Path | str | None = None, options: EvalOptions = EvalOptions()) -> EvalReport:
+    """``kgforge eval``: score the responses in ``predictions`` (any layout of docs/evaluation.md) against
+    ``gold``; with ``domain``, knowledge precision/recall against its graph; with ``human``, correlations with
+    human scores; ``out``: the per-response file."""
+    def path(value: Path | str | None) -> Path | None:
+        return None if value is None else Path(value)
+
+    data = score_responses(Path(predictions), gold=path(gold), dialogues=path(dialogues), domain=domain,
+                           workdir=workdir, human=path(human), out=path(out), options=options)
+    known = {key: data[key] for key in EVAL_FIELDS if key in data}
+    resources = {key: value for key, value in data.items() if key not in (*EVAL_FIELDS, "knowledge", "correlations")}
+    knowledge = KnowledgeScore(**data["knowledge"]) if "knowledge" in data else None
+    correlations = tuple(data["correlations"]) if "correlations" in data else None
+    return EvalReport(**known, resources=resources, knowledge=knowledge, correlations=correlations)
 
 
 def _term(value: Any) -> ox.NamedNode | ox.Literal | ox.BlankNode | str:
@@ -466,7 +524,7 @@ def __getattr__(name: str) -> Any:
 # The stages added to the API for the command line's other commands, and the registries its options offer.
 __all__ += ["CheckReport", "EvalOptions", "IMPORT_ENGINES", "ImportReport", "KgforgeError", "LinkSummary",
             "RDF_FORMATS", "RdfExportReport", "Record", "SchemaReport", "SourceSpec", "SplitPart", "describe_workdir",
-            "evaluate", "plot_stats", "source_kinds"]
+            "EvalReport", "KnowledgeScore", "evaluate", "plot_stats", "source_kinds"]
 __all__ += ["CrawlConfig", "CrawlReport", "SiteSpec", "crawl_site", "load_spec", "site_names"]
 __all__ += ["BY", "EXPORT_FORMATS", "GOAL_STYLES", "GROUND_FORMATS", "METHODS", "dialogue_kinds", "export_formats",
             "layout_names", "parse_hops", "parse_ratios"]
