@@ -88,6 +88,12 @@ from kgforge.evaluation.rating import LANGUAGES as RATING_LANGUAGES
 from kgforge.evaluation.rating import RUBRICS, SHEET_FORMATS, RatingReport, import_ratings, make_sheets
 from kgforge.store.workdir import where as describe_workdir
 from kgforge.evaluation import EvalOptions
+from kgforge.core.quarantine import Quarantine
+from kgforge.qa import LLMSettings, SelectorOptions
+from kgforge.qa import evaluate as qa_score_file
+from kgforge.qa import llm_templates as qa_template_file
+from kgforge.qa import predicates as qa_predicate_table
+from kgforge.qa import select as qa_select_file
 from kgforge.evaluation import evaluate as score_responses
 
 
@@ -289,6 +295,69 @@ def evaluate(predictions: Path | str, *, gold: Path | str | None = None, dialogu
     knowledge = KnowledgeScore(**data["knowledge"]) if "knowledge" in data else None
     correlations = tuple(data["correlations"]) if "correlations" in data else None
     return EvalReport(**known, resources=resources, knowledge=knowledge, correlations=correlations)
+
+
+@dataclass(frozen=True)
+class QAPredicatesReport(Record):
+    """F(t) (``kgforge qa predicates``): per type id its label, entity count and predicates, each with coverage,
+    specificity, diversity and how it is asked."""
+
+    domain: str
+    language: str
+    types: dict[str, dict[str, Any]]  # type id -> label, entities, predicates
+
+
+@dataclass(frozen=True)
+class QASelectionReport(Record):
+    """The selection file written by ``kgforge qa select``: per type how many predicates were kept, of how
+    many, grouped how and chosen by which selector."""
+
+    domain: str
+    out: str
+    language: str
+    types: dict[str, dict[str, Any]]  # type id -> selected, of, groups, selector
+    llm: dict[str, Any] | None  # endpoint, model, calls, cache hits, rejected replies (None: statistical)
+
+
+@dataclass(frozen=True)
+class QATemplatesReport(Record):
+    """The template file written by ``kgforge qa templates``."""
+
+    domain: str
+    out: str
+    pairs: int  # (type, predicate) pairs the model was asked about
+    entries: int  # template entries that passed the checks
+    templates_refused: int  # templates refused (in the quarantine file)
+    llm: dict[str, Any]  # endpoint, model, calls, cache hits, rejected replies
+
+
+@dataclass(frozen=True)
+class QAScoreReport(Record):
+    """Predictions scored turn by turn against ``kgforge qa generate``'s turns (``kgforge qa-eval``): per
+    configuration turns, conversations, turn and conversation accuracy, the NA ratio."""
+
+    predictions: str
+    gold: str
+    gold_turns: int
+    predicted_turns: int
+    missing_predictions: int
+    rejected_prediction_lines: int
+    rejected_file: str | None  # where the rejected lines went (None: none rejected)
+    alias: dict[str, dict[str, Any]]  # configuration (and "all") -> scores, answers matched by alias
+    llm_judge: dict[str, Any] | None = omitted_when_none()  # the same by an LLM judge, with unjudged turns
+
+
+def qa_evaluate(predictions: Path | str, gold: Path | str, llm: LLMSettings | None = None, *,
+                cache: Path | str | None = None, timeout: float = 120.0) -> QAScoreReport:
+    """``kgforge qa-eval``: score ``predictions`` (JSON lines of turn id and prediction) against the ``gold``
+    turns, alias-aware; with ``llm``, an LLM judge beside it, its replies cached in ``cache`` (default: next
+    to the predictions) and refused replies quarantined there."""
+    predictions = Path(predictions)
+    client = None
+    if llm is not None:
+        folder = Path(cache) if cache else predictions.with_name(predictions.name + ".llm-cache")
+        client = llm.client_at(folder, Quarantine(folder / "rejected.jsonl"), timeout)
+    return QAScoreReport(**qa_score_file(predictions, Path(gold), client))
 
 
 def _term(value: Any) -> ox.NamedNode | ox.Literal | ox.BlankNode | str:
@@ -500,6 +569,23 @@ class Domain:
         schema = inferred.write(target)
         return SchemaReport(**inferred.summary, schema=str(schema.path), samples=specs)
 
+    def qa_predicates(self, *, language: str | None = None) -> QAPredicatesReport:
+        """F(t) of ConvKGYarn: each type's predicates with coverage, specificity and object diversity."""
+        return QAPredicatesReport(**qa_predicate_table(self.name, self.workdir, language))
+
+    def qa_select(self, out: Path | str, *, language: str | None = None, options: SelectorOptions | None = None,
+                  llm: LLMSettings | None = None) -> QASelectionReport:
+        """G(t, preds): each type's interesting predicates (statistical, or judged by the ``llm``), written to
+        ``out`` for :meth:`qa_templates` and ``kgforge qa generate --selection``."""
+        return QASelectionReport(**qa_select_file(self.name, Path(out), self.workdir, language, options, llm))
+
+    def qa_templates(self, out: Path | str, llm: LLMSettings, *, language: str | None = None,
+                     selection: Path | str | None = None, limit: int = 50) -> QATemplatesReport:
+        """A template file: the bundled templates plus the ``llm``'s templates for up to ``limit`` selected
+        (type, predicate) pairs that pass the checks (placeholders, no answer given away)."""
+        return QATemplatesReport(**qa_template_file(self.name, Path(out), llm, self.workdir, language,
+                                                    Path(selection) if selection else None, limit))
+
 
 __all__ = ["BuildReport", "CandidatesReport", "CardReport", "CorpusStats", "DeriveReport", "DiffReport", "Domain",
            "DomainInfo", "DroppedGraph", "EmbedReport", "ExportReport", "GoalCheckReport", "GoalProblem", "GoalsReport",
@@ -524,7 +610,7 @@ def __getattr__(name: str) -> Any:
 # The stages added to the API for the command line's other commands, and the registries its options offer.
 __all__ += ["CheckReport", "EvalOptions", "IMPORT_ENGINES", "ImportReport", "KgforgeError", "LinkSummary",
             "RDF_FORMATS", "RdfExportReport", "Record", "SchemaReport", "SourceSpec", "SplitPart", "describe_workdir",
-            "EvalReport", "KnowledgeScore", "evaluate", "plot_stats", "source_kinds"]
+            "EvalReport", "KnowledgeScore", "evaluate", "score_responses", "plot_stats", "source_kinds"]
 __all__ += ["CrawlConfig", "CrawlReport", "SiteSpec", "crawl_site", "load_spec", "site_names"]
 __all__ += ["BY", "EXPORT_FORMATS", "GOAL_STYLES", "GROUND_FORMATS", "METHODS", "dialogue_kinds", "export_formats",
             "layout_names", "parse_hops", "parse_ratios"]
@@ -534,19 +620,13 @@ __all__ += ["ArgumentError", "RATING_LANGUAGES", "RUBRICS", "RatingReport", "SHE
 # What `kgforge eval`, `metrics`, `qa`, `qa-eval`, `query`, `queries` and `embed` need beside the Domain methods:
 # the stage functions (the QA ones named for their command, as ``evaluate`` is eval's), their option records and
 # the registries and value lists their options are checked against.
-from kgforge.core.quarantine import Quarantine
 from kgforge.core.resources import query_description, shipped_queries
 from kgforge.evaluation import LAYOUTS as EVAL_LAYOUTS
 from kgforge.evaluation import METRICS, SEGMENTATIONS, HitsReport, KnowledgeOptions, Leaderboard, evaluate_systems
 from kgforge.evaluation import hits_at, systems_in_folder
 from kgforge.qa import DEFAULT_KEY_ENV as QA_KEY_ENV
 from kgforge.qa import GenerateOptions as QAGenerateOptions
-from kgforge.qa import LLMSettings, SelectorOptions
-from kgforge.qa import evaluate as qa_evaluate
 from kgforge.qa import generate_dataset as qa_generate
-from kgforge.qa import llm_templates as qa_templates
-from kgforge.qa import predicates as qa_predicates
-from kgforge.qa import select as qa_select
 from kgforge.qa.generate import configurations as qa_configurations
 from kgforge.store.query import DEFAULT_TIMEOUT as QUERY_TIMEOUT
 from kgforge.store.query import parse_binding
@@ -582,7 +662,8 @@ def embed_choices(option: str) -> tuple[str, ...]:
 
 __all__ += ["EVAL_LAYOUTS", "HitsReport", "KnowledgeOptions", "Leaderboard", "METRICS", "SEGMENTATIONS",
             "evaluate_systems", "hits_at", "systems_in_folder"]
-__all__ += ["LLMSettings", "QAGenerateOptions", "QA_KEY_ENV", "Quarantine", "SelectorOptions", "qa_configurations",
-            "qa_evaluate", "qa_generate", "qa_predicates", "qa_select", "qa_templates"]
+__all__ += ["LLMSettings", "QAGenerateOptions", "QA_KEY_ENV", "SelectorOptions", "qa_configurations",
+            "qa_evaluate", "qa_generate", "QAPredicatesReport", "QAScoreReport", "QASelectionReport",
+            "QATemplatesReport"]
 __all__ += ["QUERY_TIMEOUT", "ShippedQuery", "check_embed_model", "embed_choices", "list_queries",
             "load_query", "parse_binding"]

@@ -26,7 +26,7 @@ from kgforge.stats import domain_stats
 from kgforge.store.diff import diff_builds
 
 STAGES = [build, derive, domain_stats, generate, validate, export_goals, export_dialogues, ground_file, embed,
-          related, diff_builds, api.evaluate, api.list_queries]
+          related, diff_builds, api.evaluate, api.list_queries, api.qa_evaluate]
 UNTYPED = (dict, collections.abc.Mapping, collections.abc.MutableMapping, typing.Any)
 
 

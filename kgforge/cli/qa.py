@@ -29,16 +29,13 @@ from kgforge.cli._app import (
 from kgforge.api import (
     QA_KEY_ENV,
     ArgumentError,
+    Domain,
     LLMSettings,
     QAGenerateOptions,
-    Quarantine,
     SelectorOptions,
     qa_configurations,
     qa_evaluate,
     qa_generate,
-    qa_predicates,
-    qa_select,
-    qa_templates,
 )
 
 
@@ -65,11 +62,11 @@ def _llm(url: str | None, model: str | None, key_env: str, required: bool = Fals
 def predicates_command(domain: DomainArgument, lang: LangOption = None, workdir: WorkdirOption = DEFAULT_WORKDIR,
                        json_out: JsonOption = False) -> None:
     """F(t): the predicates of each type, with coverage, specificity and object diversity."""
-    report = qa_predicates(domain, workdir, lang)
+    report = Domain(domain, workdir).qa_predicates(language=lang)
     if json_out:
-        emit_json(report)
+        emit_json(report.as_dict())
         return
-    for type_id, entry in report["types"].items():
+    for type_id, entry in report.types.items():
         console.print(f"[bold]{entry['label']}[/] ({type_id}): {entry['entities']:,} entities")
         for p in entry["predicates"]:
             console.print(f"  {p['label'] or p['predicate']:<28} coverage {p['coverage']:.3f}  specificity "
@@ -89,12 +86,12 @@ def select_command(
     workdir: WorkdirOption = DEFAULT_WORKDIR, json_out: JsonOption = False,
 ) -> None:
     """G(t, preds): keep each type's interesting predicates (statistical, or judged by an LLM)."""
-    report = qa_select(domain, out, workdir, lang, SelectorOptions(min_coverage, min_score, max_predicates),
-                    _llm(llm_url, llm_model, llm_key_env))
+    report = Domain(domain, workdir).qa_select(out, language=lang, options=SelectorOptions(
+        min_coverage, min_score, max_predicates), llm=_llm(llm_url, llm_model, llm_key_env))
     if json_out:
-        emit_json(report)
+        emit_json(report.as_dict())
         return
-    for type_id, entry in report["types"].items():
+    for type_id, entry in report.types.items():
         console.print(f"  {type_id:<24} {entry['selected']}/{entry['of']} predicates ({entry['selector']}), "
                       f"groups {entry['groups'] or '-'}")
     console.print(f"selection written to {out}")
@@ -110,8 +107,8 @@ def templates_command(
     lang: LangOption = None, workdir: WorkdirOption = DEFAULT_WORKDIR, json_out: JsonOption = False,
 ) -> None:
     """Ask an LLM for templates of the selected predicates; keep those that pass the checks."""
-    report = qa_templates(domain, out, _llm(llm_url, llm_model, llm_key_env, required=True), workdir, lang,
-                           selection, limit)
+    report = Domain(domain, workdir).qa_templates(out, _llm(llm_url, llm_model, llm_key_env, required=True),
+                                                  language=lang, selection=selection, limit=limit).as_dict()
     emit_json(report) if json_out else show_mapping(f"templates for {domain}", {
         k: v for k, v in report.items() if not isinstance(v, dict)})
 
@@ -171,16 +168,11 @@ def qa_eval_command(
     json_out: JsonOption = False,
 ) -> None:
     """Score predictions turn by turn (alias-aware), per turn and per conversation, by configuration."""
-    settings = _llm(llm_url, llm_model, llm_key_env)
-    client = None
-    if settings is not None:
-        folder = cache or predictions.with_name(predictions.name + ".llm-cache")
-        client = settings.client_at(folder, Quarantine(folder / "rejected.jsonl"), timeout)
-    report = qa_evaluate(predictions, gold, client)
+    report = qa_evaluate(predictions, gold, _llm(llm_url, llm_model, llm_key_env), cache=cache, timeout=timeout)
     if json_out:
-        emit_json(report)
+        emit_json(report.as_dict())
         return
-    for title, rows in (("alias", report["alias"]), ("LLM judge", report.get("llm_judge") or {})):
+    for title, rows in (("alias", report.alias), ("LLM judge", report.llm_judge or {})):
         if not rows:
             continue
         console.print(f"[bold]{title}[/]  {'configuration':<26} {'turns':>7} {'turn acc':>9} {'conv acc':>9} "
@@ -189,6 +181,6 @@ def qa_eval_command(
             if isinstance(row, dict) and "turns" in row:
                 console.print(f"  {'':<{len(title)}}{config:<26} {row['turns']:>7} {row['turn_accuracy']:>9.4f} "
                               f"{row['conversation_accuracy']:>9.4f} {row['na_ratio']:>7.4f}")
-    if report["rejected_prediction_lines"]:
-        console.print(f"[yellow]{report['rejected_prediction_lines']} prediction lines rejected[/]: "
-                      f"{report['rejected_file']}")
+    if report.rejected_prediction_lines:
+        console.print(f"[yellow]{report.rejected_prediction_lines} prediction lines rejected[/]: "
+                      f"{report.rejected_file}")
