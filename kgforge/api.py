@@ -94,6 +94,8 @@ from kgforge.qa import evaluate as qa_score_file
 from kgforge.qa import llm_templates as qa_template_file
 from kgforge.qa import predicates as qa_predicate_table
 from kgforge.qa import select as qa_select_file
+from kgforge.qa import GenerateOptions as QAGenerateOptions
+from kgforge.qa import generate_dataset as qa_generate
 from kgforge.evaluation import evaluate as score_responses
 
 
@@ -347,6 +349,34 @@ class QAScoreReport(Record):
     llm_judge: dict[str, Any] | None = omitted_when_none()  # the same by an LLM judge, with unjudged turns
 
 
+@dataclass(frozen=True)
+class QAGenerateReport(Record):
+    """The conversational QA turns ``kgforge qa generate`` wrote (also in ``OUT.manifest.json``): what was
+    spun, in which configurations, from which build and templates, and how long each part took."""
+
+    domain: str
+    out: str
+    convquestions: str | None  # the ConvQuestions-shaped copy, when asked for
+    yarns: int  # conversations spun (each rendered in every configuration and variant)
+    facts: int
+    fact_kinds: dict[str, int]  # simple, multi-answer, related, ... -> facts
+    turns: int
+    conversations: int  # renderings written
+    questions_per_fact: int  # configurations x variants
+    configurations: tuple[str, ...]
+    related_turns: int  # turns about the seed's most similar entity (``related``)
+    seeds_without_units: int  # seeds with no selected fact to ask about: skipped
+    language: str
+    templates: str  # the template file (or the bundled set) the questions came from
+    options: dict[str, Any]  # the GenerateOptions, as given
+    build_id: str
+    out_sha256: str
+    versions: dict[str, str]  # package -> version, for reproducing the file
+    seconds: float  # spinning and writing
+    timings: dict[str, float]  # read_s, select_s, yarns_s, render_write_s
+    seconds_total: float
+
+
 def qa_evaluate(predictions: Path | str, gold: Path | str, llm: LLMSettings | None = None, *,
                 cache: Path | str | None = None, timeout: float = 120.0) -> QAScoreReport:
     """``kgforge qa-eval``: score ``predictions`` (JSON lines of turn id and prediction) against the ``gold``
@@ -586,6 +616,17 @@ class Domain:
         return QATemplatesReport(**qa_template_file(self.name, Path(out), llm, self.workdir, language,
                                                     Path(selection) if selection else None, limit))
 
+    def qa_generate(self, out: Path | str, options: QAGenerateOptions, *, language: str | None = None,
+                    selection: Path | str | None = None, templates: Path | str | None = None,
+                    convquestions: Path | str | None = None) -> QAGenerateReport:
+        """Conversational QA turns from the graph (ConvKGYarn): ``options.n`` conversations rendered in every
+        configuration and variant, written to ``out`` (and ConvQuestions-shaped to ``convquestions``)."""
+        def path(value: Path | str | None) -> Path | None:
+            return None if value is None else Path(value)
+
+        return QAGenerateReport(**qa_generate(self.name, Path(out), options, self.workdir, language, path(selection),
+                                              path(templates), path(convquestions)))
+
 
 __all__ = ["BuildReport", "CandidatesReport", "CardReport", "CorpusStats", "DeriveReport", "DiffReport", "Domain",
            "DomainInfo", "DroppedGraph", "EmbedReport", "ExportReport", "GoalCheckReport", "GoalProblem", "GoalsReport",
@@ -625,8 +666,6 @@ from kgforge.evaluation import LAYOUTS as EVAL_LAYOUTS
 from kgforge.evaluation import METRICS, SEGMENTATIONS, HitsReport, KnowledgeOptions, Leaderboard, evaluate_systems
 from kgforge.evaluation import hits_at, systems_in_folder
 from kgforge.qa import DEFAULT_KEY_ENV as QA_KEY_ENV
-from kgforge.qa import GenerateOptions as QAGenerateOptions
-from kgforge.qa import generate_dataset as qa_generate
 from kgforge.qa.generate import configurations as qa_configurations
 from kgforge.store.query import DEFAULT_TIMEOUT as QUERY_TIMEOUT
 from kgforge.store.query import parse_binding
@@ -663,7 +702,7 @@ def embed_choices(option: str) -> tuple[str, ...]:
 __all__ += ["EVAL_LAYOUTS", "HitsReport", "KnowledgeOptions", "Leaderboard", "METRICS", "SEGMENTATIONS",
             "evaluate_systems", "hits_at", "systems_in_folder"]
 __all__ += ["LLMSettings", "QAGenerateOptions", "QA_KEY_ENV", "SelectorOptions", "qa_configurations",
-            "qa_evaluate", "qa_generate", "QAPredicatesReport", "QAScoreReport", "QASelectionReport",
+            "qa_evaluate", "QAGenerateReport", "QAPredicatesReport", "QAScoreReport", "QASelectionReport",
             "QATemplatesReport"]
 __all__ += ["QUERY_TIMEOUT", "ShippedQuery", "check_embed_model", "embed_choices", "list_queries",
             "load_query", "parse_binding"]

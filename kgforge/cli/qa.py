@@ -35,7 +35,6 @@ from kgforge.api import (
     SelectorOptions,
     qa_configurations,
     qa_evaluate,
-    qa_generate,
 )
 
 
@@ -152,7 +151,8 @@ def generate_command(
         raise typer.BadParameter(exc.problem, param_hint=exc.what) from None
     options = QAGenerateOptions(n=n, turns=turns, seed=seed, interactions=interactions, phenomena=phenomena,
                               variants=variants, related=related, model=model)
-    report = qa_generate(domain, out, options, workdir, lang, selection, templates, convquestions)
+    report = Domain(domain, workdir).qa_generate(out, options, language=lang, selection=selection, templates=templates,
+                                                 convquestions=convquestions).as_dict()
     emit_json(report) if json_out else show_mapping(f"qa {domain} → {out}", {
         k: v for k, v in report.items() if isinstance(v, (int, float, str)) and k not in ("out_sha256",)})
 
