@@ -97,6 +97,15 @@ from kgforge.qa import select as qa_select_file
 from kgforge.qa import GenerateOptions as QAGenerateOptions
 from kgforge.qa import generate_dataset as qa_generate
 from kgforge.evaluation import evaluate as score_responses
+# What eval, metrics, qa, qa-eval, query and queries take beside the Domain methods: registries and value lists
+from kgforge.core.resources import query_description, shipped_queries
+from kgforge.evaluation import LAYOUTS as EVAL_LAYOUTS
+from kgforge.evaluation import METRICS, SEGMENTATIONS, HitsReport, KnowledgeOptions, Leaderboard, evaluate_systems
+from kgforge.evaluation import hits_at, systems_in_folder
+from kgforge.qa import DEFAULT_KEY_ENV as QA_KEY_ENV
+from kgforge.qa.generate import configurations as qa_configurations
+from kgforge.store.query import DEFAULT_TIMEOUT as QUERY_TIMEOUT
+from kgforge.store.query import parse_binding
 
 
 @dataclass(frozen=True)
@@ -283,7 +292,7 @@ EVAL_FIELDS = ("responses", "inputs", "segmentation", "matched_unsegmented", "me
 
 def evaluate(predictions: Path | str, *, gold: Path | str | None = None, dialogues: Path | str | None = None,
              domain: str | None = None, workdir: Path | str | None = None, human: Path | str | None = None,
-             out: Path | str | None = None, options: EvalOptions = EvalOptions()) -> EvalReport:
+             out: Path | str | None = None, options: EvalOptions | None = None) -> EvalReport:
     """``kgforge eval``: score the responses in ``predictions`` (any layout of docs/evaluation.md) against
     ``gold``; with ``domain``, knowledge precision/recall against its graph; with ``human``, correlations with
     human scores; ``out``: the per-response file."""
@@ -291,7 +300,7 @@ def evaluate(predictions: Path | str, *, gold: Path | str | None = None, dialogu
         return None if value is None else Path(value)
 
     data = score_responses(Path(predictions), gold=path(gold), dialogues=path(dialogues), domain=domain,
-                           workdir=workdir, human=path(human), out=path(out), options=options)
+                           workdir=workdir, human=path(human), out=path(out), options=options or EvalOptions())
     known = {key: data[key] for key in EVAL_FIELDS if key in data}
     resources = {key: value for key, value in data.items() if key not in (*EVAL_FIELDS, "knowledge", "correlations")}
     knowledge = KnowledgeScore(**data["knowledge"]) if "knowledge" in data else None
@@ -651,26 +660,15 @@ def __getattr__(name: str) -> Any:
 # The stages added to the API for the command line's other commands, and the registries its options offer.
 __all__ += ["CheckReport", "EvalOptions", "IMPORT_ENGINES", "ImportReport", "KgforgeError", "LinkSummary",
             "RDF_FORMATS", "RdfExportReport", "Record", "SchemaReport", "SourceSpec", "SplitPart", "describe_workdir",
-            "EvalReport", "KnowledgeScore", "evaluate", "score_responses", "plot_stats", "source_kinds"]
+            "evaluate", "plot_stats", "source_kinds"]
 __all__ += ["CrawlConfig", "CrawlReport", "SiteSpec", "crawl_site", "load_spec", "site_names"]
 __all__ += ["BY", "EXPORT_FORMATS", "GOAL_STYLES", "GROUND_FORMATS", "METHODS", "dialogue_kinds", "export_formats",
             "layout_names", "parse_hops", "parse_ratios"]
 __all__ += ["ArgumentError", "RATING_LANGUAGES", "RUBRICS", "RatingReport", "SHEET_FORMATS", "import_ratings",
             "make_sheets", "parse_system"]
 
-# What `kgforge eval`, `metrics`, `qa`, `qa-eval`, `query`, `queries` and `embed` need beside the Domain methods:
-# the stage functions (the QA ones named for their command, as ``evaluate`` is eval's), their option records and
-# the registries and value lists their options are checked against.
-from kgforge.core.resources import query_description, shipped_queries
-from kgforge.evaluation import LAYOUTS as EVAL_LAYOUTS
-from kgforge.evaluation import METRICS, SEGMENTATIONS, HitsReport, KnowledgeOptions, Leaderboard, evaluate_systems
-from kgforge.evaluation import hits_at, systems_in_folder
-from kgforge.qa import DEFAULT_KEY_ENV as QA_KEY_ENV
-from kgforge.qa.generate import configurations as qa_configurations
-from kgforge.store.query import DEFAULT_TIMEOUT as QUERY_TIMEOUT
-from kgforge.store.query import parse_binding
 
-
+# The typed reports of eval, qa and queries, and what their commands check options against.
 @dataclass(frozen=True)
 class ShippedQuery(Record):
     """A query shipped with kgforge (``kgforge queries``): run it by ``name`` with :meth:`Domain.query`."""
@@ -699,6 +697,7 @@ def embed_choices(option: str) -> tuple[str, ...]:
     return tuple({"precision": kgforge.embed.PRECISIONS, "evaluation": kgforge.embed.EVALUATIONS}[option])
 
 
+__all__ += ["EvalReport", "KnowledgeScore", "score_responses"]
 __all__ += ["EVAL_LAYOUTS", "HitsReport", "KnowledgeOptions", "Leaderboard", "METRICS", "SEGMENTATIONS",
             "evaluate_systems", "hits_at", "systems_in_folder"]
 __all__ += ["LLMSettings", "QAGenerateOptions", "QA_KEY_ENV", "SelectorOptions", "qa_configurations",
