@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 import subprocess
 import sys
+import tomllib
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parent.parent / "kgforge"
@@ -45,3 +46,14 @@ def test_the_command_line_starts_without_torch():
     probe = "import sys; from kgforge.cli import _load_commands; _load_commands(); print('torch' in sys.modules)"
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "False"
+
+
+def test_every_command_module_is_held_to_the_public_api():
+    """Each command module of kgforge/cli (not the ``_`` helpers) is a source of import-linter's "Command modules
+    go through the public API" contract, so a new command cannot import a stage module unnoticed."""
+    config = tomllib.loads((PACKAGE.parent / "pyproject.toml").read_text(encoding="utf-8"))
+    contract = next(c for c in config["tool"]["importlinter"]["contracts"]
+                    if c["name"] == "Command modules go through the public API")
+    commands = {f"kgforge.cli.{path.stem}" for path in (PACKAGE / "cli").glob("*.py") if not path.stem.startswith("_")}
+    assert commands - set(contract["source_modules"]) == set()
+    assert {"kgforge.qa", "kgforge.evaluation", "kgforge.embed", "kgforge.store"} <= set(contract["forbidden_modules"])

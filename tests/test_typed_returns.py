@@ -26,7 +26,7 @@ from kgforge.stats import domain_stats
 from kgforge.store.diff import diff_builds
 
 STAGES = [build, derive, domain_stats, generate, validate, export_goals, export_dialogues, ground_file, embed,
-          related, diff_builds]
+          related, diff_builds, api.evaluate, api.list_queries, api.qa_evaluate]
 UNTYPED = (dict, collections.abc.Mapping, collections.abc.MutableMapping, typing.Any)
 
 
@@ -110,3 +110,23 @@ def test_as_dict_keeps_the_json_shape():
                                 "last": True}
     assert list(record.as_dict()) == ["name", "format", "where", "parts", "k", "last"]
     assert _Example("n", sometimes=0).as_dict()["sometimes"] == 0
+
+
+def test_the_eval_report_prints_the_json_the_scoring_gives(tmp_path):
+    """``kgforge eval --json`` prints ``EvalReport.as_dict()``: the scoring's own dict, key for key and in order."""
+    pairs = tmp_path / "pairs.txt"
+    pairs.write_text("我 喜欢 这部 电影\t我 也 喜欢 这部 电影\n他 是 导演\t他 是 一位 演员\n", encoding="utf-8")
+    report = api.evaluate(pairs, out=tmp_path / "scores.jsonl")
+    scored = api.score_responses(pairs, out=tmp_path / "again.jsonl")
+    printed = report.as_dict()
+    assert report.metrics["f1"] == scored["metrics"]["f1"] > 0 and report.official.startswith("F1:")
+    assert report.per_response == str(tmp_path / "scores.jsonl")
+    assert list(printed) == list(scored)
+    assert {k: v for k, v in printed.items() if k not in ("seconds", "per_response")} == \
+        {k: v for k, v in scored.items() if k not in ("seconds", "per_response")}
+
+
+def test_the_shipped_queries_are_typed_records_naming_what_they_return():
+    queries = {query.name: query for query in api.list_queries()}
+    assert "goal_two_step" in queries and queries["goal_two_step"].path.suffix == ".rq"
+    assert all(query.description for query in queries.values())

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-from types import ModuleType
 from typing import Annotated, Optional
 
 import typer
 
-from kgforge.api import Domain
+from kgforge.api import Domain, check_embed_model, embed_choices
 from kgforge.cli._app import (
     DEFAULT_WORKDIR,
     DEVICE,
@@ -25,29 +24,23 @@ from kgforge.cli._app import (
     console,
     emit_json,
     err_console,
+    one_of,
     show_mapping,
     when_interrupted,
 )
-from kgforge.core import checks
 
 ModelName = Annotated[str, typer.Option("--name", parser=FOLDER, help="Bundle folder under <domain>/models/.")]
 
 
-def _embed() -> ModuleType:
-    """kgforge.embed, imported only when a command needs it (torch and PyKEEN take seconds to load)."""
-    import kgforge.embed  # lazy: torch and PyKEEN take seconds to load
-
-    return kgforge.embed
-
-
-def _embed_choice(options: str) -> Checked[str]:
-    """A value among ``kgforge.embed.<options>``, the list EmbedConfig itself checks against."""
-    return Checked(str, lambda value, what: checks.choice(value, what, getattr(_embed(), options)), "a choice")
+def _embed_choice(option: str) -> Checked[str]:
+    """A value among those EmbedConfig itself checks ``option`` against (read when the option is given: the
+    list comes from kgforge.embed, which loads torch)."""
+    return Checked(str, lambda value, what: one_of(embed_choices(option)).check(value, what), "a choice")
 
 
-PYKEEN_MODEL = Checked(str, lambda name, what: _embed().check_model(name, what), "a PyKEEN model")
-PRECISION = _embed_choice("PRECISIONS")
-EVALUATION = _embed_choice("EVALUATIONS")
+PYKEEN_MODEL = Checked(str, check_embed_model, "a PyKEEN model")
+PRECISION = _embed_choice("precision")
+EVALUATION = _embed_choice("evaluation")
 
 
 EMBED_HINT = ("interrupted before this run's first checkpoint: the model bundle is unchanged; rerun the same "

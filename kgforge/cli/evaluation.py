@@ -23,14 +23,16 @@ from kgforge.cli._app import (
     emit_json,
     one_of,
 )
-from kgforge.core.errors import ArgumentError, KgforgeError
-from kgforge.evaluation import (
-    LAYOUTS,
-    Leaderboard,
+from kgforge.api import (
+    EVAL_LAYOUTS,
     METRICS,
     SEGMENTATIONS,
+    ArgumentError,
     EvalOptions,
+    EvalReport,
+    KgforgeError,
     KnowledgeOptions,
+    Leaderboard,
     evaluate,
     evaluate_systems,
     hits_at,
@@ -72,7 +74,7 @@ def eval_command(
     no_out: Annotated[bool, typer.Option("--no-out", help="Write no per-response file.")] = False,
     metrics: Annotated[str | None, typer.Option(help="Comma-separated metrics, or 'all' (default: the default "
                                                      "ones the inputs allow; see `kgforge metrics`).")] = None,
-    layout: Annotated[str, typer.Option(parser=one_of(LAYOUTS), help="Layout of PREDICTIONS.")] = "auto",
+    layout: Annotated[str, typer.Option(parser=one_of(EVAL_LAYOUTS), help="Layout of PREDICTIONS.")] = "auto",
     segmentation: Annotated[str, typer.Option(parser=one_of(("auto", *SEGMENTATIONS)),
                                               help="How texts become tokens: whitespace (pre-segmented), jieba "
                                                    "(as the exports segment) or char; auto: whitespace for "
@@ -146,42 +148,42 @@ def eval_command(
     report = evaluate(predictions, gold=gold, dialogues=dialogues, domain=domain, workdir=workdir, human=human,
                       out=target, options=options)
     if official:
-        if "official" not in report:
+        if report.official is None:
             raise KgforgeError("--official: the official metrics need gold responses (give --gold)")
-        sys.stdout.write(report["official"])
+        sys.stdout.write(report.official)
     elif json_out:
-        emit_json(report)
+        emit_json(report.as_dict())
     else:
         show_report(report)
 
 
-def show_report(report: dict[str, Any]) -> None:
-    inputs = ", ".join(f"{role} {escape(d['path'])} ({d['layout']})" for role, d in report["inputs"].items())
-    console.print(f"[bold]{report['responses']:,} responses[/]  {inputs}  segmentation: {report['segmentation']}")
+def show_report(report: EvalReport) -> None:
+    inputs = ", ".join(f"{role} {escape(d['path'])} ({d['layout']})" for role, d in report.inputs.items())
+    console.print(f"[bold]{report.responses:,} responses[/]  {inputs}  segmentation: {report.segmentation}")
     table = Table("metric", "value (%)", "what it is", box=None, pad_edge=False)
-    for name, value in report["metrics"].items():
+    for name, value in report.metrics.items():
         table.add_row(name, "-" if value is None else f"{value * 100:.2f}", METRICS.metric(name).description)
     console.print(table)
-    for name, why in report["left_out"].items():
+    for name, why in report.left_out.items():
         console.print(f"  [dim]{name}: left out, {why}[/]")
-    for described in report["inputs"].values():
+    for described in report.inputs.values():
         for skipped in described.get("skipped", ())[:5]:
             console.print(f"[yellow]skipped[/] {escape(described['path'])} {escape(skipped)}")
-    if "knowledge" in report:
-        k = report["knowledge"]
-        console.print(f"knowledge: {k['true']:,} of {k['fact_mentions']:,} fact mentions true in domain "
-                      f"{k['domain']!r}, {k['hallucinations']:,} contradicted; {k['expressed']:,} of "
-                      f"{k['gold']:,} gold facts expressed")
-    if report.get("correlations"):
+    if report.knowledge is not None:
+        k = report.knowledge
+        console.print(f"knowledge: {k.true:,} of {k.fact_mentions:,} fact mentions true in domain "
+                      f"{k.domain!r}, {k.hallucinations:,} contradicted; {k.expressed:,} of "
+                      f"{k.gold:,} gold facts expressed")
+    if report.correlations:
         corr = Table("metric", "human", "n", "Pearson", "p", "Spearman", "p", box=None, pad_edge=False)
-        for row in report["correlations"]:
+        for row in report.correlations:
             cells = [_number(row[key]) for key in ("pearson", "pearson_p", "spearman", "spearman_p")]
             corr.add_row(row["metric"], escape(row["human"]), str(row["n"]), *cells)
         console.print(corr)
-    if "goals" in report:
-        show_goals(report["goals"])
-    if "per_response" in report:
-        console.print(f"per response (scores, mentions, hallucinations): {escape(report['per_response'])}")
+    if report.goals is not None:
+        show_goals(report.goals)
+    if report.per_response is not None:
+        console.print(f"per response (scores, mentions, hallucinations): {escape(report.per_response)}")
 
 
 def show_goals(goals: dict[str, Any]) -> None:

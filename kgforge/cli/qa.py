@@ -26,20 +26,17 @@ from kgforge.cli._app import (
     show_mapping,
     whole_number,
 )
-from kgforge.qa import (
-    DEFAULT_KEY_ENV,
-    GenerateOptions,
+from kgforge.api import (
+    QA_KEY_ENV,
+    ArgumentError,
+    Domain,
     LLMSettings,
+    QAGenerateOptions,
     SelectorOptions,
-    evaluate,
-    generate_dataset,
-    llm_templates,
-    predicates,
-    select,
+    qa_configurations,
+    qa_evaluate,
 )
-from kgforge.qa.generate import configurations
-from kgforge.core.errors import ArgumentError
-from kgforge.core.quarantine import Quarantine
+
 
 qa_app = typer.Typer(no_args_is_help=True, help="Conversational factoid QA datasets from the graph (ConvKGYarn).")
 app.add_typer(qa_app, name="qa")
@@ -64,11 +61,11 @@ def _llm(url: str | None, model: str | None, key_env: str, required: bool = Fals
 def predicates_command(domain: DomainArgument, lang: LangOption = None, workdir: WorkdirOption = DEFAULT_WORKDIR,
                        json_out: JsonOption = False) -> None:
     """F(t): the predicates of each type, with coverage, specificity and object diversity."""
-    report = predicates(domain, workdir, lang)
+    report = Domain(domain, workdir).qa_predicates(language=lang)
     if json_out:
-        emit_json(report)
+        emit_json(report.as_dict())
         return
-    for type_id, entry in report["types"].items():
+    for type_id, entry in report.types.items():
         console.print(f"[bold]{entry['label']}[/] ({type_id}): {entry['entities']:,} entities")
         for p in entry["predicates"]:
             console.print(f"  {p['label'] or p['predicate']:<28} coverage {p['coverage']:.3f}  specificity "
@@ -84,16 +81,16 @@ def select_command(
     min_coverage: Annotated[float, typer.Option(parser=FRACTION, help="Least share of a type's entities.")] = 0.05,
     min_score: Annotated[float, typer.Option(parser=FRACTION, help="Least (coverage+specificity+diversity)/3.")] = 0.3,
     max_predicates: Annotated[int, typer.Option(parser=POSITIVE, help="Most predicates kept per type.")] = 20,
-    llm_url: LlmUrl = None, llm_model: LlmModel = None, llm_key_env: LlmKeyEnv = DEFAULT_KEY_ENV,
+    llm_url: LlmUrl = None, llm_model: LlmModel = None, llm_key_env: LlmKeyEnv = QA_KEY_ENV,
     workdir: WorkdirOption = DEFAULT_WORKDIR, json_out: JsonOption = False,
 ) -> None:
     """G(t, preds): keep each type's interesting predicates (statistical, or judged by an LLM)."""
-    report = select(domain, out, workdir, lang, SelectorOptions(min_coverage, min_score, max_predicates),
-                    _llm(llm_url, llm_model, llm_key_env))
+    report = Domain(domain, workdir).qa_select(out, language=lang, options=SelectorOptions(
+        min_coverage, min_score, max_predicates), llm=_llm(llm_url, llm_model, llm_key_env))
     if json_out:
-        emit_json(report)
+        emit_json(report.as_dict())
         return
-    for type_id, entry in report["types"].items():
+    for type_id, entry in report.types.items():
         console.print(f"  {type_id:<24} {entry['selected']}/{entry['of']} predicates ({entry['selector']}), "
                       f"groups {entry['groups'] or '-'}")
     console.print(f"selection written to {out}")
@@ -103,14 +100,14 @@ def select_command(
 def templates_command(
     domain: DomainArgument,
     out: Annotated[Path, typer.Option("--out", "-o", help="Template file to write (TOML).")],
-    llm_url: LlmUrl = None, llm_model: LlmModel = None, llm_key_env: LlmKeyEnv = DEFAULT_KEY_ENV,
+    llm_url: LlmUrl = None, llm_model: LlmModel = None, llm_key_env: LlmKeyEnv = QA_KEY_ENV,
     selection: Annotated[Optional[Path], typer.Option(help="Selection file (default: a statistical selection).")] = None,
     limit: Annotated[int, typer.Option(parser=POSITIVE, help="Most (type, predicate) pairs asked for.")] = 50,
     lang: LangOption = None, workdir: WorkdirOption = DEFAULT_WORKDIR, json_out: JsonOption = False,
 ) -> None:
     """Ask an LLM for templates of the selected predicates; keep those that pass the checks."""
-    report = llm_templates(domain, out, _llm(llm_url, llm_model, llm_key_env, required=True), workdir, lang,
-                           selection, limit)
+    report = Domain(domain, workdir).qa_templates(out, _llm(llm_url, llm_model, llm_key_env, required=True),
+                                                  language=lang, selection=selection, limit=limit).as_dict()
     emit_json(report) if json_out else show_mapping(f"templates for {domain}", {
         k: v for k, v in report.items() if not isinstance(v, dict)})
 
@@ -149,12 +146,13 @@ def generate_command(
     phenomena = () if original else (chosen or None)
     interactions = ("voice", "text") if interaction == "both" else (interaction,)
     try:  # refused before anything runs, as a bad argument
-        configurations(interactions, phenomena)
+        qa_configurations(interactions, phenomena)
     except ArgumentError as exc:
         raise typer.BadParameter(exc.problem, param_hint=exc.what) from None
-    options = GenerateOptions(n=n, turns=turns, seed=seed, interactions=interactions, phenomena=phenomena,
+    options = QAGenerateOptions(n=n, turns=turns, seed=seed, interactions=interactions, phenomena=phenomena,
                               variants=variants, related=related, model=model)
-    report = generate_dataset(domain, out, options, workdir, lang, selection, templates, convquestions)
+    report = Domain(domain, workdir).qa_generate(out, options, language=lang, selection=selection, templates=templates,
+                                                 convquestions=convquestions).as_dict()
     emit_json(report) if json_out else show_mapping(f"qa {domain} → {out}", {
         k: v for k, v in report.items() if isinstance(v, (int, float, str)) and k not in ("out_sha256",)})
 
@@ -164,22 +162,17 @@ def qa_eval_command(
     predictions: Annotated[Path, typer.Argument(help="JSON lines {\"id\": turn id, \"prediction\": text, list "
                                                      "or null}.")],
     gold: Annotated[Path, typer.Argument(help="The turns file of `kgforge qa generate`.")],
-    llm_url: LlmUrl = None, llm_model: LlmModel = None, llm_key_env: LlmKeyEnv = DEFAULT_KEY_ENV,
+    llm_url: LlmUrl = None, llm_model: LlmModel = None, llm_key_env: LlmKeyEnv = QA_KEY_ENV,
     cache: Annotated[Optional[Path], typer.Option(help="LLM judge cache folder (default: next to PREDICTIONS).")] = None,
     timeout: Annotated[float, typer.Option(parser=POSITIVE_NUMBER, help="LLM request timeout (s).")] = 120.0,
     json_out: JsonOption = False,
 ) -> None:
     """Score predictions turn by turn (alias-aware), per turn and per conversation, by configuration."""
-    settings = _llm(llm_url, llm_model, llm_key_env)
-    client = None
-    if settings is not None:
-        folder = cache or predictions.with_name(predictions.name + ".llm-cache")
-        client = settings.client_at(folder, Quarantine(folder / "rejected.jsonl"), timeout)
-    report = evaluate(predictions, gold, client)
+    report = qa_evaluate(predictions, gold, _llm(llm_url, llm_model, llm_key_env), cache=cache, timeout=timeout)
     if json_out:
-        emit_json(report)
+        emit_json(report.as_dict())
         return
-    for title, rows in (("alias", report["alias"]), ("LLM judge", report.get("llm_judge") or {})):
+    for title, rows in (("alias", report.alias), ("LLM judge", report.llm_judge or {})):
         if not rows:
             continue
         console.print(f"[bold]{title}[/]  {'configuration':<26} {'turns':>7} {'turn acc':>9} {'conv acc':>9} "
@@ -188,6 +181,6 @@ def qa_eval_command(
             if isinstance(row, dict) and "turns" in row:
                 console.print(f"  {'':<{len(title)}}{config:<26} {row['turns']:>7} {row['turn_accuracy']:>9.4f} "
                               f"{row['conversation_accuracy']:>9.4f} {row['na_ratio']:>7.4f}")
-    if report["rejected_prediction_lines"]:
-        console.print(f"[yellow]{report['rejected_prediction_lines']} prediction lines rejected[/]: "
-                      f"{report['rejected_file']}")
+    if report.rejected_prediction_lines:
+        console.print(f"[yellow]{report.rejected_prediction_lines} prediction lines rejected[/]: "
+                      f"{report.rejected_file}")

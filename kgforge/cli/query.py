@@ -36,13 +36,18 @@ from kgforge.cli._app import (
     show_mapping,
     when_interrupted,
 )
-from kgforge.api import RDF_FORMATS, Domain, QueryReport
-from kgforge.core.resources import query_description, shipped_queries
-from kgforge.serve.client import endpoint_query
-from kgforge.store.labels import labelled_rows
-from kgforge.store.query import DEFAULT_TIMEOUT, load_query, parse_binding, term_text
-from kgforge.core.text import spreadsheet_cell
-from kgforge.store.sparql_text import PREFIXES, declared_prefixes, shorten
+from kgforge.api import (
+    QUERY_TIMEOUT,
+    RDF_FORMATS,
+    Domain,
+    QueryReport,
+    list_queries,
+    load_query,
+    parse_binding,
+)
+from kgforge.serve.client import endpoint_query  # the served graph's client, not a stage
+from kgforge.cli._results import PREFIXES, declared_prefixes, labelled_rows, shorten, spreadsheet_cell, term_text
+
 
 RESULT_FORMATS = ("table", "csv", "json")
 TABLE_LIMIT = 100  # rows a table shows unless --limit says otherwise; csv and json give every row by default
@@ -65,7 +70,7 @@ def query_command(
                                               help=f"Rows to print (0: all). Default {TABLE_LIMIT} for the table, "
                                               "all for csv and json.")] = None,
     timeout: Annotated[float, typer.Option(parser=POSITIVE_NUMBER, help="Seconds before the query is stopped.")
-                       ] = DEFAULT_TIMEOUT,
+                       ] = QUERY_TIMEOUT,
     allow_service: Annotated[bool, typer.Option("--allow-service", help="Let SERVICE clauses call the remote "
                                                 "endpoints they name (refused by default: a query must not "
                                                 "make this machine send requests it was not asked to).")] = False,
@@ -103,7 +108,7 @@ def query_command(
 @app.command("queries")
 def queries_command(json_out: JsonOption = False) -> None:
     """List the shipped queries, by name, with what each returns (`kgforge query DOMAIN NAME` runs one)."""
-    described = {entry.name: query_description(entry.obj) for entry in shipped_queries()}
+    described = {shipped.name: shipped.description for shipped in list_queries()}
     if json_out:
         emit_json(described)
         return
