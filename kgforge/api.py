@@ -737,3 +737,4 @@ __all__ += ["LLMSettings", "QAGenerateOptions", "QA_KEY_ENV", "SelectorOptions",
             "QATemplatesReport"]
 __all__ += ["QUERY_TIMEOUT", "ShippedQuery", "check_embed_model", "embed_choices", "list_queries",
             "load_query", "parse_binding"]
+__all__ += ["DEFAULT_KEY_ENV", "MAX_LITERAL_CHARS"]

@@ -21,8 +21,7 @@ from kgforge.cli._app import (
     emit_json,
     show_mapping,
 )
-from kgforge.languages.translate import MAX_LITERAL_CHARS
-from kgforge.qa.llm import DEFAULT_KEY_ENV
+from kgforge.api import DEFAULT_KEY_ENV, MAX_LITERAL_CHARS
 
 
 @app.command("translate")
