@@ -54,13 +54,28 @@ def normalise_label(text: str, segmented: bool = True) -> str:
 
 def _without_segmentation_spaces(text: str) -> str:
     """``text`` (whitespace collapsed) with the spaces of word segmentation taken out, Latin runs' own kept."""
-    pieces, start = [], 0
+    kept = kept_spaces(text)
+    return "".join(ch for i, ch in enumerate(text) if ch != " " or i in kept)
+
+
+def kept_spaces(text: str) -> set[int]:
+    """The positions of the spaces of ``text`` (whitespace collapsed to single spaces) that a segmented label
+    keeps: inside a Latin run those that are not tight against punctuation ("Love & Death", "Tom's"), outside
+    one those between two Latin letters or digits. The evaluation maps matches back with the same answer."""
+    kept: set[int] = set()
+
+    def keep(start: int, end: int, dropped: re.Pattern[str]) -> None:
+        piece = text[start:end]
+        gone = {start + i for m in dropped.finditer(piece) for i in range(m.start(), m.end())}
+        kept.update(start + i for i, ch in enumerate(piece) if ch == " " and start + i not in gone)
+
+    start = 0
     for run in _LATIN_RUN.finditer(text):
-        pieces.append(_SEGMENTATION_SPACE.sub("", text[start:run.start()]))
-        pieces.append(_TIGHT_SPACE.sub("", run.group()))
+        keep(start, run.start(), _SEGMENTATION_SPACE)
+        keep(run.start(), run.end(), _TIGHT_SPACE)
         start = run.end()
-    pieces.append(_SEGMENTATION_SPACE.sub("", text[start:]))
-    return "".join(pieces)
+    keep(start, len(text), _SEGMENTATION_SPACE)
+    return kept
 
 
 _LATIN_LETTER = re.compile(r"[A-Za-z\u00C0-\u024F]")

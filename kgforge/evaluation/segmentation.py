@@ -26,7 +26,7 @@ from dataclasses import dataclass
 import polars as pl
 
 from kgforge.core.errors import ArgumentError
-from kgforge.core.text import normalise_label, segment
+from kgforge.core.text import kept_spaces, normalise_label, segment
 
 SEGMENTATIONS = ("whitespace", "jieba", "char")
 # str.strip() strips what str.isspace() calls whitespace; polars would strip Unicode White_Space, which
@@ -93,7 +93,7 @@ def match_form(text: str, segmented: bool) -> MatchText:
     """The text labels are matched against, mapped back to the response.
 
     For ``segmented`` text the form equals ``normalise_label(text)``: words joined without the
-    segmentation spaces, one space kept between two Latin letters or digits ("Sarab Neelam"); a match
+    segmentation spaces, the spaces of Latin text kept ("Sarab Neelam", "Love & Death"); a match
     must begin and end on the segmentation's word boundaries (so "北京" is not found in "北京电影学院",
     nor "科幻" in "科幻片"), while a name may span words cut differently ("时光 网" for "时光网")."""
     written = unicodedata.normalize("NFC", text)
@@ -104,24 +104,22 @@ def match_form(text: str, segmented: bool) -> MatchText:
     origins: list[int] = []
     lengths: list[int] = []
     size = position = 0
-    previous = ""
-    for token in written.split():  # str.split() cuts at the whitespace runs that \S+ stops at
+    tokens = written.split()  # str.split() cuts at the whitespace runs that \S+ stops at
+    kept = kept_spaces(" ".join(tokens))  # the spaces normalise_label keeps, by place in the collapsed text
+    gap = -1
+    for token in tokens:
         origin = written.find(token, position)
         position = origin + len(token)
-        if previous and _latin_or_digit(previous[-1]) and _latin_or_digit(token[0]):
+        if gap in kept:
             pieces.append(" ")
             size += 1
+        gap += len(token) + 1
         starts.append(size)
         origins.append(origin)
         lengths.append(len(token))
         pieces.append(token)
         size += len(token)
-        previous = token
     return MatchText("".join(pieces), written, starts or [0], origins or [0], lengths or [0], True)
-
-
-def _latin_or_digit(ch: str) -> bool:
-    return ch.isascii() and ch.isalnum()
 
 
 def label_form(label: str, segmented: bool) -> str:
