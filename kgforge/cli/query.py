@@ -94,7 +94,7 @@ def query_command(
     if endpoint:
         result = endpoint_query(endpoint, text, bindings, timeout=timeout, domain=domain)
         shown = result.rows[:rows] if rows else result.rows  # the endpoint sends every row: cut here
-        _print_result(QueryReport(domain, {}, result.kind, tuple(result.variables), tuple(shown), result.boolean,
+        _print_result(QueryReport(domain, result.kind, tuple(result.variables), tuple(shown), result.boolean,
                                   truncated=len(shown) < len(result.rows), more_rows=len(result.rows) - len(shown),
                                   triples=tuple(result.triples or ())), fmt, prefixes)
         return

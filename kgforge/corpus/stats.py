@@ -337,7 +337,7 @@ def goal_figures(dialogues: list[SourceDialogue]) -> GoalFigures:
 
 
 @STATISTICS.register("durecdial", description="DuRecDial: sub-dialogues, goal types, recommendations",
-                     kinds=("durecdial",), field="durecdial")
+                     kinds=("durecdial", "durecdial2"), field="durecdial")
 def recommendation_figures(dialogues: list[SourceDialogue]) -> RecommendationFigures:
     goals = [sub_dialogue_types(d.record) for d in dialogues]
     types = Counter(t for g in goals for t in g)
