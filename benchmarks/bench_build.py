@@ -92,17 +92,21 @@ def main() -> None:
     cli = [sys.executable, "-c", "from kgforge.cli import main; main()"]
     refresh = refresh_benchmark(cli, kb, args.out, work / "refresh", args.small)
     if args.refresh_only:  # beside the full benchmark's result, which may be of another size
-        write_result(args.result.with_name(f"{args.result.stem}_refresh.json"),
-                     {"graph": {"entities": 10_000 if args.small else 144_000, "kb": str(kb)}, "refresh": refresh})
+        write_result(
+            args.result.with_name(f"{args.result.stem}_refresh.json"),
+            {"graph": {"entities": 10_000 if args.small else 144_000, "kb": str(kb)}, "refresh": refresh},
+        )
         return
 
     print("kgforge build (import + load) ...", file=sys.stderr)
     out, build_seconds, build_rss = run_measured(
-        cli + ["build", "duconv", "--source", f"kdconv:{kb}", "--no-schema-sources", "--workdir", str(work), "--json"])
+        cli + ["build", "duconv", "--source", f"kdconv:{kb}", "--no-schema-sources", "--workdir", str(work), "--json"]
+    )
     summary = json.loads(out)
     quads = summary["total_quads"]
     quad_files = [str(work / "duconv" / s["quads_file"]) for s in summary["sources"]] + [
-        str(work / "duconv" / "quads" / "schema.nq")]
+        str(work / "duconv" / "quads" / "schema.nq")
+    ]
 
     kgforge_load, kgforge_wall, raw_load, kgforge_rss, raw_rss = [], [], [], 0, 0
     for repeat in range(args.repeats):  # alternate the two, so background noise hits both alike
@@ -131,14 +135,23 @@ def main() -> None:
     raw_rate = quads / statistics.median(raw_load)
     result = {
         "graph": {"entities": 10_000 if args.small else 144_000, "quads": quads, "kb": str(kb)},
-        "build": {"seconds": round(build_seconds, 1), "peak_rss_mib": build_rss,
-                  "import_seconds": summary["timings"]["import_seconds"]},
-        "load_phase_quads_per_s": {"kgforge_median": round(kgforge_rate), "raw_bulk_load_median": round(raw_rate),
-                                   "kgforge_runs_s": [round(x, 2) for x in kgforge_load],
-                                   "kgforge_reload_wall_s": [round(x, 2) for x in kgforge_wall],
-                                   "kgforge_peak_rss_mib": kgforge_rss,
-                                   "raw_runs_s": [round(x, 2) for x in raw_load], "raw_peak_rss_mib": raw_rss},
-        "rdflib_parse_quads_per_s": round(rdflib_rate), "rdflib_sample_quads": sampled, "rdflib_peak_rss_mib": rdflib_rss,
+        "build": {
+            "seconds": round(build_seconds, 1),
+            "peak_rss_mib": build_rss,
+            "import_seconds": summary["timings"]["import_seconds"],
+        },
+        "load_phase_quads_per_s": {
+            "kgforge_median": round(kgforge_rate),
+            "raw_bulk_load_median": round(raw_rate),
+            "kgforge_runs_s": [round(x, 2) for x in kgforge_load],
+            "kgforge_reload_wall_s": [round(x, 2) for x in kgforge_wall],
+            "kgforge_peak_rss_mib": kgforge_rss,
+            "raw_runs_s": [round(x, 2) for x in raw_load],
+            "raw_peak_rss_mib": raw_rss,
+        },
+        "rdflib_parse_quads_per_s": round(rdflib_rate),
+        "rdflib_sample_quads": sampled,
+        "rdflib_peak_rss_mib": rdflib_rss,
         "ratio_kgforge_load_vs_raw": round(kgforge_rate / raw_rate, 2),
         "ratio_per_pair_median": round(statistics.median(r / k for k, r in zip(kgforge_load, raw_load)), 2),
         "ratio_kgforge_load_vs_rdflib": round(kgforge_rate / rdflib_rate, 1),
@@ -161,8 +174,18 @@ def refresh_benchmark(cli: list[str], kb: Path, folder: Path, work: Path, small:
     second = folder / "refresh" / f"kb_second_{entities // 100}.json"  # its own name: its own graph
     second.parent.mkdir(parents=True, exist_ok=True)
     write_synthetic_kb(second, entities=entities // 100, triples=triples // 100, seed=1)
-    command = cli + ["build", "duconv", "--source", f"kdconv:{kb}", "--source", f"kdconv:{second}",
-                     "--no-schema-sources", "--workdir", str(work), "--json"]
+    command = cli + [
+        "build",
+        "duconv",
+        "--source",
+        f"kdconv:{kb}",
+        "--source",
+        f"kdconv:{second}",
+        "--no-schema-sources",
+        "--workdir",
+        str(work),
+        "--json",
+    ]
     runs = {}
     for name in ("full", "unchanged", "one_percent_changed"):
         if name == "one_percent_changed":
@@ -170,9 +193,14 @@ def refresh_benchmark(cli: list[str], kb: Path, folder: Path, work: Path, small:
         print(f"refresh benchmark: {name} build ...", file=sys.stderr)
         out, seconds, rss = run_measured(command)
         summary = json.loads(out)
-        runs[name] = {"seconds": round(seconds, 2), "peak_rss_mib": rss, "quads": summary["total_quads"],
-                      "imported": [r["source"] for r in summary["refresh"] if r["action"] == "imported"],
-                      "published": summary["published"], "timings": summary["timings"]}
+        runs[name] = {
+            "seconds": round(seconds, 2),
+            "peak_rss_mib": rss,
+            "quads": summary["total_quads"],
+            "imported": [r["source"] for r in summary["refresh"] if r["action"] == "imported"],
+            "published": summary["published"],
+            "timings": summary["timings"],
+        }
     full = runs["full"]["seconds"]
     for name in ("unchanged", "one_percent_changed"):
         runs[name]["ratio_to_full"] = round(runs[name]["seconds"] / full, 3)

@@ -48,10 +48,16 @@ def goal_samples(kb: Path, n: int, out: Path, seed: int = 0) -> Path:
                 continue
             path = [[a, "相关", mid], [mid, "相关", b]] if two_step else [[a, "相关", b]]
             knowledge = [[t, TYPE_RELATION, kind[t] or TYPE_NAMES["star"]] for t in (a, b)]
-            knowledge += [f for t, budget in zip((a, b), BUDGETS)
-                          for f in [x for x in facts[t] if x[1] != TYPE_RELATION][:budget]]
-            handle.write(json.dumps({"goal": [["START", a, b], *path], "knowledge": knowledge, "history": [],
-                                     "response": "null"}, ensure_ascii=False) + "\n")
+            knowledge += [
+                f for t, budget in zip((a, b), BUDGETS) for f in [x for x in facts[t] if x[1] != TYPE_RELATION][:budget]
+            ]
+            handle.write(
+                json.dumps(
+                    {"goal": [["START", a, b], *path], "knowledge": knowledge, "history": [], "response": "null"},
+                    ensure_ascii=False,
+                )
+                + "\n"
+            )
             made += 1
     return out
 
@@ -60,8 +66,13 @@ def measured(label: str, *args: str) -> dict:
     print(f"{label} ...", file=sys.stderr)
     out, seconds, rss = run_measured([*CLI, *args, "--json"])
     report = json.loads(out)
-    return {"seconds": round(seconds, 2), "cpu_s": CPU_SECONDS[-1], "peak_rss_mib": rss,
-            "within_target": seconds <= TARGET_S, "report": report}
+    return {
+        "seconds": round(seconds, 2),
+        "cpu_s": CPU_SECONDS[-1],
+        "peak_rss_mib": rss,
+        "within_target": seconds <= TARGET_S,
+        "report": report,
+    }
 
 
 def main() -> None:
@@ -78,22 +89,39 @@ def main() -> None:
     made = round(time.perf_counter() - started, 1)
     stages = {
         "stats_duconv": measured("corpus stats (DuConv sessions)", "corpus", "stats", str(sessions)),
-        "split_duconv_by_dialogue": measured("corpus split --by dialogue", "corpus", "split", str(sessions), "--out",
-                                             str(work / "by-dialogue")),
-        "split_duconv_by_topic": measured("corpus split --by topic", "corpus", "split", str(sessions), "--out",
-                                          str(work / "by-topic"), "--by", "topic"),
+        "split_duconv_by_dialogue": measured(
+            "corpus split --by dialogue", "corpus", "split", str(sessions), "--out", str(work / "by-dialogue")
+        ),
+        "split_duconv_by_topic": measured(
+            "corpus split --by topic",
+            "corpus",
+            "split",
+            str(sessions),
+            "--out",
+            str(work / "by-topic"),
+            "--by",
+            "topic",
+        ),
         "stats_kdconv": measured("corpus stats (KdConv dialogues, jieba)", "corpus", "stats", str(kdconv)),
     }
     for stage in stages.values():  # the figures, not every split's path
         report = stage.pop("report")
         stage["dialogues"] = report["dialogues"]
         if "parts" in report:
-            stage.update(units=report["units"], largest_unit=report["largest_unit"],
-                         shares=[round(p["share"], 4) for p in report["parts"]], notes=report["notes"])
+            stage.update(
+                units=report["units"],
+                largest_unit=report["largest_unit"],
+                shares=[round(p["share"], 4) for p in report["parts"]],
+                notes=report["notes"],
+            )
         else:
             stage.update(utterances=report["utterances"], tokens=report["tokens"])
-    result = {"dialogues": args.dialogues, "seconds_to_make_the_dialogues": made, "target_s": TARGET_S,
-              "stages": stages}
+    result = {
+        "dialogues": args.dialogues,
+        "seconds_to_make_the_dialogues": made,
+        "target_s": TARGET_S,
+        "stages": stages,
+    }
     args.results.parent.mkdir(parents=True, exist_ok=True)
     args.results.write_text(json.dumps(result, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
     print(json.dumps(result, ensure_ascii=False, indent=2))

@@ -53,19 +53,24 @@ def film_page(i: int) -> bytes:
 
 
 def list_page(start: int, films: int) -> bytes:
-    items = "".join(f'<li><div class="item"><div class="info"><div class="hd"><a href="/subject/{n}/">'
-                    f'<span class="title">影片{n}</span></a></div></div></div></li>'
-                    for n in range(start, min(start + PER_LIST, films)))
+    items = "".join(
+        f'<li><div class="item"><div class="info"><div class="hd"><a href="/subject/{n}/">'
+        f'<span class="title">影片{n}</span></a></div></div></div></li>'
+        for n in range(start, min(start + PER_LIST, films))
+    )
     more = start + PER_LIST < films
     nxt = f'<span class="next"><a href="?start={start + PER_LIST}&amp;filter=">后页&gt;</a></span>' if more else ""
-    return (f'<html><head><meta charset="utf-8"></head><body><ol class="grid_view">{items}</ol>'
-            f'<div class="paginator">{nxt}</div></body></html>').encode()
+    return (
+        f'<html><head><meta charset="utf-8"></head><body><ol class="grid_view">{items}</ol>'
+        f'<div class="paginator">{nxt}</div></body></html>'
+    ).encode()
 
 
 def site_routes(pages: int) -> dict[str, Route]:
     films = pages - -(-pages // (PER_LIST + 1))  # pages = films + list pages
-    routes: dict[str, Route] = {"/robots.txt": Static(b"User-agent: *\nDisallow: /private/\n", 200,
-                                                      {"Content-Type": "text/plain"})}
+    routes: dict[str, Route] = {
+        "/robots.txt": Static(b"User-agent: *\nDisallow: /private/\n", 200, {"Content-Type": "text/plain"})
+    }
     for start in range(0, films, PER_LIST):
         routes["/top250" if start == 0 else f"/top250?start={start}&filter="] = Static(list_page(start, films))
     for n in range(films):
@@ -83,9 +88,15 @@ def impolite_run(pages: int, work: Path) -> dict[str, float]:
     parse_started = time.perf_counter()
     records = sum(1 for _ in read_records(work))
     parse_seconds = time.perf_counter() - parse_started
-    return {"pages": summary.fetched, "failed": summary.failed, "seconds": seconds,
-            "pages_per_min": summary.fetched / seconds * 60, "records": records,
-            "reparse_pages_per_min": records / parse_seconds * 60, "urls": urls}
+    return {
+        "pages": summary.fetched,
+        "failed": summary.failed,
+        "seconds": seconds,
+        "pages_per_min": summary.fetched / seconds * 60,
+        "records": records,
+        "reparse_pages_per_min": records / parse_seconds * 60,
+        "urls": urls,
+    }
 
 
 def bare_requests_run(pages: int) -> float:
@@ -104,12 +115,20 @@ def scrapy_bench(executable: str | None, seconds: int) -> dict[str, object]:
     if not scrapy:
         return {"source": "published anchor (scrapy bench)", "pages_per_min": SCRAPY_ANCHOR_PAGES_PER_MIN}
     with tempfile.TemporaryDirectory() as folder:
-        out = subprocess.run([scrapy, "bench", "-s", f"CLOSESPIDER_TIMEOUT={seconds}", "-s", "LOG_LEVEL=INFO"],
-                             capture_output=True, text=True, cwd=folder, timeout=seconds + 60)
+        out = subprocess.run(
+            [scrapy, "bench", "-s", f"CLOSESPIDER_TIMEOUT={seconds}", "-s", "LOG_LEVEL=INFO"],
+            capture_output=True,
+            text=True,
+            cwd=folder,
+            timeout=seconds + 60,
+        )
     rates = [int(r) for r in re.findall(r"at (\d+) pages/min", out.stderr)]
     rates = [r for r in rates if r] or [0]
-    return {"source": f"scrapy bench run here ({scrapy})", "pages_per_min": statistics.median(rates[1:] or rates),
-            "samples": rates}
+    return {
+        "source": f"scrapy bench run here ({scrapy})",
+        "pages_per_min": statistics.median(rates[1:] or rates),
+        "samples": rates,
+    }
 
 
 def polite_gaps(delay: float, pages: int, robots: bytes | None, work: Path) -> dict[str, float]:
@@ -121,8 +140,7 @@ def polite_gaps(delay: float, pages: int, robots: bytes | None, work: Path) -> d
         crawl(spec, work, CrawlConfig(delay=delay, jitter=0.0), limit=pages, show_progress=False)
         times = [entry.time for entry in site.log]
     gaps = [b - a for a, b in zip(times, times[1:], strict=False)]
-    return {"requests": len(times), "median_gap": statistics.median(gaps), "min_gap": min(gaps),
-            "max_gap": max(gaps)}
+    return {"requests": len(times), "median_gap": statistics.median(gaps), "min_gap": min(gaps), "max_gap": max(gaps)}
 
 
 def main() -> None:
@@ -142,12 +160,14 @@ def main() -> None:
     scrapy = scrapy_bench(args.scrapy, 10 if args.small else 20)
     ours = statistics.median(r["pages_per_min"] for r in runs)
     result = {
-        "pages": runs[0]["pages"], "repeats": repeats,
+        "pages": runs[0]["pages"],
+        "repeats": repeats,
         "politeness_off": {
             "kgforge_pages_per_min_median": round(ours),
             "kgforge_runs": [round(r["pages_per_min"]) for r in runs],
-            "reparse_from_cache_pages_per_min_median":
-                round(statistics.median(r["reparse_pages_per_min"] for r in runs)),
+            "reparse_from_cache_pages_per_min_median": round(
+                statistics.median(r["reparse_pages_per_min"] for r in runs)
+            ),
             "bare_sequential_requests_pages_per_min_median": round(statistics.median(bare)),
             "scrapy": scrapy,
             "ratio_to_scrapy": round(ours / scrapy["pages_per_min"], 2) if scrapy["pages_per_min"] else None,
@@ -155,7 +175,8 @@ def main() -> None:
             "failed": sum(r["failed"] for r in runs),
         },
         "politeness_on": {
-            "configured_delay": 0.25, **{k: round(v, 4) for k, v in polite.items()},
+            "configured_delay": 0.25,
+            **{k: round(v, 4) for k, v in polite.items()},
             "crawl_delay_1s": {k: round(v, 4) for k, v in crawl_delay.items()},
         },
     }

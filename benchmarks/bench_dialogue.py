@@ -164,25 +164,32 @@ def derive_against_bulk_load(work: Path, repeats: int) -> tuple[dict, list[float
         build = (work / "duconv" / "store").resolve()
         manifest = json.loads((build / "manifest.json").read_text(encoding="utf-8"))
         derived = [build / e["quads_file"] for e in manifest["graphs"].values() if e["kind"] == "derived-associated"]
-        sources = [build / e["quads_file"] for e in manifest["graphs"].values()
-                   if not e["kind"].startswith("derived")]
+        sources = [build / e["quads_file"] for e in manifest["graphs"].values() if not e["kind"].startswith("derived")]
         print("bulk loads of the same quads ...", file=sys.stderr)
         same, full = raw_bulk_load(derived), raw_bulk_load(sources)
         phases = report["timings"]
         load_rate = report["quads"] / phases["load_seconds"]
-        compared.append({
-            "derive_phases_s": phases, "derive_command_s": round(seconds, 2), "derive_cpu_s": cpu[-1],
-            "derive_peak_rss_mib": rss, "derive_load_quads_per_s": round(load_rate),
-            "bulk_load_same_quads": same, "bulk_load_build_quads": full,
-            "load_vs_bulk_load_same_quads": round(load_rate / same["quads_per_s"], 2),
-            "load_vs_bulk_load_build_quads": round(load_rate / full["quads_per_s"], 2),
-            "derive_over_join_plus_write": round(sum(phases.values()) / (phases["join_seconds"]
-                                                                          + phases["write_seconds"]), 2),
-        })
+        compared.append(
+            {
+                "derive_phases_s": phases,
+                "derive_command_s": round(seconds, 2),
+                "derive_cpu_s": cpu[-1],
+                "derive_peak_rss_mib": rss,
+                "derive_load_quads_per_s": round(load_rate),
+                "bulk_load_same_quads": same,
+                "bulk_load_build_quads": full,
+                "load_vs_bulk_load_same_quads": round(load_rate / same["quads_per_s"], 2),
+                "load_vs_bulk_load_build_quads": round(load_rate / full["quads_per_s"], 2),
+                "derive_over_join_plus_write": round(
+                    sum(phases.values()) / (phases["join_seconds"] + phases["write_seconds"]), 2
+                ),
+            }
+        )
     keys = ("load_vs_bulk_load_same_quads", "load_vs_bulk_load_build_quads", "derive_over_join_plus_write")
     summary = {f"{k}_median": statistics.median(c[k] for c in compared) for k in keys}
-    summary.update(targets={"load_vs_bulk_load_build_quads": ">= 0.8", "derive_over_join_plus_write": "<= 1.5"},
-                   runs=compared)
+    summary.update(
+        targets={"load_vs_bulk_load_build_quads": ">= 0.8", "derive_over_join_plus_write": "<= 1.5"}, runs=compared
+    )
     return report, runs, rss, cpu, summary
 
 
@@ -199,12 +206,19 @@ def real_dialogues(samples: Path, work: Path) -> tuple[Path, Path]:
             record = json.loads(line)
             facts = [t for t in record["knowledge"] if t[1] != "领域"][:8]
             conversation = [text for s, p, o in facts for text in (f"{s} 的 {p} 是 什么 ？", f"{s} 的 {p} 是 {o} 。")]
-            out.write(json.dumps({"goal": record["goal"], "knowledge": record["knowledge"],
-                                  "conversation": conversation}, ensure_ascii=False) + "\n")
+            out.write(
+                json.dumps(
+                    {"goal": record["goal"], "knowledge": record["knowledge"], "conversation": conversation},
+                    ensure_ascii=False,
+                )
+                + "\n"
+            )
             messages = []
             for s, p, o in ([normalise_label(x) for x in t] for t in facts):
-                messages += [{"message": f"{s}的{p}是什么？"},
-                             {"message": f"{s}的{p}是{o}。", "attrs": [{"name": s, "attrname": p, "attrvalue": o}]}]
+                messages += [
+                    {"message": f"{s}的{p}是什么？"},
+                    {"message": f"{s}的{p}是{o}。", "attrs": [{"name": s, "attrname": p, "attrvalue": o}]},
+                ]
             dialogues.append({"name": normalise_label(record["goal"][0][1]), "messages": messages})
     kdconv.write_text(json.dumps(dialogues, ensure_ascii=False), encoding="utf-8")
     return sessions, kdconv
@@ -218,19 +232,29 @@ def baseline(work: Path, name: str, suffix: str, timeout: float) -> dict:
     return result
 
 
-def _real_stage(report: dict, runs: list[float], cpu: list[float], rss: int, goal_runs: list[float],
-                goal_cpu: list[float]) -> dict:
+def _real_stage(
+    report: dict, runs: list[float], cpu: list[float], rss: int, goal_runs: list[float], goal_cpu: list[float]
+) -> dict:
     """A real-dialogue export beside the goal export: wall and CPU ratios of each repeat (the two ran
     one after the other) and their medians."""
     ratios = [round(r / g, 2) for r, g in zip(runs, goal_runs)]
     cpu_ratios = [round(r / g, 2) for r, g in zip(cpu, goal_cpu)]
-    return {"seconds_median": round(statistics.median(runs), 2), "runs_s": [round(x, 2) for x in runs], "cpu_s": cpu,
-            "peak_rss_mib": rss, "dialogues": report["dialogues"], "records": report["records"],
-            "retrieved_per_dialogue": report["retrieved_per_dialogue"], "attr_coverage": report["attr_coverage"],
-            "gold_kept_exactly": report["gold_kept_exactly"],
-            "ratio_to_goal_export": statistics.median(ratios), "ratios_per_repeat": ratios,
-            "cpu_ratio_to_goal_export": statistics.median(cpu_ratios), "cpu_ratios_per_repeat": cpu_ratios,
-            "target_ratio": RATIO_TARGET}
+    return {
+        "seconds_median": round(statistics.median(runs), 2),
+        "runs_s": [round(x, 2) for x in runs],
+        "cpu_s": cpu,
+        "peak_rss_mib": rss,
+        "dialogues": report["dialogues"],
+        "records": report["records"],
+        "retrieved_per_dialogue": report["retrieved_per_dialogue"],
+        "attr_coverage": report["attr_coverage"],
+        "gold_kept_exactly": report["gold_kept_exactly"],
+        "ratio_to_goal_export": statistics.median(ratios),
+        "ratios_per_repeat": ratios,
+        "cpu_ratio_to_goal_export": statistics.median(cpu_ratios),
+        "cpu_ratios_per_repeat": cpu_ratios,
+        "target_ratio": RATIO_TARGET,
+    }
 
 
 def main() -> None:
@@ -242,11 +266,17 @@ def main() -> None:
     parser.add_argument("--baseline-sample", type=int, default=300, help="dialogues queried one by one")
     parser.add_argument("--out", type=Path, default=Path("bench-out"))
     parser.add_argument("--results", type=Path, default=DEFAULT_RESULTS)
-    parser.add_argument("--reuse", type=Path, help="a --workdir already built from the same synthetic KB "
-                                                   "(skips the build; derive then measures a re-run)")
-    parser.add_argument("--derive-only", action="store_true",
-                        help="only the build and derive against bulk loads of the same quads "
-                             "(writes results/dialogue_derive.json, or --results)")
+    parser.add_argument(
+        "--reuse",
+        type=Path,
+        help="a --workdir already built from the same synthetic KB (skips the build; derive then measures a re-run)",
+    )
+    parser.add_argument(
+        "--derive-only",
+        action="store_true",
+        help="only the build and derive against bulk loads of the same quads "
+        "(writes results/dialogue_derive.json, or --results)",
+    )
     args = parser.parse_args()
     kb = cached_synthetic_kb(args.out, args.small)
     work = args.reuse or Path(tempfile.mkdtemp(prefix="kgforge-bench-dialogue-"))
@@ -256,12 +286,19 @@ def main() -> None:
         build_seconds = float("nan")
     else:
         print("kgforge build ...", file=sys.stderr)
-        built, build_seconds, build_rss = kgforge("build", "duconv", "--source", f"kdconv:{kb}", "--no-schema-sources",
-                                                  *w)
-    graph = {"entities": 10_000 if args.small else 144_000, "kb": str(kb), "quads": built["total_quads"],
-             "build_seconds": round(build_seconds, 1), "build_peak_rss_mib": None if args.reuse else build_rss,
-             "build_cpu_s": None if args.reuse else CPU_SECONDS[-1],
-             "build_load_quads_per_s": built["timings"].get("load_quads_per_second"), "reused_workdir": bool(args.reuse)}
+        built, build_seconds, build_rss = kgforge(
+            "build", "duconv", "--source", f"kdconv:{kb}", "--no-schema-sources", *w
+        )
+    graph = {
+        "entities": 10_000 if args.small else 144_000,
+        "kb": str(kb),
+        "quads": built["total_quads"],
+        "build_seconds": round(build_seconds, 1),
+        "build_peak_rss_mib": None if args.reuse else build_rss,
+        "build_cpu_s": None if args.reuse else CPU_SECONDS[-1],
+        "build_load_quads_per_s": built["timings"].get("load_quads_per_second"),
+        "reused_workdir": bool(args.reuse),
+    }
 
     derived, derive_runs, derive_rss, derive_cpu, against = derive_against_bulk_load(work, args.repeats)
     if args.derive_only:
@@ -272,8 +309,19 @@ def main() -> None:
     self_join = baseline(work, "associated_self_join", "", args.baseline_timeout)
 
     goals_file = work / "goals.jsonl"
-    goals, goals_runs, goals_rss, goals_cpu = median_runs(args.repeats, f"kgforge goals --n {args.goals}", "goals", "duconv",
-                                               "--n", str(args.goals), "--seed", "0", "--out", str(goals_file), *w)
+    goals, goals_runs, goals_rss, goals_cpu = median_runs(
+        args.repeats,
+        f"kgforge goals --n {args.goals}",
+        "goals",
+        "duconv",
+        "--n",
+        str(args.goals),
+        "--seed",
+        "0",
+        "--out",
+        str(goals_file),
+        *w,
+    )
     print("baseline: ORDER BY RAND() ...", file=sys.stderr)
     rand = baseline(work, "goal_one_step", f"\nORDER BY RAND() LIMIT {args.goals // 2}", args.baseline_timeout)
 
@@ -281,11 +329,31 @@ def main() -> None:
     goal_export = ("export", "duconv", "--goals", str(goals_file), "--format", "duconv", "--out", str(export_file), *w)
     kgforge(*goal_export)  # the samples the real dialogues are made from
     sessions, kdconv = real_dialogues(export_file, work)
-    stages = {"export": goal_export,
-              "real": ("export", "duconv", "--dialogues", str(sessions), "--format", "duconv", "--out",
-                       str(work / "sessions.out.txt"), *w),
-              "kdconv": ("export", "duconv", "--dialogues", str(kdconv), "--format", "kdconv", "--out",
-                         str(work / "kdconv.out.json"), *w)}
+    stages = {
+        "export": goal_export,
+        "real": (
+            "export",
+            "duconv",
+            "--dialogues",
+            str(sessions),
+            "--format",
+            "duconv",
+            "--out",
+            str(work / "sessions.out.txt"),
+            *w,
+        ),
+        "kdconv": (
+            "export",
+            "duconv",
+            "--dialogues",
+            str(kdconv),
+            "--format",
+            "kdconv",
+            "--out",
+            str(work / "kdconv.out.json"),
+            *w,
+        ),
+    }
     # The three exports take turns within each repeat, so each ratio compares runs made under the same load.
     reports: dict[str, dict] = {}
     runs: dict[str, list[float]] = {k: [] for k in stages}
@@ -301,55 +369,88 @@ def main() -> None:
     real, real_runs, real_rss, real_cpu = reports["real"], runs["real"], rss["real"], cpu["real"]
     regrounded, kd_runs, kd_rss, kd_cpu = reports["kdconv"], runs["kdconv"], rss["kdconv"], cpu["kdconv"]
     print(f"baseline: one SPARQL query per dialogue ({args.baseline_sample} dialogues) ...", file=sys.stderr)
-    out, _, per_dialogue_rss = run_measured([sys.executable, "-c", PER_DIALOGUE, str(work), str(goals_file),
-                                             str(args.baseline_sample)])
+    out, _, per_dialogue_rss = run_measured(
+        [sys.executable, "-c", PER_DIALOGUE, str(work), str(goals_file), str(args.baseline_sample)]
+    )
     per_dialogue = json.loads(out)
     per_dialogue_total = per_dialogue["seconds"] / per_dialogue["dialogues"] * goals["goals"]
 
     derive_s, goals_s, export_s = (statistics.median(r) for r in (derive_runs, goals_runs, export_runs))
     result = {
         "graph": graph,
-        "derive": {"seconds_median": round(derive_s, 2), "runs_s": [round(x, 2) for x in derive_runs],
-                   "phases_s": derived["timings"], "pairs": derived["pairs"], "quads": derived["quads"],
-                   "groups_capped": derived["groups_capped"], "pairs_left_out_by_cap": derived["pairs_left_out_by_cap"],
-                   "max_group": derived["options"]["max_group"], "max_pairs": derived["options"]["max_pairs"],
-                   "cpu_s": derive_cpu, "peak_rss_mib": derive_rss,
-                   "target_s": TARGETS["derive"]},
+        "derive": {
+            "seconds_median": round(derive_s, 2),
+            "runs_s": [round(x, 2) for x in derive_runs],
+            "phases_s": derived["timings"],
+            "pairs": derived["pairs"],
+            "quads": derived["quads"],
+            "groups_capped": derived["groups_capped"],
+            "pairs_left_out_by_cap": derived["pairs_left_out_by_cap"],
+            "max_group": derived["options"]["max_group"],
+            "max_pairs": derived["options"]["max_pairs"],
+            "cpu_s": derive_cpu,
+            "peak_rss_mib": derive_rss,
+            "target_s": TARGETS["derive"],
+        },
         "derive_against_bulk_load": against,
         "derive_baseline_sparql_self_join": self_join,
-        "goals": {"seconds_median": round(goals_s, 2), "runs_s": [round(x, 2) for x in goals_runs],
-                  "goals": goals["goals"], "kinds": goals["kinds"], "relations": len(goals["relations"]),
-                  "cpu_s": goals_cpu, "peak_rss_mib": goals_rss, "target_s": TARGETS["goals"]},
+        "goals": {
+            "seconds_median": round(goals_s, 2),
+            "runs_s": [round(x, 2) for x in goals_runs],
+            "goals": goals["goals"],
+            "kinds": goals["kinds"],
+            "relations": len(goals["relations"]),
+            "cpu_s": goals_cpu,
+            "peak_rss_mib": goals_rss,
+            "target_s": TARGETS["goals"],
+        },
         "goals_baseline_order_by_rand": rand,
-        "export": {"seconds_median": round(export_s, 2), "runs_s": [round(x, 2) for x in export_runs],
-                   "dialogues": exported["dialogues"], "triples": exported["triples"],
-                   "triples_per_dialogue": round(exported["triples"] / exported["dialogues"], 1),
-                   "cpu_s": export_cpu, "peak_rss_mib": export_rss, "target_s": TARGETS["export"]},
+        "export": {
+            "seconds_median": round(export_s, 2),
+            "runs_s": [round(x, 2) for x in export_runs],
+            "dialogues": exported["dialogues"],
+            "triples": exported["triples"],
+            "triples_per_dialogue": round(exported["triples"] / exported["dialogues"], 1),
+            "cpu_s": export_cpu,
+            "peak_rss_mib": export_rss,
+            "target_s": TARGETS["export"],
+        },
         "export_duconv_dialogues": _real_stage(real, real_runs, real_cpu, real_rss, export_runs, export_cpu),
         "export_kdconv_regrounding": _real_stage(regrounded, kd_runs, kd_cpu, kd_rss, export_runs, export_cpu),
         "export_baseline_query_per_dialogue": {
-            "measured_dialogues": per_dialogue["dialogues"], "measured_seconds": round(per_dialogue["seconds"], 2),
-            "extrapolated_seconds_for_all": round(per_dialogue_total, 1), "peak_rss_mib": per_dialogue_rss,
+            "measured_dialogues": per_dialogue["dialogues"],
+            "measured_seconds": round(per_dialogue["seconds"], 2),
+            "extrapolated_seconds_for_all": round(per_dialogue_total, 1),
+            "peak_rss_mib": per_dialogue_rss,
             "note": f"extrapolated from {per_dialogue['dialogues']} dialogues to {goals['goals']}; raw facts only "
-                    "(no ranking, labels of relations or checks)"},
+            "(no ranking, labels of relations or checks)",
+        },
         "ratios": {
             "export_baseline_over_kgforge": round(per_dialogue_total / export_s, 1),
-            "derive_baseline_over_kgforge": (round(self_join["seconds"] / derive_s, 1) if self_join["finished"]
-                                             else f">{self_join['seconds'] / derive_s:.1f} (baseline unfinished)"),
+            "derive_baseline_over_kgforge": (
+                round(self_join["seconds"] / derive_s, 1)
+                if self_join["finished"]
+                else f">{self_join['seconds'] / derive_s:.1f} (baseline unfinished)"
+            ),
         },
         "machine": machine(),
     }
-    result["meets_targets"] = {"derive": derive_s <= TARGETS["derive"], "goals": goals_s <= TARGETS["goals"],
-                               "export": export_s <= TARGETS["export"],
-                               "duconv_dialogues": result["export_duconv_dialogues"]["ratio_to_goal_export"] <= RATIO_TARGET,
-                               "kdconv_regrounding": result["export_kdconv_regrounding"]["ratio_to_goal_export"]
-                               <= RATIO_TARGET}
+    result["meets_targets"] = {
+        "derive": derive_s <= TARGETS["derive"],
+        "goals": goals_s <= TARGETS["goals"],
+        "export": export_s <= TARGETS["export"],
+        "duconv_dialogues": result["export_duconv_dialogues"]["ratio_to_goal_export"] <= RATIO_TARGET,
+        "kdconv_regrounding": result["export_kdconv_regrounding"]["ratio_to_goal_export"] <= RATIO_TARGET,
+    }
     write_results(args.results, result)
 
 
 def machine() -> dict:
-    return {"cpus": os.cpu_count(), "python": sys.version.split()[0],
-            "load_average_at_end": [round(x, 1) for x in os.getloadavg()]}
+    return {
+        "cpus": os.cpu_count(),
+        "python": sys.version.split()[0],
+        "load_average_at_end": [round(x, 1) for x in os.getloadavg()],
+    }
 
 
 def write_results(path: Path, result: dict) -> None:

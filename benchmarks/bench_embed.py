@@ -48,9 +48,13 @@ def load_dataset(name: str):
 def kgforge_run(dataset, model: str, dim: int, epochs: int, seed: int, device: str) -> dict:
     from kgforge.embed import Trainer
 
-    triple_set = triple_set_from_ids(dataset.training.mapped_triples, dataset.validation.mapped_triples,
-                                     dataset.testing.mapped_triples, list(dataset.training.entity_to_id),
-                                     list(dataset.training.relation_to_id))
+    triple_set = triple_set_from_ids(
+        dataset.training.mapped_triples,
+        dataset.validation.mapped_triples,
+        dataset.testing.mapped_triples,
+        list(dataset.training.entity_to_id),
+        list(dataset.training.relation_to_id),
+    )
     torch_device = pick_device(device)
     config = EmbedConfig(model=model, dim=dim, epochs=epochs, seed=seed, device=device).resolved(torch_device)
     torch.manual_seed(seed)
@@ -63,20 +67,38 @@ def kgforge_run(dataset, model: str, dim: int, epochs: int, seed: int, device: s
     trainer.fit(progress=False)
     _sync(torch_device)
     seconds = time.perf_counter() - start
-    return {"seconds": seconds, "model": trained, "settings": {
-        "batch_size": config.batch_size, "negatives": min(config.num_negatives, dataset.num_entities),
-        "loss": "softmax cross-entropy", "precision": config.precision, "lr": config.learning_rate}}
+    return {
+        "seconds": seconds,
+        "model": trained,
+        "settings": {
+            "batch_size": config.batch_size,
+            "negatives": min(config.num_negatives, dataset.num_entities),
+            "loss": "softmax cross-entropy",
+            "precision": config.precision,
+            "lr": config.learning_rate,
+        },
+    }
 
 
 def pykeen_run(dataset, model: str, dim: int, epochs: int, seed: int, device: str) -> dict:
     from pykeen.pipeline import pipeline
 
-    result = pipeline(dataset=dataset, model=model, model_kwargs={"embedding_dim": dim}, epochs=epochs,
-                      random_seed=seed, device=None if device == "auto" else device,
-                      training_kwargs={"use_tqdm": False}, evaluation_kwargs={"use_tqdm": False})
-    return {"seconds": result.train_seconds, "model": result.model,
-            "pykeen_mrr": float(result.get_metric("both.realistic.inverse_harmonic_mean_rank")),
-            "settings": "pipeline() defaults (sLCWA, 1 negative, batch 256, default loss and optimizer)"}
+    result = pipeline(
+        dataset=dataset,
+        model=model,
+        model_kwargs={"embedding_dim": dim},
+        epochs=epochs,
+        random_seed=seed,
+        device=None if device == "auto" else device,
+        training_kwargs={"use_tqdm": False},
+        evaluation_kwargs={"use_tqdm": False},
+    )
+    return {
+        "seconds": result.train_seconds,
+        "model": result.model,
+        "pykeen_mrr": float(result.get_metric("both.realistic.inverse_harmonic_mean_rank")),
+        "settings": "pipeline() defaults (sLCWA, 1 negative, batch 256, default loss and optimizer)",
+    }
 
 
 def _sync(device: torch.device) -> None:
@@ -86,8 +108,9 @@ def _sync(device: torch.device) -> None:
 
 def rank_metrics(model, dataset) -> dict:
     device = next(model.parameters()).device
-    everything = torch.cat([dataset.training.mapped_triples, dataset.validation.mapped_triples,
-                            dataset.testing.mapped_triples])
+    everything = torch.cat(
+        [dataset.training.mapped_triples, dataset.validation.mapped_triples, dataset.testing.mapped_triples]
+    )
     known = KnownTriples(everything, dataset.num_entities, dataset.num_relations, device)
     return summarise(rank_triples(model, dataset.testing.mapped_triples, known, 256))
 
@@ -95,18 +118,31 @@ def rank_metrics(model, dataset) -> dict:
 def bench_training(name: str, model: str, dim: int, epochs: int, seed: int, device: str) -> dict:
     dataset = load_dataset(name)
     triples = dataset.training.num_triples
-    row = {"dataset": name, "model": model, "dim": dim, "epochs": epochs, "train_triples": triples,
-           "entities": dataset.num_entities}
+    row = {
+        "dataset": name,
+        "model": model,
+        "dim": dim,
+        "epochs": epochs,
+        "train_triples": triples,
+        "entities": dataset.num_entities,
+    }
     for label, run in (("kgforge", kgforge_run), ("pykeen", pykeen_run)):
         result = run(dataset, model, dim, epochs, seed, device)
         metrics = rank_metrics(result["model"], dataset)
-        row[label] = {"train_seconds": round(result["seconds"], 3),
-                      "triples_per_second": round(epochs * triples / result["seconds"], 1),
-                      "mrr": metrics["mrr"], "hits_at_10": metrics["hits_at_10"], "settings": result["settings"]}
+        row[label] = {
+            "train_seconds": round(result["seconds"], 3),
+            "triples_per_second": round(epochs * triples / result["seconds"], 1),
+            "mrr": metrics["mrr"],
+            "hits_at_10": metrics["hits_at_10"],
+            "settings": result["settings"],
+        }
         if "pykeen_mrr" in result:
             row[label]["mrr_reported_by_pykeen"] = round(result["pykeen_mrr"], 6)
-        print(f"  {name} {model} {label:8s} {row[label]['triples_per_second']:>10,.0f} triples/s  "
-              f"MRR {metrics['mrr']:.4f}  Hits@10 {metrics['hits_at_10']:.4f}  ({result['seconds']:.1f} s)", flush=True)
+        print(
+            f"  {name} {model} {label:8s} {row[label]['triples_per_second']:>10,.0f} triples/s  "
+            f"MRR {metrics['mrr']:.4f}  Hits@10 {metrics['hits_at_10']:.4f}  ({result['seconds']:.1f} s)",
+            flush=True,
+        )
     row["throughput_ratio"] = round(row["kgforge"]["triples_per_second"] / row["pykeen"]["triples_per_second"], 2)
     row["mrr_difference"] = round(row["kgforge"]["mrr"] - row["pykeen"]["mrr"], 4)
     print(f"  -> kgforge/PyKEEN throughput x{row['throughput_ratio']}, MRR difference {row['mrr_difference']:+.4f}")
@@ -140,11 +176,14 @@ def bench_search(rows: int, dim: int, queries: int, repeats: int, device: str) -
             start = time.perf_counter()
             fn()
             times.append(time.perf_counter() - start)
-        result[label] = {"median_seconds": round(statistics.median(times), 4),
-                         "queries_per_second": round(n / statistics.median(times), 1)}
+        result[label] = {
+            "median_seconds": round(statistics.median(times), 4),
+            "queries_per_second": round(n / statistics.median(times), 1),
+        }
         print(f"  search {device} {rows:,}x{dim} top-10 {label:16s} {result[label]['queries_per_second']:>10,.1f} q/s")
-    result["ratio"] = round(result["kgforge_batched"]["queries_per_second"]
-                            / result["naive_per_query"]["queries_per_second"], 2)
+    result["ratio"] = round(
+        result["kgforge_batched"]["queries_per_second"] / result["naive_per_query"]["queries_per_second"], 2
+    )
     return result
 
 
@@ -164,20 +203,31 @@ def main() -> None:
         torch.set_num_threads(args.threads)
     device = str(pick_device(args.device))
     epochs = args.epochs or (10 if args.small else 50)
-    runs = [("kinships", "ComplEx")] if args.small else [("kinships", "ComplEx"), ("kinships", "RotatE"),
-                                                           ("umls", "ComplEx")]
-    report = {"machine": {"python": platform.python_version(), "torch": torch.__version__,
-                          "threads": torch.get_num_threads(), "device": device,
-                          "gpu": torch.cuda.get_device_name() if torch.cuda.is_available() else None},
-              "training": [], "search": []}
+    runs = (
+        [("kinships", "ComplEx")]
+        if args.small
+        else [("kinships", "ComplEx"), ("kinships", "RotatE"), ("umls", "ComplEx")]
+    )
+    report = {
+        "machine": {
+            "python": platform.python_version(),
+            "torch": torch.__version__,
+            "threads": torch.get_num_threads(),
+            "device": device,
+            "gpu": torch.cuda.get_device_name() if torch.cuda.is_available() else None,
+        },
+        "training": [],
+        "search": [],
+    }
     print(f"training ({device}, {torch.get_num_threads()} CPU threads, {epochs} epochs, dim {args.dim})")
     for name, model in runs:
         report["training"].append(bench_training(name, model, args.dim, epochs, args.seed, args.device))
     rows = args.search_rows or (200_000 if args.small else 1_000_000)
     devices = ["cpu"] + (["cuda"] if torch.cuda.is_available() else [])
     for search_device in devices:
-        report["search"].append(bench_search(rows, 256, 1024 if search_device == "cuda" else 256,
-                                             args.repeats, search_device))
+        report["search"].append(
+            bench_search(rows, 256, 1024 if search_device == "cuda" else 256, args.repeats, search_device)
+        )
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
     print(f"wrote {args.out}")

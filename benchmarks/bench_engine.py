@@ -50,9 +50,14 @@ def timed_pass(dump: Path, engine, state: Path) -> dict:
     journal_bytes = result.journal.stat().st_size
     shutil.rmtree(result.journal.parent)
     entities = result.counts["entities"]
-    return {"entities": entities, "seconds": seconds, "rate": entities / seconds, "journal_bytes": journal_bytes,
-            "engine": {k: v for k, v in result.engine.items() if k != "shards"},
-            "shard_bytes": [s["bytes"] for s in result.engine.get("shards", [])]}
+    return {
+        "entities": entities,
+        "seconds": seconds,
+        "rate": entities / seconds,
+        "journal_bytes": journal_bytes,
+        "engine": {k: v for k, v in result.engine.items() if k != "shards"},
+        "shard_bytes": [s["bytes"] for s in result.engine.get("shards", [])],
+    }
 
 
 def report(medians: dict[str, float], figures: dict, unit: str, output: Path, record: dict) -> None:
@@ -82,8 +87,11 @@ def main() -> None:
         suffix = {"gz": ".json.gz", "bz2": ".json.bz2", "plain": ".json"}[args.compression]
         started = time.perf_counter()
         dump = args.dump or write_dump(scratch / f"dump{suffix}", (realistic_entity(i) for i in range(args.entities)))
-        print(f"{'reused' if args.dump else 'generated'} {args.entities:,} entities in {time.perf_counter() - started:.1f}s: "
-              f"{dump.stat().st_size / 1e6:,.1f} MB ({args.compression}) on {os.cpu_count()} cores", flush=True)
+        print(
+            f"{'reused' if args.dump else 'generated'} {args.entities:,} entities in {time.perf_counter() - started:.1f}s: "
+            f"{dump.stat().st_size / 1e6:,.1f} MB ({args.compression}) on {os.cpu_count()} cores",
+            flush=True,
+        )
         started = time.perf_counter()
         os.environ.setdefault(WORKER_NICENESS, "0")
         ray.init(num_cpus=WORKERS, include_dashboard=False, log_to_driver=False)
@@ -96,28 +104,57 @@ def main() -> None:
             for name in arms if repeat % 2 == 0 else arms[1:] + arms[:1]:
                 engine = LocalEngine(WORKERS) if name == "local" else RayEngine(WORKERS, shard_bytes=args.shard_bytes)
                 runs[name].append(timed_pass(dump, engine, state[name]))
-            print(f"  repeat {repeat + 1}: " + ", ".join(f"{k} {v[-1]['rate']:,.0f}/s" for k, v in runs.items())
-                  + f"; load average {os.getloadavg()[0]:.1f}", flush=True)
+            print(
+                f"  repeat {repeat + 1}: "
+                + ", ".join(f"{k} {v[-1]['rate']:,.0f}/s" for k, v in runs.items())
+                + f"; load average {os.getloadavg()[0]:.1f}",
+                flush=True,
+            )
         medians = {name: statistics.median(r["rate"] for r in results) for name, results in runs.items()}
         ratio = medians["ray"] / medians["local"]
         decompressed = runs["ray"][0]["shard_bytes"]
         figures = {
-            "ray_vs_local": ratio, "target": 0.9, "meets_target": ratio >= 0.9,
-            **({"ray_indexed_vs_local": medians["ray_indexed"] / medians["local"],
-                "dump_index": runs["ray_indexed"][0]["engine"].get("dump_index")} if "ray_indexed" in medians else {}),
+            "ray_vs_local": ratio,
+            "target": 0.9,
+            "meets_target": ratio >= 0.9,
+            **(
+                {
+                    "ray_indexed_vs_local": medians["ray_indexed"] / medians["local"],
+                    "dump_index": runs["ray_indexed"][0]["engine"].get("dump_index"),
+                }
+                if "ray_indexed" in medians
+                else {}
+            ),
             "dump_bytes_per_entity": dump.stat().st_size / args.entities,
             "decompressed_bytes_per_entity": sum(decompressed) / args.entities,
             "journal_bytes_per_entity": runs["local"][0]["journal_bytes"] / args.entities,
-            "shards": len(decompressed), "shard_bytes_median": statistics.median(decompressed) if decompressed else 0,
+            "shards": len(decompressed),
+            "shard_bytes_median": statistics.median(decompressed) if decompressed else 0,
             "ray_start_seconds": ray_start,
         }
-        print(f"\nmedians over {args.repeats} repeats, {args.entities:,} entities ({args.compression}), "
-              f"{WORKERS} workers each, {os.cpu_count()} cores:")
-        report(medians, figures, "entities", args.output, {
-            "entities": args.entities, "compression": args.compression, "dump_bytes": dump.stat().st_size,
-            "cpu_count": os.cpu_count(), "workers": WORKERS, "repeats": args.repeats, "shard_bytes": args.shard_bytes,
-            "runs": {name: [{k: v for k, v in r.items() if k != "shard_bytes"} for r in results]
-                     for name, results in runs.items()}})
+        print(
+            f"\nmedians over {args.repeats} repeats, {args.entities:,} entities ({args.compression}), "
+            f"{WORKERS} workers each, {os.cpu_count()} cores:"
+        )
+        report(
+            medians,
+            figures,
+            "entities",
+            args.output,
+            {
+                "entities": args.entities,
+                "compression": args.compression,
+                "dump_bytes": dump.stat().st_size,
+                "cpu_count": os.cpu_count(),
+                "workers": WORKERS,
+                "repeats": args.repeats,
+                "shard_bytes": args.shard_bytes,
+                "runs": {
+                    name: [{k: v for k, v in r.items() if k != "shard_bytes"} for r in results]
+                    for name, results in runs.items()
+                },
+            },
+        )
     finally:
         ray.shutdown()
         shutil.rmtree(scratch, ignore_errors=True)

@@ -60,8 +60,9 @@ def run_measured(args: list[str], stdout_to: Path | None = None) -> tuple[str, f
     started = time.perf_counter()
     with tempfile.TemporaryFile(mode="w+") as err:
         out_handle = open(stdout_to, "w") if stdout_to else subprocess.PIPE
-        process = subprocess.Popen(args, stdout=out_handle, stderr=err, text=True, encoding="utf-8",
-                                   env={**os.environ, "PYTHONUTF8": "1"})
+        process = subprocess.Popen(
+            args, stdout=out_handle, stderr=err, text=True, encoding="utf-8", env={**os.environ, "PYTHONUTF8": "1"}
+        )
         out = process.stdout.read() if stdout_to is None else ""
         _, status, usage = os.wait4(process.pid, 0)
         if stdout_to:
@@ -74,7 +75,7 @@ def run_measured(args: list[str], stdout_to: Path | None = None) -> tuple[str, f
 
 def spaced(text: str) -> str:
     """A synthetic name or value cut into words the way DuConv's segmenter might (2-character words)."""
-    return " ".join(text[i:i + 2] for i in range(0, len(text), 2))
+    return " ".join(text[i : i + 2] for i in range(0, len(text), 2))
 
 
 def read_heads(kb: Path, count: int) -> list[tuple[str, list[list[str]]]]:
@@ -95,7 +96,7 @@ def fact_text(fact: list[str], rng: random.Random) -> str:
     head, relation, tail = fact
     if relation in TEXT_RELATIONS:
         start = rng.randrange(max(1, len(tail) - 12))
-        return f"{spaced(head)} ， 网友 说 {spaced(tail[start:start + 12])} 。"
+        return f"{spaced(head)} ， 网友 说 {spaced(tail[start : start + 12])} 。"
     return rng.choice([f"{spaced(head)} 的 {relation} 是 {spaced(tail)} 。", f"你 知道 吗 ， {spaced(tail)} 呢 。"])
 
 
@@ -108,8 +109,11 @@ def make_sessions(kb: Path, sessions: int, seed: int, gold_out: Path, pred_out: 
             if relation not in TEXT_RELATIONS and relation != "领域":
                 by_relation.setdefault(relation, []).append(tail)
     responses = 0
-    with open(gold_out, "w", encoding="utf-8") as gold, open(pred_out, "w", encoding="utf-8") as pred, \
-            open(pairs_out, "w", encoding="utf-8") as pairs:
+    with (
+        open(gold_out, "w", encoding="utf-8") as gold,
+        open(pred_out, "w", encoding="utf-8") as pred,
+        open(pairs_out, "w", encoding="utf-8") as pairs,
+    ):
         for i in range(sessions):
             (a, a_facts), (b, b_facts) = heads[(2 * i) % len(heads)], heads[(2 * i + 1) % len(heads)]
             knowledge = a_facts[:FACTS_PER_TOPIC] + b_facts[:FACTS_PER_TOPIC]
@@ -131,8 +135,11 @@ def make_sessions(kb: Path, sessions: int, seed: int, gold_out: Path, pred_out: 
                 pred.write(guess + "\n")
                 pairs.write(f"{guess}\t{bot}\n")
                 responses += 1
-            record = {"goal": goal, "knowledge": [[spaced(x) for x in f] for f in knowledge],
-                      "conversation": conversation}
+            record = {
+                "goal": goal,
+                "knowledge": [[spaced(x) for x in f] for f in knowledge],
+                "conversation": conversation,
+            }
             gold.write(json.dumps(record, ensure_ascii=False) + "\n")
     return {"sessions": sessions, "responses": responses}
 
@@ -142,18 +149,40 @@ def official_script(folder: Path) -> Path:
         repo = Path(root or "") / "baidu+knowledge-driven-dialogue" / "repo"
         if root and repo.exists():
             script = folder / "official_eval.py"
-            script.write_bytes(subprocess.run(["git", "-C", str(repo), "show", f"{OFFICIAL_COMMIT}:{OFFICIAL_PATH}"],
-                                              check=True, capture_output=True).stdout)
+            script.write_bytes(
+                subprocess.run(
+                    ["git", "-C", str(repo), "show", f"{OFFICIAL_COMMIT}:{OFFICIAL_PATH}"],
+                    check=True,
+                    capture_output=True,
+                ).stdout
+            )
             return script
-    raise SystemExit("the official eval.py comes from a git mirror of baidu/knowledge-driven-dialogue: fetch "
-                     "github:baidu/knowledge-driven-dialogue and set READERS_MIRRORS to the folder holding "
-                     "baidu+knowledge-driven-dialogue/repo")
+    raise SystemExit(
+        "the official eval.py comes from a git mirror of baidu/knowledge-driven-dialogue: fetch "
+        "github:baidu/knowledge-driven-dialogue and set READERS_MIRRORS to the folder holding "
+        "baidu+knowledge-driven-dialogue/repo"
+    )
 
 
 SYSTEMS = 10
 SYSTEM_RESPONSES = 10_000
-MODEL_FREE = ("f1", "bleu1", "bleu2", "bleu3", "bleu4", "distinct1", "distinct2", "distinct3", "distinct4", "rouge_l",
-              "cider", "meteor", "embedding_average", "vector_extrema", "greedy_matching")
+MODEL_FREE = (
+    "f1",
+    "bleu1",
+    "bleu2",
+    "bleu3",
+    "bleu4",
+    "distinct1",
+    "distinct2",
+    "distinct3",
+    "distinct4",
+    "rouge_l",
+    "cider",
+    "meteor",
+    "embedding_average",
+    "vector_extrema",
+    "greedy_matching",
+)
 
 
 def make_systems(folder: Path, systems: int, responses: int, seed: int = 0) -> tuple[Path, dict[str, Path], Path]:
@@ -178,17 +207,22 @@ def make_systems(folder: Path, systems: int, responses: int, seed: int = 0) -> t
         lines = []
         for g in golds:
             kept = [w if rng.random() < keep else words(1)[0] for w in g]
-            lines.append(" ".join(kept[:max(1, len(kept) + rng.randint(-3, 3))]))
+            lines.append(" ".join(kept[: max(1, len(kept) + rng.randint(-3, 3))]))
         files[f"system{s}"] = folder / f"system{s}.txt"
         files[f"system{s}"].write_text("".join(line + "\n" for line in lines), encoding="utf-8")
     matrix = np.random.default_rng(seed).normal(size=(len(vocab), 100))
     vectors = folder / "vectors.txt"
-    vectors.write_text(f"{len(vocab)} 100\n" + "".join(word + " " + " ".join(f"{x:.5f}" for x in row) + "\n"
-                                                      for word, row in zip(vocab, matrix)), encoding="utf-8")
+    vectors.write_text(
+        f"{len(vocab)} 100\n"
+        + "".join(word + " " + " ".join(f"{x:.5f}" for x in row) + "\n" for word, row in zip(vocab, matrix)),
+        encoding="utf-8",
+    )
     return gold, files, vectors
 
 
-def naive_scores(gold: Path, files: dict[str, Path], vectors: Path) -> tuple[dict[str, dict[str, float]], dict[str, float]]:
+def naive_scores(
+    gold: Path, files: dict[str, Path], vectors: Path
+) -> tuple[dict[str, dict[str, float]], dict[str, float]]:
     """Every metric the plain way: a Python loop per metric over every response of every system."""
     import math
     from collections import Counter
@@ -199,8 +233,10 @@ def naive_scores(gold: Path, files: dict[str, Path], vectors: Path) -> tuple[dic
     from pycocoevalcap.cider.cider import Cider
 
     golds = [line.split(" ") for line in gold.read_text(encoding="utf-8").splitlines()]
-    systems = {name: [line.split(" ") for line in path.read_text(encoding="utf-8").splitlines()]
-               for name, path in files.items()}
+    systems = {
+        name: [line.split(" ") for line in path.read_text(encoding="utf-8").splitlines()]
+        for name, path in files.items()
+    }
     lines = vectors.read_text(encoding="utf-8").splitlines()[1:]
     table = {line.split(" ", 1)[0]: np.array(line.split(" ")[1:], dtype=float) for line in lines}
     seconds: dict[str, float] = {}
@@ -228,19 +264,21 @@ def naive_scores(gold: Path, files: dict[str, Path], vectors: Path) -> tuple[dic
             for k in range(1, n + 1):
                 hit = total = 0
                 for p, g in zip(preds, golds):
-                    a = Counter("".join(p[i:i + k]) for i in range(len(p) - k + 1))
-                    b = Counter("".join(g[i:i + k]) for i in range(len(g) - k + 1))
+                    a = Counter("".join(p[i : i + k]) for i in range(len(p) - k + 1))
+                    b = Counter("".join(g[i : i + k]) for i in range(len(g) - k + 1))
                     hit += sum((a & b).values())
                     total += sum(a.values())
                 logs += math.log(hit / total) / n
             c, r = sum(map(len, preds)), sum(map(len, golds))
             return math.exp(logs) * (math.exp(1 - r / c) if c < r else 1.0)
+
         return score
 
     def distinct(n):
         def score(preds):
-            grams = ["".join(p[i:i + n]) for p in preds for i in range(len(p) - n + 1)]
+            grams = ["".join(p[i : i + n]) for p in preds for i in range(len(p) - n + 1)]
             return len(set(grams)) / len(grams)
+
         return score
 
     def rouge_l(preds):
@@ -256,12 +294,13 @@ def naive_scores(gold: Path, files: dict[str, Path], vectors: Path) -> tuple[dic
             lcs = row[-1]
             if lcs:
                 precision, recall = lcs / len(p), lcs / len(g)
-                total += (1 + 1.2 ** 2) * precision * recall / (recall + 1.2 ** 2 * precision)
+                total += (1 + 1.2**2) * precision * recall / (recall + 1.2**2 * precision)
         return total / len(preds)
 
     def cider(preds):
-        return Cider().compute_score({i: [" ".join(g)] for i, g in enumerate(golds)},
-                                     {i: [" ".join(p)] for i, p in enumerate(preds)})[0]
+        return Cider().compute_score(
+            {i: [" ".join(g)] for i, g in enumerate(golds)}, {i: [" ".join(p)] for i, p in enumerate(preds)}
+        )[0]
 
     class NoSynonyms:
         @staticmethod
@@ -270,7 +309,9 @@ def naive_scores(gold: Path, files: dict[str, Path], vectors: Path) -> tuple[dic
 
     def meteor(preds):
         stemmer = PorterStemmer()
-        return sum(meteor_score([g], p, stemmer=stemmer, wordnet=NoSynonyms()) for p, g in zip(preds, golds)) / len(preds)
+        return sum(meteor_score([g], p, stemmer=stemmer, wordnet=NoSynonyms()) for p, g in zip(preds, golds)) / len(
+            preds
+        )
 
     def embedding(kind):
         def score(preds):
@@ -289,6 +330,7 @@ def naive_scores(gold: Path, files: dict[str, Path], vectors: Path) -> tuple[dic
                     sims = np.array([[u @ v / np.linalg.norm(u) / np.linalg.norm(v) for v in b] for u in a])
                     found.append((sims.max(axis=1).mean() + sims.max(axis=0).mean()) / 2)
             return float(np.mean(found))
+
         return score
 
     timed("f1", f1)
@@ -307,12 +349,25 @@ def naive_scores(gold: Path, files: dict[str, Path], vectors: Path) -> tuple[dic
 def systems_benchmark(out: Path) -> None:
     data = Path(tempfile.mkdtemp(prefix="kgforge-bench-eval-systems-", dir=out if out.is_dir() else None))
     gold, files, vectors = make_systems(data, SYSTEMS, SYSTEM_RESPONSES)
-    args = [*CLI, "eval", "--gold", str(gold), "--vectors", str(vectors), "--metrics", ",".join(MODEL_FREE),
-            "--leaderboard", str(data / "board"), "--json"]
+    args = [
+        *CLI,
+        "eval",
+        "--gold",
+        str(gold),
+        "--vectors",
+        str(vectors),
+        "--metrics",
+        ",".join(MODEL_FREE),
+        "--leaderboard",
+        str(data / "board"),
+        "--json",
+    ]
     for name, path in files.items():
         args += ["--system", f"{name}={path}"]
-    print(f"kgforge eval: {SYSTEMS} systems x {SYSTEM_RESPONSES:,} responses, {len(MODEL_FREE)} metrics ...",
-          file=sys.stderr)
+    print(
+        f"kgforge eval: {SYSTEMS} systems x {SYSTEM_RESPONSES:,} responses, {len(MODEL_FREE)} metrics ...",
+        file=sys.stderr,
+    )
     printed, wall, cpu = run_measured(args)
     board = {row["system"]: row for row in json.loads(printed)["leaderboard"]}
     print(f"kgforge: {wall:.1f} s wall, {cpu:.1f} s CPU; the naive loops on one system ...", file=sys.stderr)
@@ -323,17 +378,30 @@ def systems_benchmark(out: Path) -> None:
     worst = max(abs(board[s][m] - naive[s][m]) for s in naive for m in naive[s])
     result = {
         "command": "python benchmarks/bench_eval.py --systems",
-        "inputs": {"systems": SYSTEMS, "responses_per_system": SYSTEM_RESPONSES, "metrics": list(MODEL_FREE),
-                   "vectors": "6000 words x 100 dims, word2vec text"},
-        "kgforge_eval_systems": {"seconds": round(wall, 2), "cpu_s": round(cpu, 2), "target_s": TARGET_S,
-                                 "meets_target": wall <= TARGET_S},
-        "naive_loops": {"measured_on": f"{first} ({SYSTEM_RESPONSES:,} responses), times {SYSTEMS} for all systems",
-                        "seconds_extrapolated": round(naive_wall, 2),
-                        "per_metric_s_one_system": {k: round(v, 2) for k, v in per_metric.items()}},
+        "inputs": {
+            "systems": SYSTEMS,
+            "responses_per_system": SYSTEM_RESPONSES,
+            "metrics": list(MODEL_FREE),
+            "vectors": "6000 words x 100 dims, word2vec text",
+        },
+        "kgforge_eval_systems": {
+            "seconds": round(wall, 2),
+            "cpu_s": round(cpu, 2),
+            "target_s": TARGET_S,
+            "meets_target": wall <= TARGET_S,
+        },
+        "naive_loops": {
+            "measured_on": f"{first} ({SYSTEM_RESPONSES:,} responses), times {SYSTEMS} for all systems",
+            "seconds_extrapolated": round(naive_wall, 2),
+            "per_metric_s_one_system": {k: round(v, 2) for k, v in per_metric.items()},
+        },
         "speedup": round(naive_wall / wall, 2),
         "largest_difference_of_corpus_values": worst,
-        "machine": {"cpus": os.cpu_count(), "python": sys.version.split()[0],
-                    "load_average_at_end": [round(x, 1) for x in os.getloadavg()]},
+        "machine": {
+            "cpus": os.cpu_count(),
+            "python": sys.version.split()[0],
+            "load_average_at_end": [round(x, 1) for x in os.getloadavg()],
+        },
     }
     results = Path(__file__).resolve().parent / "results"
     results.mkdir(exist_ok=True)
@@ -359,39 +427,73 @@ def main() -> None:
     build_seconds = None
     if not args.reuse:
         print("kgforge build duconv ...", file=sys.stderr)
-        _, build_seconds, _ = run_measured([*CLI, "build", "duconv", "--source", f"kdconv:{kb}",
-                                            "--no-schema-sources", *w, "--json"])
+        _, build_seconds, _ = run_measured(
+            [*CLI, "build", "duconv", "--source", f"kdconv:{kb}", "--no-schema-sources", *w, "--json"]
+        )
     data = Path(tempfile.mkdtemp(prefix="kgforge-bench-eval-data-"))
     gold, pred, pairs = data / "sessions.jsonl", data / "predictions.txt", data / "pairs.txt"
     made = make_sessions(kb, sessions, 0, gold, pred, pairs)
 
     print(f"kgforge eval: {made['responses']:,} responses, all metrics ...", file=sys.stderr)
-    out, eval_s, eval_cpu = run_measured([*CLI, "eval", str(pred), "--gold", str(gold), "--domain", "duconv", *w,
-                                          "--out", str(data / "scores.parquet"), "--json"])
+    out, eval_s, eval_cpu = run_measured(
+        [
+            *CLI,
+            "eval",
+            str(pred),
+            "--gold",
+            str(gold),
+            "--domain",
+            "duconv",
+            *w,
+            "--out",
+            str(data / "scores.parquet"),
+            "--json",
+        ]
+    )
     report = json.loads(out)
     print("official eval.py on the same responses ...", file=sys.stderr)
     official_out, official_s, official_cpu = run_measured([sys.executable, str(official_script(data)), str(pairs)])
     print("kgforge eval --official on the same file ...", file=sys.stderr)
-    ours_out, ours_s, ours_cpu = run_measured([*CLI, "eval", str(pairs), "--official", "--no-out",
-                                               "--metrics", "f1,bleu1,bleu2,distinct1,distinct2"])
+    ours_out, ours_s, ours_cpu = run_measured(
+        [*CLI, "eval", str(pairs), "--official", "--no-out", "--metrics", "f1,bleu1,bleu2,distinct1,distinct2"]
+    )
     result = {
         "command": "python benchmarks/bench_eval.py" + (" --small" if args.small else ""),
-        "graph": {"entities": 10_000 if args.small else 144_000, "kb": str(kb),
-                  "build_seconds": None if build_seconds is None else round(build_seconds, 1)},
+        "graph": {
+            "entities": 10_000 if args.small else 144_000,
+            "kb": str(kb),
+            "build_seconds": None if build_seconds is None else round(build_seconds, 1),
+        },
         "inputs": made,
         "kgforge_eval_all_metrics": {
-            "seconds": round(eval_s, 2), "cpu_s": round(eval_cpu, 2), "phases_s": report["seconds"],
-            "target_s": TARGET_S, "meets_target": eval_s <= TARGET_S,
+            "seconds": round(eval_s, 2),
+            "cpu_s": round(eval_cpu, 2),
+            "phases_s": report["seconds"],
+            "target_s": TARGET_S,
+            "meets_target": eval_s <= TARGET_S,
             "metrics": {k: None if v is None else round(v, 4) for k, v in report["metrics"].items()},
-            "knowledge": report["knowledge"]},
-        "official_script_lexical": {"seconds": round(official_s, 2), "cpu_s": round(official_cpu, 2),
-                                    "printed": official_out},
-        "kgforge_eval_official_metrics": {"seconds": round(ours_s, 2), "cpu_s": round(ours_cpu, 2),
-                                          "printed": ours_out, "same_output": ours_out == official_out},
-        "ratios": {"official_over_kgforge_lexical": round(official_s / ours_s, 2),
-                   "kgforge_all_metrics_over_official_lexical": round(eval_s / official_s, 2)},
-        "machine": {"cpus": os.cpu_count(), "python": sys.version.split()[0],
-                    "load_average_at_end": [round(x, 1) for x in os.getloadavg()]},
+            "knowledge": report["knowledge"],
+        },
+        "official_script_lexical": {
+            "seconds": round(official_s, 2),
+            "cpu_s": round(official_cpu, 2),
+            "printed": official_out,
+        },
+        "kgforge_eval_official_metrics": {
+            "seconds": round(ours_s, 2),
+            "cpu_s": round(ours_cpu, 2),
+            "printed": ours_out,
+            "same_output": ours_out == official_out,
+        },
+        "ratios": {
+            "official_over_kgforge_lexical": round(official_s / ours_s, 2),
+            "kgforge_all_metrics_over_official_lexical": round(eval_s / official_s, 2),
+        },
+        "machine": {
+            "cpus": os.cpu_count(),
+            "python": sys.version.split()[0],
+            "load_average_at_end": [round(x, 1) for x in os.getloadavg()],
+        },
     }
     results = Path(__file__).resolve().parent / "results"
     results.mkdir(exist_ok=True)

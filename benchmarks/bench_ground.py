@@ -62,32 +62,49 @@ def main() -> None:
     goals_file, export_file = work / "goals.jsonl", work / "train.txt"
     kgforge("goals", "duconv", "--n", str(args.n), "--seed", "0", "--out", str(goals_file), *w)
     print("kgforge export (goals) ...", file=sys.stderr)
-    exported, export_s, export_rss = kgforge("export", "duconv", "--goals", str(goals_file), "--format", "duconv",
-                                             "--out", str(export_file), *w)
+    exported, export_s, export_rss = kgforge(
+        "export", "duconv", "--goals", str(goals_file), "--format", "duconv", "--out", str(export_file), *w
+    )
     export_cpu = CPU_SECONDS[-1]
     sessions, kdconv = real_dialogues(export_file, work)
     stages: dict[str, dict] = {}
-    result = {"when": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "small": args.small, "n": args.n,
-              "goal_export": {"seconds": round(export_s, 2), "cpu_s": export_cpu, "peak_rss_mib": export_rss,
-                              "dialogues": exported["dialogues"]},
-              "ground": stages}
+    result = {
+        "when": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+        "small": args.small,
+        "n": args.n,
+        "goal_export": {
+            "seconds": round(export_s, 2),
+            "cpu_s": export_cpu,
+            "peak_rss_mib": export_rss,
+            "dialogues": exported["dialogues"],
+        },
+        "ground": stages,
+    }
     save(args.results, result)
     for name, source, fmt in (("kdconv", kdconv, "kdconv"), ("duconv", sessions, "duconv")):
         print(f"kgforge ground ({name}) ...", file=sys.stderr)
-        report, seconds, rss = kgforge("ground", "duconv", "--dialogues", str(source), "--format", fmt,
-                                       "--out", str(work / f"{name}.grounded"), *w)
-        stages[name] = {"seconds": round(seconds, 2), "cpu_s": CPU_SECONDS[-1], "peak_rss_mib": rss,
-                        "dialogues": report["dialogues"], "messages": report["messages"],
-                        "facts_stated": report["attrs_predicted"],
-                        "micro_against_gold": (report["scores"] or {}).get("micro"),
-                        "ratio_to_goal_export": round(seconds / export_s, 2),
-                        "cpu_ratio_to_goal_export": round(CPU_SECONDS[-1] / export_cpu, 2),
-                        "target_ratio": RATIO_TARGET}
+        report, seconds, rss = kgforge(
+            "ground", "duconv", "--dialogues", str(source), "--format", fmt, "--out", str(work / f"{name}.grounded"), *w
+        )
+        stages[name] = {
+            "seconds": round(seconds, 2),
+            "cpu_s": CPU_SECONDS[-1],
+            "peak_rss_mib": rss,
+            "dialogues": report["dialogues"],
+            "messages": report["messages"],
+            "facts_stated": report["attrs_predicted"],
+            "micro_against_gold": (report["scores"] or {}).get("micro"),
+            "ratio_to_goal_export": round(seconds / export_s, 2),
+            "cpu_ratio_to_goal_export": round(CPU_SECONDS[-1] / export_cpu, 2),
+            "target_ratio": RATIO_TARGET,
+        }
         save(args.results, result)  # each stage kept as it ends: a run cut short still says what it measured
     print("naive baseline ...", file=sys.stderr)
     out, _, naive_rss = run_measured([sys.executable, "-c", NAIVE, str(work), str(kdconv), str(args.baseline_sample)])
-    naive = json.loads(out) | {"peak_rss_mib": naive_rss,
-                               "note": "one substring scan of every label per message; extrapolated from the sample"}
+    naive = json.loads(out) | {
+        "peak_rss_mib": naive_rss,
+        "note": "one substring scan of every label per message; extrapolated from the sample",
+    }
     result["naive_baseline_kdconv"] = naive
     save(args.results, result)
     print(json.dumps(result, ensure_ascii=False, indent=2))

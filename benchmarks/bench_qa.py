@@ -81,8 +81,25 @@ def measured(args: list[str]) -> dict:
 
 
 def generate(work: Path, out: Path, n: int) -> dict:
-    run = measured([*CLI, "qa", "generate", "duconv", "--workdir", str(work), "--out", str(out), "--n", str(n),
-                        "--turns", "5", "--seed", "0", "--json"])
+    run = measured(
+        [
+            *CLI,
+            "qa",
+            "generate",
+            "duconv",
+            "--workdir",
+            str(work),
+            "--out",
+            str(out),
+            "--n",
+            str(n),
+            "--turns",
+            "5",
+            "--seed",
+            "0",
+            "--json",
+        ]
+    )
     run["report"] = json.loads(run.pop("stdout"))
     return run
 
@@ -101,8 +118,19 @@ def main() -> None:
     work = args.reuse or Path(tempfile.mkdtemp(prefix="kgforge-bench-qa-"))
     if not args.reuse:
         print("kgforge build ...", file=sys.stderr)
-        measured([*CLI, "build", "duconv", "--source", f"kdconv:{kb}", "--no-schema-sources", "--workdir",
-                      str(work), "--json"])
+        measured(
+            [
+                *CLI,
+                "build",
+                "duconv",
+                "--source",
+                f"kdconv:{kb}",
+                "--no-schema-sources",
+                "--workdir",
+                str(work),
+                "--json",
+            ]
+        )
     out = args.out / "qa.jsonl"
     # 24 questions per fact, about 4.99 facts per conversation: find N from a small run's turns per yarn
     probe = generate(work, out, 200)["report"]
@@ -127,30 +155,45 @@ def main() -> None:
     result = {
         "graph": {"kb": str(kb), "entities": 10_000 if args.small else 144_000, "workdir_reused": bool(args.reuse)},
         "kgforge": {
-            "turns": report["turns"], "conversations": report["conversations"], "facts": report["facts"],
-            "questions_per_fact": report["questions_per_fact"], "n": n,
-            "wall_s_median": round(wall, 2), "wall_s_runs": [round(r["wall_s"], 2) for r in runs],
+            "turns": report["turns"],
+            "conversations": report["conversations"],
+            "facts": report["facts"],
+            "questions_per_fact": report["questions_per_fact"],
+            "n": n,
+            "wall_s_median": round(wall, 2),
+            "wall_s_runs": [round(r["wall_s"], 2) for r in runs],
             "cpu_s_runs": [round(r["cpu_s"], 2) for r in runs],
             "phases_s_runs": [r["report"]["timings"] for r in runs],
             "peak_rss_mib_runs": [r["peak_rss_mib"] for r in runs],
-            "turns_per_second": round(report["turns"] / wall), "out_bytes": out.stat().st_size,
-            "target_s": TARGET_SECONDS, "meets_target": wall <= TARGET_SECONDS,
+            "turns_per_second": round(report["turns"] / wall),
+            "out_bytes": out.stat().st_size,
+            "target_s": TARGET_SECONDS,
+            "meets_target": wall <= TARGET_SECONDS,
         },
-        "kgforge_quarter_output": {"turns": quarter["report"]["turns"], "wall_s": round(quarter["wall_s"], 2),
-                                   "peak_rss_mib": quarter["peak_rss_mib"]},
+        "kgforge_quarter_output": {
+            "turns": quarter["report"]["turns"],
+            "wall_s": round(quarter["wall_s"], 2),
+            "peak_rss_mib": quarter["peak_rss_mib"],
+        },
         "naive_query_per_fact": {
-            "measured_facts": naive["facts"], "measured_turns": naive["turns"],
+            "measured_facts": naive["facts"],
+            "measured_turns": naive["turns"],
             "measured_seconds": round(naive["seconds"], 2),
             "extrapolated_query_seconds_for_all_facts": round(naive_queries, 1),
             "kgforge_fact_gathering_s_median": round(gathering, 2),
             "extrapolated_end_to_end_s": round(naive_total, 1),
             "note": f"queries extrapolated from {naive['facts']} facts to {report['facts']}; end to end = kgforge's "
-                    "median run with its fact-gathering phase replaced by those queries",
+            "median run with its fact-gathering phase replaced by those queries",
         },
-        "ratio_naive_over_kgforge": {"fact_gathering": round(naive_queries / gathering, 1),
-                                     "end_to_end": round(naive_total / wall, 2)},
-        "machine": {"cpus": os.cpu_count(), "python": sys.version.split()[0],
-                    "load_average_at_end": [round(x, 1) for x in os.getloadavg()]},
+        "ratio_naive_over_kgforge": {
+            "fact_gathering": round(naive_queries / gathering, 1),
+            "end_to_end": round(naive_total / wall, 2),
+        },
+        "machine": {
+            "cpus": os.cpu_count(),
+            "python": sys.version.split()[0],
+            "load_average_at_end": [round(x, 1) for x in os.getloadavg()],
+        },
     }
     results = Path(__file__).resolve().parent / "results" / "qa.json"
     results.write_text(json.dumps(result, indent=2, ensure_ascii=False), encoding="utf-8")

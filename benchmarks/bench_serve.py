@@ -47,10 +47,17 @@ CLI = [sys.executable, "-c", "from kgforge.cli import main; main()"]
 TARGETS = {"throughput_ratio": 0.8, "entity_page_p50_ms": 100.0}
 # query file → (variables bound, extra text after the query)
 MIX = {
-    "entity_by_label": (("name",), ""), "entity_facts": (("name",), ""), "entity_neighbours": (("topic",), ""),
-    "neighbourhood": (("topic",), ""), "dialogue_subgraph": (("a", "b"), ""), "goal_one_step": (("a", "b"), ""),
-    "goal_two_step": (("a", "b"), ""), "associated_pairs": (("a", "b"), ""), "transition_1hop": (("t1",), ""),
-    "transition_2hop": (("t1",), "\nLIMIT 100"), "transition_3hop": (("t1",), "\nLIMIT 100"),
+    "entity_by_label": (("name",), ""),
+    "entity_facts": (("name",), ""),
+    "entity_neighbours": (("topic",), ""),
+    "neighbourhood": (("topic",), ""),
+    "dialogue_subgraph": (("a", "b"), ""),
+    "goal_one_step": (("a", "b"), ""),
+    "goal_two_step": (("a", "b"), ""),
+    "associated_pairs": (("a", "b"), ""),
+    "transition_1hop": (("t1",), ""),
+    "transition_2hop": (("t1",), "\nLIMIT 100"),
+    "transition_3hop": (("t1",), "\nLIMIT 100"),
 }
 HEADERS = {"Content-Type": "application/x-www-form-urlencoded", "Accept": "application/sparql-results+json"}
 
@@ -67,15 +74,22 @@ def sample_values(store_dir: Path, seed: int, n: int) -> dict[str, list]:
         return list(store.query(sparql, use_default_graph_as_union=True, prefixes=PREFIXES))
 
     edges = rows("SELECT ?s ?o WHERE { ?p kg:kind kg:EntityValued . ?s ?p ?o } LIMIT 200000")
-    pairs = rows("SELECT ?a ?b WHERE { GRAPH <https://kgforge.org/graph/derived/associated> "
-                 "{ ?n kg:left ?a ; kg:right ?b } } LIMIT 200000")
+    pairs = rows(
+        "SELECT ?a ?b WHERE { GRAPH <https://kgforge.org/graph/derived/associated> "
+        "{ ?n kg:left ?a ; kg:right ?b } } LIMIT 200000"
+    )
     linked = [(r["s"], r["o"]) for r in rng.sample(edges, min(n, len(edges)))]
     topics = [t for pair in linked for t in pair]
     labels = {}
-    for topic in topics[: n]:
-        found = list(store.query("SELECT ?t ?l WHERE { ?t rdfs:label ?l FILTER(LANG(?l) = 'zh') } LIMIT 1",
-                                 substitutions={ox.Variable("t"): topic}, prefixes=PREFIXES,
-                                 use_default_graph_as_union=True))
+    for topic in topics[:n]:
+        found = list(
+            store.query(
+                "SELECT ?t ?l WHERE { ?t rdfs:label ?l FILTER(LANG(?l) = 'zh') } LIMIT 1",
+                substitutions={ox.Variable("t"): topic},
+                prefixes=PREFIXES,
+                use_default_graph_as_union=True,
+            )
+        )
         if found:
             labels[str(topic)] = found[0]["l"]
     associated = [(r["a"], r["b"]) for r in rng.sample(pairs, min(n, len(pairs)))] or linked
@@ -107,7 +121,8 @@ def workload(store_dir: Path, seed: int, per_query: int) -> list[tuple[str, str]
                 values = {"name": pool["name"][i % len(pool["name"])]}
             elif variables == ("a", "b"):
                 a, b = (pool["associated"] if name in ("goal_two_step", "associated_pairs") else pool["pair"])[
-                    rng.randrange(len(pool["pair"]))]
+                    rng.randrange(len(pool["pair"]))
+                ]
                 values = {"a": a, "b": b}
             else:
                 values = {variables[0]: pool["topic"][rng.randrange(len(pool["topic"]))]}
@@ -164,11 +179,18 @@ def load(port: int, requests: list[tuple[str, str]], clients: int, seconds: floa
         mine = sorted(t for n, t in latencies if n == name)
         if mine:
             per_query[name] = {"n": len(mine), "p50_ms": round(1000 * mine[len(mine) // 2], 2)}
-    return {"requests": len(times), "seconds": seconds, "throughput_rps": round(len(times) / seconds, 1),
-            "p50_ms": round(1000 * percentile(times, 0.5), 2), "p99_ms": round(1000 * percentile(times, 0.99), 2),
-            "mean_ms": round(1000 * statistics.fmean(times), 2) if times else None, "errors": errors,
-            "per_query": per_query, "load_average_after": [round(x, 2) for x in os.getloadavg()],
-            "client_cpu_s": round(sum(os.times()[2:4]) - sum(cpu_before[2:4]), 1)}
+    return {
+        "requests": len(times),
+        "seconds": seconds,
+        "throughput_rps": round(len(times) / seconds, 1),
+        "p50_ms": round(1000 * percentile(times, 0.5), 2),
+        "p99_ms": round(1000 * percentile(times, 0.99), 2),
+        "mean_ms": round(1000 * statistics.fmean(times), 2) if times else None,
+        "errors": errors,
+        "per_query": per_query,
+        "load_average_after": [round(x, 2) for x in os.getloadavg()],
+        "client_cpu_s": round(sum(os.times()[2:4]) - sum(cpu_before[2:4]), 1),
+    }
 
 
 def percentile(sorted_values: list[float], q: float) -> float:
@@ -207,9 +229,21 @@ def start_oxigraph(store_dir: Path, timeout: float) -> tuple[subprocess.Popen, i
     if not Path(binary).exists():
         raise SystemExit("the baseline needs the oxigraph server binary: pip install -e '.[bench]'")
     port = free_port()
-    process = subprocess.Popen([binary, "serve-read-only", "--location", str(store_dir), "--bind", f"127.0.0.1:{port}",
-                                "--union-default-graph", "--timeout-s", str(int(timeout))],
-                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    process = subprocess.Popen(
+        [
+            binary,
+            "serve-read-only",
+            "--location",
+            str(store_dir),
+            "--bind",
+            f"127.0.0.1:{port}",
+            "--union-default-graph",
+            "--timeout-s",
+            str(int(timeout)),
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     wait_until(port, "/query?query=ASK%7B%7D", lambda status, _: status == 200)
     return process, port
 
@@ -217,8 +251,9 @@ def start_oxigraph(store_dir: Path, timeout: float) -> tuple[subprocess.Popen, i
 def start_kgforge(workdir: Path, timeout: float, workers: int | None) -> tuple[subprocess.Popen, int]:
     port = free_port()
     args = [*CLI, "serve", "duconv", "--workdir", str(workdir), "--port", str(port), "--timeout", str(timeout)]
-    process = subprocess.Popen(args + (["--workers", str(workers)] if workers else []),
-                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    process = subprocess.Popen(
+        args + (["--workers", str(workers)] if workers else []), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
     wait_until(port, "/api/status", lambda status, body: status == 200 and json.loads(body)["search_ready"])
     return process, port
 
@@ -243,8 +278,12 @@ def entity_pages(port: int, entities: list[str]) -> dict:
         times.append(time.perf_counter() - started)
         statuses[reply.status] = statuses.get(reply.status, 0) + 1
     times.sort()
-    return {"pages": len(times), "statuses": statuses, "p50_ms": round(1000 * percentile(times, 0.5), 2),
-            "p99_ms": round(1000 * percentile(times, 0.99), 2)}
+    return {
+        "pages": len(times),
+        "statuses": statuses,
+        "p50_ms": round(1000 * percentile(times, 0.5), 2),
+        "p99_ms": round(1000 * percentile(times, 0.99), 2),
+    }
 
 
 # ---------------------------------------------------------------- main
@@ -286,11 +325,16 @@ def main() -> None:
     order = [("oxigraph", "kgforge"), ("kgforge", "oxigraph")]
     for round_ in range(args.rounds):
         for server in order[round_ % 2]:
-            process, port = (start_oxigraph(store_dir, args.timeout) if server == "oxigraph"
-                             else start_kgforge(workdir, args.timeout, args.workers))
+            process, port = (
+                start_oxigraph(store_dir, args.timeout)
+                if server == "oxigraph"
+                else start_kgforge(workdir, args.timeout, args.workers)
+            )
             try:
-                print(f"round {round_ + 1}: {server} warm-up {args.warmup:g} s, load {args.seconds:g} s ...",
-                      file=sys.stderr)
+                print(
+                    f"round {round_ + 1}: {server} warm-up {args.warmup:g} s, load {args.seconds:g} s ...",
+                    file=sys.stderr,
+                )
                 load(port, requests, args.clients, args.warmup)
                 runs[server].append(load(port, requests, args.clients, args.seconds))
                 if server == "kgforge" and pages is None:
@@ -304,26 +348,45 @@ def main() -> None:
     ratio = round(throughput["kgforge"] / throughput["oxigraph"], 3)
     result = {
         "command": " ".join(["python benchmarks/bench_serve.py", *sys.argv[1:]]),
-        "graph": {"quads": json.loads((domain_paths("duconv", workdir).manifest).read_text())["total_quads"],
-                  "small": args.small},
-        "load": {"clients": args.clients, "seconds": args.seconds, "warmup_s": args.warmup, "rounds": args.rounds,
-                 "distinct_requests": len(requests), "queries": list(MIX)},
-        "oxigraph_serve_read_only": runs["oxigraph"], "kgforge_serve": runs["kgforge"],
-        "throughput_median_rps": throughput, "throughput_ratio_kgforge_over_oxigraph": ratio,
+        "graph": {
+            "quads": json.loads((domain_paths("duconv", workdir).manifest).read_text())["total_quads"],
+            "small": args.small,
+        },
+        "load": {
+            "clients": args.clients,
+            "seconds": args.seconds,
+            "warmup_s": args.warmup,
+            "rounds": args.rounds,
+            "distinct_requests": len(requests),
+            "queries": list(MIX),
+        },
+        "oxigraph_serve_read_only": runs["oxigraph"],
+        "kgforge_serve": runs["kgforge"],
+        "throughput_median_rps": throughput,
+        "throughput_ratio_kgforge_over_oxigraph": ratio,
         "entity_page": pages,
-        "meets_targets": {"throughput_ratio": ratio >= TARGETS["throughput_ratio"],
-                          "entity_page_p50": bool(pages) and pages["p50_ms"] < TARGETS["entity_page_p50_ms"]},
+        "meets_targets": {
+            "throughput_ratio": ratio >= TARGETS["throughput_ratio"],
+            "entity_page_p50": bool(pages) and pages["p50_ms"] < TARGETS["entity_page_p50_ms"],
+        },
         "targets": TARGETS,
-        "machine": {"cpus": os.cpu_count(), "python": sys.version.split()[0],
-                    "load_average_at_end": [round(x, 2) for x in os.getloadavg()]},
+        "machine": {
+            "cpus": os.cpu_count(),
+            "python": sys.version.split()[0],
+            "load_average_at_end": [round(x, 2) for x in os.getloadavg()],
+        },
     }
     args.result.parent.mkdir(parents=True, exist_ok=True)
     args.result.write_text(json.dumps(result, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     for name, value in (("oxigraph serve-read-only", runs["oxigraph"][-1]), ("kgforge serve", runs["kgforge"][-1])):
-        print(f"{name:26s} {value['throughput_rps']:8.1f} req/s  p50 {value['p50_ms']:8.2f} ms  "
-              f"p99 {value['p99_ms']:8.2f} ms  errors {sum(value['errors'].values())}")
-    print(f"throughput ratio {ratio} (target >= {TARGETS['throughput_ratio']}); entity page p50 "
-          f"{pages and pages['p50_ms']} ms, p99 {pages and pages['p99_ms']} ms (target p50 < 100 ms)")
+        print(
+            f"{name:26s} {value['throughput_rps']:8.1f} req/s  p50 {value['p50_ms']:8.2f} ms  "
+            f"p99 {value['p99_ms']:8.2f} ms  errors {sum(value['errors'].values())}"
+        )
+    print(
+        f"throughput ratio {ratio} (target >= {TARGETS['throughput_ratio']}); entity page p50 "
+        f"{pages and pages['p50_ms']} ms, p99 {pages and pages['p99_ms']} ms (target p50 < 100 ms)"
+    )
     print(f"written to {args.result}")
 
 

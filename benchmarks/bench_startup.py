@@ -27,9 +27,12 @@ COMMANDS = {
     "kgforge --help": [*CLI, "--help"],
     "python -c 'import typer'": [sys.executable, "-c", "import typer"],
     # the floor for --help: a two-command typer app renders the same rich help panels
-    "two-command typer app --help": [sys.executable, "-c", "import typer\napp = typer.Typer()\n"
-                                     "app.command('a')(lambda: None)\napp.command('b')(lambda: None)\napp()",
-                                     "--help"],
+    "two-command typer app --help": [
+        sys.executable,
+        "-c",
+        "import typer\napp = typer.Typer()\napp.command('a')(lambda: None)\napp.command('b')(lambda: None)\napp()",
+        "--help",
+    ],
     "python -c pass": [sys.executable, "-c", "pass"],
 }
 TARGET_S = 0.5
@@ -53,7 +56,8 @@ def main() -> None:
         for name, command in COMMANDS.items():
             runs[name].append(seconds(command))
     result = {
-        "rounds": args.rounds, "load_average": [round(load_before, 2), round(os.getloadavg()[0], 2)],
+        "rounds": args.rounds,
+        "load_average": [round(load_before, 2), round(os.getloadavg()[0], 2)],
         "median_s": {name: round(statistics.median(times), 3) for name, times in runs.items()},
         "min_max_s": {name: [round(min(times), 3), round(max(times), 3)] for name, times in runs.items()},
         "target_s": TARGET_S,

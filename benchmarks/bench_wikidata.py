@@ -33,34 +33,100 @@ from kgforge.sources.wikidata.framing import DumpReader, decode_entity, entity_s
 from kgforge.sources.wikidata.passes import run_resumable  # noqa: E402
 from kgforge.sources.wikidata.pipeline import BATCH_BYTES, PassSpec  # noqa: E402
 
-LANGS = ["en", "zh", "zh-hans", "zh-hant", "zh-cn", "zh-tw", "de", "fr", "es", "it", "ja", "ko", "ru", "pt",
-         "nl", "pl", "sv", "fi", "da", "nb", "cs", "hu", "ro", "tr", "ar", "he", "fa", "hi", "bn", "th", "vi",
-         "id", "ms", "uk", "el", "bg", "sr", "hr", "sl", "mul"]
+LANGS = [
+    "en",
+    "zh",
+    "zh-hans",
+    "zh-hant",
+    "zh-cn",
+    "zh-tw",
+    "de",
+    "fr",
+    "es",
+    "it",
+    "ja",
+    "ko",
+    "ru",
+    "pt",
+    "nl",
+    "pl",
+    "sv",
+    "fi",
+    "da",
+    "nb",
+    "cs",
+    "hu",
+    "ro",
+    "tr",
+    "ar",
+    "he",
+    "fa",
+    "hi",
+    "bn",
+    "th",
+    "vi",
+    "id",
+    "ms",
+    "uk",
+    "el",
+    "bg",
+    "sr",
+    "hr",
+    "sl",
+    "mul",
+]
 PROPS = ["P31", "P57", "P161", "P136", "P495", "P364", "P577", "P2047", "P1476", "P345", "P18", "P625"]
 
 
 def snak(pid: str, i: int, k: int) -> dict:
     kind = k % 6
     if kind == 0:
-        value = {"type": "wikibase-entityid", "value": {"entity-type": "item", "numeric-id": (i * 31 + k) % 900000 + 1,
-                                                          "id": f"Q{(i * 31 + k) % 900000 + 1}"}}
+        value = {
+            "type": "wikibase-entityid",
+            "value": {
+                "entity-type": "item",
+                "numeric-id": (i * 31 + k) % 900000 + 1,
+                "id": f"Q{(i * 31 + k) % 900000 + 1}",
+            },
+        }
         datatype = "wikibase-item"
     elif kind == 1:
         value, datatype = {"type": "string", "value": f"tt{i * 7 + k:08d}"}, "external-id"
     elif kind == 2:
-        value = {"type": "time", "value": {"time": f"+{1900 + i % 120}-0{1 + k % 9}-1{k % 9}T00:00:00Z", "timezone": 0,
-                                           "before": 0, "after": 0, "precision": 9 + k % 3,
-                                           "calendarmodel": "http://www.wikidata.org/entity/Q1985727"}}
+        value = {
+            "type": "time",
+            "value": {
+                "time": f"+{1900 + i % 120}-0{1 + k % 9}-1{k % 9}T00:00:00Z",
+                "timezone": 0,
+                "before": 0,
+                "after": 0,
+                "precision": 9 + k % 3,
+                "calendarmodel": "http://www.wikidata.org/entity/Q1985727",
+            },
+        }
         datatype = "time"
     elif kind == 3:
-        value = {"type": "quantity", "value": {"amount": f"+{i % 200 + k}", "unit": "http://www.wikidata.org/entity/Q7727"}}
+        value = {
+            "type": "quantity",
+            "value": {"amount": f"+{i % 200 + k}", "unit": "http://www.wikidata.org/entity/Q7727"},
+        }
         datatype = "quantity"
     elif kind == 4:
-        value, datatype = {"type": "monolingualtext", "value": {"text": f"title {i} {k}", "language": "en"}}, "monolingualtext"
+        value, datatype = (
+            {"type": "monolingualtext", "value": {"text": f"title {i} {k}", "language": "en"}},
+            "monolingualtext",
+        )
     else:
-        value = {"type": "globecoordinate", "value": {"latitude": (i % 180) - 90.5, "longitude": (k * 7 % 360) - 180.25,
-                                                     "altitude": None, "precision": 0.0001,
-                                                     "globe": "http://www.wikidata.org/entity/Q2"}}
+        value = {
+            "type": "globecoordinate",
+            "value": {
+                "latitude": (i % 180) - 90.5,
+                "longitude": (k * 7 % 360) - 180.25,
+                "altitude": None,
+                "precision": 0.0001,
+                "globe": "http://www.wikidata.org/entity/Q2",
+            },
+        }
         datatype = "globe-coordinate"
     return {"snaktype": "value", "property": pid, "hash": f"{i:020x}{k:020x}", "datavalue": value, "datatype": datatype}
 
@@ -71,25 +137,31 @@ def realistic_entity(i: int) -> dict:
     for k, pid in enumerate(PROPS):
         statements = []
         for j in range(1 + (i + k) % 3):
-            statement = {"mainsnak": snak(pid, i, k * 6 + j), "type": "statement",
-                         "id": f"{qid}${i:08X}-{k:04X}-{j:04X}-0000-000000000000",
-                         "rank": "preferred" if j == 1 and i % 5 == 0 else "normal",
-                         "references": [{"hash": f"{i:040x}", "snaks": {"P143": [snak("P143", i, 0)]},
-                                         "snaks-order": ["P143"]}]}
+            statement = {
+                "mainsnak": snak(pid, i, k * 6 + j),
+                "type": "statement",
+                "id": f"{qid}${i:08X}-{k:04X}-{j:04X}-0000-000000000000",
+                "rank": "preferred" if j == 1 and i % 5 == 0 else "normal",
+                "references": [{"hash": f"{i:040x}", "snaks": {"P143": [snak("P143", i, 0)]}, "snaks-order": ["P143"]}],
+            }
             if j == 0 and k % 4 == 0:
                 statement["qualifiers"] = {"P580": [snak("P580", i, 2)]}
                 statement["qualifiers-order"] = ["P580"]
             statements.append(statement)
         claims[pid] = statements
     return {
-        "type": "item", "id": qid,
+        "type": "item",
+        "id": qid,
         "labels": {lang: {"language": lang, "value": f"label {i} in {lang}"} for lang in LANGS},
-        "descriptions": {lang: {"language": lang, "value": f"description of entity number {i} ({lang})"}
-                         for lang in LANGS[:20]},
+        "descriptions": {
+            lang: {"language": lang, "value": f"description of entity number {i} ({lang})"} for lang in LANGS[:20]
+        },
         "aliases": {lang: [{"language": lang, "value": f"alias {i} {lang}"}] for lang in LANGS[:5]},
         "claims": claims,
-        "sitelinks": {f"{lang.replace('-', '_')}wiki": {"site": f"{lang}wiki", "title": f"Page {i}", "badges": []}
-                      for lang in LANGS[:15]},
+        "sitelinks": {
+            f"{lang.replace('-', '_')}wiki": {"site": f"{lang}wiki", "title": f"Page {i}", "badges": []}
+            for lang in LANGS[:15]
+        },
         "lastrevid": 1000000 + i,
     }
 
@@ -115,8 +187,7 @@ def pass_rate(dump: Path, cfg: WikidataConfig, workers: int, scratch: Path) -> t
     state = Path(tempfile.mkdtemp(dir=scratch))
     self_before = time.process_time()
     started = time.perf_counter()
-    result = run_resumable(dump, PassSpec("extract", cfg), state, workers=workers, decompressor="python",
-                           resume=False)
+    result = run_resumable(dump, PassSpec("extract", cfg), state, workers=workers, decompressor="python", resume=False)
     seconds = time.perf_counter() - started
     entities = result.counts["entities"]
     reader_us = (time.process_time() - self_before) / entities * 1e6
@@ -139,12 +210,21 @@ def main() -> None:
         suffix = {"gz": ".json.gz", "bz2": ".json.bz2", "plain": ".json"}[args.compression]
         started = time.perf_counter()
         dump = write_dump(scratch / f"dump{suffix}", (realistic_entity(i) for i in range(n)))
-        print(f"generated {n:,} entities in {time.perf_counter() - started:.1f}s: {dump.stat().st_size / 1e6:,.1f} MB "
-              f"({args.compression}) on {os.cpu_count()} cores", flush=True)
+        print(
+            f"generated {n:,} entities in {time.perf_counter() - started:.1f}s: {dump.stat().st_size / 1e6:,.1f} MB "
+            f"({args.compression}) on {os.cpu_count()} cores",
+            flush=True,
+        )
         cfg = WikidataConfig.from_schema(load_schema("film"))
         runs: dict[str, list[float]] = {"limit": [], "in_process": [], "workers_1": [], "workers_2": []}
-        cpu: dict[str, list[float]] = {"limit_us_per_entity": [], "in_process_us": [], "workers_1_reader_us": [],
-                                       "workers_1_worker_us": [], "workers_2_reader_us": [], "workers_2_worker_us": []}
+        cpu: dict[str, list[float]] = {
+            "limit_us_per_entity": [],
+            "in_process_us": [],
+            "workers_1_reader_us": [],
+            "workers_1_worker_us": [],
+            "workers_2_reader_us": [],
+            "workers_2_worker_us": [],
+        }
         for repeat in range(args.repeats):
             wall, per_cpu = limit_rate(dump)
             runs["limit"].append(wall)
@@ -157,8 +237,12 @@ def main() -> None:
                 runs[f"workers_{k}"].append(rate)
                 cpu[f"workers_{k}_reader_us"].append(reader_us)
                 cpu[f"workers_{k}_worker_us"].append(worker_us)
-            print(f"  repeat {repeat + 1}: " + ", ".join(f"{k} {v[-1]:,.0f}/s" for k, v in runs.items())
-                  + f"; load average {os.getloadavg()[0]:.1f}", flush=True)
+            print(
+                f"  repeat {repeat + 1}: "
+                + ", ".join(f"{k} {v[-1]:,.0f}/s" for k, v in runs.items())
+                + f"; load average {os.getloadavg()[0]:.1f}",
+                flush=True,
+            )
         medians = {k: statistics.median(v) for k, v in runs.items()}
         cpu_medians = {k: statistics.median(v) for k, v in cpu.items()}
         worker_work = cpu_medians["workers_1_worker_us"]
@@ -179,11 +263,24 @@ def main() -> None:
         for key, value in ratios.items():
             print(f"  {key:<42} {value:6.2f}")
         args.output.parent.mkdir(parents=True, exist_ok=True)
-        args.output.write_text(json.dumps({
-            "entities": n, "compression": args.compression, "dump_bytes": dump.stat().st_size,
-            "cpu_count": os.cpu_count(), "repeats": args.repeats, "runs": runs, "medians": medians,
-            "cpu_us_per_entity": cpu, "cpu_medians": cpu_medians, "ratios": ratios,
-        }, indent=2), encoding="utf-8")
+        args.output.write_text(
+            json.dumps(
+                {
+                    "entities": n,
+                    "compression": args.compression,
+                    "dump_bytes": dump.stat().st_size,
+                    "cpu_count": os.cpu_count(),
+                    "repeats": args.repeats,
+                    "runs": runs,
+                    "medians": medians,
+                    "cpu_us_per_entity": cpu,
+                    "cpu_medians": cpu_medians,
+                    "ratios": ratios,
+                },
+                indent=2,
+            ),
+            encoding="utf-8",
+        )
         print(f"wrote {args.output}")
     finally:
         shutil.rmtree(scratch, ignore_errors=True)

@@ -42,11 +42,54 @@ from kgforge.sources.xlore.passes import EXTRACT, XloreConfig, run_file  # noqa:
 
 WORKERS = 2
 ARMS = ["in_process", "local", "ray"]
-HEAD = ("@base <http://xlore.org/instance/> .\n@prefix rdfs: <http://www.w3.org/2000/01/rdf-schema#> .\n"
-        "@prefix owl: <http://www.w3.org/2002/07/owl#> .\n")
-WORDS = ["中国", "电影", "导演", "演员", "出生", "北京", "上海", "作品", "主演", "获得", "年", "月", "日", "是", "一部",
-         "由", "的", "和", "在", "著名", "代表作", "奖项", "剧情", "喜剧", "公司", "出品", "上映", "毕业于", "大学",
-         "音乐", "歌手", "专辑", "发行", "城市", "位于", "省", "人口", "面积", "历史", "文化", "科学家", "研究"]
+HEAD = (
+    "@base <http://xlore.org/instance/> .\n@prefix rdfs: <http://www.w3.org/2000/01/rdf-schema#> .\n"
+    "@prefix owl: <http://www.w3.org/2002/07/owl#> .\n"
+)
+WORDS = [
+    "中国",
+    "电影",
+    "导演",
+    "演员",
+    "出生",
+    "北京",
+    "上海",
+    "作品",
+    "主演",
+    "获得",
+    "年",
+    "月",
+    "日",
+    "是",
+    "一部",
+    "由",
+    "的",
+    "和",
+    "在",
+    "著名",
+    "代表作",
+    "奖项",
+    "剧情",
+    "喜剧",
+    "公司",
+    "出品",
+    "上映",
+    "毕业于",
+    "大学",
+    "音乐",
+    "歌手",
+    "专辑",
+    "发行",
+    "城市",
+    "位于",
+    "省",
+    "人口",
+    "面积",
+    "历史",
+    "文化",
+    "科学家",
+    "研究",
+]
 PROPERTIES = 200
 CONCEPTS = 2000
 
@@ -71,15 +114,20 @@ def write_xlore_dump(folder: Path, instances: int) -> Path:
     with open(folder / "xlore.instance.list.ttl", "w", encoding="utf-8", newline="\n") as out:
         out.write(HEAD)
         for n in range(instances):
-            out.write(f'<bdi{n}> rdfs:label "名字{n}"@zh .\n'
-                      f'<bdi{n}> rdfs:label "Name {n}"@en .\n'
-                      f'<bdi{n}> rdfs:comment "{sentence(rng, 200)}"@baidu .\n')
+            out.write(
+                f'<bdi{n}> rdfs:label "名字{n}"@zh .\n'
+                f'<bdi{n}> rdfs:label "Name {n}"@en .\n'
+                f'<bdi{n}> rdfs:comment "{sentence(rng, 200)}"@baidu .\n'
+            )
     with open(folder / "xlore.instance.infobox.ttl", "w", encoding="utf-8", newline="\n") as out:
         for n in range(instances):
             lines = []
             for _ in range(rng.randint(4, 8)):  # 6 on average
-                obj = (f"<{INSTANCE}bdi{rng.randrange(instances)}>" if rng.random() < 0.6
-                       else f'"{sentence(rng, rng.randint(2, 12))}"@zh')
+                obj = (
+                    f"<{INSTANCE}bdi{rng.randrange(instances)}>"
+                    if rng.random() < 0.6
+                    else f'"{sentence(rng, rng.randint(2, 12))}"@zh'
+                )
                 lines.append(f"<{INSTANCE}bdi{n}> <{PROPERTY}p{rng.randrange(PROPERTIES)}> {obj} .\n")
             out.write("".join(lines))
     with open(folder / "xlore.taxonomy.ttl", "w", encoding="utf-8", newline="\n") as out:
@@ -108,8 +156,10 @@ def timed_passes(files: list[Path], runner: PassRunner, state_root: Path) -> dic
             cfg = XloreConfig.of(path, None, {}, {})
             result = run_file(runner, path, EXTRACT, cfg, state_root)
             per_file[path.name] = {
-                "triples": result.counts["triples_read"], "lines_bad": result.counts["lines_bad"],
-                "seconds": time.perf_counter() - file_started, "journal_bytes": result.journal.stat().st_size,
+                "triples": result.counts["triples_read"],
+                "lines_bad": result.counts["lines_bad"],
+                "seconds": time.perf_counter() - file_started,
+                "journal_bytes": result.journal.stat().st_size,
                 "directives_after_head": result.counts["directives_after_head"],
                 "shards": len(result.engine.get("shards", [])),
             }
@@ -117,8 +167,13 @@ def timed_passes(files: list[Path], runner: PassRunner, state_root: Path) -> dic
     finally:
         shutil.rmtree(state_root, ignore_errors=True)
     triples = sum(f["triples"] for f in per_file.values())
-    return {"triples": triples, "seconds": seconds, "rate": triples / seconds,
-            "lines_bad": sum(f["lines_bad"] for f in per_file.values()), "files": per_file}
+    return {
+        "triples": triples,
+        "seconds": seconds,
+        "rate": triples / seconds,
+        "lines_bad": sum(f["lines_bad"] for f in per_file.values()),
+        "files": per_file,
+    }
 
 
 def main() -> None:
@@ -142,9 +197,12 @@ def main() -> None:
         for path in files:
             with open(path, "rb") as handle:
                 lines[path.name] = sum(1 for _ in handle)
-        print(f"{'reused' if args.dump else 'generated'} {args.instances:,} instances in "
-              f"{time.perf_counter() - started:.1f}s: {len(files)} files, {sum(lines.values()):,} lines, "
-              f"{dump_bytes / 1e6:,.1f} MB on {os.cpu_count()} cores; load average {load_start[0]:.1f}", flush=True)
+        print(
+            f"{'reused' if args.dump else 'generated'} {args.instances:,} instances in "
+            f"{time.perf_counter() - started:.1f}s: {len(files)} files, {sum(lines.values()):,} lines, "
+            f"{dump_bytes / 1e6:,.1f} MB on {os.cpu_count()} cores; load average {load_start[0]:.1f}",
+            flush=True,
+        )
         started = time.perf_counter()
         os.environ.setdefault(WORKER_NICENESS, "0")
         ray.init(num_cpus=WORKERS, include_dashboard=False, log_to_driver=False)
@@ -155,8 +213,12 @@ def main() -> None:
             for name in ARMS[shift:] + ARMS[:shift]:
                 state_root = Path(tempfile.mkdtemp(dir=scratch, prefix=f"state-{name}-"))
                 runs[name].append(timed_passes(files, make_runner(name, args.shard_bytes), state_root))
-            print(f"  repeat {repeat + 1}: " + ", ".join(f"{k} {v[-1]['rate']:,.0f}/s" for k, v in runs.items())
-                  + f"; load average {os.getloadavg()[0]:.1f}", flush=True)
+            print(
+                f"  repeat {repeat + 1}: "
+                + ", ".join(f"{k} {v[-1]['rate']:,.0f}/s" for k, v in runs.items())
+                + f"; load average {os.getloadavg()[0]:.1f}",
+                flush=True,
+            )
         triples = {r["triples"] for results in runs.values() for r in results}
         if len(triples) != 1:
             print(f"WARNING: the engines read different numbers of triples: {sorted(triples)}", flush=True)
@@ -164,21 +226,41 @@ def main() -> None:
         ratio = medians["ray"] / medians["local"]
         load_end = os.getloadavg()
         figures = {
-            "ray_vs_local": ratio, "target": 0.9, "meets_target": ratio >= 0.9,
+            "ray_vs_local": ratio,
+            "target": 0.9,
+            "meets_target": ratio >= 0.9,
             "local_vs_in_process": medians["local"] / medians["in_process"],
             "ray_vs_in_process": medians["ray"] / medians["in_process"],
-            "triples": max(triples), "dump_bytes_per_triple": dump_bytes / max(1, max(triples)),
+            "triples": max(triples),
+            "dump_bytes_per_triple": dump_bytes / max(1, max(triples)),
             "lines_bad": max(r["lines_bad"] for results in runs.values() for r in results),
             "ray_shards": sum(f["shards"] for f in runs["ray"][0]["files"].values()),
             "ray_start_seconds": ray_start,
-            "load_average_start": load_start[0], "load_average_end": load_end[0],
+            "load_average_start": load_start[0],
+            "load_average_end": load_end[0],
         }
-        print(f"\nmedians over {args.repeats} repeats, {args.instances:,} instances ({sum(lines.values()):,} lines), "
-              f"{WORKERS} workers each (in_process: none), {os.cpu_count()} cores:")
-        report(medians, figures, "triples", args.output, {
-            "instances": args.instances, "dump": str(args.dump) if args.dump else None, "dump_bytes": dump_bytes,
-            "lines": lines, "cpu_count": os.cpu_count(), "workers": WORKERS, "repeats": args.repeats,
-            "shard_bytes": args.shard_bytes, "load_average": {"start": load_start, "end": load_end}, "runs": runs})
+        print(
+            f"\nmedians over {args.repeats} repeats, {args.instances:,} instances ({sum(lines.values()):,} lines), "
+            f"{WORKERS} workers each (in_process: none), {os.cpu_count()} cores:"
+        )
+        report(
+            medians,
+            figures,
+            "triples",
+            args.output,
+            {
+                "instances": args.instances,
+                "dump": str(args.dump) if args.dump else None,
+                "dump_bytes": dump_bytes,
+                "lines": lines,
+                "cpu_count": os.cpu_count(),
+                "workers": WORKERS,
+                "repeats": args.repeats,
+                "shard_bytes": args.shard_bytes,
+                "load_average": {"start": load_start, "end": load_end},
+                "runs": runs,
+            },
+        )
     finally:
         ray.shutdown()
         shutil.rmtree(scratch, ignore_errors=True)

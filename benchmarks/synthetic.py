@@ -16,19 +16,50 @@ import sys
 from pathlib import Path
 
 ENTITY_RELATIONS = {  # relation: (head type, tail type)
-    "主演": ("film", "star"), "导演": ("film", "star"), "编剧": ("film", "star"), "制片人": ("film", "star"),
-    "代表作": ("star", "film"), "好友": ("star", "star"), "家人": ("star", "star"), "丈夫": ("star", "star"),
-    "妻子": ("star", "star"), "搭档": ("star", "star"),
+    "主演": ("film", "star"),
+    "导演": ("film", "star"),
+    "编剧": ("film", "star"),
+    "制片人": ("film", "star"),
+    "代表作": ("star", "film"),
+    "好友": ("star", "star"),
+    "家人": ("star", "star"),
+    "丈夫": ("star", "star"),
+    "妻子": ("star", "star"),
+    "搭档": ("star", "star"),
 }
 LITERAL_RELATIONS = {  # relation: (head type, vocabulary size; 0 = free value)
-    "类型": ("film", 24), "国家": ("film", 40), "口碑": ("film", 4), "是否上映": ("film", 2),
-    "发布日期信息": ("film", 60), "上映时间": ("film", 0), "票房": ("film", 0), "时光网评分": ("film", 50),
-    "评分": ("film", 50), "标签": ("film", 200), "票房排行": ("film", 100), "片长": ("film", 120),
-    "对白语言": ("film", 30), "出品公司": ("film", 2000), "拍摄地点": ("film", 500), "出生日期": ("star", 0),
-    "祖籍": ("star", 300), "星座": ("star", 12), "性别": ("star", 2), "职业": ("star", 20),
-    "身高": ("star", 60), "体重": ("star", 60), "血型": ("star", 4), "民族": ("star", 56),
-    "毕业院校": ("star", 400), "获奖": ("star", 800), "描述": ("star", 300), "生肖": ("star", 12),
-    "学历": ("star", 6), "主要成就": ("star", 0), "出生地": ("star", 600), "国籍": ("star", 40),
+    "类型": ("film", 24),
+    "国家": ("film", 40),
+    "口碑": ("film", 4),
+    "是否上映": ("film", 2),
+    "发布日期信息": ("film", 60),
+    "上映时间": ("film", 0),
+    "票房": ("film", 0),
+    "时光网评分": ("film", 50),
+    "评分": ("film", 50),
+    "标签": ("film", 200),
+    "票房排行": ("film", 100),
+    "片长": ("film", 120),
+    "对白语言": ("film", 30),
+    "出品公司": ("film", 2000),
+    "拍摄地点": ("film", 500),
+    "出生日期": ("star", 0),
+    "祖籍": ("star", 300),
+    "星座": ("star", 12),
+    "性别": ("star", 2),
+    "职业": ("star", 20),
+    "身高": ("star", 60),
+    "体重": ("star", 60),
+    "血型": ("star", 4),
+    "民族": ("star", 56),
+    "毕业院校": ("star", 400),
+    "获奖": ("star", 800),
+    "描述": ("star", 300),
+    "生肖": ("star", 12),
+    "学历": ("star", 6),
+    "主要成就": ("star", 0),
+    "出生地": ("star", 600),
+    "国籍": ("star", 40),
 }
 TEXT_RELATIONS = {"时光网短评": "film", "评论": "star", "剧情介绍": "film", "幕后花絮": "film", "职业经历": "star"}
 TYPE_RELATION = "领域"
@@ -63,8 +94,9 @@ class _Zipf:
         return bisect.bisect_left(self.cumulative, self.rng.random() * self.cumulative[-1])
 
 
-def write_synthetic_kb(path: Path, entities: int = 144_000, triples: int = 3_600_000,
-                       relations: int = 45, seed: int = 0) -> dict:
+def write_synthetic_kb(
+    path: Path, entities: int = 144_000, triples: int = 3_600_000, relations: int = 45, seed: int = 0
+) -> dict:
     """Write the KB to ``path`` and return its counts; the same seed gives the same file."""
     rng = random.Random(seed)
     kinds = ["film" if rng.random() < 0.4 else "star" for _ in range(entities)]
@@ -120,8 +152,11 @@ def _relation_pool(relations: int) -> dict[str, list[str]]:
     chosen = chosen[: max(1, relations - 1)]
     pool: dict[str, list[str]] = {"film": [], "star": []}
     for relation in chosen:
-        head_kind = (ENTITY_RELATIONS.get(relation, (None,))[0] or LITERAL_RELATIONS.get(relation, (None,))[0]
-                     or TEXT_RELATIONS[relation])
+        head_kind = (
+            ENTITY_RELATIONS.get(relation, (None,))[0]
+            or LITERAL_RELATIONS.get(relation, (None,))[0]
+            or TEXT_RELATIONS[relation]
+        )
         pool[head_kind].append(relation)
     return pool
 
@@ -136,8 +171,14 @@ def _degrees(rng: random.Random, entities: int, extra: int) -> list[int]:
     return degrees
 
 
-def _value(rng: random.Random, relation: str, names: list[str], by_kind: dict[str, list[int]],
-           popularity: dict[str, _Zipf], vocabularies: dict[str, list[str]]) -> str:
+def _value(
+    rng: random.Random,
+    relation: str,
+    names: list[str],
+    by_kind: dict[str, list[int]],
+    popularity: dict[str, _Zipf],
+    vocabularies: dict[str, list[str]],
+) -> str:
     if relation in ENTITY_RELATIONS:
         tail_kind = ENTITY_RELATIONS[relation][1]
         return names[by_kind[tail_kind][popularity[tail_kind].draw()]]

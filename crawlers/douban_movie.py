@@ -26,17 +26,42 @@ def split_bilingual(page: Page, record: Record) -> None:
         record.name, record.name_en = match.group(1).strip(), record.name_en or match.group(2).strip()
 
 
-MOVIE_INFO = Infobox(rows="#info", lines=True, labels={
-    "导演": "director", "编剧": "screenwriter", "主演": "starring", "类型": "genre",
-    "制片国家/地区": "country", "语言": "language", "上映日期": "release_date", "片长": "duration",
-    "又名": "alias", "IMDb": None, "IMDb链接": None, "官方网站": None,
-})
+MOVIE_INFO = Infobox(
+    rows="#info",
+    lines=True,
+    labels={
+        "导演": "director",
+        "编剧": "screenwriter",
+        "主演": "starring",
+        "类型": "genre",
+        "制片国家/地区": "country",
+        "语言": "language",
+        "上映日期": "release_date",
+        "片长": "duration",
+        "又名": "alias",
+        "IMDb": None,
+        "IMDb链接": None,
+        "官方网站": None,
+    },
+)
 
-CELEBRITY_INFO = Infobox(rows="#headline .info li", label="span", labels={
-    "性别": "gender", "星座": "zodiac_sign", "出生日期": "birth_date", "生卒日期": "birth_date",
-    "出生地": "birth_place", "职业": "occupation", "更多外文名": "alias", "更多中文名": "alias",
-    "家庭成员": "family", "imdb编号": None, "官方网站": None,
-})
+CELEBRITY_INFO = Infobox(
+    rows="#headline .info li",
+    label="span",
+    labels={
+        "性别": "gender",
+        "星座": "zodiac_sign",
+        "出生日期": "birth_date",
+        "生卒日期": "birth_date",
+        "出生地": "birth_place",
+        "职业": "occupation",
+        "更多外文名": "alias",
+        "更多中文名": "alias",
+        "家庭成员": "family",
+        "imdb编号": None,
+        "官方网站": None,
+    },
+)
 
 SPEC = SiteSpec(
     name="douban_movie",
@@ -45,12 +70,18 @@ SPEC = SiteSpec(
     description="Douban movie Top 250 with movie and celebrity pages",
     start=(("/top250", "list"),),
     rules=(
-        PageRule("list", match=r"^/top250", follow=(
-            Follow("ol.grid_view div.item div.hd a", "movie"),
-            Follow("div.paginator span.next a", "list"),
-        )),
         PageRule(
-            "movie", match=r"^/subject/(\d+)/", entity_type="film",
+            "list",
+            match=r"^/top250",
+            follow=(
+                Follow("ol.grid_view div.item div.hd a", "movie"),
+                Follow("div.paginator span.next a", "list"),
+            ),
+        ),
+        PageRule(
+            "movie",
+            match=r"^/subject/(\d+)/",
+            entity_type="film",
             fields=(
                 Field("name", "h1 span[property='v:itemreviewed']"),
                 Field("release_date", "h1 span.year", pattern=r"(\d{4})"),
@@ -63,7 +94,9 @@ SPEC = SiteSpec(
             hook=split_bilingual,
         ),
         PageRule(
-            "celebrity", match=r"^/celebrity/(\d+)/", entity_type="star",
+            "celebrity",
+            match=r"^/celebrity/(\d+)/",
+            entity_type="star",
             fields=(
                 Field("name", "#content h1"),
                 Field("information", "#intro .bd", lang="zh"),

@@ -27,10 +27,22 @@ def tracks(page: Page, record: Record) -> None:
         record.add("track_count", str(len(lines)))
 
 
-MUSICIAN_INFO = Infobox(rows="#headline .info li", label="span", labels={
-    "星座": "zodiac_sign", "出生日期": "birth_date", "出生地": "birth_place", "职业": "occupation",
-    "更多外文名": "alias", "更多中文名": "alias", "性别": None, "家庭成员": None, "imdb编号": None, "官方网站": None,
-})
+MUSICIAN_INFO = Infobox(
+    rows="#headline .info li",
+    label="span",
+    labels={
+        "星座": "zodiac_sign",
+        "出生日期": "birth_date",
+        "出生地": "birth_place",
+        "职业": "occupation",
+        "更多外文名": "alias",
+        "更多中文名": "alias",
+        "性别": None,
+        "家庭成员": None,
+        "imdb编号": None,
+        "官方网站": None,
+    },
+)
 
 SPEC = SiteSpec(
     name="douban_music",
@@ -39,25 +51,47 @@ SPEC = SiteSpec(
     description="Douban music Top 250 with album and musician pages",
     start=(("/top250", "list"),),
     rules=(
-        PageRule("list", match=r"^/top250", follow=(
-            Follow("tr.item div.pl2 > a", "album"),
-            Follow("div.paginator span.next a", "list"),
-        )),
         PageRule(
-            "album", match=r"^/subject/(\d+)/", entity_type="album",
+            "list",
+            match=r"^/top250",
+            follow=(
+                Follow("tr.item div.pl2 > a", "album"),
+                Follow("div.paginator span.next a", "list"),
+            ),
+        ),
+        PageRule(
+            "album",
+            match=r"^/subject/(\d+)/",
+            entity_type="album",
             fields=(
                 Field("name", "#wrapper h1 span"),
                 Field("information", "#link-report .intro", lang="zh", optional=True),
             ),
-            infoboxes=(Infobox(rows="#info", lines=True, labels={
-                "表演者": "album_artist", "流派": "genre", "发行时间": "release_date", "出版者": "record_label",
-                "又名": "alias", "专辑类型": None, "介质": None, "唱片数": None, "条形码": None, "ISRC(中国)": None,
-            }),),
+            infoboxes=(
+                Infobox(
+                    rows="#info",
+                    lines=True,
+                    labels={
+                        "表演者": "album_artist",
+                        "流派": "genre",
+                        "发行时间": "release_date",
+                        "出版者": "record_label",
+                        "又名": "alias",
+                        "专辑类型": None,
+                        "介质": None,
+                        "唱片数": None,
+                        "条形码": None,
+                        "ISRC(中国)": None,
+                    },
+                ),
+            ),
             follow=(Follow("#info a[href*='/musician/']", "musician"),),
             hook=tracks,
         ),
         PageRule(
-            "musician", match=r"^/musician/(\d+)/", entity_type="singer",
+            "musician",
+            match=r"^/musician/(\d+)/",
+            entity_type="singer",
             fields=(
                 Field("name", "#content h1"),
                 Field("information", "#intro .bd", lang="zh", optional=True),

@@ -20,12 +20,18 @@ SPEC = SiteSpec(
     description="Qunar's Beijing attraction list with attraction pages",
     start=(("/p-cs299914-beijing-jingdian", "list"),),
     rules=(
-        PageRule("list", match=r"-jingdian", follow=(
-            Follow("ul.list_item li.item a.titlink", "attraction"),
-            Follow("div.b_paging a.next", "list"),
-        )),
         PageRule(
-            "attraction", match=r"/p-oi(\d+)-", entity_type="attraction",
+            "list",
+            match=r"-jingdian",
+            follow=(
+                Follow("ul.list_item li.item a.titlink", "attraction"),
+                Follow("div.b_paging a.next", "list"),
+            ),
+        ),
+        PageRule(
+            "attraction",
+            match=r"/p-oi(\d+)-",
+            entity_type="attraction",
             fields=(
                 Field("name", "div.b_title h1.tit"),
                 Field("name_en", "div.b_title h1.tit span.entit", optional=True),
@@ -34,9 +40,21 @@ SPEC = SiteSpec(
                 Field("comment", "ul#comment_box li .e_comment_content", many=True, lang="zh", optional=True),
                 Field("nearby", "div.b_nearby li a.titlink", many=True, link=True, optional=True),
             ),
-            infoboxes=(Infobox(rows="div.e_summary_list dl", label="dt", value="dd", labels={
-                "地址": "address", "电话": "phone", "开放时间": "opening_hours", "门票": "ticket",
-                "用时参考": "suggested_duration", "官网": None}),),
+            infoboxes=(
+                Infobox(
+                    rows="div.e_summary_list dl",
+                    label="dt",
+                    value="dd",
+                    labels={
+                        "地址": "address",
+                        "电话": "phone",
+                        "开放时间": "opening_hours",
+                        "门票": "ticket",
+                        "用时参考": "suggested_duration",
+                        "官网": None,
+                    },
+                ),
+            ),
             follow=(Follow("div.b_nearby li a.titlink", "attraction"),),
             hook=strip_english_suffix,
         ),

@@ -29,11 +29,10 @@ import pyoxigraph as ox
 
 from kgforge.build.refresh import SourceDecision
 from kgforge.build.transaction import DroppedGraph, build, parse_source
-from kgforge.core.records import Record, flattened, json_key, omitted_when_none
 from kgforge.core.checks import language_tag
-from kgforge.core.schema import SourceSpec, load_schema
-from kgforge.derive import DeriveReport, derive
 from kgforge.core.errors import ArgumentError
+from kgforge.core.records import Record, flattened, json_key, omitted_when_none
+from kgforge.core.schema import SourceSpec, load_schema
 from kgforge.corpus import (
     CandidatesReport,
     CardReport,
@@ -44,14 +43,21 @@ from kgforge.corpus import (
     split_corpus,
     write_card,
 )
-from kgforge.exports import ExportOptions, ExportReport, export_dialogues, export_goals, export_parallel, export_parallel_dialogues
+from kgforge.derive import DeriveReport, derive
+from kgforge.exports import (
+    ExportOptions,
+    ExportReport,
+    export_dialogues,
+    export_goals,
+    export_parallel,
+    export_parallel_dialogues,
+)
 from kgforge.exports.parallel import ParallelExportReport
 from kgforge.exports.registry import detect_layout
 from kgforge.goals.check import GoalCheckReport, GoalProblem, validate
-from kgforge.grounding import GroundOptions, GroundReport, GroundScore, MatchOptions, ground_file
 from kgforge.goals.generate import GoalsReport, generate
 from kgforge.goals.graph import GoalOptions
-from kgforge.stats import DomainStats, domain_stats
+from kgforge.grounding import GroundOptions, GroundReport, GroundScore, MatchOptions, ground_file
 from kgforge.languages import (
     AlignmentReport,
     TranslationApplied,
@@ -62,7 +68,7 @@ from kgforge.languages import (
 )
 from kgforge.languages.translate import MAX_LITERAL_CHARS
 from kgforge.qa.llm import DEFAULT_KEY_ENV
-from kgforge.qa.pipeline import LLMSettings
+from kgforge.stats import DomainStats, domain_stats
 from kgforge.store.catalog import DomainInfo, list_domains
 from kgforge.store.diff import GraphDiff, diff_builds
 from kgforge.store.labels import check_required, labelled_rows, resolve_bindings, row_labels
@@ -78,46 +84,54 @@ from kgforge.build.domain_import import dump_selection, import_into_domain, wiki
 from kgforge.build.link import link_domain
 from kgforge.build.transaction import check_store
 from kgforge.core.errors import KgforgeError
+from kgforge.core.quarantine import Quarantine
+
+# What eval, metrics, qa, qa-eval, query and queries take beside the Domain methods: registries and value lists
+from kgforge.core.resources import query_description, shipped_queries
 from kgforge.core.schema import DOMAIN_SCHEMA_FILE
-from kgforge.sources.importer import sample_source, source_kinds
-from kgforge.sources.schema_infer import infer_schema
-from kgforge.sources.wikidata.engines import ENGINES as IMPORT_ENGINES
-from kgforge.store.layout import remove_leftovers
-from kgforge.store.rdf_export import RDF_FORMATS, export_rdf
-from kgforge.corpus import SplitPart
+from kgforge.corpus import BY, METHODS, SplitPart, parse_ratios
 from kgforge.crawl import CrawlConfig, SiteSpec, load_spec, site_names
 from kgforge.crawl.site_crawl import CrawlReport, crawl_site
-from kgforge.stats import plot_stats
-from kgforge.corpus import BY, METHODS, parse_ratios
+from kgforge.evaluation import LAYOUTS as EVAL_LAYOUTS
+from kgforge.evaluation import (
+    METRICS,
+    SEGMENTATIONS,
+    EvalOptions,
+    HitsReport,
+    KnowledgeOptions,
+    Leaderboard,
+    evaluate_systems,
+    hits_at,
+    parse_system,
+    systems_in_folder,
+)
+from kgforge.evaluation import evaluate as score_responses
+from kgforge.evaluation.rating import LANGUAGES as RATING_LANGUAGES
+from kgforge.evaluation.rating import RUBRICS, SHEET_FORMATS, RatingReport, import_ratings, make_sheets
 from kgforge.exports import FORMATS as EXPORT_FORMATS
 from kgforge.exports import dialogue_kinds, layout_names
 from kgforge.exports import formats as export_formats
 from kgforge.goals.graph import STYLES as GOAL_STYLES
 from kgforge.goals.graph import parse_hops
 from kgforge.grounding.run import FORMATS as GROUND_FORMATS
-from kgforge.evaluation import parse_system
-from kgforge.evaluation.rating import LANGUAGES as RATING_LANGUAGES
-from kgforge.evaluation.rating import RUBRICS, SHEET_FORMATS, RatingReport, import_ratings, make_sheets
-from kgforge.store.workdir import where as describe_workdir
-from kgforge.evaluation import EvalOptions
-from kgforge.core.quarantine import Quarantine
+from kgforge.qa import DEFAULT_KEY_ENV as QA_KEY_ENV
+from kgforge.qa import GenerateOptions as QAGenerateOptions
 from kgforge.qa import LLMSettings, SelectorOptions
 from kgforge.qa import evaluate as qa_score_file
+from kgforge.qa import generate_dataset as qa_generate
 from kgforge.qa import llm_templates as qa_template_file
 from kgforge.qa import predicates as qa_predicate_table
 from kgforge.qa import select as qa_select_file
-from kgforge.qa import GenerateOptions as QAGenerateOptions
-from kgforge.qa import generate_dataset as qa_generate
-from kgforge.evaluation import evaluate as score_responses
-# What eval, metrics, qa, qa-eval, query and queries take beside the Domain methods: registries and value lists
-from kgforge.core.resources import query_description, shipped_queries
-from kgforge.evaluation import LAYOUTS as EVAL_LAYOUTS
-from kgforge.evaluation import METRICS, SEGMENTATIONS, HitsReport, KnowledgeOptions, Leaderboard, evaluate_systems
-from kgforge.evaluation import hits_at, systems_in_folder
-from kgforge.qa import DEFAULT_KEY_ENV as QA_KEY_ENV
 from kgforge.qa.generate import configurations as qa_configurations
+from kgforge.sources.importer import sample_source, source_kinds
+from kgforge.sources.schema_infer import infer_schema
+from kgforge.sources.wikidata.engines import ENGINES as IMPORT_ENGINES
+from kgforge.stats import plot_stats
+from kgforge.store.layout import remove_leftovers
 from kgforge.store.query import DEFAULT_TIMEOUT as QUERY_TIMEOUT
 from kgforge.store.query import parse_binding
+from kgforge.store.rdf_export import RDF_FORMATS, export_rdf
+from kgforge.store.workdir import where as describe_workdir
 
 
 @dataclass(frozen=True)
@@ -171,8 +185,14 @@ class QueryReport(Record):
         return self.labels.get(term.value) if isinstance(term, ox.NamedNode) else None
 
     def as_dict(self) -> dict[str, Any]:
-        return {"kind": self.kind, "variables": list(self.columns), "boolean": self.boolean,
-                "rows": list(self.labelled_rows), "truncated": self.truncated, "more_rows": self.more_rows}
+        return {
+            "kind": self.kind,
+            "variables": list(self.columns),
+            "boolean": self.boolean,
+            "rows": list(self.labelled_rows),
+            "truncated": self.truncated,
+            "more_rows": self.more_rows,
+        }
 
 
 @dataclass(frozen=True)
@@ -298,21 +318,49 @@ class EvalReport(Record):
     seconds: dict[str, float] = field(default_factory=dict)  # read, graph, metrics, total
 
 
-EVAL_FIELDS = ("responses", "inputs", "segmentation", "matched_unsegmented", "metrics", "left_out", "official",
-               "human", "goals", "per_response", "seconds")
+EVAL_FIELDS = (
+    "responses",
+    "inputs",
+    "segmentation",
+    "matched_unsegmented",
+    "metrics",
+    "left_out",
+    "official",
+    "human",
+    "goals",
+    "per_response",
+    "seconds",
+)
 
 
-def evaluate(predictions: Path | str, *, gold: Path | str | None = None, dialogues: Path | str | None = None,
-             domain: str | None = None, workdir: Path | str | None = None, human: Path | str | None = None,
-             out: Path | str | None = None, options: EvalOptions | None = None) -> EvalReport:
+def evaluate(
+    predictions: Path | str,
+    *,
+    gold: Path | str | None = None,
+    dialogues: Path | str | None = None,
+    domain: str | None = None,
+    workdir: Path | str | None = None,
+    human: Path | str | None = None,
+    out: Path | str | None = None,
+    options: EvalOptions | None = None,
+) -> EvalReport:
     """``kgforge eval``: score the responses in ``predictions`` (any layout of docs/evaluation.md) against
     ``gold``; with ``domain``, knowledge precision/recall against its graph; with ``human``, correlations with
     human scores; ``out``: the per-response file."""
+
     def path(value: Path | str | None) -> Path | None:
         return None if value is None else Path(value)
 
-    data = score_responses(Path(predictions), gold=path(gold), dialogues=path(dialogues), domain=domain,
-                           workdir=workdir, human=path(human), out=path(out), options=options or EvalOptions())
+    data = score_responses(
+        Path(predictions),
+        gold=path(gold),
+        dialogues=path(dialogues),
+        domain=domain,
+        workdir=workdir,
+        human=path(human),
+        out=path(out),
+        options=options or EvalOptions(),
+    )
     known = {key: data[key] for key in EVAL_FIELDS if key in data}
     resources = {key: value for key, value in data.items() if key not in (*EVAL_FIELDS, "knowledge", "correlations")}
     knowledge = KnowledgeScore(**data["knowledge"]) if "knowledge" in data else None
@@ -398,8 +446,14 @@ class QAGenerateReport(Record):
     seconds_total: float
 
 
-def qa_evaluate(predictions: Path | str, gold: Path | str, llm: LLMSettings | None = None, *,
-                cache: Path | str | None = None, timeout: float = 120.0) -> QAScoreReport:
+def qa_evaluate(
+    predictions: Path | str,
+    gold: Path | str,
+    llm: LLMSettings | None = None,
+    *,
+    cache: Path | str | None = None,
+    timeout: float = 120.0,
+) -> QAScoreReport:
     """``kgforge qa-eval``: score ``predictions`` (JSON lines of turn id and prediction) against the ``gold``
     turns, alias-aware; with ``llm``, an LLM judge beside it, its replies cached in ``cache`` (default: next
     to the predictions) and refused replies quarantined there."""
@@ -426,20 +480,45 @@ class Domain:
     def __repr__(self) -> str:
         return f"Domain({self.name!r}, workdir={str(self.workdir)!r})"
 
-    def build(self, sources: Iterable[str | SourceSpec] = (), *, schema: str | None = None,
-              schema_sources: bool = True, progress: bool = False, full: bool = False) -> BuildReport:
+    def build(
+        self,
+        sources: Iterable[str | SourceSpec] = (),
+        *,
+        schema: str | None = None,
+        schema_sources: bool = True,
+        progress: bool = False,
+        full: bool = False,
+    ) -> BuildReport:
         """Import the sources (``"kind:path"`` strings or SourceSpecs; plus the schema's own unless
         ``schema_sources=False``) into a fresh build and publish it atomically. ``schema`` defaults to the
         domain's own (``kgforge init``), else a shipped one, else one inferred from the sources. Sources
         that did not change since the published build keep their graphs (``full=True`` imports them all)."""
         specs = [s if isinstance(s, SourceSpec) else parse_source(s) for s in sources]
-        result = build(self.name, specs, self.workdir, schema=load_schema(schema) if schema else None,
-                       show_progress=progress, use_schema_sources=schema_sources, full=full)
+        result = build(
+            self.name,
+            specs,
+            self.workdir,
+            schema=load_schema(schema) if schema else None,
+            show_progress=progress,
+            use_schema_sources=schema_sources,
+            full=full,
+        )
         summary = result.as_dict()
-        return BuildReport(self.name, result.build_id, result.published, result.store, result.schema,
-                           result.total_quads, result.graphs, result.timings, tuple(summary["sources"]),
-                           summary["records_ok"], summary["records_bad"], tuple(result.dropped),
-                           tuple(result.decisions))
+        return BuildReport(
+            self.name,
+            result.build_id,
+            result.published,
+            result.store,
+            result.schema,
+            result.total_quads,
+            result.graphs,
+            result.timings,
+            tuple(summary["sources"]),
+            summary["records_ok"],
+            summary["records_bad"],
+            tuple(result.dropped),
+            tuple(result.decisions),
+        )
 
     def snapshot(self) -> Snapshot:
         """The published build now, resolved once: its manifest, schema, language and (read on first use,
@@ -450,9 +529,18 @@ class Domain:
         """Entities, relations, triples and per-triple sizes of the published build (KdConv / DuConv Table 2)."""
         return domain_stats(self.snapshot())
 
-    def query(self, query: str, /, *, timeout: float = DEFAULT_TIMEOUT, limit: int = 0, allow_service: bool = False,
-              waiting: Callable[[float], None] | None = None, label_language: str | None = None,
-              **bindings: Any) -> QueryReport:
+    def query(
+        self,
+        query: str,
+        /,
+        *,
+        timeout: float = DEFAULT_TIMEOUT,
+        limit: int = 0,
+        allow_service: bool = False,
+        waiting: Callable[[float], None] | None = None,
+        label_language: str | None = None,
+        **bindings: Any,
+    ) -> QueryReport:
         """Run ``query`` (SPARQL text, or the name of a shipped query such as ``"goal_two_step"``) on the
         published store with ``bindings`` substituted for its variables. A ``str`` binding is a plain value:
         the entity it labels where the variable stands as a subject, else a literal (the rule in
@@ -465,26 +553,46 @@ class Domain:
         language = language_tag(label_language, "label_language") if label_language else snapshot.language
         with QueryRunner(snapshot) as runner:
             terms = resolve_bindings(runner, sparql, {k: _term(v) for k, v in bindings.items()}, language, self.name)
-            result = runner.query(sparql, terms, timeout=timeout, allow_service=allow_service, limit=limit,
-                                  waiting=waiting)
+            result = runner.query(
+                sparql, terms, timeout=timeout, allow_service=allow_service, limit=limit, waiting=waiting
+            )
             labels = row_labels(runner, result.rows, language)
         columns, rows = labelled_rows(result.variables, result.rows, labels)
-        return QueryReport(self.name, result.kind, tuple(result.variables), tuple(result.rows), result.boolean,
-                           labels, result.truncated, result.more_rows, tuple(result.triples or ()), tuple(columns),
-                           tuple(rows))
+        return QueryReport(
+            self.name,
+            result.kind,
+            tuple(result.variables),
+            tuple(result.rows),
+            result.boolean,
+            labels,
+            result.truncated,
+            result.more_rows,
+            tuple(result.triples or ()),
+            tuple(columns),
+            tuple(rows),
+        )
 
     def language(self) -> str:
         """The language of the domain's labels (its schema's ``language``)."""
         return self.snapshot().language
 
-    def translate(self, language: str, out: Path | str, *, llm_url: str, llm_model: str,
-                  llm_key_env: str = DEFAULT_KEY_ENV, max_chars: int = MAX_LITERAL_CHARS,
-                  limit: int | None = None) -> TranslationProposals:
+    def translate(
+        self,
+        language: str,
+        out: Path | str,
+        *,
+        llm_url: str,
+        llm_model: str,
+        llm_key_env: str = DEFAULT_KEY_ENV,
+        max_chars: int = MAX_LITERAL_CHARS,
+        limit: int | None = None,
+    ) -> TranslationProposals:
         """Ask an OpenAI-compatible endpoint for labels in ``language`` of what lacks one, and write them to the
         review file ``out`` (TSV) for a person to edit; nothing enters the graph until
         :meth:`apply_translations` (see :mod:`kgforge.languages.translate`)."""
-        return propose_translations(self.name, language, out, LLMSettings(llm_url, llm_model, llm_key_env),
-                                    self.workdir, max_chars, limit)
+        return propose_translations(
+            self.name, language, out, LLMSettings(llm_url, llm_model, llm_key_env), self.workdir, max_chars, limit
+        )
 
     def apply_translations(self, review_file: Path | str, language: str) -> TranslationApplied:
         """Load the kept rows of a reviewed translation file as the graph ``graph/translated/<language>``."""
@@ -499,18 +607,36 @@ class Domain:
         """The graph as polars tables: ``facts``, ``labels``, ``types``, ``relations``."""
         return self.snapshot().tables(include_derived)
 
-    def derive(self, *, max_group: int | None = None, max_pairs: int | None = None,
-               seed: int | None = None) -> DeriveReport:
+    def derive(
+        self, *, max_group: int | None = None, max_pairs: int | None = None, seed: int | None = None
+    ) -> DeriveReport:
         """Associated two-hop triples (entities sharing a predicate and object) into their own named graph."""
         return derive(self.name, self.workdir, max_group=max_group, seed=seed, max_pairs=max_pairs)
 
-    def goals(self, n: int, out: Path | str, *, style: str = "duconv", seed: int = 0, one_step_ratio: float = 0.5,
-              hops: tuple[int, int] = (1, 3), language: str | None = None,
-              profiles: Path | str | None = None, transitions: Path | str | None = None,
-              profile_template: Path | str | None = None) -> GoalsReport:
-        options = GoalOptions(n=n, seed=seed, one_step_ratio=one_step_ratio, style=style, hops=hops, language=language,
-                              transitions=Path(transitions) if transitions else None,
-                              profile_template=Path(profile_template) if profile_template else None)
+    def goals(
+        self,
+        n: int,
+        out: Path | str,
+        *,
+        style: str = "duconv",
+        seed: int = 0,
+        one_step_ratio: float = 0.5,
+        hops: tuple[int, int] = (1, 3),
+        language: str | None = None,
+        profiles: Path | str | None = None,
+        transitions: Path | str | None = None,
+        profile_template: Path | str | None = None,
+    ) -> GoalsReport:
+        options = GoalOptions(
+            n=n,
+            seed=seed,
+            one_step_ratio=one_step_ratio,
+            style=style,
+            hops=hops,
+            language=language,
+            transitions=Path(transitions) if transitions else None,
+            profile_template=Path(profile_template) if profile_template else None,
+        )
         out = self.paths.output(Path(out))  # a refused OUT is named before a missing store, as it always was
         return generate(self.snapshot(), options, out, Path(profiles) if profiles else None)
 
@@ -519,16 +645,32 @@ class Domain:
         queries; each goal that is not is a :class:`GoalProblem`."""
         return validate(self.snapshot(), Path(sessions))
 
-    def diff(self, *, from_build: str | None = None, to_build: str | None = None,
-             out: Path | str | None = None) -> DiffReport:
+    def diff(
+        self, *, from_build: str | None = None, to_build: str | None = None, out: Path | str | None = None
+    ) -> DiffReport:
         """What changed from build ``from_build`` (default: the one before the published build) to ``to_build``
         (default: the published build); with ``out``, the differing quads as an RDF Patch."""
         result = diff_builds(self.paths, from_build, to_build, Path(out) if out else None)
-        return DiffReport(self.name, result.from_build, result.to_build, result.added, result.removed, result.changed,
-                          tuple(result.graphs), Path(result.out) if result.out else None)
+        return DiffReport(
+            self.name,
+            result.from_build,
+            result.to_build,
+            result.added,
+            result.removed,
+            result.changed,
+            tuple(result.graphs),
+            Path(result.out) if result.out else None,
+        )
 
-    def export(self, goals: Path | str | None, out: Path | str, *, fmt: str, dialogues: Path | str | None = None,
-               **options: Any) -> ExportReport:
+    def export(
+        self,
+        goals: Path | str | None,
+        out: Path | str,
+        *,
+        fmt: str,
+        dialogues: Path | str | None = None,
+        **options: Any,
+    ) -> ExportReport:
         """Per-dialogue subgraphs in dataset format ``fmt`` (see ExportOptions) for the new goals in ``goals``
         (from :meth:`goals`), or for the real ``dialogues`` (``goals=None``)."""
         if (goals is None) == (dialogues is None):
@@ -537,12 +679,23 @@ class Domain:
         if dialogues is not None:  # an unreadable input is named before a missing store, as the command always did
             detect_layout(Path(dialogues), settings.input_layout)
         snapshot = self.snapshot()
-        return (export_goals(snapshot, Path(goals), settings, out) if goals is not None else
-                export_dialogues(snapshot, Path(dialogues), settings, out))
+        return (
+            export_goals(snapshot, Path(goals), settings, out)
+            if goals is not None
+            else export_dialogues(snapshot, Path(dialogues), settings, out)
+        )
 
-    def export_parallel(self, goals: Path | str | None, out: Path | str, *, languages: list[str],
-                        dialogues: Path | str | None = None, fmt: str = "durecdial", allow_mixed: bool = False,
-                        **options: Any) -> ParallelExportReport:
+    def export_parallel(
+        self,
+        goals: Path | str | None,
+        out: Path | str,
+        *,
+        languages: list[str],
+        dialogues: Path | str | None = None,
+        fmt: str = "durecdial",
+        allow_mixed: bool = False,
+        **options: Any,
+    ) -> ParallelExportReport:
         """The export of new ``goals``, or of real DuRecDial 2.0 twins (``dialogues``: the ``zh_NAME`` file, its
         ``en_NAME`` twin beside it), in every language of ``languages`` (``["zh", "en"]``): twin files with the
         same ids and triples, DuRecDial 2.0's five task files and a manifest pairing them (see
@@ -552,8 +705,9 @@ class Domain:
         settings = ExportOptions(fmt=fmt, language=languages[0], **options)
         if goals is not None:
             return export_parallel(self.snapshot(), Path(goals), settings, list(languages), Path(out), allow_mixed)
-        return export_parallel_dialogues(self.snapshot(), Path(dialogues), settings, list(languages), Path(out),
-                                         allow_mixed)
+        return export_parallel_dialogues(
+            self.snapshot(), Path(dialogues), settings, list(languages), Path(out), allow_mixed
+        )
 
     def corpus_stats(self, dialogues: Path | str, **options: Any) -> CorpusStats:
         """:func:`kgforge.corpus.corpus_stats` of a dialogue file, with its topics against this domain's graph."""
@@ -563,14 +717,16 @@ class Domain:
         """:func:`kgforge.corpus.write_card`: the datasheet of dialogue files built against this domain."""
         return write_card(dialogues, self.name, out, workdir=self.workdir, **options)
 
-    def ground(self, dialogues: Path | str, out: Path | str, *, fmt: str = "kdconv",
-               options: MatchOptions = MatchOptions()) -> GroundReport:
+    def ground(
+        self, dialogues: Path | str, out: Path | str, *, fmt: str = "kdconv", options: MatchOptions = MatchOptions()
+    ) -> GroundReport:
         """The facts each message of ``dialogues`` states and its claims, written to ``out``; scored against the
         gold annotations the input has (see docs/grounding.md)."""
         return ground_file(self.name, Path(dialogues), Path(out), self.workdir, GroundOptions(fmt, options))
 
-    def embed(self, *, name: str = "default", resume: bool = False, progress: bool = False,
-              **config: Any) -> EmbedReport:
+    def embed(
+        self, *, name: str = "default", resume: bool = False, progress: bool = False, **config: Any
+    ) -> EmbedReport:
         """Train a PyKEEN model (``config``: EmbedConfig fields such as model, dim, epochs) into
         ``models/<name>``; the loss and validation curves go to ``models/<name>-training.png``."""
         from kgforge.embed import (  # lazy: torch and PyKEEN take seconds to load
@@ -580,57 +736,116 @@ class Domain:
 
         return embed(self.name, self.workdir, EmbedConfig(**config), name=name, resume=resume, progress=progress)
 
-    def related(self, entity: str, *, k: int = 10, model: str = "default", exclude_neighbours: bool = False,
-                type_: str | None = None, device: str = "auto") -> RelatedReport:
+    def related(
+        self,
+        entity: str,
+        *,
+        k: int = 10,
+        model: str = "default",
+        exclude_neighbours: bool = False,
+        type_: str | None = None,
+        device: str = "auto",
+    ) -> RelatedReport:
         """The ``k`` entities nearest ``entity`` (a label or IRI) in the model bundle ``models/<model>``."""
         from kgforge.embed.related import related  # lazy: loads torch
 
-        return related(self.name, entity, self.workdir, k=k, model=model, exclude_neighbours=exclude_neighbours,
-                       type_=type_, device=device)
+        return related(
+            self.name,
+            entity,
+            self.workdir,
+            k=k,
+            model=model,
+            exclude_neighbours=exclude_neighbours,
+            type_=type_,
+            device=device,
+        )
 
     def check(self, *, clean: bool = False) -> CheckReport:
         """Compare the published store with its manifest (per-graph counts, each quads file's sha256) and list
         what killed or failed writers left behind; ``clean=True`` removes that first (under the write lock)."""
         removed = tuple(str(p) for p in remove_leftovers(self.paths)) if clean else None
         data = check_store(self.name, self.workdir)
-        return CheckReport(data["domain"], data["build_id"], data["ok"], tuple(data["problems"]), data["graphs"],
-                           data["total_quads"], tuple(data["leftovers"]), data["writer_pid"], data["clean_command"],
-                           removed)
+        return CheckReport(
+            data["domain"],
+            data["build_id"],
+            data["ok"],
+            tuple(data["problems"]),
+            data["graphs"],
+            data["total_quads"],
+            tuple(data["leftovers"]),
+            data["writer_pid"],
+            data["clean_command"],
+            removed,
+        )
 
     def link(self) -> LinkSummary:
         """Link the dataset's and crawled entities to their Wikidata / XLORE counterparts (``owl:sameAs``, in a
         derived graph) by zh/en label and alias with type checks; ambiguous names are listed, never guessed."""
         return LinkSummary(**link_domain(self.name, self.workdir))
 
-    def import_dump(self, dump: Path | str, *, kind: str = "wikidata", seeds: Iterable[str] = (),
-                    seed_names: Iterable[str] = (), seed_labels: bool = False, seed_classes: Iterable[str] = (),
-                    hops: int | None = None, fanout_cap: int | None = None, workers: int | None = None,
-                    engine: str = "local", address: str | None = None, resume: bool = True,
-                    keep_deprecated: bool = False, progress: bool = False) -> ImportReport:
+    def import_dump(
+        self,
+        dump: Path | str,
+        *,
+        kind: str = "wikidata",
+        seeds: Iterable[str] = (),
+        seed_names: Iterable[str] = (),
+        seed_labels: bool = False,
+        seed_classes: Iterable[str] = (),
+        hops: int | None = None,
+        fanout_cap: int | None = None,
+        workers: int | None = None,
+        engine: str = "local",
+        address: str | None = None,
+        resume: bool = True,
+        keep_deprecated: bool = False,
+        progress: bool = False,
+    ) -> ImportReport:
         """Add a knowledge-base dump to the published store: ``kind`` ``wikidata`` (JSON, truthy N-Triples or
         full Turtle, told apart by the file's first line) or ``xlore``; optionally only the ``hops``
         neighbourhood of seeds (ids, exact labels, ``seed_labels``: the domain's own start entities, or the
         instances of ``seed_classes``). A killed import resumes from its last checkpoint unless ``resume=False``."""
-        options = dump_selection(self.name, self.workdir, seeds=seeds, seed_names=seed_names,
-                                 seed_labels=seed_labels, seed_classes=seed_classes, hops=hops, fanout_cap=fanout_cap,
-                                 workers=workers, engine=engine, address=address, resume=resume,
-                                 keep_deprecated=keep_deprecated)
+        options = dump_selection(
+            self.name,
+            self.workdir,
+            seeds=seeds,
+            seed_names=seed_names,
+            seed_labels=seed_labels,
+            seed_classes=seed_classes,
+            hops=hops,
+            fanout_cap=fanout_cap,
+            workers=workers,
+            engine=engine,
+            address=address,
+            resume=resume,
+            keep_deprecated=keep_deprecated,
+        )
         kind = wikidata_dump_kind(Path(dump)) if kind == "wikidata" else kind
-        return ImportReport(**import_into_domain(self.name, kind, Path(dump), options, self.workdir,
-                                                 show_progress=progress))
+        return ImportReport(
+            **import_into_domain(self.name, kind, Path(dump), options, self.workdir, show_progress=progress)
+        )
 
     def export_rdf(self, out: Path | str, *, fmt: str = "nq") -> RdfExportReport:
         """The whole store as RDF in ``fmt`` (a name or alias of :data:`RDF_FORMATS`): N-Quads and TriG keep the
         named graphs, N-Triples and Turtle give their union, deduplicated."""
         return RdfExportReport(**export_rdf(self.name, fmt, Path(out), self.workdir))
 
-    def init_schema(self, samples: Iterable[str | SourceSpec], *, out: Path | str | None = None,
-                    language: str | None = None, force: bool = False) -> SchemaReport:
+    def init_schema(
+        self,
+        samples: Iterable[str | SourceSpec],
+        *,
+        out: Path | str | None = None,
+        language: str | None = None,
+        force: bool = False,
+    ) -> SchemaReport:
         """Infer a schema for this (new) domain from sample data (``"KIND:FILE"``, or a FILE whose extension a
         source kind registers) and write it to ``out`` (default: the domain's own ``schema.toml``, which
         :meth:`build` reads); an existing file is kept unless ``force``."""
-        target = self.paths.output(out, self.paths.root / DOMAIN_SCHEMA_FILE) if out else \
-            self.paths.root / DOMAIN_SCHEMA_FILE
+        target = (
+            self.paths.output(out, self.paths.root / DOMAIN_SCHEMA_FILE)
+            if out
+            else self.paths.root / DOMAIN_SCHEMA_FILE
+        )
         if target.exists() and not force:
             raise KgforgeError(f"{target} exists already: edit it, or give --force to infer it again")
         specs = tuple(s if isinstance(s, SourceSpec) else sample_source(s) for s in samples)
@@ -644,36 +859,93 @@ class Domain:
         """F(t) of ConvKGYarn: each type's predicates with coverage, specificity and object diversity."""
         return QAPredicatesReport(**qa_predicate_table(self.name, self.workdir, language))
 
-    def qa_select(self, out: Path | str, *, language: str | None = None, options: SelectorOptions | None = None,
-                  llm: LLMSettings | None = None) -> QASelectionReport:
+    def qa_select(
+        self,
+        out: Path | str,
+        *,
+        language: str | None = None,
+        options: SelectorOptions | None = None,
+        llm: LLMSettings | None = None,
+    ) -> QASelectionReport:
         """G(t, preds): each type's interesting predicates (statistical, or judged by the ``llm``), written to
         ``out`` for :meth:`qa_templates` and ``kgforge qa generate --selection``."""
         return QASelectionReport(**qa_select_file(self.name, Path(out), self.workdir, language, options, llm))
 
-    def qa_templates(self, out: Path | str, llm: LLMSettings, *, language: str | None = None,
-                     selection: Path | str | None = None, limit: int = 50) -> QATemplatesReport:
+    def qa_templates(
+        self,
+        out: Path | str,
+        llm: LLMSettings,
+        *,
+        language: str | None = None,
+        selection: Path | str | None = None,
+        limit: int = 50,
+    ) -> QATemplatesReport:
         """A template file: the bundled templates plus the ``llm``'s templates for up to ``limit`` selected
         (type, predicate) pairs that pass the checks (placeholders, no answer given away)."""
-        return QATemplatesReport(**qa_template_file(self.name, Path(out), llm, self.workdir, language,
-                                                    Path(selection) if selection else None, limit))
+        return QATemplatesReport(
+            **qa_template_file(
+                self.name, Path(out), llm, self.workdir, language, Path(selection) if selection else None, limit
+            )
+        )
 
-    def qa_generate(self, out: Path | str, options: QAGenerateOptions, *, language: str | None = None,
-                    selection: Path | str | None = None, templates: Path | str | None = None,
-                    convquestions: Path | str | None = None) -> QAGenerateReport:
+    def qa_generate(
+        self,
+        out: Path | str,
+        options: QAGenerateOptions,
+        *,
+        language: str | None = None,
+        selection: Path | str | None = None,
+        templates: Path | str | None = None,
+        convquestions: Path | str | None = None,
+    ) -> QAGenerateReport:
         """Conversational QA turns from the graph (ConvKGYarn): ``options.n`` conversations rendered in every
         configuration and variant, written to ``out`` (and ConvQuestions-shaped to ``convquestions``)."""
+
         def path(value: Path | str | None) -> Path | None:
             return None if value is None else Path(value)
 
-        return QAGenerateReport(**qa_generate(self.name, Path(out), options, self.workdir, language, path(selection),
-                                              path(templates), path(convquestions)))
+        return QAGenerateReport(
+            **qa_generate(
+                self.name,
+                Path(out),
+                options,
+                self.workdir,
+                language,
+                path(selection),
+                path(templates),
+                path(convquestions),
+            )
+        )
 
 
-__all__ = ["BuildReport", "CandidatesReport", "CardReport", "CorpusStats", "DeriveReport", "DiffReport", "Domain",
-           "DomainInfo", "DroppedGraph", "EmbedReport", "ExportReport", "GoalCheckReport", "GoalProblem", "GoalsReport",
-           "GroundReport", "GroundScore", "ParallelExportReport", "QueryReport", "RelatedReport", "SplitReport",
-           "StatsReport",
-           "build_candidates", "corpus_stats", "list_domains", "split_corpus", "write_card"]
+__all__ = [
+    "BuildReport",
+    "CandidatesReport",
+    "CardReport",
+    "CorpusStats",
+    "DeriveReport",
+    "DiffReport",
+    "Domain",
+    "DomainInfo",
+    "DroppedGraph",
+    "EmbedReport",
+    "ExportReport",
+    "GoalCheckReport",
+    "GoalProblem",
+    "GoalsReport",
+    "GroundReport",
+    "GroundScore",
+    "ParallelExportReport",
+    "QueryReport",
+    "RelatedReport",
+    "SplitReport",
+    "StatsReport",
+    "build_candidates",
+    "corpus_stats",
+    "list_domains",
+    "split_corpus",
+    "write_card",
+]
 
 
 def __getattr__(name: str) -> Any:
@@ -690,14 +962,47 @@ def __getattr__(name: str) -> Any:
 
 
 # The stages added to the API for the command line's other commands, and the registries its options offer.
-__all__ += ["CheckReport", "EvalOptions", "IMPORT_ENGINES", "ImportReport", "KgforgeError", "LinkSummary",
-            "RDF_FORMATS", "RdfExportReport", "Record", "SchemaReport", "SourceSpec", "SplitPart", "describe_workdir",
-            "evaluate", "plot_stats", "source_kinds"]
+__all__ += [
+    "CheckReport",
+    "EvalOptions",
+    "IMPORT_ENGINES",
+    "ImportReport",
+    "KgforgeError",
+    "LinkSummary",
+    "RDF_FORMATS",
+    "RdfExportReport",
+    "Record",
+    "SchemaReport",
+    "SourceSpec",
+    "SplitPart",
+    "describe_workdir",
+    "evaluate",
+    "plot_stats",
+    "source_kinds",
+]
 __all__ += ["CrawlConfig", "CrawlReport", "SiteSpec", "crawl_site", "load_spec", "site_names"]
-__all__ += ["BY", "EXPORT_FORMATS", "GOAL_STYLES", "GROUND_FORMATS", "METHODS", "dialogue_kinds", "export_formats",
-            "layout_names", "parse_hops", "parse_ratios"]
-__all__ += ["ArgumentError", "RATING_LANGUAGES", "RUBRICS", "RatingReport", "SHEET_FORMATS", "import_ratings",
-            "make_sheets", "parse_system"]
+__all__ += [
+    "BY",
+    "EXPORT_FORMATS",
+    "GOAL_STYLES",
+    "GROUND_FORMATS",
+    "METHODS",
+    "dialogue_kinds",
+    "export_formats",
+    "layout_names",
+    "parse_hops",
+    "parse_ratios",
+]
+__all__ += [
+    "ArgumentError",
+    "RATING_LANGUAGES",
+    "RUBRICS",
+    "RatingReport",
+    "SHEET_FORMATS",
+    "import_ratings",
+    "make_sheets",
+    "parse_system",
+]
 
 
 # The typed reports of eval, qa and queries, and what their commands check options against.
@@ -730,11 +1035,37 @@ def embed_choices(option: str) -> tuple[str, ...]:
 
 
 __all__ += ["EvalReport", "KnowledgeScore", "score_responses"]
-__all__ += ["EVAL_LAYOUTS", "HitsReport", "KnowledgeOptions", "Leaderboard", "METRICS", "SEGMENTATIONS",
-            "evaluate_systems", "hits_at", "systems_in_folder"]
-__all__ += ["LLMSettings", "QAGenerateOptions", "QA_KEY_ENV", "SelectorOptions", "qa_configurations",
-            "qa_evaluate", "QAGenerateReport", "QAPredicatesReport", "QAScoreReport", "QASelectionReport",
-            "QATemplatesReport"]
-__all__ += ["QUERY_TIMEOUT", "ShippedQuery", "check_embed_model", "embed_choices", "list_queries",
-            "load_query", "parse_binding"]
+__all__ += [
+    "EVAL_LAYOUTS",
+    "HitsReport",
+    "KnowledgeOptions",
+    "Leaderboard",
+    "METRICS",
+    "SEGMENTATIONS",
+    "evaluate_systems",
+    "hits_at",
+    "systems_in_folder",
+]
+__all__ += [
+    "LLMSettings",
+    "QAGenerateOptions",
+    "QA_KEY_ENV",
+    "SelectorOptions",
+    "qa_configurations",
+    "qa_evaluate",
+    "QAGenerateReport",
+    "QAPredicatesReport",
+    "QAScoreReport",
+    "QASelectionReport",
+    "QATemplatesReport",
+]
+__all__ += [
+    "QUERY_TIMEOUT",
+    "ShippedQuery",
+    "check_embed_model",
+    "embed_choices",
+    "list_queries",
+    "load_query",
+    "parse_binding",
+]
 __all__ += ["DEFAULT_KEY_ENV", "MAX_LITERAL_CHARS"]

@@ -68,8 +68,15 @@ SHARED_OBJECT = ONTO + "sharedObject"
 DEFAULT_MAX_GROUP = 10
 DEFAULT_MAX_PAIRS = 5000
 GROUP_KEY = ["p", "o", "o_is_entity", "o_lang", "o_datatype"]
-PAIR_SCHEMA = {"a": pl.String, "b": pl.String, "p": pl.String, "o": pl.String, "o_is_entity": pl.Boolean,
-               "o_lang": pl.String, "o_datatype": pl.String}
+PAIR_SCHEMA = {
+    "a": pl.String,
+    "b": pl.String,
+    "p": pl.String,
+    "o": pl.String,
+    "o_is_entity": pl.Boolean,
+    "o_lang": pl.String,
+    "o_datatype": pl.String,
+}
 
 
 @dataclass(frozen=True)
@@ -86,8 +93,13 @@ class DeriveOptions:
         check_sizes(self, lambda key: "--" + key.replace("_", "-"))
 
     def as_dict(self) -> dict[str, Any]:
-        return {"max_group": self.max_group, "max_pairs": self.max_pairs, "seed": self.seed, "stop_relations": sorted(self.stop_relations),
-                "skip_kinds": list(self.skip_kinds)}
+        return {
+            "max_group": self.max_group,
+            "max_pairs": self.max_pairs,
+            "seed": self.seed,
+            "stop_relations": sorted(self.stop_relations),
+            "skip_kinds": list(self.skip_kinds),
+        }
 
 
 @dataclass
@@ -121,8 +133,9 @@ def check_sizes(options: DeriveOptions | DeriveSettings, spelled: Callable[[str]
     checks.whole(options.seed, spelled("seed"), 0)  # NumPy takes no negative seed
 
 
-def options_for(schema: Schema, max_group: int | None = None, seed: int | None = None,
-                max_pairs: int | None = None) -> DeriveOptions:
+def options_for(
+    schema: Schema, max_group: int | None = None, seed: int | None = None, max_pairs: int | None = None
+) -> DeriveOptions:
     """Options from the schema (``stop_relations``, ``[options.derive]``) overridden by the caller; a
     SchemaError naming the schema file for an unknown key or a value of the wrong type in the table."""
     configured = read_options(DeriveSettings, schema.path, "derive", schema.options.get("derive"))
@@ -144,7 +157,8 @@ def associate(facts: pl.DataFrame, relation_kinds: dict[str, str], options: Deri
         .unique(["s", *GROUP_KEY])
     )
     groups = (
-        usable.group_by(GROUP_KEY).agg(pl.col("s").sort().alias("members"))
+        usable.group_by(GROUP_KEY)
+        .agg(pl.col("s").sort().alias("members"))
         .with_columns(n=pl.col("members").list.len())
         .filter(pl.col("n") >= 2)
         .sort(GROUP_KEY, nulls_last=True)
@@ -154,8 +168,11 @@ def associate(facts: pl.DataFrame, relation_kinds: dict[str, str], options: Deri
     big = groups.filter(pl.col("n") > options.max_group)
     capped = pl.concat([_all_pairs(small), _sampled_pairs(big, options)], how="vertical")
     pairs = _relation_budget(capped, options).sort(["p", "o", "a", "b"]).select(list(PAIR_SCHEMA))
-    return Associations(pairs=pairs, per_relation=_report(groups, capped, pairs, options.max_group),
-                        skipped={p: why for p, why in skipped.items() if p in set(facts["p"].unique())})
+    return Associations(
+        pairs=pairs,
+        per_relation=_report(groups, capped, pairs, options.max_group),
+        skipped={p: why for p, why in skipped.items() if p in set(facts["p"].unique())},
+    )
 
 
 def _all_pairs(groups: pl.DataFrame) -> pl.DataFrame:
@@ -174,8 +191,11 @@ def _sampled_pairs(groups: pl.DataFrame, options: DeriveOptions) -> pl.DataFrame
     rng = np.random.default_rng([options.seed, 0x5EED])
     mid = groups.filter(pl.col("n") <= 4 * options.max_group)
     enumerated = _all_pairs(mid).sort(["p", "o", "a", "b"])
-    enumerated = (enumerated.with_columns(_k=pl.Series(rng.random(enumerated.height)))
-                  .filter(pl.col("_k").rank("ordinal").over(GROUP_KEY) <= keep).drop("_k"))
+    enumerated = (
+        enumerated.with_columns(_k=pl.Series(rng.random(enumerated.height)))
+        .filter(pl.col("_k").rank("ordinal").over(GROUP_KEY) <= keep)
+        .drop("_k")
+    )
     hubs = groups.filter(pl.col("n") > 4 * options.max_group).drop("gid").with_row_index("row")
     n = hubs["n"].to_numpy().astype(np.int64)
     total = n * (n - 1) // 2
@@ -194,9 +214,13 @@ def _sampled_pairs(groups: pl.DataFrame, options: DeriveOptions) -> pl.DataFrame
     left, right = _unrank_pairs(drawn["t"].to_numpy())
     members = hubs.select(pl.col("row").cast(pl.Int64), "members", *GROUP_KEY)
     sampled = (
-        drawn.with_columns(i=pl.Series(left), j=pl.Series(right)).join(members, on="row")
-        .select(pl.col("members").list.get(pl.col("i")).alias("a"), pl.col("members").list.get(pl.col("j")).alias("b"),
-                *GROUP_KEY)
+        drawn.with_columns(i=pl.Series(left), j=pl.Series(right))
+        .join(members, on="row")
+        .select(
+            pl.col("members").list.get(pl.col("i")).alias("a"),
+            pl.col("members").list.get(pl.col("j")).alias("b"),
+            *GROUP_KEY,
+        )
     )
     return pl.concat([enumerated.select(list(PAIR_SCHEMA)), sampled.select(list(PAIR_SCHEMA))])
 
@@ -212,8 +236,8 @@ def _relation_budget(pairs: pl.DataFrame, options: DeriveOptions) -> pl.DataFram
 def _unrank_pairs(index: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Pair index t → (i, j), i < j, for the enumeration t = j·(j−1)/2 + i."""
     j = ((1 + np.sqrt(1 + 8 * index.astype(np.float64))) // 2).astype(np.int64)
-    j -= (j * (j - 1) // 2 > index)  # float rounding can overshoot by one
-    j += ((j + 1) * j // 2 <= index)
+    j -= j * (j - 1) // 2 > index  # float rounding can overshoot by one
+    j += (j + 1) * j // 2 <= index
     return index - j * (j - 1) // 2, j
 
 
@@ -230,8 +254,11 @@ def _report(groups: pl.DataFrame, capped: pl.DataFrame, pairs: pl.DataFrame, cap
     )
     written = pairs.group_by("p").agg(pairs=pl.len())
     after_cap = capped.group_by("p").agg(after_cap=pl.len())
-    joined = (summary.join(written, on="p", how="left").join(after_cap, on="p", how="left")
-              .with_columns(pl.col("pairs", "after_cap").fill_null(0)))
+    joined = (
+        summary.join(written, on="p", how="left")
+        .join(after_cap, on="p", how="left")
+        .with_columns(pl.col("pairs", "after_cap").fill_null(0))
+    )
     joined = joined.with_columns(
         pairs_left_out=pl.col("pairs_possible") - pl.col("pairs"),
         left_out_by_group_cap=pl.col("pairs_possible") - pl.col("after_cap"),
@@ -259,31 +286,46 @@ def write_pairs(pairs: pl.DataFrame, relations: pl.DataFrame, path: Path) -> int
     graph = f"<{check_iri(ASSOCIATED_GRAPH)}>"
     names = {r["iri"]: r for r in relations.iter_rows(named=True)}
     shared = pairs.select("o", "o_is_entity", "o_lang", "o_datatype").unique()
-    terms = [f"<{check_iri(o)}>" if is_entity else literal_term(o, lang or None, datatype)
-             for o, is_entity, lang, datatype in shared.iter_rows()]
-    pairs = pairs.join(shared.with_columns(term=pl.Series(terms, dtype=pl.String)),
-                       on=["o", "o_is_entity", "o_lang", "o_datatype"], how="left", nulls_equal=True)
+    terms = [
+        f"<{check_iri(o)}>" if is_entity else literal_term(o, lang or None, datatype)
+        for o, is_entity, lang, datatype in shared.iter_rows()
+    ]
+    pairs = pairs.join(
+        shared.with_columns(term=pl.Series(terms, dtype=pl.String)),
+        on=["o", "o_is_entity", "o_lang", "o_datatype"],
+        how="left",
+        nulls_equal=True,
+    )
     nodes = [pair_node(a, b, p, o) for a, b, p, o in pairs.select("a", "b", "p", "o").iter_rows()]
-    pairs = pairs.with_columns(node=pl.Series(nodes, dtype=pl.String),
-                               edge=pl.col("p").map_elements(associated_relation, return_dtype=pl.String))
+    pairs = pairs.with_columns(
+        node=pl.Series(nodes, dtype=pl.String),
+        edge=pl.col("p").map_elements(associated_relation, return_dtype=pl.String),
+    )
     iri = lambda column: pl.concat_str([pl.lit("<"), pl.col(column), pl.lit(">")])  # noqa: E731
     tail = pl.lit(f" {graph} .")
     line = lambda subject, predicate, value: pl.concat_str([subject, pl.lit(f" {predicate} "), value, tail])  # noqa: E731
     # the node names (a, b, p, o-text): shares of "x"@en and "x"@zh are one node with two objects
     nodes = pairs.unique(subset="node", maintain_order=True)
     lines = pl.concat(
-        [nodes.select(line=line(iri("node"), f"<{predicate}>", value))
-         for predicate, value in ((LEFT, iri("a")), (RIGHT, iri("b")), (SHARED_PREDICATE, iri("p")))]
-        + [pairs.select(line=line(iri("node"), f"<{SHARED_OBJECT}>", pl.col("term"))),
-           pairs.select(line=pl.concat_str([iri("a"), pl.lit(" "), iri("edge"), pl.lit(" "), iri("b"), tail]))
-           .unique(maintain_order=True)])
+        [
+            nodes.select(line=line(iri("node"), f"<{predicate}>", value))
+            for predicate, value in ((LEFT, iri("a")), (RIGHT, iri("b")), (SHARED_PREDICATE, iri("p")))
+        ]
+        + [
+            pairs.select(line=line(iri("node"), f"<{SHARED_OBJECT}>", pl.col("term"))),
+            pairs.select(line=pl.concat_str([iri("a"), pl.lit(" "), iri("edge"), pl.lit(" "), iri("b"), tail])).unique(
+                maintain_order=True
+            ),
+        ]
+    )
     labels = []
     for p in pairs["p"].unique().sort().to_list():
         rel = names.get(p, {})
         edge = associated_relation(p)
         labels.append(f"<{edge}> <{RDFS_LABEL}> {literal_term('同' + (rel.get('zh') or p), 'zh')} {graph} .")
-        labels.append(f"<{edge}> <{RDFS_LABEL}> "
-                      f"{literal_term('same ' + (rel.get('en') or rel.get('zh') or p), 'en')} {graph} .")
+        labels.append(
+            f"<{edge}> <{RDFS_LABEL}> {literal_term('same ' + (rel.get('en') or rel.get('zh') or p), 'en')} {graph} ."
+        )
     lines = pl.concat([pl.DataFrame({"line": labels}, schema={"line": pl.String}), lines])
     with atomic_path(path) as tmp:
         lines.write_csv(tmp, include_header=False, quote_style="never", line_terminator="\n")
@@ -309,9 +351,14 @@ class DeriveReport(Record):
     timings: dict[str, float]  # read, join, write and load seconds
 
 
-def derive(domain: str, workdir: Path | str | None = None, max_group: int | None = None,
-           seed: int | None = None, tables: GraphTables | None = None, max_pairs: int | None = None
-           ) -> DeriveReport:
+def derive(
+    domain: str,
+    workdir: Path | str | None = None,
+    max_group: int | None = None,
+    seed: int | None = None,
+    tables: GraphTables | None = None,
+    max_pairs: int | None = None,
+) -> DeriveReport:
     """Compute, write and load the associated triples of ``domain``; re-running replaces them.
 
     Derive is a writer from start to end: it holds the write lock, reads the published build, and
@@ -352,8 +399,17 @@ def _load(paths: DomainPaths, staging: Path, current: Snapshot, quads: int, repo
     published, manifest = current.build, current.manifest
     base, drop = _extension_base(paths, published, manifest)
     stage["base_graphs"] = _checksums_without_associated(manifest)
-    return extend_build(paths, staging, current, base, drop, {ASSOCIATED_GRAPH: entry}, {"derive": stage},
-                        keep_base_as=BASE_DIR, trusted=True).build_id
+    return extend_build(
+        paths,
+        staging,
+        current,
+        base,
+        drop,
+        {ASSOCIATED_GRAPH: entry},
+        {"derive": stage},
+        keep_base_as=BASE_DIR,
+        trusted=True,
+    ).build_id
 
 
 BASE_DIR = "base-oxigraph"  # inside a derived build: a checkpoint of the store it extended
@@ -387,18 +443,23 @@ def _extension_base(paths: DomainPaths, published: Path, manifest: Manifest) -> 
     return current, old
 
 
-def _summary(domain: str, result: Associations, options: DeriveOptions, tables: GraphTables,
-             quads: int) -> dict[str, Any]:
+def _summary(
+    domain: str, result: Associations, options: DeriveOptions, tables: GraphTables, quads: int
+) -> dict[str, Any]:
     labels = tables.label_map("zh")
     per_relation = {labels.get(p, p): dict(counts, iri=p) for p, counts in result.per_relation.items()}
     left_out = sum(c["pairs_left_out"] for c in result.per_relation.values())
     return {
-        "domain": domain, "graph": ASSOCIATED_GRAPH, "pairs": result.pairs.height, "quads": quads,
+        "domain": domain,
+        "graph": ASSOCIATED_GRAPH,
+        "pairs": result.pairs.height,
+        "quads": quads,
         "options": options.as_dict(),
         "groups_capped": sum(c["groups_capped"] for c in result.per_relation.values()),
         "pairs_left_out_by_cap": sum(c["left_out_by_group_cap"] for c in result.per_relation.values()),
-        "pairs_left_out_by_relation_budget": sum(c["left_out_by_relation_budget"]
-                                                 for c in result.per_relation.values()),
+        "pairs_left_out_by_relation_budget": sum(
+            c["left_out_by_relation_budget"] for c in result.per_relation.values()
+        ),
         "pairs_left_out": left_out,
         "relations": per_relation,
         "skipped_relations": {labels.get(p, p): why for p, why in sorted(result.skipped.items())},
@@ -418,5 +479,6 @@ def read_pairs(tables: GraphTables) -> pl.DataFrame:
     shared = nodes.filter(pl.col("p") == SHARED_OBJECT).select("s", "o_is_entity", "o_lang", "o_datatype")
     return (
         wide.rename({LEFT: "a", RIGHT: "b", SHARED_PREDICATE: "p", SHARED_OBJECT: "o"})
-        .join(shared, on="s").select(list(PAIR_SCHEMA))
+        .join(shared, on="s")
+        .select(list(PAIR_SCHEMA))
     )

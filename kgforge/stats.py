@@ -72,8 +72,11 @@ def domain_stats(snapshot: Snapshot) -> DomainStats:
         avg_chars_per_triple=round(chars / triples, 1) if triples else 0.0,
         entities_by_type=_entities_by_type(tables, facts, schema, labels),
         relations_by_count=dict(
-            facts.group_by("p").len().sort("len", descending=True)
-            .select(pl.col("p").replace_strict(labels, default=pl.col("p")), "len").iter_rows()
+            facts.group_by("p")
+            .len()
+            .sort("len", descending=True)
+            .select(pl.col("p").replace_strict(labels, default=pl.col("p")), "len")
+            .iter_rows()
         ),
         degree_histogram=dict(degrees.iter_rows()),
         languages=parallel_figures(tables, facts, schema, same_as_pairs(snapshot.build, manifest)),
@@ -82,8 +85,9 @@ def domain_stats(snapshot: Snapshot) -> DomainStats:
     )
 
 
-def parallel_figures(tables: GraphTables, facts: pl.DataFrame, schema: Schema, links: list[tuple[str, str]]
-                     ) -> dict[str, Any]:
+def parallel_figures(
+    tables: GraphTables, facts: pl.DataFrame, schema: Schema, links: list[tuple[str, str]]
+) -> dict[str, Any]:
     """DuRecDial 2.0's Table 2 for a parallel KG: entities, attributes (relations) and triples that can be
     named in each of the domain's language and the other (zh ↔ en), and in both. Named means as an export in
     that language names it without mixing (:mod:`kgforge.store.languages`); a literal value is named in a
@@ -92,8 +96,9 @@ def parallel_figures(tables: GraphTables, facts: pl.DataFrame, schema: Schema, l
     languages = (schema.language, "en" if is_cjk_language(schema.language) else "zh")
     ends = pl.concat([facts["s"], facts.filter(pl.col("o_is_entity"))["o"]]).unique()
     used_relations = facts["p"].unique().to_list()
-    relation_names = dict(zip(tables.relations["iri"].to_list(), zip(tables.relations["zh"].to_list(),
-                                                                     tables.relations["en"].to_list())))
+    relation_names = dict(
+        zip(tables.relations["iri"].to_list(), zip(tables.relations["zh"].to_list(), tables.relations["en"].to_list()))
+    )
     named: dict[str, set[str]] = {}
     relations: dict[str, set[str]] = {}
     triple_ok: dict[str, pl.Expr] = {}
@@ -103,22 +108,39 @@ def parallel_figures(tables: GraphTables, facts: pl.DataFrame, schema: Schema, l
         relations[lang] = {iri for iri in used_relations if iri in chain or _has_name(relation_names.get(iri), lang)}
         restated = facts.filter(~pl.col("o_is_entity"), in_language(pl.col("o_lang"), lang)).select("s", "p").unique()
         facts = facts.join(restated.with_columns(pl.lit(True).alias(f"_again_{lang}")), on=["s", "p"], how="left")
-        literal = (in_language(pl.col("o_lang"), lang) | (pl.col("o_lang") == "") | ~pl.col("o").str.contains(r"\pL")
-                   | pl.col(f"_again_{lang}").fill_null(False))
+        literal = (
+            in_language(pl.col("o_lang"), lang)
+            | (pl.col("o_lang") == "")
+            | ~pl.col("o").str.contains(r"\pL")
+            | pl.col(f"_again_{lang}").fill_null(False)
+        )
         if not is_cjk_language(lang):
             literal |= ~pl.col("o").str.contains(CJK_CLASS)
-        triple_ok[lang] = (pl.col("s").is_in(list(named[lang])) & pl.col("p").is_in(list(relations[lang]))
-                           & pl.when(pl.col("o_is_entity")).then(pl.col("o").is_in(list(named[lang])))
-                           .otherwise(literal))
-    counts = facts.select(**{lang: ok.sum() for lang, ok in triple_ok.items()},
-                          both=pl.all_horizontal(*triple_ok.values()).sum()).row(0, named=True)
+        triple_ok[lang] = (
+            pl.col("s").is_in(list(named[lang]))
+            & pl.col("p").is_in(list(relations[lang]))
+            & pl.when(pl.col("o_is_entity")).then(pl.col("o").is_in(list(named[lang]))).otherwise(literal)
+        )
+    counts = facts.select(
+        **{lang: ok.sum() for lang, ok in triple_ok.items()}, both=pl.all_horizontal(*triple_ok.values()).sum()
+    ).row(0, named=True)
     first, second = languages
-    return {"languages": list(languages),
-            "entities": {first: len(named[first]), second: len(named[second]),
-                         "both": len(named[first] & named[second]), "all": ends.len()},
-            "attributes": {first: len(relations[first]), second: len(relations[second]),
-                           "both": len(relations[first] & relations[second]), "all": len(used_relations)},
-            "triples": {**{k: int(v) for k, v in counts.items()}, "all": facts.height}}
+    return {
+        "languages": list(languages),
+        "entities": {
+            first: len(named[first]),
+            second: len(named[second]),
+            "both": len(named[first] & named[second]),
+            "all": ends.len(),
+        },
+        "attributes": {
+            first: len(relations[first]),
+            second: len(relations[second]),
+            "both": len(relations[first] & relations[second]),
+            "all": len(used_relations),
+        },
+        "triples": {**{k: int(v) for k, v in counts.items()}, "all": facts.height},
+    }
 
 
 def _has_name(names: tuple[str, str] | None, lang: str) -> bool:
@@ -134,8 +156,9 @@ def _token_total(texts: pl.DataFrame) -> int:
     return int((counts * long["len"]).sum())
 
 
-def _entities_by_type(tables: GraphTables, facts: pl.DataFrame, schema: Schema,
-                      labels: dict[str, str]) -> dict[str, int]:
+def _entities_by_type(
+    tables: GraphTables, facts: pl.DataFrame, schema: Schema, labels: dict[str, str]
+) -> dict[str, int]:
     """Entities per value of the schema's type relation (DuConv's 领域), else per rdf:type class."""
     if schema.type_relation:
         type_iri = schema.relations[schema.type_relation].iri
@@ -144,8 +167,11 @@ def _entities_by_type(tables: GraphTables, facts: pl.DataFrame, schema: Schema,
             return dict(typed.group_by("o").len().sort("len", descending=True).iter_rows())
     typed = tables.types.unique()
     return dict(
-        typed.group_by("class").len().sort("len", descending=True)
-        .select(pl.col("class").replace_strict(labels, default=pl.col("class")), "len").iter_rows()
+        typed.group_by("class")
+        .len()
+        .sort("len", descending=True)
+        .select(pl.col("class").replace_strict(labels, default=pl.col("class")), "len")
+        .iter_rows()
     )
 
 
@@ -154,8 +180,12 @@ def plot_stats(stats: DomainStats, folder: Path | str) -> list[Path]:
     ``<domain>-relations.png`` and ``<domain>-degrees.png`` in ``folder``."""
     folder, domain = Path(folder), stats.domain
     return [
-        plots.relation_histogram(stats.relations_by_count, folder / f"{domain}-relations.png",
-                                 title=f"{domain}: facts per relation"),
-        plots.degree_distribution({int(d): n for d, n in stats.degree_histogram.items()},
-                                  folder / f"{domain}-degrees.png", title=f"{domain}: degree distribution"),
+        plots.relation_histogram(
+            stats.relations_by_count, folder / f"{domain}-relations.png", title=f"{domain}: facts per relation"
+        ),
+        plots.degree_distribution(
+            {int(d): n for d, n in stats.degree_histogram.items()},
+            folder / f"{domain}-degrees.png",
+            title=f"{domain}: degree distribution",
+        ),
     ]

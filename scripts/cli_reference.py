@@ -1,7 +1,7 @@
 """Write docs/cli.md from the command line's own ``--help`` (run it after changing a command):
 
-    .venv/bin/python scripts/cli_reference.py          # rewrite docs/cli.md
-    .venv/bin/python scripts/cli_reference.py --check  # exit 1 if docs/cli.md differs (tests run this)
+.venv/bin/python scripts/cli_reference.py          # rewrite docs/cli.md
+.venv/bin/python scripts/cli_reference.py --check  # exit 1 if docs/cli.md differs (tests run this)
 """
 
 from __future__ import annotations
@@ -33,8 +33,13 @@ def command_paths(group: click.Group, prefix: tuple[str, ...] = ()) -> list[tupl
 
 
 def help_text(path: tuple[str, ...]) -> str:
-    result = CliRunner().invoke(app, [*path, "--help"], prog_name="kgforge", terminal_width=WIDTH,
-                                env={"COLUMNS": str(WIDTH), "NO_COLOR": "1", "TERM": "dumb"})
+    result = CliRunner().invoke(
+        app,
+        [*path, "--help"],
+        prog_name="kgforge",
+        terminal_width=WIDTH,
+        env={"COLUMNS": str(WIDTH), "NO_COLOR": "1", "TERM": "dumb"},
+    )
     if result.exit_code != 0:
         raise SystemExit(f"kgforge {' '.join(path)} --help failed: {result.output}")
     return "\n".join(line.rstrip() for line in result.output.strip().splitlines())
@@ -44,10 +49,19 @@ def reference() -> str:
     _load_commands()
     os.environ["COLUMNS"] = str(WIDTH)
     root = typer.main.get_command(app)
-    parts = ["# Command-line reference", "",
-             "Generated from `kgforge … --help` by `scripts/cli_reference.py`; do not edit by hand "
-             "(`tests/test_cli_reference.py` fails when this file and the commands drift apart).", "",
-             "## kgforge", "", "```", help_text(()), "```", ""]
+    parts = [
+        "# Command-line reference",
+        "",
+        "Generated from `kgforge … --help` by `scripts/cli_reference.py`; do not edit by hand "
+        "(`tests/test_cli_reference.py` fails when this file and the commands drift apart).",
+        "",
+        "## kgforge",
+        "",
+        "```",
+        help_text(()),
+        "```",
+        "",
+    ]
     for path in command_paths(root):
         parts += [f"## kgforge {' '.join(path)}", "", "```", help_text(path), "```", ""]
     return "\n".join(parts)

@@ -30,9 +30,11 @@ from __future__ import annotations
 
 def render() -> str:
     interrupted, after_disk_full = interrupt_index()
-    return (HEAD + f"COMMANDS: dict[str, tuple[str, str]] = {pformat(command_index(), width=118, sort_dicts=False)}\n"
-            f"INTERRUPTED: dict[str, str] = {pformat(interrupted, width=118)}\n"
-            f"AFTER_DISK_FULL: dict[str, str] = {pformat(after_disk_full, width=118)}\n")
+    return (
+        HEAD + f"COMMANDS: dict[str, tuple[str, str]] = {pformat(command_index(), width=118, sort_dicts=False)}\n"
+        f"INTERRUPTED: dict[str, str] = {pformat(interrupted, width=118)}\n"
+        f"AFTER_DISK_FULL: dict[str, str] = {pformat(after_disk_full, width=118)}\n"
+    )
 
 
 def main() -> int:

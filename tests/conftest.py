@@ -67,8 +67,14 @@ def workdir(tmp_path: Path) -> Path:
 READ_AT_START = frozenset({"PYTHONHASHSEED"})
 
 
-def run_cli(*args: str, cwd: Path | None = None, check: bool = True, timeout: float = 600,
-            env: dict[str, str] | None = None, fresh: bool = False) -> subprocess.CompletedProcess:
+def run_cli(
+    *args: str,
+    cwd: Path | None = None,
+    check: bool = True,
+    timeout: float = 600,
+    env: dict[str, str] | None = None,
+    fresh: bool = False,
+) -> subprocess.CompletedProcess:
     """Run ``kgforge ARGS`` as a user would: its exit status, stdout and stderr.
 
     In this process by default: ``kgforge.cli.main`` itself, with its own error handling and exit codes, so
@@ -84,29 +90,38 @@ def run_cli(*args: str, cwd: Path | None = None, check: bool = True, timeout: fl
     else:
         result = _run_in_process(args, cwd, env)
     if check and result.returncode != 0:
-        raise AssertionError(f"kgforge {' '.join(args)} exited {result.returncode}\n"
-                             f"stdout:\n{result.stdout}\nstderr:\n{result.stderr}")
+        raise AssertionError(
+            f"kgforge {' '.join(args)} exited {result.returncode}\nstdout:\n{result.stdout}\nstderr:\n{result.stderr}"
+        )
     return result
 
 
-def _run_fresh(args: tuple[str, ...], cwd: Path | None, timeout: float,
-               env: dict[str, str] | None) -> subprocess.CompletedProcess:
+def _run_fresh(
+    args: tuple[str, ...], cwd: Path | None, timeout: float, env: dict[str, str] | None
+) -> subprocess.CompletedProcess:
     return subprocess.run(
         [sys.executable, "-c", "from kgforge.cli import main; main()", *args],
-        cwd=cwd, capture_output=True, text=True, timeout=timeout, env={**os.environ, **(env or {})},
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env={**os.environ, **(env or {})},
     )
 
 
-def _run_in_process(args: tuple[str, ...], cwd: Path | None,
-                    env: dict[str, str] | None) -> subprocess.CompletedProcess:
+def _run_in_process(args: tuple[str, ...], cwd: Path | None, env: dict[str, str] | None) -> subprocess.CompletedProcess:
     """``main()`` with argv, cwd, environment and the standard streams of a process of its own; an exception
     that escapes it is printed as Python prints one at exit (status 1), so a test that a user sees no
     traceback still sees one."""
     from kgforge.cli import main
 
     stdout, stderr = _Stream(), _Stream()
-    with _process_state(["kgforge", *args], cwd, env), _console_width(env), \
-            contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr):
+    with (
+        _process_state(["kgforge", *args], cwd, env),
+        _console_width(env),
+        contextlib.redirect_stdout(stdout),
+        contextlib.redirect_stderr(stderr),
+    ):
         try:
             main()
             code = 0
@@ -127,8 +142,7 @@ class _Stream(io.TextIOWrapper):
     """A text stream over bytes, as a pipe is: UTF-8, with a ``buffer`` for code that writes bytes."""
 
     def __init__(self) -> None:
-        super().__init__(io.BytesIO(), encoding="utf-8", errors="backslashreplace", newline=None,
-                         write_through=True)
+        super().__init__(io.BytesIO(), encoding="utf-8", errors="backslashreplace", newline=None, write_through=True)
 
     def isatty(self) -> bool:
         return False

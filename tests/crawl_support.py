@@ -46,10 +46,15 @@ def douban_routes() -> dict[str, Route]:
     """Fresh scripted routes (each Sequence remembers how often it answered)."""
     page = lambda name: (DOUBAN[-1] / name).read_bytes()  # noqa: E731
     return {
-        TOO_MANY: Sequence([Static(b"slow down", 429, {"Retry-After": "1", "Content-Type": "text/plain"}),
-                            Static(page("subject_1291561.html"))]),
-        SERVER_ERROR: Sequence([Static(b"internal error", 500, {"Content-Type": "text/plain"}),
-                                Static(page("subject_1292063.html"))]),
+        TOO_MANY: Sequence(
+            [
+                Static(b"slow down", 429, {"Retry-After": "1", "Content-Type": "text/plain"}),
+                Static(page("subject_1291561.html")),
+            ]
+        ),
+        SERVER_ERROR: Sequence(
+            [Static(b"internal error", 500, {"Content-Type": "text/plain"}), Static(page("subject_1292063.html"))]
+        ),
         STALLS: Stall(max_seconds=20),
         OVERSIZED: Static(b"<html><body>" + b"x" * (MAX_BYTES + 100_000)),
     }

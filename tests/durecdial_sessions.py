@@ -30,8 +30,10 @@ ANNOTATED = {
     1: (["沈阳", "2018-12-24", WEATHER_ZH], ["Shenyang", "2018-12-24", WEATHER_EN]),
     3: ([WEATHER_ZH, "适合吃", DISH_ZH], [WEATHER_EN, "Perfect for eating", DISH_EN]),
     5: ([SHOP_ZH, "特色菜", DISH_ZH], [SHOP_EN, "Specials", DISH_EN]),
-    7: ([SHOP_ZH, "地址", "沈河区十一纬路198号（近南二经街）"],
-        [SHOP_EN, "Address", "No. 198 Shiyiwei Road, Shenhe District (near Nan'erjing Street)"]),
+    7: (
+        [SHOP_ZH, "地址", "沈河区十一纬路198号（近南二经街）"],
+        [SHOP_EN, "Address", "No. 198 Shiyiwei Road, Shenhe District (near Nan'erjing Street)"],
+    ),
     9: ([SHOP_ZH, "人均价格", "50"], [SHOP_EN, "Price per person", "50"]),
     11: ([SHOP_ZH, "评分", "4.8"], [SHOP_EN, "Rating", "4.8"]),
 }
@@ -57,11 +59,20 @@ CONVERSATION_EN = [
     "[4] I'll get ready then, goodbye.",
     "OK, goodbye, have a nice day!",
 ]
-GOAL_EN = (f"[1] Ask about weather --> [2] Food recommendation ( 『 {DISH_EN} 』 ) --> "
-           f"[3] POI recommendation ( 『 {SHOP_EN} 』 ) --> [4] Say goodbye")
-PROFILE_EN = {"Name": "Chen Xuanqi", "Gender": "Male", "Age range": "Over 50", "Residence": "Shenyang",
-              "Occupation status": "Working", "Favorite stars": ["He Jiong"], "Accepted food": DISH_EN,
-              "Rejected": ["Movie"]}
+GOAL_EN = (
+    f"[1] Ask about weather --> [2] Food recommendation ( 『 {DISH_EN} 』 ) --> "
+    f"[3] POI recommendation ( 『 {SHOP_EN} 』 ) --> [4] Say goodbye"
+)
+PROFILE_EN = {
+    "Name": "Chen Xuanqi",
+    "Gender": "Male",
+    "Age range": "Over 50",
+    "Residence": "Shenyang",
+    "Occupation status": "Working",
+    "Favorite stars": ["He Jiong"],
+    "Accepted food": DISH_EN,
+    "Rejected": ["Movie"],
+}
 
 
 def acl2020(shared) -> dict[str, Any]:
@@ -77,11 +88,15 @@ def v2_session(shared, language: str = "zh", nested: bool = False) -> dict[str, 
     for i in range(len(example["conversation"])):
         triple = ANNOTATED[i][en] if i in ANNOTATED else None
         knowledge.append(([triple] if triple else []) if nested else (triple or []))
-    return {"user_profile": PROFILE_EN if en else example["user_profile"], "knowledge": knowledge,
-            "conversation": CONVERSATION_EN if en else example["conversation"],
-            "goal": GOAL_EN if en else example["goals"], "situation": "Chat time: 2018-12-24 12:00, at the office, Monday"
-            if en else example["situation"], "goal_type_list": TYPES_EN if en else TYPES_ZH,
-            "goal_topic_list": TOPICS_EN if en else TOPICS_ZH}
+    return {
+        "user_profile": PROFILE_EN if en else example["user_profile"],
+        "knowledge": knowledge,
+        "conversation": CONVERSATION_EN if en else example["conversation"],
+        "goal": GOAL_EN if en else example["goals"],
+        "situation": "Chat time: 2018-12-24 12:00, at the office, Monday" if en else example["situation"],
+        "goal_type_list": TYPES_EN if en else TYPES_ZH,
+        "goal_topic_list": TOPICS_EN if en else TOPICS_ZH,
+    }
 
 
 def write_lines(path: Path, records: list[dict[str, Any]]) -> Path:
@@ -93,12 +108,23 @@ def run_readers(kind: str, path: Path) -> dict:
     """The real LIC-2020 readers of ``kind`` on ``path`` (``shared/readers/run-readers``; skips without the
     PaddlePaddle/Research mirror)."""
     kit = shared_file("durecdial").parent.parent / "readers"
-    mirrors = next((Path(root) for root in (os.environ.get("READERS_MIRRORS"), "/work/.mirror")
-                    if root and (Path(root) / "PaddlePaddle+Research" / "repo").is_dir()), None)
+    mirrors = next(
+        (
+            Path(root)
+            for root in (os.environ.get("READERS_MIRRORS"), "/work/.mirror")
+            if root and (Path(root) / "PaddlePaddle+Research" / "repo").is_dir()
+        ),
+        None,
+    )
     if mirrors is None or not (kit / "run-readers").exists():
-        pytest.skip("no PaddlePaddle/Research mirror or readers kit: fetch github:PaddlePaddle/Research and set "
-                    "READERS_MIRRORS")
-    result = subprocess.run([str(kit / "run-readers"), "--mirrors", str(mirrors), kind, str(path), "--json",
-                             "--allow-missing"], capture_output=True, text=True, check=False,
-                            env={**os.environ, "READERS_PYTHON": sys.executable})
+        pytest.skip(
+            "no PaddlePaddle/Research mirror or readers kit: fetch github:PaddlePaddle/Research and set READERS_MIRRORS"
+        )
+    result = subprocess.run(
+        [str(kit / "run-readers"), "--mirrors", str(mirrors), kind, str(path), "--json", "--allow-missing"],
+        capture_output=True,
+        text=True,
+        check=False,
+        env={**os.environ, "READERS_PYTHON": sys.executable},
+    )
     return json.loads(result.stdout.strip().splitlines()[-1])

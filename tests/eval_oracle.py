@@ -23,9 +23,11 @@ import pytest
 COMMIT = "ba85518a1ac2a57988188fc5f2b8fe42e1facf64"
 SCRIPT = "generative_pt/tools/eval.py"
 MIRROR = "baidu+knowledge-driven-dialogue/repo"
-FETCH_HINT = ("the official DuConv eval.py comes from a git mirror of baidu/knowledge-driven-dialogue: fetch "
-              "github:baidu/knowledge-driven-dialogue and set READERS_MIRRORS to the folder holding "
-              f"{MIRROR} (see ../shared/readers/README.md)")
+FETCH_HINT = (
+    "the official DuConv eval.py comes from a git mirror of baidu/knowledge-driven-dialogue: fetch "
+    "github:baidu/knowledge-driven-dialogue and set READERS_MIRRORS to the folder holding "
+    f"{MIRROR} (see ../shared/readers/README.md)"
+)
 
 
 def mirror() -> Path | None:
@@ -69,7 +71,12 @@ def load_official(folder: Path) -> ModuleType:
 def run_official(folder: Path, eval_file: Path) -> str:
     """What the script prints for ``eval_file``, run as its own process (UTF-8, as run-readers runs it)."""
     script = official_script(folder)
-    done = subprocess.run([sys.executable, str(script), str(eval_file)], capture_output=True, text=True,
-                          encoding="utf-8", env={**os.environ, "PYTHONUTF8": "1"})
+    done = subprocess.run(
+        [sys.executable, str(script), str(eval_file)],
+        capture_output=True,
+        text=True,
+        encoding="utf-8",
+        env={**os.environ, "PYTHONUTF8": "1"},
+    )
     assert done.returncode == 0, done.stderr
     return done.stdout

@@ -33,18 +33,31 @@ class Killed:
     delay: float
 
 
-def start(args: list[str], tag: str | None = None, env: dict[str, str] | None = None,
-          cwd: Path | None = None) -> tuple[subprocess.Popen, str]:
+def start(
+    args: list[str], tag: str | None = None, env: dict[str, str] | None = None, cwd: Path | None = None
+) -> tuple[subprocess.Popen, str]:
     """``kgforge ARGS`` in a fresh process carrying a fault tag (returned)."""
     tag = tag or uuid.uuid4().hex
-    process = subprocess.Popen(CLI + args, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                               env={**os.environ, **(env or {}), TAG: tag})
+    process = subprocess.Popen(
+        CLI + args,
+        cwd=cwd,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        env={**os.environ, **(env or {}), TAG: tag},
+    )
     return process, tag
 
 
-def kill_at_random_point(args: list[str], seed: int, window: tuple[float, float],
-                         ready: Callable[[], bool] | None = None, env: dict[str, str] | None = None,
-                         cwd: Path | None = None, ready_timeout: float = 120, tag: str | None = None) -> Killed:
+def kill_at_random_point(
+    args: list[str],
+    seed: int,
+    window: tuple[float, float],
+    ready: Callable[[], bool] | None = None,
+    env: dict[str, str] | None = None,
+    cwd: Path | None = None,
+    ready_timeout: float = 120,
+    tag: str | None = None,
+) -> Killed:
     """Run ``kgforge ARGS``; once ``ready()`` holds (default: at once), wait a delay drawn from ``window``
     by ``random.Random(seed)`` and SIGKILL the process (only the process itself, as ``kill -9 PID`` would).
     ``tag`` (default: a fresh one) lets ``ready`` look at the run's processes before the kill."""
@@ -61,8 +74,13 @@ def kill_at_random_point(args: list[str], seed: int, window: tuple[float, float]
     return Killed(tag=tag, killed=killed, returncode=returncode, delay=delay)
 
 
-def seconds_after_ready(args: list[str], ready: Callable[[], bool], env: dict[str, str] | None = None,
-                        ready_timeout: float = 120, tag: str | None = None) -> float:
+def seconds_after_ready(
+    args: list[str],
+    ready: Callable[[], bool],
+    env: dict[str, str] | None = None,
+    ready_timeout: float = 120,
+    tag: str | None = None,
+) -> float:
     """Run ``kgforge ARGS`` to its end and return how long it ran after ``ready()`` first held: the span
     a test scales its kill windows to, so the kills land on a fast machine as on a slow one."""
     process, tag = start(args, tag=tag, env=env)
@@ -73,8 +91,9 @@ def seconds_after_ready(args: list[str], ready: Callable[[], bool], env: dict[st
     return time.monotonic() - began
 
 
-def wait_until_ready(process: subprocess.Popen, args: list[str], ready: Callable[[], bool] | None,
-                     timeout: float) -> None:
+def wait_until_ready(
+    process: subprocess.Popen, args: list[str], ready: Callable[[], bool] | None, timeout: float
+) -> None:
     deadline = time.monotonic() + timeout
     while ready is not None and not ready() and process.poll() is None:
         if time.monotonic() > deadline:
@@ -94,8 +113,9 @@ def tagged_processes(tag: str) -> list[tuple[int, str]]:
             environ = (entry / "environ").read_bytes()
             if needle not in environ.split(b"\0"):
                 continue
-            state = next((line for line in (entry / "status").read_text().splitlines()
-                          if line.startswith("State:")), "")
+            state = next(
+                (line for line in (entry / "status").read_text().splitlines() if line.startswith("State:")), ""
+            )
             if "zombie" in state:
                 continue
             cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
@@ -139,8 +159,9 @@ def open_files(root: Path) -> list[tuple[int, str]]:
             continue
         try:
             targets = [os.readlink(fd) for fd in (entry / "fd").iterdir()]
-            targets += [line.split(None, 5)[-1] for line in (entry / "maps").read_text().splitlines()
-                        if line.count(" ") >= 5]
+            targets += [
+                line.split(None, 5)[-1] for line in (entry / "maps").read_text().splitlines() if line.count(" ") >= 5
+            ]
         except (FileNotFoundError, ProcessLookupError, PermissionError):
             continue
         found.update((int(entry.name), target) for target in targets if target.startswith(prefix))

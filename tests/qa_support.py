@@ -27,8 +27,13 @@ QUALIFIER = "http://www.wikidata.org/prop/qualifier/"
 
 
 def build_domain(workdir: Path, domain: str, *sources: tuple[str, Path]) -> None:
-    build(domain, [SourceSpec(kind, str(path)) for kind, path in sources], workdir, show_progress=False,
-          use_schema_sources=False)
+    build(
+        domain,
+        [SourceSpec(kind, str(path)) for kind, path in sources],
+        workdir,
+        show_progress=False,
+        use_schema_sources=False,
+    )
 
 
 def read_turns(path: Path) -> list[dict[str, Any]]:
@@ -65,8 +70,11 @@ def verify_turn(runner: QueryRunner, turn: dict[str, Any]) -> None:
         if fact["kind"] != "qualified":
             assert {term(a) for a in given} == set(store), f"{turn['id']}: answers differ from the store's objects"
     for qualifier in fact["qualifiers"]:
-        rows = runner.query(STATEMENT_QUERY, {"s": subject, "q": ox.NamedNode(
-            QUALIFIER + qualifier["predicate"].rsplit("/", 1)[-1])}, timeout=30).rows
+        rows = runner.query(
+            STATEMENT_QUERY,
+            {"s": subject, "q": ox.NamedNode(QUALIFIER + qualifier["predicate"].rsplit("/", 1)[-1])},
+            timeout=30,
+        ).rows
         carrying = {row["o"] for row in rows if row["qv"].value == qualifier["value"]}
         assert {term(a) for a in turn["answers"]} == carrying, f"{turn['id']}: qualifier does not select the answers"
         assert qualifier["text"] not in {n for a in turn["answers"] for n in a["names"]}
@@ -102,8 +110,16 @@ class ChatServer:
                     self.end_headers()
                     return
                 content = server.reply(body["messages"][-1]["content"])
-                payload = json.dumps({"id": "x", "object": "chat.completion", "model": body["model"], "choices": [
-                    {"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}]})
+                payload = json.dumps(
+                    {
+                        "id": "x",
+                        "object": "chat.completion",
+                        "model": body["model"],
+                        "choices": [
+                            {"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}
+                        ],
+                    }
+                )
                 data = payload.encode("utf-8")
                 self.send_response(200)
                 self.send_header("Content-Type", "application/json")

@@ -100,8 +100,10 @@ class Outcome:
         """Facts with entities by their names: the same whether a tail was written as an entity or a literal."""
         quads = self._parsed()
         names = {q.subject.value: q.object.value for q in quads if q.predicate.value == RDFS_LABEL}
-        return {(names.get(q.subject.value, q.subject.value), q.predicate.value, names.get(q.object.value, q.object.value))
-                for q in quads}
+        return {
+            (names.get(q.subject.value, q.subject.value), q.predicate.value, names.get(q.object.value, q.object.value))
+            for q in quads
+        }
 
     @property
     def facts(self) -> set:
@@ -123,8 +125,9 @@ def read_source(kind: str, data: bytes, folder: Path, name: str | None = None, *
     quarantine = Quarantine(folder / "quarantine.jsonl", echo=False)
     outcome = Outcome(kind)
     with QuadWriter(folder / "out.nq", GRAPH) as writer:
-        ctx = ImportContext(schema=schema, path=path, writer=writer, quarantine=quarantine, options=options,
-                            workdir=folder / "work")
+        ctx = ImportContext(
+            schema=schema, path=path, writer=writer, quarantine=quarantine, options=options, workdir=folder / "work"
+        )
         try:
             importer_for(kind)(ctx)
         except InputError as exc:
@@ -148,8 +151,10 @@ def read_sample(sample: Sample, data: bytes, folder: Path) -> Outcome:
 def kdconv_kb() -> Sample:
     """Six entities of the real KdConv travel KB (four facts each, the long Information text among them)."""
     kb = json.loads(shared_file("kdconv/travel/kb_travel.json").read_text(encoding="utf-8"))
-    members = [f"  {json.dumps(head, ensure_ascii=False)}: {json.dumps(facts[:4], ensure_ascii=False)}".encode()
-               for head, facts in list(kb.items())[:6]]
+    members = [
+        f"  {json.dumps(head, ensure_ascii=False)}: {json.dumps(facts[:4], ensure_ascii=False)}".encode()
+        for head, facts in list(kb.items())[:6]
+    ]
     return Sample("kdconv", "kb_travel.json", b"{\n", tuple(members), b",\n", b"\n}\n")
 
 
@@ -196,8 +201,10 @@ def wikidata_ttl() -> Sample:
     statements = [line for line in nt if b"/prop/direct/" in line or b'"@zh' in line or b'"@en ' in line]
     blocks = []
     for n, qid in enumerate([b"Q8", b"Q9", b"Q10", b"Q11"]):
-        lines = [line.replace(b"/entity/Q8>", b"/entity/" + qid + b">", 1) for line in statements[n * 6:n * 6 + 6]]
-        blocks.append(b"data:" + qid + b" a schema:Dataset ;\n\tschema:about wd:" + qid + b" .\n\n" + b"".join(lines) + b"\n")
+        lines = [line.replace(b"/entity/Q8>", b"/entity/" + qid + b">", 1) for line in statements[n * 6 : n * 6 + 6]]
+        blocks.append(
+            b"data:" + qid + b" a schema:Dataset ;\n\tschema:about wd:" + qid + b" .\n\n" + b"".join(lines) + b"\n"
+        )
     return Sample("wikidata-ttl", "all.ttl", header, tuple(blocks), lookahead=len(b"data:"))
 
 
@@ -207,8 +214,10 @@ def xlore_concepts() -> Sample:
     return Sample("xlore", "dbpedia_xlore_concept.dat", b"", tuple(lines))
 
 
-XLORE_HEADER = (b"@base <http://xlore.org/instance/> .\n@prefix rdfs: <http://www.w3.org/2000/01/rdf-schema#> .\n"
-                b"@prefix owl: <http://www.w3.org/2002/07/owl#> .\n")
+XLORE_HEADER = (
+    b"@base <http://xlore.org/instance/> .\n@prefix rdfs: <http://www.w3.org/2000/01/rdf-schema#> .\n"
+    b"@prefix owl: <http://www.w3.org/2002/07/owl#> .\n"
+)
 
 
 def xlore_instances() -> Sample:
@@ -221,14 +230,18 @@ def xlore_instances() -> Sample:
         labels = [f for f in fields[2:] if f.endswith("@xlore")]
         for label in labels:
             text, lang, _ = label.split("@")
-            lines.append(f'<bdi{n}> rdfs:label {json.dumps(text, ensure_ascii=False)}@{lang} .\n'.encode())
+            lines.append(f"<bdi{n}> rdfs:label {json.dumps(text, ensure_ascii=False)}@{lang} .\n".encode())
         lines.append(f"<bdi{n}> owl:InstanceOf <{fields[1]}> .\n".encode())
         lines.append(f'<bdi{n}> rdfs:comment "{fields[0]}"@baidu .\n'.encode())
     return Sample("xlore", "xlore.instance.list.ttl", XLORE_HEADER, tuple(lines))
 
 
 BUILD_SAMPLES: dict[str, Callable[..., Sample]] = {
-    "kdconv": kdconv_kb, "kdconv-dialogues": kdconv_dialogues, "duconv": duconv_sessions,
-    "wikidata-nt": truthy_nt, "wikidata-ttl": wikidata_ttl, "xlore-concepts": xlore_concepts,
+    "kdconv": kdconv_kb,
+    "kdconv-dialogues": kdconv_dialogues,
+    "duconv": duconv_sessions,
+    "wikidata-nt": truthy_nt,
+    "wikidata-ttl": wikidata_ttl,
+    "xlore-concepts": xlore_concepts,
     "xlore-instances": xlore_instances,
 }

@@ -23,7 +23,7 @@ from kgforge.serve import ServeOptions, create_app
 from kgforge.serve.runner import uvicorn_config
 from kgforge.store.layout import domain_paths
 
-MARKUP_LABEL = '<script>window.kgforgePwned = 1</script><b>粗体</b>'
+MARKUP_LABEL = "<script>window.kgforgePwned = 1</script><b>粗体</b>"
 FAREWELL = "https://kgforge.org/entity/name/3538fc389d2b129f6844"  # 霸王别姬 in the demo domain
 
 

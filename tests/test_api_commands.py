@@ -11,8 +11,13 @@ import pytest
 
 from kgforge.api import CheckReport, Domain, ImportReport, LinkSummary, RdfExportReport, Record, SchemaReport
 
-NEW_METHODS = {"check": CheckReport, "link": LinkSummary, "import_dump": ImportReport, "export_rdf": RdfExportReport,
-               "init_schema": SchemaReport}
+NEW_METHODS = {
+    "check": CheckReport,
+    "link": LinkSummary,
+    "import_dump": ImportReport,
+    "export_rdf": RdfExportReport,
+    "init_schema": SchemaReport,
+}
 
 
 @pytest.mark.parametrize("method", sorted(NEW_METHODS))
@@ -28,13 +33,15 @@ def test_check_and_export_rdf_print_what_the_api_returns(cli, tmp_path):
     kg = Domain("demo", workdir)
     checked = kg.check()
     printed = json.loads(cli("check", "demo", "--workdir", str(workdir), "--json").stdout)
-    assert printed == json.loads(json.dumps(checked.as_dict())) and list(printed) == [f.name for f in fields(checked)
-                                                                                      if f.name != "removed"]
+    assert printed == json.loads(json.dumps(checked.as_dict())) and list(printed) == [
+        f.name for f in fields(checked) if f.name != "removed"
+    ]
     cleaned = json.loads(cli("check", "demo", "--clean", "--workdir", str(workdir), "--json").stdout)
     assert cleaned["removed"] == [] and kg.check(clean=True).removed == ()
     out = tmp_path / "demo.ttl"
-    printed = json.loads(cli("export-rdf", "demo", "--format", "turtle", "--out", str(out), "--workdir",
-                             str(workdir), "--json").stdout)
+    printed = json.loads(
+        cli("export-rdf", "demo", "--format", "turtle", "--out", str(out), "--workdir", str(workdir), "--json").stdout
+    )
     again = kg.export_rdf(out, fmt="ttl")
     assert printed == again.as_dict() and again.statements > 0 and out.stat().st_size > 0
 
@@ -45,9 +52,11 @@ def test_init_through_the_api_writes_the_schema_the_command_writes(cli, tmp_path
     printed = json.loads(cli("init", "a", "--from", str(sample), "--workdir", str(tmp_path / "kg"), "--json").stdout)
     made = Domain("b", tmp_path / "kg").init_schema([str(sample)])
     assert printed["build_command"].endswith(f"--source csv:{sample}")
-    assert {k: v for k, v in printed.items() if k not in ("domain", "schema", "build_command")} == \
-        {k: v for k, v in made.as_dict().items() if k not in ("domain", "schema")}
-    assert (tmp_path / "kg" / "b" / "schema.toml").read_text(encoding="utf-8").replace('"b"', '"a"') == \
-        (tmp_path / "kg" / "a" / "schema.toml").read_text(encoding="utf-8")
+    assert {k: v for k, v in printed.items() if k not in ("domain", "schema", "build_command")} == {
+        k: v for k, v in made.as_dict().items() if k not in ("domain", "schema")
+    }
+    assert (tmp_path / "kg" / "b" / "schema.toml").read_text(encoding="utf-8").replace('"b"', '"a"') == (
+        tmp_path / "kg" / "a" / "schema.toml"
+    ).read_text(encoding="utf-8")
     with pytest.raises(Exception, match="exists already"):
         Domain("b", tmp_path / "kg").init_schema([str(sample)])

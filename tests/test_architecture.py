@@ -18,25 +18,39 @@ def function_level_imports(source: str) -> list[tuple[int, str]]:
     found = []
     for function in (n for n in ast.walk(ast.parse(source)) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))):
         for node in ast.walk(function):
-            modules = ([node.module or ""] if isinstance(node, ast.ImportFrom) and not node.level else
-                       [a.name for a in node.names] if isinstance(node, ast.Import) else [])
-            if any(m == "kgforge" or m.startswith("kgforge.") for m in modules) and not any(LAZY in line for line in lines[max(0, node.lineno - 2):node.lineno]):
+            modules = (
+                [node.module or ""]
+                if isinstance(node, ast.ImportFrom) and not node.level
+                else [a.name for a in node.names]
+                if isinstance(node, ast.Import)
+                else []
+            )
+            if any(m == "kgforge" or m.startswith("kgforge.") for m in modules) and not any(
+                LAZY in line for line in lines[max(0, node.lineno - 2) : node.lineno]
+            ):
                 found.append((node.lineno, lines[node.lineno - 1].strip()))
     return found
 
 
 def test_no_function_level_kgforge_imports():
-    offenders = [f"{path.relative_to(PACKAGE.parent)}:{line}: {text}" for path in sorted(PACKAGE.rglob("*.py"))
-                 for line, text in function_level_imports(path.read_text(encoding="utf-8"))]
-    assert not offenders, ("function-level kgforge imports (move them to the top of the module; if one defers a "
-                           "heavy load, say so with '# lazy: <why>'):\n" + "\n".join(offenders))
+    offenders = [
+        f"{path.relative_to(PACKAGE.parent)}:{line}: {text}"
+        for path in sorted(PACKAGE.rglob("*.py"))
+        for line, text in function_level_imports(path.read_text(encoding="utf-8"))
+    ]
+    assert not offenders, (
+        "function-level kgforge imports (move them to the top of the module; if one defers a "
+        "heavy load, say so with '# lazy: <why>'):\n" + "\n".join(offenders)
+    )
 
 
 def test_the_check_finds_what_it_looks_for():
-    source = ("def f():\n    from kgforge.build import x\n"
-              "def g():\n    import kgforge.embed  # lazy: torch\n"
-              "def k():\n    # lazy: torch\n    from kgforge.embed import (\n        x,\n    )\n"
-              "def h():\n    import json\n")
+    source = (
+        "def f():\n    from kgforge.build import x\n"
+        "def g():\n    import kgforge.embed  # lazy: torch\n"
+        "def k():\n    # lazy: torch\n    from kgforge.embed import (\n        x,\n    )\n"
+        "def h():\n    import json\n"
+    )
     assert function_level_imports(source) == [(2, "from kgforge.build import x")]
 
 
@@ -52,8 +66,11 @@ def test_every_command_module_is_held_to_the_public_api():
     """Each command module of kgforge/cli (not the ``_`` helpers) is a source of import-linter's "Command modules
     go through the public API" contract, so a new command cannot import a stage module unnoticed."""
     config = tomllib.loads((PACKAGE.parent / "pyproject.toml").read_text(encoding="utf-8"))
-    contract = next(c for c in config["tool"]["importlinter"]["contracts"]
-                    if c["name"] == "Command modules go through the public API")
+    contract = next(
+        c
+        for c in config["tool"]["importlinter"]["contracts"]
+        if c["name"] == "Command modules go through the public API"
+    )
     commands = {f"kgforge.cli.{path.stem}" for path in (PACKAGE / "cli").glob("*.py") if not path.stem.startswith("_")}
     assert commands - set(contract["source_modules"]) == set()
     assert {"kgforge.qa", "kgforge.evaluation", "kgforge.embed", "kgforge.store"} <= set(contract["forbidden_modules"])

@@ -120,8 +120,9 @@ def test_a_domain_name_is_a_plain_folder_name_or_refused(name):
     assert domain_paths(name, workdir).root == workdir / name
 
 
-@pytest.mark.parametrize("name", ["", ".", "..", "../escaped", "a/b", "/abs", "a\\b", ".hidden", "a..b", "x" * 65,
-                                  "tab\there", "nul\x00"])
+@pytest.mark.parametrize(
+    "name", ["", ".", "..", "../escaped", "a/b", "/abs", "a\\b", ".hidden", "a..b", "x" * 65, "tab\there", "nul\x00"]
+)
 def test_library_refuses_unsafe_domain_names(tmp_path, name):
     from kgforge.build.transaction import build
 
@@ -139,9 +140,19 @@ def test_library_functions_refuse_what_the_options_refuse():
     from kgforge.embed import EmbedConfig
     from kgforge.goals.graph import GoalOptions
 
-    for bad in ({"dim": 0}, {"epochs": -1}, {"learning_rate": float("nan")}, {"learning_rate": 0.0},
-                {"batch_size": 0}, {"precision": "fp8"}, {"evaluation": "maybe"}, {"device": "tpu"},
-                {"max_time": float("inf")}, {"threads": 0}, {"seed": -1}):
+    for bad in (
+        {"dim": 0},
+        {"epochs": -1},
+        {"learning_rate": float("nan")},
+        {"learning_rate": 0.0},
+        {"batch_size": 0},
+        {"precision": "fp8"},
+        {"evaluation": "maybe"},
+        {"device": "tpu"},
+        {"max_time": float("inf")},
+        {"threads": 0},
+        {"seed": -1},
+    ):
         with pytest.raises(ArgumentError):
             EmbedConfig(**bad)
     with pytest.raises(ArgumentError, match="seed"):

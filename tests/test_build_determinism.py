@@ -61,14 +61,36 @@ def test_fresh_and_refreshed_builds_of_the_same_sources_hold_the_same_quads(cli,
     dump = shared(DUMP)
 
     def build(workdir: Path, seed: int, *extra: str) -> dict:
-        out = cli("build", "travel", "--source", f"kdconv:{synthetic}", "--source", f"kdconv:{travel}",
-                  "--no-schema-sources", "--workdir", str(workdir), "--json", *extra,
-                  env={"PYTHONHASHSEED": str(seed)}).stdout
+        out = cli(
+            "build",
+            "travel",
+            "--source",
+            f"kdconv:{synthetic}",
+            "--source",
+            f"kdconv:{travel}",
+            "--no-schema-sources",
+            "--workdir",
+            str(workdir),
+            "--json",
+            *extra,
+            env={"PYTHONHASHSEED": str(seed)},
+        ).stdout
         return json.loads(out)
 
     def add_dump(workdir: Path, seed: int, workers: int = 2) -> None:
-        out = cli("import", "wikidata", "-d", "travel", str(dump), "--workers", str(workers), "--workdir",
-                  str(workdir), "--json", env={"PYTHONHASHSEED": str(seed)}).stdout
+        out = cli(
+            "import",
+            "wikidata",
+            "-d",
+            "travel",
+            str(dump),
+            "--workers",
+            str(workers),
+            "--workdir",
+            str(workdir),
+            "--json",
+            env={"PYTHONHASHSEED": str(seed)},
+        ).stdout
         engine = json.loads(out)["source"]["engine"]
         assert engine["workers"] == workers, engine
 

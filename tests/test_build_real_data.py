@@ -31,8 +31,16 @@ def test_kdconv_information_is_kept_as_chinese_text(shared, workdir, cli):
     cli("build", "travel", "--source", f"kdconv:{kb}", "--workdir", str(workdir))
     original = json.loads(kb.read_text(encoding="utf-8"))["故宫"]
     info = next(t[2] for t in original if t[1] == "Information")
-    out = cli("query", "travel", "--workdir", str(workdir), "--json", "--bind", "name@zh=故宫",
-              "SELECT ?name ?text WHERE { ?e rdfs:label ?name ; kgr:information ?text }").stdout
+    out = cli(
+        "query",
+        "travel",
+        "--workdir",
+        str(workdir),
+        "--json",
+        "--bind",
+        "name@zh=故宫",
+        "SELECT ?name ?text WHERE { ?e rdfs:label ?name ; kgr:information ?text }",
+    ).stdout
     bindings = json.loads(out)["results"]["bindings"]
     assert [b["text"]["value"] for b in bindings] == [info]
     assert bindings[0]["text"]["xml:lang"] == "zh"
@@ -57,17 +65,26 @@ def test_duconv_segmented_names_keep_both_forms(shared, workdir, cli):
     sessions = shared("duconv/dev.head250.jsonl")
     cli("build", "duconv", "--source", f"duconv:{sessions}", "--workdir", str(workdir))
     store = Snapshot.open("duconv", workdir).store()
-    segmented = [q for q in store.quads_for_pattern(None, ox.NamedNode(SKOS_ALT_LABEL), None, None)
-                 if " · " in q.object.value and not any(c.isascii() and c.isalnum() for c in q.object.value)]
+    segmented = [
+        q
+        for q in store.quads_for_pattern(None, ox.NamedNode(SKOS_ALT_LABEL), None, None)
+        if " · " in q.object.value and not any(c.isascii() and c.isalnum() for c in q.object.value)
+    ]
     assert segmented, "the sample has names like '玛姬 · 格蕾斯'"
     for quad in segmented:
         labels = [q.object.value for q in store.quads_for_pattern(quad.subject, ox.NamedNode(RDFS_LABEL), None, None)]
         assert labels == [quad.object.value.replace(" ", "")]
-    relation_labels = {q.object.value for q in store.quads_for_pattern(None, ox.NamedNode(RDFS_LABEL), None, None)
-                       if q.subject.value.startswith("https://kgforge.org/relation/")}
+    relation_labels = {
+        q.object.value
+        for q in store.quads_for_pattern(None, ox.NamedNode(RDFS_LABEL), None, None)
+        if q.subject.value.startswith("https://kgforge.org/relation/")
+    }
     assert "出生日期" in relation_labels and "出生 日期" not in relation_labels
-    relation_forms = {q.object.value for q in store.quads_for_pattern(None, ox.NamedNode(SKOS_ALT_LABEL), None, None)
-                      if q.subject.value.startswith("https://kgforge.org/relation/")}
+    relation_forms = {
+        q.object.value
+        for q in store.quads_for_pattern(None, ox.NamedNode(SKOS_ALT_LABEL), None, None)
+        if q.subject.value.startswith("https://kgforge.org/relation/")
+    }
     assert {"出生 日期", "时光网 短评"} <= relation_forms  # DuConv's own cuts, for exports to write back
     assert all(" " in form for form in relation_forms)
 
@@ -76,8 +93,12 @@ def test_kdconv_dialogue_attrs_rebuild_a_film_graph(shared, workdir, cli):
     dialogues = shared("kdconv/film/dev.json")
     cli("build", "film", "--source", f"kdconv-dialogues:{dialogues}", "--workdir", str(workdir))
     stats = json.loads(cli("stats", "film", "--workdir", str(workdir), "--json").stdout)
-    annotated = {a["attrname"] for d in json.loads(dialogues.read_text(encoding="utf-8"))
-                 for m in d["messages"] for a in m.get("attrs", [])}
+    annotated = {
+        a["attrname"]
+        for d in json.loads(dialogues.read_text(encoding="utf-8"))
+        for m in d["messages"]
+        for a in m.get("attrs", [])
+    }
     assert {"主演", "导演", "代表作品", "Information"} <= set(stats["relations_by_count"])
     # relation names match whatever their case: KdConv writes both IMDb评分 and imdb评分, one relation
     assert {relation_key(name) for name in stats["relations_by_count"]} == {relation_key(name) for name in annotated}

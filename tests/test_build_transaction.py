@@ -49,8 +49,18 @@ def test_a_failed_rebuild_is_never_read_by_derive(cli, shared, workdir, tmp_path
     copy = tmp_path / "copy" / "kb_travel.json"  # same name, so the same graph and quads file name
     copy.write_text(json.dumps(data, ensure_ascii=False), encoding="utf-8")
     (tmp_path / "empty.json").write_text("", encoding="utf-8")
-    failed = cli("build", "travel", "--source", f"kdconv:{copy}", "--source", f"kdconv:{tmp_path / 'empty.json'}",
-                 "--no-schema-sources", "--workdir", str(workdir), check=False)
+    failed = cli(
+        "build",
+        "travel",
+        "--source",
+        f"kdconv:{copy}",
+        "--source",
+        f"kdconv:{tmp_path / 'empty.json'}",
+        "--no-schema-sources",
+        "--workdir",
+        str(workdir),
+        check=False,
+    )
     assert failed.returncode == 1 and "empty" in failed.stderr
 
     checked = _json(cli, "check", "travel", "--workdir", str(workdir))
@@ -66,18 +76,23 @@ def test_a_failed_rebuild_is_never_read_by_derive(cli, shared, workdir, tmp_path
 @pytest.mark.slow  # two builds in fresh interpreters with other hash seeds
 def test_two_builds_of_the_same_input_give_identical_quads(cli, shared, workdir, tmp_path):
     """Equal inputs, equal checksums, whatever Python's hash seed: a check can tell a change from noise."""
-    sources = [f"kdconv:{shared(KB_TRAVEL)}", f"kdconv-dialogues:{shared('kdconv/film/dev.json')}",
-               f"duconv:{write_sessions(tmp_path / 'sessions.jsonl')}", f"xlore:{film_dump(tmp_path / 'xlore')}",
-               f"wikidata:{write_demo_dump(tmp_path / 'wikidata.json.bz2')}",
-               f"wikidata-nt:{shared('wikidata_rdf/Q8_happiness.truthy.nt')}"]
+    sources = [
+        f"kdconv:{shared(KB_TRAVEL)}",
+        f"kdconv-dialogues:{shared('kdconv/film/dev.json')}",
+        f"duconv:{write_sessions(tmp_path / 'sessions.jsonl')}",
+        f"xlore:{film_dump(tmp_path / 'xlore')}",
+        f"wikidata:{write_demo_dump(tmp_path / 'wikidata.json.bz2')}",
+        f"wikidata-nt:{shared('wikidata_rdf/Q8_happiness.truthy.nt')}",
+    ]
     digests = []
     for seed in ("1", "2"):
         folder = workdir / f"seed{seed}"
         args = [a for s in sources for a in ("--source", s)]
         cli("build", "film", *args, "--no-schema-sources", "--workdir", str(folder), env={"PYTHONHASHSEED": seed})
         graphs = _manifest(folder, "film")["graphs"]
-        files = {g: hashlib.sha256((folder / "film" / e["quads_file"]).read_bytes()).hexdigest()
-                 for g, e in graphs.items()}
+        files = {
+            g: hashlib.sha256((folder / "film" / e["quads_file"]).read_bytes()).hexdigest() for g, e in graphs.items()
+        }
         assert files == {g: e["sha256"] for g, e in graphs.items()}  # the manifest tells the truth
         digests.append(files)
     assert len(digests[0]) == len(sources) + 1 and digests[0] == digests[1]  # + the schema graph
@@ -104,9 +119,12 @@ def test_a_killed_import_is_reported_by_check_and_cleaned(cli, workdir, tmp_path
     cli("build", "travel", "--source", f"kdconv:{small}", "--no-schema-sources", "--workdir", str(workdir))
     big = _write_kb(tmp_path / "big.json", 30_000)
     root = workdir / "travel"
-    run = kill_at_random_point(["build", "travel", "--source", f"kdconv:{big}", "--no-schema-sources",
-                                "--workdir", str(workdir)], seed=0, window=(0.0, 0.05),
-                               ready=lambda: bool(part_files(root)))
+    run = kill_at_random_point(
+        ["build", "travel", "--source", f"kdconv:{big}", "--no-schema-sources", "--workdir", str(workdir)],
+        seed=0,
+        window=(0.0, 0.05),
+        ready=lambda: bool(part_files(root)),
+    )
     assert run.killed
     assert part_files(root)
     report = _json(cli, "check", "travel", "--workdir", str(workdir))
@@ -123,15 +141,17 @@ def test_no_usable_record_names_only_files_that_exist(cli, workdir, tmp_path):
     """With no usable record, the message names only files that were written (no quarantine file that is not there)."""
     empty = tmp_path / "empty_kb.json"
     empty.write_text("{}", encoding="utf-8")
-    result = cli("build", "travel", "--source", f"kdconv:{empty}", "--no-schema-sources", "--workdir", str(workdir),
-                 check=False)
+    result = cli(
+        "build", "travel", "--source", f"kdconv:{empty}", "--no-schema-sources", "--workdir", str(workdir), check=False
+    )
     assert result.returncode == 1 and "no usable record" in result.stderr
     named = re.findall(r"see (\S+?\.jsonl)", result.stderr)
     assert all(Path(path).exists() for path in named), named
     bad = tmp_path / "bad_kb.json"
     bad.write_text(json.dumps({"故宫": "not a list"}, ensure_ascii=False), encoding="utf-8")
-    result = cli("build", "travel", "--source", f"kdconv:{bad}", "--no-schema-sources", "--workdir", str(workdir),
-                 check=False)
+    result = cli(
+        "build", "travel", "--source", f"kdconv:{bad}", "--no-schema-sources", "--workdir", str(workdir), check=False
+    )
     [named] = re.findall(r"see (\S+?\.jsonl)", result.stderr)
     assert Path(named).exists() and "not a list" in Path(named).read_text(encoding="utf-8")
 

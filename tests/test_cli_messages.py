@@ -24,9 +24,14 @@ def write_kb(path: Path, n: int = 14) -> Path:
     kb = {}
     for i in range(n):
         name = f"景点{i}"
-        kb[name] = [[name, "门票", f"{(i % 3) * 20}元"], [name, "开放时间", "全天"],
-                    [name, "建议游玩时间", f"{1 + i % 2}小时"], [name, "周边景点", f"景点{(i + 1) % n}"],
-                    [name, "周边景点", f"景点{(i + 2) % n}"], [name, "地址", f"北京市{i}号"]]
+        kb[name] = [
+            [name, "门票", f"{(i % 3) * 20}元"],
+            [name, "开放时间", "全天"],
+            [name, "建议游玩时间", f"{1 + i % 2}小时"],
+            [name, "周边景点", f"景点{(i + 1) % n}"],
+            [name, "周边景点", f"景点{(i + 2) % n}"],
+            [name, "地址", f"北京市{i}号"],
+        ]
     path.write_text(json.dumps(kb, ensure_ascii=False), encoding="utf-8")
     return path
 
@@ -49,8 +54,10 @@ def built(tmp_path_factory) -> Path:
 def test_not_found_shows_the_rule_and_the_absolute_folder_it_looked_in(tmp_path):
     result = kg("stats", "travel", cwd=tmp_path, check=False, env={"KGFORGE_WORKDIR": ""})
     assert result.returncode == 1
-    assert (f"no store for 'travel' in {tmp_path / 'kg'} {RULE}; no domain is built there yet; "
-            "run `kgforge build travel` to build it") in result.stderr
+    assert (
+        f"no store for 'travel' in {tmp_path / 'kg'} {RULE}; no domain is built there yet; "
+        "run `kgforge build travel` to build it"
+    ) in result.stderr
     elsewhere = tmp_path / "elsewhere"
     result = kg("stats", "travel", cwd=tmp_path, check=False, env={"KGFORGE_WORKDIR": str(elsewhere)})
     assert f"in {elsewhere} {RULE}" in result.stderr
@@ -59,8 +66,15 @@ def test_not_found_shows_the_rule_and_the_absolute_folder_it_looked_in(tmp_path)
 def test_kgforge_workdir_is_the_workdir_when_no_flag_is_given(built, tmp_path):
     result = kg("stats", "travel", "--json", cwd=tmp_path, env={"KGFORGE_WORKDIR": str(built / "kg")})
     assert json.loads(result.stdout)["triples"] > 0
-    flag_wins = kg("stats", "travel", "--workdir", str(tmp_path), cwd=tmp_path, check=False,
-                   env={"KGFORGE_WORKDIR": str(built / "kg")})
+    flag_wins = kg(
+        "stats",
+        "travel",
+        "--workdir",
+        str(tmp_path),
+        cwd=tmp_path,
+        check=False,
+        env={"KGFORGE_WORKDIR": str(built / "kg")},
+    )
     assert f"no store for 'travel' in {tmp_path} {RULE}" in flag_wins.stderr
 
 
@@ -76,13 +90,24 @@ def test_workdir_that_is_a_file_is_one_line_not_a_traceback(tmp_path):
 def test_did_you_mean_names_the_closest_built_domain(built):
     result = kg("stats", "travle", cwd=built, check=False)
     assert result.returncode == 1
-    assert (f"no domain 'travle' in {built / 'kg'} {RULE}; did you mean 'travel'? "
-            "(built: bigtravel, film, travel)") in result.stderr
+    assert (
+        f"no domain 'travle' in {built / 'kg'} {RULE}; did you mean 'travel'? (built: bigtravel, film, travel)"
+    ) in result.stderr
 
 
 def test_goals_hint_names_the_domain_typed_not_its_schema(built, tmp_path):
-    result = kg("goals", "bigtravel", "--n", "3", "--one-step-ratio", "0", "--out", str(tmp_path / "g.jsonl"),
-                cwd=built, check=False)
+    result = kg(
+        "goals",
+        "bigtravel",
+        "--n",
+        "3",
+        "--one-step-ratio",
+        "0",
+        "--out",
+        str(tmp_path / "g.jsonl"),
+        cwd=built,
+        check=False,
+    )
     assert result.returncode == 1
     assert "run `kgforge derive bigtravel` first" in result.stderr
     assert "derive travel" not in result.stderr
@@ -110,8 +135,10 @@ def test_rebuild_says_which_derived_graph_it_dropped_and_how_to_restore_it(tmp_p
     kg(*build, cwd=tmp_path)
     derived = json.loads(kg("derive", "trip", "--json", cwd=tmp_path).stdout)
     rebuilt = kg(*build, "--full", cwd=tmp_path).stdout  # unchanged sources would keep the derived graph
-    assert (f"dropped derived graph associated ({derived['quads']:,} quads); run `kgforge derive trip` to restore"
-            in rebuilt)
+    assert (
+        f"dropped derived graph associated ({derived['quads']:,} quads); run `kgforge derive trip` to restore"
+        in rebuilt
+    )
     again = json.loads(kg(*build, "--json", cwd=tmp_path).stdout)
     assert again["dropped_graphs"] == []  # nothing left to drop
 
@@ -136,12 +163,16 @@ def test_ctrl_c_during_a_build_keeps_the_published_store_and_says_so(tmp_path):
     kg("build", "trip", "--schema", "travel", "--no-schema-sources", "--source", f"kdconv:{small}", cwd=tmp_path)
     before = json.loads(kg("stats", "trip", "--json", cwd=tmp_path).stdout)
     builds = tmp_path / "kg" / "trip" / "builds"
-    result = _interrupt(["build", "trip", "--schema", "travel", "--no-schema-sources", "--source", f"kdconv:{large}"],
-                        tmp_path, lambda: any((b / ".incomplete").exists() for b in builds.iterdir()))
+    result = _interrupt(
+        ["build", "trip", "--schema", "travel", "--no-schema-sources", "--source", f"kdconv:{large}"],
+        tmp_path,
+        lambda: any((b / ".incomplete").exists() for b in builds.iterdir()),
+    )
     assert result.returncode == 130
     lines = _messages(result.stderr)
-    assert lines == ["interrupted: the published store is unchanged (the unfinished build was discarded); "
-                     "rerun the same command"], result.stderr
+    assert lines == [
+        "interrupted: the published store is unchanged (the unfinished build was discarded); rerun the same command"
+    ], result.stderr
     assert json.loads(kg("stats", "trip", "--json", cwd=tmp_path).stdout) == before
     assert not any((b / ".incomplete").exists() for b in builds.iterdir())
 
@@ -153,16 +184,18 @@ EMBED = ["embed", "travel", "--model", "DistMult", "--dim", "8", "--evaluation",
 def test_embed_resume_without_a_checkpoint_says_so_and_trains_from_the_start(built):
     work = built / "kg" / "travel" / "models" / ".never.work"
     result = kg(*EMBED, "--epochs", "1", "--resume", "--name", "never", cwd=built)
-    assert (f"--resume: no checkpoint in {work} {RULE}, so training started from the beginning"
-            in " ".join(result.stderr.split()))
+    assert f"--resume: no checkpoint in {work} {RULE}, so training started from the beginning" in " ".join(
+        result.stderr.split()
+    )
     assert (built / "kg" / "travel" / "models" / "never" / "bundle.json").exists()
 
 
 def test_embed_resume_after_a_run_killed_before_its_first_checkpoint_trains_from_the_start(built):
     work = built / "kg" / "travel" / "models" / ".early.work"
     work.mkdir(parents=True)  # what a run SIGKILLed before its first checkpoint leaves
-    training = json.loads(kg(*EMBED, "--epochs", "1", "--resume", "--name", "early", "--json",
-                             cwd=built).stdout)["training"]
+    training = json.loads(kg(*EMBED, "--epochs", "1", "--resume", "--name", "early", "--json", cwd=built).stdout)[
+        "training"
+    ]
     assert training["resumed_from"] is None and training["epochs_completed"] == 1
     assert training["resume_note"].startswith(f"--resume: no checkpoint in {work} ")
 
@@ -171,16 +204,33 @@ def test_embed_resume_after_a_run_killed_before_its_first_checkpoint_trains_from
 def test_ctrl_c_during_embed_keeps_a_checkpoint_and_max_time_counts_from_the_resumed_run(built):
     torch = pytest.importorskip("torch")
     checkpoint = built / "kg" / "travel" / "models" / ".ctrlc.work" / "checkpoint.pt"
-    result = _interrupt([*EMBED, "--epochs", "100000", "--checkpoint-every", "0", "--name", "ctrlc"], built,
-                        lambda: checkpoint.exists() and torch.load(checkpoint, weights_only=True)["state"]["elapsed"] > 2)
+    result = _interrupt(
+        [*EMBED, "--epochs", "100000", "--checkpoint-every", "0", "--name", "ctrlc"],
+        built,
+        lambda: checkpoint.exists() and torch.load(checkpoint, weights_only=True)["state"]["elapsed"] > 2,
+    )
     assert result.returncode == 130
     lines = _messages(result.stderr)
     assert len(lines) == 1 and "Traceback" not in result.stderr, result.stderr
     assert lines[0].startswith(f"interrupted: checkpoint kept at {checkpoint} (epoch ")
     assert lines[0].endswith("rerun the same command with --resume to continue")
     kept = torch.load(checkpoint, weights_only=True)["state"]
-    resumed = json.loads(kg(*EMBED, "--epochs", "100000", "--checkpoint-every", "0", "--name", "ctrlc", "--resume",
-                            "--max-time", "1", "--json", cwd=built).stdout)["training"]
+    resumed = json.loads(
+        kg(
+            *EMBED,
+            "--epochs",
+            "100000",
+            "--checkpoint-every",
+            "0",
+            "--name",
+            "ctrlc",
+            "--resume",
+            "--max-time",
+            "1",
+            "--json",
+            cwd=built,
+        ).stdout
+    )["training"]
     assert resumed["resumed_from"] == {"epoch": kept["epoch"], "batch": kept["batch"]}
     assert resumed["stopped_by"] == "--max-time 1s"
     # the interrupted run had trained over 2 s already: --max-time 1 must still give this run its own second
@@ -240,17 +290,28 @@ def test_export_prints_a_short_summary_not_the_manifest(built, tmp_path):
     assert lines[1:4] == [f"  wrote {out}", f"  wrote {out}.manifest.json", f"  wrote {out}.ids.txt"]
     assert lines[4] == "  coverage: 4 of 4 goals exported, 0 rejected by the checks"
     assert len(lines) == 5 and "sha256" not in text and "store_hash" not in text
-    manifest = json.loads(kg("export", "travel", "--goals", str(goals), "--format", "duconv", "--out", str(out),
-                             "--json", cwd=built).stdout)
+    manifest = json.loads(
+        kg(
+            "export", "travel", "--goals", str(goals), "--format", "duconv", "--out", str(out), "--json", cwd=built
+        ).stdout
+    )
     assert len(manifest["out_sha256"]) == 64  # the whole manifest stays in --json
 
 
 def test_goals_validate_prints_one_readable_line_per_goal_problem(built, tmp_path):
     sessions = tmp_path / "sessions.jsonl"
-    sessions.write_text("\n".join(json.dumps(record, ensure_ascii=False) for record in (
-        {"goal": [["START", "景点0", "景点1"], ["景点0", "周边景点", "景点1"]]},
-        {"goal": [["START", "景点0", "999元"], ["景点0", "门票", "999元"]]},
-        {"goal": "nope"})) + "\n", encoding="utf-8")
+    sessions.write_text(
+        "\n".join(
+            json.dumps(record, ensure_ascii=False)
+            for record in (
+                {"goal": [["START", "景点0", "景点1"], ["景点0", "周边景点", "景点1"]]},
+                {"goal": [["START", "景点0", "999元"], ["景点0", "门票", "999元"]]},
+                {"goal": "nope"},
+            )
+        )
+        + "\n",
+        encoding="utf-8",
+    )
     text = kg("goals", "travel", "--validate", str(sessions), cwd=built).stdout
     assert f"{sessions}: 2 goals, 1 with every triple in the graph, 1 of those found" in text
     assert "  line 3 (unreadable): goal must be a list of 3-item lists" in text

@@ -13,8 +13,12 @@ ROOT = Path(__file__).resolve().parent.parent
 
 @pytest.mark.slow  # renders every command's --help in a fresh interpreter
 def test_cli_reference_matches_the_commands():
-    done = subprocess.run([sys.executable, str(ROOT / "scripts" / "cli_reference.py"), "--check"],
-                          capture_output=True, text=True, cwd=ROOT)
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "scripts" / "cli_reference.py"), "--check"],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+    )
     assert done.returncode == 0, done.stderr
 
 

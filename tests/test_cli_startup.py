@@ -11,7 +11,6 @@ import statistics
 import subprocess
 import sys
 import time
-from pathlib import Path
 
 import pytest
 from hypothesis import given
@@ -21,18 +20,38 @@ from rich.cells import cell_len
 from tests.conftest import REPO, run_cli
 
 # Modules a `--help` or `--version` has no use for: each costs tenths of a second to import.
-HEAVY = ("polars", "torch", "pykeen", "pypinyin", "jieba", "numpy", "rdflib", "scipy", "requests", "starlette",
-         "matplotlib", "kgforge.api", "kgforge.qa", "kgforge.exports", "kgforge.embed", "kgforge.build",
-         "kgforge.sources", "kgforge.crawl", "kgforge.serve", "kgforge.evaluation")
+HEAVY = (
+    "polars",
+    "torch",
+    "pykeen",
+    "pypinyin",
+    "jieba",
+    "numpy",
+    "rdflib",
+    "scipy",
+    "requests",
+    "starlette",
+    "matplotlib",
+    "kgforge.api",
+    "kgforge.qa",
+    "kgforge.exports",
+    "kgforge.embed",
+    "kgforge.build",
+    "kgforge.sources",
+    "kgforge.crawl",
+    "kgforge.serve",
+    "kgforge.evaluation",
+)
 
 
 def _imported_by(*args: str) -> set[str]:
     """The modules loaded by `kgforge ARGS` in a fresh interpreter."""
-    code = ("import sys, json\nsys.argv = ['kgforge', *json.loads(sys.argv[1])]\nfrom kgforge.cli import main\n"
-            "try:\n    main()\nexcept SystemExit:\n    pass\n"
-            "sys.stderr.write('\\nMODULES ' + json.dumps(sorted(sys.modules)))")
-    result = subprocess.run([sys.executable, "-c", code, json.dumps(args)], capture_output=True, text=True,
-                            timeout=120)
+    code = (
+        "import sys, json\nsys.argv = ['kgforge', *json.loads(sys.argv[1])]\nfrom kgforge.cli import main\n"
+        "try:\n    main()\nexcept SystemExit:\n    pass\n"
+        "sys.stderr.write('\\nMODULES ' + json.dumps(sorted(sys.modules)))"
+    )
+    result = subprocess.run([sys.executable, "-c", code, json.dumps(args)], capture_output=True, text=True, timeout=120)
     return set(json.loads(result.stderr.rsplit("MODULES ", 1)[1]))
 
 
@@ -51,17 +70,26 @@ def test_a_command_imports_its_own_module_only():
 
 def test_help_lists_every_command_with_its_help_line():
     out = run_cli("--help", env={"COLUMNS": "200"}).stdout
-    for name, first in [("build", "Import the domain's sources and swap in a freshly built store."),
-                        ("import", "Add a Wikidata or XLORE source to a domain's store."),
-                        ("qa-eval", "Score predictions turn by turn")]:
-        assert any(line.split("│")[1].strip().startswith(f"{name} ") and first in line for line in out.splitlines()
-                   if line.count("│") >= 2), name
+    for name, first in [
+        ("build", "Import the domain's sources and swap in a freshly built store."),
+        ("import", "Add a Wikidata or XLORE source to a domain's store."),
+        ("qa-eval", "Score predictions turn by turn"),
+    ]:
+        assert any(
+            line.split("│")[1].strip().startswith(f"{name} ") and first in line
+            for line in out.splitlines()
+            if line.count("│") >= 2
+        ), name
 
 
 @pytest.mark.slow  # imports every command module in a fresh interpreter
 def test_the_command_index_matches_the_command_modules():
-    result = subprocess.run([sys.executable, str(REPO / "scripts" / "command_index.py"), "--check"],
-                            capture_output=True, text=True, timeout=120)
+    result = subprocess.run(
+        [sys.executable, str(REPO / "scripts" / "command_index.py"), "--check"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert result.returncode == 0, result.stderr
 
 
@@ -87,8 +115,13 @@ def test_version_starts_about_as_fast_as_importing_typer():
 
 
 def test_python_dash_m_kgforge_is_the_command(tmp_path):
-    result = subprocess.run([sys.executable, "-m", "kgforge", "--workdir", str(tmp_path), "domains"],
-                            capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    result = subprocess.run(
+        [sys.executable, "-m", "kgforge", "--workdir", str(tmp_path), "domains"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=tmp_path,
+    )
     assert result.returncode == 0, result.stderr
     assert f"no domain is built in {tmp_path}" in " ".join(result.stdout.split())
     usage = subprocess.run([sys.executable, "-m", "kgforge", "--help"], capture_output=True, text=True, timeout=60)
@@ -146,8 +179,13 @@ def _closed_reader(args: list[str]) -> subprocess.CompletedProcess:
     read_end, write_end = os.pipe()
     os.close(read_end)
     try:
-        return subprocess.run([sys.executable, "-c", "from kgforge.cli import main; main()", *args], stdout=write_end,
-                              stderr=subprocess.PIPE, text=True, timeout=120)
+        return subprocess.run(
+            [sys.executable, "-c", "from kgforge.cli import main; main()", *args],
+            stdout=write_end,
+            stderr=subprocess.PIPE,
+            text=True,
+            timeout=120,
+        )
     finally:
         os.close(write_end)
 
@@ -163,8 +201,9 @@ def test_a_reader_that_goes_away_ends_the_command_quietly_with_status_0(args):
 @pytest.mark.slow  # a fresh interpreter writing to a pipe
 def test_piped_output_is_not_wrapped_at_80_columns():
     env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES")}
-    result = subprocess.run([sys.executable, "-m", "kgforge", "queries"], capture_output=True, text=True, env=env,
-                            timeout=60)
+    result = subprocess.run(
+        [sys.executable, "-m", "kgforge", "queries"], capture_output=True, text=True, env=env, timeout=60
+    )
     described = json.loads(run_cli("queries", "--json").stdout)
     for name, description in described.items():
         assert any(name in line and description in line for line in result.stdout.splitlines()), name
@@ -175,7 +214,7 @@ def test_key_value_tables_line_up_with_chinese_keys(capsys):
 
     show_mapping("types", {"景点": 1200, "attraction": 3, "北京市东城区": 45})
     lines = capsys.readouterr().out.splitlines()[1:]
-    value_columns = {cell_len(line[:line.rindex(" ") + 1]) for line in lines}
+    value_columns = {cell_len(line[: line.rindex(" ") + 1]) for line in lines}
     assert len(value_columns) == 1, lines
 
 

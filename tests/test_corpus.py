@@ -42,19 +42,29 @@ def kdconv_reference(dialogues: list[dict]) -> dict:
     texts = [m["message"] for d in dialogues for m in d["messages"]]
     tokens = sum(len([t for t in jieba.lcut(text) if t.strip()]) for text in texts)
     chars = sum(len(text) for text in texts)
-    per_dialogue = [{(a["name"], a["attrname"], a["attrvalue"]) for m in d["messages"] for a in m.get("attrs", [])}
-                    for d in dialogues]
+    per_dialogue = [
+        {(a["name"], a["attrname"], a["attrvalue"]) for m in d["messages"] for a in m.get("attrs", [])}
+        for d in dialogues
+    ]
     every = set().union(*per_dialogue)
     n, u = len(dialogues), len(texts)
     return {
-        "dialogues": n, "utterances": u, "utterances_per_dialogue": u / n, "tokens": tokens,
-        "tokens_per_utterance": tokens / u, "tokens_per_dialogue": tokens / n, "chars": chars,
-        "chars_per_utterance": chars / u, "chars_per_dialogue": chars / n,
+        "dialogues": n,
+        "utterances": u,
+        "utterances_per_dialogue": u / n,
+        "tokens": tokens,
+        "tokens_per_utterance": tokens / u,
+        "tokens_per_dialogue": tokens / n,
+        "chars": chars,
+        "chars_per_utterance": chars / u,
+        "chars_per_dialogue": chars / n,
         "knowledge": {
             "dialogues_with_knowledge": sum(1 for t in per_dialogue if t),
             "topics_per_dialogue": sum(len({name for name, _, _ in t}) for t in per_dialogue) / n,
             "triples_per_dialogue": sum(len(t) for t in per_dialogue) / n,
-            "entities": len({t[0] for t in every}), "relations": len({t[1] for t in every}), "triples": len(every),
+            "entities": len({t[0] for t in every}),
+            "relations": len({t[1] for t in every}),
+            "triples": len(every),
             "tokens_per_triple": sum(len(jieba.lcut(a + b + c)) for a, b, c in every) / len(every),
             "chars_per_triple": sum(len(a + b + c) for a, b, c in every) / len(every),
         },
@@ -70,11 +80,16 @@ def duconv_reference(sessions: list[dict]) -> dict:
     n, u = len(sessions), len(texts)
     kinds = Counter({2: "one-step", 3: "two-step"}[len(s["goal"])] for s in sessions)
     return {
-        "dialogues": n, "utterances": u, "utterances_per_dialogue": u / n, "tokens": tokens,
-        "tokens_per_utterance": tokens / u, "tokens_per_dialogue": tokens / n, "chars": chars,
-        "chars_per_utterance": chars / u, "chars_per_dialogue": chars / n,
-        "duconv": {"knowledge_per_dialogue": sum(len(s["knowledge"]) for s in sessions) / n,
-                   "goal_kinds": dict(kinds)},
+        "dialogues": n,
+        "utterances": u,
+        "utterances_per_dialogue": u / n,
+        "tokens": tokens,
+        "tokens_per_utterance": tokens / u,
+        "tokens_per_dialogue": tokens / n,
+        "chars": chars,
+        "chars_per_utterance": chars / u,
+        "chars_per_dialogue": chars / n,
+        "duconv": {"knowledge_per_dialogue": sum(len(s["knowledge"]) for s in sessions) / n, "goal_kinds": dict(kinds)},
     }
 
 
@@ -121,9 +136,15 @@ def test_durecdial_goal_types_are_runs_of_the_per_turn_goal():
 
 def test_a_sample_without_a_response_has_no_placeholder_utterance(tmp_path):
     session = read_records(shared_file(DUCONV))[0]
-    samples = [{"goal": session["goal"], "knowledge": session["knowledge"], "history": [], "response": "null"},
-               {"goal": session["goal"], "knowledge": session["knowledge"], "history": session["conversation"][:2],
-                "response": session["conversation"][2]}]
+    samples = [
+        {"goal": session["goal"], "knowledge": session["knowledge"], "history": [], "response": "null"},
+        {
+            "goal": session["goal"],
+            "knowledge": session["knowledge"],
+            "history": session["conversation"][:2],
+            "response": session["conversation"][2],
+        },
+    ]
     path = tmp_path / "test.txt"
     path.write_text("".join(json.dumps(s, ensure_ascii=False) + "\n" for s in samples), encoding="utf-8")
     stats = corpus_stats(path)
@@ -171,8 +192,9 @@ def topics_of(record: dict) -> set[str]:
 @pytest.mark.parametrize("relative,suffix", [(KDCONV[0], ".json"), (DUCONV, ".jsonl")])
 def test_split_by_topic_keeps_every_topic_in_one_split(relative, suffix, tmp_path):
     path = shared_file(relative)
-    report = json.loads(run_cli("corpus", "split", str(path), "--out", str(tmp_path), "--by", "topic",
-                                "--seed", "7", "--json").stdout)
+    report = json.loads(
+        run_cli("corpus", "split", str(path), "--out", str(tmp_path), "--by", "topic", "--seed", "7", "--json").stdout
+    )
     parts = {name: read_records(tmp_path / f"{name}{suffix}") for name in ("train", "dev", "test")}
     seen: dict[str, set[str]] = {}
     for name, records in parts.items():
@@ -205,8 +227,13 @@ def test_split_by_dialogue_is_byte_identical_for_a_seed(tmp_path):
 
 
 def test_a_giant_topic_group_is_reported_not_hidden(tmp_path):
-    dialogues = [{"name": "故宫", "messages": [{"message": f"第{i}句", "attrs": [
-        {"name": "故宫", "attrname": "地址", "attrvalue": "北京"}]}]} for i in range(18)]
+    dialogues = [
+        {
+            "name": "故宫",
+            "messages": [{"message": f"第{i}句", "attrs": [{"name": "故宫", "attrname": "地址", "attrvalue": "北京"}]}],
+        }
+        for i in range(18)
+    ]
     dialogues += [{"name": f"景点{i}", "messages": [{"message": "你好"}]} for i in range(2)]
     path = tmp_path / "dev.json"
     path.write_text(json.dumps(dialogues, ensure_ascii=False), encoding="utf-8")
@@ -216,8 +243,11 @@ def test_a_giant_topic_group_is_reported_not_hidden(tmp_path):
 
 
 @settings(max_examples=200, deadline=None)
-@given(st.lists(st.integers(1, 5), min_size=1, max_size=60), st.sampled_from([(8, 1, 1), (1, 1), (3, 2, 5)]),
-       st.integers(0, 10))
+@given(
+    st.lists(st.integers(1, 5), min_size=1, max_size=60),
+    st.sampled_from([(8, 1, 1), (1, 1), (3, 2, 5)]),
+    st.integers(0, 10),
+)
 def test_assignment_keeps_units_whole_and_singles_within_one_dialogue(sizes, ratios, seed):
     units, start = [], 0
     for size in sizes:
@@ -244,8 +274,9 @@ def duconv_split(tmp_path_factory):
 @pytest.mark.parametrize("method", ["random", "bm25"])
 def test_candidates_hold_the_gold_once_among_k(duconv_split, method, tmp_path):
     out = tmp_path / "cand.jsonl"
-    report = build_candidates(duconv_split / "test.jsonl", duconv_split / "train.jsonl", out, method=method, k=10,
-                              seed=5)
+    report = build_candidates(
+        duconv_split / "test.jsonl", duconv_split / "train.jsonl", out, method=method, k=10, seed=5
+    )
     samples = read_records(out)
     sessions = read_records(duconv_split / "test.jsonl")
     assert report.samples == len(samples) == sum((len(s["conversation"]) + 1) // 2 for s in sessions)
@@ -255,8 +286,9 @@ def test_candidates_hold_the_gold_once_among_k(duconv_split, method, tmp_path):
         assert sample["candidate"].count(sample["response"]) == 1
         assert len(set(sample["candidate"])) == 10
         assert all(c in pool for c in sample["candidate"] if c != sample["response"])
-    build_candidates(duconv_split / "test.jsonl", duconv_split / "train.jsonl", tmp_path / "again.jsonl",
-                     method=method, k=10, seed=5)
+    build_candidates(
+        duconv_split / "test.jsonl", duconv_split / "train.jsonl", tmp_path / "again.jsonl", method=method, k=10, seed=5
+    )
     assert (tmp_path / "again.jsonl").read_bytes() == out.read_bytes()
 
 
@@ -276,14 +308,20 @@ def test_bm25_candidates_are_the_pool_responses_ranked_highest(tmp_path):
     def score(query: list[str], doc: list[str]) -> float:
         """Lucene's BM25 (k1 = 1.5, b = 0.75, bm25s' defaults); a word the query repeats counts each time."""
         tf = Counter(doc)
-        return sum(math.log(1 + (len(docs) - df[t] + 0.5) / (df[t] + 0.5)) * tf[t]
-                   / (tf[t] + 1.5 * (0.25 + 0.75 * len(doc) / avg)) for t in query if t in tf)
+        return sum(
+            math.log(1 + (len(docs) - df[t] + 0.5) / (df[t] + 0.5))
+            * tf[t]
+            / (tf[t] + 1.5 * (0.25 + 0.75 * len(doc) / avg))
+            for t in query
+            if t in tf
+        )
 
     for sample in read_records(out)[:40]:
         query = [t for t in jieba.lcut(sample["history"][-1]) if t.strip()]
         scores = sorted((score(query, d) for p, d in zip(pool, docs) if p != sample["response"]), reverse=True)
-        mine = sorted((score(query, docs[pool.index(c)]) for c in sample["candidate"] if c != sample["response"]),
-                      reverse=True)
+        mine = sorted(
+            (score(query, docs[pool.index(c)]) for c in sample["candidate"] if c != sample["response"]), reverse=True
+        )
         assert mine == pytest.approx(scores[:4], rel=1e-5)
 
 
@@ -301,25 +339,45 @@ def test_baidu_retrieval_converter_reads_every_candidate(duconv_split, tmp_path)
     mirrors = _mirrors()
     kit = shared_file("duconv").parent.parent / "readers"
     if mirrors is None:
-        pytest.skip("no baidu/knowledge-driven-dialogue mirror: fetch github:baidu/knowledge-driven-dialogue and "
-                    "set READERS_MIRRORS")
+        pytest.skip(
+            "no baidu/knowledge-driven-dialogue mirror: fetch github:baidu/knowledge-driven-dialogue and "
+            "set READERS_MIRRORS"
+        )
     out = tmp_path / "cand.jsonl"
     report = build_candidates(duconv_split / "test.jsonl", duconv_split / "train.jsonl", out, method="bm25", k=10)
     scratch = tmp_path / "readers"
-    subprocess.run(["bash", str(kit / "extract-readers.sh"), str(mirrors), str(scratch)], check=True,
-                   capture_output=True)
+    subprocess.run(
+        ["bash", str(kit / "extract-readers.sh"), str(mirrors), str(scratch)], check=True, capture_output=True
+    )
     tools = scratch / "baidu-knowledge-driven-dialogue" / "retrieval_pt" / "tools"
     env = {**os.environ, "PYTHONUTF8": "1"}
     for predict, lines in (("1", 10), ("0", 11)):
         text = tmp_path / f"model-{predict}.txt"
-        subprocess.run([sys.executable, "convert_conversation_corpus_to_model_text.py", str(out), str(text), "1", "1",
-                        predict], cwd=tools, check=True, env=env, capture_output=True)
+        subprocess.run(
+            [sys.executable, "convert_conversation_corpus_to_model_text.py", str(out), str(text), "1", "1", predict],
+            cwd=tools,
+            check=True,
+            env=env,
+            capture_output=True,
+        )
         rows = text.read_text(encoding="utf-8").splitlines()
         assert len(rows) == lines * report.samples
         assert sum(1 for r in rows if r.startswith("1\t")) == (0 if predict == "1" else report.samples)
     if (kit / "run-readers").exists():
-        result = subprocess.run([str(kit / "run-readers"), "--mirrors", str(mirrors), "duconv-sample", str(out), "--json",
-                                 "--allow-missing"], capture_output=True, text=True, env={**env, "READERS_PYTHON": sys.executable})
+        result = subprocess.run(
+            [
+                str(kit / "run-readers"),
+                "--mirrors",
+                str(mirrors),
+                "duconv-sample",
+                str(out),
+                "--json",
+                "--allow-missing",
+            ],
+            capture_output=True,
+            text=True,
+            env={**env, "READERS_PYTHON": sys.executable},
+        )
         assert json.loads(result.stdout.strip().splitlines()[-1])["ok"], result.stdout + result.stderr
 
 
@@ -330,8 +388,18 @@ def test_baidu_retrieval_converter_reads_every_candidate(duconv_split, tmp_path)
 def travel_from_attrs(tmp_path_factory):
     """A workdir with domain travel built from the KdConv travel dev set's own attrs, and the build's report."""
     workdir = tmp_path_factory.mktemp("kg")
-    built = json.loads(run_cli("build", "travel", "--source", f"kdconv-dialogues:{shared_file(KDCONV[0])}",
-                               "--no-schema-sources", "--workdir", str(workdir), "--json").stdout)
+    built = json.loads(
+        run_cli(
+            "build",
+            "travel",
+            "--source",
+            f"kdconv-dialogues:{shared_file(KDCONV[0])}",
+            "--no-schema-sources",
+            "--workdir",
+            str(workdir),
+            "--json",
+        ).stdout
+    )
     return workdir, built
 
 
@@ -343,8 +411,22 @@ def test_card_names_every_source_with_its_licence_and_the_figures(travel_from_at
     assert any("Apache-2.0" in (g.get("licence") or "") for g in manifest["graphs"].values())
     split_corpus(path, tmp_path / "s", by="topic")
     out = tmp_path / "card.md"
-    report = json.loads(run_cli("corpus", "card", str(path), "--domain", "travel", "--out", str(out), "--split",
-                                str(tmp_path / "s"), "--workdir", str(workdir), "--json").stdout)
+    report = json.loads(
+        run_cli(
+            "corpus",
+            "card",
+            str(path),
+            "--domain",
+            "travel",
+            "--out",
+            str(out),
+            "--split",
+            str(tmp_path / "s"),
+            "--workdir",
+            str(workdir),
+            "--json",
+        ).stdout
+    )
     card = out.read_text(encoding="utf-8")
     assert report["build_id"] == built["build_id"] and built["build_id"] in card
     assert report["unknown_licences"] == 0
@@ -365,8 +447,20 @@ def test_a_schema_source_states_its_own_licence_and_an_unstated_one_is_flagged(w
         schema.write(f'\n[[sources]]\nkind = "csv"\npath = "{books}"\nlicence = "CC BY 4.0"\n')
     run_cli("build", "books", "--source", f"csv:{more}", "--workdir", str(workdir))
     out = tmp_path / "card.md"
-    report = json.loads(run_cli("corpus", "card", str(shared_file(DUCONV)), "--domain", "books", "--out", str(out),
-                                "--workdir", str(workdir), "--json").stdout)
+    report = json.loads(
+        run_cli(
+            "corpus",
+            "card",
+            str(shared_file(DUCONV)),
+            "--domain",
+            "books",
+            "--out",
+            str(out),
+            "--workdir",
+            str(workdir),
+            "--json",
+        ).stdout
+    )
     licences = {Path(s["path"]).name: s["licence"] for s in report["sources"]}
     assert licences["books.csv"] == "CC BY 4.0" and licences["more.csv"].startswith("not recorded")
     assert report["unknown_licences"] == 1
@@ -389,8 +483,10 @@ def test_stats_with_a_domain_count_start_and_extended_topics(travel_from_attrs):
 def test_a_broken_line_is_one_error_naming_file_and_line(tmp_path):
     path = tmp_path / "dev.txt"
     good = shared_file(DUCONV).read_text(encoding="utf-8").splitlines()[:2]
-    path.write_text("\n".join([good[0], '{"goal": [["START", "a", "b"]], "knowledge": 3, "conversation": []}', good[1]])
-                    + "\n", encoding="utf-8")
+    path.write_text(
+        "\n".join([good[0], '{"goal": [["START", "a", "b"]], "knowledge": 3, "conversation": []}', good[1]]) + "\n",
+        encoding="utf-8",
+    )
     result = run_cli("corpus", "stats", str(path), check=False)
     assert result.returncode == 1 and "Traceback" not in result.stderr
     assert f"{path}:2:" in result.stderr and len(result.stderr.strip().splitlines()) == 1
@@ -435,11 +531,14 @@ def test_duconv_transitions_are_its_goals_and_need_a_domain_for_paths():
     assert any("Fig. 2" in note for note in found.notes) and any("--domain" in note for note in found.notes)
 
 
-@pytest.mark.parametrize("goal,types", [
-    ("[1]问答(『周迅』)-->[2]电影推荐(『苏州河』)-->[3]再见", ["问答", "电影推荐", "再见"]),
-    ("[1] 寒暄 --> [2] 音乐 推荐 ( 『 另一个自己 』 ) --> [3] 再见", ["寒暄", "音乐推荐", "再见"]),
-    ("[1] 问答 ( 『 周迅 』 ) --> ...... --> [4] 电影 推荐 ( 『 苏州河 』 )", ["问答", "电影推荐"]),
-])
+@pytest.mark.parametrize(
+    "goal,types",
+    [
+        ("[1]问答(『周迅』)-->[2]电影推荐(『苏州河』)-->[3]再见", ["问答", "电影推荐", "再见"]),
+        ("[1] 寒暄 --> [2] 音乐 推荐 ( 『 另一个自己 』 ) --> [3] 再见", ["寒暄", "音乐推荐", "再见"]),
+        ("[1] 问答 ( 『 周迅 』 ) --> ...... --> [4] 电影 推荐 ( 『 苏州河 』 )", ["问答", "电影推荐"]),
+    ],
+)
 def test_lic2020_goal_strings_give_one_sub_dialogue_per_goal(goal, types):
     from kgforge.corpus.stats import sub_dialogue_types
 
@@ -447,11 +546,18 @@ def test_lic2020_goal_strings_give_one_sub_dialogue_per_goal(goal, types):
 
 
 def test_lic2020_profiles_give_accepted_and_rejected_entities(tmp_path):
-    session = {"goal": "[1] 问答 ( 『 周迅 』 ) --> [2] 电影 推荐 ( 『 苏州河 』 ) --> [3] 再见",
-               "knowledge": [["周迅", "主演", "苏州河"]], "situation": "聊天 时间 : 晚上",
-               "user_profile": {"姓名": "王芳", "接受的电影": ["苏州河", "恋爱中的宝贝"], "没有接受的电影": ["画皮"],
-                                "拒绝": "新闻"},
-               "conversation": ["[1] 你 知道 周迅 吗 ？", "知道", "[2] 推荐 你 看 苏州河 。", "好的", "[3] 再见"]}
+    session = {
+        "goal": "[1] 问答 ( 『 周迅 』 ) --> [2] 电影 推荐 ( 『 苏州河 』 ) --> [3] 再见",
+        "knowledge": [["周迅", "主演", "苏州河"]],
+        "situation": "聊天 时间 : 晚上",
+        "user_profile": {
+            "姓名": "王芳",
+            "接受的电影": ["苏州河", "恋爱中的宝贝"],
+            "没有接受的电影": ["画皮"],
+            "拒绝": "新闻",
+        },
+        "conversation": ["[1] 你 知道 周迅 吗 ？", "知道", "[2] 推荐 你 看 苏州河 。", "好的", "[3] 再见"],
+    }
     path = tmp_path / "train.txt"
     path.write_text(json.dumps(session, ensure_ascii=False) + "\n", encoding="utf-8")
     found = corpus_stats(path)
@@ -462,20 +568,33 @@ def test_lic2020_profiles_give_accepted_and_rejected_entities(tmp_path):
 
 
 @settings(max_examples=25, deadline=None)
-@given(st.lists(st.lists(st.sampled_from("甲乙丙丁戊己庚辛壬癸"), min_size=1, max_size=3), min_size=1, max_size=30),
-       st.integers(0, 5))
+@given(
+    st.lists(st.lists(st.sampled_from("甲乙丙丁戊己庚辛壬癸"), min_size=1, max_size=3), min_size=1, max_size=30),
+    st.integers(0, 5),
+)
 def test_a_topic_split_is_a_partition_that_keeps_topics_apart(topic_lists, seed):
     import tempfile
 
-    dialogues = [{"name": topics[0], "messages": [{"message": f"聊{i}", "attrs": [
-        {"name": t, "attrname": "简介", "attrvalue": f"{t}{i}"} for t in topics]}]} for i, topics in enumerate(topic_lists)]
+    dialogues = [
+        {
+            "name": topics[0],
+            "messages": [
+                {
+                    "message": f"聊{i}",
+                    "attrs": [{"name": t, "attrname": "简介", "attrvalue": f"{t}{i}"} for t in topics],
+                }
+            ],
+        }
+        for i, topics in enumerate(topic_lists)
+    ]
     with tempfile.TemporaryDirectory() as folder:
         path = Path(folder) / "all.json"
         path.write_text(json.dumps(dialogues, ensure_ascii=False), encoding="utf-8")
         report = split_corpus(path, Path(folder) / "out", by="topic", seed=seed)
         parts = [read_records(Path(p.file)) for p in report.parts]
-    assert sorted(json.dumps(d, sort_keys=True) for part in parts for d in part) == \
-        sorted(json.dumps(d, sort_keys=True) for d in dialogues)
+    assert sorted(json.dumps(d, sort_keys=True) for part in parts for d in part) == sorted(
+        json.dumps(d, sort_keys=True) for d in dialogues
+    )
     splits_of: dict[str, set[int]] = {}
     for s, part in enumerate(parts):
         for record in part:
@@ -486,8 +605,12 @@ def test_a_topic_split_is_a_partition_that_keeps_topics_apart(topic_lists, seed)
 
 
 def test_an_empty_split_is_named_not_an_error(tmp_path):
-    dialogues = [{"name": "故宫", "messages": [{"message": "你好", "attrs": [
-        {"name": "故宫", "attrname": "地址", "attrvalue": "北京"}]}]}] * 3
+    dialogues = [
+        {
+            "name": "故宫",
+            "messages": [{"message": "你好", "attrs": [{"name": "故宫", "attrname": "地址", "attrvalue": "北京"}]}],
+        }
+    ] * 3
     path = tmp_path / "dev.json"
     path.write_text(json.dumps(dialogues, ensure_ascii=False), encoding="utf-8")
     report = split_corpus(path, tmp_path / "s", by="topic")

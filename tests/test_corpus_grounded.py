@@ -35,14 +35,20 @@ def travel(tmp_path_factory) -> tuple[Path, Path]:
 def per_dialogue_figures(dialogues: list[dict]) -> dict:
     """Topics (distinct names) and triples (distinct name, attrname, attrvalue) per dialogue, from the attrs
     on the messages as written, averaged over every dialogue, and the same counts over the whole file."""
-    per_dialogue = [{(a["name"], a["attrname"], a["attrvalue"]) for m in d["messages"] for a in m.get("attrs", [])}
-                    for d in dialogues]
+    per_dialogue = [
+        {(a["name"], a["attrname"], a["attrvalue"]) for m in d["messages"] for a in m.get("attrs", [])}
+        for d in dialogues
+    ]
     every = set().union(*per_dialogue)
     n = len(dialogues)
-    return {"dialogues_with_knowledge": sum(1 for t in per_dialogue if t),
-            "topics_per_dialogue": sum(len({name for name, _, _ in t}) for t in per_dialogue) / n,
-            "triples_per_dialogue": sum(len(t) for t in per_dialogue) / n,
-            "entities": len({t[0] for t in every}), "relations": len({t[1] for t in every}), "triples": len(every)}
+    return {
+        "dialogues_with_knowledge": sum(1 for t in per_dialogue if t),
+        "topics_per_dialogue": sum(len({name for name, _, _ in t}) for t in per_dialogue) / n,
+        "triples_per_dialogue": sum(len(t) for t in per_dialogue) / n,
+        "entities": len({t[0] for t in every}),
+        "relations": len({t[1] for t in every}),
+        "triples": len(every),
+    }
 
 
 @pytest.mark.slow  # builds and grounds the real KdConv travel set
@@ -76,14 +82,16 @@ def test_gold_stays_the_headline_with_the_grounded_figures_beside_it(travel, tmp
     assert with_gold["grounded"] == without["grounded"]  # the grounder reads the messages, never the gold attrs
     assert not any("kgforge ground" in note for note in with_gold["notes"])
     split_corpus(stripped, tmp_path / "splits", seed=1)
-    by_split = stats_json(stripped, "--domain", "travel", "--workdir", str(workdir),
-                          "--by-split", str(tmp_path / "splits"))
+    by_split = stats_json(
+        stripped, "--domain", "travel", "--workdir", str(workdir), "--by-split", str(tmp_path / "splits")
+    )
     parts = by_split["splits"]
     assert set(parts) == {"train", "dev", "test"}
     assert all(part["knowledge_from"] == "grounded" for part in parts.values())
     # the grounder reads each dialogue on its own: the splits' triples add up to the file's
     assert sum(p["grounded"]["triples_per_dialogue"] * p["dialogues"] for p in parts.values()) == pytest.approx(
-        by_split["grounded"]["triples_per_dialogue"] * by_split["dialogues"])
+        by_split["grounded"]["triples_per_dialogue"] * by_split["dialogues"]
+    )
     no_domain = stats_json(stripped)
     assert no_domain["knowledge_from"] is None and no_domain["grounded"] is None
 

@@ -55,8 +55,12 @@ def test_undecodable_bytes_are_replaced_and_counted():
     assert decoded.text.startswith("正常文字") and decoded.text.endswith("结尾") and decoded.replacements >= 1
 
 
-@given(st.binary(max_size=400), st.sampled_from(["", "text/html", "text/html; charset=gb2312",
-                                                 "text/html; charset=no-such-codec", "text/html; charset=utf-8"]))
+@given(
+    st.binary(max_size=400),
+    st.sampled_from(
+        ["", "text/html", "text/html; charset=gb2312", "text/html; charset=no-such-codec", "text/html; charset=utf-8"]
+    ),
+)
 @settings(max_examples=150, deadline=None)
 def test_decoding_never_raises(body, content_type):
     assert isinstance(decode_body(body, content_type).text, str)
@@ -72,8 +76,16 @@ def test_no_url_escapes_the_cache_folder(url):
 
 def test_hostile_urls_round_trip_inside_the_cache(tmp_path):
     cache = ResponseCache(tmp_path / "cache")
-    hostile = ["http://x/../../../etc/passwd", "../../outside", "/absolute/path", "http://x/%2e%2e/%2e%2e/",
-               "file:///etc/passwd", "http://x/\x00nul", "http://x/" + "a" * 5000, "http://x/\ud800"]
+    hostile = [
+        "http://x/../../../etc/passwd",
+        "../../outside",
+        "/absolute/path",
+        "http://x/%2e%2e/%2e%2e/",
+        "file:///etc/passwd",
+        "http://x/\x00nul",
+        "http://x/" + "a" * 5000,
+        "http://x/\ud800",
+    ]
     for i, url in enumerate(hostile):
         cache.put(CachedResponse(url, url, 200, {"content-type": "text/html"}, f"body {i}".encode()))
         assert cache.get(url).body == f"body {i}".encode()
@@ -102,8 +114,13 @@ def test_retry_after_forms():
 
 def test_size_limit_without_content_length_and_redirect_limits():
     config = CrawlConfig(delay=0, max_bytes=50_000, max_redirects=2, max_retries=0)
-    routes = {"/big": Stream(200_000), "/r1": Redirect("/r2"), "/r2": Redirect("/r3"), "/r3": Redirect("/r4"),
-              "/r4": Static(b"end")}
+    routes = {
+        "/big": Stream(200_000),
+        "/r1": Redirect("/r2"),
+        "/r2": Redirect("/r3"),
+        "/r3": Redirect("/r4"),
+        "/r4": Static(b"end"),
+    }
     with LoopbackSite(routes=routes) as site:
         fetcher = Fetcher(config)
         big = fetcher.fetch(site.base_url + "/big")
@@ -131,9 +148,13 @@ def test_unreachable_robots_txt_disallows_everything(tmp_path):
 
 
 def test_missing_field_and_broken_markup_warn_with_url_and_field():
-    rule = PageRule("item", match=r"^/item/(\d+)", entity_type="film",
-                    fields=(Field("name", "h1"), Field("rating", "strong.rating_num")),
-                    infoboxes=(Infobox(rows="#info", lines=True),))
+    rule = PageRule(
+        "item",
+        match=r"^/item/(\d+)",
+        entity_type="film",
+        fields=(Field("name", "h1"), Field("rating", "strong.rating_num")),
+        infoboxes=(Infobox(rows="#info", lines=True),),
+    )
     spec = SiteSpec("t", "film", "http://t", (("/", "list"),), (rule,))
     html = "<h1>霸王别姬<div id='info'><span class='pl'>导演</span>: 陈凯歌<br><span>类型: 剧情<br>语言: 汉语"
     record = extract(spec, rule, Page("http://t/item/1", parse_html(html), spec))
@@ -166,8 +187,20 @@ def test_a_host_given_up_after_429s_says_so_and_leaves_its_pages_for_resume(tmp_
 
     limited = {"/subject/1292052/": Static(b"slow down", 429, {"Retry-After": "0"})}
     with LoopbackSite(DOUBAN, limited) as site:
-        result = cli("crawl", "douban_movie", "--base-url", site.base_url, "--workdir", str(tmp_path),
-                     "--delay", "0.05", "--retries", "1", "--json", check=False)
+        result = cli(
+            "crawl",
+            "douban_movie",
+            "--base-url",
+            site.base_url,
+            "--workdir",
+            str(tmp_path),
+            "--delay",
+            "0.05",
+            "--retries",
+            "1",
+            "--json",
+            check=False,
+        )
         assert site.paths() == ["/robots.txt", "/top250", "/subject/1292052/", "/subject/1292052/"]
     assert result.returncode == 0, result.stderr
     report = json.loads(result.stdout)
@@ -176,5 +209,7 @@ def test_a_host_given_up_after_429s_says_so_and_leaves_its_pages_for_resume(tmp_
     assert report["pending"] == report["given_up"][host]["pages_left"] >= 4
     said = " ".join(result.stderr.split())
     assert f"warning: gave up on {host} (HTTP 429" in said
-    assert (f"its {report['pending']:,} page(s) not fetched are left pending; run the same crawl again with "
-            "--resume to fetch them") in said
+    assert (
+        f"its {report['pending']:,} page(s) not fetched are left pending; run the same crawl again with "
+        "--resume to fetch them"
+    ) in said

@@ -55,9 +55,24 @@ def test_the_crawl_command_bounds_a_dripping_start_page(cli, tmp_path):
     """The issue's repro: --read-timeout 5 --retries 0 against a body sent at a byte a time ran past 330 s."""
     with LoopbackSite(DOUBAN, {"/top250": Drip("body", interval=0.3)}) as site:
         started = time.monotonic()
-        result = cli("crawl", "douban_movie", "--base-url", site.base_url, "--delay", "0.05", "--read-timeout", "5",
-                     "--retries", "0", "--total-timeout", str(DEADLINE), "--workdir", str(tmp_path), "--json",
-                     timeout=120)
+        result = cli(
+            "crawl",
+            "douban_movie",
+            "--base-url",
+            site.base_url,
+            "--delay",
+            "0.05",
+            "--read-timeout",
+            "5",
+            "--retries",
+            "0",
+            "--total-timeout",
+            str(DEADLINE),
+            "--workdir",
+            str(tmp_path),
+            "--json",
+            timeout=120,
+        )
         took = time.monotonic() - started
     report = json.loads(result.stdout)
     assert [f["url"] for f in report["failures"]] == [site.base_url + "/top250"]
@@ -68,8 +83,17 @@ def test_the_crawl_command_bounds_a_dripping_start_page(cli, tmp_path):
 def test_a_huge_crawl_delay_is_capped_with_a_warning_and_coverage_reported_partial(cli, tmp_path):
     robots = Static(b"User-agent: *\nCrawl-delay: 100000\n", 200, {"Content-Type": "text/plain"})
     with LoopbackSite(DOUBAN, {"/robots.txt": robots}) as site:
-        result = cli("crawl", "douban_movie", "--base-url", site.base_url, *CLI_SETTINGS,
-                     "--workdir", str(tmp_path), "--json", timeout=60)
+        result = cli(
+            "crawl",
+            "douban_movie",
+            "--base-url",
+            site.base_url,
+            *CLI_SETTINGS,
+            "--workdir",
+            str(tmp_path),
+            "--json",
+            timeout=60,
+        )
         assert site.paths() == ["/robots.txt"]  # no request at the pace the site forbids
     report = json.loads(result.stdout)
     assert report["skipped"] == 1 and report["fetched"] == 0
@@ -94,10 +118,13 @@ def test_a_crawl_delay_within_the_cap_is_obeyed(tmp_path):
 
 @pytest.mark.parametrize("other_host", ["127.0.0.1", "127.0.0.2"])  # another port, another address
 def test_a_redirect_to_another_host_is_refused_and_logged(tmp_path, other_host):
-    with LoopbackSite(routes={"/secret/102": Static(SECRET)}, host=other_host) as other, \
-            LoopbackSite(DOUBAN, {TOP: Redirect(other.base_url + "/secret/102")}) as site:
-        summary = crawl(load_spec("douban_movie", site.base_url), tmp_path / "c", TEST_CONFIG, limit=4,
-                        show_progress=False)
+    with (
+        LoopbackSite(routes={"/secret/102": Static(SECRET)}, host=other_host) as other,
+        LoopbackSite(DOUBAN, {TOP: Redirect(other.base_url + "/secret/102")}) as site,
+    ):
+        summary = crawl(
+            load_spec("douban_movie", site.base_url), tmp_path / "c", TEST_CONFIG, limit=4, show_progress=False
+        )
         assert other.paths() == []  # not even its robots.txt
     [failure] = [f for f in summary.failures if f["url"] == site.base_url + TOP]
     assert other.base_url + "/secret/102" in failure["reason"] and "refused" in failure["reason"]
@@ -108,8 +135,13 @@ def test_a_redirect_to_a_private_address_is_refused_without_connecting(tmp_path)
     metadata = "http://169.254.169.254/latest/meta-data/"
     with LoopbackSite(DOUBAN, {TOP: Redirect(metadata)}) as site:
         started = time.monotonic()
-        summary = crawl(load_spec("douban_movie", site.base_url), tmp_path / "c",
-                        replace(TEST_CONFIG, connect_timeout=30), limit=4, show_progress=False)
+        summary = crawl(
+            load_spec("douban_movie", site.base_url),
+            tmp_path / "c",
+            replace(TEST_CONFIG, connect_timeout=30),
+            limit=4,
+            show_progress=False,
+        )
         took = time.monotonic() - started
     [failure] = [f for f in summary.failures if f["url"] == site.base_url + TOP]
     assert metadata in failure["reason"] and "refused" in failure["reason"]
@@ -128,8 +160,18 @@ def test_internal_addresses_are_refused_unless_the_start_url_is_one():
         assert started_inside.allow_internal
         assert Fetcher(CrawlConfig(delay=0), policy=started_inside).fetch(site.base_url + "/").ok
     assert not HostPolicy.for_start("http://93.184.215.14/").allow_internal
-    for address in ("127.0.0.1", "10.1.2.3", "192.168.0.1", "169.254.169.254", "::1", "fe80::1",
-                    "::ffff:127.0.0.1", "100.64.0.1", "0.0.0.0", "224.0.0.1"):
+    for address in (
+        "127.0.0.1",
+        "10.1.2.3",
+        "192.168.0.1",
+        "169.254.169.254",
+        "::1",
+        "fe80::1",
+        "::ffff:127.0.0.1",
+        "100.64.0.1",
+        "0.0.0.0",
+        "224.0.0.1",
+    ):
         assert is_internal_address(address), address
     assert not is_internal_address("93.184.215.14") and not is_internal_address("2606:4700::1111")
 
@@ -157,7 +199,13 @@ def test_stale_temporary_files_of_a_killed_crawl_are_removed(tmp_path):
 
 
 def test_crawl_settings_are_checked_in_the_library():
-    for bad in ({"delay": -1.0}, {"per_host_concurrency": 0}, {"total_timeout": float("nan")},
-                {"read_timeout": float("inf")}, {"max_crawl_delay": -5.0}, {"max_retries": -1}):
+    for bad in (
+        {"delay": -1.0},
+        {"per_host_concurrency": 0},
+        {"total_timeout": float("nan")},
+        {"read_timeout": float("inf")},
+        {"max_crawl_delay": -5.0},
+        {"max_retries": -1},
+    ):
         with pytest.raises(ArgumentError):
             CrawlConfig(**bad)

@@ -23,8 +23,16 @@ def film(site: str, name: str, year: str, en: str | None = None, *facts: tuple[s
 
 
 def test_rating_symbols_cut_points():
-    options = CleanupOptions.from_options({"rating_symbols": {
-        "relation": "rating", "target": "reputation", "cuts": [6.0, 8.0], "symbols": ["差", "一般", "好"]}})
+    options = CleanupOptions.from_options(
+        {
+            "rating_symbols": {
+                "relation": "rating",
+                "target": "reputation",
+                "cuts": [6.0, 8.0],
+                "symbols": ["差", "一般", "好"],
+            }
+        }
+    )
     records = [film("s", f"f{v}", "2000", None, ("rating", v)) for v in ("5.9", "6.0", "7.99", "8.0", "9.7分")]
     out = clean(records, options, set(), set())
     symbols = [next(f.value for f in r.facts if f.relation == "reputation") for r in out.records]
@@ -43,23 +51,30 @@ def test_word_list_and_min_triples():
     assert reasons[0] == "text contains the dropped word '微信'" and "min_triples = 3" in reasons[-1]
 
 
-@pytest.mark.parametrize("bad, key", [
-    ({"min_triples": -1}, "min_triples"),
-    ({"drop_text_words": "微信"}, "drop_text_words"),
-    ({"rating_symbols": {"cuts": [8, 6], "symbols": ["a", "b", "c"]}}, "cuts"),
-    ({"rating_symbols": {"cuts": [6], "symbols": ["a"]}}, "symbols"),
-])
+@pytest.mark.parametrize(
+    "bad, key",
+    [
+        ({"min_triples": -1}, "min_triples"),
+        ({"drop_text_words": "微信"}, "drop_text_words"),
+        ({"rating_symbols": {"cuts": [8, 6], "symbols": ["a", "b", "c"]}}, "cuts"),
+        ({"rating_symbols": {"cuts": [6], "symbols": ["a"]}}, "symbols"),
+    ],
+)
 def test_bad_clean_up_settings_name_the_key(bad, key):
     with pytest.raises(SchemaError, match=key):
         CleanupOptions.from_options(bad)
 
 
 def test_merge_decides_names_and_splits_conflicting_years():
-    records = [film("douban", "霸王别姬", "1993", "Farewell My Concubine"),
-               film("mtime", "霸王别姬", "1993", "Farewell my concubine"),
-               film("wiki", "霸王别姬", "1993", "Adieu ma concubine"),
-               film("douban", "活着", "1994", "To Live"), film("mtime", "活着", "1994", "Lifetimes"),
-               film("douban", "小妇人", "1994", "Little Women"), film("mtime", "小妇人", "2019", "Little Women")]
+    records = [
+        film("douban", "霸王别姬", "1993", "Farewell My Concubine"),
+        film("mtime", "霸王别姬", "1993", "Farewell my concubine"),
+        film("wiki", "霸王别姬", "1993", "Adieu ma concubine"),
+        film("douban", "活着", "1994", "To Live"),
+        film("mtime", "活着", "1994", "Lifetimes"),
+        film("douban", "小妇人", "1994", "Little Women"),
+        film("mtime", "小妇人", "2019", "Little Women"),
+    ]
     result = merge(records)
     farewell = result.by_url["http://douban/霸王别姬/1993"]
     assert farewell is result.by_url["http://wiki/霸王别姬/1993"] and farewell.iri == entity_iri("霸王别姬")
@@ -78,19 +93,34 @@ def test_two_crawled_sites_build_one_graph_each_with_merged_entities(cli, workdi
         for site, server in (("douban_movie", douban), ("mtime", mtime)):
             cli("crawl", site, "--base-url", server.base_url, *CLI_SETTINGS, "--workdir", str(workdir), "--json")
         urls = {"douban_movie": douban.base_url, "mtime": mtime.base_url}
-    built = json.loads(cli("build", "film", "--source", "crawl:douban_movie", "--source", "crawl:mtime",
-                           "--workdir", str(workdir), "--json").stdout)
+    built = json.loads(
+        cli(
+            "build",
+            "film",
+            "--source",
+            "crawl:douban_movie",
+            "--source",
+            "crawl:mtime",
+            "--workdir",
+            str(workdir),
+            "--json",
+        ).stdout
+    )
     graphs = {s["kind"] + ":" + s["path"]: s["graph"] for s in built["sources"]}
-    assert graphs == {"crawl:douban_movie": "https://kgforge.org/graph/crawl/douban_movie",
-                      "crawl:mtime": "https://kgforge.org/graph/crawl/mtime"}
+    assert graphs == {
+        "crawl:douban_movie": "https://kgforge.org/graph/crawl/douban_movie",
+        "crawl:mtime": "https://kgforge.org/graph/crawl/mtime",
+    }
     store = ox.Store.read_only(str(workdir / "film" / "store" / "oxigraph"))
 
     def values(name: str, predicate: str) -> set[tuple[str, str | None]]:
         quads = store.quads_for_pattern(ox.NamedNode(entity_iri(name)), ox.NamedNode(predicate), None, None)
         return {(q.object.value, getattr(q.object, "language", None)) for q in quads}
 
-    assert values("霸王别姬", PROV_SOURCE) == {(urls["douban_movie"] + "/subject/1291546/", None),
-                                            (urls["mtime"] + "/12231/", None)}
+    assert values("霸王别姬", PROV_SOURCE) == {
+        (urls["douban_movie"] + "/subject/1291546/", None),
+        (urls["mtime"] + "/12231/", None),
+    }
     assert ("Farewell My Concubine", "en") in values("霸王别姬", RDFS_LABEL)
     assert ("Leslie Cheung", "en") in values("张国荣", RDFS_LABEL)
     chen = values("陈凯歌", RDFS_LABEL)

@@ -34,8 +34,17 @@ def crawl_args(site: LoopbackSite, workdir: Path, *extra: str) -> list[str]:
     # A longer delay than the other tests, so the crawl lasts long enough to be killed three times.
     settings = list(CLI_SETTINGS)
     settings[settings.index("--delay") + 1] = "0.25"
-    return ["crawl", "douban_movie", "--base-url", site.base_url, *settings, "--workdir", str(workdir), "--json",
-            *extra]
+    return [
+        "crawl",
+        "douban_movie",
+        "--base-url",
+        site.base_url,
+        *settings,
+        "--workdir",
+        str(workdir),
+        "--json",
+        *extra,
+    ]
 
 
 def store_quads(cli, workdir: Path) -> list[str]:
@@ -75,4 +84,3 @@ def test_seeded_sigkills_then_resume_fetch_nothing_twice(cli, tmp_path):
     assert sum(extra.values()) <= len(kills)  # at most the one request in flight at each kill, again
     assert part_files(killed) == []
     assert store_quads(cli, killed) == store_quads(cli, whole)
-

@@ -37,12 +37,32 @@ from tests.crawl_support import (
 )
 
 EXPECTED_ORDER = [
-    "/robots.txt", "/top250",
-    "/subject/1292052/", "/subject/1291546/", "/subject/1292720/", "/top250?start=3&filter=",
-    "/celebrity/1047973/", "/celebrity/1054521/", "/celebrity/1054534/",
-    "/celebrity/1023040/", "/celebrity/1003494/", "/celebrity/1050265/",
-    TOO_MANY, TOO_MANY, SERVER_ERROR, SERVER_ERROR, GBK_AS_GB2312, NO_CHARSET, BROKEN, STALLS, STALLS,
-    LOOP, LOOP + "?from=loop", OVERSIZED, "/celebrity/1000000/", "/celebrity/1031876/",
+    "/robots.txt",
+    "/top250",
+    "/subject/1292052/",
+    "/subject/1291546/",
+    "/subject/1292720/",
+    "/top250?start=3&filter=",
+    "/celebrity/1047973/",
+    "/celebrity/1054521/",
+    "/celebrity/1054534/",
+    "/celebrity/1023040/",
+    "/celebrity/1003494/",
+    "/celebrity/1050265/",
+    TOO_MANY,
+    TOO_MANY,
+    SERVER_ERROR,
+    SERVER_ERROR,
+    GBK_AS_GB2312,
+    NO_CHARSET,
+    BROKEN,
+    STALLS,
+    STALLS,
+    LOOP,
+    LOOP + "?from=loop",
+    OVERSIZED,
+    "/celebrity/1000000/",
+    "/celebrity/1031876/",
 ]
 
 
@@ -129,11 +149,15 @@ def test_cache_max_age_refetches_old_pages(tmp_path):
 
 @pytest.mark.parametrize("delay", ["1", "0.5"])
 def test_crawl_delay_from_robots_spaces_requests(tmp_path, delay):
-    robots = Static(f"User-agent: *\nDisallow: /subject/1291549/\nCrawl-delay: {delay}\n".encode(), 200,
-                    {"Content-Type": "text/plain"})
+    robots = Static(
+        f"User-agent: *\nDisallow: /subject/1291549/\nCrawl-delay: {delay}\n".encode(),
+        200,
+        {"Content-Type": "text/plain"},
+    )
     with LoopbackSite(DOUBAN, {**douban_routes(), "/robots.txt": robots}) as site:
-        summary = crawl(load_spec("douban_movie", site.base_url), tmp_path / "c", TEST_CONFIG, limit=3,
-                        show_progress=False)
+        summary = crawl(
+            load_spec("douban_movie", site.base_url), tmp_path / "c", TEST_CONFIG, limit=3, show_progress=False
+        )
         log = list(site.log)
     assert [e.path for e in log] == ["/robots.txt", "/top250", "/subject/1292052/", "/subject/1291546/"]
     gaps = [b.time - a.time for a, b in zip(log, log[1:], strict=False)]
@@ -142,10 +166,15 @@ def test_crawl_delay_from_robots_spaces_requests(tmp_path, delay):
     assert summary.pending > 0  # the limit left pages for --resume
 
 
-@given(st.sampled_from(["kgforge", "KGForge", "*"]), st.decimals(0, 60, places=2).map(str),
-       st.decimals(0, 60, places=2).map(str))
+@given(
+    st.sampled_from(["kgforge", "KGForge", "*"]),
+    st.decimals(0, 60, places=2).map(str),
+    st.decimals(0, 60, places=2).map(str),
+)
 def test_crawl_delay_takes_fractions_from_the_group_that_applies(ours: str, mine: str, other: str) -> None:
-    text = f"User-agent: otherbot\nCrawl-delay: {other}\n\nUser-agent: {ours}\nDisallow: /x # note\nCrawl-delay: {mine}\n"
+    text = (
+        f"User-agent: otherbot\nCrawl-delay: {other}\n\nUser-agent: {ours}\nDisallow: /x # note\nCrawl-delay: {mine}\n"
+    )
     assert crawl_delay(text, "kgforge/0.1") == float(mine)
     assert crawl_delay(text.replace(f"User-agent: {ours}", "User-agent: nobody"), "kgforge/0.1") is None
     assert crawl_delay("User-agent: *\nCrawl-delay: soon\n", "kgforge") is None
@@ -168,14 +197,16 @@ def test_crawl_then_build_into_store(cli, workdir, tmp_path):
     schema = tmp_path / "film_crawl.toml"
     schema.write_text(SCHEMA, encoding="utf-8")
     with LoopbackSite(DOUBAN, douban_routes()) as site:
-        out = cli("crawl", "douban_movie", "--base-url", site.base_url, *CLI_SETTINGS,
-                  "--workdir", str(workdir), "--json")
+        out = cli(
+            "crawl", "douban_movie", "--base-url", site.base_url, *CLI_SETTINGS, "--workdir", str(workdir), "--json"
+        )
         base = site.base_url
     crawl_result = json.loads(out.stdout)
     assert crawl_result["fetched"] == 18 and crawl_result["failed"] == 5 and crawl_result["records"] == 14
     assert any(BROKEN in w and "'plot'" in w for w in crawl_result["field_warnings"])
-    built = cli("build", "film", "--source", "crawl:douban_movie", "--schema", str(schema),
-                "--workdir", str(workdir), "--json")
+    built = cli(
+        "build", "film", "--source", "crawl:douban_movie", "--schema", str(schema), "--workdir", str(workdir), "--json"
+    )
     summary = json.loads(built.stdout)
     assert "warning" in built.stderr and BROKEN in built.stderr
     source = summary["sources"][0]
@@ -211,7 +242,8 @@ def test_crawl_then_build_into_store(cli, workdir, tmp_path):
 def test_schema_listed_crawl_source_crawls_then_loads(cli, workdir, tmp_path):
     with LoopbackSite(SITES / "qunar") as site:
         schema = tmp_path / "travel_crawl.toml"
-        schema.write_text(f"""extends = "travel"
+        schema.write_text(
+            f"""extends = "travel"
 name = "travel"
 
 [[sources]]
@@ -219,7 +251,9 @@ kind = "crawl"
 path = "qunar"
 base_url = "{site.base_url}"
 delay = 0.05
-""", encoding="utf-8")
+""",
+            encoding="utf-8",
+        )
         built = json.loads(cli("build", "travel", "--schema", str(schema), "--workdir", str(workdir), "--json").stdout)
         assert site.paths()[:2] == ["/robots.txt", "/p-cs299914-beijing-jingdian"]
     assert built["graphs"]["https://kgforge.org/graph/crawl/qunar"] > 20

@@ -11,17 +11,61 @@ from tests.crawl_support import TEST_CONFIG, douban_routes, fixture_pages, fixtu
 
 # site → (records expected, a record's name, facts it must have as (relation, value), its English name)
 EXPECTED = {
-    "douban_movie": (14, "霸王别姬", {("director", "陈凯歌"), ("genre", "同性"), ("release_date", "1993"),
-                                     ("country", "中国大陆"), ("country", "中国香港"), ("rating", "9.6")},
-                     "Farewell My Concubine"),
-    "douban_music": (3, "叶惠美", {("album_artist", "周杰伦"), ("genre", "流行"), ("release_date", "2003-07-31"),
-                                  ("record_label", "索尼音乐"), ("track_count", "3")}, None),
-    "mtime": (5, "陈凯歌", {("birth_date", "1952-08-12"), ("birth_place", "中国,北京"), ("occupation", "编剧"),
-                           ("height", "178cm")}, "Chen Kaige"),
-    "qunar": (2, "故宫", {("address", "北京市东城区景山前街4号"), ("ticket", "60元"), ("rating", "4.6"),
-                         ("opening_hours", "08:30-17:00"), ("nearby", "颐和园")}, "The Palace Museum"),
-    "wiki_infobox": (2, "活着", {("director", "张艺谋"), ("starring", "葛优"), ("starring", "巩俐"),
-                                ("genre", "剧情"), ("release_date", "1994-05-18")}, "To Live"),
+    "douban_movie": (
+        14,
+        "霸王别姬",
+        {
+            ("director", "陈凯歌"),
+            ("genre", "同性"),
+            ("release_date", "1993"),
+            ("country", "中国大陆"),
+            ("country", "中国香港"),
+            ("rating", "9.6"),
+        },
+        "Farewell My Concubine",
+    ),
+    "douban_music": (
+        3,
+        "叶惠美",
+        {
+            ("album_artist", "周杰伦"),
+            ("genre", "流行"),
+            ("release_date", "2003-07-31"),
+            ("record_label", "索尼音乐"),
+            ("track_count", "3"),
+        },
+        None,
+    ),
+    "mtime": (
+        5,
+        "陈凯歌",
+        {("birth_date", "1952-08-12"), ("birth_place", "中国,北京"), ("occupation", "编剧"), ("height", "178cm")},
+        "Chen Kaige",
+    ),
+    "qunar": (
+        2,
+        "故宫",
+        {
+            ("address", "北京市东城区景山前街4号"),
+            ("ticket", "60元"),
+            ("rating", "4.6"),
+            ("opening_hours", "08:30-17:00"),
+            ("nearby", "颐和园"),
+        },
+        "The Palace Museum",
+    ),
+    "wiki_infobox": (
+        2,
+        "活着",
+        {
+            ("director", "张艺谋"),
+            ("starring", "葛优"),
+            ("starring", "巩俐"),
+            ("genre", "剧情"),
+            ("release_date", "1994-05-18"),
+        },
+        "To Live",
+    ),
 }
 
 

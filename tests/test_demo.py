@@ -9,8 +9,8 @@ import pytest
 
 from kgforge.demo.runner import DIALOGUES, WRONG_VALUES
 from kgforge.store.layout import domain_paths
-from kgforge.store.tables import read_tables_from_store, tables_from_quads
 from kgforge.store.snapshot import Snapshot
+from kgforge.store.tables import read_tables_from_store, tables_from_quads
 
 pytestmark = pytest.mark.slow  # the whole demo, every stage end to end (about half a minute before the first test)
 
@@ -26,8 +26,20 @@ def demo(tmp_path_factory):
 
 def test_demo_runs_every_stage(demo):
     _, stdout = demo
-    for stage in ("build", "stats", "query", "crawl", "wikidata", "derive", "goals", "embed", "export", "ground",
-                  "corpus", "eval"):
+    for stage in (
+        "build",
+        "stats",
+        "query",
+        "crawl",
+        "wikidata",
+        "derive",
+        "goals",
+        "embed",
+        "export",
+        "ground",
+        "corpus",
+        "eval",
+    ):
         assert f" {stage} " in stdout, stage
     assert "导演: 陈凯歌" in stdout  # the sample query over the bundled KB
     related_line = next(line for line in stdout.splitlines() if line.startswith("related 霸王别姬: "))
@@ -71,7 +83,7 @@ def section(stdout: str, name: str) -> list[str]:
     lines = stdout.splitlines()
     start = next(i for i, line in enumerate(lines) if line.startswith("─") and f" {name} " in line)
     end = next(i for i in range(start + 1, len(lines)) if lines[i].startswith("──"))
-    return lines[start + 1:end]
+    return lines[start + 1 : end]
 
 
 def value(lines: list[str], key: str) -> str:
@@ -79,8 +91,9 @@ def value(lines: list[str], key: str) -> str:
 
 
 def test_bundled_dialogues_are_kdconv_dialogues_whose_gold_attrs_are_facts_of_the_demo_kb():
-    kb = json.loads((Path(__file__).resolve().parents[1] / "schemas" / "demo" / "kb_demo.json")
-                    .read_text(encoding="utf-8"))
+    kb = json.loads(
+        (Path(__file__).resolve().parents[1] / "schemas" / "demo" / "kb_demo.json").read_text(encoding="utf-8")
+    )
     facts = {tuple(triple) for triples in kb.values() for triple in triples}
     dialogues = json.loads(DIALOGUES.read_text(encoding="utf-8"))
     assert len(dialogues) == 8
@@ -107,7 +120,9 @@ def test_demo_grounds_the_bundled_dialogues_without_their_attrs(demo):
     # by the time the demo grounds, its films are linked to Wikidata entities with English labels too: a
     # grounded fact still names its subject in the domain's language, as the gold attrs do
     gold_names = {a["name"] for d in gold for m in d["messages"] for a in m.get("attrs", [])}
-    predicted = {a["name"] for d in grounded for m in d["messages"] for a in m.get("predicted_attrs", m.get("attrs", []))}
+    predicted = {
+        a["name"] for d in grounded for m in d["messages"] for a in m.get("predicted_attrs", m.get("attrs", []))
+    }
     assert predicted and not {name for name in predicted if name.isascii()}
     assert len(predicted & gold_names) >= len(gold_names) - 1
 
@@ -121,8 +136,9 @@ def test_demo_describes_splits_and_documents_the_bundled_dialogues(demo):
     assert 1 < float(value(lines, "tokens per utterance")) < 20
     assert 0 < float(value(lines, "triples per dialogue")) < 10
     split = workdir / "demo" / "exports" / "split"
-    parts = {name: json.loads((split / f"{name}.json").read_text(encoding="utf-8"))
-             for name in ("train", "dev", "test")}
+    parts = {
+        name: json.loads((split / f"{name}.json").read_text(encoding="utf-8")) for name in ("train", "dev", "test")
+    }
     assert sum(len(p) for p in parts.values()) == len(gold) and all(parts.values())
     assert value(lines, "test").startswith(f"{len(parts['test'])} dialogues, topic leakage 0.000")
     card = (workdir / "demo" / "exports" / "dialogues.card.md").read_text(encoding="utf-8")
@@ -136,8 +152,10 @@ def test_demo_eval_finds_the_changed_values_as_hallucinations(demo):
     assert 0 < float(value(lines, "distinct2")) <= 1
     assert 0 < float(value(lines, "k_precision")) < 1
     assert int(value(lines, "hallucinations")) >= 1
-    rows = [json.loads(line) for line in
-            (workdir / "demo" / "exports" / "system.eval.jsonl").read_text(encoding="utf-8").splitlines()]
+    rows = [
+        json.loads(line)
+        for line in (workdir / "demo" / "exports" / "system.eval.jsonl").read_text(encoding="utf-8").splitlines()
+    ]
     flagged = {row["id"] for row in rows if row["hallucinations"]}
     assert int(value(lines, "responses with a hallucination")) == len(flagged) >= 1
     changed = {row["id"] for row in rows if row["prediction"] != row["gold"]}

@@ -12,12 +12,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from kgforge import Domain
 from kgforge.build.transaction import check_store
 from kgforge.core.errors import ArgumentError, SchemaError
 from kgforge.core.resources import query_text
 from kgforge.core.schema import load_schema
 from kgforge.core.vocab import entity_iri, relation_iri
-from kgforge import Domain
 from kgforge.derive import (
     ASSOCIATED_GRAPH,
     ASSOCIATED_QUADS,
@@ -31,8 +31,8 @@ from kgforge.derive import (
     write_pairs,
 )
 from kgforge.sources.options import read_options
-from kgforge.store.layout import domain_paths
 from kgforge.store import oxigraph
+from kgforge.store.layout import domain_paths
 from kgforge.store.query import QueryRunner
 from kgforge.store.snapshot import Snapshot
 
@@ -43,18 +43,37 @@ def session(goal, knowledge):
 
 def write_sessions(path: Path) -> Path:
     knowledge = [
-        ["哈利 · 波特", "导演", "克里斯 · 哥伦布"], ["小鬼当家", "导演", "克里斯 · 哥伦布"],
-        ["哈利 · 波特", "领域", "电影"], ["小鬼当家", "领域", "电影"],
-        ["哈利 · 波特", "类型", "剧情"], ["小鬼当家", "类型", "剧情"], ["芳华", "类型", "剧情"],
-        ["芳华", "领域", "电影"], ["周迅", "性别", "女"], ["林志玲", "性别", "女"],
-        ["周迅", "出生 日期", "1974-10-18"], ["林志玲", "出生 日期", "1974-10-18"],
-        ["周迅", "评论", "好 演员"], ["林志玲", "评论", "好 演员"],
-        ["芳华", "评论", 'a "quoted" \\ back\\nslash\nnew line {braces}'], ["芳华", "标签", "\\n"],
+        ["哈利 · 波特", "导演", "克里斯 · 哥伦布"],
+        ["小鬼当家", "导演", "克里斯 · 哥伦布"],
+        ["哈利 · 波特", "领域", "电影"],
+        ["小鬼当家", "领域", "电影"],
+        ["哈利 · 波特", "类型", "剧情"],
+        ["小鬼当家", "类型", "剧情"],
+        ["芳华", "类型", "剧情"],
+        ["芳华", "领域", "电影"],
+        ["周迅", "性别", "女"],
+        ["林志玲", "性别", "女"],
+        ["周迅", "出生 日期", "1974-10-18"],
+        ["林志玲", "出生 日期", "1974-10-18"],
+        ["周迅", "评论", "好 演员"],
+        ["林志玲", "评论", "好 演员"],
+        ["芳华", "评论", 'a "quoted" \\ back\\nslash\nnew line {braces}'],
+        ["芳华", "标签", "\\n"],
     ]
     # a hub: six films sharing 国家 美国
     knowledge += [[f"电影{i}", "国家", "美国"] for i in range(6)]
-    path.write_text(session([["START", "哈利 · 波特", "小鬼当家"], ["哈利 · 波特", "导演", "克里斯 · 哥伦布"],
-                             ["小鬼当家", "导演", "克里斯 · 哥伦布"]], knowledge) + "\n", encoding="utf-8")
+    path.write_text(
+        session(
+            [
+                ["START", "哈利 · 波特", "小鬼当家"],
+                ["哈利 · 波特", "导演", "克里斯 · 哥伦布"],
+                ["小鬼当家", "导演", "克里斯 · 哥伦布"],
+            ],
+            knowledge,
+        )
+        + "\n",
+        encoding="utf-8",
+    )
     return path
 
 
@@ -83,14 +102,22 @@ def test_shared_predicate_and_object_write_the_duconv_goal_back(cli, built):
     a, b = entity_iri("哈利·波特"), entity_iri("小鬼当家")
     with QueryRunner(domain_paths("duconv", built)) as runner:
         rows = runner.query(query_text("associated_pairs"), {"a": ox.NamedNode(b), "b": ox.NamedNode(a)}).rows
-        labels = runner.query("SELECT ?x ?l WHERE { ?x rdfs:label|skos:altLabel ?l }", {"x": ox.NamedNode(entity_iri("克里斯·哥伦布"))})
+        labels = runner.query(
+            "SELECT ?x ?l WHERE { ?x rdfs:label|skos:altLabel ?l }", {"x": ox.NamedNode(entity_iri("克里斯·哥伦布"))}
+        )
     shares = {(r["r"].value, r["x"].value) for r in rows}
     assert (relation_iri("director"), entity_iri("克里斯·哥伦布")) in shares
     assert (relation_iri("genre"), "剧情") in shares
     assert {r.get("l").value for r in labels.rows} == {"克里斯·哥伦布", "克里斯 · 哥伦布"}
     store = Snapshot.open("duconv", built).store()
-    direct = list(store.quads_for_pattern(ox.NamedNode(min(a, b)), ox.NamedNode(associated_relation(relation_iri("director"))),
-                                          ox.NamedNode(max(a, b)), ox.NamedNode(ASSOCIATED_GRAPH)))
+    direct = list(
+        store.quads_for_pattern(
+            ox.NamedNode(min(a, b)),
+            ox.NamedNode(associated_relation(relation_iri("director"))),
+            ox.NamedNode(max(a, b)),
+            ox.NamedNode(ASSOCIATED_GRAPH),
+        )
+    )
     assert len(direct) == 1
 
 
@@ -108,8 +135,9 @@ def test_rerun_replaces_and_is_reproducible(cli, built):
     checked = check_store("duconv", built)  # the extended store holds exactly what the manifest says
     assert checked["ok"], checked["problems"]
     assert checked["graphs"][ASSOCIATED_GRAPH] == second["quads"]
-    other = json.loads(cli("derive", "duconv", "--max-group", "3", "--seed", "9", "--workdir", str(built),
-                           "--json").stdout)
+    other = json.loads(
+        cli("derive", "duconv", "--max-group", "3", "--seed", "9", "--workdir", str(built), "--json").stdout
+    )
     assert other["relations"]["国家"]["pairs"] == 3
     # every re-run extends the checkpoint of the underived store kept beside the current one
     assert (built / "duconv" / "store" / "base-oxigraph").is_dir()
@@ -150,15 +178,35 @@ def test_unrank_pairs_is_a_bijection(n):
     assert len(set(zip(i.tolist(), j.tolist()))) == total
 
 
-@given(st.lists(st.tuples(st.sampled_from("abcdefgh"), st.sampled_from(["p1", "p2"]), st.sampled_from("xyz")),
-                max_size=40), st.integers(min_value=2, max_value=4), st.integers(min_value=0, max_value=3))
+@given(
+    st.lists(
+        st.tuples(st.sampled_from("abcdefgh"), st.sampled_from(["p1", "p2"]), st.sampled_from("xyz")), max_size=40
+    ),
+    st.integers(min_value=2, max_value=4),
+    st.integers(min_value=0, max_value=3),
+)
 @settings(max_examples=60, deadline=None)
 def test_associate_matches_brute_force_below_the_cap(rows, cap, seed):
-    facts = pl.DataFrame({"s": [r[0] for r in rows], "p": [r[1] for r in rows], "o": [r[2] for r in rows],
-                          "o_is_entity": [False] * len(rows), "o_lang": ["zh"] * len(rows),
-                          "o_datatype": [None] * len(rows), "graph": ["g"] * len(rows)},
-                         schema={"s": pl.String, "p": pl.String, "o": pl.String, "o_is_entity": pl.Boolean,
-                                 "o_lang": pl.String, "o_datatype": pl.String, "graph": pl.String})
+    facts = pl.DataFrame(
+        {
+            "s": [r[0] for r in rows],
+            "p": [r[1] for r in rows],
+            "o": [r[2] for r in rows],
+            "o_is_entity": [False] * len(rows),
+            "o_lang": ["zh"] * len(rows),
+            "o_datatype": [None] * len(rows),
+            "graph": ["g"] * len(rows),
+        },
+        schema={
+            "s": pl.String,
+            "p": pl.String,
+            "o": pl.String,
+            "o_is_entity": pl.Boolean,
+            "o_lang": pl.String,
+            "o_datatype": pl.String,
+            "graph": pl.String,
+        },
+    )
     result = associate(facts, {}, DeriveOptions(max_group=cap, seed=seed))
     got = set(result.pairs.select("a", "b", "p", "o").iter_rows())
     groups: dict[tuple[str, str], set[str]] = {}
@@ -195,17 +243,33 @@ def test_quad_file_tables_equal_the_store_tables(cli, built, include_derived):
     (paths.root / "quads" / "derived__associated.nq").unlink()  # files unusable: the store is read instead
     fallback = read_tables(paths, manifest, build, include_derived)
     assert fallback.facts.sort(slow.facts.columns, nulls_last=True).equals(
-        slow.facts.sort(slow.facts.columns, nulls_last=True))
+        slow.facts.sort(slow.facts.columns, nulls_last=True)
+    )
 
 
 def test_hub_groups_give_exactly_their_share_of_distinct_pairs():
     members = [f"https://x/e{i:03d}" for i in range(300)]
     n = len(members)
-    facts = pl.DataFrame({"s": members + members[:5], "p": ["p"] * n + ["q"] * 5, "o": ["hub"] * n + ["small"] * 5,
-                          "o_is_entity": [False] * (n + 5), "o_lang": ["zh"] * (n + 5), "o_datatype": [None] * (n + 5),
-                          "graph": ["g"] * (n + 5)},
-                         schema={"s": pl.String, "p": pl.String, "o": pl.String, "o_is_entity": pl.Boolean,
-                                 "o_lang": pl.String, "o_datatype": pl.String, "graph": pl.String})
+    facts = pl.DataFrame(
+        {
+            "s": members + members[:5],
+            "p": ["p"] * n + ["q"] * 5,
+            "o": ["hub"] * n + ["small"] * 5,
+            "o_is_entity": [False] * (n + 5),
+            "o_lang": ["zh"] * (n + 5),
+            "o_datatype": [None] * (n + 5),
+            "graph": ["g"] * (n + 5),
+        },
+        schema={
+            "s": pl.String,
+            "p": pl.String,
+            "o": pl.String,
+            "o_is_entity": pl.Boolean,
+            "o_lang": pl.String,
+            "o_datatype": pl.String,
+            "graph": pl.String,
+        },
+    )
     first = associate(facts, {}, DeriveOptions(max_group=4, seed=7)).pairs
     again = associate(facts, {}, DeriveOptions(max_group=4, seed=7)).pairs
     other = associate(facts, {}, DeriveOptions(max_group=4, seed=8)).pairs
@@ -217,8 +281,14 @@ def test_hub_groups_give_exactly_their_share_of_distinct_pairs():
 
 
 def test_shares_that_differ_only_in_language_write_each_quad_once(tmp_path: Path) -> None:
-    row = {"a": entity_iri("a"), "b": entity_iri("b"), "p": relation_iri("tag"), "o": "x", "o_is_entity": False,
-           "o_datatype": None}
+    row = {
+        "a": entity_iri("a"),
+        "b": entity_iri("b"),
+        "p": relation_iri("tag"),
+        "o": "x",
+        "o_is_entity": False,
+        "o_datatype": None,
+    }
     pairs = pl.DataFrame([dict(row, o_lang="en"), dict(row, o_lang="zh")], schema=PAIR_SCHEMA)
     relations = pl.DataFrame({"iri": [relation_iri("tag")], "zh": ["标签"], "en": ["tag"]})
     out = tmp_path / "pairs.nq"
@@ -231,25 +301,35 @@ def test_shares_that_differ_only_in_language_write_each_quad_once(tmp_path: Path
 def schema_with_derive_table(tmp_path: Path, table: str):
     """The duconv schema extended with an ``[options.derive]`` table."""
     path = tmp_path / "duconv-derive.toml"
-    path.write_text(load_schema("duconv").path.read_text(encoding="utf-8") + f"\n[options.derive]\n{table}\n",
-                    encoding="utf-8")
+    path.write_text(
+        load_schema("duconv").path.read_text(encoding="utf-8") + f"\n[options.derive]\n{table}\n", encoding="utf-8"
+    )
     return load_schema(path), path
 
 
 def test_the_schemas_derive_table_sets_the_defaults_and_flags_win(tmp_path: Path) -> None:
     schema, _ = schema_with_derive_table(tmp_path, "max_group = 4\nmax_pairs = 70\nseed = 3")
-    assert options_for(schema) == DeriveOptions(max_group=4, max_pairs=70, seed=3,
-                                                stop_relations=options_for(schema).stop_relations)
+    assert options_for(schema) == DeriveOptions(
+        max_group=4, max_pairs=70, seed=3, stop_relations=options_for(schema).stop_relations
+    )
     assert options_for(schema, max_group=6, seed=0).as_dict() | {"stop_relations": []} == {
-        "max_group": 6, "max_pairs": 70, "seed": 0, "stop_relations": [], "skip_kinds": ["text"]}
+        "max_group": 6,
+        "max_pairs": 70,
+        "seed": 0,
+        "stop_relations": [],
+        "skip_kinds": ["text"],
+    }
     assert options_for(load_schema("duconv")).max_group == 10 and options_for(load_schema("duconv")).stop_relations
 
 
-@pytest.mark.parametrize("table,message", [
-    ("max_grup = 4", "unknown option 'max_grup' (did you mean 'max_group'?)"),
-    ('seed = "three"', "seed"),
-    ("max_group = 1", "max_group"),
-])
+@pytest.mark.parametrize(
+    "table,message",
+    [
+        ("max_grup = 4", "unknown option 'max_grup' (did you mean 'max_group'?)"),
+        ('seed = "three"', "seed"),
+        ("max_group = 1", "max_group"),
+    ],
+)
 def test_a_bad_derive_table_names_the_schema_file_and_the_key(tmp_path: Path, table: str, message: str) -> None:
     schema, path = schema_with_derive_table(tmp_path, table)
     with pytest.raises(SchemaError) as caught:

@@ -98,8 +98,12 @@ def test_the_diff_command_prints_counts_per_graph(two_builds, cli):
     assert data["changed"] == 3 and data["added"] == 0
 
 
-QUAD_LINES = st.builds(lambda s, p, o: f"<http://e/{s}> <http://p/{p}> \"{o}\" <http://g> .\n".encode(),
-                       st.integers(0, 5), st.integers(0, 2), st.text("ab c", max_size=3))
+QUAD_LINES = st.builds(
+    lambda s, p, o: f'<http://e/{s}> <http://p/{p}> "{o}" <http://g> .\n'.encode(),
+    st.integers(0, 5),
+    st.integers(0, 2),
+    st.text("ab c", max_size=3),
+)
 
 
 @given(st.sets(QUAD_LINES, max_size=30), st.sets(QUAD_LINES, max_size=30))
@@ -114,7 +118,6 @@ def test_the_patch_turns_the_older_quads_into_the_newer_and_every_difference_is_
     plain_removed = len(lines.removed) - _touched(lines.removed, lines.changed)
     assert plain_added == sum(_key(x) not in lines.changed for x in new - old)
     assert plain_removed == sum(_key(x) not in lines.changed for x in old - new)
-
 
 
 def records_by_id(path: Path) -> dict[str, dict]:
@@ -140,8 +143,13 @@ def touching(then: dict[str, dict], now: dict[str, dict], edited: list, removed:
     old = {(name, "门票", value) for name, value, _ in edited}
     new = {(name, "门票", value) for name, _, value in edited}
     ids = set(then) | set(now)
-    return {i for i in ids if facts_in(now.get(i)) & new or facts_in(then.get(i)) & old
-            or any(removed in (s, o) for s, _, o in facts_in(then.get(i)))}
+    return {
+        i
+        for i in ids
+        if facts_in(now.get(i)) & new
+        or facts_in(then.get(i)) & old
+        or any(removed in (s, o) for s, _, o in facts_in(then.get(i)))
+    }
 
 
 def original_domain(shared, tmp_path: Path) -> Domain:
@@ -171,8 +179,11 @@ def test_export_changed_since_writes_exactly_the_dialogues_whose_records_changed
     assert 0 < len(expected) < len(now)
     assert set(written) == expected and all(written[i] == now[i] for i in expected)
     assert set(written) == touching(then, now, edited, removed)
-    assert report.details["changed_since"] == {"build": first, "records_changed": len(expected),
-                                            "records_unchanged": len(now) - len(expected)}
+    assert report.details["changed_since"] == {
+        "build": first,
+        "records_changed": len(expected),
+        "records_unchanged": len(now) - len(expected),
+    }
     with pytest.raises(KgforgeError, match=rf"no dialogue's subgraph changed since build {report.build_id}"):
         domain.export(None, tmp_path / "none.jsonl", changed_since=report.build_id, **options)
 
@@ -194,10 +205,25 @@ def test_export_changed_since_writes_exactly_the_goals_whose_subgraphs_changed(t
     assert 0 < len(expected) < len(now)
     assert set(written) == expected and all(written[i] == now[i] for i in expected)
     assert set(written) == touching(then, now, edited, removed) & set(now)
-    assert report.details["changed_since"] == {"build": first, "records_changed": len(expected),
-                                            "records_unchanged": len(now) - len(expected)}
-    out = cli("export", "travel", "--format", "jsonl", "--goals", str(goals), "--out", str(tmp_path / "cli.jsonl"),
-              "--changed-since", first, "--workdir", str(domain.workdir)).stdout
+    assert report.details["changed_since"] == {
+        "build": first,
+        "records_changed": len(expected),
+        "records_unchanged": len(now) - len(expected),
+    }
+    out = cli(
+        "export",
+        "travel",
+        "--format",
+        "jsonl",
+        "--goals",
+        str(goals),
+        "--out",
+        str(tmp_path / "cli.jsonl"),
+        "--changed-since",
+        first,
+        "--workdir",
+        str(domain.workdir),
+    ).stdout
     assert f"changed since build {first}: {len(expected):,} records written" in out
     with pytest.raises(KgforgeError, match=rf"no goal's subgraph changed since build {report.build_id}"):
         domain.export(goals, tmp_path / "none.jsonl", changed_since=report.build_id, **options)

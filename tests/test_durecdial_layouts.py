@@ -26,8 +26,20 @@ def build(workdir, domain, path):
 
 
 def export(workdir, domain, dialogues, out, *extra):
-    result = run_cli("export", domain, "--dialogues", str(dialogues), "--format", "durecdial", "--out", str(out),
-                     "--workdir", str(workdir), "--json", *extra)
+    result = run_cli(
+        "export",
+        domain,
+        "--dialogues",
+        str(dialogues),
+        "--format",
+        "durecdial",
+        "--out",
+        str(out),
+        "--workdir",
+        str(workdir),
+        "--json",
+        *extra,
+    )
     return json.loads(result.stdout)
 
 
@@ -54,7 +66,11 @@ def test_acl2020_sessions_round_trip_exactly_and_cut_to_the_competition_layout(w
     assert cut["layout_kind"] == "durecdial-lic2020" and cut["reader_warnings"] == 0
     assert cut["gold_kept_exactly"] == {"gold_triples_written": 9, "kept": 9}  # moved from kg, not lost
     lic = lines(tmp_path / "lic.txt")[0]
-    assert (lic["goal"], lic["knowledge"], lic["conversation"]) == (example["goals"], example["kg"], example["conversation"])
+    assert (lic["goal"], lic["knowledge"], lic["conversation"]) == (
+        example["goals"],
+        example["kg"],
+        example["conversation"],
+    )
 
 
 @pytest.mark.parametrize("language", ["zh", "en"])
@@ -82,8 +98,11 @@ def test_durecdial2_per_utterance_knowledge_survives_import_and_export(workdir, 
 def test_release_sessions_cut_to_lic2020_pass_the_goal_planner(workdir, shared, tmp_path):
     """The LIC-2020 goal planner (the only DuRecDial reader of session files with a profile) reads the ACL
     2020 and DuRecDial 2.0 sessions once cut to its layout: one row per utterance."""
-    inputs = {"acl": [acl2020(shared)], "zh": [v2_session(shared, "zh"), v2_session(shared, "zh", nested=True)],
-              "en": [v2_session(shared, "en"), v2_session(shared, "en", nested=True)]}
+    inputs = {
+        "acl": [acl2020(shared)],
+        "zh": [v2_session(shared, "zh"), v2_session(shared, "zh", nested=True)],
+        "en": [v2_session(shared, "en"), v2_session(shared, "en", nested=True)],
+    }
     for name, sessions in inputs.items():
         path = write_lines(tmp_path / f"{name}.txt", sessions)
         build(workdir, f"r{name}", path)
@@ -102,8 +121,13 @@ def test_the_graph_gets_each_triple_of_a_per_utterance_session_once(shared):
 def test_layout_detection_tells_the_release_layouts_apart(shared):
     fmt = format_named("durecdial")
     example = acl2020(shared)
-    lic = {"goal": example["goals"], "knowledge": example["kg"], "user_profile": example["user_profile"],
-           "situation": example["situation"], "conversation": example["conversation"]}
+    lic = {
+        "goal": example["goals"],
+        "knowledge": example["kg"],
+        "user_profile": example["user_profile"],
+        "situation": example["situation"],
+        "conversation": example["conversation"],
+    }
     assert fmt.detect(example).kind == "durecdial-acl2020"
     assert fmt.detect(lic).kind == "durecdial-lic2020"
     assert fmt.detect(v2_session(shared)).kind == "durecdial2"
@@ -135,8 +159,15 @@ def test_every_gold_triple_is_found_where_the_session_says_it_is(entries):
     back unchanged, every one counts as kept."""
     fmt = format_named("durecdial")
     conversation = [f"[{i}]u" for i in range(len(entries))]
-    record = {"goal": "[1]问答", "knowledge": entries, "user_profile": {}, "situation": "", "conversation": conversation,
-              "goal_type_list": ["问答"] * len(entries), "goal_topic_list": ["NULL"] * len(entries)}
+    record = {
+        "goal": "[1]问答",
+        "knowledge": entries,
+        "user_profile": {},
+        "situation": "",
+        "conversation": conversation,
+        "goal_type_list": ["问答"] * len(entries),
+        "goal_topic_list": ["NULL"] * len(entries),
+    }
     dialogue = fmt.source_dialogue(record, 1, fmt.layout("v2"))
     stated = utterance_knowledge(record) or [[e] for e in entries]  # all single triples: the session's list
     assert sorted(map(tuple, (t[:3] for t in dialogue.gold))) == sorted(tuple(t) for ts in stated for t in ts)
@@ -154,8 +185,13 @@ def test_corpus_stats_read_both_release_layouts(shared, tmp_path):
     words apart while segmentation spaces of Chinese ones go."""
     acl = run_cli("corpus", "stats", str(write_lines(tmp_path / "acl.txt", [acl2020(shared)])), "--json")
     figures = json.loads(acl.stdout)["durecdial"]
-    assert figures["goal_types"] == {"问天气": 1, "美食推荐": 1, "poi推荐": 1, "再见": 1} and figures["recommended"] == 2
+    assert (
+        figures["goal_types"] == {"问天气": 1, "美食推荐": 1, "poi推荐": 1, "再见": 1} and figures["recommended"] == 2
+    )
     en = run_cli("corpus", "stats", str(write_lines(tmp_path / "en_dev.txt", [v2_session(shared, "en")])), "--json")
     figures = json.loads(en.stdout)["durecdial"]
-    assert figures["goal_types"] == {"Ask about weather": 1, "Food recommendation": 1, "POI recommendation": 1,
-                                     "Say goodbye": 1} and figures["recommended"] == 2
+    assert (
+        figures["goal_types"]
+        == {"Ask about weather": 1, "Food recommendation": 1, "POI recommendation": 1, "Say goodbye": 1}
+        and figures["recommended"] == 2
+    )

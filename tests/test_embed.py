@@ -33,23 +33,30 @@ KB_TRAVEL = "kdconv/travel/kb_travel.json"
 
 
 def dataset_triple_set(dataset):
-    return triple_set_from_ids(dataset.training.mapped_triples, dataset.validation.mapped_triples,
-                               dataset.testing.mapped_triples, list(dataset.training.entity_to_id),
-                               list(dataset.training.relation_to_id))
+    return triple_set_from_ids(
+        dataset.training.mapped_triples,
+        dataset.validation.mapped_triples,
+        dataset.testing.mapped_triples,
+        list(dataset.training.entity_to_id),
+        list(dataset.training.relation_to_id),
+    )
 
 
-@pytest.mark.parametrize("model_cls,kwargs", [(ComplEx, {}), (RotatE, {}), (DistMult, {}),
-                                               (TransE, {"scoring_fct_norm": 2})])
+@pytest.mark.parametrize(
+    "model_cls,kwargs", [(ComplEx, {}), (RotatE, {}), (DistMult, {}), (TransE, {"scoring_fct_norm": 2})]
+)
 def test_matrix_scores_equal_pykeen_scores(model_cls, kwargs):
     factory = Nations().training
     model = model_cls(triples_factory=factory, embedding_dim=6, random_seed=3, **kwargs)
     assert has_fast_path(model)
     batch = factory.mapped_triples[:9]
     for candidates in (None, torch.tensor([0, 4, 5, 11])):
-        assert torch.allclose(candidate_scores(model, batch, candidates, "tail"),
-                              model.score_t(batch[:, :2], tails=candidates), atol=1e-5)
-        assert torch.allclose(candidate_scores(model, batch, candidates, "head"),
-                              model.score_h(batch[:, 1:], heads=candidates), atol=1e-5)
+        assert torch.allclose(
+            candidate_scores(model, batch, candidates, "tail"), model.score_t(batch[:, :2], tails=candidates), atol=1e-5
+        )
+        assert torch.allclose(
+            candidate_scores(model, batch, candidates, "head"), model.score_h(batch[:, 1:], heads=candidates), atol=1e-5
+        )
 
 
 @pytest.mark.slow  # trains on each of PyKEEN's bundled graphs
@@ -75,9 +82,13 @@ def test_bundled_dataset_trains_and_bundle_reloads(dataset_cls, tmp_path):
     reloaded = model.score_hrt(test)
     # Same weights: the reloaded model ranks the test triples exactly as the metrics say.
     from kgforge.embed.evaluate import KnownTriples, rank_triples, summarise
-    known = KnownTriples(torch.cat([dataset.training.mapped_triples, dataset.validation.mapped_triples,
-                                    dataset.testing.mapped_triples]), dataset.num_entities,
-                         dataset.num_relations, torch.device("cpu"))
+
+    known = KnownTriples(
+        torch.cat([dataset.training.mapped_triples, dataset.validation.mapped_triples, dataset.testing.mapped_triples]),
+        dataset.num_entities,
+        dataset.num_relations,
+        torch.device("cpu"),
+    )
     ranks = rank_triples(model, dataset.testing.mapped_triples, known, 256)
     assert summarise(ranks)["mrr"] == pytest.approx(evaluation["mrr"], abs=1e-6)
     assert torch.isfinite(reloaded).all()
@@ -93,16 +104,25 @@ def test_kinships_rotate_reaches_hits_at_10(tmp_path):
 
 
 def _triples(rows, derived=False):
-    return pl.DataFrame({"s": [r[0] for r in rows], "p": [r[1] for r in rows], "o": [r[2] for r in rows],
-                         "derived": [derived] * len(rows)})
+    return pl.DataFrame(
+        {
+            "s": [r[0] for r in rows],
+            "p": [r[1] for r in rows],
+            "o": [r[2] for r in rows],
+            "derived": [derived] * len(rows),
+        }
+    )
 
 
 def test_split_is_deterministic_covers_entities_and_keeps_derived_with_sources():
-    base = _triples([(f"e{i}", f"r{i % 3}", f"e{(i * 7 + 1) % 40}") for i in range(400)]
-                    + [(f"e{i}", "genre", "drama") for i in range(0, 40, 4)])
+    base = _triples(
+        [(f"e{i}", f"r{i % 3}", f"e{(i * 7 + 1) % 40}") for i in range(400)]
+        + [(f"e{i}", "genre", "drama") for i in range(0, 40, 4)]
+    )
     # Associated triples: films sharing (genre, drama) are linked; each pair's sources are their genre facts.
-    derived = _triples([(f"e{i}", "assoc_genre", f"e{j}") for i in range(0, 40, 4) for j in range(0, 40, 4) if i < j],
-                       derived=True)
+    derived = _triples(
+        [(f"e{i}", "assoc_genre", f"e{j}") for i in range(0, 40, 4) for j in range(0, 40, 4) if i < j], derived=True
+    )
     triples = pl.concat([base, derived])
     first, report = split_triples(triples, (0.8, 0.1, 0.1), seed=5)
     again, _ = split_triples(triples.sample(fraction=1.0, shuffle=True, seed=1), (0.8, 0.1, 0.1), seed=5)
@@ -144,9 +164,26 @@ def test_bundle_open_names_missing_and_incomplete_bundles(tmp_path):
 @pytest.mark.slow  # trains on the real travel store, killed and resumed
 def test_embed_travel_store_resumes_after_kill(cli, shared, workdir):
     cli("build", "travel", "--source", f"kdconv:{shared(KB_TRAVEL)}", "--workdir", str(workdir))
-    command = [sys.executable, "-c", "from kgforge.cli import main; main()", "embed", "travel",
-               "--model", "DistMult", "--dim", "32", "--epochs", "400", "--checkpoint-every", "0",
-               "--threads", "1", "--workdir", str(workdir), "--json"]
+    command = [
+        sys.executable,
+        "-c",
+        "from kgforge.cli import main; main()",
+        "embed",
+        "travel",
+        "--model",
+        "DistMult",
+        "--dim",
+        "32",
+        "--epochs",
+        "400",
+        "--checkpoint-every",
+        "0",
+        "--threads",
+        "1",
+        "--workdir",
+        str(workdir),
+        "--json",
+    ]
     process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     checkpoint = workdir / "travel" / "models" / ".default.work" / "checkpoint.pt"
     deadline = time.monotonic() + 120
@@ -160,11 +197,40 @@ def test_embed_travel_store_resumes_after_kill(cli, shared, workdir):
     assert saved["state"]["triples_seen"] > 0
     assert not (workdir / "travel" / "models" / "default").exists()
     # A different model cannot resume from it.
-    wrong = cli("embed", "travel", "--model", "DistMult", "--dim", "16", "--epochs", "2", "--resume",
-                "--workdir", str(workdir), check=False)
+    wrong = cli(
+        "embed",
+        "travel",
+        "--model",
+        "DistMult",
+        "--dim",
+        "16",
+        "--epochs",
+        "2",
+        "--resume",
+        "--workdir",
+        str(workdir),
+        check=False,
+    )
     assert wrong.returncode == 1 and "another graph, split or model" in wrong.stderr
-    done = cli("embed", "travel", "--model", "DistMult", "--dim", "32", "--epochs", "3", "--checkpoint-every",
-               "0", "--threads", "1", "--resume", "--workdir", str(workdir), "--json", check=False)
+    done = cli(
+        "embed",
+        "travel",
+        "--model",
+        "DistMult",
+        "--dim",
+        "32",
+        "--epochs",
+        "3",
+        "--checkpoint-every",
+        "0",
+        "--threads",
+        "1",
+        "--resume",
+        "--workdir",
+        str(workdir),
+        "--json",
+        check=False,
+    )
     # --epochs may change on resume; here the checkpoint may already be past epoch 3.
     assert done.returncode == 0, done.stderr
     summary = json.loads(done.stdout)
@@ -180,7 +246,7 @@ def test_embed_travel_store_resumes_after_kill(cli, shared, workdir):
 def test_derived_triples_follow_their_sources_on_the_travel_store(cli, shared, workdir):
     from kgforge.derive import ASSOCIATED_RELATION, PAIR_NODE
     from kgforge.embed import graph_triples
-    
+
     cli("build", "travel", "--source", f"kdconv:{shared(KB_TRAVEL)}", "--workdir", str(workdir))
     cli("derive", "travel", "--workdir", str(workdir))
     tables = Snapshot.open("travel", workdir).tables(include_derived=True)
@@ -212,10 +278,16 @@ def test_sampled_evaluation_is_labelled_and_never_below_full_rank(tmp_path):
     train_bundle(triple_set, config, tmp_path / "u", progress=False)
     model = Bundle.open(tmp_path / "u").model()
     full = evaluate_model(model, triple_set, EmbedConfig(evaluation="full"), 128, torch.device("cpu"))
-    sampled = evaluate_model(model, triple_set, EmbedConfig(evaluation="sampled", eval_candidates=40),
-                             128, torch.device("cpu"))
-    fewer = evaluate_model(model, triple_set, EmbedConfig(evaluation="sampled", eval_candidates=40,
-                                                          eval_max_triples=300), 128, torch.device("cpu"))
+    sampled = evaluate_model(
+        model, triple_set, EmbedConfig(evaluation="sampled", eval_candidates=40), 128, torch.device("cpu")
+    )
+    fewer = evaluate_model(
+        model,
+        triple_set,
+        EmbedConfig(evaluation="sampled", eval_candidates=40, eval_max_triples=300),
+        128,
+        torch.device("cpu"),
+    )
     assert full["evaluation"] == "full" and full["candidates"] == dataset.num_entities
     assert sampled["evaluation"] == "sampled" and sampled["candidates"] == 40
     assert "SAMPLED" in sampled["label"] and not sampled["triples_subsampled"]
@@ -227,8 +299,16 @@ def test_sampled_evaluation_is_labelled_and_never_below_full_rank(tmp_path):
 def test_max_time_stops_and_bf16_autocast_path_trains(tmp_path):
     """--max-time ends training early with a complete bundle; the GPU's bf16 autocast path runs (on CPU here)."""
     triple_set = dataset_triple_set(Nations())
-    config = EmbedConfig(model="ComplEx", dim=16, epochs=100_000, max_time=1.0, precision="bf16", threads=1,
-                         num_negatives=8, batch_size=64)
+    config = EmbedConfig(
+        model="ComplEx",
+        dim=16,
+        epochs=100_000,
+        max_time=1.0,
+        precision="bf16",
+        threads=1,
+        num_negatives=8,
+        batch_size=64,
+    )
     summary = train_bundle(triple_set, config, tmp_path / "t", progress=False)
     training = summary["training"]
     assert training["stopped_by"] == "--max-time 1s" and 0 <= training["epochs_completed"] < 100_000

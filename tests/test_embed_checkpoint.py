@@ -51,10 +51,24 @@ class Tiny(pytorch_lightning.LightningModule):
 def fit(folder, epochs: int, resume: bool = False) -> Tiny:
     module = Tiny()
     trainer = pytorch_lightning.Trainer(
-        accelerator="cpu", devices=1, max_epochs=epochs, logger=False, enable_progress_bar=False,
-        enable_model_summary=False, limit_val_batches=0, num_sanity_val_steps=0,
-        callbacks=[EpochAlignedCheckpoint(dirpath=folder, filename="lightning", save_last=True, save_top_k=0,
-                                          train_time_interval=timedelta(microseconds=1))])
+        accelerator="cpu",
+        devices=1,
+        max_epochs=epochs,
+        logger=False,
+        enable_progress_bar=False,
+        enable_model_summary=False,
+        limit_val_batches=0,
+        num_sanity_val_steps=0,
+        callbacks=[
+            EpochAlignedCheckpoint(
+                dirpath=folder,
+                filename="lightning",
+                save_last=True,
+                save_top_k=0,
+                train_time_interval=timedelta(microseconds=1),
+            )
+        ],
+    )
     trainer.fit(module, ckpt_path=str(folder / "last.ckpt") if resume else None)
     return module
 

@@ -55,9 +55,25 @@ def test_two_gloo_processes_reach_the_single_process_mrr_and_related_loads_the_b
 
 
 def test_distributed_training_resumes_from_its_checkpoint_after_a_kill(travel, cli):
-    command = [sys.executable, "-c", "from kgforge.cli import main; main()", "embed", "travel", *TRAIN,
-               "--epochs", "400", "--devices", "2", "--checkpoint-every", "1", "--name", "resumed",
-               "--workdir", str(travel), "--json"]
+    command = [
+        sys.executable,
+        "-c",
+        "from kgforge.cli import main; main()",
+        "embed",
+        "travel",
+        *TRAIN,
+        "--epochs",
+        "400",
+        "--devices",
+        "2",
+        "--checkpoint-every",
+        "1",
+        "--name",
+        "resumed",
+        "--workdir",
+        str(travel),
+        "--json",
+    ]
     process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
     checkpoint = travel / "travel" / "models" / ".resumed.work" / "last.ckpt"
     deadline = time.monotonic() + 180

@@ -31,10 +31,13 @@ from tests.test_xlore import I, film_dump
 
 pytestmark = pytest.mark.slow  # a real local Ray instance and its dump passes
 
-SAMPLES = [("wikidata", "wikidata_json/mini-dump.assembled.json"),  # plain: tasks read their own byte ranges
-           ("wikidata", "wikidata_json/mini-dump.assembled.json.bz2"),
-           ("wikidata", "wikidata_json/sample-dump-20150815.wdtk.json.gz"),
-           ("wikidata-nt", "wikidata_rdf/Q8_happiness.truthy.nt"), ("wikidata-ttl", "wikidata_rdf/Q42.all.ttl")]
+SAMPLES = [
+    ("wikidata", "wikidata_json/mini-dump.assembled.json"),  # plain: tasks read their own byte ranges
+    ("wikidata", "wikidata_json/mini-dump.assembled.json.bz2"),
+    ("wikidata", "wikidata_json/sample-dump-20150815.wdtk.json.gz"),
+    ("wikidata-nt", "wikidata_rdf/Q8_happiness.truthy.nt"),
+    ("wikidata-ttl", "wikidata_rdf/Q42.all.ttl"),
+]
 
 
 @pytest.fixture(scope="module")
@@ -60,8 +63,9 @@ def journal_under(folder: Path) -> bytes:
 def test_ray_engine_imports_the_samples_as_the_local_engine(kind, sample, shared, tmp_path, ray_local):
     path = shared(sample)
     local, local_entry = build_source(tmp_path / "local", kind, path, workers=2, keep_journal=True)
-    ray, ray_entry = build_source(tmp_path / "ray", kind, path, workers=2, keep_journal=True,
-                                  engine="ray", shard_bytes=4096)
+    ray, ray_entry = build_source(
+        tmp_path / "ray", kind, path, workers=2, keep_journal=True, engine="ray", shard_bytes=4096
+    )
     assert quads_of(ray) == quads_of(local) and len(quads_of(local)) > 50
     assert journal_under(tmp_path / "ray") == journal_under(tmp_path / "local")
     assert ray_entry["quarantined"] == local_entry["quarantined"]
@@ -83,11 +87,12 @@ def test_ray_engine_imports_xlore_dumps_as_the_local_engine(selection, shared, t
     folder = film_dump(tmp_path / "xlore")
     shutil.copy(shared("xlore/dbpedia_xlore_concept.dat"), folder)
     with open(folder / "xlore.instance.infobox.ttl", "a", encoding="utf-8") as out:
-        out.writelines(f'<{I}bdi{n}> <http://xlore.org/property/p14> <{I}bdi{n + 1}> .\n' for n in range(4, 300))
+        out.writelines(f"<{I}bdi{n}> <http://xlore.org/property/p14> <{I}bdi{n + 1}> .\n" for n in range(4, 300))
         out.write("a line that is not a triple\n")
     local, local_entry = build_source(tmp_path / "local", "xlore", folder, workers=2, **selection)
-    ray, ray_entry = build_source(tmp_path / "ray", "xlore", folder, workers=2, engine="ray", shard_bytes=2048,
-                                  **selection)
+    ray, ray_entry = build_source(
+        tmp_path / "ray", "xlore", folder, workers=2, engine="ray", shard_bytes=2048, **selection
+    )
     assert quads_of(ray) == quads_of(local) and len(quads_of(local)) > (30 if selection else 300)
     assert ray_entry["counts"].get("selected_entities") == local_entry["counts"].get("selected_entities")
     assert ray_entry["quarantined"] == local_entry["quarantined"] == 2
@@ -120,8 +125,10 @@ def test_tasks_of_a_plain_dump_read_their_own_byte_range(tmp_path, ray_local, mo
     ray = extract_pass(dump, tmp_path / "ray", RayEngine(2, shard_bytes=16 << 10))
     assert ray.journal.read_bytes() == whole.journal.read_bytes()
     sent = shipments(log)
-    assert len(sent) >= 2 and all(shipped_bytes == 0 and size > 0 and source == str(dump.resolve()) and index is None
-                                  for shipped_bytes, size, source, index in sent)
+    assert len(sent) >= 2 and all(
+        shipped_bytes == 0 and size > 0 and source == str(dump.resolve()) and index is None
+        for shipped_bytes, size, source, index in sent
+    )
 
 
 def record_shipments(monkeypatch, log: Path) -> None:
@@ -134,8 +141,12 @@ def record_shipments(monkeypatch, log: Path) -> None:
         size = batch.end_offset - batch.first_offset
         staged = ray_engine.ShardFiles(Path(folder), batch.first_offset, size).data
         with open(log, "a", encoding="utf-8") as out:  # bytes sent with the task, or staged for it
-            out.write(json.dumps([len(batch.data) or (staged.stat().st_size if staged.exists() else 0), size, source,
-                                  seek_index]) + "\n")
+            out.write(
+                json.dumps(
+                    [len(batch.data) or (staged.stat().st_size if staged.exists() else 0), size, source, seek_index]
+                )
+                + "\n"
+            )
         return shipped(batch, spec, folder, source, seek_index)
 
     monkeypatch.setattr(ray_engine, "parse_shard", recorded)
@@ -148,8 +159,9 @@ def shipments(log: Path) -> list[list]:
 
 
 @pytest.mark.parametrize("compress", [gzip.compress, bz2.compress], ids=["gz", "bz2"])
-def test_a_compressed_dump_read_whole_once_is_read_by_range_in_the_passes_after(compress, tmp_path, ray_local,
-                                                                                 monkeypatch):
+def test_a_compressed_dump_read_whole_once_is_read_by_range_in_the_passes_after(
+    compress, tmp_path, ray_local, monkeypatch
+):
     plain = synthetic_dump(tmp_path / "dump.json", 300)
     dump = tmp_path / "dump.json.z"
     dump.write_bytes(compress(plain.read_bytes()))
@@ -158,7 +170,9 @@ def test_a_compressed_dump_read_whole_once_is_read_by_range_in_the_passes_after(
     record_shipments(monkeypatch, log)
     first = extract_pass(dump, tmp_path / "ray", RayEngine(2, shard_bytes=64 << 10))
     assert first.journal.read_bytes() == whole.journal.read_bytes() and first.engine["dump_index"] == "built"
-    assert all(sent == size and source is None for sent, size, source, _ in shipments(log)), "the first read stages bytes"
+    assert all(sent == size and source is None for sent, size, source, _ in shipments(log)), (
+        "the first read stages bytes"
+    )
 
     again = extract_pass(dump, tmp_path / "ray", RayEngine(2, shard_bytes=64 << 10), resume=False)
     assert again.engine["dump_index"] == "used" and again.decompressor == "rapidgzip"
@@ -166,8 +180,10 @@ def test_a_compressed_dump_read_whole_once_is_read_by_range_in_the_passes_after(
     assert again.counts["entities"] == whole.counts["entities"] == 300 and again.truncated is None
     sent = shipments(log)
     assert len(sent) == len(first.engine["shards"]) >= 2
-    assert all(shipped == 0 and size > 0 and source == str(dump.resolve()) and index.endswith("seek-index.gztool")
-               for shipped, size, source, index in sent), "tasks read their range through the seek index"
+    assert all(
+        shipped == 0 and size > 0 and source == str(dump.resolve()) and index.endswith("seek-index.gztool")
+        for shipped, size, source, index in sent
+    ), "tasks read their range through the seek index"
     assert [s["offset"] for s in again.engine["shards"]] == [s["offset"] for s in first.engine["shards"]]
 
 
@@ -178,12 +194,19 @@ def test_a_pass_stopped_midway_resumes_through_the_seek_index(tmp_path, ray_loca
     whole = extract_pass(dump, tmp_path / "local", LocalEngine(2))
     extract_pass(dump, tmp_path / "ray", RayEngine(2, shard_bytes=64 << 10))  # reads the dump whole: the index
     spec = PassSpec("index", WikidataConfig.from_schema(load_schema("film")))  # another pass over the same dump
-    stopped = run_resumable(dump, spec, tmp_path / "ray", engine=RayEngine(2, shard_bytes=64 << 10),
-                            checkpoint_seconds=0, stop_after_batches=3)
+    stopped = run_resumable(
+        dump,
+        spec,
+        tmp_path / "ray",
+        engine=RayEngine(2, shard_bytes=64 << 10),
+        checkpoint_seconds=0,
+        stop_after_batches=3,
+    )
     records_at_stop = len(stopped.journal.read_bytes().splitlines())
     assert stopped.engine["dump_index"] == "used" and 0 < records_at_stop < 300
-    resumed = run_resumable(dump, spec, tmp_path / "ray", engine=RayEngine(2, shard_bytes=64 << 10),
-                            checkpoint_seconds=0)
+    resumed = run_resumable(
+        dump, spec, tmp_path / "ray", engine=RayEngine(2, shard_bytes=64 << 10), checkpoint_seconds=0
+    )
     local = run_resumable(dump, spec, tmp_path / "local", engine=LocalEngine(2), checkpoint_seconds=0)
     assert resumed.engine["dump_index"] == "used" and resumed.resumed_from > 0
     assert resumed.journal.read_bytes() == local.journal.read_bytes()
@@ -315,9 +338,25 @@ def test_without_ray_the_local_engine_works_and_ray_says_how_to_install_it(share
     dump = shared("wikidata_json/mini-dump.assembled.json.bz2")
 
     def run(*options: str) -> subprocess.CompletedProcess:
-        return subprocess.run([sys.executable, "-c", blocked, "import", "wikidata", str(dump), "--domain", "film",
-                               "--workdir", str(tmp_path), "--json", *options], capture_output=True, text=True,
-                              timeout=300)
+        return subprocess.run(
+            [
+                sys.executable,
+                "-c",
+                blocked,
+                "import",
+                "wikidata",
+                str(dump),
+                "--domain",
+                "film",
+                "--workdir",
+                str(tmp_path),
+                "--json",
+                *options,
+            ],
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
 
     missing = run("--engine", "ray")
     assert missing.returncode != 0

@@ -56,8 +56,9 @@ def environment() -> dict[str, str]:
 
 
 def run_python(args: list[str], cwd: Path, stdin: str | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, *args], cwd=cwd, input=stdin, capture_output=True, text=True,
-                          env=environment(), timeout=600)
+    return subprocess.run(
+        [sys.executable, *args], cwd=cwd, input=stdin, capture_output=True, text=True, env=environment(), timeout=600
+    )
 
 
 def assert_ran_once(folder: Path, result: subprocess.CompletedProcess | None = None) -> None:

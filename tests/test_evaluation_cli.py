@@ -16,8 +16,13 @@ from kgforge.evaluation import METRICS, EvalOptions, evaluate, register_metric
 from kgforge.evaluation.inputs import read_slots
 from tests.eval_oracle import run_official
 
-PAIRS = [("我 喜欢 这部 电影", "我 也 喜欢 这部 电影"), ("他 是 导演", "他 是 一位 演员"),
-         ("空", "空 的 回复"), ("好", "好 的"), ("一起 去 看 吧", "好 啊 一起 去 看")]
+PAIRS = [
+    ("我 喜欢 这部 电影", "我 也 喜欢 这部 电影"),
+    ("他 是 导演", "他 是 一位 演员"),
+    ("空", "空 的 回复"),
+    ("好", "好 的"),
+    ("一起 去 看 吧", "好 啊 一起 去 看"),
+]
 
 
 def write_official(path: Path, pairs=PAIRS) -> Path:
@@ -36,12 +41,17 @@ def test_layouts_give_the_same_scores(tmp_path):
     expected = evaluate(write_official(tmp_path / "pairs.txt"))["metrics"]
     (tmp_path / "pred.txt").write_text("".join(p + "\n" for p, _ in PAIRS), encoding="utf-8")
     (tmp_path / "gold.txt").write_text("".join(g + "\n" for _, g in PAIRS), encoding="utf-8")
-    as_lines = evaluate(tmp_path / "pred.txt", gold=tmp_path / "gold.txt",
-                        options=EvalOptions(segmentation="whitespace"))
+    as_lines = evaluate(
+        tmp_path / "pred.txt", gold=tmp_path / "gold.txt", options=EvalOptions(segmentation="whitespace")
+    )
     assert as_lines["inputs"]["predictions"]["layout"] == "lines" and as_lines["metrics"] == expected
     jsonl = tmp_path / "pred.jsonl"
-    jsonl.write_text("".join(json.dumps({"id": f"r{i}", "hyp": p, "ref": g}, ensure_ascii=False) + "\n"
-                             for i, (p, g) in enumerate(PAIRS)), encoding="utf-8")
+    jsonl.write_text(
+        "".join(
+            json.dumps({"id": f"r{i}", "hyp": p, "ref": g}, ensure_ascii=False) + "\n" for i, (p, g) in enumerate(PAIRS)
+        ),
+        encoding="utf-8",
+    )
     columns = {"prediction": "hyp", "gold": "ref"}
     assert evaluate(jsonl, options=EvalOptions(columns=columns, segmentation="whitespace"))["metrics"] == expected
     with open(tmp_path / "pred.csv", "w", encoding="utf-8", newline="") as handle:
@@ -59,8 +69,10 @@ def test_layouts_give_the_same_scores(tmp_path):
 
 def test_segmentation_is_stated_and_chosen(tmp_path):
     jsonl = tmp_path / "raw.jsonl"
-    jsonl.write_text(json.dumps({"prediction": "我喜欢这部电影", "gold": "我也喜欢这部电影"}, ensure_ascii=False) + "\n",
-                     encoding="utf-8")
+    jsonl.write_text(
+        json.dumps({"prediction": "我喜欢这部电影", "gold": "我也喜欢这部电影"}, ensure_ascii=False) + "\n",
+        encoding="utf-8",
+    )
     by_jieba = evaluate(jsonl)
     assert by_jieba["segmentation"] == "jieba"  # unsegmented text: the exports' segmenter
     by_char = evaluate(jsonl, options=EvalOptions(segmentation="char"))

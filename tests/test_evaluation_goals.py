@@ -34,7 +34,7 @@ def by_hand(session) -> tuple[int, int]:
             value = normal(value)
             if relation == "领域" or len(value) < 2:
                 continue
-            stated = value in said if len(value) <= 12 else any(value[i:i + 8] in said for i in range(len(value) - 7))
+            stated = value in said if len(value) <= 12 else any(value[i : i + 8] in said for i in range(len(value) - 7))
             if stated and (normal(subject) in said or normal(subject) in before):
                 used.add((subject, relation, value))
     if not all(normal(t) in said_by_bot for t in topics):
@@ -47,8 +47,9 @@ def test_duconv_goal_completion_by_hand_and_shuffled(cli, shared, tmp_path):
     sessions = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
     gold = tmp_path / "gold_as_predictions.txt"
     gold.write_text("".join(t + "\n" for t in bot_turns(sessions)), encoding="utf-8")
-    report = json.loads(cli("eval", str(gold), "--gold", str(path), "--goal-metrics", "--metrics", "f1", "--no-out",
-                            "--json").stdout)["goals"]
+    report = json.loads(
+        cli("eval", str(gold), "--gold", str(path), "--goal-metrics", "--metrics", "f1", "--no-out", "--json").stdout
+    )["goals"]
     judged = judge_goals(path, gold)
     assert report["summary"] == judged.summary and report["summary"]["dialogues"] == len(sessions)
     for session, dialogue in list(zip(sessions, judged.dialogues, strict=True))[:SAMPLE]:
@@ -75,13 +76,22 @@ def test_duconv_goal_completion_by_hand_and_shuffled(cli, shared, tmp_path):
 def test_durecdial_leading_success_consistency_and_recommendation(tmp_path):
     session = {
         "goals": "[1]寒暄-->[2]关于明星的聊天(Bot主动，聊 『周迅』)-->[3]电影推荐(Bot主动，推荐 『无问西东』，User接受)"
-                 "-->[4]电影推荐(Bot推荐 『苏州河』，User拒绝)-->[5]再见",
+        "-->[4]电影推荐(Bot推荐 『苏州河』，User拒绝)-->[5]再见",
         "goal": "[1]寒暄-->[2]关于明星的聊天(Bot主动，聊 『周迅』)-->[3]电影推荐(Bot主动，推荐 『无问西东』，User接受)"
-                "-->[4]电影推荐(Bot推荐 『苏州河』，User拒绝)-->[5]再见",
+        "-->[4]电影推荐(Bot推荐 『苏州河』，User拒绝)-->[5]再见",
         "user_profile": {"接受的电影": ["无问西东"], "没有接受的电影": ["苏州河"], "拒绝": "音乐"},
         "knowledge": [["周迅", "主演", "无问西东"], ["周迅", "主演", "苏州河"], ["无问西东", "类型", "剧情"]],
-        "conversation": ["你好", "你好呀", "你喜欢周迅吗？", "喜欢", "推荐你看周迅主演的无问西东", "好的",
-                         "还有苏州河", "不想看", "再见"],
+        "conversation": [
+            "你好",
+            "你好呀",
+            "你喜欢周迅吗？",
+            "喜欢",
+            "推荐你看周迅主演的无问西东",
+            "好的",
+            "还有苏州河",
+            "不想看",
+            "再见",
+        ],
         "label": "bot",
     }
     path = tmp_path / "durecdial.jsonl"
@@ -121,9 +131,23 @@ def test_systems_leaderboard_carries_the_goal_metrics(cli, shared, tmp_path):
     (tmp_path / "gold.txt").write_text("".join(t + "\n" for t in turns), encoding="utf-8")
     random.Random(1).shuffle(turns)
     (tmp_path / "shuffled.txt").write_text("".join(t + "\n" for t in turns), encoding="utf-8")
-    report = json.loads(cli("eval", "--system", f"gold={tmp_path / 'gold.txt'}", "--system",
-                            f"shuffled={tmp_path / 'shuffled.txt'}", "--gold", str(path), "--goal-metrics",
-                            "--metrics", "f1", "--leaderboard", str(tmp_path / "board"), "--json").stdout)
+    report = json.loads(
+        cli(
+            "eval",
+            "--system",
+            f"gold={tmp_path / 'gold.txt'}",
+            "--system",
+            f"shuffled={tmp_path / 'shuffled.txt'}",
+            "--gold",
+            str(path),
+            "--goal-metrics",
+            "--metrics",
+            "f1",
+            "--leaderboard",
+            str(tmp_path / "board"),
+            "--json",
+        ).stdout
+    )
     rows = {r["system"]: r for r in report["leaderboard"]}
     assert rows["gold"]["goal_completion"] == pytest.approx(judge_goals(path).summary["goal_completion"])
     assert rows["shuffled"]["goal_completion"] < rows["gold"]["goal_completion"]

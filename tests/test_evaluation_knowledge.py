@@ -11,17 +11,26 @@ from kgforge.evaluation import EvalOptions, KnowledgeOptions, evaluate
 from kgforge.evaluation.inputs import read_slots
 from tests.conftest import run_cli, shared_file
 
-KNOWLEDGE = [["星际穿越", "领域", "电影"], ["星际穿越", "导演", "克里斯托弗 · 诺兰"], ["星际穿越", "国家", "美国"],
-             ["星际穿越", "类型", "科幻"], ["天使爱美丽", "领域", "电影"], ["天使爱美丽", "国家", "法国"],
-             ["天使爱美丽", "导演", "让 - 皮埃尔 · 热内"]]
+KNOWLEDGE = [
+    ["星际穿越", "领域", "电影"],
+    ["星际穿越", "导演", "克里斯托弗 · 诺兰"],
+    ["星际穿越", "国家", "美国"],
+    ["星际穿越", "类型", "科幻"],
+    ["天使爱美丽", "领域", "电影"],
+    ["天使爱美丽", "国家", "法国"],
+    ["天使爱美丽", "导演", "让 - 皮埃尔 · 热内"],
+]
 
 
 @pytest.fixture(scope="module")
 def films(tmp_path_factory) -> Path:
     """A two-film DuConv domain built by `kgforge build duconv` from one hand-written session."""
     folder = tmp_path_factory.mktemp("films")
-    session = {"goal": [["START", "星际穿越", "天使爱美丽"], ["星际穿越", "领域", "电影"], ["天使爱美丽", "领域", "电影"]],
-               "knowledge": KNOWLEDGE, "conversation": ["你 看过 星际穿越 吗 ？", "看过 。"]}
+    session = {
+        "goal": [["START", "星际穿越", "天使爱美丽"], ["星际穿越", "领域", "电影"], ["天使爱美丽", "领域", "电影"]],
+        "knowledge": KNOWLEDGE,
+        "conversation": ["你 看过 星际穿越 吗 ？", "看过 。"],
+    }
     (folder / "films.txt").write_text(json.dumps(session, ensure_ascii=False) + "\n", encoding="utf-8")
     run_cli("build", "duconv", "--source", f"duconv:{folder / 'films.txt'}", "--workdir", str(folder / "kg"))
     return folder
@@ -36,8 +45,14 @@ def test_one_true_one_contradicted_one_unrelated(films, tmp_path):
     # 克里斯托弗·诺兰 directed 星际穿越 (true); 法国 is a country of the graph, but 星际穿越's is 美国
     # (contradicted); 苹果 is no label or value of the graph (unrelated); 电影 is a type word, not a value.
     response = "星际穿越 是 克里斯托弗 · 诺兰 拍 的 法国 电影 ， 还 送 了 我 一个 苹果 。"
-    rows = [{"prediction": response, "gold": "星际穿越 是 克里斯托弗 · 诺兰 导演 的 美国 电影 。", "topics": ["星际穿越"],
-             "gold_knowledge": [["星际穿越", "导演", "克里斯托弗 · 诺兰"]]}]
+    rows = [
+        {
+            "prediction": response,
+            "gold": "星际穿越 是 克里斯托弗 · 诺兰 导演 的 美国 电影 。",
+            "topics": ["星际穿越"],
+            "gold_knowledge": [["星际穿越", "导演", "克里斯托弗 · 诺兰"]],
+        }
+    ]
     out = tmp_path / "scores.jsonl"
     report = evaluate(write_jsonl(tmp_path / "pred.jsonl", rows), domain="duconv", workdir=films / "kg", out=out)
     assert report["matched_unsegmented"] and report["segmentation"] == "whitespace"
@@ -47,7 +62,9 @@ def test_one_true_one_contradicted_one_unrelated(films, tmp_path):
     assert metrics["k_f1"] == pytest.approx(2 * 0.5 * 1.0 / 1.5)
     row = json.loads(out.read_text(encoding="utf-8"))
     assert sorted((m["said"], m["status"]) for m in row["mentions"]) == [
-        ("克里斯托弗 · 诺兰", "true"), ("法国", "contradicted")]  # as written in the response, spaces kept
+        ("克里斯托弗 · 诺兰", "true"),
+        ("法国", "contradicted"),
+    ]  # as written in the response, spaces kept
     assert row["hallucinations"] == [{"topic": "星际穿越", "relation": "国家", "said": "法国", "graph": ["美国"]}]
     assert (row["k_mentions"], row["k_true"], row["k_gold"], row["k_expressed"]) == (2, 1, 1, 1)
     assert report["knowledge"]["hallucinations"] == 1
@@ -56,20 +73,31 @@ def test_one_true_one_contradicted_one_unrelated(films, tmp_path):
 def test_a_fact_only_the_dialogue_knows(films, tmp_path):
     """A dialogue's own knowledge (a DuConv goal triple the graph lacks) makes a mention true, unless
     --graph-only; the graph then cannot judge it either way, so it is no fact mention at all."""
-    rows = [{"prediction": "星际穿越 的 主演 是 马修 · 麦康纳 。", "topics": ["星际穿越"],
-             "knowledge": [["星际穿越", "主演", "马修 · 麦康纳"]]}]
+    rows = [
+        {
+            "prediction": "星际穿越 的 主演 是 马修 · 麦康纳 。",
+            "topics": ["星际穿越"],
+            "knowledge": [["星际穿越", "主演", "马修 · 麦康纳"]],
+        }
+    ]
     predictions = write_jsonl(tmp_path / "pred.jsonl", rows)
     trusting = evaluate(predictions, domain="duconv", workdir=films / "kg")
     assert trusting["knowledge"]["fact_mentions"] == 1 and trusting["metrics"]["k_precision"] == 1.0
-    strict = evaluate(predictions, domain="duconv", workdir=films / "kg",
-                      options=EvalOptions(knowledge=KnowledgeOptions(graph_only=True)))
+    strict = evaluate(
+        predictions,
+        domain="duconv",
+        workdir=films / "kg",
+        options=EvalOptions(knowledge=KnowledgeOptions(graph_only=True)),
+    )
     assert strict["knowledge"]["fact_mentions"] == 0 and strict["metrics"]["k_precision"] is None
 
 
 def test_partial_values_agree_and_words_inside_words_are_not_mentions(films, tmp_path):
-    rows = [{"prediction": "它 是 美国 的 ， 也 算 科幻片 吧", "topics": ["天使爱美丽"]},  # 美国: 天使爱美丽 is 法国
-            {"prediction": "法国 的", "topics": ["天使爱美丽"]},
-            {"prediction": "科幻 电影", "topics": ["天使爱美丽"]}]  # 科幻 is a genre value; 天使爱美丽 has no genre
+    rows = [
+        {"prediction": "它 是 美国 的 ， 也 算 科幻片 吧", "topics": ["天使爱美丽"]},  # 美国: 天使爱美丽 is 法国
+        {"prediction": "法国 的", "topics": ["天使爱美丽"]},
+        {"prediction": "科幻 电影", "topics": ["天使爱美丽"]},
+    ]  # 科幻 is a genre value; 天使爱美丽 has no genre
     out = tmp_path / "scores.jsonl"
     evaluate(write_jsonl(tmp_path / "pred.jsonl", rows), domain="duconv", workdir=films / "kg", out=out)
     first, second, third = (json.loads(line) for line in out.read_text(encoding="utf-8").splitlines())
@@ -139,8 +167,9 @@ def test_kdconv_travel_gold_and_swapped(tmp_path_factory, tmp_path):
     assert gold["responses"] == 2541  # every message after a dialogue's first: the KdConv loaders' 2541 samples
     assert gold["segmentation"] == "jieba" and not gold["matched_unsegmented"]
     assert gold["metrics"]["k_precision"] >= 0.95 and gold["metrics"]["k_recall"] >= 0.9  # attrs are gold knowledge
-    swapped = evaluate(rotated(dialogues, tmp_path / "swapped.txt", 40), gold=dialogues, domain="travel",
-                       workdir=workdir)
+    swapped = evaluate(
+        rotated(dialogues, tmp_path / "swapped.txt", 40), gold=dialogues, domain="travel", workdir=workdir
+    )
     assert swapped["metrics"]["k_recall"] < 0.2 and swapped["metrics"]["k_precision"] < gold["metrics"]["k_precision"]
 
 
@@ -151,20 +180,41 @@ def test_kgforge_export_as_dialogues(duconv, tmp_path):
     named is no fact mention); a literal fact of the subgraph named beside it is a true fact mention."""
     workdir, _ = duconv
     goals, export = tmp_path / "goals.jsonl", tmp_path / "export.jsonl"
-    run_cli("goals", "duconv", "--n", "20", "--seed", "0", "--one-step-ratio", "1", "--out", str(goals),
-            "--workdir", str(workdir))
-    run_cli("export", "duconv", "--goals", str(goals), "--format", "jsonl", "--out", str(export),
-            "--workdir", str(workdir))
+    run_cli(
+        "goals",
+        "duconv",
+        "--n",
+        "20",
+        "--seed",
+        "0",
+        "--one-step-ratio",
+        "1",
+        "--out",
+        str(goals),
+        "--workdir",
+        str(workdir),
+    )
+    run_cli(
+        "export", "duconv", "--goals", str(goals), "--format", "jsonl", "--out", str(export), "--workdir", str(workdir)
+    )
     records = [json.loads(line) for line in export.read_text(encoding="utf-8").splitlines()]
     responses = tmp_path / "pred.txt"
+
     def stated(record: dict) -> str:
-        fact = next(t for t in record["triples"] if t["role"] == "fact" and not t["o_is_entity"]
-                    and t["p_label"] not in ("性别", "评论", "时光网短评") and len(t["o_label"]) < 12)
+        fact = next(
+            t
+            for t in record["triples"]
+            if t["role"] == "fact"
+            and not t["o_is_entity"]
+            and t["p_label"] not in ("性别", "评论", "时光网短评")
+            and len(t["o_label"]) < 12
+        )
         return f"我 知道 {record['path'][-1]['o_label']} ， {fact['p_label']} 是 {fact['o_label']} 。"
 
     responses.write_text("".join(stated(record) + "\n" for record in records), encoding="utf-8")
-    report = evaluate(responses, dialogues=export, domain="duconv", workdir=workdir,
-                      options=EvalOptions(segmentation="whitespace"))
+    report = evaluate(
+        responses, dialogues=export, domain="duconv", workdir=workdir, options=EvalOptions(segmentation="whitespace")
+    )
     assert report["inputs"]["dialogues"]["layout"] == "kgforge"
     assert report["metrics"]["k_recall"] == 1.0
     # most of the 20 values are fact mentions; a 职业 such as 导演 is read as the relation word, not a value
@@ -179,16 +229,25 @@ def test_kgforge_export_as_dialogues(duconv, tmp_path):
 def test_recall_needs_the_very_triple_not_its_value(films, tmp_path):
     """Triple identity: 克里斯托弗·诺兰 said of 天使爱美丽 does not express 星际穿越's 导演, although the
     value occurs verbatim; it contradicts 天使爱美丽's own director instead."""
-    rows = [{"prediction": "天使爱美丽 是 克里斯托弗 · 诺兰 导演 的 。", "topics": ["天使爱美丽"],
-             "gold_knowledge": [["星际穿越", "导演", "克里斯托弗 · 诺兰"]]},
-            {"prediction": "星际穿越 是 克里斯托弗 · 诺兰 导演 的 。", "topics": ["星际穿越"],
-             "gold_knowledge": [["星际穿越", "导演", "克里斯托弗·诺兰"]]}]
+    rows = [
+        {
+            "prediction": "天使爱美丽 是 克里斯托弗 · 诺兰 导演 的 。",
+            "topics": ["天使爱美丽"],
+            "gold_knowledge": [["星际穿越", "导演", "克里斯托弗 · 诺兰"]],
+        },
+        {
+            "prediction": "星际穿越 是 克里斯托弗 · 诺兰 导演 的 。",
+            "topics": ["星际穿越"],
+            "gold_knowledge": [["星际穿越", "导演", "克里斯托弗·诺兰"]],
+        },
+    ]
     out = tmp_path / "scores.jsonl"
     report = evaluate(write_jsonl(tmp_path / "pred.jsonl", rows), domain="duconv", workdir=films / "kg", out=out)
     first, second = (json.loads(line) for line in out.read_text(encoding="utf-8").splitlines())
     assert (first["k_gold"], first["k_expressed"], first["k_true"]) == (1, 0, 0)
-    assert first["hallucinations"] == [{"topic": "天使爱美丽", "relation": "导演", "said": "克里斯托弗 · 诺兰",
-                                        "graph": ["让-皮埃尔·热内"]}]
+    assert first["hallucinations"] == [
+        {"topic": "天使爱美丽", "relation": "导演", "said": "克里斯托弗 · 诺兰", "graph": ["让-皮埃尔·热内"]}
+    ]
     assert (second["k_gold"], second["k_expressed"], second["k_true"]) == (1, 1, 1)  # spaces and dots do not count
     assert report["metrics"]["k_recall"] == 0.5 and report["metrics"]["k_precision"] == 0.5
 
@@ -201,8 +260,14 @@ def test_kdconv_travel_hallucinations_are_the_grounders_contradicted_claims(tmp_
     from tests.test_grounding import corrupt_dev_set  # the same corruption, seed and rules
 
     workdir = tmp_path_factory.mktemp("kg")
-    run_cli("build", "travel", "--source", f"kdconv:{shared_file('kdconv/travel/kb_travel.json')}",
-            "--workdir", str(workdir))
+    run_cli(
+        "build",
+        "travel",
+        "--source",
+        f"kdconv:{shared_file('kdconv/travel/kb_travel.json')}",
+        "--workdir",
+        str(workdir),
+    )
     dialogues, changed = corrupt_dev_set()
     corrupted = tmp_path / "corrupt.json"
     corrupted.write_text(json.dumps(dialogues, ensure_ascii=False), encoding="utf-8")
@@ -219,5 +284,6 @@ def test_kdconv_travel_hallucinations_are_the_grounders_contradicted_claims(tmp_
     gold_rows = [row for row in map(json.loads, clean_out.read_text(encoding="utf-8").splitlines()) if row["k_gold"]]
     flagged = sum(bool(row["hallucinations"]) for row in gold_rows)
     assert flagged / len(gold_rows) <= 0.02
-    assert all(sum(m["status"] == "contradicted" for m in row["mentions"]) == len(row["hallucinations"])
-               for row in gold_rows)
+    assert all(
+        sum(m["status"] == "contradicted" for m in row["mentions"]) == len(row["hallucinations"]) for row in gold_rows
+    )

@@ -159,7 +159,9 @@ def test_hand_computed_values():
     assert stats.distinct_corpus(1) == 1.0
     lcs = 2  # a b
     precision = recall = lcs / 3
-    assert stats.rouge_l_per_response()[0] == pytest.approx((1 + 1.44) * precision * recall / (recall + 1.44 * precision))
+    assert stats.rouge_l_per_response()[0] == pytest.approx(
+        (1 + 1.44) * precision * recall / (recall + 1.44 * precision)
+    )
 
 
 def test_quirks_of_the_official_counting():
@@ -182,10 +184,16 @@ def test_quirks_of_the_official_counting():
 
 
 def test_official_lines_format():
-    values = {"f1": 0.1609286113577324, "bleu1": 0.11598043208567922, "bleu2": 0.03528432241194255,
-              "distinct1": 0.13320301591734152, "distinct2": 0.4904731660844713}
-    assert official_lines(values) == ("F1: 16.09%\nBLEU1: 0.116%\nBLEU2: 0.035%\nDISTINCT1: 0.133%\n"
-                                      "DISTINCT2: 0.490%\n")
+    values = {
+        "f1": 0.1609286113577324,
+        "bleu1": 0.11598043208567922,
+        "bleu2": 0.03528432241194255,
+        "distinct1": 0.13320301591734152,
+        "distinct2": 0.4904731660844713,
+    }
+    assert official_lines(values) == (
+        "F1: 16.09%\nBLEU1: 0.116%\nBLEU2: 0.035%\nDISTINCT1: 0.133%\nDISTINCT2: 0.490%\n"
+    )
     assert official_lines({**values, "f1": None}) is None
 
 
@@ -205,8 +213,11 @@ def test_tokens_strip_what_python_strips(text):
     assert PY_WHITESPACE.count(" ") == 1
 
 
-WORDS = st.lists(st.sampled_from(["玛姬", "·", "格蕾斯", "Sarab", "Neelam", "3", "Idiots", "2008年", "3月2日", "(", "。"]),
-                 min_size=1, max_size=6)
+WORDS = st.lists(
+    st.sampled_from(["玛姬", "·", "格蕾斯", "Sarab", "Neelam", "3", "Idiots", "2008年", "3月2日", "(", "。"]),
+    min_size=1,
+    max_size=6,
+)
 
 
 @given(WORDS)
@@ -221,7 +232,9 @@ def test_matched_form_is_the_normalised_label_and_maps_back(words):
     assert matched.aligned(0, len(matched.form) - 1)
 
 
-@given(st.text(alphabet=st.sampled_from(["a", "中", " ", "\u3000", "e", "\u0301", "é", "·", "1", "\x1f"]), max_size=10),
-       st.booleans())
+@given(
+    st.text(alphabet=st.sampled_from(["a", "中", " ", "\u3000", "e", "\u0301", "é", "·", "1", "\x1f"]), max_size=10),
+    st.booleans(),
+)
 def test_label_forms_are_normalised_labels(text, segmented):
     assert label_form(text, segmented) == normalise_label(text, segmented)

@@ -55,8 +55,9 @@ def test_cider_d_equals_pycocoevalcap(tmp_path):
     score, scores = Cider().compute_score(gts, res)
     assert report["metrics"]["cider"] == pytest.approx(score, abs=1e-6)
     assert [row["cider"] for row in rows] == pytest.approx(list(scores), abs=1e-6)
-    assert evaluate(tmp_path / "pairs.tsv", options=EvalOptions(metrics=("CIDEr-D",)))["metrics"]["cider"] == \
-        pytest.approx(score, abs=1e-6)  # the alias
+    assert evaluate(tmp_path / "pairs.tsv", options=EvalOptions(metrics=("CIDEr-D",)))["metrics"][
+        "cider"
+    ] == pytest.approx(score, abs=1e-6)  # the alias
 
 
 @pytest.mark.slow  # NLTK's METEOR over a corpus, side by side
@@ -64,9 +65,11 @@ def test_meteor_equals_nltk_with_the_stages_that_run(tmp_path):
     from nltk.stem.porter import PorterStemmer
     from nltk.translate.meteor_score import meteor_score
 
-    english = [("the cats are sitting on mats".split(), "a cat sat on the mat".split()),
-               ("he directed films".split(), "he is a film director".split()),
-               ("running quickly home".split(), "he runs home quickly".split())]
+    english = [
+        (["the", "cats", "are", "sitting", "on", "mats"], ["a", "cat", "sat", "on", "the", "mat"]),
+        (["he", "directed", "films"], ["he", "is", "a", "film", "director"]),
+        (["running", "quickly", "home"], ["he", "runs", "home", "quickly"]),
+    ]
     pairs = english + [(p or ["空"], g) for p, g in corpus(30)]
     report, rows = per_response(tmp_path, pairs, metrics=("meteor",))
     stages = meteor_stages()
@@ -90,9 +93,9 @@ def test_distinct_n_for_any_n(tmp_path, n):
     pairs = corpus(40, seed=n)
     report, rows = per_response(tmp_path, pairs, metrics=(f"distinct-{n}",))
     preds = [p or ["空"] for p, _ in pairs]
-    keys = ["".join(p[i:i + n]) for p in preds for i in range(len(p) - n + 1)]  # the official key: tokens joined
+    keys = ["".join(p[i : i + n]) for p in preds for i in range(len(p) - n + 1)]  # the official key: tokens joined
     assert report["metrics"][f"distinct{n}"] == pytest.approx(len(set(keys)) / len(keys) if keys else 0.0)
-    first = [p[i:i + n] for p in preds[:1] for i in range(len(p) - n + 1)]
+    first = [p[i : i + n] for p in preds[:1] for i in range(len(p) - n + 1)]
     if first:
         assert rows[0][f"distinct{n}"] == pytest.approx(len({"".join(g) for g in first}) / len(first))
 
@@ -104,9 +107,14 @@ def write_vectors(path: Path, words: list[str], matrix: np.ndarray, binary: bool
             for word, row in zip(words, matrix, strict=True):
                 handle.write(word.encode("utf-8") + b" " + struct.pack(f"<{len(row)}f", *row) + b"\n")
     else:
-        path.write_text(f"{len(words)} {matrix.shape[1]}\n" + "".join(
-            word + " " + " ".join(repr(float(x)) for x in row) + "\n" for word, row in zip(words, matrix, strict=True)),
-            encoding="utf-8")
+        path.write_text(
+            f"{len(words)} {matrix.shape[1]}\n"
+            + "".join(
+                word + " " + " ".join(repr(float(x)) for x in row) + "\n"
+                for word, row in zip(words, matrix, strict=True)
+            ),
+            encoding="utf-8",
+        )
     return path
 
 
@@ -168,8 +176,14 @@ def tiny_bert(folder: Path) -> Path:
     (folder / "vocab.txt").write_text("\n".join(vocab) + "\n", encoding="utf-8")
     transformers.BertTokenizerFast(vocab_file=str(folder / "vocab.txt"), model_max_length=64).save_pretrained(folder)
     torch.manual_seed(0)
-    config = transformers.BertConfig(vocab_size=len(vocab), hidden_size=16, num_hidden_layers=2,
-                                     num_attention_heads=2, intermediate_size=32, max_position_embeddings=64)
+    config = transformers.BertConfig(
+        vocab_size=len(vocab),
+        hidden_size=16,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        intermediate_size=32,
+        max_position_embeddings=64,
+    )
     transformers.BertModel(config).save_pretrained(folder)
     return folder
 
@@ -184,8 +198,18 @@ def test_bertscore_on_a_tiny_random_model(tmp_path, cli):
 
     pairs = corpus(8)
     source = write_pairs(tmp_path / "pairs.tsv", [(p or ["空"], g) for p, g in pairs])
-    done = cli("eval", str(source), "--model-path", str(model), "--metrics", "bertscore_p,bertscore_r,bertscore_f1",
-               "--out", str(tmp_path / "s.jsonl"), "--json", env={"HF_HUB_OFFLINE": "1"})
+    done = cli(
+        "eval",
+        str(source),
+        "--model-path",
+        str(model),
+        "--metrics",
+        "bertscore_p,bertscore_r,bertscore_f1",
+        "--out",
+        str(tmp_path / "s.jsonl"),
+        "--json",
+        env={"HF_HUB_OFFLINE": "1"},
+    )
     report = json.loads(done.stdout)
     assert report["model"]["layer"] == 2
     rows = [json.loads(line) for line in (tmp_path / "s.jsonl").read_text(encoding="utf-8").splitlines()]
@@ -221,9 +245,16 @@ def tiny_bleurt(folder: Path) -> Path:
     transformers.BertTokenizerFast(vocab_file=str(folder / "vocab.txt"), model_max_length=24).save_pretrained(folder)
     torch.manual_seed(1)
     # weights wider than BERT's 0.02 so that the random scores differ visibly from pair to pair
-    config = transformers.BertConfig(vocab_size=len(vocab), hidden_size=16, num_hidden_layers=2, num_labels=1,
-                                     num_attention_heads=2, intermediate_size=32, max_position_embeddings=24,
-                                     initializer_range=0.5)
+    config = transformers.BertConfig(
+        vocab_size=len(vocab),
+        hidden_size=16,
+        num_hidden_layers=2,
+        num_labels=1,
+        num_attention_heads=2,
+        intermediate_size=32,
+        max_position_embeddings=24,
+        initializer_range=0.5,
+    )
     transformers.BertForSequenceClassification(config).save_pretrained(folder)
     return folder
 
@@ -239,8 +270,18 @@ def test_bleurt_on_a_tiny_random_checkpoint(tmp_path, cli):
 
     pairs = [(p or ["空"], g) for p, g in corpus(40)] + [(WORDS * 2, WORDS)]  # the last pair is too long
     source = write_pairs(tmp_path / "pairs.tsv", pairs)
-    done = cli("eval", str(source), "--bleurt-path", str(model), "--metrics", "bleurt",
-               "--out", str(tmp_path / "s.jsonl"), "--json", env={"HF_HUB_OFFLINE": "1"})
+    done = cli(
+        "eval",
+        str(source),
+        "--bleurt-path",
+        str(model),
+        "--metrics",
+        "bleurt",
+        "--out",
+        str(tmp_path / "s.jsonl"),
+        "--json",
+        env={"HF_HUB_OFFLINE": "1"},
+    )
     report = json.loads(done.stdout)
     assert report["bleurt"]["max_length"] == 24 and report["bleurt"]["pairs_truncated"] >= 1
     rows = [json.loads(line) for line in (tmp_path / "s.jsonl").read_text(encoding="utf-8").splitlines()]
@@ -284,8 +325,10 @@ def test_registry_aliases_did_you_mean_and_plugins(tmp_path, monkeypatch):
     with pytest.raises(ArgumentError, match="did you mean 'meteor'"):
         METRICS.metric("meteorr")
     # a plug-in package: an entry point in the group kgforge.metrics, found in an installed distribution
-    (tmp_path / "myplugin.py").write_text("def length(batch):\n    '''tokens in the prediction'''\n"
-                                          "    return batch.lexical.lengths['pred_len']\n", encoding="utf-8")
+    (tmp_path / "myplugin.py").write_text(
+        "def length(batch):\n    '''tokens in the prediction'''\n    return batch.lexical.lengths['pred_len']\n",
+        encoding="utf-8",
+    )
     info = tmp_path / "myplugin-1.0.dist-info"
     info.mkdir()
     (info / "METADATA").write_text("Metadata-Version: 2.1\nName: myplugin\nVersion: 1.0\n", encoding="utf-8")
@@ -315,11 +358,16 @@ def test_hits_at_k_in_three_layouts(tmp_path, cli):
         labels[rng.randrange(size)] = 1
         groups.append(([round(rng.random(), 1) for _ in range(size)], labels))  # rounded: ties happen
     per_record = tmp_path / "cands.jsonl"
-    per_record.write_text("".join(json.dumps({"id": i, "scores": s, "labels": lab}) + "\n"
-                                  for i, (s, lab) in enumerate(groups)), encoding="utf-8")
+    per_record.write_text(
+        "".join(json.dumps({"id": i, "scores": s, "labels": lab}) + "\n" for i, (s, lab) in enumerate(groups)),
+        encoding="utf-8",
+    )
     per_row = tmp_path / "cands.csv"
-    per_row.write_text("context_id,score,label\n" + "".join(f"c{i},{x},{y}\n" for i, (s, lab) in enumerate(groups)
-                                                            for x, y in zip(s, lab, strict=True)), encoding="utf-8")
+    per_row.write_text(
+        "context_id,score,label\n"
+        + "".join(f"c{i},{x},{y}\n" for i, (s, lab) in enumerate(groups) for x, y in zip(s, lab, strict=True)),
+        encoding="utf-8",
+    )
     plain = tmp_path / "cands.txt"
     plain.write_text("".join(f"{y}\t{x}\n" for s, lab in groups for x, y in zip(s, lab, strict=True)), encoding="utf-8")
     for args in ([str(per_record)], [str(per_row)], [str(plain), "--group-size", "10"]):

@@ -55,14 +55,28 @@ def test_leaderboard_and_msde_human_scores(cli, tmp_path):
     files = make_systems(tmp_path)
     human, records = msde_human(tmp_path)
     out = tmp_path / "board"
-    args = ["eval", "--gold", str(tmp_path / "gold.txt"), "--human", str(human), "--leaderboard", str(out),
-            "--metrics", "bleu1,f1,distinct2,cider", "--bootstrap", "200", "--json"]
+    args = [
+        "eval",
+        "--gold",
+        str(tmp_path / "gold.txt"),
+        "--human",
+        str(human),
+        "--leaderboard",
+        str(out),
+        "--metrics",
+        "bleu1,f1,distinct2,cider",
+        "--bootstrap",
+        "200",
+        "--json",
+    ]
     for name, path in files.items():
         args += ["--system", f"{name}={path}"]
     report = json.loads(cli(*args).stdout)
     # every system's numbers are what `eval` alone gives for it
     for name, path in files.items():
-        alone = evaluate(path, gold=tmp_path / "gold.txt", options=EvalOptions(metrics=("bleu1", "f1", "distinct2", "cider")))
+        alone = evaluate(
+            path, gold=tmp_path / "gold.txt", options=EvalOptions(metrics=("bleu1", "f1", "distinct2", "cider"))
+        )
         row = next(r for r in report["leaderboard"] if r["system"] == name)
         for metric in ("bleu1", "f1", "distinct2", "cider"):
             assert row[metric] == pytest.approx(alone["metrics"][metric], abs=1e-12)
@@ -71,7 +85,9 @@ def test_leaderboard_and_msde_human_scores(cli, tmp_path):
     assert {r["system"] for r in board["leaderboard"]} == set(SYSTEMS)
     with open(out / "leaderboard.csv", encoding="utf-8") as handle:
         cells = {(r["system"], r["metric"]): float(r["value"]) for r in csv.DictReader(handle) if r["value"]}
-    assert cells["good", "bleu1"] == pytest.approx(next(r for r in report["leaderboard"] if r["system"] == "good")["bleu1"])
+    assert cells["good", "bleu1"] == pytest.approx(
+        next(r for r in report["leaderboard"] if r["system"] == "good")["bleu1"]
+    )
     table = (out / "leaderboard.md").read_text(encoding="utf-8")
     assert "| system | bleu1 |" in table and "| good |" in table.replace("**", "")
     # human scores read without conversion: the nested aspects and the annotators
@@ -79,26 +95,47 @@ def test_leaderboard_and_msde_human_scores(cli, tmp_path):
     assert report["human"]["matched_by"] == "order" and "response" in report["human"]["not_scores"]
     # agreement, independently with statsmodels and krippendorff
     for aspect in ASPECTS:
-        matrix = np.array([[r["scores"][aspect] for r in records if r["system"] == s and r["response"] == f"回复 {i}"]
-                           for s in SYSTEMS for i in range(SIZE)], dtype=float)
+        matrix = np.array(
+            [
+                [r["scores"][aspect] for r in records if r["system"] == s and r["response"] == f"回复 {i}"]
+                for s in SYSTEMS
+                for i in range(SIZE)
+            ],
+            dtype=float,
+        )
         found = report["agreement"][aspect]
         assert found["fleiss_kappa"] == pytest.approx(fleiss_kappa(aggregate_raters(matrix)[0], method="fleiss"))
         assert found["krippendorff_alpha"] == pytest.approx(
-            krippendorff.alpha(reliability_data=matrix.T, level_of_measurement="ordinal"))
+            krippendorff.alpha(reliability_data=matrix.T, level_of_measurement="ordinal")
+        )
         assert found["all_agree"] == pytest.approx(np.mean([len(set(row)) == 1 for row in matrix]))
     # turn-level correlations: the per-response metric against the annotators' mean, over all systems
-    per_response = {name: evaluate(path, gold=tmp_path / "gold.txt", out=tmp_path / f"{name}.jsonl",
-                                   options=EvalOptions(metrics=("bleu1",))) for name, path in files.items()}
+    per_response = {
+        name: evaluate(
+            path, gold=tmp_path / "gold.txt", out=tmp_path / f"{name}.jsonl", options=EvalOptions(metrics=("bleu1",))
+        )
+        for name, path in files.items()
+    }
     assert per_response
-    metric = [json.loads(line)["bleu1"] for name in SYSTEMS
-              for line in (tmp_path / f"{name}.jsonl").read_text(encoding="utf-8").splitlines()]
+    metric = [
+        json.loads(line)["bleu1"]
+        for name in SYSTEMS
+        for line in (tmp_path / f"{name}.jsonl").read_text(encoding="utf-8").splitlines()
+    ]
     rows = {(r["level"], r["metric"], r["human"]): r for r in report["correlations"]}
     for aspect in ASPECTS:
-        mean = [np.mean([r["scores"][aspect] for r in records if r["system"] == s and r["response"] == f"回复 {i}"])
-                for s in SYSTEMS for i in range(SIZE)]
+        mean = [
+            np.mean([r["scores"][aspect] for r in records if r["system"] == s and r["response"] == f"回复 {i}"])
+            for s in SYSTEMS
+            for i in range(SIZE)
+        ]
         row = rows["turn", "bleu1", aspect]
         assert row["n"] == len(SYSTEMS) * SIZE
-        for name, function in (("pearson", stats.pearsonr), ("spearman", stats.spearmanr), ("kendall", stats.kendalltau)):
+        for name, function in (
+            ("pearson", stats.pearsonr),
+            ("spearman", stats.spearmanr),
+            ("kendall", stats.kendalltau),
+        ):
             expected = function(metric, mean)
             assert row[name] == pytest.approx(expected.statistic) and row[f"{name}_p"] == pytest.approx(expected.pvalue)
             low, high = row[f"{name}_ci"]
@@ -122,29 +159,50 @@ def test_a_folder_of_systems_with_tasks_and_per_system_human_files(tmp_path):
         humans = tmp_path / "human" / task
         humans.mkdir(parents=True)
         for name in SYSTEMS:
-            (humans / f"{name}.jsonl").write_text("".join(
-                json.dumps({"response": "…", "scores": {"Coh": [i % 3, (i + 1) % 3, i % 3]}}) + "\n"
-                for i in range(SIZE)), encoding="utf-8")
+            (humans / f"{name}.jsonl").write_text(
+                "".join(
+                    json.dumps({"response": "…", "scores": {"Coh": [i % 3, (i + 1) % 3, i % 3]}}) + "\n"
+                    for i in range(SIZE)
+                ),
+                encoding="utf-8",
+            )
     from kgforge.evaluation import systems_in_folder
 
     systems, golds = systems_in_folder(tmp_path / "systems")
     assert set(golds) == {"duconv", "kdconv"} and len(systems) == 6
-    board = evaluate_systems(systems, golds=golds, human=tmp_path / "human", options=EvalOptions(metrics=("f1",)),
-                             out=tmp_path / "board", bootstrap=0)
+    board = evaluate_systems(
+        systems,
+        golds=golds,
+        human=tmp_path / "human",
+        options=EvalOptions(metrics=("f1",)),
+        out=tmp_path / "board",
+        bootstrap=0,
+    )
     table = board.table()
     assert sorted(set(table["task"].to_list())) == ["duconv", "kdconv"] and table.height == 6
     assert {r["task"] for r in board.correlations} == {"duconv", "kdconv"}
     assert board.agreement["Coh"]["raters"] == 3
-    assert table.filter(pl.col("system") == "good")["Coh"].to_list() == pytest.approx([np.mean(
-        [np.mean([i % 3, (i + 1) % 3, i % 3]) for i in range(SIZE)])] * 2)
+    assert table.filter(pl.col("system") == "good")["Coh"].to_list() == pytest.approx(
+        [np.mean([np.mean([i % 3, (i + 1) % 3, i % 3]) for i in range(SIZE)])] * 2
+    )
 
 
 def test_human_scores_for_an_unknown_system_are_refused(cli, tmp_path):
     files = make_systems(tmp_path)
     human = tmp_path / "h.csv"
     human.write_text("system,coh\nnobody,1\n", encoding="utf-8")
-    done = cli("eval", "--gold", str(tmp_path / "gold.txt"), "--system", f"good={files['good']}", "--human",
-               str(human), "--leaderboard", str(tmp_path / "b"), check=False)
+    done = cli(
+        "eval",
+        "--gold",
+        str(tmp_path / "gold.txt"),
+        "--system",
+        f"good={files['good']}",
+        "--human",
+        str(human),
+        "--leaderboard",
+        str(tmp_path / "b"),
+        check=False,
+    )
     assert done.returncode == 1 and "nobody" in done.stderr and "Traceback" not in done.stderr
     done = cli("eval", "--system", "just-a-name", check=False)
     assert done.returncode == 2 and "NAME=FILE" in done.stderr
@@ -169,16 +227,25 @@ def test_one_system_with_msde_nested_scores(tmp_path):
     files = make_systems(tmp_path)
     human, records = msde_human(tmp_path)
     mine = tmp_path / "good_human.jsonl"
-    mine.write_text("".join(json.dumps({k: v for k, v in r.items() if k != "system"}, ensure_ascii=False) + "\n"
-                            for r in records if r["system"] == "good"), encoding="utf-8")
+    mine.write_text(
+        "".join(
+            json.dumps({k: v for k, v in r.items() if k != "system"}, ensure_ascii=False) + "\n"
+            for r in records
+            if r["system"] == "good"
+        ),
+        encoding="utf-8",
+    )
     out = tmp_path / "good.jsonl"
-    report = evaluate(files["good"], gold=tmp_path / "gold.txt", human=mine, out=out,
-                      options=EvalOptions(metrics=("bleu1",)))
+    report = evaluate(
+        files["good"], gold=tmp_path / "gold.txt", human=mine, out=out, options=EvalOptions(metrics=("bleu1",))
+    )
     assert report["human"]["columns"] == ASPECTS and report["human"]["annotators"] == 3
     values = [json.loads(line)["bleu1"] for line in out.read_text(encoding="utf-8").splitlines()]
     for aspect in ASPECTS:
-        mean = [np.mean([r["scores"][aspect] for r in records if r["system"] == "good" and r["response"] == f"回复 {i}"])
-                for i in range(SIZE)]
+        mean = [
+            np.mean([r["scores"][aspect] for r in records if r["system"] == "good" and r["response"] == f"回复 {i}"])
+            for i in range(SIZE)
+        ]
         row = next(r for r in report["correlations"] if r["human"] == aspect)
         assert row["pearson"] == pytest.approx(stats.pearsonr(values, mean).statistic)
     with pytest.raises(Exception, match="several systems"):

@@ -34,8 +34,21 @@ def duconv_goals(tmp_path_factory):
 
 
 def export(cli, workdir: Path, goals: Path, fmt: str, out: Path, *extra: str, check: bool = True):
-    result = cli("export", "duconv", "--goals", str(goals), "--format", fmt, "--out", str(out),
-                 "--workdir", str(workdir), "--json", *extra, check=check)
+    result = cli(
+        "export",
+        "duconv",
+        "--goals",
+        str(goals),
+        "--format",
+        fmt,
+        "--out",
+        str(out),
+        "--workdir",
+        str(workdir),
+        "--json",
+        *extra,
+        check=check,
+    )
     return json.loads(result.stdout) if check else result
 
 
@@ -51,8 +64,16 @@ def heads_in_runs(knowledge: list[list[str]]) -> list[str]:
     return runs
 
 
-@pytest.mark.parametrize(("fmt", "layout"), [("duconv", "session"), ("kdconv", None), ("kdconv", "dialogues"),
-                                             ("durecdial", "resource"), ("durecdial", "lic2020")])
+@pytest.mark.parametrize(
+    ("fmt", "layout"),
+    [
+        ("duconv", "session"),
+        ("kdconv", None),
+        ("kdconv", "dialogues"),
+        ("durecdial", "resource"),
+        ("durecdial", "lic2020"),
+    ],
+)
 def test_goals_are_refused_in_layouts_whose_readers_need_a_conversation(cli, duconv_goals, tmp_path, fmt, layout):
     workdir, goals, _, _ = duconv_goals
     out = tmp_path / "x.txt"
@@ -81,9 +102,11 @@ def test_duconv_goal_samples_give_the_readers_what_they_need(cli, duconv_goals, 
         assert knowledge[0] not in path  # never a goal triple first (real data: never)
         for triple in path:  # inside the subgraph, after its head's type fact, in its head's block
             assert triple in knowledge
-            at, typed = knowledge.index(triple), knowledge.index(next(t for t in knowledge
-                                                                     if t[0] == triple[0] and t[1] == "领域"))
-            assert typed < at and all(t[0] == triple[0] for t in knowledge[typed:at + 1])
+            at, typed = (
+                knowledge.index(triple),
+                knowledge.index(next(t for t in knowledge if t[0] == triple[0] and t[1] == "领域")),
+            )
+            assert typed < at and all(t[0] == triple[0] for t in knowledge[typed : at + 1])
         assert heads_in_runs(knowledge)[:2] == start[1:] and len(heads_in_runs(knowledge)) <= 3  # A, B, A's tail
         assert not any(c in x for t in knowledge for x in t for c in "\t\n")
         assert format_named("duconv").check(record, format_named("duconv").layout("sample")) == []
@@ -108,10 +131,14 @@ def test_duconv_strings_are_segmented_as_duconv_spells_them(cli, duconv_goals, t
     whole = tmp_path / "whole.txt"
     export(cli, workdir, goals, "duconv", whole, "--no-segment")
     unsegmented = lines(whole)
-    assert "出生日期" not in relations and any(t[1] == "出生日期" or t[1] == "时光网短评" or t[1] == "发布日期信息"
-                                               for r in unsegmented for t in r["knowledge"])
-    assert [[[normalise_label(x) for x in t] for t in r["knowledge"]] for r in records] == \
-        [[[normalise_label(x) for x in t] for t in r["knowledge"]] for r in unsegmented]
+    assert "出生日期" not in relations and any(
+        t[1] == "出生日期" or t[1] == "时光网短评" or t[1] == "发布日期信息"
+        for r in unsegmented
+        for t in r["knowledge"]
+    )
+    assert [[[normalise_label(x) for x in t] for t in r["knowledge"]] for r in records] == [
+        [[normalise_label(x) for x in t] for t in r["knowledge"]] for r in unsegmented
+    ]
 
 
 @pytest.mark.slow  # exports every layout twice
@@ -249,23 +276,46 @@ def test_add_related_without_a_bundle_is_a_clear_error(cli, duconv_goals, tmp_pa
     assert "Traceback" not in result.stderr
 
 
-HOSTILE = ['引号"名"', "花括号{景点}", "反斜杠\\景点", "['列表']", "a\"}, {\"b", "单引号'景点'"]
+HOSTILE = ['引号"名"', "花括号{景点}", "反斜杠\\景点", "['列表']", 'a"}, {"b', "单引号'景点'"]
 
 
 @pytest.mark.slow  # every export format over a store of hostile names
 def test_hostile_names_survive_every_format(cli, workdir, tmp_path):
-    kb = {name: [[name, "周边景点", HOSTILE[(i + 1) % len(HOSTILE)]], [name, "门票", f'{{"免费"}} {i}'],
-                 [name, "Information", 'line "one"\nline {two} \\ end']] for i, name in enumerate(HOSTILE)}
+    kb = {
+        name: [
+            [name, "周边景点", HOSTILE[(i + 1) % len(HOSTILE)]],
+            [name, "门票", f'{{"免费"}} {i}'],
+            [name, "Information", 'line "one"\nline {two} \\ end'],
+        ]
+        for i, name in enumerate(HOSTILE)
+    }
     kb_file = tmp_path / "kb_travel.json"
     kb_file.write_text(json.dumps(kb, ensure_ascii=False), encoding="utf-8")
     cli("build", "travel", "--source", f"kdconv:{kb_file}", "--workdir", str(workdir))
     goals = tmp_path / "g.jsonl"
     cli("goals", "travel", "--n", "4", "--hops", "1", "--out", str(goals), "--workdir", str(workdir))
-    for fmt, extra in (("duconv", "--no-segment"), ("duconv", "--segment"), ("durecdial", "--no-segment"),
-                       ("jsonl", ""), ("sheet", "--no-segment")):
+    for fmt, extra in (
+        ("duconv", "--no-segment"),
+        ("duconv", "--segment"),
+        ("durecdial", "--no-segment"),
+        ("jsonl", ""),
+        ("sheet", "--no-segment"),
+    ):
         out = tmp_path / f"out.{fmt}"
-        cli("export", "travel", "--goals", str(goals), "--format", fmt, "--out", str(out), "--workdir", str(workdir),
-            *[extra] if extra else [], "--no-text")
+        cli(
+            "export",
+            "travel",
+            "--goals",
+            str(goals),
+            "--format",
+            fmt,
+            "--out",
+            str(out),
+            "--workdir",
+            str(workdir),
+            *[extra] if extra else [],
+            "--no-text",
+        )
         if fmt == "sheet":
             records = read_sheet(out, format_named("sheet").layout("tsv"))
         else:
@@ -278,15 +328,46 @@ def test_hostile_names_survive_every_format(cli, workdir, tmp_path):
         flat = json.dumps(records, ensure_ascii=False)
         assert len({n for n in HOSTILE if json.dumps(n, ensure_ascii=False) in flat}) >= 2
     dialogues = tmp_path / "dev.json"
-    dialogues.write_text(json.dumps([{"name": HOSTILE[0], "messages": [
-        {"message": f"去过{HOSTILE[1]}吗"}, {"message": "去过", "attrs": [
-            {"name": HOSTILE[1], "attrname": "门票", "attrvalue": '{"免费"} 1'}]}]}], ensure_ascii=False), encoding="utf-8")
+    dialogues.write_text(
+        json.dumps(
+            [
+                {
+                    "name": HOSTILE[0],
+                    "messages": [
+                        {"message": f"去过{HOSTILE[1]}吗"},
+                        {
+                            "message": "去过",
+                            "attrs": [{"name": HOSTILE[1], "attrname": "门票", "attrvalue": '{"免费"} 1'}],
+                        },
+                    ],
+                }
+            ],
+            ensure_ascii=False,
+        ),
+        encoding="utf-8",
+    )
     out = tmp_path / "d.json"
-    report = json.loads(cli("export", "travel", "--dialogues", str(dialogues), "--format", "kdconv", "--out",
-                            str(out), "--workdir", str(workdir), "--json").stdout)
+    report = json.loads(
+        cli(
+            "export",
+            "travel",
+            "--dialogues",
+            str(dialogues),
+            "--format",
+            "kdconv",
+            "--out",
+            str(out),
+            "--workdir",
+            str(workdir),
+            "--json",
+        ).stdout
+    )
     assert report["attr_coverage"] == 1.0
     exported = json.loads(out.read_text(encoding="utf-8"))
-    assert exported[0]["messages"][1]["attrs"] == json.loads(dialogues.read_text(encoding="utf-8"))[0]["messages"][1]["attrs"]
+    assert (
+        exported[0]["messages"][1]["attrs"]
+        == json.loads(dialogues.read_text(encoding="utf-8"))[0]["messages"][1]["attrs"]
+    )
 
 
 @pytest.mark.slow  # trains a model before the export
@@ -297,14 +378,38 @@ def test_add_related_from_a_trained_bundle(cli, workdir, shared, tmp_path):
     goals = tmp_path / "g.jsonl"
     cli("goals", "travel", "--n", "6", "--hops", "1", "--out", str(goals), *w)
     out = tmp_path / "r.jsonl"
-    missing = cli("export", "travel", "--goals", str(goals), "--format", "jsonl", "--out", str(out),
-                  "--add-related", "default", *w, check=False)
+    missing = cli(
+        "export",
+        "travel",
+        "--goals",
+        str(goals),
+        "--format",
+        "jsonl",
+        "--out",
+        str(out),
+        "--add-related",
+        "default",
+        *w,
+        check=False,
+    )
     assert missing.returncode == 1 and "kgforge embed travel" in missing.stderr and not out.exists()
     cli("embed", "travel", "--model", "DistMult", "--dim", "8", "--epochs", "1", "--evaluation", "none", *w)
-    cli("export", "travel", "--goals", str(goals), "--format", "jsonl", "--out", str(out),
-        "--add-related", "default", *w)
+    cli(
+        "export",
+        "travel",
+        "--goals",
+        str(goals),
+        "--format",
+        "jsonl",
+        "--out",
+        str(out),
+        "--add-related",
+        "default",
+        *w,
+    )
     records = lines(out)
     related = [t for r in records for t in r["triples"] if t["role"] == "related"]
     assert related and all(t["p"] == "https://kgforge.org/ontology#related" and t["o_label"] for t in related)
-    assert all(t["s"] in {x["iri"] for x in r["topics"]} for r in records for t in r["triples"]
-               if t["role"] == "related")
+    assert all(
+        t["s"] in {x["iri"] for x in r["topics"]} for r in records for t in r["triples"] if t["role"] == "related"
+    )

@@ -20,8 +20,12 @@ SAMPLES = {
     "travel": ("kdconv", "kdconv/travel/kb_travel.json", "kdconv/travel/dev.json", "kdconv"),
     "film": ("kdconv-dialogues", "kdconv/film/dev.json", "kdconv/film/dev.json", "kdconv"),
     "music": ("kdconv-dialogues", "kdconv/music/dev.json", "kdconv/music/dev.json", "kdconv"),
-    "durecdial": ("durecdial", "durecdial/lic2020_baseline_resource_dev.txt",
-                  "durecdial/lic2020_baseline_resource_dev.txt", "durecdial"),
+    "durecdial": (
+        "durecdial",
+        "durecdial/lic2020_baseline_resource_dev.txt",
+        "durecdial/lic2020_baseline_resource_dev.txt",
+        "durecdial",
+    ),
 }
 
 
@@ -34,8 +38,16 @@ def built(tmp_path_factory):
     def build(domain: str) -> Path:
         if domain not in cache:
             kind, path, _, _ = SAMPLES[domain]
-            run_cli("build", domain, "--source", f"{kind}:{shared_file(path)}", "--no-schema-sources",
-                    "--workdir", str(workdir), "--json")
+            run_cli(
+                "build",
+                domain,
+                "--source",
+                f"{kind}:{shared_file(path)}",
+                "--no-schema-sources",
+                "--workdir",
+                str(workdir),
+                "--json",
+            )
             cache[domain] = workdir
         return workdir
 
@@ -43,8 +55,21 @@ def built(tmp_path_factory):
 
 
 def export(workdir: Path, domain: str, dialogues: Path, fmt: str, out: Path, *extra: str, check: bool = True):
-    result = run_cli("export", domain, "--dialogues", str(dialogues), "--format", fmt, "--out", str(out),
-                     "--workdir", str(workdir), "--json", *extra, check=check)
+    result = run_cli(
+        "export",
+        domain,
+        "--dialogues",
+        str(dialogues),
+        "--format",
+        fmt,
+        "--out",
+        str(out),
+        "--workdir",
+        str(workdir),
+        "--json",
+        *extra,
+        check=check,
+    )
     return json.loads(result.stdout) if check else result
 
 
@@ -68,8 +93,9 @@ def gold_triples(record: dict) -> list[tuple[str, str, str]]:
 
 def pool_triples(record: dict) -> list[tuple[str, str, str]]:
     if "messages" in record:
-        return [(a["name"], a["attrname"], a["attrvalue"]) for m in record["messages"]
-                for a in m.get("retrieved_attrs", [])]
+        return [
+            (a["name"], a["attrname"], a["attrvalue"]) for m in record["messages"] for a in m.get("retrieved_attrs", [])
+        ]
     return [tuple(t) for t in record["retrieved_knowledge"]]
 
 
@@ -92,8 +118,9 @@ def test_round_trip_keeps_every_field_of_every_shared_dialogue(built, tmp_path, 
     assert report["reader_warnings"] == 0 and report["rejected_file"] is None
     # the coverage the report claims, recounted from the file: gold triples whose normalised form is retrieved
     norm = lambda t: tuple(normalise_label(x, segmented=fmt != "kdconv") for x in t)  # noqa: E731
-    found = sum(norm(t) in {norm(p) for p in pool_triples(e)} for o, e in zip(original, exported)
-                for t in gold_triples(o))
+    found = sum(
+        norm(t) in {norm(p) for p in pool_triples(e)} for o, e in zip(original, exported) for t in gold_triples(o)
+    )
     assert abs(found - report["gold_in_retrieved"]) <= 0.02 * gold
     assert report["attr_coverage"] >= 0.85 and report["gold_in_graph"] >= gold - 1
     assert all(pool_triples(e) or not report["gold_in_retrieved"] for e in exported[:1])
@@ -116,7 +143,15 @@ def test_kdconv_retrieved_facts_sit_beside_gold_attrs_on_the_message_naming_thei
             for attr in message.get("retrieved_attrs", []):
                 assert set(attr) == {"name", "attrname", "attrvalue"} and attr["attrname"] != "实体类型"
     retrieved = [a for d in exported for m in d["messages"] for a in m.get("retrieved_attrs", [])]
-    assert {a["attrname"] for a in retrieved} <= {"周边景点", "Information", "地址", "门票", "开放时间", "建议游玩时间", "电话"}
+    assert {a["attrname"] for a in retrieved} <= {
+        "周边景点",
+        "Information",
+        "地址",
+        "门票",
+        "开放时间",
+        "建议游玩时间",
+        "电话",
+    }
 
 
 def test_film_and_music_topics_are_entities_never_classes_or_ordinary_words(built, tmp_path):
@@ -130,10 +165,14 @@ def test_film_and_music_topics_are_entities_never_classes_or_ordinary_words(buil
         heads = Counter(a["name"] for d in exported for m in d["messages"] for a in m.get("retrieved_attrs", []))
         assert not {"电影", "歌手", "专辑", "歌曲", "明星"} & set(heads)
         if domain == "music":  # the song 喜欢 only where it is the song: the dialogues whose gold names it
-            gold = sum(any("喜欢" in (a["name"], a["attrvalue"]) for m in d["messages"] for a in m.get("attrs", []))
-                       for d in read(source))
-            retrieved = sum(any("喜欢" in (a["name"], a["attrvalue"]) for m in d["messages"]
-                                for a in m.get("retrieved_attrs", [])) for d in exported)
+            gold = sum(
+                any("喜欢" in (a["name"], a["attrvalue"]) for m in d["messages"] for a in m.get("attrs", []))
+                for d in read(source)
+            )
+            retrieved = sum(
+                any("喜欢" in (a["name"], a["attrvalue"]) for m in d["messages"] for a in m.get("retrieved_attrs", []))
+                for d in exported
+            )
             mentioned = sum(any("喜欢" in m["message"] for m in d["messages"]) for d in exported)
             assert retrieved <= gold + 1 and mentioned > 10 * gold
 
@@ -147,8 +186,12 @@ def test_samples_are_cut_as_the_baselines_cut_them(built, tmp_path):
     expected = [(s, j) for s in sessions for j in range(0, len(s["conversation"]), 2)]  # convert_session_to_sample.py
     assert len(samples) == len(expected) == report["records"] == 1114
     for sample, (session, j) in zip(samples, expected):
-        assert without_pool(sample) == {"goal": session["goal"], "knowledge": session["knowledge"],
-                                        "history": session["conversation"][:j], "response": session["conversation"][j]}
+        assert without_pool(sample) == {
+            "goal": session["goal"],
+            "knowledge": session["knowledge"],
+            "history": session["conversation"][:j],
+            "response": session["conversation"][j],
+        }
     ids = (tmp_path / "test.txt.ids.txt").read_text().splitlines()
     assert len(ids) == 1114 and ids[0].endswith("/0")
     resource = shared_file("durecdial/lic2020_baseline_resource_dev.txt")
@@ -162,22 +205,41 @@ def test_samples_are_cut_as_the_baselines_cut_them(built, tmp_path):
         assert sample["response"] == session["conversation"][j] and sample["goal"] == session["goal"]
     result = export(built("duconv"), "duconv", duconv, "duconv", tmp_path / "x", "--layout", "session")
     assert result["layout"] == "session"
-    refused = export(built("travel"), "travel", shared_file("kdconv/travel/dev.json"), "duconv", tmp_path / "y",
-                     check=False)
+    refused = export(
+        built("travel"), "travel", shared_file("kdconv/travel/dev.json"), "duconv", tmp_path / "y", check=False
+    )
     assert refused.returncode == 1 and "kdconv, jsonl or parquet" in refused.stderr
 
 
 def test_refresh_rewrites_what_a_newer_graph_states_and_lists_every_change(workdir, tmp_path):
-    dialogues = [{"name": "故宫", "messages": [
-        {"message": "故宫门票多少钱？"},
-        {"message": "60元。", "attrs": [{"name": "故宫", "attrname": "门票", "attrvalue": "60元"}]},
-        {"message": "附近有景山公园。", "attrs": [{"name": "故宫", "attrname": "周边景点", "attrvalue": "景山公园"},
-                                           {"name": "故宫", "attrname": "地址", "attrvalue": "旧地址"}]}]}]
+    dialogues = [
+        {
+            "name": "故宫",
+            "messages": [
+                {"message": "故宫门票多少钱？"},
+                {"message": "60元。", "attrs": [{"name": "故宫", "attrname": "门票", "attrvalue": "60元"}]},
+                {
+                    "message": "附近有景山公园。",
+                    "attrs": [
+                        {"name": "故宫", "attrname": "周边景点", "attrvalue": "景山公园"},
+                        {"name": "故宫", "attrname": "地址", "attrvalue": "旧地址"},
+                    ],
+                },
+            ],
+        }
+    ]
     path = tmp_path / "dev.json"
     path.write_text(json.dumps(dialogues, ensure_ascii=False), encoding="utf-8")
-    kb = {"故宫": [["故宫", "门票", "40元"], ["故宫", "周边景点", "景山公园"], ["故宫", "周边景点", "北海公园"],
-                 ["故宫", "地址", "新地址一"], ["故宫", "地址", "新地址二"]],
-          "景山公园": [["景山公园", "门票", "2元"], ["景山公园", "周边景点", "故宫"]]}
+    kb = {
+        "故宫": [
+            ["故宫", "门票", "40元"],
+            ["故宫", "周边景点", "景山公园"],
+            ["故宫", "周边景点", "北海公园"],
+            ["故宫", "地址", "新地址一"],
+            ["故宫", "地址", "新地址二"],
+        ],
+        "景山公园": [["景山公园", "门票", "2元"], ["景山公园", "周边景点", "故宫"]],
+    }
     kb_file = tmp_path / "kb_travel.json"
     kb_file.write_text(json.dumps(kb, ensure_ascii=False), encoding="utf-8")
     run_cli("build", "travel", "--source", f"kdconv:{kb_file}", "--workdir", str(workdir))
@@ -188,11 +250,25 @@ def test_refresh_rewrites_what_a_newer_graph_states_and_lists_every_change(workd
     refreshed = read(out)[0]["messages"]
     assert refreshed[1]["attrs"] == [{"name": "故宫", "attrname": "门票", "attrvalue": "40元"}]
     assert refreshed[2]["attrs"] == dialogues[0]["messages"][2]["attrs"]  # several addresses now: kept as written
-    assert report["refresh"] == {"gold_not_stated_as_written": 2, "changed": 1, "kept_graph_has_several": 1,
-                                 "kept_not_in_graph": 0, "changes_file": report["refresh"]["changes_file"]}
+    assert report["refresh"] == {
+        "gold_not_stated_as_written": 2,
+        "changed": 1,
+        "kept_graph_has_several": 1,
+        "kept_not_in_graph": 0,
+        "changes_file": report["refresh"]["changes_file"],
+    }
     changes = read(Path(report["refresh"]["changes_file"]))
-    assert changes == [{"dialogue_id": changes[0]["dialogue_id"], "line": 1, "where": ["messages", 1, "attrs", 0],
-                        "head": "故宫", "relation": "门票", "old": "60元", "new": "40元"}]
+    assert changes == [
+        {
+            "dialogue_id": changes[0]["dialogue_id"],
+            "line": 1,
+            "where": ["messages", 1, "attrs", 0],
+            "head": "故宫",
+            "relation": "门票",
+            "old": "60元",
+            "new": "40元",
+        }
+    ]
     assert path.read_text(encoding="utf-8") == json.dumps(dialogues, ensure_ascii=False)  # the input is untouched
 
 
@@ -227,18 +303,33 @@ def test_the_input_layout_is_detected_or_told(built, tmp_path):
     assert told["input_layout"] == "duconv-session" and told["format"] == "jsonl"
     record = read(tmp_path / "g.jsonl")[0]
     assert json.loads(record["source"]["record"]) == read(duconv)[0] and record["source"]["line"] == 1
-    wrong = export(built("duconv"), "duconv", duconv, "duconv", tmp_path / "y", "--input-layout", "kdconv-x",
-                   check=False)
+    wrong = export(
+        built("duconv"), "duconv", duconv, "duconv", tmp_path / "y", "--input-layout", "kdconv-x", check=False
+    )
     assert wrong.returncode == 2 and "'kdconv-x' is not one of" in wrong.stderr and "durecdial-lic2020" in wrong.stderr
-    mistold = export(built("duconv"), "duconv", duconv, "kdconv", tmp_path / "z", "--input-layout", "kdconv",
-                     "--skip-invalid", check=False)
+    mistold = export(
+        built("duconv"),
+        "duconv",
+        duconv,
+        "kdconv",
+        tmp_path / "z",
+        "--input-layout",
+        "kdconv",
+        "--skip-invalid",
+        check=False,
+    )
     assert mistold.returncode == 1 and f"{duconv}:1: top-level JSON must be an array" in mistold.stderr
 
 
 def test_lic2020_sessions_round_trip_and_their_goal_count_is_checked(workdir, shared, tmp_path):
     example = json.loads(shared("durecdial/acl2020_readme_example.json").read_text(encoding="utf-8"))
-    session = {"goal": example["goals"], "knowledge": example["kg"], "user_profile": example["user_profile"],
-               "situation": example["situation"], "conversation": example["conversation"]}
+    session = {
+        "goal": example["goals"],
+        "knowledge": example["kg"],
+        "user_profile": example["user_profile"],
+        "situation": example["situation"],
+        "conversation": example["conversation"],
+    }
     path = tmp_path / "dev.txt"
     path.write_text(json.dumps(session, ensure_ascii=False) + "\n", encoding="utf-8")
     run_cli("build", "durecdial", "--source", f"durecdial:{path}", "--workdir", str(workdir))

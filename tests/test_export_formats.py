@@ -23,8 +23,11 @@ from kgforge.exports.registry import dialogue_layouts, goal_layout
 from kgforge.store.tables import FACT_SCHEMA, LABEL_SCHEMA, GraphTables
 
 PROPERTY = settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-TEXT = st.text(alphabet=st.sampled_from(list('ab Z9"{}[]\\\'/:,;电影周迅·-<>&%『』《》[]') + ["\u00e9", "\U0001F600"]),
-               min_size=1, max_size=10)
+TEXT = st.text(
+    alphabet=st.sampled_from(list("ab Z9\"{}[]\\'/:,;电影周迅·-<>&%『』《》[]") + ["\u00e9", "\U0001f600"]),
+    min_size=1,
+    max_size=10,
+)
 LINE = TEXT.filter(lambda s: s.strip() and s == s.strip())  # a label as a graph holds it: no edge spaces
 
 
@@ -33,42 +36,60 @@ SEGMENTER = Segmenter(NAMES)  # one for every example: a jieba tokenizer takes a
 
 
 def row(s: str, p: str, o: str, role: str = "fact", position: int = 0, entity: bool = False) -> dict:
-    return {"s": f"https://x/{s}", "p": f"https://x/r/{p}", "o": f"https://x/{o}" if entity else o,
-            "o_is_entity": entity, "s_label": s, "p_label": p, "o_label": o, "role": role, "position": position,
-            "graph": "https://x/g", "message": 0}
+    return {
+        "s": f"https://x/{s}",
+        "p": f"https://x/r/{p}",
+        "o": f"https://x/{o}" if entity else o,
+        "o_is_entity": entity,
+        "s_label": s,
+        "p_label": p,
+        "o_label": o,
+        "role": role,
+        "position": position,
+        "graph": "https://x/g",
+        "message": 0,
+    }
 
 
 def render(rows: list[dict], segmented: bool = False) -> Render:
     """A real Labels over a graph that names the rows' entities, and the render an export would use."""
     names = {(r["s"], r["s_label"]) for r in rows} | {(r["o"], r["o_label"]) for r in rows if r["o_is_entity"]}
-    tables = GraphTables(pl.DataFrame(schema=FACT_SCHEMA),
-                         pl.DataFrame([(iri, label, "zh", True) for iri, label in sorted(names)], schema=LABEL_SCHEMA,
-                                      orient="row"),
-                         pl.DataFrame(schema={"iri": pl.String, "class": pl.String}),
-                         pl.DataFrame(schema={"iri": pl.String, "zh": pl.String, "en": pl.String, "kind": pl.String}))
+    tables = GraphTables(
+        pl.DataFrame(schema=FACT_SCHEMA),
+        pl.DataFrame([(iri, label, "zh", True) for iri, label in sorted(names)], schema=LABEL_SCHEMA, orient="row"),
+        pl.DataFrame(schema={"iri": pl.String, "class": pl.String}),
+        pl.DataFrame(schema={"iri": pl.String, "zh": pl.String, "en": pl.String, "kind": pl.String}),
+    )
     return Render(Labels(tables, load_schema("duconv"), "zh"), SEGMENTER if segmented else None, "领域", "build-1")
 
 
 def shaped(fmt_name: str, rows: list[dict], topics: list[str], strings: Render, **info) -> Dialogue:
     """The dialogue ``rows`` make, handed to the format in its shape by the export's own code."""
     frame = pl.DataFrame([dict(r, dialogue=0, order=i, rank=i) for i, r in enumerate(rows)])
-    topic_frame = pl.DataFrame({"dialogue": [0] * len(topics), "position": list(range(len(topics))), "topic": topics},
-                               schema={"dialogue": pl.Int64, "position": pl.Int64, "topic": pl.String})
+    topic_frame = pl.DataFrame(
+        {"dialogue": [0] * len(topics), "position": list(range(len(topics))), "topic": topics},
+        schema={"dialogue": pl.Int64, "position": pl.Int64, "topic": pl.String},
+    )
     grounded = Grounded(topic_frame, pl.DataFrame(schema=PATH_SCHEMA), ["dlg-1"], {0: info})
     return Assembled(frame, {}, grounded).dialogues(strings.labels, strings, format_named(fmt_name).shape)[0]
 
 
 def goal_rows(a: str, b: str, value: str) -> list[dict]:
-    return [row(a, "类型", value), row(a, "领域", "电影", "type"), row(a, "主演", b, "path", 0, entity=True),
-            row(b, "领域", "明星", "type", 1)]
+    return [
+        row(a, "类型", value),
+        row(a, "领域", "电影", "type"),
+        row(a, "主演", b, "path", 0, entity=True),
+        row(b, "领域", "明星", "type", 1),
+    ]
 
 
 def goal_dialogue(fmt_name: str, a: str, b: str, value: str, segmented: bool = False) -> tuple[Dialogue, Render]:
     rows = goal_rows(a, b, value)
     strings = render(rows, segmented)
     topics = [rows[0]["s"], rows[2]["o"]]
-    return shaped(fmt_name, rows, topics, strings, kind="one_step", goal_id="g-1", seed=0,
-                  topic_types=["film", "star"]), strings
+    return shaped(
+        fmt_name, rows, topics, strings, kind="one_step", goal_id="g-1", seed=0, topic_types=["film", "star"]
+    ), strings
 
 
 def write_and_read(fmt_name: str, layout_name: str, records: list[dict], tmp: Path) -> list[dict]:
@@ -94,8 +115,15 @@ def test_every_layout_is_declared_once_and_goal_layouts_need_no_conversation():
         if fmt.goal_layout is None:
             with pytest.raises(KgforgeError, match="no layout for new goals"):
                 goal_layout(fmt, None)
-    assert {"duconv-session", "duconv-sample", "kdconv", "durecdial-resource", "durecdial-resource-sample",
-            "durecdial-lic2020", "durecdial-lic2020-sample"} <= set(kinds)  # the readers' kinds
+    assert {
+        "duconv-session",
+        "duconv-sample",
+        "kdconv",
+        "durecdial-resource",
+        "durecdial-resource-sample",
+        "durecdial-lic2020",
+        "durecdial-lic2020-sample",
+    } <= set(kinds)  # the readers' kinds
     with pytest.raises(KgforgeError, match="unknown export format 'xml'"):
         ExportOptions(fmt="xml")
 
@@ -116,19 +144,24 @@ def test_dialogues_keep_their_layout_or_are_cut_into_its_samples():
 
 
 def duconv_session() -> dict:
-    return {"goal": [["START", "王 牌", "林志玲"], ["林志玲", "代表作", "王 牌"]],
-            "knowledge": [["王 牌", "类型", "剧情"], ["王 牌", "领域", "电影"], ["林志玲", "领域", "明星"]],
-            "conversation": ["你好", "你好 呀"]}
+    return {
+        "goal": [["START", "王 牌", "林志玲"], ["林志玲", "代表作", "王 牌"]],
+        "knowledge": [["王 牌", "类型", "剧情"], ["王 牌", "领域", "电影"], ["林志玲", "领域", "明星"]],
+        "conversation": ["你好", "你好 呀"],
+    }
 
 
-@pytest.mark.parametrize(("change", "problem"), [
-    (lambda r: r["knowledge"].pop(2), "goal topic '林志玲' has no [林志玲, 领域"),
-    (lambda r: r["knowledge"].__setitem__(1, ["王牌", "领域", "电影"]), "goal topic '王 牌' has no"),
-    (lambda r: r["goal"][0].__setitem__(2, "王 牌"), "both goal topics are '王 牌'"),
-    (lambda r: r.__setitem__("conversation", []), "'conversation' is empty"),
-    (lambda r: r["knowledge"][0].__setitem__(2, "剧\t情"), "tab or line break"),
-    (lambda r: r["knowledge"].append(["王 牌", "类型"]), "string triples"),
-])
+@pytest.mark.parametrize(
+    ("change", "problem"),
+    [
+        (lambda r: r["knowledge"].pop(2), "goal topic '林志玲' has no [林志玲, 领域"),
+        (lambda r: r["knowledge"].__setitem__(1, ["王牌", "领域", "电影"]), "goal topic '王 牌' has no"),
+        (lambda r: r["goal"][0].__setitem__(2, "王 牌"), "both goal topics are '王 牌'"),
+        (lambda r: r.__setitem__("conversation", []), "'conversation' is empty"),
+        (lambda r: r["knowledge"][0].__setitem__(2, "剧\t情"), "tab or line break"),
+        (lambda r: r["knowledge"].append(["王 牌", "类型"]), "string triples"),
+    ],
+)
 def test_duconv_check_names_what_would_crash_or_starve_its_readers(change, problem):
     fmt = format_named("duconv")
     record = duconv_session()
@@ -142,12 +175,19 @@ def test_duconv_check_names_what_would_crash_or_starve_its_readers(change, probl
 def test_kdconv_and_durecdial_checks():
     kdconv = format_named("kdconv")
     layout = kdconv.layout("dialogues")
-    assert kdconv.check({"name": "a", "messages": []}, layout) == ["'messages' must be a non-empty list: the loaders "
-                                                                     "read messages[0]"]
+    assert kdconv.check({"name": "a", "messages": []}, layout) == [
+        "'messages' must be a non-empty list: the loaders read messages[0]"
+    ]
     bad = {"name": "a", "messages": [{"message": "x", "attrs": [{"name": "a", "attrname": "b"}]}]}
     assert "messages[0].attrs must be a list" in kdconv.check(bad, layout)[0]
     durecdial = format_named("durecdial")
-    resource = {"goal": [[" 寒暄 ", "", ""]], "knowledge": [], "conversation": ["[1] 你好"], "situation": "", "name": "x"}
+    resource = {
+        "goal": [[" 寒暄 ", "", ""]],
+        "knowledge": [],
+        "conversation": ["[1] 你好"],
+        "situation": "",
+        "name": "x",
+    }
     assert "'label' must be a string" in durecdial.check(resource, durecdial.layout("resource"))
     sample = {"goal": "[1] 寒暄", "knowledge": [], "user_profile": {}, "situation": "", "history": []}
     assert any("first and final goals" in p for p in durecdial.check(sample, durecdial.layout("lic2020-sample")))
@@ -164,8 +204,12 @@ def test_kdconv_and_durecdial_checks():
 @PROPERTY
 def test_goal_records_read_back_as_written_and_keep_their_topics_typed(tmp_path, labels):
     a, b, value = labels
-    for fmt_name, layout_name in (("duconv", "sample"), ("durecdial", "lic2020-sample"),
-                                  ("durecdial", "resource-sample"), ("jsonl", "generic")):
+    for fmt_name, layout_name in (
+        ("duconv", "sample"),
+        ("durecdial", "lic2020-sample"),
+        ("durecdial", "resource-sample"),
+        ("jsonl", "generic"),
+    ):
         fmt = format_named(fmt_name)
         d, strings = goal_dialogue(fmt_name, a, b, value)
         records = fmt.goal_records(d, fmt.layout(layout_name), strings)
@@ -195,27 +239,62 @@ def test_segmented_goal_records_give_back_the_labels(tmp_path, labels):
 
 
 TRIPLE = st.lists(TEXT, min_size=3, max_size=3)
-DUCONV_SESSION = st.fixed_dictionaries({
-    "goal": st.tuples(TEXT, TEXT, TRIPLE).map(lambda t: [["START", t[0], t[1]], t[2]]),
-    "knowledge": st.lists(TRIPLE, max_size=5), "conversation": st.lists(TEXT, min_size=1, max_size=6)})
-KDCONV = st.fixed_dictionaries({"name": TEXT, "messages": st.lists(st.one_of(
-    st.fixed_dictionaries({"message": TEXT}),
-    st.fixed_dictionaries({"message": TEXT, "attrs": st.lists(st.fixed_dictionaries(
-        {"name": TEXT, "attrname": TEXT, "attrvalue": TEXT}), min_size=1, max_size=3)})), min_size=1, max_size=5)})
-RESOURCE = st.fixed_dictionaries({
-    "conversation": st.lists(TEXT, min_size=2, max_size=6), "knowledge": st.lists(TRIPLE, max_size=4),
-    "situation": TEXT, "name": TEXT, "goal": st.lists(st.tuples(TEXT).map(lambda t: [t[0], "", ""]), min_size=1,
-                                                      max_size=4),
-    "label": st.sampled_from(["bot", "user"])})
-LIC2020 = st.fixed_dictionaries({
-    "goal": st.lists(TEXT, min_size=1, max_size=3).map(lambda g: "-->".join(f"[{i}]{x}(『{x}』)" for i, x in
-                                                                          enumerate(g, 1))),
-    "knowledge": st.lists(TRIPLE, max_size=4), "user_profile": st.dictionaries(TEXT, st.one_of(TEXT, st.lists(TEXT))),
-    "situation": TEXT, "conversation": st.lists(TEXT, min_size=1, max_size=5)})
+DUCONV_SESSION = st.fixed_dictionaries(
+    {
+        "goal": st.tuples(TEXT, TEXT, TRIPLE).map(lambda t: [["START", t[0], t[1]], t[2]]),
+        "knowledge": st.lists(TRIPLE, max_size=5),
+        "conversation": st.lists(TEXT, min_size=1, max_size=6),
+    }
+)
+KDCONV = st.fixed_dictionaries(
+    {
+        "name": TEXT,
+        "messages": st.lists(
+            st.one_of(
+                st.fixed_dictionaries({"message": TEXT}),
+                st.fixed_dictionaries(
+                    {
+                        "message": TEXT,
+                        "attrs": st.lists(
+                            st.fixed_dictionaries({"name": TEXT, "attrname": TEXT, "attrvalue": TEXT}),
+                            min_size=1,
+                            max_size=3,
+                        ),
+                    }
+                ),
+            ),
+            min_size=1,
+            max_size=5,
+        ),
+    }
+)
+RESOURCE = st.fixed_dictionaries(
+    {
+        "conversation": st.lists(TEXT, min_size=2, max_size=6),
+        "knowledge": st.lists(TRIPLE, max_size=4),
+        "situation": TEXT,
+        "name": TEXT,
+        "goal": st.lists(st.tuples(TEXT).map(lambda t: [t[0], "", ""]), min_size=1, max_size=4),
+        "label": st.sampled_from(["bot", "user"]),
+    }
+)
+LIC2020 = st.fixed_dictionaries(
+    {
+        "goal": st.lists(TEXT, min_size=1, max_size=3).map(
+            lambda g: "-->".join(f"[{i}]{x}(『{x}』)" for i, x in enumerate(g, 1))
+        ),
+        "knowledge": st.lists(TRIPLE, max_size=4),
+        "user_profile": st.dictionaries(TEXT, st.one_of(TEXT, st.lists(TEXT))),
+        "situation": TEXT,
+        "conversation": st.lists(TEXT, min_size=1, max_size=5),
+    }
+)
 
 
-@pytest.mark.parametrize(("fmt_name", "strategy"), [("duconv", DUCONV_SESSION), ("kdconv", KDCONV),
-                                                    ("durecdial", RESOURCE), ("durecdial", LIC2020)])
+@pytest.mark.parametrize(
+    ("fmt_name", "strategy"),
+    [("duconv", DUCONV_SESSION), ("kdconv", KDCONV), ("durecdial", RESOURCE), ("durecdial", LIC2020)],
+)
 @given(data=st.data())
 @PROPERTY
 def test_any_real_dialogue_exports_and_reads_back_as_it_was(tmp_path, fmt_name, strategy, data):
@@ -236,16 +315,20 @@ def test_any_real_dialogue_exports_and_reads_back_as_it_was(tmp_path, fmt_name, 
         assert back == records
         expected_pool = strings.triples(pool)  # beside the dialogue, never inside its own fields
         if fmt_name == "kdconv":
-            assert back[0]["messages"][0]["retrieved_attrs"] == [dict(zip(("name", "attrname", "attrvalue"), t))
-                                                                 for t in expected_pool]
+            assert back[0]["messages"][0]["retrieved_attrs"] == [
+                dict(zip(("name", "attrname", "attrvalue"), t)) for t in expected_pool
+            ]
         else:
             assert all(r["retrieved_knowledge"] == expected_pool for r in back)
         if out_layout is layout:
             assert [_without_pool(r) for r in back] == [original]
         else:  # samples: one per turn of the side the model speaks, the same goal and knowledge
             assert all(r["goal"] == original["goal"] and r["knowledge"] == original["knowledge"] for r in back)
-            assert [r["response"] for r in back] == [u for i, u in enumerate(original["conversation"])
-                                                     if i % 2 == (0 if original.get("label", "bot") == "bot" else 1)]
+            assert [r["response"] for r in back] == [
+                u
+                for i, u in enumerate(original["conversation"])
+                if i % 2 == (0 if original.get("label", "bot") == "bot" else 1)
+            ]
     assert record == original  # the record read is never changed by exporting it
 
 

@@ -41,8 +41,15 @@ e:romance rdfs:label "爱情"@zh , "romance"@en .
 e:pop rdfs:label "流行"@zh , "pop"@en .
 """
 NAMES = dict(re.findall(r'"([^"]+)"@zh , "([^"]+)"@en', TURTLE))  # zh label -> en label, one entity each
-RELATIONS = {"主演": "starred in", "演唱": "sings", "导演": "director", "类型": "genre", "评分": "rating",
-             "出生地": "place of birth", "星座": "zodiac sign"}
+RELATIONS = {
+    "主演": "starred in",
+    "演唱": "sings",
+    "导演": "director",
+    "类型": "genre",
+    "评分": "rating",
+    "出生地": "place of birth",
+    "星座": "zodiac sign",
+}
 CJK = re.compile(r"[\u4e00-\u9fff]")
 
 
@@ -56,16 +63,40 @@ def bilingual(tmp_path_factory):
     root = tmp_path_factory.mktemp("parallel")
     (root / "kg.ttl").write_text(TURTLE, encoding="utf-8")
     workdir = root / "kg"
-    run_cli("build", "par", "--source", f"rdf:{root / 'kg.ttl'}", "--schema", "durecdial", "--no-schema-sources",
-            "--workdir", str(workdir))
+    run_cli(
+        "build",
+        "par",
+        "--source",
+        f"rdf:{root / 'kg.ttl'}",
+        "--schema",
+        "durecdial",
+        "--no-schema-sources",
+        "--workdir",
+        str(workdir),
+    )
     goals = workdir / "par" / "exports" / "goals.jsonl"
     run_cli("goals", "par", "--style", "durecdial", "--n", "4", "--out", str(goals), "--workdir", str(workdir))
     return workdir, goals
 
 
 def export(workdir, goals, out, *extra, check=True):
-    result = run_cli("export", "par", "--format", "durecdial", "--goals", str(goals), "--out", str(out), "--lang", "zh,en",
-                     "--workdir", str(workdir), "--json", *extra, check=check)
+    result = run_cli(
+        "export",
+        "par",
+        "--format",
+        "durecdial",
+        "--goals",
+        str(goals),
+        "--out",
+        str(out),
+        "--lang",
+        "zh,en",
+        "--workdir",
+        str(workdir),
+        "--json",
+        *extra,
+        check=check,
+    )
     return json.loads(result.stdout) if check else result
 
 
@@ -79,15 +110,20 @@ def test_twins_hold_the_same_dialogues_and_triples_in_each_language(bilingual):
     assert zh_file.with_name("zh_dev.txt.ids.txt").read_text() == en_file.with_name("en_dev.txt.ids.txt").read_text()
     assert [len(r["knowledge"]) for r in zh] == [len(r["knowledge"]) for r in en] and report["triples"] > 4 * 4
     for zh_record, en_record in zip(zh, en):
-        assert set(zh_record) == set(en_record) == {"user_profile", "knowledge", "conversation", "goal", "situation",
-                                                    "goal_type_list", "goal_topic_list"}
+        assert (
+            set(zh_record)
+            == set(en_record)
+            == {"user_profile", "knowledge", "conversation", "goal", "situation", "goal_type_list", "goal_topic_list"}
+        )
         for (zs, zp, zo), (es, ep, eo) in zip(zh_record["knowledge"], en_record["knowledge"]):
             assert (NAMES[zs], RELATIONS[zp], NAMES.get(zo, zo)) == (es, ep, eo)  # one triple, two languages
             assert not CJK.search(es + ep) and (not CJK.search(eo) or eo == zo)  # CJK only where no English form
         # the same goal sequence, goal types and topics in English (DuRecDial 2.0's type names)
         assert not CJK.search(en_record["goal"]) and "recommendation" in en_record["goal"]
         assert re.findall(r"\[\d+\]", en_record["goal"]) == re.findall(r"\[\d+\]", zh_record["goal"])
-        assert [NAMES[t] for t in re.findall("『 (.*?) 』", zh_record["goal"])] == re.findall("『 (.*?) 』", en_record["goal"])
+        assert [NAMES[t] for t in re.findall("『 (.*?) 』", zh_record["goal"])] == re.findall(
+            "『 (.*?) 』", en_record["goal"]
+        )
     manifest = json.loads(out.with_name("dev.txt.parallel.json").read_text(encoding="utf-8"))
     assert manifest["ids_match"] and manifest["triple_counts_match"] and manifest["mixed_labels"] == {}
     twin_manifest = json.loads(en_file.with_name("en_dev.txt.manifest.json").read_text(encoding="utf-8"))
@@ -101,8 +137,12 @@ def test_the_five_task_files_pair_source_and_target_languages(bilingual):
     assert set(report["tasks"]) == {"en-en", "zh-zh", "zh-en", "en-zh", "multilingual"}
     zh, en = lines(out.with_name("zh_tasks.txt")), lines(out.with_name("en_tasks.txt"))
     ids = out.with_name("zh_tasks.txt.ids.txt").read_text().split()
-    for task, (src, tgt, source) in {"zh-en": ("zh", "en", zh), "en-zh": ("en", "zh", en), "zh-zh": ("zh", "zh", zh),
-                                     "en-en": ("en", "en", en)}.items():
+    for task, (src, tgt, source) in {
+        "zh-en": ("zh", "en", zh),
+        "en-zh": ("en", "zh", en),
+        "zh-zh": ("zh", "zh", zh),
+        "en-en": ("en", "en", en),
+    }.items():
         samples = lines(out.with_name(f"tasks.txt.{task}.jsonl"))
         assert report["tasks"][task]["samples"] == len(samples) == 4
         for sample, record, record_id in zip(samples, source, ids):
@@ -117,45 +157,115 @@ def test_the_five_task_files_pair_source_and_target_languages(bilingual):
 def test_a_missing_english_label_is_named_and_refused_unless_mixing_is_allowed(tmp_path):
     (tmp_path / "kg.ttl").write_text(TURTLE.replace(', "romance"@en', ""), encoding="utf-8")
     workdir = tmp_path / "kg"
-    run_cli("build", "par", "--source", f"rdf:{tmp_path / 'kg.ttl'}", "--schema", "durecdial", "--no-schema-sources",
-            "--workdir", str(workdir))
+    run_cli(
+        "build",
+        "par",
+        "--source",
+        f"rdf:{tmp_path / 'kg.ttl'}",
+        "--schema",
+        "durecdial",
+        "--no-schema-sources",
+        "--workdir",
+        str(workdir),
+    )
     goals = workdir / "par" / "exports" / "goals.jsonl"
     run_cli("goals", "par", "--style", "durecdial", "--n", "4", "--out", str(goals), "--workdir", str(workdir))
     out = workdir / "par" / "exports" / "dev.txt"
     refused = export(workdir, goals, out, check=False)
-    assert refused.returncode == 1 and "1 entity or relation has no en label: 爱情 <https://example.org/e/romance>" in refused.stderr
+    assert (
+        refused.returncode == 1
+        and "1 entity or relation has no en label: 爱情 <https://example.org/e/romance>" in refused.stderr
+    )
     assert "--allow-mixed" in refused.stderr and not out.with_name("en_dev.txt").exists()
     report = export(workdir, goals, out, "--allow-mixed")
     assert report["mixed_labels"] == {"en": [{"iri": "https://example.org/e/romance", "label_used": "爱情"}]}
-    assert any(t == ["Suzhou River", "genre", "爱情"] for r in lines(out.with_name("en_dev.txt")) for t in r["knowledge"])
+    assert any(
+        t == ["Suzhou River", "genre", "爱情"] for r in lines(out.with_name("en_dev.txt")) for t in r["knowledge"]
+    )
 
 
 def test_a_parallel_export_is_refused_where_it_cannot_be_made(bilingual, tmp_path):
     workdir, goals = bilingual
-    for extra, words in [(("--format", "duconv"), "give --format durecdial"),
-                         (("--layout", "lic2020-sample"), "DuRecDial 2.0's layout (--layout v2)"),
-                         (("--layout", "lic2020"), "DuRecDial 2.0's layout (--layout v2)")]:  # goals: v2 only
-        result = run_cli("export", "par", "--goals", str(goals), "--out", str(workdir / "par" / "exports" / "x.txt"),
-                         "--lang", "zh,en", "--workdir", str(workdir), *(("--format", "durecdial") if extra[0] != "--format"
-                                                                         else ()), *extra, check=False)
+    for extra, words in [
+        (("--format", "duconv"), "give --format durecdial"),
+        (("--layout", "lic2020-sample"), "DuRecDial 2.0's layout (--layout v2)"),
+        (("--layout", "lic2020"), "DuRecDial 2.0's layout (--layout v2)"),
+    ]:  # goals: v2 only
+        result = run_cli(
+            "export",
+            "par",
+            "--goals",
+            str(goals),
+            "--out",
+            str(workdir / "par" / "exports" / "x.txt"),
+            "--lang",
+            "zh,en",
+            "--workdir",
+            str(workdir),
+            *(("--format", "durecdial") if extra[0] != "--format" else ()),
+            *extra,
+            check=False,
+        )
         assert result.returncode == 1 and words in result.stderr, result.stderr
-    bad = run_cli("export", "par", "--goals", str(goals), "--format", "durecdial", "--out", str(tmp_path / "y"),
-                  "--lang", "zh,e n", "--workdir", str(workdir), check=False)
+    bad = run_cli(
+        "export",
+        "par",
+        "--goals",
+        str(goals),
+        "--format",
+        "durecdial",
+        "--out",
+        str(tmp_path / "y"),
+        "--lang",
+        "zh,e n",
+        "--workdir",
+        str(workdir),
+        check=False,
+    )
     assert bad.returncode == 2 and "not a language tag" in bad.stderr
-    dialogues = run_cli("export", "par", "--dialogues", str(goals), "--format", "durecdial", "--out", str(tmp_path / "z"),
-                        "--lang", "zh,en", "--workdir", str(workdir), check=False)
+    dialogues = run_cli(
+        "export",
+        "par",
+        "--dialogues",
+        str(goals),
+        "--format",
+        "durecdial",
+        "--out",
+        str(tmp_path / "z"),
+        "--lang",
+        "zh,en",
+        "--workdir",
+        str(workdir),
+        check=False,
+    )
     assert dialogues.returncode == 1 and "named zh_NAME and en_NAME side by side" in dialogues.stderr
-    alone = run_cli("export", "par", "--goals", str(goals), "--format", "durecdial", "--out", str(tmp_path / "w"),
-                    "--allow-mixed", "--workdir", str(workdir))  # one language: --allow-mixed is the export's own
+    alone = run_cli(
+        "export",
+        "par",
+        "--goals",
+        str(goals),
+        "--format",
+        "durecdial",
+        "--out",
+        str(tmp_path / "w"),
+        "--allow-mixed",
+        "--workdir",
+        str(workdir),
+    )  # one language: --allow-mixed is the export's own
     assert alone.returncode == 0 and "4 of 4 goals exported" in alone.stdout
 
 
 def test_profile_and_situation_follow_the_language_where_the_goal_gives_them(bilingual):
     workdir, goals = bilingual
     records = [json.loads(line) for line in goals.read_text(encoding="utf-8").splitlines()]
-    records[0] |= {"profile": {"姓名": "张三", "喜欢的明星": "周迅"}, "profile_en": {"Name": "Zhang San",
-                   "Favorite star": "Xun Zhou"}, "situation": {"text": "聊天时间:2018-12-24 中午12:00，在公司 星期一",
-                                                              "en": {"text": "Chat time: Monday 2018-12-24, noon, at the office"}}}
+    records[0] |= {
+        "profile": {"姓名": "张三", "喜欢的明星": "周迅"},
+        "profile_en": {"Name": "Zhang San", "Favorite star": "Xun Zhou"},
+        "situation": {
+            "text": "聊天时间:2018-12-24 中午12:00，在公司 星期一",
+            "en": {"text": "Chat time: Monday 2018-12-24, noon, at the office"},
+        },
+    }
     records[1] |= {"profile": {"姓名": "李四"}}  # no English profile: it stays in Chinese, and is counted
     records[1].pop("profile_en", None)  # the goal generator gives one; this goal was written by hand
     edited = goals.with_name("goals-with-profiles.jsonl")
@@ -186,15 +296,39 @@ TWIN_NAMES = {SHOP_ZH: SHOP_EN, DISH_ZH: DISH_EN, "热菜": "hot dish"}
 def test_real_durecdial2_twins_are_exported_together_with_one_id_and_the_same_facts(shared, tmp_path):
     (tmp_path / "kg.ttl").write_text(RESTAURANT, encoding="utf-8")
     workdir = tmp_path / "kg"
-    run_cli("build", "rest", "--source", f"rdf:{tmp_path / 'kg.ttl'}", "--schema", "durecdial", "--no-schema-sources",
-            "--workdir", str(workdir))
+    run_cli(
+        "build",
+        "rest",
+        "--source",
+        f"rdf:{tmp_path / 'kg.ttl'}",
+        "--schema",
+        "durecdial",
+        "--no-schema-sources",
+        "--workdir",
+        str(workdir),
+    )
     zh = [v2_session(shared, "zh"), v2_session(shared, "zh", nested=True)]
     en = [v2_session(shared, "en"), v2_session(shared, "en", nested=True)]
     write_lines(tmp_path / "zh_dev.txt", zh)
     write_lines(tmp_path / "en_dev.txt", en)
     out = workdir / "rest" / "exports" / "dev.txt"
-    report = json.loads(run_cli("export", "rest", "--dialogues", str(tmp_path / "zh_dev.txt"), "--format", "durecdial",
-                                "--lang", "zh,en", "--out", str(out), "--workdir", str(workdir), "--json").stdout)
+    report = json.loads(
+        run_cli(
+            "export",
+            "rest",
+            "--dialogues",
+            str(tmp_path / "zh_dev.txt"),
+            "--format",
+            "durecdial",
+            "--lang",
+            "zh,en",
+            "--out",
+            str(out),
+            "--workdir",
+            str(workdir),
+            "--json",
+        ).stdout
+    )
     assert report["records"] == 2 and report["triples_counted"] == "retrieved_knowledge" and report["triples"] > 0
     zh_out, en_out = lines(out.with_name("zh_dev.txt")), lines(out.with_name("en_dev.txt"))
     # each session as it was in its language, one id for both twins, the same retrieved facts in each language
@@ -216,9 +350,25 @@ def test_real_durecdial2_twins_are_exported_together_with_one_id_and_the_same_fa
     assert first["knowledge"] == [t for t in zh[0]["knowledge"] if t] and first["goal"] == zh[0]["goal"]
     assert samples[7]["response"] == en[0]["conversation"][15] and len(samples[7]["history"]) == 15
     # the same twins in the competition layout are what the LIC-2020 goal planner reads, in both languages
-    cut = json.loads(run_cli("export", "rest", "--dialogues", str(tmp_path / "zh_dev.txt"), "--format", "durecdial",
-                             "--lang", "zh,en", "--layout", "lic2020", "--out", str(out.with_name("lic.txt")),
-                             "--workdir", str(workdir), "--json").stdout)
+    cut = json.loads(
+        run_cli(
+            "export",
+            "rest",
+            "--dialogues",
+            str(tmp_path / "zh_dev.txt"),
+            "--format",
+            "durecdial",
+            "--lang",
+            "zh,en",
+            "--layout",
+            "lic2020",
+            "--out",
+            str(out.with_name("lic.txt")),
+            "--workdir",
+            str(workdir),
+            "--json",
+        ).stdout
+    )
     assert cut["layout_kind"] == "durecdial-lic2020" and cut["triples"] == report["triples"]
     assert cut["tasks"]["en-zh"]["samples"] == 16  # the recommender's turns, told from the goal string
     for language, sessions in (("zh", zh), ("en", en)):
@@ -229,16 +379,35 @@ def test_real_durecdial2_twins_are_exported_together_with_one_id_and_the_same_fa
         assert result["ok"] and [r["samples"] for r in result["results"]] == [32], result
     missing_twin = tmp_path / "zh_test.txt"
     write_lines(missing_twin, zh)
-    refused = run_cli("export", "rest", "--dialogues", str(missing_twin), "--format", "durecdial", "--lang", "zh,en",
-                      "--out", str(out), "--workdir", str(workdir), check=False)
+    refused = run_cli(
+        "export",
+        "rest",
+        "--dialogues",
+        str(missing_twin),
+        "--format",
+        "durecdial",
+        "--lang",
+        "zh,en",
+        "--out",
+        str(out),
+        "--workdir",
+        str(workdir),
+        check=False,
+    )
     assert refused.returncode == 1 and "en_test.txt not found" in refused.stderr
 
 
 @given(st.integers(min_value=0, max_value=20), st.booleans())
 def test_task_samples_are_the_recommenders_turns_with_the_history_before_them(turns, greeting):
     types = (["寒暄" if greeting else "问答"] + ["再见"] * turns)[:turns]
-    source = {"conversation": [f"zh{i}" for i in range(turns)], "goal": "[1]…", "knowledge": [["a", "b", "c"]],
-              "user_profile": {}, "situation": "", "goal_type_list": types}
+    source = {
+        "conversation": [f"zh{i}" for i in range(turns)],
+        "goal": "[1]…",
+        "knowledge": [["a", "b", "c"]],
+        "user_profile": {},
+        "situation": "",
+        "goal_type_list": types,
+    }
     target = dict(source, conversation=[f"en{i}" for i in range(turns)])
     samples = task_samples(source, target, "d", "zh", "en")
     expected = list(range(0 if greeting and turns else 1, turns, 2))

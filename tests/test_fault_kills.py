@@ -34,9 +34,15 @@ def write_kb(path: Path, n: int, ticket: str) -> Path:
     """A KdConv-shaped travel KB; ``ticket`` makes two KBs differ in every 门票 value (and so in what
     derive pairs up), so a stage that read the
     unpublished build would give other pairs."""
-    kb = {f"景点{i}": [[f"景点{i}", "门票", f"{ticket}{i % 7}"], [f"景点{i}", "周边景点", f"景点{(i * 7 + 1) % n}"],
-                     [f"景点{i}", "地址", f"北京市第{i}号"], [f"景点{i}", "Information", f"景点{i}的介绍。" * 12]]
-          for i in range(n)}
+    kb = {
+        f"景点{i}": [
+            [f"景点{i}", "门票", f"{ticket}{i % 7}"],
+            [f"景点{i}", "周边景点", f"景点{(i * 7 + 1) % n}"],
+            [f"景点{i}", "地址", f"北京市第{i}号"],
+            [f"景点{i}", "Information", f"景点{i}的介绍。" * 12],
+        ]
+        for i in range(n)
+    }
     path.write_text(json.dumps(kb, ensure_ascii=False), encoding="utf-8")
     return path
 
@@ -47,8 +53,9 @@ def build_args(kb: Path, workdir: Path) -> list[str]:
 
 def build_travel(kb: Path, workdir: Path, full: bool = False) -> dict[str, float]:
     """Build in-process; returns the build's timings."""
-    summary = build("travel", [SourceSpec("kdconv", str(kb))], workdir, show_progress=False, use_schema_sources=False,
-                    full=full)
+    summary = build(
+        "travel", [SourceSpec("kdconv", str(kb))], workdir, show_progress=False, use_schema_sources=False, full=full
+    )
     return summary.timings
 
 
@@ -107,10 +114,18 @@ def kbs(tmp_path_factory) -> dict[str, dict]:
         timings = build_travel(kb, workdir)
         built = quads_sha(workdir)
         derived = derive("travel", workdir).timings
-        refs[name] = {"kb": kb, "workdir": workdir, "input": kb_sha(workdir), "quads": built,
-                      "derived": derived_sha(workdir),
-                      "seconds": {"import": timings["import_seconds"], "load": timings["load_seconds"],
-                                  "derive": derived["write_seconds"] + derived["load_seconds"]}}
+        refs[name] = {
+            "kb": kb,
+            "workdir": workdir,
+            "input": kb_sha(workdir),
+            "quads": built,
+            "derived": derived_sha(workdir),
+            "seconds": {
+                "import": timings["import_seconds"],
+                "load": timings["load_seconds"],
+                "derive": derived["write_seconds"] + derived["load_seconds"],
+            },
+        }
     return refs
 
 
@@ -121,8 +136,12 @@ def test_build_killed_at_random_points(kbs, tmp_path, phase, pattern):
     published, kills = "a", 0
     for seed in range(3):
         target = "b" if published == "a" else "a"
-        run = kill_at_random_point(build_args(kbs[target]["kb"], workdir), seed=seed,
-                                   window=within(kbs[target]["seconds"][phase]), ready=staging_has(workdir, pattern))
+        run = kill_at_random_point(
+            build_args(kbs[target]["kb"], workdir),
+            seed=seed,
+            window=within(kbs[target]["seconds"][phase]),
+            ready=staging_has(workdir, pattern),
+        )
         kills += run.killed
         assert_consistent_after(run, workdir)
         now = {kbs[k]["input"]: k for k in (published, target)}[kb_sha(workdir)]  # the old build or the new
@@ -146,8 +165,12 @@ def test_derive_killed_at_random_points(kbs, tmp_path):
     kills = 0
     for seed in range(3):
         build_travel(ref["kb"], workdir, full=True)  # published: the build without derived pairs (a refresh keeps them)
-        run = kill_at_random_point(["derive", "travel", "--workdir", str(workdir)], seed=seed,
-                                   window=within(ref["seconds"]["derive"]), ready=staging_has(workdir, "quads"))
+        run = kill_at_random_point(
+            ["derive", "travel", "--workdir", str(workdir)],
+            seed=seed,
+            window=within(ref["seconds"]["derive"]),
+            ready=staging_has(workdir, "quads"),
+        )
         kills += run.killed
         assert_consistent_after(run, workdir)
         assert quads_sha(workdir) == ref["quads"]
@@ -172,8 +195,15 @@ def model_files(bundle: Path) -> dict[str, str]:
     return {name: files[name] for name in ("weights.safetensors", "index.safetensors")}
 
 
-EMBED_OPTIONS = {"model": "DistMult", "dim": 16, "epochs": 30, "batch_size": 256, "threads": 1,
-                 "evaluation": "none", "checkpoint_seconds": 0.2}
+EMBED_OPTIONS = {
+    "model": "DistMult",
+    "dim": 16,
+    "epochs": 30,
+    "batch_size": 256,
+    "threads": 1,
+    "evaluation": "none",
+    "checkpoint_seconds": 0.2,
+}
 
 
 def test_embed_killed_at_random_points_resumes_to_the_same_model(tmp_path):
@@ -181,8 +211,25 @@ def test_embed_killed_at_random_points_resumes_to_the_same_model(tmp_path):
     from kgforge.embed.related import related
 
     config = EmbedConfig(**EMBED_OPTIONS)
-    command = ["embed", "travel", "--model", "DistMult", "--dim", "16", "--epochs", "30", "--batch-size", "256",
-               "--threads", "1", "--evaluation", "none", "--checkpoint-every", "0.2", "--resume"]
+    command = [
+        "embed",
+        "travel",
+        "--model",
+        "DistMult",
+        "--dim",
+        "16",
+        "--epochs",
+        "30",
+        "--batch-size",
+        "256",
+        "--threads",
+        "1",
+        "--evaluation",
+        "none",
+        "--checkpoint-every",
+        "0.2",
+        "--resume",
+    ]
     kb = write_kb(tmp_path / "kb.json", 400, "门票")
     reference, workdir = tmp_path / "ref", tmp_path / "kg"
     build_travel(kb, reference)
@@ -192,8 +239,12 @@ def test_embed_killed_at_random_points_resumes_to_the_same_model(tmp_path):
     bundle = workdir / "travel" / "models" / "default"
     kills = 0
     for seed in range(3):
-        run = kill_at_random_point(command + ["--workdir", str(workdir)], seed=seed, window=within(training),
-                                   ready=(bundle.parent / ".default.work").exists)
+        run = kill_at_random_point(
+            command + ["--workdir", str(workdir)],
+            seed=seed,
+            window=within(training),
+            ready=(bundle.parent / ".default.work").exists,
+        )
         kills += run.killed
         assert_consistent_after(run, workdir)
         assert not bundle.exists() or model_files(bundle) == expected  # no bundle yet, or the finished one
@@ -207,13 +258,23 @@ def test_embed_killed_at_random_points_resumes_to_the_same_model(tmp_path):
 
 
 def refresh_args(source: Path, static: Path, workdir: Path) -> list[str]:
-    return ["build", "travel", "--source", f"kdconv:{source}", "--source", f"kdconv:{static}", "--no-schema-sources",
-            "--workdir", str(workdir)]
+    return [
+        "build",
+        "travel",
+        "--source",
+        f"kdconv:{source}",
+        "--source",
+        f"kdconv:{static}",
+        "--no-schema-sources",
+        "--workdir",
+        str(workdir),
+    ]
 
 
 def build_sources(workdir: Path, *kbs: Path):
-    return build("travel", [SourceSpec("kdconv", str(kb)) for kb in kbs], workdir, show_progress=False,
-                 use_schema_sources=False)
+    return build(
+        "travel", [SourceSpec("kdconv", str(kb)) for kb in kbs], workdir, show_progress=False, use_schema_sources=False
+    )
 
 
 @pytest.fixture(scope="module")
@@ -252,8 +313,12 @@ def test_refresh_killed_at_random_points(kbs, refresh_refs, tmp_path, phase, pat
     for seed in range(3):
         target = "b" if published == "a" else "a"
         shutil.copyfile(kbs[target]["kb"], source)
-        run = kill_at_random_point(refresh_args(source, static, workdir), seed=seed,
-                                   window=within(refresh_refs["seconds"][phase]), ready=staging_has(workdir, pattern))
+        run = kill_at_random_point(
+            refresh_args(source, static, workdir),
+            seed=seed,
+            window=within(refresh_refs["seconds"][phase]),
+            ready=staging_has(workdir, pattern),
+        )
         kills += run.killed
         assert_consistent_after(run, workdir)
         now = quads_sha(workdir)

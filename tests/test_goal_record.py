@@ -13,17 +13,33 @@ from kgforge.goals.record import Goal, GoalStep, read_goals, write_goals
 
 _text = st.text(max_size=6)
 _iri = st.builds(lambda s: "https://kgforge.org/entity/" + s, _text)
-_step = st.builds(GoalStep, s=_iri, p=_iri, o=_text, o_is_entity=st.none() | st.booleans(),
-                  labels=st.none() | st.lists(_text, min_size=3, max_size=3))
-_extra = st.dictionaries(st.text(min_size=1, max_size=6).filter(
-    lambda k: k not in ("goal_id", "kind", "topics", "path", "seed", "topic_labels", "topic_types", "goal")),
-    st.none() | st.integers() | _text | st.lists(_text, max_size=2), max_size=3)
+_step = st.builds(
+    GoalStep,
+    s=_iri,
+    p=_iri,
+    o=_text,
+    o_is_entity=st.none() | st.booleans(),
+    labels=st.none() | st.lists(_text, min_size=3, max_size=3),
+)
+_extra = st.dictionaries(
+    st.text(min_size=1, max_size=6).filter(
+        lambda k: k not in ("goal_id", "kind", "topics", "path", "seed", "topic_labels", "topic_types", "goal")
+    ),
+    st.none() | st.integers() | _text | st.lists(_text, max_size=2),
+    max_size=3,
+)
 goals = st.builds(
-    Goal, goal_id=st.builds(lambda s: "g-" + s, _text), kind=st.sampled_from(["one_step", "two_step", "path", "sequence"]),
-    topics=st.lists(_iri, min_size=1, max_size=3), path=st.lists(_step, min_size=1, max_size=3),
-    seed=st.none() | st.integers(0, 2**31), topic_labels=st.none() | st.lists(_text, max_size=3),
+    Goal,
+    goal_id=st.builds(lambda s: "g-" + s, _text),
+    kind=st.sampled_from(["one_step", "two_step", "path", "sequence"]),
+    topics=st.lists(_iri, min_size=1, max_size=3),
+    path=st.lists(_step, min_size=1, max_size=3),
+    seed=st.none() | st.integers(0, 2**31),
+    topic_labels=st.none() | st.lists(_text, max_size=3),
     topic_types=st.none() | st.lists(st.none() | _text, max_size=3),
-    goal=st.none() | st.lists(st.lists(_text, min_size=3, max_size=3), max_size=3), extra=_extra)
+    goal=st.none() | st.lists(st.lists(_text, min_size=3, max_size=3), max_size=3),
+    extra=_extra,
+)
 
 
 @given(goals)

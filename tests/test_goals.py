@@ -115,8 +115,9 @@ def test_sampled_goals_are_produced_by_the_goal_queries(cli, duconv_kg, tmp_path
             if goal["kind"] == "one_step":
                 rows = runner.query(query_text("goal_one_step"), {"a": a, "b": b}).rows
                 fact = goal["path"][0]
-                assert any((r["head"].value, r["r"].value, r["tail"].value) == (fact["s"], fact["p"], fact["o"])
-                           for r in rows)
+                assert any(
+                    (r["head"].value, r["r"].value, r["tail"].value) == (fact["s"], fact["p"], fact["o"]) for r in rows
+                )
                 assert goal["goal"][1] == fact["labels"]
             else:
                 rows = runner.query(query_text("associated_pairs"), {"a": a, "b": b}).rows
@@ -132,18 +133,45 @@ def test_sampled_goals_are_produced_by_the_goal_queries(cli, duconv_kg, tmp_path
 def test_two_step_needs_derive(cli, workdir, shared, tmp_path):
     source = shared("duconv/dev.head250.jsonl")
     cli("build", "duconv", "--source", f"duconv:{source}", "--workdir", str(workdir))
-    result = cli("goals", "duconv", "--n", "10", "--out", str(tmp_path / "g.jsonl"), "--workdir", str(workdir),
-                 check=False)
+    result = cli(
+        "goals", "duconv", "--n", "10", "--out", str(tmp_path / "g.jsonl"), "--workdir", str(workdir), check=False
+    )
     assert result.returncode == 1 and "kgforge derive duconv" in result.stderr
-    only_one = cli("goals", "duconv", "--n", "10", "--one-step-ratio", "1", "--out", str(tmp_path / "g.jsonl"),
-                   "--workdir", str(workdir), "--json")
+    only_one = cli(
+        "goals",
+        "duconv",
+        "--n",
+        "10",
+        "--one-step-ratio",
+        "1",
+        "--out",
+        str(tmp_path / "g.jsonl"),
+        "--workdir",
+        str(workdir),
+        "--json",
+    )
     assert json.loads(only_one.stdout)["kinds"] == {"one_step": 10}
 
 
 def test_kdconv_paths_over_one_to_three_hops(cli, travel_kg, tmp_path):
     out = tmp_path / "paths.jsonl"
-    report = json.loads(cli("goals", "travel", "--n", "30", "--hops", "1..3", "--seed", "5", "--out", str(out),
-                            "--workdir", str(travel_kg), "--json").stdout)
+    report = json.loads(
+        cli(
+            "goals",
+            "travel",
+            "--n",
+            "30",
+            "--hops",
+            "1..3",
+            "--seed",
+            "5",
+            "--out",
+            str(out),
+            "--workdir",
+            str(travel_kg),
+            "--json",
+        ).stdout
+    )
     goals = goals_of(out)
     assert report["goals"] == len(goals) == 30
     assert Counter(g["hops"] for g in goals) == {1: 10, 2: 10, 3: 10}
@@ -162,14 +190,31 @@ def test_kdconv_paths_over_one_to_three_hops(cli, travel_kg, tmp_path):
 def test_durecdial_sequences_from_a_profile(cli, duconv_kg, tmp_path):
     workdir, _ = duconv_kg
     graph = GoalGraph.load(Snapshot.open("duconv", workdir))
-    star = next(graph.label(s) for s, _, o in graph.topic_edges().iter_rows()
-                if graph.topic_types.get(s) == "star" and graph.topic_types.get(o) == "film")
+    star = next(
+        graph.label(s)
+        for s, _, o in graph.topic_edges().iter_rows()
+        if graph.topic_types.get(s) == "star" and graph.topic_types.get(o) == "film"
+    )
     profiles = tmp_path / "profiles.jsonl"
-    profiles.write_text(json.dumps({"user_profile": {"姓名": "张三", "喜欢的明星": " " + star}}, ensure_ascii=False)
-                        + "\n", encoding="utf-8")
+    profiles.write_text(
+        json.dumps({"user_profile": {"姓名": "张三", "喜欢的明星": " " + star}}, ensure_ascii=False) + "\n",
+        encoding="utf-8",
+    )
     out = tmp_path / "seq.jsonl"
-    cli("goals", "duconv", "--n", "5", "--style", "durecdial", "--profiles", str(profiles), "--out", str(out),
-        "--workdir", str(workdir))
+    cli(
+        "goals",
+        "duconv",
+        "--n",
+        "5",
+        "--style",
+        "durecdial",
+        "--profiles",
+        str(profiles),
+        "--out",
+        str(out),
+        "--workdir",
+        str(workdir),
+    )
     goals = goals_of(out)
     assert goals and all(g["kind"] == "sequence" and g["profile"]["姓名"] == "张三" for g in goals)
     # DuConv's graph has stars and films only: sequences about the profile's star and films of theirs
@@ -180,17 +225,43 @@ def test_durecdial_sequences_from_a_profile(cli, duconv_kg, tmp_path):
         assert set(zip(kinds, kinds[1:])) <= known and kinds[-1] == "再见"
         assert {s["topic_label"] for s in steps if s["type"] in ("问答", "关于明星的聊天", "提问")} <= {star}
         assert not {"音乐推荐", "美食推荐", "新闻推荐"} & set(kinds)  # nothing in the graph to recommend
-        assert goal["goal_string"].startswith("[1]" + kinds[0]) and goal["goal_string"].endswith(f"-->[{len(kinds)}]再见")
+        assert goal["goal_string"].startswith("[1]" + kinds[0]) and goal["goal_string"].endswith(
+            f"-->[{len(kinds)}]再见"
+        )
     profiles.write_text(json.dumps({"喜欢的明星": "无此人"}, ensure_ascii=False) + "\n", encoding="utf-8")
-    result = cli("goals", "duconv", "--n", "5", "--style", "durecdial", "--profiles", str(profiles), "--out",
-                 str(out), "--workdir", str(workdir), check=False)
+    result = cli(
+        "goals",
+        "duconv",
+        "--n",
+        "5",
+        "--style",
+        "durecdial",
+        "--profiles",
+        str(profiles),
+        "--out",
+        str(out),
+        "--workdir",
+        str(workdir),
+        check=False,
+    )
     assert result.returncode == 1 and "无此人" in result.stderr
 
 
 def test_bad_options_are_clear_errors(cli, duconv_kg, tmp_path):
     workdir, _ = duconv_kg
-    result = cli("goals", "duconv", "--n", "5", "--hops", "2..5", "--out", str(tmp_path / "x"),
-                 "--workdir", str(workdir), check=False)
+    result = cli(
+        "goals",
+        "duconv",
+        "--n",
+        "5",
+        "--hops",
+        "2..5",
+        "--out",
+        str(tmp_path / "x"),
+        "--workdir",
+        str(workdir),
+        check=False,
+    )
     assert result.returncode == 2 and "--hops" in result.stderr  # refused before anything runs
     result = cli("goals", "duconv", "--workdir", str(workdir), check=False)
     assert result.returncode == 1 and "--n N and --out FILE" in result.stderr
@@ -207,28 +278,43 @@ def test_parsers_and_quotas():
 
 def test_a_ratio_the_graph_cannot_meet_is_a_warning_with_the_reason(cli, duconv_kg, tmp_path):
     workdir, _ = duconv_kg
-    result = cli("goals", "duconv", "--n", "300", "--out", str(tmp_path / "g.jsonl"), "--workdir", str(workdir),
-                 "--json")
+    result = cli(
+        "goals", "duconv", "--n", "300", "--out", str(tmp_path / "g.jsonl"), "--workdir", str(workdir), "--json"
+    )
     report = json.loads(result.stdout)
     assert report["kinds"] == {"one_step": 118, "two_step": 182}
-    reason = ("118 one-step goals where --one-step-ratio 0.5 asks for 150: the graph of 'duconv' has only 118 "
-              f"distinct topic pairs linked by an entity-valued fact (both topics with {MIN_TOPIC_FACTS}+ facts), "
-              "so 182 two-step goals fill the rest")
+    reason = (
+        "118 one-step goals where --one-step-ratio 0.5 asks for 150: the graph of 'duconv' has only 118 "
+        f"distinct topic pairs linked by an entity-valued fact (both topics with {MIN_TOPIC_FACTS}+ facts), "
+        "so 182 two-step goals fill the rest"
+    )
     assert report["shortfall"] == [reason]
     assert f"warning: {reason}" in " ".join(result.stderr.split())
 
 
 def test_a_ratio_the_graph_meets_says_nothing(cli, duconv_kg, tmp_path):
     workdir, _ = duconv_kg
-    result = cli("goals", "duconv", "--n", "100", "--out", str(tmp_path / "g.jsonl"), "--workdir", str(workdir),
-                 "--json")
+    result = cli(
+        "goals", "duconv", "--n", "100", "--out", str(tmp_path / "g.jsonl"), "--workdir", str(workdir), "--json"
+    )
     assert json.loads(result.stdout)["shortfall"] == [] and "warning" not in result.stderr
 
 
 def test_ratio_one_asks_for_one_step_goals_only_and_says_how_many_it_found(cli, duconv_kg, tmp_path):
     workdir, _ = duconv_kg
-    result = cli("goals", "duconv", "--n", "200", "--one-step-ratio", "1", "--out", str(tmp_path / "g.jsonl"),
-                 "--workdir", str(workdir), "--json")
+    result = cli(
+        "goals",
+        "duconv",
+        "--n",
+        "200",
+        "--one-step-ratio",
+        "1",
+        "--out",
+        str(tmp_path / "g.jsonl"),
+        "--workdir",
+        str(workdir),
+        "--json",
+    )
     report = json.loads(result.stdout)
     assert report["kinds"] == {"one_step": 118}  # not filled up with two-step goals nobody asked for
     assert report["shortfall"][-1] == "wrote 118 of the 200 goals asked for"
@@ -243,14 +329,20 @@ http://example.org/p1,Lin Qiu,person,,,
 @pytest.mark.parametrize("ratio", ["0.5", "1"])
 def test_the_readme_books_example_says_why_it_has_no_goals(cli, tmp_path, ratio):
     (tmp_path / "books.csv").write_text(BOOKS, encoding="utf-8")
-    for step in (["init", "books", "--from", "books.csv"], ["build", "books", "--source", "csv:books.csv"],
-                 ["derive", "books"]):
+    for step in (
+        ["init", "books", "--from", "books.csv"],
+        ["build", "books", "--source", "csv:books.csv"],
+        ["derive", "books"],
+    ):
         cli(*step, cwd=tmp_path)
-    result = cli("goals", "books", "--n", "10", "--one-step-ratio", ratio, "--out", "g.jsonl", cwd=tmp_path,
-                 check=False)
+    result = cli(
+        "goals", "books", "--n", "10", "--one-step-ratio", ratio, "--out", "g.jsonl", cwd=tmp_path, check=False
+    )
     assert result.returncode == 1
     said = " ".join(result.stderr.split())
-    assert (f"a goal needs two topics, each taking part in {MIN_TOPIC_FACTS} facts or more (every DuConv topic has 4 "
-            "or more), and 1 entity of 'books' does (the two best-connected take part in 4, 1)") in said
+    assert (
+        f"a goal needs two topics, each taking part in {MIN_TOPIC_FACTS} facts or more (every DuConv topic has 4 "
+        "or more), and 1 entity of 'books' does (the two best-connected take part in 4, 1)"
+    ) in said
     assert "derive" not in said
     assert not (tmp_path / "g.jsonl").exists()  # no empty file passing for a result

@@ -33,8 +33,9 @@ def real_sequences() -> list[list[str]]:
         types = ["".join(turn[0].split()) for turn in json.loads(line)["goal"]]
         sequences.append([t for i, t in enumerate(types) if i == 0 or types[i - 1] != t])
     goals = json.loads(shared_file(ACL_EXAMPLE).read_text(encoding="utf-8"))["goals"]
-    sequences.append([re.match(r"\[\d+\]([^(]*)", part).group(1).replace("poi推荐", "兴趣点推荐")
-                      for part in goals.split("-->")])
+    sequences.append(
+        [re.match(r"\[\d+\]([^(]*)", part).group(1).replace("poi推荐", "兴趣点推荐") for part in goals.split("-->")]
+    )
     return sequences
 
 
@@ -45,11 +46,23 @@ def transitions_of(sequences: list[list[str]]) -> Counter:
 @pytest.fixture(scope="module")
 def durecdial_kg(tmp_path_factory):
     workdir = tmp_path_factory.mktemp("durecdial")
-    run_cli("build", "durecdial", "--source", f"durecdial:{shared_file(RESOURCE_DEV)}", "--workdir", str(workdir),
-            "--json")
+    run_cli(
+        "build", "durecdial", "--source", f"durecdial:{shared_file(RESOURCE_DEV)}", "--workdir", str(workdir), "--json"
+    )
     out = workdir / "goals.jsonl"
-    result = run_cli("goals", "durecdial", "--style", "durecdial", "--n", "200", "--out", str(out), "--workdir",
-                     str(workdir), "--json")
+    result = run_cli(
+        "goals",
+        "durecdial",
+        "--style",
+        "durecdial",
+        "--n",
+        "200",
+        "--out",
+        str(out),
+        "--workdir",
+        str(workdir),
+        "--json",
+    )
     return workdir, out, json.loads(result.stdout), result.stderr
 
 
@@ -85,8 +98,17 @@ def test_topics_follow_the_goals_and_recommendations_are_accepted_or_turned_down
     from kgforge.store.snapshot import Snapshot
 
     graph = GoalGraph.load(Snapshot.open("durecdial", workdir))
-    wanted = {"问答": "star", "关于明星的聊天": "star", "提问": "star", "电影推荐": "film", "音乐推荐": "song",
-              "播放音乐": "song", "音乐点播": "song", "美食推荐": "food", "兴趣点推荐": "poi"}
+    wanted = {
+        "问答": "star",
+        "关于明星的聊天": "star",
+        "提问": "star",
+        "电影推荐": "film",
+        "音乐推荐": "song",
+        "播放音乐": "song",
+        "音乐点播": "song",
+        "美食推荐": "food",
+        "兴趣点推荐": "poi",
+    }
     rejected = 0
     for goal in goals_of(out):
         steps = goal["sequence"]
@@ -127,8 +149,14 @@ def test_types_not_drawn_are_named(durecdial_kg):
     for kind in report["goal_types_not_drawn"]:
         assert f"goal type {kind} not drawn" in stderr
     # the sessions' topicless chains: 寒暄 → 问User姓名 → … → 问User爱好 → 再见 and 问时间 → 天气信息推送 → 再见
-    assert set(report["goal_types_not_drawn"]) == {"问User姓名", "问User性别", "问User年龄", "问User爱好", "问时间",
-                                                   "天气信息推送"}
+    assert set(report["goal_types_not_drawn"]) == {
+        "问User姓名",
+        "问User性别",
+        "问User年龄",
+        "问User爱好",
+        "问时间",
+        "天气信息推送",
+    }
     assert all("without a topic" in why for why in report["goal_types_not_drawn"].values())
     assert set(report["goal_types"]) | set(report["goal_types_not_drawn"]) == set(GoalTransitions.read_table().types)
 
@@ -137,15 +165,31 @@ def test_same_seed_same_goals(durecdial_kg, tmp_path):
     workdir, out, _, _ = durecdial_kg
     again, other = tmp_path / "again.jsonl", tmp_path / "other.jsonl"
     for path, seed in ((again, "0"), (other, "1")):
-        run_cli("goals", "durecdial", "--style", "durecdial", "--n", "200", "--seed", seed, "--out", str(path),
-                "--workdir", str(workdir))
+        run_cli(
+            "goals",
+            "durecdial",
+            "--style",
+            "durecdial",
+            "--n",
+            "200",
+            "--seed",
+            seed,
+            "--out",
+            str(path),
+            "--workdir",
+            str(workdir),
+        )
     assert again.read_bytes() == out.read_bytes() and other.read_bytes() != out.read_bytes()
 
 
 def test_the_shipped_table_is_what_its_script_counts_from_the_shared_sessions():
     files = [shared_file(RESOURCE_DEV), shared_file(ACL_EXAMPLE)]
-    result = subprocess.run([sys.executable, "scripts/durecdial_goal_transitions.py", "--check", *map(str, files)],
-                            cwd=ROOT, capture_output=True, text=True)
+    result = subprocess.run(
+        [sys.executable, "scripts/durecdial_goal_transitions.py", "--check", *map(str, files)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+    )
     assert result.returncode == 0, result.stdout + result.stderr
     table = GoalTransitions.read_table()
     real = real_sequences()
@@ -158,8 +202,21 @@ def test_the_shipped_table_is_what_its_script_counts_from_the_shared_sessions():
 def test_transitions_counted_from_given_sessions(durecdial_kg, tmp_path):
     workdir, _, _, _ = durecdial_kg
     out = tmp_path / "acl.jsonl"
-    result = run_cli("goals", "durecdial", "--style", "durecdial", "--n", "5", "--transitions",
-                     str(shared_file(ACL_EXAMPLE)), "--out", str(out), "--workdir", str(workdir), "--json")
+    result = run_cli(
+        "goals",
+        "durecdial",
+        "--style",
+        "durecdial",
+        "--n",
+        "5",
+        "--transitions",
+        str(shared_file(ACL_EXAMPLE)),
+        "--out",
+        str(out),
+        "--workdir",
+        str(workdir),
+        "--json",
+    )
     assert json.loads(result.stdout)["transitions_from"][0].startswith("acl2020_readme_example.json sha256:")
     for goal in goals_of(out):  # the one session: 问天气 → 美食推荐 → poi推荐 → 再见
         assert [s["type"] for s in goal["sequence"]] == ["问天气", "美食推荐", "兴趣点推荐", "再见"]
@@ -171,21 +228,32 @@ def test_profiles_given_name_the_star(durecdial_kg, tmp_path):
     workdir, out, _, _ = durecdial_kg
     star = next(s["topic_label"] for g in goals_of(out) for s in g["sequence"] if s["type"] == "关于明星的聊天")
     profiles = tmp_path / "profiles.jsonl"
-    profiles.write_text(json.dumps({"user_profile": {"姓名": "张三", "喜欢的明星": " " + star}}, ensure_ascii=False)
-                        + "\n" + json.dumps({"喜欢的明星": "无此人"}, ensure_ascii=False) + "\n", encoding="utf-8")
+    profiles.write_text(
+        json.dumps({"user_profile": {"姓名": "张三", "喜欢的明星": " " + star}}, ensure_ascii=False)
+        + "\n"
+        + json.dumps({"喜欢的明星": "无此人"}, ensure_ascii=False)
+        + "\n",
+        encoding="utf-8",
+    )
     mine = tmp_path / "mine.jsonl"
-    result = run_cli("goals", "durecdial", "--n", "5", "--profiles", str(profiles), "--out", str(mine), "--workdir",
-                     str(workdir))
+    result = run_cli(
+        "goals", "durecdial", "--n", "5", "--profiles", str(profiles), "--out", str(mine), "--workdir", str(workdir)
+    )
     assert "profile(s) 2: like no star of the graph" in result.stderr  # passed over, and said so
     goals = goals_of(mine)
     assert goals and all(g["profile"] == {"姓名": "张三", "喜欢的明星": " " + star} for g in goals)
     for goal in goals:
         assert {s["topic_label"] for s in goal["sequence"] if s["type"] in ("问答", "关于明星的聊天")} <= {star}
-    film = next(g["path"][0]["labels"] for g in goals_of(out) for s in g["sequence"] if s["type"] == "电影推荐"
-                and g["path"] and g["path"][0]["labels"][1] == "主演")
+    film = next(
+        g["path"][0]["labels"]
+        for g in goals_of(out)
+        for s in g["sequence"]
+        if s["type"] == "电影推荐" and g["path"] and g["path"][0]["labels"][1] == "主演"
+    )
     profiles.write_text(json.dumps({"喜欢的电影": film[2]}, ensure_ascii=False) + "\n", encoding="utf-8")
-    run_cli("goals", "durecdial", "--n", "3", "--profiles", str(profiles), "--out", str(mine), "--workdir",
-            str(workdir))
+    run_cli(
+        "goals", "durecdial", "--n", "3", "--profiles", str(profiles), "--out", str(mine), "--workdir", str(workdir)
+    )
     from kgforge.goals.graph import GoalGraph
     from kgforge.store.snapshot import Snapshot
 
@@ -194,8 +262,19 @@ def test_profiles_given_name_the_star(durecdial_kg, tmp_path):
     stars = {s["topic_label"] for g in goals_of(mine) for s in g["sequence"] if s["type"] in ("问答", "关于明星的聊天")}
     assert len(stars) <= 1 and stars <= in_film and all(g["profile"] == {"喜欢的电影": film[2]} for g in goals_of(mine))
     profiles.write_text(json.dumps({"喜欢的明星": "无此人"}, ensure_ascii=False) + "\n", encoding="utf-8")
-    result = run_cli("goals", "durecdial", "--n", "5", "--profiles", str(profiles), "--out", str(mine),
-                     "--workdir", str(workdir), check=False)
+    result = run_cli(
+        "goals",
+        "durecdial",
+        "--n",
+        "5",
+        "--profiles",
+        str(profiles),
+        "--out",
+        str(mine),
+        "--workdir",
+        str(workdir),
+        check=False,
+    )
     assert result.returncode == 1 and "无此人" in result.stderr
 
 
@@ -203,8 +282,23 @@ def test_profiles_given_name_the_star(durecdial_kg, tmp_path):
 def test_the_sequences_export_in_durecdials_sample_layouts(durecdial_kg, tmp_path, layout):
     workdir, out, _, _ = durecdial_kg
     target = tmp_path / f"{layout}.txt"
-    report = json.loads(run_cli("export", "durecdial", "--goals", str(out), "--format", "durecdial", "--layout", layout,
-                                "--out", str(target), "--workdir", str(workdir), "--json").stdout)
+    report = json.loads(
+        run_cli(
+            "export",
+            "durecdial",
+            "--goals",
+            str(out),
+            "--format",
+            "durecdial",
+            "--layout",
+            layout,
+            "--out",
+            str(target),
+            "--workdir",
+            str(workdir),
+            "--json",
+        ).stdout
+    )
     records = [json.loads(line) for line in target.read_text(encoding="utf-8").splitlines()]
     assert report["dialogues"] == len(records) == 200
     goals = goals_of(out)
@@ -222,8 +316,16 @@ def test_the_sequences_export_in_durecdials_sample_layouts(durecdial_kg, tmp_pat
 
 @given(st.lists(st.sampled_from(sorted(GOAL_TYPES_EN)), min_size=1, max_size=8))
 def test_goal_strings_read_back_as_their_types(kinds):
-    steps = [{"type": k, "type_en": GOAL_TYPES_EN[k], "topic_label": "周迅" if i % 2 else None,
-              "topic_label_en": None, "rejected": []} for i, k in enumerate(kinds)]
+    steps = [
+        {
+            "type": k,
+            "type_en": GOAL_TYPES_EN[k],
+            "topic_label": "周迅" if i % 2 else None,
+            "topic_label_en": None,
+            "rejected": [],
+        }
+        for i, k in enumerate(kinds)
+    ]
     runs = [k for i, k in enumerate(kinds) if i == 0 or kinds[i - 1] != k]
     assert session_goal_types({"goal": goal_string(steps)}) == runs
     assert session_goal_types({"goal": [[f" {k} ", "", ""] for k in kinds]}) == runs
@@ -232,14 +334,33 @@ def test_goal_strings_read_back_as_their_types(kinds):
 def test_english_labels_of_the_graph_fill_the_english_fields(tmp_path):
     from kgforge.core.vocab import entity_iri
 
-    stars = sorted({"".join(t[0].split()) for line in shared_file(RESOURCE_DEV).read_text(encoding="utf-8").splitlines()
-                    for t in json.loads(line)["knowledge"] if len(t) == 3 and t[1].strip() in ("主演", "演唱")})
+    stars = sorted(
+        {
+            "".join(t[0].split())
+            for line in shared_file(RESOURCE_DEV).read_text(encoding="utf-8").splitlines()
+            for t in json.loads(line)["knowledge"]
+            if len(t) == 3 and t[1].strip() in ("主演", "演唱")
+        }
+    )
     labels = tmp_path / "en.nt"  # an English label for every star, none for films, songs or food
-    labels.write_text("".join(f'<{entity_iri(s)}> <http://www.w3.org/2000/01/rdf-schema#label> "Star {i}"@en .\n'
-                              for i, s in enumerate(stars)), encoding="utf-8")
+    labels.write_text(
+        "".join(
+            f'<{entity_iri(s)}> <http://www.w3.org/2000/01/rdf-schema#label> "Star {i}"@en .\n'
+            for i, s in enumerate(stars)
+        ),
+        encoding="utf-8",
+    )
     workdir, out = tmp_path / "kg", tmp_path / "goals.jsonl"
-    run_cli("build", "durecdial", "--source", f"durecdial:{shared_file(RESOURCE_DEV)}", "--source", f"rdf:{labels}",
-            "--workdir", str(workdir))
+    run_cli(
+        "build",
+        "durecdial",
+        "--source",
+        f"durecdial:{shared_file(RESOURCE_DEV)}",
+        "--source",
+        f"rdf:{labels}",
+        "--workdir",
+        str(workdir),
+    )
     run_cli("goals", "durecdial", "--n", "60", "--style", "durecdial", "--out", str(out), "--workdir", str(workdir))
     english = {s: f"Star {i}" for i, s in enumerate(stars)}
     seen = 0
@@ -261,22 +382,58 @@ def test_bad_transition_tables_and_templates_are_one_line_errors(durecdial_kg, t
     table, template = tmp_path / "t.tsv", tmp_path / "p.toml"
     table.write_text("from\tto\tcount\n<start>\t问答\tmany\n", encoding="utf-8")
     template.write_text("surnames = [['王', 'Wang']]\n", encoding="utf-8")
-    for option, path, message in (("--transitions", table, f"{table}:2: expected 'from<TAB>to<TAB>count'"),
-                                  ("--profile-template", template, "profile template lacks given_names")):
-        result = run_cli("goals", "durecdial", "--style", "durecdial", "--n", "3", option, str(path), "--out",
-                         str(tmp_path / "x.jsonl"), "--workdir", str(workdir), check=False)
+    for option, path, message in (
+        ("--transitions", table, f"{table}:2: expected 'from<TAB>to<TAB>count'"),
+        ("--profile-template", template, "profile template lacks given_names"),
+    ):
+        result = run_cli(
+            "goals",
+            "durecdial",
+            "--style",
+            "durecdial",
+            "--n",
+            "3",
+            option,
+            str(path),
+            "--out",
+            str(tmp_path / "x.jsonl"),
+            "--workdir",
+            str(workdir),
+            check=False,
+        )
         assert result.returncode == 1 and message in result.stderr and "Traceback" not in result.stderr
 
 
 def test_a_small_graph_gives_what_it_has_and_says_so(tmp_path):
-    session = {"goal": "[1]问答(『周迅』)-->[2]再见", "user_profile": {}, "situation": "", "conversation": ["[1]x", "[2]y"],
-               "knowledge": [["周迅", "主演", "苏州河"], ["周迅", "星座", "天秤座"], ["周迅", "血型", "A"],
-                             ["苏州河", "评分", "8"], ["苏州河", "类型", "爱情"]]}
+    session = {
+        "goal": "[1]问答(『周迅』)-->[2]再见",
+        "user_profile": {},
+        "situation": "",
+        "conversation": ["[1]x", "[2]y"],
+        "knowledge": [
+            ["周迅", "主演", "苏州河"],
+            ["周迅", "星座", "天秤座"],
+            ["周迅", "血型", "A"],
+            ["苏州河", "评分", "8"],
+            ["苏州河", "类型", "爱情"],
+        ],
+    }
     source, workdir, out = tmp_path / "one.txt", tmp_path / "kg", tmp_path / "goals.jsonl"
     source.write_text(json.dumps(session, ensure_ascii=False) + "\n", encoding="utf-8")
     run_cli("build", "durecdial", "--source", f"durecdial:{source}", "--workdir", str(workdir))
-    result = run_cli("goals", "durecdial", "--style", "durecdial", "--n", "50", "--out", str(out), "--workdir",
-                     str(workdir), "--json")
+    result = run_cli(
+        "goals",
+        "durecdial",
+        "--style",
+        "durecdial",
+        "--n",
+        "50",
+        "--out",
+        str(out),
+        "--workdir",
+        str(workdir),
+        "--json",
+    )
     report, goals = json.loads(result.stdout), goals_of(out)
     assert 0 < report["goals"] == len(goals) < 50 and f"wrote {len(goals)} of the 50 goals" in result.stderr
     assert {s["topic_label"] for g in goals for s in g["sequence"]} <= {"周迅", "苏州河", None}
@@ -289,8 +446,14 @@ def test_transition_tables_count_what_the_sessions_do_and_read_back(sequences):
 
     with tempfile.TemporaryDirectory() as folder:
         sessions, table = Path(folder) / "s.jsonl", Path(folder) / "t.tsv"
-        sessions.write_text("".join(json.dumps({"goal": "-->".join(f"[{i}]{k}(x)" for i, k in enumerate(seq, 1))},
-                                               ensure_ascii=False) + "\n" for seq in sequences), encoding="utf-8")
+        sessions.write_text(
+            "".join(
+                json.dumps({"goal": "-->".join(f"[{i}]{k}(x)" for i, k in enumerate(seq, 1))}, ensure_ascii=False)
+                + "\n"
+                for seq in sequences
+            ),
+            encoding="utf-8",
+        )
         counted = GoalTransitions.from_sessions([sessions])
         table.write_text(counted.table_text(), encoding="utf-8")
         again = GoalTransitions.read_table(table)
@@ -302,10 +465,27 @@ def test_transition_tables_count_what_the_sessions_do_and_read_back(sequences):
 
 def test_a_graph_without_durecdials_kinds_of_topic_is_refused_naming_them(tmp_path):
     workdir = tmp_path / "kg"  # KdConv travel: attractions only, which DuRecDial recommends only after a food
-    run_cli("build", "travel", "--source", f"kdconv:{shared_file('kdconv/travel/kb_travel.json')}", "--workdir",
-            str(workdir))
-    result = run_cli("goals", "travel", "--style", "durecdial", "--n", "5", "--out", str(tmp_path / "g.jsonl"),
-                     "--workdir", str(workdir), check=False)
+    run_cli(
+        "build",
+        "travel",
+        "--source",
+        f"kdconv:{shared_file('kdconv/travel/kb_travel.json')}",
+        "--workdir",
+        str(workdir),
+    )
+    result = run_cli(
+        "goals",
+        "travel",
+        "--style",
+        "durecdial",
+        "--n",
+        "5",
+        "--out",
+        str(tmp_path / "g.jsonl"),
+        "--workdir",
+        str(workdir),
+        check=False,
+    )
     assert result.returncode == 1 and "no DuRecDial sequence could be drawn from 'travel'" in result.stderr
     assert "美食推荐 (no typed food)" in result.stderr and "Traceback" not in result.stderr
     assert not (tmp_path / "g.jsonl").exists()

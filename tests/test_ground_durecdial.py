@@ -14,8 +14,19 @@ from tests.durecdial_sessions import ANNOTATED, acl2020, v2_session, write_lines
 
 
 def ground(workdir, domain, path, out):
-    result = run_cli("ground", domain, "--dialogues", str(path), "--out", str(out), "--format", "durecdial",
-                     "--workdir", str(workdir), "--json")
+    result = run_cli(
+        "ground",
+        domain,
+        "--dialogues",
+        str(path),
+        "--out",
+        str(out),
+        "--format",
+        "durecdial",
+        "--workdir",
+        str(workdir),
+        "--json",
+    )
     return json.loads(result.stdout), [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
 
 

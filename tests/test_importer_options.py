@@ -42,43 +42,67 @@ def build_fails(tmp_path: Path, body: str) -> str:
     return str(failed.value)
 
 
-@pytest.mark.parametrize(("body", "where", "key", "near"), [
-    ('[[sources]]\nkind = "csv"\npath = "books.csv"\nseparater = ";"\n',
-     "the source", "separater", "separator"),
-    ('[options.records]\nlable = "name"\n\n[[sources]]\nkind = "csv"\npath = "books.csv"\n',
-     "[options.records]", "lable", "label"),
-    ('[options.wikidata]\nhop = 2\n\n[[sources]]\nkind = "wikidata"\npath = "dump.json"\n',
-     "[options.wikidata]", "hop", "hops"),
-    ('[[sources]]\nkind = "rdf"\npath = "books.ttl"\nlabel_predicate = ["http://example.org/name"]\n',
-     "the source", "label_predicate", "label_predicates"),
-])
+@pytest.mark.parametrize(
+    ("body", "where", "key", "near"),
+    [
+        ('[[sources]]\nkind = "csv"\npath = "books.csv"\nseparater = ";"\n', "the source", "separater", "separator"),
+        (
+            '[options.records]\nlable = "name"\n\n[[sources]]\nkind = "csv"\npath = "books.csv"\n',
+            "[options.records]",
+            "lable",
+            "label",
+        ),
+        (
+            '[options.wikidata]\nhop = 2\n\n[[sources]]\nkind = "wikidata"\npath = "dump.json"\n',
+            "[options.wikidata]",
+            "hop",
+            "hops",
+        ),
+        (
+            '[[sources]]\nkind = "rdf"\npath = "books.ttl"\nlabel_predicate = ["http://example.org/name"]\n',
+            "the source",
+            "label_predicate",
+            "label_predicates",
+        ),
+    ],
+)
 def test_an_unknown_key_names_file_section_key_and_the_closest(tmp_path, body, where, key, near):
     message = build_fails(tmp_path, body)
     assert str(tmp_path / "shelf.toml") in message and where in message
     assert f"unknown option {key!r}" in message and f"did you mean {near!r}" in message
 
 
-@pytest.mark.parametrize(("body", "expected"), [
-    ('[[sources]]\nkind = "wikidata"\npath = "dump.json"\nworkers = "two"\n',
-     "workers must be a whole number, got 'two'"),
-    ('[options.wikidata]\nhops = -1\n\n[[sources]]\nkind = "wikidata"\npath = "dump.json"\n',
-     "hops -1 is not a whole number >= 0"),
-    ('[[sources]]\nkind = "csv"\npath = "books.csv"\nseparator = 1\n',
-     "separator must be a string, got 1"),
-    ('[options.rdf]\nlabel_predicates = 3\n\n[[sources]]\nkind = "rdf"\npath = "books.ttl"\n',
-     "label_predicates must be a list of strings (or one), got 3"),
-])
+@pytest.mark.parametrize(
+    ("body", "expected"),
+    [
+        (
+            '[[sources]]\nkind = "wikidata"\npath = "dump.json"\nworkers = "two"\n',
+            "workers must be a whole number, got 'two'",
+        ),
+        (
+            '[options.wikidata]\nhops = -1\n\n[[sources]]\nkind = "wikidata"\npath = "dump.json"\n',
+            "hops -1 is not a whole number >= 0",
+        ),
+        ('[[sources]]\nkind = "csv"\npath = "books.csv"\nseparator = 1\n', "separator must be a string, got 1"),
+        (
+            '[options.rdf]\nlabel_predicates = 3\n\n[[sources]]\nkind = "rdf"\npath = "books.ttl"\n',
+            "label_predicates must be a list of strings (or one), got 3",
+        ),
+    ],
+)
 def test_a_wrong_value_names_the_key_and_what_was_expected(tmp_path, body, expected):
     message = build_fails(tmp_path, body)
     assert str(tmp_path / "shelf.toml") in message and expected in message
 
 
 def test_the_sources_own_setting_wins_over_the_schema_table(tmp_path):
-    schema = write_domain(tmp_path, '[options.records]\nlabel = "id"\n\n'
-                                    '[[sources]]\nkind = "csv"\npath = "books.csv"\nlabel = "name"\n')
+    schema = write_domain(
+        tmp_path, '[options.records]\nlabel = "id"\n\n[[sources]]\nkind = "csv"\npath = "books.csv"\nlabel = "name"\n'
+    )
     Domain("shelf", workdir=tmp_path / "kg").build(schema=str(schema))
     labels = Domain("shelf", workdir=tmp_path / "kg").query(
-        "SELECT ?l WHERE { GRAPH ?g { ?s <http://www.w3.org/2000/01/rdf-schema#label> ?l } }")
+        "SELECT ?l WHERE { GRAPH ?g { ?s <http://www.w3.org/2000/01/rdf-schema#label> ?l } }"
+    )
     assert [row["l"].value for row in labels.rows] == ["Good One"]
 
 
@@ -92,8 +116,9 @@ def valid(hint: Any) -> st.SearchStrategy[Any]:
         return st.lists(valid(args[0]), max_size=3)
     if origin is dict:
         return st.dictionaries(text, text if args[1] is Any else valid(args[1]), max_size=3)
-    return {bool: st.booleans(), int: st.integers(1, 10**6), str: text,
-            float: st.floats(0.5, 1e6, allow_nan=False)}[hint]
+    return {bool: st.booleans(), int: st.integers(1, 10**6), str: text, float: st.floats(0.5, 1e6, allow_nan=False)}[
+        hint
+    ]
 
 
 @st.composite

@@ -25,8 +25,7 @@ def test_first_hour_from_outside_the_checkout_without_an_iri(shared, tmp_path):
     env = {**os.environ, "KGFORGE_WORKDIR": str(tmp_path / "kg"), "COLUMNS": "200"}
 
     def kgforge(*args: str) -> str:
-        done = subprocess.run([str(KGFORGE), *args], cwd=tmp_path, env=env, capture_output=True, text=True,
-                              timeout=600)
+        done = subprocess.run([str(KGFORGE), *args], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)
         assert done.returncode == 0, f"kgforge {' '.join(args)} exited {done.returncode}:\n{done.stderr}"
         return done.stdout
 
@@ -38,8 +37,9 @@ def test_first_hour_from_outside_the_checkout_without_an_iri(shared, tmp_path):
     facts = kgforge("query", "travel", "entity_facts", "--bind", "name=故宫")
     assert "周边景点" in facts and "天坛" in facts and "https://" not in facts
 
-    steps = list(csv.DictReader(io.StringIO(kgforge("query", "travel", "goal_one_step", "--bind", "a=故宫",
-                                                    "--format", "csv"))))
+    steps = list(
+        csv.DictReader(io.StringIO(kgforge("query", "travel", "goal_one_step", "--bind", "a=故宫", "--format", "csv")))
+    )
     assert steps and {row["a_label"] for row in steps} == {"故宫"} and all(row["b_label"] for row in steps)
 
     kgforge("goals", "travel", "--n", "10", "--style", "kdconv", "--hops", "1..2", "--out", "paths.jsonl")
@@ -49,8 +49,11 @@ def test_first_hour_from_outside_the_checkout_without_an_iri(shared, tmp_path):
     kgforge("export", "travel", "--goals", "paths.jsonl", "--format", "jsonl", "--out", "dialogues.jsonl")
     assert len((tmp_path / "dialogues.jsonl").read_text(encoding="utf-8").splitlines()) == 10
 
-    trained = json.loads(kgforge("embed", "travel", "--model", "TransE", "--dim", "8", "--epochs", "2",
-                                 "--evaluation", "sampled", "--json"))
+    trained = json.loads(
+        kgforge(
+            "embed", "travel", "--model", "TransE", "--dim", "8", "--epochs", "2", "--evaluation", "sampled", "--json"
+        )
+    )
     assert trained["evaluation"]["mrr"] > 0
     assert (tmp_path / "kg" / "travel" / "models" / "default").is_dir()
 

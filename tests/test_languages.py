@@ -98,8 +98,11 @@ def test_a_bilingual_csv_builds_one_entity_per_thing_with_both_labels(tmp_path):
 
 def test_query_by_an_english_label_finds_the_entity_and_labels_rows_in_the_language_asked(tmp_path):
     domain = _build_films(tmp_path)
-    report = domain.query("SELECT ?film ?director WHERE { ?film kgr:director ?director }",
-                          film="The Equation of Love & Death", label_language="en")
+    report = domain.query(
+        "SELECT ?film ?director WHERE { ?film kgr:director ?director }",
+        film="The Equation of Love & Death",
+        label_language="en",
+    )
     assert [report.labels[row["director"].value] for row in report.rows] == ["Baoping Cao"]
     chinese = domain.query("SELECT ?film ?director WHERE { ?film kgr:director ?director }", film="A Sigh")
     assert [chinese.labels[row["director"].value] for row in chinese.rows] == ["冯小刚"]
@@ -108,22 +111,31 @@ def test_query_by_an_english_label_finds_the_entity_and_labels_rows_in_the_langu
 
 
 def test_english_names_of_a_chinese_corpus_are_english_and_keep_their_spaces(tmp_path):
-    session = {"goal": [["再见", "", ""]], "conversation": ["你好"],
-               "knowledge": [["The Equation of Love & Death", "主演", "周迅"],
-                             ["The Equation of Love & Death", "Rating", "7.1"],
-                             ["周迅", "评论", "very good actress"]]}
+    session = {
+        "goal": [["再见", "", ""]],
+        "conversation": ["你好"],
+        "knowledge": [
+            ["The Equation of Love & Death", "主演", "周迅"],
+            ["The Equation of Love & Death", "Rating", "7.1"],
+            ["周迅", "评论", "very good actress"],
+        ],
+    }
     source = tmp_path / "dev.txt"
     source.write_text(json.dumps(session, ensure_ascii=False) + "\n", encoding="utf-8")
     schema = tmp_path / "schema.toml"
-    schema.write_text('name = "rec"\nversion = 1\nlanguage = "zh"\n[relations.rating]\nzh = "评分"\nen = "rating"\n'
-                      'kind = "literal"\n[relations.star]\nzh = "主演"\nen = "stars"\nkind = "entity"\n', "utf-8")
+    schema.write_text(
+        'name = "rec"\nversion = 1\nlanguage = "zh"\n[relations.rating]\nzh = "评分"\nen = "rating"\n'
+        'kind = "literal"\n[relations.star]\nzh = "主演"\nen = "stars"\nkind = "entity"\n',
+        "utf-8",
+    )
     domain = Domain("rec", tmp_path / "kg")
     domain.build([f"durecdial:{source}"], schema=str(schema))
     labels = {label for names in _labels(domain).values() for label in names}
     assert ("The Equation of Love & Death", "en") in labels and ("周迅", "zh") in labels
-    literals = {(row["p"].value.rsplit("/", 1)[-1], row["o"].value, row["o"].language)
-                for row in domain.query("SELECT ?p ?o WHERE { ?s ?p ?o FILTER(isLiteral(?o)) "
-                                        "FILTER(?p != rdfs:label) }").rows}
+    literals = {
+        (row["p"].value.rsplit("/", 1)[-1], row["o"].value, row["o"].language)
+        for row in domain.query("SELECT ?p ?o WHERE { ?s ?p ?o FILTER(isLiteral(?o)) FILTER(?p != rdfs:label) }").rows
+    }
     assert ("rating", "7.1", "zh") in literals  # "Rating" is the schema's rating; a number keeps the source's tag
     assert any(value == "very good actress" and lang == "en" for _, value, lang in literals)
 
@@ -131,8 +143,9 @@ def test_english_names_of_a_chinese_corpus_are_english_and_keep_their_spaces(tmp
 @pytest.mark.parametrize("written", ["Rating", "RATING", "ｒａｔｉｎｇ", " rating ", "评分"])
 def test_relation_names_match_whatever_their_case_or_width(tmp_path, written):
     schema = tmp_path / "schema.toml"
-    schema.write_text('name = "x"\nversion = 1\n[relations.rating]\nzh = "评分"\nen = "rating"\nkind = "literal"\n',
-                      "utf-8")
+    schema.write_text(
+        'name = "x"\nversion = 1\n[relations.rating]\nzh = "评分"\nen = "rating"\nkind = "literal"\n', "utf-8"
+    )
     relation = load_schema(schema).relation_for(written)
     assert relation.declared and relation.id == "rating"
 
@@ -195,10 +208,14 @@ def _bilingual_domain(tmp_path: Path) -> Domain:
     (tmp_path / "schema.toml").write_text(ALIGN_SCHEMA, "utf-8")
     (tmp_path / "films.csv").write_text(ALIGN_CSV, "utf-8")
     with open(tmp_path / "en.txt", "w", encoding="utf-8") as out:
-        out.writelines(json.dumps({"goal": [], "knowledge": knowledge, "conversation": ["Hi"]}) + "\n" for knowledge in ENGLISH_SESSIONS)
+        out.writelines(
+            json.dumps({"goal": [], "knowledge": knowledge, "conversation": ["Hi"]}) + "\n"
+            for knowledge in ENGLISH_SESSIONS
+        )
     domain = Domain("films", tmp_path / "kg")
-    domain.build([f"csv:{tmp_path / 'films.csv'}", f"durecdial:{tmp_path / 'en.txt'}"],
-                 schema=str(tmp_path / "schema.toml"))
+    domain.build(
+        [f"csv:{tmp_path / 'films.csv'}", f"durecdial:{tmp_path / 'en.txt'}"], schema=str(tmp_path / "schema.toml")
+    )
     return domain
 
 
@@ -211,8 +228,9 @@ def test_align_matches_english_only_names_with_type_checks_and_lists_ambiguous_a
     assert len(report.ambiguous["Twin Cities"]) == 2  # two films have that English name: none is chosen
     assert report.missing["zh"] == ["Painted Skin", "Sigh Person"] and report.missing["en"] == ["苏州河"]
     assert json.loads(report.report_file.read_text("utf-8"))["matched"] == 2
-    links = domain.query("SELECT ?a ?b WHERE { GRAPH <https://kgforge.org/graph/derived/aligned/en> "
-                         "{ ?a owl:sameAs ?b } }").rows
+    links = domain.query(
+        "SELECT ?a ?b WHERE { GRAPH <https://kgforge.org/graph/derived/aligned/en> { ?a owl:sameAs ?b } }"
+    ).rows
     assert len(links) == 2
     again = domain.align("en", write=True)  # re-running replaces the graph, it does not add to it
     assert again.matched == 2 and len(domain.query("SELECT ?a WHERE { ?a owl:sameAs ?b }").rows) == 2
@@ -221,8 +239,17 @@ def test_align_matches_english_only_names_with_type_checks_and_lists_ambiguous_a
 def test_a_type_mismatch_is_refused_not_aligned(tmp_path):
     domain = _bilingual_domain(tmp_path)
     sessions = tmp_path / "more.txt"
-    sessions.write_text(json.dumps({"goal": [], "conversation": ["Hi"], "knowledge": [
-        ["Xiaogang Feng", "type", "film"], ["Xiaogang Feng", "rating", "3"]]}) + "\n", "utf-8")
+    sessions.write_text(
+        json.dumps(
+            {
+                "goal": [],
+                "conversation": ["Hi"],
+                "knowledge": [["Xiaogang Feng", "type", "film"], ["Xiaogang Feng", "rating", "3"]],
+            }
+        )
+        + "\n",
+        "utf-8",
+    )
     other = Domain("films2", tmp_path / "kg")
     other.build([f"csv:{tmp_path / 'films.csv'}", f"durecdial:{sessions}"], schema=str(tmp_path / "schema.toml"))
     report = other.align("en")
@@ -246,20 +273,27 @@ def test_stats_give_the_parallel_kg_figures(tmp_path):
 
 
 def _label_frame(rows: list[tuple[str, str, str, bool]]) -> pl.DataFrame:
-    return pl.DataFrame(rows, schema={"iri": pl.String, "label": pl.String, "lang": pl.String, "preferred": pl.Boolean},
-                        orient="row")
+    return pl.DataFrame(
+        rows, schema={"iri": pl.String, "label": pl.String, "lang": pl.String, "preferred": pl.Boolean}, orient="row"
+    )
 
 
 def test_the_fallback_chain_takes_each_step_in_order():
-    frame = _label_frame([
-        ("e:own", "周迅", "zh", True), ("e:own", "Xun Zhou", "en-GB", True),      # 1. in the language
-        ("e:alias", "葛优", "zh", True), ("e:alias", "You Ge", "en", False),      # 2. an alias in it
-        ("e:linked", "霸王别姬", "zh", True), ("wd:Q1", "Farewell My Concubine", "en", True),  # 3. via sameAs
-        ("e:plain", "Wong Kar-wai", "", True),                                    # 4. untagged
-        ("e:script", "3 Idiots", "zh", True),                                     # 5. Latin script, tagged zh
-        ("e:none", "苏州河", "zh", True), ("e:none", "苏州河", "", False),          # nothing English
-        ("c:type", "人物", "en", True),                                           # tagged en, written in Han
-    ])
+    frame = _label_frame(
+        [
+            ("e:own", "周迅", "zh", True),
+            ("e:own", "Xun Zhou", "en-GB", True),  # 1. in the language
+            ("e:alias", "葛优", "zh", True),
+            ("e:alias", "You Ge", "en", False),  # 2. an alias in it
+            ("e:linked", "霸王别姬", "zh", True),
+            ("wd:Q1", "Farewell My Concubine", "en", True),  # 3. via sameAs
+            ("e:plain", "Wong Kar-wai", "", True),  # 4. untagged
+            ("e:script", "3 Idiots", "zh", True),  # 5. Latin script, tagged zh
+            ("e:none", "苏州河", "zh", True),
+            ("e:none", "苏州河", "", False),  # nothing English
+            ("c:type", "人物", "en", True),  # tagged en, written in Han
+        ]
+    )
     chosen = language_labels(frame, "en", [("e:linked", "wd:Q1")])
     assert chosen.labels["e:own"] == "Xun Zhou" and "e:own" not in chosen.fell_back
     assert (chosen.labels["e:alias"], chosen.fell_back["e:alias"]) == ("You Ge", "alias")
@@ -271,9 +305,15 @@ def test_the_fallback_chain_takes_each_step_in_order():
     assert chinese.labels["wd:Q1"] == "Farewell My Concubine" and not chinese.lacking
 
 
-label_rows = st.lists(st.tuples(st.sampled_from(["a", "b", "c", "d"]),
-                                st.sampled_from(["周迅", "Xun Zhou", "3 Idiots", "霸王别姬", "x"]),
-                                st.sampled_from(["zh", "en", "", "en-US", "ja"]), st.booleans()), max_size=12)
+label_rows = st.lists(
+    st.tuples(
+        st.sampled_from(["a", "b", "c", "d"]),
+        st.sampled_from(["周迅", "Xun Zhou", "3 Idiots", "霸王别姬", "x"]),
+        st.sampled_from(["zh", "en", "", "en-US", "ja"]),
+        st.booleans(),
+    ),
+    max_size=12,
+)
 
 
 @settings(max_examples=150, deadline=None)
@@ -289,13 +329,23 @@ def test_every_labelled_iri_is_named_or_lacking_and_english_names_have_no_han(ro
 
 def test_json_lines_and_a_declared_label_column_give_labels_in_their_language(tmp_path):
     source = tmp_path / "people.jsonl"
-    source.write_text("\n".join(json.dumps(record, ensure_ascii=False) for record in [
-        {"name": "周迅", "english": "Xun Zhou", "title_ja": "ジョウ・シュン", "born": "1974"},
-        {"name": "冯小刚", "english": ["Xiaogang Feng", "Feng Xiaogang"], "born": "1958"},
-    ]) + "\n", encoding="utf-8")
+    source.write_text(
+        "\n".join(
+            json.dumps(record, ensure_ascii=False)
+            for record in [
+                {"name": "周迅", "english": "Xun Zhou", "title_ja": "ジョウ・シュン", "born": "1974"},
+                {"name": "冯小刚", "english": ["Xiaogang Feng", "Feng Xiaogang"], "born": "1958"},
+            ]
+        )
+        + "\n",
+        encoding="utf-8",
+    )
     schema = tmp_path / "schema.toml"
-    schema.write_text('name = "people"\nversion = 1\nlanguage = "zh"\n[options.records]\nlabels = { english = "en", '
-                      'title_ja = "ja" }\n[relations.born]\nzh = "出生"\nen = "born"\nkind = "literal"\n', "utf-8")
+    schema.write_text(
+        'name = "people"\nversion = 1\nlanguage = "zh"\n[options.records]\nlabels = { english = "en", '
+        'title_ja = "ja" }\n[relations.born]\nzh = "出生"\nen = "born"\nkind = "literal"\n',
+        "utf-8",
+    )
     domain = Domain("people", tmp_path / "kg")
     domain.build([f"jsonl:{source}"], schema=str(schema))
     labels = _labels(domain)
@@ -319,9 +369,11 @@ def test_an_entity_linked_to_wikidata_is_named_by_its_counterpart_in_english(tmp
 
     (tmp_path / "films.csv").write_text("name,type,director\n一声叹息,电影,冯小刚\n冯小刚,人物,\n", "utf-8")
     (tmp_path / "wd.ttl").write_text(
-        '@prefix rdfs: <http://www.w3.org/2000/01/rdf-schema#> .\n'
+        "@prefix rdfs: <http://www.w3.org/2000/01/rdf-schema#> .\n"
         '<http://www.wikidata.org/entity/Q1> rdfs:label "一声叹息"@zh, "A Sigh"@en .\n'
-        '<http://www.wikidata.org/entity/Q2> rdfs:label "冯小刚"@zh, "Feng Xiaogang"@en .\n', "utf-8")
+        '<http://www.wikidata.org/entity/Q2> rdfs:label "冯小刚"@zh, "Feng Xiaogang"@en .\n',
+        "utf-8",
+    )
     domain = Domain("films", tmp_path / "kg")
     domain.build([f"csv:{tmp_path / 'films.csv'}", f"rdf:{tmp_path / 'wd.ttl'}"])
     assert link_domain("films", domain.workdir)["linked"] == 2

@@ -24,8 +24,14 @@ GRACE = 8.0  # seconds the leftovers get to notice; the reaper polls every secon
 def start_driver(code: str, tag: str, cwd: Path) -> subprocess.Popen:
     """Run ``code`` in a fresh interpreter tagged ``tag``; return once it printed ``ready``."""
     env = {**environment(), TAG: tag}
-    driver = subprocess.Popen([sys.executable, "-c", textwrap.dedent(code)], cwd=cwd, env=env,
-                              stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    driver = subprocess.Popen(
+        [sys.executable, "-c", textwrap.dedent(code)],
+        cwd=cwd,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
     for line in driver.stdout:
         if line.strip() == "ready":
             return driver
@@ -45,7 +51,8 @@ def kill_and_count(driver: subprocess.Popen, tag: str) -> tuple[int, list[tuple[
 
 def test_processes_that_ignore_their_parent_die_under_the_reaper(tmp_path):
     tag = "lifeline-reaper"
-    driver = start_driver("""
+    driver = start_driver(
+        """
         import subprocess, sys, time
         from kgforge.core.lifeline import reap_descendants_when_gone
         reap_descendants_when_gone()
@@ -55,7 +62,10 @@ def test_processes_that_ignore_their_parent_die_under_the_reaper(tmp_path):
         time.sleep(2.5)  # the reaper has looked at least twice
         print("ready", flush=True)
         time.sleep(300)
-    """, tag, tmp_path)
+    """,
+        tag,
+        tmp_path,
+    )
     started, left = kill_and_count(driver, tag)
     assert started >= 4  # the driver, the reaper, the child, the grandchild
     assert left == []
@@ -63,7 +73,8 @@ def test_processes_that_ignore_their_parent_die_under_the_reaper(tmp_path):
 
 def test_query_worker_and_parsing_pool_die_with_their_driver(tmp_path):
     tag = "lifeline-workers"
-    driver = start_driver("""
+    driver = start_driver(
+        """
         import threading, time
         from pathlib import Path
         from kgforge import Domain
@@ -91,7 +102,10 @@ def test_query_worker_and_parsing_pool_die_with_their_driver(tmp_path):
         import_into_domain("demo", "wikidata", write_demo_dump("d.json"), {
             "seed_names": start_entity_names("demo", Path("kg")), "hops": 1, "workers": 2, "batch_bytes": 512},
             Path("kg"), show_progress=False)
-    """, tag, tmp_path)
+    """,
+        tag,
+        tmp_path,
+    )
     started, left = kill_and_count(driver, tag)
     assert started >= 5  # the driver, the query worker, the forkserver, two parsing workers
     assert left == []
@@ -101,7 +115,8 @@ def test_query_worker_and_parsing_pool_die_with_their_driver(tmp_path):
 def test_a_local_ray_instance_dies_with_its_driver(tmp_path):
     pytest.importorskip("ray")
     tag = "lifeline-ray"
-    driver = start_driver("""
+    driver = start_driver(
+        """
         import subprocess, time
         from kgforge.sources.wikidata.ray_engine import RayEngine
         subprocess.Popen(["sleep", "301"])  # the user's own: not Ray's, so left alone
@@ -115,7 +130,10 @@ def test_a_local_ray_instance_dies_with_its_driver(tmp_path):
         time.sleep(2.5)  # the reaper has seen the raylet's agents
         print("ready", flush=True)
         time.sleep(300)
-    """, tag, tmp_path)
+    """,
+        tag,
+        tmp_path,
+    )
     started, left = kill_and_count(driver, tag)
     assert started >= 9  # driver, sleep, reaper, GCS, raylet, monitor, log monitor, agents, workers
     assert [command for _, command in left] == ["sleep 301"], left

@@ -66,16 +66,19 @@ def ask(llm: LLMClient) -> str | None:
 def test_a_redirect_to_another_host_is_not_followed(tmp_path):
     with server(lambda h, n: reply(h)) as (canary, canary_asked):
         elsewhere = canary.replace("/v1", "/steal")
-        with server(lambda h, n: reply(h, 307, b"", Location=elsewhere)) as (url, _), \
-                pytest.raises(LLMError, match="redirected to .*not followed"):
+        with (
+            server(lambda h, n: reply(h, 307, b"", Location=elsewhere)) as (url, _),
+            pytest.raises(LLMError, match="redirected to .*not followed"),
+        ):
             ask(client(url, tmp_path))
     assert canary_asked == []  # the prompt never reached it
 
 
 def test_a_redirect_on_the_same_host_is_followed(tmp_path):
     def answer(handler, n):
-        reply(handler) if handler.path.endswith("/moved/chat/completions") else \
-            reply(handler, 307, b"", Location="/v1/moved/chat/completions")
+        reply(handler) if handler.path.endswith("/moved/chat/completions") else reply(
+            handler, 307, b"", Location="/v1/moved/chat/completions"
+        )
 
     with server(answer) as (url, asked):
         assert ask(client(url, tmp_path)) == "fine"
@@ -91,9 +94,8 @@ def test_a_reply_past_the_size_cap_is_refused_without_reading_it_whole(tmp_path)
         for _ in range(4 * (MAX_REPLY_BYTES >> 20)):
             handler.wfile.write(block)
 
-    with server(endless) as (url, _):
-        with pytest.raises(LLMError, match="larger than 16 MiB"):
-            ask(client(url, tmp_path))
+    with server(endless) as (url, _), pytest.raises(LLMError, match="larger than 16 MiB"):
+        ask(client(url, tmp_path))
 
 
 def test_a_dripping_reply_is_cut_off_at_the_total_deadline(tmp_path):
@@ -107,9 +109,8 @@ def test_a_dripping_reply_is_cut_off_at_the_total_deadline(tmp_path):
             time.sleep(0.3)
 
     started = time.monotonic()
-    with server(drip) as (url, _):
-        with pytest.raises(LLMError, match="within the timeout"):
-            ask(client(url, tmp_path, timeout=1.5))
+    with server(drip) as (url, _), pytest.raises(LLMError, match="within the timeout"):
+        ask(client(url, tmp_path, timeout=1.5))
     assert time.monotonic() - started < 5  # ~30 s to drip the whole reply
 
 
@@ -124,7 +125,9 @@ def test_429_is_retried_after_its_retry_after(tmp_path):
 
 
 def test_429_with_a_retry_after_past_the_deadline_is_one_error(tmp_path):
-    with server(lambda h, n: reply(h, 429, b"", **{"Retry-After": "3600"})) as (url, asked), \
-            pytest.raises(LLMError, match="HTTP 429.*past the 5 s deadline"):
+    with (
+        server(lambda h, n: reply(h, 429, b"", **{"Retry-After": "3600"})) as (url, asked),
+        pytest.raises(LLMError, match="HTTP 429.*past the 5 s deadline"),
+    ):
         ask(client(url, tmp_path, timeout=5))
     assert len(asked) == 1

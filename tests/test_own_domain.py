@@ -32,8 +32,10 @@ BOOKS = [  # id, title, author ids, year, genres: 14 books + 6 authors = 20 enti
 
 def write_books_csv(path: Path) -> Path:
     lines = ["id,name,type,author,year,genre"]
-    lines += [f'{EX}{bid},"{title}",book,{"|".join(AUTHORS[a] for a in authors)},{year},{"|".join(genres)}'
-              for bid, title, authors, year, genres in BOOKS]
+    lines += [
+        f'{EX}{bid},"{title}",book,{"|".join(AUTHORS[a] for a in authors)},{year},{"|".join(genres)}'
+        for bid, title, authors, year, genres in BOOKS
+    ]
     lines += [f"{EX}{pid},{name},person,,," for pid, name in AUTHORS.items()]
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     return path
@@ -42,16 +44,27 @@ def write_books_csv(path: Path) -> Path:
 def write_books_turtle(path: Path) -> Path:
     lines = [f"@prefix ex: <{EX}> .", "@prefix rdfs: <http://www.w3.org/2000/01/rdf-schema#> ."]
     for bid, title, authors, year, genres in BOOKS:
-        lines.append(f'ex:{bid} a ex:Book ; rdfs:label "{title}"@en ; ex:author {", ".join("ex:" + a for a in authors)} ;'
-                     f' ex:year {year} ; ex:genre {", ".join(json.dumps(g) + "@en" for g in genres)} .')
+        lines.append(
+            f'ex:{bid} a ex:Book ; rdfs:label "{title}"@en ; ex:author {", ".join("ex:" + a for a in authors)} ;'
+            f" ex:year {year} ; ex:genre {', '.join(json.dumps(g) + '@en' for g in genres)} ."
+        )
     lines += [f'ex:{pid} a ex:Person ; rdfs:label "{name}"@en .' for pid, name in AUTHORS.items()]
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     return path
 
 
 def write_books_jsonl(path: Path) -> Path:
-    records = [{"id": EX + bid, "name": title, "type": "book", "author": [AUTHORS[a] for a in authors], "year": year,
-                "genre": genres} for bid, title, authors, year, genres in BOOKS]
+    records = [
+        {
+            "id": EX + bid,
+            "name": title,
+            "type": "book",
+            "author": [AUTHORS[a] for a in authors],
+            "year": year,
+            "genre": genres,
+        }
+        for bid, title, authors, year, genres in BOOKS
+    ]
     records += [{"id": EX + pid, "name": name, "type": "person"} for pid, name in AUTHORS.items()]
     path.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
     return path
@@ -66,8 +79,20 @@ def goals_then_export(cli, domain: str, n: int, workdir: Path, folder: Path) -> 
     """`kgforge goals` (KdConv-style paths) then `kgforge export --format jsonl` of them: the exported dialogues,
     checked to be one per goal, in order."""
     goals, out = folder / f"{domain}.goals.jsonl", folder / f"{domain}.jsonl"
-    cli("goals", domain, "--n", str(n), "--style", "kdconv", "--hops", "1..2", "--out", str(goals),
-        "--workdir", str(workdir))
+    cli(
+        "goals",
+        domain,
+        "--n",
+        str(n),
+        "--style",
+        "kdconv",
+        "--hops",
+        "1..2",
+        "--out",
+        str(goals),
+        "--workdir",
+        str(workdir),
+    )
     written = [json.loads(line) for line in goals.read_text().splitlines()]
     assert len(written) == n
     cli("export", domain, "--goals", str(goals), "--format", "jsonl", "--out", str(out), "--workdir", str(workdir))
@@ -94,20 +119,41 @@ def test_init_build_query_from_a_csv_and_the_same_graph_from_turtle_and_jsonl(tm
 
     build = json.loads(cli("build", "books", "--source", f"csv:{csv_file}", "--workdir", str(workdir), "--json").stdout)
     assert build["records_ok"] == 20 and build["records_bad"] == 0
-    answer = cli("query", "books", "SELECT ?name ?title ?year WHERE { ?book kgr:author ?a ; rdfs:label ?title ; kgr:year ?year . "
-                 "?a rdfs:label ?name } ORDER BY ?year", "--bind", "name@en=Ada Moor", "--format", "json",
-                 "--workdir", str(workdir))
+    answer = cli(
+        "query",
+        "books",
+        "SELECT ?name ?title ?year WHERE { ?book kgr:author ?a ; rdfs:label ?title ; kgr:year ?year . "
+        "?a rdfs:label ?name } ORDER BY ?year",
+        "--bind",
+        "name@en=Ada Moor",
+        "--format",
+        "json",
+        "--workdir",
+        str(workdir),
+    )
     rows = json.loads(answer.stdout)["results"]["bindings"]
-    assert [(r["title"]["value"], int(r["year"]["value"])) for r in rows] == \
-        [("Small Hours", 1990), ("A Map of Tides", 1995), ("River Songs", 2004)]
+    assert [(r["title"]["value"], int(r["year"]["value"])) for r in rows] == [
+        ("Small Hours", 1990),
+        ("A Map of Tides", 1995),
+        ("River Songs", 2004),
+    ]
     assert all(r["year"]["datatype"] == "http://www.w3.org/2001/XMLSchema#integer" for r in rows)
-    typed = cli("query", "books", "SELECT (COUNT(?b) AS ?n) WHERE { ?b a kgc:book }", "--format", "csv",
-                "--workdir", str(workdir))
+    typed = cli(
+        "query",
+        "books",
+        "SELECT (COUNT(?b) AS ?n) WHERE { ?b a kgc:book }",
+        "--format",
+        "csv",
+        "--workdir",
+        str(workdir),
+    )
     assert typed.stdout.split()[-1] == "14"
 
     from_csv = triples(cli, "books", workdir, tmp_path / "csv.nt")
-    for kind, path in (("rdf", write_books_turtle(tmp_path / "books.ttl")),
-                       ("jsonl", write_books_jsonl(tmp_path / "books.jsonl"))):
+    for kind, path in (
+        ("rdf", write_books_turtle(tmp_path / "books.ttl")),
+        ("jsonl", write_books_jsonl(tmp_path / "books.jsonl")),
+    ):
         domain = f"books_{kind}"
         cli("build", domain, "--schema", str(schema_file), "--source", f"{kind}:{path}", "--workdir", str(workdir))
         assert triples(cli, domain, workdir, tmp_path / f"{kind}.nt") == from_csv, kind
@@ -125,8 +171,15 @@ def test_a_domain_without_schema_builds_and_every_stage_works_on_what_was_inferr
     stats = json.loads(cli("stats", "shelf", "--workdir", str(workdir), "--json").stdout)
     assert stats["schema_inferred"] is True and stats["entities"] == 14
     assert stats["entities_by_type"] == {"book": 14, "person": 6}
-    query = cli("query", "shelf", "SELECT ?t WHERE { ?b kgr:genre \"noir\"@en ; rdfs:label ?t } ORDER BY ?t",
-                "--format", "csv", "--workdir", str(workdir))
+    query = cli(
+        "query",
+        "shelf",
+        'SELECT ?t WHERE { ?b kgr:genre "noir"@en ; rdfs:label ?t } ORDER BY ?t',
+        "--format",
+        "csv",
+        "--workdir",
+        str(workdir),
+    )
     assert query.stdout.splitlines()[1:] == ["The Borrowed Coat", "The Fog City"]
     derive = json.loads(cli("derive", "shelf", "--workdir", str(workdir), "--json").stdout)
     assert derive["pairs"] > 0
@@ -155,22 +208,40 @@ def test_opendialkg_release_builds_and_goals_and_jsonl_export_work(tmp_path, wor
     shutil.copyfile(entities_file, release / "opendialkg_entities.txt")
     # the triples blob is not in the sample: its documented layout, both directions, over the sample's real names
     # two facts from each name, so each takes part in about four: enough to be a goal topic (goals.MIN_TOPIC_FACTS)
-    facts = [(names[i], forward[(i + k) % len(forward)], names[(i * 7 + k) % len(names)])
-             for i in range(len(names)) for k in (3, 11)]
+    facts = [
+        (names[i], forward[(i + k) % len(forward)], names[(i * 7 + k) % len(names)])
+        for i in range(len(names))
+        for k in (3, 11)
+    ]
     facts = [f for f in facts if f[0] != f[2]]
     lines = [f"{s}\t{r}\t{o}" for s, r, o in facts] + [f"{o}\t~{r}\t{s}" for s, r, o in facts]
     (release / "opendialkg_triples.txt").write_text("\n".join(lines) + "\n", encoding="utf-8")
 
-    build = json.loads(cli("build", "odkg", "--source", f"opendialkg:{release}", "--workdir", str(workdir),
-                           "--json").stdout)
+    build = json.loads(
+        cli("build", "odkg", "--source", f"opendialkg:{release}", "--workdir", str(workdir), "--json").stdout
+    )
     assert build["schema"]["inferred"] is True and build["records_bad"] == 0
-    count = cli("query", "odkg", "SELECT (COUNT(*) AS ?n) WHERE { ?s ?p ?o . ?p a rdf:Property }", "--format", "csv",
-                "--workdir", str(workdir))
+    count = cli(
+        "query",
+        "odkg",
+        "SELECT (COUNT(*) AS ?n) WHERE { ?s ?p ?o . ?p a rdf:Property }",
+        "--format",
+        "csv",
+        "--workdir",
+        str(workdir),
+    )
     assert int(count.stdout.split()[-1]) == len(set(facts))  # each bidirectional pair is one fact, kept forward
     stats = json.loads(cli("stats", "odkg", "--workdir", str(workdir), "--json").stdout)
     assert stats["entity_nodes"] == len({s for s, _, _ in facts} | {o for _, _, o in facts})
-    labels = cli("query", "odkg", "SELECT (COUNT(DISTINCT ?e) AS ?n) WHERE { ?e rdfs:label ?l FILTER STRSTARTS(STR(?e), STR(kge:)) }", "--format", "csv",
-                 "--workdir", str(workdir))
+    labels = cli(
+        "query",
+        "odkg",
+        "SELECT (COUNT(DISTINCT ?e) AS ?n) WHERE { ?e rdfs:label ?l FILTER STRSTARTS(STR(?e), STR(kge:)) }",
+        "--format",
+        "csv",
+        "--workdir",
+        str(workdir),
+    )
     listed = {n.strip() for n in entities_file.read_text(encoding="utf-8").splitlines() if n.strip()}
     assert int(labels.stdout.split()[-1]) == len(listed)  # every listed entity, with facts or without
 
@@ -181,16 +252,33 @@ def test_opendialkg_release_builds_and_goals_and_jsonl_export_work(tmp_path, wor
 
 @pytest.mark.parametrize("variant", ["zh-hant", "zh-tw", "zh-hk", "zh-mo"])
 def test_a_traditional_label_is_converted_and_preferred_over_mul(tmp_path, workdir, cli, variant):
-    entity = {"type": "item", "id": "Q900001", "labels": {variant: {"language": variant, "value": "霧城之夜"},
-                                                          "mul": {"language": "mul", "value": "Fog City Night"}},
-              "aliases": {variant: [{"language": variant, "value": "霧之城"}]}, "descriptions": {}, "claims": {}}
+    entity = {
+        "type": "item",
+        "id": "Q900001",
+        "labels": {
+            variant: {"language": variant, "value": "霧城之夜"},
+            "mul": {"language": "mul", "value": "Fog City Night"},
+        },
+        "aliases": {variant: [{"language": variant, "value": "霧之城"}]},
+        "descriptions": {},
+        "claims": {},
+    }
     dump = tmp_path / "dump.json"
     dump.write_text("[\n" + json.dumps(entity, ensure_ascii=False) + "\n]\n", encoding="utf-8")
     cli("build", "wd", "--source", f"wikidata:{dump}", "--workdir", str(workdir))
-    rows = cli("query", "wd", "SELECT ?p ?name WHERE { ?e ?p ?name FILTER(isLiteral(?name)) } ORDER BY ?p ?name",
-               "--format", "json", "--workdir", str(workdir))
-    found = {(b["p"]["value"].rsplit("#", 1)[-1], b["name"]["value"], b["name"].get("xml:lang"))
-             for b in json.loads(rows.stdout)["results"]["bindings"]}
+    rows = cli(
+        "query",
+        "wd",
+        "SELECT ?p ?name WHERE { ?e ?p ?name FILTER(isLiteral(?name)) } ORDER BY ?p ?name",
+        "--format",
+        "json",
+        "--workdir",
+        str(workdir),
+    )
+    found = {
+        (b["p"]["value"].rsplit("#", 1)[-1], b["name"]["value"], b["name"].get("xml:lang"))
+        for b in json.loads(rows.stdout)["results"]["bindings"]
+    }
     assert ("label", "雾城之夜", "zh-hans") in found  # converted, and chosen over mul for zh
     assert ("label", "Fog City Night", "mul") in found  # en falls back to mul as before
     assert ("altLabel", "霧城之夜", variant) in found  # the original kept as an alias

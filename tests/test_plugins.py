@@ -26,15 +26,32 @@ EXAMPLE = REPO / "docs" / "examples" / "kgforge-example-plugin"
 def plugin_path(tmp_path_factory: pytest.TempPathFactory) -> str:
     """The example plug-in installed with pip (its own pyproject and entry points) into a folder of its own."""
     target = tmp_path_factory.mktemp("site")
-    subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--no-build-isolation",
-                    "--no-cache-dir", "--target", str(target), str(EXAMPLE)], check=True, timeout=300,
-                   capture_output=True)
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "install",
+            "--quiet",
+            "--no-deps",
+            "--no-build-isolation",
+            "--no-cache-dir",
+            "--target",
+            str(target),
+            str(EXAMPLE),
+        ],
+        check=True,
+        timeout=300,
+        capture_output=True,
+    )
     assert (target / "kgforge_example").is_dir()
     return os.pathsep.join([str(target), os.environ.get("PYTHONPATH", str(REPO))])
 
 
 @pytest.mark.slow
-def test_the_example_plugin_adds_a_source_kind_a_format_a_metric_a_rubric_a_statistic_and_a_command(plugin_path: str, tmp_path: Path):
+def test_the_example_plugin_adds_a_source_kind_a_format_a_metric_a_rubric_a_statistic_and_a_command(
+    plugin_path: str, tmp_path: Path
+):
     def kgforge(*args: str) -> str:
         return run_cli(*args, "--workdir", str(tmp_path / "kg"), cwd=tmp_path, env={"PYTHONPATH": plugin_path}).stdout
 
@@ -55,22 +72,49 @@ def test_the_example_plugin_adds_a_source_kind_a_format_a_metric_a_rubric_a_stat
     assert sum(int(n) for n, _ in counts) == 23 and counts[0][0] == "6"  # 主演: six facts, the most
 
     kgforge("goals", "films", "--n", "3", "--one-step-ratio", "1", "--out", str(tmp_path / "goals.jsonl"))
-    kgforge("export", "films", "--goals", str(tmp_path / "goals.jsonl"), "--format", "ttsv",  # an alias
-            "--out", str(tmp_path / "out.tsv"))
+    kgforge(
+        "export",
+        "films",
+        "--goals",
+        str(tmp_path / "goals.jsonl"),
+        "--format",
+        "ttsv",  # an alias
+        "--out",
+        str(tmp_path / "out.tsv"),
+    )
     rows = [line.split("\t") for line in (tmp_path / "out.tsv").read_text(encoding="utf-8").splitlines()]
     assert len(rows) == 3 and all(r[0].startswith("dlg-") and all(c.count("|") == 2 for c in r[1:]) for r in rows)
 
     (tmp_path / "pred.txt").write_text("好看！\n一般\n巩俐演的!\n", encoding="utf-8")
     (tmp_path / "gold.txt").write_text("好看\n一般\n巩俐演的\n", encoding="utf-8")
-    scores = json.loads(listing("eval", str(tmp_path / "pred.txt"), "--gold", str(tmp_path / "gold.txt"),
-                                "--metrics", "bangs", "--json"))
+    scores = json.loads(
+        listing(
+            "eval", str(tmp_path / "pred.txt"), "--gold", str(tmp_path / "gold.txt"), "--metrics", "bangs", "--json"
+        )
+    )
     assert scores["metrics"] == {"exclamations": pytest.approx(2 / 3)}
 
     assert "film_facts 0..2" in listing("rate", "rubrics")
-    (tmp_path / "dev.json").write_text(json.dumps([{"name": "霸王别姬", "messages": [
-        {"message": "你看过霸王别姬吗？"},
-        {"message": "看过，导演是陈凯歌。", "attrs": [{"name": "霸王别姬", "attrname": "导演", "attrvalue": "陈凯歌"}]},
-        {"message": "主演呢？"}, {"message": "张国荣。"}]}], ensure_ascii=False), encoding="utf-8")
+    (tmp_path / "dev.json").write_text(
+        json.dumps(
+            [
+                {
+                    "name": "霸王别姬",
+                    "messages": [
+                        {"message": "你看过霸王别姬吗？"},
+                        {
+                            "message": "看过，导演是陈凯歌。",
+                            "attrs": [{"name": "霸王别姬", "attrname": "导演", "attrvalue": "陈凯歌"}],
+                        },
+                        {"message": "主演呢？"},
+                        {"message": "张国荣。"},
+                    ],
+                }
+            ],
+            ensure_ascii=False,
+        ),
+        encoding="utf-8",
+    )
     stats = json.loads(listing("corpus", "stats", str(tmp_path / "dev.json"), "--json"))
     assert stats["extra"] == {"questions": {"questions": 2, "share": 0.5}} and stats["knowledge"]["triples"] == 1
 
@@ -85,8 +129,15 @@ def test_a_plugin_command_cannot_take_a_builtin_name():
 
 
 def test_file_suffixes_are_registered_with_their_source_kinds():
-    assert [kind_for_suffix(s) for s in (".csv", ".TSV", ".tab", ".ndjson", ".jsonl", ".ttl", ".jsonld")] == \
-        ["csv", "tsv", "tsv", "jsonl", "jsonl", "rdf", "rdf"]
+    assert [kind_for_suffix(s) for s in (".csv", ".TSV", ".tab", ".ndjson", ".jsonl", ".ttl", ".jsonld")] == [
+        "csv",
+        "tsv",
+        "tsv",
+        "jsonl",
+        "jsonl",
+        "rdf",
+        "rdf",
+    ]
     assert kind_for_suffix(".docx") is None
 
 

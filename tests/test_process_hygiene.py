@@ -56,14 +56,21 @@ def test_killed_wikidata_imports_leave_nothing_running_and_resume_exactly(cli, t
     # every kill lands within the first fifth of an uninterrupted import's working time, so the four
     # together (each resuming the last) cannot finish it, however fast the machine
     tag = uuid.uuid4().hex
-    span = seconds_after_ready([*args, "--workdir", str(fresh)], tag=tag, env=env,
-                               ready=lambda: len(tagged_processes(tag)) >= POOL_UP)
+    span = seconds_after_ready(
+        [*args, "--workdir", str(fresh)], tag=tag, env=env, ready=lambda: len(tagged_processes(tag)) >= POOL_UP
+    )
     landed = 0
     for seed in range(KILLS):
         tag = uuid.uuid4().hex
         try:
-            run = kill_at_random_point([*args, "--workdir", str(killed)], seed, (0.02 * span, 0.2 * span),
-                                       tag=tag, ready=lambda: len(tagged_processes(tag)) >= POOL_UP, env=env)
+            run = kill_at_random_point(
+                [*args, "--workdir", str(killed)],
+                seed,
+                (0.02 * span, 0.2 * span),
+                tag=tag,
+                ready=lambda: len(tagged_processes(tag)) >= POOL_UP,
+                env=env,
+            )
             left = orphans(tag, grace=5)
             assert not left, f"kill {seed} (after {run.delay:.2f} s): still running: {left}"
         finally:
@@ -83,13 +90,26 @@ def test_a_query_worker_dies_with_a_killed_query(cli, tmp_path: Path) -> None:
     """`kgforge query` runs each query in a worker process; killing the command mid-query ends the worker
     too, instead of leaving it to finish a query nobody waits for, holding the store open."""
     workdir = tmp_path / "kg"
-    cli("import", "wikidata", str(write_demo_dump(tmp_path / "demo.json")), "--domain", "film",
-        "--workdir", str(workdir), "--json")
+    cli(
+        "import",
+        "wikidata",
+        str(write_demo_dump(tmp_path / "demo.json")),
+        "--domain",
+        "film",
+        "--workdir",
+        str(workdir),
+        "--json",
+    )
     endless = "SELECT (COUNT(*) AS ?n) WHERE { ?a ?b ?c . ?d ?e ?f . ?g ?h ?i . ?j ?k ?l . ?m ?n2 ?o }"
     tag = uuid.uuid4().hex
     try:
-        run = kill_at_random_point(["query", "film", endless, "--timeout", "600", "--workdir", str(workdir)],
-                                   seed=0, window=(0.5, 1.0), tag=tag, ready=lambda: len(tagged_processes(tag)) >= 2)
+        run = kill_at_random_point(
+            ["query", "film", endless, "--timeout", "600", "--workdir", str(workdir)],
+            seed=0,
+            window=(0.5, 1.0),
+            tag=tag,
+            ready=lambda: len(tagged_processes(tag)) >= 2,
+        )
         assert run.killed, "the query finished before the kill: make it slower"
         assert not orphans(tag, grace=5)
     finally:

@@ -15,7 +15,8 @@ from kgforge.core.sandbox import network_filter
 MESSAGES = st.recursive(
     st.none() | st.booleans() | st.integers() | st.text() | st.binary(),
     lambda inner: st.lists(inner, max_size=4).map(tuple) | st.dictionaries(st.text(max_size=8), inner, max_size=4),
-    max_leaves=20)
+    max_leaves=20,
+)
 
 
 @given(st.lists(MESSAGES, max_size=5))
@@ -40,7 +41,7 @@ def test_a_frame_cut_short_is_end_of_file(message, data):
         pass
     else:
         raise AssertionError(f"a frame cut at {cut} of {len(whole)} bytes was read")
-    assert HEADER.unpack(whole[:HEADER.size])[0] == len(whole) - HEADER.size
+    assert HEADER.unpack(whole[: HEADER.size])[0] == len(whole) - HEADER.size
 
 
 def test_each_filter_jumps_inside_itself_and_ends_in_a_return():

@@ -20,8 +20,16 @@ from kgforge.qa.select import read_selection
 from tests.conftest import shared_file
 from tests.qa_support import build_domain, read_turns, verify_all
 
-CONFIGS = {"voice-original", "voice-deixis", "voice-disfluency", "voice-deixis+disfluency",
-           "text-original", "text-deixis", "text-typos", "text-deixis+typos"}
+CONFIGS = {
+    "voice-original",
+    "voice-deixis",
+    "voice-disfluency",
+    "voice-deixis+disfluency",
+    "text-original",
+    "text-deixis",
+    "text-typos",
+    "text-deixis+typos",
+}
 WD = "http://www.wikidata.org/entity/"
 
 
@@ -31,20 +39,30 @@ def kg(tmp_path_factory) -> Path:
     workdir = tmp_path_factory.mktemp("qa-kg")
     build_domain(workdir, "travel", ("kdconv", shared_file("kdconv/travel/kb_travel.json")))
     build_domain(workdir, "film", ("kdconv-dialogues", shared_file("kdconv/film/dev.json")))
-    build_domain(workdir / "wd", "film", ("wikidata", shared_file("wikidata_json/mini-dump.assembled.json.bz2")),
-                 ("wikidata-ttl", shared_file("wikidata_rdf/Q42.all.ttl")))
+    build_domain(
+        workdir / "wd",
+        "film",
+        ("wikidata", shared_file("wikidata_json/mini-dump.assembled.json.bz2")),
+        ("wikidata-ttl", shared_file("wikidata_rdf/Q42.all.ttl")),
+    )
     return workdir
 
 
 def generated(kg: Path, tmp_path: Path, domain: str, workdir: Path | None = None, **options) -> tuple[dict, list[dict]]:
     out = tmp_path / f"{domain}.jsonl"
-    report = generate_dataset(domain, out, GenerateOptions(**{"n": 12, "turns": 4, "seed": 3, **options}),
-                              workdir or kg, convquestions=tmp_path / f"{domain}.cq.jsonl")
+    report = generate_dataset(
+        domain,
+        out,
+        GenerateOptions(**{"n": 12, "turns": 4, "seed": 3, **options}),
+        workdir or kg,
+        convquestions=tmp_path / f"{domain}.cq.jsonl",
+    )
     return report, read_turns(out)
 
 
-@pytest.mark.parametrize("domain, language, sub", [("travel", "zh", ""), ("film", "zh", ""), ("film", "en", "wd"),
-                                                   ("travel", "en", "")])
+@pytest.mark.parametrize(
+    "domain, language, sub", [("travel", "zh", ""), ("film", "zh", ""), ("film", "en", "wd"), ("travel", "en", "")]
+)
 def test_every_answer_is_the_store_s(kg: Path, tmp_path: Path, domain: str, language: str, sub: str) -> None:
     workdir = kg / sub if sub else kg
     out = tmp_path / "turns.jsonl"
@@ -85,8 +103,8 @@ def test_deixis_typos_and_disfluencies_follow_the_rules(kg: Path, tmp_path: Path
 
 def assert_one_edit(typo: dict, question: str) -> None:
     clean, at, before, after = typo["clean"], typo["position"], typo["before"], typo["after"]
-    assert clean[at:at + len(before)] == before
-    assert question == clean[:at] + after + clean[at + len(before):]
+    assert clean[at : at + len(before)] == before
+    assert question == clean[:at] + after + clean[at + len(before) :]
     if typo["kind"] == "deletion":
         assert len(before) == 1 and after == ""
     elif typo["kind"] == "swap":
@@ -113,11 +131,16 @@ def test_outputs_load_with_datasets_with_the_convquestions_card_types(kg: Path, 
     cache = str(tmp_path / "hf-cache")
     card = datasets.load_dataset("json", data_files=str(tmp_path / "travel.cq.jsonl"), split="train", cache_dir=cache)
     string = datasets.Value("string")
-    expected = datasets.Features({
-        "domain": string, "seed_entity": string, "seed_entity_text": string,
-        "questions": datasets.Sequence(string), "answers": datasets.Sequence(datasets.Sequence(string)),
-        "answer_texts": datasets.Sequence(string),
-    })
+    expected = datasets.Features(
+        {
+            "domain": string,
+            "seed_entity": string,
+            "seed_entity_text": string,
+            "questions": datasets.Sequence(string),
+            "answers": datasets.Sequence(datasets.Sequence(string)),
+            "answer_texts": datasets.Sequence(string),
+        }
+    )
     assert card.features == expected
     assert card.num_rows == 12 * 24
     row = card[0]
@@ -138,8 +161,11 @@ def test_only_the_asked_configuration(kg: Path, tmp_path: Path) -> None:
 
 def test_predicates_and_statistical_selection(kg: Path, tmp_path: Path) -> None:
     report = predicates("film", kg / "wd", "en")
-    star = report["types"]["star/Q18844224"] if "star/Q18844224" in report["types"] else next(
-        v for k, v in report["types"].items() if k.startswith("star"))
+    star = (
+        report["types"]["star/Q18844224"]
+        if "star/Q18844224" in report["types"]
+        else next(v for k, v in report["types"].items() if k.startswith("star"))
+    )
     by_label = {p["label"]: p for p in star["predicates"] if p["label"]}
     assert by_label["date of birth"]["coverage"] == 1.0 and by_label["date of birth"]["asks"] == "when"
     out = tmp_path / "selection.json"
@@ -168,20 +194,40 @@ def test_an_edited_selection_is_obeyed(kg: Path, tmp_path: Path) -> None:
     assert {tuple(t["fact"]["predicate_labels"]) for t in read_turns(turns_file)} == {("电话",)}
 
 
-def wikidata_entity(qid: str, zh: str, en: str, claims: dict[str, list[tuple[str, dict[str, str]]]] | None = None,
-                    kind: str = "item") -> dict:
+def wikidata_entity(
+    qid: str, zh: str, en: str, claims: dict[str, list[tuple[str, dict[str, str]]]] | None = None, kind: str = "item"
+) -> dict:
     def snak(pid: str, target: str) -> dict:
-        return {"snaktype": "value", "property": pid, "datatype": "wikibase-item",
-                "datavalue": {"type": "wikibase-entityid", "value": {"entity-type": "item", "id": target,
-                                                                      "numeric-id": int(target[1:])}}}
+        return {
+            "snaktype": "value",
+            "property": pid,
+            "datatype": "wikibase-item",
+            "datavalue": {
+                "type": "wikibase-entityid",
+                "value": {"entity-type": "item", "id": target, "numeric-id": int(target[1:])},
+            },
+        }
+
     statements = {}
     for pid, values in (claims or {}).items():
-        statements[pid] = [{"mainsnak": snak(pid, target), "type": "statement", "rank": "normal",
-                            "id": f"{qid}${pid}-{target}",
-                            "qualifiers": {q: [snak(q, v)] for q, v in qualifiers.items()}}
-                           for target, qualifiers in values]
-    entity = {"type": kind, "id": qid, "labels": {"zh": {"language": "zh", "value": zh}, "en": {"language": "en", "value": en}},
-              "descriptions": {}, "aliases": {"en": [{"language": "en", "value": en + " (alias)"}]}, "claims": statements}
+        statements[pid] = [
+            {
+                "mainsnak": snak(pid, target),
+                "type": "statement",
+                "rank": "normal",
+                "id": f"{qid}${pid}-{target}",
+                "qualifiers": {q: [snak(q, v)] for q, v in qualifiers.items()},
+            }
+            for target, qualifiers in values
+        ]
+    entity = {
+        "type": kind,
+        "id": qid,
+        "labels": {"zh": {"language": "zh", "value": zh}, "en": {"language": "en", "value": en}},
+        "descriptions": {},
+        "aliases": {"en": [{"language": "en", "value": en + " (alias)"}]},
+        "claims": statements,
+    }
     if kind == "property":
         entity["datatype"] = "wikibase-item"
     return entity
@@ -190,14 +236,30 @@ def wikidata_entity(qid: str, zh: str, en: str, claims: dict[str, list[tuple[str
 def test_qualified_facts_name_the_qualifier_never_the_answer(tmp_path: Path) -> None:
     """A generated dump in the real framing: a film whose cast statement carries a character role."""
     entities = [
-        wikidata_entity("Q1001", "测试之城", "Test City", {"P31": [("Q11424", {})], "P57": [("Q2003", {})],
-                                                       "P161": [("Q2001", {"P453": "Q3001"}), ("Q2002", {})]}),
-        wikidata_entity("Q1002", "第二部", "Second Film", {"P31": [("Q11424", {})], "P57": [("Q2003", {})],
-                                                       "P161": [("Q2002", {"P453": "Q3002"}), ("Q2001", {})]}),
-        *[wikidata_entity(q, zh, en, {"P31": [("Q5", {})], "P106": [("Q33999", {})]}) for q, zh, en in
-          (("Q2001", "甲演员", "Actor A"), ("Q2002", "乙演员", "Actor B"), ("Q2003", "丙导演", "Director C"))],
-        wikidata_entity("Q3001", "南·库利", "Nan Cooley"), wikidata_entity("Q3002", "警长", "The Sheriff"),
-        wikidata_entity("Q33999", "演员", "actor"), wikidata_entity("Q11424", "电影", "film"),
+        wikidata_entity(
+            "Q1001",
+            "测试之城",
+            "Test City",
+            {"P31": [("Q11424", {})], "P57": [("Q2003", {})], "P161": [("Q2001", {"P453": "Q3001"}), ("Q2002", {})]},
+        ),
+        wikidata_entity(
+            "Q1002",
+            "第二部",
+            "Second Film",
+            {"P31": [("Q11424", {})], "P57": [("Q2003", {})], "P161": [("Q2002", {"P453": "Q3002"}), ("Q2001", {})]},
+        ),
+        *[
+            wikidata_entity(q, zh, en, {"P31": [("Q5", {})], "P106": [("Q33999", {})]})
+            for q, zh, en in (
+                ("Q2001", "甲演员", "Actor A"),
+                ("Q2002", "乙演员", "Actor B"),
+                ("Q2003", "丙导演", "Director C"),
+            )
+        ],
+        wikidata_entity("Q3001", "南·库利", "Nan Cooley"),
+        wikidata_entity("Q3002", "警长", "The Sheriff"),
+        wikidata_entity("Q33999", "演员", "actor"),
+        wikidata_entity("Q11424", "电影", "film"),
         wikidata_entity("P453", "饰演角色", "character role", kind="property"),
     ]
     dump = tmp_path / "qualified.json"

@@ -18,10 +18,17 @@ from tests.qa_support import build_domain, read_turns
 
 
 def gold_turn(conversation: str, config: str, number: int, *texts: str) -> dict:
-    answers = [{"value": t, "is_entity": False, "text": t, "names": [t], "datatype": None, "lang": None,
-                "predicate": "p"} for t in texts]
-    return {"id": f"{conversation}-{config}-t{number}", "conversation_id": f"{conversation}-{config}", "config": config,
-            "question": "?", "answers": answers}
+    answers = [
+        {"value": t, "is_entity": False, "text": t, "names": [t], "datatype": None, "lang": None, "predicate": "p"}
+        for t in texts
+    ]
+    return {
+        "id": f"{conversation}-{config}-t{number}",
+        "conversation_id": f"{conversation}-{config}",
+        "config": config,
+        "question": "?",
+        "answers": answers,
+    }
 
 
 def write_lines(path: Path, records: list) -> Path:
@@ -30,12 +37,18 @@ def write_lines(path: Path, records: list) -> Path:
 
 
 def test_a_hand_computed_file(tmp_path: Path) -> None:
-    gold = [gold_turn("a", "text-original", 0, "電影"), gold_turn("a", "text-original", 1, "1952-03-11"),
-            gold_turn("b", "text-original", 0, "82"), gold_turn("b", "voice-deixis", 0, "Paris", "London")]
-    predictions = [{"id": gold[0]["id"], "prediction": "电影"},        # Traditional/Simplified: right
-                   {"id": gold[1]["id"], "prediction": "1952年3月11日"},  # a date by value: right
-                   {"id": gold[2]["id"], "prediction": "NA"},          # NA: wrong, counted
-                   {"id": gold[3]["id"], "prediction": ["Rome", "london"]}]  # a list with one match: right
+    gold = [
+        gold_turn("a", "text-original", 0, "電影"),
+        gold_turn("a", "text-original", 1, "1952-03-11"),
+        gold_turn("b", "text-original", 0, "82"),
+        gold_turn("b", "voice-deixis", 0, "Paris", "London"),
+    ]
+    predictions = [
+        {"id": gold[0]["id"], "prediction": "电影"},  # Traditional/Simplified: right
+        {"id": gold[1]["id"], "prediction": "1952年3月11日"},  # a date by value: right
+        {"id": gold[2]["id"], "prediction": "NA"},  # NA: wrong, counted
+        {"id": gold[3]["id"], "prediction": ["Rome", "london"]},
+    ]  # a list with one match: right
     report = evaluate(write_lines(tmp_path / "p.jsonl", predictions), write_lines(tmp_path / "g.jsonl", gold))
     text = report["alias"]["text-original"]
     # conversations a (2/2) and b (0/1): turns 2/3, conversations (1 + 0) / 2
@@ -58,12 +71,15 @@ def gold_file(tmp_path_factory) -> Path:
 
 def test_gold_scores_one_and_all_na_scores_zero(gold_file: Path, tmp_path: Path) -> None:
     turns = read_turns(gold_file)
-    perfect = write_lines(tmp_path / "gold-pred.jsonl", [{"id": t["id"], "prediction": t["answer_texts"][0]}
-                                                         for t in turns])
+    perfect = write_lines(
+        tmp_path / "gold-pred.jsonl", [{"id": t["id"], "prediction": t["answer_texts"][0]} for t in turns]
+    )
     report = evaluate(perfect, gold_file)
     assert set(report["alias"]) == {"all", *{t["config"] for t in turns}}
-    assert all(row["turn_accuracy"] == 1.0 and row["conversation_accuracy"] == 1.0 and row["na_ratio"] == 0.0
-               for row in report["alias"].values())
+    assert all(
+        row["turn_accuracy"] == 1.0 and row["conversation_accuracy"] == 1.0 and row["na_ratio"] == 0.0
+        for row in report["alias"].values()
+    )
     nothing = write_lines(tmp_path / "na.jsonl", [{"id": t["id"], "prediction": "NA"} for t in turns])
     report = evaluate(nothing, gold_file)
     assert all(row["turn_accuracy"] == 0.0 and row["na_ratio"] == 1.0 for row in report["alias"].values())
@@ -93,19 +109,27 @@ def test_a_seeded_noisy_file_scores_as_counted_by_hand(gold_file: Path, tmp_path
         for _, conversation, right, _ in rows:
             per_conversation.setdefault(conversation, []).append(right)
         assert report["alias"][config] == {
-            "turns": len(rows), "conversations": len(per_conversation),
+            "turns": len(rows),
+            "conversations": len(per_conversation),
             "turn_accuracy": round(sum(r for *_, r, _ in rows) / len(rows), 6),
-            "conversation_accuracy": round(sum(sum(v) / len(v) for v in per_conversation.values())
-                                           / len(per_conversation), 6),
-            "conversations_all_correct": round(sum(all(v) for v in per_conversation.values()) / len(per_conversation), 6),
+            "conversation_accuracy": round(
+                sum(sum(v) / len(v) for v in per_conversation.values()) / len(per_conversation), 6
+            ),
+            "conversations_all_correct": round(
+                sum(all(v) for v in per_conversation.values()) / len(per_conversation), 6
+            ),
             "na_ratio": round(sum(n for *_, n in rows) / len(rows), 6),
         }, config
 
 
 def test_bad_prediction_lines_are_quarantined_and_the_rest_scored(gold_file: Path, tmp_path: Path) -> None:
     turns = read_turns(gold_file)
-    lines = [json.dumps({"id": turns[0]["id"], "prediction": turns[0]["answer_texts"][0]}), "{not json",
-             json.dumps({"id": "no-such-turn", "prediction": "x"}), json.dumps({"id": turns[1]["id"], "prediction": 7})]
+    lines = [
+        json.dumps({"id": turns[0]["id"], "prediction": turns[0]["answer_texts"][0]}),
+        "{not json",
+        json.dumps({"id": "no-such-turn", "prediction": "x"}),
+        json.dumps({"id": turns[1]["id"], "prediction": 7}),
+    ]
     path = tmp_path / "p.jsonl"
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     report = evaluate(path, gold_file)
@@ -122,8 +146,10 @@ def test_normalisation_and_values() -> None:
     assert correct("+1.960", turn) and not correct("196", turn)
     date = {"answers": [{"value": "1952-03-11T00:00:00Z", "text": "1952-03-11T00:00:00Z", "names": []}]}
     assert correct("11 March 1952", date) and correct("1952年03月11日", date) and not correct("1952", date)
-    assert correct("ＤＯＵＧＬＡＳ ａｄａｍｓ", {"answers": [{"value": "Q42", "text": "Douglas Adams",
-                                                          "names": ["Douglas Adams"]}]})
+    assert correct(
+        "ＤＯＵＧＬＡＳ ａｄａｍｓ",
+        {"answers": [{"value": "Q42", "text": "Douglas Adams", "names": ["Douglas Adams"]}]},
+    )
 
 
 @settings(deadline=None)  # OpenCC's dictionary loads on the first call

@@ -18,8 +18,21 @@ def test_a_killed_generation_never_touches_the_finished_files(tmp_path: Path, cl
     workdir = tmp_path / "kg"
     build_domain(workdir, "travel", ("kdconv", shared_file("kdconv/travel/kb_travel.json")))
     out, cq = tmp_path / "out" / "qa.jsonl", tmp_path / "out" / "qa.cq.jsonl"
-    args = ["qa", "generate", "travel", "--workdir", str(workdir), "--out", str(out), "--convquestions", str(cq),
-            "--n", "400", "--seed", "9"]
+    args = [
+        "qa",
+        "generate",
+        "travel",
+        "--workdir",
+        str(workdir),
+        "--out",
+        str(out),
+        "--convquestions",
+        str(cq),
+        "--n",
+        "400",
+        "--seed",
+        "9",
+    ]
     cli(*args)
     finished = (out.read_bytes(), cq.read_bytes())
     killed = 0

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from kgforge.core.quarantine import Quarantine
 from kgforge.qa import (
     GenerateOptions,
     LLMSettings,
@@ -18,7 +19,6 @@ from kgforge.qa import (
     llm_templates,
     select,
 )
-from kgforge.core.quarantine import Quarantine
 from kgforge.qa.select import read_selection
 from tests.conftest import shared_file
 from tests.qa_support import build_domain, chat_server, read_turns
@@ -58,8 +58,11 @@ def test_llm_selection_with_a_malformed_reply(kg: Path, tmp_path: Path, monkeypa
         sizes = [len(offered(r["messages"][-1]["content"])) for r in server.requests]
         assert max(sizes) == 50 and all(0 < n <= 50 for n in sizes)  # the untyped films have 73: two calls
         # star (no occupation): its reply kept p1 and p2
-        (prompt,) = [r["messages"][-1]["content"] for r in server.requests if "Entity type: 明星." in
-                     r["messages"][-1]["content"]]
+        (prompt,) = [
+            r["messages"][-1]["content"]
+            for r in server.requests
+            if "Entity type: 明星." in r["messages"][-1]["content"]
+        ]
         chosen = read_selection(out)["star"]
         kept_labels = {label for key, label in offered(prompt) if key in ("p1", "p2")}
         assert {p["label"] for p in chosen.predicates if p["selected"]} == kept_labels and chosen.selector == "llm"
@@ -67,10 +70,15 @@ def test_llm_selection_with_a_malformed_reply(kg: Path, tmp_path: Path, monkeypa
         # star/演员: the malformed reply kept the statistical choice
         fallback, before = read_selection(out)["star/演员"], read_selection(statistical)["star/演员"]
         assert fallback.selected == before.selected and fallback.selected
-        assert all("LLM reply quarantined" in p["reason"] for p in fallback.predicates
-                   if p["reason"].startswith(("kept", "coverage", "score")))
-        quarantined = [json.loads(line) for line in (kg / "film" / "quarantine" / "qa-llm.jsonl").read_text(
-            encoding="utf-8").splitlines()]
+        assert all(
+            "LLM reply quarantined" in p["reason"]
+            for p in fallback.predicates
+            if p["reason"].startswith(("kept", "coverage", "score"))
+        )
+        quarantined = [
+            json.loads(line)
+            for line in (kg / "film" / "quarantine" / "qa-llm.jsonl").read_text(encoding="utf-8").splitlines()
+        ]
         assert quarantined[-1]["reason"].startswith("malformed LLM reply: not JSON")
         assert quarantined[-1]["record"] == "I would keep p1 and p3." and "star/演员" in quarantined[-1]["location"]
         # a rerun asks only what was not answered well: the good replies come from the cache
@@ -86,13 +94,23 @@ def test_llm_selection_with_a_malformed_reply(kg: Path, tmp_path: Path, monkeypa
 def test_llm_templates_are_checked_before_use(kg: Path, tmp_path: Path) -> None:
     def reply(prompt: str) -> str:
         if "'地址'" in prompt:
-            return json.dumps({"voice": {"name": ["{subject}究竟坐落在什么地方？", f"{{subject}}是在{LEAK}吗？"],
-                                         "deixis": ["{ref}究竟坐落在什么地方？", "{ref}在{where}？"]},
-                               "text": {"name": ["{subject} 坐落"], "deixis": ["{ref} 坐落"]}})
+            return json.dumps(
+                {
+                    "voice": {
+                        "name": ["{subject}究竟坐落在什么地方？", f"{{subject}}是在{LEAK}吗？"],
+                        "deixis": ["{ref}究竟坐落在什么地方？", "{ref}在{where}？"],
+                    },
+                    "text": {"name": ["{subject} 坐落"], "deixis": ["{ref} 坐落"]},
+                }
+            )
         if "'电话'" in prompt:
             return "no templates today"
-        return json.dumps({"voice": {"name": ["{subject}的{predicate}呢？"], "deixis": ["{ref}的{predicate}呢？"]},
-                           "text": {"name": ["{subject}？{predicate}"], "deixis": ["{ref}？{predicate}"]}})
+        return json.dumps(
+            {
+                "voice": {"name": ["{subject}的{predicate}呢？"], "deixis": ["{ref}的{predicate}呢？"]},
+                "text": {"name": ["{subject}？{predicate}"], "deixis": ["{ref}？{predicate}"]},
+            }
+        )
 
     with chat_server(reply) as server:
         out = tmp_path / "templates.toml"
@@ -101,8 +119,13 @@ def test_llm_templates_are_checked_before_use(kg: Path, tmp_path: Path) -> None:
     text = out.read_text(encoding="utf-8")
     assert "究竟坐落在什么地方" in text and LEAK not in text and "{where}" not in text
     turns_file = tmp_path / "t.jsonl"
-    generate_dataset("travel", turns_file, GenerateOptions(n=30, turns=5, seed=4, interactions=("voice",),
-                                                           phenomena=()), kg, templates=out)
+    generate_dataset(
+        "travel",
+        turns_file,
+        GenerateOptions(n=30, turns=5, seed=4, interactions=("voice",), phenomena=()),
+        kg,
+        templates=out,
+    )
     asked = [t["question"] for t in read_turns(turns_file) if t["fact"]["predicate_labels"] == ["地址"]]
     assert asked and any(q.endswith("究竟坐落在什么地方？") for q in asked)
 
@@ -112,8 +135,14 @@ def test_llm_judge_beside_the_alias_score(kg: Path, tmp_path: Path) -> None:
     generate_dataset("travel", gold, GenerateOptions(n=3, turns=2, seed=1, interactions=("text",), phenomena=()), kg)
     turns = read_turns(gold)
     predictions = tmp_path / "p.jsonl"
-    predictions.write_text("".join(json.dumps({"id": t["id"], "prediction": t["answer_texts"][0] if i % 2 else "错"},
-                                              ensure_ascii=False) + "\n" for i, t in enumerate(turns)), encoding="utf-8")
+    predictions.write_text(
+        "".join(
+            json.dumps({"id": t["id"], "prediction": t["answer_texts"][0] if i % 2 else "错"}, ensure_ascii=False)
+            + "\n"
+            for i, t in enumerate(turns)
+        ),
+        encoding="utf-8",
+    )
 
     def reply(prompt: str) -> str:
         gold_line = re.search(r"Correct answers \(any one suffices\): (.*)", prompt).group(1)
@@ -124,5 +153,9 @@ def test_llm_judge_beside_the_alias_score(kg: Path, tmp_path: Path) -> None:
         client = LLMSettings(server.url, "judge").client_at(tmp_path / "cache", Quarantine(tmp_path / "rejected.jsonl"))
         report = evaluate(predictions, gold, client)
     judged, alias = report["llm_judge"]["all"], report["alias"]["all"]
-    assert judged["turn_accuracy"] == alias["turn_accuracy"] == round(sum(i % 2 for i in range(len(turns))) / len(turns), 6)
+    assert (
+        judged["turn_accuracy"]
+        == alias["turn_accuracy"]
+        == round(sum(i % 2 for i in range(len(turns))) / len(turns), 6)
+    )
     assert report["llm_judge"]["unjudged_turns"] == 0

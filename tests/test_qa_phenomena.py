@@ -38,8 +38,8 @@ def test_latin_typo_is_exactly_one_edit_of_its_kind(question: str, seed: int) ->
         return
     typed, typo = result
     at = typo.position
-    assert question[at:at + len(typo.before)] == typo.before
-    assert typed == question[:at] + typo.after + question[at + len(typo.before):]
+    assert question[at : at + len(typo.before)] == typo.before
+    assert typed == question[:at] + typo.after + question[at + len(typo.before) :]
     if typo.kind == "deletion":
         assert len(typo.before) == 1 and typo.after == "" and len(typed) == len(question) - 1
     elif typo.kind == "swap":
@@ -69,25 +69,36 @@ def test_chinese_typo_is_one_homophone(question: str, seed: int) -> None:
 def test_a_disfluency_keeps_the_question(language: str, seed: int) -> None:
     templates = load_templates(None, language)
     question = "城市之街的导演是谁？" if language == "zh" else "Who directed City Streets?"
-    said, kind = add_disfluency(question, random.Random(seed), templates.disfluency,
-                                "城市之街的编剧" if language == "zh" else "What's the screenwriter of City Streets",
-                                language == "zh")
+    said, kind = add_disfluency(
+        question,
+        random.Random(seed),
+        templates.disfluency,
+        "城市之街的编剧" if language == "zh" else "What's the screenwriter of City Streets",
+        language == "zh",
+    )
     assert kind in ("filler", "takeback", "apology", "thanks", "repetition") and said != question
     if kind != "filler" or language == "zh":
         assert question.lower()[1:] in said.lower()
     else:
-        assert said.replace(next(f for f in templates.disfluency["fillers"] if f.rstrip(", ") in said).rstrip(", ")
-                            + ",", "").replace(", ", " ").replace("  ", " ").strip(" ,") == question.replace(", ", " ")
+        assert said.replace(
+            next(f for f in templates.disfluency["fillers"] if f.rstrip(", ") in said).rstrip(", ") + ",", ""
+        ).replace(", ", " ").replace("  ", " ").strip(" ,") == question.replace(", ", " ")
 
 
 def test_template_files_are_checked_with_their_place(tmp_path: Path) -> None:
     base = (Path(__file__).resolve().parent.parent / "kgforge" / "qa" / "templates" / "en.toml").read_text("utf-8")
     with pytest.raises(InputError, match=r"templates\[\d+\]\.texts\[0\] .*unknown placeholder\(s\) \{answer\}"):
-        parse_templates(base + '\n[[templates]]\nkind = "simple"\ninteraction = "text"\nreference = "name"\n'
-                        'texts = ["{subject} is {answer}"]\n', "mine.toml")
+        parse_templates(
+            base + '\n[[templates]]\nkind = "simple"\ninteraction = "text"\nreference = "name"\n'
+            'texts = ["{subject} is {answer}"]\n',
+            "mine.toml",
+        )
     with pytest.raises(InputError, match="deixis template must contain {ref} and not {subject}"):
-        parse_templates(base + '\n[[templates]]\nkind = "simple"\ninteraction = "text"\nreference = "deixis"\n'
-                        'texts = ["{subject} {predicate}"]\n', "mine.toml")
+        parse_templates(
+            base + '\n[[templates]]\nkind = "simple"\ninteraction = "text"\nreference = "deixis"\n'
+            'texts = ["{subject} {predicate}"]\n',
+            "mine.toml",
+        )
     with pytest.raises(InputError, match="mine.toml: invalid TOML"):
         parse_templates("[[templates]\n", "mine.toml")
 
@@ -100,13 +111,36 @@ def test_the_commands(tmp_path: Path, cli) -> None:
     assert listed["types"]["attraction"]["entities"] == 1154
     cli("qa", "select", "travel", "--out", str(tmp_path / "s.json"), *w)
     out, cq = tmp_path / "turns.jsonl", tmp_path / "cq.jsonl"
-    report = json.loads(cli("qa", "generate", "travel", "--out", str(out), "--convquestions", str(cq), "--n", "4",
-                            "--selection", str(tmp_path / "s.json"), "--interaction", "voice", "--deixis",
-                            "--disfluency", *w, "--json").stdout)
+    report = json.loads(
+        cli(
+            "qa",
+            "generate",
+            "travel",
+            "--out",
+            str(out),
+            "--convquestions",
+            str(cq),
+            "--n",
+            "4",
+            "--selection",
+            str(tmp_path / "s.json"),
+            "--interaction",
+            "voice",
+            "--deixis",
+            "--disfluency",
+            *w,
+            "--json",
+        ).stdout
+    )
     assert report["configurations"] == ["voice-deixis+disfluency"] and report["turns"] == len(read_turns(out))
     predictions = tmp_path / "p.jsonl"
-    predictions.write_text("".join(json.dumps({"id": t["id"], "prediction": t["answer_texts"][0]}, ensure_ascii=False)
-                                   + "\n" for t in read_turns(out)), encoding="utf-8")
+    predictions.write_text(
+        "".join(
+            json.dumps({"id": t["id"], "prediction": t["answer_texts"][0]}, ensure_ascii=False) + "\n"
+            for t in read_turns(out)
+        ),
+        encoding="utf-8",
+    )
     scored = json.loads(cli("qa-eval", str(predictions), str(out), "--json").stdout)
     assert scored["alias"]["voice-deixis+disfluency"]["turn_accuracy"] == 1.0
     refused = cli("qa", "generate", "travel", "--out", str(out), "--typos", "--interaction", "voice", *w, check=False)

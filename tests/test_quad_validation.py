@@ -35,9 +35,13 @@ def _quarantined(workdir: Path, source: dict) -> list[dict]:
 def test_bytes_ff_fe_inside_an_xlore_iri_are_quarantined_and_the_rest_loads(workdir, tmp_path):
     folder = film_dump(tmp_path / "xlore")
     infobox = folder / "xlore.instance.infobox.ttl"
-    infobox.write_bytes(infobox.read_bytes()
-                        + f"<{I}bd".encode() + b"\xff\xfe" + f"i9> <http://xlore.org/property/p12> <{I}bdi3> .\n".encode()
-                        + f"<{I}bdi7> <http://xlore.org/property/p12> <{I}bdi3> .\n".encode())
+    infobox.write_bytes(
+        infobox.read_bytes()
+        + f"<{I}bd".encode()
+        + b"\xff\xfe"
+        + f"i9> <http://xlore.org/property/p12> <{I}bdi3> .\n".encode()
+        + f"<{I}bdi7> <http://xlore.org/property/p12> <{I}bdi3> .\n".encode()
+    )
     store, source = build_source(workdir, "xlore", folder)
     [entry] = [e for e in _quarantined(workdir, source) if "UTF-8" in e["reason"]]
     lines = infobox.read_bytes().splitlines()
@@ -48,9 +52,11 @@ def test_bytes_ff_fe_inside_an_xlore_iri_are_quarantined_and_the_rest_loads(work
 
 
 def test_bytes_ff_fe_inside_a_truthy_nt_iri_are_quarantined_and_the_rest_loads(workdir, tmp_path):
-    lines = [f'<{WD}Q1> <{WDT}P57> <{WD}Q2> .'.encode(),
-             f'<{WD}Q1> <{WDT}P57> <{WD}Q'.encode() + b"\xff\xfe" + b'3> .',
-             f'<{WD}Q1> <{RDFS_LABEL}> "City Streets"@en .'.encode()]
+    lines = [
+        f"<{WD}Q1> <{WDT}P57> <{WD}Q2> .".encode(),
+        f"<{WD}Q1> <{WDT}P57> <{WD}Q".encode() + b"\xff\xfe" + b"3> .",
+        f'<{WD}Q1> <{RDFS_LABEL}> "City Streets"@en .'.encode(),
+    ]
     path = tmp_path / "truthy.nt"
     path.write_bytes(b"\n".join(lines) + b"\n")
     store, source = build_source(workdir, "wikidata-nt", path)
@@ -63,8 +69,10 @@ def test_bytes_ff_fe_inside_a_truthy_nt_iri_are_quarantined_and_the_rest_loads(w
 def test_a_value_over_the_limit_is_quarantined_not_a_memory_error(workdir, tmp_path):
     huge = "长" * (16 * 2**20 // 3 + 1)  # over Oxigraph's 16 MiB parser buffer as UTF-8
     assert len(huge.encode("utf-8")) > 16 * 2**20 > MAX_TERM_BYTES
-    kb = {"霸王别姬": [["霸王别姬", "导演", "陈凯歌"], ["霸王别姬", "Information", huge]],
-          "活着": [["活着", "导演", "张艺谋"]]}
+    kb = {
+        "霸王别姬": [["霸王别姬", "导演", "陈凯歌"], ["霸王别姬", "Information", huge]],
+        "活着": [["活着", "导演", "张艺谋"]],
+    }
     path = tmp_path / "kb.json"
     path.write_text(json.dumps(kb, ensure_ascii=False, indent=1), encoding="utf-8")
     store, source = build_source(workdir, "kdconv", path)
@@ -76,8 +84,19 @@ def test_a_value_over_the_limit_is_quarantined_not_a_memory_error(workdir, tmp_p
     assert source["counts"]["quads_refused"] == 1
 
 
-@pytest.mark.parametrize("iri", ["http://x/a b", "http://x/\ufffd\ufffd", "http://x:abc/", "http://x/%zz",
-                                 "urn:x#a#b", "http://ex.org/a|b", "no-scheme", "http://x/\ud800"])
+@pytest.mark.parametrize(
+    "iri",
+    [
+        "http://x/a b",
+        "http://x/\ufffd\ufffd",
+        "http://x:abc/",
+        "http://x/%zz",
+        "urn:x#a#b",
+        "http://ex.org/a|b",
+        "no-scheme",
+        "http://x/\ud800",
+    ],
+)
 def test_check_iri_refuses_what_the_store_refuses(iri):
     with pytest.raises(ValueError):
         ox.NamedNode(iri)
@@ -95,9 +114,12 @@ def test_check_lang_refuses_what_the_store_refuses(lang):
 
 @pytest.mark.slow  # hypothesis terms through the writer and Oxigraph's parser
 @settings(max_examples=300, deadline=None)
-@given(subject=st.text(max_size=12), value=st.text(max_size=12),
-       lang=st.sampled_from([None, "zh", "en-US", "a", "x-y", "zh-hans-", "i-klingon"]),
-       datatype=st.sampled_from([None, "http://www.w3.org/2001/XMLSchema#date", "http://x/a b"]))
+@given(
+    subject=st.text(max_size=12),
+    value=st.text(max_size=12),
+    lang=st.sampled_from([None, "zh", "en-US", "a", "x-y", "zh-hans-", "i-klingon"]),
+    datatype=st.sampled_from([None, "http://www.w3.org/2001/XMLSchema#date", "http://x/a b"]),
+)
 def test_what_the_writer_takes_the_store_parses_unchanged(tmp_path_factory, subject, value, lang, datatype):
     """For any terms, the writer either refuses the quad (quarantined) or writes a line Oxigraph reads back
     as exactly those terms: nothing it writes can fail the load."""
@@ -112,8 +134,11 @@ def test_what_the_writer_takes_the_store_parses_unchanged(tmp_path_factory, subj
     for quad in parsed:
         assert quad.subject == ox.NamedNode(iri) and quad.graph_name == ox.NamedNode(GRAPH)
     if written:
-        expected = ox.Literal(value, language=lang) if lang else (
-            ox.Literal(value, datatype=ox.NamedNode(datatype)) if datatype else ox.Literal(value))
+        expected = (
+            ox.Literal(value, language=lang)
+            if lang
+            else (ox.Literal(value, datatype=ox.NamedNode(datatype)) if datatype else ox.Literal(value))
+        )
         assert parsed[0].object == expected
     for reason, quad in refused:
         assert reason and quad

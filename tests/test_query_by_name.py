@@ -23,9 +23,14 @@ from kgforge.core.vocab import entity_iri
 from kgforge.store.query import parse_binding
 from kgforge.store.sparql_text import PREFIXES, expand, shorten
 
-KB = {"故宫": [["故宫", "地址", "北京市东城区景山前街4号"], ["故宫", "周边景点", "天坛"],
-             ["故宫", "周边景点", "景山公园"]],
-      "天坛": [["天坛", "地址", "北京市东城区天坛路甲1号"], ["天坛", "周边景点", "故宫"]]}
+KB = {
+    "故宫": [
+        ["故宫", "地址", "北京市东城区景山前街4号"],
+        ["故宫", "周边景点", "天坛"],
+        ["故宫", "周边景点", "景山公园"],
+    ],
+    "天坛": [["天坛", "地址", "北京市东城区天坛路甲1号"], ["天坛", "周边景点", "故宫"]],
+}
 # Two entities that share a label, from an RDF source: a plain-label binding must refuse to pick one.
 TWO_WALLS = """@prefix rdfs: <http://www.w3.org/2000/01/rdf-schema#> .
 <http://example.org/wall1> a <http://example.org/Site> ; rdfs:label "长城"@zh .
@@ -41,17 +46,36 @@ def store(tmp_path_factory) -> Path:
     folder = tmp_path_factory.mktemp("named")
     (folder / "kb_travel.json").write_text(json.dumps(KB, ensure_ascii=False), encoding="utf-8")
     (folder / "walls.ttl").write_text(TWO_WALLS, encoding="utf-8")
-    run_cli("build", "travel", "--source", f"kdconv:{folder / 'kb_travel.json'}", "--source",
-            f"rdf:{folder / 'walls.ttl'}", "--no-schema-sources", "--workdir", str(folder / "kg"))
+    run_cli(
+        "build",
+        "travel",
+        "--source",
+        f"kdconv:{folder / 'kb_travel.json'}",
+        "--source",
+        f"rdf:{folder / 'walls.ttl'}",
+        "--no-schema-sources",
+        "--workdir",
+        str(folder / "kg"),
+    )
     return folder / "kg"
 
 
 @pytest.fixture
 def query(store, cli, tmp_path):
     """``kgforge query travel ARGS`` from a directory that is not the checkout."""
+
     def run(*args: str, check: bool = False, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
-        return cli("query", "travel", *args, "--workdir", str(store), cwd=tmp_path, check=check,
-                   env={"COLUMNS": "200", **(env or {})})
+        return cli(
+            "query",
+            "travel",
+            *args,
+            "--workdir",
+            str(store),
+            cwd=tmp_path,
+            check=check,
+            env={"COLUMNS": "200", **(env or {})},
+        )
+
     return run
 
 
@@ -87,8 +111,10 @@ def test_a_relative_file_under_queries_resolves_to_the_shipped_one_from_anywhere
 def test_queries_lists_each_shipped_query_with_its_description(cli, tmp_path):
     out = json.loads(cli("queries", "--json", cwd=tmp_path).stdout)
     assert out["goal_two_step"].startswith("Two-step (associated) goal paths")
-    assert out["transition_2hop"].endswith("(e.g. film -主演- star -代表作- film), each hop an entity-valued fact "
-                                           "in either direction, the three topics distinct")
+    assert out["transition_2hop"].endswith(
+        "(e.g. film -主演- star -代表作- film), each hop an entity-valued fact "
+        "in either direction, the three topics distinct"
+    )
 
 
 def test_a_label_two_entities_share_is_an_error_listing_both(query):
@@ -108,14 +134,16 @@ def test_a_label_no_entity_has_is_an_error_with_the_closest(query):
 def test_quoted_and_tagged_values_stay_literals(query):
     quoted = query("goal_one_step", "--bind", 'a="故宫"', check=True).stdout
     assert "0 row(s)" in quoted  # a plain string is no subject
-    tagged = query("SELECT ?name ?e WHERE { ?e rdfs:label ?name }", "--bind", "name@zh=天坛", "--format", "csv",
-                   check=True).stdout
+    tagged = query(
+        "SELECT ?name ?e WHERE { ?e rdfs:label ?name }", "--bind", "name@zh=天坛", "--format", "csv", check=True
+    ).stdout
     assert [row["e_label"] for row in _csv(tagged)] == ["天坛"]
 
 
 def test_a_plain_label_of_a_label_variable_takes_the_domain_language(query):
-    out = query("SELECT ?name ?e WHERE { ?e rdfs:label ?name }", "--bind", "name=天坛", "--format", "csv",
-                check=True).stdout
+    out = query(
+        "SELECT ?name ?e WHERE { ?e rdfs:label ?name }", "--bind", "name=天坛", "--format", "csv", check=True
+    ).stdout
     assert [row["e"] for row in _csv(out)] == [entity_iri("天坛")]
 
 
@@ -132,8 +160,9 @@ def test_the_table_stops_at_the_limit_and_says_how_many_more(query):
     assert "2 more rows not shown (first 1 printed); --limit 0 for all" in result.stderr
     every = query("SELECT ?s ?o WHERE { ?s kgr:nearby ?o }", "--format", "csv", check=True)
     assert len(_csv(every.stdout)) == 3 and "more rows" not in every.stderr
-    one = json.loads(query("SELECT ?s ?o WHERE { ?s kgr:nearby ?o }", "--format", "json", "--limit", "1",
-                           check=True).stdout)
+    one = json.loads(
+        query("SELECT ?s ?o WHERE { ?s kgr:nearby ?o }", "--format", "json", "--limit", "1", check=True).stdout
+    )
     assert len(one["results"]["bindings"]) == 1 and one["more_rows"] == 2
     assert one["head"]["vars"] == ["s", "s_label", "o", "o_label"]
 
@@ -145,8 +174,14 @@ def test_an_unknown_prefix_names_it_and_the_known_ones(query):
     assert "declare it with PREFIX foo:" in result.stderr and "\\u{" not in result.stderr
 
 
-@pytest.mark.parametrize("update", ["INSERT DATA { <http://a.example/s> <http://a.example/p> 1 }",
-                                    "PREFIX ex: <http://a.example/> DELETE WHERE { ?s ex:p ?o }", "CLEAR ALL"])
+@pytest.mark.parametrize(
+    "update",
+    [
+        "INSERT DATA { <http://a.example/s> <http://a.example/p> 1 }",
+        "PREFIX ex: <http://a.example/> DELETE WHERE { ?s ex:p ?o }",
+        "CLEAR ALL",
+    ],
+)
 def test_an_update_says_the_store_is_read_only(query, update):
     result = query(update)
     assert result.returncode == 1
@@ -164,8 +199,18 @@ SLOW = "SELECT (COUNT(*) AS ?n) WHERE { ?a ?b ?c . ?d ?e ?f . ?g ?h ?i . ?j ?k ?
 
 
 def test_a_slow_query_shows_progress_on_a_terminal_only(store, tmp_path):
-    args = [sys.executable, "-c", "from kgforge.cli import main; main()", "query", "travel", SLOW, "--timeout", "3",
-            "--workdir", str(store)]
+    args = [
+        sys.executable,
+        "-c",
+        "from kgforge.cli import main; main()",
+        "query",
+        "travel",
+        SLOW,
+        "--timeout",
+        "3",
+        "--workdir",
+        str(store),
+    ]
     leader, follower = pty.openpty()
     done = subprocess.run(args, stdout=subprocess.PIPE, stderr=follower, cwd=tmp_path, timeout=120)
     os.close(follower)
@@ -191,8 +236,10 @@ def test_domain_query_takes_a_name_a_label_and_a_limit(store):
     assert report.as_dict()["rows"][0]["a_label"] == "故宫"
 
 
-@given(st.text(st.characters(blacklist_categories=("Cs", "Zs", "Cc")), min_size=1, max_size=30),
-       st.sampled_from([*PREFIXES.values(), "http://example.org/", "urn:x:"]))
+@given(
+    st.text(st.characters(blacklist_categories=("Cs", "Zs", "Cc")), min_size=1, max_size=30),
+    st.sampled_from([*PREFIXES.values(), "http://example.org/", "urn:x:"]),
+)
 def test_a_shortened_iri_expands_back(local, namespace):
     iri = namespace + local
     assert expand(shorten(iri)) == iri
@@ -200,14 +247,17 @@ def test_a_shortened_iri_expands_back(local, namespace):
     assert expand(shorten(iri, extra), extra) == iri
 
 
-@given(st.from_regex(r"[A-Za-z_][A-Za-z0-9_]{0,8}", fullmatch=True),
-       st.text(st.characters(blacklist_categories=("Cs",)), max_size=20))
+@given(
+    st.from_regex(r"[A-Za-z_][A-Za-z0-9_]{0,8}", fullmatch=True),
+    st.text(st.characters(blacklist_categories=("Cs",)), max_size=20),
+)
 def test_bindings_parse_to_what_was_typed(name, value):
     assert parse_binding(f"{name}@zh={value}") == (name, ox.Literal(value, language="zh"))
     assert parse_binding(f'{name}="{value}"') == (name, ox.Literal(value))
     plain = parse_binding(f"{name}={value}")
-    if not (value.startswith("<") and value.endswith(">") and len(value) > 2) and \
-            not (len(value) >= 2 and value[0] == value[-1] == '"'):
+    if not (value.startswith("<") and value.endswith(">") and len(value) > 2) and not (
+        len(value) >= 2 and value[0] == value[-1] == '"'
+    ):
         assert plain == (name, value)
 
 
@@ -269,6 +319,7 @@ def test_a_typo_in_a_label_on_the_real_travel_kb_says_did_you_mean(cli, shared, 
     typo = cli("query", "travel", "entity_facts", "--bind", "name=故工", "--workdir", workdir, check=False)
     assert typo.returncode == 1 and typo.stdout == ""
     assert "no entity has the label '故工' in travel; did you mean 故宫" in typo.stderr
-    found = _csv(cli("query", "travel", "entity_facts", "--bind", "name=故宫", "--format", "csv", "--workdir",
-                     workdir).stdout)
+    found = _csv(
+        cli("query", "travel", "entity_facts", "--bind", "name=故宫", "--format", "csv", "--workdir", workdir).stdout
+    )
     assert len(found) == 11  # the answer the typo must not silently replace with nothing

@@ -56,32 +56,39 @@ def test_service_is_refused_without_allow_service(store, endpoint, cli):
 
 
 def test_allow_service_lets_the_call_through(store, endpoint, cli):
-    result = cli("query", "travel", service_query(endpoint), "--allow-service", "--workdir", str(store),
-                 "--format", "json")
+    result = cli(
+        "query", "travel", service_query(endpoint), "--allow-service", "--workdir", str(store), "--format", "json"
+    )
     assert json.loads(result.stdout)["results"]["bindings"] == []
     assert [(r.method, r.path) for r in endpoint.log] == [("POST", "/sparql")]
 
 
-@pytest.mark.parametrize("query", [
-    "SELECT * WHERE { ?s ?p ?o # SERVICE <http://127.0.0.1:9/sparql> { ?s ?p ?o }\n }",
-    'SELECT * WHERE { ?s ?p "SERVICE <http://127.0.0.1:9/sparql> { ?s ?p ?o }" }',
-    "SELECT * WHERE { ?s ?p '''\nSERVICE <http://127.0.0.1:9/s> {}''' }",
-    "PREFIX service: <http://example.org/> SELECT * WHERE { ?s service:SERVICE ?o }",
-    "SELECT * WHERE { <http://example.org/SERVICE> ?p ?o }",
-    "SELECT ?SERVICE WHERE { ?SERVICE ?p ?o }",
-])
+@pytest.mark.parametrize(
+    "query",
+    [
+        "SELECT * WHERE { ?s ?p ?o # SERVICE <http://127.0.0.1:9/sparql> { ?s ?p ?o }\n }",
+        'SELECT * WHERE { ?s ?p "SERVICE <http://127.0.0.1:9/sparql> { ?s ?p ?o }" }',
+        "SELECT * WHERE { ?s ?p '''\nSERVICE <http://127.0.0.1:9/s> {}''' }",
+        "PREFIX service: <http://example.org/> SELECT * WHERE { ?s service:SERVICE ?o }",
+        "SELECT * WHERE { <http://example.org/SERVICE> ?p ?o }",
+        "SELECT ?SERVICE WHERE { ?SERVICE ?p ?o }",
+    ],
+)
 def test_service_words_that_are_not_a_service_call_are_allowed(query):
     assert not uses_service(query)
 
 
-@pytest.mark.parametrize("query", [
-    "SELECT * WHERE { SERVICE <http://127.0.0.1:9/sparql> { ?s ?p ?o } }",
-    "select * where { optional { service silent ?endpoint { ?s ?p ?o } } }",
-    "ASK { ?s ?p ?o FILTER EXISTS { SeRvIcE <http://a.example/> { ?s ?p ?o } } }",
-    "SELECT * WHERE { { SELECT ?s WHERE { SERVICE <http://a.example/> { ?s ?p ?o } } } }",
-    # Syntax rdflib's parser does not know (SPARQL 1.2 triple terms): still found, by the token scan.
-    "SELECT * WHERE { <<( ?s ?p ?o )>> ?q ?r . SERVICE <http://a.example/> { ?s ?p ?o } }",
-])
+@pytest.mark.parametrize(
+    "query",
+    [
+        "SELECT * WHERE { SERVICE <http://127.0.0.1:9/sparql> { ?s ?p ?o } }",
+        "select * where { optional { service silent ?endpoint { ?s ?p ?o } } }",
+        "ASK { ?s ?p ?o FILTER EXISTS { SeRvIcE <http://a.example/> { ?s ?p ?o } } }",
+        "SELECT * WHERE { { SELECT ?s WHERE { SERVICE <http://a.example/> { ?s ?p ?o } } } }",
+        # Syntax rdflib's parser does not know (SPARQL 1.2 triple terms): still found, by the token scan.
+        "SELECT * WHERE { <<( ?s ?p ?o )>> ?q ?r . SERVICE <http://a.example/> { ?s ?p ?o } }",
+    ],
+)
 def test_every_service_call_is_found(query):
     assert uses_service(query)
 
@@ -92,8 +99,9 @@ def test_sparql_12_syntax_without_service_still_runs(store):
 
 @pytest.mark.parametrize("timeout", ["nan", "inf", "-1", "0"])
 def test_timeout_must_be_a_finite_positive_number(store, cli, timeout):
-    result = cli("query", "travel", "SELECT * WHERE { ?s ?p ?o }", "--timeout", timeout, "--workdir", str(store),
-                 check=False)
+    result = cli(
+        "query", "travel", "SELECT * WHERE { ?s ?p ?o }", "--timeout", timeout, "--workdir", str(store), check=False
+    )
     assert result.returncode == 2 and "--timeout" in result.stderr and "Traceback" not in result.stderr
     assert len(result.stderr.strip().splitlines()) == 1
     with QueryRunner(domain_paths("travel", store)) as runner, pytest.raises(ArgumentError, match="timeout"):
@@ -101,8 +109,9 @@ def test_timeout_must_be_a_finite_positive_number(store, cli, timeout):
 
 
 def test_bad_language_tag_in_bind_is_one_clear_error(store, cli):
-    result = cli("query", "travel", "SELECT ?x WHERE { ?s ?p ?x }", "--bind", "x@zh-!!=v", "--workdir", str(store),
-                 check=False)
+    result = cli(
+        "query", "travel", "SELECT ?x WHERE { ?s ?p ?x }", "--bind", "x@zh-!!=v", "--workdir", str(store), check=False
+    )
     assert result.returncode == 1 and "zh-!!" in result.stderr and "Traceback" not in result.stderr
     with pytest.raises(QueryError, match="language tag"):
         parse_binding("x@zh-!!=v")

@@ -63,14 +63,18 @@ def test_the_server_pool_reports_out_of_memory_and_replaces_the_worker(demo):
         loop = asyncio.get_running_loop()
         try:
             try:
-                await pool.run({"kind": "rows", "sparql": hungry_query(), "max_rows": 10, "build": build},
-                               loop.time() + 120, 120)
+                await pool.run(
+                    {"kind": "rows", "sparql": hungry_query(), "max_rows": 10, "build": build}, loop.time() + 120, 120
+                )
             except QueryOutOfMemory as exc:
                 caught = type(exc)
             else:
                 caught = type(None)
-            reply = await pool.run({"kind": "rows", "sparql": "SELECT ?s WHERE { ?s ?p ?o } LIMIT 1",
-                                    "max_rows": 10, "build": build}, loop.time() + 60, 60)
+            reply = await pool.run(
+                {"kind": "rows", "sparql": "SELECT ?s WHERE { ?s ?p ?o } LIMIT 1", "max_rows": 10, "build": build},
+                loop.time() + 60,
+                60,
+            )
             return caught, reply
         finally:
             await pool.close()

@@ -22,9 +22,9 @@ import pytest
 
 from kgforge.core import sandbox
 from kgforge.core.errors import QueryError
+from kgforge.serve.pool import WorkerPool
 from kgforge.store.layout import domain_paths, published_build
 from kgforge.store.query import QueryRunner, uses_service
-from kgforge.serve.pool import WorkerPool
 from kgforge.store.sparql_text import PREFIXES
 from tests.serve_support import build_demo, running_server
 
@@ -36,12 +36,9 @@ TRICKS = {
     "lower case": "select * where { service <{url}> { ?x ?y ?z } }",
     "silent": "SELECT * WHERE { SERVICE SILENT <{url}> { ?x ?y ?z } }",
     "prefixed name": "PREFIX c: <{base}> SELECT * WHERE { SERVICE c:sparql { ?x ?y ?z } }",
-    "double-quote escape and a comment":
-        'SELECT * WHERE { { VALUES ?a { "\\u0022 } } } #" } SERVICE <{url}> { ?x ?y ?z } } }',
-    "single-quote escape and a comment":
-        "SELECT * WHERE { { VALUES ?a { '\\u0027 } } } #' } SERVICE <{url}> { ?x ?y ?z } } }",
-    "escape, comment, lower case, prefixed name":
-        "PREFIX c: <{base}> select * where { { values ?a { '\\u0027 } } } #' } service c:sparql { ?x ?y ?z } } }",
+    "double-quote escape and a comment": 'SELECT * WHERE { { VALUES ?a { "\\u0022 } } } #" } SERVICE <{url}> { ?x ?y ?z } } }',
+    "single-quote escape and a comment": "SELECT * WHERE { { VALUES ?a { '\\u0027 } } } #' } SERVICE <{url}> { ?x ?y ?z } } }",
+    "escape, comment, lower case, prefixed name": "PREFIX c: <{base}> select * where { { values ?a { '\\u0027 } } } #' } service c:sparql { ?x ?y ?z } } }",
     "in a subquery": "SELECT * WHERE { { SELECT ?x WHERE { SERVICE <{url}> { ?x ?y ?z } } } }",
     "in EXISTS": "SELECT * WHERE { VALUES ?a { 1 } FILTER EXISTS { SERVICE <{url}> { ?x ?y ?z } } }",
     "a comment inside the clause": "SELECT * WHERE { SERVICE#{\n<{url}> { ?x ?y ?z } }",
@@ -84,9 +81,13 @@ class Canary:
                     if not chunk:
                         return
                     data += chunk
-                conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: application/sparql-results+json\r\n"
-                             b"Connection: close\r\nContent-Length: " + str(len(EMPTY_RESULTS)).encode() +
-                             b"\r\n\r\n" + EMPTY_RESULTS)
+                conn.sendall(
+                    b"HTTP/1.1 200 OK\r\nContent-Type: application/sparql-results+json\r\n"
+                    b"Connection: close\r\nContent-Length: "
+                    + str(len(EMPTY_RESULTS)).encode()
+                    + b"\r\n\r\n"
+                    + EMPTY_RESULTS
+                )
             except OSError:
                 return
 
@@ -111,8 +112,11 @@ def demo(tmp_path_factory) -> Path:
 def test_some_tricks_pass_the_text_check():
     """The guard below Oxigraph matters: these reach the worker (the text check is only a friendly message)."""
     base = "http://127.0.0.1:9/"
-    passing = [name for name, text in TRICKS.items()
-               if not uses_service(text.replace("{url}", base + "sparql").replace("{base}", base))]
+    passing = [
+        name
+        for name, text in TRICKS.items()
+        if not uses_service(text.replace("{url}", base + "sparql").replace("{base}", base))
+    ]
     assert "double-quote escape and a comment" in passing and "single-quote escape and a comment" in passing
 
 
@@ -159,12 +163,17 @@ def test_no_trick_reaches_the_network_from_the_endpoint(trick, demo, canary):
 
 def test_the_server_pool_worker_has_no_network(demo, canary):
     """The endpoint's own SERVICE check bypassed: the pool's worker cannot connect either."""
+
     async def ask() -> tuple:
         pool = WorkerPool(1, PREFIXES)
         await pool.start()
         try:
-            request = {"kind": "rows", "sparql": canary.query("plain"), "max_rows": 10,
-                       "build": str(published_build(domain_paths("demo", demo)))}
+            request = {
+                "kind": "rows",
+                "sparql": canary.query("plain"),
+                "max_rows": 10,
+                "build": str(published_build(domain_paths("demo", demo))),
+            }
             return await pool.run(request, asyncio.get_running_loop().time() + 60, 60)
         finally:
             await pool.close()
@@ -178,22 +187,25 @@ def test_the_filter_refuses_inet_sockets_in_a_child(tmp_path):
     """The seccomp program on this machine: AF_INET and AF_INET6 refused, AF_UNIX kept, inherited by children."""
     if platform.machine().lower() not in ("x86_64", "amd64", "aarch64", "arm64"):
         pytest.skip(f"no seccomp program for {platform.machine()}")
-    code = ("import socket, subprocess, sys\n"
-            "from kgforge.core.sandbox import close_network\n"
-            "print(close_network())\n"
-            "for family in (socket.AF_INET, socket.AF_INET6):\n"
-            "    try:\n        socket.socket(family)\n        print('open')\n"
-            "    except PermissionError:\n        print('refused')\n"
-            "socket.socketpair(); print('unix')\n"
-            "child = subprocess.run([sys.executable, '-c', 'import socket; socket.socket()'], capture_output=True)\n"
-            "print('child refused' if b'PermissionError' in child.stderr else 'child open')\n")
+    code = (
+        "import socket, subprocess, sys\n"
+        "from kgforge.core.sandbox import close_network\n"
+        "print(close_network())\n"
+        "for family in (socket.AF_INET, socket.AF_INET6):\n"
+        "    try:\n        socket.socket(family)\n        print('open')\n"
+        "    except PermissionError:\n        print('refused')\n"
+        "socket.socketpair(); print('unix')\n"
+        "child = subprocess.run([sys.executable, '-c', 'import socket; socket.socket()'], capture_output=True)\n"
+        "print('child refused' if b'PermissionError' in child.stderr else 'child open')\n"
+    )
     import subprocess
     import sys
 
     from tests.test_entry_points import environment
 
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=environment(),
-                         timeout=60).stdout.split("\n")
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=environment(), timeout=60
+    ).stdout.split("\n")
     assert out[:5] == ["seccomp", "refused", "refused", "unix", "child refused"], out
 
 
@@ -211,12 +223,15 @@ def test_without_seccomp_the_worker_falls_back_to_a_network_namespace():
 
     from tests.test_entry_points import environment
 
-    code = ("from kgforge.core import sandbox\n"
-            "def refused():\n    raise OSError(1, 'seccomp refused')\n"
-            "sandbox._install_seccomp = refused\n"
-            "print(sandbox.close_network(), sandbox.network_reachable())\n")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=environment(),
-                         timeout=60).stdout.split()
+    code = (
+        "from kgforge.core import sandbox\n"
+        "def refused():\n    raise OSError(1, 'seccomp refused')\n"
+        "sandbox._install_seccomp = refused\n"
+        "print(sandbox.close_network(), sandbox.network_reachable())\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=environment(), timeout=60
+    ).stdout.split()
     if out == ["None", "True"]:
         pytest.skip("this machine allows no network namespace either")
     assert out == ["namespace", "False"], out

@@ -27,9 +27,11 @@ def write_systems(tmp_path):
     files = {}
     for name in SYSTEMS:
         path = tmp_path / f"{name}.jsonl"
-        rows = [{"id": f"d{i}", "context": ["你好", "喜欢 什么 电影 ？"], "response": f"回复 {i} 之 {len(name) * 7 + i}"}
-                for i in range(UNITS)]
-        rows[0]["response"] = "=HYPERLINK(\"http://x\",\"点我\")"  # formula injection attempt
+        rows = [
+            {"id": f"d{i}", "context": ["你好", "喜欢 什么 电影 ？"], "response": f"回复 {i} 之 {len(name) * 7 + i}"}
+            for i in range(UNITS)
+        ]
+        rows[0]["response"] = '=HYPERLINK("http://x","点我")'  # formula injection attempt
         path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
         files[name] = path
     return files
@@ -62,8 +64,16 @@ def fill_csv(path, key, chosen, rater, truth):
 
 
 def test_every_named_rubric_is_bundled_in_both_languages():
-    names = {"duconv-turn", "duconv-dialogue", "kdconv", "durecdial-turn", "durecdial-dialogue", "msde",
-             "convkgyarn-likert", "convkgyarn-pairwise"}
+    names = {
+        "duconv-turn",
+        "duconv-dialogue",
+        "kdconv",
+        "durecdial-turn",
+        "durecdial-dialogue",
+        "msde",
+        "convkgyarn-likert",
+        "convkgyarn-pairwise",
+    }
     assert names <= set(RUBRICS.names())
     for name in names:
         for aspect in rubric(name).aspects:
@@ -112,7 +122,8 @@ def test_sheet_import_round_trip(cli, tmp_path):
         found = report["agreement"][aspect]
         assert found["fleiss_kappa"] == pytest.approx(fleiss_kappa(aggregate_raters(matrix)[0], method="fleiss"))
         assert found["krippendorff_alpha"] == pytest.approx(
-            krippendorff.alpha(reliability_data=matrix.T, level_of_measurement="ordinal"))
+            krippendorff.alpha(reliability_data=matrix.T, level_of_measurement="ordinal")
+        )
         assert found["all_agree"] == pytest.approx(np.mean([len(set(row)) == 1 for row in matrix]))
         assert found["at_least_two_agree"] == pytest.approx(np.mean([len(set(row)) <= 2 for row in matrix]))
         # paired tests between alpha-bot and beta-bot on the same inputs, per-input mean over annotators
@@ -120,8 +131,11 @@ def test_sheet_import_round_trip(cli, tmp_path):
         units.sort()
         x = [np.mean([table[r, "alpha-bot", u] for r in RATERS]) for u in units]
         y = [np.mean([table[r, "beta-bot", u] for r in RATERS]) for u in units]
-        test = next(t for t in report["significance"] if t["aspect"] == aspect and t["a"] == "alpha-bot"
-                    and t["b"] == "beta-bot")
+        test = next(
+            t
+            for t in report["significance"]
+            if t["aspect"] == aspect and t["a"] == "alpha-bot" and t["b"] == "beta-bot"
+        )
         assert test["t_p"] == pytest.approx(stats.ttest_rel(x, y).pvalue)
         assert test["wilcoxon_p"] == pytest.approx(stats.wilcoxon(x, y).pvalue)
         wins = sum(a > b for a, b in zip(x, y, strict=True))
@@ -143,8 +157,9 @@ def test_xlsx_sheets_and_bad_cells(cli, tmp_path):
             item = key["items"][row[0].value]
             for aspect in chosen.aspects:
                 if not aspect.optional:
-                    row[header.index(aspect.key)].value = score(item["system"], item["unit"], rater, aspect.key,
-                                                                 aspect.scale)
+                    row[header.index(aspect.key)].value = score(
+                        item["system"], item["unit"], rater, aspect.key, aspect.scale
+                    )
         book.save(path)
     report = import_ratings(tmp_path / "x")
     assert report.ratings == 5 * len(SYSTEMS) * 2 * 3 and report.missing == 0  # Rec. is optional, left empty
@@ -160,8 +175,9 @@ def test_xlsx_sheets_and_bad_cells(cli, tmp_path):
 
 def test_pairwise_preferences(tmp_path):
     files = write_systems(tmp_path)
-    made = make_sheets("convkgyarn-pairwise", {k: files[k] for k in ("alpha-bot", "gamma-bot")}, tmp_path / "p",
-                       annotators=3, seed=1)
+    made = make_sheets(
+        "convkgyarn-pairwise", {k: files[k] for k in ("alpha-bot", "gamma-bot")}, tmp_path / "p", annotators=3, seed=1
+    )
     key = json.loads((tmp_path / "p" / "key.json").read_text(encoding="utf-8"))
     for path in made.sheets.values():
         rows = read_csv(path)

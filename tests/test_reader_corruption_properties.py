@@ -59,13 +59,15 @@ def damages(draw: st.DrawFn, data: bytes) -> list[Damage]:
     how = draw(st.sampled_from(["cut", "flip", "cut inside a character"] if starts else ["cut", "flip"]))
     if how == "cut inside a character":
         start = draw(st.sampled_from(starts))
-        return [Damage(f"cut at byte {start + k}, inside the character at byte {start}", data[:start + k], start + k, True)
-                for k in range(1, utf8_length(data[start]))]
+        return [
+            Damage(f"cut at byte {start + k}, inside the character at byte {start}", data[: start + k], start + k, True)
+            for k in range(1, utf8_length(data[start]))
+        ]
     position = draw(st.integers(0, len(data) - 1))
     if how == "cut":
         return [Damage(f"cut at byte {position}", data[:position], position, True)]
     mask = draw(st.integers(1, 255))
-    flipped = data[:position] + bytes([data[position] ^ mask]) + data[position + 1:]
+    flipped = data[:position] + bytes([data[position] ^ mask]) + data[position + 1 :]
     return [Damage(f"byte {position} xor {mask:#04x}", flipped, position, False)]
 
 
@@ -74,9 +76,10 @@ def must_be_reported(sample: Sample, damage: Damage) -> bool:
     if not damage.cut:
         return False
     if sample.kind in CLOSED:
-        return bool(sample.data[damage.position:].strip())
+        return bool(sample.data[damage.position :].strip())
     return sample.kind in STRICT_RECORDS and any(
-        start < damage.position and sample.data[damage.position:end].strip() for start, end in sample.spans())
+        start < damage.position and sample.data[damage.position : end].strip() for start, end in sample.spans()
+    )
 
 
 @functools.cache

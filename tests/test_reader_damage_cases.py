@@ -22,7 +22,7 @@ DEEP = "[" * 200_000  # what the probe sent: every JSON reader died with a Recur
 def multibyte_cuts(data: bytes, count: int = 4) -> list[int]:
     """Offsets strictly inside ``count`` multi-byte characters spread over ``data`` (each of their inner bytes)."""
     starts = [i for i, b in enumerate(data) if b >= 0xC0]
-    chosen = starts[len(starts) // (2 * count)::max(1, len(starts) // count)][:count]
+    chosen = starts[len(starts) // (2 * count) :: max(1, len(starts) // count)][:count]
     return [start + k for start in chosen for k in range(1, utf8_length(data[start]))]
 
 
@@ -57,7 +57,7 @@ def test_a_cut_inside_a_utf8_character_keeps_the_profiles_before_it(tmp_path: Pa
         path = tmp_path / f"profiles{cut}.jsonl"
         path.write_bytes(sample.data[:cut])
         profiles, unreadable = read_profiles(path)
-        expected = [json.loads(line) for line in sample.records[:sample.before(cut)]]  # sessions stand as profiles
+        expected = [json.loads(line) for line in sample.records[: sample.before(cut)]]  # sessions stand as profiles
         assert profiles == expected
         [bad] = unreadable
         assert bad["line"] == sample.before(cut) + 1
@@ -81,7 +81,7 @@ def test_invalid_utf8_inside_a_kdconv_member_costs_only_that_member(tmp_path: Pa
     sample = BUILD_SAMPLES["kdconv"]()
     start, end = sample.spans()[1]
     at = start + first_multibyte(sample.records[1])
-    data = sample.data[:at] + b"\xff" + sample.data[at + 1:]
+    data = sample.data[:at] + b"\xff" + sample.data[at + 1 :]
     outcome = read_sample(sample, data, tmp_path)
     assert outcome.counts["records_ok"] == len(sample.records) - 1 and outcome.counts["records_bad"] == 1
     [entry] = outcome.quarantined
@@ -111,7 +111,7 @@ def test_deep_nesting_is_quarantined_with_its_line(kind: str, depth: int, tmp_pa
     assert outcome.error is None
     assert outcome.counts["records_ok"] == len(sample.records)
     [entry] = outcome.quarantined
-    line = damaged.data[:damaged.data.index(b"[" * 50)].count(b"\n") + 1
+    line = damaged.data[: damaged.data.index(b"[" * 50)].count(b"\n") + 1
     assert entry["location"] == f"line {line}" and "nested" in entry["reason"]
 
 
@@ -125,26 +125,76 @@ def test_deep_nesting_through_every_command_is_a_clear_error(cli, workdir: Path,
     deep_kb = tmp_path / "kb_deep.json"
     deep_kb.write_text('{"deep": ' + DEEP, encoding="utf-8")
     dump = tmp_path / "dump.json"
-    dump.write_text("[\n" + DEEP + ",\n" + '{"type":"item","id":"Q1","labels":{"en":{"language":"en","value":"x"}}}\n]\n',
-                    encoding="utf-8")
+    dump.write_text(
+        "[\n" + DEEP + ",\n" + '{"type":"item","id":"Q1","labels":{"en":{"language":"en","value":"x"}}}\n]\n',
+        encoding="utf-8",
+    )
     sessions = tmp_path / "sessions.jsonl"
     sessions.write_bytes(BUILD_SAMPLES["duconv"]().data)
     cli("build", "duconv", "--source", f"duconv:{sessions}", "--workdir", str(workdir), "--json")
     runs = {
-        "duconv": cli("build", "duconv", "--source", f"duconv:{deep_line}", "--no-schema-sources",
-                      "--workdir", str(workdir), check=False),
-        "kdconv": cli("build", "travel", "--source", f"kdconv:{deep_kb}", "--no-schema-sources",
-                      "--workdir", str(workdir), check=False),
-        "wikidata": cli("build", "film", "--source", f"wikidata:{deep_doc}", "--no-schema-sources",
-                        "--workdir", str(workdir), check=False),
-        "import": cli("import", "wikidata", str(dump), "--domain", "film", "--workdir", str(workdir), "--json",
-                      check=False),
-        "profiles": cli("goals", "duconv", "--n", "2", "--profiles", str(deep_line), "--out", str(tmp_path / "g.jsonl"),
-                        "--workdir", str(workdir), check=False),
-        "validate": cli("goals", "duconv", "--validate", str(deep_line), "--workdir", str(workdir), "--json",
-                        check=False),
-        "dialogues": cli("export", "duconv", "--dialogues", str(deep_doc), "--format", "kdconv",
-                         "--out", str(tmp_path / "d.json"), "--workdir", str(workdir), check=False),
+        "duconv": cli(
+            "build",
+            "duconv",
+            "--source",
+            f"duconv:{deep_line}",
+            "--no-schema-sources",
+            "--workdir",
+            str(workdir),
+            check=False,
+        ),
+        "kdconv": cli(
+            "build",
+            "travel",
+            "--source",
+            f"kdconv:{deep_kb}",
+            "--no-schema-sources",
+            "--workdir",
+            str(workdir),
+            check=False,
+        ),
+        "wikidata": cli(
+            "build",
+            "film",
+            "--source",
+            f"wikidata:{deep_doc}",
+            "--no-schema-sources",
+            "--workdir",
+            str(workdir),
+            check=False,
+        ),
+        "import": cli(
+            "import", "wikidata", str(dump), "--domain", "film", "--workdir", str(workdir), "--json", check=False
+        ),
+        "profiles": cli(
+            "goals",
+            "duconv",
+            "--n",
+            "2",
+            "--profiles",
+            str(deep_line),
+            "--out",
+            str(tmp_path / "g.jsonl"),
+            "--workdir",
+            str(workdir),
+            check=False,
+        ),
+        "validate": cli(
+            "goals", "duconv", "--validate", str(deep_line), "--workdir", str(workdir), "--json", check=False
+        ),
+        "dialogues": cli(
+            "export",
+            "duconv",
+            "--dialogues",
+            str(deep_doc),
+            "--format",
+            "kdconv",
+            "--out",
+            str(tmp_path / "d.json"),
+            "--workdir",
+            str(workdir),
+            check=False,
+        ),
     }
     for name, run in runs.items():
         assert "Traceback" not in run.stderr and "RecursionError" not in run.stderr, name
@@ -194,6 +244,8 @@ def test_kdconv_names_are_kept_exactly(tmp_path: Path) -> None:
 def test_an_unusable_profiles_file_is_an_error_naming_it(tmp_path: Path) -> None:
     path = tmp_path / "profiles.jsonl"
     path.write_bytes(b'["not a profile"]\n\xff\n')
-    with pytest.raises(InputError, match=rf"{path}: no usable profile; line 1: expected a JSON object .*; line 2: not UTF-8 at byte offset 18"):
+    with pytest.raises(
+        InputError,
+        match=rf"{path}: no usable profile; line 1: expected a JSON object .*; line 2: not UTF-8 at byte offset 18",
+    ):
         read_profiles(path)
-

@@ -34,11 +34,14 @@ def test_a_rebuild_names_each_source_graph_it_drops_and_the_command_that_keeps_i
     kb = shared(KB)
     result = cli("build", "film", "--source", f"kdconv:{kb}", "--workdir", str(workdir), env={"COLUMNS": "400"})
     rebuild = f"kgforge build film --source kdconv:{kb} --source kdconv-dialogues:{shared(DIALOGUES)}"
-    assert (f"dropped source graph kdconv-dialogues/dev (3,477 quads): the previous build had it, this build's "
-            f"sources do not; run `{rebuild}` to add it back") in result.stdout
-    assert (f"dropped source graph wikidata/Q2262932_city_streets_film.converted (52 quads): the previous build had "
-            f"it, this build's sources do not; run `kgforge import wikidata -d film {shared(WIKIDATA)}` to add it back"
-            ) in result.stdout
+    assert (
+        f"dropped source graph kdconv-dialogues/dev (3,477 quads): the previous build had it, this build's "
+        f"sources do not; run `{rebuild}` to add it back"
+    ) in result.stdout
+    assert (
+        f"dropped source graph wikidata/Q2262932_city_streets_film.converted (52 quads): the previous build had "
+        f"it, this build's sources do not; run `kgforge import wikidata -d film {shared(WIKIDATA)}` to add it back"
+    ) in result.stdout
 
     # the commands it names bring both graphs back
     for command in (rebuild, f"kgforge import wikidata -d film {shared(WIKIDATA)}"):
@@ -53,7 +56,8 @@ def test_the_build_report_lists_the_dropped_source_graphs(imported, shared, tmp_
     shutil.copytree(imported, workdir, symlinks=True)
     report = Domain("film", workdir).build([f"kdconv-dialogues:{shared(DIALOGUES)}"])
     assert [(d.graph.rsplit("/", 1)[-1], d.kind, d.quads, d.source) for d in report.dropped] == [
-        ("Q2262932_city_streets_film.converted", "wikidata", 52, True)]
+        ("Q2262932_city_streets_film.converted", "wikidata", 52, True)
+    ]
     assert report.as_dict()["dropped_graphs"][0]["restore"].startswith("kgforge import wikidata -d film ")
     again = Domain("film", workdir).build([f"kdconv-dialogues:{shared(DIALOGUES)}"])
     assert again.dropped == ()  # the same sources again drop nothing

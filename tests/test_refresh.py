@@ -41,8 +41,10 @@ def actions(report) -> dict[str, str]:
 
 @pytest.fixture
 def kbs(tmp_path) -> dict[str, Path]:
-    return {name: write_kb(tmp_path / f"{name}.json", n, ticket)
-            for name, n, ticket in (("a", 300, "门票"), ("b", 250, "B"), ("c", 200, "C"))}
+    return {
+        name: write_kb(tmp_path / f"{name}.json", n, ticket)
+        for name, n, ticket in (("a", 300, "门票"), ("b", 250, "B"), ("c", 200, "C"))
+    }
 
 
 @pytest.mark.slow  # a refresh and a full build, compared quad by quad
@@ -100,7 +102,8 @@ def test_a_derived_graph_stays_while_its_sources_do_and_goes_with_a_message_when
     write_kb(kbs["b"], 250, "B3")
     changed = domain.build(specs(kbs["a"], kbs["b"]), schema_sources=False)
     assert [d.message for d in changed.dropped] == [
-        f"dropped derived graph associated ({derived.quads:,} quads); run `kgforge derive travel` to restore"]
+        f"dropped derived graph associated ({derived.quads:,} quads); run `kgforge derive travel` to restore"
+    ]
     manifest = json.loads((tmp_path / "kg/travel/manifest.json").read_text(encoding="utf-8"))
     assert ASSOCIATED_GRAPH not in manifest["graphs"] and "derive" not in manifest["stages"]
     assert check_store("travel", tmp_path / "kg")["ok"]
@@ -118,7 +121,8 @@ def test_a_new_schema_or_a_build_without_records_imports_every_source(kbs, tmp_p
     manifest_path.resolve().write_text(json.dumps(manifest), encoding="utf-8")
     report = domain.build(specs(kbs["a"]), schema_sources=False)
     assert [d.reason for d in report.decisions] == [
-        "the published build does not record what this graph was made from (made by an earlier version)"]
+        "the published build does not record what this graph was made from (made by an earlier version)"
+    ]
 
     schema = tmp_path / "schema.toml"
     shutil.copyfile(Path(json.loads(manifest_path.read_text(encoding="utf-8"))["schema"]["path"]), schema)
@@ -129,8 +133,17 @@ def test_a_new_schema_or_a_build_without_records_imports_every_source(kbs, tmp_p
 
 @pytest.mark.slow  # several builds of the real travel KB
 def test_the_command_says_what_it_kept_and_what_it_imported(kbs, tmp_path, cli):
-    args = ["build", "travel", "--no-schema-sources", "--source", f"kdconv:{kbs['a']}", "--source",
-            f"kdconv:{kbs['b']}", "--workdir", str(tmp_path / "kg")]
+    args = [
+        "build",
+        "travel",
+        "--no-schema-sources",
+        "--source",
+        f"kdconv:{kbs['a']}",
+        "--source",
+        f"kdconv:{kbs['b']}",
+        "--workdir",
+        str(tmp_path / "kg"),
+    ]
     cli(*args)
     same = cli(*args, env={"COLUMNS": "300"}).stdout
     assert f"kept kdconv:{kbs['a']}" in same and "nothing changed: build " in same and "stays published" in same
@@ -143,7 +156,8 @@ def test_the_command_says_what_it_kept_and_what_it_imported(kbs, tmp_path, cli):
 
 
 def test_a_source_that_changes_while_it_is_imported_fails_the_build_and_leaves_the_published_one(
-        kbs, tmp_path, monkeypatch):
+    kbs, tmp_path, monkeypatch
+):
     """The manifest records the input the import read: a source rewritten during its import (a sync, an editor)
     would otherwise be recorded with bytes the import never saw, and the next rebuild would keep a stale graph."""
     domain = Domain("travel", tmp_path / "kg")
@@ -156,12 +170,16 @@ def test_a_source_that_changes_while_it_is_imported_fails_the_build_and_leaves_t
             real(kind)(ctx)
             if ctx.path == kbs["b"]:
                 write_kb(kbs["b"], 250, "rewritten during the import")
+
         return run
 
     write_kb(kbs["b"], 250, "B4")
     monkeypatch.setattr(transaction, "importer_for", rewritten_meanwhile)
-    with pytest.raises(InputError, match=rf"{kbs['b'].name}: changed while it was being imported .* run the build "
-                                         "again"):
+    with pytest.raises(
+        InputError,
+        match=rf"{kbs['b'].name}: changed while it was being imported .* run the build "
+        "again",
+    ):
         domain.build(specs(kbs["a"], kbs["b"]), schema_sources=False)
     assert json.loads((tmp_path / "kg/travel/manifest.json").read_text(encoding="utf-8"))["build_id"] == first.build_id
     assert sorted_quads(tmp_path / "kg") == quads

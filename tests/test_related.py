@@ -69,7 +69,9 @@ def test_exclude_neighbours_and_type_filter(travel):
     workdir, _ = travel
     bundle = Bundle.open(workdir / "travel" / "models" / "default")
     gugong = bundle.entities.filter(pl.col("label") == "故宫")["id"][0]
-    linked = set(bundle.triples.filter(pl.col("h") == gugong)["t"]) | set(bundle.triples.filter(pl.col("t") == gugong)["h"])
+    linked = set(bundle.triples.filter(pl.col("h") == gugong)["t"]) | set(
+        bundle.triples.filter(pl.col("t") == gugong)["h"]
+    )
     plain = related("travel", "故宫", workdir, k=20)
     assert linked & {bundle.iri_to_id[r["iri"]] for r in plain.results}  # nearby attractions are close
     far = related("travel", "故宫", workdir, k=20, exclude_neighbours=True)
@@ -94,8 +96,9 @@ def test_entity_added_after_training_falls_back_to_graph_neighbours(travel, tmp_
 
     workdir = tmp_path_factory.mktemp("kg-later")
     run_cli("build", "travel", "--source", f"kdconv:{shared(KB_TRAVEL)}", "--workdir", str(workdir))
-    embed("travel", workdir, EmbedConfig(model="DistMult", dim=16, epochs=2, threads=1, evaluation="none"),
-          progress=False)
+    embed(
+        "travel", workdir, EmbedConfig(model="DistMult", dim=16, epochs=2, threads=1, evaluation="none"), progress=False
+    )
     paths = domain_paths("travel", workdir)
     new, gugong = entity_iri("新景点测试"), entity_iri("故宫")
     graph = graph_iri("test", "later")
@@ -103,8 +106,12 @@ def test_entity_added_after_training_falls_back_to_graph_neighbours(travel, tmp_
         with QuadWriter(staging / "quads" / "later.nq", graph) as writer:
             writer.literal(new, RDFS_LABEL, "新景点测试", lang="zh")
             writer.iri(new, relation_iri("nearby"), gugong)
-        add_graphs(Snapshot.open(paths), staging, {graph: GraphEntry(kind="test", quads_file="quads/later.nq", quads=writer.count)},
-                   {"test": {}})
+        add_graphs(
+            Snapshot.open(paths),
+            staging,
+            {graph: GraphEntry(kind="test", quads_file="quads/later.nq", quads=writer.count)},
+            {"test": {}},
+        )
     answer = related("travel", "新景点测试", workdir)
     assert answer.method == "graph-neighbours" and "after model" in answer.notice
     assert [row["iri"] for row in answer.results] == [gugong]
@@ -122,12 +129,19 @@ def test_top_related_library_call(travel):
     assert len(rows) == 3 and all(isinstance(score, float) for _, _, score in rows)
     assert gugong not in [iri for iri, _, _ in rows]
     assert [(iri, label) for iri, label, _ in rows] == [
-        (r["iri"], r["label"]) for r in related("travel", gugong, workdir, k=3).results]
+        (r["iri"], r["label"]) for r in related("travel", gugong, workdir, k=3).results
+    ]
 
 
 @settings(max_examples=25, deadline=None)
-@given(rows=st.integers(5, 60), dim=st.integers(1, 8), k=st.integers(1, 8), chunk=st.integers(1, 17),
-       metric=st.sampled_from(["cosine", "l2"]), seed=st.integers(0, 10**6))
+@given(
+    rows=st.integers(5, 60),
+    dim=st.integers(1, 8),
+    k=st.integers(1, 8),
+    chunk=st.integers(1, 17),
+    metric=st.sampled_from(["cosine", "l2"]),
+    seed=st.integers(0, 10**6),
+)
 @example(rows=16, dim=1, k=1, chunk=1, metric="l2", seed=381)  # |q|²-2q·v+|v|² cancels to 0 near a neighbour
 @example(rows=5, dim=1, k=1, chunk=1, metric="l2", seed=0)  # a chunk of excluded rows must stay excluded
 def test_chunked_search_equals_brute_force(rows, dim, k, chunk, metric, seed):
@@ -177,15 +191,18 @@ def url_labels(tmp_path_factory):
     from kgforge.embed import train_bundle, triple_set_from_ids
 
     factory = Nations()
-    triple_set = triple_set_from_ids(factory.training.mapped_triples, factory.validation.mapped_triples,
-                                     factory.testing.mapped_triples, list(factory.training.entity_to_id),
-                                     list(factory.training.relation_to_id))
+    triple_set = triple_set_from_ids(
+        factory.training.mapped_triples,
+        factory.validation.mapped_triples,
+        factory.testing.mapped_triples,
+        list(factory.training.entity_to_id),
+        list(factory.training.relation_to_id),
+    )
     iris = triple_set.entities["iri"].to_list()
     labels = {iri: f"nation {iri}" for iri in iris} | {iris[0]: "http://x y", iris[1]: "http://example.org/site"}
     workdir = tmp_path_factory.mktemp("kg-urls")
     config = EmbedConfig(model="DistMult", dim=8, epochs=1, threads=1, evaluation="none")
-    train_bundle(triple_set, config, domain_paths("nations", workdir).models / "default", labels=labels,
-                 progress=False)
+    train_bundle(triple_set, config, domain_paths("nations", workdir).models / "default", labels=labels, progress=False)
     return workdir, iris
 
 

@@ -40,7 +40,10 @@ def test_undeclared_relations_get_an_opaque_iri():
         ("name = 'x'\n[relations.a]\nen = 'a'\n", "relations.a.zh must be a non-empty string"),
         ("[relations.a]\nzh = 'a'\nen = 'a'\n", "name must be a non-empty string"),
         ("name = 'x'\nhead_type = 'city'\n", "head_type names unknown type 'city'"),
-        ("name = 'x'\n[relations.a]\nzh = 'a'\nen = 'a'\ndomain = 'star'\n", "relations.a.domain names unknown type 'star'"),
+        (
+            "name = 'x'\n[relations.a]\nzh = 'a'\nen = 'a'\ndomain = 'star'\n",
+            "relations.a.domain names unknown type 'star'",
+        ),
         ("name = 'x'\nstop_relations = ['nope']\n", "stop_relations names unknown relation 'nope'"),
         ("name = 'x'\n[[sources]]\nkind = 'kdconv'\n", "sources[0].path must be a non-empty string"),
         ("name = 'x'\ncolour = 'blue'\n", "unknown top-level keys ['colour']"),

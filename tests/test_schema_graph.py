@@ -24,8 +24,9 @@ BOX_OFFICE = "全球票房"
 
 
 def _facts(cli, workdir: Path) -> list[dict[str, str]]:
-    out = cli("query", "film", "entity_facts", "--bind", "name=辛德勒的名单", "--format", "csv",
-              "--workdir", str(workdir)).stdout
+    out = cli(
+        "query", "film", "entity_facts", "--bind", "name=辛德勒的名单", "--format", "csv", "--workdir", str(workdir)
+    ).stdout
     return list(csv.DictReader(io.StringIO(out)))
 
 
@@ -50,8 +51,9 @@ def test_a_wikidata_import_keeps_the_relations_the_schema_file_does_not_declare(
     before = _facts(cli, film)
     assert len(before) == 22 and BOX_OFFICE in {row["relation"] for row in before}
     built = json.loads(cli("check", "film", "--workdir", str(film), "--json").stdout)["graphs"][SCHEMA_GRAPH]
-    report = json.loads(cli("import", "wikidata", "-d", "film", str(shared(WIKIDATA)), "--workdir", str(film),
-                            "--json").stdout)
+    report = json.loads(
+        cli("import", "wikidata", "-d", "film", str(shared(WIKIDATA)), "--workdir", str(film), "--json").stdout
+    )
     # was 336 -> 160: every relation the schema file does not declare lost its labels and kind
     assert (built, report["graphs"][SCHEMA_GRAPH]) == (336, 340)
     after = _facts(cli, film)
@@ -70,8 +72,14 @@ def test_link_keeps_the_schema_graph(film, cli, shared):
 def test_check_names_a_relation_facts_use_that_the_schema_graph_does_not_declare(film, cli):
     store = ox.Store(str(published_build(domain_paths("film", film)) / "oxigraph"))
     relation = ox.NamedNode(unmapped_relation_iri(BOX_OFFICE))
-    store.remove(ox.Quad(relation, ox.NamedNode(KIND), next(iter(store.quads_for_pattern(
-        relation, ox.NamedNode(KIND), None, ox.NamedNode(SCHEMA_GRAPH)))).object, ox.NamedNode(SCHEMA_GRAPH)))
+    store.remove(
+        ox.Quad(
+            relation,
+            ox.NamedNode(KIND),
+            next(iter(store.quads_for_pattern(relation, ox.NamedNode(KIND), None, ox.NamedNode(SCHEMA_GRAPH)))).object,
+            ox.NamedNode(SCHEMA_GRAPH),
+        )
+    )
     store.flush()
     del store
     result = cli("check", "film", "--workdir", str(film), check=False)

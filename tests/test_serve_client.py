@@ -71,14 +71,22 @@ def not_http(sock: socket.socket) -> None:
 
 def broken_json(sock: socket.socket) -> None:
     body = b'{"head": {"vars": ["s"]}, "results": {"bindings": [{"s": {"type": "uri", "val'
-    sock.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: application/sparql-results+json\r\nContent-Length: "
-                 + str(len(body)).encode() + b"\r\n\r\n" + body)
+    sock.sendall(
+        b"HTTP/1.1 200 OK\r\nContent-Type: application/sparql-results+json\r\nContent-Length: "
+        + str(len(body)).encode()
+        + b"\r\n\r\n"
+        + body
+    )
 
 
 def html_error(sock: socket.socket) -> None:
     body = b"<html>\n<body>\n<h1>Bad Gateway</h1>\n</body>\n</html>\n"
-    sock.sendall(b"HTTP/1.1 502 Bad Gateway\r\nContent-Type: text/html\r\nContent-Length: "
-                 + str(len(body)).encode() + b"\r\n\r\n" + body)
+    sock.sendall(
+        b"HTTP/1.1 502 Bad Gateway\r\nContent-Type: text/html\r\nContent-Length: "
+        + str(len(body)).encode()
+        + b"\r\n\r\n"
+        + body
+    )
 
 
 def drip(sock: socket.socket) -> None:
@@ -134,8 +142,16 @@ def test_the_command_says_one_line_for_garbage_and_a_drip(cli, demo):
 
 
 def test_a_label_binds_through_the_endpoint_as_it_does_locally(cli, demo, server):
-    query = ["query", "demo", "--file", str(REPO / "queries" / "entity_facts.rq"), "--bind", "name=霸王别姬",
-             "--format", "csv"]
+    query = [
+        "query",
+        "demo",
+        "--file",
+        str(REPO / "queries" / "entity_facts.rq"),
+        "--bind",
+        "name=霸王别姬",
+        "--format",
+        "csv",
+    ]
     local = cli(*query, "--workdir", str(demo))
     remote = cli(*query, "--endpoint", f"{server}/sparql")
     assert remote.stdout == local.stdout and "陈凯歌" in remote.stdout
@@ -166,8 +182,9 @@ def test_label_values_travel_as_substitutions_not_text(server):
 
 
 def redirect(sock: socket.socket) -> None:
-    sock.sendall(b"HTTP/1.1 307 Temporary Redirect\r\nLocation: http://elsewhere.example/sparql\r\n"
-                 b"Content-Length: 0\r\n\r\n")
+    sock.sendall(
+        b"HTTP/1.1 307 Temporary Redirect\r\nLocation: http://elsewhere.example/sparql\r\nContent-Length: 0\r\n\r\n"
+    )
 
 
 def test_a_redirect_is_named_not_followed():

@@ -39,8 +39,9 @@ def plain(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def server(plain):
-    with running_server(plain, workers=2, cors=(FRIEND,), allowed_hosts=("lab.example",), header_timeout=1.0,
-                        body_timeout=1.5) as base:
+    with running_server(
+        plain, workers=2, cors=(FRIEND,), allowed_hosts=("lab.example",), header_timeout=1.0, body_timeout=1.5
+    ) as base:
         yield base
 
 
@@ -84,9 +85,15 @@ def test_nesting_depth_ignores_strings_iris_and_comments():
     assert nesting_depth("SELECT * { FILTER((1)) }") == 3
 
 
-@pytest.mark.parametrize("query", ['SELECT * WHERE { ?s ?p "\\U0011FFFF" }',
-                                   'SELECT * WHERE { ?s ?p "\\U0011FFFF" } # service',
-                                   'SELECT * WHERE { ?s ?p "\\uD800" }', 'SELECT * WHERE { ?s ?p "\\UZZ" }'])
+@pytest.mark.parametrize(
+    "query",
+    [
+        'SELECT * WHERE { ?s ?p "\\U0011FFFF" }',
+        'SELECT * WHERE { ?s ?p "\\U0011FFFF" } # service',
+        'SELECT * WHERE { ?s ?p "\\uD800" }',
+        'SELECT * WHERE { ?s ?p "\\UZZ" }',
+    ],
+)
 def test_an_invalid_escape_is_a_one_line_400(client, server, query):
     reply = ask(client, server, query)
     assert reply.status_code == 400 and "invalid escape" in one_line(reply) and "line 1" in reply.text
@@ -94,9 +101,11 @@ def test_an_invalid_escape_is_a_one_line_400(client, server, query):
 
 HEX = "0123456789abcdefABCDEF"
 ESCAPE_TOKENS = st.one_of(
-    st.just("a"), st.just("\\\\"),  # a plain letter, an escaped backslash
+    st.just("a"),
+    st.just("\\\\"),  # a plain letter, an escaped backslash
     st.builds(lambda n, digits: "\\u" + digits[:n], st.integers(0, 4), st.text(HEX + "g", min_size=4, max_size=4)),
-    st.builds(lambda n, digits: "\\U" + digits[:n], st.integers(0, 8), st.text(HEX + "g", min_size=8, max_size=8)))
+    st.builds(lambda n, digits: "\\U" + digits[:n], st.integers(0, 8), st.text(HEX + "g", min_size=8, max_size=8)),
+)
 
 
 @settings(max_examples=300, deadline=None)
@@ -118,13 +127,17 @@ def _wrapped(inner: tuple[str, int], opening: str, closing: str, extra: int) -> 
 
 
 PATTERNS = st.recursive(  # (a group graph pattern, how deep its brackets nest), built together
-    st.sampled_from([("?s ?p ?o", 0), ('?s ?p "{(["', 0), ("?s <http://x/(> ?o # }}}\n", 0), ("FILTER((1 + 2) > 0)", 2)]),
+    st.sampled_from(
+        [("?s ?p ?o", 0), ('?s ?p "{(["', 0), ("?s <http://x/(> ?o # }}}\n", 0), ("FILTER((1 + 2) > 0)", 2)]
+    ),
     lambda inner: st.one_of(
         st.builds(_wrapped, inner, st.just("{"), st.just("}"), st.just(1)),
         st.builds(_wrapped, inner, st.just("OPTIONAL {"), st.just("}"), st.just(1)),
         st.builds(lambda a, b: (f"{{ {a[0]} }} UNION {{ {b[0]} }}", 1 + max(a[1], b[1])), inner, inner),
-        st.builds(lambda a, b: (f"{a[0]}\n {b[0]}", max(a[1], b[1])), inner, inner)),
-    max_leaves=30)
+        st.builds(lambda a, b: (f"{a[0]}\n {b[0]}", max(a[1], b[1])), inner, inner),
+    ),
+    max_leaves=30,
+)
 
 
 @settings(max_examples=200, deadline=None)
@@ -193,8 +206,10 @@ def worker_pids() -> list[int]:
 # ---------------------------------------------------------------- headers, Host, cross-site
 
 
-@pytest.mark.parametrize("path", ["/sparql?query=ASK%7B%7D", "/sparql", "/", "/nothing", "/static/nothing.js",
-                                  "/entity?iri=nope", "/api/status"])
+@pytest.mark.parametrize(
+    "path",
+    ["/sparql?query=ASK%7B%7D", "/sparql", "/", "/nothing", "/static/nothing.js", "/entity?iri=nope", "/api/status"],
+)
 def test_every_answer_carries_nosniff_and_frame_ancestors(client, server, path):
     reply = client.get(f"{server}{path}")
     assert reply.headers["x-content-type-options"] == "nosniff"
@@ -221,8 +236,12 @@ def test_a_cross_site_form_cannot_run_a_query(client, server):
     image = ask(client, server, headers={"Sec-Fetch-Site": "cross-site", "Sec-Fetch-Mode": "no-cors"})
     assert image.status_code == 403  # an <img src=/sparql?query=…> runs nothing either
     # the explorer's own editor, a --cors origin, and a command-line client (no Origin) are answered
-    assert client.post(f"{server}/sparql", data=form, headers={"Origin": server,
-                                                              "Sec-Fetch-Site": "same-origin"}).status_code == 200
+    assert (
+        client.post(
+            f"{server}/sparql", data=form, headers={"Origin": server, "Sec-Fetch-Site": "same-origin"}
+        ).status_code
+        == 200
+    )
     assert client.post(f"{server}/sparql", data=form, headers={"Origin": FRIEND}).status_code == 200
     assert client.post(f"{server}/sparql", data=form).status_code == 200
 
@@ -241,8 +260,10 @@ def test_searching_clients_do_not_hold_up_a_query(client, server, monkeypatch):
         return search(self, text, limit)
 
     monkeypatch.setattr(LabelIndex, "search", slow_search)
-    searches = [threading.Thread(target=client.get, args=(f"{server}/search",), kwargs={"params": {"q": "霸"}})
-                for _ in range(4)]
+    searches = [
+        threading.Thread(target=client.get, args=(f"{server}/search",), kwargs={"params": {"q": "霸"}})
+        for _ in range(4)
+    ]
     for thread in searches:
         thread.start()
     time.sleep(0.1)
@@ -287,8 +308,10 @@ def test_slow_headers_and_idle_connections_are_cut_off(server):
 def test_a_dribbled_body_is_cut_off(server):
     sock = raw(server)
     body = b"query=" + b"A" * 60
-    sock.sendall(b"POST /sparql HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/x-www-form-urlencoded\r\n"
-                 b"Content-Length: " + str(len(body)).encode() + b"\r\n\r\n")
+    sock.sendall(
+        b"POST /sparql HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/x-www-form-urlencoded\r\n"
+        b"Content-Length: " + str(len(body)).encode() + b"\r\n\r\n"
+    )
     started = time.monotonic()
     answer = b""
     sock.settimeout(0.25)
@@ -322,8 +345,10 @@ def test_connections_past_the_cap_are_refused_when_all_are_busy(plain):
         busy = []
         for _ in range(4):  # headers in, body awaited: a request in progress, not idle
             sock = raw(base)
-            sock.sendall(b"POST /sparql HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/sparql-query\r\n"
-                         b"Content-Length: 100\r\n\r\n")
+            sock.sendall(
+                b"POST /sparql HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/sparql-query\r\n"
+                b"Content-Length: 100\r\n\r\n"
+            )
             busy.append(sock)
         time.sleep(0.3)
         closed, said = closed_within(raw(base), 3)
@@ -383,8 +408,11 @@ def test_an_address_in_host_is_always_answered(address, port):
 
 @pytest.mark.slow  # starts servers under several host settings
 @settings(max_examples=200, deadline=None)
-@given(st.from_regex(r"[a-z][a-z0-9-]{0,20}(\.[a-z][a-z0-9-]{0,20}){1,3}", fullmatch=True),
-       st.one_of(st.none(), st.integers(1, 65535)), st.booleans())
+@given(
+    st.from_regex(r"[a-z][a-z0-9-]{0,20}(\.[a-z][a-z0-9-]{0,20}){1,3}", fullmatch=True),
+    st.one_of(st.none(), st.integers(1, 65535)),
+    st.booleans(),
+)
 def test_a_name_is_answered_only_when_allowed(name, port, upper):
     host = (name.upper() if upper else name) + (f":{port}" if port else "")
     assert not Hygiene(None, "127.0.0.1", (), ()).host_allowed(host)

@@ -60,12 +60,18 @@ def test_negotiation_names_known_formats_or_refuses_with_406(accept):
     assert results is not None or graph is not None
 
 
-@pytest.mark.parametrize("accept, expected", [
-    ("", ("json", "turtle")), ("*/*", ("json", "turtle")), ("text/csv", ("csv", None)),
-    ("text/turtle;q=0.5, application/sparql-results+xml", ("xml", "turtle")),
-    ("application/sparql-results+json;q=0.1, text/tab-separated-values;q=0.9", ("tsv", None)),
-    ("text/*", ("xml", "turtle")), ("application/ld+json", (None, "jsonld")),
-])
+@pytest.mark.parametrize(
+    "accept, expected",
+    [
+        ("", ("json", "turtle")),
+        ("*/*", ("json", "turtle")),
+        ("text/csv", ("csv", None)),
+        ("text/turtle;q=0.5, application/sparql-results+xml", ("xml", "turtle")),
+        ("application/sparql-results+json;q=0.1, text/tab-separated-values;q=0.9", ("tsv", None)),
+        ("text/*", ("xml", "turtle")),
+        ("application/ld+json", (None, "jsonld")),
+    ],
+)
 def test_negotiation_prefers_by_quality(accept, expected):
     assert negotiate(accept, None) == expected
 
@@ -74,8 +80,12 @@ def test_negotiation_prefers_by_quality(accept, expected):
 @settings(max_examples=60)
 def test_the_row_budget_refuses_exactly_the_results_past_the_limit(rows, limit):
     store = ox.Store()
-    store.bulk_extend([ox.Quad(ox.NamedNode(f"http://e/{i}"), ox.NamedNode("http://e/p"), ox.Literal(f"a\nb{i}"))
-                       for i in range(rows)])
+    store.bulk_extend(
+        [
+            ox.Quad(ox.NamedNode(f"http://e/{i}"), ox.NamedNode("http://e/p"), ox.Literal(f"a\nb{i}"))
+            for i in range(rows)
+        ]
+    )
     request = {"results_format": "json", "graph_format": "turtle"}
     try:
         out = serialized(store.query("SELECT ?s ?o WHERE { ?s ?p ?o }"), request, limit)
@@ -102,9 +112,11 @@ def test_no_asset_name_leads_outside_the_static_folder(name):
 
 
 def test_updates_are_refused_however_they_arrive():
-    for method, media, query, body in [("POST", "application/sparql-update", "", b"CLEAR ALL"),
-                                       ("POST", "application/x-www-form-urlencoded", "", b"update=CLEAR+ALL"),
-                                       ("GET", "", "update=CLEAR+ALL", b"")]:
+    for method, media, query, body in [
+        ("POST", "application/sparql-update", "", b"CLEAR ALL"),
+        ("POST", "application/x-www-form-urlencoded", "", b"update=CLEAR+ALL"),
+        ("GET", "", "update=CLEAR+ALL", b""),
+    ]:
         with pytest.raises(ProtocolError) as refused:
             read_request(method, media, query, body, "")
         assert refused.value.status == 403
@@ -112,5 +124,6 @@ def test_updates_are_refused_however_they_arrive():
 
 def test_vendored_browser_libraries_match_their_record():
     assert vendor.check() == []
-    assert {"cytoscape.min.js", "codemirror.js", "sparql.js"} <= set(vendor.PACKAGES["cytoscape@3.34.4"].values()) | \
-        set(vendor.PACKAGES["codemirror@5.65.21"].values())
+    assert {"cytoscape.min.js", "codemirror.js", "sparql.js"} <= set(
+        vendor.PACKAGES["cytoscape@3.34.4"].values()
+    ) | set(vendor.PACKAGES["codemirror@5.65.21"].values())

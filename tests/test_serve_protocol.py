@@ -122,10 +122,15 @@ def test_select_as_tsv_matches_the_store(client, server, direct):
     assert got == direct["labels"]
 
 
-@pytest.mark.parametrize("accept, fmt", [("text/turtle", ox.RdfFormat.TURTLE),
-                                         ("application/n-triples", ox.RdfFormat.N_TRIPLES),
-                                         ("application/ld+json", ox.RdfFormat.JSON_LD),
-                                         ("application/rdf+xml", ox.RdfFormat.RDF_XML)])
+@pytest.mark.parametrize(
+    "accept, fmt",
+    [
+        ("text/turtle", ox.RdfFormat.TURTLE),
+        ("application/n-triples", ox.RdfFormat.N_TRIPLES),
+        ("application/ld+json", ox.RdfFormat.JSON_LD),
+        ("application/rdf+xml", ox.RdfFormat.RDF_XML),
+    ],
+)
 def test_construct_in_each_rdf_format_matches_the_store(client, server, direct, accept, fmt):
     reply = get(client, server, FACTS_OF_FILMS, accept)
     assert reply.status_code == 200 and reply.headers["content-type"].startswith(accept)
@@ -164,8 +169,9 @@ def test_get_post_form_and_post_body_give_the_same_answer(client, server):
     headers = {"Accept": "text/tab-separated-values"}
     by_get = client.get(f"{server}/sparql", params={"query": LABELS}, headers=headers)
     by_form = client.post(f"{server}/sparql", data={"query": LABELS}, headers=headers)
-    by_body = client.post(f"{server}/sparql", content=LABELS.encode(),
-                          headers={**headers, "Content-Type": "application/sparql-query"})
+    by_body = client.post(
+        f"{server}/sparql", content=LABELS.encode(), headers={**headers, "Content-Type": "application/sparql-query"}
+    )
     assert by_get.status_code == by_form.status_code == by_body.status_code == 200
     assert by_get.content == by_form.content == by_body.content
 
@@ -185,11 +191,13 @@ def test_syntax_error_is_400_with_the_parser_message(client, server):
 
 
 def test_bindings_are_substitutions(client, server):
-    facts = client.get(f"{server}/sparql", params={
-        "query": query_text("entity_facts"), "$name": '"霸王别姬"@zh'}).json()["results"]["bindings"]
+    facts = client.get(
+        f"{server}/sparql", params={"query": query_text("entity_facts"), "$name": '"霸王别姬"@zh'}
+    ).json()["results"]["bindings"]
     assert {b["relation"]["value"] for b in facts} >= {"导演", "主演"}
-    hostile = client.get(f"{server}/sparql", params={
-        "query": query_text("entity_facts"), "$name": '"x\\" } UNION { ?s ?p ?o } #"@zh'})
+    hostile = client.get(
+        f"{server}/sparql", params={"query": query_text("entity_facts"), "$name": '"x\\" } UNION { ?s ?p ?o } #"@zh'}
+    )
     assert hostile.status_code == 200 and hostile.json()["results"]["bindings"] == []
 
 
@@ -200,8 +208,11 @@ def test_a_binding_that_is_not_a_term_is_400(client, server):
 
 def test_default_graph_uri_restricts_the_dataset(client, server):
     everything = int(get(client, server, COUNT_ALL).json()["results"]["bindings"][0]["n"]["value"])
-    schema_only = int(get(client, server, COUNT_ALL, **{"default-graph-uri": "https://kgforge.org/graph/schema"}
-                          ).json()["results"]["bindings"][0]["n"]["value"])
+    schema_only = int(
+        get(client, server, COUNT_ALL, **{"default-graph-uri": "https://kgforge.org/graph/schema"}).json()["results"][
+            "bindings"
+        ][0]["n"]["value"]
+    )
     assert 0 < schema_only < everything
 
 
@@ -226,8 +237,14 @@ def test_query_command_construct_and_ask_from_the_endpoint(cli, demo, server):
 
 def test_query_command_reports_the_endpoint_timeout(cli, demo):
     with running_server(demo, timeout=1.0, workers=1) as base:
-        result = cli("query", "demo", "SELECT (COUNT(*) AS ?n) WHERE { ?a ?b ?c . ?d ?e ?f . ?g ?h ?i }",
-                     "--endpoint", f"{base}/sparql", check=False)
+        result = cli(
+            "query",
+            "demo",
+            "SELECT (COUNT(*) AS ?n) WHERE { ?a ?b ?c . ?d ?e ?f . ?g ?h ?i }",
+            "--endpoint",
+            f"{base}/sparql",
+            check=False,
+        )
     assert result.returncode == 1 and "timeout" in result.stderr
 
 
@@ -239,8 +256,9 @@ def test_updates_are_refused_with_403_and_change_nothing(client, server, how):
     before = get(client, server, COUNT_ALL).json()
     update = 'INSERT DATA { <http://example.org/x> <http://example.org/p> "injected" }'
     if how == "update-body":
-        reply = client.post(f"{server}/sparql", content=update.encode(),
-                            headers={"Content-Type": "application/sparql-update"})
+        reply = client.post(
+            f"{server}/sparql", content=update.encode(), headers={"Content-Type": "application/sparql-update"}
+        )
     elif how == "update-form":
         reply = client.post(f"{server}/sparql", data={"update": update})
     else:
@@ -280,8 +298,10 @@ def test_rows_past_max_rows_are_refused_not_cut(demo, client):
 
 def test_cors_is_off_unless_asked_for(demo, client, server):
     origin = {"Origin": "http://elsewhere.example"}
-    assert "access-control-allow-origin" not in client.get(f"{server}/sparql", params={"query": COUNT_ALL},
-                                                           headers=origin).headers
+    assert (
+        "access-control-allow-origin"
+        not in client.get(f"{server}/sparql", params={"query": COUNT_ALL}, headers=origin).headers
+    )
     with running_server(demo, cors=("http://elsewhere.example",), workers=1) as base:
         allowed = client.get(f"{base}/sparql", params={"query": COUNT_ALL}, headers=origin)
         assert allowed.headers["access-control-allow-origin"] == "http://elsewhere.example"
@@ -306,9 +326,24 @@ def cli_server(demo):
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
-    process = subprocess.Popen([sys.executable, "-c", "from kgforge.cli import main; main()", "serve", "demo",
-                                "--workdir", str(demo), "--port", str(port), "--workers", "1"],
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    process = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "from kgforge.cli import main; main()",
+            "serve",
+            "demo",
+            "--workdir",
+            str(demo),
+            "--port",
+            str(port),
+            "--workers",
+            "1",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     base = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 60
     while True:
@@ -356,8 +391,13 @@ def test_killed_server_leaves_no_worker_and_no_open_store(tmp_path):
         return True
 
     try:
-        run = kill_at_random_point(["serve", "demo", "--workdir", str(demo), "--port", str(port), "--workers", "2"],
-                                   seed=19, window=(0.2, 1.0), ready=serving, tag=tag)
+        run = kill_at_random_point(
+            ["serve", "demo", "--workdir", str(demo), "--port", str(port), "--workers", "2"],
+            seed=19,
+            window=(0.2, 1.0),
+            ready=serving,
+            tag=tag,
+        )
         assert run.killed
         assert orphans(tag) == []
         assert open_files(demo) == []
@@ -406,12 +446,25 @@ def test_entity_page_of_an_unknown_iri_is_404_and_a_bad_iri_400(client, server):
 # ---------------------------------------------------------------- static paths
 
 
-@pytest.mark.parametrize("path", [
-    "/static/../kgforge/serve/app.py", "/static/../../pyproject.toml", "/static/%2e%2e/app.py",
-    "/static/%2E%2E/%2E%2E/pyproject.toml", "/static/..%2fapp.py", "/static/..%2F..%2Fpyproject.toml",
-    "/static/..\\app.py", "/static/..%5capp.py", "/static/vendor/../../app.py", "/static/vendor/%2e%2e/%2e%2e/app.py",
-    "/static//etc/passwd", "/static/%2fetc%2fpasswd", "/static/%252e%252e/app.py", "/static/.%2e/app.py",
-])
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/static/../kgforge/serve/app.py",
+        "/static/../../pyproject.toml",
+        "/static/%2e%2e/app.py",
+        "/static/%2E%2E/%2E%2E/pyproject.toml",
+        "/static/..%2fapp.py",
+        "/static/..%2F..%2Fpyproject.toml",
+        "/static/..\\app.py",
+        "/static/..%5capp.py",
+        "/static/vendor/../../app.py",
+        "/static/vendor/%2e%2e/%2e%2e/app.py",
+        "/static//etc/passwd",
+        "/static/%2fetc%2fpasswd",
+        "/static/%252e%252e/app.py",
+        "/static/.%2e/app.py",
+    ],
+)
 def test_static_paths_cannot_leave_the_asset_folder(server, path):
     target = urlparse(server)
     conn = http.client.HTTPConnection(target.hostname, target.port, timeout=10)

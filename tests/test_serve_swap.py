@@ -47,8 +47,9 @@ def test_rebuilds_swap_in_under_eight_clients_without_a_failed_or_mixed_answer(t
         with httpx.Client(timeout=60) as http:
             while not stop.is_set():
                 try:
-                    reply = http.post(f"{base}/sparql", data={"query": PROBE},
-                                      headers={"Accept": "application/sparql-results+json"})
+                    reply = http.post(
+                        f"{base}/sparql", data={"query": PROBE}, headers={"Accept": "application/sparql-results+json"}
+                    )
                 except httpx.HTTPError as exc:
                     failures.append(f"{type(exc).__name__}: {exc}")
                     continue
@@ -56,8 +57,9 @@ def test_rebuilds_swap_in_under_eight_clients_without_a_failed_or_mixed_answer(t
                     failures.append(f"{reply.status_code}: {reply.text}")
                     continue
                 row = reply.json()["results"]["bindings"][0]
-                answers.append((reply.headers["x-kgforge-build"], int(row["n"]["value"]),
-                                row["marker"]["value"] == "true"))
+                answers.append(
+                    (reply.headers["x-kgforge-build"], int(row["n"]["value"]), row["marker"]["value"] == "true")
+                )
 
     with running_server(workdir, workers=2, timeout=60.0) as base:
         threads = [threading.Thread(target=client, args=(base,)) for _ in range(CLIENTS)]

@@ -48,15 +48,20 @@ def names_used(source: str, names: set[str]) -> list[tuple[int, str]]:
 
 
 def offenders(names: set[str], owners: set[Path]) -> list[str]:
-    return [f"kgforge/{path.relative_to(PACKAGE)}:{line}: {name}" for path in sorted(PACKAGE.rglob("*.py"))
-            if path.relative_to(PACKAGE) not in owners
-            for line, name in names_used(path.read_text(encoding="utf-8"), names)]
+    return [
+        f"kgforge/{path.relative_to(PACKAGE)}:{line}: {name}"
+        for path in sorted(PACKAGE.rglob("*.py"))
+        if path.relative_to(PACKAGE) not in owners
+        for line, name in names_used(path.read_text(encoding="utf-8"), names)
+    ]
 
 
 def test_only_the_snapshot_resolves_the_published_build_or_reads_its_manifest():
     found = offenders(RESOLVERS, OWNERS)
-    assert not found, ("these modules resolve the published build or read its manifest themselves; open a "
-                       "kgforge.store.snapshot.Snapshot once and read its .build and .manifest:\n" + "\n".join(found))
+    assert not found, (
+        "these modules resolve the published build or read its manifest themselves; open a "
+        "kgforge.store.snapshot.Snapshot once and read its .build and .manifest:\n" + "\n".join(found)
+    )
 
 
 def test_only_the_snapshot_reads_a_builds_tables():
@@ -65,10 +70,12 @@ def test_only_the_snapshot_reads_a_builds_tables():
 
 
 def test_the_walk_finds_imports_calls_and_attributes():
-    source = ("from kgforge.store.layout import read_manifest\n"
-              "import kgforge.store.layout as layout\n"
-              "def f(paths):\n    return layout.published_build(paths)\n"
-              "g = read_manifest\n")
+    source = (
+        "from kgforge.store.layout import read_manifest\n"
+        "import kgforge.store.layout as layout\n"
+        "def f(paths):\n    return layout.published_build(paths)\n"
+        "g = read_manifest\n"
+    )
     assert names_used(source, RESOLVERS) == [(1, "read_manifest"), (4, "published_build"), (5, "read_manifest")]
 
 
@@ -77,17 +84,24 @@ def test_the_walk_finds_imports_calls_and_attributes():
 
 def write_kb(path: Path, n: int) -> Path:
     """A KdConv-shaped travel KB of ``n`` sights, each with four facts (so two sizes differ in every count)."""
-    kb = {f"景点{i}": [[f"景点{i}", "门票", f"{i % 7}元"], [f"景点{i}", "周边景点", f"景点{(i * 7 + 1) % n}"],
-                     [f"景点{i}", "地址", f"北京市第{i}号"], [f"景点{i}", "Information", f"景点{i}的介绍。"]]
-          for i in range(n)}
+    kb = {
+        f"景点{i}": [
+            [f"景点{i}", "门票", f"{i % 7}元"],
+            [f"景点{i}", "周边景点", f"景点{(i * 7 + 1) % n}"],
+            [f"景点{i}", "地址", f"北京市第{i}号"],
+            [f"景点{i}", "Information", f"景点{i}的介绍。"],
+        ]
+        for i in range(n)
+    }
     path.write_text(json.dumps(kb, ensure_ascii=False), encoding="utf-8")
     return path
 
 
 def publish(kb: Path, workdir: Path) -> str:
     """Build ``kb`` in full into domain travel of ``workdir`` and publish it; its build id."""
-    return build("travel", [SourceSpec("kdconv", str(kb))], workdir, show_progress=False, use_schema_sources=False,
-                 full=True).build_id
+    return build(
+        "travel", [SourceSpec("kdconv", str(kb))], workdir, show_progress=False, use_schema_sources=False, full=True
+    ).build_id
 
 
 @pytest.fixture(scope="module")
@@ -145,8 +159,9 @@ def test_each_stage_between_two_swaps_sees_one_build(kbs, workdir, tmp_path):
 
 
 def topic_labels(goals: Path) -> set[str]:
-    return {label for line in goals.read_text(encoding="utf-8").splitlines()
-            for label in json.loads(line)["topic_labels"]}
+    return {
+        label for line in goals.read_text(encoding="utf-8").splitlines() for label in json.loads(line)["topic_labels"]
+    }
 
 
 def test_a_snapshot_reads_its_tables_once_and_hands_them_out_again(kbs, workdir):

@@ -12,23 +12,28 @@ from kgforge.core.errors import InputError, KgforgeError
 
 
 def _good_session(topic: str) -> dict:
-    return {"goal": [["START", topic, "某明星"], ["某明星", "主演", topic]],
-            "knowledge": [[topic, "领域", "电影"], [topic, "主演", "某明星"], ["某明星", "领域", "明星"]],
-            "conversation": ["你好", "你好"]}
+    return {
+        "goal": [["START", topic, "某明星"], ["某明星", "主演", topic]],
+        "knowledge": [[topic, "领域", "电影"], [topic, "主演", "某明星"], ["某明星", "领域", "明星"]],
+        "conversation": ["你好", "你好"],
+    }
 
 
 def _quarantine(workdir: Path, domain: str) -> list[dict]:
-    return [json.loads(line) for f in sorted((workdir / domain / "quarantine").glob("*.jsonl"))
-            for line in f.read_text(encoding="utf-8").splitlines()]
+    return [
+        json.loads(line)
+        for f in sorted((workdir / domain / "quarantine").glob("*.jsonl"))
+        for line in f.read_text(encoding="utf-8").splitlines()
+    ]
 
 
 def test_duconv_bad_lines_are_quarantined_with_line_and_reason(tmp_path, workdir, cli):
     lines = [
         json.dumps(_good_session("电影甲"), ensure_ascii=False),
-        '{"goal": [], "knowledge": [[',                                   # 2: malformed JSON
-        json.dumps({"goal": [], "conversation": []}),                      # 3: missing knowledge
-        json.dumps(["not", "an", "object"]),                               # 4: wrong type
-        "",                                                                # blank lines are fine
+        '{"goal": [], "knowledge": [[',  # 2: malformed JSON
+        json.dumps({"goal": [], "conversation": []}),  # 3: missing knowledge
+        json.dumps(["not", "an", "object"]),  # 4: wrong type
+        "",  # blank lines are fine
         json.dumps({"goal": [], "knowledge": [["a", "b"]], "history": []}),  # 6: bad triple
         json.dumps(_good_session("电影乙"), ensure_ascii=False),
     ]
@@ -70,12 +75,14 @@ def test_unusable_kb_files_fail_with_file_and_line(tmp_path, workdir, cli, conte
 def test_kb_with_bad_entries_keeps_the_good_ones(tmp_path, workdir):
     source = tmp_path / "kb_travel.json"
     source.write_text(
-        '{\n'
+        "{\n"
         '  "甲": [["甲", "地址", "一号"], ["甲", "周边景点", "乙"]],\n'
         '  "乙": [["乙", "门票", 5]],\n'
         '  "丙": "not a list",\n'
         '  "丁": [["丁", "门票", "免费"]]\n'
-        '}\n', encoding="utf-8")
+        "}\n",
+        encoding="utf-8",
+    )
     summary = build("travel", [parse_source(f"kdconv:{source}")], workdir, show_progress=False).as_dict()
     assert summary["records_bad"] == 2
     quarantined = {(e["location"], e["reason"].split(":")[0]) for e in _quarantine(workdir, "travel")}
@@ -84,8 +91,13 @@ def test_kb_with_bad_entries_keeps_the_good_ones(tmp_path, workdir):
 
 
 def test_kdconv_dialogues_with_bad_attrs_keep_the_good_ones(tmp_path, workdir):
-    good = {"message": "去过甲吗", "attrs": [{"name": "甲", "attrname": "门票", "attrvalue": "免费"},
-                                          {"name": "甲", "attr_name": "地址", "attrvalue": "一号"}]}
+    good = {
+        "message": "去过甲吗",
+        "attrs": [
+            {"name": "甲", "attrname": "门票", "attrvalue": "免费"},
+            {"name": "甲", "attr_name": "地址", "attrvalue": "一号"},
+        ],
+    }
     dialogues = [{"name": "甲", "messages": [good]}, {"name": "乙", "messages": [{"message": "x", "attrs": 3}]}]
     source = tmp_path / "dev.json"
     source.write_text(json.dumps(dialogues, ensure_ascii=False, indent=1), encoding="utf-8")

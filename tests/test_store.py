@@ -19,9 +19,14 @@ from kgforge.store.query import QueryRunner
 
 
 def _write_kb(path: Path, n: int, prefix: str = "景点") -> Path:
-    kb = {f"{prefix}{i}": [[f"{prefix}{i}", "周边景点", f"{prefix}{(i * 7 + 1) % n}"],
-                           [f"{prefix}{i}", "地址", f"北京市第{i}号"],
-                           [f"{prefix}{i}", "Information", f"{prefix}{i}的介绍。" * 20]] for i in range(n)}
+    kb = {
+        f"{prefix}{i}": [
+            [f"{prefix}{i}", "周边景点", f"{prefix}{(i * 7 + 1) % n}"],
+            [f"{prefix}{i}", "地址", f"北京市第{i}号"],
+            [f"{prefix}{i}", "Information", f"{prefix}{i}的介绍。" * 20],
+        ]
+        for i in range(n)
+    }
     path.write_text(json.dumps(kb, ensure_ascii=False), encoding="utf-8")
     return path
 
@@ -38,13 +43,25 @@ def test_sigkill_during_build_leaves_previous_store_intact(tmp_path, workdir, cl
     big = _write_kb(tmp_path / "big.json", 60_000)
     builds = workdir / "travel" / "builds"
     process = subprocess.Popen(
-        [sys.executable, "-c", "from kgforge.cli import main; main()",
-         "build", "travel", "--source", f"kdconv:{big}", "--workdir", str(workdir), "--json"],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        [
+            sys.executable,
+            "-c",
+            "from kgforge.cli import main; main()",
+            "build",
+            "travel",
+            "--source",
+            f"kdconv:{big}",
+            "--workdir",
+            str(workdir),
+            "--json",
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
     )
     deadline = time.time() + 120
-    while time.time() < deadline and not any((b / ".incomplete").exists() and (b / "oxigraph").exists()
-                                             for b in builds.iterdir()):
+    while time.time() < deadline and not any(
+        (b / ".incomplete").exists() and (b / "oxigraph").exists() for b in builds.iterdir()
+    ):
         time.sleep(0.05)  # wait until the load phase has started writing the staged build's store
     assert process.poll() is None, "the build finished before it could be killed; make the input bigger"
     time.sleep(0.5)
@@ -76,8 +93,15 @@ def test_readers_work_while_a_writer_holds_the_lock(tmp_path, workdir, cli):
     cli("build", "travel", "--source", f"kdconv:{kb}", "--workdir", str(workdir))
     with write_lock(domain_paths("travel", workdir)):
         assert _stats(cli, workdir)["entities"] == 10
-        out = cli("query", "travel", "--workdir", str(workdir), "--format", "csv",
-                  "SELECT (COUNT(*) AS ?n) WHERE { ?s kgr:nearby ?o }").stdout
+        out = cli(
+            "query",
+            "travel",
+            "--workdir",
+            str(workdir),
+            "--format",
+            "csv",
+            "SELECT (COUNT(*) AS ?n) WHERE { ?s kgr:nearby ?o }",
+        ).stdout
         assert out.splitlines() == ["n", "10"]
 
 
@@ -106,8 +130,9 @@ def test_query_past_its_timeout_is_an_error_not_a_short_result(tmp_path, workdir
             runner.query(explosive, timeout=1)
         quick = runner.query("SELECT (COUNT(*) AS ?n) WHERE { ?s kgr:nearby ?o }", timeout=30)
         assert quick.rows[0]["n"].value == "400"  # the runner recovers after a timeout
-    result = cli("query", "travel", explosive, "--timeout", "1", "--workdir", str(workdir),
-                 "--format", "csv", check=False)
+    result = cli(
+        "query", "travel", explosive, "--timeout", "1", "--workdir", str(workdir), "--format", "csv", check=False
+    )
     assert result.returncode == 1 and "timeout" in result.stderr and result.stdout == ""
 
 

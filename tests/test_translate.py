@@ -20,11 +20,23 @@ from kgforge.qa.graph import QAGraph
 from kgforge.sources.schema_infer import infer_schema
 from tests.qa_support import chat_server
 
-FILMS = [("一声叹息", "A Sigh"), ("爱情神话", "The Equation of Love & Death"), ("苏州河", "Suzhou River"),
-         ("如果·爱", "Perhaps Love"), ("画皮", "Painted Skin"), ("李米的猜想", "The Equation of Love and Death II"),
-         ("夜宴", "The Banquet"), ("大明劫", "Fall of Ming")]
-PEOPLE = [("周迅", "Xun Zhou"), ("冯小刚", "Xiaogang Feng"), ("曹保平", "Baoping Cao"), ("娄烨", "Ye Lou"),
-          ("陈可辛", "Peter Chan")]
+FILMS = [
+    ("一声叹息", "A Sigh"),
+    ("爱情神话", "The Equation of Love & Death"),
+    ("苏州河", "Suzhou River"),
+    ("如果·爱", "Perhaps Love"),
+    ("画皮", "Painted Skin"),
+    ("李米的猜想", "The Equation of Love and Death II"),
+    ("夜宴", "The Banquet"),
+    ("大明劫", "Fall of Ming"),
+]
+PEOPLE = [
+    ("周迅", "Xun Zhou"),
+    ("冯小刚", "Xiaogang Feng"),
+    ("曹保平", "Baoping Cao"),
+    ("娄烨", "Ye Lou"),
+    ("陈可辛", "Peter Chan"),
+]
 GENRES = {"剧情": "drama", "爱情": "romance"}
 TYPES = {"电影": "film", "人物": "person"}
 OTHERS = {"地区": "region", "中国大陆": "Mainland China"}  # a relation named only in Chinese, and its value
@@ -38,9 +50,18 @@ def write_films(path: Path, english: bool = True) -> None:
         out = csv.writer(handle)
         out.writerow(["name", "name_en", "type", "rating", "director", "star", "genre", "地区"])
         for i, (zh, en) in enumerate(FILMS):
-            out.writerow([zh, en if english else "", "电影", f"{6 + i * 0.3:.1f}", PEOPLE[i % 5][0],
-                          f"{PEOPLE[(i + 1) % 5][0]}|{PEOPLE[(i + 2) % 5][0]}", "剧情" if i % 2 else "爱情",
-                          "中国大陆"])
+            out.writerow(
+                [
+                    zh,
+                    en if english else "",
+                    "电影",
+                    f"{6 + i * 0.3:.1f}",
+                    PEOPLE[i % 5][0],
+                    f"{PEOPLE[(i + 1) % 5][0]}|{PEOPLE[(i + 2) % 5][0]}",
+                    "剧情" if i % 2 else "爱情",
+                    "中国大陆",
+                ]
+            )
         for zh, en in PEOPLE:
             out.writerow([zh, "" if zh == "娄烨" else en, "人物", "", "", "", "", ""])
 
@@ -57,7 +78,7 @@ def films(tmp_path: Path) -> Domain:
 
 def dictionary_reply(prompt: str) -> str:
     """A translator that knows the test's names: answers every offered id from DICTIONARY."""
-    items = json.loads(prompt[prompt.index("\n["):])
+    items = json.loads(prompt[prompt.index("\n[") :])
     return json.dumps({item["id"]: DICTIONARY.get(item["text"], "") for item in items}, ensure_ascii=False)
 
 
@@ -86,10 +107,15 @@ def cjk_strings(value: object) -> list[str]:
 def test_an_english_export_names_what_lacks_a_label_and_mixes_only_when_allowed(films, tmp_path):
     goals = tmp_path / "goals.jsonl"
     films.goals(6, goals, one_step_ratio=1.0, language="en")
-    with pytest.raises(ExportCheckError, match=r"no en label for https://kgforge.org/class/type\d \(it has '(电影|人物)'\)"):
+    with pytest.raises(
+        ExportCheckError, match=r"no en label for https://kgforge.org/class/type\d \(it has '(电影|人物)'\)"
+    ):
         films.export(goals, tmp_path / "en.jsonl", fmt="duconv", language="en")
     report = films.export(goals, tmp_path / "en.jsonl", fmt="duconv", language="en", allow_mixed=True).as_dict()
-    assert set(report["labels"]["mixed"].values()) <= {"电影", "人物", "娄烨", "地区"} and report["labels"]["mixed_count"] >= 2
+    assert (
+        set(report["labels"]["mixed"].values()) <= {"电影", "人物", "娄烨", "地区"}
+        and report["labels"]["mixed_count"] >= 2
+    )
 
 
 def test_translate_proposes_a_review_file_and_applying_it_makes_english_exports_whole(films, tmp_path):
@@ -167,11 +193,25 @@ def test_the_cli_proposes_and_applies(films, tmp_path, cli):
     review = tmp_path / "review.tsv"
     workdir = str(films.workdir)
     with chat_server(dictionary_reply) as server:
-        out = cli("translate", "films", "--lang", "en", "--out", str(review), "--llm-url", server.url,
-                  "--llm-model", "dict", "--workdir", workdir, "--json").stdout
+        out = cli(
+            "translate",
+            "films",
+            "--lang",
+            "en",
+            "--out",
+            str(review),
+            "--llm-url",
+            server.url,
+            "--llm-model",
+            "dict",
+            "--workdir",
+            workdir,
+            "--json",
+        ).stdout
     assert json.loads(out)["proposed"] >= 5
-    applied = json.loads(cli("translate", "films", "--lang", "en", "--apply", str(review), "--workdir", workdir,
-                             "--json").stdout)
+    applied = json.loads(
+        cli("translate", "films", "--lang", "en", "--apply", str(review), "--workdir", workdir, "--json").stdout
+    )
     assert applied["graph"] == "https://kgforge.org/graph/translated/en" and applied["quads"] > 0
     neither = cli("translate", "films", "--workdir", workdir, check=False)
     assert neither.returncode == 2 and "--out FILE" in neither.stderr

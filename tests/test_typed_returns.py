@@ -25,8 +25,22 @@ from kgforge.grounding import ground_file
 from kgforge.stats import domain_stats
 from kgforge.store.diff import diff_builds
 
-STAGES = [build, derive, domain_stats, generate, validate, export_goals, export_dialogues, ground_file, embed,
-          related, diff_builds, api.evaluate, api.list_queries, api.qa_evaluate]
+STAGES = [
+    build,
+    derive,
+    domain_stats,
+    generate,
+    validate,
+    export_goals,
+    export_dialogues,
+    ground_file,
+    embed,
+    related,
+    diff_builds,
+    api.evaluate,
+    api.list_queries,
+    api.qa_evaluate,
+]
 UNTYPED = (dict, collections.abc.Mapping, collections.abc.MutableMapping, typing.Any)
 
 
@@ -61,8 +75,9 @@ def test_no_domain_method_or_stage_returns_a_dict(function):
 DATA = {"snapshot", "tables", "language"}  # Domain methods handing out the build's data (Snapshot, tables, a str)
 
 
-@pytest.mark.parametrize("function", [f for f in domain_methods() if f.__name__ not in DATA],
-                         ids=lambda f: f.__qualname__)
+@pytest.mark.parametrize(
+    "function", [f for f in domain_methods() if f.__name__ not in DATA], ids=lambda f: f.__qualname__
+)
 def test_reports_are_frozen_records_without_a_data_dict(function):
     report = return_type(function)
     assert report.__dataclass_params__.frozen, report
@@ -106,8 +121,7 @@ class _Example(Record):
 
 def test_as_dict_keeps_the_json_shape():
     record = _Example("n", parts=(_Inner(1),), extra={"k": 2})
-    assert record.as_dict() == {"name": "n", "format": "csv", "where": "x/y", "parts": [{"a": 1}], "k": 2,
-                                "last": True}
+    assert record.as_dict() == {"name": "n", "format": "csv", "where": "x/y", "parts": [{"a": 1}], "k": 2, "last": True}
     assert list(record.as_dict()) == ["name", "format", "where", "parts", "k", "last"]
     assert _Example("n", sometimes=0).as_dict()["sometimes"] == 0
 
@@ -122,8 +136,9 @@ def test_the_eval_report_prints_the_json_the_scoring_gives(tmp_path):
     assert report.metrics["f1"] == scored["metrics"]["f1"] > 0 and report.official.startswith("F1:")
     assert report.per_response == str(tmp_path / "scores.jsonl")
     assert list(printed) == list(scored)
-    assert {k: v for k, v in printed.items() if k not in ("seconds", "per_response")} == \
-        {k: v for k, v in scored.items() if k not in ("seconds", "per_response")}
+    assert {k: v for k, v in printed.items() if k not in ("seconds", "per_response")} == {
+        k: v for k, v in scored.items() if k not in ("seconds", "per_response")
+    }
 
 
 def test_the_shipped_queries_are_typed_records_naming_what_they_return():

@@ -27,8 +27,9 @@ WIKIBASE = "http://wikiba.se/ontology#"
 
 def build_source(workdir: Path, kind: str, path: Path, **options) -> tuple[ox.Store, dict]:
     """Build the film domain from one source; the store and the source's manifest entry."""
-    summary = build("film", [SourceSpec(kind, str(path), options)], workdir, show_progress=False,
-                    use_schema_sources=False)
+    summary = build(
+        "film", [SourceSpec(kind, str(path), options)], workdir, show_progress=False, use_schema_sources=False
+    )
     return Snapshot.open("film", workdir).store(), summary.as_dict()["sources"][0]
 
 
@@ -74,8 +75,11 @@ def test_film_q2262932_values_of_each_type(mini: ox.Store) -> None:
     # monolingualtext, external-id, commonsMedia; unmapped properties keep their wdt: IRIs
     assert objects(mini, film, WDT + "P1476") == {literal("City Streets", lang="en")}
     assert objects(mini, film, WDT + "P345") == {literal("tt0021750")}
-    assert objects(mini, film, WDT + "P18") == {ox.NamedNode(
-        "http://commons.wikimedia.org/wiki/Special:FilePath/Sylvia%20Sidney%20Paul%20Lukas%20City%20Streets.jpg")}
+    assert objects(mini, film, WDT + "P18") == {
+        ox.NamedNode(
+            "http://commons.wikimedia.org/wiki/Special:FilePath/Sylvia%20Sidney%20Paul%20Lukas%20City%20Streets.jpg"
+        )
+    }
     # P31 film → the domain type, from [options.wikidata] classes in schemas/film.toml
     assert ox.NamedNode(class_iri("film")) in objects(mini, film, RDF_TYPE)
 
@@ -93,9 +97,15 @@ def test_q42_labels_ranks_qualifiers_and_deprecated(mini: ox.Store) -> None:
     assert objects(mini, q42, WDT + "P551") == {node("Q84"), node("Q909993")}
     # qualifier: residence Q909993 with P580 start time 1957, attached to its statement node
     statements = objects(mini, q42, "http://www.wikidata.org/prop/P551")
-    qualified = {s for s in statements if node("Q909993") in objects(mini, s.value, "http://www.wikidata.org/prop/statement/P551")}
+    qualified = {
+        s
+        for s in statements
+        if node("Q909993") in objects(mini, s.value, "http://www.wikidata.org/prop/statement/P551")
+    }
     (statement,) = qualified
-    assert objects(mini, statement.value, "http://www.wikidata.org/prop/qualifier/P580") == {literal("1957", XSD + "gYear")}
+    assert objects(mini, statement.value, "http://www.wikidata.org/prop/qualifier/P580") == {
+        literal("1957", XSD + "gYear")
+    }
     assert objects(mini, statement.value, WIKIBASE + "rank") == {ox.NamedNode(WIKIBASE + "NormalRank")}
     assert ox.NamedNode(class_iri("star")) in objects(mini, q42, RDF_TYPE)
 

@@ -22,11 +22,20 @@ WD = "http://www.wikidata.org/entity/"
 
 def many_entities(n: int, start: int = 1) -> list[dict]:
     """Entities of about 1.5 kB each, with varied text so bz2 needs several blocks."""
-    return [entity(f"Q{i}", {"en": f"entity {i} " + "x" * (i % 97), "zh-hans": f"实体{i}"},
-                   {"P31": ["Q5"], "P2860": [f"Q{i + 1}"], "P1476": [("text", (f"title {i * 7919 % 100003}", "en"))],
-                    "P345": [("external-id", f"tt{i * 104729 % 9999991:07d}")]},
-                   descriptions={"en": " ".join(str(i * k % 1009) for k in range(60))})
-            for i in range(start, start + n)]
+    return [
+        entity(
+            f"Q{i}",
+            {"en": f"entity {i} " + "x" * (i % 97), "zh-hans": f"实体{i}"},
+            {
+                "P31": ["Q5"],
+                "P2860": [f"Q{i + 1}"],
+                "P1476": [("text", (f"title {i * 7919 % 100003}", "en"))],
+                "P345": [("external-id", f"tt{i * 104729 % 9999991:07d}")],
+            },
+            descriptions={"en": " ".join(str(i * k % 1009) for k in range(60))},
+        )
+        for i in range(start, start + n)
+    ]
 
 
 def build_film(workdir: Path, path: Path, **options) -> dict:
@@ -40,8 +49,11 @@ def quarantine_entries(workdir: Path, source: dict) -> list[dict]:
 
 def subjects(workdir: Path) -> set[str]:
     store = Snapshot.open("film", workdir).store()
-    return {q.subject.value.removeprefix(WD) for q in store.quads_for_pattern(None, None, None, None)
-            if q.subject.value.startswith(WD) and "/statement/" not in q.subject.value}
+    return {
+        q.subject.value.removeprefix(WD)
+        for q in store.quads_for_pattern(None, None, None, None)
+        if q.subject.value.startswith(WD) and "/statement/" not in q.subject.value
+    }
 
 
 @pytest.mark.slow  # builds from a generated dump once per decompressor
@@ -63,8 +75,10 @@ def test_corrupt_line_is_quarantined_with_line_and_byte(workdir: Path, tmp_path:
     path = write_dump(tmp_path / "dump.json", many_entities(20))
     lines = path.read_text(encoding="utf-8").split("\n")
     lines[5] = '{"type":"item","id":"Q5","labels":{"en":{'  # line 6 of the file
-    lines[8] = '{"type":"item","id":"Q8","labels":{"en":{"language":"en","value":"eight"}},"claims":{"P31":[{"mainsnak":{"snaktype":"value","datavalue":' \
-               '{"type":"time","value":{"time":"yesterday"}}},"rank":"normal"}]}},'
+    lines[8] = (
+        '{"type":"item","id":"Q8","labels":{"en":{"language":"en","value":"eight"}},"claims":{"P31":[{"mainsnak":{"snaktype":"value","datavalue":'
+        '{"type":"time","value":{"time":"yesterday"}}},"rank":"normal"}]}},'
+    )
     path.write_text("\n".join(lines), encoding="utf-8")
     offset = sum(len(line.encode()) + 1 for line in lines[:5])
     source = build_film(workdir, path)
@@ -128,6 +142,7 @@ def test_a_killed_pass_resumes_from_its_byte_offset(tmp_path: Path) -> None:
 
 # --- selection: seeds, P279* closure, hops, fan-out cap ---------------------------------------
 
+
 def graph_dump(tmp_path: Path) -> Path:
     return write_dump(tmp_path / "graph.json.bz2", graph_entities())
 
@@ -135,8 +150,11 @@ def graph_dump(tmp_path: Path) -> Path:
 def graph_entities() -> list[dict]:
     hub = [f"Q{i}" for i in range(101, 111)]
     return [
-        entity("Q1", {"en": "root"}, {"P161": ["Q2", "Q3"], "P57": [{"value": "Q999", "rank": "deprecated"}],
-                                      "P1344": ["Q998"]}),
+        entity(
+            "Q1",
+            {"en": "root"},
+            {"P161": ["Q2", "Q3"], "P57": [{"value": "Q999", "rank": "deprecated"}], "P1344": ["Q998"]},
+        ),
         entity("Q2", {"en": "two"}, {"P161": ["Q4", "Q100"]}),
         entity("Q3", {"en": "three"}, {"P161": ["Q5", "Q6"]}),
         entity("Q4", {"en": "four"}, {"P57": ["Q7"]}),
@@ -204,8 +222,11 @@ def test_demo_dump_builds(workdir: Path, tmp_path: Path) -> None:
     source = build_film(workdir, path)
     assert source["counts"]["entities"] == 11 and source["quarantined"] == 0
     store = Snapshot.open("film", workdir).store()
-    labels = {q.object for q in store.quads_for_pattern(ox.NamedNode(WD + "Q1000002"), None, None, None)
-              if isinstance(q.object, ox.Literal) and q.object.language}
+    labels = {
+        q.object
+        for q in store.quads_for_pattern(ox.NamedNode(WD + "Q1000002"), None, None, None)
+        if isinstance(q.object, ox.Literal) and q.object.language
+    }
     assert ox.Literal("霸王别姬", language="zh-hans") in labels
 
 
@@ -223,9 +244,23 @@ def test_cli_import_killed_then_resumed(cli, tmp_path: Path) -> None:
     options = ["--domain", "film", "--workers", "0"]
     killed, fresh = tmp_path / "killed", tmp_path / "fresh"
     env = {**os.environ, "KGFORGE_WIKIDATA_CHECKPOINT_SECONDS": "0.05"}
-    proc = subprocess.Popen([sys.executable, "-c", "from kgforge.cli import main; main()", "import", "wikidata",
-                             str(dump), *options, "--workdir", str(killed), "--json"],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "from kgforge.cli import main; main()",
+            "import",
+            "wikidata",
+            str(dump),
+            *options,
+            "--workdir",
+            str(killed),
+            "--json",
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        env=env,
+    )
     deadline = time.monotonic() + 120
     checkpoint = None
     while time.monotonic() < deadline and proc.poll() is None:
@@ -242,7 +277,9 @@ def test_cli_import_killed_then_resumed(cli, tmp_path: Path) -> None:
     assert resumed["source"]["counts"]["entities"] == 12000
     whole = json.loads(cli("import", "wikidata", str(dump), *options, "--workdir", str(fresh), "--json").stdout)
     assert whole["source"]["counts"]["resumed_from_byte"] == 0
-    quads = [(folder / "film" / resumed["source"]["quads_file"]).read_text(encoding="utf-8") for folder in (killed, fresh)]
+    quads = [
+        (folder / "film" / resumed["source"]["quads_file"]).read_text(encoding="utf-8") for folder in (killed, fresh)
+    ]
     assert sorted(quads[0].splitlines()) == sorted(quads[1].splitlines())
 
 
@@ -255,8 +292,9 @@ def test_a_dying_worker_fails_the_pass_clearly(tmp_path: Path) -> None:
     dump = write_dump(tmp_path / "dump.json", many_entities(300))
     spec = PassSpec("extract", WikidataConfig())
     with pytest.raises(KgforgeError, match=r"worker process died .* byte \d+"):
-        run_resumable(dump, spec, tmp_path / "state", workers=1, batch_bytes=20_000,
-                      on_progress=lambda n: _kill_workers())
+        run_resumable(
+            dump, spec, tmp_path / "state", workers=1, batch_bytes=20_000, on_progress=lambda n: _kill_workers()
+        )
 
 
 def _kill_workers() -> None:

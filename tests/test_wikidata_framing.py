@@ -20,7 +20,8 @@ line = st.one_of(
     st.integers(1, 300).map(lambda n: b'{"a":"' + b"x" * n + b'"},'),
 )
 dumps = st.tuples(st.lists(line, max_size=40), st.booleans()).map(
-    lambda t: b"\n".join(t[0]) + (b"\n" if t[1] and t[0] else b""))
+    lambda t: b"\n".join(t[0]) + (b"\n" if t[1] and t[0] else b"")
+)
 # plain dumps: a file that begins with a gzip or bzip2 magic number is read as compressed (and, being no real
 # stream, reported as corrupt), which the compressed-stream tests cover
 plain_dumps = dumps.filter(lambda data: not data.startswith((b"\x1f\x8b", b"BZh")))
@@ -60,8 +61,8 @@ def test_spans_find_what_entity_json_cuts_out(data: bytes) -> None:
     spans = list(entity_spans(buffer, base, base + len(data)))
     assert [index for index, _, _ in spans] == list(range(len(pieces)))
     for (_, start, span), piece in zip(spans, pieces):
-        assert buffer[start:start + len(piece)] == piece
-        assert (buffer[span[0]:span[1]] if span else None) == entity_json(piece)
+        assert buffer[start : start + len(piece)] == piece
+        assert (buffer[span[0] : span[1]] if span else None) == entity_json(piece)
 
 
 def test_a_framed_dump_read_in_blocks_notices_its_missing_close(tmp_path: Path) -> None:

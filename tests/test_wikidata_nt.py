@@ -30,7 +30,10 @@ def test_real_q8_truthy_sample(workdir: Path, shared) -> None:
     store, source = build_source(workdir, "wikidata-nt", shared("wikidata_rdf/Q8_happiness.truthy.nt"))
     q8 = WD + "Q8"
     # \u escapes decoded; the zh chain picks zh-hans over zh-hant; en as is
-    assert objects(store, q8, RDFS_LABEL) == {ox.Literal("快乐", language="zh-hans"), ox.Literal("happiness", language="en")}
+    assert objects(store, q8, RDFS_LABEL) == {
+        ox.Literal("快乐", language="zh-hans"),
+        ox.Literal("happiness", language="en"),
+    }
     assert ox.Literal("欢乐", language="zh-hans") in objects(store, q8, SKOS_ALT_LABEL)
     assert objects(store, q8, WDT + "P31") == {ox.NamedNode(WD + q) for q in ("Q331769", "Q9415", "Q60539479")}
     assert objects(store, q8, WDT + "P646") == {ox.Literal("/m/016pp7")}
@@ -41,11 +44,11 @@ def test_real_q8_truthy_sample(workdir: Path, shared) -> None:
 def test_generated_lines_blank_nodes_escapes_and_damage(workdir: Path, tmp_path: Path) -> None:
     lines = [
         '<http://wikiba.se/ontology#Dump> <http://schema.org/softwareVersion> "1.0.0" .',
-        f'<{WD}Q1> <{WDT}P57> <{WD}Q2> .',
+        f"<{WD}Q1> <{WDT}P57> <{WD}Q2> .",
         f'<{WD}Q1> <{WDT}P1476> "\\u57CE\\u5E02\\u4E4B\\u8857 \\U0001F3AC \\"quoted\\""@zh .',
         f'<{WD}Q1> <{WDT}P577> "1931-01-01T00:00:00Z"^^<http://www.w3.org/2001/XMLSchema#dateTime> .',
-        f'<{WD}Q1> <{WDT}P170> _:b0f3a .',
-        f'<{WD}Q1> <{WDT}P31> this is not a triple',
+        f"<{WD}Q1> <{WDT}P170> _:b0f3a .",
+        f"<{WD}Q1> <{WDT}P31> this is not a triple",
         f'<{WD}Q1> <{RDFS_LABEL}> "City Streets"@en .',
         f'<{WD}Q2> <{RDFS_LABEL}> "Rouben Mamoulian"@en .',
     ]
@@ -68,8 +71,14 @@ def test_generated_lines_blank_nodes_escapes_and_damage(workdir: Path, tmp_path:
 @settings(max_examples=200, deadline=None)
 @given(st.text(st.characters(blacklist_categories=("Cs",)), max_size=30))
 def test_unescape_inverts_ntriples_escaping(text: str) -> None:
-    escaped = "".join(f"\\u{ord(c):04X}" if 0x80 <= ord(c) <= 0xFFFF else f"\\U{ord(c):08X}" if ord(c) > 0xFFFF
-                      else {"\\": "\\\\", '"': '\\"', "\n": "\\n", "\r": "\\r", "\t": "\\t"}.get(c, c) for c in text)
+    escaped = "".join(
+        f"\\u{ord(c):04X}"
+        if 0x80 <= ord(c) <= 0xFFFF
+        else f"\\U{ord(c):08X}"
+        if ord(c) > 0xFFFF
+        else {"\\": "\\\\", '"': '\\"', "\n": "\\n", "\r": "\\r", "\t": "\\t"}.get(c, c)
+        for c in text
+    )
     assert unescape(escaped) == text
 
 
@@ -94,21 +103,28 @@ def test_selection_on_truthy_nt_matches_the_json_expansion(tmp_path: Path) -> No
     path = tmp_path / "graph.nt.bz2"
     path.write_bytes(bz2.compress(("\n".join(truthy_lines(graph_entities())) + "\n").encode()))
     for hops in (1, 2, 3):
-        store, source = build_source(tmp_path / f"kg{hops}", "wikidata-nt", path, seeds=["Q1"], hops=hops,
-                                     fanout_cap=3, exclude=["P1344"])
-        subjects = {q.subject.value.removeprefix(WD) for q in store.quads_for_pattern(None, None, None, None)
-                    if q.subject.value.startswith(WD)}
+        store, source = build_source(
+            tmp_path / f"kg{hops}", "wikidata-nt", path, seeds=["Q1"], hops=hops, fanout_cap=3, exclude=["P1344"]
+        )
+        subjects = {
+            q.subject.value.removeprefix(WD)
+            for q in store.quads_for_pattern(None, None, None, None)
+            if q.subject.value.startswith(WD)
+        }
         assert subjects == set().union(*EXPECTED_LEVELS[: hops + 1])
     _, source = build_source(tmp_path / "kg-class", "wikidata-nt", path, seed_classes=["Q11424"], hops=0)
     assert source["counts"]["class_closure_size"] == 3 and source["counts"]["selected_entities"] == 1
 
 
 def nt_spec(mode: str = "nt-extract") -> PassSpec:
-    return PassSpec(mode, WikidataConfig.from_schema(load_schema("film")), parser=parse_nt_batch, align=subject_boundary)
+    return PassSpec(
+        mode, WikidataConfig.from_schema(load_schema("film")), parser=parse_nt_batch, align=subject_boundary
+    )
 
 
 subject_lines = st.lists(st.tuples(st.integers(1, 30), st.integers(1, 12)), min_size=1, max_size=40).map(
-    lambda groups: [f'<{WD}Q{q}> <{WDT}P{k}> "v{k}" .' for q, n in groups for k in range(n)])
+    lambda groups: [f'<{WD}Q{q}> <{WDT}P{k}> "v{k}" .' for q, n in groups for k in range(n)]
+)
 
 
 @settings(max_examples=100, deadline=None)

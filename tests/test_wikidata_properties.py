@@ -23,7 +23,7 @@ CFG = WikidataConfig()
 
 text = st.text(st.characters(blacklist_categories=("Cs",)), min_size=1, max_size=20).filter(str.strip)
 qids = st.integers(1, 10**9).map(lambda n: f"Q{n}")
-decimal = st.decimals(allow_nan=False, allow_infinity=False, places=3, min_value=-10**9, max_value=10**9)
+decimal = st.decimals(allow_nan=False, allow_infinity=False, places=3, min_value=-(10**9), max_value=10**9)
 
 
 def entity_value(draw_old_style: bool):
@@ -32,24 +32,57 @@ def entity_value(draw_old_style: bool):
         if not draw_old_style:
             value["id"] = f"Q{n}"
         return {"type": "wikibase-entityid", "value": value}
+
     return make
 
 
 datavalues = st.one_of(
-    st.builds(lambda n, old: entity_value(old)(n), st.integers(1, 10**8), st.booleans()).map(lambda d: (d, "wikibase-item")),
+    st.builds(lambda n, old: entity_value(old)(n), st.integers(1, 10**8), st.booleans()).map(
+        lambda d: (d, "wikibase-item")
+    ),
     text.map(lambda s: ({"type": "string", "value": s}, "string")),
     text.map(lambda s: ({"type": "string", "value": s}, "external-id")),
-    st.builds(lambda y, m, d, p: ({"type": "time", "value": {
-        "time": f"{'+' if y >= 0 else '-'}{abs(y):04d}-{m:02d}-{d:02d}T00:00:00Z", "precision": p, "timezone": 0,
-        "before": 0, "after": 0, "calendarmodel": WD + "Q1985727"}}, "time"),
-        st.integers(-20000, 20000), st.integers(0, 12), st.integers(0, 28), st.integers(0, 14)),
-    st.builds(lambda a, unit: ({"type": "quantity", "value": {"amount": f"{a:+f}", "unit": unit}}, "quantity"),
-              decimal, st.sampled_from(["1", WD + "Q7727", WD + "Q11573"])),
-    st.builds(lambda t, lang: ({"type": "monolingualtext", "value": {"text": t, "language": lang}}, "monolingualtext"),
-              text, st.sampled_from(["en", "zh", "zh-hans", "de-ch", "be-tarask"])),
-    st.builds(lambda lat, lon: ({"type": "globecoordinate", "value": {"latitude": lat, "longitude": lon,
-                                 "altitude": None, "precision": 0.001, "globe": WD + "Q2"}}, "globe-coordinate"),
-              st.floats(-90, 90), st.floats(-180, 180)),
+    st.builds(
+        lambda y, m, d, p: (
+            {
+                "type": "time",
+                "value": {
+                    "time": f"{'+' if y >= 0 else '-'}{abs(y):04d}-{m:02d}-{d:02d}T00:00:00Z",
+                    "precision": p,
+                    "timezone": 0,
+                    "before": 0,
+                    "after": 0,
+                    "calendarmodel": WD + "Q1985727",
+                },
+            },
+            "time",
+        ),
+        st.integers(-20000, 20000),
+        st.integers(0, 12),
+        st.integers(0, 28),
+        st.integers(0, 14),
+    ),
+    st.builds(
+        lambda a, unit: ({"type": "quantity", "value": {"amount": f"{a:+f}", "unit": unit}}, "quantity"),
+        decimal,
+        st.sampled_from(["1", WD + "Q7727", WD + "Q11573"]),
+    ),
+    st.builds(
+        lambda t, lang: ({"type": "monolingualtext", "value": {"text": t, "language": lang}}, "monolingualtext"),
+        text,
+        st.sampled_from(["en", "zh", "zh-hans", "de-ch", "be-tarask"]),
+    ),
+    st.builds(
+        lambda lat, lon: (
+            {
+                "type": "globecoordinate",
+                "value": {"latitude": lat, "longitude": lon, "altitude": None, "precision": 0.001, "globe": WD + "Q2"},
+            },
+            "globe-coordinate",
+        ),
+        st.floats(-90, 90),
+        st.floats(-180, 180),
+    ),
 )
 
 
@@ -61,13 +94,19 @@ def statements(draw, pid: str, index: int) -> dict:
         snak["datavalue"], snak["datatype"] = draw(datavalues)
     if draw(st.booleans()):
         snak["hash"] = f"{index:040x}"
-    statement = {"mainsnak": snak, "type": "statement", "rank": draw(st.sampled_from(["preferred", "normal", "normal", "deprecated"]))}
+    statement = {
+        "mainsnak": snak,
+        "type": "statement",
+        "rank": draw(st.sampled_from(["preferred", "normal", "normal", "deprecated"])),
+    }
     style = draw(st.sampled_from(["upper", "lower", "missing"]))
     if style != "missing":
         sid = f"Q1${index:08d}-AAAA-BBBB-CCCC-DDDDDDDDDDDD"
         statement["id"] = sid.lower() if style == "lower" else sid
     if draw(st.booleans()):
-        statement["qualifiers"] = {"P580": [{"snaktype": "value", "property": "P580", "datavalue": draw(datavalues)[0]}]}
+        statement["qualifiers"] = {
+            "P580": [{"snaktype": "value", "property": "P580", "datavalue": draw(datavalues)[0]}]
+        }
     if draw(st.booleans()):
         statement["an-unknown-key"] = {"x": [1, 2]}
     return statement
@@ -75,16 +114,28 @@ def statements(draw, pid: str, index: int) -> dict:
 
 @st.composite
 def entities(draw) -> dict:
-    pids = draw(st.lists(st.sampled_from(["P31", "P57", "P161", "P577", "P2047", "P1476", "P625", "P345"]),
-                         unique=True, max_size=5))
-    claims = {pid: [draw(statements(pid, i * 10 + j)) for j in range(draw(st.integers(1, 4)))]
-              for i, pid in enumerate(pids)}
-    labels = draw(st.one_of(st.just([]), st.dictionaries(st.sampled_from(["en", "zh", "zh-hant", "mul", "fr"]),
-                                                         text, max_size=4)))
+    pids = draw(
+        st.lists(
+            st.sampled_from(["P31", "P57", "P161", "P577", "P2047", "P1476", "P625", "P345"]), unique=True, max_size=5
+        )
+    )
+    claims = {
+        pid: [draw(statements(pid, i * 10 + j)) for j in range(draw(st.integers(1, 4)))] for i, pid in enumerate(pids)
+    }
+    labels = draw(
+        st.one_of(st.just([]), st.dictionaries(st.sampled_from(["en", "zh", "zh-hant", "mul", "fr"]), text, max_size=4))
+    )
     if isinstance(labels, dict):
         labels = {k: {"language": k, "value": v} for k, v in labels.items()}
-    return {"type": "item", "id": "Q1", "labels": labels, "descriptions": [], "aliases": {},
-            "claims": claims or draw(st.sampled_from([{}, []])), "unknown-top-level": True}
+    return {
+        "type": "item",
+        "id": "Q1",
+        "labels": labels,
+        "descriptions": [],
+        "aliases": {},
+        "claims": claims or draw(st.sampled_from([{}, []])),
+        "unknown-top-level": True,
+    }
 
 
 def value_key(statement: dict) -> str:
@@ -149,26 +200,42 @@ def test_dump_framing_round_trip(tmp_path: Path, batch: list[dict]) -> None:
 
 broken_values = st.one_of(
     st.builds(lambda s: {"type": "string", "value": s}, st.text(min_size=1).map(lambda s: s + "\ud800")),
-    st.builds(lambda iri: {"type": "globecoordinate", "value": {"latitude": 1.0, "longitude": 2.0, "globe": iri}},
-              st.one_of(st.just("not an iri"), st.integers(min_value=1), st.just(["Q2"]))),
-    st.builds(lambda unit: {"type": "quantity", "value": {"amount": "+1", "unit": unit}},
-              st.one_of(st.just("has space"), st.just("<x>"), st.integers())),
-    st.builds(lambda precision, calendar: {"type": "time", "value": {
-        "time": "+2001-02-03T00:00:00Z", "precision": precision, "calendarmodel": calendar}},
+    st.builds(
+        lambda iri: {"type": "globecoordinate", "value": {"latitude": 1.0, "longitude": 2.0, "globe": iri}},
+        st.one_of(st.just("not an iri"), st.integers(min_value=1), st.just(["Q2"])),
+    ),
+    st.builds(
+        lambda unit: {"type": "quantity", "value": {"amount": "+1", "unit": unit}},
+        st.one_of(st.just("has space"), st.just("<x>"), st.integers()),
+    ),
+    st.builds(
+        lambda precision, calendar: {
+            "type": "time",
+            "value": {"time": "+2001-02-03T00:00:00Z", "precision": precision, "calendarmodel": calendar},
+        },
         st.one_of(st.just(True), st.just([11]), st.integers(15, 99), st.just(11)),
-        st.one_of(st.just(WD + "Q1985727"), st.just("bad calendar"), st.just({"id": "Q1"}))),
-    st.builds(lambda kind: {"type": kind, "value": {"id": ["Q1"]}},  # unhashable type or id
-              st.one_of(st.just(["string"]), st.just({"a": 1}), st.just("wikibase-entityid"))),
+        st.one_of(st.just(WD + "Q1985727"), st.just("bad calendar"), st.just({"id": "Q1"})),
+    ),
+    st.builds(
+        lambda kind: {"type": kind, "value": {"id": ["Q1"]}},  # unhashable type or id
+        st.one_of(st.just(["string"]), st.just({"a": 1}), st.just("wikibase-entityid")),
+    ),
 )
 
 
 @settings(max_examples=100, deadline=None)
 @given(broken_values)
 def test_a_broken_value_is_reported_with_its_statement_and_the_rest_arrives(datavalue: dict) -> None:
-    good = {"mainsnak": {"snaktype": "value", "datavalue": {"type": "string", "value": "ok"}, "datatype": "string"},
-            "rank": "normal", "id": "Q1$good"}
-    bad = {"mainsnak": {"snaktype": "value", "datavalue": datavalue, "datatype": "string"},
-           "rank": "normal", "id": "Q1$bad"}
+    good = {
+        "mainsnak": {"snaktype": "value", "datavalue": {"type": "string", "value": "ok"}, "datatype": "string"},
+        "rank": "normal",
+        "id": "Q1$good",
+    }
+    bad = {
+        "mainsnak": {"snaktype": "value", "datavalue": datavalue, "datatype": "string"},
+        "rank": "normal",
+        "id": "Q1$bad",
+    }
     out = process_entity({"id": "Q1", "claims": {"P1": [good], "P2": [bad]}}, CFG)
     assert (WD + "Q1", WDT + "P1", '"ok"') in out.triples
     direct_p2 = [t for t in out.triples if t[1] == WDT + "P2"]

@@ -23,9 +23,11 @@ WDT = "http://www.wikidata.org/prop/direct/"
 P = "http://www.wikidata.org/prop/"
 PS, PQ = P + "statement/", P + "qualifier/"
 WIKIBASE = "http://wikiba.se/ontology#"
-HEADER = ("@prefix wd: <http://www.wikidata.org/entity/> .\n"
-          "@prefix data: <https://www.wikidata.org/wiki/Special:EntityData/> .\n"
-          "@prefix schema: <http://schema.org/> .\n\n")
+HEADER = (
+    "@prefix wd: <http://www.wikidata.org/entity/> .\n"
+    "@prefix data: <https://www.wikidata.org/wiki/Special:EntityData/> .\n"
+    "@prefix schema: <http://schema.org/> .\n\n"
+)
 
 
 def node(qid: str) -> ox.NamedNode:
@@ -35,8 +37,10 @@ def node(qid: str) -> ox.NamedNode:
 def test_real_q42_full_dump(workdir: Path, shared) -> None:
     store, source = build_source(workdir, "wikidata-ttl", shared("wikidata_rdf/Q42.all.ttl"))
     q42 = WD + "Q42"
-    assert objects(store, q42, RDFS_LABEL) == {ox.Literal("道格拉斯·亚当斯", language="zh-hans"),
-                                               ox.Literal("Douglas Adams", language="en")}
+    assert objects(store, q42, RDFS_LABEL) == {
+        ox.Literal("道格拉斯·亚当斯", language="zh-hans"),
+        ox.Literal("Douglas Adams", language="en"),
+    }
     assert objects(store, q42, WDT + "P31") == {node("Q5")}
     assert ox.NamedNode(class_iri("star")) in objects(store, q42, RDF_TYPE)
     # best rank only: residence Q159288 (normal, outranked by preferred) is neither a fact nor a statement node
@@ -58,7 +62,9 @@ def ttl_dump(entities: list[dict], broken: str | None = None) -> str:
     blocks = []
     for item in entities:
         lines = truthy_lines([item]) if item["id"] != broken else [f"<{WD}{broken}> <{WDT}P1> ."]
-        blocks.append(f"data:{item['id']} a schema:Dataset ;\n\tschema:about wd:{item['id']} .\n\n" + "\n".join(lines) + "\n")
+        blocks.append(
+            f"data:{item['id']} a schema:Dataset ;\n\tschema:about wd:{item['id']} .\n\n" + "\n".join(lines) + "\n"
+        )
     return HEADER + "\n".join(blocks)
 
 
@@ -78,10 +84,14 @@ def test_seeded_selection_matches_the_json_expansion(tmp_path: Path) -> None:
     path = tmp_path / "all.ttl"
     path.write_text(ttl_dump(graph_entities()), encoding="utf-8")
     for hops in (1, 3):
-        store, _ = build_source(tmp_path / f"kg{hops}", "wikidata-ttl", path, seeds=["Q1"], hops=hops,
-                                fanout_cap=3, exclude=["P1344"])
-        subjects = {q.subject.value.removeprefix(WD) for q in store.quads_for_pattern(None, None, None, None)
-                    if q.subject.value.startswith(WD)}
+        store, _ = build_source(
+            tmp_path / f"kg{hops}", "wikidata-ttl", path, seeds=["Q1"], hops=hops, fanout_cap=3, exclude=["P1344"]
+        )
+        subjects = {
+            q.subject.value.removeprefix(WD)
+            for q in store.quads_for_pattern(None, None, None, None)
+            if q.subject.value.startswith(WD)
+        }
         assert subjects == set().union(*EXPECTED_LEVELS[: hops + 1])
 
 
@@ -89,8 +99,9 @@ def test_workers_small_batches_and_resume_give_the_same_journal(tmp_path: Path) 
     path = tmp_path / "all.ttl"
     path.write_text(ttl_dump(graph_entities() * 20), encoding="utf-8")
     header = HEADER.encode()
-    spec = PassSpec("ttl-extract", WikidataConfig.from_schema(load_schema("film")), None, parse_ttl_batch,
-                    block_boundary, header)
+    spec = PassSpec(
+        "ttl-extract", WikidataConfig.from_schema(load_schema("film")), None, parse_ttl_batch, block_boundary, header
+    )
     whole = run_resumable(path, spec, tmp_path / "whole")
     parallel = run_resumable(path, spec, tmp_path / "parallel", workers=2, batch_bytes=1_500)
     stopped = run_resumable(path, spec, tmp_path / "state", batch_bytes=1_500, stop_after_batches=4)

@@ -41,39 +41,72 @@ property:hasIcon rdf:type rdf:Property .
 def test_real_dbpedia_concept_mapping_sample(workdir: Path, shared) -> None:
     store, source = build_source(workdir, "xlore", shared("xlore/dbpedia_xlore_concept.dat"))
     assert source["quarantined"] == 0
-    assert objects(store, C + "2109", RDFS_LABEL) == {ox.Literal("events", language="en"), ox.Literal("事件", language="zh")}
+    assert objects(store, C + "2109", RDFS_LABEL) == {
+        ox.Literal("events", language="en"),
+        ox.Literal("事件", language="zh"),
+    }
     assert objects(store, C + "2109", "http://www.w3.org/2002/07/owl#equivalentClass") == {
-        ox.NamedNode("http://dbpedia.org/ontology/Event")}
+        ox.NamedNode("http://dbpedia.org/ontology/Event")
+    }
     # a DBpedia class XLore did not map keeps its label, and no concept is invented
-    assert objects(store, "http://dbpedia.org/ontology/LunarCrater", RDFS_LABEL) == {ox.Literal("lunar crater", language="en")}
+    assert objects(store, "http://dbpedia.org/ontology/LunarCrater", RDFS_LABEL) == {
+        ox.Literal("lunar crater", language="en")
+    }
 
 
 def film_dump(folder: Path) -> Path:
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "xlore.property.list.ttl").write_text(  # no @base: relative ids are properties by the file name
         "@prefix rdfs: <http://www.w3.org/2000/01/rdf-schema#> .\n"
-        '<p12> rdfs:label "导演"@zh .\n<p13> rdfs:label "上映时间"@zh .\n<p14> rdfs:label "主演"@zh .\n', encoding="utf-8")
-    (folder / "xlore.instance.list.ttl").write_text(HEADER + "\n".join([
-        '<bdi1> rdfs:label "城市之街"@zh .', '<bdi1> rdfs:label "City Streets"@en .',
-        '<bdi1> rdfs:comment "《城市之街》是1931年的美国电影。"@baidu .',
-        '<bdi1> rdfs:comment "City Streets is a 1931 \\"noir\\" \\u0066ilm."@enwiki .',
-        '<bdi3> rdfs:label "鲁本·马莫利安"@zh .', '<bdi5> rdfs:label "同名"@zh .', '<bdi6> rdfs:label "同名"@zh .',
-        "this line is not a triple",
-    ]) + "\n", encoding="utf-8")
+        '<p12> rdfs:label "导演"@zh .\n<p13> rdfs:label "上映时间"@zh .\n<p14> rdfs:label "主演"@zh .\n',
+        encoding="utf-8",
+    )
+    (folder / "xlore.instance.list.ttl").write_text(
+        HEADER
+        + "\n".join(
+            [
+                '<bdi1> rdfs:label "城市之街"@zh .',
+                '<bdi1> rdfs:label "City Streets"@en .',
+                '<bdi1> rdfs:comment "《城市之街》是1931年的美国电影。"@baidu .',
+                '<bdi1> rdfs:comment "City Streets is a 1931 \\"noir\\" \\u0066ilm."@enwiki .',
+                '<bdi3> rdfs:label "鲁本·马莫利安"@zh .',
+                '<bdi5> rdfs:label "同名"@zh .',
+                '<bdi6> rdfs:label "同名"@zh .',
+                "this line is not a triple",
+            ]
+        )
+        + "\n",
+        encoding="utf-8",
+    )
     hub = [f"<{I}hub> <http://xlore.org/property/p14> <{I}h{n}> ." for n in range(8)]
-    (folder / "xlore.instance.infobox.ttl").write_text("\n".join([
-        f"<{I}bdi1> <http://xlore.org/property/p12> <{I}bdi3> .",
-        f'<{I}bdi1> <http://xlore.org/property/p13> "1931年"@zh .',
-        f"<{I}bdi3> <http://xlore.org/property/p14> <{I}bdi4> .",
-        f"<{I}bdi4> <http://xlore.org/property/p14> <{I}hub> .",
-        *hub,
-    ]) + "\n", encoding="utf-8")
+    (folder / "xlore.instance.infobox.ttl").write_text(
+        "\n".join(
+            [
+                f"<{I}bdi1> <http://xlore.org/property/p12> <{I}bdi3> .",
+                f'<{I}bdi1> <http://xlore.org/property/p13> "1931年"@zh .',
+                f"<{I}bdi3> <http://xlore.org/property/p14> <{I}bdi4> .",
+                f"<{I}bdi4> <http://xlore.org/property/p14> <{I}hub> .",
+                *hub,
+            ]
+        )
+        + "\n",
+        encoding="utf-8",
+    )
     (folder / "xlore.instance.reference.ttl").write_text(
-        f"<{I}bdi1> <http://xlore.org/property#hasReferedTo> <{I}bdi2> .\n", encoding="utf-8")
-    (folder / "xlore.taxonomy.ttl").write_text("\n".join([
-        f"<{I}bdi1> owl:InstanceOf <{C}bdc9> .", f"<{C}bdc9> owl:SubClassOf <{C}bdc1> .",
-        f'<{C}bdc9> rdfs:label "电影"@zh .', f'<{C}bdc77> rdfs:label "无关"@zh .',
-    ]) + "\n", encoding="utf-8")
+        f"<{I}bdi1> <http://xlore.org/property#hasReferedTo> <{I}bdi2> .\n", encoding="utf-8"
+    )
+    (folder / "xlore.taxonomy.ttl").write_text(
+        "\n".join(
+            [
+                f"<{I}bdi1> owl:InstanceOf <{C}bdc9> .",
+                f"<{C}bdc9> owl:SubClassOf <{C}bdc1> .",
+                f'<{C}bdc9> rdfs:label "电影"@zh .',
+                f'<{C}bdc77> rdfs:label "无关"@zh .',
+            ]
+        )
+        + "\n",
+        encoding="utf-8",
+    )
     return folder
 
 
@@ -81,11 +114,15 @@ def test_documented_line_shapes(workdir: Path, tmp_path: Path) -> None:
     folder = film_dump(tmp_path / "xlore")
     store, source = build_source(workdir, "xlore", folder, classes={"film": [C + "bdc9"]})
     film = I + "bdi1"
-    assert objects(store, film, RDFS_LABEL) == {ox.Literal("城市之街", language="zh"), ox.Literal("City Streets", language="en")}
+    assert objects(store, film, RDFS_LABEL) == {
+        ox.Literal("城市之街", language="zh"),
+        ox.Literal("City Streets", language="en"),
+    }
     # abstracts: the source tag survives as a private-use subtag of a real language tag
     assert objects(store, film, "http://www.w3.org/2000/01/rdf-schema#comment") == {
         ox.Literal("《城市之街》是1931年的美国电影。", language="zh-x-baidu"),
-        ox.Literal('City Streets is a 1931 "noir" film.', language="en-x-enwiki")}
+        ox.Literal('City Streets is a 1931 "noir" film.', language="en-x-enwiki"),
+    }
     # infobox properties named like schema relations land under the relation IRIs
     assert objects(store, film, relation_iri("director")) == {ox.NamedNode(I + "bdi3")}
     assert objects(store, film, relation_iri("release_date")) == {ox.Literal("1931年", language="zh")}
@@ -104,19 +141,28 @@ def test_n_hop_selection_with_fanout_cap(tmp_path: Path) -> None:
         workdir = tmp_path / f"kg{hops}"
         store, source = build_source(workdir, "xlore", dump, seeds=["bdi1"], hops=hops, fanout_cap=3)
         wanted = set().union(*expected[: hops + 1])
-        subjects = {q.subject.value.removeprefix(I) for q in store.quads_for_pattern(None, None, None, None)
-                    if q.subject.value.startswith(I)}
+        subjects = {
+            q.subject.value.removeprefix(I)
+            for q in store.quads_for_pattern(None, None, None, None)
+            if q.subject.value.startswith(I)
+        }
         assert subjects == wanted & {"bdi1", "bdi3", "bdi4", "hub"}  # those with triples of their own
-        assert [source["counts"][f"hop_{h}_entities"] for h in range(hops + 1)] == [len(e) for e in expected[: hops + 1]]
+        assert [source["counts"][f"hop_{h}_entities"] for h in range(hops + 1)] == [
+            len(e) for e in expected[: hops + 1]
+        ]
     assert source["counts"]["fanout_capped_nodes"] == 1
     # only the concepts the selection refers to come along
     assert objects(store, C + "bdc9", RDFS_LABEL) and not objects(store, C + "bdc77", RDFS_LABEL)
 
 
 def test_seed_names_ambiguous_reported(tmp_path: Path) -> None:
-    store, source = build_source(tmp_path / "kg", "xlore", film_dump(tmp_path / "xlore"), seed_names=["城市之街", "同名"], hops=0)
+    store, source = build_source(
+        tmp_path / "kg", "xlore", film_dump(tmp_path / "xlore"), seed_names=["城市之街", "同名"], hops=0
+    )
     assert objects(store, I + "bdi1", RDFS_LABEL)
-    entries = [json.loads(line) for line in (tmp_path / "kg" / "film" / source["quarantine_file"]).read_text().splitlines()]
+    entries = [
+        json.loads(line) for line in (tmp_path / "kg" / "film" / source["quarantine_file"]).read_text().splitlines()
+    ]
     ambiguous = [e for e in entries if e["location"] == "seed name '同名'"]
     assert ambiguous and ambiguous[0]["reason"].startswith("ambiguous: 2 instances")
     assert not objects(store, I + "bdi5", RDFS_LABEL)
@@ -127,13 +173,28 @@ def escaped(value: str) -> str:
 
 
 LINE_SHAPES = st.one_of(
-    st.builds(lambda n, text: f'<bdi{n}> rdfs:label "{escaped(text)}"@zh .'.encode(), st.integers(0, 9),
-              st.text(st.characters(blacklist_categories=("Cs",)), max_size=12)),
-    st.builds(lambda n, p, m: f"<{I}bdi{n}> <http://xlore.org/property/p{p}> <bdi{m}> .".encode(),
-              st.integers(0, 9), st.integers(0, 3), st.integers(0, 9)),
+    st.builds(
+        lambda n, text: f'<bdi{n}> rdfs:label "{escaped(text)}"@zh .'.encode(),
+        st.integers(0, 9),
+        st.text(st.characters(blacklist_categories=("Cs",)), max_size=12),
+    ),
+    st.builds(
+        lambda n, p, m: f"<{I}bdi{n}> <http://xlore.org/property/p{p}> <bdi{m}> .".encode(),
+        st.integers(0, 9),
+        st.integers(0, 3),
+        st.integers(0, 9),
+    ),
     st.builds(lambda n, m: f"<bdi{n}> owl:InstanceOf <{C}bdc{m}> .".encode(), st.integers(0, 9), st.integers(0, 3)),
-    st.sampled_from([b"this line is not a triple", b"", b"# a comment", b"nope:x rdfs:label \"x\" .",
-                     b'<bdi1> rdfs:label "\xff\xfe"@zh .', b"<bdi1> rdfs:label <bad iri> ."]),
+    st.sampled_from(
+        [
+            b"this line is not a triple",
+            b"",
+            b"# a comment",
+            b'nope:x rdfs:label "x" .',
+            b'<bdi1> rdfs:label "\xff\xfe"@zh .',
+            b"<bdi1> rdfs:label <bad iri> .",
+        ]
+    ),
 )
 
 
@@ -172,8 +233,10 @@ def expected_entries(dump: Path) -> list[tuple[str, str]]:
 
 
 def journal_entries(journal: str) -> list[tuple[str, str]]:
-    return [("E", json.loads(line[2:])["location"]) if line[0] == "E" else (line[0], line[2:])
-            for line in journal.split("\n")[:-1]]
+    return [
+        ("E", json.loads(line[2:])["location"]) if line[0] == "E" else (line[0], line[2:])
+        for line in journal.split("\n")[:-1]
+    ]
 
 
 @settings(max_examples=60, deadline=None)
@@ -188,11 +251,15 @@ def test_a_directive_further_down_is_honoured_by_reading_that_file_again_in_orde
     dump = tmp_path / "xlore" / "xlore.instance.list.ttl"
     dump.parent.mkdir()
     labels = [f'<bdi{n}> rdfs:label "名{n}"@zh .' for n in range(40)]
-    dump.write_text(HEADER + "\n".join(labels[:20] + ["@base <http://xlore.org/other/> ."] + labels[20:]) + "\n",
-                    encoding="utf-8")
+    dump.write_text(
+        HEADER + "\n".join(labels[:20] + ["@base <http://xlore.org/other/> ."] + labels[20:]) + "\n", encoding="utf-8"
+    )
     store, source = build_source(tmp_path / "kg", "xlore", dump.parent, workers=2, batch_bytes=256)
-    subjects = {q.subject.value for q in store.quads_for_pattern(None, ox.NamedNode(RDFS_LABEL), None, None)
-                if q.subject.value.startswith("http://xlore.org/")}
+    subjects = {
+        q.subject.value
+        for q in store.quads_for_pattern(None, ox.NamedNode(RDFS_LABEL), None, None)
+        if q.subject.value.startswith("http://xlore.org/")
+    }
     assert subjects == {I + f"bdi{n}" for n in range(20)} | {f"http://xlore.org/other/bdi{n}" for n in range(20, 40)}
     assert source["counts"]["files_read_in_order"] == 1 and source["counts"]["directives_after_head"] >= 1
     assert source["quarantined"] == 0
@@ -204,13 +271,15 @@ def test_a_stopped_xlore_pass_resumes_to_the_journal_of_a_whole_one(tmp_path: Pa
         out.writelines(f"<{I}bdi{n}> <http://xlore.org/property/p14> <{I}bdi{n + 1}> .\n" for n in range(200))
     spec = PassSpec(EXTRACT, XloreConfig.of(dump, None, {}, {}), None, parse_xlore_batch)
     whole = run_resumable(dump, spec, tmp_path / "whole", workers=2, batch_bytes=512)
-    stopped = run_resumable(dump, spec, tmp_path / "parts", workers=2, batch_bytes=512, stop_after_batches=3,
-                            checkpoint_seconds=0)
+    stopped = run_resumable(
+        dump, spec, tmp_path / "parts", workers=2, batch_bytes=512, stop_after_batches=3, checkpoint_seconds=0
+    )
     assert 0 < stopped.journal.stat().st_size < whole.journal.stat().st_size
     resumed = run_resumable(dump, spec, tmp_path / "parts", workers=2, batch_bytes=512)
     assert resumed.resumed_from > 0 and resumed.journal.read_bytes() == whole.journal.read_bytes()
     assert whole.journal.read_text().split("\n")[:-1] == [
-        f"T {s.value} {p} {o.nquads()}" for _, _, (s, p, o) in file_triples(dump)], "the film dump's 12 lines, 200 more"
+        f"T {s.value} {p} {o.nquads()}" for _, _, (s, p, o) in file_triples(dump)
+    ], "the film dump's 12 lines, 200 more"
     assert whole.counts["triples_read"] == 12 + 200
 
 
@@ -266,8 +335,12 @@ class FakeXlore(BaseHTTPRequestHandler):
         elif "instances" in query:
             word = query["instances"][0]
             found = API_GRAPH.get(word, [(I + "bdi1", ["鲁本·马莫利安"])] if cls.any_word else [])
-            body = {"Instances": [{"Label": word, "Uri": uri, "Related Instances": [{"Label": r} for r in related]}
-                                  for uri, related in found]}
+            body = {
+                "Instances": [
+                    {"Label": word, "Uri": uri, "Related Instances": [{"Label": r} for r in related]}
+                    for uri, related in found
+                ]
+            }
             self._reply(200, json.dumps(body, ensure_ascii=False).encode("utf-8"))
         else:
             self._reply(200, b"<html>not json</html>")
@@ -321,11 +394,33 @@ def test_api_retries_then_reports_non_json(server: str, tmp_path: Path) -> None:
 
 @pytest.mark.slow  # builds a store and imports an XLORE dump into it
 def test_cli_import_xlore_into_an_existing_store(cli, workdir: Path, tmp_path: Path, shared) -> None:
-    cli("build", "film", "--no-schema-sources", "--source", f"kdconv-dialogues:{shared('kdconv/film/dev.json')}",
-        "--workdir", str(workdir))
-    result = json.loads(cli("import", "xlore", str(film_dump(tmp_path / "xlore")), "--domain", "film",
-                            "--seed", "bdi1", "--hops", "1", "--workers", "2", "--workdir", str(workdir),
-                            "--json").stdout)
+    cli(
+        "build",
+        "film",
+        "--no-schema-sources",
+        "--source",
+        f"kdconv-dialogues:{shared('kdconv/film/dev.json')}",
+        "--workdir",
+        str(workdir),
+    )
+    result = json.loads(
+        cli(
+            "import",
+            "xlore",
+            str(film_dump(tmp_path / "xlore")),
+            "--domain",
+            "film",
+            "--seed",
+            "bdi1",
+            "--hops",
+            "1",
+            "--workers",
+            "2",
+            "--workdir",
+            str(workdir),
+            "--json",
+        ).stdout
+    )
     assert result["source"]["counts"]["selected_entities"] == 3
     assert result["source"]["counts"]["workers"] == 2 and result["source"]["engine"]["workers"] == 2
     store = Snapshot.open("film", workdir).store()
@@ -357,15 +452,19 @@ def test_api_source_hops_ambiguity_and_quota(server: str, tmp_path: Path) -> Non
 
 
 def labelled(store: ox.Store) -> set[str]:
-    return {q.subject.value.removeprefix(I) for q in store.quads_for_pattern(None, ox.NamedNode(RDFS_LABEL), None, None)
-            if q.subject.value.startswith(I)}
+    return {
+        q.subject.value.removeprefix(I)
+        for q in store.quads_for_pattern(None, ox.NamedNode(RDFS_LABEL), None, None)
+        if q.subject.value.startswith(I)
+    }
 
 
 def test_api_source_quarantines_a_refused_name_and_a_broken_instance(server: str, tmp_path: Path) -> None:
     FakeXlore.any_word = False
     workdir = tmp_path / "kg"
-    store, source = build_source(workdir, "xlore-api", Path("城市之街,坏链接,坏回复"), base_url=server,
-                                 min_interval=0.0, hops=0)
+    store, source = build_source(
+        workdir, "xlore-api", Path("城市之街,坏链接,坏回复"), base_url=server, min_interval=0.0, hops=0
+    )
     assert labelled(store) == {"bdi1"}  # the good seed lands
     entries = [json.loads(line) for line in (workdir / "film" / source["quarantine_file"]).read_text().splitlines()]
     reasons = {e["location"].rsplit("=", 1)[-1]: e["reason"] for e in entries}

@@ -15,6 +15,7 @@ from typing import Any
 
 import pyoxigraph as ox
 
+from kgforge.build.link import start_entity_names
 from kgforge.build.transaction import (
     SourceResult,
     extend_build,
@@ -28,21 +29,26 @@ from kgforge.core.errors import StoreMissingError
 from kgforge.core.progress import progress_bar
 from kgforge.core.schema import Relation, SourceSpec, load_schema
 from kgforge.core.vocab import RDF_PROPERTY, RDF_TYPE, SCHEMA_GRAPH
+from kgforge.sources.wikidata.framing import TURTLE_DIRECTIVES, DumpReader
 from kgforge.store.layout import (
     domain_paths,
     staged_build,
     write_lock,
 )
-from kgforge.build.link import start_entity_names
-from kgforge.sources.wikidata.framing import TURTLE_DIRECTIVES, DumpReader
 from kgforge.store.oxigraph import read_only_store
 from kgforge.store.snapshot import Snapshot
 
 SCHEMA_FILE = "quads/schema.imports.nq"
 
 
-def import_into_domain(domain: str, kind: str, path: Path | str, options: dict[str, Any],
-                       workdir: Path | str | None = None, show_progress: bool = True) -> dict[str, Any]:
+def import_into_domain(
+    domain: str,
+    kind: str,
+    path: Path | str,
+    options: dict[str, Any],
+    workdir: Path | str | None = None,
+    show_progress: bool = True,
+) -> dict[str, Any]:
     """Import ``kind:path`` into ``domain``'s store; returns the source's manifest entry and build id."""
     checks.selection_options(options)
     paths = domain_paths(domain, workdir)
@@ -66,8 +72,13 @@ def import_into_domain(domain: str, kind: str, path: Path | str, options: dict[s
         else:
             added = {g: graphs[g] for g in (result.graph, SCHEMA_GRAPH)}
             summary = extend_build(paths, staging, current, current.store_dir, [], added, {})
-    return {"domain": domain, "build_id": summary.build_id, "total_quads": summary.total_quads,
-            "source": dict(result.as_dict(), graph=result.graph), "graphs": summary.graphs}
+    return {
+        "domain": domain,
+        "build_id": summary.build_id,
+        "total_quads": summary.total_quads,
+        "source": dict(result.as_dict(), graph=result.graph),
+        "graphs": summary.graphs,
+    }
 
 
 def _schema_graph(published: Path) -> list[ox.Quad]:
@@ -78,19 +89,33 @@ def _schema_graph(published: Path) -> list[ox.Quad]:
 
 def _declared_in(schema_graph: Iterable[ox.Quad], relations: Iterable[Relation]) -> set[Relation]:
     """Schema relations ``schema_graph`` declares, written again from the schema file (its current labels)."""
-    declared = {quad.subject.value for quad in schema_graph
-                if quad.predicate.value == RDF_TYPE and quad.object.value == RDF_PROPERTY}
+    declared = {
+        quad.subject.value
+        for quad in schema_graph
+        if quad.predicate.value == RDF_TYPE and quad.object.value == RDF_PROPERTY
+    }
     return {rel for rel in relations if rel.iri in declared}
 
 
 __all__ = ["SourceResult", "import_into_domain"]
 
 
-def dump_selection(domain: str, workdir: Path | str | None, *, seeds: Iterable[str] = (),
-                   seed_names: Iterable[str] = (), seed_labels: bool = False, seed_classes: Iterable[str] = (),
-                   hops: int | None = None, fanout_cap: int | None = None, workers: int | None = None,
-                   engine: str = "local", address: str | None = None, resume: bool = True,
-                   keep_deprecated: bool = False) -> dict[str, Any]:
+def dump_selection(
+    domain: str,
+    workdir: Path | str | None,
+    *,
+    seeds: Iterable[str] = (),
+    seed_names: Iterable[str] = (),
+    seed_labels: bool = False,
+    seed_classes: Iterable[str] = (),
+    hops: int | None = None,
+    fanout_cap: int | None = None,
+    workers: int | None = None,
+    engine: str = "local",
+    address: str | None = None,
+    resume: bool = True,
+    keep_deprecated: bool = False,
+) -> dict[str, Any]:
     """The source options of a dump import: which entities (seeds by id, exact label, the domain's own start
     entities with ``seed_labels``, or class), how far from them, and how the dump passes run
     (:class:`~kgforge.sources.wikidata.passes.PassOptions`); only what was asked for, so the schema's own

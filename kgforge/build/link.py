@@ -43,16 +43,22 @@ LINKS_QUADS = "quads/links.nq"
 
 # --- linking inside a domain's store ---------------------------------------------------------
 
+
 def _named_entities(tables: GraphTables, prefixes: tuple[str, ...], classes: dict[str, set[str]]) -> list[Named]:
     """One ``Named`` per IRI under ``prefixes``: rdfs:labels, skos:altLabels and kgforge class types."""
-    labels = tables.labels.filter(pl.col("iri").str.starts_with(prefixes[0]) if len(prefixes) == 1 else
-                                  pl.any_horizontal(*(pl.col("iri").str.starts_with(p) for p in prefixes)))
+    labels = tables.labels.filter(
+        pl.col("iri").str.starts_with(prefixes[0])
+        if len(prefixes) == 1
+        else pl.any_horizontal(*(pl.col("iri").str.starts_with(p) for p in prefixes))
+    )
     grouped = labels.group_by("iri").agg(
         pl.col("label").filter(pl.col("preferred")).alias("labels"),
         pl.col("label").filter(~pl.col("preferred")).alias("aliases"),
     )
-    return [Named(row["iri"], tuple(row["labels"]), tuple(row["aliases"]), frozenset(classes.get(row["iri"], ())))
-            for row in grouped.iter_rows(named=True)]
+    return [
+        Named(row["iri"], tuple(row["labels"]), tuple(row["aliases"]), frozenset(classes.get(row["iri"], ())))
+        for row in grouped.iter_rows(named=True)
+    ]
 
 
 def link_domain(domain: str, workdir: Path | str | None = None) -> dict[str, Any]:
@@ -69,12 +75,14 @@ def link_domain(domain: str, workdir: Path | str | None = None) -> dict[str, Any
         classes: dict[str, set[str]] = defaultdict(set)
         for iri, cls in typed.iter_rows():
             classes[iri].add(cls)
-        report = link(_named_entities(tables, (ENTITY,), classes),
-                      _named_entities(tables, EXTERNAL_PREFIXES, classes))
+        report = link(_named_entities(tables, (ENTITY,), classes), _named_entities(tables, EXTERNAL_PREFIXES, classes))
         label = tables.label_map("zh")
-        full = {"linked": {label.get(k, k): {"entity": k, "counterpart": v} for k, v in report.linked.items()},
-                "ambiguous": {label.get(k, k): {"entity": k, "candidates": v} for k, v in report.ambiguous.items()},
-                "unmatched": len(report.unmatched), "type_rejected": report.type_rejected}
+        full = {
+            "linked": {label.get(k, k): {"entity": k, "counterpart": v} for k, v in report.linked.items()},
+            "ambiguous": {label.get(k, k): {"entity": k, "candidates": v} for k, v in report.ambiguous.items()},
+            "unmatched": len(report.unmatched),
+            "type_rejected": report.type_rejected,
+        }
         write_json_atomic(paths.root / "links-report.json", full)
         summary = report.as_dict()
         summary["report_file"] = str(paths.root / "links-report.json")
@@ -82,10 +90,13 @@ def link_domain(domain: str, workdir: Path | str | None = None) -> dict[str, Any
             with QuadWriter(staging / LINKS_QUADS, LINKS_GRAPH) as writer:
                 for entity, counterpart in sorted(report.linked.items()):
                     writer.iri(entity, OWL_SAME_AS, counterpart)
-            add_graphs(current, staging, {LINKS_GRAPH: GraphEntry(kind="links", quads_file=LINKS_QUADS,
-                                                                quads=writer.count)},
-                       {"link": {k: v for k, v in summary.items() if k != "ambiguous_examples"}},
-                       replace_kinds=("links",))
+            add_graphs(
+                current,
+                staging,
+                {LINKS_GRAPH: GraphEntry(kind="links", quads_file=LINKS_QUADS, quads=writer.count)},
+                {"link": {k: v for k, v in summary.items() if k != "ambiguous_examples"}},
+                replace_kinds=("links",),
+            )
     return summary
 
 
@@ -102,5 +113,6 @@ def start_entity_names(domain: str, workdir: Path | str | None = None) -> dict[s
         heads = typed.filter(pl.col("class") == schema.types[schema.head_type].iri)["iri"]
     names = tables.labels.filter(pl.col("preferred") & pl.col("iri").is_in(heads.to_list()))
     type_of = dict(zip(typed["iri"].to_list(), typed["class"].to_list()))
-    return {row["label"]: type_ids.get(type_of.get(row["iri"], ""))
-            for row in names.sort("label").iter_rows(named=True)}
+    return {
+        row["label"]: type_ids.get(type_of.get(row["iri"], "")) for row in names.sort("label").iter_rows(named=True)
+    }

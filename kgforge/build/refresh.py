@@ -49,9 +49,12 @@ class SourceDecision:
 
 def refresh_record(options: dict[str, Any], path: Path, relations: set[Relation]) -> dict[str, Any]:
     """What a source graph's manifest entry records so a later build can tell whether it changed."""
-    return {"importer_version": __version__, "options": _plain(options),
-            "stamp_ns": path.stat().st_mtime_ns if path.is_file() else None,
-            "relations": schema_relations(relations)}
+    return {
+        "importer_version": __version__,
+        "options": _plain(options),
+        "stamp_ns": path.stat().st_mtime_ns if path.is_file() else None,
+        "relations": schema_relations(relations),
+    }
 
 
 def schema_relations(relations: set[Relation]) -> list[list[str]]:
@@ -65,8 +68,16 @@ def relations_from_records(records: list[list[str]]) -> set[Relation]:
     return {Relation(id=iri, zh=zh, en=en, kind=kind, own_iri=iri) for iri, zh, en, kind in records}
 
 
-def decide(previous: Manifest | None, published: Path | None, schema_sha256: str, kind: str, path: Path,
-           options: dict[str, Any], graph: str, full: bool) -> SourceDecision:
+def decide(
+    previous: Manifest | None,
+    published: Path | None,
+    schema_sha256: str,
+    kind: str,
+    path: Path,
+    options: dict[str, Any],
+    graph: str,
+    full: bool,
+) -> SourceDecision:
     """Keep the published graph of source ``kind:path`` (named ``graph`` by this build), or import it again."""
     source = f"{kind}:{path}"
     why = _why_import(previous, published, schema_sha256, kind, path, options, graph, full)
@@ -78,8 +89,16 @@ def decide(previous: Manifest | None, published: Path | None, schema_sha256: str
     return SourceDecision(source, graph, KEPT, f"unchanged since build {previous.build_id}: {same}")  # type: ignore[union-attr]
 
 
-def _why_import(previous: Manifest | None, published: Path | None, schema_sha256: str, kind: str, path: Path,
-                options: dict[str, Any], graph: str, full: bool) -> str | None:
+def _why_import(
+    previous: Manifest | None,
+    published: Path | None,
+    schema_sha256: str,
+    kind: str,
+    path: Path,
+    options: dict[str, Any],
+    graph: str,
+    full: bool,
+) -> str | None:
     """Why the source cannot keep its published graph, or None when it can."""
     if full:
         return "--full imports every source"

@@ -21,6 +21,7 @@ from typing import Any
 import pyoxigraph as ox
 from rich.progress import Progress
 
+from kgforge.build.refresh import SourceDecision, decide, refresh_record, relations_from_records
 from kgforge.core.errors import InputError, KgforgeError
 from kgforge.core.files import file_fingerprint, package_versions, sha256_file
 from kgforge.core.progress import progress_bar
@@ -45,7 +46,6 @@ from kgforge.core.vocab import (
     SCHEMA_GRAPH,
     graph_iri,
 )
-from kgforge.build.refresh import SourceDecision, decide, refresh_record, relations_from_records
 from kgforge.sources.importer import ImportContext, importer_for, reads_file, source_licence
 from kgforge.sources.schema_infer import infer_schema
 from kgforge.store.checksums import stamp
@@ -74,6 +74,7 @@ from kgforge.store.workdir import DEFAULT_WORKDIR
 SCHEMA_QUADS = "quads/schema.nq"
 INFERRED_SCHEMA = "schema.toml"  # in the build folder, for a domain that has no schema of its own
 
+
 @dataclass
 class SourceResult:
     kind: str
@@ -96,8 +97,11 @@ class SourceResult:
 
     def as_dict(self) -> dict[str, Any]:
         """The manifest entry's keys (in the order manifests have always had them)."""
-        return {k: v for k, v in self.__dict__.items()
-                if k != "graph" and not (k in ("engine", "licence", "refresh") and v is None)}
+        return {
+            k: v
+            for k, v in self.__dict__.items()
+            if k != "graph" and not (k in ("engine", "licence", "refresh") and v is None)
+        }
 
 
 @dataclass(frozen=True)
@@ -118,8 +122,10 @@ class DroppedGraph:
     def message(self) -> str:
         if self.source:
             name = self.graph.removeprefix(GRAPH)
-            return (f"dropped source graph {name} ({self.quads:,} quads): the previous build had it, this build's "
-                    f"sources do not; run `{self.restore}` to add it back")
+            return (
+                f"dropped source graph {name} ({self.quads:,} quads): the previous build had it, this build's "
+                f"sources do not; run `{self.restore}` to add it back"
+            )
         return f"dropped {self.kind} graph {self.graph.rsplit('/', 1)[-1]} ({self.quads:,} quads); run `{self.restore}` to restore"
 
 
@@ -129,8 +135,9 @@ _RESTORED_BY = {"derived": "derive", "links": "link"}
 _IMPORTED = ("wikidata", "xlore")
 
 
-def dropped_graphs(domain: str, previous: Manifest | None, kept: set[str],
-                   sources: list[SourceSpec] = (), schema_sources: bool = True) -> list[DroppedGraph]:
+def dropped_graphs(
+    domain: str, previous: Manifest | None, kept: set[str], sources: list[SourceSpec] = (), schema_sources: bool = True
+) -> list[DroppedGraph]:
     """The graphs of the ``previous`` manifest's that are not in ``kept`` (the new build's), each with the
     command that brings it back. A rebuild is exactly its sources (so a build can be repeated from its
     command line); a source graph only the previous build had is named, never silently lost. ``sources``
@@ -149,8 +156,11 @@ def dropped_graphs(domain: str, previous: Manifest | None, kept: set[str],
     rebuild = " ".join([f"kgforge build {domain}", *again, *([] if schema_sources else ["--no-schema-sources"])])
     for graph, entry in lost_sources:
         # an import extends whichever build is published, so it comes back on top of this one
-        restore = (f"kgforge import {entry.kind} -d {domain} {_quoted(entry.details['path'])}"
-                   if entry.kind in _IMPORTED else rebuild)
+        restore = (
+            f"kgforge import {entry.kind} -d {domain} {_quoted(entry.details['path'])}"
+            if entry.kind in _IMPORTED
+            else rebuild
+        )
         dropped.append(DroppedGraph(graph, entry.kind, entry.quads, restore))
     return dropped
 
@@ -182,9 +192,14 @@ class BuildSummary:
 
     def as_dict(self) -> dict[str, Any]:
         return {
-            "domain": self.domain, "build_id": self.build_id, "published": self.published, "store": self.store,
+            "domain": self.domain,
+            "build_id": self.build_id,
+            "published": self.published,
+            "store": self.store,
             "schema": self.schema,
-            "total_quads": self.total_quads, "graphs": self.graphs, "timings": self.timings,
+            "total_quads": self.total_quads,
+            "graphs": self.graphs,
+            "timings": self.timings,
             "sources": [dict(s.as_dict(), graph=s.graph) for s in self.sources],
             "records_ok": sum(s.counts.get("records_ok", 0) for s in self.sources),
             "records_bad": sum(s.counts.get("records_bad", 0) for s in self.sources),
@@ -234,13 +249,25 @@ def build(
         current = Snapshot.published(paths)
         published, previous = (current.build, current.manifest) if current else (None, None)
         if schema is None:
-            schema = infer_schema(domain, [SourceSpec(s.kind, str(path), s.options) for s, path in specs]
-                                  ).write(staging / INFERRED_SCHEMA)
+            schema = infer_schema(domain, [SourceSpec(s.kind, str(path), s.options) for s, path in specs]).write(
+                staging / INFERRED_SCHEMA
+            )
         schema_sha256 = sha256_file(schema.path)
         taken: set[str] = set()
         names = [_graph_name(spec.kind, path, taken) for spec, path in specs]  # as a full build names them
-        decisions = [decide(previous, published, schema_sha256, spec.kind, path, dict(spec.options),
-                            graph_iri(*name.split("/")), full) for (spec, path), name in zip(specs, names)]
+        decisions = [
+            decide(
+                previous,
+                published,
+                schema_sha256,
+                spec.kind,
+                path,
+                dict(spec.options),
+                graph_iri(*name.split("/")),
+                full,
+            )
+            for (spec, path), name in zip(specs, names)
+        ]
         results, used = [], set()
         for (spec, path), name, decision in zip(specs, names, decisions):
             if decision.kept:
@@ -251,12 +278,14 @@ def build(
             used |= relations_from_records(result.refresh["relations"])
         schema_writer = write_schema_graph(schema, used, staging / SCHEMA_QUADS)
         import_seconds = time.perf_counter() - started
-        graphs = {r.graph: (previous.graphs[r.graph] if d.kept else r.manifest_entry())
-                  for r, d in zip(results, decisions)}
+        graphs = {
+            r.graph: (previous.graphs[r.graph] if d.kept else r.manifest_entry()) for r, d in zip(results, decisions)
+        }
         graphs[SCHEMA_GRAPH] = schema_entry(schema_writer, SCHEMA_QUADS)
         if any(d.kept for d in decisions):
-            summary = _refresh(paths, staging, current, graphs, {d.graph for d in decisions if d.kept},
-                               schema, schema_sha256)
+            summary = _refresh(
+                paths, staging, current, graphs, {d.graph for d in decisions if d.kept}, schema, schema_sha256
+            )
         else:
             summary = load_graphs(paths, staging, graphs, schema, progress)
     kept = set(graphs) if summary.published else set(summary.graphs)
@@ -275,8 +304,15 @@ def _kept_source(previous: Manifest, graph: str) -> SourceResult:
     return SourceResult(graph=graph, **{k: v for k, v in entry.items() if k in fields})
 
 
-def _refresh(paths: DomainPaths, staging: Path, current: Snapshot,
-             graphs: dict[str, GraphEntry], kept: set[str], schema: Schema, schema_sha256: str) -> BuildSummary:
+def _refresh(
+    paths: DomainPaths,
+    staging: Path,
+    current: Snapshot,
+    graphs: dict[str, GraphEntry],
+    kept: set[str],
+    schema: Schema,
+    schema_sha256: str,
+) -> BuildSummary:
     """Publish ``graphs`` as a checkpoint of the ``published`` store that keeps the graphs in ``kept`` (and the
     schema graph when its quads are the same), drops every other graph and loads only the imported ones. A
     graph a stage derived (derive, link) stays while every other graph of the build is unchanged, else it is
@@ -290,13 +326,26 @@ def _refresh(paths: DomainPaths, staging: Path, current: Snapshot,
     derived = {g: e for g, e in previous.graphs.items() if _made_by_stage(e)}
     if kept == set(graphs) and set(previous.graphs) == kept | set(derived):  # nothing to drop, nothing to load
         discard_build(staging)
-        return BuildSummary(paths.domain, previous.build_id, str(published / "oxigraph"),
-                            {g: e.quads for g, e in previous.graphs.items()}, timings={"load_seconds": 0.0},
-                            published=False)
+        return BuildSummary(
+            paths.domain,
+            previous.build_id,
+            str(published / "oxigraph"),
+            {g: e.quads for g, e in previous.graphs.items()},
+            timings={"load_seconds": 0.0},
+            published=False,
+        )
     drop = [g for g in previous.graphs if g not in kept]  # derived graphs too: what they came from changed
-    return extend_build(paths, staging, current, published / "oxigraph", drop,
-                        {g: e for g, e in graphs.items() if g not in kept}, {}, replace_stages=True,
-                        schema=_schema_record(schema, schema_sha256))
+    return extend_build(
+        paths,
+        staging,
+        current,
+        published / "oxigraph",
+        drop,
+        {g: e for g, e in graphs.items() if g not in kept},
+        {},
+        replace_stages=True,
+        schema=_schema_record(schema, schema_sha256),
+    )
 
 
 def _made_by_stage(entry: GraphEntry) -> bool:
@@ -304,13 +353,20 @@ def _made_by_stage(entry: GraphEntry) -> bool:
 
 
 def _schema_record(schema: Schema, sha256: str) -> SchemaEntry:
-    return SchemaEntry(name=schema.name, version=schema.version, path=str(schema.path), sha256=sha256,
-                       inferred=schema.inferred)
+    return SchemaEntry(
+        name=schema.name, version=schema.version, path=str(schema.path), sha256=sha256, inferred=schema.inferred
+    )
 
 
 def import_source(
-    schema: Schema, paths: DomainPaths, staging: Path, spec: SourceSpec, path: Path, taken: set[str],
-    progress: Progress, name: str | None = None,
+    schema: Schema,
+    paths: DomainPaths,
+    staging: Path,
+    spec: SourceSpec,
+    path: Path,
+    taken: set[str],
+    progress: Progress,
+    name: str | None = None,
 ) -> tuple[SourceResult, set[Relation]]:
     """Import one source into its quads file in the staging build folder ``staging``, as graph ``name``
     (default: named after the source, unlike any in ``taken``)."""
@@ -327,24 +383,38 @@ def import_source(
     # import did not read would let a later rebuild keep a graph that no longer matches its source.
     fingerprint, before = (file_fingerprint(path), stamp(path)) if path.is_file() else ({"path": str(path)}, None)
     with QuadWriter(quads_file, graph_iri(*name.split("/"))) as writer:
-        ctx = ImportContext(schema=schema, path=path, writer=writer, quarantine=quarantine,
-                            options=dict(spec.options), workdir=paths.root,
-                            advance=lambda n: progress.advance(task, n))
+        ctx = ImportContext(
+            schema=schema,
+            path=path,
+            writer=writer,
+            quarantine=quarantine,
+            options=dict(spec.options),
+            workdir=paths.root,
+            advance=lambda n: progress.advance(task, n),
+        )
         try:
             importer(ctx)
         finally:
             quarantine.close()
     progress.update(task, completed=ctx.counts["records_ok"], total=ctx.counts["records_ok"])
     if before is not None and stamp(path) != before:
-        raise InputError(f"{path}: changed while it was being imported (its size, modification time or inode "
-                         "differs from when the import began); nothing was published, run the build again")
+        raise InputError(
+            f"{path}: changed while it was being imported (its size, modification time or inode "
+            "differs from when the import began); nothing was published, run the build again"
+        )
     result = SourceResult(
-        kind=spec.kind, path=str(path), graph=writer.graph_iri,
-        quads_file=str(quads_file.relative_to(staging)), quads=writer.count, sha256=writer.sha256,
+        kind=spec.kind,
+        path=str(path),
+        graph=writer.graph_iri,
+        quads_file=str(quads_file.relative_to(staging)),
+        quads=writer.count,
+        sha256=writer.sha256,
         input=fingerprint,
-        counts=dict(ctx.counts), quarantined=quarantine.count,
+        counts=dict(ctx.counts),
+        quarantined=quarantine.count,
         quarantine_file=str(quarantine.path.relative_to(paths.root)) if quarantine.count else None,
-        seconds=round(time.perf_counter() - started, 3), engine=ctx.engine,
+        seconds=round(time.perf_counter() - started, 3),
+        engine=ctx.engine,
         licence=spec.licence or source_licence(spec.kind),
         refresh=refresh_record(spec.options, path, ctx.relations_used),
     )
@@ -363,8 +433,9 @@ def _graph_name(kind: str, path: Path, taken: set[str]) -> str:
     return name
 
 
-def write_schema_graph(schema: Schema, relations: set[Relation], path: Path,
-                       kept: Iterable[ox.Quad] = ()) -> QuadWriter:
+def write_schema_graph(
+    schema: Schema, relations: set[Relation], path: Path, kept: Iterable[ox.Quad] = ()
+) -> QuadWriter:
     """Relation and type declarations (labels in zh and en, kind) for what the build uses, then the quads of
     ``kept`` (an earlier schema graph) about anything these do not declare: a stage that adds one source
     must not take away the declarations of relations the others use but the schema file does not name."""
@@ -399,12 +470,19 @@ def undeclared_relations(store: ox.Store) -> list[str]:
 
 def schema_entry(writer: QuadWriter, quads_file: str) -> GraphEntry:
     """The manifest entry of a schema graph that ``writer`` wrote to ``quads_file`` (relative to the build)."""
-    return GraphEntry.from_dict({"kind": "schema", "quads": writer.count, "sha256": writer.sha256,
-                                 "quads_file": quads_file})
+    return GraphEntry.from_dict(
+        {"kind": "schema", "quads": writer.count, "sha256": writer.sha256, "quads_file": quads_file}
+    )
 
 
-def load_graphs(paths: DomainPaths, staging: Path, graphs: dict[str, GraphEntry], schema: Schema,
-                progress: Progress | None = None, stages: dict[str, Any] | None = None) -> BuildSummary:
+def load_graphs(
+    paths: DomainPaths,
+    staging: Path,
+    graphs: dict[str, GraphEntry],
+    schema: Schema,
+    progress: Progress | None = None,
+    stages: dict[str, Any] | None = None,
+) -> BuildSummary:
     """Load ``graphs`` (graph IRI → manifest entry with ``quads_file``, relative to the staging build folder,
     ``quads`` and ``sha256``) into the staging build's fresh store, check the counts, write the manifest
     and publish the build. The caller holds the write lock."""
@@ -418,19 +496,38 @@ def load_graphs(paths: DomainPaths, staging: Path, graphs: dict[str, GraphEntry]
     require_counts_match(_expected_counts(graphs), counts, staging)
     total = sum(counts.values())
     load_seconds = time.perf_counter() - started
-    timings = {"load_seconds": round(load_seconds, 3),
-               "load_quads_per_second": round(total / load_seconds) if load_seconds else None}
+    timings = {
+        "load_seconds": round(load_seconds, 3),
+        "load_quads_per_second": round(total / load_seconds) if load_seconds else None,
+    }
     manifest = Manifest(
-        domain=paths.domain, build_id=staging.name, created=_now(),
-        schema=SchemaEntry(name=schema.name, version=schema.version, path=str(schema.path),
-                           sha256=sha256_file(schema.path), inferred=schema.inferred),
-        graphs=graphs, total_quads=total, timings=timings, versions=package_versions(), stages=stages or {})
+        domain=paths.domain,
+        build_id=staging.name,
+        created=_now(),
+        schema=SchemaEntry(
+            name=schema.name,
+            version=schema.version,
+            path=str(schema.path),
+            sha256=sha256_file(schema.path),
+            inferred=schema.inferred,
+        ),
+        graphs=graphs,
+        total_quads=total,
+        timings=timings,
+        versions=package_versions(),
+        stages=stages or {},
+    )
     swap_in(paths, staging, manifest)
     return BuildSummary(paths.domain, staging.name, str(staging / "oxigraph"), counts, timings=timings)
 
 
-def add_graphs(current: Snapshot, staging: Path, new_graphs: dict[str, GraphEntry], stages: dict[str, Any],
-               replace_kinds: tuple[str, ...] = ()) -> BuildSummary:
+def add_graphs(
+    current: Snapshot,
+    staging: Path,
+    new_graphs: dict[str, GraphEntry],
+    stages: dict[str, Any],
+    replace_kinds: tuple[str, ...] = (),
+) -> BuildSummary:
     """Publish the graphs of ``current`` (the published build, opened under the write lock) plus
     ``new_graphs`` (e.g. the links graph), whose quads files the caller wrote into ``staging`` (from
     :func:`kgforge.store.layout.staged_build`) while holding the write lock.
@@ -442,10 +539,19 @@ def add_graphs(current: Snapshot, staging: Path, new_graphs: dict[str, GraphEntr
     return extend_build(current.paths, staging, current, current.store_dir, drop, new_graphs, stages)
 
 
-def extend_build(paths: DomainPaths, staging: Path, current: Snapshot, base: Path, drop: list[str],
-                 new_graphs: dict[str, GraphEntry], stages: dict[str, Any],
-                 keep_base_as: str | None = None, replace_stages: bool = False,
-                 schema: SchemaEntry | None = None, trusted: bool = False) -> BuildSummary:
+def extend_build(
+    paths: DomainPaths,
+    staging: Path,
+    current: Snapshot,
+    base: Path,
+    drop: list[str],
+    new_graphs: dict[str, GraphEntry],
+    stages: dict[str, Any],
+    keep_base_as: str | None = None,
+    replace_stages: bool = False,
+    schema: SchemaEntry | None = None,
+    trusted: bool = False,
+) -> BuildSummary:
     """Publish, as the staging build ``staging``, a copy of the store at ``base`` without the graphs in
     ``drop`` (nor the earlier versions of the new graphs), plus ``new_graphs``, whose quads files the
     caller wrote into ``staging``. The other graphs of the ``current`` build keep their quads files
@@ -464,18 +570,30 @@ def extend_build(paths: DomainPaths, staging: Path, current: Snapshot, base: Pat
     graphs = {g: e for g, e in manifest.graphs.items() if g not in drop and g not in new_graphs}
     carry_quads(published, staging, graphs)
     started = time.perf_counter()
-    added = extend_store(base, staging, drop, {g: staging / e.quads_file for g, e in new_graphs.items()},
-                         keep_base_as, paths, trusted)
+    added = extend_store(
+        base, staging, drop, {g: staging / e.quads_file for g, e in new_graphs.items()}, keep_base_as, paths, trusted
+    )
     require_counts_match(_expected_counts(new_graphs), {g: n for g, n in added.items() if n}, staging)
     graphs.update(new_graphs)
     timings = {"load_seconds": round(time.perf_counter() - started, 3)}
-    swap_in(paths, staging, replace(
-        manifest, build_id=staging.name, created=_now(),
-        schema=schema or _carry_schema(manifest.schema, published, staging), graphs=graphs,
-        total_quads=sum(e.quads for e in graphs.values()), timings=timings, versions=package_versions(),
-        stages=stages if replace_stages else {**manifest.stages, **stages}))
-    return BuildSummary(paths.domain, staging.name, str(staging / "oxigraph"),
-                        {g: e.quads for g, e in graphs.items()}, timings=timings)
+    swap_in(
+        paths,
+        staging,
+        replace(
+            manifest,
+            build_id=staging.name,
+            created=_now(),
+            schema=schema or _carry_schema(manifest.schema, published, staging),
+            graphs=graphs,
+            total_quads=sum(e.quads for e in graphs.values()),
+            timings=timings,
+            versions=package_versions(),
+            stages=stages if replace_stages else {**manifest.stages, **stages},
+        ),
+    )
+    return BuildSummary(
+        paths.domain, staging.name, str(staging / "oxigraph"), {g: e.quads for g, e in graphs.items()}, timings=timings
+    )
 
 
 def _now() -> str:
@@ -498,8 +616,10 @@ def _carry_schema(entry: SchemaEntry, published: Path, staging: Path) -> SchemaE
 
 def _with_checksums(staging: Path, graphs: dict[str, GraphEntry]) -> dict[str, GraphEntry]:
     """``graphs`` with the sha256 of each graph's quads file, where its entry does not carry it yet."""
-    return {graph: entry if entry.sha256 is not None else entry.with_sha256(sha256_file(staging / entry.quads_file))
-            for graph, entry in graphs.items()}
+    return {
+        graph: entry if entry.sha256 is not None else entry.with_sha256(sha256_file(staging / entry.quads_file))
+        for graph, entry in graphs.items()
+    }
 
 
 def check_store(domain: str, workdir: Path | str | None = None) -> dict[str, Any]:
@@ -512,20 +632,31 @@ def check_store(domain: str, workdir: Path | str | None = None) -> dict[str, Any
     problems = check_counts(_expected_counts(dict(manifest.graphs)), actual)
     if undeclared := undeclared_relations(store):
         shown = ", ".join(f"<{iri}>" for iri in undeclared[:3]) + (", …" if len(undeclared) > 3 else "")
-        problems.append(f"graph {SCHEMA_GRAPH}: {len(undeclared):,} relation(s) that facts use have no kind or "
-                        f"label there ({shown}); {_restore_hint(paths, workdir, 'the schema graph')}")
+        problems.append(
+            f"graph {SCHEMA_GRAPH}: {len(undeclared):,} relation(s) that facts use have no kind or "
+            f"label there ({shown}); {_restore_hint(paths, workdir, 'the schema graph')}"
+        )
     for graph, entry in manifest.graphs.items():
         quads_file = published / entry.quads_file
         if not quads_file.is_file():
-            problems.append(f"graph {graph}: {quads_file} is missing (stages read the store instead; "
-                            f"{_restore_hint(paths, workdir)})")
+            problems.append(
+                f"graph {graph}: {quads_file} is missing (stages read the store instead; "
+                f"{_restore_hint(paths, workdir)})"
+            )
         elif sha256_file(quads_file) != entry.sha256:
             problems.append(f"graph {graph}: {quads_file} changed since the build (sha256 differs)")
     found = leftovers(paths)
-    return {"domain": domain, "build_id": manifest.build_id, "ok": not problems, "problems": problems,
-            "graphs": actual, "total_quads": sum(actual.values()),
-            "leftovers": [str(p) for p in found], "writer_pid": writer_pid(paths),
-            "clean_command": clean_command(domain, workdir) if found else None}
+    return {
+        "domain": domain,
+        "build_id": manifest.build_id,
+        "ok": not problems,
+        "problems": problems,
+        "graphs": actual,
+        "total_quads": sum(actual.values()),
+        "leftovers": [str(p) for p in found],
+        "writer_pid": writer_pid(paths),
+        "clean_command": clean_command(domain, workdir) if found else None,
+    }
 
 
 def _restore_hint(paths: DomainPaths, workdir: Path | str | None, what: str = "it") -> str:

@@ -151,7 +151,7 @@ def _options_after_command(args: list[str]) -> list[str]:
     moved: list[str] = []
     while args and args[0].split("=", 1)[0] in _COMMAND_OPTIONS:
         takes = 0 if "=" in args[0] else _COMMAND_OPTIONS[args[0]]
-        moved, args = moved + args[:1 + takes], args[1 + takes:]
+        moved, args = moved + args[: 1 + takes], args[1 + takes :]
     if not moved or not args:
         return moved + args
     end = args.index("--") if "--" in args else len(args)
@@ -162,8 +162,10 @@ def _where_options_go(exc: Exception, command: str) -> str:
     """For an option given before the command that only the command takes: where it goes."""
     if command != "kgforge" or type(exc).__name__ != "NoSuchOption":
         return ""
-    return ("; a command's own options go after its name: `kgforge COMMAND ... OPTION` (`--workdir` and "
-            "`--json` may stand before it)")
+    return (
+        "; a command's own options go after its name: `kgforge COMMAND ... OPTION` (`--workdir` and "
+        "`--json` may stand before it)"
+    )
 
 
 def _is_devnull(stream: object) -> bool:

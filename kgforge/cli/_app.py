@@ -22,7 +22,10 @@ from kgforge.store.layout import check_domain_name
 from kgforge.store.workdir import DEFAULT_WORKDIR, ENV_VAR
 
 app = typer.Typer(
-    name="kgforge", no_args_is_help=True, pretty_exceptions_enable=False, add_completion=True,
+    name="kgforge",
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    add_completion=True,
     help="Build, query and export knowledge graphs for knowledge-grounded dialogue research.",
 )
 # Lines written to a pipe or file are read by programs: wide enough that rich never breaks one (a JSON line,
@@ -65,9 +68,14 @@ def _print_version(value: bool) -> None:
 
 
 @app.callback()
-def _options(version: Annotated[bool, typer.Option("--version", callback=_print_version, is_eager=True,
-                                                   help="Print the installed version and exit.")] = False) -> None:
+def _options(
+    version: Annotated[
+        bool,
+        typer.Option("--version", callback=_print_version, is_eager=True, help="Print the installed version and exit."),
+    ] = False,
+) -> None:
     """Build, query and export knowledge graphs for knowledge-grounded dialogue research."""
+
 
 T = TypeVar("T")
 
@@ -109,11 +117,13 @@ def one_of(options: Iterable[str]) -> Checked[str]:
 def registered(registry: Registry[Any]) -> Checked[str]:
     """A checked ``parser`` for a name chosen from ``registry``: any name or alias in any case gives the entry's
     name; an unknown one is refused before the command runs, with the closest name ("did you mean")."""
+
     def check(value: str, what: str) -> str:
         try:
             return registry.entry(value).name
         except UnknownName as exc:
             raise ArgumentError(what, str(exc)) from None
+
     return Checked(str, check, f"a {registry.kind}")
 
 
@@ -149,11 +159,16 @@ def _hop_text(text: str, what: str) -> str:
 
 HOP_RANGE = Checked(str, _hop_text, "N or LOW..HIGH")
 
-DomainArgument = Annotated[str, typer.Argument(parser=DOMAIN, metavar="DOMAIN", help="Domain folder under --workdir "
-                                                                                    "(letters, digits, _ . -).")]
+DomainArgument = Annotated[
+    str, typer.Argument(parser=DOMAIN, metavar="DOMAIN", help="Domain folder under --workdir (letters, digits, _ . -).")
+]
 WorkdirOption = Annotated[
-    Path, typer.Option("--workdir", help=f"Folder holding one sub-folder per domain: --workdir, else ${ENV_VAR}, "
-                                         f"else ./{DEFAULT_WORKDIR}.", envvar=ENV_VAR)
+    Path,
+    typer.Option(
+        "--workdir",
+        help=f"Folder holding one sub-folder per domain: --workdir, else ${ENV_VAR}, else ./{DEFAULT_WORKDIR}.",
+        envvar=ENV_VAR,
+    ),
 ]
 JsonOption = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON on stdout.")]
 
@@ -179,8 +194,9 @@ def show_mapping(title: str, data: dict[str, Any]) -> None:
 
 # What Ctrl-C leaves, said by each command beside its own code (``@when_interrupted``); scripts/command_index.py
 # copies it into the command index, so `kgforge` says it without importing the command's module.
-REBUILD_DISCARDED = ("interrupted: the published store is unchanged (the unfinished build was discarded); rerun the "
-                     "same command")
+REBUILD_DISCARDED = (
+    "interrupted: the published store is unchanged (the unfinished build was discarded); rerun the same command"
+)
 NOTHING_HALF_WRITTEN = "interrupted: no file was left half-written (each is replaced whole); rerun the same command"
 NOTHING_CHANGED = "interrupted: nothing was changed (this command only reads)"
 
@@ -188,8 +204,10 @@ NOTHING_CHANGED = "interrupted: nothing was changed (this command only reads)"
 def when_interrupted(said: str, *, after_disk_full: str | None = None) -> Callable[[Callable[..., Any]], Any]:
     """Mark a command's function with the line Ctrl-C prints (``said``) and, where going on after a full disk is
     not simply the same command again, how it is (``after_disk_full``). Put it below ``@app.command``."""
+
     def mark(function: Callable[..., Any]) -> Callable[..., Any]:
         function.interrupted = said  # type: ignore[attr-defined]
         function.after_disk_full = after_disk_full  # type: ignore[attr-defined]
         return function
+
     return mark

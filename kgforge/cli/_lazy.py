@@ -42,8 +42,7 @@ def _as_command(name: str, obj: Any) -> Entry[click.Command]:
 
 
 # Commands of installed packages: ``[project.entry-points."kgforge.commands"] hello = "mypkg.cli:hello"``.
-PLUGIN_COMMANDS: Registry[click.Command] = Registry("command", entry_point_group="kgforge.commands",
-                                                    plugin=_as_command)
+PLUGIN_COMMANDS: Registry[click.Command] = Registry("command", entry_point_group="kgforge.commands", plugin=_as_command)
 
 
 def plugin_mark(name: str, mark: str) -> str | None:
@@ -58,23 +57,34 @@ def plugin_mark(name: str, mark: str) -> str | None:
 def command_index() -> dict[str, tuple[str, str]]:
     """Each command's module and first help paragraph, from the modules themselves (what ``COMMANDS`` holds)."""
     _load_commands()
-    modules = {info.name or info.callback.__name__.lower().replace("_", "-"): info.callback.__module__
-               for info in app.registered_commands}
-    modules |= {info.name: info.typer_instance.registered_commands[0].callback.__module__
-                for info in app.registered_groups}
+    modules = {
+        info.name or info.callback.__name__.lower().replace("_", "-"): info.callback.__module__
+        for info in app.registered_commands
+    }
+    modules |= {
+        info.name: info.typer_instance.registered_commands[0].callback.__module__ for info in app.registered_groups
+    }
     group = typer.main.get_command(app)
-    return {name: (modules[name].rsplit(".", 1)[-1], _summary(command.help or ""))
-            for name, command in group.commands.items() if not command.hidden}
+    return {
+        name: (modules[name].rsplit(".", 1)[-1], _summary(command.help or ""))
+        for name, command in group.commands.items()
+        if not command.hidden
+    }
 
 
 def interrupt_index() -> tuple[dict[str, str], dict[str, str]]:
     """What Ctrl-C prints per command and, where it differs from the same command again, how to go on after a
     full disk: read from each command's ``@when_interrupted`` mark (a group's from its first marked command)."""
     _load_commands()
-    callbacks = [(info.name or info.callback.__name__.lower().replace("_", "-"), info.callback)
-                 for info in app.registered_commands]
-    callbacks += [(info.name, command.callback) for info in app.registered_groups
-                  for command in info.typer_instance.registered_commands]
+    callbacks = [
+        (info.name or info.callback.__name__.lower().replace("_", "-"), info.callback)
+        for info in app.registered_commands
+    ]
+    callbacks += [
+        (info.name, command.callback)
+        for info in app.registered_groups
+        for command in info.typer_instance.registered_commands
+    ]
     said: dict[str, str] = {}
     after_disk_full: dict[str, str] = {}
     for name, callback in callbacks:

@@ -7,6 +7,7 @@ from typing import Annotated
 import typer
 from rich.markup import escape
 
+from kgforge import CrawlConfig, crawl_site, load_spec, site_names
 from kgforge.cli._app import (
     DEFAULT_WORKDIR,
     DOMAIN,
@@ -26,8 +27,6 @@ from kgforge.cli._app import (
     show_mapping,
     when_interrupted,
 )
-from kgforge import CrawlConfig, crawl_site, load_spec, site_names
-
 
 CRAWL_HINT = "interrupted: the pages fetched so far are cached; rerun with --resume to continue the crawl"
 CRAWL_AFTER_DISK_FULL = "rerun it with --resume (the pages fetched so far are cached)"
@@ -36,39 +35,71 @@ CRAWL_AFTER_DISK_FULL = "rerun it with --resume (the pages fetched so far are ca
 @app.command("crawl")
 @when_interrupted(CRAWL_HINT, after_disk_full=CRAWL_AFTER_DISK_FULL)
 def crawl_command(
-    site: Annotated[str, typer.Argument(parser=one_of(site_names()), metavar="SITE",
-                                        help="Site spec in crawlers/: " + ", ".join(site_names()) + ".")],
-    limit: Annotated[int | None, typer.Option(parser=POSITIVE, help="Stop after this many pages (all runs of the "
-                                                                     "crawl together).")] = None,
+    site: Annotated[
+        str,
+        typer.Argument(
+            parser=one_of(site_names()), metavar="SITE", help="Site spec in crawlers/: " + ", ".join(site_names()) + "."
+        ),
+    ],
+    limit: Annotated[
+        int | None, typer.Option(parser=POSITIVE, help="Stop after this many pages (all runs of the crawl together).")
+    ] = None,
     resume: Annotated[bool, typer.Option("--resume", help="Continue an unfinished crawl where it stopped.")] = False,
-    restart: Annotated[bool, typer.Option("--restart", help="Discard an unfinished crawl's frontier (the cache "
-                                                            "is kept) and begin again.")] = False,
-    base_url: Annotated[str | None, typer.Option(parser=HTTP_URL, help="Crawl a mirror or a test server instead "
-                                                                       "of the real site.")] = None,
-    domain: Annotated[str | None, typer.Option(parser=DOMAIN, help="Domain folder to crawl into (default: the "
-                                                                   "spec's).")] = None,
-    delay: Annotated[float, typer.Option(parser=NON_NEGATIVE_NUMBER, help="Seconds between requests to one host "
-                                         "(robots.txt Crawl-delay raises it).")] = 1.0,
-    jitter: Annotated[float, typer.Option(parser=NON_NEGATIVE_NUMBER, help="Each wait is stretched by a random "
-                                                                           "0..JITTER fraction.")] = 0.1,
+    restart: Annotated[
+        bool,
+        typer.Option("--restart", help="Discard an unfinished crawl's frontier (the cache is kept) and begin again."),
+    ] = False,
+    base_url: Annotated[
+        str | None, typer.Option(parser=HTTP_URL, help="Crawl a mirror or a test server instead of the real site.")
+    ] = None,
+    domain: Annotated[
+        str | None, typer.Option(parser=DOMAIN, help="Domain folder to crawl into (default: the spec's).")
+    ] = None,
+    delay: Annotated[
+        float,
+        typer.Option(
+            parser=NON_NEGATIVE_NUMBER, help="Seconds between requests to one host (robots.txt Crawl-delay raises it)."
+        ),
+    ] = 1.0,
+    jitter: Annotated[
+        float, typer.Option(parser=NON_NEGATIVE_NUMBER, help="Each wait is stretched by a random 0..JITTER fraction.")
+    ] = 0.1,
     concurrency: Annotated[int, typer.Option(parser=POSITIVE, help="Requests in flight per host.")] = 1,
-    max_age: Annotated[float | None, typer.Option(parser=NON_NEGATIVE_NUMBER, help="Refetch cached pages older "
-                                                  "than this many seconds (default: cached pages never expire).")
-                       ] = None,
-    read_timeout: Annotated[float, typer.Option(parser=POSITIVE_NUMBER, help="Give up on a response silent this "
-                                                                             "many seconds.")] = 30.0,
-    total_timeout: Annotated[float, typer.Option(parser=POSITIVE_NUMBER, help="Give up on a response not complete "
-                                                 "after this many seconds: connect, headers and body together, "
-                                                 "however slowly they trickle in.")] = 120.0,
-    max_crawl_delay: Annotated[float, typer.Option(parser=NON_NEGATIVE_NUMBER, help="Largest robots.txt "
-                                                   "Crawl-delay obeyed: a host asking for more is left for "
-                                                   "--resume (coverage partial, with a warning).")] = 60.0,
-    retries: Annotated[int, typer.Option(parser=NON_NEGATIVE, help="Retries on 429, 5xx and network "
-                                                                   "errors.")] = 3,
-    max_bytes: Annotated[int, typer.Option(parser=POSITIVE, help="Largest response accepted, in bytes.")
-                         ] = 5 * 1024 * 1024,
-    ignore_robots: Annotated[bool, typer.Option("--ignore-robots", help="Do not obey robots.txt (logged); "
-                                                                        "only for sites you run yourself.")] = False,
+    max_age: Annotated[
+        float | None,
+        typer.Option(
+            parser=NON_NEGATIVE_NUMBER,
+            help="Refetch cached pages older than this many seconds (default: cached pages never expire).",
+        ),
+    ] = None,
+    read_timeout: Annotated[
+        float, typer.Option(parser=POSITIVE_NUMBER, help="Give up on a response silent this many seconds.")
+    ] = 30.0,
+    total_timeout: Annotated[
+        float,
+        typer.Option(
+            parser=POSITIVE_NUMBER,
+            help="Give up on a response not complete "
+            "after this many seconds: connect, headers and body together, "
+            "however slowly they trickle in.",
+        ),
+    ] = 120.0,
+    max_crawl_delay: Annotated[
+        float,
+        typer.Option(
+            parser=NON_NEGATIVE_NUMBER,
+            help="Largest robots.txt "
+            "Crawl-delay obeyed: a host asking for more is left for "
+            "--resume (coverage partial, with a warning).",
+        ),
+    ] = 60.0,
+    retries: Annotated[int, typer.Option(parser=NON_NEGATIVE, help="Retries on 429, 5xx and network errors.")] = 3,
+    max_bytes: Annotated[int, typer.Option(parser=POSITIVE, help="Largest response accepted, in bytes.")] = 5
+    * 1024
+    * 1024,
+    ignore_robots: Annotated[
+        bool, typer.Option("--ignore-robots", help="Do not obey robots.txt (logged); only for sites you run yourself.")
+    ] = False,
     workdir: WorkdirOption = DEFAULT_WORKDIR,
     json_out: JsonOption = False,
 ) -> None:
@@ -77,12 +108,30 @@ def crawl_command(
     spec = load_spec(site, base_url)
     if ignore_robots:
         err_console.print(f"[yellow]warning[/]: robots.txt of {spec.base_url} is ignored at your request")
-    config = CrawlConfig(delay=delay, jitter=jitter, per_host_concurrency=concurrency, workers=max(4, concurrency),
-                         cache_max_age=max_age, read_timeout=read_timeout, total_timeout=total_timeout,
-                         max_crawl_delay=max_crawl_delay, max_retries=retries, max_bytes=max_bytes,
-                         obey_robots=not ignore_robots)
-    report = crawl_site(site, domain=domain, workdir=workdir, base_url=base_url, config=config, limit=limit,
-                        resume=resume, restart=restart, progress=not json_out)
+    config = CrawlConfig(
+        delay=delay,
+        jitter=jitter,
+        per_host_concurrency=concurrency,
+        workers=max(4, concurrency),
+        cache_max_age=max_age,
+        read_timeout=read_timeout,
+        total_timeout=total_timeout,
+        max_crawl_delay=max_crawl_delay,
+        max_retries=retries,
+        max_bytes=max_bytes,
+        obey_robots=not ignore_robots,
+    )
+    report = crawl_site(
+        site,
+        domain=domain,
+        workdir=workdir,
+        base_url=base_url,
+        config=config,
+        limit=limit,
+        resume=resume,
+        restart=restart,
+        progress=not json_out,
+    )
     summary, warnings, folder, result = report.summary, report.field_warnings, report.folder, report.as_dict()
     for text in summary.partial:
         err_console.print(f"[yellow]warning[/]: {escape(text)}", soft_wrap=True)
@@ -93,12 +142,21 @@ def crawl_command(
         err_console.print(f"[yellow]warning[/]: {escape(text)}", soft_wrap=True)
     for failure in summary.failures[:20]:
         err_console.print(f"[red]failed[/]: {escape(failure['url'])}: {escape(failure['reason'])}", soft_wrap=True)
-    show_mapping(f"crawled {site} from {spec.base_url}", {
-        "fetched": summary.fetched, "from cache": summary.cached, "failed": summary.failed,
-        "skipped": summary.skipped, "pending": summary.pending, "retries": summary.retries,
-        "pages/s": summary.pages_per_second, "records": report.records, "field warnings": len(warnings),
-        "folder": str(folder),
-    })
+    show_mapping(
+        f"crawled {site} from {spec.base_url}",
+        {
+            "fetched": summary.fetched,
+            "from cache": summary.cached,
+            "failed": summary.failed,
+            "skipped": summary.skipped,
+            "pending": summary.pending,
+            "retries": summary.retries,
+            "pages/s": summary.pages_per_second,
+            "records": report.records,
+            "field warnings": len(warnings),
+            "folder": str(folder),
+        },
+    )
     for origin, note in summary.robots.items():
         console.print(f"  robots {origin}: {note}")
     if summary.pending:
@@ -111,8 +169,9 @@ def crawl_sites_command(json_out: JsonOption = False) -> None:
     """List the site specs `kgforge crawl` knows."""
     specs = {name: load_spec(name) for name in site_names()}
     if json_out:
-        emit_json({n: {"domain": s.domain, "base_url": s.base_url, "description": s.description}
-                   for n, s in specs.items()})
+        emit_json(
+            {n: {"domain": s.domain, "base_url": s.base_url, "description": s.description} for n, s in specs.items()}
+        )
         return
     for name, spec in specs.items():
         console.print(f"  {name:<16} {spec.domain:<8} {spec.base_url:<34} {spec.description}", markup=False)

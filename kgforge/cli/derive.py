@@ -28,14 +28,23 @@ from kgforge.cli._app import (
 @when_interrupted(REBUILD_DISCARDED)
 def derive_command(
     domain: DomainArgument,
-    max_group: Annotated[int | None, typer.Option(
-        "--max-group", parser=whole_number(2),
-        help="Groups sharing (predicate, object) with more members than this give a seeded sample of pairs instead "
-             "of all of them (default: the schema's \\[options.derive] max_group, else 10).")] = None,
-    max_pairs: Annotated[int | None, typer.Option(
-        "--max-pairs", parser=POSITIVE,
-        help="At most this many pairs per relation, a seeded sample (default: the schema's \\[options.derive] "
-             "max_pairs, else 5000).")
+    max_group: Annotated[
+        int | None,
+        typer.Option(
+            "--max-group",
+            parser=whole_number(2),
+            help="Groups sharing (predicate, object) with more members than this give a seeded sample of pairs instead "
+            "of all of them (default: the schema's \\[options.derive] max_group, else 10).",
+        ),
+    ] = None,
+    max_pairs: Annotated[
+        int | None,
+        typer.Option(
+            "--max-pairs",
+            parser=POSITIVE,
+            help="At most this many pairs per relation, a seeded sample (default: the schema's \\[options.derive] "
+            "max_pairs, else 5000).",
+        ),
     ] = None,
     seed: Annotated[int | None, typer.Option(parser=NON_NEGATIVE, help="Seed for the pair samples.")] = None,
     workdir: WorkdirOption = DEFAULT_WORKDIR,
@@ -46,11 +55,12 @@ def derive_command(
     if json_out:
         emit_json(report)
         return
-    show_mapping(f"derived {domain}", {k: v for k, v in report.items()
-                                      if not isinstance(v, dict) and k != "options"})
+    show_mapping(f"derived {domain}", {k: v for k, v in report.items() if not isinstance(v, dict) and k != "options"})
     console.print("[bold]per relation[/] (pairs written / groups / capped groups / pairs left out)")
     for name, counts in sorted(report["relations"].items(), key=lambda kv: -kv[1]["pairs"]):
-        console.print(f"  {name:<14} {counts['pairs']:>10,} {counts['groups']:>8,} {counts['groups_capped']:>6,} "
-                      f"{counts['pairs_left_out']:>14,}")
+        console.print(
+            f"  {name:<14} {counts['pairs']:>10,} {counts['groups']:>8,} {counts['groups_capped']:>6,} "
+            f"{counts['pairs_left_out']:>14,}"
+        )
     if report["skipped_relations"]:
         console.print("skipped: " + ", ".join(f"{k} ({v})" for k, v in report["skipped_relations"].items()))

@@ -14,11 +14,13 @@ from kgforge.cli._app import DEFAULT_WORKDIR, DomainArgument, JsonOption, Workdi
 @app.command("diff")
 def diff_command(
     domain: DomainArgument,
-    from_build: Annotated[str, typer.Option("--from", help="The older build's id (default: the build before the "
-                                                           "published one).")] = "",
+    from_build: Annotated[
+        str, typer.Option("--from", help="The older build's id (default: the build before the published one).")
+    ] = "",
     to_build: Annotated[str, typer.Option("--to", help="The newer build's id (default: the published build).")] = "",
-    out: Annotated[Path | None, typer.Option("--out", help="Write the differing quads there as an RDF Patch "
-                                                           "(D removed, A added).")] = None,
+    out: Annotated[
+        Path | None, typer.Option("--out", help="Write the differing quads there as an RDF Patch (D removed, A added).")
+    ] = None,
     workdir: WorkdirOption = DEFAULT_WORKDIR,
     json_out: JsonOption = False,
 ) -> None:
@@ -28,13 +30,21 @@ def diff_command(
         emit_json(report.as_dict())
         return
     data = report.as_dict()
-    console.print(f"{domain}: {report.from_build} → {report.to_build}: {data['added']:,} added, "
-                  f"{data['removed']:,} removed, {data['changed']:,} changed", markup=False, soft_wrap=True)
+    console.print(
+        f"{domain}: {report.from_build} → {report.to_build}: {data['added']:,} added, "
+        f"{data['removed']:,} removed, {data['changed']:,} changed",
+        markup=False,
+        soft_wrap=True,
+    )
     if not report.changed_graphs:
         console.print("  no graph differs (every graph has the same checksum)", markup=False)
     for graph in report.changed_graphs:
-        console.print(f"  {graph.graph} ({graph.status}): {graph.added:,} added, {graph.removed:,} removed, "
-                      f"{graph.changed:,} changed", markup=False, soft_wrap=True)
+        console.print(
+            f"  {graph.graph} ({graph.status}): {graph.added:,} added, {graph.removed:,} removed, "
+            f"{graph.changed:,} changed",
+            markup=False,
+            soft_wrap=True,
+        )
     unchanged = len(report.graphs) - len(report.changed_graphs)
     if unchanged:
         console.print(f"  {unchanged} graph(s) unchanged", markup=False)

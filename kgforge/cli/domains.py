@@ -24,17 +24,24 @@ def domains_command(workdir: WorkdirOption = DEFAULT_WORKDIR, json_out: JsonOpti
         emit_json([d.as_dict() for d in domains])
         return
     if not domains:
-        console.print(f"no domain is built in {describe_workdir(workdir)}; build one with `kgforge build DOMAIN --source "
-                      "KIND:PATH` (`kgforge sources` lists the kinds), or `kgforge init` first", markup=False,
-                      soft_wrap=True)
+        console.print(
+            f"no domain is built in {describe_workdir(workdir)}; build one with `kgforge build DOMAIN --source "
+            "KIND:PATH` (`kgforge sources` lists the kinds), or `kgforge init` first",
+            markup=False,
+            soft_wrap=True,
+        )
         return
     console.print(f"{len(domains)} domain(s) in {describe_workdir(workdir)}", markup=False, soft_wrap=True)
     for d in domains:
-        console.print(f"[bold]{d.name}[/]  {d.quads:,} quads in {d.graphs} graphs, {_size(d.size_bytes)} on disk, "
-                      f"schema {d.schema}", soft_wrap=True)
+        console.print(
+            f"[bold]{d.name}[/]  {d.quads:,} quads in {d.graphs} graphs, {_size(d.size_bytes)} on disk, "
+            f"schema {d.schema}",
+            soft_wrap=True,
+        )
         console.print(f"  build {d.build_id} ({d.built_at})", markup=False)
-        console.print(f"  derived: {', '.join(d.derived) or '-'}   embeddings: {', '.join(d.embeddings) or '-'}",
-                      markup=False)
+        console.print(
+            f"  derived: {', '.join(d.derived) or '-'}   embeddings: {', '.join(d.embeddings) or '-'}", markup=False
+        )
 
 
 def _size(n: float) -> str:

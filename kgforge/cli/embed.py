@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 
@@ -43,59 +43,97 @@ PRECISION = _embed_choice("precision")
 EVALUATION = _embed_choice("evaluation")
 
 
-EMBED_HINT = ("interrupted before this run's first checkpoint: the model bundle is unchanged; rerun the same "
-              "command")
+EMBED_HINT = "interrupted before this run's first checkpoint: the model bundle is unchanged; rerun the same command"
 
 
 @app.command("embed")
 @when_interrupted(EMBED_HINT)
 def embed_command(
     domain: DomainArgument,
-    model: Annotated[str, typer.Option(parser=PYKEEN_MODEL, help="PyKEEN model: TransE, RotatE, ComplEx, "
-                                                                 "DistMult, ...")] = "RotatE",
-    dim: Annotated[int, typer.Option(parser=POSITIVE, help="Embedding dimension (complex models: complex "
-                                                           "dimension).")] = 128,
+    model: Annotated[
+        str, typer.Option(parser=PYKEEN_MODEL, help="PyKEEN model: TransE, RotatE, ComplEx, DistMult, ...")
+    ] = "RotatE",
+    dim: Annotated[
+        int, typer.Option(parser=POSITIVE, help="Embedding dimension (complex models: complex dimension).")
+    ] = 128,
     epochs: Annotated[int, typer.Option(parser=POSITIVE, help="Training epochs.")] = 100,
-    batch_size: Annotated[Optional[int], typer.Option(parser=POSITIVE, help="Positive triples per step [CPU 512, "
-                                                                            "GPU 8192].")] = None,
-    negatives: Annotated[Optional[int], typer.Option(
-        parser=POSITIVE, help="Negatives shared by a batch, per side [CPU 128, GPU 1024]; all entities when "
-                              "fewer.")] = None,
+    batch_size: Annotated[
+        int | None, typer.Option(parser=POSITIVE, help="Positive triples per step [CPU 512, GPU 8192].")
+    ] = None,
+    negatives: Annotated[
+        int | None,
+        typer.Option(
+            parser=POSITIVE, help="Negatives shared by a batch, per side [CPU 128, GPU 1024]; all entities when fewer."
+        ),
+    ] = None,
     learning_rate: Annotated[float, typer.Option("--lr", parser=POSITIVE_NUMBER, help="Adam learning rate.")] = 0.02,
-    seed: Annotated[int, typer.Option(parser=NON_NEGATIVE, help="Seed of the split, the initialisation and the "
-                                                                "batches.")] = 42,
+    seed: Annotated[
+        int, typer.Option(parser=NON_NEGATIVE, help="Seed of the split, the initialisation and the batches.")
+    ] = 42,
     device: Annotated[str, typer.Option(parser=DEVICE, help="auto, cpu or cuda[:N].")] = "auto",
-    precision: Annotated[str, typer.Option(parser=PRECISION, help="auto (bf16 autocast on GPU), fp32 or "
-                                                                           "bf16.")] = "auto",
-    max_time: Annotated[Optional[float], typer.Option(parser=POSITIVE_NUMBER, help="Stop training after this many "
-                                                                                   "seconds.")] = None,
-    checkpoint_every: Annotated[float, typer.Option(parser=NON_NEGATIVE_NUMBER, help="Seconds between "
-                                                    "checkpoints (0: after every step).")] = 300.0,
+    precision: Annotated[
+        str, typer.Option(parser=PRECISION, help="auto (bf16 autocast on GPU), fp32 or bf16.")
+    ] = "auto",
+    max_time: Annotated[
+        float | None, typer.Option(parser=POSITIVE_NUMBER, help="Stop training after this many seconds.")
+    ] = None,
+    checkpoint_every: Annotated[
+        float, typer.Option(parser=NON_NEGATIVE_NUMBER, help="Seconds between checkpoints (0: after every step).")
+    ] = 300.0,
     resume: Annotated[bool, typer.Option("--resume", help="Continue from the last checkpoint.")] = False,
     include_literals: Annotated[bool, typer.Option(help="Literal values become nodes.")] = False,
     include_derived: Annotated[bool, typer.Option(help="Train on derived (associated) triples too.")] = False,
-    evaluation: Annotated[str, typer.Option(parser=EVALUATION, help="auto, full, sampled or "
-                                                                             "none.")] = "auto",
-    eval_batch_size: Annotated[Optional[int], typer.Option(parser=POSITIVE, help="Triples ranked per evaluation "
-                                                                                 "batch.")] = None,
-    threads: Annotated[Optional[int], typer.Option(
-        parser=POSITIVE, help="CPU threads for torch (default: the cores available to this process).")] = None,
-    devices: Annotated[int, typer.Option(parser=POSITIVE, help="Training processes on this machine (GPUs, or CPU "
-                                                               "processes); above 1: data-parallel through PyTorch "
-                                                               "Lightning (pip install 'kgforge\\[lightning]').")] = 1,
-    nodes: Annotated[int, typer.Option(parser=POSITIVE, help="Machines (run the command on each, with MASTER_ADDR, "
-                                                             "MASTER_PORT and NODE_RANK set).")] = 1,
+    evaluation: Annotated[str, typer.Option(parser=EVALUATION, help="auto, full, sampled or none.")] = "auto",
+    eval_batch_size: Annotated[
+        int | None, typer.Option(parser=POSITIVE, help="Triples ranked per evaluation batch.")
+    ] = None,
+    threads: Annotated[
+        int | None,
+        typer.Option(parser=POSITIVE, help="CPU threads for torch (default: the cores available to this process)."),
+    ] = None,
+    devices: Annotated[
+        int,
+        typer.Option(
+            parser=POSITIVE,
+            help="Training processes on this machine (GPUs, or CPU "
+            "processes); above 1: data-parallel through PyTorch "
+            "Lightning (pip install 'kgforge\\[lightning]').",
+        ),
+    ] = 1,
+    nodes: Annotated[
+        int,
+        typer.Option(
+            parser=POSITIVE, help="Machines (run the command on each, with MASTER_ADDR, MASTER_PORT and NODE_RANK set)."
+        ),
+    ] = 1,
     name: ModelName = "default",
     workdir: WorkdirOption = DEFAULT_WORKDIR,
     json_out: JsonOption = False,
 ) -> None:
     """Train a KG embedding on the domain's store and write a model bundle (weights, tables, index, metrics)."""
     report = Domain(domain, workdir).embed(
-        name=name, resume=resume, progress=not json_out, model=model, dim=dim, epochs=epochs, batch_size=batch_size,
-        num_negatives=negatives, learning_rate=learning_rate, seed=seed, device=device, precision=precision,
-        max_time=max_time, checkpoint_seconds=checkpoint_every, include_literals=include_literals,
-        include_derived=include_derived, evaluation=evaluation, eval_batch_size=eval_batch_size, threads=threads,
-        devices=devices, nodes=nodes)
+        name=name,
+        resume=resume,
+        progress=not json_out,
+        model=model,
+        dim=dim,
+        epochs=epochs,
+        batch_size=batch_size,
+        num_negatives=negatives,
+        learning_rate=learning_rate,
+        seed=seed,
+        device=device,
+        precision=precision,
+        max_time=max_time,
+        checkpoint_seconds=checkpoint_every,
+        include_literals=include_literals,
+        include_derived=include_derived,
+        evaluation=evaluation,
+        eval_batch_size=eval_batch_size,
+        threads=threads,
+        devices=devices,
+        nodes=nodes,
+    )
     summary = report.as_dict()
     if json_out or summary["bundle"] is None:  # a node other than 0 writes no bundle
         emit_json(summary)
@@ -103,19 +141,27 @@ def embed_command(
     training, evaluation_result = summary["training"], summary["evaluation"]
     if training.get("resume_note"):
         err_console.print(training["resume_note"], style="yellow", markup=False, soft_wrap=True)
-    show_mapping(f"{domain}: {summary['model']} bundle at {summary['bundle']}", {
-        "entities": summary["entities"], "relations": summary["relations"],
-        "split train/valid/test": "/".join(str(v) for v in summary["split"]["counts"].values()),
-        "actual ratios": " ".join(f"{v:.3f}" for v in summary["split"]["actual_ratios"].values()),
-        "moved for coverage": summary["split"]["moved_to_train_for_coverage"],
-        "epochs": f"{training['epochs_completed']}/{training['epochs_requested']}",
-        "device": f"{training['device']} ({training['cpu_threads']} CPU threads, {training['precision']})",
-        "triples/s": training["triples_per_second"], "seconds": training["seconds"],
-        "stopped by": training["stopped_by"] or "-", "metric": summary["metric"],
-    })
+    show_mapping(
+        f"{domain}: {summary['model']} bundle at {summary['bundle']}",
+        {
+            "entities": summary["entities"],
+            "relations": summary["relations"],
+            "split train/valid/test": "/".join(str(v) for v in summary["split"]["counts"].values()),
+            "actual ratios": " ".join(f"{v:.3f}" for v in summary["split"]["actual_ratios"].values()),
+            "moved for coverage": summary["split"]["moved_to_train_for_coverage"],
+            "epochs": f"{training['epochs_completed']}/{training['epochs_requested']}",
+            "device": f"{training['device']} ({training['cpu_threads']} CPU threads, {training['precision']})",
+            "triples/s": training["triples_per_second"],
+            "seconds": training["seconds"],
+            "stopped by": training["stopped_by"] or "-",
+            "metric": summary["metric"],
+        },
+    )
     if "mrr" in evaluation_result:
-        show_mapping(f"evaluation ({evaluation_result['label']})", {
-            key: f"{evaluation_result[key]:.4f}" for key in ("mrr", "hits_at_1", "hits_at_3", "hits_at_10")})
+        show_mapping(
+            f"evaluation ({evaluation_result['label']})",
+            {key: f"{evaluation_result[key]:.4f}" for key in ("mrr", "hits_at_1", "hits_at_3", "hits_at_10")},
+        )
     for figure in report.figures or ():
         console.print(f"wrote the loss and validation curves to {figure.absolute()}", markup=False, soft_wrap=True)
 
@@ -127,21 +173,25 @@ def related_command(
     entity: Annotated[str, typer.Argument(help="Label or IRI (a label that looks like an IRI is a label too).")],
     k: Annotated[int, typer.Option("-k", parser=POSITIVE, help="How many entities.")] = 10,
     exclude_neighbours: Annotated[bool, typer.Option(help="Drop entities directly linked to ENTITY.")] = False,
-    type_: Annotated[Optional[str], typer.Option("--type", help="Only entities of this type (IRI or id).")] = None,
+    type_: Annotated[str | None, typer.Option("--type", help="Only entities of this type (IRI or id).")] = None,
     device: Annotated[str, typer.Option(parser=DEVICE, help="auto, cpu or cuda[:N].")] = "auto",
     name: ModelName = "default",
     workdir: WorkdirOption = DEFAULT_WORKDIR,
     json_out: JsonOption = False,
 ) -> None:
     """Entities most similar to ENTITY in the trained model's own geometry (itself excluded)."""
-    answer = Domain(domain, workdir).related(entity, k=k, model=name, exclude_neighbours=exclude_neighbours,
-                                             type_=type_, device=device).as_dict()
+    answer = (
+        Domain(domain, workdir)
+        .related(entity, k=k, model=name, exclude_neighbours=exclude_neighbours, type_=type_, device=device)
+        .as_dict()
+    )
     if json_out:
         emit_json(answer)
         return
     query = answer["query"]
-    console.print(f"[bold]{query['label'] or query['iri']}[/] ({query['iri']}) — {answer['method']}, "
-                  f"{answer['metric']}")
+    console.print(
+        f"[bold]{query['label'] or query['iri']}[/] ({query['iri']}) — {answer['method']}, {answer['metric']}"
+    )
     if answer["notice"]:
         console.print(f"[yellow]notice[/]: {answer['notice']}")
     for rank, row in enumerate(answer["results"], 1):

@@ -11,18 +11,6 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
-from kgforge.cli._app import (
-    DEFAULT_WORKDIR,
-    DOMAIN,
-    NON_NEGATIVE,
-    POSITIVE,
-    JsonOption,
-    WorkdirOption,
-    app,
-    console,
-    emit_json,
-    one_of,
-)
 from kgforge.api import (
     EVAL_LAYOUTS,
     METRICS,
@@ -38,6 +26,18 @@ from kgforge.api import (
     hits_at,
     parse_system,
     systems_in_folder,
+)
+from kgforge.cli._app import (
+    DEFAULT_WORKDIR,
+    DOMAIN,
+    NON_NEGATIVE,
+    POSITIVE,
+    JsonOption,
+    WorkdirOption,
+    app,
+    console,
+    emit_json,
+    one_of,
 )
 
 
@@ -55,72 +55,161 @@ def _metric_names(text: str) -> tuple[str, ...]:
 
 @app.command("eval")
 def eval_command(
-    predictions: Annotated[Path | None, typer.Argument(help="Responses to score: the official 'prediction<TAB>gold' "
-                                                           "file, one response per line, JSONL/CSV/Excel columns, or "
-                                                           "a DuConv / KdConv / DuRecDial file (or give --system).")] = None,
-    gold: Annotated[Path | None, typer.Option(help="Gold responses, matched in order (any layout; a dataset file "
-                                                   "also gives each response's dialogue).")] = None,
-    dialogues: Annotated[Path | None, typer.Option(help="Dialogue context (DuConv, KdConv, DuRecDial or a "
-                                                        "`kgforge export` file) when neither file gives it.")] = None,
-    domain: Annotated[str | None, typer.Option(parser=DOMAIN, help="Domain whose graph judges the knowledge "
-                                                                   "(knowledge precision/recall/F1).")] = None,
-    human: Annotated[Path | None, typer.Option(help="Human scores per response (number columns, MSDE's nested "
-                                                    "'scores', several annotators; with --system: a system column "
-                                                    "or one file per system): correlations with every metric.")] = None,
-    human_id_column: Annotated[str | None, typer.Option(help="Column of --human naming the response id "
-                                                             "(default: id, when present).")] = None,
-    out: Annotated[Path | None, typer.Option("--out", "-o", help="Per-response file (.jsonl, .csv or .parquet; "
-                                                                 "default PREDICTIONS.eval.jsonl).")] = None,
+    predictions: Annotated[
+        Path | None,
+        typer.Argument(
+            help="Responses to score: the official 'prediction<TAB>gold' "
+            "file, one response per line, JSONL/CSV/Excel columns, or "
+            "a DuConv / KdConv / DuRecDial file (or give --system)."
+        ),
+    ] = None,
+    gold: Annotated[
+        Path | None,
+        typer.Option(
+            help="Gold responses, matched in order (any layout; a dataset file also gives each response's dialogue)."
+        ),
+    ] = None,
+    dialogues: Annotated[
+        Path | None,
+        typer.Option(
+            help="Dialogue context (DuConv, KdConv, DuRecDial or a `kgforge export` file) when neither file gives it."
+        ),
+    ] = None,
+    domain: Annotated[
+        str | None,
+        typer.Option(parser=DOMAIN, help="Domain whose graph judges the knowledge (knowledge precision/recall/F1)."),
+    ] = None,
+    human: Annotated[
+        Path | None,
+        typer.Option(
+            help="Human scores per response (number columns, MSDE's nested "
+            "'scores', several annotators; with --system: a system column "
+            "or one file per system): correlations with every metric."
+        ),
+    ] = None,
+    human_id_column: Annotated[
+        str | None, typer.Option(help="Column of --human naming the response id (default: id, when present).")
+    ] = None,
+    out: Annotated[
+        Path | None,
+        typer.Option(
+            "--out", "-o", help="Per-response file (.jsonl, .csv or .parquet; default PREDICTIONS.eval.jsonl)."
+        ),
+    ] = None,
     no_out: Annotated[bool, typer.Option("--no-out", help="Write no per-response file.")] = False,
-    metrics: Annotated[str | None, typer.Option(help="Comma-separated metrics, or 'all' (default: the default "
-                                                     "ones the inputs allow; see `kgforge metrics`).")] = None,
+    metrics: Annotated[
+        str | None,
+        typer.Option(
+            help="Comma-separated metrics, or 'all' (default: the default "
+            "ones the inputs allow; see `kgforge metrics`)."
+        ),
+    ] = None,
     layout: Annotated[str, typer.Option(parser=one_of(EVAL_LAYOUTS), help="Layout of PREDICTIONS.")] = "auto",
-    segmentation: Annotated[str, typer.Option(parser=one_of(("auto", *SEGMENTATIONS)),
-                                              help="How texts become tokens: whitespace (pre-segmented), jieba "
-                                                   "(as the exports segment) or char; auto: whitespace for "
-                                                   "segmented inputs, jieba otherwise.")] = "auto",
+    segmentation: Annotated[
+        str,
+        typer.Option(
+            parser=one_of(("auto", *SEGMENTATIONS)),
+            help="How texts become tokens: whitespace (pre-segmented), jieba "
+            "(as the exports segment) or char; auto: whitespace for "
+            "segmented inputs, jieba otherwise.",
+        ),
+    ] = "auto",
     prediction_column: Annotated[str | None, typer.Option(help="Column holding the predictions.")] = None,
     gold_column: Annotated[str | None, typer.Option(help="Column holding the gold responses.")] = None,
     id_column: Annotated[str | None, typer.Option(help="Column holding response ids.")] = None,
     dialogue_column: Annotated[str | None, typer.Option(help="Column holding dialogue ids (for --dialogues).")] = None,
-    graph_only: Annotated[bool, typer.Option("--graph-only", help="True facts come from the graph only, not "
-                                                                  "also from the dialogue's own knowledge.")] = False,
+    graph_only: Annotated[
+        bool,
+        typer.Option(
+            "--graph-only", help="True facts come from the graph only, not also from the dialogue's own knowledge."
+        ),
+    ] = False,
     min_chars: Annotated[int, typer.Option(parser=POSITIVE, help="Shortest entity name matched.")] = 2,
-    text_overlap: Annotated[int, typer.Option(parser=NON_NEGATIVE, help="Characters shared with a free-text fact "
-                                                                        "to state it (0: never).")] = 6,
-    vectors: Annotated[Path | None, typer.Option(help="Word vectors (word2vec text or binary) for Embedding "
-                                                      "Average, Vector Extrema and Greedy Matching.")] = None,
-    model_path: Annotated[Path | None, typer.Option(help="Local transformers model folder for BERTScore "
-                                                         "(extra kgforge\\[bertscore]; nothing is downloaded).")] = None,
-    bleurt_path: Annotated[Path | None, typer.Option(help="Local BLEURT checkpoint ported to PyTorch (one "
-                                                          "regression output) for BLEURT (extra kgforge\\[bleurt]).")] = None,
-    candidates: Annotated[Path | None, typer.Option(help="A retrieval model's scored candidates per context "
-                                                         "(label + score): Hits@1 and Hits@3.")] = None,
-    group_size: Annotated[int | None, typer.Option(parser=POSITIVE, help="Candidates per context in plain "
-                                                                          "label<TAB>score lines.")] = None,
-    goal_metrics: Annotated[bool, typer.Option("--goal-metrics", help="Also judge whole dialogues: DuConv goal "
-                                               "completion, Info bands, DuRecDial LS/UTC, Rec (a dialogue file, or "
-                                               "predictions with --gold/--dialogues naming one).")] = False,
-    system: Annotated[list[str] | None, typer.Option("--system", help="A system to compare, NAME=FILE or "
-                                                     "TASK/NAME=FILE (repeat it), or a folder of system files "
-                                                     "(sub-folders: tasks; gold.* in one: its gold).")] = None,
-    leaderboard: Annotated[Path, typer.Option(help="Folder for the systems' leaderboard.json, .csv and .md.")] = Path("leaderboard"),
-    bootstrap: Annotated[int, typer.Option(parser=NON_NEGATIVE, help="Bootstrap resamples for the correlations' "
-                                                                     "95% intervals (0: none).")] = 1000,
+    text_overlap: Annotated[
+        int, typer.Option(parser=NON_NEGATIVE, help="Characters shared with a free-text fact to state it (0: never).")
+    ] = 6,
+    vectors: Annotated[
+        Path | None,
+        typer.Option(
+            help="Word vectors (word2vec text or binary) for Embedding Average, Vector Extrema and Greedy Matching."
+        ),
+    ] = None,
+    model_path: Annotated[
+        Path | None,
+        typer.Option(
+            help="Local transformers model folder for BERTScore (extra kgforge\\[bertscore]; nothing is downloaded)."
+        ),
+    ] = None,
+    bleurt_path: Annotated[
+        Path | None,
+        typer.Option(
+            help="Local BLEURT checkpoint ported to PyTorch (one "
+            "regression output) for BLEURT (extra kgforge\\[bleurt])."
+        ),
+    ] = None,
+    candidates: Annotated[
+        Path | None,
+        typer.Option(help="A retrieval model's scored candidates per context (label + score): Hits@1 and Hits@3."),
+    ] = None,
+    group_size: Annotated[
+        int | None, typer.Option(parser=POSITIVE, help="Candidates per context in plain label<TAB>score lines.")
+    ] = None,
+    goal_metrics: Annotated[
+        bool,
+        typer.Option(
+            "--goal-metrics",
+            help="Also judge whole dialogues: DuConv goal "
+            "completion, Info bands, DuRecDial LS/UTC, Rec (a dialogue file, or "
+            "predictions with --gold/--dialogues naming one).",
+        ),
+    ] = False,
+    system: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--system",
+            help="A system to compare, NAME=FILE or "
+            "TASK/NAME=FILE (repeat it), or a folder of system files "
+            "(sub-folders: tasks; gold.* in one: its gold).",
+        ),
+    ] = None,
+    leaderboard: Annotated[Path, typer.Option(help="Folder for the systems' leaderboard.json, .csv and .md.")] = Path(
+        "leaderboard"
+    ),
+    bootstrap: Annotated[
+        int,
+        typer.Option(parser=NON_NEGATIVE, help="Bootstrap resamples for the correlations' 95% intervals (0: none)."),
+    ] = 1000,
     seed: Annotated[int, typer.Option(parser=NON_NEGATIVE, help="Seed of the bootstrap.")] = 0,
-    official: Annotated[bool, typer.Option("--official", help="Print only the official DuConv script's lines.")] = False,
+    official: Annotated[
+        bool, typer.Option("--official", help="Print only the official DuConv script's lines.")
+    ] = False,
     workdir: WorkdirOption = DEFAULT_WORKDIR,
     json_out: JsonOption = False,
 ) -> None:
     """Score responses: official DuConv F1/BLEU/DISTINCT, BLEU-3/4, ROUGE-L, CIDEr-D, METEOR, embedding metrics,
     BERTScore, BLEURT, knowledge P/R/F1, hallucinations; many systems (--system), goal metrics, Hits@k."""
-    columns = {key: value for key, value in (("prediction", prediction_column), ("gold", gold_column),
-                                             ("id", id_column), ("dialogue", dialogue_column)) if value}
-    options = EvalOptions(layout=layout, segmentation=segmentation,
-                          metrics=_metric_names(metrics) if metrics else None, columns=columns,
-                          knowledge=KnowledgeOptions(min_chars, text_overlap, graph_only),
-                          human_id_column=human_id_column, vectors=vectors, model_path=model_path,
-                          bleurt_path=bleurt_path, goal_metrics=goal_metrics)
+    columns = {
+        key: value
+        for key, value in (
+            ("prediction", prediction_column),
+            ("gold", gold_column),
+            ("id", id_column),
+            ("dialogue", dialogue_column),
+        )
+        if value
+    }
+    options = EvalOptions(
+        layout=layout,
+        segmentation=segmentation,
+        metrics=_metric_names(metrics) if metrics else None,
+        columns=columns,
+        knowledge=KnowledgeOptions(min_chars, text_overlap, graph_only),
+        human_id_column=human_id_column,
+        vectors=vectors,
+        model_path=model_path,
+        bleurt_path=bleurt_path,
+        goal_metrics=goal_metrics,
+    )
     if candidates is not None:
         hits = hits_at(candidates, group_size=group_size)
         if json_out:
@@ -135,8 +224,17 @@ def eval_command(
         if predictions is not None:
             raise typer.BadParameter("give the responses either as PREDICTIONS or as --system, not both")
         systems, golds = _systems(system)
-        board = evaluate_systems(systems, gold=gold, golds=golds, dialogues=dialogues, options=options, human=human,
-                                 out=leaderboard, bootstrap=bootstrap, seed=seed)
+        board = evaluate_systems(
+            systems,
+            gold=gold,
+            golds=golds,
+            dialogues=dialogues,
+            options=options,
+            human=human,
+            out=leaderboard,
+            bootstrap=bootstrap,
+            seed=seed,
+        )
         if json_out:
             emit_json(board.to_dict())
         else:
@@ -145,8 +243,16 @@ def eval_command(
     if predictions is None:
         raise typer.BadParameter("give PREDICTIONS (a file of responses) or --system NAME=FILE")
     target = None if no_out else (out or predictions.with_name(predictions.name + ".eval.jsonl"))
-    report = evaluate(predictions, gold=gold, dialogues=dialogues, domain=domain, workdir=workdir, human=human,
-                      out=target, options=options)
+    report = evaluate(
+        predictions,
+        gold=gold,
+        dialogues=dialogues,
+        domain=domain,
+        workdir=workdir,
+        human=human,
+        out=target,
+        options=options,
+    )
     if official:
         if report.official is None:
             raise KgforgeError("--official: the official metrics need gold responses (give --gold)")
@@ -171,9 +277,11 @@ def show_report(report: EvalReport) -> None:
             console.print(f"[yellow]skipped[/] {escape(described['path'])} {escape(skipped)}")
     if report.knowledge is not None:
         k = report.knowledge
-        console.print(f"knowledge: {k.true:,} of {k.fact_mentions:,} fact mentions true in domain "
-                      f"{k.domain!r}, {k.hallucinations:,} contradicted; {k.expressed:,} of "
-                      f"{k.gold:,} gold facts expressed")
+        console.print(
+            f"knowledge: {k.true:,} of {k.fact_mentions:,} fact mentions true in domain "
+            f"{k.domain!r}, {k.hallucinations:,} contradicted; {k.expressed:,} of "
+            f"{k.gold:,} gold facts expressed"
+        )
     if report.correlations:
         corr = Table("metric", "human", "n", "Pearson", "p", "Spearman", "p", box=None, pad_edge=False)
         for row in report.correlations:
@@ -188,11 +296,15 @@ def show_report(report: EvalReport) -> None:
 
 def show_goals(goals: dict[str, Any]) -> None:
     summary = goals["summary"]
-    console.print(f"[bold]goal metrics[/] over {summary['dialogues']:,} dialogues ({goals['layout']}; mentions by "
-                  f"{goals['matcher']}): triples used {_number(summary['triples_used'])}, properties used "
-                  f"{_number(summary['properties_used'])} per dialogue")
+    console.print(
+        f"[bold]goal metrics[/] over {summary['dialogues']:,} dialogues ({goals['layout']}; mentions by "
+        f"{goals['matcher']}): triples used {_number(summary['triples_used'])}, properties used "
+        f"{_number(summary['properties_used'])} per dialogue"
+    )
     if "goal_completion" in summary:
-        shares = ", ".join(f"{grade}: {share * 100:.1f}%" for grade, share in summary["completion_distribution"].items())
+        shares = ", ".join(
+            f"{grade}: {share * 100:.1f}%" for grade, share in summary["completion_distribution"].items()
+        )
         console.print(f"  goal completion {_number(summary['goal_completion'])} ({shares})")
     if "info_bands" in summary:
         bands = ", ".join(f"{band} facts: {share * 100:.1f}%" for band, share in summary["info_bands"].items())
@@ -209,7 +321,9 @@ def _systems(specs: list[str]) -> tuple[dict[tuple[str, str], Path], dict[str, P
     if len(specs) == 1 and "=" not in specs[0]:
         folder = Path(specs[0])
         if not folder.is_dir():
-            raise typer.BadParameter(f"{specs[0]!r} is neither NAME=FILE nor a folder of systems", param_hint="--system")
+            raise typer.BadParameter(
+                f"{specs[0]!r} is neither NAME=FILE nor a folder of systems", param_hint="--system"
+            )
         return systems_in_folder(folder)
     systems: dict[tuple[str, str], Path] = {}
     for spec in specs:
@@ -228,23 +342,50 @@ def show_leaderboard(board: Leaderboard) -> None:
     console.print(f"[bold]{len(board.systems)} systems[/], {sum(s.responses for s in board.systems):,} responses")
     for task in dict.fromkeys(table["task"].to_list()):
         rows = table.filter(table["task"] == task)
-        shown = Table("system", *[c for c in rows.columns if c not in ("task", "system")], box=None, pad_edge=False,
-                      title=None if task == "all" else f"task {task}")
+        shown = Table(
+            "system",
+            *[c for c in rows.columns if c not in ("task", "system")],
+            box=None,
+            pad_edge=False,
+            title=None if task == "all" else f"task {task}",
+        )
         for row in rows.iter_rows(named=True):
-            shown.add_row(escape(row["system"]), *[_number(v) if not isinstance(v, int) else str(v)
-                                                   for k, v in row.items() if k not in ("task", "system")])
+            shown.add_row(
+                escape(row["system"]),
+                *[
+                    _number(v) if not isinstance(v, int) else str(v)
+                    for k, v in row.items()
+                    if k not in ("task", "system")
+                ],
+            )
         console.print(shown)
     for name, why in board.left_out.items():
         console.print(f"  [dim]{name}: left out, {why}[/]")
     for aspect, found in board.agreement.items():
-        console.print(f"agreement on {escape(aspect)}: Fleiss' kappa {_number(found['fleiss_kappa'])}, "
-                      f"Krippendorff's alpha {_number(found['krippendorff_alpha'])} ({found['raters']} annotators)")
+        console.print(
+            f"agreement on {escape(aspect)}: Fleiss' kappa {_number(found['fleiss_kappa'])}, "
+            f"Krippendorff's alpha {_number(found['krippendorff_alpha'])} ({found['raters']} annotators)"
+        )
     if board.correlations:
-        corr = Table("task", "level", "metric", "human", "n", "Pearson", "p", "Spearman", "p", "Kendall", "p",
-                     box=None, pad_edge=False)
+        corr = Table(
+            "task",
+            "level",
+            "metric",
+            "human",
+            "n",
+            "Pearson",
+            "p",
+            "Spearman",
+            "p",
+            "Kendall",
+            "p",
+            box=None,
+            pad_edge=False,
+        )
         for row in board.correlations:
-            cells = [_number(row[key]) for key in ("pearson", "pearson_p", "spearman", "spearman_p", "kendall",
-                                                   "kendall_p")]
+            cells = [
+                _number(row[key]) for key in ("pearson", "pearson_p", "spearman", "spearman_p", "kendall", "kendall_p")
+            ]
             corr.add_row(row["task"], row["level"], row["metric"], escape(row["human"]), str(row["n"]), *cells)
         console.print(corr)
     if board.human and board.human["unrated_systems"]:
@@ -265,6 +406,10 @@ def metrics_command(json_out: JsonOption = False) -> None:
         return
     table = Table("metric", "needs", "default", "what it is", box=None, pad_edge=False)
     for metric in described:
-        table.add_row(metric["name"], ", ".join(metric["needs"]) or "-", "yes" if metric["default"] else "-",
-                      metric["description"])
+        table.add_row(
+            metric["name"],
+            ", ".join(metric["needs"]) or "-",
+            "yes" if metric["default"] else "-",
+            metric["description"],
+        )
     console.print(table)

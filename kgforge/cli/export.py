@@ -14,8 +14,8 @@ from kgforge.api import export_formats as formats
 from kgforge.cli._app import (
     DEFAULT_WORKDIR,
     FOLDER,
-    NON_NEGATIVE,
     LANGUAGES,
+    NON_NEGATIVE,
     NOTHING_CHANGED,
     NOTHING_HALF_WRITTEN,
     DomainArgument,
@@ -37,9 +37,11 @@ def _in_words(names: list[str]) -> str:
 def _goal_layouts() -> str:
     """``duconv: sample; …``: the layouts new goals can be written in, of each format that has a choice (read from
     the registered formats, so a plug-in's format is listed too)."""
-    return "; ".join(f"{name}: {', '.join(lay.name for lay in fmt.layouts if not lay.needs_conversation)}"
-                     for name, fmt in formats().items()
-                     if len(fmt.layouts) > 1 and any(not lay.needs_conversation for lay in fmt.layouts))
+    return "; ".join(
+        f"{name}: {', '.join(lay.name for lay in fmt.layouts if not lay.needs_conversation)}"
+        for name, fmt in formats().items()
+        if len(fmt.layouts) > 1 and any(not lay.needs_conversation for lay in fmt.layouts)
+    )
 
 
 def _cut_layouts() -> str:
@@ -50,48 +52,111 @@ def _cut_layouts() -> str:
 @when_interrupted(NOTHING_HALF_WRITTEN)
 def export_command(
     domain: DomainArgument,
-    fmt: Annotated[str, typer.Option("--format", parser=registered(FORMATS),
-                                     help=f"{_in_words(FORMATS.names())} "
-                                          "(`kgforge export-formats` lists their layouts).")],
+    fmt: Annotated[
+        str,
+        typer.Option(
+            "--format",
+            parser=registered(FORMATS),
+            help=f"{_in_words(FORMATS.names())} (`kgforge export-formats` lists their layouts).",
+        ),
+    ],
     out: Annotated[Path, typer.Option("--out", "-o", help="File to write (plus OUT.manifest.json, OUT.ids.txt).")],
     goals: Annotated[Path | None, typer.Option(help="New goals (JSON lines from `kgforge goals`).")] = None,
-    dialogues: Annotated[Path | None, typer.Option(help="Real dialogues: DuConv sessions or samples, KdConv "
-                                                        "{train,dev,test}.json, DuRecDial sessions or samples "
-                                                        "(LIC-2020, ACL 2020 release, DuRecDial 2.0 zh/en).")] = None,
-    layout: Annotated[str | None, typer.Option(parser=one_of(layout_names()),
-                                               help="Layout of the format. Goals: one without a conversation "
-                                                    f"({_goal_layouts()}; v2 with --lang zh,en). Dialogues: their own "
-                                                    f"(the default) or the samples cut from them ({_cut_layouts()}).")
-                                                    ] = None,
-    input_layout: Annotated[str | None, typer.Option(parser=one_of(dialogue_kinds()),
-                                                     help="--dialogues: the layout the file is in, when it cannot be "
-                                                          "told from its records (e.g. durecdial-lic2020).")] = None,
-    refresh_attrs: Annotated[bool, typer.Option("--refresh-attrs", help="--dialogues: rewrite gold values the graph "
-                                                "now states otherwise; every change goes to OUT.refresh.jsonl.")] = False,
-    changed_since: Annotated[str | None, typer.Option("--changed-since", metavar="BUILD",
-                                                      help="Write only the dialogues or goals whose records differ "
-                                                           "from the same export of BUILD (a kept build; see "
-                                                           "`kgforge diff`).")] = None,
-    budget: Annotated[int | None, typer.Option(parser=NON_NEGATIVE,
-                                               help="Facts per topic besides its type fact and the goal path "
-                                                    "(default 7 for the first topic and 4 for the others; real "
-                                                    "dialogues: the format's).")] = None,
-    lang: Annotated[str | None, typer.Option(parser=LANGUAGES, help="Label language (default: the schema's); "
-                                                     "two joined by a comma (zh,en) write a parallel corpus: twins "
-                                                     "in DuRecDial 2.0's layout, its five task files and a "
-                                                     "manifest pairing them (--format durecdial; --goals, or "
-                                                     "--dialogues zh_NAME with en_NAME beside it).")] = None,
-    allow_mixed: Annotated[bool, typer.Option("--allow-mixed", help="Where an entity or relation has no label in "
-                                              "--lang (or in a twin's language), write another language's (listed "
-                                              "in the report and the manifest) instead of refusing.")] = False,
-    segment: Annotated[bool, typer.Option(help="Word-segmented layouts (DuConv): cut strings into words as the "
-                                               "real files are; --no-segment keeps labels whole.")] = True,
-    no_text: Annotated[bool, typer.Option("--no-text", help="Leave free-text facts (comments, Information) out.")] = False,
-    skip_invalid: Annotated[bool, typer.Option("--skip-invalid", help="Write the dialogues that pass the checks "
-                                               "and list the others in OUT.rejected.jsonl.")] = False,
-    add_related: Annotated[str | None, typer.Option(parser=FOLDER,
-                                                    help="Add each topic's top related entity from the model "
-                                                         "bundle models/NAME (`kgforge embed`).")] = None,
+    dialogues: Annotated[
+        Path | None,
+        typer.Option(
+            help="Real dialogues: DuConv sessions or samples, KdConv "
+            "{train,dev,test}.json, DuRecDial sessions or samples "
+            "(LIC-2020, ACL 2020 release, DuRecDial 2.0 zh/en)."
+        ),
+    ] = None,
+    layout: Annotated[
+        str | None,
+        typer.Option(
+            parser=one_of(layout_names()),
+            help="Layout of the format. Goals: one without a conversation "
+            f"({_goal_layouts()}; v2 with --lang zh,en). Dialogues: their own "
+            f"(the default) or the samples cut from them ({_cut_layouts()}).",
+        ),
+    ] = None,
+    input_layout: Annotated[
+        str | None,
+        typer.Option(
+            parser=one_of(dialogue_kinds()),
+            help="--dialogues: the layout the file is in, when it cannot be "
+            "told from its records (e.g. durecdial-lic2020).",
+        ),
+    ] = None,
+    refresh_attrs: Annotated[
+        bool,
+        typer.Option(
+            "--refresh-attrs",
+            help="--dialogues: rewrite gold values the graph "
+            "now states otherwise; every change goes to OUT.refresh.jsonl.",
+        ),
+    ] = False,
+    changed_since: Annotated[
+        str | None,
+        typer.Option(
+            "--changed-since",
+            metavar="BUILD",
+            help="Write only the dialogues or goals whose records differ "
+            "from the same export of BUILD (a kept build; see "
+            "`kgforge diff`).",
+        ),
+    ] = None,
+    budget: Annotated[
+        int | None,
+        typer.Option(
+            parser=NON_NEGATIVE,
+            help="Facts per topic besides its type fact and the goal path "
+            "(default 7 for the first topic and 4 for the others; real "
+            "dialogues: the format's).",
+        ),
+    ] = None,
+    lang: Annotated[
+        str | None,
+        typer.Option(
+            parser=LANGUAGES,
+            help="Label language (default: the schema's); "
+            "two joined by a comma (zh,en) write a parallel corpus: twins "
+            "in DuRecDial 2.0's layout, its five task files and a "
+            "manifest pairing them (--format durecdial; --goals, or "
+            "--dialogues zh_NAME with en_NAME beside it).",
+        ),
+    ] = None,
+    allow_mixed: Annotated[
+        bool,
+        typer.Option(
+            "--allow-mixed",
+            help="Where an entity or relation has no label in "
+            "--lang (or in a twin's language), write another language's (listed "
+            "in the report and the manifest) instead of refusing.",
+        ),
+    ] = False,
+    segment: Annotated[
+        bool,
+        typer.Option(
+            help="Word-segmented layouts (DuConv): cut strings into words as the "
+            "real files are; --no-segment keeps labels whole."
+        ),
+    ] = True,
+    no_text: Annotated[
+        bool, typer.Option("--no-text", help="Leave free-text facts (comments, Information) out.")
+    ] = False,
+    skip_invalid: Annotated[
+        bool,
+        typer.Option(
+            "--skip-invalid", help="Write the dialogues that pass the checks and list the others in OUT.rejected.jsonl."
+        ),
+    ] = False,
+    add_related: Annotated[
+        str | None,
+        typer.Option(
+            parser=FOLDER,
+            help="Add each topic's top related entity from the model bundle models/NAME (`kgforge embed`).",
+        ),
+    ] = None,
     workdir: WorkdirOption = DEFAULT_WORKDIR,
     json_out: JsonOption = False,
 ) -> None:
@@ -105,56 +170,101 @@ def export_command(
         if refresh_attrs or changed_since:
             raise KgforgeError("--refresh-attrs and --changed-since are not for a parallel export (--lang zh,en)")
         parallel = Domain(domain, workdir).export_parallel(
-            goals, out, languages=languages, dialogues=dialogues, fmt=fmt, layout=layout, budget=budget,
-            include_text=not no_text, skip_invalid=skip_invalid, add_related=add_related, allow_mixed=allow_mixed)
+            goals,
+            out,
+            languages=languages,
+            dialogues=dialogues,
+            fmt=fmt,
+            layout=layout,
+            budget=budget,
+            include_text=not no_text,
+            skip_invalid=skip_invalid,
+            add_related=add_related,
+            allow_mixed=allow_mixed,
+        )
         emit_json(parallel.as_dict()) if json_out else show_parallel(parallel)
         return
     report = Domain(domain, workdir).export(
-        goals, out, fmt=fmt, dialogues=dialogues, layout=layout, language=languages[0] if languages else None,
-        budget=budget, segmented=segment,
-        include_text=not no_text, skip_invalid=skip_invalid, add_related=add_related, input_layout=input_layout,
-        refresh_attrs=refresh_attrs, changed_since=changed_since, allow_mixed=allow_mixed)
+        goals,
+        out,
+        fmt=fmt,
+        dialogues=dialogues,
+        layout=layout,
+        language=languages[0] if languages else None,
+        budget=budget,
+        segmented=segment,
+        include_text=not no_text,
+        skip_invalid=skip_invalid,
+        add_related=add_related,
+        input_layout=input_layout,
+        refresh_attrs=refresh_attrs,
+        changed_since=changed_since,
+        allow_mixed=allow_mixed,
+    )
     emit_json(report.as_dict()) if json_out else show_export(report)
 
 
 def show_export(report: ExportReport) -> None:
     """What was written and how much of the input made it; the manifest itself stays in the file (and --json)."""
     data = report.as_dict()
-    console.print(f"exported {report.domain} as {report.format} {report.layout}: {report.records:,} records, "
-                  f"{data.get('triples', data.get('gold_in_retrieved', 0)):,} triples in {data['seconds']:.1f} s",
-                  markup=False)
+    console.print(
+        f"exported {report.domain} as {report.format} {report.layout}: {report.records:,} records, "
+        f"{data.get('triples', data.get('gold_in_retrieved', 0)):,} triples in {data['seconds']:.1f} s",
+        markup=False,
+    )
     for path in report.files:
         console.print(f"  wrote {path}", markup=False, soft_wrap=True)
     labels = data.get("labels") or {}
     if labels.get("mixed_count"):
         shown = ", ".join(f"{iri} ({label})" for iri, label in list(labels["mixed"].items())[:5])
-        console.print(f"  {labels['mixed_count']:,} names written in another language than {labels['language']} "
-                      f"(--allow-mixed): {shown}", markup=False, soft_wrap=True)
+        console.print(
+            f"  {labels['mixed_count']:,} names written in another language than {labels['language']} "
+            f"(--allow-mixed): {shown}",
+            markup=False,
+            soft_wrap=True,
+        )
     if "exported_share" in data:  # real dialogues
         share = "-" if data["exported_share"] is None else f"{data['exported_share']:.1%}"
         attr = "-" if data["attr_coverage"] is None else f"{data['attr_coverage']:.1%}"
-        console.print(f"  coverage: {data['dialogues']:,} of {data['dialogues_in']:,} dialogues exported ({share}), "
-                      f"{report.rejected:,} rejected; gold triples in the graph {data['gold_in_graph']:,} of "
-                      f"{data['gold_triples']:,}, retrieved {attr}", markup=False, soft_wrap=True)
+        console.print(
+            f"  coverage: {data['dialogues']:,} of {data['dialogues_in']:,} dialogues exported ({share}), "
+            f"{report.rejected:,} rejected; gold triples in the graph {data['gold_in_graph']:,} of "
+            f"{data['gold_triples']:,}, retrieved {attr}",
+            markup=False,
+            soft_wrap=True,
+        )
     else:
         checked = data.get("checks", {})
-        console.print(f"  coverage: {report.records:,} of {checked.get('dialogues_checked', report.records):,} goals "
-                      f"exported, {report.rejected:,} rejected by the checks", markup=False)
+        console.print(
+            f"  coverage: {report.records:,} of {checked.get('dialogues_checked', report.records):,} goals "
+            f"exported, {report.rejected:,} rejected by the checks",
+            markup=False,
+        )
     if since := data.get("changed_since"):
-        console.print(f"  changed since build {since['build']}: {since['records_changed']:,} records written, "
-                      f"{since['records_unchanged']:,} unchanged left out", markup=False, soft_wrap=True)
+        console.print(
+            f"  changed since build {since['build']}: {since['records_changed']:,} records written, "
+            f"{since['records_unchanged']:,} unchanged left out",
+            markup=False,
+            soft_wrap=True,
+        )
 
 
 def show_parallel(report: ParallelExportReport) -> None:
-    console.print(f"exported {report.domain} in {', '.join(report.languages)}: {report.records:,} records of "
-                  f"{report.triples:,} triples each, ids and triple counts matching one for one", markup=False)
+    console.print(
+        f"exported {report.domain} in {', '.join(report.languages)}: {report.records:,} records of "
+        f"{report.triples:,} triples each, ids and triple counts matching one for one",
+        markup=False,
+    )
     for language, path in report.twins.items():
         console.print(f"  {language}: {path}", markup=False, soft_wrap=True)
     for task, written in report.tasks.items():
         console.print(f"  {task}: {written['file']} ({written['samples']:,} samples)", markup=False, soft_wrap=True)
     for language, missing in report.mixed_labels.items():
-        console.print(f"  {len(missing)} IRIs without a {language} label written in {report.languages[0]} "
-                      "(--allow-mixed; listed in the manifest)", markup=False)
+        console.print(
+            f"  {len(missing)} IRIs without a {language} label written in {report.languages[0]} "
+            "(--allow-mixed; listed in the manifest)",
+            markup=False,
+        )
     console.print(f"  manifest: {report.manifest}", markup=False, soft_wrap=True)
 
 
@@ -162,10 +272,22 @@ def show_parallel(report: ParallelExportReport) -> None:
 @when_interrupted(NOTHING_CHANGED)
 def export_formats_command(json_out: JsonOption = False) -> None:
     """The export formats, their layouts, and which ones take new goals (no conversation needed)."""
-    listing = {name: {"description": fmt.description, "reads_dialogues": fmt.reads_dialogues,
-                      "layouts": [{"layout": layout.name, "kind": layout.kind, "for_goals": not layout.needs_conversation,
-                                   "description": layout.description} for layout in fmt.layouts]}
-               for name, fmt in formats().items()}
+    listing = {
+        name: {
+            "description": fmt.description,
+            "reads_dialogues": fmt.reads_dialogues,
+            "layouts": [
+                {
+                    "layout": layout.name,
+                    "kind": layout.kind,
+                    "for_goals": not layout.needs_conversation,
+                    "description": layout.description,
+                }
+                for layout in fmt.layouts
+            ],
+        }
+        for name, fmt in formats().items()
+    }
     if json_out:
         emit_json(listing)
         return

@@ -8,6 +8,8 @@ from typing import Annotated
 import typer
 from rich.markup import escape
 
+from kgforge.api import GOAL_STYLES as STYLES
+from kgforge.api import Domain, GoalCheckReport, KgforgeError, parse_hops
 from kgforge.cli._app import (
     DEFAULT_WORKDIR,
     FRACTION,
@@ -27,8 +29,6 @@ from kgforge.cli._app import (
     show_mapping,
     when_interrupted,
 )
-from kgforge.api import GOAL_STYLES as STYLES
-from kgforge.api import Domain, GoalCheckReport, KgforgeError, parse_hops
 
 HOPS = HOP_RANGE
 
@@ -39,26 +39,48 @@ def goals_command(
     domain: DomainArgument,
     n: Annotated[int | None, typer.Option("--n", parser=POSITIVE, help="Number of goals to sample.")] = None,
     out: Annotated[Path | None, typer.Option("--out", "-o", help="Goals JSONL to write.")] = None,
-    one_step_ratio: Annotated[float, typer.Option(parser=FRACTION, help="Share of one-step goals (the rest "
-                                                                        "two-step).")] = 0.5,
-    hops: Annotated[str | None, typer.Option(parser=HOPS,
-                                             help="KdConv-style topic transitions over N or LOW..HIGH hops "
-                                                  "(implies --style kdconv), e.g. 1..3.")] = None,
-    style: Annotated[str | None, typer.Option(parser=one_of(STYLES.names()),
-                                              help="duconv (one-/two-step), kdconv (1–3 hop paths) or "
-                                                   "durecdial (goal sequences).")] = None,
-    profiles: Annotated[Path | None, typer.Option(help="DuRecDial user profiles (JSON lines) whose liked "
-                                                       "stars the sequences are about (--style durecdial; "
-                                                       "default: drawn from the graph and a template).")] = None,
-    transitions: Annotated[Path | None, typer.Option(help="--style durecdial: goal-type transitions, a table "
-                                                          "(.tsv) or DuRecDial sessions to count (default: the "
-                                                          "shipped table).")] = None,
-    profile_template: Annotated[Path | None, typer.Option(help="--style durecdial: profile and situation "
-                                                               "template (TOML).")] = None,
+    one_step_ratio: Annotated[
+        float, typer.Option(parser=FRACTION, help="Share of one-step goals (the rest two-step).")
+    ] = 0.5,
+    hops: Annotated[
+        str | None,
+        typer.Option(
+            parser=HOPS,
+            help="KdConv-style topic transitions over N or LOW..HIGH hops (implies --style kdconv), e.g. 1..3.",
+        ),
+    ] = None,
+    style: Annotated[
+        str | None,
+        typer.Option(
+            parser=one_of(STYLES.names()),
+            help="duconv (one-/two-step), kdconv (1–3 hop paths) or durecdial (goal sequences).",
+        ),
+    ] = None,
+    profiles: Annotated[
+        Path | None,
+        typer.Option(
+            help="DuRecDial user profiles (JSON lines) whose liked "
+            "stars the sequences are about (--style durecdial; "
+            "default: drawn from the graph and a template)."
+        ),
+    ] = None,
+    transitions: Annotated[
+        Path | None,
+        typer.Option(
+            help="--style durecdial: goal-type transitions, a table "
+            "(.tsv) or DuRecDial sessions to count (default: the "
+            "shipped table)."
+        ),
+    ] = None,
+    profile_template: Annotated[
+        Path | None, typer.Option(help="--style durecdial: profile and situation template (TOML).")
+    ] = None,
     seed: Annotated[int, typer.Option(parser=NON_NEGATIVE, help="Same seed, same goals.")] = 0,
     lang: Annotated[str | None, typer.Option(parser=LANGUAGE, help="Label language (default: the schema's).")] = None,
-    validate_file: Annotated[Path | None, typer.Option("--validate", help="Check the goals of these DuConv "
-                                                                         "sessions against the graph instead.")] = None,
+    validate_file: Annotated[
+        Path | None,
+        typer.Option("--validate", help="Check the goals of these DuConv sessions against the graph instead."),
+    ] = None,
     workdir: WorkdirOption = DEFAULT_WORKDIR,
     json_out: JsonOption = False,
 ) -> None:
@@ -71,43 +93,68 @@ def goals_command(
     if out is None or n is None:
         raise KgforgeError("give --n N and --out FILE to sample goals, or --validate FILE to check real ones")
     chosen_style = style or ("kdconv" if hops else "durecdial" if profiles else "duconv")
-    report = kg.goals(n, out, style=chosen_style, seed=seed, one_step_ratio=one_step_ratio,
-                      hops=parse_hops(hops) if hops else (1, 3), language=lang, profiles=profiles, transitions=transitions,
-                      profile_template=profile_template).as_dict()
+    report = kg.goals(
+        n,
+        out,
+        style=chosen_style,
+        seed=seed,
+        one_step_ratio=one_step_ratio,
+        hops=parse_hops(hops) if hops else (1, 3),
+        language=lang,
+        profiles=profiles,
+        transitions=transitions,
+        profile_template=profile_template,
+    ).as_dict()
     for note in report["shortfall"] + sequence_notes(report):  # on stderr, so it shows beside --json too
         err_console.print(f"[yellow]warning[/]: {escape(note)}", soft_wrap=True)
     mixed = report.get("labels") or {}
     if mixed.get("mixed_count"):
         shown = ", ".join(f"{label}" for label in list(mixed["mixed"].values())[:5])
-        err_console.print(f"[yellow]warning[/]: {mixed['mixed_count']:,} names have no {mixed['language']} label and "
-                          f"are written as the graph has them ({escape(shown)}); `kgforge translate` proposes "
-                          "labels", soft_wrap=True)
-    emit_json(report) if json_out else show_mapping(f"goals of {domain}", {
-        k: v for k, v in report.items() if not isinstance(v, (dict, list))} | {
-        "kinds": ", ".join(f"{k} {v}" for k, v in report["kinds"].items())} | (
-        {"goal types": ", ".join(f"{k} {v}" for k, v in report["goal_types"].items())}
-        if "goal_types" in report else {}))
+        err_console.print(
+            f"[yellow]warning[/]: {mixed['mixed_count']:,} names have no {mixed['language']} label and "
+            f"are written as the graph has them ({escape(shown)}); `kgforge translate` proposes "
+            "labels",
+            soft_wrap=True,
+        )
+    emit_json(report) if json_out else show_mapping(
+        f"goals of {domain}",
+        {k: v for k, v in report.items() if not isinstance(v, (dict, list))}
+        | {"kinds": ", ".join(f"{k} {v}" for k, v in report["kinds"].items())}
+        | (
+            {"goal types": ", ".join(f"{k} {v}" for k, v in report["goal_types"].items())}
+            if "goal_types" in report
+            else {}
+        ),
+    )
 
 
 def sequence_notes(report: dict) -> list[str]:
     """What a DuRecDial sequence sample could not give: goal types never drawn, English labels missing."""
     notes = [f"goal type {kind} not drawn: {why}" for kind, why in report.get("goal_types_not_drawn", {}).items()]
     if report.get("english_fallback_goals"):
-        notes.append(f"{report['english_fallback_goals']:,} goals name something without an English label: its "
-                     "Chinese label stands in the English fields (each goal's lang_fallback lists them)")
+        notes.append(
+            f"{report['english_fallback_goals']:,} goals name something without an English label: its "
+            "Chinese label stands in the English fields (each goal's lang_fallback lists them)"
+        )
     return notes
 
 
 def show_goal_check(checked: GoalCheckReport) -> None:
     """Counts per goal kind, then one line per goal the graph does not give (line number, what is wrong)."""
     recall = "-" if checked.recall is None else f"{checked.recall:.1%}"
-    console.print(f"{checked.file}: {checked.goals:,} goals, {checked.goals_in_graph:,} with every triple in the graph, "
-                  f"{checked.found:,} of those found by the goal queries (recall {recall})", markup=False,
-                  soft_wrap=True)
+    console.print(
+        f"{checked.file}: {checked.goals:,} goals, {checked.goals_in_graph:,} with every triple in the graph, "
+        f"{checked.found:,} of those found by the goal queries (recall {recall})",
+        markup=False,
+        soft_wrap=True,
+    )
     for kind, counts in checked.by_kind.items():
-        console.print(f"  {kind:<10} {counts['goals']:>6,} goals, {counts['goals_in_graph']:>6,} in the graph, "
-                      f"{counts['found']:>6,} found, {counts['materialised']:>6,} materialised", markup=False,
-                      soft_wrap=True)
+        console.print(
+            f"  {kind:<10} {counts['goals']:>6,} goals, {counts['goals_in_graph']:>6,} in the graph, "
+            f"{counts['found']:>6,} found, {counts['materialised']:>6,} materialised",
+            markup=False,
+            soft_wrap=True,
+        )
     for problem in checked.problems:
         console.print(f"  line {problem.line} ({problem.kind}): {problem.reason}", markup=False, soft_wrap=True)
     shown = sum(1 for p in checked.problems if p.kind != "unreadable")

@@ -25,15 +25,30 @@ from kgforge.cli._app import (
 @app.command("ground")
 def ground_command(
     domain: DomainArgument,
-    dialogues: Annotated[Path, typer.Option("--dialogues", help="Dialogues to ground: a KdConv JSON file, or DuConv or "
-                                                              "DuRecDial sessions (JSON lines) with --format duconv "
-                                                              "or durecdial.")],
-    out: Annotated[Path, typer.Option("--out", help="The grounded dialogues. KdConv: attrs (or predicted_attrs "
-                                                    "beside gold attrs) and claims on every message; DuConv: a "
-                                                    "grounding list parallel to the conversation; DuRecDial: "
-                                                    "knowledge per utterance (or predicted_knowledge beside "
-                                                    "gold).")],
-    fmt: Annotated[str, typer.Option("--format", parser=one_of(FORMATS), help="The dialogues' format: kdconv, duconv or durecdial.")] = "kdconv",
+    dialogues: Annotated[
+        Path,
+        typer.Option(
+            "--dialogues",
+            help="Dialogues to ground: a KdConv JSON file, or DuConv or "
+            "DuRecDial sessions (JSON lines) with --format duconv "
+            "or durecdial.",
+        ),
+    ],
+    out: Annotated[
+        Path,
+        typer.Option(
+            "--out",
+            help="The grounded dialogues. KdConv: attrs (or predicted_attrs "
+            "beside gold attrs) and claims on every message; DuConv: a "
+            "grounding list parallel to the conversation; DuRecDial: "
+            "knowledge per utterance (or predicted_knowledge beside "
+            "gold).",
+        ),
+    ],
+    fmt: Annotated[
+        str,
+        typer.Option("--format", parser=one_of(FORMATS), help="The dialogues' format: kdconv, duconv or durecdial."),
+    ] = "kdconv",
     workdir: WorkdirOption = DEFAULT_WORKDIR,
     json_out: JsonOption = False,
 ) -> None:
@@ -50,14 +65,20 @@ def ground_command(
     if report.micro is None:
         console.print("no gold annotations in the input: nothing scored")
         return
-    console.print(f"[bold]against gold[/] ({report.gold_messages} messages): P {_pct(report.micro.precision)} "
-                  f"R {_pct(report.micro.recall)} F1 {_pct(report.micro.f1)}")
+    console.print(
+        f"[bold]against gold[/] ({report.gold_messages} messages): P {_pct(report.micro.precision)} "
+        f"R {_pct(report.micro.recall)} F1 {_pct(report.micro.f1)}"
+    )
     for relation, score in sorted(report.per_relation.items(), key=lambda kv: -(kv[1].tp + kv[1].fn)):
-        console.print(f"  {relation:<12} P {_pct(score.precision)} R {_pct(score.recall)} F1 {_pct(score.f1)} "
-                      f"({score.tp + score.fn} gold)")
+        console.print(
+            f"  {relation:<12} P {_pct(score.precision)} R {_pct(score.recall)} F1 {_pct(score.f1)} "
+            f"({score.tp + score.fn} gold)"
+        )
     if data["topics_not_in_graph"]:
-        console.print(f"{len(data['topics_not_in_graph'])} dialogue topics are not in the graph (focus from "
-                      f"mentions only): " + ", ".join(data["topics_not_in_graph"][:5]))
+        console.print(
+            f"{len(data['topics_not_in_graph'])} dialogue topics are not in the graph (focus from "
+            f"mentions only): " + ", ".join(data["topics_not_in_graph"][:5])
+        )
 
 
 def _pct(value: float | None) -> str:

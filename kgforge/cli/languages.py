@@ -8,6 +8,7 @@ from typing import Annotated
 import typer
 
 from kgforge import Domain
+from kgforge.api import DEFAULT_KEY_ENV, MAX_LITERAL_CHARS
 from kgforge.cli._app import (
     DEFAULT_WORKDIR,
     HTTP_URL,
@@ -21,25 +22,42 @@ from kgforge.cli._app import (
     emit_json,
     show_mapping,
 )
-from kgforge.api import DEFAULT_KEY_ENV, MAX_LITERAL_CHARS
 
 
 @app.command("translate")
 def translate_command(
     domain: DomainArgument,
     lang: Annotated[str, typer.Option("--lang", parser=LANGUAGE, help="The language to give labels in.")] = "en",
-    out: Annotated[Path | None, typer.Option("--out", "-o", help="Review file to write (TSV): edit `label`, "
-                                                "set `keep` to no where a proposal is wrong, then --apply it.")
-                   ] = None,
-    apply: Annotated[Path | None, typer.Option("--apply", help="Load the kept rows of a reviewed file as the "
-                                                  "graph translated/LANG (provenance `translated`).")] = None,
-    llm_url: Annotated[str | None, typer.Option("--llm-url", parser=HTTP_URL, help="OpenAI-compatible "
-                                                   "endpoint (…/v1).")] = None,
+    out: Annotated[
+        Path | None,
+        typer.Option(
+            "--out",
+            "-o",
+            help="Review file to write (TSV): edit `label`, "
+            "set `keep` to no where a proposal is wrong, then --apply it.",
+        ),
+    ] = None,
+    apply: Annotated[
+        Path | None,
+        typer.Option(
+            "--apply",
+            help="Load the kept rows of a reviewed file as the graph translated/LANG (provenance `translated`).",
+        ),
+    ] = None,
+    llm_url: Annotated[
+        str | None, typer.Option("--llm-url", parser=HTTP_URL, help="OpenAI-compatible endpoint (…/v1).")
+    ] = None,
     llm_model: Annotated[str | None, typer.Option("--llm-model", help="Model name sent to the endpoint.")] = None,
-    llm_key_env: Annotated[str, typer.Option("--llm-key-env", help="Environment variable holding the API key.")
-                           ] = DEFAULT_KEY_ENV,
-    max_chars: Annotated[int, typer.Option(parser=POSITIVE, help="Longest literal value offered for translation "
-                                           "(longer ones are sentences, not names).")] = MAX_LITERAL_CHARS,
+    llm_key_env: Annotated[
+        str, typer.Option("--llm-key-env", help="Environment variable holding the API key.")
+    ] = DEFAULT_KEY_ENV,
+    max_chars: Annotated[
+        int,
+        typer.Option(
+            parser=POSITIVE,
+            help="Longest literal value offered for translation (longer ones are sentences, not names).",
+        ),
+    ] = MAX_LITERAL_CHARS,
     limit: Annotated[int | None, typer.Option(parser=POSITIVE, help="Most items asked for in this run.")] = None,
     workdir: WorkdirOption = DEFAULT_WORKDIR,
     json_out: JsonOption = False,
@@ -48,36 +66,60 @@ def translate_command(
     into a review file; --apply loads the reviewed file as its own named graph."""
     kg = Domain(domain, workdir)
     if (out is None) == (apply is None):
-        raise typer.BadParameter("give --out FILE to propose labels, or --apply FILE to load a reviewed file",
-                                 param_hint="--out/--apply")
+        raise typer.BadParameter(
+            "give --out FILE to propose labels, or --apply FILE to load a reviewed file", param_hint="--out/--apply"
+        )
     if apply is not None:
         applied = kg.apply_translations(apply, lang)
-        emit_json(applied.as_dict()) if json_out else show_mapping(f"translations into {lang} for {domain}", {
-            "graph": applied.graph, "quads": applied.quads, "rows not kept": applied.skipped,
-            "build": applied.build_id} | {f"{kind} labels": n for kind, n in applied.loaded.items()})
+        emit_json(applied.as_dict()) if json_out else show_mapping(
+            f"translations into {lang} for {domain}",
+            {
+                "graph": applied.graph,
+                "quads": applied.quads,
+                "rows not kept": applied.skipped,
+                "build": applied.build_id,
+            }
+            | {f"{kind} labels": n for kind, n in applied.loaded.items()},
+        )
         return
     if not llm_url or not llm_model:
         raise typer.BadParameter("give both the endpoint and the model", param_hint="--llm-url/--llm-model")
-    proposed = kg.translate(lang, out, llm_url=llm_url, llm_model=llm_model, llm_key_env=llm_key_env,
-                            max_chars=max_chars, limit=limit)
+    proposed = kg.translate(
+        lang, out, llm_url=llm_url, llm_model=llm_model, llm_key_env=llm_key_env, max_chars=max_chars, limit=limit
+    )
     if json_out:
         emit_json(proposed.as_dict())
         return
-    show_mapping(f"labels proposed in {lang} for {domain}", {
-        f"{kind}s lacking one": n for kind, n in proposed.items.items()} | {
-        "proposed": proposed.proposed, "unanswered": proposed.unanswered,
-        "left for a later run": proposed.llm["left_for_later"], "requests": proposed.llm["calls"],
-        "cached replies": proposed.llm["cache_hits"]})
-    console.print(f"review {proposed.out}, then: kgforge translate {domain} --lang {lang} --apply {proposed.out}",
-                  markup=False, soft_wrap=True)
+    show_mapping(
+        f"labels proposed in {lang} for {domain}",
+        {f"{kind}s lacking one": n for kind, n in proposed.items.items()}
+        | {
+            "proposed": proposed.proposed,
+            "unanswered": proposed.unanswered,
+            "left for a later run": proposed.llm["left_for_later"],
+            "requests": proposed.llm["calls"],
+            "cached replies": proposed.llm["cache_hits"],
+        },
+    )
+    console.print(
+        f"review {proposed.out}, then: kgforge translate {domain} --lang {lang} --apply {proposed.out}",
+        markup=False,
+        soft_wrap=True,
+    )
 
 
 @app.command("align")
 def align_command(
     domain: DomainArgument,
     lang: Annotated[str, typer.Option("--lang", parser=LANGUAGE, help="The other language.")] = "en",
-    write: Annotated[bool, typer.Option("--write", help="Publish the name matches as owl:sameAs (graph "
-                                        "derived/aligned/LANG), which exports and goals then use.")] = False,
+    write: Annotated[
+        bool,
+        typer.Option(
+            "--write",
+            help="Publish the name matches as owl:sameAs (graph "
+            "derived/aligned/LANG), which exports and goals then use.",
+        ),
+    ] = False,
     workdir: WorkdirOption = DEFAULT_WORKDIR,
     json_out: JsonOption = False,
 ) -> None:
@@ -87,11 +129,18 @@ def align_command(
     if json_out:
         emit_json(report.as_dict())
         return
-    show_mapping(f"{report.base_language}/{report.language} names of {domain}", {
-        "entities": report.entities, "named in both": report.both, "linked (owl:sameAs)": report.linked,
-        "matched by name": report.matched, "refused by type": report.type_rejected,
-        "ambiguous": len(report.ambiguous)} | {
-        f"missing in {lang_}": len(names) for lang_, names in report.missing.items()} | {
-        "report": str(report.report_file), "graph": report.graph or "-"})
+    show_mapping(
+        f"{report.base_language}/{report.language} names of {domain}",
+        {
+            "entities": report.entities,
+            "named in both": report.both,
+            "linked (owl:sameAs)": report.linked,
+            "matched by name": report.matched,
+            "refused by type": report.type_rejected,
+            "ambiguous": len(report.ambiguous),
+        }
+        | {f"missing in {lang_}": len(names) for lang_, names in report.missing.items()}
+        | {"report": str(report.report_file), "graph": report.graph or "-"},
+    )
     for name, candidates in list(report.ambiguous.items())[:10]:
         console.print(f"  ambiguous: {name} → {', '.join(candidates)}", markup=False)

@@ -15,6 +15,15 @@ from rich.markup import escape
 from rich.status import Status
 from rich.table import Column, Table
 
+from kgforge.api import (
+    QUERY_TIMEOUT,
+    RDF_FORMATS,
+    Domain,
+    QueryReport,
+    list_queries,
+    load_query,
+    parse_binding,
+)
 from kgforge.cli._app import (
     DEFAULT_WORKDIR,
     HTTP_URL,
@@ -36,18 +45,8 @@ from kgforge.cli._app import (
     show_mapping,
     when_interrupted,
 )
-from kgforge.api import (
-    QUERY_TIMEOUT,
-    RDF_FORMATS,
-    Domain,
-    QueryReport,
-    list_queries,
-    load_query,
-    parse_binding,
-)
-from kgforge.serve.client import endpoint_query  # the served graph's client, not a stage
 from kgforge.cli._results import PREFIXES, declared_prefixes, labelled_rows, shorten, spreadsheet_cell, term_text
-
+from kgforge.serve.client import endpoint_query  # the served graph's client, not a stage
 
 RESULT_FORMATS = ("table", "csv", "json")
 TABLE_LIMIT = 100  # rows a table shows unless --limit says otherwise; csv and json give every row by default
@@ -57,29 +56,65 @@ TABLE_LIMIT = 100  # rows a table shows unless --limit says otherwise; csv and j
 @when_interrupted(NOTHING_CHANGED)
 def query_command(
     domain: DomainArgument,
-    query: Annotated[str, typer.Argument(help="A shipped query's name (`kgforge queries` lists them, e.g. "
-                                         "goal_two_step) or SPARQL text.", show_default=False)] = "",
-    file: Annotated[Path | None, typer.Option("--file", "-f", help="A .rq file; queries/NAME.rq finds a shipped "
-                                              "query from any directory.")] = None,
-    bind: Annotated[list[str], typer.Option("--bind", "-b", help="VAR=VALUE: an entity's label where VAR stands as "
-                                            "a subject, else a literal; VAR=\"text\" a plain literal, VAR@zh=text a "
-                                            "tagged one, VAR=<IRI> an IRI.")] = [],
-    fmt: Annotated[str, typer.Option("--format", parser=one_of(RESULT_FORMATS), help="table, csv or json.")
-                   ] = "table",
-    limit: Annotated[int | None, typer.Option("--limit", parser=NON_NEGATIVE, show_default=False,
-                                              help=f"Rows to print (0: all). Default {TABLE_LIMIT} for the table, "
-                                              "all for csv and json.")] = None,
-    timeout: Annotated[float, typer.Option(parser=POSITIVE_NUMBER, help="Seconds before the query is stopped.")
-                       ] = QUERY_TIMEOUT,
-    allow_service: Annotated[bool, typer.Option("--allow-service", help="Let SERVICE clauses call the remote "
-                                                "endpoints they name (refused by default: a query must not "
-                                                "make this machine send requests it was not asked to).")] = False,
-    endpoint: Annotated[str | None, typer.Option("--endpoint", parser=HTTP_URL, help="Run it on a served graph "
-                                                 "(`kgforge serve`: http://127.0.0.1:7878/sparql) instead of the store.")
-                        ] = None,
-    lang: Annotated[str | None, typer.Option("--lang", parser=LANGUAGE, help="Language of the labels shown beside "
-                                             "IRIs and tried first for plain values (default: the schema's).")
-                    ] = None,
+    query: Annotated[
+        str,
+        typer.Argument(
+            help="A shipped query's name (`kgforge queries` lists them, e.g. goal_two_step) or SPARQL text.",
+            show_default=False,
+        ),
+    ] = "",
+    file: Annotated[
+        Path | None,
+        typer.Option("--file", "-f", help="A .rq file; queries/NAME.rq finds a shipped query from any directory."),
+    ] = None,
+    bind: Annotated[
+        list[str],
+        typer.Option(
+            "--bind",
+            "-b",
+            help="VAR=VALUE: an entity's label where VAR stands as "
+            'a subject, else a literal; VAR="text" a plain literal, VAR@zh=text a '
+            "tagged one, VAR=<IRI> an IRI.",
+        ),
+    ] = [],
+    fmt: Annotated[str, typer.Option("--format", parser=one_of(RESULT_FORMATS), help="table, csv or json.")] = "table",
+    limit: Annotated[
+        int | None,
+        typer.Option(
+            "--limit",
+            parser=NON_NEGATIVE,
+            show_default=False,
+            help=f"Rows to print (0: all). Default {TABLE_LIMIT} for the table, all for csv and json.",
+        ),
+    ] = None,
+    timeout: Annotated[
+        float, typer.Option(parser=POSITIVE_NUMBER, help="Seconds before the query is stopped.")
+    ] = QUERY_TIMEOUT,
+    allow_service: Annotated[
+        bool,
+        typer.Option(
+            "--allow-service",
+            help="Let SERVICE clauses call the remote "
+            "endpoints they name (refused by default: a query must not "
+            "make this machine send requests it was not asked to).",
+        ),
+    ] = False,
+    endpoint: Annotated[
+        str | None,
+        typer.Option(
+            "--endpoint",
+            parser=HTTP_URL,
+            help="Run it on a served graph (`kgforge serve`: http://127.0.0.1:7878/sparql) instead of the store.",
+        ),
+    ] = None,
+    lang: Annotated[
+        str | None,
+        typer.Option(
+            "--lang",
+            parser=LANGUAGE,
+            help="Language of the labels shown beside IRIs and tried first for plain values (default: the schema's).",
+        ),
+    ] = None,
     workdir: WorkdirOption = DEFAULT_WORKDIR,
     json_out: JsonOption = False,
 ) -> None:
@@ -94,14 +129,32 @@ def query_command(
     if endpoint:
         result = endpoint_query(endpoint, text, bindings, timeout=timeout, domain=domain)
         shown = result.rows[:rows] if rows else result.rows  # the endpoint sends every row: cut here
-        _print_result(QueryReport(domain, result.kind, tuple(result.variables), tuple(shown), result.boolean,
-                                  truncated=len(shown) < len(result.rows), more_rows=len(result.rows) - len(shown),
-                                  triples=tuple(result.triples or ())), fmt, prefixes)
+        _print_result(
+            QueryReport(
+                domain,
+                result.kind,
+                tuple(result.variables),
+                tuple(shown),
+                result.boolean,
+                truncated=len(shown) < len(result.rows),
+                more_rows=len(result.rows) - len(shown),
+                triples=tuple(result.triples or ()),
+            ),
+            fmt,
+            prefixes,
+        )
         return
     with _waiting(enabled=fmt != "json" and err_console.is_terminal) as waiting:
         # by name when it is one, so a missing binding's message can name the query
-        report = Domain(domain, workdir).query(text if file else query, timeout=timeout, limit=rows, allow_service=allow_service,
-                                               waiting=waiting, label_language=lang, **bindings)
+        report = Domain(domain, workdir).query(
+            text if file else query,
+            timeout=timeout,
+            limit=rows,
+            allow_service=allow_service,
+            waiting=waiting,
+            label_language=lang,
+            **bindings,
+        )
     _print_result(report, fmt, prefixes)
 
 
@@ -153,12 +206,17 @@ def _print_result(report: QueryReport, fmt: str, prefixes: dict[str, str]) -> No
     columns, texts = labelled_rows(variables, rows, report.labels)
     columns = columns if report.labels else variables  # an endpoint's answer comes without labels
     if fmt == "json":
-        bindings = [{**{k: _json_term(v) for k, v in row.items()},
-                     **{c: {"type": "literal", "value": text[c]} for c in columns if c not in variables and text[c]}}
-                    for row, text in zip(rows, texts)]
-        emit_json({"head": {"vars": columns}, "results": {"bindings": bindings}}
-                  | ({"more_rows": report.more_rows if report.more_rows is not None else True}
-                     if report.truncated else {}))
+        bindings = [
+            {
+                **{k: _json_term(v) for k, v in row.items()},
+                **{c: {"type": "literal", "value": text[c]} for c in columns if c not in variables and text[c]},
+            }
+            for row, text in zip(rows, texts)
+        ]
+        emit_json(
+            {"head": {"vars": columns}, "results": {"bindings": bindings}}
+            | ({"more_rows": report.more_rows if report.more_rows is not None else True} if report.truncated else {})
+        )
     elif fmt == "csv":
         writer = csv.writer(sys.stdout, lineterminator="\n")
         writer.writerow(columns)
@@ -207,7 +265,9 @@ def _json_term(term: ox.NamedNode | ox.Literal | ox.BlankNode) -> dict[str, str]
 @when_interrupted(NOTHING_HALF_WRITTEN)
 def export_rdf_command(
     domain: DomainArgument,
-    fmt: Annotated[str, typer.Option("--format", parser=registered(RDF_FORMATS), help=f"One of {names_and_aliases(RDF_FORMATS)}.")],
+    fmt: Annotated[
+        str, typer.Option("--format", parser=registered(RDF_FORMATS), help=f"One of {names_and_aliases(RDF_FORMATS)}.")
+    ],
     out: Annotated[Path, typer.Option("--out", "-o", help="File to write.")],
     workdir: WorkdirOption = DEFAULT_WORKDIR,
     json_out: JsonOption = False,

@@ -9,7 +9,6 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
-from kgforge.cli._app import NON_NEGATIVE, POSITIVE, JsonOption, app, console, emit_json, one_of
 from kgforge.api import RATING_LANGUAGES as LANGUAGES
 from kgforge.api import (
     RUBRICS,
@@ -20,6 +19,7 @@ from kgforge.api import (
     make_sheets,
     parse_system,
 )
+from kgforge.cli._app import NON_NEGATIVE, POSITIVE, JsonOption, app, console, emit_json, one_of
 
 rate_app = typer.Typer(no_args_is_help=True, help="Human rating sheets: write them for a rubric, read them back.")
 app.add_typer(rate_app, name="rate")
@@ -28,8 +28,16 @@ app.add_typer(rate_app, name="rate")
 @rate_app.command("rubrics")
 def rubrics_command(json_out: JsonOption = False) -> None:
     """The bundled rubrics: unit, aspects and scales."""
-    found = [{"name": r.name, "unit": r.obj.unit, "level": r.obj.level, "source": r.obj.source,
-              "aspects": {a.key: list(a.scale) for a in r.obj.aspects}} for r in RUBRICS]
+    found = [
+        {
+            "name": r.name,
+            "unit": r.obj.unit,
+            "level": r.obj.level,
+            "source": r.obj.source,
+            "aspects": {a.key: list(a.scale) for a in r.obj.aspects},
+        }
+        for r in RUBRICS
+    ]
     if json_out:
         emit_json(found)
         return
@@ -43,17 +51,24 @@ def rubrics_command(json_out: JsonOption = False) -> None:
 @rate_app.command("sheet")
 def sheet_command(
     rubric: Annotated[str, typer.Argument(help="A bundled rubric (see `kgforge rate rubrics`) or your own .toml.")],
-    system: Annotated[list[str], typer.Option("--system", help="A system's responses or dialogues, NAME=FILE "
-                                                               "(repeat it).")],
+    system: Annotated[
+        list[str], typer.Option("--system", help="A system's responses or dialogues, NAME=FILE (repeat it).")
+    ],
     out: Annotated[Path, typer.Option("--out", "-o", help="Folder for the sheets, instructions.md and key.json.")],
-    annotators: Annotated[int | None, typer.Option(parser=POSITIVE, help="Sheets to write (default: the "
-                                                                          "rubric's, else 3).")] = None,
+    annotators: Annotated[
+        int | None, typer.Option(parser=POSITIVE, help="Sheets to write (default: the rubric's, else 3).")
+    ] = None,
     seed: Annotated[int, typer.Option(parser=NON_NEGATIVE, help="Seed of the sample and the shuffles.")] = 0,
-    sample: Annotated[int | None, typer.Option(parser=POSITIVE, help="Rate this many inputs (drawn with the "
-                                                                      "seed), every system's output for each.")] = None,
+    sample: Annotated[
+        int | None,
+        typer.Option(
+            parser=POSITIVE, help="Rate this many inputs (drawn with the seed), every system's output for each."
+        ),
+    ] = None,
     lang: Annotated[str, typer.Option(parser=one_of(LANGUAGES), help="Language of the instructions.")] = "zh",
-    sheet_format: Annotated[str, typer.Option("--format", parser=one_of(SHEET_FORMATS),
-                                              help="Sheet file format.")] = "csv",
+    sheet_format: Annotated[
+        str, typer.Option("--format", parser=one_of(SHEET_FORMATS), help="Sheet file format.")
+    ] = "csv",
     json_out: JsonOption = False,
 ) -> None:
     """Blinded, shuffled rating sheets, one per annotator; the key to un-blind them stays beside them."""
@@ -64,22 +79,31 @@ def sheet_command(
         except ArgumentError as exc:
             raise typer.BadParameter(exc.problem, param_hint="--system") from None
         systems[name] = path
-    made = make_sheets(rubric, systems, out, annotators=annotators, seed=seed, sample=sample, language=lang,
-                       sheet_format=sheet_format)
+    made = make_sheets(
+        rubric, systems, out, annotators=annotators, seed=seed, sample=sample, language=lang, sheet_format=sheet_format
+    )
     if json_out:
         emit_json(made.__dict__)
         return
-    console.print(f"[bold]{made.items:,} items[/] ({made.sampled_units:,} inputs × {len(made.systems)} systems, "
-                  f"rubric {made.rubric}) in {len(made.sheets)} sheets under {escape(made.folder)}")
-    console.print(f"give the annotators the sheets and {escape(made.instructions)}; keep {escape(made.key)} "
-                  "(it names the systems)")
+    console.print(
+        f"[bold]{made.items:,} items[/] ({made.sampled_units:,} inputs × {len(made.systems)} systems, "
+        f"rubric {made.rubric}) in {len(made.sheets)} sheets under {escape(made.folder)}"
+    )
+    console.print(
+        f"give the annotators the sheets and {escape(made.instructions)}; keep {escape(made.key)} "
+        "(it names the systems)"
+    )
 
 
 @rate_app.command("import")
 def import_command(
     folder: Annotated[Path, typer.Argument(help="The folder `rate sheet` wrote (or its key.json).")],
-    sheets: Annotated[list[Path] | None, typer.Argument(help="Filled sheets (CSV, TSV or XLSX) in the key's "
-                                                             "annotator order (default: the folder's sheets).")] = None,
+    sheets: Annotated[
+        list[Path] | None,
+        typer.Argument(
+            help="Filled sheets (CSV, TSV or XLSX) in the key's annotator order (default: the folder's sheets)."
+        ),
+    ] = None,
     json_out: JsonOption = False,
 ) -> None:
     """Read filled sheets back: per-system means, agreement (Fleiss' kappa, Krippendorff's alpha, percent),
@@ -92,8 +116,10 @@ def import_command(
 
 
 def show_ratings(report: RatingReport) -> None:
-    console.print(f"[bold]{report.rubric}[/]: {report.ratings:,} ratings of {report.items:,} items by "
-                  f"{len(report.annotators)} annotators ({report.missing} cells left empty)")
+    console.print(
+        f"[bold]{report.rubric}[/]: {report.ratings:,} ratings of {report.items:,} items by "
+        f"{len(report.annotators)} annotators ({report.missing} cells left empty)"
+    )
     if report.means:
         table = Table("system", "aspect", "mean", "inputs", box=None, pad_edge=False)
         for row in report.means:
@@ -101,21 +127,36 @@ def show_ratings(report: RatingReport) -> None:
         console.print(table)
     agree = Table("aspect", "Fleiss kappa", "Krippendorff alpha", "all agree", "2+ agree", box=None, pad_edge=False)
     for aspect, found in report.agreement.items():
-        agree.add_row(escape(aspect), *[_number(found[k]) for k in ("fleiss_kappa", "krippendorff_alpha", "all_agree",
-                                                                    "at_least_two_agree")])
+        agree.add_row(
+            escape(aspect),
+            *[_number(found[k]) for k in ("fleiss_kappa", "krippendorff_alpha", "all_agree", "at_least_two_agree")],
+        )
     console.print(agree)
     if report.significance:
-        tests = Table("aspect", "a", "b", "n", "mean a", "mean b", "t-test p", "Wilcoxon p", "sign p", box=None,
-                      pad_edge=False)
+        tests = Table(
+            "aspect", "a", "b", "n", "mean a", "mean b", "t-test p", "Wilcoxon p", "sign p", box=None, pad_edge=False
+        )
         for row in report.significance:
-            tests.add_row(escape(row["aspect"]), escape(row["a"]), escape(row["b"]), str(row["n"]),
-                          *[_number(row[k]) for k in ("mean_a", "mean_b", "t_p", "wilcoxon_p", "sign_p")])
+            tests.add_row(
+                escape(row["aspect"]),
+                escape(row["a"]),
+                escape(row["b"]),
+                str(row["n"]),
+                *[_number(row[k]) for k in ("mean_a", "mean_b", "t_p", "wilcoxon_p", "sign_p")],
+            )
         console.print(tests)
     if report.preferences:
         prefs = Table("aspect", "a", "b", "a wins", "b wins", "ties", "sign p", box=None, pad_edge=False)
         for row in report.preferences:
-            prefs.add_row(escape(row["aspect"]), escape(row["a"]), escape(row["b"]), str(row["wins"]),
-                          str(row["losses"]), str(row["ties"]), _number(row["sign_p"]))
+            prefs.add_row(
+                escape(row["aspect"]),
+                escape(row["a"]),
+                escape(row["b"]),
+                str(row["wins"]),
+                str(row["losses"]),
+                str(row["ties"]),
+                _number(row["sign_p"]),
+            )
         console.print(prefs)
 
 

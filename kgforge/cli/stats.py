@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 
@@ -26,9 +26,15 @@ from kgforge.cli._app import (
 @when_interrupted(NOTHING_CHANGED)
 def stats_command(
     domain: DomainArgument,
-    plot: Annotated[Optional[Path], typer.Option(
-        "--plot", metavar="DIR", help="Also write PNG figures into DIR (`--plot .` for here): facts per relation "
-                                      "(top 30) and the degree distribution (log-log).")] = None,
+    plot: Annotated[
+        Path | None,
+        typer.Option(
+            "--plot",
+            metavar="DIR",
+            help="Also write PNG figures into DIR (`--plot .` for here): facts per relation "
+            "(top 30) and the degree distribution (log-log).",
+        ),
+    ] = None,
     workdir: WorkdirOption = DEFAULT_WORKDIR,
     json_out: JsonOption = False,
 ) -> None:
@@ -44,8 +50,12 @@ def stats_command(
     show_mapping("entities by type", stats["entities_by_type"] or {"(none)": 0})
     if stats.get("languages"):  # DuRecDial 2.0 Table 2: what each language can name, and both
         parallel = stats["languages"]
-        show_mapping(f"parallel KG ({' / '.join(parallel['languages'])} / both / all)", {
-            what: " / ".join(f"{parallel[what][k]:,}" for k in (*parallel["languages"], "both", "all"))
-            for what in ("entities", "attributes", "triples")})
+        show_mapping(
+            f"parallel KG ({' / '.join(parallel['languages'])} / both / all)",
+            {
+                what: " / ".join(f"{parallel[what][k]:,}" for k in (*parallel["languages"], "both", "all"))
+                for what in ("entities", "attributes", "triples")
+            },
+        )
     for figure in figures:
         console.print(f"wrote {figure.absolute()}", markup=False, soft_wrap=True)

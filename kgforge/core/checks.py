@@ -25,18 +25,26 @@ FOLDER_NAME_RULE = "letters, digits, '_', '.' and '-', at most 64, starting with
 
 def whole(value: Any, what: str, minimum: int = 0, maximum: int | None = None) -> int:
     """An int (not a bool) in ``[minimum, maximum]``."""
-    if isinstance(value, bool) or not isinstance(value, int) or value < minimum or (
-            maximum is not None and value > maximum):
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, int)
+        or value < minimum
+        or (maximum is not None and value > maximum)
+    ):
         bound = f"from {minimum} to {maximum}" if maximum is not None else f">= {minimum}"
         raise ArgumentError(what, f"{value!r} is not a whole number {bound}")
     return value
 
 
-def number(value: Any, what: str, minimum: float = 0.0, *, above: bool = False,
-           maximum: float | None = None) -> float:
+def number(value: Any, what: str, minimum: float = 0.0, *, above: bool = False, maximum: float | None = None) -> float:
     """A finite number ``>= minimum`` (``> minimum`` with ``above``) and ``<= maximum``: never nan or inf."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or (
-            value <= minimum if above else value < minimum) or (maximum is not None and value > maximum):
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, (int, float))
+        or not math.isfinite(value)
+        or (value <= minimum if above else value < minimum)
+        or (maximum is not None and value > maximum)
+    ):
         bound = f"{'>' if above else '>='} {minimum:g}" + (f" and <= {maximum:g}" if maximum is not None else "")
         raise ArgumentError(what, f"{value!r} is not a finite number {bound}")
     return float(value)
@@ -97,8 +105,12 @@ def hop_range(value: Any, what: str, low: int = 1, high: int = 3) -> tuple[int, 
             value = (int(first), int(last) if sep else int(first))
         except ValueError:
             raise ArgumentError(what, f"{given!r} is not N or LOW..HIGH (e.g. 1..3)") from None
-    if (not isinstance(value, tuple) or len(value) != 2 or not all(isinstance(v, int) for v in value)
-            or not low <= value[0] <= value[1] <= high):
+    if (
+        not isinstance(value, tuple)
+        or len(value) != 2
+        or not all(isinstance(v, int) for v in value)
+        or not low <= value[0] <= value[1] <= high
+    ):
         raise ArgumentError(what, f"{given!r} is not a range within {low}..{high} such as 1..3 or 2..2")
     return value
 

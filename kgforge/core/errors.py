@@ -81,8 +81,10 @@ def describe_os_error(exc: BaseException, rerun: str = "rerun the same command")
     where = " -> ".join(_PART_SUFFIX.sub("", str(name)) for name in names if name is not None)
     what = getattr(exc, "strerror", None) or str(exc) or type(exc).__name__
     if is_disk_full(exc):
-        return (f"no space left on device{f' writing {where}' if where else ''}: the published files are the "
-                f"previous ones and the unfinished ones were removed; free some space and {rerun}")
+        return (
+            f"no space left on device{f' writing {where}' if where else ''}: the published files are the "
+            f"previous ones and the unfinished ones were removed; free some space and {rerun}"
+        )
     return f"{where}: {what}" if where else what
 
 

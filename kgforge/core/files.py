@@ -55,8 +55,11 @@ def pid_alive(pid: int) -> bool:
 
 def remove_dead_parts(path: Path) -> list[Path]:
     """Remove the temporary files that killed writers of ``path`` left beside it (their pid is gone)."""
-    dead = [part for part in path.parent.glob(f"{glob.escape(path.name)}.part*")
-            if (owner := part_owner(part)) is not None and not pid_alive(owner)]
+    dead = [
+        part
+        for part in path.parent.glob(f"{glob.escape(path.name)}.part*")
+        if (owner := part_owner(part)) is not None and not pid_alive(owner)
+    ]
     for part in dead:
         part.unlink(missing_ok=True)
     return dead
@@ -67,8 +70,15 @@ class AtomicFile:
     :meth:`discard`; for writers that keep a file open across calls (a quads writer, a JSONL stream).
     :func:`atomic_write` is the same as a ``with`` block."""
 
-    def __init__(self, path: Path | str, mode: str = "w", *, durable: bool = True, encoding: str | None = "utf-8",
-                 buffering: int = -1) -> None:
+    def __init__(
+        self,
+        path: Path | str,
+        mode: str = "w",
+        *,
+        durable: bool = True,
+        encoding: str | None = "utf-8",
+        buffering: int = -1,
+    ) -> None:
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         if durable:  # a cache sweeps its own folders (and would pay a directory listing per entry here)
@@ -101,8 +111,9 @@ class AtomicFile:
 
 
 @contextmanager
-def atomic_write(path: Path | str, mode: str = "w", *, durable: bool = True,
-                 encoding: str | None = "utf-8") -> Iterator[IO[Any]]:
+def atomic_write(
+    path: Path | str, mode: str = "w", *, durable: bool = True, encoding: str | None = "utf-8"
+) -> Iterator[IO[Any]]:
     """``with atomic_write(path) as out: out.write(...)``: ``path`` holds the new bytes once the block
     ends, the old ones if it raises (or the process dies inside it)."""
     target = AtomicFile(path, mode, durable=durable, encoding=encoding)
@@ -132,8 +143,9 @@ def atomic_path(path: Path | str, *, durable: bool = True) -> Iterator[Path]:
         part.unlink(missing_ok=True)
 
 
-def safe_output_path(path: Path | str, *, managed: Path | None = None, allowed: Iterable[Path] = (),
-                     what: str = "--out") -> Path:
+def safe_output_path(
+    path: Path | str, *, managed: Path | None = None, allowed: Iterable[Path] = (), what: str = "--out"
+) -> Path:
     """``path`` if a file a user asked for may be written there, else an ArgumentError naming it.
 
     Only a new path or an existing regular file: the file is written beside it and renamed over it, which
@@ -153,15 +165,20 @@ def safe_output_path(path: Path | str, *, managed: Path | None = None, allowed: 
     if mode is not None and stat.S_ISDIR(mode):
         raise ArgumentError(what, f"{path} is a directory; give a file name inside it")
     if mode is not None and not stat.S_ISREG(mode):
-        raise ArgumentError(what, f"{path} is not a regular file (a device, FIFO or socket); give a new path "
-                                  "or a regular file")
+        raise ArgumentError(
+            what, f"{path} is not a regular file (a device, FIFO or socket); give a new path or a regular file"
+        )
     if managed is not None:
         target = path.resolve()
-        if _inside(target, Path(managed).resolve()) and \
-                not any(_inside(target, Path(free).resolve()) for free in allowed):
+        if _inside(target, Path(managed).resolve()) and not any(
+            _inside(target, Path(free).resolve()) for free in allowed
+        ):
             under = ", ".join(str(free) for free in allowed)
-            raise ArgumentError(what, f"{path} is inside {managed}, whose files kgforge manages itself"
-                                      + (f"; write under {under} or outside it" if under else ""))
+            raise ArgumentError(
+                what,
+                f"{path} is inside {managed}, whose files kgforge manages itself"
+                + (f"; write under {under} or outside it" if under else ""),
+            )
     return path
 
 
@@ -169,8 +186,9 @@ def _inside(path: Path, folder: Path) -> bool:
     return path == folder or folder in path.parents
 
 
-def write_json_atomic(path: Path | str, data: Any, *, indent: int | None = 2, ensure_ascii: bool = False,
-                      durable: bool = True) -> None:
+def write_json_atomic(
+    path: Path | str, data: Any, *, indent: int | None = 2, ensure_ascii: bool = False, durable: bool = True
+) -> None:
     """Write JSON so that a reader sees the old file or the new one, never half of one."""
     with atomic_write(path, durable=durable) as out:
         json.dump(data, out, ensure_ascii=ensure_ascii, indent=indent)

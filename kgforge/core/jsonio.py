@@ -117,7 +117,7 @@ def iter_json_lines(path: Path) -> Iterator[Record]:
         for lineno, raw in enumerate(handle, start=1):
             start, offset = offset, offset + len(raw)
             if lineno == 1 and raw.startswith(codecs.BOM_UTF8):
-                raw, start = raw[len(codecs.BOM_UTF8):], start + len(codecs.BOM_UTF8)
+                raw, start = raw[len(codecs.BOM_UTF8) :], start + len(codecs.BOM_UTF8)
             if not raw.strip():
                 continue
             seen = True
@@ -170,7 +170,7 @@ class _Document:
         return self._bad[index] if index < len(self._bad) and self._bad[index] < end else None
 
     def excerpt(self, start: int, end: int) -> str:
-        return shown(self.text[start:min(end, start + 200)])
+        return shown(self.text[start : min(end, start + 200)])
 
 
 def iter_json_container(path: Path, expect: type) -> Iterator[Record]:
@@ -228,9 +228,13 @@ def iter_json_container(path: Path, expect: type) -> Iterator[Record]:
             where = getattr(exc, "pos", pos)
             message = getattr(exc, "msg", str(exc))
             reason = f"{message}" if isinstance(exc, NestingError) else f"malformed JSON: {message}"
-            yield Record(doc.line_of(start), None, None,
-                         f"{reason} (byte offset {doc.byte_offset(where)}); the rest of the file was not read",
-                         doc.excerpt(start, start + 200))
+            yield Record(
+                doc.line_of(start),
+                None,
+                None,
+                f"{reason} (byte offset {doc.byte_offset(where)}); the rest of the file was not read",
+                doc.excerpt(start, start + 200),
+            )
             return
 
 

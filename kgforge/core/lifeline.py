@@ -89,9 +89,15 @@ def reap_descendants_when_gone(pid: int | None = None, roots: Iterable[int] = ()
     before), then sends SIGTERM and, after a grace, SIGKILL to those still alive (the same process: its
     start time is checked, so a reused pid is left alone), and exits."""
     argv = [str(pid or os.getpid()), *map(str, roots)]
-    return subprocess.Popen(module_command("kgforge.core.lifeline", *argv), env=module_env(),
-                            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                            start_new_session=True, close_fds=True)
+    return subprocess.Popen(
+        module_command("kgforge.core.lifeline", *argv),
+        env=module_env(),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+        close_fds=True,
+    )
 
 
 def children(pid: int) -> set[int]:

@@ -20,8 +20,7 @@ from typing import Any
 from kgforge.core.files import atomic_write
 
 # Installed CJK families, tried when the packaged font is absent (a trimmed install).
-CJK_FONTS = ("Noto Sans CJK SC", "Source Han Sans SC", "WenQuanYi Zen Hei", "Microsoft YaHei", "SimHei",
-             "PingFang SC")
+CJK_FONTS = ("Noto Sans CJK SC", "Source Han Sans SC", "WenQuanYi Zen Hei", "Microsoft YaHei", "SimHei", "PingFang SC")
 PACKAGED_FONT = ("mplfonts", "fonts/NotoSansCJKsc-Regular.otf")  # (package, file inside it)
 
 
@@ -78,8 +77,9 @@ def _save(figure: Any, path: Path) -> Path:
     return path
 
 
-def relation_histogram(counts: Mapping[str, int], path: Path, *, title: str, top: int = 30,
-                       xlabel: str = "facts") -> Path:
+def relation_histogram(
+    counts: Mapping[str, int], path: Path, *, title: str, top: int = 30, xlabel: str = "facts"
+) -> Path:
     """Horizontal bars: facts per relation, the ``top`` most frequent, largest at the top."""
     plt = _pyplot()
     shown = sorted(counts.items(), key=lambda kv: -kv[1])[:top]
@@ -102,8 +102,9 @@ def degree_distribution(histogram: Mapping[int, int], path: Path, *, title: str)
     return _save(figure, path)
 
 
-def curves(series: Mapping[str, Sequence[float]], path: Path, *, title: str, xlabel: str = "epoch",
-           ylabel: str = "loss") -> Path:
+def curves(
+    series: Mapping[str, Sequence[float]], path: Path, *, title: str, xlabel: str = "epoch", ylabel: str = "loss"
+) -> Path:
     """One line per named series over epochs 1, 2, …; empty series are left out."""
     plt = _pyplot()
     figure, axes = plt.subplots(figsize=(6, 4.5))

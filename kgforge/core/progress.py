@@ -29,7 +29,14 @@ class RateColumn(ProgressColumn):
 
 def progress_bar(enabled: bool = True) -> Progress:
     return Progress(
-        SpinnerColumn(), TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-        RateColumn(), TimeElapsedColumn(), TextColumn("eta"), TimeRemainingColumn(),
-        console=stderr_console, disable=not enabled,
+        SpinnerColumn(),
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        RateColumn(),
+        TimeElapsedColumn(),
+        TextColumn("eta"),
+        TimeRemainingColumn(),
+        console=stderr_console,
+        disable=not enabled,
     )

@@ -77,8 +77,10 @@ def literal_term(value: str, lang: str | None = None, datatype: str | None = Non
 
 def _check_size(text: str, what: str) -> None:
     if len(text) * 4 > MAX_TERM_BYTES and len(text.encode("utf-8", "surrogatepass")) > MAX_TERM_BYTES:
-        raise ValueError(f"{what} of {len(text.encode('utf-8', 'surrogatepass')):,} bytes is over the "
-                         f"{MAX_TERM_BYTES // 2**20} MiB limit on one term")
+        raise ValueError(
+            f"{what} of {len(text.encode('utf-8', 'surrogatepass')):,} bytes is over the "
+            f"{MAX_TERM_BYTES // 2**20} MiB limit on one term"
+        )
 
 
 def _remember(known: set[str], item: str) -> None:
@@ -136,8 +138,12 @@ class QuadWriter:
         return self._emit(line)
 
     def literal(
-        self, subject: str, predicate: str, value: str,
-        lang: str | None = None, datatype: str | None = None,
+        self,
+        subject: str,
+        predicate: str,
+        value: str,
+        lang: str | None = None,
+        datatype: str | None = None,
     ) -> bool:
         """Add ``subject predicate "value"`` (language-tagged or typed); False if a duplicate or refused."""
         try:
@@ -171,11 +177,12 @@ class QuadWriter:
     def discard(self) -> None:
         self._file.discard()
 
-    def __enter__(self) -> "QuadWriter":
+    def __enter__(self) -> QuadWriter:
         return self
 
-    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
-                 tb: TracebackType | None) -> None:
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
         if exc_type is None:
             self.commit()
         else:

@@ -46,8 +46,9 @@ class Quarantine:
         if self.echo and self.count <= MAX_WARNINGS_SHOWN:
             warn(source, location, reason)
         elif self.echo and self.count == MAX_WARNINGS_SHOWN + 1:
-            _stderr.print(f"[yellow]warning[/]: more bad records; all are listed in {escape(str(self.path))}",
-                          soft_wrap=True)
+            _stderr.print(
+                f"[yellow]warning[/]: more bad records; all are listed in {escape(str(self.path))}", soft_wrap=True
+            )
 
     def close(self) -> None:
         if self._out is not None:

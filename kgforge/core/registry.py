@@ -51,11 +51,16 @@ class Entry(Generic[T]):
 
 
 class Registry(Generic[T]):
-    def __init__(self, kind: str, *, plural: str | None = None,
-                 modules: Iterable[str] | Callable[[], Iterable[str]] = (),
-                 discover: Callable[[], Iterable[tuple[str, T]]] | None = None,
-                 entry_point_group: str | None = None,
-                 plugin: Callable[[str, Any], Entry[T]] | None = None) -> None:
+    def __init__(
+        self,
+        kind: str,
+        *,
+        plural: str | None = None,
+        modules: Iterable[str] | Callable[[], Iterable[str]] = (),
+        discover: Callable[[], Iterable[tuple[str, T]]] | None = None,
+        entry_point_group: str | None = None,
+        plugin: Callable[[str, Any], Entry[T]] | None = None,
+    ) -> None:
         self.kind = kind
         self.plugin = plugin
         self.plural = plural or kind + "s"
@@ -66,17 +71,19 @@ class Registry(Generic[T]):
         self._keys: dict[str, str] = {}  # lower-cased name or alias -> name
         self._loaded = False
 
-    def register(self, name: str, obj: T | None = None, *, aliases: Iterable[str] = (), description: str = "",
-                 **meta: Any) -> Any:
+    def register(
+        self, name: str, obj: T | None = None, *, aliases: Iterable[str] = (), description: str = "", **meta: Any
+    ) -> Any:
         """Register ``obj`` under ``name``; without ``obj``, a decorator that registers what it decorates."""
         if obj is None:
+
             def decorate(target: T) -> T:
                 self.register(name, target, aliases=aliases, description=description, **meta)
                 return target
+
             return decorate
         entry = Entry(name, obj, description, tuple(aliases), meta)
-        taken = [key for key in (name, *entry.aliases)
-                 if self._keys.get(key.lower(), name) != name]
+        taken = [key for key in (name, *entry.aliases) if self._keys.get(key.lower(), name) != name]
         if taken:
             raise KgforgeError(f"{self.kind} name {taken[0]!r} is taken by {self._keys[taken[0].lower()]!r}")
         self._entries[name] = entry
@@ -119,8 +126,7 @@ class Registry(Generic[T]):
         known = self.names()
         close = closest(name.lower(), self._keys)
         hint = f"; did you mean {self._keys[close]!r}?" if close else ""
-        return UnknownName(f"unknown {self.kind} {name!r}{hint} known {self.plural}: {', '.join(known)}",
-                           name, known)
+        return UnknownName(f"unknown {self.kind} {name!r}{hint} known {self.plural}: {', '.join(known)}", name, known)
 
     def _load(self) -> None:
         if self._loaded:
@@ -137,7 +143,14 @@ class Registry(Generic[T]):
                     obj = point.load()
                     entry = self.plugin(point.name, obj) if self.plugin else Entry(point.name, obj)
                 except Exception as exc:  # a broken plug-in must name itself, whatever it raised
-                    raise KgforgeError(f"the {self.kind} plug-in {point.name!r} ({point.value}, entry point group "
-                                       f"{self.entry_point_group}) failed to load: {exc}") from exc
-                self.register(entry.name, entry.obj, aliases=entry.aliases,
-                              description=entry.description or f"plug-in {point.value}", **entry.meta)
+                    raise KgforgeError(
+                        f"the {self.kind} plug-in {point.name!r} ({point.value}, entry point group "
+                        f"{self.entry_point_group}) failed to load: {exc}"
+                    ) from exc
+                self.register(
+                    entry.name,
+                    entry.obj,
+                    aliases=entry.aliases,
+                    description=entry.description or f"plug-in {point.value}",
+                    **entry.meta,
+                )

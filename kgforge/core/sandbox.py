@@ -69,19 +69,21 @@ def network_filter(machine: str) -> list[tuple[int, int, int, int]]:
     refuse_eperm = _SECCOMP_RET_ERRNO | errno.EPERM
     program = [
         (_LD_W_ABS, 0, 0, _ARCH),
-        (_JEQ_K, 1, 0, arch),                     # this machine's own entry: go on
-        (_RET_K, 0, 0, refuse_eperm),             # any other ABI (i386 socketcall, …)
+        (_JEQ_K, 1, 0, arch),  # this machine's own entry: go on
+        (_RET_K, 0, 0, refuse_eperm),  # any other ABI (i386 socketcall, …)
         (_LD_W_ABS, 0, 0, _NR),
     ]
     if machine in ("x86_64", "amd64"):
-        program += [(_JGE_K, 0, 1, _X32_SYSCALL_BIT),  # the x32 ABI shares the arch value
-                    (_RET_K, 0, 0, refuse_eperm)]
+        program += [
+            (_JGE_K, 0, 1, _X32_SYSCALL_BIT),  # the x32 ABI shares the arch value
+            (_RET_K, 0, 0, refuse_eperm),
+        ]
     program += [
         (_JEQ_K, 0, 1, sys_io_uring_setup),
         (_RET_K, 0, 0, refuse_eperm),
         (_JEQ_K, 1, 0, sys_socket),
         (_RET_K, 0, 0, _SECCOMP_RET_ALLOW),
-        (_LD_W_ABS, 0, 0, _ARG0),                 # socket(domain, …): the kernel reads domain as an int
+        (_LD_W_ABS, 0, 0, _ARG0),  # socket(domain, …): the kernel reads domain as an int
         (_JEQ_K, 0, 1, socket.AF_UNIX),
         (_RET_K, 0, 0, _SECCOMP_RET_ALLOW),
         (_RET_K, 0, 0, refuse_eacces),
@@ -155,4 +157,3 @@ def limit_memory(limit_bytes: int) -> None:
     soft, hard = resource.getrlimit(resource.RLIMIT_DATA)
     new = limit_bytes if hard == resource.RLIM_INFINITY else min(limit_bytes, hard)
     resource.setrlimit(resource.RLIMIT_DATA, (new, hard))
-

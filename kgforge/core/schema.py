@@ -122,8 +122,14 @@ class Schema:
     def type_for_value(self, value: str) -> EntityType | None:
         """The declared type a value of the ``type_relation`` names (its id, zh or en label)."""
         key = normalise_label(value).casefold()
-        return next((t for t in self.types.values()
-                     if key in {t.id.casefold(), normalise_label(t.zh).casefold(), t.en.casefold()}), None)
+        return next(
+            (
+                t
+                for t in self.types.values()
+                if key in {t.id.casefold(), normalise_label(t.zh).casefold(), t.en.casefold()}
+            ),
+            None,
+        )
 
     def is_declared(self, label: str) -> bool:
         return relation_key(label) in self._by_label
@@ -157,8 +163,9 @@ def domain_schema_path(domain: str, workdir: Path) -> Path | None:
     own = Path(workdir) / domain / DOMAIN_SCHEMA_FILE
     if own.is_file():
         return own
-    return next((folder / f"{domain}.toml" for folder in resources.schema_dirs()
-                 if (folder / f"{domain}.toml").is_file()), None)
+    return next(
+        (folder / f"{domain}.toml" for folder in resources.schema_dirs() if (folder / f"{domain}.toml").is_file()), None
+    )
 
 
 DOMAIN_SCHEMA_FILE = "schema.toml"
@@ -203,9 +210,12 @@ def _note_inferred(schema: Schema) -> None:
     if schema.path in _noted:
         return
     _noted.add(schema.path)
-    print(f"note: the schema of domain {schema.name!r} was inferred from its data, not written by a person "
-          f"({schema.path}); check it and delete its `inferred = true` line (`kgforge init {schema.name} --from FILE` "
-          f"writes one to edit)", file=sys.stderr)
+    print(
+        f"note: the schema of domain {schema.name!r} was inferred from its data, not written by a person "
+        f"({schema.path}); check it and delete its `inferred = true` line (`kgforge init {schema.name} --from FILE` "
+        f"writes one to edit)",
+        file=sys.stderr,
+    )
 
 
 def _read_toml(path: Path) -> dict[str, Any]:
@@ -236,9 +246,7 @@ def _parse(raw: dict[str, Any], path: Path) -> Schema:
     version = raw.get("version", 1)
     if not isinstance(version, int):
         raise SchemaError(f"{path}: version must be an integer, got {version!r}")
-    relations = {
-        rid: _parse_relation(rid, spec, path) for rid, spec in (raw.get("relations") or {}).items()
-    }
+    relations = {rid: _parse_relation(rid, spec, path) for rid, spec in (raw.get("relations") or {}).items()}
     types = {tid: _parse_type(tid, spec, path) for tid, spec in (raw.get("types") or {}).items()}
     for rel in relations.values():
         for key, type_id in (("range", rel.range), ("domain", rel.domain)):
@@ -255,15 +263,35 @@ def _parse(raw: dict[str, Any], path: Path) -> Schema:
         if rid not in relations:
             raise SchemaError(f"{path}: stop_relations names unknown relation {rid!r}")
     sources = [_parse_source(i, spec, path) for i, spec in enumerate(raw.get("sources") or [])]
-    known = {"name", "version", "language", "relations", "types", "sources", "type_relation",
-             "head_type", "stop_relations", "options", "description", "inferred"}
+    known = {
+        "name",
+        "version",
+        "language",
+        "relations",
+        "types",
+        "sources",
+        "type_relation",
+        "head_type",
+        "stop_relations",
+        "options",
+        "description",
+        "inferred",
+    }
     unknown = sorted(set(raw) - known)
     if unknown:
         raise SchemaError(f"{path}: unknown top-level keys {unknown}; allowed: {sorted(known)}")
     return Schema(
-        name=name, version=version, path=path, language=raw.get("language", "zh"),
-        relations=relations, types=types, sources=sources, type_relation=type_relation,
-        head_type=head_type, stop_relations=stop, options=dict(raw.get("options") or {}),
+        name=name,
+        version=version,
+        path=path,
+        language=raw.get("language", "zh"),
+        relations=relations,
+        types=types,
+        sources=sources,
+        type_relation=type_relation,
+        head_type=head_type,
+        stop_relations=stop,
+        options=dict(raw.get("options") or {}),
         inferred=raw.get("inferred") is True,
     )
 
@@ -282,8 +310,13 @@ def _parse_relation(rid: str, spec: Any, path: Path) -> Relation:
     wikidata = [wikidata] if isinstance(wikidata, str) else wikidata
     datatype = spec.get("datatype")
     if datatype is not None:
-        datatype = _check_iri(XSD + datatype.removeprefix("xsd:") if isinstance(datatype, str) and
-                              ":" not in datatype.removeprefix("xsd:") else datatype, path, f"{where}.datatype")
+        datatype = _check_iri(
+            XSD + datatype.removeprefix("xsd:")
+            if isinstance(datatype, str) and ":" not in datatype.removeprefix("xsd:")
+            else datatype,
+            path,
+            f"{where}.datatype",
+        )
     return Relation(
         id=rid,
         zh=_require_str(spec.get("zh"), path, f"{where}.zh"),

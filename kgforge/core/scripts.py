@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-CJK_RANGES = "\u2E80-\u9FFF\uA960-\uA97F\uAC00-\uD7FF\uF900-\uFAFF\uFE30-\uFE4F\uFF00-\uFFEF\U00020000-\U0003FFFF"
+CJK_RANGES = "\u2e80-\u9fff\ua960-\ua97f\uac00-\ud7ff\uf900-\ufaff\ufe30-\ufe4f\uff00-\uffef\U00020000-\U0003ffff"
 CJK_CLASS = f"[{CJK_RANGES}]"  # a regex character class (Python and polars/Rust syntax alike)
 _CJK_CHAR = re.compile(CJK_CLASS)
 CJK_LANGUAGES = ("zh", "ja", "ko", "yue", "wuu", "lzh")

@@ -19,7 +19,7 @@ from kgforge.core.scripts import CJK_RANGES, has_cjk, is_cjk_language
 # "The Equation of Love & Death"). Inside such a run a segmenter's cuts around punctuation that is written
 # tight in English ("Tom ' s", "Spider - Man", "Mr . Bean", "Love , Death") are still taken out.
 _SEGMENTATION_SPACE = re.compile(r"(?<![A-Za-z0-9]) +| +(?![A-Za-z0-9])")
-_LATIN_RUN = re.compile(f"[A-Za-z0-9][^{CJK_RANGES}\u00B7\u2022]*[A-Za-z0-9]")
+_LATIN_RUN = re.compile(f"[A-Za-z0-9][^{CJK_RANGES}\u00b7\u2022]*[A-Za-z0-9]")
 _TIGHT_SPACE = re.compile(r" +(?=[,.;:!?)\]}'’%-])|(?<=[(\[{'‘’$#-]) +")
 _WHITESPACE_RUN = re.compile(r"\s+")
 _JIEBA_BLOCK = re.compile(r"[\u4E00-\u9FD5a-zA-Z0-9+#&\._%\-]+")  # a run jieba cuts by its dictionary (re_han_default)
@@ -79,6 +79,8 @@ def kept_spaces(text: str) -> set[int]:
 
 
 _LATIN_LETTER = re.compile(r"[A-Za-z\u00C0-\u024F]")
+
+
 def text_language(text: str, default: str, latin: str = "en") -> str:
     """The language tag for ``text`` from a source whose language is ``default`` when the source does not tag
     its fields: a string in Latin script (no CJK character, more letters than digits: ``3 Idiots`` but not
@@ -137,7 +139,9 @@ class Segmenter:
         if cut is None:
             if is_segmented(text):
                 cut = _WHITESPACE_RUN.sub(" ", text.strip())
-            elif text in self._names:  # a name jieba would cut at its punctuation (超级无敌掌门狗：剃刀边缘) stays whole
+            elif (
+                text in self._names
+            ):  # a name jieba would cut at its punctuation (超级无敌掌门狗：剃刀边缘) stays whole
                 cut = text
             else:
                 cut = " ".join(self._cut(text))
@@ -149,7 +153,7 @@ class Segmenter:
         :func:`normalise_label` keeps the spaces inside one and could not tell a cut from the title's own."""
         pieces, start = [], 0
         for run in _LATIN_RUN.finditer(text):
-            pieces += self._words(text[start:run.start()])
+            pieces += self._words(text[start : run.start()])
             pieces.append(_WHITESPACE_RUN.sub(" ", run.group()))
             start = run.end()
         return pieces + self._words(text[start:])

@@ -82,16 +82,26 @@ def graph_iri(*parts: str) -> str:
 def safe_segment(text: str) -> str:
     """An IRI path segment: unsafe characters percent-encoded, so it cannot escape its place."""
     return "".join(
-        ch if not _UNSAFE_IRI_CHARS.match(ch) else "".join(f"%{b:02X}" for b in ch.encode("utf-8"))
-        for ch in text
+        ch if not _UNSAFE_IRI_CHARS.match(ch) else "".join(f"%{b:02X}" for b in ch.encode("utf-8")) for ch in text
     )
 
+
 # Predicates that describe entities and relations rather than state facts about them.
-META_PREDICATES = frozenset({
-    RDF_TYPE, RDFS_LABEL, SKOS_ALT_LABEL, OWL_SAME_AS, PROV_SOURCE, KIND,
-    "http://schema.org/description", "http://www.w3.org/2004/02/skos/core#prefLabel",
-    "http://schema.org/name", ONTO + "labelLanguage", ONTO + "sourceUrl",
-})
+META_PREDICATES = frozenset(
+    {
+        RDF_TYPE,
+        RDFS_LABEL,
+        SKOS_ALT_LABEL,
+        OWL_SAME_AS,
+        PROV_SOURCE,
+        KIND,
+        "http://schema.org/description",
+        "http://www.w3.org/2004/02/skos/core#prefLabel",
+        "http://schema.org/name",
+        ONTO + "labelLanguage",
+        ONTO + "sourceUrl",
+    }
+)
 DERIVED_GRAPHS = GRAPH + "derived/"
 
 # Wikidata statement nodes (qualifiers, units, ranks) describe facts; the facts themselves are the

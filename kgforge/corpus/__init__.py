@@ -5,15 +5,32 @@ from kgforge.corpus.candidates import METHODS, CandidatesReport, build_candidate
 from kgforge.corpus.card import CardReport, SourceLine, write_card
 from kgforge.corpus.split import BY, SplitPart, SplitReport, parse_ratios, split_corpus
 from kgforge.corpus.stats import (
+    STATISTICS,
     CorpusStats,
     GoalFigures,
     GroundedFigures,
     KnowledgeFigures,
-    STATISTICS,
     RecommendationFigures,
     corpus_stats,
 )
 
-__all__ = ["BY", "METHODS", "CandidatesReport", "CardReport", "CorpusStats", "GoalFigures", "GroundedFigures",
-           "KnowledgeFigures", "RecommendationFigures", "STATISTICS", "SourceLine", "SplitPart", "SplitReport", "build_candidates",
-           "corpus_stats", "parse_ratios", "split_corpus", "write_card"]
+__all__ = [
+    "BY",
+    "METHODS",
+    "CandidatesReport",
+    "CardReport",
+    "CorpusStats",
+    "GoalFigures",
+    "GroundedFigures",
+    "KnowledgeFigures",
+    "RecommendationFigures",
+    "STATISTICS",
+    "SourceLine",
+    "SplitPart",
+    "SplitReport",
+    "build_candidates",
+    "corpus_stats",
+    "parse_ratios",
+    "split_corpus",
+    "write_card",
+]

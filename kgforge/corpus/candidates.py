@@ -49,8 +49,16 @@ class CandidatesReport:
         return asdict(self)
 
 
-def build_candidates(path: Path | str, pool: Path | str, out: Path | str, *, method: str = "random", k: int = 10,
-                     seed: int = 0, input_layout: str | None = None) -> CandidatesReport:
+def build_candidates(
+    path: Path | str,
+    pool: Path | str,
+    out: Path | str,
+    *,
+    method: str = "random",
+    k: int = 10,
+    seed: int = 0,
+    input_layout: str | None = None,
+) -> CandidatesReport:
     """For every response of ``path`` (cut into samples as the baselines cut its layout), the gold response
     and ``k - 1`` others from the utterances of ``pool``, in a seeded order, into ``out`` (JSON lines)."""
     if method not in METHODS:
@@ -74,13 +82,25 @@ def build_candidates(path: Path | str, pool: Path | str, out: Path | str, *, met
     for sample, chosen in zip(samples, others):
         candidates = [responses[i] for i in chosen]
         candidates.insert(rng.randrange(k), sample.response)  # a ranker cannot learn the gold's place
-        records.append({**sample.record, "history": sample.history, "response": sample.response,
-                         "candidate": candidates})
+        records.append(
+            {**sample.record, "history": sample.history, "response": sample.response, "candidate": candidates}
+        )
     with atomic_path(out) as part:
         format_named("jsonl").write(records, part, format_named("jsonl").layouts[0])
-    return CandidatesReport(str(corpus.path), corpus.kind, str(pool_corpus.path), str(out), method, k, seed,
-                            len(samples), len(responses), sum(1 for s in samples if s.response in index), unmatched,
-                            sum(1 for found in samples_by_dialogue if not found))
+    return CandidatesReport(
+        str(corpus.path),
+        corpus.kind,
+        str(pool_corpus.path),
+        str(out),
+        method,
+        k,
+        seed,
+        len(samples),
+        len(responses),
+        sum(1 for s in samples if s.response in index),
+        unmatched,
+        sum(1 for found in samples_by_dialogue if not found),
+    )
 
 
 def samples_of(kind: str, dialogue: SourceDialogue) -> list[Sample]:
@@ -114,11 +134,17 @@ def samples_of(kind: str, dialogue: SourceDialogue) -> list[Sample]:
 
 def _random(rng: random.Random, size: int, gold: int | None, k: int) -> list[int]:
     drawn = rng.sample(range(size), k)
-    return [i for i in drawn if i != gold][:k - 1]
+    return [i for i in drawn if i != gold][: k - 1]
 
 
-def _bm25(samples: list[Sample], responses: list[str], index: dict[str, int], k: int, query_tokens: Tokens,
-          pool_tokens: Tokens) -> tuple[list[list[int]], int]:
+def _bm25(
+    samples: list[Sample],
+    responses: list[str],
+    index: dict[str, int],
+    k: int,
+    query_tokens: Tokens,
+    pool_tokens: Tokens,
+) -> tuple[list[list[int]], int]:
     """The k-1 pool responses BM25 ranks highest for each sample's query (the utterance before it), the
     gold response left out wherever it ranks."""
     import bm25s  # lazy: only this method needs it
@@ -130,6 +156,6 @@ def _bm25(samples: list[Sample], responses: list[str], index: dict[str, int], k:
     chosen = []
     for sample, row in zip(samples, found):
         gold = index.get(sample.response)
-        chosen.append([int(i) for i in row if int(i) != gold][:k - 1])
+        chosen.append([int(i) for i in row if int(i) != gold][: k - 1])
     unmatched = int((scores.max(axis=1) <= 0).sum()) if len(samples) else 0
     return chosen, unmatched

@@ -15,10 +15,10 @@ from kgforge.core.files import sha256_file, write_text_atomic
 from kgforge.corpus.split import REPORT
 from kgforge.corpus.stats import CorpusStats, corpus_stats
 from kgforge.sources.importer import source_licence
-from kgforge.store.snapshot import Snapshot
 from kgforge.store.manifest import Manifest
+from kgforge.store.snapshot import Snapshot
 
-UNKNOWN = "not recorded: state it in the schema's source entry (licence = \"…\")"
+UNKNOWN = 'not recorded: state it in the schema\'s source entry (licence = "…")'
 
 
 @dataclass(frozen=True)
@@ -47,22 +47,37 @@ class CardReport:
         return asdict(self)
 
 
-def write_card(files: Iterable[Path | str], domain: str, out: Path | str, *, workdir: Path | str | None = None,
-               split: Path | str | None = None, input_layout: str | None = None) -> CardReport:
+def write_card(
+    files: Iterable[Path | str],
+    domain: str,
+    out: Path | str,
+    *,
+    workdir: Path | str | None = None,
+    split: Path | str | None = None,
+    input_layout: str | None = None,
+) -> CardReport:
     """Write the datasheet of the dialogue ``files`` built against ``domain`` to ``out``; ``split`` is a
     folder written by ``corpus split`` (its split report and per-split statistics go in)."""
     files = [Path(f) for f in files]
     if not files:
         raise InputError("corpus card: give at least one dialogue file")
     manifest = Snapshot.open(domain, workdir).manifest
-    stats = [corpus_stats(f, input_layout=input_layout, by_split=split if i == 0 else None) for i, f in enumerate(files)]
+    stats = [
+        corpus_stats(f, input_layout=input_layout, by_split=split if i == 0 else None) for i, f in enumerate(files)
+    ]
     sources = source_lines(manifest)
     split_report = _split_report(Path(split)) if split is not None else None
     text = render(manifest, files, stats, sources, split_report)
     write_text_atomic(out, text)
-    return CardReport(domain, manifest.build_id, str(out), tuple(str(f) for f in files), tuple(sources),
-                      sum(1 for s in sources if s.licence == UNKNOWN),
-                      str(Path(split) / REPORT) if split_report else None)
+    return CardReport(
+        domain,
+        manifest.build_id,
+        str(out),
+        tuple(str(f) for f in files),
+        tuple(sources),
+        sum(1 for s in sources if s.licence == UNKNOWN),
+        str(Path(split) / REPORT) if split_report else None,
+    )
 
 
 def source_lines(manifest: Manifest) -> list[SourceLine]:
@@ -101,42 +116,96 @@ def _fmt(value: Any) -> str:
 
 
 def _table(header: list[str], rows: list[list[Any]]) -> list[str]:
-    return ["| " + " | ".join(header) + " |", "|" + "---|" * len(header),
-            *("| " + " | ".join(_fmt(v) for v in row) + " |" for row in rows), ""]
+    return [
+        "| " + " | ".join(header) + " |",
+        "|" + "---|" * len(header),
+        *("| " + " | ".join(_fmt(v) for v in row) + " |" for row in rows),
+        "",
+    ]
 
 
-def render(manifest: Manifest, files: list[Path], stats: list[CorpusStats], sources: list[SourceLine],
-           split: dict[str, Any] | None) -> str:
-    lines = [f"# Datasheet: {manifest.domain}", "",
-             f"Knowledge graph: domain `{manifest.domain}`, build `{manifest.build_id}`"
-             + (f" (created {manifest.created})" if manifest.created else "") + ".", "",
-             "## Dialogues", "", "Definitions: kgforge docs/corpus.md.", ""]
+def render(
+    manifest: Manifest,
+    files: list[Path],
+    stats: list[CorpusStats],
+    sources: list[SourceLine],
+    split: dict[str, Any] | None,
+) -> str:
+    lines = [
+        f"# Datasheet: {manifest.domain}",
+        "",
+        f"Knowledge graph: domain `{manifest.domain}`, build `{manifest.build_id}`"
+        + (f" (created {manifest.created})" if manifest.created else "")
+        + ".",
+        "",
+        "## Dialogues",
+        "",
+        "Definitions: kgforge docs/corpus.md.",
+        "",
+    ]
     rows = []
     for f, s in zip(files, stats):
         for name, part in [("", s), *s.splits.items()]:
-            rows.append([f"{f.name}{' / ' + name if name else ''}", part.kind, part.dialogues, part.utterances,
-                         part.utterances_per_dialogue, part.tokens_per_utterance, part.tokens_per_dialogue,
-                         part.chars_per_utterance])
-    lines += _table(["file", "layout", "dialogues", "utterances", "utterances / dialogue", "tokens / utterance",
-                     "tokens / dialogue", "chars / utterance"], rows)
+            rows.append(
+                [
+                    f"{f.name}{' / ' + name if name else ''}",
+                    part.kind,
+                    part.dialogues,
+                    part.utterances,
+                    part.utterances_per_dialogue,
+                    part.tokens_per_utterance,
+                    part.tokens_per_dialogue,
+                    part.chars_per_utterance,
+                ]
+            )
+    lines += _table(
+        [
+            "file",
+            "layout",
+            "dialogues",
+            "utterances",
+            "utterances / dialogue",
+            "tokens / utterance",
+            "tokens / dialogue",
+            "chars / utterance",
+        ],
+        rows,
+    )
     lines += _knowledge_tables(files, stats)
     lines += ["## Files", ""] + _table(["file", "sha256"], [[str(f), sha256_file(f)] for f in files])
     if split is not None:
-        lines += ["## Split", "", f"By {split['by']}, seed {split['seed']}, ratios {':'.join(map(str, split['ratios']))}; "
-                  f"{split['units']} units (largest {split['largest_unit']} dialogues), topics in more than one split: "
-                  f"{split['topic_overlap']}. Leakage: the share of a split's dialogues with a topic (a gold triple) "
-                  "that a train dialogue also has.", ""]
-        lines += _table(["split", "dialogues", "share asked", "share", "topic leakage", "triple leakage"],
-                        [[p["name"], p["dialogues"], p["share_asked"], p["share"], p["topic_leakage"],
-                          p["triple_leakage"]] for p in split["parts"]])
+        lines += [
+            "## Split",
+            "",
+            f"By {split['by']}, seed {split['seed']}, ratios {':'.join(map(str, split['ratios']))}; "
+            f"{split['units']} units (largest {split['largest_unit']} dialogues), topics in more than one split: "
+            f"{split['topic_overlap']}. Leakage: the share of a split's dialogues with a topic (a gold triple) "
+            "that a train dialogue also has.",
+            "",
+        ]
+        lines += _table(
+            ["split", "dialogues", "share asked", "share", "topic leakage", "triple leakage"],
+            [
+                [p["name"], p["dialogues"], p["share_asked"], p["share"], p["topic_leakage"], p["triple_leakage"]]
+                for p in split["parts"]
+            ],
+        )
         lines += [f"Note: {note}" for note in split.get("notes", [])] + ([""] if split.get("notes") else [])
     lines += ["## Sources and licences", ""]
-    lines += _table(["graph", "kind", "path", "sha256", "quads", "licence"],
-                    [[s.graph, s.kind, s.path, s.sha256, s.quads, s.licence] for s in sources])
+    lines += _table(
+        ["graph", "kind", "path", "sha256", "quads", "licence"],
+        [[s.graph, s.kind, s.path, s.sha256, s.quads, s.licence] for s in sources],
+    )
     unknown = [s.graph for s in sources if s.licence == UNKNOWN]
-    lines += ["Terms: a derived release is bound by every licence above; "
-              + (f"the licence of {', '.join(unknown)} is not recorded, so the release's terms are incomplete."
-                 if unknown else "every source states one."), ""]
+    lines += [
+        "Terms: a derived release is bound by every licence above; "
+        + (
+            f"the licence of {', '.join(unknown)} is not recorded, so the release's terms are incomplete."
+            if unknown
+            else "every source states one."
+        ),
+        "",
+    ]
     return "\n".join(lines)
 
 
@@ -145,19 +214,50 @@ def _knowledge_tables(files: list[Path], stats: list[CorpusStats]) -> list[str]:
     kd = [(f, s.knowledge) for f, s in zip(files, stats) if s.knowledge]
     if kd:
         lines += ["### Gold knowledge (KdConv attrs)", ""] + _table(
-            ["file", "topics / dialogue", "triples / dialogue", "entities", "relations", "triples", "tokens / triple",
-             "chars / triple"],
-            [[f.name, k.topics_per_dialogue, k.triples_per_dialogue, k.entities, k.relations, k.triples,
-              k.tokens_per_triple, k.chars_per_triple] for f, k in kd])
+            [
+                "file",
+                "topics / dialogue",
+                "triples / dialogue",
+                "entities",
+                "relations",
+                "triples",
+                "tokens / triple",
+                "chars / triple",
+            ],
+            [
+                [
+                    f.name,
+                    k.topics_per_dialogue,
+                    k.triples_per_dialogue,
+                    k.entities,
+                    k.relations,
+                    k.triples,
+                    k.tokens_per_triple,
+                    k.chars_per_triple,
+                ]
+                for f, k in kd
+            ],
+        )
     du = [(f, s.duconv) for f, s in zip(files, stats) if s.duconv]
     if du:
         lines += ["### Goals (DuConv)", ""] + _table(
             ["file", "knowledge / dialogue", "goal kinds"],
-            [[f.name, g.knowledge_per_dialogue, ", ".join(f"{k} {n}" for k, n in g.goal_kinds.items())] for f, g in du])
+            [[f.name, g.knowledge_per_dialogue, ", ".join(f"{k} {n}" for k, n in g.goal_kinds.items())] for f, g in du],
+        )
     rec = [(f, s.durecdial) for f, s in zip(files, stats) if s.durecdial]
     if rec:
         lines += ["### Goals (DuRecDial)", ""] + _table(
             ["file", "sub-dialogues / dialogue", "goal types", "recommended", "accepted", "rejected"],
-            [[f.name, r.sub_dialogues_per_dialogue, ", ".join(f"{k} {n}" for k, n in r.goal_types.items()),
-              r.recommended, r.accepted, r.rejected] for f, r in rec])
+            [
+                [
+                    f.name,
+                    r.sub_dialogues_per_dialogue,
+                    ", ".join(f"{k} {n}" for k, n in r.goal_types.items()),
+                    r.recommended,
+                    r.accepted,
+                    r.rejected,
+                ]
+                for f, r in rec
+            ],
+        )
     return lines

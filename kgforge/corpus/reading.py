@@ -98,8 +98,9 @@ def split_files(folder: Path) -> list[tuple[str, Path]]:
     for name in ("train", "dev", "test"):
         files = sorted(p for p in folder.glob(f"{name}.*") if p.stem == name and p.is_file())
         if len(files) > 1:
-            raise InputError(f"{folder}: {len(files)} files could be the {name} split "
-                             f"({', '.join(p.name for p in files)}); keep one")
+            raise InputError(
+                f"{folder}: {len(files)} files could be the {name} split ({', '.join(p.name for p in files)}); keep one"
+            )
         found += [(name, files[0])] if files else []
     if not found:
         raise InputError(f"{folder}: no split files (train.*, dev.*, test.*) written by `kgforge corpus split`")

@@ -60,14 +60,23 @@ def parse_ratios(text: str) -> tuple[int, ...]:
     try:
         ratios = tuple(whole(int(p), "--ratios", minimum=1) for p in parts)
     except ValueError:
-        raise ArgumentError("--ratios", f"{text!r} is not two or three whole numbers joined by ':' (e.g. 8:1:1)") from None
+        raise ArgumentError(
+            "--ratios", f"{text!r} is not two or three whole numbers joined by ':' (e.g. 8:1:1)"
+        ) from None
     if len(ratios) not in SPLIT_NAMES:
         raise ArgumentError("--ratios", f"{text!r}: give train:test or train:dev:test (e.g. 8:1:1)")
     return ratios
 
 
-def split_corpus(path: Path | str, out: Path | str, *, ratios: tuple[int, ...] | str = (8, 1, 1), by: str = "dialogue",
-                 seed: int = 0, input_layout: str | None = None) -> SplitReport:
+def split_corpus(
+    path: Path | str,
+    out: Path | str,
+    *,
+    ratios: tuple[int, ...] | str = (8, 1, 1),
+    by: str = "dialogue",
+    seed: int = 0,
+    input_layout: str | None = None,
+) -> SplitReport:
     """Split the dialogues of ``path`` into ``out``/train|dev|test.<ext>, in the input's layout; the same seed
     gives the same bytes. ``by="topic"`` assigns whole groups of dialogues that share a topic."""
     ratios = parse_ratios(ratios) if isinstance(ratios, str) else ratios
@@ -120,8 +129,9 @@ def assign(units: list[list[int]], ratios: tuple[int, ...], seed: int) -> list[i
     return split_of
 
 
-def _write(corpus: Corpus, out: Path, ratios: tuple[int, ...], by: str, seed: int, units: list[list[int]],
-           split_of: list[int]) -> SplitReport:
+def _write(
+    corpus: Corpus, out: Path, ratios: tuple[int, ...], by: str, seed: int, units: list[list[int]], split_of: list[int]
+) -> SplitReport:
     names = SPLIT_NAMES[len(ratios)]
     out.mkdir(parents=True, exist_ok=True)
     suffix = corpus.path.suffix or (".json" if corpus.source.fmt.container == "array" else ".jsonl")
@@ -146,8 +156,18 @@ def _write(corpus: Corpus, out: Path, ratios: tuple[int, ...], by: str, seed: in
             leak_t = _share(sum(1 for i in indices if topics[i] & train_topics), len(indices))
             leak_g = _share(sum(1 for i in indices if triples[i] & train_triples), len(indices))
         asked = ratios[s] / sum(ratios)
-        parts.append(SplitPart(name, str(files[s]), len(indices), asked, _share(len(indices), n),
-                               len(indices) - asked * n, leak_t, leak_g))
+        parts.append(
+            SplitPart(
+                name,
+                str(files[s]),
+                len(indices),
+                asked,
+                _share(len(indices), n),
+                len(indices) - asked * n,
+                leak_t,
+                leak_g,
+            )
+        )
     seen: dict[str, set[int]] = defaultdict(set)
     for i, s in enumerate(split_of):
         for topic in topics[i]:
@@ -155,8 +175,20 @@ def _write(corpus: Corpus, out: Path, ratios: tuple[int, ...], by: str, seed: in
     largest = max((len(u) for u in units), default=0)
     notes = _notes(parts, largest, n)
     report_file = out / REPORT
-    report = SplitReport(str(corpus.path), corpus.kind, by, seed, ratios, n, tuple(parts), len(units), largest,
-                         sum(1 for s in seen.values() if len(s) > 1), str(report_file), notes)
+    report = SplitReport(
+        str(corpus.path),
+        corpus.kind,
+        by,
+        seed,
+        ratios,
+        n,
+        tuple(parts),
+        len(units),
+        largest,
+        sum(1 for s in seen.values() if len(s) > 1),
+        str(report_file),
+        notes,
+    )
     write_text_atomic(report_file, json.dumps(report.as_dict(), ensure_ascii=False, indent=2) + "\n")
     return report
 
@@ -171,5 +203,7 @@ def _notes(parts: list[SplitPart], largest: int, n: int) -> tuple[str, ...]:
     if not off:
         return ()
     worst = ", ".join(f"{p.name} {p.dialogues} (asked {p.share_asked * n:.1f})" for p in off)
-    return (f"shares more than one dialogue off the ratios: {worst}; the largest group of dialogues joined by shared "
-            f"topics holds {largest} of {n} dialogues and cannot be divided without putting a topic in two splits",)
+    return (
+        f"shares more than one dialogue off the ratios: {worst}; the largest group of dialogues joined by shared "
+        f"topics holds {largest} of {n} dialogues and cannot be divided without putting a topic in two splits",
+    )

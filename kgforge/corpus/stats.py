@@ -28,11 +28,11 @@ from kgforge.corpus.reading import (
     utterances,
 )
 from kgforge.corpus.transitions import RelationGraph, TransitionFigures, plot_transitions, transition_figures
+from kgforge.exports.model import SourceDialogue
 from kgforge.grounding import DialogueMatcher, GroundingIndex, MatchOptions
 from kgforge.grounding.kdconv import as_attr
 from kgforge.grounding.run import load_index
 from kgforge.store.snapshot import Snapshot
-from kgforge.exports.model import SourceDialogue
 
 DUCONV_KINDS = ("duconv-session", "duconv-sample")
 GOAL_KINDS = {2: "one-step", 3: "two-step"}  # DuConv: START plus one or two path triples
@@ -167,17 +167,26 @@ def _plugin_statistic(name: str, figures: Any) -> Entry[Figures]:
 
 # What `corpus stats` computes per file beside the counts: the built-in figures (each into its own field of
 # CorpusStats) and those of installed packages (into ``extra``).
-STATISTICS: Registry[Figures] = Registry("corpus statistic", entry_point_group="kgforge.corpus_statistics",
-                                         plugin=_plugin_statistic)
+STATISTICS: Registry[Figures] = Registry(
+    "corpus statistic", entry_point_group="kgforge.corpus_statistics", plugin=_plugin_statistic
+)
 
 
 def _applies(kinds: tuple[str, ...], kind: str) -> bool:
     return not kinds or any(kind == k or kind.startswith(k + "-") for k in kinds)
 
 
-def corpus_stats(path: Path | str, *, input_layout: str | None = None, by_split: Path | str | None = None,
-                 domain: str | None = None, workdir: Path | str | None = None, transitions: bool = False,
-                 plot: Path | str | None = None, tokens: Tokens | None = None) -> CorpusStats:
+def corpus_stats(
+    path: Path | str,
+    *,
+    input_layout: str | None = None,
+    by_split: Path | str | None = None,
+    domain: str | None = None,
+    workdir: Path | str | None = None,
+    transitions: bool = False,
+    plot: Path | str | None = None,
+    tokens: Tokens | None = None,
+) -> CorpusStats:
     """The statistics of the dialogue file ``path``; with ``by_split`` (a folder written by ``corpus
     split``) also those of each of its split files; with ``domain``, its topics against that graph; with
     ``transitions`` (or ``plot``, a folder for their figures) KdConv's Fig. 2 and Table 4."""
@@ -203,8 +212,7 @@ def corpus_stats(path: Path | str, *, input_layout: str | None = None, by_split:
     return stats
 
 
-def _with_grounded(stats: CorpusStats, corpus: Corpus, domain: str | None,
-                   index: GroundingIndex | None) -> CorpusStats:
+def _with_grounded(stats: CorpusStats, corpus: Corpus, domain: str | None, index: GroundingIndex | None) -> CorpusStats:
     """The grounded figures beside the file's own (with a domain), and which of them are the headline: gold
     annotation where the file has it, else the grounder's."""
     gold = stats.knowledge is not None and stats.knowledge.dialogues_with_knowledge > 0
@@ -213,8 +221,9 @@ def _with_grounded(stats: CorpusStats, corpus: Corpus, domain: str | None,
     return _with(stats, grounded=grounded_figures(corpus, domain, index), knowledge_from="gold" if gold else "grounded")
 
 
-def grounded_triples(index: GroundingIndex, dialogue: SourceDialogue,
-                     options: MatchOptions = MatchOptions()) -> list[tuple[str, str, str]]:
+def grounded_triples(
+    index: GroundingIndex, dialogue: SourceDialogue, options: MatchOptions = MatchOptions()
+) -> list[tuple[str, str, str]]:
     """The distinct facts the grounder finds in a dialogue's utterances, in order, as ``kgforge ground`` writes
     them: one matcher per dialogue (focus carries over from utterance to utterance), its declared topics first in
     focus, exactly as :func:`kgforge.grounding.kdconv.ground_kdconv` grounds a KdConv dialogue."""
@@ -233,11 +242,14 @@ def grounded_figures(corpus: Corpus, domain: str, index: GroundingIndex) -> Grou
     everything = {t for triples in per_dialogue for t in triples}
     n = len(per_dialogue)
     return GroundedFigures(
-        domain=domain, dialogues_with_knowledge=sum(1 for triples in per_dialogue if triples),
+        domain=domain,
+        dialogues_with_knowledge=sum(1 for triples in per_dialogue if triples),
         topics_per_dialogue=mean(sum(len({h for h, _, _ in triples}) for triples in per_dialogue), n),
         triples_per_dialogue=mean(sum(len(triples) for triples in per_dialogue), n),
-        entities=len({h for h, _, _ in everything}), relations=len({r for _, r, _ in everything}),
-        triples=len(everything))
+        entities=len({h for h, _, _ in everything}),
+        relations=len({r for _, r, _ in everything}),
+        triples=len(everything),
+    )
 
 
 def _holds_nothing(path: Path) -> bool:
@@ -256,11 +268,18 @@ def file_stats(corpus: Corpus, tokens: Tokens) -> CorpusStats:
     token_total = sum(tokens.count(text) for text in texts)
     chars = sum(len(text) for text in texts)
     return CorpusStats(
-        file=str(corpus.path), kind=corpus.kind,
+        file=str(corpus.path),
+        kind=corpus.kind,
         token_rule="whitespace" if tokens.segmented else "jieba.lcut (accurate), whitespace tokens dropped",
-        dialogues=n, utterances=u, utterances_per_dialogue=mean(u, n),
-        tokens=token_total, tokens_per_utterance=mean(token_total, u), tokens_per_dialogue=mean(token_total, n),
-        chars=chars, chars_per_utterance=mean(chars, u), chars_per_dialogue=mean(chars, n),
+        dialogues=n,
+        utterances=u,
+        utterances_per_dialogue=mean(u, n),
+        tokens=token_total,
+        tokens_per_utterance=mean(token_total, u),
+        tokens_per_dialogue=mean(token_total, n),
+        chars=chars,
+        chars_per_utterance=mean(chars, u),
+        chars_per_dialogue=mean(chars, n),
         **_figures(corpus),
     )
 
@@ -279,8 +298,9 @@ def _figures(corpus: Corpus) -> dict[str, Any]:
     return found
 
 
-def _with_transitions(stats: CorpusStats, corpus: Corpus, domain: str | None, workdir: Path | str | None,
-                      plot: Path | str | None) -> CorpusStats:
+def _with_transitions(
+    stats: CorpusStats, corpus: Corpus, domain: str | None, workdir: Path | str | None, plot: Path | str | None
+) -> CorpusStats:
     graph = None
     if domain is not None:
         snapshot = Snapshot.open(domain, workdir)
@@ -288,14 +308,18 @@ def _with_transitions(stats: CorpusStats, corpus: Corpus, domain: str | None, wo
     figures = transition_figures(corpus, graph)
     notes = list(stats.notes)
     if figures.topics_within_turns is None:
-        notes.append(f"topics within the first n turns (KdConv Fig. 2) need topics marked per turn, which "
-                     f"{corpus.kind} does not mark")
+        notes.append(
+            f"topics within the first n turns (KdConv Fig. 2) need topics marked per turn, which "
+            f"{corpus.kind} does not mark"
+        )
     if graph is None:
         notes.append("topic transitions as relation paths (KdConv Table 4) need --domain")
     drawn = plot_transitions(figures, Path(plot), corpus.path.stem) if plot is not None else []
     if drawn and cjk_font() is None:
-        notes.append("no CJK font is installed (e.g. Noto Sans CJK SC: apt install fonts-noto-cjk), so the figures "
-                     "draw Chinese labels as boxes")
+        notes.append(
+            "no CJK font is installed (e.g. Noto Sans CJK SC: apt install fonts-noto-cjk), so the figures "
+            "draw Chinese labels as boxes"
+        )
     return _with(stats, transitions=figures, figures=tuple(str(p) for p in drawn), notes=tuple(notes))
 
 
@@ -306,12 +330,20 @@ def graph_figures(corpus: Corpus, domain: str, workdir: Path | str | None) -> Gr
     named = set(snapshot.labels["label"].to_list())
     topics = list(dict.fromkeys(t for d in corpus.dialogues for t in dialogue_topics(d)))
     missing = [t for t in topics if t not in start and t not in named]
-    return GraphFigures(domain, manifest.build_id, len(topics), sum(1 for t in topics if t in start),
-                        sum(1 for t in topics if t not in start and t in named), len(missing), tuple(missing[:10]))
+    return GraphFigures(
+        domain,
+        manifest.build_id,
+        len(topics),
+        sum(1 for t in topics if t in start),
+        sum(1 for t in topics if t not in start and t in named),
+        len(missing),
+        tuple(missing[:10]),
+    )
 
 
-@STATISTICS.register("knowledge", description="KdConv Table 3: the gold knowledge of the dialogues",
-                     kinds=(KDCONV,), field="knowledge")
+@STATISTICS.register(
+    "knowledge", description="KdConv Table 3: the gold knowledge of the dialogues", kinds=(KDCONV,), field="knowledge"
+)
 def knowledge_figures(dialogues: list[SourceDialogue]) -> KnowledgeFigures:
     per_dialogue = [gold_triples(d) for d in dialogues]
     everything = list(dict.fromkeys(t for triples in per_dialogue for t in triples))
@@ -321,23 +353,31 @@ def knowledge_figures(dialogues: list[SourceDialogue]) -> KnowledgeFigures:
         dialogues_with_knowledge=sum(1 for triples in per_dialogue if triples),
         topics_per_dialogue=mean(sum(len({h for h, _, _ in triples}) for triples in per_dialogue), n),
         triples_per_dialogue=mean(sum(len(triples) for triples in per_dialogue), n),
-        entities=len({h for h, _, _ in everything}), relations=len({r for _, r, _ in everything}),
+        entities=len({h for h, _, _ in everything}),
+        relations=len({r for _, r, _ in everything}),
         triples=len(everything),
         tokens_per_triple=mean(sum(len(cut("".join(t))) for t in everything), len(everything)),
         chars_per_triple=mean(sum(len("".join(t)) for t in everything), len(everything)),
     )
 
 
-@STATISTICS.register("duconv", description="DuConv Table 1: knowledge per dialogue and goal kinds",
-                     kinds=DUCONV_KINDS, field="duconv")
+@STATISTICS.register(
+    "duconv", description="DuConv Table 1: knowledge per dialogue and goal kinds", kinds=DUCONV_KINDS, field="duconv"
+)
 def goal_figures(dialogues: list[SourceDialogue]) -> GoalFigures:
     kinds = Counter(GOAL_KINDS.get(len(d.record["goal"]), "other") for d in dialogues)
-    return GoalFigures(knowledge_per_dialogue=mean(sum(len(d.record["knowledge"]) for d in dialogues), len(dialogues)),
-                       goal_kinds=dict(kinds.most_common()))
+    return GoalFigures(
+        knowledge_per_dialogue=mean(sum(len(d.record["knowledge"]) for d in dialogues), len(dialogues)),
+        goal_kinds=dict(kinds.most_common()),
+    )
 
 
-@STATISTICS.register("durecdial", description="DuRecDial: sub-dialogues, goal types, recommendations",
-                     kinds=("durecdial", "durecdial2"), field="durecdial")
+@STATISTICS.register(
+    "durecdial",
+    description="DuRecDial: sub-dialogues, goal types, recommendations",
+    kinds=("durecdial", "durecdial2"),
+    field="durecdial",
+)
 def recommendation_figures(dialogues: list[SourceDialogue]) -> RecommendationFigures:
     goals = [sub_dialogue_types(d.record) for d in dialogues]
     types = Counter(t for g in goals for t in g)
@@ -345,10 +385,12 @@ def recommendation_figures(dialogues: list[SourceDialogue]) -> RecommendationFig
     n = len(dialogues)
     return RecommendationFigures(
         knowledge_per_dialogue=mean(sum(len(d.gold) for d in dialogues), n),
-        sub_dialogues=sum(len(g) for g in goals), sub_dialogues_per_dialogue=mean(sum(len(g) for g in goals), n),
+        sub_dialogues=sum(len(g) for g in goals),
+        sub_dialogues_per_dialogue=mean(sum(len(g) for g in goals), n),
         goal_types=dict(types.most_common()),
         recommended=sum(n for t, n in types.items() if t.endswith("推荐") or t.lower().endswith("recommendation"))
-        if types else None,
+        if types
+        else None,
         accepted=_profile_entries(profiles, ACCEPTED) if profiles else None,
         rejected=_profile_entries(profiles, REJECTED) if profiles else None,
     )

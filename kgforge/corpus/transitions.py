@@ -132,11 +132,23 @@ def plot_transitions(figures: TransitionFigures, folder: Path, name: str) -> lis
     """``<name>-topics.png`` (Fig. 2, where turns are annotated) and ``<name>-transitions.png`` (Table 4)."""
     drawn = []
     if figures.topics_within_turns is not None:
-        drawn.append(plots.curves({f"≥ {k} 个话题 (topics)": v for k, v in figures.topics_within_turns.items()},
-                                  folder / f"{name}-topics.png", title=f"{name}: dialogues by topics in the first n turns",
-                                  xlabel="turns (n)", ylabel="dialogues"))
+        drawn.append(
+            plots.curves(
+                {f"≥ {k} 个话题 (topics)": v for k, v in figures.topics_within_turns.items()},
+                folder / f"{name}-topics.png",
+                title=f"{name}: dialogues by topics in the first n turns",
+                xlabel="turns (n)",
+                ylabel="dialogues",
+            )
+        )
     bars = {f"{h} 跳 (hops): {path}": n for h, top in figures.top_paths.items() for path, n in top}
     if bars:
-        drawn.append(plots.relation_histogram(bars, folder / f"{name}-transitions.png", xlabel="transitions",
-                                              title=f"{name}: topic transitions by hops"))
+        drawn.append(
+            plots.relation_histogram(
+                bars,
+                folder / f"{name}-transitions.png",
+                xlabel="transitions",
+                title=f"{name}: topic transitions by hops",
+            )
+        )
     return drawn

@@ -13,14 +13,24 @@
 """
 
 from kgforge.crawl.engine import (
-           CrawlError,
-           CrawlSummary,
-           crawl,
-           crawl_dir_for,
-           read_records,
+    CrawlError,
+    CrawlSummary,
+    crawl,
+    crawl_dir_for,
+    read_records,
 )
 from kgforge.crawl.fetch import CrawlConfig
 from kgforge.crawl.spec import Record, SiteSpec, load_spec, site_names
 
-__all__ = ["CrawlConfig", "CrawlError", "CrawlSummary", "Record", "SiteSpec", "crawl", "crawl_dir_for",
-           "load_spec", "read_records", "site_names"]
+__all__ = [
+    "CrawlConfig",
+    "CrawlError",
+    "CrawlSummary",
+    "Record",
+    "SiteSpec",
+    "crawl",
+    "crawl_dir_for",
+    "load_spec",
+    "read_records",
+    "site_names",
+]

@@ -85,6 +85,7 @@ class ResponseCache:
         meta["fetched_at"] = meta["fetched_at"] or time.time()
         meta["sha256"] = digest
         meta_path = self.meta_path(response.url)
-        write_bytes_atomic(meta_path, json.dumps(meta).encode("ascii"), durable=False)  # \uXXXX escapes: any URL is storable
+        write_bytes_atomic(
+            meta_path, json.dumps(meta).encode("ascii"), durable=False
+        )  # \uXXXX escapes: any URL is storable
         return meta_path
-

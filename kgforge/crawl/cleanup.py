@@ -65,10 +65,15 @@ def _rating(spec: Any, where: str) -> RatingSymbols | None:
     if not isinstance(cuts, list) or not all(isinstance(c, (int, float)) for c in cuts) or cuts != sorted(cuts):
         raise SchemaError(f"{where}.cuts must be an ascending list of numbers, got {cuts!r}")
     if not isinstance(symbols, list) or len(symbols) != len(cuts) + 1:
-        raise SchemaError(f"{where}.symbols must list one more symbol than there are cuts "
-                          f"({len(cuts) + 1}), got {symbols!r}")
-    return RatingSymbols(str(spec.get("relation", "rating")), str(spec.get("target", "reputation")),
-                         tuple(float(c) for c in cuts), tuple(str(s) for s in symbols))
+        raise SchemaError(
+            f"{where}.symbols must list one more symbol than there are cuts ({len(cuts) + 1}), got {symbols!r}"
+        )
+    return RatingSymbols(
+        str(spec.get("relation", "rating")),
+        str(spec.get("target", "reputation")),
+        tuple(float(c) for c in cuts),
+        tuple(str(s) for s in symbols),
+    )
 
 
 @dataclass
@@ -84,8 +89,9 @@ class CleanupResult:
     dropped: list[Dropped] = field(default_factory=list)
 
 
-def clean(records: list[Record], options: CleanupOptions, text_relations: set[str],
-          start_kinds: set[str]) -> CleanupResult:
+def clean(
+    records: list[Record], options: CleanupOptions, text_relations: set[str], start_kinds: set[str]
+) -> CleanupResult:
     """Apply the configured steps; ``text_relations`` are the relations whose values are texts."""
     result = CleanupResult([])
     for record in records:
@@ -93,8 +99,13 @@ def clean(records: list[Record], options: CleanupOptions, text_relations: set[st
         for fact in record.facts:
             word = _dirty_word(fact, options.drop_text_words, text_relations)
             if word:
-                result.dropped.append(Dropped(record.url, f"text contains the dropped word {word!r}",
-                                              {"relation": fact.relation, "text": fact.value}))
+                result.dropped.append(
+                    Dropped(
+                        record.url,
+                        f"text contains the dropped word {word!r}",
+                        {"relation": fact.relation, "text": fact.value},
+                    )
+                )
                 continue
             kept.append(fact)
             if options.rating and fact.relation == options.rating.relation:
@@ -103,8 +114,13 @@ def clean(records: list[Record], options: CleanupOptions, text_relations: set[st
                     kept.append(Fact(options.rating.target, symbol))
         record.facts = kept
         if record.kind in start_kinds and len(record.facts) < options.min_triples:
-            result.dropped.append(Dropped(record.url, f"start entity has {len(record.facts)} facts, fewer "
-                                          f"than min_triples = {options.min_triples}", record.name))
+            result.dropped.append(
+                Dropped(
+                    record.url,
+                    f"start entity has {len(record.facts)} facts, fewer than min_triples = {options.min_triples}",
+                    record.name,
+                )
+            )
             continue
         result.records.append(record)
     return result

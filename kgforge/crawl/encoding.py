@@ -15,9 +15,17 @@ from dataclasses import dataclass
 from charset_normalizer import from_bytes
 
 _BOMS = ((codecs.BOM_UTF8, "utf-8-sig"), (codecs.BOM_UTF16_LE, "utf-16"), (codecs.BOM_UTF16_BE, "utf-16"))
-_SUPERSETS = {"gb2312": "gb18030", "gbk": "gb18030", "x-gbk": "gb18030", "gb_2312-80": "gb18030",
-              "csgb2312": "gb18030", "iso-8859-1": "cp1252", "latin1": "cp1252", "ascii": "utf-8",
-              "us-ascii": "utf-8"}
+_SUPERSETS = {
+    "gb2312": "gb18030",
+    "gbk": "gb18030",
+    "x-gbk": "gb18030",
+    "gb_2312-80": "gb18030",
+    "csgb2312": "gb18030",
+    "iso-8859-1": "cp1252",
+    "latin1": "cp1252",
+    "ascii": "utf-8",
+    "us-ascii": "utf-8",
+}
 _META_CHARSET = re.compile(rb"""<meta[^>]+charset\s*=\s*["']?\s*([A-Za-z0-9_:.-]+)""", re.IGNORECASE)
 _HEADER_CHARSET = re.compile(r"""charset\s*=\s*["']?([A-Za-z0-9_:.-]+)""", re.IGNORECASE)
 _META_WINDOW = 4096

@@ -90,16 +90,25 @@ def crawl_dir_for(domain_root: Path, site: str) -> Path:
 
 
 class Crawler:
-    def __init__(self, spec: SiteSpec, crawl_dir: Path, config: CrawlConfig | None = None,
-                 limit: int | None = None, show_progress: bool = True) -> None:
+    def __init__(
+        self,
+        spec: SiteSpec,
+        crawl_dir: Path,
+        config: CrawlConfig | None = None,
+        limit: int | None = None,
+        show_progress: bool = True,
+    ) -> None:
         self.spec = spec
         self.dir = Path(crawl_dir)
         self.config = config or CrawlConfig()
         self.limit = limit
         self.show_progress = show_progress
         self.cache = ResponseCache(self.dir / "cache")
-        self.fetcher = Fetcher(self.config, allowed=lambda url: self.robots.allowed(url),
-                               policy=HostPolicy.for_start(spec.base_url, also=spec.scope_hosts()))
+        self.fetcher = Fetcher(
+            self.config,
+            allowed=lambda url: self.robots.allowed(url),
+            policy=HostPolicy.for_start(spec.base_url, also=spec.scope_hosts()),
+        )
         self.robots = Robots(self.fetcher, self.cache, obey=self.config.obey_robots)
         self.blocked: dict[str, str] = {}  # hosts given up in this run (401/403, or 429 after every retry)
 
@@ -113,10 +122,13 @@ class Crawler:
             self._loop(frontier, queue, summary)
             summary.seconds = round(time.perf_counter() - started, 3)
             summary.robots = self.robots.notes()
-            summary.partial = [capped_note(origin, delay, self.config.max_crawl_delay)
-                               for origin, delay in self.robots.capped().items()]
-            summary.partial += [given_up_note(host, gave["reason"], gave["pages_left"])
-                                for host, gave in summary.given_up.items()]
+            summary.partial = [
+                capped_note(origin, delay, self.config.max_crawl_delay)
+                for origin, delay in self.robots.capped().items()
+            ]
+            summary.partial += [
+                given_up_note(host, gave["reason"], gave["pages_left"]) for host, gave in summary.given_up.items()
+            ]
             summary.frontier = frontier.counts()
             summary.pending = summary.frontier["pending"]
             return summary
@@ -129,14 +141,18 @@ class Crawler:
         previous_base = frontier.get_meta("base_url")
         if resume and known:
             if previous_base and previous_base != self.spec.base_url:
-                raise CrawlError(f"the crawl in {self.dir} was made against {previous_base}, not "
-                                 f"{self.spec.base_url}; resume with --base-url {previous_base} or use --restart")
+                raise CrawlError(
+                    f"the crawl in {self.dir} was made against {previous_base}, not "
+                    f"{self.spec.base_url}; resume with --base-url {previous_base} or use --restart"
+                )
             frontier.requeue_skipped(BLOCKED)
             return frontier.pending()
         if counts["pending"] and not restart:
-            raise CrawlError(f"an unfinished crawl of {self.spec.name} is in {self.dir} ({counts['pending']} pages "
-                             "pending): pass --resume to continue it, or --restart to begin again (cached pages "
-                             "are reused either way)")
+            raise CrawlError(
+                f"an unfinished crawl of {self.spec.name} is in {self.dir} ({counts['pending']} pages "
+                "pending): pass --resume to continue it, or --restart to begin again (cached pages "
+                "are reused either way)"
+            )
         frontier.reset()
         frontier.set_meta("site", self.spec.name)
         frontier.set_meta("base_url", self.spec.base_url)
@@ -150,10 +166,13 @@ class Crawler:
         inflight: dict[Future, PageRow] = {}
         per_host: dict[str, int] = {}
         finished = frontier.finished()
-        with progress_bar(self.show_progress) as progress, \
-                ThreadPoolExecutor(self.config.workers, thread_name_prefix="crawl") as pool:
-            task = progress.add_task(f"crawl {self.spec.name}", total=self._total(finished, queues, inflight),
-                                     completed=finished)
+        with (
+            progress_bar(self.show_progress) as progress,
+            ThreadPoolExecutor(self.config.workers, thread_name_prefix="crawl") as pool,
+        ):
+            task = progress.add_task(
+                f"crawl {self.spec.name}", total=self._total(finished, queues, inflight), completed=finished
+            )
             while True:
                 for row in self._ready(queues, per_host, len(inflight), finished):
                     per_host[host_of(row.url)] = per_host.get(host_of(row.url), 0) + 1
@@ -174,8 +193,9 @@ class Crawler:
         total = finished + len(inflight) + sum(len(q) for q in queues.values())
         return min(total, self.limit) if self.limit else total
 
-    def _ready(self, queues: dict[str, deque[PageRow]], per_host: dict[str, int], busy: int,
-               finished: int) -> Iterator[PageRow]:
+    def _ready(
+        self, queues: dict[str, deque[PageRow]], per_host: dict[str, int], busy: int, finished: int
+    ) -> Iterator[PageRow]:
         """Rows that may start now: within the limit, the worker pool and each host's concurrency."""
         slots = self.config.workers * 2 - busy
         for host, rows in queues.items():
@@ -195,8 +215,9 @@ class Crawler:
             return Outcome(row, "skipped", reason=DISALLOWED)
         crawl_delay = self.robots.capped().get(host)
         if crawl_delay is not None:  # skipped as from a blocked host: --resume takes it up again
-            return Outcome(row, "skipped", reason=f"{BLOCKED}: robots.txt asks for Crawl-delay {crawl_delay:g} s, "
-                                                  "above the cap")
+            return Outcome(
+                row, "skipped", reason=f"{BLOCKED}: robots.txt asks for Crawl-delay {crawl_delay:g} s, above the cap"
+            )
         response, from_cache, attempts = self._cached(row.url), True, 0
         decoded = None
         if response is None:
@@ -205,8 +226,13 @@ class Crawler:
             if result.response is None:
                 # a host that kept answering 429 asks to come back later: this page waits for --resume too
                 later = result.blocked and result.status == 429
-                return Outcome(row, "pending" if later else "failed", reason=result.error, attempts=attempts,
-                               blocked=result.blocked)
+                return Outcome(
+                    row,
+                    "pending" if later else "failed",
+                    reason=result.error,
+                    attempts=attempts,
+                    blocked=result.blocked,
+                )
             response = result.response
             decoded = decode_body(response.body, response.content_type)
             response.encoding = f"{decoded.encoding} ({decoded.source}, {decoded.replacements} replaced)"
@@ -214,8 +240,16 @@ class Crawler:
         if response.status >= 400:
             return Outcome(row, "failed", response.status, from_cache, f"HTTP {response.status}", attempts=attempts)
         found = self._links(row, response, decoded)
-        return Outcome(row, "done", response.status, from_cache, links=found, attempts=attempts,
-                       size=len(response.body), replacements=decoded.replacements if decoded else 0)
+        return Outcome(
+            row,
+            "done",
+            response.status,
+            from_cache,
+            links=found,
+            attempts=attempts,
+            size=len(response.body),
+            replacements=decoded.replacements if decoded else 0,
+        )
 
     def _cached(self, url: str) -> CachedResponse | None:
         response = self.cache.get(url)
@@ -252,22 +286,34 @@ class Crawler:
             summary.fetched += not outcome.from_cache
         summary.bytes += outcome.size
         summary.replaced_characters += outcome.replacements
-        return frontier.finish(outcome.row.url, state, outcome.status, outcome.from_cache, outcome.reason,
-                               outcome.links)
+        return frontier.finish(
+            outcome.row.url, state, outcome.status, outcome.from_cache, outcome.reason, outcome.links
+        )
 
 
 def capped_note(origin: str, delay: float, cap: float) -> str:
-    return (f"coverage partial: robots.txt of {origin} asks for Crawl-delay {delay:g} s, above the {cap:g} s cap "
-            "(--max-crawl-delay); its pages were skipped: raise the cap and --resume to crawl it at that pace")
+    return (
+        f"coverage partial: robots.txt of {origin} asks for Crawl-delay {delay:g} s, above the {cap:g} s cap "
+        "(--max-crawl-delay); its pages were skipped: raise the cap and --resume to crawl it at that pace"
+    )
 
 
 def given_up_note(host: str, reason: str, pages_left: int) -> str:
-    return (f"gave up on {host} ({reason}): its {pages_left:,} page(s) not fetched are left pending; run the same "
-            "crawl again with --resume to fetch them once the host answers again")
+    return (
+        f"gave up on {host} ({reason}): its {pages_left:,} page(s) not fetched are left pending; run the same "
+        "crawl again with --resume to fetch them once the host answers again"
+    )
 
 
-def crawl(spec: SiteSpec, crawl_dir: Path, config: CrawlConfig | None = None, limit: int | None = None,
-          resume: bool = False, restart: bool = False, show_progress: bool = True) -> CrawlSummary:
+def crawl(
+    spec: SiteSpec,
+    crawl_dir: Path,
+    config: CrawlConfig | None = None,
+    limit: int | None = None,
+    resume: bool = False,
+    restart: bool = False,
+    show_progress: bool = True,
+) -> CrawlSummary:
     """Crawl ``spec``'s site into ``crawl_dir``; see :class:`Crawler`."""
     return Crawler(spec, crawl_dir, config, limit, show_progress).run(resume=resume, restart=restart)
 

@@ -78,16 +78,14 @@ class CrawlConfig:
     @classmethod
     def impolite(cls, **changes: object) -> CrawlConfig:
         """No delay, no robots, many connections: for benchmarks against one's own server."""
-        base = cls(delay=0.0, jitter=0.0, per_host_concurrency=8, workers=8, obey_robots=False,
-                   backoff_base=0.05)
+        base = cls(delay=0.0, jitter=0.0, per_host_concurrency=8, workers=8, obey_robots=False, backoff_base=0.05)
         return replace(base, **changes)
 
 
 class FetchError(Exception):
     """A page that could not be fetched; ``retry`` says whether trying again may help."""
 
-    def __init__(self, message: str, retry: bool = False, status: int | None = None,
-                 wait: float | None = None) -> None:
+    def __init__(self, message: str, retry: bool = False, status: int | None = None, wait: float | None = None) -> None:
         super().__init__(message)
         self.retry = retry
         self.status = status
@@ -162,8 +160,9 @@ class Fetcher:
     """Fetches URLs politely; ``allowed`` says whether robots.txt lets a URL be fetched, ``policy`` which
     hosts it may reach (by default: a redirect may not leave the host of the URL asked for)."""
 
-    def __init__(self, config: CrawlConfig, allowed: Callable[[str], bool] = lambda url: True,
-                 policy: HostPolicy | None = None) -> None:
+    def __init__(
+        self, config: CrawlConfig, allowed: Callable[[str], bool] = lambda url: True, policy: HostPolicy | None = None
+    ) -> None:
         self.config = config
         self.allowed = allowed
         self.policy = policy or HostPolicy()
@@ -176,8 +175,9 @@ class Fetcher:
         session = getattr(self._local, "session", None)
         if session is None:
             session = guarded_session(self.guard)
-            session.headers.update({"User-Agent": self.config.user_agent,
-                                    "Accept": "text/html,application/xhtml+xml;q=0.9,*/*;q=0.5"})
+            session.headers.update(
+                {"User-Agent": self.config.user_agent, "Accept": "text/html,application/xhtml+xml;q=0.9,*/*;q=0.5"}
+            )
             self._local.session = session
         return session
 
@@ -229,12 +229,23 @@ class Fetcher:
                 current = target
                 continue
             if status in RETRY_STATUSES:
-                raise FetchError(f"HTTP {status} from {current}", retry=True, status=status,
-                                 wait=parse_retry_after(headers.get("retry-after")))
+                raise FetchError(
+                    f"HTTP {status} from {current}",
+                    retry=True,
+                    status=status,
+                    wait=parse_retry_after(headers.get("retry-after")),
+                )
             if status in BLOCK_STATUSES:
                 raise FetchError(f"HTTP {status} from {current}: the site refuses this crawler", status=status)
-            return CachedResponse(url=url, final_url=current, status=status, headers=headers, body=body,
-                                  fetched_at=started, elapsed=round(time.time() - started, 3))
+            return CachedResponse(
+                url=url,
+                final_url=current,
+                status=status,
+                headers=headers,
+                body=body,
+                fetched_at=started,
+                elapsed=round(time.time() - started, 3),
+            )
 
     def _get_once(self, url: str) -> tuple[int, dict[str, str], bytes]:
         host = host_of(url)
@@ -254,16 +265,20 @@ class Fetcher:
                 return status, headers, body
 
     def _request(self, url: str) -> tuple[int, dict[str, str], bytes]:
-        with self._session().get(url, stream=True, allow_redirects=False,
-                                 timeout=(self.config.connect_timeout, self.config.read_timeout)) as resp:
+        with self._session().get(
+            url, stream=True, allow_redirects=False, timeout=(self.config.connect_timeout, self.config.read_timeout)
+        ) as resp:
             headers = {k.lower(): v for k, v in resp.headers.items()}
             body = b"" if resp.status_code in REDIRECT_STATUSES else self._read_body(resp, url)
             return resp.status_code, headers, body
 
     def _raise_late(self, url: str, expired: bool) -> None:
         if expired:
-            raise FetchError(f"{url}: no complete response within {self.config.total_timeout:g} s (connect, "
-                             "headers and body together); abandoned", retry=True)
+            raise FetchError(
+                f"{url}: no complete response within {self.config.total_timeout:g} s (connect, "
+                "headers and body together); abandoned",
+                retry=True,
+            )
 
     def _read_body(self, resp: requests.Response, url: str) -> bytes:
         limit = self.config.max_bytes

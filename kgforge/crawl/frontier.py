@@ -75,21 +75,30 @@ class Frontier:
         for url, kind in links:
             cursor = self.db.execute(
                 "INSERT OR IGNORE INTO pages (url, kind, seq, referrer) VALUES (?, ?, ?, ?)",
-                (url, kind, seq + 1, referrer))
+                (url, kind, seq + 1, referrer),
+            )
             if cursor.rowcount:
                 seq += 1
                 added.append(PageRow(url, kind, seq, referrer, "pending", None, False, None))
         return added
 
-    def finish(self, url: str, state: str, status: int | None = None, from_cache: bool = False,
-               reason: str | None = None, links: Iterable[tuple[str, str]] = ()) -> list[PageRow]:
+    def finish(
+        self,
+        url: str,
+        state: str,
+        status: int | None = None,
+        from_cache: bool = False,
+        reason: str | None = None,
+        links: Iterable[tuple[str, str]] = (),
+    ) -> list[PageRow]:
         """Record a page's outcome and the links found on it, in one committed transaction."""
         if state not in STATES:
             raise ValueError(f"unknown page state {state!r}")
         with self._transaction():
             self.db.execute(
                 "UPDATE pages SET state = ?, status = ?, from_cache = ?, reason = ?, finished_at = ? WHERE url = ?",
-                (state, status, int(from_cache), reason, time.time(), url))
+                (state, status, int(from_cache), reason, time.time(), url),
+            )
             return self._add(links, url)
 
     def pending(self, limit: int | None = None) -> list[PageRow]:
@@ -114,8 +123,10 @@ class Frontier:
     def requeue_skipped(self, reason_prefix: str) -> int:
         """Make skipped pages whose reason starts with ``reason_prefix`` pending again."""
         with self._transaction():
-            return self.db.execute("UPDATE pages SET state = 'pending', reason = NULL "
-                                   "WHERE state = 'skipped' AND reason LIKE ? || '%'", (reason_prefix,)).rowcount
+            return self.db.execute(
+                "UPDATE pages SET state = 'pending', reason = NULL WHERE state = 'skipped' AND reason LIKE ? || '%'",
+                (reason_prefix,),
+            ).rowcount
 
     def reset(self) -> None:
         with self._transaction():

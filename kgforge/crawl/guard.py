@@ -113,8 +113,10 @@ class HostPolicy:
             return f"{url} has no valid port"
         allowed = self.hosts if self.hosts is not None else origins(asked_for)
         if not here & allowed:
-            names = sorted({f"{host}:{port}" for host, port in allowed if port not in (80, 443)}
-                           | {host for host, port in allowed if port in (80, 443)})
+            names = sorted(
+                {f"{host}:{port}" for host, port in allowed if port not in (80, 443)}
+                | {host for host, port in allowed if port in (80, 443)}
+            )
             return f"{parts.netloc} is not one of the crawl's hosts ({', '.join(names)})"
         host = parts.hostname or ""
         if not self.allow_internal and _is_address(host) and is_internal_address(host):
@@ -236,8 +238,10 @@ class ConnectionGuard:
         found = resolve(host, port)
         usable = found if self.allow_internal else [a for a in found if not is_internal_address(a)]
         if not usable:
-            raise AddressRefused(f"{host} resolves to {', '.join(found)}: internal address, refused (a crawl "
-                                 "may connect to internal addresses only when its start URL is one)")
+            raise AddressRefused(
+                f"{host} resolves to {', '.join(found)}: internal address, refused (a crawl "
+                "may connect to internal addresses only when its start URL is one)"
+            )
         return usable
 
 
@@ -278,10 +282,16 @@ def _guarded_connection(base: type[HTTPConnection], guard: ConnectionGuard) -> t
 
 def _guarded_pools(guard: ConnectionGuard) -> dict[str, type[HTTPConnectionPool]]:
     return {
-        "http": type("GuardedHTTPConnectionPool", (HTTPConnectionPool,),
-                     {"ConnectionCls": _guarded_connection(HTTPConnection, guard)}),
-        "https": type("GuardedHTTPSConnectionPool", (HTTPSConnectionPool,),
-                      {"ConnectionCls": _guarded_connection(HTTPSConnection, guard)}),
+        "http": type(
+            "GuardedHTTPConnectionPool",
+            (HTTPConnectionPool,),
+            {"ConnectionCls": _guarded_connection(HTTPConnection, guard)},
+        ),
+        "https": type(
+            "GuardedHTTPSConnectionPool",
+            (HTTPSConnectionPool,),
+            {"ConnectionCls": _guarded_connection(HTTPSConnection, guard)},
+        ),
     }
 
 

@@ -155,8 +155,12 @@ class LoopbackSite:
     ``folder`` may be a tuple of site folders layered in order (a later folder's routes override an
     earlier one's), so a test site can extend the bundled demo site without copying its pages."""
 
-    def __init__(self, folder: Path | tuple[Path, ...] | None = None, routes: dict[str, Route] | None = None,
-                 host: str = "127.0.0.1") -> None:
+    def __init__(
+        self,
+        folder: Path | tuple[Path, ...] | None = None,
+        routes: dict[str, Route] | None = None,
+        host: str = "127.0.0.1",
+    ) -> None:
         folders = folder if isinstance(folder, tuple) else (folder,) if folder else ()
         self.routes: dict[str, Route] = {}
         for layer in folders:
@@ -189,8 +193,9 @@ class LoopbackSite:
 
             def do_GET(self) -> None:  # noqa: N802 (http.server's naming)
                 with site._lock:
-                    site.log.append(LoggedRequest(time.monotonic(), self.path, self.headers.get("User-Agent", ""),
-                                                  self.command))
+                    site.log.append(
+                        LoggedRequest(time.monotonic(), self.path, self.headers.get("User-Agent", ""), self.command)
+                    )
                     route = site.routes.get(self.path)
                 if route is None:
                     Static(b"<html><body>not found</body></html>", 404).serve(self, site._stop)

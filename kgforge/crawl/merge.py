@@ -45,17 +45,37 @@ class Merge:
 
     def report(self) -> dict[str, Any]:
         unresolved = [
-            {"entity": e.iri, "name": e.name, "type": e.entity_type, "candidates": e.english_candidates,
-             "decision": "kept as alternative labels"}
-            for e in self.entities if e.english_candidates and e.english is None
+            {
+                "entity": e.iri,
+                "name": e.name,
+                "type": e.entity_type,
+                "candidates": e.english_candidates,
+                "decision": "kept as alternative labels",
+            }
+            for e in self.entities
+            if e.english_candidates and e.english is None
         ]
-        accepted = [{"entity": e.iri, "name": e.name, "english": e.english,
-                     "sites": sorted(e.english_candidates)} for e in self.entities if e.english]
-        merged = [{"entity": e.iri, "name": e.name, "sites": sorted({r.site for r in e.records}),
-                   "urls": [r.url for r in e.records]}
-                  for e in self.entities if len({r.site for r in e.records}) > 1]
-        return {"english_accepted": accepted, "english_unresolved": unresolved,
-                "merged_across_sites": merged, "ambiguous_names": self.ambiguous}
+        accepted = [
+            {"entity": e.iri, "name": e.name, "english": e.english, "sites": sorted(e.english_candidates)}
+            for e in self.entities
+            if e.english
+        ]
+        merged = [
+            {
+                "entity": e.iri,
+                "name": e.name,
+                "sites": sorted({r.site for r in e.records}),
+                "urls": [r.url for r in e.records],
+            }
+            for e in self.entities
+            if len({r.site for r in e.records}) > 1
+        ]
+        return {
+            "english_accepted": accepted,
+            "english_unresolved": unresolved,
+            "merged_across_sites": merged,
+            "ambiguous_names": self.ambiguous,
+        }
 
 
 def disambiguator(record: Record) -> str:
@@ -87,8 +107,9 @@ def merge(records: list[Record], min_sites: int = 2) -> Merge:
             clusters = {"": members}
         else:
             clusters = dict(by_value)
-            result.ambiguous.append({"name": name, "type": entity_type, "values": values,
-                                     "urls": [r.url for r in members]})
+            result.ambiguous.append(
+                {"name": name, "type": entity_type, "values": values, "urls": [r.url for r in members]}
+            )
         for value, cluster in clusters.items():
             iri = entity_iri(name) if not value else entity_iri(f"{entity_type}|{name}|{value}", "crawl")
             entity = MergedEntity(iri, name, entity_type, cluster)

@@ -31,20 +31,32 @@ class CrawlReport:
     field_warnings: tuple[str, ...]
 
     def as_dict(self) -> dict[str, Any]:
-        return dict(self.summary.as_dict(), domain=self.domain, records=self.records,
-                    field_warnings=list(self.field_warnings))
+        return dict(
+            self.summary.as_dict(), domain=self.domain, records=self.records, field_warnings=list(self.field_warnings)
+        )
 
 
-def crawl_site(site: str, *, domain: str | None = None, workdir: Path | str | None = None,
-               base_url: str | None = None, config: CrawlConfig | None = None, limit: int | None = None,
-               resume: bool = False, restart: bool = False, progress: bool = False) -> CrawlReport:
+def crawl_site(
+    site: str,
+    *,
+    domain: str | None = None,
+    workdir: Path | str | None = None,
+    base_url: str | None = None,
+    config: CrawlConfig | None = None,
+    limit: int | None = None,
+    resume: bool = False,
+    restart: bool = False,
+    progress: bool = False,
+) -> CrawlReport:
     """Crawl the site spec ``site`` (:func:`site_names`) politely into ``domain`` (default: the spec's), or a
     mirror at ``base_url``; pages are cached, so ``resume=True`` after a kill fetches nothing twice."""
     spec = load_spec(site, base_url)
     domain = domain or spec.domain
     folder = crawl_dir_for(domain_paths(domain, workdir).root, site)
-    summary = crawl(spec, folder, config or CrawlConfig(), limit=limit, resume=resume, restart=restart,
-                    show_progress=progress)
+    summary = crawl(
+        spec, folder, config or CrawlConfig(), limit=limit, resume=resume, restart=restart, show_progress=progress
+    )
     records = list(read_records(folder, spec))
-    return CrawlReport(site, spec.base_url, domain, folder, summary, len(records),
-                       tuple(w for r in records for w in r.warnings))
+    return CrawlReport(
+        site, spec.base_url, domain, folder, summary, len(records), tuple(w for r in records for w in r.warnings)
+    )

@@ -127,8 +127,10 @@ class SiteSpec:
 
     def start_urls(self) -> list[tuple[str, str]]:
         """Start pages: paths under the base URL, or full URLs of the real site (localised)."""
-        return [(self.localise(path) if "://" in path else urljoin(self.base_url + "/", path.lstrip("/")), kind)
-                for path, kind in self.start]
+        return [
+            (self.localise(path) if "://" in path else urljoin(self.base_url + "/", path.lstrip("/")), kind)
+            for path, kind in self.start
+        ]
 
     def rule(self, kind: str) -> PageRule:
         for rule in self.rules:
@@ -138,8 +140,13 @@ class SiteSpec:
 
     def start_kinds(self) -> set[str]:
         """Page kinds the list pages lead to: their entities are the crawl's start entities."""
-        return {f.kind for r in self.rules if r.entity_type is None for f in r.follow
-                if self.rule(f.kind).entity_type is not None}
+        return {
+            f.kind
+            for r in self.rules
+            if r.entity_type is None
+            for f in r.follow
+            if self.rule(f.kind).entity_type is not None
+        }
 
     def rule_for_url(self, url: str) -> PageRule | None:
         target = _path_query(url)
@@ -177,8 +184,7 @@ class Record:
     facts: list[Fact] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
 
-    def add(self, relation: str, value: str | None, target_url: str | None = None,
-            lang: str | None = None) -> None:
+    def add(self, relation: str, value: str | None, target_url: str | None = None, lang: str | None = None) -> None:
         value = clean_text(value or "")
         if not value:
             return
@@ -249,8 +255,9 @@ def extract(spec: SiteSpec, rule: PageRule, page: Page) -> Record | None:
     """The record of a detail page; problems become warnings naming the URL and the field."""
     if rule.entity_type is None:
         return None
-    record = Record(site=spec.name, url=page.url, kind=rule.kind, entity_type=rule.entity_type,
-                    site_id=rule.site_id(page.url))
+    record = Record(
+        site=spec.name, url=page.url, kind=rule.kind, entity_type=rule.entity_type, site_id=rule.site_id(page.url)
+    )
     for fld in rule.fields:
         _read_field(page, fld, record)
     if rule.infoboxes and not [box for box in rule.infoboxes if _read_infobox(page, box, record)]:
@@ -299,8 +306,10 @@ def _read_infobox(page: Page, box: Infobox, record: Record) -> bool:
     if box.lines:
         rows = _lines(containers[0])
     elif box.next_sibling:
-        rows = [(clean_text(el.get_text(" ")), [el.find_next_sibling()] if el.find_next_sibling() else [])
-                for el in containers]
+        rows = [
+            (clean_text(el.get_text(" ")), [el.find_next_sibling()] if el.find_next_sibling() else [])
+            for el in containers
+        ]
     else:
         rows = [_row_pair(element, box) for element in containers]
     for label, nodes in rows:

@@ -68,8 +68,10 @@ QUIET = Quiet()
 
 def step_build(workdir: Path, tell: Reporter = QUIET) -> None:
     summary = Domain(DOMAIN, workdir).build(progress=True).as_dict()
-    tell.table(f"build {DOMAIN}", {"quads": summary["total_quads"], "records": summary["records_ok"],
-                                    "quarantined": summary["records_bad"]})
+    tell.table(
+        f"build {DOMAIN}",
+        {"quads": summary["total_quads"], "records": summary["records_ok"], "quarantined": summary["records_bad"]},
+    )
 
 
 def step_stats(workdir: Path, tell: Reporter = QUIET) -> None:
@@ -100,15 +102,18 @@ def step_wikidata(workdir: Path, tell: Reporter = QUIET) -> None:
     result = kg.import_dump(dump, seed_labels=True, hops=1, progress=True)
     tell.table("wikidata", {"quads": result.source["quads"], "store quads": result.total_quads})
     report = kg.link().as_dict()
-    tell.table("link (owl:sameAs by zh/en label with type checks)",
-                 {k: v for k, v in report.items() if isinstance(v, int)})
+    tell.table(
+        "link (owl:sameAs by zh/en label with type checks)", {k: v for k, v in report.items() if isinstance(v, int)}
+    )
 
 
 def step_embed(workdir: Path, tell: Reporter = QUIET) -> None:
     kg = Domain(DOMAIN, workdir)  # its embed and related load torch only when called
     evaluation = kg.embed(model="RotatE", dim=32, epochs=60, progress=True).evaluation
-    tell.table(f"embed RotatE ({evaluation['label']}, {evaluation['triples']} test triples)",
-                 {k: evaluation[k] for k in ("mrr", "hits_at_1", "hits_at_10")})
+    tell.table(
+        f"embed RotatE ({evaluation['label']}, {evaluation['triples']} test triples)",
+        {k: evaluation[k] for k in ("mrr", "hits_at_1", "hits_at_10")},
+    )
     answer = kg.related("霸王别姬", k=5)
     tell.note("related", "霸王别姬: " + ", ".join(str(r["label"]) for r in answer.results))
 
@@ -132,8 +137,10 @@ def step_export(workdir: Path, tell: Reporter = QUIET) -> None:
     goals = workdir / DOMAIN / "exports" / "goals.jsonl"
     out = workdir / DOMAIN / "exports" / "test.duconv.jsonl"
     report = Domain(DOMAIN, workdir).export(goals, out, fmt="duconv", layout="sample", add_related="default")
-    tell.table(f"export new goals as DuConv test samples → {out}",
-               {k: v for k, v in report.as_dict().items() if isinstance(v, int)})
+    tell.table(
+        f"export new goals as DuConv test samples → {out}",
+        {k: v for k, v in report.as_dict().items() if isinstance(v, int)},
+    )
     tell.note(None, "  first line: " + out.read_text(encoding="utf-8").splitlines()[0][:300] + " …")
 
 
@@ -165,31 +172,49 @@ def _scores_against_gold(gold: list[dict[str, Any]], grounded: list[dict[str, An
 def step_ground(workdir: Path, tell: Reporter = QUIET) -> None:
     gold = _bundled_dialogues()
     bare = _exports(workdir) / "dialogues.bare.json"  # the gold attrs taken off: the grounder predicts them all
-    write_text_atomic(bare, json.dumps([{**d, "messages": [{"message": m["message"]} for m in d["messages"]]}
-                                        for d in gold], ensure_ascii=False))
+    write_text_atomic(
+        bare,
+        json.dumps(
+            [{**d, "messages": [{"message": m["message"]} for m in d["messages"]]} for d in gold], ensure_ascii=False
+        ),
+    )
     report = Domain(DOMAIN, workdir).ground(bare, _exports(workdir) / "dialogues.grounded.json")
     micro = _scores_against_gold(gold, json.loads(report.out.read_text(encoding="utf-8")))
-    tell.table(f"ground {DIALOGUES.name} without its attrs → {report.out}",
-               {"messages": report.messages, "attrs predicted": report.attrs_predicted,
-                **{k: micro[k] for k in ("tp", "fp", "fn")},
-                **{k: _fraction(micro[k]) for k in ("precision", "recall", "f1")}})
+    tell.table(
+        f"ground {DIALOGUES.name} without its attrs → {report.out}",
+        {
+            "messages": report.messages,
+            "attrs predicted": report.attrs_predicted,
+            **{k: micro[k] for k in ("tp", "fp", "fn")},
+            **{k: _fraction(micro[k]) for k in ("precision", "recall", "f1")},
+        },
+    )
     tell.table("claims", report.claims)
 
 
 def step_corpus(workdir: Path, tell: Reporter = QUIET) -> None:
     stats = corpus_stats(DIALOGUES)
-    tell.table(f"corpus stats {DIALOGUES.name}",
-               {"dialogues": stats.dialogues, "utterances": stats.utterances,
-                "tokens per utterance": _fraction(stats.tokens_per_utterance),
-                "triples per dialogue": _fraction(stats.knowledge.triples_per_dialogue if stats.knowledge else None)})
+    tell.table(
+        f"corpus stats {DIALOGUES.name}",
+        {
+            "dialogues": stats.dialogues,
+            "utterances": stats.utterances,
+            "tokens per utterance": _fraction(stats.tokens_per_utterance),
+            "triples per dialogue": _fraction(stats.knowledge.triples_per_dialogue if stats.knowledge else None),
+        },
+    )
     folder = _exports(workdir) / "split"
     split = split_corpus(DIALOGUES, folder, ratios=(6, 1, 1), by="topic", seed=0)
-    tell.table(f"corpus split --by topic --ratios 6:1:1 --seed 0 → {folder}",
-               {part.name: _split_line(part) for part in split.parts})
+    tell.table(
+        f"corpus split --by topic --ratios 6:1:1 --seed 0 → {folder}",
+        {part.name: _split_line(part) for part in split.parts},
+    )
     test, train = (folder / f"{name}{DIALOGUES.suffix}" for name in ("test", "train"))
     candidates = build_candidates(test, train, folder / "test.candidates.jsonl", k=5, seed=0)
-    tell.table(f"corpus candidates test from the train pool → {candidates.out}",
-               {"samples": candidates.samples, "k": candidates.k})
+    tell.table(
+        f"corpus candidates test from the train pool → {candidates.out}",
+        {"samples": candidates.samples, "k": candidates.k},
+    )
     card = write_card([DIALOGUES], DOMAIN, _exports(workdir) / "dialogues.card.md", workdir=workdir, split=folder)
     tell.note(None, f"  datasheet → {card.out} ({len(card.sources)} sources)")
 
@@ -197,8 +222,10 @@ def step_corpus(workdir: Path, tell: Reporter = QUIET) -> None:
 def _split_line(part: SplitPart) -> str:
     if part.topic_leakage is None:  # train: the split the others' leakage is measured against
         return f"{part.dialogues} dialogues"
-    return (f"{part.dialogues} dialogues, topic leakage {_fraction(part.topic_leakage)}, "
-            f"triple leakage {_fraction(part.triple_leakage)}")
+    return (
+        f"{part.dialogues} dialogues, topic leakage {_fraction(part.topic_leakage)}, "
+        f"triple leakage {_fraction(part.triple_leakage)}"
+    )
 
 
 def _wrong_system(out: Path) -> Path:
@@ -218,19 +245,31 @@ def step_eval(workdir: Path, tell: Reporter = QUIET) -> None:
     options = EvalOptions(metrics=("bleu4", "f1", "distinct2", "k_precision", "k_recall"), goal_metrics=True)
     per_response = _exports(workdir) / "system.eval.jsonl"
     report = evaluate(system, gold=DIALOGUES, domain=DOMAIN, workdir=workdir, out=per_response, options=options)
-    tell.table(f"eval {system.name} ({len(WRONG_VALUES)} values changed) against {DIALOGUES.name} and the graph",
-               {k: _fraction(v) for k, v in report["metrics"].items()})
-    flagged = sum(1 for line in per_response.read_text(encoding="utf-8").splitlines()
-                  if json.loads(line)["hallucinations"])
+    tell.table(
+        f"eval {system.name} ({len(WRONG_VALUES)} values changed) against {DIALOGUES.name} and the graph",
+        {k: _fraction(v) for k, v in report["metrics"].items()},
+    )
+    flagged = sum(
+        1 for line in per_response.read_text(encoding="utf-8").splitlines() if json.loads(line)["hallucinations"]
+    )
     knowledge = report["knowledge"]
-    tell.table(f"knowledge against the graph → {per_response}",
-               {**{k: knowledge[k] for k in ("fact_mentions", "true", "gold", "hallucinations")},
-                "responses with a hallucination": flagged})
+    tell.table(
+        f"knowledge against the graph → {per_response}",
+        {
+            **{k: knowledge[k] for k in ("fact_mentions", "true", "gold", "hallucinations")},
+            "responses with a hallucination": flagged,
+        },
+    )
     summary = report["goals"]["summary"]
-    tell.table("goal metrics (--goal-metrics)",
-               {"dialogues": summary["dialogues"], "triples used": _fraction(summary["triples_used"]),
-                "properties used": _fraction(summary["properties_used"]),
-                **{f"turns using {band} facts": _fraction(share) for band, share in summary["info_bands"].items()}})
+    tell.table(
+        "goal metrics (--goal-metrics)",
+        {
+            "dialogues": summary["dialogues"],
+            "triples used": _fraction(summary["triples_used"]),
+            "properties used": _fraction(summary["properties_used"]),
+            **{f"turns using {band} facts": _fraction(share) for band, share in summary["info_bands"].items()},
+        },
+    )
 
 
 STEPS: list[tuple[str, Callable[[Path, Reporter], None]]] = [

@@ -38,6 +38,7 @@ def demo_crawl(workdir: Path | str, domain: str = "film", show_progress: bool = 
         spec = load_spec(spec_name, base_url)
         folder = crawl_dir_for(domain_paths(domain, workdir).root, spec_name)
         summary = crawl(spec, folder, CrawlConfig(delay=DEMO_DELAY), restart=True, show_progress=show_progress)
-    built = build(domain, [SourceSpec("crawl", spec_name)], workdir, show_progress=show_progress,
-                  use_schema_sources=False)
+    built = build(
+        domain, [SourceSpec("crawl", spec_name)], workdir, show_progress=show_progress, use_schema_sources=False
+    )
     return {"crawl": summary.as_dict(), "build": built.as_dict()}

@@ -25,6 +25,22 @@ from kgforge.embed.split import (
 )
 from kgforge.embed.train import Trainer, embed, pick_device, train_bundle
 
-__all__ = ["EVALUATIONS", "MODELS", "PRECISIONS", "SPLITS", "EmbedConfig", "EmbedError", "Trainer", "TripleSet",
-           "build_model", "check_model", "embed", "graph_triples", "index_triples", "pick_device", "split_triples",
-           "train_bundle", "triple_set_from_ids"]
+__all__ = [
+    "EVALUATIONS",
+    "MODELS",
+    "PRECISIONS",
+    "SPLITS",
+    "EmbedConfig",
+    "EmbedError",
+    "Trainer",
+    "TripleSet",
+    "build_model",
+    "check_model",
+    "embed",
+    "graph_triples",
+    "index_triples",
+    "pick_device",
+    "split_triples",
+    "train_bundle",
+    "triple_set_from_ids",
+]

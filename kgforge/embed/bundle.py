@@ -40,8 +40,16 @@ from kgforge.store.layout import DomainPaths
 from kgforge.store.workdir import where
 
 FORMAT_VERSION = 1
-BUNDLE_FILES = ("config.json", "source.json", "metrics.json", "weights.safetensors", "index.safetensors",
-                "entities.parquet", "relations.parquet", "triples.parquet")
+BUNDLE_FILES = (
+    "config.json",
+    "source.json",
+    "metrics.json",
+    "weights.safetensors",
+    "index.safetensors",
+    "entities.parquet",
+    "relations.parquet",
+    "triples.parquet",
+)
 
 
 def bundle_path(paths: DomainPaths, name: str) -> Path:
@@ -69,9 +77,10 @@ def entity_vectors(model: ERModel, metric: str) -> torch.Tensor:
     return vectors.contiguous()
 
 
-def _entity_table(triple_set: "TripleSet", labels: dict[str, str], types: pl.DataFrame | None) -> pl.DataFrame:
+def _entity_table(triple_set: TripleSet, labels: dict[str, str], types: pl.DataFrame | None) -> pl.DataFrame:
     entities = triple_set.entities.with_columns(
-        label=pl.col("iri").replace_strict(labels, default=None, return_dtype=pl.String))
+        label=pl.col("iri").replace_strict(labels, default=None, return_dtype=pl.String)
+    )
     if types is not None and types.height:
         grouped = types.group_by("iri").agg(types=pl.col("class").unique().sort())
         entities = entities.join(grouped, on="iri", how="left")
@@ -80,24 +89,39 @@ def _entity_table(triple_set: "TripleSet", labels: dict[str, str], types: pl.Dat
     return entities.with_columns(pl.col("types").fill_null([])).sort("id")
 
 
-def write_bundle(bundle_dir: Path, work_dir: Path, *, model: ERModel, triple_set: "TripleSet",
-                 config: "EmbedConfig", metric: str, labels: dict[str, str], types: pl.DataFrame | None,
-                 source: dict[str, Any], metrics: dict[str, Any], training: dict[str, Any]) -> dict[str, Any]:
+def write_bundle(
+    bundle_dir: Path,
+    work_dir: Path,
+    *,
+    model: ERModel,
+    triple_set: TripleSet,
+    config: EmbedConfig,
+    metric: str,
+    labels: dict[str, str],
+    types: pl.DataFrame | None,
+    source: dict[str, Any],
+    metrics: dict[str, Any],
+    training: dict[str, Any],
+) -> dict[str, Any]:
     """Write every bundle file into ``work_dir``, then rename it to ``bundle_dir``."""
     from dataclasses import asdict
 
     state = {k: v.detach().cpu().contiguous() for k, v in model.state_dict().items()}
     save_file(state, str(work_dir / "weights.safetensors"))
-    save_file({"vectors": entity_vectors(model, metric)}, str(work_dir / "index.safetensors"),
-              metadata={"metric": metric})
+    save_file(
+        {"vectors": entity_vectors(model, metric)}, str(work_dir / "index.safetensors"), metadata={"metric": metric}
+    )
     _entity_table(triple_set, labels, types).write_parquet(work_dir / "entities.parquet")
     triple_set.relations.with_columns(
         label=pl.col("iri").replace_strict(labels, default=None, return_dtype=pl.String)
     ).write_parquet(work_dir / "relations.parquet")
     triple_set.triples.write_parquet(work_dir / "triples.parquet")
     config_data = {
-        **asdict(config), "model_class": type(model).__name__, "metric": metric,
-        "num_entities": triple_set.entities.height, "num_relations": triple_set.relations.height,
+        **asdict(config),
+        "model_class": type(model).__name__,
+        "metric": metric,
+        "num_entities": triple_set.entities.height,
+        "num_relations": triple_set.relations.height,
         "versions": package_versions(extra=("pykeen", "torch", "safetensors")),
     }
     write_json_atomic(work_dir / "config.json", config_data)
@@ -107,10 +131,18 @@ def write_bundle(bundle_dir: Path, work_dir: Path, *, model: ERModel, triple_set
     manifest = {"format": FORMAT_VERSION, "files": {name: sha256_file(work_dir / name) for name in BUNDLE_FILES}}
     write_json_atomic(work_dir / "bundle.json", manifest)
     _swap_dir(work_dir, bundle_dir)
-    return {"bundle": str(bundle_dir), "model": config.model, "dim": config.dim, "metric": metric,
-            "entities": triple_set.entities.height, "relations": triple_set.relations.height,
-            "split": triple_set.split_report, "evaluation": metrics, "training": training,
-            "triples_sha256": source.get("triples_sha256")}
+    return {
+        "bundle": str(bundle_dir),
+        "model": config.model,
+        "dim": config.dim,
+        "metric": metric,
+        "entities": triple_set.entities.height,
+        "relations": triple_set.relations.height,
+        "split": triple_set.split_report,
+        "evaluation": metrics,
+        "training": training,
+        "triples_sha256": source.get("triples_sha256"),
+    }
 
 
 def _swap_dir(new: Path, target: Path) -> None:
@@ -134,14 +166,16 @@ class Bundle:
     metric: str
 
     @classmethod
-    def open(cls, path: Path | str, verify: bool = False) -> "Bundle":
+    def open(cls, path: Path | str, verify: bool = False) -> Bundle:
         """Reload a bundle written by :func:`write_bundle`; ``verify`` re-checks every file's sha256."""
         path = Path(path)
         marker = path / "bundle.json"
         if not marker.exists():
-            hint = (" (training is still running or was killed: finish it with `kgforge embed --resume`)"
-                    if path.with_name(f".{path.name}.work").exists() else
-                    " (train one with `kgforge embed DOMAIN`)")
+            hint = (
+                " (training is still running or was killed: finish it with `kgforge embed --resume`)"
+                if path.with_name(f".{path.name}.work").exists()
+                else " (train one with `kgforge embed DOMAIN`)"
+            )
             raise BundleError(f"no complete model bundle at {where(path)}{hint}")
         manifest = json.loads(marker.read_text(encoding="utf-8"))
         if manifest.get("format") != FORMAT_VERSION:
@@ -154,9 +188,14 @@ class Bundle:
         index = load_file(str(path / "index.safetensors"))
         config = _read_json(path / "config.json")
         return cls(
-            path=path, config=config, source=_read_json(path / "source.json"),
-            metrics=_read_json(path / "metrics.json"), entities=pl.read_parquet(path / "entities.parquet"),
-            relations=pl.read_parquet(path / "relations.parquet"), vectors=index["vectors"], metric=config["metric"],
+            path=path,
+            config=config,
+            source=_read_json(path / "source.json"),
+            metrics=_read_json(path / "metrics.json"),
+            entities=pl.read_parquet(path / "entities.parquet"),
+            relations=pl.read_parquet(path / "relations.parquet"),
+            vectors=index["vectors"],
+            metric=config["metric"],
         )
 
     @cached_property
@@ -175,9 +214,11 @@ class Bundle:
         known = {f.name for f in fields(EmbedConfig)}
         config = EmbedConfig(**{k: v for k, v in self.config.items() if k in known})
         train = self.triples.filter(pl.col("split") == "train").select("h", "r", "t").to_numpy()
-        factory = CoreTriplesFactory(mapped_triples=torch.from_numpy(train.astype("int64")),
-                                     num_entities=self.config["num_entities"],
-                                     num_relations=self.config["num_relations"])
+        factory = CoreTriplesFactory(
+            mapped_triples=torch.from_numpy(train.astype("int64")),
+            num_entities=self.config["num_entities"],
+            num_relations=self.config["num_relations"],
+        )
         model = build_model(config, factory)
         model.load_state_dict(load_file(str(self.path / "weights.safetensors")))
         return model.to(device).eval()

@@ -21,8 +21,25 @@ from kgforge.core.registry import Registry
 SPLITS = ("train", "valid", "test")
 SPLIT_CODE = {name: code for code, name in enumerate(SPLITS)}
 # Models whose scores are distances (similarity = -L2); every other model is compared by cosine.
-DISTANCE_MODELS = frozenset({"transe", "transh", "transr", "transd", "rotate", "toruse", "pairre", "mure",
-                             "se", "um", "kg2e", "transf", "boxe", "tripler", "crosse"})
+DISTANCE_MODELS = frozenset(
+    {
+        "transe",
+        "transh",
+        "transr",
+        "transd",
+        "rotate",
+        "toruse",
+        "pairre",
+        "mure",
+        "se",
+        "um",
+        "kg2e",
+        "transf",
+        "boxe",
+        "tripler",
+        "crosse",
+    }
+)
 LITERAL_ENTITY = "urn:kgforge:literal:"
 PRECISIONS = ("auto", "fp32", "bf16")  # auto: bf16 autocast on GPU, fp32 on CPU
 EVALUATIONS = ("auto", "full", "sampled", "none")
@@ -74,7 +91,7 @@ class EmbedConfig:
         checks.choice(self.precision, "EmbedConfig.precision", PRECISIONS)
         checks.choice(self.evaluation, "EmbedConfig.evaluation", EVALUATIONS)
 
-    def resolved(self, device: torch.device) -> "EmbedConfig":
+    def resolved(self, device: torch.device) -> EmbedConfig:
         """The config with device-dependent defaults filled in."""
         gpu = device.type == "cuda"
         values = asdict(self)
@@ -101,8 +118,9 @@ class TripleSet:
         return torch.from_numpy(frame.select("h", "r", "t").to_numpy().astype("int64"))
 
     def factory(self, split: str = "train") -> CoreTriplesFactory:
-        return CoreTriplesFactory(mapped_triples=self.mapped(split), num_entities=self.entities.height,
-                                  num_relations=self.relations.height)
+        return CoreTriplesFactory(
+            mapped_triples=self.mapped(split), num_entities=self.entities.height, num_relations=self.relations.height
+        )
 
     def content_hash(self) -> str:
         """sha256 of the sorted (s, p, o, split) rows as TSV: which graph and which split a model saw."""
@@ -112,6 +130,7 @@ class TripleSet:
             chunk = rows.slice(offset, 1_000_000).write_csv(include_header=False, separator="\t")
             digest.update(chunk.encode("utf-8"))
         return digest.hexdigest()
+
 
 def check_model(name: str, what: str = "model") -> str:
     """``name`` if PyKEEN knows it as an entity/relation embedding model kgforge can train."""
@@ -126,8 +145,9 @@ def _pykeen_models() -> Iterator[tuple[str, type[ERModel]]]:
             yield key, cls
 
 
-MODELS: Registry[type[ERModel]] = Registry("embedding model", discover=_pykeen_models,
-                                           entry_point_group="kgforge.models")
+MODELS: Registry[type[ERModel]] = Registry(
+    "embedding model", discover=_pykeen_models, entry_point_group="kgforge.models"
+)
 
 
 def model_class(name: str, what: str = "model") -> type[ERModel]:
@@ -139,16 +159,17 @@ def model_class(name: str, what: str = "model") -> type[ERModel]:
     try:
         model_cls = model_resolver.lookup(name)
     except (KeyError, ValueError, TypeError):
-        raise ArgumentError(what, f"{name!r} is not a PyKEEN model; PyKEEN knows: "
-                                  f"{', '.join(sorted(model_resolver.lookup_dict))}") from None
-    raise ArgumentError(what, f"{name!r} ({model_cls.__name__}) is not an entity/relation embedding model kgforge "
-                              "can train")
+        raise ArgumentError(
+            what, f"{name!r} is not a PyKEEN model; PyKEEN knows: {', '.join(sorted(model_resolver.lookup_dict))}"
+        ) from None
+    raise ArgumentError(
+        what, f"{name!r} ({model_cls.__name__}) is not an entity/relation embedding model kgforge can train"
+    )
 
 
 def build_model(config: EmbedConfig, factory: CoreTriplesFactory) -> ERModel:
     model_cls = model_class(config.model)
-    return model_cls(triples_factory=factory, embedding_dim=config.dim, random_seed=config.seed,
-                     **config.model_kwargs)
+    return model_cls(triples_factory=factory, embedding_dim=config.dim, random_seed=config.seed, **config.model_kwargs)
 
 
 def model_key(model_name: str) -> str:

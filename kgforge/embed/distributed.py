@@ -45,10 +45,22 @@ LOSSES = "losses.json"
 class SharedNegativesModule(LitModule):
     """PyKEEN's LitModule trained on kgforge's shared-negatives cross-entropy."""
 
-    def __init__(self, model: ERModel, dataset: EagerDataset, config: EmbedConfig, fingerprint: str,
-                 processes: int, losses_file: Path) -> None:
-        super().__init__(dataset=dataset, model=model, batch_size=max(1, math.ceil(config.batch_size / processes)),
-                         learning_rate=config.learning_rate, optimizer="adam")
+    def __init__(
+        self,
+        model: ERModel,
+        dataset: EagerDataset,
+        config: EmbedConfig,
+        fingerprint: str,
+        processes: int,
+        losses_file: Path,
+    ) -> None:
+        super().__init__(
+            dataset=dataset,
+            model=model,
+            batch_size=max(1, math.ceil(config.batch_size / processes)),
+            learning_rate=config.learning_rate,
+            optimizer="adam",
+        )
         self.seed, self.num_negatives, self.threads = config.seed, config.num_negatives, config.threads
         self.fingerprint = fingerprint
         self.losses: list[float] = []  # mean training loss of each finished epoch, over every process's batches
@@ -65,8 +77,11 @@ class SharedNegativesModule(LitModule):
         negatives = None
         if model.num_entities > self.num_negatives:
             step = self.global_step * self.trainer.world_size + self.global_rank  # each process its own negatives
-            negatives = torch.randint(model.num_entities, (self.num_negatives,),
-                                      generator=_step_generator(self.seed, self.current_epoch, step)).to(batch.device)
+            negatives = torch.randint(
+                model.num_entities,
+                (self.num_negatives,),
+                generator=_step_generator(self.seed, self.current_epoch, step),
+            ).to(batch.device)
         loss = _cross_entropy_loss(model, batch, negatives) + model.collect_regularization_term()
         self.log(f"{prefix}_loss", loss, prog_bar=True)
         if prefix == "train":  # summed on the device: no host sync per step; NCCL reduces device tensors only
@@ -83,8 +98,7 @@ class SharedNegativesModule(LitModule):
         self.log("epochs_completed", float(self.current_epoch + 1), sync_dist=False)
 
     def _dataloader(self, triples_factory: CoreTriplesFactory, shuffle: bool = False) -> torch.utils.data.DataLoader:
-        return torch.utils.data.DataLoader(triples_factory.mapped_triples, batch_size=self.batch_size,
-                                           shuffle=shuffle)
+        return torch.utils.data.DataLoader(triples_factory.mapped_triples, batch_size=self.batch_size, shuffle=shuffle)
 
     def on_save_checkpoint(self, checkpoint: dict[str, Any]) -> None:
         checkpoint["kgforge_fingerprint"] = self.fingerprint
@@ -92,8 +106,10 @@ class SharedNegativesModule(LitModule):
 
     def on_load_checkpoint(self, checkpoint: dict[str, Any]) -> None:
         if checkpoint.get("kgforge_fingerprint") != self.fingerprint:
-            raise EmbedError("--resume: the checkpoint was made for another graph, split, model or batch size; "
-                             "run without --resume to start over")
+            raise EmbedError(
+                "--resume: the checkpoint was made for another graph, split, model or batch size; "
+                "run without --resume to start over"
+            )
         self.losses = list(checkpoint.get("kgforge_losses", []))
 
 
@@ -125,9 +141,16 @@ class EpochAlignedCheckpoint(ModelCheckpoint):
             self._save_last_checkpoint(trainer, self._monitor_candidates(trainer))
 
 
-def fit_distributed(model: ERModel, triple_set: TripleSet, config: EmbedConfig, device: torch.device,
-                    work_dir: Path, fingerprint: str, resume: bool,
-                    progress: bool) -> tuple[TrainState, dict[str, int] | None, str | None, int]:
+def fit_distributed(
+    model: ERModel,
+    triple_set: TripleSet,
+    config: EmbedConfig,
+    device: torch.device,
+    work_dir: Path,
+    fingerprint: str,
+    resume: bool,
+    progress: bool,
+) -> tuple[TrainState, dict[str, int] | None, str | None, int]:
     """Train ``model`` on ``config.devices × config.nodes`` processes; ``(state, resumed_from, stopped_by,
     node_rank)``. In this process ``model`` ends with the weights the processes trained."""
     processes = config.devices * config.nodes
@@ -142,14 +165,29 @@ def fit_distributed(model: ERModel, triple_set: TripleSet, config: EmbedConfig, 
         resumed_from = {"epoch": int(saved["epoch"]), "batch": 0, "global_step": int(saved["global_step"])}
     pytorch_lightning.seed_everything(config.seed, workers=True, verbose=False)
     trainer = pytorch_lightning.Trainer(
-        accelerator="gpu" if device.type == "cuda" else "cpu", devices=config.devices, num_nodes=config.nodes,
+        accelerator="gpu" if device.type == "cuda" else "cpu",
+        devices=config.devices,
+        num_nodes=config.nodes,
         strategy=DDPStrategy(start_method="spawn", process_group_backend="nccl" if device.type == "cuda" else "gloo"),
-        precision="bf16-mixed" if config.precision == "bf16" else "32-true", max_epochs=config.epochs,
+        precision="bf16-mixed" if config.precision == "bf16" else "32-true",
+        max_epochs=config.epochs,
         max_time=timedelta(seconds=config.max_time) if config.max_time else None,
-        callbacks=[EpochAlignedCheckpoint(dirpath=work_dir, filename="lightning", save_last=True, save_top_k=0,
-                                   train_time_interval=timedelta(seconds=max(config.checkpoint_seconds, 0.001)))],
-        logger=False, enable_progress_bar=progress, enable_model_summary=False, limit_val_batches=0,
-        num_sanity_val_steps=0, deterministic=False, use_distributed_sampler=True,
+        callbacks=[
+            EpochAlignedCheckpoint(
+                dirpath=work_dir,
+                filename="lightning",
+                save_last=True,
+                save_top_k=0,
+                train_time_interval=timedelta(seconds=max(config.checkpoint_seconds, 0.001)),
+            )
+        ],
+        logger=False,
+        enable_progress_bar=progress,
+        enable_model_summary=False,
+        limit_val_batches=0,
+        num_sanity_val_steps=0,
+        deterministic=False,
+        use_distributed_sampler=True,
     )
     started = time.perf_counter()
     with main_module_hidden():  # ddp_spawn's processes must not run the caller's script again
@@ -158,8 +196,13 @@ def fit_distributed(model: ERModel, triple_set: TripleSet, config: EmbedConfig, 
     epochs = int(trainer.callback_metrics.get("epochs_completed", torch.tensor(0.0)).item())
     first = resumed_from["epoch"] if resumed_from else 0
     losses = json.loads(losses_file.read_text(encoding="utf-8")) if losses_file.exists() else []
-    state = TrainState(epoch=epochs, batch=0, elapsed=elapsed, losses=losses,
-                       triples_seen=max(0, epochs - first) * triple_set.factory().num_triples,
-                       last_loss=float(trainer.callback_metrics.get("train_loss", torch.tensor(math.nan)).item()))
+    state = TrainState(
+        epoch=epochs,
+        batch=0,
+        elapsed=elapsed,
+        losses=losses,
+        triples_seen=max(0, epochs - first) * triple_set.factory().num_triples,
+        last_loss=float(trainer.callback_metrics.get("train_loss", torch.tensor(math.nan)).item()),
+    )
     stopped_by = f"--max-time {config.max_time:g}s" if config.max_time and epochs < config.epochs else None
     return state, resumed_from, stopped_by, trainer.node_rank

@@ -39,8 +39,9 @@ class KnownTriples:
         self.tail_keys = torch.sort(_keys(h, r, t, num_entities, num_relations)).values
         self.head_keys = torch.sort(_keys(t, r, h, num_entities, num_relations)).values
 
-    def contains(self, anchor: torch.Tensor, relation: torch.Tensor, candidates: torch.Tensor,
-                 side: str) -> torch.Tensor:
+    def contains(
+        self, anchor: torch.Tensor, relation: torch.Tensor, candidates: torch.Tensor, side: str
+    ) -> torch.Tensor:
         """(batch, candidates) bool: is (anchor, r, candidate) [tail side] or (candidate, r, anchor) known?"""
         keys_sorted = self.tail_keys if side == "tail" else self.head_keys
         if candidates.dim() == 1:
@@ -57,14 +58,15 @@ def _realistic_rank(scores: torch.Tensor, true_scores: torch.Tensor) -> torch.Te
 
 
 @torch.inference_mode()
-def rank_triples(model: ERModel, triples: torch.Tensor, known: KnownTriples, batch_size: int,
-                 candidates: torch.Tensor | None = None) -> torch.Tensor:
+def rank_triples(
+    model: ERModel, triples: torch.Tensor, known: KnownTriples, batch_size: int, candidates: torch.Tensor | None = None
+) -> torch.Tensor:
     """Filtered realistic ranks of heads and tails: shape (2 * len(triples),)."""
     model.eval()
     device = known.tail_keys.device
     ranks = []
     for start in range(0, len(triples), batch_size):
-        batch = triples[start:start + batch_size].to(device)
+        batch = triples[start : start + batch_size].to(device)
         h, r, t = batch.unbind(1)
         true_scores = model.score_hrt(batch).float()
         for side, anchor in (("tail", h), ("head", t)):
@@ -88,8 +90,14 @@ def summarise(ranks: torch.Tensor) -> dict[str, float]:
     }
 
 
-def evaluate_model(model: ERModel, triple_set: "TripleSet", config: "EmbedConfig", batch_size: int,
-                   device: torch.device, split: str = "test") -> dict[str, Any]:
+def evaluate_model(
+    model: ERModel,
+    triple_set: TripleSet,
+    config: EmbedConfig,
+    batch_size: int,
+    device: torch.device,
+    split: str = "test",
+) -> dict[str, Any]:
     """Filtered rank metrics on ``split`` (falls back to valid when test is empty)."""
     if config.evaluation == "none":
         return {"evaluation": "none"}
@@ -105,19 +113,24 @@ def evaluate_model(model: ERModel, triple_set: "TripleSet", config: "EmbedConfig
     generator = torch.Generator().manual_seed(config.seed)
     subsampled = mode == "sampled" and len(evaluated) > config.eval_max_triples
     if subsampled:
-        evaluated = evaluated[torch.randperm(len(evaluated), generator=generator)[:config.eval_max_triples]]
+        evaluated = evaluated[torch.randperm(len(evaluated), generator=generator)[: config.eval_max_triples]]
     candidates = None
     if mode == "sampled" and config.eval_candidates < num_entities:
-        candidates = torch.randperm(num_entities, generator=generator)[:config.eval_candidates].to(device)
+        candidates = torch.randperm(num_entities, generator=generator)[: config.eval_candidates].to(device)
     known = KnownTriples(triple_set.mapped(), num_entities, triple_set.relations.height, device)
     ranks = rank_triples(model, evaluated, known, batch_size, candidates)
     return {
         "evaluation": mode if candidates is not None or mode == "full" else "full",
-        "label": ("filtered rank, all entities" if candidates is None else
-                  f"SAMPLED filtered rank against {len(candidates)} random candidates, not comparable "
-                  "to full-rank MRR"),
-        "split": split, "triples": len(evaluated), "triples_subsampled": subsampled,
+        "label": (
+            "filtered rank, all entities"
+            if candidates is None
+            else f"SAMPLED filtered rank against {len(candidates)} random candidates, not comparable to full-rank MRR"
+        ),
+        "split": split,
+        "triples": len(evaluated),
+        "triples_subsampled": subsampled,
         "candidates": num_entities if candidates is None else len(candidates),
-        "sides": "head and tail", "ties": "realistic (half of ties)",
+        "sides": "head and tail",
+        "ties": "realistic (half of ties)",
         **summarise(ranks),
     }

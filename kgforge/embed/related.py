@@ -47,10 +47,18 @@ class Match:
     entity_id: int | None  # None: not in the model
 
 
-def search_topk(vectors: torch.Tensor, queries: torch.Tensor, k: int, metric: str, *,
-                exclude: list[torch.Tensor] | None = None, allowed: torch.Tensor | None = None,
-                sq_norms: torch.Tensor | None = None, query_batch: int = 256,
-                chunk_rows: int = CHUNK_ROWS) -> tuple[torch.Tensor, torch.Tensor]:
+def search_topk(
+    vectors: torch.Tensor,
+    queries: torch.Tensor,
+    k: int,
+    metric: str,
+    *,
+    exclude: list[torch.Tensor] | None = None,
+    allowed: torch.Tensor | None = None,
+    sq_norms: torch.Tensor | None = None,
+    query_batch: int = 256,
+    chunk_rows: int = CHUNK_ROWS,
+) -> tuple[torch.Tensor, torch.Tensor]:
     """Exact top-k rows of ``vectors`` for each query vector: (scores, ids), each (queries, k).
 
     ``metric`` "cosine" expects normalised vectors and scores by dot product; "l2" scores by
@@ -64,24 +72,26 @@ def search_topk(vectors: torch.Tensor, queries: torch.Tensor, k: int, metric: st
     k = min(k, vectors.shape[0])
     all_scores, all_ids = [], []
     for q_start in range(0, len(queries), query_batch):
-        q = queries[q_start:q_start + query_batch].to(device)
+        q = queries[q_start : q_start + query_batch].to(device)
         q_sq = q.pow(2).sum(1, keepdim=True) if metric == "l2" else None
         rows = torch.arange(len(q), device=device)
         banned = None
         if exclude is not None:
-            parts = exclude[q_start:q_start + query_batch]
-            banned = (torch.repeat_interleave(rows, torch.tensor([len(p) for p in parts], device=device)),
-                      torch.cat([p.to(device) for p in parts]) if parts else torch.empty(0, dtype=torch.long))
+            parts = exclude[q_start : q_start + query_batch]
+            banned = (
+                torch.repeat_interleave(rows, torch.tensor([len(p) for p in parts], device=device)),
+                torch.cat([p.to(device) for p in parts]) if parts else torch.empty(0, dtype=torch.long),
+            )
         keep = min(vectors.shape[0], 2 * k + 8) if metric == "l2" else k  # margin for the exact re-rank
         best_scores = torch.full((len(q), keep), float("-inf"), device=device)
         best_ids = torch.full((len(q), keep), -1, dtype=torch.long, device=device)
         for c_start in range(0, vectors.shape[0], chunk_rows):
-            chunk = vectors[c_start:c_start + chunk_rows]
+            chunk = vectors[c_start : c_start + chunk_rows]
             scores = q @ chunk.t()
             if metric == "l2":
-                scores = -(q_sq - 2.0 * scores + sq_norms[c_start:c_start + chunk_rows]).clamp_min(0).sqrt()
+                scores = -(q_sq - 2.0 * scores + sq_norms[c_start : c_start + chunk_rows]).clamp_min(0).sqrt()
             if allowed is not None:
-                scores.masked_fill_(~allowed[c_start:c_start + chunk_rows].unsqueeze(0), float("-inf"))
+                scores.masked_fill_(~allowed[c_start : c_start + chunk_rows].unsqueeze(0), float("-inf"))
             if banned is not None:
                 in_chunk = (banned[1] >= c_start) & (banned[1] < c_start + len(chunk))
                 scores[banned[0][in_chunk], banned[1][in_chunk] - c_start] = float("-inf")
@@ -97,8 +107,9 @@ def search_topk(vectors: torch.Tensor, queries: torch.Tensor, k: int, metric: st
     return torch.cat(all_scores), torch.cat(all_ids)
 
 
-def _exact_l2(q: torch.Tensor, vectors: torch.Tensor, scores: torch.Tensor, ids: torch.Tensor,
-              k: int) -> tuple[torch.Tensor, torch.Tensor]:
+def _exact_l2(
+    q: torch.Tensor, vectors: torch.Tensor, scores: torch.Tensor, ids: torch.Tensor, k: int
+) -> tuple[torch.Tensor, torch.Tensor]:
     """Distances recomputed as ``|q - v|`` for the candidates found with ``|q|² - 2q·v + |v|²``, whose
     float32 cancellation errs by up to ~1e-3 near zero; the candidates are re-ranked by the exact values."""
     found = scores > float("-inf")  # excluded or masked candidates stay out
@@ -123,32 +134,52 @@ class RelatedIndex:
 
     def neighbours(self, entity_id: int) -> torch.Tensor:
         triples = self.bundle.triples
-        linked = pl.concat([triples.filter(pl.col("h") == entity_id)["t"],
-                            triples.filter(pl.col("t") == entity_id)["h"]]).unique()
+        linked = pl.concat(
+            [triples.filter(pl.col("h") == entity_id)["t"], triples.filter(pl.col("t") == entity_id)["h"]]
+        ).unique()
         return torch.from_numpy(linked.to_numpy().astype("int64"))
 
     def type_mask(self, type_: str) -> torch.Tensor:
         """Entities whose type IRI equals ``type_`` or ends with ``/type_`` or ``#type_``."""
-        wanted = pl.col("types").list.eval(
-            (pl.element() == type_) | pl.element().str.ends_with("/" + type_) | pl.element().str.ends_with("#" + type_)
-        ).list.any()
+        wanted = (
+            pl.col("types")
+            .list.eval(
+                (pl.element() == type_)
+                | pl.element().str.ends_with("/" + type_)
+                | pl.element().str.ends_with("#" + type_)
+            )
+            .list.any()
+        )
         mask = self.bundle.entities.select(wanted.fill_null(False))["types"].to_numpy()
         if not mask.any():
             known = sorted({t for ts in self.bundle.entities["types"].to_list() for t in ts})
-            raise KgforgeError(f"--type {type_!r} matches no entity type of the model; types: "
-                               f"{', '.join(known) or '(none recorded)'}")
+            raise KgforgeError(
+                f"--type {type_!r} matches no entity type of the model; types: {', '.join(known) or '(none recorded)'}"
+            )
         return torch.from_numpy(mask).to(self.device)
 
-    def top(self, entity_ids: list[int], k: int = 10, exclude_neighbours: bool = False,
-            type_: str | None = None) -> list[list[tuple[int, float]]]:
+    def top(
+        self, entity_ids: list[int], k: int = 10, exclude_neighbours: bool = False, type_: str | None = None
+    ) -> list[list[tuple[int, float]]]:
         queries = self.vectors[torch.tensor(entity_ids, device=self.device)]
-        exclude = [torch.cat([torch.tensor([e]), self.neighbours(e)]) if exclude_neighbours else torch.tensor([e])
-                   for e in entity_ids]
-        scores, ids = search_topk(self.vectors, queries, k, self.bundle.metric, exclude=exclude,
-                                  allowed=self.type_mask(type_) if type_ else None, sq_norms=self.sq_norms,
-                                  query_batch=1024 if self.device.type == "cuda" else 256)
-        return [[(int(i), float(s)) for i, s in zip(row_ids, row_scores) if i >= 0 and s > float("-inf")]
-                for row_ids, row_scores in zip(ids.tolist(), scores.tolist())]
+        exclude = [
+            torch.cat([torch.tensor([e]), self.neighbours(e)]) if exclude_neighbours else torch.tensor([e])
+            for e in entity_ids
+        ]
+        scores, ids = search_topk(
+            self.vectors,
+            queries,
+            k,
+            self.bundle.metric,
+            exclude=exclude,
+            allowed=self.type_mask(type_) if type_ else None,
+            sq_norms=self.sq_norms,
+            query_batch=1024 if self.device.type == "cuda" else 256,
+        )
+        return [
+            [(int(i), float(s)) for i, s in zip(row_ids, row_scores) if i >= 0 and s > float("-inf")]
+            for row_ids, row_scores in zip(ids.tolist(), scores.tolist())
+        ]
 
 
 _INDEXES: dict[tuple[str, float, str], RelatedIndex] = {}
@@ -189,8 +220,10 @@ def resolve(index: RelatedIndex, name: str, paths: DomainPaths | None = None) ->
             linked = _one_linked_entity(paths, hits, index)
             if linked is not None:
                 return linked
-            raise KgforgeError(f"{name!r} labels {hits.height} entities of the model; pass one IRI: "
-                               + ", ".join(hits["iri"].head(10).to_list()))
+            raise KgforgeError(
+                f"{name!r} labels {hits.height} entities of the model; pass one IRI: "
+                + ", ".join(hits["iri"].head(10).to_list())
+            )
     return _label_in_store(paths, name, index, looked_up_as_iri=iri is not None)
 
 
@@ -257,9 +290,13 @@ def _label_in_store(paths: DomainPaths | None, name: str, index: RelatedIndex, l
 
 def _suggestion_pool(entities: pl.DataFrame, name: str, limit: int = 50_000) -> list[str]:
     """Labels worth comparing with ``name``: sharing a character with it and of a similar length."""
-    pool = entities.select("label").drop_nulls().filter(
-        pl.col("label").str.contains_any(sorted(set(name))),
-        pl.col("label").str.len_chars().is_between(len(name) // 2, len(name) * 2 + 1),
+    pool = (
+        entities.select("label")
+        .drop_nulls()
+        .filter(
+            pl.col("label").str.contains_any(sorted(set(name))),
+            pl.col("label").str.len_chars().is_between(len(name) // 2, len(name) * 2 + 1),
+        )
     )
     return pool.unique(maintain_order=True).head(limit)["label"].to_list()
 
@@ -271,8 +308,12 @@ def _graph_neighbours(paths: DomainPaths, match: Match, k: int) -> list[dict[str
     for row in result.rows:
         neighbour, label = row["neighbour"].value, row.get("label")
         if neighbour != match.iri and neighbour not in seen:
-            seen[neighbour] = {"iri": neighbour, "label": label.value if label is not None else None,
-                               "score": None, "relation": row["p"].value}
+            seen[neighbour] = {
+                "iri": neighbour,
+                "label": label.value if label is not None else None,
+                "score": None,
+                "relation": row["p"].value,
+            }
     return list(seen.values())[:k]
 
 
@@ -303,9 +344,17 @@ class RelatedReport(Record):
         return self.query.text
 
 
-def related(domain: str, entity: str, workdir: Path | str | None = None, *, k: int = 10,
-            exclude_neighbours: bool = False, type_: str | None = None, model: str = "default",
-            device: str = "auto") -> RelatedReport:
+def related(
+    domain: str,
+    entity: str,
+    workdir: Path | str | None = None,
+    *,
+    k: int = 10,
+    exclude_neighbours: bool = False,
+    type_: str | None = None,
+    model: str = "default",
+    device: str = "auto",
+) -> RelatedReport:
     """The ``k`` entities most related to ``entity`` (label or IRI) in ``models/<model>``."""
     if k < 1:
         raise KgforgeError(f"-k must be at least 1, got {k}")
@@ -314,19 +363,38 @@ def related(domain: str, entity: str, workdir: Path | str | None = None, *, k: i
     match = resolve(index, entity, paths)
     query = RelatedQuery(entity, match.iri, match.label)
     if match.entity_id is None:
-        notice = (f"{match.label or match.iri} was added to the store after model {model!r} was trained (build "
-                  f"{index.bundle.source.get('build_id')}); showing its graph neighbours instead. Run "
-                  f"`kgforge embed {domain}` to include it.")
-        return RelatedReport(query, str(index.bundle.path), index.bundle.metric, k, "graph-neighbours", notice,
-                             tuple(_graph_neighbours(paths, match, k)))
+        notice = (
+            f"{match.label or match.iri} was added to the store after model {model!r} was trained (build "
+            f"{index.bundle.source.get('build_id')}); showing its graph neighbours instead. Run "
+            f"`kgforge embed {domain}` to include it."
+        )
+        return RelatedReport(
+            query,
+            str(index.bundle.path),
+            index.bundle.metric,
+            k,
+            "graph-neighbours",
+            notice,
+            tuple(_graph_neighbours(paths, match, k)),
+        )
     rows = index.top([match.entity_id], k, exclude_neighbours, type_)[0]
-    return RelatedReport(query, str(index.bundle.path), index.bundle.metric, k, "embedding", None, tuple(
-        {"rank": rank, "iri": index.iris[i], "label": index.labels[i], "score": round(score, 6)}
-        for rank, (i, score) in enumerate(rows, 1)))
+    return RelatedReport(
+        query,
+        str(index.bundle.path),
+        index.bundle.metric,
+        k,
+        "embedding",
+        None,
+        tuple(
+            {"rank": rank, "iri": index.iris[i], "label": index.labels[i], "score": round(score, 6)}
+            for rank, (i, score) in enumerate(rows, 1)
+        ),
+    )
 
 
-def top_related(paths: DomainPaths, iri: str, k: int = 10, model: str = "default",
-                exclude_neighbours: bool = False) -> list[tuple[str, str | None, float]]:
+def top_related(
+    paths: DomainPaths, iri: str, k: int = 10, model: str = "default", exclude_neighbours: bool = False
+) -> list[tuple[str, str | None, float]]:
     """Library entry for other stages: [(iri, label, score)] nearest to ``iri``, best first.
 
     Returns [] when the model does not know ``iri`` (an entity added after training); raises
@@ -336,5 +404,4 @@ def top_related(paths: DomainPaths, iri: str, k: int = 10, model: str = "default
     entity_id = index.bundle.iri_to_id.get(iri)
     if entity_id is None:
         return []
-    return [(index.iris[i], index.labels[i], score)
-            for i, score in index.top([entity_id], k, exclude_neighbours)[0]]
+    return [(index.iris[i], index.labels[i], score) for i, score in index.top([entity_id], k, exclude_neighbours)[0]]

@@ -36,8 +36,9 @@ def _kind(model: ERModel) -> str | None:
 
 
 def has_fast_path(model: ERModel) -> bool:
-    return _kind(model) is not None and len(model.entity_representations) == 1 \
-        and len(model.relation_representations) == 1
+    return (
+        _kind(model) is not None and len(model.entity_representations) == 1 and len(model.relation_representations) == 1
+    )
 
 
 def _parts(x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
@@ -69,8 +70,9 @@ def candidate_scores(model: ERModel, batch: torch.Tensor, candidates: torch.Tens
     return _matrix_scores(model, kind, batch, candidates, side)
 
 
-def _matrix_scores(model: ERModel, kind: str, batch: torch.Tensor, candidates: torch.Tensor | None,
-                   side: str) -> torch.Tensor:
+def _matrix_scores(
+    model: ERModel, kind: str, batch: torch.Tensor, candidates: torch.Tensor | None, side: str
+) -> torch.Tensor:
     entities, relations = model.entity_representations[0], model.relation_representations[0]
     anchor = entities(indices=batch[:, 0] if side == "tail" else batch[:, 2])
     relation = relations(indices=batch[:, 1])
@@ -92,7 +94,7 @@ def _matrix_scores(model: ERModel, kind: str, batch: torch.Tensor, candidates: t
         real_dot = torch.cat([q_re, -q_im], dim=-1) @ c_cat.t()
     if kind == "complex":
         return real_dot
-    c_sq = (c_re.pow(2) + c_im.pow(2))
+    c_sq = c_re.pow(2) + c_im.pow(2)
     if side == "tail":  # |h r - c|
         return _distance((q_re.pow(2) + q_im.pow(2)).sum(-1, keepdim=True), real_dot, c_sq.sum(-1).unsqueeze(0))
     # |c r - t|^2 = sum |c|^2 |r|^2 - 2 Re<c, r conj(t)> + |t|^2

@@ -27,12 +27,18 @@ def graph_triples(tables: GraphTables, include_literals: bool = False) -> pl.Dat
     facts = tables.facts.filter(~pl.col("s").str.starts_with(PAIR_NODE) & ~pl.col("p").str.starts_with(ONTO))
     if not include_literals:
         facts = facts.filter(pl.col("o_is_entity"))
-    return facts.select(
-        "s", "p",
-        o=pl.when(pl.col("o_is_entity")).then(pl.col("o"))
-        .otherwise(pl.lit(LITERAL_ENTITY) + pl.col("o_lang").fill_null("") + pl.lit(":") + pl.col("o")),
-        derived=pl.col("graph").str.starts_with(DERIVED_GRAPHS),
-    ).unique(["s", "p", "o"], keep="first").sort(["s", "p", "o"])
+    return (
+        facts.select(
+            "s",
+            "p",
+            o=pl.when(pl.col("o_is_entity"))
+            .then(pl.col("o"))
+            .otherwise(pl.lit(LITERAL_ENTITY) + pl.col("o_lang").fill_null("") + pl.lit(":") + pl.col("o")),
+            derived=pl.col("graph").str.starts_with(DERIVED_GRAPHS),
+        )
+        .unique(["s", "p", "o"], keep="first")
+        .sort(["s", "p", "o"])
+    )
 
 
 def split_triples(triples: pl.DataFrame, ratios: tuple[float, float, float], seed: int) -> tuple[pl.DataFrame, dict]:
@@ -50,17 +56,26 @@ def split_triples(triples: pl.DataFrame, ratios: tuple[float, float, float], see
     base = triples.filter(~pl.col("derived")).sort(["s", "p", "o"])
     derived = triples.filter(pl.col("derived")).sort(["s", "p", "o"])
     if base.height == 0:
-        raise EmbedError("the graph has no entity-to-entity triples to train on (build a domain with "
-                         "entity-valued relations, or pass --include-literals)")
+        raise EmbedError(
+            "the graph has no entity-to-entity triples to train on (build a domain with "
+            "entity-valued relations, or pass --include-literals)"
+        )
     generator = torch.Generator().manual_seed(seed)
     position = torch.empty(base.height, dtype=torch.int64)
     position[torch.randperm(base.height, generator=generator)] = torch.arange(base.height)
     cut_train = round(base.height * ratios[0])
     cut_valid = cut_train + round(base.height * ratios[1])
-    base = base.with_columns(pos=pl.Series(position.numpy())).with_columns(
-        split=pl.when(pl.col("pos") < cut_train).then(pl.lit("train"))
-        .when(pl.col("pos") < cut_valid).then(pl.lit("valid")).otherwise(pl.lit("test"))
-    ).drop("pos")
+    base = (
+        base.with_columns(pos=pl.Series(position.numpy()))
+        .with_columns(
+            split=pl.when(pl.col("pos") < cut_train)
+            .then(pl.lit("train"))
+            .when(pl.col("pos") < cut_valid)
+            .then(pl.lit("valid"))
+            .otherwise(pl.lit("test"))
+        )
+        .drop("pos")
+    )
     base, moved = _ensure_coverage(base)
     derived, dropped = _place_derived(base, derived)
     result = pl.concat([base, derived]).sort(["s", "p", "o"])
@@ -68,10 +83,13 @@ def split_triples(triples: pl.DataFrame, ratios: tuple[float, float, float], see
     counted = dict(zip(counts["split"].to_list(), counts["len"].to_list()))
     total = result.height
     report = {
-        "seed": seed, "requested_ratios": list(ratios), "triples": total,
+        "seed": seed,
+        "requested_ratios": list(ratios),
+        "triples": total,
         "counts": {s: counted.get(s, 0) for s in SPLITS},
         "actual_ratios": {s: round(counted.get(s, 0) / total, 4) for s in SPLITS},
-        "moved_to_train_for_coverage": moved, "derived_triples": derived.height + dropped,
+        "moved_to_train_for_coverage": moved,
+        "derived_triples": derived.height + dropped,
         "derived_dropped_unknown_entity": dropped,
     }
     return result, report
@@ -98,51 +116,80 @@ def _place_derived(base: pl.DataFrame, derived: pl.DataFrame) -> tuple[pl.DataFr
     sources = (
         pairs.join(ranked, left_on="s", right_on="s")
         .join(ranked, left_on=["o", "p", "o_right"], right_on=["s", "p", "o"], suffix="_b")
-        .group_by("s", "o").agg(rank=pl.max_horizontal("rank", "rank_b").max())
+        .group_by("s", "o")
+        .agg(rank=pl.max_horizontal("rank", "rank_b").max())
     )
-    placed = (derived.join(sources, on=["s", "o"], how="left")
-              .with_columns(split=pl.col("rank").fill_null(0).replace_strict(dict(enumerate(SPLITS)),
-                                                                              return_dtype=pl.String))
-              .drop("rank"))
+    placed = (
+        derived.join(sources, on=["s", "o"], how="left")
+        .with_columns(split=pl.col("rank").fill_null(0).replace_strict(dict(enumerate(SPLITS)), return_dtype=pl.String))
+        .drop("rank")
+    )
     train = pl.concat([base, placed]).filter(pl.col("split") == "train")
     known = pl.concat([train["s"], train["o"]]).unique().implode()
-    keep = (pl.col("split") == "train") | (pl.col("s").is_in(known) & pl.col("o").is_in(known)
-                                           & pl.col("p").is_in(train["p"].unique().implode()))
+    keep = (pl.col("split") == "train") | (
+        pl.col("s").is_in(known) & pl.col("o").is_in(known) & pl.col("p").is_in(train["p"].unique().implode())
+    )
     dropped = placed.filter(~keep).height
     return placed.filter(keep), dropped
 
 
 def index_triples(split: pl.DataFrame, split_report: dict) -> TripleSet:
     """Integer ids (sorted IRIs → 0..n-1) for entities and relations, joined onto the triples with polars."""
-    entities = (pl.concat([split["s"], split["o"]]).unique().sort().to_frame("iri")
-                .with_row_index("id").with_columns(pl.col("id").cast(pl.Int64)))
-    relations = (split["p"].unique().sort().to_frame("iri").with_row_index("id")
-                 .with_columns(pl.col("id").cast(pl.Int64)))
-    triples = (split.join(entities.rename({"iri": "s", "id": "h"}), on="s")
-               .join(relations.rename({"iri": "p", "id": "r"}), on="p")
-               .join(entities.rename({"iri": "o", "id": "t"}), on="o")
-               .sort(["s", "p", "o"]))
+    entities = (
+        pl.concat([split["s"], split["o"]])
+        .unique()
+        .sort()
+        .to_frame("iri")
+        .with_row_index("id")
+        .with_columns(pl.col("id").cast(pl.Int64))
+    )
+    relations = (
+        split["p"].unique().sort().to_frame("iri").with_row_index("id").with_columns(pl.col("id").cast(pl.Int64))
+    )
+    triples = (
+        split.join(entities.rename({"iri": "s", "id": "h"}), on="s")
+        .join(relations.rename({"iri": "p", "id": "r"}), on="p")
+        .join(entities.rename({"iri": "o", "id": "t"}), on="o")
+        .sort(["s", "p", "o"])
+    )
     return TripleSet(triples=triples, entities=entities, relations=relations, split_report=split_report)
 
 
-def triple_set_from_ids(train: torch.Tensor, valid: torch.Tensor, test: torch.Tensor,
-                        entity_iris: list[str], relation_iris: list[str]) -> TripleSet:
+def triple_set_from_ids(
+    train: torch.Tensor, valid: torch.Tensor, test: torch.Tensor, entity_iris: list[str], relation_iris: list[str]
+) -> TripleSet:
     """A TripleSet from an existing split given as id tensors (e.g. a PyKEEN dataset's own split)."""
     frames = []
     for name, mapped in zip(SPLITS, (train, valid, test)):
         ids = mapped.numpy()
-        frames.append(pl.DataFrame({"h": ids[:, 0], "r": ids[:, 1], "t": ids[:, 2]}).with_columns(
-            split=pl.lit(name), derived=pl.lit(False)))
-    entities = pl.DataFrame({"id": range(len(entity_iris)), "iri": entity_iris}, schema={"id": pl.Int64, "iri": pl.String})
-    relations = pl.DataFrame({"id": range(len(relation_iris)), "iri": relation_iris},
-                             schema={"id": pl.Int64, "iri": pl.String})
+        frames.append(
+            pl.DataFrame({"h": ids[:, 0], "r": ids[:, 1], "t": ids[:, 2]}).with_columns(
+                split=pl.lit(name), derived=pl.lit(False)
+            )
+        )
+    entities = pl.DataFrame(
+        {"id": range(len(entity_iris)), "iri": entity_iris}, schema={"id": pl.Int64, "iri": pl.String}
+    )
+    relations = pl.DataFrame(
+        {"id": range(len(relation_iris)), "iri": relation_iris}, schema={"id": pl.Int64, "iri": pl.String}
+    )
     triples = pl.concat(frames).with_columns(pl.col("h", "r", "t").cast(pl.Int64))
-    triples = (triples.join(entities.rename({"id": "h", "iri": "s"}), on="h")
-               .join(relations.rename({"id": "r", "iri": "p"}), on="r")
-               .join(entities.rename({"id": "t", "iri": "o"}), on="t")
-               .select("s", "p", "o", "derived", "split", "h", "r", "t").sort(["s", "p", "o"]))
+    triples = (
+        triples.join(entities.rename({"id": "h", "iri": "s"}), on="h")
+        .join(relations.rename({"id": "r", "iri": "p"}), on="r")
+        .join(entities.rename({"id": "t", "iri": "o"}), on="t")
+        .select("s", "p", "o", "derived", "split", "h", "r", "t")
+        .sort(["s", "p", "o"])
+    )
     counts = {s: triples.filter(pl.col("split") == s).height for s in SPLITS}
-    report = {"seed": None, "source": "given", "triples": triples.height, "counts": counts,
-              "actual_ratios": {s: round(n / triples.height, 4) for s, n in counts.items()},
-              "moved_to_train_for_coverage": 0, "derived_triples": 0, "derived_dropped_unknown_entity": 0}
+    report = {
+        "seed": None,
+        "source": "given",
+        "triples": triples.height,
+        "counts": counts,
+        "actual_ratios": {s: round(n / triples.height, 4) for s, n in counts.items()},
+        "moved_to_train_for_coverage": 0,
+        "derived_triples": 0,
+        "derived_dropped_unknown_entity": 0,
+    }
     return TripleSet(triples=triples, entities=entities, relations=relations, split_report=report)

@@ -38,6 +38,7 @@ def _cross_entropy_loss(model: ERModel, batch: torch.Tensor, negatives: torch.Te
             continue
         scores = scores.masked_fill(negatives.unsqueeze(0) == truth.unsqueeze(1), -1e9)
         logits = torch.cat([positive, scores], dim=1)
-        losses.append(torch.nn.functional.cross_entropy(
-            logits, torch.zeros(len(batch), dtype=torch.long, device=batch.device)))
+        losses.append(
+            torch.nn.functional.cross_entropy(logits, torch.zeros(len(batch), dtype=torch.long, device=batch.device))
+        )
     return 0.5 * (losses[0] + losses[1])

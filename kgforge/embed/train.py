@@ -61,8 +61,9 @@ def pick_device(name: str) -> torch.device:
     if name == "auto":
         return torch.device("cuda" if torch.cuda.is_available() else "cpu")
     if name.startswith("cuda") and not torch.cuda.is_available():
-        raise EmbedError(f"--device {name} was asked for, but torch {torch.__version__} sees no CUDA GPU; "
-                         "use --device cpu or auto")
+        raise EmbedError(
+            f"--device {name} was asked for, but torch {torch.__version__} sees no CUDA GPU; use --device cpu or auto"
+        )
     return torch.device(name)
 
 
@@ -79,8 +80,7 @@ def available_memory(device: torch.device) -> int:
 
 def _real_width(model: ERModel) -> int:
     """Floats per entity vector (a complex dimension counts twice)."""
-    weight = model.entity_representations[0](indices=torch.zeros(1, dtype=torch.long,
-                                                                 device=model.device))
+    weight = model.entity_representations[0](indices=torch.zeros(1, dtype=torch.long, device=model.device))
     return int(torch.view_as_real(weight).numel() if weight.is_complex() else weight.numel())
 
 
@@ -99,7 +99,8 @@ def memory_preflight(config: EmbedConfig, num_entities: int, num_relations: int,
     else:
         probes = [_probe_sizes(config, k * _PROBE_DIM) for k in (1, 2, 3)]
         width, entity_floats, relation_floats = (
-            _quadratic_at(config.dim, _PROBE_DIM, [probe[i] for probe in probes]) for i in range(3))
+            _quadratic_at(config.dim, _PROBE_DIM, [probe[i] for probe in probes]) for i in range(3)
+        )
     probe = build_model(replace(config, dim=small), _probe_factory())
     params = (num_entities * entity_floats + num_relations * relation_floats) * 4
     state = params * 4  # weights, gradients, two Adam moments
@@ -109,20 +110,30 @@ def memory_preflight(config: EmbedConfig, num_entities: int, num_relations: int,
     per_pair = 1 if has_fast_path(probe) else width
     batch_bytes = config.batch_size * (candidates * per_pair + 4 * width) * 4 * 2 * 3
     budget = int(available_memory(device) * config.memory_fraction)
-    estimate = {"parameters_bytes": params, "training_state_bytes": state, "batch_bytes": batch_bytes,
-                "available_bytes": budget, "width": width}
+    estimate = {
+        "parameters_bytes": params,
+        "training_state_bytes": state,
+        "batch_bytes": batch_bytes,
+        "available_bytes": budget,
+        "width": width,
+    }
     if state + batch_bytes > budget:
         fit_batch = max(0, (budget - state) // max(1, (candidates * per_pair + 4 * width) * 4 * 2 * 3))
-        advice = (f"try --batch-size {fit_batch} or fewer --negatives" if fit_batch >= 16 else
-                  "reduce --dim or train on a larger device")
+        advice = (
+            f"try --batch-size {fit_batch} or fewer --negatives"
+            if fit_batch >= 16
+            else "reduce --dim or train on a larger device"
+        )
         raise EmbedError(
             f"memory preflight: {config.model} with dim {config.dim} on {num_entities:,} entities needs about "
             f"{_gib(state)} for weights+optimizer and {_gib(batch_bytes)} per batch of {config.batch_size} x "
             f"{candidates} negatives, but only {_gib(budget)} of {device.type} memory is available "
-            f"({config.memory_fraction:.0%} of free); {advice}. Nothing was trained.")
+            f"({config.memory_fraction:.0%} of free); {advice}. Nothing was trained."
+        )
     eval_room = max(budget - state, 1)
     estimate["eval_batch_size"] = config.eval_batch_size or max(
-        1, min(4096, eval_room // max(1, min(num_entities, 65536) * width * 4 * 2)))
+        1, min(4096, eval_room // max(1, min(num_entities, 65536) * width * 4 * 2))
+    )
     return estimate
 
 
@@ -163,8 +174,16 @@ VALID_LOSS_TRIPLES = 2048  # validation triples the per-epoch validation loss is
 class Trainer:
     """kgforge's training loop over a PyKEEN model; checkpoints to ``work_dir/checkpoint.pt``."""
 
-    def __init__(self, model: ERModel, train: torch.Tensor, config: EmbedConfig, device: torch.device,
-                 work_dir: Path, fingerprint: str, valid: torch.Tensor | None = None) -> None:
+    def __init__(
+        self,
+        model: ERModel,
+        train: torch.Tensor,
+        config: EmbedConfig,
+        device: torch.device,
+        work_dir: Path,
+        fingerprint: str,
+        valid: torch.Tensor | None = None,
+    ) -> None:
         self.model, self.config, self.device = model, config, device
         self.train = train.to(device)
         self.valid = None if valid is None or not len(valid) else valid[:VALID_LOSS_TRIPLES].to(device)
@@ -182,9 +201,14 @@ class Trainer:
         return math.ceil(len(self.train) / self.config.batch_size)
 
     def save_checkpoint(self) -> None:
-        payload = {"model": self.model.state_dict(), "optimizer": self.optimizer.state_dict(),
-                   "state": asdict(self.state), "fingerprint": self.fingerprint,
-                   "model_name": self.config.model, "dim": self.config.dim}
+        payload = {
+            "model": self.model.state_dict(),
+            "optimizer": self.optimizer.state_dict(),
+            "state": asdict(self.state),
+            "fingerprint": self.fingerprint,
+            "model_name": self.config.model,
+            "dim": self.config.dim,
+        }
         with atomic_write(self.checkpoint_path, "wb") as out:
             torch.save(payload, out)
 
@@ -196,7 +220,8 @@ class Trainer:
         if payload["fingerprint"] != self.fingerprint:
             raise EmbedError(
                 f"--resume: checkpoint {self.checkpoint_path} was made for another graph, split or model "
-                f"(model {payload['model_name']}, dim {payload['dim']}); run without --resume to start over")
+                f"(model {payload['model_name']}, dim {payload['dim']}); run without --resume to start over"
+            )
         self.model.load_state_dict(payload["model"])
         self.optimizer.load_state_dict(payload["optimizer"])
         self.state = TrainState(**payload["state"])
@@ -208,9 +233,11 @@ class Trainer:
             return self._fit(progress)
         except KeyboardInterrupt:
             self.save_checkpoint()
-            raise Interrupted(f"interrupted: checkpoint kept at {self.checkpoint_path.absolute()} (epoch "
-                              f"{self.state.epoch + 1}/{self.config.epochs}, batch {self.state.batch}); rerun the "
-                              "same command with --resume to continue") from None
+            raise Interrupted(
+                f"interrupted: checkpoint kept at {self.checkpoint_path.absolute()} (epoch "
+                f"{self.state.epoch + 1}/{self.config.epochs}, batch {self.state.batch}); rerun the "
+                "same command with --resume to continue"
+            ) from None
 
     def _fit(self, progress: bool) -> TrainState:
         config, state = self.config, self.state
@@ -223,17 +250,25 @@ class Trainer:
         total = config.epochs * len(self.train)
         self.model.train()
         with progress_bar(progress) as bar:
-            task = bar.add_task("training", total=total,
-                                completed=min(total, state.epoch * len(self.train) + state.batch * config.batch_size))
+            task = bar.add_task(
+                "training",
+                total=total,
+                completed=min(total, state.epoch * len(self.train) + state.batch * config.batch_size),
+            )
             while state.epoch < config.epochs:
                 order = torch.randperm(len(self.train), generator=_step_generator(config.seed, state.epoch, -1))
                 loss = None  # stays None when a checkpoint taken after an epoch's last batch is resumed
                 while state.batch < batches:
                     generator = _step_generator(config.seed, state.epoch, state.batch)
-                    ids = order[state.batch * config.batch_size:(state.batch + 1) * config.batch_size]
+                    ids = order[state.batch * config.batch_size : (state.batch + 1) * config.batch_size]
                     batch = self.train[ids.to(self.device)]
-                    negatives = None if all_entities else torch.randint(
-                        self.num_entities, (config.num_negatives,), generator=generator).to(self.device)
+                    negatives = (
+                        None
+                        if all_entities
+                        else torch.randint(self.num_entities, (config.num_negatives,), generator=generator).to(
+                            self.device
+                        )
+                    )
                     self.optimizer.zero_grad(set_to_none=True)
                     with torch.autocast(device_type=self.device.type, dtype=torch.bfloat16, enabled=use_bf16):
                         loss = _cross_entropy_loss(self.model, batch, negatives)
@@ -264,7 +299,6 @@ class Trainer:
         self.save_checkpoint()
         return state
 
-
     def _end_epoch(self, batches: int) -> None:
         """Record the epoch's mean training loss and its validation loss, and move to the next epoch."""
         state = self.state
@@ -272,9 +306,15 @@ class Trainer:
         if self.valid is not None:
             self.model.eval()
             with torch.no_grad():
-                negatives = None if self.num_entities <= self.config.num_negatives else torch.randint(
-                    self.num_entities, (self.config.num_negatives,),
-                    generator=_step_generator(self.config.seed, -1, -1)).to(self.device)
+                negatives = (
+                    None
+                    if self.num_entities <= self.config.num_negatives
+                    else torch.randint(
+                        self.num_entities,
+                        (self.config.num_negatives,),
+                        generator=_step_generator(self.config.seed, -1, -1),
+                    ).to(self.device)
+                )
                 state.valid_losses.append(float(_cross_entropy_loss(self.model, self.valid, negatives)))
             self.model.train()
         state.epoch, state.batch, state.epoch_loss = state.epoch + 1, 0, 0.0
@@ -290,9 +330,17 @@ def peak_memory(device: torch.device) -> int:
 # The whole stage
 
 
-def train_bundle(triple_set: TripleSet, config: EmbedConfig, bundle_dir: Path, *,
-                 labels: dict[str, str] | None = None, types: pl.DataFrame | None = None,
-                 source: dict[str, Any] | None = None, resume: bool = False, progress: bool = True) -> dict:
+def train_bundle(
+    triple_set: TripleSet,
+    config: EmbedConfig,
+    bundle_dir: Path,
+    *,
+    labels: dict[str, str] | None = None,
+    types: pl.DataFrame | None = None,
+    source: dict[str, Any] | None = None,
+    resume: bool = False,
+    progress: bool = True,
+) -> dict:
     """Train on ``triple_set`` and write a complete bundle at ``bundle_dir``; returns the summary."""
     device = pick_device(config.device)
     config = config.resolved(device)
@@ -308,44 +356,76 @@ def train_bundle(triple_set: TripleSet, config: EmbedConfig, bundle_dir: Path, *
     content_hash = triple_set.content_hash()
     fingerprint = hashlib.sha256(
         f"{content_hash}|{model_key(config.model)}|{config.dim}|{config.seed}|{config.batch_size}|"
-        f"{config.num_negatives}|{sorted(config.model_kwargs.items())}".encode()).hexdigest()
+        f"{config.num_negatives}|{sorted(config.model_kwargs.items())}".encode()
+    ).hexdigest()
     work_dir = bundle_dir.with_name(f".{bundle_dir.name}.work")
     if not resume and work_dir.exists():
         shutil.rmtree(work_dir)
     work_dir.mkdir(parents=True, exist_ok=True)
     if config.devices > 1 or config.nodes > 1:
         state, resumed_from, stopped_by, node = _distributed().fit_distributed(
-            model, triple_set, config, device, work_dir, fingerprint, resume, progress)
+            model, triple_set, config, device, work_dir, fingerprint, resume, progress
+        )
         if node != 0:  # node 0 evaluates and writes the bundle
             return {"bundle": None, "node_rank": node, "epochs_completed": state.epoch}
     else:
-        state, resumed_from, stopped_by = _fit_here(model, factory, config, device, work_dir, fingerprint, resume,
-                                                    progress, triple_set.mapped("valid"))
+        state, resumed_from, stopped_by = _fit_here(
+            model, factory, config, device, work_dir, fingerprint, resume, progress, triple_set.mapped("valid")
+        )
     metrics = evaluate_model(model, triple_set, config, preflight["eval_batch_size"], device)
     # --resume means "go on from the checkpoint if there is one": a script may rerun the same command after a
     # kill at any point, also before the first checkpoint; the report says when there was nothing to go on from
-    resume_note = (f"--resume: no checkpoint in {where(work_dir)}, so training started from the beginning"
-                   if resume and resumed_from is None else None)
+    resume_note = (
+        f"--resume: no checkpoint in {where(work_dir)}, so training started from the beginning"
+        if resume and resumed_from is None
+        else None
+    )
     training = {
-        "epochs_completed": state.epoch, "epochs_requested": config.epochs, "stopped_by": stopped_by,
-        "resumed_from": resumed_from, "resume_note": resume_note, "seconds": round(state.elapsed, 3),
+        "epochs_completed": state.epoch,
+        "epochs_requested": config.epochs,
+        "stopped_by": stopped_by,
+        "resumed_from": resumed_from,
+        "resume_note": resume_note,
+        "seconds": round(state.elapsed, 3),
         "triples_per_second": round(state.triples_seen / state.elapsed, 1) if state.elapsed else None,
-        "final_loss": state.last_loss, "peak_memory_bytes": peak_memory(device), "preflight": preflight,
-        "device": str(device), "cpu_threads": torch.get_num_threads(), "precision": config.precision,
-        "devices": config.devices, "nodes": config.nodes,
-        "loss_curve": state.losses, "validation_loss_curve": state.valid_losses,
+        "final_loss": state.last_loss,
+        "peak_memory_bytes": peak_memory(device),
+        "preflight": preflight,
+        "device": str(device),
+        "cpu_threads": torch.get_num_threads(),
+        "precision": config.precision,
+        "devices": config.devices,
+        "nodes": config.nodes,
+        "loss_curve": state.losses,
+        "validation_loss_curve": state.valid_losses,
     }
     summary = write_bundle(
-        bundle_dir, work_dir, model=model, triple_set=triple_set, config=config,
-        metric=similarity_metric(config.model), labels=labels or {}, types=types,
-        source={**(source or {}), "triples_sha256": content_hash}, metrics=metrics, training=training,
+        bundle_dir,
+        work_dir,
+        model=model,
+        triple_set=triple_set,
+        config=config,
+        metric=similarity_metric(config.model),
+        labels=labels or {},
+        types=types,
+        source={**(source or {}), "triples_sha256": content_hash},
+        metrics=metrics,
+        training=training,
     )
     return summary
 
 
-def _fit_here(model: ERModel, factory: CoreTriplesFactory, config: EmbedConfig, device: torch.device,
-              work_dir: Path, fingerprint: str, resume: bool, progress: bool,
-              valid: torch.Tensor | None = None) -> tuple[TrainState, dict[str, int] | None, str | None]:
+def _fit_here(
+    model: ERModel,
+    factory: CoreTriplesFactory,
+    config: EmbedConfig,
+    device: torch.device,
+    work_dir: Path,
+    fingerprint: str,
+    resume: bool,
+    progress: bool,
+    valid: torch.Tensor | None = None,
+) -> tuple[TrainState, dict[str, int] | None, str | None]:
     """Train in this process with kgforge's loop; ``(state, resumed_from, stopped_by)``."""
     trainer = Trainer(model, factory.mapped_triples, config, device, work_dir, fingerprint, valid)
     resumed_from = None
@@ -359,8 +439,10 @@ def _distributed() -> Any:
     try:
         import kgforge.embed.distributed  # lazy: optional dependency (PyTorch Lightning)
     except ImportError as exc:
-        raise EmbedError(f"--devices/--nodes above 1 train through PyTorch Lightning, which is not installed "
-                         f"here ({exc}); install it with pip install 'kgforge[lightning]'") from None
+        raise EmbedError(
+            f"--devices/--nodes above 1 train through PyTorch Lightning, which is not installed "
+            f"here ({exc}); install it with pip install 'kgforge[lightning]'"
+        ) from None
     return kgforge.embed.distributed
 
 
@@ -385,8 +467,15 @@ class EmbedReport(Record):
     epochs_completed: int | None = omitted_when_none()  # on that node
 
 
-def embed(domain: str, workdir: Path | str | None = None, config: EmbedConfig | None = None, *,
-          name: str = "default", resume: bool = False, progress: bool = True) -> EmbedReport:
+def embed(
+    domain: str,
+    workdir: Path | str | None = None,
+    config: EmbedConfig | None = None,
+    *,
+    name: str = "default",
+    resume: bool = False,
+    progress: bool = True,
+) -> EmbedReport:
     """`kgforge embed DOMAIN`: train on the domain's current store and write ``models/<name>/``."""
     config = config or EmbedConfig()
     snapshot = Snapshot.open(domain, workdir)
@@ -395,17 +484,31 @@ def embed(domain: str, workdir: Path | str | None = None, config: EmbedConfig | 
     triples = graph_triples(tables, include_literals=config.include_literals)
     split, report = split_triples(triples, tuple(config.ratios), config.seed)
     triple_set = index_triples(split, report)
-    source = {"domain": domain, "build_id": manifest.build_id, "store": str(build),
-              "graphs": manifest.to_dict()["graphs"], "include_literals": config.include_literals,
-              "include_derived": config.include_derived}
+    source = {
+        "domain": domain,
+        "build_id": manifest.build_id,
+        "store": str(build),
+        "graphs": manifest.to_dict()["graphs"],
+        "include_literals": config.include_literals,
+        "include_derived": config.include_derived,
+    }
     bundle = bundle_path(paths, name)
-    summary = train_bundle(triple_set, config, bundle, labels=tables.label_map(), types=tables.types, source=source,
-                           resume=resume, progress=progress)
+    summary = train_bundle(
+        triple_set,
+        config,
+        bundle,
+        labels=tables.label_map(),
+        types=tables.types,
+        source=source,
+        resume=resume,
+        progress=progress,
+    )
     training = summary.get("training", {})
     if summary.get("bundle") is not None and training.get("loss_curve"):
-        figure = plots.curves({"training loss": training["loss_curve"],
-                               "validation loss": training["validation_loss_curve"]},
-                              bundle.with_name(f"{name}-training.png"), title=f"{domain}: {config.model} training")
+        figure = plots.curves(
+            {"training loss": training["loss_curve"], "validation loss": training["validation_loss_curve"]},
+            bundle.with_name(f"{name}-training.png"),
+            title=f"{domain}: {config.model} training",
+        )
         summary["figures"] = (figure,)
     return EmbedReport(**{k: Path(v) if k == "bundle" and v is not None else v for k, v in summary.items()})
-

@@ -19,6 +19,23 @@ from kgforge.evaluation.retrieval import HitsReport, hits_at
 from kgforge.evaluation.segmentation import SEGMENTATIONS
 from kgforge.evaluation.systems import Leaderboard, evaluate_systems, parse_system, systems_in_folder
 
-__all__ = ["Batch", "EvalOptions", "KnowledgeIndex", "KnowledgeOptions", "LAYOUTS", "METRICS", "Metric",
-           "HitsReport", "Leaderboard", "Responses", "SEGMENTATIONS", "evaluate", "evaluate_systems", "hits_at", "load_responses", "parse_system",
-           "register_metric", "systems_in_folder"]
+__all__ = [
+    "Batch",
+    "EvalOptions",
+    "KnowledgeIndex",
+    "KnowledgeOptions",
+    "LAYOUTS",
+    "METRICS",
+    "Metric",
+    "HitsReport",
+    "Leaderboard",
+    "Responses",
+    "SEGMENTATIONS",
+    "evaluate",
+    "evaluate_systems",
+    "hits_at",
+    "load_responses",
+    "parse_system",
+    "register_metric",
+    "systems_in_folder",
+]

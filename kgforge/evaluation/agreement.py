@@ -95,5 +95,18 @@ def paired_test(a: str, b: str, x: np.ndarray, y: np.ndarray) -> PairedTest:
         result = stats.wilcoxon(x, y)
         w, w_p = float(result.statistic), float(result.pvalue)
         sign_p = float(stats.binomtest(wins, wins + losses, 0.5).pvalue)
-    return PairedTest(a, b, len(diff), float(x.mean()) if len(x) else math.nan, float(y.mean()) if len(y) else math.nan,
-                      wins, losses, len(diff) - wins - losses, t, t_p, w, w_p, sign_p)
+    return PairedTest(
+        a,
+        b,
+        len(diff),
+        float(x.mean()) if len(x) else math.nan,
+        float(y.mean()) if len(y) else math.nan,
+        wins,
+        losses,
+        len(diff) - wins - losses,
+        t,
+        t_p,
+        w,
+        w_p,
+        sign_p,
+    )

@@ -97,12 +97,14 @@ class Batch:
     def bertscore(self) -> dict[str, Any]:
         if self.model_path is None:
             raise RuntimeError("no model for BERTScore")
-        return bert_score(self.model_path, self.responses["prediction"].to_list(),
-                          self.responses["gold"].fill_null("").to_list())
+        return bert_score(
+            self.model_path, self.responses["prediction"].to_list(), self.responses["gold"].fill_null("").to_list()
+        )
 
     @cached_property
     def bleurt(self) -> dict[str, Any]:
         if self.bleurt_path is None:
             raise RuntimeError("no checkpoint for BLEURT")  # metrics that need it are filtered out
-        return bleurt(self.bleurt_path, self.responses["prediction"].to_list(),
-                      self.responses["gold"].fill_null("").to_list())
+        return bleurt(
+            self.bleurt_path, self.responses["prediction"].to_list(), self.responses["gold"].fill_null("").to_list()
+        )

@@ -37,14 +37,23 @@ _GRAM_SEPARATOR = "\x1f"  # n-gram keys keep their token boundaries (the library
 
 def _gram_counts(tokens: pl.Series, n: int) -> pl.DataFrame:
     """``row, order, key, tf``: each response's n-grams of orders 1..n (empty tokens dropped)."""
-    words = (pl.DataFrame({"t": tokens}, schema={"t": pl.List(pl.String)}).with_row_index("row").explode("t")
-             .filter(pl.col("t").is_not_null() & (pl.col("t").str.strip_chars() != ""))
-             .with_columns(pos=pl.int_range(pl.len()).over("row"), size=pl.len().over("row")))
+    words = (
+        pl.DataFrame({"t": tokens}, schema={"t": pl.List(pl.String)})
+        .with_row_index("row")
+        .explode("t")
+        .filter(pl.col("t").is_not_null() & (pl.col("t").str.strip_chars() != ""))
+        .with_columns(pos=pl.int_range(pl.len()).over("row"), size=pl.len().over("row"))
+    )
     orders = []
     for k in range(1, n + 1):
         key = pl.concat_str([pl.col("t").shift(-i) for i in range(k)], separator=_GRAM_SEPARATOR)
-        orders.append(words.with_columns(key=key).filter(pl.col("pos") + k <= pl.col("size"))
-                      .group_by("row", "key").agg(tf=pl.len()).with_columns(order=pl.lit(k, pl.Int32)))
+        orders.append(
+            words.with_columns(key=key)
+            .filter(pl.col("pos") + k <= pl.col("size"))
+            .group_by("row", "key")
+            .agg(tf=pl.len())
+            .with_columns(order=pl.lit(k, pl.Int32))
+        )
     return pl.concat(orders).select("row", "order", "key", "tf")
 
 
@@ -61,9 +70,9 @@ class _GoldSide:
 
 def _weighted(grams: pl.DataFrame, frequency: pl.DataFrame, size: int) -> pl.DataFrame:
     log_size = math.log(float(size))
-    return (grams.join(frequency, on=["order", "key"], how="left")
-            .with_columns(w=pl.col("tf") * (log_size - pl.max_horizontal(pl.col("df").fill_null(0), 1)
-                                            .cast(pl.Float64).log())))
+    return grams.join(frequency, on=["order", "key"], how="left").with_columns(
+        w=pl.col("tf") * (log_size - pl.max_horizontal(pl.col("df").fill_null(0), 1).cast(pl.Float64).log())
+    )
 
 
 @lru_cache(maxsize=2)
@@ -76,8 +85,9 @@ def _gold_side(golds: tuple[tuple[str, ...], ...], n: int) -> _GoldSide:
     return _GoldSide(len(golds), frequency, weights, norms, lengths)
 
 
-def cider_d(predictions: Sequence[Tokens], golds: Sequence[Tokens], n: int = CIDER_N,
-            sigma: float = CIDER_SIGMA) -> list[float]:
+def cider_d(
+    predictions: Sequence[Tokens], golds: Sequence[Tokens], n: int = CIDER_N, sigma: float = CIDER_SIGMA
+) -> list[float]:
     """CIDEr-D per response against its one gold response, as ``pycocoevalcap``'s ``CiderScorer`` computes it,
     over all responses at once (polars): tf-idf weights ``tf * (log N - log max(1, df))`` with ``df`` the number
     of responses whose gold has the n-gram, clipped products over the norms per order, the Gaussian penalty on
@@ -91,20 +101,38 @@ def cider_d(predictions: Sequence[Tokens], golds: Sequence[Tokens], n: int = CID
     rows = pl.DataFrame({"row": pl.arange(0, size, eager=True, dtype=pl.UInt32)})
     grid = rows.join(pl.DataFrame({"order": list(range(1, n + 1))}, schema={"order": pl.Int32}), how="cross")
     norm_p = pred.group_by("row", "order").agg(norm_p=pl.col("w").pow(2).sum().sqrt())
-    dots = (pred.join(gold.weights, on=["row", "order", "key"], how="inner")
-            .group_by("row", "order").agg(dot=(pl.min_horizontal("w", "w_right") * pl.col("w_right")).sum()))
-    values = (grid.join(norm_p, on=["row", "order"], how="left").join(gold.norms, on=["row", "order"], how="left")
-              .join(dots, on=["row", "order"], how="left")
-              .with_columns(pl.col("norm_p", "norm_g", "dot").fill_null(0.0))
-              .with_columns(val=pl.when((pl.col("norm_p") != 0) & (pl.col("norm_g") != 0))
-                            .then(pl.col("dot") / (pl.col("norm_p") * pl.col("norm_g"))).otherwise(pl.col("dot")))
-              .group_by("row").agg(pl.col("val").sum()))
+    dots = (
+        pred.join(gold.weights, on=["row", "order", "key"], how="inner")
+        .group_by("row", "order")
+        .agg(dot=(pl.min_horizontal("w", "w_right") * pl.col("w_right")).sum())
+    )
+    values = (
+        grid.join(norm_p, on=["row", "order"], how="left")
+        .join(gold.norms, on=["row", "order"], how="left")
+        .join(dots, on=["row", "order"], how="left")
+        .with_columns(pl.col("norm_p", "norm_g", "dot").fill_null(0.0))
+        .with_columns(
+            val=pl.when((pl.col("norm_p") != 0) & (pl.col("norm_g") != 0))
+            .then(pl.col("dot") / (pl.col("norm_p") * pl.col("norm_g")))
+            .otherwise(pl.col("dot"))
+        )
+        .group_by("row")
+        .agg(pl.col("val").sum())
+    )
     len_p = pred.filter(pl.col("order") == 2).group_by("row").agg(len_p=pl.col("tf").sum())
-    scored = (rows.join(values, on="row", how="left").join(len_p, on="row", how="left")
-              .join(gold.lengths, on="row", how="left")
-              .with_columns(pl.col("val").fill_null(0.0), pl.col("len_p", "len_g").fill_null(0)).sort("row")
-              .select(pl.col("val") * (-((pl.col("len_p").cast(pl.Float64) - pl.col("len_g").cast(pl.Float64)) ** 2)
-                                       / (2 * sigma ** 2)).exp() / n * 10.0))
+    scored = (
+        rows.join(values, on="row", how="left")
+        .join(len_p, on="row", how="left")
+        .join(gold.lengths, on="row", how="left")
+        .with_columns(pl.col("val").fill_null(0.0), pl.col("len_p", "len_g").fill_null(0))
+        .sort("row")
+        .select(
+            pl.col("val")
+            * (-((pl.col("len_p").cast(pl.Float64) - pl.col("len_g").cast(pl.Float64)) ** 2) / (2 * sigma**2)).exp()
+            / n
+            * 10.0
+        )
+    )
     return scored.to_series().to_list()
 
 

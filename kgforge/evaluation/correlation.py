@@ -53,8 +53,10 @@ def read_human(path: Path, ids: list[str], id_column: str | None = None) -> tupl
         frame = pl.DataFrame({"id": ids}).join(frame, on="id", how="left", maintain_order="left").drop("id")
         matched_by = f"column {key!r}"
     elif frame.height != len(ids):
-        raise InputError(f"{path} has {frame.height} rows of scores for {len(ids)} responses and no id column "
-                         f"matching the responses' ids: rows are matched in order, so the counts must be equal")
+        raise InputError(
+            f"{path} has {frame.height} rows of scores for {len(ids)} responses and no id column "
+            f"matching the responses' ids: rows are matched in order, so the counts must be equal"
+        )
     ignored = [name for name, values in scores.items() if values is None]
     return frame, {"path": str(path), "columns": list(columns), "matched_by": matched_by, "not_scores": ignored}
 
@@ -67,8 +69,7 @@ def _nested_human(path: Path, ids: list[str]) -> tuple[pl.DataFrame, dict[str, A
     except InputError:
         return None
     if scores.ratings["system"].n_unique() > 1:
-        raise InputError(f"{path}: human scores of several systems: score them with --system NAME=FILE, one "
-                         "per system")
+        raise InputError(f"{path}: human scores of several systems: score them with --system NAME=FILE, one per system")
     means = scores.means()
     aspects = [a for a in scores.aspects if a in means.columns]
     if scores.by_id and set(means["item"].to_list()) >= set(ids):
@@ -77,12 +78,19 @@ def _nested_human(path: Path, ids: list[str]) -> tuple[pl.DataFrame, dict[str, A
     elif means.height == len(ids):
         frame, matched_by = means, "order"
     else:
-        raise InputError(f"{path} has {means.height} rated responses for {len(ids)} responses and no ids matching "
-                         "theirs: rows are matched in order, so the counts must be equal")
+        raise InputError(
+            f"{path} has {means.height} rated responses for {len(ids)} responses and no ids matching "
+            "theirs: rows are matched in order, so the counts must be equal"
+        )
     agreement = {aspect: found.to_dict() for aspect, found in scores.agreement().items()}
-    return frame.select(aspects), {"path": str(path), "columns": aspects, "matched_by": matched_by,
-                                   "not_scores": list(scores.not_scores), "annotators": scores.annotators,
-                                   "agreement": agreement}
+    return frame.select(aspects), {
+        "path": str(path),
+        "columns": aspects,
+        "matched_by": matched_by,
+        "not_scores": list(scores.not_scores),
+        "annotators": scores.annotators,
+        "agreement": agreement,
+    }
 
 
 def _numbers(records: list[tuple[int, dict[str, Any]]], name: str) -> list[float | None] | None:
@@ -113,8 +121,15 @@ def correlate(metrics: pl.DataFrame, human: pl.DataFrame) -> list[dict[str, Any]
     for metric in metrics.columns:
         for column in human.columns:
             pairs = pl.DataFrame({"m": metrics[metric], "h": human[column]}).drop_nulls()
-            entry: dict[str, Any] = {"metric": metric, "human": column, "n": pairs.height, "pearson": None,
-                                     "pearson_p": None, "spearman": None, "spearman_p": None}
+            entry: dict[str, Any] = {
+                "metric": metric,
+                "human": column,
+                "n": pairs.height,
+                "pearson": None,
+                "pearson_p": None,
+                "spearman": None,
+                "spearman_p": None,
+            }
             if pairs.height < MIN_PAIRS:
                 entry["reason"] = f"fewer than {MIN_PAIRS} responses with both values"
             elif pairs["m"].n_unique() < 2 or pairs["h"].n_unique() < 2:
@@ -122,7 +137,11 @@ def correlate(metrics: pl.DataFrame, human: pl.DataFrame) -> list[dict[str, Any]
             else:
                 x, y = pairs["m"].to_numpy(), pairs["h"].to_numpy()
                 pearson, spearman = stats.pearsonr(x, y), stats.spearmanr(x, y)
-                entry.update(pearson=float(pearson.statistic), pearson_p=float(pearson.pvalue),
-                             spearman=float(spearman.statistic), spearman_p=float(spearman.pvalue))
+                entry.update(
+                    pearson=float(pearson.statistic),
+                    pearson_p=float(pearson.pvalue),
+                    spearman=float(spearman.statistic),
+                    spearman_p=float(spearman.pvalue),
+                )
             table.append(entry)
     return table

@@ -98,7 +98,7 @@ def _read_binary(path: Path, body: bytes, count: int, dim: int) -> WordVectors:
         rows.append(np.frombuffer(body, dtype="<f4", count=dim, offset=end + 1))
         index.setdefault(word, len(rows) - 1)
         position = end + 1 + size
-        if position < len(body) and body[position:position + 1] == b"\n":
+        if position < len(body) and body[position : position + 1] == b"\n":
             position += 1
     return _checked(path, index, rows, count, dim)
 
@@ -121,8 +121,9 @@ def _unit(rows: np.ndarray) -> np.ndarray:
     return np.divide(rows, norms, out=np.zeros_like(rows), where=norms > 0)
 
 
-def embedding_scores(vectors: WordVectors, predictions: Sequence[Tokens],
-                     golds: Sequence[Tokens], chunk: int = 1024) -> dict[str, list[float | None]]:
+def embedding_scores(
+    vectors: WordVectors, predictions: Sequence[Tokens], golds: Sequence[Tokens], chunk: int = 1024
+) -> dict[str, list[float | None]]:
     """``embedding_average``, ``vector_extrema`` and ``greedy_matching`` per response, computed on padded
     chunks of responses at once: a chunk's word vectors as one (responses, words, dim) array, padding masked."""
     hyp, ref = _indexes(vectors, predictions), _indexes(vectors, golds)
@@ -131,11 +132,13 @@ def embedding_scores(vectors: WordVectors, predictions: Sequence[Tokens],
     scores = {name: np.full(len(hyp), np.nan) for name in names}
     unit = _unit(vectors.matrix)
     for start in range(0, len(rows), chunk):
-        part = rows[start:start + chunk]
+        part = rows[start : start + chunk]
         a, a_mask = _padded([hyp[i] for i in part])
         b, b_mask = _padded([ref[i] for i in part])
         scores["embedding_average"][part] = _cosines(_mean(vectors.matrix[a], a_mask), _mean(vectors.matrix[b], b_mask))
-        scores["vector_extrema"][part] = _cosines(_extreme(vectors.matrix[a], a_mask), _extreme(vectors.matrix[b], b_mask))
+        scores["vector_extrema"][part] = _cosines(
+            _extreme(vectors.matrix[a], a_mask), _extreme(vectors.matrix[b], b_mask)
+        )
         scores["greedy_matching"][part] = _greedy(unit[a], a_mask, unit[b], b_mask)
     return {name: [None if np.isnan(v) else float(v) for v in values] for name, values in scores.items()}
 
@@ -151,8 +154,8 @@ def _padded(groups: list[list[int]]) -> tuple[np.ndarray, np.ndarray]:
     index = np.zeros((len(groups), width), dtype=np.int64)
     mask = np.zeros((len(groups), width), dtype=bool)
     for row, group in enumerate(groups):
-        index[row, :len(group)] = group
-        mask[row, :len(group)] = True
+        index[row, : len(group)] = group
+        mask[row, : len(group)] = True
     return index, mask
 
 

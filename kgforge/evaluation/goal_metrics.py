@@ -98,7 +98,7 @@ def mention_matcher(turn: str, earlier: Sequence[str], context: GoalContext) -> 
 def _states(said: str, value: str) -> bool:
     if len(value) <= TEXT_VALUE:
         return value in said
-    return any(value[i:i + TEXT_OVERLAP] in said for i in range(len(value) - TEXT_OVERLAP + 1))
+    return any(value[i : i + TEXT_OVERLAP] in said for i in range(len(value) - TEXT_OVERLAP + 1))
 
 
 # ---------------------------------------------------------------- reading the dialogues' goals
@@ -129,7 +129,9 @@ def goal_context(key: str, layout: str, record: dict[str, Any]) -> GoalContext:
         return GoalContext(key, layout, _triples(record.get("knowledge")), topics)
     if layout == "kdconv":
         attrs = [t for m in record.get("messages", []) if isinstance(m, dict) for t in _triples(m.get("attrs") or [])]
-        return GoalContext(key, layout, tuple(dict.fromkeys(attrs)), (str(record.get("name", "")),) if record.get("name") else ())
+        return GoalContext(
+            key, layout, tuple(dict.fromkeys(attrs)), (str(record.get("name", "")),) if record.get("name") else ()
+        )
     return _durecdial_context(key, record)
 
 
@@ -190,22 +192,27 @@ class GoalReport:
         return found
 
 
-def judge_goals(dialogue_file: Path, predictions: Path | None = None, matcher: Matcher = mention_matcher,
-                layout: str = "auto") -> GoalReport:
+def judge_goals(
+    dialogue_file: Path, predictions: Path | None = None, matcher: Matcher = mention_matcher, layout: str = "auto"
+) -> GoalReport:
     """Goal metrics of every dialogue of ``dialogue_file``; with ``predictions`` (any response layout, one
     response per bot turn, in order) the bot turns are the predictions."""
     path = Path(dialogue_file)
     layout = detect_layout(path) if layout == "auto" else layout
     if layout not in GOAL_LAYOUTS:
-        raise InputError(f"{path}: goal metrics judge whole dialogues: give a DuConv, KdConv or DuRecDial "
-                         f"dialogue file (this is a {layout} file)")
+        raise InputError(
+            f"{path}: goal metrics judge whole dialogues: give a DuConv, KdConv or DuRecDial "
+            f"dialogue file (this is a {layout} file)"
+        )
     slots = read_slots(path, layout)
     turns = slots.frame["text"].to_list()
     if predictions is not None:
         predicted = read_slots(Path(predictions)).frame["text"].to_list()
         if len(predicted) != len(turns):
-            raise InputError(f"{predictions} has {len(predicted)} responses but {path} has {len(turns)} bot turns: "
-                             "a prediction takes the place of each bot turn, in order, so the counts must be equal")
+            raise InputError(
+                f"{predictions} has {len(predicted)} responses but {path} has {len(turns)} bot turns: "
+                "a prediction takes the place of each bot turn, in order, so the counts must be equal"
+            )
         turns = predicted
     records = list(_records(path, layout))
     if len(records) != len(slots.dialogues):
@@ -219,8 +226,15 @@ def judge_goals(dialogue_file: Path, predictions: Path | None = None, matcher: M
         conversation = _conversation(layout, record, by_dialogue.get(index, []))
         judged.append(_judge(context, conversation, matcher))
     summary, left_out = summarise(judged, layout)
-    return GoalReport(str(path), layout, str(predictions) if predictions else None,
-                      getattr(matcher, "__qualname__", str(matcher)), tuple(judged), summary, left_out)
+    return GoalReport(
+        str(path),
+        layout,
+        str(predictions) if predictions else None,
+        getattr(matcher, "__qualname__", str(matcher)),
+        tuple(judged),
+        summary,
+        left_out,
+    )
 
 
 def _conversation(layout: str, record: dict[str, Any], bot: list[str]) -> list[tuple[bool, str]]:
@@ -231,8 +245,10 @@ def _conversation(layout: str, record: dict[str, Any], bot: list[str]) -> list[t
     conversation = [str(t) for t in record.get("conversation") or []]
     first = 0 if (layout == "duconv" or _bot_first(record)) else 1
     replies = iter(bot)
-    return [(j % 2 == first % 2 and j >= first, next(replies) if (j % 2 == first % 2 and j >= first) else text)
-            for j, text in enumerate(conversation)]
+    return [
+        (j % 2 == first % 2 and j >= first, next(replies) if (j % 2 == first % 2 and j >= first) else text)
+        for j, text in enumerate(conversation)
+    ]
 
 
 def _judge(context: GoalContext, conversation: list[tuple[bool, str]], matcher: Matcher) -> DialogueGoals:
@@ -259,11 +275,25 @@ def _judge(context: GoalContext, conversation: list[tuple[bool, str]], matcher: 
     if context.rejected or context.accepted:
         if mentioned_goal_topics:
             utc = sum(not _in_profile(t, context.rejected) for t in mentioned_goal_topics) / len(mentioned_goal_topics)
-        outcomes = [_in_profile(t, context.accepted) for t in context.recommended if t in topics
-                    and (_in_profile(t, context.accepted) or _in_profile(t, context.rejected))]
+        outcomes = [
+            _in_profile(t, context.accepted)
+            for t in context.recommended
+            if t in topics and (_in_profile(t, context.accepted) or _in_profile(t, context.rejected))
+        ]
         rec = sum(outcomes) / len(outcomes) if outcomes else None
-    return DialogueGoals(context.key, len(per_turn), context.goal_topics, tuple(sorted(topics)), len(used), properties,
-                         completion, tuple(per_turn), ls, utc, rec)
+    return DialogueGoals(
+        context.key,
+        len(per_turn),
+        context.goal_topics,
+        tuple(sorted(topics)),
+        len(used),
+        properties,
+        completion,
+        tuple(per_turn),
+        ls,
+        utc,
+        rec,
+    )
 
 
 def _in_profile(topic: str, values: tuple[str, ...]) -> bool:
@@ -273,11 +303,14 @@ def _in_profile(topic: str, values: tuple[str, ...]) -> bool:
 
 def summarise(judged: Sequence[DialogueGoals], layout: str) -> tuple[dict[str, Any], dict[str, str]]:
     """Per-file figures, and the metrics left out with the reason."""
-    summary: dict[str, Any] = {"dialogues": len(judged), "bot_turns": sum(d.bot_turns for d in judged),
-                               "triples_used": _mean([d.triples_used for d in judged]),
-                               "properties_used": _mean([d.properties_used for d in judged]),
-                               "triples_distribution": _shares([d.triples_used for d in judged]),
-                               "properties_distribution": _shares([d.properties_used for d in judged])}
+    summary: dict[str, Any] = {
+        "dialogues": len(judged),
+        "bot_turns": sum(d.bot_turns for d in judged),
+        "triples_used": _mean([d.triples_used for d in judged]),
+        "properties_used": _mean([d.properties_used for d in judged]),
+        "triples_distribution": _shares([d.triples_used for d in judged]),
+        "properties_distribution": _shares([d.properties_used for d in judged]),
+    }
     left_out = {}
     completions = [d.completion for d in judged if d.completion is not None]
     if completions:
@@ -287,13 +320,20 @@ def summarise(judged: Sequence[DialogueGoals], layout: str) -> tuple[dict[str, A
         left_out["goal_completion"] = "only DuConv sessions state two goal topics (goal[0] = START, a, b)"
     turns = [n for d in judged for n in d.facts_per_turn]
     if turns:
-        summary["info_bands"] = {"0": sum(n == 0 for n in turns) / len(turns), "1": sum(n == 1 for n in turns) / len(turns),
-                                 "2+": sum(n >= 2 for n in turns) / len(turns)}
+        summary["info_bands"] = {
+            "0": sum(n == 0 for n in turns) / len(turns),
+            "1": sum(n == 1 for n in turns) / len(turns),
+            "2+": sum(n >= 2 for n in turns) / len(turns),
+        }
     for name, values, why in (
-            ("leading_success", [d.leading_success for d in judged], "no goal sequence naming a recommendation target"),
-            ("user_topic_consistency", [d.user_topic_consistency for d in judged], "no user profile (user_profile)"),
-            ("recommendation_success", [d.recommendation_success for d in judged],
-             "no accepted/rejected recommendation recorded in a user profile")):
+        ("leading_success", [d.leading_success for d in judged], "no goal sequence naming a recommendation target"),
+        ("user_topic_consistency", [d.user_topic_consistency for d in judged], "no user profile (user_profile)"),
+        (
+            "recommendation_success",
+            [d.recommendation_success for d in judged],
+            "no accepted/rejected recommendation recorded in a user profile",
+        ),
+    ):
         known = [v for v in values if v is not None]
         if known:
             summary[name] = _mean(known)

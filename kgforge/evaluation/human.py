@@ -31,8 +31,14 @@ TASK_COLUMNS = ("task", "dataset", "competition", "skill")
 ANNOTATOR_COLUMNS = ("annotator", "rater", "worker", "judge", "annotator_id")
 ITEM_COLUMNS = ("id", "response_id", "item", "item_id")
 HUMAN_SUFFIXES = (".jsonl", ".json", ".csv", ".tsv", ".xlsx", ".txt")
-LONG_SCHEMA = {"task": pl.String, "system": pl.String, "item": pl.String, "annotator": pl.String,
-               "aspect": pl.String, "score": pl.Float64}
+LONG_SCHEMA = {
+    "task": pl.String,
+    "system": pl.String,
+    "item": pl.String,
+    "annotator": pl.String,
+    "aspect": pl.String,
+    "score": pl.Float64,
+}
 
 
 @dataclass(frozen=True)
@@ -52,15 +58,18 @@ class HumanScores:
 
     def means(self) -> pl.DataFrame:
         """``task, system, item`` and one column per aspect: the mean over annotators."""
-        mean = self.ratings.group_by("task", "system", "item", "aspect", maintain_order=True).agg(pl.col("score").mean())
+        mean = self.ratings.group_by("task", "system", "item", "aspect", maintain_order=True).agg(
+            pl.col("score").mean()
+        )
         return mean.pivot("aspect", index=["task", "system", "item"], values="score")
 
     def agreement(self, level: str = "ordinal") -> dict[str, Agreement]:
         """Per aspect, the annotators' agreement over the rated items (needs two annotators or more)."""
         found = {}
         for aspect in self.aspects:
-            table = (self.ratings.filter(pl.col("aspect") == aspect)
-                     .pivot("annotator", index=["task", "system", "item"], values="score", aggregate_function="mean"))
+            table = self.ratings.filter(pl.col("aspect") == aspect).pivot(
+                "annotator", index=["task", "system", "item"], values="score", aggregate_function="mean"
+            )
             raters = [c for c in table.columns if c not in ("task", "system", "item")]
             if len(raters) >= 2:
                 found[aspect] = agreement(table.select(raters).to_numpy().astype(float), level)
@@ -85,8 +94,9 @@ def read_human_scores(path: Path) -> HumanScores:
     aspects = tuple(dict.fromkeys(ratings["aspect"].to_list()))
     not_scores = tuple(dict.fromkeys(name for _, _, names in parts for name in names))
     by_id = all(has_id for _, has_id, _ in parts)
-    return HumanScores(tuple(str(f) for f in ([path] if path.is_file() else files)), ratings, aspects, by_id,
-                       not_scores)
+    return HumanScores(
+        tuple(str(f) for f in ([path] if path.is_file() else files)), ratings, aspects, by_id, not_scores
+    )
 
 
 def _pick(record: dict[str, Any], names: tuple[str, ...]) -> str | None:
@@ -101,16 +111,28 @@ def _read_file(path: Path, system: str | None = None, task: str | None = None) -
     records = list(table_records(path))
     if not records:
         raise InputError(f"{path}: no rows")
-    cells: list[tuple[int, dict[str, str | None], str, str | None, Any]] = []  # line, who/what, aspect, annotator, value
+    cells: list[
+        tuple[int, dict[str, str | None], str, str | None, Any]
+    ] = []  # line, who/what, aspect, annotator, value
     meta_keys: set[str] = set()
     counters: dict[tuple[Any, ...], int] = {}
     has_id = True
     for line, record in records:
-        keys = {what: _pick(record, names) for what, names in (("system", SYSTEM_COLUMNS), ("task", TASK_COLUMNS),
-                                                                ("annotator", ANNOTATOR_COLUMNS), ("item", ITEM_COLUMNS))}
+        keys = {
+            what: _pick(record, names)
+            for what, names in (
+                ("system", SYSTEM_COLUMNS),
+                ("task", TASK_COLUMNS),
+                ("annotator", ANNOTATOR_COLUMNS),
+                ("item", ITEM_COLUMNS),
+            )
+        }
         meta_keys.update(k for k in keys.values() if k)
-        where = {"system": _text(record, keys["system"], system), "task": _text(record, keys["task"], task),
-                 "annotator": _text(record, keys["annotator"], None)}
+        where = {
+            "system": _text(record, keys["system"], system),
+            "task": _text(record, keys["task"], task),
+            "annotator": _text(record, keys["annotator"], None),
+        }
         item = _text(record, keys["item"], None)
         if item is None:
             has_id = False
@@ -131,9 +153,16 @@ def _read_file(path: Path, system: str | None = None, task: str | None = None) -
         number = _number(cell)
         if number is None:
             continue
-        rows.append({"task": where["task"] or "all", "system": where["system"], "item": where["item"],
-                     "annotator": annotator if annotator is not None else where["annotator"] or "1",
-                     "aspect": aspect, "score": number})
+        rows.append(
+            {
+                "task": where["task"] or "all",
+                "system": where["system"],
+                "item": where["item"],
+                "annotator": annotator if annotator is not None else where["annotator"] or "1",
+                "aspect": aspect,
+                "score": number,
+            }
+        )
     return pl.DataFrame(rows, schema=LONG_SCHEMA), has_id, sorted(refused | meta_keys)
 
 

@@ -57,8 +57,15 @@ _QUOTED_TOPIC = re.compile(r"『\s*(.+?)\s*』")
 
 Triple = tuple[str, str, str]
 TRIPLES = pl.List(pl.List(pl.String))
-FRAME_SCHEMA = {"id": pl.String, "line": pl.Int64, "text": pl.String, "gold": pl.String, "dialogue": pl.Int64,
-                "dialogue_key": pl.String, "gold_knowledge": TRIPLES}
+FRAME_SCHEMA = {
+    "id": pl.String,
+    "line": pl.Int64,
+    "text": pl.String,
+    "gold": pl.String,
+    "dialogue": pl.Int64,
+    "dialogue_key": pl.String,
+    "gold_knowledge": TRIPLES,
+}
 
 
 @dataclass
@@ -146,8 +153,14 @@ def read_slots(path: Path, layout: str = "auto", columns: dict[str, str] | None 
         raise ArgumentError("layout", f"{layout!r} is not one of {', '.join(LAYOUTS)}")
     path = _present(path)
     layout = detect_layout(path) if layout == "auto" else layout
-    readers = {"duconv-eval": read_official, "lines": read_lines, "duconv": read_duconv, "kdconv": read_kdconv,
-               "durecdial": read_durecdial, "kgforge": read_kgforge_export}
+    readers = {
+        "duconv-eval": read_official,
+        "lines": read_lines,
+        "duconv": read_duconv,
+        "kdconv": read_kdconv,
+        "durecdial": read_durecdial,
+        "kgforge": read_kgforge_export,
+    }
     if layout == "table":
         return read_table(path, columns or {})
     return readers[layout](path)
@@ -188,7 +201,9 @@ def _numbered(path: Path) -> Iterator[tuple[int, str]]:
             try:
                 line = raw.decode("utf-8")
             except UnicodeDecodeError as exc:
-                raise InputError(f"{path}:{lineno}: not UTF-8 ({exc.reason} at byte offset {offset + exc.start})") from None
+                raise InputError(
+                    f"{path}:{lineno}: not UTF-8 ({exc.reason} at byte offset {offset + exc.start})"
+                ) from None
             offset += len(raw)
             if line.endswith("\r\n"):
                 line = line[:-2] + "\n"
@@ -218,9 +233,14 @@ def read_table(path: Path, columns: dict[str, str]) -> Slots:
         if gold and not isinstance(gold_text, str):
             raise InputError(f"{path}:{line}: column {gold!r} must be a string, got {_kind(gold_text)}")
         context = _row_context(path, line, record)
-        row = {"id": str(record.get(ident, line)) if ident else str(line), "line": line, "text": text,
-               "gold": gold_text, "dialogue_key": str(record[dialogue]) if dialogue and record.get(dialogue) is not None
-               else None, "gold_knowledge": context.gold or None}
+        row = {
+            "id": str(record.get(ident, line)) if ident else str(line),
+            "line": line,
+            "text": text,
+            "gold": gold_text,
+            "dialogue_key": str(record[dialogue]) if dialogue and record.get(dialogue) is not None else None,
+            "gold_knowledge": context.gold or None,
+        }
         if context.topics or context.knowledge:
             row["dialogue"] = len(dialogues)
             dialogues.append(context)
@@ -231,13 +251,14 @@ def read_table(path: Path, columns: dict[str, str]) -> Slots:
 def table_records(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
     suffix = path.suffix.lower()
     if suffix in (".csv", ".tsv"):
-        reader = csv.DictReader(io.StringIO(_csv_text(path), newline=""),
-                                delimiter="\t" if suffix == ".tsv" else ",")
+        reader = csv.DictReader(io.StringIO(_csv_text(path), newline=""), delimiter="\t" if suffix == ".tsv" else ",")
         try:
             for record in reader:
                 if None in record or None in record.values():  # more cells than the header names, or fewer
-                    raise InputError(f"{path}:{reader.line_num}: {len(reader.fieldnames or [])} columns in the "
-                                     f"header but {_cells(record)} cells in this row")
+                    raise InputError(
+                        f"{path}:{reader.line_num}: {len(reader.fieldnames or [])} columns in the "
+                        f"header but {_cells(record)} cells in this row"
+                    )
                 yield reader.line_num, dict(record)
         except csv.Error as exc:
             raise InputError(f"{path}:{reader.line_num + 1}: not a CSV row ({exc})") from None
@@ -285,27 +306,37 @@ def _excel_records(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
         for line, values in enumerate(rows, start=2):
             if all(value is None for value in values):
                 continue
-            yield line, {name: ("" if value is None else value if isinstance(value, (int, float)) else str(value))
-                         for name, value in zip(header, values) if name}
+            yield (
+                line,
+                {
+                    name: ("" if value is None else value if isinstance(value, (int, float)) else str(value))
+                    for name, value in zip(header, values)
+                    if name
+                },
+            )
     finally:
         workbook.close()
 
 
-def _column(path: Path, names: list[str], given: str | None, usual: tuple[str, ...], what: str,
-            required: bool = False) -> str | None:
+def _column(
+    path: Path, names: list[str], given: str | None, usual: tuple[str, ...], what: str, required: bool = False
+) -> str | None:
     if given is not None:
         if given not in names:
             raise InputError(f"{path}: no column {given!r} (columns: {', '.join(names)})")
         return given
     found = next((name for name in usual if name in names), None)
     if found is None and required:
-        raise InputError(f"{path}: no {what} column: name it with --{what}-column (columns: {', '.join(names)}; "
-                         f"recognised: {', '.join(usual)})")
+        raise InputError(
+            f"{path}: no {what} column: name it with --{what}-column (columns: {', '.join(names)}; "
+            f"recognised: {', '.join(usual)})"
+        )
     return found
 
 
 def _row_context(path: Path, line: int, record: dict[str, Any]) -> Dialogue:
     """A table row's own context columns (``topics``, ``knowledge``, ``gold_knowledge``), JSON in CSV cells."""
+
     def value(name: str) -> Any:
         raw = record.get(name)
         if isinstance(raw, str) and raw.strip():
@@ -318,8 +349,12 @@ def _row_context(path: Path, line: int, record: dict[str, Any]) -> Dialogue:
     topics = value("topics")
     if not isinstance(topics, list) or not all(isinstance(t, str) for t in topics):
         raise InputError(f"{path}:{line}: column 'topics' must be a list of names")
-    return Dialogue(str(line), topics, _triples(path, line, value("knowledge"), "knowledge"),
-                    _triples(path, line, value("gold_knowledge"), "gold_knowledge"))
+    return Dialogue(
+        str(line),
+        topics,
+        _triples(path, line, value("knowledge"), "knowledge"),
+        _triples(path, line, value("gold_knowledge"), "gold_knowledge"),
+    )
 
 
 def _triples(path: Path, line: int, value: Any, what: str) -> list[Triple]:
@@ -331,8 +366,10 @@ def _triples(path: Path, line: int, value: Any, what: str) -> list[Triple]:
         if isinstance(item, dict):
             item = [item.get("name"), item.get("attrname"), item.get("attrvalue")]
         if not (isinstance(item, list) and len(item) == 3 and all(isinstance(x, str) for x in item)):
-            raise InputError(f"{path}:{line}: {what}: {json.dumps(item, ensure_ascii=False)[:80]} is not a "
-                             "[head, relation, tail] triple of strings")
+            raise InputError(
+                f"{path}:{line}: {what}: {json.dumps(item, ensure_ascii=False)[:80]} is not a "
+                "[head, relation, tail] triple of strings"
+            )
         triples.append((item[0], item[1], item[2]))
     return triples
 
@@ -368,13 +405,21 @@ def read_duconv(path: Path) -> Slots:
     rows, dialogues = [], []
     for line, record in json_objects(path):
         goal = record.get("goal")
-        if not (isinstance(goal, list) and goal and all(isinstance(t, list) and len(t) == 3 for t in goal)
-                and all(isinstance(x, str) for t in goal for x in t)):
+        if not (
+            isinstance(goal, list)
+            and goal
+            and all(isinstance(t, list) and len(t) == 3 for t in goal)
+            and all(isinstance(x, str) for t in goal for x in t)
+        ):
             raise InputError(f"{path}:{line}: 'goal' must be a list of [a, b, c] string triples")
         knowledge = _triples(path, line, record.get("knowledge"), "knowledge")
         start, path_triples = (goal[0], goal[1:]) if goal[0][0] == "START" else ([], goal)
-        dialogue = Dialogue(str(line), list(dict.fromkeys([*start[1:], *_heads(knowledge)])), knowledge,
-                            [(a, b, c) for a, b, c in path_triples])
+        dialogue = Dialogue(
+            str(line),
+            list(dict.fromkeys([*start[1:], *_heads(knowledge)])),
+            knowledge,
+            [(a, b, c) for a, b, c in path_triples],
+        )
         if "conversation" in record:
             conversation = _utterances(path, line, record["conversation"], "'conversation'")
             turns = [(f"{line}:{j}", conversation[j]) for j in range(0, len(conversation), 2)]
@@ -384,8 +429,9 @@ def read_duconv(path: Path) -> Slots:
             if response is not None and not isinstance(response, str):
                 raise InputError(f"{path}:{line}: 'response' must be a string")
             turns = [(str(line), response)]
-        rows += [{"id": ident, "line": line, "text": text, "gold": text, "dialogue": len(dialogues)}
-                 for ident, text in turns]
+        rows += [
+            {"id": ident, "line": line, "text": text, "gold": text, "dialogue": len(dialogues)} for ident, text in turns
+        ]
         dialogues.append(dialogue)
     return Slots(path, "duconv", _frame(rows), dialogues, has_gold=True)
 
@@ -397,18 +443,30 @@ def read_kdconv(path: Path) -> Slots:
         if record.error:
             raise InputError(f"{path}:{line}: {record.error}")
         value = record.value
-        if not (isinstance(value, dict) and isinstance(value.get("messages"), list)
-                and all(isinstance(m, dict) and isinstance(m.get("message"), str) for m in value["messages"])):
-            raise InputError(f"{path}:{line}: not a KdConv dialogue (needs a 'messages' list of objects "
-                             "with a 'message' string)")
+        if not (
+            isinstance(value, dict)
+            and isinstance(value.get("messages"), list)
+            and all(isinstance(m, dict) and isinstance(m.get("message"), str) for m in value["messages"])
+        ):
+            raise InputError(
+                f"{path}:{line}: not a KdConv dialogue (needs a 'messages' list of objects with a 'message' string)"
+            )
         per_message = [_triples(path, line, m.get("attrs") or [], "attrs") for m in value["messages"]]
         knowledge = list(dict.fromkeys(t for attrs in per_message for t in attrs))
         name = value.get("name")
         topics = list(dict.fromkeys(([name] if isinstance(name, str) else []) + _heads(knowledge)))
         key = str(len(dialogues))
         for j, message in enumerate(value["messages"][1:], start=1):
-            rows.append({"id": f"{key}:{j}", "line": line, "text": message["message"], "gold": message["message"],
-                         "dialogue": len(dialogues), "gold_knowledge": [list(t) for t in per_message[j]]})
+            rows.append(
+                {
+                    "id": f"{key}:{j}",
+                    "line": line,
+                    "text": message["message"],
+                    "gold": message["message"],
+                    "dialogue": len(dialogues),
+                    "gold_knowledge": [list(t) for t in per_message[j]],
+                }
+            )
         dialogues.append(Dialogue(key, topics, knowledge, knowledge))
     if not dialogues:
         raise InputError(f"{path}: no dialogue in the file")
@@ -442,6 +500,7 @@ def _bot_first(record: dict[str, Any]) -> bool:
 def read_kgforge_export(path: Path) -> Slots:
     dialogues = []
     for line, record in json_objects(path):
+
         def labelled(key: str) -> list[Triple]:
             items = record.get(key) or []
             if not isinstance(items, list) or not all(isinstance(t, dict) for t in items):
@@ -468,8 +527,13 @@ class Responses:
     sources: dict[str, Any]
 
 
-def load_responses(predictions: Path, gold: Path | None = None, dialogues: Path | None = None,
-                   layout: str = "auto", columns: dict[str, str] | None = None) -> Responses:
+def load_responses(
+    predictions: Path,
+    gold: Path | None = None,
+    dialogues: Path | None = None,
+    layout: str = "auto",
+    columns: dict[str, str] | None = None,
+) -> Responses:
     """Predictions matched with their gold responses and dialogue context.
 
     ``predictions`` may hold gold itself (``duconv-eval``, a table with a gold column); otherwise ``gold`` (any
@@ -498,15 +562,18 @@ def load_responses(predictions: Path, gold: Path | None = None, dialogues: Path 
     if dialogues is not None:
         given = read_slots(dialogues, "auto", columns)
         if given.layout not in DATASET_LAYOUTS:
-            raise InputError(f"{dialogues}: --dialogues takes a dialogue file (DuConv, KdConv, DuRecDial or a "
-                             f"kgforge export), not a {given.layout} file")
+            raise InputError(
+                f"{dialogues}: --dialogues takes a dialogue file (DuConv, KdConv, DuRecDial or a "
+                f"kgforge export), not a {given.layout} file"
+            )
         sources["dialogues"] = _describe(given)
         context = _context_by_key(frame, given) if frame["dialogue_key"].is_not_null().any() else given
     if context is not None and context is not pred:
         frame = _attach(frame, context)
     segmented = any(s.segmented for s in (pred, context) if s is not None) or _looks_segmented(frame)
-    return Responses(frame, context.dialogues if context is not None else [], own_gold or gold is not None,
-                     segmented, sources)
+    return Responses(
+        frame, context.dialogues if context is not None else [], own_gold or gold is not None, segmented, sources
+    )
 
 
 def _describe(slots: Slots) -> dict[str, Any]:
@@ -520,22 +587,29 @@ def _describe(slots: Slots) -> dict[str, Any]:
 
 def _same_count(pred: Slots, other: Slots) -> None:
     if pred.frame.height != other.frame.height:
-        raise InputError(f"{pred.path} has {pred.frame.height} responses ({pred.layout}) but {other.path} has "
-                         f"{other.frame.height} ({other.layout}): responses are matched in order, so the counts "
-                         "must be equal")
+        raise InputError(
+            f"{pred.path} has {pred.frame.height} responses ({pred.layout}) but {other.path} has "
+            f"{other.frame.height} ({other.layout}): responses are matched in order, so the counts "
+            "must be equal"
+        )
 
 
 def _attach(frame: pl.DataFrame, context: Slots) -> pl.DataFrame:
     """The context's dialogue and gold knowledge for each response, in order."""
     if context.frame.height == 0:  # a kgforge export: one response per dialogue
         if frame.height != len(context.dialogues):
-            raise InputError(f"{context.path} has {len(context.dialogues)} dialogues and no responses; "
-                             f"{frame.height} responses cannot be matched to them one by one")
-        return frame.with_columns(dialogue=pl.int_range(frame.height, dtype=pl.Int64),
-                                  gold_knowledge=pl.lit(None, TRIPLES))
+            raise InputError(
+                f"{context.path} has {len(context.dialogues)} dialogues and no responses; "
+                f"{frame.height} responses cannot be matched to them one by one"
+            )
+        return frame.with_columns(
+            dialogue=pl.int_range(frame.height, dtype=pl.Int64), gold_knowledge=pl.lit(None, TRIPLES)
+        )
     if frame.height != context.frame.height:
-        raise InputError(f"{context.path} has {context.frame.height} responses ({context.layout}) but the "
-                         f"predictions have {frame.height}: responses are matched in order, so the counts must be equal")
+        raise InputError(
+            f"{context.path} has {context.frame.height} responses ({context.layout}) but the "
+            f"predictions have {frame.height}: responses are matched in order, so the counts must be equal"
+        )
     return frame.with_columns(dialogue=context.frame["dialogue"], gold_knowledge=context.frame["gold_knowledge"])
 
 
@@ -545,10 +619,14 @@ def _context_by_key(frame: pl.DataFrame, given: Slots) -> Slots:
     missing = frame.filter(pl.col("dialogue_key").is_not_null() & ~pl.col("dialogue_key").is_in(list(index)))
     if missing.height:
         first = missing.row(0, named=True)
-        raise InputError(f"line {first['line']}: dialogue {first['dialogue_key']!r} is not in {given.path} "
-                         f"(its dialogues are keyed {', '.join(list(index)[:3])}, …)")
-    rows = frame.select(dialogue=pl.col("dialogue_key").replace_strict(index, default=None, return_dtype=pl.Int64),
-                        gold_knowledge=pl.lit(None, TRIPLES))
+        raise InputError(
+            f"line {first['line']}: dialogue {first['dialogue_key']!r} is not in {given.path} "
+            f"(its dialogues are keyed {', '.join(list(index)[:3])}, …)"
+        )
+    rows = frame.select(
+        dialogue=pl.col("dialogue_key").replace_strict(index, default=None, return_dtype=pl.Int64),
+        gold_knowledge=pl.lit(None, TRIPLES),
+    )
     return Slots(given.path, given.layout, rows, given.dialogues)
 
 

@@ -32,20 +32,26 @@ from dataclasses import dataclass, field
 import polars as pl
 
 from kgforge.core.schema import Schema
+from kgforge.evaluation.inputs import Dialogue, Triple
 from kgforge.grounding.duconv import states
 from kgforge.grounding.index import TEXT_CHARS, GroundingIndex, make_fact
 from kgforge.grounding.kdconv import attr_key
 from kgforge.grounding.matching import DialogueMatcher, MatchOptions, jieba_cuts, word_cuts
 from kgforge.grounding.normalise import form, surface
-from kgforge.store.tables import GraphTables
 from kgforge.store.snapshot import Snapshot
-from kgforge.evaluation.inputs import Dialogue, Triple
+from kgforge.store.tables import GraphTables
 
 GRAPH_VALUES_SHOWN = 5
 STATUS_SCHEMA = {"said": pl.String, "status": pl.String}
 HALLUCINATION_SCHEMA = {"topic": pl.String, "relation": pl.String, "said": pl.String, "graph": pl.List(pl.String)}
-ROW_SCHEMA = {"k_mentions": pl.Int64, "k_true": pl.Int64, "k_gold": pl.Int64, "k_expressed": pl.Int64,
-              "mentions": pl.List(pl.Struct(STATUS_SCHEMA)), "hallucinations": pl.List(pl.Struct(HALLUCINATION_SCHEMA))}
+ROW_SCHEMA = {
+    "k_mentions": pl.Int64,
+    "k_true": pl.Int64,
+    "k_gold": pl.Int64,
+    "k_expressed": pl.Int64,
+    "mentions": pl.List(pl.Struct(STATUS_SCHEMA)),
+    "hallucinations": pl.List(pl.Struct(HALLUCINATION_SCHEMA)),
+}
 
 
 @dataclass(frozen=True)
@@ -69,25 +75,38 @@ class _Judged:
 class KnowledgeIndex:
     """A domain's graph made ready for judging responses: the grounder's index (names automaton, facts)."""
 
-    def __init__(self, tables: GraphTables, schema: Schema | None, segmented: bool,
-                 options: KnowledgeOptions = KnowledgeOptions()) -> None:
+    def __init__(
+        self,
+        tables: GraphTables,
+        schema: Schema | None,
+        segmented: bool,
+        options: KnowledgeOptions = KnowledgeOptions(),
+    ) -> None:
         self.segmented, self.options, self.schema = segmented, options, schema
         self.grounding = GroundingIndex.from_tables(tables, schema)
         self.grounding.min_name_chars = options.min_chars
         # a response naming an entity and saying a fact of it expresses the link from the topic too (a goal
         # path's step), where KdConv's annotators mark the fact only
-        self.match = MatchOptions(overlap_chars=options.text_overlap or MatchOptions().overlap_chars,
-                                  link_beside_facts=True)
+        self.match = MatchOptions(
+            overlap_chars=options.text_overlap or MatchOptions().overlap_chars, link_beside_facts=True
+        )
         self.skipped = _stop_relation_names(schema)
 
     @classmethod
-    def for_domain(cls, domain: str, workdir: str | None, segmented: bool,
-                   options: KnowledgeOptions = KnowledgeOptions()) -> "KnowledgeIndex":
+    def for_domain(
+        cls, domain: str, workdir: str | None, segmented: bool, options: KnowledgeOptions = KnowledgeOptions()
+    ) -> KnowledgeIndex:
         snapshot = Snapshot.open(domain, workdir)
         return cls(snapshot.tables(), snapshot.schema, segmented, options)
 
-    def assess(self, texts: list[str], golds: list[str | None], row_dialogues: list[int | None],
-               row_gold: list[list[Triple] | None], dialogues: list[Dialogue]) -> pl.DataFrame:
+    def assess(
+        self,
+        texts: list[str],
+        golds: list[str | None],
+        row_dialogues: list[int | None],
+        row_gold: list[list[Triple] | None],
+        dialogues: list[Dialogue],
+    ) -> pl.DataFrame:
         """Per response: ``k_mentions, k_true, k_gold, k_expressed`` and the lists ``mentions`` and
         ``hallucinations`` (see the module docstring)."""
         own = _OwnKnowledge(self, dialogues)
@@ -97,10 +116,16 @@ class KnowledgeIndex:
             judged = self.judge(text, dialogue, own.facts(d))
             gold = self._gold(annotated, dialogue, gold_text, own.facts(d))
             true = judged.true_keys()
-            rows.append({"k_mentions": len(judged.mentions), "k_true": len(true), "k_gold": len(gold),
-                         "k_expressed": sum(key in true for key in gold),
-                         "mentions": [{"said": said, "status": status} for said, status in judged.mentions.values()],
-                         "hallucinations": judged.hallucinations})
+            rows.append(
+                {
+                    "k_mentions": len(judged.mentions),
+                    "k_true": len(true),
+                    "k_gold": len(gold),
+                    "k_expressed": sum(key in true for key in gold),
+                    "mentions": [{"said": said, "status": status} for said, status in judged.mentions.values()],
+                    "hallucinations": judged.hallucinations,
+                }
+            )
         return pl.DataFrame(rows, schema=ROW_SCHEMA)
 
     def judge(self, text: str, dialogue: Dialogue | None, own: list[tuple[Triple, object]]) -> _Judged:
@@ -111,19 +136,29 @@ class KnowledgeIndex:
         matcher = DialogueMatcher(self.grounding, dialogue.topics, self.match)
         _, claims = matcher.message(text)
         for claim in claims:
-            if claim.relation in self.skipped or claim.status == "unsupported" or (
-                    not self.options.text_overlap and form(claim.relation or "") in self.grounding.text_relation_names):
+            if (
+                claim.relation in self.skipped
+                or claim.status == "unsupported"
+                or (not self.options.text_overlap and form(claim.relation or "") in self.grounding.text_relation_names)
+            ):
                 continue
             subject = self.grounding.label(claim.subject)
             if claim.status == "supported":
-                judged.mentions.setdefault(triple_key((subject, claim.relation or "", claim.graph[0])),
-                                           (claim.said, "true"))
+                judged.mentions.setdefault(
+                    triple_key((subject, claim.relation or "", claim.graph[0])), (claim.said, "true")
+                )
             else:
                 key = ("contradicted", form(subject), claim.relation or "", form(claim.said))
                 if key not in judged.mentions:
                     judged.mentions[key] = (claim.said, "contradicted")
-                    judged.hallucinations.append({"topic": subject, "relation": claim.relation, "said": claim.said,
-                                                  "graph": list(claim.graph[:GRAPH_VALUES_SHOWN])})
+                    judged.hallucinations.append(
+                        {
+                            "topic": subject,
+                            "relation": claim.relation,
+                            "said": claim.said,
+                            "graph": list(claim.graph[:GRAPH_VALUES_SHOWN]),
+                        }
+                    )
         if not self.options.graph_only and own:
             said = surface(text)
             cuts = word_cuts(said) if self.segmented else jieba_cuts(self.grounding, said.form)
@@ -134,8 +169,13 @@ class KnowledgeIndex:
                     judged.mentions.setdefault(triple_key(triple), (triple[2], "true"))
         return judged
 
-    def _gold(self, annotated: list[Triple] | None, dialogue: Dialogue | None, gold_text: str | None,
-              own: list[tuple[Triple, object]]) -> list[tuple[str, ...]]:
+    def _gold(
+        self,
+        annotated: list[Triple] | None,
+        dialogue: Dialogue | None,
+        gold_text: str | None,
+        own: list[tuple[Triple, object]],
+    ) -> list[tuple[str, ...]]:
         if annotated is not None:
             triples = annotated
         elif dialogue is None:
@@ -171,16 +211,23 @@ class _OwnKnowledge:
             dialogue = self.dialogues[d]
             text_relations = self.index.grounding.text_relation_names
             made = self._made[d] = [
-                (triple, make_fact(triple[0], triple[1], triple[2], None, form(triple[1]) in text_relations, TEXT_CHARS))
+                (
+                    triple,
+                    make_fact(triple[0], triple[1], triple[2], None, form(triple[1]) in text_relations, TEXT_CHARS),
+                )
                 for triple in dict.fromkeys((*dialogue.knowledge, *dialogue.gold))
-                if triple[1] not in self.index.skipped and not self._in_graph(triple)]
+                if triple[1] not in self.index.skipped and not self._in_graph(triple)
+            ]
         return made
 
     def _in_graph(self, triple: Triple) -> bool:
         grounding = self.index.grounding
         key = triple_key(triple)
-        return any(triple_key((grounding.label(iri), fact.relation, fact.value)) == key
-                   for iri in grounding.resolve(triple[0]) for fact in grounding.facts_of.get(iri, ()))
+        return any(
+            triple_key((grounding.label(iri), fact.relation, fact.value)) == key
+            for iri in grounding.resolve(triple[0])
+            for fact in grounding.facts_of.get(iri, ())
+        )
 
 
 def _stop_relation_names(schema: Schema | None) -> set[str]:

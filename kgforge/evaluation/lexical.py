@@ -45,8 +45,10 @@ class LexicalStats:
 
     def __init__(self, predictions: pl.Series, golds: pl.Series | None) -> None:
         self.size = predictions.len()
-        self.frame = pl.DataFrame({"pred": predictions, "gold": golds if golds is not None else None},
-                                  schema={"pred": pl.List(pl.String), "gold": pl.List(pl.String)})
+        self.frame = pl.DataFrame(
+            {"pred": predictions, "gold": golds if golds is not None else None},
+            schema={"pred": pl.List(pl.String), "gold": pl.List(pl.String)},
+        )
         self.has_gold = golds is not None
         self._tokens: dict[str, pl.DataFrame] = {}
         self._ngrams: dict[tuple[str, int], pl.DataFrame] = {}
@@ -57,15 +59,22 @@ class LexicalStats:
     def _rows(self, frame: pl.DataFrame, **fill: int) -> pl.DataFrame:
         """``frame`` (keyed by ``row``) with a row for every response, missing counts as 0."""
         rows = pl.DataFrame({"row": pl.int_range(self.size, eager=True, dtype=pl.UInt32)})
-        return rows.join(frame, on="row", how="left").with_columns(
-            [pl.col(name).fill_null(value) for name, value in fill.items()]).sort("row")
+        return (
+            rows.join(frame, on="row", how="left")
+            .with_columns([pl.col(name).fill_null(value) for name, value in fill.items()])
+            .sort("row")
+        )
 
     def tokens(self, side: str) -> pl.DataFrame:
         """``row, tok, pos, size``: one row per token of every response, in order."""
         if side not in self._tokens:
-            self._tokens[side] = (self.frame.select(tok=pl.col(side)).with_row_index("row").explode("tok")
-                                  .drop_nulls("tok").with_columns(pos=pl.int_range(pl.len()).over("row"),
-                                                                  size=pl.len().over("row")))
+            self._tokens[side] = (
+                self.frame.select(tok=pl.col(side))
+                .with_row_index("row")
+                .explode("tok")
+                .drop_nulls("tok")
+                .with_columns(pos=pl.int_range(pl.len()).over("row"), size=pl.len().over("row"))
+            )
         return self._tokens[side]
 
     def ngram_counts(self, side: str, n: int) -> pl.DataFrame:
@@ -75,8 +84,12 @@ class LexicalStats:
         if (side, n) not in self._ngrams:
             tokens = self.tokens(side)
             keys = pl.concat_str([pl.col("tok").shift(-k) for k in range(n)]) if n > 1 else pl.col("tok")
-            self._ngrams[side, n] = (tokens.with_columns(key=keys).filter(pl.col("pos") + n <= pl.col("size"))
-                                     .group_by("row", "key").agg(count=pl.len()))
+            self._ngrams[side, n] = (
+                tokens.with_columns(key=keys)
+                .filter(pl.col("pos") + n <= pl.col("size"))
+                .group_by("row", "key")
+                .agg(count=pl.len())
+            )
         return self._ngrams[side, n]
 
     @cached_property
@@ -88,8 +101,11 @@ class LexicalStats:
         """``hits, total`` per response: clipped n-gram matches and predicted n-grams of order ``n``."""
         if n not in self._overlaps:
             pred, gold = self.ngram_counts("pred", n), self.ngram_counts("gold", n)
-            hits = pred.join(gold, on=["row", "key"], how="inner").group_by("row").agg(
-                hits=pl.min_horizontal("count", "count_right").sum())
+            hits = (
+                pred.join(gold, on=["row", "key"], how="inner")
+                .group_by("row")
+                .agg(hits=pl.min_horizontal("count", "count_right").sum())
+            )
             totals = pred.group_by("row").agg(total=pl.col("count").sum())
             self._overlaps[n] = self._rows(hits.join(totals, on="row", how="full", coalesce=True), hits=0, total=0)
         return self._overlaps[n]
@@ -106,15 +122,27 @@ class LexicalStats:
     @cached_property
     def characters(self) -> pl.DataFrame:
         """``hits, pred_chars, gold_chars`` per response, over the tokens joined without spaces."""
+
         def chars(side: str) -> pl.DataFrame:
-            return (self.frame.select(ch=pl.col(side).list.join("").str.split("")).with_row_index("row")
-                    .explode("ch").drop_nulls("ch").group_by("row", "ch").agg(count=pl.len()))
+            return (
+                self.frame.select(ch=pl.col(side).list.join("").str.split(""))
+                .with_row_index("row")
+                .explode("ch")
+                .drop_nulls("ch")
+                .group_by("row", "ch")
+                .agg(count=pl.len())
+            )
 
         pred, gold = chars("pred"), chars("gold")
-        hits = pred.join(gold, on=["row", "ch"], how="inner").group_by("row").agg(
-            hits=pl.min_horizontal("count", "count_right").sum())
-        sizes = self.frame.select(pred_chars=pl.col("pred").list.join("").str.len_chars(),
-                                  gold_chars=pl.col("gold").list.join("").str.len_chars()).with_row_index("row")
+        hits = (
+            pred.join(gold, on=["row", "ch"], how="inner")
+            .group_by("row")
+            .agg(hits=pl.min_horizontal("count", "count_right").sum())
+        )
+        sizes = self.frame.select(
+            pred_chars=pl.col("pred").list.join("").str.len_chars(),
+            gold_chars=pl.col("gold").list.join("").str.len_chars(),
+        ).with_row_index("row")
         return self._rows(hits, hits=0).join(sizes, on="row").sort("row")
 
     # ---------------------------------------------------------------- F1
@@ -133,7 +161,9 @@ class LexicalStats:
     # ---------------------------------------------------------------- BLEU
 
     def bleu_per_response(self, n: int) -> pl.Series:
-        rates = [self.overlap(k).select(rate=_ratio(pl.col("hits"), pl.col("total"))).to_series() for k in range(1, n + 1)]
+        rates = [
+            self.overlap(k).select(rate=_ratio(pl.col("hits"), pl.col("total"))).to_series() for k in range(1, n + 1)
+        ]
         frame = self.lengths.with_columns([rate.alias(f"r{k}") for k, rate in enumerate(rates, start=1)])
         c, r = pl.col("pred_len").cast(pl.Float64), pl.col("gold_len").cast(pl.Float64)
         penalty = pl.when(c >= r).then(1.0).when(c > 0).then((1.0 - r / c).exp()).otherwise(0.0)

@@ -15,24 +15,33 @@ from kgforge.evaluation.registry import METRICS, register_metric
 
 OFFICIAL = ("f1", "bleu1", "bleu2", "distinct1", "distinct2")  # what the official DuConv script prints
 
-register_metric("f1", "character F1 of prediction and gold (official DuConv)", needs=["gold"],
-                corpus=lambda batch: batch.lexical.f1_corpus())(lambda batch: batch.lexical.f1_per_response())
+register_metric(
+    "f1",
+    "character F1 of prediction and gold (official DuConv)",
+    needs=["gold"],
+    corpus=lambda batch: batch.lexical.f1_corpus(),
+)(lambda batch: batch.lexical.f1_per_response())
 
 
 def _register_bleu(n: int) -> None:
     official = " (official DuConv)" if n <= 2 else ""
-    register_metric(f"bleu{n}", f"BLEU-{n}: cover rates of 1..{n}-grams, official DuConv brevity penalty{official}",
-                    needs=["gold"], corpus=lambda batch: batch.lexical.bleu_corpus(n),
-                    )(lambda batch: batch.lexical.bleu_per_response(n))
+    register_metric(
+        f"bleu{n}",
+        f"BLEU-{n}: cover rates of 1..{n}-grams, official DuConv brevity penalty{official}",
+        needs=["gold"],
+        corpus=lambda batch: batch.lexical.bleu_corpus(n),
+    )(lambda batch: batch.lexical.bleu_per_response(n))
 
 
 def register_distinct(n: int) -> None:
     """DISTINCT-n (any n >= 1; the registry calls this for a ``distinctN`` it does not know yet)."""
     official = " (official DuConv)" if n <= 2 else " (the official DuConv formula)"
-    register_metric(f"distinct{n}", f"DISTINCT-{n}: distinct / all predicted {n}-grams over the corpus{official}",
-                    aliases=[f"distinct-{n}", f"dist{n}", f"dist-{n}"],
-                    corpus=lambda batch: batch.lexical.distinct_corpus(n),
-                    )(lambda batch: batch.lexical.distinct_per_response(n))
+    register_metric(
+        f"distinct{n}",
+        f"DISTINCT-{n}: distinct / all predicted {n}-grams over the corpus{official}",
+        aliases=[f"distinct-{n}", f"dist{n}", f"dist-{n}"],
+        corpus=lambda batch: batch.lexical.distinct_corpus(n),
+    )(lambda batch: batch.lexical.distinct_per_response(n))
 
 
 _DISTINCT = re.compile(r"^dist(?:inct)?[-_]?(\d+)$", re.IGNORECASE)
@@ -49,25 +58,39 @@ for _n in (1, 2, 3, 4):
     _register_bleu(_n)
     register_distinct(_n)
 METRICS.families.append(_distinct_family)
-register_metric("rouge_l", "ROUGE-L: LCS F-measure over tokens, beta 1.2, mean over responses", aliases=["rouge"],
-                needs=["gold"])(lambda batch: batch.lexical.rouge_l_per_response())
-register_metric("cider", "CIDEr-D as pycocoevalcap computes it: tf-idf n-grams 1-4, clipped, length penalty "
-                "sigma 6, x10", aliases=["cider_d", "cider-d"], needs=["gold"], default=False)(lambda batch: batch.cider)
-register_metric("meteor", "METEOR (NLTK): unigram alignment by exact and stem matches (synonyms when WordNet "
-                "is installed)", needs=["gold"], default=False)(lambda batch: batch.meteor)
+register_metric(
+    "rouge_l", "ROUGE-L: LCS F-measure over tokens, beta 1.2, mean over responses", aliases=["rouge"], needs=["gold"]
+)(lambda batch: batch.lexical.rouge_l_per_response())
+register_metric(
+    "cider",
+    "CIDEr-D as pycocoevalcap computes it: tf-idf n-grams 1-4, clipped, length penalty sigma 6, x10",
+    aliases=["cider_d", "cider-d"],
+    needs=["gold"],
+    default=False,
+)(lambda batch: batch.cider)
+register_metric(
+    "meteor",
+    "METEOR (NLTK): unigram alignment by exact and stem matches (synonyms when WordNet is installed)",
+    needs=["gold"],
+    default=False,
+)(lambda batch: batch.meteor)
 
 
 def _register_embedding(name: str, description: str, aliases: list[str]) -> None:
-    register_metric(name, description, aliases=aliases, needs=["gold", "vectors"])(
-        lambda batch: batch.embedding[name])
+    register_metric(name, description, aliases=aliases, needs=["gold", "vectors"])(lambda batch: batch.embedding[name])
 
 
-_register_embedding("embedding_average", "Embedding Average: cosine of the mean word vectors (--vectors)",
-                    ["average", "emb_avg"])
-_register_embedding("vector_extrema", "Vector Extrema: cosine of the per-dimension extreme word vectors "
-                    "(--vectors)", ["extrema"])
-_register_embedding("greedy_matching", "Greedy Matching: each word to its closest word on the other side, "
-                    "both ways (--vectors)", ["greedy"])
+_register_embedding(
+    "embedding_average", "Embedding Average: cosine of the mean word vectors (--vectors)", ["average", "emb_avg"]
+)
+_register_embedding(
+    "vector_extrema", "Vector Extrema: cosine of the per-dimension extreme word vectors (--vectors)", ["extrema"]
+)
+_register_embedding(
+    "greedy_matching",
+    "Greedy Matching: each word to its closest word on the other side, both ways (--vectors)",
+    ["greedy"],
+)
 
 
 def _share(numerator: str, denominator: str) -> pl.Expr:
@@ -85,35 +108,53 @@ def _harmonic(p: float | None, r: float | None) -> float | None:
     return 2 * p * r / (p + r) if p + r else 0.0
 
 
-@register_metric("k_precision", "knowledge precision: fact mentions true in the graph / fact mentions",
-                 needs=["knowledge"], corpus=lambda batch: _micro(batch, "k_true", "k_mentions"))
+@register_metric(
+    "k_precision",
+    "knowledge precision: fact mentions true in the graph / fact mentions",
+    needs=["knowledge"],
+    corpus=lambda batch: _micro(batch, "k_true", "k_mentions"),
+)
 def knowledge_precision(batch: Batch) -> pl.Series:
     return batch.knowledge.select(_share("k_true", "k_mentions")).to_series()
 
 
-@register_metric("k_recall", "knowledge recall: gold knowledge the response expresses / gold knowledge",
-                 needs=["knowledge"], corpus=lambda batch: _micro(batch, "k_expressed", "k_gold"))
+@register_metric(
+    "k_recall",
+    "knowledge recall: gold knowledge the response expresses / gold knowledge",
+    needs=["knowledge"],
+    corpus=lambda batch: _micro(batch, "k_expressed", "k_gold"),
+)
 def knowledge_recall(batch: Batch) -> pl.Series:
     return batch.knowledge.select(_share("k_expressed", "k_gold")).to_series()
 
 
-@register_metric("k_f1", "knowledge F1: harmonic mean of knowledge precision and recall", needs=["knowledge"],
-                 corpus=lambda batch: _harmonic(_micro(batch, "k_true", "k_mentions"),
-                                                _micro(batch, "k_expressed", "k_gold")))
+@register_metric(
+    "k_f1",
+    "knowledge F1: harmonic mean of knowledge precision and recall",
+    needs=["knowledge"],
+    corpus=lambda batch: _harmonic(_micro(batch, "k_true", "k_mentions"), _micro(batch, "k_expressed", "k_gold")),
+)
 def knowledge_f1(batch: Batch) -> pl.Series:
     p, r = _share("k_true", "k_mentions"), _share("k_expressed", "k_gold")
     return batch.knowledge.select(pl.when(p + r > 0).then(2 * p * r / (p + r)).otherwise(p * 0)).to_series()
 
 
 def _register_bertscore(part: str, what: str) -> None:
-    register_metric(f"bertscore_{part}", f"BERTScore {what} over a local model (--model-path; extra 'bertscore')",
-                    aliases=[f"bert_{part}"], needs=["gold", "model"])(lambda batch: batch.bertscore[part])
+    register_metric(
+        f"bertscore_{part}",
+        f"BERTScore {what} over a local model (--model-path; extra 'bertscore')",
+        aliases=[f"bert_{part}"],
+        needs=["gold", "model"],
+    )(lambda batch: batch.bertscore[part])
 
 
 for _part, _what in (("p", "precision"), ("r", "recall"), ("f1", "F1")):
     _register_bertscore(_part, _what)
-register_metric("bleurt", "BLEURT: a BLEURT checkpoint's regression score for (gold, prediction) "
-                "(--bleurt-path; extra 'bleurt')", needs=["gold", "bleurt"])(lambda batch: batch.bleurt["score"])
+register_metric(
+    "bleurt",
+    "BLEURT: a BLEURT checkpoint's regression score for (gold, prediction) (--bleurt-path; extra 'bleurt')",
+    needs=["gold", "bleurt"],
+)(lambda batch: batch.bleurt["score"])
 
 
 def official_lines(corpus: dict[str, float | None]) -> str | None:
@@ -121,5 +162,7 @@ def official_lines(corpus: dict[str, float | None]) -> str | None:
     and DISTINCT as fractions followed by a % sign), or None when one of its metrics was not computed."""
     if any(corpus.get(name) is None for name in OFFICIAL):
         return None
-    return (f"F1: {corpus['f1'] * 100:.2f}%\nBLEU1: {corpus['bleu1']:.3f}%\nBLEU2: {corpus['bleu2']:.3f}%\n"
-            f"DISTINCT1: {corpus['distinct1']:.3f}%\nDISTINCT2: {corpus['distinct2']:.3f}%\n")
+    return (
+        f"F1: {corpus['f1'] * 100:.2f}%\nBLEU1: {corpus['bleu1']:.3f}%\nBLEU2: {corpus['bleu2']:.3f}%\n"
+        f"DISTINCT1: {corpus['distinct1']:.3f}%\nDISTINCT2: {corpus['distinct2']:.3f}%\n"
+    )

@@ -42,14 +42,31 @@ def bert_score(model_path: Path, predictions: list[str], golds: list[str], batch
         raise KgforgeError(f"BERTScore needs the extra 'bertscore': {EXTRA}") from None
     layers = int(AutoConfig.from_pretrained(model_path, local_files_only=True).num_hidden_layers)
     try:
-        precision, recall, f1 = package.score(predictions, golds, model_type=str(model_path), num_layers=layers,
-                                              batch_size=batch_size, device="cpu", idf=False, verbose=False)
+        precision, recall, f1 = package.score(
+            predictions,
+            golds,
+            model_type=str(model_path),
+            num_layers=layers,
+            batch_size=batch_size,
+            device="cpu",
+            idf=False,
+            verbose=False,
+        )
     except OverflowError:  # the tokenizer has no length limit: bert-score truncates at model_max_length
-        raise KgforgeError(f"{model_path}: the tokenizer states no model_max_length (set it in "
-                           "tokenizer_config.json, e.g. 512)") from None
-    return {"p": precision.tolist(), "r": recall.tolist(), "f1": f1.tolist(),
-            "model": {"layer": layers, "idf": False, "rescaled": False,
-                      "package": f"bert-score {getattr(package, '__version__', '?')}"}}
+        raise KgforgeError(
+            f"{model_path}: the tokenizer states no model_max_length (set it in tokenizer_config.json, e.g. 512)"
+        ) from None
+    return {
+        "p": precision.tolist(),
+        "r": recall.tolist(),
+        "f1": f1.tolist(),
+        "model": {
+            "layer": layers,
+            "idf": False,
+            "rescaled": False,
+            "package": f"bert-score {getattr(package, '__version__', '?')}",
+        },
+    }
 
 
 def bleurt(model_path: Path, predictions: list[str], golds: list[str], batch_size: int = 32) -> dict[str, Any]:
@@ -64,8 +81,11 @@ def bleurt(model_path: Path, predictions: list[str], golds: list[str], batch_siz
     _refuse_bleurt_pytorch_layout(model_path)
     config = AutoConfig.from_pretrained(model_path, local_files_only=True)
     if int(getattr(config, "num_labels", 0)) != 1:
-        raise ArgumentError("--bleurt-path", f"{model_path} is not a BLEURT port with one regression output that "
-                                             "transformers loads (AutoModelForSequenceClassification, num_labels 1)")
+        raise ArgumentError(
+            "--bleurt-path",
+            f"{model_path} is not a BLEURT port with one regression output that "
+            "transformers loads (AutoModelForSequenceClassification, num_labels 1)",
+        )
     tokenizer = AutoTokenizer.from_pretrained(model_path, local_files_only=True)
     network = AutoModelForSequenceClassification.from_pretrained(model_path, local_files_only=True).eval()
     limit = _pair_limit(tokenizer.model_max_length, getattr(config, "max_position_embeddings", None))
@@ -73,14 +93,17 @@ def bleurt(model_path: Path, predictions: list[str], golds: list[str], batch_siz
     cut = 0
     with torch.inference_mode():
         for start in range(0, len(predictions), batch_size):
-            references, candidates = golds[start:start + batch_size], predictions[start:start + batch_size]
+            references, candidates = golds[start : start + batch_size], predictions[start : start + batch_size]
             whole = tokenizer(references, candidates, truncation=False)["input_ids"]
             cut += sum(len(ids) > limit for ids in whole)
-            encoded = tokenizer(references, candidates, padding=True, truncation=True, max_length=limit,
-                                return_tensors="pt")
+            encoded = tokenizer(
+                references, candidates, padding=True, truncation=True, max_length=limit, return_tensors="pt"
+            )
             scores.extend(network(**encoded).logits[:, 0].tolist())
-    return {"score": scores, "model": {"max_length": limit, "pairs_truncated": cut,
-                                       "architecture": type(network).__name__}}
+    return {
+        "score": scores,
+        "model": {"max_length": limit, "pairs_truncated": cut, "architecture": type(network).__name__},
+    }
 
 
 def _refuse_bleurt_pytorch_layout(model_path: Path) -> None:
@@ -90,9 +113,12 @@ def _refuse_bleurt_pytorch_layout(model_path: Path) -> None:
     except (OSError, ValueError) as error:
         raise ArgumentError("--bleurt-path", f"{model_path / 'config.json'}: {error}") from None
     if kind == "bleurt":
-        raise ArgumentError("--bleurt-path", f"{model_path} is in the bleurt-pytorch layout (model_type 'bleurt', "
-                                             "e.g. BLEURT-20), which transformers cannot load; use a port saved "
-                                             "as BertForSequenceClassification with one output")
+        raise ArgumentError(
+            "--bleurt-path",
+            f"{model_path} is in the bleurt-pytorch layout (model_type 'bleurt', "
+            "e.g. BLEURT-20), which transformers cannot load; use a port saved "
+            "as BertForSequenceClassification with one output",
+        )
 
 
 def _pair_limit(tokenizer_limit: int, positions: int | None) -> int:

@@ -26,10 +26,10 @@ from typing import Any
 
 import polars as pl
 
-from kgforge.core.files import atomic_path
-from kgforge.core.registry import Entry, Registry
 from kgforge.core.errors import ArgumentError, InputError
+from kgforge.core.files import atomic_path
 from kgforge.core.jsonio import iter_json_container
+from kgforge.core.registry import Entry, Registry
 from kgforge.core.text import spreadsheet_cell
 from kgforge.evaluation.agreement import agreement, paired_test
 from kgforge.evaluation.inputs import detect_layout, json_objects, load_responses, table_records
@@ -105,12 +105,27 @@ def read_rubric(path: Path) -> Rubric:
         if not scale or not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in scale):
             raise InputError(f"{path}: {where}scale must be a list of numbers")
         labels = {lang: tuple(map(str, values)) for lang, values in (raw.get("labels") or {}).items()}
-        aspects.append(Aspect(need(raw, "key", str, where), need(raw, "zh", str, where), need(raw, "en", str, where),
-                              tuple(float(v) for v in scale), labels, bool(raw.get("optional", False))))
+        aspects.append(
+            Aspect(
+                need(raw, "key", str, where),
+                need(raw, "zh", str, where),
+                need(raw, "en", str, where),
+                tuple(float(v) for v in scale),
+                labels,
+                bool(raw.get("optional", False)),
+            )
+        )
     if not aspects:
         raise InputError(f"{path}: a rubric needs at least one aspect")
-    return Rubric(need(data, "name", str, ""), unit, level, str(data.get("source", "")),
-                  dict(data.get("instructions") or {}), tuple(aspects), int(data.get("annotators", 3)))
+    return Rubric(
+        need(data, "name", str, ""),
+        unit,
+        level,
+        str(data.get("source", "")),
+        dict(data.get("instructions") or {}),
+        tuple(aspects),
+        int(data.get("annotators", 3)),
+    )
 
 
 def _bundled() -> Iterable[tuple[str, Rubric]]:
@@ -123,15 +138,21 @@ def _bundled() -> Iterable[tuple[str, Rubric]]:
 def _plugin_rubric(name: str, obj: Any) -> Entry[Rubric]:
     """A rubric of the entry-point group ``kgforge.rubrics``: a :class:`Rubric`, or the path of its TOML file
     (a ``str``, a ``Path`` or an ``importlib.resources`` file of the plug-in's package)."""
-    made = obj if isinstance(obj, Rubric) else read_rubric(Path(str(obj))) if isinstance(obj, (str, Path)) or \
-        hasattr(obj, "read_text") else None
+    made = (
+        obj
+        if isinstance(obj, Rubric)
+        else read_rubric(Path(str(obj)))
+        if isinstance(obj, (str, Path)) or hasattr(obj, "read_text")
+        else None
+    )
     if made is None:
         raise ArgumentError(f"rubric plug-in {name!r}", f"is a {type(obj).__name__}, not a Rubric or a TOML path")
     return Entry(name, made, f"{made.unit} rubric, {len(made.aspects)} aspects ({made.source or 'plug-in'})")
 
 
-RUBRICS: Registry[Rubric] = Registry("rubric", discover=_bundled, entry_point_group="kgforge.rubrics",
-                                     plugin=_plugin_rubric)
+RUBRICS: Registry[Rubric] = Registry(
+    "rubric", discover=_bundled, entry_point_group="kgforge.rubrics", plugin=_plugin_rubric
+)
 
 
 def rubric(name_or_path: str | Path) -> Rubric:
@@ -154,16 +175,21 @@ class Unit:
     context: str = ""
 
 
-def system_units(path: Path, unit: str, gold: Path | None = None, layout: str = "auto",
-                 columns: dict[str, str] | None = None) -> list[Unit]:
+def system_units(
+    path: Path, unit: str, gold: Path | None = None, layout: str = "auto", columns: dict[str, str] | None = None
+) -> list[Unit]:
     """The units of a system's file: its responses (with a ``context``/``history`` column when a table has
     one), or its conversations (DuConv/DuRecDial ``conversation``, KdConv ``messages``)."""
     if unit == "dialogue":
         return _conversations(Path(path))
     responses = load_responses(Path(path), None, None, layout, columns or {})
     contexts = _contexts(Path(path), responses.frame.height)
-    return [Unit(str(ident), text, contexts[i]) for i, (ident, text)
-            in enumerate(zip(responses.frame["id"].to_list(), responses.frame["prediction"].to_list(), strict=True))]
+    return [
+        Unit(str(ident), text, contexts[i])
+        for i, (ident, text) in enumerate(
+            zip(responses.frame["id"].to_list(), responses.frame["prediction"].to_list(), strict=True)
+        )
+    ]
 
 
 def _contexts(path: Path, size: int) -> list[str]:
@@ -200,8 +226,10 @@ def _conversations(path: Path) -> list[Unit]:
         elif isinstance(record, dict) and isinstance(record.get("messages"), list):
             turns = [str(m.get("message", "")) for m in record["messages"] if isinstance(m, dict)]
         else:
-            raise InputError(f"{path}:{line}: a dialogue rubric rates whole conversations: each record needs a "
-                             "'conversation' list (DuConv, DuRecDial) or 'messages' (KdConv)")
+            raise InputError(
+                f"{path}:{line}: a dialogue rubric rates whole conversations: each record needs a "
+                "'conversation' list (DuConv, DuRecDial) or 'messages' (KdConv)"
+            )
         key = str(record.get("dialogue_id", record.get("id", line)))
         goal = record.get("goal")
         context = json.dumps(goal, ensure_ascii=False) if goal else ""
@@ -226,9 +254,18 @@ class SheetSet:
     sampled_units: int
 
 
-def make_sheets(rubric_name: str | Path, systems: Mapping[str, Path], out: Path, *, annotators: int | None = None,
-                seed: int = 0, sample: int | None = None, language: str = "zh", sheet_format: str = "csv",
-                layout: str = "auto") -> SheetSet:
+def make_sheets(
+    rubric_name: str | Path,
+    systems: Mapping[str, Path],
+    out: Path,
+    *,
+    annotators: int | None = None,
+    seed: int = 0,
+    sample: int | None = None,
+    language: str = "zh",
+    sheet_format: str = "csv",
+    layout: str = "auto",
+) -> SheetSet:
     """Write one blinded, shuffled sheet per annotator, the instructions and the un-blinding key into ``out``."""
     chosen = rubric(rubric_name)
     if language not in LANGUAGES:
@@ -237,8 +274,10 @@ def make_sheets(rubric_name: str | Path, systems: Mapping[str, Path], out: Path,
         raise ArgumentError("--format", f"{sheet_format!r} is not one of {', '.join(SHEET_FORMATS)}")
     if len(systems) < (2 if chosen.unit == "pair" else 1):
         raise ArgumentError("--system", f"rubric {chosen.name} compares systems in pairs: give two or more")
-    units = {name: {u.key: u for u in system_units(path, "dialogue" if chosen.unit == "dialogue" else "turn",
-                                                   layout=layout)} for name, path in systems.items()}
+    units = {
+        name: {u.key: u for u in system_units(path, "dialogue" if chosen.unit == "dialogue" else "turn", layout=layout)}
+        for name, path in systems.items()
+    }
     keys = _shared_keys(units)
     rng = random.Random(seed)
     if sample is not None and sample < len(keys):
@@ -255,14 +294,28 @@ def make_sheets(rubric_name: str | Path, systems: Mapping[str, Path], out: Path,
     instructions = out / "instructions.md"
     with atomic_path(instructions) as tmp:
         Path(tmp).write_text(chosen.instructions_text(language), encoding="utf-8")
-    key = {"rubric": chosen.name, "unit": chosen.unit, "level": chosen.level, "seed": seed,
-           "rubric_file": str(rubric_name) if str(rubric_name).endswith(".toml") else None,
-           "sheets": sheets, "systems": list(systems),
-           "items": {item_id: {k: v for k, v in item.items() if k != "show"} for item_id, item in items.items()}}
+    key = {
+        "rubric": chosen.name,
+        "unit": chosen.unit,
+        "level": chosen.level,
+        "seed": seed,
+        "rubric_file": str(rubric_name) if str(rubric_name).endswith(".toml") else None,
+        "sheets": sheets,
+        "systems": list(systems),
+        "items": {item_id: {k: v for k, v in item.items() if k != "show"} for item_id, item in items.items()},
+    }
     with atomic_path(out / KEY_FILE) as tmp:
         Path(tmp).write_text(json.dumps(key, ensure_ascii=False, indent=1), encoding="utf-8")
-    return SheetSet(chosen.name, str(out), str(out / KEY_FILE), {r: str(out / s) for r, s in sheets.items()},
-                    str(instructions), len(items), tuple(systems), len(keys))
+    return SheetSet(
+        chosen.name,
+        str(out),
+        str(out / KEY_FILE),
+        {r: str(out / s) for r, s in sheets.items()},
+        str(instructions),
+        len(items),
+        tuple(systems),
+        len(keys),
+    )
 
 
 def _shared_keys(units: Mapping[str, Mapping[str, Unit]]) -> list[str]:
@@ -270,13 +323,16 @@ def _shared_keys(units: Mapping[str, Mapping[str, Unit]]) -> list[str]:
     first, *rest = units.values()
     shared = [key for key in first if all(key in other for other in rest)]
     if not shared:
-        raise InputError("the systems share no input (their response or dialogue ids differ); rate sheets compare "
-                         "systems on the same inputs")
+        raise InputError(
+            "the systems share no input (their response or dialogue ids differ); rate sheets compare "
+            "systems on the same inputs"
+        )
     return shared
 
 
-def _items(chosen: Rubric, units: Mapping[str, Mapping[str, Unit]], keys: list[str],
-           rng: random.Random) -> dict[str, dict[str, Any]]:
+def _items(
+    chosen: Rubric, units: Mapping[str, Mapping[str, Unit]], keys: list[str], rng: random.Random
+) -> dict[str, dict[str, Any]]:
     """Blinded items in a seeded random order: ``item-00001`` … → what they show and whose they are."""
     found: list[dict[str, Any]] = []
     names = list(units)
@@ -284,8 +340,13 @@ def _items(chosen: Rubric, units: Mapping[str, Mapping[str, Unit]], keys: list[s
         if chosen.unit == "pair":
             for a, b in itertools.combinations(names, 2):
                 first, second = (a, b) if rng.random() < 0.5 else (b, a)
-                found.append({"unit": key, "systems": [first, second],
-                              "show": (units[a][key].context, units[first][key].text, units[second][key].text)})
+                found.append(
+                    {
+                        "unit": key,
+                        "systems": [first, second],
+                        "show": (units[a][key].context, units[first][key].text, units[second][key].text),
+                    }
+                )
         else:
             for name in names:
                 found.append({"unit": key, "system": name, "show": (units[name][key].context, units[name][key].text)})
@@ -300,7 +361,9 @@ def _header(chosen: Rubric) -> list[str]:
 
 def _write_sheet(path: Path, chosen: Rubric, rows: list[tuple[str, tuple[str, ...]]], language: str) -> None:
     header = _header(chosen)
-    body = [[item, *(spreadsheet_cell(str(cell)) for cell in shown), *([""] * len(chosen.aspects))] for item, shown in rows]
+    body = [
+        [item, *(spreadsheet_cell(str(cell)) for cell in shown), *([""] * len(chosen.aspects))] for item, shown in rows
+    ]
     if path.suffix == ".xlsx":
         try:
             import openpyxl
@@ -362,8 +425,9 @@ def import_ratings(folder: Path, sheets: Iterable[Path] | None = None) -> Rating
         found, empty = _read_filled(path, chosen, key["items"])
         rows += [{"annotator": rater, **row} for row in found]
         missing += empty
-    ratings = pl.DataFrame(rows, schema={"annotator": pl.String, "item": pl.String, "aspect": pl.String,
-                                         "score": pl.Float64})
+    ratings = pl.DataFrame(
+        rows, schema={"annotator": pl.String, "item": pl.String, "aspect": pl.String, "score": pl.Float64}
+    )
     if chosen.unit == "pair":
         return _pair_report(chosen, key, raters, ratings, missing)
     return _turn_report(chosen, key, raters, ratings, missing)
@@ -397,22 +461,29 @@ def _read_filled(path: Path, chosen: Rubric, items: Mapping[str, Any]) -> tuple[
             rows.append({"item": item, "aspect": aspect.key, "score": score})
     absent = set(items) - seen
     if absent:
-        raise InputError(f"{path}: {len(absent)} items of the key are missing from the sheet (e.g. {sorted(absent)[0]})")
+        raise InputError(
+            f"{path}: {len(absent)} items of the key are missing from the sheet (e.g. {sorted(absent)[0]})"
+        )
     return rows, missing
 
 
 def _unblinded(ratings: pl.DataFrame, key: Mapping[str, Any]) -> pl.DataFrame:
     items = key["items"]
-    return ratings.with_columns(system=pl.col("item").replace_strict({i: v["system"] for i, v in items.items()}),
-                                unit=pl.col("item").replace_strict({i: v["unit"] for i, v in items.items()}))
+    return ratings.with_columns(
+        system=pl.col("item").replace_strict({i: v["system"] for i, v in items.items()}),
+        unit=pl.col("item").replace_strict({i: v["unit"] for i, v in items.items()}),
+    )
 
 
-def _turn_report(chosen: Rubric, key: Mapping[str, Any], raters: list[str], ratings: pl.DataFrame,
-                 missing: int) -> RatingReport:
+def _turn_report(
+    chosen: Rubric, key: Mapping[str, Any], raters: list[str], ratings: pl.DataFrame, missing: int
+) -> RatingReport:
     frame = _unblinded(ratings, key)
-    means = (frame.group_by("system", "aspect", maintain_order=True)
-             .agg(mean=pl.col("score").mean(), n=pl.col("unit").n_unique(), ratings=pl.len())
-             .sort("aspect", "system"))
+    means = (
+        frame.group_by("system", "aspect", maintain_order=True)
+        .agg(mean=pl.col("score").mean(), n=pl.col("unit").n_unique(), ratings=pl.len())
+        .sort("aspect", "system")
+    )
     found_agreement, tests = {}, []
     systems = list(key["systems"])
     for aspect in chosen.aspects:
@@ -422,24 +493,43 @@ def _turn_report(chosen: Rubric, key: Mapping[str, Any], raters: list[str], rati
         found_agreement[aspect.key] = _agreement(mine, raters, chosen.level)
         per_unit = mine.group_by("system", "unit").agg(pl.col("score").mean())
         for a, b in itertools.combinations(systems, 2):
-            paired = (per_unit.filter(pl.col("system") == a).join(per_unit.filter(pl.col("system") == b), on="unit")
-                      .sort("unit"))
+            paired = (
+                per_unit.filter(pl.col("system") == a)
+                .join(per_unit.filter(pl.col("system") == b), on="unit")
+                .sort("unit")
+            )
             if paired.height:
-                tests.append({"aspect": aspect.key, **paired_test(a, b, paired["score"].to_numpy(),
-                                                                  paired["score_right"].to_numpy()).to_dict()})
-    return RatingReport(chosen.name, chosen.unit, tuple(raters), len(key["items"]), ratings.height, missing,
-                        tuple(means.to_dicts()), found_agreement, tuple(tests), ())
+                tests.append(
+                    {
+                        "aspect": aspect.key,
+                        **paired_test(a, b, paired["score"].to_numpy(), paired["score_right"].to_numpy()).to_dict(),
+                    }
+                )
+    return RatingReport(
+        chosen.name,
+        chosen.unit,
+        tuple(raters),
+        len(key["items"]),
+        ratings.height,
+        missing,
+        tuple(means.to_dicts()),
+        found_agreement,
+        tuple(tests),
+        (),
+    )
 
 
 def _agreement(ratings: pl.DataFrame, raters: list[str], level: str) -> dict[str, Any]:
     """The agreement of one aspect's ratings: an item × annotator matrix, annotators in sheet order."""
     matrix = ratings.pivot("annotator", index="item", values="score").select(
-        [r for r in raters if r in ratings["annotator"].unique().to_list()])
+        [r for r in raters if r in ratings["annotator"].unique().to_list()]
+    )
     return agreement(matrix.to_numpy().astype(float), level).to_dict()
 
 
-def _pair_report(chosen: Rubric, key: Mapping[str, Any], raters: list[str], ratings: pl.DataFrame,
-                 missing: int) -> RatingReport:
+def _pair_report(
+    chosen: Rubric, key: Mapping[str, Any], raters: list[str], ratings: pl.DataFrame, missing: int
+) -> RatingReport:
     from scipy import stats
 
     items = key["items"]
@@ -458,10 +548,21 @@ def _pair_report(chosen: Rubric, key: Mapping[str, Any], raters: list[str], rati
             counts[2 if winner is None else 0 if winner == a else 1] += 1
         for (a, b), (wins, losses, ties) in tally.items():
             p = float(stats.binomtest(wins, wins + losses, 0.5).pvalue) if wins + losses else None
-            preferences.append({"aspect": aspect.key, "a": a, "b": b, "wins": wins, "losses": losses, "ties": ties,
-                                "sign_p": p})
-    return RatingReport(chosen.name, chosen.unit, tuple(raters), len(items), ratings.height, missing, (),
-                        found_agreement, (), tuple(preferences))
+            preferences.append(
+                {"aspect": aspect.key, "a": a, "b": b, "wins": wins, "losses": losses, "ties": ties, "sign_p": p}
+            )
+    return RatingReport(
+        chosen.name,
+        chosen.unit,
+        tuple(raters),
+        len(items),
+        ratings.height,
+        missing,
+        (),
+        found_agreement,
+        (),
+        tuple(preferences),
+    )
 
 
 def _number_text(value: float) -> str:

@@ -25,8 +25,8 @@ from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
-from kgforge.core.registry import Entry, Registry, UnknownName
 from kgforge.core.errors import ArgumentError
+from kgforge.core.registry import Entry, Registry, UnknownName
 
 if TYPE_CHECKING:
     from kgforge.evaluation.batch import Batch
@@ -85,17 +85,28 @@ class MetricRegistry(Registry[Metric]):
         super().__init__(*args, **kwargs)
         self.families: list[Callable[[str], bool]] = []
 
-    def register_metric(self, name: str, description: str, *, needs: Iterable[str] = (),
-                        corpus: Corpus | None = None, aliases: Iterable[str] = (),
-                        default: bool = True) -> Callable[[PerResponse], PerResponse]:
+    def register_metric(
+        self,
+        name: str,
+        description: str,
+        *,
+        needs: Iterable[str] = (),
+        corpus: Corpus | None = None,
+        aliases: Iterable[str] = (),
+        default: bool = True,
+    ) -> Callable[[PerResponse], PerResponse]:
         needs, aliases = tuple(needs), tuple(aliases)
         unknown = [need for need in needs if need not in NEEDS]
         if unknown:
             raise ArgumentError(f"metric {name!r} needs", f"{unknown} are not among {', '.join(NEEDS)}")
 
         def add(function: PerResponse) -> PerResponse:
-            self.register(name, Metric(name, description, function, corpus, needs, aliases, default), aliases=aliases,
-                          description=description)
+            self.register(
+                name,
+                Metric(name, description, function, corpus, needs, aliases, default),
+                aliases=aliases,
+                description=description,
+            )
             return function
 
         return add
@@ -118,10 +129,19 @@ class MetricRegistry(Registry[Metric]):
             raise ArgumentError("metric", str(exc)) from None
 
     def describe_metrics(self) -> list[dict[str, Any]]:
-        return [{"name": e.name, "aliases": list(e.aliases), "description": e.obj.description,
-                 "needs": list(e.obj.needs), "default": e.obj.default} for e in self]
+        return [
+            {
+                "name": e.name,
+                "aliases": list(e.aliases),
+                "description": e.obj.description,
+                "needs": list(e.obj.needs),
+                "default": e.obj.default,
+            }
+            for e in self
+        ]
 
 
-METRICS = MetricRegistry("metric", modules=("kgforge.evaluation.metrics",), entry_point_group="kgforge.metrics",
-                         plugin=_plugin_metric)
+METRICS = MetricRegistry(
+    "metric", modules=("kgforge.evaluation.metrics",), entry_point_group="kgforge.metrics", plugin=_plugin_metric
+)
 register_metric = METRICS.register_metric

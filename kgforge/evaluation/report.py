@@ -13,21 +13,20 @@ from typing import Any
 
 import polars as pl
 
-from kgforge.core.files import atomic_path
 from kgforge.core.errors import ArgumentError, KgforgeError
-from kgforge.core.files import safe_output_path
+from kgforge.core.files import atomic_path, safe_output_path
 from kgforge.core.text import spreadsheet_cell
-from kgforge.store.layout import domain_paths
 from kgforge.evaluation.batch import Batch
+from kgforge.evaluation.caption import meteor_stages
 from kgforge.evaluation.correlation import correlate, read_human
+from kgforge.evaluation.embedding import WordVectors, coverage, read_vectors
 from kgforge.evaluation.goal_metrics import GOAL_LAYOUTS, GoalReport, judge_goals
 from kgforge.evaluation.inputs import LAYOUTS, Responses, detect_layout, load_responses
 from kgforge.evaluation.knowledge import KnowledgeIndex, KnowledgeOptions
-from kgforge.evaluation.caption import meteor_stages
-from kgforge.evaluation.embedding import WordVectors, coverage, read_vectors
 from kgforge.evaluation.metrics import OFFICIAL, official_lines
 from kgforge.evaluation.registry import METRICS, Metric
 from kgforge.evaluation.segmentation import SEGMENTATIONS, check_segmentation
+from kgforge.store.layout import domain_paths
 
 PER_RESPONSE_FORMATS = (".jsonl", ".csv", ".parquet")
 ALL_METRICS = "all"  # --metrics all: every registered metric the inputs allow
@@ -56,10 +55,18 @@ class EvalOptions:
                 METRICS.metric(name)
 
 
-def evaluate(predictions: Path, *, gold: Path | None = None, dialogues: Path | None = None,
-             domain: str | None = None, workdir: Path | str | None = None, human: Path | None = None,
-             out: Path | None = None, options: EvalOptions = EvalOptions(),
-             index: KnowledgeIndex | None = None) -> dict[str, Any]:
+def evaluate(
+    predictions: Path,
+    *,
+    gold: Path | None = None,
+    dialogues: Path | None = None,
+    domain: str | None = None,
+    workdir: Path | str | None = None,
+    human: Path | None = None,
+    out: Path | None = None,
+    options: EvalOptions = EvalOptions(),
+    index: KnowledgeIndex | None = None,
+) -> dict[str, Any]:
     """Score ``predictions``; the report's ``metrics`` are corpus values (fractions), ``per_response`` the
     file with one row per response (``out``, or none when ``out`` is None). ``index`` reuses a knowledge index
     built before (it must match the responses' segmentation)."""
@@ -67,24 +74,33 @@ def evaluate(predictions: Path, *, gold: Path | None = None, dialogues: Path | N
     if out is not None:  # refused before the scoring, not after it
         out = domain_paths(domain, workdir).output(out) if domain else safe_output_path(out)
     responses = load_responses(Path(predictions), gold, dialogues, options.layout, options.columns)
-    segmentation = options.segmentation if options.segmentation != "auto" else (
-        "whitespace" if responses.segmented else "jieba")
+    segmentation = (
+        options.segmentation if options.segmentation != "auto" else ("whitespace" if responses.segmented else "jieba")
+    )
     timings: dict[str, float] = {"read": time.perf_counter() - started}
     if domain is not None and index is None:
         mark = time.perf_counter()
         index = KnowledgeIndex.for_domain(domain, workdir, responses.segmented, options.knowledge)
         timings["graph"] = time.perf_counter() - mark
-    batch = Batch(responses.frame.select("id", "prediction", "gold"), segmentation, responses.has_gold,
-                  _knowledge_judge(index, responses) if index is not None else None,
-                  **metric_inputs(options))
+    batch = Batch(
+        responses.frame.select("id", "prediction", "gold"),
+        segmentation,
+        responses.has_gold,
+        _knowledge_judge(index, responses) if index is not None else None,
+        **metric_inputs(options),
+    )
     chosen, left_out = choose_metrics(batch, options.metrics)
     mark = time.perf_counter()
     values = {metric.name: metric.values(batch) for metric in chosen}
     corpus = {metric.name: metric.corpus_value(batch, values[metric.name]) for metric in chosen}
     timings["metrics"] = time.perf_counter() - mark
     report: dict[str, Any] = {
-        "responses": batch.size, "inputs": responses.sources, "segmentation": segmentation,
-        "matched_unsegmented": responses.segmented, "metrics": corpus, "left_out": left_out,
+        "responses": batch.size,
+        "inputs": responses.sources,
+        "segmentation": segmentation,
+        "matched_unsegmented": responses.segmented,
+        "metrics": corpus,
+        "left_out": left_out,
     }
     report.update(_resources_used(batch, chosen))
     official = official_lines(corpus)
@@ -94,11 +110,15 @@ def evaluate(predictions: Path, *, gold: Path | None = None, dialogues: Path | N
     if batch.has_knowledge and any("knowledge" in m.needs for m in chosen):
         knowledge = batch.knowledge
         per_response = per_response.with_columns(knowledge)
-        report["knowledge"] = {"domain": domain, "fact_mentions": int(knowledge["k_mentions"].sum()),
-                               "true": int(knowledge["k_true"].sum()), "gold": int(knowledge["k_gold"].sum()),
-                               "expressed": int(knowledge["k_expressed"].sum()),
-                               "hallucinations": int(knowledge["hallucinations"].list.len().sum()),
-                               "graph_only": options.knowledge.graph_only}
+        report["knowledge"] = {
+            "domain": domain,
+            "fact_mentions": int(knowledge["k_mentions"].sum()),
+            "true": int(knowledge["k_true"].sum()),
+            "gold": int(knowledge["k_gold"].sum()),
+            "expressed": int(knowledge["k_expressed"].sum()),
+            "hallucinations": int(knowledge["hallucinations"].list.len().sum()),
+            "graph_only": options.knowledge.graph_only,
+        }
     if human is not None:
         scores, described = read_human(Path(human), responses.frame["id"].to_list(), options.human_id_column)
         report["human"] = described
@@ -116,17 +136,27 @@ def evaluate(predictions: Path, *, gold: Path | None = None, dialogues: Path | N
 def _knowledge_judge(index: KnowledgeIndex, responses: Responses) -> Callable[[], pl.DataFrame]:
     frame = responses.frame
     if not responses.dialogues:
-        raise KgforgeError("knowledge metrics need each response's dialogue: give --gold or --dialogues as a "
-                           "DuConv, KdConv, DuRecDial or kgforge export file (or topics/knowledge columns)")
+        raise KgforgeError(
+            "knowledge metrics need each response's dialogue: give --gold or --dialogues as a "
+            "DuConv, KdConv, DuRecDial or kgforge export file (or topics/knowledge columns)"
+        )
     if index.segmented != responses.segmented:
-        raise KgforgeError("the knowledge index was built for "
-                           f"{'segmented' if index.segmented else 'unsegmented'} text, these responses are not")
+        raise KgforgeError(
+            "the knowledge index was built for "
+            f"{'segmented' if index.segmented else 'unsegmented'} text, these responses are not"
+        )
 
     def judge() -> pl.DataFrame:
-        row_gold = [None if triples is None else [tuple(t) for t in triples]
-                    for triples in frame["gold_knowledge"].to_list()]
-        return index.assess(frame["prediction"].to_list(), frame["gold"].to_list(), frame["dialogue"].to_list(),
-                            row_gold, responses.dialogues)
+        row_gold = [
+            None if triples is None else [tuple(t) for t in triples] for triples in frame["gold_knowledge"].to_list()
+        ]
+        return index.assess(
+            frame["prediction"].to_list(),
+            frame["gold"].to_list(),
+            frame["dialogue"].to_list(),
+            row_gold,
+            responses.dialogues,
+        )
 
     return judge
 
@@ -140,14 +170,19 @@ def goals_of(predictions: Path, gold: Path | None, dialogues: Path | None, layou
     for context in (gold, dialogues):
         if context is not None and detect_layout(Path(context)) in GOAL_LAYOUTS:
             return judge_goals(Path(context), predictions)
-    raise KgforgeError(f"--goal-metrics judges whole dialogues: give a DuConv, KdConv or DuRecDial dialogue file, "
-                       f"or predictions with --gold/--dialogues naming one ({predictions} is a {own} file)")
+    raise KgforgeError(
+        f"--goal-metrics judges whole dialogues: give a DuConv, KdConv or DuRecDial dialogue file, "
+        f"or predictions with --gold/--dialogues naming one ({predictions} is a {own} file)"
+    )
 
 
 def metric_inputs(options: EvalOptions) -> dict[str, Any]:
     """What the batch gets besides the texts: the word vectors (read once per file) and the model folder."""
-    return {"vectors": _vectors(options.vectors) if options.vectors is not None else None,
-            "model_path": options.model_path, "bleurt_path": options.bleurt_path}
+    return {
+        "vectors": _vectors(options.vectors) if options.vectors is not None else None,
+        "model_path": options.model_path,
+        "bleurt_path": options.bleurt_path,
+    }
 
 
 @lru_cache(maxsize=2)
@@ -158,17 +193,26 @@ def _vectors(path: Path) -> WordVectors:
 def choose_metrics(batch: Batch, names: tuple[str, ...] | None) -> tuple[list[Metric], dict[str, str]]:
     """The metrics to compute, and those left out with the reason."""
     every = bool(names) and any(name.lower() == ALL_METRICS for name in names)
-    wanted = list(_default_metrics(every=True)) if every else (
-        [METRICS.metric(name) for name in names] if names else list(_default_metrics()))
-    have = {"gold": batch.has_gold, "knowledge": batch.has_knowledge, "vectors": batch.has_vectors,
-            "model": batch.has_model, "bleurt": batch.has_bleurt}
-    reasons = {"gold": "no gold responses (give --gold, or a file with a gold column)",
-               "knowledge": "no domain graph (give --domain)",
-               "vectors": "no word vectors (give --vectors FILE, word2vec text or binary)",
-               "model": "no model (give --model-path DIR, a local transformers model; needs the extra "
-                        "kgforge[bertscore])",
-               "bleurt": "no BLEURT checkpoint (give --bleurt-path DIR, a local PyTorch port of a BLEURT "
-                         "checkpoint; needs the extra kgforge[bleurt])"}
+    wanted = (
+        list(_default_metrics(every=True))
+        if every
+        else ([METRICS.metric(name) for name in names] if names else list(_default_metrics()))
+    )
+    have = {
+        "gold": batch.has_gold,
+        "knowledge": batch.has_knowledge,
+        "vectors": batch.has_vectors,
+        "model": batch.has_model,
+        "bleurt": batch.has_bleurt,
+    }
+    reasons = {
+        "gold": "no gold responses (give --gold, or a file with a gold column)",
+        "knowledge": "no domain graph (give --domain)",
+        "vectors": "no word vectors (give --vectors FILE, word2vec text or binary)",
+        "model": "no model (give --model-path DIR, a local transformers model; needs the extra kgforge[bertscore])",
+        "bleurt": "no BLEURT checkpoint (give --bleurt-path DIR, a local PyTorch port of a BLEURT "
+        "checkpoint; needs the extra kgforge[bleurt])",
+    }
     chosen, left_out = [], {}
     for metric in wanted:
         missing = [need for need in metric.needs if not have[need]]
@@ -197,8 +241,13 @@ def _resources_used(batch: Batch, chosen: list[Metric]) -> dict[str, Any]:
     if batch.vectors is not None and names & {"embedding_average", "vector_extrema", "greedy_matching"}:
         predictions, golds = batch.token_lists
         known, total = coverage(batch.vectors, predictions + golds)
-        used["vectors"] = {"path": str(batch.vectors.path), "words": len(batch.vectors.index),
-                           "dim": batch.vectors.dim, "tokens_known": known, "tokens": total}
+        used["vectors"] = {
+            "path": str(batch.vectors.path),
+            "words": len(batch.vectors.index),
+            "dim": batch.vectors.dim,
+            "tokens_known": known,
+            "tokens": total,
+        }
     if batch.model_path is not None and names & {"bertscore_p", "bertscore_r", "bertscore_f1"}:
         used["model"] = {"path": str(batch.model_path), **batch.bertscore["model"]}
     if batch.bleurt_path is not None and "bleurt" in names:
@@ -217,15 +266,25 @@ def write_per_response(frame: pl.DataFrame, out: Path) -> None:
             frame.write_parquet(tmp)
         elif suffix == ".csv":
             nested = [name for name, dtype in frame.schema.items() if isinstance(dtype, (pl.List, pl.Struct))]
-            flat = frame.with_columns(pl.Series(name, [json.dumps(v, ensure_ascii=False) for v in frame[name].to_list()])
-                                      for name in nested)
+            flat = frame.with_columns(
+                pl.Series(name, [json.dumps(v, ensure_ascii=False) for v in frame[name].to_list()]) for name in nested
+            )
             texts = [name for name, dtype in flat.schema.items() if dtype == pl.String]
-            flat = flat.with_columns(pl.col(name).map_elements(spreadsheet_cell, return_dtype=pl.String)
-                                     for name in texts)
+            flat = flat.with_columns(
+                pl.col(name).map_elements(spreadsheet_cell, return_dtype=pl.String) for name in texts
+            )
             flat.write_csv(tmp)
         else:
             with open(tmp, "w", encoding="utf-8") as handle:
                 handle.writelines(json.dumps(row, ensure_ascii=False) + "\n" for row in frame.iter_rows(named=True))
 
 
-__all__ = ["EvalOptions", "SEGMENTATIONS", "choose_metrics", "evaluate", "goals_of", "metric_inputs", "write_per_response"]
+__all__ = [
+    "EvalOptions",
+    "SEGMENTATIONS",
+    "choose_metrics",
+    "evaluate",
+    "goals_of",
+    "metric_inputs",
+    "write_per_response",
+]

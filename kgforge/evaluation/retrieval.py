@@ -57,9 +57,13 @@ def read_candidates(path: Path, group_size: int | None = None) -> list[list[tupl
             continue
         key = next((str(record[c]) for c in GROUP_COLUMNS if c in record), None)
         if key is None:
-            raise InputError(f"{path}:{line}: no context column ({', '.join(GROUP_COLUMNS)}) and no 'candidates' "
-                             "list; plain label<TAB>score lines need --group-size")
-        groups.setdefault(key, []).append((_score(path, line, record.get("score")), _label(path, line, record.get("label"))))
+            raise InputError(
+                f"{path}:{line}: no context column ({', '.join(GROUP_COLUMNS)}) and no 'candidates' "
+                "list; plain label<TAB>score lines need --group-size"
+            )
+        groups.setdefault(key, []).append(
+            (_score(path, line, record.get("score")), _label(path, line, record.get("label")))
+        )
     return list(groups.values())
 
 
@@ -87,7 +91,7 @@ def _fixed_groups(path: Path, size: int) -> list[list[tuple[float, int]]]:
             rows.append((_score(path, line, fields[1]), _label(path, line, fields[0])))
     if len(rows) % size:
         raise InputError(f"{path}: {len(rows)} candidates is not a multiple of --group-size {size}")
-    return [rows[i:i + size] for i in range(0, len(rows), size)]
+    return [rows[i : i + size] for i in range(0, len(rows), size)]
 
 
 def _score(path: Path, line: int, value: Any) -> float:

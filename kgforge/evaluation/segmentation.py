@@ -48,8 +48,9 @@ def segmented_form(texts: pl.Series, segmentation: str) -> pl.Series:
         return texts
     if segmentation == "jieba":
         return pl.Series(texts.name, [segment(text) for text in texts.to_list()], dtype=pl.String)
-    return pl.Series(texts.name, [" ".join(ch for ch in text if not ch.isspace()) for text in texts.to_list()],
-                     dtype=pl.String)
+    return pl.Series(
+        texts.name, [" ".join(ch for ch in text if not ch.isspace()) for text in texts.to_list()], dtype=pl.String
+    )
 
 
 def tokenize(texts: pl.Series, segmentation: str) -> pl.Series:
@@ -81,7 +82,7 @@ class MatchText:
 
     def said(self, start: int, end: int) -> str:
         """``form[start:end + 1]`` as the response wrote it (its segmentation spaces kept)."""
-        return self.written[self._written_at(start):self._written_at(end) + 1]
+        return self.written[self._written_at(start) : self._written_at(end) + 1]
 
     def _written_at(self, position: int) -> int:
         word = self._word(position)

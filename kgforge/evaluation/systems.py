@@ -23,8 +23,8 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from kgforge.core.files import atomic_path
 from kgforge.core.errors import ArgumentError, InputError
+from kgforge.core.files import atomic_path
 from kgforge.core.text import spreadsheet_cell
 from kgforge.evaluation.batch import Batch
 from kgforge.evaluation.human import HumanScores, read_human_scores
@@ -63,18 +63,32 @@ class Leaderboard:
     def table(self) -> pl.DataFrame:
         """One row per (task, system): every metric's corpus value, and the human aspects' means."""
         rows = [{"task": s.task, "system": s.system, "responses": s.responses, **s.metrics} for s in self.systems]
-        frame = pl.DataFrame(rows, schema={"task": pl.String, "system": pl.String, "responses": pl.Int64,
-                                           **{m: pl.Float64 for m in self.metrics}})
+        frame = pl.DataFrame(
+            rows,
+            schema={
+                "task": pl.String,
+                "system": pl.String,
+                "responses": pl.Int64,
+                **{m: pl.Float64 for m in self.metrics},
+            },
+        )
         if self.human and self.human.get("means"):
             means = pl.DataFrame(self.human["means"])
             frame = frame.join(means, on=["task", "system"], how="left")
         return frame
 
     def to_dict(self) -> dict[str, Any]:
-        return {"systems": [{k: v for k, v in asdict(s).items() if k != "values"} for s in self.systems],
-                "metrics": list(self.metrics), "leaderboard": self.table().to_dicts(), "left_out": self.left_out,
-                "human": self.human, "agreement": self.agreement, "correlations": list(self.correlations),
-                "files": self.files, "seconds": round(self.seconds, 3)}
+        return {
+            "systems": [{k: v for k, v in asdict(s).items() if k != "values"} for s in self.systems],
+            "metrics": list(self.metrics),
+            "leaderboard": self.table().to_dicts(),
+            "left_out": self.left_out,
+            "human": self.human,
+            "agreement": self.agreement,
+            "correlations": list(self.correlations),
+            "files": self.files,
+            "seconds": round(self.seconds, 3),
+        }
 
 
 # ---------------------------------------------------------------- which systems
@@ -108,10 +122,18 @@ def systems_in_folder(folder: Path) -> tuple[dict[tuple[str, str], Path], dict[s
 # ---------------------------------------------------------------- scoring
 
 
-def evaluate_systems(systems: Mapping[tuple[str, str], Path], *, gold: Path | None = None,
-                     golds: Mapping[str, Path] | None = None, dialogues: Path | None = None,
-                     options: EvalOptions = EvalOptions(), human: Path | None = None, out: Path | None = None,
-                     bootstrap: int = 1000, seed: int = 0) -> Leaderboard:
+def evaluate_systems(
+    systems: Mapping[tuple[str, str], Path],
+    *,
+    gold: Path | None = None,
+    golds: Mapping[str, Path] | None = None,
+    dialogues: Path | None = None,
+    options: EvalOptions = EvalOptions(),
+    human: Path | None = None,
+    out: Path | None = None,
+    bootstrap: int = 1000,
+    seed: int = 0,
+) -> Leaderboard:
     """Score every system; ``out`` (a folder) receives leaderboard.json, leaderboard.csv, leaderboard.md."""
     if not systems:
         raise ArgumentError("--system", "no system given")
@@ -121,11 +143,18 @@ def evaluate_systems(systems: Mapping[tuple[str, str], Path], *, gold: Path | No
     for (task, system), path in systems.items():
         reference = (golds or {}).get(task, gold)
         responses = load_responses(Path(path), reference, dialogues, options.layout, options.columns)
-        segmentation = options.segmentation if options.segmentation != "auto" else (
-            "whitespace" if responses.segmented else "jieba")
+        segmentation = (
+            options.segmentation
+            if options.segmentation != "auto"
+            else ("whitespace" if responses.segmented else "jieba")
+        )
         check_segmentation(segmentation)
-        batch = Batch(responses.frame.select("id", "prediction", "gold"), segmentation, responses.has_gold,
-                      **metric_inputs(options))
+        batch = Batch(
+            responses.frame.select("id", "prediction", "gold"),
+            segmentation,
+            responses.has_gold,
+            **metric_inputs(options),
+        )
         chosen, skipped = choose_metrics(batch, options.metrics)
         left_out.update(skipped)
         values = {metric.name: metric.values(batch) for metric in chosen}
@@ -134,26 +163,54 @@ def evaluate_systems(systems: Mapping[tuple[str, str], Path], *, gold: Path | No
             goals = goals_of(Path(path), reference, dialogues, options.layout)
             corpus.update(goal_figures(goals.summary))
             left_out.update({f"goal:{k}": v for k, v in goals.left_out.items()})
-        scored.append(SystemScores(task, system, str(path), batch.size, corpus,
-                                   responses.frame.select("id").with_columns(**values)))
+        scored.append(
+            SystemScores(
+                task, system, str(path), batch.size, corpus, responses.frame.select("id").with_columns(**values)
+            )
+        )
     names = tuple(dict.fromkeys(name for s in scored for name in s.metrics))
     human_report, agreement_report, correlations = None, {}, ()
     if human is not None:
         scores = read_human_scores(Path(human))
         human_report, agreement_report, correlations = _with_human(scored, names, scores, bootstrap, seed)
-    board = Leaderboard(tuple(scored), names, {k: v for k, v in left_out.items() if k not in names}, human_report,
-                        agreement_report, correlations, {}, time.perf_counter() - started)
+    board = Leaderboard(
+        tuple(scored),
+        names,
+        {k: v for k, v in left_out.items() if k not in names},
+        human_report,
+        agreement_report,
+        correlations,
+        {},
+        time.perf_counter() - started,
+    )
     if out is not None:
-        board = Leaderboard(board.systems, board.metrics, board.left_out, board.human, board.agreement,
-                            board.correlations, write_leaderboard(board, Path(out)), board.seconds)
+        board = Leaderboard(
+            board.systems,
+            board.metrics,
+            board.left_out,
+            board.human,
+            board.agreement,
+            board.correlations,
+            write_leaderboard(board, Path(out)),
+            board.seconds,
+        )
     return board
 
 
 def goal_figures(summary: Mapping[str, Any]) -> dict[str, float | None]:
     """The goal summary's numbers as leaderboard columns."""
-    figures = {name: summary.get(name) for name in ("goal_completion", "triples_used", "properties_used",
-                                                    "leading_success", "user_topic_consistency",
-                                                    "recommendation_success") if name in summary}
+    figures = {
+        name: summary.get(name)
+        for name in (
+            "goal_completion",
+            "triples_used",
+            "properties_used",
+            "leading_success",
+            "user_topic_consistency",
+            "recommendation_success",
+        )
+        if name in summary
+    }
     for band, share in (summary.get("info_bands") or {}).items():
         figures[f"info_{band.replace('+', 'plus')}"] = share
     for grade, share in (summary.get("completion_distribution") or {}).items():
@@ -164,27 +221,37 @@ def goal_figures(summary: Mapping[str, Any]) -> dict[str, float | None]:
 # ---------------------------------------------------------------- human scores
 
 
-def _with_human(scored: list[SystemScores], names: tuple[str, ...], scores: HumanScores, bootstrap: int,
-                seed: int) -> tuple[dict[str, Any], dict[str, Any], tuple[dict[str, Any], ...]]:
+def _with_human(
+    scored: list[SystemScores], names: tuple[str, ...], scores: HumanScores, bootstrap: int, seed: int
+) -> tuple[dict[str, Any], dict[str, Any], tuple[dict[str, Any], ...]]:
     means = scores.means()
     systems_only = {s.system for s in scored}
     if means["system"].null_count():
         if len(scored) != 1:
-            raise InputError(f"{scores.paths[0]}: the human scores name no system (a 'system' column, or one "
-                             "file per system in a folder) and there are several systems")
+            raise InputError(
+                f"{scores.paths[0]}: the human scores name no system (a 'system' column, or one "
+                "file per system in a folder) and there are several systems"
+            )
         means = means.with_columns(system=pl.lit(scored[0].system), task=pl.lit(scored[0].task))
     unknown = sorted(set(means["system"].unique().to_list()) - systems_only)
     if unknown:
-        raise InputError(f"{scores.paths[0]}: human scores for systems not evaluated: {', '.join(unknown)} "
-                         f"(systems: {', '.join(sorted(systems_only))})")
+        raise InputError(
+            f"{scores.paths[0]}: human scores for systems not evaluated: {', '.join(unknown)} "
+            f"(systems: {', '.join(sorted(systems_only))})"
+        )
     tasks_given = set(means["task"].unique().to_list()) != {ALL}
     unknown_tasks = sorted(set(means["task"].unique().to_list()) - {s.task for s in scored}) if tasks_given else []
     if unknown_tasks:
-        raise InputError(f"{scores.paths[0]}: human scores for tasks not evaluated: {', '.join(unknown_tasks)} "
-                         f"(tasks: {', '.join(sorted({s.task for s in scored}))})")
+        raise InputError(
+            f"{scores.paths[0]}: human scores for tasks not evaluated: {', '.join(unknown_tasks)} "
+            f"(tasks: {', '.join(sorted({s.task for s in scored}))})"
+        )
     if not tasks_given:  # the human file names no task: its systems are matched by name in every task
-        means = means.drop("task").join(pl.DataFrame({"task": [s.task for s in scored], "system": [s.system for s in scored]}),
-                                        on="system", how="inner")
+        means = means.drop("task").join(
+            pl.DataFrame({"task": [s.task for s in scored], "system": [s.system for s in scored]}),
+            on="system",
+            how="inner",
+        )
     rows = []
     for s in scored:
         mine = means.filter((pl.col("task") == s.task) & (pl.col("system") == s.system))
@@ -192,38 +259,67 @@ def _with_human(scored: list[SystemScores], names: tuple[str, ...], scores: Huma
             continue
         items = s.values["id"] if scores.by_id else pl.Series([f"#{i + 1}" for i in range(s.responses)])
         if not scores.by_id and mine.height != s.responses:
-            raise InputError(f"{scores.paths[0]}: {mine.height} human-scored responses for system {s.system!r} "
-                             f"({s.task}) but it has {s.responses}, and the scores have no id column: they are "
-                             "matched in order, so the counts must be equal")
+            raise InputError(
+                f"{scores.paths[0]}: {mine.height} human-scored responses for system {s.system!r} "
+                f"({s.task}) but it has {s.responses}, and the scores have no id column: they are "
+                "matched in order, so the counts must be equal"
+            )
         joined = s.values.with_columns(item=items).join(mine, on="item", how="inner")
         if scores.by_id and joined.height < mine.height:
-            raise InputError(f"{scores.paths[0]}: {mine.height - joined.height} human-scored ids of system "
-                             f"{s.system!r} are not among its responses' ids")
+            raise InputError(
+                f"{scores.paths[0]}: {mine.height - joined.height} human-scored ids of system "
+                f"{s.system!r} are not among its responses' ids"
+            )
         rows.append(joined.with_columns(task=pl.lit(s.task), system=pl.lit(s.system)))
     turns = pl.concat(rows, how="diagonal") if rows else pl.DataFrame()
     aspects = [a for a in scores.aspects if a in turns.columns]
-    system_means = (turns.group_by("task", "system", maintain_order=True).agg(pl.col(aspects).mean())
-                    if rows else pl.DataFrame())
+    system_means = (
+        turns.group_by("task", "system", maintain_order=True).agg(pl.col(aspects).mean()) if rows else pl.DataFrame()
+    )
     correlations = []
     for task in dict.fromkeys(s.task for s in scored):
         at_turns = turns.filter(pl.col("task") == task) if rows else pl.DataFrame()
         corpus = pl.DataFrame([{"system": s.system, **s.metrics} for s in scored if s.task == task])
-        at_systems = corpus.join(system_means.filter(pl.col("task") == task), on="system", how="inner") if rows else None
+        at_systems = (
+            corpus.join(system_means.filter(pl.col("task") == task), on="system", how="inner") if rows else None
+        )
         for metric in names:
             for aspect in aspects:
                 if at_turns.height:
-                    correlations.append({"task": task, "level": "turn", "metric": metric, "human": aspect,
-                                         **correlate(at_turns[metric], at_turns[aspect], bootstrap, seed)})
+                    correlations.append(
+                        {
+                            "task": task,
+                            "level": "turn",
+                            "metric": metric,
+                            "human": aspect,
+                            **correlate(at_turns[metric], at_turns[aspect], bootstrap, seed),
+                        }
+                    )
                 if at_systems is not None and at_systems.height and metric in at_systems.columns:
-                    correlations.append({"task": task, "level": "system", "metric": metric, "human": aspect,
-                                         **correlate(at_systems[metric], at_systems[aspect], bootstrap, seed)})
-    described = {"paths": list(scores.paths), "aspects": aspects, "annotators": scores.annotators,
-                 "matched_by": "id" if scores.by_id else "order", "not_scores": list(scores.not_scores),
-                 "rated_responses": turns.height if rows else 0,
-                 "means": system_means.to_dicts() if rows else [],
-                 "unrated_systems": sorted(f"{s.task}/{s.system}" for s in scored
-                                           if not rows or (s.task, s.system) not in
-                                           set(zip(turns["task"].to_list(), turns["system"].to_list(), strict=True)))}
+                    correlations.append(
+                        {
+                            "task": task,
+                            "level": "system",
+                            "metric": metric,
+                            "human": aspect,
+                            **correlate(at_systems[metric], at_systems[aspect], bootstrap, seed),
+                        }
+                    )
+    described = {
+        "paths": list(scores.paths),
+        "aspects": aspects,
+        "annotators": scores.annotators,
+        "matched_by": "id" if scores.by_id else "order",
+        "not_scores": list(scores.not_scores),
+        "rated_responses": turns.height if rows else 0,
+        "means": system_means.to_dicts() if rows else [],
+        "unrated_systems": sorted(
+            f"{s.task}/{s.system}"
+            for s in scored
+            if not rows
+            or (s.task, s.system) not in set(zip(turns["task"].to_list(), turns["system"].to_list(), strict=True))
+        ),
+    }
     agreement = {aspect: found.to_dict() for aspect, found in scores.agreement().items()}
     return described, agreement, tuple(correlations)
 
@@ -268,8 +364,12 @@ def _interval(function: Any, a: np.ndarray, b: np.ndarray, draws: np.ndarray) ->
         scale = np.sqrt((x * x).sum(axis=1) * (y * y).sum(axis=1))
         values = np.divide((x * y).sum(axis=1), scale, out=np.full(len(x), np.nan), where=scale > 0)
     else:
-        values = np.array([function(u, v).statistic if u.min() != u.max() and v.min() != v.max() else np.nan
-                           for u, v in zip(x, y, strict=True)])
+        values = np.array(
+            [
+                function(u, v).statistic if u.min() != u.max() and v.min() != v.max() else np.nan
+                for u, v in zip(x, y, strict=True)
+            ]
+        )
     finite = values[np.isfinite(values)]  # a resample with one distinct value has no correlation
     if finite.size < len(draws) // 2:
         return None  # too few pairs to resample (a handful of systems): no interval rather than a false one
@@ -283,18 +383,32 @@ def _interval(function: Any, a: np.ndarray, b: np.ndarray, draws: np.ndarray) ->
 def write_leaderboard(board: Leaderboard, folder: Path) -> dict[str, str]:
     folder.mkdir(parents=True, exist_ok=True)
     table = board.table()
-    files = {"json": folder / "leaderboard.json", "csv": folder / "leaderboard.csv", "markdown": folder / "leaderboard.md"}
+    files = {
+        "json": folder / "leaderboard.json",
+        "csv": folder / "leaderboard.csv",
+        "markdown": folder / "leaderboard.md",
+    }
     with atomic_path(files["json"]) as tmp:
-        Path(tmp).write_text(json.dumps(board.to_dict() | {"files": {k: str(v) for k, v in files.items()}},
-                                        ensure_ascii=False, indent=2), encoding="utf-8")
+        Path(tmp).write_text(
+            json.dumps(
+                board.to_dict() | {"files": {k: str(v) for k, v in files.items()}}, ensure_ascii=False, indent=2
+            ),
+            encoding="utf-8",
+        )
     with atomic_path(files["csv"]) as tmp, open(tmp, "w", encoding="utf-8", newline="") as handle:
         writer = csv.writer(handle)
         writer.writerow(["task", "system", "metric", "value"])
         for row in table.iter_rows(named=True):
             for column, value in row.items():
                 if column not in ("task", "system", "responses"):
-                    writer.writerow([spreadsheet_cell(str(row["task"])), spreadsheet_cell(str(row["system"])),
-                                     spreadsheet_cell(str(column)), "" if value is None else repr(float(value))])
+                    writer.writerow(
+                        [
+                            spreadsheet_cell(str(row["task"])),
+                            spreadsheet_cell(str(row["system"])),
+                            spreadsheet_cell(str(column)),
+                            "" if value is None else repr(float(value)),
+                        ]
+                    )
     with atomic_path(files["markdown"]) as tmp:
         Path(tmp).write_text(markdown(table), encoding="utf-8")
     return {kind: str(path) for kind, path in files.items()}
@@ -307,11 +421,14 @@ def markdown(table: pl.DataFrame) -> str:
         rows = table.filter(pl.col("task") == task)
         columns = [c for c in rows.columns if c not in ("task", "system", "responses")]
         best = {c: rows[c].max() for c in columns}
-        lines = [f"### {task}\n", "| system | " + " | ".join(columns) + " |",
-                 "|---|" + "---:|" * len(columns)]
+        lines = [f"### {task}\n", "| system | " + " | ".join(columns) + " |", "|---|" + "---:|" * len(columns)]
         for row in rows.iter_rows(named=True):
-            cells = ["-" if row[c] is None else (f"**{row[c]:.4f}**" if row[c] == best[c] and rows.height > 1
-                                                  else f"{row[c]:.4f}") for c in columns]
+            cells = [
+                "-"
+                if row[c] is None
+                else (f"**{row[c]:.4f}**" if row[c] == best[c] and rows.height > 1 else f"{row[c]:.4f}")
+                for c in columns
+            ]
             lines.append(f"| {_escape_md(row['system'])} | " + " | ".join(cells) + " |")
         parts.append("\n".join(lines) + "\n")
     return "\n".join(parts)

@@ -12,17 +12,30 @@ from kgforge.exports.dialogues import export_dialogues
 from kgforge.exports.new_goals import export_goals
 from kgforge.exports.options import ExportOptions
 from kgforge.exports.parallel import export_parallel, export_parallel_dialogues
-from kgforge.exports.writing import ExportReport
 from kgforge.exports.registry import (
-           FORMATS,
-           Format,
-           Layout,
-           dialogue_kinds,
-           format_named,
-           formats,
-           layout_names,
+    FORMATS,
+    Format,
+    Layout,
+    dialogue_kinds,
+    format_named,
+    formats,
+    layout_names,
 )
+from kgforge.exports.writing import ExportReport
 
-__all__ = ["FORMATS", "ExportCheckError", "ExportOptions", "ExportReport", "Format", "Layout", "dialogue_kinds",
-           "export_dialogues", "export_goals", "export_parallel", "export_parallel_dialogues", "format_named", "formats",
-           "layout_names"]
+__all__ = [
+    "FORMATS",
+    "ExportCheckError",
+    "ExportOptions",
+    "ExportReport",
+    "Format",
+    "Layout",
+    "dialogue_kinds",
+    "export_dialogues",
+    "export_goals",
+    "export_parallel",
+    "export_parallel_dialogues",
+    "format_named",
+    "formats",
+    "layout_names",
+]

@@ -14,10 +14,10 @@ from kgforge.core.errors import KgforgeError
 from kgforge.core.schema import Schema
 from kgforge.core.vocab import ONTO
 from kgforge.exports.labels import Labels, Render
-from kgforge.store.languages import same_as_pairs
 from kgforge.exports.model import Dialogue, TripleShape
 from kgforge.exports.subgraph import SubgraphOptions, select_subgraphs
 from kgforge.goals.graph import class_nodes
+from kgforge.store.languages import same_as_pairs
 from kgforge.store.layout import DomainPaths
 from kgforge.store.manifest import Manifest
 from kgforge.store.snapshot import Snapshot
@@ -27,9 +27,14 @@ from kgforge.store.workdir import where
 RELATED = ONTO + "related"
 TOPIC_SCHEMA = {"dialogue": pl.Int64, "position": pl.Int64, "topic": pl.String}
 PATH_SCHEMA = {"dialogue": pl.Int64, "s": pl.String, "p": pl.String, "o": pl.String, "o_is_entity": pl.Boolean}
-GOAL_CHECKS = ("goal path in the graph", "goal path inside the subgraph", "every topic has facts",
-               "every topic has its type fact (formats that state types)", "no empty subgraph",
-               "entity and relation labels in the requested language")
+GOAL_CHECKS = (
+    "goal path in the graph",
+    "goal path inside the subgraph",
+    "every topic has facts",
+    "every topic has its type fact (formats that state types)",
+    "no empty subgraph",
+    "entity and relation labels in the requested language",
+)
 DIALOGUE_CHECKS = ("entity and relation labels in the requested language",)
 TEXTS = ["s_text", "p_text", "o_text"]
 ROW_COLUMNS = ["s", "p", "o", "o_is_entity", "s_label", "p_label", "o_label", "role", "graph"]
@@ -48,15 +53,17 @@ class Context:
     labels: Labels
 
     @classmethod
-    def open(cls, snapshot: Snapshot, language: str | None, tables: GraphTables | None = None,
-             allow_mixed: bool = False) -> "Context":
+    def open(
+        cls, snapshot: Snapshot, language: str | None, tables: GraphTables | None = None, allow_mixed: bool = False
+    ) -> Context:
         """The snapshot's build, its tables (or ``tables``, which must be that build's: the explorer's, derived
         graphs included) labelled in ``language`` (default: the schema's; entities linked by ``owl:sameAs`` lend
         theirs; ``allow_mixed`` writes another language's where none is)."""
         schema = snapshot.schema
         tables = tables or snapshot.tables()
-        labels = Labels(tables, schema, language or schema.language, same_as_pairs(snapshot.build, snapshot.manifest),
-                        allow_mixed)
+        labels = Labels(
+            tables, schema, language or schema.language, same_as_pairs(snapshot.build, snapshot.manifest), allow_mixed
+        )
         return cls(snapshot.paths, snapshot.manifest, schema, tables, labels)
 
     def class_iris(self) -> set[str]:
@@ -133,8 +140,9 @@ def _by_dialogue(dialogues: list[int], items: list[Any]) -> dict[int, list[Any]]
     return grouped
 
 
-def assemble(ctx: Context, grounded: Grounded, sub_options: SubgraphOptions, add_related: str | None,
-             goal_checks: bool) -> Assembled:
+def assemble(
+    ctx: Context, grounded: Grounded, sub_options: SubgraphOptions, add_related: str | None, goal_checks: bool
+) -> Assembled:
     """Each dialogue's subgraph, labelled and checked. Goals are checked in full (``GOAL_CHECKS``); a real
     dialogue only needs labels in the language, since it is kept whatever the graph holds (one whose
     topics the graph lacks gets no retrieved facts)."""
@@ -144,12 +152,21 @@ def assemble(ctx: Context, grounded: Grounded, sub_options: SubgraphOptions, add
     if add_related:
         related = _related_rows(ctx, topics, add_related)
         if not related.is_empty():
-            sub = pl.concat([sub, related.with_columns(order=pl.lit(1 << 40, pl.Int64) + pl.col("position"),
-                                                       graph=pl.lit(None, pl.String)).select(sub.columns)],
-                            how="vertical").sort("dialogue", "order")
+            sub = pl.concat(
+                [
+                    sub,
+                    related.with_columns(
+                        order=pl.lit(1 << 40, pl.Int64) + pl.col("position"), graph=pl.lit(None, pl.String)
+                    ).select(sub.columns),
+                ],
+                how="vertical",
+            ).sort("dialogue", "order")
     if "message" in topics.columns:
-        sub = sub.join(topics.select("dialogue", "position", "message").unique(["dialogue", "position"]),
-                       on=["dialogue", "position"], how="left")
+        sub = sub.join(
+            topics.select("dialogue", "position", "message").unique(["dialogue", "position"]),
+            on=["dialogue", "position"],
+            how="left",
+        )
     base = ctx.tables.domain_facts()
     if goal_checks:
         _goal_problems(problems, topics, paths, sub, base, sub_options)
@@ -160,34 +177,61 @@ def assemble(ctx: Context, grounded: Grounded, sub_options: SubgraphOptions, add
     labelled = ctx.labels.frame_columns(sub.with_columns(pl.col("o_is_entity").fill_null(True)))
     missing = ctx.labels.missing
     if missing:
-        unlabelled = labelled.filter(pl.col("s").is_in(list(missing)) | pl.col("p").is_in(list(missing))
-                                     | (pl.col("o_is_entity") & pl.col("o").is_in(list(missing))))
-        _note(problems, unlabelled.unique("dialogue", keep="first"),
-              lambda r: _lacking(ctx.labels, next(x for x in (r['s'], r['p'], r['o']) if x in missing)))
+        unlabelled = labelled.filter(
+            pl.col("s").is_in(list(missing))
+            | pl.col("p").is_in(list(missing))
+            | (pl.col("o_is_entity") & pl.col("o").is_in(list(missing)))
+        )
+        _note(
+            problems,
+            unlabelled.unique("dialogue", keep="first"),
+            lambda r: _lacking(ctx.labels, next(x for x in (r["s"], r["p"], r["o"]) if x in missing)),
+        )
     return Assembled(labelled, problems, grounded)
 
 
 def _lacking(labels: Labels, iri: str) -> str:
     other = labels.fallback.get(iri)
     has = f" (it has {other!r})" if other and other != iri else ""
-    return (f"no {labels.language} label for {iri}{has}: `kgforge translate` proposes one, --allow-mixed writes "
-            "the other language's")
+    return (
+        f"no {labels.language} label for {iri}{has}: `kgforge translate` proposes one, --allow-mixed writes "
+        "the other language's"
+    )
 
 
-def _goal_problems(problems: dict[int, list[str]], topics: pl.DataFrame, paths: pl.DataFrame, sub: pl.DataFrame,
-                   base: pl.DataFrame, options: SubgraphOptions) -> None:
-    _note(problems, paths.join(base.select("s", "p", "o").unique(), on=["s", "p", "o"], how="anti"),
-          lambda r: f"goal path triple not in the graph: {r['s']} {r['p']} {r['o']} (goals made on another build?)")
-    _note(problems, paths.join(sub, on=["dialogue", "s", "p", "o"], how="anti"),
-          lambda r: f"goal path triple outside the subgraph: {r['s']} {r['p']} {r['o']}")
-    mentioned = pl.concat([sub.select("dialogue", topic="s"), sub.filter(pl.col("o_is_entity"))
-                           .select("dialogue", topic="o")]).unique()
-    _note(problems, topics.join(mentioned, on=["dialogue", "topic"], how="anti"),
-          lambda r: f"topic {r['topic']} has no fact in the graph")
+def _goal_problems(
+    problems: dict[int, list[str]],
+    topics: pl.DataFrame,
+    paths: pl.DataFrame,
+    sub: pl.DataFrame,
+    base: pl.DataFrame,
+    options: SubgraphOptions,
+) -> None:
+    _note(
+        problems,
+        paths.join(base.select("s", "p", "o").unique(), on=["s", "p", "o"], how="anti"),
+        lambda r: f"goal path triple not in the graph: {r['s']} {r['p']} {r['o']} (goals made on another build?)",
+    )
+    _note(
+        problems,
+        paths.join(sub, on=["dialogue", "s", "p", "o"], how="anti"),
+        lambda r: f"goal path triple outside the subgraph: {r['s']} {r['p']} {r['o']}",
+    )
+    mentioned = pl.concat(
+        [sub.select("dialogue", topic="s"), sub.filter(pl.col("o_is_entity")).select("dialogue", topic="o")]
+    ).unique()
+    _note(
+        problems,
+        topics.join(mentioned, on=["dialogue", "topic"], how="anti"),
+        lambda r: f"topic {r['topic']} has no fact in the graph",
+    )
     if options.type_facts:
         typed = sub.filter(pl.col("role") == "type").select("dialogue", topic="s").unique()
-        _note(problems, topics.join(typed, on=["dialogue", "topic"], how="anti"),
-              lambda r: f"topic {r['topic']} has no type fact (a 领域 fact or an rdf:type of the schema)")
+        _note(
+            problems,
+            topics.join(typed, on=["dialogue", "topic"], how="anti"),
+            lambda r: f"topic {r['topic']} has no type fact (a 领域 fact or an rdf:type of the schema)",
+        )
 
 
 def _note(problems: dict[int, list[str]], rows: pl.DataFrame, message: Callable[[dict[str, Any]], str]) -> None:
@@ -195,8 +239,13 @@ def _note(problems: dict[int, list[str]], rows: pl.DataFrame, message: Callable[
         problems.setdefault(row["dialogue"], []).append(message(row))
 
 
-def _dialogues(labels: Labels, parts: dict[str, dict[int, Any]], topic_types: dict[tuple[int, str], str],
-               grounded: Grounded, problems: dict[int, list[str]]) -> list[Dialogue]:
+def _dialogues(
+    labels: Labels,
+    parts: dict[str, dict[int, Any]],
+    topic_types: dict[tuple[int, str], str],
+    grounded: Grounded,
+    problems: dict[int, list[str]],
+) -> list[Dialogue]:
     ordered = grounded.topics.sort("dialogue", "position").group_by("dialogue", maintain_order=True).agg("topic")
     topic_lists = dict(zip(ordered["dialogue"].to_list(), ordered["topic"].to_list()))
     out = []
@@ -205,28 +254,44 @@ def _dialogues(labels: Labels, parts: dict[str, dict[int, Any]], topic_types: di
             continue
         topics = topic_lists.get(i, [])
         info = grounded.meta.get(i, {})
-        out.append(Dialogue(
-            dialogue_id=dialogue_id, kind=info.get("kind", "dialogue"), topics=topics,
-            topic_labels=[labels.entity(t) for t in topics],
-            topic_types=info.get("topic_types") or [topic_types.get((i, t)) for t in topics],
-            **{name: values.get(i, {} if name == "by_message" else []) for name, values in parts.items()},
-            goal_id=info.get("goal_id"), seed=info.get("seed"), sequence=info.get("sequence"),
-            profile=info.get("profile"), situation=info.get("situation"), source=info.get("source"),
-        ))
+        out.append(
+            Dialogue(
+                dialogue_id=dialogue_id,
+                kind=info.get("kind", "dialogue"),
+                topics=topics,
+                topic_labels=[labels.entity(t) for t in topics],
+                topic_types=info.get("topic_types") or [topic_types.get((i, t)) for t in topics],
+                **{name: values.get(i, {} if name == "by_message" else []) for name, values in parts.items()},
+                goal_id=info.get("goal_id"),
+                seed=info.get("seed"),
+                sequence=info.get("sequence"),
+                profile=info.get("profile"),
+                situation=info.get("situation"),
+                source=info.get("source"),
+            )
+        )
     return out
 
 
-def check_report(problems: dict[int, list[str]], ids: list[str], skip_invalid: bool,
-                 checks: tuple[str, ...]) -> dict[str, Any]:
+def check_report(
+    problems: dict[int, list[str]], ids: list[str], skip_invalid: bool, checks: tuple[str, ...]
+) -> dict[str, Any]:
     """The checks' part of the report; raises ``ExportCheckError`` when some failed and the caller
     did not ask to skip them."""
     failed = [{"dialogue_id": ids[i], "problems": p} for i, p in sorted(problems.items())]
-    report = {"dialogues_checked": len(ids), "failed": len(failed), "skipped": len(failed) if skip_invalid else 0,
-              "checks": list(checks), "failures": failed[:50]}
+    report = {
+        "dialogues_checked": len(ids),
+        "failed": len(failed),
+        "skipped": len(failed) if skip_invalid else 0,
+        "checks": list(checks),
+        "failures": failed[:50],
+    }
     if failed and not skip_invalid:
         examples = "; ".join(f"{f['dialogue_id']}: {f['problems'][0]}" for f in failed[:5])
-        raise ExportCheckError(f"{len(failed)} of {len(ids)} dialogues failed the export checks, nothing was "
-                               f"written (give --skip-invalid to write the others): {examples}")
+        raise ExportCheckError(
+            f"{len(failed)} of {len(ids)} dialogues failed the export checks, nothing was "
+            f"written (give --skip-invalid to write the others): {examples}"
+        )
     return report
 
 
@@ -240,8 +305,10 @@ def _related_rows(ctx: Context, topics: pl.DataFrame, model: str) -> pl.DataFram
     open_index = related_index_opener()
     bundle = ctx.paths.models / model
     if not (bundle / "bundle.json").exists():
-        raise KgforgeError(f"--add-related {model}: no model bundle at {where(bundle)}; train one with "
-                           f"`kgforge embed {ctx.paths.domain}` (bundle name {model!r})")
+        raise KgforgeError(
+            f"--add-related {model}: no model bundle at {where(bundle)}; train one with "
+            f"`kgforge embed {ctx.paths.domain}` (bundle name {model!r})"
+        )
     index = open_index(ctx.paths, model)
     known = [t for t in topics["topic"].unique().sort().to_list() if t in index.bundle.iri_to_id]
     best = {}
@@ -250,8 +317,16 @@ def _related_rows(ctx: Context, topics: pl.DataFrame, model: str) -> pl.DataFram
             if found:
                 best[topic] = index.iris[found[0][0]]
     rows = [(d, pos, t, RELATED, best[t], True, "related", 0) for d, pos, t in topics.iter_rows() if t in best]
-    schema = {"dialogue": pl.Int64, "position": pl.Int64, "s": pl.String, "p": pl.String, "o": pl.String,
-              "o_is_entity": pl.Boolean, "role": pl.String, "rank": pl.Int64}
+    schema = {
+        "dialogue": pl.Int64,
+        "position": pl.Int64,
+        "s": pl.String,
+        "p": pl.String,
+        "o": pl.String,
+        "o_is_entity": pl.Boolean,
+        "role": pl.String,
+        "rank": pl.Int64,
+    }
     return pl.DataFrame(rows, schema=schema, orient="row")
 
 
@@ -260,10 +335,14 @@ def related_index_opener() -> Callable[..., Any]:
     try:
         module = importlib.import_module("kgforge.embed.related")
     except ModuleNotFoundError:
-        raise KgforgeError("--add-related needs the `kgforge related` stage (module kgforge.embed.related), which this "
-                           "installation does not have") from None
+        raise KgforgeError(
+            "--add-related needs the `kgforge related` stage (module kgforge.embed.related), which this "
+            "installation does not have"
+        ) from None
     opener = getattr(module, "open_index", None)
     if not callable(opener):
-        raise KgforgeError("--add-related: kgforge.embed.related has no open_index(paths, model); this kgforge's "
-                           "related stage is incompatible with export")
+        raise KgforgeError(
+            "--add-related: kgforge.embed.related has no open_index(paths, model); this kgforge's "
+            "related stage is incompatible with export"
+        )
     return opener

@@ -54,8 +54,9 @@ from kgforge.store.tables import GraphTables
 
 
 @paused_gc()
-def export_dialogues(snapshot: Snapshot, dialogues_file: Path, options: ExportOptions, out: Path,
-                     tables: GraphTables | None = None) -> ExportReport:
+def export_dialogues(
+    snapshot: Snapshot, dialogues_file: Path, options: ExportOptions, out: Path, tables: GraphTables | None = None
+) -> ExportReport:
     started = time.perf_counter()
     out = snapshot.paths.output(out)
     source_fmt, source_layout = detect_layout(dialogues_file, options.input_layout)
@@ -63,28 +64,40 @@ def export_dialogues(snapshot: Snapshot, dialogues_file: Path, options: ExportOp
     layout = dialogue_layouts(fmt, source_fmt, source_layout, options.layout)
     ctx = Context.open(snapshot, options.language, tables, allow_mixed=options.allow_mixed)
     source = read_dialogues(dialogues_file, source_layout.kind, options.skip_invalid)
-    made = _records(ctx, source, fmt, source_fmt, layout, options, ctx.manifest.build_id,
-                    out if options.refresh_attrs else None)
+    made = _records(
+        ctx, source, fmt, source_fmt, layout, options, ctx.manifest.build_id, out if options.refresh_attrs else None
+    )
     warnings = layout_problems(fmt, layout, made.records)
     rejected = source.rejected + [
-        {"file": str(dialogues_file), "line": source.dialogues[i].line, "dialogue_id": source.ids[i],
-         "reason": "; ".join(p)} for i, p in sorted(made.assembled.problems.items())]
+        {
+            "file": str(dialogues_file),
+            "line": source.dialogues[i].line,
+            "dialogue_id": source.ids[i],
+            "reason": "; ".join(p),
+        }
+        for i, p in sorted(made.assembled.problems.items())
+    ]
     extra = {
-        "dialogues_file": str(dialogues_file), "dialogues_sha256": sha256_file(dialogues_file),
-        "input_format": source_fmt.name, "input_layout": source_layout.kind,
+        "dialogues_file": str(dialogues_file),
+        "dialogues_sha256": sha256_file(dialogues_file),
+        "input_format": source_fmt.name,
+        "input_layout": source_layout.kind,
         "checks": check_report(made.assembled.problems, source.ids, options.skip_invalid, DIALOGUE_CHECKS),
-        **coverage(source, made.dialogues, made.assembled.passing(), made.resolved, rejected,
-                   made.topics_not_in_graph),
+        **coverage(source, made.dialogues, made.assembled.passing(), made.resolved, rejected, made.topics_not_in_graph),
         "gold_kept_exactly": gold_kept(fmt, made.per_dialogue),
-        "reader_warnings": len(warnings), "reader_warning_examples": warnings[:10],
+        "reader_warnings": len(warnings),
+        "reader_warning_examples": warnings[:10],
         **({"refresh": made.refresh} if made.refresh is not None else {}),
         "labels": ctx.labels.report(),
     }
     records = made.records
     if options.changed_since:
         records = _changed_since(ctx, dialogues_file, source_layout.kind, fmt, source_fmt, layout, options, records)
-        extra["changed_since"] = {"build": options.changed_since, "records_changed": len(records),
-                                  "records_unchanged": len(made.records) - len(records)}
+        extra["changed_since"] = {
+            "build": options.changed_since,
+            "records_changed": len(records),
+            "records_unchanged": len(made.records) - len(records),
+        }
     return finish(ctx, fmt, layout, records, options, out, extra, started, rejected)
 
 
@@ -101,8 +114,16 @@ class _Made:
     refresh: dict[str, Any] | None
 
 
-def _records(ctx: Context, source: SourceFile, fmt: Format, source_fmt: Format, layout: Any,
-             options: ExportOptions, build_id: str, refresh_out: Path | None) -> _Made:
+def _records(
+    ctx: Context,
+    source: SourceFile,
+    fmt: Format,
+    source_fmt: Format,
+    layout: Any,
+    options: ExportOptions,
+    build_id: str,
+    refresh_out: Path | None,
+) -> _Made:
     """Ground ``source``'s dialogues in ``ctx``'s build, choose and check their subgraphs and render their
     records (naming build ``build_id``); with ``refresh_out``, gold values are refreshed first."""
     grounding = ground(ctx, source, ctx.class_iris())
@@ -111,30 +132,51 @@ def _records(ctx: Context, source: SourceFile, fmt: Format, source_fmt: Format, 
     refresh = _refresh(ctx, source, gold, resolved, refresh_out) if refresh_out else None
     sub_options = options.subgraph(source_fmt, ctx.schema, goals=False)
     assembled = assemble(ctx, grounding.grounded, sub_options, options.add_related, goal_checks=False)
-    render = Render.for_frame(ctx.labels, assembled.passing(), layout.segmented and options.segmented,
-                              fmt.type_relation, build_id)
+    render = Render.for_frame(
+        ctx.labels, assembled.passing(), layout.segmented and options.segmented, fmt.type_relation, build_id
+    )
     dialogues = assembled.dialogues(ctx.labels, render, fmt.shape)
     per_dialogue = [(d, fmt.dialogue_records(d, layout, render)) for d in dialogues]
-    records = [(d.dialogue_id if len(recs) == 1 else f"{d.dialogue_id}/{j}", record)
-               for d, recs in per_dialogue for j, record in enumerate(recs)]
+    records = [
+        (d.dialogue_id if len(recs) == 1 else f"{d.dialogue_id}/{j}", record)
+        for d, recs in per_dialogue
+        for j, record in enumerate(recs)
+    ]
     return _Made(records, assembled, dialogues, per_dialogue, resolved, grounding.topics_not_in_graph, refresh)
 
 
-def _changed_since(ctx: Context, dialogues_file: Path, input_layout: str, fmt: Format, source_fmt: Format,
-                   layout: Any, options: ExportOptions, records: list[tuple[str, dict[str, Any]]]
-                   ) -> list[tuple[str, dict[str, Any]]]:
+def _changed_since(
+    ctx: Context,
+    dialogues_file: Path,
+    input_layout: str,
+    fmt: Format,
+    source_fmt: Format,
+    layout: Any,
+    options: ExportOptions,
+    records: list[tuple[str, dict[str, Any]]],
+) -> list[tuple[str, dict[str, Any]]]:
     """The ``records`` that differ from what the same export of build ``options.changed_since`` writes (its
     subgraph, labels or gold values changed), or that it does not write at all: exactly the dialogues the
     changes between the two builds touch. The earlier build's records are rendered naming the current
     build, so only what the graph gives them can differ."""
     then = Context.open(Snapshot.of_build(ctx.paths, kept_build(ctx.paths, options.changed_since)), options.language)
-    before = _records(then, read_dialogues(dialogues_file, input_layout, options.skip_invalid), fmt, source_fmt,
-                      layout, options, ctx.manifest.build_id, None)
+    before = _records(
+        then,
+        read_dialogues(dialogues_file, input_layout, options.skip_invalid),
+        fmt,
+        source_fmt,
+        layout,
+        options,
+        ctx.manifest.build_id,
+        None,
+    )
     earlier = dict(before.records)
     changed = [(record_id, record) for record_id, record in records if earlier.get(record_id) != record]
     if not changed:
-        raise KgforgeError(f"no dialogue's subgraph changed since build {options.changed_since} "
-                           f"({len(records):,} records compared); nothing was written")
+        raise KgforgeError(
+            f"no dialogue's subgraph changed since build {options.changed_since} "
+            f"({len(records):,} records compared); nothing was written"
+        )
     return changed
 
 
@@ -146,17 +188,27 @@ def read_dialogues(path: Path, input_layout: str | None = None, skip_invalid: bo
     source = read_sources(path, fmt, layout)
     if not source.dialogues:
         reasons = "; ".join(f"line {r['line']}: {r['reason']}" for r in source.rejected[:3])
-        raise InputError(f"{path}: no {source.layout.kind} dialogue could be read" + (f" ({reasons})" if reasons else ""))
+        raise InputError(
+            f"{path}: no {source.layout.kind} dialogue could be read" + (f" ({reasons})" if reasons else "")
+        )
     if source.rejected and not skip_invalid:
         first = source.rejected[0]
-        raise InputError(f"{path}:{first['line']}: {first['reason']} ({len(source.rejected)} of {source.records_in} "
-                         f"records are not {source.layout.kind} dialogues; nothing was written, give --skip-invalid "
-                         "to write the others)")
+        raise InputError(
+            f"{path}:{first['line']}: {first['reason']} ({len(source.rejected)} of {source.records_in} "
+            f"records are not {source.layout.kind} dialogues; nothing was written, give --skip-invalid "
+            "to write the others)"
+        )
     return source
 
 
-def coverage(source: SourceFile, dialogues: list[Dialogue], retrieved: pl.DataFrame, resolved: pl.DataFrame,
-             rejected: list[dict[str, Any]], topics_not_in_graph: list[dict[str, Any]]) -> dict[str, Any]:
+def coverage(
+    source: SourceFile,
+    dialogues: list[Dialogue],
+    retrieved: pl.DataFrame,
+    resolved: pl.DataFrame,
+    rejected: list[dict[str, Any]],
+    topics_not_in_graph: list[dict[str, Any]],
+) -> dict[str, Any]:
     """The coverage report: dialogues in, out and left out (with why), and, over the exported dialogues
     only, how many gold triples the graph states and how many the ``retrieved`` rows hold."""
     number = {dialogue_id: i for i, dialogue_id in enumerate(source.ids)}
@@ -167,11 +219,15 @@ def coverage(source: SourceFile, dialogues: list[Dialogue], retrieved: pl.DataFr
     in_pool = in_graph.join(pool.unique(), on=["dialogue", "s", "p", "o"], how="semi").height
     total = gold.height
     return {
-        "dialogues_in": source.records_in, "dialogues_read": len(source.dialogues), "dialogues": len(dialogues),
+        "dialogues_in": source.records_in,
+        "dialogues_read": len(source.dialogues),
+        "dialogues": len(dialogues),
         "dialogues_rejected": len(rejected),
         "rejected_reasons": dict(Counter(r["reason"].split(":")[0] for r in rejected).most_common()),
         "exported_share": round(len(dialogues) / source.records_in, 4) if source.records_in else None,
-        "gold_triples": total, "gold_in_graph": in_graph.height, "gold_in_retrieved": in_pool,
+        "gold_triples": total,
+        "gold_in_graph": in_graph.height,
+        "gold_in_retrieved": in_pool,
         "attr_coverage": round(in_pool / total, 4) if total else None,
         "attr_coverage_of_gold_in_graph": round(in_pool / in_graph.height, 4) if in_graph.height else None,
         "topics_per_dialogue": round(sum(len(d.topics) for d in dialogues) / len(dialogues), 2) if dialogues else None,
@@ -196,14 +252,17 @@ def gold_kept(fmt: Format, per_dialogue: list[tuple[Dialogue, list[dict[str, Any
     return {"gold_triples_written": total, "kept": kept}
 
 
-def _refresh(ctx: Context, source: SourceFile, gold: GoldResolver, resolved: pl.DataFrame, out: Path
-             ) -> dict[str, Any]:
+def _refresh(ctx: Context, source: SourceFile, gold: GoldResolver, resolved: pl.DataFrame, out: Path) -> dict[str, Any]:
     """Rewrite, in each dialogue's record, every gold value the graph states otherwise for the same head and
     relation (one value only); list each change in ``OUT.refresh.jsonl``. Values the graph has several
     of, or none, are kept and counted."""
     stale = resolved.filter(pl.col("s").is_null())
-    values = gold.values(stale).unique(["dialogue", "g", "o"]).group_by("dialogue", "g").agg(
-        "o", "o_is_entity", n=pl.col("o").len())
+    values = (
+        gold.values(stale)
+        .unique(["dialogue", "g", "o"])
+        .group_by("dialogue", "g")
+        .agg("o", "o_is_entity", n=pl.col("o").len())
+    )
     render = Render.for_frame(ctx.labels, None, source.layout.segmented)
     changes = []
     for i, g, objects, is_entity, _ in values.filter(pl.col("n") == 1).sort("dialogue", "g").iter_rows():
@@ -213,10 +272,24 @@ def _refresh(ctx: Context, source: SourceFile, gold: GoldResolver, resolved: pl.
         if new == triple.tail:
             continue
         value_at(dialogue.record, triple.where)[triple.tail_key] = new  # the record read from the file, not the file
-        changes.append({"dialogue_id": source.ids[i], "line": dialogue.line, "where": list(triple.where),
-                        "head": triple.head, "relation": triple.relation, "old": triple.tail, "new": new})
+        changes.append(
+            {
+                "dialogue_id": source.ids[i],
+                "line": dialogue.line,
+                "where": list(triple.where),
+                "head": triple.head,
+                "relation": triple.relation,
+                "old": triple.tail,
+                "new": new,
+            }
+        )
     log = out.with_name(out.name + ".refresh.jsonl")
     write_text_atomic(log, "".join(json.dumps(c, ensure_ascii=False) + "\n" for c in changes))
     several = values.filter(pl.col("n") > 1).height
-    return {"gold_not_stated_as_written": stale.height, "changed": len(changes), "kept_graph_has_several": several,
-            "kept_not_in_graph": stale.height - values.height, "changes_file": str(log)}
+    return {
+        "gold_not_stated_as_written": stale.height,
+        "changed": len(changes),
+        "kept_graph_has_several": several,
+        "kept_not_in_graph": stale.height - values.height,
+        "changes_file": str(log),
+    }

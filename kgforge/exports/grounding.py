@@ -54,8 +54,14 @@ def read_sources(path: Path, fmt: Format, layout: Layout) -> SourceFile:
             continue
         found = fmt.source_dialogue(record.value, record.line, layout)
         if isinstance(found, str):
-            rejected.append({"file": str(path), "line": record.line, "reason": f"not a {layout.kind} dialogue: {found}",
-                             "record": record.value})
+            rejected.append(
+                {
+                    "file": str(path),
+                    "line": record.line,
+                    "reason": f"not a {layout.kind} dialogue: {found}",
+                    "record": record.value,
+                }
+            )
         else:
             dialogues.append(found)
     ids = dialogue_ids([d.record for d in dialogues], layout.kind)
@@ -120,34 +126,52 @@ class Mentions:
         ignoring case (the match itself ignores ASCII case)."""
         return [*self.index.names.get(name, ()), *self.short.get(name, ())] or self.index.lookup_folded(name)
 
-    def find(self, dialogues: list[SourceDialogue], declared: dict[int, list[str]]
-             ) -> dict[int, list[tuple[int, str]]]:
+    def find(self, dialogues: list[SourceDialogue], declared: dict[int, list[str]]) -> dict[int, list[tuple[int, str]]]:
         """Per dialogue, the (utterance, IRI) of each entity its utterances name, in order."""
         out: dict[int, list[tuple[int, str]]] = {}
-        texts = [(i, m, matchable(normalise_label(text) if d.segmented else text))
-                 for i, d in enumerate(dialogues) for m, text in enumerate(d.texts)]
+        texts = [
+            (i, m, matchable(normalise_label(text) if d.segmented else text))
+            for i, d in enumerate(dialogues)
+            for m, text in enumerate(d.texts)
+        ]
         if not texts or not self.patterns:
             return out
-        frame = pl.DataFrame(texts, schema={"dialogue": pl.Int64, "message": pl.Int64, "text": pl.String},
-                             orient="row")
-        found = (frame.with_columns(
-                     name=pl.col("text").str.extract_many(self.patterns, leftmost=True, ascii_case_insensitive=True))
-                 .explode("name").drop_nulls("name").with_row_index("hit"))
+        frame = pl.DataFrame(texts, schema={"dialogue": pl.Int64, "message": pl.Int64, "text": pl.String}, orient="row")
+        found = (
+            frame.with_columns(
+                name=pl.col("text").str.extract_many(self.patterns, leftmost=True, ascii_case_insensitive=True)
+            )
+            .explode("name")
+            .drop_nulls("name")
+            .with_row_index("hit")
+        )
         if found.is_empty():
             return out
-        iris = pl.DataFrame([(name, iri) for name in found["name"].unique().to_list() for iri in self.iris(name)],
-                            schema={"name": pl.String, "iri": pl.String}, orient="row")
+        iris = pl.DataFrame(
+            [(name, iri) for name in found["name"].unique().to_list() for iri in self.iris(name)],
+            schema={"name": pl.String, "iri": pl.String},
+            orient="row",
+        )
         hits = found.join(iris, on="name").with_columns(doubtful=pl.col("name").is_in(self._doubtful(found["name"])))
         hits = hits.with_columns(quoted=pl.col("hit").is_in(self._quoted(hits.filter("doubtful"))))
-        declared_rows = pl.DataFrame([(i, iri) for i, iris in declared.items() for iri in iris],
-                                     schema={"dialogue": pl.Int64, "iri": pl.String}, orient="row")
+        declared_rows = pl.DataFrame(
+            [(i, iri) for i, iris in declared.items() for iri in iris],
+            schema={"dialogue": pl.Int64, "iri": pl.String},
+            orient="row",
+        )
         sure = pl.concat([declared_rows, hits.filter(~pl.col("doubtful") | pl.col("quoted")).select("dialogue", "iri")])
         near = self._neighbours(sure, hits.filter("doubtful"))
-        kept = (hits.join(declared_rows.with_columns(declared=pl.lit(True)), on=["dialogue", "iri"], how="left")
-                .join(near.with_columns(near=pl.lit(True)), on=["dialogue", "iri"], how="left")
-                .filter(~pl.col("doubtful") | pl.col("quoted") | pl.col("declared").fill_null(False)
-                        | pl.col("near").fill_null(False))
-                .sort("dialogue", "message", "hit"))
+        kept = (
+            hits.join(declared_rows.with_columns(declared=pl.lit(True)), on=["dialogue", "iri"], how="left")
+            .join(near.with_columns(near=pl.lit(True)), on=["dialogue", "iri"], how="left")
+            .filter(
+                ~pl.col("doubtful")
+                | pl.col("quoted")
+                | pl.col("declared").fill_null(False)
+                | pl.col("near").fill_null(False)
+            )
+            .sort("dialogue", "message", "hit")
+        )
         for i, m, iri in kept.select("dialogue", "message", "iri").iter_rows():
             out.setdefault(i, []).append((m, iri))
         return out
@@ -156,26 +180,44 @@ class Mentions:
     def _doubtful(names: pl.Series) -> list[str]:
         freq = jieba_module().dt
         freq.check_initialized()
-        return [n for n in names.unique().to_list()
-                if len(n) <= SHORT_NAME_CHARS or freq.FREQ.get(n, 0) >= COMMON_WORD_FREQ]
+        return [
+            n for n in names.unique().to_list() if len(n) <= SHORT_NAME_CHARS or freq.FREQ.get(n, 0) >= COMMON_WORD_FREQ
+        ]
 
     @staticmethod
     def _quoted(hits: pl.DataFrame) -> list[int]:
         """The hits whose utterance quotes their name (《喜欢》)."""
-        return [hit for hit, text, name in hits.select("hit", "text", "name").iter_rows()
-                if any(f"{left}{name}{right}" in text for left, right in QUOTES)]
+        return [
+            hit
+            for hit, text, name in hits.select("hit", "text", "name").iter_rows()
+            if any(f"{left}{name}{right}" in text for left, right in QUOTES)
+        ]
 
     def _neighbours(self, sure: pl.DataFrame, doubtful: pl.DataFrame) -> pl.DataFrame:
         """(dialogue, iri) for each doubtful mention linked by a fact to a topic of the same dialogue found
         without doubt: the dialogue's (doubtful, sure) pairs, looked up among the entity facts."""
-        pairs = (doubtful.select("dialogue", "iri").unique()
-                 .join(sure.unique().rename({"iri": "near"}), on="dialogue").filter(pl.col("iri") != pl.col("near")))
+        pairs = (
+            doubtful.select("dialogue", "iri")
+            .unique()
+            .join(sure.unique().rename({"iri": "near"}), on="dialogue")
+            .filter(pl.col("iri") != pl.col("near"))
+        )
         if pairs.is_empty():
             return pairs.select("dialogue", "iri")
-        edges = self.ctx.tables.domain_facts().filter(pl.col("o_is_entity"), pl.col("s").is_in(pairs["iri"].implode())
-                                                      | pl.col("o").is_in(pairs["iri"].implode())).select("s", "o")
-        linked = pl.concat([pairs.join(edges, left_on=["iri", "near"], right_on=["s", "o"], how="semi"),
-                            pairs.join(edges, left_on=["near", "iri"], right_on=["s", "o"], how="semi")])
+        edges = (
+            self.ctx.tables.domain_facts()
+            .filter(
+                pl.col("o_is_entity"),
+                pl.col("s").is_in(pairs["iri"].implode()) | pl.col("o").is_in(pairs["iri"].implode()),
+            )
+            .select("s", "o")
+        )
+        linked = pl.concat(
+            [
+                pairs.join(edges, left_on=["iri", "near"], right_on=["s", "o"], how="semi"),
+                pairs.join(edges, left_on=["near", "iri"], right_on=["s", "o"], how="semi"),
+            ]
+        )
         return linked.select("dialogue", "iri").unique()
 
 
@@ -195,25 +237,41 @@ class GoldResolver:
         self.triples = triples
         self.index = index
         heads = _exploded("head", "s", {h: index.lookup(h) for h in triples["head"].unique().to_list()})
-        self.facts = (ctx.tables.domain_facts().filter(pl.col("s").is_in(heads["s"].implode()))
-                      .select("s", "p", "o", "o_is_entity").unique(["s", "p", "o"]))
+        self.facts = (
+            ctx.tables.domain_facts()
+            .filter(pl.col("s").is_in(heads["s"].implode()))
+            .select("s", "p", "o", "o_is_entity")
+            .unique(["s", "p", "o"])
+        )
         relations = pl.DataFrame({"relation": triples["relation"].unique()}).with_columns(
-            p=pl.col("relation").map_elements(lambda r: ctx.schema.relation_for(r).iri, return_dtype=pl.String))
+            p=pl.col("relation").map_elements(lambda r: ctx.schema.relation_for(r).iri, return_dtype=pl.String)
+        )
         self.keyed = triples.join(heads, on="head").join(relations, on="relation")
 
     def resolved(self) -> pl.DataFrame:
         """Every input row with the fact it states (``s``, ``p``, ``o``, ``o_is_entity``; null when none)."""
-        tails = _exploded("tail", "o", {t: [*self.index.lookup(t), normalise_label(t, self.index.segmented), t]
-                                        for t in self.keyed["tail"].unique().to_list()})
-        found = (self.keyed.join(tails, on="tail").join(self.facts, on=["s", "p", "o"], how="inner")
-                 .unique(["dialogue", "g"], keep="first", maintain_order=True))
-        return self.triples.join(found.select("dialogue", "g", "s", "p", "o", "o_is_entity"),
-                                 on=["dialogue", "g"], how="left")
+        tails = _exploded(
+            "tail",
+            "o",
+            {
+                t: [*self.index.lookup(t), normalise_label(t, self.index.segmented), t]
+                for t in self.keyed["tail"].unique().to_list()
+            },
+        )
+        found = (
+            self.keyed.join(tails, on="tail")
+            .join(self.facts, on=["s", "p", "o"], how="inner")
+            .unique(["dialogue", "g"], keep="first", maintain_order=True)
+        )
+        return self.triples.join(
+            found.select("dialogue", "g", "s", "p", "o", "o_is_entity"), on=["dialogue", "g"], how="left"
+        )
 
     def values(self, rows: pl.DataFrame) -> pl.DataFrame:
         """For ``rows`` (``dialogue``, ``g``), every value the graph gives their head and relation."""
-        return (self.keyed.join(rows.select("dialogue", "g"), on=["dialogue", "g"], how="semi")
-                .join(self.facts, on=["s", "p"], how="inner"))
+        return self.keyed.join(rows.select("dialogue", "g"), on=["dialogue", "g"], how="semi").join(
+            self.facts, on=["s", "p"], how="inner"
+        )
 
 
 def resolve_triples(ctx: Context, index: EntityIndex, triples: list[tuple[int, list[str]]]) -> pl.DataFrame:
@@ -223,5 +281,8 @@ def resolve_triples(ctx: Context, index: EntityIndex, triples: list[tuple[int, l
 
 
 def _exploded(key: str, value: str, mapping: dict[str, list[str]]) -> pl.DataFrame:
-    return pl.DataFrame([(k, v) for k, values in mapping.items() for v in dict.fromkeys(values)],
-                        schema={key: pl.String, value: pl.String}, orient="row")
+    return pl.DataFrame(
+        [(k, v) for k, values in mapping.items() for v in dict.fromkeys(values)],
+        schema={key: pl.String, value: pl.String},
+        orient="row",
+    )

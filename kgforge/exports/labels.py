@@ -25,8 +25,14 @@ class Labels:
     that have no label on it. With ``allow_mixed`` such an IRI gets a label in another language instead,
     recorded in ``mixed`` (never silently: the export reports them)."""
 
-    def __init__(self, tables: GraphTables, schema: Schema, language: str, links: Iterable[tuple[str, str]] = (),
-                 allow_mixed: bool = False) -> None:
+    def __init__(
+        self,
+        tables: GraphTables,
+        schema: Schema,
+        language: str,
+        links: Iterable[tuple[str, str]] = (),
+        allow_mixed: bool = False,
+    ) -> None:
         self.language = language
         self.tables = tables
         self.allow_mixed = allow_mixed
@@ -84,17 +90,25 @@ class Labels:
     def report(self) -> dict[str, Any]:
         """What the labels written came from: counts per step of the chain, and the IRIs written in another
         language (``allow_mixed``) or lacking a label in this one, each with the label it has."""
-        return {"language": self.language, "chain": list(STEPS), "steps": self.chosen.counts(),
-                "mixed": dict(sorted(self.mixed.items())[:50]), "mixed_count": len(self.mixed),
-                "missing": {iri: self.fallback.get(iri, iri) for iri in sorted(self.missing)[:50]},
-                "missing_count": len(self.missing)}
+        return {
+            "language": self.language,
+            "chain": list(STEPS),
+            "steps": self.chosen.counts(),
+            "mixed": dict(sorted(self.mixed.items())[:50]),
+            "mixed_count": len(self.mixed),
+            "missing": {iri: self.fallback.get(iri, iri) for iri in sorted(self.missing)[:50]},
+            "missing_count": len(self.missing),
+        }
 
     def segmented_forms(self) -> dict[str, str]:
         """IRI → the source's word-segmented spelling of its label (an alternative label with spaces that
         normalises to the label itself), for entities and relations that have one."""
         preferred = {**self.entities, **self.relations}
-        spaced = self.tables.labels.filter(~pl.col("preferred"), pl.col("label").str.contains(" "),
-                                           in_language(pl.col("lang"), self.language) | (pl.col("lang") == ""))
+        spaced = self.tables.labels.filter(
+            ~pl.col("preferred"),
+            pl.col("label").str.contains(" "),
+            in_language(pl.col("lang"), self.language) | (pl.col("lang") == ""),
+        )
         forms: dict[str, str] = {}
         for iri, label in spaced.select("iri", "label").sort("iri", "label").iter_rows():
             name = preferred.get(iri)
@@ -125,8 +139,9 @@ class Render:
     ``type_relation`` names every type fact (DuConv's readers look for ``领域`` exactly); ``build_id``
     is the store build the rows come from (the generic layout records it)."""
 
-    def __init__(self, labels: Labels, segmenter: Segmenter | None = None, type_relation: str | None = None,
-                 build_id: str = "") -> None:
+    def __init__(
+        self, labels: Labels, segmenter: Segmenter | None = None, type_relation: str | None = None, build_id: str = ""
+    ) -> None:
         self.labels = labels
         self.segmenter = segmenter
         self.type_relation = type_relation
@@ -134,8 +149,14 @@ class Render:
         self._forms = labels.segmented_forms() if segmenter else {}
 
     @classmethod
-    def for_frame(cls, labels: Labels, frame: pl.DataFrame | None, segmented: bool,
-                  type_relation: str | None = None, build_id: str = "") -> "Render":
+    def for_frame(
+        cls,
+        labels: Labels,
+        frame: pl.DataFrame | None,
+        segmented: bool,
+        type_relation: str | None = None,
+        build_id: str = "",
+    ) -> Render:
         """A render for the rows of ``frame`` (labelled subgraph rows): their entity names are the ones
         kept whole."""
         if not segmented:
@@ -163,19 +184,33 @@ class Render:
         distinct name or value rendered once."""
         is_type = (pl.col("role") == "type") & pl.lit(self.type_relation is not None)
         if self.segmenter is None:  # the labels themselves, but for type facts under the readers' relation
-            return frame.with_columns(s_text=pl.col("s_label"), o_text=pl.col("o_label"), p_text=pl.when(is_type)
-                                      .then(pl.lit(self.type_relation or "", pl.String)).otherwise(pl.col("p_label")))
-        entities = {iri: self.name(iri, label) for iri, label in
-                    pl.concat([frame.select(iri="s", label="s_label"),
-                               frame.filter(pl.col("o_is_entity")).select(iri="o", label="o_label")]).unique().iter_rows()}
+            return frame.with_columns(
+                s_text=pl.col("s_label"),
+                o_text=pl.col("o_label"),
+                p_text=pl.when(is_type).then(pl.lit(self.type_relation or "", pl.String)).otherwise(pl.col("p_label")),
+            )
+        entities = {
+            iri: self.name(iri, label)
+            for iri, label in pl.concat(
+                [
+                    frame.select(iri="s", label="s_label"),
+                    frame.filter(pl.col("o_is_entity")).select(iri="o", label="o_label"),
+                ]
+            )
+            .unique()
+            .iter_rows()
+        }
         relations = {iri: self.name(iri, label) for iri, label in frame.select("p", "p_label").unique().iter_rows()}
-        values = {value: self.text(value) for value in frame.filter(~pl.col("o_is_entity"))["o_label"].unique().to_list()}
+        values = {
+            value: self.text(value) for value in frame.filter(~pl.col("o_is_entity"))["o_label"].unique().to_list()
+        }
         return frame.with_columns(
             s_text=pl.col("s").replace_strict(entities, return_dtype=pl.String),
-            p_text=pl.when(is_type).then(pl.lit(self.text(self.type_relation or ""), pl.String))
+            p_text=pl.when(is_type)
+            .then(pl.lit(self.text(self.type_relation or ""), pl.String))
             .otherwise(pl.col("p").replace_strict(relations, return_dtype=pl.String)),
-            o_text=pl.when(pl.col("o_is_entity")).then(pl.col("o").replace_strict(entities, default=None,
-                                                                                    return_dtype=pl.String))
+            o_text=pl.when(pl.col("o_is_entity"))
+            .then(pl.col("o").replace_strict(entities, default=None, return_dtype=pl.String))
             .otherwise(pl.col("o_label").replace_strict(values, default=None, return_dtype=pl.String)),
         )
 

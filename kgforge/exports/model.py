@@ -36,7 +36,6 @@ class SourceDialogue:
     segmented: bool = False  # its strings are word-segmented (DuConv, DuRecDial LIC-2020 resource files)
 
 
-
 @dataclass(frozen=True)
 class TripleShape:
     """How a format wants a dialogue's subgraph handed to it: each triple as written, as a ``[head,

@@ -34,8 +34,9 @@ from kgforge.store.tables import GraphTables
 
 
 @paused_gc()
-def export_goals(snapshot: Snapshot, goals_file: Path, options: ExportOptions, out: Path,
-                 tables: GraphTables | None = None) -> ExportReport:
+def export_goals(
+    snapshot: Snapshot, goals_file: Path, options: ExportOptions, out: Path, tables: GraphTables | None = None
+) -> ExportReport:
     started = time.perf_counter()
     out = snapshot.paths.output(out)
     fmt = format_named(options.fmt)
@@ -48,24 +49,36 @@ def export_goals(snapshot: Snapshot, goals_file: Path, options: ExportOptions, o
     checks = check_report(made.problems, made.ids, options.skip_invalid, GOAL_CHECKS)
     if made.unusable and not options.skip_invalid:
         example = made.unusable[0]
-        raise ExportCheckError(f"{len(made.unusable)} records would not be read by the {layout.kind} readers, nothing "
-                               f"was written (give --skip-invalid to write the others): {example['record_id']}: "
-                               f"{example['problems'][0]}")
-    rejected = ([{"dialogue_id": made.ids[i], "reason": "; ".join(p)} for i, p in sorted(made.problems.items())]
-                + [{"dialogue_id": u["record_id"], "reason": "; ".join(u["problems"])} for u in made.unusable])
+        raise ExportCheckError(
+            f"{len(made.unusable)} records would not be read by the {layout.kind} readers, nothing "
+            f"was written (give --skip-invalid to write the others): {example['record_id']}: "
+            f"{example['problems'][0]}"
+        )
+    rejected = [{"dialogue_id": made.ids[i], "reason": "; ".join(p)} for i, p in sorted(made.problems.items())] + [
+        {"dialogue_id": u["record_id"], "reason": "; ".join(u["problems"])} for u in made.unusable
+    ]
     checks["layout_checks"] = f"what the {layout.kind} readers need ({type(fmt).__name__}.check)"
     checks["layout_failures"] = made.unusable[:50]
     kept = made.records
     extra: dict[str, Any] = {}
     if options.changed_since:
         kept = _changed_since(ctx, goals, fmt, layout, options, made.records)
-        extra["changed_since"] = {"build": options.changed_since, "records_changed": len(kept),
-                                  "records_unchanged": len(made.records) - len(kept)}
+        extra["changed_since"] = {
+            "build": options.changed_since,
+            "records_changed": len(kept),
+            "records_unchanged": len(made.records) - len(kept),
+        }
     written = {record_id for record_id, _ in kept}
-    extra = {"goals_file": str(goals_file), "goals_sha256": sha256_file(goals_file), "dialogues": len(written),
-             "triples": sum(len(d.knowledge) for d in made.dialogues if d.dialogue_id in written), "checks": checks,
-             "seeds": sorted({g.seed for g in goals if g.seed is not None}), "labels": ctx.labels.report(),
-             **extra}
+    extra = {
+        "goals_file": str(goals_file),
+        "goals_sha256": sha256_file(goals_file),
+        "dialogues": len(written),
+        "triples": sum(len(d.knowledge) for d in made.dialogues if d.dialogue_id in written),
+        "checks": checks,
+        "seeds": sorted({g.seed for g in goals if g.seed is not None}),
+        "labels": ctx.labels.report(),
+        **extra,
+    }
     return finish(ctx, fmt, layout, kept, options, out, extra, started, rejected)
 
 
@@ -81,24 +94,33 @@ class _GoalRecords:
     ids: list[str]
 
 
-def _goal_records(ctx: Context, goals: list[Goal], fmt: Format, layout: Any, options: ExportOptions,
-                  build_id: str) -> _GoalRecords:
+def _goal_records(
+    ctx: Context, goals: list[Goal], fmt: Format, layout: Any, options: ExportOptions, build_id: str
+) -> _GoalRecords:
     """Choose, check and render the subgraph of each goal in ``ctx``'s build, the records naming ``build_id``."""
     sub_options = options.subgraph(fmt, ctx.schema, goals=True)
     grounded = grounded_goals(goals)
     assembled = assemble(ctx, grounded, sub_options, options.add_related, goal_checks=True)
-    render = Render.for_frame(ctx.labels, assembled.passing(), layout.segmented and options.segmented,
-                              fmt.type_relation, build_id)
+    render = Render.for_frame(
+        ctx.labels, assembled.passing(), layout.segmented and options.segmented, fmt.type_relation, build_id
+    )
     dialogues = assembled.dialogues(ctx.labels, render, fmt.shape)
     records = [(d.dialogue_id, record) for d in dialogues for record in fmt.goal_records(d, layout, render)]
     unusable = layout_problems(fmt, layout, records)
     dropped = {u["record_id"] for u in unusable}
-    return _GoalRecords([r for r in records if r[0] not in dropped], dialogues, assembled.problems, unusable,
-                        grounded.ids)
+    return _GoalRecords(
+        [r for r in records if r[0] not in dropped], dialogues, assembled.problems, unusable, grounded.ids
+    )
 
 
-def _changed_since(ctx: Context, goals: list[Goal], fmt: Format, layout: Any, options: ExportOptions,
-                   records: list[tuple[str, dict[str, Any]]]) -> list[tuple[str, dict[str, Any]]]:
+def _changed_since(
+    ctx: Context,
+    goals: list[Goal],
+    fmt: Format,
+    layout: Any,
+    options: ExportOptions,
+    records: list[tuple[str, dict[str, Any]]],
+) -> list[tuple[str, dict[str, Any]]]:
     """The ``records`` that differ from what the same export of build ``options.changed_since`` makes (a fact
     of the goal's subgraph or path changed, came or went, or a label changed), or that it does not make at all
     (the goal failed a check there): exactly the goals the changes between the two builds touch. The earlier
@@ -107,19 +129,34 @@ def _changed_since(ctx: Context, goals: list[Goal], fmt: Format, layout: Any, op
     earlier = dict(_goal_records(then, goals, fmt, layout, options, ctx.manifest.build_id).records)
     changed = [(record_id, record) for record_id, record in records if earlier.get(record_id) != record]
     if not changed:
-        raise KgforgeError(f"no goal's subgraph changed since build {options.changed_since} "
-                           f"({len(records):,} records compared); nothing was written")
+        raise KgforgeError(
+            f"no goal's subgraph changed since build {options.changed_since} "
+            f"({len(records):,} records compared); nothing was written"
+        )
     return changed
 
 
 def grounded_goals(goals: list[Goal]) -> Grounded:
     """New goals as dialogues to assemble: their topics, goal paths, ids and what each carries (sequence, profile)."""
-    topics = pl.DataFrame([(i, pos, t) for i, g in enumerate(goals) for pos, t in enumerate(g.topics)],
-                          schema=TOPIC_SCHEMA, orient="row")
-    paths = pl.DataFrame([(i, t.s, t.p, t.o, bool(t.o_is_entity)) for i, g in enumerate(goals)
-                          for t in g.path], schema=PATH_SCHEMA, orient="row")
+    topics = pl.DataFrame(
+        [(i, pos, t) for i, g in enumerate(goals) for pos, t in enumerate(g.topics)], schema=TOPIC_SCHEMA, orient="row"
+    )
+    paths = pl.DataFrame(
+        [(i, t.s, t.p, t.o, bool(t.o_is_entity)) for i, g in enumerate(goals) for t in g.path],
+        schema=PATH_SCHEMA,
+        orient="row",
+    )
     ids = [f"dlg-{g.goal_id.removeprefix('g-')}" for g in goals]
-    meta = {i: {"kind": g.kind, "goal_id": g.goal_id, "seed": g.seed, "sequence": g.extra.get("sequence"),
-                "profile": g.extra.get("profile"), "situation": g.extra.get("situation"),
-                "topic_types": g.topic_types} for i, g in enumerate(goals)}
+    meta = {
+        i: {
+            "kind": g.kind,
+            "goal_id": g.goal_id,
+            "seed": g.seed,
+            "sequence": g.extra.get("sequence"),
+            "profile": g.extra.get("profile"),
+            "situation": g.extra.get("situation"),
+            "topic_types": g.topic_types,
+        }
+        for i, g in enumerate(goals)
+    }
     return Grounded(topics, paths, ids, meta)

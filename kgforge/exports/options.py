@@ -41,6 +41,10 @@ class ExportOptions:
         declares some: one inferred from untyped data gives topics no type fact to carry."""
         default = GOAL_BUDGETS if goals else fmt.pool_budgets
         budgets = (self.budget,) if self.budget is not None else default or ALL_FACTS
-        return SubgraphOptions(budgets=budgets, lead=min(SubgraphOptions.lead, budgets[0]),
-                               include_text=self.include_text, type_facts=fmt.type_facts and bool(schema.types),
-                               incoming=not goals and fmt.finds_mentions)
+        return SubgraphOptions(
+            budgets=budgets,
+            lead=min(SubgraphOptions.lead, budgets[0]),
+            include_text=self.include_text,
+            type_facts=fmt.type_facts and bool(schema.types),
+            incoming=not goals and fmt.finds_mentions,
+        )

@@ -35,6 +35,8 @@ from typing import Any
 from kgforge.core.errors import KgforgeError
 from kgforge.core.files import sha256_file, write_json_atomic, write_text_atomic
 from kgforge.core.jsonio import dumps_bytes
+from kgforge.core.records import Record as TypedRecord
+from kgforge.core.records import flattened, json_key
 from kgforge.exports.assemble import (
     DIALOGUE_CHECKS,
     GOAL_CHECKS,
@@ -53,8 +55,6 @@ from kgforge.exports.registry import format_named
 from kgforge.exports.writing import finish, layout_problems
 from kgforge.goals.record import read_goals
 from kgforge.sources.durecdial import session_triples
-from kgforge.core.records import Record as TypedRecord
-from kgforge.core.records import flattened, json_key
 from kgforge.store.snapshot import Snapshot
 
 LAYOUT = "v2"  # DuRecDial 2.0's own: the parallel corpus's layout
@@ -63,7 +63,6 @@ MBART_IDS = {"zh": "zh_CN", "en": "en_XX"}  # mBART-50's language codes
 LABEL_COLUMNS = ["s_label", "p_label", "o_label"]
 SOURCE_FIELDS = ("user_profile", "situation", "goal", "knowledge")
 FIRST_GOAL = re.compile(r"\s*\[1\]\s*([^(（\-]+?)\s*(?:[(（]|-->|$)")
-
 
 
 @dataclass(frozen=True)
@@ -86,8 +85,14 @@ class ParallelExportReport(TypedRecord):
 PARALLEL_FIELDS = {"domain", "languages", "twins", "tasks", "records", "triples", "mixed_labels"}
 
 
-def export_parallel(snapshot: Snapshot, goals_file: Path, options: ExportOptions, languages: list[str], out: Path,
-                    allow_mixed: bool = False) -> ParallelExportReport:
+def export_parallel(
+    snapshot: Snapshot,
+    goals_file: Path,
+    options: ExportOptions,
+    languages: list[str],
+    out: Path,
+    allow_mixed: bool = False,
+) -> ParallelExportReport:
     """Twins of ``goals_file``'s export, one per language in ``languages`` (two or more), the task files and
     ``OUT.parallel.json``; returns that manifest."""
     started = time.perf_counter()
@@ -99,8 +104,9 @@ def export_parallel(snapshot: Snapshot, goals_file: Path, options: ExportOptions
         raise KgforgeError(f"{goals_file}: no goals to export")
     grounded = grounded_goals(goals)
     by_id = dict(zip(grounded.ids, goals))
-    assembled = assemble(first, grounded, options.subgraph(fmt, first.schema, goals=True), options.add_related,
-                         goal_checks=True)
+    assembled = assemble(
+        first, grounded, options.subgraph(fmt, first.schema, goals=True), options.add_related, goal_checks=True
+    )
     checks = check_report(assembled.problems, grounded.ids, options.skip_invalid, GOAL_CHECKS)
     profiles_not_in_language: dict[str, int] = {}
 
@@ -113,12 +119,32 @@ def export_parallel(snapshot: Snapshot, goals_file: Path, options: ExportOptions
 
     source = {"goals_file": str(goals_file), "goals_sha256": sha256_file(goals_file)}
     twins, mixed = _twins(first, assembled, languages, records, allow_mixed)
-    return _publish(snapshot.domain, fmt, layout, options, languages, out, twins, mixed, allow_mixed, checks, source, started,
-                    {"profiles_not_in_language": profiles_not_in_language}, pool="knowledge")
+    return _publish(
+        snapshot.domain,
+        fmt,
+        layout,
+        options,
+        languages,
+        out,
+        twins,
+        mixed,
+        allow_mixed,
+        checks,
+        source,
+        started,
+        {"profiles_not_in_language": profiles_not_in_language},
+        pool="knowledge",
+    )
 
 
-def export_parallel_dialogues(snapshot: Snapshot, dialogues_file: Path, options: ExportOptions, languages: list[str],
-                              out: Path, allow_mixed: bool = False) -> ParallelExportReport:
+def export_parallel_dialogues(
+    snapshot: Snapshot,
+    dialogues_file: Path,
+    options: ExportOptions,
+    languages: list[str],
+    out: Path,
+    allow_mixed: bool = False,
+) -> ParallelExportReport:
     """Real DuRecDial 2.0 twins (``zh_X.txt`` and ``en_X.txt``, line for line the same sessions) exported
     together: each session as it was in each language, the graph's facts about its topics chosen once and
     written in each language (``retrieved_knowledge``), one dialogue id for both, and the task files cut
@@ -127,14 +153,21 @@ def export_parallel_dialogues(snapshot: Snapshot, dialogues_file: Path, options:
     fmt, layout = _checked(options, languages, dialogues=True)
     out = snapshot.paths.output(out)
     files = twin_files(Path(dialogues_file), languages)
-    sources = {language: read_dialogues(path, fmt.layout(LAYOUT).kind, options.skip_invalid)
-               for language, path in files.items()}
+    sources = {
+        language: read_dialogues(path, fmt.layout(LAYOUT).kind, options.skip_invalid)
+        for language, path in files.items()
+    }
     lines = _parallel_lines(sources, files)
     first = Context.open(snapshot, languages[0])
     main = sources[languages[0]]
     grounding = ground(first, main, first.class_iris())
-    assembled = assemble(first, grounding.grounded, options.subgraph(fmt, first.schema, goals=False),
-                         options.add_related, goal_checks=False)
+    assembled = assemble(
+        first,
+        grounding.grounded,
+        options.subgraph(fmt, first.schema, goals=False),
+        options.add_related,
+        goal_checks=False,
+    )
     checks = check_report(assembled.problems, main.ids, options.skip_invalid, DIALOGUE_CHECKS)
     number = {dialogue_id: i for i, dialogue_id in enumerate(main.ids)}
 
@@ -142,17 +175,38 @@ def export_parallel_dialogues(snapshot: Snapshot, dialogues_file: Path, options:
         render = Render.for_frame(ctx.labels, relabelled.passing(), False, fmt.type_relation, ctx.manifest.build_id)
         dialogues = relabelled.dialogues(ctx.labels, render, fmt.shape)
         twin = lines[language]
-        made = [(d.dialogue_id, {**_in_layout(twin[main.dialogues[number[d.dialogue_id]].line].record, layout),
-                                 POOL: d.knowledge}) for d in dialogues]
+        made = [
+            (
+                d.dialogue_id,
+                {**_in_layout(twin[main.dialogues[number[d.dialogue_id]].line].record, layout), POOL: d.knowledge},
+            )
+            for d in dialogues
+        ]
         return made, _missing(ctx)
 
-    source = {"dialogues_files": {k: str(v) for k, v in files.items()},
-              "dialogues_sha256": {k: sha256_file(v) for k, v in files.items()}}
+    source = {
+        "dialogues_files": {k: str(v) for k, v in files.items()},
+        "dialogues_sha256": {k: sha256_file(v) for k, v in files.items()},
+    }
     twins, mixed = _twins(first, assembled, languages, records, allow_mixed)
     own = {language: [len(session_triples(record)) for _, record in made] for language, (_, made) in twins.items()}
     differ = [twins[languages[0]][1][i][0] for i, counts in enumerate(zip(*own.values())) if len(set(counts)) > 1]
-    return _publish(snapshot.domain, fmt, layout, options, languages, out, twins, mixed, allow_mixed, checks, source, started,
-                    {"own_knowledge_counts_differ": differ}, pool=POOL)
+    return _publish(
+        snapshot.domain,
+        fmt,
+        layout,
+        options,
+        languages,
+        out,
+        twins,
+        mixed,
+        allow_mixed,
+        checks,
+        source,
+        started,
+        {"own_knowledge_counts_differ": differ},
+        pool=POOL,
+    )
 
 
 Record = tuple[str, dict[str, Any]]
@@ -169,13 +223,18 @@ def _checked(options: ExportOptions, languages: list[str], dialogues: bool = Fal
         raise KgforgeError(f"--lang {','.join(languages)}: a parallel export needs two different languages")
     fmt = format_named(options.fmt)
     if fmt.name != "durecdial":
-        raise KgforgeError(f"--lang {','.join(languages)} writes DuRecDial 2.0's parallel layout: give --format "
-                           f"durecdial, not {options.fmt}")
+        raise KgforgeError(
+            f"--lang {','.join(languages)} writes DuRecDial 2.0's parallel layout: give --format "
+            f"durecdial, not {options.fmt}"
+        )
     layout = fmt.layout(options.layout or LAYOUT)
     allowed = (LAYOUT, CUT) if dialogues else (LAYOUT,)
     if layout.name not in allowed:
-        raise KgforgeError(f"a parallel export is written in DuRecDial 2.0's layout (--layout {LAYOUT}"
-                           + (f"; real twins also --layout {CUT}" if dialogues else "") + f"), not {layout.name}")
+        raise KgforgeError(
+            f"a parallel export is written in DuRecDial 2.0's layout (--layout {LAYOUT}"
+            + (f"; real twins also --layout {CUT}" if dialogues else "")
+            + f"), not {layout.name}"
+        )
     return fmt, layout
 
 
@@ -183,9 +242,11 @@ def twin_files(path: Path, languages: list[str]) -> dict[str, Path]:
     """DuRecDial 2.0 names its twins ``zh_dev.txt`` and ``en_dev.txt``: the file given and the others beside it."""
     first, _, rest = path.name.partition("_")
     if first != languages[0] or not rest:
-        raise KgforgeError(f"{path}: a parallel export of real dialogues reads DuRecDial 2.0's twins, named "
-                           f"{languages[0]}_NAME and {'/'.join(f'{lang}_NAME' for lang in languages[1:])} side by side; "
-                           f"give the {languages[0]} one")
+        raise KgforgeError(
+            f"{path}: a parallel export of real dialogues reads DuRecDial 2.0's twins, named "
+            f"{languages[0]}_NAME and {'/'.join(f'{lang}_NAME' for lang in languages[1:])} side by side; "
+            f"give the {languages[0]} one"
+        )
     files = {language: path.with_name(f"{language}_{rest}") for language in languages}
     absent = [str(p) for p in files.values() if not p.is_file()]
     if absent:
@@ -202,24 +263,30 @@ def _parallel_lines(sources: dict[str, Any], files: dict[str, Path]) -> dict[str
         for line, dialogue in by_line[languages[0]].items():
             twin = by_line[language].get(line)
             if twin is None:
-                raise KgforgeError(f"{files[language]}:{line}: no session beside {files[languages[0]]}:{line}; the "
-                                   "twins must hold the same sessions line for line")
+                raise KgforgeError(
+                    f"{files[language]}:{line}: no session beside {files[languages[0]]}:{line}; the "
+                    "twins must hold the same sessions line for line"
+                )
             if len(twin.texts) != len(dialogue.texts):
-                raise KgforgeError(f"{files[language]}:{line}: {len(twin.texts)} utterances against "
-                                   f"{len(dialogue.texts)} in {files[languages[0]]}:{line}: not the same session")
+                raise KgforgeError(
+                    f"{files[language]}:{line}: {len(twin.texts)} utterances against "
+                    f"{len(dialogue.texts)} in {files[languages[0]]}:{line}: not the same session"
+                )
     return by_line
 
 
-def _twins(first: Context, assembled: Assembled, languages: list[str], records: Any, allow_mixed: bool
-           ) -> tuple[dict[str, tuple[Context, list[Record]]], dict[str, list[dict[str, str]]]]:
+def _twins(
+    first: Context, assembled: Assembled, languages: list[str], records: Any, allow_mixed: bool
+) -> tuple[dict[str, tuple[Context, list[Record]]], dict[str, list[dict[str, str]]]]:
     """The records in each language, from the rows chosen once (labelled again in each language), and the
     IRIs each language had no label for; refused on those unless ``allow_mixed``."""
     rows = assembled.passing().drop(LABEL_COLUMNS)  # the dialogues that passed, to be labelled in each language
     twins, mixed = {}, {}
     for language in languages:
         ctx = first if language == languages[0] else replace(first, labels=Labels(first.tables, first.schema, language))
-        made, missing = records(ctx, Assembled(ctx.labels.frame_columns(rows), assembled.problems, assembled.grounded),
-                                language)
+        made, missing = records(
+            ctx, Assembled(ctx.labels.frame_columns(rows), assembled.problems, assembled.grounded), language
+        )
         if missing and language != languages[0]:  # the first language's are the export checks' business
             mixed[language] = missing
         twins[language] = (ctx, made)
@@ -228,35 +295,79 @@ def _twins(first: Context, assembled: Assembled, languages: list[str], records: 
     return twins, mixed
 
 
-def _publish(domain: str, fmt: Any, layout: Any, options: ExportOptions, languages: list[str], out: Path,
-             twins: dict[str, tuple[Context, list[Record]]], mixed: dict[str, list[dict[str, str]]], allow_mixed: bool,
-             checks: dict[str, Any], source: dict[str, Any], started: float, extra: dict[str, Any], pool: str
-             ) -> ParallelExportReport:
+def _publish(
+    domain: str,
+    fmt: Any,
+    layout: Any,
+    options: ExportOptions,
+    languages: list[str],
+    out: Path,
+    twins: dict[str, tuple[Context, list[Record]]],
+    mixed: dict[str, list[dict[str, str]]],
+    allow_mixed: bool,
+    checks: dict[str, Any],
+    source: dict[str, Any],
+    started: float,
+    extra: dict[str, Any],
+    pool: str,
+) -> ParallelExportReport:
     """Checks the twins one for one (ids, and the triples of ``pool`` in each record), writes them, the task
     files and ``OUT.parallel.json``."""
-    counts = {language: [(record_id, len(record[pool])) for record_id, record in made]
-              for language, (_, made) in twins.items()}
+    counts = {
+        language: [(record_id, len(record[pool])) for record_id, record in made]
+        for language, (_, made) in twins.items()
+    }
     if len({tuple(c) for c in counts.values()}) != 1:  # one selection rendered twice: a bug if they differ
         raise KgforgeError(f"the twins differ in ids or triple counts: {_first_difference(counts)}")
     files = {}
     for language, (ctx, made) in twins.items():
         path = out.with_name(f"{language}_{out.name}")
-        written = {**source, "dialogues": len(made), "triples": sum(n for _, n in counts[language]), "checks": checks,
-                   "parallel_manifest": str(_manifest_path(out)), "mixed_labels": mixed.get(language, [])}
+        written = {
+            **source,
+            "dialogues": len(made),
+            "triples": sum(n for _, n in counts[language]),
+            "checks": checks,
+            "parallel_manifest": str(_manifest_path(out)),
+            "mixed_labels": mixed.get(language, []),
+        }
         finish(ctx, fmt, layout, made, replace(options, language=language), path, written, started)
         files[language] = str(path)
     tasks = write_tasks(out, {language: made for language, (_, made) in twins.items()}, languages)
     first = twins[languages[0]][0]
-    manifest = {"domain": domain, "format": fmt.name, "layout": layout.name, "layout_kind": layout.kind,
-                "languages": languages, "twins": files, "tasks": tasks, "records": len(counts[languages[0]]),
-                "ids_match": True, "triple_counts_match": True, "triples_counted": pool,
-                "triples": sum(n for _, n in counts[languages[0]]), "checks": checks, **source,
-                "mixed_labels": mixed, "allow_mixed": allow_mixed, **extra, "build_id": first.manifest.build_id,
-                "seconds": round(time.perf_counter() - started, 3)}
+    manifest = {
+        "domain": domain,
+        "format": fmt.name,
+        "layout": layout.name,
+        "layout_kind": layout.kind,
+        "languages": languages,
+        "twins": files,
+        "tasks": tasks,
+        "records": len(counts[languages[0]]),
+        "ids_match": True,
+        "triple_counts_match": True,
+        "triples_counted": pool,
+        "triples": sum(n for _, n in counts[languages[0]]),
+        "checks": checks,
+        **source,
+        "mixed_labels": mixed,
+        "allow_mixed": allow_mixed,
+        **extra,
+        "build_id": first.manifest.build_id,
+        "seconds": round(time.perf_counter() - started, 3),
+    }
     write_json_atomic(_manifest_path(out), manifest)
-    return ParallelExportReport(domain, tuple(languages), {k: Path(v) for k, v in files.items()}, tasks,
-                                manifest["records"], manifest["triples"], mixed, out, _manifest_path(out),
-                                {k: v for k, v in manifest.items() if k not in PARALLEL_FIELDS})
+    return ParallelExportReport(
+        domain,
+        tuple(languages),
+        {k: Path(v) for k, v in files.items()},
+        tasks,
+        manifest["records"],
+        manifest["triples"],
+        mixed,
+        out,
+        _manifest_path(out),
+        {k: v for k, v in manifest.items() if k not in PARALLEL_FIELDS},
+    )
 
 
 def _records(ctx: Context, fmt: Any, layout: Any, assembled: Assembled) -> tuple[list[Record], list[dict[str, str]]]:
@@ -267,8 +378,10 @@ def _records(ctx: Context, fmt: Any, layout: Any, assembled: Assembled) -> tuple
     unusable = layout_problems(fmt, layout, records)
     if unusable:
         example = unusable[0]
-        raise KgforgeError(f"{len(unusable)} records would not be read as {layout.kind}, nothing was written: "
-                           f"{example['record_id']}: {example['problems'][0]}")
+        raise KgforgeError(
+            f"{len(unusable)} records would not be read as {layout.kind}, nothing was written: "
+            f"{example['record_id']}: {example['problems'][0]}"
+        )
     return records, _missing(ctx)
 
 
@@ -297,8 +410,10 @@ def _missing_message(mixed: dict[str, list[dict[str, str]]], labels: Labels) -> 
         more = f" and {len(missing) - 10} more" if len(missing) > 10 else ""
         count = "1 entity or relation has" if len(missing) == 1 else f"{len(missing)} entities or relations have"
         parts.append(f"{count} no {language} label: {named}{more}")
-    return ("; ".join(parts) + ". Nothing was written: add the labels (`kgforge translate` proposes them for "
-            "review), or give --allow-mixed to write the first language's label in their place")
+    return (
+        "; ".join(parts) + ". Nothing was written: add the labels (`kgforge translate` proposes them for "
+        "review), or give --allow-mixed to write the first language's label in their place"
+    )
 
 
 def _first_difference(counts: dict[str, list[tuple[str, int]]]) -> str:
@@ -316,8 +431,9 @@ def _manifest_path(out: Path) -> Path:
 # ---------------------------------------------------------------- the five task layouts
 
 
-def task_samples(source: dict[str, Any], target: dict[str, Any], record_id: str, src: str, tgt: str
-                 ) -> list[dict[str, Any]]:
+def task_samples(
+    source: dict[str, Any], target: dict[str, Any], record_id: str, src: str, tgt: str
+) -> list[dict[str, Any]]:
     """One sample per recommender response of a record pair (the twins' records of one dialogue): the source
     side from ``source`` (language ``src``; its knowledge as the session's triple list), the response from
     ``target`` (language ``tgt``). A record without a conversation gives one sample with an empty history and
@@ -327,10 +443,19 @@ def task_samples(source: dict[str, Any], target: dict[str, Any], record_id: str,
     fields = {k: source.get(k) for k in SOURCE_FIELDS} | {"knowledge": session_triples(source)}
     samples = []
     for j in positions:
-        samples.append({"id": f"{record_id}/{j}" if tgt_turns else record_id, "task": f"{src}-{tgt}",
-                        "src_lang": src, "tgt_lang": tgt, "src_lang_id": MBART_IDS.get(src, src),
-                        "tgt_lang_id": MBART_IDS.get(tgt, tgt), **fields,
-                        "history": list(src_turns[:j]), "response": tgt_turns[j] if tgt_turns else ""})
+        samples.append(
+            {
+                "id": f"{record_id}/{j}" if tgt_turns else record_id,
+                "task": f"{src}-{tgt}",
+                "src_lang": src,
+                "tgt_lang": tgt,
+                "src_lang_id": MBART_IDS.get(src, src),
+                "tgt_lang_id": MBART_IDS.get(tgt, tgt),
+                **fields,
+                "history": list(src_turns[:j]),
+                "response": tgt_turns[j] if tgt_turns else "",
+            }
+        )
     return samples
 
 
@@ -369,4 +494,3 @@ def write_tasks(out: Path, twins: dict[str, list[tuple[str, dict[str, Any]]]], l
 def _write_samples(path: Path, samples: list[dict[str, Any]]) -> dict[str, Any]:
     write_text_atomic(path, "".join(dumps_bytes(s).decode() + "\n" for s in samples))
     return {"file": str(path), "samples": len(samples)}
-

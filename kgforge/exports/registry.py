@@ -17,7 +17,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
-
 from kgforge.core.errors import InputError, KgforgeError
 from kgforge.core.jsonio import Record, dumps_bytes, iter_json_container, iter_json_lines
 from kgforge.core.registry import Entry, Registry
@@ -42,8 +41,9 @@ class Layout:
 
     def made_from(self, source: str) -> bool:
         """Whether dialogues read in the layout named ``source`` can be written in this one."""
-        return source == self.name or source in ((self.cut_from,) if isinstance(self.cut_from, str)
-                                                 else self.cut_from or ())
+        return source == self.name or source in (
+            (self.cut_from,) if isinstance(self.cut_from, str) else self.cut_from or ()
+        )
 
 
 class Format:
@@ -68,8 +68,10 @@ class Format:
         for layout in self.layouts:
             if layout.name == name or layout.kind == name:
                 return layout
-        raise KgforgeError(f"--format {self.name} has no layout {name!r}: choose one of "
-                           f"{', '.join(layout.name for layout in self.layouts)}")
+        raise KgforgeError(
+            f"--format {self.name} has no layout {name!r}: choose one of "
+            f"{', '.join(layout.name for layout in self.layouts)}"
+        )
 
     # ---------------------------------------------------------------- goal-only exports
 
@@ -146,8 +148,9 @@ def _plugin_format(name: str, obj: Any) -> Entry[Format]:
     return Entry(name, made, made.description, tuple(made.aliases))
 
 
-FORMATS: Registry[Format] = Registry("export format", modules=_format_modules,
-                                     entry_point_group="kgforge.export_formats", plugin=_plugin_format)
+FORMATS: Registry[Format] = Registry(
+    "export format", modules=_format_modules, entry_point_group="kgforge.export_formats", plugin=_plugin_format
+)
 
 
 def register(cls: type[Format]) -> type[Format]:
@@ -182,22 +185,30 @@ def goal_layout(fmt: Format, name: str | None) -> Layout:
     usable = [layout.name for layout in fmt.layouts if not layout.needs_conversation]
     if name is None:
         if fmt.goal_layout is None:
-            raise KgforgeError(f"--format {fmt.name} has no layout for new goals: its readers make training "
-                               "samples from a conversation, which a goal does not have. "
-                               f"{_goal_alternatives()}")
+            raise KgforgeError(
+                f"--format {fmt.name} has no layout for new goals: its readers make training "
+                "samples from a conversation, which a goal does not have. "
+                f"{_goal_alternatives()}"
+            )
         name = fmt.goal_layout
     layout = fmt.layout(name)
     if layout.needs_conversation:
         hint = f"use --layout {' or '.join(usable)}, " if usable else ""
-        raise KgforgeError(f"--format {fmt.name} --layout {layout.name} needs a conversation: its readers "
-                           f"({layout.kind}) make samples from the dialogue's utterances, and a goal has none, so "
-                           f"they would read nothing. For new goals {hint}or another format. {_goal_alternatives()}")
+        raise KgforgeError(
+            f"--format {fmt.name} --layout {layout.name} needs a conversation: its readers "
+            f"({layout.kind}) make samples from the dialogue's utterances, and a goal has none, so "
+            f"they would read nothing. For new goals {hint}or another format. {_goal_alternatives()}"
+        )
     return layout
 
 
 def _goal_alternatives() -> str:
-    offered = [f"{fmt.name} --layout {layout.name}" for fmt in formats().values() for layout in fmt.layouts
-               if not layout.needs_conversation]
+    offered = [
+        f"{fmt.name} --layout {layout.name}"
+        for fmt in formats().values()
+        for layout in fmt.layouts
+        if not layout.needs_conversation
+    ]
     return "Layouts for goals: " + "; ".join(offered) + "."
 
 
@@ -206,18 +217,25 @@ def dialogue_layouts(fmt: Format, source_fmt: Format, source_layout: Layout, nam
     (the default), one cut from it (sessions → samples), or a generic format's."""
     if fmt.name != source_fmt.name:
         if fmt.reads_dialogues or not fmt.writes_dialogues:
-            raise KgforgeError(f"the dialogues are {source_layout.kind}; --dialogues writes them as "
-                               f"{source_fmt.name}, jsonl or parquet, not as {fmt.name}"
-                               + ("" if fmt.writes_dialogues else f" ({fmt.name} is for new goals: {fmt.description})"))
+            raise KgforgeError(
+                f"the dialogues are {source_layout.kind}; --dialogues writes them as "
+                f"{source_fmt.name}, jsonl or parquet, not as {fmt.name}"
+                + ("" if fmt.writes_dialogues else f" ({fmt.name} is for new goals: {fmt.description})")
+            )
         return fmt.layout(name or fmt.layouts[0].name)
     if name is None:
         return source_layout
     layout = fmt.layout(name)
     if not layout.made_from(source_layout.name):
-        cut = [other.name for other in fmt.layouts
-               if other.name != source_layout.name and other.made_from(source_layout.name)]
-        raise KgforgeError(f"--layout {layout.name} cannot be made from {source_layout.kind} dialogues: choose "
-                           f"{' or '.join([source_layout.name, *cut])}")
+        cut = [
+            other.name
+            for other in fmt.layouts
+            if other.name != source_layout.name and other.made_from(source_layout.name)
+        ]
+        raise KgforgeError(
+            f"--layout {layout.name} cannot be made from {source_layout.kind} dialogues: choose "
+            f"{' or '.join([source_layout.name, *cut])}"
+        )
     return layout
 
 
@@ -236,8 +254,10 @@ def detect_layout(path: Path, given: str | None = None) -> tuple[Format, Layout]
         layout = fmt.detect(first.value)
         if layout is not None:
             return fmt, layout
-    raise KgforgeError(f"{path}:{first.line}: not a dialogue layout kgforge reads ({', '.join(dialogue_kinds())}); "
-                       "if it is one, say which with --input-layout")
+    raise KgforgeError(
+        f"{path}:{first.line}: not a dialogue layout kgforge reads ({', '.join(dialogue_kinds())}); "
+        "if it is one, say which with --input-layout"
+    )
 
 
 def _first_record(path: Path) -> Record:

@@ -88,8 +88,11 @@ class FactRanker:
     def pointing_to(self, objects: pl.Series) -> pl.DataFrame:
         """The entity-valued facts whose object is one of ``objects`` (in ``topic``), ranked per object:
         what the graph says about an entity that is never a subject."""
-        facts = (self.base.filter(pl.col("o_is_entity"), pl.col("o").is_in(objects.unique().implode()))
-                 .unique(["s", "p", "o", "o_is_entity"], keep="first").with_columns(topic=pl.col("o")))
+        facts = (
+            self.base.filter(pl.col("o_is_entity"), pl.col("o").is_in(objects.unique().implode()))
+            .unique(["s", "p", "o", "o_is_entity"], keep="first")
+            .with_columns(topic=pl.col("o"))
+        )
         return self._rank(facts, "topic", None)
 
     def _rank(self, facts: pl.DataFrame, by: str, type_iri: str | None) -> pl.DataFrame:
@@ -97,9 +100,14 @@ class FactRanker:
         ordered = (
             facts.join(self.spread, on=["p", "o"], how="left")
             .with_columns(kind=pl.col("p").replace_strict(self.kinds, default="literal"))
-            .with_columns(role=pl.when(is_type).then(pl.lit("type")).otherwise(pl.lit("fact")),
-                          kind_rank=pl.when(pl.col("kind") == "entity").then(0).when(pl.col("kind") == "text").then(2)
-                          .otherwise(1))
+            .with_columns(
+                role=pl.when(is_type).then(pl.lit("type")).otherwise(pl.lit("fact")),
+                kind_rank=pl.when(pl.col("kind") == "entity")
+                .then(0)
+                .when(pl.col("kind") == "text")
+                .then(2)
+                .otherwise(1),
+            )
             .sort(by, "kind_rank", "spread", "p", "o", "s")
             .with_columns(within=pl.col("o").cum_count().over(by, "p"))
             .sort(by, pl.col("role") != "type", "within", "kind_rank", "spread", "p", "o", "s")
@@ -113,12 +121,14 @@ def type_facts(tables: GraphTables, subjects: pl.Series) -> pl.DataFrame:
     return (
         tables.types.filter(pl.col("iri").is_in(subjects.unique().implode()))
         .select(s="iri", p=pl.lit(RDF_TYPE), o="class", o_is_entity=pl.lit(True))
-        .unique().sort("s", "o")
+        .unique()
+        .sort("s", "o")
     )
 
 
-def select_subgraphs(topics: pl.DataFrame, paths: pl.DataFrame, tables: GraphTables, schema: Schema,
-                     options: SubgraphOptions) -> pl.DataFrame:
+def select_subgraphs(
+    topics: pl.DataFrame, paths: pl.DataFrame, tables: GraphTables, schema: Schema, options: SubgraphOptions
+) -> pl.DataFrame:
     """Triples of every dialogue: ``topics`` (dialogue, position, topic) and ``paths`` (dialogue, s, p, o,
     o_is_entity) in, one row per (dialogue, triple) out with its ``role``, ``position`` and ``order``."""
     ranker = FactRanker(tables, schema, options.language)
@@ -127,8 +137,9 @@ def select_subgraphs(topics: pl.DataFrame, paths: pl.DataFrame, tables: GraphTab
     if not options.include_text:
         ranked = ranked.filter(pl.col("kind") != "text")
     ranked = ranked.filter(pl.col("rank") < options.most(int(topics["position"].max() or 0) + 1))
-    chosen = (topics.join(ranked.select(*TRIPLE_COLUMNS, "graph", "role", "rank"), left_on="topic", right_on="s",
-                          how="inner").with_columns(s=pl.col("topic")))
+    chosen = topics.join(
+        ranked.select(*TRIPLE_COLUMNS, "graph", "role", "rank"), left_on="topic", right_on="s", how="inner"
+    ).with_columns(s=pl.col("topic"))
     rows = [chosen.filter(pl.col("role") == "fact")]
     if options.type_facts:
         rows += _types(topics, chosen, ranked, tables)
@@ -136,41 +147,51 @@ def select_subgraphs(topics: pl.DataFrame, paths: pl.DataFrame, tables: GraphTab
         rows.append(_incoming(topics, ranked, ranker, options))
     rows.append(_path_rows(topics, paths, ranker))
     columns = ["dialogue", "position", *TRIPLE_COLUMNS, "graph", "role", "rank"]
-    combined = pl.concat([r.select(columns).cast({"position": pl.Int64, "rank": pl.Int64}) for r in rows],
-                         how="vertical")
+    combined = pl.concat(
+        [r.select(columns).cast({"position": pl.Int64, "rank": pl.Int64}) for r in rows], how="vertical"
+    )
     allowed = _allowances(combined, options)
     within_budget = (pl.col("role") != "fact") | (pl.col("rank") < pl.col("allowed"))
-    return arrange(combined.join(allowed, on=["dialogue", "position"], how="left").filter(within_budget)
-                   .drop("allowed"), options.lead)
+    return arrange(
+        combined.join(allowed, on=["dialogue", "position"], how="left").filter(within_budget).drop("allowed"),
+        options.lead,
+    )
 
 
 def _allowances(rows: pl.DataFrame, options: SubgraphOptions) -> pl.DataFrame:
     """Facts each topic may bring: its budget, plus what the topics before it left unused (a topic with
     fewer facts than its budget passes the rest on, in order), so a dialogue holds its budgets' worth of
     facts whenever its topics have them."""
-    available = (rows.filter(pl.col("role") == "fact").group_by("dialogue", "position").agg(available=pl.len())
-                 .with_columns(budget=options.budget()).sort("dialogue", "position"))
+    available = (
+        rows.filter(pl.col("role") == "fact")
+        .group_by("dialogue", "position")
+        .agg(available=pl.len())
+        .with_columns(budget=options.budget())
+        .sort("dialogue", "position")
+    )
     unused = (pl.col("budget") - pl.col("available")).clip(lower_bound=0).sum().over("dialogue")
     spare = (pl.col("available") - pl.col("budget")).clip(lower_bound=0)
     taken_before = spare.cum_sum().over("dialogue") - spare
     extra = (unused - taken_before).clip(lower_bound=0)
     return available.with_columns(allowed=pl.col("budget") + pl.min_horizontal(spare, extra)).select(
-        "dialogue", "position", "allowed")
+        "dialogue", "position", "allowed"
+    )
 
 
-def _types(topics: pl.DataFrame, chosen: pl.DataFrame, ranked: pl.DataFrame, tables: GraphTables
-           ) -> list[pl.DataFrame]:
+def _types(topics: pl.DataFrame, chosen: pl.DataFrame, ranked: pl.DataFrame, tables: GraphTables) -> list[pl.DataFrame]:
     """Each topic's type fact: its type-relation fact, else its rdf:type."""
     own = chosen.filter(pl.col("role") == "type")
     untyped = topics.filter(~pl.col("topic").is_in(ranked.filter(pl.col("role") == "type")["s"].implode()))
-    typed = (untyped.join(type_facts(tables, untyped["topic"]), left_on="topic", right_on="s")
-             .with_columns(s=pl.col("topic"), role=pl.lit("type"), rank=pl.int_range(pl.len()).over("dialogue", "topic"),
-                           graph=pl.lit(None, pl.String)))
+    typed = untyped.join(type_facts(tables, untyped["topic"]), left_on="topic", right_on="s").with_columns(
+        s=pl.col("topic"),
+        role=pl.lit("type"),
+        rank=pl.int_range(pl.len()).over("dialogue", "topic"),
+        graph=pl.lit(None, pl.String),
+    )
     return [own, typed]
 
 
-def _incoming(topics: pl.DataFrame, ranked: pl.DataFrame, ranker: FactRanker,
-              options: SubgraphOptions) -> pl.DataFrame:
+def _incoming(topics: pl.DataFrame, ranked: pl.DataFrame, ranker: FactRanker, options: SubgraphOptions) -> pl.DataFrame:
     """Facts pointing to the topics that have no fact of their own."""
     bare = topics.filter(~pl.col("topic").is_in(ranked.filter(pl.col("role") == "fact")["s"].implode()))
     incoming = ranker.pointing_to(bare["topic"])
@@ -184,20 +205,32 @@ def _path_rows(topics: pl.DataFrame, paths: pl.DataFrame, ranker: FactRanker) ->
     places = topics.group_by("dialogue", "topic").agg(pl.col("position").min())
     by_subject = places.rename({"topic": "s", "position": "at_s"})
     by_object = places.rename({"topic": "o", "position": "at_o"})
-    graphs = ranker.base.join(paths.select("s", "p", "o").unique(), on=["s", "p", "o"], how="semi").unique(
-        ["s", "p", "o"], keep="first").select("s", "p", "o", "graph")
-    return (paths.join(graphs, on=["s", "p", "o"], how="left")
-            .join(by_subject, on=["dialogue", "s"], how="left").join(by_object, on=["dialogue", "o"], how="left")
-            .with_columns(position=pl.coalesce("at_s", "at_o", pl.lit(0, pl.Int64)), role=pl.lit("path"),
-                          rank=pl.int_range(pl.len()).over("dialogue")))
+    graphs = (
+        ranker.base.join(paths.select("s", "p", "o").unique(), on=["s", "p", "o"], how="semi")
+        .unique(["s", "p", "o"], keep="first")
+        .select("s", "p", "o", "graph")
+    )
+    return (
+        paths.join(graphs, on=["s", "p", "o"], how="left")
+        .join(by_subject, on=["dialogue", "s"], how="left")
+        .join(by_object, on=["dialogue", "o"], how="left")
+        .with_columns(
+            position=pl.coalesce("at_s", "at_o", pl.lit(0, pl.Int64)),
+            role=pl.lit("path"),
+            rank=pl.int_range(pl.len()).over("dialogue"),
+        )
+    )
 
 
 def arrange(rows: pl.DataFrame, lead: int) -> pl.DataFrame:
     """One row per (dialogue, triple), in DuConv's order (see the module docstring), with ``order``. Within a
     dialogue (role, position, rank) is unique, so integer keys alone order every row the same on every run."""
     role = pl.col("role")
-    block = (pl.when((pl.col("position") == 0) & (role == "fact") & (pl.col("rank") >= lead))
-             .then(pl.lit(TAIL_BLOCK, pl.Int64)).otherwise(pl.col("position")))
+    block = (
+        pl.when((pl.col("position") == 0) & (role == "fact") & (pl.col("rank") >= lead))
+        .then(pl.lit(TAIL_BLOCK, pl.Int64))
+        .otherwise(pl.col("position"))
+    )
     slot = pl.when(role == "fact").then(0).when(role == "type").then(1).when(role == "path").then(2).otherwise(3)
     return (
         rows.with_columns(priority=role.replace_strict(ROLE_PRIORITY, return_dtype=pl.Int64))

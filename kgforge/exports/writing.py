@@ -72,8 +72,12 @@ class ExportReport(Record):
     @property
     def files(self) -> tuple[Path, ...]:
         """Everything written: OUT, its manifest, its ids and (if any) the rejected records."""
-        return (self.out, self.out.with_name(self.out.name + ".manifest.json"), self.ids_file,
-                *((self.rejected_file,) if self.rejected_file else ()))
+        return (
+            self.out,
+            self.out.with_name(self.out.name + ".manifest.json"),
+            self.ids_file,
+            *((self.rejected_file,) if self.rejected_file else ()),
+        )
 
     @property
     def rejected(self) -> int:
@@ -81,9 +85,17 @@ class ExportReport(Record):
         return self.details.get("dialogues_rejected", self.details.get("checks", {}).get("skipped", 0)) or 0
 
 
-def finish(ctx: Context, fmt: Format, layout: Layout, records: list[tuple[str, dict[str, Any]]], options: Any,
-           out: Path, extra: dict[str, Any], started: float, rejected: list[dict[str, Any]] | None = None
-           ) -> ExportReport:
+def finish(
+    ctx: Context,
+    fmt: Format,
+    layout: Layout,
+    records: list[tuple[str, dict[str, Any]]],
+    options: Any,
+    out: Path,
+    extra: dict[str, Any],
+    started: float,
+    rejected: list[dict[str, Any]] | None = None,
+) -> ExportReport:
     """Write ``records`` (record id, record) to ``out`` in ``fmt``/``layout`` with its side files; the
     report is the manifest minus the per-graph checksums, plus the seconds it took."""
     if not records:
@@ -98,14 +110,24 @@ def finish(ctx: Context, fmt: Format, layout: Layout, records: list[tuple[str, d
     else:
         rejected_file.unlink(missing_ok=True)
     manifest = {
-        "format": fmt.name, "layout": layout.name, "layout_kind": layout.kind, "domain": ctx.paths.domain,
-        "out": str(out), "records": len(records), "ids_file": str(ids_file),
+        "format": fmt.name,
+        "layout": layout.name,
+        "layout_kind": layout.kind,
+        "domain": ctx.paths.domain,
+        "out": str(out),
+        "records": len(records),
+        "ids_file": str(ids_file),
         "rejected_file": str(rejected_file) if rejected else None,
-        "out_sha256": sha256_file(out), "store_hash": store_hash(ctx.manifest), "build_id": ctx.manifest.build_id,
+        "out_sha256": sha256_file(out),
+        "store_hash": store_hash(ctx.manifest),
+        "build_id": ctx.manifest.build_id,
         "graphs": ctx.manifest.checksums(),
         "schema": {k: ctx.manifest.schema.to_dict().get(k) for k in ("name", "version", "sha256")},
-        "generic_schema_version": GENERIC_SCHEMA_VERSION, "language": ctx.labels.language,
-        "options": asdict(options), "kgforge": __version__, "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+        "generic_schema_version": GENERIC_SCHEMA_VERSION,
+        "language": ctx.labels.language,
+        "options": asdict(options),
+        "kgforge": __version__,
+        "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
         **extra,
     }
     write_json_atomic(out.with_name(out.name + ".manifest.json"), manifest)

@@ -37,7 +37,7 @@ def parse_duconv_goal(goal: Any, line: int) -> ParsedGoal | str:
         return "goal items must be strings"
     start, *path = goal
     if start[0] != "START":
-        return "goal must begin with [\"START\", A, B]"
+        return 'goal must begin with ["START", A, B]'
     if len(path) == 1:
         kind = "one_step"
     elif len(path) == 2 and path[0][1:] == path[1][1:]:
@@ -58,8 +58,9 @@ class GoalChecker:
         facts = graph.base_facts
         self.facts = set(zip(facts["s"].to_list(), facts["p"].to_list(), facts["o"].to_list()))
         pairs = read_pairs(graph.tables)
-        self.materialised = set(zip(pairs["a"].to_list(), pairs["b"].to_list(), pairs["p"].to_list(),
-                                    pairs["o"].to_list()))
+        self.materialised = set(
+            zip(pairs["a"].to_list(), pairs["b"].to_list(), pairs["p"].to_list(), pairs["o"].to_list())
+        )
 
     def resolve(self, triple: list[str]) -> tuple[str, str, str, bool] | None:
         """The stored fact a goal triple names, as (s, p, o, o_is_entity), or None."""
@@ -78,11 +79,17 @@ class GoalChecker:
 
     def check(self, parsed: ParsedGoal) -> dict[str, Any]:
         resolved = [self.resolve(t) for t in parsed.triples]
-        result = {"line": parsed.line, "kind": parsed.kind, "in_graph": all(resolved), "found": False,
-                  "materialised": False}
+        result = {
+            "line": parsed.line,
+            "kind": parsed.kind,
+            "in_graph": all(resolved),
+            "found": False,
+            "materialised": False,
+        }
         if not result["in_graph"]:
             result["reason"] = "goal triple(s) absent from the graph: " + "; ".join(
-                " ".join(t) for t, r in zip(parsed.triples, resolved) if r is None)
+                " ".join(t) for t, r in zip(parsed.triples, resolved) if r is None
+            )
             return result
         topics = [r[0] for r in resolved] if parsed.kind == "two_step" else None
         if parsed.kind == "one_step":
@@ -95,16 +102,18 @@ class GoalChecker:
 
     def _one_step(self, fact: tuple[str, str, str, bool]) -> bool:
         s, p, o, _ = fact
-        rows = self.runner.query(query_text("goal_one_step"), {"a": ox.NamedNode(s), "b": ox.NamedNode(o)},
-                                 timeout=self.timeout).rows
+        rows = self.runner.query(
+            query_text("goal_one_step"), {"a": ox.NamedNode(s), "b": ox.NamedNode(o)}, timeout=self.timeout
+        ).rows
         return any(r["head"].value == s and r["r"].value == p and r["tail"].value == o for r in rows)
 
     def _two_step(self, a: str, b: str, fact: tuple[str, str, str, bool]) -> tuple[bool, bool]:
         _, p, x, _ = fact
         if p in self.graph.stop_iris:
             return False, False
-        rows = self.runner.query(query_text("goal_two_step"), {"a": ox.NamedNode(a), "b": ox.NamedNode(b)},
-                                 timeout=self.timeout).rows
+        rows = self.runner.query(
+            query_text("goal_two_step"), {"a": ox.NamedNode(a), "b": ox.NamedNode(b)}, timeout=self.timeout
+        ).rows
         found = any(r["r"].value == p and r["x"].value == x for r in rows)
         left, right = sorted((a, b))
         return found, (left, right, p, x) in self.materialised
@@ -139,9 +148,9 @@ class GoalCheckReport(Record):
     @property
     def problems(self) -> tuple[GoalProblem, ...]:
         """Unreadable lines, then goals not in the graph, then misses (capped as above)."""
-        return (tuple(GoalProblem(b["line"], "unreadable", b["reason"]) for b in self.unreadable)
-                + tuple(GoalProblem(r["line"], r["kind"], r["reason"])
-                        for r in self.not_in_graph_examples + self.misses))
+        return tuple(GoalProblem(b["line"], "unreadable", b["reason"]) for b in self.unreadable) + tuple(
+            GoalProblem(r["line"], r["kind"], r["reason"]) for r in self.not_in_graph_examples + self.misses
+        )
 
 
 def validate(snapshot: Snapshot, sessions: Path) -> GoalCheckReport:
@@ -169,8 +178,9 @@ def read_session_goals(sessions: Path) -> tuple[list[ParsedGoal], list[dict[str,
     return goals, bad
 
 
-def _validation_report(domain: str, sessions: Path, results: list[dict[str, Any]],
-                       bad: list[dict[str, Any]]) -> GoalCheckReport:
+def _validation_report(
+    domain: str, sessions: Path, results: list[dict[str, Any]], bad: list[dict[str, Any]]
+) -> GoalCheckReport:
     in_graph = [r for r in results if r["in_graph"]]
     found = [r for r in in_graph if r["found"]]
     by_kind: dict[str, dict[str, int]] = {}
@@ -181,7 +191,16 @@ def _validation_report(domain: str, sessions: Path, results: list[dict[str, Any]
         counts["found"] += r["found"]
         counts["materialised"] += r["materialised"]
     return GoalCheckReport(
-        domain, sessions, len(results), len(in_graph), len(results) - len(in_graph), len(found),
+        domain,
+        sessions,
+        len(results),
+        len(in_graph),
+        len(results) - len(in_graph),
+        len(found),
         round(len(found) / len(in_graph), 4) if in_graph else None,
-        by_kind.get("two_step", {}).get("materialised", 0), by_kind, tuple(bad),
-        tuple(r for r in in_graph if not r["found"])[:50], tuple(r for r in results if not r["in_graph"])[:10])
+        by_kind.get("two_step", {}).get("materialised", 0),
+        by_kind,
+        tuple(bad),
+        tuple(r for r in in_graph if not r["found"])[:50],
+        tuple(r for r in results if not r["in_graph"])[:10],
+    )

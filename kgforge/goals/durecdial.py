@@ -31,24 +31,58 @@ TABLE_HEADER = ("from", "to", "count")
 # goal planner's list says 问用户姓名) with an English name. DuRecDial 2.0's English goal names could not be
 # checked here (its data.zip is not available): these are ours, in its style ("Q&A", "Chat about stars").
 GOAL_TYPES_EN = {
-    "寒暄": "Greetings", "问User姓名": "Ask about user's name", "问User性别": "Ask about user's gender",
-    "问User年龄": "Ask about user's age", "问User爱好": "Ask about user's hobbies", "问天气": "Ask about weather",
-    "问时间": "Ask about time", "问日期": "Ask about date", "天气信息推送": "Weather notification",
-    "问答": "Q&A", "提问": "Ask questions", "关于明星的聊天": "Chat about stars",
-    "电影推荐": "Movie recommendation", "音乐推荐": "Music recommendation", "播放音乐": "Play music",
-    "音乐点播": "Music on demand", "新闻推荐": "News recommendation", "新闻点播": "News on demand",
-    "美食推荐": "Food recommendation", "兴趣点推荐": "POI recommendation", "再见": "Say goodbye",
+    "寒暄": "Greetings",
+    "问User姓名": "Ask about user's name",
+    "问User性别": "Ask about user's gender",
+    "问User年龄": "Ask about user's age",
+    "问User爱好": "Ask about user's hobbies",
+    "问天气": "Ask about weather",
+    "问时间": "Ask about time",
+    "问日期": "Ask about date",
+    "天气信息推送": "Weather notification",
+    "问答": "Q&A",
+    "提问": "Ask questions",
+    "关于明星的聊天": "Chat about stars",
+    "电影推荐": "Movie recommendation",
+    "音乐推荐": "Music recommendation",
+    "播放音乐": "Play music",
+    "音乐点播": "Music on demand",
+    "新闻推荐": "News recommendation",
+    "新闻点播": "News on demand",
+    "美食推荐": "Food recommendation",
+    "兴趣点推荐": "POI recommendation",
+    "再见": "Say goodbye",
 }
 # Other spellings of the same types in DuRecDial's files: the goal planner's type list and the ACL 2020
 # README example (``poi推荐``).
-ALIASES = {"问用户姓名": "问User姓名", "问用户性别": "问User性别", "问用户年龄": "问User年龄",
-           "问用户爱好": "问User爱好", "poi推荐": "兴趣点推荐", "POI推荐": "兴趣点推荐"}
+ALIASES = {
+    "问用户姓名": "问User姓名",
+    "问用户性别": "问User性别",
+    "问用户年龄": "问User年龄",
+    "问用户爱好": "问User爱好",
+    "poi推荐": "兴趣点推荐",
+    "POI推荐": "兴趣点推荐",
+}
 # Each goal type as DuRecDial's word-segmented files write it (the LIC-2020 resource files)
-SEGMENTED_TYPES = {"问User姓名": "问 User 姓名", "问User性别": "问 User 性别", "问User年龄": "问 User 年龄",
-                   "问User爱好": "问 User 爱好", "问天气": "问 天气", "问时间": "问 时间", "问日期": "问 日期",
-                   "天气信息推送": "天气 信息 推送", "关于明星的聊天": "关于 明星 的 聊天", "电影推荐": "电影 推荐",
-                   "音乐推荐": "音乐 推荐", "播放音乐": "播放 音乐", "音乐点播": "音乐 点播", "新闻推荐": "新闻 推荐",
-                   "新闻点播": "新闻 点播", "美食推荐": "美食 推荐", "兴趣点推荐": "兴趣点 推荐"}
+SEGMENTED_TYPES = {
+    "问User姓名": "问 User 姓名",
+    "问User性别": "问 User 性别",
+    "问User年龄": "问 User 年龄",
+    "问User爱好": "问 User 爱好",
+    "问天气": "问 天气",
+    "问时间": "问 时间",
+    "问日期": "问 日期",
+    "天气信息推送": "天气 信息 推送",
+    "关于明星的聊天": "关于 明星 的 聊天",
+    "电影推荐": "电影 推荐",
+    "音乐推荐": "音乐 推荐",
+    "播放音乐": "播放 音乐",
+    "音乐点播": "音乐 点播",
+    "新闻推荐": "新闻 推荐",
+    "新闻点播": "新闻 点播",
+    "美食推荐": "美食 推荐",
+    "兴趣点推荐": "兴趣点 推荐",
+}
 _GOAL_PART = re.compile(r"^\s*\[\d+\]\s*([^(（]*)")
 
 
@@ -115,7 +149,7 @@ class GoalTransitions:
         return {b: n for (a, b), n in self.counts.items() if a == kind}
 
     @classmethod
-    def from_sessions(cls, files: Iterable[Path]) -> "GoalTransitions":
+    def from_sessions(cls, files: Iterable[Path]) -> GoalTransitions:
         starts: Counter[str] = Counter()
         counts: Counter[tuple[str, str]] = Counter()
         sessions, sources, unread = 0, [], []
@@ -135,7 +169,7 @@ class GoalTransitions:
         return cls(dict(starts), dict(counts), sessions, tuple(sources), unread)
 
     @classmethod
-    def read_table(cls, path: Path = SHIPPED_TABLE) -> "GoalTransitions":
+    def read_table(cls, path: Path = SHIPPED_TABLE) -> GoalTransitions:
         """A table ``write_table`` wrote: ``#`` comment lines (sources, sessions), then ``from to count`` rows."""
         starts: dict[str, int] = {}
         counts: dict[tuple[str, str], int] = {}
@@ -159,17 +193,21 @@ class GoalTransitions:
         return cls(starts, counts, sessions, tuple(sources) or (str(path),))
 
     @classmethod
-    def load(cls, path: Path | None = None) -> "GoalTransitions":
+    def load(cls, path: Path | None = None) -> GoalTransitions:
         """The shipped table, a table of one's own (``*.tsv``), or sessions counted now (anything else)."""
         if path is None:
             return cls.read_table()
         return cls.read_table(path) if path.suffix == ".tsv" else cls.from_sessions([path])
 
     def table_text(self) -> str:
-        lines = ["# DuRecDial goal-type transitions: how often a goal type opens a session (from <start>) and",
-                 "# follows another, counted over real sessions (consecutive turns of one goal count once).",
-                 "# Written by scripts/durecdial_goal_transitions.py; only type names and counts are kept.",
-                 *[f"# source: {s}" for s in self.sources], f"# sessions: {self.sessions}", "\t".join(TABLE_HEADER)]
+        lines = [
+            "# DuRecDial goal-type transitions: how often a goal type opens a session (from <start>) and",
+            "# follows another, counted over real sessions (consecutive turns of one goal count once).",
+            "# Written by scripts/durecdial_goal_transitions.py; only type names and counts are kept.",
+            *[f"# source: {s}" for s in self.sources],
+            f"# sessions: {self.sessions}",
+            "\t".join(TABLE_HEADER),
+        ]
         rows = [(START, b, n) for b, n in self.starts.items()] + [(a, b, n) for (a, b), n in self.counts.items()]
         lines += [f"{a}\t{b}\t{n}" for a, b, n in sorted(rows, key=lambda r: (r[0] != START, r[0], -r[2], r[1]))]
         return "\n".join(lines) + "\n"

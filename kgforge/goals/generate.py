@@ -22,12 +22,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from kgforge.core.errors import KgforgeError
 from kgforge.core.gc_pause import paused_gc
 from kgforge.core.records import Record, flattened, omitted_when_none
+from kgforge.goals.durecdial import GoalTransitions
 from kgforge.goals.graph import STYLES, GoalGraph, GoalOptions
 from kgforge.goals.record import Goal, write_goals
-from kgforge.core.errors import KgforgeError
-from kgforge.goals.durecdial import GoalTransitions
 from kgforge.goals.sequences import Material
 from kgforge.goals.sequences import summary as sequence_summary
 from kgforge.goals.styles import read_profiles, shortfall
@@ -36,16 +36,18 @@ from kgforge.store.snapshot import Snapshot
 # ---------------------------------------------------------------- sampling entry point
 
 
-def sample_goals(graph: GoalGraph, options: GoalOptions, profiles: list[dict[str, Any]] | None = None
-                 ) -> list[Goal]:
+def sample_goals(graph: GoalGraph, options: GoalOptions, profiles: list[dict[str, Any]] | None = None) -> list[Goal]:
     return STYLES.get(options.style)(graph, options, profiles)
 
 
 def mixed_report(graph: GoalGraph) -> dict[str, Any]:
     """The names the goals had to write in another language than the graph's (none of its own on the chain
     of kgforge.store.languages), so that no goal file mixes languages unsaid."""
-    return {"language": graph.language, "mixed_count": len(graph.mixed),
-            "mixed": dict(sorted(graph.mixed.items())[:50])}
+    return {
+        "language": graph.language,
+        "mixed_count": len(graph.mixed),
+        "mixed": dict(sorted(graph.mixed.items())[:50]),
+    }
 
 
 @dataclass(frozen=True)
@@ -71,8 +73,7 @@ class GoalsReport(Record):
     sequences: dict[str, Any] = flattened()
 
 
-def generate(snapshot: Snapshot, options: GoalOptions, out: Path, profiles_file: Path | None = None
-             ) -> GoalsReport:
+def generate(snapshot: Snapshot, options: GoalOptions, out: Path, profiles_file: Path | None = None) -> GoalsReport:
     domain = snapshot.domain
     out = snapshot.paths.output(out)
     graph = GoalGraph.load(snapshot, options.language)
@@ -93,10 +94,25 @@ def generate(snapshot: Snapshot, options: GoalOptions, out: Path, profiles_file:
             relations[rel] = relations.get(rel, 0) + 1
         for t in goal.topic_types or ():
             types[str(t)] = types.get(str(t), 0) + 1
-    sequences = (sequence_summary(goals, GoalTransitions.load(options.transitions), Material.of(graph).missing())
-                 if options.style == "durecdial" else {})
-    return GoalsReport(domain, out, written, options.n, tuple(shortfall(kinds, options, graph)), options.seed,
-                       options.style, kinds, dict(sorted(relations.items(), key=lambda kv: -kv[1])), types,
-                       graph.build_id, mixed_report(graph), len(profiles) if profiles is not None else None,
-                       tuple(unreadable) if profiles is not None else None, sequences)
-
+    sequences = (
+        sequence_summary(goals, GoalTransitions.load(options.transitions), Material.of(graph).missing())
+        if options.style == "durecdial"
+        else {}
+    )
+    return GoalsReport(
+        domain,
+        out,
+        written,
+        options.n,
+        tuple(shortfall(kinds, options, graph)),
+        options.seed,
+        options.style,
+        kinds,
+        dict(sorted(relations.items(), key=lambda kv: -kv[1])),
+        types,
+        graph.build_id,
+        mixed_report(graph),
+        len(profiles) if profiles is not None else None,
+        tuple(unreadable) if profiles is not None else None,
+        sequences,
+    )

@@ -21,16 +21,22 @@ from kgforge.core.vocab import CLASS, ONTO, RELATION
 from kgforge.derive import ASSOCIATED_GRAPH
 from kgforge.goals.durecdial import GOAL_TYPES_EN
 from kgforge.goals.record import Goal, GoalStep
+from kgforge.store.languages import language_labels, same_as_pairs
 from kgforge.store.snapshot import Snapshot
 from kgforge.store.tables import GraphTables
-from kgforge.store.languages import language_labels, same_as_pairs
 
 GOAL_KINDS = ("one_step", "two_step", "path", "sequence")
 MIN_TOPIC_FACTS = 3  # a goal topic takes part in this many facts or more (every topic of DuConv dev has 4 or more)
 TRIPLE_SCHEMA = {"s": pl.String, "p": pl.String, "o": pl.String, "o_is_entity": pl.Boolean}
 DIALOGUE_TYPES = GOAL_TYPES_EN  # DuRecDial's goal types (zh) and their English names
-RECOMMENDATION_BY_TYPE = {"film": "电影推荐", "song": "音乐推荐", "album": "音乐推荐", "attraction": "兴趣点推荐",
-                          "poi": "兴趣点推荐", "food": "美食推荐"}
+RECOMMENDATION_BY_TYPE = {
+    "film": "电影推荐",
+    "song": "音乐推荐",
+    "album": "音乐推荐",
+    "attraction": "兴趣点推荐",
+    "poi": "兴趣点推荐",
+    "food": "美食推荐",
+}
 CHAT_BY_TYPE = {"star": "关于明星的聊天", "singer": "关于明星的聊天"}
 _QUALIFIER = re.compile(r"\s*[（(][^（）()]*[）)]\s*$")
 _SPACES = re.compile(r"\s+")
@@ -60,12 +66,19 @@ class GoalGraph:
     mixed: dict[str, str] = field(default_factory=dict)  # those a goal named anyway: IRI → the label written
 
     @classmethod
-    def load(cls, snapshot: Snapshot, language: str | None = None) -> "GoalGraph":
+    def load(cls, snapshot: Snapshot, language: str | None = None) -> GoalGraph:
         """The goal material of the snapshot's build (its tables, derived graphs included)."""
         manifest, schema = snapshot.manifest, snapshot.schema
         tables = snapshot.tables(include_derived=True)
-        graph = cls(schema, tables, language or schema.language, build_id=manifest.build_id,
-                    domain=snapshot.domain, workdir=snapshot.workdir, derived=ASSOCIATED_GRAPH in manifest.graphs)
+        graph = cls(
+            schema,
+            tables,
+            language or schema.language,
+            build_id=manifest.build_id,
+            domain=snapshot.domain,
+            workdir=snapshot.workdir,
+            derived=ASSOCIATED_GRAPH in manifest.graphs,
+        )
         chosen = language_labels(tables.labels, graph.language, same_as_pairs(snapshot.build, manifest))
         graph.labels = {**tables.label_map(graph.language), **chosen.labels}
         graph.lacking = chosen.lacking
@@ -87,9 +100,15 @@ class GoalGraph:
         """Distinct entity-valued facts between two different entities, stop-listed relations left out."""
         entity_relations = [iri for iri, kind in self.relation_kinds.items() if kind == "entity"]
         return (
-            self.base_facts.filter(pl.col("o_is_entity"), pl.col("p").is_in(entity_relations),
-                                   ~pl.col("p").is_in(list(self.stop_iris)), pl.col("s") != pl.col("o"))
-            .select("s", "p", "o").unique().sort("p", "s", "o")
+            self.base_facts.filter(
+                pl.col("o_is_entity"),
+                pl.col("p").is_in(entity_relations),
+                ~pl.col("p").is_in(list(self.stop_iris)),
+                pl.col("s") != pl.col("o"),
+            )
+            .select("s", "p", "o")
+            .unique()
+            .sort("p", "s", "o")
         )
 
     def topic_edges(self) -> pl.DataFrame:
@@ -140,7 +159,9 @@ def _topic_types(schema: Schema, tables: GraphTables) -> dict[str, str]:
     by_class = {t.iri: t.id for t in schema.types.values()}
     types: dict[str, str] = {}
     if schema.type_relation:
-        by_value = {normalise_label(t.zh): t.id for t in schema.types.values()} | {t.en: t.id for t in schema.types.values()}
+        by_value = {normalise_label(t.zh): t.id for t in schema.types.values()} | {
+            t.en: t.id for t in schema.types.values()
+        }
         type_iri = schema.relations[schema.type_relation].iri
         typed = tables.facts.filter(pl.col("p") == type_iri).select("s", "o").unique().sort("s", "o")
         for s, o in typed.iter_rows():
@@ -165,14 +186,21 @@ def _triple(graph: GoalGraph, s: str, p: str, o: str, o_is_entity: bool) -> Goal
     return GoalStep(s, p, o, o_is_entity, [graph.label(s), graph.label(p), graph.label(o) if o_is_entity else o])
 
 
-def make_goal(graph: GoalGraph, kind: str, topics: list[str], path: list[GoalStep], seed: int,
-              extra: dict[str, Any] | None = None) -> Goal:
+def make_goal(
+    graph: GoalGraph, kind: str, topics: list[str], path: list[GoalStep], seed: int, extra: dict[str, Any] | None = None
+) -> Goal:
     """One goal: ids, topics with labels and types, the path as IRIs and as DuConv label triples."""
-    return Goal(goal_id=goal_id(kind, topics, path), kind=kind, seed=seed, topics=topics,
-                topic_labels=[graph.label(t) for t in topics],
-                topic_types=[graph.topic_types.get(t) for t in topics], path=path,
-                goal=[["START", *[graph.label(t) for t in topics]], *[t.labels for t in path]],
-                extra=extra or {})
+    return Goal(
+        goal_id=goal_id(kind, topics, path),
+        kind=kind,
+        seed=seed,
+        topics=topics,
+        topic_labels=[graph.label(t) for t in topics],
+        topic_types=[graph.topic_types.get(t) for t in topics],
+        path=path,
+        goal=[["START", *[graph.label(t) for t in topics]], *[t.labels for t in path]],
+        extra=extra or {},
+    )
 
 
 # ---------------------------------------------------------------- names → IRIs
@@ -188,13 +216,23 @@ class EntityIndex:
         self._folded: dict[str, list[str]] | None = None
 
     @classmethod
-    def from_tables(cls, tables: GraphTables, segmented: bool = True, exclude: Iterable[str] = ()) -> "EntityIndex":
-        labels = (tables.labels.filter(~pl.col("iri").str.starts_with(RELATION), ~pl.col("iri").str.starts_with(CLASS),
-                                       ~pl.col("iri").str.starts_with(ONTO), ~pl.col("iri").is_in(list(exclude)))
-                  .select("iri", "label").unique().sort("label", "iri"))
+    def from_tables(cls, tables: GraphTables, segmented: bool = True, exclude: Iterable[str] = ()) -> EntityIndex:
+        labels = (
+            tables.labels.filter(
+                ~pl.col("iri").str.starts_with(RELATION),
+                ~pl.col("iri").str.starts_with(CLASS),
+                ~pl.col("iri").str.starts_with(ONTO),
+                ~pl.col("iri").is_in(list(exclude)),
+            )
+            .select("iri", "label")
+            .unique()
+            .sort("label", "iri")
+        )
         odd = labels["label"].str.contains(r"\s") | (labels["label"] != labels["label"].str.normalize("NFC"))
-        keys = [normalise_label(label, segmented) if needs else label  # most labels are their own key
-                for label, needs in zip(labels["label"].to_list(), odd.to_list())]
+        keys = [
+            normalise_label(label, segmented) if needs else label  # most labels are their own key
+            for label, needs in zip(labels["label"].to_list(), odd.to_list())
+        ]
         names: dict[str, list[str]] = {}
         for key, iri in zip(keys, labels["iri"].to_list()):
             bucket = names.setdefault(key, [])
@@ -238,8 +276,9 @@ def fold(name: str) -> str:
 
 
 GoalStyle = Callable[["GoalGraph", "GoalOptions", "list[dict[str, Any]] | None"], "list[Goal]"]
-STYLES: Registry[GoalStyle] = Registry("goal style", modules=("kgforge.goals.styles",),
-                                       entry_point_group="kgforge.goal_styles")
+STYLES: Registry[GoalStyle] = Registry(
+    "goal style", modules=("kgforge.goals.styles",), entry_point_group="kgforge.goal_styles"
+)
 
 
 @dataclass(frozen=True)
@@ -250,7 +289,9 @@ class GoalOptions:
     style: str = "duconv"  # duconv | kdconv | durecdial
     hops: tuple[int, int] = (1, 3)
     language: str | None = None
-    transitions: Path | None = None  # durecdial: a goal transition table (.tsv) or sessions (default: the shipped table)
+    transitions: Path | None = (
+        None  # durecdial: a goal transition table (.tsv) or sessions (default: the shipped table)
+    )
     profile_template: Path | None = None  # durecdial: the profile and situation template (default: the shipped one)
 
     def __post_init__(self) -> None:

@@ -71,22 +71,31 @@ class Goal:
     @classmethod
     def from_dict(cls, data: Any) -> Goal:
         if not isinstance(data, dict) or not set(_REQUIRED) <= set(data):
-            raise GoalRecordError(f"not a kgforge goal (needs {', '.join(_REQUIRED)}); make one with "
-                                  "`kgforge goals DOMAIN --n N --out FILE`")
+            raise GoalRecordError(
+                f"not a kgforge goal (needs {', '.join(_REQUIRED)}); make one with "
+                "`kgforge goals DOMAIN --n N --out FILE`"
+            )
         if not isinstance(data["topics"], list) or not all(isinstance(t, str) for t in data["topics"]):
             raise GoalRecordError("topics: expected a list of entity IRIs")
-        if not isinstance(data["path"], list) or not all(isinstance(step, dict) and set(_STEP_KEYS) <= set(step)
-                                                         for step in data["path"]):
+        if not isinstance(data["path"], list) or not all(
+            isinstance(step, dict) and set(_STEP_KEYS) <= set(step) for step in data["path"]
+        ):
             raise GoalRecordError("path: expected a list of steps, each with s, p and o")
         known = {key: data[key] for key in (*_REQUIRED, *_OPTIONAL) if key in data}
         known["path"] = [GoalStep.from_dict(step) for step in data["path"]]
         return cls(**known, extra={k: v for k, v in data.items() if k not in known})
 
     def to_dict(self) -> dict[str, Any]:
-        values = {"goal_id": self.goal_id, "kind": self.kind, "seed": self.seed, "topics": self.topics,
-                  "topic_labels": self.topic_labels, "topic_types": self.topic_types,
-                  "path": [step.to_dict() for step in self.path],
-                  "goal": self.goal}
+        values = {
+            "goal_id": self.goal_id,
+            "kind": self.kind,
+            "seed": self.seed,
+            "topics": self.topics,
+            "topic_labels": self.topic_labels,
+            "topic_types": self.topic_types,
+            "path": [step.to_dict() for step in self.path],
+            "goal": self.goal,
+        }
         return {k: v for k, v in values.items() if v is not None or k not in _OPTIONAL} | dict(self.extra)
 
 

@@ -28,8 +28,8 @@ import numpy as np
 import polars as pl
 
 from kgforge.core.errors import InputError, KgforgeError
-from kgforge.goals.durecdial import GOAL_TYPES_EN, GoalTransitions
 from kgforge.core.quarantine import warn
+from kgforge.goals.durecdial import GOAL_TYPES_EN, GoalTransitions
 from kgforge.goals.graph import LIKES_KEYS, EntityIndex, GoalGraph, _triple, make_goal
 from kgforge.goals.record import Goal
 
@@ -40,25 +40,70 @@ TRIES_PER_GOAL = 30
 STALLED = 5000  # walks in a row without a new sequence: the graph has no more to give (the shortfall says so)
 REJECT_SHARE = 0.3  # of recommendations whose first proposal the user turns down (our choice; see docs/goals.md)
 # What a goal type talks about; the types not named here have no topic (寒暄, 问User姓名, 问天气, 再见, …).
-SLOT = {"问天气": "weather", "天气信息推送": "weather", "问答": "star", "关于明星的聊天": "star", "提问": "star", "新闻推荐": "news", "新闻点播": "news",
-        "电影推荐": "film", "音乐推荐": "song", "音乐点播": "song", "播放音乐": "played", "美食推荐": "food",
-        "兴趣点推荐": "poi"}
+SLOT = {
+    "问天气": "weather",
+    "天气信息推送": "weather",
+    "问答": "star",
+    "关于明星的聊天": "star",
+    "提问": "star",
+    "新闻推荐": "news",
+    "新闻点播": "news",
+    "电影推荐": "film",
+    "音乐推荐": "song",
+    "音乐点播": "song",
+    "播放音乐": "played",
+    "美食推荐": "food",
+    "兴趣点推荐": "poi",
+}
 PROPOSED = {"电影推荐", "音乐推荐", "美食推荐", "兴趣点推荐", "新闻推荐"}  # the bot proposes: accepted or rejected
 # schema type ids of each kind of topic (DuRecDial's schema, and DuConv's and KdConv's where they match)
-KINDS = {"star": ("star", "singer"), "film": ("film",), "song": ("song", "album"), "food": ("food",),
-         "poi": ("poi", "attraction")}
-PROFILE_KEYS_EN = {"姓名": "name", "性别": "gender", "年龄区间": "age range", "职业状态": "occupation",
-                   "居住地": "residence", "喜欢的明星": "liked stars", "喜欢的电影": "liked movies",
-                   "喜欢的音乐": "liked music", "喜欢的poi": "liked POI", "喜欢的新闻": "liked news",
-                   "接受的电影": "accepted movies", "没有接受的电影": "rejected movies", "接受的音乐": "accepted music",
-                   "没有接受的音乐": "rejected music", "同意的美食": "accepted food", "同意的poi": "accepted POI",
-                   "同意的新闻": "accepted news", "同意的电影": "accepted movies", "同意的音乐": "accepted music",
-                   "拒绝": "rejected"}
+KINDS = {
+    "star": ("star", "singer"),
+    "film": ("film",),
+    "song": ("song", "album"),
+    "food": ("food",),
+    "poi": ("poi", "attraction"),
+}
+PROFILE_KEYS_EN = {
+    "姓名": "name",
+    "性别": "gender",
+    "年龄区间": "age range",
+    "职业状态": "occupation",
+    "居住地": "residence",
+    "喜欢的明星": "liked stars",
+    "喜欢的电影": "liked movies",
+    "喜欢的音乐": "liked music",
+    "喜欢的poi": "liked POI",
+    "喜欢的新闻": "liked news",
+    "接受的电影": "accepted movies",
+    "没有接受的电影": "rejected movies",
+    "接受的音乐": "accepted music",
+    "没有接受的音乐": "rejected music",
+    "同意的美食": "accepted food",
+    "同意的poi": "accepted POI",
+    "同意的新闻": "accepted news",
+    "同意的电影": "accepted movies",
+    "同意的音乐": "accepted music",
+    "拒绝": "rejected",
+}
 DATE = re.compile(r"\d{4}-\d{1,2}-\d{1,2}")
-WEEKDAYS = [("星期一", "Monday"), ("星期二", "Tuesday"), ("星期三", "Wednesday"), ("星期四", "Thursday"),
-            ("星期五", "Friday"), ("星期六", "Saturday"), ("星期日", "Sunday")]
+WEEKDAYS = [
+    ("星期一", "Monday"),
+    ("星期二", "Tuesday"),
+    ("星期三", "Wednesday"),
+    ("星期四", "Thursday"),
+    ("星期五", "Friday"),
+    ("星期六", "Saturday"),
+    ("星期日", "Sunday"),
+]
 # the profile keys a session's accepted and rejected proposals go to, by kind of topic
-ACCEPTED_KEY = {"film": "接受的电影", "song": "接受的音乐", "food": "同意的美食", "poi": "同意的poi", "news": "同意的新闻"}
+ACCEPTED_KEY = {
+    "film": "接受的电影",
+    "song": "接受的音乐",
+    "food": "同意的美食",
+    "poi": "同意的poi",
+    "news": "同意的新闻",
+}
 REJECTED_KEY = {"film": "没有接受的电影", "song": "没有接受的音乐"}
 REFUSABLE = [("电影", "movies", "电影推荐"), ("音乐", "music", "音乐推荐"), ("新闻", "news", "新闻推荐")]
 
@@ -78,14 +123,21 @@ class Weather:
 
 def weather_reports(graph: GoalGraph, by_kind: dict[str, list[str]]) -> list[Weather]:
     """The graph's weather facts, found by their relation: a date (DuRecDial names no weather relation)."""
-    dated = {iri: label for iri, label in graph.labels.items()
-             if iri in graph.relation_kinds and DATE.fullmatch(label)}
+    dated = {iri: label for iri, label in graph.labels.items() if iri in graph.relation_kinds and DATE.fullmatch(label)}
     facts = graph.base_facts.filter(pl.col("p").is_in(list(dated))).sort("s", "p", "o")
-    suits_iris = {r.iri: kind for r in graph.schema.relations.values()
-                  for kind, name in (("food", "适合吃"), ("song", "适合听")) if r.zh == name}
+    suits_iris = {
+        r.iri: kind
+        for r in graph.schema.relations.values()
+        for kind, name in (("food", "适合吃"), ("song", "适合听"))
+        if r.zh == name
+    }
     suits: dict[str, dict[str, list[tuple[str, tuple[str, str, str]]]]] = {}
-    for s, p, o in graph.base_facts.filter(pl.col("p").is_in(list(suits_iris))).select("s", "p", "o").sort(
-            "s", "p", "o").iter_rows():
+    for s, p, o in (
+        graph.base_facts.filter(pl.col("p").is_in(list(suits_iris)))
+        .select("s", "p", "o")
+        .sort("s", "p", "o")
+        .iter_rows()
+    ):
         if o in set(by_kind[suits_iris[p]]):
             suits.setdefault(s, {}).setdefault(suits_iris[p], []).append((o, (s, p, o)))
     reports = []
@@ -107,7 +159,7 @@ class Material:
     weather: list[Weather] = field(default_factory=list)  # DuRecDial's city –date→ weather facts
 
     @classmethod
-    def of(cls, graph: GoalGraph) -> "Material":
+    def of(cls, graph: GoalGraph) -> Material:
         kind_of = {iri: kind for iri, t in graph.topic_types.items() for kind, ids in KINDS.items() if t in ids}
         topics = pl.Series(sorted(kind_of)).to_frame("s").filter(graph.may_be_topic("s"))["s"].to_list()
         by_kind: dict[str, list[str]] = {k: [] for k in KINDS}
@@ -120,19 +172,38 @@ class Material:
                 linked.setdefault((o, kind_of[s]), []).append((s, (s, p, o)))
         news_iris = [r.iri for r in graph.schema.relations.values() if r.zh == "新闻" or r.id == "news"]
         news = set(graph.base_facts.filter(pl.col("p").is_in(news_iris))["s"].to_list()) & set(by_kind["star"])
-        english = graph.tables.labels.filter(pl.col("lang").str.starts_with("en")).sort(
-            "iri", pl.col("preferred").not_(), "label").unique("iri", keep="first", maintain_order=True)
-        return cls(graph, by_kind, linked, news, dict(zip(english["iri"].to_list(), english["label"].to_list())),
-                   weather_reports(graph, by_kind))
+        english = (
+            graph.tables.labels.filter(pl.col("lang").str.starts_with("en"))
+            .sort("iri", pl.col("preferred").not_(), "label")
+            .unique("iri", keep="first", maintain_order=True)
+        )
+        return cls(
+            graph,
+            by_kind,
+            linked,
+            news,
+            dict(zip(english["iri"].to_list(), english["label"].to_list())),
+            weather_reports(graph, by_kind),
+        )
 
     def missing(self) -> dict[str, str]:
         """Goal types this graph can never give a topic, and why."""
-        why = {"star": "no typed star", "news": "no star with news facts", "film": "no film linked to a star",
-               "song": "no song linked to a star", "played": "no song linked to a star", "food": "no typed food",
-               "poi": "no restaurant (poi) with a 特色菜"}
-        can = {"star": bool(self.by_kind["star"]), "news": bool(self.news), "food": bool(self.by_kind["food"]),
-               "weather": True,
-               "poi": any(k[1] == "food" for k in self.linked if k[0] in set(self.by_kind["poi"]))}
+        why = {
+            "star": "no typed star",
+            "news": "no star with news facts",
+            "film": "no film linked to a star",
+            "song": "no song linked to a star",
+            "played": "no song linked to a star",
+            "food": "no typed food",
+            "poi": "no restaurant (poi) with a 特色菜",
+        }
+        can = {
+            "star": bool(self.by_kind["star"]),
+            "news": bool(self.news),
+            "food": bool(self.by_kind["food"]),
+            "weather": True,
+            "poi": any(k[1] == "food" for k in self.linked if k[0] in set(self.by_kind["poi"])),
+        }
         can["film"] = any(k[1] == "star" for k in self.linked if k[0] in set(self.by_kind["film"]))
         can["song"] = can["played"] = any(k[1] == "star" for k in self.linked if k[0] in set(self.by_kind["song"]))
         return {t: why[slot] for t, slot in SLOT.items() if not can[slot]}
@@ -189,8 +260,12 @@ class Walk:
         return chosen, rejected
 
     def _star(self, with_news: bool) -> str | None:
-        if self.star is None and not self.last and self.preferred and (
-                not with_news or self.preferred in self.material.news):
+        if (
+            self.star is None
+            and not self.last
+            and self.preferred
+            and (not with_news or self.preferred in self.material.news)
+        ):
             self.star = self.preferred
         if self.star is None:
             item = next(reversed(self.last.values()), None)
@@ -274,7 +349,7 @@ class Template:
     values: dict[str, Any]
 
     @classmethod
-    def read(cls, path: Path | None = None) -> "Template":
+    def read(cls, path: Path | None = None) -> Template:
         path = path or PROFILE_TEMPLATE
         try:
             values = tomllib.loads(path.read_text(encoding="utf-8"))
@@ -292,21 +367,34 @@ def pair(rng: np.random.Generator, items: list[list[str]]) -> tuple[str, str]:
     return zh, en
 
 
-def drawn_profile(rng: np.random.Generator, template: Template) -> tuple[dict[str, Any], dict[str, str], dict[str, Any]]:
+def drawn_profile(
+    rng: np.random.Generator, template: Template
+) -> tuple[dict[str, Any], dict[str, str], dict[str, Any]]:
     """A user from the template: the profile (zh), the English form of each value, and the age group."""
     v = template.values
     surname, given, gender = pair(rng, v["surnames"]), pair(rng, v["given_names"]), pair(rng, v["genders"])
     age = v["ages"][int(rng.integers(len(v["ages"])))]
     city = pair(rng, v["cities"])
-    profile = {"姓名": surname[0] + given[0], "性别": gender[0], "年龄区间": age["range"][0],
-               "职业状态": age["occupation"][0], "居住地": city[0]}
-    english = {surname[0] + given[0]: f"{given[1]} {surname[1]}", gender[0]: gender[1],
-               age["range"][0]: age["range"][1], age["occupation"][0]: age["occupation"][1], city[0]: city[1]}
+    profile = {
+        "姓名": surname[0] + given[0],
+        "性别": gender[0],
+        "年龄区间": age["range"][0],
+        "职业状态": age["occupation"][0],
+        "居住地": city[0],
+    }
+    english = {
+        surname[0] + given[0]: f"{given[1]} {surname[1]}",
+        gender[0]: gender[1],
+        age["range"][0]: age["range"][1],
+        age["occupation"][0]: age["occupation"][1],
+        city[0]: city[1],
+    }
     return profile, english, age
 
 
-def situation(rng: np.random.Generator, template: Template, age: dict[str, Any] | None, greeting: bool,
-              date: str | None = None) -> dict[str, Any]:
+def situation(
+    rng: np.random.Generator, template: Template, age: dict[str, Any] | None, greeting: bool, date: str | None = None
+) -> dict[str, Any]:
     """Date (``date``, the weather report's, or drawn) and time, place, and (a session opening with 寒暄: as in
     DuRecDial, only those) what the user brings up; as DuRecDial writes it and in English."""
     v = template.values
@@ -318,17 +406,31 @@ def situation(rng: np.random.Generator, template: Template, age: dict[str, Any] 
     age = age or v["ages"][int(rng.integers(len(v["ages"])))]
     place = pair(rng, age["places"])
     topic = pair(rng, age["topics"]) if greeting else None
-    text = f"聊天时间:{day.isoformat()} {time[0]}，{place[0]} {week[0]}" + (f"     聊天主题:{topic[0]}" if topic else "")
+    text = f"聊天时间:{day.isoformat()} {time[0]}，{place[0]} {week[0]}" + (
+        f"     聊天主题:{topic[0]}" if topic else ""
+    )
     text_en = f"Chat time: {week[1]} {day.isoformat()}, {time[1]}, {place[1]}" + (
-        f"; chat topic: {topic[1]}" if topic else "")
-    return {"date": day.isoformat(), "time": time[0], "place": place[0], "topic": topic[0] if topic else None,
-            "text": text,
-            "en": {"date": day.isoformat(), "time": time[1], "place": place[1], "topic": topic[1] if topic else None,
-                   "text": text_en}}
+        f"; chat topic: {topic[1]}" if topic else ""
+    )
+    return {
+        "date": day.isoformat(),
+        "time": time[0],
+        "place": place[0],
+        "topic": topic[0] if topic else None,
+        "text": text,
+        "en": {
+            "date": day.isoformat(),
+            "time": time[1],
+            "place": place[1],
+            "topic": topic[1] if topic else None,
+            "text": text_en,
+        },
+    }
 
 
-def add_outcomes(profile: dict[str, Any], steps: list[dict[str, Any]], kinds: dict[str, str],
-                 label: Any, rng: np.random.Generator) -> None:
+def add_outcomes(
+    profile: dict[str, Any], steps: list[dict[str, Any]], kinds: dict[str, str], label: Any, rng: np.random.Generator
+) -> None:
     """What the session's user accepted and turned down, under DuRecDial's profile keys; a recommendation
     type the session never makes may be one the user refuses outright (``拒绝``)."""
     for step in steps:
@@ -378,14 +480,22 @@ def english_profile(profile: dict[str, Any], english: dict[str, str]) -> tuple[d
 # ---------------------------------------------------------------- the style
 
 
-def sample_durecdial(graph: GoalGraph, n: int, seed: int, transitions: GoalTransitions,
-                     profiles: list[dict[str, Any]] | None = None, template: Template | None = None) -> list[Goal]:
+def sample_durecdial(
+    graph: GoalGraph,
+    n: int,
+    seed: int,
+    transitions: GoalTransitions,
+    profiles: list[dict[str, Any]] | None = None,
+    template: Template | None = None,
+) -> list[Goal]:
     """``n`` distinct goal sequences (fewer when the graph has no more); see the module's docstring."""
     material = Material.of(graph)
     if not material.by_kind["star"] and not any(material.by_kind[k] for k in ("food", "poi")):
-        raise KgforgeError(f"domain {graph.domain!r} has no typed star, film, song, food or point of interest a "
-                           "DuRecDial goal could be about (a schema's type relation, or a relation's domain and "
-                           "range, types them on import)")
+        raise KgforgeError(
+            f"domain {graph.domain!r} has no typed star, film, song, food or point of interest a "
+            "DuRecDial goal could be about (a schema's type relation, or a relation's domain and "
+            "range, types them on import)"
+        )
     template = template or Template.read()
     stars = material.by_kind["star"]
     order = [stars[i] for i in np.random.default_rng([seed, 11]).permutation(len(stars))] if stars else [None]
@@ -408,8 +518,10 @@ def sample_durecdial(graph: GoalGraph, n: int, seed: int, transitions: GoalTrans
         goals.append(_goal(graph, material, walk, seed, rng, template, profiles[user[0]] if user else None))
     if not goals:
         missing = "; ".join(f"{kind} ({why})" for kind, why in material.missing().items())
-        raise KgforgeError(f"no DuRecDial sequence could be drawn from {graph.domain!r}: every walk over the sessions' "
-                           f"goal transitions needs a topic of a type this graph cannot give: {missing or 'none'}")
+        raise KgforgeError(
+            f"no DuRecDial sequence could be drawn from {graph.domain!r}: every walk over the sessions' "
+            f"goal transitions needs a topic of a type this graph cannot give: {missing or 'none'}"
+        )
     return goals
 
 
@@ -433,23 +545,34 @@ def _profile_stars(material: Material, profiles: list[dict[str, Any]]) -> list[t
     for i, profile in enumerate(profiles):
         iris = [iri for name in liked_names(profile) for iri in index.lookup(name)]
         star = next((iri for iri in iris if iri in stars), None) or next(
-            (min(n for n, _ in material.linked[(iri, "star")]) for iri in iris if (iri, "star") in material.linked), None)
+            (min(n for n, _ in material.linked[(iri, "star")]) for iri in iris if (iri, "star") in material.linked),
+            None,
+        )
         if star:
             found.append((i, star))
         else:
             unused.append(i + 1)
     if not found:
         names = sorted({name for p in profiles for name in liked_names(p)})
-        raise KgforgeError(f"none of the topics the profiles like ({', '.join(names[:10]) or 'none given'}) is a "
-                           "typed star of the graph, or a film or song of one")
+        raise KgforgeError(
+            f"none of the topics the profiles like ({', '.join(names[:10]) or 'none given'}) is a "
+            "typed star of the graph, or a film or song of one"
+        )
     if unused:
         shown = ", ".join(str(u) for u in unused[:10]) + (f" and {len(unused) - 10:,} more" if len(unused) > 10 else "")
         warn("--profiles", f"profile(s) {shown}", "like no star of the graph (nor a film or song of one): not used")
     return found
 
 
-def _goal(graph: GoalGraph, material: Material, walk: Walk, seed: int, rng: np.random.Generator,
-          template: Template, given: dict[str, Any] | None) -> Goal:
+def _goal(
+    graph: GoalGraph,
+    material: Material,
+    walk: Walk,
+    seed: int,
+    rng: np.random.Generator,
+    template: Template,
+    given: dict[str, Any] | None,
+) -> Goal:
     label = graph.label
     english: dict[str, str] = {}
     if given is None:
@@ -473,13 +596,22 @@ def _goal(graph: GoalGraph, material: Material, walk: Walk, seed: int, rng: np.r
     steps = []
     for step in walk.steps:
         topic = step["topic"]
-        steps.append({"type": step["type"], "type_en": GOAL_TYPES_EN.get(step["type"], step["type"]), "topic": topic,
-                      "topic_label": label(topic) if topic else None, "topic_label_en": en_label(topic) if topic else None,
-                      "accepted": True if step["type"] in PROPOSED and topic else None,
-                      "rejected": [{"topic": r, "topic_label": label(r), "topic_label_en": en_label(r)}
-                                   for r in step["rejected"]]})
-    topics = list(dict.fromkeys([s["topic"] for s in walk.steps if s["topic"]]
-                                + [r for s in walk.steps for r in s["rejected"]]))
+        steps.append(
+            {
+                "type": step["type"],
+                "type_en": GOAL_TYPES_EN.get(step["type"], step["type"]),
+                "topic": topic,
+                "topic_label": label(topic) if topic else None,
+                "topic_label_en": en_label(topic) if topic else None,
+                "accepted": True if step["type"] in PROPOSED and topic else None,
+                "rejected": [
+                    {"topic": r, "topic_label": label(r), "topic_label_en": en_label(r)} for r in step["rejected"]
+                ],
+            }
+        )
+    topics = list(
+        dict.fromkeys([s["topic"] for s in walk.steps if s["topic"]] + [r for s in walk.steps for r in s["rejected"]])
+    )
     english |= {label(t): en_label(t) for t in topics}
     if walk.weather and given is None:
         english[label(walk.weather.fact[0])] = en_label(walk.weather.fact[0])
@@ -487,14 +619,21 @@ def _goal(graph: GoalGraph, material: Material, walk: Walk, seed: int, rng: np.r
     facts = list(dict.fromkeys(walk.facts))
     literal = {walk.weather.fact[:3]} if walk.weather and not walk.weather.fact[3] else set()
     path = [_triple(graph, s, p, o, (s, p, o) not in literal) for s, p, o in facts]
-    extra = {"sequence": steps, "goal_string": goal_string(steps, "zh"), "goal_string_en": goal_string(steps, "en"),
-             "profile": profile, "profile_en": profile_en,
-             "situation": situation(rng, template, age, walk.steps[0]["type"] == "寒暄",
-                                    walk.weather.date if walk.weather else None),
-             "lang_fallback": {"en": sorted(set(fallback + unnamed))}}
+    extra = {
+        "sequence": steps,
+        "goal_string": goal_string(steps, "zh"),
+        "goal_string_en": goal_string(steps, "en"),
+        "profile": profile,
+        "profile_en": profile_en,
+        "situation": situation(
+            rng, template, age, walk.steps[0]["type"] == "寒暄", walk.weather.date if walk.weather else None
+        ),
+        "lang_fallback": {"en": sorted(set(fallback + unnamed))},
+    }
     goal = make_goal(graph, "sequence", topics, path, seed, extra)
-    key = json.dumps([goal.goal_id, [s["type"] for s in steps], profile, extra["situation"]], ensure_ascii=False,
-                     sort_keys=True)
+    key = json.dumps(
+        [goal.goal_id, [s["type"] for s in steps], profile, extra["situation"]], ensure_ascii=False, sort_keys=True
+    )
     return replace(goal, goal_id="g-" + hashlib.sha256(key.encode("utf-8")).hexdigest()[:16])
 
 
@@ -509,17 +648,22 @@ def goal_string(steps: list[dict[str, Any]], lang: str = "zh") -> str:
         refused = [r["topic_label_en"] if en else r["topic_label"] for r in step.get("rejected") or []]
         inside = f"『{name}』" if name else ""
         if refused:
-            inside += (", after the user turned down " if en else "，User先拒绝了") + "、".join(f"『{r}』" for r in refused)
+            inside += (", after the user turned down " if en else "，User先拒绝了") + "、".join(
+                f"『{r}』" for r in refused
+            )
         parts.append(f"[{i}]{kind}" + (f"({inside})" if inside else ""))
     return "-->".join(parts)
 
 
-TOPICLESS = ("the real sessions have it only in sequences without a topic, which are drawn again (a goal needs "
-             "knowledge to ground)")
+TOPICLESS = (
+    "the real sessions have it only in sequences without a topic, which are drawn again (a goal needs "
+    "knowledge to ground)"
+)
 
 
 def topicless_only(transitions: GoalTransitions) -> set[str]:
     """Goal types that occur in no walk holding a topic: neither reachable from nor leading to a type with one."""
+
     def reach(start: set[str], step: dict[str, set[str]]) -> set[str]:
         seen, todo = set(start), list(start)
         while todo:
@@ -550,9 +694,15 @@ def summary(goals: Iterable[Goal], transitions: GoalTransitions, material_missin
             types[k] = types.get(k, 0) + 1
         used |= set(zip(kinds, kinds[1:]))
         fallback += bool(goal.extra["lang_fallback"]["en"])
-    return {"goal_types": dict(sorted(types.items(), key=lambda kv: -kv[1])),
-            "transitions_used": len(used), "transitions_known": len(transitions.counts),
-            "transitions_from": list(transitions.sources), "goal_types_not_drawn": {
-                t: material_missing.get(t) or (TOPICLESS if t in topicless else "not reached by any walk")
-                for t in transitions.types if t not in types}, 
-            "english_fallback_goals": fallback}
+    return {
+        "goal_types": dict(sorted(types.items(), key=lambda kv: -kv[1])),
+        "transitions_used": len(used),
+        "transitions_known": len(transitions.counts),
+        "transitions_from": list(transitions.sources),
+        "goal_types_not_drawn": {
+            t: material_missing.get(t) or (TOPICLESS if t in topicless else "not reached by any walk")
+            for t in transitions.types
+            if t not in types
+        },
+        "english_fallback_goals": fallback,
+    }

@@ -15,7 +15,6 @@ from kgforge.core.errors import InputError, KgforgeError
 from kgforge.core.jsonio import iter_json_lines
 from kgforge.core.quarantine import warn
 from kgforge.derive import read_pairs
-from kgforge.store.workdir import where
 from kgforge.goals.durecdial import GoalTransitions
 from kgforge.goals.graph import (
     MIN_TOPIC_FACTS,
@@ -28,6 +27,7 @@ from kgforge.goals.graph import (
 )
 from kgforge.goals.record import Goal
 from kgforge.goals.sequences import Template, sample_durecdial
+from kgforge.store.workdir import where
 
 # ---------------------------------------------------------------- stratified sampling
 
@@ -86,23 +86,30 @@ def sample_one_step(graph: GoalGraph, n: int, seed: int, taken: set[str]) -> lis
 def sample_two_step(graph: GoalGraph, n: int, seed: int, taken: set[str]) -> list[Goal]:
     pairs = read_pairs(graph.tables)
     if not graph.derived:
-        raise KgforgeError(f"no derived graph (associated triples) for {graph.domain!r} in {where(graph.workdir)}, "
-                           f"which two-step goals need: run `kgforge derive {graph.domain}` first "
-                           "(or give --one-step-ratio 1)")
-    pairs = pairs.filter(~pl.col("p").is_in(list(graph.stop_iris)), graph.may_be_topic("a"),
-                         graph.may_be_topic("b")).sort("p", "o", "a", "b")
+        raise KgforgeError(
+            f"no derived graph (associated triples) for {graph.domain!r} in {where(graph.workdir)}, "
+            f"which two-step goals need: run `kgforge derive {graph.domain}` first "
+            "(or give --one-step-ratio 1)"
+        )
+    pairs = pairs.filter(
+        ~pl.col("p").is_in(list(graph.stop_iris)), graph.may_be_topic("a"), graph.may_be_topic("b")
+    ).sort("p", "o", "a", "b")
     rng = np.random.default_rng([seed, 2])
-    pairs = (pairs.with_columns(pair=_pair_key(pl.col("a"), pl.col("b")), _k=pl.Series(rng.random(pairs.height)))
-             .filter(~pl.col("pair").is_in(list(taken))).sort("_k").unique("pair", keep="first", maintain_order=True)
-             .drop("_k").sort("p", "o", "a", "b"))
+    pairs = (
+        pairs.with_columns(pair=_pair_key(pl.col("a"), pl.col("b")), _k=pl.Series(rng.random(pairs.height)))
+        .filter(~pl.col("pair").is_in(list(taken)))
+        .sort("_k")
+        .unique("pair", keep="first", maintain_order=True)
+        .drop("_k")
+        .sort("p", "o", "a", "b")
+    )
     chosen = stratified_take(pairs, n, "p", seed)
     flips = np.random.default_rng([seed, 3]).random(chosen.height) < 0.5
     goals = []
     for row, flip in zip(chosen.iter_rows(named=True), flips):
         a, b = (row["b"], row["a"]) if flip else (row["a"], row["b"])
         path = [_triple(graph, t, row["p"], row["o"], row["o_is_entity"]) for t in (a, b)]
-        extra = {"shared": {"p": row["p"], "o": row["o"], "o_is_entity": row["o_is_entity"],
-                            "o_lang": row["o_lang"]}}
+        extra = {"shared": {"p": row["p"], "o": row["o"], "o_is_entity": row["o_is_entity"], "o_lang": row["o_lang"]}}
         goals.append(make_goal(graph, "two_step", [a, b], path, seed, extra))
         taken.add(row["pair"])
     return goals
@@ -122,7 +129,7 @@ class Adjacency:
     edges: pl.DataFrame
 
     @classmethod
-    def build(cls, edges: pl.DataFrame) -> "Adjacency":
+    def build(cls, edges: pl.DataFrame) -> Adjacency:
         nodes = pl.concat([edges["s"], edges["o"]]).unique().sort()
         index = {iri: i for i, iri in enumerate(nodes.to_list())}
         s = edges["s"].replace_strict(index, return_dtype=pl.Int64).to_numpy()
@@ -148,8 +155,9 @@ def sample_paths(graph: GoalGraph, n: int, hops: tuple[int, int], seed: int, tak
     to a topic not yet on the path (a few tries per path, paths that cannot grow are dropped)."""
     edges = graph.topic_edges()
     if edges.is_empty():
-        raise KgforgeError(f"domain {graph.domain!r} has no entity-valued facts between typed topics to walk "
-                           "for --hops goals")
+        raise KgforgeError(
+            f"domain {graph.domain!r} has no entity-valued facts between typed topics to walk for --hops goals"
+        )
     adjacency = Adjacency.build(edges)
     counts = list(range(hops[0], hops[1] + 1))
     goals: list[dict[str, Any]] = []
@@ -159,8 +167,7 @@ def sample_paths(graph: GoalGraph, n: int, hops: tuple[int, int], seed: int, tak
     return goals
 
 
-def _walks(graph: GoalGraph, adjacency: Adjacency, hops: int, want: int, seed: int,
-           taken: set[str]) -> list[Goal]:
+def _walks(graph: GoalGraph, adjacency: Adjacency, hops: int, want: int, seed: int, taken: set[str]) -> list[Goal]:
     rng = np.random.default_rng(seed)
     starts = stratified_take(adjacency.edges.with_row_index("row"), min(adjacency.edges.height, want * 3), "p", seed)
     index = {iri: i for i, iri in enumerate(adjacency.nodes)}
@@ -215,8 +222,9 @@ def read_profiles(path: Path) -> tuple[list[dict[str, Any]], list[dict[str, Any]
             continue
         profiles.append(value)
     if not profiles:
-        raise InputError(f"{path}: no usable profile; "
-                         + "; ".join(f"line {u['line']}: {u['reason']}" for u in unreadable[:5]))
+        raise InputError(
+            f"{path}: no usable profile; " + "; ".join(f"line {u['line']}: {u['reason']}" for u in unreadable[:5])
+        )
     return profiles, unreadable
 
 
@@ -241,31 +249,41 @@ def require_topics(graph: GoalGraph) -> None:
         return
     counts = facts_per_entity(graph.base_facts)["len"].sort(descending=True).to_list()
     most = ", ".join(str(n) for n in counts[:2]) or "none"
-    raise KgforgeError(f"a goal needs two topics, each taking part in {MIN_TOPIC_FACTS} facts or more (every DuConv "
-                       f"topic has 4 or more), and {len(graph.talked_about)} entity of {graph.domain!r} does (the two "
-                       f"best-connected take part in {most}): add sources with more facts per entity first")
+    raise KgforgeError(
+        f"a goal needs two topics, each taking part in {MIN_TOPIC_FACTS} facts or more (every DuConv "
+        f"topic has 4 or more), and {len(graph.talked_about)} entity of {graph.domain!r} does (the two "
+        f"best-connected take part in {most}): add sources with more facts per entity first"
+    )
 
 
 def shortfall(kinds: dict[str, int], options: GoalOptions, graph: GoalGraph) -> list[str]:
     """Why the goals sampled differ from what ``options`` asked for, one sentence each (empty when they do not)."""
     got = sum(kinds.values())
     if options.style != "duconv":
-        what = ("sequence of goal types and topics" if options.style == "durecdial" else
-                "pair of topics")
-        return [] if got >= options.n else [
-            f"wrote {got:,} of the {options.n:,} goals asked for: the graph of {graph.domain!r} has no more distinct "
-            f"{options.style} goals (topics with {MIN_TOPIC_FACTS}+ facts, each {what} used once)"]
+        what = "sequence of goal types and topics" if options.style == "durecdial" else "pair of topics"
+        return (
+            []
+            if got >= options.n
+            else [
+                f"wrote {got:,} of the {options.n:,} goals asked for: the graph of {graph.domain!r} has no more distinct "
+                f"{options.style} goals (topics with {MIN_TOPIC_FACTS}+ facts, each {what} used once)"
+            ]
+        )
     one, two = kinds.get("one_step", 0), kinds.get("two_step", 0)
     want_one = round(options.n * options.one_step_ratio)
     notes = []
     if one < want_one:
         filled = f", so {two:,} two-step goals fill the rest" if two > options.n - want_one else ""
-        notes.append(f"{one:,} one-step goals where --one-step-ratio {options.one_step_ratio:g} asks for "
-                     f"{want_one:,}: the graph of {graph.domain!r} has only {one:,} distinct topic pairs linked by "
-                     f"an entity-valued fact (both topics with {MIN_TOPIC_FACTS}+ facts){filled}")
+        notes.append(
+            f"{one:,} one-step goals where --one-step-ratio {options.one_step_ratio:g} asks for "
+            f"{want_one:,}: the graph of {graph.domain!r} has only {one:,} distinct topic pairs linked by "
+            f"an entity-valued fact (both topics with {MIN_TOPIC_FACTS}+ facts){filled}"
+        )
     if got < options.n and options.one_step_ratio < 1:
-        notes.append(f"{two:,} two-step goals where {options.n - one:,} were wanted: only {two:,} associated pairs "
-                     f"(`kgforge derive`) have two topics with {MIN_TOPIC_FACTS}+ facts outside the stop-list")
+        notes.append(
+            f"{two:,} two-step goals where {options.n - one:,} were wanted: only {two:,} associated pairs "
+            f"(`kgforge derive`) have two topics with {MIN_TOPIC_FACTS}+ facts outside the stop-list"
+        )
     if got < options.n:
         notes.append(f"wrote {got:,} of the {options.n:,} goals asked for")
     return notes
@@ -276,10 +294,12 @@ def kdconv_goals(graph: GoalGraph, options: GoalOptions, profiles: list[dict[str
     return sample_paths(graph, options.n, options.hops, options.seed, set())
 
 
-@STYLES.register("durecdial", description="DuRecDial goal sequences drawn from real sessions' goal-type transitions, "
-                                          "with a user profile and a situation")
-def durecdial_goals(graph: GoalGraph, options: GoalOptions, profiles: list[dict[str, Any]] | None
-                    ) -> list[Goal]:
+@STYLES.register(
+    "durecdial",
+    description="DuRecDial goal sequences drawn from real sessions' goal-type transitions, "
+    "with a user profile and a situation",
+)
+def durecdial_goals(graph: GoalGraph, options: GoalOptions, profiles: list[dict[str, Any]] | None) -> list[Goal]:
     transitions = GoalTransitions.load(options.transitions)
     template = Template.read(options.profile_template)
     return sample_durecdial(graph, options.n, options.seed, transitions, profiles, template)

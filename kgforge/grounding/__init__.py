@@ -8,5 +8,12 @@ from kgforge.grounding.index import GroundingIndex
 from kgforge.grounding.matching import DialogueMatcher, MatchOptions
 from kgforge.grounding.run import GroundOptions, GroundReport, GroundScore, ground_file
 
-__all__ = ["DialogueMatcher", "GroundOptions", "GroundReport", "GroundScore", "GroundingIndex", "MatchOptions",
-           "ground_file"]
+__all__ = [
+    "DialogueMatcher",
+    "GroundOptions",
+    "GroundReport",
+    "GroundScore",
+    "GroundingIndex",
+    "MatchOptions",
+    "ground_file",
+]

@@ -38,16 +38,24 @@ def read_sessions(path: Path) -> list[dict[str, Any]]:
         if record.error:
             raise InputError(f"{path}:{record.line}: {record.error}")
         value = record.value
-        if not isinstance(value, dict) or not isinstance(value.get("conversation"), list) \
-                or not isinstance(value.get("knowledge"), list):
-            raise InputError(f"{path}:{record.line}: not a DuConv session (an object with 'conversation' and "
-                             f"'knowledge' lists)")
+        if (
+            not isinstance(value, dict)
+            or not isinstance(value.get("conversation"), list)
+            or not isinstance(value.get("knowledge"), list)
+        ):
+            raise InputError(
+                f"{path}:{record.line}: not a DuConv session (an object with 'conversation' and 'knowledge' lists)"
+            )
         sessions.append(value)
     return sessions
 
 
-def ground_duconv(sessions: Iterable[dict[str, Any]], text_relations: set[str], relation_words: set[str],
-                  options: MatchOptions = DEFAULT_OPTIONS) -> DuconvGrounding:
+def ground_duconv(
+    sessions: Iterable[dict[str, Any]],
+    text_relations: set[str],
+    relation_words: set[str],
+    options: MatchOptions = DEFAULT_OPTIONS,
+) -> DuconvGrounding:
     out, utterances, grounded, stated = [], 0, 0, 0
     for session in sessions:
         facts = [_fact(triple, text_relations) for triple in session["knowledge"]]
@@ -55,8 +63,11 @@ def ground_duconv(sessions: Iterable[dict[str, Any]], text_relations: set[str], 
         rows = []
         for utterance in session["conversation"]:
             said = surface(str(utterance))
-            indices = [i for i, fact in enumerate(facts)
-                       if fact is not None and states(fact, said, topics, relation_words, options)]
+            indices = [
+                i
+                for i, fact in enumerate(facts)
+                if fact is not None and states(fact, said, topics, relation_words, options)
+            ]
             rows.append({"knowledge": indices, "topics": [t for t in topics if form(t) and form(t) in said.form]})
             utterances += 1
             grounded += bool(indices)
@@ -79,8 +90,14 @@ def _fact(triple: Any, text_relations: set[str]) -> Fact | None:
     return make_fact(head, relation, tail, None, form(relation) in text_relations, TEXT_CHARS)
 
 
-def states(fact: Fact, said: Surface, topics: list[str], relation_words: set[str], options: MatchOptions,
-           cuts: set[int] | None = None) -> bool:
+def states(
+    fact: Fact,
+    said: Surface,
+    topics: list[str],
+    relation_words: set[str],
+    options: MatchOptions,
+    cuts: set[int] | None = None,
+) -> bool:
     """Whether ``said`` states a session triple (see the module docstring); ``cuts``: the word boundaries of
     the matching form when the text is not word-segmented."""
     if fact.text:
@@ -88,7 +105,7 @@ def states(fact: Fact, said: Surface, topics: list[str], relation_words: set[str
         for name in filter(None, (form(t) for t in topics)):
             at = said.form.find(name)
             while at >= 0:
-                masked[at:at + len(name)] = [True] * len(name)
+                masked[at : at + len(name)] = [True] * len(name)
                 at = said.form.find(name, at + 1)
         return overlap(fact, said, masked, options) is not None
     cuts = word_cuts(said) if cuts is None else cuts

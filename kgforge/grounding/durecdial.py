@@ -66,11 +66,15 @@ def read_sessions(path: Path) -> list[dict[str, Any]]:
         value = record.value
         knowledge = value.get("knowledge", value.get("kg")) if isinstance(value, dict) else None
         if not isinstance(value, dict) or not _is_strings(value.get("conversation")) or not isinstance(knowledge, list):
-            raise InputError(f"{path}:{record.line}: not a DuRecDial session (an object with a 'conversation' list of "
-                             "strings and a 'knowledge' or 'kg' list)")
+            raise InputError(
+                f"{path}:{record.line}: not a DuRecDial session (an object with a 'conversation' list of "
+                "strings and a 'knowledge' or 'kg' list)"
+            )
         if utterance_knowledge(value) is None and not all(map(is_triple, knowledge)):
-            raise InputError(f"{path}:{record.line}: 'knowledge' is neither the session's [head, relation, tail] "
-                             "triples nor one entry per utterance")
+            raise InputError(
+                f"{path}:{record.line}: 'knowledge' is neither the session's [head, relation, tail] "
+                "triples nor one entry per utterance"
+            )
         sessions.append(value)
     return sessions
 
@@ -79,8 +83,9 @@ def _is_strings(value: Any) -> bool:
     return isinstance(value, list) and all(isinstance(x, str) for x in value)
 
 
-def ground_durecdial(sessions: Iterable[dict[str, Any]], index: GroundingIndex,
-                     options: MatchOptions | None = None) -> DurecdialGrounding:
+def ground_durecdial(
+    sessions: Iterable[dict[str, Any]], index: GroundingIndex, options: MatchOptions | None = None
+) -> DurecdialGrounding:
     options = options or MatchOptions()
     out, tally = [], Tally(Counter())
     utterances = grounded = stated_count = gold_utterances = 0
@@ -100,16 +105,23 @@ def ground_durecdial(sessions: Iterable[dict[str, Any]], index: GroundingIndex,
         elif "kg" in session and "knowledge" not in session:
             out.append({**session, "knowledge": chosen, "stated_knowledge": stated})
         else:
-            out.append({**session, "knowledge": chosen, "session_knowledge": session["knowledge"],
-                        "stated_knowledge": stated})
+            out.append(
+                {**session, "knowledge": chosen, "session_knowledge": session["knowledge"], "stated_knowledge": stated}
+            )
         utterances += len(stated)
         grounded += sum(1 for found in stated if found)
         stated_count += sum(len(found) for found in stated)
     return DurecdialGrounding(out, utterances, grounded, stated_count, gold_utterances, tally)
 
 
-def _stated(index: GroundingIndex, facts: list[Fact], triples: list[list[str]], utterance: str, topics: list[str],
-            options: MatchOptions) -> list[list[str]]:
+def _stated(
+    index: GroundingIndex,
+    facts: list[Fact],
+    triples: list[list[str]],
+    utterance: str,
+    topics: list[str],
+    options: MatchOptions,
+) -> list[list[str]]:
     """The session triples ``utterance`` states, the most specific first."""
     said = surface(GOAL_OPENING.sub("", utterance))
     cuts = _cuts(index, said)
@@ -136,7 +148,7 @@ def _cuts(index: GroundingIndex, said: Surface) -> set[int]:
             if not char.isalnum() and char != ".":
                 cuts |= {i, i + 1}
         # a full stop ends a word unless a digit follows it (4.8)
-        cuts |= {i for i, char in enumerate(said.form) if char == "." and not said.form[i + 1:i + 2].isdigit()}
+        cuts |= {i for i, char in enumerate(said.form) if char == "." and not said.form[i + 1 : i + 2].isdigit()}
         return cuts
     return message_cuts(index, said)
 

@@ -70,21 +70,26 @@ class FactTable:
             if where is None:
                 return list(default)
             relation, value, entity, text = self._columns
-            made = self._made[subject] = [make_fact(subject, relation[i], value[i], entity[i], text[i], self.text_chars)
-                                          for i in range(*where)]
+            made = self._made[subject] = [
+                make_fact(subject, relation[i], value[i], entity[i], text[i], self.text_chars) for i in range(*where)
+            ]
         return made
 
     def literals(self) -> Iterable[tuple[str, str, int]]:
         """``(relation, value, facts)`` of every literal value that is no free text, with the number of facts
         holding it (column-wise, no :class:`Fact` made: a graph's values repeat)."""
-        literal = (self._frame.filter(pl.col("value_entity").is_null(), ~pl.col("text"))
-                   .group_by("relation", "value").len())
+        literal = (
+            self._frame.filter(pl.col("value_entity").is_null(), ~pl.col("text")).group_by("relation", "value").len()
+        )
         return zip(*(literal[c].to_list() for c in ("relation", "value", "len")))
 
     def values_of(self) -> dict[str, set[str]]:
         """Entity value -> the relations it is a value of."""
-        grouped = (self._frame.filter(pl.col("value_entity").is_not_null())
-                   .group_by("value_entity").agg(pl.col("relation").unique()))
+        grouped = (
+            self._frame.filter(pl.col("value_entity").is_not_null())
+            .group_by("value_entity")
+            .agg(pl.col("relation").unique())
+        )
         return {entity: set(relations) for entity, relations in grouped.iter_rows()}
 
 
@@ -103,7 +108,7 @@ class MessageGrams:
 
 
 def runs(text: str, size: int) -> frozenset[str]:
-    return frozenset(text[i:i + size] for i in range(len(text) - size + 1))
+    return frozenset(text[i : i + size] for i in range(len(text) - size + 1))
 
 
 class SubjectFacts:
@@ -210,8 +215,9 @@ class GroundingIndex:
         if kept is None:
             if len(self._related) >= SUBJECTS_KEPT:
                 self._related.pop(next(iter(self._related)), None)
-            kept = self._related[subject] = frozenset(f.value_entity for f in self.facts_of.get(subject, ())
-                                                      if f.value_entity is not None)
+            kept = self._related[subject] = frozenset(
+                f.value_entity for f in self.facts_of.get(subject, ()) if f.value_entity is not None
+            )
         return kept
 
     def label(self, iri: str) -> str:
@@ -238,8 +244,12 @@ class GroundingIndex:
         if isinstance(self.facts_of, FactTable):
             rows = self.facts_of.literals()
         else:
-            rows = ((f.relation, f.value, 1) for facts in self.facts_of.values() for f in facts
-                    if f.value_entity is None and not f.text)
+            rows = (
+                (f.relation, f.value, 1)
+                for facts in self.facts_of.values()
+                for f in facts
+                if f.value_entity is None and not f.text
+            )
         words_of: dict[str, list[tuple[list[str] | None, int]]] = {}
         for relation, value, count in rows:
             words = [_TRAILING.sub("", form(part)) for part in _LIST_SEPARATORS.split(value)]
@@ -281,7 +291,9 @@ class GroundingIndex:
         return ()
 
     @classmethod
-    def from_tables(cls, tables: GraphTables, schema: Schema | None, text_relations: Iterable[str] = ()) -> GroundingIndex:
+    def from_tables(
+        cls, tables: GraphTables, schema: Schema | None, text_relations: Iterable[str] = ()
+    ) -> GroundingIndex:
         # the domain's language first: an entity linked to Wikidata also has English labels, and the name a
         # grounded fact carries is the first one (霸王别姬, not Farewell My Concubine, in a zh domain)
         language = schema.language if schema is not None else "zh"
@@ -298,20 +310,32 @@ class GroundingIndex:
         if schema is not None and schema.type_relation in schema.relations:
             skipped.add(schema.relations[schema.type_relation].iri)
         first_label = labels.unique("iri", keep="first").select(o="iri", label="label")
-        facts = (tables.domain_facts().filter(~pl.col("p").is_in(list(skipped)))
-                 .select("s", "p", "o", "o_is_entity").unique()
-                 .join(first_label, on="o", how="left")
-                 .select("s", relation=pl.col("p").replace_strict(relation_label, default=pl.col("p")),
-                         value=pl.when(pl.col("o_is_entity")).then(pl.col("label").fill_null(pl.col("o")))
-                         .otherwise(pl.col("o")),
-                         value_entity=pl.when(pl.col("o_is_entity")).then(pl.col("o")),
-                         text=pl.col("p").is_in(list(text))))
+        facts = (
+            tables.domain_facts()
+            .filter(~pl.col("p").is_in(list(skipped)))
+            .select("s", "p", "o", "o_is_entity")
+            .unique()
+            .join(first_label, on="o", how="left")
+            .select(
+                "s",
+                relation=pl.col("p").replace_strict(relation_label, default=pl.col("p")),
+                value=pl.when(pl.col("o_is_entity"))
+                .then(pl.col("label").fill_null(pl.col("o")))
+                .otherwise(pl.col("o")),
+                value_entity=pl.when(pl.col("o_is_entity")).then(pl.col("o")),
+                text=pl.col("p").is_in(list(text)),
+            )
+        )
         types: dict[str, set[str]] = {}
         for iri, klass in tables.types.select("iri", "class").iter_rows():
             types.setdefault(iri, set()).add(klass)
-        return cls(names=names, facts_of=FactTable(facts, TEXT_CHARS), types_of={iri: frozenset(c) for iri, c in types.items()},
-                   relation_words={form(label) for label in relation_label.values()},
-                   text_relation_names={form(relation_label[iri]) for iri in text if iri in relation_label})
+        return cls(
+            names=names,
+            facts_of=FactTable(facts, TEXT_CHARS),
+            types_of={iri: frozenset(c) for iri, c in types.items()},
+            relation_words={form(label) for label in relation_label.values()},
+            text_relation_names={form(relation_label[iri]) for iri in text if iri in relation_label},
+        )
 
 
 def make_fact(subject: str, relation: str, value: str, value_entity: str | None, text: bool, text_chars: int) -> Fact:

@@ -51,8 +51,10 @@ class Tally:
     def scores(self) -> dict[str, Any]:
         relations = sorted({r for r, _ in self.counts})
         total = {k: sum(self.counts[r, k] for r in relations) for k in ("tp", "fp", "fn")}
-        return {"micro": prf(**total),
-                "per_relation": {r: prf(*(self.counts[r, k] for k in ("tp", "fp", "fn"))) for r in relations}}
+        return {
+            "micro": prf(**total),
+            "per_relation": {r: prf(*(self.counts[r, k] for k in ("tp", "fp", "fn"))) for r in relations},
+        }
 
 
 def prf(tp: int, fp: int, fn: int) -> dict[str, Any]:
@@ -73,10 +75,15 @@ def read_dialogues(path: Path) -> list[dict[str, Any]]:
         if record.error:
             raise InputError(f"{path}:{record.line}: {record.error}")
         value = record.value
-        if not isinstance(value, dict) or not isinstance(value.get("messages"), list) or not all(
-                isinstance(m, dict) and isinstance(m.get("message"), str) for m in value["messages"]):
-            raise InputError(f"{path}:{record.line}: not a KdConv dialogue (an object with a 'messages' list "
-                             f"of {{'message': text}} objects)")
+        if (
+            not isinstance(value, dict)
+            or not isinstance(value.get("messages"), list)
+            or not all(isinstance(m, dict) and isinstance(m.get("message"), str) for m in value["messages"])
+        ):
+            raise InputError(
+                f"{path}:{record.line}: not a KdConv dialogue (an object with a 'messages' list "
+                f"of {{'message': text}} objects)"
+            )
         dialogues.append(value)
     return dialogues
 
@@ -92,8 +99,9 @@ class KdconvGrounding:
     topics_not_in_graph: list[str]
 
 
-def ground_kdconv(index: GroundingIndex, dialogues: Iterable[dict[str, Any]],
-                  options: MatchOptions = DEFAULT_OPTIONS) -> KdconvGrounding:
+def ground_kdconv(
+    index: GroundingIndex, dialogues: Iterable[dict[str, Any]], options: MatchOptions = DEFAULT_OPTIONS
+) -> KdconvGrounding:
     out, tally, claims = [], Tally(Counter()), Counter[str]()
     messages = predicted = gold_messages = 0
     missing = []
@@ -129,5 +137,11 @@ def as_attr(index: GroundingIndex, stated: Stated) -> dict[str, str]:
 
 
 def as_claim(index: GroundingIndex, claim: Claim) -> dict[str, Any]:
-    return {"name": index.label(claim.subject), "attrname": claim.relation, "said": claim.said,
-            "span": list(claim.span), "graph": list(claim.graph), "status": claim.status}
+    return {
+        "name": index.label(claim.subject),
+        "attrname": claim.relation,
+        "said": claim.said,
+        "span": list(claim.span),
+        "graph": list(claim.graph),
+        "status": claim.status,
+    }

@@ -171,8 +171,12 @@ class DialogueMatcher:
                 order = (-min(cue, 2), -cue, rank[subject])
                 at_span[key].append((order, stated, cue == len(form(fact.relation))))
         found = _outermost([s for facts in at_span.values() for s in _at_one_span(facts)])
-        found = _outermost(found + self._texts([f for f in texts if f.relation not in {s.fact.relation for s in found}],
-                                               said, mentions, found, rank))
+        found = _outermost(
+            found
+            + self._texts(
+                [f for f in texts if f.relation not in {s.fact.relation for s in found}], said, mentions, found, rank
+            )
+        )
         if self.options.link_beside_facts is False:
             # KdConv annotates a fact of the entity named, not the link to it from the topic as well
             subjects = {s.fact.subject for s in found if s.fact.value_entity is None}
@@ -193,7 +197,8 @@ class DialogueMatcher:
             return Stated(fact, said.span(mention.start, mention.end), mention.end - mention.start)
         for part in fact.parts:
             if (len(part) < 2 and not part.isdigit()) or (
-                    part in self.index.relation_words and not self._word_is_value(part, mentioned, leading)):
+                part in self.index.relation_words and not self._word_is_value(part, mentioned, leading)
+            ):
                 continue  # 导演 said is the relation (导演是…), not someone's occupation
             at = said.form.find(part)
             while at >= 0 and len(part) <= self.options.word_chars and not self._word_at(said.form, at, len(part)):
@@ -207,8 +212,9 @@ class DialogueMatcher:
     def _word_is_value(self, word: str, mentioned: dict[str, Mention], leading: bool) -> bool:
         """A word that names a relation (导演) is a value (an occupation) of the subject the message is about
         (named, or first in focus: 他还是导演) when the message names no value of that relation (导演是李安)."""
-        return leading and not any(form(relation) == word for iri in mentioned
-                                   for relation in self.index.value_relations(iri))
+        return leading and not any(
+            form(relation) == word for iri in mentioned for relation in self.index.value_relations(iri)
+        )
 
     def _word_at(self, message: str, at: int, size: int) -> bool:
         """Whether a short value found at ``at`` begins a word of the message (演员 in 最佳女演员奖 is not the
@@ -226,19 +232,20 @@ class DialogueMatcher:
         if not _numbers_in(value) <= _numbers_in(message):
             return None  # 第24届 is not 第12届: most of a value said, and all of its numbers
         grams = _grams(message, n)
-        hits = [i for i in range(len(value) - n + 1) if value[i:i + n] in grams]
+        hits = [i for i in range(len(value) - n + 1) if value[i : i + n] in grams]
         if len(hits) * n < self.options.said_most * len(value):
             return None  # too few runs in common even if none overlapped: the usual case, decided cheaply
         covered = [False] * len(value)
         for i in hits:
-            covered[i:i + n] = [True] * n
+            covered[i : i + n] = [True] * n
         if sum(covered) < self.options.said_most * len(value):
             return None
-        found = [at for at in (message.find(value[i:i + n]) for i in hits) if at >= 0]
+        found = [at for at in (message.find(value[i : i + n]) for i in hits) if at >= 0]
         return Stated(fact, said.span(min(found), max(found) + n), sum(covered), whole=False)
 
-    def _texts(self, facts: list[Fact], said: Surface, mentions: list[Mention], found: list[Stated],
-               rank: dict[str, int]) -> list[Stated]:
+    def _texts(
+        self, facts: list[Fact], said: Surface, mentions: list[Mention], found: list[Stated], rank: dict[str, int]
+    ) -> list[Stated]:
         """The free-text facts the message states by overlap, one per relation (the best overlap), with the
         names it says and the values it states otherwise masked: a name shared with a text is no overlap."""
         masked = [False] * len(said.form)
@@ -267,7 +274,7 @@ def overlap(fact: Fact, said: Surface, masked: list[bool], options: MatchOptions
         return Stated(fact, said.span(whole, whole + len(fact.value_form)), len(fact.value_form))
     covered = [False] * len(message)
     for i in range(len(message) - n + 1):
-        if message[i:i + n] in fact.value_form:
+        if message[i : i + n] in fact.value_form:
             for j in range(i, i + n):
                 covered[j] = True
     count = sum(1 for i, c in enumerate(covered) if c and not masked[i] and not _PUNCTUATION.match(message[i]))
@@ -287,8 +294,13 @@ def _at_one_span(facts: list[tuple[tuple[int, int, int], Stated, bool]]) -> list
     it names in full that hold the same value are stated too (它的编剧和导演都是陆川)."""
     _, winner, named = min(facts, key=lambda f: f[0])
     if not winner.whole:  # values said together, their common words once: 第3/7/11/12届香港电影金像奖最佳动作指导提名
-        return [winner] + [s for _, s, _ in facts if not s.whole and s is not winner
-                           and (s.fact.subject, s.fact.relation) == (winner.fact.subject, winner.fact.relation)]
+        return [winner] + [
+            s
+            for _, s, _ in facts
+            if not s.whole
+            and s is not winner
+            and (s.fact.subject, s.fact.relation) == (winner.fact.subject, winner.fact.relation)
+        ]
     if not named:
         return [winner]
     return [winner] + [s for _, s, full in facts if full and s is not winner and s.fact.subject == winner.fact.subject]
@@ -297,21 +309,32 @@ def _at_one_span(facts: list[tuple[tuple[int, int, int], Stated, bool]]) -> list
 def _outermost(found: list[Stated]) -> list[Stated]:
     """The facts whose stretch of the message is not inside a longer one's: 美国 in 美国马萨诸塞州波士顿 (a
     birthplace) or in 第14届美国电影电视金球奖 (an award) is part of that value, not a nationality."""
-    return [s for s in found if not any(o.span[0] <= s.span[0] and s.span[1] <= o.span[1]
-                                        and o.span[1] - o.span[0] > s.span[1] - s.span[0]
-                                        and not _coordinated(o, s) for o in found)]
+    return [
+        s
+        for s in found
+        if not any(
+            o.span[0] <= s.span[0]
+            and s.span[1] <= o.span[1]
+            and o.span[1] - o.span[0] > s.span[1] - s.span[0]
+            and not _coordinated(o, s)
+            for o in found
+        )
+    ]
 
 
 def _coordinated(outer: Stated, inner: Stated) -> bool:
     """Two values of one relation said together, each by most of its characters, their common words once
     (第64届、74届奥斯卡奖最佳男配角提名): the longer stretch does not hide the other."""
-    return not outer.whole and not inner.whole and (outer.fact.subject, outer.fact.relation) == (
-        inner.fact.subject, inner.fact.relation)
+    return (
+        not outer.whole
+        and not inner.whole
+        and (outer.fact.subject, outer.fact.relation) == (inner.fact.subject, inner.fact.relation)
+    )
 
 
 @lru_cache(maxsize=1 << 12)
 def _grams(text: str, n: int) -> frozenset[str]:
-    return frozenset(text[i:i + n] for i in range(len(text) - n + 1))
+    return frozenset(text[i : i + n] for i in range(len(text) - n + 1))
 
 
 @lru_cache(maxsize=1 << 16)
@@ -323,8 +346,15 @@ def _cue(relation: str, message: str) -> int:
     """How much of a relation's name the message says (原唱 of 歌曲原唱): among the facts one value could
     state, the relation the message names wins."""
     name = form(relation)
-    return max((size for size in range(len(name), 0, -1) for i in range(len(name) - size + 1)
-                if name[i:i + size] in message), default=0)
+    return max(
+        (
+            size
+            for size in range(len(name), 0, -1)
+            for i in range(len(name) - size + 1)
+            if name[i : i + size] in message
+        ),
+        default=0,
+    )
 
 
 def _form_span(said: Surface, span: tuple[int, int]) -> tuple[int, int]:
@@ -335,11 +365,31 @@ def _form_span(said: Surface, span: tuple[int, int]) -> tuple[int, int]:
 
 # ---------------------------------------------------------------- claims
 
-_AMOUNT = re.compile(r"(\d+(?:\.\d+)?)(:\d{2})?(美元|欧元|英镑|日元|港币|港元|人民币|元|块|小时|分钟|天|米|公里|号|万|亿|%)?")
-_UNIT_FAMILY = {"美元": "money", "欧元": "money", "英镑": "money", "日元": "money", "港币": "money", "港元": "money",
-                "人民币": "money", "元": "money", "块": "money", "小时": "time", "分钟": "time", "天": "time",
-                ":": "clock", "米": "length", "公里": "length", "号": "number", "万": "amount", "亿": "amount",
-                "%": "share", "#": "digits"}
+_AMOUNT = re.compile(
+    r"(\d+(?:\.\d+)?)(:\d{2})?(美元|欧元|英镑|日元|港币|港元|人民币|元|块|小时|分钟|天|米|公里|号|万|亿|%)?"
+)
+_UNIT_FAMILY = {
+    "美元": "money",
+    "欧元": "money",
+    "英镑": "money",
+    "日元": "money",
+    "港币": "money",
+    "港元": "money",
+    "人民币": "money",
+    "元": "money",
+    "块": "money",
+    "小时": "time",
+    "分钟": "time",
+    "天": "time",
+    ":": "clock",
+    "米": "length",
+    "公里": "length",
+    "号": "number",
+    "万": "amount",
+    "亿": "amount",
+    "%": "share",
+    "#": "digits",
+}
 _SAME_UNIT = {"块": "元", "人民币": "元", "港元": "港币"}
 
 
@@ -355,13 +405,16 @@ def amounts(form_text: str) -> list[tuple[int, int, str, str]]:
     return found
 
 
-def claims(index: GroundingIndex, found: list[Stated], mentions: list[Mention], said: Surface,
-           candidates: list[str]) -> list[Claim]:
+def claims(
+    index: GroundingIndex, found: list[Stated], mentions: list[Mention], said: Surface, candidates: list[str]
+) -> list[Claim]:
     """Every fact stated is a supported claim; a number with a unit is contradicted when the first entity in
     focus with values of that unit's family holds none of it (unsupported when none has such values); an
     entity named beside a relation of the subject's whose values it could be, but is not, is contradicted."""
-    out = [Claim(s.fact.subject, s.fact.relation, said.text[s.span[0]:s.span[1]], s.span, (s.fact.value,), "supported")
-           for s in found]
+    out = [
+        Claim(s.fact.subject, s.fact.relation, said.text[s.span[0] : s.span[1]], s.span, (s.fact.value,), "supported")
+        for s in found
+    ]
     if not candidates:
         return out
     stated_amounts = {(n, u) for s in found for _, _, n, u in amounts(s.fact.value_form)}
@@ -373,18 +426,28 @@ def claims(index: GroundingIndex, found: list[Stated], mentions: list[Mention], 
         subject, held = _holder(index, candidates, family)
         if subject is not None and (number, unit) in {(n, u) for f in held for _, _, n, u in amounts(f.value_form)}:
             continue
-        out.append(Claim(subject or candidates[0], held[0].relation if held else None, said.text[span[0]:span[1]],
-                         span, tuple(f.value for f in held), "contradicted" if held else "unsupported"))
+        out.append(
+            Claim(
+                subject or candidates[0],
+                held[0].relation if held else None,
+                said.text[span[0] : span[1]],
+                span,
+                tuple(f.value for f in held),
+                "contradicted" if held else "unsupported",
+            )
+        )
     inside = [s.span for s in found]
     named = [m for m in mentions if not any(a <= said.span(m.start, m.end)[0] < b for a, b in inside)]
-    out += _entity_claims(index, named, said, candidates,
-                          {s.fact.value_entity for s in found} | {s.fact.subject for s in found})
+    out += _entity_claims(
+        index, named, said, candidates, {s.fact.value_entity for s in found} | {s.fact.subject for s in found}
+    )
     taken = [(m.start, m.end) for m in mentions] + [_form_span(said, s.span) for s in found]
     return out + _literal_claims(index, said, candidates, taken)
 
 
-def _literal_claims(index: GroundingIndex, said: Surface, candidates: list[str],
-                    taken: list[tuple[int, int]]) -> list[Claim]:
+def _literal_claims(
+    index: GroundingIndex, said: Surface, candidates: list[str], taken: list[tuple[int, int]]
+) -> list[Claim]:
     """A short literal said as a word (法国, 科幻), outside the names and the facts stated, that is a value of
     a relation elsewhere in the graph: ``contradicted`` when the first entity in focus with values of that
     relation holds other ones and no entity in focus holds it (a value of someone else in focus is said of
@@ -408,8 +471,16 @@ def _literal_claims(index: GroundingIndex, said: Surface, candidates: list[str],
         if start not in cuts or stop not in cuts:
             continue  # 科幻 inside 科幻片 is no genre said
         span = said.span(start, stop)
-        out.append(Claim(subject, held[0].relation, said.text[span[0]:span[1]], span,
-                         tuple(f.value for f in held), "contradicted"))
+        out.append(
+            Claim(
+                subject,
+                held[0].relation,
+                said.text[span[0] : span[1]],
+                span,
+                tuple(f.value for f in held),
+                "contradicted",
+            )
+        )
     return out
 
 
@@ -417,12 +488,16 @@ def _holds(fact: Fact, word: str) -> bool:
     return fact.value_entity is None and not fact.text and (word in fact.value_form or fact.value_form in word)
 
 
-def _literal_holder(index: GroundingIndex, candidates: list[str],
-                    relations: frozenset[str]) -> tuple[str | None, list[Fact]]:
+def _literal_holder(
+    index: GroundingIndex, candidates: list[str], relations: frozenset[str]
+) -> tuple[str | None, list[Fact]]:
     """The first entity in focus with literal values of one of ``relations``, and those facts (one relation)."""
     for subject in candidates:
-        held = [f for f in index.facts_of.get(subject, ()) if f.relation in relations
-                and f.value_entity is None and not f.text]
+        held = [
+            f
+            for f in index.facts_of.get(subject, ())
+            if f.relation in relations and f.value_entity is None and not f.text
+        ]
         if held:
             first = held[0].relation
             return subject, [f for f in held if f.relation == first]
@@ -433,29 +508,45 @@ def _holder(index: GroundingIndex, candidates: list[str], family: str) -> tuple[
     """The first entity in focus with values of a unit family (money, clock…), and those facts (free text
     left out: a number in a story is no value of the entity)."""
     for subject in candidates:
-        held = [f for f in index.facts_of.get(subject, ()) if f.parts
-                and any(_UNIT_FAMILY.get(u) == family for _, _, _, u in amounts(f.value_form))]
+        held = [
+            f
+            for f in index.facts_of.get(subject, ())
+            if f.parts and any(_UNIT_FAMILY.get(u) == family for _, _, _, u in amounts(f.value_form))
+        ]
         if held:
             return subject, held
     return None, []
 
 
-def _entity_claims(index: GroundingIndex, mentions: list[Mention], said: Surface, candidates: list[str],
-                   stated: set[str | None]) -> list[Claim]:
+def _entity_claims(
+    index: GroundingIndex, mentions: list[Mention], said: Surface, candidates: list[str], stated: set[str | None]
+) -> list[Claim]:
     subject = candidates[0]
     out = []
     for mention in mentions:
         if len(mention.entities) != 1:
             continue
         entity = mention.entities[0]
-        if entity in candidates[:1] or entity in stated or any(
-                entity in index.related(iri) for iri in candidates) or _doubtful(index, said.form, mention):
+        if (
+            entity in candidates[:1]
+            or entity in stated
+            or any(entity in index.related(iri) for iri in candidates)
+            or _doubtful(index, said.form, mention)
+        ):
             continue  # (jieba, the costly test, last)
         for fact_relation, values in _entity_relations(index, subject).items():
             if index.is_value_of(entity, fact_relation) or any(index.same_kind(entity, iri) for _, iri in values):
                 span = said.span(mention.start, mention.end)
-                out.append(Claim(subject, fact_relation, said.text[span[0]:span[1]], span,
-                                 tuple(label for label, _ in values), "contradicted"))
+                out.append(
+                    Claim(
+                        subject,
+                        fact_relation,
+                        said.text[span[0] : span[1]],
+                        span,
+                        tuple(label for label, _ in values),
+                        "contradicted",
+                    )
+                )
     return out
 
 
@@ -471,7 +562,7 @@ def _entity_relations(index: GroundingIndex, subject: str) -> dict[str, list[tup
 def _doubtful(index: GroundingIndex, message: str, mention: Mention) -> bool:
     """A name that is also an ordinary word (游乐场, 石城乡 in jieba's dictionary), or that is part of a longer
     word of the message (游乐场 inside 儿童游乐场), does not name the place for certain."""
-    name = message[mention.start:mention.end]
+    name = message[mention.start : mention.end]
     if jieba_module().get_FREQ(name, 0) >= COMMON_WORD_FREQ:
         return True
     return len(name) <= 3 and not _is_word(index, message, mention)  # a longer name is rarely inside a word

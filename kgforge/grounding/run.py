@@ -75,8 +75,9 @@ class GroundReport(Record):
         return {k: data[k] for k in keys}
 
 
-def ground_file(domain: str, dialogues: Path, out: Path, workdir: Path | str | None = None,
-                options: GroundOptions = GroundOptions()) -> GroundReport:
+def ground_file(
+    domain: str, dialogues: Path, out: Path, workdir: Path | str | None = None, options: GroundOptions = GroundOptions()
+) -> GroundReport:
     """Grounds ``dialogues`` (``options.fmt``) against ``domain``'s published graph into ``out``; returns the
     report (counts, claim statuses, and the scores against gold annotations found in the input)."""
     choice(options.fmt, "--format", FORMATS)
@@ -87,9 +88,18 @@ def ground_file(domain: str, dialogues: Path, out: Path, workdir: Path | str | N
         return _ground_durecdial(domain, index, Path(dialogues), Path(out), options)
     result = ground_kdconv(index, read_dialogues(Path(dialogues)), options.match)
     write_text_atomic(out, json_array_lines(result.dialogues))
-    return GroundReport(domain, options.fmt, len(result.dialogues), result.messages, result.predicted,
-                        result.gold_messages, result.tally.scores() if result.gold_messages else None,
-                        dict(sorted(result.claims.items())), tuple(result.topics_not_in_graph), out)
+    return GroundReport(
+        domain,
+        options.fmt,
+        len(result.dialogues),
+        result.messages,
+        result.predicted,
+        result.gold_messages,
+        result.tally.scores() if result.gold_messages else None,
+        dict(sorted(result.claims.items())),
+        tuple(result.topics_not_in_graph),
+        out,
+    )
 
 
 def json_array_lines(records: list[Any]) -> str:
@@ -98,18 +108,41 @@ def json_array_lines(records: list[Any]) -> str:
     return "[\n" + ",\n".join(json.dumps(r, ensure_ascii=False) for r in records) + "\n]\n"
 
 
-def _ground_duconv(domain: str, index: GroundingIndex, sessions: Path, out: Path,
-                   options: GroundOptions) -> GroundReport:
+def _ground_duconv(
+    domain: str, index: GroundingIndex, sessions: Path, out: Path, options: GroundOptions
+) -> GroundReport:
     result = ground_duconv(read_sessions(sessions), index.text_relation_names, index.relation_words, options.match)
     write_text_atomic(out, "".join(json.dumps(s, ensure_ascii=False) + "\n" for s in result.sessions))
-    return GroundReport(domain, options.fmt, len(result.sessions), result.utterances, result.triples_stated, 0, None,
-                        {}, (), out, grounded_utterances=result.grounded_utterances)
+    return GroundReport(
+        domain,
+        options.fmt,
+        len(result.sessions),
+        result.utterances,
+        result.triples_stated,
+        0,
+        None,
+        {},
+        (),
+        out,
+        grounded_utterances=result.grounded_utterances,
+    )
 
 
-def _ground_durecdial(domain: str, index: GroundingIndex, sessions: Path, out: Path,
-                      options: GroundOptions) -> GroundReport:
+def _ground_durecdial(
+    domain: str, index: GroundingIndex, sessions: Path, out: Path, options: GroundOptions
+) -> GroundReport:
     result = durecdial.ground_durecdial(durecdial.read_sessions(sessions), index, options.match)
     write_text_atomic(out, "".join(json.dumps(s, ensure_ascii=False) + "\n" for s in result.sessions))
-    return GroundReport(domain, options.fmt, len(result.sessions), result.utterances, result.triples_stated,
-                        result.gold_utterances, result.tally.scores() if result.gold_utterances else None,
-                        {}, (), out, grounded_utterances=result.grounded_utterances)
+    return GroundReport(
+        domain,
+        options.fmt,
+        len(result.sessions),
+        result.utterances,
+        result.triples_stated,
+        result.gold_utterances,
+        result.tally.scores() if result.gold_utterances else None,
+        {},
+        (),
+        out,
+        grounded_utterances=result.grounded_utterances,
+    )

@@ -9,5 +9,11 @@ from kgforge.languages.translate import (
     propose_translations,
 )
 
-__all__ = ["AlignmentReport", "TranslationApplied", "TranslationProposals", "align_languages", "apply_translations",
-           "propose_translations"]
+__all__ = [
+    "AlignmentReport",
+    "TranslationApplied",
+    "TranslationProposals",
+    "align_languages",
+    "apply_translations",
+    "propose_translations",
+]

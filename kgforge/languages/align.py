@@ -63,8 +63,9 @@ class AlignmentReport:
         return data
 
 
-def align_languages(domain: str, language: str = "en", workdir: Path | str | None = None,
-                    write: bool = False) -> AlignmentReport:
+def align_languages(
+    domain: str, language: str = "en", workdir: Path | str | None = None, write: bool = False
+) -> AlignmentReport:
     """Align the domain's names in its own language and ``language`` (see the module's rules); ``write``
     publishes the name matches as ``owl:sameAs``. The full lists go to ``<domain>/align-<language>.json``."""
     language = check_lang(language)
@@ -73,8 +74,9 @@ def align_languages(domain: str, language: str = "en", workdir: Path | str | Non
     base = snapshot.schema.language
     tables = snapshot.tables()
     facts = tables.domain_facts()
-    used = (set(facts["s"].to_list()) | set(facts.filter(pl.col("o_is_entity"))["o"].to_list())) - \
-        set(tables.relations["iri"].to_list())
+    used = (set(facts["s"].to_list()) | set(facts.filter(pl.col("o_is_entity"))["o"].to_list())) - set(
+        tables.relations["iri"].to_list()
+    )
     used = {iri for iri in used if not iri.startswith(CLASS)}
     things = ~pl.col("iri").is_in(tables.relations["iri"].implode()) & ~pl.col("iri").str.starts_with(CLASS)
     own = _names(tables.labels.filter(things), base)
@@ -87,8 +89,9 @@ def align_languages(domain: str, language: str = "en", workdir: Path | str | Non
     other_all = language_labels(tables.labels, language).labels  # partners may be outside the domain's facts
     own_all = language_labels(tables.labels, base).labels
     both = {iri for iri in used if iri in own and iri in other}
-    linked = {iri for iri in used - both
-              if any(p in (other_all if iri in own else own_all) for p in partner.get(iri, ()))}
+    linked = {
+        iri for iri in used - both if any(p in (other_all if iri in own else own_all) for p in partner.get(iri, ()))
+    }
     classes = _classes(tables)
     by_other_name: dict[str, list[str]] = defaultdict(list)
     for iri in sorted(set(own) & set(other)):  # candidates: anything named in both, facts or not
@@ -109,10 +112,23 @@ def align_languages(domain: str, language: str = "en", workdir: Path | str | Non
     missing_own = sorted(own[iri][0] for iri in used - both - linked if iri in own)
     missing = {language: missing_own, base: sorted(missing_other)}  # names lacking a counterpart in that language
     graph = _publish(paths, language, matches) if write and matches else None
-    report = AlignmentReport(paths.domain, language, base, len(used), len(both), len(linked), len(matches),
-                             type_rejected, ambiguous, missing, paths.root / f"align-{language}.json", graph)
-    write_json_atomic(report.report_file, {**asdict(report), "report_file": str(report.report_file),
-                                           "matches": matches})
+    report = AlignmentReport(
+        paths.domain,
+        language,
+        base,
+        len(used),
+        len(both),
+        len(linked),
+        len(matches),
+        type_rejected,
+        ambiguous,
+        missing,
+        paths.root / f"align-{language}.json",
+        graph,
+    )
+    write_json_atomic(
+        report.report_file, {**asdict(report), "report_file": str(report.report_file), "matches": matches}
+    )
     return report
 
 
@@ -144,7 +160,14 @@ def _publish(paths: DomainPaths, language: str, matches: dict[str, str]) -> str:
         with QuadWriter(staging / quads_file, graph) as writer:
             for entity, counterpart in sorted(matches.items()):
                 writer.iri(entity, OWL_SAME_AS, counterpart)
-        add_graphs(current, staging, {graph: GraphEntry(quads_file=quads_file, quads=writer.count, kind="aligned",
-                                                      details={"language": language})},
-                   {f"align-{language}": {"graph": graph, "matches": len(matches)}})
+        add_graphs(
+            current,
+            staging,
+            {
+                graph: GraphEntry(
+                    quads_file=quads_file, quads=writer.count, kind="aligned", details={"language": language}
+                )
+            },
+            {f"align-{language}": {"graph": graph, "matches": len(matches)}},
+        )
     return graph

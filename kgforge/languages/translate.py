@@ -55,8 +55,15 @@ KINDS = ("entity", "relation", "type", "literal")
 BATCH = 40  # items per request: a reply stays short enough to come back whole
 MAX_LITERAL_CHARS = 30  # longer values are sentences (comments, plots): not names to translate
 KEEP = ("yes", "y", "true", "1", "x")
-LANGUAGE_NAMES = {"en": "English", "zh": "Chinese (Simplified)", "ja": "Japanese", "ko": "Korean",
-                  "fr": "French", "de": "German", "es": "Spanish"}
+LANGUAGE_NAMES = {
+    "en": "English",
+    "zh": "Chinese (Simplified)",
+    "ja": "Japanese",
+    "ko": "Korean",
+    "fr": "French",
+    "de": "German",
+    "es": "Spanish",
+}
 
 
 @dataclass(frozen=True)
@@ -118,13 +125,24 @@ def lacking_items(snapshot: Snapshot, language: str, max_chars: int = MAX_LITERA
     used = set(facts["s"].to_list()) | set(facts.filter(pl.col("o_is_entity"))["o"].to_list())
     types = dict(zip(tables.types["iri"].to_list(), tables.types["class"].to_list()))
     lacking = sorted((used - relations - set(classes)) & chosen.lacking, key=lambda iri: (names[iri], iri))
-    tag_of = {(iri, label): lang for iri, label, lang in tables.labels.filter(pl.col("iri").is_in(lacking))
-              .select("iri", "label", "lang").iter_rows()}
+    tag_of = {
+        (iri, label): lang
+        for iri, label, lang in tables.labels.filter(pl.col("iri").is_in(lacking))
+        .select("iri", "label", "lang")
+        .iter_rows()
+    }
     items = []
     for iri in lacking:
         kind_of = classes.get(types.get(iri, ""))
-        items.append(Item("entity", iri, tag_of.get((iri, names[iri]), ""), names[iri],
-                          kind_of.en if kind_of and fits_script(kind_of.en, "en") else ""))
+        items.append(
+            Item(
+                "entity",
+                iri,
+                tag_of.get((iri, names[iri]), ""),
+                names[iri],
+                kind_of.en if kind_of and fits_script(kind_of.en, "en") else "",
+            )
+        )
     for iri, zh, en in tables.relations.select("iri", "zh", "en").sort("iri").iter_rows():
         own = en if language.startswith("en") else zh
         if not (own and fits_script(own, language)) and iri not in chosen.labels:
@@ -155,18 +173,26 @@ def _lacking_literals(facts: pl.DataFrame, tables: GraphTables, language: str, m
 
 def translation_messages(items: list[tuple[str, Item]], language: str) -> list[dict[str, str]]:
     name = LANGUAGE_NAMES.get(language.split("-")[0], language)
-    listed = [{"id": key, "text": item.source, "kind": item.kind, **({"context": item.type_hint}
-                                                                     if item.type_hint else {})}
-              for key, item in items]
+    listed = [
+        {"id": key, "text": item.source, "kind": item.kind, **({"context": item.type_hint} if item.type_hint else {})}
+        for key, item in items
+    ]
     return [
-        {"role": "system", "content": "You translate the names in a knowledge graph built for a dialogue "
-                                      "dataset. Answer with JSON only."},
-        {"role": "user", "content": (
-            f"Give each item's name in {name} (language tag {language}). Entities: the established name where "
-            "one exists (a film's official title, the usual romanisation of a person's name), else a faithful "
-            "translation; relations: a short lower-case predicate name; types: a singular noun; literals: a "
-            "short translation of the value. Reply as {\"t1\": \"...\", ...} with an entry for every id.\n"
-            + json.dumps(listed, ensure_ascii=False))},
+        {
+            "role": "system",
+            "content": "You translate the names in a knowledge graph built for a dialogue "
+            "dataset. Answer with JSON only.",
+        },
+        {
+            "role": "user",
+            "content": (
+                f"Give each item's name in {name} (language tag {language}). Entities: the established name where "
+                "one exists (a film's official title, the usual romanisation of a person's name), else a faithful "
+                "translation; relations: a short lower-case predicate name; types: a singular noun; literals: a "
+                'short translation of the value. Reply as {"t1": "...", ...} with an entry for every id.\n'
+                + json.dumps(listed, ensure_ascii=False)
+            ),
+        },
     ]
 
 
@@ -179,15 +205,19 @@ def names_check(ids: set[str]) -> Callable[[str], dict[str, str]]:
         if unknown:
             raise BadReply(f"ids that were not offered: {', '.join(unknown[:5])}")
         return {key: text.strip() for key, text in value.items()}
+
     return check
 
 
 def _answers(client: LLMClient, items: list[Item], language: str) -> Iterator[tuple[Item, str, str]]:
     """Each item with the model's name for it and a note ("" when the name is usable)."""
     for start in range(0, len(items), BATCH):
-        batch = [(f"t{i + 1}", item) for i, item in enumerate(items[start:start + BATCH])]
-        reply = client.ask(translation_messages(batch, language), names_check({k for k, _ in batch}),
-                           f"translate items {start + 1}-{start + len(batch)} into {language}")
+        batch = [(f"t{i + 1}", item) for i, item in enumerate(items[start : start + BATCH])]
+        reply = client.ask(
+            translation_messages(batch, language),
+            names_check({k for k, _ in batch}),
+            f"translate items {start + 1}-{start + len(batch)} into {language}",
+        )
         for key, item in batch:
             name = (reply or {}).get(key, "")
             if reply is None:
@@ -200,9 +230,15 @@ def _answers(client: LLMClient, items: list[Item], language: str) -> Iterator[tu
                 yield item, name, ""
 
 
-def propose_translations(domain: str, language: str, out: Path | str, llm: LLMSettings,
-                         workdir: Path | str | None = None, max_chars: int = MAX_LITERAL_CHARS,
-                         limit: int | None = None) -> TranslationProposals:
+def propose_translations(
+    domain: str,
+    language: str,
+    out: Path | str,
+    llm: LLMSettings,
+    workdir: Path | str | None = None,
+    max_chars: int = MAX_LITERAL_CHARS,
+    limit: int | None = None,
+) -> TranslationProposals:
     """Write the review file ``out`` (TSV, :data:`COLUMNS`) of labels proposed for what lacks one in
     ``language``; ``limit`` asks for at most that many items (the rest are left for a later run)."""
     language = check_lang(language)
@@ -222,13 +258,32 @@ def propose_translations(domain: str, language: str, out: Path | str, llm: LLMSe
                 usable = bool(name) and not note
                 proposed += usable
                 unanswered += not name
-                writer.writerow([spreadsheet_cell(cell) for cell in (
-                    "yes" if usable else "", item.kind, item.iri, item.source_language, item.source, language,
-                    name, note)])
+                writer.writerow(
+                    [
+                        spreadsheet_cell(cell)
+                        for cell in (
+                            "yes" if usable else "",
+                            item.kind,
+                            item.iri,
+                            item.source_language,
+                            item.source,
+                            language,
+                            name,
+                            note,
+                        )
+                    ]
+                )
     finally:
         client.quarantine.close()
-    return TranslationProposals(paths.domain, language, out, counts, proposed, unanswered,
-                                {**client.report(), "left_for_later": len(items) - len(asked)})
+    return TranslationProposals(
+        paths.domain,
+        language,
+        out,
+        counts,
+        proposed,
+        unanswered,
+        {**client.report(), "left_for_later": len(items) - len(asked)},
+    )
 
 
 # ---------------------------------------------------------------- applying the reviewed file
@@ -254,8 +309,10 @@ def read_review(path: Path, language: str) -> tuple[list[Row], int]:
         header = next(reader, None)
         missing = [c for c in COLUMNS if c not in (header or [])]
         if missing:
-            raise InputError(f"{path}: line 1: the header lacks {', '.join(missing)} (a review file from "
-                             "`kgforge translate` has: " + " ".join(COLUMNS) + ")")
+            raise InputError(
+                f"{path}: line 1: the header lacks {', '.join(missing)} (a review file from "
+                "`kgforge translate` has: " + " ".join(COLUMNS) + ")"
+            )
         at = {name: header.index(name) for name in COLUMNS}
         for line, cells in enumerate(reader, start=2):
             if not any(cell.strip() for cell in cells):
@@ -292,8 +349,9 @@ def _row_problem(value: dict[str, str], language: str) -> str | None:
     return None
 
 
-def apply_translations(domain: str, review_file: Path | str, language: str,
-                       workdir: Path | str | None = None) -> TranslationApplied:
+def apply_translations(
+    domain: str, review_file: Path | str, language: str, workdir: Path | str | None = None
+) -> TranslationApplied:
     """Load the kept rows of ``review_file`` as the named graph ``graph/translated/<language>`` (kind
     ``translated``) of the published build; InputError for a row naming what the graph does not hold."""
     language = check_lang(language)
@@ -307,32 +365,54 @@ def apply_translations(domain: str, review_file: Path | str, language: str,
         tables = current.tables()
         known = set(tables.labels["iri"].to_list()) | set(tables.relations["iri"].to_list())
         wanted = [row.source for row in rows if row.kind == "literal"]
-        stating = (tables.domain_facts().filter(~pl.col("o_is_entity"), pl.col("o").is_in(wanted))
-                   .select("o", "s", "p").unique().sort("o", "s", "p"))
+        stating = (
+            tables.domain_facts()
+            .filter(~pl.col("o_is_entity"), pl.col("o").is_in(wanted))
+            .select("o", "s", "p")
+            .unique()
+            .sort("o", "s", "p")
+        )
         facts_of: dict[str, list[tuple[str, str]]] = {}
         for value, s, p in stating.iter_rows():
             facts_of.setdefault(value, []).append((s, p))
         unknown = [row for row in rows if row.kind != "literal" and row.iri not in known]
         if unknown:
-            raise InputError(f"{review_file}: line {unknown[0].line}: {unknown[0].iri} is not in {paths.domain}'s "
-                             f"published graph ({len(unknown)} such rows; made on another domain?); nothing was loaded")
+            raise InputError(
+                f"{review_file}: line {unknown[0].line}: {unknown[0].iri} is not in {paths.domain}'s "
+                f"published graph ({len(unknown)} such rows; made on another domain?); nothing was loaded"
+            )
         with staged_build(paths) as staging:
             with QuadWriter(staging / quads_file, graph) as writer:
                 for row in rows:
                     if row.kind == "literal":
                         if row.source not in facts_of:
-                            raise InputError(f"{review_file}: line {row.line}: no fact of {paths.domain} has the "
-                                             f"value {row.source!r}; nothing was loaded")
+                            raise InputError(
+                                f"{review_file}: line {row.line}: no fact of {paths.domain} has the "
+                                f"value {row.source!r}; nothing was loaded"
+                            )
                         for s, p in facts_of[row.source]:
                             writer.literal(s, p, row.label, lang=language)
                     else:
                         writer.literal(row.iri, RDFS_LABEL, row.label, lang=language)
-            entry = GraphEntry(quads_file=quads_file, quads=writer.count, kind="translated",
-                               details={"provenance": "translated", "language": language,
-                                        "review_file": str(review_file.resolve()),
-                                        "review_sha256": sha256_file(review_file), "rows": len(rows)})
-            summary = add_graphs(current, staging, {graph: entry}, {f"translate-{language}": {
-                "graph": graph, "rows": len(rows), "quads": writer.count}})
+            entry = GraphEntry(
+                quads_file=quads_file,
+                quads=writer.count,
+                kind="translated",
+                details={
+                    "provenance": "translated",
+                    "language": language,
+                    "review_file": str(review_file.resolve()),
+                    "review_sha256": sha256_file(review_file),
+                    "rows": len(rows),
+                },
+            )
+            summary = add_graphs(
+                current,
+                staging,
+                {graph: entry},
+                {f"translate-{language}": {"graph": graph, "rows": len(rows), "quads": writer.count}},
+            )
     loaded = {kind: sum(1 for row in rows if row.kind == kind) for kind in KINDS}
-    return TranslationApplied(paths.domain, language, graph, review_file, loaded, skipped, writer.count,
-                              summary.build_id)
+    return TranslationApplied(
+        paths.domain, language, graph, review_file, loaded, skipped, writer.count, summary.build_id
+    )

@@ -9,14 +9,23 @@ the question turns (kgforge JSONL and ConvQuestions-shaped JSON lines), ``evalua
 from kgforge.qa.generate import GenerateOptions
 from kgforge.qa.llm import DEFAULT_KEY_ENV
 from kgforge.qa.pipeline import (
-           LLMSettings,
-           generate_dataset,
-           llm_templates,
-           predicates,
-           select,
+    LLMSettings,
+    generate_dataset,
+    llm_templates,
+    predicates,
+    select,
 )
 from kgforge.qa.score import evaluate
 from kgforge.qa.select import SelectorOptions
 
-__all__ = ["DEFAULT_KEY_ENV", "GenerateOptions", "LLMSettings", "SelectorOptions", "evaluate", "generate_dataset",
-           "llm_templates", "predicates", "select"]
+__all__ = [
+    "DEFAULT_KEY_ENV",
+    "GenerateOptions",
+    "LLMSettings",
+    "SelectorOptions",
+    "evaluate",
+    "generate_dataset",
+    "llm_templates",
+    "predicates",
+    "select",
+]

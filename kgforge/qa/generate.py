@@ -28,9 +28,9 @@ from typing import IO, Any
 import numpy as np
 import polars as pl
 
-from kgforge.qa.graph import QAGraph
 from kgforge.core.errors import ArgumentError, KgforgeError
 from kgforge.core.files import AtomicFile, package_versions, sha256_file, write_json_atomic
+from kgforge.qa.graph import QAGraph
 from kgforge.qa.phenomena import add_disfluency, add_typo
 from kgforge.qa.select import TypeSelection
 from kgforge.qa.templates import TemplateSet, TypeWords
@@ -60,14 +60,20 @@ def configurations(interactions: tuple[str, ...], phenomena: tuple[str, ...] | N
     for interaction in interactions:
         noise = NOISE[interaction]
         if phenomena is None:
-            configs += [Config(interaction), Config(interaction, deixis=True),
-                        Config(interaction, **{noise: True}), Config(interaction, deixis=True, **{noise: True})]
+            configs += [
+                Config(interaction),
+                Config(interaction, deixis=True),
+                Config(interaction, **{noise: True}),
+                Config(interaction, deixis=True, **{noise: True}),
+            ]
             continue
         wrong = [p for p in phenomena if p in NOISE.values() and p != noise]
         if wrong:
             home = "voice" if wrong[0] == "disfluency" else "text"
-            raise ArgumentError("--" + wrong[0], f"{wrong[0]} belong to {home} interactions, not {interaction}: "
-                                f"add --interaction {home}")
+            raise ArgumentError(
+                "--" + wrong[0],
+                f"{wrong[0]} belong to {home} interactions, not {interaction}: add --interaction {home}",
+            )
         configs.append(Config(interaction, **{p: True for p in phenomena}))
     return configs
 
@@ -147,13 +153,21 @@ def build_units(material: Material, subjects: list[str]) -> dict[str, list[Unit]
     """Every askable unit of each subject, in a stable order."""
     graph = material.graph
     facts = graph.facts.filter(pl.col("s").is_in(subjects)).join(
-        selected_frame(material.selections), on=["type", "p"], how="inner")
+        selected_frame(material.selections), on=["type", "p"], how="inner"
+    )
     names = graph.names.select(o="iri", names="names")
     facts = facts.join(names, on="o", how="left").with_columns(
-        names=pl.when(pl.col("o_is_entity")).then(pl.col("names")).otherwise(pl.concat_list(pl.col("o"))))
-    grouped = facts.sort("s", "rank", "o", "o_datatype", "o_lang").group_by("s", "p", "type", maintain_order=True).agg(
-        answers=pl.struct(value="o", is_entity="o_is_entity", text="o_text", names="names",
-                          datatype="o_datatype", lang="o_lang"))
+        names=pl.when(pl.col("o_is_entity")).then(pl.col("names")).otherwise(pl.concat_list(pl.col("o")))
+    )
+    grouped = (
+        facts.sort("s", "rank", "o", "o_datatype", "o_lang")
+        .group_by("s", "p", "type", maintain_order=True)
+        .agg(
+            answers=pl.struct(
+                value="o", is_entity="o_is_entity", text="o_text", names="names", datatype="o_datatype", lang="o_lang"
+            )
+        )
+    )
     asks = _asks_by_predicate(material)
     units: dict[str, list[Unit]] = {}
     by_subject_predicate: dict[tuple[str, str], list[dict[str, Any]]] = {}
@@ -172,12 +186,30 @@ def _asks_by_predicate(material: Material) -> dict[str, str]:
     return {p["predicate"]: p.get("asks", "what") for s in material.selections.values() for p in s.predicates}
 
 
-def _unit(material: Material, subject: str, type_id: str, kind: str, predicates: tuple[str, ...],
-          answers: list[dict[str, Any]], asks: dict[str, str], qualifier: dict[str, Any] | None = None) -> Unit:
+def _unit(
+    material: Material,
+    subject: str,
+    type_id: str,
+    kind: str,
+    predicates: tuple[str, ...],
+    answers: list[dict[str, Any]],
+    asks: dict[str, str],
+    qualifier: dict[str, Any] | None = None,
+) -> Unit:
     labels = material.graph.predicate_labels
     keys = tuple(_predicate_keys(predicates))
-    return Unit(subject, material.graph.labels.get(subject, subject), type_id, kind, predicates,
-                tuple(labels[p] for p in predicates), keys, asks.get(predicates[0], "what"), answers, qualifier)
+    return Unit(
+        subject,
+        material.graph.labels.get(subject, subject),
+        type_id,
+        kind,
+        predicates,
+        tuple(labels[p] for p in predicates),
+        keys,
+        asks.get(predicates[0], "what"),
+        answers,
+        qualifier,
+    )
 
 
 def _predicate_keys(predicates: tuple[str, ...]) -> list[str]:
@@ -189,8 +221,12 @@ def _predicate_keys(predicates: tuple[str, ...]) -> list[str]:
     return ["+".join(sorted(predicates)), "+".join(sorted(shorts))]
 
 
-def _add_groups(material: Material, units: dict[str, list[Unit]],
-                by_subject_predicate: dict[tuple[str, str], list[dict[str, Any]]], asks: dict[str, str]) -> None:
+def _add_groups(
+    material: Material,
+    units: dict[str, list[Unit]],
+    by_subject_predicate: dict[tuple[str, str], list[dict[str, Any]]],
+    asks: dict[str, str],
+) -> None:
     """A subject that has every predicate of a group gets one unit asking them together, instead of one
     unit per predicate."""
     for subject, subject_units in units.items():
@@ -202,15 +238,21 @@ def _add_groups(material: Material, units: dict[str, list[Unit]],
                 subject_units.append(_unit(material, subject, type_id, "group", tuple(group), answers, asks))
 
 
-def _add_qualified(material: Material, units: dict[str, list[Unit]],
-                   by_subject_predicate: dict[tuple[str, str], list[dict[str, Any]]], asks: dict[str, str],
-                   subjects: list[str]) -> None:
+def _add_qualified(
+    material: Material,
+    units: dict[str, list[Unit]],
+    by_subject_predicate: dict[tuple[str, str], list[dict[str, Any]]],
+    asks: dict[str, str],
+    subjects: list[str],
+) -> None:
     """One qualified unit per (subject, predicate) that has a usable qualifier: the answer is every
     object whose statement carries that qualifier value, which must not be one of those objects."""
     qualifiers = material.graph.qualifiers.filter(pl.col("s").is_in(subjects)).sort("s", "p", "q", "q_value", "o")
     labels = material.graph.predicate_labels
     done: set[tuple[str, str]] = set()
-    for (s, p, q, q_value, q_text), rows in qualifiers.group_by("s", "p", "q", "q_value", "q_text", maintain_order=True):
+    for (s, p, q, q_value, q_text), rows in qualifiers.group_by(
+        "s", "p", "q", "q_value", "q_text", maintain_order=True
+    ):
         answers = [a for a in by_subject_predicate.get((s, p), []) if a["value"] in set(rows["o"].to_list())]
         if not answers or (s, p) in done or any(q_value == a["value"] or q_text in a["names"] for a in answers):
             continue
@@ -221,9 +263,16 @@ def _add_qualified(material: Material, units: dict[str, list[Unit]],
 
 def seal(unit: Unit) -> Unit:
     """Serialise the unit's answer and fact fields once; every rendering reuses them."""
-    fact = {"subject": unit.subject, "subject_label": unit.subject_label, "type": unit.type, "kind": unit.kind,
-            "predicates": list(unit.predicates), "predicate_labels": list(unit.predicate_labels),
-            "qualifiers": [unit.qualifier] if unit.qualifier else [], "related": unit.related}
+    fact = {
+        "subject": unit.subject,
+        "subject_label": unit.subject_label,
+        "type": unit.type,
+        "kind": unit.kind,
+        "predicates": list(unit.predicates),
+        "predicate_labels": list(unit.predicate_labels),
+        "qualifiers": [unit.qualifier] if unit.qualifier else [],
+        "related": unit.related,
+    }
     static = {"answers": unit.answers, "answer_texts": unit.answer_texts, "fact": fact}
     unit.static_json = json.dumps(static, ensure_ascii=False, separators=(",", ":"))[1:-1]
     return unit
@@ -235,20 +284,23 @@ def seal(unit: Unit) -> Unit:
 Partners = Callable[[list[str], list[str]], dict[str, str]]  # (seeds, candidates) -> seed: related entity
 
 
-def spin_yarns(material: Material, options: GenerateOptions, partners: Partners | None = None
-               ) -> tuple[list[Yarn], dict[str, int]]:
+def spin_yarns(
+    material: Material, options: GenerateOptions, partners: Partners | None = None
+) -> tuple[list[Yarn], dict[str, int]]:
     """``options.n`` yarns from seeds drawn without replacement (cycling when there are fewer
     eligible entities than yarns), reproducibly for ``options.seed``. ``partners`` gives each seed
     its related entity (with ``options.related``)."""
     eligible = eligible_subjects(material.graph, material.selections)
     if not eligible:
-        raise KgforgeError("no entity has a fact under a selected predicate: check the selection "
-                           "(`kgforge qa predicates`) and the question language")
+        raise KgforgeError(
+            "no entity has a fact under a selected predicate: check the selection "
+            "(`kgforge qa predicates`) and the question language"
+        )
     rng = np.random.default_rng(options.seed)
     order: list[str] = []
     while len(order) < options.n:
         order += [eligible[i] for i in rng.permutation(len(eligible))]
-    seeds = order[:options.n]
+    seeds = order[: options.n]
     related = partners(sorted(set(seeds)), eligible) if partners is not None else {}
     wanted = sorted(set(seeds) | set(related.values()))
     units = build_units(material, wanted)
@@ -308,15 +360,21 @@ def render(material: Material, yarn: Yarn, config: Config, variant: int, seed: i
     previous: Unit | None = None
     for number, unit in enumerate(yarn.units):
         deixis = config.deixis and number > 0 and previous is not None and previous.subject == unit.subject
-        texts = templates.texts(unit.kind, config.interaction, "deixis" if deixis else "name", unit.type,
-                                unit.predicate_keys)
+        texts = templates.texts(
+            unit.kind, config.interaction, "deixis" if deixis else "name", unit.type, unit.predicate_keys
+        )
         text = _template(texts, variant, previous, unit)
         words = material.words(unit.type)
         values = {
-            "subject": unit.subject_label, "ref": words.refs[variant % len(words.refs)], "type": words.name,
-            "predicate": unit.predicate_labels[0], "predicates": ("和" if chinese else " and ").join(unit.predicate_labels),
-            "wh": templates.wh[unit.asks], "qualifier_predicate": (unit.qualifier or {}).get("predicate_label", ""),
-            "qualifier": (unit.qualifier or {}).get("text", ""), "previous": previous.answers[0]["text"] if previous else "",
+            "subject": unit.subject_label,
+            "ref": words.refs[variant % len(words.refs)],
+            "type": words.name,
+            "predicate": unit.predicate_labels[0],
+            "predicates": ("和" if chinese else " and ").join(unit.predicate_labels),
+            "wh": templates.wh[unit.asks],
+            "qualifier_predicate": (unit.qualifier or {}).get("predicate_label", ""),
+            "qualifier": (unit.qualifier or {}).get("text", ""),
+            "previous": previous.answers[0]["text"] if previous else "",
         }
         question = text.format_map(values)
         if not chinese:
@@ -389,23 +447,30 @@ def turn_lines(material: Material, yarn: Yarn, config: Config, variant: int, tur
     names and the domain are plain ASCII or already JSON), since this is the hot loop: one json.dumps
     per turn would cost a fifth of the run."""
     conversation = f"{yarn.id}-{config.name}-{variant}"
-    head = (f'"conversation_id":"{conversation}","yarn_id":"{yarn.id}","domain":{_json(material.graph.paths.domain)},'
-            f'"language":{_json(material.templates.language)},"config":"{config.name}",'
-            f'"interaction":"{config.interaction}","variant":{variant},')
+    head = (
+        f'"conversation_id":"{conversation}","yarn_id":"{yarn.id}","domain":{_json(material.graph.paths.domain)},'
+        f'"language":{_json(material.templates.language)},"config":"{config.name}",'
+        f'"interaction":"{config.interaction}","variant":{variant},'
+    )
     lines = []
     for number, (unit, turn) in enumerate(zip(yarn.units, turns)):
-        phenomena = (f'{{"deixis":{"true" if turn.deixis else "false"},"disfluency":'
-                     f'{_json(turn.disfluency) if turn.disfluency else "null"},"typo":'
-                     f'{json.dumps(turn.typo, ensure_ascii=False, separators=(",", ":")) if turn.typo else "null"}}}')
-        lines.append(f'{{"id":"{conversation}-t{number}",{head}"turn":{number},"question":{_json(turn.question)},'
-                     f'"phenomena":{phenomena},{unit.static_json}}}\n')
+        phenomena = (
+            f'{{"deixis":{"true" if turn.deixis else "false"},"disfluency":'
+            f'{_json(turn.disfluency) if turn.disfluency else "null"},"typo":'
+            f"{json.dumps(turn.typo, ensure_ascii=False, separators=(',', ':')) if turn.typo else 'null'}}}"
+        )
+        lines.append(
+            f'{{"id":"{conversation}-t{number}",{head}"turn":{number},"question":{_json(turn.question)},'
+            f'"phenomena":{phenomena},{unit.static_json}}}\n'
+        )
     return lines
 
 
 def convquestions_line(material: Material, yarn: Yarn, turns: list[Turn]) -> str:
     """One conversation with the fields of the ConvQuestions dataset card."""
     record = {
-        "domain": material.graph.paths.domain, "seed_entity": yarn.seed_entity,
+        "domain": material.graph.paths.domain,
+        "seed_entity": yarn.seed_entity,
         "seed_entity_text": material.graph.labels.get(yarn.seed_entity, yarn.seed_entity),
         "questions": [t.question for t in turns],
         "answers": [[a["value"] for a in unit.answers] for unit in yarn.units],
@@ -414,26 +479,36 @@ def convquestions_line(material: Material, yarn: Yarn, turns: list[Turn]) -> str
     return json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n"
 
 
-def preflight_output(material: Material, yarns: list[Yarn], configs: list[Config], options: GenerateOptions,
-                     out: Path) -> None:
+def preflight_output(
+    material: Material, yarns: list[Yarn], configs: list[Config], options: GenerateOptions, out: Path
+) -> None:
     """Refuse, before anything is written, a run whose file would not fit on the disk it goes to: every
     yarn is rendered ``len(configs) * options.variants`` times, so the size is known from the first
     rendering (``--variants 1000000`` is terabytes; variants past the templates' own texts repeat them)."""
     if not yarns or not configs:
         return
-    sample = "".join(turn_lines(material, yarns[0], configs[0], 0, render(material, yarns[0], configs[0], 0,
-                                                                            options.seed)))
+    sample = "".join(
+        turn_lines(material, yarns[0], configs[0], 0, render(material, yarns[0], configs[0], 0, options.seed))
+    )
     estimate = len(sample.encode("utf-8")) * len(yarns) * len(configs) * options.variants
     free = shutil.disk_usage(out.resolve().parent if out.parent.exists() else Path.cwd()).free
     if estimate > free:
-        raise ArgumentError("--variants", f"{len(yarns)} conversations x {len(configs)} configurations x "
-                                          f"{options.variants} variants would write about {estimate / 1024**3:,.1f} GiB "
-                                          f"to {out}, but {free / 1024**3:,.1f} GiB is free there; give fewer "
-                                          "--variants or --n (the templates' own variants repeat past their count)")
+        raise ArgumentError(
+            "--variants",
+            f"{len(yarns)} conversations x {len(configs)} configurations x "
+            f"{options.variants} variants would write about {estimate / 1024**3:,.1f} GiB "
+            f"to {out}, but {free / 1024**3:,.1f} GiB is free there; give fewer "
+            "--variants or --n (the templates' own variants repeat past their count)",
+        )
 
 
-def generate(material: Material, options: GenerateOptions, out: Path, convquestions: Path | None = None,
-             partners: Partners | None = None) -> dict[str, Any]:
+def generate(
+    material: Material,
+    options: GenerateOptions,
+    out: Path,
+    convquestions: Path | None = None,
+    partners: Partners | None = None,
+) -> dict[str, Any]:
     """Spin ``options.n`` yarns and write every rendering; returns the report (also in OUT.manifest.json)."""
     started = time.perf_counter()
     configs = configurations(options.interactions, options.phenomena)
@@ -460,15 +535,28 @@ def generate(material: Material, options: GenerateOptions, out: Path, convquesti
         raise
     writers.finish()
     report = {
-        "domain": material.graph.paths.domain, "out": str(out), "convquestions": str(convquestions) if convquestions else None,
-        "yarns": len(yarns), "facts": sum(kinds.values()), "fact_kinds": kinds, **counts,
-        "questions_per_fact": len(configs) * options.variants, "configurations": [c.name for c in configs],
-        "related_turns": sum(u.related for y in yarns for u in y.units), **skipped,
-        "language": material.templates.language, "templates": material.templates.source,
-        "options": {**asdict(options), "interactions": list(options.interactions),
-                    "phenomena": list(options.phenomena) if options.phenomena is not None else None},
-        "build_id": material.graph.manifest.build_id, "out_sha256": sha256_file(Path(out)),
-        "versions": package_versions(), "seconds": round(time.perf_counter() - started, 3),
+        "domain": material.graph.paths.domain,
+        "out": str(out),
+        "convquestions": str(convquestions) if convquestions else None,
+        "yarns": len(yarns),
+        "facts": sum(kinds.values()),
+        "fact_kinds": kinds,
+        **counts,
+        "questions_per_fact": len(configs) * options.variants,
+        "configurations": [c.name for c in configs],
+        "related_turns": sum(u.related for y in yarns for u in y.units),
+        **skipped,
+        "language": material.templates.language,
+        "templates": material.templates.source,
+        "options": {
+            **asdict(options),
+            "interactions": list(options.interactions),
+            "phenomena": list(options.phenomena) if options.phenomena is not None else None,
+        },
+        "build_id": material.graph.manifest.build_id,
+        "out_sha256": sha256_file(Path(out)),
+        "versions": package_versions(),
+        "seconds": round(time.perf_counter() - started, 3),
         "timings": {"yarns_s": round(spun - started, 3), "render_write_s": round(time.perf_counter() - spun, 3)},
     }
     write_json_atomic(Path(out).with_name(Path(out).name + ".manifest.json"), report)

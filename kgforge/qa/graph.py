@@ -22,20 +22,36 @@ from kgforge.core.resources import query_text
 from kgforge.core.schema import Schema
 from kgforge.core.text import normalise_label
 from kgforge.core.vocab import RDF_TYPE, WIKIDATA_DIRECT, WIKIDATA_ENTITY, WIKIDATA_PROP, XSD
+from kgforge.store.languages import language_labels, same_as_pairs
 from kgforge.store.layout import DomainPaths
 from kgforge.store.manifest import Manifest
 from kgforge.store.query import QueryRunner
-from kgforge.store.tables import GraphTables
 from kgforge.store.snapshot import Snapshot
-from kgforge.store.languages import language_labels, same_as_pairs
+from kgforge.store.tables import GraphTables
 
 UNTYPED = "entity"  # the type of an entity with no type (kgforge.qa.templates falls back on it)
 INSTANCE_OF = WIKIDATA_DIRECT + "P31"
 OCCUPATION_PROPERTY = WIKIDATA_DIRECT + "P106"
 QUALIFIER = WIKIDATA_PROP + "qualifier/"
-CANONICALISED = ("decimal", "integer", "double", "float", "boolean", "int", "long", "short", "byte",
-                 "nonNegativeInteger", "positiveInteger", "negativeInteger", "nonPositiveInteger",
-                 "unsignedInt", "unsignedLong", "unsignedShort", "unsignedByte")
+CANONICALISED = (
+    "decimal",
+    "integer",
+    "double",
+    "float",
+    "boolean",
+    "int",
+    "long",
+    "short",
+    "byte",
+    "nonNegativeInteger",
+    "positiveInteger",
+    "negativeInteger",
+    "nonPositiveInteger",
+    "unsignedInt",
+    "unsignedLong",
+    "unsignedShort",
+    "unsignedByte",
+)
 
 
 @dataclass
@@ -52,10 +68,11 @@ class QAGraph:
     snapshot: Snapshot | None = field(default=None, init=False, repr=False)  # the build the tables came from
 
     @classmethod
-    def load(cls, snapshot: Snapshot, language: str | None = None) -> "QAGraph":
+    def load(cls, snapshot: Snapshot, language: str | None = None) -> QAGraph:
         """The snapshot's build: its tables, schema and manifest, and its store for the qualifier queries."""
-        graph = cls(snapshot.paths, snapshot.schema, snapshot.tables(), language or snapshot.language,
-                    snapshot.manifest)
+        graph = cls(
+            snapshot.paths, snapshot.schema, snapshot.tables(), language or snapshot.language, snapshot.manifest
+        )
         graph.snapshot = snapshot
         return graph
 
@@ -69,7 +86,8 @@ class QAGraph:
         pairs = same_as_pairs(self.snapshot.build, self.manifest) if self.snapshot else ()
         chosen = language_labels(self.tables.labels, self.language, pairs)
         return self.tables.label_map(self.language) | {
-            iri: label for iri, label in chosen.labels.items() if iri not in self._relation_iris}
+            iri: label for iri, label in chosen.labels.items() if iri not in self._relation_iris
+        }
 
     @cached_property
     def _relation_iris(self) -> set[str]:  # relations keep their schema names, which label_map gives
@@ -78,13 +96,24 @@ class QAGraph:
     @cached_property
     def names(self) -> pl.DataFrame:
         """iri, label (display), names (every label and alias, in any language, display label first)."""
-        display = pl.DataFrame({"iri": list(self.labels), "label": list(self.labels.values())},
-                               schema={"iri": pl.String, "label": pl.String})
-        every = (self.tables.labels.select("iri", "label").unique().sort("iri", "label")
-                 .group_by("iri", maintain_order=True).agg(others=pl.col("label")))
-        return display.join(every, on="iri", how="left").with_columns(
-            names=pl.concat_list(pl.col("label"), pl.col("others").fill_null([])).list.unique(maintain_order=True)
-        ).drop("others")
+        display = pl.DataFrame(
+            {"iri": list(self.labels), "label": list(self.labels.values())},
+            schema={"iri": pl.String, "label": pl.String},
+        )
+        every = (
+            self.tables.labels.select("iri", "label")
+            .unique()
+            .sort("iri", "label")
+            .group_by("iri", maintain_order=True)
+            .agg(others=pl.col("label"))
+        )
+        return (
+            display.join(every, on="iri", how="left")
+            .with_columns(
+                names=pl.concat_list(pl.col("label"), pl.col("others").fill_null([])).list.unique(maintain_order=True)
+            )
+            .drop("others")
+        )
 
     @cached_property
     def predicate_labels(self) -> dict[str, str]:
@@ -121,12 +150,17 @@ class QAGraph:
     def entity_types(self) -> pl.DataFrame:
         """iri, type (one per entity with facts), type_label."""
         subjects = self.tables.facts.select(iri="s").unique()
-        base = subjects.join(self._schema_types(), on="iri", how="left").join(
-            self._class_types(), on="iri", how="left", suffix="_class"
-        ).select("iri", type=pl.coalesce("type", "type_class", pl.lit(UNTYPED)))
+        base = (
+            subjects.join(self._schema_types(), on="iri", how="left")
+            .join(self._class_types(), on="iri", how="left", suffix="_class")
+            .select("iri", type=pl.coalesce("type", "type_class", pl.lit(UNTYPED)))
+        )
         refined = base.join(self._occupations(), on="iri", how="left").select(
-            "iri", type=pl.when(pl.col("occupation").is_not_null())
-            .then(pl.col("type") + "/" + pl.col("occupation")).otherwise(pl.col("type")))
+            "iri",
+            type=pl.when(pl.col("occupation").is_not_null())
+            .then(pl.col("type") + "/" + pl.col("occupation"))
+            .otherwise(pl.col("type")),
+        )
         labels = {type_id: self.type_label(type_id) for type_id in refined["type"].unique().to_list()}
         return refined.with_columns(type_label=pl.col("type").replace_strict(labels, return_dtype=pl.String))
 
@@ -143,29 +177,41 @@ class QAGraph:
     def _schema_types(self) -> pl.DataFrame:
         by_class = {t.iri: t.id for t in self.schema.types.values()}
         typed = self.tables.types.filter(pl.col("class").is_in(list(by_class))).select(
-            "iri", type=pl.col("class").replace_strict(by_class))
+            "iri", type=pl.col("class").replace_strict(by_class)
+        )
         if self.schema.type_relation:
-            by_value = ({normalise_label(t.zh): t.id for t in self.schema.types.values()}
-                        | {t.en: t.id for t in self.schema.types.values()})
-            stated = self.tables.facts.filter(pl.col("p") == self.schema.relations[self.schema.type_relation].iri,
-                                              pl.col("o").is_in(list(by_value))).select(
-                iri="s", type=pl.col("o").replace_strict(by_value))
+            by_value = {normalise_label(t.zh): t.id for t in self.schema.types.values()} | {
+                t.en: t.id for t in self.schema.types.values()
+            }
+            stated = self.tables.facts.filter(
+                pl.col("p") == self.schema.relations[self.schema.type_relation].iri, pl.col("o").is_in(list(by_value))
+            ).select(iri="s", type=pl.col("o").replace_strict(by_value))
             typed = pl.concat([typed, stated])
         return typed.sort("iri", "type").unique("iri", keep="first")
 
     def _class_types(self) -> pl.DataFrame:
         classes = self.tables.facts.filter(pl.col("p") == INSTANCE_OF, pl.col("o_is_entity"))
-        return classes.select(iri="s", type=pl.col("o").str.strip_prefix(WIKIDATA_ENTITY)).sort(
-            "iri", "type").unique("iri", keep="first")
+        return (
+            classes.select(iri="s", type=pl.col("o").str.strip_prefix(WIKIDATA_ENTITY))
+            .sort("iri", "type")
+            .unique("iri", keep="first")
+        )
 
     def _occupations(self) -> pl.DataFrame:
         """iri, occupation: of each entity's occupations, the most common in the graph (ties by name)."""
         facts = self.tables.facts.filter(pl.col("p").is_in(list(self.occupation_predicates)))
-        named = facts.with_columns(occupation=pl.when(pl.col("o_is_entity"))
-                                   .then(pl.col("o").str.strip_prefix(WIKIDATA_ENTITY)).otherwise(pl.col("o")))
+        named = facts.with_columns(
+            occupation=pl.when(pl.col("o_is_entity"))
+            .then(pl.col("o").str.strip_prefix(WIKIDATA_ENTITY))
+            .otherwise(pl.col("o"))
+        )
         counts = named.group_by("occupation").agg(uses=pl.len())
-        return (named.join(counts, on="occupation").sort(["s", "uses", "occupation"], descending=[False, True, False])
-                .unique("s", keep="first").select(iri="s", occupation="occupation"))
+        return (
+            named.join(counts, on="occupation")
+            .sort(["s", "uses", "occupation"], descending=[False, True, False])
+            .unique("s", keep="first")
+            .select(iri="s", occupation="occupation")
+        )
 
     # ------------------------------------------------------------ facts
 
@@ -176,7 +222,8 @@ class QAGraph:
         facts = canonical_literals(self.tables.facts.filter(~pl.col("p").is_in(list(self.type_predicates))))
         texts = self.names.select(o="iri", o_text="label")
         with_text = facts.join(texts, on="o", how="left").with_columns(
-            o_text=pl.when(pl.col("o_is_entity")).then(pl.col("o_text")).otherwise(pl.col("o")))
+            o_text=pl.when(pl.col("o_is_entity")).then(pl.col("o_text")).otherwise(pl.col("o"))
+        )
         typed = with_text.join(self.entity_types.select(s="iri", type="type"), on="s", how="inner")
         return typed.unique(["s", "p", "o", "o_is_entity", "o_lang", "o_datatype"], keep="first")
 
@@ -200,8 +247,15 @@ class QAGraph:
         return any((entry.kind or "wikidata").startswith("wikidata") for entry in self.manifest.graphs.values())
 
     def _read_qualifiers(self) -> pl.DataFrame:
-        schema = {"s": pl.String, "p": pl.String, "o": pl.String, "q": pl.String, "q_value": pl.String,
-                  "q_is_entity": pl.Boolean, "q_text": pl.String}
+        schema = {
+            "s": pl.String,
+            "p": pl.String,
+            "o": pl.String,
+            "q": pl.String,
+            "q_value": pl.String,
+            "q_is_entity": pl.Boolean,
+            "q_text": pl.String,
+        }
         by_property = {WIKIDATA_DIRECT + pid: rel.iri for pid, rel in self.schema.relation_by_wikidata().items()}
         rows = []
         if self.has_statement_nodes:
@@ -212,14 +266,26 @@ class QAGraph:
             direct = WIKIDATA_DIRECT + row["ps"].value.rsplit("/", 1)[-1]
             q_direct = WIKIDATA_DIRECT + row["pq"].value.removeprefix(QUALIFIER)
             value = row["q"]
-            records.append((row["s"].value, by_property.get(direct, direct), row["v"].value,
-                            by_property.get(q_direct, q_direct), value.value, isinstance(value, ox.NamedNode)))
+            records.append(
+                (
+                    row["s"].value,
+                    by_property.get(direct, direct),
+                    row["v"].value,
+                    by_property.get(q_direct, q_direct),
+                    value.value,
+                    isinstance(value, ox.NamedNode),
+                )
+            )
         frame = pl.DataFrame(records, schema={k: schema[k] for k in list(schema)[:6]}, orient="row")
         texts = self.names.select(q_value="iri", q_text="label")
         frame = frame.join(texts, on="q_value", how="left").with_columns(
-            q_text=pl.when(pl.col("q_is_entity")).then(pl.col("q_text")).otherwise(pl.col("q_value")))
-        return frame.filter(pl.col("q").is_in(list(self.predicate_labels)), pl.col("q_text").is_not_null()
-                            ).unique(maintain_order=True).cast(schema)
+            q_text=pl.when(pl.col("q_is_entity")).then(pl.col("q_text")).otherwise(pl.col("q_value"))
+        )
+        return (
+            frame.filter(pl.col("q").is_in(list(self.predicate_labels)), pl.col("q_text").is_not_null())
+            .unique(maintain_order=True)
+            .cast(schema)
+        )
 
 
 def canonical_literals(facts: pl.DataFrame) -> pl.DataFrame:
@@ -227,18 +293,33 @@ def canonical_literals(facts: pl.DataFrame) -> pl.DataFrame:
     form (``+1.96`` → ``1.96``, ``007`` → ``7``) while the build's N-Quads keep them as the source wrote
     them, so an answer must be the canonical value to be the store's. Each distinct value is put through
     an in-memory Oxigraph store once."""
-    typed = facts.filter(pl.col("o_datatype").str.starts_with(XSD).fill_null(False),
-                         pl.col("o_datatype").is_in([XSD + t for t in CANONICALISED])).select("o", "o_datatype").unique()
+    typed = (
+        facts.filter(
+            pl.col("o_datatype").str.starts_with(XSD).fill_null(False),
+            pl.col("o_datatype").is_in([XSD + t for t in CANONICALISED]),
+        )
+        .select("o", "o_datatype")
+        .unique()
+    )
     if typed.is_empty():
         return facts
     store = ox.Store()
     subject = ox.NamedNode("urn:kgforge:qa:canonical")
     pairs = typed.rows()
     for number, (value, datatype) in enumerate(pairs):
-        store.add(ox.Quad(subject, ox.NamedNode(f"urn:kgforge:qa:{number}"),
-                          ox.Literal(value, datatype=ox.NamedNode(datatype))))
+        store.add(
+            ox.Quad(
+                subject, ox.NamedNode(f"urn:kgforge:qa:{number}"), ox.Literal(value, datatype=ox.NamedNode(datatype))
+            )
+        )
     canonical = {(pairs[int(q.predicate.value.rsplit(":", 1)[1])]): q.object.value for q in store}
-    lookup = pl.DataFrame([(v, d, canonical.get((v, d), v)) for v, d in pairs],
-                          schema={"o": pl.String, "o_datatype": pl.String, "canonical": pl.String}, orient="row")
-    return facts.join(lookup, on=["o", "o_datatype"], how="left").with_columns(
-        o=pl.coalesce("canonical", "o")).drop("canonical")
+    lookup = pl.DataFrame(
+        [(v, d, canonical.get((v, d), v)) for v, d in pairs],
+        schema={"o": pl.String, "o_datatype": pl.String, "canonical": pl.String},
+        orient="row",
+    )
+    return (
+        facts.join(lookup, on=["o", "o_datatype"], how="left")
+        .with_columns(o=pl.coalesce("canonical", "o"))
+        .drop("canonical")
+    )

@@ -122,12 +122,14 @@ class LLMClient:
         except (ValueError, KeyError, IndexError, TypeError):
             raise LLMError(f"{self.endpoint}: not an OpenAI chat completion: {text[:200]}") from None
 
-    def _exchange(self, url: str, body: dict[str, Any], headers: dict[str, str], deadline: float
-                  ) -> tuple[int, bytes, Any]:
+    def _exchange(
+        self, url: str, body: dict[str, Any], headers: dict[str, str], deadline: float
+    ) -> tuple[int, bytes, Any]:
         """One request: its status, its body (at most MAX_REPLY_BYTES, read before ``deadline``), its headers."""
         try:
-            response = self.session.post(url, json=body, headers=headers, timeout=_left(deadline, url),
-                                         stream=True, allow_redirects=False)
+            response = self.session.post(
+                url, json=body, headers=headers, timeout=_left(deadline, url), stream=True, allow_redirects=False
+            )
         except requests.RequestException as exc:
             raise LLMError(f"{self.endpoint}: {exc}") from None
         with response:
@@ -136,8 +138,9 @@ class LLMClient:
                 while chunk := response.raw.read1(1 << 16):  # what has arrived: the deadline is checked between
                     size += len(chunk)
                     if size > MAX_REPLY_BYTES:
-                        raise LLMError(f"{self.endpoint}: the reply is larger than {MAX_REPLY_BYTES >> 20} MiB; "
-                                       "not read further")
+                        raise LLMError(
+                            f"{self.endpoint}: the reply is larger than {MAX_REPLY_BYTES >> 20} MiB; not read further"
+                        )
                     chunks.append(chunk)
                     _left(deadline, url)
             except (requests.RequestException, OSError, urllib3.exceptions.HTTPError) as exc:
@@ -147,20 +150,30 @@ class LLMClient:
     def _same_host(self, url: str, location: str) -> str:
         target = urljoin(url, location)
         if _origin(target) != _origin(self.endpoint):
-            raise LLMError(f"{self.endpoint}: redirected to {_origin(target)}; not followed (the prompt and key go "
-                           "only to the configured host; give that address as the URL if it is meant)")
+            raise LLMError(
+                f"{self.endpoint}: redirected to {_origin(target)}; not followed (the prompt and key go "
+                "only to the configured host; give that address as the URL if it is meant)"
+            )
         return target
 
     def _wait_to_retry(self, retry_after: str | None, deadline: float) -> None:
         wait = _seconds(retry_after)
         if time.monotonic() + wait >= deadline:
-            raise LLMError(f"{self.endpoint}: HTTP 429 (too many requests); Retry-After {retry_after or '?'} "
-                           f"is past the {self.timeout:g} s deadline")
+            raise LLMError(
+                f"{self.endpoint}: HTTP 429 (too many requests); Retry-After {retry_after or '?'} "
+                f"is past the {self.timeout:g} s deadline"
+            )
         time.sleep(wait)
 
     def report(self) -> dict[str, Any]:
-        return {"endpoint": self.endpoint, "model": self.model, "calls": self.calls, "cache_hits": self.cache_hits,
-                "rejected": self.rejected, "cache": str(self.cache_dir)}
+        return {
+            "endpoint": self.endpoint,
+            "model": self.model,
+            "calls": self.calls,
+            "cache_hits": self.cache_hits,
+            "rejected": self.rejected,
+            "cache": str(self.cache_dir),
+        }
 
 
 def _origin(url: str) -> tuple[str, str | None, int | None]:
@@ -204,16 +217,25 @@ def json_reply(content: str) -> Any:
 
 
 def selection_messages(type_label: str, language: str, chunk: list[dict[str, Any]]) -> list[dict[str, str]]:
-    lines = [f"{key}: {p['label']} (coverage {p['coverage']:.2f}, e.g. {str(p.get('example') or '')[:40]!r})"
-             for key, p in chunk]
+    lines = [
+        f"{key}: {p['label']} (coverage {p['coverage']:.2f}, e.g. {str(p.get('example') or '')[:40]!r})"
+        for key, p in chunk
+    ]
     return [
-        {"role": "system", "content": "You choose which facts about an entity people would ask a voice assistant "
-                                      "about. Answer with JSON only."},
-        {"role": "user", "content": (
-            f"Entity type: {type_label}. Question language: {language}.\n"
-            "Predicates (id: name):\n" + "\n".join(lines) + "\n\n"
-            "Keep the predicates whose values make interesting factoid questions; drop identifiers, codes, "
-            "media, URLs and names. Reply as {\"keep\": [ids]} using only the ids above.")},
+        {
+            "role": "system",
+            "content": "You choose which facts about an entity people would ask a voice assistant "
+            "about. Answer with JSON only.",
+        },
+        {
+            "role": "user",
+            "content": (
+                f"Entity type: {type_label}. Question language: {language}.\n"
+                "Predicates (id: name):\n" + "\n".join(lines) + "\n\n"
+                "Keep the predicates whose values make interesting factoid questions; drop identifiers, codes, "
+                'media, URLs and names. Reply as {"keep": [ids]} using only the ids above.'
+            ),
+        },
     ]
 
 
@@ -227,6 +249,7 @@ def keep_check(ids: set[str]) -> Callable[[str], list[str]]:
         if unknown:
             raise BadReply(f"ids that were not offered: {', '.join(unknown[:5])}")
         return keep
+
     return check
 
 
@@ -235,14 +258,20 @@ def keep_check(ids: set[str]) -> Callable[[str], list[str]]:
 
 def template_messages(type_label: str, predicate_label: str, language: str) -> list[dict[str, str]]:
     return [
-        {"role": "system", "content": "You write question templates for a conversational QA dataset. Answer with "
-                                      "JSON only."},
-        {"role": "user", "content": (
-            f"Write questions in {language} asking for the {predicate_label!r} of a {type_label}. For each of "
-            "voice (spoken, natural) and text (terse, typed), give 3 templates naming the entity as {subject} "
-            "and 3 referring back to it as {ref} (deixis). Use {predicate} for the predicate's name if you need "
-            "it; never include an answer. Reply as "
-            '{"voice": {"name": [...], "deixis": [...]}, "text": {"name": [...], "deixis": [...]}}.')},
+        {
+            "role": "system",
+            "content": "You write question templates for a conversational QA dataset. Answer with JSON only.",
+        },
+        {
+            "role": "user",
+            "content": (
+                f"Write questions in {language} asking for the {predicate_label!r} of a {type_label}. For each of "
+                "voice (spoken, natural) and text (terse, typed), give 3 templates naming the entity as {subject} "
+                "and 3 referring back to it as {ref} (deixis). Use {predicate} for the predicate's name if you need "
+                "it; never include an answer. Reply as "
+                '{"voice": {"name": [...], "deixis": [...]}, "text": {"name": [...], "deixis": [...]}}.'
+            ),
+        },
     ]
 
 
@@ -253,8 +282,9 @@ def templates_check(content: str) -> dict[str, dict[str, list[str]]]:
     for interaction in ("voice", "text"):
         entry = value.get(interaction)
         if not isinstance(entry, dict) or not all(
-                isinstance(entry.get(r), list) and entry[r] and all(isinstance(t, str) for t in entry[r])
-                for r in ("name", "deixis")):
+            isinstance(entry.get(r), list) and entry[r] and all(isinstance(t, str) for t in entry[r])
+            for r in ("name", "deixis")
+        ):
             raise BadReply(f"{interaction} must give non-empty name and deixis lists of strings")
     return {i: {r: value[i][r] for r in ("name", "deixis")} for i in ("voice", "text")}
 
@@ -262,10 +292,14 @@ def templates_check(content: str) -> dict[str, dict[str, list[str]]]:
 def judge_messages(question: str, gold: list[str], prediction: str) -> list[dict[str, str]]:
     return [
         {"role": "system", "content": "You grade answers to factoid questions. Answer with JSON only."},
-        {"role": "user", "content": (
-            f"Question: {question}\nCorrect answers (any one suffices): {json.dumps(gold, ensure_ascii=False)}\n"
-            f"Predicted answer: {prediction}\nIs the prediction correct? Reply as {{\"correct\": true}} or "
-            "{\"correct\": false}.")},
+        {
+            "role": "user",
+            "content": (
+                f"Question: {question}\nCorrect answers (any one suffices): {json.dumps(gold, ensure_ascii=False)}\n"
+                f'Predicted answer: {prediction}\nIs the prediction correct? Reply as {{"correct": true}} or '
+                '{"correct": false}.'
+            ),
+        },
     ]
 
 

@@ -32,16 +32,96 @@ TYPO_KINDS = ("deletion", "swap", "qwerty")
 DISFLUENCY_KINDS = ("filler", "takeback", "apology", "thanks", "repetition")
 # TextAttack's WordSwapQWERTY adjacency: the keys around each letter key.
 QWERTY = {
-    "q": "was", "w": "qeasd", "e": "wsdfr", "r": "edfgt", "t": "rfghy", "y": "tghju", "u": "yhjki",
-    "i": "ujklo", "o": "iklp", "p": "ol", "a": "qwszx", "s": "qweadzx", "d": "werfcxs", "f": "ertgvcd",
-    "g": "rtyhbvd", "h": "tyugjbn", "j": "yuikmnh", "k": "uiolmj", "l": "iopk", "z": "asx", "x": "sdzc",
-    "c": "xdfv", "v": "cfgb", "b": "vghn", "n": "bhjm", "m": "njk",
+    "q": "was",
+    "w": "qeasd",
+    "e": "wsdfr",
+    "r": "edfgt",
+    "t": "rfghy",
+    "y": "tghju",
+    "u": "yhjki",
+    "i": "ujklo",
+    "o": "iklp",
+    "p": "ol",
+    "a": "qwszx",
+    "s": "qweadzx",
+    "d": "werfcxs",
+    "f": "ertgvcd",
+    "g": "rtyhbvd",
+    "h": "tyugjbn",
+    "j": "yuikmnh",
+    "k": "uiolmj",
+    "l": "iopk",
+    "z": "asx",
+    "x": "sdzc",
+    "c": "xdfv",
+    "v": "cfgb",
+    "b": "vghn",
+    "n": "bhjm",
+    "m": "njk",
 }
 _LATIN_WORD = re.compile(r"[A-Za-z]{3,}")
 _HAN = re.compile(r"[\u4e00-\u9fff]")
-STOPWORDS = frozenset("""a an and are as at be can did do does for from had has have how in is it its me of on
-or tell that the their them then they this to was were what when where which who whom whose why with you your
-about all any every list please know entries values there""".split())
+STOPWORDS = frozenset(
+    [
+        "a",
+        "an",
+        "and",
+        "are",
+        "as",
+        "at",
+        "be",
+        "can",
+        "did",
+        "do",
+        "does",
+        "for",
+        "from",
+        "had",
+        "has",
+        "have",
+        "how",
+        "in",
+        "is",
+        "it",
+        "its",
+        "me",
+        "of",
+        "on",
+        "or",
+        "tell",
+        "that",
+        "the",
+        "their",
+        "them",
+        "then",
+        "they",
+        "this",
+        "to",
+        "was",
+        "were",
+        "what",
+        "when",
+        "where",
+        "which",
+        "who",
+        "whom",
+        "whose",
+        "why",
+        "with",
+        "you",
+        "your",
+        "about",
+        "all",
+        "any",
+        "every",
+        "list",
+        "please",
+        "know",
+        "entries",
+        "values",
+        "there",
+    ]
+)
 FUNCTION_CHARS = frozenset("的是了吗呢吧呀啊么什谁哪里那这它他她个在有和与或都也就还请问你我说知道好")
 
 
@@ -53,8 +133,13 @@ class Typo:
     after: str  # and as it is
 
     def as_dict(self, clean: str) -> dict[str, Any]:
-        return {"kind": self.kind, "position": self.position, "before": self.before, "after": self.after,
-                "clean": clean}
+        return {
+            "kind": self.kind,
+            "position": self.position,
+            "before": self.before,
+            "after": self.after,
+            "clean": clean,
+        }
 
 
 def add_typo(question: str, rng: random.Random, chinese: bool) -> tuple[str, Typo] | None:
@@ -70,8 +155,10 @@ def add_typo(question: str, rng: random.Random, chinese: bool) -> tuple[str, Typ
             if edited is not None:
                 offset, before, after = edited
                 position = word.start() + offset
-                return (question[:position] + after + question[position + len(before):],
-                        Typo(kind, position, before, after))
+                return (
+                    question[:position] + after + question[position + len(before) :],
+                    Typo(kind, position, before, after),
+                )
     return None
 
 
@@ -85,7 +172,7 @@ def _edit(word: str, kind: str, rng: random.Random) -> tuple[int, str, str] | No
         if not places:
             return None
         i = rng.choice(places)
-        return i, word[i:i + 2], word[i + 1] + word[i]
+        return i, word[i : i + 2], word[i + 1] + word[i]
     places = [i for i in range(len(word)) if word[i].lower() in QWERTY]
     i = rng.choice(places)
     key = rng.choice(QWERTY[word[i].lower()])
@@ -99,7 +186,7 @@ def _homophone(question: str, rng: random.Random) -> tuple[str, Typo] | None:
     i = rng.choice(places)
     original = question[i]
     replacement = rng.choice(alternatives(original))
-    return question[:i] + replacement + question[i + 1:], Typo("homophone", i, original, replacement)
+    return question[:i] + replacement + question[i + 1 :], Typo("homophone", i, original, replacement)
 
 
 @lru_cache(maxsize=1 << 16)
@@ -131,8 +218,9 @@ def homophones() -> dict[str, tuple[str, ...]]:
     return {key: tuple(chars) for key, chars in table.items() if key}
 
 
-def add_disfluency(question: str, rng: random.Random, words: dict[str, Any], false_start: str | None,
-                   chinese: bool) -> tuple[str, str]:
+def add_disfluency(
+    question: str, rng: random.Random, words: dict[str, Any], false_start: str | None, chinese: bool
+) -> tuple[str, str]:
     """``question`` said with one disfluency; returns (text, kind). ``false_start`` (the entity with
     another predicate) makes a takeback possible."""
     kinds = [k for k in DISFLUENCY_KINDS if k != "takeback" or false_start]

@@ -10,13 +10,11 @@ from typing import Any
 
 import polars as pl
 
-from kgforge.qa.generate import GenerateOptions, Material, Partners, generate
-from kgforge.qa.graph import QAGraph
 from kgforge.core.errors import KgforgeError
 from kgforge.core.files import atomic_path, write_json_atomic
 from kgforge.core.quarantine import Quarantine
-from kgforge.store.layout import DomainPaths
-from kgforge.store.snapshot import Snapshot
+from kgforge.qa.generate import GenerateOptions, Material, Partners, generate
+from kgforge.qa.graph import QAGraph
 from kgforge.qa.llm import (
     DEFAULT_KEY_ENV,
     MAX_PREDICATES_PER_CALL,
@@ -42,6 +40,8 @@ from kgforge.qa.templates import (
     load_templates,
     template_entries_toml,
 )
+from kgforge.store.layout import DomainPaths
+from kgforge.store.snapshot import Snapshot
 
 # Reasons of the statistical selector that an LLM may overrule (the others are never questions).
 _JUDGEMENT_CALLS = ("kept", "coverage", "score", "beyond")
@@ -72,8 +72,9 @@ def predicates(domain: str, workdir: Path | str | None = None, language: str | N
     return {"domain": domain, "language": graph.language, "types": predicates_report(predicate_table(graph))}
 
 
-def select_predicates(graph: QAGraph, options: SelectorOptions | None = None, llm: LLMClient | None = None
-                      ) -> dict[str, TypeSelection]:
+def select_predicates(
+    graph: QAGraph, options: SelectorOptions | None = None, llm: LLMClient | None = None
+) -> dict[str, TypeSelection]:
     """G(t, preds) for every type: statistical, then (with ``llm``) judged by the model, at most
     ``MAX_PREDICATES_PER_CALL`` predicates a call; a bad reply keeps the statistical choice."""
     options = options or SelectorOptions()
@@ -86,10 +87,15 @@ def select_predicates(graph: QAGraph, options: SelectorOptions | None = None, ll
     for type_id, chosen in selections.items():
         open_to_judgement = [p for p in chosen.predicates if p["reason"].startswith(_JUDGEMENT_CALLS)]
         for start in range(0, len(open_to_judgement), MAX_PREDICATES_PER_CALL):
-            chunk = [(f"p{i + 1}", {**p, "example": examples.get((type_id, p["predicate"]))})
-                     for i, p in enumerate(open_to_judgement[start:start + MAX_PREDICATES_PER_CALL])]
-            keep = llm.ask(selection_messages(chosen.label, graph.language, chunk), keep_check({k for k, _ in chunk}),
-                           f"select {type_id} predicates {start + 1}-{start + len(chunk)}")
+            chunk = [
+                (f"p{i + 1}", {**p, "example": examples.get((type_id, p["predicate"]))})
+                for i, p in enumerate(open_to_judgement[start : start + MAX_PREDICATES_PER_CALL])
+            ]
+            keep = llm.ask(
+                selection_messages(chosen.label, graph.language, chunk),
+                keep_check({k for k, _ in chunk}),
+                f"select {type_id} predicates {start + 1}-{start + len(chunk)}",
+            )
             for key, offered in chunk:
                 target = next(p for p in chosen.predicates if p["predicate"] == offered["predicate"])
                 if keep is None:
@@ -102,8 +108,14 @@ def select_predicates(graph: QAGraph, options: SelectorOptions | None = None, ll
     return selections
 
 
-def select(domain: str, out: Path, workdir: Path | str | None = None, language: str | None = None,
-           options: SelectorOptions | None = None, llm: LLMSettings | None = None) -> dict[str, Any]:
+def select(
+    domain: str,
+    out: Path,
+    workdir: Path | str | None = None,
+    language: str | None = None,
+    options: SelectorOptions | None = None,
+    llm: LLMSettings | None = None,
+) -> dict[str, Any]:
     """Write the selection file (edit it, then pass it to ``generate`` with ``selection``)."""
     graph = open_graph(domain, workdir, language)
     out = graph.paths.output(out)
@@ -114,14 +126,27 @@ def select(domain: str, out: Path, workdir: Path | str | None = None, language: 
         if client is not None:
             client.quarantine.close()
     write_selection(out, domain, graph.language, selections)
-    return {"domain": domain, "out": str(out), "language": graph.language,
-            "types": {t: {"selected": len(s.selected), "of": len(s.predicates), "groups": s.groups,
-                          "selector": s.selector} for t, s in selections.items()},
-            "llm": client.report() if client else None}
+    return {
+        "domain": domain,
+        "out": str(out),
+        "language": graph.language,
+        "types": {
+            t: {"selected": len(s.selected), "of": len(s.predicates), "groups": s.groups, "selector": s.selector}
+            for t, s in selections.items()
+        },
+        "llm": client.report() if client else None,
+    }
 
 
-def llm_templates(domain: str, out: Path, llm: LLMSettings, workdir: Path | str | None = None,
-                  language: str | None = None, selection: Path | None = None, limit: int = 50) -> dict[str, Any]:
+def llm_templates(
+    domain: str,
+    out: Path,
+    llm: LLMSettings,
+    workdir: Path | str | None = None,
+    language: str | None = None,
+    selection: Path | None = None,
+    limit: int = 50,
+) -> dict[str, Any]:
     """A template file: the bundled set plus, for up to ``limit`` selected (type, predicate) pairs, the
     model's templates that pass the checks (placeholders, no answer given away)."""
     graph = open_graph(domain, workdir, language)
@@ -132,8 +157,11 @@ def llm_templates(domain: str, out: Path, llm: LLMSettings, workdir: Path | str 
     pairs = [(t, p["predicate"], p["label"]) for t, s in selections.items() for p in s.predicates if p["selected"]]
     try:
         for type_id, predicate, label in pairs[:limit]:
-            reply = client.ask(template_messages(graph.type_label(type_id), label, graph.language), templates_check,
-                               f"templates {type_id} {predicate}")
+            reply = client.ask(
+                template_messages(graph.type_label(type_id), label, graph.language),
+                templates_check,
+                f"templates {type_id} {predicate}",
+            )
             if reply is None:
                 continue
             answers = graph.facts.filter(pl.col("type") == type_id, pl.col("p") == predicate).select("o_text").unique()
@@ -146,20 +174,38 @@ def llm_templates(domain: str, out: Path, llm: LLMSettings, workdir: Path | str 
                             good.append(text)
                             continue
                         rejected += 1
-                        client.quarantine.reject(client.endpoint, f"templates {type_id} {predicate}",
-                                                 f"template refused: {problem}", text)
+                        client.quarantine.reject(
+                            client.endpoint, f"templates {type_id} {predicate}", f"template refused: {problem}", text
+                        )
                     if good:
-                        entries.append({"kind": "simple", "interaction": interaction, "reference": reference,
-                                        "type": type_id, "predicate": predicate, "texts": good})
+                        entries.append(
+                            {
+                                "kind": "simple",
+                                "interaction": interaction,
+                                "reference": reference,
+                                "type": type_id,
+                                "predicate": predicate,
+                                "texts": good,
+                            }
+                        )
     finally:
         client.quarantine.close()
-    text = bundled_template_text(graph.language) + "\n# ---------------------------------------------------------------- " \
-        f"written by {llm.model} (kgforge qa templates), checked\n\n" + (template_entries_toml(entries) if entries else "")
+    text = (
+        bundled_template_text(graph.language) + "\n# ---------------------------------------------------------------- "
+        f"written by {llm.model} (kgforge qa templates), checked\n\n"
+        + (template_entries_toml(entries) if entries else "")
+    )
     with atomic_path(out) as part:
         part.write_text(text, encoding="utf-8")
         load_templates(part)  # the file must load as it will be used
-    return {"domain": domain, "out": str(out), "pairs": len(pairs[:limit]), "entries": len(entries),
-            "templates_refused": rejected, "llm": client.report()}
+    return {
+        "domain": domain,
+        "out": str(out),
+        "pairs": len(pairs[:limit]),
+        "entries": len(entries),
+        "templates_refused": rejected,
+        "llm": client.report(),
+    }
 
 
 def _template_problem(text: str, reference: str, answers: pl.DataFrame) -> str | None:
@@ -168,24 +214,34 @@ def _template_problem(text: str, reference: str, answers: pl.DataFrame) -> str |
     problem = check_template(text, "simple", reference, ANY if "{predicate}" in text else "specific")
     if problem:
         return problem
-    leaked = answers.filter(pl.col("o_text").str.len_chars() >= 2,
-                            pl.lit(text).str.contains(pl.col("o_text"), literal=True))
+    leaked = answers.filter(
+        pl.col("o_text").str.len_chars() >= 2, pl.lit(text).str.contains(pl.col("o_text"), literal=True)
+    )
     return f"gives an answer away ({leaked['o_text'][0]!r})" if leaked.height else None
 
 
 def embedding_partners(paths: DomainPaths, model: str) -> Partners:
     """Each seed's related entity from the model bundle ``models/<model>`` (see kgforge.qa.related)."""
+
     def partners(seeds: list[str], candidates: list[str]) -> dict[str, str]:
         # lazy: loads torch; only --related pays for it
         from kgforge.qa.related import most_similar
 
         return most_similar(paths, model, seeds, candidates)
+
     return partners
 
 
-def generate_dataset(domain: str, out: Path, options: GenerateOptions, workdir: Path | str | None = None,
-                     language: str | None = None, selection: Path | None = None, templates: Path | None = None,
-                     convquestions: Path | None = None) -> dict[str, Any]:
+def generate_dataset(
+    domain: str,
+    out: Path,
+    options: GenerateOptions,
+    workdir: Path | str | None = None,
+    language: str | None = None,
+    selection: Path | None = None,
+    templates: Path | None = None,
+    convquestions: Path | None = None,
+) -> dict[str, Any]:
     """``kgforge qa generate``: read the graph, select (or read the selection), spin and write."""
     started = time.perf_counter()
     graph = open_graph(domain, workdir, language)
@@ -196,14 +252,15 @@ def generate_dataset(domain: str, out: Path, options: GenerateOptions, workdir: 
     selected = time.perf_counter()
     unknown = sorted(set(selections) - set(graph.entity_types["type"].unique().to_list()))
     if len(unknown) == len(selections):
-        raise KgforgeError(f"the selection names none of the domain's types ({', '.join(unknown[:5])}): was it "
-                           f"written for another domain?")
+        raise KgforgeError(
+            f"the selection names none of the domain's types ({', '.join(unknown[:5])}): was it "
+            f"written for another domain?"
+        )
     material = Material(graph, {t: s for t, s in selections.items() if t not in unknown}, template_set)
     partners = embedding_partners(graph.paths, options.model) if options.related else None
     report = generate(material, options, out, convquestions, partners)
     report["seconds_total"] = round(time.perf_counter() - started, 3)
     # read: the build's tables; select: F(t) and G (typing entities included); then yarns, rendering
-    report["timings"] = {"read_s": round(read - started, 3), "select_s": round(selected - read, 3),
-                         **report["timings"]}
+    report["timings"] = {"read_s": round(read - started, 3), "select_s": round(selected - read, 3), **report["timings"]}
     write_json_atomic(out.with_name(out.name + ".manifest.json"), report)
     return report

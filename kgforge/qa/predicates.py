@@ -18,8 +18,8 @@ from typing import Any
 
 import polars as pl
 
-from kgforge.qa.graph import WIKIDATA_ENTITY, QAGraph
 from kgforge.core.vocab import ENTITY
+from kgforge.qa.graph import WIKIDATA_ENTITY, QAGraph
 
 DATE_TYPES = ("date", "gYear", "gYearMonth", "dateTime")
 ENTITY_PREFIXES = (ENTITY, WIKIDATA_ENTITY)
@@ -34,29 +34,55 @@ def predicate_table(graph: QAGraph) -> pl.DataFrame:
     per_type = types.group_by("type").agg(entities_of_type=pl.len(), type_label=pl.col("type_label").first())
     per_subject = facts.group_by("type", "p", "s").agg(objects=pl.len())
     short = pl.col("o").str.len_bytes() <= 40  # a date is short; long texts need no regular expression
-    dates = facts.filter(~pl.col("o_is_entity"), short).group_by("type", "p").agg(dates=(
-        pl.col("o_datatype").str.contains("#(" + "|".join(DATE_TYPES) + ")$").fill_null(False)
-        | pl.col("o").str.contains(_DATE_TEXT)).sum())
-    stats = facts.group_by("type", "p").agg(
-        facts=pl.len(), distinct_objects=pl.col("o").hash().n_unique(),
-        entity_objects=pl.col("o_is_entity").mean(),
-        example=pl.col("o_text").drop_nulls().min(),
-        url_objects=((pl.col("o_is_entity") & pl.col("o_text").is_null()
-                      & ~pl.col("o").str.starts_with(ENTITY_PREFIXES[0])
-                      & ~pl.col("o").str.starts_with(ENTITY_PREFIXES[1]))
-                     | pl.col("o_datatype").str.ends_with("#anyURI").fill_null(False)).mean(),
-    ).join(per_subject.group_by("type", "p").agg(entities_with=pl.len(),
-                                                 multi_valued=(pl.col("objects") > 1).mean()), on=["type", "p"])
+    dates = (
+        facts.filter(~pl.col("o_is_entity"), short)
+        .group_by("type", "p")
+        .agg(
+            dates=(
+                pl.col("o_datatype").str.contains("#(" + "|".join(DATE_TYPES) + ")$").fill_null(False)
+                | pl.col("o").str.contains(_DATE_TEXT)
+            ).sum()
+        )
+    )
+    stats = (
+        facts.group_by("type", "p")
+        .agg(
+            facts=pl.len(),
+            distinct_objects=pl.col("o").hash().n_unique(),
+            entity_objects=pl.col("o_is_entity").mean(),
+            example=pl.col("o_text").drop_nulls().min(),
+            url_objects=(
+                (
+                    pl.col("o_is_entity")
+                    & pl.col("o_text").is_null()
+                    & ~pl.col("o").str.starts_with(ENTITY_PREFIXES[0])
+                    & ~pl.col("o").str.starts_with(ENTITY_PREFIXES[1])
+                )
+                | pl.col("o_datatype").str.ends_with("#anyURI").fill_null(False)
+            ).mean(),
+        )
+        .join(
+            per_subject.group_by("type", "p").agg(entities_with=pl.len(), multi_valued=(pl.col("objects") > 1).mean()),
+            on=["type", "p"],
+        )
+    )
     subjects_of_p = per_subject.group_by("p").agg(subjects_any_type=pl.len())
-    table = stats.join(dates, on=["type", "p"], how="left").with_columns(
-        dates=pl.col("dates").fill_null(0) / pl.col("facts")).join(per_type, on="type").join(subjects_of_p, on="p").with_columns(
-        coverage=pl.col("entities_with") / pl.col("entities_of_type"),
-        specificity=pl.col("entities_with") / pl.col("subjects_any_type"),
-        diversity=pl.when(pl.col("facts") <= 1).then(1.0)
-        .otherwise(pl.col("distinct_objects").log() / pl.col("facts").log()),
+    table = (
+        stats.join(dates, on=["type", "p"], how="left")
+        .with_columns(dates=pl.col("dates").fill_null(0) / pl.col("facts"))
+        .join(per_type, on="type")
+        .join(subjects_of_p, on="p")
+        .with_columns(
+            coverage=pl.col("entities_with") / pl.col("entities_of_type"),
+            specificity=pl.col("entities_with") / pl.col("subjects_any_type"),
+            diversity=pl.when(pl.col("facts") <= 1)
+            .then(1.0)
+            .otherwise(pl.col("distinct_objects").log() / pl.col("facts").log()),
+        )
     )
     table = table.join(_qualified_counts(graph), on=["type", "p"], how="left").with_columns(
-        pl.col("qualified").fill_null(0))
+        pl.col("qualified").fill_null(0)
+    )
     labels = graph.predicate_labels
     kinds = graph.relation_kinds
     table = table.with_columns(
@@ -65,10 +91,23 @@ def predicate_table(graph: QAGraph) -> pl.DataFrame:
     )
     table = table.with_columns(asks=_asks(graph, table))
     return table.select(
-        "type", "type_label", "entities_of_type", predicate="p", label="label", relation_kind="relation_kind",
-        entities_with="entities_with", coverage="coverage", specificity="specificity", diversity="diversity",
-        facts="facts", distinct_objects="distinct_objects", multi_valued="multi_valued",
-        entity_objects="entity_objects", url_objects="url_objects", qualified="qualified", asks="asks",
+        "type",
+        "type_label",
+        "entities_of_type",
+        predicate="p",
+        label="label",
+        relation_kind="relation_kind",
+        entities_with="entities_with",
+        coverage="coverage",
+        specificity="specificity",
+        diversity="diversity",
+        facts="facts",
+        distinct_objects="distinct_objects",
+        multi_valued="multi_valued",
+        entity_objects="entity_objects",
+        url_objects="url_objects",
+        qualified="qualified",
+        asks="asks",
         example="example",
     ).sort(["type", "coverage", "predicate"], descending=[False, True, False])
 
@@ -104,10 +143,16 @@ def predicates_report(table: pl.DataFrame) -> dict[str, Any]:
     for (type_id,), rows in table.group_by("type", maintain_order=True):
         first = rows.row(0, named=True)
         report[type_id] = {
-            "label": first["type_label"], "entities": first["entities_of_type"],
-            "predicates": [{k: (round(v, 4) if isinstance(v, float) else v) for k, v in row.items()
-                            if k not in ("type", "type_label", "entities_of_type")}
-                           for row in rows.iter_rows(named=True)],
+            "label": first["type_label"],
+            "entities": first["entities_of_type"],
+            "predicates": [
+                {
+                    k: (round(v, 4) if isinstance(v, float) else v)
+                    for k, v in row.items()
+                    if k not in ("type", "type_label", "entities_of_type")
+                }
+                for row in rows.iter_rows(named=True)
+            ],
         }
     return report
 
@@ -116,8 +161,9 @@ def together(graph: QAGraph, pairs: list[tuple[str, str, str]]) -> dict[tuple[st
     """For each (type, p1, p2): the share of the type's entities having p1 or p2 that have both."""
     if not pairs:
         return {}
-    wanted = pl.DataFrame([(t, p) for t, *ps in pairs for p in ps], schema={"type": pl.String, "p": pl.String},
-                          orient="row").unique()
+    wanted = pl.DataFrame(
+        [(t, p) for t, *ps in pairs for p in ps], schema={"type": pl.String, "p": pl.String}, orient="row"
+    ).unique()
     having = graph.typed_facts.join(wanted, on=["type", "p"], how="semi").select("type", "p", "s").unique()
     subjects = {(t, p): set(group["s"].to_list()) for (t, p), group in having.group_by("type", "p")}
     shares = {}

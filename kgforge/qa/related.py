@@ -24,7 +24,16 @@ def most_similar(paths: DomainPaths, model: str, seeds: list[str], candidates: l
         return {}
     query = torch.tensor([ids[s] for s in known])
     # "cosine" scores by the plain dot product of the vectors given: the inner product
-    scores, found = search_topk(index.vectors, index.vectors[query], 1, "cosine", allowed=allowed,
-                                exclude=[torch.tensor([i]) for i in query.tolist()])
-    return {seed: index.iris[int(row[0])] for seed, row, score in zip(known, found.tolist(), scores.tolist())
-            if row[0] >= 0 and score[0] > float("-inf")}
+    scores, found = search_topk(
+        index.vectors,
+        index.vectors[query],
+        1,
+        "cosine",
+        allowed=allowed,
+        exclude=[torch.tensor([i]) for i in query.tolist()],
+    )
+    return {
+        seed: index.iris[int(row[0])]
+        for seed, row, score in zip(known, found.tolist(), scores.tolist())
+        if row[0] >= 0 and score[0] > float("-inf")
+    }

@@ -42,8 +42,10 @@ def normalise(text: str) -> str:
     fixed point, since dropping a mark can let NFKC compose what stood around it."""
     for _ in range(4):
         folded = to_simplified(unicodedata.normalize("NFKC", text)).casefold()
-        folded = unicodedata.normalize("NFKC", "".join(
-            c for c in folded if not unicodedata.category(c).startswith(("P", "Z", "C")) and not c.isspace()))
+        folded = unicodedata.normalize(
+            "NFKC",
+            "".join(c for c in folded if not unicodedata.category(c).startswith(("P", "Z", "C")) and not c.isspace()),
+        )
         if folded == text:
             break
         text = folded
@@ -128,9 +130,15 @@ def read_gold(path: Path) -> dict[str, dict[str, Any]]:
     gold: dict[str, dict[str, Any]] = {}
     for record in iter_json_lines(path):
         value = record.value
-        if record.error or not isinstance(value, dict) or not {"id", "conversation_id", "config", "answers"} <= set(value):
-            raise InputError(f"{path}:{record.line}: not a turn of `kgforge qa generate` "
-                             f"({record.error or 'needs id, conversation_id, config and answers'})")
+        if (
+            record.error
+            or not isinstance(value, dict)
+            or not {"id", "conversation_id", "config", "answers"} <= set(value)
+        ):
+            raise InputError(
+                f"{path}:{record.line}: not a turn of `kgforge qa generate` "
+                f"({record.error or 'needs id, conversation_id, config and answers'})"
+            )
         gold[value["id"]] = value
     return gold
 
@@ -145,13 +153,19 @@ def read_predictions(path: Path, gold: dict[str, dict[str, Any]], quarantine: Qu
         if record.error:
             quarantine.reject(str(path), where, record.error, record.raw)
             continue
-        if not isinstance(value, dict) or not isinstance(value.get("id"), str) or not (
-                "prediction" in value or "answer" in value):
+        if (
+            not isinstance(value, dict)
+            or not isinstance(value.get("id"), str)
+            or not ("prediction" in value or "answer" in value)
+        ):
             quarantine.reject(str(path), where, 'not {"id": ..., "prediction": ...}', value)
             continue
         prediction = value.get("prediction", value.get("answer"))
-        if not (prediction is None or isinstance(prediction, str)
-                or (isinstance(prediction, list) and all(isinstance(p, str) for p in prediction))):
+        if not (
+            prediction is None
+            or isinstance(prediction, str)
+            or (isinstance(prediction, list) and all(isinstance(p, str) for p in prediction))
+        ):
             quarantine.reject(str(path), where, "prediction must be a string, a list of strings or null", value)
             continue
         if value["id"] not in gold:
@@ -173,7 +187,8 @@ def table(scores: dict[str, list[tuple[str, bool, bool]]]) -> dict[str, Any]:
             by_conversation[conversation].append(right)
         means = [sum(v) / len(v) for v in by_conversation.values()]
         rows[config] = {
-            "turns": len(turns), "conversations": len(by_conversation),
+            "turns": len(turns),
+            "conversations": len(by_conversation),
             "turn_accuracy": round(sum(r for _, r, _ in turns) / len(turns), 6),
             "conversation_accuracy": round(sum(means) / len(means), 6),
             "conversations_all_correct": round(sum(all(v) for v in by_conversation.values()) / len(means), 6),
@@ -209,8 +224,11 @@ def evaluate(predictions_path: Path, gold_path: Path, llm: LLMClient | None = No
             judged[turn["config"]].append((row[0], verdict, na))
             judged["all"].append((row[0], verdict, na))
     report = {
-        "predictions": str(predictions_path), "gold": str(gold_path), "gold_turns": len(gold),
-        "predicted_turns": len(predictions), "missing_predictions": len(gold) - len(predictions),
+        "predictions": str(predictions_path),
+        "gold": str(gold_path),
+        "gold_turns": len(gold),
+        "predicted_turns": len(predictions),
+        "missing_predictions": len(gold) - len(predictions),
         "rejected_prediction_lines": quarantine.count,
         "rejected_file": str(quarantine.path) if quarantine.count else None,
         "alias": table(alias),

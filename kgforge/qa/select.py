@@ -34,7 +34,9 @@ SELECTION_FORMAT = 1
 _IDENTIFIER = re.compile(r"\bID\b|\bidentifier\b|\bcode\b|编号|标识|代码|\bISNI\b|\bVIAF\b", re.IGNORECASE)
 _MEDIA = re.compile(r"image|logo|signature|audio|video|photo|picture|图像|图片|照片|签名|音频|视频|标志", re.IGNORECASE)
 _URL = re.compile(r"website|\burl\b|homepage|网址|网站|主页", re.IGNORECASE)
-_NAME = re.compile(r"\bnames?\b|nickname|pseudonym|\balias\b|\btitle\b|名$|名称|译名|别名|姓名|名字|昵称|^姓", re.IGNORECASE)
+_NAME = re.compile(
+    r"\bnames?\b|nickname|pseudonym|\balias\b|\btitle\b|名$|名称|译名|别名|姓名|名字|昵称|^姓", re.IGNORECASE
+)
 _MEDIA_IRI = re.compile(r"commons\.wikimedia\.org|\.(jpe?g|png|gif|svg|ogg|oga|mp3|mp4|webm|tiff?)$", re.IGNORECASE)
 _GROUP_HEAD_EN = re.compile(r"^(?:date|place|time|year|location) of (.+)$", re.IGNORECASE)
 
@@ -85,8 +87,13 @@ def exclusion_reason(row: dict[str, Any], type_predicates: set[str], language: s
 Together = Callable[[list[tuple[str, str, str]]], dict[tuple[str, str, str], float]]
 
 
-def statistical_selection(table: pl.DataFrame, type_predicates: set[str], language: str, together: Together,
-                          options: SelectorOptions | None = None) -> dict[str, TypeSelection]:
+def statistical_selection(
+    table: pl.DataFrame,
+    type_predicates: set[str],
+    language: str,
+    together: Together,
+    options: SelectorOptions | None = None,
+) -> dict[str, TypeSelection]:
     """The default G(t, preds) for every type of F(t) (``table`` from :func:`predicate_table`)."""
     options = options or SelectorOptions()
     selections: dict[str, TypeSelection] = {}
@@ -101,12 +108,21 @@ def statistical_selection(table: pl.DataFrame, type_predicates: set[str], langua
                 reason = f"coverage {row['coverage']:.3f} < {options.min_coverage}"
             elif reason is None and score < options.min_score:
                 reason = f"score {score:.3f} < {options.min_score}"
-            scored.append({"predicate": row["predicate"], "label": row["label"], "score": score,
-                           "coverage": round(row["coverage"], 4), "specificity": round(row["specificity"], 4),
-                           "diversity": round(row["diversity"], 4), "asks": row["asks"],
-                           "selected": reason is None, "reason": reason or "kept"})
+            scored.append(
+                {
+                    "predicate": row["predicate"],
+                    "label": row["label"],
+                    "score": score,
+                    "coverage": round(row["coverage"], 4),
+                    "specificity": round(row["specificity"], 4),
+                    "diversity": round(row["diversity"], 4),
+                    "asks": row["asks"],
+                    "selected": reason is None,
+                    "reason": reason or "kept",
+                }
+            )
         scored.sort(key=lambda p: (not p["selected"], -p["score"], p["predicate"]))
-        for extra in [p for p in scored if p["selected"]][options.max_predicates:]:
+        for extra in [p for p in scored if p["selected"]][options.max_predicates :]:
             extra["selected"], extra["reason"] = False, f"beyond the best {options.max_predicates}"
         chosen.predicates = scored
         selections[type_id] = chosen
@@ -139,18 +155,34 @@ def regroup(selections: dict[str, TypeSelection], together: Together, threshold:
     candidates = [pair for s in selections.values() for pair in group_candidates(s.type, s.predicates)]
     shares = together(candidates)
     for chosen in selections.values():
-        chosen.groups = [[first, second] for t, first, second in candidates
-                         if t == chosen.type and shares.get((t, first, second), 0.0) >= threshold]
+        chosen.groups = [
+            [first, second]
+            for t, first, second in candidates
+            if t == chosen.type and shares.get((t, first, second), 0.0) >= threshold
+        ]
 
 
 def write_selection(path: Path, domain: str, language: str, selections: dict[str, TypeSelection]) -> None:
-    write_json_atomic(path, {
-        "format": SELECTION_FORMAT, "domain": domain, "language": language,
-        "help": "Flip `selected`, edit `groups` (predicates asked together in one turn), then pass this "
-                "file to `kgforge qa generate --selection`.",
-        "types": {t: {"label": s.label, "entities": s.entities, "selector": s.selector, "groups": s.groups,
-                      "predicates": s.predicates} for t, s in selections.items()},
-    })
+    write_json_atomic(
+        path,
+        {
+            "format": SELECTION_FORMAT,
+            "domain": domain,
+            "language": language,
+            "help": "Flip `selected`, edit `groups` (predicates asked together in one turn), then pass this "
+            "file to `kgforge qa generate --selection`.",
+            "types": {
+                t: {
+                    "label": s.label,
+                    "entities": s.entities,
+                    "selector": s.selector,
+                    "groups": s.groups,
+                    "predicates": s.predicates,
+                }
+                for t, s in selections.items()
+            },
+        },
+    )
 
 
 def read_selection(path: Path) -> dict[str, TypeSelection]:
@@ -167,14 +199,23 @@ def read_selection(path: Path) -> dict[str, TypeSelection]:
     for type_id, entry in data["types"].items():
         predicates = entry.get("predicates") if isinstance(entry, dict) else None
         if not isinstance(predicates, list) or not all(
-                isinstance(p, dict) and isinstance(p.get("predicate"), str) and isinstance(p.get("selected"), bool)
-                for p in predicates):
-            raise InputError(f"{path}: types.{type_id}.predicates must be a list of objects with a `predicate` "
-                             "string and a `selected` true/false")
+            isinstance(p, dict) and isinstance(p.get("predicate"), str) and isinstance(p.get("selected"), bool)
+            for p in predicates
+        ):
+            raise InputError(
+                f"{path}: types.{type_id}.predicates must be a list of objects with a `predicate` "
+                "string and a `selected` true/false"
+            )
         groups = entry.get("groups", [])
         known = {p["predicate"] for p in predicates}
         if not isinstance(groups, list) or not all(isinstance(g, list) and set(g) <= known for g in groups):
             raise InputError(f"{path}: types.{type_id}.groups must list groups of the type's own predicates")
-        selections[type_id] = TypeSelection(type_id, entry.get("label", type_id), entry.get("entities", 0),
-                                            predicates, groups, entry.get("selector", "file"))
+        selections[type_id] = TypeSelection(
+            type_id,
+            entry.get("label", type_id),
+            entry.get("entities", 0),
+            predicates,
+            groups,
+            entry.get("selector", "file"),
+        )
     return selections

@@ -35,15 +35,24 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from kgforge.qa.graph import UNTYPED
 from kgforge.core.errors import InputError
+from kgforge.qa.graph import UNTYPED
 
 KINDS = ("simple", "complex", "qualified", "group")
 INTERACTIONS = ("voice", "text")
 REFERENCES = ("name", "deixis")
 WH = ("who", "when", "where", "what")
-PLACEHOLDERS = {"subject", "ref", "type", "predicate", "predicates", "wh", "qualifier_predicate", "qualifier",
-                "previous"}
+PLACEHOLDERS = {
+    "subject",
+    "ref",
+    "type",
+    "predicate",
+    "predicates",
+    "wh",
+    "qualifier_predicate",
+    "qualifier",
+    "previous",
+}
 ANY = "*"
 PERSON = "person"
 
@@ -64,23 +73,27 @@ class TemplateSet:
     source: str = ""
     _found: dict[tuple, list[str]] = field(default_factory=dict, repr=False)
 
-    def texts(self, kind: str, interaction: str, reference: str, type_id: str, predicate_keys: tuple[str, ...]
-              ) -> list[str]:
+    def texts(
+        self, kind: str, interaction: str, reference: str, type_id: str, predicate_keys: tuple[str, ...]
+    ) -> list[str]:
         """The variants for a turn: the most specific (type, predicate) entry there is."""
         key = (kind, interaction, reference, type_id, predicate_keys)
         if key not in self._found:
             self._found[key] = self._lookup(*key)
         return self._found[key]
 
-    def _lookup(self, kind: str, interaction: str, reference: str, type_id: str, predicate_keys: tuple[str, ...]
-                ) -> list[str]:
+    def _lookup(
+        self, kind: str, interaction: str, reference: str, type_id: str, predicate_keys: tuple[str, ...]
+    ) -> list[str]:
         for predicate in (*predicate_keys, ANY):
             for type_key in (*type_ancestry(type_id), ANY):
                 found = self.entries.get((kind, interaction, reference, type_key, predicate))
                 if found:
                     return found
-        raise InputError(f"{self.source}: no {kind} template for {interaction}/{reference} (add one with "
-                         f"type = \"*\" and predicate = \"*\")")
+        raise InputError(
+            f"{self.source}: no {kind} template for {interaction}/{reference} (add one with "
+            f'type = "*" and predicate = "*")'
+        )
 
     def type_words(self, type_id: str, label: str) -> TypeWords:
         for key in (*type_ancestry(type_id), ANY):
@@ -106,8 +119,9 @@ def placeholders(text: str) -> set[str]:
 def check_template(text: str, kind: str, reference: str, predicate: str) -> str | None:
     """Why ``text`` cannot be a template of this kind and reference, or None."""
     try:
-        fields = [(name, spec, conversion) for _, name, spec, conversion in string.Formatter().parse(text)
-                  if name is not None]
+        fields = [
+            (name, spec, conversion) for _, name, spec, conversion in string.Formatter().parse(text) if name is not None
+        ]
     except ValueError as exc:
         return f"unbalanced braces ({exc})"
     # only bare names: a format spec ({subject:>60000000} writes 60 MB, {ref:d} fails on text), a conversion
@@ -115,8 +129,10 @@ def check_template(text: str, kind: str, reference: str, predicate: str) -> str 
     for name, spec, conversion in fields:
         if spec or conversion or not name.isidentifier():
             written = "{" + name + (f"!{conversion}" if conversion else "") + (f":{spec}" if spec else "") + "}"
-            return (f"{written} is not a bare placeholder name: templates allow only {{name}}, without a format "
-                    "spec, a conversion, or attribute or index access")
+            return (
+                f"{written} is not a bare placeholder name: templates allow only {{name}}, without a format "
+                "spec, a conversion, or attribute or index access"
+            )
     used = {name for name, _, _ in fields}
     unknown = used - PLACEHOLDERS
     if unknown:
@@ -165,8 +181,12 @@ def parse_templates(text: str, source: str) -> TemplateSet:
     types = {}
     for type_id, spec in (raw.get("types") or {}).items():
         refs = spec.get("refs") if isinstance(spec, dict) else None
-        if not isinstance(spec, dict) or not isinstance(spec.get("name"), str) or not refs or not all(
-                isinstance(r, str) and r for r in refs):
+        if (
+            not isinstance(spec, dict)
+            or not isinstance(spec.get("name"), str)
+            or not refs
+            or not all(isinstance(r, str) and r for r in refs)
+        ):
             raise InputError(f"{source}: types.{type_id} needs a name and a non-empty list of refs")
         types[type_id] = TypeWords(spec["name"], tuple(refs))
     templates = TemplateSet(raw.get("language", ""), dict(wh), types, dict(raw.get("disfluency") or {}), source=source)
@@ -202,8 +222,9 @@ def template_entries_toml(entries: list[dict[str, Any]]) -> str:
     """``[[templates]]`` tables for :func:`parse_templates`."""
     blocks = []
     for entry in entries:
-        lines = ["[[templates]]"] + [f"{key} = {toml_string(entry[key])}" for key in
-                                     ("kind", "interaction", "reference", "type", "predicate")]
+        lines = ["[[templates]]"] + [
+            f"{key} = {toml_string(entry[key])}" for key in ("kind", "interaction", "reference", "type", "predicate")
+        ]
         lines.append("texts = [" + ", ".join(toml_string(t) for t in entry["texts"]) + "]")
         blocks.append("\n".join(lines))
     return "\n\n".join(blocks) + "\n"

@@ -24,11 +24,7 @@ from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
 from starlette.types import ASGIApp
 
-from kgforge.core.errors import QueryError, QueryOutOfMemory, QueryTimeout
-from kgforge.core.errors import KgforgeError, StoreMissingError
-from kgforge.store.layout import DomainPaths
-from kgforge.store.query import PREFIXES
-from kgforge.store.sparql_text import explain_error
+from kgforge.core.errors import KgforgeError, QueryError, QueryOutOfMemory, QueryTimeout, StoreMissingError
 from kgforge.serve import assets, explorer, stages
 from kgforge.serve.domain import (
     ServedDomain,
@@ -39,6 +35,9 @@ from kgforge.serve.domain import (
 from kgforge.serve.hygiene import Hygiene
 from kgforge.serve.pool import WorkerDied
 from kgforge.serve.protocol import CONTENT_TYPES, ProtocolError, check_query_text, read_request
+from kgforge.store.layout import DomainPaths
+from kgforge.store.query import PREFIXES
+from kgforge.store.sparql_text import explain_error
 
 MAX_BODY = 1 << 20  # a request body past 1 MiB is refused (413) as soon as it is seen to be
 SYNTAX_ERROR = "SPARQL syntax error: "  # how the worker words Oxigraph's parser errors
@@ -55,9 +54,19 @@ def create_app(paths: DomainPaths, options: ServeOptions) -> Starlette:
         finally:
             await domain.close()
 
-    middleware = [Middleware(CORSMiddleware, allow_origins=list(options.cors), allow_methods=["GET", "POST"],
-                             allow_headers=["Content-Type", "Accept"], expose_headers=["X-Kgforge-Build"])
-                  ] if options.cors else []
+    middleware = (
+        [
+            Middleware(
+                CORSMiddleware,
+                allow_origins=list(options.cors),
+                allow_methods=["GET", "POST"],
+                allow_headers=["Content-Type", "Accept"],
+                expose_headers=["X-Kgforge-Build"],
+            )
+        ]
+        if options.cors
+        else []
+    )
     routes = [
         Route("/sparql", guarded(domain, sparql_endpoint), methods=["GET", "POST"]),
         Route("/api/status", guarded(domain, status), methods=["GET"]),
@@ -98,8 +107,9 @@ def guarded(domain: ServedDomain, handler: Handler) -> Callable[[Request], Await
         except ServedQueryError as exc:
             return _text(domain, exc.status, str(exc))
         except (QueryTimeout, TimeoutError) as exc:
-            return _text(domain, 503, str(exc) or f"the request ran past the server's {domain.options.timeout:g} s "
-                                                  "timeout")
+            return _text(
+                domain, 503, str(exc) or f"the request ran past the server's {domain.options.timeout:g} s timeout"
+            )
         except (QueryOutOfMemory, WorkerDied, StoreMissingError) as exc:
             return _text(domain, 503, str(exc))
         except QueryError as exc:  # the pool's other ways for a worker to fail (ran out of memory, …): not the client's
@@ -127,33 +137,51 @@ def public(domain: ServedDomain, message: str) -> str:
 
 async def sparql_endpoint(domain: ServedDomain, request: Request) -> Response:
     body = await _body(request) if request.method == "POST" else b""
-    query = read_request(request.method, request.headers.get("content-type", ""), request.url.query, body,
-                         request.headers.get("accept", ""))
+    query = read_request(
+        request.method,
+        request.headers.get("content-type", ""),
+        request.url.query,
+        body,
+        request.headers.get("accept", ""),
+    )
     if not query.sparql.strip():
         raise ProtocolError(400, "the query is empty")
     await asyncio.to_thread(screen, query.sparql)  # rdflib's parse of a 1 MiB query takes a while: off the loop
     deadline = domain.deadline()
     version = domain.current()
-    message = {"kind": "protocol", "sparql": query.sparql, "bindings": query.bindings,
-               "results_format": query.results_format, "graph_format": query.graph_format,
-               "default_graphs": query.default_graphs, "named_graphs": query.named_graphs,
-               "max_rows": domain.options.max_rows, "output_prefixes": PREFIXES}
+    message = {
+        "kind": "protocol",
+        "sparql": query.sparql,
+        "bindings": query.bindings,
+        "results_format": query.results_format,
+        "graph_format": query.graph_format,
+        "default_graphs": query.default_graphs,
+        "named_graphs": query.named_graphs,
+        "max_rows": domain.options.max_rows,
+        "output_prefixes": PREFIXES,
+    }
     try:
         payload = await domain.run(version, message, deadline)
     except ServedQueryError as exc:
         if exc.status == 400:
             raise await asyncio.to_thread(refusal, exc, query.sparql) from None
         raise
-    return Response(payload["body"], media_type=CONTENT_TYPES[payload["format"]],
-                    headers={"X-Kgforge-Build": version.id, "Vary": "Accept"})
+    return Response(
+        payload["body"],
+        media_type=CONTENT_TYPES[payload["format"]],
+        headers={"X-Kgforge-Build": version.id, "Vary": "Accept"},
+    )
 
 
 def screen(sparql: str) -> None:
     """What is refused before a worker sees the query: too deep, a bad escape (400), SERVICE (403)."""
     check_query_text(sparql)
     if stages.has_service_clause(sparql):
-        raise ProtocolError(403, "the query has a SERVICE clause, which would make this server send requests to "
-                                 "the endpoint it names: refused")
+        raise ProtocolError(
+            403,
+            "the query has a SERVICE clause, which would make this server send requests to "
+            "the endpoint it names: refused",
+        )
 
 
 def refusal(error: ServedQueryError, sparql: str) -> ProtocolError | ServedQueryError:
@@ -194,8 +222,15 @@ async def status(domain: ServedDomain, request: Request) -> Response:
     """The build being served and whether its search index is ready (for scripts and tests)."""
     version = domain.current()
     language = await asyncio.to_thread(lambda: version.snapshot.language)
-    return JSONResponse({"domain": domain.paths.domain, "build": version.id, "search_ready": version.index is not None,
-                         "language": language,
-                         "timeout_s": domain.options.timeout,
-                         "max_rows": domain.options.max_rows, "workers": domain.options.workers,
-                         "time": time.time()})
+    return JSONResponse(
+        {
+            "domain": domain.paths.domain,
+            "build": version.id,
+            "search_ready": version.index is not None,
+            "language": language,
+            "timeout_s": domain.options.timeout,
+            "max_rows": domain.options.max_rows,
+            "workers": domain.options.workers,
+            "time": time.time(),
+        }
+    )

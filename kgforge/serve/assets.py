@@ -21,8 +21,11 @@ CACHE_CONTROL = "public, max-age=3600"
 @cache
 def asset_files() -> dict[str, Path]:
     """Path inside ``static/`` (POSIX form) → file, for every regular file found there."""
-    return {path.relative_to(STATIC).as_posix(): path for path in sorted(STATIC.rglob("*"))
-            if path.is_file() and not path.is_symlink()}
+    return {
+        path.relative_to(STATIC).as_posix(): path
+        for path in sorted(STATIC.rglob("*"))
+        if path.is_file() and not path.is_symlink()
+    }
 
 
 async def serve(request: Request) -> Response:
@@ -32,5 +35,6 @@ async def serve(request: Request) -> Response:
     media_type = mimetypes.guess_type(found.name)[0] or "application/octet-stream"
     if media_type.startswith("text/") or media_type == "application/javascript":
         media_type += "; charset=utf-8"
-    return FileResponse(found, media_type=media_type, headers={"Cache-Control": CACHE_CONTROL,
-                                                               "X-Content-Type-Options": "nosniff"})
+    return FileResponse(
+        found, media_type=media_type, headers={"Cache-Control": CACHE_CONTROL, "X-Content-Type-Options": "nosniff"}
+    )

@@ -40,8 +40,13 @@ MAX_REPLY = 1 << 30  # bytes of one answer; a server past it is refused rather t
 CHUNK = 1 << 16
 
 
-def endpoint_query(url: str, sparql: str, bindings: Mapping[str, Term | str] | None = None,
-                   timeout: float = 60.0, domain: str = "the served domain") -> QueryResult:
+def endpoint_query(
+    url: str,
+    sparql: str,
+    bindings: Mapping[str, Term | str] | None = None,
+    timeout: float = 60.0,
+    domain: str = "the served domain",
+) -> QueryResult:
     """``sparql`` POSTed to the endpoint at ``url`` with ``bindings`` substituted (a ``str`` is a plain
     value, read as the local store reads it); a QueryTimeout when it answers 503 or the whole exchange
     passes ``timeout`` seconds, a QueryError for any other refusal or a malformed answer."""
@@ -76,8 +81,9 @@ class EndpointRunner:
         self.url = url
         self.deadline = deadline
 
-    def query(self, sparql: str, bindings: Mapping[str, Term] | None = None, timeout: float = 60.0,
-              **_: object) -> QueryResult:
+    def query(
+        self, sparql: str, bindings: Mapping[str, Term] | None = None, timeout: float = 60.0, **_: object
+    ) -> QueryResult:
         return _query(self.url, sparql, dict(bindings or {}), self.deadline)
 
 
@@ -85,7 +91,7 @@ def served_language(url: str, deadline: Deadline) -> str:
     """The language of the served domain's labels, from ``kgforge serve``'s ``/api/status`` (next to the
     endpoint); "" when the server does not say (a lookup then tries untagged labels and any language)."""
     parts = urlsplit(url)
-    root = parts.path[:-len("/sparql")] if parts.path.endswith("/sparql") else parts.path.rsplit("/", 1)[0]
+    root = parts.path[: -len("/sparql")] if parts.path.endswith("/sparql") else parts.path.rsplit("/", 1)[0]
     status = urlunsplit((parts.scheme, parts.netloc, f"{root}/api/status", "", ""))
     reply = exchange("GET", status, None, {"Accept": "application/json"}, deadline)
     if reply.status != 200:
@@ -99,18 +105,27 @@ def served_language(url: str, deadline: Deadline) -> str:
 
 def _query(url: str, sparql: str, bindings: Mapping[str, Term], deadline: Deadline) -> QueryResult:
     data = {"query": sparql, **{f"${name.lstrip('?$')}": str(term) for name, term in bindings.items()}}
-    reply = exchange("POST", url, urlencode(data).encode(),
-                     {"Accept": ACCEPT, "Content-Type": "application/x-www-form-urlencoded"}, deadline)
+    reply = exchange(
+        "POST",
+        url,
+        urlencode(data).encode(),
+        {"Accept": ACCEPT, "Content-Type": "application/x-www-form-urlencoded"},
+        deadline,
+    )
     if reply.status == 503:
         raise QueryTimeout(f"{url}: {reply.text()}")
     if 300 <= reply.status < 400:  # not followed: the query would go where the endpoint's owner did not say
-        raise QueryError(f"{url} answered {reply.status}, a redirect to {reply.headers.get('Location') or 'nowhere'}: "
-                         "give that URL to --endpoint if it is the one you mean")
+        raise QueryError(
+            f"{url} answered {reply.status}, a redirect to {reply.headers.get('Location') or 'nowhere'}: "
+            "give that URL to --endpoint if it is the one you mean"
+        )
     if reply.status != 200:
         raise QueryError(f"{url} answered {reply.status}: {reply.text(keep_lines=BUILD_HEADER in reply.headers)}")
     if bindings and BUILD_HEADER not in reply.headers:
-        raise QueryError(f"{url} is not a kgforge endpoint: it would ignore the bindings ($name parameters); "
-                         "write the values into the query instead")
+        raise QueryError(
+            f"{url} is not a kgforge endpoint: it would ignore the bindings ($name parameters); "
+            "write the values into the query instead"
+        )
     return _result(url, reply)
 
 
@@ -165,8 +180,9 @@ def exchange(method: str, url: str, body: bytes | None, headers: dict[str, str],
         if cut.is_set() or isinstance(exc, TimeoutError):
             raise deadline.expired(url) from None
         if isinstance(exc, http.client.HTTPException):
-            raise QueryError(f"{url} did not answer in HTTP ({type(exc).__name__}: {' '.join(str(exc).split())[:200]})"
-                             ) from None
+            raise QueryError(
+                f"{url} did not answer in HTTP ({type(exc).__name__}: {' '.join(str(exc).split())[:200]})"
+            ) from None
         raise QueryError(f"cannot reach the endpoint {url}: {exc.strerror or exc}") from None
     finally:
         timer.cancel()

@@ -19,14 +19,14 @@ from typing import Any
 from kgforge.core import checks
 from kgforge.core.errors import QueryError, QueryTimeout
 from kgforge.goals.graph import GoalGraph
-from kgforge.store.layout import DomainPaths
-from kgforge.store.snapshot import Snapshot
-from kgforge.store.manifest import Manifest
-from kgforge.store.query import PREFIXES
-from kgforge.store.tables import GraphTables
 from kgforge.serve import stages
 from kgforge.serve.pool import WorkerPool
 from kgforge.serve.search import LabelIndex
+from kgforge.store.layout import DomainPaths
+from kgforge.store.manifest import Manifest
+from kgforge.store.query import PREFIXES
+from kgforge.store.snapshot import Snapshot
+from kgforge.store.tables import GraphTables
 
 log = logging.getLogger(__name__)
 KEEP_VERSIONS = 2
@@ -165,10 +165,12 @@ class ServedDomain:
             raise ServedQueryError(reply[1], reply[2])
         return reply[1]
 
-    async def rows(self, version: Version, sparql: str, bindings: dict[str, tuple], deadline: float,
-                   max_rows: int = 10_000) -> Rows:
-        payload = await self.run(version, {"kind": "rows", "sparql": sparql, "bindings": bindings,
-                                           "max_rows": max_rows}, deadline)
+    async def rows(
+        self, version: Version, sparql: str, bindings: dict[str, tuple], deadline: float, max_rows: int = 10_000
+    ) -> Rows:
+        payload = await self.run(
+            version, {"kind": "rows", "sparql": sparql, "bindings": bindings, "max_rows": max_rows}, deadline
+        )
         variables = payload["variables"]
         return Rows(variables, [{v: t for v, t in zip(variables, row) if t is not None} for row in payload["rows"]])
 
@@ -190,7 +192,8 @@ class ServedDomain:
         """The version's graph tables, read once in a thread (seconds at DuConv scale)."""
         if version.tables_task is None:
             version.tables_task = asyncio.get_running_loop().create_task(
-                asyncio.to_thread(stages.tables_of, version.snapshot))
+                asyncio.to_thread(stages.tables_of, version.snapshot)
+            )
         return version.tables_task
 
     def goal_graph(self, version: Version, tables: GraphTables) -> GoalGraph:
@@ -214,8 +217,9 @@ class ServedDomain:
             try:
                 await asyncio.wait_for(asyncio.shield(version.index_task), max(deadline - time.monotonic(), 0))
             except TimeoutError:
-                raise QueryTimeout(f"the search index of build {version.id} is still being read; try again "
-                                   "in a few seconds") from None
+                raise QueryTimeout(
+                    f"the search index of build {version.id} is still being read; try again in a few seconds"
+                ) from None
         return version.index
 
 

@@ -59,11 +59,15 @@ class Hygiene:
         headers = Headers(scope=scope)
         host = headers.get("host")
         if host is not None and not self.host_allowed(host):
-            return 421, (f"Host {host!r} is not a name this server answers to (a defence against DNS rebinding); "
-                         f"start it with --allowed-host {_name(host) or 'NAME'} to add it")
+            return 421, (
+                f"Host {host!r} is not a name this server answers to (a defence against DNS rebinding); "
+                f"start it with --allowed-host {_name(host) or 'NAME'} to add it"
+            )
         if (scope["path"] in QUERY_PATHS or scope["method"] == "POST") and self.cross_site(scope, headers):
-            return 403, ("a page from another site may not run queries here (cross-site request refused); "
-                         "start the server with --cors ORIGIN to let that origin's pages call the endpoint")
+            return 403, (
+                "a page from another site may not run queries here (cross-site request refused); "
+                "start the server with --cors ORIGIN to let that origin's pages call the endpoint"
+            )
         return None
 
     def host_allowed(self, host: str) -> bool:
@@ -109,7 +113,7 @@ def _name(host: str) -> str:
     """The host name of a Host header or an address (port and IPv6 brackets off, lower case, no final dot)."""
     host = host.strip().lower()
     if host.startswith("["):
-        return host[1:host.find("]")] if "]" in host else host[1:]
+        return host[1 : host.find("]")] if "]" in host else host[1:]
     if host.count(":") == 1:
         host = host.partition(":")[0]
     return host.rstrip(".")

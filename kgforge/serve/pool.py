@@ -61,7 +61,8 @@ class WorkerPool:
     async def _spawn(self) -> None:
         command = module_command(WORKER_MODULE, str(os.getpid()), str(self.memory_limit or 0))
         process = await asyncio.create_subprocess_exec(
-            *command, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, limit=2**20, env=module_env())
+            *command, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, limit=2**20, env=module_env()
+        )
         worker = _Worker(process)
         data = pickle.dumps(self.prefixes)
         process.stdin.write(HEADER.pack(len(data)) + data)
@@ -85,8 +86,9 @@ class WorkerPool:
         try:
             worker = await asyncio.wait_for(self._idle.get(), max(deadline - time.monotonic(), 0))
         except TimeoutError:
-            raise QueryTimeout(f"no query worker came free within the {timeout:g} s timeout (all {self.size} "
-                               "busy); try again later") from None
+            raise QueryTimeout(
+                f"no query worker came free within the {timeout:g} s timeout (all {self.size} busy); try again later"
+            ) from None
         try:
             reply = await asyncio.wait_for(worker.call(message), max(deadline - time.monotonic(), 0))
         except TimeoutError:
@@ -112,10 +114,13 @@ class WorkerPool:
             code = None
         self._replace(worker)
         if self.memory_limit and code in _OUT_OF_MEMORY_SIGNALS:
-            return QueryOutOfMemory(f"the query worker ran out of memory (cap {self.memory_limit / 2**20:g} MiB) "
-                                    "while running the query and was stopped")
-        return QueryWorkerDied(f"the query worker ended while running the query "
-                               f"({type(exc).__name__}, exit status {code})")
+            return QueryOutOfMemory(
+                f"the query worker ran out of memory (cap {self.memory_limit / 2**20:g} MiB) "
+                "while running the query and was stopped"
+            )
+        return QueryWorkerDied(
+            f"the query worker ended while running the query ({type(exc).__name__}, exit status {code})"
+        )
 
     async def close(self) -> None:
         self._closed = True

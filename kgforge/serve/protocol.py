@@ -23,8 +23,8 @@ from urllib.parse import parse_qsl
 
 import pyoxigraph as ox
 
-from kgforge.store.sparql_text import NOT_CODE, code_of
 from kgforge.serve.worker import encode_term
+from kgforge.store.sparql_text import NOT_CODE, code_of
 
 # Far above any query a person or a generator writes (the shipped ones nest 4 deep), far below the depth at
 # which Oxigraph's recursive parser overflows its stack and takes the worker process with it (thousands).
@@ -47,9 +47,13 @@ GRAPH_TYPES = {
     "rdfxml": ("application/rdf+xml",),
 }
 CONTENT_TYPES = {
-    "json": "application/sparql-results+json", "xml": "application/sparql-results+xml",
-    "csv": "text/csv; charset=utf-8", "tsv": "text/tab-separated-values; charset=utf-8",
-    "turtle": "text/turtle; charset=utf-8", "ntriples": "application/n-triples", "jsonld": "application/ld+json",
+    "json": "application/sparql-results+json",
+    "xml": "application/sparql-results+xml",
+    "csv": "text/csv; charset=utf-8",
+    "tsv": "text/tab-separated-values; charset=utf-8",
+    "turtle": "text/turtle; charset=utf-8",
+    "ntriples": "application/n-triples",
+    "jsonld": "application/ld+json",
     "rdfxml": "application/rdf+xml",
 }
 FORM = "application/x-www-form-urlencoded"
@@ -99,7 +103,9 @@ def read_request(method: str, content_type: str, query_string: str, body: bytes,
     fmt = _one(params, "format", required=False)
     results_format, graph_format = negotiate(accept, fmt)
     return QueryRequest(
-        sparql=sparql, results_format=results_format, graph_format=graph_format,
+        sparql=sparql,
+        results_format=results_format,
+        graph_format=graph_format,
         bindings={name[1:]: parse_term(value, name) for name, value in params if name.startswith("$")},
         default_graphs=[parse_iri(v, "default-graph-uri") for n, v in params if n == "default-graph-uri"],
         named_graphs=[parse_iri(v, "named-graph-uri") for n, v in params if n == "named-graph-uri"],
@@ -111,13 +117,19 @@ def check_query_text(sparql: str) -> None:
     codepoint escape; both found by a scan of the text, without a parse."""
     depth = nesting_depth(sparql)
     if depth > MAX_NESTING:
-        raise ProtocolError(400, f"the query nests brackets {depth} deep; this endpoint takes at most {MAX_NESTING} "
-                                 "(write the pattern flatter)")
+        raise ProtocolError(
+            400,
+            f"the query nests brackets {depth} deep; this endpoint takes at most {MAX_NESTING} "
+            "(write the pattern flatter)",
+        )
     bad = invalid_escape(sparql)
     if bad is not None:
         escape, line, column = bad
-        raise ProtocolError(400, f"invalid escape \\{escape} at line {line}, column {column}: \\u takes 4 hex "
-                                 "digits and \\U 8, naming a Unicode code point (at most 10FFFF, not a surrogate)")
+        raise ProtocolError(
+            400,
+            f"invalid escape \\{escape} at line {line}, column {column}: \\u takes 4 hex "
+            "digits and \\U 8, naming a Unicode code point (at most 10FFFF, not a surrogate)",
+        )
 
 
 def nesting_depth(sparql: str) -> int:
@@ -134,8 +146,7 @@ def nesting_depth(sparql: str) -> int:
 
 def invalid_escape(sparql: str) -> tuple[str, int, int] | None:
     """The first malformed ``\\u``/``\\U`` escape outside comments, with its line and column (from 1)."""
-    without_comments = NOT_CODE.sub(lambda m: " " * len(m.group()) if m.group().startswith("#") else m.group(),
-                                       sparql)
+    without_comments = NOT_CODE.sub(lambda m: " " * len(m.group()) if m.group().startswith("#") else m.group(), sparql)
     for match in _ESCAPE.finditer(without_comments):
         escape = match.group(1)
         if len(escape) == (5 if escape[0] == "u" else 9):
@@ -154,8 +165,9 @@ def _refuse_updates(params: list[tuple[str, str]]) -> None:
 
 
 def _read_only() -> ProtocolError:
-    return ProtocolError(403, "this endpoint is read-only: SPARQL updates are refused (rebuild the domain with "
-                              "`kgforge build` instead)")
+    return ProtocolError(
+        403, "this endpoint is read-only: SPARQL updates are refused (rebuild the domain with `kgforge build` instead)"
+    )
 
 
 def _text(body: bytes) -> str:
@@ -171,8 +183,11 @@ def _one(params: list[tuple[str, str]], name: str, required: bool = True) -> str
         raise ProtocolError(400, f"the {name!r} parameter is given {len(values)} times; give it once")
     if not values:
         if required:
-            raise ProtocolError(400, f"no {name!r} parameter: send the SPARQL query as query=… (GET or form POST) "
-                                     f"or as the body of a POST with Content-Type {QUERY_BODY}")
+            raise ProtocolError(
+                400,
+                f"no {name!r} parameter: send the SPARQL query as query=… (GET or form POST) "
+                f"or as the body of a POST with Content-Type {QUERY_BODY}",
+            )
         return None
     return values[0]
 
@@ -182,8 +197,9 @@ def parse_term(text: str, name: str = "term") -> tuple:
     try:
         quads = list(ox.parse(f"<urn:s> <urn:p> {text.strip()} .".encode(), format=ox.RdfFormat.N_TRIPLES))
     except (SyntaxError, ValueError) as exc:
-        raise ProtocolError(400, f"{name}: {text!r} is not an N-Triples term (<iri>, \"text\", \"text\"@zh, "
-                                 f"\"1\"^^<datatype>): {exc}") from None
+        raise ProtocolError(
+            400, f'{name}: {text!r} is not an N-Triples term (<iri>, "text", "text"@zh, "1"^^<datatype>): {exc}'
+        ) from None
     if len(quads) != 1:
         raise ProtocolError(400, f"{name}: {text!r} is not one N-Triples term")
     return encode_term(quads[0].object)

@@ -26,9 +26,9 @@ from starlette.applications import Starlette
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
 from kgforge.core.errors import KgforgeError
-from kgforge.store.snapshot import Snapshot
 from kgforge.serve.app import create_app
 from kgforge.serve.domain import ServeOptions
+from kgforge.store.snapshot import Snapshot
 
 log = logging.getLogger(__name__)
 KEEP_ALIVE = 5  # seconds an idle kept-alive connection stays open (uvicorn's default, named here)
@@ -37,8 +37,10 @@ KEEP_ALIVE = 5  # seconds an idle kept-alive connection stays open (uvicorn's de
 def _plain(status: str, text: str) -> bytes:
     """A whole HTTP/1.1 answer that closes its connection, for the protocol to write before any app runs."""
     body = text.encode()
-    return (f"HTTP/1.1 {status}\r\nContent-Type: text/plain; charset=utf-8\r\nConnection: close\r\n"
-            f"X-Content-Type-Options: nosniff\r\nContent-Length: {len(body)}\r\n\r\n").encode() + body
+    return (
+        f"HTTP/1.1 {status}\r\nContent-Type: text/plain; charset=utf-8\r\nConnection: close\r\n"
+        f"X-Content-Type-Options: nosniff\r\nContent-Length: {len(body)}\r\n\r\n"
+    ).encode() + body
 
 
 BUSY = _plain("503 Service Unavailable", "the server has too many open connections; try again\n")
@@ -106,8 +108,13 @@ def listening(sock: socket.socket, host: str | None = None) -> Listening:
     return Listening(f"http://{shown}:{port}", address, port, reachable)
 
 
-def serve(domain: str, workdir: Path | str | None = None, options: ServeOptions | None = None,
-          sock: socket.socket | None = None, announce: Callable[[Listening], None] | None = None) -> None:
+def serve(
+    domain: str,
+    workdir: Path | str | None = None,
+    options: ServeOptions | None = None,
+    sock: socket.socket | None = None,
+    announce: Callable[[Listening], None] | None = None,
+) -> None:
     """Serve ``domain`` until interrupted. The store must exist (a clear error otherwise, before binding);
     the address must be free (a ServeError otherwise, before anything is announced). ``announce`` is
     called once the socket is bound; without it a non-loopback address is logged as a warning."""
@@ -125,10 +132,20 @@ def serve(domain: str, workdir: Path | str | None = None, options: ServeOptions 
 
 def uvicorn_config(app: Starlette, options: ServeOptions) -> uvicorn.Config:
     """How uvicorn runs the app: the connection deadlines and cap above, quiet logs, lifespan on."""
-    protocol = type("Guarded", (GuardedProtocol,), {"header_timeout": options.header_timeout,
-                                                    "max_connections": options.max_connections})
-    return uvicorn.Config(app, http=protocol, log_level="warning", access_log=False, timeout_graceful_shutdown=5,
-                          timeout_keep_alive=KEEP_ALIVE, lifespan="on")
+    protocol = type(
+        "Guarded",
+        (GuardedProtocol,),
+        {"header_timeout": options.header_timeout, "max_connections": options.max_connections},
+    )
+    return uvicorn.Config(
+        app,
+        http=protocol,
+        log_level="warning",
+        access_log=False,
+        timeout_graceful_shutdown=5,
+        timeout_keep_alive=KEEP_ALIVE,
+        lifespan="on",
+    )
 
 
 class GuardedProtocol(HttpToolsProtocol):
@@ -157,8 +174,11 @@ class GuardedProtocol(HttpToolsProtocol):
 
     def _make_room(self) -> bool:
         """Close the connection that has waited longest for request headers; False when none is waiting."""
-        waiting = [other for other in self.connections
-                   if other is not self and isinstance(other, GuardedProtocol) and other._awaiting_headers()]
+        waiting = [
+            other
+            for other in self.connections
+            if other is not self and isinstance(other, GuardedProtocol) and other._awaiting_headers()
+        ]
         if not waiting:
             return False
         oldest = min(waiting, key=lambda other: other._waiting_since)

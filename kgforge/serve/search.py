@@ -25,7 +25,7 @@ class LabelIndex:
     degrees: pl.DataFrame  # iri, degree
 
     @classmethod
-    def from_tables(cls, tables: GraphTables) -> "LabelIndex":
+    def from_tables(cls, tables: GraphTables) -> LabelIndex:
         facts = tables.facts.filter(~pl.col("graph").str.starts_with(DERIVED_GRAPHS))
         ends = pl.concat([facts.select(iri="s"), facts.filter(pl.col("o_is_entity")).select(iri="o")])
         degrees = ends.group_by("iri").agg(degree=pl.len())
@@ -40,10 +40,12 @@ class LabelIndex:
             return []
         hits = self.labels.filter(pl.col("key").str.starts_with(key))
         ranked = (
-            hits.group_by("iri").agg(
+            hits.group_by("iri")
+            .agg(
                 exact=(pl.col("key") == key).any(),
-                matched=pl.col("label").sort_by([pl.col("key") != key, pl.col("preferred").not_(),
-                                                 pl.col("label").str.len_chars()]).first(),
+                matched=pl.col("label")
+                .sort_by([pl.col("key") != key, pl.col("preferred").not_(), pl.col("label").str.len_chars()])
+                .first(),
                 alias=pl.col("preferred").not_().sort_by(pl.col("key") != key).first(),
             )
             .join(self.degrees, on="iri", how="left")

@@ -25,8 +25,19 @@ from kgforge.store.query import uses_service
 from kgforge.store.snapshot import Snapshot
 from kgforge.store.tables import GraphTables
 
-__all__ = ["VersionMoved", "goal_graph", "goal_subgraphs", "has_related_model", "has_service_clause", "is_update",
-           "related_entities", "sample_topic_goals", "shipped_queries", "tables_of", "topic_goal_kinds"]
+__all__ = [
+    "VersionMoved",
+    "goal_graph",
+    "goal_subgraphs",
+    "has_related_model",
+    "has_service_clause",
+    "is_update",
+    "related_entities",
+    "sample_topic_goals",
+    "shipped_queries",
+    "tables_of",
+    "topic_goal_kinds",
+]
 
 
 class VersionMoved(KgforgeError):
@@ -141,8 +152,9 @@ def has_related_model(paths: DomainPaths, model: str = "default") -> bool:
     return (paths.models / model / "bundle.json").is_file()
 
 
-def related_entities(paths: DomainPaths, iri: str, k: int = 10, model: str = "default"
-                     ) -> list[tuple[str, str | None, float]]:
+def related_entities(
+    paths: DomainPaths, iri: str, k: int = 10, model: str = "default"
+) -> list[tuple[str, str | None, float]]:
     """[(iri, label, score)] nearest to ``iri`` in the domain's embedding bundle. torch is imported here,
     on first use, so a server whose domain has no bundle never loads it."""
     # lazy: torch, loaded on demand

@@ -23,8 +23,12 @@ VENDOR = Path(__file__).resolve().parent / "static" / "vendor"
 MANIFEST = VENDOR / "VENDOR.json"
 PACKAGES = {  # npm package@version → {file in the package: name in static/vendor/}
     "cytoscape@3.34.4": {"dist/cytoscape.min.js": "cytoscape.min.js", "LICENSE": "LICENSE.cytoscape"},
-    "codemirror@5.65.21": {"lib/codemirror.js": "codemirror.js", "lib/codemirror.css": "codemirror.css",
-                           "mode/sparql/sparql.js": "sparql.js", "LICENSE": "LICENSE.codemirror"},
+    "codemirror@5.65.21": {
+        "lib/codemirror.js": "codemirror.js",
+        "lib/codemirror.css": "codemirror.css",
+        "mode/sparql/sparql.js": "sparql.js",
+        "LICENSE": "LICENSE.codemirror",
+    },
 }
 
 
@@ -36,15 +40,19 @@ def fetch() -> dict[str, dict[str, str]]:
     record: dict[str, dict[str, str]] = {}
     with tempfile.TemporaryDirectory() as folder:
         for spec, files in PACKAGES.items():
-            packed = subprocess.run(["npm", "pack", spec, "--silent"], cwd=folder, check=True,
-                                    capture_output=True, text=True).stdout.strip().splitlines()[-1]
+            packed = (
+                subprocess.run(
+                    ["npm", "pack", spec, "--silent"], cwd=folder, check=True, capture_output=True, text=True
+                )
+                .stdout.strip()
+                .splitlines()[-1]
+            )
             with tarfile.open(Path(folder) / packed) as archive:
                 for inner, name in files.items():
                     member = archive.extractfile(f"package/{inner}")
                     with open(VENDOR / name, "wb") as out:
                         shutil.copyfileobj(member, out)
-                    record[name] = {"package": spec, "path": inner, "sha256": sha256(VENDOR / name),
-                                    "license": "MIT"}
+                    record[name] = {"package": spec, "path": inner, "sha256": sha256(VENDOR / name), "license": "MIT"}
     MANIFEST.write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
     return record
 
@@ -52,8 +60,11 @@ def fetch() -> dict[str, dict[str, str]]:
 def check() -> list[str]:
     """Files that are missing or differ from what VENDOR.json recorded."""
     record = json.loads(MANIFEST.read_text(encoding="utf-8"))
-    return [name for name, entry in record.items()
-            if not (VENDOR / name).is_file() or sha256(VENDOR / name) != entry["sha256"]]
+    return [
+        name
+        for name, entry in record.items()
+        if not (VENDOR / name).is_file() or sha256(VENDOR / name) != entry["sha256"]
+    ]
 
 
 def main() -> None:

@@ -31,10 +31,18 @@ from kgforge.core.sandbox import close_network, limit_memory
 from kgforge.store.oxigraph import read_only_store
 
 KEEP_VERSIONS = 2
-RESULTS_FORMATS = {"json": ox.QueryResultsFormat.JSON, "xml": ox.QueryResultsFormat.XML,
-                   "csv": ox.QueryResultsFormat.CSV, "tsv": ox.QueryResultsFormat.TSV}
-GRAPH_FORMATS = {"turtle": ox.RdfFormat.TURTLE, "ntriples": ox.RdfFormat.N_TRIPLES,
-                 "jsonld": ox.RdfFormat.JSON_LD, "rdfxml": ox.RdfFormat.RDF_XML}
+RESULTS_FORMATS = {
+    "json": ox.QueryResultsFormat.JSON,
+    "xml": ox.QueryResultsFormat.XML,
+    "csv": ox.QueryResultsFormat.CSV,
+    "tsv": ox.QueryResultsFormat.TSV,
+}
+GRAPH_FORMATS = {
+    "turtle": ox.RdfFormat.TURTLE,
+    "ntriples": ox.RdfFormat.N_TRIPLES,
+    "jsonld": ox.RdfFormat.JSON_LD,
+    "rdfxml": ox.RdfFormat.RDF_XML,
+}
 Term = ox.NamedNode | ox.Literal | ox.BlankNode
 
 
@@ -115,7 +123,9 @@ class Worker:
             return ("gone", f"{request['build']}: {exc}")
         try:
             result = store.query(
-                request["sparql"], prefixes=self.prefixes, use_default_graph_as_union=not request.get("default_graphs"),
+                request["sparql"],
+                prefixes=self.prefixes,
+                use_default_graph_as_union=not request.get("default_graphs"),
                 default_graph=[ox.NamedNode(g) for g in request.get("default_graphs") or []] or None,
                 named_graphs=[ox.NamedNode(g) for g in request.get("named_graphs") or []] or None,
                 substitutions={ox.Variable(k): decode_term(v) for k, v in request.get("bindings", {}).items()},
@@ -126,15 +136,23 @@ class Worker:
         except NotAcceptable as exc:
             return ("error", 406, str(exc))
         except RowLimit:
-            return ("error", 400, f"the result has more than {request['max_rows']} rows, the server's limit: "
-                                  "add LIMIT (and OFFSET to page through it)")
+            return (
+                "error",
+                400,
+                f"the result has more than {request['max_rows']} rows, the server's limit: "
+                "add LIMIT (and OFFSET to page through it)",
+            )
         except SyntaxError as exc:
             return ("error", 400, f"SPARQL syntax error: {exc}")
         except MemoryError:
             return ("memory", "the query needed more memory than the query worker's cap")
         except PermissionError as exc:  # the only thing a read-only query is refused: a socket (SERVICE)
-            return ("error", 403, f"the query has a SERVICE clause, and this server sends no requests to other "
-                                  f"endpoints: refused ({exc})")
+            return (
+                "error",
+                403,
+                f"the query has a SERVICE clause, and this server sends no requests to other "
+                f"endpoints: refused ({exc})",
+            )
         except (OSError, ValueError, TypeError, RuntimeError) as exc:
             return ("error", 400, f"{type(exc).__name__}: {exc}")
 
@@ -152,8 +170,9 @@ def rows(result: ox.QuerySolutions | ox.QueryBoolean | ox.QueryTriples, max_rows
     return {"variables": variables, "rows": out}
 
 
-def serialized(result: ox.QuerySolutions | ox.QueryBoolean | ox.QueryTriples, request: dict[str, Any],
-               max_rows: int) -> dict[str, Any]:
+def serialized(
+    result: ox.QuerySolutions | ox.QueryBoolean | ox.QueryTriples, request: dict[str, Any], max_rows: int
+) -> dict[str, Any]:
     """The result in the format the client asked for, written by pyoxigraph's own serialisers.
 
     Rows are counted in pyoxigraph's TSV (or N-Triples) output as it is written; a result within the
@@ -174,8 +193,11 @@ def serialized(result: ox.QuerySolutions | ox.QueryBoolean | ox.QueryTriples, re
     result.serialize(budget, format=ox.RdfFormat.N_TRIPLES)
     body = budget.value()
     if fmt != "ntriples":
-        body = ox.serialize(ox.parse(body, format=ox.RdfFormat.N_TRIPLES), format=GRAPH_FORMATS[fmt],
-                            prefixes=request.get("output_prefixes") if fmt == "turtle" else None)
+        body = ox.serialize(
+            ox.parse(body, format=ox.RdfFormat.N_TRIPLES),
+            format=GRAPH_FORMATS[fmt],
+            prefixes=request.get("output_prefixes") if fmt == "turtle" else None,
+        )
     return {"form": "graph", "format": fmt, "body": body, "rows": budget.lines}
 
 
@@ -189,8 +211,11 @@ def _format(request: dict[str, Any], key: str, form: str) -> str:
 def main() -> None:
     parent, memory = int(sys.argv[1]), int(sys.argv[2]) if len(sys.argv) > 2 else 0
     if close_network() is None:  # first: before any thread exists
-        print("kgforge serve: this system allows neither a seccomp filter nor a network namespace; query "
-              "workers keep network access, and only the SERVICE check of the query text guards it", file=sys.stderr)
+        print(
+            "kgforge serve: this system allows neither a seccomp filter nor a network namespace; query "
+            "workers keep network access, and only the SERVICE check of the query text guards it",
+            file=sys.stderr,
+        )
     die_with(parent)  # a server killed without clean-up must not leave its workers holding the store
     if memory:
         limit_memory(memory)

@@ -65,8 +65,11 @@ class CrawlOptions:
         return CleanupOptions.from_options(options_dict(self))
 
 
-@register("crawl", "A crawled site, crawl:<site> (a spec in crawlers/); crawls what is missing, then loads it",
-          reads_file=False)
+@register(
+    "crawl",
+    "A crawled site, crawl:<site> (a spec in crawlers/); crawls what is missing, then loads it",
+    reads_file=False,
+)
 def import_crawl(ctx: ImportContext) -> None:
     site = ctx.path.name
     options = ctx.settings("crawl", CrawlOptions)
@@ -111,8 +114,7 @@ def ensure_crawled(spec: SiteSpec, crawl_dir: Path, options: CrawlOptions) -> No
             frontier.close()
     if pending == 0:
         return
-    crawl(spec, crawl_dir, options.fetch, limit=options.limit or None,
-          resume=pending is not None, show_progress=False)
+    crawl(spec, crawl_dir, options.fetch, limit=options.limit or None, resume=pending is not None, show_progress=False)
 
 
 def crawled_sites(domain_root: Path) -> dict[str, Path]:

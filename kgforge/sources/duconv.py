@@ -7,12 +7,15 @@ from kgforge.sources.names import import_session_lines
 
 # Baidu released DuConv for LIC 2019 behind its own terms; the code repository's licences (MIT, Apache-2.0)
 # do not cover the data, and no licence of the data itself could be verified.
-LICENCE = ("unknown; see the release (Baidu, DuConv / LIC 2019: github.com/baidu/knowledge-driven-dialogue "
-           "and the competition's terms)")
+LICENCE = (
+    "unknown; see the release (Baidu, DuConv / LIC 2019: github.com/baidu/knowledge-driven-dialogue "
+    "and the competition's terms)"
+)
 
 
-@register("duconv", "DuConv sessions (JSON lines with goal, knowledge, conversation or history/response)",
-          licence=LICENCE)
+@register(
+    "duconv", "DuConv sessions (JSON lines with goal, knowledge, conversation or history/response)", licence=LICENCE
+)
 def import_sessions(ctx: ImportContext) -> None:
     import_session_lines(ctx, session_problem, lambda session: session["knowledge"])
 

@@ -17,10 +17,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
+from kgforge.core.errors import KgforgeError
 from kgforge.core.jsonio import Record
 from kgforge.core.quads import QuadWriter
 from kgforge.core.quarantine import Quarantine
-from kgforge.core.errors import KgforgeError
 from kgforge.core.registry import Entry, Registry
 from kgforge.core.schema import Relation, Schema, SourceSpec
 from kgforge.sources.options import read_options
@@ -48,8 +48,9 @@ class ImportContext:
     def settings(self, section: str, cls: type[T]) -> T:
         """The importer's options: the schema's ``[options.<section>]`` under this source's own, as ``cls``
         (see :mod:`kgforge.sources.options`); SchemaError for an unknown key or a bad value."""
-        return read_options(cls, self.schema.path, section, self.schema.options.get(section), self.options,
-                            f"the source {self.path}")
+        return read_options(
+            cls, self.schema.path, section, self.schema.options.get(section), self.options, f"the source {self.path}"
+        )
 
     def reject(self, location: str, reason: str, record: Any = None) -> None:
         """Quarantine one bad record (``location`` like ``line 12``) and count it."""
@@ -59,8 +60,9 @@ class ImportContext:
     def _refused(self, reason: str, quad: str) -> None:
         """A quad the writer would not write (a term the store refuses): quarantined, the record's other
         quads still land."""
-        self.quarantine.reject(str(self.path), self.location or f"quad {self.writer.count + 1} of the output",
-                               reason, quad)
+        self.quarantine.reject(
+            str(self.path), self.location or f"quad {self.writer.count + 1} of the output", reason, quad
+        )
         self.counts["quads_refused"] += 1
 
     def accept(self, n: int = 1) -> None:
@@ -93,6 +95,7 @@ def _builtin_importer_modules() -> list[str]:
             found.append(module.name + ".kinds")
     return found
 
+
 def _plugin_importer(kind: str, importer: Any) -> Entry[Importer]:
     """An importer of the entry-point group ``kgforge.importers``: a function taking an :class:`ImportContext`,
     its registration read from its attributes as :func:`register` would set them (``description``, else the
@@ -100,9 +103,17 @@ def _plugin_importer(kind: str, importer: Any) -> Entry[Importer]:
     if not callable(importer):
         raise KgforgeError(f"it is a {type(importer).__name__}, not a function taking an ImportContext")
     description = getattr(importer, "description", None) or (importer.__doc__ or "").strip().split("\n")[0]
-    return Entry(kind, importer, description, tuple(getattr(importer, "aliases", ())),
-                 {"reads_file": getattr(importer, "reads_file", True), "licence": getattr(importer, "licence", None),
-                  "suffixes": tuple(getattr(importer, "suffixes", ()))})
+    return Entry(
+        kind,
+        importer,
+        description,
+        tuple(getattr(importer, "aliases", ())),
+        {
+            "reads_file": getattr(importer, "reads_file", True),
+            "licence": getattr(importer, "licence", None),
+            "suffixes": tuple(getattr(importer, "suffixes", ())),
+        },
+    )
 
 
 IMPORTERS: Registry[Importer] = Registry(
@@ -113,15 +124,21 @@ IMPORTERS: Registry[Importer] = Registry(
 )
 
 
-def register(kind: str, description: str, reads_file: bool = True,
-             licence: str | None = None, suffixes: Iterable[str] = ()) -> Callable[[Importer], Importer]:
+def register(
+    kind: str, description: str, reads_file: bool = True, licence: str | None = None, suffixes: Iterable[str] = ()
+) -> Callable[[Importer], Importer]:
     """Register an importer. ``reads_file=False`` for kinds whose PATH names something else (a site
     spec, a list of names for a web API), so the build does not require it to exist as a file.
     ``licence``: the terms the data this kind reads is released under, as far as they can be verified
     (None for kinds that read a user's own files: their licence is whatever the user says). ``suffixes``:
     the file extensions that name this kind where a command is given a bare FILE (`kgforge init --from`)."""
-    return IMPORTERS.register(kind, description=description, reads_file=reads_file, licence=licence,
-                              suffixes=tuple(s.lower() for s in suffixes))
+    return IMPORTERS.register(
+        kind,
+        description=description,
+        reads_file=reads_file,
+        licence=licence,
+        suffixes=tuple(s.lower() for s in suffixes),
+    )
 
 
 def kind_for_suffix(suffix: str) -> str | None:
@@ -161,6 +178,8 @@ def sample_source(text: str) -> SourceSpec:
     suffixes = [s.lower() for s in Path(text).suffixes if s.lower() not in (".gz", ".bz2")]
     kind = kind_for_suffix(suffixes[-1]) if suffixes else None
     if kind is None:
-        raise KgforgeError(f"cannot tell the kind of {text!r} from its extension: write KIND:{text} "
-                           f"(kinds: {', '.join(source_kinds())})")
+        raise KgforgeError(
+            f"cannot tell the kind of {text!r} from its extension: write KIND:{text} "
+            f"(kinds: {', '.join(source_kinds())})"
+        )
     return SourceSpec(kind=kind, path=text)

@@ -19,8 +19,11 @@ from kgforge.sources.importer import ImportContext, parsed_records, register
 from kgforge.sources.records import Cell, GenericFacts, iri_in, record_settings
 
 
-@register("jsonl", "JSON Lines entity records: {\"id\", \"name\", \"aliases\", relation: value or [values], ...}",
-          suffixes=(".jsonl", ".ndjson"))
+@register(
+    "jsonl",
+    'JSON Lines entity records: {"id", "name", "aliases", relation: value or [values], ...}',
+    suffixes=(".jsonl", ".ndjson"),
+)
 def import_jsonl(ctx: ImportContext) -> None:
     facts = GenericFacts(ctx)
     settings: dict[str, Any] | None = None
@@ -34,15 +37,20 @@ def import_jsonl(ctx: ImportContext) -> None:
         id_key, label_key, alias_key = settings["id"], settings["label"], settings["aliases"]
         labels = settings["labels"]
         try:
-            cells = [(schema.relation_for_iri(iri_in(key)) if iri_in(key) else schema.relation_for(key), cell)
-                     for key, value in record.value.items()
-                     if key not in (id_key, label_key, alias_key) and key not in labels
-                     for cell in json_cells(facts, value, key)]
+            cells = [
+                (schema.relation_for_iri(iri_in(key)) if iri_in(key) else schema.relation_for(key), cell)
+                for key, value in record.value.items()
+                if key not in (id_key, label_key, alias_key) and key not in labels
+                for cell in json_cells(facts, value, key)
+            ]
             aliases = _strings(record.value.get(alias_key), alias_key) if alias_key else []
             names = [(name, lang) for key, lang in labels.items() for name in _strings(record.value.get(key), key)]
-            subject = facts.subject(_scalar_text(record.value.get(id_key), id_key) if id_key else None,
-                                    _scalar_text(record.value.get(label_key), label_key) if label_key else None,
-                                    location, record=True)
+            subject = facts.subject(
+                _scalar_text(record.value.get(id_key), id_key) if id_key else None,
+                _scalar_text(record.value.get(label_key), label_key) if label_key else None,
+                location,
+                record=True,
+            )
         except ValueError as exc:
             ctx.reject(location, str(exc), record.value)
             continue
@@ -74,8 +82,10 @@ def json_cells(facts: GenericFacts, value: Any, key: str) -> list[Cell]:
         elif isinstance(item, str):
             cells.append(facts.cell(item.strip()))
         else:
-            raise ValueError(f"key {key!r}: a value must be a string, number or boolean (or a list of them), "
-                             f"got {type(item).__name__}")
+            raise ValueError(
+                f"key {key!r}: a value must be a string, number or boolean (or a list of them), "
+                f"got {type(item).__name__}"
+            )
     return cells
 
 

@@ -9,8 +9,7 @@ from kgforge.sources.names import NameTriples
 LICENCE = "Apache-2.0 (KdConv release, github.com/thu-coai/KdConv, its LICENSE)"
 
 
-@register("kdconv", "KdConv knowledge base kb_<domain>.json: {head: [[head, relation, tail], ...]}",
-          licence=LICENCE)
+@register("kdconv", "KdConv knowledge base kb_<domain>.json: {head: [[head, relation, tail], ...]}", licence=LICENCE)
 def import_kb(ctx: ImportContext) -> None:
     names = NameTriples(ctx)
     for location, record in parsed_records(ctx, iter_json_container(ctx.path, dict)):
@@ -23,8 +22,11 @@ def import_kb(ctx: ImportContext) -> None:
     names.emit()
 
 
-@register("kdconv-dialogues", "KdConv dialogue file ({train,dev,test}.json): the attrs triples of each utterance",
-          licence=LICENCE)
+@register(
+    "kdconv-dialogues",
+    "KdConv dialogue file ({train,dev,test}.json): the attrs triples of each utterance",
+    licence=LICENCE,
+)
 def import_dialogue_attrs(ctx: ImportContext) -> None:
     names = NameTriples(ctx)
     for location, record in parsed_records(ctx, iter_json_container(ctx.path, list)):

@@ -45,9 +45,13 @@ class LinkReport:
     type_rejected: int = 0
 
     def as_dict(self, examples: int = 20) -> dict[str, Any]:
-        return {"linked": len(self.linked), "ambiguous": len(self.ambiguous), "unmatched": len(self.unmatched),
-                "type_rejected": self.type_rejected,
-                "ambiguous_examples": dict(list(self.ambiguous.items())[:examples])}
+        return {
+            "linked": len(self.linked),
+            "ambiguous": len(self.ambiguous),
+            "unmatched": len(self.unmatched),
+            "type_rejected": self.type_rejected,
+            "ambiguous_examples": dict(list(self.ambiguous.items())[:examples]),
+        }
 
 
 def types_compatible(a: frozenset[str], b: frozenset[str]) -> bool:

@@ -74,8 +74,9 @@ class NameTriples:
         if type_id:
             self.types.setdefault(self._name(name), set()).add(type_id)
 
-    def add_checked(self, records: list, location: str, what: str,
-                    as_triple: Callable[[Any], Any] = lambda record: record) -> int:
+    def add_checked(
+        self, records: list, location: str, what: str, as_triple: Callable[[Any], Any] = lambda record: record
+    ) -> int:
         """Add each record that is (``as_triple`` makes) a well-formed ``[head, relation, tail]``;
         quarantine the others as they were written, with ``what`` naming where they came from.
         Returns how many were added."""
@@ -143,8 +144,9 @@ def check_triple(value: object) -> str | None:
     return None
 
 
-def import_session_lines(ctx: ImportContext, problem: Callable[[object], str | None],
-                         triples: Callable[[dict[str, Any]], list[Any]]) -> None:
+def import_session_lines(
+    ctx: ImportContext, problem: Callable[[object], str | None], triples: Callable[[dict[str, Any]], list[Any]]
+) -> None:
     """A JSON-lines file of dialogue sessions (DuConv, DuRecDial): each session that ``problem`` accepts
     brings its ``triples``; the others, and bad triples, are quarantined with their line."""
     names = NameTriples(ctx, segmented=True)

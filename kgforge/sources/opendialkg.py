@@ -23,8 +23,11 @@ TRIPLES_FILE = "opendialkg_triples.txt"
 ENTITIES_GLOB = "opendialkg_entities*.txt"
 
 
-@register("opendialkg", "OpenDialKG triples (subject<TAB>relation<TAB>object, ~reverse relations folded) or its "
-                        "release folder (opendialkg_triples.txt, opendialkg_entities*.txt)")
+@register(
+    "opendialkg",
+    "OpenDialKG triples (subject<TAB>relation<TAB>object, ~reverse relations folded) or its "
+    "release folder (opendialkg_triples.txt, opendialkg_entities*.txt)",
+)
 def import_opendialkg(ctx: ImportContext) -> None:
     names = NameTriples(ctx)
     triples, entity_lists = release_files(ctx.path)

@@ -29,13 +29,21 @@ T = TypeVar("T")
 FLAT = {"flat": True}  # field metadata: this dataclass-typed field is read from the enclosing table
 
 
-def read_options(cls: type[T], schema_path: Path | str, section: str, schema_table: Mapping[str, Any] | None,
-                 source_options: Mapping[str, Any] | None = None, source: str = "the source") -> T:
+def read_options(
+    cls: type[T],
+    schema_path: Path | str,
+    section: str,
+    schema_table: Mapping[str, Any] | None,
+    source_options: Mapping[str, Any] | None = None,
+    source: str = "the source",
+) -> T:
     """``cls`` built from ``[options.<section>]`` of the schema at ``schema_path`` with ``source_options`` on
     top; SchemaError naming the file, where the key was written and the key, for an unknown key or a bad value."""
     if schema_table is not None and not isinstance(schema_table, Mapping):
-        raise SchemaError(f"{schema_path}: [options.{section}] must be a table of keys, not "
-                          f"{type(schema_table).__name__} {schema_table!r}")
+        raise SchemaError(
+            f"{schema_path}: [options.{section}] must be a table of keys, not "
+            f"{type(schema_table).__name__} {schema_table!r}"
+        )
     schema_table, source_options = dict(schema_table or {}), dict(source_options or {})
 
     def where(key: str | None = None) -> str:
@@ -48,8 +56,9 @@ def read_options(cls: type[T], schema_path: Path | str, section: str, schema_tab
         if key not in known:
             near = closest(key, known)
             hint = f" (did you mean {near!r}?)" if near else ""
-            raise SchemaError(f"{where(key)}: unknown option {key!r}{hint}; "
-                              f"the {section} options are {', '.join(sorted(known))}")
+            raise SchemaError(
+                f"{where(key)}: unknown option {key!r}{hint}; the {section} options are {', '.join(sorted(known))}"
+            )
     return _build(cls, merged, where)
 
 

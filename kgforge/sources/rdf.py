@@ -47,8 +47,13 @@ from kgforge.core.vocab import RDF_TYPE, RDFS_LABEL, SKOS_ALT_LABEL, entity_iri
 from kgforge.sources.importer import ImportContext, register
 from kgforge.sources.wikidata.framing import compression_of
 
-LABEL_PREDICATES = (RDFS_LABEL, "http://www.w3.org/2004/02/skos/core#prefLabel", "http://schema.org/name",
-                    "https://schema.org/name", "http://xmlns.com/foaf/0.1/name")
+LABEL_PREDICATES = (
+    RDFS_LABEL,
+    "http://www.w3.org/2004/02/skos/core#prefLabel",
+    "http://schema.org/name",
+    "https://schema.org/name",
+    "http://xmlns.com/foaf/0.1/name",
+)
 ALIAS_PREDICATES = (SKOS_ALT_LABEL,)
 RDF_XML_EXTENSIONS = {"owl": "rdf", "xml": "rdf"}
 MAX_ERRORS_IN_PLACE = 3  # the same error this many times running: the parser is not moving on
@@ -72,9 +77,12 @@ class RdfOptions:
     """Predicates written as ``skos:altLabel``; default: skos:altLabel."""
 
 
-@register("rdf", "RDF file of any syntax Oxigraph reads (.nt .nq .ttl .trig .n3 .rdf/.owl .jsonld, also .gz/.bz2; "
-                 "or the format option), streamed; predicates mapped onto the schema's relations where declared",
-          suffixes=(".nt", ".nq", ".ttl", ".trig", ".n3", ".rdf", ".owl", ".jsonld"))
+@register(
+    "rdf",
+    "RDF file of any syntax Oxigraph reads (.nt .nq .ttl .trig .n3 .rdf/.owl .jsonld, also .gz/.bz2; "
+    "or the format option), streamed; predicates mapped onto the schema's relations where declared",
+    suffixes=(".nt", ".nq", ".ttl", ".trig", ".n3", ".rdf", ".owl", ".jsonld"),
+)
 def import_rdf(ctx: ImportContext) -> None:
     settings = ctx.settings("rdf", RdfOptions)
     labels = set(settings.label_predicates or LABEL_PREDICATES)
@@ -113,8 +121,10 @@ def rdf_format(path: Path, name: str | None = None) -> ox.RdfFormat:
     wanted = RDF_XML_EXTENSIONS.get(wanted, wanted)
     found = ox.RdfFormat.from_extension(wanted) or ox.RdfFormat.from_media_type(wanted)
     if found is None:
-        raise InputError(f"{path}: cannot tell the RDF syntax from {wanted!r}; name a file .nt .nq .ttl .trig .n3 "
-                         f".rdf .jsonld, or give the format option")
+        raise InputError(
+            f"{path}: cannot tell the RDF syntax from {wanted!r}; name a file .nt .nq .ttl .trig .n3 "
+            f".rdf .jsonld, or give the format option"
+        )
     return found
 
 
@@ -135,12 +145,16 @@ def check_xml_entities(path: Path) -> None:
         line = head.count(b"\n", 0, match.start()) + 1
         parameter, name, value = match.group(1), match.group(2), match.group(3)
         where = f"{path}: line {line}: the DOCTYPE's entity {name.decode('utf-8', 'replace')!r}"
-        if parameter or not value[:1] in (b'"', b"'"):
-            raise InputError(f"{where} is a parameter or external entity (it would read another file or a URL); "
-                             "such files are not read")
+        if parameter or value[:1] not in (b'"', b"'"):
+            raise InputError(
+                f"{where} is a parameter or external entity (it would read another file or a URL); "
+                "such files are not read"
+            )
         if _REFERENCE.search(value) or b"%" in value:
-            raise InputError(f"{where} refers to other entities; nested entities can expand a small file to "
-                             "gigabytes (\"billion laughs\"), so the file is not read")
+            raise InputError(
+                f"{where} refers to other entities; nested entities can expand a small file to "
+                'gigabytes ("billion laughs"), so the file is not read'
+            )
         values[name] = len(value) - 2
     if not values:
         return
@@ -149,8 +163,10 @@ def check_xml_entities(path: Path) -> None:
         for chunk in iter(lambda: stream.readline(1 << 20), b""):
             expansion += sum(values.get(ref.group(1), 0) for ref in _REFERENCE.finditer(chunk))
             if expansion > MAX_ENTITY_EXPANSION:
-                raise InputError(f"{path}: line {line}: its entity references would add more than "
-                                 f"{MAX_ENTITY_EXPANSION >> 20} MiB to the file; it is not read")
+                raise InputError(
+                    f"{path}: line {line}: its entity references would add more than "
+                    f"{MAX_ENTITY_EXPANSION >> 20} MiB to the file; it is not read"
+                )
             line += chunk.endswith(b"\n")
 
 
@@ -170,7 +186,9 @@ def _parsed(ctx: ImportContext, parser: Iterator[ox.Quad]) -> Iterator[ox.Quad]:
             if repeats >= MAX_ERRORS_IN_PLACE or not isinstance(exc, SyntaxError):
                 ctx.reject(where, f"the parser cannot go on ({exc}); the rest of the file is not read")
                 return
-            ctx.reject(where, f"not {ctx.options.get('format') or 'RDF'}: {exc.msg if isinstance(exc, SyntaxError) else exc}")
+            ctx.reject(
+                where, f"not {ctx.options.get('format') or 'RDF'}: {exc.msg if isinstance(exc, SyntaxError) else exc}"
+            )
 
 
 def _error_place(exc: BaseException) -> str:

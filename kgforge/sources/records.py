@@ -100,8 +100,12 @@ def record_settings(ctx: ImportContext, keys: list[str]) -> dict[str, Any]:
     label_key = pick_key(keys, LABEL_KEYS, configured.label)
     if label_key is None and not configured.label:
         label_key = next((k for k in keys if k != id_key), None)
-    settings = {"id": id_key, "label": label_key, "aliases": pick_key(keys, ALIAS_KEYS, configured.aliases),
-                "separator": configured.separator}
+    settings = {
+        "id": id_key,
+        "label": label_key,
+        "aliases": pick_key(keys, ALIAS_KEYS, configured.aliases),
+        "separator": configured.separator,
+    }
     labels = dict(configured.labels) or language_label_keys(keys, (id_key, label_key, settings["aliases"]))
     try:
         settings["labels"] = {key: check_lang(lang) for key, lang in labels.items()}
@@ -128,6 +132,7 @@ def language_label_keys(keys: list[str], taken: tuple[str | None, ...]) -> dict[
 @dataclass(frozen=True)
 class Cell:
     """One value of a fact as written, with its explicit language or datatype if the source gives one."""
+
     text: str
     lang: str | None = None
     datatype: str | None = None
@@ -191,8 +196,7 @@ class GenericFacts:
 
     def cell(self, text: str, lang: str | None = None, datatype: str | None = None) -> Cell:
         """A value as written; ValueError when it is a malformed IRI, language tag or datatype."""
-        return Cell(text, check_lang(lang) if lang else None, check_iri(datatype) if datatype else None,
-                    iri_in(text))
+        return Cell(text, check_lang(lang) if lang else None, check_iri(datatype) if datatype else None, iri_in(text))
 
     def add(self, subject: str, relation: Relation, cell: Cell, location: str) -> None:
         type_ = self.ctx.schema.type_for_value(cell.text) if relation.id == self.ctx.schema.type_relation else None
@@ -245,4 +249,6 @@ class GenericFacts:
         else:
             if declared:
                 self.ctx.counts[f"values not {declared.removeprefix(XSD)} (kept as text)"] += 1
-            self.ctx.writer.literal(fact.subject, fact.relation.iri, cell.text, lang=text_language(cell.text, self.lang))
+            self.ctx.writer.literal(
+                fact.subject, fact.relation.iri, cell.text, lang=text_language(cell.text, self.lang)
+            )

@@ -84,14 +84,22 @@ class RelationStats:
             return typed[0]
         if not self.values or any(d for d in self.datatypes if d != XSD + "string" and d):
             return None
-        return next((XSD + name for name in DATATYPES
-                     if all(fits_datatype(v, XSD + name) and (name != "boolean" or v in ("true", "false"))
-                            for v in self.values)), None)
+        return next(
+            (
+                XSD + name
+                for name in DATATYPES
+                if all(
+                    fits_datatype(v, XSD + name) and (name != "boolean" or v in ("true", "false")) for v in self.values
+                )
+            ),
+            None,
+        )
 
 
 @dataclass
 class Observations:
     """What the sample imports showed, over all sample files."""
+
     relations: dict[str, RelationStats] = field(default_factory=dict)  # by the IRI the empty schema gave
     classes: Counter[str] = field(default_factory=Counter)
     labels: list[str] = field(default_factory=list)
@@ -138,13 +146,17 @@ def _observe(blank: Schema, spec: SourceSpec, scratch: Path, seen: Observations)
     quads = scratch / "sample.nq"
     quarantine = Quarantine(scratch / "quarantine.jsonl", echo=False)
     with QuadWriter(quads, graph_iri("sample")) as writer:
-        ctx = ImportContext(schema=blank, path=path, writer=writer, quarantine=quarantine,
-                            options=dict(spec.options), workdir=scratch)
+        ctx = ImportContext(
+            schema=blank, path=path, writer=writer, quarantine=quarantine, options=dict(spec.options), workdir=scratch
+        )
         importer_for(spec.kind)(ctx)
     quarantine.close()
     seen.records += ctx.counts["records_ok"]
-    seen.files.append(f"{spec.kind}:{spec.path} ({ctx.counts['records_ok']:,} records"
-                      + (f", {quarantine.count:,} unreadable" if quarantine.count else "") + ")")
+    seen.files.append(
+        f"{spec.kind}:{spec.path} ({ctx.counts['records_ok']:,} records"
+        + (f", {quarantine.count:,} unreadable" if quarantine.count else "")
+        + ")"
+    )
     by_iri = {rel.iri: rel for rel in ctx.relations_used}
     section = "rdf" if spec.kind == "rdf" else "records"
     used = {k: v for k, v in ctx.options.items() if k in _SETTINGS[section] and v not in (None, [], "")}
@@ -163,7 +175,10 @@ def _observe(blank: Schema, spec: SourceSpec, scratch: Path, seen: Observations)
             stats.add(o)
 
 
-_SETTINGS = {"records": ("id", "label", "aliases", "separator", "labels"), "rdf": ("format", "label_predicates", "alias_predicates")}
+_SETTINGS = {
+    "records": ("id", "label", "aliases", "separator", "labels"),
+    "rdf": ("format", "label_predicates", "alias_predicates"),
+}
 
 
 def _language_of(labels: list[str]) -> str:
@@ -195,14 +210,18 @@ def _render(domain: str, seen: Observations, language: str) -> InferredSchema:
             entry["iris"] = [rel.own_iri]
         if entry["kind"] == "literal" and (datatype := stats.datatype()):
             entry["datatype"] = "xsd:" + datatype.removeprefix(XSD) if datatype.startswith(XSD) else datatype
-        entry["_note"] = (f"{stats.count:,} values: {stats.entities:,} entities, {stats.literals:,} literals")
+        entry["_note"] = f"{stats.count:,} values: {stats.entities:,} entities, {stats.literals:,} literals"
         relations[rid] = entry
         if type_relation == iri:
             type_relation = rid
     summary = {
-        "domain": domain, "language": language, "records": seen.records, "files": seen.files,
+        "domain": domain,
+        "language": language,
+        "records": seen.records,
+        "files": seen.files,
         "relations": {rid: {k: v for k, v in e.items() if not k.startswith("_")} for rid, e in relations.items()},
-        "types": {tid: t["en"] for tid, t in types.items()}, "type_relation": type_relation,
+        "types": {tid: t["en"] for tid, t in types.items()},
+        "type_relation": type_relation,
         "settings": seen.settings,
     }
     return InferredSchema(_toml(domain, language, relations, types, type_relation, seen), summary)
@@ -217,9 +236,14 @@ def _type_relation(seen: Observations) -> tuple[str | None, dict[str, dict[str, 
             values = sorted(stats.distinct - {""})
             return iri, {_identifier(v, taken, f"type{i + 1}"): {"zh": v, "en": v} for i, v in enumerate(values)}
     if 0 < len(seen.classes) <= MAX_TYPES:
-        return None, {_identifier(local_name(c), taken, f"type{i + 1}"):
-                      {"zh": local_name(c) or c, "en": local_name(c) or c, "iris": [c]}
-                      for i, c in enumerate(sorted(seen.classes))}
+        return None, {
+            _identifier(local_name(c), taken, f"type{i + 1}"): {
+                "zh": local_name(c) or c,
+                "en": local_name(c) or c,
+                "iris": [c],
+            }
+            for i, c in enumerate(sorted(seen.classes))
+        }
     return None, {}
 
 
@@ -230,8 +254,14 @@ def _toml_value(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False)
 
 
-def _toml(domain: str, language: str, relations: dict[str, dict[str, Any]], types: dict[str, dict[str, Any]],
-          type_relation: str | None, seen: Observations) -> str:
+def _toml(
+    domain: str,
+    language: str,
+    relations: dict[str, dict[str, Any]],
+    types: dict[str, dict[str, Any]],
+    type_relation: str | None,
+    seen: Observations,
+) -> str:
     def q(value: object) -> str:
         return json.dumps(value, ensure_ascii=False)  # a TOML basic string is a JSON string
 

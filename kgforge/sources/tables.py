@@ -40,15 +40,19 @@ class Row:
     raw: str | None = None
 
 
-@register("csv", "CSV with a header: triples (subject,predicate,object[,lang|datatype]) or an entity table "
-                 "(one row per entity, one column per relation; multi-valued cells split on `separator`, default |)",
-          suffixes=(".csv",))
+@register(
+    "csv",
+    "CSV with a header: triples (subject,predicate,object[,lang|datatype]) or an entity table "
+    "(one row per entity, one column per relation; multi-valued cells split on `separator`, default |)",
+    suffixes=(".csv",),
+)
 def import_csv(ctx: ImportContext) -> None:
     import_table(ctx, "\t" if ctx.path.suffix.lower() in (".tsv", ".tab") else ",")
 
 
-@register("tsv", "tab-separated values, as `csv` (no quoting: a cell holds no tab or line break)",
-          suffixes=(".tsv", ".tab"))
+@register(
+    "tsv", "tab-separated values, as `csv` (no quoting: a cell holds no tab or line break)", suffixes=(".tsv", ".tab")
+)
 def import_tsv(ctx: ImportContext) -> None:
     import_table(ctx, "\t")
 
@@ -62,8 +66,11 @@ def import_table(ctx: ImportContext, delimiter: str) -> None:
     if len(set(columns)) != len(columns) or not all(columns):
         raise InputError(f"{ctx.path}: line {header.line}: every column needs a distinct, non-empty name: {columns}")
     facts = GenericFacts(ctx)
-    if tuple(c.lower() for c in columns[:3]) == TRIPLE_HEADER and len(columns) <= 4 and \
-            (len(columns) == 3 or columns[3].lower() in FOURTH_COLUMNS):
+    if (
+        tuple(c.lower() for c in columns[:3]) == TRIPLE_HEADER
+        and len(columns) <= 4
+        and (len(columns) == 3 or columns[3].lower() in FOURTH_COLUMNS)
+    ):
         read = _triple_row
     else:
         read = _entity_row(ctx, columns, header.line)
@@ -194,10 +201,14 @@ def _entity_row(ctx: ImportContext, columns: list[str], header_line: int):
         relations[column] = schema.relation_for_iri(iri) if iri else schema.relation_for(column)
 
     def read(facts: GenericFacts, row: dict[str, str], location: str) -> None:
-        cells = [(relation, facts.cell(value)) for column, relation in relations.items()
-                 for value in split_cell(row[column], separator)]  # first: a bad cell costs the row, names too
-        subject = facts.subject(row.get(id_key) if id_key else None, row.get(label_key) if label_key else None,
-                                location, record=True)
+        cells = [
+            (relation, facts.cell(value))
+            for column, relation in relations.items()
+            for value in split_cell(row[column], separator)
+        ]  # first: a bad cell costs the row, names too
+        subject = facts.subject(
+            row.get(id_key) if id_key else None, row.get(label_key) if label_key else None, location, record=True
+        )
         for name in split_cell(row.get(alias_key, ""), separator) if alias_key else ():
             facts.alias(subject, name, location)
         for column, lang in labels.items():

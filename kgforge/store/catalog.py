@@ -28,8 +28,11 @@ class DomainInfo:
     embeddings: tuple[str, ...]  # complete model bundles under models/ (``kgforge embed``)
 
     def as_dict(self) -> dict[str, Any]:
-        return asdict(self) | {"path": str(self.path), "derived": list(self.derived),
-                               "embeddings": list(self.embeddings)}
+        return asdict(self) | {
+            "path": str(self.path),
+            "derived": list(self.derived),
+            "embeddings": list(self.embeddings),
+        }
 
 
 def list_domains(workdir: Path | str | None = None) -> list[DomainInfo]:
@@ -44,12 +47,18 @@ def _domain_info(workdir: Path, name: str) -> DomainInfo:
     graphs = manifest.graphs
     models = paths.models
     return DomainInfo(
-        name=name, path=paths.root.absolute(), quads=manifest.quads, graphs=len(graphs),
-        size_bytes=disk_usage(paths.root), build_id=manifest.build_id,
-        built_at=manifest.created, schema=manifest.schema.name or "",
-        derived=tuple(sorted(g[len(DERIVED_GRAPHS):] for g in graphs if g.startswith(DERIVED_GRAPHS))),
+        name=name,
+        path=paths.root.absolute(),
+        quads=manifest.quads,
+        graphs=len(graphs),
+        size_bytes=disk_usage(paths.root),
+        build_id=manifest.build_id,
+        built_at=manifest.created,
+        schema=manifest.schema.name or "",
+        derived=tuple(sorted(g[len(DERIVED_GRAPHS) :] for g in graphs if g.startswith(DERIVED_GRAPHS))),
         embeddings=tuple(sorted(m.name for m in models.iterdir() if (m / "bundle.json").exists()))
-        if models.is_dir() else (),
+        if models.is_dir()
+        else (),
     )
 
 

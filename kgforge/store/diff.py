@@ -21,8 +21,8 @@ from pathlib import Path
 from kgforge.core.errors import KgforgeError
 from kgforge.core.files import atomic_path
 from kgforge.store.layout import DomainPaths, quads_verified
-from kgforge.store.snapshot import Snapshot
 from kgforge.store.manifest import GraphEntry, Manifest
+from kgforge.store.snapshot import Snapshot
 
 
 @dataclass(frozen=True)
@@ -71,15 +71,16 @@ class _Lines:
     changed: set[tuple[bytes, bytes]]
 
 
-def diff_builds(paths: DomainPaths, from_build: str | None = None, to_build: str | None = None,
-                out: Path | None = None) -> BuildDiff:
+def diff_builds(
+    paths: DomainPaths, from_build: str | None = None, to_build: str | None = None, out: Path | None = None
+) -> BuildDiff:
     """Compare build ``from_build`` (default: the one before the published build) with ``to_build`` (default:
     the published build) of the domain at ``paths``; with ``out``, write the differing quads there."""
     newer = kept_build(paths, to_build) if to_build else Snapshot.open(paths).build
     older = kept_build(paths, from_build) if from_build else _previous_build(paths, newer)
     before, after = Manifest.read(older / "manifest.json"), Manifest.read(newer / "manifest.json")
     graphs = []
-    with (atomic_path(out) if out else nullcontext()) as patch:
+    with atomic_path(out) if out else nullcontext() as patch:
         handle = open(patch, "wb") if patch else None
         try:
             for graph in sorted(set(before.graphs) | set(after.graphs)):
@@ -89,9 +90,15 @@ def diff_builds(paths: DomainPaths, from_build: str | None = None, to_build: str
                     continue
                 lines = _compare(_lines(older, old), _lines(newer, new))
                 status = "added" if old is None else "removed" if new is None else "changed"
-                graphs.append(GraphDiff(graph, len(lines.added) - _touched(lines.added, lines.changed),
-                                        len(lines.removed) - _touched(lines.removed, lines.changed),
-                                        len(lines.changed), status))
+                graphs.append(
+                    GraphDiff(
+                        graph,
+                        len(lines.added) - _touched(lines.added, lines.changed),
+                        len(lines.removed) - _touched(lines.removed, lines.changed),
+                        len(lines.changed),
+                        status,
+                    )
+                )
                 if handle:
                     handle.writelines(b"D " + line for line in lines.removed)
                     handle.writelines(b"A " + line for line in lines.added)
@@ -105,8 +112,10 @@ def _lines(build: Path, entry: GraphEntry | None) -> set[bytes]:
     if entry is None:
         return set()
     if not quads_verified(build, entry):
-        raise KgforgeError(f"{build / entry.quads_file}: missing or differs from its checksum in "
-                           f"{build / 'manifest.json'}, so the builds cannot be compared by it")
+        raise KgforgeError(
+            f"{build / entry.quads_file}: missing or differs from its checksum in "
+            f"{build / 'manifest.json'}, so the builds cannot be compared by it"
+        )
     with open(build / entry.quads_file, "rb") as handle:
         return {line if line.endswith(b"\n") else line + b"\n" for line in handle if line.strip()}
 
@@ -130,28 +139,37 @@ def _touched(lines: list[bytes], changed: set[tuple[bytes, bytes]]) -> int:
 def kept_build(paths: DomainPaths, build_id: str) -> Path:
     """The folder of finished build ``build_id`` of the domain (the published one or the one kept before it)."""
     folder = paths.builds / build_id
-    if "/" in build_id or build_id.startswith(".") or not (folder / "manifest.json").is_file() \
-            or (folder / ".incomplete").exists():
+    if (
+        "/" in build_id
+        or build_id.startswith(".")
+        or not (folder / "manifest.json").is_file()
+        or (folder / ".incomplete").exists()
+    ):
         kept = ", ".join(_finished_builds(paths)) or "none"
-        raise KgforgeError(f"domain {paths.domain!r} has no finished build {build_id!r} (it keeps the published "
-                           f"build and the one before it: {kept})")
+        raise KgforgeError(
+            f"domain {paths.domain!r} has no finished build {build_id!r} (it keeps the published "
+            f"build and the one before it: {kept})"
+        )
     return folder
 
 
 def _previous_build(paths: DomainPaths, newer: Path) -> Path:
     builds = _finished_builds(paths)
-    earlier = builds[:builds.index(newer.name)] if newer.name in builds else []
+    earlier = builds[: builds.index(newer.name)] if newer.name in builds else []
     if not earlier:
-        raise KgforgeError(f"domain {paths.domain!r} keeps no build before {newer.name} to compare with; "
-                           "rebuild it (`kgforge build`) and compare the two, or name them with --from and --to")
+        raise KgforgeError(
+            f"domain {paths.domain!r} keeps no build before {newer.name} to compare with; "
+            "rebuild it (`kgforge build`) and compare the two, or name them with --from and --to"
+        )
     return paths.builds / earlier[-1]
 
 
 def _finished_builds(paths: DomainPaths) -> list[str]:
     """The finished builds, oldest first. A build id starts with its second, but two builds of the same
     second sort by their random tail: the order the manifests were written in decides."""
-    finished = [b for b in paths.builds.iterdir()
-                if (b / "manifest.json").is_file() and not (b / ".incomplete").exists()]
+    finished = [
+        b for b in paths.builds.iterdir() if (b / "manifest.json").is_file() and not (b / ".incomplete").exists()
+    ]
     return [b.name for b in sorted(finished, key=lambda b: ((b / "manifest.json").stat().st_mtime_ns, b.name))]
 
 

@@ -119,8 +119,9 @@ class Candidate:
         return f"<{self.iri}> ({kinds})"
 
 
-def resolve_bindings(runner: QueryRunner, sparql: str, bindings: Mapping[str, Term | str], language: str,
-                     domain: str) -> dict[str, Term]:
+def resolve_bindings(
+    runner: QueryRunner, sparql: str, bindings: Mapping[str, Term | str], language: str, domain: str
+) -> dict[str, Term]:
     """``bindings`` with each plain value (``str``) read by the rule in this module's docstring."""
     roles = variable_roles(sparql)
     resolved: dict[str, Term] = {}
@@ -170,8 +171,10 @@ def label_literal(runner: QueryRunner, label: str, language: str, domain: str, v
 def _unknown(runner: QueryRunner, label: str, domain: str, variable: str) -> UnknownLabel:
     near = close_labels(runner, label)
     hint = f"; did you mean {', '.join(near)}?" if near else ""
-    return UnknownLabel(f"no entity has the label {label!r} in {domain}{hint} (`--bind {variable or 'VAR'}=<IRI>` "
-                       f"binds an IRI, `--bind {variable or 'VAR'}=\"{label}\"` the plain string)")
+    return UnknownLabel(
+        f"no entity has the label {label!r} in {domain}{hint} (`--bind {variable or 'VAR'}=<IRI>` "
+        f'binds an IRI, `--bind {variable or "VAR"}="{label}"` the plain string)'
+    )
 
 
 def close_labels(runner: QueryRunner, label: str, n: int = 5) -> list[str]:
@@ -197,8 +200,10 @@ def _one(found: list[Candidate], label: str, domain: str, variable: str) -> str:
         return found[0].iri
     shown = "\n".join(f"  {candidate.describe()}" for candidate in found[:MAX_CANDIDATES])
     more = " (first 20)" if len(found) > MAX_CANDIDATES else ""
-    raise AmbiguousLabel(f"{len(found) if not more else 'more than 20'} entities have the label {label!r} in "
-                         f"{domain}{more}; bind the one you mean by IRI (--bind {variable or 'VAR'}=<IRI>):\n{shown}")
+    raise AmbiguousLabel(
+        f"{len(found) if not more else 'more than 20'} entities have the label {label!r} in "
+        f"{domain}{more}; bind the one you mean by IRI (--bind {variable or 'VAR'}=<IRI>):\n{shown}"
+    )
 
 
 def row_labels(runner: QueryRunner, rows: list[dict[str, Term]], language: str) -> dict[str, str]:
@@ -213,8 +218,9 @@ def label_columns(variables: list[str], rows: list[dict[str, Term]]) -> list[str
     return [column for v in variables for column in ((v, f"{v}_label") if v in holds_iri else (v,))]
 
 
-def labelled_rows(variables: list[str], rows: list[dict[str, Term]],
-                  labels: Mapping[str, str]) -> tuple[list[str], list[dict[str, str | None]]]:
+def labelled_rows(
+    variables: list[str], rows: list[dict[str, Term]], labels: Mapping[str, str]
+) -> tuple[list[str], list[dict[str, str | None]]]:
     """The columns (:func:`label_columns`) and each row as text: a term's value, an IRI's label beside it."""
     columns = label_columns(variables, rows)
     out = []

@@ -71,8 +71,9 @@ def language_labels(labels: pl.DataFrame, language: str, links: Iterable[tuple[s
     own = ranked.filter(pl.col("mine"))
     first = own.unique("iri", keep="first", maintain_order=True)
     chosen: dict[str, str] = dict(zip(first["iri"].to_list(), first["label"].to_list()))
-    fell_back = {iri: "alias" for iri, preferred in zip(first["iri"].to_list(), first["preferred"].to_list())
-                 if not preferred}
+    fell_back = {
+        iri: "alias" for iri, preferred in zip(first["iri"].to_list(), first["preferred"].to_list()) if not preferred
+    }
     partners: dict[str, list[str]] = {}
     for a, b in links:
         partners.setdefault(a, []).append(b)

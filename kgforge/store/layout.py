@@ -37,6 +37,7 @@ from kgforge.core.files import fsync_dir, replace_link, safe_output_path
 from kgforge.store.checksums import is_verified, record_verified
 from kgforge.store.manifest import GraphEntry, Manifest
 from kgforge.store.workdir import missing_store, resolve_workdir
+
 _INCOMPLETE = ".incomplete"
 
 
@@ -148,6 +149,7 @@ def read_manifest(paths: DomainPaths, build: Path | None = None) -> Manifest:
 
 # --- writing: stage, load, publish --------------------------------------------------------------
 
+
 @contextmanager
 def staged_build(paths: DomainPaths) -> Iterator[Path]:
     """A fresh build folder, marked incomplete until :func:`swap_in` publishes it, removed if the block
@@ -174,7 +176,8 @@ def carry_quads(source: Path, target: Path, graphs: Mapping[str, GraphEntry]) ->
         if not quads_verified(source, entry):
             raise BuildError(
                 f"graph {graph}: {source / name} is missing or differs from the published manifest (sha256), so "
-                f"it cannot be carried into a new build; run `kgforge build {target.parent.parent.name}` to rebuild")
+                f"it cannot be carried into a new build; run `kgforge build {target.parent.parent.name}` to rebuild"
+            )
         (target / name).parent.mkdir(parents=True, exist_ok=True)
         try:
             os.link(source / name, target / name)
@@ -232,6 +235,7 @@ def _adopt_legacy_quads(paths: DomainPaths) -> None:
 
 # --- what killed writers leave behind -----------------------------------------------------------
 
+
 def _dead_builds(paths: DomainPaths) -> list[Path]:
     """Incomplete build folders; only dead while no writer holds the lock (the caller's concern)."""
     if not paths.builds.is_dir():
@@ -264,8 +268,11 @@ def _leftovers(paths: DomainPaths) -> list[Path]:
     found = set(dead)
     places = [paths.builds] + ([paths.quads] if paths.quads.is_dir() and not paths.quads.is_symlink() else [])
     for place in (p for p in places if p.is_dir()):
-        found.update(f for f in place.rglob("*") if (".part" in f.name or f.name.endswith(".tmp"))
-                     and not any(build in f.parents for build in dead))
+        found.update(
+            f
+            for f in place.rglob("*")
+            if (".part" in f.name or f.name.endswith(".tmp")) and not any(build in f.parents for build in dead)
+        )
     found.update(f for f in paths.root.glob(".*.tmp"))  # a symlink being replaced
     found.update(f for f in paths.root.glob(".store.*") if f.is_symlink())  # the same, by earlier versions
     return sorted(found)

@@ -21,8 +21,7 @@ from kgforge.core.errors import BuildError
 from kgforge.core.files import write_json_atomic
 
 _ENTRY_FIELDS = ("kind", "quads_file", "quads", "sha256")
-_MANIFEST_FIELDS = ("domain", "build_id", "created", "schema", "graphs", "total_quads", "timings", "versions",
-                    "stages")
+_MANIFEST_FIELDS = ("domain", "build_id", "created", "schema", "graphs", "total_quads", "timings", "versions", "stages")
 
 
 class ManifestError(BuildError):
@@ -48,13 +47,23 @@ class GraphEntry:
         missing = [key for key in ("quads_file", "quads") if key not in data]
         if missing:
             raise ManifestError(f"{where}: missing {', '.join(missing)}")
-        return cls(quads_file=data["quads_file"], quads=data["quads"], kind=data.get("kind"),
-                   sha256=data.get("sha256"), details={k: v for k, v in data.items() if k not in _ENTRY_FIELDS},
-                   key_order=tuple(data))
+        return cls(
+            quads_file=data["quads_file"],
+            quads=data["quads"],
+            kind=data.get("kind"),
+            sha256=data.get("sha256"),
+            details={k: v for k, v in data.items() if k not in _ENTRY_FIELDS},
+            key_order=tuple(data),
+        )
 
     def to_dict(self) -> dict[str, Any]:
-        values = {"kind": self.kind, "quads_file": self.quads_file, "quads": self.quads, "sha256": self.sha256,
-                  **self.details}
+        values = {
+            "kind": self.kind,
+            "quads_file": self.quads_file,
+            "quads": self.quads,
+            "sha256": self.sha256,
+            **self.details,
+        }
         values = {k: v for k, v in values.items() if not (k in ("kind", "sha256") and v is None)}
         ordered = {k: values[k] for k in self.key_order if k in values}
         return ordered | {k: v for k, v in values.items() if k not in ordered}
@@ -77,12 +86,22 @@ class SchemaEntry:
     def from_dict(cls, data: Mapping[str, Any], where: str = "schema") -> SchemaEntry:
         if not isinstance(data, Mapping) or "path" not in data:
             raise ManifestError(f"{where}: missing path")
-        return cls(path=data["path"], name=data.get("name"), version=data.get("version"),
-                   sha256=data.get("sha256"), inferred=data.get("inferred"))
+        return cls(
+            path=data["path"],
+            name=data.get("name"),
+            version=data.get("version"),
+            sha256=data.get("sha256"),
+            inferred=data.get("inferred"),
+        )
 
     def to_dict(self) -> dict[str, Any]:
-        values = {"name": self.name, "version": self.version, "path": self.path, "sha256": self.sha256,
-                  "inferred": self.inferred}
+        values = {
+            "name": self.name,
+            "version": self.version,
+            "path": self.path,
+            "sha256": self.sha256,
+            "inferred": self.inferred,
+        }
         return {k: v for k, v in values.items() if v is not None or k in ("name", "version")}
 
 
@@ -106,8 +125,9 @@ class Manifest:
         try:
             data = json.loads(path.read_text(encoding="utf-8"))
         except json.JSONDecodeError as exc:
-            raise ManifestError(f"{path}: not a JSON manifest (line {exc.lineno}: {exc.msg}); rebuild the "
-                                "domain with `kgforge build`") from exc
+            raise ManifestError(
+                f"{path}: not a JSON manifest (line {exc.lineno}: {exc.msg}); rebuild the domain with `kgforge build`"
+            ) from exc
         if not isinstance(data, dict):
             raise ManifestError(f"{path}: a manifest is a JSON object, found {type(data).__name__}")
         return cls.from_dict(data, str(path))
@@ -119,20 +139,35 @@ class Manifest:
             raise ManifestError(f"{where}: missing {', '.join(missing)}; rebuild the domain with `kgforge build`")
         if not isinstance(data["graphs"], Mapping):
             raise ManifestError(f"{where}: graphs: expected an object of graph IRI -> entry")
-        graphs = {graph: GraphEntry.from_dict(entry, f"{where}: graph {graph}")
-                  for graph, entry in data["graphs"].items()}
-        return cls(domain=data["domain"], build_id=data["build_id"],
-                   schema=SchemaEntry.from_dict(data["schema"], f"{where}: schema"), graphs=graphs,
-                   created=data.get("created", ""), total_quads=data.get("total_quads"),
-                   timings=data.get("timings", {}), versions=data.get("versions", {}), stages=data.get("stages", {}),
-                   extra={k: v for k, v in data.items() if k not in _MANIFEST_FIELDS})
+        graphs = {
+            graph: GraphEntry.from_dict(entry, f"{where}: graph {graph}") for graph, entry in data["graphs"].items()
+        }
+        return cls(
+            domain=data["domain"],
+            build_id=data["build_id"],
+            schema=SchemaEntry.from_dict(data["schema"], f"{where}: schema"),
+            graphs=graphs,
+            created=data.get("created", ""),
+            total_quads=data.get("total_quads"),
+            timings=data.get("timings", {}),
+            versions=data.get("versions", {}),
+            stages=data.get("stages", {}),
+            extra={k: v for k, v in data.items() if k not in _MANIFEST_FIELDS},
+        )
 
     def to_dict(self) -> dict[str, Any]:
-        return {"domain": self.domain, "build_id": self.build_id, "created": self.created,
-                "schema": self.schema.to_dict(),
-                "graphs": {graph: entry.to_dict() for graph, entry in self.graphs.items()},
-                "total_quads": self.quads, "timings": dict(self.timings), "versions": dict(self.versions),
-                "stages": dict(self.stages), **self.extra}
+        return {
+            "domain": self.domain,
+            "build_id": self.build_id,
+            "created": self.created,
+            "schema": self.schema.to_dict(),
+            "graphs": {graph: entry.to_dict() for graph, entry in self.graphs.items()},
+            "total_quads": self.quads,
+            "timings": dict(self.timings),
+            "versions": dict(self.versions),
+            "stages": dict(self.stages),
+            **self.extra,
+        }
 
     def write(self, path: Path | str) -> None:
         write_json_atomic(path, self.to_dict())

@@ -32,8 +32,10 @@ def read_only_store(folder: Path | str, paths: DomainPaths | None = None) -> ox.
 def damaged_store_message(folder: Path | str, problem: str, paths: DomainPaths | None = None) -> str:
     name = f" of domain {paths.domain!r}" if paths else ""
     first = problem.strip().split("  ")[0][:200]  # RocksDB appends more sentences after two spaces
-    return (f"the store{name} is damaged and cannot be opened ({first}; in {folder}): "
-            f"{rebuild_hint(paths, Path(folder).parent)}")
+    return (
+        f"the store{name} is damaged and cannot be opened ({first}; in {folder}): "
+        f"{rebuild_hint(paths, Path(folder).parent)}"
+    )
 
 
 def rebuild_hint(paths: DomainPaths | None, build: Path) -> str:
@@ -43,13 +45,19 @@ def rebuild_hint(paths: DomainPaths | None, build: Path) -> str:
         return "rebuild it with the `kgforge build` command that made it"
     try:
         graphs = Manifest.read(build / "manifest.json").graphs.values()
-        sources = [f"--source {entry.kind}:{entry.details['path']}" for entry in graphs
-                   if entry.kind and entry.kind != "schema" and "input" in entry.details and "path" in entry.details]
+        sources = [
+            f"--source {entry.kind}:{entry.details['path']}"
+            for entry in graphs
+            if entry.kind and entry.kind != "schema" and "input" in entry.details and "path" in entry.details
+        ]
     except Exception:  # noqa: BLE001 - a damaged build may have lost its manifest too: the generic words then
         sources = []
     command = " ".join(["kgforge build", paths.domain, *sources])
-    return (f"rebuild it with `{command}`" + (" (its sources, from the manifest; add the stages you ran after it)"
-                                              if sources else " and the sources it was built from"))
+    return f"rebuild it with `{command}`" + (
+        " (its sources, from the manifest; add the stages you ran after it)"
+        if sources
+        else " and the sources it was built from"
+    )
 
 
 def bulk_load(build: Path, graph_files: dict[str, Path]) -> dict[str, int]:
@@ -72,9 +80,15 @@ def bulk_load(build: Path, graph_files: dict[str, Path]) -> dict[str, int]:
     return {graph: n for graph, n in counts.items() if n}
 
 
-def extend_store(base: Path, build: Path, drop: list[str], files: dict[str, Path],
-                 keep_base_as: str | None = None, paths: DomainPaths | None = None,
-                 trusted: bool = False) -> dict[str, int]:
+def extend_store(
+    base: Path,
+    build: Path,
+    drop: list[str],
+    files: dict[str, Path],
+    keep_base_as: str | None = None,
+    paths: DomainPaths | None = None,
+    trusted: bool = False,
+) -> dict[str, int]:
     """Make ``build/oxigraph`` a copy of the store at ``base`` (a RocksDB checkpoint: hard links, seconds
     at any size) without the graphs in ``drop``, plus the graphs in ``files`` (graph IRI → its N-Quads
     file); return those graphs' quad counts. With ``keep_base_as``, a checkpoint of the copy before the
@@ -125,14 +139,15 @@ def _bulk_load_in_parts(store: ox.Store, quad_file: Path) -> None:
     parts = [data[a:b] for a, b in pairwise(cuts) if b > a]
     del data
     with ThreadPoolExecutor(len(parts)) as pool:
-        for _ in pool.map(lambda part: store.bulk_load(input=part, format=ox.RdfFormat.N_QUADS, lenient=True),
-                          parts):
+        for _ in pool.map(lambda part: store.bulk_load(input=part, format=ox.RdfFormat.N_QUADS, lenient=True), parts):
             pass
 
 
 def _graph_size(store: ox.Store, graph: str) -> int:
-    rows = store.query("SELECT ?g (COUNT(*) AS ?n) WHERE { GRAPH ?g { ?s ?p ?o } } GROUP BY ?g",
-                       substitutions={ox.Variable("g"): ox.NamedNode(graph)})
+    rows = store.query(
+        "SELECT ?g (COUNT(*) AS ?n) WHERE { GRAPH ?g { ?s ?p ?o } } GROUP BY ?g",
+        substitutions={ox.Variable("g"): ox.NamedNode(graph)},
+    )
     return sum(int(row["n"].value) for row in rows)
 
 
@@ -151,10 +166,11 @@ def check_counts(expected: dict[str, int], actual: dict[str, int]) -> list[str]:
     return problems
 
 
-
 def require_counts_match(expected: dict[str, int], actual: dict[str, int], build: Path) -> None:
     problems = check_counts(expected, actual)
     if problems:
         discard_build(build)
-        raise BuildError("the new store failed its count check and was discarded; the previous store is "
-                         "unchanged: " + "; ".join(problems))
+        raise BuildError(
+            "the new store failed its count check and was discarded; the previous store is "
+            "unchanged: " + "; ".join(problems)
+        )

@@ -81,9 +81,16 @@ class QueryRunner:
         worker = self._workers.get(False)
         return worker.isolation if worker else None
 
-    def query(self, sparql: str, bindings: Mapping[str, Term] | None = None,
-              timeout: float = DEFAULT_TIMEOUT, allow_service: bool = False, *, limit: int = 0,
-              waiting: Callable[[float], None] | None = None) -> QueryResult:
+    def query(
+        self,
+        sparql: str,
+        bindings: Mapping[str, Term] | None = None,
+        timeout: float = DEFAULT_TIMEOUT,
+        allow_service: bool = False,
+        *,
+        limit: int = 0,
+        waiting: Callable[[float], None] | None = None,
+    ) -> QueryResult:
         """Run ``sparql`` with ``bindings`` substituted, stopped after ``timeout`` seconds. A query with a
         SERVICE clause (which makes this machine call the endpoint it names) needs ``allow_service``;
         without it the worker has no network, whatever the query says.
@@ -92,8 +99,10 @@ class QueryRunner:
         checks.number(timeout, "timeout", above=True)
         checks.whole(limit, "limit", minimum=0)
         if not allow_service and uses_service(sparql):
-            raise QueryError("the query has a SERVICE clause, which would send requests to the endpoint it "
-                             "names: refused (pass --allow-service, or allow_service=True, to let it through)")
+            raise QueryError(
+                "the query has a SERVICE clause, which would send requests to the endpoint it "
+                "names: refused (pass --allow-service, or allow_service=True, to let it through)"
+            )
         encoded = {name.lstrip("?$"): encode(term) for name, term in (bindings or {}).items()}
         status, payload = self._ask(("query", sparql, encoded, limit), timeout, waiting, network=allow_service)
         if status == "syntax":
@@ -109,13 +118,15 @@ class QueryRunner:
             raise QueryError(payload)
         return payload
 
-    def _ask(self, message: tuple, timeout: float, waiting: Callable[[float], None] | None, *,
-             network: bool) -> tuple[str, Any]:
+    def _ask(
+        self, message: tuple, timeout: float, waiting: Callable[[float], None] | None, *, network: bool
+    ) -> tuple[str, Any]:
         started = time.monotonic()
         worker = self._workers.get(network)
         if worker is None or not worker.alive():
-            worker = self._workers[network] = _Worker(self.store_dir, network, self.memory_limit,
-                                                      started + timeout, timeout)
+            worker = self._workers[network] = _Worker(
+                self.store_dir, network, self.memory_limit, started + timeout, timeout
+            )
         try:
             status, payload = worker.ask(message, started + timeout, timeout, waiting)
         except (QueryTimeout, QueryWorkerDied):
@@ -130,7 +141,7 @@ class QueryRunner:
             worker.close()
         self._workers.clear()
 
-    def __enter__(self) -> "QueryRunner":
+    def __enter__(self) -> QueryRunner:
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -160,37 +171,48 @@ def _megabytes(limit: int | None) -> str:
 class _Worker:
     """One ``kgforge.store.worker`` process and its pipes; a deadline applies to its start as well."""
 
-    def __init__(self, store_dir: str, network: bool, memory_limit: int | None, deadline: float,
-                 timeout: float) -> None:
+    def __init__(
+        self, store_dir: str, network: bool, memory_limit: int | None, deadline: float, timeout: float
+    ) -> None:
         flags = (["--network"] if network else []) + (["--memory", str(memory_limit)] if memory_limit else [])
         self.memory_limit = memory_limit
         self.stderr = tempfile.TemporaryFile()  # what a dying worker says, for the message (never the terminal)
-        self.process = subprocess.Popen(module_command("kgforge.store.worker", str(os.getpid()), store_dir, *flags),
-                                        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.stderr,
-                                        env=module_env(), close_fds=True)
+        self.process = subprocess.Popen(
+            module_command("kgforge.store.worker", str(os.getpid()), store_dir, *flags),
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=self.stderr,
+            env=module_env(),
+            close_fds=True,
+        )
         status, payload = self._reply(deadline, timeout, None, "starting")
         if status != "ready":
             self.kill()
             raise QueryError(payload)
         self.isolation: str | None = payload
         if not network and payload is None:
-            warnings.warn("this system allows neither a seccomp filter nor a network namespace: queries run "
-                          "with network access, and only the query-text check refuses SERVICE clauses",
-                          RuntimeWarning, stacklevel=5)
+            warnings.warn(
+                "this system allows neither a seccomp filter nor a network namespace: queries run "
+                "with network access, and only the query-text check refuses SERVICE clauses",
+                RuntimeWarning,
+                stacklevel=5,
+            )
 
     def alive(self) -> bool:
         return self.process.poll() is None
 
-    def ask(self, message: tuple, deadline: float, timeout: float,
-            waiting: Callable[[float], None] | None) -> tuple[str, Any]:
+    def ask(
+        self, message: tuple, deadline: float, timeout: float, waiting: Callable[[float], None] | None
+    ) -> tuple[str, Any]:
         try:
             write_frame(self.process.stdin, message)
         except (BrokenPipeError, OSError):
             pass  # the worker is gone: reading its reply says how
         return self._reply(deadline, timeout, waiting, "running the query")
 
-    def _reply(self, deadline: float, timeout: float, waiting: Callable[[float], None] | None,
-               doing: str) -> tuple[str, Any]:
+    def _reply(
+        self, deadline: float, timeout: float, waiting: Callable[[float], None] | None, doing: str
+    ) -> tuple[str, Any]:
         poller = select.poll()
         poller.register(self.process.stdout, select.POLLIN)
         started = time.monotonic()
@@ -214,8 +236,10 @@ class _Worker:
         said = self._last_words()
         self.kill()
         if self.memory_limit and code in (-signal.SIGABRT, -signal.SIGSEGV, -signal.SIGKILL):
-            return QueryOutOfMemory(f"the query worker ran out of memory while {doing} (cap "
-                                    f"{self.memory_limit / 2**20:g} MiB) and was stopped")
+            return QueryOutOfMemory(
+                f"the query worker ran out of memory while {doing} (cap "
+                f"{self.memory_limit / 2**20:g} MiB) and was stopped"
+            )
         how = f"killed by signal {-code}" if code < 0 else f"exit status {code}"
         return QueryWorkerDied(f"the query worker died while {doing} ({how}{': ' + said if said else ''})")
 
@@ -248,8 +272,13 @@ class _Worker:
 def _to_result(payload: tuple) -> QueryResult:
     if payload[0] == "select":
         _, variables, rows, truncated, more = payload
-        return QueryResult("select", variables, [{k: decode(v) for k, v in row.items()} for row in rows],
-                           truncated=truncated, more_rows=more)
+        return QueryResult(
+            "select",
+            variables,
+            [{k: decode(v) for k, v in row.items()} for row in rows],
+            truncated=truncated,
+            more_rows=more,
+        )
     if payload[0] == "ask":
         return QueryResult("ask", [], [], boolean=payload[1])
     triples = [ox.Triple(*(decode(t) for t in triple)) for triple in payload[1]]
@@ -299,8 +328,10 @@ def read_query_file(path: Path) -> str:
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise QueryError(f"{path}: not a UTF-8 text file (byte {exc.start} is {data[exc.start:exc.start + 1]!r}); "
-                         "a query file holds SPARQL text") from None
+        raise QueryError(
+            f"{path}: not a UTF-8 text file (byte {exc.start} is {data[exc.start : exc.start + 1]!r}); "
+            "a query file holds SPARQL text"
+        ) from None
     if "\x00" in text:
         raise QueryError(f"{path}: NUL byte at offset {data.index(0)}: a binary file, not SPARQL text")
     return text
@@ -321,8 +352,10 @@ def load_query(query: str = "", file: Path | str | None = None) -> str:
         return read_query_file(path)
     query = query.strip()
     if not query:
-        raise QueryError(f"give a query: the name of a shipped query ({', '.join(shipped_queries().names())}; "
-                         "`kgforge queries` says what each returns), SPARQL text, or --file PATH")
+        raise QueryError(
+            f"give a query: the name of a shipped query ({', '.join(shipped_queries().names())}; "
+            "`kgforge queries` says what each returns), SPARQL text, or --file PATH"
+        )
     if _QUERY_NAME.fullmatch(query):
         try:
             return read_query_file(query_path(query))

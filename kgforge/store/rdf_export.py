@@ -9,8 +9,8 @@ import pyoxigraph as ox
 
 from kgforge.core.files import atomic_path
 from kgforge.core.registry import Registry
-from kgforge.store.snapshot import Snapshot
 from kgforge.store.query import PREFIXES
+from kgforge.store.snapshot import Snapshot
 
 
 @dataclass(frozen=True)
@@ -21,13 +21,25 @@ class RdfSyntax:
 
 
 RDF_FORMATS: Registry[RdfSyntax] = Registry("RDF format")
-RDF_FORMATS.register("nq", RdfSyntax(ox.RdfFormat.N_QUADS, True, False), aliases=("nquads", "n-quads"),
-                     description="N-Quads: every named graph kept")
+RDF_FORMATS.register(
+    "nq",
+    RdfSyntax(ox.RdfFormat.N_QUADS, True, False),
+    aliases=("nquads", "n-quads"),
+    description="N-Quads: every named graph kept",
+)
 RDF_FORMATS.register("trig", RdfSyntax(ox.RdfFormat.TRIG, True, True), description="TriG: every named graph kept")
-RDF_FORMATS.register("nt", RdfSyntax(ox.RdfFormat.N_TRIPLES, False, False), aliases=("ntriples", "n-triples"),
-                     description="N-Triples: the union of the graphs")
-RDF_FORMATS.register("ttl", RdfSyntax(ox.RdfFormat.TURTLE, False, True), aliases=("turtle",),
-                     description="Turtle: the union of the graphs")
+RDF_FORMATS.register(
+    "nt",
+    RdfSyntax(ox.RdfFormat.N_TRIPLES, False, False),
+    aliases=("ntriples", "n-triples"),
+    description="N-Triples: the union of the graphs",
+)
+RDF_FORMATS.register(
+    "ttl",
+    RdfSyntax(ox.RdfFormat.TURTLE, False, True),
+    aliases=("turtle",),
+    description="Turtle: the union of the graphs",
+)
 
 
 def export_rdf(domain: str, fmt: str, out: Path, workdir: Path | str | None = None) -> dict:

@@ -47,8 +47,13 @@ class Snapshot:
     _tables: dict[bool, GraphTables] = field(default_factory=dict, init=False, repr=False)
 
     @classmethod
-    def open(cls, domain: str | DomainPaths, workdir: Path | str | None = None, *,
-             reuse: Mapping[Path, Snapshot] | None = None) -> Snapshot:
+    def open(
+        cls,
+        domain: str | DomainPaths,
+        workdir: Path | str | None = None,
+        *,
+        reuse: Mapping[Path, Snapshot] | None = None,
+    ) -> Snapshot:
         """The domain's published build, resolved now; StoreMissingError (naming the workdir and the
         closest built domain) when nothing is published. A snapshot in ``reuse`` (by build folder) of the
         build found is handed back as it is, so a long-running reader (the explorer) that asks on every

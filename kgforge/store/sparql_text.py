@@ -11,7 +11,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from kgforge.core.vocab import CLASS, ENTITY, GRAPH, ONTO, RELATION, RDFS_LABEL, SKOS_ALT_LABEL
+from kgforge.core.vocab import CLASS, ENTITY, GRAPH, ONTO, RDFS_LABEL, RELATION, SKOS_ALT_LABEL
 
 # The prefixes every query may use undeclared (passed to Oxigraph) and the table view shortens IRIs with.
 PREFIXES = {
@@ -28,14 +28,17 @@ PREFIXES = {
 }
 
 # Comments, string literals and IRI references, as SPARQL's lexer reads them (long strings first).
-NOT_CODE = re.compile(r'''
+NOT_CODE = re.compile(
+    r'''
     \#[^\r\n]*
   | """(?:[^"\\]|\\.|"(?!""))*"""
   | '{3}(?:[^'\\]|\\.|'(?!''))*'{3}
   | "(?:[^"\\\r\n]|\\.)*"
   | '(?:[^'\\\r\n]|\\.)*'
   | <[^<>"{}|^`\\\x00-\x20]*>
-''', re.VERBOSE)
+''',
+    re.VERBOSE,
+)
 _DECLARATION = re.compile(r"\bPREFIX\s+([A-Za-z][\w.-]*)?:\s*<([^<>\s]*)>", re.IGNORECASE)
 _PREFIXED_NAME = re.compile(r"(?<![\w?$:.\-])([A-Za-z](?:[\w.-]*\w)?)?:(?=[\w%\\:]|$|\s)")
 _UPDATE_WORDS = {"insert", "delete", "load", "clear", "drop", "create", "add", "move", "copy", "with"}
@@ -57,12 +60,13 @@ def declared_prefixes(sparql: str) -> dict[str, str]:
 def shorten(iri: str, prefixes: dict[str, str] = PREFIXES) -> str:
     """``iri`` as ``prefix:local`` with the longest namespace it starts with, else ``<iri>``;
     :func:`expand` gives ``iri`` back."""
-    best = max((ns for ns in prefixes.values() if ns and iri.startswith(ns) and len(iri) > len(ns)),
-               key=len, default=None)
+    best = max(
+        (ns for ns in prefixes.values() if ns and iri.startswith(ns) and len(iri) > len(ns)), key=len, default=None
+    )
     if best is None:
         return f"<{iri}>"
     prefix = min(p for p, ns in prefixes.items() if ns == best)
-    return f"{prefix}:{iri[len(best):]}"
+    return f"{prefix}:{iri[len(best) :]}"
 
 
 def expand(name: str, prefixes: dict[str, str] = PREFIXES) -> str:
@@ -91,9 +95,11 @@ def unknown_prefixes(sparql: str) -> list[str]:
 def explain_error(message: str, sparql: str) -> str:
     """What a parser error from Oxigraph means for the person who wrote ``sparql``."""
     if is_update(sparql):
-        return ("this is a SPARQL Update: the store is read-only here (queries only). The graph changes by "
-                "rebuilding it: `kgforge build DOMAIN --source KIND:PATH` (add or fix a source), `kgforge "
-                "derive DOMAIN` (derived graphs), `kgforge import` / `kgforge link` (extend the published build)")
+        return (
+            "this is a SPARQL Update: the store is read-only here (queries only). The graph changes by "
+            "rebuilding it: `kgforge build DOMAIN --source KIND:PATH` (add or fix a source), `kgforge "
+            "derive DOMAIN` (derived graphs), `kgforge import` / `kgforge link` (extend the published build)"
+        )
     where = _ERROR_AT.match(message)
     if where is None:
         return message
@@ -101,16 +107,17 @@ def explain_error(message: str, sparql: str) -> str:
     unknown = unknown_prefixes(sparql)
     if "Prefix not found" in message and unknown:
         names = ", ".join(f"'{p}:'" for p in unknown)
-        return (f"unknown prefix {names} (line {line}) — known prefixes: "
-                f"{', '.join(f'{p}:' for p in {**PREFIXES, **declared_prefixes(sparql)})}; declare it with "
-                f"PREFIX {unknown[0]}: <http://…>")
+        return (
+            f"unknown prefix {names} (line {line}) — known prefixes: "
+            f"{', '.join(f'{p}:' for p in {**PREFIXES, **declared_prefixes(sparql)})}; declare it with "
+            f"PREFIX {unknown[0]}: <http://…>"
+        )
     lines = sparql.splitlines() or [""]
     shown = lines[line - 1] if 0 < line <= len(lines) else ""
-    detail = message[where.end():]
+    detail = message[where.end() :]
     if len(detail) > 200:
         detail = detail[:200].rsplit(",", 1)[0] + ", …"
-    return (f"SPARQL syntax error at line {line}, column {column}: {detail}\n"
-            f"  {shown}\n  {' ' * max(column - 1, 0)}^")
+    return f"SPARQL syntax error at line {line}, column {column}: {detail}\n  {shown}\n  {' ' * max(column - 1, 0)}^"
 
 
 @dataclass(frozen=True)

@@ -44,8 +44,15 @@ from kgforge.store.manifest import Manifest
 from kgforge.store.oxigraph import read_only_store
 
 log = logging.getLogger(__name__)
-FACT_SCHEMA = {"s": pl.String, "p": pl.String, "o": pl.String, "o_is_entity": pl.Boolean,
-               "o_lang": pl.String, "o_datatype": pl.String, "graph": pl.String}
+FACT_SCHEMA = {
+    "s": pl.String,
+    "p": pl.String,
+    "o": pl.String,
+    "o_is_entity": pl.Boolean,
+    "o_lang": pl.String,
+    "o_datatype": pl.String,
+    "graph": pl.String,
+}
 LABEL_SCHEMA = {"iri": pl.String, "label": pl.String, "lang": pl.String, "preferred": pl.Boolean}
 
 
@@ -63,17 +70,26 @@ class GraphTables:
         and a kind). A source's own unmapped properties, such as Wikidata's wdt:P31, stay out.
         Filtered once (the tables never change) however many stages ask."""
         if self._domain_facts is None:
-            self._domain_facts = self.facts.filter(~pl.col("graph").str.starts_with(DERIVED_GRAPHS),
-                                                   pl.col("p").is_in(self.relations["iri"].implode()))
+            self._domain_facts = self.facts.filter(
+                ~pl.col("graph").str.starts_with(DERIVED_GRAPHS), pl.col("p").is_in(self.relations["iri"].implode())
+            )
         return self._domain_facts
 
     def label_map(self, language: str = "zh") -> dict[str, str]:
         """One display label per IRI: a preferred label in ``language`` first, any label otherwise."""
-        ranked = self.labels.with_columns(
-            rank=pl.when(pl.col("preferred") & (pl.col("lang") == language)).then(0)
-            .when(pl.col("preferred") & pl.col("lang").str.starts_with(language)).then(1)
-            .when(pl.col("preferred")).then(2).otherwise(3)
-        ).sort(["iri", "rank", "label"]).unique("iri", keep="first")
+        ranked = (
+            self.labels.with_columns(
+                rank=pl.when(pl.col("preferred") & (pl.col("lang") == language))
+                .then(0)
+                .when(pl.col("preferred") & pl.col("lang").str.starts_with(language))
+                .then(1)
+                .when(pl.col("preferred"))
+                .then(2)
+                .otherwise(3)
+            )
+            .sort(["iri", "rank", "label"])
+            .unique("iri", keep="first")
+        )
         mapping = dict(zip(ranked["iri"].to_list(), ranked["label"].to_list()))
         for row in self.relations.iter_rows(named=True):
             mapping[row["iri"]] = row["en"] if language.startswith("en") and row["en"] else row["zh"] or row["iri"]
@@ -112,18 +128,28 @@ def read_tables_from_store(paths: DomainPaths, build: Path, include_derived: boo
             types["class"].append(o.value)
         elif is_fact(s, p) and (include_derived or not graph.startswith(DERIVED_GRAPHS)):
             is_literal = isinstance(o, ox.Literal)
-            row = (s, p, o.value, not is_literal, o.language if is_literal else None,
-                   o.datatype.value if is_literal else None, graph)
+            row = (
+                s,
+                p,
+                o.value,
+                not is_literal,
+                o.language if is_literal else None,
+                o.datatype.value if is_literal else None,
+                graph,
+            )
             for key, value in zip(FACT_SCHEMA, row):
                 facts[key].append(value)
-    relation_rows = [{"iri": iri, "zh": r.get("zh", ""), "en": r.get("en", ""), "kind": r.get("kind", "")}
-                     for iri, r in relations.items()]
+    relation_rows = [
+        {"iri": iri, "zh": r.get("zh", ""), "en": r.get("en", ""), "kind": r.get("kind", "")}
+        for iri, r in relations.items()
+    ]
     return GraphTables(
         facts=pl.DataFrame(facts, schema=FACT_SCHEMA),
         labels=pl.DataFrame(labels, schema=LABEL_SCHEMA),
         types=pl.DataFrame(types, schema={"iri": pl.String, "class": pl.String}),
-        relations=pl.DataFrame(relation_rows, schema={"iri": pl.String, "zh": pl.String, "en": pl.String,
-                                                      "kind": pl.String}),
+        relations=pl.DataFrame(
+            relation_rows, schema={"iri": pl.String, "zh": pl.String, "en": pl.String, "kind": pl.String}
+        ),
     )
 
 
@@ -148,8 +174,12 @@ class QuadFilesUnusable(Exception):
 def fact_filter() -> pl.Expr:
     """``kgforge.core.vocab.is_fact`` over the columns ``s`` and ``p``."""
     p, s = pl.col("p"), pl.col("s")
-    return (~p.is_in(list(META_PREDICATES)) & ~s.str.starts_with(STATEMENT_NODE) & ~p.str.starts_with(WIKIBASE)
-            & (~p.str.starts_with(WIKIDATA_PROP) | p.str.starts_with(WIKIDATA_DIRECT)))
+    return (
+        ~p.is_in(list(META_PREDICATES))
+        & ~s.str.starts_with(STATEMENT_NODE)
+        & ~p.str.starts_with(WIKIBASE)
+        & (~p.str.starts_with(WIKIDATA_PROP) | p.str.starts_with(WIKIDATA_DIRECT))
+    )
 
 
 def _read_quads(paths: DomainPaths, manifest: Manifest, build: Path, include_derived: bool) -> pl.DataFrame:
@@ -160,18 +190,28 @@ def _read_quads(paths: DomainPaths, manifest: Manifest, build: Path, include_der
     for graph, entry in manifest.graphs.items():
         path = build / entry.quads_file
         if not quads_verified(build, entry):
-            raise QuadFilesUnusable(f"{path} is missing or differs from the sha256 in the build's manifest "
-                                    f"(`kgforge check {paths.domain}` reports it)")
+            raise QuadFilesUnusable(
+                f"{path} is missing or differs from the sha256 in the build's manifest "
+                f"(`kgforge check {paths.domain}` reports it)"
+            )
         if not path.stat().st_size:
             continue
         try:
-            lines = pl.read_csv(path, has_header=False, separator="\x01", quote_char=None,
-                                schema={"line": pl.String}, comment_prefix=None)
+            lines = pl.read_csv(
+                path,
+                has_header=False,
+                separator="\x01",
+                quote_char=None,
+                schema={"line": pl.String},
+                comment_prefix=None,
+            )
         except pl.exceptions.PolarsError as exc:
             raise QuadFilesUnusable(f"{path}: {exc}") from None
         if graph.startswith(DERIVED_GRAPHS) and not include_derived:
-            lines = lines.filter(pl.col("line").str.contains(f"> <{RDFS_LABEL}> ", literal=True)
-                                 | pl.col("line").str.contains(f"> <{SKOS_ALT_LABEL}> ", literal=True))
+            lines = lines.filter(
+                pl.col("line").str.contains(f"> <{RDFS_LABEL}> ", literal=True)
+                | pl.col("line").str.contains(f"> <{SKOS_ALT_LABEL}> ", literal=True)
+            )
         suffix = f" <{graph}> ."
         parts = lines.select(
             ok=pl.col("line").str.starts_with("<") & pl.col("line").str.ends_with(suffix),
@@ -179,37 +219,48 @@ def _read_quads(paths: DomainPaths, manifest: Manifest, build: Path, include_der
         ).unnest("split")
         if not parts["ok"].all():
             raise QuadFilesUnusable(f"{path}: a line is not in QuadWriter's <s> <p> o <{graph}> . shape")
-        frames.append(parts.select(
-            s=pl.col("field_0").str.slice(1, pl.col("field_0").str.len_chars() - 2),
-            p=pl.col("field_1").str.slice(1, pl.col("field_1").str.len_chars() - 2),
-            obj=pl.col("field_2").str.slice(0, pl.col("field_2").str.len_chars() - len(suffix)),
-            graph=pl.lit(graph),
-        ))
+        frames.append(
+            parts.select(
+                s=pl.col("field_0").str.slice(1, pl.col("field_0").str.len_chars() - 2),
+                p=pl.col("field_1").str.slice(1, pl.col("field_1").str.len_chars() - 2),
+                obj=pl.col("field_2").str.slice(0, pl.col("field_2").str.len_chars() - len(suffix)),
+                graph=pl.lit(graph),
+            )
+        )
     if not frames:
         return pl.DataFrame(schema={k: pl.String for k in ("s", "p", "obj", "graph")})
     return pl.concat(frames)
 
 
-def tables_from_quads(paths: DomainPaths, manifest: Manifest, build: Path,
-                      include_derived: bool = False) -> GraphTables:
+def tables_from_quads(
+    paths: DomainPaths, manifest: Manifest, build: Path, include_derived: bool = False
+) -> GraphTables:
     # derived labels too, as read_tables keeps them
     quads = _read_quads(paths, manifest, build, include_derived)
     is_iri = pl.col("obj").str.starts_with("<")
     literal = pl.col("obj").str.extract_groups(_LITERAL)
-    quads = quads.with_columns(o_is_entity=is_iri, lit=pl.when(~is_iri).then(literal)).with_columns(
-        o=pl.when(pl.col("o_is_entity")).then(pl.col("obj").str.slice(1, pl.col("obj").str.len_chars() - 2))
-        .otherwise(pl.col("lit").struct.field("1").str.replace_many(_ESCAPED, _UNESCAPED)),
-        o_lang=pl.col("lit").struct.field("2").str.to_lowercase(),
-        o_datatype=pl.when(pl.col("o_is_entity")).then(None)
-        .when(pl.col("lit").struct.field("2").is_not_null()).then(pl.lit(RDF_LANG_STRING))
-        .otherwise(pl.col("lit").struct.field("3").fill_null(XSD_STRING)),
-    ).drop("obj", "lit")
+    quads = (
+        quads.with_columns(o_is_entity=is_iri, lit=pl.when(~is_iri).then(literal))
+        .with_columns(
+            o=pl.when(pl.col("o_is_entity"))
+            .then(pl.col("obj").str.slice(1, pl.col("obj").str.len_chars() - 2))
+            .otherwise(pl.col("lit").struct.field("1").str.replace_many(_ESCAPED, _UNESCAPED)),
+            o_lang=pl.col("lit").struct.field("2").str.to_lowercase(),
+            o_datatype=pl.when(pl.col("o_is_entity"))
+            .then(None)
+            .when(pl.col("lit").struct.field("2").is_not_null())
+            .then(pl.lit(RDF_LANG_STRING))
+            .otherwise(pl.col("lit").struct.field("3").fill_null(XSD_STRING)),
+        )
+        .drop("obj", "lit")
+    )
     in_schema = (pl.col("graph") == SCHEMA_GRAPH) & ~pl.col("s").str.starts_with(CLASS)
     is_label = pl.col("p").is_in([RDFS_LABEL, SKOS_ALT_LABEL]) & ~pl.col("o_is_entity")
     schema_rows = quads.filter(in_schema)
     rest = quads.filter(~in_schema)
-    labels = rest.filter(is_label).select(iri="s", label="o", lang=pl.col("o_lang").fill_null(""),
-                                          preferred=pl.col("p") == RDFS_LABEL)
+    labels = rest.filter(is_label).select(
+        iri="s", label="o", lang=pl.col("o_lang").fill_null(""), preferred=pl.col("p") == RDFS_LABEL
+    )
     rest = rest.filter(~is_label)
     types = rest.filter(pl.col("p") == RDF_TYPE).select(iri="s", **{"class": "o"})
     facts = rest.filter(pl.col("p") != RDF_TYPE, fact_filter())
@@ -227,9 +278,13 @@ def _relations(rows: pl.DataFrame) -> pl.DataFrame:
     labels = rows.filter(pl.col("p") == RDFS_LABEL, ~pl.col("o_is_entity"))
     en = labels.filter(pl.col("o_lang").fill_null("").str.starts_with("en")).group_by("s").agg(en=pl.col("o").last())
     zh = labels.filter(~pl.col("o_lang").fill_null("").str.starts_with("en")).group_by("s").agg(zh=pl.col("o").last())
-    kind = rows.filter(pl.col("p") == KIND).group_by("s").agg(
-        kind=pl.col("o").last().str.strip_prefix(ONTO).str.strip_suffix("Valued").str.to_lowercase())
+    kind = (
+        rows.filter(pl.col("p") == KIND)
+        .group_by("s")
+        .agg(kind=pl.col("o").last().str.strip_prefix(ONTO).str.strip_suffix("Valued").str.to_lowercase())
+    )
     iris = rows.select("s").unique(maintain_order=True)
     out = iris.join(zh, on="s", how="left").join(en, on="s", how="left").join(kind, on="s", how="left")
-    return out.select(iri="s", zh=pl.col("zh").fill_null(""), en=pl.col("en").fill_null(""),
-                      kind=pl.col("kind").fill_null(""))
+    return out.select(
+        iri="s", zh=pl.col("zh").fill_null(""), en=pl.col("en").fill_null(""), kind=pl.col("kind").fill_null("")
+    )

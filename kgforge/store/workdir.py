@@ -51,8 +51,10 @@ def missing_store(workdir: Path | str, domain: str) -> StoreMissingError:
     built = built_domains(workdir)
     close = closest(domain, built)
     if close:
-        return StoreMissingError(f"no domain {domain!r} in {where(workdir)}; did you mean {close!r}? "
-                                 f"(built: {', '.join(built)})")
+        return StoreMissingError(
+            f"no domain {domain!r} in {where(workdir)}; did you mean {close!r}? (built: {', '.join(built)})"
+        )
     listing = f"built: {', '.join(built)}" if built else "no domain is built there yet"
-    return StoreMissingError(f"no store for {domain!r} in {where(workdir)}; {listing}; "
-                             f"run `kgforge build {domain}` to build it")
+    return StoreMissingError(
+        f"no store for {domain!r} in {where(workdir)}; {listing}; run `kgforge build {domain}` to build it"
+    )

@@ -52,8 +52,7 @@ def decode(encoded: tuple) -> Term:
 
 def run(store: ox.Store, sparql: str, bindings: dict[str, tuple], limit: int) -> tuple:
     substitutions = {ox.Variable(name): decode(term) for name, term in bindings.items()}
-    result = store.query(sparql, use_default_graph_as_union=True, substitutions=substitutions,
-                         prefixes=PREFIXES)
+    result = store.query(sparql, use_default_graph_as_union=True, substitutions=substitutions, prefixes=PREFIXES)
     if isinstance(result, ox.QuerySolutions):
         variables = [v.value for v in result.variables]
         rows = []
@@ -87,8 +86,12 @@ def labels(store: ox.Store, iris: list[str], language: str) -> dict[str, str]:
             continue
         best = min(candidates, key=lambda lit: (_language_rank(lit, language), lit.value))
         if _language_rank(best, language) > 0:
-            linked = [lit for partner in _partners(store, iri) for lit in _labels_of(store, partner)
-                      if _language_rank(lit, language) == 0]
+            linked = [
+                lit
+                for partner in _partners(store, iri)
+                for lit in _labels_of(store, partner)
+                if _language_rank(lit, language) == 0
+            ]
             best = min(linked, key=lambda lit: lit.value) if linked else best
         found[iri] = best.value
     return found
@@ -99,8 +102,9 @@ _SAME_AS = ox.NamedNode(OWL_SAME_AS)
 
 
 def _labels_of(store: ox.Store, iri: str) -> list[ox.Literal]:
-    return [q.object for q in store.quads_for_pattern(ox.NamedNode(iri), _LABEL, None)
-            if isinstance(q.object, ox.Literal)]
+    return [
+        q.object for q in store.quads_for_pattern(ox.NamedNode(iri), _LABEL, None) if isinstance(q.object, ox.Literal)
+    ]
 
 
 def _partners(store: ox.Store, iri: str) -> set[str]:
@@ -122,13 +126,17 @@ def _language_rank(literal: ox.Literal, language: str) -> int:
 def explain(exc: Exception) -> str:
     message = f"{type(exc).__name__}: {exc}"
     if "SELECT projection" in str(exc):
-        message += (" (a variable given with --bind must also appear in the SELECT clause: "
-                    "bindings are SPARQL substitutions, SEP-0007, not text pasted into the query)")
+        message += (
+            " (a variable given with --bind must also appear in the SELECT clause: "
+            "bindings are SPARQL substitutions, SEP-0007, not text pasted into the query)"
+        )
     return message
 
 
-NETWORK_CLOSED = ("a SERVICE call was blocked: this query worker has no network access (pass --allow-service, "
-                  "or allow_service=True, to let SERVICE clauses call the endpoints they name)")
+NETWORK_CLOSED = (
+    "a SERVICE call was blocked: this query worker has no network access (pass --allow-service, "
+    "or allow_service=True, to let SERVICE clauses call the endpoints they name)"
+)
 
 
 def answer(store: ox.Store, message: tuple, network_closed: bool = False) -> tuple:

@@ -70,8 +70,14 @@ def knowledge_gold(record: dict[str, Any], key: str = "knowledge") -> list[GoldT
     return [GoldTriple(t[0], t[1], t[2], (key, i), 2) for i, t in enumerate(record.get(key) or []) if _is_triple(t)]
 
 
-def session_or_samples(dialogue: Dialogue, layout: Layout, render: Render, pool_key: str,
-                       history_prefix: tuple[str, ...] = (), first_turn: int = 0) -> list[dict[str, Any]]:
+def session_or_samples(
+    dialogue: Dialogue,
+    layout: Layout,
+    render: Render,
+    pool_key: str,
+    history_prefix: tuple[str, ...] = (),
+    first_turn: int = 0,
+) -> list[dict[str, Any]]:
     """A real session with its retrieved facts under ``pool_key``: as it was, or cut into samples as the
     baselines' ``convert_session_to_sample.py`` cut it (``history = prefix + conversation[:j]``,
     ``response = conversation[j]`` for every other j from ``first_turn``). The source record is shared,
@@ -80,5 +86,13 @@ def session_or_samples(dialogue: Dialogue, layout: Layout, render: Render, pool_
     if layout.kind == dialogue.source.layout:
         return [{**record, pool_key: pool}]
     conversation = record["conversation"]
-    return [{"goal": record["goal"], "knowledge": record["knowledge"], "history": [*history_prefix, *conversation[:j]],
-             "response": conversation[j], pool_key: pool} for j in range(first_turn, len(conversation), 2)]
+    return [
+        {
+            "goal": record["goal"],
+            "knowledge": record["knowledge"],
+            "history": [*history_prefix, *conversation[:j]],
+            "response": conversation[j],
+            pool_key: pool,
+        }
+        for j in range(first_turn, len(conversation), 2)
+    ]

@@ -36,10 +36,21 @@ TYPE_RELATION = "领域"
 NO_RESPONSE = "null"
 POOL = "retrieved_knowledge"
 
-SESSION = Layout("session", "duconv-session", "train/dev sessions: goal, knowledge, conversation",
-                 needs_conversation=True, segmented=True)
-SAMPLE = Layout("sample", "duconv-sample", "test samples: goal, knowledge, history, response (a new goal: empty "
-                "history, response 'null')", needs_conversation=False, segmented=True, cut_from="session")
+SESSION = Layout(
+    "session",
+    "duconv-session",
+    "train/dev sessions: goal, knowledge, conversation",
+    needs_conversation=True,
+    segmented=True,
+)
+SAMPLE = Layout(
+    "sample",
+    "duconv-sample",
+    "test samples: goal, knowledge, history, response (a new goal: empty history, response 'null')",
+    needs_conversation=False,
+    segmented=True,
+    cut_from="session",
+)
 
 
 @register
@@ -80,8 +91,16 @@ class DuConv(Format):
         texts = list(record[texts_key])
         if layout is SAMPLE and isinstance(record.get("response"), str):
             texts.append(record["response"])
-        return SourceDialogue(line, layout.kind, record, topic_names=goal[0][1:], texts=texts,
-                              gold=knowledge_gold(record), path=goal[1:], segmented=True)
+        return SourceDialogue(
+            line,
+            layout.kind,
+            record,
+            topic_names=goal[0][1:],
+            texts=texts,
+            gold=knowledge_gold(record),
+            path=goal[1:],
+            segmented=True,
+        )
 
     def dialogue_records(self, dialogue: Dialogue, layout: Layout, render: Render) -> list[dict[str, Any]]:
         return session_or_samples(dialogue, layout, render, POOL)
@@ -93,8 +112,10 @@ class DuConv(Format):
         else:
             problems += [p for p in [strings_problem(record, "history")] if p]
             if not (isinstance(record.get("response"), str) and record["response"].split()):
-                problems.append("'response' must be a non-empty string: dkn_duconv reads it, and the generative "
-                                "reader drops a sample whose response has no word")
+                problems.append(
+                    "'response' must be a non-empty string: dkn_duconv reads it, and the generative "
+                    "reader drops a sample whose response has no word"
+                )
         if not problems:
             problems += _goal_problems(record["goal"], record["knowledge"])
         breaks = line_breaks_problem(record, ("goal", "knowledge", "conversation", "history", "response"))
@@ -103,14 +124,17 @@ class DuConv(Format):
 
 def _goal_problems(goal: list[list[str]], knowledge: list[list[str]]) -> list[str]:
     if not goal or goal[0][0] != "START":
-        return ["goal[0] must be [\"START\", topic A, topic B]"]
+        return ['goal[0] must be ["START", topic A, topic B]']
     start, topics = goal[0], goal[0][1:]
     problems = []
     if topics[0] == topics[1]:
         problems.append(f"both goal topics are {topics[0]!r}: the readers give the second no type")
     typed = {s for s, p, _ in knowledge if p == TYPE_RELATION}
-    problems += [f"goal topic {t!r} has no [{t}, {TYPE_RELATION}, …] fact in its knowledge (spelled as in goal[0])"
-                 for t in topics if t not in typed]
+    problems += [
+        f"goal topic {t!r} has no [{t}, {TYPE_RELATION}, …] fact in its knowledge (spelled as in goal[0])"
+        for t in topics
+        if t not in typed
+    ]
     if not is_strings(start):
         problems.append("goal[0] must hold strings")
     return problems

@@ -53,21 +53,48 @@ POOL = "retrieved_knowledge"
 GOAL_PREFIX = re.compile(r"^\s*\[(\d+)\]")
 TOPIC = re.compile(r"『\s*([^』]*?)\s*』")
 
-RESOURCE = Layout("resource", "durecdial-resource", "LIC-2020 baseline sessions: conversation, knowledge, situation, "
-                  "name, label, per-turn goal list", needs_conversation=True, segmented=True)
-RESOURCE_SAMPLE = Layout("resource-sample", "durecdial-resource-sample", "LIC-2020 baseline samples: goal list, "
-                         "knowledge, history (name, situation, utterances), response", needs_conversation=False,
-                         segmented=True, cut_from="resource")
-LIC2020 = Layout("lic2020", "durecdial-lic2020", "LIC-2020 competition sessions: goal string, knowledge, user_profile, "
-                 "situation, conversation", needs_conversation=True, cut_from=("acl2020", "v2"))
-LIC2020_SAMPLE = Layout("lic2020-sample", "durecdial-lic2020-sample", "LIC-2020 competition test samples: first and "
-                        "final goal, knowledge, user_profile, situation, history", needs_conversation=False,
-                        segmented=True)
-ACL2020 = Layout("acl2020", "durecdial-acl2020", "ACL 2020 release sessions (DuRecDial.zip): kg, user_profile, "
-                 "conversation, goals, situation", needs_conversation=True)
-V2 = Layout("v2", "durecdial2", "DuRecDial 2.0 sessions (zh_*.txt, en_*.txt): goal, knowledge (session or per "
-            "utterance), user_profile, situation, conversation, goal_type_list, goal_topic_list",
-            needs_conversation=False)
+RESOURCE = Layout(
+    "resource",
+    "durecdial-resource",
+    "LIC-2020 baseline sessions: conversation, knowledge, situation, name, label, per-turn goal list",
+    needs_conversation=True,
+    segmented=True,
+)
+RESOURCE_SAMPLE = Layout(
+    "resource-sample",
+    "durecdial-resource-sample",
+    "LIC-2020 baseline samples: goal list, knowledge, history (name, situation, utterances), response",
+    needs_conversation=False,
+    segmented=True,
+    cut_from="resource",
+)
+LIC2020 = Layout(
+    "lic2020",
+    "durecdial-lic2020",
+    "LIC-2020 competition sessions: goal string, knowledge, user_profile, situation, conversation",
+    needs_conversation=True,
+    cut_from=("acl2020", "v2"),
+)
+LIC2020_SAMPLE = Layout(
+    "lic2020-sample",
+    "durecdial-lic2020-sample",
+    "LIC-2020 competition test samples: first and final goal, knowledge, user_profile, situation, history",
+    needs_conversation=False,
+    segmented=True,
+)
+ACL2020 = Layout(
+    "acl2020",
+    "durecdial-acl2020",
+    "ACL 2020 release sessions (DuRecDial.zip): kg, user_profile, conversation, goals, situation",
+    needs_conversation=True,
+)
+V2 = Layout(
+    "v2",
+    "durecdial2",
+    "DuRecDial 2.0 sessions (zh_*.txt, en_*.txt): goal, knowledge (session or per "
+    "utterance), user_profile, situation, conversation, goal_type_list, goal_topic_list",
+    needs_conversation=False,
+)
 NO_TOPIC = {"", "NULL", "null", "None"}  # what goal_topic_list holds for an utterance without a topic
 
 
@@ -92,15 +119,30 @@ class DuRecDial(Format):
         if layout is RESOURCE_SAMPLE:
             name = profile.get("姓名") if isinstance(profile.get("姓名"), str) else ""
             goal = [[f" {goal_type_text(step['type'], render)} ", "", ""] for step in steps]
-            return [{"goal": goal, "knowledge": knowledge, "history": [name.strip(), situation],
-                     "response": NO_RESPONSE}]
+            return [
+                {"goal": goal, "knowledge": knowledge, "history": [name.strip(), situation], "response": NO_RESPONSE}
+            ]
         if layout is V2:
-            return [{"user_profile": profile, "knowledge": knowledge, "conversation": [],
-                     "goal": goal_string(steps, render),
-                     "situation": situation_text(getattr(dialogue, "situation", None), render.language),
-                     "goal_type_list": [], "goal_topic_list": []}]
-        return [{"goal": first_and_final_goal(steps, render), "knowledge": knowledge, "user_profile": profile,
-                 "situation": situation, "history": []}]
+            return [
+                {
+                    "user_profile": profile,
+                    "knowledge": knowledge,
+                    "conversation": [],
+                    "goal": goal_string(steps, render),
+                    "situation": situation_text(getattr(dialogue, "situation", None), render.language),
+                    "goal_type_list": [],
+                    "goal_topic_list": [],
+                }
+            ]
+        return [
+            {
+                "goal": first_and_final_goal(steps, render),
+                "knowledge": knowledge,
+                "user_profile": profile,
+                "situation": situation,
+                "history": [],
+            }
+        ]
 
     # ---------------------------------------------------------------- real dialogues
 
@@ -110,8 +152,11 @@ class DuRecDial(Format):
         if not isinstance(record, dict) or "knowledge" not in record:
             return None
         goal = record.get("goal")
-        if isinstance(goal, str) and "conversation" in record and (
-                "goal_type_list" in record or utterance_knowledge(record) is not None):
+        if (
+            isinstance(goal, str)
+            and "conversation" in record
+            and ("goal_type_list" in record or utterance_knowledge(record) is not None)
+        ):
             return V2
         if isinstance(goal, str):
             return LIC2020 if "conversation" in record else LIC2020_SAMPLE if "history" in record else None
@@ -134,23 +179,40 @@ class DuRecDial(Format):
             return problem
         texts = list(record[texts_key]) + ([record["response"]] if isinstance(record.get("response"), str) else [])
         topics = TOPIC.findall(record["goal"]) if isinstance(record["goal"], str) else []
-        return SourceDialogue(line, layout.kind, record, topic_names=list(dict.fromkeys(t for t in topics if t)),
-                              texts=texts, gold=knowledge_gold(record), segmented=layout.segmented)
+        return SourceDialogue(
+            line,
+            layout.kind,
+            record,
+            topic_names=list(dict.fromkeys(t for t in topics if t)),
+            texts=texts,
+            gold=knowledge_gold(record),
+            segmented=layout.segmented,
+        )
 
     def dialogue_records(self, dialogue: Dialogue, layout: Layout, render: Render) -> list[dict[str, Any]]:
         record = dialogue.source.record
         if layout is LIC2020 and dialogue.source.layout != LIC2020.kind:
             return [{**as_lic2020(record), POOL: dialogue.knowledge}]
-        return session_or_samples(dialogue, layout, render, POOL, (record.get("name", ""), record.get("situation", "")),
-                                  first_turn=0 if record.get("label") == "bot" else 1)
+        return session_or_samples(
+            dialogue,
+            layout,
+            render,
+            POOL,
+            (record.get("name", ""), record.get("situation", "")),
+            first_turn=0 if record.get("label") == "bot" else 1,
+        )
 
     def keeps(self, written: dict[str, Any], source: dict[str, Any], triple: Any) -> bool:
         """A release session cut to the competition layout has its triples in the session's list (moved from
         ``kg`` or from the utterances): kept when that list holds the triple as written."""
         if super().keeps(written, source, triple):
             return True
-        cut = ("kg" in source and "kg" not in written
-               or utterance_knowledge(source) is not None and utterance_knowledge(written) is None)
+        cut = (
+            "kg" in source
+            and "kg" not in written
+            or utterance_knowledge(source) is not None
+            and utterance_knowledge(written) is None
+        )
         return cut and [triple.head, triple.relation, triple.tail] in (written.get("knowledge") or [])
 
     # ---------------------------------------------------------------- what the tools need
@@ -169,12 +231,18 @@ class DuRecDial(Format):
 
 def _resource_problems(record: dict[str, Any], layout: Layout) -> list[str]:
     goal = record.get("goal")
-    problems = [] if is_triples(goal) and goal else ["'goal' must be a non-empty list of 3-string lists "
-                                                     "(the tools read goal[0][1] and goal[0][2])"]
+    problems = (
+        []
+        if is_triples(goal) and goal
+        else ["'goal' must be a non-empty list of 3-string lists (the tools read goal[0][1] and goal[0][2])"]
+    )
     if layout is RESOURCE:
         problems += [p for p in [strings_problem(record, "conversation", non_empty=True)] if p]
-        problems += [f"'{key}' must be a string" for key in ("name", "situation", "label")
-                     if not isinstance(record.get(key), str)]
+        problems += [
+            f"'{key}' must be a string"
+            for key in ("name", "situation", "label")
+            if not isinstance(record.get(key), str)
+        ]
         if record.get("label") == "user" and len(record.get("conversation") or []) < 2:
             problems.append("a session the user opens needs a second utterance: the bot's turns are the samples")
     else:
@@ -203,8 +271,9 @@ def _lic2020_problems(record: dict[str, Any], layout: Layout) -> list[str]:
             return problems + [problem]
         opened = sum(1 for u in record["conversation"] if GOAL_PREFIX.match(u))
         if opened != len(parts):
-            problems.append(f"{len(parts)} goals but {opened} utterances open one with '[k]': the goal planner "
-                            "skips such a session")
+            problems.append(
+                f"{len(parts)} goals but {opened} utterances open one with '[k]': the goal planner skips such a session"
+            )
     else:
         problems += [p for p in [strings_problem(record, "history")] if p]
         needed = 3 if "......" in goal else 2
@@ -225,10 +294,19 @@ def release_dialogue(record: dict[str, Any], line: int, layout: Layout) -> Sourc
     goal = record["goals" if layout is ACL2020 else "goal"]
     topics = [t for t in TOPIC.findall(goal) if t]
     types = set(record.get("goal_type_list") or [])
-    topics += [t.strip() for t in record.get("goal_topic_list") or []
-               if isinstance(t, str) and t.strip() not in NO_TOPIC and t not in types]
-    return SourceDialogue(line, layout.kind, record, topic_names=list(dict.fromkeys(topics)),
-                          texts=list(record["conversation"]), gold=release_gold(record, layout))
+    topics += [
+        t.strip()
+        for t in record.get("goal_topic_list") or []
+        if isinstance(t, str) and t.strip() not in NO_TOPIC and t not in types
+    ]
+    return SourceDialogue(
+        line,
+        layout.kind,
+        record,
+        topic_names=list(dict.fromkeys(topics)),
+        texts=list(record["conversation"]),
+        gold=release_gold(record, layout),
+    )
 
 
 def release_gold(record: dict[str, Any], layout: Layout) -> list[GoldTriple]:
@@ -273,9 +351,13 @@ def release_problems(record: dict[str, Any], layout: Layout, reading: bool = Fal
 def as_lic2020(record: dict[str, Any]) -> dict[str, Any]:
     """An ACL 2020 or DuRecDial 2.0 session under the LIC-2020 competition's keys (the same content:
     the goal string, the session's triples, profile, situation and conversation)."""
-    return {"goal": record.get("goal", record.get("goals")), "knowledge": session_triples(record),
-            "user_profile": record["user_profile"], "situation": record["situation"],
-            "conversation": record["conversation"]}
+    return {
+        "goal": record.get("goal", record.get("goals")),
+        "knowledge": session_triples(record),
+        "user_profile": record["user_profile"],
+        "situation": record["situation"],
+        "conversation": record["conversation"],
+    }
 
 
 def goal_string(steps: list[dict[str, Any]], render: Render) -> str:
@@ -310,20 +392,26 @@ def sequence_steps(dialogue: Dialogue) -> list[dict[str, Any]]:
     """The DuRecDial goal sequence of a dialogue: its own, or one made from its topics and their types."""
     labels = dict(zip(dialogue.topics, dialogue.topic_labels))
     if dialogue.sequence:
-        return [dict(step, topic_label=labels.get(step["topic"], step.get("topic_label"))) for step in dialogue.sequence]
+        return [
+            dict(step, topic_label=labels.get(step["topic"], step.get("topic_label"))) for step in dialogue.sequence
+        ]
     steps = [("问答", 0)]
     for i in range(1, len(dialogue.topics)):
         kind = dialogue.topic_types[i] or ""
         steps.append((RECOMMENDATION_BY_TYPE.get(kind) or CHAT_BY_TYPE.get(kind) or "提问", i))
-    out = [{"type": t, "type_en": DIALOGUE_TYPES[t], "topic": dialogue.topics[i], "topic_label": dialogue.topic_labels[i]}
-           for t, i in steps]
+    out = [
+        {"type": t, "type_en": DIALOGUE_TYPES[t], "topic": dialogue.topics[i], "topic_label": dialogue.topic_labels[i]}
+        for t, i in steps
+    ]
     return out + [{"type": "再见", "type_en": DIALOGUE_TYPES["再见"], "topic": None, "topic_label": None}]
 
 
 def first_and_final_goal(steps: list[dict[str, Any]], render: Render) -> str:
     """``[1] 问答 ( 『 周迅 』 ) --> ...... --> [3] 电影 推荐 ( 『 苏州河 』 )``: a test sample's goal, word-segmented
     as the goal planner parses it; the final goal is the last one before 再见."""
-    numbered = [(i, step) for i, step in enumerate(steps, start=1) if step["type"] != "再见"] or list(enumerate(steps, 1))
+    numbered = [(i, step) for i, step in enumerate(steps, start=1) if step["type"] != "再见"] or list(
+        enumerate(steps, 1)
+    )
     chosen = [numbered[0], numbered[-1]] if len(numbered) > 1 else numbered * 2
 
     def one(i: int, step: dict[str, Any]) -> str:

@@ -26,15 +26,26 @@ def generic_record(dialogue: Dialogue, render: Render) -> dict[str, Any]:
 
     source = dialogue.source
     return {
-        "dialogue_id": dialogue.dialogue_id, "goal_id": dialogue.goal_id, "kind": dialogue.kind, "seed": dialogue.seed,
-        "build_id": render.build_id, "language": render.language, "schema_version": GENERIC_SCHEMA_VERSION,
-        "topics": [{"iri": i, "label": label, "type": kind}
-                   for i, label, kind in zip(dialogue.topics, dialogue.topic_labels, dialogue.topic_types)],
-        "goal": [["START", *dialogue.topic_labels], *[[t["s_label"], t["p_label"], t["o_label"]] for t in dialogue.path]],
+        "dialogue_id": dialogue.dialogue_id,
+        "goal_id": dialogue.goal_id,
+        "kind": dialogue.kind,
+        "seed": dialogue.seed,
+        "build_id": render.build_id,
+        "language": render.language,
+        "schema_version": GENERIC_SCHEMA_VERSION,
+        "topics": [
+            {"iri": i, "label": label, "type": kind}
+            for i, label, kind in zip(dialogue.topics, dialogue.topic_labels, dialogue.topic_types)
+        ],
+        "goal": [
+            ["START", *dialogue.topic_labels],
+            *[[t["s_label"], t["p_label"], t["o_label"]] for t in dialogue.path],
+        ],
         "path": [triple(t) for t in dialogue.path],
         "triples": [triple(t) for t in dialogue.triples],
-        "source": None if source is None else {"layout": source.layout, "line": source.line,
-                                               "record": json.dumps(source.record, ensure_ascii=False)},
+        "source": None
+        if source is None
+        else {"layout": source.layout, "line": source.line, "record": json.dumps(source.record, ensure_ascii=False)},
     }
 
 

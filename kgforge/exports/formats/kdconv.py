@@ -17,8 +17,9 @@ from kgforge.exports.registry import Format, Layout, register
 
 ATTR_KEYS = ("name", "attrname", "attrvalue")
 POOL = "retrieved_attrs"
-DIALOGUES = Layout("dialogues", "kdconv", "{train,dev,test}.json: name, messages[].message, messages[].attrs",
-                   needs_conversation=True)
+DIALOGUES = Layout(
+    "dialogues", "kdconv", "{train,dev,test}.json: name, messages[].message, messages[].attrs", needs_conversation=True
+)
 
 
 @register
@@ -45,11 +46,21 @@ class KdConv(Format):
         messages = record["messages"]
         if not all(isinstance(m, dict) and isinstance(m.get("message"), str) for m in messages):
             return "each message must be an object with a 'message' string"
-        gold = [GoldTriple(*(attr[k] for k in ATTR_KEYS), ("messages", m, "attrs", a), "attrvalue", m)
-                for m, message in enumerate(messages) for a, attr in enumerate(_attrs(message)) if _is_attr(attr)]
+        gold = [
+            GoldTriple(*(attr[k] for k in ATTR_KEYS), ("messages", m, "attrs", a), "attrvalue", m)
+            for m, message in enumerate(messages)
+            for a, attr in enumerate(_attrs(message))
+            if _is_attr(attr)
+        ]
         name = record.get("name")
-        return SourceDialogue(line, layout.kind, record, topic_names=[name] if isinstance(name, str) else [],
-                              texts=[m["message"] for m in messages], gold=gold)
+        return SourceDialogue(
+            line,
+            layout.kind,
+            record,
+            topic_names=[name] if isinstance(name, str) else [],
+            texts=[m["message"] for m in messages],
+            gold=gold,
+        )
 
     def dialogue_records(self, dialogue: Dialogue, layout: Layout, render: Render) -> list[dict[str, Any]]:
         record = dialogue.source.record
@@ -57,7 +68,9 @@ class KdConv(Format):
         pools: dict[int, list[Any]] = {}
         for message, attrs in dialogue.by_message.items():  # a topic no message names sits on the first
             pools.setdefault(min(message, last), []).extend(attrs)
-        messages = [{**message, POOL: pools[m]} if pools.get(m) else message for m, message in enumerate(record["messages"])]
+        messages = [
+            {**message, POOL: pools[m]} if pools.get(m) else message for m, message in enumerate(record["messages"])
+        ]
         return [{**record, "messages": messages}]
 
     def check(self, record: dict[str, Any], layout: Layout) -> list[str]:
@@ -68,8 +81,9 @@ class KdConv(Format):
         for m, message in enumerate(messages):
             if not (isinstance(message, dict) and isinstance(message.get("message"), str)):
                 problems.append(f"messages[{m}] must be an object with a 'message' string")
-            elif "attrs" in message and not (isinstance(message["attrs"], list)
-                                             and all(_is_attr(a) for a in message["attrs"])):
+            elif "attrs" in message and not (
+                isinstance(message["attrs"], list) and all(_is_attr(a) for a in message["attrs"])
+            ):
                 problems.append(f"messages[{m}].attrs must be a list of {{name, attrname, attrvalue}} strings")
         return problems
 
@@ -80,6 +94,9 @@ def _attrs(message: dict[str, Any]) -> list[Any]:
 
 
 def _is_attr(attr: Any) -> bool:
-    return (isinstance(attr, dict) and isinstance(attr.get("name"), str) and isinstance(attr.get("attrname"), str)
-            and isinstance(attr.get("attrvalue"), str))
-
+    return (
+        isinstance(attr, dict)
+        and isinstance(attr.get("name"), str)
+        and isinstance(attr.get("attrname"), str)
+        and isinstance(attr.get("attrvalue"), str)
+    )

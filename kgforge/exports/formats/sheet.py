@@ -20,12 +20,30 @@ from kgforge.exports.labels import Render
 from kgforge.exports.model import Dialogue
 from kgforge.exports.registry import Format, Layout, register
 
-COLUMNS = ("dialogue_id", "topic_a", "topic_a_type", "topic_b", "topic_b_type", "goal_text", "knowledge_text",
-           "goal", "knowledge", "conversation")
-TSV = Layout("tsv", "sheet-tsv", "tab-separated sheet, one goal a row, an empty conversation column to fill",
-             needs_conversation=False)
-CSV = Layout("csv", "sheet-csv", "comma-separated sheet, one goal a row, an empty conversation column to fill",
-             needs_conversation=False)
+COLUMNS = (
+    "dialogue_id",
+    "topic_a",
+    "topic_a_type",
+    "topic_b",
+    "topic_b_type",
+    "goal_text",
+    "knowledge_text",
+    "goal",
+    "knowledge",
+    "conversation",
+)
+TSV = Layout(
+    "tsv",
+    "sheet-tsv",
+    "tab-separated sheet, one goal a row, an empty conversation column to fill",
+    needs_conversation=False,
+)
+CSV = Layout(
+    "csv",
+    "sheet-csv",
+    "comma-separated sheet, one goal a row, an empty conversation column to fill",
+    needs_conversation=False,
+)
 
 
 @register
@@ -39,23 +57,34 @@ class Sheet(Format):
         goal = [["START", *dialogue.topic_labels], *dialogue.goal_path]
         knowledge = dialogue.knowledge
         topics = list(zip(dialogue.topic_labels, dialogue.topic_types)) + [("", None)] * 2
-        return [{
-            "dialogue_id": dialogue.dialogue_id,
-            "topic_a": topics[0][0], "topic_a_type": topics[0][1] or "",
-            "topic_b": topics[1][0], "topic_b_type": topics[1][1] or "",
-            "goal_text": " → ".join(dialogue.topic_labels) + "".join(f"\n{' — '.join(t)}" for t in goal[1:]),
-            "knowledge_text": "\n".join(" — ".join(t) for t in knowledge),
-            "goal": json.dumps(goal, ensure_ascii=False), "knowledge": json.dumps(knowledge, ensure_ascii=False),
-            "conversation": "",
-        }]
+        return [
+            {
+                "dialogue_id": dialogue.dialogue_id,
+                "topic_a": topics[0][0],
+                "topic_a_type": topics[0][1] or "",
+                "topic_b": topics[1][0],
+                "topic_b_type": topics[1][1] or "",
+                "goal_text": " → ".join(dialogue.topic_labels) + "".join(f"\n{' — '.join(t)}" for t in goal[1:]),
+                "knowledge_text": "\n".join(" — ".join(t) for t in knowledge),
+                "goal": json.dumps(goal, ensure_ascii=False),
+                "knowledge": json.dumps(knowledge, ensure_ascii=False),
+                "conversation": "",
+            }
+        ]
 
     def write(self, records: list[dict[str, Any]], path: Path, layout: Layout) -> None:
         with open(path, "w", encoding="utf-8", newline="") as handle:
-            writer = csv.DictWriter(handle, fieldnames=COLUMNS, delimiter="\t" if layout is TSV else ",",
-                                    quoting=csv.QUOTE_MINIMAL, lineterminator="\r\n")
+            writer = csv.DictWriter(
+                handle,
+                fieldnames=COLUMNS,
+                delimiter="\t" if layout is TSV else ",",
+                quoting=csv.QUOTE_MINIMAL,
+                lineterminator="\r\n",
+            )
             writer.writeheader()
-            writer.writerows({column: spreadsheet_cell(str(value)) for column, value in record.items()}
-                             for record in records)
+            writer.writerows(
+                {column: spreadsheet_cell(str(value)) for column, value in record.items()} for record in records
+            )
 
 
 def read_sheet(path: Path, layout: Layout) -> list[dict[str, Any]]:

@@ -66,9 +66,14 @@ def import_dump(ctx: ImportContext) -> None:
     import_passes(ctx, dump)
 
 
-def import_passes(ctx: ImportContext, dump: Path, modes: tuple[str, str] = ("index", "extract"),
-                  parser: BatchParser | None = None, align: Callable[[bytes], int] | None = None,
-                  header: bytes = b"") -> None:
+def import_passes(
+    ctx: ImportContext,
+    dump: Path,
+    modes: tuple[str, str] = ("index", "extract"),
+    parser: BatchParser | None = None,
+    align: Callable[[bytes], int] | None = None,
+    header: bytes = b"",
+) -> None:
     """The resumable passes over ``dump`` — index and selection when seeded, then extract — into ``ctx``.
 
     ``modes``, ``parser``, ``align`` and ``header`` name another line format's passes (see :class:`PassSpec`);
@@ -117,8 +122,9 @@ def _report_truncation(ctx: ImportContext, result: PassResult) -> None:
         ctx.counts["dump_truncated"] = 1
 
 
-def select_entities(ctx: ImportContext, index: PassResult, options: WikidataOptions,
-                    cfg: WikidataConfig) -> frozenset[str]:
+def select_entities(
+    ctx: ImportContext, index: PassResult, options: WikidataOptions, cfg: WikidataConfig
+) -> frozenset[str]:
     """Seeds from QIDs, classes and names, expanded ``hops`` steps; the report lands in ``ctx.counts``."""
     records = lambda: index_records(index.journal)  # noqa: E731 - a fresh scan each call
     selection = options.selection
@@ -136,25 +142,35 @@ def select_entities(ctx: ImportContext, index: PassResult, options: WikidataOpti
         by_name, unmatched = _seeds_by_name(ctx, records(), selection.named(), cfg)
         seeds |= by_name
     if not seeds:
-        raise InputError(f"{ctx.path}: no seed entity found in the dump (seeds, seed_classes and seed_names "
-                         "matched nothing); see the quarantine file for the details")
+        raise InputError(
+            f"{ctx.path}: no seed entity found in the dump (seeds, seed_classes and seed_names "
+            "matched nothing); see the quarantine file for the details"
+        )
     expansion = expand(records, seeds, selection.hops, selection.fanout_cap or None)
     _record_expansion(ctx, expansion, unmatched, index.journal.parent)
     return frozenset(expansion.entities)
 
 
-def _seeds_by_name(ctx: ImportContext, records: Iterator[IndexRecord], named: dict[str, str | None],
-                   cfg: WikidataConfig) -> tuple[set[str], list[str]]:
+def _seeds_by_name(
+    ctx: ImportContext, records: Iterator[IndexRecord], named: dict[str, str | None], cfg: WikidataConfig
+) -> tuple[set[str], list[str]]:
     """Entities named like the given names (name → type id, or None for any type), by ``linking``."""
     wanted = [Named(name, (name,), (), frozenset([t]) if t else frozenset()) for name, t in named.items()]
     types_by_class: dict[str, str] = {qid: iri.rsplit("/", 1)[-1] for qid, iri in cfg.classes.items()}
-    candidates = (Named(r.id, tuple(r.labels), tuple(r.aliases),
-                        frozenset(types_by_class[c] for c in r.instance_of if c in types_by_class))
-                  for r in records)
+    candidates = (
+        Named(
+            r.id,
+            tuple(r.labels),
+            tuple(r.aliases),
+            frozenset(types_by_class[c] for c in r.instance_of if c in types_by_class),
+        )
+        for r in records
+    )
     report = link(wanted, candidates)
     for name, qids in report.ambiguous.items():
-        ctx.reject(f"seed name {name!r}", f"ambiguous: {len(qids)} entities carry this name, none chosen",
-                   {"candidates": qids})
+        ctx.reject(
+            f"seed name {name!r}", f"ambiguous: {len(qids)} entities carry this name, none chosen", {"candidates": qids}
+        )
     ctx.counts["seed_names_linked"] = len(report.linked)
     ctx.counts["seed_names_ambiguous"] = len(report.ambiguous)
     ctx.counts["seed_names_unmatched"] = len(report.unmatched)  # listed in selection.json
@@ -204,4 +220,3 @@ def _deprecated_file(ctx: ImportContext) -> Any:
     path = folder / f"deprecated-{ctx.path.name}.jsonl"
     ctx.counts["deprecated_file_written"] = 1
     return open(path, "w", encoding="utf-8")
-

@@ -26,8 +26,14 @@ DEFAULT_SHARD_BYTES = 16 << 20
 class Engine(Protocol):
     name: str
 
-    def run(self, reader: DumpReader, spec: PassSpec, on_result: Callable[[BatchResult], None],
-            batch_bytes: int, state: Path) -> None:
+    def run(
+        self,
+        reader: DumpReader,
+        spec: PassSpec,
+        on_result: Callable[[BatchResult], None],
+        batch_bytes: int,
+        state: Path,
+    ) -> None:
         """Parse every batch of ``reader`` and hand the results, in dump order, to ``on_result``.
 
         ``state`` is the pass's state folder (its journal and checkpoint live there)."""
@@ -47,8 +53,14 @@ class LocalEngine:
     def __init__(self, workers: int) -> None:
         self.workers = workers
 
-    def run(self, reader: DumpReader, spec: PassSpec, on_result: Callable[[BatchResult], None],
-            batch_bytes: int, state: Path) -> None:
+    def run(
+        self,
+        reader: DumpReader,
+        spec: PassSpec,
+        on_result: Callable[[BatchResult], None],
+        batch_bytes: int,
+        state: Path,
+    ) -> None:
         run_pass(reader, spec, on_result, self.workers, batch_bytes, spool=state / "batches.spool")
 
     def checkpointed(self, done: bool) -> None:
@@ -59,8 +71,9 @@ class LocalEngine:
 
 
 EngineFactory = Callable[[int, "str | None", int], Engine]  # (workers, address, shard_bytes) -> engine
-ENGINES: Registry[EngineFactory] = Registry("engine", modules=("kgforge.sources.wikidata.ray_engine",),
-                                            entry_point_group="kgforge.engines")
+ENGINES: Registry[EngineFactory] = Registry(
+    "engine", modules=("kgforge.sources.wikidata.ray_engine",), entry_point_group="kgforge.engines"
+)
 
 
 @ENGINES.register("local", description="a process pool on this machine")
@@ -70,8 +83,7 @@ def _local_engine(workers: int, address: str | None, shard_bytes: int) -> Engine
     return LocalEngine(workers)
 
 
-def make_engine(name: str, workers: int, address: str | None = None,
-                shard_bytes: int = DEFAULT_SHARD_BYTES) -> Engine:
+def make_engine(name: str, workers: int, address: str | None = None, shard_bytes: int = DEFAULT_SHARD_BYTES) -> Engine:
     """The engine called ``name``; ``address`` (ray only) names a running cluster (``auto``, ``ray://host:port``,
     ``host:port``); without it a Ray instance is started on this machine (see :meth:`RayEngine.connect`)."""
     if name not in ENGINES:
@@ -84,6 +96,8 @@ def import_ray() -> Any:
     try:
         import ray
     except ImportError as exc:
-        raise KgforgeError(f"--engine ray needs Ray, which is not installed here ({exc}); install it with "
-                           f"{RAY_EXTRA}, or use --engine local") from None
+        raise KgforgeError(
+            f"--engine ray needs Ray, which is not installed here ({exc}); install it with "
+            f"{RAY_EXTRA}, or use --engine local"
+        ) from None
     return ray

@@ -103,7 +103,7 @@ class WikidataConfig:
     _plans: dict[str, tuple[str, str] | None] = field(default_factory=dict, init=False, repr=False, compare=False)
 
     @classmethod
-    def from_schema(cls, schema: Schema | None, options: dict[str, Any] | None = None) -> "WikidataConfig":
+    def from_schema(cls, schema: Schema | None, options: dict[str, Any] | None = None) -> WikidataConfig:
         """The mapping keys of ``[options.wikidata]`` (its selection and run keys are the importer's to check),
         overridden by ``options``, which may hold mapping keys only."""
         if schema is None:
@@ -113,16 +113,22 @@ class WikidataConfig:
         return cls.from_options(schema, read_options(WikidataMapping, schema.path, "wikidata", table, options))
 
     @classmethod
-    def from_options(cls, schema: Schema | None, mapping: WikidataMapping) -> "WikidataConfig":
+    def from_options(cls, schema: Schema | None, mapping: WikidataMapping) -> WikidataConfig:
         relations = {pid.upper(): rel.iri for pid, rel in (schema.relation_by_wikidata() if schema else {}).items()}
-        chains = {lang: mapping.fallback.get(lang) or DEFAULT_CHAINS.get(lang) or (lang, "mul")
-                  for lang in mapping.languages}
+        chains = {
+            lang: mapping.fallback.get(lang) or DEFAULT_CHAINS.get(lang) or (lang, "mul") for lang in mapping.languages
+        }
         classes = {qid.upper(): class_iri(type_id) for type_id, qids in mapping.classes.items() for qid in qids}
         return cls(
-            relation_iris=relations, exclude=frozenset(p.upper() for p in mapping.exclude),
-            only_mapped=mapping.only_mapped, languages=mapping.languages, chains=chains,
-            no_follow=frozenset(p.upper() for p in mapping.no_follow), descriptions=mapping.descriptions,
-            keep_deprecated=mapping.keep_deprecated, classes=classes,
+            relation_iris=relations,
+            exclude=frozenset(p.upper() for p in mapping.exclude),
+            only_mapped=mapping.only_mapped,
+            languages=mapping.languages,
+            chains=chains,
+            no_follow=frozenset(p.upper() for p in mapping.no_follow),
+            descriptions=mapping.descriptions,
+            keep_deprecated=mapping.keep_deprecated,
+            classes=classes,
         )
 
     def plan(self, pid: str) -> tuple[str, str] | None:
@@ -294,8 +300,9 @@ def _where(qid: str, pid: str, statement: dict) -> str:
     return f"{qid} {pid} {statement.get('id', '')}".rstrip()
 
 
-def _emit_statements(subject: str, qid: str, plan: tuple[str, str], statements: list[dict], cfg: WikidataConfig,
-                     out: EntityOutput) -> int:
+def _emit_statements(
+    subject: str, qid: str, plan: tuple[str, str], statements: list[dict], cfg: WikidataConfig, out: EntityOutput
+) -> int:
     """Triples of the truthy statements of one property; returns how many gave a fact (bad values do not)."""
     pid, predicate = plan
     triples = out.triples
@@ -323,8 +330,9 @@ def _emit_statements(subject: str, qid: str, plan: tuple[str, str], statements: 
     return emitted
 
 
-def _emit_statement_node(subject: str, qid: str, pid: str, statement: dict, value: Value | None,
-                         out: EntityOutput) -> None:
+def _emit_statement_node(
+    subject: str, qid: str, pid: str, statement: dict, value: Value | None, out: EntityOutput
+) -> None:
     """``wd:Q p:P wds:ID``, with the value, its extras (unit, precision…), rank and qualifiers on the node."""
     qualifiers = _qualifiers(statement, qid, pid, out) if statement.get("qualifiers") else ()
     if not qualifiers and (value is None or not value.extras):
@@ -373,8 +381,9 @@ def _qualifiers(statement: dict, qid: str, pid: str, out: EntityOutput) -> list[
             try:
                 value = snak_value(snak, lambda: f"{qid}|{statement.get('id')}|{qpid_u}|{index}")
             except BadValue as exc:
-                out.problems.append((f"{_where(qid, pid, statement)} qualifier {qpid_u}",
-                                     f"bad qualifier value: {exc}", snak))
+                out.problems.append(
+                    (f"{_where(qid, pid, statement)} qualifier {qpid_u}", f"bad qualifier value: {exc}", snak)
+                )
                 continue
             found.append((RDF_TYPE, f"<{WDNO}{qpid_u}>") if value is None else (PQ + qpid_u, value.term))
     if found:
@@ -394,11 +403,21 @@ class IndexRecord:
     aliases: list[str]  # aliases in zh*/en*/mul
 
     def to_line(self) -> str:
-        return "\t".join([self.id, " ".join(self.neighbours), " ".join(self.instance_of),
-                          " ".join(self.subclass_of), json.dumps([self.labels, self.aliases], ensure_ascii=False)]) + "\n"
+        return (
+            "\t".join(
+                [
+                    self.id,
+                    " ".join(self.neighbours),
+                    " ".join(self.instance_of),
+                    " ".join(self.subclass_of),
+                    json.dumps([self.labels, self.aliases], ensure_ascii=False),
+                ]
+            )
+            + "\n"
+        )
 
     @classmethod
-    def from_line(cls, line: str) -> "IndexRecord":
+    def from_line(cls, line: str) -> IndexRecord:
         qid, neighbours, inst, sub, names = line.rstrip("\n").split("\t")
         labels, aliases = json.loads(names)
         return cls(qid, neighbours.split(), inst.split(), sub.split(), labels, aliases)
@@ -421,8 +440,9 @@ def _item_edges(entity: dict, qid: str) -> Iterator[tuple[str, str]]:
                     yield pid.upper(), target
 
 
-def index_record(qid: str, edges: Iterable[tuple[str, str]], labels: dict, aliases: dict,
-                 cfg: WikidataConfig) -> IndexRecord:
+def index_record(
+    qid: str, edges: Iterable[tuple[str, str]], labels: dict, aliases: dict, cfg: WikidataConfig
+) -> IndexRecord:
     """The selection record of an entity from its item edges ``(PID, target id)`` and its label and
     alias maps (dump-shaped); every dump format's index pass ends here."""
     mapped: list[str] = []
@@ -433,8 +453,14 @@ def index_record(qid: str, edges: Iterable[tuple[str, str]], labels: dict, alias
             classes[pid].append(target)
         if cfg.follows(pid):
             (mapped if pid in cfg.relation_iris else other).append(target)
-    return IndexRecord(qid, list(dict.fromkeys(mapped + other)), classes[INSTANCE_OF], classes[SUBCLASS_OF],
-                       _names(labels), _names(aliases))
+    return IndexRecord(
+        qid,
+        list(dict.fromkeys(mapped + other)),
+        classes[INSTANCE_OF],
+        classes[SUBCLASS_OF],
+        _names(labels),
+        _names(aliases),
+    )
 
 
 def _names(terms: dict) -> list[str]:

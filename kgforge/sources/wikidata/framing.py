@@ -22,7 +22,7 @@ from typing import IO, Any, TypeVar
 
 from kgforge.core.errors import InputError
 from kgforge.core.jsonio import loads
-from kgforge.sources.wikidata.seek_index import IndexingStream, read_indexed, rapidgzip_module
+from kgforge.sources.wikidata.seek_index import IndexingStream, rapidgzip_module, read_indexed
 
 # decompressors tried in order when ``decompressor="auto"``: parallel ones first; for bz2 the plain
 # bzip2 command still helps (decompression moves to its own process); for gzip, Python's zlib is
@@ -78,8 +78,9 @@ class DumpReader:
     A compressed dump can be read with a seek index (:meth:`index_with`).
     """
 
-    def __init__(self, path: Path | str, decompressor: str = "auto", start_offset: int = 0,
-                 start_line: int = 1) -> None:
+    def __init__(
+        self, path: Path | str, decompressor: str = "auto", start_offset: int = 0, start_line: int = 1
+    ) -> None:
         self.path = Path(path)
         if not self.path.is_file():
             raise InputError(f"{self.path}: no such file")
@@ -118,13 +119,15 @@ class DumpReader:
 
     def _open(self) -> IO[bytes]:
         if self.seek_index:
-            stream: Any = IndexingStream(self.path, self.compression, self.seek_index, self.start_offset,
-                                         fallback=self._python_stream_at)
+            stream: Any = IndexingStream(
+                self.path, self.compression, self.seek_index, self.start_offset, fallback=self._python_stream_at
+            )
             return stream
         if self.tool:
             self._stderr = tempfile.TemporaryFile()
-            self._proc = subprocess.Popen([*self.tool, str(self.path)], stdout=subprocess.PIPE,
-                                          stderr=self._stderr, bufsize=1 << 20)
+            self._proc = subprocess.Popen(
+                [*self.tool, str(self.path)], stdout=subprocess.PIPE, stderr=self._stderr, bufsize=1 << 20
+            )
             return self._proc.stdout  # type: ignore[return-value]
         if self.compression != "plain":
             return PYTHON_OPENERS[self.compression](self.path, "rb")
@@ -145,8 +148,9 @@ class DumpReader:
     def __iter__(self) -> Iterator[tuple[int, int, bytes]]:
         return self._guarded(self._lines)
 
-    def blocks(self, size: int = 1 << 20,
-               align: Callable[[bytes], int] | None = None) -> Iterator[tuple[int, int, bytes]]:
+    def blocks(
+        self, size: int = 1 << 20, align: Callable[[bytes], int] | None = None
+    ) -> Iterator[tuple[int, int, bytes]]:
         """``(first line number, byte offset, data)`` for runs of whole lines of about ``size`` bytes.
 
         Cheaper than line by line when the lines go on elsewhere in bulk (the parsing workers). A
@@ -169,17 +173,21 @@ class DumpReader:
                 if isinstance(stream, IndexingStream):
                     self.index_written = stream.export()
             except _STREAM_ERRORS as exc:
-                self.truncated = (f"{self.path}: the compressed stream ends early or is corrupt ({exc}) after "
-                                  f"byte {self.offset} of the decompressed dump (line {self.line}); "
-                                  "the entities before it were kept")
+                self.truncated = (
+                    f"{self.path}: the compressed stream ends early or is corrupt ({exc}) after "
+                    f"byte {self.offset} of the decompressed dump (line {self.line}); "
+                    "the entities before it were kept"
+                )
         finally:
             stream.close()
             self._finish(finished)
         if self.truncated is None and self.offset == 0:
             self.truncated = f"{self.path}: the dump is empty (not one byte to read)"
         if self.truncated is None and self.saw_open and not self.saw_close:
-            self.truncated = (f"{self.path}: the dump has no closing ']' line: it ends at byte {self.offset} "
-                              f"(line {self.line}) and is probably truncated; the entities before it were kept")
+            self.truncated = (
+                f"{self.path}: the dump has no closing ']' line: it ends at byte {self.offset} "
+                f"(line {self.line}) and is probably truncated; the entities before it were kept"
+            )
 
     def _lines(self, stream: IO[bytes]) -> Iterator[tuple[int, int, bytes]]:
         for raw in stream:
@@ -190,8 +198,9 @@ class DumpReader:
                 self._note_frame(raw.strip())
             yield self.line, offset, raw
 
-    def _blocks(self, stream: IO[bytes], size: int,
-                align: Callable[[bytes], int] | None) -> Iterator[tuple[int, int, bytes]]:
+    def _blocks(
+        self, stream: IO[bytes], size: int, align: Callable[[bytes], int] | None
+    ) -> Iterator[tuple[int, int, bytes]]:
         pieces: list[bytes] = []
         held = 0
         try:
@@ -246,8 +255,10 @@ class DumpReader:
             self._stderr.close()
         if code != 0 and finished and self.truncated is None:
             detail = message.decode("utf-8", "replace").strip() or f"exit status {code}"
-            self.truncated = (f"{self.path}: {self.tool[0]} failed ({detail}) after byte {self.offset} of the "
-                              f"decompressed dump (line {self.line}); the entities before it were kept")
+            self.truncated = (
+                f"{self.path}: {self.tool[0]} failed ({detail}) after byte {self.offset} of the "
+                f"decompressed dump (line {self.line}); the entities before it were kept"
+            )
         self._proc = None
 
 
@@ -257,8 +268,9 @@ def skip_to(stream: IO[bytes], offset: int, path: Path) -> None:
     while left:
         chunk = stream.read(min(left, 1 << 22))
         if not chunk:
-            raise InputError(f"{path}: cannot resume at byte {offset}: "
-                             f"the decompressed dump has only {offset - left} bytes")
+            raise InputError(
+                f"{path}: cannot resume at byte {offset}: the decompressed dump has only {offset - left} bytes"
+            )
         left -= len(chunk)
 
 
@@ -272,8 +284,10 @@ def read_range(path: Path, start: int, end: int, seek_index: Path | None = None)
             handle.seek(start)
             data = handle.read(end - start)
     if len(data) != end - start:
-        raise InputError(f"{path}: expected bytes {start} to {end} but the file ends at byte {start + len(data)}; "
-                         "was the dump changed during the import?")
+        raise InputError(
+            f"{path}: expected bytes {start} to {end} but the file ends at byte {start + len(data)}; "
+            "was the dump changed during the import?"
+        )
     return data
 
 
@@ -345,8 +359,10 @@ def frame_document(path: Path, folder: Path) -> Path:
     rewritten in the dump framing under ``folder`` so the dump passes can read it."""
     size = path.stat().st_size
     if size > MAX_DOCUMENT_BYTES:
-        raise InputError(f"{path}: not in the dump framing (one entity per line) and too large "
-                         f"({size:,} bytes) to read as one JSON document")
+        raise InputError(
+            f"{path}: not in the dump framing (one entity per line) and too large "
+            f"({size:,} bytes) to read as one JSON document"
+        )
     opener = PYTHON_OPENERS.get(compression_of(path), open)
     with opener(path, "rb") as handle:
         data = handle.read()
@@ -361,13 +377,14 @@ def frame_document(path: Path, folder: Path) -> Path:
     elif isinstance(document, list):
         entities = document
     else:
-        raise InputError(f"{path}: expected an entity, an array of entities or {{\"entities\": ...}}")
+        raise InputError(f'{path}: expected an entity, an array of entities or {{"entities": ...}}')
     folder.mkdir(parents=True, exist_ok=True)
     framed = folder / f"{path.name}.{hashlib.sha1(data).hexdigest()[:12]}.framed.json"
     if not framed.exists():
         tmp = framed.with_suffix(".part")
         with open(tmp, "w", encoding="utf-8") as out:
-            out.write("[\n" + ",\n".join(json.dumps(e, ensure_ascii=False, separators=(",", ":"))
-                                         for e in entities) + "\n]\n")
+            out.write(
+                "[\n" + ",\n".join(json.dumps(e, ensure_ascii=False, separators=(",", ":")) for e in entities) + "\n]\n"
+            )
         tmp.replace(framed)
     return framed

@@ -47,7 +47,8 @@ from kgforge.sources.wikidata.values import WD, WDT, iri_term, skolem_iri
 
 _IRI = r"<([^<>\"{}|^`\\\x00-\x20]*)>"
 _LINE = re.compile(
-    rf'^{_IRI}\s+{_IRI}\s+(?:{_IRI}|_:(\S+)|"((?:[^"\\]|\\.)*)"(?:@([A-Za-z0-9-]+)|\^\^{_IRI})?)\s*\.\s*$')
+    rf'^{_IRI}\s+{_IRI}\s+(?:{_IRI}|_:(\S+)|"((?:[^"\\]|\\.)*)"(?:@([A-Za-z0-9-]+)|\^\^{_IRI})?)\s*\.\s*$'
+)
 _ESCAPE = re.compile(r'\\(?:u([0-9A-Fa-f]{4})|U([0-9A-Fa-f]{8})|([tbnrf"\'\\]))')
 _SIMPLE = {"t": "\t", "b": "\b", "n": "\n", "r": "\r", "f": "\f", '"': '"', "'": "'", "\\": "\\"}
 SKIPPED = {
@@ -59,9 +60,11 @@ TERM_KEYS = {RDFS_LABEL: "labels", SKOS_ALT_LABEL: "aliases", SCHEMA_DESCRIPTION
 
 def unescape(text: str) -> str:
     """N-Triples string escapes (``\\u5FEB``, ``\\U0001F600``, ``\\n`` …) decoded."""
+
     def one(match: re.Match[str]) -> str:
         code = match.group(1) or match.group(2)
         return chr(int(code, 16)) if code else _SIMPLE[match.group(3)]
+
     return _ESCAPE.sub(one, text) if "\\" in text else text
 
 
@@ -90,7 +93,7 @@ def subject_boundary(block: bytes) -> int:
     ends = [i for i in (block.find(b" ", start), block.find(b"\t", start)) if i >= 0]
     if not ends:
         return 0
-    subject = block[start:min(ends) + 1]  # "<…> " with its separator
+    subject = block[start : min(ends) + 1]  # "<…> " with its separator
     while start:
         previous = block.rfind(b"\n", 0, start - 1) + 1
         if not block.startswith(subject, previous):
@@ -136,8 +139,9 @@ def render_group(group: SubjectGroup, spec: PassSpec, result: BatchResult) -> st
     if spec.mode.endswith("index"):
         if not group.subject.startswith(WD):
             return ""
-        record = index_record(group.subject.removeprefix(WD), group.edges, group.terms["labels"],
-                              group.terms["aliases"], spec.cfg)
+        record = index_record(
+            group.subject.removeprefix(WD), group.edges, group.terms["labels"], group.terms["aliases"], spec.cfg
+        )
         return "I " + record.to_line()
     if spec.wanted is not None and group.subject.removeprefix(WD) not in spec.wanted:
         result.counts["entities_skipped"] += 1
@@ -190,6 +194,11 @@ def take_triple(group: SubjectGroup, parts: TripleParts, cfg: WikidataConfig, co
     if obj_iri is not None and obj_iri.startswith(WD):
         group.edges.append((pid, obj_iri.removeprefix(WD)))
     if pid == INSTANCE_OF and obj_iri and obj_iri.removeprefix(WD) in cfg.classes:
-        group.triples.append((subject, "http://www.w3.org/1999/02/22-rdf-syntax-ns#type",
-                              iri_term(cfg.classes[obj_iri.removeprefix(WD)])))
+        group.triples.append(
+            (
+                subject,
+                "http://www.w3.org/1999/02/22-rdf-syntax-ns#type",
+                iri_term(cfg.classes[obj_iri.removeprefix(WD)]),
+            )
+        )
     counts["statements"] += 1

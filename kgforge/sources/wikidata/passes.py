@@ -80,12 +80,22 @@ class PassRunner:
     workers: int
     engine: Engine
 
-    def run(self, dump: Path, spec: PassSpec, state_root: Path,
-            on_progress: Callable[[int], None] = lambda n: None) -> PassResult:
+    def run(
+        self, dump: Path, spec: PassSpec, state_root: Path, on_progress: Callable[[int], None] = lambda n: None
+    ) -> PassResult:
         options = self.options
-        return run_resumable(dump, spec, state_root, self.workers, options.decompressor, options.resume, on_progress,
-                             checkpoint_seconds=options.checkpoint_seconds, batch_bytes=options.batch_bytes,
-                             engine=self.engine)
+        return run_resumable(
+            dump,
+            spec,
+            state_root,
+            self.workers,
+            options.decompressor,
+            options.resume,
+            on_progress,
+            checkpoint_seconds=options.checkpoint_seconds,
+            batch_bytes=options.batch_bytes,
+            engine=self.engine,
+        )
 
 
 @dataclass
@@ -103,15 +113,30 @@ def pass_key(dump: Path, spec: PassSpec) -> str:
     """Identifies a pass: the dump (path, size, mtime) and every setting that changes its output."""
     stat = dump.stat()
     wanted = hashlib.sha1("\n".join(sorted(spec.wanted)).encode()).hexdigest() if spec.wanted is not None else None
-    settings = {"dump": str(dump.resolve()), "size": stat.st_size, "mtime": stat.st_mtime_ns, "mode": spec.mode,
-                "cfg": repr(sorted(spec.cfg.settings().items())), "wanted": wanted}
+    settings = {
+        "dump": str(dump.resolve()),
+        "size": stat.st_size,
+        "mtime": stat.st_mtime_ns,
+        "mode": spec.mode,
+        "cfg": repr(sorted(spec.cfg.settings().items())),
+        "wanted": wanted,
+    }
     return hashlib.sha1(json.dumps(settings, sort_keys=True).encode()).hexdigest()[:16]
 
 
-def run_resumable(dump: Path, spec: PassSpec, state_root: Path, workers: int = 0, decompressor: str = "auto",
-                  resume: bool = True, on_progress: Callable[[int], None] = lambda n: None,
-                  stop_after_batches: int | None = None, checkpoint_seconds: float = CHECKPOINT_SECONDS,
-                  batch_bytes: int = BATCH_BYTES, engine: Engine | None = None) -> PassResult:
+def run_resumable(
+    dump: Path,
+    spec: PassSpec,
+    state_root: Path,
+    workers: int = 0,
+    decompressor: str = "auto",
+    resume: bool = True,
+    on_progress: Callable[[int], None] = lambda n: None,
+    stop_after_batches: int | None = None,
+    checkpoint_seconds: float = CHECKPOINT_SECONDS,
+    batch_bytes: int = BATCH_BYTES,
+    engine: Engine | None = None,
+) -> PassResult:
     """Run (or resume, or reuse) one pass; its output is the journal of the returned result.
 
     ``engine`` parses the batches (default: a :class:`~kgforge.sources.wikidata.engines.LocalEngine` of ``workers``).
@@ -124,8 +149,14 @@ def run_resumable(dump: Path, spec: PassSpec, state_root: Path, workers: int = 0
     checkpoint_file, journal = state / "checkpoint.json", state / "journal"
     saved = _read_checkpoint(checkpoint_file) if resume else None
     if saved and saved.get("done"):
-        return PassResult(journal, Counter(saved["counts"]), reused=True, truncated=saved.get("truncated"),
-                          decompressor=saved.get("decompressor", ""), engine=saved.get("engine", {}))
+        return PassResult(
+            journal,
+            Counter(saved["counts"]),
+            reused=True,
+            truncated=saved.get("truncated"),
+            decompressor=saved.get("decompressor", ""),
+            engine=saved.get("engine", {}),
+        )
     offset, line, size = (saved["offset"], saved["line"], saved["journal_size"]) if saved else (0, 1, 0)
     with open(journal, "ab") as handle:
         handle.truncate(size)
@@ -137,6 +168,7 @@ def run_resumable(dump: Path, spec: PassSpec, state_root: Path, workers: int = 0
     seen = 0
 
     with open(journal, "ab") as out:
+
         def save(done: bool, end_offset: int, end_line: int) -> None:
             out.flush()
             os.fsync(out.fileno())
@@ -144,10 +176,21 @@ def run_resumable(dump: Path, spec: PassSpec, state_root: Path, workers: int = 0
             result.engine = engine.report()
             if "shards" in result.engine:
                 result.engine["shards"] = earlier_shards + result.engine["shards"]
-            write_json_atomic(checkpoint_file, {
-                "dump": str(dump), "mode": spec.mode, "offset": end_offset, "line": end_line,
-                "journal_size": out.tell(), "counts": dict(result.counts), "done": done,
-                "truncated": result.truncated, "decompressor": result.decompressor, "engine": result.engine})
+            write_json_atomic(
+                checkpoint_file,
+                {
+                    "dump": str(dump),
+                    "mode": spec.mode,
+                    "offset": end_offset,
+                    "line": end_line,
+                    "journal_size": out.tell(),
+                    "counts": dict(result.counts),
+                    "done": done,
+                    "truncated": result.truncated,
+                    "decompressor": result.decompressor,
+                    "engine": result.engine,
+                },
+            )
             engine.checkpointed(done)
 
         def on_result(batch: BatchResult) -> None:

@@ -116,8 +116,10 @@ class BatchRing:
     def get(self, slot: int, size: int) -> bytes:
         data = os.pread(self._handle(), size, slot * self.slot_bytes)
         if len(data) != size:
-            raise KgforgeError(f"{self.path}: slot {slot} holds {len(data)} bytes, expected {size}; "
-                               "was the spool file changed by another process?")
+            raise KgforgeError(
+                f"{self.path}: slot {slot} holds {len(data)} bytes, expected {size}; "
+                "was the spool file changed by another process?"
+            )
         return data
 
     def close(self) -> None:
@@ -193,8 +195,9 @@ def parse_entities(batch: Batch, spec: PassSpec, buffer: Any, base: int, stop: i
     return parts
 
 
-def _handle_line(view: memoryview, span: tuple[int, int], line: int, offset: int, spec: PassSpec,
-                 result: BatchResult) -> str:
+def _handle_line(
+    view: memoryview, span: tuple[int, int], line: int, offset: int, spec: PassSpec, result: BatchResult
+) -> str:
     """The journal text of one entity line (empty when it is skipped); counts go to ``result``."""
     first, last = span
     if spec.wanted is not None:
@@ -224,7 +227,7 @@ def _handle_line(view: memoryview, span: tuple[int, int], line: int, offset: int
 
 
 def _excerpt(view: memoryview, first: int, last: int) -> str:
-    return bytes(view[first:min(last, first + 300)]).decode("utf-8", "replace")
+    return bytes(view[first : min(last, first + 300)]).decode("utf-8", "replace")
 
 
 def render(output: EntityOutput | IndexRecord, line: int, offset: int, counts: Counter[str]) -> str:
@@ -236,8 +239,9 @@ def render(output: EntityOutput | IndexRecord, line: int, offset: int, counts: C
     parts = ["T " + "\nT ".join(map(" ".join, output.triples)) + "\n"] if output.triples else []
     parts += [journal_error(line, offset, reason, record, where) for where, reason, record in output.problems]
     for statement in output.deprecated:
-        parts.append("D " + json.dumps({"entity": output.id, "line": line, "statement": statement},
-                                       ensure_ascii=False) + "\n")
+        parts.append(
+            "D " + json.dumps({"entity": output.id, "line": line, "statement": statement}, ensure_ascii=False) + "\n"
+        )
     for key, count in output.counts.items():  # Counter.update is slower for a handful of keys
         counts[key] += count
     if output.problems:
@@ -253,14 +257,21 @@ def journal_error(line: int, offset: int, reason: str, record: Any, where: str =
     return "E " + json.dumps({"location": location, "reason": reason, "record": excerpt}, ensure_ascii=False) + "\n"
 
 
-def batches(reader: DumpReader, batch_bytes: int = BATCH_BYTES,
-            align: Callable[[bytes], int] | None = None) -> Iterator[Batch]:
+def batches(
+    reader: DumpReader, batch_bytes: int = BATCH_BYTES, align: Callable[[bytes], int] | None = None
+) -> Iterator[Batch]:
     for first_line, offset, data in reader.blocks(batch_bytes, align):
         yield Batch(first_line, offset, data, offset + len(data))
 
 
-def run_pass(reader: DumpReader, spec: PassSpec, on_result: Callable[[BatchResult], None],
-             workers: int = 0, batch_bytes: int = BATCH_BYTES, spool: Path | None = None) -> None:
+def run_pass(
+    reader: DumpReader,
+    spec: PassSpec,
+    on_result: Callable[[BatchResult], None],
+    workers: int = 0,
+    batch_bytes: int = BATCH_BYTES,
+    spool: Path | None = None,
+) -> None:
     """Feed every batch of ``reader`` through ``spec`` and hand results, in order, to ``on_result``.
 
     ``workers=0`` parses in this process; otherwise at most ``2 × workers`` batches are in
@@ -281,8 +292,9 @@ def run_pass(reader: DumpReader, spec: PassSpec, on_result: Callable[[BatchResul
     ring.create()
     context = worker_context(__name__)  # workers fork from a server that imported this module, never __main__
     try:
-        with ProcessPoolExecutor(workers, mp_context=context, initializer=_init_worker,
-                                 initargs=(spec, ring, os.getpid())) as pool:
+        with ProcessPoolExecutor(
+            workers, mp_context=context, initializer=_init_worker, initargs=(spec, ring, os.getpid())
+        ) as pool:
             pending: deque[Future[BatchResult]] = deque()
             for sequence, batch in enumerate(batches(reader, batch_bytes, spec.align)):
                 batch.slot = sequence % ring.slots
@@ -294,9 +306,11 @@ def run_pass(reader: DumpReader, spec: PassSpec, on_result: Callable[[BatchResul
             while pending:
                 on_result(_collect(pending.popleft(), ring))
     except BrokenProcessPool as exc:
-        raise KgforgeError(f"{reader.path}: a parsing worker process died (killed, or out of memory) while the "
-                           f"reader was at byte {reader.offset} (line {reader.line}); the pass stopped. Run the "
-                           "same import again to resume from its last checkpoint") from exc
+        raise KgforgeError(
+            f"{reader.path}: a parsing worker process died (killed, or out of memory) while the "
+            f"reader was at byte {reader.offset} (line {reader.line}); the pass stopped. Run the "
+            "same import again to resume from its last checkpoint"
+        ) from exc
     finally:
         ring.close()
         spool.unlink(missing_ok=True)

@@ -114,9 +114,17 @@ class ShardFiles:
 
     def write(self, batch: Batch, result: BatchResult, producer: dict[str, Any]) -> dict[str, Any]:
         write_bytes_atomic(self.journal, result.journal, durable=False)
-        meta = {"offset": self.offset, "bytes": self.size, "first_line": batch.first_line,
-                "end_line": result.end_line, "end_offset": result.end_offset, "entities": result.entities,
-                "journal_bytes": len(result.journal), "counts": dict(result.counts), "producer": producer}
+        meta = {
+            "offset": self.offset,
+            "bytes": self.size,
+            "first_line": batch.first_line,
+            "end_line": result.end_line,
+            "end_offset": result.end_offset,
+            "entities": result.entities,
+            "journal_bytes": len(result.journal),
+            "counts": dict(result.counts),
+            "producer": producer,
+        }
         write_json_atomic(self.meta, meta, durable=False)  # the pass journal's checkpoint is what is fsynced
         return meta
 
@@ -138,11 +146,13 @@ def _reap_local_ray(ray_processes: set[int]) -> None:
 
 def _node_id() -> str:
     import ray
+
     return ray.get_runtime_context().get_node_id()
 
 
-def parse_shard(batch: Batch, spec: PassSpec, folder: str, source: str | None = None,
-                seek_index: str | None = None) -> dict[str, Any]:
+def parse_shard(
+    batch: Batch, spec: PassSpec, folder: str, source: str | None = None, seek_index: str | None = None
+) -> dict[str, Any]:
     """The Ray task: parse one shard and write its files; returns its meta. The shard comes without its bytes:
     with ``source`` the task reads its byte range of the dump itself (of a compressed dump's decompressed
     stream through ``seek_index``), else it maps the file the reading process staged them in."""
@@ -162,8 +172,9 @@ def parse_shard(batch: Batch, spec: PassSpec, folder: str, source: str | None = 
     return meta
 
 
-def shards(reader: DumpReader, shard_bytes: int, read_bytes: int,
-           align: Callable[[bytes], int] | None = None) -> Iterator[Batch]:
+def shards(
+    reader: DumpReader, shard_bytes: int, read_bytes: int, align: Callable[[bytes], int] | None = None
+) -> Iterator[Batch]:
     """The dump cut into shards where every run cuts it: the first line end at or past ``shard_bytes``
     from the shard's start (then ``2 × shard_bytes``, … while ``align`` finds no place to end).
 
@@ -205,7 +216,7 @@ def _cut(held: deque[tuple[int, bytes]], search: int, align: Callable[[bytes], i
         position += len(block)
     else:
         return None
-    candidate = b"".join([block for _, block in list(held)[:index]] + [block[:newline + 1]])
+    candidate = b"".join([block for _, block in list(held)[:index]] + [block[: newline + 1]])
     end = align(candidate) if align else len(candidate)
     if end == 0:
         return position + newline
@@ -233,16 +244,29 @@ class ShardPlan:
       passes after.
     """
 
-    def __init__(self, reader: DumpReader, batches: Iterator[Batch], how: str, source: str | None = None,
-                 seek_index: str | None = None, table: DumpShards | None = None,
-                 end: tuple[int, int] | None = None) -> None:
+    def __init__(
+        self,
+        reader: DumpReader,
+        batches: Iterator[Batch],
+        how: str,
+        source: str | None = None,
+        seek_index: str | None = None,
+        table: DumpShards | None = None,
+        end: tuple[int, int] | None = None,
+    ) -> None:
         self.reader, self.batches, self.how = reader, batches, how
         self.source, self.seek_index, self.table, self.end = source, seek_index, table, end
         self.cuts: list[tuple[int, int, int]] = []
 
     @classmethod
-    def choose(cls, reader: DumpReader, state_root: Path, shard_bytes: int, read_bytes: int,
-               align: Callable[[bytes], int] | None) -> ShardPlan:
+    def choose(
+        cls,
+        reader: DumpReader,
+        state_root: Path,
+        shard_bytes: int,
+        read_bytes: int,
+        align: Callable[[bytes], int] | None,
+    ) -> ShardPlan:
         cut = shards(reader, shard_bytes, read_bytes, align)
         if reader.compression == "plain":
             return cls(reader, cut, "", source=str(reader.path.resolve()))
@@ -282,8 +306,9 @@ class DumpShards:
     @classmethod
     def of(cls, state_root: Path, dump: Path, shard_bytes: int, align: Callable[[bytes], int] | None) -> DumpShards:
         stat = dump.stat()
-        key = json.dumps([str(dump.resolve()), stat.st_size, stat.st_mtime_ns, shard_bytes,
-                          getattr(align, "__qualname__", None)])
+        key = json.dumps(
+            [str(dump.resolve()), stat.st_size, stat.st_mtime_ns, shard_bytes, getattr(align, "__qualname__", None)]
+        )
         return cls(state_root / "dump-index" / hashlib.sha1(key.encode()).hexdigest()[:16])
 
     @property
@@ -344,8 +369,14 @@ class RayEngine:
     def parallel(self) -> int:
         return self.workers or max(1, int(self.ray.cluster_resources().get("CPU", 1)))
 
-    def run(self, reader: DumpReader, spec: PassSpec, on_result: Callable[[BatchResult], None],
-            batch_bytes: int, state: Path) -> None:
+    def run(
+        self,
+        reader: DumpReader,
+        spec: PassSpec,
+        on_result: Callable[[BatchResult], None],
+        batch_bytes: int,
+        state: Path,
+    ) -> None:
         self.connect()
         ray = self.ray
         self.produced = []  # the report names this pass's shards only
@@ -363,8 +394,9 @@ class RayEngine:
                 if not done:
                     if not plan.source:
                         write_bytes_atomic(files.data, shard.data, durable=False)
-                    done = task.remote(replace(shard, data=b""), spec_ref, str(self._folder), plan.source,
-                                       plan.seek_index)
+                    done = task.remote(
+                        replace(shard, data=b""), spec_ref, str(self._folder), plan.source, plan.seek_index
+                    )
                 pending.append((files, done))
                 while len(pending) >= in_flight:
                     on_result(self._collect(*pending.popleft()))
@@ -384,10 +416,19 @@ class RayEngine:
     def _collect(self, files: ShardFiles, outcome: Any) -> BatchResult:
         reused = isinstance(outcome, dict)
         meta = outcome if reused else self._wait(files, outcome)
-        result = BatchResult(meta["end_line"], meta["end_offset"], files.journal.read_bytes(),
-                             Counter(meta["counts"]), meta["entities"])
-        self.produced.append({"offset": meta["offset"], "bytes": meta["bytes"], "first_line": meta["first_line"],
-                              "entities": meta["entities"], **meta["producer"], "reused": reused})
+        result = BatchResult(
+            meta["end_line"], meta["end_offset"], files.journal.read_bytes(), Counter(meta["counts"]), meta["entities"]
+        )
+        self.produced.append(
+            {
+                "offset": meta["offset"],
+                "bytes": meta["bytes"],
+                "first_line": meta["first_line"],
+                "entities": meta["entities"],
+                **meta["producer"],
+                "reused": reused,
+            }
+        )
         self._appended.append(files)
         return result
 
@@ -398,7 +439,8 @@ class RayEngine:
             raise KgforgeError(
                 f"the Ray task for the shard at byte {files.offset} ({files.size} bytes) failed after up to "
                 f"{TASK_RETRIES} retries: {exc}. The shards finished so far are kept: run the same import again "
-                "to resume") from exc
+                "to resume"
+            ) from exc
 
     def checkpointed(self, done: bool) -> None:
         for files in self._appended:  # their journals are in the pass's journal now, up to its checkpoint
@@ -408,9 +450,15 @@ class RayEngine:
             shutil.rmtree(self._folder, ignore_errors=True)  # shards of another --shard-bytes, if any
 
     def report(self) -> dict[str, Any]:
-        return {"engine": self.name, "nodes": self.nodes, "workers": self.parallel() if self.nodes else self.workers,
-                "address": self.address or "local", "shard_bytes": self.shard_bytes,
-                "dump_index": self._plan.how if self._plan else "", "shards": self.produced}
+        return {
+            "engine": self.name,
+            "nodes": self.nodes,
+            "workers": self.parallel() if self.nodes else self.workers,
+            "address": self.address or "local",
+            "shard_bytes": self.shard_bytes,
+            "dump_index": self._plan.how if self._plan else "",
+            "shards": self.produced,
+        }
 
 
 @ENGINES.register("ray", description="Ray tasks, on this machine or a cluster (pip install 'kgforge[ray]')")

@@ -50,8 +50,9 @@ class IndexingStream:
     what the plain reader gives, and no index is exported, since it would not cover the stream.
     """
 
-    def __init__(self, path: Path, compression: str, index: Path, start_offset: int,
-                 fallback: Callable[[int], IO[bytes]]) -> None:
+    def __init__(
+        self, path: Path, compression: str, index: Path, start_offset: int, fallback: Callable[[int], IO[bytes]]
+    ) -> None:
         self.path, self.compression, self.index = path, compression, index
         self.position = start_offset
         self._open_fallback = fallback

@@ -79,9 +79,12 @@ class Expansion:
         return set().union(*self.levels) if self.levels else set()
 
     def summary(self) -> dict[str, object]:
-        return {"per_hop": [len(level) for level in self.levels], "entities": len(self.entities),
-                "capped_nodes": len(self.capped),
-                "capped_examples": dict(sorted(self.capped.items(), key=lambda kv: -kv[1])[:10])}
+        return {
+            "per_hop": [len(level) for level in self.levels],
+            "entities": len(self.entities),
+            "capped_nodes": len(self.capped),
+            "capped_examples": dict(sorted(self.capped.items(), key=lambda kv: -kv[1])[:10]),
+        }
 
 
 def expand(records: Records, seeds: Iterable[str], hops: int, fanout_cap: int | None = None) -> Expansion:

@@ -54,8 +54,9 @@ _RANK = WIKIBASE + "rank"
 
 
 def import_wikidata_ttl(ctx: ImportContext) -> None:
-    import_passes(ctx, ctx.path, ("ttl-index", "ttl-extract"), parse_ttl_batch, block_boundary,
-                  header=prefix_header(ctx))
+    import_passes(
+        ctx, ctx.path, ("ttl-index", "ttl-extract"), parse_ttl_batch, block_boundary, header=prefix_header(ctx)
+    )
 
 
 def prefix_header(ctx: ImportContext) -> bytes:
@@ -84,7 +85,7 @@ def parse_ttl_batch(batch: Batch, spec: PassSpec, buffer: Any, base: int, stop: 
             try:
                 triples = list(ox.parse(spec.header + bytes(view[first:last]), format=ox.RdfFormat.TURTLE))
             except SyntaxError as exc:
-                excerpt = bytes(view[first:min(last, first + 300)]).decode("utf-8", "replace")
+                excerpt = bytes(view[first : min(last, first + 300)]).decode("utf-8", "replace")
                 prefixes = spec.header.count(b"\n")
                 reason = f"bad Turtle block: {exc} (the parser counts the {prefixes} prefix lines it reads first)"
                 parts.append(journal_error(line, offset, reason, excerpt))
@@ -93,13 +94,12 @@ def parse_ttl_batch(batch: Batch, spec: PassSpec, buffer: Any, base: int, stop: 
     return parts
 
 
-def _blocks(buffer: Any, base: int, stop: int, result: BatchResult,
-            first_line: int) -> Iterator[tuple[int, int, int]]:
+def _blocks(buffer: Any, base: int, stop: int, result: BatchResult, first_line: int) -> Iterator[tuple[int, int, int]]:
     """``(index of its first line, start, end)`` of each entity block (and of anything before the first)."""
     start_index, start = 0, base
     for index, first, _ in line_spans(buffer, base, stop):
         result.end_line = first_line + index
-        if first > start and buffer[first:first + len(BLOCK_START)] == BLOCK_START:
+        if first > start and buffer[first : first + len(BLOCK_START)] == BLOCK_START:
             yield start_index, start, first
             start_index, start = index, first
     if stop > start:
@@ -108,8 +108,10 @@ def _blocks(buffer: Any, base: int, stop: int, result: BatchResult,
 
 def _render_entity(triples: list[ox.Quad], line: int, offset: int, spec: PassSpec, result: BatchResult) -> str:
     """The entity's group (terms, ``wdt:`` facts) and its best-rank statement nodes with qualifiers."""
-    entity = next((t.subject.value for t in triples if t.subject.value.startswith(WD)
-                   and not t.subject.value.startswith(WDS)), None)
+    entity = next(
+        (t.subject.value for t in triples if t.subject.value.startswith(WD) and not t.subject.value.startswith(WDS)),
+        None,
+    )
     if entity is None:  # the dump's own metadata, or a block of shared references and values
         result.counts["blocks_skipped"] += 1
         return ""
@@ -133,8 +135,9 @@ def _render_entity(triples: list[ox.Quad], line: int, offset: int, spec: PassSpe
     return render_group(group, spec, result)
 
 
-def _statement_fact(triple: ox.Quad, nodes: dict[str, list[tuple[str, str, str]]], best: set[str],
-                    counts: Counter[str]) -> None:
+def _statement_fact(
+    triple: ox.Quad, nodes: dict[str, list[tuple[str, str, str]]], best: set[str], counts: Counter[str]
+) -> None:
     subject, predicate, obj = triple.subject.value, triple.predicate.value, triple.object
     if predicate == RDF_TYPE and obj.value == BEST_RANK:
         best.add(subject)
@@ -148,7 +151,7 @@ def _statement_fact(triple: ox.Quad, nodes: dict[str, list[tuple[str, str, str]]
 
 def _in_namespace(predicate: str, namespace: str) -> bool:
     """``predicate`` is ``namespace`` + a property id (``p:P31``, not ``wdt:P31`` or ``pqv:P580``)."""
-    rest = predicate[len(namespace):] if predicate.startswith(namespace) else ""
+    rest = predicate[len(namespace) :] if predicate.startswith(namespace) else ""
     return rest[:1] == "P" and rest[1:].isdigit()
 
 

@@ -118,8 +118,7 @@ def _string(value: object, datatype: str | None) -> Value:
 def _special_string(value: str, datatype: str | None) -> Value:
     base = _STRING_AS_IRI.get(datatype or "")
     if base is not None:
-        return Value(iri_term(base + quote(value.replace(" ", "_") if datatype != "commonsMedia" else value,
-                                           safe="")))
+        return Value(iri_term(base + quote(value.replace(" ", "_") if datatype != "commonsMedia" else value, safe="")))
     try:  # url
         return Value(iri_term(value))
     except ValueError:

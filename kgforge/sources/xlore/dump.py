@@ -50,6 +50,7 @@ QUOTA_TEXT = "当天访问次数到达上限"
 
 # --- web API ---------------------------------------------------------------------------------
 
+
 class XloreQuotaError(KgforgeError):
     """The XLORE API answered with its daily-quota text: stop for today (nothing was cached)."""
 
@@ -61,8 +62,15 @@ class XloreApiError(KgforgeError):
 class XloreClient:
     """GET requests to the XLORE API, cached on disk, at most one per ``min_interval`` seconds."""
 
-    def __init__(self, cache_dir: Path, base_url: str = "http://api.xlore.org", min_interval: float = 1.0,
-                 timeout: float = 30.0, retries: int = 2, session: requests.Session | None = None) -> None:
+    def __init__(
+        self,
+        cache_dir: Path,
+        base_url: str = "http://api.xlore.org",
+        min_interval: float = 1.0,
+        timeout: float = 30.0,
+        retries: int = 2,
+        session: requests.Session | None = None,
+    ) -> None:
         self.cache = ResponseCache(cache_dir)
         self.base_url = base_url.rstrip("/")
         self.min_interval, self.timeout, self.retries = min_interval, timeout, retries
@@ -82,14 +90,17 @@ class XloreClient:
         body = self._fetch(url)
         text = body.decode("utf-8", "replace")
         if QUOTA_TEXT in text:
-            raise XloreQuotaError(f"{url}: the XLORE API says its daily quota is used up ({QUOTA_TEXT}); "
-                                  "try again tomorrow — cached replies stay usable")
+            raise XloreQuotaError(
+                f"{url}: the XLORE API says its daily quota is used up ({QUOTA_TEXT}); "
+                "try again tomorrow — cached replies stay usable"
+            )
         try:
             data = loads(text)
         except ValueError as exc:
             raise XloreApiError(f"{url}: reply is not JSON ({exc}): {text[:200]!r}") from None
-        self.cache.put(CachedResponse(url=url, final_url=url, status=200, headers={}, body=body,
-                                      fetched_at=time.time()))
+        self.cache.put(
+            CachedResponse(url=url, final_url=url, status=200, headers={}, body=body, fetched_at=time.time())
+        )
         return data
 
     def _fetch(self, url: str) -> bytes:
@@ -110,7 +121,7 @@ class XloreClient:
                 problem = f"HTTP {response.status_code}"
                 if response.status_code < 500 and response.status_code != 429:
                     break
-            time.sleep(min(2 ** attempt * self.min_interval, 30))
+            time.sleep(min(2**attempt * self.min_interval, 30))
         raise XloreApiError(f"{url}: {problem} (after {attempt + 1} attempt(s))")
 
     def search_instances(self, word: str) -> list[dict[str, Any]]:
@@ -121,6 +132,7 @@ class XloreClient:
 
 
 # --- dump import -----------------------------------------------------------------------------
+
 
 @dataclass(frozen=True)
 class XloreOptions:
@@ -158,17 +170,18 @@ class XloreImport:
         self.files = xlore_files(ctx.path)
         self.relations = {rel.iri: rel for rel in ctx.schema.relations.values()}
         self.property_map: dict[str, str] = {}  # XLORE infobox property IRI → domain relation IRI
-        self.classes = {iri: class_iri(type_id) for type_id, iris in self.options.classes.items()
-                        for iri in iris}
-        self.state_root = (Path(ctx.workdir) / "raw" / "xlore" if ctx.workdir
-                           else Path(tempfile.mkdtemp(prefix="kgforge-xlore-")))
+        self.classes = {iri: class_iri(type_id) for type_id, iris in self.options.classes.items() for iri in iris}
+        self.state_root = (
+            Path(ctx.workdir) / "raw" / "xlore" if ctx.workdir else Path(tempfile.mkdtemp(prefix="kgforge-xlore-"))
+        )
         self.runner = self.options.passes.runner(sum(path.stat().st_size for path in self.files))
         self.configs: dict[Path, XloreConfig] = {}  # per file, once the property labels are read
 
     def run(self) -> None:
         self._read_property_labels()
-        self.configs = {path: XloreConfig.of(path, self.options.base, self.property_map, self.classes)
-                        for path in self.files}  # each file's head read once for all its passes
+        self.configs = {
+            path: XloreConfig.of(path, self.options.base, self.property_map, self.classes) for path in self.files
+        }  # each file's head read once for all its passes
         passes: dict[str, PassResult] = {}
         wanted = self._select(passes) if self.options.selection.seeded else None
         extracts = [(path, self._pass(path, EXTRACT, wanted)) for path in self.files]
@@ -250,8 +263,11 @@ class XloreImport:
         seeds &= known
         report = linker.report()
         for name, iris in report.ambiguous.items():
-            self.ctx.reject(f"seed name {name!r}", f"ambiguous: {len(iris)} instances carry this name, none chosen",
-                            {"candidates": iris})
+            self.ctx.reject(
+                f"seed name {name!r}",
+                f"ambiguous: {len(iris)} instances carry this name, none chosen",
+                {"candidates": iris},
+            )
         self.ctx.counts["seed_names_unmatched"] = len(report.unmatched)
         seeds |= set(report.linked.values())
         if not seeds:
@@ -269,6 +285,7 @@ def import_xlore_dump(ctx: Any) -> None:
 
 
 # --- API import ------------------------------------------------------------------------------
+
 
 def seed_names_of(path: Path, reject: Callable[[str, str], None]) -> list[str]:
     """``xlore-api:PATH``: a file with one name per line (a line that is not UTF-8 goes to ``reject(location,
@@ -332,8 +349,9 @@ def _resolve(ctx: Any, client: XloreClient, name: str) -> dict[str, Any] | None:
     except XloreApiError as exc:  # this name's reply only (the daily quota still stops the run)
         ctx.reject(where, f"unusable reply: {exc}")
         return None
-    instances = [i for i in replies
-                 if isinstance(i, dict) and isinstance(i.get("Label"), str) and isinstance(i.get("Uri"), str)]
+    instances = [
+        i for i in replies if isinstance(i, dict) and isinstance(i.get("Label"), str) and isinstance(i.get("Uri"), str)
+    ]
     exact = [i for i in instances if name_key(i["Label"]) == name_key(name)]
     if len(exact) == 1 and exact[0]["Uri"].startswith(XLORE):
         try:
@@ -344,8 +362,9 @@ def _resolve(ctx: Any, client: XloreClient, name: str) -> dict[str, Any] | None:
             return None
         return exact[0]
     if len(exact) > 1:
-        ctx.reject(where, f"ambiguous: {len(exact)} instances are named {name!r}",
-                   {"candidates": [i["Uri"] for i in exact]})
+        ctx.reject(
+            where, f"ambiguous: {len(exact)} instances are named {name!r}", {"candidates": [i["Uri"] for i in exact]}
+        )
     else:
         ctx.counts["names_not_found"] += 1
     return None

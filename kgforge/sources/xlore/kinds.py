@@ -11,7 +11,11 @@ def import_xlore(ctx: ImportContext) -> None:
     import_xlore_dump(ctx)
 
 
-@register("xlore-api", "XLORE web API: xlore-api:NAMES (a file of names, or names joined by commas); hops/fanout_cap, "
-                       "base_url, min_interval options; replies cached, daily quota detected", reads_file=False)
+@register(
+    "xlore-api",
+    "XLORE web API: xlore-api:NAMES (a file of names, or names joined by commas); hops/fanout_cap, "
+    "base_url, min_interval options; replies cached, daily quota detected",
+    reads_file=False,
+)
 def import_xlore_api_source(ctx: ImportContext) -> None:
     import_xlore_api(ctx)

@@ -31,18 +31,28 @@ CONCEPT = XLORE + "concept/"
 PROPERTY = XLORE + "property/"
 SCHEMA_PROPERTY = XLORE + "property#"
 DEFAULT_PREFIXES = {
-    "rdf": "http://www.w3.org/1999/02/22-rdf-syntax-ns#", "rdfs": "http://www.w3.org/2000/01/rdf-schema#",
-    "owl": OWL, "xsd": "http://www.w3.org/2001/XMLSchema#", "property": SCHEMA_PROPERTY,
+    "rdf": "http://www.w3.org/1999/02/22-rdf-syntax-ns#",
+    "rdfs": "http://www.w3.org/2000/01/rdf-schema#",
+    "owl": OWL,
+    "xsd": "http://www.w3.org/2001/XMLSchema#",
+    "property": SCHEMA_PROPERTY,
     "skos": "http://www.w3.org/2004/02/skos/core#",
 }
-PREDICATE_RENAMES = {OWL + "InstanceOf": RDF_TYPE, OWL + "instanceOf": RDF_TYPE, OWL + "SubClassOf": RDFS_SUBCLASS_OF,
-                     OWL + "subClassOf": RDFS_SUBCLASS_OF}
+PREDICATE_RENAMES = {
+    OWL + "InstanceOf": RDF_TYPE,
+    OWL + "instanceOf": RDF_TYPE,
+    OWL + "SubClassOf": RDFS_SUBCLASS_OF,
+    OWL + "subClassOf": RDFS_SUBCLASS_OF,
+}
 SOURCE_TAGS = {"enwiki": "en-x-enwiki", "zhwiki": "zh-x-zhwiki", "baidu": "zh-x-baidu", "hudong": "zh-x-hudong"}
 
-_DIRECTIVE = re.compile(r"^\s*(?:@(base|prefix)|(BASE|PREFIX))\s+(?:([A-Za-z][\w.-]*)?:\s*)?<([^>]*)>\s*\.?\s*$",
-                        re.IGNORECASE)
-_TERM = (r'<[^<>"\s]*>|"(?:[^"\\]|\\.)*"(?:@[A-Za-z][A-Za-z0-9-]*|\^\^(?:<[^<>\s]*>|[A-Za-z][\w.-]*:[\w.-]*))?'
-         r"|[A-Za-z][\w.-]*:[^\s<>\"]*|_:\S+|a")
+_DIRECTIVE = re.compile(
+    r"^\s*(?:@(base|prefix)|(BASE|PREFIX))\s+(?:([A-Za-z][\w.-]*)?:\s*)?<([^>]*)>\s*\.?\s*$", re.IGNORECASE
+)
+_TERM = (
+    r'<[^<>"\s]*>|"(?:[^"\\]|\\.)*"(?:@[A-Za-z][A-Za-z0-9-]*|\^\^(?:<[^<>\s]*>|[A-Za-z][\w.-]*:[\w.-]*))?'
+    r"|[A-Za-z][\w.-]*:[^\s<>\"]*|_:\S+|a"
+)
 _ABSOLUTE = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
 _TRIPLE = re.compile(rf"^\s*({_TERM})\s+({_TERM})\s+({_TERM})\s*\.?\s*$")
 
@@ -140,7 +150,7 @@ class TurtleLines:
     def _literal(self, token: str) -> Term:
         end = token.rindex('"')
         text = unescape(token[1:end])
-        suffix = token[end + 1:]
+        suffix = token[end + 1 :]
         if suffix.startswith("@"):
             tag = suffix[1:]
             return Term(text, False, lang=SOURCE_TAGS.get(tag.lower(), tag))
@@ -167,7 +177,7 @@ class ConceptLines:
         if len(fields) > 1 and fields[1].startswith(CONCEPT):
             concept = Term(fields[1], True)
             yield concept, OWL + "equivalentClass", dbpedia
-        for label in fields[2 if concept else 1:]:
+        for label in fields[2 if concept else 1 :]:
             text, _, where = label.partition("@")
             if where == "dbpedia":
                 yield dbpedia, RDFS_LABEL, Term(text, False, lang="en")

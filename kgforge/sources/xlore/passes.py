@@ -90,7 +90,9 @@ class XloreConfig:
         return lines
 
 
-def parse_xlore_batch(batch: Batch, spec: PassSpec, buffer: Any, base: int, stop: int, result: BatchResult) -> list[str]:
+def parse_xlore_batch(
+    batch: Batch, spec: PassSpec, buffer: Any, base: int, stop: int, result: BatchResult
+) -> list[str]:
     """Journal text of a batch of XLORE lines; ``result`` gets the counts and the last line."""
     cfg: XloreConfig = spec.cfg  # type: ignore[assignment]
     lines = cfg.lines()
@@ -112,7 +114,7 @@ def parse_xlore_batch(batch: Batch, spec: PassSpec, buffer: Any, base: int, stop
 
 
 def _excerpt(buffer: Any, first: int, last: int) -> str:
-    return bytes(buffer[first:min(last, first + 300)]).decode("utf-8", "replace")
+    return bytes(buffer[first : min(last, first + 300)]).decode("utf-8", "replace")
 
 
 def _extract_line(triple: Triple, spec: PassSpec, cfg: XloreConfig, line: int, offset: int, result: BatchResult) -> str:
@@ -142,12 +144,15 @@ def _index_line(triple: Triple, spec: PassSpec, cfg: XloreConfig, line: int, off
         return ""
     edge = obj.is_iri and obj.value.startswith(INSTANCE) and predicate != RDF_TYPE
     label = predicate == RDFS_LABEL and not obj.is_iri
-    return "I " + IndexRecord(subject.value, [obj.value] if edge else [], [], [], [obj.value] if label else [],
-                              []).to_line()
+    return (
+        "I "
+        + IndexRecord(subject.value, [obj.value] if edge else [], [], [], [obj.value] if label else [], []).to_line()
+    )
 
 
-def run_file(runner: PassRunner, path: Path, mode: str, cfg: XloreConfig, state_root: Path,
-             wanted: frozenset[str] | None = None) -> PassResult:
+def run_file(
+    runner: PassRunner, path: Path, mode: str, cfg: XloreConfig, state_root: Path, wanted: frozenset[str] | None = None
+) -> PassResult:
     """One pass over one file; a file with directives after its head is read again in order, in this process
     (never resumed from a checkpoint, where the directives read before it would be unknown)."""
     spec = PassSpec(mode, cfg, wanted, parse_xlore_batch)

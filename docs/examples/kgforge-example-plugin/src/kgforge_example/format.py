@@ -12,8 +12,9 @@ class TriplesTsv(Format):
     name = "triples-tsv"
     aliases = ("ttsv",)
     description = "each dialogue's goal and knowledge as label triples, tab-separated (example plug-in)"
-    layouts = (Layout("plain", "triples-tsv", "dialogue id, then subject|relation|object cells",
-                      needs_conversation=False),)
+    layouts = (
+        Layout("plain", "triples-tsv", "dialogue id, then subject|relation|object cells", needs_conversation=False),
+    )
     goal_layout = "plain"
 
     def goal_records(self, dialogue: Any, layout: Layout, render: Any) -> list[dict[str, Any]]:

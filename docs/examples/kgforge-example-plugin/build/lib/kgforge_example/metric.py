@@ -9,5 +9,10 @@ def _ends_excited(batch):  # one value per response
     return [1.0 if text.rstrip().endswith(("!", "！")) else 0.0 for text in batch.responses["prediction"]]
 
 
-EXCLAMATIONS = Metric("exclamations", "share of responses ending with ! (example plug-in)", _ends_excited,
-                      aliases=("bangs",), default=False)
+EXCLAMATIONS = Metric(
+    "exclamations",
+    "share of responses ending with ! (example plug-in)",
+    _ends_excited,
+    aliases=("bangs",),
+    default=False,
+)
