@@ -247,12 +247,12 @@ def step_eval(workdir: Path, tell: Reporter = QUIET) -> None:
     report = evaluate(system, gold=DIALOGUES, domain=DOMAIN, workdir=workdir, out=per_response, options=options)
     tell.table(
         f"eval {system.name} ({len(WRONG_VALUES)} values changed) against {DIALOGUES.name} and the graph",
-        {k: _fraction(v) for k, v in report["metrics"].items()},
+        {k: _fraction(v) for k, v in report.metrics.items()},
     )
     flagged = sum(
         1 for line in per_response.read_text(encoding="utf-8").splitlines() if json.loads(line)["hallucinations"]
     )
-    knowledge = report["knowledge"]
+    knowledge = report.knowledge.as_dict()
     tell.table(
         f"knowledge against the graph → {per_response}",
         {
@@ -260,7 +260,7 @@ def step_eval(workdir: Path, tell: Reporter = QUIET) -> None:
             "responses with a hallucination": flagged,
         },
     )
-    summary = report["goals"]["summary"]
+    summary = report.goals["summary"]
     tell.table(
         "goal metrics (--goal-metrics)",
         {
