@@ -8,6 +8,8 @@ import sys
 import tomllib
 from pathlib import Path
 
+import pytest
+
 PACKAGE = Path(__file__).resolve().parent.parent / "kgforge"
 LAZY = "# lazy:"  # on the import's line or the line above: it defers a heavy load (torch), and why
 
@@ -54,6 +56,7 @@ def test_the_check_finds_what_it_looks_for():
     assert function_level_imports(source) == [(2, "from kgforge.build import x")]
 
 
+@pytest.mark.slow  # starts a fresh interpreter
 def test_the_command_line_starts_without_torch():
     """Every command module loads at start; none may pull in torch (seconds per CLI call, and the kill
     tests' windows assume a quick start). The api, the demo and the embed commands load it on first use."""

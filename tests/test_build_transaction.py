@@ -113,6 +113,7 @@ def test_stages_trust_a_quads_file_by_its_checksum_not_its_line_count(cli, workd
     assert checked.returncode == 1 and "sha256 differs" in checked.stdout
 
 
+@pytest.mark.slow  # kills an import
 def test_a_killed_import_is_reported_by_check_and_cleaned(cli, workdir, tmp_path):
     """A build killed while importing leaves ``quads/*.nq.part<pid>``: check names them and the command that removes them."""
     small = _write_kb(tmp_path / "small.json", 30)

@@ -158,6 +158,7 @@ def _messages(stderr: str) -> list[str]:
     return [line for line in stderr.splitlines() if line.strip() and " eta " not in line]
 
 
+@pytest.mark.slow  # signals a running build
 def test_ctrl_c_during_a_build_keeps_the_published_store_and_says_so(tmp_path):
     small, large = write_kb(tmp_path / "small.json"), write_kb(tmp_path / "large.json", n=60_000)
     kg("build", "trip", "--schema", "travel", "--no-schema-sources", "--source", f"kdconv:{small}", cwd=tmp_path)
@@ -190,6 +191,7 @@ def test_embed_resume_without_a_checkpoint_says_so_and_trains_from_the_start(bui
     assert (built / "kg" / "travel" / "models" / "never" / "bundle.json").exists()
 
 
+@pytest.mark.slow  # kills a training run
 def test_embed_resume_after_a_run_killed_before_its_first_checkpoint_trains_from_the_start(built):
     work = built / "kg" / "travel" / "models" / ".early.work"
     work.mkdir(parents=True)  # what a run SIGKILLed before its first checkpoint leaves

@@ -114,6 +114,7 @@ def test_version_starts_about_as_fast_as_importing_typer():
     assert version < 3 * typer_alone + 0.1, (version, typer_alone)
 
 
+@pytest.mark.slow  # starts a fresh interpreter
 def test_python_dash_m_kgforge_is_the_command(tmp_path):
     result = subprocess.run(
         [sys.executable, "-m", "kgforge", "--workdir", str(tmp_path), "domains"],

@@ -39,6 +39,7 @@ def cached_bodies(crawl_dir: Path) -> list[bytes]:
     return [p.read_bytes() for p in (crawl_dir / "cache" / "bodies").rglob("*") if p.is_file()]
 
 
+@pytest.mark.slow  # waits out a dripping server
 @pytest.mark.parametrize("phase", ["headers", "body"])
 def test_a_response_dripped_byte_by_byte_is_abandoned_at_the_total_deadline(phase):
     config = CrawlConfig(delay=0, read_timeout=5, total_timeout=DEADLINE, max_retries=0)
@@ -51,6 +52,7 @@ def test_a_response_dripped_byte_by_byte_is_abandoned_at_the_total_deadline(phas
     assert took < 3 * DEADLINE  # each byte came within the 5 s read timeout: only the deadline stops it
 
 
+@pytest.mark.slow  # waits out a dripping server
 def test_the_crawl_command_bounds_a_dripping_start_page(cli, tmp_path):
     """The issue's repro: --read-timeout 5 --retries 0 against a body sent at a byte a time ran past 330 s."""
     with LoopbackSite(DOUBAN, {"/top250": Drip("body", interval=0.3)}) as site:

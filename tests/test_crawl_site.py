@@ -75,6 +75,7 @@ def crawled(tmp_path_factory):
         yield summary, log, folder, site
 
 
+@pytest.mark.slow  # waits out robots.txt crawl delays
 def test_fetch_order_follows_discovery_and_robots(crawled):
     summary, log, _, _ = crawled
     assert [entry.path for entry in log] == EXPECTED_ORDER
@@ -147,6 +148,7 @@ def test_cache_max_age_refetches_old_pages(tmp_path):
     assert (first.fetched, kept.fetched, kept.cached, expired.fetched) == (4, 0, 4, 4)
 
 
+@pytest.mark.slow  # waits out robots.txt crawl delays
 @pytest.mark.parametrize("delay", ["1", "0.5"])
 def test_crawl_delay_from_robots_spaces_requests(tmp_path, delay):
     robots = Static(
@@ -263,6 +265,7 @@ delay = 0.05
     assert again["graphs"] == built["graphs"]
 
 
+@pytest.mark.slow  # crawls the demo site politely, with its delays
 def test_demo_site_crawl_builds_a_store(tmp_path):
     result = demo_crawl(tmp_path / "kg", show_progress=False)
     assert result["crawl"]["fetched"] == 9 and result["crawl"]["failed"] == 0

@@ -133,6 +133,7 @@ def test_generated_corpora_match_the_official_script(official, pairs):
         assert close(stats.distinct_corpus(n), 0.0 if expected is None else expected)
 
 
+@pytest.mark.slow  # runs the official script per response
 @settings(max_examples=200, deadline=None)
 @given(CORPUS)
 def test_per_response_values_are_the_official_formulas_on_one_response(official, pairs):

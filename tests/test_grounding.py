@@ -433,6 +433,7 @@ def test_one_name_of_two_entities_relates_neither():
     assert facts_stated(index, ["风筝"], "是孙燕姿的专辑。") == {("风筝", "专辑歌手", "孙燕姿")}
 
 
+@pytest.mark.slow  # grounds the real film dev set twice
 def test_trying_only_the_facts_a_message_could_state_changes_nothing(kg, tmp_path, monkeypatch):
     """The matcher tries, for each entity in focus, only the facts a message could state (names, parts,
     shared runs of characters); trying every fact instead grounds the film dev set the same way."""

@@ -98,6 +98,7 @@ def test_a_reply_past_the_size_cap_is_refused_without_reading_it_whole(tmp_path)
         ask(client(url, tmp_path))
 
 
+@pytest.mark.slow  # waits out a dripping server
 def test_a_dripping_reply_is_cut_off_at_the_total_deadline(tmp_path):
     def drip(handler, n):
         handler.send_response(200)
@@ -114,6 +115,7 @@ def test_a_dripping_reply_is_cut_off_at_the_total_deadline(tmp_path):
     assert time.monotonic() - started < 5  # ~30 s to drip the whole reply
 
 
+@pytest.mark.slow  # waits out Retry-After
 def test_429_is_retried_after_its_retry_after(tmp_path):
     def busy_once(handler, n):
         reply(handler, 429, b"slow down", **{"Retry-After": "1"}) if n == 1 else reply(handler)

@@ -198,6 +198,7 @@ def test_a_syntax_error_shows_line_column_and_the_line(query):
 SLOW = "SELECT (COUNT(*) AS ?n) WHERE { ?a ?b ?c . ?d ?e ?f . ?g ?h ?i . ?j ?k ?l . ?m ?n2 ?o . ?p ?q ?r }"
 
 
+@pytest.mark.slow  # waits out a slow query
 def test_a_slow_query_shows_progress_on_a_terminal_only(store, tmp_path):
     args = [
         sys.executable,

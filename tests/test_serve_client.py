@@ -112,6 +112,7 @@ def test_a_garbage_answer_is_a_one_line_error(behave):
     assert url in message and "\n" not in message and not isinstance(caught.value, QueryTimeout)
 
 
+@pytest.mark.slow  # waits out a dripping server
 @pytest.mark.parametrize("behave", [drip, drip_headers])
 def test_timeout_is_a_total_deadline_against_a_dripping_server(behave):
     with misbehaving(behave) as url:

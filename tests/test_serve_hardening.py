@@ -174,6 +174,7 @@ def test_goals_without_derive_fall_back_to_one_step(client, server):
     assert reply.text.count("one-step goal <code>") == 3 and "two-step goal <code>" not in reply.text
 
 
+@pytest.mark.slow  # kills a query worker
 def test_a_dead_worker_is_a_one_line_503(plain, client):
     endless = "SELECT (COUNT(*) AS ?n) WHERE { ?a ?b ?c . ?d ?e ?f . ?g ?h ?i . ?j ?k ?l }"
     others = set(worker_pids())  # the module's server's workers: left alone
@@ -295,6 +296,7 @@ def closed_within(sock: socket.socket, seconds: float) -> tuple[bool, bytes]:
     return True, received
 
 
+@pytest.mark.slow  # waits out slow clients
 def test_slow_headers_and_idle_connections_are_cut_off(server):
     idle, slow = raw(server), raw(server)
     slow.sendall(b"GET /sparql?query=ASK HTTP/1.1\r\nHo")  # …and no more
@@ -305,6 +307,7 @@ def test_slow_headers_and_idle_connections_are_cut_off(server):
     assert time.monotonic() - started < 3  # header_timeout is 1 s here
 
 
+@pytest.mark.slow  # waits out a dribbling client
 def test_a_dribbled_body_is_cut_off(server):
     sock = raw(server)
     body = b"query=" + b"A" * 60
@@ -329,6 +332,7 @@ def test_a_dribbled_body_is_cut_off(server):
     assert time.monotonic() - started < 4  # body_timeout is 1.5 s here
 
 
+@pytest.mark.slow  # waits out idle connections
 def test_idle_connections_past_the_cap_make_room_for_a_real_request(plain, client):
     with running_server(plain, workers=1, max_connections=4) as base:
         idle = [raw(base) for _ in range(4)]

@@ -235,6 +235,7 @@ def test_query_command_construct_and_ask_from_the_endpoint(cli, demo, server):
         assert sorted(remote.stdout.splitlines()) == sorted(local.stdout.splitlines()) and remote.stdout.strip()
 
 
+@pytest.mark.slow  # waits out the endpoint's timeout
 def test_query_command_reports_the_endpoint_timeout(cli, demo):
     with running_server(demo, timeout=1.0, workers=1) as base:
         result = cli(
@@ -272,6 +273,7 @@ def test_service_clause_is_refused(client, server):
     assert reply.status_code == 403 and "SERVICE" in reply.text
 
 
+@pytest.mark.slow  # waits out a query timeout
 def test_cartesian_product_is_stopped_at_the_timeout_and_the_server_goes_on(demo, client):
     with running_server(demo, timeout=1.5, workers=1) as base:
         started = time.monotonic()

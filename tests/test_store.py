@@ -121,6 +121,7 @@ def test_manifest_records_inputs_and_check_detects_tampering(tmp_path, workdir, 
     assert result.returncode == 1 and "sha256 differs" in result.stdout
 
 
+@pytest.mark.slow  # waits out a query timeout
 def test_query_past_its_timeout_is_an_error_not_a_short_result(tmp_path, workdir, cli):
     kb = _write_kb(tmp_path / "kb.json", 400)
     cli("build", "travel", "--source", f"kdconv:{kb}", "--workdir", str(workdir))
