@@ -26,6 +26,7 @@ def test_kdconv_travel_reproduces_table2(shared, workdir, cli):
     assert stats["entity_nodes"] >= stats["entities"]
 
 
+@pytest.mark.slow  # builds the real KdConv travel KB
 def test_kdconv_information_is_kept_as_chinese_text(shared, workdir, cli):
     kb = shared("kdconv/travel/kb_travel.json")
     cli("build", "travel", "--source", f"kdconv:{kb}", "--workdir", str(workdir))
@@ -46,6 +47,7 @@ def test_kdconv_information_is_kept_as_chinese_text(shared, workdir, cli):
     assert bindings[0]["text"]["xml:lang"] == "zh"
 
 
+@pytest.mark.slow  # builds real DuConv data
 def test_duconv_splits_topics_into_films_and_stars(shared, workdir, cli):
     sessions = shared("duconv/dev.head250.jsonl")
     cli("build", "duconv", "--source", f"duconv:{sessions}", "--workdir", str(workdir))

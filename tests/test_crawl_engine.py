@@ -136,6 +136,7 @@ def test_403_blocks_the_host_without_retrying():
     assert result.blocked and "refuses" in result.error
 
 
+@pytest.mark.slow  # waits out an unreachable robots.txt
 def test_unreachable_robots_txt_disallows_everything(tmp_path):
     with LoopbackSite(routes={"/robots.txt": Static(b"down", 503)}) as site:
         fetcher = Fetcher(CrawlConfig(delay=0, max_retries=1, backoff_base=0.01))

@@ -118,6 +118,7 @@ def test_a_crawl_delay_within_the_cap_is_obeyed(tmp_path):
     assert fetcher.pacer.delay_for(site.base_url) == 0.3
 
 
+@pytest.mark.slow  # waits out a refused redirect
 @pytest.mark.parametrize("other_host", ["127.0.0.1", "127.0.0.2"])  # another port, another address
 def test_a_redirect_to_another_host_is_refused_and_logged(tmp_path, other_host):
     with (

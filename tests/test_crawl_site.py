@@ -127,6 +127,7 @@ def test_records_from_cache_decode_and_survive_broken_html(crawled):
     assert starring[0].target_url.endswith("/celebrity/1054521/")
 
 
+@pytest.mark.slow  # crawls the demo site twice, with its delays
 def test_crawling_again_reuses_the_cache(crawled, tmp_path):
     _, _, folder, site = crawled
     again = tmp_path / "again"

@@ -95,6 +95,7 @@ def test_durecdial2_per_utterance_knowledge_survives_import_and_export(workdir, 
     assert lines(tmp_path / "lic.txt")[0]["knowledge"] == [ANNOTATED[i][language == "en"] for i in sorted(ANNOTATED)]
 
 
+@pytest.mark.slow  # runs the real LIC-2020 goal planner
 def test_release_sessions_cut_to_lic2020_pass_the_goal_planner(workdir, shared, tmp_path):
     """The LIC-2020 goal planner (the only DuRecDial reader of session files with a profile) reads the ACL
     2020 and DuRecDial 2.0 sessions once cut to its layout: one row per utterance."""

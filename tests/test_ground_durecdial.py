@@ -55,6 +55,7 @@ def test_gold_per_utterance_knowledge_is_kept_and_the_prediction_scored_against_
     assert report["scores"]["micro"]["recall"] == 1.0 and report["scores"]["micro"]["precision"] >= 0.85
 
 
+@pytest.mark.slow  # grounds 100 real LIC-2020 sessions
 def test_sessions_without_it_get_per_utterance_knowledge(workdir, shared, tmp_path):
     resource = shared("durecdial/lic2020_baseline_resource_dev.txt")
     run_cli("build", "res", "--source", f"durecdial:{resource}", "--workdir", str(workdir))

@@ -63,6 +63,7 @@ def ask(llm: LLMClient) -> str | None:
     return llm.ask([{"role": "user", "content": "hello"}], lambda content: content, "test")
 
 
+@pytest.mark.slow  # waits out a refused redirect
 def test_a_redirect_to_another_host_is_not_followed(tmp_path):
     with server(lambda h, n: reply(h)) as (canary, canary_asked):
         elsewhere = canary.replace("/v1", "/steal")

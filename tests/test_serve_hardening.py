@@ -344,6 +344,7 @@ def test_idle_connections_past_the_cap_make_room_for_a_real_request(plain, clien
             sock.close()
 
 
+@pytest.mark.slow  # holds every connection busy
 def test_connections_past_the_cap_are_refused_when_all_are_busy(plain):
     with running_server(plain, workers=1, max_connections=4, body_timeout=20.0) as base:
         busy = []
