@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -26,6 +27,7 @@ EXAMPLE = REPO / "docs" / "examples" / "kgforge-example-plugin"
 def plugin_path(tmp_path_factory: pytest.TempPathFactory) -> str:
     """The example plug-in installed with pip (its own pyproject and entry points) into a folder of its own."""
     target = tmp_path_factory.mktemp("site")
+    source = shutil.copytree(EXAMPLE, tmp_path_factory.mktemp("example") / EXAMPLE.name)  # pip builds beside it
     subprocess.run(
         [
             sys.executable,
@@ -38,7 +40,7 @@ def plugin_path(tmp_path_factory: pytest.TempPathFactory) -> str:
             "--no-cache-dir",
             "--target",
             str(target),
-            str(EXAMPLE),
+            str(source),
         ],
         check=True,
         timeout=300,
