@@ -54,7 +54,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from kgforge.core.text import jieba_module
-from kgforge.grounding.index import Fact, GroundingIndex, MessageGrams
+from kgforge.grounding.index import Fact, GroundingIndex, MessageGrams, strip_qualifier
 from kgforge.grounding.normalise import Surface, form, surface
 
 _PUNCTUATION = re.compile(r"[\W_]", re.UNICODE)
@@ -253,13 +253,23 @@ class DialogueMatcher:
             for i in range(start, end):
                 masked[i] = True
         best: dict[str, tuple[tuple[float, int], Stated]] = {}
+        leading = len({iri for m in mentions for iri in m.entities})  # the names said, and the first in focus
         for fact in facts:
             stated = self._overlap(fact, said, masked)
+            if stated is None and rank[fact.subject] <= leading:
+                explained = [f(s) for s in found for f in (lambda s: s.fact.value_form, self._subject_form)] + [
+                    other.value_form for other in self.index.facts_of.get(fact.subject, ()) if not other.text
+                ]
+                stated = title_in_text(fact, said, explained, self._subject_form(fact), self.options.ngram)
             if stated is not None:
                 order = (-stated.score, rank[fact.subject])
                 if fact.relation not in best or order < best[fact.relation][0]:
                     best[fact.relation] = (order, stated)
         return [stated for _, stated in best.values()]
+
+    def _subject_form(self, stated: Stated | Fact) -> str:
+        fact = stated.fact if isinstance(stated, Stated) else stated
+        return form(strip_qualifier(self.index.label(fact.subject)))
 
     def _overlap(self, fact: Fact, said: Surface, masked: list[bool]) -> Stated | None:
         return overlap(fact, said, masked, self.options)
@@ -285,6 +295,27 @@ def overlap(fact: Fact, said: Surface, masked: list[bool], options: MatchOptions
         first = covered.index(True)
         last = len(covered) - covered[::-1].index(True)
         return Stated(fact, said.span(first, last), count)
+    return None
+
+
+_TITLE = re.compile(r"《([^《》]+)》")
+
+
+def title_in_text(fact: Fact, said: Surface, explained: list[str], own: str, shortest: int) -> Stated | None:
+    """A free text is stated by a work it names in 《》 that the message names too (执导过《出水芙蓉》、《魂断蓝桥》:
+    他执导的魂断蓝桥): speakers cite one title from an entity's text, far below the overlap threshold. Not the
+    subject's own title (《阿甘正传》是… opens the film's own text), and not a title that another fact explains —
+    one the message states (its value, or its subject: 《可可西里》上映…), or a value of the subject's own
+    (a 代表作品 said before in the dialogue): annotators cite that fact instead. ``explained``: those values and
+    subjects in matching form; ``own``: the subject's name. A title of ``shortest`` (the n-gram) characters or more, so that the run it shares with the text has the
+    fact tried."""
+    for title in dict.fromkeys(form(t) for t in _TITLE.findall(fact.value)):
+        if len(title) < shortest or title in own or own in title:
+            continue
+        at = said.form.find(title)
+        if at < 0 or any(title in other for other in explained):
+            continue
+        return Stated(fact, said.span(at, at + len(title)), len(title))
     return None
 
 

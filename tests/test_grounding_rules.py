@@ -1,0 +1,48 @@
+"""Rules of the KdConv grounder about how speakers cite an entity's facts, each on a hand-made case (the
+measured effect of each on the shared dev sets is in docs/grounding.md)."""
+
+from __future__ import annotations
+
+from kgforge.grounding.index import GroundingIndex, make_fact
+from kgforge.grounding.matching import DialogueMatcher
+
+LEROY_TEXT = "梅尔文·勒罗伊(1900年10月15日-1987年9月13日)，出生于三藩市，美国电影导演。执导过《出水芙蓉》、《魂断蓝桥》、《鸳梦重温》等电影。"
+BRIDGE_TEXT = "《魂断蓝桥》是梅尔文·勒罗伊执导的爱情片，费雯·丽、罗伯特·泰勒主演，1940年上映。"
+
+
+def stated(index: GroundingIndex, topics: list[str], messages: list[str]) -> list[set[tuple[str, str]]]:
+    """(subject, relation) of the facts each message of one dialogue states."""
+    matcher = DialogueMatcher(index, topics)
+    return [{(index.label(s.fact.subject), s.fact.relation) for s in matcher.message(m)[0]} for m in messages]
+
+
+def leroy_index(works: str = "出水芙蓉") -> GroundingIndex:
+    return GroundingIndex(
+        names={"p": ["梅尔文·勒罗伊"], "f": ["魂断蓝桥"]},
+        facts_of={
+            "p": [
+                make_fact("p", "Information", LEROY_TEXT, None, True, 24),
+                make_fact("p", "代表作品", works, None, False, 24),
+            ],
+            "f": [make_fact("f", "Information", BRIDGE_TEXT, None, True, 24)],
+        },
+    )
+
+
+def test_a_title_from_the_focus_entitys_text_states_that_text():
+    """他执导的魂断蓝桥 shares four characters with 勒罗伊's text, far below the overlap threshold, but the
+    title is one the text names in 《》: the text of the person in focus is cited. Not the film's own text
+    (it opens with its own title), nor a person who is not in focus, nor a title the text does not hold."""
+    index = leroy_index()
+    assert stated(index, ["梅尔文·勒罗伊"], ["最有名的肯定是他执导的魂断蓝桥呀。"]) == [{("梅尔文·勒罗伊", "Information")}]
+    assert stated(index, ["梅尔文·勒罗伊"], ["最有名的肯定是他执导的蓝桥魂断呀。"]) == [set()]
+    assert stated(index, [], ["我更喜欢看《魂断蓝桥》。"]) == [set()]
+
+
+def test_a_title_another_fact_explains_is_cited_as_that_fact():
+    """A title that is a value of the subject's own (代表作品), said now or before in the dialogue, is that
+    fact, not the free text that mentions it too."""
+    index = leroy_index(works="《出水芙蓉》、《魂断蓝桥》")
+    first, again = stated(index, ["梅尔文·勒罗伊"], ["他的代表作品有魂断蓝桥。", "还是魂断蓝桥最好看。"])
+    assert first == {("梅尔文·勒罗伊", "代表作品")}
+    assert ("梅尔文·勒罗伊", "Information") not in again
