@@ -46,3 +46,25 @@ def test_a_title_another_fact_explains_is_cited_as_that_fact():
     first, again = stated(index, ["梅尔文·勒罗伊"], ["他的代表作品有魂断蓝桥。", "还是魂断蓝桥最好看。"])
     assert first == {("梅尔文·勒罗伊", "代表作品")}
     assert ("梅尔文·勒罗伊", "Information") not in again
+
+
+def actors_index() -> GroundingIndex:
+    return GroundingIndex(
+        names={"a": ["加里·奥德曼"], "b": ["吕克·贝松"]},
+        facts_of={
+            "a": [make_fact("a", "职业", "演员", None, False, 24)],
+            "b": [make_fact("b", "职业", "导演、编剧、演员", None, False, 24)],
+        },
+        relation_words={"导演", "编剧", "职业"},
+    )
+
+
+def test_a_role_said_of_many_people_is_nobodys_occupation():
+    """The relation whose values are the graph's own relations (导演、编剧) holds roles; a role said of a group
+    (这些演员, 都是实力派演员, 演员们) is no occupation of the one in focus, said of him alone it is."""
+    index = actors_index()
+    assert index.role_relations == frozenset({"职业"})
+    for group in ("这些演员我都很喜欢。", "他们都是实力派的演员。", "这三个演员的演技没得说。", "演员们都很出色。"):
+        assert stated(index, ["加里·奥德曼"], [group]) == [set()], group
+    assert stated(index, ["加里·奥德曼"], ["他是一名很优秀的演员。"]) == [{("加里·奥德曼", "职业")}]
+    assert stated(index, ["加里·奥德曼"], ["这些电影都很好，他也是演员。"]) == [{("加里·奥德曼", "职业")}]

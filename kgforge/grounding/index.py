@@ -271,6 +271,20 @@ class GroundingIndex:
             automaton.make_automaton()
         return automaton
 
+    @cached_property
+    def role_relations(self) -> frozenset[str]:
+        """The relations whose values are roles people have (职业: 导演、编剧、制片人): those with a literal value
+        one of whose parts names a relation of the domain — the graph's own relations are roles (导演, 制作人)."""
+        if isinstance(self.facts_of, FactTable):
+            rows = ((relation, value) for relation, value, _ in self.facts_of.literals())
+        else:
+            rows = ((f.relation, f.value) for facts in self.facts_of.values() for f in facts if f.value_entity is None)
+        return frozenset(
+            relation
+            for relation, value in rows
+            if any(_TRAILING.sub("", form(part)) in self.relation_words for part in _LIST_SEPARATORS.split(value))
+        )
+
     def value_relations(self, entity: str) -> set[str]:
         """The relations (labels) ``entity`` is a value of somewhere in the graph."""
         return self._values_of.get(entity, set())

@@ -201,7 +201,10 @@ class DialogueMatcher:
             ):
                 continue  # 导演 said is the relation (导演是…), not someone's occupation
             at = said.form.find(part)
-            while at >= 0 and len(part) <= self.options.word_chars and not self._word_at(said.form, at, len(part)):
+            while at >= 0 and (
+                (len(part) <= self.options.word_chars and not self._word_at(said.form, at, len(part)))
+                or (fact.relation in self.index.role_relations and said_of_many(said.form, at, len(part)))
+            ):
                 at = said.form.find(part, at + 1)
             if at >= 0:
                 return Stated(fact, said.span(at, at + len(part)), len(part))
@@ -296,6 +299,18 @@ def overlap(fact: Fact, said: Surface, masked: list[bool], options: MatchOptions
         last = len(covered) - covered[::-1].index(True)
         return Stated(fact, said.span(first, last), count)
     return None
+
+
+_CLAUSE_END = re.compile(r"[,.;:!?。、…]")
+_MANY_BEFORE = re.compile(r"都是|全是|这些|那些|一些|些|很多|许多|不少|[两三四五六七八九十几多]个|各位")
+
+
+def said_of_many(message: str, at: int, size: int) -> bool:
+    """Whether a role (演员, 导演) found at ``at`` is said of a group: a quantifier earlier in its clause (都是实力派
+    演员, 这三个演员, 很多好演员) or 们 after it. A role said of many people is no fact of one of them: KdConv's
+    annotators give a 职业 only when one person is said to have it (他也是一名演员)."""
+    clause = _CLAUSE_END.split(message[:at])[-1]
+    return bool(_MANY_BEFORE.search(clause)) or message[at + size : at + size + 1] == "们"
 
 
 _TITLE = re.compile(r"《([^《》]+)》")
