@@ -68,3 +68,22 @@ def test_a_role_said_of_many_people_is_nobodys_occupation():
         assert stated(index, ["加里·奥德曼"], [group]) == [set()], group
     assert stated(index, ["加里·奥德曼"], ["他是一名很优秀的演员。"]) == [{("加里·奥德曼", "职业")}]
     assert stated(index, ["加里·奥德曼"], ["这些电影都很好，他也是演员。"]) == [{("加里·奥德曼", "职业")}]
+
+
+def test_a_year_of_the_focus_entitys_text_states_that_text():
+    """A year only 郑钧's text gives (his first album), said in a message that shares nothing else with it: the
+    text is stated; a year the text does not give is not, nor one his birth date explains (出生日期)."""
+    text = "郑钧，1967年11月6日出生于陕西西安，中国摇滚乐歌手。1994年在红星生产社发行第一张专辑《赤裸裸》。"
+    index = GroundingIndex(
+        names={"z": ["郑钧"]},
+        facts_of={
+            "z": [
+                make_fact("z", "Information", text, None, True, 24),
+                make_fact("z", "出生日期", "1967年11月06日", None, False, 24),
+            ]
+        },
+    )
+    said = "对，我也知道这个事儿，是在{}，从那以后他便在歌唱的事业上一发不可收拾。"
+    assert stated(index, ["郑钧"], [said.format("1994年")]) == [{("郑钧", "Information")}]
+    assert stated(index, ["郑钧"], [said.format("1995年")]) == [set()]
+    assert stated(index, ["郑钧"], ["他是1967年出生的。"]) == [{("郑钧", "出生日期")}]

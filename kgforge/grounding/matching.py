@@ -264,6 +264,7 @@ class DialogueMatcher:
                     other.value_form for other in self.index.facts_of.get(fact.subject, ()) if not other.text
                 ]
                 stated = title_in_text(fact, said, explained, self._subject_form(fact), self.options.ngram)
+                stated = stated or year_in_text(fact, said, explained)
             if stated is not None:
                 order = (-stated.score, rank[fact.subject])
                 if fact.relation not in best or order < best[fact.relation][0]:
@@ -331,6 +332,20 @@ def title_in_text(fact: Fact, said: Surface, explained: list[str], own: str, sho
         if at < 0 or any(title in other for other in explained):
             continue
         return Stated(fact, said.span(at, at + len(title)), len(title))
+    return None
+
+
+_YEAR = re.compile(r"(?<!\d)(\d{4})年")
+
+
+def year_in_text(fact: Fact, said: Surface, explained: list[str]) -> Stated | None:
+    """A free text is stated by a year it gives that the message says (1994年。 of …1994年在红星生产社发行第一张专辑):
+    a year is a short but distinctive span, and speakers answer with it alone. Not a year that another fact
+    explains (a 出生日期 or 发行时间 of the subject, a value the message states), as for titles."""
+    for match in _YEAR.finditer(said.form):
+        year = match[1]
+        if match[0] in fact.value_form and not any(year in other for other in explained):
+            return Stated(fact, said.span(match.start(), match.end()), len(match[0]))
     return None
 
 
