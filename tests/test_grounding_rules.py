@@ -87,3 +87,27 @@ def test_a_year_of_the_focus_entitys_text_states_that_text():
     assert stated(index, ["郑钧"], [said.format("1994年")]) == [{("郑钧", "Information")}]
     assert stated(index, ["郑钧"], [said.format("1995年")]) == [set()]
     assert stated(index, ["郑钧"], ["他是1967年出生的。"]) == [{("郑钧", "出生日期")}]
+
+
+def test_each_new_work_of_a_list_restates_the_list():
+    """代表作品 named by a list of works is cited again when another of its works comes up (还有他的…), not when
+    a work said before comes up again, nor when a work the dialogue has named comes up (now the film talked about)."""
+    works = "《阿甘正传》《费城故事》《拯救大兵瑞恩》《荒岛余生》"
+    index = GroundingIndex(
+        names={"t": ["汤姆·汉克斯"], "w": [works], "f": ["荒岛余生"]},
+        facts_of={"t": [make_fact("t", "代表作品", works, "w", False, 24)]},
+    )
+    said = stated(
+        index,
+        ["汤姆·汉克斯"],
+        [
+            "他的代表作有《阿甘正传》。",
+            "还有他的电影《拯救大兵瑞恩》。",
+            "阿甘正传我看了好多遍。",
+            "他还演过荒岛余生。",
+            "荒岛余生里他演得真好。",
+            "阿甘正传和费城故事都不错。",
+        ],
+    )
+    cited = {("汤姆·汉克斯", "代表作品")}
+    assert said == [cited, cited, set(), cited, set(), cited]

@@ -119,9 +119,18 @@ class DialogueMatcher:
     def _not_restated(self, fact: Fact, mentioned: dict[str, Mention]) -> bool:
         """An entity value is not read from a message that names its subject and the value, two entities of
         one kind (两个景点: the message lists places, it does not relate them), nor said again once stated."""
-        if (fact.relation, fact.value_form) in self.stated:
-            return True
+        if (fact.relation, fact.value_form) in self.stated and not fact.parts:
+            return True  # a list of works is said again by another of its parts (see _part_restated)
         return fact.subject in mentioned and self.index.same_kind(fact.subject, fact.value_entity or "")
+
+    def _part_restated(self, stated: Stated, said: Surface) -> bool:
+        """An entity value named by a list (代表作品 《阿甘正传》《费城故事》…) is stated by each part said, once:
+        KdConv's annotators cite the list again when another of its works comes up (还有他的《拯救大兵瑞恩》),
+        not when only works said or named before in the dialogue come up again (the film now talked about)."""
+        if not stated.fact.parts:
+            return False  # an entity named by its name: _not_restated
+        said_now = [p for p in stated.fact.parts if len(p) >= 2 and p in said.form] or [_said_part(stated, said)]
+        return all((stated.fact.relation, "\0" + p) in self.stated or ("", "\0" + p) in self.stated for p in said_now)
 
     def _bring(self, iri: str) -> None:
         if iri in self.focus:
@@ -162,6 +171,8 @@ class DialogueMatcher:
                 if fact.value_entity is not None and self._not_restated(fact, mentioned):
                     continue
                 stated = self._stated(fact, said, mentioned, rank[subject] == 0 or subject in mentioned)
+                if stated is not None and fact.value_entity is not None and self._part_restated(stated, said):
+                    continue
                 if stated is None:
                     if fact.text:
                         texts.append(fact)
@@ -182,6 +193,12 @@ class DialogueMatcher:
             subjects = {s.fact.subject for s in found if s.fact.value_entity is None}
             found = [s for s in found if s.fact.value_entity is None or s.fact.value_entity not in subjects]
         self.stated.update((s.fact.relation, s.fact.value_form) for s in found)
+        # the works of a list said now, and every name said: each is no news when said again (_part_restated);
+        # a leading NUL keeps these keys apart from the whole values above
+        self.stated.update(
+            (s.fact.relation, "\0" + part) for s in found if s.fact.parts for part in s.fact.parts if part in said.form
+        )
+        self.stated.update(("", "\0" + said.form[m.start : m.end]) for m in mentions)
         for iri in reversed(named):
             self._bring(iri)
         for stated in found:
@@ -416,6 +433,12 @@ def _cue(relation: str, message: str) -> int:
         ),
         default=0,
     )
+
+
+def _said_part(stated: Stated, said: Surface) -> str:
+    """The stretch of the message (matching form) that states a fact."""
+    start, end = _form_span(said, stated.span)
+    return said.form[start:end]
 
 
 def _form_span(said: Surface, span: tuple[int, int]) -> tuple[int, int]:
