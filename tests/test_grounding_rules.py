@@ -111,3 +111,18 @@ def test_each_new_work_of_a_list_restates_the_list():
     )
     cited = {("汤姆·汉克斯", "代表作品")}
     assert said == [cited, cited, set(), cited, set(), cited]
+
+
+def test_one_name_of_two_entities_is_read_as_the_one_in_focus():
+    """阿凡达 names the film annotated as 阿凡达 and as 阿凡达（2009年…）; both hold the release date. The
+    dialogue about the one keeps reading the name as that one, whichever it is."""
+    date = "2009年12月16日"
+    index = GroundingIndex(
+        names={"a1": ["阿凡达"], "a2": ["阿凡达（2009年詹姆斯·卡梅隆执导科幻电影）"]},
+        facts_of={iri: [make_fact(iri, "上映时间", date, None, False, 24)] for iri in ("a1", "a2")},
+    )
+    message = ["阿凡达是2009年12月16日上映的。"]
+    assert stated(index, ["阿凡达（2009年詹姆斯·卡梅隆执导科幻电影）"], message) == [
+        {("阿凡达（2009年詹姆斯·卡梅隆执导科幻电影）", "上映时间")}
+    ]
+    assert stated(index, ["阿凡达"], message) == [{("阿凡达", "上映时间")}]
