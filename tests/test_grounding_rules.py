@@ -126,3 +126,15 @@ def test_one_name_of_two_entities_is_read_as_the_one_in_focus():
         {("阿凡达（2009年詹姆斯·卡梅隆执导科幻电影）", "上映时间")}
     ]
     assert stated(index, ["阿凡达"], message) == [{("阿凡达", "上映时间")}]
+
+
+def test_a_question_does_not_cite_the_text_it_asks_about():
+    """他的第一张专辑叫什么? shares its words with the singer's text, but asks: no citation. The same words
+    stated (his first album came out in 1994), or stated and then asked about, are."""
+    text = "郑钧，1967年11月6日出生于陕西西安，中国摇滚乐歌手。1994年在红星生产社发行第一张专辑《赤裸裸》。"
+    index = GroundingIndex(names={"z": ["郑钧"]}, facts_of={"z": [make_fact("z", "Information", text, None, True, 24)]})
+    info = {("郑钧", "Information")}
+    assert stated(index, ["郑钧"], ["他在红星生产社发行第一张专辑叫什么？"]) == [set()]
+    assert stated(index, ["郑钧"], ["他在红星生产社发行第一张专辑。"]) == [info]
+    assert stated(index, ["郑钧"], ["他在红星生产社发行第一张专辑，你知道叫什么吗？"]) == [info]
+    assert stated(index, ["郑钧"], ["他在红星生产社发行第一张专辑的吧？"]) == [info]

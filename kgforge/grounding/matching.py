@@ -282,10 +282,13 @@ class DialogueMatcher:
         for start, end in [(m.start, m.end) for m in mentions] + [_form_span(said, s.span) for s in found]:
             for i in range(start, end):
                 masked[i] = True
+        asking = [False] * len(said.form)
+        for start, end in questions(said.form):
+            asking[start:end] = [True] * (end - start)
         best: dict[str, tuple[tuple[float, int], Stated]] = {}
         leading = len({iri for m in mentions for iri in m.entities})  # the names said, and the first in focus
         for fact in facts:
-            stated = self._overlap(fact, said, masked)
+            stated = self._overlap(fact, said, masked, asking)
             if stated is None and rank[fact.subject] <= leading:
                 explained = [f(s) for s in found for f in (lambda s: s.fact.value_form, self._subject_form)] + [
                     other.value_form for other in self.index.facts_of.get(fact.subject, ()) if not other.text
@@ -302,12 +305,17 @@ class DialogueMatcher:
         fact = stated.fact if isinstance(stated, Stated) else stated
         return form(strip_qualifier(self.index.label(fact.subject)))
 
-    def _overlap(self, fact: Fact, said: Surface, masked: list[bool]) -> Stated | None:
-        return overlap(fact, said, masked, self.options)
+    def _overlap(
+        self, fact: Fact, said: Surface, masked: list[bool], asking: list[bool] | None = None
+    ) -> Stated | None:
+        return overlap(fact, said, masked, self.options, asking)
 
 
-def overlap(fact: Fact, said: Surface, masked: list[bool], options: MatchOptions) -> Stated | None:
-    """Whether ``said`` states the free text ``fact`` (see the module docstring), ``masked`` characters left out."""
+def overlap(
+    fact: Fact, said: Surface, masked: list[bool], options: MatchOptions, asking: list[bool] | None = None
+) -> Stated | None:
+    """Whether ``said`` states the free text ``fact`` (see the module docstring), ``masked`` characters left out;
+    ``asking`` characters (a question's, see :func:`questions`) count in the message's size but cover nothing."""
     n = options.ngram
     message = said.form
     whole = message.find(fact.value_form) if len(fact.value_form) >= n else -1
@@ -318,6 +326,8 @@ def overlap(fact: Fact, said: Surface, masked: list[bool], options: MatchOptions
         if message[i : i + n] in fact.value_form:
             for j in range(i, i + n):
                 covered[j] = True
+    if asking is not None:
+        covered = [c and not a for c, a in zip(covered, asking)]
     count = sum(1 for i, c in enumerate(covered) if c and not masked[i] and not _PUNCTUATION.match(message[i]))
     if count < n:
         return None
@@ -339,6 +349,22 @@ def said_of_many(message: str, at: int, size: int) -> bool:
     annotators give a 职业 only when one person is said to have it (他也是一名演员)."""
     clause = _CLAUSE_END.split(message[:at])[-1]
     return bool(_MANY_BEFORE.search(clause)) or message[at + size : at + size + 1] == "们"
+
+
+_CLAUSE = re.compile(r"[^,;:!?。，；：！？]*[,;:!?。，；：！？]?")
+_ASKING = re.compile(r"什么|啥|哪|谁|几|多少|多大|多长|怎么|怎样|如何|吗|呢")
+
+
+def questions(message: str) -> list[tuple[int, int]]:
+    """The clauses of a message (matching form) that ask (end in ? and hold a question word or 吗/呢: 第一张专辑叫
+    什么?, 知道是哪年发行的吗?): their words are the asker's, not a citation of a free text, however many of
+    them the text shares. A clause that states and asks to confirm (…改编而来的吧?) is no question."""
+    found = []
+    for match in _CLAUSE.finditer(message):
+        clause = match[0]
+        if clause.endswith(("?", "？")) and _ASKING.search(clause):
+            found.append((match.start(), match.end()))
+    return found
 
 
 _TITLE = re.compile(r"《([^《》]+)》")
