@@ -64,7 +64,8 @@ def test_a_role_said_of_many_people_is_nobodys_occupation():
     (这些演员, 都是实力派演员, 演员们) is no occupation of the one in focus, said of him alone it is."""
     index = actors_index()
     assert index.role_relations == frozenset({"职业"})
-    for group in ("这些演员我都很喜欢。", "他们都是实力派的演员。", "这三个演员的演技没得说。", "演员们都很出色。"):
+    groups = ("这些演员我都很喜欢。", "他们都是实力派的演员。", "这三个演员的演技没得说。", "演员们都很出色。")
+    for group in groups + ("还有哪个英国演员有才气？",):
         assert stated(index, ["加里·奥德曼"], [group]) == [set()], group
     assert stated(index, ["加里·奥德曼"], ["他是一名很优秀的演员。"]) == [{("加里·奥德曼", "职业")}]
     assert stated(index, ["加里·奥德曼"], ["这些电影都很好，他也是演员。"]) == [{("加里·奥德曼", "职业")}]

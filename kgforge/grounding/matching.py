@@ -340,13 +340,13 @@ def overlap(
 
 
 _CLAUSE_END = re.compile(r"[,.;:!?。、…]")
-_MANY_BEFORE = re.compile(r"都是|全是|这些|那些|一些|些|很多|许多|不少|[两三四五六七八九十几多]个|各位")
+_MANY_BEFORE = re.compile(r"都是|全是|这些|那些|一些|些|很多|许多|不少|[两三四五六七八九十几多]个|各位|哪")
 
 
 def said_of_many(message: str, at: int, size: int) -> bool:
-    """Whether a role (演员, 导演) found at ``at`` is said of a group: a quantifier earlier in its clause (都是实力派
-    演员, 这三个演员, 很多好演员) or 们 after it. A role said of many people is no fact of one of them: KdConv's
-    annotators give a 职业 only when one person is said to have it (他也是一名演员)."""
+    """Whether a role (演员, 导演) found at ``at`` is said of a group or of someone asked for: a quantifier or 哪
+    earlier in its clause (都是实力派演员, 这三个演员, 很多好演员, 哪个英国演员) or 们 after it. Such a role is no
+    fact of one person: KdConv's annotators give a 职业 only when one is said to have it (他也是一名演员)."""
     clause = _CLAUSE_END.split(message[:at])[-1]
     return bool(_MANY_BEFORE.search(clause)) or message[at + size : at + size + 1] == "们"
 
