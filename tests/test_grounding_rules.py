@@ -3,6 +3,9 @@ measured effect of each on the shared dev sets is in docs/grounding.md)."""
 
 from __future__ import annotations
 
+from hypothesis import given
+from hypothesis import strategies as st
+
 from kgforge.grounding.index import GroundingIndex, make_fact
 from kgforge.grounding.matching import DialogueMatcher
 
@@ -34,7 +37,9 @@ def test_a_title_from_the_focus_entitys_text_states_that_text():
     title is one the text names in 《》: the text of the person in focus is cited. Not the film's own text
     (it opens with its own title), nor a person who is not in focus, nor a title the text does not hold."""
     index = leroy_index()
-    assert stated(index, ["梅尔文·勒罗伊"], ["最有名的肯定是他执导的魂断蓝桥呀。"]) == [{("梅尔文·勒罗伊", "Information")}]
+    assert stated(index, ["梅尔文·勒罗伊"], ["最有名的肯定是他执导的魂断蓝桥呀。"]) == [
+        {("梅尔文·勒罗伊", "Information")}
+    ]
     assert stated(index, ["梅尔文·勒罗伊"], ["最有名的肯定是他执导的蓝桥魂断呀。"]) == [set()]
     assert stated(index, [], ["我更喜欢看《魂断蓝桥》。"]) == [set()]
 
@@ -139,3 +144,17 @@ def test_a_question_does_not_cite_the_text_it_asks_about():
     assert stated(index, ["郑钧"], ["他在红星生产社发行第一张专辑。"]) == [info]
     assert stated(index, ["郑钧"], ["他在红星生产社发行第一张专辑，你知道叫什么吗？"]) == [info]
     assert stated(index, ["郑钧"], ["他在红星生产社发行第一张专辑的吧？"]) == [info]
+
+
+_CHINESE = st.text(alphabet=st.sampled_from(list("他的第一张专辑发行在年歌手电影很好看")), min_size=1, max_size=12)
+
+
+@given(_CHINESE, _CHINESE)
+def test_questions_are_the_asking_clauses_only(statement, asked):
+    """A clause ending in ？ with 吗 is a question and covers exactly itself; a statement before it is none of it;
+    a message without ？ asks nothing."""
+    from kgforge.grounding.matching import questions
+
+    message = f"{statement}，{asked}吗？"
+    assert questions(message) == [(len(statement) + 1, len(message))]
+    assert questions(f"{statement}。") == []

@@ -19,7 +19,13 @@ Only the latest ``focus_size`` of the earlier ones stay in focus.
 * free text (a ``text`` relation, or a literal of ``text_chars`` characters or more) by overlap: the
   characters of the message, its names and stated values masked, covered by runs of ``ngram`` characters
   found in the text; stated when at least ``overlap_chars``, or ``overlap_share`` of the message's
-  characters (punctuation left out), or when the whole text is said. One per relation per message.
+  characters (punctuation left out), or when the whole text is said. One per relation per message. A
+  question's clauses cover nothing (:func:`questions`); the text of the entity the message is about is also
+  stated by a 《title》 or a year it gives that the message says and no other fact explains
+  (:func:`title_in_text`, :func:`year_in_text`);
+* a role (a value of a relation whose values include the domain's relation names: 职业) is not stated when it
+  is said of a group or of someone asked for (:func:`said_of_many`); an entity value named by a list of works
+  is stated again by a work of it that is news in the dialogue.
 
 One stretch of the message states one fact: among the facts found at the same span, the relation the
 message names (two characters of its name, then more of it) wins, then the subject named or most recent in
