@@ -296,16 +296,23 @@ class DialogueMatcher:
         for fact in facts:
             stated = self._overlap(fact, said, masked, asking)
             if stated is None and rank[fact.subject] <= leading:
-                explained = [f(s) for s in found for f in (lambda s: s.fact.value_form, self._subject_form)] + [
-                    other.value_form for other in self.index.facts_of.get(fact.subject, ()) if not other.text
-                ]
-                stated = title_in_text(fact, said, explained, self._subject_form(fact), self.options.ngram)
-                stated = stated or year_in_text(fact, said, explained)
+                stated = self._short_span(fact, said, found)
             if stated is not None:
                 order = (-stated.score, rank[fact.subject])
                 if fact.relation not in best or order < best[fact.relation][0]:
                     best[fact.relation] = (order, stated)
         return [stated for _, stated in best.values()]
+
+    def _short_span(self, fact: Fact, said: Surface, found: list[Stated]) -> Stated | None:
+        """The free text ``fact`` stated by a 《title》 or a year of it that the message says (see
+        :func:`title_in_text`); what explains them is gathered only when the message could say one."""
+        if "《" not in fact.value and not _YEAR.search(said.form):
+            return None
+        explained = [f(s) for s in found for f in (lambda s: s.fact.value_form, self._subject_form)] + [
+            other.value_form for other in self.index.facts_of.get(fact.subject, ()) if not other.text
+        ]
+        stated = title_in_text(fact, said, explained, self._subject_form(fact), self.options.ngram)
+        return stated or year_in_text(fact, said, explained)
 
     def _subject_form(self, stated: Stated | Fact) -> str:
         fact = stated.fact if isinstance(stated, Stated) else stated
