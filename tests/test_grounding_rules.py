@@ -158,3 +158,15 @@ def test_questions_are_the_asking_clauses_only(statement, asked):
     message = f"{statement}，{asked}吗？"
     assert questions(message) == [(len(statement) + 1, len(message))]
     assert questions(f"{statement}。") == []
+
+
+def test_a_value_said_whole_beside_another_said_by_most_of_it_is_not_hidden():
+    """第22届香港电影金像奖最佳电影奖、最佳男主角奖 says one award whole and the next by its own words, the common
+    ones once: the second's stretch covers the first's, and both are stated (an award not said is not)."""
+    awards = ["第22届香港电影金像奖最佳电影奖", "第22届香港电影金像奖最佳男主角", "第22届香港电影金像奖最佳编剧"]
+    index = GroundingIndex(
+        names={"w": ["无间道"]}, facts_of={"w": [make_fact("w", "主要奖项", a, None, False, 24) for a in awards]}
+    )
+    matcher = DialogueMatcher(index, ["无间道"])
+    found, _ = matcher.message("是的，还有第22届香港电影金像奖最佳电影奖、最佳男主角奖。")
+    assert sorted(s.fact.value for s in found) == sorted(awards[:2])

@@ -450,13 +450,10 @@ def _outermost(found: list[Stated]) -> list[Stated]:
 
 
 def _coordinated(outer: Stated, inner: Stated) -> bool:
-    """Two values of one relation said together, each by most of its characters, their common words once
-    (第64届、74届奥斯卡奖最佳男配角提名): the longer stretch does not hide the other."""
-    return (
-        not outer.whole
-        and not inner.whole
-        and (outer.fact.subject, outer.fact.relation) == (inner.fact.subject, inner.fact.relation)
-    )
+    """Two values of one relation said together, the outer by most of its characters, their common words once
+    (第64届、74届奥斯卡奖最佳男配角提名; 第22届香港电影金像奖最佳电影奖、最佳男主角奖, the first said whole): the
+    longer stretch does not hide the other."""
+    return not outer.whole and (outer.fact.subject, outer.fact.relation) == (inner.fact.subject, inner.fact.relation)
 
 
 @lru_cache(maxsize=1 << 12)
