@@ -21,7 +21,7 @@ the query text.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -31,7 +31,7 @@ from kgforge.build.refresh import SourceDecision
 from kgforge.build.transaction import DroppedGraph, build, parse_source
 from kgforge.core.checks import language_tag
 from kgforge.core.errors import ArgumentError
-from kgforge.core.records import Record, json_key, omitted_when_none
+from kgforge.core.records import Record, json_key
 from kgforge.core.schema import SourceSpec, load_schema
 from kgforge.corpus import (
     CandidatesReport,
@@ -80,9 +80,9 @@ from kgforge.store.tables import GraphTables
 if TYPE_CHECKING:  # at run time these load on first use (``__getattr__`` below): their modules import torch
     from kgforge.embed.related import RelatedReport
     from kgforge.embed.train import EmbedReport
-from kgforge.build.domain_import import dump_selection, import_into_domain, wikidata_dump_kind
-from kgforge.build.link import link_domain
-from kgforge.build.transaction import check_store
+from kgforge.build.domain_import import ImportReport, dump_selection, import_into_domain, wikidata_dump_kind
+from kgforge.build.link import LinkSummary, link_domain
+from kgforge.build.transaction import CheckReport, check_store
 from kgforge.core.errors import KgforgeError
 from kgforge.core.quarantine import Quarantine
 
@@ -140,7 +140,7 @@ from kgforge.stats import plot_stats
 from kgforge.store.layout import remove_leftovers
 from kgforge.store.query import DEFAULT_TIMEOUT as QUERY_TIMEOUT
 from kgforge.store.query import parse_binding
-from kgforge.store.rdf_export import RDF_FORMATS, export_rdf
+from kgforge.store.rdf_export import RDF_FORMATS, RdfExportReport, export_rdf
 from kgforge.store.workdir import where as describe_workdir
 
 
@@ -221,55 +221,6 @@ class DiffReport(Record):
     @property
     def changed_graphs(self) -> tuple[GraphDiff, ...]:
         return tuple(g for g in self.graphs if g.differs)
-
-
-@dataclass(frozen=True)
-class CheckReport(Record):
-    """The published store compared with its manifest, and what killed or failed writers left behind."""
-
-    domain: str
-    build_id: str
-    ok: bool
-    problems: tuple[str, ...]
-    graphs: dict[str, int]  # graph IRI -> quads in the store
-    total_quads: int
-    leftovers: tuple[str, ...]  # paths no reader reads; `clean_command` removes them
-    writer_pid: int | None  # a build running now
-    clean_command: str | None
-    removed: tuple[str, ...] | None = omitted_when_none()  # what ``check(clean=True)`` removed first
-
-
-@dataclass(frozen=True)
-class LinkSummary(Record):
-    """Entities linked to their Wikidata / XLORE counterparts (``owl:sameAs``); the full report is ``report_file``."""
-
-    linked: int
-    ambiguous: int
-    unmatched: int
-    type_rejected: int
-    ambiguous_examples: dict[str, list[str]]  # name -> candidate IRIs, never guessed between
-    report_file: str
-
-
-@dataclass(frozen=True)
-class ImportReport(Record):
-    """A Wikidata or XLORE source added to the published store: its manifest entry and the new build."""
-
-    domain: str
-    build_id: str
-    total_quads: int
-    source: dict[str, Any]  # kind, path, quads, counts, quarantine, graph
-    graphs: dict[str, Any]
-
-
-@dataclass(frozen=True)
-class RdfExportReport(Record):
-    """The published build written as one RDF file (``kgforge export-rdf``)."""
-
-    domain: str
-    format: str
-    out: str
-    statements: int  # quads (N-Quads, TriG) or distinct triples of the union (N-Triples, Turtle)
 
 
 @dataclass(frozen=True)
@@ -641,24 +592,12 @@ class Domain:
         """Compare the published store with its manifest (per-graph counts, each quads file's sha256) and list
         what killed or failed writers left behind; ``clean=True`` removes that first (under the write lock)."""
         removed = tuple(str(p) for p in remove_leftovers(self.paths)) if clean else None
-        data = check_store(self.name, self.workdir)
-        return CheckReport(
-            data["domain"],
-            data["build_id"],
-            data["ok"],
-            tuple(data["problems"]),
-            data["graphs"],
-            data["total_quads"],
-            tuple(data["leftovers"]),
-            data["writer_pid"],
-            data["clean_command"],
-            removed,
-        )
+        return replace(check_store(self.name, self.workdir), removed=removed)
 
     def link(self) -> LinkSummary:
         """Link the dataset's and crawled entities to their Wikidata / XLORE counterparts (``owl:sameAs``, in a
         derived graph) by zh/en label and alias with type checks; ambiguous names are listed, never guessed."""
-        return LinkSummary(**link_domain(self.name, self.workdir))
+        return link_domain(self.name, self.workdir)
 
     def import_dump(
         self,
@@ -698,14 +637,12 @@ class Domain:
             keep_deprecated=keep_deprecated,
         )
         kind = wikidata_dump_kind(Path(dump)) if kind == "wikidata" else kind
-        return ImportReport(
-            **import_into_domain(self.name, kind, Path(dump), options, self.workdir, show_progress=progress)
-        )
+        return import_into_domain(self.name, kind, Path(dump), options, self.workdir, show_progress=progress)
 
     def export_rdf(self, out: Path | str, *, fmt: str = "nq") -> RdfExportReport:
         """The whole store as RDF in ``fmt`` (a name or alias of :data:`RDF_FORMATS`): N-Quads and TriG keep the
         named graphs, N-Triples and Turtle give their union, deduplicated."""
-        return RdfExportReport(**export_rdf(self.name, fmt, Path(out), self.workdir))
+        return export_rdf(self.name, fmt, Path(out), self.workdir)
 
     def init_schema(
         self,

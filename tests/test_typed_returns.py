@@ -12,8 +12,11 @@ from pathlib import Path
 import pytest
 
 import kgforge.api as api
-from kgforge.build.transaction import build
+from kgforge.build.domain_import import import_into_domain
+from kgforge.build.link import link_domain
+from kgforge.build.transaction import build, check_store
 from kgforge.core.records import Record, flattened, json_key, omitted_when_none
+from kgforge.demo.site import demo_crawl
 from kgforge.derive import derive
 from kgforge.embed.related import related
 from kgforge.embed.train import embed
@@ -28,6 +31,7 @@ from kgforge.qa import generate_dataset, llm_templates, predicates, select
 from kgforge.qa.generate import generate as qa_spin
 from kgforge.stats import domain_stats
 from kgforge.store.diff import diff_builds
+from kgforge.store.rdf_export import export_rdf
 
 STAGES = [
     build,
@@ -49,6 +53,11 @@ STAGES = [
     generate_dataset,
     qa_spin,
     qa_score,
+    check_store,
+    link_domain,
+    import_into_domain,
+    export_rdf,
+    demo_crawl,
     api.evaluate,
     api.list_queries,
     api.qa_evaluate,
