@@ -129,7 +129,7 @@ def rotated(slots_file: Path, out: Path, by: int) -> Path:
 def test_duconv_gold_responses_and_swapped_ones(duconv, tmp_path):
     workdir, source = duconv
     gold = evaluate(source, gold=source, domain="duconv", workdir=workdir)
-    assert gold["responses"] == 1114
+    assert gold.responses == 1114
     assert gold.metrics["f1"] == 1.0 and gold.official.startswith("F1: 100.00%")
     # measured 0.952: the grounder's claims flag a few gold responses too (a year said beside a film's rating,
     # a person of the other topic named where the cast is: 56 of 1,137 fact mentions)
@@ -164,8 +164,8 @@ def test_kdconv_travel_gold_and_swapped(tmp_path_factory, tmp_path):
     workdir = tmp_path_factory.mktemp("kg")
     run_cli("build", "travel", "--source", f"kdconv:{kb}", "--workdir", str(workdir))
     gold = evaluate(dialogues, gold=dialogues, domain="travel", workdir=workdir)
-    assert gold["responses"] == 2541  # every message after a dialogue's first: the KdConv loaders' 2541 samples
-    assert gold["segmentation"] == "jieba" and not gold["matched_unsegmented"]
+    assert gold.responses == 2541  # every message after a dialogue's first: the KdConv loaders' 2541 samples
+    assert gold.segmentation == "jieba" and not gold.matched_unsegmented
     assert gold.metrics["k_precision"] >= 0.95 and gold.metrics["k_recall"] >= 0.9  # attrs are gold knowledge
     swapped = evaluate(
         rotated(dialogues, tmp_path / "swapped.txt", 40), gold=dialogues, domain="travel", workdir=workdir
