@@ -21,7 +21,7 @@ the query text.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -31,7 +31,7 @@ from kgforge.build.refresh import SourceDecision
 from kgforge.build.transaction import DroppedGraph, build, parse_source
 from kgforge.core.checks import language_tag
 from kgforge.core.errors import ArgumentError
-from kgforge.core.records import Record, flattened, json_key, omitted_when_none
+from kgforge.core.records import Record, json_key
 from kgforge.core.schema import SourceSpec, load_schema
 from kgforge.corpus import (
     CandidatesReport,
@@ -80,9 +80,9 @@ from kgforge.store.tables import GraphTables
 if TYPE_CHECKING:  # at run time these load on first use (``__getattr__`` below): their modules import torch
     from kgforge.embed.related import RelatedReport
     from kgforge.embed.train import EmbedReport
-from kgforge.build.domain_import import dump_selection, import_into_domain, wikidata_dump_kind
-from kgforge.build.link import link_domain
-from kgforge.build.transaction import check_store
+from kgforge.build.domain_import import ImportReport, dump_selection, import_into_domain, wikidata_dump_kind
+from kgforge.build.link import LinkSummary, link_domain
+from kgforge.build.transaction import CheckReport, check_store
 from kgforge.core.errors import KgforgeError
 from kgforge.core.quarantine import Quarantine
 
@@ -97,8 +97,10 @@ from kgforge.evaluation import (
     METRICS,
     SEGMENTATIONS,
     EvalOptions,
+    EvalReport,
     HitsReport,
     KnowledgeOptions,
+    KnowledgeScore,
     Leaderboard,
     evaluate_systems,
     hits_at,
@@ -116,7 +118,15 @@ from kgforge.goals.graph import parse_hops
 from kgforge.grounding.run import FORMATS as GROUND_FORMATS
 from kgforge.qa import DEFAULT_KEY_ENV as QA_KEY_ENV
 from kgforge.qa import GenerateOptions as QAGenerateOptions
-from kgforge.qa import LLMSettings, SelectorOptions
+from kgforge.qa import (
+    LLMSettings,
+    QAGenerateReport,
+    QAPredicatesReport,
+    QAScoreReport,
+    QASelectionReport,
+    QATemplatesReport,
+    SelectorOptions,
+)
 from kgforge.qa import evaluate as qa_score_file
 from kgforge.qa import generate_dataset as qa_generate
 from kgforge.qa import llm_templates as qa_template_file
@@ -130,7 +140,7 @@ from kgforge.stats import plot_stats
 from kgforge.store.layout import remove_leftovers
 from kgforge.store.query import DEFAULT_TIMEOUT as QUERY_TIMEOUT
 from kgforge.store.query import parse_binding
-from kgforge.store.rdf_export import RDF_FORMATS, export_rdf
+from kgforge.store.rdf_export import RDF_FORMATS, RdfExportReport, export_rdf
 from kgforge.store.workdir import where as describe_workdir
 
 
@@ -214,55 +224,6 @@ class DiffReport(Record):
 
 
 @dataclass(frozen=True)
-class CheckReport(Record):
-    """The published store compared with its manifest, and what killed or failed writers left behind."""
-
-    domain: str
-    build_id: str
-    ok: bool
-    problems: tuple[str, ...]
-    graphs: dict[str, int]  # graph IRI -> quads in the store
-    total_quads: int
-    leftovers: tuple[str, ...]  # paths no reader reads; `clean_command` removes them
-    writer_pid: int | None  # a build running now
-    clean_command: str | None
-    removed: tuple[str, ...] | None = omitted_when_none()  # what ``check(clean=True)`` removed first
-
-
-@dataclass(frozen=True)
-class LinkSummary(Record):
-    """Entities linked to their Wikidata / XLORE counterparts (``owl:sameAs``); the full report is ``report_file``."""
-
-    linked: int
-    ambiguous: int
-    unmatched: int
-    type_rejected: int
-    ambiguous_examples: dict[str, list[str]]  # name -> candidate IRIs, never guessed between
-    report_file: str
-
-
-@dataclass(frozen=True)
-class ImportReport(Record):
-    """A Wikidata or XLORE source added to the published store: its manifest entry and the new build."""
-
-    domain: str
-    build_id: str
-    total_quads: int
-    source: dict[str, Any]  # kind, path, quads, counts, quarantine, graph
-    graphs: dict[str, Any]
-
-
-@dataclass(frozen=True)
-class RdfExportReport(Record):
-    """The published build written as one RDF file (``kgforge export-rdf``)."""
-
-    domain: str
-    format: str
-    out: str
-    statements: int  # quads (N-Quads, TriG) or distinct triples of the union (N-Triples, Turtle)
-
-
-@dataclass(frozen=True)
 class SchemaReport(Record):
     """The schema ``kgforge init`` inferred from sample data and wrote to ``schema``."""
 
@@ -283,56 +244,6 @@ class SchemaReport(Record):
         return data
 
 
-@dataclass(frozen=True)
-class KnowledgeScore(Record):
-    """Knowledge precision and recall counts of ``kgforge eval --domain``: the fact mentions the responses make,
-    how many the graph (or the dialogue's own knowledge) holds true, and the gold facts they express."""
-
-    domain: str | None
-    fact_mentions: int
-    true: int  # mentions of facts that hold
-    gold: int  # facts the gold responses state
-    expressed: int  # of those, stated by the responses too
-    hallucinations: int  # mentions the graph contradicts
-    graph_only: bool  # true facts came from the graph alone, not also from the dialogue's knowledge
-
-
-@dataclass(frozen=True)
-class EvalReport(Record):
-    """Responses scored (``kgforge eval``): corpus value of each metric as a fraction, what was left out and why,
-    and, as the inputs allow, knowledge counts, human correlations, goal metrics and the official lines."""
-
-    responses: int
-    inputs: dict[str, dict[str, Any]]  # role (predictions, gold, dialogues) -> path, layout, skipped lines
-    segmentation: str  # whitespace, jieba or char
-    matched_unsegmented: bool  # the inputs came segmented, so entity names matched their unsegmented text
-    metrics: dict[str, float | None]  # metric name -> corpus value (a fraction; None: undefined here)
-    left_out: dict[str, str]  # metric name -> why it was not computed
-    resources: dict[str, Any] = flattened()  # meteor_stages, vectors, model, bleurt: what the metrics used
-    official: str | None = omitted_when_none()  # the official DuConv script's lines (with gold responses)
-    knowledge: KnowledgeScore | None = omitted_when_none()
-    human: dict[str, Any] | None = omitted_when_none()  # the human scores read: file, annotators, aspects
-    correlations: tuple[dict[str, Any], ...] | None = omitted_when_none()  # metric x human aspect: Pearson, Spearman
-    goals: dict[str, Any] | None = omitted_when_none()  # whole-dialogue metrics (``goal_metrics``)
-    per_response: str | None = omitted_when_none()  # the per-response file written
-    seconds: dict[str, float] = field(default_factory=dict)  # read, graph, metrics, total
-
-
-EVAL_FIELDS = (
-    "responses",
-    "inputs",
-    "segmentation",
-    "matched_unsegmented",
-    "metrics",
-    "left_out",
-    "official",
-    "human",
-    "goals",
-    "per_response",
-    "seconds",
-)
-
-
 def evaluate(
     predictions: Path | str,
     *,
@@ -351,7 +262,7 @@ def evaluate(
     def path(value: Path | str | None) -> Path | None:
         return None if value is None else Path(value)
 
-    data = score_responses(
+    return score_responses(
         Path(predictions),
         gold=path(gold),
         dialogues=path(dialogues),
@@ -361,89 +272,6 @@ def evaluate(
         out=path(out),
         options=options or EvalOptions(),
     )
-    known = {key: data[key] for key in EVAL_FIELDS if key in data}
-    resources = {key: value for key, value in data.items() if key not in (*EVAL_FIELDS, "knowledge", "correlations")}
-    knowledge = KnowledgeScore(**data["knowledge"]) if "knowledge" in data else None
-    correlations = tuple(data["correlations"]) if "correlations" in data else None
-    return EvalReport(**known, resources=resources, knowledge=knowledge, correlations=correlations)
-
-
-@dataclass(frozen=True)
-class QAPredicatesReport(Record):
-    """F(t) (``kgforge qa predicates``): per type id its label, entity count and predicates, each with coverage,
-    specificity, diversity and how it is asked."""
-
-    domain: str
-    language: str
-    types: dict[str, dict[str, Any]]  # type id -> label, entities, predicates
-
-
-@dataclass(frozen=True)
-class QASelectionReport(Record):
-    """The selection file written by ``kgforge qa select``: per type how many predicates were kept, of how
-    many, grouped how and chosen by which selector."""
-
-    domain: str
-    out: str
-    language: str
-    types: dict[str, dict[str, Any]]  # type id -> selected, of, groups, selector
-    llm: dict[str, Any] | None  # endpoint, model, calls, cache hits, rejected replies (None: statistical)
-
-
-@dataclass(frozen=True)
-class QATemplatesReport(Record):
-    """The template file written by ``kgforge qa templates``."""
-
-    domain: str
-    out: str
-    pairs: int  # (type, predicate) pairs the model was asked about
-    entries: int  # template entries that passed the checks
-    templates_refused: int  # templates refused (in the quarantine file)
-    llm: dict[str, Any]  # endpoint, model, calls, cache hits, rejected replies
-
-
-@dataclass(frozen=True)
-class QAScoreReport(Record):
-    """Predictions scored turn by turn against ``kgforge qa generate``'s turns (``kgforge qa-eval``): per
-    configuration turns, conversations, turn and conversation accuracy, the NA ratio."""
-
-    predictions: str
-    gold: str
-    gold_turns: int
-    predicted_turns: int
-    missing_predictions: int
-    rejected_prediction_lines: int
-    rejected_file: str | None  # where the rejected lines went (None: none rejected)
-    alias: dict[str, dict[str, Any]]  # configuration (and "all") -> scores, answers matched by alias
-    llm_judge: dict[str, Any] | None = omitted_when_none()  # the same by an LLM judge, with unjudged turns
-
-
-@dataclass(frozen=True)
-class QAGenerateReport(Record):
-    """The conversational QA turns ``kgforge qa generate`` wrote (also in ``OUT.manifest.json``): what was
-    spun, in which configurations, from which build and templates, and how long each part took."""
-
-    domain: str
-    out: str
-    convquestions: str | None  # the ConvQuestions-shaped copy, when asked for
-    yarns: int  # conversations spun (each rendered in every configuration and variant)
-    facts: int
-    fact_kinds: dict[str, int]  # simple, multi-answer, related, ... -> facts
-    turns: int
-    conversations: int  # renderings written
-    questions_per_fact: int  # configurations x variants
-    configurations: tuple[str, ...]
-    related_turns: int  # turns about the seed's most similar entity (``related``)
-    seeds_without_units: int  # seeds with no selected fact to ask about: skipped
-    language: str
-    templates: str  # the template file (or the bundled set) the questions came from
-    options: dict[str, Any]  # the GenerateOptions, as given
-    build_id: str
-    out_sha256: str
-    versions: dict[str, str]  # package -> version, for reproducing the file
-    seconds: float  # spinning and writing
-    timings: dict[str, float]  # read_s, select_s, yarns_s, render_write_s
-    seconds_total: float
 
 
 def qa_evaluate(
@@ -462,7 +290,7 @@ def qa_evaluate(
     if llm is not None:
         folder = Path(cache) if cache else predictions.with_name(predictions.name + ".llm-cache")
         client = llm.client_at(folder, Quarantine(folder / "rejected.jsonl"), timeout)
-    return QAScoreReport(**qa_score_file(predictions, Path(gold), client))
+    return qa_score_file(predictions, Path(gold), client)
 
 
 def _term(value: Any) -> ox.NamedNode | ox.Literal | ox.BlankNode | str:
@@ -764,24 +592,12 @@ class Domain:
         """Compare the published store with its manifest (per-graph counts, each quads file's sha256) and list
         what killed or failed writers left behind; ``clean=True`` removes that first (under the write lock)."""
         removed = tuple(str(p) for p in remove_leftovers(self.paths)) if clean else None
-        data = check_store(self.name, self.workdir)
-        return CheckReport(
-            data["domain"],
-            data["build_id"],
-            data["ok"],
-            tuple(data["problems"]),
-            data["graphs"],
-            data["total_quads"],
-            tuple(data["leftovers"]),
-            data["writer_pid"],
-            data["clean_command"],
-            removed,
-        )
+        return replace(check_store(self.name, self.workdir), removed=removed)
 
     def link(self) -> LinkSummary:
         """Link the dataset's and crawled entities to their Wikidata / XLORE counterparts (``owl:sameAs``, in a
         derived graph) by zh/en label and alias with type checks; ambiguous names are listed, never guessed."""
-        return LinkSummary(**link_domain(self.name, self.workdir))
+        return link_domain(self.name, self.workdir)
 
     def import_dump(
         self,
@@ -821,14 +637,12 @@ class Domain:
             keep_deprecated=keep_deprecated,
         )
         kind = wikidata_dump_kind(Path(dump)) if kind == "wikidata" else kind
-        return ImportReport(
-            **import_into_domain(self.name, kind, Path(dump), options, self.workdir, show_progress=progress)
-        )
+        return import_into_domain(self.name, kind, Path(dump), options, self.workdir, show_progress=progress)
 
     def export_rdf(self, out: Path | str, *, fmt: str = "nq") -> RdfExportReport:
         """The whole store as RDF in ``fmt`` (a name or alias of :data:`RDF_FORMATS`): N-Quads and TriG keep the
         named graphs, N-Triples and Turtle give their union, deduplicated."""
-        return RdfExportReport(**export_rdf(self.name, fmt, Path(out), self.workdir))
+        return export_rdf(self.name, fmt, Path(out), self.workdir)
 
     def init_schema(
         self,
@@ -857,7 +671,7 @@ class Domain:
 
     def qa_predicates(self, *, language: str | None = None) -> QAPredicatesReport:
         """F(t) of ConvKGYarn: each type's predicates with coverage, specificity and object diversity."""
-        return QAPredicatesReport(**qa_predicate_table(self.name, self.workdir, language))
+        return qa_predicate_table(self.name, self.workdir, language)
 
     def qa_select(
         self,
@@ -869,7 +683,7 @@ class Domain:
     ) -> QASelectionReport:
         """G(t, preds): each type's interesting predicates (statistical, or judged by the ``llm``), written to
         ``out`` for :meth:`qa_templates` and ``kgforge qa generate --selection``."""
-        return QASelectionReport(**qa_select_file(self.name, Path(out), self.workdir, language, options, llm))
+        return qa_select_file(self.name, Path(out), self.workdir, language, options, llm)
 
     def qa_templates(
         self,
@@ -882,10 +696,8 @@ class Domain:
     ) -> QATemplatesReport:
         """A template file: the bundled templates plus the ``llm``'s templates for up to ``limit`` selected
         (type, predicate) pairs that pass the checks (placeholders, no answer given away)."""
-        return QATemplatesReport(
-            **qa_template_file(
-                self.name, Path(out), llm, self.workdir, language, Path(selection) if selection else None, limit
-            )
+        return qa_template_file(
+            self.name, Path(out), llm, self.workdir, language, Path(selection) if selection else None, limit
         )
 
     def qa_generate(
@@ -904,17 +716,15 @@ class Domain:
         def path(value: Path | str | None) -> Path | None:
             return None if value is None else Path(value)
 
-        return QAGenerateReport(
-            **qa_generate(
-                self.name,
-                Path(out),
-                options,
-                self.workdir,
-                language,
-                path(selection),
-                path(templates),
-                path(convquestions),
-            )
+        return qa_generate(
+            self.name,
+            Path(out),
+            options,
+            self.workdir,
+            language,
+            path(selection),
+            path(templates),
+            path(convquestions),
         )
 
 

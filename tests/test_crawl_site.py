@@ -269,5 +269,5 @@ delay = 0.05
 @pytest.mark.slow  # crawls the demo site politely, with its delays
 def test_demo_site_crawl_builds_a_store(tmp_path):
     result = demo_crawl(tmp_path / "kg", show_progress=False)
-    assert result["crawl"]["fetched"] == 9 and result["crawl"]["failed"] == 0
-    assert result["build"]["graphs"]["https://kgforge.org/graph/crawl/douban_movie"] > 100
+    assert result.crawl.fetched == 9 and result.crawl.failed == 0
+    assert result.build.graphs["https://kgforge.org/graph/crawl/douban_movie"] > 100

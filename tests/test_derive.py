@@ -133,15 +133,15 @@ def test_rerun_replaces_and_is_reproducible(cli, built):
     assert manifest["graphs"][ASSOCIATED_GRAPH]["quads"] == second["quads"] == first["quads"]
     assert manifest["stages"]["derive"]["options"]["max_group"] == 3
     checked = check_store("duconv", built)  # the extended store holds exactly what the manifest says
-    assert checked["ok"], checked["problems"]
-    assert checked["graphs"][ASSOCIATED_GRAPH] == second["quads"]
+    assert checked.ok, checked.problems
+    assert checked.graphs[ASSOCIATED_GRAPH] == second["quads"]
     other = json.loads(
         cli("derive", "duconv", "--max-group", "3", "--seed", "9", "--workdir", str(built), "--json").stdout
     )
     assert other["relations"]["国家"]["pairs"] == 3
     # every re-run extends the checkpoint of the underived store kept beside the current one
     assert (built / "duconv" / "store" / "base-oxigraph").is_dir()
-    assert check_store("duconv", built)["ok"]
+    assert check_store("duconv", built).ok
     store = Snapshot.open("duconv", built).store()
     assert {g.value for g in store.named_graphs()} == set(manifest["graphs"])
 
@@ -156,7 +156,7 @@ def test_the_derived_graph_loaded_in_parts_holds_exactly_its_quads_file(built, m
     store = ox.Store.read_only(str(store_folder / "oxigraph"))
     stored = list(store.quads_for_pattern(None, None, None, ox.NamedNode(ASSOCIATED_GRAPH)))
     assert len(written) == report.quads > 7 and len(stored) == len(set(stored)) and set(stored) == set(written)
-    assert check_store("duconv", built)["ok"]
+    assert check_store("duconv", built).ok
 
 
 def test_derive_without_store_is_a_clear_error(cli, workdir):

@@ -42,7 +42,7 @@ USER_CODE = textwrap.dedent("""\
     dump = write_demo_dump("demo-wikidata.json")
     imported = import_into_domain("demo", "wikidata", dump, {"seed_names": start_entity_names("demo", Path("kg")),
                                   "hops": 1, "workers": 2, "batch_bytes": 512}, Path("kg"), show_progress=False)
-    assert imported["source"]["quads"] > 0
+    assert imported.source["quads"] > 0
     with open("marks", "a") as f:
         f.write(f"finished {len(facts.rows)} {goals.goals} {export.records} {len(similar.results)}\\n")
 """)

@@ -38,13 +38,13 @@ def test_official_flag_prints_what_the_script_prints(cli, tmp_path):
 
 def test_layouts_give_the_same_scores(tmp_path):
     """The same responses as the official file, as lines + a gold file, as JSONL, CSV and Excel columns."""
-    expected = evaluate(write_official(tmp_path / "pairs.txt"))["metrics"]
+    expected = evaluate(write_official(tmp_path / "pairs.txt")).metrics
     (tmp_path / "pred.txt").write_text("".join(p + "\n" for p, _ in PAIRS), encoding="utf-8")
     (tmp_path / "gold.txt").write_text("".join(g + "\n" for _, g in PAIRS), encoding="utf-8")
     as_lines = evaluate(
         tmp_path / "pred.txt", gold=tmp_path / "gold.txt", options=EvalOptions(segmentation="whitespace")
     )
-    assert as_lines["inputs"]["predictions"]["layout"] == "lines" and as_lines["metrics"] == expected
+    assert as_lines.inputs["predictions"]["layout"] == "lines" and as_lines.metrics == expected
     jsonl = tmp_path / "pred.jsonl"
     jsonl.write_text(
         "".join(
@@ -53,18 +53,18 @@ def test_layouts_give_the_same_scores(tmp_path):
         encoding="utf-8",
     )
     columns = {"prediction": "hyp", "gold": "ref"}
-    assert evaluate(jsonl, options=EvalOptions(columns=columns, segmentation="whitespace"))["metrics"] == expected
+    assert evaluate(jsonl, options=EvalOptions(columns=columns, segmentation="whitespace")).metrics == expected
     with open(tmp_path / "pred.csv", "w", encoding="utf-8", newline="") as handle:
         writer = csv.writer(handle)
         writer.writerow(["id", "prediction", "gold"])
         writer.writerows([f"r{i}", p, g] for i, (p, g) in enumerate(PAIRS))
-    assert evaluate(tmp_path / "pred.csv", options=EvalOptions(segmentation="whitespace"))["metrics"] == expected
+    assert evaluate(tmp_path / "pred.csv", options=EvalOptions(segmentation="whitespace")).metrics == expected
     book = openpyxl.Workbook()
     book.active.append(["prediction", "gold"])
     for pair in PAIRS:
         book.active.append(list(pair))
     book.save(tmp_path / "pred.xlsx")
-    assert evaluate(tmp_path / "pred.xlsx", options=EvalOptions(segmentation="whitespace"))["metrics"] == expected
+    assert evaluate(tmp_path / "pred.xlsx", options=EvalOptions(segmentation="whitespace")).metrics == expected
 
 
 def test_segmentation_is_stated_and_chosen(tmp_path):
@@ -74,11 +74,11 @@ def test_segmentation_is_stated_and_chosen(tmp_path):
         encoding="utf-8",
     )
     by_jieba = evaluate(jsonl)
-    assert by_jieba["segmentation"] == "jieba"  # unsegmented text: the exports' segmenter
+    assert by_jieba.segmentation == "jieba"  # unsegmented text: the exports' segmenter
     by_char = evaluate(jsonl, options=EvalOptions(segmentation="char"))
-    assert by_char["segmentation"] == "char"
-    assert by_char["metrics"]["bleu1"] == pytest.approx(7 / 7 * 2.718281828459045 ** (1 - 8 / 7))  # 7 chars of 8
-    assert by_jieba["metrics"]["f1"] == by_char["metrics"]["f1"]  # F1 is over characters whatever the cut
+    assert by_char.segmentation == "char"
+    assert by_char.metrics["bleu1"] == pytest.approx(7 / 7 * 2.718281828459045 ** (1 - 8 / 7))  # 7 chars of 8
+    assert by_jieba.metrics["f1"] == by_char.metrics["f1"]  # F1 is over characters whatever the cut
 
 
 def test_per_response_file_and_human_correlations(cli, tmp_path):
@@ -115,11 +115,11 @@ def test_a_registered_metric_joins_the_report(tmp_path):
 
     try:
         report = evaluate(write_official(tmp_path / "pairs.txt"), out=tmp_path / "scores.jsonl")
-        assert report["metrics"]["pred_tokens"] == pytest.approx((4 + 3 + 1 + 1 + 4) / 5)
+        assert report.metrics["pred_tokens"] == pytest.approx((4 + 3 + 1 + 1 + 4) / 5)
         first = json.loads((tmp_path / "scores.jsonl").read_text(encoding="utf-8").splitlines()[0])
         assert first["pred_tokens"] == 4.0
         only = evaluate(tmp_path / "pairs.txt", options=EvalOptions(metrics=("PRED_TOKENS", "f1")))
-        assert list(only["metrics"]) == ["pred_tokens", "f1"]
+        assert list(only.metrics) == ["pred_tokens", "f1"]
     finally:
         METRICS.unregister("pred_tokens")
 
@@ -130,7 +130,7 @@ def test_durecdial_bot_turns(shared):
     assert slots.layout == "durecdial" and slots.frame.height == 770  # as the baseline's convert_session_to_sample.py
     assert not slots.frame["text"].str.contains(r"^\[\d+\]").any()  # goal markers taken off
     report = evaluate(sessions, gold=sessions)
-    assert report["segmentation"] == "whitespace" and report["metrics"]["f1"] == 1.0
+    assert report.segmentation == "whitespace" and report.metrics["f1"] == 1.0
 
 
 def test_bad_input_is_refused_with_its_place(cli, tmp_path):
@@ -156,5 +156,5 @@ def test_official_lines_the_script_skips_are_reported(tmp_path):
     eval_file = tmp_path / "pairs.txt"
     eval_file.write_text("a b\ta b\nno tab here\n\tgold only\nx y\tx z\n", encoding="utf-8")
     report = evaluate(eval_file)
-    assert report["responses"] == 2
-    assert [s.split(":")[0] for s in report["inputs"]["predictions"]["skipped"]] == ["line 2", "line 3"]
+    assert report.responses == 2
+    assert [s.split(":")[0] for s in report.inputs["predictions"]["skipped"]] == ["line 2", "line 3"]

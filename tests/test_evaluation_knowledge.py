@@ -55,8 +55,8 @@ def test_one_true_one_contradicted_one_unrelated(films, tmp_path):
     ]
     out = tmp_path / "scores.jsonl"
     report = evaluate(write_jsonl(tmp_path / "pred.jsonl", rows), domain="duconv", workdir=films / "kg", out=out)
-    assert report["matched_unsegmented"] and report["segmentation"] == "whitespace"
-    metrics = report["metrics"]
+    assert report.matched_unsegmented and report.segmentation == "whitespace"
+    metrics = report.metrics
     assert metrics["k_precision"] == 0.5  # 1 true of 2 fact mentions
     assert metrics["k_recall"] == 1.0  # the one gold fact is expressed
     assert metrics["k_f1"] == pytest.approx(2 * 0.5 * 1.0 / 1.5)
@@ -67,7 +67,7 @@ def test_one_true_one_contradicted_one_unrelated(films, tmp_path):
     ]  # as written in the response, spaces kept
     assert row["hallucinations"] == [{"topic": "星际穿越", "relation": "国家", "said": "法国", "graph": ["美国"]}]
     assert (row["k_mentions"], row["k_true"], row["k_gold"], row["k_expressed"]) == (2, 1, 1, 1)
-    assert report["knowledge"]["hallucinations"] == 1
+    assert report.knowledge.hallucinations == 1
 
 
 def test_a_fact_only_the_dialogue_knows(films, tmp_path):
@@ -82,14 +82,14 @@ def test_a_fact_only_the_dialogue_knows(films, tmp_path):
     ]
     predictions = write_jsonl(tmp_path / "pred.jsonl", rows)
     trusting = evaluate(predictions, domain="duconv", workdir=films / "kg")
-    assert trusting["knowledge"]["fact_mentions"] == 1 and trusting["metrics"]["k_precision"] == 1.0
+    assert trusting.knowledge.fact_mentions == 1 and trusting.metrics["k_precision"] == 1.0
     strict = evaluate(
         predictions,
         domain="duconv",
         workdir=films / "kg",
         options=EvalOptions(knowledge=KnowledgeOptions(graph_only=True)),
     )
-    assert strict["knowledge"]["fact_mentions"] == 0 and strict["metrics"]["k_precision"] is None
+    assert strict.knowledge.fact_mentions == 0 and strict.metrics["k_precision"] is None
 
 
 def test_partial_values_agree_and_words_inside_words_are_not_mentions(films, tmp_path):
@@ -129,18 +129,18 @@ def rotated(slots_file: Path, out: Path, by: int) -> Path:
 def test_duconv_gold_responses_and_swapped_ones(duconv, tmp_path):
     workdir, source = duconv
     gold = evaluate(source, gold=source, domain="duconv", workdir=workdir)
-    assert gold["responses"] == 1114
-    assert gold["metrics"]["f1"] == 1.0 and gold["official"].startswith("F1: 100.00%")
+    assert gold.responses == 1114
+    assert gold.metrics["f1"] == 1.0 and gold.official.startswith("F1: 100.00%")
     # measured 0.952: the grounder's claims flag a few gold responses too (a year said beside a film's rating,
     # a person of the other topic named where the cast is: 56 of 1,137 fact mentions)
-    assert gold["metrics"]["k_precision"] >= 0.95
-    assert gold["knowledge"]["fact_mentions"] > 500  # the precision stands on many mentions
+    assert gold.metrics["k_precision"] >= 0.95
+    assert gold.knowledge.fact_mentions > 500  # the precision stands on many mentions
     swapped = evaluate(rotated(source, tmp_path / "swapped.txt", 57), gold=source, domain="duconv", workdir=workdir)
     # a moved response's facts of the entities it names itself stay true (they are the graph's); those it
     # states of the dialogue's topics do not
-    assert swapped["metrics"]["k_precision"] < gold["metrics"]["k_precision"] - 0.25
-    assert swapped["metrics"]["k_recall"] < gold["metrics"]["k_recall"] / 10
-    assert swapped["knowledge"]["hallucinations"] > 3 * gold["knowledge"]["hallucinations"]  # 216 against 56
+    assert swapped.metrics["k_precision"] < gold.metrics["k_precision"] - 0.25
+    assert swapped.metrics["k_recall"] < gold.metrics["k_recall"] / 10
+    assert swapped.knowledge.hallucinations > 3 * gold.knowledge.hallucinations  # 216 against 56
 
 
 @pytest.mark.slow  # on the real DuConv graph
@@ -152,7 +152,7 @@ def test_official_eval_file_with_dialogues_for_knowledge(duconv, tmp_path):
     eval_file.write_text("".join(f"{t}\t{t}\n" for t in texts), encoding="utf-8")
     by_file = evaluate(eval_file, dialogues=source, domain="duconv", workdir=workdir)
     by_gold = evaluate(source, gold=source, domain="duconv", workdir=workdir)
-    assert by_file["metrics"] == by_gold["metrics"]
+    assert by_file.metrics == by_gold.metrics
 
 
 # ---------------------------------------------------------------- the real KdConv sample (unsegmented, jieba)
@@ -164,13 +164,13 @@ def test_kdconv_travel_gold_and_swapped(tmp_path_factory, tmp_path):
     workdir = tmp_path_factory.mktemp("kg")
     run_cli("build", "travel", "--source", f"kdconv:{kb}", "--workdir", str(workdir))
     gold = evaluate(dialogues, gold=dialogues, domain="travel", workdir=workdir)
-    assert gold["responses"] == 2541  # every message after a dialogue's first: the KdConv loaders' 2541 samples
-    assert gold["segmentation"] == "jieba" and not gold["matched_unsegmented"]
-    assert gold["metrics"]["k_precision"] >= 0.95 and gold["metrics"]["k_recall"] >= 0.9  # attrs are gold knowledge
+    assert gold.responses == 2541  # every message after a dialogue's first: the KdConv loaders' 2541 samples
+    assert gold.segmentation == "jieba" and not gold.matched_unsegmented
+    assert gold.metrics["k_precision"] >= 0.95 and gold.metrics["k_recall"] >= 0.9  # attrs are gold knowledge
     swapped = evaluate(
         rotated(dialogues, tmp_path / "swapped.txt", 40), gold=dialogues, domain="travel", workdir=workdir
     )
-    assert swapped["metrics"]["k_recall"] < 0.2 and swapped["metrics"]["k_precision"] < gold["metrics"]["k_precision"]
+    assert swapped.metrics["k_recall"] < 0.2 and swapped.metrics["k_precision"] < gold.metrics["k_precision"]
 
 
 @pytest.mark.slow  # exports and scores the real DuConv sessions
@@ -215,11 +215,11 @@ def test_kgforge_export_as_dialogues(duconv, tmp_path):
     report = evaluate(
         responses, dialogues=export, domain="duconv", workdir=workdir, options=EvalOptions(segmentation="whitespace")
     )
-    assert report["inputs"]["dialogues"]["layout"] == "kgforge"
-    assert report["metrics"]["k_recall"] == 1.0
+    assert report.inputs["dialogues"]["layout"] == "kgforge"
+    assert report.metrics["k_recall"] == 1.0
     # most of the 20 values are fact mentions; a 职业 such as 导演 is read as the relation word, not a value
-    assert report["metrics"]["k_precision"] >= 0.9 and report["knowledge"]["fact_mentions"] >= 15
-    assert "f1" in report["left_out"]  # no gold responses: reference metrics are left out, with the reason
+    assert report.metrics["k_precision"] >= 0.9 and report.knowledge.fact_mentions >= 15
+    assert "f1" in report.left_out  # no gold responses: reference metrics are left out, with the reason
     short = tmp_path / "short.txt"
     short.write_text("一\n", encoding="utf-8")
     with pytest.raises(Exception, match="20 dialogues and no responses"):
@@ -249,7 +249,7 @@ def test_recall_needs_the_very_triple_not_its_value(films, tmp_path):
         {"topic": "天使爱美丽", "relation": "导演", "said": "克里斯托弗 · 诺兰", "graph": ["让-皮埃尔·热内"]}
     ]
     assert (second["k_gold"], second["k_expressed"], second["k_true"]) == (1, 1, 1)  # spaces and dots do not count
-    assert report["metrics"]["k_recall"] == 0.5 and report["metrics"]["k_precision"] == 0.5
+    assert report.metrics["k_recall"] == 0.5 and report.metrics["k_precision"] == 0.5
 
 
 @pytest.mark.slow  # builds and grounds the real KdConv travel set

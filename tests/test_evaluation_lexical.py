@@ -82,9 +82,9 @@ def test_official_metrics_on_the_duconv_sample(shared, official, tmp_path):
     eval_file = tmp_path / "duconv-eval.txt"
     eval_file.write_text("".join(f"{p}\t{g}\n" for p, g in pairs), encoding="utf-8")
     report = evaluate(eval_file)
-    ours, sents = report["metrics"], official_tokens(pairs)
-    assert report["responses"] == 864 and report["inputs"]["predictions"]["layout"] == "duconv-eval"
-    assert report["segmentation"] == "whitespace"
+    ours, sents = report.metrics, official_tokens(pairs)
+    assert report.responses == 864 and report.inputs["predictions"]["layout"] == "duconv-eval"
+    assert report.segmentation == "whitespace"
     assert close(ours["f1"], official.calc_f1(sents))
     bleu1, bleu2 = official.calc_bleu(sents)
     assert close(ours["bleu1"], bleu1) and close(ours["bleu2"], bleu2)
@@ -94,16 +94,16 @@ def test_official_metrics_on_the_duconv_sample(shared, official, tmp_path):
     assert close(ours["bleu4"], official_bleu(official, sents, 4))
     assert round(ours["f1"] * 100, 2) == 16.09  # the readers README's figure for this file
     # what the script prints, byte for byte, from the script run on the same file
-    assert report["official"] == run_official(tmp_path, eval_file)
+    assert report.official == run_official(tmp_path, eval_file)
 
 
 def test_gold_against_itself_is_perfect(shared):
     sessions = shared("duconv/dev.head250.jsonl")
     report = evaluate(sessions, gold=sessions)
-    assert report["responses"] == 1114  # as convert_session_to_sample.py makes them
+    assert report.responses == 1114  # as convert_session_to_sample.py makes them
     for name in ("f1", "bleu1", "bleu2", "bleu3", "bleu4", "rouge_l"):
-        assert report["metrics"][name] == 1.0, name
-    assert report["official"].startswith("F1: 100.00%\n")
+        assert report.metrics[name] == 1.0, name
+    assert report.official.startswith("F1: 100.00%\n")
 
 
 # ---------------------------------------------------------------- generated corpora

@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 from kgforge.core.errors import ArgumentError
-from kgforge.evaluation import METRICS, EvalOptions, evaluate
+from kgforge.evaluation import METRICS, EvalOptions, EvalReport, evaluate
 from kgforge.evaluation.caption import meteor_stages
 from kgforge.evaluation.embedding import read_vectors
 from kgforge.evaluation.registry import MetricRegistry
@@ -38,7 +38,7 @@ def write_pairs(path: Path, pairs) -> Path:
     return path
 
 
-def per_response(tmp_path: Path, pairs, **options) -> tuple[dict, list[dict]]:
+def per_response(tmp_path: Path, pairs, **options) -> tuple[EvalReport, list[dict]]:
     source = write_pairs(tmp_path / "pairs.tsv", [(p or ["空"], g) for p, g in pairs])
     out = tmp_path / "scores.jsonl"
     report = evaluate(source, out=out, options=EvalOptions(**options))
@@ -53,9 +53,9 @@ def test_cider_d_equals_pycocoevalcap(tmp_path):
     gts = {i: [" ".join(g)] for i, (_, g) in enumerate(pairs)}
     res = {i: [" ".join(p)] for i, (p, _) in enumerate(pairs)}
     score, scores = Cider().compute_score(gts, res)
-    assert report["metrics"]["cider"] == pytest.approx(score, abs=1e-6)
+    assert report.metrics["cider"] == pytest.approx(score, abs=1e-6)
     assert [row["cider"] for row in rows] == pytest.approx(list(scores), abs=1e-6)
-    assert evaluate(tmp_path / "pairs.tsv", options=EvalOptions(metrics=("CIDEr-D",)))["metrics"][
+    assert evaluate(tmp_path / "pairs.tsv", options=EvalOptions(metrics=("CIDEr-D",))).metrics[
         "cider"
     ] == pytest.approx(score, abs=1e-6)  # the alias
 
@@ -73,7 +73,7 @@ def test_meteor_equals_nltk_with_the_stages_that_run(tmp_path):
     pairs = english + [(p or ["空"], g) for p, g in corpus(30)]
     report, rows = per_response(tmp_path, pairs, metrics=("meteor",))
     stages = meteor_stages()
-    assert report["meteor_stages"] == stages and stages[:2] == ["exact", "stem"]
+    assert report.resources["meteor_stages"] == stages and stages[:2] == ["exact", "stem"]
 
     class NoSynonyms:
         @staticmethod
@@ -94,7 +94,7 @@ def test_distinct_n_for_any_n(tmp_path, n):
     report, rows = per_response(tmp_path, pairs, metrics=(f"distinct-{n}",))
     preds = [p or ["空"] for p, _ in pairs]
     keys = ["".join(p[i : i + n]) for p in preds for i in range(len(p) - n + 1)]  # the official key: tokens joined
-    assert report["metrics"][f"distinct{n}"] == pytest.approx(len(set(keys)) / len(keys) if keys else 0.0)
+    assert report.metrics[f"distinct{n}"] == pytest.approx(len(set(keys)) / len(keys) if keys else 0.0)
     first = [p[i : i + n] for p in preds[:1] for i in range(len(p) - n + 1)]
     if first:
         assert rows[0][f"distinct{n}"] == pytest.approx(len({"".join(g) for g in first}) / len(first))
@@ -152,9 +152,12 @@ def test_embedding_metrics_equal_numpy(tmp_path, binary):
             assert (row[name] is None) == (value is None)
             if value is not None:
                 assert row[name] == pytest.approx(value, abs=1e-6)
-    assert report["vectors"]["dim"] == 8 and report["vectors"]["tokens_known"] < report["vectors"]["tokens"]
+    assert (
+        report.resources["vectors"]["dim"] == 8
+        and report.resources["vectors"]["tokens_known"] < report.resources["vectors"]["tokens"]
+    )
     no_vectors = evaluate(tmp_path / "pairs.tsv")
-    assert "vectors" in no_vectors["left_out"]["greedy_matching"]
+    assert "vectors" in no_vectors.left_out["greedy_matching"]
 
 
 def test_bad_vector_file_names_its_line(tmp_path, cli):

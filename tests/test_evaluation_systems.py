@@ -79,7 +79,7 @@ def test_leaderboard_and_msde_human_scores(cli, tmp_path):
         )
         row = next(r for r in report["leaderboard"] if r["system"] == name)
         for metric in ("bleu1", "f1", "distinct2", "cider"):
-            assert row[metric] == pytest.approx(alone["metrics"][metric], abs=1e-12)
+            assert row[metric] == pytest.approx(alone.metrics[metric], abs=1e-12)
     # the three files
     board = json.loads((out / "leaderboard.json").read_text(encoding="utf-8"))
     assert {r["system"] for r in board["leaderboard"]} == set(SYSTEMS)
@@ -239,14 +239,14 @@ def test_one_system_with_msde_nested_scores(tmp_path):
     report = evaluate(
         files["good"], gold=tmp_path / "gold.txt", human=mine, out=out, options=EvalOptions(metrics=("bleu1",))
     )
-    assert report["human"]["columns"] == ASPECTS and report["human"]["annotators"] == 3
+    assert report.human["columns"] == ASPECTS and report.human["annotators"] == 3
     values = [json.loads(line)["bleu1"] for line in out.read_text(encoding="utf-8").splitlines()]
     for aspect in ASPECTS:
         mean = [
             np.mean([r["scores"][aspect] for r in records if r["system"] == "good" and r["response"] == f"回复 {i}"])
             for i in range(SIZE)
         ]
-        row = next(r for r in report["correlations"] if r["human"] == aspect)
+        row = next(r for r in report.correlations if r["human"] == aspect)
         assert row["pearson"] == pytest.approx(stats.pearsonr(values, mean).statistic)
     with pytest.raises(Exception, match="several systems"):
         evaluate(files["good"], gold=tmp_path / "gold.txt", human=human, options=EvalOptions(metrics=("bleu1",)))

@@ -88,12 +88,12 @@ def assert_consistent_after(run, workdir: Path) -> None:
     """Nothing of the killed run is still alive, and the published store matches its manifest."""
     assert not orphans(run.tag, grace=2.0)
     report = check_store("travel", workdir)
-    assert report["ok"], report["problems"]
+    assert report.ok, report.problems
 
 
 def assert_nothing_left(workdir: Path) -> None:
     assert not part_files(workdir / "travel")
-    assert not check_store("travel", workdir)["leftovers"]
+    assert not check_store("travel", workdir).leftovers
 
 
 def staging_has(workdir: Path, pattern: str):

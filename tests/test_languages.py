@@ -376,7 +376,7 @@ def test_an_entity_linked_to_wikidata_is_named_by_its_counterpart_in_english(tmp
     )
     domain = Domain("films", tmp_path / "kg")
     domain.build([f"csv:{tmp_path / 'films.csv'}", f"rdf:{tmp_path / 'wd.ttl'}"])
-    assert link_domain("films", domain.workdir)["linked"] == 2
+    assert link_domain("films", domain.workdir).linked == 2
     report = domain.query("SELECT ?f ?d WHERE { ?f kgr:director ?d }", label_language="en")
     film, director = report.rows[0]["f"].value, report.rows[0]["d"].value
     assert (report.labels[film], report.labels[director]) == ("A Sigh", "Feng Xiaogang")

@@ -57,7 +57,7 @@ def test_a_built_manifest_reads_into_records_and_writes_back_byte_identical(tmp_
     assert _dumped(manifest.to_dict()) == path.read_text(encoding="utf-8")
     manifest.write(tmp_path / "again.json")
     assert (tmp_path / "again.json").read_bytes() == path.read_bytes()
-    assert check_store("travel", workdir)["ok"]
+    assert check_store("travel", workdir).ok
 
 
 def test_an_old_manifest_loads_with_defaults_and_keeps_what_it_had(tmp_path):

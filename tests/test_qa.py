@@ -12,7 +12,7 @@ import torch
 
 from kgforge.embed import EmbedConfig, embed
 from kgforge.embed.bundle import Bundle
-from kgforge.qa import GenerateOptions, generate_dataset, predicates, select
+from kgforge.qa import GenerateOptions, QAGenerateReport, generate_dataset, predicates, select
 from kgforge.qa.generate import eligible_subjects
 from kgforge.qa.phenomena import QWERTY, reading
 from kgforge.qa.pipeline import open_graph, select_predicates
@@ -48,7 +48,9 @@ def kg(tmp_path_factory) -> Path:
     return workdir
 
 
-def generated(kg: Path, tmp_path: Path, domain: str, workdir: Path | None = None, **options) -> tuple[dict, list[dict]]:
+def generated(
+    kg: Path, tmp_path: Path, domain: str, workdir: Path | None = None, **options
+) -> tuple[QAGenerateReport, list[dict]]:
     out = tmp_path / f"{domain}.jsonl"
     report = generate_dataset(
         domain,
@@ -68,9 +70,9 @@ def test_every_answer_is_the_store_s(kg: Path, tmp_path: Path, domain: str, lang
     out = tmp_path / "turns.jsonl"
     report = generate_dataset(domain, out, GenerateOptions(n=12, turns=4, seed=3), workdir, language)
     turns = read_turns(out)
-    assert report["turns"] == len(turns) > 0
+    assert report.turns == len(turns) > 0
     assert {t["config"] for t in turns} == CONFIGS
-    assert report["questions_per_fact"] == 24
+    assert report.questions_per_fact == 24
     # each fact is asked 24 times: 8 configurations x 3 variants
     per_fact: dict[tuple, int] = {}
     for t in turns:
@@ -156,15 +158,15 @@ def test_outputs_load_with_datasets_with_the_convquestions_card_types(kg: Path, 
 
 def test_only_the_asked_configuration(kg: Path, tmp_path: Path) -> None:
     report, turns = generated(kg, tmp_path, "travel", interactions=("text",), phenomena=("deixis", "typos"))
-    assert {t["config"] for t in turns} == {"text-deixis+typos"} and report["questions_per_fact"] == 3
+    assert {t["config"] for t in turns} == {"text-deixis+typos"} and report.questions_per_fact == 3
 
 
 def test_predicates_and_statistical_selection(kg: Path, tmp_path: Path) -> None:
     report = predicates("film", kg / "wd", "en")
     star = (
-        report["types"]["star/Q18844224"]
-        if "star/Q18844224" in report["types"]
-        else next(v for k, v in report["types"].items() if k.startswith("star"))
+        report.types["star/Q18844224"]
+        if "star/Q18844224" in report.types
+        else next(v for k, v in report.types.items() if k.startswith("star"))
     )
     by_label = {p["label"]: p for p in star["predicates"] if p["label"]}
     assert by_label["date of birth"]["coverage"] == 1.0 and by_label["date of birth"]["asks"] == "when"
@@ -270,7 +272,7 @@ def test_qualified_facts_name_the_qualifier_never_the_answer(tmp_path: Path) -> 
     report = generate_dataset("film", out, GenerateOptions(n=20, turns=3, seed=1), workdir, "en")
     turns = read_turns(out)
     qualified = [t for t in turns if t["fact"]["kind"] == "qualified"]
-    assert report["fact_kinds"].get("qualified", 0) > 0 and qualified
+    assert report.fact_kinds.get("qualified", 0) > 0 and qualified
     for turn in qualified:
         (qualifier,) = turn["fact"]["qualifiers"]
         assert qualifier["text"] in turn["question"] or "typos" in turn["config"]
@@ -283,7 +285,7 @@ def test_qualified_facts_name_the_qualifier_never_the_answer(tmp_path: Path) -> 
 def test_related_turn_is_the_most_similar_entity_by_inner_product(kg: Path, tmp_path: Path) -> None:
     embed("travel", kg, EmbedConfig(model="RotatE", dim=16, epochs=2, threads=1, evaluation="none"), progress=False)
     report, turns = generated(kg, tmp_path, "travel", related=True, turns=3)
-    assert report["related_turns"] > 0
+    assert report.related_turns > 0
     bundle = Bundle.open(kg / "travel" / "models" / "default")
     ids = bundle.iri_to_id
     graph = open_graph("travel", kg)

@@ -50,12 +50,12 @@ def test_a_hand_computed_file(tmp_path: Path) -> None:
         {"id": gold[3]["id"], "prediction": ["Rome", "london"]},
     ]  # a list with one match: right
     report = evaluate(write_lines(tmp_path / "p.jsonl", predictions), write_lines(tmp_path / "g.jsonl", gold))
-    text = report["alias"]["text-original"]
+    text = report.alias["text-original"]
     # conversations a (2/2) and b (0/1): turns 2/3, conversations (1 + 0) / 2
     assert text["turn_accuracy"] == round(2 / 3, 6) and text["conversation_accuracy"] == 0.5
     assert text["na_ratio"] == round(1 / 3, 6) and text["conversations_all_correct"] == 0.5
-    assert report["alias"]["voice-deixis"]["turn_accuracy"] == 1.0
-    everything = report["alias"]["all"]
+    assert report.alias["voice-deixis"]["turn_accuracy"] == 1.0
+    everything = report.alias["all"]
     assert everything["turn_accuracy"] == 0.75 and everything["na_ratio"] == 0.25
     assert everything["conversation_accuracy"] == round((1 + 0 + 1) / 3, 6)
 
@@ -75,14 +75,14 @@ def test_gold_scores_one_and_all_na_scores_zero(gold_file: Path, tmp_path: Path)
         tmp_path / "gold-pred.jsonl", [{"id": t["id"], "prediction": t["answer_texts"][0]} for t in turns]
     )
     report = evaluate(perfect, gold_file)
-    assert set(report["alias"]) == {"all", *{t["config"] for t in turns}}
+    assert set(report.alias) == {"all", *{t["config"] for t in turns}}
     assert all(
         row["turn_accuracy"] == 1.0 and row["conversation_accuracy"] == 1.0 and row["na_ratio"] == 0.0
-        for row in report["alias"].values()
+        for row in report.alias.values()
     )
     nothing = write_lines(tmp_path / "na.jsonl", [{"id": t["id"], "prediction": "NA"} for t in turns])
     report = evaluate(nothing, gold_file)
-    assert all(row["turn_accuracy"] == 0.0 and row["na_ratio"] == 1.0 for row in report["alias"].values())
+    assert all(row["turn_accuracy"] == 0.0 and row["na_ratio"] == 1.0 for row in report.alias.values())
 
 
 def test_a_seeded_noisy_file_scores_as_counted_by_hand(gold_file: Path, tmp_path: Path) -> None:
@@ -108,7 +108,7 @@ def test_a_seeded_noisy_file_scores_as_counted_by_hand(gold_file: Path, tmp_path
         per_conversation: dict[str, list[bool]] = {}
         for _, conversation, right, _ in rows:
             per_conversation.setdefault(conversation, []).append(right)
-        assert report["alias"][config] == {
+        assert report.alias[config] == {
             "turns": len(rows),
             "conversations": len(per_conversation),
             "turn_accuracy": round(sum(r for *_, r, _ in rows) / len(rows), 6),
@@ -133,12 +133,12 @@ def test_bad_prediction_lines_are_quarantined_and_the_rest_scored(gold_file: Pat
     path = tmp_path / "p.jsonl"
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     report = evaluate(path, gold_file)
-    assert report["predicted_turns"] == 1 and report["rejected_prediction_lines"] == 3
-    rejected = [json.loads(line) for line in Path(report["rejected_file"]).read_text(encoding="utf-8").splitlines()]
+    assert report.predicted_turns == 1 and report.rejected_prediction_lines == 3
+    rejected = [json.loads(line) for line in Path(report.rejected_file).read_text(encoding="utf-8").splitlines()]
     assert [r["location"] for r in rejected] == ["line 2", "line 3", "line 4"]
     assert "malformed JSON" in rejected[0]["reason"] and "no gold turn" in rejected[1]["reason"]
-    assert report["missing_predictions"] == len(turns) - 1
-    assert report["alias"]["all"]["na_ratio"] == round((len(turns) - 1) / len(turns), 6)
+    assert report.missing_predictions == len(turns) - 1
+    assert report.alias["all"]["na_ratio"] == round((len(turns) - 1) / len(turns), 6)
 
 
 def test_normalisation_and_values() -> None:

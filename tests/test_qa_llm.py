@@ -53,7 +53,7 @@ def test_llm_selection_with_a_malformed_reply(kg: Path, tmp_path: Path, monkeypa
         out = tmp_path / "llm.json"
         report = select("film", out, kg, llm=settings)
         first_calls = len(server.requests)
-        assert first_calls > 2 and report["llm"]["rejected"] == 1
+        assert first_calls > 2 and report.llm["rejected"] == 1
         assert all(h.get("Authorization") == "Bearer secret-test-key" for h in server.headers)
         sizes = [len(offered(r["messages"][-1]["content"])) for r in server.requests]
         assert max(sizes) == 50 and all(0 < n <= 50 for n in sizes)  # the untyped films have 73: two calls
@@ -83,7 +83,7 @@ def test_llm_selection_with_a_malformed_reply(kg: Path, tmp_path: Path, monkeypa
         assert quarantined[-1]["record"] == "I would keep p1 and p3." and "star/演员" in quarantined[-1]["location"]
         # a rerun asks only what was not answered well: the good replies come from the cache
         again = select("film", tmp_path / "again.json", kg, llm=settings)
-        assert again["llm"]["cache_hits"] == first_calls - 1 and again["llm"]["calls"] == 1
+        assert again.llm["cache_hits"] == first_calls - 1 and again.llm["calls"] == 1
         assert read_selection(tmp_path / "again.json")["star"].selected == chosen.selected
     cache = kg / "film" / "raw" / "llm-cache"
     files = list(cache.iterdir())
@@ -115,7 +115,7 @@ def test_llm_templates_are_checked_before_use(kg: Path, tmp_path: Path) -> None:
     with chat_server(reply) as server:
         out = tmp_path / "templates.toml"
         report = llm_templates("travel", out, LLMSettings(server.url, "test-model"), kg)
-    assert report["templates_refused"] == 2 and report["llm"]["rejected"] == 1
+    assert report.templates_refused == 2 and report.llm["rejected"] == 1
     text = out.read_text(encoding="utf-8")
     assert "究竟坐落在什么地方" in text and LEAK not in text and "{where}" not in text
     turns_file = tmp_path / "t.jsonl"
@@ -152,10 +152,10 @@ def test_llm_judge_beside_the_alias_score(kg: Path, tmp_path: Path) -> None:
     with chat_server(reply) as server:
         client = LLMSettings(server.url, "judge").client_at(tmp_path / "cache", Quarantine(tmp_path / "rejected.jsonl"))
         report = evaluate(predictions, gold, client)
-    judged, alias = report["llm_judge"]["all"], report["alias"]["all"]
+    judged, alias = report.llm_judge["all"], report.alias["all"]
     assert (
         judged["turn_accuracy"]
         == alias["turn_accuracy"]
         == round(sum(i % 2 for i in range(len(turns))) / len(turns), 6)
     )
-    assert report["llm_judge"]["unjudged_turns"] == 0
+    assert report.llm_judge["unjudged_turns"] == 0

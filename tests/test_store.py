@@ -114,7 +114,7 @@ def test_manifest_records_inputs_and_check_detects_tampering(tmp_path, workdir, 
     assert len(source["input"]["sha256"]) == 64
     assert source["quads"] == manifest["total_quads"] - manifest["graphs"]["https://kgforge.org/graph/schema"]["quads"]
     assert {"pyoxigraph", "python", "kgforge"} <= set(manifest["versions"])
-    assert check_store("travel", workdir)["ok"]
+    assert check_store("travel", workdir).ok
     quads_file = workdir / "travel" / source["quads_file"]
     quads_file.write_text(quads_file.read_text(encoding="utf-8") + "\n", encoding="utf-8")
     result = cli("check", "travel", "--workdir", str(workdir), check=False)

@@ -12,18 +12,26 @@ from pathlib import Path
 import pytest
 
 import kgforge.api as api
-from kgforge.build.transaction import build
+from kgforge.build.domain_import import import_into_domain
+from kgforge.build.link import link_domain
+from kgforge.build.transaction import build, check_store
 from kgforge.core.records import Record, flattened, json_key, omitted_when_none
+from kgforge.demo.site import demo_crawl
 from kgforge.derive import derive
 from kgforge.embed.related import related
 from kgforge.embed.train import embed
+from kgforge.evaluation import evaluate, evaluate_systems
 from kgforge.exports import export_dialogues, export_goals
 from kgforge.goals.check import validate
 from kgforge.goals.generate import generate
 from kgforge.goals.record import Goal
 from kgforge.grounding import ground_file
+from kgforge.qa import evaluate as qa_score
+from kgforge.qa import generate_dataset, llm_templates, predicates, select
+from kgforge.qa.generate import generate as qa_spin
 from kgforge.stats import domain_stats
 from kgforge.store.diff import diff_builds
+from kgforge.store.rdf_export import export_rdf
 
 STAGES = [
     build,
@@ -37,6 +45,19 @@ STAGES = [
     embed,
     related,
     diff_builds,
+    evaluate,
+    evaluate_systems,
+    predicates,
+    select,
+    llm_templates,
+    generate_dataset,
+    qa_spin,
+    qa_score,
+    check_store,
+    link_domain,
+    import_into_domain,
+    export_rdf,
+    demo_crawl,
     api.evaluate,
     api.list_queries,
     api.qa_evaluate,
@@ -126,19 +147,28 @@ def test_as_dict_keeps_the_json_shape():
     assert _Example("n", sometimes=0).as_dict()["sometimes"] == 0
 
 
-def test_the_eval_report_prints_the_json_the_scoring_gives(tmp_path):
-    """``kgforge eval --json`` prints ``EvalReport.as_dict()``: the scoring's own dict, key for key and in order."""
+def test_the_eval_report_is_the_scoring_s_own_record_and_prints_the_keys_it_always_has(tmp_path):
+    """``kgforge eval --json`` prints ``EvalReport.as_dict()``: the stage's own record, its keys in the order the
+    command has always printed them (resources where they stand, optional keys only when present)."""
     pairs = tmp_path / "pairs.txt"
     pairs.write_text("我 喜欢 这部 电影\t我 也 喜欢 这部 电影\n他 是 导演\t他 是 一位 演员\n", encoding="utf-8")
-    report = api.evaluate(pairs, out=tmp_path / "scores.jsonl")
-    scored = api.score_responses(pairs, out=tmp_path / "again.jsonl")
-    printed = report.as_dict()
-    assert report.metrics["f1"] == scored["metrics"]["f1"] > 0 and report.official.startswith("F1:")
+    report = api.evaluate(pairs, out=tmp_path / "scores.jsonl", options=api.EvalOptions(metrics=("f1", "meteor")))
+    scored = api.score_responses(pairs, out=tmp_path / "again.jsonl", options=api.EvalOptions(metrics=("f1", "meteor")))
+    assert type(report) is type(scored) is api.EvalReport
+    assert report.metrics["f1"] == scored.metrics["f1"] > 0 and report.official is None  # not the official five
     assert report.per_response == str(tmp_path / "scores.jsonl")
-    assert list(printed) == list(scored)
-    assert {k: v for k, v in printed.items() if k not in ("seconds", "per_response")} == {
-        k: v for k, v in scored.items() if k not in ("seconds", "per_response")
-    }
+    assert list(report.as_dict()) == [
+        "responses",
+        "inputs",
+        "segmentation",
+        "matched_unsegmented",
+        "metrics",
+        "left_out",
+        "meteor_stages",
+        "per_response",
+        "seconds",
+    ]
+    assert list(report.seconds) == ["read", "metrics", "total"]
 
 
 def test_the_shipped_queries_are_typed_records_naming_what_they_return():

@@ -10,6 +10,7 @@ the domain is created.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +28,7 @@ from kgforge.build.transaction import (
 from kgforge.core import checks
 from kgforge.core.errors import StoreMissingError
 from kgforge.core.progress import progress_bar
+from kgforge.core.records import Record
 from kgforge.core.schema import Relation, SourceSpec, load_schema
 from kgforge.core.vocab import RDF_PROPERTY, RDF_TYPE, SCHEMA_GRAPH
 from kgforge.sources.wikidata.framing import TURTLE_DIRECTIVES, DumpReader
@@ -41,6 +43,17 @@ from kgforge.store.snapshot import Snapshot
 SCHEMA_FILE = "quads/schema.imports.nq"
 
 
+@dataclass(frozen=True)
+class ImportReport(Record):
+    """A Wikidata or XLORE source added to the published store: its manifest entry and the new build."""
+
+    domain: str
+    build_id: str
+    total_quads: int
+    source: dict[str, Any]  # kind, path, quads, counts, quarantine, graph
+    graphs: dict[str, Any]
+
+
 def import_into_domain(
     domain: str,
     kind: str,
@@ -48,7 +61,7 @@ def import_into_domain(
     options: dict[str, Any],
     workdir: Path | str | None = None,
     show_progress: bool = True,
-) -> dict[str, Any]:
+) -> ImportReport:
     """Import ``kind:path`` into ``domain``'s store; returns the source's manifest entry and build id."""
     checks.selection_options(options)
     paths = domain_paths(domain, workdir)
@@ -72,13 +85,13 @@ def import_into_domain(
         else:
             added = {g: graphs[g] for g in (result.graph, SCHEMA_GRAPH)}
             summary = extend_build(paths, staging, current, current.store_dir, [], added, {})
-    return {
-        "domain": domain,
-        "build_id": summary.build_id,
-        "total_quads": summary.total_quads,
-        "source": dict(result.as_dict(), graph=result.graph),
-        "graphs": summary.graphs,
-    }
+    return ImportReport(
+        domain=domain,
+        build_id=summary.build_id,
+        total_quads=summary.total_quads,
+        source=dict(result.as_dict(), graph=result.graph),
+        graphs=summary.graphs,
+    )
 
 
 def _schema_graph(published: Path) -> list[ox.Quad]:
@@ -97,7 +110,7 @@ def _declared_in(schema_graph: Iterable[ox.Quad], relations: Iterable[Relation])
     return {rel for rel in relations if rel.iri in declared}
 
 
-__all__ = ["SourceResult", "import_into_domain"]
+__all__ = ["ImportReport", "SourceResult", "import_into_domain"]
 
 
 def dump_selection(

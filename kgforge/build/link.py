@@ -10,14 +10,15 @@ reported as ambiguous with every candidate, and never linked by guess.
 from __future__ import annotations
 
 from collections import defaultdict
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import polars as pl
 
 from kgforge.build.transaction import add_graphs
 from kgforge.core.files import write_json_atomic
 from kgforge.core.quads import QuadWriter
+from kgforge.core.records import Record
 from kgforge.core.vocab import (
     CLASS,
     ENTITY,
@@ -61,7 +62,19 @@ def _named_entities(tables: GraphTables, prefixes: tuple[str, ...], classes: dic
     ]
 
 
-def link_domain(domain: str, workdir: Path | str | None = None) -> dict[str, Any]:
+@dataclass(frozen=True)
+class LinkSummary(Record):
+    """Entities linked to their Wikidata / XLORE counterparts (``owl:sameAs``); the full report is ``report_file``."""
+
+    linked: int
+    ambiguous: int
+    unmatched: int
+    type_rejected: int
+    ambiguous_examples: dict[str, list[str]]  # name -> candidate IRIs, never guessed between
+    report_file: str
+
+
+def link_domain(domain: str, workdir: Path | str | None = None) -> LinkSummary:
     """Link the domain's dataset/crawled entities to their Wikidata / XLORE counterparts.
 
     Writes ``owl:sameAs`` into the derived graph ``graph/derived/links`` (re-running replaces it)
@@ -84,8 +97,15 @@ def link_domain(domain: str, workdir: Path | str | None = None) -> dict[str, Any
             "type_rejected": report.type_rejected,
         }
         write_json_atomic(paths.root / "links-report.json", full)
-        summary = report.as_dict()
-        summary["report_file"] = str(paths.root / "links-report.json")
+        counts = report.as_dict()
+        summary = LinkSummary(
+            linked=counts["linked"],
+            ambiguous=counts["ambiguous"],
+            unmatched=counts["unmatched"],
+            type_rejected=counts["type_rejected"],
+            ambiguous_examples=counts["ambiguous_examples"],
+            report_file=str(paths.root / "links-report.json"),
+        )
         with staged_build(paths) as staging:
             with QuadWriter(staging / LINKS_QUADS, LINKS_GRAPH) as writer:
                 for entity, counterpart in sorted(report.linked.items()):
@@ -94,7 +114,7 @@ def link_domain(domain: str, workdir: Path | str | None = None) -> dict[str, Any
                 current,
                 staging,
                 {LINKS_GRAPH: GraphEntry(kind="links", quads_file=LINKS_QUADS, quads=writer.count)},
-                {"link": {k: v for k, v in summary.items() if k != "ambiguous_examples"}},
+                {"link": {k: v for k, v in summary.as_dict().items() if k != "ambiguous_examples"}},
                 replace_kinds=("links",),
             )
     return summary

@@ -27,6 +27,7 @@ from kgforge.core.files import file_fingerprint, package_versions, sha256_file
 from kgforge.core.progress import progress_bar
 from kgforge.core.quads import QuadWriter
 from kgforge.core.quarantine import Quarantine
+from kgforge.core.records import Record, omitted_when_none
 from kgforge.core.schema import (
     Relation,
     Schema,
@@ -622,7 +623,23 @@ def _with_checksums(staging: Path, graphs: dict[str, GraphEntry]) -> dict[str, G
     }
 
 
-def check_store(domain: str, workdir: Path | str | None = None) -> dict[str, Any]:
+@dataclass(frozen=True)
+class CheckReport(Record):
+    """The published store compared with its manifest, and what killed or failed writers left behind."""
+
+    domain: str
+    build_id: str
+    ok: bool
+    problems: tuple[str, ...]
+    graphs: dict[str, int]  # graph IRI -> quads in the store
+    total_quads: int
+    leftovers: tuple[str, ...]  # paths no reader reads; `clean_command` removes them
+    writer_pid: int | None  # a build running now
+    clean_command: str | None
+    removed: tuple[str, ...] | None = omitted_when_none()  # what ``check(clean=True)`` removed first
+
+
+def check_store(domain: str, workdir: Path | str | None = None) -> CheckReport:
     """Compare the published store with its manifest (per-graph counts, every quads file's sha256), and
     list what killed or failed writers left behind, with the command that removes it."""
     snapshot = Snapshot.open(domain, workdir)
@@ -646,17 +663,17 @@ def check_store(domain: str, workdir: Path | str | None = None) -> dict[str, Any
         elif sha256_file(quads_file) != entry.sha256:
             problems.append(f"graph {graph}: {quads_file} changed since the build (sha256 differs)")
     found = leftovers(paths)
-    return {
-        "domain": domain,
-        "build_id": manifest.build_id,
-        "ok": not problems,
-        "problems": problems,
-        "graphs": actual,
-        "total_quads": sum(actual.values()),
-        "leftovers": [str(p) for p in found],
-        "writer_pid": writer_pid(paths),
-        "clean_command": clean_command(domain, workdir) if found else None,
-    }
+    return CheckReport(
+        domain=domain,
+        build_id=manifest.build_id,
+        ok=not problems,
+        problems=tuple(problems),
+        graphs=actual,
+        total_quads=sum(actual.values()),
+        leftovers=tuple(str(p) for p in found),
+        writer_pid=writer_pid(paths),
+        clean_command=clean_command(domain, workdir) if found else None,
+    )
 
 
 def _restore_hint(paths: DomainPaths, workdir: Path | str | None, what: str = "it") -> str:

@@ -236,7 +236,7 @@ def eval_command(
             seed=seed,
         )
         if json_out:
-            emit_json(board.to_dict())
+            emit_json(board.as_dict())
         else:
             show_leaderboard(board)
         return

@@ -90,9 +90,9 @@ def step_query(workdir: Path, tell: Reporter = QUIET) -> None:
 def step_crawl(workdir: Path, tell: Reporter = QUIET) -> None:
     tell.note("crawl", "a Douban-shaped demo site served on 127.0.0.1, then build the film domain from it")
     result = demo_crawl(workdir)
-    counts = result["crawl"]
+    counts = result.crawl.as_dict()
     tell.table("crawl douban_movie", {k: v for k, v in counts.items() if isinstance(v, int)})
-    tell.table("build film --source crawl:douban_movie", {"quads": result["build"]["total_quads"]})
+    tell.table("build film --source crawl:douban_movie", {"quads": result.build.total_quads})
 
 
 def step_wikidata(workdir: Path, tell: Reporter = QUIET) -> None:

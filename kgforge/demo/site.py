@@ -9,12 +9,13 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
-from kgforge.build.transaction import build
+from kgforge.build.transaction import BuildSummary, build
+from kgforge.core.records import Record
 from kgforge.core.schema import SourceSpec
-from kgforge.crawl.engine import crawl, crawl_dir_for
+from kgforge.crawl.engine import CrawlSummary, crawl, crawl_dir_for
 from kgforge.crawl.fetch import CrawlConfig
 from kgforge.crawl.loopback import LoopbackSite
 from kgforge.crawl.spec import load_spec
@@ -31,7 +32,15 @@ def serve_demo_site() -> Iterator[str]:
         yield site.base_url
 
 
-def demo_crawl(workdir: Path | str, domain: str = "film", show_progress: bool = True) -> dict[str, Any]:
+@dataclass(frozen=True)
+class DemoCrawl(Record):
+    """The demo site crawled (pages fetched, cached, failed) and the domain built from the crawl."""
+
+    crawl: CrawlSummary
+    build: BuildSummary
+
+
+def demo_crawl(workdir: Path | str, domain: str = "film", show_progress: bool = True) -> DemoCrawl:
     """Serve the demo site, crawl it into ``workdir``, build ``domain`` from it; returns both summaries."""
     spec_name = "douban_movie"
     with serve_demo_site() as base_url:
@@ -41,4 +50,4 @@ def demo_crawl(workdir: Path | str, domain: str = "film", show_progress: bool = 
     built = build(
         domain, [SourceSpec("crawl", spec_name)], workdir, show_progress=show_progress, use_schema_sources=False
     )
-    return {"crawl": summary.as_dict(), "build": built.as_dict()}
+    return DemoCrawl(summary, built)

@@ -14,7 +14,7 @@ from kgforge.evaluation.batch import Batch
 from kgforge.evaluation.inputs import LAYOUTS, Responses, load_responses
 from kgforge.evaluation.knowledge import KnowledgeIndex, KnowledgeOptions
 from kgforge.evaluation.registry import METRICS, Metric, register_metric
-from kgforge.evaluation.report import EvalOptions, evaluate
+from kgforge.evaluation.report import EvalOptions, EvalReport, KnowledgeScore, evaluate
 from kgforge.evaluation.retrieval import HitsReport, hits_at
 from kgforge.evaluation.segmentation import SEGMENTATIONS
 from kgforge.evaluation.systems import Leaderboard, evaluate_systems, parse_system, systems_in_folder
@@ -22,8 +22,10 @@ from kgforge.evaluation.systems import Leaderboard, evaluate_systems, parse_syst
 __all__ = [
     "Batch",
     "EvalOptions",
+    "EvalReport",
     "KnowledgeIndex",
     "KnowledgeOptions",
+    "KnowledgeScore",
     "LAYOUTS",
     "METRICS",
     "Metric",

@@ -15,6 +15,7 @@ import polars as pl
 
 from kgforge.core.errors import ArgumentError, KgforgeError
 from kgforge.core.files import atomic_path, safe_output_path
+from kgforge.core.records import Record, flattened, omitted_when_none
 from kgforge.core.text import spreadsheet_cell
 from kgforge.evaluation.batch import Batch
 from kgforge.evaluation.caption import meteor_stages
@@ -55,6 +56,41 @@ class EvalOptions:
                 METRICS.metric(name)
 
 
+@dataclass(frozen=True)
+class KnowledgeScore(Record):
+    """Knowledge precision and recall counts of ``kgforge eval --domain``: the fact mentions the responses make,
+    how many the graph (or the dialogue's own knowledge) holds true, and the gold facts they express."""
+
+    domain: str | None
+    fact_mentions: int
+    true: int  # mentions of facts that hold
+    gold: int  # facts the gold responses state
+    expressed: int  # of those, stated by the responses too
+    hallucinations: int  # mentions the graph contradicts
+    graph_only: bool  # true facts came from the graph alone, not also from the dialogue's knowledge
+
+
+@dataclass(frozen=True)
+class EvalReport(Record):
+    """Responses scored (``kgforge eval``): corpus value of each metric as a fraction, what was left out and why,
+    and, as the inputs allow, knowledge counts, human correlations, goal metrics and the official lines."""
+
+    responses: int
+    inputs: dict[str, dict[str, Any]]  # role (predictions, gold, dialogues) -> path, layout, skipped lines
+    segmentation: str  # whitespace, jieba or char
+    matched_unsegmented: bool  # the inputs came segmented, so entity names matched their unsegmented text
+    metrics: dict[str, float | None]  # metric name -> corpus value (a fraction; None: undefined here)
+    left_out: dict[str, str]  # metric name -> why it was not computed
+    resources: dict[str, Any] = flattened()  # meteor_stages, vectors, model, bleurt: what the metrics used
+    official: str | None = omitted_when_none()  # the official DuConv script's lines (with gold responses)
+    knowledge: KnowledgeScore | None = omitted_when_none()
+    human: dict[str, Any] | None = omitted_when_none()  # the human scores read: file, annotators, aspects
+    correlations: tuple[dict[str, Any], ...] | None = omitted_when_none()  # metric x human aspect: Pearson, Spearman
+    goals: dict[str, Any] | None = omitted_when_none()  # whole-dialogue metrics (``goal_metrics``)
+    per_response: str | None = omitted_when_none()  # the per-response file written
+    seconds: dict[str, float] = field(default_factory=dict)  # read, graph, metrics, total
+
+
 def evaluate(
     predictions: Path,
     *,
@@ -66,7 +102,7 @@ def evaluate(
     out: Path | None = None,
     options: EvalOptions = EvalOptions(),
     index: KnowledgeIndex | None = None,
-) -> dict[str, Any]:
+) -> EvalReport:
     """Score ``predictions``; the report's ``metrics`` are corpus values (fractions), ``per_response`` the
     file with one row per response (``out``, or none when ``out`` is None). ``index`` reuses a knowledge index
     built before (it must match the responses' segmentation)."""
@@ -94,43 +130,51 @@ def evaluate(
     values = {metric.name: metric.values(batch) for metric in chosen}
     corpus = {metric.name: metric.corpus_value(batch, values[metric.name]) for metric in chosen}
     timings["metrics"] = time.perf_counter() - mark
-    report: dict[str, Any] = {
-        "responses": batch.size,
-        "inputs": responses.sources,
-        "segmentation": segmentation,
-        "matched_unsegmented": responses.segmented,
-        "metrics": corpus,
-        "left_out": left_out,
-    }
-    report.update(_resources_used(batch, chosen))
     official = official_lines(corpus)
-    if official is not None:
-        report["official"] = official
     per_response = responses.frame.select("id", "prediction", "gold").with_columns(**values)
+    knowledge = None
     if batch.has_knowledge and any("knowledge" in m.needs for m in chosen):
-        knowledge = batch.knowledge
-        per_response = per_response.with_columns(knowledge)
-        report["knowledge"] = {
-            "domain": domain,
-            "fact_mentions": int(knowledge["k_mentions"].sum()),
-            "true": int(knowledge["k_true"].sum()),
-            "gold": int(knowledge["k_gold"].sum()),
-            "expressed": int(knowledge["k_expressed"].sum()),
-            "hallucinations": int(knowledge["hallucinations"].list.len().sum()),
-            "graph_only": options.knowledge.graph_only,
-        }
+        per_response = per_response.with_columns(batch.knowledge)
+        knowledge = knowledge_score(batch.knowledge, domain, options.knowledge.graph_only)
+    described, correlations = None, None
     if human is not None:
         scores, described = read_human(Path(human), responses.frame["id"].to_list(), options.human_id_column)
-        report["human"] = described
-        report["correlations"] = correlate(pl.DataFrame(values), scores)
+        correlations = tuple(correlate(pl.DataFrame(values), scores))
+    goals = None
     if options.goal_metrics:
-        report["goals"] = goals_of(Path(predictions), gold, dialogues, options.layout).to_dict(per_dialogue=False)
+        goals = goals_of(Path(predictions), gold, dialogues, options.layout).to_dict(per_dialogue=False)
     if out is not None:
         write_per_response(per_response, Path(out))
-        report["per_response"] = str(out)
     timings["total"] = time.perf_counter() - started
-    report["seconds"] = {key: round(value, 3) for key, value in timings.items()}
-    return report
+    return EvalReport(
+        responses=batch.size,
+        inputs=responses.sources,
+        segmentation=segmentation,
+        matched_unsegmented=responses.segmented,
+        metrics=corpus,
+        left_out=left_out,
+        resources=_resources_used(batch, chosen),
+        official=official,
+        knowledge=knowledge,
+        human=described,
+        correlations=correlations,
+        goals=goals,
+        per_response=None if out is None else str(out),
+        seconds={key: round(value, 3) for key, value in timings.items()},
+    )
+
+
+def knowledge_score(knowledge: pl.DataFrame, domain: str | None, graph_only: bool) -> KnowledgeScore:
+    """The corpus counts of the per-response knowledge columns."""
+    return KnowledgeScore(
+        domain=domain,
+        fact_mentions=int(knowledge["k_mentions"].sum()),
+        true=int(knowledge["k_true"].sum()),
+        gold=int(knowledge["k_gold"].sum()),
+        expressed=int(knowledge["k_expressed"].sum()),
+        hallucinations=int(knowledge["hallucinations"].list.len().sum()),
+        graph_only=graph_only,
+    )
 
 
 def _knowledge_judge(index: KnowledgeIndex, responses: Responses) -> Callable[[], pl.DataFrame]:
@@ -281,6 +325,8 @@ def write_per_response(frame: pl.DataFrame, out: Path) -> None:
 
 __all__ = [
     "EvalOptions",
+    "EvalReport",
+    "KnowledgeScore",
     "SEGMENTATIONS",
     "choose_metrics",
     "evaluate",

@@ -25,6 +25,7 @@ import polars as pl
 
 from kgforge.core.errors import ArgumentError, InputError
 from kgforge.core.files import atomic_path
+from kgforge.core.records import Record
 from kgforge.core.text import spreadsheet_cell
 from kgforge.evaluation.batch import Batch
 from kgforge.evaluation.human import HumanScores, read_human_scores
@@ -41,23 +42,28 @@ CORRELATIONS = ("pearson", "spearman", "kendall")
 
 @dataclass(frozen=True)
 class SystemScores:
+    """One system's scores: its task and name, the file read, and each metric's corpus value."""
+
     task: str
     system: str
-    path: str
+    path: str  # the system's responses file
     responses: int
-    metrics: dict[str, float | None]
+    metrics: dict[str, float | None]  # metric name -> corpus value (a fraction; None: undefined here)
     values: pl.DataFrame = field(repr=False)  # ``id`` and one column per metric, one row per response
 
 
 @dataclass(frozen=True)
-class Leaderboard:
+class Leaderboard(Record):
+    """Many systems scored in one run (``kgforge eval --system``): each system's metrics, what was left out, and
+    with human scores the annotators' agreement and every metric's correlation with every human aspect."""
+
     systems: tuple[SystemScores, ...]
-    metrics: tuple[str, ...]
-    left_out: dict[str, str]
-    human: dict[str, Any] | None
-    agreement: dict[str, Any]
-    correlations: tuple[dict[str, Any], ...]
-    files: dict[str, str]
+    metrics: tuple[str, ...]  # the metrics computed, in the leaderboard's column order
+    left_out: dict[str, str]  # metric name -> why it was not computed
+    human: dict[str, Any] | None  # the human scores read: files, aspects, annotators, means (None: none given)
+    agreement: dict[str, Any]  # human aspect -> the annotators' agreement
+    correlations: tuple[dict[str, Any], ...]  # task x level x metric x aspect: Pearson, Spearman, Kendall
+    files: dict[str, str]  # json, csv, markdown -> the leaderboard files written (empty: none)
     seconds: float
 
     def table(self) -> pl.DataFrame:
@@ -77,7 +83,9 @@ class Leaderboard:
             frame = frame.join(means, on=["task", "system"], how="left")
         return frame
 
-    def to_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> dict[str, Any]:
+        """The JSON ``kgforge eval --system --json`` prints and leaderboard.json holds: the table as rows, each
+        system without its per-response values."""
         return {
             "systems": [{k: v for k, v in asdict(s).items() if k != "values"} for s in self.systems],
             "metrics": list(self.metrics),
@@ -391,7 +399,7 @@ def write_leaderboard(board: Leaderboard, folder: Path) -> dict[str, str]:
     with atomic_path(files["json"]) as tmp:
         Path(tmp).write_text(
             json.dumps(
-                board.to_dict() | {"files": {k: str(v) for k, v in files.items()}}, ensure_ascii=False, indent=2
+                board.as_dict() | {"files": {k: str(v) for k, v in files.items()}}, ensure_ascii=False, indent=2
             ),
             encoding="utf-8",
         )

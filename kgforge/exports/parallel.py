@@ -85,6 +85,44 @@ class ParallelExportReport(TypedRecord):
 PARALLEL_FIELDS = {"domain", "languages", "twins", "tasks", "records", "triples", "mixed_labels"}
 
 
+@dataclass(frozen=True)
+class _Run:
+    """One parallel export's settings, fixed before anything is read: the format and layout checked, the
+    languages (the first chooses the rows), where the twins go, and when it started."""
+
+    domain: str
+    fmt: Any
+    layout: Any
+    options: ExportOptions
+    languages: list[str]
+    out: Path  # the name the twins are written beside (``zh_OUT``, ``en_OUT``) and OUT.parallel.json
+    allow_mixed: bool  # a label missing in a language is taken from the first one (listed), not refused
+    started: float  # time.perf_counter() at the start: the manifests' seconds
+
+    @classmethod
+    def start(
+        cls,
+        snapshot: Snapshot,
+        options: ExportOptions,
+        languages: list[str],
+        out: Path,
+        allow_mixed: bool,
+        dialogues: bool = False,
+    ) -> _Run:
+        """The run's settings, or why the export cannot be made (before anything is read)."""
+        started = time.perf_counter()
+        fmt, layout = _checked(options, languages, dialogues)
+        return cls(snapshot.domain, fmt, layout, options, languages, snapshot.paths.output(out), allow_mixed, started)
+
+
+@dataclass(frozen=True)
+class _Twins:
+    """The records of every language, rendered from the same rows, and the IRIs each language had no label for."""
+
+    made: dict[str, tuple[Context, list[Record]]]  # language -> its context and (record id, record) pairs
+    mixed: dict[str, list[dict[str, str]]]  # language -> IRIs written with the first language's label
+
+
 def export_parallel(
     snapshot: Snapshot,
     goals_file: Path,
@@ -95,9 +133,8 @@ def export_parallel(
 ) -> ParallelExportReport:
     """Twins of ``goals_file``'s export, one per language in ``languages`` (two or more), the task files and
     ``OUT.parallel.json``; returns that manifest."""
-    started = time.perf_counter()
-    fmt, layout = _checked(options, languages)
-    out = snapshot.paths.output(out)
+    run = _Run.start(snapshot, options, languages, out, allow_mixed)
+    fmt, layout = run.fmt, run.layout
     first = Context.open(snapshot, languages[0])
     goals = list(read_goals(goals_file))
     if not goals:
@@ -118,22 +155,9 @@ def export_parallel(
         return made, missing
 
     source = {"goals_file": str(goals_file), "goals_sha256": sha256_file(goals_file)}
-    twins, mixed = _twins(first, assembled, languages, records, allow_mixed)
+    twins = _twins(run, first, assembled, records)
     return _publish(
-        snapshot.domain,
-        fmt,
-        layout,
-        options,
-        languages,
-        out,
-        twins,
-        mixed,
-        allow_mixed,
-        checks,
-        source,
-        started,
-        {"profiles_not_in_language": profiles_not_in_language},
-        pool="knowledge",
+        run, twins, checks, source, {"profiles_not_in_language": profiles_not_in_language}, pool="knowledge"
     )
 
 
@@ -149,9 +173,8 @@ def export_parallel_dialogues(
     together: each session as it was in each language, the graph's facts about its topics chosen once and
     written in each language (``retrieved_knowledge``), one dialogue id for both, and the task files cut
     from the conversations."""
-    started = time.perf_counter()
-    fmt, layout = _checked(options, languages, dialogues=True)
-    out = snapshot.paths.output(out)
+    run = _Run.start(snapshot, options, languages, out, allow_mixed, dialogues=True)
+    fmt, layout = run.fmt, run.layout
     files = twin_files(Path(dialogues_file), languages)
     sources = {
         language: read_dialogues(path, fmt.layout(LAYOUT).kind, options.skip_invalid)
@@ -188,25 +211,10 @@ def export_parallel_dialogues(
         "dialogues_files": {k: str(v) for k, v in files.items()},
         "dialogues_sha256": {k: sha256_file(v) for k, v in files.items()},
     }
-    twins, mixed = _twins(first, assembled, languages, records, allow_mixed)
-    own = {language: [len(session_triples(record)) for _, record in made] for language, (_, made) in twins.items()}
-    differ = [twins[languages[0]][1][i][0] for i, counts in enumerate(zip(*own.values())) if len(set(counts)) > 1]
-    return _publish(
-        snapshot.domain,
-        fmt,
-        layout,
-        options,
-        languages,
-        out,
-        twins,
-        mixed,
-        allow_mixed,
-        checks,
-        source,
-        started,
-        {"own_knowledge_counts_differ": differ},
-        pool=POOL,
-    )
+    twins = _twins(run, first, assembled, records)
+    own = {language: [len(session_triples(record)) for _, record in made] for language, (_, made) in twins.made.items()}
+    differ = [twins.made[languages[0]][1][i][0] for i, counts in enumerate(zip(*own.values())) if len(set(counts)) > 1]
+    return _publish(run, twins, checks, source, {"own_knowledge_counts_differ": differ}, pool=POOL)
 
 
 Record = tuple[str, dict[str, Any]]
@@ -275,11 +283,10 @@ def _parallel_lines(sources: dict[str, Any], files: dict[str, Path]) -> dict[str
     return by_line
 
 
-def _twins(
-    first: Context, assembled: Assembled, languages: list[str], records: Any, allow_mixed: bool
-) -> tuple[dict[str, tuple[Context, list[Record]]], dict[str, list[dict[str, str]]]]:
+def _twins(run: _Run, first: Context, assembled: Assembled, records: Any) -> _Twins:
     """The records in each language, from the rows chosen once (labelled again in each language), and the
-    IRIs each language had no label for; refused on those unless ``allow_mixed``."""
+    IRIs each language had no label for; refused on those unless ``run.allow_mixed``."""
+    languages = run.languages
     rows = assembled.passing().drop(LABEL_COLUMNS)  # the dialogues that passed, to be labelled in each language
     twins, mixed = {}, {}
     for language in languages:
@@ -290,37 +297,25 @@ def _twins(
         if missing and language != languages[0]:  # the first language's are the export checks' business
             mixed[language] = missing
         twins[language] = (ctx, made)
-    if mixed and not allow_mixed:
+    if mixed and not run.allow_mixed:
         raise KgforgeError(_missing_message(mixed, first.labels))
-    return twins, mixed
+    return _Twins(twins, mixed)
 
 
 def _publish(
-    domain: str,
-    fmt: Any,
-    layout: Any,
-    options: ExportOptions,
-    languages: list[str],
-    out: Path,
-    twins: dict[str, tuple[Context, list[Record]]],
-    mixed: dict[str, list[dict[str, str]]],
-    allow_mixed: bool,
-    checks: dict[str, Any],
-    source: dict[str, Any],
-    started: float,
-    extra: dict[str, Any],
-    pool: str,
+    run: _Run, twins: _Twins, checks: dict[str, Any], source: dict[str, Any], extra: dict[str, Any], pool: str
 ) -> ParallelExportReport:
     """Checks the twins one for one (ids, and the triples of ``pool`` in each record), writes them, the task
     files and ``OUT.parallel.json``."""
+    languages, out, mixed = run.languages, run.out, twins.mixed
     counts = {
         language: [(record_id, len(record[pool])) for record_id, record in made]
-        for language, (_, made) in twins.items()
+        for language, (_, made) in twins.made.items()
     }
     if len({tuple(c) for c in counts.values()}) != 1:  # one selection rendered twice: a bug if they differ
         raise KgforgeError(f"the twins differ in ids or triple counts: {_first_difference(counts)}")
     files = {}
-    for language, (ctx, made) in twins.items():
+    for language, (ctx, made) in twins.made.items():
         path = out.with_name(f"{language}_{out.name}")
         written = {
             **source,
@@ -330,15 +325,15 @@ def _publish(
             "parallel_manifest": str(_manifest_path(out)),
             "mixed_labels": mixed.get(language, []),
         }
-        finish(ctx, fmt, layout, made, replace(options, language=language), path, written, started)
+        finish(ctx, run.fmt, run.layout, made, replace(run.options, language=language), path, written, run.started)
         files[language] = str(path)
-    tasks = write_tasks(out, {language: made for language, (_, made) in twins.items()}, languages)
-    first = twins[languages[0]][0]
+    tasks = write_tasks(out, {language: made for language, (_, made) in twins.made.items()}, languages)
+    first = twins.made[languages[0]][0]
     manifest = {
-        "domain": domain,
-        "format": fmt.name,
-        "layout": layout.name,
-        "layout_kind": layout.kind,
+        "domain": run.domain,
+        "format": run.fmt.name,
+        "layout": run.layout.name,
+        "layout_kind": run.layout.kind,
         "languages": languages,
         "twins": files,
         "tasks": tasks,
@@ -350,14 +345,14 @@ def _publish(
         "checks": checks,
         **source,
         "mixed_labels": mixed,
-        "allow_mixed": allow_mixed,
+        "allow_mixed": run.allow_mixed,
         **extra,
         "build_id": first.manifest.build_id,
-        "seconds": round(time.perf_counter() - started, 3),
+        "seconds": round(time.perf_counter() - run.started, 3),
     }
     write_json_atomic(_manifest_path(out), manifest)
     return ParallelExportReport(
-        domain,
+        run.domain,
         tuple(languages),
         {k: Path(v) for k, v in files.items()},
         tasks,

@@ -6,22 +6,30 @@ the question turns (kgforge JSONL and ConvQuestions-shaped JSON lines), ``evalua
 (+ bundled templates/zh.toml, en.toml), phenomena (typos, disfluencies), generate, score, llm, related.
 """
 
-from kgforge.qa.generate import GenerateOptions
+from kgforge.qa.generate import GenerateOptions, QAGenerateReport
 from kgforge.qa.llm import DEFAULT_KEY_ENV
 from kgforge.qa.pipeline import (
     LLMSettings,
+    QAPredicatesReport,
+    QASelectionReport,
+    QATemplatesReport,
     generate_dataset,
     llm_templates,
     predicates,
     select,
 )
-from kgforge.qa.score import evaluate
+from kgforge.qa.score import QAScoreReport, evaluate
 from kgforge.qa.select import SelectorOptions
 
 __all__ = [
     "DEFAULT_KEY_ENV",
     "GenerateOptions",
     "LLMSettings",
+    "QAGenerateReport",
+    "QAPredicatesReport",
+    "QAScoreReport",
+    "QASelectionReport",
+    "QATemplatesReport",
     "SelectorOptions",
     "evaluate",
     "generate_dataset",

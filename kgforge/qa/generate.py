@@ -30,6 +30,7 @@ import polars as pl
 
 from kgforge.core.errors import ArgumentError, KgforgeError
 from kgforge.core.files import AtomicFile, package_versions, sha256_file, write_json_atomic
+from kgforge.core.records import Record, omitted_when_none
 from kgforge.qa.graph import QAGraph
 from kgforge.qa.phenomena import add_disfluency, add_typo
 from kgforge.qa.select import TypeSelection
@@ -502,13 +503,41 @@ def preflight_output(
         )
 
 
+@dataclass(frozen=True)
+class QAGenerateReport(Record):
+    """The conversational QA turns ``kgforge qa generate`` wrote (also in ``OUT.manifest.json``): what was
+    spun, in which configurations, from which build and templates, and how long each part took."""
+
+    domain: str
+    out: str
+    convquestions: str | None  # the ConvQuestions-shaped copy, when asked for
+    yarns: int  # conversations spun (each rendered in every configuration and variant)
+    facts: int
+    fact_kinds: dict[str, int]  # simple, multi-answer, related, ... -> facts
+    turns: int
+    conversations: int  # renderings written
+    questions_per_fact: int  # configurations x variants
+    configurations: tuple[str, ...]
+    related_turns: int  # turns about the seed's most similar entity (``related``)
+    seeds_without_units: int  # seeds with no selected fact to ask about: skipped
+    language: str
+    templates: str  # the template file (or the bundled set) the questions came from
+    options: dict[str, Any]  # the GenerateOptions, as given
+    build_id: str
+    out_sha256: str
+    versions: dict[str, str]  # package -> version, for reproducing the file
+    seconds: float  # spinning and writing
+    timings: dict[str, float]  # read_s, select_s, yarns_s, render_write_s
+    seconds_total: float | None = omitted_when_none()  # reading, selection and generation (``generate_dataset``)
+
+
 def generate(
     material: Material,
     options: GenerateOptions,
     out: Path,
     convquestions: Path | None = None,
     partners: Partners | None = None,
-) -> dict[str, Any]:
+) -> QAGenerateReport:
     """Spin ``options.n`` yarns and write every rendering; returns the report (also in OUT.manifest.json)."""
     started = time.perf_counter()
     configs = configurations(options.interactions, options.phenomena)
@@ -534,30 +563,31 @@ def generate(
         writers.abandon()
         raise
     writers.finish()
-    report = {
-        "domain": material.graph.paths.domain,
-        "out": str(out),
-        "convquestions": str(convquestions) if convquestions else None,
-        "yarns": len(yarns),
-        "facts": sum(kinds.values()),
-        "fact_kinds": kinds,
-        **counts,
-        "questions_per_fact": len(configs) * options.variants,
-        "configurations": [c.name for c in configs],
-        "related_turns": sum(u.related for y in yarns for u in y.units),
-        **skipped,
-        "language": material.templates.language,
-        "templates": material.templates.source,
-        "options": {
+    report = QAGenerateReport(
+        domain=material.graph.paths.domain,
+        out=str(out),
+        convquestions=str(convquestions) if convquestions else None,
+        yarns=len(yarns),
+        facts=sum(kinds.values()),
+        fact_kinds=kinds,
+        turns=counts["turns"],
+        conversations=counts["conversations"],
+        questions_per_fact=len(configs) * options.variants,
+        configurations=tuple(c.name for c in configs),
+        related_turns=sum(u.related for y in yarns for u in y.units),
+        seeds_without_units=skipped["seeds_without_units"],
+        language=material.templates.language,
+        templates=material.templates.source,
+        options={
             **asdict(options),
             "interactions": list(options.interactions),
             "phenomena": list(options.phenomena) if options.phenomena is not None else None,
         },
-        "build_id": material.graph.manifest.build_id,
-        "out_sha256": sha256_file(Path(out)),
-        "versions": package_versions(),
-        "seconds": round(time.perf_counter() - started, 3),
-        "timings": {"yarns_s": round(spun - started, 3), "render_write_s": round(time.perf_counter() - spun, 3)},
-    }
-    write_json_atomic(Path(out).with_name(Path(out).name + ".manifest.json"), report)
+        build_id=material.graph.manifest.build_id,
+        out_sha256=sha256_file(Path(out)),
+        versions=package_versions(),
+        seconds=round(time.perf_counter() - started, 3),
+        timings={"yarns_s": round(spun - started, 3), "render_write_s": round(time.perf_counter() - spun, 3)},
+    )
+    write_json_atomic(Path(out).with_name(Path(out).name + ".manifest.json"), report.as_dict())
     return report

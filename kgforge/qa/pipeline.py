@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -13,7 +13,8 @@ import polars as pl
 from kgforge.core.errors import KgforgeError
 from kgforge.core.files import atomic_path, write_json_atomic
 from kgforge.core.quarantine import Quarantine
-from kgforge.qa.generate import GenerateOptions, Material, Partners, generate
+from kgforge.core.records import Record
+from kgforge.qa.generate import GenerateOptions, Material, Partners, QAGenerateReport, generate
 from kgforge.qa.graph import QAGraph
 from kgforge.qa.llm import (
     DEFAULT_KEY_ENV,
@@ -66,10 +67,44 @@ def open_graph(domain: str, workdir: Path | str | None = None, language: str | N
     return QAGraph.load(Snapshot.open(domain, workdir), language)
 
 
-def predicates(domain: str, workdir: Path | str | None = None, language: str | None = None) -> dict[str, Any]:
+@dataclass(frozen=True)
+class QAPredicatesReport(Record):
+    """F(t) (``kgforge qa predicates``): per type id its label, entity count and predicates, each with coverage,
+    specificity, diversity and how it is asked."""
+
+    domain: str
+    language: str
+    types: dict[str, dict[str, Any]]  # type id -> label, entities, predicates
+
+
+@dataclass(frozen=True)
+class QASelectionReport(Record):
+    """The selection file written by ``kgforge qa select``: per type how many predicates were kept, of how
+    many, grouped how and chosen by which selector."""
+
+    domain: str
+    out: str
+    language: str
+    types: dict[str, dict[str, Any]]  # type id -> selected, of, groups, selector
+    llm: dict[str, Any] | None  # endpoint, model, calls, cache hits, rejected replies (None: statistical)
+
+
+@dataclass(frozen=True)
+class QATemplatesReport(Record):
+    """The template file written by ``kgforge qa templates``."""
+
+    domain: str
+    out: str
+    pairs: int  # (type, predicate) pairs the model was asked about
+    entries: int  # template entries that passed the checks
+    templates_refused: int  # templates refused (in the quarantine file)
+    llm: dict[str, Any]  # endpoint, model, calls, cache hits, rejected replies
+
+
+def predicates(domain: str, workdir: Path | str | None = None, language: str | None = None) -> QAPredicatesReport:
     """F(t) of every type of the domain, with each predicate's numbers."""
     graph = open_graph(domain, workdir, language)
-    return {"domain": domain, "language": graph.language, "types": predicates_report(predicate_table(graph))}
+    return QAPredicatesReport(domain, graph.language, predicates_report(predicate_table(graph)))
 
 
 def select_predicates(
@@ -115,7 +150,7 @@ def select(
     language: str | None = None,
     options: SelectorOptions | None = None,
     llm: LLMSettings | None = None,
-) -> dict[str, Any]:
+) -> QASelectionReport:
     """Write the selection file (edit it, then pass it to ``generate`` with ``selection``)."""
     graph = open_graph(domain, workdir, language)
     out = graph.paths.output(out)
@@ -126,16 +161,16 @@ def select(
         if client is not None:
             client.quarantine.close()
     write_selection(out, domain, graph.language, selections)
-    return {
-        "domain": domain,
-        "out": str(out),
-        "language": graph.language,
-        "types": {
+    return QASelectionReport(
+        domain=domain,
+        out=str(out),
+        language=graph.language,
+        types={
             t: {"selected": len(s.selected), "of": len(s.predicates), "groups": s.groups, "selector": s.selector}
             for t, s in selections.items()
         },
-        "llm": client.report() if client else None,
-    }
+        llm=client.report() if client else None,
+    )
 
 
 def llm_templates(
@@ -146,7 +181,7 @@ def llm_templates(
     language: str | None = None,
     selection: Path | None = None,
     limit: int = 50,
-) -> dict[str, Any]:
+) -> QATemplatesReport:
     """A template file: the bundled set plus, for up to ``limit`` selected (type, predicate) pairs, the
     model's templates that pass the checks (placeholders, no answer given away)."""
     graph = open_graph(domain, workdir, language)
@@ -198,14 +233,14 @@ def llm_templates(
     with atomic_path(out) as part:
         part.write_text(text, encoding="utf-8")
         load_templates(part)  # the file must load as it will be used
-    return {
-        "domain": domain,
-        "out": str(out),
-        "pairs": len(pairs[:limit]),
-        "entries": len(entries),
-        "templates_refused": rejected,
-        "llm": client.report(),
-    }
+    return QATemplatesReport(
+        domain=domain,
+        out=str(out),
+        pairs=len(pairs[:limit]),
+        entries=len(entries),
+        templates_refused=rejected,
+        llm=client.report(),
+    )
 
 
 def _template_problem(text: str, reference: str, answers: pl.DataFrame) -> str | None:
@@ -241,7 +276,7 @@ def generate_dataset(
     selection: Path | None = None,
     templates: Path | None = None,
     convquestions: Path | None = None,
-) -> dict[str, Any]:
+) -> QAGenerateReport:
     """``kgforge qa generate``: read the graph, select (or read the selection), spin and write."""
     started = time.perf_counter()
     graph = open_graph(domain, workdir, language)
@@ -258,9 +293,12 @@ def generate_dataset(
         )
     material = Material(graph, {t: s for t, s in selections.items() if t not in unknown}, template_set)
     partners = embedding_partners(graph.paths, options.model) if options.related else None
-    report = generate(material, options, out, convquestions, partners)
-    report["seconds_total"] = round(time.perf_counter() - started, 3)
+    spun = generate(material, options, out, convquestions, partners)
     # read: the build's tables; select: F(t) and G (typing entities included); then yarns, rendering
-    report["timings"] = {"read_s": round(read - started, 3), "select_s": round(selected - read, 3), **report["timings"]}
-    write_json_atomic(out.with_name(out.name + ".manifest.json"), report)
+    report = replace(
+        spun,
+        timings={"read_s": round(read - started, 3), "select_s": round(selected - read, 3), **spun.timings},
+        seconds_total=round(time.perf_counter() - started, 3),
+    )
+    write_json_atomic(out.with_name(out.name + ".manifest.json"), report.as_dict())
     return report

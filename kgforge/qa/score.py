@@ -16,6 +16,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections import defaultdict
+from dataclasses import dataclass
 from datetime import datetime
 from decimal import Decimal, InvalidOperation
 from functools import lru_cache
@@ -25,6 +26,7 @@ from typing import Any
 from kgforge.core.errors import InputError
 from kgforge.core.jsonio import iter_json_lines
 from kgforge.core.quarantine import Quarantine
+from kgforge.core.records import Record, omitted_when_none
 from kgforge.core.text import to_simplified
 from kgforge.qa.llm import LLMClient, judge_check, judge_messages
 
@@ -197,7 +199,23 @@ def table(scores: dict[str, list[tuple[str, bool, bool]]]) -> dict[str, Any]:
     return rows
 
 
-def evaluate(predictions_path: Path, gold_path: Path, llm: LLMClient | None = None) -> dict[str, Any]:
+@dataclass(frozen=True)
+class QAScoreReport(Record):
+    """Predictions scored turn by turn against ``kgforge qa generate``'s turns (``kgforge qa-eval``): per
+    configuration turns, conversations, turn and conversation accuracy, the NA ratio."""
+
+    predictions: str
+    gold: str
+    gold_turns: int
+    predicted_turns: int
+    missing_predictions: int
+    rejected_prediction_lines: int
+    rejected_file: str | None  # where the rejected lines went (None: none rejected)
+    alias: dict[str, dict[str, Any]]  # configuration (and "all") -> scores, answers matched by alias
+    llm_judge: dict[str, Any] | None = omitted_when_none()  # the same by an LLM judge, with unjudged turns
+
+
+def evaluate(predictions_path: Path, gold_path: Path, llm: LLMClient | None = None) -> QAScoreReport:
     """Score a predictions file against the gold turns; with ``llm``, an LLM judge's score beside it."""
     gold = read_gold(gold_path)
     if not gold:
@@ -223,20 +241,21 @@ def evaluate(predictions_path: Path, gold_path: Path, llm: LLMClient | None = No
                 continue
             judged[turn["config"]].append((row[0], verdict, na))
             judged["all"].append((row[0], verdict, na))
-    report = {
-        "predictions": str(predictions_path),
-        "gold": str(gold_path),
-        "gold_turns": len(gold),
-        "predicted_turns": len(predictions),
-        "missing_predictions": len(gold) - len(predictions),
-        "rejected_prediction_lines": quarantine.count,
-        "rejected_file": str(quarantine.path) if quarantine.count else None,
-        "alias": table(alias),
-    }
+    llm_judge = None
     if llm is not None:
         llm.quarantine.close()
-        report["llm_judge"] = {**table(judged), "unjudged_turns": unjudged, "llm": llm.report()}
-    return report
+        llm_judge = {**table(judged), "unjudged_turns": unjudged, "llm": llm.report()}
+    return QAScoreReport(
+        predictions=str(predictions_path),
+        gold=str(gold_path),
+        gold_turns=len(gold),
+        predicted_turns=len(predictions),
+        missing_predictions=len(gold) - len(predictions),
+        rejected_prediction_lines=quarantine.count,
+        rejected_file=str(quarantine.path) if quarantine.count else None,
+        alias=table(alias),
+        llm_judge=llm_judge,
+    )
 
 
 def _judge(llm: LLMClient, turn: dict[str, Any], prediction: Any) -> bool | None:

@@ -8,6 +8,7 @@ from pathlib import Path
 import pyoxigraph as ox
 
 from kgforge.core.files import atomic_path
+from kgforge.core.records import Record
 from kgforge.core.registry import Registry
 from kgforge.store.query import PREFIXES
 from kgforge.store.snapshot import Snapshot
@@ -42,7 +43,17 @@ RDF_FORMATS.register(
 )
 
 
-def export_rdf(domain: str, fmt: str, out: Path, workdir: Path | str | None = None) -> dict:
+@dataclass(frozen=True)
+class RdfExportReport(Record):
+    """The published build written as one RDF file (``kgforge export-rdf``)."""
+
+    domain: str
+    format: str
+    out: str
+    statements: int  # quads (N-Quads, TriG) or distinct triples of the union (N-Triples, Turtle)
+
+
+def export_rdf(domain: str, fmt: str, out: Path, workdir: Path | str | None = None) -> RdfExportReport:
     """Write the whole store to ``out`` in ``fmt`` (a name or alias of :data:`RDF_FORMATS`, any case); triple
     formats get the union of all graphs, deduplicated."""
     entry = RDF_FORMATS.entry(fmt)
@@ -59,7 +70,7 @@ def export_rdf(domain: str, fmt: str, out: Path, workdir: Path | str | None = No
             triples = _union_triples(store)
             ox.serialize(triples, str(tmp), syntax.syntax, prefixes=prefixes)
             count = len(triples)
-    return {"domain": domain, "format": entry.name, "out": str(out), "statements": count}
+    return RdfExportReport(domain=domain, format=entry.name, out=str(out), statements=count)
 
 
 def _union_triples(store: ox.Store) -> list[ox.Triple]:
