@@ -69,9 +69,11 @@ class FactTable:
             where = self._offsets.get(subject)
             if where is None:
                 return list(default)
-            relation, value, entity, text = self._columns
+            start, end = where
+            columns = (column[start:end] for column in self._columns)
             made = self._made[subject] = [
-                make_fact(subject, relation[i], value[i], entity[i], text[i], self.text_chars) for i in range(*where)
+                make_fact(subject, relation, value, entity, text, self.text_chars)
+                for relation, value, entity, text in zip(*columns)
             ]
         return made
 
@@ -98,17 +100,17 @@ class MessageGrams:
 
     def __init__(self, form_text: str, ngram: int) -> None:
         self.form, self.ngram = form_text, ngram
-        self._of: dict[int, frozenset[str]] = {}
+        self._of: dict[int, set[str]] = {}
 
-    def of(self, size: int) -> frozenset[str]:
+    def of(self, size: int) -> set[str]:
         made = self._of.get(size)
         if made is None:
             made = self._of[size] = runs(self.form, size)
         return made
 
 
-def runs(text: str, size: int) -> frozenset[str]:
-    return frozenset(text[i : i + size] for i in range(len(text) - size + 1))
+def runs(text: str, size: int) -> set[str]:
+    return {text[i : i + size] for i in range(len(text) - size + 1)}
 
 
 class SubjectFacts:
@@ -121,9 +123,9 @@ class SubjectFacts:
         self.facts = facts
         self.by_entity: dict[str, list[int]] = {}
         parts: dict[str, list[int]] = {}
-        # the long literals (runs of ngram - 1) and free texts (runs of ngram) with their runs of characters,
-        # and all of those runs together: most messages share none with an entity, decided by one set test
-        self.long_values: dict[int, list[tuple[int, frozenset[str]]]] = {ngram - 1: [], ngram: []}
+        # the long literals (by runs of ngram - 1 characters) and free texts (of ngram) under each of their
+        # runs: the message's runs in common, one set intersection, give the facts it shares a run with
+        self.by_run: dict[int, dict[str, list[int]]] = {ngram - 1: {}, ngram: {}}
         self.ngram = ngram
         for i, fact in enumerate(facts):
             if fact.value_entity is not None:
@@ -133,8 +135,9 @@ class SubjectFacts:
                     parts.setdefault(part, []).append(i)
             size = ngram if fact.text else ngram - 1
             if fact.text or (fact.value_entity is None and len(fact.value_form) >= said_most_chars):
-                self.long_values[size].append((i, runs(fact.value_form, size)))
-        self.all_runs = {size: frozenset().union(*(r for _, r in values)) for size, values in self.long_values.items()}
+                held = self.by_run[size]
+                for run in runs(fact.value_form, size):
+                    held.setdefault(run, []).append(i)
         self.automaton: ahocorasick.Automaton | None = None
         if parts:
             self.automaton = ahocorasick.Automaton()
@@ -150,11 +153,10 @@ class SubjectFacts:
         if self.automaton is not None:
             for _, positions in self.automaton.iter(message):
                 chosen.update(positions)
-        for size, values in self.long_values.items():
-            if values:
-                said = grams.of(size)
-                if not self.all_runs[size].isdisjoint(said):
-                    chosen.update(i for i, value in values if not value.isdisjoint(said))
+        for size, held in self.by_run.items():
+            if held:
+                for run in held.keys() & grams.of(size):
+                    chosen.update(held[run])
         return [self.facts[i] for i in sorted(chosen)]
 
 
@@ -173,7 +175,9 @@ class GroundingIndex:
     relation_words: set[str] = field(default_factory=set)  # the relations' labels (导演, 编剧), in matching form
     text_relation_names: set[str] = field(default_factory=set)  # labels of the free-text relations (评论)
     _arranged: dict[tuple[str, int, int], SubjectFacts] = field(default_factory=dict, repr=False, compare=False)
-    _related: dict[str, frozenset[str]] = field(default_factory=dict, repr=False, compare=False)
+    _related: dict[str, tuple[dict[str, list[tuple[str, str]]], frozenset[str]]] = field(
+        default_factory=dict, repr=False, compare=False
+    )
 
     @cached_property
     def entities_of(self) -> dict[str, tuple[str, ...]]:
@@ -210,14 +214,24 @@ class GroundingIndex:
         return kept
 
     def related(self, subject: str) -> frozenset[str]:
-        """The entities ``subject``'s facts have as values (kept like :meth:`subject_facts`)."""
+        """The entities ``subject``'s facts have as values."""
+        return self._entity_values(subject)[1]
+
+    def entity_relations(self, subject: str) -> dict[str, list[tuple[str, str]]]:
+        """``subject``'s entity relations (labels), each with its values (label, IRI), in the facts' order."""
+        return self._entity_values(subject)[0]
+
+    def _entity_values(self, subject: str) -> tuple[dict[str, list[tuple[str, str]]], frozenset[str]]:
+        # made once an entity and kept like :meth:`subject_facts`: a message's claims ask it of every name said
         kept = self._related.get(subject)
         if kept is None:
             if len(self._related) >= SUBJECTS_KEPT:
                 self._related.pop(next(iter(self._related)), None)
-            kept = self._related[subject] = frozenset(
-                f.value_entity for f in self.facts_of.get(subject, ()) if f.value_entity is not None
-            )
+            held: dict[str, list[tuple[str, str]]] = {}
+            for fact in self.facts_of.get(subject, ()):
+                if fact.value_entity is not None:
+                    held.setdefault(fact.relation, []).append((fact.value, fact.value_entity))
+            kept = self._related[subject] = (held, frozenset(iri for values in held.values() for _, iri in values))
         return kept
 
     def label(self, iri: str) -> str:
