@@ -123,9 +123,9 @@ class SubjectFacts:
         self.facts = facts
         self.by_entity: dict[str, list[int]] = {}
         parts: dict[str, list[int]] = {}
-        # the long literals (by runs of ngram - 1 characters) and free texts (of ngram) under each of their
-        # runs: the message's runs in common, one set intersection, give the facts it shares a run with
-        self.by_run: dict[int, dict[str, list[int]]] = {ngram - 1: {}, ngram: {}}
+        # the long literals (runs of ngram - 1) and free texts (runs of ngram) with their runs of characters,
+        # and all of those runs together: most messages share none with an entity, decided by one set test
+        self.long_values: dict[int, list[tuple[int, set[str]]]] = {ngram - 1: [], ngram: []}
         self.ngram = ngram
         for i, fact in enumerate(facts):
             if fact.value_entity is not None:
@@ -135,9 +135,8 @@ class SubjectFacts:
                     parts.setdefault(part, []).append(i)
             size = ngram if fact.text else ngram - 1
             if fact.text or (fact.value_entity is None and len(fact.value_form) >= said_most_chars):
-                held = self.by_run[size]
-                for run in runs(fact.value_form, size):
-                    held.setdefault(run, []).append(i)
+                self.long_values[size].append((i, runs(fact.value_form, size)))
+        self.all_runs = {size: set().union(*(r for _, r in values)) for size, values in self.long_values.items()}
         self.automaton: ahocorasick.Automaton | None = None
         if parts:
             self.automaton = ahocorasick.Automaton()
@@ -153,10 +152,11 @@ class SubjectFacts:
         if self.automaton is not None:
             for _, positions in self.automaton.iter(message):
                 chosen.update(positions)
-        for size, held in self.by_run.items():
-            if held:
-                for run in held.keys() & grams.of(size):
-                    chosen.update(held[run])
+        for size, values in self.long_values.items():
+            if values:
+                said = grams.of(size)
+                if not self.all_runs[size].isdisjoint(said):
+                    chosen.update(i for i, value in values if not value.isdisjoint(said))
         return [self.facts[i] for i in sorted(chosen)]
 
 
