@@ -160,6 +160,28 @@ class SubjectFacts:
         return [self.facts[i] for i in sorted(chosen)]
 
 
+@dataclass(frozen=True)
+class EntityValues:
+    """An entity's facts with an entity value: per relation (label) its values (label, IRI) in the facts'
+    order and the classes of those values together; and all the values."""
+
+    relations: dict[str, list[tuple[str, str]]]
+    kinds: dict[str, frozenset[str]]  # relation -> the classes of its values (a name of one of them is of its kind)
+    related: frozenset[str]
+
+    @classmethod
+    def of(cls, facts: Iterable[Fact], types_of: dict[str, frozenset[str]]) -> EntityValues:
+        relations: dict[str, list[tuple[str, str]]] = {}
+        for fact in facts:
+            if fact.value_entity is not None:
+                relations.setdefault(fact.relation, []).append((fact.value, fact.value_entity))
+        kinds = {
+            relation: frozenset().union(*(types_of.get(iri, frozenset()) for _, iri in values))
+            for relation, values in relations.items()
+        }
+        return cls(relations, kinds, frozenset(iri for values in relations.values() for _, iri in values))
+
+
 SUBJECTS_KEPT = 1 << 14  # arranged entities kept (a dialogue's focus moves on; the oldest go first)
 
 
@@ -175,9 +197,7 @@ class GroundingIndex:
     relation_words: set[str] = field(default_factory=set)  # the relations' labels (导演, 编剧), in matching form
     text_relation_names: set[str] = field(default_factory=set)  # labels of the free-text relations (评论)
     _arranged: dict[tuple[str, int, int], SubjectFacts] = field(default_factory=dict, repr=False, compare=False)
-    _related: dict[str, tuple[dict[str, list[tuple[str, str]]], frozenset[str]]] = field(
-        default_factory=dict, repr=False, compare=False
-    )
+    _related: dict[str, EntityValues] = field(default_factory=dict, repr=False, compare=False)
 
     @cached_property
     def entities_of(self) -> dict[str, tuple[str, ...]]:
@@ -215,23 +235,16 @@ class GroundingIndex:
 
     def related(self, subject: str) -> frozenset[str]:
         """The entities ``subject``'s facts have as values."""
-        return self._entity_values(subject)[1]
+        return self.entity_values(subject).related
 
-    def entity_relations(self, subject: str) -> dict[str, list[tuple[str, str]]]:
-        """``subject``'s entity relations (labels), each with its values (label, IRI), in the facts' order."""
-        return self._entity_values(subject)[0]
-
-    def _entity_values(self, subject: str) -> tuple[dict[str, list[tuple[str, str]]], frozenset[str]]:
-        # made once an entity and kept like :meth:`subject_facts`: a message's claims ask it of every name said
+    def entity_values(self, subject: str) -> EntityValues:
+        """``subject``'s entity values (:class:`EntityValues`), made once an entity and kept like
+        :meth:`subject_facts`: a message's claims ask them of every name it says."""
         kept = self._related.get(subject)
         if kept is None:
             if len(self._related) >= SUBJECTS_KEPT:
                 self._related.pop(next(iter(self._related)), None)
-            held: dict[str, list[tuple[str, str]]] = {}
-            for fact in self.facts_of.get(subject, ()):
-                if fact.value_entity is not None:
-                    held.setdefault(fact.relation, []).append((fact.value, fact.value_entity))
-            kept = self._related[subject] = (held, frozenset(iri for values in held.values() for _, iri in values))
+            kept = self._related[subject] = EntityValues.of(self.facts_of.get(subject, ()), self.types_of)
         return kept
 
     def label(self, iri: str) -> str:
