@@ -48,17 +48,17 @@ class Fact:
 
 class FactTable:
     """Each entity's facts, made into :class:`Fact` records the first time the entity is in focus: a graph of
-    millions of facts is read column-wise once, and only the facts of entities a dialogue is about are
-    put in matching form."""
+    millions of facts stays a polars frame (sorted by subject, each subject's rows found by one group-by),
+    and only the rows of the entities a dialogue is about become Python values and are put in matching form."""
 
     def __init__(self, frame: pl.DataFrame, text_chars: int) -> None:
         frame = frame.sort("s", "relation", "value")
-        self._subjects = frame["s"].to_list()
-        self._columns = [frame[c].to_list() for c in ("relation", "value", "value_entity", "text")]
-        self._offsets: dict[str, tuple[int, int]] = {}
-        for i, subject in enumerate(self._subjects):
-            start, _ = self._offsets.get(subject, (i, i))
-            self._offsets[subject] = (start, i + 1)
+        bounds = frame.select("s").with_row_index("row").group_by("s").agg(pl.col("row").first(), pl.len())
+        self._offsets: dict[str, tuple[int, int]] = {
+            subject: (row, row + n)
+            for subject, row, n in zip(bounds["s"].to_list(), bounds["row"].to_list(), bounds["len"].to_list())
+        }
+        self._rows = frame.select("relation", "value", "value_entity", "text")
         self._made: dict[str, list[Fact]] = {}
         self._frame = frame
         self.text_chars = text_chars
@@ -70,10 +70,9 @@ class FactTable:
             if where is None:
                 return list(default)
             start, end = where
-            columns = (column[start:end] for column in self._columns)
             made = self._made[subject] = [
                 make_fact(subject, relation, value, entity, text, self.text_chars)
-                for relation, value, entity, text in zip(*columns)
+                for relation, value, entity, text in self._rows.slice(start, end - start).iter_rows()
             ]
         return made
 
