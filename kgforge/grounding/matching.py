@@ -577,8 +577,9 @@ def word_cuts(said: Surface) -> set[int]:
     """Positions of the matching form where a word of the segmented text begins or ends (a space, or any
     dropped character, stood there)."""
     cuts = {0, len(said.form)}
+    origin = said.origin
     for i in range(1, len(said.form)):
-        if said.origin[i] != said.origin[i - 1] + 1:
+        if origin[i] != origin[i - 1] + 1:
             cuts.add(i)
     return cuts
 
