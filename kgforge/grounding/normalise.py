@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from dataclasses import dataclass
 from functools import lru_cache
 
 from kgforge.core.text import to_simplified
@@ -26,27 +27,17 @@ from kgforge.core.text import to_simplified
 _DROPPED = {" ", "\t", "\n", "\r", "\u3000", "\u00a0", "·", "•", "・", "【", "】", "《", "》", "「", "」", "“", "”"}
 
 
+@dataclass(frozen=True)
 class Surface:
-    """``form``: the matching form of ``text``; ``origin[i]``: the index in ``text`` of ``form[i]``.
+    """``form``: the matching form of ``text``; ``origin[i]``: the index in ``text`` of ``form[i]``."""
 
-    The form is made by :meth:`str.translate` (a loop in C); the offset map only when a span is asked for,
-    which most messages never are (they state nothing)."""
-
-    __slots__ = ("text", "form", "_origin")
-
-    def __init__(self, text: str, form_text: str, origin: tuple[int, ...] | None = None) -> None:
-        self.text, self.form, self._origin = text, form_text, origin
-
-    @property
-    def origin(self) -> tuple[int, ...]:
-        if self._origin is None:
-            self._origin = tuple(index for index, char in enumerate(self.text) for _ in _char_form(char))
-        return self._origin
+    text: str
+    form: str
+    origin: tuple[int, ...]
 
     def span(self, start: int, end: int) -> tuple[int, int]:
         """The ``[start, end)`` span of ``text`` that ``form[start:end]`` came from."""
-        origin = self.origin
-        return origin[start], origin[end - 1] + 1
+        return self.origin[start], self.origin[end - 1] + 1
 
     def said(self, start: int, end: int) -> str:
         first, last = self.span(start, end)
@@ -65,7 +56,13 @@ def _char_form(char: str) -> str:
 
 def surface(text: str) -> Surface:
     """``text`` in matching form with its offset map (see the module docstring)."""
-    return Surface(text, text.translate(_FORM_TABLE))
+    chars: list[str] = []
+    origin: list[int] = []
+    for index, char in enumerate(text):
+        for out in _char_form(char):
+            chars.append(out)
+            origin.append(index)
+    return Surface(text, "".join(chars), tuple(origin))
 
 
 class _FormTable(dict[int, str]):
