@@ -3,6 +3,7 @@ graph, beside the 30k goal export of the same run and a naive grounder.
 
     python benchmarks/bench_ground.py               # 144k entities, ~3.6M triples, 30k dialogues of each
     python benchmarks/bench_ground.py --small --n 3000   # 10k entities, for a quick look
+    python benchmarks/bench_ground.py --keep DIR    # build into DIR (kept) instead of a temporary folder
     python benchmarks/bench_ground.py --reuse DIR   # a --workdir built from the same synthetic KB before
 
 The dialogues are those of ``bench_dialogue.py`` (made from the goal export's samples: the same topics and
@@ -50,10 +51,11 @@ def main() -> None:
     parser.add_argument("--baseline-sample", type=int, default=200, help="messages the naive baseline scans")
     parser.add_argument("--out", type=Path, default=Path("bench-out"))
     parser.add_argument("--results", type=Path, default=Path(__file__).resolve().parent / "results" / "ground.json")
-    parser.add_argument("--reuse", type=Path)
+    parser.add_argument("--reuse", type=Path, help="a workdir built before: the build and derive are skipped")
+    parser.add_argument("--keep", type=Path, help="build into this folder and keep it (for --reuse later)")
     args = parser.parse_args()
     kb = cached_synthetic_kb(args.out, args.small)
-    work = args.reuse or Path(tempfile.mkdtemp(prefix="kgforge-bench-ground-"))
+    work = args.reuse or args.keep or Path(tempfile.mkdtemp(prefix="kgforge-bench-ground-"))
     w = ("--workdir", str(work))
     if not args.reuse:
         print("kgforge build ...", file=sys.stderr)

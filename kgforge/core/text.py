@@ -94,6 +94,8 @@ def text_language(text: str, default: str, latin: str = "en") -> str:
 
 def is_segmented(text: str) -> bool:
     """Whether ``text`` carries word-segmentation spaces that normalisation removes."""
+    if unicodedata.is_normalized("NFC", text) and not _WHITESPACE_RUN.search(text):
+        return False  # nothing normalisation could change: decided without it (a segmenter asks per text)
     return normalise_label(text) != _WHITESPACE_RUN.sub(" ", text.strip())
 
 

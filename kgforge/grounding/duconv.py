@@ -63,10 +63,11 @@ def ground_duconv(
         rows = []
         for utterance in session["conversation"]:
             said = surface(str(utterance))
+            cuts = word_cuts(said)  # once an utterance, not once a triple
             indices = [
                 i
                 for i, fact in enumerate(facts)
-                if fact is not None and states(fact, said, topics, relation_words, options)
+                if fact is not None and states(fact, said, topics, relation_words, options, cuts)
             ]
             rows.append({"knowledge": indices, "topics": [t for t in topics if form(t) and form(t) in said.form]})
             utterances += 1

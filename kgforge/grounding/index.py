@@ -48,17 +48,17 @@ class Fact:
 
 class FactTable:
     """Each entity's facts, made into :class:`Fact` records the first time the entity is in focus: a graph of
-    millions of facts is read column-wise once, and only the facts of entities a dialogue is about are
-    put in matching form."""
+    millions of facts stays a polars frame (sorted by subject, each subject's rows found by one group-by),
+    and only the rows of the entities a dialogue is about become Python values and are put in matching form."""
 
     def __init__(self, frame: pl.DataFrame, text_chars: int) -> None:
         frame = frame.sort("s", "relation", "value")
-        self._subjects = frame["s"].to_list()
-        self._columns = [frame[c].to_list() for c in ("relation", "value", "value_entity", "text")]
-        self._offsets: dict[str, tuple[int, int]] = {}
-        for i, subject in enumerate(self._subjects):
-            start, _ = self._offsets.get(subject, (i, i))
-            self._offsets[subject] = (start, i + 1)
+        bounds = frame.select("s").with_row_index("row").group_by("s").agg(pl.col("row").first(), pl.len())
+        self._offsets: dict[str, tuple[int, int]] = {
+            subject: (row, row + n)
+            for subject, row, n in zip(bounds["s"].to_list(), bounds["row"].to_list(), bounds["len"].to_list())
+        }
+        self._rows = frame.select("relation", "value", "value_entity", "text")
         self._made: dict[str, list[Fact]] = {}
         self._frame = frame
         self.text_chars = text_chars
@@ -69,9 +69,10 @@ class FactTable:
             where = self._offsets.get(subject)
             if where is None:
                 return list(default)
-            relation, value, entity, text = self._columns
+            start, end = where
             made = self._made[subject] = [
-                make_fact(subject, relation[i], value[i], entity[i], text[i], self.text_chars) for i in range(*where)
+                make_fact(subject, relation, value, entity, text, self.text_chars)
+                for relation, value, entity, text in self._rows.slice(start, end - start).iter_rows()
             ]
         return made
 
@@ -98,17 +99,17 @@ class MessageGrams:
 
     def __init__(self, form_text: str, ngram: int) -> None:
         self.form, self.ngram = form_text, ngram
-        self._of: dict[int, frozenset[str]] = {}
+        self._of: dict[int, set[str]] = {}
 
-    def of(self, size: int) -> frozenset[str]:
+    def of(self, size: int) -> set[str]:
         made = self._of.get(size)
         if made is None:
             made = self._of[size] = runs(self.form, size)
         return made
 
 
-def runs(text: str, size: int) -> frozenset[str]:
-    return frozenset(text[i : i + size] for i in range(len(text) - size + 1))
+def runs(text: str, size: int) -> set[str]:
+    return {text[i : i + size] for i in range(len(text) - size + 1)}
 
 
 class SubjectFacts:
@@ -123,7 +124,7 @@ class SubjectFacts:
         parts: dict[str, list[int]] = {}
         # the long literals (runs of ngram - 1) and free texts (runs of ngram) with their runs of characters,
         # and all of those runs together: most messages share none with an entity, decided by one set test
-        self.long_values: dict[int, list[tuple[int, frozenset[str]]]] = {ngram - 1: [], ngram: []}
+        self.long_values: dict[int, list[tuple[int, set[str]]]] = {ngram - 1: [], ngram: []}
         self.ngram = ngram
         for i, fact in enumerate(facts):
             if fact.value_entity is not None:
@@ -134,7 +135,7 @@ class SubjectFacts:
             size = ngram if fact.text else ngram - 1
             if fact.text or (fact.value_entity is None and len(fact.value_form) >= said_most_chars):
                 self.long_values[size].append((i, runs(fact.value_form, size)))
-        self.all_runs = {size: frozenset().union(*(r for _, r in values)) for size, values in self.long_values.items()}
+        self.all_runs = {size: set().union(*(r for _, r in values)) for size, values in self.long_values.items()}
         self.automaton: ahocorasick.Automaton | None = None
         if parts:
             self.automaton = ahocorasick.Automaton()
@@ -158,6 +159,28 @@ class SubjectFacts:
         return [self.facts[i] for i in sorted(chosen)]
 
 
+@dataclass(frozen=True)
+class EntityValues:
+    """An entity's facts with an entity value: per relation (label) its values (label, IRI) in the facts'
+    order and the classes of those values together; and all the values."""
+
+    relations: dict[str, list[tuple[str, str]]]
+    kinds: dict[str, frozenset[str]]  # relation -> the classes of its values (a name of one of them is of its kind)
+    related: frozenset[str]
+
+    @classmethod
+    def of(cls, facts: Iterable[Fact], types_of: dict[str, frozenset[str]]) -> EntityValues:
+        relations: dict[str, list[tuple[str, str]]] = {}
+        for fact in facts:
+            if fact.value_entity is not None:
+                relations.setdefault(fact.relation, []).append((fact.value, fact.value_entity))
+        kinds = {
+            relation: frozenset().union(*(types_of.get(iri, frozenset()) for _, iri in values))
+            for relation, values in relations.items()
+        }
+        return cls(relations, kinds, frozenset(iri for values in relations.values() for _, iri in values))
+
+
 SUBJECTS_KEPT = 1 << 14  # arranged entities kept (a dialogue's focus moves on; the oldest go first)
 
 
@@ -173,7 +196,7 @@ class GroundingIndex:
     relation_words: set[str] = field(default_factory=set)  # the relations' labels (导演, 编剧), in matching form
     text_relation_names: set[str] = field(default_factory=set)  # labels of the free-text relations (评论)
     _arranged: dict[tuple[str, int, int], SubjectFacts] = field(default_factory=dict, repr=False, compare=False)
-    _related: dict[str, frozenset[str]] = field(default_factory=dict, repr=False, compare=False)
+    _related: dict[str, EntityValues] = field(default_factory=dict, repr=False, compare=False)
 
     @cached_property
     def entities_of(self) -> dict[str, tuple[str, ...]]:
@@ -210,14 +233,17 @@ class GroundingIndex:
         return kept
 
     def related(self, subject: str) -> frozenset[str]:
-        """The entities ``subject``'s facts have as values (kept like :meth:`subject_facts`)."""
+        """The entities ``subject``'s facts have as values."""
+        return self.entity_values(subject).related
+
+    def entity_values(self, subject: str) -> EntityValues:
+        """``subject``'s entity values (:class:`EntityValues`), made once an entity and kept like
+        :meth:`subject_facts`: a message's claims ask them of every name it says."""
         kept = self._related.get(subject)
         if kept is None:
             if len(self._related) >= SUBJECTS_KEPT:
                 self._related.pop(next(iter(self._related)), None)
-            kept = self._related[subject] = frozenset(
-                f.value_entity for f in self.facts_of.get(subject, ()) if f.value_entity is not None
-            )
+            kept = self._related[subject] = EntityValues.of(self.facts_of.get(subject, ()), self.types_of)
         return kept
 
     def label(self, iri: str) -> str:

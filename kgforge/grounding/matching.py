@@ -652,41 +652,41 @@ def _entity_claims(
     index: GroundingIndex, mentions: list[Mention], said: Surface, candidates: list[str], stated: set[str | None]
 ) -> list[Claim]:
     subject = candidates[0]
+    held = index.entity_values(subject)
     out = []
     for mention in mentions:
         if len(mention.entities) != 1:
             continue
         entity = mention.entities[0]
+        if entity in candidates[:1] or entity in stated:
+            continue
+        kinds = index.types_of.get(entity, frozenset())  # of the kind of a value: a class in common with it
+        against = [
+            (fact_relation, values)
+            for fact_relation, values in held.relations.items()
+            if index.is_value_of(entity, fact_relation) or not kinds.isdisjoint(held.kinds[fact_relation])
+        ]
+        # the tests that cost more after the cheap one: the facts of every entity in focus, then jieba, are
+        # asked only of a name that would be claimed against the subject
         if (
-            entity in candidates[:1]
-            or entity in stated
+            not against
             or any(entity in index.related(iri) for iri in candidates)
             or _doubtful(index, said.form, mention)
         ):
-            continue  # (jieba, the costly test, last)
-        for fact_relation, values in _entity_relations(index, subject).items():
-            if index.is_value_of(entity, fact_relation) or any(index.same_kind(entity, iri) for _, iri in values):
-                span = said.span(mention.start, mention.end)
-                out.append(
-                    Claim(
-                        subject,
-                        fact_relation,
-                        said.text[span[0] : span[1]],
-                        span,
-                        tuple(label for label, _ in values),
-                        "contradicted",
-                    )
-                )
+            continue
+        span = said.span(mention.start, mention.end)
+        out += [
+            Claim(
+                subject,
+                relation,
+                said.text[span[0] : span[1]],
+                span,
+                tuple(label for label, _ in values),
+                "contradicted",
+            )
+            for relation, values in against
+        ]
     return out
-
-
-def _entity_relations(index: GroundingIndex, subject: str) -> dict[str, list[tuple[str, str]]]:
-    """The subject's entity relations, each with its values (label, IRI)."""
-    held: dict[str, list[tuple[str, str]]] = {}
-    for fact in index.facts_of.get(subject, ()):
-        if fact.value_entity is not None:
-            held.setdefault(fact.relation, []).append((fact.value, fact.value_entity))
-    return held
 
 
 def _doubtful(index: GroundingIndex, message: str, mention: Mention) -> bool:
@@ -707,8 +707,9 @@ def word_cuts(said: Surface) -> set[int]:
     """Positions of the matching form where a word of the segmented text begins or ends (a space, or any
     dropped character, stood there)."""
     cuts = {0, len(said.form)}
+    origin = said.origin
     for i in range(1, len(said.form)):
-        if said.origin[i] != said.origin[i - 1] + 1:
+        if origin[i] != origin[i - 1] + 1:
             cuts.add(i)
     return cuts
 
