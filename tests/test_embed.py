@@ -67,7 +67,7 @@ def test_bundled_dataset_trains_and_bundle_reloads(dataset_cls, tmp_path):
     labels = {iri: iri.upper() for iri in triple_set.entities["iri"]}
     config = EmbedConfig(model="DistMult", dim=32, epochs=15, learning_rate=0.02, threads=1, seed=7)
     summary = train_bundle(triple_set, config, tmp_path / "m", labels=labels, progress=False)
-    evaluation = summary["evaluation"]
+    evaluation = summary.evaluation
     assert evaluation["evaluation"] == "full" and evaluation["candidates"] == dataset.num_entities
     assert evaluation["triples"] == dataset.testing.num_triples
     assert evaluation["mrr"] > 0.2  # an untrained DistMult scores about 0.1 on these graphs
@@ -99,8 +99,8 @@ def test_kinships_rotate_reaches_hits_at_10(tmp_path):
     """PyKEEN's benchmark: RotatE 0.985 Hits@10 on Kinships; kgforge's loop must reach 0.95."""
     config = EmbedConfig(model="RotatE", dim=128, epochs=60, learning_rate=0.02, batch_size=256, threads=1)
     summary = train_bundle(dataset_triple_set(Kinships()), config, tmp_path / "kin", progress=False)
-    assert summary["evaluation"]["evaluation"] == "full"
-    assert summary["evaluation"]["hits_at_10"] >= 0.95, summary["evaluation"]
+    assert summary.evaluation["evaluation"] == "full"
+    assert summary.evaluation["hits_at_10"] >= 0.95, summary.evaluation
 
 
 def _triples(rows, derived=False):
@@ -310,7 +310,7 @@ def test_max_time_stops_and_bf16_autocast_path_trains(tmp_path):
         batch_size=64,
     )
     summary = train_bundle(triple_set, config, tmp_path / "t", progress=False)
-    training = summary["training"]
+    training = summary.training
     assert training["stopped_by"] == "--max-time 1s" and 0 <= training["epochs_completed"] < 100_000
     assert training["triples_per_second"] > 0 and training["final_loss"] == training["final_loss"]  # not NaN
     bundle = Bundle.open(tmp_path / "t")

@@ -19,7 +19,7 @@ from kgforge.core.records import Record, flattened, json_key, omitted_when_none
 from kgforge.demo.site import demo_crawl
 from kgforge.derive import derive
 from kgforge.embed.related import related
-from kgforge.embed.train import embed
+from kgforge.embed.train import embed, train_bundle
 from kgforge.evaluation import evaluate, evaluate_systems
 from kgforge.exports import export_dialogues, export_goals
 from kgforge.goals.check import validate
@@ -43,6 +43,7 @@ STAGES = [
     export_dialogues,
     ground_file,
     embed,
+    train_bundle,
     related,
     diff_builds,
     evaluate,

@@ -35,6 +35,7 @@ from safetensors.torch import load_file, save_file
 from kgforge.core import checks
 from kgforge.core.errors import KgforgeError
 from kgforge.core.files import package_versions, sha256_file, write_json_atomic
+from kgforge.core.records import Record, omitted_when_none
 from kgforge.embed.config import EmbedConfig, TripleSet, build_model
 from kgforge.store.layout import DomainPaths
 from kgforge.store.workdir import where
@@ -89,6 +90,27 @@ def _entity_table(triple_set: TripleSet, labels: dict[str, str], types: pl.DataF
     return entities.with_columns(pl.col("types").fill_null([])).sort("id")
 
 
+@dataclass(frozen=True)
+class EmbedReport(Record):
+    """A trained model bundle (``models/<name>``), or, on a node other than 0 of a multi-node run, which
+    node it was and how far it trained (node 0 writes the bundle). The sections are the bundle's own
+    ``metrics.json`` and ``source.json`` records, as ``kgforge embed --json`` prints them."""
+
+    bundle: Path | None  # None on a node other than 0
+    model: str | None = omitted_when_none()  # the PyKEEN model, e.g. RotatE
+    dim: int | None = omitted_when_none()
+    metric: str | None = omitted_when_none()  # the similarity ``kgforge related`` ranks by
+    entities: int | None = omitted_when_none()
+    relations: int | None = omitted_when_none()
+    split: dict[str, Any] | None = omitted_when_none()  # counts and actual ratios of train/valid/test
+    evaluation: dict[str, Any] | None = omitted_when_none()  # filtered rank metrics (mrr, hits_at_k), or why none
+    training: dict[str, Any] | None = omitted_when_none()  # epochs, seconds, device, loss curves, …
+    triples_sha256: str | None = omitted_when_none()  # of the triples trained on
+    figures: tuple[Path, ...] | None = omitted_when_none()  # the loss and validation curves (PNG)
+    node_rank: int | None = omitted_when_none()  # a node other than 0 of a multi-node run
+    epochs_completed: int | None = omitted_when_none()  # on that node
+
+
 def write_bundle(
     bundle_dir: Path,
     work_dir: Path,
@@ -102,8 +124,8 @@ def write_bundle(
     source: dict[str, Any],
     metrics: dict[str, Any],
     training: dict[str, Any],
-) -> dict[str, Any]:
-    """Write every bundle file into ``work_dir``, then rename it to ``bundle_dir``."""
+) -> EmbedReport:
+    """Write every bundle file into ``work_dir``, then rename it to ``bundle_dir``; returns what it wrote."""
     from dataclasses import asdict
 
     state = {k: v.detach().cpu().contiguous() for k, v in model.state_dict().items()}
@@ -131,18 +153,18 @@ def write_bundle(
     manifest = {"format": FORMAT_VERSION, "files": {name: sha256_file(work_dir / name) for name in BUNDLE_FILES}}
     write_json_atomic(work_dir / "bundle.json", manifest)
     _swap_dir(work_dir, bundle_dir)
-    return {
-        "bundle": str(bundle_dir),
-        "model": config.model,
-        "dim": config.dim,
-        "metric": metric,
-        "entities": triple_set.entities.height,
-        "relations": triple_set.relations.height,
-        "split": triple_set.split_report,
-        "evaluation": metrics,
-        "training": training,
-        "triples_sha256": source.get("triples_sha256"),
-    }
+    return EmbedReport(
+        bundle=bundle_dir,
+        model=config.model,
+        dim=config.dim,
+        metric=metric,
+        entities=triple_set.entities.height,
+        relations=triple_set.relations.height,
+        split=triple_set.split_report,
+        evaluation=metrics,
+        training=training,
+        triples_sha256=source.get("triples_sha256"),
+    )
 
 
 def _swap_dir(new: Path, target: Path) -> None:

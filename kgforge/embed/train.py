@@ -21,7 +21,7 @@ import math
 import resource
 import shutil
 import time
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, replace
 from fractions import Fraction
 from pathlib import Path
 from typing import Any
@@ -35,8 +35,7 @@ from kgforge.core import checks, plots
 from kgforge.core.errors import Interrupted
 from kgforge.core.files import atomic_write
 from kgforge.core.progress import progress_bar
-from kgforge.core.records import Record, omitted_when_none
-from kgforge.embed.bundle import bundle_path, write_bundle
+from kgforge.embed.bundle import EmbedReport, bundle_path, write_bundle
 from kgforge.embed.config import (
     EmbedConfig,
     EmbedError,
@@ -340,8 +339,8 @@ def train_bundle(
     source: dict[str, Any] | None = None,
     resume: bool = False,
     progress: bool = True,
-) -> dict:
-    """Train on ``triple_set`` and write a complete bundle at ``bundle_dir``; returns the summary."""
+) -> EmbedReport:
+    """Train on ``triple_set`` and write a complete bundle at ``bundle_dir``; returns what it wrote."""
     device = pick_device(config.device)
     config = config.resolved(device)
     if device.type == "cuda":
@@ -367,7 +366,7 @@ def train_bundle(
             model, triple_set, config, device, work_dir, fingerprint, resume, progress
         )
         if node != 0:  # node 0 evaluates and writes the bundle
-            return {"bundle": None, "node_rank": node, "epochs_completed": state.epoch}
+            return EmbedReport(bundle=None, node_rank=node, epochs_completed=state.epoch)
     else:
         state, resumed_from, stopped_by = _fit_here(
             model, factory, config, device, work_dir, fingerprint, resume, progress, triple_set.mapped("valid")
@@ -399,7 +398,7 @@ def train_bundle(
         "loss_curve": state.losses,
         "validation_loss_curve": state.valid_losses,
     }
-    summary = write_bundle(
+    return write_bundle(
         bundle_dir,
         work_dir,
         model=model,
@@ -412,7 +411,6 @@ def train_bundle(
         metrics=metrics,
         training=training,
     )
-    return summary
 
 
 def _fit_here(
@@ -446,27 +444,6 @@ def _distributed() -> Any:
     return kgforge.embed.distributed
 
 
-@dataclass(frozen=True)
-class EmbedReport(Record):
-    """A trained model bundle (``models/<name>``), or, on a node other than 0 of a multi-node run, which
-    node it was and how far it trained (node 0 writes the bundle). The sections are the bundle's own
-    ``metrics.json`` and ``source.json`` records, as ``kgforge embed --json`` prints them."""
-
-    bundle: Path | None  # None on a node other than 0
-    model: str | None = omitted_when_none()  # the PyKEEN model, e.g. RotatE
-    dim: int | None = omitted_when_none()
-    metric: str | None = omitted_when_none()  # the similarity ``kgforge related`` ranks by
-    entities: int | None = omitted_when_none()
-    relations: int | None = omitted_when_none()
-    split: dict[str, Any] | None = omitted_when_none()  # counts and actual ratios of train/valid/test
-    evaluation: dict[str, Any] | None = omitted_when_none()  # filtered rank metrics (mrr, hits_at_k), or why none
-    training: dict[str, Any] | None = omitted_when_none()  # epochs, seconds, device, loss curves, …
-    triples_sha256: str | None = omitted_when_none()  # of the triples trained on
-    figures: tuple[Path, ...] | None = omitted_when_none()  # the loss and validation curves (PNG)
-    node_rank: int | None = omitted_when_none()  # a node other than 0 of a multi-node run
-    epochs_completed: int | None = omitted_when_none()  # on that node
-
-
 def embed(
     domain: str,
     workdir: Path | str | None = None,
@@ -493,7 +470,7 @@ def embed(
         "include_derived": config.include_derived,
     }
     bundle = bundle_path(paths, name)
-    summary = train_bundle(
+    report = train_bundle(
         triple_set,
         config,
         bundle,
@@ -503,12 +480,12 @@ def embed(
         resume=resume,
         progress=progress,
     )
-    training = summary.get("training", {})
-    if summary.get("bundle") is not None and training.get("loss_curve"):
+    training = report.training or {}
+    if report.bundle is not None and training.get("loss_curve"):
         figure = plots.curves(
             {"training loss": training["loss_curve"], "validation loss": training["validation_loss_curve"]},
             bundle.with_name(f"{name}-training.png"),
             title=f"{domain}: {config.model} training",
         )
-        summary["figures"] = (figure,)
-    return EmbedReport(**{k: Path(v) if k == "bundle" and v is not None else v for k, v in summary.items()})
+        report = replace(report, figures=(figure,))
+    return report
