@@ -2,6 +2,7 @@
 
     python benchmarks/bench_dialogue.py            # 144k entities, ~3.6M triples (DuConv Table 2 scale)
     python benchmarks/bench_dialogue.py --small    # 10k entities, 250k triples, for a quick look
+    python benchmarks/bench_dialogue.py --keep DIR ...            # build into DIR and keep it for --reuse
     python benchmarks/bench_dialogue.py --reuse DIR --repeats 3   # re-measure on a store built before
     python benchmarks/bench_dialogue.py --small --derive-only --repeats 3   # derive against bulk loads only
 
@@ -272,6 +273,11 @@ def main() -> None:
         help="a --workdir already built from the same synthetic KB (skips the build; derive then measures a re-run)",
     )
     parser.add_argument(
+        "--keep",
+        type=Path,
+        help="build into this --workdir (new or empty) and keep it, for later runs with --reuse",
+    )
+    parser.add_argument(
         "--derive-only",
         action="store_true",
         help="only the build and derive against bulk loads of the same quads "
@@ -279,7 +285,9 @@ def main() -> None:
     )
     args = parser.parse_args()
     kb = cached_synthetic_kb(args.out, args.small)
-    work = args.reuse or Path(tempfile.mkdtemp(prefix="kgforge-bench-dialogue-"))
+    if args.keep and args.keep.exists() and any(args.keep.iterdir()):
+        parser.error(f"--keep {args.keep}: not empty (give --reuse {args.keep} to measure on it)")
+    work = args.reuse or args.keep or Path(tempfile.mkdtemp(prefix="kgforge-bench-dialogue-"))
     w = ("--workdir", str(work))
     if args.reuse:
         built = json.loads((work / "duconv" / "manifest.json").read_text(encoding="utf-8"))

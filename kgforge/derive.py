@@ -54,7 +54,7 @@ from kgforge.store.layout import (
 )
 from kgforge.store.manifest import GraphEntry, Manifest
 from kgforge.store.snapshot import Snapshot
-from kgforge.store.tables import GraphTables
+from kgforge.store.tables import DomainFacts, GraphTables
 
 ASSOCIATED_KIND = "derived-associated"
 ASSOCIATED_GRAPH = DERIVED_GRAPHS + "associated"
@@ -369,17 +369,17 @@ def derive(
         options = options_for(published.schema, max_group, seed, max_pairs)
         timings: dict[str, float] = {}
         started = time.perf_counter()
-        tables = tables or published.tables()
+        read = DomainFacts(tables.domain_facts(), tables.relations) if tables else published.domain_facts()
         timings["read_seconds"] = _lap(started)
         started = time.perf_counter()
-        kinds = dict(zip(tables.relations["iri"].to_list(), tables.relations["kind"].to_list()))
-        result = associate(tables.domain_facts(), kinds, options)
+        kinds = dict(zip(read.relations["iri"].to_list(), read.relations["kind"].to_list()))
+        result = associate(read.facts, kinds, options)
         timings["join_seconds"] = _lap(started)
         with staged_build(paths) as staging:
             started = time.perf_counter()
-            quads = write_pairs(result.pairs, tables.relations, staging / ASSOCIATED_QUADS)
+            quads = write_pairs(result.pairs, read.relations, staging / ASSOCIATED_QUADS)
             timings["write_seconds"] = _lap(started)
-            report = _summary(domain, result, options, tables, quads)
+            report = _summary(domain, result, options, read.relations, quads)
             started = time.perf_counter()
             build_id = _load(paths, staging, published, quads, report)
             timings["load_seconds"] = _lap(started)
@@ -444,9 +444,10 @@ def _extension_base(paths: DomainPaths, published: Path, manifest: Manifest) -> 
 
 
 def _summary(
-    domain: str, result: Associations, options: DeriveOptions, tables: GraphTables, quads: int
+    domain: str, result: Associations, options: DeriveOptions, relations: pl.DataFrame, quads: int
 ) -> dict[str, Any]:
-    labels = tables.label_map("zh")
+    # a relation's name is its zh label from the schema graph, else its IRI, as GraphTables.label_map gives it
+    labels = {iri: zh or iri for iri, zh in zip(relations["iri"].to_list(), relations["zh"].to_list())}
     per_relation = {labels.get(p, p): dict(counts, iri=p) for p, counts in result.per_relation.items()}
     left_out = sum(c["pairs_left_out"] for c in result.per_relation.values())
     return {
