@@ -232,11 +232,12 @@ def _read_quads(
         ).unnest("split")
         if not parts["ok"].all():
             raise QuadFilesUnusable(f"{path}: a line is not in QuadWriter's <s> <p> o <{graph}> . shape")
+        # strip, not slice by length: counting the characters of every UTF-8 value took longer than the split
         frames.append(
             parts.select(
-                s=pl.col("field_0").str.slice(1, pl.col("field_0").str.len_chars() - 2),
-                p=pl.col("field_1").str.slice(1, pl.col("field_1").str.len_chars() - 2),
-                obj=pl.col("field_2").str.slice(0, pl.col("field_2").str.len_chars() - len(suffix)),
+                s=pl.col("field_0").str.strip_prefix("<").str.strip_suffix(">"),
+                p=pl.col("field_1").str.strip_prefix("<").str.strip_suffix(">"),
+                obj=pl.col("field_2").str.strip_suffix(suffix),
                 graph=pl.lit(graph),
             )
         )
