@@ -95,6 +95,10 @@ def test_derive_pairs_shares_and_stop_list(cli, built):
     # the hub (6 members > cap 3) gives cap·(cap−1)/2 = 3 sampled pairs; 15 − 3 left out and reported
     assert rels["国家"] == {**rels["国家"], "groups_capped": 1, "pairs": 3, "pairs_possible": 15, "pairs_left_out": 12}
     assert report["pairs_left_out_by_cap"] == 12
+    # each phase's wall and CPU seconds, for the benchmark's comparison on a shared machine
+    phases = ("read", "join", "write", "load")
+    assert set(report["timings"]) == {f"{p}_{unit}" for p in phases for unit in ("seconds", "cpu_seconds")}
+    assert all(v >= 0 for v in report["timings"].values()) and report["timings"]["load_cpu_seconds"] > 0
 
 
 def test_shared_predicate_and_object_write_the_duconv_goal_back(cli, built):
