@@ -192,11 +192,18 @@ def fact_filter() -> pl.Expr:
 
 
 def _read_quads(
-    paths: DomainPaths, manifest: Manifest, build: Path, include_derived: bool, graphs: Collection[str] | None = None
+    paths: DomainPaths,
+    manifest: Manifest,
+    build: Path,
+    include_derived: bool,
+    graphs: Collection[str] | None = None,
+    predicates: pl.Series | None = None,
 ) -> pl.DataFrame:
-    """Every quad of the build (of ``graphs`` only, where given) as (s, p, obj, graph): one file per named graph,
-    each line ``<s> <p> obj <graph> .`` with single spaces, so it splits without a regular expression.
-    Of a derived graph only the label lines are kept unless ``include_derived``."""
+    """Every quad of the build (of ``graphs`` only, and under one of ``predicates`` only, where given) as
+    (s, p, obj, graph): one file per named graph, each line ``<s> <p> obj <graph> .`` with single spaces, so it
+    splits without a regular expression. Of a derived graph only the label lines are kept unless
+    ``include_derived``. Each file is read, split and filtered in one streaming pass; every line's shape is
+    checked, kept or not."""
     frames = []
     for graph, entry in manifest.graphs.items():
         if graphs is not None and graph not in graphs:
@@ -209,38 +216,39 @@ def _read_quads(
             )
         if not path.stat().st_size:
             continue
-        try:
-            lines = pl.read_csv(
-                path,
-                has_header=False,
-                separator="\x01",
-                quote_char=None,
-                schema={"line": pl.String},
-                comment_prefix=None,
-            )
-        except pl.exceptions.PolarsError as exc:
-            raise QuadFilesUnusable(f"{path}: {exc}") from None
+        lines = pl.scan_csv(
+            path, has_header=False, separator="\x01", quote_char=None, schema={"line": pl.String}, comment_prefix=None
+        )
         if graph.startswith(DERIVED_GRAPHS) and not include_derived:
             lines = lines.filter(
                 pl.col("line").str.contains(f"> <{RDFS_LABEL}> ", literal=True)
                 | pl.col("line").str.contains(f"> <{SKOS_ALT_LABEL}> ", literal=True)
             )
         suffix = f" <{graph}> ."
-        parts = lines.select(
-            ok=pl.col("line").str.starts_with("<") & pl.col("line").str.ends_with(suffix),
-            split=pl.col("line").str.splitn(" ", 3),
-        ).unnest("split")
-        if not parts["ok"].all():
-            raise QuadFilesUnusable(f"{path}: a line is not in QuadWriter's <s> <p> o <{graph}> . shape")
         # strip, not slice by length: counting the characters of every UTF-8 value took longer than the split
-        frames.append(
-            parts.select(
+        parts = (
+            lines.select(
+                ok=pl.col("line").str.starts_with("<") & pl.col("line").str.ends_with(suffix),
+                split=pl.col("line").str.splitn(" ", 3),
+            )
+            .unnest("split")
+            .select(
+                "ok",
                 s=pl.col("field_0").str.strip_prefix("<").str.strip_suffix(">"),
                 p=pl.col("field_1").str.strip_prefix("<").str.strip_suffix(">"),
                 obj=pl.col("field_2").str.strip_suffix(suffix),
                 graph=pl.lit(graph),
             )
         )
+        if predicates is not None:  # a line of the wrong shape stays, to be reported below
+            parts = parts.filter(pl.col("p").is_in(predicates.implode()) | ~pl.col("ok"))
+        try:
+            frame = parts.collect()
+        except pl.exceptions.PolarsError as exc:
+            raise QuadFilesUnusable(f"{path}: {exc}") from None
+        if not frame["ok"].all():
+            raise QuadFilesUnusable(f"{path}: a line is not in QuadWriter's <s> <p> o <{graph}> . shape")
+        frames.append(frame.drop("ok"))
     if not frames:
         return pl.DataFrame(schema={k: pl.String for k in ("s", "p", "obj", "graph")})
     return pl.concat(frames)
@@ -307,7 +315,7 @@ def read_domain_facts(paths: DomainPaths, manifest: Manifest, build: Path) -> Do
         sources = [g for g in manifest.graphs if g != SCHEMA_GRAPH and not g.startswith(DERIVED_GRAPHS)]
         quads = pl.concat(
             [
-                _read_quads(paths, manifest, build, False, graphs=sources),
+                _read_quads(paths, manifest, build, False, graphs=sources, predicates=relations["iri"]),
                 schema.filter(~in_schema).select("s", "p", "obj", "graph"),
             ]
         ).filter(pl.col("p").is_in(relations["iri"].implode()), pl.col("p") != RDF_TYPE, fact_filter())
