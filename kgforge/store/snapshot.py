@@ -3,6 +3,7 @@
     snap = Snapshot.open("travel", workdir="kg")
     snap.build, snap.manifest, snap.schema, snap.language
     snap.tables().facts                   # polars, read on first use and kept on the snapshot
+    snap.domain_facts().facts             # only the facts under a relation, and the relations (what derive joins)
     snap.labels                           # the labels frame of the same build
 
 ``store`` is a symlink that a writer may swap at any moment (:mod:`kgforge.store.layout`). A reader that
