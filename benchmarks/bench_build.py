@@ -86,9 +86,10 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=Path("bench-out"), help="folder for the generated graph")
     parser.add_argument("--result", type=Path, default=Path(__file__).resolve().parent / "results" / "bench_build.json")
     parser.add_argument("--refresh-only", action="store_true", help="only the full build against the refreshes")
+    parser.add_argument("--work", type=Path, help="folder for the benchmark's builds (default: a new temporary one)")
     args = parser.parse_args()
     kb = cached_synthetic_kb(args.out, args.small)
-    work = Path(tempfile.mkdtemp(prefix="kgforge-bench-"))
+    work = args.work or Path(tempfile.mkdtemp(prefix="kgforge-bench-"))
     cli = [sys.executable, "-c", "from kgforge.cli import main; main()"]
     refresh = refresh_benchmark(cli, kb, args.out, work / "refresh", args.small)
     if args.refresh_only:  # beside the full benchmark's result, which may be of another size

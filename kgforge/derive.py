@@ -54,7 +54,7 @@ from kgforge.store.layout import (
 )
 from kgforge.store.manifest import GraphEntry, Manifest
 from kgforge.store.snapshot import Snapshot
-from kgforge.store.tables import GraphTables
+from kgforge.store.tables import DomainFacts, GraphTables
 
 ASSOCIATED_KIND = "derived-associated"
 ASSOCIATED_GRAPH = DERIVED_GRAPHS + "associated"
@@ -348,7 +348,7 @@ class DeriveReport(Record):
     relations: dict[str, dict[str, Any]]  # relation label -> pairs, groups, capped groups, left out, iri
     skipped_relations: dict[str, str]  # relation label -> why no pairs were made for it
     build_id: str  # the build published with the pairs
-    timings: dict[str, float]  # read, join, write and load seconds
+    timings: dict[str, float]  # read, join, write and load: wall ``read_seconds``, CPU ``read_cpu_seconds``, …
 
 
 def derive(
@@ -368,21 +368,18 @@ def derive(
         published = Snapshot.open(paths)  # under the lock: the build the pairs come from and are added to
         options = options_for(published.schema, max_group, seed, max_pairs)
         timings: dict[str, float] = {}
-        started = time.perf_counter()
-        tables = tables or published.tables()
-        timings["read_seconds"] = _lap(started)
-        started = time.perf_counter()
-        kinds = dict(zip(tables.relations["iri"].to_list(), tables.relations["kind"].to_list()))
-        result = associate(tables.domain_facts(), kinds, options)
-        timings["join_seconds"] = _lap(started)
+        started = _clock()
+        read = DomainFacts(tables.domain_facts(), tables.relations) if tables else published.domain_facts()
+        started = _lap(timings, "read", started)
+        kinds = dict(zip(read.relations["iri"].to_list(), read.relations["kind"].to_list()))
+        result = associate(read.facts, kinds, options)
+        started = _lap(timings, "join", started)
         with staged_build(paths) as staging:
-            started = time.perf_counter()
-            quads = write_pairs(result.pairs, tables.relations, staging / ASSOCIATED_QUADS)
-            timings["write_seconds"] = _lap(started)
-            report = _summary(domain, result, options, tables, quads)
-            started = time.perf_counter()
+            quads = write_pairs(result.pairs, read.relations, staging / ASSOCIATED_QUADS)
+            report = _summary(domain, result, options, read.relations, quads)
+            started = _lap(timings, "write", started)
             build_id = _load(paths, staging, published, quads, report)
-            timings["load_seconds"] = _lap(started)
+            _lap(timings, "load", started)
     return DeriveReport(**report, build_id=build_id, timings=timings)
 
 
@@ -444,9 +441,10 @@ def _extension_base(paths: DomainPaths, published: Path, manifest: Manifest) -> 
 
 
 def _summary(
-    domain: str, result: Associations, options: DeriveOptions, tables: GraphTables, quads: int
+    domain: str, result: Associations, options: DeriveOptions, relations: pl.DataFrame, quads: int
 ) -> dict[str, Any]:
-    labels = tables.label_map("zh")
+    # a relation's name is its zh label from the schema graph, else its IRI, as GraphTables.label_map gives it
+    labels = {iri: zh or iri for iri, zh in zip(relations["iri"].to_list(), relations["zh"].to_list())}
     per_relation = {labels.get(p, p): dict(counts, iri=p) for p, counts in result.per_relation.items()}
     left_out = sum(c["pairs_left_out"] for c in result.per_relation.values())
     return {
@@ -466,8 +464,17 @@ def _summary(
     }
 
 
-def _lap(started: float) -> float:
-    return round(time.perf_counter() - started, 3)
+def _clock() -> tuple[float, float]:
+    return time.perf_counter(), time.process_time()
+
+
+def _lap(timings: dict[str, float], phase: str, started: tuple[float, float]) -> tuple[float, float]:
+    """Record the wall and CPU seconds (all threads) of ``phase`` since ``started``; return the time now. CPU
+    seconds beside wall seconds: on a shared machine the wall time also holds what other processes took."""
+    now = _clock()
+    timings[f"{phase}_seconds"] = round(now[0] - started[0], 3)
+    timings[f"{phase}_cpu_seconds"] = round(now[1] - started[1], 3)
+    return now
 
 
 def read_pairs(tables: GraphTables) -> pl.DataFrame:
