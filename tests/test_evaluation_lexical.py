@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import math
+import sys
 import unicodedata
 
 import polars as pl
@@ -212,6 +213,10 @@ def test_bit_parallel_lcs_equals_the_table(a, b):
 def test_tokens_strip_what_python_strips(text):
     assert tokenize(pl.Series([text]), "whitespace").to_list() == [text.strip().split(" ")]
     assert PY_WHITESPACE.count(" ") == 1
+
+
+def test_the_whitespace_written_out_is_what_python_strips():
+    assert set(PY_WHITESPACE) == {chr(c) for c in range(sys.maxunicode + 1) if chr(c).isspace()}
 
 
 WORDS = st.lists(

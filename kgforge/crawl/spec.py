@@ -16,12 +16,15 @@ import pkgutil
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
+from types import ModuleType
+from typing import TYPE_CHECKING
 from urllib.parse import urljoin, urlsplit, urlunsplit
-
-from bs4 import BeautifulSoup, NavigableString, Tag
 
 from kgforge.core.errors import KgforgeError
 from kgforge.core.registry import Registry
+
+if TYPE_CHECKING:
+    from bs4 import BeautifulSoup, Tag
 
 HTML_PARSER = "html.parser"  # pinned: the tree of broken HTML depends on the parser
 _SPACES = re.compile(r"\s+")
@@ -226,8 +229,15 @@ def clean_text(text: str) -> str:
     return _CJK_GAP.sub("", _SPACES.sub(" ", text.replace("\u00a0", " ")).strip())
 
 
+def _soup() -> ModuleType:
+    """bs4, imported on first use: it (and soupsieve) cost every kgforge command 70 ms at start-up."""
+    import bs4
+
+    return bs4
+
+
 def parse_html(text: str) -> BeautifulSoup:
-    return BeautifulSoup(text, HTML_PARSER)
+    return _soup().BeautifulSoup(text, HTML_PARSER)
 
 
 def _path_query(url: str) -> str:
@@ -343,16 +353,16 @@ def _lines(container: Tag) -> list[tuple[str, list]]:
 def _split_lines(node: Tag, lines: list[list]) -> None:
     # Broken HTML (an unclosed <span>) nests later lines inside an earlier one: descend into it.
     for child in node.children:
-        if isinstance(child, Tag) and child.name == "br":
+        if isinstance(child, _soup().Tag) and child.name == "br":
             lines.append([])
-        elif isinstance(child, Tag) and child.find("br") is not None:
+        elif isinstance(child, _soup().Tag) and child.find("br") is not None:
             _split_lines(child, lines)
         else:
             lines[-1].append(child)
 
 
 def _label_line(nodes: list) -> tuple[str, list] | None:
-    text = clean_text("".join(n.get_text(" ") if isinstance(n, Tag) else str(n) for n in nodes))
+    text = clean_text("".join(n.get_text(" ") if isinstance(n, _soup().Tag) else str(n) for n in nodes))
     match = re.match(r"([^:：]{1,20})[:：]\s*(.*)$", text)
     return (match.group(1), _after_label(nodes, match.group(1))) if match else None
 
@@ -361,15 +371,15 @@ def _after_label(nodes: list, label: str) -> list:
     """The nodes of a line after its label (the label's own element and the colon dropped)."""
     out, seen_label = [], False
     for node in nodes:
-        text = node.get_text(" ") if isinstance(node, Tag) else str(node)
+        text = node.get_text(" ") if isinstance(node, _soup().Tag) else str(node)
         if not seen_label:
             if label in text:
                 seen_label = True
                 rest = text.split(label, 1)[1].lstrip(_LABEL_TRIM)
-                if isinstance(node, Tag) and node.find(href=True) is not None and rest:
+                if isinstance(node, _soup().Tag) and node.find(href=True) is not None and rest:
                     out.append(node)
                 elif rest:
-                    out.append(NavigableString(rest))
+                    out.append(_soup().NavigableString(rest))
             continue
         out.append(node)
     return out
@@ -379,7 +389,7 @@ def _values(page: Page, nodes: list, split: str) -> list[tuple[str, str | None]]
     """Values of one row: each link is one (entity) value; other text is split on separators."""
     values: list[tuple[str, str | None]] = []
     for node in nodes:
-        if isinstance(node, Tag):
+        if isinstance(node, _soup().Tag):
             anchors = [node] if node.has_attr("href") else node.find_all(href=True)
             if anchors:
                 values += [(clean_text(a.get_text(" ")), page.target(a)) for a in anchors]

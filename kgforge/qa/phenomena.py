@@ -26,8 +26,6 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-import pypinyin
-
 TYPO_KINDS = ("deletion", "swap", "qwerty")
 DISFLUENCY_KINDS = ("filler", "takeback", "apology", "thanks", "repetition")
 # TextAttack's WordSwapQWERTY adjacency: the keys around each letter key.
@@ -200,6 +198,8 @@ def alternatives(char: str) -> tuple[str, ...]:
 @lru_cache(maxsize=1 << 14)
 def reading(char: str) -> str:
     """The character's most common pinyin, with its tone (pypinyin); "" for a character it cannot read."""
+    import pypinyin  # lazy: its dictionaries take a quarter of a second to load, and only homophones need them
+
     found = pypinyin.pinyin(char, style=pypinyin.Style.TONE3, heteronym=False, errors="ignore") if char else []
     return found[0][0] if found and found[0] else ""
 
