@@ -20,6 +20,7 @@ the query text.
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -28,120 +29,150 @@ from typing import TYPE_CHECKING, Any
 import pyoxigraph as ox
 
 from kgforge.build.refresh import SourceDecision
-from kgforge.build.transaction import DroppedGraph, build, parse_source
+from kgforge.build.transaction import CheckReport, DroppedGraph, build, check_store, parse_source
 from kgforge.core.checks import language_tag
-from kgforge.core.errors import ArgumentError
+from kgforge.core.errors import ArgumentError, KgforgeError
+from kgforge.core.quarantine import Quarantine
 from kgforge.core.records import Record, json_key
-from kgforge.core.schema import SourceSpec, load_schema
-from kgforge.corpus import (
-    CandidatesReport,
-    CardReport,
-    CorpusStats,
-    SplitReport,
-    build_candidates,
-    corpus_stats,
-    split_corpus,
-    write_card,
-)
-from kgforge.derive import DeriveReport, derive
-from kgforge.exports import (
-    ExportOptions,
-    ExportReport,
-    export_dialogues,
-    export_goals,
-    export_parallel,
-    export_parallel_dialogues,
-)
-from kgforge.exports.parallel import ParallelExportReport
-from kgforge.exports.registry import detect_layout
-from kgforge.goals.check import GoalCheckReport, GoalProblem, validate
-from kgforge.goals.generate import GoalsReport, generate
-from kgforge.goals.graph import GoalOptions
-from kgforge.grounding import GroundOptions, GroundReport, GroundScore, MatchOptions, ground_file
-from kgforge.languages import (
-    AlignmentReport,
-    TranslationApplied,
-    TranslationProposals,
-    align_languages,
-    apply_translations,
-    propose_translations,
-)
-from kgforge.languages.translate import MAX_LITERAL_CHARS
-from kgforge.qa.llm import DEFAULT_KEY_ENV
-from kgforge.stats import DomainStats, domain_stats
+from kgforge.core.resources import query_description, shipped_queries
+from kgforge.core.schema import DOMAIN_SCHEMA_FILE, SourceSpec, load_schema
+from kgforge.sources.importer import sample_source, source_kinds
+from kgforge.sources.schema_infer import infer_schema
 from kgforge.store.catalog import DomainInfo, list_domains
 from kgforge.store.diff import GraphDiff, diff_builds
 from kgforge.store.labels import check_required, labelled_rows, resolve_bindings, row_labels
-from kgforge.store.layout import DomainPaths, domain_paths
-from kgforge.store.query import DEFAULT_TIMEOUT, QueryRunner, load_query
+from kgforge.store.layout import DomainPaths, domain_paths, remove_leftovers
+from kgforge.store.query import DEFAULT_TIMEOUT, QueryRunner, load_query, parse_binding
+from kgforge.store.query import DEFAULT_TIMEOUT as QUERY_TIMEOUT
 from kgforge.store.snapshot import Snapshot
 from kgforge.store.tables import GraphTables
+from kgforge.store.workdir import where as describe_workdir
 
-if TYPE_CHECKING:  # at run time these load on first use (``__getattr__`` below): their modules import torch
+# Start-up: every command imports this module, and `kgforge build` needs only the build and the store above.
+# The stages' names load with their module on first use (``__getattr__`` at the end); a method imports the
+# stage function it calls. Importing them all here cost every command about 0.4 s (docs/benchmarks.md).
+_LAZY = {  # name -> "module" or "module:name there"
+    **dict.fromkeys(("BY", "METHODS", "CandidatesReport", "CardReport", "CorpusStats", "SplitPart"), "kgforge.corpus"),
+    **dict.fromkeys(("SplitReport", "build_candidates", "corpus_stats", "parse_ratios"), "kgforge.corpus"),
+    **dict.fromkeys(("split_corpus", "write_card"), "kgforge.corpus"),
+    "CrawlConfig": "kgforge.crawl",
+    "SiteSpec": "kgforge.crawl",
+    "load_spec": "kgforge.crawl",
+    "site_names": "kgforge.crawl",
+    "CrawlReport": "kgforge.crawl.site_crawl",
+    "crawl_site": "kgforge.crawl.site_crawl",
+    "DeriveReport": "kgforge.derive",
+    "EmbedReport": "kgforge.embed.train",  # torch
+    "RelatedReport": "kgforge.embed.related",  # torch
+    **dict.fromkeys(
+        ("EvalOptions", "EvalReport", "HitsReport", "KnowledgeOptions", "KnowledgeScore"), "kgforge.evaluation"
+    ),
+    **dict.fromkeys(("Leaderboard", "METRICS", "SEGMENTATIONS", "evaluate_systems", "hits_at"), "kgforge.evaluation"),
+    **dict.fromkeys(("parse_system", "systems_in_folder"), "kgforge.evaluation"),
+    "EVAL_LAYOUTS": "kgforge.evaluation:LAYOUTS",
+    "score_responses": "kgforge.evaluation:evaluate",
+    **dict.fromkeys(
+        ("RUBRICS", "SHEET_FORMATS", "RatingReport", "import_ratings", "make_sheets"), "kgforge.evaluation.rating"
+    ),
+    "RATING_LANGUAGES": "kgforge.evaluation.rating:LANGUAGES",
+    **dict.fromkeys(("ExportOptions", "ExportReport", "dialogue_kinds", "layout_names"), "kgforge.exports"),
+    "EXPORT_FORMATS": "kgforge.exports:FORMATS",
+    "export_formats": "kgforge.exports:formats",
+    "ParallelExportReport": "kgforge.exports.parallel",
+    "GoalCheckReport": "kgforge.goals.check",
+    "GoalProblem": "kgforge.goals.check",
+    "GoalsReport": "kgforge.goals.generate",
+    "GoalOptions": "kgforge.goals.graph",
+    "parse_hops": "kgforge.goals.graph",
+    "GOAL_STYLES": "kgforge.goals.graph:STYLES",
+    **dict.fromkeys(("GroundOptions", "GroundReport", "GroundScore", "MatchOptions"), "kgforge.grounding"),
+    "GROUND_FORMATS": "kgforge.grounding.run:FORMATS",
+    "ImportReport": "kgforge.build.domain_import",
+    "LinkSummary": "kgforge.build.link",
+    "IMPORT_ENGINES": "kgforge.sources.wikidata.engines:ENGINES",
+    **dict.fromkeys(("AlignmentReport", "TranslationApplied", "TranslationProposals"), "kgforge.languages"),
+    "MAX_LITERAL_CHARS": "kgforge.languages.translate",
+    "DEFAULT_KEY_ENV": "kgforge.qa.llm",
+    **dict.fromkeys(("LLMSettings", "QAGenerateReport", "QAPredicatesReport", "QAScoreReport"), "kgforge.qa"),
+    **dict.fromkeys(("QASelectionReport", "QATemplatesReport", "SelectorOptions"), "kgforge.qa"),
+    "QA_KEY_ENV": "kgforge.qa:DEFAULT_KEY_ENV",
+    "QAGenerateOptions": "kgforge.qa:GenerateOptions",
+    "qa_configurations": "kgforge.qa.generate:configurations",
+    "RDF_FORMATS": "kgforge.store.rdf_export",
+    "RdfExportReport": "kgforge.store.rdf_export",
+    "StatsReport": "kgforge.stats:DomainStats",  # what :meth:`Domain.stats` returns
+    "plot_stats": "kgforge.stats",
+}
+
+if TYPE_CHECKING:  # for type checkers and linters; at run time each loads on first use (``__getattr__`` below)
+    from kgforge.build.domain_import import ImportReport
+    from kgforge.build.link import LinkSummary
+    from kgforge.corpus import (
+        BY,
+        METHODS,
+        CandidatesReport,
+        CardReport,
+        CorpusStats,
+        SplitPart,
+        SplitReport,
+        build_candidates,
+        corpus_stats,
+        parse_ratios,
+        split_corpus,
+        write_card,
+    )
+    from kgforge.crawl import CrawlConfig, SiteSpec, load_spec, site_names
+    from kgforge.crawl.site_crawl import CrawlReport, crawl_site
+    from kgforge.derive import DeriveReport
     from kgforge.embed.related import RelatedReport
     from kgforge.embed.train import EmbedReport
-from kgforge.build.domain_import import ImportReport, dump_selection, import_into_domain, wikidata_dump_kind
-from kgforge.build.link import LinkSummary, link_domain
-from kgforge.build.transaction import CheckReport, check_store
-from kgforge.core.errors import KgforgeError
-from kgforge.core.quarantine import Quarantine
-
-# What eval, metrics, qa, qa-eval, query and queries take beside the Domain methods: registries and value lists
-from kgforge.core.resources import query_description, shipped_queries
-from kgforge.core.schema import DOMAIN_SCHEMA_FILE
-from kgforge.corpus import BY, METHODS, SplitPart, parse_ratios
-from kgforge.crawl import CrawlConfig, SiteSpec, load_spec, site_names
-from kgforge.crawl.site_crawl import CrawlReport, crawl_site
-from kgforge.evaluation import LAYOUTS as EVAL_LAYOUTS
-from kgforge.evaluation import (
-    METRICS,
-    SEGMENTATIONS,
-    EvalOptions,
-    EvalReport,
-    HitsReport,
-    KnowledgeOptions,
-    KnowledgeScore,
-    Leaderboard,
-    evaluate_systems,
-    hits_at,
-    parse_system,
-    systems_in_folder,
-)
-from kgforge.evaluation import evaluate as score_responses
-from kgforge.evaluation.rating import LANGUAGES as RATING_LANGUAGES
-from kgforge.evaluation.rating import RUBRICS, SHEET_FORMATS, RatingReport, import_ratings, make_sheets
-from kgforge.exports import FORMATS as EXPORT_FORMATS
-from kgforge.exports import dialogue_kinds, layout_names
-from kgforge.exports import formats as export_formats
-from kgforge.goals.graph import STYLES as GOAL_STYLES
-from kgforge.goals.graph import parse_hops
-from kgforge.grounding.run import FORMATS as GROUND_FORMATS
-from kgforge.qa import DEFAULT_KEY_ENV as QA_KEY_ENV
-from kgforge.qa import GenerateOptions as QAGenerateOptions
-from kgforge.qa import (
-    LLMSettings,
-    QAGenerateReport,
-    QAPredicatesReport,
-    QAScoreReport,
-    QASelectionReport,
-    QATemplatesReport,
-    SelectorOptions,
-)
-from kgforge.qa import evaluate as qa_score_file
-from kgforge.qa import generate_dataset as qa_generate
-from kgforge.qa import llm_templates as qa_template_file
-from kgforge.qa import predicates as qa_predicate_table
-from kgforge.qa import select as qa_select_file
-from kgforge.qa.generate import configurations as qa_configurations
-from kgforge.sources.importer import sample_source, source_kinds
-from kgforge.sources.schema_infer import infer_schema
-from kgforge.sources.wikidata.engines import ENGINES as IMPORT_ENGINES
-from kgforge.stats import plot_stats
-from kgforge.store.layout import remove_leftovers
-from kgforge.store.query import DEFAULT_TIMEOUT as QUERY_TIMEOUT
-from kgforge.store.query import parse_binding
-from kgforge.store.rdf_export import RDF_FORMATS, RdfExportReport, export_rdf
-from kgforge.store.workdir import where as describe_workdir
+    from kgforge.evaluation import LAYOUTS as EVAL_LAYOUTS
+    from kgforge.evaluation import (
+        METRICS,
+        SEGMENTATIONS,
+        EvalOptions,
+        EvalReport,
+        HitsReport,
+        KnowledgeOptions,
+        KnowledgeScore,
+        Leaderboard,
+        evaluate_systems,
+        hits_at,
+        parse_system,
+        systems_in_folder,
+    )
+    from kgforge.evaluation import evaluate as score_responses
+    from kgforge.evaluation.rating import LANGUAGES as RATING_LANGUAGES
+    from kgforge.evaluation.rating import RUBRICS, SHEET_FORMATS, RatingReport, import_ratings, make_sheets
+    from kgforge.exports import FORMATS as EXPORT_FORMATS
+    from kgforge.exports import ExportReport, dialogue_kinds, layout_names
+    from kgforge.exports import formats as export_formats
+    from kgforge.exports.parallel import ParallelExportReport
+    from kgforge.goals.check import GoalCheckReport, GoalProblem
+    from kgforge.goals.generate import GoalsReport
+    from kgforge.goals.graph import STYLES as GOAL_STYLES
+    from kgforge.goals.graph import parse_hops
+    from kgforge.grounding import GroundReport, GroundScore, MatchOptions
+    from kgforge.grounding.run import FORMATS as GROUND_FORMATS
+    from kgforge.languages import AlignmentReport, TranslationApplied, TranslationProposals
+    from kgforge.languages.translate import MAX_LITERAL_CHARS
+    from kgforge.qa import DEFAULT_KEY_ENV as QA_KEY_ENV
+    from kgforge.qa import GenerateOptions as QAGenerateOptions
+    from kgforge.qa import (
+        LLMSettings,
+        QAGenerateReport,
+        QAPredicatesReport,
+        QAScoreReport,
+        QASelectionReport,
+        QATemplatesReport,
+        SelectorOptions,
+    )
+    from kgforge.qa.generate import configurations as qa_configurations
+    from kgforge.qa.llm import DEFAULT_KEY_ENV
+    from kgforge.sources.wikidata.engines import ENGINES as IMPORT_ENGINES
+    from kgforge.stats import DomainStats as StatsReport
+    from kgforge.stats import plot_stats
+    from kgforge.store.rdf_export import RDF_FORMATS, RdfExportReport
 
 
 @dataclass(frozen=True)
@@ -168,9 +199,6 @@ class BuildReport(Record):
         data["dropped_graphs"] = [dict(vars(d), message=d.message) for d in self.dropped]
         data["refresh"] = [dict(vars(d), message=d.message) for d in self.decisions]
         return data
-
-
-StatsReport = DomainStats  # what :meth:`Domain.stats` returns
 
 
 @dataclass(frozen=True)
@@ -262,6 +290,9 @@ def evaluate(
     def path(value: Path | str | None) -> Path | None:
         return None if value is None else Path(value)
 
+    from kgforge.evaluation import EvalOptions
+    from kgforge.evaluation import evaluate as score_responses
+
     return score_responses(
         Path(predictions),
         gold=path(gold),
@@ -285,6 +316,8 @@ def qa_evaluate(
     """``kgforge qa-eval``: score ``predictions`` (JSON lines of turn id and prediction) against the ``gold``
     turns, alias-aware; with ``llm``, an LLM judge beside it, its replies cached in ``cache`` (default: next
     to the predictions) and refused replies quarantined there."""
+    from kgforge.qa import evaluate as qa_score_file
+
     predictions = Path(predictions)
     client = None
     if llm is not None:
@@ -355,6 +388,8 @@ class Domain:
 
     def stats(self) -> StatsReport:
         """Entities, relations, triples and per-triple sizes of the published build (KdConv / DuConv Table 2)."""
+        from kgforge.stats import domain_stats
+
         return domain_stats(self.snapshot())
 
     def query(
@@ -411,24 +446,33 @@ class Domain:
         *,
         llm_url: str,
         llm_model: str,
-        llm_key_env: str = DEFAULT_KEY_ENV,
-        max_chars: int = MAX_LITERAL_CHARS,
+        llm_key_env: str | None = None,
+        max_chars: int | None = None,
         limit: int | None = None,
     ) -> TranslationProposals:
         """Ask an OpenAI-compatible endpoint for labels in ``language`` of what lacks one, and write them to the
         review file ``out`` (TSV) for a person to edit; nothing enters the graph until
-        :meth:`apply_translations` (see :mod:`kgforge.languages.translate`)."""
-        return propose_translations(
-            self.name, language, out, LLMSettings(llm_url, llm_model, llm_key_env), self.workdir, max_chars, limit
-        )
+        :meth:`apply_translations` (see :mod:`kgforge.languages.translate`). ``llm_key_env`` defaults to
+        :data:`DEFAULT_KEY_ENV`, ``max_chars`` to :data:`MAX_LITERAL_CHARS`."""
+        from kgforge.languages import propose_translations
+        from kgforge.languages.translate import MAX_LITERAL_CHARS
+        from kgforge.qa.llm import DEFAULT_KEY_ENV, LLMSettings
+
+        settings = LLMSettings(llm_url, llm_model, llm_key_env or DEFAULT_KEY_ENV)
+        chars = MAX_LITERAL_CHARS if max_chars is None else max_chars
+        return propose_translations(self.name, language, out, settings, self.workdir, chars, limit)
 
     def apply_translations(self, review_file: Path | str, language: str) -> TranslationApplied:
         """Load the kept rows of a reviewed translation file as the graph ``graph/translated/<language>``."""
+        from kgforge.languages import apply_translations
+
         return apply_translations(self.name, review_file, language, self.workdir)
 
     def align(self, language: str = "en", *, write: bool = False) -> AlignmentReport:
         """Align the domain's names with those in ``language`` across sources (type-checked), listing the
         ambiguous and missing ones; ``write`` publishes the name matches as ``owl:sameAs``."""
+        from kgforge.languages import align_languages
+
         return align_languages(self.name, language, self.workdir, write)
 
     def tables(self, *, include_derived: bool = False) -> GraphTables:
@@ -439,6 +483,8 @@ class Domain:
         self, *, max_group: int | None = None, max_pairs: int | None = None, seed: int | None = None
     ) -> DeriveReport:
         """Associated two-hop triples (entities sharing a predicate and object) into their own named graph."""
+        from kgforge.derive import derive
+
         return derive(self.name, self.workdir, max_group=max_group, seed=seed, max_pairs=max_pairs)
 
     def goals(
@@ -455,6 +501,9 @@ class Domain:
         transitions: Path | str | None = None,
         profile_template: Path | str | None = None,
     ) -> GoalsReport:
+        from kgforge.goals.generate import generate
+        from kgforge.goals.graph import GoalOptions
+
         options = GoalOptions(
             n=n,
             seed=seed,
@@ -471,6 +520,8 @@ class Domain:
     def check_goals(self, sessions: Path | str) -> GoalCheckReport:
         """Check the goals of real DuConv sessions (JSON lines) against the graph: in it, and found by the goal
         queries; each goal that is not is a :class:`GoalProblem`."""
+        from kgforge.goals.check import validate
+
         return validate(self.snapshot(), Path(sessions))
 
     def diff(
@@ -501,6 +552,9 @@ class Domain:
     ) -> ExportReport:
         """Per-dialogue subgraphs in dataset format ``fmt`` (see ExportOptions) for the new goals in ``goals``
         (from :meth:`goals`), or for the real ``dialogues`` (``goals=None``)."""
+        from kgforge.exports import ExportOptions, export_dialogues, export_goals
+        from kgforge.exports.registry import detect_layout
+
         if (goals is None) == (dialogues is None):
             raise ArgumentError("export", "give either goals (from `kgforge goals`) or dialogues (real dialogues)")
         settings, out = ExportOptions(fmt=fmt, **options), self.paths.output(Path(out))
@@ -528,6 +582,8 @@ class Domain:
         ``en_NAME`` twin beside it), in every language of ``languages`` (``["zh", "en"]``): twin files with the
         same ids and triples, DuRecDial 2.0's five task files and a manifest pairing them (see
         :mod:`kgforge.exports.parallel`)."""
+        from kgforge.exports import ExportOptions, export_parallel, export_parallel_dialogues
+
         if (goals is None) == (dialogues is None):
             raise ArgumentError("export", "give either goals (from `kgforge goals`) or dialogues (real dialogues)")
         settings = ExportOptions(fmt=fmt, language=languages[0], **options)
@@ -539,18 +595,25 @@ class Domain:
 
     def corpus_stats(self, dialogues: Path | str, **options: Any) -> CorpusStats:
         """:func:`kgforge.corpus.corpus_stats` of a dialogue file, with its topics against this domain's graph."""
+        from kgforge.corpus import corpus_stats
+
         return corpus_stats(dialogues, domain=self.name, workdir=self.workdir, **options)
 
     def corpus_card(self, dialogues: Iterable[Path | str], out: Path | str, **options: Any) -> CardReport:
         """:func:`kgforge.corpus.write_card`: the datasheet of dialogue files built against this domain."""
+        from kgforge.corpus import write_card
+
         return write_card(dialogues, self.name, out, workdir=self.workdir, **options)
 
     def ground(
-        self, dialogues: Path | str, out: Path | str, *, fmt: str = "kdconv", options: MatchOptions = MatchOptions()
+        self, dialogues: Path | str, out: Path | str, *, fmt: str = "kdconv", options: MatchOptions | None = None
     ) -> GroundReport:
         """The facts each message of ``dialogues`` states and its claims, written to ``out``; scored against the
-        gold annotations the input has (see docs/grounding.md)."""
-        return ground_file(self.name, Path(dialogues), Path(out), self.workdir, GroundOptions(fmt, options))
+        gold annotations the input has (see docs/grounding.md). ``options`` defaults to ``MatchOptions()``."""
+        from kgforge.grounding import GroundOptions, MatchOptions, ground_file
+
+        settings = GroundOptions(fmt, options or MatchOptions())
+        return ground_file(self.name, Path(dialogues), Path(out), self.workdir, settings)
 
     def embed(
         self, *, name: str = "default", resume: bool = False, progress: bool = False, **config: Any
@@ -597,6 +660,8 @@ class Domain:
     def link(self) -> LinkSummary:
         """Link the dataset's and crawled entities to their Wikidata / XLORE counterparts (``owl:sameAs``, in a
         derived graph) by zh/en label and alias with type checks; ambiguous names are listed, never guessed."""
+        from kgforge.build.link import link_domain
+
         return link_domain(self.name, self.workdir)
 
     def import_dump(
@@ -621,6 +686,8 @@ class Domain:
         full Turtle, told apart by the file's first line) or ``xlore``; optionally only the ``hops``
         neighbourhood of seeds (ids, exact labels, ``seed_labels``: the domain's own start entities, or the
         instances of ``seed_classes``). A killed import resumes from its last checkpoint unless ``resume=False``."""
+        from kgforge.build.domain_import import dump_selection, import_into_domain, wikidata_dump_kind
+
         options = dump_selection(
             self.name,
             self.workdir,
@@ -642,6 +709,8 @@ class Domain:
     def export_rdf(self, out: Path | str, *, fmt: str = "nq") -> RdfExportReport:
         """The whole store as RDF in ``fmt`` (a name or alias of :data:`RDF_FORMATS`): N-Quads and TriG keep the
         named graphs, N-Triples and Turtle give their union, deduplicated."""
+        from kgforge.store.rdf_export import export_rdf
+
         return export_rdf(self.name, fmt, Path(out), self.workdir)
 
     def init_schema(
@@ -671,6 +740,8 @@ class Domain:
 
     def qa_predicates(self, *, language: str | None = None) -> QAPredicatesReport:
         """F(t) of ConvKGYarn: each type's predicates with coverage, specificity and object diversity."""
+        from kgforge.qa import predicates as qa_predicate_table
+
         return qa_predicate_table(self.name, self.workdir, language)
 
     def qa_select(
@@ -683,6 +754,8 @@ class Domain:
     ) -> QASelectionReport:
         """G(t, preds): each type's interesting predicates (statistical, or judged by the ``llm``), written to
         ``out`` for :meth:`qa_templates` and ``kgforge qa generate --selection``."""
+        from kgforge.qa import select as qa_select_file
+
         return qa_select_file(self.name, Path(out), self.workdir, language, options, llm)
 
     def qa_templates(
@@ -696,6 +769,8 @@ class Domain:
     ) -> QATemplatesReport:
         """A template file: the bundled templates plus the ``llm``'s templates for up to ``limit`` selected
         (type, predicate) pairs that pass the checks (placeholders, no answer given away)."""
+        from kgforge.qa import llm_templates as qa_template_file
+
         return qa_template_file(
             self.name, Path(out), llm, self.workdir, language, Path(selection) if selection else None, limit
         )
@@ -715,6 +790,8 @@ class Domain:
 
         def path(value: Path | str | None) -> Path | None:
             return None if value is None else Path(value)
+
+        from kgforge.qa import generate_dataset as qa_generate
 
         return qa_generate(
             self.name,
@@ -759,16 +836,13 @@ __all__ = [
 
 
 def __getattr__(name: str) -> Any:
-    """``EmbedReport`` and ``RelatedReport``, imported on first use: their modules load torch."""
-    if name == "EmbedReport":
-        from kgforge.embed.train import EmbedReport  # lazy: loads torch
-
-        return EmbedReport
-    if name == "RelatedReport":
-        from kgforge.embed.related import RelatedReport  # lazy: loads torch
-
-        return RelatedReport
-    raise AttributeError(f"module 'kgforge.api' has no attribute {name!r}")
+    """A name of :data:`_LAZY`, imported from its module on first use and kept (start-up, see above)."""
+    if name not in _LAZY:
+        raise AttributeError(f"module 'kgforge.api' has no attribute {name!r}")
+    module, _, attr = _LAZY[name].partition(":")
+    value = getattr(importlib.import_module(module), attr or name)
+    globals()[name] = value
+    return value
 
 
 # The stages added to the API for the command line's other commands, and the registries its options offer.
@@ -879,3 +953,4 @@ __all__ += [
     "parse_binding",
 ]
 __all__ += ["DEFAULT_KEY_ENV", "MAX_LITERAL_CHARS"]
+__all__ += ["AlignmentReport", "MatchOptions", "TranslationApplied", "TranslationProposals"]  # methods' types

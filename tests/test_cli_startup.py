@@ -61,6 +61,64 @@ def test_help_and_version_import_no_stage(args):
     assert not [m for m in HEAVY if m in loaded], sorted(m for m in HEAVY if m in loaded)
 
 
+# The stages (and what they pull in) that the public API loads on first use, not on import: every command
+# imports kgforge.api, and `kgforge build` needs only the build and the store.
+STAGES = (
+    "kgforge.corpus",
+    "kgforge.crawl",
+    "kgforge.derive",
+    "kgforge.embed",
+    "kgforge.evaluation",
+    "kgforge.exports",
+    "kgforge.goals",
+    "kgforge.grounding",
+    "kgforge.languages",
+    "kgforge.qa",
+    "kgforge.stats",
+    "kgforge.build.domain_import",
+    "kgforge.build.link",
+    "kgforge.sources.wikidata",
+    "kgforge.store.rdf_export",
+    "torch",
+    "numpy",
+    "requests",
+    "pypinyin",
+    "matplotlib",
+)
+
+
+def test_importing_the_api_loads_no_stage():
+    code = "import sys, json, kgforge.api\nprint(json.dumps(sorted(sys.modules)))"
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
+    loaded = set(json.loads(result.stdout))
+    assert "kgforge.build.transaction" in loaded
+    assert not [m for m in STAGES if m in loaded], sorted(m for m in STAGES if m in loaded)
+
+
+@pytest.mark.slow  # a fresh interpreter, its imports listed
+def test_build_help_loads_no_stage():
+    loaded = _imported_by("build", "--help")
+    assert "kgforge.cli.build" in loaded
+    assert not [m for m in STAGES if m in loaded], sorted(m for m in STAGES if m in loaded)
+
+
+def test_every_public_name_is_the_one_its_stage_defines():
+    """Loading on first use changes no name: each lazy name is its module's object, and ``import *`` works."""
+    import importlib
+
+    import kgforge
+    import kgforge.api as api
+
+    for name, target in api._LAZY.items():
+        module, _, there = target.partition(":")
+        assert getattr(api, name) is getattr(importlib.import_module(module), there or name), name
+    namespace: dict = {}
+    exec("from kgforge.api import *", namespace)
+    assert set(api.__all__) <= namespace.keys()
+    assert all(getattr(kgforge, name) is not None for name in kgforge.__all__)
+    assert kgforge.corpus_stats is api.corpus_stats and kgforge.crawl_site is api.crawl_site
+
+
 @pytest.mark.slow  # a fresh interpreter, its imports listed
 def test_a_command_imports_its_own_module_only():
     loaded = _imported_by("queries", "--json")

@@ -71,7 +71,7 @@ def domain_methods() -> list:
 
 
 def return_type(function) -> object:
-    lazy = {"EmbedReport": api.EmbedReport, "RelatedReport": api.RelatedReport}  # api imports them on first use
+    lazy = {name: getattr(api, name) for name in api.__all__}  # api imports most of them on first use
     hints = typing.get_type_hints(function, globalns={**vars(api), **lazy, **vars(inspect.getmodule(function))})
     return hints["return"]
 
