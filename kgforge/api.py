@@ -290,8 +290,8 @@ def evaluate(
     def path(value: Path | str | None) -> Path | None:
         return None if value is None else Path(value)
 
-    from kgforge.evaluation import EvalOptions
-    from kgforge.evaluation import evaluate as score_responses
+    from kgforge.evaluation import EvalOptions  # lazy: start-up
+    from kgforge.evaluation import evaluate as score_responses  # lazy: start-up
 
     return score_responses(
         Path(predictions),
@@ -316,7 +316,7 @@ def qa_evaluate(
     """``kgforge qa-eval``: score ``predictions`` (JSON lines of turn id and prediction) against the ``gold``
     turns, alias-aware; with ``llm``, an LLM judge beside it, its replies cached in ``cache`` (default: next
     to the predictions) and refused replies quarantined there."""
-    from kgforge.qa import evaluate as qa_score_file
+    from kgforge.qa import evaluate as qa_score_file  # lazy: start-up
 
     predictions = Path(predictions)
     client = None
@@ -388,7 +388,7 @@ class Domain:
 
     def stats(self) -> StatsReport:
         """Entities, relations, triples and per-triple sizes of the published build (KdConv / DuConv Table 2)."""
-        from kgforge.stats import domain_stats
+        from kgforge.stats import domain_stats  # lazy: start-up
 
         return domain_stats(self.snapshot())
 
@@ -454,9 +454,9 @@ class Domain:
         review file ``out`` (TSV) for a person to edit; nothing enters the graph until
         :meth:`apply_translations` (see :mod:`kgforge.languages.translate`). ``llm_key_env`` defaults to
         :data:`DEFAULT_KEY_ENV`, ``max_chars`` to :data:`MAX_LITERAL_CHARS`."""
-        from kgforge.languages import propose_translations
-        from kgforge.languages.translate import MAX_LITERAL_CHARS
-        from kgforge.qa.llm import DEFAULT_KEY_ENV, LLMSettings
+        from kgforge.languages import propose_translations  # lazy: start-up
+        from kgforge.languages.translate import MAX_LITERAL_CHARS  # lazy: start-up
+        from kgforge.qa.llm import DEFAULT_KEY_ENV, LLMSettings  # lazy: start-up
 
         settings = LLMSettings(llm_url, llm_model, llm_key_env or DEFAULT_KEY_ENV)
         chars = MAX_LITERAL_CHARS if max_chars is None else max_chars
@@ -464,14 +464,14 @@ class Domain:
 
     def apply_translations(self, review_file: Path | str, language: str) -> TranslationApplied:
         """Load the kept rows of a reviewed translation file as the graph ``graph/translated/<language>``."""
-        from kgforge.languages import apply_translations
+        from kgforge.languages import apply_translations  # lazy: start-up
 
         return apply_translations(self.name, review_file, language, self.workdir)
 
     def align(self, language: str = "en", *, write: bool = False) -> AlignmentReport:
         """Align the domain's names with those in ``language`` across sources (type-checked), listing the
         ambiguous and missing ones; ``write`` publishes the name matches as ``owl:sameAs``."""
-        from kgforge.languages import align_languages
+        from kgforge.languages import align_languages  # lazy: start-up
 
         return align_languages(self.name, language, self.workdir, write)
 
@@ -483,7 +483,7 @@ class Domain:
         self, *, max_group: int | None = None, max_pairs: int | None = None, seed: int | None = None
     ) -> DeriveReport:
         """Associated two-hop triples (entities sharing a predicate and object) into their own named graph."""
-        from kgforge.derive import derive
+        from kgforge.derive import derive  # lazy: start-up
 
         return derive(self.name, self.workdir, max_group=max_group, seed=seed, max_pairs=max_pairs)
 
@@ -501,8 +501,8 @@ class Domain:
         transitions: Path | str | None = None,
         profile_template: Path | str | None = None,
     ) -> GoalsReport:
-        from kgforge.goals.generate import generate
-        from kgforge.goals.graph import GoalOptions
+        from kgforge.goals.generate import generate  # lazy: start-up
+        from kgforge.goals.graph import GoalOptions  # lazy: start-up
 
         options = GoalOptions(
             n=n,
@@ -520,7 +520,7 @@ class Domain:
     def check_goals(self, sessions: Path | str) -> GoalCheckReport:
         """Check the goals of real DuConv sessions (JSON lines) against the graph: in it, and found by the goal
         queries; each goal that is not is a :class:`GoalProblem`."""
-        from kgforge.goals.check import validate
+        from kgforge.goals.check import validate  # lazy: start-up
 
         return validate(self.snapshot(), Path(sessions))
 
@@ -552,8 +552,8 @@ class Domain:
     ) -> ExportReport:
         """Per-dialogue subgraphs in dataset format ``fmt`` (see ExportOptions) for the new goals in ``goals``
         (from :meth:`goals`), or for the real ``dialogues`` (``goals=None``)."""
-        from kgforge.exports import ExportOptions, export_dialogues, export_goals
-        from kgforge.exports.registry import detect_layout
+        from kgforge.exports import ExportOptions, export_dialogues, export_goals  # lazy: start-up
+        from kgforge.exports.registry import detect_layout  # lazy: start-up
 
         if (goals is None) == (dialogues is None):
             raise ArgumentError("export", "give either goals (from `kgforge goals`) or dialogues (real dialogues)")
@@ -582,7 +582,7 @@ class Domain:
         ``en_NAME`` twin beside it), in every language of ``languages`` (``["zh", "en"]``): twin files with the
         same ids and triples, DuRecDial 2.0's five task files and a manifest pairing them (see
         :mod:`kgforge.exports.parallel`)."""
-        from kgforge.exports import ExportOptions, export_parallel, export_parallel_dialogues
+        from kgforge.exports import ExportOptions, export_parallel, export_parallel_dialogues  # lazy: start-up
 
         if (goals is None) == (dialogues is None):
             raise ArgumentError("export", "give either goals (from `kgforge goals`) or dialogues (real dialogues)")
@@ -595,13 +595,13 @@ class Domain:
 
     def corpus_stats(self, dialogues: Path | str, **options: Any) -> CorpusStats:
         """:func:`kgforge.corpus.corpus_stats` of a dialogue file, with its topics against this domain's graph."""
-        from kgforge.corpus import corpus_stats
+        from kgforge.corpus import corpus_stats  # lazy: start-up
 
         return corpus_stats(dialogues, domain=self.name, workdir=self.workdir, **options)
 
     def corpus_card(self, dialogues: Iterable[Path | str], out: Path | str, **options: Any) -> CardReport:
         """:func:`kgforge.corpus.write_card`: the datasheet of dialogue files built against this domain."""
-        from kgforge.corpus import write_card
+        from kgforge.corpus import write_card  # lazy: start-up
 
         return write_card(dialogues, self.name, out, workdir=self.workdir, **options)
 
@@ -610,7 +610,7 @@ class Domain:
     ) -> GroundReport:
         """The facts each message of ``dialogues`` states and its claims, written to ``out``; scored against the
         gold annotations the input has (see docs/grounding.md). ``options`` defaults to ``MatchOptions()``."""
-        from kgforge.grounding import GroundOptions, MatchOptions, ground_file
+        from kgforge.grounding import GroundOptions, MatchOptions, ground_file  # lazy: start-up
 
         settings = GroundOptions(fmt, options or MatchOptions())
         return ground_file(self.name, Path(dialogues), Path(out), self.workdir, settings)
@@ -660,7 +660,7 @@ class Domain:
     def link(self) -> LinkSummary:
         """Link the dataset's and crawled entities to their Wikidata / XLORE counterparts (``owl:sameAs``, in a
         derived graph) by zh/en label and alias with type checks; ambiguous names are listed, never guessed."""
-        from kgforge.build.link import link_domain
+        from kgforge.build.link import link_domain  # lazy: start-up
 
         return link_domain(self.name, self.workdir)
 
@@ -686,7 +686,7 @@ class Domain:
         full Turtle, told apart by the file's first line) or ``xlore``; optionally only the ``hops``
         neighbourhood of seeds (ids, exact labels, ``seed_labels``: the domain's own start entities, or the
         instances of ``seed_classes``). A killed import resumes from its last checkpoint unless ``resume=False``."""
-        from kgforge.build.domain_import import dump_selection, import_into_domain, wikidata_dump_kind
+        from kgforge.build.domain_import import dump_selection, import_into_domain, wikidata_dump_kind  # lazy: start-up
 
         options = dump_selection(
             self.name,
@@ -709,7 +709,7 @@ class Domain:
     def export_rdf(self, out: Path | str, *, fmt: str = "nq") -> RdfExportReport:
         """The whole store as RDF in ``fmt`` (a name or alias of :data:`RDF_FORMATS`): N-Quads and TriG keep the
         named graphs, N-Triples and Turtle give their union, deduplicated."""
-        from kgforge.store.rdf_export import export_rdf
+        from kgforge.store.rdf_export import export_rdf  # lazy: start-up
 
         return export_rdf(self.name, fmt, Path(out), self.workdir)
 
@@ -740,7 +740,7 @@ class Domain:
 
     def qa_predicates(self, *, language: str | None = None) -> QAPredicatesReport:
         """F(t) of ConvKGYarn: each type's predicates with coverage, specificity and object diversity."""
-        from kgforge.qa import predicates as qa_predicate_table
+        from kgforge.qa import predicates as qa_predicate_table  # lazy: start-up
 
         return qa_predicate_table(self.name, self.workdir, language)
 
@@ -754,7 +754,7 @@ class Domain:
     ) -> QASelectionReport:
         """G(t, preds): each type's interesting predicates (statistical, or judged by the ``llm``), written to
         ``out`` for :meth:`qa_templates` and ``kgforge qa generate --selection``."""
-        from kgforge.qa import select as qa_select_file
+        from kgforge.qa import select as qa_select_file  # lazy: start-up
 
         return qa_select_file(self.name, Path(out), self.workdir, language, options, llm)
 
@@ -769,7 +769,7 @@ class Domain:
     ) -> QATemplatesReport:
         """A template file: the bundled templates plus the ``llm``'s templates for up to ``limit`` selected
         (type, predicate) pairs that pass the checks (placeholders, no answer given away)."""
-        from kgforge.qa import llm_templates as qa_template_file
+        from kgforge.qa import llm_templates as qa_template_file  # lazy: start-up
 
         return qa_template_file(
             self.name, Path(out), llm, self.workdir, language, Path(selection) if selection else None, limit
@@ -791,7 +791,7 @@ class Domain:
         def path(value: Path | str | None) -> Path | None:
             return None if value is None else Path(value)
 
-        from kgforge.qa import generate_dataset as qa_generate
+        from kgforge.qa import generate_dataset as qa_generate  # lazy: start-up
 
         return qa_generate(
             self.name,
