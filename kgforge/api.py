@@ -456,7 +456,7 @@ class Domain:
         :data:`DEFAULT_KEY_ENV`, ``max_chars`` to :data:`MAX_LITERAL_CHARS`."""
         from kgforge.languages import propose_translations  # lazy: start-up
         from kgforge.languages.translate import MAX_LITERAL_CHARS  # lazy: start-up
-        from kgforge.qa.llm import DEFAULT_KEY_ENV, LLMSettings  # lazy: start-up
+        from kgforge.qa import DEFAULT_KEY_ENV, LLMSettings  # lazy: start-up
 
         settings = LLMSettings(llm_url, llm_model, llm_key_env or DEFAULT_KEY_ENV)
         chars = MAX_LITERAL_CHARS if max_chars is None else max_chars
