@@ -51,58 +51,79 @@ from kgforge.store.workdir import where as describe_workdir
 # Start-up: every command imports this module, and `kgforge build` needs only the build and the store above.
 # The stages' names load with their module on first use (``__getattr__`` at the end); a method imports the
 # stage function it calls. Importing them all here cost every command about 0.4 s (docs/benchmarks.md).
-_LAZY = {  # name -> "module" or "module:name there"
-    **dict.fromkeys(("BY", "METHODS", "CandidatesReport", "CardReport", "CorpusStats", "SplitPart"), "kgforge.corpus"),
-    **dict.fromkeys(("SplitReport", "build_candidates", "corpus_stats", "parse_ratios"), "kgforge.corpus"),
-    **dict.fromkeys(("split_corpus", "write_card"), "kgforge.corpus"),
-    "CrawlConfig": "kgforge.crawl",
-    "SiteSpec": "kgforge.crawl",
-    "load_spec": "kgforge.crawl",
-    "site_names": "kgforge.crawl",
-    "CrawlReport": "kgforge.crawl.site_crawl",
-    "crawl_site": "kgforge.crawl.site_crawl",
-    "DeriveReport": "kgforge.derive",
-    "EmbedReport": "kgforge.embed.train",  # torch
-    "RelatedReport": "kgforge.embed.related",  # torch
-    **dict.fromkeys(
-        ("EvalOptions", "EvalReport", "HitsReport", "KnowledgeOptions", "KnowledgeScore"), "kgforge.evaluation"
+_LAZY = {  # module -> the names the API takes from it
+    "kgforge.build.domain_import": ("ImportReport",),
+    "kgforge.build.link": ("LinkSummary",),
+    "kgforge.corpus": (
+        "BY",
+        "CandidatesReport",
+        "CardReport",
+        "CorpusStats",
+        "METHODS",
+        "SplitPart",
+        "SplitReport",
+        "build_candidates",
+        "corpus_stats",
+        "parse_ratios",
+        "split_corpus",
+        "write_card",
     ),
-    **dict.fromkeys(("Leaderboard", "METRICS", "SEGMENTATIONS", "evaluate_systems", "hits_at"), "kgforge.evaluation"),
-    **dict.fromkeys(("parse_system", "systems_in_folder"), "kgforge.evaluation"),
-    "EVAL_LAYOUTS": "kgforge.evaluation:LAYOUTS",
-    "score_responses": "kgforge.evaluation:evaluate",
-    **dict.fromkeys(
-        ("RUBRICS", "SHEET_FORMATS", "RatingReport", "import_ratings", "make_sheets"), "kgforge.evaluation.rating"
+    "kgforge.crawl": ("CrawlConfig", "SiteSpec", "load_spec", "site_names"),
+    "kgforge.crawl.site_crawl": ("CrawlReport", "crawl_site"),
+    "kgforge.derive": ("DeriveReport",),
+    "kgforge.embed.related": ("RelatedReport",),
+    "kgforge.embed.train": ("EmbedReport",),
+    "kgforge.evaluation": (
+        "EvalOptions",
+        "EvalReport",
+        "HitsReport",
+        "KnowledgeOptions",
+        "KnowledgeScore",
+        "Leaderboard",
+        "METRICS",
+        "SEGMENTATIONS",
+        "evaluate_systems",
+        "hits_at",
+        "parse_system",
+        "systems_in_folder",
     ),
-    "RATING_LANGUAGES": "kgforge.evaluation.rating:LANGUAGES",
-    **dict.fromkeys(("ExportOptions", "ExportReport", "dialogue_kinds", "layout_names"), "kgforge.exports"),
-    "EXPORT_FORMATS": "kgforge.exports:FORMATS",
-    "export_formats": "kgforge.exports:formats",
-    "ParallelExportReport": "kgforge.exports.parallel",
-    "GoalCheckReport": "kgforge.goals.check",
-    "GoalProblem": "kgforge.goals.check",
-    "GoalsReport": "kgforge.goals.generate",
-    "GoalOptions": "kgforge.goals.graph",
-    "parse_hops": "kgforge.goals.graph",
-    "GOAL_STYLES": "kgforge.goals.graph:STYLES",
-    **dict.fromkeys(("GroundOptions", "GroundReport", "GroundScore", "MatchOptions"), "kgforge.grounding"),
-    "GROUND_FORMATS": "kgforge.grounding.run:FORMATS",
-    "ImportReport": "kgforge.build.domain_import",
-    "LinkSummary": "kgforge.build.link",
-    "IMPORT_ENGINES": "kgforge.sources.wikidata.engines:ENGINES",
-    **dict.fromkeys(("AlignmentReport", "TranslationApplied", "TranslationProposals"), "kgforge.languages"),
-    "MAX_LITERAL_CHARS": "kgforge.languages.translate",
-    "DEFAULT_KEY_ENV": "kgforge.qa.llm",
-    **dict.fromkeys(("LLMSettings", "QAGenerateReport", "QAPredicatesReport", "QAScoreReport"), "kgforge.qa"),
-    **dict.fromkeys(("QASelectionReport", "QATemplatesReport", "SelectorOptions"), "kgforge.qa"),
-    "QA_KEY_ENV": "kgforge.qa:DEFAULT_KEY_ENV",
-    "QAGenerateOptions": "kgforge.qa:GenerateOptions",
-    "qa_configurations": "kgforge.qa.generate:configurations",
-    "RDF_FORMATS": "kgforge.store.rdf_export",
-    "RdfExportReport": "kgforge.store.rdf_export",
-    "StatsReport": "kgforge.stats:DomainStats",  # what :meth:`Domain.stats` returns
-    "plot_stats": "kgforge.stats",
+    "kgforge.evaluation.rating": ("RUBRICS", "RatingReport", "SHEET_FORMATS", "import_ratings", "make_sheets"),
+    "kgforge.exports": ("ExportOptions", "ExportReport", "dialogue_kinds", "layout_names"),
+    "kgforge.exports.parallel": ("ParallelExportReport",),
+    "kgforge.goals.check": ("GoalCheckReport", "GoalProblem"),
+    "kgforge.goals.generate": ("GoalsReport",),
+    "kgforge.goals.graph": ("GoalOptions", "parse_hops"),
+    "kgforge.grounding": ("GroundOptions", "GroundReport", "GroundScore", "MatchOptions"),
+    "kgforge.languages": ("AlignmentReport", "TranslationApplied", "TranslationProposals"),
+    "kgforge.languages.translate": ("MAX_LITERAL_CHARS",),
+    "kgforge.qa": (
+        "LLMSettings",
+        "QAGenerateReport",
+        "QAPredicatesReport",
+        "QAScoreReport",
+        "QASelectionReport",
+        "QATemplatesReport",
+        "SelectorOptions",
+    ),
+    "kgforge.qa.llm": ("DEFAULT_KEY_ENV",),
+    "kgforge.stats": ("plot_stats",),
+    "kgforge.store.rdf_export": ("RDF_FORMATS", "RdfExportReport"),
 }
+_RENAMED = {  # name in the API -> (module, name there)
+    "EVAL_LAYOUTS": ("kgforge.evaluation", "LAYOUTS"),
+    "EXPORT_FORMATS": ("kgforge.exports", "FORMATS"),
+    "GOAL_STYLES": ("kgforge.goals.graph", "STYLES"),
+    "GROUND_FORMATS": ("kgforge.grounding.run", "FORMATS"),
+    "IMPORT_ENGINES": ("kgforge.sources.wikidata.engines", "ENGINES"),
+    "QAGenerateOptions": ("kgforge.qa", "GenerateOptions"),
+    "QA_KEY_ENV": ("kgforge.qa", "DEFAULT_KEY_ENV"),
+    "RATING_LANGUAGES": ("kgforge.evaluation.rating", "LANGUAGES"),
+    "StatsReport": ("kgforge.stats", "DomainStats"),
+    "export_formats": ("kgforge.exports", "formats"),
+    "qa_configurations": ("kgforge.qa.generate", "configurations"),
+    "score_responses": ("kgforge.evaluation", "evaluate"),
+}
+_HOME = {name: (module, name) for module, names in _LAZY.items() for name in names} | _RENAMED
 
 if TYPE_CHECKING:  # for type checkers and linters; at run time each loads on first use (``__getattr__`` below)
     from kgforge.build.domain_import import ImportReport
@@ -836,11 +857,11 @@ __all__ = [
 
 
 def __getattr__(name: str) -> Any:
-    """A name of :data:`_LAZY`, imported from its module on first use and kept (start-up, see above)."""
-    if name not in _LAZY:
+    """A name of :data:`_LAZY` or :data:`_RENAMED`, imported from its module on first use and kept (start-up)."""
+    if name not in _HOME:
         raise AttributeError(f"module 'kgforge.api' has no attribute {name!r}")
-    module, _, attr = _LAZY[name].partition(":")
-    value = getattr(importlib.import_module(module), attr or name)
+    module, there = _HOME[name]
+    value = getattr(importlib.import_module(module), there)
     globals()[name] = value
     return value
 

@@ -109,9 +109,8 @@ def test_every_public_name_is_the_one_its_stage_defines():
     import kgforge
     import kgforge.api as api
 
-    for name, target in api._LAZY.items():
-        module, _, there = target.partition(":")
-        assert getattr(api, name) is getattr(importlib.import_module(module), there or name), name
+    for name, (module, there) in api._HOME.items():
+        assert getattr(api, name) is getattr(importlib.import_module(module), there), name
     namespace: dict = {}
     exec("from kgforge.api import *", namespace)
     assert set(api.__all__) <= namespace.keys()
