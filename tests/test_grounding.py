@@ -17,8 +17,9 @@ from kgforge import Domain
 from kgforge.grounding.normalise import form, value_key
 from tests.conftest import run_cli, shared_file
 
-# measured on the shared dev sets (docs/grounding.md): travel 0.956, film 0.853, music 0.861; the floors catch a regression
-F1_FLOORS = {"travel": 0.95, "film": 0.85, "music": 0.85}
+# measured on the shared dev sets (docs/grounding.md): travel 0.957, film 0.872, music 0.875; the floors sit under
+# them to catch a regression of any rule (the issue asks 0.85 of each)
+F1_FLOORS = {"travel": 0.95, "film": 0.865, "music": 0.865}
 
 
 def build_kdconv_domain(domain: str, workdir: Path) -> None:
