@@ -71,7 +71,7 @@ def import_into_domain(
         except (StoreMissingError, FileNotFoundError):
             current = None
         published, manifest = (current.build, current.manifest) if current else (None, None)
-        schema = load_schema(manifest.schema.path if manifest else domain)
+        schema = current.schema if current else load_schema(domain)
         spec = SourceSpec(kind, str(path), options)
         result, used = import_source(schema, paths, staging, spec, Path(path), set(), progress)
         graphs = dict(manifest.graphs) if manifest else {}

@@ -51,10 +51,12 @@ from kgforge.sources.importer import ImportContext, importer_for, reads_file, so
 from kgforge.sources.schema_infer import infer_schema
 from kgforge.store.checksums import stamp
 from kgforge.store.layout import (
+    SCHEMA_COPY,
     DomainPaths,
     carry_quads,
     discard_build,
     domain_paths,
+    keep_schema,
     leftovers,
     staged_build,
     swap_in,
@@ -325,7 +327,8 @@ def _refresh(
         graphs[SCHEMA_GRAPH] = previous.graphs[SCHEMA_GRAPH]  # its quads file, whatever the earlier build named it
         kept = kept | {SCHEMA_GRAPH}
     derived = {g: e for g, e in previous.graphs.items() if _made_by_stage(e)}
-    if kept == set(graphs) and set(previous.graphs) == kept | set(derived):  # nothing to drop, nothing to load
+    unchanged = kept == set(graphs) and set(previous.graphs) == kept | set(derived)  # nothing to drop or load
+    if unchanged and current.schema.document == schema.document:
         discard_build(staging)
         return BuildSummary(
             paths.domain,
@@ -336,6 +339,7 @@ def _refresh(
             published=False,
         )
     drop = [g for g in previous.graphs if g not in kept]  # derived graphs too: what they came from changed
+    keep_schema(schema, staging)
     return extend_build(
         paths,
         staging,
@@ -518,6 +522,7 @@ def load_graphs(
         versions=package_versions(),
         stages=stages or {},
     )
+    keep_schema(schema, staging)
     swap_in(paths, staging, manifest)
     return BuildSummary(paths.domain, staging.name, str(staging / "oxigraph"), counts, timings=timings)
 
@@ -606,8 +611,10 @@ def _expected_counts(graphs: dict[str, GraphEntry]) -> dict[str, int]:
 
 
 def _carry_schema(entry: SchemaEntry, published: Path, staging: Path) -> SchemaEntry:
-    """A schema kept inside the published build (one inferred at build time) goes into the new build with it,
-    since the older build is removed in time; any other schema file stays where it is."""
+    """The published build's schema goes into the new build with it: its kept copy, and the schema file itself
+    when that lives inside the build (one inferred at build time), since the older build is removed in time."""
+    if (published / SCHEMA_COPY).is_file():
+        shutil.copyfile(published / SCHEMA_COPY, staging / SCHEMA_COPY)
     path = Path(entry.path)
     if path.parent != published:
         return entry

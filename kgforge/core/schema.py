@@ -80,6 +80,8 @@ class Schema:
     stop_relations: tuple[str, ...] = ()
     options: dict[str, Any] = field(default_factory=dict)
     inferred: bool = False  # written by `kgforge init` or a build without a schema, not by a person
+    # the merged table it was parsed from: what a build keeps, so the build reads the same when the file changes
+    document: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
     _by_label: dict[str, Relation] = field(default_factory=dict, repr=False)
     _by_iri: dict[str, Relation] = field(default_factory=dict, repr=False)
 
@@ -191,12 +193,23 @@ def schema_path(domain_or_path: str) -> Path:
 
 def load_schema(domain_or_path: str | Path) -> Schema:
     path = schema_path(str(domain_or_path))
+    return schema_from_document(schema_document(path), path)
+
+
+def schema_document(path: Path) -> dict[str, Any]:
+    """The schema file at ``path`` as one table, with the file it ``extends`` merged in."""
     raw = _read_toml(path)
     parent = raw.pop("extends", None)
     if parent is not None:
         base = _read_toml(schema_path(_require_str(parent, path, "extends")))
         raw = _merge(base, raw)
-    schema = _parse(raw, path)
+    return raw
+
+
+def schema_from_document(document: dict[str, Any], path: Path) -> Schema:
+    """The schema a merged table describes; ``path`` names where it came from in messages."""
+    schema = _parse(document, path)
+    schema.document = document
     if schema.inferred:
         _note_inferred(schema)
     return schema

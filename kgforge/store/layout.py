@@ -9,6 +9,7 @@ Layout of ``<workdir>/<domain>/``::
         oxigraph/             an immutable RocksDB directory once swapped in
         quads/<graph>.nq      the quads it loaded (hard links to an earlier build's where unchanged)
         manifest.json         per-graph counts and sha256, inputs, schema, versions
+        schema.json           the schema the build was made with (its file and the one it extends, merged)
         verified.json         which quads files were verified against those checksums (a cache)
         .incomplete           present until the swap: the build is staging, no stage reads it
     quarantine/  raw/  models/  exports/
@@ -23,6 +24,7 @@ The manifest's records are :mod:`kgforge.store.manifest`'s; the Oxigraph store i
 from __future__ import annotations
 
 import fcntl
+import json
 import os
 import shutil
 import time
@@ -32,13 +34,17 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from kgforge.core.checks import folder_name
-from kgforge.core.errors import BuildError, StoreLockedError
-from kgforge.core.files import fsync_dir, replace_link, safe_output_path
+from kgforge.core.errors import BuildError, SchemaError, StoreLockedError
+from kgforge.core.files import fsync_dir, replace_link, safe_output_path, write_json_atomic
+from kgforge.core.schema import Schema, load_schema, schema_from_document
 from kgforge.store.checksums import is_verified, record_verified
 from kgforge.store.manifest import GraphEntry, Manifest
 from kgforge.store.workdir import missing_store, resolve_workdir
 
 _INCOMPLETE = ".incomplete"
+# A build keeps its schema: stages read a build with the schema it was made with, even after the schema file
+# is edited, moved or replaced by a newer kgforge's copy (the manifest names the file only for people to read).
+SCHEMA_COPY = "schema.json"
 
 
 @dataclass(frozen=True)
@@ -295,3 +301,21 @@ def writer_pid(paths: DomainPaths) -> str | None:
     except PermissionError:  # alive, another user's
         pass
     return pid
+
+
+def keep_schema(schema: Schema, build: Path) -> None:
+    """Keep ``schema`` inside ``build`` (a staging build), as the build's own."""
+    write_json_atomic(build / SCHEMA_COPY, schema.document)
+
+
+def build_schema(build: Path, recorded_path: str) -> Schema:
+    """The schema ``build`` was made with: the copy it keeps, else (a build older than the copies) the file its
+    manifest names. ``recorded_path`` names the schema in messages."""
+    kept = build / SCHEMA_COPY
+    if not kept.is_file():
+        return load_schema(recorded_path)
+    try:
+        document = json.loads(kept.read_text(encoding="utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise SchemaError(f"{kept}: the build's copy of its schema is damaged ({exc}); rebuild the domain") from None
+    return schema_from_document(document, Path(recorded_path))

@@ -27,8 +27,8 @@ from pathlib import Path
 import polars as pl
 import pyoxigraph as ox
 
-from kgforge.core.schema import Schema, load_schema
-from kgforge.store.layout import DomainPaths, domain_paths, published_build, read_manifest
+from kgforge.core.schema import Schema
+from kgforge.store.layout import DomainPaths, build_schema, domain_paths, published_build, read_manifest
 from kgforge.store.manifest import Manifest
 from kgforge.store.oxigraph import read_only_store
 from kgforge.store.tables import DomainFacts, GraphTables, read_domain_facts, read_tables
@@ -89,8 +89,8 @@ class Snapshot:
 
     @cached_property
     def schema(self) -> Schema:
-        """The schema the build was made with (the file its manifest names)."""
-        return load_schema(self.manifest.schema.path)
+        """The schema the build was made with: the copy the build keeps, whatever happened to the file since."""
+        return build_schema(self.build, self.manifest.schema.path)
 
     @property
     def language(self) -> str:
