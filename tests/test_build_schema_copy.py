@@ -78,6 +78,16 @@ def test_the_copy_holds_the_schema_it_extends_merged(tmp_path):
     assert json.loads(json.dumps(schema.document)) == schema.document  # what the build writes, it reads back
 
 
+@pytest.mark.parametrize("shipped", sorted(p.name for p in SHIPPED.glob("*.toml")))
+def test_every_shipped_schema_reads_back_the_same_from_its_copy(shipped):
+    from kgforge.core.schema import schema_from_document
+
+    schema = load_schema(SHIPPED / shipped)
+    again = schema_from_document(json.loads(json.dumps(schema.document)), schema.path)
+    assert again == schema
+    assert again.relations == schema.relations and again.types == schema.types and again.options == schema.options
+
+
 def test_a_build_without_a_copy_reads_the_file_its_manifest_names(own_schema, tmp_path):
     """Builds made before builds kept their schema still open."""
     build = Snapshot.open("travel", tmp_path / "kg").build
