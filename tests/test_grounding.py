@@ -470,3 +470,33 @@ def test_a_value_is_also_said_without_what_the_graph_adds_to_it():
         ("芙蕾达平托", "出生日期", "1984年10月18日")
     }
     assert facts_stated(index, ["芙蕾达平托"], "85年出生的她。") == set()
+
+
+def test_a_subjects_facts_come_in_relation_then_value_order():
+    """The fact table groups rows by a hash group-by (no sort of the whole graph); each subject's facts are
+    still listed by relation, then value, whatever order the graph's rows came in."""
+    import polars as pl
+
+    from kgforge.grounding.index import FactTable
+
+    rows = [
+        ("b", "导演", "张三", "p1"),
+        ("a", "类型", "剧情", None),
+        ("b", "主演", "李四", "p2"),
+        ("b", "导演", "王五", None),
+    ]
+    rows += [("a", "上映时间", "2004年", None), ("b", "主演", "甲乙", None)]
+    frame = pl.DataFrame(
+        {
+            "s": [r[0] for r in rows],
+            "relation": [r[1] for r in rows],
+            "value": [r[2] for r in rows],
+            "value_entity": [r[3] for r in rows],
+            "text": [False] * len(rows),
+        }
+    )
+    table = FactTable(frame.sample(fraction=1.0, shuffle=True, seed=7), 24)
+    for subject in ("a", "b"):
+        expected = sorted((r[1], r[2], r[3]) for r in rows if r[0] == subject)
+        assert [(f.relation, f.value, f.value_entity) for f in table.get(subject)] == expected
+    assert table.get("missing") == []
