@@ -472,6 +472,22 @@ def test_a_value_is_also_said_without_what_the_graph_adds_to_it():
     assert facts_stated(index, ["芙蕾达平托"], "85年出生的她。") == set()
 
 
+# pieces values are written with: names, dates, numbers, separators, brackets, Latin spellings, widths
+_VALUE_PIECES = ["电影", "导演", "1984年10月18日", "2004年6月", "162分钟", "(公映版)", "（美国）", "simon", "ＡＢ"]
+_VALUE_PIECES += ["１２", "、", "，", ";", "/", "|", "《", "》", "“", "”", "(", "）", "·", "。", "！", "等", "年"]
+_VALUE_PIECES += ['"', " ", "\u3000"]
+
+
+@given(st.lists(st.sampled_from(_VALUE_PIECES), max_size=6).map("".join))
+def test_a_plain_value_has_itself_as_its_only_part_as_the_general_rule_says(value):
+    """``value_forms`` skips the splitting of a value with no separator, bracket, Latin letter or 年; the
+    general rule gives every value the same parts."""
+    from kgforge.grounding.index import value_form, value_forms, value_parts
+
+    whole = value_form(value)
+    assert value_forms(value) == (whole, value_parts(value, whole))
+
+
 def test_a_subjects_facts_come_in_relation_then_value_order():
     """The fact table groups rows by a hash group-by (no sort of the whole graph); each subject's facts are
     still listed by relation, then value, whatever order the graph's rows came in."""

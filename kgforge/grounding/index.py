@@ -384,24 +384,43 @@ class GroundingIndex:
 
 
 def make_fact(subject: str, relation: str, value: str, value_entity: str | None, text: bool, text_chars: int) -> Fact:
-    value_form, parts = value_forms(value)
+    if value_entity is None and text:
+        # free text is matched by overlap only: the names inside it are other facts' business, so its parts
+        # (a long comment splits into many) are never made
+        return Fact(subject, relation, value, value_entity, True, value_form(value), ())
+    form_of_value, parts = value_forms(value)
     if value_entity is not None:
         # an entity named by a list (《小凯撒》；《绿野仙踪》, as dialogue annotations make them) is said by a part;
         # any other by its name (the automaton's mentions)
         parts = parts if len(parts) > 1 else ()
-    elif text:
-        parts = ()  # free text is matched by overlap only: the names inside it are other facts' business
-    return Fact(subject, relation, value, value_entity, text or len(value_form) >= text_chars, value_form, parts)
+    return Fact(subject, relation, value, value_entity, text or len(form_of_value) >= text_chars, form_of_value, parts)
+
+
+@lru_cache(maxsize=1 << 18)
+def value_form(value: str) -> str:
+    """A value's matching form, made once a value (a graph's values repeat)."""
+    return _TRAILING.sub("", form(value))
+
+
+# a value with none of these has no list parts, qualifier, transcribed spelling or date: its only part is itself
+_WRITTEN_IN_PARTS = re.compile(r"[、,，;；/|《》“”\"（()）A-Za-z年]")
 
 
 @lru_cache(maxsize=1 << 18)
 def value_forms(value: str) -> tuple[str, tuple[str, ...]]:
     """A value's matching form and its parts (list parts, a date's other writings), made once a value: a
     graph's values repeat (dates, genres, the names of linked entities)."""
-    value_form = _TRAILING.sub("", form(value))
+    whole = value_form(value)
+    if not _WRITTEN_IN_PARTS.search(value):
+        return whole, (whole,)  # most values: a name, a number, a word (what the general case gives them too)
+    return whole, value_parts(value, whole)
+
+
+def value_parts(value: str, whole: str) -> tuple[str, ...]:
+    """The parts of ``value`` (whose matching form is ``whole``) in matching form, the value itself when it has
+    no other."""
     split = [_TRAILING.sub("", form(w)) for p in _LIST_SEPARATORS.split(value) for w in (p, *short_writings(p))]
-    parts = tuple(dict.fromkeys(p for p in [*split, *date_writings(value)] if p and p != "等")) or (value_form,)
-    return value_form, parts
+    return tuple(dict.fromkeys(p for p in [*split, *date_writings(value)] if p and p != "等")) or (whole,)
 
 
 _LATIN_TAIL = re.compile(r"(?<=[\u4e00-\u9fff])\s*[A-Za-z][A-Za-z .'-]*$")
