@@ -127,9 +127,10 @@ class SubjectFacts:
         self.facts = facts
         self.by_entity: dict[str, list[int]] = {}
         parts: dict[str, list[int]] = {}
-        # the long literals (runs of ngram - 1) and free texts (runs of ngram) with their runs of characters,
-        # and all of those runs together: most messages share none with an entity, decided by one set test
-        self.long_values: dict[int, list[tuple[int, set[str]]]] = {ngram - 1: [], ngram: []}
+        # the long literals (runs of ngram - 1) and free texts (runs of ngram), and all of their runs of characters
+        # together: most messages share none with an entity, decided by one set test, so a value's own runs are
+        # made only when a message shares one with the entity
+        self.long_values: dict[int, list[tuple[int, str]]] = {ngram - 1: [], ngram: []}
         self.ngram = ngram
         for i, fact in enumerate(facts):
             if fact.value_entity is not None:
@@ -139,8 +140,12 @@ class SubjectFacts:
                     parts.setdefault(part, []).append(i)
             size = ngram if fact.text else ngram - 1
             if fact.text or (fact.value_entity is None and len(fact.value_form) >= said_most_chars):
-                self.long_values[size].append((i, runs(fact.value_form, size)))
-        self.all_runs = {size: set().union(*(r for _, r in values)) for size, values in self.long_values.items()}
+                self.long_values[size].append((i, fact.value_form))
+        self.all_runs = {
+            size: {value[at : at + size] for _, value in values for at in range(len(value) - size + 1)}
+            for size, values in self.long_values.items()
+        }
+        self._runs: dict[int, set[str]] = {}  # fact position -> the runs of its value, made on first use
         self.automaton: ahocorasick.Automaton | None = None
         if parts:
             self.automaton = ahocorasick.Automaton()
@@ -160,8 +165,14 @@ class SubjectFacts:
             if values:
                 said = grams.of(size)
                 if not self.all_runs[size].isdisjoint(said):
-                    chosen.update(i for i, value in values if not value.isdisjoint(said))
+                    chosen.update(i for i, value in values if not self._runs_of(i, value, size).isdisjoint(said))
         return [self.facts[i] for i in sorted(chosen)]
+
+    def _runs_of(self, position: int, value: str, size: int) -> set[str]:
+        made = self._runs.get(position)
+        if made is None:
+            made = self._runs[position] = runs(value, size)
+        return made
 
 
 @dataclass(frozen=True)
