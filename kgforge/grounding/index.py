@@ -197,7 +197,23 @@ class EntityValues:
         return cls(relations, kinds, frozenset(iri for values in relations.values() for _, iri in values))
 
 
-SUBJECTS_KEPT = 1 << 14  # arranged entities kept (a dialogue's focus moves on; the oldest go first)
+SUBJECTS_KEPT = 1 << 14  # arranged entities kept (a dialogue's focus moves on; the least recently used go first)
+
+
+def _recently_used(kept: dict[Any, Any], key: Any) -> Any:
+    """``kept[key]`` (None when absent), moved to the end of ``kept``: the entities a corpus keeps coming back
+    to (its popular films and singers) stay, where dropping the oldest first made each again every
+    ``SUBJECTS_KEPT`` entities (45k of the 101k made at 30k dialogues)."""
+    found = kept.pop(key, None)
+    if found is not None:
+        kept[key] = found
+    return found
+
+
+def _keep(kept: dict[Any, Any], key: Any, value: Any) -> None:
+    if len(kept) >= SUBJECTS_KEPT:
+        kept.pop(next(iter(kept)))  # the least recently used
+    kept[key] = value
 
 
 @dataclass
@@ -241,11 +257,10 @@ class GroundingIndex:
     def subject_facts(self, subject: str, said_most_chars: int, ngram: int) -> SubjectFacts:
         """``subject``'s facts arranged for trying (:class:`SubjectFacts`), made on first use and kept."""
         key = (subject, said_most_chars, ngram)
-        kept = self._arranged.get(key)
+        kept = _recently_used(self._arranged, key)
         if kept is None:
-            if len(self._arranged) >= SUBJECTS_KEPT:
-                self._arranged.pop(next(iter(self._arranged)), None)
-            kept = self._arranged[key] = SubjectFacts(list(self.facts_of.get(subject, ())), said_most_chars, ngram)
+            kept = SubjectFacts(list(self.facts_of.get(subject, ())), said_most_chars, ngram)
+            _keep(self._arranged, key, kept)
         return kept
 
     def related(self, subject: str) -> frozenset[str]:
@@ -255,11 +270,10 @@ class GroundingIndex:
     def entity_values(self, subject: str) -> EntityValues:
         """``subject``'s entity values (:class:`EntityValues`), made once an entity and kept like
         :meth:`subject_facts`: a message's claims ask them of every name it says."""
-        kept = self._related.get(subject)
+        kept = _recently_used(self._related, subject)
         if kept is None:
-            if len(self._related) >= SUBJECTS_KEPT:
-                self._related.pop(next(iter(self._related)), None)
-            kept = self._related[subject] = EntityValues.of(self.facts_of.get(subject, ()), self.types_of)
+            kept = EntityValues.of(self.facts_of.get(subject, ()), self.types_of)
+            _keep(self._related, subject, kept)
         return kept
 
     def label(self, iri: str) -> str:
