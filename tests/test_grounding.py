@@ -489,30 +489,31 @@ def test_a_plain_value_has_itself_as_its_only_part_as_the_general_rule_says(valu
 
 
 def test_a_subjects_facts_come_in_relation_then_value_order():
-    """The fact table groups rows by a hash group-by (no sort of the whole graph); each subject's facts are
-    still listed by relation, then value, whatever order the graph's rows came in."""
+    """The fact table groups rows by a hash group-by (no sort of the whole graph) and reads labels per subject;
+    each subject's facts are still listed by relation label, then value, whatever order the rows came in."""
     import polars as pl
 
-    from kgforge.grounding.index import FactTable
+    from kgforge.grounding.index import FactTable, FactVocabulary
 
-    rows = [
-        ("b", "导演", "张三", "p1"),
-        ("a", "类型", "剧情", None),
-        ("b", "主演", "李四", "p2"),
-        ("b", "导演", "王五", None),
-    ]
-    rows += [("a", "上映时间", "2004年", None), ("b", "主演", "甲乙", None)]
-    frame = pl.DataFrame(
-        {
-            "s": [r[0] for r in rows],
-            "relation": [r[1] for r in rows],
-            "value": [r[2] for r in rows],
-            "value_entity": [r[3] for r in rows],
-            "text": [False] * len(rows),
-        }
+    rows = [("b", "r:导演", "p1", True), ("a", "r:类型", "剧情", False), ("b", "r:主演", "p2", True)]
+    rows += [("b", "r:导演", "王五", False), ("a", "r:上映时间", "2004年", False), ("b", "r:主演", "甲乙", False)]
+    rows += [("b", "r:主演", "p3", True)]  # p3 has no label: its IRI is its value
+    frame = pl.DataFrame(rows, schema=["s", "p", "o", "o_is_entity"], orient="row")
+    relation = {"r:导演": "导演", "r:类型": "类型", "r:主演": "主演", "r:上映时间": "上映时间"}
+    table = FactTable(
+        frame.sample(fraction=1.0, shuffle=True, seed=7),
+        24,
+        FactVocabulary(relation, frozenset(), {"p1": "张三", "p2": "李四"}),
     )
-    table = FactTable(frame.sample(fraction=1.0, shuffle=True, seed=7), 24)
-    for subject in ("a", "b"):
-        expected = sorted((r[1], r[2], r[3]) for r in rows if r[0] == subject)
-        assert [(f.relation, f.value, f.value_entity) for f in table.get(subject)] == expected
+    assert [(f.relation, f.value, f.value_entity) for f in table.get("a")] == [
+        ("上映时间", "2004年", None),
+        ("类型", "剧情", None),
+    ]
+    assert [(f.relation, f.value, f.value_entity) for f in table.get("b")] == [
+        ("主演", "p3", "p3"),
+        ("主演", "李四", "p2"),
+        ("主演", "甲乙", None),
+        ("导演", "张三", "p1"),
+        ("导演", "王五", None),
+    ]
     assert table.get("missing") == []

@@ -50,10 +50,11 @@ class Fact:
 
 class FactTable:
     """Each entity's facts, made into :class:`Fact` records the first time the entity is in focus: a graph of
-    millions of facts stays a polars frame (sorted by subject, each subject's rows found by one group-by),
-    and only the rows of the entities a dialogue is about become Python values and are put in matching form."""
+    millions of facts stays a polars frame of ``s, p, o, o_is_entity`` (a subject's rows adjacent), and only
+    the rows of the entities a dialogue is about become Python values, with their relation's label and their
+    entity value's label, put in matching form."""
 
-    def __init__(self, frame: pl.DataFrame, text_chars: int) -> None:
+    def __init__(self, frame: pl.DataFrame, text_chars: int, vocabulary: FactVocabulary) -> None:
         # a subject's rows made adjacent by a hash group-by and one gather: sorting the millions of rows by their
         # strings took four CPU seconds; a subject's few rows are put in (relation, value) order when it is made
         grouped = frame.select("s").with_row_index("row").group_by("s").agg("row")
@@ -62,10 +63,11 @@ class FactTable:
             subject: (end - n, end)
             for subject, end, n in zip(grouped["s"].to_list(), ends, grouped["row"].list.len().to_list())
         }
-        self._rows = frame.select("relation", "value", "value_entity", "text")[grouped["row"].explode()]
+        self._rows = frame.select("p", "o", "o_is_entity")[grouped["row"].explode()]
         self._made: dict[str, list[Fact]] = {}
         self._frame = frame
         self.text_chars = text_chars
+        self.vocabulary = vocabulary
 
     def get(self, subject: str, default: Any = ()) -> list[Fact]:
         made = self._made.get(subject)
@@ -74,7 +76,8 @@ class FactTable:
             if where is None:
                 return list(default)
             start, end = where
-            rows = sorted(self._rows.slice(start, end - start).iter_rows(), key=_RELATION_VALUE)
+            rows = self._rows.slice(start, end - start).iter_rows()
+            rows = sorted(map(self.vocabulary.fact_row, rows), key=_RELATION_VALUE)
             made = self._made[subject] = [
                 make_fact(subject, relation, value, entity, text, self.text_chars)
                 for relation, value, entity, text in rows
@@ -85,18 +88,36 @@ class FactTable:
         """``(relation, value, facts)`` of every literal value that is no free text, with the number of facts
         holding it (column-wise, no :class:`Fact` made: a graph's values repeat)."""
         literal = (
-            self._frame.filter(pl.col("value_entity").is_null(), ~pl.col("text")).group_by("relation", "value").len()
+            self._frame.filter(~pl.col("o_is_entity"), ~pl.col("p").is_in(list(self.vocabulary.text)))
+            .group_by("p", "o")
+            .len()
         )
-        return zip(*(literal[c].to_list() for c in ("relation", "value", "len")))
+        relation = self.vocabulary.relation
+        return ((relation.get(p, p), o, n) for p, o, n in zip(*(literal[c].to_list() for c in ("p", "o", "len"))))
 
     def values_of(self) -> dict[str, set[str]]:
         """Entity value -> the relations it is a value of."""
-        grouped = (
-            self._frame.filter(pl.col("value_entity").is_not_null())
-            .group_by("value_entity")
-            .agg(pl.col("relation").unique())
-        )
-        return {entity: set(relations) for entity, relations in grouped.iter_rows()}
+        grouped = self._frame.filter(pl.col("o_is_entity")).group_by("o").agg(pl.col("p").unique())
+        relation = self.vocabulary.relation
+        return {entity: {relation.get(p, p) for p in ps} for entity, ps in grouped.iter_rows()}
+
+
+@dataclass(frozen=True)
+class FactVocabulary:
+    """What a fact row ``p, o, o_is_entity`` reads as: its relation's label, its value's label when the value
+    is an entity (the IRI when it has none), whether its relation is free text."""
+
+    relation: dict[str, str]  # relation IRI -> its label
+    text: frozenset[str]  # the IRIs of the free-text relations
+    label: dict[str, str]  # IRI -> its first label
+
+    def fact_row(self, row: tuple[str, str, bool]) -> tuple[str, str, str | None, bool]:
+        """``(relation, value, value entity, text)`` of a row."""
+        p, o, is_entity = row
+        relation = self.relation.get(p, p)
+        if is_entity:
+            return relation, self.label.get(o, o), o, p in self.text
+        return relation, o, None, p in self.text
 
 
 class MessageGrams:
@@ -379,29 +400,20 @@ class GroundingIndex:
         skipped = set()
         if schema is not None and schema.type_relation in schema.relations:
             skipped.add(schema.relations[schema.type_relation].iri)
-        first_label = labels.unique("iri", keep="first").select(o="iri", label="label")
-        facts = (
-            tables.domain_facts()
-            .filter(~pl.col("p").is_in(list(skipped)))
-            .select("s", "p", "o", "o_is_entity")
-            .unique()
-            .join(first_label, on="o", how="left")
-            .select(
-                "s",
-                relation=pl.col("p").replace_strict(relation_label, default=pl.col("p")),
-                value=pl.when(pl.col("o_is_entity"))
-                .then(pl.col("label").fill_null(pl.col("o")))
-                .otherwise(pl.col("o")),
-                value_entity=pl.when(pl.col("o_is_entity")).then(pl.col("o")),
-                text=pl.col("p").is_in(list(text)),
-            )
+        first_label = labels.unique("iri", keep="first")
+        vocabulary = FactVocabulary(
+            relation_label, frozenset(text), dict(zip(first_label["iri"].to_list(), first_label["label"].to_list()))
         )
+        # the rows as the graph holds them: relation and entity labels are read when a subject comes into focus
+        # (FactVocabulary), not for the millions of rows most of which a corpus never brings into focus
+        facts = tables.domain_facts().filter(~pl.col("p").is_in(list(skipped))).select("s", "p", "o", "o_is_entity")
+        facts = facts.unique()
         types: dict[str, set[str]] = {}
         for iri, klass in tables.types.select("iri", "class").iter_rows():
             types.setdefault(iri, set()).add(klass)
         return cls(
             names=names,
-            facts_of=FactTable(facts, TEXT_CHARS),
+            facts_of=FactTable(facts, TEXT_CHARS, vocabulary),
             types_of={iri: frozenset(c) for iri, c in types.items()},
             relation_words={form(label) for label in relation_label.values()},
             text_relation_names={form(relation_label[iri]) for iri in text if iri in relation_label},
