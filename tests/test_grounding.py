@@ -488,6 +488,14 @@ def test_a_plain_value_has_itself_as_its_only_part_as_the_general_rule_says(valu
     assert value_forms(value) == (whole, value_parts(value, whole))
 
 
+@given(st.lists(st.sampled_from(_VALUE_PIECES), max_size=6).map("".join))
+def test_a_literals_list_words_are_its_split_parts_in_matching_form(value):
+    """``list_words`` gives a value with no separator its form without splitting; the split gives the same."""
+    from kgforge.grounding.index import _LIST_SEPARATORS, _TRAILING, list_words
+
+    assert list_words(value) == tuple(_TRAILING.sub("", form(part)) for part in _LIST_SEPARATORS.split(value))
+
+
 def test_a_subjects_facts_come_in_relation_then_value_order():
     """The fact table groups rows by a hash group-by (no sort of the whole graph) and reads labels per subject;
     each subject's facts are still listed by relation label, then value, whatever order the rows came in."""

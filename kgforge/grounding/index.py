@@ -68,6 +68,7 @@ class FactTable:
         self._frame = frame
         self.text_chars = text_chars
         self.vocabulary = vocabulary
+        self._literals: list[tuple[str, str, int]] | None = None
 
     def get(self, subject: str, default: Any = ()) -> list[Fact]:
         made = self._made.get(subject)
@@ -84,16 +85,21 @@ class FactTable:
             ]
         return made
 
-    def literals(self) -> Iterable[tuple[str, str, int]]:
+    def literals(self) -> list[tuple[str, str, int]]:
         """``(relation, value, facts)`` of every literal value that is no free text, with the number of facts
-        holding it (column-wise, no :class:`Fact` made: a graph's values repeat)."""
+        holding it (column-wise, no :class:`Fact` made: a graph's values repeat); counted once, asked twice."""
+        if self._literals is None:
+            self._literals = self._count_literals()
+        return self._literals
+
+    def _count_literals(self) -> list[tuple[str, str, int]]:
         literal = (
             self._frame.filter(~pl.col("o_is_entity"), ~pl.col("p").is_in(list(self.vocabulary.text)))
             .group_by("p", "o")
             .len()
         )
         relation = self.vocabulary.relation
-        return ((relation.get(p, p), o, n) for p, o, n in zip(*(literal[c].to_list() for c in ("p", "o", "len"))))
+        return [(relation.get(p, p), o, n) for p, o, n in zip(*(literal[c].to_list() for c in ("p", "o", "len")))]
 
     def values_of(self) -> dict[str, set[str]]:
         """Entity value -> the relations it is a value of."""
@@ -331,8 +337,7 @@ class GroundingIndex:
             )
         words_of: dict[str, list[tuple[list[str] | None, int]]] = {}
         for relation, value, count in rows:
-            words = [_TRAILING.sub("", form(part)) for part in _LIST_SEPARATORS.split(value)]
-            words = [w for w in words if w]
+            words = [w for w in list_words(value) if w]
             is_words = bool(words) and all(len(w) <= LITERAL_CHARS and not _DIGIT.search(w) for w in words)
             words_of.setdefault(relation, []).append((words if is_words else None, count))
         relations_of: dict[str, set[str]] = {}
@@ -359,9 +364,7 @@ class GroundingIndex:
         else:
             rows = ((f.relation, f.value) for facts in self.facts_of.values() for f in facts if f.value_entity is None)
         return frozenset(
-            relation
-            for relation, value in rows
-            if any(_TRAILING.sub("", form(part)) in self.relation_words for part in _LIST_SEPARATORS.split(value))
+            relation for relation, value in rows if any(word in self.relation_words for word in list_words(value))
         )
 
     def value_relations(self, entity: str) -> set[str]:
@@ -453,6 +456,15 @@ def value_forms(value: str) -> tuple[str, tuple[str, ...]]:
     if not _WRITTEN_IN_PARTS.search(value):
         return whole, (whole,)  # most values: a name, a number, a word (what the general case gives them too)
     return whole, value_parts(value, whole)
+
+
+@lru_cache(maxsize=1 << 18)
+def list_words(value: str) -> tuple[str, ...]:
+    """A literal's list parts (``、，/;``…) in matching form, empty ones included, made once a value: the
+    word-valued relations and the role relations are both found from them."""
+    if not _LIST_SEPARATORS.search(value):
+        return (value_form(value),)  # what the split gives a value of one part, its form shared with its facts
+    return tuple(_TRAILING.sub("", form(part)) for part in _LIST_SEPARATORS.split(value))
 
 
 def value_parts(value: str, whole: str) -> tuple[str, ...]:
