@@ -470,3 +470,58 @@ def test_a_value_is_also_said_without_what_the_graph_adds_to_it():
         ("芙蕾达平托", "出生日期", "1984年10月18日")
     }
     assert facts_stated(index, ["芙蕾达平托"], "85年出生的她。") == set()
+
+
+# pieces values are written with: names, dates, numbers, separators, brackets, Latin spellings, widths
+_VALUE_PIECES = ["电影", "导演", "1984年10月18日", "2004年6月", "162分钟", "(公映版)", "（美国）", "simon", "ＡＢ"]
+_VALUE_PIECES += ["１２", "、", "，", ";", "/", "|", "《", "》", "“", "”", "(", "）", "·", "。", "！", "等", "年"]
+_VALUE_PIECES += ['"', " ", "\u3000"]
+
+
+@given(st.lists(st.sampled_from(_VALUE_PIECES), max_size=6).map("".join))
+def test_a_plain_value_has_itself_as_its_only_part_as_the_general_rule_says(value):
+    """``value_forms`` skips the splitting of a value with no separator, bracket, Latin letter or 年; the
+    general rule gives every value the same parts."""
+    from kgforge.grounding.index import value_form, value_forms, value_parts
+
+    whole = value_form(value)
+    assert value_forms(value) == (whole, value_parts(value, whole))
+
+
+@given(st.lists(st.sampled_from(_VALUE_PIECES), max_size=6).map("".join))
+def test_a_literals_list_words_are_its_split_parts_in_matching_form(value):
+    """``list_words`` gives a value with no separator its form without splitting; the split gives the same."""
+    from kgforge.grounding.index import _LIST_SEPARATORS, _TRAILING, list_words
+
+    assert list_words(value) == tuple(_TRAILING.sub("", form(part)) for part in _LIST_SEPARATORS.split(value))
+
+
+def test_a_subjects_facts_come_in_relation_then_value_order():
+    """The fact table groups rows by a hash group-by (no sort of the whole graph) and reads labels per subject;
+    each subject's facts are still listed by relation label, then value, whatever order the rows came in."""
+    import polars as pl
+
+    from kgforge.grounding.index import FactTable, FactVocabulary
+
+    rows = [("b", "r:导演", "p1", True), ("a", "r:类型", "剧情", False), ("b", "r:主演", "p2", True)]
+    rows += [("b", "r:导演", "王五", False), ("a", "r:上映时间", "2004年", False), ("b", "r:主演", "甲乙", False)]
+    rows += [("b", "r:主演", "p3", True)]  # p3 has no label: its IRI is its value
+    frame = pl.DataFrame(rows, schema=["s", "p", "o", "o_is_entity"], orient="row")
+    relation = {"r:导演": "导演", "r:类型": "类型", "r:主演": "主演", "r:上映时间": "上映时间"}
+    table = FactTable(
+        frame.sample(fraction=1.0, shuffle=True, seed=7),
+        24,
+        FactVocabulary(relation, frozenset(), {"p1": "张三", "p2": "李四"}),
+    )
+    assert [(f.relation, f.value, f.value_entity) for f in table.get("a")] == [
+        ("上映时间", "2004年", None),
+        ("类型", "剧情", None),
+    ]
+    assert [(f.relation, f.value, f.value_entity) for f in table.get("b")] == [
+        ("主演", "p3", "p3"),
+        ("主演", "李四", "p2"),
+        ("主演", "甲乙", None),
+        ("导演", "张三", "p1"),
+        ("导演", "王五", None),
+    ]
+    assert table.get("missing") == []

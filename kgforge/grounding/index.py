@@ -13,6 +13,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
+from operator import itemgetter
 from typing import Any
 
 import ahocorasick
@@ -30,6 +31,7 @@ _DIGIT = re.compile(r"\d")
 _QUALIFIER = re.compile(r"\s*[（(][^（）()]*[）)]\s*$")
 _LIST_SEPARATORS = re.compile(r"[、,，;；/|《》“”\"]+|》\s*《")
 _TRAILING = re.compile(r"[。.!！?？]+$")
+_RELATION_VALUE = itemgetter(0, 1)  # a subject's facts in this order (the graph holds no two with both equal)
 
 
 @dataclass(frozen=True)
@@ -48,20 +50,25 @@ class Fact:
 
 class FactTable:
     """Each entity's facts, made into :class:`Fact` records the first time the entity is in focus: a graph of
-    millions of facts stays a polars frame (sorted by subject, each subject's rows found by one group-by),
-    and only the rows of the entities a dialogue is about become Python values and are put in matching form."""
+    millions of facts stays a polars frame of ``s, p, o, o_is_entity`` (a subject's rows adjacent), and only
+    the rows of the entities a dialogue is about become Python values, with their relation's label and their
+    entity value's label, put in matching form."""
 
-    def __init__(self, frame: pl.DataFrame, text_chars: int) -> None:
-        frame = frame.sort("s", "relation", "value")
-        bounds = frame.select("s").with_row_index("row").group_by("s").agg(pl.col("row").first(), pl.len())
+    def __init__(self, frame: pl.DataFrame, text_chars: int, vocabulary: FactVocabulary) -> None:
+        # a subject's rows made adjacent by a hash group-by and one gather: sorting the millions of rows by their
+        # strings took four CPU seconds; a subject's few rows are put in (relation, value) order when it is made
+        grouped = frame.select("s").with_row_index("row").group_by("s").agg("row")
+        ends = grouped["row"].list.len().cum_sum().to_list()
         self._offsets: dict[str, tuple[int, int]] = {
-            subject: (row, row + n)
-            for subject, row, n in zip(bounds["s"].to_list(), bounds["row"].to_list(), bounds["len"].to_list())
+            subject: (end - n, end)
+            for subject, end, n in zip(grouped["s"].to_list(), ends, grouped["row"].list.len().to_list())
         }
-        self._rows = frame.select("relation", "value", "value_entity", "text")
+        self._rows = frame.select("p", "o", "o_is_entity")[grouped["row"].explode()]
         self._made: dict[str, list[Fact]] = {}
         self._frame = frame
         self.text_chars = text_chars
+        self.vocabulary = vocabulary
+        self._literals: list[tuple[str, str, int]] | None = None
 
     def get(self, subject: str, default: Any = ()) -> list[Fact]:
         made = self._made.get(subject)
@@ -70,28 +77,53 @@ class FactTable:
             if where is None:
                 return list(default)
             start, end = where
+            rows = self._rows.slice(start, end - start).iter_rows()
+            rows = sorted(map(self.vocabulary.fact_row, rows), key=_RELATION_VALUE)
             made = self._made[subject] = [
                 make_fact(subject, relation, value, entity, text, self.text_chars)
-                for relation, value, entity, text in self._rows.slice(start, end - start).iter_rows()
+                for relation, value, entity, text in rows
             ]
         return made
 
-    def literals(self) -> Iterable[tuple[str, str, int]]:
+    def literals(self) -> list[tuple[str, str, int]]:
         """``(relation, value, facts)`` of every literal value that is no free text, with the number of facts
-        holding it (column-wise, no :class:`Fact` made: a graph's values repeat)."""
+        holding it (column-wise, no :class:`Fact` made: a graph's values repeat); counted once, asked twice."""
+        if self._literals is None:
+            self._literals = self._count_literals()
+        return self._literals
+
+    def _count_literals(self) -> list[tuple[str, str, int]]:
         literal = (
-            self._frame.filter(pl.col("value_entity").is_null(), ~pl.col("text")).group_by("relation", "value").len()
+            self._frame.filter(~pl.col("o_is_entity"), ~pl.col("p").is_in(list(self.vocabulary.text)))
+            .group_by("p", "o")
+            .len()
         )
-        return zip(*(literal[c].to_list() for c in ("relation", "value", "len")))
+        relation = self.vocabulary.relation
+        return [(relation.get(p, p), o, n) for p, o, n in zip(*(literal[c].to_list() for c in ("p", "o", "len")))]
 
     def values_of(self) -> dict[str, set[str]]:
         """Entity value -> the relations it is a value of."""
-        grouped = (
-            self._frame.filter(pl.col("value_entity").is_not_null())
-            .group_by("value_entity")
-            .agg(pl.col("relation").unique())
-        )
-        return {entity: set(relations) for entity, relations in grouped.iter_rows()}
+        grouped = self._frame.filter(pl.col("o_is_entity")).group_by("o").agg(pl.col("p").unique())
+        relation = self.vocabulary.relation
+        return {entity: {relation.get(p, p) for p in ps} for entity, ps in grouped.iter_rows()}
+
+
+@dataclass(frozen=True)
+class FactVocabulary:
+    """What a fact row ``p, o, o_is_entity`` reads as: its relation's label, its value's label when the value
+    is an entity (the IRI when it has none), whether its relation is free text."""
+
+    relation: dict[str, str]  # relation IRI -> its label
+    text: frozenset[str]  # the IRIs of the free-text relations
+    label: dict[str, str]  # IRI -> its first label
+
+    def fact_row(self, row: tuple[str, str, bool]) -> tuple[str, str, str | None, bool]:
+        """``(relation, value, value entity, text)`` of a row."""
+        p, o, is_entity = row
+        relation = self.relation.get(p, p)
+        if is_entity:
+            return relation, self.label.get(o, o), o, p in self.text
+        return relation, o, None, p in self.text
 
 
 class MessageGrams:
@@ -122,9 +154,10 @@ class SubjectFacts:
         self.facts = facts
         self.by_entity: dict[str, list[int]] = {}
         parts: dict[str, list[int]] = {}
-        # the long literals (runs of ngram - 1) and free texts (runs of ngram) with their runs of characters,
-        # and all of those runs together: most messages share none with an entity, decided by one set test
-        self.long_values: dict[int, list[tuple[int, set[str]]]] = {ngram - 1: [], ngram: []}
+        # the long literals (runs of ngram - 1) and free texts (runs of ngram), and all of their runs of characters
+        # together: most messages share none with an entity, decided by one set test, so a value's own runs are
+        # made only when a message shares one with the entity
+        self.long_values: dict[int, list[tuple[int, str]]] = {ngram - 1: [], ngram: []}
         self.ngram = ngram
         for i, fact in enumerate(facts):
             if fact.value_entity is not None:
@@ -134,8 +167,12 @@ class SubjectFacts:
                     parts.setdefault(part, []).append(i)
             size = ngram if fact.text else ngram - 1
             if fact.text or (fact.value_entity is None and len(fact.value_form) >= said_most_chars):
-                self.long_values[size].append((i, runs(fact.value_form, size)))
-        self.all_runs = {size: set().union(*(r for _, r in values)) for size, values in self.long_values.items()}
+                self.long_values[size].append((i, fact.value_form))
+        self.all_runs = {
+            size: {value[at : at + size] for _, value in values for at in range(len(value) - size + 1)}
+            for size, values in self.long_values.items()
+        }
+        self._runs: dict[int, set[str]] = {}  # fact position -> the runs of its value, made on first use
         self.automaton: ahocorasick.Automaton | None = None
         if parts:
             self.automaton = ahocorasick.Automaton()
@@ -155,8 +192,14 @@ class SubjectFacts:
             if values:
                 said = grams.of(size)
                 if not self.all_runs[size].isdisjoint(said):
-                    chosen.update(i for i, value in values if not value.isdisjoint(said))
+                    chosen.update(i for i, value in values if not self._runs_of(i, value, size).isdisjoint(said))
         return [self.facts[i] for i in sorted(chosen)]
+
+    def _runs_of(self, position: int, value: str, size: int) -> set[str]:
+        made = self._runs.get(position)
+        if made is None:
+            made = self._runs[position] = runs(value, size)
+        return made
 
 
 @dataclass(frozen=True)
@@ -181,7 +224,25 @@ class EntityValues:
         return cls(relations, kinds, frozenset(iri for values in relations.values() for _, iri in values))
 
 
-SUBJECTS_KEPT = 1 << 14  # arranged entities kept (a dialogue's focus moves on; the oldest go first)
+# arranged entities kept, the least recently used dropped first: all those in focus at 30k KdConv dialogues on the
+# 144k-entity graph (56k). Arranging one again costs more than the memory it holds (~30 KB: its runs, its automaton)
+SUBJECTS_KEPT = 1 << 16
+
+
+def _recently_used(kept: dict[Any, Any], key: Any) -> Any:
+    """``kept[key]`` (None when absent), moved to the end of ``kept``: the entities a corpus keeps coming back
+    to (its popular films and singers) stay, where dropping the oldest first made each again every
+    ``SUBJECTS_KEPT`` entities (45k of the 101k made at 30k dialogues)."""
+    found = kept.pop(key, None)
+    if found is not None:
+        kept[key] = found
+    return found
+
+
+def _keep(kept: dict[Any, Any], key: Any, value: Any) -> None:
+    if len(kept) >= SUBJECTS_KEPT:
+        kept.pop(next(iter(kept)))  # the least recently used
+    kept[key] = value
 
 
 @dataclass
@@ -225,11 +286,10 @@ class GroundingIndex:
     def subject_facts(self, subject: str, said_most_chars: int, ngram: int) -> SubjectFacts:
         """``subject``'s facts arranged for trying (:class:`SubjectFacts`), made on first use and kept."""
         key = (subject, said_most_chars, ngram)
-        kept = self._arranged.get(key)
+        kept = _recently_used(self._arranged, key)
         if kept is None:
-            if len(self._arranged) >= SUBJECTS_KEPT:
-                self._arranged.pop(next(iter(self._arranged)), None)
-            kept = self._arranged[key] = SubjectFacts(list(self.facts_of.get(subject, ())), said_most_chars, ngram)
+            kept = SubjectFacts(list(self.facts_of.get(subject, ())), said_most_chars, ngram)
+            _keep(self._arranged, key, kept)
         return kept
 
     def related(self, subject: str) -> frozenset[str]:
@@ -239,11 +299,10 @@ class GroundingIndex:
     def entity_values(self, subject: str) -> EntityValues:
         """``subject``'s entity values (:class:`EntityValues`), made once an entity and kept like
         :meth:`subject_facts`: a message's claims ask them of every name it says."""
-        kept = self._related.get(subject)
+        kept = _recently_used(self._related, subject)
         if kept is None:
-            if len(self._related) >= SUBJECTS_KEPT:
-                self._related.pop(next(iter(self._related)), None)
-            kept = self._related[subject] = EntityValues.of(self.facts_of.get(subject, ()), self.types_of)
+            kept = EntityValues.of(self.facts_of.get(subject, ()), self.types_of)
+            _keep(self._related, subject, kept)
         return kept
 
     def label(self, iri: str) -> str:
@@ -278,8 +337,7 @@ class GroundingIndex:
             )
         words_of: dict[str, list[tuple[list[str] | None, int]]] = {}
         for relation, value, count in rows:
-            words = [_TRAILING.sub("", form(part)) for part in _LIST_SEPARATORS.split(value)]
-            words = [w for w in words if w]
+            words = [w for w in list_words(value) if w]
             is_words = bool(words) and all(len(w) <= LITERAL_CHARS and not _DIGIT.search(w) for w in words)
             words_of.setdefault(relation, []).append((words if is_words else None, count))
         relations_of: dict[str, set[str]] = {}
@@ -306,9 +364,7 @@ class GroundingIndex:
         else:
             rows = ((f.relation, f.value) for facts in self.facts_of.values() for f in facts if f.value_entity is None)
         return frozenset(
-            relation
-            for relation, value in rows
-            if any(_TRAILING.sub("", form(part)) in self.relation_words for part in _LIST_SEPARATORS.split(value))
+            relation for relation, value in rows if any(word in self.relation_words for word in list_words(value))
         )
 
     def value_relations(self, entity: str) -> set[str]:
@@ -349,29 +405,20 @@ class GroundingIndex:
         skipped = set()
         if schema is not None and schema.type_relation in schema.relations:
             skipped.add(schema.relations[schema.type_relation].iri)
-        first_label = labels.unique("iri", keep="first").select(o="iri", label="label")
-        facts = (
-            tables.domain_facts()
-            .filter(~pl.col("p").is_in(list(skipped)))
-            .select("s", "p", "o", "o_is_entity")
-            .unique()
-            .join(first_label, on="o", how="left")
-            .select(
-                "s",
-                relation=pl.col("p").replace_strict(relation_label, default=pl.col("p")),
-                value=pl.when(pl.col("o_is_entity"))
-                .then(pl.col("label").fill_null(pl.col("o")))
-                .otherwise(pl.col("o")),
-                value_entity=pl.when(pl.col("o_is_entity")).then(pl.col("o")),
-                text=pl.col("p").is_in(list(text)),
-            )
+        first_label = labels.unique("iri", keep="first")
+        vocabulary = FactVocabulary(
+            relation_label, frozenset(text), dict(zip(first_label["iri"].to_list(), first_label["label"].to_list()))
         )
+        # the rows as the graph holds them: relation and entity labels are read when a subject comes into focus
+        # (FactVocabulary), not for the millions of rows most of which a corpus never brings into focus
+        facts = tables.domain_facts().filter(~pl.col("p").is_in(list(skipped))).select("s", "p", "o", "o_is_entity")
+        facts = facts.unique()
         types: dict[str, set[str]] = {}
         for iri, klass in tables.types.select("iri", "class").iter_rows():
             types.setdefault(iri, set()).add(klass)
         return cls(
             names=names,
-            facts_of=FactTable(facts, TEXT_CHARS),
+            facts_of=FactTable(facts, TEXT_CHARS, vocabulary),
             types_of={iri: frozenset(c) for iri, c in types.items()},
             relation_words={form(label) for label in relation_label.values()},
             text_relation_names={form(relation_label[iri]) for iri in text if iri in relation_label},
@@ -379,24 +426,52 @@ class GroundingIndex:
 
 
 def make_fact(subject: str, relation: str, value: str, value_entity: str | None, text: bool, text_chars: int) -> Fact:
-    value_form, parts = value_forms(value)
+    if value_entity is None and text:
+        # free text is matched by overlap only: the names inside it are other facts' business, so its parts
+        # (a long comment splits into many) are never made
+        return Fact(subject, relation, value, value_entity, True, value_form(value), ())
+    form_of_value, parts = value_forms(value)
     if value_entity is not None:
         # an entity named by a list (《小凯撒》；《绿野仙踪》, as dialogue annotations make them) is said by a part;
         # any other by its name (the automaton's mentions)
         parts = parts if len(parts) > 1 else ()
-    elif text:
-        parts = ()  # free text is matched by overlap only: the names inside it are other facts' business
-    return Fact(subject, relation, value, value_entity, text or len(value_form) >= text_chars, value_form, parts)
+    return Fact(subject, relation, value, value_entity, text or len(form_of_value) >= text_chars, form_of_value, parts)
+
+
+@lru_cache(maxsize=1 << 18)
+def value_form(value: str) -> str:
+    """A value's matching form, made once a value (a graph's values repeat)."""
+    return _TRAILING.sub("", form(value))
+
+
+# a value with none of these has no list parts, qualifier, transcribed spelling or date: its only part is itself
+_WRITTEN_IN_PARTS = re.compile(r"[、,，;；/|《》“”\"（()）A-Za-z年]")
 
 
 @lru_cache(maxsize=1 << 18)
 def value_forms(value: str) -> tuple[str, tuple[str, ...]]:
     """A value's matching form and its parts (list parts, a date's other writings), made once a value: a
     graph's values repeat (dates, genres, the names of linked entities)."""
-    value_form = _TRAILING.sub("", form(value))
+    whole = value_form(value)
+    if not _WRITTEN_IN_PARTS.search(value):
+        return whole, (whole,)  # most values: a name, a number, a word (what the general case gives them too)
+    return whole, value_parts(value, whole)
+
+
+@lru_cache(maxsize=1 << 18)
+def list_words(value: str) -> tuple[str, ...]:
+    """A literal's list parts (``、，/;``…) in matching form, empty ones included, made once a value: the
+    word-valued relations and the role relations are both found from them."""
+    if not _LIST_SEPARATORS.search(value):
+        return (value_form(value),)  # what the split gives a value of one part, its form shared with its facts
+    return tuple(_TRAILING.sub("", form(part)) for part in _LIST_SEPARATORS.split(value))
+
+
+def value_parts(value: str, whole: str) -> tuple[str, ...]:
+    """The parts of ``value`` (whose matching form is ``whole``) in matching form, the value itself when it has
+    no other."""
     split = [_TRAILING.sub("", form(w)) for p in _LIST_SEPARATORS.split(value) for w in (p, *short_writings(p))]
-    parts = tuple(dict.fromkeys(p for p in [*split, *date_writings(value)] if p and p != "等")) or (value_form,)
-    return value_form, parts
+    return tuple(dict.fromkeys(p for p in [*split, *date_writings(value)] if p and p != "等")) or (whole,)
 
 
 _LATIN_TAIL = re.compile(r"(?<=[\u4e00-\u9fff])\s*[A-Za-z][A-Za-z .'-]*$")

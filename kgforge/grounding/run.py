@@ -9,6 +9,7 @@ from typing import Any
 
 from kgforge.core.checks import choice
 from kgforge.core.files import write_text_atomic
+from kgforge.core.gc_pause import paused_gc
 from kgforge.core.records import Record, omitted_when_none
 from kgforge.grounding import durecdial
 from kgforge.grounding.duconv import ground_duconv, read_sessions
@@ -75,6 +76,7 @@ class GroundReport(Record):
         return {k: data[k] for k in keys}
 
 
+@paused_gc()  # the index's facts and the grounded dialogues: millions of records that hold no cycles
 def ground_file(
     domain: str, dialogues: Path, out: Path, workdir: Path | str | None = None, options: GroundOptions = GroundOptions()
 ) -> GroundReport:
