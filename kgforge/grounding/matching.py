@@ -56,8 +56,9 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import lru_cache, partial
 
 from kgforge.core.text import jieba_module
 from kgforge.grounding.index import Fact, GroundingIndex, MessageGrams, strip_qualifier
@@ -255,10 +256,7 @@ class DialogueMatcher:
     def _word_at(self, message: str, at: int, size: int) -> bool:
         """Whether a short value found at ``at`` begins a word of the message (演员 in 最佳女演员奖 is not the
         occupation; 爱情 in 爱情片 is the genre): jieba must cut the message where it begins."""
-        return at in self._cuts(message)
-
-    def _cuts(self, message: str) -> set[int]:
-        return jieba_cuts(self.index, message)
+        return self.index.segmenter.cut_at(message, at)
 
     def _said_most(self, fact: Fact, said: Surface) -> Stated | None:
         """A literal of some length (an award with its year, an address) is stated when ``said_most`` of its
@@ -586,7 +584,7 @@ def _literal_claims(
     if not len(automaton):
         return []
     out: list[Claim] = []
-    cuts: set[int] | None = None
+    is_cut: Callable[[int], bool] | None = None
     for end, (length, relations) in automaton.iter_long(said.form):
         start, stop = end - length + 1, end + 1
         if any(start < b and a < stop for a, b in taken):
@@ -597,8 +595,8 @@ def _literal_claims(
         subject, held = _literal_holder(index, candidates, relations)
         if subject is None:
             continue
-        cuts = message_cuts(index, said) if cuts is None else cuts
-        if start not in cuts or stop not in cuts:
+        is_cut = message_cut_at(index, said) if is_cut is None else is_cut
+        if not (is_cut(start) and is_cut(stop)):
             continue  # 科幻 inside 科幻片 is no genre said
         span = said.span(start, stop)
         out.append(
@@ -699,8 +697,8 @@ def _doubtful(index: GroundingIndex, message: str, mention: Mention) -> bool:
 
 
 def _is_word(index: GroundingIndex, message: str, mention: Mention) -> bool:
-    cuts = jieba_cuts(index, message)
-    return mention.start in cuts and mention.end in cuts
+    cut_at = index.segmenter.cut_at
+    return cut_at(message, mention.start) and cut_at(message, mention.end)
 
 
 def word_cuts(said: Surface) -> set[int]:
@@ -722,10 +720,13 @@ def message_cuts(index: GroundingIndex, said: Surface) -> set[int]:
     return word_cuts(said) if _SEGMENTED.search(said.text) else jieba_cuts(index, said.form)
 
 
+def message_cut_at(index: GroundingIndex, said: Surface) -> Callable[[int], bool]:
+    """Whether a position is in :func:`message_cuts`, the message cut only around the positions asked."""
+    if _SEGMENTED.search(said.text):
+        return word_cuts(said).__contains__
+    return partial(index.segmenter.cut_at, said.form)
+
+
 def jieba_cuts(index: GroundingIndex, message: str) -> set[int]:
     """Where jieba (the graph's names in its dictionary) cuts the message's matching form."""
-    cuts, position = {0}, 0
-    for word in index.segmenter(message).split(" "):
-        position += len(word)
-        cuts.add(position)
-    return cuts
+    return index.segmenter.cut_positions(message)
