@@ -161,8 +161,9 @@ class DialogueMatcher:
         automaton = self.index.automaton
         if not len(automaton):
             return []
+        in_focus_first = self._in_focus_first
         return [
-            Mention(end - length + 1, end + 1, self._in_focus_first(iris))
+            Mention(end - length + 1, end + 1, iris if len(iris) < 2 else in_focus_first(iris))
             for end, (length, iris) in automaton.iter_long(text.form)
         ]
 
@@ -286,6 +287,8 @@ class DialogueMatcher:
     ) -> list[Stated]:
         """The free-text facts the message states by overlap, one per relation (the best overlap), with the
         names it says and the values it states otherwise masked: a name shared with a text is no overlap."""
+        if not facts:
+            return []  # the usual message: no free text shares a run with it
         masked = [False] * len(said.form)
         for start, end in [(m.start, m.end) for m in mentions] + [_form_span(said, s.span) for s in found]:
             for i in range(start, end):
