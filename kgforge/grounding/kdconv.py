@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from kgforge.core.collector import objects_kept_apart
 from kgforge.core.errors import InputError
 from kgforge.core.jsonio import iter_json_container
 from kgforge.grounding.index import GroundingIndex
@@ -105,30 +106,32 @@ def ground_kdconv(
     out, tally, claims = [], Tally(Counter()), Counter[str]()
     messages = predicted = gold_messages = 0
     missing = []
-    for dialogue in dialogues:
-        topics = [dialogue["name"]] if isinstance(dialogue.get("name"), str) else []
-        matcher = DialogueMatcher(index, topics, options)
-        if topics and not matcher.topics:
-            missing.append(topics[0])
-        grounded = []
-        annotated = any(isinstance(m.get("attrs"), list) for m in dialogue["messages"])
-        for message in dialogue["messages"]:
-            found, said = matcher.message(message["message"])
-            attrs = [as_attr(index, stated) for stated in found]
-            messages += 1
-            predicted += len(attrs)
-            claims.update(c.status for c in said)
-            row = dict(message)
-            if annotated:
-                gold_messages += 1
-                gold = message.get("attrs") if isinstance(message.get("attrs"), list) else []
-                tally.add({attr_key(a) for a in attrs}, {attr_key(a) for a in gold if isinstance(a, dict)})
-                row["predicted_attrs"] = attrs
-            else:
-                row["attrs"] = attrs
-            row["claims"] = [as_claim(index, c) for c in said]
-            grounded.append(row)
-        out.append({**dialogue, "messages": grounded})
+    with objects_kept_apart() as settle:
+        for dialogue in dialogues:
+            settle()  # what the dialogues before made and kept is out of the collector's way
+            topics = [dialogue["name"]] if isinstance(dialogue.get("name"), str) else []
+            matcher = DialogueMatcher(index, topics, options)
+            if topics and not matcher.topics:
+                missing.append(topics[0])
+            grounded = []
+            annotated = any(isinstance(m.get("attrs"), list) for m in dialogue["messages"])
+            for message in dialogue["messages"]:
+                found, said = matcher.message(message["message"])
+                attrs = [as_attr(index, stated) for stated in found]
+                messages += 1
+                predicted += len(attrs)
+                claims.update(c.status for c in said)
+                row = dict(message)
+                if annotated:
+                    gold_messages += 1
+                    gold = message.get("attrs") if isinstance(message.get("attrs"), list) else []
+                    tally.add({attr_key(a) for a in attrs}, {attr_key(a) for a in gold if isinstance(a, dict)})
+                    row["predicted_attrs"] = attrs
+                else:
+                    row["attrs"] = attrs
+                row["claims"] = [as_claim(index, c) for c in said]
+                grounded.append(row)
+            out.append({**dialogue, "messages": grounded})
     return KdconvGrounding(out, messages, predicted, gold_messages, tally, claims, missing)
 
 
