@@ -7,6 +7,7 @@ import re
 import unicodedata
 from collections.abc import Iterable
 from functools import lru_cache
+from math import log
 from types import ModuleType
 from typing import Any
 
@@ -22,6 +23,9 @@ _SEGMENTATION_SPACE = re.compile(r"(?<![A-Za-z0-9]) +| +(?![A-Za-z0-9])")
 _LATIN_RUN = re.compile(f"[A-Za-z0-9][^{CJK_RANGES}\u00b7\u2022]*[A-Za-z0-9]")
 _TIGHT_SPACE = re.compile(r" +(?=[,.;:!?)\]}'’%-])|(?<=[(\[{'‘’$#-]) +")
 _WHITESPACE_RUN = re.compile(r"\s+")
+_JIEBA_LATIN = re.compile("[a-zA-Z0-9]")  # jieba's re_eng: a single one is run together with its neighbours
+_ANY_SPACE = re.compile(r"\s")
+_BLOCKS_KEPT = 1 << 18  # runs of text whose cuts are kept (see Segmenter._block_cuts)
 _JIEBA_BLOCK = re.compile(r"[\u4E00-\u9FD5a-zA-Z0-9+#&\._%\-]+")  # a run jieba cuts by its dictionary (re_han_default)
 
 
@@ -122,6 +126,7 @@ class Segmenter:
         self._names = {name for name in names if len(name) >= 2 and not is_segmented(name)}
         self._tokenizer: Any = None
         self._cache: dict[str, str] = {}
+        self._blocks: dict[str, frozenset[int]] = {}
 
     def _ready(self) -> Any:
         if self._tokenizer is None:
@@ -130,7 +135,7 @@ class Segmenter:
             tokenizer.initialize()
             for name in sorted(self._names):
                 if _JIEBA_BLOCK.fullmatch(name):  # jieba cuts at anything else (·, spaces) whatever its dictionary
-                    freq = tokenizer.suggest_freq(name)
+                    freq = suggested_freq(tokenizer, name)
                     if tokenizer.FREQ.get(name, 0) < freq:
                         tokenizer.add_word(name, freq)
             self._tokenizer = tokenizer
@@ -150,6 +155,58 @@ class Segmenter:
             self._cache[text] = cut
         return cut
 
+    def cut_positions(self, text: str) -> set[int]:
+        """The positions of ``text`` where :meth:`__call__`'s words begin or end (each word's length added up,
+        the spaces that join them left out)."""
+        cuts, position = {0}, 0
+        for word in self(text).split(" "):
+            position += len(word)
+            cuts.add(position)
+        return cuts
+
+    def cut_at(self, text: str, position: int) -> bool:
+        """Whether ``position`` is in :meth:`cut_positions` of ``text``, found by cutting only the stretch
+        around it. jieba cuts each run of its word characters (``re_han_default``) by itself, every other
+        character is a word alone, and :meth:`_cut` keeps a Latin run whole: so the cuts inside one run
+        depend on that run alone. Text where words and positions could part (whitespace, already segmented,
+        a name kept whole) is cut whole instead."""
+        if not self._plain(text):
+            return position in self.cut_positions(text)
+        if position <= 0 or position >= len(text):
+            return position in (0, len(text))
+        start, end = 0, len(text)  # the piece between Latin runs that holds position
+        for run in _LATIN_RUN.finditer(text):
+            if run.start() <= position <= run.end():
+                return position in (run.start(), run.end())
+            if run.end() < position:
+                start = run.end()
+            else:
+                end = run.start()
+                break
+        for block in jieba_module().re_han_default.finditer(text, start, end):
+            if block.start() < position < block.end():
+                return position - block.start() in self._block_cuts(block.group())
+            if block.start() > position:
+                break
+        return True  # at a run's edge, or beside a character jieba keeps alone
+
+    def _plain(self, text: str) -> bool:
+        """Text that :meth:`__call__` cuts into words by :meth:`_cut`, with no whitespace to drop."""
+        return text not in self._names and not _ANY_SPACE.search(text) and not is_segmented(text)
+
+    def _block_cuts(self, block: str) -> frozenset[int]:
+        """Where jieba cuts one run of its word characters, inside it (kept: runs repeat across messages)."""
+        cuts = self._blocks.get(block)
+        if cuts is None:
+            if len(self._blocks) >= _BLOCKS_KEPT:
+                self._blocks.clear()
+            offsets, position = set(), 0
+            for word in self._ready().lcut(block):
+                position += len(word)
+                offsets.add(position)
+            cuts = self._blocks[block] = frozenset(offsets)
+        return cuts
+
     def _cut(self, text: str) -> list[str]:
         """The words of ``text``: a Latin run ("Love&Death", "9:9", "Tom's") is kept as written, since
         :func:`normalise_label` keeps the spaces inside one and could not tell a cut from the title's own."""
@@ -162,6 +219,52 @@ class Segmenter:
 
     def _words(self, text: str) -> list[str]:
         return [word for word in self._ready().lcut(text) if not word.isspace()] if text.strip() else []
+
+
+def suggested_freq(tokenizer: Any, word: str) -> int:
+    """``tokenizer.suggest_freq(word)`` for a ``word`` that is one run of jieba's word characters, computed
+    as jieba does (the same words, the same floating-point steps), without the generators and checks of
+    ``Tokenizer.cut`` around it: a graph's names are 100,000s, and this is the whole start-up of a segmenter."""
+    freq_of, total = tokenizer.FREQ, tokenizer.total
+    ftotal = float(total)
+    freq: float = 1
+    for seg in _words_without_hmm(freq_of, log(total), word):
+        freq *= freq_of.get(seg, 1) / ftotal
+    return max(int(freq * total) + 1, freq_of.get(word, 1))
+
+
+def _words_without_hmm(freq_of: dict[str, int], logtotal: float, sentence: str) -> list[str]:
+    """jieba's ``Tokenizer.__cut_DAG_NO_HMM`` of one run: the most probable words by the dictionary (its DAG
+    and route, ties to the longer word), single Latin letters and digits run together."""
+    size = len(sentence)
+    route: list[tuple[float, int]] = [(0, 0)] * (size + 1)
+    for k in range(size - 1, -1, -1):
+        ends, i, frag = [], k, sentence[k]
+        while i < size and frag in freq_of:
+            if freq_of[frag]:
+                ends.append(i)
+            i += 1
+            frag = sentence[k : i + 1]
+        if len(ends) > 1:
+            route[k] = max((log(freq_of[sentence[k : x + 1]]) - logtotal + route[x + 1][0], x) for x in ends)
+        else:  # one word from here (or the character alone, 1 when it is no word): no max to take
+            x = ends[0] if ends else k
+            route[k] = (log(freq_of.get(sentence[k : x + 1]) or 1) - logtotal + route[x + 1][0], x)
+    words, buf, x = [], "", 0
+    while x < size:
+        y = route[x][1] + 1
+        word = sentence[x:y]
+        if y - x == 1 and _JIEBA_LATIN.match(word):
+            buf += word
+        else:
+            if buf:
+                words.append(buf)
+                buf = ""
+            words.append(word)
+        x = y
+    if buf:
+        words.append(buf)
+    return words
 
 
 _PLAIN = Segmenter()

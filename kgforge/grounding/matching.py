@@ -55,9 +55,12 @@ relation holds others and no entity in focus holds it.
 from __future__ import annotations
 
 import re
+from bisect import bisect_left
 from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import lru_cache, partial
+from typing import NamedTuple
 
 from kgforge.core.text import jieba_module
 from kgforge.grounding.index import Fact, GroundingIndex, MessageGrams, strip_qualifier
@@ -83,8 +86,7 @@ class MatchOptions:
 DEFAULT_OPTIONS = MatchOptions()
 
 
-@dataclass(frozen=True)
-class Mention:
+class Mention(NamedTuple):  # a tuple: messages say several names each, and a tuple is made fastest
     start: int
     end: int
     entities: tuple[str, ...]
@@ -121,6 +123,7 @@ class DialogueMatcher:
                 self._bring(iri)
         self.topics = list(self.focus)
         self.stated: set[tuple[str, str]] = set()
+        self.focus_facts = FocusFacts(index)
 
     def _not_restated(self, fact: Fact, mentioned: dict[str, Mention]) -> bool:
         """An entity value is not read from a message that names its subject and the value, two entities of
@@ -154,23 +157,26 @@ class DialogueMatcher:
         self.focus.insert(0, iri)
 
     def mentions(self, text: Surface) -> list[Mention]:
-        found: list[Mention] = []
-        if not len(self.index.automaton):
-            return found
-        for end, (length, iris) in self.index.automaton.iter_long(text.form):
-            found.append(Mention(end - length + 1, end + 1, iris))
-        return found
+        """The names ``text`` says, leftmost-longest, each name's entities in focus first."""
+        automaton = self.index.automaton
+        if not len(automaton):
+            return []
+        in_focus_first = self._in_focus_first
+        return [
+            Mention(end - length + 1, end + 1, iris if len(iris) < 2 else in_focus_first(iris))
+            for end, (length, iris) in automaton.iter_long(text.form)
+        ]
 
     def message(self, text: str) -> tuple[list[Stated], list[Claim]]:
         """The facts ``text`` states and its claims (see the module docstring); moves the focus on."""
         said = surface(text)
-        mentions = [Mention(m.start, m.end, self._in_focus_first(m.entities)) for m in self.mentions(said)]
+        mentions = self.mentions(said)
         named = list(dict.fromkeys(iri for m in mentions for iri in m.entities))
         candidates = list(dict.fromkeys(named + self.focus[: self.options.focus_size]))
         found = self._facts(said, mentions, named)
         earlier = [iri for iri in candidates if iri not in named]
         candidates = earlier + [iri for iri in candidates if iri in named]  # the subject: in focus before
-        return found, claims(self.index, found, mentions, said, candidates)
+        return found, claims(self.index, found, mentions, said, candidates, self.focus_facts)
 
     def _facts(self, said: Surface, mentions: list[Mention], named: list[str]) -> list[Stated]:
         """The facts ``said`` states (see the module docstring); moves the focus on."""
@@ -255,10 +261,7 @@ class DialogueMatcher:
     def _word_at(self, message: str, at: int, size: int) -> bool:
         """Whether a short value found at ``at`` begins a word of the message (演员 in 最佳女演员奖 is not the
         occupation; 爱情 in 爱情片 is the genre): jieba must cut the message where it begins."""
-        return at in self._cuts(message)
-
-    def _cuts(self, message: str) -> set[int]:
-        return jieba_cuts(self.index, message)
+        return self.index.segmenter.cut_at(message, at)
 
     def _said_most(self, fact: Fact, said: Surface) -> Stated | None:
         """A literal of some length (an award with its year, an address) is stated when ``said_most`` of its
@@ -284,6 +287,8 @@ class DialogueMatcher:
     ) -> list[Stated]:
         """The free-text facts the message states by overlap, one per relation (the best overlap), with the
         names it says and the values it states otherwise masked: a name shared with a text is no overlap."""
+        if not facts:
+            return []  # the usual message: no free text shares a run with it
         masked = [False] * len(said.form)
         for start, end in [(m.start, m.end) for m in mentions] + [_form_span(said, s.span) for s in found]:
             for i in range(start, end):
@@ -489,8 +494,8 @@ def _said_part(stated: Stated, said: Surface) -> str:
 
 def _form_span(said: Surface, span: tuple[int, int]) -> tuple[int, int]:
     """The span of ``said.form`` that the text span ``span`` became."""
-    positions = [i for i, o in enumerate(said.origin) if span[0] <= o < span[1]]
-    return (positions[0], positions[-1] + 1) if positions else (0, 0)
+    first, end = bisect_left(said.origin, span[0]), bisect_left(said.origin, span[1])  # origin never decreases
+    return (first, end) if first < end else (0, 0)
 
 
 # ---------------------------------------------------------------- claims
@@ -535,12 +540,65 @@ def amounts(form_text: str) -> list[tuple[int, int, str, str]]:
     return found
 
 
+class FocusFacts:
+    """What the claims ask of an entity in focus, gathered once a dialogue: its literal facts (free text left
+    out) with their values' forms, its facts per unit family, the entities it relates to, its values' labels.
+    A dialogue's focus changes little from message to message, so each entity's facts are gone through once
+    a dialogue, not once a message."""
+
+    def __init__(self, index: GroundingIndex) -> None:
+        self.index = index
+        self._literals: dict[str, tuple[list[Fact], list[str]]] = {}
+        self._families: dict[str, list[tuple[Fact, frozenset[str | None]]]] = {}
+        self._related: dict[str, frozenset[str]] = {}
+        self._labels: dict[tuple[str, str], tuple[str, ...]] = {}
+
+    def literals(self, iri: str) -> tuple[list[Fact], list[str]]:
+        """``iri``'s facts with a literal value that is no free text, in order, and those values' forms."""
+        made = self._literals.get(iri)
+        if made is None:
+            facts = [f for f in self.index.facts_of.get(iri, ()) if f.value_entity is None and not f.text]
+            made = self._literals[iri] = (facts, [f.value_form for f in facts])
+        return made
+
+    def with_family(self, iri: str, family: str) -> list[Fact]:
+        """``iri``'s list-matched facts (free text left out) with an amount of the unit ``family``, in order."""
+        families = self._families.get(iri)
+        if families is None:
+            families = self._families[iri] = [
+                (f, frozenset(_UNIT_FAMILY.get(u) for _, _, _, u in amounts(f.value_form)))
+                for f in self.index.facts_of.get(iri, ())
+                if f.parts
+            ]
+        return [f for f, found in families if family in found]
+
+    def related(self, iri: str) -> frozenset[str]:
+        made = self._related.get(iri)
+        if made is None:
+            made = self._related[iri] = self.index.related(iri)
+        return made
+
+    def labels(self, subject: str, relation: str, values: list[tuple[str, str]]) -> tuple[str, ...]:
+        """The labels of ``values``, ``subject``'s values of ``relation``."""
+        made = self._labels.get((subject, relation))
+        if made is None:
+            made = self._labels[subject, relation] = tuple([label for label, _ in values])
+        return made
+
+
 def claims(
-    index: GroundingIndex, found: list[Stated], mentions: list[Mention], said: Surface, candidates: list[str]
+    index: GroundingIndex,
+    found: list[Stated],
+    mentions: list[Mention],
+    said: Surface,
+    candidates: list[str],
+    focus: FocusFacts | None = None,
 ) -> list[Claim]:
     """Every fact stated is a supported claim; a number with a unit is contradicted when the first entity in
     focus with values of that unit's family holds none of it (unsupported when none has such values); an
-    entity named beside a relation of the subject's whose values it could be, but is not, is contradicted."""
+    entity named beside a relation of the subject's whose values it could be, but is not, is contradicted.
+    ``focus``: the dialogue's :class:`FocusFacts` (a message alone makes its own)."""
+    focus = FocusFacts(index) if focus is None else focus
     out = [
         Claim(s.fact.subject, s.fact.relation, said.text[s.span[0] : s.span[1]], s.span, (s.fact.value,), "supported")
         for s in found
@@ -553,7 +611,7 @@ def claims(
         if family is None or (number, unit) in stated_amounts:
             continue
         span = said.span(start, end)
-        subject, held = _holder(index, candidates, family)
+        subject, held = _holder(focus, candidates, family)
         if subject is not None and (number, unit) in {(n, u) for f in held for _, _, n, u in amounts(f.value_form)}:
             continue
         out.append(
@@ -569,36 +627,37 @@ def claims(
     inside = [s.span for s in found]
     named = [m for m in mentions if not any(a <= said.span(m.start, m.end)[0] < b for a, b in inside)]
     out += _entity_claims(
-        index, named, said, candidates, {s.fact.value_entity for s in found} | {s.fact.subject for s in found}
+        focus, named, said, candidates, {s.fact.value_entity for s in found} | {s.fact.subject for s in found}
     )
     taken = [(m.start, m.end) for m in mentions] + [_form_span(said, s.span) for s in found]
-    return out + _literal_claims(index, said, candidates, taken)
+    return out + _literal_claims(focus, said, candidates, taken)
 
 
 def _literal_claims(
-    index: GroundingIndex, said: Surface, candidates: list[str], taken: list[tuple[int, int]]
+    focus: FocusFacts, said: Surface, candidates: list[str], taken: list[tuple[int, int]]
 ) -> list[Claim]:
     """A short literal said as a word (法国, 科幻), outside the names and the facts stated, that is a value of
     a relation elsewhere in the graph: ``contradicted`` when the first entity in focus with values of that
     relation holds other ones and no entity in focus holds it (a value of someone else in focus is said of
     them, not against the subject; 1958 of 1958-4-29 agrees)."""
+    index = focus.index
     automaton = index.literal_automaton
     if not len(automaton):
         return []
     out: list[Claim] = []
-    cuts: set[int] | None = None
+    is_cut: Callable[[int], bool] | None = None
     for end, (length, relations) in automaton.iter_long(said.form):
         start, stop = end - length + 1, end + 1
         if any(start < b and a < stop for a, b in taken):
             continue
         word = said.form[start:stop]
-        if any(_holds(fact, word) for iri in candidates for fact in index.facts_of.get(iri, ())):
+        if any(_holds(value, word) for iri in candidates for value in focus.literals(iri)[1]):
             continue
-        subject, held = _literal_holder(index, candidates, relations)
+        subject, held = _literal_holder(focus, candidates, relations)
         if subject is None:
             continue
-        cuts = message_cuts(index, said) if cuts is None else cuts
-        if start not in cuts or stop not in cuts:
+        is_cut = message_cut_at(index, said) if is_cut is None else is_cut
+        if not (is_cut(start) and is_cut(stop)):
             continue  # 科幻 inside 科幻片 is no genre said
         span = said.span(start, stop)
         out.append(
@@ -614,43 +673,37 @@ def _literal_claims(
     return out
 
 
-def _holds(fact: Fact, word: str) -> bool:
-    return fact.value_entity is None and not fact.text and (word in fact.value_form or fact.value_form in word)
+def _holds(value_form: str, word: str) -> bool:
+    """Whether a literal value (matching form) holds ``word``, or ``word`` it."""
+    return word in value_form or value_form in word
 
 
 def _literal_holder(
-    index: GroundingIndex, candidates: list[str], relations: frozenset[str]
+    focus: FocusFacts, candidates: list[str], relations: frozenset[str]
 ) -> tuple[str | None, list[Fact]]:
     """The first entity in focus with literal values of one of ``relations``, and those facts (one relation)."""
     for subject in candidates:
-        held = [
-            f
-            for f in index.facts_of.get(subject, ())
-            if f.relation in relations and f.value_entity is None and not f.text
-        ]
+        held = [f for f in focus.literals(subject)[0] if f.relation in relations]
         if held:
             first = held[0].relation
             return subject, [f for f in held if f.relation == first]
     return None, []
 
 
-def _holder(index: GroundingIndex, candidates: list[str], family: str) -> tuple[str | None, list[Fact]]:
+def _holder(focus: FocusFacts, candidates: list[str], family: str) -> tuple[str | None, list[Fact]]:
     """The first entity in focus with values of a unit family (money, clock…), and those facts (free text
     left out: a number in a story is no value of the entity)."""
     for subject in candidates:
-        held = [
-            f
-            for f in index.facts_of.get(subject, ())
-            if f.parts and any(_UNIT_FAMILY.get(u) == family for _, _, _, u in amounts(f.value_form))
-        ]
+        held = focus.with_family(subject, family)
         if held:
             return subject, held
     return None, []
 
 
 def _entity_claims(
-    index: GroundingIndex, mentions: list[Mention], said: Surface, candidates: list[str], stated: set[str | None]
+    focus: FocusFacts, mentions: list[Mention], said: Surface, candidates: list[str], stated: set[str | None]
 ) -> list[Claim]:
+    index = focus.index
     subject = candidates[0]
     held = index.entity_values(subject)
     out = []
@@ -661,16 +714,17 @@ def _entity_claims(
         if entity in candidates[:1] or entity in stated:
             continue
         kinds = index.types_of.get(entity, frozenset())  # of the kind of a value: a class in common with it
+        value_of = index.value_relations(entity)  # the relations it is a value of somewhere in the graph
         against = [
             (fact_relation, values)
             for fact_relation, values in held.relations.items()
-            if index.is_value_of(entity, fact_relation) or not kinds.isdisjoint(held.kinds[fact_relation])
+            if fact_relation in value_of or not kinds.isdisjoint(held.kinds[fact_relation])
         ]
         # the tests that cost more after the cheap one: the facts of every entity in focus, then jieba, are
         # asked only of a name that would be claimed against the subject
         if (
             not against
-            or any(entity in index.related(iri) for iri in candidates)
+            or any(entity in focus.related(iri) for iri in candidates)
             or _doubtful(index, said.form, mention)
         ):
             continue
@@ -681,7 +735,7 @@ def _entity_claims(
                 relation,
                 said.text[span[0] : span[1]],
                 span,
-                tuple(label for label, _ in values),
+                focus.labels(subject, relation, values),
                 "contradicted",
             )
             for relation, values in against
@@ -699,8 +753,8 @@ def _doubtful(index: GroundingIndex, message: str, mention: Mention) -> bool:
 
 
 def _is_word(index: GroundingIndex, message: str, mention: Mention) -> bool:
-    cuts = jieba_cuts(index, message)
-    return mention.start in cuts and mention.end in cuts
+    cut_at = index.segmenter.cut_at
+    return cut_at(message, mention.start) and cut_at(message, mention.end)
 
 
 def word_cuts(said: Surface) -> set[int]:
@@ -722,10 +776,13 @@ def message_cuts(index: GroundingIndex, said: Surface) -> set[int]:
     return word_cuts(said) if _SEGMENTED.search(said.text) else jieba_cuts(index, said.form)
 
 
+def message_cut_at(index: GroundingIndex, said: Surface) -> Callable[[int], bool]:
+    """Whether a position is in :func:`message_cuts`, the message cut only around the positions asked."""
+    if _SEGMENTED.search(said.text):
+        return word_cuts(said).__contains__
+    return partial(index.segmenter.cut_at, said.form)
+
+
 def jieba_cuts(index: GroundingIndex, message: str) -> set[int]:
     """Where jieba (the graph's names in its dictionary) cuts the message's matching form."""
-    cuts, position = {0}, 0
-    for word in index.segmenter(message).split(" "):
-        position += len(word)
-        cuts.add(position)
-    return cuts
+    return index.segmenter.cut_positions(message)

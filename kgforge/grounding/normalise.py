@@ -56,6 +56,9 @@ def _char_form(char: str) -> str:
 
 def surface(text: str) -> Surface:
     """``text`` in matching form with its offset map (see the module docstring)."""
+    made = text.translate(_FORM_TABLE)  # not form(): its cache is for values, which repeat; messages do not
+    if len(made) == len(text) and _IRREGULAR.isdisjoint(text):
+        return Surface(text, made, tuple(range(len(text))))  # one character each: the usual message
     chars: list[str] = []
     origin: list[int] = []
     for index, char in enumerate(text):
@@ -71,7 +74,12 @@ class _FormTable(dict[int, str]):
 
     def __missing__(self, code: int) -> str:
         made = self[code] = _char_form(chr(code))
+        if len(made) != 1:
+            _IRREGULAR.add(chr(code))
         return made
+
+
+_IRREGULAR: set[str] = set()  # the characters seen whose matching form is not one character (dropped, or NFKC's ㎞)
 
 
 _FORM_TABLE = _FormTable()

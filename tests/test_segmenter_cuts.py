@@ -1,0 +1,86 @@
+"""The grounder's shortcuts give the answers of the long way: a cut asked around one position equals the cut
+of the whole text, the frequency a name gets equals ``Tokenizer.suggest_freq``, and a message's matching
+form made in one step equals the character-by-character one."""
+
+from __future__ import annotations
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from kgforge.core.text import _JIEBA_BLOCK, Segmenter, suggested_freq
+from kgforge.grounding.normalise import _char_form, surface
+
+NAMES = ["游乐场", "儿童游乐场", "致青春", "阿甘正传", "王牌", "Tom's", "ab12", "长城", "电影节", "c++"]
+SEGMENTER = Segmenter(NAMES)  # one for every example: a jieba tokenizer takes a second to load
+
+# words and pieces that make jieba choose: names, their parts, Latin runs, digits, punctuation and spaces
+PIECES = [
+    *NAMES,
+    "儿童",
+    "游乐",
+    "场",
+    "致",
+    "青春",
+    "推荐",
+    "电影",
+    "导演",
+    "的",
+    "是",
+    "了",
+    "我",
+    "a",
+    "Z",
+    "7",
+    "2004",
+    "abc",
+    "x-y",
+    "3.5",
+    "50%",
+    "，",
+    "。",
+    "·",
+    "《",
+    "》",
+    "!",
+    " ",
+    "\u3000",
+    "é",
+]
+texts = st.lists(st.sampled_from(PIECES), max_size=14).map("".join)
+
+
+@settings(max_examples=400, deadline=None)
+@given(texts)
+def test_cut_at_equals_the_cuts_of_the_whole_text(text: str) -> None:
+    whole = SEGMENTER.cut_positions(text)
+    assert {p for p in range(-1, len(text) + 2) if SEGMENTER.cut_at(text, p)} == whole
+
+
+def test_cut_at_on_messages_that_mislead_a_local_cut() -> None:
+    for text in [
+        "儿童游乐场很好玩",
+        "游乐场",
+        "儿童游乐场",
+        "abc 儿童游乐场",
+        "Tom's电影《阿甘正传》",
+        "致青春ab12长城",
+    ]:
+        whole = SEGMENTER.cut_positions(text)
+        assert [p for p in range(len(text) + 1) if SEGMENTER.cut_at(text, p)] == sorted(whole)
+    assert not SEGMENTER.cut_at("儿童游乐场很好玩", 2)  # 游乐场 inside 儿童游乐场 is no word
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from([p for p in PIECES if _JIEBA_BLOCK.fullmatch(p)]), min_size=1, max_size=6))
+def test_suggested_freq_is_jiebas(pieces: list[str]) -> None:
+    word = "".join(pieces)
+    tokenizer = SEGMENTER._ready()
+    assert suggested_freq(tokenizer, word) == tokenizer.suggest_freq(word)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet=st.sampled_from("电影《长城》 ·ＡＢ㎞ab1２，。\u3000\u00a0臺灣Éé\u0301【】"), max_size=20))
+def test_surface_fast_path_equals_the_character_by_character_form(text: str) -> None:
+    pairs = [(out, i) for i, ch in enumerate(text) for out in _char_form(ch)]
+    said = surface(text)
+    assert (said.form, said.origin) == ("".join(c for c, _ in pairs), tuple(i for _, i in pairs))
