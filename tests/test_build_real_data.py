@@ -91,6 +91,7 @@ def test_duconv_segmented_names_keep_both_forms(shared, workdir, cli):
     assert all(" " in form for form in relation_forms)
 
 
+@pytest.mark.slow  # builds a film graph from the real KdConv dialogues
 def test_kdconv_dialogue_attrs_rebuild_a_film_graph(shared, workdir, cli):
     dialogues = shared("kdconv/film/dev.json")
     cli("build", "film", "--source", f"kdconv-dialogues:{dialogues}", "--workdir", str(workdir))

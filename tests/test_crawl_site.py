@@ -84,6 +84,7 @@ def test_fetch_order_follows_discovery_and_robots(crawled):
     assert summary.skipped == 1 and summary.frontier["skipped"] == 1
 
 
+@pytest.mark.slow  # the module's crawl waits out robots.txt crawl delays
 def test_spacing_between_requests(crawled):
     _, log, _, _ = crawled
     times = {i: e.time for i, e in enumerate(log)}
@@ -96,6 +97,7 @@ def test_spacing_between_requests(crawled):
     assert backoff and backoff[0] >= TEST_CONFIG.backoff_base
 
 
+@pytest.mark.slow  # the module's crawl waits out robots.txt crawl delays
 def test_failures_are_named_and_counted(crawled):
     summary, _, _, _ = crawled
     reasons = {f["url"].split("127.0.0.1", 1)[1].split("/", 1)[1]: f["reason"] for f in summary.failures}
@@ -108,6 +110,7 @@ def test_failures_are_named_and_counted(crawled):
     assert summary.fetched == 18 and summary.cached == 0
 
 
+@pytest.mark.slow  # the module's crawl waits out robots.txt crawl delays
 def test_records_from_cache_decode_and_survive_broken_html(crawled):
     _, _, folder, _ = crawled
     records = {r.url.split("127.0.0.1", 1)[1].split("/", 1)[1]: r for r in read_records(folder)}

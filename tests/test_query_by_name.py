@@ -313,6 +313,7 @@ def test_every_required_variable_a_shipped_query_declares_is_in_its_text():
         assert all(f"?{v}" in body for group in groups for v in group), name
 
 
+@pytest.mark.slow  # builds the real travel KB
 def test_a_typo_in_a_label_on_the_real_travel_kb_says_did_you_mean(cli, shared, tmp_path):
     kb = shared("kdconv/travel/kb_travel.json")
     workdir = str(tmp_path / "kg")
