@@ -542,16 +542,13 @@ def amounts(form_text: str) -> list[tuple[int, int, str, str]]:
 
 class FocusFacts:
     """What the claims ask of an entity in focus, gathered once a dialogue: its literal facts (free text left
-    out) with their values' forms, its facts per unit family, the entities it relates to, its values' labels.
-    A dialogue's focus changes little from message to message, so each entity's facts are gone through once
-    a dialogue, not once a message."""
+    out) with their values' forms, and its facts per unit family. A dialogue's focus changes little from
+    message to message, so each entity's facts are gone through once a dialogue, not once a message."""
 
     def __init__(self, index: GroundingIndex) -> None:
         self.index = index
         self._literals: dict[str, tuple[list[Fact], list[str]]] = {}
         self._families: dict[str, list[tuple[Fact, frozenset[str | None]]]] = {}
-        self._related: dict[str, frozenset[str]] = {}
-        self._labels: dict[tuple[str, str], tuple[str, ...]] = {}
 
     def literals(self, iri: str) -> tuple[list[Fact], list[str]]:
         """``iri``'s facts with a literal value that is no free text, in order, and those values' forms."""
@@ -571,19 +568,6 @@ class FocusFacts:
                 if f.parts
             ]
         return [f for f, found in families if family in found]
-
-    def related(self, iri: str) -> frozenset[str]:
-        made = self._related.get(iri)
-        if made is None:
-            made = self._related[iri] = self.index.related(iri)
-        return made
-
-    def labels(self, subject: str, relation: str, values: list[tuple[str, str]]) -> tuple[str, ...]:
-        """The labels of ``values``, ``subject``'s values of ``relation``."""
-        made = self._labels.get((subject, relation))
-        if made is None:
-            made = self._labels[subject, relation] = tuple([label for label, _ in values])
-        return made
 
 
 def claims(
@@ -724,7 +708,7 @@ def _entity_claims(
         # asked only of a name that would be claimed against the subject
         if (
             not against
-            or any(entity in focus.related(iri) for iri in candidates)
+            or any(entity in index.related(iri) for iri in candidates)
             or _doubtful(index, said.form, mention)
         ):
             continue
@@ -735,7 +719,7 @@ def _entity_claims(
                 relation,
                 said.text[span[0] : span[1]],
                 span,
-                focus.labels(subject, relation, values),
+                tuple(label for label, _ in values),
                 "contradicted",
             )
             for relation, values in against
