@@ -627,13 +627,20 @@ class Domain:
         return write_card(dialogues, self.name, out, workdir=self.workdir, **options)
 
     def ground(
-        self, dialogues: Path | str, out: Path | str, *, fmt: str = "kdconv", options: MatchOptions | None = None
+        self,
+        dialogues: Path | str,
+        out: Path | str,
+        *,
+        fmt: str = "kdconv",
+        options: MatchOptions | None = None,
+        workers: int | None = None,
     ) -> GroundReport:
         """The facts each message of ``dialogues`` states and its claims, written to ``out``; scored against the
-        gold annotations the input has (see docs/grounding.md). ``options`` defaults to ``MatchOptions()``."""
+        gold annotations the input has (see docs/grounding.md). ``options`` defaults to ``MatchOptions()``;
+        ``workers``: processes grounding KdConv dialogues (default: one per CPU; the output is the same)."""
         from kgforge.grounding import GroundOptions, MatchOptions, ground_file  # lazy: start-up
 
-        settings = GroundOptions(fmt, options or MatchOptions())
+        settings = GroundOptions(fmt, options or MatchOptions(), workers)
         return ground_file(self.name, Path(dialogues), Path(out), self.workdir, settings)
 
     def embed(

@@ -11,6 +11,7 @@ from kgforge.api import GROUND_FORMATS as FORMATS
 from kgforge.api import Domain
 from kgforge.cli._app import (
     DEFAULT_WORKDIR,
+    POSITIVE,
     DomainArgument,
     JsonOption,
     WorkdirOption,
@@ -49,13 +50,21 @@ def ground_command(
         str,
         typer.Option("--format", parser=one_of(FORMATS), help="The dialogues' format: kdconv, duconv or durecdial."),
     ] = "kdconv",
+    workers: Annotated[
+        int | None,
+        typer.Option(
+            "--workers",
+            parser=POSITIVE,
+            help="Processes grounding KdConv dialogues (default: one per CPU; the output is the same).",
+        ),
+    ] = None,
     workdir: WorkdirOption = DEFAULT_WORKDIR,
     json_out: JsonOption = False,
 ) -> None:
     """Which fact each message states, and its claims checked against the graph; scored against gold attrs
     (KdConv), or which knowledge triples each utterance states (DuConv; DuRecDial, scored against gold
     per-utterance knowledge)."""
-    report = Domain(domain, workdir).ground(dialogues, out, fmt=fmt)
+    report = Domain(domain, workdir).ground(dialogues, out, fmt=fmt, workers=workers)
     if json_out:
         emit_json(report.as_dict())
         return

@@ -11,13 +11,17 @@ code only, so:
   :func:`write_frame` / :func:`read_frame` frames over its stdin and stdout (:func:`module_command`);
 - a pool of workers (``ProcessPoolExecutor``) gets :func:`worker_context`: a forkserver of kgforge's own
   (its preload is kgforge's module, never ``__main__``) whose children are told nothing about the
-  parent's main module.
+  parent's main module;
+- work that reads a large structure the parent made in memory (grounding's index) goes to
+  :func:`forked_map`: copies of the parent made by ``fork``, which import nothing (so no ``__main__``
+  either) and read the parent's memory instead of making their own.
 """
 
 from __future__ import annotations
 
 import contextlib
 import io
+import multiprocessing
 import os
 import pickle
 import site
@@ -25,11 +29,16 @@ import struct
 import sys
 import threading
 import types
-from collections.abc import Iterator
+import warnings
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from multiprocessing import context as mp_context
 from multiprocessing import forkserver, popen_forkserver, reduction, spawn, util
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any, BinaryIO, TypeVar
+
+from kgforge.core.errors import KgforgeError
 
 HEADER = struct.Struct(">I")  # a frame: 4-byte big-endian length, then a pickle (both ends are kgforge)
 _MAIN_KEYS = ("init_main_from_path", "init_main_from_name")
@@ -152,3 +161,59 @@ def worker_context(*preload: str) -> mp_context.BaseContext:
     ``__main__``: they fork from a server of kgforge's own that imported ``preload`` (the modules the
     workers need) once. Targets must be module-level functions of importable modules."""
     return _Context(tuple(preload))
+
+
+T = TypeVar("T")
+R = TypeVar("R")
+_FORKED: tuple[Callable[[Any], Any], Sequence[Any]] | None = None  # what the forked copies run, set around the pool
+
+
+def usable_cpus() -> int:
+    """The CPUs this process may run on (its affinity, where the platform tells it)."""
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+
+
+def can_fork() -> bool:
+    """Whether :func:`forked_map` can run its work in other processes here: a platform that forks, and not
+    inside a daemonic worker (which may start none)."""
+    return "fork" in multiprocessing.get_all_start_methods() and not multiprocessing.current_process().daemon
+
+
+def forked_map(work: Callable[[T], R], items: Sequence[T], processes: int, what: str) -> list[R]:
+    """``[work(item) for item in items]``, shared out over ``processes`` forked copies of this process.
+
+    ``work`` and ``items`` reach the copies through the fork itself, never pickled (an index of millions of
+    facts is read where the parent made it); only the results come back pickled, in the order of ``items``.
+    The parent must have made everything ``work`` reads before the call, and ``work`` must not call a library
+    that runs its own threads (polars): a forked copy has only the thread that forked. With one process, or
+    where the platform does not fork (see :func:`can_fork`), the items are worked here, in order.
+    ``what`` names the job in the error raised when a copy dies (killed, out of memory)."""
+    processes = min(processes, len(items))
+    if processes <= 1 or not can_fork():
+        return [work(item) for item in items]
+    global _FORKED
+    _FORKED = (work, items)
+    try:
+        with warnings.catch_warnings():
+            # Python 3.12+ warns that a multi-threaded process forks: polars' idle threads, which the copies
+            # never use (see above)
+            warnings.filterwarnings("ignore", ".*use of fork\\(\\) may lead to deadlocks", DeprecationWarning)
+            pool = ProcessPoolExecutor(processes, mp_context=multiprocessing.get_context("fork"))
+            results = pool.map(_forked_call, range(len(items)))
+        try:
+            return list(results)
+        except BaseException:  # an interrupt or a failed item: the items not started are not started
+            pool.shutdown(wait=False, cancel_futures=True)
+            raise
+        finally:
+            pool.shutdown()
+    except BrokenProcessPool as exc:
+        raise KgforgeError(f"{what}: a worker process died (killed, or out of memory); nothing was written") from exc
+    finally:
+        _FORKED = None
+
+
+def _forked_call(position: int) -> Any:
+    assert _FORKED is not None, "forked_map's work is set before its processes fork"
+    work, items = _FORKED
+    return work(items[position])

@@ -128,6 +128,10 @@ class Segmenter:
         self._cache: dict[str, str] = {}
         self._blocks: dict[str, frozenset[int]] = {}
 
+    def prepare(self) -> None:
+        """jieba's dictionary loaded and the names added now, not at the first cut."""
+        self._ready()
+
     def _ready(self) -> Any:
         if self._tokenizer is None:
             jieba = jieba_module()

@@ -28,7 +28,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Iterable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -136,7 +136,7 @@ def _fact(index: GroundingIndex, head: str, relation: str, tail: str) -> Fact:
     stating the fact."""
     fact = make_fact(head, relation, tail, None, form(relation) in index.text_relation_names, TEXT_CHARS)
     own = form(head)
-    return replace(fact, parts=tuple(p for p in fact.parts if p != own)) if own in fact.parts else fact
+    return fact._replace(parts=tuple(p for p in fact.parts if p != own)) if own in fact.parts else fact
 
 
 def _cuts(index: GroundingIndex, said: Surface) -> set[int]:

@@ -14,7 +14,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
 from operator import itemgetter
-from typing import Any
+from typing import Any, NamedTuple
 
 import ahocorasick
 import polars as pl
@@ -34,10 +34,10 @@ _TRAILING = re.compile(r"[。.!！?？]+$")
 _RELATION_VALUE = itemgetter(0, 1)  # a subject's facts in this order (the graph holds no two with both equal)
 
 
-@dataclass(frozen=True)
-class Fact:
+class Fact(NamedTuple):
     """One fact of an entity as grounding sees it: the relation's label, the value as the graph gives it
-    (an entity value by its label), and the forms it is matched by."""
+    (an entity value by its label), and the forms it is matched by. (A tuple: the facts of every entity in
+    focus are made, millions in a corpus, and a tuple is made several times faster than a frozen dataclass.)"""
 
     subject: str  # IRI
     relation: str  # the relation's label (KdConv ``attrname``)
@@ -50,9 +50,11 @@ class Fact:
 
 class FactTable:
     """Each entity's facts, made into :class:`Fact` records the first time the entity is in focus: a graph of
-    millions of facts stays a polars frame of ``s, p, o, o_is_entity`` (a subject's rows adjacent), and only
-    the rows of the entities a dialogue is about become Python values, with their relation's label and their
-    entity value's label, put in matching form."""
+    millions of facts stays rows of ``p, o, o_is_entity`` in plain lists (a subject's rows adjacent), and
+    only the rows of the entities a dialogue is about become records, with their relation's label and their
+    entity value's label, put in matching form. Nothing after the constructor and :meth:`prepare` calls
+    polars, so that processes forked to share the work read the rows without it (see
+    :func:`kgforge.core.processes.forked_map`)."""
 
     def __init__(self, frame: pl.DataFrame, text_chars: int, vocabulary: FactVocabulary) -> None:
         # a subject's rows made adjacent by a hash group-by and one gather: sorting the millions of rows by their
@@ -63,12 +65,18 @@ class FactTable:
             subject: (end - n, end)
             for subject, end, n in zip(grouped["s"].to_list(), ends, grouped["row"].list.len().to_list())
         }
-        self._rows = frame.select("p", "o", "o_is_entity")[grouped["row"].explode()]
+        rows = frame.select("p", "o", "o_is_entity")[grouped["row"].explode()]
+        relations = rows["p"].unique(maintain_order=True).to_list()  # a few dozen, each row points at its one
+        codes = rows["p"].replace_strict(relations, range(len(relations)), return_dtype=pl.UInt32).to_list()
+        self._p = [relations[code] for code in codes]
+        self._o: list[str] = rows["o"].to_list()
+        self._o_is_entity: list[bool] = rows["o_is_entity"].to_list()
         self._made: dict[str, list[Fact]] = {}
-        self._frame = frame
+        self._frame: pl.DataFrame | None = frame
         self.text_chars = text_chars
         self.vocabulary = vocabulary
         self._literals: list[tuple[str, str, int]] | None = None
+        self._values_of: dict[str, set[str]] | None = None
 
     def get(self, subject: str, default: Any = ()) -> list[Fact]:
         made = self._made.get(subject)
@@ -77,13 +85,20 @@ class FactTable:
             if where is None:
                 return list(default)
             start, end = where
-            rows = self._rows.slice(start, end - start).iter_rows()
+            rows = zip(self._p[start:end], self._o[start:end], self._o_is_entity[start:end])
             rows = sorted(map(self.vocabulary.fact_row, rows), key=_RELATION_VALUE)
             made = self._made[subject] = [
                 make_fact(subject, relation, value, entity, text, self.text_chars)
                 for relation, value, entity, text in rows
             ]
         return made
+
+    def prepare(self) -> None:
+        """What is counted over the whole graph (:meth:`literals`, :meth:`values_of`) counted now, and the
+        frame let go: nothing is left to ask polars."""
+        self.literals()
+        self.values_of()
+        self._frame = None
 
     def literals(self) -> list[tuple[str, str, int]]:
         """``(relation, value, facts)`` of every literal value that is no free text, with the number of facts
@@ -94,7 +109,8 @@ class FactTable:
 
     def _count_literals(self) -> list[tuple[str, str, int]]:
         literal = (
-            self._frame.filter(~pl.col("o_is_entity"), ~pl.col("p").is_in(list(self.vocabulary.text)))
+            self._whole_graph()
+            .filter(~pl.col("o_is_entity"), ~pl.col("p").is_in(list(self.vocabulary.text)))
             .group_by("p", "o")
             .len()
         )
@@ -102,10 +118,16 @@ class FactTable:
         return [(relation.get(p, p), o, n) for p, o, n in zip(*(literal[c].to_list() for c in ("p", "o", "len")))]
 
     def values_of(self) -> dict[str, set[str]]:
-        """Entity value -> the relations it is a value of."""
-        grouped = self._frame.filter(pl.col("o_is_entity")).group_by("o").agg(pl.col("p").unique())
-        relation = self.vocabulary.relation
-        return {entity: {relation.get(p, p) for p in ps} for entity, ps in grouped.iter_rows()}
+        """Entity value -> the relations it is a value of (counted once)."""
+        if self._values_of is None:
+            grouped = self._whole_graph().filter(pl.col("o_is_entity")).group_by("o").agg(pl.col("p").unique())
+            relation = self.vocabulary.relation
+            self._values_of = {entity: {relation.get(p, p) for p in ps} for entity, ps in grouped.iter_rows()}
+        return self._values_of
+
+    def _whole_graph(self) -> pl.DataFrame:
+        assert self._frame is not None, "what is counted over the whole graph is counted before prepare() ends"
+        return self._frame
 
 
 @dataclass(frozen=True)
@@ -283,6 +305,17 @@ class GroundingIndex:
             automaton.make_automaton()
         return automaton
 
+    def prepare(self) -> GroundingIndex:
+        """Everything made on first use that the whole graph goes into, made now: the name automaton, jieba
+        with the names, the literal and role relations, which relations each entity is a value of. Processes
+        forked to share a corpus (:func:`kgforge.core.processes.forked_map`) then find it made once, in the
+        parent, rather than each making its own; and none of them has anything left to ask polars."""
+        self.automaton, self.literal_automaton, self.role_relations, self._values_of  # noqa: B018 (made on first use)
+        self.segmenter.prepare()
+        if isinstance(self.facts_of, FactTable):
+            self.facts_of.prepare()
+        return self
+
     def subject_facts(self, subject: str, said_most_chars: int, ngram: int) -> SubjectFacts:
         """``subject``'s facts arranged for trying (:class:`SubjectFacts`), made on first use and kept."""
         key = (subject, said_most_chars, ngram)
@@ -429,7 +462,7 @@ def make_fact(subject: str, relation: str, value: str, value_entity: str | None,
     if value_entity is None and text:
         # free text is matched by overlap only: the names inside it are other facts' business, so its parts
         # (a long comment splits into many) are never made
-        return Fact(subject, relation, value, value_entity, True, value_form(value), ())
+        return Fact(subject, relation, value, value_entity, True, text_form(value), ())
     form_of_value, parts = value_forms(value)
     if value_entity is not None:
         # an entity named by a list (《小凯撒》；《绿野仙踪》, as dialogue annotations make them) is said by a part;
@@ -438,9 +471,15 @@ def make_fact(subject: str, relation: str, value: str, value_entity: str | None,
     return Fact(subject, relation, value, value_entity, text or len(form_of_value) >= text_chars, form_of_value, parts)
 
 
-@lru_cache(maxsize=1 << 18)
+@lru_cache(maxsize=1 << 20)
 def value_form(value: str) -> str:
     """A value's matching form, made once a value (a graph's values repeat)."""
+    return text_form(value)
+
+
+def text_form(value: str) -> str:
+    """:func:`value_form` made each time: a free text is rarely the value of two facts, and kept it would
+    push out values that repeat."""
     return _TRAILING.sub("", form(value))
 
 
@@ -448,7 +487,7 @@ def value_form(value: str) -> str:
 _WRITTEN_IN_PARTS = re.compile(r"[、,，;；/|《》“”\"（()）A-Za-z年]")
 
 
-@lru_cache(maxsize=1 << 18)
+@lru_cache(maxsize=1 << 20)
 def value_forms(value: str) -> tuple[str, tuple[str, ...]]:
     """A value's matching form and its parts (list parts, a date's other writings), made once a value: a
     graph's values repeat (dates, genres, the names of linked entities)."""

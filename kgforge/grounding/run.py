@@ -2,29 +2,38 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
-from kgforge.core.checks import choice
+from kgforge.core.checks import choice, whole
 from kgforge.core.files import write_text_atomic
 from kgforge.core.gc_pause import paused_gc
+from kgforge.core.processes import can_fork, forked_map, usable_cpus
 from kgforge.core.records import Record, omitted_when_none
 from kgforge.grounding import durecdial
 from kgforge.grounding.duconv import ground_duconv, read_sessions
 from kgforge.grounding.index import GroundingIndex
-from kgforge.grounding.kdconv import ground_kdconv, read_dialogues
+from kgforge.grounding.kdconv import KdconvGrounding, ground_kdconv, read_dialogues
 from kgforge.grounding.matching import DEFAULT_OPTIONS, MatchOptions
 from kgforge.store.snapshot import Snapshot
 
 FORMATS = ("kdconv", "duconv", "durecdial")
+PART_DIALOGUES = 500  # the fewest KdConv dialogues a worker process is given at once: fewer are grounded here
+PARTS_PER_WORKER = 4  # parts a worker takes in turn: one slow part does not keep the others waiting
 
 
 @dataclass(frozen=True)
 class GroundOptions:
     fmt: str = "kdconv"
     match: MatchOptions = DEFAULT_OPTIONS
+    workers: int | None = None  # processes grounding KdConv dialogues; None: one per usable CPU
+
+    def processes(self) -> int:
+        return usable_cpus() if self.workers is None else whole(self.workers, "--workers", 1, 256)
 
 
 def load_index(domain: str, workdir: Path | str | None) -> GroundingIndex:
@@ -59,6 +68,7 @@ class GroundReport(Record):
     topics_not_in_graph: tuple[str, ...]
     out: Path
     grounded_utterances: int | None = omitted_when_none()  # DuConv: utterances stating a knowledge triple
+    workers: int = 1  # processes that grounded the dialogues (KdConv: --workers, where the input is large enough)
 
     @property
     def micro(self) -> GroundScore | None:
@@ -88,12 +98,13 @@ def ground_file(
         return _ground_duconv(domain, index, Path(dialogues), Path(out), options)
     if options.fmt == "durecdial":
         return _ground_durecdial(domain, index, Path(dialogues), Path(out), options)
-    result = ground_kdconv(index, read_dialogues(Path(dialogues)), options.match)
-    write_text_atomic(out, json_array_lines(result.dialogues))
+    read = read_dialogues(Path(dialogues))
+    result, written, processes = _ground_kdconv(index, read, options)
+    write_text_atomic(out, json_array(written))
     return GroundReport(
         domain,
         options.fmt,
-        len(result.dialogues),
+        len(read),
         result.messages,
         result.predicted,
         result.gold_messages,
@@ -101,13 +112,52 @@ def ground_file(
         dict(sorted(result.claims.items())),
         tuple(result.topics_not_in_graph),
         out,
+        workers=processes,
     )
 
 
-def json_array_lines(records: list[Any]) -> str:
-    """A JSON array with one record a line: as readable as an indented file for a file of dialogues, and
-    written by json's C encoder (an indented dump goes through the pure-Python one, several times slower)."""
-    return "[\n" + ",\n".join(json.dumps(r, ensure_ascii=False) for r in records) + "\n]\n"
+def _ground_kdconv(
+    index: GroundingIndex, dialogues: list[dict[str, Any]], options: GroundOptions
+) -> tuple[KdconvGrounding, list[str], int]:
+    """The dialogues grounded in parts, by up to ``options.processes()`` processes forked from this one once
+    the index is made (they read it where it is, see :meth:`GroundingIndex.prepare`): the grounding, each
+    part's dialogues as lines of a JSON array, and the processes that worked (one per ``PART_DIALOGUES``
+    dialogues at most; one where the platform does not fork)."""
+    wanted = options.processes()
+    processes = max(1, min(wanted, len(dialogues) // PART_DIALOGUES)) if can_fork() else 1
+    if processes > 1:
+        index.prepare()
+    size = max(PART_DIALOGUES, -(-len(dialogues) // (processes * PARTS_PER_WORKER)))
+    parts = [dialogues[at : at + size] for at in range(0, len(dialogues), size)]
+    grounded = forked_map(
+        partial(_ground_kdconv_part, index, options.match), parts, processes, "kgforge ground (KdConv dialogues)"
+    )
+    return (
+        KdconvGrounding.combined([result for result, _ in grounded]),
+        [lines for _, lines in grounded],
+        processes,
+    )
+
+
+def _ground_kdconv_part(
+    index: GroundingIndex, options: MatchOptions, dialogues: list[dict[str, Any]]
+) -> tuple[KdconvGrounding, str]:
+    """One part grounded, its dialogues sent back as JSON text (made where they were grounded: the text
+    crosses between processes far faster than the records would)."""
+    result = ground_kdconv(index, dialogues, options)
+    return dataclasses.replace(result, dialogues=[]), json_array_items(result.dialogues)
+
+
+def json_array_items(records: list[Any]) -> str:
+    """Records as lines of a JSON array, one record a line (see :func:`json_array`)."""
+    return ",\n".join(json.dumps(r, ensure_ascii=False) for r in records)
+
+
+def json_array(pieces: list[str]) -> str:
+    """A JSON array of pieces of :func:`json_array_items`, in order: as readable as an indented file for a file
+    of dialogues, and written by json's C encoder (an indented dump goes through the pure-Python one,
+    several times slower)."""
+    return "[\n" + ",\n".join(piece for piece in pieces if piece) + "\n]\n"
 
 
 def _ground_duconv(
