@@ -14,6 +14,7 @@ from kgforge.core.errors import SchemaError
 from kgforge.core.schema import load_schema
 from kgforge.store.layout import SCHEMA_COPY
 from kgforge.store.snapshot import Snapshot
+from tests.conftest import run_cli
 from tests.test_fault_kills import write_kb
 
 SHIPPED = Path(__file__).resolve().parent.parent / "schemas"
@@ -89,12 +90,13 @@ def test_every_shipped_schema_reads_back_the_same_from_its_copy(shipped):
 
 
 def test_a_build_without_a_copy_reads_the_file_its_manifest_names(own_schema, tmp_path):
-    """Builds made before builds kept their schema still open."""
+    """Builds made before builds kept their schema still open, and say which file they are read with."""
     build = Snapshot.open("travel", tmp_path / "kg").build
     (build / SCHEMA_COPY).unlink()
-    assert ticket_label(Snapshot.open("travel", tmp_path / "kg")) == "门票"
+    with pytest.warns(RuntimeWarning, match=f"made before builds kept their schema, so it is read with {own_schema}"):
+        assert ticket_label(Snapshot.open("travel", tmp_path / "kg")) == "门票"
     own_schema.unlink()
-    with pytest.raises(SchemaError, match="schema file not found"):
+    with pytest.raises(SchemaError, match="schema file not found"), pytest.warns(RuntimeWarning):
         _ = Snapshot.open("travel", tmp_path / "kg").schema
 
 
@@ -103,3 +105,11 @@ def test_a_damaged_copy_is_an_error_naming_it(own_schema, tmp_path):
     (build / SCHEMA_COPY).write_text("{not json", encoding="utf-8")
     with pytest.raises(SchemaError, match=r"schema\.json: the build's copy of its schema is damaged"):
         _ = Snapshot.open("travel", tmp_path / "kg").schema
+
+
+def test_the_command_line_says_so_in_one_line(own_schema, tmp_path):
+    build = Snapshot.open("travel", tmp_path / "kg").build
+    (build / SCHEMA_COPY).unlink()
+    done = run_cli("stats", "travel", "--workdir", str(tmp_path / "kg"))
+    said = [line for line in done.stderr.splitlines() if "made before builds kept their schema" in line]
+    assert len(said) == 1 and said[0].startswith("warning: ") and "warnings.warn" not in done.stderr

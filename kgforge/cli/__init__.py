@@ -13,6 +13,7 @@ import importlib
 import os
 import pkgutil
 import sys
+import warnings
 from functools import partial
 from typing import Any
 
@@ -96,6 +97,7 @@ def main() -> None:
     """Run the command line; every failure is one line on stderr: exit 2 for a bad argument (refused
     before the command runs), 1 for an error while it runs, 130 for Ctrl-C (saying what was kept)."""
     interrupted = partial(_fail, code=130, label="")
+    warnings.showwarning = _one_line_warning
     piped_to_nothing = _is_devnull(sys.stdout)
     args = _options_after_command(sys.argv[1:])
     try:
@@ -182,6 +184,14 @@ def _quiet_broken_pipe() -> None:
 
     stdout_to_devnull()
     sys.exit(0)
+
+
+def _one_line_warning(
+    message: Warning | str, category: type[Warning], filename: str, lineno: int, file: Any = None, line: Any = None
+) -> None:
+    """A warning is one line on stderr, like every other message of the command line: what happened and what
+    to do, without the source line Python shows under it."""
+    (file or sys.stderr).write(f"warning: {message}\n")
 
 
 def _fail(message: str, code: int, label: str = "[red]error[/]: ") -> None:

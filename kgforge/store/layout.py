@@ -28,6 +28,7 @@ import json
 import os
 import shutil
 import time
+import warnings
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -313,6 +314,12 @@ def build_schema(build: Path, recorded_path: str) -> Schema:
     manifest names. ``recorded_path`` names the schema in messages."""
     kept = build / SCHEMA_COPY
     if not kept.is_file():
+        warnings.warn(
+            f"{build}: made before builds kept their schema, so it is read with {recorded_path} as that file is "
+            "now; rebuild the domain to keep the schema a build was made with",
+            RuntimeWarning,
+            stacklevel=3,
+        )
         return load_schema(recorded_path)
     try:
         document = json.loads(kept.read_text(encoding="utf-8"))
