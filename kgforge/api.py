@@ -637,7 +637,7 @@ class Domain:
     ) -> GroundReport:
         """The facts each message of ``dialogues`` states and its claims, written to ``out``; scored against the
         gold annotations the input has (see docs/grounding.md). ``options`` defaults to ``MatchOptions()``;
-        ``workers``: processes grounding KdConv dialogues (default: one per CPU; the output is the same)."""
+        ``workers``: processes grounding the dialogues (default: one per CPU; the output is the same)."""
         from kgforge.grounding import GroundOptions, MatchOptions, ground_file  # lazy: start-up
 
         settings = GroundOptions(fmt, options or MatchOptions(), workers)

@@ -55,7 +55,7 @@ def ground_command(
         typer.Option(
             "--workers",
             parser=POSITIVE,
-            help="Processes grounding KdConv dialogues (default: one per CPU; the output is the same).",
+            help="Processes grounding the dialogues (default: one per CPU; the output is the same).",
         ),
     ] = None,
     workdir: WorkdirOption = DEFAULT_WORKDIR,

@@ -98,24 +98,6 @@ class KdconvGrounding:
     claims: Counter[str]
     topics_not_in_graph: list[str]
 
-    @classmethod
-    def combined(cls, parts: list[KdconvGrounding]) -> KdconvGrounding:
-        """The grounding of the parts' dialogues one after the other (the parts grounded apart: each dialogue's
-        focus is its own, so a corpus grounds the same whole or in parts)."""
-        tally, claims = Tally(Counter()), Counter[str]()
-        for part in parts:
-            tally.counts.update(part.tally.counts)
-            claims.update(part.claims)
-        return cls(
-            [d for part in parts for d in part.dialogues],
-            sum(part.messages for part in parts),
-            sum(part.predicted for part in parts),
-            sum(part.gold_messages for part in parts),
-            tally,
-            claims,
-            [topic for part in parts for topic in part.topics_not_in_graph],
-        )
-
 
 def ground_kdconv(
     index: GroundingIndex, dialogues: Iterable[dict[str, Any]], options: MatchOptions = DEFAULT_OPTIONS

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
@@ -15,14 +17,14 @@ from kgforge.core.gc_pause import paused_gc
 from kgforge.core.processes import can_fork, forked_map, usable_cpus
 from kgforge.core.records import Record, omitted_when_none
 from kgforge.grounding import durecdial
-from kgforge.grounding.duconv import ground_duconv, read_sessions
+from kgforge.grounding.duconv import DuconvGrounding, ground_duconv, read_sessions
 from kgforge.grounding.index import GroundingIndex
-from kgforge.grounding.kdconv import KdconvGrounding, ground_kdconv, read_dialogues
+from kgforge.grounding.kdconv import Tally, ground_kdconv, read_dialogues
 from kgforge.grounding.matching import DEFAULT_OPTIONS, MatchOptions
 from kgforge.store.snapshot import Snapshot
 
 FORMATS = ("kdconv", "duconv", "durecdial")
-PART_DIALOGUES = 500  # the fewest KdConv dialogues a worker process is given at once: fewer are grounded here
+PART_DIALOGUES = 500  # the fewest dialogues a worker process is given at once: fewer are grounded here
 PARTS_PER_WORKER = 4  # parts a worker takes in turn: one slow part does not keep the others waiting
 
 
@@ -30,7 +32,7 @@ PARTS_PER_WORKER = 4  # parts a worker takes in turn: one slow part does not kee
 class GroundOptions:
     fmt: str = "kdconv"
     match: MatchOptions = DEFAULT_OPTIONS
-    workers: int | None = None  # processes grounding KdConv dialogues; None: one per usable CPU
+    workers: int | None = None  # processes grounding the dialogues; None: one per usable CPU
 
     def processes(self) -> int:
         return usable_cpus() if self.workers is None else whole(self.workers, "--workers", 1, 256)
@@ -68,7 +70,7 @@ class GroundReport(Record):
     topics_not_in_graph: tuple[str, ...]
     out: Path
     grounded_utterances: int | None = omitted_when_none()  # DuConv: utterances stating a knowledge triple
-    workers: int = 1  # processes that grounded the dialogues (KdConv: --workers, where the input is large enough)
+    workers: int = 1  # processes that grounded the dialogues (--workers, where the input is large enough)
 
     @property
     def micro(self) -> GroundScore | None:
@@ -86,66 +88,124 @@ class GroundReport(Record):
         return {k: data[k] for k in keys}
 
 
+@dataclass(frozen=True)
+class _Format:
+    """How one input format is read, grounded and written."""
+
+    read: Callable[[Path], list[dict[str, Any]]]
+    ground: Callable[[GroundingIndex, list[dict[str, Any]], MatchOptions], Any]  # a grounding with ``records``
+    records: str  # the grounding's field holding the grounded dialogues
+    array: bool  # written as one JSON array (KdConv's files), else as JSON lines (DuConv's, DuRecDial's)
+    reads_index: bool  # the grounding reads the index (then it is made ready before processes fork)
+
+
+def _ground_duconv_sessions(
+    index: GroundingIndex, sessions: list[dict[str, Any]], options: MatchOptions
+) -> DuconvGrounding:
+    return ground_duconv(sessions, index.text_relation_names, index.relation_words, options)
+
+
+def _ground_durecdial_sessions(
+    index: GroundingIndex, sessions: list[dict[str, Any]], options: MatchOptions
+) -> durecdial.DurecdialGrounding:
+    return durecdial.ground_durecdial(sessions, index, options)
+
+
+_FORMATS = {
+    "kdconv": _Format(read_dialogues, ground_kdconv, "dialogues", True, True),
+    "duconv": _Format(read_sessions, _ground_duconv_sessions, "sessions", False, False),
+    "durecdial": _Format(durecdial.read_sessions, _ground_durecdial_sessions, "sessions", False, True),
+}
+
+
 @paused_gc()  # the index's facts and the grounded dialogues: millions of records that hold no cycles
 def ground_file(
     domain: str, dialogues: Path, out: Path, workdir: Path | str | None = None, options: GroundOptions = GroundOptions()
 ) -> GroundReport:
     """Grounds ``dialogues`` (``options.fmt``) against ``domain``'s published graph into ``out``; returns the
     report (counts, claim statuses, and the scores against gold annotations found in the input)."""
-    choice(options.fmt, "--format", FORMATS)
+    way = _FORMATS[choice(options.fmt, "--format", FORMATS)]
     index = load_index(domain, workdir)
-    if options.fmt == "duconv":
-        return _ground_duconv(domain, index, Path(dialogues), Path(out), options)
-    if options.fmt == "durecdial":
-        return _ground_durecdial(domain, index, Path(dialogues), Path(out), options)
-    read = read_dialogues(Path(dialogues))
-    result, written, processes = _ground_kdconv(index, read, options)
-    write_text_atomic(out, json_array(written))
+    records = way.read(Path(dialogues))
+    result, pieces, processes = _ground_in_parts(index, records, way, options)
+    write_text_atomic(out, json_array(pieces) if way.array else "".join(pieces))
+    common = (domain, options.fmt, len(records))
+    if options.fmt == "kdconv":
+        return GroundReport(
+            *common,
+            result.messages,
+            result.predicted,
+            result.gold_messages,
+            result.tally.scores() if result.gold_messages else None,
+            dict(sorted(result.claims.items())),
+            tuple(result.topics_not_in_graph),
+            out,
+            workers=processes,
+        )
+    gold = getattr(result, "gold_utterances", 0)  # DuConv's sessions carry no gold to score
     return GroundReport(
-        domain,
-        options.fmt,
-        len(read),
-        result.messages,
-        result.predicted,
-        result.gold_messages,
-        result.tally.scores() if result.gold_messages else None,
-        dict(sorted(result.claims.items())),
-        tuple(result.topics_not_in_graph),
+        *common,
+        result.utterances,
+        result.triples_stated,
+        gold,
+        result.tally.scores() if gold else None,
+        {},
+        (),
         out,
+        grounded_utterances=result.grounded_utterances,
         workers=processes,
     )
 
 
-def _ground_kdconv(
-    index: GroundingIndex, dialogues: list[dict[str, Any]], options: GroundOptions
-) -> tuple[KdconvGrounding, list[str], int]:
+def _ground_in_parts(
+    index: GroundingIndex, records: list[dict[str, Any]], way: _Format, options: GroundOptions
+) -> tuple[Any, list[str], int]:
     """The dialogues grounded in parts, by up to ``options.processes()`` processes forked from this one once
     the index is made (they read it where it is, see :meth:`GroundingIndex.prepare`): the grounding, each
-    part's dialogues as lines of a JSON array, and the processes that worked (one per ``PART_DIALOGUES``
+    part's dialogues as text of the output file, and the processes that worked (one per ``PART_DIALOGUES``
     dialogues at most; one where the platform does not fork)."""
     wanted = options.processes()
-    processes = max(1, min(wanted, len(dialogues) // PART_DIALOGUES)) if can_fork() else 1
-    if processes > 1:
+    processes = max(1, min(wanted, len(records) // PART_DIALOGUES)) if can_fork() else 1
+    if processes > 1 and way.reads_index:
         index.prepare()
-    size = max(PART_DIALOGUES, -(-len(dialogues) // (processes * PARTS_PER_WORKER)))
-    parts = [dialogues[at : at + size] for at in range(0, len(dialogues), size)]
+    size = max(PART_DIALOGUES, -(-len(records) // (processes * PARTS_PER_WORKER)))
+    parts = [records[at : at + size] for at in range(0, len(records), size)] or [records]
     grounded = forked_map(
-        partial(_ground_kdconv_part, index, options.match), parts, processes, "kgforge ground (KdConv dialogues)"
+        partial(_ground_part, index, way, options.match), parts, processes, f"kgforge ground ({options.fmt} dialogues)"
     )
-    return (
-        KdconvGrounding.combined([result for result, _ in grounded]),
-        [lines for _, lines in grounded],
-        processes,
-    )
+    return combined([result for result, _ in grounded]), [text for _, text in grounded], processes
 
 
-def _ground_kdconv_part(
-    index: GroundingIndex, options: MatchOptions, dialogues: list[dict[str, Any]]
-) -> tuple[KdconvGrounding, str]:
-    """One part grounded, its dialogues sent back as JSON text (made where they were grounded: the text
-    crosses between processes far faster than the records would)."""
-    result = ground_kdconv(index, dialogues, options)
-    return dataclasses.replace(result, dialogues=[]), json_array_items(result.dialogues)
+def _ground_part(
+    index: GroundingIndex, way: _Format, options: MatchOptions, records: list[dict[str, Any]]
+) -> tuple[Any, str]:
+    """One part grounded, its dialogues sent back as text of the output file (made where they were grounded:
+    text crosses between processes far faster than the records would), the grounding without them."""
+    result = way.ground(index, records, options)
+    grounded = getattr(result, way.records)
+    text = (
+        json_array_items(grounded) if way.array else "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in grounded)
+    )
+    return dataclasses.replace(result, **{way.records: []}), text
+
+
+def combined(parts: list[Any]) -> Any:
+    """Groundings of consecutive parts of a file as one: counts added, lists joined in order, counters and
+    tallies summed. Each dialogue's focus is its own, so the parts ground as the whole file would."""
+    values: dict[str, Any] = {}
+    for field in dataclasses.fields(parts[0]):
+        got = [getattr(part, field.name) for part in parts]
+        if isinstance(got[0], Tally):
+            values[field.name] = Tally(sum((tally.counts for tally in got), Counter()))
+        elif isinstance(got[0], Counter):
+            values[field.name] = sum(got, Counter())
+        elif isinstance(got[0], list):
+            values[field.name] = [item for items in got for item in items]
+        elif isinstance(got[0], int):
+            values[field.name] = sum(got)
+        else:
+            raise TypeError(f"no rule to combine {field.name!r} of {type(parts[0]).__name__}")
+    return type(parts[0])(**values)
 
 
 def json_array_items(records: list[Any]) -> str:
@@ -158,43 +218,3 @@ def json_array(pieces: list[str]) -> str:
     of dialogues, and written by json's C encoder (an indented dump goes through the pure-Python one,
     several times slower)."""
     return "[\n" + ",\n".join(piece for piece in pieces if piece) + "\n]\n"
-
-
-def _ground_duconv(
-    domain: str, index: GroundingIndex, sessions: Path, out: Path, options: GroundOptions
-) -> GroundReport:
-    result = ground_duconv(read_sessions(sessions), index.text_relation_names, index.relation_words, options.match)
-    write_text_atomic(out, "".join(json.dumps(s, ensure_ascii=False) + "\n" for s in result.sessions))
-    return GroundReport(
-        domain,
-        options.fmt,
-        len(result.sessions),
-        result.utterances,
-        result.triples_stated,
-        0,
-        None,
-        {},
-        (),
-        out,
-        grounded_utterances=result.grounded_utterances,
-    )
-
-
-def _ground_durecdial(
-    domain: str, index: GroundingIndex, sessions: Path, out: Path, options: GroundOptions
-) -> GroundReport:
-    result = durecdial.ground_durecdial(durecdial.read_sessions(sessions), index, options.match)
-    write_text_atomic(out, "".join(json.dumps(s, ensure_ascii=False) + "\n" for s in result.sessions))
-    return GroundReport(
-        domain,
-        options.fmt,
-        len(result.sessions),
-        result.utterances,
-        result.triples_stated,
-        result.gold_utterances,
-        result.tally.scores() if result.gold_utterances else None,
-        {},
-        (),
-        out,
-        grounded_utterances=result.grounded_utterances,
-    )
