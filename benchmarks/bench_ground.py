@@ -19,6 +19,7 @@ export of the same run. Writes benchmarks/results/ground.json.
 from __future__ import annotations
 
 import argparse
+import filecmp
 import json
 import sys
 import tempfile
@@ -110,6 +111,9 @@ def main() -> None:
             "target_ratio": RATIO_TARGET,
         }
         save(args.results, result)  # each stage kept as it ends: a run cut short still says what it measured
+    one = stages["kdconv_one_process"]
+    one["same_bytes_as_workers"] = filecmp.cmp(work / "kdconv.grounded", work / "kdconv_one_process.grounded", False)
+    save(args.results, result)
     print("naive baseline ...", file=sys.stderr)
     out, _, naive_rss = run_measured([sys.executable, "-c", NAIVE, str(work), str(kdconv), str(args.baseline_sample)])
     naive = json.loads(out) | {
