@@ -174,9 +174,14 @@ def usable_cpus() -> int:
 
 
 def can_fork() -> bool:
-    """Whether :func:`forked_map` can run its work in other processes here: a platform that forks, and not
-    inside a daemonic worker (which may start none)."""
-    return "fork" in multiprocessing.get_all_start_methods() and not multiprocessing.current_process().daemon
+    """Whether :func:`forked_map` can run its work in other processes here: a platform that forks safely (not
+    Windows, which cannot, nor macOS, where CPython calls a fork unsafe: system libraries may crash the copy),
+    and not inside a daemonic worker (which may start none)."""
+    return (
+        sys.platform != "darwin"
+        and "fork" in multiprocessing.get_all_start_methods()
+        and not multiprocessing.current_process().daemon
+    )
 
 
 def forked_map(work: Callable[[T], R], items: Sequence[T], processes: int, what: str) -> list[R]:
