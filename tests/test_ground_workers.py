@@ -78,3 +78,16 @@ def test_the_cli_takes_a_number_of_workers_and_refuses_zero(travel, tmp_path):
     )  # fmt: skip
     assert refused.returncode == 2 and "--workers" in refused.stderr and "Traceback" not in refused.stderr
     assert not (tmp_path / "z.json").exists()
+
+
+def test_where_the_platform_cannot_fork_the_parts_are_grounded_here(travel, tmp_path, monkeypatch):
+    """Windows and macOS (see ``can_fork``): the same output from the calling process, and the report says one."""
+    from kgforge.core import processes
+
+    dev = shared_file("kdconv/travel/dev.json")
+    monkeypatch.setattr(run, "PART_DIALOGUES", 20)
+    forked = Domain("travel", travel).ground(dev, tmp_path / "forked.json", workers=2)
+    monkeypatch.setattr(processes.sys, "platform", "darwin")
+    here = Domain("travel", travel).ground(dev, tmp_path / "here.json", workers=2)
+    assert (forked.workers, here.workers) == (2, 1)
+    assert (tmp_path / "forked.json").read_bytes() == (tmp_path / "here.json").read_bytes()
