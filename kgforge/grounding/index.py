@@ -21,6 +21,7 @@ import polars as pl
 
 from kgforge.core.schema import Schema
 from kgforge.core.text import Segmenter
+from kgforge.grounding.keys import LongestMatches
 from kgforge.grounding.normalise import date_writings, form
 from kgforge.store.tables import GraphTables
 
@@ -297,13 +298,9 @@ class GroundingIndex:
         return Segmenter(self.entities_of)
 
     @cached_property
-    def automaton(self) -> ahocorasick.Automaton:
-        automaton = ahocorasick.Automaton()
-        for name, iris in self.entities_of.items():
-            automaton.add_word(name, (len(name), iris))
-        if len(automaton):
-            automaton.make_automaton()
-        return automaton
+    def automaton(self) -> LongestMatches[tuple[str, ...]]:
+        """The names found in a text, each with the entities it names (:attr:`entities_of`)."""
+        return LongestMatches(self.entities_of)
 
     def prepare(self) -> GroundingIndex:
         """Everything made on first use that the whole graph goes into, made now: the name automaton, jieba

@@ -158,13 +158,10 @@ class DialogueMatcher:
 
     def mentions(self, text: Surface) -> list[Mention]:
         """The names ``text`` says, leftmost-longest, each name's entities in focus first."""
-        automaton = self.index.automaton
-        if not len(automaton):
-            return []
         in_focus_first = self._in_focus_first
         return [
-            Mention(end - length + 1, end + 1, iris if len(iris) < 2 else in_focus_first(iris))
-            for end, (length, iris) in automaton.iter_long(text.form)
+            Mention(start, end, iris if len(iris) < 2 else in_focus_first(iris))
+            for start, end, iris in self.index.automaton.find(text.form)
         ]
 
     def message(self, text: str) -> tuple[list[Stated], list[Claim]]:
