@@ -195,6 +195,8 @@ class SubjectFacts:
             size: {value[at : at + size] for _, value in values for at in range(len(value) - size + 1)}
             for size, values in self.long_values.items()
         }
+        # the sizes with values, each with its values and all their runs: what tried() goes over
+        self._long = [(size, values, self.all_runs[size]) for size, values in self.long_values.items() if values]
         self._runs: dict[int, set[str]] = {}  # fact position -> the runs of its value, made on first use
         self.automaton: ahocorasick.Automaton | None = None
         if parts:
@@ -206,17 +208,22 @@ class SubjectFacts:
     def tried(self, message: str, mentioned: Iterable[str], grams: MessageGrams) -> list[Fact]:
         """The facts ``message`` could state, in the order of :attr:`facts`."""
         chosen: set[int] = set()
-        for entity in mentioned:
-            chosen.update(self.by_entity.get(entity, ()))
+        by_entity = self.by_entity
+        if by_entity:
+            for entity in mentioned:
+                if entity in by_entity:
+                    chosen.update(by_entity[entity])
         if self.automaton is not None:
             for _, positions in self.automaton.iter(message):
                 chosen.update(positions)
-        for size, values in self.long_values.items():
-            if values:
-                said = grams.of(size)
-                if not self.all_runs[size].isdisjoint(said):
-                    chosen.update(i for i, value in values if not self._runs_of(i, value, size).isdisjoint(said))
-        return [self.facts[i] for i in sorted(chosen)]
+        for size, values, all_runs in self._long:
+            said = grams.of(size)
+            if not all_runs.isdisjoint(said):
+                chosen.update(i for i, value in values if not self._runs_of(i, value, size).isdisjoint(said))
+        if not chosen:
+            return []
+        facts = self.facts
+        return [facts[i] for i in sorted(chosen)]
 
     def _runs_of(self, position: int, value: str, size: int) -> set[str]:
         made = self._runs.get(position)
