@@ -31,7 +31,8 @@ WORD_VALUED = 0.95  # share of a relation's values that are words for its values
 _DIGIT = re.compile(r"\d")
 _QUALIFIER = re.compile(r"\s*[（(][^（）()]*[）)]\s*$")
 _LIST_SEPARATORS = re.compile(r"[、,，;；/|《》“”\"]+|》\s*《")
-_TRAILING = re.compile(r"[。.!！?？]+$")
+_TRAILING_MARKS = "。.!！?？"
+_TRAILING = re.compile(f"[{_TRAILING_MARKS}]+$")
 _RELATION_VALUE = itemgetter(0, 1)  # a subject's facts in this order (the graph holds no two with both equal)
 
 
@@ -86,12 +87,9 @@ class FactTable:
             if where is None:
                 return list(default)
             start, end = where
-            rows = zip(self._p[start:end], self._o[start:end], self._o_is_entity[start:end])
-            rows = sorted(map(self.vocabulary.fact_row, rows), key=_RELATION_VALUE)
-            made = self._made[subject] = [
-                make_fact(subject, relation, value, entity, text, self.text_chars)
-                for relation, value, entity, text in rows
-            ]
+            rows = self.vocabulary.fact_rows(self._p[start:end], self._o[start:end], self._o_is_entity[start:end])
+            rows.sort(key=_RELATION_VALUE)
+            made = self._made[subject] = _make_facts(subject, rows, self.text_chars)
         return made
 
     def prepare(self) -> None:
@@ -140,13 +138,16 @@ class FactVocabulary:
     text: frozenset[str]  # the IRIs of the free-text relations
     label: dict[str, str]  # IRI -> its first label
 
-    def fact_row(self, row: tuple[str, str, bool]) -> tuple[str, str, str | None, bool]:
-        """``(relation, value, value entity, text)`` of a row."""
-        p, o, is_entity = row
-        relation = self.relation.get(p, p)
-        if is_entity:
-            return relation, self.label.get(o, o), o, p in self.text
-        return relation, o, None, p in self.text
+    def fact_rows(self, p: list[str], o: list[str], o_is_entity: list[bool]) -> list[tuple[str, str, str | None, bool]]:
+        """``(relation, value, value entity, text)`` of each row ``p[i], o[i], o_is_entity[i]`` (one loop for a
+        subject's rows: a call a row cost more than the row's own lookups)."""
+        relation, label, text = self.relation, self.label, self.text
+        return [
+            (relation.get(p, p), label.get(o, o), o, p in text)
+            if is_entity
+            else (relation.get(p, p), o, None, p in text)
+            for p, o, is_entity in zip(p, o, o_is_entity)
+        ]
 
 
 class MessageGrams:
@@ -195,6 +196,8 @@ class SubjectFacts:
             size: {value[at : at + size] for _, value in values for at in range(len(value) - size + 1)}
             for size, values in self.long_values.items()
         }
+        # the sizes with values, each with its values and all their runs: what tried() goes over
+        self._long = [(size, values, self.all_runs[size]) for size, values in self.long_values.items() if values]
         self._runs: dict[int, set[str]] = {}  # fact position -> the runs of its value, made on first use
         self.automaton: ahocorasick.Automaton | None = None
         if parts:
@@ -206,17 +209,22 @@ class SubjectFacts:
     def tried(self, message: str, mentioned: Iterable[str], grams: MessageGrams) -> list[Fact]:
         """The facts ``message`` could state, in the order of :attr:`facts`."""
         chosen: set[int] = set()
-        for entity in mentioned:
-            chosen.update(self.by_entity.get(entity, ()))
+        by_entity = self.by_entity
+        if by_entity:
+            for entity in mentioned:
+                if entity in by_entity:
+                    chosen.update(by_entity[entity])
         if self.automaton is not None:
             for _, positions in self.automaton.iter(message):
                 chosen.update(positions)
-        for size, values in self.long_values.items():
-            if values:
-                said = grams.of(size)
-                if not self.all_runs[size].isdisjoint(said):
-                    chosen.update(i for i, value in values if not self._runs_of(i, value, size).isdisjoint(said))
-        return [self.facts[i] for i in sorted(chosen)]
+        for size, values, all_runs in self._long:
+            said = grams.of(size)
+            if not all_runs.isdisjoint(said):
+                chosen.update(i for i, value in values if not self._runs_of(i, value, size).isdisjoint(said))
+        if not chosen:
+            return []
+        facts = self.facts
+        return [facts[i] for i in sorted(chosen)]
 
     def _runs_of(self, position: int, value: str, size: int) -> set[str]:
         made = self._runs.get(position)
@@ -456,16 +464,31 @@ class GroundingIndex:
 
 
 def make_fact(subject: str, relation: str, value: str, value_entity: str | None, text: bool, text_chars: int) -> Fact:
-    if value_entity is None and text:
-        # free text is matched by overlap only: the names inside it are other facts' business, so its parts
-        # (a long comment splits into many) are never made
-        return Fact(subject, relation, value, value_entity, True, text_form(value), ())
-    form_of_value, parts = value_forms(value)
-    if value_entity is not None:
-        # an entity named by a list (《小凯撒》；《绿野仙踪》, as dialogue annotations make them) is said by a part;
-        # any other by its name (the automaton's mentions)
-        parts = parts if len(parts) > 1 else ()
-    return Fact(subject, relation, value, value_entity, text or len(form_of_value) >= text_chars, form_of_value, parts)
+    return _make_facts(subject, [(relation, value, value_entity, text)], text_chars)[0]
+
+
+_new_fact = tuple.__new__  # Fact's fields as one tuple: what Fact(...) makes, without its Python-level __new__
+
+
+def _make_facts(subject: str, rows: Iterable[tuple[str, str, str | None, bool]], text_chars: int) -> list[Fact]:
+    """The facts of ``subject`` with rows ``(relation, value, value entity, text)``: one loop for an entity's
+    dozens of facts, as an entity in focus has them all made at once."""
+    made = []
+    append = made.append
+    for relation, value, value_entity, text in rows:
+        if value_entity is None and text:
+            # free text is matched by overlap only: the names inside it are other facts' business, so its parts
+            # (a long comment splits into many) are never made
+            append(_new_fact(Fact, (subject, relation, value, None, True, text_form(value), ())))
+            continue
+        form_of_value, parts = value_forms(value)
+        if value_entity is not None and len(parts) < 2:
+            # an entity named by a list (《小凯撒》；《绿野仙踪》, as dialogue annotations make them) is said by a
+            # part; any other by its name (the automaton's mentions)
+            parts = ()
+        fact = (subject, relation, value, value_entity, text or len(form_of_value) >= text_chars, form_of_value, parts)
+        append(_new_fact(Fact, fact))
+    return made
 
 
 @lru_cache(maxsize=1 << 20)
@@ -475,9 +498,12 @@ def value_form(value: str) -> str:
 
 
 def text_form(value: str) -> str:
-    """:func:`value_form` made each time: a free text is rarely the value of two facts, and kept it would
-    push out values that repeat."""
-    return _TRAILING.sub("", form(value))
+    """:func:`value_form` made each time: a free text is rarely the value of two facts, and kept it (here or in
+    :func:`form`'s cache) would push out values that repeat."""
+    folded = form.__wrapped__(value)
+    if folded.endswith("\n"):  # never in a matching form (whitespace is dropped); _TRAILING's $ would skip it
+        return _TRAILING.sub("", folded)
+    return folded.rstrip(_TRAILING_MARKS)  # what _TRAILING.sub("", folded) leaves, without a regex's scan
 
 
 # a value with none of these has no list parts, qualifier, transcribed spelling or date: its only part is itself

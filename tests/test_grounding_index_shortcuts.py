@@ -1,0 +1,98 @@
+"""The per-entity shortcuts of the grounding index give what the general rules give: a free text's form cut
+without a regex, an entity's facts made in one loop, and the facts a message tries chosen by the entity's
+arrangement rather than by testing every fact."""
+
+from __future__ import annotations
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from kgforge.grounding.index import (
+    _TRAILING,
+    Fact,
+    FactTable,
+    FactVocabulary,
+    MessageGrams,
+    SubjectFacts,
+    make_fact,
+    runs,
+    text_form,
+)
+from kgforge.grounding.normalise import form
+
+# characters a value or a message is written in: the trailing marks (half and full width), spaces and newlines
+# (which the form drops), Traditional and full-width forms, Latin, digits
+_PIECES = list("。.!！?？ \n\u3000") + ["。\n", "!\n", "电影", "電影", "ＡＢ", "ab", "12", "上映", "时间", "李安"]
+
+
+@given(st.lists(st.sampled_from(_PIECES), max_size=8).map("".join))
+def test_a_free_texts_form_is_the_matching_form_less_its_trailing_marks(value):
+    assert text_form(value) == _TRAILING.sub("", form(value))
+
+
+def test_an_entitys_facts_are_the_facts_make_fact_makes_of_its_rows():
+    import polars as pl
+
+    rows = [
+        ("s", "r:导演", "p1", True),
+        ("s", "r:评论", "一部好电影，值得一看。" * 4, False),
+        ("s", "r:类型", "剧情、爱情", False),
+        ("s", "r:代表作", "《小凯撒》；《绿野仙踪》", True),
+        ("s", "r:地址", "北京市延庆区八达岭镇八达岭长城景区内游客中心旁边。", False),
+    ]
+    frame = pl.DataFrame(rows, schema=["s", "p", "o", "o_is_entity"], orient="row")
+    relation = {"r:导演": "导演", "r:评论": "评论", "r:类型": "类型", "r:代表作": "代表作", "r:地址": "地址"}
+    vocabulary = FactVocabulary(relation, frozenset({"r:评论"}), {"p1": "李安"})
+    made = FactTable(frame, 24, vocabulary).get("s")
+    expected = sorted(
+        (
+            make_fact(s, relation[p], vocabulary.label.get(o, o) if e else o, o if e else None, p == "r:评论", 24)
+            for s, p, o, e in rows
+        ),
+        key=lambda fact: (fact.relation, fact.value),
+    )
+    assert made == expected
+    assert all(type(fact) is Fact for fact in made)
+    assert [fact.parts for fact in made if fact.relation == "代表作"] == [("小凯撒", "绿野仙踪")]
+
+
+_WORDS = ["李安", "导演", "1954", "7", "台湾", "屏东", "卧虎藏龙", "少年派", "奇幻", "漂流", "剧情", "爱情"]
+_FACT = st.tuples(
+    st.sampled_from(["导演", "类型", "评论", "出生地"]),
+    st.lists(st.sampled_from(_WORDS), min_size=1, max_size=6).map("".join),
+    st.sampled_from([None, "e1", "e2"]),
+    st.booleans(),
+)
+
+
+def _could_state(fact: Fact, message: str, mentioned: set[str], said_most_chars: int, ngram: int) -> bool:
+    """The general rule the arrangement stands for: a fact is tried when its entity value is named, one of its
+    parts (two characters or a digit) is said, or its long value shares a run of characters with the message."""
+    if fact.value_entity is not None and fact.value_entity in mentioned:
+        return True
+    if any((len(part) >= 2 or part.isdigit()) and part in message for part in fact.parts):
+        return True
+    if fact.text:
+        return not runs(fact.value_form, ngram).isdisjoint(runs(message, ngram))
+    if fact.value_entity is None and len(fact.value_form) >= said_most_chars:
+        return not runs(fact.value_form, ngram - 1).isdisjoint(runs(message, ngram - 1))
+    return False
+
+
+@given(
+    st.lists(_FACT, max_size=8),
+    st.lists(st.lists(st.sampled_from(_WORDS + ["的", "是"]), max_size=8).map("".join), min_size=1, max_size=4),
+    st.sets(st.sampled_from(["e1", "e2", "e3"])),
+)
+def test_an_entitys_arrangement_tries_the_facts_the_general_rule_would(rows, messages, mentioned):
+    facts = sorted(
+        (
+            make_fact("s", relation, value, entity, text and entity is None, 12)
+            for relation, value, entity, text in rows
+        ),
+        key=lambda fact: (fact.relation, fact.value),
+    )
+    arranged = SubjectFacts(facts, 8, 4)
+    for message in messages:  # one arrangement asked of several messages, as a dialogue asks it
+        expected = [fact for fact in facts if _could_state(fact, message, mentioned, 8, 4)]
+        assert arranged.tried(message, mentioned, MessageGrams(message, 4)) == expected
