@@ -1,13 +1,15 @@
 """The grounder's shortcuts give the answers of the long way: a cut asked around one position equals the cut
-of the whole text, the frequency a name gets equals ``Tokenizer.suggest_freq``, and a message's matching
-form made in one step equals the character-by-character one."""
+of the whole text, the frequency a name gets equals ``Tokenizer.suggest_freq``, a message's matching form made
+in one step equals the character-by-character one, and a text that holds no key's opening holds no key."""
 
 from __future__ import annotations
 
+import ahocorasick
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kgforge.core.text import _JIEBA_BLOCK, Segmenter, suggested_freq
+from kgforge.grounding.matching import _may_say_a_key
 from kgforge.grounding.normalise import _char_form, surface
 
 NAMES = ["游乐场", "儿童游乐场", "致青春", "阿甘正传", "王牌", "Tom's", "ab12", "长城", "电影节", "c++"]
@@ -84,3 +86,21 @@ def test_surface_fast_path_equals_the_character_by_character_form(text: str) -> 
     pairs = [(out, i) for i, ch in enumerate(text) for out in _char_form(ch)]
     said = surface(text)
     assert (said.form, said.origin) == ("".join(c for c, _ in pairs), tuple(i for _, i in pairs))
+
+
+KEYS = ["法国", "科幻", "美国", "爱情片", "x", "剧情"]
+AUTOMATON = ahocorasick.Automaton()
+for _key in KEYS:
+    AUTOMATON.add_word(_key, (len(_key), _key))
+AUTOMATON.make_automaton()
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    st.lists(st.sampled_from([*KEYS, "法", "国", "科", "幻", "情", "爱", "片", "他", "的", "xy", "，"]), max_size=10)
+)
+def test_a_text_without_a_key_opening_holds_no_key(pieces: list[str]) -> None:
+    text = "".join(pieces)
+    if not _may_say_a_key(AUTOMATON, text):
+        assert list(AUTOMATON.iter_long(text)) == [] and list(AUTOMATON.iter(text)) == []
+    assert _may_say_a_key(AUTOMATON, text) == any(key[:2] in text for key in KEYS)  # "x"[:2] is "x"
