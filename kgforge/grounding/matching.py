@@ -65,7 +65,7 @@ from typing import NamedTuple
 import ahocorasick
 
 from kgforge.core.text import jieba_module
-from kgforge.grounding.index import Fact, GroundingIndex, MessageGrams, strip_qualifier
+from kgforge.grounding.index import EntityValues, Fact, GroundingIndex, MessageGrams, strip_qualifier
 from kgforge.grounding.normalise import Surface, form, surface
 
 _PUNCTUATION = re.compile(r"[\W_]", re.UNICODE)
@@ -551,6 +551,15 @@ class FocusFacts:
         self.index = index
         self._literals: dict[str, tuple[list[Fact], list[str]]] = {}
         self._families: dict[str, list[tuple[Fact, frozenset[str | None]]]] = {}
+        self._values: dict[str, EntityValues] = {}
+
+    def values(self, iri: str) -> EntityValues:
+        """``index.entity_values(iri)``, kept for the dialogue: a message's claims ask it of every entity in
+        focus for every name the message says, and the index's own cache costs more to ask."""
+        made = self._values.get(iri)
+        if made is None:
+            made = self._values[iri] = self.index.entity_values(iri)
+        return made
 
     def literals(self, iri: str) -> tuple[list[Fact], list[str]]:
         """``iri``'s facts with a literal value that is no free text, in order, and those values' forms."""
@@ -707,7 +716,7 @@ def _entity_claims(
 ) -> list[Claim]:
     index = focus.index
     subject = candidates[0]
-    held = index.entity_values(subject)
+    held = focus.values(subject)
     out = []
     for mention in mentions:
         if len(mention.entities) != 1:
@@ -726,7 +735,7 @@ def _entity_claims(
         # asked only of a name that would be claimed against the subject
         if (
             not against
-            or any(entity in index.related(iri) for iri in candidates)
+            or any(entity in focus.values(iri).related for iri in candidates)
             or _doubtful(index, said.form, mention)
         ):
             continue
