@@ -94,8 +94,7 @@ class Mention(NamedTuple):  # a tuple: messages say several names each, and a tu
     entities: tuple[str, ...]
 
 
-@dataclass(frozen=True)
-class Stated:
+class Stated(NamedTuple):  # a tuple, as Fact: several are made for every message, and a tuple is made fastest
     """A fact a message states, where, and how strongly (overlap characters for free text, else its length)."""
 
     fact: Fact
@@ -104,8 +103,9 @@ class Stated:
     whole: bool = True  # False: a literal stated by most of its characters (``MatchOptions.said_most``)
 
 
-@dataclass(frozen=True)
-class Claim:
+class Claim(NamedTuple):  # a tuple: made for every fact stated and every value said
+    """What a message says of an entity (``relation`` None: no fact of that kind to check) and its status."""
+
     subject: str
     relation: str | None
     said: str
