@@ -477,15 +477,10 @@ def _cue(relation: str, message: str) -> int:
     """How much of a relation's name the message says (原唱 of 歌曲原唱): among the facts one value could
     state, the relation the message names wins."""
     name = form(relation)
-    return max(
-        (
-            size
-            for size in range(len(name), 0, -1)
-            for i in range(len(name) - size + 1)
-            if name[i : i + size] in message
-        ),
-        default=0,
-    )
+    for size in range(len(name), 0, -1):  # the longest first: the first size said is the most
+        if any(name[i : i + size] in message for i in range(len(name) - size + 1)):
+            return size
+    return 0
 
 
 def _said_part(stated: Stated, said: Surface) -> str:
@@ -540,6 +535,13 @@ def amounts(form_text: str) -> list[tuple[int, int, str, str]]:
             number += match[2]
         found.append((match.start(), match.end(), number, _SAME_UNIT.get(unit, unit)))
     return found
+
+
+@lru_cache(maxsize=1 << 16)
+def _value_amounts(value_form: str) -> tuple[tuple[str, str], ...]:
+    """``(number, unit)`` of each amount in a value (matching form), kept: the values of the entities in focus
+    are checked again for every message that says a number."""
+    return tuple((number, unit) for _, _, number, unit in amounts(value_form))
 
 
 class FocusFacts:
@@ -600,14 +602,15 @@ def claims(
     ]
     if not candidates:
         return out
-    stated_amounts = {(n, u) for s in found for _, _, n, u in amounts(s.fact.value_form)}
-    for start, end, number, unit in amounts(said.form):
+    said_amounts = amounts(said.form)
+    stated_amounts = {pair for s in found for pair in _value_amounts(s.fact.value_form)} if said_amounts else set()
+    for start, end, number, unit in said_amounts:
         family = _UNIT_FAMILY.get(unit)
         if family is None or (number, unit) in stated_amounts:
             continue
         span = said.span(start, end)
         subject, held = _holder(focus, candidates, family)
-        if subject is not None and (number, unit) in {(n, u) for f in held for _, _, n, u in amounts(f.value_form)}:
+        if subject is not None and any((number, unit) in _value_amounts(f.value_form) for f in held):
             continue
         out.append(
             Claim(
