@@ -1,6 +1,6 @@
 """The grounder's shortcuts give the answers of the long way: a cut asked around one position equals the cut
 of the whole text, the frequency a name gets equals ``Tokenizer.suggest_freq``, a message's matching form made
-in one step equals the character-by-character one, the ends of jieba's words of a run are jieba's, and a text that holds no key's opening holds no key."""
+in one step equals the character-by-character one, the ends of jieba's words of a run are jieba's, and a text that holds no key's opening holds no key; a relation's cue is the longest piece of its name said."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kgforge.core.text import _JIEBA_BLOCK, Segmenter, block_cut_ends, suggested_freq
-from kgforge.grounding.matching import _may_say_a_key
-from kgforge.grounding.normalise import _char_form, surface
+from kgforge.grounding.matching import _cue, _may_say_a_key
+from kgforge.grounding.normalise import _char_form, form, surface
 
 NAMES = ["游乐场", "儿童游乐场", "致青春", "阿甘正传", "王牌", "Tom's", "ab12", "长城", "电影节", "c++"]
 SEGMENTER = Segmenter(NAMES)  # one for every example: a jieba tokenizer takes a second to load
@@ -126,3 +126,14 @@ def test_a_text_without_a_key_opening_holds_no_key(pieces: list[str]) -> None:
     if not _may_say_a_key(AUTOMATON, text):
         assert list(AUTOMATON.iter_long(text)) == [] and list(AUTOMATON.iter(text)) == []
     assert _may_say_a_key(AUTOMATON, text) == any(key[:2] in text for key in KEYS)  # "x"[:2] is "x"
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    st.text(alphabet="出生日期导演代表作品是的", max_size=6),
+    st.text(alphabet="出生日期导演代表作品是的1。", max_size=14),
+)
+def test_cue_is_the_longest_piece_of_the_relation_said(relation: str, message: str) -> None:
+    name = form(relation)
+    pieces = [name[i : i + size] for size in range(1, len(name) + 1) for i in range(len(name) - size + 1)]
+    assert _cue(relation, message) == max((len(p) for p in pieces if p in message), default=0)

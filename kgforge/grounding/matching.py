@@ -478,8 +478,9 @@ def _cue(relation: str, message: str) -> int:
     state, the relation the message names wins."""
     name = form(relation)
     for size in range(len(name), 0, -1):  # the longest first: the first size said is the most
-        if any(name[i : i + size] in message for i in range(len(name) - size + 1)):
-            return size
+        for i in range(len(name) - size + 1):
+            if name[i : i + size] in message:
+                return size
     return 0
 
 
