@@ -204,11 +204,7 @@ class Segmenter:
         if cuts is None:
             if len(self._blocks) >= _BLOCKS_KEPT:
                 self._blocks.clear()
-            offsets, position = set(), 0
-            for word in self._ready().lcut(block):
-                position += len(word)
-                offsets.add(position)
-            cuts = self._blocks[block] = frozenset(offsets)
+            cuts = self._blocks[block] = frozenset(block_cut_ends(self._ready(), block))
         return cuts
 
     def _cut(self, text: str) -> list[str]:
@@ -237,26 +233,72 @@ def suggested_freq(tokenizer: Any, word: str) -> int:
     return max(int(freq * total) + 1, freq_of.get(word, 1))
 
 
+def block_cut_ends(tokenizer: Any, block: str) -> list[int]:
+    """Where each word of ``tokenizer.lcut(block)`` ends, for a ``block`` that is one run of jieba's word
+    characters: its ``Tokenizer.__cut_DAG`` (the HMM on), computed as jieba does without the generators, the
+    DAG dict and the second pass around it; the runs of single characters that are no word go to jieba's own
+    ``finalseg``, as there. The matcher asks this of most messages, where the cut itself was most of the time."""
+    freq_of = tokenizer.FREQ
+    route = _route(freq_of, log(tokenizer.total), block)
+    ends: list[int] = []
+    size, x, alone = len(block), 0, 0  # block[alone:x]: the run of single characters not yet given out
+    while x < size:
+        y = route[x] + 1
+        if y - x > 1:
+            if alone < x:
+                _single_run_ends(freq_of, block, alone, x, ends)
+            ends.append(y)
+            alone = y
+        x = y
+    if alone < size:
+        _single_run_ends(freq_of, block, alone, size, ends)
+    return ends
+
+
+def _single_run_ends(freq_of: dict[str, int], block: str, start: int, end: int, ends: list[int]) -> None:
+    """``__cut_DAG``'s words of a run of characters the route takes one by one: one character is a word; a
+    run that is a word of the dictionary (of frequency 0 there) is cut into its characters; any other run
+    is cut by jieba's HMM (``finalseg.cut``)."""
+    run = block[start:end]
+    if len(run) == 1:
+        ends.append(end)
+    elif not freq_of.get(run):
+        for word in jieba_module().finalseg.cut(run):
+            start += len(word)
+            ends.append(start)
+    else:
+        ends.extend(range(start + 1, end + 1))
+
+
+def _route(freq_of: dict[str, int], logtotal: float, sentence: str) -> list[int]:
+    """jieba's ``get_DAG`` and ``calc`` in one pass: at each position the last character of the most probable
+    word that begins there (ties to the longer word: ``max`` of jieba's ``(score, end)`` pairs), the score of
+    each word summed in jieba's order, so the floating-point steps are the same."""
+    size = len(sentence)
+    scores, last = [0.0] * (size + 1), [0] * (size + 1)
+    for k in range(size - 1, -1, -1):
+        best, best_end, i, frag = 0.0, -1, k, sentence[k]
+        while i < size and frag in freq_of:
+            freq = freq_of[frag]
+            if freq:  # a word (a prefix of one only, at 0)
+                score = log(freq) - logtotal + scores[i + 1]
+                if best_end < 0 or score >= best:  # the ends come in increasing order: a tie goes to the longer
+                    best, best_end = score, i
+            i += 1
+            frag = sentence[k : i + 1]
+        if best_end < 0:  # no word from here: the character alone, of frequency 1
+            best, best_end = log(freq_of.get(sentence[k]) or 1) - logtotal + scores[k + 1], k
+        scores[k], last[k] = best, best_end
+    return last
+
+
 def _words_without_hmm(freq_of: dict[str, int], logtotal: float, sentence: str) -> list[str]:
     """jieba's ``Tokenizer.__cut_DAG_NO_HMM`` of one run: the most probable words by the dictionary (its DAG
     and route, ties to the longer word), single Latin letters and digits run together."""
-    size = len(sentence)
-    route: list[tuple[float, int]] = [(0, 0)] * (size + 1)
-    for k in range(size - 1, -1, -1):
-        ends, i, frag = [], k, sentence[k]
-        while i < size and frag in freq_of:
-            if freq_of[frag]:
-                ends.append(i)
-            i += 1
-            frag = sentence[k : i + 1]
-        if len(ends) > 1:
-            route[k] = max((log(freq_of[sentence[k : x + 1]]) - logtotal + route[x + 1][0], x) for x in ends)
-        else:  # one word from here (or the character alone, 1 when it is no word): no max to take
-            x = ends[0] if ends else k
-            route[k] = (log(freq_of.get(sentence[k : x + 1]) or 1) - logtotal + route[x + 1][0], x)
+    size, route = len(sentence), _route(freq_of, logtotal, sentence)
     words, buf, x = [], "", 0
     while x < size:
-        y = route[x][1] + 1
+        y = route[x] + 1
         word = sentence[x:y]
         if y - x == 1 and _JIEBA_LATIN.match(word):
             buf += word

@@ -62,8 +62,10 @@ from dataclasses import dataclass
 from functools import lru_cache, partial
 from typing import NamedTuple
 
+import ahocorasick
+
 from kgforge.core.text import jieba_module
-from kgforge.grounding.index import Fact, GroundingIndex, MessageGrams, strip_qualifier
+from kgforge.grounding.index import EntityValues, Fact, GroundingIndex, MessageGrams, strip_qualifier
 from kgforge.grounding.normalise import Surface, form, surface
 
 _PUNCTUATION = re.compile(r"[\W_]", re.UNICODE)
@@ -92,8 +94,7 @@ class Mention(NamedTuple):  # a tuple: messages say several names each, and a tu
     entities: tuple[str, ...]
 
 
-@dataclass(frozen=True)
-class Stated:
+class Stated(NamedTuple):  # a tuple, as Fact: several are made for every message, and a tuple is made fastest
     """A fact a message states, where, and how strongly (overlap characters for free text, else its length)."""
 
     fact: Fact
@@ -102,8 +103,9 @@ class Stated:
     whole: bool = True  # False: a literal stated by most of its characters (``MatchOptions.said_most``)
 
 
-@dataclass(frozen=True)
-class Claim:
+class Claim(NamedTuple):  # a tuple: made for every fact stated and every value said
+    """What a message says of an entity (``relation`` None: no fact of that kind to check) and its status."""
+
     subject: str
     relation: str | None
     said: str
@@ -472,15 +474,11 @@ def _cue(relation: str, message: str) -> int:
     """How much of a relation's name the message says (原唱 of 歌曲原唱): among the facts one value could
     state, the relation the message names wins."""
     name = form(relation)
-    return max(
-        (
-            size
-            for size in range(len(name), 0, -1)
-            for i in range(len(name) - size + 1)
-            if name[i : i + size] in message
-        ),
-        default=0,
-    )
+    for size in range(len(name), 0, -1):  # the longest first: the first size said is the most
+        for i in range(len(name) - size + 1):
+            if name[i : i + size] in message:
+                return size
+    return 0
 
 
 def _said_part(stated: Stated, said: Surface) -> str:
@@ -537,6 +535,13 @@ def amounts(form_text: str) -> list[tuple[int, int, str, str]]:
     return found
 
 
+@lru_cache(maxsize=1 << 16)
+def _value_amounts(value_form: str) -> tuple[tuple[str, str], ...]:
+    """``(number, unit)`` of each amount in a value (matching form), kept: the values of the entities in focus
+    are checked again for every message that says a number."""
+    return tuple((number, unit) for _, _, number, unit in amounts(value_form))
+
+
 class FocusFacts:
     """What the claims ask of an entity in focus, gathered once a dialogue: its literal facts (free text left
     out) with their values' forms, and its facts per unit family. A dialogue's focus changes little from
@@ -546,6 +551,15 @@ class FocusFacts:
         self.index = index
         self._literals: dict[str, tuple[list[Fact], list[str]]] = {}
         self._families: dict[str, list[tuple[Fact, frozenset[str | None]]]] = {}
+        self._values: dict[str, EntityValues] = {}
+
+    def values(self, iri: str) -> EntityValues:
+        """``index.entity_values(iri)``, kept for the dialogue: a message's claims ask it of every entity in
+        focus for every name the message says, and the index's own cache costs more to ask."""
+        made = self._values.get(iri)
+        if made is None:
+            made = self._values[iri] = self.index.entity_values(iri)
+        return made
 
     def literals(self, iri: str) -> tuple[list[Fact], list[str]]:
         """``iri``'s facts with a literal value that is no free text, in order, and those values' forms."""
@@ -586,14 +600,15 @@ def claims(
     ]
     if not candidates:
         return out
-    stated_amounts = {(n, u) for s in found for _, _, n, u in amounts(s.fact.value_form)}
-    for start, end, number, unit in amounts(said.form):
+    said_amounts = amounts(said.form)
+    stated_amounts = {pair for s in found for pair in _value_amounts(s.fact.value_form)} if said_amounts else set()
+    for start, end, number, unit in said_amounts:
         family = _UNIT_FAMILY.get(unit)
         if family is None or (number, unit) in stated_amounts:
             continue
         span = said.span(start, end)
         subject, held = _holder(focus, candidates, family)
-        if subject is not None and (number, unit) in {(n, u) for f in held for _, _, n, u in amounts(f.value_form)}:
+        if subject is not None and any((number, unit) in _value_amounts(f.value_form) for f in held):
             continue
         out.append(
             Claim(
@@ -623,7 +638,7 @@ def _literal_claims(
     them, not against the subject; 1958 of 1958-4-29 agrees)."""
     index = focus.index
     automaton = index.literal_automaton
-    if not len(automaton):
+    if not len(automaton) or not _may_say_a_key(automaton, said.form):
         return []
     out: list[Claim] = []
     is_cut: Callable[[int], bool] | None = None
@@ -652,6 +667,22 @@ def _literal_claims(
             )
         )
     return out
+
+
+def _may_say_a_key(automaton: ahocorasick.Automaton, text: str) -> bool:
+    """Whether ``text`` holds a key's opening (the key itself when of one character, else its first two): a
+    text that holds none holds no key. A search of an automaton over CJK keys costs as much as its first
+    characters are many (pyahocorasick scans a node's children in turn), most messages hold no short literal,
+    and this test of the message's pairs of characters is several times cheaper."""
+    singles, pairs = _key_openings(automaton)
+    return not singles.isdisjoint(text) or not pairs.isdisjoint(map(str.__add__, text, text[1:]))
+
+
+@lru_cache(maxsize=4)
+def _key_openings(automaton: ahocorasick.Automaton) -> tuple[frozenset[str], frozenset[str]]:
+    """The keys of one character, and the first two characters of the others."""
+    keys = list(automaton.keys())
+    return frozenset(k for k in keys if len(k) == 1), frozenset(k[:2] for k in keys if len(k) >= 2)
 
 
 def _holds(value_form: str, word: str) -> bool:
@@ -686,7 +717,7 @@ def _entity_claims(
 ) -> list[Claim]:
     index = focus.index
     subject = candidates[0]
-    held = index.entity_values(subject)
+    held = focus.values(subject)
     out = []
     for mention in mentions:
         if len(mention.entities) != 1:
@@ -705,7 +736,7 @@ def _entity_claims(
         # asked only of a name that would be claimed against the subject
         if (
             not against
-            or any(entity in index.related(iri) for iri in candidates)
+            or any(entity in focus.values(iri).related for iri in candidates)
             or _doubtful(index, said.form, mention)
         ):
             continue
