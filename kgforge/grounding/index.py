@@ -359,7 +359,7 @@ class GroundingIndex:
         return values
 
     @cached_property
-    def literal_automaton(self) -> ahocorasick.Automaton:
+    def literal_automaton(self) -> LongestMatches[frozenset[str]]:
         """The literal values of the word-valued relations (a country, a genre, an occupation) -> the relations
         they are values of. A relation is word-valued when ``WORD_VALUED`` of its values are words: each list
         part ``literal_chars`` characters at most, with no digit (numbers are judged by their units). Prices,
@@ -386,12 +386,7 @@ class GroundingIndex:
                 for word in words:
                     if len(word) >= 2 and word not in self.relation_words:
                         relations_of.setdefault(word, set()).add(relation)
-        automaton = ahocorasick.Automaton()
-        for word, relations in relations_of.items():
-            automaton.add_word(word, (len(word), frozenset(relations)))
-        if len(automaton):
-            automaton.make_automaton()
-        return automaton
+        return LongestMatches({word: frozenset(relations) for word, relations in relations_of.items()})
 
     @cached_property
     def role_relations(self) -> frozenset[str]:

@@ -4,7 +4,9 @@ The keys are a graph's names (100,000s of them, thousands of different first cha
 which the grounder uses for an entity's few list parts, walks a node's children in turn, so a search over
 such a key set costs more the more first characters the keys have; ahocorasick_rs (Rust's aho-corasick) finds
 the same matches about eight times faster (0.42 s against 3.2 s for 480,000 messages and 144k names, the same
-matches in every message). Small key sets stay with pyahocorasick, which makes and searches them faster.
+matches in every message; the 2,938 word-valued literals, 1.33 s with a pre-check of each message's pairs of
+characters against 0.36 s). An entity's few list parts stay with pyahocorasick, which makes and searches
+such small automata faster.
 """
 
 from __future__ import annotations

@@ -62,8 +62,6 @@ from dataclasses import dataclass
 from functools import lru_cache, partial
 from typing import NamedTuple
 
-import ahocorasick
-
 from kgforge.core.text import jieba_module
 from kgforge.grounding.index import EntityValues, Fact, GroundingIndex, MessageGrams, strip_qualifier
 from kgforge.grounding.normalise import Surface, form, surface
@@ -637,13 +635,9 @@ def _literal_claims(
     relation holds other ones and no entity in focus holds it (a value of someone else in focus is said of
     them, not against the subject; 1958 of 1958-4-29 agrees)."""
     index = focus.index
-    automaton = index.literal_automaton
-    if not len(automaton) or not _may_say_a_key(automaton, said.form):
-        return []
     out: list[Claim] = []
     is_cut: Callable[[int], bool] | None = None
-    for end, (length, relations) in automaton.iter_long(said.form):
-        start, stop = end - length + 1, end + 1
+    for start, stop, relations in index.literal_automaton.find(said.form):
         if any(start < b and a < stop for a, b in taken):
             continue
         word = said.form[start:stop]
@@ -667,22 +661,6 @@ def _literal_claims(
             )
         )
     return out
-
-
-def _may_say_a_key(automaton: ahocorasick.Automaton, text: str) -> bool:
-    """Whether ``text`` holds a key's opening (the key itself when of one character, else its first two): a
-    text that holds none holds no key. A search of an automaton over CJK keys costs as much as its first
-    characters are many (pyahocorasick scans a node's children in turn), most messages hold no short literal,
-    and this test of the message's pairs of characters is several times cheaper."""
-    singles, pairs = _key_openings(automaton)
-    return not singles.isdisjoint(text) or not pairs.isdisjoint(map(str.__add__, text, text[1:]))
-
-
-@lru_cache(maxsize=4)
-def _key_openings(automaton: ahocorasick.Automaton) -> tuple[frozenset[str], frozenset[str]]:
-    """The keys of one character, and the first two characters of the others."""
-    keys = list(automaton.keys())
-    return frozenset(k for k in keys if len(k) == 1), frozenset(k[:2] for k in keys if len(k) >= 2)
 
 
 def _holds(value_form: str, word: str) -> bool:
