@@ -40,7 +40,14 @@ CASES = {
 }
 
 
-@pytest.mark.parametrize("fmt", sorted(CASES))
+@pytest.mark.parametrize(
+    "fmt",
+    [
+        "kdconv",
+        pytest.param("duconv", marks=pytest.mark.slow),  # the same code as KdConv's, each format's own reader
+        pytest.param("durecdial", marks=pytest.mark.slow),
+    ],
+)
 def test_parts_grounded_in_worker_processes_give_what_one_process_gives(fmt, travel, tmp_path, monkeypatch):
     """A shared dev file in small parts over two processes: the same file, byte for byte, and the same report
     (counts, scores against gold, claims) as one process grounding it all."""
@@ -80,6 +87,7 @@ def test_the_cli_takes_a_number_of_workers_and_refuses_zero(travel, tmp_path):
     assert not (tmp_path / "z.json").exists()
 
 
+@pytest.mark.slow  # grounds the dev set twice, in parts
 def test_where_the_platform_cannot_fork_the_parts_are_grounded_here(travel, tmp_path, monkeypatch):
     """Windows and macOS (see ``can_fork``): the same output from the calling process, and the report says one."""
     from kgforge.core import processes
