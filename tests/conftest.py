@@ -96,6 +96,19 @@ def run_cli(
     return result
 
 
+def build_travel(workdir: Path) -> Path:
+    """The KdConv travel graph (from the shared ``kb_travel.json``) built into ``workdir``, returned."""
+    run_cli(
+        "build",
+        "travel",
+        "--source",
+        f"kdconv:{shared_file('kdconv/travel/kb_travel.json')}",
+        "--workdir",
+        str(workdir),
+    )
+    return workdir
+
+
 def _run_fresh(
     args: tuple[str, ...], cwd: Path | None, timeout: float, env: dict[str, str] | None
 ) -> subprocess.CompletedProcess:

@@ -9,7 +9,7 @@ import pytest
 
 from kgforge.evaluation import EvalOptions, KnowledgeOptions, evaluate
 from kgforge.evaluation.inputs import read_slots
-from tests.conftest import run_cli, shared_file
+from tests.conftest import build_travel, run_cli, shared_file
 
 KNOWLEDGE = [
     ["星际穿越", "领域", "电影"],
@@ -260,14 +260,7 @@ def test_kdconv_travel_hallucinations_are_the_grounders_contradicted_claims(tmp_
     from tests.test_grounding import corrupt_dev_set  # the same corruption, seed and rules
 
     workdir = tmp_path_factory.mktemp("kg")
-    run_cli(
-        "build",
-        "travel",
-        "--source",
-        f"kdconv:{shared_file('kdconv/travel/kb_travel.json')}",
-        "--workdir",
-        str(workdir),
-    )
+    build_travel(workdir)
     dialogues, changed = corrupt_dev_set()
     corrupted = tmp_path / "corrupt.json"
     corrupted.write_text(json.dumps(dialogues, ensure_ascii=False), encoding="utf-8")

@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 from kgforge.goals.durecdial import GOAL_TYPES_EN, SHIPPED_TABLE, GoalTransitions, session_goal_types
 from kgforge.goals.sequences import goal_string
-from tests.conftest import run_cli, shared_file
+from tests.conftest import build_travel, run_cli, shared_file
 
 RESOURCE_DEV = "durecdial/lic2020_baseline_resource_dev.txt"
 ACL_EXAMPLE = "durecdial/acl2020_readme_example.json"
@@ -465,14 +465,7 @@ def test_transition_tables_count_what_the_sessions_do_and_read_back(sequences):
 
 def test_a_graph_without_durecdials_kinds_of_topic_is_refused_naming_them(tmp_path):
     workdir = tmp_path / "kg"  # KdConv travel: attractions only, which DuRecDial recommends only after a food
-    run_cli(
-        "build",
-        "travel",
-        "--source",
-        f"kdconv:{shared_file('kdconv/travel/kb_travel.json')}",
-        "--workdir",
-        str(workdir),
-    )
+    build_travel(workdir)
     result = run_cli(
         "goals",
         "travel",

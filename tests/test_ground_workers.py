@@ -9,21 +9,12 @@ import pytest
 
 from kgforge import Domain
 from kgforge.grounding import run
-from tests.conftest import run_cli, shared_file
+from tests.conftest import build_travel, run_cli, shared_file
 
 
 @pytest.fixture(scope="module")
 def travel(tmp_path_factory) -> Path:
-    workdir = tmp_path_factory.mktemp("travel")
-    run_cli(
-        "build",
-        "travel",
-        "--source",
-        f"kdconv:{shared_file('kdconv/travel/kb_travel.json')}",
-        "--workdir",
-        str(workdir),
-    )
-    return workdir
+    return build_travel(tmp_path_factory.mktemp("travel"))
 
 
 # format -> (domain, source of its graph, dialogues grounded, dialogues a part)
