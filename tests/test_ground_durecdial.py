@@ -40,9 +40,15 @@ def test_gold_per_utterance_knowledge_is_kept_and_the_prediction_scored_against_
     path = write_lines(tmp_path / "dev.txt", [session])
     run_cli("build", f"g{language}", "--source", f"durecdial:{path}", "--workdir", str(workdir))
     report, [out] = ground(workdir, f"g{language}", path, tmp_path / "out.txt")
-    assert {k: v for k, v in out.items() if k not in ("predicted_knowledge", "stated_knowledge")} == session
+    assert {k: v for k, v in out.items() if k not in ("predicted_knowledge", "stated_knowledge", "claims")} == session
     predicted = out["predicted_knowledge"]
-    assert len(predicted) == len(session["conversation"]) == len(out["stated_knowledge"])
+    assert len(predicted) == len(session["conversation"]) == len(out["stated_knowledge"]) == len(out["claims"])
+    # every triple stated is a supported claim, its span the words said
+    for utterance, stated, claims in zip(session["conversation"], out["stated_knowledge"], out["claims"]):
+        supported = [c for c in claims if c["status"] == "supported"]
+        assert [[c["name"], c["attrname"], c["graph"][0]] for c in supported] == stated
+        assert all(utterance[slice(*c["span"])] == c["said"] for c in claims)
+    assert report["claims"]["supported"] == sum(map(len, out["stated_knowledge"]))
     # the report's figures are the per-utterance comparison, computed here
     tp = sum(1 for p, g in zip(predicted, session["knowledge"]) if p and g and key(p) == key(g))
     fp = sum(1 for p, g in zip(predicted, session["knowledge"]) if p and (not g or key(p) != key(g)))

@@ -14,6 +14,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from kgforge import Domain
+from kgforge.grounding import GroundReport
+from kgforge.grounding.matching import amounts
 from kgforge.grounding.normalise import form, value_key
 from tests.conftest import run_cli, shared_file
 
@@ -182,6 +184,22 @@ def test_a_price_and_its_writings_share_a_key(n):
     assert value_key(f"{n}元") != value_key(f"{n + 1}元")
 
 
+@given(
+    st.integers(0, 10**7),
+    st.sampled_from(["万", "亿", "元", "美元", "kg", "cm", "小时", "年前", "届", "%"]),
+    st.integers(1, 3),
+)
+def test_an_amount_is_its_number_and_unit_however_written(n, unit, zeros):
+    """What the claims compare: 1250.0万 is 1250万, 0054kg is 54kg, 180厘米 is 180cm; another number never is."""
+
+    def said(text: str) -> list[tuple[str, str]]:
+        return [(number, unit) for _, _, number, unit in amounts(form(text))]
+
+    assert said(f"{n}.{'0' * zeros}{unit}") == said(f"{'0' * zeros}{n}{unit}") == said(f"{n}{unit}")
+    assert said(f"{n}{unit}") != said(f"{n + 1}{unit}")
+    assert said(f"{n}公斤") == said(f"{n}KG") and said(f"{n}厘米") == said(f"{n}cm")
+
+
 @given(st.dates())
 def test_a_date_and_its_writings_share_a_key(day):
     y, m, d = day.year, day.month, day.day
@@ -251,15 +269,25 @@ def test_different_amounts_never_share_a_key(a, b, unit):
 
 
 @pytest.fixture(scope="module")
-def duconv_grounded(tmp_path_factory) -> tuple[list[dict], list[dict]]:
+def duconv_kg(tmp_path_factory) -> Path:
     workdir = tmp_path_factory.mktemp("duconv")
     source = shared_file("duconv/dev.head250.jsonl")
-    run_cli("build", "duconv", "--source", f"duconv:{source}", "--workdir", str(workdir / "kg"))
-    out = workdir / "grounded.jsonl"
-    report = Domain("duconv", workdir / "kg").ground(source, out, fmt="duconv")
+    run_cli("build", "duconv", "--source", f"duconv:{source}", "--workdir", str(workdir))
+    return workdir
+
+
+def ground_duconv_file(kg: Path, source: Path, out: Path) -> tuple[GroundReport, list[dict]]:
+    report = Domain("duconv", kg).ground(source, out, fmt="duconv")
+    return report, [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
+
+
+@pytest.fixture(scope="module")
+def duconv_grounded(duconv_kg, tmp_path_factory) -> tuple[list[dict], list[dict]]:
+    source = shared_file("duconv/dev.head250.jsonl")
+    report, grounded = ground_duconv_file(duconv_kg, source, tmp_path_factory.mktemp("out") / "grounded.jsonl")
     assert report.messages > 2000
     sessions = [json.loads(line) for line in source.read_text(encoding="utf-8").splitlines()]
-    return sessions, [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
+    return sessions, grounded
 
 
 def test_duconv_hand_checked_session(duconv_grounded):
@@ -291,6 +319,51 @@ def test_every_utterance_naming_an_object_is_grounded_to_its_triple(duconv_groun
                     checked += 1
                     assert i in row["knowledge"], (utterance, tail)
     assert checked > 500
+
+
+def test_duconv_claims_a_supported_one_per_triple_stated(duconv_grounded):
+    sessions, grounded = duconv_grounded
+    for session in grounded:
+        for utterance, row in zip(session["conversation"], session["grounding"]):
+            supported = [c for c in row["claims"] if c["status"] == "supported"]
+            stated = [session["knowledge"][i] for i in row["knowledge"]]
+            assert [[c["name"], c["attrname"], c["graph"][0]] for c in supported] == stated
+            assert all(utterance[slice(*c["span"])] == c["said"] for c in row["claims"])
+    first = grounded[0]["grounding"][6]["claims"]  # 才 54kg: the weight said is the weight held
+    assert {"name": "林志玲", "attrname": "体重", "said": "54kg", "span": [14, 18], "graph": ["54kg"]} in [
+        {k: v for k, v in c.items() if k != "status"} for c in first
+    ]
+
+
+def changed_numbers(sessions: list[dict], grounded: list[dict]) -> tuple[list[dict], list[tuple[int, int]]]:
+    """The sessions with the numbers changed in every utterance that states a triple with a number by saying its
+    object as written (其 票房 7.11亿, 评分 5.1, 54kg, 10 年前 上映); and the (session, utterance) places changed."""
+    rng = random.Random(28)
+    changed_sessions, changed = copy.deepcopy(sessions), []
+    for s, (session, done) in enumerate(zip(changed_sessions, grounded)):
+        for u, row in enumerate(done["grounding"]):
+            tails = [session["knowledge"][i][2] for i in row["knowledge"]]
+            said = next((t for t in tails if _DIGITS.search(t) and t in session["conversation"][u]), None)
+            if said is not None:
+                session["conversation"][u] = session["conversation"][u].replace(said, corrupt(said, rng, []) or said)
+                changed.append((s, u))
+    return changed_sessions, changed
+
+
+def test_duconv_changed_numbers_are_contradicted(duconv_kg, duconv_grounded, tmp_path):
+    """As for KdConv travel: a number said in place of the session's own is contradicted (ratings, box office,
+    weights, how many years ago), and the unchanged utterances are rarely flagged."""
+    sessions, grounded = duconv_grounded
+    changed_sessions, changed = changed_numbers(sessions, grounded)
+    path = tmp_path / "changed.jsonl"
+    path.write_text("".join(json.dumps(s, ensure_ascii=False) + "\n" for s in changed_sessions), encoding="utf-8")
+    report, out = ground_duconv_file(duconv_kg, path, tmp_path / "out.jsonl")
+    contradicted = [any(c["status"] == "contradicted" for c in out[s]["grounding"][u]["claims"]) for s, u in changed]
+    assert len(changed) > 50 and sum(contradicted) / len(changed) >= CAUGHT_FLOOR
+    assert report.claims["contradicted"] >= sum(contradicted)
+    rows = [row for session in grounded for row in session["grounding"]]
+    flagged = sum(any(c["status"] == "contradicted" for c in row["claims"]) for row in rows)
+    assert flagged / len(rows) <= 0.02
 
 
 def test_cli_json_and_a_bad_record(kg, tmp_path):

@@ -41,9 +41,9 @@ def ground_command(
             "--out",
             help="The grounded dialogues. KdConv: attrs (or predicted_attrs "
             "beside gold attrs) and claims on every message; DuConv: a "
-            "grounding list parallel to the conversation; DuRecDial: "
-            "knowledge per utterance (or predicted_knowledge beside "
-            "gold).",
+            "grounding list parallel to the conversation (knowledge, topics, "
+            "claims); DuRecDial: knowledge per utterance (or "
+            "predicted_knowledge beside gold) and claims per utterance.",
         ),
     ],
     fmt: Annotated[

@@ -33,7 +33,7 @@ import polars as pl
 
 from kgforge.core.schema import Schema
 from kgforge.evaluation.inputs import Dialogue, Triple
-from kgforge.grounding.duconv import states
+from kgforge.grounding.duconv import stated_span
 from kgforge.grounding.index import TEXT_CHARS, GroundingIndex, make_fact
 from kgforge.grounding.kdconv import attr_key
 from kgforge.grounding.matching import DialogueMatcher, MatchOptions, jieba_cuts, word_cuts
@@ -165,7 +165,10 @@ class KnowledgeIndex:
             for triple, fact in own:
                 if fact.text and not self.options.text_overlap:
                     continue  # --text-overlap 0: free text is never stated
-                if states(fact, said, dialogue.topics, self.grounding.relation_words, self.match, cuts):
+                if (
+                    stated_span(fact, said, dialogue.topics, self.grounding.relation_words, self.match, cuts)
+                    is not None
+                ):
                     judged.mentions.setdefault(triple_key(triple), (triple[2], "true"))
         return judged
 

@@ -7,11 +7,13 @@ the object as whole words (DuConv text is word-segmented: the object's matching 
 at a cut of the utterance), or one of a list object's parts; a free-text object (a relation of kind
 ``text`` in the domain, such as 评论 and 短评, or an object of ``text_chars`` characters or more) by the
 overlap rule of :mod:`~kgforge.grounding.matching`, with the goal topics' names masked. Values that name a
-relation of the domain (导演) and one-character values are not tried, as for KdConv.
+relation of the domain (导演) and one-character values are not tried, as for KdConv. Each entry also holds the
+utterance's ``claims``, judged against the session's knowledge (:class:`SessionClaims`).
 """
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,8 +21,19 @@ from typing import Any
 
 from kgforge.core.errors import InputError
 from kgforge.core.jsonio import iter_json_lines
-from kgforge.grounding.index import TEXT_CHARS, Fact, make_fact
-from kgforge.grounding.matching import DEFAULT_OPTIONS, MatchOptions, overlap, word_cuts
+from kgforge.grounding.index import TEXT_CHARS, Fact, GroundingIndex, make_fact
+from kgforge.grounding.matching import (
+    DEFAULT_OPTIONS,
+    Claim,
+    FocusFacts,
+    MatchOptions,
+    amount_claims,
+    as_claim,
+    form_span,
+    literal_claims,
+    overlap,
+    word_cuts,
+)
 from kgforge.grounding.normalise import Surface, form, surface
 
 
@@ -30,6 +43,7 @@ class DuconvGrounding:
     utterances: int
     grounded_utterances: int
     triples_stated: int
+    claims: Counter[str]
 
 
 def read_sessions(path: Path) -> list[dict[str, Any]]:
@@ -51,30 +65,45 @@ def read_sessions(path: Path) -> list[dict[str, Any]]:
 
 
 def ground_duconv(
-    sessions: Iterable[dict[str, Any]],
-    text_relations: set[str],
-    relation_words: set[str],
-    options: MatchOptions = DEFAULT_OPTIONS,
+    index: GroundingIndex, sessions: Iterable[dict[str, Any]], options: MatchOptions = DEFAULT_OPTIONS
 ) -> DuconvGrounding:
-    out, utterances, grounded, stated = [], 0, 0, 0
+    out, utterances, grounded, stated, said_claims = [], 0, 0, 0, Counter[str]()
     for session in sessions:
-        facts = [_fact(triple, text_relations) for triple in session["knowledge"]]
+        facts = [_fact(triple, index.text_relation_names) for triple in session["knowledge"]]
         topics = goal_topics(session)
-        rows = []
-        for utterance in session["conversation"]:
-            said = surface(str(utterance))
-            cuts = word_cuts(said)  # once an utterance, not once a triple
-            indices = [
-                i
-                for i, fact in enumerate(facts)
-                if fact is not None and states(fact, said, topics, relation_words, options, cuts)
-            ]
-            rows.append({"knowledge": indices, "topics": [t for t in topics if form(t) and form(t) in said.form]})
+        judge = SessionClaims(index, facts, topics)
+        rows = [_grounded_utterance(index, facts, topics, judge, str(u), options) for u in session["conversation"]]
+        for row in rows:
             utterances += 1
-            grounded += bool(indices)
-            stated += len(indices)
+            grounded += bool(row["knowledge"])
+            stated += len(row["knowledge"])
+            said_claims.update(claim["status"] for claim in row["claims"])
         out.append({**session, "grounding": rows})
-    return DuconvGrounding(out, utterances, grounded, stated)
+    return DuconvGrounding(out, utterances, grounded, stated, said_claims)
+
+
+def _grounded_utterance(
+    index: GroundingIndex,
+    facts: list[Fact | None],
+    topics: list[str],
+    judge: SessionClaims,
+    utterance: str,
+    options: MatchOptions,
+) -> dict[str, Any]:
+    """One utterance's entry of ``grounding``: the knowledge it states, the goal topics it names, its claims."""
+    said = surface(utterance)
+    cuts = word_cuts(said)  # once an utterance, not once a triple
+    found = []  # (index into the session's knowledge, the triple, the span that states it)
+    for i, fact in enumerate(facts):
+        span = None if fact is None else stated_span(fact, said, topics, index.relation_words, options, cuts)
+        if fact is not None and span is not None:
+            found.append((i, fact, span))
+    claims = judge.utterance(said, [(fact, span) for _, fact, span in found])
+    return {
+        "knowledge": [i for i, _, _ in found],
+        "topics": [t for t in topics if form(t) and form(t) in said.form],
+        "claims": [as_claim(index, c) for c in claims],
+    }
 
 
 def goal_topics(session: dict[str, Any]) -> list[str]:
@@ -91,16 +120,17 @@ def _fact(triple: Any, text_relations: set[str]) -> Fact | None:
     return make_fact(head, relation, tail, None, form(relation) in text_relations, TEXT_CHARS)
 
 
-def states(
+def stated_span(
     fact: Fact,
     said: Surface,
     topics: list[str],
     relation_words: set[str],
     options: MatchOptions,
     cuts: set[int] | None = None,
-) -> bool:
-    """Whether ``said`` states a session triple (see the module docstring); ``cuts``: the word boundaries of
-    the matching form when the text is not word-segmented."""
+) -> tuple[int, int] | None:
+    """The span of ``said.text`` that states a session triple (see the module docstring), None when the
+    utterance does not state it; ``cuts``: the word boundaries of the matching form when the text is not
+    word-segmented."""
     if fact.text:
         masked = [False] * len(said.form)
         for name in filter(None, (form(t) for t in topics)):
@@ -108,7 +138,8 @@ def states(
             while at >= 0:
                 masked[at : at + len(name)] = [True] * len(name)
                 at = said.form.find(name, at + 1)
-        return overlap(fact, said, masked, options) is not None
+        found = overlap(fact, said, masked, options)
+        return None if found is None else found.span
     cuts = word_cuts(said) if cuts is None else cuts
     for part in fact.parts:
         if len(part) < 2 and not part.isdigit() or part in relation_words:
@@ -116,6 +147,39 @@ def states(
         at = said.form.find(part)
         while at >= 0:
             if at in cuts and at + len(part) in cuts:
-                return True
+                return said.span(at, at + len(part))
             at = said.form.find(part, at + 1)
-    return False
+    return None
+
+
+class SessionClaims:
+    """The claims of a session's utterances, checked against the session's own knowledge (DuConv's and
+    DuRecDial's triples, drawn from the graph): each triple stated is ``supported``; a number with a unit,
+    and a short literal of a word-valued relation said as a word, are judged against the first subject in
+    focus as for KdConv (:func:`~kgforge.grounding.matching.amount_claims`,
+    :func:`~kgforge.grounding.matching.literal_claims`). In focus: the subjects the utterance names, in the
+    order it names them, then the earlier ones, most recently named or stated first, starting from the goal's
+    topics in the goal's order. Names said are not judged here: a session's values are names, not entities
+    with classes."""
+
+    def __init__(self, index: GroundingIndex, facts: Iterable[Fact | None], topics: list[str]) -> None:
+        by_subject: dict[str, list[Fact]] = {}
+        for fact in facts:
+            if fact is not None:
+                by_subject.setdefault(fact.subject, []).append(fact)
+        self.names = {name: subject for subject in by_subject if (name := form(subject))}
+        self.focus = list(dict.fromkeys(t for t in topics if t in by_subject))
+        self.facts = FocusFacts(index, by_subject)
+
+    def utterance(self, said: Surface, stated: list[tuple[Fact, tuple[int, int]]]) -> list[Claim]:
+        """The claims of one utterance that states ``stated`` (each fact with its span); moves the focus on."""
+        at = {subject: said.form.find(name) for name, subject in self.names.items()}
+        named = sorted((subject for subject, where in at.items() if where >= 0), key=at.__getitem__)
+        candidates = list(dict.fromkeys(named + self.focus))
+        out = [Claim(f.subject, f.relation, said.text[a:b], (a, b), (f.value,), "supported") for f, (a, b) in stated]
+        if candidates:
+            names = [(at[s], at[s] + len(form(s))) for s in named]
+            out += amount_claims(self.facts, said, candidates, [f.value_form for f, _ in stated], names)
+            out += literal_claims(self.facts, said, candidates, names + [form_span(said, span) for _, span in stated])
+        self.focus = list(dict.fromkeys(named + [f.subject for f, _ in stated] + self.focus))
+        return out

@@ -20,7 +20,8 @@ knowledge gets it as ``knowledge``; its own session list moves to ``session_know
 ``kg`` stays where it is). A session with per-utterance knowledge keeps it untouched and gets the prediction
 as ``predicted_knowledge``; the scores compare, per utterance, the predicted triple with the annotated ones
 (each in matching form: width, script, case and spaces do not count): micro precision, recall and F1 over
-all utterances of annotated sessions, and per relation.
+all utterances of annotated sessions, and per relation. Each utterance's ``claims`` (a list per utterance, in
+``claims``) are judged against the session's triples as DuConv's are (:class:`~kgforge.grounding.duconv.SessionClaims`).
 """
 
 from __future__ import annotations
@@ -34,10 +35,10 @@ from typing import Any
 
 from kgforge.core.errors import InputError
 from kgforge.core.jsonio import iter_json_lines
-from kgforge.grounding.duconv import states
+from kgforge.grounding.duconv import SessionClaims, stated_span
 from kgforge.grounding.index import TEXT_CHARS, Fact, GroundingIndex, make_fact
 from kgforge.grounding.kdconv import Tally
-from kgforge.grounding.matching import MatchOptions, message_cuts, word_cuts
+from kgforge.grounding.matching import DEFAULT_OPTIONS, MatchOptions, as_claim, message_cuts, word_cuts
 from kgforge.grounding.normalise import Surface, form, surface
 from kgforge.sources.durecdial import is_triple, session_triples, utterance_knowledge
 
@@ -56,6 +57,7 @@ class DurecdialGrounding:
     triples_stated: int
     gold_utterances: int
     tally: Tally
+    claims: Counter[str]
 
 
 def read_sessions(path: Path) -> list[dict[str, Any]]:
@@ -84,50 +86,59 @@ def _is_strings(value: Any) -> bool:
 
 
 def ground_durecdial(
-    sessions: Iterable[dict[str, Any]], index: GroundingIndex, options: MatchOptions | None = None
+    index: GroundingIndex, sessions: Iterable[dict[str, Any]], options: MatchOptions = DEFAULT_OPTIONS
 ) -> DurecdialGrounding:
-    options = options or MatchOptions()
     out, tally = [], Tally(Counter())
     utterances = grounded = stated_count = gold_utterances = 0
+    said_claims = Counter[str]()
     for session in sessions:
         triples = [t for t in session_triples(session) if is_triple(t)]
         facts = [_fact(index, *triple) for triple in triples]
         # free-text objects are matched with these names masked: saying a song's name is not quoting its comment
         topics = list(dict.fromkeys([*_topics(session), *(h for h, _, _ in triples)]))
-        stated = [_stated(index, facts, triples, utterance, topics, options) for utterance in session["conversation"]]
+        judge = SessionClaims(index, facts, _topics(session))
+        stated, session_claims = [], []
+        for utterance in session["conversation"]:
+            # the goal's [k] is not said: blanked (the matching form drops it), so spans stay the utterance's own
+            said = surface(GOAL_OPENING.sub(lambda opening: " " * len(opening[0]), utterance))
+            found = _stated(index, facts, said, topics, options)
+            stated.append([list(triples[i]) for i, _ in found])
+            claims = judge.utterance(said, [(facts[i], span) for i, span in found])
+            said_claims.update(c.status for c in claims)
+            session_claims.append([as_claim(index, c) for c in claims])
         chosen = [found[0] if found else [] for found in stated]
         gold = utterance_knowledge(session)
+        grounding = {"stated_knowledge": stated, "claims": session_claims}
         if gold is not None:
             gold_utterances += len(gold)
             for predicted, annotated in zip(chosen, gold):
                 tally.add({_key(predicted)} if predicted else set(), {_key(t) for t in annotated})
-            out.append({**session, "predicted_knowledge": chosen, "stated_knowledge": stated})
+            out.append({**session, "predicted_knowledge": chosen, **grounding})
         elif "kg" in session and "knowledge" not in session:
-            out.append({**session, "knowledge": chosen, "stated_knowledge": stated})
+            out.append({**session, "knowledge": chosen, **grounding})
         else:
-            out.append(
-                {**session, "knowledge": chosen, "session_knowledge": session["knowledge"], "stated_knowledge": stated}
-            )
+            out.append({**session, "knowledge": chosen, "session_knowledge": session["knowledge"], **grounding})
         utterances += len(stated)
         grounded += sum(1 for found in stated if found)
         stated_count += sum(len(found) for found in stated)
-    return DurecdialGrounding(out, utterances, grounded, stated_count, gold_utterances, tally)
+    return DurecdialGrounding(out, utterances, grounded, stated_count, gold_utterances, tally, said_claims)
 
 
 def _stated(
-    index: GroundingIndex,
-    facts: list[Fact],
-    triples: list[list[str]],
-    utterance: str,
-    topics: list[str],
-    options: MatchOptions,
-) -> list[list[str]]:
-    """The session triples ``utterance`` states, the most specific first."""
-    said = surface(GOAL_OPENING.sub("", utterance))
+    index: GroundingIndex, facts: list[Fact], said: Surface, topics: list[str], options: MatchOptions
+) -> list[tuple[int, tuple[int, int]]]:
+    """The session triples ``said`` states (their positions among ``facts``, and the spans that state them),
+    the most specific first."""
     cuts = _cuts(index, said)
-    found = [i for i, fact in enumerate(facts) if states(fact, said, topics, index.relation_words, options, cuts)]
-    found.sort(key=lambda i: (form(triples[i][0]) not in said.form, -len(facts[i].value_form), i))
-    return [list(triples[i]) for i in found]
+    found = []
+    for i, fact in enumerate(facts):
+        span = stated_span(fact, said, topics, index.relation_words, options, cuts)
+        if span is not None:
+            found.append((i, span))
+    found.sort(
+        key=lambda pair: (form(facts[pair[0]].subject) not in said.form, -len(facts[pair[0]].value_form), pair[0])
+    )
+    return found
 
 
 def _fact(index: GroundingIndex, head: str, relation: str, tail: str) -> Fact:

@@ -24,10 +24,10 @@ from kgforge.core.jsonio import iter_json_container
 from kgforge.grounding.index import GroundingIndex
 from kgforge.grounding.matching import (
     DEFAULT_OPTIONS,
-    Claim,
     DialogueMatcher,
     MatchOptions,
     Stated,
+    as_claim,
 )
 from kgforge.grounding.normalise import form
 
@@ -134,14 +134,3 @@ def ground_kdconv(
 
 def as_attr(index: GroundingIndex, stated: Stated) -> dict[str, str]:
     return {"name": index.label(stated.fact.subject), "attrname": stated.fact.relation, "attrvalue": stated.fact.value}
-
-
-def as_claim(index: GroundingIndex, claim: Claim) -> dict[str, Any]:
-    return {
-        "name": index.label(claim.subject),
-        "attrname": claim.relation,
-        "said": claim.said,
-        "span": list(claim.span),
-        "graph": list(claim.graph),
-        "status": claim.status,
-    }

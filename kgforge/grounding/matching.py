@@ -57,13 +57,13 @@ from __future__ import annotations
 import re
 from bisect import bisect_left
 from collections import defaultdict
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import lru_cache, partial
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from kgforge.core.text import jieba_module
-from kgforge.grounding.index import EntityValues, Fact, GroundingIndex, MessageGrams, strip_qualifier
+from kgforge.grounding.index import EntityValues, Fact, FactTable, GroundingIndex, MessageGrams, strip_qualifier
 from kgforge.grounding.normalise import Surface, form, surface
 
 _PUNCTUATION = re.compile(r"[\W_]", re.UNICODE)
@@ -287,7 +287,7 @@ class DialogueMatcher:
         if not facts:
             return []  # the usual message: no free text shares a run with it
         masked = [False] * len(said.form)
-        for start, end in [(m.start, m.end) for m in mentions] + [_form_span(said, s.span) for s in found]:
+        for start, end in [(m.start, m.end) for m in mentions] + [form_span(said, s.span) for s in found]:
             for i in range(start, end):
                 masked[i] = True
         asking = [False] * len(said.form)
@@ -481,11 +481,11 @@ def _cue(relation: str, message: str) -> int:
 
 def _said_part(stated: Stated, said: Surface) -> str:
     """The stretch of the message (matching form) that states a fact."""
-    start, end = _form_span(said, stated.span)
+    start, end = form_span(said, stated.span)
     return said.form[start:end]
 
 
-def _form_span(said: Surface, span: tuple[int, int]) -> tuple[int, int]:
+def form_span(said: Surface, span: tuple[int, int]) -> tuple[int, int]:
     """The span of ``said.form`` that the text span ``span`` became."""
     first, end = bisect_left(said.origin, span[0]), bisect_left(said.origin, span[1])  # origin never decreases
     return (first, end) if first < end else (0, 0)
@@ -494,7 +494,7 @@ def _form_span(said: Surface, span: tuple[int, int]) -> tuple[int, int]:
 # ---------------------------------------------------------------- claims
 
 _AMOUNT = re.compile(
-    r"(\d+(?:\.\d+)?)(:\d{2})?(美元|欧元|英镑|日元|港币|港元|人民币|元|块|小时|分钟|天|米|公里|号|万|亿|%)?"
+    r"(\d+(?:\.\d+)?)(:\d{2})?(美元|欧元|英镑|日元|港币|港元|人民币|元|块|小时|分钟|天|年前|米|公里|cm|厘米|kg|公斤|号|届|万|亿|%)?"
 )
 _UNIT_FAMILY = {
     "美元": "money",
@@ -510,23 +510,35 @@ _UNIT_FAMILY = {
     "分钟": "time",
     "天": "time",
     ":": "clock",
+    "年前": "ago",
     "米": "length",
     "公里": "length",
+    "cm": "height",
+    "厘米": "height",
+    "kg": "weight",
+    "公斤": "weight",
     "号": "number",
+    "届": "edition",
     "万": "amount",
     "亿": "amount",
     "%": "share",
     "#": "digits",
+    ".": "decimal",
 }
-_SAME_UNIT = {"块": "元", "人民币": "元", "港元": "港币"}
+_SAME_UNIT = {"块": "元", "人民币": "元", "港元": "港币", "厘米": "cm", "公斤": "kg"}
 
 
 def amounts(form_text: str) -> list[tuple[int, int, str, str]]:
-    """``(start, end, number, unit)`` of each number with a unit in a matching form (``9:00`` has unit ``:``)."""
+    """``(start, end, number, unit)`` of each number with a unit in a matching form (``9:00`` has unit ``:``; a
+    bare whole number of three digits or more, a year or a price, has unit ``#``; a bare fraction, a rating,
+    has unit ``.``). The number is written
+    without leading zeros or a fraction's trailing ones (1250.0万 is 1250万)."""
     found = []
     for match in _AMOUNT.finditer(form_text):
-        unit = ":" if match[2] else match[3] or ("#" if len(match[1]) >= 3 else "")
-        number = match[1].lstrip("0") or "0"
+        whole, _, fraction = match[1].partition(".")
+        fraction = fraction.rstrip("0")
+        unit = ":" if match[2] else match[3] or ("." if "." in match[1] else "#" if len(whole) >= 3 else "")
+        number = (whole.lstrip("0") or "0") + ("." + fraction if fraction else "")
         if match[2]:
             number += match[2]
         found.append((match.start(), match.end(), number, _SAME_UNIT.get(unit, unit)))
@@ -545,8 +557,10 @@ class FocusFacts:
     out) with their values' forms, and its facts per unit family. A dialogue's focus changes little from
     message to message, so each entity's facts are gone through once a dialogue, not once a message."""
 
-    def __init__(self, index: GroundingIndex) -> None:
+    def __init__(self, index: GroundingIndex, facts_of: Mapping[str, list[Fact]] | None = None) -> None:
         self.index = index
+        # an entity's facts: the graph's (KdConv), or a session's own knowledge by subject (DuConv, DuRecDial)
+        self.facts_of: Mapping[str, list[Fact]] | FactTable = index.facts_of if facts_of is None else facts_of
         self._literals: dict[str, tuple[list[Fact], list[str]]] = {}
         self._families: dict[str, list[tuple[Fact, frozenset[str | None]]]] = {}
         self._values: dict[str, EntityValues] = {}
@@ -563,7 +577,7 @@ class FocusFacts:
         """``iri``'s facts with a literal value that is no free text, in order, and those values' forms."""
         made = self._literals.get(iri)
         if made is None:
-            facts = [f for f in self.index.facts_of.get(iri, ()) if f.value_entity is None and not f.text]
+            facts = [f for f in self.facts_of.get(iri, ()) if f.value_entity is None and not f.text]
             made = self._literals[iri] = (facts, [f.value_form for f in facts])
         return made
 
@@ -573,7 +587,7 @@ class FocusFacts:
         if families is None:
             families = self._families[iri] = [
                 (f, frozenset(_UNIT_FAMILY.get(u) for _, _, _, u in amounts(f.value_form)))
-                for f in self.index.facts_of.get(iri, ())
+                for f in self.facts_of.get(iri, ())
                 if f.parts
             ]
         return [f for f, found in families if family in found]
@@ -598,11 +612,33 @@ def claims(
     ]
     if not candidates:
         return out
+    out += amount_claims(
+        focus, said, candidates, [s.fact.value_form for s in found], [(m.start, m.end) for m in mentions]
+    )
+    inside = [s.span for s in found]
+    named = [m for m in mentions if not any(a <= said.span(m.start, m.end)[0] < b for a, b in inside)]
+    out += _entity_claims(
+        focus, named, said, candidates, {s.fact.value_entity for s in found} | {s.fact.subject for s in found}
+    )
+    taken = [(m.start, m.end) for m in mentions] + [form_span(said, s.span) for s in found]
+    return out + literal_claims(focus, said, candidates, taken)
+
+
+def amount_claims(
+    focus: FocusFacts, said: Surface, candidates: list[str], stated: list[str], names: list[tuple[int, int]]
+) -> list[Claim]:
+    """Each number with a unit said (``amounts``) that no value stated holds (``stated``: their matching forms)
+    and that is no part of a name said (``names``: spans of the matching form; 798 of 798艺术区):
+    ``contradicted`` when the first entity in focus with values of that unit's family holds none of it, with
+    those values; ``unsupported`` when no entity in focus has such values."""
     said_amounts = amounts(said.form)
-    stated_amounts = {pair for s in found for pair in _value_amounts(s.fact.value_form)} if said_amounts else set()
+    if not said_amounts:
+        return []
+    stated_amounts = {pair for value in stated for pair in _value_amounts(value)}
+    out = []
     for start, end, number, unit in said_amounts:
         family = _UNIT_FAMILY.get(unit)
-        if family is None or (number, unit) in stated_amounts:
+        if family is None or (number, unit) in stated_amounts or any(start < b and a < end for a, b in names):
             continue
         span = said.span(start, end)
         subject, held = _holder(focus, candidates, family)
@@ -618,16 +654,10 @@ def claims(
                 "contradicted" if held else "unsupported",
             )
         )
-    inside = [s.span for s in found]
-    named = [m for m in mentions if not any(a <= said.span(m.start, m.end)[0] < b for a, b in inside)]
-    out += _entity_claims(
-        focus, named, said, candidates, {s.fact.value_entity for s in found} | {s.fact.subject for s in found}
-    )
-    taken = [(m.start, m.end) for m in mentions] + [_form_span(said, s.span) for s in found]
-    return out + _literal_claims(focus, said, candidates, taken)
+    return out
 
 
-def _literal_claims(
+def literal_claims(
     focus: FocusFacts, said: Surface, candidates: list[str], taken: list[tuple[int, int]]
 ) -> list[Claim]:
     """A short literal said as a word (法国, 科幻), outside the names and the facts stated, that is a value of
@@ -776,3 +806,15 @@ def message_cut_at(index: GroundingIndex, said: Surface) -> Callable[[int], bool
 def jieba_cuts(index: GroundingIndex, message: str) -> set[int]:
     """Where jieba (the graph's names in its dictionary) cuts the message's matching form."""
     return index.segmenter.cut_positions(message)
+
+
+def as_claim(index: GroundingIndex, claim: Claim) -> dict[str, Any]:
+    """A claim as grounded files write it (``name``: the subject's label)."""
+    return {
+        "name": index.label(claim.subject),
+        "attrname": claim.relation,
+        "said": claim.said,
+        "span": list(claim.span),
+        "graph": list(claim.graph),
+        "status": claim.status,
+    }

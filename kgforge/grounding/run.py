@@ -17,7 +17,7 @@ from kgforge.core.gc_pause import paused_gc
 from kgforge.core.processes import can_fork, forked_map, usable_cpus
 from kgforge.core.records import Record, omitted_when_none
 from kgforge.grounding import durecdial
-from kgforge.grounding.duconv import DuconvGrounding, ground_duconv, read_sessions
+from kgforge.grounding.duconv import ground_duconv, read_sessions
 from kgforge.grounding.index import GroundingIndex
 from kgforge.grounding.kdconv import Tally, ground_kdconv, read_dialogues
 from kgforge.grounding.matching import DEFAULT_OPTIONS, MatchOptions
@@ -96,25 +96,21 @@ class _Format:
     ground: Callable[[GroundingIndex, list[dict[str, Any]], MatchOptions], Any]  # a grounding with ``records``
     records: str  # the grounding's field holding the grounded dialogues
     array: bool  # written as one JSON array (KdConv's files), else as JSON lines (DuConv's, DuRecDial's)
-    reads_index: bool  # the grounding reads the index (then it is made ready before processes fork)
+    prepare: Callable[[GroundingIndex], Any]  # what of the index the grounding reads, made before processes fork
 
 
-def _ground_duconv_sessions(
-    index: GroundingIndex, sessions: list[dict[str, Any]], options: MatchOptions
-) -> DuconvGrounding:
-    return ground_duconv(sessions, index.text_relation_names, index.relation_words, options)
-
-
-def _ground_durecdial_sessions(
-    index: GroundingIndex, sessions: list[dict[str, Any]], options: MatchOptions
-) -> durecdial.DurecdialGrounding:
-    return durecdial.ground_durecdial(sessions, index, options)
+def _literals_judged(index: GroundingIndex) -> Any:
+    """DuConv's sessions are word-segmented and bring their own facts: of the graph, their claims read only
+    the word-valued literals."""
+    return index.literal_automaton
 
 
 _FORMATS = {
-    "kdconv": _Format(read_dialogues, ground_kdconv, "dialogues", True, True),
-    "duconv": _Format(read_sessions, _ground_duconv_sessions, "sessions", False, False),
-    "durecdial": _Format(durecdial.read_sessions, _ground_durecdial_sessions, "sessions", False, True),
+    "kdconv": _Format(read_dialogues, ground_kdconv, "dialogues", True, GroundingIndex.prepare),
+    "duconv": _Format(read_sessions, ground_duconv, "sessions", False, _literals_judged),
+    "durecdial": _Format(
+        durecdial.read_sessions, durecdial.ground_durecdial, "sessions", False, GroundingIndex.prepare
+    ),
 }
 
 
@@ -149,7 +145,7 @@ def ground_file(
         result.triples_stated,
         gold,
         result.tally.scores() if gold else None,
-        {},
+        dict(sorted(result.claims.items())),
         (),
         out,
         grounded_utterances=result.grounded_utterances,
@@ -166,8 +162,8 @@ def _ground_in_parts(
     dialogues at most; one where the platform does not fork)."""
     wanted = options.processes()
     processes = max(1, min(wanted, len(records) // PART_DIALOGUES)) if can_fork() else 1
-    if processes > 1 and way.reads_index:
-        index.prepare()
+    if processes > 1:
+        way.prepare(index)
     size = max(PART_DIALOGUES, -(-len(records) // (processes * PARTS_PER_WORKER)))
     parts = [records[at : at + size] for at in range(0, len(records), size)] or [records]
     grounded = forked_map(
