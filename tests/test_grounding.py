@@ -7,6 +7,8 @@ import copy
 import json
 import random
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -161,6 +163,25 @@ def test_corrupted_values_are_contradicted(kg, tmp_path):
     gold_messages = [m for d in clean for m in d["messages"] if m.get("attrs")]
     flagged = sum(any(c["status"] == "contradicted" for c in m["claims"]) for m in gold_messages)
     assert flagged / len(gold_messages) <= 0.02
+
+
+@pytest.mark.slow  # grounds the travel dev set in two fresh processes
+def test_the_grounding_does_not_depend_on_what_else_the_process_did_with_jieba(kg, tmp_path):
+    """Whether a name is an ordinary word is read from jieba's own dictionary, whether or not anything in the
+    process loaded jieba's default tokenizer before (an export does): the same file either way."""
+    script = (
+        "import sys\n"
+        "from kgforge import Domain\n"
+        "if sys.argv[1] == 'after-jieba':\n"
+        "    import jieba\n"
+        "    jieba.initialize()\n"
+        "Domain('travel', sys.argv[2]).ground(sys.argv[3], sys.argv[4])\n"
+    )
+    dev = shared_file("kdconv/travel/dev.json")
+    for how in ("fresh", "after-jieba"):
+        command = [sys.executable, "-c", script, how, str(kg), str(dev), str(tmp_path / f"{how}.json")]
+        subprocess.run(command, check=True, capture_output=True)
+    assert (tmp_path / "fresh.json").read_bytes() == (tmp_path / "after-jieba.json").read_bytes()
 
 
 CAUGHT_FLOOR = 0.9

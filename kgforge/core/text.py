@@ -127,6 +127,7 @@ class Segmenter:
         self._tokenizer: Any = None
         self._cache: dict[str, str] = {}
         self._blocks: dict[str, frozenset[int]] = {}
+        self._raised: dict[str, int] = {}  # a name given a higher frequency -> its frequency in jieba's dictionary
 
     def prepare(self) -> None:
         """jieba's dictionary loaded and the names added now, not at the first cut."""
@@ -141,9 +142,16 @@ class Segmenter:
                 if _JIEBA_BLOCK.fullmatch(name):  # jieba cuts at anything else (·, spaces) whatever its dictionary
                     freq = suggested_freq(tokenizer, name)
                     if tokenizer.FREQ.get(name, 0) < freq:
+                        self._raised[name] = tokenizer.FREQ.get(name, 0)
                         tokenizer.add_word(name, freq)
             self._tokenizer = tokenizer
         return self._tokenizer
+
+    def dictionary_frequency(self, word: str) -> int:
+        """``word``'s frequency in jieba's own dictionary (0 when it is no word there), the names as jieba has
+        them before they were added: how ordinary a word is, whatever else this process did with jieba."""
+        tokenizer = self._ready()  # made first: it records the names it raises
+        return self._raised[word] if word in self._raised else tokenizer.FREQ.get(word, 0)
 
     def __call__(self, text: str) -> str:
         cut = self._cache.get(text)

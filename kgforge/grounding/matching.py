@@ -62,7 +62,6 @@ from dataclasses import dataclass
 from functools import lru_cache, partial
 from typing import Any, NamedTuple
 
-from kgforge.core.text import jieba_module
 from kgforge.grounding.index import EntityValues, Fact, FactTable, GroundingIndex, MessageGrams, strip_qualifier
 from kgforge.grounding.normalise import Surface, form, surface
 
@@ -764,10 +763,11 @@ def _entity_claims(
 
 
 def _doubtful(index: GroundingIndex, message: str, mention: Mention) -> bool:
-    """A name that is also an ordinary word (游乐场, 石城乡 in jieba's dictionary), or that is part of a longer
-    word of the message (游乐场 inside 儿童游乐场), does not name the place for certain."""
+    """A name that is also an ordinary word (动物园, 公园: jieba's own dictionary gives it ``COMMON_WORD_FREQ`` or
+    more, as it does the best-known places, 故宫), or that is part of a longer word of the message (游乐场
+    inside 儿童游乐场), does not name the place for certain."""
     name = message[mention.start : mention.end]
-    if jieba_module().get_FREQ(name, 0) >= COMMON_WORD_FREQ:
+    if index.segmenter.dictionary_frequency(name) >= COMMON_WORD_FREQ:
         return True
     return len(name) <= 3 and not _is_word(index, message, mention)  # a longer name is rarely inside a word
 
