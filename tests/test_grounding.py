@@ -602,7 +602,7 @@ def test_a_subjects_facts_come_in_relation_then_value_order():
     rows += [("b", "r:主演", "p3", True)]  # p3 has no label: its IRI is its value
     frame = pl.DataFrame(rows, schema=["s", "p", "o", "o_is_entity"], orient="row")
     relation = {"r:导演": "导演", "r:类型": "类型", "r:主演": "主演", "r:上映时间": "上映时间"}
-    table = FactTable(
+    table = FactTable.from_frame(
         frame.sample(fraction=1.0, shuffle=True, seed=7),
         24,
         FactVocabulary(relation, frozenset(), {"p1": "张三", "p2": "李四"}),

@@ -43,7 +43,7 @@ def test_an_entitys_facts_are_the_facts_make_fact_makes_of_its_rows():
     frame = pl.DataFrame(rows, schema=["s", "p", "o", "o_is_entity"], orient="row")
     relation = {"r:导演": "导演", "r:评论": "评论", "r:类型": "类型", "r:代表作": "代表作", "r:地址": "地址"}
     vocabulary = FactVocabulary(relation, frozenset({"r:评论"}), {"p1": "李安"})
-    made = FactTable(frame, 24, vocabulary).get("s")
+    made = FactTable.from_frame(frame, 24, vocabulary).get("s")
     expected = sorted(
         (
             make_fact(s, relation[p], vocabulary.label.get(o, o) if e else o, o if e else None, p == "r:评论", 24)

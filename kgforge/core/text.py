@@ -133,11 +133,22 @@ class Segmenter:
         """jieba's dictionary loaded and the names added now, not at the first cut."""
         self._ready()
 
+    def state(self) -> dict[str, Any]:
+        """The segmenter, ready, as plain data: its names and its jieba dictionary with them added."""
+        tokenizer = self._ready()
+        return {"names": self._names, "freq": tokenizer.FREQ, "total": tokenizer.total, "raised": self._raised}
+
+    @classmethod
+    def from_state(cls, state: dict[str, Any]) -> Segmenter:
+        """The segmenter :meth:`state` gave, its jieba tokenizer holding that dictionary."""
+        segmenter = cls()
+        segmenter._names, segmenter._raised = state["names"], state["raised"]
+        segmenter._tokenizer = _tokenizer(state["freq"], state["total"])
+        return segmenter
+
     def _ready(self) -> Any:
         if self._tokenizer is None:
-            jieba = jieba_module()
-            tokenizer = jieba.Tokenizer()
-            tokenizer.initialize()
+            tokenizer = _tokenizer(*_jieba_dictionary())
             for name in sorted(self._names):
                 if _JIEBA_BLOCK.fullmatch(name):  # jieba cuts at anything else (·, spaces) whatever its dictionary
                     freq = suggested_freq(tokenizer, name)
@@ -227,6 +238,23 @@ class Segmenter:
 
     def _words(self, text: str) -> list[str]:
         return [word for word in self._ready().lcut(text) if not word.isspace()] if text.strip() else []
+
+
+@lru_cache(maxsize=1)
+def _jieba_dictionary() -> tuple[dict[str, int], int]:
+    """jieba's own dictionary (word -> frequency, and their total), read once a process: each segmenter adds its
+    names to a copy."""
+    tokenizer = jieba_module().Tokenizer()
+    tokenizer.initialize()
+    return tokenizer.FREQ, tokenizer.total
+
+
+def _tokenizer(freq: dict[str, int], total: int) -> Any:
+    """A jieba tokenizer holding a copy of the dictionary ``freq``, as ``initialize`` leaves one (it sets
+    nothing else that a cut reads); the segmenter then adds its names to it."""
+    tokenizer = jieba_module().Tokenizer()
+    tokenizer.FREQ, tokenizer.total, tokenizer.initialized = dict(freq), total, True
+    return tokenizer
 
 
 def suggested_freq(tokenizer: Any, word: str) -> int:

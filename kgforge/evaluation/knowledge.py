@@ -33,13 +33,13 @@ import polars as pl
 
 from kgforge.core.schema import Schema
 from kgforge.evaluation.inputs import Dialogue, Triple
+from kgforge.grounding import kept
 from kgforge.grounding.duconv import stated_span
 from kgforge.grounding.index import TEXT_CHARS, GroundingIndex, make_fact
 from kgforge.grounding.kdconv import attr_key
 from kgforge.grounding.matching import DialogueMatcher, MatchOptions, jieba_cuts, word_cuts
 from kgforge.grounding.normalise import form, surface
 from kgforge.store.snapshot import Snapshot
-from kgforge.store.tables import GraphTables
 
 GRAPH_VALUES_SHOWN = 5
 STATUS_SCHEMA = {"said": pl.String, "status": pl.String}
@@ -77,14 +77,12 @@ class KnowledgeIndex:
 
     def __init__(
         self,
-        tables: GraphTables,
+        grounding: GroundingIndex,
         schema: Schema | None,
         segmented: bool,
         options: KnowledgeOptions = KnowledgeOptions(),
     ) -> None:
-        self.segmented, self.options, self.schema = segmented, options, schema
-        self.grounding = GroundingIndex.from_tables(tables, schema)
-        self.grounding.min_name_chars = options.min_chars
+        self.segmented, self.options, self.schema, self.grounding = segmented, options, schema, grounding
         # a response naming an entity and saying a fact of it expresses the link from the topic too (a goal
         # path's step), where KdConv's annotators mark the fact only
         self.match = MatchOptions(
@@ -97,7 +95,11 @@ class KnowledgeIndex:
         cls, domain: str, workdir: str | None, segmented: bool, options: KnowledgeOptions = KnowledgeOptions()
     ) -> KnowledgeIndex:
         snapshot = Snapshot.open(domain, workdir)
-        return cls(snapshot.tables(), snapshot.schema, segmented, options)
+        if options.min_chars == GroundingIndex.min_name_chars:  # the index kept beside the build is made so
+            return cls(kept.load_index(snapshot), snapshot.schema, segmented, options)
+        grounding = GroundingIndex.from_tables(snapshot.tables(), snapshot.schema)
+        grounding.min_name_chars = options.min_chars
+        return cls(grounding, snapshot.schema, segmented, options)
 
     def assess(
         self,

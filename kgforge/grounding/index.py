@@ -58,27 +58,63 @@ class FactTable:
     polars, so that processes forked to share the work read the rows without it (see
     :func:`kgforge.core.processes.forked_map`)."""
 
-    def __init__(self, frame: pl.DataFrame, text_chars: int, vocabulary: FactVocabulary) -> None:
-        # a subject's rows made adjacent by a hash group-by and one gather: sorting the millions of rows by their
-        # strings took four CPU seconds; a subject's few rows are put in (relation, value) order when it is made
+    def __init__(
+        self,
+        offsets: dict[str, tuple[int, int]],
+        rows: tuple[list[str], list[str], list[bool]],
+        text_chars: int,
+        vocabulary: FactVocabulary,
+        frame: pl.DataFrame | None = None,
+    ) -> None:
+        """``rows``: the columns ``p, o, o_is_entity``, a subject's rows at ``offsets[subject]`` (``start, end``);
+        ``frame``: the facts as a frame, for what is counted over the whole graph (:meth:`prepare`)."""
+        self._offsets = offsets
+        self._p, self._o, self._o_is_entity = rows
+        self._made: dict[str, list[Fact]] = {}
+        self._frame = frame
+        self.text_chars = text_chars
+        self.vocabulary = vocabulary
+        self._literals: list[tuple[str, str, int]] | None = None
+        self._values_of: dict[str, set[str]] | None = None
+
+    @classmethod
+    def from_frame(cls, frame: pl.DataFrame, text_chars: int, vocabulary: FactVocabulary) -> FactTable:
+        """The facts ``s, p, o, o_is_entity`` of ``frame``, each subject's rows made adjacent."""
+        # a hash group-by and one gather: sorting the millions of rows by their strings took four CPU seconds; a
+        # subject's few rows are put in (relation, value) order when it is made
         grouped = frame.select("s").with_row_index("row").group_by("s").agg("row")
         ends = grouped["row"].list.len().cum_sum().to_list()
-        self._offsets: dict[str, tuple[int, int]] = {
+        offsets = {
             subject: (end - n, end)
             for subject, end, n in zip(grouped["s"].to_list(), ends, grouped["row"].list.len().to_list())
         }
         rows = frame.select("p", "o", "o_is_entity")[grouped["row"].explode()]
         relations = rows["p"].unique(maintain_order=True).to_list()  # a few dozen, each row points at its one
         codes = rows["p"].replace_strict(relations, range(len(relations)), return_dtype=pl.UInt32).to_list()
-        self._p = [relations[code] for code in codes]
-        self._o: list[str] = rows["o"].to_list()
-        self._o_is_entity: list[bool] = rows["o_is_entity"].to_list()
-        self._made: dict[str, list[Fact]] = {}
-        self._frame: pl.DataFrame | None = frame
-        self.text_chars = text_chars
-        self.vocabulary = vocabulary
-        self._literals: list[tuple[str, str, int]] | None = None
-        self._values_of: dict[str, set[str]] | None = None
+        columns = ([relations[code] for code in codes], rows["o"].to_list(), rows["o_is_entity"].to_list())
+        return cls(offsets, columns, text_chars, vocabulary, frame)
+
+    def state(self) -> dict[str, Any]:
+        """The table as plain data, what is counted over the whole graph included (see
+        :meth:`GroundingIndex.state`)."""
+        self.prepare()
+        vocabulary = self.vocabulary
+        return {
+            "offsets": self._offsets,
+            "rows": (self._p, self._o, self._o_is_entity),
+            "text_chars": self.text_chars,
+            "vocabulary": (vocabulary.relation, vocabulary.text, vocabulary.label),
+            "literals": self._literals,
+            "values_of": self._values_of,
+        }
+
+    @classmethod
+    def from_state(cls, state: dict[str, Any]) -> FactTable:
+        """The table :meth:`state` gave, prepared."""
+        relation, text, label = state["vocabulary"]
+        table = cls(state["offsets"], state["rows"], state["text_chars"], FactVocabulary(relation, text, label))
+        table._literals, table._values_of = state["literals"], state["values_of"]
+        return table
 
     def get(self, subject: str, default: Any = ()) -> list[Fact]:
         made = self._made.get(subject)
@@ -321,6 +357,49 @@ class GroundingIndex:
             self.facts_of.prepare()
         return self
 
+    def state(self) -> dict[str, Any]:
+        """The index, prepared, as plain data (dicts, lists, tuples, sets, strings, numbers): what a build keeps
+        so that grounding reads it back instead of making it again (:mod:`kgforge.grounding.kept`). The automata
+        are kept as their keys (they are made again from them, in well under a second)."""
+        if not isinstance(self.facts_of, FactTable):
+            raise TypeError("only an index made from a graph's tables (GroundingIndex.from_tables) has a state")
+        self.prepare()
+        return {
+            "names": self.names,
+            "types_of": self.types_of,
+            "min_name_chars": self.min_name_chars,
+            "text_chars": self.text_chars,
+            "relation_words": self.relation_words,
+            "text_relation_names": self.text_relation_names,
+            "entities_of": self.entities_of,
+            "literal_words": self.literal_automaton.keyed(),
+            "role_relations": self.role_relations,
+            "facts": self.facts_of.state(),
+            "segmenter": self.segmenter.state(),
+        }
+
+    @classmethod
+    def from_state(cls, state: dict[str, Any]) -> GroundingIndex:
+        """The index :meth:`state` gave, prepared as :meth:`prepare` leaves it."""
+        facts = FactTable.from_state(state["facts"])
+        index = cls(
+            names=state["names"],
+            facts_of=facts,
+            types_of=state["types_of"],
+            min_name_chars=state["min_name_chars"],
+            text_chars=state["text_chars"],
+            relation_words=state["relation_words"],
+            text_relation_names=state["text_relation_names"],
+        )
+        # what prepare() makes on first use, set as made (a cached_property is an attribute once set)
+        index.entities_of = state["entities_of"]
+        index.automaton = LongestMatches(index.entities_of)
+        index.literal_automaton = LongestMatches(state["literal_words"])
+        index.role_relations = state["role_relations"]
+        index._values_of = facts.values_of()
+        index.segmenter = Segmenter.from_state(state["segmenter"])
+        return index
+
     def subject_facts(self, subject: str, said_most_chars: int, ngram: int) -> SubjectFacts:
         """``subject``'s facts arranged for trying (:class:`SubjectFacts`), made on first use and kept."""
         key = (subject, said_most_chars, ngram)
@@ -451,7 +530,7 @@ class GroundingIndex:
             types.setdefault(iri, set()).add(klass)
         return cls(
             names=names,
-            facts_of=FactTable(facts, TEXT_CHARS, vocabulary),
+            facts_of=FactTable.from_frame(facts, TEXT_CHARS, vocabulary),
             types_of={iri: frozenset(c) for iri, c in types.items()},
             relation_words={form(label) for label in relation_label.values()},
             text_relation_names={form(relation_label[iri]) for iri in text if iri in relation_label},

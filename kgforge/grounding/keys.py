@@ -36,6 +36,10 @@ class LongestMatches(Generic[V]):
     def __len__(self) -> int:
         return len(self.keys)
 
+    def keyed(self) -> dict[str, V]:
+        """The keys with their values, as the constructor took them."""
+        return dict(zip(self.keys, self._values))
+
     def find(self, text: str) -> list[tuple[int, int, V]]:
         """``(start, end, value)`` of each key found in ``text`` (character offsets, ``text[start:end]`` the key)."""
         if self._automaton is None:

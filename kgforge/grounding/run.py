@@ -16,7 +16,7 @@ from kgforge.core.files import write_text_atomic
 from kgforge.core.gc_pause import paused_gc
 from kgforge.core.processes import can_fork, forked_map, usable_cpus
 from kgforge.core.records import Record, omitted_when_none
-from kgforge.grounding import durecdial
+from kgforge.grounding import durecdial, kept
 from kgforge.grounding.duconv import ground_duconv, read_sessions
 from kgforge.grounding.index import GroundingIndex
 from kgforge.grounding.kdconv import Tally, ground_kdconv, read_dialogues
@@ -39,8 +39,8 @@ class GroundOptions:
 
 
 def load_index(domain: str, workdir: Path | str | None) -> GroundingIndex:
-    snapshot = Snapshot.open(domain, workdir)
-    return GroundingIndex.from_tables(snapshot.tables(), snapshot.schema)
+    """The published build's grounding index, prepared (kept beside the build: :mod:`kgforge.grounding.kept`)."""
+    return kept.load_index(Snapshot.open(domain, workdir))
 
 
 @dataclass(frozen=True)
@@ -96,21 +96,12 @@ class _Format:
     ground: Callable[[GroundingIndex, list[dict[str, Any]], MatchOptions], Any]  # a grounding with ``records``
     records: str  # the grounding's field holding the grounded dialogues
     array: bool  # written as one JSON array (KdConv's files), else as JSON lines (DuConv's, DuRecDial's)
-    prepare: Callable[[GroundingIndex], Any]  # what of the index the grounding reads, made before processes fork
-
-
-def _literals_judged(index: GroundingIndex) -> Any:
-    """DuConv's sessions are word-segmented and bring their own facts: of the graph, their claims read only
-    the word-valued literals."""
-    return index.literal_automaton
 
 
 _FORMATS = {
-    "kdconv": _Format(read_dialogues, ground_kdconv, "dialogues", True, GroundingIndex.prepare),
-    "duconv": _Format(read_sessions, ground_duconv, "sessions", False, _literals_judged),
-    "durecdial": _Format(
-        durecdial.read_sessions, durecdial.ground_durecdial, "sessions", False, GroundingIndex.prepare
-    ),
+    "kdconv": _Format(read_dialogues, ground_kdconv, "dialogues", True),
+    "duconv": _Format(read_sessions, ground_duconv, "sessions", False),
+    "durecdial": _Format(durecdial.read_sessions, durecdial.ground_durecdial, "sessions", False),
 }
 
 
@@ -163,7 +154,7 @@ def _ground_in_parts(
     wanted = options.processes()
     processes = max(1, min(wanted, len(records) // PART_DIALOGUES)) if can_fork() else 1
     if processes > 1:
-        way.prepare(index)
+        index.prepare()  # made once here, not in each process (an index read back from its build is ready)
     size = max(PART_DIALOGUES, -(-len(records) // (processes * PARTS_PER_WORKER)))
     parts = [records[at : at + size] for at in range(0, len(records), size)] or [records]
     grounded = forked_map(

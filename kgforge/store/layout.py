@@ -11,6 +11,7 @@ Layout of ``<workdir>/<domain>/``::
         manifest.json         per-graph counts and sha256, inputs, schema, versions
         schema.json           the schema the build was made with (its file and the one it extends, merged)
         verified.json         which quads files were verified against those checksums (a cache)
+        grounding-index.marshal  the grounding index, kept by the build's first grounding (a cache)
         .incomplete           present until the swap: the build is staging, no stage reads it
     quarantine/  raw/  models/  exports/
     .write.lock               held by the one writer (build, derive, link, import)
