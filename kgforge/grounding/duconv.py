@@ -167,7 +167,8 @@ class SessionClaims:
         for fact in facts:
             if fact is not None:
                 by_subject.setdefault(fact.subject, []).append(fact)
-        self.names = {name: subject for subject in by_subject if (name := form(subject))}
+        # a name of one character is found inside every other word: no subject is named by it (as for KdConv)
+        self.names = {name: subject for subject in by_subject if len(name := form(subject)) >= 2}
         self.focus = list(dict.fromkeys(t for t in topics if t in by_subject))
         self.facts = FocusFacts(index, by_subject)
 
