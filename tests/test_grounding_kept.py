@@ -22,12 +22,21 @@ def travel(tmp_path_factory) -> Path:
     return build_travel(tmp_path_factory.mktemp("kg"))
 
 
+@pytest.fixture(scope="module")
+def dialogues(tmp_path_factory) -> Path:
+    """20 of the travel dev dialogues: what is compared is the same bytes, which any dialogues show."""
+    dev = json.loads(shared_file("kdconv/travel/dev.json").read_text(encoding="utf-8"))
+    path = tmp_path_factory.mktemp("dialogues") / "dev20.json"
+    path.write_text(json.dumps(dev[:20], ensure_ascii=False), encoding="utf-8")
+    return path
+
+
 def kept_file(workdir: Path) -> Path:
     return Snapshot.open("travel", workdir).build / KEPT_INDEX
 
 
-def ground_dev(workdir: Path, out: Path) -> tuple[dict, bytes]:
-    report = Domain("travel", workdir).ground(shared_file("kdconv/travel/dev.json"), out)
+def ground_dev(workdir: Path, dialogues: Path, out: Path) -> tuple[dict, bytes]:
+    report = Domain("travel", workdir).ground(dialogues, out)
     return {k: v for k, v in report.as_dict().items() if k != "out"}, out.read_bytes()
 
 
@@ -61,35 +70,35 @@ def test_the_index_read_back_is_the_index_made(travel):
     assert read.segmenter.dictionary_frequency("公园") == made.segmenter.dictionary_frequency("公园") > 100
 
 
-def test_a_build_grounds_the_same_the_first_time_and_after(travel, tmp_path):
+def test_a_build_grounds_the_same_the_first_time_and_after(travel, dialogues, tmp_path):
     kept_file(travel).unlink(missing_ok=True)
-    first = ground_dev(travel, tmp_path / "first.json")
+    first = ground_dev(travel, dialogues, tmp_path / "first.json")
     assert kept_file(travel).is_file()
-    assert ground_dev(travel, tmp_path / "again.json") == first
+    assert ground_dev(travel, dialogues, tmp_path / "again.json") == first
 
 
-def test_a_damaged_kept_index_is_made_again_with_a_warning(travel, tmp_path):
-    expected = ground_dev(travel, tmp_path / "expected.json")
+def test_a_damaged_kept_index_is_made_again_with_a_warning(travel, dialogues, tmp_path):
+    expected = ground_dev(travel, dialogues, tmp_path / "expected.json")
     kept = kept_file(travel)
     kept.write_bytes(kept.read_bytes()[:1000])  # cut short, as a full disk would leave it
     with pytest.warns(RuntimeWarning, match="kept grounding index is damaged"):
-        assert ground_dev(travel, tmp_path / "out.json") == expected
+        assert ground_dev(travel, dialogues, tmp_path / "out.json") == expected
     key, _ = marshal.loads(kept.read_bytes())  # whole again
     assert key == index_key(Snapshot.open("travel", travel))
 
 
-def test_an_index_kept_by_other_code_or_schema_is_made_again_silently(travel, tmp_path):
-    expected = ground_dev(travel, tmp_path / "expected.json")
+def test_an_index_kept_by_other_code_or_schema_is_made_again_silently(travel, dialogues, tmp_path):
+    expected = ground_dev(travel, dialogues, tmp_path / "expected.json")
     kept = kept_file(travel)
     kept.write_bytes(marshal.dumps(("another key", {"names": {}})))
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        assert ground_dev(travel, tmp_path / "out.json") == expected
+        assert ground_dev(travel, dialogues, tmp_path / "out.json") == expected
     assert marshal.loads(kept.read_bytes())[0] == index_key(Snapshot.open("travel", travel))
 
 
-def test_an_index_that_cannot_be_kept_is_said_once_and_the_grounding_written(travel, tmp_path):
-    expected = ground_dev(travel, tmp_path / "expected.json")
+def test_an_index_that_cannot_be_kept_is_said_once_and_the_grounding_written(travel, dialogues, tmp_path):
+    expected = ground_dev(travel, dialogues, tmp_path / "expected.json")
     kept = kept_file(travel)
     kept.unlink()
     kept.mkdir()  # neither readable nor writable as a file, whoever runs the test (root too)
@@ -98,7 +107,7 @@ def test_an_index_that_cannot_be_kept_is_said_once_and_the_grounding_written(tra
             "ground",
             "travel",
             "--dialogues",
-            str(shared_file("kdconv/travel/dev.json")),
+            str(dialogues),
             "--out",
             str(tmp_path / "out.json"),
             "--workdir",
@@ -114,4 +123,4 @@ def test_an_index_that_cannot_be_kept_is_said_once_and_the_grounding_written(tra
         ": the grounding index could not be kept beside the build ",
     ]
     assert all(line.startswith("warning: ") and "Traceback" not in line for line in lines)
-    assert json.loads(done.stdout)["dialogues"] == 150
+    assert json.loads(done.stdout)["dialogues"] == 20

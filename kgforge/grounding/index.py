@@ -483,10 +483,6 @@ class GroundingIndex:
         """The relations (labels) ``entity`` is a value of somewhere in the graph."""
         return self._values_of.get(entity, set())
 
-    def is_value_of(self, entity: str, relation: str) -> bool:
-        """Whether ``entity`` is a value of ``relation`` (a label) for some subject of the graph."""
-        return relation in self._values_of.get(entity, set())
-
     def same_kind(self, a: str, b: str) -> bool:
         """Whether two entities share a class (two attractions, two films)."""
         return bool(self.types_of.get(a, frozenset()) & self.types_of.get(b, frozenset()))
