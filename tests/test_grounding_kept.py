@@ -51,6 +51,7 @@ def rows_by_subject(state: dict) -> dict[str, list[tuple]]:
     return {subject: sorted(columns[start:end]) for subject, (start, end) in state["facts"]["offsets"].items()}
 
 
+@pytest.mark.slow  # makes the index three ways and compares them whole
 def test_the_index_read_back_is_the_index_made(travel):
     kept_file(travel).unlink(missing_ok=True)
     snapshot = Snapshot.open("travel", travel)

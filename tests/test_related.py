@@ -144,6 +144,7 @@ def test_top_related_library_call(travel):
 )
 @example(rows=16, dim=1, k=1, chunk=1, metric="l2", seed=381)  # |q|²-2q·v+|v|² cancels to 0 near a neighbour
 @example(rows=5, dim=1, k=1, chunk=1, metric="l2", seed=0)  # a chunk of excluded rows must stay excluded
+@example(rows=26, dim=1, k=1, chunk=1, metric="l2", seed=58)  # neighbours 1.1e-4 apart, past cdist's 25 rows
 def test_chunked_search_equals_brute_force(rows, dim, k, chunk, metric, seed):
     generator = torch.Generator().manual_seed(seed)
     vectors = torch.randn(rows, dim, generator=generator)
@@ -152,7 +153,10 @@ def test_chunked_search_equals_brute_force(rows, dim, k, chunk, metric, seed):
     queries = vectors[:3]
     exclude = [torch.tensor([i, (i + 1) % rows]) for i in range(3)]
     scores, ids = search_topk(vectors, queries, k, metric, exclude=exclude, chunk_rows=chunk, query_batch=2)
-    full = queries @ vectors.t() if metric == "cosine" else -torch.cdist(queries, vectors)
+    # the reference distances by differences: past 25 rows cdist itself switches to |q|²-2q·v+|v|² and its
+    # cancellation (a distance of 1e-4 read as 0), which the search corrects for (_exact_l2)
+    exact = "donot_use_mm_for_euclid_dist"
+    full = queries @ vectors.t() if metric == "cosine" else -torch.cdist(queries, vectors, compute_mode=exact)
     for i in range(3):
         full[i, exclude[i]] = float("-inf")
     expected = full.topk(min(k, rows), dim=1).values
