@@ -148,7 +148,8 @@ class Segmenter:
 
     def _ready(self) -> Any:
         if self._tokenizer is None:
-            tokenizer = _tokenizer(*_jieba_dictionary())
+            freq, total = _jieba_dictionary()
+            tokenizer = _tokenizer(dict(freq), total)  # a copy: the names are added to it
             for name in sorted(self._names):
                 if _JIEBA_BLOCK.fullmatch(name):  # jieba cuts at anything else (·, spaces) whatever its dictionary
                     freq = suggested_freq(tokenizer, name)
@@ -250,10 +251,10 @@ def _jieba_dictionary() -> tuple[dict[str, int], int]:
 
 
 def _tokenizer(freq: dict[str, int], total: int) -> Any:
-    """A jieba tokenizer holding a copy of the dictionary ``freq``, as ``initialize`` leaves one (it sets
-    nothing else that a cut reads); the segmenter then adds its names to it."""
+    """A jieba tokenizer holding the dictionary ``freq`` (its own from then on), as ``initialize`` leaves one: it
+    sets nothing else that a cut reads."""
     tokenizer = jieba_module().Tokenizer()
-    tokenizer.FREQ, tokenizer.total, tokenizer.initialized = dict(freq), total, True
+    tokenizer.FREQ, tokenizer.total, tokenizer.initialized = freq, total, True
     return tokenizer
 
 

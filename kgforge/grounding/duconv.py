@@ -92,15 +92,10 @@ def _grounded_utterance(
 ) -> dict[str, Any]:
     """One utterance's entry of ``grounding``: the knowledge it states, the goal topics it names, its claims."""
     said = surface(utterance)
-    cuts = word_cuts(said)  # once an utterance, not once a triple
-    found = []  # (index into the session's knowledge, the triple, the span that states it)
-    for i, fact in enumerate(facts):
-        span = None if fact is None else stated_span(fact, said, topics, index.relation_words, options, cuts)
-        if fact is not None and span is not None:
-            found.append((i, fact, span))
-    claims = judge.utterance(said, [(fact, span) for _, fact, span in found])
+    found = stated_facts(facts, said, topics, index.relation_words, options, word_cuts(said))
+    claims = judge.utterance(said, [(fact, span) for i, span in found if (fact := facts[i]) is not None])
     return {
-        "knowledge": [i for i, _, _ in found],
+        "knowledge": [i for i, _ in found],
         "topics": [t for t in topics if form(t) and form(t) in said.form],
         "claims": [as_claim(index, c) for c in claims],
     }
@@ -118,6 +113,24 @@ def _fact(triple: Any, text_relations: set[str]) -> Fact | None:
         return None
     head, relation, tail = (str(x) for x in triple)
     return make_fact(head, relation, tail, None, form(relation) in text_relations, TEXT_CHARS)
+
+
+def stated_facts(
+    facts: list[Fact] | list[Fact | None],
+    said: Surface,
+    topics: list[str],
+    relation_words: set[str],
+    options: MatchOptions,
+    cuts: set[int],
+) -> list[tuple[int, tuple[int, int]]]:
+    """The positions in ``facts`` of the session triples ``said`` states (None: no triple), each with the span
+    that states it (:func:`stated_span`), in order."""
+    found = []
+    for i, fact in enumerate(facts):
+        span = None if fact is None else stated_span(fact, said, topics, relation_words, options, cuts)
+        if span is not None:
+            found.append((i, span))
+    return found
 
 
 def stated_span(
@@ -167,19 +180,20 @@ class SessionClaims:
         for fact in facts:
             if fact is not None:
                 by_subject.setdefault(fact.subject, []).append(fact)
-        # a name of one character is found inside every other word: no subject is named by it (as for KdConv)
-        self.names = {name: subject for subject in by_subject if len(name := form(subject)) >= 2}
+        # subject -> its name in matching form; a name of one character is found inside every other word, so no
+        # subject is named by it (as for KdConv)
+        self.names = {subject: name for subject in by_subject if len(name := form(subject)) >= 2}
         self.focus = list(dict.fromkeys(t for t in topics if t in by_subject))
         self.facts = FocusFacts(index, by_subject)
 
     def utterance(self, said: Surface, stated: list[tuple[Fact, tuple[int, int]]]) -> list[Claim]:
         """The claims of one utterance that states ``stated`` (each fact with its span); moves the focus on."""
-        at = {subject: said.form.find(name) for name, subject in self.names.items()}
+        at = {subject: said.form.find(name) for subject, name in self.names.items()}
         named = sorted((subject for subject, where in at.items() if where >= 0), key=at.__getitem__)
         candidates = list(dict.fromkeys(named + self.focus))
         out = [Claim(f.subject, f.relation, said.text[a:b], (a, b), (f.value,), "supported") for f, (a, b) in stated]
         if candidates:
-            names = [(at[s], at[s] + len(form(s))) for s in named]
+            names = [(at[s], at[s] + len(self.names[s])) for s in named]
             out += amount_claims(self.facts, said, candidates, [f.value_form for f, _ in stated], names)
             out += literal_claims(self.facts, said, candidates, names + [form_span(said, span) for _, span in stated])
         self.focus = list(dict.fromkeys(named + [f.subject for f, _ in stated] + self.focus))

@@ -35,7 +35,7 @@ from typing import Any
 
 from kgforge.core.errors import InputError
 from kgforge.core.jsonio import iter_json_lines
-from kgforge.grounding.duconv import SessionClaims, stated_span
+from kgforge.grounding.duconv import SessionClaims, stated_facts
 from kgforge.grounding.index import TEXT_CHARS, Fact, GroundingIndex, make_fact
 from kgforge.grounding.kdconv import Tally
 from kgforge.grounding.matching import DEFAULT_OPTIONS, MatchOptions, as_claim, message_cuts, word_cuts
@@ -129,12 +129,7 @@ def _stated(
 ) -> list[tuple[int, tuple[int, int]]]:
     """The session triples ``said`` states (their positions among ``facts``, and the spans that state them),
     the most specific first."""
-    cuts = _cuts(index, said)
-    found = []
-    for i, fact in enumerate(facts):
-        span = stated_span(fact, said, topics, index.relation_words, options, cuts)
-        if span is not None:
-            found.append((i, span))
+    found = stated_facts(facts, said, topics, index.relation_words, options, _cuts(index, said))
     found.sort(
         key=lambda pair: (form(facts[pair[0]].subject) not in said.form, -len(facts[pair[0]].value_form), pair[0])
     )

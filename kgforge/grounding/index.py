@@ -396,7 +396,6 @@ class GroundingIndex:
         index.automaton = LongestMatches(index.entities_of)
         index.literal_automaton = LongestMatches(state["literal_words"])
         index.role_relations = state["role_relations"]
-        index._values_of = facts.values_of()
         index.segmenter = Segmenter.from_state(state["segmenter"])
         return index
 

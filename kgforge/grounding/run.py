@@ -147,14 +147,12 @@ def ground_file(
 def _ground_in_parts(
     index: GroundingIndex, records: list[dict[str, Any]], way: _Format, options: GroundOptions
 ) -> tuple[Any, list[str], int]:
-    """The dialogues grounded in parts, by up to ``options.processes()`` processes forked from this one once
-    the index is made (they read it where it is, see :meth:`GroundingIndex.prepare`): the grounding, each
+    """The dialogues grounded in parts, by up to ``options.processes()`` processes forked from this one with
+    the index made ready (:func:`load_index`; they read it where it is): the grounding, each
     part's dialogues as text of the output file, and the processes that worked (one per ``PART_DIALOGUES``
     dialogues at most; one where the platform does not fork)."""
     wanted = options.processes()
     processes = max(1, min(wanted, len(records) // PART_DIALOGUES)) if can_fork() else 1
-    if processes > 1:
-        index.prepare()  # made once here, not in each process (an index read back from its build is ready)
     size = max(PART_DIALOGUES, -(-len(records) // (processes * PARTS_PER_WORKER)))
     parts = [records[at : at + size] for at in range(0, len(records), size)] or [records]
     grounded = forked_map(
@@ -170,9 +168,7 @@ def _ground_part(
     text crosses between processes far faster than the records would), the grounding without them."""
     result = way.ground(index, records, options)
     grounded = getattr(result, way.records)
-    text = (
-        json_array_items(grounded) if way.array else "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in grounded)
-    )
+    text = json_array_items(grounded) if way.array else json_lines(grounded)
     return dataclasses.replace(result, **{way.records: []}), text
 
 
@@ -198,6 +194,11 @@ def combined(parts: list[Any]) -> Any:
 def json_array_items(records: list[Any]) -> str:
     """Records as lines of a JSON array, one record a line (see :func:`json_array`)."""
     return ",\n".join(json.dumps(r, ensure_ascii=False) for r in records)
+
+
+def json_lines(records: list[Any]) -> str:
+    """Records as JSON lines (DuConv's and DuRecDial's files)."""
+    return "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records)
 
 
 def json_array(pieces: list[str]) -> str:
