@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import codecs
+import threading
 import time
 from pathlib import Path
 
@@ -13,7 +14,7 @@ from hypothesis import strategies as st
 from kgforge.crawl import crawl, load_spec
 from kgforge.crawl.cache import CachedResponse, ResponseCache
 from kgforge.crawl.encoding import canonical_codec, decode_body
-from kgforge.crawl.fetch import CrawlConfig, Fetcher, parse_retry_after
+from kgforge.crawl.fetch import CrawlConfig, Fetcher, HostPacer, parse_retry_after
 from kgforge.crawl.frontier import Frontier
 from kgforge.crawl.loopback import LoopbackSite, Redirect, Static, Stream
 from kgforge.crawl.robots import Robots
@@ -215,3 +216,21 @@ def test_a_host_given_up_after_429s_says_so_and_leaves_its_pages_for_resume(tmp_
         f"its {report['pending']:,} page(s) not fetched are left pending; run the same crawl again with "
         "--resume to fetch them"
     ) in said
+
+
+def test_pacer_turns_taken_by_many_threads_are_a_full_delay_apart():
+    pacer, host, turns = HostPacer(delay=0.02, concurrency=4, jitter=0.5), "http://127.0.0.1:1", []
+
+    def take_turns() -> None:
+        for _ in range(5):
+            turns.append(pacer.wait_turn(host))
+            time.sleep(0.001)  # a turn's work; the other threads' waits overlap it
+
+    threads = [threading.Thread(target=take_turns) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    turns.sort()
+    assert len(turns) == 20
+    assert min(b - a for a, b in zip(turns, turns[1:], strict=False)) >= 0.02 - 1e-9

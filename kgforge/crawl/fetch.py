@@ -137,18 +137,24 @@ class HostPacer:
         with self._lock:
             return self._slots.setdefault(host, threading.Semaphore(self.concurrency))
 
-    def wait_turn(self, host: str) -> None:
-        """Block until a request to ``host`` may start, and book the next start after it."""
-        with self._lock:
-            now = time.monotonic()
-            start = max(now, self._next.get(host, 0.0))
-            gap = self._delays.get(host, self.delay)
-            if gap and self.jitter:
-                gap *= 1 + random.uniform(0, self.jitter)
-            self._next[host] = start + gap
-            self._last[host] = start
-        if start > now:
-            time.sleep(start - now)
+    def wait_turn(self, host: str) -> float:
+        """Block until a request to ``host`` may start; book the start and return its time.
+
+        The next turn counts from the time a thread actually wakes, not from the time it was due: a
+        thread the loaded machine wakes late must not bring the following request closer to it.
+        """
+        while True:
+            with self._lock:
+                now = time.monotonic()
+                due = self._next.get(host, 0.0)
+                if now >= due:
+                    gap = self._delays.get(host, self.delay)
+                    if gap and self.jitter:
+                        gap *= 1 + random.uniform(0, self.jitter)
+                    self._next[host] = now + gap
+                    self._last[host] = now
+                    return now
+            time.sleep(due - now)
 
 
 def host_of(url: str) -> str:
@@ -251,8 +257,7 @@ class Fetcher:
         host = host_of(url)
         slot = self.pacer.slot(host)
         with slot:
-            self.pacer.wait_turn(host)
-            self.request_log.append((time.monotonic(), url))
+            self.request_log.append((self.pacer.wait_turn(host), url))
             with self.guard.deadlines.bound(self.config.total_timeout) as response:
                 try:
                     status, headers, body = self._request(url)
