@@ -13,7 +13,6 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
-from operator import itemgetter
 from typing import Any, NamedTuple
 
 import ahocorasick
@@ -33,7 +32,6 @@ _QUALIFIER = re.compile(r"\s*[（(][^（）()]*[）)]\s*$")
 _LIST_SEPARATORS = re.compile(r"[、,，;；/|《》“”\"]+|》\s*《")
 _TRAILING_MARKS = "。.!！?？"
 _TRAILING = re.compile(f"[{_TRAILING_MARKS}]+$")
-_RELATION_VALUE = itemgetter(0, 1)  # a subject's facts in this order (the graph holds no two with both equal)
 
 
 class Fact(NamedTuple):
@@ -50,26 +48,61 @@ class Fact(NamedTuple):
     parts: tuple[str, ...]  # a list value's parts in matching form (the whole value when it is one part)
 
 
+class FactRows(NamedTuple):
+    """A graph's facts as columns, ready to be made :class:`Fact` records: the relation's label, the value as a
+    fact gives it (an entity value by its label), the value's IRI when it is an entity, whether the relation is
+    free text, and a free text's matching form (None for any other value: those forms repeat and are made
+    once a value, :func:`value_forms`)."""
+
+    relation: list[str]
+    value: list[str]
+    value_entity: list[str | None]
+    text: list[bool]
+    text_form: list[str | None]
+
+    @classmethod
+    def of(cls, rows: pl.DataFrame, vocabulary: FactVocabulary) -> FactRows:
+        """The rows ``p, o, o_is_entity`` read through ``vocabulary``, each free text's form made. A label is the
+        one string of the vocabulary wherever it occurs, not a copy a row: the graph's rows repeat a few dozen
+        relations and the labels of its popular entities millions of times."""
+        relations = rows["p"].unique(maintain_order=True).to_list()  # a few dozen, each row points at its one
+        codes = rows["p"].replace_strict(relations, range(len(relations)), return_dtype=pl.UInt32).to_list()
+        labels = [vocabulary.relation.get(p, p) for p in relations]
+        is_text = [p in vocabulary.text for p in relations]
+        label = vocabulary.label
+        o, o_is_entity = rows["o"].to_list(), rows["o_is_entity"].to_list()
+        value = [label.get(v, v) if e else v for v, e in zip(o, o_is_entity)]
+        value_entity = [v if e else None for v, e in zip(o, o_is_entity)]
+        text = [is_text[c] for c in codes]
+        forms = [text_form(v) if t and e is None else None for v, e, t in zip(value, value_entity, text)]
+        return cls([labels[c] for c in codes], value, value_entity, text, forms)
+
+    def between(self, start: int, end: int) -> Iterable[tuple[str, str, str | None, bool, str | None]]:
+        return zip(*(column[start:end] for column in self))
+
+
 class FactTable:
     """Each entity's facts, made into :class:`Fact` records the first time the entity is in focus: a graph of
-    millions of facts stays rows of ``p, o, o_is_entity`` in plain lists (a subject's rows adjacent), and
-    only the rows of the entities a dialogue is about become records, with their relation's label and their
-    entity value's label, put in matching form. Nothing after the constructor and :meth:`prepare` calls
-    polars, so that processes forked to share the work read the rows without it (see
-    :func:`kgforge.core.processes.forked_map`)."""
+    millions of facts stays rows in plain lists (a subject's rows adjacent, in the order its facts are listed),
+    and only the rows of the entities a dialogue is about become records. What a row needs from the whole
+    graph (its relation's label, its entity value's label, a free text's matching form) is put in the row when
+    the table is made, once a build (:mod:`kgforge.grounding.kept`), not each time an entity comes into focus.
+    Nothing after the constructor and :meth:`prepare` calls polars, so that processes forked to share the work
+    read the rows without it (see :func:`kgforge.core.processes.forked_map`)."""
 
     def __init__(
         self,
         offsets: dict[str, tuple[int, int]],
-        rows: tuple[list[str], list[str], list[bool]],
+        rows: FactRows,
         text_chars: int,
         vocabulary: FactVocabulary,
         frame: pl.DataFrame | None = None,
     ) -> None:
-        """``rows``: the columns ``p, o, o_is_entity``, a subject's rows at ``offsets[subject]`` (``start, end``);
-        ``frame``: the facts as a frame, for what is counted over the whole graph (:meth:`prepare`)."""
+        """``rows``: the columns of :class:`FactRows`, a subject's rows at ``offsets[subject]`` (``start, end``);
+        ``frame``: the facts ``s, p, o, o_is_entity`` as a frame, for what is counted over the whole graph
+        (:meth:`prepare`)."""
         self._offsets = offsets
-        self._p, self._o, self._o_is_entity = rows
+        self._rows = rows
         self._made: dict[str, list[Fact]] = {}
         self._frame = frame
         self.text_chars = text_chars
@@ -79,20 +112,31 @@ class FactTable:
 
     @classmethod
     def from_frame(cls, frame: pl.DataFrame, text_chars: int, vocabulary: FactVocabulary) -> FactTable:
-        """The facts ``s, p, o, o_is_entity`` of ``frame``, each subject's rows made adjacent."""
-        # a hash group-by and one gather: sorting the millions of rows by their strings took four CPU seconds; a
-        # subject's few rows are put in (relation, value) order when it is made
-        grouped = frame.select("s").with_row_index("row").group_by("s").agg("row")
+        """The facts ``s, p, o, o_is_entity`` of ``frame``, each subject's rows made adjacent and put in the order
+        its facts are listed: by relation label, then value (ties as the frame gives them)."""
+        # a hash group-by, then one sort of the rows by their group's number and labels: sorting the millions of
+        # rows by their subjects' IRIs too took seconds more
+        grouped = frame.select("s").with_row_index("row").group_by("s").agg("row").with_row_index("group")
         ends = grouped["row"].list.len().cum_sum().to_list()
         offsets = {
             subject: (end - n, end)
             for subject, end, n in zip(grouped["s"].to_list(), ends, grouped["row"].list.len().to_list())
         }
-        rows = frame.select("p", "o", "o_is_entity")[grouped["row"].explode()]
-        relations = rows["p"].unique(maintain_order=True).to_list()  # a few dozen, each row points at its one
-        codes = rows["p"].replace_strict(relations, range(len(relations)), return_dtype=pl.UInt32).to_list()
-        columns = ([relations[code] for code in codes], rows["o"].to_list(), rows["o_is_entity"].to_list())
-        return cls(offsets, columns, text_chars, vocabulary, frame)
+        order = grouped.select("group", "row").explode("row")
+        entity = pl.col("o_is_entity")
+        rows = (
+            frame.select("p", "o", "o_is_entity")[order["row"]]
+            .with_columns(
+                order["group"],
+                pl.col("p").replace_strict(vocabulary.relation, default=pl.col("p")).alias("relation"),
+                pl.when(entity)
+                .then(pl.col("o").replace_strict(vocabulary.label, default=pl.col("o")))
+                .otherwise(pl.col("o"))
+                .alias("value"),
+            )
+            .sort("group", "relation", "value", maintain_order=True)
+        )
+        return cls(offsets, FactRows.of(rows, vocabulary), text_chars, vocabulary, frame)
 
     def state(self) -> dict[str, Any]:
         """The table as plain data, what is counted over the whole graph included (see
@@ -101,7 +145,7 @@ class FactTable:
         vocabulary = self.vocabulary
         return {
             "offsets": self._offsets,
-            "rows": (self._p, self._o, self._o_is_entity),
+            "rows": tuple(self._rows),
             "text_chars": self.text_chars,
             "vocabulary": (vocabulary.relation, vocabulary.text, vocabulary.label),
             "literals": self._literals,
@@ -112,7 +156,8 @@ class FactTable:
     def from_state(cls, state: dict[str, Any]) -> FactTable:
         """The table :meth:`state` gave, prepared."""
         relation, text, label = state["vocabulary"]
-        table = cls(state["offsets"], state["rows"], state["text_chars"], FactVocabulary(relation, text, label))
+        rows = FactRows(*state["rows"])
+        table = cls(state["offsets"], rows, state["text_chars"], FactVocabulary(relation, text, label))
         table._literals, table._values_of = state["literals"], state["values_of"]
         return table
 
@@ -123,9 +168,7 @@ class FactTable:
             if where is None:
                 return list(default)
             start, end = where
-            rows = self.vocabulary.fact_rows(self._p[start:end], self._o[start:end], self._o_is_entity[start:end])
-            rows.sort(key=_RELATION_VALUE)
-            made = self._made[subject] = _make_facts(subject, rows, self.text_chars)
+            made = self._made[subject] = _make_facts(subject, self._rows.between(start, end), self.text_chars)
         return made
 
     def prepare(self) -> None:
@@ -173,17 +216,6 @@ class FactVocabulary:
     relation: dict[str, str]  # relation IRI -> its label
     text: frozenset[str]  # the IRIs of the free-text relations
     label: dict[str, str]  # IRI -> its first label
-
-    def fact_rows(self, p: list[str], o: list[str], o_is_entity: list[bool]) -> list[tuple[str, str, str | None, bool]]:
-        """``(relation, value, value entity, text)`` of each row ``p[i], o[i], o_is_entity[i]`` (one loop for a
-        subject's rows: a call a row cost more than the row's own lookups)."""
-        relation, label, text = self.relation, self.label, self.text
-        return [
-            (relation.get(p, p), label.get(o, o), o, p in text)
-            if is_entity
-            else (relation.get(p, p), o, None, p in text)
-            for p, o, is_entity in zip(p, o, o_is_entity)
-        ]
 
 
 class MessageGrams:
@@ -533,22 +565,25 @@ class GroundingIndex:
 
 
 def make_fact(subject: str, relation: str, value: str, value_entity: str | None, text: bool, text_chars: int) -> Fact:
-    return _make_facts(subject, [(relation, value, value_entity, text)], text_chars)[0]
+    return _make_facts(subject, [(relation, value, value_entity, text, None)], text_chars)[0]
 
 
 _new_fact = tuple.__new__  # Fact's fields as one tuple: what Fact(...) makes, without its Python-level __new__
 
 
-def _make_facts(subject: str, rows: Iterable[tuple[str, str, str | None, bool]], text_chars: int) -> list[Fact]:
-    """The facts of ``subject`` with rows ``(relation, value, value entity, text)``: one loop for an entity's
-    dozens of facts, as an entity in focus has them all made at once."""
+def _make_facts(
+    subject: str, rows: Iterable[tuple[str, str, str | None, bool, str | None]], text_chars: int
+) -> list[Fact]:
+    """The facts of ``subject`` with rows ``(relation, value, value entity, text, free text's form)`` (the form
+    None: made here): one loop for an entity's dozens of facts, as an entity in focus has them all made at once."""
     made = []
     append = made.append
-    for relation, value, value_entity, text in rows:
+    for relation, value, value_entity, text, free_text_form in rows:
         if value_entity is None and text:
             # free text is matched by overlap only: the names inside it are other facts' business, so its parts
             # (a long comment splits into many) are never made
-            append(_new_fact(Fact, (subject, relation, value, None, True, text_form(value), ())))
+            free_text_form = text_form(value) if free_text_form is None else free_text_form
+            append(_new_fact(Fact, (subject, relation, value, None, True, free_text_form, ())))
             continue
         form_of_value, parts = value_forms(value)
         if value_entity is not None and len(parts) < 2:

@@ -5,14 +5,14 @@ from __future__ import annotations
 import dataclasses
 import json
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 from typing import Any
 
 from kgforge.core.checks import choice, whole
-from kgforge.core.files import write_text_atomic
+from kgforge.core.files import atomic_write
 from kgforge.core.gc_pause import paused_gc
 from kgforge.core.processes import can_fork, forked_map, usable_cpus
 from kgforge.core.records import Record, omitted_when_none
@@ -115,7 +115,8 @@ def ground_file(
     index = load_index(domain, workdir)
     records = way.read(Path(dialogues))
     result, pieces, processes = _ground_in_parts(index, records, way, options)
-    write_text_atomic(out, json_array(pieces) if way.array else "".join(pieces))
+    with atomic_write(out) as handle:  # piece by piece: the whole file as one string is copied three times more
+        handle.writelines(json_array(pieces) if way.array else pieces)
     common = (domain, options.fmt, len(records))
     if options.fmt == "kdconv":
         return GroundReport(
@@ -201,8 +202,13 @@ def json_lines(records: list[Any]) -> str:
     return "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records)
 
 
-def json_array(pieces: list[str]) -> str:
-    """A JSON array of pieces of :func:`json_array_items`, in order: as readable as an indented file for a file
-    of dialogues, and written by json's C encoder (an indented dump goes through the pure-Python one,
-    several times slower)."""
-    return "[\n" + ",\n".join(piece for piece in pieces if piece) + "\n]\n"
+def json_array(pieces: list[str]) -> Iterator[str]:
+    """A JSON array of pieces of :func:`json_array_items`, in order, as the text to write one after another: as
+    readable as an indented file for a file of dialogues, and written by json's C encoder (an indented dump
+    goes through the pure-Python one, several times slower)."""
+    yield "[\n"
+    for at, piece in enumerate(filter(None, pieces)):
+        if at:
+            yield ",\n"
+        yield piece
+    yield "\n]\n"
