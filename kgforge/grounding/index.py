@@ -95,18 +95,16 @@ class FactTable:
         offsets: dict[str, tuple[int, int]],
         rows: FactRows,
         text_chars: int,
-        vocabulary: FactVocabulary,
-        frame: pl.DataFrame | None = None,
+        whole: tuple[pl.DataFrame, FactVocabulary] | None = None,
     ) -> None:
         """``rows``: the columns of :class:`FactRows`, a subject's rows at ``offsets[subject]`` (``start, end``);
-        ``frame``: the facts ``s, p, o, o_is_entity`` as a frame, for what is counted over the whole graph
-        (:meth:`prepare`)."""
+        ``whole``: the facts ``s, p, o, o_is_entity`` as a frame and the vocabulary they read through, for what is
+        counted over the whole graph (:meth:`prepare`; None: counted already)."""
         self._offsets = offsets
         self._rows = rows
         self._made: dict[str, list[Fact]] = {}
-        self._frame = frame
+        self._whole = whole
         self.text_chars = text_chars
-        self.vocabulary = vocabulary
         self._literals: list[tuple[str, str, int]] | None = None
         self._values_of: dict[str, set[str]] | None = None
 
@@ -124,6 +122,7 @@ class FactTable:
         }
         order = grouped.select("group", "row").explode("row")
         entity = pl.col("o_is_entity")
+        # the labels here only put the rows in order: FactRows.of reads the vocabulary's own strings, one each
         rows = (
             frame.select("p", "o", "o_is_entity")[order["row"]]
             .with_columns(
@@ -136,18 +135,16 @@ class FactTable:
             )
             .sort("group", "relation", "value", maintain_order=True)
         )
-        return cls(offsets, FactRows.of(rows, vocabulary), text_chars, vocabulary, frame)
+        return cls(offsets, FactRows.of(rows, vocabulary), text_chars, (frame, vocabulary))
 
     def state(self) -> dict[str, Any]:
         """The table as plain data, what is counted over the whole graph included (see
         :meth:`GroundingIndex.state`)."""
         self.prepare()
-        vocabulary = self.vocabulary
         return {
             "offsets": self._offsets,
             "rows": tuple(self._rows),
             "text_chars": self.text_chars,
-            "vocabulary": (vocabulary.relation, vocabulary.text, vocabulary.label),
             "literals": self._literals,
             "values_of": self._values_of,
         }
@@ -155,9 +152,7 @@ class FactTable:
     @classmethod
     def from_state(cls, state: dict[str, Any]) -> FactTable:
         """The table :meth:`state` gave, prepared."""
-        relation, text, label = state["vocabulary"]
-        rows = FactRows(*state["rows"])
-        table = cls(state["offsets"], rows, state["text_chars"], FactVocabulary(relation, text, label))
+        table = cls(state["offsets"], FactRows(*state["rows"]), state["text_chars"])
         table._literals, table._values_of = state["literals"], state["values_of"]
         return table
 
@@ -173,10 +168,10 @@ class FactTable:
 
     def prepare(self) -> None:
         """What is counted over the whole graph (:meth:`literals`, :meth:`values_of`) counted now, and the
-        frame let go: nothing is left to ask polars."""
+        frame and the vocabulary let go: nothing is left to ask polars, and the rows hold what a fact reads."""
         self.literals()
         self.values_of()
-        self._frame = None
+        self._whole = None
 
     def literals(self) -> list[tuple[str, str, int]]:
         """``(relation, value, facts)`` of every literal value that is no free text, with the number of facts
@@ -186,26 +181,25 @@ class FactTable:
         return self._literals
 
     def _count_literals(self) -> list[tuple[str, str, int]]:
+        frame, vocabulary = self._whole_graph()
         literal = (
-            self._whole_graph()
-            .filter(~pl.col("o_is_entity"), ~pl.col("p").is_in(list(self.vocabulary.text)))
-            .group_by("p", "o")
-            .len()
+            frame.filter(~pl.col("o_is_entity"), ~pl.col("p").is_in(list(vocabulary.text))).group_by("p", "o").len()
         )
-        relation = self.vocabulary.relation
+        relation = vocabulary.relation
         return [(relation.get(p, p), o, n) for p, o, n in zip(*(literal[c].to_list() for c in ("p", "o", "len")))]
 
     def values_of(self) -> dict[str, set[str]]:
         """Entity value -> the relations it is a value of (counted once)."""
         if self._values_of is None:
-            grouped = self._whole_graph().filter(pl.col("o_is_entity")).group_by("o").agg(pl.col("p").unique())
-            relation = self.vocabulary.relation
+            frame, vocabulary = self._whole_graph()
+            grouped = frame.filter(pl.col("o_is_entity")).group_by("o").agg(pl.col("p").unique())
+            relation = vocabulary.relation
             self._values_of = {entity: {relation.get(p, p) for p in ps} for entity, ps in grouped.iter_rows()}
         return self._values_of
 
-    def _whole_graph(self) -> pl.DataFrame:
-        assert self._frame is not None, "what is counted over the whole graph is counted before prepare() ends"
-        return self._frame
+    def _whole_graph(self) -> tuple[pl.DataFrame, FactVocabulary]:
+        assert self._whole is not None, "what is counted over the whole graph is counted before prepare() ends"
+        return self._whole
 
 
 @dataclass(frozen=True)
