@@ -56,6 +56,20 @@ def test_an_entitys_facts_are_the_facts_make_fact_makes_of_its_rows():
     assert [fact.parts for fact in made if fact.relation == "代表作"] == [("小凯撒", "绿野仙踪")]
 
 
+def test_a_value_repeated_across_the_graph_has_one_form_and_one_parts_tuple():
+    """The table's rows share what a repeated value is matched by (the kept index stays small: marshal writes a
+    shared object once), and each subject still gets its own facts."""
+    import polars as pl
+
+    rows = [(s, "r:类型", "剧情、爱情", False) for s in ("a", "b", "c")]
+    frame = pl.DataFrame(rows, schema=["s", "p", "o", "o_is_entity"], orient="row")
+    table = FactTable.from_frame(frame, 24, FactVocabulary({"r:类型": "类型"}, frozenset(), {}))
+    facts = [table.get(s)[0] for s in ("a", "b", "c")]
+    assert [fact.subject for fact in facts] == ["a", "b", "c"]
+    assert facts[0].parts == ("剧情", "爱情")
+    assert all(fact.parts is facts[0].parts and fact.value_form is facts[0].value_form for fact in facts)
+
+
 _WORDS = ["李安", "导演", "1954", "7", "台湾", "屏东", "卧虎藏龙", "少年派", "奇幻", "漂流", "剧情", "爱情"]
 _FACT = st.tuples(
     st.sampled_from(["导演", "类型", "评论", "出生地"]),

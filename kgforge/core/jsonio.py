@@ -16,7 +16,7 @@ import bisect
 import codecs
 import json
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -94,6 +94,28 @@ def dumps_bytes(value: Any, *, sort_keys: bool = False) -> bytes:
             return json.dumps(value, ensure_ascii=False, **compact).encode("utf-8")
         except UnicodeEncodeError:  # a lone surrogate: JSON's own \\uXXXX escape keeps it exactly
             return json.dumps(value, ensure_ascii=True, **compact).encode("ascii")
+
+
+def array_items(records: Iterable[Any]) -> bytes:
+    """Records as the lines of a JSON array (:func:`json_array`), one record a line, by :func:`dumps_bytes`."""
+    return b",\n".join(map(dumps_bytes, records))
+
+
+def json_lines(records: Iterable[Any]) -> bytes:
+    """Records as JSON lines, by :func:`dumps_bytes`."""
+    return b"".join(dumps_bytes(record) + b"\n" for record in records)
+
+
+def json_array(pieces: Iterable[bytes]) -> Iterator[bytes]:
+    """A JSON array of pieces of :func:`array_items` (empty ones left out), in order, as bytes to write one
+    after another: a file of dialogues one a line, as diffable as an indented one, without the whole file
+    ever held as one string."""
+    yield b"[\n"
+    for at, piece in enumerate(filter(None, pieces)):
+        if at:
+            yield b",\n"
+        yield piece
+    yield b"\n]\n"
 
 
 def shown(text: str) -> str:

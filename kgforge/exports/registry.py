@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from kgforge.core.errors import InputError, KgforgeError
-from kgforge.core.jsonio import Record, dumps_bytes, iter_json_container, iter_json_lines
+from kgforge.core.jsonio import Record, array_items, iter_json_container, iter_json_lines, json_array, json_lines
 from kgforge.core.registry import Entry, Registry
 from kgforge.exports.model import TripleShape, value_at
 
@@ -122,16 +122,11 @@ class Format:
     def write(self, records: list[dict[str, Any]], path: Path, layout: Layout) -> None:
         """Write ``records`` to ``path`` (a temporary file the caller moves into place) as strict UTF-8 JSON
         (orjson: several times faster than ``json`` on a few hundred MB of dialogues)."""
-        encoded = [_encoded(record) for record in records]
         with open(path, "wb") as handle:
             if self.container == "array":  # one record a line inside the array
-                handle.write(b"[\n" + b",\n".join(encoded) + b"\n]\n")
+                handle.writelines(json_array([array_items(records)]))
             else:
-                handle.writelines(line + b"\n" for line in encoded)
-
-
-def _encoded(record: dict[str, Any]) -> bytes:
-    return dumps_bytes(record)
+                handle.write(json_lines(records))
 
 
 def _format_modules() -> list[str]:

@@ -12,7 +12,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from functools import cached_property, lru_cache
+from functools import cached_property, lru_cache, partial
+from itertools import repeat
 from typing import Any, NamedTuple
 
 import ahocorasick
@@ -49,22 +50,23 @@ class Fact(NamedTuple):
 
 
 class FactRows(NamedTuple):
-    """A graph's facts as columns, ready to be made :class:`Fact` records: the relation's label, the value as a
-    fact gives it (an entity value by its label), the value's IRI when it is an entity, whether the relation is
-    free text, and a free text's matching form (None for any other value: those forms repeat and are made
-    once a value, :func:`value_forms`)."""
+    """A graph's facts as columns, each row what a :class:`Fact` holds but its subject (the table's offsets give
+    that): made once a build (:mod:`kgforge.grounding.kept`), so that an entity coming into focus has its facts
+    by slicing. The strings a row shares with others (a relation's label, an entity value's label, a value
+    that repeats with its matching form and parts) are one object in all of them, not a copy a row: the graph's
+    rows repeat a few dozen relations and the labels and values of its popular entities millions of times."""
 
     relation: list[str]
     value: list[str]
     value_entity: list[str | None]
     text: list[bool]
-    text_form: list[str | None]
+    value_form: list[str]
+    parts: list[tuple[str, ...]]
 
     @classmethod
-    def of(cls, rows: pl.DataFrame, vocabulary: FactVocabulary) -> FactRows:
-        """The rows ``p, o, o_is_entity`` read through ``vocabulary``, each free text's form made. A label is the
-        one string of the vocabulary wherever it occurs, not a copy a row: the graph's rows repeat a few dozen
-        relations and the labels of its popular entities millions of times."""
+    def of(cls, rows: pl.DataFrame, vocabulary: FactVocabulary, text_chars: int) -> FactRows:
+        """The rows ``p, o, o_is_entity`` read through ``vocabulary``, each distinct value's matching form and
+        parts made once (:func:`fact_fields`)."""
         relations = rows["p"].unique(maintain_order=True).to_list()  # a few dozen, each row points at its one
         codes = rows["p"].replace_strict(relations, range(len(relations)), return_dtype=pl.UInt32).to_list()
         labels = [vocabulary.relation.get(p, p) for p in relations]
@@ -73,19 +75,24 @@ class FactRows(NamedTuple):
         o, o_is_entity = rows["o"].to_list(), rows["o_is_entity"].to_list()
         value = [label.get(v, v) if e else v for v, e in zip(o, o_is_entity)]
         value_entity = [v if e else None for v, e in zip(o, o_is_entity)]
-        text = [is_text[c] for c in codes]
-        forms = [text_form(v) if t and e is None else None for v, e, t in zip(value, value_entity, text)]
-        return cls([labels[c] for c in codes], value, value_entity, text, forms)
+        keys = list(zip(value, o_is_entity, [is_text[c] for c in codes]))
+        fields = dict.fromkeys(keys)  # a graph's values repeat: each distinct one is made once
+        for key in fields:
+            fields[key] = fact_fields(key[0], key[1], key[2], text_chars)
+        made = list(map(fields.__getitem__, keys))
+        text, value_form, parts = ([field[i] for field in made] for i in range(3))
+        return cls([labels[c] for c in codes], value, value_entity, text, value_form, parts)
 
-    def between(self, start: int, end: int) -> Iterable[tuple[str, str, str | None, bool, str | None]]:
-        return zip(*(column[start:end] for column in self))
+    def between(self, start: int, end: int) -> list[list[Any]]:
+        """The columns of rows ``start`` to ``end``."""
+        return [column[start:end] for column in self]
 
 
 class FactTable:
     """Each entity's facts, made into :class:`Fact` records the first time the entity is in focus: a graph of
     millions of facts stays rows in plain lists (a subject's rows adjacent, in the order its facts are listed),
-    and only the rows of the entities a dialogue is about become records. What a row needs from the whole
-    graph (its relation's label, its entity value's label, a free text's matching form) is put in the row when
+    and only the rows of the entities a dialogue is about become records, by slicing: everything a fact holds
+    (its relation's label, its entity value's label, its value's matching form and parts) is put in the row when
     the table is made, once a build (:mod:`kgforge.grounding.kept`), not each time an entity comes into focus.
     Nothing after the constructor and :meth:`prepare` calls polars, so that processes forked to share the work
     read the rows without it (see :func:`kgforge.core.processes.forked_map`)."""
@@ -135,7 +142,7 @@ class FactTable:
             )
             .sort("group", "relation", "value", maintain_order=True)
         )
-        return cls(offsets, FactRows.of(rows, vocabulary), text_chars, (frame, vocabulary))
+        return cls(offsets, FactRows.of(rows, vocabulary, text_chars), text_chars, (frame, vocabulary))
 
     def state(self) -> dict[str, Any]:
         """The table as plain data, what is counted over the whole graph included (see
@@ -163,7 +170,9 @@ class FactTable:
             if where is None:
                 return list(default)
             start, end = where
-            made = self._made[subject] = _make_facts(subject, self._rows.between(start, end), self.text_chars)
+            made = self._made[subject] = list(
+                map(_as_fact, zip(repeat(subject, end - start), *self._rows.between(start, end)))
+            )
         return made
 
     def prepare(self) -> None:
@@ -559,34 +568,27 @@ class GroundingIndex:
 
 
 def make_fact(subject: str, relation: str, value: str, value_entity: str | None, text: bool, text_chars: int) -> Fact:
-    return _make_facts(subject, [(relation, value, value_entity, text, None)], text_chars)[0]
+    return Fact(subject, relation, value, value_entity, *fact_fields(value, value_entity is not None, text, text_chars))
 
 
-_new_fact = tuple.__new__  # Fact's fields as one tuple: what Fact(...) makes, without its Python-level __new__
+_as_fact = partial(
+    tuple.__new__, Fact
+)  # Fact's fields as one tuple: what Fact(...) makes, without its Python-level __new__
 
 
-def _make_facts(
-    subject: str, rows: Iterable[tuple[str, str, str | None, bool, str | None]], text_chars: int
-) -> list[Fact]:
-    """The facts of ``subject`` with rows ``(relation, value, value entity, text, free text's form)`` (the form
-    None: made here): one loop for an entity's dozens of facts, as an entity in focus has them all made at once."""
-    made = []
-    append = made.append
-    for relation, value, value_entity, text, free_text_form in rows:
-        if value_entity is None and text:
-            # free text is matched by overlap only: the names inside it are other facts' business, so its parts
-            # (a long comment splits into many) are never made
-            free_text_form = text_form(value) if free_text_form is None else free_text_form
-            append(_new_fact(Fact, (subject, relation, value, None, True, free_text_form, ())))
-            continue
-        form_of_value, parts = value_forms(value)
-        if value_entity is not None and len(parts) < 2:
-            # an entity named by a list (《小凯撒》；《绿野仙踪》, as dialogue annotations make them) is said by a
-            # part; any other by its name (the automaton's mentions)
-            parts = ()
-        fact = (subject, relation, value, value_entity, text or len(form_of_value) >= text_chars, form_of_value, parts)
-        append(_new_fact(Fact, fact))
-    return made
+def fact_fields(value: str, is_entity: bool, text: bool, text_chars: int) -> tuple[bool, str, tuple[str, ...]]:
+    """What a fact with ``value`` is matched by: whether it is free text, the value's matching form and its parts
+    (see :class:`Fact`). ``text``: the relation is a free-text one."""
+    if text and not is_entity:
+        # free text is matched by overlap only: the names inside it are other facts' business, so its parts
+        # (a long comment splits into many) are never made
+        return True, text_form(value), ()
+    form_of_value, parts = value_forms(value)
+    if is_entity and len(parts) < 2:
+        # an entity named by a list (《小凯撒》；《绿野仙踪》, as dialogue annotations make them) is said by a
+        # part; any other by its name (the automaton's mentions)
+        parts = ()
+    return text or len(form_of_value) >= text_chars, form_of_value, parts
 
 
 @lru_cache(maxsize=1 << 20)

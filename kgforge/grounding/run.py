@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import dataclasses
-import json
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
@@ -14,6 +13,7 @@ from typing import Any
 from kgforge.core.checks import choice, whole
 from kgforge.core.files import atomic_write
 from kgforge.core.gc_pause import paused_gc
+from kgforge.core.jsonio import array_items, json_array, json_lines
 from kgforge.core.processes import can_fork, forked_map, usable_cpus
 from kgforge.core.records import Record, omitted_when_none
 from kgforge.grounding import durecdial, kept
@@ -115,7 +115,7 @@ def ground_file(
     index = load_index(domain, workdir)
     records = way.read(Path(dialogues))
     result, pieces, processes = _ground_in_parts(index, records, way, options)
-    with atomic_write(out) as handle:  # piece by piece: the whole file as one string is copied three times more
+    with atomic_write(out, "wb", encoding=None) as handle:  # piece by piece: never the whole file as one string
         handle.writelines(json_array(pieces) if way.array else pieces)
     common = (domain, options.fmt, len(records))
     if options.fmt == "kdconv":
@@ -147,10 +147,10 @@ def ground_file(
 
 def _ground_in_parts(
     index: GroundingIndex, records: list[dict[str, Any]], way: _Format, options: GroundOptions
-) -> tuple[Any, list[str], int]:
+) -> tuple[Any, list[bytes], int]:
     """The dialogues grounded in parts, by up to ``options.processes()`` processes forked from this one with
     the index made ready (:func:`load_index`; they read it where it is): the grounding, each
-    part's dialogues as text of the output file, and the processes that worked (one per ``PART_DIALOGUES``
+    part's dialogues as bytes of the output file, and the processes that worked (one per ``PART_DIALOGUES``
     dialogues at most; one where the platform does not fork)."""
     wanted = options.processes()
     processes = max(1, min(wanted, len(records) // PART_DIALOGUES)) if can_fork() else 1
@@ -159,18 +159,18 @@ def _ground_in_parts(
     grounded = forked_map(
         partial(_ground_part, index, way, options.match), parts, processes, f"kgforge ground ({options.fmt} dialogues)"
     )
-    return combined([result for result, _ in grounded]), [text for _, text in grounded], processes
+    return combined([result for result, _ in grounded]), [encoded for _, encoded in grounded], processes
 
 
 def _ground_part(
     index: GroundingIndex, way: _Format, options: MatchOptions, records: list[dict[str, Any]]
-) -> tuple[Any, str]:
-    """One part grounded, its dialogues sent back as text of the output file (made where they were grounded:
-    text crosses between processes far faster than the records would), the grounding without them."""
+) -> tuple[Any, bytes]:
+    """One part grounded, its dialogues sent back as bytes of the output file (encoded where they were
+    grounded: bytes cross between processes far faster than the records would), the grounding without them."""
     result = way.ground(index, records, options)
     grounded = getattr(result, way.records)
-    text = json_array_items(grounded) if way.array else json_lines(grounded)
-    return dataclasses.replace(result, **{way.records: []}), text
+    encoded = array_items(grounded) if way.array else json_lines(grounded)
+    return dataclasses.replace(result, **{way.records: []}), encoded
 
 
 def combined(parts: list[Any]) -> Any:
@@ -190,25 +190,3 @@ def combined(parts: list[Any]) -> Any:
         else:
             raise TypeError(f"no rule to combine {field.name!r} of {type(parts[0]).__name__}")
     return type(parts[0])(**values)
-
-
-def json_array_items(records: list[Any]) -> str:
-    """Records as lines of a JSON array, one record a line (see :func:`json_array`)."""
-    return ",\n".join(json.dumps(r, ensure_ascii=False) for r in records)
-
-
-def json_lines(records: list[Any]) -> str:
-    """Records as JSON lines (DuConv's and DuRecDial's files)."""
-    return "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records)
-
-
-def json_array(pieces: list[str]) -> Iterator[str]:
-    """A JSON array of pieces of :func:`json_array_items`, in order, as the text to write one after another: as
-    readable as an indented file for a file of dialogues, and written by json's C encoder (an indented dump
-    goes through the pure-Python one, several times slower)."""
-    yield "[\n"
-    for at, piece in enumerate(filter(None, pieces)):
-        if at:
-            yield ",\n"
-        yield piece
-    yield "\n]\n"
