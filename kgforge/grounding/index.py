@@ -10,7 +10,7 @@ schema's ``type_relation`` (``领域 电影`` is what an entity is, not a fact a
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from functools import cached_property, lru_cache, partial
 from itertools import repeat
@@ -113,7 +113,7 @@ class FactTable:
         self._whole = whole
         self.text_chars = text_chars
         self._literals: list[tuple[str, str, int]] | None = None
-        self._values_of: dict[str, set[str]] | None = None
+        self._values_of: dict[str, frozenset[str]] | None = None
 
     @classmethod
     def from_frame(cls, frame: pl.DataFrame, text_chars: int, vocabulary: FactVocabulary) -> FactTable:
@@ -197,13 +197,14 @@ class FactTable:
         relation = vocabulary.relation
         return [(relation.get(p, p), o, n) for p, o, n in zip(*(literal[c].to_list() for c in ("p", "o", "len")))]
 
-    def values_of(self) -> dict[str, set[str]]:
+    def values_of(self) -> dict[str, frozenset[str]]:
         """Entity value -> the relations it is a value of (counted once)."""
         if self._values_of is None:
             frame, vocabulary = self._whole_graph()
             grouped = frame.filter(pl.col("o_is_entity")).group_by("o").agg(pl.col("p").unique())
             relation = vocabulary.relation
-            self._values_of = {entity: {relation.get(p, p) for p in ps} for entity, ps in grouped.iter_rows()}
+            one = shared_sets()
+            self._values_of = {entity: one(relation.get(p, p) for p in ps) for entity, ps in grouped.iter_rows()}
         return self._values_of
 
     def _whole_graph(self) -> tuple[pl.DataFrame, FactVocabulary]:
@@ -364,7 +365,7 @@ class GroundingIndex:
     @cached_property
     def entities_of(self) -> dict[str, tuple[str, ...]]:
         """Name form -> the entities it names."""
-        entities_of: dict[str, set[str]] = {}
+        entities_of: dict[str, frozenset[str]] = {}
         for iri, labels in self.names.items():
             for name in name_forms(labels):
                 if len(name) >= self.min_name_chars:
@@ -461,7 +462,7 @@ class GroundingIndex:
         return labels[0] if labels else iri
 
     @cached_property
-    def _values_of(self) -> dict[str, set[str]]:
+    def _values_of(self) -> dict[str, frozenset[str]]:
         if isinstance(self.facts_of, FactTable):
             return self.facts_of.values_of()
         values: dict[str, set[str]] = {}
@@ -469,7 +470,7 @@ class GroundingIndex:
             for fact in facts:
                 if fact.value_entity is not None:
                     values.setdefault(fact.value_entity, set()).add(fact.relation)
-        return values
+        return {entity: frozenset(relations) for entity, relations in values.items()}
 
     @cached_property
     def literal_automaton(self) -> LongestMatches[frozenset[str]]:
@@ -491,7 +492,7 @@ class GroundingIndex:
             words = [w for w in list_words(value) if w]
             is_words = bool(words) and all(len(w) <= LITERAL_CHARS and not _DIGIT.search(w) for w in words)
             words_of.setdefault(relation, []).append((words if is_words else None, count))
-        relations_of: dict[str, set[str]] = {}
+        relations_of: dict[str, frozenset[str]] = {}
         for relation, values in words_of.items():  # the share of the relation's facts, each counted
             if sum(n for v, n in values if v is not None) < WORD_VALUED * sum(n for _, n in values):
                 continue
@@ -513,9 +514,9 @@ class GroundingIndex:
             relation for relation, value in rows if any(word in self.relation_words for word in list_words(value))
         )
 
-    def value_relations(self, entity: str) -> set[str]:
+    def value_relations(self, entity: str) -> frozenset[str]:
         """The relations (labels) ``entity`` is a value of somewhere in the graph."""
-        return self._values_of.get(entity, set())
+        return self._values_of.get(entity, frozenset())
 
     def same_kind(self, a: str, b: str) -> bool:
         """Whether two entities share a class (two attractions, two films)."""
@@ -555,16 +556,29 @@ class GroundingIndex:
         # (FactVocabulary), not for the millions of rows most of which a corpus never brings into focus
         facts = tables.domain_facts().filter(~pl.col("p").is_in(list(skipped))).select("s", "p", "o", "o_is_entity")
         facts = facts.unique()
-        types: dict[str, set[str]] = {}
+        types: dict[str, frozenset[str]] = {}
         for iri, klass in tables.types.select("iri", "class").iter_rows():
             types.setdefault(iri, set()).add(klass)
         return cls(
             names=names,
             facts_of=FactTable.from_frame(facts, TEXT_CHARS, vocabulary),
-            types_of={iri: frozenset(c) for iri, c in types.items()},
+            types_of={iri: one_set(c) for one_set in [shared_sets()] for iri, c in types.items()},
             relation_words={form(label) for label in relation_label.values()},
             text_relation_names={form(relation_label[iri]) for iri in text if iri in relation_label},
         )
+
+
+def shared_sets() -> Callable[[Iterable[str]], frozenset[str]]:
+    """A maker of frozensets that gives one object for equal sets: the graph's entities have a few dozen
+    distinct sets of classes (of relations they are values of) among them, and the kept index (marshal)
+    writes and reads a shared object once."""
+    made: dict[frozenset[str], frozenset[str]] = {}
+
+    def one(items: Iterable[str]) -> frozenset[str]:
+        key = frozenset(items)
+        return made.setdefault(key, key)
+
+    return one
 
 
 def make_fact(subject: str, relation: str, value: str, value_entity: str | None, text: bool, text_chars: int) -> Fact:
