@@ -307,12 +307,15 @@ class SubjectFacts:
 
 @dataclass(frozen=True)
 class EntityValues:
-    """An entity's facts with an entity value: per relation (label) its values (label, IRI) in the facts'
+    """An entity's facts with an entity value: per relation (label) the labels of its values in the facts'
     order and the classes of those values together; and all the values."""
 
-    relations: dict[str, list[tuple[str, str]]]
+    labels: dict[str, tuple[str, ...]]
     kinds: dict[str, frozenset[str]]  # relation -> the classes of its values (a name of one of them is of its kind)
     related: frozenset[str]
+    _against: dict[tuple[frozenset[str], frozenset[str]], list[tuple[str, tuple[str, ...]]]] = field(
+        default_factory=dict, repr=False, compare=False
+    )
 
     @classmethod
     def of(cls, facts: Iterable[Fact], types_of: dict[str, frozenset[str]]) -> EntityValues:
@@ -320,11 +323,31 @@ class EntityValues:
         for fact in facts:
             if fact.value_entity is not None:
                 relations.setdefault(fact.relation, []).append((fact.value, fact.value_entity))
-        kinds = {
-            relation: frozenset().union(*(types_of.get(iri, frozenset()) for _, iri in values))
-            for relation, values in relations.items()
-        }
-        return cls(relations, kinds, frozenset(iri for values in relations.values() for _, iri in values))
+        empty: frozenset[str] = frozenset()
+        return cls(
+            {relation: tuple(label for label, _ in values) for relation, values in relations.items()},
+            # the values' classes are a few shared sets (see shared_sets): each is joined in once
+            {
+                relation: empty.union(*{types_of.get(iri, empty) for _, iri in values})
+                for relation, values in relations.items()
+            },
+            frozenset(iri for values in relations.values() for _, iri in values),
+        )
+
+    def against(self, kinds: frozenset[str], value_of: frozenset[str]) -> list[tuple[str, tuple[str, ...]]]:
+        """The relations (with their values' labels) that a name could be claimed against: the entity it names
+        has a class in common with their values (``kinds``: its classes) or is a value of such a relation
+        somewhere in the graph (``value_of``). Kept by the two sets: the graph has few distinct ones, and a
+        dialogue's names are asked of its subject message after message."""
+        key = (kinds, value_of)
+        found = self._against.get(key)
+        if found is None:
+            found = self._against[key] = [
+                (relation, self.labels[relation])
+                for relation, classes in self.kinds.items()
+                if relation in value_of or not kinds.isdisjoint(classes)
+            ]
+        return found
 
 
 # arranged entities kept, the least recently used dropped first: all those in focus at 30k KdConv dialogues on the

@@ -67,6 +67,7 @@ from kgforge.grounding.normalise import Surface, form, surface
 
 _PUNCTUATION = re.compile(r"[\W_]", re.UNICODE)
 _NUMBERS = re.compile(r"\d+")
+_NO_CLASSES: frozenset[str] = frozenset()
 COMMON_WORD_FREQ = 100  # jieba frequency from which a name is an ordinary word first
 
 
@@ -732,13 +733,8 @@ def _entity_claims(
         entity = mention.entities[0]
         if entity in candidates[:1] or entity in stated:
             continue
-        kinds = index.types_of.get(entity, frozenset())  # of the kind of a value: a class in common with it
-        value_of = index.value_relations(entity)  # the relations it is a value of somewhere in the graph
-        against = [
-            (fact_relation, values)
-            for fact_relation, values in held.relations.items()
-            if fact_relation in value_of or not kinds.isdisjoint(held.kinds[fact_relation])
-        ]
+        # of the kind of a value (a class in common with it), or a value of that relation somewhere in the graph
+        against = held.against(index.types_of.get(entity, _NO_CLASSES), index.value_relations(entity))
         # the tests that cost more after the cheap one: the facts of every entity in focus, then jieba, are
         # asked only of a name that would be claimed against the subject
         if (
@@ -754,10 +750,10 @@ def _entity_claims(
                 relation,
                 said.text[span[0] : span[1]],
                 span,
-                tuple(label for label, _ in values),
+                labels,
                 "contradicted",
             )
-            for relation, values in against
+            for relation, labels in against
         ]
     return out
 
