@@ -388,7 +388,7 @@ class GroundingIndex:
     @cached_property
     def entities_of(self) -> dict[str, tuple[str, ...]]:
         """Name form -> the entities it names."""
-        entities_of: dict[str, frozenset[str]] = {}
+        entities_of: dict[str, set[str]] = {}
         for iri, labels in self.names.items():
             for name in name_forms(labels):
                 if len(name) >= self.min_name_chars:
@@ -515,7 +515,7 @@ class GroundingIndex:
             words = [w for w in list_words(value) if w]
             is_words = bool(words) and all(len(w) <= LITERAL_CHARS and not _DIGIT.search(w) for w in words)
             words_of.setdefault(relation, []).append((words if is_words else None, count))
-        relations_of: dict[str, frozenset[str]] = {}
+        relations_of: dict[str, set[str]] = {}
         for relation, values in words_of.items():  # the share of the relation's facts, each counted
             if sum(n for v, n in values if v is not None) < WORD_VALUED * sum(n for _, n in values):
                 continue
@@ -579,7 +579,7 @@ class GroundingIndex:
         # (FactVocabulary), not for the millions of rows most of which a corpus never brings into focus
         facts = tables.domain_facts().filter(~pl.col("p").is_in(list(skipped))).select("s", "p", "o", "o_is_entity")
         facts = facts.unique()
-        types: dict[str, frozenset[str]] = {}
+        types: dict[str, set[str]] = {}
         for iri, klass in tables.types.select("iri", "class").iter_rows():
             types.setdefault(iri, set()).add(klass)
         return cls(
@@ -608,9 +608,8 @@ def make_fact(subject: str, relation: str, value: str, value_entity: str | None,
     return Fact(subject, relation, value, value_entity, *fact_fields(value, value_entity is not None, text, text_chars))
 
 
-_as_fact = partial(
-    tuple.__new__, Fact
-)  # Fact's fields as one tuple: what Fact(...) makes, without its Python-level __new__
+# a row's fields as one Fact: what Fact(...) makes, without its Python-level __new__ (a call a fact, made in C by map)
+_as_fact = partial(tuple.__new__, Fact)
 
 
 def fact_fields(value: str, is_entity: bool, text: bool, text_chars: int) -> tuple[bool, str, tuple[str, ...]]:
