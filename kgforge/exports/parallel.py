@@ -33,8 +33,8 @@ from pathlib import Path
 from typing import Any
 
 from kgforge.core.errors import KgforgeError
-from kgforge.core.files import sha256_file, write_json_atomic, write_text_atomic
-from kgforge.core.jsonio import dumps_bytes
+from kgforge.core.files import sha256_file, write_bytes_atomic, write_json_atomic
+from kgforge.core.jsonio import json_lines
 from kgforge.core.records import Record as TypedRecord
 from kgforge.core.records import flattened, json_key
 from kgforge.exports.assemble import (
@@ -487,5 +487,5 @@ def write_tasks(out: Path, twins: dict[str, list[tuple[str, dict[str, Any]]]], l
 
 
 def _write_samples(path: Path, samples: list[dict[str, Any]]) -> dict[str, Any]:
-    write_text_atomic(path, "".join(dumps_bytes(s).decode() + "\n" for s in samples))
+    write_bytes_atomic(path, json_lines(samples))
     return {"file": str(path), "samples": len(samples)}

@@ -78,7 +78,7 @@ class FactRows(NamedTuple):
         keys = list(zip(value, o_is_entity, [is_text[c] for c in codes]))
         fields = dict.fromkeys(keys)  # a graph's values repeat: each distinct one is made once
         for key in fields:
-            fields[key] = fact_fields(key[0], key[1], key[2], text_chars)
+            fields[key] = fact_fields(*key, text_chars)
         made = list(map(fields.__getitem__, keys))
         text, value_form, parts = ([field[i] for field in made] for i in range(3))
         return cls([labels[c] for c in codes], value, value_entity, text, value_form, parts)
@@ -101,7 +101,6 @@ class FactTable:
         self,
         offsets: dict[str, tuple[int, int]],
         rows: FactRows,
-        text_chars: int,
         whole: tuple[pl.DataFrame, FactVocabulary] | None = None,
     ) -> None:
         """``rows``: the columns of :class:`FactRows`, a subject's rows at ``offsets[subject]`` (``start, end``);
@@ -111,7 +110,6 @@ class FactTable:
         self._rows = rows
         self._made: dict[str, list[Fact]] = {}
         self._whole = whole
-        self.text_chars = text_chars
         self._literals: list[tuple[str, str, int]] | None = None
         self._values_of: dict[str, frozenset[str]] | None = None
 
@@ -142,7 +140,7 @@ class FactTable:
             )
             .sort("group", "relation", "value", maintain_order=True)
         )
-        return cls(offsets, FactRows.of(rows, vocabulary, text_chars), text_chars, (frame, vocabulary))
+        return cls(offsets, FactRows.of(rows, vocabulary, text_chars), (frame, vocabulary))
 
     def state(self) -> dict[str, Any]:
         """The table as plain data, what is counted over the whole graph included (see
@@ -151,7 +149,6 @@ class FactTable:
         return {
             "offsets": self._offsets,
             "rows": tuple(self._rows),
-            "text_chars": self.text_chars,
             "literals": self._literals,
             "values_of": self._values_of,
         }
@@ -159,7 +156,7 @@ class FactTable:
     @classmethod
     def from_state(cls, state: dict[str, Any]) -> FactTable:
         """The table :meth:`state` gave, prepared."""
-        table = cls(state["offsets"], FactRows(*state["rows"]), state["text_chars"])
+        table = cls(state["offsets"], FactRows(*state["rows"]))
         table._literals, table._values_of = state["literals"], state["values_of"]
         return table
 
