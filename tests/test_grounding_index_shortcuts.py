@@ -57,17 +57,32 @@ def test_an_entitys_facts_are_the_facts_make_fact_makes_of_its_rows():
 
 
 def test_a_value_repeated_across_the_graph_has_one_form_and_one_parts_tuple():
-    """The table's rows share what a repeated value is matched by (the kept index stays small: marshal writes a
-    shared object once), and each subject still gets its own facts."""
+    """The table's rows share a repeated value, its IRI and what it is matched by (the kept index stays small:
+    marshal writes a shared object once, where polars gives each row its own string), and each subject still
+    gets its own facts."""
     import polars as pl
 
-    rows = [(s, "r:类型", "剧情、爱情", False) for s in ("a", "b", "c")]
+    rows = [
+        (s, p, o, e) for s in ("a", "b", "c") for p, o, e in (("r:类型", "剧情、爱情", False), ("r:导演", "p1", True))
+    ]
+    rows += [(s, "r:片名", "卧虎藏龙", False) for s in ("a", "b")]
     frame = pl.DataFrame(rows, schema=["s", "p", "o", "o_is_entity"], orient="row")
-    table = FactTable.from_frame(frame, 24, FactVocabulary({"r:类型": "类型"}, frozenset(), {}))
-    facts = [table.get(s)[0] for s in ("a", "b", "c")]
-    assert [fact.subject for fact in facts] == ["a", "b", "c"]
-    assert facts[0].parts == ("剧情", "爱情")
-    assert all(fact.parts is facts[0].parts and fact.value_form is facts[0].value_form for fact in facts)
+    vocabulary = FactVocabulary({"r:类型": "类型", "r:导演": "导演", "r:片名": "片名"}, frozenset(), {"p1": "李安"})
+    table = FactTable.from_frame(frame, 24, vocabulary)
+
+    def fact_of(subject: str, relation: str) -> Fact:
+        return next(fact for fact in table.get(subject) if fact.relation == relation)
+
+    kinds = [fact_of(s, "类型") for s in ("a", "b", "c")]
+    assert [fact.subject for fact in kinds] == ["a", "b", "c"]
+    assert kinds[0].parts == ("剧情", "爱情")
+    assert all(f.parts is kinds[0].parts and f.value_form is kinds[0].value_form for f in kinds)
+    assert all(f.value is kinds[0].value for f in kinds)
+    directors = [fact_of(s, "导演") for s in ("a", "b", "c")]
+    assert all(f.value_entity == "p1" and f.value_entity is directors[0].value_entity for f in directors)
+    titles = [fact_of(s, "片名") for s in ("a", "b")]
+    # a value its own matching form: one string, and the one part of it the same string again
+    assert titles[0].value is titles[1].value is titles[0].value_form is titles[0].parts[0]
 
 
 _WORDS = ["李安", "导演", "1954", "7", "台湾", "屏东", "卧虎藏龙", "少年派", "奇幻", "漂流", "剧情", "爱情"]

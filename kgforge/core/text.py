@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 import re
 import unicodedata
+from array import array
 from collections.abc import Iterable
 from functools import lru_cache
 from math import log
@@ -136,14 +137,14 @@ class Segmenter:
     def state(self) -> dict[str, Any]:
         """The segmenter, ready, as plain data: its names and its jieba dictionary with them added."""
         tokenizer = self._ready()
-        return {"names": self._names, "freq": tokenizer.FREQ, "total": tokenizer.total, "raised": self._raised}
+        return {"names": self._names, "freq": packed(tokenizer.FREQ), "total": tokenizer.total, "raised": self._raised}
 
     @classmethod
     def from_state(cls, state: dict[str, Any]) -> Segmenter:
         """The segmenter :meth:`state` gave, its jieba tokenizer holding that dictionary."""
         segmenter = cls()
         segmenter._names, segmenter._raised = state["names"], state["raised"]
-        segmenter._tokenizer = _tokenizer(state["freq"], state["total"])
+        segmenter._tokenizer = _tokenizer(unpacked(state["freq"]), state["total"])
         return segmenter
 
     def _ready(self) -> Any:
@@ -248,6 +249,28 @@ def _jieba_dictionary() -> tuple[dict[str, int], int]:
     tokenizer = jieba_module().Tokenizer()
     tokenizer.initialize()
     return tokenizer.FREQ, tokenizer.total
+
+
+def packed(counts: dict[str, int]) -> tuple[str, bytes] | dict[str, int]:
+    """``counts`` as one string of its words (NUL between them) and one array of their counts, as plain data:
+    :func:`unpacked` makes the dict again by a split and a zip, in half the time marshal reads 800k words of a
+    dict back (every grounding run reads jieba's dictionary with the graph's names). A word holding a NUL, or a
+    count wider than 64 bits, leaves the dict as it is."""
+    words = "\0".join(counts)
+    if words.count("\0") != len(counts) - 1:
+        return counts
+    try:
+        return words, array("q", counts.values()).tobytes()
+    except OverflowError:
+        return counts
+
+
+def unpacked(packed_counts: tuple[str, bytes] | dict[str, int]) -> dict[str, int]:
+    """The dict :func:`packed` was given."""
+    if isinstance(packed_counts, dict):
+        return packed_counts
+    words, counts = packed_counts
+    return dict(zip(words.split("\0"), array("q", counts)))
 
 
 def _tokenizer(freq: dict[str, int], total: int) -> Any:
