@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 from kgforge.grounding.index import (
     _TRAILING,
     Fact,
+    FactRows,
     FactTable,
     FactVocabulary,
     MessageGrams,
@@ -57,9 +58,9 @@ def test_an_entitys_facts_are_the_facts_make_fact_makes_of_its_rows():
 
 
 def test_a_value_repeated_across_the_graph_has_one_form_and_one_parts_tuple():
-    """The table's rows share a repeated value, its IRI and what it is matched by (the kept index stays small:
-    marshal writes a shared object once, where polars gives each row its own string), and each subject still
-    gets its own facts."""
+    """The rows share a repeated value, its IRI and what it is matched by (each distinct value's fields made once,
+    where polars gives each row its own string); a value that is its own form is one string in its row, so that
+    its subject's chunk holds it once; and each subject gets its own facts back from its chunk."""
     import polars as pl
 
     rows = [
@@ -68,21 +69,19 @@ def test_a_value_repeated_across_the_graph_has_one_form_and_one_parts_tuple():
     rows += [(s, "r:片名", "卧虎藏龙", False) for s in ("a", "b")]
     frame = pl.DataFrame(rows, schema=["s", "p", "o", "o_is_entity"], orient="row")
     vocabulary = FactVocabulary({"r:类型": "类型", "r:导演": "导演", "r:片名": "片名"}, frozenset(), {"p1": "李安"})
+    made = FactRows.of(frame.select("p", "o", "o_is_entity"), vocabulary, 24)
+    kinds = [at for at, relation in enumerate(made.relation) if relation == "类型"]
+    assert len({id(made.value[at]) for at in kinds}) == len({id(made.parts[at]) for at in kinds}) == 1
+    assert len({id(made.value_entity[at]) for at, entity in enumerate(made.value_entity) if entity}) == 1
+    titles = [at for at, relation in enumerate(made.relation) if relation == "片名"]
+    assert all(made.value[at] is made.value_form[at] is made.parts[at][0] for at in titles)
+
     table = FactTable.from_frame(frame, 24, vocabulary)
-
-    def fact_of(subject: str, relation: str) -> Fact:
-        return next(fact for fact in table.get(subject) if fact.relation == relation)
-
-    kinds = [fact_of(s, "类型") for s in ("a", "b", "c")]
-    assert [fact.subject for fact in kinds] == ["a", "b", "c"]
-    assert kinds[0].parts == ("剧情", "爱情")
-    assert all(f.parts is kinds[0].parts and f.value_form is kinds[0].value_form for f in kinds)
-    assert all(f.value is kinds[0].value for f in kinds)
-    directors = [fact_of(s, "导演") for s in ("a", "b", "c")]
-    assert all(f.value_entity == "p1" and f.value_entity is directors[0].value_entity for f in directors)
-    titles = [fact_of(s, "片名") for s in ("a", "b")]
-    # a value its own matching form: one string, and the one part of it the same string again
-    assert titles[0].value is titles[1].value is titles[0].value_form is titles[0].parts[0]
+    by_relation = {s: {fact.relation: fact for fact in table.get(s)} for s in ("a", "b", "c")}
+    assert [by_relation[s]["类型"].parts for s in ("a", "b", "c")] == [("剧情", "爱情")] * 3
+    assert [by_relation[s]["导演"][2:4] for s in ("a", "b", "c")] == [("李安", "p1")] * 3
+    assert "片名" not in by_relation["c"] and by_relation["a"]["片名"].value_form == "卧虎藏龙"
+    assert table.get("nobody") == []
 
 
 _WORDS = ["李安", "导演", "1954", "7", "台湾", "屏东", "卧虎藏龙", "少年派", "奇幻", "漂流", "剧情", "爱情"]

@@ -47,8 +47,11 @@ def without_rows(state: dict) -> dict:
 
 
 def rows_by_subject(state: dict) -> dict[str, list[tuple]]:
-    columns = list(zip(*state["facts"]["rows"]))
-    return {subject: sorted(columns[start:end]) for subject, (start, end) in state["facts"]["offsets"].items()}
+    rows = state["facts"]["rows"]
+    return {
+        subject: sorted(zip(*marshal.loads(rows[start:end])))
+        for subject, (start, end) in state["facts"]["offsets"].items()
+    }
 
 
 @pytest.mark.slow  # makes the index three ways and compares them whole

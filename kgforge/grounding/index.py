@@ -9,6 +9,7 @@ schema's ``type_relation`` (``领域 电影`` is what an entity is, not a fact a
 
 from __future__ import annotations
 
+import marshal
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -51,10 +52,11 @@ class Fact(NamedTuple):
 
 class FactRows(NamedTuple):
     """A graph's facts as columns, each row what a :class:`Fact` holds but its subject (the table's offsets give
-    that): made once a build (:mod:`kgforge.grounding.kept`), so that an entity coming into focus has its facts
-    by slicing. The strings a row shares with others (a relation's label, an entity value's label, a value
-    that repeats with its matching form and parts) are one object in all of them, not a copy a row: the graph's
-    rows repeat a few dozen relations and the labels and values of its popular entities millions of times."""
+    that): made once a build (:mod:`kgforge.grounding.kept`), then kept a subject's rows a chunk
+    (:meth:`chunked`). The strings a row shares with others (a relation's label, an entity value's label, a
+    value that repeats, and its matching form and parts when they are the value itself) are one object in all
+    of them, not a copy a row: each distinct value's fields are made once, and marshal writes an object a chunk
+    holds twice (a value and its form) once."""
 
     relation: list[str]
     value: list[str]
@@ -71,8 +73,8 @@ class FactRows(NamedTuple):
         codes = rows["p"].replace_strict(relations, range(len(relations)), return_dtype=pl.UInt32).to_list()
         labels = [vocabulary.relation.get(p, p) for p in relations]
         is_text = [p in vocabulary.text for p in relations]
-        # equal strings as one object (polars gives each row its own): the kept index (marshal) then writes and
-        # reads each distinct value, IRI and matching form once, not once a row (2.5M value objects, 335k values)
+        # equal strings as one object (polars gives each row its own: 2.5M value objects for 335k values), so that
+        # a value that is its own matching form and only part is one string in the row, written once in its chunk
         one: dict[Any, Any] = {}
         label = {iri: one.setdefault(name, name) for iri, name in vocabulary.label.items()}
         o = [one.setdefault(v, v) for v in rows["o"].to_list()]
@@ -89,27 +91,37 @@ class FactRows(NamedTuple):
         text, value_form, parts = ([field[i] for field in made] for i in range(3))
         return cls([labels[c] for c in codes], value, value_entity, text, value_form, parts)
 
-    def between(self, start: int, end: int) -> list[list[Any]]:
-        """The columns of rows ``start`` to ``end``."""
-        return [column[start:end] for column in self]
+    def chunked(self, offsets: dict[str, tuple[int, int]]) -> tuple[bytes, dict[str, tuple[int, int]]]:
+        """Each subject's rows (``offsets[subject]``: ``start, end``) as one marshal chunk of these columns, the
+        chunks one after another: the bytes, and where each subject's chunk lies in them."""
+        chunks, where, at = [], {}, 0
+        dumps = marshal.dumps
+        for subject, (start, end) in offsets.items():
+            chunk = dumps(tuple(column[start:end] for column in self))
+            chunks.append(chunk)
+            where[subject] = (at, at + len(chunk))
+            at += len(chunk)
+        return b"".join(chunks), where
 
 
 class FactTable:
-    """Each entity's facts, made into :class:`Fact` records the first time the entity is in focus: a graph of
-    millions of facts stays rows in plain lists (a subject's rows adjacent, in the order its facts are listed),
-    and only the rows of the entities a dialogue is about become records, by slicing: everything a fact holds
-    (its relation's label, its entity value's label, its value's matching form and parts) is put in the row when
-    the table is made, once a build (:mod:`kgforge.grounding.kept`), not each time an entity comes into focus.
-    Nothing after the constructor and :meth:`prepare` calls polars, so that processes forked to share the work
-    read the rows without it (see :func:`kgforge.core.processes.forked_map`)."""
+    """Each entity's facts, made into :class:`Fact` records the first time the entity is in focus. A graph of
+    millions of facts stays bytes: each subject's rows (:class:`FactRows`, in the order its facts are listed)
+    one marshal chunk, read back when the entity first comes into focus. Everything a fact holds (its relation's
+    label, its entity value's label, its value's matching form and parts) is put in the rows when the table is
+    made, once a build (:mod:`kgforge.grounding.kept`), not each time an entity comes into focus; and a run
+    reads the rows of the entities its dialogues are about, not the millions of the others (a worker process
+    those of its own dialogues, from bytes it shares with the others, see
+    :func:`kgforge.core.processes.forked_map`). Nothing after the constructor and :meth:`prepare` calls polars,
+    so that forked processes read the rows without it."""
 
     def __init__(
         self,
         offsets: dict[str, tuple[int, int]],
-        rows: FactRows,
+        rows: bytes,
         whole: tuple[pl.DataFrame, FactVocabulary] | None = None,
     ) -> None:
-        """``rows``: the columns of :class:`FactRows`, a subject's rows at ``offsets[subject]`` (``start, end``);
+        """``rows``: the chunks of :meth:`FactRows.chunked`, a subject's at ``offsets[subject]`` (``start, end``);
         ``whole``: the facts ``s, p, o, o_is_entity`` as a frame and the vocabulary they read through, for what is
         counted over the whole graph (:meth:`prepare`; None: counted already)."""
         self._offsets = offsets
@@ -146,7 +158,8 @@ class FactTable:
             )
             .sort("group", "relation", "value", maintain_order=True)
         )
-        return cls(offsets, FactRows.of(rows, vocabulary, text_chars), (frame, vocabulary))
+        chunks, where = FactRows.of(rows, vocabulary, text_chars).chunked(offsets)
+        return cls(where, chunks, (frame, vocabulary))
 
     def state(self) -> dict[str, Any]:
         """The table as plain data, what is counted over the whole graph included (see
@@ -154,7 +167,7 @@ class FactTable:
         self.prepare()
         return {
             "offsets": self._offsets,
-            "rows": tuple(self._rows),
+            "rows": self._rows,
             "literals": self._literals,
             "values_of": self._values_of,
         }
@@ -162,7 +175,7 @@ class FactTable:
     @classmethod
     def from_state(cls, state: dict[str, Any]) -> FactTable:
         """The table :meth:`state` gave, prepared."""
-        table = cls(state["offsets"], FactRows(*state["rows"]))
+        table = cls(state["offsets"], state["rows"])
         table._literals, table._values_of = state["literals"], state["values_of"]
         return table
 
@@ -172,10 +185,8 @@ class FactTable:
             where = self._offsets.get(subject)
             if where is None:
                 return list(default)
-            start, end = where
-            made = self._made[subject] = list(
-                map(_as_fact, zip(repeat(subject, end - start), *self._rows.between(start, end)))
-            )
+            columns = marshal.loads(self._rows[where[0] : where[1]])
+            made = self._made[subject] = list(map(_as_fact, zip(repeat(subject, len(columns[0])), *columns)))
         return made
 
     def prepare(self) -> None:
