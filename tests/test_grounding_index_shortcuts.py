@@ -7,6 +7,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
+from kgforge.grounding import index as index_module
 from kgforge.grounding.index import (
     _TRAILING,
     Fact,
@@ -109,10 +110,21 @@ def _could_state(fact: Fact, message: str, mentioned: set[str], said_most_chars:
 
 @given(
     st.lists(_FACT, max_size=8),
-    st.lists(st.lists(st.sampled_from(_WORDS + ["的", "是"]), max_size=8).map("".join), min_size=1, max_size=4),
+    st.lists(st.lists(st.sampled_from(_WORDS + ["的", "是", "\0"]), max_size=8).map("".join), min_size=1, max_size=6),
     st.sets(st.sampled_from(["e1", "e2", "e3"])),
+    st.sampled_from([1, 3, 100]),
 )
-def test_an_entitys_arrangement_tries_the_facts_the_general_rule_would(rows, messages, mentioned):
+def test_an_entitys_arrangement_tries_the_facts_the_general_rule_would(rows, messages, mentioned, runs_after):
+    """Whichever way the long values are looked for (in the values themselves, or in the set of their runs once
+    ``RUNS_AFTER`` messages have shared characters with them), and a message holding a NUL (what joins them)."""
+    index_module.RUNS_AFTER, kept = runs_after, index_module.RUNS_AFTER
+    try:
+        _tries_what_the_rule_would(rows, messages, mentioned)
+    finally:
+        index_module.RUNS_AFTER = kept
+
+
+def _tries_what_the_rule_would(rows, messages, mentioned):
     facts = sorted(
         (
             make_fact("s", relation, value, entity, text and entity is None, 12)

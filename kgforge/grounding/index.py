@@ -237,10 +237,12 @@ class FactVocabulary:
 
 
 class MessageGrams:
-    """A message's runs of characters of each length the matcher compares with values, made once a message."""
+    """A message's characters, and its runs of characters of each length the matcher compares with values (made
+    once a message, when first asked for)."""
 
     def __init__(self, form_text: str, ngram: int) -> None:
         self.form, self.ngram = form_text, ngram
+        self.chars = frozenset(form_text)
         self._of: dict[int, set[str]] = {}
 
     def of(self, size: int) -> set[str]:
@@ -264,11 +266,9 @@ class SubjectFacts:
         self.facts = facts
         self.by_entity: dict[str, list[int]] = {}
         parts: dict[str, list[int]] = {}
-        # the long literals (runs of ngram - 1) and free texts (runs of ngram), and all of their runs of characters
-        # together: most messages share none with an entity, decided by one set test, so a value's own runs are
-        # made only when a message shares one with the entity
-        self.long_values: dict[int, list[tuple[int, str]]] = {ngram - 1: [], ngram: []}
-        self.ngram = ngram
+        # the long literals (runs of ngram - 1) and free texts (runs of ngram): a value's own runs are made only
+        # when a message shares one with the entity (LongValues)
+        long_values: dict[int, list[tuple[int, str]]] = {ngram - 1: [], ngram: []}
         for i, fact in enumerate(facts):
             if fact.value_entity is not None:
                 self.by_entity.setdefault(fact.value_entity, []).append(i)
@@ -277,13 +277,8 @@ class SubjectFacts:
                     parts.setdefault(part, []).append(i)
             size = ngram if fact.text else ngram - 1
             if fact.text or (fact.value_entity is None and len(fact.value_form) >= said_most_chars):
-                self.long_values[size].append((i, fact.value_form))
-        self.all_runs = {
-            size: {value[at : at + size] for _, value in values for at in range(len(value) - size + 1)}
-            for size, values in self.long_values.items()
-        }
-        # the sizes with values, each with its values and all their runs: what tried() goes over
-        self._long = [(size, values, self.all_runs[size]) for size, values in self.long_values.items() if values]
+                long_values[size].append((i, fact.value_form))
+        self._long = [LongValues(size, values) for size, values in long_values.items() if values]
         self._runs: dict[int, set[str]] = {}  # fact position -> the runs of its value, made on first use
         self.automaton: ahocorasick.Automaton | None = None
         if parts:
@@ -303,10 +298,10 @@ class SubjectFacts:
         if self.automaton is not None:
             for _, positions in self.automaton.iter(message):
                 chosen.update(positions)
-        for size, values, all_runs in self._long:
-            said = grams.of(size)
-            if not all_runs.isdisjoint(said):
-                chosen.update(i for i, value in values if not self._runs_of(i, value, size).isdisjoint(said))
+        for long in self._long:
+            if not long.chars.isdisjoint(grams.chars) and long.shares(grams):
+                said, size = grams.of(long.size), long.size
+                chosen.update(i for i, value in long.values if not self._runs_of(i, value, size).isdisjoint(said))
         if not chosen:
             return []
         facts = self.facts
@@ -317,6 +312,42 @@ class SubjectFacts:
         if made is None:
             made = self._runs[position] = runs(value, size)
         return made
+
+
+RUNS_AFTER = 8  # messages sharing characters with an entity's long values before their runs are made a set
+
+
+class LongValues:
+    """An entity's long values of one size of run (free texts: runs of ``ngram``; long literals: of ``ngram - 1``),
+    and whether a message shares a run with one of them. Most messages share none, and most share no character
+    either: the characters are a set made at once, one set test a message; a message that shares some is looked
+    for in the values (``in``), until ``RUNS_AFTER`` have been, and from then on in the set of all their runs,
+    made then. (Making every entity's runs at once took a twentieth of a large corpus's time and half the memory
+    of the entities in focus, for the few entities a message shares a run with.)"""
+
+    __slots__ = ("size", "values", "chars", "_joined", "_runs", "_shared")
+
+    def __init__(self, size: int, values: list[tuple[int, str]]) -> None:
+        self.size, self.values = size, values  # values: (fact position, value's form)
+        # one string, a NUL between values: a run across two values holds the NUL, which no run of a message
+        # shares with a value (a message holding a NUL only makes the values be looked at one by one)
+        self._joined = "\0".join(value for _, value in values)
+        self.chars = frozenset(self._joined)  # a message that shares none of them shares no run (see tried)
+        self._runs: set[str] | None = None
+        self._shared = 0
+
+    def shares(self, grams: MessageGrams) -> bool:
+        """Whether the message ``grams`` are of, sharing characters with the values (:attr:`chars`), shares a run of
+        ``size`` characters with one of them (or may: a run across two values holding a NUL the message says
+        too)."""
+        said = grams.of(self.size)
+        if self._runs is None:
+            self._shared += 1
+            if self._shared < RUNS_AFTER:
+                joined = self._joined
+                return any(run in joined for run in said)
+            self._runs = runs(self._joined, self.size)
+        return not self._runs.isdisjoint(said)
 
 
 @dataclass(frozen=True)
