@@ -319,11 +319,12 @@ RUNS_AFTER = 8  # messages sharing characters with an entity's long values befor
 
 class LongValues:
     """An entity's long values of one size of run (free texts: runs of ``ngram``; long literals: of ``ngram - 1``),
-    and whether a message shares a run with one of them. Most messages share none, and most share no character
-    either: the characters are a set made at once, one set test a message; a message that shares some is looked
-    for in the values (``in``), until ``RUNS_AFTER`` have been, and from then on in the set of all their runs,
-    made then. (Making every entity's runs at once took a twentieth of a large corpus's time and half the memory
-    of the entities in focus, for the few entities a message shares a run with.)"""
+    and whether a message shares a run with one of them. Most messages share none, and most share none of the
+    characters at every ``size``-th place of the values either (:attr:`chars`: any run of ``size`` characters holds
+    one of them, so a message that says none of them shares no run): one set test a message. A message that
+    says some is looked for in the values (``in``), until ``RUNS_AFTER`` have been, and from then on in the set
+    of all their runs, made then. (Making every entity's runs at once took a twentieth of a large corpus's time
+    and half the memory of the entities in focus, for the few entities a message shares a run with.)"""
 
     __slots__ = ("size", "values", "chars", "_joined", "_runs", "_shared")
 
@@ -332,14 +333,13 @@ class LongValues:
         # one string, a NUL between values: a run across two values holds the NUL, which no run of a message
         # shares with a value (a message holding a NUL only makes the values be looked at one by one)
         self._joined = "\0".join(value for _, value in values)
-        self.chars = frozenset(self._joined)  # a message that shares none of them shares no run (see tried)
+        self.chars = frozenset(self._joined[:: self.size])
         self._runs: set[str] | None = None
         self._shared = 0
 
     def shares(self, grams: MessageGrams) -> bool:
-        """Whether the message ``grams`` are of, sharing characters with the values (:attr:`chars`), shares a run of
-        ``size`` characters with one of them (or may: a run across two values holding a NUL the message says
-        too)."""
+        """Whether the message ``grams`` are of, saying one of :attr:`chars`, shares a run of ``size`` characters
+        with one of the values (or may: a run across two values holding a NUL the message says too)."""
         said = grams.of(self.size)
         if self._runs is None:
             self._shared += 1

@@ -68,7 +68,6 @@ from kgforge.grounding.index import (
     FactTable,
     GroundingIndex,
     MessageGrams,
-    SubjectFacts,
     strip_qualifier,
 )
 from kgforge.grounding.normalise import Surface, form, surface
@@ -132,7 +131,6 @@ class DialogueMatcher:
         self.topics = list(self.focus)
         self.stated: set[tuple[str, str]] = set()
         self.focus_facts = FocusFacts(index)
-        self._arranged: dict[str, SubjectFacts] = {}  # the index's arrangements this dialogue asked for
 
     def _not_restated(self, fact: Fact, mentioned: dict[str, Mention]) -> bool:
         """An entity value is not read from a message that names its subject and the value, two entities of
@@ -194,7 +192,7 @@ class DialogueMatcher:
         texts: list[Fact] = []
         grams = MessageGrams(said.form, self.options.ngram)
         for subject in candidates:
-            arranged = self._arranged.get(subject) or self._arrange(subject)
+            arranged = self.index.subject_facts(subject, self.options.said_most_chars, self.options.ngram)
             for fact in arranged.tried(said.form, mentioned, grams):
                 if fact.value_entity is not None and self._not_restated(fact, mentioned):
                     continue
@@ -233,14 +231,6 @@ class DialogueMatcher:
             if stated.fact.subject not in named:
                 self._bring(stated.fact.subject)
         return found
-
-    def _arrange(self, subject: str) -> SubjectFacts:
-        """``subject``'s arrangement from the index, kept for the dialogue: its entities are tried message after
-        message, and the index's own cache costs more to ask."""
-        made = self._arranged[subject] = self.index.subject_facts(
-            subject, self.options.said_most_chars, self.options.ngram
-        )
-        return made
 
     def _stated(self, fact: Fact, said: Surface, mentioned: dict[str, Mention], leading: bool) -> Stated | None:
         if fact.value_entity is not None and fact.value_entity in mentioned:
