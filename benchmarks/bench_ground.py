@@ -65,6 +65,8 @@ def main() -> None:
     parser.add_argument("--keep", type=Path, help="build into this folder and keep it (for --reuse later)")
     parser.add_argument("--repeat", type=int, default=3, help="runs of the goal export and KdConv grounding, in turn")
     args = parser.parse_args()
+    if args.repeat < 1:
+        parser.error("--repeat: at least 1")
     kb = cached_synthetic_kb(args.out, args.small)
     work = args.reuse or args.keep or Path(tempfile.mkdtemp(prefix="kgforge-bench-ground-"))
     w = ("--workdir", str(work))

@@ -62,14 +62,7 @@ from dataclasses import dataclass
 from functools import lru_cache, partial
 from typing import Any, NamedTuple
 
-from kgforge.grounding.index import (
-    EntityValues,
-    Fact,
-    FactTable,
-    GroundingIndex,
-    MessageGrams,
-    strip_qualifier,
-)
+from kgforge.grounding.index import EntityValues, Fact, FactTable, GroundingIndex, MessageGrams, strip_qualifier
 from kgforge.grounding.normalise import Surface, form, surface
 
 _PUNCTUATION = re.compile(r"[\W_]", re.UNICODE)
