@@ -40,8 +40,9 @@ CASES = {
     ],
 )
 def test_parts_grounded_in_worker_processes_give_what_one_process_gives(fmt, travel, tmp_path, monkeypatch):
-    """A shared dev file in small parts over two processes: the same file, byte for byte, and the same report
-    (counts, scores against gold, claims) as one process grounding it all."""
+    """A shared dev file in small parts over two processes, each part grounded and encoded a few dialogues at a
+    time: the same file, byte for byte, and the same report (counts, scores against gold, claims) as one
+    process grounding each part at once."""
     domain, source, graph, dialogues, part = CASES[fmt]
     workdir = travel
     if fmt != "kdconv":
@@ -49,7 +50,9 @@ def test_parts_grounded_in_worker_processes_give_what_one_process_gives(fmt, tra
         run_cli("build", domain, "--source", source.format(shared_file(graph)), "--workdir", str(workdir))
     monkeypatch.setattr(run, "PART_DIALOGUES", part)
     path = shared_file(dialogues)
+    monkeypatch.setattr(run, "ENCODED_AT_ONCE", 1 << 30)
     one = Domain(domain, workdir).ground(path, tmp_path / "one", fmt=fmt, workers=1)
+    monkeypatch.setattr(run, "ENCODED_AT_ONCE", 3)
     two = Domain(domain, workdir).ground(path, tmp_path / "two", fmt=fmt, workers=2)
     assert (one.workers, two.workers) == (1, 2)
     assert (tmp_path / "one").read_bytes() == (tmp_path / "two").read_bytes()

@@ -15,6 +15,7 @@ from kgforge.grounding.index import (
     FactTable,
     FactVocabulary,
     MessageGrams,
+    RecentlyUsed,
     SubjectFacts,
     make_fact,
     runs,
@@ -136,3 +137,28 @@ def _tries_what_the_rule_would(rows, messages, mentioned):
     for message in messages:  # one arrangement asked of several messages, as a dialogue asks it
         expected = [fact for fact in facts if _could_state(fact, message, mentioned, 8, 4)]
         assert arranged.tried(message, mentioned, MessageGrams(message, 4)) == expected
+
+
+def test_recently_used_keeps_what_was_asked_for_lately_and_at_most_its_size():
+    kept: RecentlyUsed[str, int] = RecentlyUsed(4)  # two generations of two
+    kept.put("a", 1)
+    kept.put("b", 2)
+    kept.put("c", 3)  # the young generation was full: a and b are the old one now
+    assert kept.get("a") == 1  # asked for from the old generation: back in the young one, with c
+    kept.put("d", 4)  # full again: c and a are the old generation, b (not asked for since) is dropped
+    assert kept.get("b") is None
+    assert [kept.get(key) for key in "acd"] == [1, 3, 4]
+    assert len(kept) <= 4
+
+
+@given(st.lists(st.tuples(st.booleans(), st.integers(0, 20)), max_size=200))
+def test_recently_used_never_holds_more_than_its_size_nor_a_value_it_was_not_given(steps):
+    kept: RecentlyUsed[int, int] = RecentlyUsed(6)
+    given_values: dict[int, int] = {}
+    for put, key in steps:
+        if put:
+            kept.put(key, key * 10)
+            given_values[key] = key * 10
+        else:
+            assert kept.get(key) in (None, given_values.get(key))
+        assert len(kept) <= 6

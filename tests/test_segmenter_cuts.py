@@ -85,7 +85,7 @@ def test_suggested_freq_is_jiebas(pieces: list[str]) -> None:
 def test_surface_fast_path_equals_the_character_by_character_form(text: str) -> None:
     pairs = [(out, i) for i, ch in enumerate(text) for out in _char_form(ch)]
     said = surface(text)
-    assert (said.form, said.origin) == ("".join(c for c, _ in pairs), tuple(i for _, i in pairs))
+    assert (said.form, tuple(said.origin)) == ("".join(c for c, _ in pairs), tuple(i for _, i in pairs))
 
 
 # runs of jieba's word characters with characters no dictionary word holds (jieba's HMM cuts those runs)

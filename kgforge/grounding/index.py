@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from functools import cached_property, lru_cache, partial
 from itertools import repeat
-from typing import Any, NamedTuple
+from typing import Any, Generic, NamedTuple, TypeVar
 
 import ahocorasick
 import polars as pl
@@ -34,6 +34,8 @@ _QUALIFIER = re.compile(r"\s*[（(][^（）()]*[）)]\s*$")
 _LIST_SEPARATORS = re.compile(r"[、,，;；/|《》“”\"]+|》\s*《")
 _TRAILING_MARKS = "。.!！?？"
 _TRAILING = re.compile(f"[{_TRAILING_MARKS}]+$")
+K = TypeVar("K")
+V = TypeVar("V")
 
 
 class Fact(NamedTuple):
@@ -395,25 +397,41 @@ class EntityValues:
         return found
 
 
-# arranged entities kept, the least recently used dropped first: all those in focus at 30k KdConv dialogues on the
+# arranged entities kept, those not used lately dropped first: all those in focus at 30k KdConv dialogues on the
 # 144k-entity graph (56k). Arranging one again costs more than the memory it holds (~30 KB: its runs, its automaton)
 SUBJECTS_KEPT = 1 << 16
 
 
-def _recently_used(kept: dict[Any, Any], key: Any) -> Any:
-    """``kept[key]`` (None when absent), moved to the end of ``kept``: the entities a corpus keeps coming back
-    to (its popular films and singers) stay, where dropping the oldest first made each again every
-    ``SUBJECTS_KEPT`` entities (45k of the 101k made at 30k dialogues)."""
-    found = kept.pop(key, None)
-    if found is not None:
-        kept[key] = found
-    return found
+class RecentlyUsed(Generic[K, V]):
+    """At most ``size`` values by key, those used lately kept: the entities a corpus keeps coming back to (its
+    popular films and singers) stay, where dropping the oldest first made each again every ``size`` entities
+    (45k of the 101k made at 30k dialogues). Two generations: a value is put in the young one, and moved back
+    to it when asked for from the old one; when the young one is full it becomes the old one, and the old
+    one's values, none asked for since, are dropped. A value asked for again (most of them, most of the
+    time) costs one lookup, where keeping the exact order of use cost a removal and an insertion."""
 
+    __slots__ = ("_young", "_old", "_half")
 
-def _keep(kept: dict[Any, Any], key: Any, value: Any) -> None:
-    if len(kept) >= SUBJECTS_KEPT:
-        kept.pop(next(iter(kept)))  # the least recently used
-    kept[key] = value
+    def __init__(self, size: int) -> None:
+        self._young: dict[K, V] = {}
+        self._old: dict[K, V] = {}
+        self._half = max(1, size // 2)
+
+    def __len__(self) -> int:
+        return len(self._young) + len(self._old)
+
+    def get(self, key: K) -> V | None:
+        found = self._young.get(key)
+        if found is None:
+            found = self._old.pop(key, None)
+            if found is not None:
+                self.put(key, found)
+        return found
+
+    def put(self, key: K, value: V) -> None:
+        if len(self._young) >= self._half:
+            self._old, self._young = self._young, {}
+        self._young[key] = value
 
 
 @dataclass
@@ -427,8 +445,12 @@ class GroundingIndex:
     text_chars: int = TEXT_CHARS
     relation_words: set[str] = field(default_factory=set)  # the relations' labels (导演, 编剧), in matching form
     text_relation_names: set[str] = field(default_factory=set)  # labels of the free-text relations (评论)
-    _arranged: dict[tuple[str, int, int], SubjectFacts] = field(default_factory=dict, repr=False, compare=False)
-    _related: dict[str, EntityValues] = field(default_factory=dict, repr=False, compare=False)
+    _arranged: RecentlyUsed[tuple[str, int, int], SubjectFacts] = field(
+        default_factory=partial(RecentlyUsed, SUBJECTS_KEPT), repr=False, compare=False
+    )
+    _related: RecentlyUsed[str, EntityValues] = field(
+        default_factory=partial(RecentlyUsed, SUBJECTS_KEPT), repr=False, compare=False
+    )
 
     @cached_property
     def entities_of(self) -> dict[str, tuple[str, ...]]:
@@ -506,10 +528,10 @@ class GroundingIndex:
     def subject_facts(self, subject: str, said_most_chars: int, ngram: int) -> SubjectFacts:
         """``subject``'s facts arranged for trying (:class:`SubjectFacts`), made on first use and kept."""
         key = (subject, said_most_chars, ngram)
-        kept = _recently_used(self._arranged, key)
+        kept = self._arranged.get(key)
         if kept is None:
             kept = SubjectFacts(list(self.facts_of.get(subject, ())), said_most_chars, ngram)
-            _keep(self._arranged, key, kept)
+            self._arranged.put(key, kept)
         return kept
 
     def related(self, subject: str) -> frozenset[str]:
@@ -519,10 +541,10 @@ class GroundingIndex:
     def entity_values(self, subject: str) -> EntityValues:
         """``subject``'s entity values (:class:`EntityValues`), made once an entity and kept like
         :meth:`subject_facts`: a message's claims ask them of every name it says."""
-        kept = _recently_used(self._related, subject)
+        kept = self._related.get(subject)
         if kept is None:
             kept = EntityValues.of(self.facts_of.get(subject, ()), self.types_of)
-            _keep(self._related, subject, kept)
+            self._related.put(subject, kept)
         return kept
 
     def label(self, iri: str) -> str:

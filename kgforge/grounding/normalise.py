@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Sequence
 from functools import lru_cache
 from typing import NamedTuple
 
@@ -28,11 +29,12 @@ _DROPPED = {" ", "\t", "\n", "\r", "\u3000", "\u00a0", "·", "•", "・", "【"
 
 
 class Surface(NamedTuple):  # a tuple: one is made for every message, and a tuple is made fastest
-    """``form``: the matching form of ``text``; ``origin[i]``: the index in ``text`` of ``form[i]``."""
+    """``form``: the matching form of ``text``; ``origin[i]``: the index in ``text`` of ``form[i]`` (a ``range``
+    where each character of the text is one of the form: the usual message, whose map is then never made)."""
 
     text: str
     form: str
-    origin: tuple[int, ...]
+    origin: Sequence[int]
 
     def span(self, start: int, end: int) -> tuple[int, int]:
         """The ``[start, end)`` span of ``text`` that ``form[start:end]`` came from."""
@@ -56,8 +58,9 @@ def _char_form(char: str) -> str:
 def surface(text: str) -> Surface:
     """``text`` in matching form with its offset map (see the module docstring)."""
     made = text.translate(_FORM_TABLE)  # not form(): its cache is for values, which repeat; messages do not
-    if len(made) == len(text) and _IRREGULAR.isdisjoint(text):
-        return Surface(text, made, tuple(range(len(text))))  # one character each: the usual message
+    if len(made) == len(text) and (not _EXPANDED or _EXPANDED.isdisjoint(text)):
+        # no character became two or more, so none was dropped either: one character each, the usual message
+        return Surface(text, made, range(len(text)))
     chars: list[str] = []
     origin: list[int] = []
     for index, char in enumerate(text):
@@ -73,12 +76,12 @@ class _FormTable(dict[int, str]):
 
     def __missing__(self, code: int) -> str:
         made = self[code] = _char_form(chr(code))
-        if len(made) != 1:
-            _IRREGULAR.add(chr(code))
+        if len(made) > 1:
+            _EXPANDED.add(chr(code))
         return made
 
 
-_IRREGULAR: set[str] = set()  # the characters seen whose matching form is not one character (dropped, or NFKC's ㎞)
+_EXPANDED: set[str] = set()  # the characters seen whose matching form is several (NFKC's ㎞, ½): rare
 
 
 _FORM_TABLE = _FormTable()
