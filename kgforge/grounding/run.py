@@ -169,7 +169,7 @@ def _ground_part(
     """One part grounded, its dialogues sent back as bytes of the output file (encoded where they were
     grounded: bytes cross between processes far faster than the records would), the grounding without them.
     The part is grounded ``ENCODED_AT_ONCE`` dialogues at a time, each few encoded at once: the grounded
-    records of a whole part, held to the end, took a tenth more time in new memory and its page faults."""
+    records of a whole part, held to its end, were new memory for the process to fault in (docs/benchmarks.md)."""
     results, pieces = [], []
     for at in range(0, max(len(records), 1), ENCODED_AT_ONCE):  # an empty part: one empty grounding
         result = way.ground(index, records[at : at + ENCODED_AT_ONCE], options)
