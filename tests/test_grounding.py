@@ -532,7 +532,7 @@ def test_one_name_of_two_entities_relates_neither():
 def test_trying_only_the_facts_a_message_could_state_changes_nothing(kg, tmp_path, monkeypatch):
     """The matcher tries, for each entity in focus, only the facts a message could state (names, parts,
     shared runs of characters); trying every fact instead grounds the film dev set the same way."""
-    from kgforge.grounding.index import SubjectFacts
+    from kgforge.grounding.facts import SubjectFacts
 
     dev = shared_file("kdconv/film/dev.json")
     fast = Domain("film", kg).ground(dev, tmp_path / "fast.json")

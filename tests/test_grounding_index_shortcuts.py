@@ -7,18 +7,14 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from kgforge.grounding import index as index_module
+from kgforge.grounding import facts as facts_module
+from kgforge.grounding.facts import Fact, MessageGrams, RecentlyUsed, SubjectFacts, runs
 from kgforge.grounding.index import (
     _TRAILING,
-    Fact,
     FactRows,
     FactTable,
     FactVocabulary,
-    MessageGrams,
-    RecentlyUsed,
-    SubjectFacts,
     make_fact,
-    runs,
     text_form,
 )
 from kgforge.grounding.normalise import form
@@ -118,11 +114,11 @@ def _could_state(fact: Fact, message: str, mentioned: set[str], said_most_chars:
 def test_an_entitys_arrangement_tries_the_facts_the_general_rule_would(rows, messages, mentioned, runs_after):
     """Whichever way the long values are looked for (in the values themselves, or in the set of their runs once
     ``RUNS_AFTER`` messages have shared characters with them), and a message holding a NUL (what joins them)."""
-    index_module.RUNS_AFTER, kept = runs_after, index_module.RUNS_AFTER
+    facts_module.RUNS_AFTER, kept = runs_after, facts_module.RUNS_AFTER
     try:
         _tries_what_the_rule_would(rows, messages, mentioned)
     finally:
-        index_module.RUNS_AFTER = kept
+        facts_module.RUNS_AFTER = kept
 
 
 def _tries_what_the_rule_would(rows, messages, mentioned):

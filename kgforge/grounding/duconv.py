@@ -21,7 +21,8 @@ from typing import Any
 
 from kgforge.core.errors import InputError
 from kgforge.core.jsonio import iter_json_lines
-from kgforge.grounding.index import TEXT_CHARS, Fact, GroundingIndex, make_fact
+from kgforge.grounding.facts import Fact
+from kgforge.grounding.index import TEXT_CHARS, GroundingIndex, make_fact
 from kgforge.grounding.matching import (
     DEFAULT_OPTIONS,
     Claim,

@@ -36,7 +36,8 @@ from typing import Any
 from kgforge.core.errors import InputError
 from kgforge.core.jsonio import iter_json_lines
 from kgforge.grounding.duconv import SessionClaims, stated_facts
-from kgforge.grounding.index import TEXT_CHARS, Fact, GroundingIndex, make_fact
+from kgforge.grounding.facts import Fact
+from kgforge.grounding.index import TEXT_CHARS, GroundingIndex, make_fact
 from kgforge.grounding.kdconv import Tally
 from kgforge.grounding.matching import DEFAULT_OPTIONS, MatchOptions, as_claim, message_cuts, word_cuts
 from kgforge.grounding.normalise import Surface, form, surface

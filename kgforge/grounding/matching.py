@@ -35,7 +35,7 @@ and that hold the same value are stated too (它的编剧和导演都是陆川);
 of their characters share their stretch (第64届、74届奥斯卡奖最佳男配角提名 states both awards); and a name
 of two entities (the album 孙燕姿 and its singer) relates neither to the other.
 
-Only the facts a message could state are tried (:class:`~kgforge.grounding.index.SubjectFacts`: the entity
+Only the facts a message could state are tried (:class:`~kgforge.grounding.facts.SubjectFacts`: the entity
 values it names, the literals one of whose parts it says, the long values with which it shares a run of
 characters); the rules above need one of these, so this changes no result, only the time.
 A value that names a relation (导演) is a value only of the subject the message is about, and only when the
@@ -62,7 +62,8 @@ from dataclasses import dataclass
 from functools import lru_cache, partial
 from typing import Any, NamedTuple
 
-from kgforge.grounding.index import EntityValues, Fact, FactTable, GroundingIndex, MessageGrams, strip_qualifier
+from kgforge.grounding.facts import EntityValues, Fact, MessageGrams
+from kgforge.grounding.index import FactTable, GroundingIndex, strip_qualifier
 from kgforge.grounding.normalise import Surface, form, surface
 
 _PUNCTUATION = re.compile(r"[\W_]", re.UNICODE)
