@@ -18,6 +18,10 @@ build after its first does. The goal export and the default KdConv grounding, th
 ``--repeat`` times in turn (export, grounding, export, grounding...), so that both meet the same machine; their
 ratio is of the medians (on this shared machine one run of either moves by 10-20% from the next). Target: each
 grounding within 1.5x of the goal export of the same run. Writes benchmarks/results/ground.json.
+
+Every stage runs the kgforge a user installs: a wheel built from this checkout (``pip wheel``, grounding's inner
+loop compiled with mypyc by ``hatch_build.py``) and put on the stages' path; ``--as-is`` times the kgforge this
+Python imports instead (an editable install runs those modules interpreted). The results say which ran.
 """
 
 from __future__ import annotations
@@ -25,7 +29,9 @@ from __future__ import annotations
 import argparse
 import filecmp
 import json
+import os
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -64,9 +70,12 @@ def main() -> None:
     parser.add_argument("--reuse", type=Path, help="a workdir built before: the build and derive are skipped")
     parser.add_argument("--keep", type=Path, help="build into this folder and keep it (for --reuse later)")
     parser.add_argument("--repeat", type=int, default=3, help="runs of the goal export and KdConv grounding, in turn")
+    parser.add_argument("--as-is", action="store_true", help="time the kgforge this Python imports, not a wheel")
     args = parser.parse_args()
     if args.repeat < 1:
         parser.error("--repeat: at least 1")
+    if not args.as_is:
+        run_installed(Path(tempfile.mkdtemp(prefix="kgforge-bench-wheel-")))
     kb = cached_synthetic_kb(args.out, args.small)
     work = args.reuse or args.keep or Path(tempfile.mkdtemp(prefix="kgforge-bench-ground-"))
     w = ("--workdir", str(work))
@@ -91,6 +100,7 @@ def main() -> None:
         "when": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
         "small": args.small,
         "n": args.n,
+        "compiled_modules": compiled_modules(),
         "goal_export": medians(exports),
         "ground": stages,
     }
@@ -150,6 +160,26 @@ def main() -> None:
     result["naive_baseline_kdconv"] = naive
     save(args.results, result)
     print(json.dumps(result, ensure_ascii=False, indent=2))
+
+
+def run_installed(folder: Path) -> None:
+    """Every later stage runs kgforge as installed from a wheel of this checkout: built (without build
+    isolation: hatchling, mypy and setuptools come from the ``bench`` extra), installed into ``folder``, and put
+    first on the stages' path. PYTHONSAFEPATH keeps a stage from importing the checkout in its working folder."""
+    root = Path(__file__).resolve().parent.parent
+    print("pip wheel (kgforge, grounding compiled) ...", file=sys.stderr)
+    pip = [sys.executable, "-m", "pip", "--disable-pip-version-check", "-q"]
+    subprocess.run([*pip, "wheel", "--no-deps", "--no-build-isolation", "-w", str(folder), str(root)], check=True)
+    wheel = next(folder.glob("kgforge-*.whl"))
+    subprocess.run([*pip, "install", "--no-deps", "--target", str(folder / "site"), str(wheel)], check=True)
+    os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(folder / "site"), os.environ.get("PYTHONPATH")]))
+    os.environ["PYTHONSAFEPATH"] = "1"
+
+
+def compiled_modules() -> list[str]:
+    """The grounding modules the stages' kgforge runs compiled (none: interpreted)."""
+    probe = "import json; from kgforge.grounding import compiled_modules; print(json.dumps(compiled_modules()))"
+    return json.loads(run_measured([sys.executable, "-c", probe])[0])
 
 
 def medians(runs: list[dict]) -> dict:

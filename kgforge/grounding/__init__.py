@@ -1,8 +1,12 @@
 """Which fact each utterance states: per-message knowledge annotation and claims checked against the graph.
 
-``normalise`` (matching forms, value keys) <- ``index`` (names automaton, facts) <- ``matching`` (focus,
-facts stated, claims) <- ``kdconv`` (KdConv files, scores against gold attrs) <- ``run`` (``kgforge ground``).
+``normalise`` (matching forms, value keys) <- ``facts`` (a fact, an entity's facts arranged for trying) <-
+``index`` (names automaton, facts of each entity) <- ``matching`` (focus, facts stated, claims) <- ``kdconv``
+(KdConv files, scores against gold attrs) <- ``run`` (``kgforge ground``).
 """
+
+import importlib.machinery
+import sys
 
 from kgforge.grounding.index import GroundingIndex
 from kgforge.grounding.matching import DialogueMatcher, MatchOptions
@@ -15,5 +19,17 @@ __all__ = [
     "GroundScore",
     "GroundingIndex",
     "MatchOptions",
+    "compiled_modules",
     "ground_file",
 ]
+
+
+def compiled_modules() -> tuple[str, ...]:
+    """The grounding modules this kgforge runs compiled: those ``hatch_build.py`` compiles with mypyc in a
+    regular install; none in an editable install, which runs them as written (the same results, slower)."""
+    suffixes = tuple(importlib.machinery.EXTENSION_SUFFIXES)
+    return tuple(
+        name
+        for name, module in sorted(sys.modules.items())
+        if name.startswith("kgforge.grounding.") and str(getattr(module, "__file__", "")).endswith(suffixes)
+    )

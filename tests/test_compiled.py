@@ -1,0 +1,64 @@
+"""An installed kgforge runs grounding's inner loop compiled with mypyc (``hatch_build.py``); an editable one runs
+the sources. The wheel built from this checkout must ground the real KdConv dialogues byte for byte as the
+sources do, in forked worker processes too (their results cross back pickled)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from hatch_build import COMPILED
+from kgforge.grounding import compiled_modules
+from tests.conftest import shared_file
+from tests.test_grounding import build_kdconv_domain
+
+ROOT = Path(__file__).resolve().parent.parent
+CLI = [sys.executable, "-c", "from kgforge.cli import main; main()"]
+PROBE = "import json; from kgforge.grounding import compiled_modules; print(json.dumps(compiled_modules()))"
+
+
+def installed_wheel(folder: Path) -> dict[str, str]:
+    """The wheel of this checkout built offline (the test extra holds its build requirements) and installed
+    into ``folder``: the environment of a process that imports it rather than the checkout."""
+    pip = [sys.executable, "-m", "pip", "--disable-pip-version-check", "-q"]
+    subprocess.run([*pip, "wheel", "--no-deps", "--no-build-isolation", "-w", str(folder), str(ROOT)], check=True)
+    (wheel,) = folder.glob("kgforge-*.whl")
+    subprocess.run([*pip, "install", "--no-deps", "--target", str(folder / "site"), str(wheel)], check=True)
+    return {**os.environ, "PYTHONPATH": str(folder / "site"), "PYTHONSAFEPATH": "1"}
+
+
+def ground(env: dict[str, str] | None, cwd: Path, *args: str) -> dict:
+    done = subprocess.run([*CLI, "ground", *args, "--json"], env=env, cwd=cwd, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr[-2000:]
+    return json.loads(done.stdout)
+
+
+def test_an_editable_install_runs_the_sources():
+    assert compiled_modules() == ()  # the test command installs with -e: what is edited is what runs
+
+
+@pytest.mark.slow  # builds the wheel (mypyc and a C compiler, about a minute), grounds 1,000+ dialogues twice
+def test_the_compiled_wheel_grounds_as_the_sources_do(tmp_path):
+    env = installed_wheel(tmp_path / "wheel")
+    probe = subprocess.run([sys.executable, "-c", PROBE], env=env, cwd=tmp_path, capture_output=True, text=True)
+    expected = sorted(path.removesuffix(".py").replace("/", ".") for path in COMPILED)
+    assert json.loads(probe.stdout) == expected, probe.stderr[-2000:]
+
+    kg = tmp_path / "kg"
+    build_kdconv_domain("film", kg)
+    dev = json.loads(shared_file("kdconv/film/dev.json").read_text(encoding="utf-8"))
+    dialogues = tmp_path / "dialogues.json"  # enough for two worker processes (grounding.run.PART_DIALOGUES)
+    dialogues.write_text(json.dumps(dev * (-(-1000 // len(dev))), ensure_ascii=False), encoding="utf-8")
+    args = ("film", "--dialogues", str(dialogues), "--workdir", str(kg), "--workers", "2")
+    compiled = ground(env, tmp_path, *args, "--out", str(tmp_path / "compiled.json"))
+    sources = ground(None, tmp_path, *args, "--out", str(tmp_path / "sources.json"))
+
+    assert compiled["workers"] == sources["workers"] == 2
+    assert (tmp_path / "compiled.json").read_bytes() == (tmp_path / "sources.json").read_bytes()
+    assert {k: v for k, v in compiled.items() if k != "out"} == {k: v for k, v in sources.items() if k != "out"}
+    assert compiled["scores"]["micro"]["f1"] > 0.8  # the grounding did its work, not two empty files
