@@ -89,3 +89,15 @@ def compile_modules(root: Path, work: Path) -> dict[Path, str]:
         path for path in work.rglob("*") if path.suffix in suffixes and "build" not in path.relative_to(work).parts
     ]
     return {path: path.relative_to(work).as_posix() for path in built}
+
+
+def install_wheel(folder: Path) -> Path:
+    """This checkout's wheel, built without build isolation (hatchling, mypy and setuptools from the environment:
+    the ``test`` and ``bench`` extras) and installed into ``folder``/site, which this returns: put first on
+    ``PYTHONPATH``, with ``PYTHONSAFEPATH`` set, it is the kgforge a process imports instead of the checkout."""
+    pip = [sys.executable, "-m", "pip", "--disable-pip-version-check", "-q"]
+    root = Path(__file__).resolve().parent
+    subprocess.run([*pip, "wheel", "--no-deps", "--no-build-isolation", "-w", str(folder), str(root)], check=True)
+    (wheel,) = folder.glob("kgforge-*.whl")
+    subprocess.run([*pip, "install", "--no-deps", "--target", str(folder / "site"), str(wheel)], check=True)
+    return folder / "site"

@@ -31,7 +31,6 @@ import filecmp
 import json
 import os
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -40,6 +39,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from benchmarks.bench_dialogue import CPU_SECONDS, kgforge, real_dialogues, run_measured  # noqa: E402
 from benchmarks.synthetic import cached_synthetic_kb  # noqa: E402
+from hatch_build import install_wheel  # noqa: E402
 from kgforge.grounding.kept import KEPT_INDEX  # noqa: E402
 from kgforge.store.snapshot import Snapshot  # noqa: E402
 
@@ -163,16 +163,11 @@ def main() -> None:
 
 
 def run_installed(folder: Path) -> None:
-    """Every later stage runs kgforge as installed from a wheel of this checkout: built (without build
-    isolation: hatchling, mypy and setuptools come from the ``bench`` extra), installed into ``folder``, and put
-    first on the stages' path. PYTHONSAFEPATH keeps a stage from importing the checkout in its working folder."""
-    root = Path(__file__).resolve().parent.parent
+    """Every later stage runs kgforge as installed from a wheel of this checkout (``hatch_build.install_wheel``),
+    first on the stages' path; PYTHONSAFEPATH keeps a stage from importing the checkout in its working folder."""
     print("pip wheel (kgforge, grounding compiled) ...", file=sys.stderr)
-    pip = [sys.executable, "-m", "pip", "--disable-pip-version-check", "-q"]
-    subprocess.run([*pip, "wheel", "--no-deps", "--no-build-isolation", "-w", str(folder), str(root)], check=True)
-    wheel = next(folder.glob("kgforge-*.whl"))
-    subprocess.run([*pip, "install", "--no-deps", "--target", str(folder / "site"), str(wheel)], check=True)
-    os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(folder / "site"), os.environ.get("PYTHONPATH")]))
+    site = install_wheel(folder)
+    os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(site), os.environ.get("PYTHONPATH")]))
     os.environ["PYTHONSAFEPATH"] = "1"
 
 

@@ -12,24 +12,13 @@ from pathlib import Path
 
 import pytest
 
-from hatch_build import COMPILED
+from hatch_build import COMPILED, install_wheel
 from kgforge.grounding import compiled_modules
 from tests.conftest import shared_file
 from tests.test_grounding import build_kdconv_domain
 
-ROOT = Path(__file__).resolve().parent.parent
 CLI = [sys.executable, "-c", "from kgforge.cli import main; main()"]
 PROBE = "import json; from kgforge.grounding import compiled_modules; print(json.dumps(compiled_modules()))"
-
-
-def installed_wheel(folder: Path) -> dict[str, str]:
-    """The wheel of this checkout built offline (the test extra holds its build requirements) and installed
-    into ``folder``: the environment of a process that imports it rather than the checkout."""
-    pip = [sys.executable, "-m", "pip", "--disable-pip-version-check", "-q"]
-    subprocess.run([*pip, "wheel", "--no-deps", "--no-build-isolation", "-w", str(folder), str(ROOT)], check=True)
-    (wheel,) = folder.glob("kgforge-*.whl")
-    subprocess.run([*pip, "install", "--no-deps", "--target", str(folder / "site"), str(wheel)], check=True)
-    return {**os.environ, "PYTHONPATH": str(folder / "site"), "PYTHONSAFEPATH": "1"}
 
 
 def ground(env: dict[str, str] | None, cwd: Path, *args: str) -> dict:
@@ -44,7 +33,8 @@ def test_an_editable_install_runs_the_sources():
 
 @pytest.mark.slow  # builds the wheel (mypyc and a C compiler, about a minute), grounds 1,000+ dialogues twice
 def test_the_compiled_wheel_grounds_as_the_sources_do(tmp_path):
-    env = installed_wheel(tmp_path / "wheel")
+    site = install_wheel(tmp_path / "wheel")  # the wheel of this checkout, built offline (the test extra)
+    env = {**os.environ, "PYTHONPATH": str(site), "PYTHONSAFEPATH": "1"}
     probe = subprocess.run([sys.executable, "-c", PROBE], env=env, cwd=tmp_path, capture_output=True, text=True)
     expected = sorted(path.removesuffix(".py").replace("/", ".") for path in COMPILED)
     assert json.loads(probe.stdout) == expected, probe.stderr[-2000:]
