@@ -9,6 +9,7 @@ related entities.
 from kgforge.embed.config import (
     EVALUATIONS,
     MODELS,
+    KEEPS,
     PRECISIONS,
     SPLITS,
     EmbedConfig,
@@ -28,6 +29,7 @@ from kgforge.embed.train import Trainer, embed, pick_device, train_bundle
 __all__ = [
     "EVALUATIONS",
     "MODELS",
+    "KEEPS",
     "PRECISIONS",
     "SPLITS",
     "EmbedConfig",

@@ -43,6 +43,7 @@ DISTANCE_MODELS = frozenset(
 LITERAL_ENTITY = "urn:kgforge:literal:"
 PRECISIONS = ("auto", "fp32", "bf16")  # auto: bf16 autocast on GPU, fp32 on CPU
 EVALUATIONS = ("auto", "full", "sampled", "none")
+KEEPS = ("best", "last")  # which epoch's weights a bundle keeps
 
 
 class EmbedError(KgforgeError):
@@ -61,6 +62,8 @@ class EmbedConfig:
     device: str = "auto"
     precision: str = "auto"  # auto (bf16 autocast on GPU, fp32 on CPU) | fp32 | bf16
     max_time: float | None = None  # seconds of training
+    patience: int = 10  # epochs without a lower validation loss before training stops (0: train every epoch)
+    keep: str = "best"  # the weights the bundle keeps: of the epoch with the lowest validation loss, or the last
     checkpoint_seconds: float = 300.0
     ratios: tuple[float, float, float] = (0.8, 0.1, 0.1)
     include_literals: bool = False
@@ -83,6 +86,8 @@ class EmbedConfig:
         for name in ("batch_size", "num_negatives", "eval_batch_size", "threads"):
             checks.optional(checks.whole, getattr(self, name), f"EmbedConfig.{name}", 1)
         checks.whole(self.seed, "EmbedConfig.seed", 0)
+        checks.whole(self.patience, "EmbedConfig.patience", 0)
+        checks.choice(self.keep, "EmbedConfig.keep", KEEPS)
         checks.number(self.learning_rate, "EmbedConfig.learning_rate", above=True)
         checks.number(self.checkpoint_seconds, "EmbedConfig.checkpoint_seconds")  # 0: after every step
         checks.optional(checks.number, self.max_time, "EmbedConfig.max_time", above=True)
