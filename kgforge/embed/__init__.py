@@ -8,8 +8,8 @@ related entities.
 
 from kgforge.embed.config import (
     EVALUATIONS,
-    MODELS,
     KEEPS,
+    MODELS,
     PRECISIONS,
     SPLITS,
     EmbedConfig,
