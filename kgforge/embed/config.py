@@ -7,16 +7,18 @@ import hashlib
 import os
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import polars as pl
 import torch
-from pykeen.models import ERModel, model_resolver
-from pykeen.triples import CoreTriplesFactory
 
 from kgforge.core import checks
 from kgforge.core.errors import ArgumentError, KgforgeError
 from kgforge.core.registry import Registry
+
+if TYPE_CHECKING:  # PyKEEN loads where a model is built (seconds, scikit-learn with it): not to read a bundle
+    from pykeen.models import ERModel
+    from pykeen.triples import CoreTriplesFactory
 
 SPLITS = ("train", "valid", "test")
 SPLIT_CODE = {name: code for code, name in enumerate(SPLITS)}
@@ -123,6 +125,8 @@ class TripleSet:
         return torch.from_numpy(frame.select("h", "r", "t").to_numpy().astype("int64"))
 
     def factory(self, split: str = "train") -> CoreTriplesFactory:
+        from pykeen.triples import CoreTriplesFactory  # lazy: PyKEEN loads where a model is trained
+
         return CoreTriplesFactory(
             mapped_triples=self.mapped(split), num_entities=self.entities.height, num_relations=self.relations.height
         )
@@ -145,6 +149,8 @@ def check_model(name: str, what: str = "model") -> str:
 
 def _pykeen_models() -> Iterator[tuple[str, type[ERModel]]]:
     """PyKEEN's entity/relation embedding models, under PyKEEN's normalised names (``rotate``, ``transe``)."""
+    from pykeen.models import ERModel, model_resolver  # lazy: PyKEEN loads where a model is named
+
     for key, cls in model_resolver.lookup_dict.items():
         if isinstance(cls, type) and issubclass(cls, ERModel):
             yield key, cls
@@ -158,6 +164,8 @@ MODELS: Registry[type[ERModel]] = Registry(
 def model_class(name: str, what: str = "model") -> type[ERModel]:
     """The model class ``name`` names: a PyKEEN model by any of its spellings (``RotatE``, ``rotate``,
     ``RotatEModel``), or a plug-in's model registered under the ``kgforge.models`` entry-point group."""
+    from pykeen.models import model_resolver  # lazy: PyKEEN loads where a model is named
+
     key = model_key(name)
     if key in MODELS:
         return MODELS.get(key)
@@ -178,6 +186,8 @@ def build_model(config: EmbedConfig, factory: CoreTriplesFactory) -> ERModel:
 
 
 def model_key(model_name: str) -> str:
+    from pykeen.models import model_resolver  # lazy: PyKEEN loads where a model is named
+
     return model_resolver.normalize(model_name)
 
 
