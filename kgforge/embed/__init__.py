@@ -46,7 +46,26 @@ _HOME = {
     "kgforge.embed.split": ("graph_triples", "index_triples", "split_triples", "triple_set_from_ids"),
     "kgforge.embed.train": ("Trainer", "embed", "pick_device", "train_bundle"),
 }
-__all__ = sorted(name for names in _HOME.values() for name in names)
+__all__ = [
+    "EVALUATIONS",
+    "KEEPS",
+    "MODELS",
+    "PRECISIONS",
+    "SPLITS",
+    "EmbedConfig",
+    "EmbedError",
+    "Trainer",
+    "TripleSet",
+    "build_model",
+    "check_model",
+    "embed",
+    "graph_triples",
+    "index_triples",
+    "pick_device",
+    "split_triples",
+    "train_bundle",
+    "triple_set_from_ids",
+]
 
 
 def __getattr__(name: str) -> Any:
