@@ -940,10 +940,14 @@ def check_embed_model(name: str, what: str = "model") -> str:
 
 
 def embed_choices(option: str) -> tuple[str, ...]:
-    """The values EmbedConfig accepts for ``option`` (``"precision"`` or ``"evaluation"``); loads torch."""
+    """The values EmbedConfig accepts for ``option`` (``"precision"``, ``"evaluation"`` or ``"keep"``); loads torch."""
     import kgforge.embed  # lazy: torch and PyKEEN take seconds to load
 
-    return tuple({"precision": kgforge.embed.PRECISIONS, "evaluation": kgforge.embed.EVALUATIONS}[option])
+    return tuple(
+        {"precision": kgforge.embed.PRECISIONS, "evaluation": kgforge.embed.EVALUATIONS, "keep": kgforge.embed.KEEPS}[
+            option
+        ]
+    )
 
 
 __all__ += ["EvalReport", "KnowledgeScore", "score_responses"]

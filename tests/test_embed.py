@@ -326,3 +326,22 @@ def test_distance_scores_stay_fp32_under_bf16_autocast():
     with torch.autocast(device_type="cpu", dtype=torch.bfloat16):
         under_autocast = candidate_scores(model, batch, None, "tail")
     assert under_autocast.dtype == torch.float32 and torch.allclose(under_autocast, exact, atol=1e-5)
+
+
+def test_training_stops_early_and_keeps_the_epoch_of_lowest_validation_loss(tmp_path):
+    triple_set = dataset_triple_set(Nations())
+    config = EmbedConfig(model="DistMult", dim=16, epochs=200, learning_rate=0.5, threads=1, patience=3)
+    training = train_bundle(triple_set, config, tmp_path / "early", progress=False).training
+    valid = training["validation_loss_curve"]
+    best = min(range(len(valid)), key=valid.__getitem__) + 1
+    assert training["epochs_completed"] == best + 3 < 200  # three epochs past the lowest, then stopped
+    assert training["stopped_by"] == f"early stopping: no lower validation loss in the 3 epochs after epoch {best}"
+    assert training["kept_epoch"] == f"the best ({best}, the lowest validation loss)"
+
+    # the bundle holds the best epoch's weights: training exactly that many epochs gives the same tensors
+    again = EmbedConfig(**{**vars(config), "epochs": best, "patience": 0, "keep": "last"})
+    assert train_bundle(triple_set, again, tmp_path / "exact", progress=False).training["kept_epoch"] == (
+        f"the last ({best})"
+    )
+    kept, exact = (load_file(str(tmp_path / name / "weights.safetensors")) for name in ("early", "exact"))
+    assert kept.keys() == exact.keys() and all(torch.equal(kept[k], exact[k]) for k in kept)

@@ -202,3 +202,25 @@ def test_sheet_cells_never_start_a_formula(text):
     safe = spreadsheet_cell(text)
     assert not safe.startswith(("=", "+", "-", "@", "\t", "\r"))
     assert safe == (("'" + text) if text[:1] in ("=", "+", "-", "@", "\t", "\r") else text)
+
+
+def test_msde_rec_takes_its_released_key_and_three_point_scale(tmp_path):
+    """MSDE's released sheets score 推荐成功率（Rec.） 0/1/2 where a dialogue recommends: a 2 imports as it is."""
+    files = write_systems(tmp_path)
+    made = make_sheets("msde", files, tmp_path / "x", annotators=1, sample=4, seed=5)
+    chosen = rubric("msde")
+    assert [a.key for a in chosen.aspects][-1] == "推荐成功率（Rec.）"
+    (path,) = made.sheets.values()
+    rows = read_csv(path)
+    for i, row in enumerate(rows):
+        for aspect in chosen.aspects:
+            row[aspect.key] = "" if aspect.optional and i % 2 else str(i % 3)
+    with open(path, "w", encoding="utf-8", newline="") as handle:
+        writer = csv.DictWriter(handle, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)
+    report = import_ratings(tmp_path / "x")
+    rec = [m for m in report.means if m["aspect"] == "推荐成功率（Rec.）"]  # one row per system
+    scored = [i % 3 for i in range(len(rows)) if not i % 2]
+    assert sum(m["n"] for m in rec) == len(scored) and 2 in scored
+    assert sum(m["mean"] * m["n"] for m in rec) == pytest.approx(sum(scored))

@@ -186,6 +186,22 @@ def test_bundle_saved_in_format_1_still_loads_and_answers_the_same():
     assert torch.allclose(entity_vectors(model, bundle.metric), bundle.vectors)
 
 
+def test_a_lookup_in_a_bundle_never_loads_pykeen():
+    """PyKEEN and scikit-learn take seconds to import; a related-entity search reads vectors and tables only."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    folder = Path(__file__).parent / "fixtures" / "bundle_v1"
+    probe = (
+        "import sys; from kgforge.embed.bundle import Bundle; from kgforge.embed.related import RelatedIndex; "
+        f"index = RelatedIndex(Bundle.open({str(folder)!r}), 'cpu'); index.top([0], 3); "
+        "print(sorted(m for m in ('pykeen', 'sklearn') if m in sys.modules))"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "[]"
+
+
 @pytest.fixture(scope="module")
 def url_labels(tmp_path_factory):
     """A small bundle (PyKEEN's Nations graph) whose first entities are labelled like IRIs: one with a

@@ -47,14 +47,21 @@ class SourceDecision:
         return f"{self.action} {self.source}: {self.reason}"
 
 
-def refresh_record(options: dict[str, Any], path: Path, relations: set[Relation]) -> dict[str, Any]:
-    """What a source graph's manifest entry records so a later build can tell whether it changed."""
-    return {
+def refresh_record(
+    options: dict[str, Any], path: Path, relations: set[Relation], schema_footprint: str | None = None
+) -> dict[str, Any]:
+    """What a source graph's manifest entry records so a later build can tell whether it changed; with an
+    inferred schema, also the digest of what that schema says of the relations the source uses
+    (:func:`kgforge.build.inferred.schema_footprint`)."""
+    record = {
         "importer_version": __version__,
-        "options": _plain(options),
+        "options": plain_options(options),
         "stamp_ns": path.stat().st_mtime_ns if path.is_file() else None,
         "relations": schema_relations(relations),
     }
+    if schema_footprint is not None:
+        record["schema_footprint"] = schema_footprint
+    return record
 
 
 def schema_relations(relations: set[Relation]) -> list[list[str]]:
@@ -77,10 +84,13 @@ def decide(
     options: dict[str, Any],
     graph: str,
     full: bool,
+    schema_footprint: str | None = None,
 ) -> SourceDecision:
-    """Keep the published graph of source ``kind:path`` (named ``graph`` by this build), or import it again."""
+    """Keep the published graph of source ``kind:path`` (named ``graph`` by this build), or import it again.
+    A schema that changed keeps the graph only when it is inferred and says the same of every relation the
+    source uses as when the graph was made (``schema_footprint``)."""
     source = f"{kind}:{path}"
-    why = _why_import(previous, published, schema_sha256, kind, path, options, graph, full)
+    why = _why_import(previous, published, schema_sha256, kind, path, options, graph, full, schema_footprint)
     if why is not None:
         return SourceDecision(source, graph, IMPORTED, why)
     entry = previous.graphs[graph]  # type: ignore[union-attr]
@@ -98,13 +108,15 @@ def _why_import(
     options: dict[str, Any],
     graph: str,
     full: bool,
+    schema_footprint: str | None = None,
 ) -> str | None:
     """Why the source cannot keep its published graph, or None when it can."""
     if full:
         return "--full imports every source"
     if previous is None or published is None:
         return "no published build to compare with"
-    if previous.schema.sha256 != schema_sha256:
+    schema_changed = previous.schema.sha256 != schema_sha256
+    if schema_changed and schema_footprint is None:
         return "the schema changed since the published build"
     entry = previous.graphs.get(graph)
     if entry is None:
@@ -118,9 +130,20 @@ def _why_import(
         return "the published build does not record what this graph was made from (made by an earlier version)"
     if record.get("importer_version") != __version__:
         return f"the importer changed (kgforge {record.get('importer_version')} → {__version__})"
-    if record.get("options") != _plain(options):
+    if record.get("options") != plain_options(options):
         return "the importer's options changed"
-    return _input_change(entry, path) or _quads_problem(entry, published)
+    return (
+        _input_change(entry, path)
+        or (_schema_change(entry, schema_footprint) if schema_changed else None)
+        or _quads_problem(entry, published)
+    )
+
+
+def _schema_change(entry: GraphEntry, footprint: str | None) -> str | None:
+    """With an inferred schema that changed: why what it says of this source's relations differs, if it does."""
+    if entry.details["refresh"].get("schema_footprint") == footprint:
+        return None
+    return "the inferred schema changed for the relations this source uses (kind, datatype or name)"
 
 
 def _input_change(entry: GraphEntry, path: Path) -> str | None:
@@ -139,6 +162,6 @@ def _quads_problem(entry: GraphEntry, published: Path) -> str | None:
     return f"its published quads file {entry.quads_file} is missing or differs from its checksum"
 
 
-def _plain(options: dict[str, Any]) -> Any:
+def plain_options(options: dict[str, Any]) -> Any:
     """Options as the manifest's JSON holds them, so a recorded value and a fresh one compare equal."""
     return json.loads(json.dumps(options, sort_keys=True, default=str))

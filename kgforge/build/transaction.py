@@ -21,6 +21,7 @@ from typing import Any
 import pyoxigraph as ox
 from rich.progress import Progress
 
+from kgforge.build.inferred import infer_build_schema
 from kgforge.build.refresh import SourceDecision, decide, refresh_record, relations_from_records
 from kgforge.core.errors import InputError, KgforgeError
 from kgforge.core.files import file_fingerprint, package_versions, sha256_file
@@ -48,7 +49,6 @@ from kgforge.core.vocab import (
     graph_iri,
 )
 from kgforge.sources.importer import ImportContext, importer_for, reads_file, source_licence
-from kgforge.sources.schema_infer import infer_schema
 from kgforge.store.checksums import stamp
 from kgforge.store.layout import (
     SCHEMA_COPY,
@@ -251,10 +251,12 @@ def build(
         started = time.perf_counter()
         current = Snapshot.published(paths)
         published, previous = (current.build, current.manifest) if current else (None, None)
+        footprints: list[str | None] = [None] * len(specs)
+        observed = None
         if schema is None:
-            schema = infer_schema(domain, [SourceSpec(s.kind, str(path), s.options) for s, path in specs]).write(
-                staging / INFERRED_SCHEMA
-            )
+            earlier = current.build if current is not None and current.manifest.schema.inferred else None
+            inferred = infer_build_schema(domain, specs, earlier, staging, INFERRED_SCHEMA)
+            schema, footprints, observed = inferred.schema, list(inferred.footprints), inferred.observed_again
         schema_sha256 = sha256_file(schema.path)
         taken: set[str] = set()
         names = [_graph_name(spec.kind, path, taken) for spec, path in specs]  # as a full build names them
@@ -268,15 +270,18 @@ def build(
                 dict(spec.options),
                 graph_iri(*name.split("/")),
                 full,
+                footprint,
             )
-            for (spec, path), name in zip(specs, names)
+            for (spec, path), name, footprint in zip(specs, names, footprints)
         ]
         results, used = [], set()
-        for (spec, path), name, decision in zip(specs, names, decisions):
+        for (spec, path), name, decision, footprint in zip(specs, names, decisions, footprints):
             if decision.kept:
                 result = _kept_source(previous, decision.graph)
             else:
-                result, _ = import_source(schema, paths, staging, spec, path, set(), progress, name=name)
+                result, _ = import_source(
+                    schema, paths, staging, spec, path, set(), progress, name=name, schema_footprint=footprint
+                )
             results.append(result)
             used |= relations_from_records(result.refresh["relations"])
         schema_writer = write_schema_graph(schema, used, staging / SCHEMA_QUADS)
@@ -297,6 +302,8 @@ def build(
     summary.decisions = decisions
     summary.timings["import_seconds"] = round(import_seconds, 3)
     summary.schema = {"path": str(schema.path), "inferred": schema.inferred}
+    if observed is not None:  # sources imported into a scratch folder to infer the schema (the others were kept)
+        summary.schema["sources_observed"] = observed
     return summary
 
 
@@ -372,9 +379,11 @@ def import_source(
     taken: set[str],
     progress: Progress,
     name: str | None = None,
+    schema_footprint: str | None = None,
 ) -> tuple[SourceResult, set[Relation]]:
     """Import one source into its quads file in the staging build folder ``staging``, as graph ``name``
-    (default: named after the source, unlike any in ``taken``)."""
+    (default: named after the source, unlike any in ``taken``); ``schema_footprint`` is recorded for the
+    next build (:mod:`kgforge.build.inferred`)."""
     importer = importer_for(spec.kind)
     if reads_file(spec.kind) and not path.exists():
         raise InputError(f"{path}: no such file (source {spec.kind}:{spec.path})")
@@ -421,7 +430,7 @@ def import_source(
         seconds=round(time.perf_counter() - started, 3),
         engine=ctx.engine,
         licence=spec.licence or source_licence(spec.kind),
-        refresh=refresh_record(spec.options, path, ctx.relations_used),
+        refresh=refresh_record(spec.options, path, ctx.relations_used, schema_footprint),
     )
     if ctx.counts["records_ok"] == 0 and writer.count == 0:
         where = f"quarantined {quarantine.count}; see {quarantine.path}" if quarantine.count else "nothing quarantined"

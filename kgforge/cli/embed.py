@@ -41,6 +41,7 @@ def _embed_choice(option: str) -> Checked[str]:
 PYKEEN_MODEL = Checked(str, check_embed_model, "a PyKEEN model")
 PRECISION = _embed_choice("precision")
 EVALUATION = _embed_choice("evaluation")
+KEEP = _embed_choice("keep")
 
 
 EMBED_HINT = "interrupted before this run's first checkpoint: the model bundle is unchanged; rerun the same command"
@@ -77,6 +78,16 @@ def embed_command(
     max_time: Annotated[
         float | None, typer.Option(parser=POSITIVE_NUMBER, help="Stop training after this many seconds.")
     ] = None,
+    patience: Annotated[
+        int,
+        typer.Option(
+            parser=NON_NEGATIVE,
+            help="Stop after this many epochs without a lower validation loss (0: train every epoch).",
+        ),
+    ] = 10,
+    keep: Annotated[
+        str, typer.Option(parser=KEEP, help="best (the epoch of lowest validation loss) or last: the weights kept.")
+    ] = "best",
     checkpoint_every: Annotated[
         float, typer.Option(parser=NON_NEGATIVE_NUMBER, help="Seconds between checkpoints (0: after every step).")
     ] = 300.0,
@@ -125,6 +136,8 @@ def embed_command(
         device=device,
         precision=precision,
         max_time=max_time,
+        patience=patience,
+        keep=keep,
         checkpoint_seconds=checkpoint_every,
         include_literals=include_literals,
         include_derived=include_derived,
@@ -154,6 +167,7 @@ def embed_command(
             "triples/s": training["triples_per_second"],
             "seconds": training["seconds"],
             "stopped by": training["stopped_by"] or "-",
+            "weights kept": training.get("kept_epoch") or "-",
             "metric": summary["metric"],
         },
     )

@@ -25,11 +25,10 @@ import shutil
 from dataclasses import dataclass, fields
 from functools import cached_property
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import polars as pl
 import torch
-from pykeen.models import ERModel
 from safetensors.torch import load_file, save_file
 
 from kgforge.core import checks
@@ -39,6 +38,9 @@ from kgforge.core.records import Record, omitted_when_none
 from kgforge.embed.config import EmbedConfig, TripleSet, build_model
 from kgforge.store.layout import DomainPaths
 from kgforge.store.workdir import where
+
+if TYPE_CHECKING:  # a bundle is read with torch alone; PyKEEN loads to rebuild its model (Bundle.model)
+    from pykeen.models import ERModel
 
 FORMAT_VERSION = 1
 BUNDLE_FILES = (

@@ -7,16 +7,18 @@ import hashlib
 import os
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import polars as pl
 import torch
-from pykeen.models import ERModel, model_resolver
-from pykeen.triples import CoreTriplesFactory
 
 from kgforge.core import checks
 from kgforge.core.errors import ArgumentError, KgforgeError
 from kgforge.core.registry import Registry
+
+if TYPE_CHECKING:  # PyKEEN loads where a model is built (seconds, scikit-learn with it): not to read a bundle
+    from pykeen.models import ERModel
+    from pykeen.triples import CoreTriplesFactory
 
 SPLITS = ("train", "valid", "test")
 SPLIT_CODE = {name: code for code, name in enumerate(SPLITS)}
@@ -43,6 +45,7 @@ DISTANCE_MODELS = frozenset(
 LITERAL_ENTITY = "urn:kgforge:literal:"
 PRECISIONS = ("auto", "fp32", "bf16")  # auto: bf16 autocast on GPU, fp32 on CPU
 EVALUATIONS = ("auto", "full", "sampled", "none")
+KEEPS = ("best", "last")  # which epoch's weights a bundle keeps
 
 
 class EmbedError(KgforgeError):
@@ -61,6 +64,8 @@ class EmbedConfig:
     device: str = "auto"
     precision: str = "auto"  # auto (bf16 autocast on GPU, fp32 on CPU) | fp32 | bf16
     max_time: float | None = None  # seconds of training
+    patience: int = 10  # epochs without a lower validation loss before training stops (0: train every epoch)
+    keep: str = "best"  # the weights the bundle keeps: of the epoch with the lowest validation loss, or the last
     checkpoint_seconds: float = 300.0
     ratios: tuple[float, float, float] = (0.8, 0.1, 0.1)
     include_literals: bool = False
@@ -83,6 +88,8 @@ class EmbedConfig:
         for name in ("batch_size", "num_negatives", "eval_batch_size", "threads"):
             checks.optional(checks.whole, getattr(self, name), f"EmbedConfig.{name}", 1)
         checks.whole(self.seed, "EmbedConfig.seed", 0)
+        checks.whole(self.patience, "EmbedConfig.patience", 0)
+        checks.choice(self.keep, "EmbedConfig.keep", KEEPS)
         checks.number(self.learning_rate, "EmbedConfig.learning_rate", above=True)
         checks.number(self.checkpoint_seconds, "EmbedConfig.checkpoint_seconds")  # 0: after every step
         checks.optional(checks.number, self.max_time, "EmbedConfig.max_time", above=True)
@@ -118,6 +125,8 @@ class TripleSet:
         return torch.from_numpy(frame.select("h", "r", "t").to_numpy().astype("int64"))
 
     def factory(self, split: str = "train") -> CoreTriplesFactory:
+        from pykeen.triples import CoreTriplesFactory  # lazy: PyKEEN loads where a model is trained
+
         return CoreTriplesFactory(
             mapped_triples=self.mapped(split), num_entities=self.entities.height, num_relations=self.relations.height
         )
@@ -140,6 +149,8 @@ def check_model(name: str, what: str = "model") -> str:
 
 def _pykeen_models() -> Iterator[tuple[str, type[ERModel]]]:
     """PyKEEN's entity/relation embedding models, under PyKEEN's normalised names (``rotate``, ``transe``)."""
+    from pykeen.models import ERModel, model_resolver  # lazy: PyKEEN loads where a model is named
+
     for key, cls in model_resolver.lookup_dict.items():
         if isinstance(cls, type) and issubclass(cls, ERModel):
             yield key, cls
@@ -153,6 +164,8 @@ MODELS: Registry[type[ERModel]] = Registry(
 def model_class(name: str, what: str = "model") -> type[ERModel]:
     """The model class ``name`` names: a PyKEEN model by any of its spellings (``RotatE``, ``rotate``,
     ``RotatEModel``), or a plug-in's model registered under the ``kgforge.models`` entry-point group."""
+    from pykeen.models import model_resolver  # lazy: PyKEEN loads where a model is named
+
     key = model_key(name)
     if key in MODELS:
         return MODELS.get(key)
@@ -173,6 +186,8 @@ def build_model(config: EmbedConfig, factory: CoreTriplesFactory) -> ERModel:
 
 
 def model_key(model_name: str) -> str:
+    from pykeen.models import model_resolver  # lazy: PyKEEN loads where a model is named
+
     return model_resolver.normalize(model_name)
 
 

@@ -21,6 +21,7 @@ class TrainState:
     epoch_loss: float = 0.0  # sum of this epoch's batch losses so far (a resumed epoch keeps its start)
     losses: list[float] = field(default_factory=list)  # mean training loss of each finished epoch
     valid_losses: list[float] = field(default_factory=list)  # the same loss on validation triples, per epoch
+    best_epoch: int | None = None  # the finished epoch (1-based) with the lowest validation loss so far
 
 
 def _step_generator(seed: int, epoch: int, batch: int) -> torch.Generator:

@@ -191,6 +191,7 @@ class Trainer:
         self.state = TrainState()
         self.num_entities = model.num_entities
         self.stopped_by: str | None = None
+        self.best_weights: dict[str, torch.Tensor] | None = None  # the model at state.best_epoch
 
     @property
     def checkpoint_path(self) -> Path:
@@ -207,6 +208,7 @@ class Trainer:
             "fingerprint": self.fingerprint,
             "model_name": self.config.model,
             "dim": self.config.dim,
+            "best_model": self.best_weights,
         }
         with atomic_write(self.checkpoint_path, "wb") as out:
             torch.save(payload, out)
@@ -224,12 +226,15 @@ class Trainer:
         self.model.load_state_dict(payload["model"])
         self.optimizer.load_state_dict(payload["optimizer"])
         self.state = TrainState(**payload["state"])
+        self.best_weights = payload.get("best_model")
         return True
 
     def fit(self, progress: bool = True) -> TrainState:
-        """Train to ``config.epochs``; Ctrl-C writes a checkpoint first, so --resume loses nothing."""
+        """Train to ``config.epochs``, or until ``config.patience`` epochs bring no lower validation loss; the
+        model then holds the weights ``config.keep`` asks for. Ctrl-C writes a checkpoint first, so --resume
+        loses nothing."""
         try:
-            return self._fit(progress)
+            state = self._fit(progress)
         except KeyboardInterrupt:
             self.save_checkpoint()
             raise Interrupted(
@@ -237,6 +242,9 @@ class Trainer:
                 f"{self.state.epoch + 1}/{self.config.epochs}, batch {self.state.batch}); rerun the "
                 "same command with --resume to continue"
             ) from None
+        if self.config.keep == "best" and self.best_weights is not None:
+            self.model.load_state_dict(self.best_weights)
+        return state
 
     def _fit(self, progress: bool) -> TrainState:
         config, state = self.config, self.state
@@ -294,6 +302,8 @@ class Trainer:
                     state.last_loss = float(loss.detach())
                 self._end_epoch(batches)
                 bar.update(task, description=f"epoch {state.epoch}/{config.epochs} loss {state.last_loss:.4f}")
+                if self._no_longer_improving():
+                    break
         state.elapsed = time.perf_counter() - started
         self.save_checkpoint()
         return state
@@ -316,7 +326,19 @@ class Trainer:
                 )
                 state.valid_losses.append(float(_cross_entropy_loss(self.model, self.valid, negatives)))
             self.model.train()
+            if state.best_epoch is None or state.valid_losses[-1] < state.valid_losses[state.best_epoch - 1]:
+                state.best_epoch = len(state.valid_losses)
+                self.best_weights = {k: v.detach().clone() for k, v in self.model.state_dict().items()}
         state.epoch, state.batch, state.epoch_loss = state.epoch + 1, 0, 0.0
+
+    def _no_longer_improving(self) -> bool:
+        """Early stopping: ``patience`` finished epochs since the lowest validation loss (none without a
+        validation split, or with patience 0)."""
+        best, patience = self.state.best_epoch, self.config.patience
+        if not patience or best is None or len(self.state.valid_losses) - best < patience:
+            return False
+        self.stopped_by = f"early stopping: no lower validation loss in the {patience} epochs after epoch {best}"
+        return True
 
 
 def peak_memory(device: torch.device) -> int:
@@ -379,10 +401,12 @@ def train_bundle(
         if resume and resumed_from is None
         else None
     )
+    distributed = config.devices > 1 or config.nodes > 1
     training = {
         "epochs_completed": state.epoch,
         "epochs_requested": config.epochs,
         "stopped_by": stopped_by,
+        "kept_epoch": _kept_epoch(state, config, distributed),
         "resumed_from": resumed_from,
         "resume_note": resume_note,
         "seconds": round(state.elapsed, 3),
@@ -411,6 +435,15 @@ def train_bundle(
         metrics=metrics,
         training=training,
     )
+
+
+def _kept_epoch(state: TrainState, config: EmbedConfig, distributed: bool) -> str:
+    """Which epoch's weights the bundle holds, in words for the report."""
+    if distributed:  # Lightning's loop keeps the last epoch: early stopping is kgforge's own loop's
+        return f"the last ({state.epoch}): distributed training keeps the last epoch and does not stop early"
+    if config.keep == "best" and state.best_epoch is not None:
+        return f"the best ({state.best_epoch}, the lowest validation loss)"
+    return f"the last ({state.epoch})" + ("" if state.valid_losses else ": no validation triples to choose by")
 
 
 def _fit_here(

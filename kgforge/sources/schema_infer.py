@@ -19,11 +19,13 @@ every stage that reads it says so.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 import tempfile
 import unicodedata
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -55,7 +57,7 @@ class RelationStats:
     literal_chars: int = 0
     values: list[str] = field(default_factory=list)  # a sample of the literals
     datatypes: Counter[str] = field(default_factory=Counter)
-    distinct: set[str] = field(default_factory=set)
+    distinct: dict[str, None] = field(default_factory=dict)  # the first MAX_TYPES + 1 distinct literals, in order
 
     def add(self, obj: ox.NamedNode | ox.Literal) -> None:
         self.count += 1
@@ -67,7 +69,45 @@ class RelationStats:
         if len(self.values) < SAMPLE_VALUES:
             self.values.append(obj.value.strip())
         if len(self.distinct) <= MAX_TYPES:
-            self.distinct.add(obj.value.strip())
+            self.distinct[obj.value.strip()] = None
+
+    def merge(self, other: RelationStats) -> None:
+        """Add what another source showed of the same relation, as if its quads had come after these."""
+        self.count += other.count
+        self.entities += other.entities
+        self.literal_chars += other.literal_chars
+        self.values.extend(other.values[: SAMPLE_VALUES - len(self.values)])
+        self.datatypes.update(other.datatypes)
+        for value in other.distinct:
+            if len(self.distinct) > MAX_TYPES:
+                break
+            self.distinct[value] = None
+
+    def to_json(self) -> dict[str, Any]:
+        rel = self.relation
+        return {
+            "relation": [rel.id, rel.zh, rel.en, rel.kind, rel.declared, rel.own_iri],
+            "count": self.count,
+            "entities": self.entities,
+            "literal_chars": self.literal_chars,
+            "values": self.values,
+            "datatypes": dict(self.datatypes),
+            "distinct": list(self.distinct),
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> RelationStats:
+        rid, zh, en, kind, declared, own_iri = data["relation"]
+        relation = Relation(id=rid, zh=zh, en=en, kind=kind, declared=declared, own_iri=own_iri)
+        return cls(
+            relation,
+            data["count"],
+            data["entities"],
+            data["literal_chars"],
+            list(data["values"]),
+            Counter(data["datatypes"]),
+            dict.fromkeys(data["distinct"]),
+        )
 
     @property
     def literals(self) -> int:
@@ -107,11 +147,56 @@ class Observations:
     settings: dict[str, dict[str, Any]] = field(default_factory=dict)  # [options.records] / [options.rdf]
     files: list[str] = field(default_factory=list)
 
+    def merge(self, other: Observations) -> None:
+        """Add another source's observations, as if it had been imported after the ones seen so far: what
+        many sources show is the merge of what each shows alone, so a build can keep each source's."""
+        for iri, stats in other.relations.items():
+            if iri in self.relations:
+                self.relations[iri].merge(stats)
+            else:
+                self.relations[iri] = RelationStats.from_json(stats.to_json())
+        self.classes.update(other.classes)
+        self.labels.extend(other.labels[: SAMPLE_VALUES - len(self.labels)])
+        self.records += other.records
+        for section, values in other.settings.items():
+            self.settings.setdefault(section, {}).update(values)
+        self.files.extend(other.files)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "relations": {iri: stats.to_json() for iri, stats in self.relations.items()},
+            "classes": dict(self.classes),
+            "labels": self.labels,
+            "records": self.records,
+            "settings": self.settings,
+            "files": self.files,
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Observations:
+        return cls(
+            {iri: RelationStats.from_json(stats) for iri, stats in data["relations"].items()},
+            Counter(data["classes"]),
+            list(data["labels"]),
+            data["records"],
+            data["settings"],
+            list(data["files"]),
+        )
+
+    def relation_names(self) -> list[tuple[str, str]]:
+        """The names this source gave its relations, as a schema maps them (``("iri", predicate)`` for an RDF
+        source's, ``("label", name)`` for the others), sorted."""
+        return sorted(
+            ("iri", rel.own_iri) if rel.own_iri else ("label", rel.zh)
+            for rel in (stats.relation for stats in self.relations.values())
+        )
+
 
 @dataclass
 class InferredSchema:
     toml: str
     summary: dict[str, Any]
+    observations: list[Observations] = field(default_factory=list)  # one per source, in the sources' order
 
     def write(self, path: Path) -> Schema:
         """Write the schema (atomically) and load it back, as every stage will."""
@@ -122,16 +207,29 @@ class InferredSchema:
         return load_schema(path)
 
 
-def infer_schema(domain: str, sources: list[SourceSpec], language: str | None = None) -> InferredSchema:
-    """The schema of ``domain`` as the ``sources`` (``KIND:PATH``) show it."""
+def infer_schema(
+    domain: str,
+    sources: list[SourceSpec],
+    language: str | None = None,
+    known: Sequence[Observations | None] = (),
+) -> InferredSchema:
+    """The schema of ``domain`` as the ``sources`` (``KIND:PATH``) show it. ``known`` holds, per source, what an
+    earlier inference observed of the same bytes (None where it cannot say): those sources are not imported
+    again, which is what lets a rebuild of a schema-less domain skip the sources that did not change."""
     if not sources:
         raise KgforgeError("nothing to infer a schema from: give at least one sample file")
-    seen = Observations()
+    observed: list[Observations] = []
     with tempfile.TemporaryDirectory(prefix="kgforge-init-") as scratch:
         blank = _blank_schema(domain, Path(scratch))
         for index, spec in enumerate(sources):
-            _observe(blank, spec, Path(scratch) / str(index), seen)
-    return _render(domain, seen, language or _language_of(seen.labels))
+            earlier = known[index] if index < len(known) else None
+            observed.append(earlier or observe_source(blank, spec, Path(scratch) / str(index)))
+    seen = Observations()
+    for one in observed:
+        seen.merge(one)
+    inferred = _render(domain, seen, language or _language_of(seen.labels))
+    inferred.observations = observed
+    return inferred
 
 
 def _blank_schema(domain: str, scratch: Path) -> Schema:
@@ -140,8 +238,9 @@ def _blank_schema(domain: str, scratch: Path) -> Schema:
     return load_schema(path)
 
 
-def _observe(blank: Schema, spec: SourceSpec, scratch: Path, seen: Observations) -> None:
+def observe_source(blank: Schema, spec: SourceSpec, scratch: Path) -> Observations:
     """Import one sample with the empty schema and tally its quads."""
+    seen = Observations()
     path = Path(spec.path)
     quads = scratch / "sample.nq"
     quarantine = Quarantine(scratch / "quarantine.jsonl", echo=False)
@@ -173,6 +272,7 @@ def _observe(blank: Schema, spec: SourceSpec, scratch: Path, seen: Observations)
         elif p != SKOS_ALT_LABEL and p in by_iri:
             stats = seen.relations.get(p) or seen.relations.setdefault(p, RelationStats(by_iri[p]))
             stats.add(o)
+    return seen
 
 
 _SETTINGS = {
@@ -198,13 +298,34 @@ def _identifier(name: str, taken: set[str], fallback: str) -> str:
     return ident
 
 
+def relation_ids(names: dict[str, str]) -> dict[str, str]:
+    """Each relation's id in an inferred schema (``names``: the name of each, by its key): its words in ASCII
+    (Chinese by its pinyin: 门票 → men_piao), taken in the order of the names, not of how often the sources use
+    them, so that a source added or changed does not rename the relations of the others (their graphs would
+    all change)."""
+    from pypinyin import (
+        lazy_pinyin,
+    )  # lazy: its dictionaries load in a third of a second; builds with a schema never need them
+
+    taken: set[str] = set()
+    ids: dict[str, str] = {}
+    for key, name in sorted(names.items(), key=lambda item: (item[1], item[0])):
+        base = _IDENTIFIER.sub("_", " ".join(lazy_pinyin(name))).strip("_").lower()
+        if not base:
+            base = "r_" + hashlib.sha256(name.encode("utf-8")).hexdigest()[:8]
+        elif not base[0].isalpha():
+            base = "r_" + base
+        ids[key] = _identifier(base, taken, base)
+    return ids
+
+
 def _render(domain: str, seen: Observations, language: str) -> InferredSchema:
     relations: dict[str, dict[str, Any]] = {}
-    taken: set[str] = set()
     type_relation, types = _type_relation(seen)
-    for iri, stats in sorted(seen.relations.items(), key=lambda item: -item[1].count):
+    ids = relation_ids({iri: stats.relation.zh for iri, stats in seen.relations.items()})
+    for iri, stats in sorted(seen.relations.items(), key=lambda item: (-item[1].count, item[0])):
         rel = stats.relation
-        rid = _identifier(rel.zh, taken, f"r{len(relations) + 1}")
+        rid = ids[iri]
         entry: dict[str, Any] = {"zh": rel.zh, "en": rel.en or rel.zh, "kind": stats.kind()}
         if rel.own_iri:
             entry["iris"] = [rel.own_iri]
@@ -233,7 +354,7 @@ def _type_relation(seen: Observations) -> tuple[str | None, dict[str, dict[str, 
     taken: set[str] = set()
     for iri, stats in seen.relations.items():
         if stats.relation.zh.casefold() in TYPE_NAMES and stats.literals and len(stats.distinct) <= MAX_TYPES:
-            values = sorted(stats.distinct - {""})
+            values = sorted(set(stats.distinct) - {""})
             return iri, {_identifier(v, taken, f"type{i + 1}"): {"zh": v, "en": v} for i, v in enumerate(values)}
     if 0 < len(seen.classes) <= MAX_TYPES:
         return None, {
