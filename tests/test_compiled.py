@@ -52,3 +52,46 @@ def test_the_compiled_wheel_grounds_as_the_sources_do(tmp_path):
     assert (tmp_path / "compiled.json").read_bytes() == (tmp_path / "sources.json").read_bytes()
     assert {k: v for k, v in compiled.items() if k != "out"} == {k: v for k, v in sources.items() if k != "out"}
     assert compiled["scores"]["micro"]["f1"] > 0.8  # the grounding did its work, not two empty files
+
+
+@pytest.mark.slow  # builds the wheel (mypyc runs, then the C compiler is refused: about a minute)
+def test_without_a_c_compiler_the_wheel_installs_as_pure_python_with_a_warning(tmp_path):
+    env = {**os.environ, "CC": "/bin/false", "CXX": "/bin/false", "LDSHARED": "/bin/false"}
+    env.pop("KGFORGE_PURE_PYTHON", None)
+    root = Path(__file__).resolve().parents[1]
+    wheel_dir = tmp_path / "wheel"
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            "-v",
+            "--no-deps",
+            "--no-build-isolation",
+            "-w",
+            str(wheel_dir),
+            str(root),
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    assert "could not be compiled" in done.stdout + done.stderr  # the one warning, naming what is slower
+    assert "about 1.5x slower" in done.stdout + done.stderr
+    (wheel,) = wheel_dir.glob("kgforge-*.whl")
+    assert wheel.name.endswith("-py3-none-any.whl")  # pure Python: no platform tag, no extension module
+    site = tmp_path / "site"
+    subprocess.run(
+        [sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--target", str(site), str(wheel)], check=True
+    )
+    assert not [path for path in site.rglob("*") if path.suffix in (".so", ".pyd")]
+    probe = (
+        "import json; from kgforge.grounding import compiled_modules, not_compiled_reason; "
+        "print(json.dumps([compiled_modules(), not_compiled_reason()]))"
+    )
+    env = {**os.environ, "PYTHONPATH": str(site), "PYTHONSAFEPATH": "1"}
+    shown = subprocess.run([sys.executable, "-c", probe], env=env, cwd=tmp_path, capture_output=True, text=True)
+    compiled, reason = json.loads(shown.stdout)
+    assert compiled == [] and reason and reason.startswith("exit ")

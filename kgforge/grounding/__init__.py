@@ -7,6 +7,7 @@
 
 import importlib.machinery
 import sys
+from pathlib import Path
 
 from kgforge.grounding.index import GroundingIndex
 from kgforge.grounding.matching import DialogueMatcher, MatchOptions
@@ -21,6 +22,7 @@ __all__ = [
     "MatchOptions",
     "compiled_modules",
     "ground_file",
+    "not_compiled_reason",
 ]
 
 
@@ -33,3 +35,14 @@ def compiled_modules() -> tuple[str, ...]:
         for name, module in sorted(sys.modules.items())
         if name.startswith("kgforge.grounding.") and str(getattr(module, "__file__", "")).endswith(suffixes)
     )
+
+
+def not_compiled_reason() -> str | None:
+    """Why this install runs grounding's modules as pure Python although it is a regular install: the
+    wheel was built where mypyc or the C compiler failed (``hatch_build.py`` falls back and records why).
+    None in a compiled install, an editable one, or one built with ``KGFORGE_PURE_PYTHON=1``."""
+    note = Path(__file__).with_name("_not_compiled.txt")
+    try:
+        return note.read_text(encoding="utf-8").strip() or None
+    except OSError:
+        return None
