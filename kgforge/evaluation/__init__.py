@@ -1,6 +1,7 @@
 """Grounded response evaluation (``kgforge eval``): the official DuConv metrics, BLEU-3/4 and ROUGE-L, and
 knowledge precision / recall / F1 with a hallucination list against a domain's graph; correlations with
-human scores. See docs/evaluation.md.
+human scores; the facts a system selected for each turn, KILT-style (:func:`score_selection`). See
+docs/evaluation.md.
 
     from kgforge.evaluation import evaluate
     report = evaluate("pred.txt", gold="dev.txt", domain="duconv", out="scores.jsonl")
@@ -17,6 +18,7 @@ from kgforge.evaluation.registry import METRICS, Metric, register_metric
 from kgforge.evaluation.report import EvalOptions, EvalReport, KnowledgeScore, evaluate
 from kgforge.evaluation.retrieval import HitsReport, hits_at
 from kgforge.evaluation.segmentation import SEGMENTATIONS
+from kgforge.evaluation.selection import SelectionReport, SelectionScores, score_selection
 from kgforge.evaluation.systems import Leaderboard, evaluate_systems, parse_system, systems_in_folder
 
 __all__ = [
@@ -33,11 +35,14 @@ __all__ = [
     "Leaderboard",
     "Responses",
     "SEGMENTATIONS",
+    "SelectionReport",
+    "SelectionScores",
     "evaluate",
     "evaluate_systems",
     "hits_at",
     "load_responses",
     "parse_system",
     "register_metric",
+    "score_selection",
     "systems_in_folder",
 ]
