@@ -82,9 +82,12 @@ _LAZY = {  # module -> the names the API takes from it
         "Leaderboard",
         "METRICS",
         "SEGMENTATIONS",
+        "SelectionReport",
+        "SelectionScores",
         "evaluate_systems",
         "hits_at",
         "parse_system",
+        "score_selection",
         "systems_in_folder",
     ),
     "kgforge.evaluation.rating": ("RUBRICS", "RatingReport", "SHEET_FORMATS", "import_ratings", "make_sheets"),
@@ -157,9 +160,12 @@ if TYPE_CHECKING:  # for type checkers and linters; at run time each loads on fi
         KnowledgeOptions,
         KnowledgeScore,
         Leaderboard,
+        SelectionReport,
+        SelectionScores,
         evaluate_systems,
         hits_at,
         parse_system,
+        score_selection,
         systems_in_folder,
     )
     from kgforge.evaluation import evaluate as score_responses
@@ -962,6 +968,7 @@ __all__ += [
     "hits_at",
     "systems_in_folder",
 ]
+__all__ += ["SelectionReport", "SelectionScores", "score_selection"]  # eval --selected: knowledge selection, KILT-style
 __all__ += [
     "LLMSettings",
     "QAGenerateOptions",

@@ -21,10 +21,12 @@ from kgforge.api import (
     KgforgeError,
     KnowledgeOptions,
     Leaderboard,
+    SelectionReport,
     evaluate,
     evaluate_systems,
     hits_at,
     parse_system,
+    score_selection,
     systems_in_folder,
 )
 from kgforge.cli._app import (
@@ -154,6 +156,14 @@ def eval_command(
     group_size: Annotated[
         int | None, typer.Option(parser=POSITIVE, help="Candidates per context in plain label<TAB>score lines.")
     ] = None,
+    selected: Annotated[
+        Path | None,
+        typer.Option(
+            help="Facts a system selected per turn, ranked (JSON lines {dialogue, turn, facts}, or a `kgforge ground` "
+            "output), scored against --gold: R-Precision, Recall@k, P/R/F1, selection accuracy."
+        ),
+    ] = None,
+    k: Annotated[str, typer.Option("--k", help="The k of Recall@k with --selected, comma-separated.")] = "1,5",
     goal_metrics: Annotated[
         bool,
         typer.Option(
@@ -210,6 +220,18 @@ def eval_command(
         bleurt_path=bleurt_path,
         goal_metrics=goal_metrics,
     )
+    if selected is not None:
+        if predictions is not None or system:
+            raise typer.BadParameter("--selected is scored on its own: give no PREDICTIONS or --system beside it")
+        if gold is None:
+            raise typer.BadParameter("--selected needs --gold (the dialogues whose turns it selected facts for)")
+        target = None if no_out else (out or selected.with_name(selected.name + ".eval.jsonl"))
+        report = score_selection(selected, gold, ks=_ks(k), domain=domain, workdir=workdir, out=target)
+        if json_out:
+            emit_json(report.as_dict())
+        else:
+            show_selection(report)
+        return
     if candidates is not None:
         hits = hits_at(candidates, group_size=group_size)
         if json_out:
@@ -261,6 +283,34 @@ def eval_command(
         emit_json(report.as_dict())
     else:
         show_report(report)
+
+
+def _ks(text: str) -> tuple[int, ...]:
+    try:
+        ks = tuple(int(part) for part in text.split(",") if part.strip())
+    except ValueError:
+        ks = ()
+    if not ks or min(ks) < 1:
+        raise typer.BadParameter(f"{text!r}: whole numbers of at least 1, comma-separated (1,5)", param_hint="--k")
+    return ks
+
+
+def show_selection(report: SelectionReport) -> None:
+    console.print(
+        f"[bold]{report.turns:,} turns[/] of {report.dialogues:,} dialogues scored ({report.turns_with_gold:,} with "
+        f"{report.gold_facts:,} gold facts; {report.selected_facts:,} facts selected)  selected: "
+        f"{escape(str(report.selected))} ({report.selected_layout})  gold: {escape(str(report.gold))} "
+        f"({escape(report.gold_layout)})"
+    )
+    if report.turns_left_out:
+        console.print(f"[yellow]{report.turns_left_out:,} turns of the gold have no --selected record: not scored[/]")
+    table = Table("figure", "micro", "macro over turns", "macro over dialogues", box=None, pad_edge=False)
+    levels = [report.micro.as_dict(), report.macro_turns.as_dict(), report.macro_dialogues.as_dict()]
+    for name in levels[0]:
+        table.add_row(name, *(_number(level[name]) for level in levels))
+    console.print(table)
+    if report.out is not None:
+        console.print(f"per turn and per dialogue: {escape(str(report.out))}")
 
 
 def show_report(report: EvalReport) -> None:

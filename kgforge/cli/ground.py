@@ -71,6 +71,11 @@ def ground_command(
     data = report.as_dict()
     show_mapping(f"grounded {domain}", {k: v for k, v in data.items() if k not in ("scores", "claims")})
     console.print("claims: " + (", ".join(f"{k} {v}" for k, v in data["claims"].items()) or "none"))
+    if data["topics_not_in_graph"]:
+        console.print(
+            f"{len(data['topics_not_in_graph'])} dialogue topics are not in the graph (focus from "
+            f"mentions only): " + ", ".join(data["topics_not_in_graph"][:5])
+        )
     if report.micro is None:
         console.print("no gold annotations in the input: nothing scored")
         return
@@ -82,11 +87,6 @@ def ground_command(
         console.print(
             f"  {relation:<12} P {_pct(score.precision)} R {_pct(score.recall)} F1 {_pct(score.f1)} "
             f"({score.tp + score.fn} gold)"
-        )
-    if data["topics_not_in_graph"]:
-        console.print(
-            f"{len(data['topics_not_in_graph'])} dialogue topics are not in the graph (focus from "
-            f"mentions only): " + ", ".join(data["topics_not_in_graph"][:5])
         )
 
 

@@ -9,6 +9,13 @@ at a cut of the utterance), or one of a list object's parts; a free-text object 
 overlap rule of :mod:`~kgforge.grounding.matching`, with the goal topics' names masked. Values that name a
 relation of the domain (导演) and one-character values are not tried, as for KdConv. Each entry also holds the
 utterance's ``claims``, judged against the session's knowledge (:class:`SessionClaims`).
+
+The domain's graph is used too, as for KdConv: the goal's topics are resolved to the graph's entities and put in
+focus, each utterance is grounded by :class:`~kgforge.grounding.matching.DialogueMatcher` (its focus carried
+from utterance to utterance), and the entry records the graph's facts it states (``graph_knowledge``: ``[head,
+relation, tail]`` with the graph's labels) and the entity first in focus after it (``focus``: its label, None
+while nothing is). A goal topic the graph lacks is reported (``topics_not_in_graph``, once a session). The
+fields the DuConv readers read (``goal``, ``knowledge``, ``conversation``) are the session's own, untouched.
 """
 
 from __future__ import annotations
@@ -26,6 +33,7 @@ from kgforge.grounding.index import TEXT_CHARS, GroundingIndex, make_fact
 from kgforge.grounding.matching import (
     DEFAULT_OPTIONS,
     Claim,
+    DialogueMatcher,
     FocusFacts,
     MatchOptions,
     amount_claims,
@@ -45,6 +53,7 @@ class DuconvGrounding:
     grounded_utterances: int
     triples_stated: int
     claims: Counter[str]
+    topics_not_in_graph: list[str]  # goal topics no entity of the graph is named by, once a session
 
 
 def read_sessions(path: Path) -> list[dict[str, Any]]:
@@ -68,19 +77,24 @@ def read_sessions(path: Path) -> list[dict[str, Any]]:
 def ground_duconv(
     index: GroundingIndex, sessions: Iterable[dict[str, Any]], options: MatchOptions = DEFAULT_OPTIONS
 ) -> DuconvGrounding:
-    out, utterances, grounded, stated, said_claims = [], 0, 0, 0, Counter[str]()
+    out, utterances, grounded, stated, said_claims, missing = [], 0, 0, 0, Counter[str](), []
     for session in sessions:
         facts = [_fact(triple, index.text_relation_names) for triple in session["knowledge"]]
         topics = goal_topics(session)
         judge = SessionClaims(index, facts, topics)
-        rows = [_grounded_utterance(index, facts, topics, judge, str(u), options) for u in session["conversation"]]
+        graph = DialogueMatcher(index, topics, options)
+        missing += [t for t in dict.fromkeys(topics) if not index.resolve(t)]
+        rows = [
+            {**_grounded_utterance(index, facts, topics, judge, str(u), options), **_in_graph(index, graph, str(u))}
+            for u in session["conversation"]
+        ]
         for row in rows:
             utterances += 1
             grounded += bool(row["knowledge"])
             stated += len(row["knowledge"])
             said_claims.update(claim["status"] for claim in row["claims"])
         out.append({**session, "grounding": rows})
-    return DuconvGrounding(out, utterances, grounded, stated, said_claims)
+    return DuconvGrounding(out, utterances, grounded, stated, said_claims, missing)
 
 
 def _grounded_utterance(
@@ -99,6 +113,17 @@ def _grounded_utterance(
         "knowledge": [i for i, _ in found],
         "topics": [t for t in topics if form(t) and form(t) in said.form],
         "claims": [as_claim(index, c) for c in claims],
+    }
+
+
+def _in_graph(index: GroundingIndex, graph: DialogueMatcher, utterance: str) -> dict[str, Any]:
+    """The graph's side of an utterance's entry: the graph's facts it states (the KdConv grounder's, the focus
+    carried from the session's earlier utterances) and the entity first in focus after it. The matcher's claims
+    are not kept: a DuConv utterance's claims are judged against the session's own knowledge (SessionClaims)."""
+    found, _ = graph.message(utterance)
+    return {
+        "graph_knowledge": [[index.label(s.fact.subject), s.fact.relation, s.fact.value] for s in found],
+        "focus": index.label(graph.focus[0]) if graph.focus else None,
     }
 
 

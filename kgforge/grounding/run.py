@@ -139,7 +139,7 @@ def ground_file(
         gold,
         result.tally.scores() if gold else None,
         dict(sorted(result.claims.items())),
-        (),
+        tuple(getattr(result, "topics_not_in_graph", ())),  # DuConv's goal topics; DuRecDial's are not resolved
         out,
         grounded_utterances=result.grounded_utterances,
         workers=processes,
