@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from kgforge.core.quarantine import Quarantine
-from kgforge.qa.llm import MAX_REPLY_BYTES, LLMClient, LLMError
+from kgforge.llm import MAX_REPLY_BYTES, LLMClient, LLMError
 
 COMPLETION = json.dumps({"choices": [{"message": {"role": "assistant", "content": "fine"}}]}).encode()
 

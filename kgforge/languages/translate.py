@@ -33,8 +33,7 @@ from kgforge.core.quads import QuadWriter, check_lang
 from kgforge.core.quarantine import Quarantine
 from kgforge.core.text import spreadsheet_cell, spreadsheet_text
 from kgforge.core.vocab import RDFS_LABEL, graph_iri
-from kgforge.qa.llm import BadReply, LLMClient, json_reply
-from kgforge.qa.pipeline import LLMSettings
+from kgforge.llm import BadReply, LLMClient, LLMSettings, json_reply
 from kgforge.store.languages import (
     fits_script,
     in_language,
