@@ -95,7 +95,7 @@ _LAZY = {  # module -> the names the API takes from it
     "kgforge.goals.graph": ("GoalOptions", "parse_hops"),
     "kgforge.grounding": ("GroundOptions", "GroundReport", "GroundScore", "MatchOptions"),
     "kgforge.languages": ("AlignmentReport", "TranslationApplied", "TranslationProposals"),
-    "kgforge.languages.translate": ("MAX_LITERAL_CHARS",),
+    "kgforge.languages.translate": ("MAX_LABEL_CHARS", "MAX_LITERAL_CHARS"),
     "kgforge.llm": ("DEFAULT_KEY_ENV", "LLMSettings"),
     "kgforge.qa": (
         "QAGenerateReport",
@@ -175,7 +175,7 @@ if TYPE_CHECKING:  # for type checkers and linters; at run time each loads on fi
     from kgforge.grounding import GroundReport, GroundScore, MatchOptions
     from kgforge.grounding.run import FORMATS as GROUND_FORMATS
     from kgforge.languages import AlignmentReport, TranslationApplied, TranslationProposals
-    from kgforge.languages.translate import MAX_LITERAL_CHARS
+    from kgforge.languages.translate import MAX_LABEL_CHARS, MAX_LITERAL_CHARS
     from kgforge.llm import DEFAULT_KEY_ENV, LLMSettings
     from kgforge.llm import DEFAULT_KEY_ENV as QA_KEY_ENV
     from kgforge.qa import GenerateOptions as QAGenerateOptions
@@ -978,5 +978,5 @@ __all__ += [
     "load_query",
     "parse_binding",
 ]
-__all__ += ["DEFAULT_KEY_ENV", "MAX_LITERAL_CHARS"]
+__all__ += ["DEFAULT_KEY_ENV", "MAX_LABEL_CHARS", "MAX_LITERAL_CHARS"]
 __all__ += ["AlignmentReport", "MatchOptions", "TranslationApplied", "TranslationProposals"]  # methods' types

@@ -133,8 +133,14 @@ def test_translate_proposes_a_review_file_and_applying_it_makes_english_exports_
     assert by_source["地区"]["kind"] == "relation" and by_source["地区"]["label"] == "region"
     assert by_source["爱情"]["kind"] == "literal" and by_source["爱情"]["label"] == "romance"
     assert "周迅" not in by_source  # it has its English name from the name_en column
-    assert all(row["keep"] == "yes" for row in rows)
-    by_source["娄烨"]["label"] = "Lou Ye"  # the reviewer prefers the usual order of this director's name
+    assert all(row["keep"] == "review" for row in rows)  # nothing the model says is approved by itself
+    unreviewed = tmp_path / "unreviewed.tsv"
+    write_rows(unreviewed, rows)
+    with pytest.raises(InputError, match=rf"no row says keep = yes \({len(rows)} still say review"):
+        films.apply_translations(unreviewed, "en")
+    for row in rows:
+        row["keep"] = "yes"  # the reviewer accepts the proposals
+    by_source["娄烨"]["label"] = "Lou Ye"  # but prefers the usual order of this director's name
     by_source["剧情"]["keep"] = "no"  # and leaves one value out
     write_rows(review, rows)
 
@@ -172,7 +178,7 @@ def test_a_bad_review_row_names_the_file_and_line_and_loads_nothing(films, tmp_p
     with chat_server(dictionary_reply) as server:
         films.translate("en", review, llm_url=server.url, llm_model="dict")
     rows = review_rows(review)
-    rows[1]["label"] = ""
+    rows[1]["label"], rows[1]["keep"] = "", "yes"
     write_rows(review, rows)
     before = films.paths.store_link.resolve()
     with pytest.raises(InputError, match=re.escape(f"{review}: line 3: keep is yes but the label is empty")):
@@ -209,6 +215,7 @@ def test_the_cli_proposes_and_applies(films, tmp_path, cli):
             "--json",
         ).stdout
     assert json.loads(out)["proposed"] >= 5
+    write_rows(review, [{**row, "keep": "yes"} for row in review_rows(review)])  # a person's review
     applied = json.loads(
         cli("translate", "films", "--lang", "en", "--apply", str(review), "--workdir", workdir, "--json").stdout
     )
