@@ -4,7 +4,6 @@ then goals and exports in English hold no Chinese character."""
 
 from __future__ import annotations
 
-import csv
 import json
 import re
 from pathlib import Path
@@ -19,79 +18,12 @@ from kgforge.exports.assemble import ExportCheckError
 from kgforge.qa.graph import QAGraph
 from kgforge.sources.schema_infer import infer_schema
 from tests.qa_support import chat_server
-
-FILMS = [
-    ("一声叹息", "A Sigh"),
-    ("爱情神话", "The Equation of Love & Death"),
-    ("苏州河", "Suzhou River"),
-    ("如果·爱", "Perhaps Love"),
-    ("画皮", "Painted Skin"),
-    ("李米的猜想", "The Equation of Love and Death II"),
-    ("夜宴", "The Banquet"),
-    ("大明劫", "Fall of Ming"),
-]
-PEOPLE = [
-    ("周迅", "Xun Zhou"),
-    ("冯小刚", "Xiaogang Feng"),
-    ("曹保平", "Baoping Cao"),
-    ("娄烨", "Ye Lou"),
-    ("陈可辛", "Peter Chan"),
-]
-GENRES = {"剧情": "drama", "爱情": "romance"}
-TYPES = {"电影": "film", "人物": "person"}
-OTHERS = {"地区": "region", "中国大陆": "Mainland China"}  # a relation named only in Chinese, and its value
-DICTIONARY = dict(FILMS) | dict(PEOPLE) | GENRES | TYPES | OTHERS
-
-
-def write_films(path: Path, english: bool = True) -> None:
-    """Eight films and five people, every person in three films or more; names in zh and (``english``) en,
-    but for 娄烨, whose English name only a translation gives."""
-    with open(path, "w", newline="", encoding="utf-8") as handle:
-        out = csv.writer(handle)
-        out.writerow(["name", "name_en", "type", "rating", "director", "star", "genre", "地区"])
-        for i, (zh, en) in enumerate(FILMS):
-            out.writerow(
-                [
-                    zh,
-                    en if english else "",
-                    "电影",
-                    f"{6 + i * 0.3:.1f}",
-                    PEOPLE[i % 5][0],
-                    f"{PEOPLE[(i + 1) % 5][0]}|{PEOPLE[(i + 2) % 5][0]}",
-                    "剧情" if i % 2 else "爱情",
-                    "中国大陆",
-                ]
-            )
-        for zh, en in PEOPLE:
-            out.writerow([zh, "" if zh == "娄烨" else en, "人物", "", "", "", "", ""])
+from tests.translate_support import dictionary_reply, films_domain, review_rows, write_films, write_rows
 
 
 @pytest.fixture
 def films(tmp_path: Path) -> Domain:
-    source = tmp_path / "films.csv"
-    write_films(source)
-    domain = Domain("films", tmp_path / "kg")
-    schema = infer_schema("films", [SourceSpec("csv", str(source))]).write(domain.paths.root / "schema.toml")
-    domain.build([f"csv:{source}"], schema=str(schema.path))
-    return domain
-
-
-def dictionary_reply(prompt: str) -> str:
-    """A translator that knows the test's names: answers every offered id from DICTIONARY."""
-    items = json.loads(prompt[prompt.index("\n[") :])
-    return json.dumps({item["id"]: DICTIONARY.get(item["text"], "") for item in items}, ensure_ascii=False)
-
-
-def review_rows(path: Path) -> list[dict[str, str]]:
-    with open(path, encoding="utf-8", newline="") as handle:
-        return list(csv.DictReader(handle, delimiter="\t"))
-
-
-def write_rows(path: Path, rows: list[dict[str, str]]) -> None:
-    with open(path, "w", encoding="utf-8", newline="") as handle:
-        out = csv.DictWriter(handle, fieldnames=list(rows[0]), delimiter="\t", lineterminator="\n")
-        out.writeheader()
-        out.writerows(rows)
+    return films_domain(tmp_path)
 
 
 def cjk_strings(value: object) -> list[str]:
