@@ -26,6 +26,27 @@ def released() -> Iterator[threading.Event]:
     event.set()
 
 
+def cut_off(answer, tmp_path) -> tuple[str, str, float]:
+    """Ask a server answering with ``answer`` under the 2 s deadline: its URL, the error, the seconds it took."""
+    with server(answer) as (url, _):
+        started = time.monotonic()
+        with pytest.raises(LLMError) as caught:
+            ask(client(url, tmp_path, timeout=DEADLINE))
+        return url, str(caught.value), time.monotonic() - started
+
+
+def send_in_pieces(handler, body: bytes, size: int, pause) -> None:
+    """A 200 reply of ``body``, ``size`` bytes at a time with ``pause()`` after each (True: stop sending)."""
+    handler.send_response(200)
+    handler.send_header("Content-Length", str(len(body)))
+    handler.end_headers()
+    for start in range(0, len(body), size):
+        handler.wfile.write(body[start : start + size])
+        handler.wfile.flush()
+        if pause():
+            return
+
+
 def test_a_reply_that_sends_60_bytes_then_stalls_ends_at_the_deadline(tmp_path, released):
     body = COMPLETION.ljust(1000)
 
@@ -38,13 +59,9 @@ def test_a_reply_that_sends_60_bytes_then_stalls_ends_at_the_deadline(tmp_path, 
         handler.wfile.flush()
         released.wait(60)
 
-    with server(late_then_stalled) as (url, _):
-        started = time.monotonic()
-        with pytest.raises(LLMError) as caught:
-            ask(client(url, tmp_path, timeout=DEADLINE))
-        took = time.monotonic() - started
+    url, error, took = cut_off(late_then_stalled, tmp_path)
     assert DEADLINE - 0.1 <= took < DEADLINE + MARGIN, took
-    assert str(caught.value) == f"{url}/chat/completions: no complete reply within the timeout (2 s); stopped"
+    assert error == f"{url}/chat/completions: no complete reply within the timeout (2 s); stopped"
 
 
 def test_headers_dripped_a_byte_at_a_time_end_at_the_deadline(tmp_path, released):
@@ -57,44 +74,23 @@ def test_headers_dripped_a_byte_at_a_time_end_at_the_deadline(tmp_path, released
             handler.wfile.write(bytes([byte]))
             handler.wfile.flush()
 
-    with server(drip) as (url, _):
-        started = time.monotonic()
-        with pytest.raises(LLMError, match="no complete reply within the timeout"):
-            ask(client(url, tmp_path, timeout=DEADLINE))
-        took = time.monotonic() - started
-    assert took < DEADLINE + MARGIN, took
+    _, error, took = cut_off(drip, tmp_path)
+    assert took < DEADLINE + MARGIN and "no complete reply within the timeout" in error, (took, error)
 
 
 def test_a_body_dripped_under_each_read_timeout_ends_at_the_deadline(tmp_path, released):
     body = COMPLETION.ljust(400)
 
     def drip(handler, n):
-        handler.send_response(200)
-        handler.send_header("Content-Length", str(len(body)))
-        handler.end_headers()
-        for start in range(0, len(body), 10):
-            handler.wfile.write(body[start : start + 10])
-            handler.wfile.flush()
-            if released.wait(0.2):
-                return
+        send_in_pieces(handler, body, 10, lambda: released.wait(0.2))
 
-    with server(drip) as (url, _):
-        started = time.monotonic()
-        with pytest.raises(LLMError, match="no complete reply within the timeout"):
-            ask(client(url, tmp_path, timeout=DEADLINE))
-        took = time.monotonic() - started
-    assert took < DEADLINE + MARGIN, took
+    _, error, took = cut_off(drip, tmp_path)
+    assert took < DEADLINE + MARGIN and "no complete reply within the timeout" in error, (took, error)
 
 
 def test_a_reply_within_the_deadline_is_read_whole(tmp_path):
     def slow_but_in_time(handler, n):
-        handler.send_response(200)
-        handler.send_header("Content-Length", str(len(COMPLETION)))
-        handler.end_headers()
-        for start in range(0, len(COMPLETION), 20):
-            handler.wfile.write(COMPLETION[start : start + 20])
-            handler.wfile.flush()
-            time.sleep(0.1)
+        send_in_pieces(handler, COMPLETION, 20, lambda: time.sleep(0.1))
 
     with server(slow_but_in_time) as (url, _):
         assert ask(client(url, tmp_path, timeout=DEADLINE)) == "fine"

@@ -37,13 +37,9 @@ def write_lines(path, lines: list[bytes]) -> None:
     path.write_bytes(b"".join(line + b"\n" for line in lines))
 
 
-def test_a_byte_that_is_not_utf8_is_one_line_naming_its_row(reviewed, cli):
-    films, review = reviewed
-    lines = review.read_bytes().splitlines()
-    lines[3] = lines[3].replace(b"\tperson\t", b"\tperson \xe9t\xe9\t")  # a label saved as Latin-1
-    write_lines(review, lines)
+def refused_in_one_line(films, review, message: str, cli) -> None:
+    """``message`` from the API and, alone on stderr with no traceback, from the command line; nothing loaded."""
     before = films.paths.store_link.resolve()
-    message = f"{review}: line 4: byte 0xE9 is not UTF-8 (save the file as UTF-8); nothing was loaded"
     with pytest.raises(InputError, match=re.escape(message)):
         films.apply_translations(review, "en")
     run = cli(
@@ -52,6 +48,15 @@ def test_a_byte_that_is_not_utf8_is_one_line_naming_its_row(reviewed, cli):
     assert run.returncode == 1 and "Traceback" not in run.stderr and message in run.stderr
     assert len(run.stderr.strip().splitlines()) == 1
     assert films.paths.store_link.resolve() == before
+
+
+def test_a_byte_that_is_not_utf8_is_one_line_naming_its_row(reviewed, cli):
+    films, review = reviewed
+    lines = review.read_bytes().splitlines()
+    lines[3] = lines[3].replace(b"\tperson\t", b"\tperson \xe9t\xe9\t")  # a label saved as Latin-1
+    write_lines(review, lines)
+    message = f"{review}: line 4: byte 0xE9 is not UTF-8 (save the file as UTF-8); nothing was loaded"
+    refused_in_one_line(films, review, message, cli)
 
 
 def test_a_byte_that_is_not_utf8_in_the_header_is_named_too(reviewed):
@@ -68,13 +73,9 @@ def test_a_cell_over_the_readers_limit_is_one_line_naming_its_row(reviewed, cli)
     rows[2]["label"] = "person" * 40_000  # 240,000 characters: over csv's 131,072
     write_rows(review, rows)
     limit = csv.field_size_limit()
-    message = f"{review}: line 4: a cell longer than {limit:,} characters; nothing was loaded"
-    with pytest.raises(InputError, match=re.escape(message)):
-        films.apply_translations(review, "en")
-    run = cli(
-        "translate", "films", "--lang", "en", "--apply", str(review), "--workdir", str(films.workdir), check=False
+    refused_in_one_line(
+        films, review, f"{review}: line 4: a cell longer than {limit:,} characters; nothing was loaded", cli
     )
-    assert run.returncode == 1 and "Traceback" not in run.stderr and message in run.stderr
 
 
 def test_a_long_label_under_the_cell_limit_is_refused_by_the_label_rule(reviewed):
