@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 
 from kgforge import Domain
-from kgforge.api import DEFAULT_KEY_ENV, MAX_LABEL_CHARS, MAX_LITERAL_CHARS
+from kgforge.api import DEFAULT_KEY_ENV, MAX_LABEL_CHARS, MAX_LITERAL_CHARS, TranslationApplied, TranslationProposals
 from kgforge.cli._app import (
     DEFAULT_WORKDIR,
     HTTP_URL,
@@ -70,25 +70,7 @@ def translate_command(
             "give --out FILE to propose labels, or --apply FILE to load a reviewed file", param_hint="--out/--apply"
         )
     if apply is not None:
-        applied = kg.apply_translations(apply, lang)
-        emit_json(applied.as_dict()) if json_out else show_mapping(
-            f"translations into {lang} for {domain}",
-            {
-                "graph": applied.graph,
-                "quads": applied.quads,
-                "rows not kept": applied.skipped,
-                "rows still to review": applied.unreviewed,
-                "build": applied.build_id,
-            }
-            | {f"{kind} labels": n for kind, n in applied.loaded.items()},
-        )
-        if applied.unreviewed and not json_out:
-            console.print(
-                f"{applied.unreviewed} rows still say keep = review and were not applied: set keep to yes on "
-                f"those you accept and --apply {apply} again",
-                markup=False,
-                soft_wrap=True,
-            )
+        _show_applied(kg.apply_translations(apply, lang), domain, apply, json_out)
         return
     if not llm_url or not llm_model:
         raise typer.BadParameter("give both the endpoint and the model", param_hint="--llm-url/--llm-model")
@@ -98,6 +80,35 @@ def translate_command(
     if json_out:
         emit_json(proposed.as_dict())
         return
+    _show_proposed(proposed, domain)
+
+
+def _show_applied(applied: TranslationApplied, domain: str, review: Path, json_out: bool) -> None:
+    if json_out:
+        emit_json(applied.as_dict())
+        return
+    show_mapping(
+        f"translations into {applied.language} for {domain}",
+        {
+            "graph": applied.graph,
+            "quads": applied.quads,
+            "rows not kept": applied.skipped,
+            "rows still to review": applied.unreviewed,
+            "build": applied.build_id,
+        }
+        | {f"{kind} labels": n for kind, n in applied.loaded.items()},
+    )
+    if applied.unreviewed:
+        console.print(
+            f"{applied.unreviewed} rows still say keep = review and were not applied: set keep to yes on "
+            f"those you accept and --apply {review} again",
+            markup=False,
+            soft_wrap=True,
+        )
+
+
+def _show_proposed(proposed: TranslationProposals, domain: str) -> None:
+    lang = proposed.language
     show_mapping(
         f"labels proposed in {lang} for {domain}",
         {f"{kind}s lacking one": n for kind, n in proposed.items.items()}

@@ -348,7 +348,8 @@ class Review:
 
 def read_review(path: Path, language: str) -> Review:
     """The rows of a review file in ``language``; InputError naming the file and line of the first problem
-    (with how many lines have one) otherwise. Only rows a person set to ``yes`` (:data:`KEEP`) are kept."""
+    (with how many lines have one) otherwise. Only rows a person set to ``yes`` (:data:`KEEP`) are kept, and
+    a file with none while some still say ``review`` is refused."""
     if not path.is_file():
         raise InputError(f"{path}: no such review file")
     rows, skipped, unreviewed, problems = [], 0, 0, []
@@ -389,6 +390,11 @@ def read_review(path: Path, language: str) -> Review:
         raise InputError(f"{path}: {problems[0]}{more}; nothing was loaded")
     if header is None:
         _review_header(path, [])
+    if not rows and unreviewed:  # applying would replace the language's graph with nothing
+        raise InputError(
+            f"{path}: no row says keep = yes ({unreviewed} still say {REVIEW}: a person sets keep to yes on each "
+            "label to apply, or no); nothing was loaded"
+        )
     return Review(rows, skipped, unreviewed)
 
 
@@ -453,11 +459,6 @@ def apply_translations(
     review_file = Path(review_file)
     review = read_review(review_file, language)
     rows = review.rows
-    if not rows and review.unreviewed:
-        raise InputError(
-            f"{review_file}: no row says keep = yes ({review.unreviewed} still say {REVIEW}: a person sets keep to "
-            "yes on each label to apply, or no); nothing was loaded"
-        )
     graph = graph_iri("translated", language)
     quads_file = f"quads/translated-{language}.nq"
     with write_lock(paths):  # a writer from start to end: the labels are checked against the build they extend
