@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import ssl
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -18,10 +19,13 @@ COMPLETION = json.dumps({"choices": [{"message": {"role": "assistant", "content"
 
 @contextmanager
 def server(
-    answer: Callable[[BaseHTTPRequestHandler, int], None], keep_body: bool = False
+    answer: Callable[[BaseHTTPRequestHandler, int], None],
+    keep_body: bool = False,
+    tls: ssl.SSLContext | None = None,
 ) -> Iterator[tuple[str, list[str]]]:
     """A server whose n-th POST is answered by ``answer(handler, n)``; yields its URL and the paths asked.
-    With ``keep_body``, the handler has the request's last message as ``handler.prompt``."""
+    With ``keep_body``, the handler has the request's last message as ``handler.prompt``; with ``tls``, it
+    speaks HTTPS with that context."""
     asked: list[str] = []
 
     class Handler(BaseHTTPRequestHandler):
@@ -40,10 +44,12 @@ def server(
 
     httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     httpd.daemon_threads = True
+    if tls is not None:
+        httpd.socket = tls.wrap_socket(httpd.socket, server_side=True)
     thread = threading.Thread(target=httpd.serve_forever, daemon=True)
     thread.start()
     try:
-        yield f"http://127.0.0.1:{httpd.server_address[1]}/v1", asked
+        yield f"{'https' if tls else 'http'}://127.0.0.1:{httpd.server_address[1]}/v1", asked
     finally:
         httpd.shutdown()
         httpd.server_close()

@@ -6,6 +6,9 @@ from __future__ import annotations
 
 import hashlib
 import json
+import shutil
+import ssl
+import subprocess
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -164,3 +167,31 @@ def test_a_proxy_from_the_environment_is_used(tmp_path, monkeypatch):
         monkeypatch.delenv("NO_PROXY", raising=False)
         assert ask(client("http://llm.invalid:8000/v1", tmp_path)) == "via proxy"
     assert proxied == ["http://llm.invalid:8000/v1/chat/completions"]  # a plain-HTTP proxy gets the whole address
+
+
+@pytest.fixture
+def certificate(tmp_path):
+    """A self-signed certificate for 127.0.0.1 (made by the openssl command) and its key."""
+    if shutil.which("openssl") is None:
+        pytest.skip("the openssl command is not installed")
+    cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"
+    subprocess.run(
+        ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=127.0.0.1",
+         "-addext", "subjectAltName=IP:127.0.0.1", "-keyout", str(key), "-out", str(cert)],
+        check=True, capture_output=True,
+    )  # fmt: skip
+    tls = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    tls.load_cert_chain(cert, key)
+    return cert, tls
+
+
+def test_https_checks_the_certificate(tmp_path, monkeypatch, certificate):
+    cert, tls = certificate
+    with server(lambda h, n: reply(h, body=completion("over tls")), tls=tls) as (url, asked):
+        monkeypatch.delenv("SSL_CERT_FILE", raising=False)
+        with pytest.raises(LLMError, match="CERTIFICATE_VERIFY_FAILED") as caught:
+            ask(client(url, tmp_path / "untrusted"))
+        assert "\n" not in str(caught.value)
+        monkeypatch.setenv("SSL_CERT_FILE", str(cert))  # trusted as a system store would trust it
+        assert ask(client(url, tmp_path / "trusted")) == "over tls"
+    assert asked == ["/v1/chat/completions"]

@@ -11,7 +11,9 @@ byte a second, in the headers or in the body). The reply is read up to a cap and
 from __future__ import annotations
 
 import base64
+import functools
 import http.client
+import os
 import socket
 import ssl
 import threading
@@ -149,7 +151,13 @@ def _proxy_headers(proxy: SplitResult) -> dict[str, str]:
 
 
 def _tls() -> ssl.SSLContext:
-    """The system's certificate store, and certifi's where it is installed (as ``requests`` would)."""
+    """The system's certificate store (``SSL_CERT_FILE`` / ``SSL_CERT_DIR`` as OpenSSL reads them), and
+    certifi's where it is installed, as ``requests`` would: made once per setting, shared by every thread."""
+    return _tls_context(os.environ.get("SSL_CERT_FILE"), os.environ.get("SSL_CERT_DIR"))
+
+
+@functools.cache
+def _tls_context(cert_file: str | None, cert_dir: str | None) -> ssl.SSLContext:
     context = ssl.create_default_context()
     try:
         import certifi  # lazy: only for https endpoints
