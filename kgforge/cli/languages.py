@@ -70,23 +70,18 @@ def translate_command(
             "give --out FILE to propose labels, or --apply FILE to load a reviewed file", param_hint="--out/--apply"
         )
     if apply is not None:
-        _show_applied(kg.apply_translations(apply, lang), domain, apply, json_out)
+        applied = kg.apply_translations(apply, lang)
+        emit_json(applied.as_dict()) if json_out else _show_applied(applied, domain, apply)
         return
     if not llm_url or not llm_model:
         raise typer.BadParameter("give both the endpoint and the model", param_hint="--llm-url/--llm-model")
     proposed = kg.translate(
         lang, out, llm_url=llm_url, llm_model=llm_model, llm_key_env=llm_key_env, max_chars=max_chars, limit=limit
     )
-    if json_out:
-        emit_json(proposed.as_dict())
-        return
-    _show_proposed(proposed, domain)
+    emit_json(proposed.as_dict()) if json_out else _show_proposed(proposed, domain)
 
 
-def _show_applied(applied: TranslationApplied, domain: str, review: Path, json_out: bool) -> None:
-    if json_out:
-        emit_json(applied.as_dict())
-        return
+def _show_applied(applied: TranslationApplied, domain: str, review: Path) -> None:
     show_mapping(
         f"translations into {applied.language} for {domain}",
         {
