@@ -98,9 +98,9 @@ _LAZY = {  # module -> the names the API takes from it
     "kgforge.goals.graph": ("GoalOptions", "parse_hops"),
     "kgforge.grounding": ("GroundOptions", "GroundReport", "GroundScore", "MatchOptions"),
     "kgforge.languages": ("AlignmentReport", "TranslationApplied", "TranslationProposals"),
-    "kgforge.languages.translate": ("MAX_LITERAL_CHARS",),
+    "kgforge.languages.translate": ("MAX_LABEL_CHARS", "MAX_LITERAL_CHARS"),
+    "kgforge.llm": ("DEFAULT_KEY_ENV", "LLMSettings"),
     "kgforge.qa": (
-        "LLMSettings",
         "QAGenerateReport",
         "QAPredicatesReport",
         "QAScoreReport",
@@ -108,7 +108,6 @@ _LAZY = {  # module -> the names the API takes from it
         "QATemplatesReport",
         "SelectorOptions",
     ),
-    "kgforge.qa.llm": ("DEFAULT_KEY_ENV",),
     "kgforge.stats": ("plot_stats",),
     "kgforge.store.rdf_export": ("RDF_FORMATS", "RdfExportReport"),
 }
@@ -119,7 +118,7 @@ _RENAMED = {  # name in the API -> (module, name there)
     "GROUND_FORMATS": ("kgforge.grounding.run", "FORMATS"),
     "IMPORT_ENGINES": ("kgforge.sources.wikidata.engines", "ENGINES"),
     "QAGenerateOptions": ("kgforge.qa", "GenerateOptions"),
-    "QA_KEY_ENV": ("kgforge.qa", "DEFAULT_KEY_ENV"),
+    "QA_KEY_ENV": ("kgforge.llm", "DEFAULT_KEY_ENV"),
     "RATING_LANGUAGES": ("kgforge.evaluation.rating", "LANGUAGES"),
     "StatsReport": ("kgforge.stats", "DomainStats"),
     "export_formats": ("kgforge.exports", "formats"),
@@ -182,11 +181,11 @@ if TYPE_CHECKING:  # for type checkers and linters; at run time each loads on fi
     from kgforge.grounding import GroundReport, GroundScore, MatchOptions
     from kgforge.grounding.run import FORMATS as GROUND_FORMATS
     from kgforge.languages import AlignmentReport, TranslationApplied, TranslationProposals
-    from kgforge.languages.translate import MAX_LITERAL_CHARS
-    from kgforge.qa import DEFAULT_KEY_ENV as QA_KEY_ENV
+    from kgforge.languages.translate import MAX_LABEL_CHARS, MAX_LITERAL_CHARS
+    from kgforge.llm import DEFAULT_KEY_ENV, LLMSettings
+    from kgforge.llm import DEFAULT_KEY_ENV as QA_KEY_ENV
     from kgforge.qa import GenerateOptions as QAGenerateOptions
     from kgforge.qa import (
-        LLMSettings,
         QAGenerateReport,
         QAPredicatesReport,
         QAScoreReport,
@@ -195,7 +194,6 @@ if TYPE_CHECKING:  # for type checkers and linters; at run time each loads on fi
         SelectorOptions,
     )
     from kgforge.qa.generate import configurations as qa_configurations
-    from kgforge.qa.llm import DEFAULT_KEY_ENV
     from kgforge.sources.wikidata.engines import ENGINES as IMPORT_ENGINES
     from kgforge.stats import DomainStats as StatsReport
     from kgforge.stats import plot_stats
@@ -483,7 +481,7 @@ class Domain:
         :data:`DEFAULT_KEY_ENV`, ``max_chars`` to :data:`MAX_LITERAL_CHARS`."""
         from kgforge.languages import propose_translations  # lazy: start-up
         from kgforge.languages.translate import MAX_LITERAL_CHARS  # lazy: start-up
-        from kgforge.qa import DEFAULT_KEY_ENV, LLMSettings  # lazy: start-up
+        from kgforge.llm import DEFAULT_KEY_ENV, LLMSettings  # lazy: start-up
 
         settings = LLMSettings(llm_url, llm_model, llm_key_env or DEFAULT_KEY_ENV)
         chars = MAX_LITERAL_CHARS if max_chars is None else max_chars
@@ -991,5 +989,5 @@ __all__ += [
     "load_query",
     "parse_binding",
 ]
-__all__ += ["DEFAULT_KEY_ENV", "MAX_LITERAL_CHARS"]
+__all__ += ["DEFAULT_KEY_ENV", "MAX_LABEL_CHARS", "MAX_LITERAL_CHARS"]
 __all__ += ["AlignmentReport", "MatchOptions", "TranslationApplied", "TranslationProposals"]  # methods' types

@@ -3,64 +3,12 @@ reply without end, a reply dripping a byte a second, and 429 with Retry-After.""
 
 from __future__ import annotations
 
-import json
-import threading
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from pathlib import Path
 
 import pytest
 
-from kgforge.core.quarantine import Quarantine
-from kgforge.qa.llm import MAX_REPLY_BYTES, LLMClient, LLMError
-
-COMPLETION = json.dumps({"choices": [{"message": {"role": "assistant", "content": "fine"}}]}).encode()
-
-
-@contextmanager
-def server(answer: Callable[[BaseHTTPRequestHandler, int], None]) -> Iterator[tuple[str, list[str]]]:
-    """A server whose n-th POST is answered by ``answer(handler, n)``; yields its URL and the paths asked."""
-    asked: list[str] = []
-
-    class Handler(BaseHTTPRequestHandler):
-        def do_POST(self) -> None:  # noqa: N802 (http.server's name)
-            self.rfile.read(int(self.headers["Content-Length"]))
-            asked.append(self.path)
-            try:
-                answer(self, len(asked))
-            except (BrokenPipeError, ConnectionResetError):
-                pass
-
-        def log_message(self, *args: object) -> None:
-            pass
-
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    httpd.daemon_threads = True
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{httpd.server_address[1]}/v1", asked
-    finally:
-        httpd.shutdown()
-        httpd.server_close()
-
-
-def reply(handler: BaseHTTPRequestHandler, status: int = 200, body: bytes = COMPLETION, **headers: str) -> None:
-    handler.send_response(status)
-    for name, value in {"Content-Length": str(len(body)), **headers}.items():
-        handler.send_header(name, value)
-    handler.end_headers()
-    handler.wfile.write(body)
-
-
-def client(url: str, tmp_path: Path, timeout: float = 10.0) -> LLMClient:
-    return LLMClient(url, "m", tmp_path / "cache", Quarantine(tmp_path / "rejected.jsonl"), timeout=timeout)
-
-
-def ask(llm: LLMClient) -> str | None:
-    return llm.ask([{"role": "user", "content": "hello"}], lambda content: content, "test")
+from kgforge.llm import MAX_REPLY_BYTES, LLMError
+from tests.llm_support import COMPLETION, ask, client, reply, server
 
 
 @pytest.mark.slow  # waits out a refused redirect

@@ -4,7 +4,6 @@ then goals and exports in English hold no Chinese character."""
 
 from __future__ import annotations
 
-import csv
 import json
 import re
 from pathlib import Path
@@ -19,79 +18,12 @@ from kgforge.exports.assemble import ExportCheckError
 from kgforge.qa.graph import QAGraph
 from kgforge.sources.schema_infer import infer_schema
 from tests.qa_support import chat_server
-
-FILMS = [
-    ("一声叹息", "A Sigh"),
-    ("爱情神话", "The Equation of Love & Death"),
-    ("苏州河", "Suzhou River"),
-    ("如果·爱", "Perhaps Love"),
-    ("画皮", "Painted Skin"),
-    ("李米的猜想", "The Equation of Love and Death II"),
-    ("夜宴", "The Banquet"),
-    ("大明劫", "Fall of Ming"),
-]
-PEOPLE = [
-    ("周迅", "Xun Zhou"),
-    ("冯小刚", "Xiaogang Feng"),
-    ("曹保平", "Baoping Cao"),
-    ("娄烨", "Ye Lou"),
-    ("陈可辛", "Peter Chan"),
-]
-GENRES = {"剧情": "drama", "爱情": "romance"}
-TYPES = {"电影": "film", "人物": "person"}
-OTHERS = {"地区": "region", "中国大陆": "Mainland China"}  # a relation named only in Chinese, and its value
-DICTIONARY = dict(FILMS) | dict(PEOPLE) | GENRES | TYPES | OTHERS
-
-
-def write_films(path: Path, english: bool = True) -> None:
-    """Eight films and five people, every person in three films or more; names in zh and (``english``) en,
-    but for 娄烨, whose English name only a translation gives."""
-    with open(path, "w", newline="", encoding="utf-8") as handle:
-        out = csv.writer(handle)
-        out.writerow(["name", "name_en", "type", "rating", "director", "star", "genre", "地区"])
-        for i, (zh, en) in enumerate(FILMS):
-            out.writerow(
-                [
-                    zh,
-                    en if english else "",
-                    "电影",
-                    f"{6 + i * 0.3:.1f}",
-                    PEOPLE[i % 5][0],
-                    f"{PEOPLE[(i + 1) % 5][0]}|{PEOPLE[(i + 2) % 5][0]}",
-                    "剧情" if i % 2 else "爱情",
-                    "中国大陆",
-                ]
-            )
-        for zh, en in PEOPLE:
-            out.writerow([zh, "" if zh == "娄烨" else en, "人物", "", "", "", "", ""])
+from tests.translate_support import dictionary_reply, films_domain, review_rows, write_films, write_rows
 
 
 @pytest.fixture
 def films(tmp_path: Path) -> Domain:
-    source = tmp_path / "films.csv"
-    write_films(source)
-    domain = Domain("films", tmp_path / "kg")
-    schema = infer_schema("films", [SourceSpec("csv", str(source))]).write(domain.paths.root / "schema.toml")
-    domain.build([f"csv:{source}"], schema=str(schema.path))
-    return domain
-
-
-def dictionary_reply(prompt: str) -> str:
-    """A translator that knows the test's names: answers every offered id from DICTIONARY."""
-    items = json.loads(prompt[prompt.index("\n[") :])
-    return json.dumps({item["id"]: DICTIONARY.get(item["text"], "") for item in items}, ensure_ascii=False)
-
-
-def review_rows(path: Path) -> list[dict[str, str]]:
-    with open(path, encoding="utf-8", newline="") as handle:
-        return list(csv.DictReader(handle, delimiter="\t"))
-
-
-def write_rows(path: Path, rows: list[dict[str, str]]) -> None:
-    with open(path, "w", encoding="utf-8", newline="") as handle:
-        out = csv.DictWriter(handle, fieldnames=list(rows[0]), delimiter="\t", lineterminator="\n")
-        out.writeheader()
-        out.writerows(rows)
+    return films_domain(tmp_path)
 
 
 def cjk_strings(value: object) -> list[str]:
@@ -133,8 +65,14 @@ def test_translate_proposes_a_review_file_and_applying_it_makes_english_exports_
     assert by_source["地区"]["kind"] == "relation" and by_source["地区"]["label"] == "region"
     assert by_source["爱情"]["kind"] == "literal" and by_source["爱情"]["label"] == "romance"
     assert "周迅" not in by_source  # it has its English name from the name_en column
-    assert all(row["keep"] == "yes" for row in rows)
-    by_source["娄烨"]["label"] = "Lou Ye"  # the reviewer prefers the usual order of this director's name
+    assert all(row["keep"] == "review" for row in rows)  # nothing the model says is approved by itself
+    unreviewed = tmp_path / "unreviewed.tsv"
+    write_rows(unreviewed, rows)
+    with pytest.raises(InputError, match=rf"no row says keep = yes \({len(rows)} still say review"):
+        films.apply_translations(unreviewed, "en")
+    for row in rows:
+        row["keep"] = "yes"  # the reviewer accepts the proposals
+    by_source["娄烨"]["label"] = "Lou Ye"  # but prefers the usual order of this director's name
     by_source["剧情"]["keep"] = "no"  # and leaves one value out
     write_rows(review, rows)
 
@@ -172,7 +110,7 @@ def test_a_bad_review_row_names_the_file_and_line_and_loads_nothing(films, tmp_p
     with chat_server(dictionary_reply) as server:
         films.translate("en", review, llm_url=server.url, llm_model="dict")
     rows = review_rows(review)
-    rows[1]["label"] = ""
+    rows[1]["label"], rows[1]["keep"] = "", "yes"
     write_rows(review, rows)
     before = films.paths.store_link.resolve()
     with pytest.raises(InputError, match=re.escape(f"{review}: line 3: keep is yes but the label is empty")):
@@ -209,6 +147,7 @@ def test_the_cli_proposes_and_applies(films, tmp_path, cli):
             "--json",
         ).stdout
     assert json.loads(out)["proposed"] >= 5
+    write_rows(review, [{**row, "keep": "yes"} for row in review_rows(review)])  # a person's review
     applied = json.loads(
         cli("translate", "films", "--lang", "en", "--apply", str(review), "--workdir", workdir, "--json").stdout
     )

@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 
 from kgforge import Domain
-from kgforge.api import DEFAULT_KEY_ENV, MAX_LITERAL_CHARS
+from kgforge.api import DEFAULT_KEY_ENV, MAX_LABEL_CHARS, MAX_LITERAL_CHARS, TranslationApplied, TranslationProposals
 from kgforge.cli._app import (
     DEFAULT_WORKDIR,
     HTTP_URL,
@@ -33,15 +33,15 @@ def translate_command(
         typer.Option(
             "--out",
             "-o",
-            help="Review file to write (TSV): edit `label`, "
-            "set `keep` to no where a proposal is wrong, then --apply it.",
+            help="Review file to write (TSV): every proposal says keep = review; set keep to yes on each label "
+            "you accept (edit `label` where it is wrong), no on the others, then --apply it.",
         ),
     ] = None,
     apply: Annotated[
         Path | None,
         typer.Option(
             "--apply",
-            help="Load the kept rows of a reviewed file as the graph translated/LANG (provenance `translated`).",
+            help="Load the rows a person set to keep = yes as the graph translated/LANG (provenance `translated`).",
         ),
     ] = None,
     llm_url: Annotated[
@@ -71,38 +71,62 @@ def translate_command(
         )
     if apply is not None:
         applied = kg.apply_translations(apply, lang)
-        emit_json(applied.as_dict()) if json_out else show_mapping(
-            f"translations into {lang} for {domain}",
-            {
-                "graph": applied.graph,
-                "quads": applied.quads,
-                "rows not kept": applied.skipped,
-                "build": applied.build_id,
-            }
-            | {f"{kind} labels": n for kind, n in applied.loaded.items()},
-        )
+        emit_json(applied.as_dict()) if json_out else _show_applied(applied, domain, apply)
         return
     if not llm_url or not llm_model:
         raise typer.BadParameter("give both the endpoint and the model", param_hint="--llm-url/--llm-model")
     proposed = kg.translate(
         lang, out, llm_url=llm_url, llm_model=llm_model, llm_key_env=llm_key_env, max_chars=max_chars, limit=limit
     )
-    if json_out:
-        emit_json(proposed.as_dict())
-        return
+    emit_json(proposed.as_dict()) if json_out else _show_proposed(proposed, domain)
+
+
+def _show_applied(applied: TranslationApplied, domain: str, review: Path) -> None:
+    show_mapping(
+        f"translations into {applied.language} for {domain}",
+        {
+            "graph": applied.graph,
+            "quads": applied.quads,
+            "rows not kept": applied.skipped,
+            "rows still to review": applied.unreviewed,
+            "build": applied.build_id,
+        }
+        | {f"{kind} labels": n for kind, n in applied.loaded.items()},
+    )
+    if applied.unreviewed:
+        console.print(
+            f"{applied.unreviewed} rows still say keep = review and were not applied: set keep to yes on "
+            f"those you accept and --apply {review} again",
+            markup=False,
+            soft_wrap=True,
+        )
+
+
+def _show_proposed(proposed: TranslationProposals, domain: str) -> None:
+    lang = proposed.language
     show_mapping(
         f"labels proposed in {lang} for {domain}",
         {f"{kind}s lacking one": n for kind, n in proposed.items.items()}
         | {
-            "proposed": proposed.proposed,
+            "proposed (keep = review)": proposed.proposed,
             "unanswered": proposed.unanswered,
+            "labels refused": proposed.refused,
             "left for a later run": proposed.llm["left_for_later"],
             "requests": proposed.llm["calls"],
             "cached replies": proposed.llm["cache_hits"],
         },
     )
+    if proposed.refused:
+        console.print(
+            f"{proposed.refused} labels refused as proposals (a control character, newline or bidi override, or "
+            f"over {MAX_LABEL_CHARS} characters): their rows are left for you to fill in; the labels are in "
+            f"{proposed.quarantine}",
+            markup=False,
+            soft_wrap=True,
+        )
     console.print(
-        f"review {proposed.out}, then: kgforge translate {domain} --lang {lang} --apply {proposed.out}",
+        f"review {proposed.out}: set keep to yes on each label you accept, then: kgforge translate {domain} "
+        f"--lang {lang} --apply {proposed.out}",
         markup=False,
         soft_wrap=True,
     )

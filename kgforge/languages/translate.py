@@ -3,12 +3,17 @@
 ``propose_translations`` finds what lacks a label in the language on the chain of
 :mod:`kgforge.store.languages` (entities the dialogue stages use, relations, types, and short literal values
 stated in another script only), asks an OpenAI-compatible endpoint for names in batches (the qa stage's
-client: cached by request, a malformed reply quarantined), and writes a review file: TSV, one row per item,
-``keep`` set to ``yes``. A person edits ``label``, or sets ``keep`` to ``no``; rows the model gave nothing
-usable for come with ``keep`` empty and a note.
+client, :mod:`kgforge.llm`: cached by request, a malformed reply quarantined), and writes a review file: TSV,
+one row per item, ``keep`` set to ``review``. Nothing the model says is approved by itself: a person reads
+each proposal and sets ``keep`` to ``yes`` (editing ``label`` where it is wrong) or ``no``; only ``yes`` is
+applied. A label that is no name (a control character, a newline, a bidi override, a lone surrogate, more
+than :data:`MAX_LABEL_CHARS` characters: :func:`label_problem`) is refused as a proposal: its row comes with
+``label`` and ``keep`` empty and a note, the label goes to the quarantine file, and the report counts it. Rows
+the model gave nothing usable for come with ``keep`` empty and a note too.
 
-``apply_translations`` reads the reviewed file back (every problem names the file and line, and nothing is
-loaded while one remains) and publishes the kept rows as their own named graph, ``graph/translated/<lang>``,
+``apply_translations`` reads the reviewed file back (UTF-8, with or without the byte-order mark a spreadsheet
+writes; every problem names the file and line: a byte that is not UTF-8, a cell over the reader's limit, a
+kept label :func:`label_problem` refuses; nothing is loaded while one remains) and publishes the kept rows as their own named graph, ``graph/translated/<lang>``,
 kind ``translated``, beside the sources' graphs (as ``kgforge link`` adds its links): an entity, relation or
 type gets an ``rdfs:label`` in the language; a literal value gets its translation as a second value of each
 fact that states it. Source labels are never changed, and the manifest records the file and its checksum;
@@ -19,10 +24,12 @@ from __future__ import annotations
 
 import csv
 import json
+import re
+import unicodedata
 from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 import polars as pl
 
@@ -33,8 +40,7 @@ from kgforge.core.quads import QuadWriter, check_lang
 from kgforge.core.quarantine import Quarantine
 from kgforge.core.text import spreadsheet_cell, spreadsheet_text
 from kgforge.core.vocab import RDFS_LABEL, graph_iri
-from kgforge.qa.llm import BadReply, LLMClient, json_reply
-from kgforge.qa.pipeline import LLMSettings
+from kgforge.llm import BadReply, LLMClient, LLMSettings, json_reply
 from kgforge.store.languages import (
     fits_script,
     in_language,
@@ -54,7 +60,14 @@ COLUMNS = ("keep", "kind", "iri", "source_language", "source", "language", "labe
 KINDS = ("entity", "relation", "type", "literal")
 BATCH = 40  # items per request: a reply stays short enough to come back whole
 MAX_LITERAL_CHARS = 30  # longer values are sentences (comments, plots): not names to translate
-KEEP = ("yes", "y", "true", "1", "x")
+KEEP = ("yes", "y", "true", "1", "x")  # what a person writes to apply a row
+REVIEW = "review"  # what `translate` writes: awaiting a person's yes or no
+REFUSED = "refused: "  # how the note of a row whose proposed label was refused starts
+MAX_LABEL_CHARS = 512  # a name, not a text: longer is a broken or hostile reply
+# Characters a label may not hold: C0/C1 controls (NUL, ESC, tab, newlines), line and paragraph separators,
+# bidi embeddings, overrides, isolates and marks (they reorder what a reader sees), and lone surrogates.
+_NOT_IN_LABEL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
+_ESCAPED_BYTE = re.compile("[\udc80-\udcff]")  # a byte that is not UTF-8, as ``surrogateescape`` reads it
 LANGUAGE_NAMES = {
     "en": "English",
     "zh": "Chinese (Simplified)",
@@ -85,12 +98,14 @@ class TranslationProposals:
     language: str
     out: Path
     items: dict[str, int]  # per kind: how many lacked a label
-    proposed: int  # rows with a usable proposal
+    proposed: int  # rows with a usable proposal (keep = review: a person says yes or no)
     unanswered: int  # rows the model gave nothing usable for
+    refused: int  # labels refused as proposals (label_problem): their rows are left for the reviewer
+    quarantine: Path  # where refused labels and malformed replies are kept
     llm: dict[str, Any]
 
     def as_dict(self) -> dict[str, Any]:
-        return {**asdict(self), "out": str(self.out)}
+        return {**asdict(self), "out": str(self.out), "quarantine": str(self.quarantine)}
 
 
 @dataclass(frozen=True)
@@ -102,7 +117,8 @@ class TranslationApplied:
     graph: str
     review_file: Path
     loaded: dict[str, int]  # per kind: rows kept
-    skipped: int  # rows with keep other than yes
+    skipped: int  # rows with keep other than yes (unreviewed ones included)
+    unreviewed: int  # rows still saying keep = review: not applied until a person says yes
     quads: int
     build_id: str
 
@@ -209,8 +225,22 @@ def names_check(ids: set[str]) -> Callable[[str], dict[str, str]]:
     return check
 
 
+def label_problem(label: str) -> str | None:
+    """Why ``label`` cannot be a name: too long, or holding a character no name holds (see the module's
+    docstring); None when it can."""
+    if len(label) > MAX_LABEL_CHARS:
+        return f"is {len(label):,} characters long, more than {MAX_LABEL_CHARS}"
+    bad = _NOT_IN_LABEL.search(label)
+    if bad:
+        char = bad.group()
+        name = unicodedata.name(char, "a control character" if char <= "\x9f" else "a lone surrogate")
+        return f"holds U+{ord(char):04X} ({name.lower()}) at character {bad.start() + 1}"
+    return None
+
+
 def _answers(client: LLMClient, items: list[Item], language: str) -> Iterator[tuple[Item, str, str]]:
-    """Each item with the model's name for it and a note ("" when the name is usable)."""
+    """Each item with the model's name for it and a note ("" when the name is usable). A name that
+    :func:`label_problem` refuses is quarantined and comes back empty, with a note starting :data:`REFUSED`."""
     for start in range(0, len(items), BATCH):
         batch = [(f"t{i + 1}", item) for i, item in enumerate(items[start : start + BATCH])]
         reply = client.ask(
@@ -220,7 +250,13 @@ def _answers(client: LLMClient, items: list[Item], language: str) -> Iterator[tu
         )
         for key, item in batch:
             name = (reply or {}).get(key, "")
-            if reply is None:
+            problem = label_problem(name)
+            if problem:
+                client.reject(
+                    f"translate {item.kind} {item.iri or item.source!r}", f"label refused: {problem}", ascii(name)
+                )
+                yield item, "", f"{REFUSED}the model's label {problem}; write one or leave keep empty"
+            elif reply is None:
                 yield item, "", "the model's reply was malformed (quarantined): write a label or leave keep empty"
             elif not name:
                 yield item, "", "the model gave no name: write one or leave keep empty"
@@ -249,7 +285,7 @@ def propose_translations(
     counts = {kind: sum(1 for item in items if item.kind == kind) for kind in KINDS}
     asked = items[:limit] if limit is not None else items
     client = llm.client_at(paths.raw / "llm-cache", Quarantine(paths.quarantine / "translate-llm.jsonl"))
-    proposed = unanswered = 0
+    proposed = unanswered = refused = 0
     try:
         with atomic_write(out) as handle:
             writer = csv.writer(handle, delimiter="\t", lineterminator="\n")
@@ -257,12 +293,13 @@ def propose_translations(
             for item, name, note in _answers(client, asked, language):
                 usable = bool(name) and not note
                 proposed += usable
-                unanswered += not name
+                refused += note.startswith(REFUSED)
+                unanswered += not name and not note.startswith(REFUSED)
                 writer.writerow(
                     [
                         spreadsheet_cell(cell)
                         for cell in (
-                            "yes" if usable else "",
+                            REVIEW if usable else "",
                             item.kind,
                             item.iri,
                             item.source_language,
@@ -274,7 +311,7 @@ def propose_translations(
                     ]
                 )
     finally:
-        client.quarantine.close()
+        client.close()
     return TranslationProposals(
         paths.domain,
         language,
@@ -282,6 +319,8 @@ def propose_translations(
         counts,
         proposed,
         unanswered,
+        refused,
+        client.quarantine.path,
         {**client.report(), "left_for_later": len(items) - len(asked)},
     )
 
@@ -298,31 +337,48 @@ class Row:
     label: str
 
 
-def read_review(path: Path, language: str) -> tuple[list[Row], int]:
-    """The kept rows of a review file in ``language`` and how many were not kept; InputError naming the file
-    and line of the first problem (with how many lines have one) otherwise."""
+@dataclass(frozen=True)
+class Review:
+    """A review file as read: the rows to apply, and how many were not (still awaiting review, or not kept)."""
+
+    rows: list[Row]  # keep = yes
+    skipped: int  # any other keep
+    unreviewed: int  # of those, keep = review
+
+
+def read_review(path: Path, language: str) -> Review:
+    """The rows of a review file in ``language``; InputError naming the file and line of the first problem
+    (with how many lines have one) otherwise. Only rows a person set to ``yes`` (:data:`KEEP`) are kept, and
+    a file with none while some still say ``review`` is refused."""
     if not path.is_file():
         raise InputError(f"{path}: no such review file")
-    rows, skipped, problems = [], 0, []
-    with open(path, encoding="utf-8", newline="") as handle:
-        reader = csv.reader(handle, delimiter="\t")
-        header = next(reader, None)
-        missing = [c for c in COLUMNS if c not in (header or [])]
-        if missing:
-            raise InputError(
-                f"{path}: line 1: the header lacks {', '.join(missing)} (a review file from "
-                "`kgforge translate` has: " + " ".join(COLUMNS) + ")"
-            )
-        at = {name: header.index(name) for name in COLUMNS}
-        for line, cells in enumerate(reader, start=2):
+    rows, skipped, unreviewed, problems = [], 0, 0, []
+    header: list[str] | None = None
+    at: dict[str, int] = {}
+    # utf-8-sig: the byte-order mark a spreadsheet writes is not part of the first column's name; surrogateescape:
+    # a byte that is not UTF-8 is read as a lone surrogate, so the row holding it can be named
+    with open(path, encoding="utf-8-sig", errors="surrogateescape", newline="") as handle:
+        for line, cells in _records(path, handle):
+            bad = _bad_byte(cells)
+            if bad:
+                problems.append(f"line {line}: {bad}")
+                if header is None:
+                    break
+                continue
+            if header is None:
+                header = _review_header(path, cells)
+                at = {name: header.index(name) for name in COLUMNS}
+                continue
             if not any(cell.strip() for cell in cells):
                 continue
             if len(cells) != len(header):
                 problems.append(f"line {line}: {len(cells)} cells, the header has {len(header)}")
                 continue
             value = {name: spreadsheet_text(cells[i]).strip() for name, i in at.items()}
-            if value["keep"].lower() not in KEEP:
+            keep = value["keep"].lower()
+            if keep not in KEEP:
                 skipped += 1
+                unreviewed += keep == REVIEW
                 continue
             problem = _row_problem(value, language)
             if problem:
@@ -332,7 +388,50 @@ def read_review(path: Path, language: str) -> tuple[list[Row], int]:
     if problems:
         more = f" ({len(problems)} lines have a problem)" if len(problems) > 1 else ""
         raise InputError(f"{path}: {problems[0]}{more}; nothing was loaded")
-    return rows, skipped
+    if header is None:
+        _review_header(path, [])
+    if not rows and unreviewed:  # applying would replace the language's graph with nothing
+        raise InputError(
+            f"{path}: no row says keep = yes ({unreviewed} still say {REVIEW}: a person sets keep to yes on each "
+            "label to apply, or no); nothing was loaded"
+        )
+    return Review(rows, skipped, unreviewed)
+
+
+def _records(path: Path, handle: IO[str]) -> Iterator[tuple[int, list[str]]]:
+    """Each TSV record with the line it starts on; a record csv cannot read (a cell over its limit) is an
+    InputError naming the line."""
+    reader = csv.reader(handle, delimiter="\t")
+    start = 1
+    while True:
+        try:
+            cells = next(reader)
+        except StopIteration:
+            return
+        except csv.Error as exc:
+            limit = csv.field_size_limit()
+            problem = f"a cell longer than {limit:,} characters" if "field limit" in str(exc) else str(exc)
+            raise InputError(f"{path}: line {reader.line_num}: {problem}; nothing was loaded") from None
+        yield start, cells
+        start = reader.line_num + 1
+
+
+def _bad_byte(cells: list[str]) -> str | None:
+    for cell in cells:
+        escaped = _ESCAPED_BYTE.search(cell)
+        if escaped:
+            return f"byte 0x{ord(escaped.group()) - 0xDC00:02X} is not UTF-8 (save the file as UTF-8)"
+    return None
+
+
+def _review_header(path: Path, cells: list[str]) -> list[str]:
+    missing = [c for c in COLUMNS if c not in cells]
+    if missing:
+        raise InputError(
+            f"{path}: line 1: the header lacks {', '.join(missing)} (a review file from "
+            "`kgforge translate` has: " + " ".join(COLUMNS) + ")"
+        )
+    return cells
 
 
 def _row_problem(value: dict[str, str], language: str) -> str | None:
@@ -346,7 +445,8 @@ def _row_problem(value: dict[str, str], language: str) -> str | None:
         return "a literal row needs its source value"
     if value["kind"] != "literal" and not value["iri"]:
         return f"an {value['kind']} row needs its IRI"
-    return None
+    problem = label_problem(value["label"])
+    return f"the label {problem}" if problem else None
 
 
 def apply_translations(
@@ -357,7 +457,8 @@ def apply_translations(
     language = check_lang(language)
     paths = domain_paths(domain, workdir)
     review_file = Path(review_file)
-    rows, skipped = read_review(review_file, language)
+    review = read_review(review_file, language)
+    rows = review.rows
     graph = graph_iri("translated", language)
     quads_file = f"quads/translated-{language}.nq"
     with write_lock(paths):  # a writer from start to end: the labels are checked against the build they extend
@@ -414,5 +515,13 @@ def apply_translations(
             )
     loaded = {kind: sum(1 for row in rows if row.kind == kind) for kind in KINDS}
     return TranslationApplied(
-        paths.domain, language, graph, review_file, loaded, skipped, writer.count, summary.build_id
+        paths.domain,
+        language,
+        graph,
+        review_file,
+        loaded,
+        review.skipped,
+        review.unreviewed,
+        writer.count,
+        summary.build_id,
     )

@@ -3,13 +3,13 @@
 ``predicates`` gives F(t), ``select`` G(t, preds) (statistical, or an LLM's judgement), ``generate_dataset``
 the question turns (kgforge JSONL and ConvQuestions-shaped JSON lines), ``evaluate`` scores predictions
 (``kgforge qa-eval``). Modules: graph (the graph as question material), predicates, select, templates
-(+ bundled templates/zh.toml, en.toml), phenomena (typos, disfluencies), generate, score, llm, related.
+(+ bundled templates/zh.toml, en.toml), phenomena (typos, disfluencies), generate, score, prompts (the LLM steps' prompts and checks; the client is
+:mod:`kgforge.llm`), related.
 """
 
+from kgforge.llm import DEFAULT_KEY_ENV, LLMSettings
 from kgforge.qa.generate import GenerateOptions, QAGenerateReport
-from kgforge.qa.llm import DEFAULT_KEY_ENV
 from kgforge.qa.pipeline import (
-    LLMSettings,
     QAPredicatesReport,
     QASelectionReport,
     QATemplatesReport,

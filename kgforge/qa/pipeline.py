@@ -14,18 +14,17 @@ from kgforge.core.errors import KgforgeError
 from kgforge.core.files import atomic_path, write_json_atomic
 from kgforge.core.quarantine import Quarantine
 from kgforge.core.records import Record
+from kgforge.llm import LLMClient, LLMSettings
 from kgforge.qa.generate import GenerateOptions, Material, Partners, QAGenerateReport, generate
 from kgforge.qa.graph import QAGraph
-from kgforge.qa.llm import (
-    DEFAULT_KEY_ENV,
+from kgforge.qa.predicates import predicate_table, predicates_report, together
+from kgforge.qa.prompts import (
     MAX_PREDICATES_PER_CALL,
-    LLMClient,
     keep_check,
     selection_messages,
     template_messages,
     templates_check,
 )
-from kgforge.qa.predicates import predicate_table, predicates_report, together
 from kgforge.qa.select import (
     SelectorOptions,
     TypeSelection,
@@ -48,19 +47,9 @@ from kgforge.store.snapshot import Snapshot
 _JUDGEMENT_CALLS = ("kept", "coverage", "score", "beyond")
 
 
-@dataclass
-class LLMSettings:
-    url: str
-    model: str
-    key_env: str = DEFAULT_KEY_ENV
-    timeout: float = 120.0
-
-    def client(self, paths: DomainPaths) -> LLMClient:
-        """A client caching in ``raw/llm-cache`` and quarantining in ``quarantine/qa-llm.jsonl`` of the domain."""
-        return self.client_at(paths.raw / "llm-cache", Quarantine(paths.quarantine / "qa-llm.jsonl"))
-
-    def client_at(self, cache: Path, quarantine: Quarantine, timeout: float | None = None) -> LLMClient:
-        return LLMClient(self.url, self.model, cache, quarantine, self.key_env, timeout or self.timeout)
+def qa_client(llm: LLMSettings, paths: DomainPaths) -> LLMClient:
+    """A client caching in ``raw/llm-cache`` and quarantining in ``quarantine/qa-llm.jsonl`` of the domain."""
+    return llm.client_at(paths.raw / "llm-cache", Quarantine(paths.quarantine / "qa-llm.jsonl"))
 
 
 def open_graph(domain: str, workdir: Path | str | None = None, language: str | None = None) -> QAGraph:
@@ -154,12 +143,12 @@ def select(
     """Write the selection file (edit it, then pass it to ``generate`` with ``selection``)."""
     graph = open_graph(domain, workdir, language)
     out = graph.paths.output(out)
-    client = llm.client(graph.paths) if llm else None
+    client = qa_client(llm, graph.paths) if llm else None
     try:
         selections = select_predicates(graph, options, client)
     finally:
         if client is not None:
-            client.quarantine.close()
+            client.close()
     write_selection(out, domain, graph.language, selections)
     return QASelectionReport(
         domain=domain,
@@ -187,7 +176,7 @@ def llm_templates(
     graph = open_graph(domain, workdir, language)
     out = graph.paths.output(out)
     selections = read_selection(selection) if selection else select_predicates(graph)
-    client = llm.client(graph.paths)
+    client = qa_client(llm, graph.paths)
     entries, rejected = [], 0
     pairs = [(t, p["predicate"], p["label"]) for t, s in selections.items() for p in s.predicates if p["selected"]]
     try:
@@ -209,9 +198,7 @@ def llm_templates(
                             good.append(text)
                             continue
                         rejected += 1
-                        client.quarantine.reject(
-                            client.endpoint, f"templates {type_id} {predicate}", f"template refused: {problem}", text
-                        )
+                        client.reject(f"templates {type_id} {predicate}", f"template refused: {problem}", text)
                     if good:
                         entries.append(
                             {
@@ -224,7 +211,7 @@ def llm_templates(
                             }
                         )
     finally:
-        client.quarantine.close()
+        client.close()
     text = (
         bundled_template_text(graph.language) + "\n# ---------------------------------------------------------------- "
         f"written by {llm.model} (kgforge qa templates), checked\n\n"

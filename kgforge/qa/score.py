@@ -28,7 +28,8 @@ from kgforge.core.jsonio import iter_json_lines
 from kgforge.core.quarantine import Quarantine
 from kgforge.core.records import Record, omitted_when_none
 from kgforge.core.text import to_simplified
-from kgforge.qa.llm import LLMClient, judge_check, judge_messages
+from kgforge.llm import LLMClient
+from kgforge.qa.prompts import judge_check, judge_messages
 
 NA_TEXTS = {"", "na"}
 _NUMBER = re.compile(r"^[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?$")
@@ -243,7 +244,7 @@ def evaluate(predictions_path: Path, gold_path: Path, llm: LLMClient | None = No
             judged["all"].append((row[0], verdict, na))
     llm_judge = None
     if llm is not None:
-        llm.quarantine.close()
+        llm.close()
         llm_judge = {**table(judged), "unjudged_turns": unjudged, "llm": llm.report()}
     return QAScoreReport(
         predictions=str(predictions_path),
