@@ -33,7 +33,8 @@ def layout_for(style: Style, fmt: str) -> Layout:
 
 def session_records(style: Style, fmt: str, finished: Sequence[tuple[GoalView, Collected]]) -> list[dict[str, Any]]:
     layout = layout_for(style, fmt)
-    return [layout.record(view, session) for view, session in finished]
+    tools = layout.tools([view for view, _ in finished])
+    return [layout.record(view, session, tools) for view, session in finished]
 
 
 def encoded(layout: Layout, records: Sequence[dict[str, Any]]) -> bytes:

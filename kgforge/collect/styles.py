@@ -20,7 +20,7 @@ The turn bounds are ours (the issue gives none): DuConv's dialogues have 9.1 utt
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -38,14 +38,20 @@ class Role:
     sees: frozenset[str]  # of GOAL, KNOWLEDGE, PROFILE, SITUATION
 
 
+def _nothing(views: Sequence[GoalView]) -> None:
+    return None
+
+
 @dataclass(frozen=True)
 class Layout:
     """A layout a collection exports: the reader kind (as ``shared/readers/run-readers`` names it), whether
-    the file is JSON lines or one JSON array, and the function that writes one finished session."""
+    the file is JSON lines or one JSON array, the function that writes one finished session, and what that
+    function needs made once per export (``tools``: DuConv's segmenter, with every goal's names)."""
 
     kind: str
     container: str  # lines | array
-    record: Callable[[GoalView, Collected], dict[str, Any]]
+    record: Callable[[GoalView, Collected, Any], dict[str, Any]]
+    tools: Callable[[Sequence[GoalView]], Any] = _nothing
 
 
 @dataclass(frozen=True)
@@ -104,12 +110,16 @@ def duconv_view(goal: Goal, record: Mapping[str, Any]) -> GoalView:
     return GoalView(goal.goal_id, lines[0][1:], lines, facts_of(record["knowledge"]), record)
 
 
-def duconv_session(view: GoalView, session: Collected) -> dict[str, Any]:
+def duconv_segmenter(views: Sequence[GoalView]) -> Segmenter:
+    """One segmenter for an export (making one copies jieba's dictionary), every goal's names in it."""
+    names = {part for view in views for fact in view.knowledge for part in (fact.head, fact.tail)}
+    return Segmenter(normalise_label(name) for name in names | {t for view in views for t in view.topics})
+
+
+def duconv_session(view: GoalView, session: Collected, segment: Segmenter) -> dict[str, Any]:
     """A DuConv train/dev session (``duconv-session``): the goal and knowledge as prepared, the conversation
     word-segmented as DuConv writes it (the knowledge's names kept whole), and ``knowledge_per_turn``: the
     facts the worker clicked for each turn (``[]`` for none), the per-turn gold knowledge."""
-    names = {part for fact in view.knowledge for part in (fact.head, fact.tail)} | set(view.topics)
-    segment = Segmenter(normalise_label(name) for name in names)
     return {
         "goal": view.record["goal"],
         "knowledge": view.record["knowledge"],
@@ -130,7 +140,7 @@ def kdconv_view(goal: Goal, record: Mapping[str, Any]) -> GoalView:
     return GoalView(goal.goal_id, tuple(t["label"] for t in record["topics"]), lines, facts_of(triples), record)
 
 
-def kdconv_dialogue(view: GoalView, session: Collected) -> dict[str, Any]:
+def kdconv_dialogue(view: GoalView, session: Collected, _: Any = None) -> dict[str, Any]:
     """A KdConv dialogue (``kdconv``): ``name`` the first topic, one message a turn with the clicked facts as
     its gold ``attrs`` (left out on a message without any, as KdConv does). Labels lose DuConv's word
     segmentation, which KdConv's text does not have."""
@@ -167,7 +177,7 @@ def durecdial_view(goal: Goal, record: Mapping[str, Any]) -> GoalView:
     return GoalView(goal.goal_id, topics, lines, facts_of(record["knowledge"]), record, profile, situation, steps)
 
 
-def durecdial_session(view: GoalView, session: Collected) -> dict[str, Any]:
+def durecdial_session(view: GoalView, session: Collected, _: Any = None) -> dict[str, Any]:
     """A DuRecDial 2.0 session (``durecdial2``) with per-utterance knowledge: one entry per utterance, the
     list of triples clicked for it (``[]`` for none); ``goal_type_list`` and ``goal_topic_list`` per
     utterance; the utterance that opens goal step k starts with ``[k]``, as DuRecDial's conversations do."""
@@ -203,7 +213,7 @@ STYLES.register(
         16,
         ("duconv", "sample"),
         duconv_view,
-        {"duconv": Layout("duconv-session", "lines", duconv_session), "kdconv": KDCONV},
+        {"duconv": Layout("duconv-session", "lines", duconv_session, duconv_segmenter), "kdconv": KDCONV},
     ),
     description="DuConv: a leader with the goal and knowledge steers a follower who sees neither",
 )
