@@ -154,6 +154,11 @@ def plain(text: str) -> str:
     return normalise_label(text)
 
 
+def unsegmented(per_turn: list[list[list[str]]]) -> list[list[list[str]]]:
+    """A DuConv export's per-turn triples as the workers were shown them (DuConv's word segmentation out)."""
+    return [[[plain(x) for x in triple] for triple in turn] for turn in per_turn]
+
+
 def script(view: dict[str, Any], turns: int = 8) -> list[tuple[str, str, list[str]]]:
     """A session of ``turns`` turns as (who: leader|follower, text, clicked fact ids): the leader opens on the
     first topic and states its facts, clicking each, and reaches the second topic last; the follower

@@ -27,6 +27,7 @@ from kgforge.collect.records import (
     Checks,
     Claimed,
     Collected,
+    Fact,
     GoalView,
     JoinResult,
     Progress,
@@ -208,18 +209,20 @@ class Collection:
         goal, style, count = session.goal, self.style, len(session.turns)
         is_open = session.finished is None
         next_role = style.speaker(count) if is_open and count < style.max_turns else None
+        facts = {fact.id: self._shown(fact) for fact in goal.knowledge} if KNOWLEDGE in sees else None
         turns = tuple(
             TurnView(
                 t.index,
                 t.role,
                 t.text,
                 t.time,
-                tuple(f for f in map(goal.fact, t.facts) if f) if KNOWLEDGE in sees else None,
-                t.verdict.warnings if KNOWLEDGE in sees and t.worker == worker else None,
+                tuple(facts[i] for i in t.facts if i in facts) if facts is not None else None,
+                t.verdict.warnings if facts is not None and t.worker == worker else None,
                 t.step if GOAL in sees and style.steps else None,
             )
             for t in session.turns
         )
+        shown = GOAL in sees
         return SessionView(
             session.id,
             style.name,
@@ -232,14 +235,18 @@ class Collection:
             style.min_turns,
             style.max_turns,
             is_open and role == style.roles[0].name and count >= style.min_turns,
-            topics=goal.topics if GOAL in sees else None,
-            goal=goal.goal if GOAL in sees else None,
-            knowledge=goal.knowledge if KNOWLEDGE in sees else None,
+            topics=tuple(map(style.shown, goal.topics)) if shown else None,
+            goal=tuple(tuple(map(style.shown, line)) for line in goal.goal) if shown else None,
+            knowledge=tuple(facts.values()) if facts is not None else None,
             profile=goal.profile if PROFILE in sees else None,
             situation=goal.situation if SITUATION in sees else None,
-            step=session.step if GOAL in sees and style.steps else None,
-            checks=session.checks if GOAL in sees else None,
+            step=session.step if shown and style.steps else None,
+            checks=session.checks if shown else None,
         )
+
+    def _shown(self, fact: Fact) -> Fact:
+        shown = self.style.shown
+        return Fact(fact.id, shown(fact.head), shown(fact.relation), shown(fact.tail))
 
     async def wait(self, worker: str, sid: str, since: int, timeout: float) -> SessionView:
         """The view once the session has more than ``since`` turns or is finished, or after ``timeout`` s."""

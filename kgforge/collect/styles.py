@@ -64,6 +64,11 @@ class Style:
     view: Callable[[Goal, Mapping[str, Any]], GoalView]
     exports: Mapping[str, Layout]  # collect export --format -> layout
     steps: bool = False  # turns carry the goal step they are in (DuRecDial's goal sequence)
+    segmented: bool = False  # the goal export's labels are word-segmented (DuConv): shown to workers unsegmented
+
+    def shown(self, text: str) -> str:
+        """A label as a worker reads it (DuConv's word segmentation taken out; the export keeps it)."""
+        return normalise_label(text) if self.segmented else text
 
     def role(self, name: str) -> Role:
         return next(role for role in self.roles if role.name == name)
@@ -214,6 +219,7 @@ STYLES.register(
         ("duconv", "sample"),
         duconv_view,
         {"duconv": Layout("duconv-session", "lines", duconv_session, duconv_segmenter), "kdconv": KDCONV},
+        segmented=True,
     ),
     description="DuConv: a leader with the goal and knowledge steers a follower who sees neither",
 )

@@ -82,8 +82,10 @@
 
   function renderSide(v) {
     $("role").textContent = S[v.role] || v.role;
+    $("hint").textContent = S["hint_" + v.role] || "";
     $("goal-box").hidden = !v.goal;
-    if (v.goal) fill($("goal"), v.goal, (line) => item(line.join(" → ")));
+    // DuConv's first goal line is ["START", topic A, topic B]: the path of topics, shown without the keyword
+    if (v.goal) fill($("goal"), v.goal, (line) => item((line[0] === "START" ? line.slice(1) : line).join(" → ")));
     $("profile-box").hidden = !v.profile;
     if (v.profile) {
       const dl = $("profile");
