@@ -76,6 +76,13 @@ class Session:
         return self.turns[-1].step or 1 if self.turns else 1
 
 
+@dataclass(frozen=True)
+class Shown:
+    facts: dict[str, Fact]
+    topics: tuple[str, ...]
+    goal: tuple[tuple[str, ...], ...]
+
+
 class Collection:
     def __init__(
         self,
@@ -94,6 +101,7 @@ class Collection:
         self.waiting: dict[str, float] = {}  # worker -> when they last asked (insertion order: who waited longest)
         self.taken: Counter[str] = Counter()  # goal -> sessions open or finished
         self.had: dict[str, set[str]] = {}  # worker -> goals they had
+        self.shown: dict[str, Shown] = {}  # goal -> its labels as shown
 
     # ---------------------------------------------------------------- events
 
@@ -209,7 +217,8 @@ class Collection:
         goal, style, count = session.goal, self.style, len(session.turns)
         is_open = session.finished is None
         next_role = style.speaker(count) if is_open and count < style.max_turns else None
-        facts = {fact.id: self._shown(fact) for fact in goal.knowledge} if KNOWLEDGE in sees else None
+        shown_goal = self._shown(goal)
+        facts = shown_goal.facts if KNOWLEDGE in sees else None
         turns = tuple(
             TurnView(
                 t.index,
@@ -235,8 +244,8 @@ class Collection:
             style.min_turns,
             style.max_turns,
             is_open and role == style.roles[0].name and count >= style.min_turns,
-            topics=tuple(map(style.shown, goal.topics)) if shown else None,
-            goal=tuple(tuple(map(style.shown, line)) for line in goal.goal) if shown else None,
+            topics=shown_goal.topics if shown else None,
+            goal=shown_goal.goal if shown else None,
             knowledge=tuple(facts.values()) if facts is not None else None,
             profile=goal.profile if PROFILE in sees else None,
             situation=goal.situation if SITUATION in sees else None,
@@ -244,9 +253,17 @@ class Collection:
             checks=session.checks if shown else None,
         )
 
-    def _shown(self, fact: Fact) -> Fact:
-        shown = self.style.shown
-        return Fact(fact.id, shown(fact.head), shown(fact.relation), shown(fact.tail))
+    def _shown(self, goal: GoalView) -> Shown:
+        """The goal's labels as workers read them (made once a goal: every view of its sessions shows them)."""
+        made = self.shown.get(goal.goal_id)
+        if made is None:
+            show = self.style.shown
+            made = self.shown[goal.goal_id] = Shown(
+                {f.id: Fact(f.id, show(f.head), show(f.relation), show(f.tail)) for f in goal.knowledge},
+                tuple(map(show, goal.topics)),
+                tuple(tuple(map(show, line)) for line in goal.goal),
+            )
+        return made
 
     async def wait(self, worker: str, sid: str, since: int, timeout: float) -> SessionView:
         """The view once the session has more than ``since`` turns or is finished, or after ``timeout`` s."""

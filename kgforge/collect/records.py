@@ -39,6 +39,9 @@ class Fact(Record):
     def triple(self) -> tuple[str, str, str]:
         return (self.head, self.relation, self.tail)
 
+    def as_dict(self) -> dict[str, Any]:  # the generic one, written out: a session's view lists every fact
+        return {"id": self.id, "head": self.head, "relation": self.relation, "tail": self.tail}
+
 
 @dataclass(frozen=True)
 class GoalView(Record):
@@ -156,6 +159,16 @@ class TurnView(Record):
     facts: tuple[Fact, ...] | None = omitted_when_none()
     warnings: tuple[str, ...] | None = omitted_when_none()
     step: int | None = omitted_when_none()
+
+    def as_dict(self) -> dict[str, Any]:  # the generic one, written out: every view lists every turn
+        out: dict[str, Any] = {"index": self.index, "role": self.role, "text": self.text, "time": self.time}
+        if self.facts is not None:
+            out["facts"] = [fact.as_dict() for fact in self.facts]
+        if self.warnings is not None:
+            out["warnings"] = list(self.warnings)
+        if self.step is not None:
+            out["step"] = self.step
+        return out
 
 
 @dataclass(frozen=True)
