@@ -166,10 +166,13 @@ def test_an_eight_turn_session_finishes_with_its_checks_and_exports(crew, site, 
     attrs = [[[a["name"], a["attrname"], a["attrvalue"]] for a in m.get("attrs", [])] for m in mine["messages"]]
     assert [len(a) for a in attrs] == [len(facts) for _, _, facts in lines]
     assert [m["message"] for m in mine["messages"]] == [text for _, text, _ in lines]
-    for out in ("collected.txt", "collected.json"):
-        stats = cli("corpus", "stats", str(tmp_path / out), "--json")
-        assert stats.returncode == 0, stats.stderr
-        assert json.loads(stats.stdout)["dialogues"] == len(records)
+    for out, rubric in (("collected.txt", "duconv-turn"), ("collected.json", "kdconv")):  # kgforge's own readers
+        stats = json.loads(cli("corpus", "stats", str(tmp_path / out), "--json").stdout)
+        assert stats["dialogues"] == len(records) and stats["utterances"] == 8 * len(records)
+        scored = json.loads(cli("eval", str(tmp_path / out), "--no-out", "--json").stdout)
+        assert scored["inputs"]["predictions"]["dialogues"] == len(records) and scored["metrics"]["distinct1"] > 0
+        sheets = cli("rate", "sheet", rubric, "--system", f"people={tmp_path / out}", "--out", str(tmp_path / rubric))
+        assert (tmp_path / rubric / "key.json").exists(), sheets.stdout
 
 
 def test_a_long_poll_returns_when_the_partner_speaks(crew):
