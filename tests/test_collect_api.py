@@ -264,3 +264,42 @@ def test_tokens_are_random_private_and_added_while_serving(site, client, cli):
     assert new not in added.stdout  # the ids are shown, never the tokens
     joined = client.post(f"{base}/api/collect/join", headers={"Authorization": f"Bearer {new}"})
     assert joined.status_code == 200  # the running server took it without a restart
+
+
+@pytest.mark.slow  # a second site: DuRecDial goal sequences sampled and exported for it (about 3 s)
+def test_a_durecdial_session_shows_each_role_its_part_and_exports_knowledge_per_utterance(root, client, tmp_path):
+    folder, workdir = new_collection(root, "durecdial", workers=2, style="durecdial")
+    with running_collection(folder, workdir) as base:
+        recommender, seeker = (Worker(base, token, client) for token in tokens(folder))
+        sid = pair(recommender, seeker)
+        mine, theirs = recommender.view(sid), seeker.view(sid)
+        assert mine["role"] == "recommender" and {"goal", "knowledge", "profile", "step"} <= set(mine)
+        assert "situation" not in mine
+        assert theirs["role"] == "seeker" and {"profile", "situation"} <= set(theirs)
+        assert not {"goal", "knowledge", "topics", "step"} & set(theirs)
+        steps = len(mine["goal"])
+        fact = mine["knowledge"][0]["id"]
+        last = recommender.call("POST", f"/api/collect/session/{sid}/turn", json={"text": "你好", "step": steps + 1})
+        assert last.status_code == 400  # no such step
+        assert seeker.call("POST", f"/api/collect/session/{sid}/turn", json={"text": "嗨"}).status_code == 409
+        for n in range(8):
+            body = {"text": f"第{n}句", "facts": [fact] if n % 2 == 0 else []}
+            if n == 4:
+                body["step"] = steps
+            speaker = recommender if n % 2 == 0 else seeker
+            assert speaker.call("POST", f"/api/collect/session/{sid}/turn", json=body).status_code == 200
+        moved_back = recommender.call("POST", f"/api/collect/session/{sid}/turn", json={"text": "x", "step": 1})
+        assert moved_back.status_code == 400  # a goal step is never taken back
+        assert recommender.view(sid)["step"] == steps
+        assert recommender.finish(sid).status_code == 200
+    export_collection(folder, "durecdial", tmp_path / "collected.txt")
+    record = json.loads((tmp_path / "collected.txt").read_text(encoding="utf-8"))
+    assert record["knowledge"] == [[[*by_fact(mine, fact)]] if n % 2 == 0 else [] for n in range(8)]
+    assert record["conversation"][0] == "[1] 第0句" and record["conversation"][4] == f"[{steps}] 第4句"
+    assert len(record["goal_type_list"]) == len(record["goal_topic_list"]) == 8
+    assert record["user_profile"] == mine["profile"] and record["collected"]["workers"]["seeker"] == "w0002"
+
+
+def by_fact(view: dict, fact_id: str) -> list[str]:
+    fact = next(f for f in view["knowledge"] if f["id"] == fact_id)
+    return [fact["head"], fact["relation"], fact["tail"]]
