@@ -8,7 +8,6 @@ import os
 import signal
 import subprocess
 import sys
-import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -17,7 +16,6 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-import uvicorn
 
 from kgforge.api import Domain
 from kgforge.collect import prepare_collection
@@ -26,9 +24,8 @@ from kgforge.collect.folder import Folder
 from kgforge.collect.service import CollectService
 from kgforge.core.text import normalise_label
 from kgforge.serve import ServeOptions
-from kgforge.serve.runner import uvicorn_config
 from tests.conftest import REPO, shared_file
-from tests.serve_support import free_socket
+from tests.serve_support import serving
 
 DOMAIN = "duconv"
 MARKUP = "<script>window.kgforgePwned = 1</script><b>粗体</b>"
@@ -67,23 +64,9 @@ def admin_token(folder: Path) -> str:
 @contextmanager
 def running_collection(folder: Path, workdir: Path, **options: Any) -> Iterator[str]:
     """The real collection app over ``folder`` in a thread of this process; yields its base URL."""
-    sock = free_socket()
     served = ServeOptions(workers=1, **options)
-    service = CollectService(Folder(folder), workdir=workdir)
-    server = uvicorn.Server(uvicorn_config(create_collect_app(service, served), served))
-    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 60
-    while not server.started:
-        if not thread.is_alive() or time.monotonic() > deadline:
-            raise RuntimeError("the collection server did not start")
-        time.sleep(0.05)
-    try:
-        yield f"http://127.0.0.1:{sock.getsockname()[1]}"
-    finally:
-        server.should_exit = True
-        thread.join(30)
-        sock.close()
+    with serving(create_collect_app(CollectService(Folder(folder), workdir=workdir), served), served) as base:
+        yield base
 
 
 @contextmanager

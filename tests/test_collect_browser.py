@@ -31,7 +31,7 @@ from tests.collect_support import (
     unsegmented,
 )
 from tests.conftest import REPO, shared_file
-from tests.test_serve_browser import chromium_path
+from tests.serve_support import chromium
 
 pytestmark = pytest.mark.slow  # headless Chromium, two workers chatting
 
@@ -48,14 +48,8 @@ def site(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def browser():
-    from playwright.sync_api import sync_playwright
-
-    executable = chromium_path()
-    ARTIFACTS.mkdir(parents=True, exist_ok=True)
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=executable, args=["--no-sandbox"])
-        yield browser
-        browser.close()
+    with chromium(ARTIFACTS) as launched:
+        yield launched
 
 
 def open_page(browser, url: str, locale: str):
