@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import stat
 import threading
 import time
@@ -13,15 +14,18 @@ import time
 import httpx
 import pytest
 
+from kgforge.api import Domain
 from kgforge.collect import export_collection
 from kgforge.collect.collection import MAX_TEXT
 from kgforge.exports.formats.duconv import SESSION
 from kgforge.exports.formats.kdconv import DIALOGUES
 from kgforge.exports.registry import format_named
 from tests.collect_support import (
+    DOMAIN,
     MARKUP,
     Worker,
     admin_token,
+    duconv_goals,
     new_collection,
     pair,
     running_collection,
@@ -303,3 +307,35 @@ def test_a_durecdial_session_shows_each_role_its_part_and_exports_knowledge_per_
 def by_fact(view: dict, fact_id: str) -> list[str]:
     fact = next(f for f in view["knowledge"] if f["id"] == fact_id)
     return [fact["head"], fact["relation"], fact["tail"]]
+
+
+def test_the_command_s_mistakes_are_one_line_each(root, site, cli, tmp_path):
+    workdir, goals = duconv_goals(root)
+    base = ("collect", DOMAIN, "--style", "duconv", "--workdir", str(workdir))
+
+    def fails(*args: str) -> str:
+        result = cli(*base, *args, check=False)
+        assert result.returncode == 1 and "Traceback" not in result.stderr, result.stderr
+        assert result.stderr.count("\n") == 1, result.stderr
+        return result.stderr
+
+    assert "no such file" in fails("--goals", str(tmp_path / "none.jsonl"), "--out", str(tmp_path / "a"))
+    sequences = tmp_path / "sequences.jsonl"
+    Domain(DOMAIN, workdir).goals(2, sequences, style="durecdial")
+    said = fails("--goals", str(sequences), "--out", str(tmp_path / "b"))
+    assert f"{sequences}:1: a 'sequence' goal; a duconv collection takes one_step, two_step goals" in said
+    assert not (tmp_path / "b").exists()  # refused before anything was made
+    other = tmp_path / "other.jsonl"
+    other.write_text(goals.read_text(encoding="utf-8").splitlines()[0] + "\n", encoding="utf-8")
+    assert "made from other goals" in fails("--goals", str(other), "--out", str(site[0]))
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        said = fails("--goals", str(goals), "--out", str(tmp_path / "c"), "--port", str(busy.getsockname()[1]))
+    assert "already in use" in said and "--port" in said
+    assert (
+        "is exported as duconv or kdconv"
+        in cli(
+            "collect", "export", str(site[0]), "--format", "durecdial", "--out", str(tmp_path / "x"), check=False
+        ).stderr
+    )

@@ -23,7 +23,8 @@ from kgforge.collect.records import CollectError, CollectionReport, GoalView, To
 from kgforge.collect.styles import STYLES, Style
 from kgforge.core import checks
 from kgforge.core.files import sha256_file, write_text_atomic
-from kgforge.goals.record import read_goals
+from kgforge.core.jsonio import iter_json_lines
+from kgforge.goals.record import Goal, read_goals
 
 
 def prepare_collection(
@@ -47,6 +48,7 @@ def prepare_collection(
         raise CollectError(f"--goals {goals}: no such file (make one with `kgforge goals {domain} --n N --out FILE`)")
     created = not folder.exists
     if created:
+        style_goals(goals, chosen)  # before anything is made
         folder.path.mkdir(parents=True, exist_ok=True)
         views, refused = goal_views(kg, goals, chosen, folder)
         folder.write_views(views)
@@ -104,7 +106,7 @@ def _refused(folder: Folder) -> list[dict[str, str]]:
 def goal_views(kg: Domain, goals: Path, style: Style, folder: Folder) -> tuple[list[GoalView], list[dict[str, str]]]:
     """Each goal's view, from the style's goal export (run into a scratch folder inside the collection
     folder), and the goals it refused with why."""
-    by_id = {f"dlg-{goal.goal_id.removeprefix('g-')}": goal for goal in read_goals(goals)}
+    by_id = {f"dlg-{goal.goal_id.removeprefix('g-')}": goal for goal in style_goals(goals, style)}
     fmt, layout = style.goal_export
     with tempfile.TemporaryDirectory(dir=folder.path, prefix=".goals-") as scratch:
         out = Path(scratch) / "goals.export.jsonl"
@@ -118,6 +120,18 @@ def goal_views(kg: Domain, goals: Path, style: Style, folder: Folder) -> tuple[l
         )
     views = [style.view(by_id[record_id], record) for record_id, record in zip(ids, records, strict=True)]
     return views, [{"goal_id": r["dialogue_id"].replace("dlg-", "g-", 1), "reason": r["reason"]} for r in refused]
+
+
+def style_goals(goals: Path, style: Style) -> list[Goal]:
+    """The goals of ``goals``, each of a kind the style takes (else an error naming its line)."""
+    found = list(read_goals(goals))  # a line that is no goal: its own error, with its line
+    for record, goal in zip(iter_json_lines(goals), found):
+        if goal.kind not in style.goal_kinds:
+            raise CollectError(
+                f"{goals}:{record.line}: a {goal.kind!r} goal; a {style.name} collection takes "
+                f"{', '.join(sorted(style.goal_kinds))} goals (`kgforge goals DOMAIN --style {style.name}`)"
+            )
+    return found
 
 
 def add_tokens(folder: Path | str, count: int) -> TokensReport:

@@ -63,6 +63,7 @@ class Style:
     goal_export: tuple[str, str]  # kgforge export --format, --layout giving each goal's view
     view: Callable[[Goal, Mapping[str, Any]], GoalView]
     exports: Mapping[str, Layout]  # collect export --format -> layout
+    goal_kinds: frozenset[str]  # the kinds of goal (kgforge goals) a session of this style can be had on
     steps: bool = False  # turns carry the goal step they are in (DuRecDial's goal sequence)
     segmented: bool = False  # the goal export's labels are word-segmented (DuConv): shown to workers unsegmented
 
@@ -219,6 +220,7 @@ STYLES.register(
         ("duconv", "sample"),
         duconv_view,
         {"duconv": Layout("duconv-session", "lines", duconv_session, duconv_segmenter), "kdconv": KDCONV},
+        frozenset({"one_step", "two_step"}),
         segmented=True,
     ),
     description="DuConv: a leader with the goal and knowledge steers a follower who sees neither",
@@ -233,6 +235,7 @@ STYLES.register(
         ("jsonl", "generic"),
         kdconv_view,
         {"kdconv": KDCONV},
+        frozenset({"path", "one_step", "two_step"}),
     ),
     description="KdConv: two speakers chat about a topic, both with its knowledge",
 )
@@ -249,6 +252,7 @@ STYLES.register(
         ("durecdial", "v2"),
         durecdial_view,
         {"durecdial": Layout("durecdial2", "lines", durecdial_session), "kdconv": KDCONV},
+        frozenset({"sequence"}),
         steps=True,
     ),
     description="DuRecDial: a recommender with the goal sequence, knowledge and profile; a seeker with a profile "
