@@ -53,6 +53,7 @@ collect_app = typer.Typer(
     help="Collect dialogues from pairs of crowd workers chatting under goals (serve, tokens, export).",
 )
 app.add_typer(collect_app, name="collect")
+FORMATS = sorted({fmt for entry in STYLES for fmt in entry.obj.exports})
 FolderArgument = Annotated[Path, typer.Argument(help="The collection folder (the --out of `kgforge collect`).")]
 
 
@@ -136,7 +137,10 @@ def tokens_command(
 @when_interrupted(NOTHING_HALF_WRITTEN)
 def export_command(
     folder: FolderArgument,
-    fmt: Annotated[str, typer.Option("--format", help="duconv, kdconv or durecdial (the collection's style's).")],
+    fmt: Annotated[
+        str,
+        typer.Option("--format", parser=one_of(FORMATS), help="duconv, kdconv or durecdial (one its style exports)."),
+    ],
     out: Annotated[Path, typer.Option("--out", "-o", help="File to write.")],
     json_out: JsonOption = False,
 ) -> None:
