@@ -8,6 +8,8 @@ HTTP as any client would.
 from __future__ import annotations
 
 import json
+import os
+import shutil
 import socket
 import threading
 import time
@@ -15,13 +17,16 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+import pytest
 import uvicorn
+from starlette.applications import Starlette
 
 from kgforge.build.transaction import build, parse_source
 from kgforge.derive import derive
 from kgforge.serve import ServeOptions, create_app
 from kgforge.serve.runner import uvicorn_config
 from kgforge.store.layout import domain_paths
+from tests.conftest import REQUIRE_SHARED
 
 MARKUP_LABEL = "<script>window.kgforgePwned = 1</script><b>粗体</b>"
 FAREWELL = "https://kgforge.org/entity/name/3538fc389d2b129f6844"  # 霸王别姬 in the demo domain
@@ -58,9 +63,17 @@ def free_socket() -> socket.socket:
 @contextmanager
 def running_server(workdir: Path, **options: object) -> Iterator[str]:
     """The real app over the demo domain in ``workdir``; yields its base URL, stops it on exit."""
-    sock = free_socket()
     served = ServeOptions(**options)
-    server = uvicorn.Server(uvicorn_config(create_app(domain_paths("demo", workdir), served), served))
+    with serving(create_app(domain_paths("demo", workdir), served), served) as base:
+        yield base
+
+
+@contextmanager
+def serving(app: Starlette, options: ServeOptions) -> Iterator[str]:
+    """``app`` under uvicorn as the commands configure it, in a thread, on a free loopback port; yields its base
+    URL, stops it on exit (`kgforge serve`'s app, `kgforge collect`'s)."""
+    sock = free_socket()
+    server = uvicorn.Server(uvicorn_config(app, options))
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
     thread.start()
     deadline = time.monotonic() + 60
@@ -74,6 +87,29 @@ def running_server(workdir: Path, **options: object) -> Iterator[str]:
         server.should_exit = True
         thread.join(30)
         sock.close()
+
+
+def chromium_path() -> str:
+    found = shutil.which("chromium") or shutil.which("chromium-browser")
+    if found is None:
+        message = "Debian's chromium is not installed (apt-get install -y chromium; .ci/run installs it)"
+        if REQUIRE_SHARED or os.environ.get("CI"):
+            pytest.fail(message)
+        pytest.skip(message)
+    return found
+
+
+@contextmanager
+def chromium(artifacts: Path) -> Iterator[object]:
+    """Headless Chromium (Debian's) through Playwright, screenshots going to ``artifacts``."""
+    from playwright.sync_api import sync_playwright
+
+    executable = chromium_path()
+    artifacts.mkdir(parents=True, exist_ok=True)
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=executable, args=["--no-sandbox"])
+        yield browser
+        browser.close()
 
 
 def wait_search_ready(client, base: str, timeout: float = 60) -> None:

@@ -8,17 +8,17 @@ ignored folder; ``KGFORGE_TEST_ARTIFACTS`` moves it) for a person to look at.
 from __future__ import annotations
 
 import os
-import shutil
 from pathlib import Path
 
 import httpx
 import pytest
 
 from kgforge.demo.runner import step_embed, step_wikidata
-from tests.conftest import REPO, REQUIRE_SHARED
+from tests.conftest import REPO
 from tests.serve_support import (
     MARKUP_LABEL,
     build_demo,
+    chromium,
     markup_kb,
     running_server,
     wait_search_ready,
@@ -27,16 +27,6 @@ from tests.serve_support import (
 pytestmark = pytest.mark.slow  # headless Chromium driven through the explorer
 
 ARTIFACTS = Path(os.environ.get("KGFORGE_TEST_ARTIFACTS", REPO / "test-artifacts")) / "serve"
-
-
-def chromium_path() -> str:
-    found = shutil.which("chromium") or shutil.which("chromium-browser")
-    if found is None:
-        message = "Debian's chromium is not installed (apt-get install -y chromium; .ci/run installs it)"
-        if REQUIRE_SHARED or os.environ.get("CI"):
-            pytest.fail(message)
-        pytest.skip(message)
-    return found
 
 
 @pytest.fixture(scope="module")
@@ -54,14 +44,8 @@ def explorer(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def browser():
-    from playwright.sync_api import sync_playwright
-
-    executable = chromium_path()
-    ARTIFACTS.mkdir(parents=True, exist_ok=True)
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=executable, args=["--no-sandbox"])
-        yield browser
-        browser.close()
+    with chromium(ARTIFACTS) as launched:
+        yield launched
 
 
 @pytest.fixture

@@ -15,6 +15,7 @@ import kgforge.api as api
 from kgforge.build.domain_import import import_into_domain
 from kgforge.build.link import link_domain
 from kgforge.build.transaction import build, check_store
+from kgforge.collect import add_tokens, export_collection, prepare_collection
 from kgforge.core.records import Record, flattened, json_key, omitted_when_none
 from kgforge.demo.site import demo_crawl
 from kgforge.derive import derive
@@ -62,6 +63,9 @@ STAGES = [
     api.evaluate,
     api.list_queries,
     api.qa_evaluate,
+    prepare_collection,
+    add_tokens,
+    export_collection,
 ]
 UNTYPED = (dict, collections.abc.Mapping, collections.abc.MutableMapping, typing.Any)
 

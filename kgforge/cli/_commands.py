@@ -59,6 +59,8 @@ COMMANDS: dict[str, tuple[str, str]] = {'build': ('build', "Import the domain's 
  'export-rdf': ('query', 'Export the store: N-Quads/TriG keep the named graphs; N-Triples/Turtle give their union.'),
  'serve': ('serve', 'Serve DOMAIN read-only: the SPARQL endpoint at /sparql and the explorer at /.'),
  'stats': ('stats', 'Entities, relations, triples and per-triple sizes (KdConv / DuConv Table 2).'),
+ 'collect': ('collect',
+             'Collect dialogues from pairs of crowd workers chatting under goals (serve, tokens, export).'),
  'corpus': ('corpus', 'Dialogue statistics, splits, retrieval candidates and a datasheet.'),
  'import': ('importer', "Add a Wikidata or XLORE source to a domain's store."),
  'qa': ('qa', 'Conversational factoid QA datasets from the graph (ConvKGYarn).'),
@@ -66,6 +68,8 @@ COMMANDS: dict[str, tuple[str, str]] = {'build': ('build', "Import the domain's 
 INTERRUPTED: dict[str, str] = {'build': 'interrupted: the published store is unchanged (the unfinished build was discarded); rerun the same '
           'command',
  'check': 'interrupted: nothing was changed (this command only reads)',
+ 'collect': 'interrupted: every accepted turn is in DIR/journal.jsonl; run the same command again and every open '
+            'session goes on where it was',
  'crawl': 'interrupted: the pages fetched so far are cached; rerun with --resume to continue the crawl',
  'crawl-sites': 'interrupted: nothing was changed (this command only reads)',
  'derive': 'interrupted: the published store is unchanged (the unfinished build was discarded); rerun the same '

@@ -73,15 +73,16 @@ def create_app(paths: DomainPaths, options: ServeOptions) -> Starlette:
         *[Route(path, guarded(domain, handler), methods=["GET"]) for path, handler in explorer.ROUTES],
         Route("/static/{path:path}", assets.serve, methods=["GET"]),
     ]
-    app = _HardenedApp(routes=routes, middleware=middleware, lifespan=lifespan)
+    app = HardenedApp(routes=routes, middleware=middleware, lifespan=lifespan)
     app.state.domain = domain
     app.state.options = options
     return app
 
 
-class _HardenedApp(Starlette):
+class HardenedApp(Starlette):
     """Starlette with :class:`Hygiene` around its whole stack, error handler included, so even the
-    framework's own 500 carries the security headers and no request slips past the Host check."""
+    framework's own 500 carries the security headers and no request slips past the Host check. ``state.options``
+    is the :class:`ServeOptions` (host, allowed hosts, CORS) it applies; ``kgforge collect`` serves its app on it too."""
 
     def build_middleware_stack(self) -> ASGIApp:
         options: ServeOptions = self.state.options
@@ -136,7 +137,7 @@ def public(domain: ServedDomain, message: str) -> str:
 
 
 async def sparql_endpoint(domain: ServedDomain, request: Request) -> Response:
-    body = await _body(request) if request.method == "POST" else b""
+    body = await read_body(request) if request.method == "POST" else b""
     query = read_request(
         request.method,
         request.headers.get("content-type", ""),
@@ -194,7 +195,7 @@ def refusal(error: ServedQueryError, sparql: str) -> ProtocolError | ServedQuery
     return error
 
 
-async def _body(request: Request) -> bytes:
+async def read_body(request: Request) -> bytes:
     """The request body, refused with 413 once it passes MAX_BODY (announced or streamed); kept on the
     request, so a retry on a newer build (see :func:`guarded`) reads it again."""
     if hasattr(request.state, "body"):

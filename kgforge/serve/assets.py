@@ -19,17 +19,22 @@ CACHE_CONTROL = "public, max-age=3600"
 
 
 @cache
-def asset_files() -> dict[str, Path]:
-    """Path inside ``static/`` (POSIX form) → file, for every regular file found there."""
+def asset_files(folder: Path = STATIC) -> dict[str, Path]:
+    """Path inside ``folder`` (POSIX form) → file, for every regular file found there."""
     return {
-        path.relative_to(STATIC).as_posix(): path
-        for path in sorted(STATIC.rglob("*"))
+        path.relative_to(folder).as_posix(): path
+        for path in sorted(folder.rglob("*"))
         if path.is_file() and not path.is_symlink()
     }
 
 
 async def serve(request: Request) -> Response:
-    found = asset_files().get(request.path_params["path"])
+    return await serve_from(STATIC, request)
+
+
+async def serve_from(folder: Path, request: Request) -> Response:
+    """The file ``request`` names inside ``folder`` (another package's static files: ``kgforge collect``)."""
+    found = asset_files(folder).get(request.path_params["path"])
     if found is None:
         return PlainTextResponse("no such file\n", status_code=404)
     media_type = mimetypes.guess_type(found.name)[0] or "application/octet-stream"
