@@ -16,6 +16,7 @@ from rich.console import Console
 
 from kgforge.core import checks
 from kgforge.core.errors import ArgumentError
+from kgforge.core.output import safe_output_path
 from kgforge.core.registry import Registry, UnknownName
 from kgforge.core.version import __version__
 from kgforge.store.layout import check_domain_name
@@ -158,6 +159,11 @@ def _hop_text(text: str, what: str) -> str:
 
 
 HOP_RANGE = Checked(str, _hop_text, "N or LOW..HIGH")
+# Where a command writes a user's file or folder: a device, a link, a directory for a file (a file for a folder),
+# or a place inside any domain's folder or build is refused before the command runs (exit 2); the library
+# checks the same path again, with the command's own domain and workdir, when it writes (kgforge.core.output).
+OUT_FILE = Checked(Path, lambda value, what: safe_output_path(value, what=what), "a file path")
+OUT_DIR = Checked(Path, lambda value, what: safe_output_path(value, what=what, folder=True), "a folder path")
 
 DomainArgument = Annotated[
     str, typer.Argument(parser=DOMAIN, metavar="DOMAIN", help="Domain folder under --workdir (letters, digits, _ . -).")

@@ -31,6 +31,8 @@ from kgforge.cli._app import (
     DEFAULT_WORKDIR,
     DOMAIN,
     NON_NEGATIVE,
+    OUT_DIR,
+    OUT_FILE,
     POSITIVE,
     JsonOption,
     WorkdirOption,
@@ -93,7 +95,10 @@ def eval_command(
     out: Annotated[
         Path | None,
         typer.Option(
-            "--out", "-o", help="Per-response file (.jsonl, .csv or .parquet; default PREDICTIONS.eval.jsonl)."
+            "--out",
+            "-o",
+            parser=OUT_FILE,
+            help="Per-response file (.jsonl, .csv or .parquet; default PREDICTIONS.eval.jsonl).",
         ),
     ] = None,
     no_out: Annotated[bool, typer.Option("--no-out", help="Write no per-response file.")] = False,
@@ -172,9 +177,9 @@ def eval_command(
             "(sub-folders: tasks; gold.* in one: its gold).",
         ),
     ] = None,
-    leaderboard: Annotated[Path, typer.Option(help="Folder for the systems' leaderboard.json, .csv and .md.")] = Path(
-        "leaderboard"
-    ),
+    leaderboard: Annotated[
+        Path, typer.Option(parser=OUT_DIR, help="Folder for the systems' leaderboard.json, .csv and .md.")
+    ] = Path("leaderboard"),
     bootstrap: Annotated[
         int,
         typer.Option(parser=NON_NEGATIVE, help="Bootstrap resamples for the correlations' 95% intervals (0: none)."),

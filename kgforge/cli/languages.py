@@ -13,6 +13,7 @@ from kgforge.cli._app import (
     DEFAULT_WORKDIR,
     HTTP_URL,
     LANGUAGE,
+    OUT_FILE,
     POSITIVE,
     DomainArgument,
     JsonOption,
@@ -33,6 +34,7 @@ def translate_command(
         typer.Option(
             "--out",
             "-o",
+            parser=OUT_FILE,
             help="Review file to write (TSV): edit `label`, "
             "set `keep` to no where a proposal is wrong, then --apply it.",
         ),

@@ -78,6 +78,7 @@ class AtomicFile:
         durable: bool = True,
         encoding: str | None = "utf-8",
         buffering: int = -1,
+        errors: str | None = None,
     ) -> None:
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -85,7 +86,10 @@ class AtomicFile:
             remove_dead_parts(self.path)
         self.part = part_path(self.path)
         self.durable = durable
-        self.handle: IO[Any] = open(self.part, mode, encoding=None if "b" in mode else encoding, buffering=buffering)
+        text = "b" not in mode
+        self.handle: IO[Any] = open(
+            self.part, mode, encoding=encoding if text else None, errors=errors if text else None, buffering=buffering
+        )
 
     def commit(self) -> Path:
         """Publish the file; if that fails (the last buffered bytes meet a full disk), the temporary file
