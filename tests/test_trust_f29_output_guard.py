@@ -1,6 +1,7 @@
 """F29 (issue 44): every path a command writes for a user passes one guard (``kgforge.core.output``).
 
-The probe's repros — ``ground --out /dev/full`` turned the device into a regular file, ``--out
+The probe's repros — ``ground --out /dev/full`` turned the device into a regular file (here a device node of
+the test's own, the same kind as /dev/full, so that a regression replaces no device of the machine), ``--out
 W/travel/manifest.json`` replaced the domain's manifest link, ``corpus split --out W/travel/store`` wrote into
 the published build — and their kin for every command that writes a user's file or folder: each is one line
 naming the option, exit 2, and what was there is untouched. A walk over kgforge's source (``tests/writer_guard``)
@@ -11,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import stat
 import sys
 import textwrap
@@ -19,12 +21,27 @@ from pathlib import Path
 import pytest
 
 from kgforge.api import Domain, build_candidates, split_corpus
-from kgforge.core.errors import OutputRefused
-from kgforge.core.output import output_dir, output_file
+from kgforge.core.errors import ArgumentError
 from kgforge.demo.runner import DIALOGUES
 from tests.serve_support import build_demo
 
 REPO = Path(__file__).resolve().parent.parent
+# what the guard says (kgforge.core.output): a refusal for another reason (a missing option) is no proof
+REFUSALS = (
+    "is a symbolic link",
+    "is not a regular file",
+    "is a directory",
+    "is a file, not a folder",
+    "manages itself",
+)
+
+
+def refused_by_the_guard(result, kind: str) -> str:
+    assert result.returncode == 2, (kind, result.stderr)
+    errors = result.stderr.strip().splitlines()
+    assert len(errors) == 1 and "Traceback" not in result.stderr, (kind, result.stderr)
+    assert any(words in errors[0] for words in REFUSALS), (kind, errors[0])
+    return errors[0]
 
 
 @pytest.fixture(scope="module")
@@ -49,15 +66,27 @@ def snapshot(path: Path) -> tuple:
     return ("special", stat.S_IFMT(mode))
 
 
+def special_files(tmp_path: Path) -> dict[str, Path]:
+    """A character device like /dev/full (where the test may make one: root), a FIFO and a socket."""
+    found = {}
+    try:
+        os.mknod(tmp_path / "full", stat.S_IFCHR | 0o666, os.makedev(1, 7))
+        found["device"] = tmp_path / "full"
+    except PermissionError:
+        pass  # not root: the FIFO and the socket stand for every file that is no regular file
+    os.mkfifo(tmp_path / "fifo")
+    listening = socket.socket(socket.AF_UNIX)
+    listening.bind(str(tmp_path / "sock"))
+    listening.close()  # the socket file stays
+    return found | {"fifo": tmp_path / "fifo", "socket": tmp_path / "sock"}
+
+
 def hostile_files(workdir: Path, tmp_path: Path) -> dict[str, Path]:
-    fifo = tmp_path / "fifo"
-    os.mkfifo(fifo)
     (tmp_path / "real.json").write_text("{}", encoding="utf-8")
     (tmp_path / "link.json").symlink_to(tmp_path / "real.json")
     (tmp_path / "folder").mkdir()
     return {
-        "device": Path("/dev/full"),
-        "fifo": fifo,
+        **special_files(tmp_path),
         "link": tmp_path / "link.json",
         "directory": tmp_path / "folder",
         "manifest link": workdir / "demo" / "manifest.json",
@@ -88,14 +117,10 @@ def test_a_file_output_refuses_devices_links_folders_and_kgforges_own_layout(com
         before = snapshot(target) if os.path.lexists(target) else None
         build_listing = snapshot(workdir / "demo" / "store")
         args = [str(target) if a == "OUT" else a for a in file_commands(workdir)[command]]
-        result = cli(*args, cwd=tmp_path, check=False)
-        assert result.returncode == 2, (kind, result.stderr)
-        errors = result.stderr.strip().splitlines()
-        assert len(errors) == 1 and "Traceback" not in result.stderr, (kind, result.stderr)
-        assert "--out" in errors[0] or "--convquestions" in errors[0], (kind, errors[0])
+        line = refused_by_the_guard(cli(*args, cwd=tmp_path, check=False), kind)
+        assert "--out" in line or "--convquestions" in line, (kind, line)
         assert (snapshot(target) if os.path.lexists(target) else None) == before, kind
         assert snapshot(workdir / "demo" / "store") == build_listing, kind
-    assert Path("/dev/full").is_char_device()
 
 
 @pytest.mark.parametrize(
@@ -104,7 +129,7 @@ def test_a_file_output_refuses_devices_links_folders_and_kgforges_own_layout(com
         ("corpus split", ["corpus", "split", str(DIALOGUES), "--out", "OUT"]),
         ("stats --plot", ["stats", "demo", "--plot", "OUT"]),
         ("corpus stats --plot", ["corpus", "stats", str(DIALOGUES), "--plot", "OUT"]),
-        ("rate sheet", ["rate", "sheet", "--system", f"a={DIALOGUES}", "--out", "OUT"]),
+        ("rate sheet", ["rate", "sheet", "duconv-dialogue", "--system", f"a={DIALOGUES}", "--out", "OUT"]),
     ],
 )
 def test_a_folder_output_refuses_files_links_and_kgforges_own_layout(command, args, workdir, tmp_path, cli):
@@ -113,7 +138,7 @@ def test_a_folder_output_refuses_files_links_and_kgforges_own_layout(command, ar
     (tmp_path / "linked").symlink_to(tmp_path / "elsewhere")
     targets = {
         "file": tmp_path / "plain.txt",
-        "device": Path("/dev/full"),
+        **special_files(tmp_path),
         "link to a folder": tmp_path / "linked",
         "published build": workdir / "demo" / "store",
         "domain folder": workdir / "demo",
@@ -124,28 +149,27 @@ def test_a_folder_output_refuses_files_links_and_kgforges_own_layout(command, ar
         argv = [str(target) if a == "OUT" else a for a in args] + (
             ["--workdir", str(workdir)] if "stats" in args else []
         )
-        result = cli(*argv, cwd=tmp_path, check=False)
-        assert result.returncode == 2 and "Traceback" not in result.stderr, (kind, result.stderr)
-        assert len(result.stderr.strip().splitlines()) == 1, (kind, result.stderr)
+        refused_by_the_guard(cli(*argv, cwd=tmp_path, check=False), kind)
         assert (snapshot(target) if os.path.lexists(target) else None) == before, kind
     assert snapshot(tmp_path / "elsewhere") == ("dir", [])
 
 
 def test_the_library_refuses_what_the_command_line_does(workdir, tmp_path):
-    """The probe's repros through the Python API: the same one-line refusal (an ArgumentError)."""
+    """The probe's repros through the Python API: the same one-line refusal (an ArgumentError: OutputRefused)."""
     manifest = workdir / "demo" / "manifest.json"
     before = snapshot(manifest)
-    with pytest.raises(OutputRefused, match="symbolic link"):
+    with pytest.raises(ArgumentError, match="symbolic link"):
         Domain("demo", workdir).ground(DIALOGUES, manifest)
-    with pytest.raises(OutputRefused, match="/dev/full is not a regular file"):
-        Domain("demo", workdir).ground(DIALOGUES, "/dev/full")
-    with pytest.raises(OutputRefused, match="symbolic link"):
+    fifo = special_files(tmp_path)["fifo"]
+    with pytest.raises(ArgumentError, match="fifo is not a regular file"):
+        Domain("demo", workdir).ground(DIALOGUES, fifo)
+    with pytest.raises(ArgumentError, match="symbolic link"):
         split_corpus(DIALOGUES, workdir / "demo" / "store")
-    with pytest.raises(OutputRefused, match="kgforge manages itself"):
+    with pytest.raises(ArgumentError, match="kgforge manages itself"):
         split_corpus(DIALOGUES, workdir / "demo" / "store" / "split")
-    with pytest.raises(OutputRefused, match="kgforge manages itself"):
+    with pytest.raises(ArgumentError, match="kgforge manages itself"):
         build_candidates(DIALOGUES, DIALOGUES, workdir / "demo" / "builds" / "c.jsonl", k=2)
-    assert snapshot(manifest) == before and Path("/dev/full").is_char_device()
+    assert snapshot(manifest) == before and stat.S_ISFIFO(os.lstat(fifo).st_mode)
 
 
 def test_another_domain_of_the_workdir_is_refused_even_before_its_first_build(workdir, cli):
@@ -190,16 +214,18 @@ def test_a_default_output_name_made_from_an_input_is_guarded_too(tmp_path, cli):
 
 
 def test_an_output_file_checks_its_sidecars_and_an_output_dir_its_files(tmp_path):
+    from kgforge.core.output import output_dir, output_file
+
     (tmp_path / "x.json.manifest.json").symlink_to(tmp_path / "nowhere")
     out = output_file(tmp_path / "x.json")
-    with pytest.raises(OutputRefused, match="symbolic link"):
+    with pytest.raises(ArgumentError, match="symbolic link"):
         out.sidecar(".manifest.json")
     assert out.write_text("{}") == tmp_path / "x.json"
     folder = output_dir(tmp_path / "made")
-    with pytest.raises(OutputRefused, match="not a file name"):
+    with pytest.raises(ArgumentError, match="not a file name"):
         folder.file("../escape.json")
     assert folder.file("a.txt").write_text("a") == tmp_path / "made" / "a.txt"
-    with pytest.raises(OutputRefused, match="a file, not a folder"):
+    with pytest.raises(ArgumentError, match="a file, not a folder"):
         output_dir(tmp_path / "x.json")
 
 

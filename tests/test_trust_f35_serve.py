@@ -11,7 +11,6 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from kgforge.serve.hygiene import _origin_of
 from tests.serve_support import build_demo, running_server
 
 ASK = {"query": "ASK { ?s ?p ?o }"}
@@ -104,6 +103,8 @@ def test_the_server_s_own_pages_a_cors_origin_and_command_line_clients_are_answe
     st.booleans(),
 )
 def test_the_origin_of_a_referer_is_its_scheme_host_and_port(scheme, host, port, path, user):
+    from kgforge.serve.hygiene import _origin_of
+
     netloc = host + (f":{port}" if port is not None else "")
     url = f"{scheme}://{'someone:secret@' if user else ''}{netloc}{path}"
     assert _origin_of(url) == f"{scheme}://{netloc}".lower()
@@ -113,4 +114,6 @@ def test_the_origin_of_a_referer_is_its_scheme_host_and_port(scheme, host, port,
     "url", ["", "about:blank", "javascript:alert(1)", "//evil.example/x", "http://[::1", "file:///etc"]
 )
 def test_a_referer_without_an_http_origin_has_none(url):
+    from kgforge.serve.hygiene import _origin_of
+
     assert _origin_of(url) == "null"
