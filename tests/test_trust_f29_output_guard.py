@@ -31,7 +31,7 @@ REFUSALS = (
     "is a symbolic link",
     "is not a regular file",
     "is a directory",
-    "is a file, not a folder",
+    ", not a folder",
     "manages itself",
 )
 

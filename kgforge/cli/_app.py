@@ -159,11 +159,27 @@ def _hop_text(text: str, what: str) -> str:
 
 
 HOP_RANGE = Checked(str, _hop_text, "N or LOW..HIGH")
-# Where a command writes a user's file or folder: a device, a link, a directory for a file (a file for a folder),
-# or a place inside any domain's folder or build is refused before the command runs (exit 2); the library
-# checks the same path again, with the command's own domain and workdir, when it writes (kgforge.core.output).
-OUT_FILE = Checked(Path, lambda value, what: safe_output_path(value, what=what), "a file path")
-OUT_DIR = Checked(Path, lambda value, what: safe_output_path(value, what=what, folder=True), "a folder path")
+
+
+def _output_check(folder: bool) -> Callable[[Path | None], Path | None]:
+    """A typer ``callback`` for an option naming where a command writes a user's file (``folder``: folder): a
+    device, a link, a directory for a file (a file for a folder), or a place inside any domain's folder or
+    build is refused before the command runs (exit 2); the library checks the same path again, with the
+    command's own domain and workdir, when it writes (kgforge.core.output)."""
+
+    def check(value: Path | None) -> Path | None:
+        if value is None:
+            return None
+        try:
+            return safe_output_path(value, what="", folder=folder)
+        except ArgumentError as exc:
+            raise typer.BadParameter(exc.problem) from None
+
+    return check
+
+
+OUT_FILE = _output_check(folder=False)
+OUT_DIR = _output_check(folder=True)
 
 DomainArgument = Annotated[
     str, typer.Argument(parser=DOMAIN, metavar="DOMAIN", help="Domain folder under --workdir (letters, digits, _ . -).")

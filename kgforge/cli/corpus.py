@@ -86,7 +86,10 @@ def stats_command(
     plot: Annotated[
         Path | None,
         typer.Option(
-            "--plot", metavar="DIR", parser=OUT_DIR, help="Draw those two as PNG files in DIR (implies --transitions)."
+            "--plot",
+            metavar="DIR",
+            callback=OUT_DIR,
+            help="Draw those two as PNG files in DIR (implies --transitions).",
         ),
     ] = None,
     input_layout: LayoutOption = None,
@@ -162,7 +165,7 @@ def split_command(
         typer.Option(
             "--out",
             "-o",
-            parser=OUT_DIR,
+            callback=OUT_DIR,
             help="Folder for train/dev/test files (in the input's layout) and split.report.json.",
         ),
     ],
@@ -212,7 +215,7 @@ def candidates_command(
     file: FileArgument,
     pool: Annotated[Path, typer.Option("--pool", help="Training dialogues whose utterances are the candidate pool.")],
     out: Annotated[
-        Path, typer.Option("--out", "-o", parser=OUT_FILE, help="JSON lines: each sample with its 'candidate' list.")
+        Path, typer.Option("--out", "-o", callback=OUT_FILE, help="JSON lines: each sample with its 'candidate' list.")
     ],
     method: Annotated[
         str, typer.Option(parser=one_of(METHODS), help="random (DuConv's baseline) or bm25 (KdConv's).")
@@ -247,7 +250,7 @@ def candidates_command(
 def card_command(
     files: Annotated[list[Path], typer.Argument(help="The dialogue files of the release.")],
     domain: Annotated[str, typer.Option(parser=DOMAIN, help="The domain the dialogues are grounded in.")],
-    out: Annotated[Path, typer.Option("--out", "-o", parser=OUT_FILE, help="Markdown file to write.")],
+    out: Annotated[Path, typer.Option("--out", "-o", callback=OUT_FILE, help="Markdown file to write.")],
     split: Annotated[
         Path | None, typer.Option(metavar="DIR", help="A folder written by `corpus split` for the first file.")
     ] = None,

@@ -30,7 +30,7 @@ def diff_command(
     out: Annotated[
         Path | None,
         typer.Option(
-            "--out", parser=OUT_FILE, help="Write the differing quads there as an RDF Patch (D removed, A added)."
+            "--out", callback=OUT_FILE, help="Write the differing quads there as an RDF Patch (D removed, A added)."
         ),
     ] = None,
     workdir: WorkdirOption = DEFAULT_WORKDIR,

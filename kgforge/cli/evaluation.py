@@ -97,7 +97,7 @@ def eval_command(
         typer.Option(
             "--out",
             "-o",
-            parser=OUT_FILE,
+            callback=OUT_FILE,
             help="Per-response file (.jsonl, .csv or .parquet; default PREDICTIONS.eval.jsonl).",
         ),
     ] = None,
@@ -178,7 +178,7 @@ def eval_command(
         ),
     ] = None,
     leaderboard: Annotated[
-        Path, typer.Option(parser=OUT_DIR, help="Folder for the systems' leaderboard.json, .csv and .md.")
+        Path, typer.Option(callback=OUT_DIR, help="Folder for the systems' leaderboard.json, .csv and .md.")
     ] = Path("leaderboard"),
     bootstrap: Annotated[
         int,

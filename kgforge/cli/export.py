@@ -62,7 +62,8 @@ def export_command(
         ),
     ],
     out: Annotated[
-        Path, typer.Option("--out", "-o", parser=OUT_FILE, help="File to write (plus OUT.manifest.json, OUT.ids.txt).")
+        Path,
+        typer.Option("--out", "-o", callback=OUT_FILE, help="File to write (plus OUT.manifest.json, OUT.ids.txt)."),
     ],
     goals: Annotated[Path | None, typer.Option(help="New goals (JSON lines from `kgforge goals`).")] = None,
     dialogues: Annotated[

@@ -40,7 +40,7 @@ def ground_command(
         Path,
         typer.Option(
             "--out",
-            parser=OUT_FILE,
+            callback=OUT_FILE,
             help="The grounded dialogues. KdConv: attrs (or predicted_attrs "
             "beside gold attrs) and claims on every message; DuConv: a "
             "grounding list parallel to the conversation (knowledge, topics, "

@@ -38,7 +38,7 @@ def init_command(
         Path | None,
         typer.Option(
             "--out",
-            parser=OUT_FILE,
+            callback=OUT_FILE,
             help="Where to write the schema (default: WORKDIR/DOMAIN/schema.toml, which `kgforge build DOMAIN` uses).",
         ),
     ] = None,

@@ -34,7 +34,7 @@ def translate_command(
         typer.Option(
             "--out",
             "-o",
-            parser=OUT_FILE,
+            callback=OUT_FILE,
             help="Review file to write (TSV): edit `label`, "
             "set `keep` to no where a proposal is wrong, then --apply it.",
         ),

@@ -87,7 +87,7 @@ def select_command(
         typer.Option(
             "--out",
             "-o",
-            parser=OUT_FILE,
+            callback=OUT_FILE,
             help="Selection file to write (JSON; edit it and pass it to `qa generate --selection`).",
         ),
     ],
@@ -122,7 +122,7 @@ def select_command(
 @qa_app.command("templates")
 def templates_command(
     domain: DomainArgument,
-    out: Annotated[Path, typer.Option("--out", "-o", parser=OUT_FILE, help="Template file to write (TOML).")],
+    out: Annotated[Path, typer.Option("--out", "-o", callback=OUT_FILE, help="Template file to write (TOML).")],
     llm_url: LlmUrl = None,
     llm_model: LlmModel = None,
     llm_key_env: LlmKeyEnv = QA_KEY_ENV,
@@ -148,9 +148,11 @@ def templates_command(
 @qa_app.command("generate")
 def generate_command(
     domain: DomainArgument,
-    out: Annotated[Path, typer.Option("--out", "-o", parser=OUT_FILE, help="kgforge JSONL, one question turn a line.")],
+    out: Annotated[
+        Path, typer.Option("--out", "-o", callback=OUT_FILE, help="kgforge JSONL, one question turn a line.")
+    ],
     convquestions: Annotated[
-        Path | None, typer.Option(parser=OUT_FILE, help="Also write ConvQuestions-shaped JSON lines here.")
+        Path | None, typer.Option(callback=OUT_FILE, help="Also write ConvQuestions-shaped JSON lines here.")
     ] = None,
     interaction: Annotated[
         str, typer.Option(parser=one_of(("both", "voice", "text")), help="voice, text or both.")
@@ -230,7 +232,7 @@ def qa_eval_command(
     llm_model: LlmModel = None,
     llm_key_env: LlmKeyEnv = QA_KEY_ENV,
     cache: Annotated[
-        Path | None, typer.Option(parser=OUT_DIR, help="LLM judge cache folder (default: next to PREDICTIONS).")
+        Path | None, typer.Option(callback=OUT_DIR, help="LLM judge cache folder (default: next to PREDICTIONS).")
     ] = None,
     timeout: Annotated[float, typer.Option(parser=POSITIVE_NUMBER, help="LLM request timeout (s).")] = 120.0,
     json_out: JsonOption = False,

@@ -55,7 +55,7 @@ def sheet_command(
         list[str], typer.Option("--system", help="A system's responses or dialogues, NAME=FILE (repeat it).")
     ],
     out: Annotated[
-        Path, typer.Option("--out", "-o", parser=OUT_DIR, help="Folder for the sheets, instructions.md and key.json.")
+        Path, typer.Option("--out", "-o", callback=OUT_DIR, help="Folder for the sheets, instructions.md and key.json.")
     ],
     annotators: Annotated[
         int | None, typer.Option(parser=POSITIVE, help="Sheets to write (default: the rubric's, else 3).")

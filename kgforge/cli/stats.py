@@ -32,7 +32,7 @@ def stats_command(
         typer.Option(
             "--plot",
             metavar="DIR",
-            parser=OUT_DIR,
+            callback=OUT_DIR,
             help="Also write PNG figures into DIR (`--plot .` for here): facts per relation "
             "(top 30) and the degree distribution (log-log).",
         ),

@@ -84,7 +84,8 @@ def _check_kind(path: Path, mode: int, what: str, folder: bool) -> None:
         )
     if folder:
         if not stat.S_ISDIR(mode):
-            raise OutputRefused(what, f"{path} is a file, not a folder; give a folder or a new path")
+            kind = "a file" if stat.S_ISREG(mode) else "a device, FIFO or socket"
+            raise OutputRefused(what, f"{path} is {kind}, not a folder; give a folder or a new path")
         return
     if stat.S_ISDIR(mode):
         raise OutputRefused(what, f"{path} is a directory; give a file name inside it")
