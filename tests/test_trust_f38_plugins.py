@@ -79,25 +79,29 @@ def test_a_metric_plugin_that_raises_while_computing_is_one_line_naming_it(tmp_p
     assert "ZeroDivisionError: the plug-in divided by zero" in line
 
 
-def test_a_plugin_that_raises_on_import_is_one_line_naming_it(tmp_path, reloaded, cli):
-    code = 'raise ImportError("needs a package that is not installed")\n'
-    site = make_plugin(tmp_path / "site", "f38_broken", "kgforge.metrics", "broken = f38_broken:METRIC", code)
+@pytest.mark.parametrize(
+    ("code", "group", "command", "kind", "said"),
+    [
+        (
+            'raise ImportError("needs a package that is not installed")\n',
+            "kgforge.metrics",
+            "metrics",
+            "metric",
+            "failed to load: ImportError: needs a package that is not installed",
+        ),
+        ("import sys\nsys.exit(0)\n", "kgforge.importers", "sources", "source kind", "called SystemExit(0)"),
+    ],
+)
+def test_a_plugin_that_raises_or_exits_on_import_is_one_line_naming_it(
+    tmp_path, reloaded, cli, code, group, command, kind, said
+):
+    """Not a traceback, and not the silent exit 0 that ``sys.exit(0)`` in a plug-in made of `kgforge sources`."""
+    site = make_plugin(tmp_path / "site", "f38_broken", group, "broken = f38_broken:THING", code)
     reloaded(site, "f38_broken")
-    result = cli("metrics", check=False)
+    result = cli(command, check=False)
     assert result.returncode == 1
     line = one_line(result)
-    assert "metric plug-in 'broken'" in line and "f38_broken:METRIC" in line
-    assert "needs a package that is not installed" in line
-
-
-def test_a_plugin_that_calls_sys_exit_on_import_cannot_end_the_command_silently(tmp_path, reloaded, cli):
-    code = "import sys\nsys.exit(0)\n"
-    site = make_plugin(tmp_path / "site", "f38_quits", "kgforge.importers", "quits = f38_quits:IMPORTER", code)
-    reloaded(site, "f38_quits")
-    result = cli("sources", check=False)
-    assert result.returncode == 1
-    line = one_line(result)
-    assert "source kind plug-in 'quits'" in line and "f38_quits:IMPORTER" in line and "SystemExit(0)" in line
+    assert f"{kind} plug-in 'broken'" in line and "f38_broken:THING" in line and said in line
 
 
 @pytest.mark.parametrize(
