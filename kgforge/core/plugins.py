@@ -40,9 +40,17 @@ def probe(points: Iterable[EntryPoint]) -> dict[str, str]:
     if not points or not hasattr(os, "fork") or threading.active_count() > 1:
         return {}
     for stream in (sys.stdout, sys.stderr):  # nothing buffered here may be written twice
-        stream.flush()
+        try:
+            stream.flush()
+        except (OSError, ValueError):  # a closed pipe, a closed stream: nothing of ours to write twice
+            pass
     read_end, write_end = os.pipe()
-    pid = os.fork()
+    try:
+        pid = os.fork()
+    except OSError:  # no process to spare (EAGAIN, ENOMEM): imported here, as where fork is missing
+        os.close(read_end)
+        os.close(write_end)
+        return {}
     if pid == 0:  # the copy: never returns
         os.close(read_end)
         _import_in_copy(points, write_end)
