@@ -56,9 +56,9 @@ BUILTIN_METHODS = {
 PATH_CALLS = {"Path", "PurePath", "PosixPath", "str", "fspath", "abspath", "realpath", "normpath", "join", "dirname"}
 PATH_CALLS |= {"basename", "expanduser", "with_name", "with_suffix", "with_stem", "joinpath", "resolve", "absolute"}
 PATH_CALLS |= {"relative_to", "as_posix", "format", "removesuffix", "removeprefix", "strip", "rstrip", "lstrip"}
-# where a path points; its ``name``, ``stem`` and ``suffix`` are one component, which cannot choose a location
-# (kgforge may name a file of its own folder after a user's file: ``raw/<dump name>.framed.json``)
-PATH_ATTRS = {"parent", "parents", "anchor"}
+# a path's ``name``, ``stem`` and ``suffix`` are one component, which cannot choose a location (kgforge may name
+# a file of its own folder after a user's file: ``raw/<dump name>.framed.json``); its other attributes can
+NAME_ATTRS = {"name", "stem", "suffix", "suffixes"}
 
 
 @dataclass
@@ -321,10 +321,14 @@ class Walk:
                 self.queue.append(func)
 
     def run(self) -> set[Finding]:
+        """To the fixed point (every transfer is monotone, so the order of the queue does not matter), then
+        once more recording the sinks. The writes' and the guard's own modules are not walked: what goes in
+        is checked where it is called, what comes out is the guard's."""
         self.queue.extend(self.funcs.values())  # every function once: attributes and closures flow too
         while self.queue:
             func = self.queue.pop()
-            Scope(self, func).analyse()
+            if func.module.name not in EXEMPT:
+                Scope(self, func).analyse()
         self.record = True
         for func in self.funcs.values():
             if func.module.name not in EXEMPT:
@@ -529,9 +533,8 @@ class Scope(ast.NodeVisitor):
 
     def attribute(self, node: ast.Attribute) -> int:
         owner = self.level(node.value)
-        if owner == GUARDED:
-            return USER  # out.path, out.name: the guarded file's name is a user's path again
-        level = owner if node.attr in PATH_ATTRS else CLEAN
+        # out.path, out.parent of a guarded or a user's value: a user's path again (unchecked); a name is no place
+        level = USER if owner >= GUARDED and node.attr not in NAME_ATTRS else CLEAN
         klass = self.receiver_class(node.value)
         if klass is not None:
             level = max(level, self.walk.attr_level(node.attr, klass, self.func))
@@ -581,8 +584,8 @@ class Scope(ast.NodeVisitor):
         self.sink(node, name, receiver, args, keywords)
         if isinstance(func, ast.Name) and func.id in GUARDS and self.is_guard(func):
             return GUARDED
-        if receiver == GUARDED:
-            return CLEAN if name in ADOPTING else GUARDED if name in GUARD_METHODS else USER
+        if receiver >= GUARDED and name in GUARD_METHODS | ADOPTING:  # what the guard's objects hand out
+            return CLEAN if name in ADOPTING else GUARDED
         if name in PASS_THROUGH:
             return max([receiver, *args, *keywords.values()], default=CLEAN)
         targets = self.callees(func)
@@ -625,9 +628,9 @@ class Scope(ast.NodeVisitor):
                     if name is not None:
                         self.walk.join_attr(target, name, level)
             return CLEAN
-        if target.module.name == GUARD_MODULE:  # the guard's own API: what it hands out is guarded
-            if target.node.name in GUARDS | GUARD_METHODS:
-                return GUARDED
+        if target.module.name in EXEMPT:  # not walked: the guard's API hands out guarded values, the rest is
+            if target.module.name == GUARD_MODULE and target.node.name in GUARDS | GUARD_METHODS:  # made from
+                return GUARDED  # what it is given (a path checked by `safe_output_path` is a user's path still)
             return CLEAN if target.node.name in ADOPTING else _derived(max([*args, *keywords.values()], default=0))
         params = target.params[1:] if bound and target.is_method else target.params
         for name, level in zip(params, args):
