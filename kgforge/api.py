@@ -32,6 +32,7 @@ from kgforge.build.refresh import SourceDecision
 from kgforge.build.transaction import CheckReport, DroppedGraph, build, check_store, parse_source
 from kgforge.core.checks import language_tag
 from kgforge.core.errors import ArgumentError, KgforgeError
+from kgforge.core.output import output_dir
 from kgforge.core.quarantine import Quarantine
 from kgforge.core.records import Record, json_key
 from kgforge.core.resources import query_description, shipped_queries
@@ -346,7 +347,8 @@ def qa_evaluate(
     predictions = Path(predictions)
     client = None
     if llm is not None:
-        folder = Path(cache) if cache else predictions.with_name(predictions.name + ".llm-cache")
+        named = Path(cache) if cache else predictions.with_name(predictions.name + ".llm-cache")
+        folder = output_dir(named, what="--cache").make()  # a user's folder, checked; the cache names its files
         client = llm.client_at(folder, Quarantine(folder / "rejected.jsonl"), timeout)
     return qa_score_file(predictions, Path(gold), client)
 
@@ -756,12 +758,9 @@ class Domain:
         """Infer a schema for this (new) domain from sample data (``"KIND:FILE"``, or a FILE whose extension a
         source kind registers) and write it to ``out`` (default: the domain's own ``schema.toml``, which
         :meth:`build` reads); an existing file is kept unless ``force``."""
-        target = (
-            self.paths.output(out, self.paths.root / DOMAIN_SCHEMA_FILE)
-            if out
-            else self.paths.root / DOMAIN_SCHEMA_FILE
-        )
-        if target.exists() and not force:
+        own = self.paths.root / DOMAIN_SCHEMA_FILE  # the one file of a domain's folder `init` may write
+        target = self.paths.output(out or own, own)
+        if target.path.exists() and not force:
             raise KgforgeError(f"{target} exists already: edit it, or give --force to infer it again")
         specs = tuple(s if isinstance(s, SourceSpec) else sample_source(s) for s in samples)
         if not specs:

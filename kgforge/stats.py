@@ -9,6 +9,7 @@ from typing import Any
 import polars as pl
 
 from kgforge.core import plots
+from kgforge.core.output import OutputDir, output_dir
 from kgforge.core.records import Record
 from kgforge.core.schema import Schema
 from kgforge.core.scripts import CJK_CLASS, is_cjk_language
@@ -175,17 +176,16 @@ def _entities_by_type(
     )
 
 
-def plot_stats(stats: DomainStats, folder: Path | str) -> list[Path]:
+def plot_stats(stats: DomainStats, folder: Path | str | OutputDir) -> list[Path]:
     """The relation histogram and the degree distribution of a :func:`domain_stats` result, as PNG files
     ``<domain>-relations.png`` and ``<domain>-degrees.png`` in ``folder``."""
-    folder, domain = Path(folder), stats.domain
+    folder, domain = output_dir(folder, what="--plot"), stats.domain
+    relations, degrees = folder.file(f"{domain}-relations.png"), folder.file(f"{domain}-degrees.png")
     return [
-        plots.relation_histogram(
-            stats.relations_by_count, folder / f"{domain}-relations.png", title=f"{domain}: facts per relation"
-        ),
+        plots.relation_histogram(stats.relations_by_count, relations, title=f"{domain}: facts per relation"),
         plots.degree_distribution(
             {int(d): n for d, n in stats.degree_histogram.items()},
-            folder / f"{domain}-degrees.png",
+            degrees,
             title=f"{domain}: degree distribution",
         ),
     ]

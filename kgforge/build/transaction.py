@@ -390,7 +390,7 @@ def import_source(
     name = name or _graph_name(spec.kind, path, taken)
     quads_file = staging / "quads" / f"{name.replace('/', '__')}.nq"
     quarantine = Quarantine(paths.quarantine / f"{name.replace('/', '__')}.jsonl")
-    quarantine.path.unlink(missing_ok=True)  # an earlier import's; this one's appears with its first record
+    quarantine.clear()  # an earlier import's; this one's appears with its first record
     task = progress.add_task(f"import {spec.kind}:{path.name}", total=None)
     started = time.perf_counter()
     # The input's fingerprint is taken before the import and must still hold after it: a record of bytes the

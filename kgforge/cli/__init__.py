@@ -18,7 +18,7 @@ from functools import partial
 from typing import Any
 
 from kgforge.cli._commands import AFTER_DISK_FULL, INTERRUPTED
-from kgforge.core.errors import Interrupted, KgforgeError, describe_os_error, is_disk_full
+from kgforge.core.errors import Interrupted, KgforgeError, OutputRefused, describe_os_error, is_disk_full
 
 # Nothing heavier than kgforge.core is imported before main() runs: typer, rich and the command modules
 # load inside main's handlers, so a Ctrl-C while they load is the same one line as one during a command.
@@ -95,7 +95,8 @@ def _command() -> Any:
 
 def main() -> None:
     """Run the command line; every failure is one line on stderr: exit 2 for a bad argument (refused
-    before the command runs), 1 for an error while it runs, 130 for Ctrl-C (saying what was kept)."""
+    before the command runs, or a path to write refused by the output guard before anything is written), 1 for
+    an error while it runs, 130 for Ctrl-C (saying what was kept)."""
     interrupted = partial(_fail, code=130, label="")
     warnings.showwarning = _one_line_warning
     piped_to_nothing = _is_devnull(sys.stdout)
@@ -119,6 +120,8 @@ def main() -> None:
         if exc.code == 1 and not piped_to_nothing and _is_devnull(sys.stdout):
             sys.exit(0)
         raise
+    except OutputRefused as exc:  # a path the library was asked to write, refused before anything was written
+        _fail(str(exc), 2)
     except KgforgeError as exc:
         _fail(str(exc), 1)
     except OSError as exc:  # a file the command could not read or write: disk full, missing, refused

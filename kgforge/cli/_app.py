@@ -16,6 +16,7 @@ from rich.console import Console
 
 from kgforge.core import checks
 from kgforge.core.errors import ArgumentError
+from kgforge.core.output import safe_output_path
 from kgforge.core.registry import Registry, UnknownName
 from kgforge.core.version import __version__
 from kgforge.store.layout import check_domain_name
@@ -158,6 +159,27 @@ def _hop_text(text: str, what: str) -> str:
 
 
 HOP_RANGE = Checked(str, _hop_text, "N or LOW..HIGH")
+
+
+def _output_check(folder: bool) -> Callable[[Path | None], Path | None]:
+    """A typer ``callback`` for an option naming where a command writes a user's file (``folder``: folder): a
+    device, a link, a directory for a file (a file for a folder), or a place inside any domain's folder or
+    build is refused before the command runs (exit 2); the library checks the same path again, with the
+    command's own domain and workdir, when it writes (kgforge.core.output)."""
+
+    def check(value: Path | None) -> Path | None:
+        if value is None:
+            return None
+        try:
+            return safe_output_path(value, what="", folder=folder)
+        except ArgumentError as exc:
+            raise typer.BadParameter(exc.problem) from None
+
+    return check
+
+
+OUT_FILE = _output_check(folder=False)
+OUT_DIR = _output_check(folder=True)
 
 DomainArgument = Annotated[
     str, typer.Argument(parser=DOMAIN, metavar="DOMAIN", help="Domain folder under --workdir (letters, digits, _ . -).")

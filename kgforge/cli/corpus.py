@@ -23,6 +23,8 @@ from kgforge.cli._app import (
     DEFAULT_WORKDIR,
     DOMAIN,
     NON_NEGATIVE,
+    OUT_DIR,
+    OUT_FILE,
     Checked,
     JsonOption,
     WorkdirOption,
@@ -83,7 +85,12 @@ def stats_command(
     ] = False,
     plot: Annotated[
         Path | None,
-        typer.Option("--plot", metavar="DIR", help="Draw those two as PNG files in DIR (implies --transitions)."),
+        typer.Option(
+            "--plot",
+            metavar="DIR",
+            callback=OUT_DIR,
+            help="Draw those two as PNG files in DIR (implies --transitions).",
+        ),
     ] = None,
     input_layout: LayoutOption = None,
     workdir: WorkdirOption = DEFAULT_WORKDIR,
@@ -156,7 +163,10 @@ def split_command(
     out: Annotated[
         Path,
         typer.Option(
-            "--out", "-o", help="Folder for train/dev/test files (in the input's layout) and split.report.json."
+            "--out",
+            "-o",
+            callback=OUT_DIR,
+            help="Folder for train/dev/test files (in the input's layout) and split.report.json.",
         ),
     ],
     ratios: Annotated[
@@ -204,7 +214,9 @@ def split_command(
 def candidates_command(
     file: FileArgument,
     pool: Annotated[Path, typer.Option("--pool", help="Training dialogues whose utterances are the candidate pool.")],
-    out: Annotated[Path, typer.Option("--out", "-o", help="JSON lines: each sample with its 'candidate' list.")],
+    out: Annotated[
+        Path, typer.Option("--out", "-o", callback=OUT_FILE, help="JSON lines: each sample with its 'candidate' list.")
+    ],
     method: Annotated[
         str, typer.Option(parser=one_of(METHODS), help="random (DuConv's baseline) or bm25 (KdConv's).")
     ] = "random",
@@ -238,7 +250,7 @@ def candidates_command(
 def card_command(
     files: Annotated[list[Path], typer.Argument(help="The dialogue files of the release.")],
     domain: Annotated[str, typer.Option(parser=DOMAIN, help="The domain the dialogues are grounded in.")],
-    out: Annotated[Path, typer.Option("--out", "-o", help="Markdown file to write.")],
+    out: Annotated[Path, typer.Option("--out", "-o", callback=OUT_FILE, help="Markdown file to write.")],
     split: Annotated[
         Path | None, typer.Option(metavar="DIR", help="A folder written by `corpus split` for the first file.")
     ] = None,

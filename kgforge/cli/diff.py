@@ -8,7 +8,16 @@ from typing import Annotated
 import typer
 
 from kgforge.api import Domain
-from kgforge.cli._app import DEFAULT_WORKDIR, DomainArgument, JsonOption, WorkdirOption, app, console, emit_json
+from kgforge.cli._app import (
+    DEFAULT_WORKDIR,
+    OUT_FILE,
+    DomainArgument,
+    JsonOption,
+    WorkdirOption,
+    app,
+    console,
+    emit_json,
+)
 
 
 @app.command("diff")
@@ -19,7 +28,10 @@ def diff_command(
     ] = "",
     to_build: Annotated[str, typer.Option("--to", help="The newer build's id (default: the published build).")] = "",
     out: Annotated[
-        Path | None, typer.Option("--out", help="Write the differing quads there as an RDF Patch (D removed, A added).")
+        Path | None,
+        typer.Option(
+            "--out", callback=OUT_FILE, help="Write the differing quads there as an RDF Patch (D removed, A added)."
+        ),
     ] = None,
     workdir: WorkdirOption = DEFAULT_WORKDIR,
     json_out: JsonOption = False,

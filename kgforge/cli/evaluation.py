@@ -33,6 +33,8 @@ from kgforge.cli._app import (
     DEFAULT_WORKDIR,
     DOMAIN,
     NON_NEGATIVE,
+    OUT_DIR,
+    OUT_FILE,
     POSITIVE,
     JsonOption,
     WorkdirOption,
@@ -95,7 +97,10 @@ def eval_command(
     out: Annotated[
         Path | None,
         typer.Option(
-            "--out", "-o", help="Per-response file (.jsonl, .csv or .parquet; default PREDICTIONS.eval.jsonl)."
+            "--out",
+            "-o",
+            callback=OUT_FILE,
+            help="Per-response file (.jsonl, .csv or .parquet; default PREDICTIONS.eval.jsonl).",
         ),
     ] = None,
     no_out: Annotated[bool, typer.Option("--no-out", help="Write no per-response file.")] = False,
@@ -182,9 +187,9 @@ def eval_command(
             "(sub-folders: tasks; gold.* in one: its gold).",
         ),
     ] = None,
-    leaderboard: Annotated[Path, typer.Option(help="Folder for the systems' leaderboard.json, .csv and .md.")] = Path(
-        "leaderboard"
-    ),
+    leaderboard: Annotated[
+        Path, typer.Option(callback=OUT_DIR, help="Folder for the systems' leaderboard.json, .csv and .md.")
+    ] = Path("leaderboard"),
     bootstrap: Annotated[
         int,
         typer.Option(parser=NON_NEGATIVE, help="Bootstrap resamples for the correlations' 95% intervals (0: none)."),

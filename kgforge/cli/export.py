@@ -18,6 +18,7 @@ from kgforge.cli._app import (
     NON_NEGATIVE,
     NOTHING_CHANGED,
     NOTHING_HALF_WRITTEN,
+    OUT_FILE,
     DomainArgument,
     JsonOption,
     WorkdirOption,
@@ -60,7 +61,10 @@ def export_command(
             help=f"{_in_words(FORMATS.names())} (`kgforge export-formats` lists their layouts).",
         ),
     ],
-    out: Annotated[Path, typer.Option("--out", "-o", help="File to write (plus OUT.manifest.json, OUT.ids.txt).")],
+    out: Annotated[
+        Path,
+        typer.Option("--out", "-o", callback=OUT_FILE, help="File to write (plus OUT.manifest.json, OUT.ids.txt)."),
+    ],
     goals: Annotated[Path | None, typer.Option(help="New goals (JSON lines from `kgforge goals`).")] = None,
     dialogues: Annotated[
         Path | None,

@@ -17,6 +17,7 @@ from kgforge.cli._app import (
     LANGUAGE,
     NON_NEGATIVE,
     NOTHING_HALF_WRITTEN,
+    OUT_FILE,
     POSITIVE,
     DomainArgument,
     JsonOption,
@@ -38,7 +39,7 @@ HOPS = HOP_RANGE
 def goals_command(
     domain: DomainArgument,
     n: Annotated[int | None, typer.Option("--n", parser=POSITIVE, help="Number of goals to sample.")] = None,
-    out: Annotated[Path | None, typer.Option("--out", "-o", help="Goals JSONL to write.")] = None,
+    out: Annotated[Path | None, typer.Option("--out", "-o", callback=OUT_FILE, help="Goals JSONL to write.")] = None,
     one_step_ratio: Annotated[
         float, typer.Option(parser=FRACTION, help="Share of one-step goals (the rest two-step).")
     ] = 0.5,

@@ -11,6 +11,7 @@ from kgforge.api import GROUND_FORMATS as FORMATS
 from kgforge.api import Domain
 from kgforge.cli._app import (
     DEFAULT_WORKDIR,
+    OUT_FILE,
     POSITIVE,
     DomainArgument,
     JsonOption,
@@ -39,6 +40,7 @@ def ground_command(
         Path,
         typer.Option(
             "--out",
+            callback=OUT_FILE,
             help="The grounded dialogues. KdConv: attrs (or predicted_attrs "
             "beside gold attrs) and claims on every message; DuConv: a "
             "grounding list parallel to the conversation (knowledge, topics, "

@@ -12,6 +12,7 @@ from kgforge.api import Domain
 from kgforge.cli._app import (
     DEFAULT_WORKDIR,
     LANGUAGE,
+    OUT_FILE,
     DomainArgument,
     JsonOption,
     WorkdirOption,
@@ -37,6 +38,7 @@ def init_command(
         Path | None,
         typer.Option(
             "--out",
+            callback=OUT_FILE,
             help="Where to write the schema (default: WORKDIR/DOMAIN/schema.toml, which `kgforge build DOMAIN` uses).",
         ),
     ] = None,

@@ -13,6 +13,7 @@ from kgforge.cli._app import (
     DEFAULT_WORKDIR,
     HTTP_URL,
     LANGUAGE,
+    OUT_FILE,
     POSITIVE,
     DomainArgument,
     JsonOption,
@@ -33,6 +34,7 @@ def translate_command(
         typer.Option(
             "--out",
             "-o",
+            callback=OUT_FILE,
             help="Review file to write (TSV): every proposal says keep = review; set keep to yes on each label "
             "you accept (edit `label` where it is wrong), no on the others, then --apply it.",
         ),

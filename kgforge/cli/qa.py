@@ -24,6 +24,8 @@ from kgforge.cli._app import (
     HTTP_URL,
     LANGUAGE,
     NON_NEGATIVE,
+    OUT_DIR,
+    OUT_FILE,
     POSITIVE,
     POSITIVE_NUMBER,
     DomainArgument,
@@ -83,7 +85,10 @@ def select_command(
     out: Annotated[
         Path,
         typer.Option(
-            "--out", "-o", help="Selection file to write (JSON; edit it and pass it to `qa generate --selection`)."
+            "--out",
+            "-o",
+            callback=OUT_FILE,
+            help="Selection file to write (JSON; edit it and pass it to `qa generate --selection`).",
         ),
     ],
     lang: LangOption = None,
@@ -117,7 +122,7 @@ def select_command(
 @qa_app.command("templates")
 def templates_command(
     domain: DomainArgument,
-    out: Annotated[Path, typer.Option("--out", "-o", help="Template file to write (TOML).")],
+    out: Annotated[Path, typer.Option("--out", "-o", callback=OUT_FILE, help="Template file to write (TOML).")],
     llm_url: LlmUrl = None,
     llm_model: LlmModel = None,
     llm_key_env: LlmKeyEnv = QA_KEY_ENV,
@@ -143,8 +148,12 @@ def templates_command(
 @qa_app.command("generate")
 def generate_command(
     domain: DomainArgument,
-    out: Annotated[Path, typer.Option("--out", "-o", help="kgforge JSONL, one question turn a line.")],
-    convquestions: Annotated[Path | None, typer.Option(help="Also write ConvQuestions-shaped JSON lines here.")] = None,
+    out: Annotated[
+        Path, typer.Option("--out", "-o", callback=OUT_FILE, help="kgforge JSONL, one question turn a line.")
+    ],
+    convquestions: Annotated[
+        Path | None, typer.Option(callback=OUT_FILE, help="Also write ConvQuestions-shaped JSON lines here.")
+    ] = None,
     interaction: Annotated[
         str, typer.Option(parser=one_of(("both", "voice", "text")), help="voice, text or both.")
     ] = "both",
@@ -222,7 +231,9 @@ def qa_eval_command(
     llm_url: LlmUrl = None,
     llm_model: LlmModel = None,
     llm_key_env: LlmKeyEnv = QA_KEY_ENV,
-    cache: Annotated[Path | None, typer.Option(help="LLM judge cache folder (default: next to PREDICTIONS).")] = None,
+    cache: Annotated[
+        Path | None, typer.Option(callback=OUT_DIR, help="LLM judge cache folder (default: next to PREDICTIONS).")
+    ] = None,
     timeout: Annotated[float, typer.Option(parser=POSITIVE_NUMBER, help="LLM request timeout (s).")] = 120.0,
     json_out: JsonOption = False,
 ) -> None:

@@ -31,6 +31,7 @@ from kgforge.cli._app import (
     NON_NEGATIVE,
     NOTHING_CHANGED,
     NOTHING_HALF_WRITTEN,
+    OUT_FILE,
     POSITIVE_NUMBER,
     DomainArgument,
     JsonOption,
@@ -268,7 +269,7 @@ def export_rdf_command(
     fmt: Annotated[
         str, typer.Option("--format", parser=registered(RDF_FORMATS), help=f"One of {names_and_aliases(RDF_FORMATS)}.")
     ],
-    out: Annotated[Path, typer.Option("--out", "-o", help="File to write.")],
+    out: Annotated[Path, typer.Option("--out", "-o", callback=OUT_FILE, help="File to write.")],
     workdir: WorkdirOption = DEFAULT_WORKDIR,
     json_out: JsonOption = False,
 ) -> None:

@@ -19,7 +19,7 @@ from kgforge.api import (
     make_sheets,
     parse_system,
 )
-from kgforge.cli._app import NON_NEGATIVE, POSITIVE, JsonOption, app, console, emit_json, one_of
+from kgforge.cli._app import NON_NEGATIVE, OUT_DIR, POSITIVE, JsonOption, app, console, emit_json, one_of
 
 rate_app = typer.Typer(no_args_is_help=True, help="Human rating sheets: write them for a rubric, read them back.")
 app.add_typer(rate_app, name="rate")
@@ -54,7 +54,9 @@ def sheet_command(
     system: Annotated[
         list[str], typer.Option("--system", help="A system's responses or dialogues, NAME=FILE (repeat it).")
     ],
-    out: Annotated[Path, typer.Option("--out", "-o", help="Folder for the sheets, instructions.md and key.json.")],
+    out: Annotated[
+        Path, typer.Option("--out", "-o", callback=OUT_DIR, help="Folder for the sheets, instructions.md and key.json.")
+    ],
     annotators: Annotated[
         int | None, typer.Option(parser=POSITIVE, help="Sheets to write (default: the rubric's, else 3).")
     ] = None,

@@ -11,6 +11,7 @@ from kgforge.api import Domain, plot_stats
 from kgforge.cli._app import (
     DEFAULT_WORKDIR,
     NOTHING_CHANGED,
+    OUT_DIR,
     DomainArgument,
     JsonOption,
     WorkdirOption,
@@ -31,6 +32,7 @@ def stats_command(
         typer.Option(
             "--plot",
             metavar="DIR",
+            callback=OUT_DIR,
             help="Also write PNG figures into DIR (`--plot .` for here): facts per relation "
             "(top 30) and the degree distribution (log-log).",
         ),

@@ -18,7 +18,7 @@ from kgforge.collect.folder import JOURNAL, Folder
 from kgforge.collect.journal import read_journal
 from kgforge.collect.records import Collected, CollectError, CollectExportReport, GoalView
 from kgforge.collect.styles import STYLES, Layout, Style
-from kgforge.core.files import atomic_write, safe_output_path
+from kgforge.core.output import output_file
 
 
 def layout_for(style: Style, fmt: str) -> Layout:
@@ -66,7 +66,7 @@ def _no_judge(goal: GoalView) -> Any:
 def export_collection(folder: Path | str, fmt: str, out: Path | str) -> CollectExportReport:
     """Write the finished sessions of the collection in ``folder`` as ``fmt`` (a layout of its style) to ``out``."""
     place = Folder(folder)
-    out = safe_output_path(out)
+    target = output_file(out)
     collection = read_collection(place)
     layout = layout_for(collection.style, fmt)
     finished = collection.collected()
@@ -76,10 +76,9 @@ def export_collection(folder: Path | str, fmt: str, out: Path | str) -> CollectE
             f"{place.path}: no finished session to export yet ({still_open} under way); nothing was written"
         )
     records = session_records(collection.style, fmt, finished)
-    with atomic_write(out, "wb") as handle:
-        handle.write(encoded(layout, records))
+    target.write_bytes(encoded(layout, records))
     return CollectExportReport(
-        out,
+        target.path,
         fmt.lower(),
         layout.kind,
         len(records),

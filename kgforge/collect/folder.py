@@ -30,7 +30,8 @@ from typing import Any
 
 from kgforge.collect.records import CollectError, GoalView
 from kgforge.collect.styles import STYLES, facts_of
-from kgforge.core.files import AtomicFile, atomic_write, safe_output_path, sha256_file, write_json_atomic
+from kgforge.core.files import sha256_file
+from kgforge.core.output import OutputFile, output_dir, safe_output_path
 
 SETTINGS, VIEWS, REFUSED = "collection.json", "goals.view.jsonl", "refused.jsonl"
 WORKERS, ADMIN, JOURNAL = "workers.tsv", "admin.token", "journal.jsonl"
@@ -65,6 +66,10 @@ class Folder:
     def file(self, name: str) -> Path:
         return self.path / name
 
+    def output(self, name: str) -> OutputFile:
+        """The folder's file ``name`` to write, checked as a user's output (the folder a user named)."""
+        return output_dir(self.path).file(name)
+
     @property
     def exists(self) -> bool:
         return self.file(SETTINGS).exists()
@@ -73,7 +78,7 @@ class Folder:
         """Refuse a folder that is a file or a link, or lies inside a domain's own layout (``managed``)."""
         if self.path.is_symlink() or (self.path.exists() and not self.path.is_dir()):
             raise CollectError(f"--out {self.path}: not a folder; give a new path or a collection folder")
-        safe_output_path(self.file(SETTINGS), managed=managed, allowed=allowed, what="--out")
+        safe_output_path(self.path, managed=managed, allowed=allowed, what="--out", folder=True)
 
     def settings(self) -> Settings:
         path = self.file(SETTINGS)
@@ -91,7 +96,7 @@ class Folder:
         return settings
 
     def write_settings(self, settings: Settings) -> None:
-        write_json_atomic(self.file(SETTINGS), settings.as_json())
+        self.output(SETTINGS).write_json(settings.as_json())
 
     def views(self) -> list[GoalView]:
         path, out = self.file(VIEWS), []
@@ -116,7 +121,7 @@ class Folder:
 
     def write_views(self, views: Iterable[GoalView]) -> int:
         count = 0
-        with atomic_write(self.file(VIEWS)) as out:
+        with self.output(VIEWS).open() as out:
             for view in views:
                 data = {
                     "goal_id": view.goal_id,
@@ -158,7 +163,7 @@ class Folder:
         taken = [int(w[1:]) for _, w in pairs if w[:1] == "w" and w[1:].isdigit()]
         first = max(taken, default=0) + 1
         new = [(secrets.token_urlsafe(TOKEN_BYTES), f"w{n:04d}") for n in range(first, first + count)]
-        _write_private(self.file(WORKERS), HEADER + "".join(f"{t}\t{w}\n" for t, w in pairs + new))
+        _write_private(self.output(WORKERS), HEADER + "".join(f"{t}\t{w}\n" for t, w in pairs + new))
         return [w for _, w in new]
 
     def admin_token(self) -> str:
@@ -169,16 +174,16 @@ class Folder:
             if token:
                 return token
         token = secrets.token_urlsafe(TOKEN_BYTES)
-        _write_private(path, token + "\n")
+        _write_private(self.output(ADMIN), token + "\n")
         return token
 
     def tokens(self) -> Tokens:
         return Tokens(self.workers(), self.admin_token())
 
 
-def _write_private(path: Path, text: str) -> None:
-    """``text`` to ``path`` atomically, readable by its owner only (the temporary file too, before any byte)."""
-    target = AtomicFile(path)
+def _write_private(out: OutputFile, text: str) -> None:
+    """``text`` to ``out`` atomically, readable by its owner only (the temporary file too, before any byte)."""
+    target = out.stream()
     try:
         os.chmod(target.part, 0o600)
         target.handle.write(text)

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from kgforge.collect.records import CollectError
+from kgforge.core.output import output_file
 
 
 class JournalBroken(CollectError):
@@ -41,9 +42,7 @@ def read_journal(path: Path, *, repair: bool) -> Iterator[dict[str, Any]]:
             RuntimeWarning,
             stacklevel=2,
         )
-        with open(path, "r+b") as handle:
-            handle.truncate(whole)
-            os.fsync(handle.fileno())
+        output_file(path).write_bytes(data[:whole])  # the whole lines, written aside and renamed over it
     for number, line in enumerate(data[:whole].splitlines(), start=1):
         if not line.strip():
             continue

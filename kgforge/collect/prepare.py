@@ -22,8 +22,9 @@ from kgforge.collect.journal import read_journal
 from kgforge.collect.records import CollectError, CollectionReport, GoalView, TokensReport
 from kgforge.collect.styles import STYLES, Style
 from kgforge.core import checks
-from kgforge.core.files import sha256_file, write_text_atomic
+from kgforge.core.files import sha256_file
 from kgforge.core.jsonio import iter_json_lines
+from kgforge.core.output import output_dir
 from kgforge.goals.record import Goal, read_goals
 
 
@@ -49,11 +50,11 @@ def prepare_collection(
     created = not folder.exists
     if created:
         style_goals(goals, chosen)  # before anything is made
-        folder.path.mkdir(parents=True, exist_ok=True)
+        output_dir(folder.path).make()
         views, refused = goal_views(kg, goals, chosen, folder)
         folder.write_views(views)
         if refused:
-            write_text_atomic(folder.file(REFUSED), "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in refused))
+            folder.output(REFUSED).write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in refused))
         settings = new_settings(domain, chosen.name, per_goal or 1, goals, kg.snapshot().manifest.build_id)
         folder.write_settings(settings)
     else:

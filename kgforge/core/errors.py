@@ -52,6 +52,11 @@ class ArgumentError(KgforgeError):
         self.what, self.problem = what, problem
 
 
+class OutputRefused(ArgumentError):
+    """A path a user asked a command to write is a device, a link, the wrong kind, or inside kgforge's own
+    layout (``kgforge.core.output``): a bad argument, refused before anything is written (exit 2)."""
+
+
 class Interrupted(KeyboardInterrupt):
     """Ctrl-C, caught by a long job that kept something: the message says what and how to go on
     (``interrupted: checkpoint kept at …; rerun with --resume``). Still a KeyboardInterrupt, so code

@@ -17,7 +17,6 @@ import json
 import os
 import platform
 import re
-import stat
 import threading
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
@@ -25,7 +24,6 @@ from importlib import metadata
 from pathlib import Path
 from typing import IO, Any
 
-from kgforge.core.errors import ArgumentError
 from kgforge.core.version import __version__
 
 _PART = re.compile(r"\.part(\d+)\.\d+$")
@@ -78,6 +76,7 @@ class AtomicFile:
         durable: bool = True,
         encoding: str | None = "utf-8",
         buffering: int = -1,
+        errors: str | None = None,
     ) -> None:
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -85,7 +84,10 @@ class AtomicFile:
             remove_dead_parts(self.path)
         self.part = part_path(self.path)
         self.durable = durable
-        self.handle: IO[Any] = open(self.part, mode, encoding=None if "b" in mode else encoding, buffering=buffering)
+        text = "b" not in mode
+        self.handle: IO[Any] = open(
+            self.part, mode, encoding=encoding if text else None, errors=errors if text else None, buffering=buffering
+        )
 
     def commit(self) -> Path:
         """Publish the file; if that fails (the last buffered bytes meet a full disk), the temporary file
@@ -141,49 +143,6 @@ def atomic_path(path: Path | str, *, durable: bool = True) -> Iterator[Path]:
         os.replace(part, path)
     finally:
         part.unlink(missing_ok=True)
-
-
-def safe_output_path(
-    path: Path | str, *, managed: Path | None = None, allowed: Iterable[Path] = (), what: str = "--out"
-) -> Path:
-    """``path`` if a file a user asked for may be written there, else an ArgumentError naming it.
-
-    Only a new path or an existing regular file: the file is written beside it and renamed over it, which
-    would replace a device (``/dev/full``), a FIFO or a symbolic link (the link itself, not its target)
-    with a regular file, and cannot replace a directory. ``managed`` is a folder kgforge lays out itself
-    (a domain's): nothing inside it may be overwritten by an export, except under the ``allowed`` paths
-    (the domain's ``exports/``)."""
-    path = Path(path)
-    try:
-        mode = os.lstat(path).st_mode
-    except FileNotFoundError:
-        mode = None
-    except OSError as exc:  # a parent that is a file, a path too long, …
-        raise ArgumentError(what, f"{path}: {exc.strerror}") from None
-    if mode is not None and stat.S_ISLNK(mode):
-        raise ArgumentError(what, f"{path} is a symbolic link; give the file itself or a new path")
-    if mode is not None and stat.S_ISDIR(mode):
-        raise ArgumentError(what, f"{path} is a directory; give a file name inside it")
-    if mode is not None and not stat.S_ISREG(mode):
-        raise ArgumentError(
-            what, f"{path} is not a regular file (a device, FIFO or socket); give a new path or a regular file"
-        )
-    if managed is not None:
-        target = path.resolve()
-        if _inside(target, Path(managed).resolve()) and not any(
-            _inside(target, Path(free).resolve()) for free in allowed
-        ):
-            under = ", ".join(str(free) for free in allowed)
-            raise ArgumentError(
-                what,
-                f"{path} is inside {managed}, whose files kgforge manages itself"
-                + (f"; write under {under} or outside it" if under else ""),
-            )
-    return path
-
-
-def _inside(path: Path, folder: Path) -> bool:
-    return path == folder or folder in path.parents
 
 
 def write_json_atomic(

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from kgforge.core.files import atomic_write
+from kgforge.core.output import OutputFile
 
 # Installed CJK families, tried when the packaged font is absent (a trimmed install).
 CJK_FONTS = ("Noto Sans CJK SC", "Source Han Sans SC", "WenQuanYi Zen Hei", "Microsoft YaHei", "SimHei", "PingFang SC")
@@ -68,17 +69,18 @@ def cjk_font() -> str | None:
     return next((f for f in CJK_FONTS if f in installed), None)
 
 
-def _save(figure: Any, path: Path) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
+def _save(figure: Any, path: Path | OutputFile) -> Path:
+    """Draw ``figure`` into ``path``: a user's file (an :class:`OutputFile`, checked) or one of kgforge's own
+    layout (an embedding bundle's curve, a plain path)."""
     figure.tight_layout()
-    with atomic_write(path, "wb") as out:
+    with path.open("wb") if isinstance(path, OutputFile) else atomic_write(path, "wb") as out:
         figure.savefig(out, format="png", dpi=120)
     _pyplot().close(figure)
-    return path
+    return path.path if isinstance(path, OutputFile) else path
 
 
 def relation_histogram(
-    counts: Mapping[str, int], path: Path, *, title: str, top: int = 30, xlabel: str = "facts"
+    counts: Mapping[str, int], path: Path | OutputFile, *, title: str, top: int = 30, xlabel: str = "facts"
 ) -> Path:
     """Horizontal bars: facts per relation, the ``top`` most frequent, largest at the top."""
     plt = _pyplot()
@@ -90,7 +92,7 @@ def relation_histogram(
     return _save(figure, path)
 
 
-def degree_distribution(histogram: Mapping[int, int], path: Path, *, title: str) -> Path:
+def degree_distribution(histogram: Mapping[int, int], path: Path | OutputFile, *, title: str) -> Path:
     """Entities per degree (facts an entity takes part in), both axes logarithmic."""
     plt = _pyplot()
     degrees = sorted(d for d in histogram if d > 0)
@@ -103,7 +105,12 @@ def degree_distribution(histogram: Mapping[int, int], path: Path, *, title: str)
 
 
 def curves(
-    series: Mapping[str, Sequence[float]], path: Path, *, title: str, xlabel: str = "epoch", ylabel: str = "loss"
+    series: Mapping[str, Sequence[float]],
+    path: Path | OutputFile,
+    *,
+    title: str,
+    xlabel: str = "epoch",
+    ylabel: str = "loss",
 ) -> Path:
     """One line per named series over epochs 1, 2, …; empty series are left out."""
     plt = _pyplot()

@@ -5,10 +5,13 @@ from __future__ import annotations
 import json
 from collections import Counter
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from rich.console import Console
 from rich.markup import escape
+
+from kgforge.core.files import AtomicFile
+from kgforge.core.output import OutputFile
 
 _stderr = Console(stderr=True, highlight=False)
 MAX_RECORD_CHARS = 2000
@@ -21,21 +24,38 @@ def warn(source: str, location: str, reason: str) -> None:
 
 
 class Quarantine:
-    """Collects rejected records of one source into ``path`` (JSON lines)."""
+    """Collects rejected records of one source into ``path`` (JSON lines): a file of kgforge's own layout,
+    written as records come (a killed import leaves what it found), or a user's file (an :class:`OutputFile`
+    beside an input: checked, and published whole when the quarantine is closed)."""
 
-    def __init__(self, path: Path, echo: bool = True) -> None:
-        self.path = Path(path)
+    def __init__(self, path: Path | OutputFile, echo: bool = True) -> None:
+        self.path = path.path if isinstance(path, OutputFile) else Path(path)  # named in messages and reports
+        self._target = path if isinstance(path, OutputFile) else None
+        self._own = None if isinstance(path, OutputFile) else Path(path)
         self.echo = echo
         self.count = 0
         self.reasons: Counter[str] = Counter()
-        self._out = None
+        self._out: IO[str] | None = None
+        self._stream: AtomicFile | None = None
+
+    def clear(self) -> None:
+        """Remove what an earlier run left in the quarantine file of kgforge's own layout."""
+        if self._own is not None:
+            self._own.unlink(missing_ok=True)
+
+    def _open(self) -> IO[str]:
+        # lone surrogates (undecodable bytes of a record) are written as \udcff escapes, never a crash
+        if self._target is not None:
+            self._stream = self._target.stream(errors="backslashreplace")
+            return self._stream.handle
+        assert self._own is not None
+        self._own.parent.mkdir(parents=True, exist_ok=True)
+        return open(self._own, "w", encoding="utf-8", errors="backslashreplace")
 
     def reject(self, source: str, location: str, reason: str, record: Any = None) -> None:
         """Record one bad record. ``location`` is ``line N``, ``byte N`` or a URL."""
         if self._out is None:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            # lone surrogates (undecodable bytes of a record) are written as \udcff escapes, never a crash
-            self._out = open(self.path, "w", encoding="utf-8", errors="backslashreplace")
+            self._out = self._open()
         entry = {"source": source, "location": location, "reason": reason}
         if record is not None:
             text = record if isinstance(record, str) else json.dumps(record, ensure_ascii=False)
@@ -51,6 +71,8 @@ class Quarantine:
             )
 
     def close(self) -> None:
-        if self._out is not None:
+        if self._stream is not None:
+            self._stream.commit()
+        elif self._out is not None:
             self._out.close()
-            self._out = None
+        self._out = self._stream = None

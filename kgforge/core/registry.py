@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from importlib.metadata import entry_points
 from typing import Any, Generic, TypeVar
 
+from kgforge.core import plugins
 from kgforge.core.errors import KgforgeError
 
 T = TypeVar("T")
@@ -48,6 +49,7 @@ class Entry(Generic[T]):
     description: str = ""
     aliases: tuple[str, ...] = ()
     meta: dict[str, Any] = field(default_factory=dict)
+    origin: str | None = None  # a plug-in's entry point (``module:attr, entry point group G``); None: built in
 
 
 class Registry(Generic[T]):
@@ -72,17 +74,25 @@ class Registry(Generic[T]):
         self._loaded = False
 
     def register(
-        self, name: str, obj: T | None = None, *, aliases: Iterable[str] = (), description: str = "", **meta: Any
+        self,
+        name: str,
+        obj: T | None = None,
+        *,
+        aliases: Iterable[str] = (),
+        description: str = "",
+        origin: str | None = None,
+        **meta: Any,
     ) -> Any:
-        """Register ``obj`` under ``name``; without ``obj``, a decorator that registers what it decorates."""
+        """Register ``obj`` under ``name``; without ``obj``, a decorator that registers what it decorates.
+        ``origin`` names the entry point of a plug-in (its errors name it)."""
         if obj is None:
 
             def decorate(target: T) -> T:
-                self.register(name, target, aliases=aliases, description=description, **meta)
+                self.register(name, target, aliases=aliases, description=description, origin=origin, **meta)
                 return target
 
             return decorate
-        entry = Entry(name, obj, description, tuple(aliases), meta)
+        entry = Entry(name, obj, description, tuple(aliases), meta, origin)
         taken = [key for key in (name, *entry.aliases) if self._keys.get(key.lower(), name) != name]
         if taken:
             raise KgforgeError(f"{self.kind} name {taken[0]!r} is taken by {self._keys[taken[0].lower()]!r}")
@@ -137,20 +147,27 @@ class Registry(Generic[T]):
         for name, obj in self.discover() if self.discover else ():
             if name.lower() not in self._keys:
                 self.register(name, obj)
-        for point in entry_points(group=self.entry_point_group) if self.entry_point_group else ():
-            if point.name.lower() not in self._keys:
-                try:
-                    obj = point.load()
-                    entry = self.plugin(point.name, obj) if self.plugin else Entry(point.name, obj)
-                except Exception as exc:  # a broken plug-in must name itself, whatever it raised
-                    raise KgforgeError(
-                        f"the {self.kind} plug-in {point.name!r} ({point.value}, entry point group "
-                        f"{self.entry_point_group}) failed to load: {exc}"
-                    ) from exc
-                self.register(
-                    entry.name,
-                    entry.obj,
-                    aliases=entry.aliases,
-                    description=entry.description or f"plug-in {point.value}",
-                    **entry.meta,
-                )
+        self._load_plugins()
+
+    def _load_plugins(self) -> None:
+        """The entry points of the group, imported guarded (:mod:`kgforge.core.plugins`): one that raises or
+        ends the process is a PluginError naming it, never a traceback or a silent end."""
+        group = self.entry_point_group
+        points = [p for p in entry_points(group=group) if p.name.lower() not in self._keys] if group else []
+        stopped = plugins.probe(points)
+        for point in points:
+            if point.name.lower() in self._keys:
+                continue
+            obj = plugins.load(point, self.kind, stopped)
+            try:
+                entry = self.plugin(point.name, obj) if self.plugin else Entry(point.name, obj)
+            except Exception as exc:  # a broken plug-in must name itself, whatever it raised
+                raise plugins.PluginError(f"{plugins.describe(point, self.kind)} failed to load: {exc}") from exc
+            self.register(
+                entry.name,
+                entry.obj,
+                aliases=entry.aliases,
+                description=entry.description or f"plug-in {point.value}",
+                origin=f"{point.value}, entry point group {point.group}",
+                **entry.meta,
+            )

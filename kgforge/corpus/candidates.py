@@ -11,7 +11,7 @@ from typing import Any
 
 from kgforge.core.checks import whole
 from kgforge.core.errors import ArgumentError, InputError
-from kgforge.core.files import atomic_path
+from kgforge.core.output import output_file
 from kgforge.corpus.reading import KDCONV, NO_RESPONSE, Tokens, read_corpus, tokens_for, utterances
 from kgforge.exports.model import SourceDialogue
 from kgforge.exports.registry import format_named
@@ -65,6 +65,7 @@ def build_candidates(
         raise ArgumentError("--method", f"{method!r} is not one of {', '.join(METHODS)}")
     k = whole(k, "--k", minimum=2)
     seed = whole(seed, "--seed", minimum=0)
+    target = output_file(out)  # refused before the inputs are read
     corpus, pool_corpus = read_corpus(path, input_layout), read_corpus(pool)
     responses = list(dict.fromkeys(text for d in pool_corpus.dialogues for text in utterances(d)))
     if len(responses) < k:
@@ -77,7 +78,6 @@ def build_candidates(
         others, unmatched = _bm25(samples, responses, index, k, tokens_for(corpus), tokens_for(pool_corpus))
     else:
         others, unmatched = [_random(rng, len(responses), index.get(s.response), k) for s in samples], 0
-    out = Path(out)
     records = []
     for sample, chosen in zip(samples, others):
         candidates = [responses[i] for i in chosen]
@@ -85,13 +85,13 @@ def build_candidates(
         records.append(
             {**sample.record, "history": sample.history, "response": sample.response, "candidate": candidates}
         )
-    with atomic_path(out) as part:
+    with target.part() as part:
         format_named("jsonl").write(records, part, format_named("jsonl").layouts[0])
     return CandidatesReport(
         str(corpus.path),
         corpus.kind,
         str(pool_corpus.path),
-        str(out),
+        str(target),
         method,
         k,
         seed,

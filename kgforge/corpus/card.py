@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from kgforge.core.errors import InputError
-from kgforge.core.files import sha256_file, write_text_atomic
+from kgforge.core.files import sha256_file
 from kgforge.corpus.split import REPORT
 from kgforge.corpus.stats import CorpusStats, corpus_stats
 from kgforge.sources.importer import source_licence
@@ -61,14 +61,16 @@ def write_card(
     files = [Path(f) for f in files]
     if not files:
         raise InputError("corpus card: give at least one dialogue file")
-    manifest = Snapshot.open(domain, workdir).manifest
+    snapshot = Snapshot.open(domain, workdir)
+    target = snapshot.paths.output(out)
+    manifest = snapshot.manifest
     stats = [
         corpus_stats(f, input_layout=input_layout, by_split=split if i == 0 else None) for i, f in enumerate(files)
     ]
     sources = source_lines(manifest)
     split_report = _split_report(Path(split)) if split is not None else None
     text = render(manifest, files, stats, sources, split_report)
-    write_text_atomic(out, text)
+    target.write_text(text)
     return CardReport(
         domain,
         manifest.build_id,

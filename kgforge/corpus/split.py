@@ -12,7 +12,7 @@ from typing import Any
 
 from kgforge.core.checks import whole
 from kgforge.core.errors import ArgumentError
-from kgforge.core.files import atomic_path, write_text_atomic
+from kgforge.core.output import OutputDir, output_dir
 from kgforge.corpus.reading import SPLIT_NAMES, Corpus, dialogue_topics, gold_triples, read_corpus
 
 BY = ("dialogue", "topic")
@@ -83,10 +83,11 @@ def split_corpus(
     if by not in BY:
         raise ArgumentError("--by", f"{by!r} is not one of {', '.join(BY)}")
     seed = whole(seed, "--seed", minimum=0)
+    folder = output_dir(out)  # refused before the input is read
     corpus = read_corpus(path, input_layout)
     units = topic_units(corpus) if by == "topic" else [[i] for i in range(len(corpus.dialogues))]
     assignment = assign(units, ratios, seed)
-    return _write(corpus, Path(out), ratios, by, seed, units, assignment)
+    return _write(corpus, folder, ratios, by, seed, units, assignment)
 
 
 def topic_units(corpus: Corpus) -> list[list[int]]:
@@ -130,20 +131,26 @@ def assign(units: list[list[int]], ratios: tuple[int, ...], seed: int) -> list[i
 
 
 def _write(
-    corpus: Corpus, out: Path, ratios: tuple[int, ...], by: str, seed: int, units: list[list[int]], split_of: list[int]
+    corpus: Corpus,
+    out: OutputDir,
+    ratios: tuple[int, ...],
+    by: str,
+    seed: int,
+    units: list[list[int]],
+    split_of: list[int],
 ) -> SplitReport:
     names = SPLIT_NAMES[len(ratios)]
-    out.mkdir(parents=True, exist_ok=True)
     suffix = corpus.path.suffix or (".json" if corpus.source.fmt.container == "array" else ".jsonl")
+    targets = [out.file(f"{name}{suffix}") for name in names]  # every file checked before the first is written
+    report_file = out.file(REPORT)
     members: list[list[int]] = [[] for _ in names]
     for i, s in enumerate(split_of):
         members[s].append(i)  # file order within a split
     files = []
-    for name, indices in zip(names, members):
-        target = out / f"{name}{suffix}"
-        with atomic_path(target) as part:
+    for target, indices in zip(targets, members):
+        with target.part() as part:
             corpus.source.fmt.write([corpus.dialogues[i].record for i in indices], part, corpus.source.layout)
-        files.append(target)
+        files.append(target.path)
     topics = [set(dialogue_topics(d)) for d in corpus.dialogues]
     triples = [set(gold_triples(d)) for d in corpus.dialogues]
     train_topics = set().union(*(topics[i] for i in members[0]))
@@ -174,7 +181,6 @@ def _write(
             seen[topic].add(s)
     largest = max((len(u) for u in units), default=0)
     notes = _notes(parts, largest, n)
-    report_file = out / REPORT
     report = SplitReport(
         str(corpus.path),
         corpus.kind,
@@ -189,7 +195,7 @@ def _write(
         str(report_file),
         notes,
     )
-    write_text_atomic(report_file, json.dumps(report.as_dict(), ensure_ascii=False, indent=2) + "\n")
+    report_file.write_text(json.dumps(report.as_dict(), ensure_ascii=False, indent=2) + "\n")
     return report
 
 

@@ -13,6 +13,7 @@ from typing import Any
 
 from kgforge.build.link import start_entity_names
 from kgforge.core.errors import KgforgeError
+from kgforge.core.output import OutputDir, output_dir
 from kgforge.core.plots import cjk_font
 from kgforge.core.registry import Entry, Registry
 from kgforge.core.text import jieba_module
@@ -190,6 +191,7 @@ def corpus_stats(
     """The statistics of the dialogue file ``path``; with ``by_split`` (a folder written by ``corpus
     split``) also those of each of its split files; with ``domain``, its topics against that graph; with
     ``transitions`` (or ``plot``, a folder for their figures) KdConv's Fig. 2 and Table 4."""
+    folder = output_dir(plot, what="--plot") if plot is not None else None  # refused before the work
     corpus = read_corpus(path, input_layout)
     tokens = tokens or tokens_for(corpus)
     stats = file_stats(corpus, tokens)
@@ -197,8 +199,8 @@ def corpus_stats(
     if domain is not None:
         stats = _with(stats, graph=graph_figures(corpus, domain, workdir))
     stats = _with_grounded(stats, corpus, domain, index)
-    if transitions or plot is not None:
-        stats = _with_transitions(stats, corpus, domain, workdir, plot)
+    if transitions or folder is not None:
+        stats = _with_transitions(stats, corpus, domain, workdir, folder)
     if by_split is not None:
         splits, empty = {}, []
         for name, file in split_files(Path(by_split)):
@@ -299,7 +301,7 @@ def _figures(corpus: Corpus) -> dict[str, Any]:
 
 
 def _with_transitions(
-    stats: CorpusStats, corpus: Corpus, domain: str | None, workdir: Path | str | None, plot: Path | str | None
+    stats: CorpusStats, corpus: Corpus, domain: str | None, workdir: Path | str | None, plot: OutputDir | None
 ) -> CorpusStats:
     graph = None
     if domain is not None:
@@ -314,7 +316,7 @@ def _with_transitions(
         )
     if graph is None:
         notes.append("topic transitions as relation paths (KdConv Table 4) need --domain")
-    drawn = plot_transitions(figures, Path(plot), corpus.path.stem) if plot is not None else []
+    drawn = plot_transitions(figures, plot, corpus.path.stem) if plot is not None else []
     if drawn and cjk_font() is None:
         notes.append(
             "no CJK font is installed (e.g. Noto Sans CJK SC: apt install fonts-noto-cjk), so the figures "

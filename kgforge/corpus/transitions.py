@@ -10,6 +10,7 @@ from pathlib import Path
 import polars as pl
 
 from kgforge.core import plots
+from kgforge.core.output import OutputDir, output_dir
 from kgforge.corpus.reading import Corpus
 from kgforge.exports.model import SourceDialogue
 from kgforge.store.tables import GraphTables
@@ -128,14 +129,15 @@ def transition_figures(corpus: Corpus, graph: RelationGraph | None) -> Transitio
     return TransitionFigures(topics_within_turns(corpus), sum(pairs.values()), len(pairs), top, dict(by_hops))
 
 
-def plot_transitions(figures: TransitionFigures, folder: Path, name: str) -> list[Path]:
+def plot_transitions(figures: TransitionFigures, folder: Path | OutputDir, name: str) -> list[Path]:
     """``<name>-topics.png`` (Fig. 2, where turns are annotated) and ``<name>-transitions.png`` (Table 4)."""
+    folder = output_dir(folder, what="--plot")
     drawn = []
     if figures.topics_within_turns is not None:
         drawn.append(
             plots.curves(
                 {f"≥ {k} 个话题 (topics)": v for k, v in figures.topics_within_turns.items()},
-                folder / f"{name}-topics.png",
+                folder.file(f"{name}-topics.png"),
                 title=f"{name}: dialogues by topics in the first n turns",
                 xlabel="turns (n)",
                 ylabel="dialogues",
@@ -146,7 +148,7 @@ def plot_transitions(figures: TransitionFigures, folder: Path, name: str) -> lis
         drawn.append(
             plots.relation_histogram(
                 bars,
-                folder / f"{name}-transitions.png",
+                folder.file(f"{name}-transitions.png"),
                 xlabel="transitions",
                 title=f"{name}: topic transitions by hops",
             )

@@ -27,8 +27,8 @@ from typing import Any
 import polars as pl
 
 from kgforge.core.errors import ArgumentError, InputError
-from kgforge.core.files import atomic_path
 from kgforge.core.jsonio import iter_json_container
+from kgforge.core.output import OutputDir, OutputFile, output_dir
 from kgforge.core.registry import Entry, Registry
 from kgforge.core.text import spreadsheet_cell
 from kgforge.evaluation.agreement import agreement, paired_test
@@ -257,7 +257,7 @@ class SheetSet:
 def make_sheets(
     rubric_name: str | Path,
     systems: Mapping[str, Path],
-    out: Path,
+    out: Path | OutputDir,
     *,
     annotators: int | None = None,
     seed: int = 0,
@@ -267,6 +267,7 @@ def make_sheets(
     layout: str = "auto",
 ) -> SheetSet:
     """Write one blinded, shuffled sheet per annotator, the instructions and the un-blinding key into ``out``."""
+    folder = output_dir(out)  # refused before anything is read
     chosen = rubric(rubric_name)
     if language not in LANGUAGES:
         raise ArgumentError("--lang", f"{language!r} is not one of {', '.join(LANGUAGES)}")
@@ -284,16 +285,14 @@ def make_sheets(
         keys = sorted(rng.sample(keys, sample), key=keys.index)
     items = _items(chosen, units, keys, rng)
     raters = [f"annotator{i + 1}" for i in range(annotators or chosen.annotators)]
-    out.mkdir(parents=True, exist_ok=True)
-    sheets = {}
+    sheets = {rater: f"sheet-{rater}.{sheet_format}" for rater in raters}
+    targets = {rater: folder.file(name) for rater, name in sheets.items()}  # all checked before the first is written
+    instructions, key_file = folder.file("instructions.md"), folder.file(KEY_FILE)
     for number, rater in enumerate(raters):
         order = list(items)
         random.Random(seed * 1000 + number + 1).shuffle(order)  # another order for every annotator
-        sheets[rater] = f"sheet-{rater}.{sheet_format}"
-        _write_sheet(out / sheets[rater], chosen, [(item_id, items[item_id]["show"]) for item_id in order], language)
-    instructions = out / "instructions.md"
-    with atomic_path(instructions) as tmp:
-        Path(tmp).write_text(chosen.instructions_text(language), encoding="utf-8")
+        _write_sheet(targets[rater], chosen, [(item_id, items[item_id]["show"]) for item_id in order], language)
+    instructions.write_text(chosen.instructions_text(language))
     key = {
         "rubric": chosen.name,
         "unit": chosen.unit,
@@ -304,13 +303,12 @@ def make_sheets(
         "systems": list(systems),
         "items": {item_id: {k: v for k, v in item.items() if k != "show"} for item_id, item in items.items()},
     }
-    with atomic_path(out / KEY_FILE) as tmp:
-        Path(tmp).write_text(json.dumps(key, ensure_ascii=False, indent=1), encoding="utf-8")
+    key_file.write_text(json.dumps(key, ensure_ascii=False, indent=1))
     return SheetSet(
         chosen.name,
-        str(out),
-        str(out / KEY_FILE),
-        {r: str(out / s) for r, s in sheets.items()},
+        str(folder),
+        str(key_file),
+        {r: str(targets[r]) for r in sheets},
         str(instructions),
         len(items),
         tuple(systems),
@@ -359,12 +357,13 @@ def _header(chosen: Rubric) -> list[str]:
     return ["item", *shown, *(aspect.key for aspect in chosen.aspects)]
 
 
-def _write_sheet(path: Path, chosen: Rubric, rows: list[tuple[str, tuple[str, ...]]], language: str) -> None:
+def _write_sheet(target: OutputFile, chosen: Rubric, rows: list[tuple[str, tuple[str, ...]]], language: str) -> None:
+    suffix = target.path.suffix
     header = _header(chosen)
     body = [
         [item, *(spreadsheet_cell(str(cell)) for cell in shown), *([""] * len(chosen.aspects))] for item, shown in rows
     ]
-    if path.suffix == ".xlsx":
+    if suffix == ".xlsx":
         try:
             import openpyxl
         except ImportError:
@@ -377,11 +376,11 @@ def _write_sheet(path: Path, chosen: Rubric, rows: list[tuple[str, tuple[str, ..
         notes = book.create_sheet("instructions")
         for line in chosen.instructions_text(language).splitlines():
             notes.append([spreadsheet_cell(line)])
-        with atomic_path(path) as tmp:
+        with target.part() as tmp:
             book.save(tmp)
         return
-    with atomic_path(path) as tmp, open(tmp, "w", encoding="utf-8", newline="") as handle:
-        writer = csv.writer(handle, delimiter="\t" if path.suffix == ".tsv" else ",")
+    with target.part() as tmp, open(tmp, "w", encoding="utf-8", newline="") as handle:
+        writer = csv.writer(handle, delimiter="\t" if suffix == ".tsv" else ",")
         writer.writerow(header)
         writer.writerows(body)
 

@@ -25,7 +25,8 @@ from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
-from kgforge.core.errors import ArgumentError
+from kgforge.core.errors import ArgumentError, KgforgeError
+from kgforge.core.plugins import PluginError
 from kgforge.core.registry import Entry, Registry, UnknownName
 
 if TYPE_CHECKING:
@@ -45,10 +46,11 @@ class Metric:
     needs: tuple[str, ...] = ()
     aliases: tuple[str, ...] = ()
     default: bool = True  # computed when no --metrics are named (False: only on request or with "all")
+    origin: str | None = None  # a plug-in's entry point: what it raises while computing is one line naming it
 
     def values(self, batch: Batch) -> pl.Series:
         """One Float64 value per response (null where the metric is undefined for it)."""
-        values = self.per_response(batch)
+        values = self._run(self.per_response, batch)
         series = values if isinstance(values, pl.Series) else pl.Series(values=list(values), dtype=pl.Float64)
         series = series.cast(pl.Float64).alias(self.name)
         if series.len() != batch.size:
@@ -57,9 +59,23 @@ class Metric:
 
     def corpus_value(self, batch: Batch, values: pl.Series) -> float | None:
         if self.corpus is not None:
-            return self.corpus(batch)
+            return self._run(self.corpus, batch)
         mean = values.drop_nulls().mean()
         return None if mean is None else float(mean)
+
+    def _run(self, function: Callable[[Batch], Any], batch: Batch) -> Any:
+        """``function(batch)``; a plug-in's error is a PluginError naming it and its entry point (a built-in
+        metric's error is a bug of kgforge's, and reads as one)."""
+        if self.origin is None:
+            return function(batch)
+        try:
+            return function(batch)
+        except KgforgeError:
+            raise
+        except Exception as exc:
+            raise PluginError(
+                f"the metric plug-in {self.name!r} ({self.origin}) failed while computing: {type(exc).__name__}: {exc}"
+            ) from exc
 
 
 def _as_metric(name: str, obj: Any) -> Metric:
@@ -114,6 +130,8 @@ class MetricRegistry(Registry[Metric]):
     def register(self, name: str, obj: Any = None, **kwargs: Any) -> Any:
         if obj is not None and not isinstance(obj, Metric):
             obj = _as_metric(name, obj)
+        if obj is not None and kwargs.get("origin"):  # a plug-in's: its errors while computing name it
+            obj = replace(obj, origin=kwargs["origin"])
         return super().register(name, obj, **kwargs)
 
     def entry(self, name: str) -> Any:

@@ -14,7 +14,7 @@ from typing import Any
 import polars as pl
 
 from kgforge.core.errors import ArgumentError, KgforgeError
-from kgforge.core.files import atomic_path, safe_output_path
+from kgforge.core.output import OutputFile, output_file
 from kgforge.core.records import Record, flattened, omitted_when_none
 from kgforge.core.text import spreadsheet_cell
 from kgforge.evaluation.batch import Batch
@@ -107,8 +107,7 @@ def evaluate(
     file with one row per response (``out``, or none when ``out`` is None). ``index`` reuses a knowledge index
     built before (it must match the responses' segmentation)."""
     started = time.perf_counter()
-    if out is not None:  # refused before the scoring, not after it
-        out = domain_paths(domain, workdir).output(out) if domain else safe_output_path(out)
+    target = per_response_file(out, domain, workdir) if out is not None else None  # refused before the scoring
     responses = load_responses(Path(predictions), gold, dialogues, options.layout, options.columns)
     segmentation = (
         options.segmentation if options.segmentation != "auto" else ("whitespace" if responses.segmented else "jieba")
@@ -143,8 +142,8 @@ def evaluate(
     goals = None
     if options.goal_metrics:
         goals = goals_of(Path(predictions), gold, dialogues, options.layout).to_dict(per_dialogue=False)
-    if out is not None:
-        write_per_response(per_response, Path(out))
+    if target is not None:
+        write_per_response(per_response, target)
     timings["total"] = time.perf_counter() - started
     return EvalReport(
         responses=batch.size,
@@ -159,7 +158,7 @@ def evaluate(
         human=described,
         correlations=correlations,
         goals=goals,
-        per_response=None if out is None else str(out),
+        per_response=None if target is None else str(target),
         seconds={key: round(value, 3) for key, value in timings.items()},
     )
 
@@ -299,13 +298,20 @@ def _resources_used(batch: Batch, chosen: list[Metric]) -> dict[str, Any]:
     return used
 
 
-def write_per_response(frame: pl.DataFrame, out: Path) -> None:
+def per_response_file(out: Path | str | OutputFile, domain: str | None, workdir: Path | str | None) -> OutputFile:
+    """The per-response file ``out``, checked (a user's file, of a kind :func:`write_per_response` writes)."""
+    target = domain_paths(domain, workdir).output(out) if domain else output_file(out)
+    if target.path.suffix.lower() not in PER_RESPONSE_FORMATS:
+        raise ArgumentError("--out", f"{target.path.name!r} must end in {', '.join(PER_RESPONSE_FORMATS)}")
+    return target
+
+
+def write_per_response(frame: pl.DataFrame, out: Path | str | OutputFile) -> None:
     """One row per response: JSON lines (nested lists as they are), CSV (lists as JSON text) or Parquet;
     the file appears complete or not at all."""
-    suffix = out.suffix.lower()
-    if suffix not in PER_RESPONSE_FORMATS:
-        raise ArgumentError("--out", f"{out.name!r} must end in {', '.join(PER_RESPONSE_FORMATS)}")
-    with atomic_path(out) as tmp:
+    target = per_response_file(out, None, None)
+    suffix = target.path.suffix.lower()
+    with target.part() as tmp:
         if suffix == ".parquet":
             frame.write_parquet(tmp)
         elif suffix == ".csv":

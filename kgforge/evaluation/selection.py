@@ -25,8 +25,8 @@ from pathlib import Path
 from typing import Any
 
 from kgforge.core.errors import ArgumentError, InputError
-from kgforge.core.files import atomic_write, safe_output_path
 from kgforge.core.jsonio import iter_json_container, json_lines
+from kgforge.core.output import output_file
 from kgforge.core.records import Record, flattened
 from kgforge.evaluation.inputs import json_objects
 from kgforge.grounding.normalise import form
@@ -113,7 +113,7 @@ def score_selection(
     if not ks or any(not isinstance(k, int) or k < 1 for k in ks):
         raise ArgumentError("--k", f"{ks!r}: each k must be a whole number of at least 1")
     ks = tuple(sorted(set(ks)))
-    target = None if out is None else safe_output_path(out)
+    target = None if out is None else output_file(out)
     gold_layout, golds = read_gold(Path(gold), domain, workdir)
     selected_layout, chosen = read_selected(Path(selected), golds, Path(gold))
     rows: list[dict[str, Any]] = []
@@ -128,8 +128,7 @@ def score_selection(
         rows.append({"level": "dialogue", "dialogue": d, "turns": len(counts), **_row(dialogue_counts[-1], ks)})
     total = sum(turn_counts, _Counts(at_k=(0,) * len(ks)))
     if target is not None:
-        with atomic_write(target, "wb", encoding=None) as handle:
-            handle.write(json_lines(rows))
+        target.write_bytes(json_lines(rows))
     return SelectionReport(
         Path(selected),
         Path(gold),

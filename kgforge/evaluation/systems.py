@@ -24,7 +24,7 @@ import numpy as np
 import polars as pl
 
 from kgforge.core.errors import ArgumentError, InputError
-from kgforge.core.files import atomic_path
+from kgforge.core.output import OutputDir, output_dir
 from kgforge.core.records import Record
 from kgforge.core.text import spreadsheet_cell
 from kgforge.evaluation.batch import Batch
@@ -145,6 +145,7 @@ def evaluate_systems(
     """Score every system; ``out`` (a folder) receives leaderboard.json, leaderboard.csv, leaderboard.md."""
     if not systems:
         raise ArgumentError("--system", "no system given")
+    folder = output_dir(out, what="--leaderboard") if out is not None else None  # refused before the scoring
     started = time.perf_counter()
     scored: list[SystemScores] = []
     left_out: dict[str, str] = {}
@@ -191,7 +192,7 @@ def evaluate_systems(
         {},
         time.perf_counter() - started,
     )
-    if out is not None:
+    if folder is not None:
         board = Leaderboard(
             board.systems,
             board.metrics,
@@ -199,7 +200,7 @@ def evaluate_systems(
             board.human,
             board.agreement,
             board.correlations,
-            write_leaderboard(board, Path(out)),
+            write_leaderboard(board, folder),
             board.seconds,
         )
     return board
@@ -388,22 +389,18 @@ def _interval(function: Any, a: np.ndarray, b: np.ndarray, draws: np.ndarray) ->
 # ---------------------------------------------------------------- files
 
 
-def write_leaderboard(board: Leaderboard, folder: Path) -> dict[str, str]:
-    folder.mkdir(parents=True, exist_ok=True)
+def write_leaderboard(board: Leaderboard, folder: Path | OutputDir) -> dict[str, str]:
+    folder = output_dir(folder, what="--leaderboard")
     table = board.table()
     files = {
-        "json": folder / "leaderboard.json",
-        "csv": folder / "leaderboard.csv",
-        "markdown": folder / "leaderboard.md",
+        "json": folder.file("leaderboard.json"),
+        "csv": folder.file("leaderboard.csv"),
+        "markdown": folder.file("leaderboard.md"),
     }
-    with atomic_path(files["json"]) as tmp:
-        Path(tmp).write_text(
-            json.dumps(
-                board.as_dict() | {"files": {k: str(v) for k, v in files.items()}}, ensure_ascii=False, indent=2
-            ),
-            encoding="utf-8",
-        )
-    with atomic_path(files["csv"]) as tmp, open(tmp, "w", encoding="utf-8", newline="") as handle:
+    files["json"].write_text(
+        json.dumps(board.as_dict() | {"files": {k: str(v) for k, v in files.items()}}, ensure_ascii=False, indent=2)
+    )
+    with files["csv"].part() as tmp, open(tmp, "w", encoding="utf-8", newline="") as handle:
         writer = csv.writer(handle)
         writer.writerow(["task", "system", "metric", "value"])
         for row in table.iter_rows(named=True):
@@ -417,8 +414,7 @@ def write_leaderboard(board: Leaderboard, folder: Path) -> dict[str, str]:
                             "" if value is None else repr(float(value)),
                         ]
                     )
-    with atomic_path(files["markdown"]) as tmp:
-        Path(tmp).write_text(markdown(table), encoding="utf-8")
+    files["markdown"].write_text(markdown(table))
     return {kind: str(path) for kind, path in files.items()}
 
 

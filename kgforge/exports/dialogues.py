@@ -22,8 +22,9 @@ from typing import Any
 import polars as pl
 
 from kgforge.core.errors import InputError, KgforgeError
-from kgforge.core.files import sha256_file, write_text_atomic
+from kgforge.core.files import sha256_file
 from kgforge.core.gc_pause import paused_gc
+from kgforge.core.output import OutputFile
 from kgforge.exports.assemble import (
     DIALOGUE_CHECKS,
     Assembled,
@@ -55,7 +56,11 @@ from kgforge.store.tables import GraphTables
 
 @paused_gc()
 def export_dialogues(
-    snapshot: Snapshot, dialogues_file: Path, options: ExportOptions, out: Path, tables: GraphTables | None = None
+    snapshot: Snapshot,
+    dialogues_file: Path,
+    options: ExportOptions,
+    out: Path | OutputFile,
+    tables: GraphTables | None = None,
 ) -> ExportReport:
     started = time.perf_counter()
     out = snapshot.paths.output(out)
@@ -122,7 +127,7 @@ def _records(
     layout: Any,
     options: ExportOptions,
     build_id: str,
-    refresh_out: Path | None,
+    refresh_out: OutputFile | None,
 ) -> _Made:
     """Ground ``source``'s dialogues in ``ctx``'s build, choose and check their subgraphs and render their
     records (naming build ``build_id``); with ``refresh_out``, gold values are refreshed first."""
@@ -252,7 +257,9 @@ def gold_kept(fmt: Format, per_dialogue: list[tuple[Dialogue, list[dict[str, Any
     return {"gold_triples_written": total, "kept": kept}
 
 
-def _refresh(ctx: Context, source: SourceFile, gold: GoldResolver, resolved: pl.DataFrame, out: Path) -> dict[str, Any]:
+def _refresh(
+    ctx: Context, source: SourceFile, gold: GoldResolver, resolved: pl.DataFrame, out: OutputFile
+) -> dict[str, Any]:
     """Rewrite, in each dialogue's record, every gold value the graph states otherwise for the same head and
     relation (one value only); list each change in ``OUT.refresh.jsonl``. Values the graph has several
     of, or none, are kept and counted."""
@@ -283,8 +290,8 @@ def _refresh(ctx: Context, source: SourceFile, gold: GoldResolver, resolved: pl.
                 "new": new,
             }
         )
-    log = out.with_name(out.name + ".refresh.jsonl")
-    write_text_atomic(log, "".join(json.dumps(c, ensure_ascii=False) + "\n" for c in changes))
+    log = out.sidecar(".refresh.jsonl")
+    log.write_text("".join(json.dumps(c, ensure_ascii=False) + "\n" for c in changes))
     several = values.filter(pl.col("n") > 1).height
     return {
         "gold_not_stated_as_written": stale.height,

@@ -12,6 +12,7 @@ import polars as pl
 from kgforge.core.errors import KgforgeError
 from kgforge.core.files import sha256_file
 from kgforge.core.gc_pause import paused_gc
+from kgforge.core.output import OutputFile
 from kgforge.exports.assemble import (
     GOAL_CHECKS,
     PATH_SCHEMA,
@@ -35,7 +36,11 @@ from kgforge.store.tables import GraphTables
 
 @paused_gc()
 def export_goals(
-    snapshot: Snapshot, goals_file: Path, options: ExportOptions, out: Path, tables: GraphTables | None = None
+    snapshot: Snapshot,
+    goals_file: Path,
+    options: ExportOptions,
+    out: Path | OutputFile,
+    tables: GraphTables | None = None,
 ) -> ExportReport:
     started = time.perf_counter()
     out = snapshot.paths.output(out)

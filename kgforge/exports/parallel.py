@@ -33,8 +33,9 @@ from pathlib import Path
 from typing import Any
 
 from kgforge.core.errors import KgforgeError
-from kgforge.core.files import sha256_file, write_bytes_atomic, write_json_atomic
+from kgforge.core.files import sha256_file
 from kgforge.core.jsonio import json_lines
+from kgforge.core.output import OutputFile
 from kgforge.core.records import Record as TypedRecord
 from kgforge.core.records import flattened, json_key
 from kgforge.exports.assemble import (
@@ -95,7 +96,7 @@ class _Run:
     layout: Any
     options: ExportOptions
     languages: list[str]
-    out: Path  # the name the twins are written beside (``zh_OUT``, ``en_OUT``) and OUT.parallel.json
+    out: OutputFile  # the name the twins are written beside (``zh_OUT``, ``en_OUT``) and OUT.parallel.json
     allow_mixed: bool  # a label missing in a language is taken from the first one (listed), not refused
     started: float  # time.perf_counter() at the start: the manifests' seconds
 
@@ -314,15 +315,17 @@ def _publish(
     }
     if len({tuple(c) for c in counts.values()}) != 1:  # one selection rendered twice: a bug if they differ
         raise KgforgeError(f"the twins differ in ids or triple counts: {_first_difference(counts)}")
+    manifest_file = _manifest_file(out)  # checked, with the twins' names, before anything is written
+    targets = {language: out.beside(f"{language}_{out.path.name}") for language in twins.made}
     files = {}
     for language, (ctx, made) in twins.made.items():
-        path = out.with_name(f"{language}_{out.name}")
+        path = targets[language]
         written = {
             **source,
             "dialogues": len(made),
             "triples": sum(n for _, n in counts[language]),
             "checks": checks,
-            "parallel_manifest": str(_manifest_path(out)),
+            "parallel_manifest": str(manifest_file),
             "mixed_labels": mixed.get(language, []),
         }
         finish(ctx, run.fmt, run.layout, made, replace(run.options, language=language), path, written, run.started)
@@ -350,7 +353,7 @@ def _publish(
         "build_id": first.manifest.build_id,
         "seconds": round(time.perf_counter() - run.started, 3),
     }
-    write_json_atomic(_manifest_path(out), manifest)
+    manifest_file.write_json(manifest)
     return ParallelExportReport(
         run.domain,
         tuple(languages),
@@ -359,8 +362,8 @@ def _publish(
         manifest["records"],
         manifest["triples"],
         mixed,
-        out,
-        _manifest_path(out),
+        out.path,
+        manifest_file.path,
         {k: v for k, v in manifest.items() if k not in PARALLEL_FIELDS},
     )
 
@@ -419,8 +422,8 @@ def _first_difference(counts: dict[str, list[tuple[str, int]]]) -> str:
     return ", ".join(f"{lang}: {len(counts[lang])} records" for lang in languages)
 
 
-def _manifest_path(out: Path) -> Path:
-    return out.with_name(out.name + ".parallel.json")
+def _manifest_file(out: OutputFile) -> OutputFile:
+    return out.sidecar(".parallel.json")
 
 
 # ---------------------------------------------------------------- the five task layouts
@@ -469,7 +472,9 @@ def _first_goal_type(goal: Any) -> str:
     return found.group(1) if found else ""
 
 
-def write_tasks(out: Path, twins: dict[str, list[tuple[str, dict[str, Any]]]], languages: list[str]) -> dict[str, Any]:
+def write_tasks(
+    out: OutputFile, twins: dict[str, list[tuple[str, dict[str, Any]]]], languages: list[str]
+) -> dict[str, Any]:
     """``OUT.<src>-<tgt>.jsonl`` for every ordered pair of the languages, both directions and each language to
     itself, and ``OUT.multilingual.jsonl`` (every language to itself); returns each file with its samples."""
     by_id = {language: dict(records) for language, records in twins.items()}
@@ -479,13 +484,13 @@ def write_tasks(out: Path, twins: dict[str, list[tuple[str, dict[str, Any]]]], l
     for src in languages:
         for tgt in languages:
             samples = [s for i in ids for s in task_samples(by_id[src][i], by_id[tgt][i], i, src, tgt)]
-            tasks[f"{src}-{tgt}"] = _write_samples(out.with_name(f"{out.name}.{src}-{tgt}.jsonl"), samples)
+            tasks[f"{src}-{tgt}"] = _write_samples(out.sidecar(f".{src}-{tgt}.jsonl"), samples)
             if src == tgt:
                 monolingual += samples
-    tasks["multilingual"] = _write_samples(out.with_name(f"{out.name}.multilingual.jsonl"), monolingual)
+    tasks["multilingual"] = _write_samples(out.sidecar(".multilingual.jsonl"), monolingual)
     return tasks
 
 
-def _write_samples(path: Path, samples: list[dict[str, Any]]) -> dict[str, Any]:
-    write_bytes_atomic(path, json_lines(samples))
-    return {"file": str(path), "samples": len(samples)}
+def _write_samples(target: OutputFile, samples: list[dict[str, Any]]) -> dict[str, Any]:
+    target.write_bytes(json_lines(samples))
+    return {"file": str(target), "samples": len(samples)}

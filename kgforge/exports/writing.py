@@ -10,12 +10,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from kgforge.core.files import (
-    atomic_path,
-    sha256_file,
-    write_json_atomic,
-    write_text_atomic,
-)
+from kgforge.core.files import sha256_file
+from kgforge.core.output import OutputFile
 from kgforge.core.records import Record, flattened
 from kgforge.core.version import __version__
 from kgforge.exports.assemble import Context, ExportCheckError
@@ -91,7 +87,7 @@ def finish(
     layout: Layout,
     records: list[tuple[str, dict[str, Any]]],
     options: Any,
-    out: Path,
+    out: OutputFile,
     extra: dict[str, Any],
     started: float,
     rejected: list[dict[str, Any]] | None = None,
@@ -100,15 +96,15 @@ def finish(
     report is the manifest minus the per-graph checksums, plus the seconds it took."""
     if not records:
         raise ExportCheckError("no dialogue passed the export checks; nothing was written")
-    with atomic_path(out) as tmp:
+    # every file checked before the first is written: a refused sidecar leaves the old export whole
+    ids_file, rejected_file, manifest_file = (out.sidecar(s) for s in (".ids.txt", ".rejected.jsonl", ".manifest.json"))
+    with out.part() as tmp:
         fmt.write([r for _, r in records], tmp, layout)
-    ids_file = out.with_name(out.name + ".ids.txt")
-    write_text_atomic(ids_file, "".join(record_id + "\n" for record_id, _ in records))
-    rejected_file = out.with_name(out.name + ".rejected.jsonl")
+    ids_file.write_text("".join(record_id + "\n" for record_id, _ in records))
     if rejected:
-        write_text_atomic(rejected_file, "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rejected))
+        rejected_file.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rejected))
     else:
-        rejected_file.unlink(missing_ok=True)
+        rejected_file.remove()
     manifest = {
         "format": fmt.name,
         "layout": layout.name,
@@ -118,7 +114,7 @@ def finish(
         "records": len(records),
         "ids_file": str(ids_file),
         "rejected_file": str(rejected_file) if rejected else None,
-        "out_sha256": sha256_file(out),
+        "out_sha256": sha256_file(out.path),
         "store_hash": store_hash(ctx.manifest),
         "build_id": ctx.manifest.build_id,
         "graphs": ctx.manifest.checksums(),
@@ -130,7 +126,7 @@ def finish(
         "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
         **extra,
     }
-    write_json_atomic(out.with_name(out.name + ".manifest.json"), manifest)
+    manifest_file.write_json(manifest)
     common = {k: v for k, v in manifest.items() if k != "graphs" and k not in extra}
-    common.update(out=out, ids_file=ids_file, rejected_file=rejected_file if rejected else None)
+    common.update(out=out.path, ids_file=ids_file.path, rejected_file=rejected_file.path if rejected else None)
     return ExportReport(**common, details=extra, seconds=round(time.perf_counter() - started, 3))

@@ -24,6 +24,7 @@ from typing import Any
 
 from kgforge.core.errors import KgforgeError
 from kgforge.core.gc_pause import paused_gc
+from kgforge.core.output import OutputFile
 from kgforge.core.records import Record, flattened, omitted_when_none
 from kgforge.goals.durecdial import GoalTransitions
 from kgforge.goals.graph import STYLES, GoalGraph, GoalOptions
@@ -73,7 +74,9 @@ class GoalsReport(Record):
     sequences: dict[str, Any] = flattened()
 
 
-def generate(snapshot: Snapshot, options: GoalOptions, out: Path, profiles_file: Path | None = None) -> GoalsReport:
+def generate(
+    snapshot: Snapshot, options: GoalOptions, out: Path | OutputFile, profiles_file: Path | None = None
+) -> GoalsReport:
     domain = snapshot.domain
     out = snapshot.paths.output(out)
     graph = GoalGraph.load(snapshot, options.language)
@@ -101,7 +104,7 @@ def generate(snapshot: Snapshot, options: GoalOptions, out: Path, profiles_file:
     )
     return GoalsReport(
         domain,
-        out,
+        out.path,
         written,
         options.n,
         tuple(shortfall(kinds, options, graph)),

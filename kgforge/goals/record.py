@@ -13,8 +13,8 @@ from pathlib import Path
 from typing import Any
 
 from kgforge.core.errors import InputError
-from kgforge.core.files import atomic_write
 from kgforge.core.jsonio import iter_json_lines
+from kgforge.core.output import OutputFile, output_file
 
 _REQUIRED = ("goal_id", "kind", "topics", "path")
 _OPTIONAL = ("seed", "topic_labels", "topic_types", "goal")
@@ -110,10 +110,10 @@ def read_goals(path: Path) -> Iterator[Goal]:
             raise InputError(f"{path}:{record.line}: {exc}") from None
 
 
-def write_goals(goals: Iterable[Goal], out: Path) -> int:
+def write_goals(goals: Iterable[Goal], out: Path | OutputFile) -> int:
     """Write ``goals`` to ``out`` (all of them or, if interrupted, the file as it was); returns how many."""
     count = 0
-    with atomic_write(out) as handle:
+    with output_file(out).open() as handle:
         for goal in goals:
             handle.write(json.dumps(goal.to_dict(), ensure_ascii=False) + "\n")
             count += 1

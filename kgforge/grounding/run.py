@@ -11,9 +11,9 @@ from pathlib import Path
 from typing import Any
 
 from kgforge.core.checks import choice, whole
-from kgforge.core.files import atomic_write
 from kgforge.core.gc_pause import paused_gc
 from kgforge.core.jsonio import array_items, json_array, json_lines
+from kgforge.core.output import OutputFile
 from kgforge.core.processes import can_fork, forked_map, usable_cpus
 from kgforge.core.records import Record, omitted_when_none
 from kgforge.grounding import durecdial, kept
@@ -21,6 +21,7 @@ from kgforge.grounding.duconv import ground_duconv, read_sessions
 from kgforge.grounding.index import GroundingIndex
 from kgforge.grounding.kdconv import Tally, ground_kdconv, read_dialogues
 from kgforge.grounding.matching import DEFAULT_OPTIONS, MatchOptions
+from kgforge.store.layout import domain_paths
 from kgforge.store.snapshot import Snapshot
 
 FORMATS = ("kdconv", "duconv", "durecdial")
@@ -108,15 +109,20 @@ _FORMATS = {
 
 @paused_gc()  # the index's facts and the grounded dialogues: millions of records that hold no cycles
 def ground_file(
-    domain: str, dialogues: Path, out: Path, workdir: Path | str | None = None, options: GroundOptions = GroundOptions()
+    domain: str,
+    dialogues: Path,
+    out: Path | OutputFile,
+    workdir: Path | str | None = None,
+    options: GroundOptions = GroundOptions(),
 ) -> GroundReport:
     """Grounds ``dialogues`` (``options.fmt``) against ``domain``'s published graph into ``out``; returns the
     report (counts, claim statuses, and the scores against gold annotations found in the input)."""
     way = _FORMATS[choice(options.fmt, "--format", FORMATS)]
+    target = domain_paths(domain, workdir).output(out)  # refused before the work, not after it
     index = load_index(domain, workdir)
     records = way.read(Path(dialogues))
     result, pieces, processes = _ground_in_parts(index, records, way, options)
-    with atomic_write(out, "wb", encoding=None) as handle:  # piece by piece: never the whole file as one string
+    with target.open("wb") as handle:  # piece by piece: never the whole file as one string
         handle.writelines(json_array(pieces) if way.array else pieces)
     common = (domain, options.fmt, len(records))
     if options.fmt == "kdconv":
@@ -128,7 +134,7 @@ def ground_file(
             result.tally.scores() if result.gold_messages else None,
             dict(sorted(result.claims.items())),
             tuple(result.topics_not_in_graph),
-            out,
+            target.path,
             workers=processes,
         )
     gold = getattr(result, "gold_utterances", 0)  # DuConv's sessions carry no gold to score
@@ -140,7 +146,7 @@ def ground_file(
         result.tally.scores() if gold else None,
         dict(sorted(result.claims.items())),
         tuple(getattr(result, "topics_not_in_graph", ())),  # DuConv's goal topics; DuRecDial's are not resolved
-        out,
+        target.path,
         grounded_utterances=result.grounded_utterances,
         workers=processes,
     )

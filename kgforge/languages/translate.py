@@ -35,7 +35,7 @@ import polars as pl
 
 from kgforge.build.transaction import add_graphs
 from kgforge.core.errors import InputError
-from kgforge.core.files import atomic_write, sha256_file
+from kgforge.core.files import sha256_file
 from kgforge.core.quads import QuadWriter, check_lang
 from kgforge.core.quarantine import Quarantine
 from kgforge.core.text import spreadsheet_cell, spreadsheet_text
@@ -287,7 +287,7 @@ def propose_translations(
     client = llm.client_at(paths.raw / "llm-cache", Quarantine(paths.quarantine / "translate-llm.jsonl"))
     proposed = unanswered = refused = 0
     try:
-        with atomic_write(out) as handle:
+        with out.open() as handle:
             writer = csv.writer(handle, delimiter="\t", lineterminator="\n")
             writer.writerow(COLUMNS)
             for item, name, note in _answers(client, asked, language):
@@ -315,7 +315,7 @@ def propose_translations(
     return TranslationProposals(
         paths.domain,
         language,
-        out,
+        out.path,
         counts,
         proposed,
         unanswered,

@@ -29,7 +29,8 @@ import numpy as np
 import polars as pl
 
 from kgforge.core.errors import ArgumentError, KgforgeError
-from kgforge.core.files import AtomicFile, package_versions, sha256_file, write_json_atomic
+from kgforge.core.files import package_versions, sha256_file
+from kgforge.core.output import OutputFile, output_file
 from kgforge.core.records import Record, omitted_when_none
 from kgforge.qa.graph import QAGraph
 from kgforge.qa.phenomena import add_disfluency, add_typo
@@ -423,8 +424,8 @@ def _false_start(material: Material, unit: Unit, who: str, rng: random.Random, c
 class Writers:
     """The output files, written to temporary names and renamed into place when complete."""
 
-    def __init__(self, out: Path, convquestions: Path | None) -> None:
-        self.targets = [AtomicFile(path, buffering=1 << 20) for path in (out, convquestions) if path is not None]
+    def __init__(self, out: OutputFile, convquestions: OutputFile | None) -> None:
+        self.targets = [target.stream(buffering=1 << 20) for target in (out, convquestions) if target is not None]
 
     @property
     def turns(self) -> IO[str]:
@@ -534,16 +535,19 @@ class QAGenerateReport(Record):
 def generate(
     material: Material,
     options: GenerateOptions,
-    out: Path,
-    convquestions: Path | None = None,
+    out: Path | OutputFile,
+    convquestions: Path | OutputFile | None = None,
     partners: Partners | None = None,
 ) -> QAGenerateReport:
     """Spin ``options.n`` yarns and write every rendering; returns the report (also in OUT.manifest.json)."""
     started = time.perf_counter()
+    out = output_file(out)
+    convquestions = output_file(convquestions, what="--convquestions") if convquestions is not None else None
+    manifest = out.sidecar(".manifest.json")
     configs = configurations(options.interactions, options.phenomena)
     yarns, skipped = spin_yarns(material, options, partners)
     spun = time.perf_counter()
-    preflight_output(material, yarns, configs, options, Path(out))
+    preflight_output(material, yarns, configs, options, out.path)
     writers = Writers(out, convquestions)
     counts = {"turns": 0, "conversations": 0}
     kinds: dict[str, int] = {}
@@ -584,10 +588,10 @@ def generate(
             "phenomena": list(options.phenomena) if options.phenomena is not None else None,
         },
         build_id=material.graph.manifest.build_id,
-        out_sha256=sha256_file(Path(out)),
+        out_sha256=sha256_file(out.path),
         versions=package_versions(),
         seconds=round(time.perf_counter() - started, 3),
         timings={"yarns_s": round(spun - started, 3), "render_write_s": round(time.perf_counter() - spun, 3)},
     )
-    write_json_atomic(Path(out).with_name(Path(out).name + ".manifest.json"), report.as_dict())
+    manifest.write_json(report.as_dict())
     return report

@@ -11,7 +11,6 @@ from typing import Any
 import polars as pl
 
 from kgforge.core.errors import KgforgeError
-from kgforge.core.files import atomic_path, write_json_atomic
 from kgforge.core.quarantine import Quarantine
 from kgforge.core.records import Record
 from kgforge.llm import LLMClient, LLMSettings
@@ -217,7 +216,7 @@ def llm_templates(
         f"written by {llm.model} (kgforge qa templates), checked\n\n"
         + (template_entries_toml(entries) if entries else "")
     )
-    with atomic_path(out) as part:
+    with out.part() as part:
         part.write_text(text, encoding="utf-8")
         load_templates(part)  # the file must load as it will be used
     return QATemplatesReport(
@@ -268,6 +267,8 @@ def generate_dataset(
     started = time.perf_counter()
     graph = open_graph(domain, workdir, language)
     out = graph.paths.output(out)
+    convquestions = graph.paths.output(convquestions, what="--convquestions") if convquestions else None
+    manifest = out.sidecar(".manifest.json")
     template_set = load_templates(templates, graph.language)
     read = time.perf_counter()
     selections = read_selection(selection) if selection else select_predicates(graph)
@@ -287,5 +288,5 @@ def generate_dataset(
         timings={"read_s": round(read - started, 3), "select_s": round(selected - read, 3), **spun.timings},
         seconds_total=round(time.perf_counter() - started, 3),
     )
-    write_json_atomic(out.with_name(out.name + ".manifest.json"), report.as_dict())
+    manifest.write_json(report.as_dict())
     return report

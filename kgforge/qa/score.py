@@ -25,6 +25,7 @@ from typing import Any
 
 from kgforge.core.errors import InputError
 from kgforge.core.jsonio import iter_json_lines
+from kgforge.core.output import output_file
 from kgforge.core.quarantine import Quarantine
 from kgforge.core.records import Record, omitted_when_none
 from kgforge.core.text import to_simplified
@@ -221,7 +222,7 @@ def evaluate(predictions_path: Path, gold_path: Path, llm: LLMClient | None = No
     gold = read_gold(gold_path)
     if not gold:
         raise InputError(f"{gold_path}: no gold turns")
-    quarantine = Quarantine(Path(str(predictions_path) + ".rejected.jsonl"))
+    quarantine = Quarantine(output_file(Path(str(predictions_path) + ".rejected.jsonl"), what="PREDICTIONS"))
     try:
         predictions = read_predictions(predictions_path, gold, quarantine)
     finally:

@@ -28,7 +28,7 @@ from typing import Any
 import polars as pl
 
 from kgforge.core.errors import InputError
-from kgforge.core.files import write_json_atomic
+from kgforge.core.output import OutputFile, output_file
 
 SELECTION_FORMAT = 1
 _IDENTIFIER = re.compile(r"\bID\b|\bidentifier\b|\bcode\b|编号|标识|代码|\bISNI\b|\bVIAF\b", re.IGNORECASE)
@@ -162,9 +162,8 @@ def regroup(selections: dict[str, TypeSelection], together: Together, threshold:
         ]
 
 
-def write_selection(path: Path, domain: str, language: str, selections: dict[str, TypeSelection]) -> None:
-    write_json_atomic(
-        path,
+def write_selection(path: Path | OutputFile, domain: str, language: str, selections: dict[str, TypeSelection]) -> None:
+    output_file(path).write_json(
         {
             "format": SELECTION_FORMAT,
             "domain": domain,

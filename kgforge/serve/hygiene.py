@@ -3,22 +3,27 @@
 * Every response (errors, 404s and the framework's own 500 included) carries
   ``X-Content-Type-Options: nosniff`` and a Content-Security-Policy with ``frame-ancestors 'none'``, so no
   answer is sniffed into a script or framed by another site.
+* Every request names the server it is for: a missing or empty Host header is 400 (HTTP/1.1 requires one,
+  and without it the checks below have nothing to compare).
 * The Host header must name this server (421 otherwise): a DNS-rebinding page reaches a loopback server
   under a name its attacker controls, so only the names the server knows are answered — ``localhost``,
   the ``--host`` it was started with (on ``0.0.0.0``/``::``, this machine's own host name), and each
   ``--allowed-host``. An IP address in Host is always answered: an address cannot be rebound.
-* Nothing a page on another site sends may run a query: a request to ``/sparql`` (any method) and any POST
-  whose ``Origin`` is another origin than the server's own (and not one ``--cors`` allows), or which a
-  browser marks ``Sec-Fetch-Site: cross-site``/``same-site`` without such an Origin, is refused with 403.
-  A cross-site HTML form can only send the "simple" content types (a form-encoded POST is one), so the
-  content type alone cannot tell a form from a tool; Origin and Sec-Fetch-Site can, and command-line
-  clients send neither.
+* Nothing a page on another site sends may run a query: a request to ``/sparql`` (any method) and any
+  state-changing one (POST and every method but GET, HEAD and OPTIONS) whose ``Origin`` is another origin
+  than the server's own (and not one ``--cors`` allows) is refused with 403; without an Origin, so is one a
+  browser marks ``Sec-Fetch-Site: cross-site``/``same-site``, and one whose ``Referer`` is another origin's
+  page (an older browser, or one that leaves Origin off, still says where the request came from). A
+  cross-site HTML form can only send the "simple" content types (a form-encoded POST is one), so the
+  content type alone cannot tell a form from a tool; Origin, Sec-Fetch-Site and Referer can, and
+  command-line clients send none of them.
 """
 
 from __future__ import annotations
 
 import ipaddress
 import socket
+from urllib.parse import urlsplit
 
 from starlette.datastructures import Headers, MutableHeaders
 from starlette.responses import PlainTextResponse
@@ -27,6 +32,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 FRAME_ANCESTORS = "frame-ancestors 'none'"
 QUERY_PATHS = ("/sparql",)  # the routes that run a client's query text
 SAME_SITE_OK = ("same-origin", "none")  # "none": typed into the address bar or opened from a bookmark
+SAFE_METHODS = ("GET", "HEAD", "OPTIONS")  # the methods that change nothing (every other one is checked)
 
 
 class Hygiene:
@@ -58,12 +64,14 @@ class Hygiene:
     def refusal(self, scope: Scope) -> tuple[int, str] | None:
         headers = Headers(scope=scope)
         host = headers.get("host")
-        if host is not None and not self.host_allowed(host):
+        if host is None or not _name(host):
+            return 400, "the request has no Host header naming this server (HTTP/1.1 requires one)"
+        if not self.host_allowed(host):
             return 421, (
                 f"Host {host!r} is not a name this server answers to (a defence against DNS rebinding); "
                 f"start it with --allowed-host {_name(host) or 'NAME'} to add it"
             )
-        if (scope["path"] in QUERY_PATHS or scope["method"] == "POST") and self.cross_site(scope, headers):
+        if (scope["path"] in QUERY_PATHS or scope["method"] not in SAFE_METHODS) and self.cross_site(scope, headers):
             return 403, (
                 "a page from another site may not run queries here (cross-site request refused); "
                 "start the server with --cors ORIGIN to let that origin's pages call the endpoint"
@@ -83,11 +91,18 @@ class Hygiene:
     def cross_site(self, scope: Scope, headers: Headers) -> bool:
         origin = headers.get("origin")
         if origin is not None:
-            origin = origin.rstrip("/").lower()
-            if "*" in self.cors or origin in self.cors:
-                return False
-            return origin != f"{scope.get('scheme', 'http')}://{headers.get('host', '').lower()}"
-        return headers.get("sec-fetch-site", "none").lower() not in SAME_SITE_OK
+            return not self.same_or_allowed(origin, scope, headers)
+        if headers.get("sec-fetch-site", "none").lower() not in SAME_SITE_OK:
+            return True
+        referer = headers.get("referer")
+        return referer is not None and not self.same_or_allowed(_origin_of(referer), scope, headers)
+
+    def same_or_allowed(self, origin: str, scope: Scope, headers: Headers) -> bool:
+        """Whether ``origin`` (``scheme://host[:port]``) is the server's own or one ``--cors`` allows."""
+        origin = origin.rstrip("/").lower()
+        if "*" in self.cors or origin in self.cors:
+            return True
+        return origin == f"{scope.get('scheme', 'http')}://{headers.get('host', '').lower()}"
 
 
 def harden(headers: MutableHeaders) -> None:
@@ -107,6 +122,18 @@ def _own_names(host: str) -> set[str]:
     if host not in ("0.0.0.0", "::", ""):
         return set()
     return {_name(socket.gethostname()), _name(socket.getfqdn())} - {""}
+
+
+def _origin_of(url: str) -> str:
+    """The origin (``scheme://host[:port]``) of a Referer; ``null`` when it has none (not an http(s) URL)."""
+    try:
+        parts = urlsplit(url.strip())
+        netloc = parts.netloc.rpartition("@")[2]  # user information is no part of an origin
+    except ValueError:
+        return "null"
+    if parts.scheme.lower() not in ("http", "https") or not netloc:
+        return "null"
+    return f"{parts.scheme}://{netloc}".lower()
 
 
 def _name(host: str) -> str:

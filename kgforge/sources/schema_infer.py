@@ -33,6 +33,8 @@ from typing import Any
 import pyoxigraph as ox
 
 from kgforge.core.errors import KgforgeError
+from kgforge.core.files import write_text_atomic
+from kgforge.core.output import OutputFile
 from kgforge.core.quads import XSD, QuadWriter
 from kgforge.core.quarantine import Quarantine
 from kgforge.core.schema import Relation, Schema, SourceSpec, load_schema, local_name
@@ -198,13 +200,13 @@ class InferredSchema:
     summary: dict[str, Any]
     observations: list[Observations] = field(default_factory=list)  # one per source, in the sources' order
 
-    def write(self, path: Path) -> Schema:
-        """Write the schema (atomically) and load it back, as every stage will."""
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(path.name + ".part")
-        tmp.write_text(self.toml, encoding="utf-8")
-        tmp.replace(path)
-        return load_schema(path)
+    def write(self, target: Path | OutputFile) -> Schema:
+        """Write the schema atomically and load it back, as every stage will: to a user's file (an
+        :class:`OutputFile`, checked: `kgforge init`) or to kgforge's own layout (a build's inferred schema)."""
+        if isinstance(target, OutputFile):
+            return load_schema(target.write_text(self.toml))
+        write_text_atomic(target, self.toml)
+        return load_schema(target)
 
 
 def infer_schema(

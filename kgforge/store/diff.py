@@ -19,7 +19,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from kgforge.core.errors import KgforgeError
-from kgforge.core.files import atomic_path
 from kgforge.store.layout import DomainPaths, quads_verified
 from kgforge.store.manifest import GraphEntry, Manifest
 from kgforge.store.snapshot import Snapshot
@@ -76,36 +75,32 @@ def diff_builds(
 ) -> BuildDiff:
     """Compare build ``from_build`` (default: the one before the published build) with ``to_build`` (default:
     the published build) of the domain at ``paths``; with ``out``, write the differing quads there."""
+    target = paths.output(out) if out else None  # refused before the builds are read
     newer = kept_build(paths, to_build) if to_build else Snapshot.open(paths).build
     older = kept_build(paths, from_build) if from_build else _previous_build(paths, newer)
     before, after = Manifest.read(older / "manifest.json"), Manifest.read(newer / "manifest.json")
     graphs = []
-    with atomic_path(out) if out else nullcontext() as patch:
-        handle = open(patch, "wb") if patch else None
-        try:
-            for graph in sorted(set(before.graphs) | set(after.graphs)):
-                old, new = before.graphs.get(graph), after.graphs.get(graph)
-                if old is not None and new is not None and old.sha256 == new.sha256:
-                    graphs.append(GraphDiff(graph, 0, 0, 0, "unchanged"))
-                    continue
-                lines = _compare(_lines(older, old), _lines(newer, new))
-                status = "added" if old is None else "removed" if new is None else "changed"
-                graphs.append(
-                    GraphDiff(
-                        graph,
-                        len(lines.added) - _touched(lines.added, lines.changed),
-                        len(lines.removed) - _touched(lines.removed, lines.changed),
-                        len(lines.changed),
-                        status,
-                    )
+    with target.open("wb") if target else nullcontext() as handle:
+        for graph in sorted(set(before.graphs) | set(after.graphs)):
+            old, new = before.graphs.get(graph), after.graphs.get(graph)
+            if old is not None and new is not None and old.sha256 == new.sha256:
+                graphs.append(GraphDiff(graph, 0, 0, 0, "unchanged"))
+                continue
+            lines = _compare(_lines(older, old), _lines(newer, new))
+            status = "added" if old is None else "removed" if new is None else "changed"
+            graphs.append(
+                GraphDiff(
+                    graph,
+                    len(lines.added) - _touched(lines.added, lines.changed),
+                    len(lines.removed) - _touched(lines.removed, lines.changed),
+                    len(lines.changed),
+                    status,
                 )
-                if handle:
-                    handle.writelines(b"D " + line for line in lines.removed)
-                    handle.writelines(b"A " + line for line in lines.added)
-        finally:
+            )
             if handle:
-                handle.close()
-    return BuildDiff(paths.domain, older.name, newer.name, tuple(graphs), str(out) if out else None)
+                handle.writelines(b"D " + line for line in lines.removed)
+                handle.writelines(b"A " + line for line in lines.added)
+    return BuildDiff(paths.domain, older.name, newer.name, tuple(graphs), str(target) if target else None)
 
 
 def _lines(build: Path, entry: GraphEntry | None) -> set[bytes]:

@@ -37,13 +37,23 @@ from pathlib import Path
 
 from kgforge.core.checks import folder_name
 from kgforge.core.errors import BuildError, SchemaError, StoreLockedError
-from kgforge.core.files import fsync_dir, replace_link, safe_output_path, write_json_atomic
+from kgforge.core.files import fsync_dir, replace_link, write_json_atomic
+from kgforge.core.output import (
+    EXPORTS,
+    INCOMPLETE,
+    STORE_LINK,
+    WRITE_LOCK,
+    OutputDir,
+    OutputFile,
+    output_dir,
+    output_file,
+)
 from kgforge.core.schema import Schema, load_schema, schema_from_document
 from kgforge.store.checksums import is_verified, record_verified
 from kgforge.store.manifest import GraphEntry, Manifest
 from kgforge.store.workdir import missing_store, resolve_workdir
 
-_INCOMPLETE = ".incomplete"
+_INCOMPLETE = INCOMPLETE  # the names the output guard recognises a domain and a build by (core.output)
 # A build keeps its schema: stages read a build with the schema it was made with, even after the schema file
 # is edited, moved or replaced by a newer kgforge's copy (the manifest names the file only for people to read).
 SCHEMA_COPY = "schema.json"
@@ -60,7 +70,7 @@ class DomainPaths:
 
     @property
     def store_link(self) -> Path:
-        return self.root / "store"
+        return self.root / STORE_LINK
 
     @property
     def builds(self) -> Path:
@@ -89,17 +99,21 @@ class DomainPaths:
 
     @property
     def exports(self) -> Path:
-        return self.root / "exports"
+        return self.root / EXPORTS
 
     @property
     def lock(self) -> Path:
-        return self.root / ".write.lock"
+        return self.root / WRITE_LOCK
 
-    def output(self, path: Path | str, *also: Path) -> Path:
-        """``path`` if a command of this domain may write a user's file there (see
-        :func:`kgforge.core.files.safe_output_path`): never inside the domain's own layout but for its
-        ``exports/`` (and ``also``)."""
-        return safe_output_path(path, managed=self.root, allowed=(self.exports, *also))
+    def output(self, path: Path | str | OutputFile, *also: Path, what: str = "--out") -> OutputFile:
+        """``path`` as a user's file a command of this domain may write (:func:`kgforge.core.output.output_file`):
+        never inside this domain's layout, another domain's of the workdir or a build, but for an ``exports/``
+        folder (and ``also``)."""
+        return output_file(path, what=what, managed=self.root, workdir=self.workdir, allowed=also)
+
+    def output_dir(self, path: Path | str | OutputDir, *, what: str = "--out") -> OutputDir:
+        """``path`` as a user's folder a command of this domain may write (see :meth:`output`)."""
+        return output_dir(path, what=what, managed=self.root, workdir=self.workdir)
 
 
 def check_domain_name(name: str) -> str:

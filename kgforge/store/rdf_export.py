@@ -7,7 +7,6 @@ from pathlib import Path
 
 import pyoxigraph as ox
 
-from kgforge.core.files import atomic_path
 from kgforge.core.records import Record
 from kgforge.core.registry import Registry
 from kgforge.store.query import PREFIXES
@@ -62,7 +61,7 @@ def export_rdf(domain: str, fmt: str, out: Path, workdir: Path | str | None = No
     out = snapshot.paths.output(out)
     store = snapshot.store()
     prefixes = PREFIXES if syntax.prefixes else None
-    with atomic_path(out) as tmp:
+    with out.part() as tmp:
         if syntax.keeps_graphs:
             store.dump(str(tmp), syntax.syntax, prefixes=prefixes)
             count = sum(1 for _ in store.quads_for_pattern(None, None, None, None))
