@@ -10,6 +10,8 @@ from typing import Any
 from rich.console import Console
 from rich.markup import escape
 
+from kgforge.core.files import write_text_atomic
+
 _stderr = Console(stderr=True, highlight=False)
 MAX_RECORD_CHARS = 2000
 MAX_WARNINGS_SHOWN = 20
@@ -54,3 +56,21 @@ class Quarantine:
         if self._out is not None:
             self._out.close()
             self._out = None
+
+
+def rejected_path(out: Path) -> Path:
+    """Where the records a command set aside from what it wrote to ``out`` are listed: ``OUT.rejected.jsonl``."""
+    return out.with_name(out.name + ".rejected.jsonl")
+
+
+def write_rejected(out: Path, rejected: list[dict[str, Any]]) -> Path | None:
+    """List ``rejected`` (each with its file, line and reason) beside ``out`` in ``OUT.rejected.jsonl``, written
+    whole or not at all, and return its path; with nothing rejected, remove a list an earlier run left there
+    (it would describe another output) and return None. Every command that sets records aside (``export``,
+    ``ground``, ``corpus split`` and ``candidates`` with ``--skip-invalid``) writes its list here."""
+    path = rejected_path(Path(out))
+    if not rejected:
+        path.unlink(missing_ok=True)
+        return None
+    write_text_atomic(path, "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rejected))
+    return path

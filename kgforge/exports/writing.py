@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import hashlib
-import json
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -16,6 +15,7 @@ from kgforge.core.files import (
     write_json_atomic,
     write_text_atomic,
 )
+from kgforge.core.quarantine import write_rejected
 from kgforge.core.records import Record, flattened
 from kgforge.core.version import __version__
 from kgforge.exports.assemble import Context, ExportCheckError
@@ -104,11 +104,7 @@ def finish(
         fmt.write([r for _, r in records], tmp, layout)
     ids_file = out.with_name(out.name + ".ids.txt")
     write_text_atomic(ids_file, "".join(record_id + "\n" for record_id, _ in records))
-    rejected_file = out.with_name(out.name + ".rejected.jsonl")
-    if rejected:
-        write_text_atomic(rejected_file, "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rejected))
-    else:
-        rejected_file.unlink(missing_ok=True)
+    rejected_file = write_rejected(out, rejected or [])
     manifest = {
         "format": fmt.name,
         "layout": layout.name,
@@ -117,7 +113,7 @@ def finish(
         "out": str(out),
         "records": len(records),
         "ids_file": str(ids_file),
-        "rejected_file": str(rejected_file) if rejected else None,
+        "rejected_file": str(rejected_file) if rejected_file else None,
         "out_sha256": sha256_file(out),
         "store_hash": store_hash(ctx.manifest),
         "build_id": ctx.manifest.build_id,
@@ -132,5 +128,5 @@ def finish(
     }
     write_json_atomic(out.with_name(out.name + ".manifest.json"), manifest)
     common = {k: v for k, v in manifest.items() if k != "graphs" and k not in extra}
-    common.update(out=out, ids_file=ids_file, rejected_file=rejected_file if rejected else None)
+    common.update(out=out, ids_file=ids_file, rejected_file=rejected_file)
     return ExportReport(**common, details=extra, seconds=round(time.perf_counter() - started, 3))
