@@ -38,6 +38,7 @@ from kgforge.cli._app import (
     console,
     emit_json,
     one_of,
+    reads_inputs,
 )
 
 
@@ -54,6 +55,7 @@ def _metric_names(text: str) -> tuple[str, ...]:
 
 
 @app.command("eval")
+@reads_inputs
 def eval_command(
     predictions: Annotated[
         Path | None,
