@@ -226,12 +226,17 @@ class TextPolicy:
             return Record(record.line, None, None, str(exc), excerpt)
 
     def finish(self) -> None:
+        """Say how many surrogates were replaced (a warning, the command line's one ``warning:`` line), placed
+        at the input's first one and given every time: each reading of a file replaces its own."""
         if self.count:
-            warnings.warn(
+            warnings.warn_explicit(
                 f"{self.path}: {self.count:,} lone surrogate{'s' if self.count > 1 else ''} replaced with U+FFFD "
                 f"(--replace-invalid), the first on line {self.first_line}",
                 RuntimeWarning,
-                stacklevel=2,
+                str(self.path),
+                self.first_line,
+                module=__name__,
+                registry=None,
             )
 
 
@@ -275,6 +280,10 @@ class _Document:
 
     def excerpt(self, start: int, end: int) -> str:
         return shown(self.text[start : min(end, start + 200)])
+
+    def error(self, start: int, reason: str) -> Record:
+        """The error record of what stands from ``start``: its line, ``reason`` and the text there."""
+        return Record(self.line_of(start), None, None, reason, self.excerpt(start, start + 200))
 
 
 def _first_in(positions: list[int], start: int, end: int) -> int | None:
@@ -349,12 +358,8 @@ def _members(doc: _Document, expect: type, policy: TextPolicy) -> Iterator[Recor
             where = getattr(exc, "pos", pos)
             message = getattr(exc, "msg", str(exc))
             reason = f"{message}" if isinstance(exc, NestingError) else f"malformed JSON: {message}"
-            yield Record(
-                doc.line_of(start),
-                None,
-                None,
-                f"{reason} (byte offset {doc.byte_offset(where)}); the rest of the file was not read",
-                doc.excerpt(start, start + 200),
+            yield doc.error(
+                start, f"{reason} (byte offset {doc.byte_offset(where)}); the rest of the file was not read"
             )
             return
 
@@ -365,13 +370,7 @@ def _after_close(doc: _Document, pos: int, closer: str) -> Iterator[Record]:
     found = _NOT_WS.search(doc.text, pos)
     if found is not None:
         at = found.start()
-        yield Record(
-            doc.line_of(at),
-            None,
-            None,
-            f"malformed JSON: text after the closing {closer!r} (byte offset {doc.byte_offset(at)})",
-            doc.excerpt(at, at + 200),
-        )
+        yield doc.error(at, f"malformed JSON: text after the closing {closer!r} (byte offset {doc.byte_offset(at)})")
 
 
 def _member(

@@ -125,9 +125,9 @@ def detect_layout(path: Path) -> str:
         return "kdconv"
     if head.startswith("{"):
         try:
-            record = json.loads(head)
-        except json.JSONDecodeError:
-            return "table"  # the table reader names the line
+            record = loads(head)
+        except ValueError:  # not JSON, or nested too deeply: the table reader names the line
+            return "table"
         return _record_layout(record)
     return "duconv-eval" if "\t" in head else "lines"
 
