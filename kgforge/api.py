@@ -32,6 +32,7 @@ from kgforge.build.refresh import SourceDecision
 from kgforge.build.transaction import CheckReport, DroppedGraph, build, check_store, parse_source
 from kgforge.core.checks import language_tag
 from kgforge.core.errors import ArgumentError, KgforgeError
+from kgforge.core.limits import ReadPolicy, reading
 from kgforge.core.output import output_dir
 from kgforge.core.quarantine import Quarantine
 from kgforge.core.records import Record, json_key
@@ -308,10 +309,11 @@ def evaluate(
     human: Path | str | None = None,
     out: Path | str | None = None,
     options: EvalOptions | None = None,
+    policy: ReadPolicy | None = None,
 ) -> EvalReport:
     """``kgforge eval``: score the responses in ``predictions`` (any layout of docs/evaluation.md) against
     ``gold``; with ``domain``, knowledge precision/recall against its graph; with ``human``, correlations with
-    human scores; ``out``: the per-response file."""
+    human scores; ``out``: the per-response file; ``policy``: the reading's limits and text policy."""
 
     def path(value: Path | str | None) -> Path | None:
         return None if value is None else Path(value)
@@ -319,16 +321,17 @@ def evaluate(
     from kgforge.evaluation import EvalOptions  # lazy: start-up
     from kgforge.evaluation import evaluate as score_responses  # lazy: start-up
 
-    return score_responses(
-        Path(predictions),
-        gold=path(gold),
-        dialogues=path(dialogues),
-        domain=domain,
-        workdir=workdir,
-        human=path(human),
-        out=path(out),
-        options=options or EvalOptions(),
-    )
+    with reading(policy):
+        return score_responses(
+            Path(predictions),
+            gold=path(gold),
+            dialogues=path(dialogues),
+            domain=domain,
+            workdir=workdir,
+            human=path(human),
+            out=path(out),
+            options=options or EvalOptions(),
+        )
 
 
 def qa_evaluate(
@@ -575,24 +578,27 @@ class Domain:
         *,
         fmt: str,
         dialogues: Path | str | None = None,
+        policy: ReadPolicy | None = None,
         **options: Any,
     ) -> ExportReport:
         """Per-dialogue subgraphs in dataset format ``fmt`` (see ExportOptions) for the new goals in ``goals``
-        (from :meth:`goals`), or for the real ``dialogues`` (``goals=None``)."""
+        (from :meth:`goals`), or for the real ``dialogues`` (``goals=None``), read with ``policy`` (the
+        limits and text policy of :class:`~kgforge.core.limits.ReadPolicy`; None: the one in force)."""
         from kgforge.exports import ExportOptions, export_dialogues, export_goals  # lazy: start-up
         from kgforge.exports.registry import detect_layout  # lazy: start-up
 
         if (goals is None) == (dialogues is None):
             raise ArgumentError("export", "give either goals (from `kgforge goals`) or dialogues (real dialogues)")
         settings, out = ExportOptions(fmt=fmt, **options), self.paths.output(Path(out))
-        if dialogues is not None:  # an unreadable input is named before a missing store, as the command always did
-            detect_layout(Path(dialogues), settings.input_layout)
-        snapshot = self.snapshot()
-        return (
-            export_goals(snapshot, Path(goals), settings, out)
-            if goals is not None
-            else export_dialogues(snapshot, Path(dialogues), settings, out)
-        )
+        with reading(policy):
+            if dialogues is not None:  # an unreadable input is named before a missing store, as it always was
+                detect_layout(Path(dialogues), settings.input_layout)
+            snapshot = self.snapshot()
+            return (
+                export_goals(snapshot, Path(goals), settings, out)
+                if goals is not None
+                else export_dialogues(snapshot, Path(dialogues), settings, out)
+            )
 
     def export_parallel(
         self,
@@ -603,22 +609,24 @@ class Domain:
         dialogues: Path | str | None = None,
         fmt: str = "durecdial",
         allow_mixed: bool = False,
+        policy: ReadPolicy | None = None,
         **options: Any,
     ) -> ParallelExportReport:
         """The export of new ``goals``, or of real DuRecDial 2.0 twins (``dialogues``: the ``zh_NAME`` file, its
         ``en_NAME`` twin beside it), in every language of ``languages`` (``["zh", "en"]``): twin files with the
         same ids and triples, DuRecDial 2.0's five task files and a manifest pairing them (see
-        :mod:`kgforge.exports.parallel`)."""
+        :mod:`kgforge.exports.parallel`), read with ``policy`` (:class:`~kgforge.core.limits.ReadPolicy`)."""
         from kgforge.exports import ExportOptions, export_parallel, export_parallel_dialogues  # lazy: start-up
 
         if (goals is None) == (dialogues is None):
             raise ArgumentError("export", "give either goals (from `kgforge goals`) or dialogues (real dialogues)")
         settings = ExportOptions(fmt=fmt, language=languages[0], **options)
-        if goals is not None:
-            return export_parallel(self.snapshot(), Path(goals), settings, list(languages), Path(out), allow_mixed)
-        return export_parallel_dialogues(
-            self.snapshot(), Path(dialogues), settings, list(languages), Path(out), allow_mixed
-        )
+        with reading(policy):
+            if goals is not None:
+                return export_parallel(self.snapshot(), Path(goals), settings, list(languages), Path(out), allow_mixed)
+            return export_parallel_dialogues(
+                self.snapshot(), Path(dialogues), settings, list(languages), Path(out), allow_mixed
+            )
 
     def corpus_stats(self, dialogues: Path | str, **options: Any) -> CorpusStats:
         """:func:`kgforge.corpus.corpus_stats` of a dialogue file, with its topics against this domain's graph."""
@@ -640,13 +648,17 @@ class Domain:
         fmt: str = "kdconv",
         options: MatchOptions | None = None,
         workers: int | None = None,
+        skip_invalid: bool = False,
+        policy: ReadPolicy | None = None,
     ) -> GroundReport:
         """The facts each message of ``dialogues`` states and its claims, written to ``out``; scored against the
         gold annotations the input has (see docs/grounding.md). ``options`` defaults to ``MatchOptions()``;
-        ``workers``: processes grounding the dialogues (default: one per CPU; the output is the same)."""
+        ``workers``: processes grounding the dialogues (default: one per CPU; the output is the same);
+        ``skip_invalid``: records that are not dialogues go to ``OUT.rejected.jsonl``, else the first is an
+        error; ``policy``: the reading's limits and text policy (:class:`~kgforge.core.limits.ReadPolicy`)."""
         from kgforge.grounding import GroundOptions, MatchOptions, ground_file  # lazy: start-up
 
-        settings = GroundOptions(fmt, options or MatchOptions(), workers)
+        settings = GroundOptions(fmt, options or MatchOptions(), workers, skip_invalid, policy)
         return ground_file(self.name, Path(dialogues), Path(out), self.workdir, settings)
 
     def embed(
@@ -886,6 +898,7 @@ __all__ += [
     "LinkSummary",
     "RDF_FORMATS",
     "RdfExportReport",
+    "ReadPolicy",
     "Record",
     "SchemaReport",
     "SourceSpec",

@@ -80,6 +80,7 @@ def test_durecdial_leading_success_consistency_and_recommendation(tmp_path):
         "goal": "[1]寒暄-->[2]关于明星的聊天(Bot主动，聊 『周迅』)-->[3]电影推荐(Bot主动，推荐 『无问西东』，User接受)"
         "-->[4]电影推荐(Bot推荐 『苏州河』，User拒绝)-->[5]再见",
         "user_profile": {"接受的电影": ["无问西东"], "没有接受的电影": ["苏州河"], "拒绝": "音乐"},
+        "situation": "聊天时间:晚上20:00,在家里",  # every LIC-2020 competition session has one
         "knowledge": [["周迅", "主演", "无问西东"], ["周迅", "主演", "苏州河"], ["无问西东", "类型", "剧情"]],
         "conversation": [
             "你好",

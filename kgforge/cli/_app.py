@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+import inspect
 import json
 import os
 import sys
@@ -14,7 +16,7 @@ import typer
 from rich.cells import cell_len
 from rich.console import Console
 
-from kgforge.core import checks
+from kgforge.core import checks, limits
 from kgforge.core.errors import ArgumentError
 from kgforge.core.output import safe_output_path
 from kgforge.core.registry import Registry, UnknownName
@@ -193,6 +195,87 @@ WorkdirOption = Annotated[
     ),
 ]
 JsonOption = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON on stdout.")]
+
+# What every command that reads dialogue, knowledge or review files accepts (kgforge.core.limits.ReadPolicy):
+# one definition of each option, in one help panel, turned into the policy by read_policy().
+_READING = "Reading: limits and bad text"
+ReplaceInvalidOption = Annotated[
+    bool,
+    typer.Option(
+        "--replace-invalid",
+        help="Replace lone surrogates (\\ud800 escapes: text no UTF-8 writer can encode) with U+FFFD and say how "
+        "many, instead of refusing the record that holds one.",
+        rich_help_panel=_READING,
+    ),
+]
+MaxRecordOption = Annotated[
+    int,
+    typer.Option(
+        "--max-record-mib",
+        parser=POSITIVE,
+        metavar="MIB",
+        help="The largest record read: a JSON line, a member of a JSON array, a line or row of a table.",
+        rich_help_panel=_READING,
+    ),
+]
+MaxUtterancesOption = Annotated[
+    int,
+    typer.Option(
+        "--max-utterances",
+        parser=POSITIVE,
+        metavar="N",
+        help="The most utterances one dialogue may hold (cutting a session into samples is quadratic).",
+        rich_help_panel=_READING,
+    ),
+]
+MaxFileOption = Annotated[
+    int,
+    typer.Option(
+        "--max-file-mib",
+        parser=POSITIVE,
+        metavar="MIB",
+        help="The largest file read whole: a JSON array or object, a CSV or Parquet table, a workbook.",
+        rich_help_panel=_READING,
+    ),
+]
+SkipInvalidOption = Annotated[
+    bool,
+    typer.Option(
+        "--skip-invalid",
+        help="Leave out records that are not dialogues of the file's layout, listing each (file, line, reason) "
+        "in OUT.rejected.jsonl, instead of stopping at the first.",
+    ),
+]
+
+
+_READING_OPTIONS = (
+    ("replace_invalid", ReplaceInvalidOption, False),
+    ("max_record_mib", MaxRecordOption, limits.MAX_RECORD_MIB),
+    ("max_utterances", MaxUtterancesOption, limits.MAX_UTTERANCES),
+    ("max_file_mib", MaxFileOption, limits.MAX_FILE_MIB),
+)
+
+
+def reads_inputs(command: Callable[..., Any]) -> Callable[..., Any]:
+    """Give a command the reading options above and run it under the :class:`~kgforge.core.limits.ReadPolicy`
+    they make (``limits.reading``): every reader the library reaches from the command reads with it. Put it
+    under ``@app.command``."""
+    signature = inspect.signature(command, eval_str=True)
+    added = [
+        inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=default, annotation=annotation)
+        for name, annotation, default in _READING_OPTIONS
+    ]
+
+    @functools.wraps(command)
+    def run(*args: Any, **kwargs: Any) -> Any:
+        given = {name: kwargs.pop(name, default) for name, _, default in _READING_OPTIONS}
+        policy = limits.ReadPolicy.of(**given)
+        with limits.reading(policy):
+            return command(*args, **kwargs)
+
+    run.__signature__ = signature.replace(parameters=[*signature.parameters.values(), *added])  # type: ignore[attr-defined]
+    run.__annotations__ = {**command.__annotations__, **{p.name: p.annotation for p in added}}
+    return run
 
 
 def emit_json(data: Any) -> None:

@@ -18,6 +18,7 @@ from kgforge.cli._app import (
     app,
     console,
     emit_json,
+    reads_inputs,
     show_mapping,
     when_interrupted,
 )
@@ -25,6 +26,7 @@ from kgforge.cli._app import (
 
 @app.command("build")
 @when_interrupted(REBUILD_DISCARDED)
+@reads_inputs
 def build_command(
     domain: DomainArgument,
     source: Annotated[list[str], typer.Option("--source", "-s", help="Extra source KIND:PATH (repeatable).")] = [],

@@ -27,11 +27,13 @@ from kgforge.cli._app import (
     OUT_FILE,
     Checked,
     JsonOption,
+    SkipInvalidOption,
     WorkdirOption,
     app,
     console,
     emit_json,
     one_of,
+    reads_inputs,
     show_mapping,
     whole_number,
 )
@@ -61,6 +63,7 @@ RATIOS = Checked(str, lambda value, _: parse_ratios(value), "ratios such as 8:1:
 
 
 @corpus_app.command("stats")
+@reads_inputs
 def stats_command(
     file: FileArgument,
     domain: Annotated[
@@ -158,6 +161,7 @@ def _show(title: str, stats: CorpusStats) -> None:
 
 
 @corpus_app.command("split")
+@reads_inputs
 def split_command(
     file: FileArgument,
     out: Annotated[
@@ -182,10 +186,13 @@ def split_command(
     ] = "dialogue",
     seed: SeedOption = 0,
     input_layout: LayoutOption = None,
+    skip_invalid: SkipInvalidOption = False,
     json_out: JsonOption = False,
 ) -> None:
     """Seeded, reproducible splits in the input's layout, each with a topic and triple leakage report."""
-    report = split_corpus(file, out, ratios=ratios, by=by, seed=seed, input_layout=input_layout)
+    report = split_corpus(
+        file, out, ratios=ratios, by=by, seed=seed, input_layout=input_layout, skip_invalid=skip_invalid
+    )
     if json_out:
         emit_json(report.as_dict())
         return
@@ -211,6 +218,7 @@ def split_command(
 
 
 @corpus_app.command("candidates")
+@reads_inputs
 def candidates_command(
     file: FileArgument,
     pool: Annotated[Path, typer.Option("--pool", help="Training dialogues whose utterances are the candidate pool.")],
@@ -225,17 +233,22 @@ def candidates_command(
     ] = 10,
     seed: SeedOption = 0,
     input_layout: LayoutOption = None,
+    skip_invalid: SkipInvalidOption = False,
     json_out: JsonOption = False,
 ) -> None:
     """The gold response plus k-1 others per sample, as DuConv's construct_candidate.py writes them."""
-    report = build_candidates(file, pool, out, method=method, k=k, seed=seed, input_layout=input_layout)
+    report = build_candidates(
+        file, pool, out, method=method, k=k, seed=seed, input_layout=input_layout, skip_invalid=skip_invalid
+    )
     if json_out:
         emit_json(report.as_dict())
         return
     show_mapping(
         f"candidates ({report.method}, k={report.k})",
-        {k_: v for k_, v in report.as_dict().items() if k_ not in ("method", "k")},
+        {k_: v for k_, v in report.as_dict().items() if k_ not in ("method", "k", "notes")},
     )
+    for note in report.notes:
+        console.print(f"note: {note}", markup=False, soft_wrap=True)
     if report.unmatched_queries:
         console.print(
             f"note: {report.unmatched_queries} samples' queries share no word with the pool; their "
@@ -247,6 +260,7 @@ def candidates_command(
 
 
 @corpus_app.command("card")
+@reads_inputs
 def card_command(
     files: Annotated[list[Path], typer.Argument(help="The dialogue files of the release.")],
     domain: Annotated[str, typer.Option(parser=DOMAIN, help="The domain the dialogues are grounded in.")],

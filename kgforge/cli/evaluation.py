@@ -42,6 +42,7 @@ from kgforge.cli._app import (
     console,
     emit_json,
     one_of,
+    reads_inputs,
 )
 
 
@@ -58,6 +59,7 @@ def _metric_names(text: str) -> tuple[str, ...]:
 
 
 @app.command("eval")
+@reads_inputs
 def eval_command(
     predictions: Annotated[
         Path | None,

@@ -26,6 +26,7 @@ from kgforge.cli._app import (
     console,
     emit_json,
     one_of,
+    reads_inputs,
     registered,
     when_interrupted,
 )
@@ -51,6 +52,7 @@ def _cut_layouts() -> str:
 
 @app.command("export")
 @when_interrupted(NOTHING_HALF_WRITTEN)
+@reads_inputs
 def export_command(
     domain: DomainArgument,
     fmt: Annotated[

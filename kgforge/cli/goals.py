@@ -27,6 +27,7 @@ from kgforge.cli._app import (
     emit_json,
     err_console,
     one_of,
+    reads_inputs,
     show_mapping,
     when_interrupted,
 )
@@ -36,6 +37,7 @@ HOPS = HOP_RANGE
 
 @app.command("goals")
 @when_interrupted(NOTHING_HALF_WRITTEN)
+@reads_inputs
 def goals_command(
     domain: DomainArgument,
     n: Annotated[int | None, typer.Option("--n", parser=POSITIVE, help="Number of goals to sample.")] = None,

@@ -15,16 +15,19 @@ from kgforge.cli._app import (
     POSITIVE,
     DomainArgument,
     JsonOption,
+    SkipInvalidOption,
     WorkdirOption,
     app,
     console,
     emit_json,
     one_of,
+    reads_inputs,
     show_mapping,
 )
 
 
 @app.command("ground")
+@reads_inputs
 def ground_command(
     domain: DomainArgument,
     dialogues: Annotated[
@@ -60,18 +63,29 @@ def ground_command(
             help="Processes grounding the dialogues (default: one per CPU; the output is the same).",
         ),
     ] = None,
+    skip_invalid: SkipInvalidOption = False,
     workdir: WorkdirOption = DEFAULT_WORKDIR,
     json_out: JsonOption = False,
 ) -> None:
     """Which fact each message states, and its claims checked against the graph; scored against gold attrs
     (KdConv), or which knowledge triples each utterance states (DuConv; DuRecDial, scored against gold
     per-utterance knowledge)."""
-    report = Domain(domain, workdir).ground(dialogues, out, fmt=fmt, workers=workers)
+    report = Domain(domain, workdir).ground(dialogues, out, fmt=fmt, workers=workers, skip_invalid=skip_invalid)
     if json_out:
         emit_json(report.as_dict())
         return
     data = report.as_dict()
-    show_mapping(f"grounded {domain}", {k: v for k, v in data.items() if k not in ("scores", "claims")})
+    show_mapping(
+        f"grounded {domain}",
+        {k: v for k, v in data.items() if k not in ("scores", "claims", "rejected", "rejected_file")},
+    )
+    if report.rejected:
+        console.print(
+            f"records left out: {report.rejected:,} (not {fmt} dialogues), each listed with its line and reason "
+            f"in {report.rejected_file}",
+            markup=False,
+            soft_wrap=True,
+        )
     console.print("claims: " + (", ".join(f"{k} {v}" for k, v in data["claims"].items()) or "none"))
     if data["topics_not_in_graph"]:
         console.print(

@@ -19,7 +19,7 @@ from kgforge.api import (
     make_sheets,
     parse_system,
 )
-from kgforge.cli._app import NON_NEGATIVE, OUT_DIR, POSITIVE, JsonOption, app, console, emit_json, one_of
+from kgforge.cli._app import NON_NEGATIVE, OUT_DIR, POSITIVE, JsonOption, app, console, emit_json, one_of, reads_inputs
 
 rate_app = typer.Typer(no_args_is_help=True, help="Human rating sheets: write them for a rubric, read them back.")
 app.add_typer(rate_app, name="rate")
@@ -49,6 +49,7 @@ def rubrics_command(json_out: JsonOption = False) -> None:
 
 
 @rate_app.command("sheet")
+@reads_inputs
 def sheet_command(
     rubric: Annotated[str, typer.Argument(help="A bundled rubric (see `kgforge rate rubrics`) or your own .toml.")],
     system: Annotated[

@@ -76,3 +76,23 @@ class Quarantine:
         elif self._out is not None:
             self._out.close()
         self._out = self._stream = None
+
+
+REJECTED_SUFFIX = ".rejected.jsonl"
+
+
+def rejected_path(out: Path) -> Path:
+    """Where the records a command set aside from what it wrote to ``out`` are listed: ``OUT.rejected.jsonl``."""
+    return out.with_name(out.name + REJECTED_SUFFIX)
+
+
+def write_rejected(out: OutputFile, rejected: list[dict[str, Any]]) -> Path | None:
+    """List ``rejected`` (each with its file, line and reason) beside ``out`` in ``OUT.rejected.jsonl``, written
+    whole or not at all, and return its path; with nothing rejected, remove a list an earlier run left there
+    (it would describe another output) and return None. Every command that sets records aside (``export``,
+    ``ground``, ``corpus split`` and ``candidates`` with ``--skip-invalid``) writes its list here."""
+    target = out.sidecar(REJECTED_SUFFIX)
+    if not rejected:
+        target.remove()
+        return None
+    return target.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rejected))

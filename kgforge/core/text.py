@@ -425,10 +425,69 @@ def spreadsheet_text(cell: str) -> str:
     return cell[1:] if cell.startswith("'") and cell[1:].startswith(_FORMULA_START) else cell
 
 
+# ---------------------------------------------------------------- the text policy: lone surrogates
+
+# A lone surrogate (a ``\ud800`` escape in a dataset's JSON) is the one thing a Python string can hold that no
+# UTF-8 encoder writes: polars, OpenCC, jieba's dictionary and every writer raise UnicodeEncodeError on it. The
+# readers (kgforge.core.jsonio, the one place JSON from an input is turned into records) ask these functions of
+# every record that could hold one, and refuse it naming its line, or, with ``--replace-invalid``
+# (``ReadPolicy.replace_invalid``), replace each with U+FFFD and count them; nothing after the reader sees one.
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+REPLACEMENT = "\ufffd"
+
+
+def lone_surrogate(value: Any) -> str | None:
+    """Where the first lone surrogate in ``value`` (a string, or lists and objects of them, keys included)
+    stands, as ``messages[0].message`` with the character's escape (``\\ud800``), or None when there is none."""
+    found = _first_surrogate(value, "")
+    return None if found is None else f"{found[1]!r}"[1:-1] + (f" in {found[0]}" if found[0] else "")
+
+
+def _first_surrogate(value: Any, where: str) -> tuple[str, str] | None:
+    if isinstance(value, str):
+        match = None if value.isascii() else _LONE_SURROGATE.search(value)
+        return None if match is None else (where, match.group())
+    if isinstance(value, dict):
+        for key, item in value.items():
+            inner = f"{where}.{key}" if where else str(key)
+            found = _first_surrogate(key, f"a key of {where or 'the record'}") or _first_surrogate(item, inner)
+            if found:
+                return found
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            found = _first_surrogate(item, f"{where}[{index}]")
+            if found:
+                return found
+    return None
+
+
+def replace_lone_surrogates(value: Any) -> tuple[Any, int]:
+    """``value`` with every lone surrogate (in strings, lists and objects, keys included) replaced by U+FFFD,
+    and how many were replaced; what holds none is returned as it is."""
+    if isinstance(value, str):
+        if value.isascii():
+            return value, 0
+        replaced, count = _LONE_SURROGATE.subn(REPLACEMENT, value)
+        return (replaced, count) if count else (value, 0)
+    if isinstance(value, dict):
+        total, pairs = 0, []
+        for key, item in value.items():
+            new_key, in_key = replace_lone_surrogates(key)
+            new_item, in_item = replace_lone_surrogates(item)
+            total += in_key + in_item
+            pairs.append((new_key, new_item))
+        return (dict(pairs), total) if total else (value, 0)
+    if isinstance(value, list):
+        total, items = 0, []
+        for item in value:
+            new_item, count = replace_lone_surrogates(item)
+            total += count
+            items.append(new_item)
+        return (items, total) if total else (value, 0)
+    return value, 0
 
 
 def matchable(text: str) -> str:
-    """``text`` for matching and for polars (which holds only valid UTF-8): a lone surrogate (read from a
-    ``\\ud800`` escape in a dataset's JSON) becomes U+FFFD; the record written keeps the original."""
-    return _LONE_SURROGATE.sub("\ufffd", text) if not text.isascii() else text
+    """``text`` for matching and for polars (which holds only valid UTF-8): the readers let no lone surrogate
+    through, but a caller of the Python API may hand one in a record of its own."""
+    return replace_lone_surrogates(text)[0]

@@ -5,14 +5,17 @@ written as DuConv's ``construct_candidate.py`` writes them: each sample's record
 from __future__ import annotations
 
 import random
+from collections.abc import Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
 from kgforge.core.checks import whole
 from kgforge.core.errors import ArgumentError, InputError
+from kgforge.core.limits import ReadPolicy, reading
 from kgforge.core.output import output_file
-from kgforge.corpus.reading import KDCONV, NO_RESPONSE, Tokens, read_corpus, tokens_for, utterances
+from kgforge.core.quarantine import write_rejected
+from kgforge.corpus.reading import KDCONV, NO_RESPONSE, Tokens, read_corpus, set_aside_note, tokens_for, utterances
 from kgforge.exports.model import SourceDialogue
 from kgforge.exports.registry import format_named
 
@@ -22,12 +25,19 @@ TEXT_KEYS = ("conversation", "messages", "history", "response")
 
 @dataclass(frozen=True)
 class Sample:
-    """One response to rank: what came before it, the response, and the record fields that go with it."""
+    """One response to rank: what came before it (the first ``upto`` of ``texts``: a long session's samples
+    share its utterances, their histories are made one at a time as they are written), the response, and the
+    record fields that go with it."""
 
-    history: list[str]
+    texts: list[str]
+    upto: int
     response: str
     record: dict[str, Any]
     query: str  # what BM25 ranks the pool by
+
+    @property
+    def history(self) -> list[str]:
+        return self.texts[: self.upto]
 
 
 @dataclass(frozen=True)
@@ -44,9 +54,13 @@ class CandidatesReport:
     gold_in_pool: int  # samples whose gold response is also a pool response (kept once, as the gold)
     unmatched_queries: int  # BM25: samples whose query shares no word with any pool response (ranked arbitrarily)
     dialogues_without_samples: int  # e.g. a DuRecDial test sample without a response
+    notes: tuple[str, ...] = ()  # records left out (--skip-invalid), and where they are listed
 
     def as_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        data = asdict(self)
+        if not self.notes:  # the JSON the command printed before it could leave records out
+            del data["notes"]
+        return data
 
 
 def build_candidates(
@@ -58,15 +72,21 @@ def build_candidates(
     k: int = 10,
     seed: int = 0,
     input_layout: str | None = None,
+    skip_invalid: bool = False,
+    policy: ReadPolicy | None = None,
 ) -> CandidatesReport:
     """For every response of ``path`` (cut into samples as the baselines cut its layout), the gold response
-    and ``k - 1`` others from the utterances of ``pool``, in a seeded order, into ``out`` (JSON lines)."""
+    and ``k - 1`` others from the utterances of ``pool``, in a seeded order, into ``out`` (JSON lines). A
+    record of ``path`` that is not a dialogue is an error, or with ``skip_invalid`` is left out and listed in
+    ``OUT.rejected.jsonl`` (the pool is read whole or refused); ``policy``: the reading's limits and text
+    policy."""
     if method not in METHODS:
         raise ArgumentError("--method", f"{method!r} is not one of {', '.join(METHODS)}")
     k = whole(k, "--k", minimum=2)
     seed = whole(seed, "--seed", minimum=0)
     target = output_file(out)  # refused before the inputs are read
-    corpus, pool_corpus = read_corpus(path, input_layout), read_corpus(pool)
+    with reading(policy):
+        corpus, pool_corpus = read_corpus(path, input_layout, skip_invalid), read_corpus(pool)
     responses = list(dict.fromkeys(text for d in pool_corpus.dialogues for text in utterances(d)))
     if len(responses) < k:
         raise InputError(f"{pool}: {len(responses)} distinct responses, fewer than --k {k}")
@@ -78,15 +98,16 @@ def build_candidates(
         others, unmatched = _bm25(samples, responses, index, k, tokens_for(corpus), tokens_for(pool_corpus))
     else:
         others, unmatched = [_random(rng, len(responses), index.get(s.response), k) for s in samples], 0
-    records = []
-    for sample, chosen in zip(samples, others):
-        candidates = [responses[i] for i in chosen]
-        candidates.insert(rng.randrange(k), sample.response)  # a ranker cannot learn the gold's place
-        records.append(
-            {**sample.record, "history": sample.history, "response": sample.response, "candidate": candidates}
-        )
+
+    def records() -> Iterator[dict[str, Any]]:  # one at a time: a sample's history is made as it is written
+        for sample, chosen in zip(samples, others):
+            candidates = [responses[i] for i in chosen]
+            candidates.insert(rng.randrange(k), sample.response)  # a ranker cannot learn the gold's place
+            yield {**sample.record, "history": sample.history, "response": sample.response, "candidate": candidates}
+
     with target.part() as part:
-        format_named("jsonl").write(records, part, format_named("jsonl").layouts[0])
+        format_named("jsonl").write(records(), part, format_named("jsonl").layouts[0])
+    notes = set_aside_note(corpus, write_rejected(target, corpus.source.rejected))
     return CandidatesReport(
         str(corpus.path),
         corpus.kind,
@@ -100,6 +121,7 @@ def build_candidates(
         sum(1 for s in samples if s.response in index),
         unmatched,
         sum(1 for found in samples_by_dialogue if not found),
+        notes,
     )
 
 
@@ -116,7 +138,7 @@ def samples_of(kind: str, dialogue: SourceDialogue) -> list[Sample]:
         if not isinstance(response, str) or response == NO_RESPONSE:
             return []
         history = list(record["history"])
-        return [Sample(history, response, fields, history[-1] if history else topics)]
+        return [Sample(history, len(history), response, fields, history[-1] if history else topics)]
     texts = dialogue.texts
     if kind == "duconv-session":
         turns = range(0, len(texts), 2)
@@ -128,7 +150,7 @@ def samples_of(kind: str, dialogue: SourceDialogue) -> list[Sample]:
     for j in turns:
         if kind == KDCONV:
             fields = {"name": record.get("name"), "attrs": record["messages"][j].get("attrs") or []}
-        samples.append(Sample(texts[:j], texts[j], fields, texts[j - 1] if j else topics))
+        samples.append(Sample(texts, j, texts[j], fields, texts[j - 1] if j else topics))
     return samples
 
 

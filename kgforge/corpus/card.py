@@ -12,6 +12,7 @@ from typing import Any
 
 from kgforge.core.errors import InputError
 from kgforge.core.files import sha256_file
+from kgforge.core.limits import ReadPolicy, read_whole
 from kgforge.corpus.split import REPORT
 from kgforge.corpus.stats import CorpusStats, corpus_stats
 from kgforge.sources.importer import source_licence
@@ -55,9 +56,11 @@ def write_card(
     workdir: Path | str | None = None,
     split: Path | str | None = None,
     input_layout: str | None = None,
+    policy: ReadPolicy | None = None,
 ) -> CardReport:
     """Write the datasheet of the dialogue ``files`` built against ``domain`` to ``out``; ``split`` is a
-    folder written by ``corpus split`` (its split report and per-split statistics go in)."""
+    folder written by ``corpus split`` (its split report and per-split statistics go in); ``policy``: the
+    reading's limits and text policy."""
     files = [Path(f) for f in files]
     if not files:
         raise InputError("corpus card: give at least one dialogue file")
@@ -65,7 +68,8 @@ def write_card(
     target = snapshot.paths.output(out)
     manifest = snapshot.manifest
     stats = [
-        corpus_stats(f, input_layout=input_layout, by_split=split if i == 0 else None) for i, f in enumerate(files)
+        corpus_stats(f, input_layout=input_layout, by_split=split if i == 0 else None, policy=policy)
+        for i, f in enumerate(files)
     ]
     sources = source_lines(manifest)
     split_report = _split_report(Path(split)) if split is not None else None
@@ -100,11 +104,13 @@ def source_lines(manifest: Manifest) -> list[SourceLine]:
 def _split_report(folder: Path) -> dict[str, Any]:
     path = folder / REPORT
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
+        return json.loads(read_whole(path, "split report").decode("utf-8"))
     except FileNotFoundError:
         raise InputError(f"{path}: no split report; make the split with `kgforge corpus split`") from None
     except json.JSONDecodeError as exc:
         raise InputError(f"{path}:{exc.lineno}: not a split report ({exc.msg})") from None
+    except UnicodeDecodeError as exc:
+        raise InputError(f"{path}: not a split report (not UTF-8 at byte offset {exc.start})") from None
 
 
 def _fmt(value: Any) -> str:

@@ -37,13 +37,25 @@ class Corpus:
         return self.source.layout.segmented
 
 
-def read_corpus(path: Path | str, input_layout: str | None = None) -> Corpus:
+def read_corpus(path: Path | str, input_layout: str | None = None, skip_invalid: bool | None = None) -> Corpus:
     """The dialogues in ``path`` (layout detected from its first record, or ``input_layout``); a record that
-    is not a dialogue of that layout is an InputError naming the file and line."""
+    is not a dialogue of that layout is an InputError naming the file and line, or with ``skip_invalid`` is
+    left out and listed in the source's ``rejected`` (``None``: a command without ``--skip-invalid``)."""
     path = Path(path)
     if not path.is_file():
         raise InputError(f"{path}: no such file")
-    return Corpus(path, read_dialogues(path, input_layout))
+    return Corpus(path, read_dialogues(path, input_layout, skip_invalid))
+
+
+def set_aside_note(corpus: Corpus, listed: Path | None) -> tuple[str, ...]:
+    """The note a command that wrote ``corpus``'s dialogues gives about the records it left out (none: no note)."""
+    rejected = corpus.source.rejected
+    if not rejected or listed is None:
+        return ()
+    return (
+        f"{len(rejected):,} of {corpus.source.records_in:,} records are not {corpus.kind} dialogues and were "
+        f"left out (--skip-invalid); each is listed with its line and reason in {listed}",
+    )
 
 
 class Tokens:

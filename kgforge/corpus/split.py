@@ -12,8 +12,10 @@ from typing import Any
 
 from kgforge.core.checks import whole
 from kgforge.core.errors import ArgumentError
+from kgforge.core.limits import ReadPolicy, reading
 from kgforge.core.output import OutputDir, output_dir
-from kgforge.corpus.reading import SPLIT_NAMES, Corpus, dialogue_topics, gold_triples, read_corpus
+from kgforge.core.quarantine import write_rejected
+from kgforge.corpus.reading import SPLIT_NAMES, Corpus, dialogue_topics, gold_triples, read_corpus, set_aside_note
 
 BY = ("dialogue", "topic")
 REPORT = "split.report.json"
@@ -76,15 +78,20 @@ def split_corpus(
     by: str = "dialogue",
     seed: int = 0,
     input_layout: str | None = None,
+    skip_invalid: bool = False,
+    policy: ReadPolicy | None = None,
 ) -> SplitReport:
     """Split the dialogues of ``path`` into ``out``/train|dev|test.<ext>, in the input's layout; the same seed
-    gives the same bytes. ``by="topic"`` assigns whole groups of dialogues that share a topic."""
+    gives the same bytes. ``by="topic"`` assigns whole groups of dialogues that share a topic. A record that
+    is not a dialogue is an error, or with ``skip_invalid`` is left out and listed in
+    ``out``/``split.rejected.jsonl``; ``policy``: the reading's limits and text policy."""
     ratios = parse_ratios(ratios) if isinstance(ratios, str) else ratios
     if by not in BY:
         raise ArgumentError("--by", f"{by!r} is not one of {', '.join(BY)}")
     seed = whole(seed, "--seed", minimum=0)
     folder = output_dir(out)  # refused before the input is read
-    corpus = read_corpus(path, input_layout)
+    with reading(policy):
+        corpus = read_corpus(path, input_layout, skip_invalid)
     units = topic_units(corpus) if by == "topic" else [[i] for i in range(len(corpus.dialogues))]
     assignment = assign(units, ratios, seed)
     return _write(corpus, folder, ratios, by, seed, units, assignment)
@@ -180,7 +187,9 @@ def _write(
         for topic in topics[i]:
             seen[topic].add(s)
     largest = max((len(u) for u in units), default=0)
-    notes = _notes(parts, largest, n)
+    notes = _notes(parts, largest, n) + set_aside_note(
+        corpus, write_rejected(out.file("split"), corpus.source.rejected)
+    )
     report = SplitReport(
         str(corpus.path),
         corpus.kind,

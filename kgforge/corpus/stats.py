@@ -13,6 +13,7 @@ from typing import Any
 
 from kgforge.build.link import start_entity_names
 from kgforge.core.errors import KgforgeError
+from kgforge.core.limits import ReadPolicy, reading
 from kgforge.core.output import OutputDir, output_dir
 from kgforge.core.plots import cjk_font
 from kgforge.core.registry import Entry, Registry
@@ -187,11 +188,27 @@ def corpus_stats(
     transitions: bool = False,
     plot: Path | str | None = None,
     tokens: Tokens | None = None,
+    policy: ReadPolicy | None = None,
 ) -> CorpusStats:
     """The statistics of the dialogue file ``path``; with ``by_split`` (a folder written by ``corpus
     split``) also those of each of its split files; with ``domain``, its topics against that graph; with
-    ``transitions`` (or ``plot``, a folder for their figures) KdConv's Fig. 2 and Table 4."""
+    ``transitions`` (or ``plot``, a folder for their figures) KdConv's Fig. 2 and Table 4. ``policy``: the
+    reading's limits and text policy (:class:`~kgforge.core.limits.ReadPolicy`)."""
     folder = output_dir(plot, what="--plot") if plot is not None else None  # refused before the work
+    with reading(policy):
+        return _corpus_stats(path, input_layout, by_split, domain, workdir, transitions, folder, tokens)
+
+
+def _corpus_stats(
+    path: Path | str,
+    input_layout: str | None,
+    by_split: Path | str | None,
+    domain: str | None,
+    workdir: Path | str | None,
+    transitions: bool,
+    folder: OutputDir | None,
+    tokens: Tokens | None,
+) -> CorpusStats:
     corpus = read_corpus(path, input_layout)
     tokens = tokens or tokens_for(corpus)
     stats = file_stats(corpus, tokens)
@@ -255,8 +272,11 @@ def grounded_figures(corpus: Corpus, domain: str, index: GroundingIndex) -> Grou
 
 
 def _holds_nothing(path: Path) -> bool:
-    """An empty split as ``corpus split`` writes one: no line, or an empty JSON array."""
-    return re.fullmatch(rb"\s*(\[\s*\])?\s*", path.read_bytes()) is not None
+    """An empty split as ``corpus split`` writes one: no line, or an empty JSON array (a few bytes: a larger
+    file is read as dialogues, and its size checked there)."""
+    with open(path, "rb") as handle:
+        head = handle.read(1 << 16)
+    return len(head) < 1 << 16 and re.fullmatch(rb"\s*(\[\s*\])?\s*", head) is not None
 
 
 def _with(stats: CorpusStats, **changes: Any) -> CorpusStats:

@@ -42,8 +42,25 @@ from typing import Any
 import polars as pl
 
 from kgforge.core.errors import ArgumentError, InputError
-from kgforge.core.jsonio import iter_json_container, iter_json_lines
+from kgforge.core.jsonio import (
+    LoneSurrogateError,
+    NestingError,
+    TextPolicy,
+    iter_json_container,
+    iter_json_lines,
+    loads,
+)
+from kgforge.core.limits import check_whole, lines, read_whole, record_too_large
 from kgforge.core.text import is_segmented
+from kgforge.sources.dialogue_layouts import (
+    DUCONV_SAMPLE,
+    DUCONV_SESSION,
+    KDCONV,
+    NOT_A_DURECDIAL_SESSION,
+    checked_records,
+    durecdial_session_kind,
+    layout_problem,
+)
 
 LAYOUTS = ("auto", "duconv-eval", "lines", "table", "duconv", "kdconv", "durecdial", "kgforge")
 DATASET_LAYOUTS = ("duconv", "kdconv", "durecdial", "kgforge")
@@ -108,9 +125,9 @@ def detect_layout(path: Path) -> str:
         return "kdconv"
     if head.startswith("{"):
         try:
-            record = json.loads(head)
-        except json.JSONDecodeError:
-            return "table"  # the table reader names the line
+            record = loads(head)
+        except ValueError:  # not JSON, or nested too deeply: the table reader names the line
+            return "table"
         return _record_layout(record)
     return "duconv-eval" if "\t" in head else "lines"
 
@@ -137,8 +154,10 @@ def _present(path: Path) -> Path:
 
 def _first_line(path: Path) -> str:
     with open(path, "rb") as handle:
-        for raw in handle:
-            text = raw.decode("utf-8", "replace").lstrip("\ufeff").strip()
+        for line in lines(handle):
+            if line.raw is None:
+                raise InputError(f"{path}:{line.number}: {record_too_large(line.size, 'line')}")
+            text = line.raw.decode("utf-8", "replace").lstrip("\ufeff").strip()
             if text:
                 return text
     raise InputError(f"{path}:1: file is empty")
@@ -195,16 +214,16 @@ def read_lines(path: Path) -> Slots:
 def _numbered(path: Path) -> Iterator[tuple[int, str]]:
     """The lines of a text file (``\\r\\n`` read as ``\\n``, a leading BOM dropped), each decoded on its own,
     so that a byte that is not UTF-8 is named with its own line and byte offset in the file."""
-    offset = 0
     with open(path, "rb") as handle:
-        for lineno, raw in enumerate(handle, start=1):
+        for lineno, offset, raw, size in lines(handle):
+            if raw is None:
+                raise InputError(f"{path}:{lineno}: {record_too_large(size, 'line')}")
             try:
                 line = raw.decode("utf-8")
             except UnicodeDecodeError as exc:
                 raise InputError(
                     f"{path}:{lineno}: not UTF-8 ({exc.reason} at byte offset {offset + exc.start})"
                 ) from None
-            offset += len(raw)
             if line.endswith("\r\n"):
                 line = line[:-2] + "\n"
             yield lineno, line.lstrip("\ufeff") if lineno == 1 else line
@@ -224,7 +243,7 @@ def read_table(path: Path, columns: dict[str, str]) -> Slots:
     gold = _column(path, names, columns.get("gold"), GOLD_COLUMNS, "gold")
     ident = _column(path, names, columns.get("id"), ID_COLUMNS, "id")
     dialogue = _column(path, names, columns.get("dialogue"), DIALOGUE_COLUMNS, "dialogue")
-    rows, dialogues = [], []
+    rows, dialogues, policy = [], [], TextPolicy(path)
     for line, record in records:
         text = record.get(prediction)
         if not isinstance(text, str):
@@ -232,7 +251,7 @@ def read_table(path: Path, columns: dict[str, str]) -> Slots:
         gold_text = record.get(gold) if gold else None
         if gold and not isinstance(gold_text, str):
             raise InputError(f"{path}:{line}: column {gold!r} must be a string, got {_kind(gold_text)}")
-        context = _row_context(path, line, record)
+        context = _row_context(path, line, record, policy)
         row = {
             "id": str(record.get(ident, line)) if ident else str(line),
             "line": line,
@@ -245,6 +264,7 @@ def read_table(path: Path, columns: dict[str, str]) -> Slots:
             row["dialogue"] = len(dialogues)
             dialogues.append(context)
         rows.append(row)
+    policy.finish()
     return Slots(path, "table", _frame(rows), dialogues, has_gold=gold is not None)
 
 
@@ -266,7 +286,7 @@ def table_records(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
         yield from _excel_records(path)
     elif suffix == ".parquet":
         try:
-            frame = pl.read_parquet(path)
+            frame = pl.read_parquet(check_whole(path, "Parquet file"))
         except (pl.exceptions.PolarsError, OSError) as exc:
             raise InputError(f"{path}: not a readable Parquet file ({exc})") from None
         yield from enumerate(frame.to_dicts(), start=1)
@@ -276,7 +296,7 @@ def table_records(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
 
 def _csv_text(path: Path) -> str:
     """A CSV file's text; InputError naming the line and byte offset of a byte that is not UTF-8."""
-    data = path.read_bytes()
+    data = read_whole(path, "CSV file")
     try:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
@@ -297,7 +317,7 @@ def _excel_records(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
     from openpyxl.utils.exceptions import InvalidFileException
 
     try:
-        workbook = openpyxl.load_workbook(path, read_only=True, data_only=True)
+        workbook = openpyxl.load_workbook(check_whole(path, "workbook"), read_only=True, data_only=True)
     except (InvalidFileException, zipfile.BadZipFile, KeyError, ValueError, OSError) as exc:
         raise InputError(f"{path}: not a readable .xlsx workbook ({type(exc).__name__}: {exc})") from None
     try:
@@ -334,16 +354,19 @@ def _column(
     return found
 
 
-def _row_context(path: Path, line: int, record: dict[str, Any]) -> Dialogue:
-    """A table row's own context columns (``topics``, ``knowledge``, ``gold_knowledge``), JSON in CSV cells."""
+def _row_context(path: Path, line: int, record: dict[str, Any], text: TextPolicy) -> Dialogue:
+    """A table row's own context columns (``topics``, ``knowledge``, ``gold_knowledge``), JSON in CSV cells
+    (decoded as every input's JSON is: nesting bounded, under the text policy)."""
 
     def value(name: str) -> Any:
         raw = record.get(name)
         if isinstance(raw, str) and raw.strip():
             try:
-                return json.loads(raw)
+                return text.value(loads(raw), line)
             except json.JSONDecodeError as exc:
                 raise InputError(f"{path}:{line}: column {name!r} is not JSON ({exc.msg})") from None
+            except (NestingError, LoneSurrogateError) as exc:
+                raise InputError(f"{path}:{line}: column {name!r}: {exc}") from None
         return raw or []
 
     topics = value("topics")
@@ -401,17 +424,21 @@ def _heads(triples: list[Triple]) -> list[str]:
     return [head for head, _, _ in triples]
 
 
+def _in_layout(path: Path, line: int, kind: str | None, record: dict[str, Any], unknown: str) -> None:
+    """Refuse ``record`` (line ``line`` of ``path``) unless it is a dialogue of layout ``kind``
+    (:mod:`kgforge.sources.dialogue_layouts`, the check every reader of dialogue files shares)."""
+    if kind is None:
+        raise InputError(f"{path}:{line}: {unknown}")
+    problem = layout_problem(kind, record)
+    if problem:
+        raise InputError(f"{path}:{line}: not a {kind} dialogue: {problem}")
+
+
 def read_duconv(path: Path) -> Slots:
     rows, dialogues = [], []
     for line, record in json_objects(path):
-        goal = record.get("goal")
-        if not (
-            isinstance(goal, list)
-            and goal
-            and all(isinstance(t, list) and len(t) == 3 for t in goal)
-            and all(isinstance(x, str) for t in goal for x in t)
-        ):
-            raise InputError(f"{path}:{line}: 'goal' must be a list of [a, b, c] string triples")
+        _in_layout(path, line, DUCONV_SESSION if "conversation" in record else DUCONV_SAMPLE, record, "")
+        goal = record["goal"]
         knowledge = _triples(path, line, record.get("knowledge"), "knowledge")
         start, path_triples = (goal[0], goal[1:]) if goal[0][0] == "START" else ([], goal)
         dialogue = Dialogue(
@@ -438,19 +465,7 @@ def read_duconv(path: Path) -> Slots:
 
 def read_kdconv(path: Path) -> Slots:
     rows, dialogues = [], []
-    for record in iter_json_container(path, list):
-        line = record.line
-        if record.error:
-            raise InputError(f"{path}:{line}: {record.error}")
-        value = record.value
-        if not (
-            isinstance(value, dict)
-            and isinstance(value.get("messages"), list)
-            and all(isinstance(m, dict) and isinstance(m.get("message"), str) for m in value["messages"])
-        ):
-            raise InputError(
-                f"{path}:{line}: not a KdConv dialogue (needs a 'messages' list of objects with a 'message' string)"
-            )
+    for line, value in checked_records(path, iter_json_container(path, list), KDCONV).records:
         per_message = [_triples(path, line, m.get("attrs") or [], "attrs") for m in value["messages"]]
         knowledge = list(dict.fromkeys(t for attrs in per_message for t in attrs))
         name = value.get("name")
@@ -476,6 +491,7 @@ def read_kdconv(path: Path) -> Slots:
 def read_durecdial(path: Path) -> Slots:
     rows, dialogues = [], []
     for line, record in json_objects(path):
+        _in_layout(path, line, durecdial_session_kind(record), record, NOT_A_DURECDIAL_SESSION)
         conversation = _utterances(path, line, record.get("conversation"), "'conversation'")
         knowledge = _triples(path, line, record.get("knowledge") or [], "knowledge")
         goal = record.get("goal")

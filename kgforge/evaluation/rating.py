@@ -28,11 +28,13 @@ import polars as pl
 
 from kgforge.core.errors import ArgumentError, InputError
 from kgforge.core.jsonio import iter_json_container
+from kgforge.core.limits import ReadPolicy, read_whole, reading, utterances_problem
 from kgforge.core.output import OutputDir, OutputFile, output_dir
 from kgforge.core.registry import Entry, Registry
 from kgforge.core.text import spreadsheet_cell
 from kgforge.evaluation.agreement import agreement, paired_test
 from kgforge.evaluation.inputs import detect_layout, json_objects, load_responses, table_records
+from kgforge.sources.dialogue_layouts import KDCONV, checked_records, dataset_kind, is_strings, layout_problem
 
 UNITS = ("turn", "dialogue", "pair")
 LEVELS = ("nominal", "ordinal", "interval", "ratio")
@@ -209,27 +211,34 @@ def _contexts(path: Path, size: int) -> list[str]:
 
 
 def _dialogue_records(path: Path) -> Iterable[tuple[int, Any]]:
-    if detect_layout(path) != "kdconv":
-        yield from json_objects(path)
+    """The dialogues of a system's file: a KdConv array, or JSON lines, each a dataset's record (checked
+    against its layout, as every reader of dialogue files checks it) or any object with a conversation."""
+    if detect_layout(path) == "kdconv":
+        yield from checked_records(path, iter_json_container(path, list), KDCONV).records
         return
-    for record in iter_json_container(path, list):
-        if record.error:
-            raise InputError(f"{path}:{record.line}: {record.error}")
-        yield record.line, record.value
+    for line, record in json_objects(path):
+        kind = dataset_kind(record)
+        problem = layout_problem(kind, record) if kind else None
+        if problem:
+            raise InputError(f"{path}:{line}: not a {kind} dialogue: {problem}")
+        yield line, record
 
 
 def _conversations(path: Path) -> list[Unit]:
     units = []
     for line, record in _dialogue_records(path):
         if isinstance(record, dict) and isinstance(record.get("conversation"), list):
-            turns = [str(t) for t in record["conversation"]]
+            turns = record["conversation"]
         elif isinstance(record, dict) and isinstance(record.get("messages"), list):
-            turns = [str(m.get("message", "")) for m in record["messages"] if isinstance(m, dict)]
+            turns = [m.get("message", "") if isinstance(m, dict) else m for m in record["messages"]]
         else:
             raise InputError(
                 f"{path}:{line}: a dialogue rubric rates whole conversations: each record needs a "
                 "'conversation' list (DuConv, DuRecDial) or 'messages' (KdConv)"
             )
+        problem = utterances_problem(len(turns)) or (None if is_strings(turns) else "every turn must be a string")
+        if problem:
+            raise InputError(f"{path}:{line}: {problem}")
         key = str(record.get("dialogue_id", record.get("id", line)))
         goal = record.get("goal")
         context = json.dumps(goal, ensure_ascii=False) if goal else ""
@@ -265,8 +274,10 @@ def make_sheets(
     language: str = "zh",
     sheet_format: str = "csv",
     layout: str = "auto",
+    policy: ReadPolicy | None = None,
 ) -> SheetSet:
-    """Write one blinded, shuffled sheet per annotator, the instructions and the un-blinding key into ``out``."""
+    """Write one blinded, shuffled sheet per annotator, the instructions and the un-blinding key into ``out``;
+    the systems' files are read with ``policy`` (:class:`~kgforge.core.limits.ReadPolicy`)."""
     folder = output_dir(out)  # refused before anything is read
     chosen = rubric(rubric_name)
     if language not in LANGUAGES:
@@ -275,10 +286,9 @@ def make_sheets(
         raise ArgumentError("--format", f"{sheet_format!r} is not one of {', '.join(SHEET_FORMATS)}")
     if len(systems) < (2 if chosen.unit == "pair" else 1):
         raise ArgumentError("--system", f"rubric {chosen.name} compares systems in pairs: give two or more")
-    units = {
-        name: {u.key: u for u in system_units(path, "dialogue" if chosen.unit == "dialogue" else "turn", layout=layout)}
-        for name, path in systems.items()
-    }
+    unit = "dialogue" if chosen.unit == "dialogue" else "turn"
+    with reading(policy):
+        units = {name: {u.key: u for u in system_units(path, unit, layout=layout)} for name, path in systems.items()}
     keys = _shared_keys(units)
     rng = random.Random(seed)
     if sample is not None and sample < len(keys):
@@ -411,8 +421,8 @@ def import_ratings(folder: Path, sheets: Iterable[Path] | None = None) -> Rating
     folder = Path(folder)
     key_path = folder / KEY_FILE if folder.is_dir() else folder
     try:
-        key = json.loads(key_path.read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError) as exc:
+        key = json.loads(read_whole(key_path, "key file").decode("utf-8"))
+    except (OSError, ValueError) as exc:  # JSONDecodeError and UnicodeDecodeError are ValueErrors
         raise InputError(f"{key_path}: not a rating key written by `kgforge rate sheet` ({exc})") from None
     chosen = rubric(key["rubric_file"] or key["rubric"])
     raters = list(key["sheets"])

@@ -185,24 +185,23 @@ def _changed_since(
     return changed
 
 
-def read_dialogues(path: Path, input_layout: str | None = None, skip_invalid: bool = False) -> SourceFile:
+def read_dialogues(path: Path, input_layout: str | None = None, skip_invalid: bool | None = False) -> SourceFile:
     """The real dialogues in ``path``, in ``input_layout`` (a kind such as ``kdconv``) or the layout its first
     record has. A record that is not a dialogue of that layout is an error naming the file and its line,
-    unless ``skip_invalid`` (then it is in the result's ``rejected``); a file without one is an error."""
+    unless ``skip_invalid`` (then it is in the result's ``rejected``; ``None``: the caller cannot skip, and
+    the error does not offer it); a file without one is an error."""
     fmt, layout = detect_layout(path, input_layout)
     source = read_sources(path, fmt, layout)
+    if source.rejected and (not skip_invalid or not source.dialogues):
+        first, kind = source.rejected[0], source.layout.kind
+        why = f"{len(source.rejected)} of {source.records_in} records are not {kind} dialogues"
+        if not source.dialogues:
+            why = f"no record of the file is a {kind} dialogue"
+        elif skip_invalid is not None:
+            why += "; nothing was written, give --skip-invalid to write the others"
+        raise InputError(f"{path}:{first['line']}: {first['reason']} ({why})")
     if not source.dialogues:
-        reasons = "; ".join(f"line {r['line']}: {r['reason']}" for r in source.rejected[:3])
-        raise InputError(
-            f"{path}: no {source.layout.kind} dialogue could be read" + (f" ({reasons})" if reasons else "")
-        )
-    if source.rejected and not skip_invalid:
-        first = source.rejected[0]
-        raise InputError(
-            f"{path}:{first['line']}: {first['reason']} ({len(source.rejected)} of {source.records_in} "
-            f"records are not {source.layout.kind} dialogues; nothing was written, give --skip-invalid "
-            "to write the others)"
-        )
+        raise InputError(f"{path}: no {source.layout.kind} dialogue could be read")
     return source
 
 

@@ -12,13 +12,13 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from kgforge.core.errors import InputError, KgforgeError
-from kgforge.core.jsonio import Record, array_items, iter_json_container, iter_json_lines, json_array, json_lines
+from kgforge.core.jsonio import Record, array_items, iter_json_container, iter_json_lines, json_array
 from kgforge.core.registry import Entry, Registry
 from kgforge.exports.model import TripleShape, value_at
 
@@ -119,14 +119,17 @@ class Format:
     def read(self, path: Path) -> Iterator[Record]:
         return iter_json_container(path, list) if self.container == "array" else iter_json_lines(path)
 
-    def write(self, records: list[dict[str, Any]], path: Path, layout: Layout) -> None:
+    def write(self, records: Iterable[dict[str, Any]], path: Path, layout: Layout) -> None:
         """Write ``records`` to ``path`` (a temporary file the caller moves into place) as strict UTF-8 JSON
-        (orjson: several times faster than ``json`` on a few hundred MB of dialogues)."""
+        (orjson: several times faster than ``json`` on a few hundred MB of dialogues), record by record: samples
+        cut from a long session share its utterances in memory, but each is written out whole, so the file can
+        be far larger than the records held, and it is never held as one string."""
+        encoded = (array_items([record]) for record in records)
         with open(path, "wb") as handle:
             if self.container == "array":  # one record a line inside the array
-                handle.writelines(json_array([array_items(records)]))
+                handle.writelines(json_array(encoded))
             else:
-                handle.write(json_lines(records))
+                handle.writelines(piece + b"\n" for piece in encoded)
 
 
 def _format_modules() -> list[str]:

@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import hashlib
-import json
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -12,6 +11,7 @@ from typing import Any
 
 from kgforge.core.files import sha256_file
 from kgforge.core.output import OutputFile
+from kgforge.core.quarantine import write_rejected
 from kgforge.core.records import Record, flattened
 from kgforge.core.version import __version__
 from kgforge.exports.assemble import Context, ExportCheckError
@@ -97,14 +97,11 @@ def finish(
     if not records:
         raise ExportCheckError("no dialogue passed the export checks; nothing was written")
     # every file checked before the first is written: a refused sidecar leaves the old export whole
-    ids_file, rejected_file, manifest_file = (out.sidecar(s) for s in (".ids.txt", ".rejected.jsonl", ".manifest.json"))
+    ids_file, _, manifest_file = (out.sidecar(s) for s in (".ids.txt", ".rejected.jsonl", ".manifest.json"))
     with out.part() as tmp:
         fmt.write([r for _, r in records], tmp, layout)
     ids_file.write_text("".join(record_id + "\n" for record_id, _ in records))
-    if rejected:
-        rejected_file.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rejected))
-    else:
-        rejected_file.remove()
+    listed = write_rejected(out, rejected or [])  # OUT.rejected.jsonl, or a stale one removed
     manifest = {
         "format": fmt.name,
         "layout": layout.name,
@@ -113,7 +110,7 @@ def finish(
         "out": str(out),
         "records": len(records),
         "ids_file": str(ids_file),
-        "rejected_file": str(rejected_file) if rejected else None,
+        "rejected_file": str(listed) if listed else None,
         "out_sha256": sha256_file(out.path),
         "store_hash": store_hash(ctx.manifest),
         "build_id": ctx.manifest.build_id,
@@ -128,5 +125,5 @@ def finish(
     }
     manifest_file.write_json(manifest)
     common = {k: v for k, v in manifest.items() if k != "graphs" and k not in extra}
-    common.update(out=out.path, ids_file=ids_file.path, rejected_file=rejected_file.path if rejected else None)
+    common.update(out=out.path, ids_file=ids_file.path, rejected_file=listed)
     return ExportReport(**common, details=extra, seconds=round(time.perf_counter() - started, 3))

@@ -11,8 +11,6 @@ counts another set of sessions (e.g. DuRecDial's full train file) at run time in
 
 from __future__ import annotations
 
-import hashlib
-import json
 import re
 from collections import Counter
 from collections.abc import Iterable, Iterator
@@ -21,7 +19,9 @@ from pathlib import Path
 from typing import Any
 
 from kgforge.core.errors import InputError
-from kgforge.core.jsonio import iter_json_lines
+from kgforge.core.files import sha256_file
+from kgforge.core.jsonio import LoneSurrogateError, TextPolicy, iter_json_lines, loads
+from kgforge.core.limits import read_whole
 
 SHIPPED_TABLE = Path(__file__).with_name("durecdial_transitions.tsv")
 START = "<start>"  # the "from" of a session's first goal in the table
@@ -112,12 +112,17 @@ def session_goal_types(session: Any) -> list[str] | None:
 def iter_sessions(path: Path) -> Iterator[tuple[int, Any]]:
     """(line, session) of a JSON-lines file of sessions, or of one JSON document holding a session or a list
     of them (the ACL 2020 README example); a line that is not JSON is an error naming file and line."""
-    text = path.read_text(encoding="utf-8-sig")
-    try:
-        whole = json.loads(text)
-    except json.JSONDecodeError:
+    try:  # whole only within the file limit (kgforge.core.limits); JSON lines are read line by line below
+        whole = loads(read_whole(path, "file of sessions").decode("utf-8-sig"))
+    except (InputError, ValueError):  # larger, or not one JSON document (JSON lines, or not JSON), or not UTF-8
         whole = None
     if isinstance(whole, (dict, list)):
+        text = TextPolicy(path)
+        try:
+            whole = text.value(whole, 1)
+        except LoneSurrogateError as exc:
+            raise InputError(f"{path}:1: {exc}") from None
+        text.finish()
         yield from ((1, s) for s in (whole if isinstance(whole, list) else [whole]))
         return
     for record in iter_json_lines(path):
@@ -155,7 +160,7 @@ class GoalTransitions:
         sessions, sources, unread = 0, [], []
         for path in files:
             path = Path(path)
-            sources.append(f"{path.name} sha256:{hashlib.sha256(path.read_bytes()).hexdigest()}")
+            sources.append(f"{path.name} sha256:{sha256_file(path)}")
             for line, session in iter_sessions(path):
                 types = session_goal_types(session)
                 if not types:

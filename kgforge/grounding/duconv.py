@@ -26,7 +26,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from kgforge.core.errors import InputError
 from kgforge.core.jsonio import iter_json_lines
 from kgforge.grounding.facts import Fact
 from kgforge.grounding.index import TEXT_CHARS, GroundingIndex, make_fact
@@ -44,6 +43,7 @@ from kgforge.grounding.matching import (
     word_cuts,
 )
 from kgforge.grounding.normalise import Surface, form, surface
+from kgforge.sources.dialogue_layouts import DUCONV_SESSION, Checked, checked_records
 
 
 @dataclass
@@ -56,22 +56,10 @@ class DuconvGrounding:
     topics_not_in_graph: list[str]  # goal topics no entity of the graph is named by, once a session
 
 
-def read_sessions(path: Path) -> list[dict[str, Any]]:
-    sessions = []
-    for record in iter_json_lines(path):
-        if record.error:
-            raise InputError(f"{path}:{record.line}: {record.error}")
-        value = record.value
-        if (
-            not isinstance(value, dict)
-            or not isinstance(value.get("conversation"), list)
-            or not isinstance(value.get("knowledge"), list)
-        ):
-            raise InputError(
-                f"{path}:{record.line}: not a DuConv session (an object with 'conversation' and 'knowledge' lists)"
-            )
-        sessions.append(value)
-    return sessions
+def read_sessions(path: Path, skip_invalid: bool = False) -> Checked:
+    """The DuConv sessions of a JSON-lines file; a record that is not one is an error naming its line, or
+    with ``skip_invalid`` set aside (:func:`kgforge.sources.dialogue_layouts.checked_records`)."""
+    return checked_records(path, iter_json_lines(path), DUCONV_SESSION, skip_invalid)
 
 
 def ground_duconv(

@@ -33,7 +33,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from kgforge.core.errors import InputError
 from kgforge.core.jsonio import iter_json_lines
 from kgforge.grounding.duconv import SessionClaims, stated_facts
 from kgforge.grounding.facts import Fact
@@ -41,6 +40,12 @@ from kgforge.grounding.index import TEXT_CHARS, GroundingIndex, make_fact
 from kgforge.grounding.kdconv import Tally
 from kgforge.grounding.matching import DEFAULT_OPTIONS, MatchOptions, as_claim, message_cuts, word_cuts
 from kgforge.grounding.normalise import Surface, form, surface
+from kgforge.sources.dialogue_layouts import (
+    NOT_A_DURECDIAL_SESSION,
+    Checked,
+    checked_records,
+    durecdial_session_kind,
+)
 from kgforge.sources.durecdial import is_triple, session_triples, utterance_knowledge
 
 GOAL_OPENING = re.compile(r"^\s*\[\d+\]\s*")
@@ -61,29 +66,11 @@ class DurecdialGrounding:
     claims: Counter[str]
 
 
-def read_sessions(path: Path) -> list[dict[str, Any]]:
-    sessions = []
-    for record in iter_json_lines(path):
-        if record.error:
-            raise InputError(f"{path}:{record.line}: {record.error}")
-        value = record.value
-        knowledge = value.get("knowledge", value.get("kg")) if isinstance(value, dict) else None
-        if not isinstance(value, dict) or not _is_strings(value.get("conversation")) or not isinstance(knowledge, list):
-            raise InputError(
-                f"{path}:{record.line}: not a DuRecDial session (an object with a 'conversation' list of "
-                "strings and a 'knowledge' or 'kg' list)"
-            )
-        if utterance_knowledge(value) is None and not all(map(is_triple, knowledge)):
-            raise InputError(
-                f"{path}:{record.line}: 'knowledge' is neither the session's [head, relation, tail] "
-                "triples nor one entry per utterance"
-            )
-        sessions.append(value)
-    return sessions
-
-
-def _is_strings(value: Any) -> bool:
-    return isinstance(value, list) and all(isinstance(x, str) for x in value)
+def read_sessions(path: Path, skip_invalid: bool = False) -> Checked:
+    """The DuRecDial sessions of a JSON-lines file, in any session layout (LIC-2020 resource or competition,
+    ACL 2020, DuRecDial 2.0); a record that is not one is an error naming its line, or with ``skip_invalid``
+    set aside (:func:`kgforge.sources.dialogue_layouts.checked_records`)."""
+    return checked_records(path, iter_json_lines(path), durecdial_session_kind, skip_invalid, NOT_A_DURECDIAL_SESSION)
 
 
 def ground_durecdial(

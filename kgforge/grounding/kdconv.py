@@ -19,7 +19,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from kgforge.core.errors import InputError
 from kgforge.core.jsonio import iter_json_container
 from kgforge.grounding.index import GroundingIndex
 from kgforge.grounding.matching import (
@@ -30,6 +29,7 @@ from kgforge.grounding.matching import (
     as_claim,
 )
 from kgforge.grounding.normalise import form
+from kgforge.sources.dialogue_layouts import KDCONV, Checked, checked_records
 
 Triple = tuple[str, str, str]
 
@@ -68,24 +68,10 @@ def attr_key(attr: dict[str, Any]) -> Triple:
     return form(str(attr.get("name", ""))), str(attr.get("attrname", "")).strip(), form(str(attr.get("attrvalue", "")))
 
 
-def read_dialogues(path: Path) -> list[dict[str, Any]]:
-    """The dialogues of a KdConv file; a record that is not one is an error naming its line."""
-    dialogues = []
-    for record in iter_json_container(path, list):
-        if record.error:
-            raise InputError(f"{path}:{record.line}: {record.error}")
-        value = record.value
-        if (
-            not isinstance(value, dict)
-            or not isinstance(value.get("messages"), list)
-            or not all(isinstance(m, dict) and isinstance(m.get("message"), str) for m in value["messages"])
-        ):
-            raise InputError(
-                f"{path}:{record.line}: not a KdConv dialogue (an object with a 'messages' list "
-                f"of {{'message': text}} objects)"
-            )
-        dialogues.append(value)
-    return dialogues
+def read_dialogues(path: Path, skip_invalid: bool = False) -> Checked:
+    """The dialogues of a KdConv file; a record that is not one is an error naming its line, or with
+    ``skip_invalid`` set aside (:func:`kgforge.sources.dialogue_layouts.checked_records`)."""
+    return checked_records(path, iter_json_container(path, list), KDCONV, skip_invalid)
 
 
 @dataclass

@@ -11,16 +11,20 @@ from pathlib import Path
 from typing import Any
 
 from kgforge.core.checks import choice, whole
+from kgforge.core.errors import InputError
 from kgforge.core.gc_pause import paused_gc
 from kgforge.core.jsonio import array_items, json_array, json_lines
+from kgforge.core.limits import ReadPolicy, reading
 from kgforge.core.output import OutputFile
 from kgforge.core.processes import can_fork, forked_map, usable_cpus
+from kgforge.core.quarantine import write_rejected
 from kgforge.core.records import Record, omitted_when_none
 from kgforge.grounding import durecdial, kept
 from kgforge.grounding.duconv import ground_duconv, read_sessions
 from kgforge.grounding.index import GroundingIndex
 from kgforge.grounding.kdconv import Tally, ground_kdconv, read_dialogues
 from kgforge.grounding.matching import DEFAULT_OPTIONS, MatchOptions
+from kgforge.sources.dialogue_layouts import Checked
 from kgforge.store.layout import domain_paths
 from kgforge.store.snapshot import Snapshot
 
@@ -35,6 +39,8 @@ class GroundOptions:
     fmt: str = "kdconv"
     match: MatchOptions = DEFAULT_OPTIONS
     workers: int | None = None  # processes grounding the dialogues; None: one per usable CPU
+    skip_invalid: bool = False  # records that are not dialogues of the format go to OUT.rejected.jsonl
+    policy: ReadPolicy | None = None  # the limits and text policy of the reading (None: the one in force)
 
     def processes(self) -> int:
         return usable_cpus() if self.workers is None else whole(self.workers, "--workers", 1, 256)
@@ -73,6 +79,8 @@ class GroundReport(Record):
     out: Path
     grounded_utterances: int | None = omitted_when_none()  # DuConv: utterances stating a knowledge triple
     workers: int = 1  # processes that grounded the dialogues (--workers, where the input is large enough)
+    rejected: int | None = omitted_when_none()  # --skip-invalid: records set aside, listed in rejected_file
+    rejected_file: Path | None = omitted_when_none()
 
     @property
     def micro(self) -> GroundScore | None:
@@ -94,7 +102,7 @@ class GroundReport(Record):
 class _Format:
     """How one input format is read, grounded and written."""
 
-    read: Callable[[Path], list[dict[str, Any]]]
+    read: Callable[[Path, bool], Checked]
     ground: Callable[[GroundingIndex, list[dict[str, Any]], MatchOptions], Any]  # a grounding with ``records``
     records: str  # the grounding's field holding the grounded dialogues
     array: bool  # written as one JSON array (KdConv's files), else as JSON lines (DuConv's, DuRecDial's)
@@ -119,11 +127,18 @@ def ground_file(
     report (counts, claim statuses, and the scores against gold annotations found in the input)."""
     way = _FORMATS[choice(options.fmt, "--format", FORMATS)]
     target = domain_paths(domain, workdir).output(out)  # refused before the work, not after it
+    with reading(options.policy):  # the input first: a file that cannot be grounded costs no index
+        read = way.read(Path(dialogues), options.skip_invalid)
+    records = read.values
+    if read.rejected and not records:
+        raise InputError(f"{dialogues}: no {options.fmt} dialogue could be read ({read.rejected[0]['reason']})")
     index = load_index(domain, workdir)
-    records = way.read(Path(dialogues))
     result, pieces, processes = _ground_in_parts(index, records, way, options)
     with target.open("wb") as handle:  # piece by piece: never the whole file as one string
         handle.writelines(json_array(pieces) if way.array else pieces)
+    rejected = {"rejected": len(read.rejected), "rejected_file": write_rejected(target, read.rejected)}
+    if not options.skip_invalid:
+        rejected = {}
     common = (domain, options.fmt, len(records))
     if options.fmt == "kdconv":
         return GroundReport(
@@ -136,6 +151,7 @@ def ground_file(
             tuple(result.topics_not_in_graph),
             target.path,
             workers=processes,
+            **rejected,
         )
     gold = getattr(result, "gold_utterances", 0)  # DuConv's sessions carry no gold to score
     return GroundReport(
@@ -149,6 +165,7 @@ def ground_file(
         target.path,
         grounded_utterances=result.grounded_utterances,
         workers=processes,
+        **rejected,
     )
 
 

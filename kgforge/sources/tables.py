@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from kgforge.core.errors import InputError
+from kgforge.core.limits import current, lines, record_too_large
 from kgforge.core.quads import XSD
 from kgforge.core.text import NotUtf8Error, decode_utf8
 from kgforge.sources.importer import ImportContext, register
@@ -97,10 +98,13 @@ def read_rows(path: Path, delimiter: str) -> Iterator[Row]:
     quoting = csv.QUOTE_MINIMAL if delimiter == "," else csv.QUOTE_NONE
     pending: list[str] = []
     start_line = 0
+    pending_size = 0  # bytes of the row being joined: a quoted cell never closed must not hold the file
     with open(path, "rb") as stream:
-        offset = 0
-        for number, raw in enumerate(stream, 1):
-            line_offset, offset = offset, offset + len(raw)
+        for number, line_offset, raw, size in lines(stream):
+            if raw is None or pending_size + size > current().max_record_bytes:
+                yield Row(start_line if pending else number, None, record_too_large(pending_size + size, "row"), "")
+                pending, pending_size = [], 0
+                continue
             if number == 1:
                 raw = raw.removeprefix(b"\xef\xbb\xbf")
             try:
@@ -108,7 +112,7 @@ def read_rows(path: Path, delimiter: str) -> Iterator[Row]:
             except NotUtf8Error as exc:
                 if pending:  # the row this line continues is lost with it
                     yield Row(start_line, None, f"{exc} (on line {number}, inside this row)", "".join(pending))
-                    pending = []
+                    pending, pending_size = [], 0
                 else:
                     yield Row(number, None, str(exc), raw.decode("utf-8", "backslashreplace"))
                 continue
@@ -117,10 +121,11 @@ def read_rows(path: Path, delimiter: str) -> Iterator[Row]:
                     continue
                 start_line = number
             pending.append(text)
+            pending_size += size
             joined = "".join(pending)
             if quoting == csv.QUOTE_MINIMAL and ends_in_quoted_cell(joined, delimiter):
                 continue  # inside a quoted cell: the row goes on on the next line
-            pending = []
+            pending, pending_size = [], 0
             yield _split(joined, start_line, delimiter, quoting)
     if pending:
         yield Row(start_line, None, "a quoted cell is not closed before the end of the file", "".join(pending))

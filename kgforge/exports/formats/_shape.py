@@ -3,45 +3,15 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from itertools import repeat
 from typing import Any
 
 from kgforge.core.jsonio import dumps_bytes
 from kgforge.exports.labels import Render
 from kgforge.exports.model import Dialogue, GoldTriple
 from kgforge.exports.registry import Layout
+from kgforge.sources.durecdial import is_triple
 
 LINE_BREAKERS = ("\t", "\n", "\r")  # the readers write tab-separated text, one sample a line
-
-
-def is_strings(value: Any) -> bool:
-    return isinstance(value, list) and all(map(isinstance, value, repeat(str)))
-
-
-def is_triples(value: Any) -> bool:
-    """A list of ``[head, relation, tail]`` string lists (the readers unpack ``for s, p, o in knowledge``)."""
-    return isinstance(value, list) and all(map(_is_triple, value))
-
-
-def _is_triple(value: Any) -> bool:
-    return isinstance(value, list) and len(value) == 3 and all(map(isinstance, value, repeat(str)))
-
-
-def triples_problem(record: dict[str, Any], key: str, required: bool = True) -> str | None:
-    if key not in record:
-        return f"no '{key}'" if required else None
-    if not is_triples(record[key]):
-        return f"'{key}' must be a list of [head, relation, tail] string triples"
-    return None
-
-
-def strings_problem(record: dict[str, Any], key: str, non_empty: bool = False) -> str | None:
-    value = record.get(key)
-    if not is_strings(value):
-        return f"'{key}' must be a list of strings"
-    if non_empty and not value:
-        return f"'{key}' is empty: its readers make no sample from it"
-    return None
 
 
 def strings_in(value: Any) -> Iterator[str]:
@@ -67,7 +37,7 @@ def line_breaks_problem(record: dict[str, Any], keys: tuple[str, ...]) -> str | 
 
 
 def knowledge_gold(record: dict[str, Any], key: str = "knowledge") -> list[GoldTriple]:
-    return [GoldTriple(t[0], t[1], t[2], (key, i), 2) for i, t in enumerate(record.get(key) or []) if _is_triple(t)]
+    return [GoldTriple(t[0], t[1], t[2], (key, i), 2) for i, t in enumerate(record.get(key) or []) if is_triple(t)]
 
 
 def session_or_samples(

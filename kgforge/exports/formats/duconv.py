@@ -17,18 +17,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from kgforge.exports.formats._shape import (
-    is_strings,
-    is_triples,
-    knowledge_gold,
-    line_breaks_problem,
-    session_or_samples,
-    strings_problem,
-    triples_problem,
-)
+from kgforge.exports.formats._shape import knowledge_gold, line_breaks_problem, session_or_samples
 from kgforge.exports.labels import Render
 from kgforge.exports.model import Dialogue, SourceDialogue
 from kgforge.exports.registry import Format, Layout, register
+from kgforge.sources.dialogue_layouts import duconv_kind, is_strings, layout_problem, strings_problem, triples_problem
 
 TYPE_RELATION = "领域"
 # A new goal has no gold response. Baidu's converters read a missing one as "null"; dkn_duconv needs the
@@ -70,27 +63,18 @@ class DuConv(Format):
         return [{"goal": goal, "knowledge": dialogue.knowledge, "history": [], "response": NO_RESPONSE}]
 
     def detect(self, record: Any) -> Layout | None:
-        if not isinstance(record, dict) or not isinstance(record.get("goal"), list) or "knowledge" not in record:
-            return None
-        first = record["goal"][0] if record["goal"] else None
-        if not (isinstance(first, list) and first[:1] == ["START"]):
-            return None
-        return SESSION if "conversation" in record else SAMPLE if "history" in record else None
+        kind = duconv_kind(record)
+        return next((layout for layout in self.layouts if layout.kind == kind), None)
 
     def source_dialogue(self, record: Any, line: int, layout: Layout) -> SourceDialogue | str:
-        if not isinstance(record, dict):
-            return f"expected a JSON object, got {type(record).__name__}"
-        goal = record.get("goal")
-        if not (is_triples(goal) and goal and goal[0][0] == "START"):
-            return "'goal' must be [[\"START\", A, B], [head, relation, tail], …]"
-        problem = triples_problem(record, "knowledge")
-        texts_key = "conversation" if layout is SESSION else "history"
-        problem = problem or strings_problem(record, texts_key)
+        problem = layout_problem(layout.kind, record)
         if problem:
             return problem
+        texts_key = "conversation" if layout is SESSION else "history"
         texts = list(record[texts_key])
         if layout is SAMPLE and isinstance(record.get("response"), str):
             texts.append(record["response"])
+        goal = record["goal"]
         return SourceDialogue(
             line,
             layout.kind,

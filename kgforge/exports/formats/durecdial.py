@@ -32,20 +32,21 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from kgforge.exports.formats._shape import (
-    is_strings,
-    is_triples,
-    knowledge_gold,
-    line_breaks_problem,
-    session_or_samples,
-    strings_problem,
-    triples_problem,
-)
+from kgforge.exports.formats._shape import knowledge_gold, line_breaks_problem, session_or_samples
 from kgforge.exports.labels import Render
 from kgforge.exports.model import Dialogue, GoldTriple, SourceDialogue
 from kgforge.exports.registry import Format, Layout, register
 from kgforge.goals.durecdial import SEGMENTED_TYPES
 from kgforge.goals.graph import CHAT_BY_TYPE, DIALOGUE_TYPES, RECOMMENDATION_BY_TYPE
+from kgforge.sources import dialogue_layouts
+from kgforge.sources.dialogue_layouts import (
+    durecdial_kind,
+    is_triples,
+    layout_problem,
+    profile_problem,
+    strings_problem,
+    triples_problem,
+)
 from kgforge.sources.durecdial import is_triple, session_triples, utterance_knowledge
 
 NO_RESPONSE = "null"  # as the tools read a sample without one
@@ -147,36 +148,16 @@ class DuRecDial(Format):
     # ---------------------------------------------------------------- real dialogues
 
     def detect(self, record: Any) -> Layout | None:
-        if isinstance(record, dict) and {"kg", "goals", "conversation"} <= record.keys():
-            return ACL2020
-        if not isinstance(record, dict) or "knowledge" not in record:
-            return None
-        goal = record.get("goal")
-        if (
-            isinstance(goal, str)
-            and "conversation" in record
-            and ("goal_type_list" in record or utterance_knowledge(record) is not None)
-        ):
-            return V2
-        if isinstance(goal, str):
-            return LIC2020 if "conversation" in record else LIC2020_SAMPLE if "history" in record else None
-        if isinstance(goal, list) and goal and isinstance(goal[0], list) and goal[0][:1] != ["START"]:
-            return RESOURCE if "conversation" in record else RESOURCE_SAMPLE if "history" in record else None
-        return None
+        kind = durecdial_kind(record)
+        return next((layout for layout in self.layouts if layout.kind == kind), None)
 
     def source_dialogue(self, record: Any, line: int, layout: Layout) -> SourceDialogue | str:
-        if not isinstance(record, dict):
-            return f"expected a JSON object, got {type(record).__name__}"
         if layout in (ACL2020, V2):
             return release_dialogue(record, line, layout)
-        texts_key = "conversation" if layout in (RESOURCE, LIC2020) else "history"
-        problem = triples_problem(record, "knowledge") or strings_problem(record, texts_key)
-        if layout in (RESOURCE, RESOURCE_SAMPLE):
-            problem = problem or (None if is_triples(record.get("goal")) else "'goal' must be a list of 3-string lists")
-        elif not isinstance(record.get("goal"), str):
-            problem = problem or "'goal' must be a '[1]…-->[2]…' string"
+        problem = layout_problem(layout.kind, record)
         if problem:
             return problem
+        texts_key = "conversation" if layout in (RESOURCE, LIC2020) else "history"
         texts = list(record[texts_key]) + ([record["response"]] if isinstance(record.get("response"), str) else [])
         topics = TOPIC.findall(record["goal"]) if isinstance(record["goal"], str) else []
         return SourceDialogue(
@@ -260,11 +241,9 @@ def _lic2020_problems(record: dict[str, Any], layout: Layout) -> list[str]:
     problems = []
     if any("]" not in part for part in parts if part.strip() != "......"):
         problems.append("every goal must start '[k]'")
-    profile = record.get("user_profile")
-    if not isinstance(profile, dict) or not all(isinstance(v, str) or is_strings(v) for v in profile.values()):
-        problems.append("'user_profile' must be an object of strings or string lists")
+    problems += [p for p in [profile_problem(record)] if p]
     if not isinstance(record.get("situation"), str):
-        problems.append("'situation' must be a string")
+        problems.append(dialogue_layouts.SITUATION_PROBLEM)
     if layout is LIC2020:
         problem = strings_problem(record, "conversation", non_empty=True)
         if problem:
@@ -288,9 +267,9 @@ def _lic2020_problems(record: dict[str, Any], layout: Layout) -> list[str]:
 def release_dialogue(record: dict[str, Any], line: int, layout: Layout) -> SourceDialogue | str:
     """A session of the ACL 2020 release or of DuRecDial 2.0, with its gold triples where they sit: the
     session's list (``kg``, or ``knowledge`` in 2.0 train) or each utterance's (2.0 dev/test)."""
-    problem = release_problems(record, layout, reading=True)
+    problem = layout_problem(layout.kind, record)
     if problem:
-        return "; ".join(problem)
+        return problem
     goal = record["goals" if layout is ACL2020 else "goal"]
     topics = [t for t in TOPIC.findall(goal) if t]
     types = set(record.get("goal_type_list") or [])
@@ -323,29 +302,14 @@ def release_gold(record: dict[str, Any], layout: Layout) -> list[GoldTriple]:
     return gold
 
 
-def release_problems(record: dict[str, Any], layout: Layout, reading: bool = False) -> list[str]:
-    """What keeps ``record`` from being a session (or, written from new goals, a goal) of ``layout``."""
+def release_problems(record: dict[str, Any], layout: Layout) -> list[str]:
+    """What keeps ``record``, a session kgforge writes (from a new goal, its conversation may be empty), from
+    being one of ``layout`` (:func:`kgforge.sources.dialogue_layouts.release_problems`), tabs and line breaks
+    included."""
     goal_key, knowledge_key = ("goals", "kg") if layout is ACL2020 else ("goal", "knowledge")
-    problems = []
-    if not isinstance(record.get(goal_key), str):
-        problems.append(f"'{goal_key}' must be a '[1]…-->[2]…' string")
-    if utterance_knowledge(record) is None:
-        problems += [p for p in [triples_problem(record, knowledge_key)] if p]
-    problems += [p for p in [strings_problem(record, "conversation", non_empty=reading and layout is ACL2020)] if p]
-    profile = record.get("user_profile")
-    if not isinstance(profile, dict) or not all(isinstance(v, str) or is_strings(v) for v in profile.values()):
-        problems.append("'user_profile' must be an object of strings or string lists")
-    if not isinstance(record.get("situation"), str):
-        problems.append("'situation' must be a string")
-    if layout is V2 and not problems:
-        turns = len(record["conversation"])
-        for key in ("goal_type_list", "goal_topic_list"):
-            if key in record and not (is_strings(record[key]) and len(record[key]) == turns):
-                problems.append(f"'{key}' must hold one string per utterance ({turns})")
-    if not reading:
-        breaks = line_breaks_problem(record, (goal_key, knowledge_key, "conversation", "situation"))
-        problems += [breaks] if breaks else []
-    return problems
+    problems = dialogue_layouts.release_problems(record, layout.kind, reading=False)
+    breaks = line_breaks_problem(record, (goal_key, knowledge_key, "conversation", "situation"))
+    return problems + ([breaks] if breaks else [])
 
 
 def as_lic2020(record: dict[str, Any]) -> dict[str, Any]:

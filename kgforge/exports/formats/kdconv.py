@@ -14,8 +14,8 @@ from typing import Any
 from kgforge.exports.labels import Render
 from kgforge.exports.model import Dialogue, GoldTriple, SourceDialogue, TripleShape
 from kgforge.exports.registry import Format, Layout, register
+from kgforge.sources.dialogue_layouts import ATTR_KEYS, is_attr, kdconv_problem
 
-ATTR_KEYS = ("name", "attrname", "attrvalue")
 POOL = "retrieved_attrs"
 DIALOGUES = Layout(
     "dialogues", "kdconv", "{train,dev,test}.json: name, messages[].message, messages[].attrs", needs_conversation=True
@@ -41,16 +41,14 @@ class KdConv(Format):
         return None
 
     def source_dialogue(self, record: Any, line: int, layout: Layout) -> SourceDialogue | str:
-        if not (isinstance(record, dict) and isinstance(record.get("messages"), list)):
-            return "not a KdConv dialogue: needs a 'messages' list"
+        problem = kdconv_problem(record)
+        if problem:
+            return problem
         messages = record["messages"]
-        if not all(isinstance(m, dict) and isinstance(m.get("message"), str) for m in messages):
-            return "each message must be an object with a 'message' string"
         gold = [
             GoldTriple(*(attr[k] for k in ATTR_KEYS), ("messages", m, "attrs", a), "attrvalue", m)
             for m, message in enumerate(messages)
-            for a, attr in enumerate(_attrs(message))
-            if _is_attr(attr)
+            for a, attr in enumerate(message.get("attrs") or ())
         ]
         name = record.get("name")
         return SourceDialogue(
@@ -82,21 +80,7 @@ class KdConv(Format):
             if not (isinstance(message, dict) and isinstance(message.get("message"), str)):
                 problems.append(f"messages[{m}] must be an object with a 'message' string")
             elif "attrs" in message and not (
-                isinstance(message["attrs"], list) and all(_is_attr(a) for a in message["attrs"])
+                isinstance(message["attrs"], list) and all(map(is_attr, message["attrs"]))
             ):
                 problems.append(f"messages[{m}].attrs must be a list of {{name, attrname, attrvalue}} strings")
         return problems
-
-
-def _attrs(message: dict[str, Any]) -> list[Any]:
-    attrs = message.get("attrs")
-    return attrs if isinstance(attrs, list) else []
-
-
-def _is_attr(attr: Any) -> bool:
-    return (
-        isinstance(attr, dict)
-        and isinstance(attr.get("name"), str)
-        and isinstance(attr.get("attrname"), str)
-        and isinstance(attr.get("attrvalue"), str)
-    )
