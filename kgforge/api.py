@@ -85,7 +85,10 @@ _LAZY = {  # module -> the names the API takes from it
         "SelectionReport",
         "SelectionScores",
         "evaluate_systems",
+        "figure_text",
         "hits_at",
+        "in_percent",
+        "p_text",
         "parse_system",
         "score_selection",
         "systems_in_folder",
@@ -162,7 +165,10 @@ if TYPE_CHECKING:  # for type checkers and linters; at run time each loads on fi
         SelectionReport,
         SelectionScores,
         evaluate_systems,
+        figure_text,
         hits_at,
+        in_percent,
+        p_text,
         parse_system,
         score_selection,
         systems_in_folder,
@@ -966,6 +972,7 @@ __all__ += [
     "hits_at",
     "systems_in_folder",
 ]
+__all__ += ["figure_text", "in_percent", "p_text"]  # one way every evaluation table shows its figures
 __all__ += ["SelectionReport", "SelectionScores", "score_selection"]  # eval --selected: knowledge selection, KILT-style
 __all__ += [
     "LLMSettings",

@@ -24,7 +24,10 @@ from kgforge.api import (
     SelectionReport,
     evaluate,
     evaluate_systems,
+    figure_text,
     hits_at,
+    in_percent,
+    p_text,
     parse_system,
     score_selection,
     systems_in_folder,
@@ -251,6 +254,8 @@ def eval_command(
             gold=gold,
             golds=golds,
             dialogues=dialogues,
+            domain=domain,
+            workdir=workdir,
             options=options,
             human=human,
             out=leaderboard,
@@ -316,12 +321,12 @@ def show_selection(report: SelectionReport) -> None:
 def show_report(report: EvalReport) -> None:
     inputs = ", ".join(f"{role} {escape(d['path'])} ({d['layout']})" for role, d in report.inputs.items())
     console.print(f"[bold]{report.responses:,} responses[/]  {inputs}  segmentation: {report.segmentation}")
-    table = Table("metric", "value (%)", "what it is", box=None, pad_edge=False)
+    table = Table("metric", "value", "what it is", box=None, pad_edge=False)
     for name, value in report.metrics.items():
-        table.add_row(name, "-" if value is None else f"{value * 100:.2f}", METRICS.metric(name).description)
+        metric = METRICS.metric(name)
+        table.add_row(name, metric.shown(value), escape(metric.description))
     console.print(table)
-    for name, why in report.left_out.items():
-        console.print(f"  [dim]{name}: left out, {why}[/]")
+    show_left_out(report.left_out)
     for described in report.inputs.values():
         for skipped in described.get("skipped", ())[:5]:
             console.print(f"[yellow]skipped[/] {escape(described['path'])} {escape(skipped)}")
@@ -335,7 +340,7 @@ def show_report(report: EvalReport) -> None:
     if report.correlations:
         corr = Table("metric", "human", "n", "Pearson", "p", "Spearman", "p", box=None, pad_edge=False)
         for row in report.correlations:
-            cells = [_number(row[key]) for key in ("pearson", "pearson_p", "spearman", "spearman_p")]
+            cells = [_correlation_cell(row, key) for key in ("pearson", "pearson_p", "spearman", "spearman_p")]
             corr.add_row(row["metric"], escape(row["human"]), str(row["n"]), *cells)
         console.print(corr)
     if report.goals is not None:
@@ -362,8 +367,7 @@ def show_goals(goals: dict[str, Any]) -> None:
     for name in ("leading_success", "user_topic_consistency", "recommendation_success"):
         if name in summary:
             console.print(f"  {name}: {_number(summary[name])} over {summary[name + '_dialogues']} dialogues")
-    for name, why in goals["left_out"].items():
-        console.print(f"  [dim]{name}: left out, {why}[/]")
+    show_left_out(goals["left_out"])
 
 
 def _systems(specs: list[str]) -> tuple[dict[tuple[str, str], Path], dict[str, Path]]:
@@ -403,14 +407,13 @@ def show_leaderboard(board: Leaderboard) -> None:
             shown.add_row(
                 escape(row["system"]),
                 *[
-                    _number(v) if not isinstance(v, int) else str(v)
+                    str(v) if isinstance(v, int) else figure_text(v, in_percent(k))
                     for k, v in row.items()
                     if k not in ("task", "system")
                 ],
             )
         console.print(shown)
-    for name, why in board.left_out.items():
-        console.print(f"  [dim]{name}: left out, {why}[/]")
+    show_left_out(board.left_out)
     for aspect, found in board.agreement.items():
         console.print(
             f"agreement on {escape(aspect)}: Fleiss' kappa {_number(found['fleiss_kappa'])}, "
@@ -434,7 +437,8 @@ def show_leaderboard(board: Leaderboard) -> None:
         )
         for row in board.correlations:
             cells = [
-                _number(row[key]) for key in ("pearson", "pearson_p", "spearman", "spearman_p", "kendall", "kendall_p")
+                _correlation_cell(row, key)
+                for key in ("pearson", "pearson_p", "spearman", "spearman_p", "kendall", "kendall_p")
             ]
             corr.add_row(row["task"], row["level"], row["metric"], escape(row["human"]), str(row["n"]), *cells)
         console.print(corr)
@@ -445,6 +449,17 @@ def show_leaderboard(board: Leaderboard) -> None:
 
 def _number(value: float | None) -> str:
     return "-" if value is None else f"{value:.3f}"
+
+
+def _correlation_cell(row: dict[str, Any], key: str) -> str:
+    """A correlation coefficient with three decimals, or its p-value (``2.4e-07`` below 0.001)."""
+    return p_text(row[key]) if key.endswith("_p") else _number(row[key])
+
+
+def show_left_out(left_out: dict[str, str]) -> None:
+    """What was not computed and why, one dim line each (escaped: a reason names ``kgforge[bertscore]``)."""
+    for name, why in left_out.items():
+        console.print(f"  [dim]{escape(name)}: left out, {escape(why)}[/]")
 
 
 @app.command("metrics")

@@ -12,6 +12,7 @@ ones when it is first read, and an installed package adds its own through the en
 """
 
 from kgforge.evaluation.batch import Batch
+from kgforge.evaluation.figures import figure_text, p_text
 from kgforge.evaluation.focus import FocusReport, focus_accuracy
 from kgforge.evaluation.inputs import LAYOUTS, Responses, load_responses
 from kgforge.evaluation.knowledge import KnowledgeIndex, KnowledgeOptions
@@ -20,7 +21,7 @@ from kgforge.evaluation.report import EvalOptions, EvalReport, KnowledgeScore, e
 from kgforge.evaluation.retrieval import HitsReport, hits_at
 from kgforge.evaluation.segmentation import SEGMENTATIONS
 from kgforge.evaluation.selection import SelectionReport, SelectionScores, score_selection
-from kgforge.evaluation.systems import Leaderboard, evaluate_systems, parse_system, systems_in_folder
+from kgforge.evaluation.systems import Leaderboard, evaluate_systems, in_percent, parse_system, systems_in_folder
 
 __all__ = [
     "Batch",
@@ -41,9 +42,12 @@ __all__ = [
     "SelectionScores",
     "evaluate",
     "evaluate_systems",
+    "figure_text",
     "focus_accuracy",
     "hits_at",
+    "in_percent",
     "load_responses",
+    "p_text",
     "parse_system",
     "register_metric",
     "score_selection",

@@ -18,7 +18,8 @@ the dialogues' context (topics, knowledge triples, gold knowledge). Layouts, cho
                  (``history``/``response``: one response per line). Gold knowledge: the goal path.
 ``kdconv``       KdConv dialogues (a JSON array): every message after the first is a response; its gold
                  knowledge is its ``attrs``.
-``durecdial``    DuRecDial sessions (LIC-2020 baseline resource layout, or the competition layout): the bot
+``durecdial``    DuRecDial sessions (LIC-2020 baseline resource layout, the competition layout, or the ACL 2020
+                 release's ``kg``/``goals`` keys): the bot
                  turns are responses (the baseline's ``convert_session_to_sample.py``: ``label`` says who
                  speaks first; without it the bot does when the first goal is 寒暄). The ``[n]`` goal
                  markers that open some turns are taken off.
@@ -88,10 +89,11 @@ class Slots:
     dialogues: list[Dialogue]
     has_gold: bool = False
     skipped: list[str] = field(default_factory=list)
+    unsegmented: bool = False  # a layout segmented by definition whose file is not (the ACL 2020 DuRecDial release)
 
     @property
     def segmented(self) -> bool:
-        return self.layout in SEGMENTED_LAYOUTS
+        return self.layout in SEGMENTED_LAYOUTS and not self.unsegmented
 
 
 # ---------------------------------------------------------------- detection
@@ -120,6 +122,8 @@ def _record_layout(record: Any) -> str:
         return "table"
     if "dialogue_id" in record and "triples" in record:
         return "kgforge"
+    if "kg" in record and "goals" in record and "conversation" in record:
+        return "durecdial"  # the ACL 2020 release: its own keys for the knowledge and the goal sequence
     if "knowledge" in record and ("conversation" in record or "history" in record):
         goal = record.get("goal")
         if "label" in record or "situation" in record or isinstance(goal, str):
@@ -477,8 +481,8 @@ def read_durecdial(path: Path) -> Slots:
     rows, dialogues = [], []
     for line, record in json_objects(path):
         conversation = _utterances(path, line, record.get("conversation"), "'conversation'")
-        knowledge = _triples(path, line, record.get("knowledge") or [], "knowledge")
-        goal = record.get("goal")
+        knowledge = _triples(path, line, _durecdial(record, "knowledge") or [], "knowledge")
+        goal = _durecdial(record, "goal")
         goal_text = goal if isinstance(goal, str) else json.dumps(goal, ensure_ascii=False)
         topics = list(dict.fromkeys([*_QUOTED_TOPIC.findall(goal_text), *_heads(knowledge)]))
         first = 0 if _bot_first(record) else 1
@@ -486,13 +490,20 @@ def read_durecdial(path: Path) -> Slots:
             text = _GOAL_MARKER.sub("", conversation[j])
             rows.append({"id": f"{line}:{j}", "line": line, "text": text, "gold": text, "dialogue": len(dialogues)})
         dialogues.append(Dialogue(str(line), topics, knowledge, []))
-    return Slots(path, "durecdial", _frame(rows), dialogues, has_gold=True)
+    frame = _frame(rows)
+    return Slots(path, "durecdial", frame, dialogues, has_gold=True, unsegmented=not _looks_segmented(frame, "text"))
+
+
+def _durecdial(record: dict[str, Any], key: str) -> Any:
+    """A DuRecDial session's ``knowledge`` or ``goal``, under the ACL 2020 release's names (``kg``, ``goals``)
+    where the session has those."""
+    return record.get(key, record.get({"knowledge": "kg", "goal": "goals"}[key]))
 
 
 def _bot_first(record: dict[str, Any]) -> bool:
     if "label" in record:
         return record["label"] == "bot"
-    goal = record.get("goal")
+    goal = _durecdial(record, "goal")
     first = goal[0] if isinstance(goal, list) and goal else goal if isinstance(goal, str) else ""
     return "寒暄" in (first if isinstance(first, str) else json.dumps(first, ensure_ascii=False))[:16]
 
@@ -630,8 +641,9 @@ def _context_by_key(frame: pl.DataFrame, given: Slots) -> Slots:
     return Slots(given.path, given.layout, rows, given.dialogues)
 
 
-def _looks_segmented(frame: pl.DataFrame) -> bool:
-    """Whether most texts (gold, else predictions; the first 200) carry word-segmentation spaces."""
-    column = "gold" if frame["gold"].is_not_null().any() else "prediction"
+def _looks_segmented(frame: pl.DataFrame, column: str | None = None) -> bool:
+    """Whether most texts (``column``; by default gold, else predictions; the first 200) carry word-segmentation
+    spaces."""
+    column = column or ("gold" if frame["gold"].is_not_null().any() else "prediction")
     texts = [t for t in frame[column].drop_nulls().head(200).to_list() if t.strip()]
     return bool(texts) and sum(is_segmented(t) for t in texts) * 2 > len(texts)

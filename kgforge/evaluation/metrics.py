@@ -2,6 +2,8 @@
 
 Lexical ones are defined in :mod:`kgforge.evaluation.lexical` (the official DuConv script's F1, BLEU-1/2,
 DISTINCT-1/2; BLEU-3/4 and ROUGE-L beside them), knowledge ones in :mod:`kgforge.evaluation.knowledge`.
+``percent=True`` marks the shares (counts over counts, in [0, 1]) that tables show in percent; CIDEr-D (0-10),
+the embedding cosines, BERTScore and BLEURT keep their own scale.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ register_metric(
     "character F1 of prediction and gold (official DuConv)",
     needs=["gold"],
     corpus=lambda batch: batch.lexical.f1_corpus(),
+    percent=True,
 )(lambda batch: batch.lexical.f1_per_response())
 
 
@@ -30,6 +33,7 @@ def _register_bleu(n: int) -> None:
         f"BLEU-{n}: cover rates of 1..{n}-grams, official DuConv brevity penalty{official}",
         needs=["gold"],
         corpus=lambda batch: batch.lexical.bleu_corpus(n),
+        percent=True,
     )(lambda batch: batch.lexical.bleu_per_response(n))
 
 
@@ -41,6 +45,7 @@ def register_distinct(n: int) -> None:
         f"DISTINCT-{n}: distinct / all predicted {n}-grams over the corpus{official}",
         aliases=[f"distinct-{n}", f"dist{n}", f"dist-{n}"],
         corpus=lambda batch: batch.lexical.distinct_corpus(n),
+        percent=True,
     )(lambda batch: batch.lexical.distinct_per_response(n))
 
 
@@ -59,7 +64,11 @@ for _n in (1, 2, 3, 4):
     register_distinct(_n)
 METRICS.families.append(_distinct_family)
 register_metric(
-    "rouge_l", "ROUGE-L: LCS F-measure over tokens, beta 1.2, mean over responses", aliases=["rouge"], needs=["gold"]
+    "rouge_l",
+    "ROUGE-L: LCS F-measure over tokens, beta 1.2, mean over responses",
+    aliases=["rouge"],
+    needs=["gold"],
+    percent=True,
 )(lambda batch: batch.lexical.rouge_l_per_response())
 register_metric(
     "cider",
@@ -73,6 +82,7 @@ register_metric(
     "METEOR (NLTK): unigram alignment by exact and stem matches (synonyms when WordNet is installed)",
     needs=["gold"],
     default=False,
+    percent=True,
 )(lambda batch: batch.meteor)
 
 
@@ -113,6 +123,7 @@ def _harmonic(p: float | None, r: float | None) -> float | None:
     "knowledge precision: fact mentions true in the graph / fact mentions",
     needs=["knowledge"],
     corpus=lambda batch: _micro(batch, "k_true", "k_mentions"),
+    percent=True,
 )
 def knowledge_precision(batch: Batch) -> pl.Series:
     return batch.knowledge.select(_share("k_true", "k_mentions")).to_series()
@@ -123,6 +134,7 @@ def knowledge_precision(batch: Batch) -> pl.Series:
     "knowledge recall: gold knowledge the response expresses / gold knowledge",
     needs=["knowledge"],
     corpus=lambda batch: _micro(batch, "k_expressed", "k_gold"),
+    percent=True,
 )
 def knowledge_recall(batch: Batch) -> pl.Series:
     return batch.knowledge.select(_share("k_expressed", "k_gold")).to_series()
@@ -133,6 +145,7 @@ def knowledge_recall(batch: Batch) -> pl.Series:
     "knowledge F1: harmonic mean of knowledge precision and recall",
     needs=["knowledge"],
     corpus=lambda batch: _harmonic(_micro(batch, "k_true", "k_mentions"), _micro(batch, "k_expressed", "k_gold")),
+    percent=True,
 )
 def knowledge_f1(batch: Batch) -> pl.Series:
     p, r = _share("k_true", "k_mentions"), _share("k_expressed", "k_gold")

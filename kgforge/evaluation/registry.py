@@ -13,6 +13,7 @@ An installed package adds metrics through the entry-point group ``kgforge.metric
 per-response values (nulls left out). ``needs`` names what the metric cannot do without: ``gold`` (reference
 responses), ``knowledge`` (a domain graph), ``vectors`` (a word-vector file) or ``model`` (a local model
 path); a metric whose needs are not met by an evaluation is left out of it and the report says why.
+``percent=True`` says the value is a share in [0, 1], which tables show in percent (:mod:`.figures`).
 
 Distinct-n exists for every n: ``distinct5`` (or ``distinct-5``) is registered the first time it is asked for.
 """
@@ -27,6 +28,7 @@ import polars as pl
 
 from kgforge.core.errors import ArgumentError
 from kgforge.core.registry import Entry, Registry, UnknownName
+from kgforge.evaluation.figures import figure_text
 
 if TYPE_CHECKING:
     from kgforge.evaluation.batch import Batch
@@ -45,6 +47,11 @@ class Metric:
     needs: tuple[str, ...] = ()
     aliases: tuple[str, ...] = ()
     default: bool = True  # computed when no --metrics are named (False: only on request or with "all")
+    percent: bool = False  # a share of something in [0, 1] (F1, BLEU, Distinct): tables show it in percent
+
+    def shown(self, value: float | None) -> str:
+        """The value as tables show it: a share in percent (``45.12%``), any other on its own scale."""
+        return figure_text(value, self.percent)
 
     def values(self, batch: Batch) -> pl.Series:
         """One Float64 value per response (null where the metric is undefined for it)."""
@@ -94,6 +101,7 @@ class MetricRegistry(Registry[Metric]):
         corpus: Corpus | None = None,
         aliases: Iterable[str] = (),
         default: bool = True,
+        percent: bool = False,
     ) -> Callable[[PerResponse], PerResponse]:
         needs, aliases = tuple(needs), tuple(aliases)
         unknown = [need for need in needs if need not in NEEDS]
@@ -103,7 +111,7 @@ class MetricRegistry(Registry[Metric]):
         def add(function: PerResponse) -> PerResponse:
             self.register(
                 name,
-                Metric(name, description, function, corpus, needs, aliases, default),
+                Metric(name, description, function, corpus, needs, aliases, default, percent),
                 aliases=aliases,
                 description=description,
             )
@@ -136,6 +144,7 @@ class MetricRegistry(Registry[Metric]):
                 "description": e.obj.description,
                 "needs": list(e.obj.needs),
                 "default": e.obj.default,
+                "percent": e.obj.percent,
             }
             for e in self
         ]

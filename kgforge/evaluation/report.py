@@ -110,26 +110,15 @@ def evaluate(
     if out is not None:  # refused before the scoring, not after it
         out = domain_paths(domain, workdir).output(out) if domain else safe_output_path(out)
     responses = load_responses(Path(predictions), gold, dialogues, options.layout, options.columns)
-    segmentation = (
-        options.segmentation if options.segmentation != "auto" else ("whitespace" if responses.segmented else "jieba")
-    )
     timings: dict[str, float] = {"read": time.perf_counter() - started}
     if domain is not None and index is None:
         mark = time.perf_counter()
         index = KnowledgeIndex.for_domain(domain, workdir, responses.segmented, options.knowledge)
         timings["graph"] = time.perf_counter() - mark
-    batch = Batch(
-        responses.frame.select("id", "prediction", "gold"),
-        segmentation,
-        responses.has_gold,
-        _knowledge_judge(index, responses) if index is not None else None,
-        **metric_inputs(options),
-    )
-    chosen, left_out = choose_metrics(batch, options.metrics)
     mark = time.perf_counter()
-    values = {metric.name: metric.values(batch) for metric in chosen}
-    corpus = {metric.name: metric.corpus_value(batch, values[metric.name]) for metric in chosen}
+    scored = score(responses, options, index)
     timings["metrics"] = time.perf_counter() - mark
+    batch, chosen, values, corpus = scored.batch, scored.chosen, scored.values, scored.corpus
     official = official_lines(corpus)
     per_response = responses.frame.select("id", "prediction", "gold").with_columns(**values)
     knowledge = None
@@ -149,10 +138,10 @@ def evaluate(
     return EvalReport(
         responses=batch.size,
         inputs=responses.sources,
-        segmentation=segmentation,
+        segmentation=scored.segmentation,
         matched_unsegmented=responses.segmented,
         metrics=corpus,
-        left_out=left_out,
+        left_out=scored.left_out,
         resources=_resources_used(batch, chosen),
         official=official,
         knowledge=knowledge,
@@ -162,6 +151,40 @@ def evaluate(
         per_response=None if out is None else str(out),
         seconds={key: round(value, 3) for key, value in timings.items()},
     )
+
+
+@dataclass(frozen=True)
+class Scored:
+    """One set of responses scored: the batch the metrics saw, those computed (in order) and those left out with
+    the reason, each computed metric's per-response values and its corpus value."""
+
+    batch: Batch
+    segmentation: str
+    chosen: tuple[Metric, ...]
+    left_out: dict[str, str]
+    values: dict[str, pl.Series]
+    corpus: dict[str, float | None]
+
+
+def score(responses: Responses, options: EvalOptions, index: KnowledgeIndex | None = None) -> Scored:
+    """Every metric ``options`` asks for that the inputs allow, on ``responses``; with ``index`` (a domain's
+    knowledge index) the knowledge metrics too. ``evaluate`` and the leaderboard both score through here, so
+    a system scored in a leaderboard gets exactly what ``kgforge eval`` gives it alone."""
+    segmentation = (
+        options.segmentation if options.segmentation != "auto" else ("whitespace" if responses.segmented else "jieba")
+    )
+    check_segmentation(segmentation)
+    batch = Batch(
+        responses.frame.select("id", "prediction", "gold"),
+        segmentation,
+        responses.has_gold,
+        _knowledge_judge(index, responses) if index is not None else None,
+        **metric_inputs(options),
+    )
+    chosen, left_out = choose_metrics(batch, options.metrics)
+    values = {metric.name: metric.values(batch) for metric in chosen}
+    corpus = {metric.name: metric.corpus_value(batch, values[metric.name]) for metric in chosen}
+    return Scored(batch, segmentation, tuple(chosen), left_out, values, corpus)
 
 
 def knowledge_score(knowledge: pl.DataFrame, domain: str | None, graph_only: bool) -> KnowledgeScore:
@@ -276,7 +299,7 @@ def _default_metrics(every: bool = False) -> list[Metric]:
     return official + [entry.obj for entry in METRICS if entry.name not in OFFICIAL and (every or entry.obj.default)]
 
 
-def _resources_used(batch: Batch, chosen: list[Metric]) -> dict[str, Any]:
+def _resources_used(batch: Batch, chosen: tuple[Metric, ...]) -> dict[str, Any]:
     """What the report must state about the metrics that need more than the texts."""
     names = {metric.name for metric in chosen}
     used: dict[str, Any] = {}
@@ -328,9 +351,11 @@ __all__ = [
     "EvalReport",
     "KnowledgeScore",
     "SEGMENTATIONS",
+    "Scored",
     "choose_metrics",
     "evaluate",
     "goals_of",
     "metric_inputs",
+    "score",
     "write_per_response",
 ]

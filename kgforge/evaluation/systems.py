@@ -27,11 +27,12 @@ from kgforge.core.errors import ArgumentError, InputError
 from kgforge.core.files import atomic_path
 from kgforge.core.records import Record
 from kgforge.core.text import spreadsheet_cell
-from kgforge.evaluation.batch import Batch
+from kgforge.evaluation.figures import figure_text
 from kgforge.evaluation.human import HumanScores, read_human_scores
 from kgforge.evaluation.inputs import load_responses
-from kgforge.evaluation.report import EvalOptions, choose_metrics, goals_of, metric_inputs
-from kgforge.evaluation.segmentation import check_segmentation
+from kgforge.evaluation.knowledge import KnowledgeIndex
+from kgforge.evaluation.registry import METRICS
+from kgforge.evaluation.report import EvalOptions, goals_of, score
 
 GOLD_NAMES = ("gold", "reference", "references", "ref")
 SYSTEM_SUFFIXES = (".txt", ".tsv", ".jsonl", ".json", ".csv", ".xlsx", ".parquet")
@@ -136,44 +137,44 @@ def evaluate_systems(
     gold: Path | None = None,
     golds: Mapping[str, Path] | None = None,
     dialogues: Path | None = None,
+    domain: str | None = None,
+    workdir: Path | str | None = None,
     options: EvalOptions = EvalOptions(),
     human: Path | None = None,
     out: Path | None = None,
     bootstrap: int = 1000,
     seed: int = 0,
 ) -> Leaderboard:
-    """Score every system; ``out`` (a folder) receives leaderboard.json, leaderboard.csv, leaderboard.md."""
+    """Score every system; with ``domain`` the knowledge metrics against its graph (its index built once per
+    segmentation); ``out`` (a folder) receives leaderboard.json, leaderboard.csv, leaderboard.md."""
     if not systems:
         raise ArgumentError("--system", "no system given")
     started = time.perf_counter()
     scored: list[SystemScores] = []
     left_out: dict[str, str] = {}
+    indexes: dict[bool, KnowledgeIndex] = {}  # one graph index per segmentation, shared by every system
     for (task, system), path in systems.items():
         reference = (golds or {}).get(task, gold)
         responses = load_responses(Path(path), reference, dialogues, options.layout, options.columns)
-        segmentation = (
-            options.segmentation
-            if options.segmentation != "auto"
-            else ("whitespace" if responses.segmented else "jieba")
-        )
-        check_segmentation(segmentation)
-        batch = Batch(
-            responses.frame.select("id", "prediction", "gold"),
-            segmentation,
-            responses.has_gold,
-            **metric_inputs(options),
-        )
-        chosen, skipped = choose_metrics(batch, options.metrics)
-        left_out.update(skipped)
-        values = {metric.name: metric.values(batch) for metric in chosen}
-        corpus = {metric.name: metric.corpus_value(batch, values[metric.name]) for metric in chosen}
+        if domain is not None and responses.segmented not in indexes:
+            indexes[responses.segmented] = KnowledgeIndex.for_domain(
+                domain, workdir, responses.segmented, options.knowledge
+            )
+        found = score(responses, options, indexes.get(responses.segmented))
+        left_out.update(found.left_out)
+        corpus = dict(found.corpus)
         if options.goal_metrics:
             goals = goals_of(Path(path), reference, dialogues, options.layout)
             corpus.update(goal_figures(goals.summary))
             left_out.update({f"goal:{k}": v for k, v in goals.left_out.items()})
         scored.append(
             SystemScores(
-                task, system, str(path), batch.size, corpus, responses.frame.select("id").with_columns(**values)
+                task,
+                system,
+                str(path),
+                found.batch.size,
+                corpus,
+                responses.frame.select("id").with_columns(**found.values),
             )
         )
     names = tuple(dict.fromkeys(name for s in scored for name in s.metrics))
@@ -203,6 +204,22 @@ def evaluate_systems(
             board.seconds,
         )
     return board
+
+
+GOAL_SHARES = ("leading_success", "user_topic_consistency", "recommendation_success")
+GOAL_SHARE_PREFIXES = ("info_", "completion_")  # the Info bands' and the completion grades' shares
+
+
+def in_percent(column: str) -> bool:
+    """Whether a leaderboard column is a share that tables show in percent (:mod:`.figures`): a metric marked
+    ``percent``, or a goal success rate or distribution share; goal completion (0-2), triples and properties per
+    dialogue, human means and every other metric keep their own scale."""
+    if column in GOAL_SHARES or column.startswith(GOAL_SHARE_PREFIXES):
+        return True
+    try:
+        return METRICS.metric(column).percent
+    except ArgumentError:  # a human aspect, or a goal figure that is a mean
+        return False
 
 
 def goal_figures(summary: Mapping[str, Any]) -> dict[str, float | None]:
@@ -244,7 +261,7 @@ def _with_human(
     unknown = sorted(set(means["system"].unique().to_list()) - systems_only)
     if unknown:
         raise InputError(
-            f"{scores.paths[0]}: human scores for systems not evaluated: {', '.join(unknown)} "
+            f"{scores.files_of(unknown[0])}: human scores for systems not evaluated: {', '.join(unknown)} "
             f"(systems: {', '.join(sorted(systems_only))})"
         )
     tasks_given = set(means["task"].unique().to_list()) != {ALL}
@@ -268,15 +285,15 @@ def _with_human(
         items = s.values["id"] if scores.by_id else pl.Series([f"#{i + 1}" for i in range(s.responses)])
         if not scores.by_id and mine.height != s.responses:
             raise InputError(
-                f"{scores.paths[0]}: {mine.height} human-scored responses for system {s.system!r} "
-                f"({s.task}) but it has {s.responses}, and the scores have no id column: they are "
+                f"{scores.files_of(s.system)}: {mine.height} human-scored responses for system {s.system!r} "
+                f"({s.task}) but {s.path} has {s.responses}, and the scores have no id column: they are "
                 "matched in order, so the counts must be equal"
             )
         joined = s.values.with_columns(item=items).join(mine, on="item", how="inner")
         if scores.by_id and joined.height < mine.height:
             raise InputError(
-                f"{scores.paths[0]}: {mine.height - joined.height} human-scored ids of system "
-                f"{s.system!r} are not among its responses' ids"
+                f"{scores.files_of(s.system)}: {mine.height - joined.height} human-scored ids of system "
+                f"{s.system!r} are not among the ids of its responses ({s.path})"
             )
         rows.append(joined.with_columns(task=pl.lit(s.task), system=pl.lit(s.system)))
     turns = pl.concat(rows, how="diagonal") if rows else pl.DataFrame()
@@ -423,7 +440,8 @@ def write_leaderboard(board: Leaderboard, folder: Path) -> dict[str, str]:
 
 
 def markdown(table: pl.DataFrame) -> str:
-    """One Markdown table per task: a row per system, a column per metric (and human aspect), best in bold."""
+    """One Markdown table per task: a row per system, a column per metric (and human aspect), best in bold; shares
+    in percent, other figures on their own scale (:mod:`.figures`)."""
     parts = []
     for task in dict.fromkeys(table["task"].to_list()):
         rows = table.filter(pl.col("task") == task)
@@ -432,9 +450,9 @@ def markdown(table: pl.DataFrame) -> str:
         lines = [f"### {task}\n", "| system | " + " | ".join(columns) + " |", "|---|" + "---:|" * len(columns)]
         for row in rows.iter_rows(named=True):
             cells = [
-                "-"
-                if row[c] is None
-                else (f"**{row[c]:.4f}**" if row[c] == best[c] and rows.height > 1 else f"{row[c]:.4f}")
+                f"**{figure_text(row[c], in_percent(c))}**"
+                if row[c] is not None and row[c] == best[c] and rows.height > 1
+                else figure_text(row[c], in_percent(c))
                 for c in columns
             ]
             lines.append(f"| {_escape_md(row['system'])} | " + " | ".join(cells) + " |")
