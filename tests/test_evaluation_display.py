@@ -85,7 +85,9 @@ def test_which_figures_are_shares():
     assert in_percent("f1") and in_percent("k_precision") and in_percent("info_2plus")
     assert not in_percent("cider") and not in_percent("bleurt") and not in_percent("goal_completion")
     assert not in_percent("连贯性（Coh.）")  # a human aspect's mean is on its rubric's scale
-    assert figure_text(9.3613, False) == "9.3613" and figure_text(0.5, True) == "50.00%" and figure_text(None, True) == "-"
+    assert (
+        figure_text(9.3613, False) == "9.3613" and figure_text(0.5, True) == "50.00%" and figure_text(None, True) == "-"
+    )
 
 
 def test_small_p_values_and_install_hints_are_shown_as_written(cli, tmp_path):
