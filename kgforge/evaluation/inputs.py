@@ -66,17 +66,20 @@ FRAME_SCHEMA = {
     "dialogue": pl.Int64,
     "dialogue_key": pl.String,
     "gold_knowledge": TRIPLES,
+    "turn": pl.Int64,  # the response's place in its dialogue's utterances (null where the file has no dialogue)
 }
 
 
 @dataclass
 class Dialogue:
-    """A dialogue's context: its topic names, its own knowledge triples and its gold knowledge (goal path)."""
+    """A dialogue's context: its topic names, its own knowledge triples and its gold knowledge (goal path), and
+    its utterances (what a response's ``turn`` indexes: the history a rater reads before it)."""
 
     key: str
     topics: list[str] = field(default_factory=list)
     knowledge: list[Triple] = field(default_factory=list)
     gold: list[Triple] = field(default_factory=list)
+    utterances: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -425,16 +428,17 @@ def read_duconv(path: Path) -> Slots:
             [(a, b, c) for a, b, c in path_triples],
         )
         if "conversation" in record:
-            conversation = _utterances(path, line, record["conversation"], "'conversation'")
-            turns = [(f"{line}:{j}", conversation[j]) for j in range(0, len(conversation), 2)]
+            dialogue.utterances = _utterances(path, line, record["conversation"], "'conversation'")
+            turns = [(f"{line}:{j}", dialogue.utterances[j], j) for j in range(0, len(dialogue.utterances), 2)]
         else:
-            _utterances(path, line, record.get("history"), "'history'")
+            dialogue.utterances = _utterances(path, line, record.get("history"), "'history'")
             response = record.get("response")
             if response is not None and not isinstance(response, str):
                 raise InputError(f"{path}:{line}: 'response' must be a string")
-            turns = [(str(line), response)]
+            turns = [(str(line), response, len(dialogue.utterances))]
         rows += [
-            {"id": ident, "line": line, "text": text, "gold": text, "dialogue": len(dialogues)} for ident, text in turns
+            {"id": ident, "line": line, "text": text, "gold": text, "dialogue": len(dialogues), "turn": j}
+            for ident, text, j in turns
         ]
         dialogues.append(dialogue)
     return Slots(path, "duconv", _frame(rows), dialogues, has_gold=True)
@@ -469,9 +473,10 @@ def read_kdconv(path: Path) -> Slots:
                     "gold": message["message"],
                     "dialogue": len(dialogues),
                     "gold_knowledge": [list(t) for t in per_message[j]],
+                    "turn": j,
                 }
             )
-        dialogues.append(Dialogue(key, topics, knowledge, knowledge))
+        dialogues.append(Dialogue(key, topics, knowledge, knowledge, [m["message"] for m in value["messages"]]))
     if not dialogues:
         raise InputError(f"{path}: no dialogue in the file")
     return Slots(path, "kdconv", _frame(rows), dialogues, has_gold=True)
@@ -486,10 +491,19 @@ def read_durecdial(path: Path) -> Slots:
         goal_text = goal if isinstance(goal, str) else json.dumps(goal, ensure_ascii=False)
         topics = list(dict.fromkeys([*_QUOTED_TOPIC.findall(goal_text), *_heads(knowledge)]))
         first = 0 if _bot_first(record) else 1
+        utterances = [_GOAL_MARKER.sub("", utterance) for utterance in conversation]
         for j in range(first, len(conversation), 2):
-            text = _GOAL_MARKER.sub("", conversation[j])
-            rows.append({"id": f"{line}:{j}", "line": line, "text": text, "gold": text, "dialogue": len(dialogues)})
-        dialogues.append(Dialogue(str(line), topics, knowledge, []))
+            rows.append(
+                {
+                    "id": f"{line}:{j}",
+                    "line": line,
+                    "text": utterances[j],
+                    "gold": utterances[j],
+                    "dialogue": len(dialogues),
+                    "turn": j,
+                }
+            )
+        dialogues.append(Dialogue(str(line), topics, knowledge, [], utterances))
     frame = _frame(rows)
     return Slots(path, "durecdial", frame, dialogues, has_gold=True, unsegmented=not _looks_segmented(frame, "text"))
 
@@ -614,14 +628,18 @@ def _attach(frame: pl.DataFrame, context: Slots) -> pl.DataFrame:
                 f"{frame.height} responses cannot be matched to them one by one"
             )
         return frame.with_columns(
-            dialogue=pl.int_range(frame.height, dtype=pl.Int64), gold_knowledge=pl.lit(None, TRIPLES)
+            dialogue=pl.int_range(frame.height, dtype=pl.Int64),
+            gold_knowledge=pl.lit(None, TRIPLES),
+            turn=pl.lit(None, pl.Int64),
         )
     if frame.height != context.frame.height:
         raise InputError(
             f"{context.path} has {context.frame.height} responses ({context.layout}) but the "
             f"predictions have {frame.height}: responses are matched in order, so the counts must be equal"
         )
-    return frame.with_columns(dialogue=context.frame["dialogue"], gold_knowledge=context.frame["gold_knowledge"])
+    return frame.with_columns(
+        dialogue=context.frame["dialogue"], gold_knowledge=context.frame["gold_knowledge"], turn=context.frame["turn"]
+    )
 
 
 def _context_by_key(frame: pl.DataFrame, given: Slots) -> Slots:
@@ -637,6 +655,7 @@ def _context_by_key(frame: pl.DataFrame, given: Slots) -> Slots:
     rows = frame.select(
         dialogue=pl.col("dialogue_key").replace_strict(index, default=None, return_dtype=pl.Int64),
         gold_knowledge=pl.lit(None, TRIPLES),
+        turn=pl.lit(None, pl.Int64),
     )
     return Slots(given.path, given.layout, rows, given.dialogues)
 
