@@ -313,10 +313,11 @@ def evaluate(
     human: Path | str | None = None,
     out: Path | str | None = None,
     options: EvalOptions | None = None,
+    plot: Path | str | None = None,
 ) -> EvalReport:
     """``kgforge eval``: score the responses in ``predictions`` (any layout of docs/evaluation.md) against
     ``gold``; with ``domain``, knowledge precision/recall against its graph; with ``human``, correlations with
-    human scores; ``out``: the per-response file."""
+    human scores (``plot``: a folder for their heatmap); ``out``: the per-response file."""
 
     def path(value: Path | str | None) -> Path | None:
         return None if value is None else Path(value)
@@ -333,6 +334,7 @@ def evaluate(
         human=path(human),
         out=path(out),
         options=options or EvalOptions(),
+        plot=path(plot),
     )
 
 

@@ -196,6 +196,15 @@ def eval_command(
     official: Annotated[
         bool, typer.Option("--official", help="Print only the official DuConv script's lines.")
     ] = False,
+    plot: Annotated[
+        Path | None,
+        typer.Option(
+            "--plot",
+            metavar="DIR",
+            help="Draw PNGs into DIR: the metric x human-score heatmap (turn and system level, with --human) and, "
+            "with --system, the leaderboard with bootstrap 95% intervals; named after the domain and the file.",
+        ),
+    ] = None,
     workdir: WorkdirOption = DEFAULT_WORKDIR,
     json_out: JsonOption = False,
 ) -> None:
@@ -223,6 +232,10 @@ def eval_command(
         bleurt_path=bleurt_path,
         goal_metrics=goal_metrics,
     )
+    if plot is not None and (selected is not None or candidates is not None):
+        raise typer.BadParameter(
+            "draws the human correlations and the leaderboard, not --selected or --candidates", param_hint="--plot"
+        )
     if selected is not None:
         if predictions is not None or system:
             raise typer.BadParameter("--selected is scored on its own: give no PREDICTIONS or --system beside it")
@@ -261,6 +274,7 @@ def eval_command(
             out=leaderboard,
             bootstrap=bootstrap,
             seed=seed,
+            plot=plot,
         )
         if json_out:
             emit_json(board.as_dict())
@@ -279,6 +293,7 @@ def eval_command(
         human=human,
         out=target,
         options=options,
+        plot=plot,
     )
     if official:
         if report.official is None:
@@ -347,6 +362,7 @@ def show_report(report: EvalReport) -> None:
         show_goals(report.goals)
     if report.per_response is not None:
         console.print(f"per response (scores, mentions, hallucinations): {escape(report.per_response)}")
+    show_figures(report.figures or ())
 
 
 def show_goals(goals: dict[str, Any]) -> None:
@@ -445,6 +461,12 @@ def show_leaderboard(board: Leaderboard) -> None:
     if board.human and board.human["unrated_systems"]:
         console.print(f"[yellow]no human scores for[/] {', '.join(board.human['unrated_systems'])}")
     console.print(f"leaderboard: {', '.join(escape(path) for path in board.files.values())}")
+    show_figures(board.figures)
+
+
+def show_figures(figures: tuple[str, ...]) -> None:
+    if figures:
+        console.print(f"figures: {', '.join(escape(path) for path in figures)}")
 
 
 def _number(value: float | None) -> str:

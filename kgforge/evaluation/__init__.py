@@ -16,12 +16,12 @@ from kgforge.evaluation.figures import figure_text, p_text
 from kgforge.evaluation.focus import FocusReport, focus_accuracy
 from kgforge.evaluation.inputs import LAYOUTS, Responses, load_responses
 from kgforge.evaluation.knowledge import KnowledgeIndex, KnowledgeOptions
-from kgforge.evaluation.registry import METRICS, Metric, register_metric
+from kgforge.evaluation.registry import METRICS, Metric, in_percent, register_metric
 from kgforge.evaluation.report import EvalOptions, EvalReport, KnowledgeScore, evaluate
 from kgforge.evaluation.retrieval import HitsReport, hits_at
 from kgforge.evaluation.segmentation import SEGMENTATIONS
 from kgforge.evaluation.selection import SelectionReport, SelectionScores, score_selection
-from kgforge.evaluation.systems import Leaderboard, evaluate_systems, in_percent, parse_system, systems_in_folder
+from kgforge.evaluation.systems import Leaderboard, evaluate_systems, parse_system, systems_in_folder
 
 __all__ = [
     "Batch",

@@ -8,7 +8,7 @@ leaderboard's terminal and Markdown tables, ``kgforge rate import``):
 * a **p-value** with three decimals, or in scientific notation below 0.001 (``2.4e-07``), never ``0.000``.
 
 JSON and the CSV/JSON files hold the values as computed (fractions), for programs. Which figures are shares:
-``Metric.percent`` for a metric, :func:`kgforge.evaluation.systems.in_percent` for a leaderboard column.
+``Metric.percent`` for a metric, :func:`kgforge.evaluation.registry.in_percent` for a leaderboard column.
 """
 
 from __future__ import annotations

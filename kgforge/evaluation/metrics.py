@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 
+import numpy as np
 import polars as pl
 
 from kgforge.evaluation.batch import Batch
@@ -23,6 +24,7 @@ register_metric(
     needs=["gold"],
     corpus=lambda batch: batch.lexical.f1_corpus(),
     percent=True,
+    resample=lambda batch, weights: batch.lexical.f1_resampled(weights),
 )(lambda batch: batch.lexical.f1_per_response())
 
 
@@ -34,6 +36,7 @@ def _register_bleu(n: int) -> None:
         needs=["gold"],
         corpus=lambda batch: batch.lexical.bleu_corpus(n),
         percent=True,
+        resample=lambda batch, weights: batch.lexical.bleu_resampled(n, weights),
     )(lambda batch: batch.lexical.bleu_per_response(n))
 
 
@@ -46,6 +49,9 @@ def register_distinct(n: int) -> None:
         aliases=[f"distinct-{n}", f"dist{n}", f"dist-{n}"],
         corpus=lambda batch: batch.lexical.distinct_corpus(n),
         percent=True,
+        # no resample: a resample drawn with replacement repeats responses, whose n-grams count again in the
+        # total but not among the distinct ones, so every resample's value falls below the corpus' (on KdConv
+        # travel dev the whole 95 % interval of Distinct-1 lay under it): no interval rather than a wrong one
     )(lambda batch: batch.lexical.distinct_per_response(n))
 
 
@@ -112,6 +118,17 @@ def _micro(batch: Batch, numerator: str, denominator: str) -> float | None:
     return int(batch.knowledge[numerator].sum()) / total if total else None
 
 
+def _micro_resampled(batch: Batch, numerator: str, denominator: str, weights: np.ndarray) -> np.ndarray:
+    """``_micro`` of each resample: undefined (NaN) where a resample draws no denominator."""
+    top, bottom = (weights @ batch.knowledge[name].to_numpy().astype(np.float64) for name in (numerator, denominator))
+    return np.divide(top, bottom, out=np.full(len(weights), np.nan), where=bottom > 0)
+
+
+def _harmonic_resampled(p: np.ndarray, r: np.ndarray) -> np.ndarray:
+    total = p + r
+    return np.divide(2 * p * r, total, out=np.where(np.isnan(total), np.nan, 0.0), where=total > 0)
+
+
 def _harmonic(p: float | None, r: float | None) -> float | None:
     if p is None or r is None:
         return None
@@ -124,6 +141,7 @@ def _harmonic(p: float | None, r: float | None) -> float | None:
     needs=["knowledge"],
     corpus=lambda batch: _micro(batch, "k_true", "k_mentions"),
     percent=True,
+    resample=lambda batch, weights: _micro_resampled(batch, "k_true", "k_mentions", weights),
 )
 def knowledge_precision(batch: Batch) -> pl.Series:
     return batch.knowledge.select(_share("k_true", "k_mentions")).to_series()
@@ -135,6 +153,7 @@ def knowledge_precision(batch: Batch) -> pl.Series:
     needs=["knowledge"],
     corpus=lambda batch: _micro(batch, "k_expressed", "k_gold"),
     percent=True,
+    resample=lambda batch, weights: _micro_resampled(batch, "k_expressed", "k_gold", weights),
 )
 def knowledge_recall(batch: Batch) -> pl.Series:
     return batch.knowledge.select(_share("k_expressed", "k_gold")).to_series()
@@ -146,6 +165,10 @@ def knowledge_recall(batch: Batch) -> pl.Series:
     needs=["knowledge"],
     corpus=lambda batch: _harmonic(_micro(batch, "k_true", "k_mentions"), _micro(batch, "k_expressed", "k_gold")),
     percent=True,
+    resample=lambda batch, weights: _harmonic_resampled(
+        _micro_resampled(batch, "k_true", "k_mentions", weights),
+        _micro_resampled(batch, "k_expressed", "k_gold", weights),
+    ),
 )
 def knowledge_f1(batch: Batch) -> pl.Series:
     p, r = _share("k_true", "k_mentions"), _share("k_expressed", "k_gold")

@@ -11,14 +11,17 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import polars as pl
 
 from kgforge.core.errors import ArgumentError, KgforgeError
 from kgforge.core.files import atomic_path, safe_output_path
+from kgforge.core.plots import figure_name
 from kgforge.core.records import Record, flattened, omitted_when_none
 from kgforge.core.text import spreadsheet_cell
 from kgforge.evaluation.batch import Batch
 from kgforge.evaluation.caption import meteor_stages
+from kgforge.evaluation.charts import correlation_heatmaps
 from kgforge.evaluation.correlation import correlate, read_human
 from kgforge.evaluation.embedding import WordVectors, coverage, read_vectors
 from kgforge.evaluation.goal_metrics import GOAL_LAYOUTS, GoalReport, judge_goals
@@ -88,6 +91,7 @@ class EvalReport(Record):
     correlations: tuple[dict[str, Any], ...] | None = omitted_when_none()  # metric x human aspect: Pearson, Spearman
     goals: dict[str, Any] | None = omitted_when_none()  # whole-dialogue metrics (``goal_metrics``)
     per_response: str | None = omitted_when_none()  # the per-response file written
+    figures: tuple[str, ...] | None = omitted_when_none()  # the PNG files drawn (``plot``)
     seconds: dict[str, float] = field(default_factory=dict)  # read, graph, metrics, total
 
 
@@ -102,10 +106,14 @@ def evaluate(
     out: Path | None = None,
     options: EvalOptions = EvalOptions(),
     index: KnowledgeIndex | None = None,
+    plot: Path | None = None,
 ) -> EvalReport:
     """Score ``predictions``; the report's ``metrics`` are corpus values (fractions), ``per_response`` the
     file with one row per response (``out``, or none when ``out`` is None). ``index`` reuses a knowledge index
-    built before (it must match the responses' segmentation)."""
+    built before (it must match the responses' segmentation). ``plot`` (a folder, with ``human``) receives the
+    metric × human-score heatmap (:mod:`.charts`)."""
+    if plot is not None and human is None:
+        raise ArgumentError("--plot", "draws the correlations with human scores: give --human (or --system)")
     started = time.perf_counter()
     if out is not None:  # refused before the scoring, not after it
         out = domain_paths(domain, workdir).output(out) if domain else safe_output_path(out)
@@ -134,6 +142,10 @@ def evaluate(
         goals = goals_of(Path(predictions), gold, dialogues, options.layout).to_dict(per_dialogue=False)
     if out is not None:
         write_per_response(per_response, Path(out))
+    figures = None
+    if plot is not None and correlations is not None:
+        name = figure_name(gold or dialogues or Path(predictions), domain)
+        figures = tuple(str(path) for path in correlation_heatmaps(correlations, Path(plot), name))
     timings["total"] = time.perf_counter() - started
     return EvalReport(
         responses=batch.size,
@@ -149,6 +161,7 @@ def evaluate(
         correlations=correlations,
         goals=goals,
         per_response=None if out is None else str(out),
+        figures=figures,
         seconds={key: round(value, 3) for key, value in timings.items()},
     )
 
@@ -185,6 +198,38 @@ def score(responses: Responses, options: EvalOptions, index: KnowledgeIndex | No
     values = {metric.name: metric.values(batch) for metric in chosen}
     corpus = {metric.name: metric.corpus_value(batch, values[metric.name]) for metric in chosen}
     return Scored(batch, segmentation, tuple(chosen), left_out, values, corpus)
+
+
+INTERVAL_CHUNK = 64  # resamples weighed at once: a (chunk × responses) matrix, bounded for 100k responses
+
+
+def corpus_intervals(scored: Scored, bootstrap: int, seed: int = 0) -> dict[str, list[float] | None]:
+    """Each computed metric's percentile bootstrap 95 % interval of its corpus value: ``bootstrap`` resamples of
+    the responses (seeded), each metric's corpus value recomputed on each from the per-response counts
+    (``Metric.resampled``). None for a metric that cannot be resampled (a plug-in with its own corpus value
+    and no ``resample``) or when fewer than half the resamples give a value."""
+    size = scored.batch.size
+    if not bootstrap or size < 2:
+        return {}
+    rng = np.random.default_rng(seed)
+    found: dict[str, list[np.ndarray]] = {metric.name: [] for metric in scored.chosen}
+    for start in range(0, bootstrap, INTERVAL_CHUNK):
+        draws = rng.integers(0, size, size=(min(INTERVAL_CHUNK, bootstrap - start), size))
+        weights = np.stack([np.bincount(row, minlength=size) for row in draws]).astype(np.float64)
+        for metric in scored.chosen:
+            values = metric.resampled(scored.batch, scored.values[metric.name], weights)
+            if values is None:
+                found.pop(metric.name, None)
+            elif metric.name in found:
+                found[metric.name].append(values)
+    intervals: dict[str, list[float] | None] = {metric.name: None for metric in scored.chosen}
+    for name, parts in found.items():
+        values = np.concatenate(parts)
+        finite = values[np.isfinite(values)]
+        if finite.size >= bootstrap / 2:
+            low, high = np.percentile(finite, [2.5, 97.5])
+            intervals[name] = [float(low), float(high)]
+    return intervals
 
 
 def knowledge_score(knowledge: pl.DataFrame, domain: str | None, graph_only: bool) -> KnowledgeScore:
@@ -353,6 +398,7 @@ __all__ = [
     "SEGMENTATIONS",
     "Scored",
     "choose_metrics",
+    "corpus_intervals",
     "evaluate",
     "goals_of",
     "metric_inputs",
