@@ -5,10 +5,12 @@ import`` reads the filled sheets back, un-blinds them and reports per-system mea
 A rubric is a small TOML file (``kgforge/evaluation/rubrics/NAME.toml``, or a path to the user's own): its unit
 (``turn``: one response; ``dialogue``: a whole conversation; ``pair``: two systems' responses to the same input,
 side by side), its aspects, each with a scale and its wording in Chinese and English, and the measurement level
-for α. Blinding: a sheet shows an item number, the text (and its context where the file has one) and an empty
-column per aspect; which system wrote what is only in ``key.json``, beside the sheets, which the annotators are
-not given. Items are shuffled with a seed, in another order for each annotator. Every text cell is escaped against
-formula injection (:func:`kgforge.core.text.spreadsheet_cell`).
+for α. Blinding: a sheet shows an item number, the context, the knowledge and the text (what each holds:
+:mod:`kgforge.evaluation.rated`) and an empty column per aspect; which system wrote what is only in ``key.json``,
+beside the sheets, which the annotators are not given. Items are shuffled with a seed, in another order for each
+annotator. Every text cell is escaped against formula injection (:func:`kgforge.core.text.spreadsheet_cell`).
+``import_ratings(..., out=)`` writes every rating un-blinded in MSDE's released shape, the file ``kgforge eval
+--human`` reads.
 """
 
 from __future__ import annotations
