@@ -35,6 +35,11 @@ def systems_of(tmp_path: Path, gold: Path) -> dict[str, Path]:
     return files
 
 
+def two_systems(files: dict[str, Path], gold: Path) -> list[str]:
+    """``eval --system gold=… --system half=… --gold GOLD``."""
+    return ["eval", "--system", f"gold={files['gold']}", "--system", f"half={files['half']}", "--gold", str(gold)]
+
+
 def cell(line: str, column: int) -> str:
     return re.split(r"\s{2,}", line.strip())[column]
 
@@ -50,13 +55,7 @@ def test_one_convention_in_every_table(cli, tmp_path):
     assert cell(rows["cider"], 1) == f"{alone.metrics['cider']:.4f}"  # CIDEr-D: its own 0-10 scale
     assert 0 < alone.metrics["cider"] < 10
     board = cli(
-        "eval",
-        "--system",
-        f"gold={files['gold']}",
-        "--system",
-        f"half={files['half']}",
-        "--gold",
-        str(gold),
+        *two_systems(files, gold),
         "--metrics",
         "f1,cider",
         "--leaderboard",
@@ -131,13 +130,7 @@ def test_the_count_error_names_the_file_of_the_system(cli, tmp_path):
     (humans / "gold.csv").write_text("quality\n" + "1\n" * responses, encoding="utf-8")
     (humans / "half.csv").write_text("quality\n" + "1\n" * (responses - 2), encoding="utf-8")
     done = cli(
-        "eval",
-        "--system",
-        f"gold={files['gold']}",
-        "--system",
-        f"half={files['half']}",
-        "--gold",
-        str(gold),
+        *two_systems(files, gold),
         "--human",
         str(humans),
         "--leaderboard",

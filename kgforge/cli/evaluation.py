@@ -44,6 +44,7 @@ from kgforge.cli._app import (
     emit_json,
     one_of,
 )
+from kgforge.cli._pairing import DialoguesOption, GoldOption
 
 
 def _metric_names(text: str) -> tuple[str, ...]:
@@ -68,18 +69,8 @@ def eval_command(
             "a DuConv / KdConv / DuRecDial file (or give --system)."
         ),
     ] = None,
-    gold: Annotated[
-        Path | None,
-        typer.Option(
-            help="Gold responses, matched in order (any layout; a dataset file also gives each response's dialogue)."
-        ),
-    ] = None,
-    dialogues: Annotated[
-        Path | None,
-        typer.Option(
-            help="Dialogue context (DuConv, KdConv, DuRecDial or a `kgforge export` file) when neither file gives it."
-        ),
-    ] = None,
+    gold: GoldOption = None,
+    dialogues: DialoguesOption = None,
     domain: Annotated[
         str | None,
         typer.Option(parser=DOMAIN, help="Domain whose graph judges the knowledge (knowledge precision/recall/F1)."),

@@ -22,6 +22,7 @@ from kgforge.api import (
     parse_system,
 )
 from kgforge.cli._app import NON_NEGATIVE, POSITIVE, JsonOption, app, console, emit_json, one_of
+from kgforge.cli._pairing import DialoguesOption, GoldOption
 
 rate_app = typer.Typer(no_args_is_help=True, help="Human rating sheets: write them for a rubric, read them back.")
 app.add_typer(rate_app, name="rate")
@@ -71,17 +72,8 @@ def sheet_command(
     sheet_format: Annotated[
         str, typer.Option("--format", parser=one_of(SHEET_FORMATS), help="Sheet file format.")
     ] = "csv",
-    gold: Annotated[
-        Path | None,
-        typer.Option(
-            help="The dialogues the responses answer, matched in order as `kgforge eval --gold` matches them "
-            "(a DuConv/KdConv/DuRecDial file): each row shows the dialogue before the response and its knowledge."
-        ),
-    ] = None,
-    dialogues: Annotated[
-        Path | None,
-        typer.Option(help="Dialogue context as `kgforge eval --dialogues` takes it (by dialogue_id, else in order)."),
-    ] = None,
+    gold: GoldOption = None,
+    dialogues: DialoguesOption = None,
     json_out: JsonOption = False,
 ) -> None:
     """Blinded, shuffled rating sheets, one per annotator; the key to un-blind them stays beside them."""
