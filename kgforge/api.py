@@ -87,7 +87,10 @@ _LAZY = {  # module -> the names the API takes from it
         "SelectionReport",
         "SelectionScores",
         "evaluate_systems",
+        "figure_text",
         "hits_at",
+        "in_percent",
+        "p_text",
         "parse_system",
         "score_selection",
         "systems_in_folder",
@@ -164,7 +167,10 @@ if TYPE_CHECKING:  # for type checkers and linters; at run time each loads on fi
         SelectionReport,
         SelectionScores,
         evaluate_systems,
+        figure_text,
         hits_at,
+        in_percent,
+        p_text,
         parse_system,
         score_selection,
         systems_in_folder,
@@ -310,10 +316,12 @@ def evaluate(
     out: Path | str | None = None,
     options: EvalOptions | None = None,
     policy: ReadPolicy | None = None,
+    plot: Path | str | None = None,
 ) -> EvalReport:
     """``kgforge eval``: score the responses in ``predictions`` (any layout of docs/evaluation.md) against
     ``gold``; with ``domain``, knowledge precision/recall against its graph; with ``human``, correlations with
-    human scores; ``out``: the per-response file; ``policy``: the reading's limits and text policy."""
+    human scores (``plot``: a folder for their heatmap); ``out``: the per-response file; ``policy``: the
+    reading's limits and text policy."""
 
     def path(value: Path | str | None) -> Path | None:
         return None if value is None else Path(value)
@@ -331,6 +339,7 @@ def evaluate(
             human=path(human),
             out=path(out),
             options=options or EvalOptions(),
+            plot=path(plot),
         )
 
 
@@ -978,6 +987,7 @@ __all__ += [
     "hits_at",
     "systems_in_folder",
 ]
+__all__ += ["figure_text", "in_percent", "p_text"]  # one way every evaluation table shows its figures
 __all__ += ["SelectionReport", "SelectionScores", "score_selection"]  # eval --selected: knowledge selection, KILT-style
 __all__ += [
     "LLMSettings",

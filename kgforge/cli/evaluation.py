@@ -24,7 +24,10 @@ from kgforge.api import (
     SelectionReport,
     evaluate,
     evaluate_systems,
+    figure_text,
     hits_at,
+    in_percent,
+    p_text,
     parse_system,
     score_selection,
     systems_in_folder,
@@ -44,6 +47,7 @@ from kgforge.cli._app import (
     one_of,
     reads_inputs,
 )
+from kgforge.cli._pairing import DialoguesOption, GoldOption
 
 
 def _metric_names(text: str) -> tuple[str, ...]:
@@ -69,18 +73,8 @@ def eval_command(
             "a DuConv / KdConv / DuRecDial file (or give --system)."
         ),
     ] = None,
-    gold: Annotated[
-        Path | None,
-        typer.Option(
-            help="Gold responses, matched in order (any layout; a dataset file also gives each response's dialogue)."
-        ),
-    ] = None,
-    dialogues: Annotated[
-        Path | None,
-        typer.Option(
-            help="Dialogue context (DuConv, KdConv, DuRecDial or a `kgforge export` file) when neither file gives it."
-        ),
-    ] = None,
+    gold: GoldOption = None,
+    dialogues: DialoguesOption = None,
     domain: Annotated[
         str | None,
         typer.Option(parser=DOMAIN, help="Domain whose graph judges the knowledge (knowledge precision/recall/F1)."),
@@ -200,6 +194,15 @@ def eval_command(
     official: Annotated[
         bool, typer.Option("--official", help="Print only the official DuConv script's lines.")
     ] = False,
+    plot: Annotated[
+        Path | None,
+        typer.Option(
+            "--plot",
+            metavar="DIR",
+            help="Draw PNGs into DIR: the metric x human-score heatmap (turn and system level, with --human) and, "
+            "with --system, the leaderboard with bootstrap 95% intervals; named after the domain and the file.",
+        ),
+    ] = None,
     workdir: WorkdirOption = DEFAULT_WORKDIR,
     json_out: JsonOption = False,
 ) -> None:
@@ -227,6 +230,10 @@ def eval_command(
         bleurt_path=bleurt_path,
         goal_metrics=goal_metrics,
     )
+    if plot is not None and (selected is not None or candidates is not None):
+        raise typer.BadParameter(
+            "draws the human correlations and the leaderboard, not --selected or --candidates", param_hint="--plot"
+        )
     if selected is not None:
         if predictions is not None or system:
             raise typer.BadParameter("--selected is scored on its own: give no PREDICTIONS or --system beside it")
@@ -258,11 +265,14 @@ def eval_command(
             gold=gold,
             golds=golds,
             dialogues=dialogues,
+            domain=domain,
+            workdir=workdir,
             options=options,
             human=human,
             out=leaderboard,
             bootstrap=bootstrap,
             seed=seed,
+            plot=plot,
         )
         if json_out:
             emit_json(board.as_dict())
@@ -281,6 +291,7 @@ def eval_command(
         human=human,
         out=target,
         options=options,
+        plot=plot,
     )
     if official:
         if report.official is None:
@@ -323,12 +334,12 @@ def show_selection(report: SelectionReport) -> None:
 def show_report(report: EvalReport) -> None:
     inputs = ", ".join(f"{role} {escape(d['path'])} ({d['layout']})" for role, d in report.inputs.items())
     console.print(f"[bold]{report.responses:,} responses[/]  {inputs}  segmentation: {report.segmentation}")
-    table = Table("metric", "value (%)", "what it is", box=None, pad_edge=False)
+    table = Table("metric", "value", "what it is", box=None, pad_edge=False)
     for name, value in report.metrics.items():
-        table.add_row(name, "-" if value is None else f"{value * 100:.2f}", METRICS.metric(name).description)
+        metric = METRICS.metric(name)
+        table.add_row(name, metric.shown(value), escape(metric.description))
     console.print(table)
-    for name, why in report.left_out.items():
-        console.print(f"  [dim]{name}: left out, {why}[/]")
+    show_left_out(report.left_out)
     for described in report.inputs.values():
         for skipped in described.get("skipped", ())[:5]:
             console.print(f"[yellow]skipped[/] {escape(described['path'])} {escape(skipped)}")
@@ -342,13 +353,14 @@ def show_report(report: EvalReport) -> None:
     if report.correlations:
         corr = Table("metric", "human", "n", "Pearson", "p", "Spearman", "p", box=None, pad_edge=False)
         for row in report.correlations:
-            cells = [_number(row[key]) for key in ("pearson", "pearson_p", "spearman", "spearman_p")]
+            cells = [_correlation_cell(row, key) for key in ("pearson", "pearson_p", "spearman", "spearman_p")]
             corr.add_row(row["metric"], escape(row["human"]), str(row["n"]), *cells)
         console.print(corr)
     if report.goals is not None:
         show_goals(report.goals)
     if report.per_response is not None:
         console.print(f"per response (scores, mentions, hallucinations): {escape(report.per_response)}")
+    show_figures(report.figures or ())
 
 
 def show_goals(goals: dict[str, Any]) -> None:
@@ -369,8 +381,7 @@ def show_goals(goals: dict[str, Any]) -> None:
     for name in ("leading_success", "user_topic_consistency", "recommendation_success"):
         if name in summary:
             console.print(f"  {name}: {_number(summary[name])} over {summary[name + '_dialogues']} dialogues")
-    for name, why in goals["left_out"].items():
-        console.print(f"  [dim]{name}: left out, {why}[/]")
+    show_left_out(goals["left_out"])
 
 
 def _systems(specs: list[str]) -> tuple[dict[tuple[str, str], Path], dict[str, Path]]:
@@ -410,14 +421,13 @@ def show_leaderboard(board: Leaderboard) -> None:
             shown.add_row(
                 escape(row["system"]),
                 *[
-                    _number(v) if not isinstance(v, int) else str(v)
+                    str(v) if isinstance(v, int) else figure_text(v, in_percent(k))
                     for k, v in row.items()
                     if k not in ("task", "system")
                 ],
             )
         console.print(shown)
-    for name, why in board.left_out.items():
-        console.print(f"  [dim]{name}: left out, {why}[/]")
+    show_left_out(board.left_out)
     for aspect, found in board.agreement.items():
         console.print(
             f"agreement on {escape(aspect)}: Fleiss' kappa {_number(found['fleiss_kappa'])}, "
@@ -441,17 +451,35 @@ def show_leaderboard(board: Leaderboard) -> None:
         )
         for row in board.correlations:
             cells = [
-                _number(row[key]) for key in ("pearson", "pearson_p", "spearman", "spearman_p", "kendall", "kendall_p")
+                _correlation_cell(row, key)
+                for key in ("pearson", "pearson_p", "spearman", "spearman_p", "kendall", "kendall_p")
             ]
             corr.add_row(row["task"], row["level"], row["metric"], escape(row["human"]), str(row["n"]), *cells)
         console.print(corr)
     if board.human and board.human["unrated_systems"]:
         console.print(f"[yellow]no human scores for[/] {', '.join(board.human['unrated_systems'])}")
     console.print(f"leaderboard: {', '.join(escape(path) for path in board.files.values())}")
+    show_figures(board.figures)
+
+
+def show_figures(figures: tuple[str, ...]) -> None:
+    if figures:
+        console.print(f"figures: {', '.join(escape(path) for path in figures)}")
 
 
 def _number(value: float | None) -> str:
     return "-" if value is None else f"{value:.3f}"
+
+
+def _correlation_cell(row: dict[str, Any], key: str) -> str:
+    """A correlation coefficient with three decimals, or its p-value (``2.4e-07`` below 0.001)."""
+    return p_text(row[key]) if key.endswith("_p") else _number(row[key])
+
+
+def show_left_out(left_out: dict[str, str]) -> None:
+    """What was not computed and why, one dim line each (escaped: a reason names ``kgforge[bertscore]``)."""
+    for name, why in left_out.items():
+        console.print(f"  [dim]{escape(name)}: left out, {escape(why)}[/]")
 
 
 @app.command("metrics")

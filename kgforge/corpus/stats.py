@@ -15,7 +15,7 @@ from kgforge.build.link import start_entity_names
 from kgforge.core.errors import KgforgeError
 from kgforge.core.limits import ReadPolicy, reading
 from kgforge.core.output import OutputDir, output_dir
-from kgforge.core.plots import cjk_font
+from kgforge.core.plots import cjk_font, figure_name
 from kgforge.core.registry import Entry, Registry
 from kgforge.core.text import jieba_module
 from kgforge.corpus.reading import (
@@ -336,7 +336,7 @@ def _with_transitions(
         )
     if graph is None:
         notes.append("topic transitions as relation paths (KdConv Table 4) need --domain")
-    drawn = plot_transitions(figures, plot, corpus.path.stem) if plot is not None else []
+    drawn = plot_transitions(figures, plot, figure_name(corpus.path, domain)) if plot is not None else []
     if drawn and cjk_font() is None:
         notes.append(
             "no CJK font is installed (e.g. Noto Sans CJK SC: apt install fonts-noto-cjk), so the figures "
