@@ -107,6 +107,7 @@ _LAZY = {  # module -> the names the API takes from it
     ),
     "kgforge.qa.llm": ("DEFAULT_KEY_ENV",),
     "kgforge.stats": ("plot_stats",),
+    "kgforge.synth": ("SYNTH_STYLES", "SynthOptions", "SynthPlan", "SynthReport"),
     "kgforge.store.rdf_export": ("RDF_FORMATS", "RdfExportReport"),
 }
 _RENAMED = {  # name in the API -> (module, name there)
@@ -194,6 +195,7 @@ if TYPE_CHECKING:  # for type checkers and linters; at run time each loads on fi
     from kgforge.stats import DomainStats as StatsReport
     from kgforge.stats import plot_stats
     from kgforge.store.rdf_export import RDF_FORMATS, RdfExportReport
+    from kgforge.synth import SynthPlan, SynthReport
 
 
 @dataclass(frozen=True)
@@ -613,6 +615,22 @@ class Domain:
         return export_parallel_dialogues(
             self.snapshot(), Path(dialogues), settings, list(languages), Path(out), allow_mixed
         )
+
+    def synth(self, goals: Path | str, out: Path | str, *, style: str, **options: Any) -> SynthReport:
+        """Dialogues for the ``goals`` (from :meth:`goals`) in ``style`` (duconv, kdconv, durecdial), drafted by a
+        model (``llm_url``, ``llm_model``) or, without one, by the templated realiser; every turn verified against
+        the graph, repaired or dropped; written to ``out`` in the style's layout with ``OUT.rejected.jsonl`` and
+        ``OUT.manifest.json`` (``options``: :class:`kgforge.synth.SynthOptions` fields; docs/synth.md)."""
+        from kgforge.synth import SynthOptions, synth  # lazy: start-up
+
+        return synth(self.snapshot(), Path(goals), Path(out), SynthOptions(style=style, **options))
+
+    def synth_plan(self, goals: Path | str, out: Path | str, *, style: str, **options: Any) -> SynthPlan:
+        """What :meth:`synth` would send with the same arguments (``--dry-run``): its draft requests and their
+        characters, nothing sent."""
+        from kgforge.synth import SynthOptions, plan  # lazy: start-up
+
+        return plan(self.snapshot(), Path(goals), Path(out), SynthOptions(style=style, **options))
 
     def corpus_stats(self, dialogues: Path | str, **options: Any) -> CorpusStats:
         """:func:`kgforge.corpus.corpus_stats` of a dialogue file, with its topics against this domain's graph."""
