@@ -46,6 +46,14 @@ class Outcome:
         return None if self.rejected is None else self.rejected["kind"]
 
 
+class Dropped(Exception):
+    """A dialogue that cannot be released: the kind of reason, the reason, and the dialogue as it stood."""
+
+    def __init__(self, kind: str, reason: str, turns: list[Turn], checks: list[TurnCheck]) -> None:
+        super().__init__(reason)
+        self.kind, self.reason, self.turns, self.checks = kind, reason, turns, checks
+
+
 class GaveUp(BadReply):
     """No usable reply within ``--max-tries`` requests: the last one's kind and problem."""
 
@@ -100,6 +108,8 @@ class Drafter:
         outcome = Outcome(material.number)
         try:
             self._run(material, outcome)
+        except Dropped as exc:
+            _drop(outcome, material, exc.kind, exc.reason, exc.turns, exc.checks)
         except GaveUp as exc:
             _drop(outcome, material, f"bad reply: {exc.kind}", f"{exc.tries} replies could not be used: {exc}", [], [])
         except LLMError as exc:
@@ -107,69 +117,62 @@ class Drafter:
         return outcome
 
     def _run(self, material: GoalMaterial, outcome: Outcome) -> None:
-        if self.client is None:
-            outcome.drafts += 1
-            turns = realise(material, self.style.plan(material), self.verifier.check, self.written)
-            self._finish(material, outcome, turns, self.verifier.check(material, [t.text for t in turns]))
-            return
-        messages = self.draft_messages(material)
-        turns = self._ask(outcome, messages, lambda reply: draft_turns(reply, self.style, material, self.written))
         outcome.drafts += 1
-        tries: Counter[int] = Counter()
-        failed: set[int] = set()
-        redrafts = 1
-        while True:
-            checks = self.verifier.check(material, [t.text for t in turns])
-            failing = [i for i, check in enumerate(checks) if check.failing]
-            outcome.repaired += len(failed - set(failing))
-            failed -= failed - set(failing)
-            if failing:
-                at = failing[0]
-                if tries[at] >= self.settings.max_tries:
-                    return _drop(outcome, material, checks[at].verdict, _turn_reason(at, checks[at]), turns, checks)
-                tries[at] += 1
-                failed.add(at)
-                new = self._repair(material, outcome, messages, turns, at, checks[at])
-                turns = [*turns[:at], new, *turns[at + 1 :]]
-                continue
+        if self.client is None:
+            turns = realise(material, self.style.plan(material), self.verifier.check, self.written)
+            return self._finish(material, outcome, turns, self.verifier.check(material, [t.text for t in turns]))
+        thread = self.draft_messages(material)
+        draft = self._ask(outcome, thread, lambda reply: draft_turns(reply, self.style, material, self.written))
+        for redraft in range(1, self.settings.max_tries + 1):
+            turns, checks = self._repaired(material, outcome, thread, draft)
             problem = self.style.reached(material, turns)
             if problem is None:
                 return self._finish(material, outcome, turns, checks)
-            if redrafts >= self.settings.max_tries:
-                return _drop(outcome, material, "goal not reached", problem, turns, checks)
-            redrafts += 1
-            asked = [*messages, _said(turns), {"role": "user", "content": self._render("retry", problem=problem)}]
-            again = self._ask(outcome, asked, lambda reply: draft_turns(reply, self.style, material, self.written))
+            if redraft == self.settings.max_tries:
+                raise Dropped("goal not reached", problem, turns, checks)
+            # the conversation goes on from the dialogue as it stands: each new draft is asked by a new request
+            thread = [*thread, _said(turns), {"role": "user", "content": self._render("retry", problem=problem)}]
+            draft = self._ask(outcome, thread, lambda reply: draft_turns(reply, self.style, material, self.written))
             outcome.drafts += 1
-            turns, tries, failed = again, Counter(), set()
+        return None
 
-    def _repair(
-        self,
-        material: GoalMaterial,
-        outcome: Outcome,
-        messages: list[dict[str, str]],
-        turns: list[Turn],
-        at: int,
-        check: TurnCheck,
-    ) -> Turn:
-        turn = turns[at]
-        asked = [
-            *messages,
-            _said(turns),
-            {
-                "role": "user",
-                "content": self._render(
-                    "repair",
-                    index=at + 1,
-                    speaker=turn.speaker,
-                    text=turn.text,
-                    verdict=check.verdict,
-                    reason=check.reason(),
-                ),
-            },
-        ]
-        outcome.repairs += 1
-        return self._ask(outcome, asked, lambda reply: rewritten_turn(reply, material, turn, self.written))
+    def _repaired(
+        self, material: GoalMaterial, outcome: Outcome, thread: list[dict[str, str]], turns: list[Turn]
+    ) -> tuple[list[Turn], list[TurnCheck]]:
+        """``turns`` verified, the first failing turn sent back for a rewrite until none fails (each turn at most
+        ``max_tries`` times; then Dropped). A turn asked about again is asked in the same conversation, after its
+        last rewrite, so that no request repeats an earlier one."""
+        turns = list(turns)
+        tries: Counter[int] = Counter()
+        threads: dict[int, list[dict[str, str]]] = {}
+        pending: set[int] = set()  # turns sent back whose rewrite has not passed yet
+        while True:
+            checks = self.verifier.check(material, [t.text for t in turns])
+            failing = [i for i, check in enumerate(checks) if check.failing]
+            passed = pending.difference(failing)
+            outcome.repaired += len(passed)
+            pending -= passed
+            if not failing:
+                return turns, checks
+            at, check = failing[0], checks[failing[0]]
+            if tries[at] >= self.settings.max_tries:
+                raise Dropped(check.verdict, _turn_reason(at, check), turns, checks)
+            tries[at] += 1
+            pending.add(at)
+            turn = turns[at]
+            ask = self._render(
+                "repair",
+                index=at + 1,
+                speaker=turn.speaker,
+                text=turn.text,
+                verdict=check.verdict,
+                reason=check.reason(),
+            )
+            asked = [*threads.get(at, [*thread, _said(turns)]), {"role": "user", "content": ask}]
+            outcome.repairs += 1
+            new = self._ask(outcome, asked, lambda reply: rewritten_turn(reply, material, turn, self.written))
+            threads[at] = [*asked, {"role": "assistant", "content": json.dumps({"text": new.text}, ensure_ascii=False)}]
+            turns[at] = new
 
     def _ask(self, outcome: Outcome, messages: list[dict[str, str]], use: Callable[[str], Any]) -> Any:
         """``use`` of the reply to ``messages``; a reply it refuses (BadReply) is counted and asked about again,
@@ -185,7 +188,7 @@ class Drafter:
                     raise GaveUp(exc.kind, exc.problem, attempt) from None
                 outcome.retries += 1
                 quoted = {"role": "assistant", "content": reply.content[:MAX_QUOTED]}
-                asked = [*messages, quoted, {"role": "user", "content": self._render("retry", problem=exc.problem)}]
+                asked = [*asked, quoted, {"role": "user", "content": self._render("retry", problem=exc.problem)}]
         raise AssertionError("max_tries is at least 1")
 
     def _send(self, outcome: Outcome, messages: list[dict[str, str]]) -> Reply:

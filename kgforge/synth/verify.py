@@ -21,18 +21,18 @@ from __future__ import annotations
 import hashlib
 import re
 import threading
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 from kgforge.grounding import DialogueMatcher, GroundingIndex
 from kgforge.grounding.facts import Fact
-from kgforge.grounding.matching import as_claim, message_cut_at, questions
+from kgforge.grounding.matching import Claim, as_claim, message_cut_at, questions
 from kgforge.grounding.normalise import Surface, form, surface
 from kgforge.grounding.run import load_index
 from kgforge.store.snapshot import Snapshot
 from kgforge.synth.model import GoalMaterial, StatedFact, TurnCheck
 
 ASK_ENTITY = "ASK { $s $p $o }"
-ASK_LITERAL = "ASK { $s $p ?o FILTER(STR(?o) = $value) }"
+ASK_LITERAL = "ASK { $s $p ?o BIND(STR(?o) AS $value) }"  # a substitution joins the BIND
 _NUMBER = re.compile(r"\d+")
 MAX_SAID = 60  # characters of a turn quoted in a claim about a relation spoken of
 
@@ -72,9 +72,14 @@ class Verifier:
         failing = {c.relation for c in claims if c.status != "supported"}
         by_name, spoken = self._relations_spoken(said, about, {(f.subject, f.relation) for f, _ in facts}, failing)
         facts += by_name
-        # a number the grounder could not place that a fact stated by name, or the situation, gives is backed
+        # what the grounder could not place and a fact stated explains is backed: a number that a fact stated by
+        # name or the situation gives, a name inside a value said whole (珍宝馆 in 故宫's 门票 旺季60元…参观珍宝馆…)
         backed = allowed | {n for f, _ in by_name for n in _numbers(f.value_form + form(f.relation))}
-        claims = [c for c in claims if c.status == "supported" or not _numbers(form(c.said)) <= backed]
+        whole = [
+            (at, len(f.value_form)) for f, _ in facts if (at := said.form.find(f.value_form)) >= 0 and f.value_form
+        ]
+        inside = [span for _, span in by_name] + [said.span(at, at + size) for at, size in whole]
+        claims = [c for c in claims if c.status == "supported" or not _backed(c, backed, inside)]
         out = [as_claim(self.index, claim) for claim in claims]
         out += [
             _claim(self.index.label(f.subject), f.relation, text[a:b], (a, b), (f.value,), "supported")
@@ -124,7 +129,7 @@ class Verifier:
                 seen.add(relation)  # the first entity about which the turn could say it
                 if (subject, relation) in stated or relation in failing:
                     continue
-                named = [(f, said.form.find(f.value_form)) for f in facts if len(f.value_form) >= 2]
+                named = [(f, _word_at(said.form, f.value_form, cut_at)) for f in facts if f.value_form]
                 named = [(f, said.span(where, where + len(f.value_form))) for f, where in named if where >= 0]
                 if named:
                     by_name.append(named[0])
@@ -166,6 +171,19 @@ def _claim(
         "graph": list(graph),
         "status": status,
     }
+
+
+def _backed(claim: Claim, numbers: set[str], spans: list[tuple[int, int]]) -> bool:
+    said = _numbers(form(claim.said))
+    return bool(said) and said <= numbers or any(a <= claim.span[0] and claim.span[1] <= b for a, b in spans)
+
+
+def _word_at(text: str, word: str, cut_at: Callable[[int], bool]) -> int:
+    """Where ``word`` is said as whole words in ``text`` (世界公园 is not said by 世界公园欧洲区); -1: nowhere."""
+    at = text.find(word)
+    while at >= 0 and not (cut_at(at) and cut_at(at + len(word))):
+        at = text.find(word, at + 1)
+    return at
 
 
 def _key(number: str) -> str:
