@@ -65,7 +65,8 @@ class Script:
         with self.lock:
             first_time = key not in self._seen
             self._seen.add(key)
-        if first_time and rng.random() < self.rate_limited:
+        limit = rng.random()  # drawn every time: the reply must not depend on whether the request came before
+        if first_time and limit < self.rate_limited:
             with self.lock:
                 self.limited += 1
             return 429, ""
@@ -208,6 +209,13 @@ def steps_of(prompt: str) -> list[tuple[int, str, str | None]]:
 # ---------------------------------------------------------------- the server
 
 
+class _Server(ThreadingHTTPServer):
+    request_queue_size = 128  # --concurrency 16 and more connect at once
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        pass  # a client killed mid-request (the kill tests) resets its connection: nothing to report
+
+
 class ScriptedServer:
     def __init__(self, script: Script, port: int = 0) -> None:
         self.script = script
@@ -215,6 +223,7 @@ class ScriptedServer:
 
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
+            disable_nagle_algorithm = True  # headers and body go out as two writes: no 40 ms wait for an ACK between
 
             def do_POST(self) -> None:  # noqa: N802 (http.server's name)
                 received = time.monotonic()
@@ -257,8 +266,7 @@ class ScriptedServer:
             def log_message(self, *args: object) -> None:
                 pass
 
-        ThreadingHTTPServer.request_queue_size = 128
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", port), Handler)
+        self.httpd = _Server(("127.0.0.1", port), Handler)
         self.httpd.daemon_threads = True
 
     @property

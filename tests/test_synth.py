@@ -225,3 +225,15 @@ def test_prompt_templates_can_be_replaced_placeholders_only(seeds: dict[str, See
         bad.write_text(bundled.replace("{knowledge}", "{facts}"), encoding="utf-8")
         with pytest.raises(KgforgeError, match=r"bad.toml: \[zh\].draft: unknown placeholder \{facts\}"):
             kg.synth(seed.goals, tmp_path / "o.json", style="kdconv", n=2, prompts=bad, **llm(server))
+
+
+def test_the_demo_synthesises_its_goals_offline(tmp_path: Path) -> None:
+    from kgforge.demo.runner import QUIET, step_build, step_derive, step_goals, step_synth
+
+    workdir = tmp_path / "kg"
+    for step in (step_build, step_derive, step_goals, step_synth):
+        step(workdir, QUIET)
+    out = workdir / "demo" / "exports" / "synth.duconv.jsonl"
+    sessions = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
+    assert len(sessions) == 20
+    assert all(set(s["verdicts"]) <= {"supported", "chitchat"} and "supported" in s["verdicts"] for s in sessions)

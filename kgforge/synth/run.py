@@ -29,6 +29,8 @@ from kgforge.synth.styles import STYLES, SynthStyle, style_named
 from kgforge.synth.verify import Verifier
 
 TEMPLATED = "templated"
+# report fields that differ between a run and the same run resumed: left out of the manifest
+_VARYING = ("sent", "cache_hits", "seconds", "verification_cpu_seconds")
 
 
 @dataclass(frozen=True)
@@ -99,6 +101,8 @@ class SynthReport(Record):
     verified_share: float | None  # of those, the share verified as supported
     verdicts: dict[str, int]  # released turns by verdict
     mixed_labels: int  # names written in another language than asked (the graph has none in it)
+    turns_verified: int  # turns checked against the graph, every check of every draft and rewrite counted
+    verification_cpu_seconds: float  # CPU time those checks took
     build_id: str
     seconds: float
     rejected: Path | None = omitted_when_none()  # OUT.rejected.jsonl, when a dialogue was dropped
@@ -254,7 +258,7 @@ def _write(run: _Run, options: SynthOptions, goals_file: Path, outcomes: list[Ou
         "temperature": None if options.llm_url is None else options.temperature,
         "prompts": _prompts_entry(run),
         "out_sha256": sha256_file(run.out),
-        "report": {k: v for k, v in report.as_dict().items() if k not in ("sent", "cache_hits", "seconds")},
+        "report": {k: v for k, v in report.as_dict().items() if k not in _VARYING},
         "versions": package_versions(),
     }
     write_json_atomic(report.manifest, manifest)
@@ -309,6 +313,8 @@ def _report(
         round(verdicts["supported"] / knowledge, 4) if knowledge else None,
         dict(sorted(verdicts.items())),
         len(run.materials.mixed_labels),
+        run.drafter.verifier.turns_checked,
+        round(run.drafter.verifier.cpu_seconds, 3),
         run.materials.build_id,
         round(seconds, 3),
         rejected_path,

@@ -21,6 +21,7 @@ from __future__ import annotations
 import hashlib
 import re
 import threading
+import time
 from collections.abc import Callable, Iterable
 
 from kgforge.grounding import DialogueMatcher, GroundingIndex
@@ -45,6 +46,8 @@ class Verifier:
         self.index = index
         self.relations = relations  # a relation's label as the grounder names it -> its IRI
         self._lock = threading.Lock()
+        self.cpu_seconds = 0.0  # CPU time spent checking turns (every check, the repairs' included)
+        self.turns_checked = 0
 
     @classmethod
     def open(cls, snapshot: Snapshot) -> Verifier:
@@ -56,9 +59,13 @@ class Verifier:
         allowed = _numbers(form(" ".join([material.context, *material.topic_names])))
         topics = {form(name) for name in material.topic_names}
         with self._lock:
+            started = time.thread_time()
             # the dialogue opens on its first topic (as a KdConv dialogue's name): the others are brought up in turn
             matcher = DialogueMatcher(self.index, material.topic_names[:1])
-            return [self._turn(matcher, text, topics, allowed) for text in texts]
+            checked = [self._turn(matcher, text, topics, allowed) for text in texts]
+            self.cpu_seconds += time.thread_time() - started
+            self.turns_checked += len(checked)
+            return checked
 
     def _turn(self, matcher: DialogueMatcher, text: str, topics: set[str], allowed: set[str]) -> TurnCheck:
         said = surface(text)
