@@ -81,10 +81,12 @@ _LAZY = {  # module -> the names the API takes from it
         "KnowledgeScore",
         "Leaderboard",
         "METRICS",
+        "PerplexityReport",
         "SEGMENTATIONS",
         "evaluate_systems",
         "hits_at",
         "parse_system",
+        "perplexity",
         "systems_in_folder",
     ),
     "kgforge.evaluation.rating": ("RUBRICS", "RatingReport", "SHEET_FORMATS", "import_ratings", "make_sheets"),
@@ -108,6 +110,7 @@ _LAZY = {  # module -> the names the API takes from it
     "kgforge.qa.llm": ("DEFAULT_KEY_ENV",),
     "kgforge.stats": ("plot_stats",),
     "kgforge.synth": ("SYNTH_STYLES", "SynthOptions", "SynthPlan", "SynthReport"),
+    "kgforge.synth.judge": ("JudgeReport",),
     "kgforge.store.rdf_export": ("RDF_FORMATS", "RdfExportReport"),
 }
 _RENAMED = {  # name in the API -> (module, name there)
@@ -158,9 +161,11 @@ if TYPE_CHECKING:  # for type checkers and linters; at run time each loads on fi
         KnowledgeOptions,
         KnowledgeScore,
         Leaderboard,
+        PerplexityReport,
         evaluate_systems,
         hits_at,
         parse_system,
+        perplexity,
         systems_in_folder,
     )
     from kgforge.evaluation import evaluate as score_responses
@@ -195,7 +200,8 @@ if TYPE_CHECKING:  # for type checkers and linters; at run time each loads on fi
     from kgforge.stats import DomainStats as StatsReport
     from kgforge.stats import plot_stats
     from kgforge.store.rdf_export import RDF_FORMATS, RdfExportReport
-    from kgforge.synth import SynthPlan, SynthReport
+    from kgforge.synth import SYNTH_STYLES, SynthOptions, SynthPlan, SynthReport
+    from kgforge.synth.judge import JudgeReport
 
 
 @dataclass(frozen=True)
@@ -347,6 +353,42 @@ def qa_evaluate(
         folder = Path(cache) if cache else predictions.with_name(predictions.name + ".llm-cache")
         client = llm.client_at(folder, Quarantine(folder / "rejected.jsonl"), timeout)
     return qa_score_file(predictions, Path(gold), client)
+
+
+def llm_judge(
+    rubric: str | Path,
+    *,
+    url: str,
+    model: str,
+    predictions: Path | str | None = None,
+    ratings: Path | str | None = None,
+    out: Path | str | None = None,
+    key_env: str | None = None,
+    language: str = "zh",
+    cache: Path | str | None = None,
+    timeout: float = 120.0,
+) -> JudgeReport:
+    """``kgforge eval --llm-judge``: the responses of ``predictions``, or the items of a filled rating round
+    (``ratings``: the folder `kgforge rate sheet` wrote), scored by the model at ``url`` on ``rubric``'s aspects;
+    with ``ratings``, the judge's agreement with the annotators. Replies are cached in ``cache`` (default:
+    ``llm-cache`` beside the input); ``out``: the judge's scores per item (default: beside the input)."""
+    from kgforge.core.files import safe_output_path  # lazy: start-up
+    from kgforge.qa.llm import DEFAULT_KEY_ENV  # lazy: start-up
+    from kgforge.synth.judge import JudgeSettings, judge_ratings, judge_responses  # lazy: start-up
+
+    if (predictions is None) == (ratings is None):
+        raise ArgumentError("--llm-judge", "give the responses to judge (PREDICTIONS) or a rating round (--ratings)")
+    source = Path(ratings if ratings is not None else predictions or "")
+    folder = source if source.is_dir() else source.parent
+    target = safe_output_path(
+        out or (folder / "judge.jsonl" if source.is_dir() else source.with_name(source.name + ".judge.jsonl"))
+    )
+    settings = JudgeSettings(
+        url, model, Path(cache) if cache else folder / "llm-cache", key_env or DEFAULT_KEY_ENV, timeout, language
+    )
+    if ratings is not None:
+        return judge_ratings(source, rubric, settings, target)
+    return judge_responses(source, rubric, settings, target)
 
 
 def _term(value: Any) -> ox.NamedNode | ox.Literal | ox.BlankNode | str:
@@ -1000,3 +1042,5 @@ __all__ += [
 ]
 __all__ += ["DEFAULT_KEY_ENV", "MAX_LITERAL_CHARS"]
 __all__ += ["AlignmentReport", "MatchOptions", "TranslationApplied", "TranslationProposals"]  # methods' types
+__all__ += ["JudgeReport", "PerplexityReport", "SYNTH_STYLES", "SynthOptions", "SynthPlan", "SynthReport"]
+__all__ += ["llm_judge", "perplexity"]

@@ -14,6 +14,8 @@ from rich.table import Table
 from kgforge.api import (
     EVAL_LAYOUTS,
     METRICS,
+    QA_KEY_ENV,
+    RUBRICS,
     SEGMENTATIONS,
     ArgumentError,
     EvalOptions,
@@ -24,21 +26,37 @@ from kgforge.api import (
     evaluate,
     evaluate_systems,
     hits_at,
+    llm_judge,
     parse_system,
+    perplexity,
     systems_in_folder,
 )
 from kgforge.cli._app import (
     DEFAULT_WORKDIR,
     DOMAIN,
+    HTTP_URL,
     NON_NEGATIVE,
     POSITIVE,
+    Checked,
     JsonOption,
     WorkdirOption,
     app,
     console,
     emit_json,
     one_of,
+    registered,
+    show_mapping,
 )
+
+_RUBRIC_NAME = registered(RUBRICS)
+
+
+def _rubric(value: str, what: str) -> str:
+    """A bundled rubric's name (any case or alias), or the path of one's own rubric file (.toml)."""
+    return value if value.endswith(".toml") else _RUBRIC_NAME.check(value, what)
+
+
+RUBRIC = Checked(str, _rubric, "a rubric name or a .toml file")
 
 
 def _metric_names(text: str) -> tuple[str, ...]:
@@ -183,6 +201,31 @@ def eval_command(
     official: Annotated[
         bool, typer.Option("--official", help="Print only the official DuConv script's lines.")
     ] = False,
+    llm_judge: Annotated[
+        str | None,
+        typer.Option(
+            "--llm-judge",
+            parser=RUBRIC,
+            help="Score PREDICTIONS (or the items of --ratings) by an LLM on a rubric (see `kgforge rate rubrics`).",
+        ),
+    ] = None,
+    ratings: Annotated[
+        Path | None,
+        typer.Option(help="--llm-judge: a filled rating round (the folder `rate sheet` wrote): agreement with it."),
+    ] = None,
+    llm_url: Annotated[
+        str | None, typer.Option("--llm-url", parser=HTTP_URL, help="--llm-judge: OpenAI-compatible endpoint (…/v1).")
+    ] = None,
+    llm_model: Annotated[str | None, typer.Option("--llm-model", help="--llm-judge: the model's name.")] = None,
+    llm_key_env: Annotated[
+        str, typer.Option("--llm-key-env", help="--llm-judge: environment variable holding the API key.")
+    ] = QA_KEY_ENV,
+    logprobs: Annotated[
+        Path | None,
+        typer.Option(
+            help="Perplexity from the token log-probabilities a model wrote (JSON lines; docs/evaluation.md)."
+        ),
+    ] = None,
     workdir: WorkdirOption = DEFAULT_WORKDIR,
     json_out: JsonOption = False,
 ) -> None:
@@ -210,6 +253,12 @@ def eval_command(
         bleurt_path=bleurt_path,
         goal_metrics=goal_metrics,
     )
+    if logprobs is not None:
+        found = perplexity(logprobs)
+        emit_json(found.as_dict()) if json_out else show_mapping(f"perplexity of {logprobs}", found.as_dict())
+        return
+    if llm_judge is not None:
+        return _judge(llm_judge, predictions, ratings, llm_url, llm_model, llm_key_env, out, json_out)
     if candidates is not None:
         hits = hits_at(candidates, group_size=group_size)
         if json_out:
@@ -261,6 +310,34 @@ def eval_command(
         emit_json(report.as_dict())
     else:
         show_report(report)
+
+
+def _judge(
+    rubric: str,
+    predictions: Path | None,
+    ratings: Path | None,
+    url: str | None,
+    model: str | None,
+    key_env: str,
+    out: Path | None,
+    json_out: bool,
+) -> None:
+    if not url or not model:
+        raise typer.BadParameter("--llm-judge needs the endpoint and the model", param_hint="--llm-url/--llm-model")
+    report = llm_judge(rubric, url=url, model=model, predictions=predictions, ratings=ratings, out=out, key_env=key_env)
+    if json_out:
+        emit_json(report.as_dict())
+        return
+    data = report.as_dict()
+    show_mapping(
+        f"LLM judge ({report.model}) on {report.rubric}", {k: v for k, v in data.items() if not isinstance(v, dict)}
+    )
+    show_mapping(
+        "the judge's mean score per aspect", {k: "-" if v is None else f"{v:.3f}" for k, v in report.means.items()}
+    )
+    for aspect, found in (report.agreement or {}).items():
+        shown = ", ".join(f"{k} {_number(v) if isinstance(v, float) or v is None else v}" for k, v in found.items())
+        console.print(f"agreement with the annotators on {escape(aspect)}: {shown}")
 
 
 def show_report(report: EvalReport) -> None:

@@ -27,6 +27,7 @@ from kgforge.cli._app import (
     when_interrupted,
 )
 
+LAYOUTS = tuple(dict.fromkeys(name for style in SYNTH_STYLES.values() for name in style.layouts))
 INTERRUPTED = (
     "interrupted: no file was left half-written (each is replaced whole); every reply so far is cached: rerun the "
     "same command to go on without asking again"
@@ -40,7 +41,12 @@ def synth_command(
     goals: Annotated[Path, typer.Option("--goals", help="Goals JSONL from `kgforge goals` (of this style).")],
     out: Annotated[Path, typer.Option("--out", "-o", help="Dialogue file to write (the style's own layout).")],
     style: Annotated[str, typer.Option("--style", parser=one_of(SYNTH_STYLES), help="duconv, kdconv or durecdial.")],
-    layout: Annotated[str | None, typer.Option("--layout", help="DuRecDial: lic2020 (default), v2 or acl2020.")] = None,
+    layout: Annotated[
+        str | None,
+        typer.Option(
+            "--layout", parser=one_of(LAYOUTS), help="The style's layout; DuRecDial: lic2020 (default), v2 or acl2020."
+        ),
+    ] = None,
     lang: Annotated[
         str | None, typer.Option("--lang", parser=LANGUAGE, help="zh or en (default: the schema's).")
     ] = None,

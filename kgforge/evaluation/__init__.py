@@ -13,6 +13,7 @@ ones when it is first read, and an installed package adds its own through the en
 from kgforge.evaluation.batch import Batch
 from kgforge.evaluation.inputs import LAYOUTS, Responses, load_responses
 from kgforge.evaluation.knowledge import KnowledgeIndex, KnowledgeOptions
+from kgforge.evaluation.logprobs import PerplexityReport, perplexity
 from kgforge.evaluation.registry import METRICS, Metric, register_metric
 from kgforge.evaluation.report import EvalOptions, EvalReport, KnowledgeScore, evaluate
 from kgforge.evaluation.retrieval import HitsReport, hits_at
@@ -29,6 +30,7 @@ __all__ = [
     "LAYOUTS",
     "METRICS",
     "Metric",
+    "PerplexityReport",
     "HitsReport",
     "Leaderboard",
     "Responses",
@@ -38,6 +40,7 @@ __all__ = [
     "hits_at",
     "load_responses",
     "parse_system",
+    "perplexity",
     "register_metric",
     "systems_in_folder",
 ]

@@ -30,7 +30,7 @@ from kgforge.core.errors import ArgumentError, InputError
 from kgforge.core.files import atomic_path
 from kgforge.core.jsonio import iter_json_container
 from kgforge.core.registry import Entry, Registry
-from kgforge.core.text import spreadsheet_cell
+from kgforge.core.text import spreadsheet_cell, spreadsheet_text
 from kgforge.evaluation.agreement import agreement, paired_test
 from kgforge.evaluation.inputs import detect_layout, json_objects, load_responses, table_records
 
@@ -409,6 +409,27 @@ class RatingReport:
 def import_ratings(folder: Path, sheets: Iterable[Path] | None = None) -> RatingReport:
     """The filled sheets of ``folder`` (its key.json names them; ``sheets`` overrides the files, matched to the
     annotators in the key's order) read back and un-blinded."""
+    filled = read_filled(folder, sheets)
+    report = _pair_report if filled.rubric.unit == "pair" else _turn_report
+    return report(filled.rubric, filled.key, list(filled.annotators), filled.ratings, filled.missing)
+
+
+@dataclass(frozen=True)
+class Filled:
+    """Filled sheets read back: the rubric, the key, the annotators, every rating (``annotator``, ``item``,
+    ``aspect``, ``score``), the cells left empty, and what each item showed (item -> (context, text), from
+    the first sheet)."""
+
+    rubric: Rubric
+    key: dict[str, Any]
+    annotators: tuple[str, ...]
+    ratings: pl.DataFrame
+    missing: int
+    shown: dict[str, tuple[str, ...]]
+
+
+def read_filled(folder: Path, sheets: Iterable[Path] | None = None) -> Filled:
+    """The filled sheets of a rating folder (what ``import_ratings`` reads), with each item's shown texts."""
     folder = Path(folder)
     key_path = folder / KEY_FILE if folder.is_dir() else folder
     try:
@@ -428,9 +449,12 @@ def import_ratings(folder: Path, sheets: Iterable[Path] | None = None) -> Rating
     ratings = pl.DataFrame(
         rows, schema={"annotator": pl.String, "item": pl.String, "aspect": pl.String, "score": pl.Float64}
     )
-    if chosen.unit == "pair":
-        return _pair_report(chosen, key, raters, ratings, missing)
-    return _turn_report(chosen, key, raters, ratings, missing)
+    shown_columns = _header(chosen)[1 : -len(chosen.aspects)]
+    shown = {
+        str(record["item"]).strip(): tuple(spreadsheet_text(str(record.get(column) or "")) for column in shown_columns)
+        for _, record in table_records(files[0])
+    }
+    return Filled(chosen, key, tuple(raters), ratings, missing, shown)
 
 
 def _read_filled(path: Path, chosen: Rubric, items: Mapping[str, Any]) -> tuple[list[dict[str, Any]], int]:
@@ -569,4 +593,15 @@ def _number_text(value: float) -> str:
     return str(int(value)) if float(value).is_integer() else str(value)
 
 
-__all__ = ["RUBRICS", "Aspect", "RatingReport", "Rubric", "SheetSet", "import_ratings", "make_sheets", "rubric"]
+__all__ = [
+    "RUBRICS",
+    "Aspect",
+    "Filled",
+    "RatingReport",
+    "Rubric",
+    "SheetSet",
+    "import_ratings",
+    "make_sheets",
+    "read_filled",
+    "rubric",
+]
