@@ -275,16 +275,23 @@ class ScriptedServer:
 
 
 @contextmanager
-def scripted_server(script: Script) -> Iterator[ScriptedServer]:
-    server = ScriptedServer(script)
-    thread = threading.Thread(target=server.httpd.serve_forever, daemon=True)
+def serving(httpd: ThreadingHTTPServer) -> Iterator[None]:
+    """``httpd`` answering on a thread of this process while the block runs, then shut and closed."""
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
     thread.start()
     try:
-        yield server
+        yield
     finally:
-        server.httpd.shutdown()
-        server.httpd.server_close()
+        httpd.shutdown()
+        httpd.server_close()
         thread.join(timeout=5)
+
+
+@contextmanager
+def scripted_server(script: Script) -> Iterator[ScriptedServer]:
+    server = ScriptedServer(script)
+    with serving(server.httpd):
+        yield server
 
 
 def main() -> None:

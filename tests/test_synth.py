@@ -5,6 +5,7 @@ values, answers badly, limits its rate — checked by what the server saw and by
 from __future__ import annotations
 
 import json
+import shutil
 from collections.abc import Callable
 from pathlib import Path
 
@@ -268,3 +269,30 @@ def test_the_demo_synthesises_its_goals_offline(tmp_path: Path) -> None:
     sessions = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
     assert len(sessions) == 20
     assert all(set(s["verdicts"]) <= {"supported", "chitchat"} and "supported" in s["verdicts"] for s in sessions)
+
+
+def test_english_dialogues_from_the_templates(seeds: Callable[[str], Seed], tmp_path: Path) -> None:
+    seed = seeds("kdconv")
+    out = tmp_path / "en.json"
+    report = Domain(seed.domain, seed.workdir).synth(seed.goals, out, style="kdconv", language="en", n=5)
+    messages = [m["message"] for d in records(out, "kdconv") for m in d["messages"]]
+    assert report.language == "en" and report.dialogues == 5 and report.verified_share == 1.0
+    assert any(m.startswith("The address of ") for m in messages) and not any("的地址是" in m for m in messages)
+    assert report.mixed_labels > 0  # the travel graph names its places in Chinese only: said so, not hidden
+
+
+def test_the_order_of_completion_never_changes_the_output(seeds: Callable[[str], Seed], tmp_path: Path, cli) -> None:
+    seed = seeds("kdconv")
+    with scripted_server(Script("kdconv")) as server:
+        outputs = []
+        for concurrency in ("1", "8"):
+            shutil.rmtree(seed.workdir / seed.domain / "raw" / "llm-cache", ignore_errors=True)  # asked afresh
+            out = tmp_path / f"c{concurrency}.json"
+            result = cli(
+                "synth", seed.domain, "--goals", str(seed.goals), "--out", str(out), "--style", "kdconv", "--n", "12",
+                "--llm-url", server.url, "--llm-model", "m", "--concurrency", concurrency, "--workdir", str(seed.workdir),
+            )  # fmt: skip
+            assert "synth kdconv: repaired" not in result.stderr  # the progress bar is for a terminal only
+            outputs.append(out.read_bytes())
+        assert len(server.script.log) > 24  # both runs asked the model
+    assert outputs[0] == outputs[1]

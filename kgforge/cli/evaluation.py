@@ -14,7 +14,6 @@ from rich.table import Table
 from kgforge.api import (
     EVAL_LAYOUTS,
     METRICS,
-    QA_KEY_ENV,
     RUBRICS,
     SEGMENTATIONS,
     ArgumentError,
@@ -34,11 +33,13 @@ from kgforge.api import (
 from kgforge.cli._app import (
     DEFAULT_WORKDIR,
     DOMAIN,
-    HTTP_URL,
     NON_NEGATIVE,
     POSITIVE,
     Checked,
     JsonOption,
+    LlmKeyEnvOption,
+    LlmModelOption,
+    LlmUrlOption,
     WorkdirOption,
     app,
     console,
@@ -213,13 +214,9 @@ def eval_command(
         Path | None,
         typer.Option(help="--llm-judge: a filled rating round (the folder `rate sheet` wrote): agreement with it."),
     ] = None,
-    llm_url: Annotated[
-        str | None, typer.Option("--llm-url", parser=HTTP_URL, help="--llm-judge: OpenAI-compatible endpoint (…/v1).")
-    ] = None,
-    llm_model: Annotated[str | None, typer.Option("--llm-model", help="--llm-judge: the model's name.")] = None,
-    llm_key_env: Annotated[
-        str, typer.Option("--llm-key-env", help="--llm-judge: environment variable holding the API key.")
-    ] = QA_KEY_ENV,
+    llm_url: LlmUrlOption = None,
+    llm_model: LlmModelOption = None,
+    llm_key_env: LlmKeyEnvOption = None,
     logprobs: Annotated[
         Path | None,
         typer.Option(
@@ -318,7 +315,7 @@ def _judge(
     ratings: Path | None,
     url: str | None,
     model: str | None,
-    key_env: str,
+    key_env: str | None,
     out: Path | None,
     json_out: bool,
 ) -> None:

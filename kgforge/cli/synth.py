@@ -9,10 +9,10 @@ from typing import Annotated
 import typer
 from rich.markup import escape
 
-from kgforge.api import QA_KEY_ENV, SYNTH_STYLES, Domain
+from kgforge.api import SYNTH_STYLES, Domain
+from kgforge.cli import _app
 from kgforge.cli._app import (
     DEFAULT_WORKDIR,
-    HTTP_URL,
     LANGUAGE,
     NON_NEGATIVE,
     POSITIVE,
@@ -51,14 +51,9 @@ def synth_command(
         str | None, typer.Option("--lang", parser=LANGUAGE, help="zh or en (default: the schema's).")
     ] = None,
     n: Annotated[int | None, typer.Option("--n", parser=POSITIVE, help="Only the first N goals.")] = None,
-    llm_url: Annotated[
-        str | None,
-        typer.Option("--llm-url", parser=HTTP_URL, help="OpenAI-compatible endpoint (…/v1); none: templates."),
-    ] = None,
-    llm_model: Annotated[str | None, typer.Option("--llm-model", help="Model name sent to the endpoint.")] = None,
-    llm_key_env: Annotated[
-        str, typer.Option("--llm-key-env", help="Environment variable holding the API key.")
-    ] = QA_KEY_ENV,
+    llm_url: _app.LlmUrlOption = None,
+    llm_model: _app.LlmModelOption = None,
+    llm_key_env: _app.LlmKeyEnvOption = None,
     concurrency: Annotated[int, typer.Option("--concurrency", parser=POSITIVE, help="Requests in flight.")] = 4,
     max_tries: Annotated[
         int, typer.Option("--max-tries", parser=POSITIVE, help="Requests per draft, per failing turn, per goal.")
@@ -83,12 +78,11 @@ def synth_command(
         "n": n,
         "llm_url": llm_url,
         "llm_model": llm_model,
-        "key_env": llm_key_env,
         "concurrency": concurrency,
         "max_tries": max_tries,
         "seed": seed,
         "prompts": prompts,
-    }
+    } | ({"key_env": llm_key_env} if llm_key_env else {})
     if dry_run:
         plan = kg.synth_plan(goals, out, style=style, **options)
         emit_json(plan.as_dict()) if json_out else show_mapping(
