@@ -296,3 +296,16 @@ def test_the_order_of_completion_never_changes_the_output(seeds: Callable[[str],
             outputs.append(out.read_bytes())
         assert len(server.script.log) > 24  # both runs asked the model
     assert outputs[0] == outputs[1]
+
+
+def test_an_endpoint_that_answers_nothing_is_one_line_and_writes_nothing(
+    seeds: Callable[[str], Seed], tmp_path: Path, cli
+) -> None:
+    seed = seeds("kdconv")
+    out = tmp_path / "o.json"
+    args = ["synth", seed.domain, "--goals", str(seed.goals), "--out", str(out), "--style", "kdconv", "--n", "2"]
+    result = cli(
+        *args, "--llm-url", "http://127.0.0.1:9/v1", "--llm-model", "m", "--workdir", str(seed.workdir), check=False
+    )
+    assert result.returncode == 1 and "no request was answered" in result.stderr and "Traceback" not in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1 and not out.exists()

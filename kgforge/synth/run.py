@@ -194,6 +194,9 @@ def synth(snapshot: Snapshot, goals_file: Path, out: Path, options: SynthOptions
     started = time.perf_counter()
     run = _open(snapshot, goals_file, out, options)
     outcomes = _outcomes(run, options)
+    failed = [o.rejected for o in outcomes if o.drop_kind == "endpoint error"]
+    if failed and len(failed) == len(outcomes):  # nothing came back: an error to fix, not a file of drops
+        raise KgforgeError(f"no request was answered, nothing was written: {failed[0]['reason']}")
     return _write(run, options, goals_file, outcomes, time.perf_counter() - started)
 
 
