@@ -83,6 +83,7 @@ _LAZY = {  # module -> the names the API takes from it
         "KnowledgeScore",
         "Leaderboard",
         "METRICS",
+        "PerplexityReport",
         "SEGMENTATIONS",
         "SelectionReport",
         "SelectionScores",
@@ -93,6 +94,7 @@ _LAZY = {  # module -> the names the API takes from it
         "p_text",
         "parse_system",
         "score_selection",
+        "perplexity",
         "systems_in_folder",
     ),
     "kgforge.evaluation.rating": ("RUBRICS", "RatingReport", "SHEET_FORMATS", "import_ratings", "make_sheets"),
@@ -114,6 +116,8 @@ _LAZY = {  # module -> the names the API takes from it
         "SelectorOptions",
     ),
     "kgforge.stats": ("plot_stats",),
+    "kgforge.synth": ("SYNTH_STYLES", "SynthOptions", "SynthPlan", "SynthReport"),
+    "kgforge.synth.judge": ("JudgeReport",),
     "kgforge.store.rdf_export": ("RDF_FORMATS", "RdfExportReport"),
 }
 _RENAMED = {  # name in the API -> (module, name there)
@@ -164,6 +168,7 @@ if TYPE_CHECKING:  # for type checkers and linters; at run time each loads on fi
         KnowledgeOptions,
         KnowledgeScore,
         Leaderboard,
+        PerplexityReport,
         SelectionReport,
         SelectionScores,
         evaluate_systems,
@@ -172,6 +177,7 @@ if TYPE_CHECKING:  # for type checkers and linters; at run time each loads on fi
         in_percent,
         p_text,
         parse_system,
+        perplexity,
         score_selection,
         systems_in_folder,
     )
@@ -206,6 +212,8 @@ if TYPE_CHECKING:  # for type checkers and linters; at run time each loads on fi
     from kgforge.stats import DomainStats as StatsReport
     from kgforge.stats import plot_stats
     from kgforge.store.rdf_export import RDF_FORMATS, RdfExportReport
+    from kgforge.synth import SYNTH_STYLES, SynthOptions, SynthPlan, SynthReport
+    from kgforge.synth.judge import JudgeReport
 
 
 @dataclass(frozen=True)
@@ -363,6 +371,45 @@ def qa_evaluate(
         folder = output_dir(named, what="--cache").make()  # a user's folder, checked; the cache names its files
         client = llm.client_at(folder, Quarantine(folder / "rejected.jsonl"), timeout)
     return qa_score_file(predictions, Path(gold), client)
+
+
+def llm_judge(
+    rubric: str | Path,
+    *,
+    url: str,
+    model: str,
+    predictions: Path | str | None = None,
+    ratings: Path | str | None = None,
+    out: Path | str | None = None,
+    key_env: str | None = None,
+    language: str = "zh",
+    cache: Path | str | None = None,
+    timeout: float = 120.0,
+) -> JudgeReport:
+    """``kgforge eval --llm-judge``: the responses of ``predictions``, or the items of a filled rating round
+    (``ratings``: the folder `kgforge rate sheet` wrote), scored by the model at ``url`` on ``rubric``'s aspects;
+    with ``ratings``, the judge's agreement with the annotators. Replies are cached in ``cache`` (default:
+    ``llm-cache`` beside the input); ``out``: the judge's scores per item (none written without it)."""
+    from kgforge.core.output import output_file  # lazy: start-up
+    from kgforge.llm import DEFAULT_KEY_ENV  # lazy: start-up
+    from kgforge.synth.judge import JudgeSettings, judge_ratings, judge_responses  # lazy: start-up
+
+    if (predictions is None) == (ratings is None):
+        raise ArgumentError("--llm-judge", "give the responses to judge (PREDICTIONS) or a rating round (--ratings)")
+    source = Path(ratings if ratings is not None else predictions or "")
+    folder = source if source.is_dir() else source.parent
+    target = output_file(out) if out is not None else None  # the scores per item only where asked
+    settings = JudgeSettings(
+        url,
+        model,
+        output_dir(cache or folder / "llm-cache", what="--cache").make(),  # a cache names its own files
+        key_env or DEFAULT_KEY_ENV,
+        timeout,
+        language,
+    )
+    if ratings is not None:
+        return judge_ratings(source, rubric, settings, target)
+    return judge_responses(source, rubric, settings, target)
 
 
 def _term(value: Any) -> ox.NamedNode | ox.Literal | ox.BlankNode | str:
@@ -636,6 +683,22 @@ class Domain:
             return export_parallel_dialogues(
                 self.snapshot(), Path(dialogues), settings, list(languages), Path(out), allow_mixed
             )
+
+    def synth(self, goals: Path | str, out: Path | str, *, style: str, **options: Any) -> SynthReport:
+        """Dialogues for the ``goals`` (from :meth:`goals`) in ``style`` (duconv, kdconv, durecdial), drafted by a
+        model (``llm_url``, ``llm_model``) or, without one, by the templated realiser; every turn verified against
+        the graph, repaired or dropped; written to ``out`` in the style's layout with ``OUT.rejected.jsonl`` and
+        ``OUT.manifest.json`` (``options``: :class:`kgforge.synth.SynthOptions` fields; docs/synth.md)."""
+        from kgforge.synth import SynthOptions, synth  # lazy: start-up
+
+        return synth(self.snapshot(), Path(goals), Path(out), SynthOptions(style=style, **options))
+
+    def synth_plan(self, goals: Path | str, out: Path | str, *, style: str, **options: Any) -> SynthPlan:
+        """What :meth:`synth` would send with the same arguments (``--dry-run``): its draft requests and their
+        characters, nothing sent."""
+        from kgforge.synth import SynthOptions, plan  # lazy: start-up
+
+        return plan(self.snapshot(), Path(goals), Path(out), SynthOptions(style=style, **options))
 
     def corpus_stats(self, dialogues: Path | str, **options: Any) -> CorpusStats:
         """:func:`kgforge.corpus.corpus_stats` of a dialogue file, with its topics against this domain's graph."""
@@ -1013,3 +1076,5 @@ __all__ += [
 ]
 __all__ += ["DEFAULT_KEY_ENV", "MAX_LABEL_CHARS", "MAX_LITERAL_CHARS"]
 __all__ += ["AlignmentReport", "MatchOptions", "TranslationApplied", "TranslationProposals"]  # methods' types
+__all__ += ["JudgeReport", "PerplexityReport", "SYNTH_STYLES", "SynthOptions", "SynthPlan", "SynthReport"]
+__all__ += ["llm_judge", "perplexity"]

@@ -195,6 +195,14 @@ WorkdirOption = Annotated[
     ),
 ]
 JsonOption = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON on stdout.")]
+LlmUrlOption = Annotated[
+    str | None, typer.Option("--llm-url", parser=HTTP_URL, help="OpenAI-compatible endpoint (…/v1).")
+]
+LlmModelOption = Annotated[str | None, typer.Option("--llm-model", help="Model name sent to the endpoint.")]
+LlmKeyEnvOption = Annotated[
+    str | None,
+    typer.Option("--llm-key-env", help="Environment variable holding the API key (default: KGFORGE_LLM_API_KEY)."),
+]
 
 # What every command that reads dialogue, knowledge or review files accepts (kgforge.core.limits.ReadPolicy):
 # one definition of each option, in one help panel, turned into the policy by read_policy().

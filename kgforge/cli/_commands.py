@@ -59,6 +59,9 @@ COMMANDS: dict[str, tuple[str, str]] = {'build': ('build', "Import the domain's 
  'export-rdf': ('query', 'Export the store: N-Quads/TriG keep the named graphs; N-Triples/Turtle give their union.'),
  'serve': ('serve', 'Serve DOMAIN read-only: the SPARQL endpoint at /sparql and the explorer at /.'),
  'stats': ('stats', 'Entities, relations, triples and per-triple sizes (KdConv / DuConv Table 2).'),
+ 'synth': ('synth',
+           'Draft a dialogue per goal (a model, or templates offline), verify every turn against the graph, repair '
+           'or drop.'),
  'collect': ('collect',
              'Collect dialogues from pairs of crowd workers chatting under goals (serve, tokens, export).'),
  'corpus': ('corpus', 'Dialogue statistics, splits, retrieval candidates and a datasheet.'),
@@ -87,6 +90,8 @@ INTERRUPTED: dict[str, str] = {'build': 'interrupted: the published store is unc
  'related': 'interrupted: nothing was changed (this command only reads)',
  'serve': 'interrupted: nothing was changed (this command only reads)',
  'sources': 'interrupted: nothing was changed (this command only reads)',
- 'stats': 'interrupted: nothing was changed (this command only reads)'}
+ 'stats': 'interrupted: nothing was changed (this command only reads)',
+ 'synth': 'interrupted: no file was left half-written (each is replaced whole); every reply so far is cached: rerun '
+          'the same command to go on without asking again'}
 AFTER_DISK_FULL: dict[str, str] = {'crawl': 'rerun it with --resume (the pages fetched so far are cached)',
  'import': 'rerun the same command: the import resumes from its last checkpoint'}

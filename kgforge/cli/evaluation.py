@@ -14,6 +14,7 @@ from rich.table import Table
 from kgforge.api import (
     EVAL_LAYOUTS,
     METRICS,
+    RUBRICS,
     SEGMENTATIONS,
     ArgumentError,
     EvalOptions,
@@ -27,8 +28,10 @@ from kgforge.api import (
     figure_text,
     hits_at,
     in_percent,
+    llm_judge,
     p_text,
     parse_system,
+    perplexity,
     score_selection,
     systems_in_folder,
 )
@@ -39,15 +42,31 @@ from kgforge.cli._app import (
     OUT_DIR,
     OUT_FILE,
     POSITIVE,
+    Checked,
     JsonOption,
+    LlmKeyEnvOption,
+    LlmModelOption,
+    LlmUrlOption,
     WorkdirOption,
     app,
     console,
     emit_json,
     one_of,
     reads_inputs,
+    registered,
+    show_mapping,
 )
 from kgforge.cli._pairing import DialoguesOption, GoldOption
+
+_RUBRIC_NAME = registered(RUBRICS)
+
+
+def _rubric(value: str, what: str) -> str:
+    """A bundled rubric's name (any case or alias), or the path of one's own rubric file (.toml)."""
+    return value if value.endswith(".toml") else _RUBRIC_NAME.check(value, what)
+
+
+RUBRIC = Checked(str, _rubric, "a rubric name or a .toml file")
 
 
 def _metric_names(text: str) -> tuple[str, ...]:
@@ -203,6 +222,27 @@ def eval_command(
             "with --system, the leaderboard with bootstrap 95% intervals; named after the domain and the file.",
         ),
     ] = None,
+    llm_judge: Annotated[
+        str | None,
+        typer.Option(
+            "--llm-judge",
+            parser=RUBRIC,
+            help="Score PREDICTIONS (or the items of --ratings) by an LLM on a rubric (see `kgforge rate rubrics`).",
+        ),
+    ] = None,
+    ratings: Annotated[
+        Path | None,
+        typer.Option(help="--llm-judge: a filled rating round (the folder `rate sheet` wrote): agreement with it."),
+    ] = None,
+    llm_url: LlmUrlOption = None,
+    llm_model: LlmModelOption = None,
+    llm_key_env: LlmKeyEnvOption = None,
+    logprobs: Annotated[
+        Path | None,
+        typer.Option(
+            help="Perplexity from the token log-probabilities a model wrote (JSON lines; docs/evaluation.md)."
+        ),
+    ] = None,
     workdir: WorkdirOption = DEFAULT_WORKDIR,
     json_out: JsonOption = False,
 ) -> None:
@@ -230,6 +270,12 @@ def eval_command(
         bleurt_path=bleurt_path,
         goal_metrics=goal_metrics,
     )
+    if logprobs is not None:
+        found = perplexity(logprobs)
+        emit_json(found.as_dict()) if json_out else show_mapping(f"perplexity of {logprobs}", found.as_dict())
+        return
+    if llm_judge is not None:
+        return _judge(llm_judge, predictions, ratings, llm_url, llm_model, llm_key_env, out, json_out)
     if plot is not None and (selected is not None or candidates is not None):
         raise typer.BadParameter(
             "draws the human correlations and the leaderboard, not --selected or --candidates", param_hint="--plot"
@@ -329,6 +375,34 @@ def show_selection(report: SelectionReport) -> None:
     console.print(table)
     if report.out is not None:
         console.print(f"per turn and per dialogue: {escape(str(report.out))}")
+
+
+def _judge(
+    rubric: str,
+    predictions: Path | None,
+    ratings: Path | None,
+    url: str | None,
+    model: str | None,
+    key_env: str | None,
+    out: Path | None,
+    json_out: bool,
+) -> None:
+    if not url or not model:
+        raise typer.BadParameter("--llm-judge needs the endpoint and the model", param_hint="--llm-url/--llm-model")
+    report = llm_judge(rubric, url=url, model=model, predictions=predictions, ratings=ratings, out=out, key_env=key_env)
+    if json_out:
+        emit_json(report.as_dict())
+        return
+    data = report.as_dict()
+    show_mapping(
+        f"LLM judge ({report.model}) on {report.rubric}", {k: v for k, v in data.items() if not isinstance(v, dict)}
+    )
+    show_mapping(
+        "the judge's mean score per aspect", {k: "-" if v is None else f"{v:.3f}" for k, v in report.means.items()}
+    )
+    for aspect, found in (report.agreement or {}).items():
+        shown = ", ".join(f"{k} {_number(v) if isinstance(v, float) or v is None else v}" for k, v in found.items())
+        console.print(f"agreement with the annotators on {escape(aspect)}: {shown}")
 
 
 def show_report(report: EvalReport) -> None:

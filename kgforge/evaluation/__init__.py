@@ -16,6 +16,7 @@ from kgforge.evaluation.figures import figure_text, p_text
 from kgforge.evaluation.focus import FocusReport, focus_accuracy
 from kgforge.evaluation.inputs import LAYOUTS, Responses, load_responses
 from kgforge.evaluation.knowledge import KnowledgeIndex, KnowledgeOptions
+from kgforge.evaluation.logprobs import PerplexityReport, perplexity
 from kgforge.evaluation.registry import METRICS, Metric, in_percent, register_metric
 from kgforge.evaluation.report import EvalOptions, EvalReport, KnowledgeScore, evaluate
 from kgforge.evaluation.retrieval import HitsReport, hits_at
@@ -34,6 +35,7 @@ __all__ = [
     "LAYOUTS",
     "METRICS",
     "Metric",
+    "PerplexityReport",
     "HitsReport",
     "Leaderboard",
     "Responses",
@@ -49,6 +51,7 @@ __all__ = [
     "load_responses",
     "p_text",
     "parse_system",
+    "perplexity",
     "register_metric",
     "score_selection",
     "systems_in_folder",

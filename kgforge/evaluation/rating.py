@@ -32,7 +32,7 @@ from kgforge.core.errors import ArgumentError, InputError
 from kgforge.core.limits import ReadPolicy, read_whole, reading
 from kgforge.core.output import OutputDir, OutputFile, output_dir, output_file
 from kgforge.core.registry import Entry, Registry
-from kgforge.core.text import spreadsheet_cell
+from kgforge.core.text import spreadsheet_cell, spreadsheet_text
 from kgforge.evaluation.agreement import agreement, paired_test
 from kgforge.evaluation.inputs import table_records
 from kgforge.evaluation.rated import Unit, system_units
@@ -373,6 +373,32 @@ def import_ratings(folder: Path, sheets: Iterable[Path] | None = None, out: Path
             "--out", f"{Path(out).name!r} must end in {SCORES_SUFFIX} (JSON lines, as eval --human reads)"
         )
     target = output_file(out) if out is not None else None  # refused before the sheets are read
+    filled = read_filled(folder, sheets)
+    chosen, key, raters, ratings = filled.rubric, filled.key, list(filled.annotators), filled.ratings
+    make = _pair_report if chosen.unit == "pair" else _turn_report
+    report = make(chosen, key, raters, ratings, filled.missing)
+    if target is None:
+        return report
+    write_item_scores(target, chosen, key, raters, ratings)
+    return replace(report, scores_file=str(target.path))
+
+
+@dataclass(frozen=True)
+class Filled:
+    """Filled sheets read back: the rubric, the key, the annotators, every rating (``annotator``, ``item``,
+    ``aspect``, ``score``), the cells left empty, and what each item showed (item -> (context, text), from
+    the first sheet)."""
+
+    rubric: Rubric
+    key: dict[str, Any]
+    annotators: tuple[str, ...]
+    ratings: pl.DataFrame
+    missing: int
+    shown: dict[str, tuple[str, ...]]
+
+
+def read_filled(folder: Path, sheets: Iterable[Path] | None = None) -> Filled:
+    """The filled sheets of a rating folder (what ``import_ratings`` reads), with each item's shown texts."""
     folder = Path(folder)
     key_path = folder / KEY_FILE if folder.is_dir() else folder
     try:
@@ -392,15 +418,12 @@ def import_ratings(folder: Path, sheets: Iterable[Path] | None = None, out: Path
     ratings = pl.DataFrame(
         rows, schema={"annotator": pl.String, "item": pl.String, "aspect": pl.String, "score": pl.Float64}
     )
-    report = (
-        _pair_report(chosen, key, raters, ratings, missing)
-        if chosen.unit == "pair"
-        else _turn_report(chosen, key, raters, ratings, missing)
-    )
-    if target is None:
-        return report
-    write_item_scores(target, chosen, key, raters, ratings)
-    return replace(report, scores_file=str(target.path))
+    shown_columns = _header(chosen)[1 : -len(chosen.aspects)]
+    shown = {
+        str(record["item"]).strip(): tuple(spreadsheet_text(str(record.get(column) or "")) for column in shown_columns)
+        for _, record in table_records(files[0])
+    }
+    return Filled(chosen, key, tuple(raters), ratings, missing, shown)
 
 
 def write_item_scores(
@@ -571,4 +594,15 @@ def _number_text(value: float) -> str:
     return str(int(value)) if float(value).is_integer() else str(value)
 
 
-__all__ = ["RUBRICS", "Aspect", "RatingReport", "Rubric", "SheetSet", "import_ratings", "make_sheets", "rubric"]
+__all__ = [
+    "RUBRICS",
+    "Aspect",
+    "Filled",
+    "RatingReport",
+    "Rubric",
+    "SheetSet",
+    "import_ratings",
+    "make_sheets",
+    "read_filled",
+    "rubric",
+]
