@@ -144,6 +144,39 @@ def _write(
         with atomic_path(target) as part:
             corpus.source.fmt.write([corpus.dialogues[i].record for i in indices], part, corpus.source.layout)
         files.append(target)
+    parts, overlap = measure(corpus, names, ratios, members, [str(f) for f in files])
+    n = len(corpus.dialogues)
+    largest = max((len(u) for u in units), default=0)
+    notes = _notes(parts, largest, n)
+    report_file = out / REPORT
+    report = SplitReport(
+        str(corpus.path),
+        corpus.kind,
+        by,
+        seed,
+        ratios,
+        n,
+        tuple(parts),
+        len(units),
+        largest,
+        overlap,
+        str(report_file),
+        notes,
+    )
+    write_text_atomic(report_file, json.dumps(report.as_dict(), ensure_ascii=False, indent=2) + "\n")
+    return report
+
+
+def measure(
+    corpus: Corpus,
+    names: tuple[str, ...],
+    ratios: tuple[int, ...],
+    members: list[list[int]],
+    files: list[str],
+) -> tuple[list[SplitPart], int]:
+    """Each split's part of the report (``names[s]``, ``members[s]``: its dialogues' positions, ``files[s]``: its
+    file, ``ratios[s]``: its share asked) with its leakage against the first split (train), and the topics found
+    in more than one split."""
     topics = [set(dialogue_topics(d)) for d in corpus.dialogues]
     triples = [set(gold_triples(d)) for d in corpus.dialogues]
     train_topics = set().union(*(topics[i] for i in members[0]))
@@ -158,39 +191,15 @@ def _write(
         asked = ratios[s] / sum(ratios)
         parts.append(
             SplitPart(
-                name,
-                str(files[s]),
-                len(indices),
-                asked,
-                _share(len(indices), n),
-                len(indices) - asked * n,
-                leak_t,
-                leak_g,
+                name, files[s], len(indices), asked, _share(len(indices), n), len(indices) - asked * n, leak_t, leak_g
             )
         )
     seen: dict[str, set[int]] = defaultdict(set)
-    for i, s in enumerate(split_of):
-        for topic in topics[i]:
-            seen[topic].add(s)
-    largest = max((len(u) for u in units), default=0)
-    notes = _notes(parts, largest, n)
-    report_file = out / REPORT
-    report = SplitReport(
-        str(corpus.path),
-        corpus.kind,
-        by,
-        seed,
-        ratios,
-        n,
-        tuple(parts),
-        len(units),
-        largest,
-        sum(1 for s in seen.values() if len(s) > 1),
-        str(report_file),
-        notes,
-    )
-    write_text_atomic(report_file, json.dumps(report.as_dict(), ensure_ascii=False, indent=2) + "\n")
-    return report
+    for s, indices in enumerate(members):
+        for i in indices:
+            for topic in topics[i]:
+                seen[topic].add(s)
+    return parts, sum(1 for splits in seen.values() if len(splits) > 1)
 
 
 def _share(part: int, whole_: int) -> float:

@@ -1,0 +1,227 @@
+"""The turn table: one row per utterance, the same columns for every dataset (docs/release.md, "The turn table").
+
+A turn's facts are resolved in the graph: the triple as written (``head``, ``relation``, ``tail`` labels) is the
+graph's fact whose subject has a name of ``head``, whose relation's label is ``relation`` and whose value (its
+label, for an entity) is ``tail``, each compared in matching form (:func:`kgforge.grounding.normalise.form`:
+width, script, case and spaces do not count). A fact's id is the first 16 hex digits of the sha256 of its line
+in ``kg/used.nt`` (``<s> <p> o .``, UTF-8, no newline), so the turn table and the graph file join on it; a
+triple the graph does not hold has no id.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections import defaultdict
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+import polars as pl
+
+from kgforge.core.quads import literal_term
+from kgforge.grounding.index import GroundingIndex, text_form
+from kgforge.grounding.normalise import form
+from kgforge.release.layouts import ReleaseLayout, Triple, Turn
+from kgforge.store.tables import GraphTables
+
+VERDICTS = ("supported", "contradicted", "unsupported", "none")
+_CJK = re.compile(r"[\u3400-\u9fff]")
+_LATIN = re.compile(r"[A-Za-z]")
+
+FACT = pl.Struct({"fact_id": pl.String, "head": pl.String, "relation": pl.String, "tail": pl.String})
+CLAIM = pl.Struct({"head": pl.String, "relation": pl.String, "said": pl.String, "status": pl.String})
+SCHEMA = {
+    "dialogue_id": pl.String,
+    "turn": pl.Int32,
+    "speaker": pl.String,
+    "text": pl.String,
+    "language": pl.String,
+    "topics": pl.List(pl.String),
+    "goal": pl.String,
+    "facts": pl.List(FACT),
+    "facts_from": pl.String,
+    "verdict": pl.String,
+    "claims": pl.List(CLAIM),
+}
+COLUMN_DOCS = {
+    "dialogue_id": "the dialogue's stable id (its layout kind and the sha256 of its record)",
+    "turn": "the utterance's position in the dialogue, from 0",
+    "speaker": "who says it: bot / user where the layout says, else A / B in turn",
+    "text": "the utterance as written",
+    "language": "the dialogue's language: en when it has Latin letters and no CJK character, else zh",
+    "topics": "the topics the dialogue declares (KdConv name, DuConv goal topics, DuRecDial topics)",
+    "goal": "the dialogue's goal as JSON text, as the layout writes it (null: the layout has none)",
+    "facts": "the facts the utterance states: fact_id (in kg/, null when the graph does not hold it), head, "
+    "relation, tail",
+    "facts_from": "gold (the dataset's own annotation) or grounder (kgforge ground)",
+    "verdict": "the grounder's verdict on what the utterance claims: contradicted when a claim is, else "
+    "unsupported when one is, else supported when one is, else none",
+    "claims": "the grounder's claims: head, relation, what was said, status",
+}
+
+
+def fact_line(s: str, p: str, o: str, o_is_entity: bool, lang: str | None, datatype: str | None) -> str:
+    """A fact as its N-Triples line, without the newline."""
+    obj = f"<{o}>" if o_is_entity else literal_term(o, lang or None, datatype)
+    return f"<{s}> <{p}> {obj} ."
+
+
+def fact_id(line: str) -> str:
+    return hashlib.sha256(line.encode("utf-8")).hexdigest()[:16]
+
+
+class FactResolver:
+    """Triples as written -> the graph's facts (see the module docstring), each triple resolved once."""
+
+    def __init__(self, index: GroundingIndex, tables: GraphTables) -> None:
+        self.index = index
+        self.predicates: dict[str, set[str]] = {}  # relation label in matching form -> predicate IRIs
+        for iri, zh, en in tables.relations.select("iri", "zh", "en").iter_rows():
+            for label in (zh, en):
+                if label:
+                    self.predicates.setdefault(form(label), set()).add(iri)
+        self.tables = tables
+        self._found: dict[Triple, tuple[str, str, str] | None] = {}
+        self._by_subject: dict[str, dict[tuple[str, str], tuple[str, str, str]]] = {}
+
+    def resolve(self, triple: Triple) -> tuple[str, str, str] | None:
+        """``(s, p, o)`` of the graph's fact that ``triple`` writes (``o``: an IRI or a literal's value)."""
+        if triple in self._found:
+            return self._found[triple]
+        head, relation, tail = form(triple[0]), form(triple[1]), text_form(triple[2])
+        found = None
+        for subject in self.index.entities_of.get(head, ()):
+            found = self._facts(subject).get((relation, tail))
+            if found is not None:
+                break
+        self._found[triple] = found
+        return found
+
+    def _facts(self, subject: str) -> dict[tuple[str, str], tuple[str, str, str]]:
+        made = self._by_subject.get(subject)
+        if made is None:
+            made = {}
+            for fact in self.index.facts_of.get(subject, ()):
+                relation = form(fact.relation)
+                for predicate in sorted(self.predicates.get(relation, ())):
+                    obj = fact.value_entity if fact.value_entity is not None else fact.value
+                    made.setdefault((relation, fact.value_form), (subject, predicate, obj))
+            self._by_subject[subject] = made
+        return made
+
+    def resolve_rest(self) -> None:
+        """Resolve, from the graph's tables, the triples the grounding index could not: facts under the schema's
+        type relation (DuConv's 领域, which grounding leaves out) and subjects whose name is shorter than the index
+        keeps (DuConv's film 暖). One pass over the tables, and only when some triple is left."""
+        missing = [t for t, found in self._found.items() if found is None]
+        if not missing:
+            return
+        tables = self.tables
+        by_name: dict[str, list[str]] = defaultdict(list)
+        for iri, label in tables.labels.select("iri", "label").iter_rows():
+            by_name[form(label)].append(iri)
+        heads = {form(t[0]) for t in missing}
+        subjects = {iri for name in heads for iri in by_name.get(name, ())}
+        relation_forms: dict[str, set[str]] = defaultdict(set)
+        for relation, iris in self.predicates.items():
+            for iri in iris:
+                relation_forms[iri].add(relation)
+        labels = tables.label_map()
+        facts: dict[str, dict[tuple[str, str], tuple[str, str, str]]] = defaultdict(dict)
+        rows = tables.facts.filter(pl.col("s").is_in(list(subjects))).sort("s", "p", "o")
+        for subject, predicate, obj, is_entity in rows.select("s", "p", "o", "o_is_entity").iter_rows():
+            value = text_form(labels.get(obj, obj) if is_entity else obj)
+            for relation in relation_forms.get(predicate, ()):
+                facts[subject].setdefault((relation, value), (subject, predicate, obj))
+        for triple in missing:
+            key = (form(triple[1]), text_form(triple[2]))
+            self._found[triple] = next(
+                (found for s in by_name.get(form(triple[0]), ()) if (found := facts[s].get(key)) is not None), None
+            )
+
+    def rows(self) -> pl.DataFrame:
+        """The resolved facts as the graph's rows (``s, p, o, o_is_entity, o_lang, o_datatype, graph``), each
+        with its N-Triples ``line`` and ``fact_id``; a fact in several graphs once, from its first graph."""
+        found = sorted({f for f in self._found.values() if f is not None})
+        wanted = pl.DataFrame(found, schema={"s": pl.String, "p": pl.String, "o": pl.String}, orient="row")
+        rows = (
+            self.tables.facts.join(wanted, on=["s", "p", "o"], how="semi")
+            .sort("s", "p", "o", "graph")
+            .unique(["s", "p", "o"], keep="first", maintain_order=True)
+        )
+        lines = [fact_line(*row) for row in rows.select("s", "p", "o", "o_is_entity", "o_lang", "o_datatype").rows()]
+        return rows.with_columns(line=pl.Series(lines, dtype=pl.String), fact_id=pl.Series(map(fact_id, lines)))
+
+
+def verdict(claims: Iterable[dict[str, Any]]) -> str:
+    statuses = {c.get("status") for c in claims}
+    return next((v for v in ("contradicted", "unsupported", "supported") if v in statuses), "none")
+
+
+def language(texts: list[str]) -> str:
+    joined = "".join(texts)
+    return "en" if _LATIN.search(joined) and not _CJK.search(joined) else "zh"
+
+
+@dataclass
+class TurnRows:
+    """Columns of the turn table being made, dialogue after dialogue."""
+
+    columns: dict[str, list[Any]]
+
+    @classmethod
+    def empty(cls) -> TurnRows:
+        return cls({name: [] for name in SCHEMA})
+
+    def add(self, dialogue_id: str, topics: list[str], goal: str | None, turns: list[Turn]) -> None:
+        said = language([t.text for t in turns])
+        c = self.columns
+        for i, turn in enumerate(turns):
+            c["dialogue_id"].append(dialogue_id)
+            c["turn"].append(i)
+            c["speaker"].append(turn.speaker)
+            c["text"].append(turn.text)
+            c["language"].append(said)
+            c["topics"].append(topics)
+            c["goal"].append(goal)
+            c["facts"].append(turn.facts)
+            c["facts_from"].append(turn.facts_from)
+            c["verdict"].append(verdict(turn.claims))
+            c["claims"].append(
+                [
+                    {
+                        "head": str(claim.get("name", "")),
+                        "relation": claim.get("attrname"),
+                        "said": str(claim.get("said", "")),
+                        "status": str(claim.get("status", "")),
+                    }
+                    for claim in turn.claims
+                ]
+            )
+
+    def frame(self, resolver: FactResolver, ids: dict[tuple[str, str, str], str]) -> pl.DataFrame:
+        """The table, each fact with its id (``ids``: a resolved fact's ``(s, p, o)`` -> its id)."""
+
+        def fact(triple: Triple) -> dict[str, str | None]:
+            found = resolver.resolve(triple)
+            return {
+                "fact_id": ids.get(found) if found else None,
+                "head": triple[0],
+                "relation": triple[1],
+                "tail": triple[2],
+            }
+
+        columns = dict(self.columns)
+        columns["facts"] = [[fact(t) for t in facts] for facts in self.columns["facts"]]
+        return pl.DataFrame(columns, schema=SCHEMA)
+
+
+def turn_rows(
+    layout: ReleaseLayout, grounded: Iterable[dict[str, Any]], ids: list[str], topics: list[list[str]]
+) -> TurnRows:
+    """The turn table's rows of the grounded records of one layout (``ids``, ``topics``: each dialogue's)."""
+    rows = TurnRows.empty()
+    for record, dialogue_id, declared in zip(grounded, ids, topics, strict=True):
+        rows.add(dialogue_id, declared, layout.goal(record), layout.turns(record))
+    return rows
