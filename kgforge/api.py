@@ -106,6 +106,17 @@ _LAZY = {  # module -> the names the API takes from it
         "SelectorOptions",
     ),
     "kgforge.qa.llm": ("DEFAULT_KEY_ENV",),
+    "kgforge.release": (
+        "KG_CHOICES",
+        "ORIGINS",
+        "AuditReport",
+        "AuditSheet",
+        "ReleaseCheck",
+        "ReleaseOptions",
+        "ReleaseReport",
+        "audit_import",
+        "check_release",
+    ),
     "kgforge.stats": ("plot_stats",),
     "kgforge.store.rdf_export": ("RDF_FORMATS", "RdfExportReport"),
 }
@@ -190,6 +201,17 @@ if TYPE_CHECKING:  # for type checkers and linters; at run time each loads on fi
     )
     from kgforge.qa.generate import configurations as qa_configurations
     from kgforge.qa.llm import DEFAULT_KEY_ENV
+    from kgforge.release import (
+        KG_CHOICES,
+        ORIGINS,
+        AuditReport,
+        AuditSheet,
+        ReleaseCheck,
+        ReleaseOptions,
+        ReleaseReport,
+        audit_import,
+        check_release,
+    )
     from kgforge.sources.wikidata.engines import ENGINES as IMPORT_ENGINES
     from kgforge.stats import DomainStats as StatsReport
     from kgforge.stats import plot_stats
@@ -626,6 +648,28 @@ class Domain:
 
         return write_card(dialogues, self.name, out, workdir=self.workdir, **options)
 
+    def release(
+        self,
+        dialogues: Iterable[Path | str],
+        out: Path | str,
+        options: ReleaseOptions | None = None,
+        **settings: Any,
+    ) -> ReleaseReport:
+        """Release ``dialogues`` (files of one layout) grounded in this domain into the folder ``out``: each split in
+        the layout and as a turn table, a Hugging Face card, croissant.json, kg/ (docs/release.md). ``options``
+        (or its fields as keywords: ``split``, ``ratios``, ``by``, ``kg``, ``audit``, ``licence``, …)."""
+        from kgforge.release import ReleaseOptions, make_release  # lazy: start-up
+
+        chosen = replace(options or ReleaseOptions(), **settings)
+        return make_release(self.name, list(dialogues), out, self.workdir, chosen)
+
+    def audit_sample(self, n: int, out: Path | str, *, by: str | None = None, seed: int = 0) -> AuditSheet:
+        """A rating sheet of ``n`` of the graph's facts drawn with ``seed`` (``by="relation"``: stratified), for
+        the raters of a KG accuracy audit (``kgforge audit import`` reads their sheets back)."""
+        from kgforge.release import audit_sample  # lazy: start-up
+
+        return audit_sample(self.name, n, out, workdir=self.workdir, by=by, seed=seed)
+
     def ground(
         self,
         dialogues: Path | str,
@@ -893,6 +937,17 @@ __all__ += [
     "source_kinds",
 ]
 __all__ += ["CrawlConfig", "CrawlReport", "SiteSpec", "crawl_site", "load_spec", "site_names"]
+__all__ += [
+    "KG_CHOICES",
+    "ORIGINS",
+    "AuditReport",
+    "AuditSheet",
+    "ReleaseCheck",
+    "ReleaseOptions",
+    "ReleaseReport",
+    "audit_import",
+    "check_release",
+]
 __all__ += [
     "BY",
     "EXPORT_FORMATS",

@@ -55,6 +55,8 @@ def wilson(successes: int, n: int, z: float = Z95) -> tuple[float, float]:
 
 @dataclass(frozen=True)
 class AuditSheet(Record):
+    """The rating sheet ``kgforge audit sample`` wrote: how many facts it holds, drawn from how many."""
+
     domain: str
     build_id: str
     out: str
@@ -155,6 +157,8 @@ def _sheet_rows(snapshot: Snapshot, facts: pl.DataFrame, labels: dict[str, str],
 
 @dataclass(frozen=True)
 class Accuracy:
+    """The share of items judged correct, with its Wilson 95% interval."""
+
     relation: str | None  # None: overall
     correct: int
     items: int
@@ -165,6 +169,8 @@ class Accuracy:
 
 @dataclass(frozen=True)
 class AuditReport(Record):
+    """What ``kgforge audit import`` read from the raters' sheets and wrote to ``AUDIT.json``."""
+
     out: str
     sample: str
     raters: int

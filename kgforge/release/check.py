@@ -40,6 +40,8 @@ MISSING_MLCROISSANT = "mlcroissant is not installed: pip install 'kgforge[releas
 
 @dataclass(frozen=True)
 class CheckLine:
+    """One check of a release and what it found."""
+
     check: str
     status: str  # ok | failed | not run
     detail: str
@@ -47,6 +49,8 @@ class CheckLine:
 
 @dataclass(frozen=True)
 class ReleaseCheck(Record):
+    """What ``kgforge release check`` found: each check's status, and every problem naming its file."""
+
     folder: str
     ok: bool  # no check failed
     checks: tuple[CheckLine, ...]
@@ -190,9 +194,10 @@ def _files(folder: Path, manifest: dict[str, Any]) -> tuple[str, str, list[str]]
         )
     if manifest.get("kg_file"):
         found += _rows(folder / manifest["kg_file"], _statements, manifest.get("kg_statements", 0))
+    layout_files = {split["layout_file"] for split in manifest.get("splits", [])}
     for name in manifest.get("files", {}):
-        if name.endswith(".json"):
-            found += _rows(folder / name, lambda p: json.loads(p.read_text(encoding="utf-8")) and 0, 0)
+        if name.endswith(".json") and name not in layout_files:
+            found += _rows(folder / name, _json_document, 1)
     return _result(
         found, f"every file read; {manifest.get('turns', 0):,} turns, {manifest.get('dialogues', 0):,} dialogues"
     )
@@ -210,6 +215,11 @@ def _rows(path: Path, count: Callable[[Path], int], expected: int) -> list[str]:
 def _json_lines(path: Path) -> int:
     with open(path, encoding="utf-8") as handle:
         return sum(1 for line in handle if line.strip() and json.loads(line) is not None)
+
+
+def _json_document(path: Path) -> int:
+    json.loads(path.read_text(encoding="utf-8"))
+    return 1
 
 
 def _statements(path: Path) -> int:

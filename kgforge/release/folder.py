@@ -7,6 +7,7 @@ output guard of issue 44 can take this over).
 
 from __future__ import annotations
 
+import glob
 import json
 import os
 import shutil
@@ -14,7 +15,7 @@ import stat
 from pathlib import Path
 
 from kgforge.core.errors import ArgumentError
-from kgforge.core.files import fsync_dir
+from kgforge.core.files import fsync_dir, pid_alive
 
 MANIFEST = "release.json"
 MARK = "kgforge_release"
@@ -53,6 +54,10 @@ def check_out(out: Path, managed: Path | None = None) -> Path:
 def staging(out: Path) -> Path:
     """The folder the release is made in: beside ``out`` (the same file system, so the rename is atomic)."""
     out.parent.mkdir(parents=True, exist_ok=True)
+    for left in out.parent.glob(f".{glob.escape(out.name)}.kgforge-*"):  # a killed release's folders
+        owner = left.name.rpartition("kgforge-")[2].lstrip("partold")
+        if owner.isdigit() and not pid_alive(int(owner)):
+            shutil.rmtree(left, ignore_errors=True)
     stage = out.parent / f".{out.name}.kgforge-part{os.getpid()}"
     shutil.rmtree(stage, ignore_errors=True)
     stage.mkdir()

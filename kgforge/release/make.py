@@ -87,6 +87,7 @@ class ReleaseReport(Record):
     dialogues: int
     turns: int
     verdicts: dict[str, int]
+    gold_turns: int  # turns whose facts are the dataset's own annotation
     facts_stated: int
     facts_in_graph: int
     kg_file: str | None
@@ -345,6 +346,7 @@ def _summary(
         "dialogues": len(given.corpus.dialogues),
         "turns": sum(f.height for f in frames.values()),
         "verdicts": {v: verdicts.get(v, 0) for v in VERDICTS},
+        "gold_turns": sum(int((f["facts_from"] == "gold").sum()) for f in frames.values()),
         "facts_stated": len(resolved),
         "facts_in_graph": len(resolved) - missing,
         "kg_file": kg.file,
@@ -412,7 +414,7 @@ def _describe(
         tuple((f.name, sha) for f, sha in zip(given.files, _digests(given.files))),
         _limitations(summary, licence, given.assignment),
         audit,
-        any(d.gold for d in given.corpus.dialogues),
+        summary["gold_turns"] > 0,
     )
     document = croissant(
         CroissantInput(
