@@ -58,7 +58,9 @@ release_app = typer.Typer(
     help="Release dialogues grounded in a domain as a dataset folder (HF card, Croissant, turn table); check one.",
 )
 app.add_typer(release_app, name="release")
-audit_app = typer.Typer(no_args_is_help=True, help="A hand audit of the graph's accuracy: a sample to rate, the ratings read.")
+audit_app = typer.Typer(
+    no_args_is_help=True, help="A hand audit of the graph's accuracy: a sample to rate, the ratings read."
+)
 app.add_typer(audit_app, name="audit")
 
 RATIOS = Checked(str, lambda value, _: parse_ratios(value), "ratios such as 8:1:1")
@@ -73,20 +75,28 @@ LICENCE_HELP = "An SPDX licence for the release (CC-BY-4.0, CC-BY-NC-SA-4.0, …
 def make_command(
     domain: DomainArgument,
     dialogues: Annotated[
-        list[Path], typer.Option("--dialogues", help="Dialogue files of one layout (KdConv, DuConv sessions, DuRecDial).")
+        list[Path],
+        typer.Option("--dialogues", help="Dialogue files of one layout (KdConv, DuConv sessions, DuRecDial)."),
     ],
     out: Annotated[Path, typer.Option("--out", help="The release folder: new, or an earlier release (replaced).")],
     name: Annotated[str | None, typer.Option(help="The card's name (default: the folder's).")] = None,
     split: Annotated[
         Path | None, typer.Option("--split", metavar="DIR", help="Split files `kgforge corpus split` wrote.")
     ] = None,
-    ratios: Annotated[str | None, typer.Option(parser=RATIOS, help="Or split here: train:dev:test, e.g. 8:1:1.")] = None,
-    by: Annotated[str, typer.Option(parser=one_of(BY), help="With --ratios: keep topics apart, or by dialogue.")] = "topic",
+    ratios: Annotated[
+        str | None, typer.Option(parser=RATIOS, help="Or split here: train:dev:test, e.g. 8:1:1.")
+    ] = None,
+    by: Annotated[
+        str, typer.Option(parser=one_of(BY), help="With --ratios: keep topics apart, or by dialogue.")
+    ] = "topic",
     seed: Annotated[int, typer.Option(parser=NON_NEGATIVE, help="Seed of the --ratios split.")] = 0,
     kg: Annotated[
-        str, typer.Option(parser=one_of(KG_CHOICES), help="kg/: the facts the dialogues use, the whole domain, or none.")
+        str,
+        typer.Option(parser=one_of(KG_CHOICES), help="kg/: the facts the dialogues use, the whole domain, or none."),
     ] = "used",
-    audit: Annotated[Path | None, typer.Option(help="AUDIT.json of `kgforge audit import`, quoted in the card.")] = None,
+    audit: Annotated[
+        Path | None, typer.Option(help="AUDIT.json of `kgforge audit import`, quoted in the card.")
+    ] = None,
     licence: Annotated[str | None, typer.Option(help=LICENCE_HELP)] = None,
     origin: Annotated[
         str, typer.Option(parser=one_of(ORIGINS), help="Where the dialogues come from: a dataset, a crowd, an LLM.")
@@ -154,7 +164,9 @@ def check_command(
     ] = None,
     records: Annotated[
         bool | None,
-        typer.Option("--records/--no-records", help="Read every turn record back with mlcroissant (default: small tables)."),
+        typer.Option(
+            "--records/--no-records", help="Read every turn record back with mlcroissant (default: small tables)."
+        ),
     ] = None,
     json_out: JsonOption = False,
 ) -> None:

@@ -34,6 +34,7 @@ from kgforge.release.layouts import LAYOUTS
 from kgforge.release.manifest import release_files, self_digest_ok
 
 CARD_KEYS = ("pretty_name", "license", "language", "task_categories", "size_categories", "configs")
+CHECKS = ("checksums", "card", "croissant", "files", "readers")
 RECORDS_AT_MOST = 200_000  # turn rows mlcroissant reads back by default (it reads about 10,000 a second)
 MISSING_MLCROISSANT = "mlcroissant is not installed: pip install 'kgforge[release]'"
 
@@ -57,7 +58,8 @@ class ReleaseCheck(Record):
     problems: tuple[str, ...]  # each names the file
 
 
-def read_manifest(folder: Path) -> dict[str, Any]:
+def read_manifest(folder: Path) -> tuple[dict[str, Any] | None, str | None]:
+    """release.json, or None and why it cannot be read (it was changed); an InputError when there is none."""
     path = folder / MANIFEST
     if not folder.is_dir():
         raise InputError(f"{folder}: no such folder")
@@ -66,10 +68,10 @@ def read_manifest(folder: Path) -> dict[str, Any]:
     except FileNotFoundError:
         raise InputError(f"{folder}: not a kgforge release (no {MANIFEST})") from None
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise InputError(f"{path}:{getattr(exc, 'lineno', 1)}: not JSON ({exc}): the file was changed") from None
+        return None, f"{MANIFEST}:{getattr(exc, 'lineno', 1)}: not JSON ({exc}): changed after the release was made"
     if not isinstance(data, dict) or data.get(MARK) != 1:
-        raise InputError(f"{path}:1: not the manifest of a kgforge release")
-    return data
+        return None, f"{MANIFEST}:1: not the manifest of a kgforge release (changed after the release was made?)"
+    return data, None
 
 
 def check_release(
@@ -83,7 +85,10 @@ def check_release(
     (default ``$READERS_MIRRORS``, ``$KGFORGE_RUN_READERS`` or ``run-readers`` on the PATH); ``records``: read the
     turn records back with mlcroissant (default: when the table has at most RECORDS_AT_MOST rows)."""
     folder = Path(folder)
-    manifest = read_manifest(folder)
+    manifest, broken = read_manifest(folder)
+    if manifest is None:
+        rest = [CheckLine(name, "not run", f"{MANIFEST} cannot be read") for name in CHECKS[1:]]
+        return ReleaseCheck(str(folder), False, (CheckLine(CHECKS[0], "failed", "1 problem(s)"), *rest), (str(broken),))
     lines, problems = [], []
     steps: list[tuple[str, Callable[[], tuple[str, str, list[str]]]]] = [
         ("checksums", lambda: _checksums(folder, manifest)),
