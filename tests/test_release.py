@@ -19,6 +19,7 @@ import polars as pl
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from statsmodels.stats.proportion import proportion_confint
 
 from kgforge.core.errors import ArgumentError
 from kgforge.release import LICENCES, check_release, choose_licence, wilson
@@ -347,8 +348,6 @@ def test_a_licence_chosen_from_the_sources_is_allowed_by_every_one_of_them(names
 
 @given(st.integers(0, 500), st.integers(1, 500))
 def test_wilson_holds_the_proportion_and_matches_statsmodels(k, n):
-    from statsmodels.stats.proportion import proportion_confint
-
     k = min(k, n)
     low, high = wilson(k, n)
     assert low <= k / n <= high

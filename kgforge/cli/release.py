@@ -29,7 +29,7 @@ from kgforge.cli._app import (
 
 
 class _MakeUnlessChecking(TyperGroup):
-    """`kgforge release DOMAIN …` makes a release (the hidden `make` command), `kgforge release check DIR` checks
+    """`kgforge release DOMAIN …` makes a release (the `make` command, named or not), `kgforge release check DIR` checks
     one (a domain named check is released with `kgforge release make check …`). ``--dialogues A B C`` takes the
     files up to the next option, as `--dialogues A --dialogues B --dialogues C`."""
 
@@ -67,7 +67,7 @@ RATIOS = Checked(str, lambda value, _: parse_ratios(value), "ratios such as 8:1:
 LICENCE_HELP = "An SPDX licence for the release (CC-BY-4.0, CC-BY-NC-SA-4.0, …) that every source allows."
 
 
-@release_app.command("make", hidden=True)
+@release_app.command("make")
 @when_interrupted(
     "interrupted: nothing was written where --out points (the release is made beside it and renamed at the end); "
     "rerun the same command"
@@ -101,7 +101,9 @@ def make_command(
     origin: Annotated[
         str, typer.Option(parser=one_of(ORIGINS), help="Where the dialogues come from: a dataset, a crowd, an LLM.")
     ] = "dataset",
-    model: Annotated[str | None, typer.Option(help="The language model that wrote them (--origin llm).")] = None,
+    llm_model: Annotated[
+        str | None, typer.Option("--llm-model", help="The language model that wrote them (--origin llm).")
+    ] = None,
     skip_invalid: Annotated[
         bool, typer.Option("--skip-invalid", help="Leave out (and count) records that are not dialogues of the domain.")
     ] = False,
@@ -109,8 +111,10 @@ def make_command(
     workdir: WorkdirOption = DEFAULT_WORKDIR,
     json_out: JsonOption = False,
 ) -> None:
-    """Release dialogues grounded in DOMAIN as a dataset folder: each split in its own layout and as one turn table,
-    a Hugging Face card, croissant.json, kg/ and checksums."""
+    """Release dialogues grounded in DOMAIN as a dataset folder (`kgforge release DOMAIN …`: `make` may be left out).
+
+    Each split in the dialogues' own layout and as one turn table, a Hugging Face card, croissant.json, kg/ and
+    the sha256 of every file; made beside --out and renamed into place (docs/release.md)."""
     report = Domain(domain, workdir).release(
         dialogues,
         out,
@@ -123,7 +127,7 @@ def make_command(
         audit=audit,
         licence=licence,
         origin=origin,
-        model=model,
+        model=llm_model,
         skip_invalid=skip_invalid,
         workers=workers,
     )

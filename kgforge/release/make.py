@@ -149,7 +149,7 @@ def _check_options(options: ReleaseOptions) -> None:
     choice(options.origin, "--origin", ORIGINS)
     whole(options.seed, "--seed", minimum=0)
     if options.origin == "llm" and not options.model:
-        raise ArgumentError("--model", "name the language model that wrote the dialogues (--origin llm)")
+        raise ArgumentError("--llm-model", "name the language model that wrote the dialogues (--origin llm)")
 
 
 def read_audit(path: Path, domain: str) -> dict[str, Any]:
@@ -239,7 +239,7 @@ def _write(
             layout, part, [ids[i] for i in members], [corpus.dialogues[i].topic_names for i in members]
         )
     resolver = FactResolver(index, snapshot.tables())
-    stated = [t for r in rows.values() for facts in r.columns["facts"] for t in facts]
+    stated = [t for r in rows.values() for t in r.stated]
     for triple in stated:
         resolver.resolve(triple)
     resolver.resolve_rest()
