@@ -416,16 +416,23 @@ def _describe(
         audit,
         summary["gold_turns"] > 0,
     )
-    document = croissant(
+    write_json_atomic(stage / "croissant.json", _croissant(stage, snapshot, given, card, rai_fields(rai)))
+
+
+def _croissant(stage: Path, snapshot: Snapshot, given: _Input, card: CardInput, rai: dict[str, Any]) -> dict[str, Any]:
+    """croissant.json's document: every file written so far (README.md included) with its sha256."""
+    layout = given.layout
+    created = snapshot.manifest.created
+    return croissant(
         CroissantInput(
             card.name,
             f"{card.name}: {layout.task}, grounded in the knowledge graph of kgforge domain {snapshot.domain} "
             f"(build {snapshot.build_id}); a turn table with the same columns for every dataset beside the "
             f"dataset's own layout ({layout.config}).",
-            licence.url or f"{licence.licence}: see README.md",
+            card.licence.url or f"{card.licence.licence}: see README.md",
             "1.0.0",
-            snapshot.manifest.created[:10] if snapshot.manifest.created else time.strftime("%Y-%m-%d"),
-            languages,
+            created[:10] if created else time.strftime("%Y-%m-%d"),
+            card.languages,
             ("knowledge-grounded dialogue", "knowledge graph", layout.config),
             {str(p.relative_to(stage)): digest for p, digest in _every_file(stage)},
             "turns/*.parquet",
@@ -433,10 +440,9 @@ def _describe(
             f"{layout.config}/*{layout.suffix}",
             MEDIA[layout.suffix],
             _layout_columns(given.corpus),
-            rai_fields(rai),
+            rai,
         )
     )
-    write_json_atomic(stage / "croissant.json", document)
 
 
 def _languages(path: Path) -> list[str]:
