@@ -393,3 +393,35 @@ def test_the_manifest_finds_any_changed_byte_of_itself(data):
         changed = bytearray(raw)
         changed[at] ^= 0x01
         assert not self_digest_ok(bytes(changed))
+
+
+def test_durecdial_turns_are_gold_only_where_the_grounder_kept_the_dataset_s_annotation():
+    layout = LAYOUTS["durecdial-resource"]
+    said = ["[1] 你 好", "你好 ， 我 喜欢 周杰伦", "周杰伦 的 代表作 是 七里香"]
+    stated = [[], [], [["周杰伦", "代表作", "七里香"]]]
+    grounded = {"label": "user", "conversation": said, "knowledge": [[], [], ["周杰伦", "代表作", "七里香"]],
+                "session_knowledge": [["周杰伦", "代表作", "七里香"]], "stated_knowledge": stated, "claims": [[], [], []]}  # fmt: skip
+    turns = layout.turns(grounded)  # no gold: the grounder wrote its prediction as knowledge
+    assert [t.speaker for t in turns] == ["user", "bot", "user"]
+    assert [t.facts for t in turns] == [(), (), (("周杰伦", "代表作", "七里香"),)]
+    assert {t.facts_from for t in turns} == {"grounder"}
+    gold = {**grounded, "knowledge": [[], ["周杰伦", "代表作", "七里香"], []], "predicted_knowledge": [[], [], []]}
+    del gold["session_knowledge"]
+    turns = layout.turns(gold)
+    assert [t.facts for t in turns] == [(), (("周杰伦", "代表作", "七里香"),), ()]
+    assert {t.facts_from for t in turns} == {"gold"}
+
+
+def test_duconv_turns_state_the_session_triples_the_grounder_found():
+    session = {
+        "goal": [["START", "王牌", "林志玲"]],
+        "knowledge": [["王牌", "导演", "范建浍"], ["林志玲", "体重", "54kg"]],
+        "conversation": ["你 知道 王牌 吗", "范建浍 导演 的", "林志玲 才 54kg"],
+        "grounding": [{"knowledge": [], "claims": []}, {"knowledge": [0], "claims": [{"status": "supported"}]},
+                      {"knowledge": [1], "claims": [{"status": "contradicted"}]}],
+    }  # fmt: skip
+    turns = LAYOUTS["duconv-session"].turns(session)
+    assert [t.speaker for t in turns] == ["bot", "user", "bot"]
+    assert [t.facts for t in turns] == [(), (("王牌", "导演", "范建浍"),), (("林志玲", "体重", "54kg"),)]
+    assert [verdict(t.claims) for t in turns] == ["none", "supported", "contradicted"]
+    assert json.loads(LAYOUTS["duconv-session"].goal(session)) == session["goal"]

@@ -20,12 +20,18 @@ from tests.test_release import assert_names_nothing_private
 
 pytestmark = pytest.mark.slow  # whole releases, read back by `datasets` and mlcroissant in fresh interpreters
 
-READERS = {"kdconv": "kdconv", "duconv": "duconv-session"}
+READERS = {"kdconv": "kdconv", "duconv": "duconv-session", "durecdial": "durecdial-resource"}
+MIRRORS = {
+    "kdconv": "thu-coai+KdConv",
+    "duconv": "baidu+knowledge-driven-dialogue",
+    "durecdial": "PaddlePaddle+Research",
+}
 
 
-@pytest.fixture(scope="module", params=["kdconv", "duconv"])
+@pytest.fixture(scope="module", params=["kdconv", "duconv", "durecdial"])
 def release(request, tmp_path_factory):
-    """(workdir, release folder, config) of the KdConv travel dev set (split 8:1:1 by topic) and the DuConv sample."""
+    """(workdir, release folder, config) of the KdConv travel dev set (split 8:1:1 by topic), the DuConv sample
+    and the DuRecDial LIC-2020 resource sample."""
     root = tmp_path_factory.mktemp(request.param)
     workdir = root / "kg"
     if request.param == "kdconv":
@@ -37,8 +43,9 @@ def release(request, tmp_path_factory):
         run_cli("build", domain, "--source", f"kdconv:{kb}", "--workdir", str(workdir))
         extra = ["--ratios", "8:1:1", "--by", "topic"]
     else:
-        dialogues, domain = shared_file("duconv/dev.head250.jsonl"), "duconv"
-        run_cli("build", domain, "--source", f"duconv:{dialogues}", "--workdir", str(workdir))
+        relative = {"duconv": "duconv/dev.head250.jsonl", "durecdial": "durecdial/lic2020_baseline_resource_dev.txt"}
+        dialogues, domain = shared_file(relative[request.param]), request.param
+        run_cli("build", domain, "--source", f"{request.param}:{dialogues}", "--workdir", str(workdir))
         extra = []
     out = root / f"{request.param}-release"
     run_cli("release", domain, "--dialogues", str(dialogues), "--out", str(out), "--workdir", str(workdir), *extra)
@@ -98,13 +105,13 @@ def test_mlcroissant_validates_and_reads_every_turn_record(release):
 
 def test_release_check_passes_and_the_seeds_readers_read_the_layout_files(release):
     workdir, out, config = release
-    found = mirrors()
+    found = mirrors(config)
     kit = shared_file("duconv").parent.parent / "readers" / "run-readers"
     report = check_release(out, mirrors=found, readers=kit if found and kit.exists() else None, records=True)
     assert report.ok, report.problems
     readers = {line.check: line for line in report.checks}["readers"]
     if found is None or not kit.exists():
         assert readers.status == "not run"
-        pytest.skip("no reader mirrors (fetch github:thu-coai/KdConv and baidu/knowledge-driven-dialogue)")
+        pytest.skip(f"no reader mirror: fetch github:{MIRRORS[config].replace('+', '/')} and set READERS_MIRRORS")
     assert readers.status == "ok" and f"run-readers {READERS[config]}" in readers.detail
     assert_names_nothing_private(out, workdir)

@@ -133,11 +133,11 @@ def _sheet_rows(snapshot: Snapshot, facts: pl.DataFrame, labels: dict[str, str],
     sources = {}
     for name, entry in snapshot.manifest.graphs.items():
         path = entry.details.get("path")
-        sources[name] = f"{entry.kind or name.split('/')[0]}: {Path(str(path)).name}" if path else name
+        sources[name] = f"{name} ({entry.kind}: {Path(str(path)).name})" if path else name
     rows = []
     width = len(str(facts.height))
     for k, (s, p, o, is_entity, graph) in enumerate(facts.select("s", "p", "o", "o_is_entity", "graph").rows(), 1):
-        source = next((shown for name, shown in sources.items() if graph.endswith("/" + name)), graph)
+        source = sources.get(graph) or next((shown for name, shown in sources.items() if graph.endswith(name)), graph)
         rows.append(
             [
                 f"t{k:0{width}d}",

@@ -10,6 +10,7 @@ from __future__ import annotations
 import glob
 import json
 import os
+import re
 import shutil
 import stat
 from pathlib import Path
@@ -18,6 +19,7 @@ from kgforge.core.errors import ArgumentError
 from kgforge.core.files import fsync_dir, pid_alive
 
 MANIFEST = "release.json"
+_LEFT = re.compile(r"(?:part|old)(\d+)")  # the folders a release makes beside its output, by the pid that made them
 MARK = "kgforge_release"
 
 
@@ -55,8 +57,8 @@ def staging(out: Path) -> Path:
     """The folder the release is made in: beside ``out`` (the same file system, so the rename is atomic)."""
     out.parent.mkdir(parents=True, exist_ok=True)
     for left in out.parent.glob(f".{glob.escape(out.name)}.kgforge-*"):  # a killed release's folders
-        owner = left.name.rpartition("kgforge-")[2].lstrip("partold")
-        if owner.isdigit() and not pid_alive(int(owner)):
+        owner = _LEFT.fullmatch(left.name.rpartition(".kgforge-")[2])
+        if owner and not pid_alive(int(owner.group(1))):
             shutil.rmtree(left, ignore_errors=True)
     stage = out.parent / f".{out.name}.kgforge-part{os.getpid()}"
     shutil.rmtree(stage, ignore_errors=True)

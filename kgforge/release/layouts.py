@@ -107,7 +107,9 @@ def _durecdial_turns(record: dict[str, Any]) -> list[Turn]:
     if first is None and isinstance(goal, str) and (found := _FIRST.search(goal.replace(" ", ""))):
         first = found.group(1).lower()
     speakers = _alternating("bot", "user", len(texts), first != "user") if first else _alternating("A", "B", len(texts))
-    gold = utterance_knowledge(record)
+    # the grounder predicts beside gold per-utterance knowledge (predicted_knowledge); without gold it writes its
+    # prediction as the record's knowledge: gold only where it kept the dataset's own
+    gold = utterance_knowledge(record) if "predicted_knowledge" in record else None
     stated = record.get("stated_knowledge") or []
     claims = record.get("claims") or []
     turns = []
