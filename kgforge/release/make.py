@@ -15,12 +15,12 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+import orjson
 import polars as pl
 
 from kgforge.core.checks import choice, whole
 from kgforge.core.errors import ArgumentError, InputError
 from kgforge.core.files import atomic_path, sha256_file, write_json_atomic, write_text_atomic
-from kgforge.core.jsonio import iter_json_container, iter_json_lines
 from kgforge.core.records import Record
 from kgforge.core.version import __version__
 from kgforge.corpus.card import render, source_lines
@@ -290,8 +290,8 @@ def _grounded(
     report = ground_file(
         snapshot.domain, given, out, snapshot.workdir, GroundOptions(fmt=layout.grounder, workers=workers)
     )
-    records = iter_json_container(out, list) if layout.suffix == ".json" else iter_json_lines(out)
-    grounded = [r.value for r in records]
+    with open(out, "rb") as handle:  # kgforge ground's own output, written just now: read without the strict reader
+        grounded = orjson.loads(handle.read()) if layout.suffix == ".json" else [orjson.loads(line) for line in handle]
     shutil.rmtree(scratch)
     if len(grounded) != len(order):
         raise InputError(f"kgforge ground wrote {len(grounded)} dialogues for {len(order)}")
