@@ -191,29 +191,31 @@ def _files(folder: Path, manifest: dict[str, Any]) -> tuple[str, str, list[str]]
     found = []
     kind = manifest.get("layout")
     for split in manifest.get("splits", []):
-        turns = folder / split["turns_file"]
-        found += _rows(turns.with_suffix(".parquet"), lambda p: pl.read_parquet(p).height, split["turns"])
-        found += _rows(turns, _json_lines, split["turns"])
+        turns = split["turns_file"]
+        parquet = turns.replace(".jsonl", ".parquet")
+        found += _rows(folder, parquet, lambda p: pl.read_parquet(p).height, split["turns"])
+        found += _rows(folder, turns, _json_lines, split["turns"])
         found += _rows(
-            folder / split["layout_file"], lambda p: len(read_dialogues(p, kind).dialogues), split["dialogues"]
+            folder, split["layout_file"], lambda p: len(read_dialogues(p, kind).dialogues), split["dialogues"]
         )
     if manifest.get("kg_file"):
-        found += _rows(folder / manifest["kg_file"], _statements, manifest.get("kg_statements", 0))
+        found += _rows(folder, manifest["kg_file"], _statements, manifest.get("kg_statements", 0))
     layout_files = {split["layout_file"] for split in manifest.get("splits", [])}
     for name in manifest.get("files", {}):
         if name.endswith(".json") and name not in layout_files:
-            found += _rows(folder / name, _json_document, 1)
+            found += _rows(folder, name, _json_document, 1)
     return _result(
         found, f"every file read; {manifest.get('turns', 0):,} turns, {manifest.get('dialogues', 0):,} dialogues"
     )
 
 
-def _rows(path: Path, count: Callable[[Path], int], expected: int) -> list[str]:
-    name = path.name if path.parent.name == "" else f"{path.parent.name}/{path.name}"
+def _rows(folder: Path, name: str, count: Callable[[Path], int], expected: int) -> list[str]:
+    """What is wrong with the release's file ``name``: it cannot be read, or it holds another number of rows."""
     try:
-        got = count(path)
+        got = count(folder / name)
     except (KgforgeError, OSError, ValueError, pl.exceptions.PolarsError, SyntaxError) as exc:
-        return [f"{name}: cannot be read ({str(exc).splitlines()[0] if str(exc) else type(exc).__name__})"]
+        first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        return [f"{name}: cannot be read ({first.replace(str(folder) + '/', '')})"]
     return [] if got == expected else [f"{name}: {got:,} rows, {MANIFEST} says {expected:,}"]
 
 
