@@ -19,15 +19,19 @@ import json
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
+from kgforge.grounding.duconv import ground_duconv
+from kgforge.grounding.durecdial import ground_durecdial
+from kgforge.grounding.index import GroundingIndex
+from kgforge.grounding.kdconv import ground_kdconv
+from kgforge.grounding.matching import DEFAULT_OPTIONS
 from kgforge.sources.durecdial import utterance_knowledge
 
 Triple = tuple[str, str, str]
 
 
-@dataclass(frozen=True)
-class Turn:
+class Turn(NamedTuple):  # a tuple: made for every utterance, and sent back from the grounding processes
     """One utterance as the turn table has it, before its facts are resolved in the graph."""
 
     speaker: str
@@ -41,12 +45,19 @@ class Turn:
 class ReleaseLayout:
     kind: str  # the layout's kind as kgforge reads it (kgforge.exports.registry)
     config: str  # the release's folder and Hugging Face config of the layout's files
-    grounder: str  # kgforge ground --format
+    grounder: str  # kgforge ground --format: the grounder below is that command's
     suffix: str  # the split files' extension: .json for one JSON array, .jsonl for lines
     readers: str | None  # the seeds' readers of the layout (run-readers KIND), None: none known
     turns: Callable[[dict[str, Any]], list[Turn]]  # a grounded record's utterances
     goal: Callable[[dict[str, Any]], str | None]  # the record's goal as JSON text, None: the layout has none
     task: str  # what the seeds train on it, for the card
+
+    def ground(self, index: GroundingIndex, records: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], list[str]]:
+        """``records`` grounded as ``kgforge ground --format`` grounds them, and the declared topics the graph
+        does not name (KdConv's grounder counts them)."""
+        ground, field = GROUNDERS[self.grounder]
+        result = ground(index, records, DEFAULT_OPTIONS)
+        return getattr(result, field), list(getattr(result, "topics_not_in_graph", ()))
 
 
 def _alternating(first: str, second: str, count: int, first_speaks: bool = True) -> list[str]:
@@ -133,6 +144,12 @@ def _no_goal(record: dict[str, Any]) -> str | None:
     return None
 
 
+# kgforge ground --format -> the grounder and the field of its result holding the grounded records
+GROUNDERS: dict[str, tuple[Callable[..., Any], str]] = {
+    "kdconv": (ground_kdconv, "dialogues"),
+    "duconv": (ground_duconv, "sessions"),
+    "durecdial": (ground_durecdial, "sessions"),
+}
 _DURECDIAL = {"config": "durecdial", "grounder": "durecdial", "suffix": ".jsonl", "turns": _durecdial_turns}
 _DURECDIAL_TASK = "goal-driven conversational recommendation (DuRecDial)"
 LAYOUTS: dict[str, ReleaseLayout] = {

@@ -15,20 +15,20 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-import orjson
 import polars as pl
 
 from kgforge.core.checks import choice, whole
 from kgforge.core.errors import ArgumentError, InputError
 from kgforge.core.files import atomic_path, sha256_file, write_json_atomic, write_text_atomic
+from kgforge.core.gc_pause import paused_gc
 from kgforge.core.records import Record
 from kgforge.core.version import __version__
 from kgforge.corpus.card import render, source_lines
-from kgforge.corpus.reading import Corpus
-from kgforge.corpus.stats import corpus_stats
+from kgforge.corpus.reading import Corpus, tokens_for
+from kgforge.corpus.stats import file_stats
 from kgforge.exports.dialogues import read_dialogues
 from kgforge.exports.model import dialogue_ids
-from kgforge.grounding import GroundOptions, GroundReport, ground_file, kept
+from kgforge.grounding import kept
 from kgforge.grounding.index import GroundingIndex
 from kgforge.grounding.normalise import form
 from kgforge.release.audit import AUDIT_MARK
@@ -41,7 +41,7 @@ from kgforge.release.licences import LicenceChoice, choose_licence
 from kgforge.release.manifest import write_manifest
 from kgforge.release.rai import ORIGINS, RaiInput, rai_fields
 from kgforge.release.splits import Assignment, assign_splits, combined
-from kgforge.release.turns import VERDICTS, FactResolver, turn_rows
+from kgforge.release.turns import VERDICTS, FactResolver, ground_turns, turn_rows
 from kgforge.store.snapshot import Snapshot
 
 
@@ -112,6 +112,7 @@ class _Input:
     notes: list[str]
 
 
+@paused_gc()  # the index, the dialogues and the table: millions of objects without cycles (as kgforge ground pauses it)
 def make_release(
     domain: str,
     dialogues: list[Path | str] | tuple[Path | str, ...],
@@ -228,16 +229,15 @@ def _write(
     layout, corpus, assignment = given.layout, given.corpus, given.assignment
     order = [i for members in assignment.members for i in members]
     layout_files = _layout_files(stage, layout, corpus, assignment)
-    grounded, ground_report = _grounded(stage, snapshot, layout, corpus, order, options.workers)
+    records = [corpus.dialogues[i].record for i in order]
+    grounded, topics_missing = ground_turns(index, layout, records, options.workers)
     ids = dialogue_ids([d.record for d in corpus.dialogues], layout.kind)
     rows = {}
     at = 0
     for name, members in zip(assignment.names, assignment.members):
         part = grounded[at : at + len(members)]
         at += len(members)
-        rows[name] = turn_rows(
-            layout, part, [ids[i] for i in members], [corpus.dialogues[i].topic_names for i in members]
-        )
+        rows[name] = turn_rows(part, [ids[i] for i in members], [corpus.dialogues[i].topic_names for i in members])
     resolver = FactResolver(index, snapshot.tables())
     stated = [t for r in rows.values() for t in r.stated]
     for triple in stated:
@@ -252,7 +252,7 @@ def _write(
     kg = write_kg(stage, options.kg, snapshot.domain, snapshot.workdir, snapshot.build_id, sources, used)
     if audit is not None:
         write_json_atomic(stage / "audit.json", audit)
-    summary = _summary(snapshot, given, frames, resolved, ground_report, licence, kg, audit, options)
+    summary = _summary(snapshot, given, frames, resolved, topics_missing, licence, kg, audit, options)
     splits = tuple(
         ReleaseSplit(name, len(members), frames[name].height, layout_files[name], turn_files[name])
         for name, members in zip(assignment.names, assignment.members)
@@ -274,30 +274,6 @@ def _layout_files(stage: Path, layout: ReleaseLayout, corpus: Corpus, assignment
     return written
 
 
-def _grounded(
-    stage: Path,
-    snapshot: Snapshot,
-    layout: ReleaseLayout,
-    corpus: Corpus,
-    order: list[int],
-    workers: int | None,
-) -> tuple[list[dict[str, Any]], GroundReport]:
-    """The dialogues in ``order`` grounded by ``kgforge ground`` (one file in, one out, in a scratch folder)."""
-    scratch = stage / ".ground"
-    scratch.mkdir()
-    given, out = scratch / f"in{layout.suffix}", scratch / f"out{layout.suffix}"
-    corpus.source.fmt.write([corpus.dialogues[i].record for i in order], given, corpus.source.layout)
-    report = ground_file(
-        snapshot.domain, given, out, snapshot.workdir, GroundOptions(fmt=layout.grounder, workers=workers)
-    )
-    with open(out, "rb") as handle:  # kgforge ground's own output, written just now: read without the strict reader
-        grounded = orjson.loads(handle.read()) if layout.suffix == ".json" else [orjson.loads(line) for line in handle]
-    shutil.rmtree(scratch)
-    if len(grounded) != len(order):
-        raise InputError(f"kgforge ground wrote {len(grounded)} dialogues for {len(order)}")
-    return grounded, report
-
-
 def _turn_files(stage: Path, frames: dict[str, pl.DataFrame]) -> dict[str, str]:
     """Each split's turn table as JSON Lines (what the card's `turns` config names: `datasets` reads every config of a
     folder with one builder, and the layout's files are JSON) and as Parquet (what croissant.json reads)."""
@@ -316,7 +292,7 @@ def _summary(
     given: _Input,
     frames: dict[str, pl.DataFrame],
     resolved: list[Any],
-    ground_report: GroundReport,
+    topics_missing: list[str],
     licence: LicenceChoice,
     kg: KgFiles,
     audit: dict[str, Any] | None,
@@ -331,8 +307,8 @@ def _summary(
         notes.append(
             f"{missing:,} of {len(resolved):,} facts stated by the turns are not facts of the graph (no fact_id)"
         )
-    if ground_report.topics_not_in_graph:
-        notes.append(f"{len(ground_report.topics_not_in_graph):,} dialogue topics are not in the graph")
+    if topics_missing:
+        notes.append(f"{len(topics_missing):,} dialogues' topics are not in the graph (their focus is from mentions)")
     total = audit["accuracy"] if audit else None
     return {
         "domain": snapshot.domain,
@@ -375,7 +351,12 @@ def _describe(
         sorted({lang for s in splits for lang in _languages(stage / s.turns_file.replace(".jsonl", ".parquet"))})
     ) or ("zh",)
     files = [stage / s.layout_file for s in splits]
-    stats = [corpus_stats(f, input_layout=layout.kind) for f in files]
+    source = given.corpus.source
+    tokens = tokens_for(given.corpus)  # one cache of jieba's cuts for every split
+    stats = [
+        file_stats(Corpus(f, replace(source, dialogues=[given.corpus.dialogues[i] for i in members])), tokens)
+        for f, members in zip(files, given.assignment.members)
+    ]  # the dialogues as read, not the files read again: they are those records
     shown_sources = [type(s)(s.graph, s.kind, Path(s.path).name, s.sha256, s.quads, s.licence) for s in sources]
     datasheet = render(
         snapshot.manifest, files, stats, shown_sources, given.assignment.report, lambda f: str(f.relative_to(stage))
