@@ -52,11 +52,10 @@ def release(request, tmp_path_factory):
     return workdir, out, request.param
 
 
-def mirrors() -> Path | None:
+def mirrors(config: str) -> Path | None:
+    """The folder holding the mirror of the repository whose readers read ``config``'s layout, if fetched."""
     for root in (os.environ.get("READERS_MIRRORS"), "/work/.mirror"):
-        if root and all(
-            (Path(root) / name / "repo").is_dir() for name in ("thu-coai+KdConv", "baidu+knowledge-driven-dialogue")
-        ):
+        if root and (Path(root) / MIRRORS[config] / "repo").is_dir():
             return Path(root)
     return None
 
