@@ -425,3 +425,21 @@ def test_duconv_turns_state_the_session_triples_the_grounder_found():
     assert [t.facts for t in turns] == [(), (("王牌", "导演", "范建浍"),), (("林志玲", "体重", "54kg"),)]
     assert [verdict(t.claims) for t in turns] == ["none", "supported", "contradicted"]
     assert json.loads(LAYOUTS["duconv-session"].goal(session)) == session["goal"]
+
+
+@pytest.mark.slow  # a second release of the sample (2 s)
+def test_files_named_train_and_test_are_those_splits_given_after_one_dialogues_option(duconv, tmp_path):
+    workdir, sessions, _ = duconv
+    given = sessions.read_text(encoding="utf-8").splitlines(keepends=True)
+    (tmp_path / "train.jsonl").write_text("".join(given[:200]), encoding="utf-8")
+    (tmp_path / "test.jsonl").write_text("".join(given[200:]), encoding="utf-8")
+    out = tmp_path / "r"
+    made = json.loads(
+        run_cli(
+            "release", "duconv", "--dialogues", str(tmp_path / "train.jsonl"), str(tmp_path / "test.jsonl"),
+            "--out", str(out), "--workdir", str(workdir), "--kg", "none", "--json",
+        ).stdout
+    )  # fmt: skip
+    assert [(s["name"], s["dialogues"]) for s in made["splits"]] == [("train", 200), ("test", 50)]
+    assert lines(out / "duconv" / "test.jsonl") == [json.loads(line) for line in given[200:]]
+    assert made["dialogues"] == 250 and check_release(out, records=False).ok
