@@ -58,7 +58,7 @@ class ReleaseCheck(Record):
     problems: tuple[str, ...]  # each names the file
 
 
-def read_manifest(folder: Path) -> tuple[dict[str, Any] | None, str | None]:
+def read_release_json(folder: Path) -> tuple[dict[str, Any] | None, str | None]:
     """release.json, or None and why it cannot be read (it was changed); an InputError when there is none."""
     path = folder / MANIFEST
     if not folder.is_dir():
@@ -85,7 +85,7 @@ def check_release(
     (default ``$READERS_MIRRORS``, ``$KGFORGE_RUN_READERS`` or ``run-readers`` on the PATH); ``records``: read the
     turn records back with mlcroissant (default: when the table has at most RECORDS_AT_MOST rows)."""
     folder = Path(folder)
-    manifest, broken = read_manifest(folder)
+    manifest, broken = read_release_json(folder)
     if manifest is None:
         rest = [CheckLine(name, "not run", f"{MANIFEST} cannot be read") for name in CHECKS[1:]]
         return ReleaseCheck(str(folder), False, (CheckLine(CHECKS[0], "failed", "1 problem(s)"), *rest), (str(broken),))
