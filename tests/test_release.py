@@ -13,6 +13,7 @@ import random
 import re
 import shutil
 import socket
+import sys
 from pathlib import Path
 
 import polars as pl
@@ -443,3 +444,12 @@ def test_files_named_train_and_test_are_those_splits_given_after_one_dialogues_o
     assert [(s["name"], s["dialogues"]) for s in made["splits"]] == [("train", 200), ("test", 50)]
     assert lines(out / "duconv" / "test.jsonl") == [json.loads(line) for line in given[200:]]
     assert made["dialogues"] == 250 and check_release(out, records=False).ok
+
+
+def test_without_mlcroissant_the_check_says_how_to_install_it_and_runs_the_rest(duconv, monkeypatch):
+    _, _, out = duconv
+    monkeypatch.setitem(sys.modules, "mlcroissant", None)  # an import of it raises ImportError
+    report = check_release(out, records=False)
+    croissant = {line.check: line for line in report.checks}["croissant"]
+    assert croissant.status == "not run" and "pip install 'kgforge[release]'" in croissant.detail
+    assert report.ok and {line.check: line.status for line in report.checks}["checksums"] == "ok"
