@@ -115,6 +115,17 @@ _LAZY = {  # module -> the names the API takes from it
         "QATemplatesReport",
         "SelectorOptions",
     ),
+    "kgforge.release": (
+        "KG_CHOICES",
+        "ORIGINS",
+        "AuditReport",
+        "AuditSheet",
+        "ReleaseCheck",
+        "ReleaseOptions",
+        "ReleaseReport",
+        "audit_import",
+        "check_release",
+    ),
     "kgforge.stats": ("plot_stats",),
     "kgforge.synth": ("SYNTH_STYLES", "SynthOptions", "SynthPlan", "SynthReport"),
     "kgforge.synth.judge": ("JudgeReport",),
@@ -208,6 +219,17 @@ if TYPE_CHECKING:  # for type checkers and linters; at run time each loads on fi
         SelectorOptions,
     )
     from kgforge.qa.generate import configurations as qa_configurations
+    from kgforge.release import (
+        KG_CHOICES,
+        ORIGINS,
+        AuditReport,
+        AuditSheet,
+        ReleaseCheck,
+        ReleaseOptions,
+        ReleaseReport,
+        audit_import,
+        check_release,
+    )
     from kgforge.sources.wikidata.engines import ENGINES as IMPORT_ENGINES
     from kgforge.stats import DomainStats as StatsReport
     from kgforge.stats import plot_stats
@@ -712,6 +734,28 @@ class Domain:
 
         return write_card(dialogues, self.name, out, workdir=self.workdir, **options)
 
+    def release(
+        self,
+        dialogues: Iterable[Path | str],
+        out: Path | str,
+        options: ReleaseOptions | None = None,
+        **settings: Any,
+    ) -> ReleaseReport:
+        """Release ``dialogues`` (files of one layout) grounded in this domain into the folder ``out``: each split in
+        the layout and as a turn table, a Hugging Face card, croissant.json, kg/ (docs/release.md). ``options``
+        (or its fields as keywords: ``split``, ``ratios``, ``by``, ``kg``, ``audit``, ``licence``, …)."""
+        from kgforge.release import ReleaseOptions, make_release  # lazy: start-up
+
+        chosen = replace(options or ReleaseOptions(), **settings)
+        return make_release(self.name, list(dialogues), out, self.workdir, chosen)
+
+    def audit_sample(self, n: int, out: Path | str, *, by: str | None = None, seed: int = 0) -> AuditSheet:
+        """A rating sheet of ``n`` of the graph's facts drawn with ``seed`` (``by="relation"``: stratified), for
+        the raters of a KG accuracy audit (``kgforge audit import`` reads their sheets back)."""
+        from kgforge.release import audit_sample  # lazy: start-up
+
+        return audit_sample(self.name, n, out, workdir=self.workdir, by=by, seed=seed)
+
     def ground(
         self,
         dialogues: Path | str,
@@ -981,6 +1025,17 @@ __all__ += [
     "source_kinds",
 ]
 __all__ += ["CrawlConfig", "CrawlReport", "SiteSpec", "crawl_site", "load_spec", "site_names"]
+__all__ += [  # the release's records, and its functions that take no domain
+    "KG_CHOICES",
+    "ORIGINS",
+    "AuditReport",
+    "AuditSheet",
+    "ReleaseCheck",
+    "ReleaseOptions",
+    "ReleaseReport",
+    "audit_import",
+    "check_release",
+]
 __all__ += [
     "BY",
     "EXPORT_FORMATS",

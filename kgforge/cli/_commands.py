@@ -67,8 +67,13 @@ COMMANDS: dict[str, tuple[str, str]] = {'build': ('build', "Import the domain's 
  'corpus': ('corpus', 'Dialogue statistics, splits, retrieval candidates and a datasheet.'),
  'import': ('importer', "Add a Wikidata or XLORE source to a domain's store."),
  'qa': ('qa', 'Conversational factoid QA datasets from the graph (ConvKGYarn).'),
- 'rate': ('rate', 'Human rating sheets: write them for a rubric, read them back.')}
-INTERRUPTED: dict[str, str] = {'build': 'interrupted: the published store is unchanged (the unfinished build was discarded); rerun the same '
+ 'rate': ('rate', 'Human rating sheets: write them for a rubric, read them back.'),
+ 'release': ('release',
+             'Release dialogues grounded in a domain as a dataset folder (HF card, Croissant, turn table); check '
+             'one.'),
+ 'audit': ('release', "A hand audit of the graph's accuracy: a sample to rate, the ratings read.")}
+INTERRUPTED: dict[str, str] = {'audit': 'interrupted: no file was left half-written (each is replaced whole); rerun the same command',
+ 'build': 'interrupted: the published store is unchanged (the unfinished build was discarded); rerun the same '
           'command',
  'check': 'interrupted: nothing was changed (this command only reads)',
  'collect': 'interrupted: every accepted turn is in DIR/journal.jsonl; run the same command again and every open '
@@ -88,6 +93,8 @@ INTERRUPTED: dict[str, str] = {'build': 'interrupted: the published store is unc
  'link': 'interrupted: the published store is unchanged (the unfinished build was discarded); rerun the same command',
  'query': 'interrupted: nothing was changed (this command only reads)',
  'related': 'interrupted: nothing was changed (this command only reads)',
+ 'release': 'interrupted: nothing was written where --out points (the release is made beside it and renamed at the '
+            'end); rerun the same command',
  'serve': 'interrupted: nothing was changed (this command only reads)',
  'sources': 'interrupted: nothing was changed (this command only reads)',
  'stats': 'interrupted: nothing was changed (this command only reads)',

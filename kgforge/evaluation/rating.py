@@ -316,11 +316,15 @@ def _header(chosen: Rubric) -> list[str]:
 
 
 def _write_sheet(target: OutputFile, chosen: Rubric, rows: list[tuple[str, tuple[str, ...]]], language: str) -> None:
+    body = [[item, *shown, *([""] * len(chosen.aspects))] for item, shown in rows]
+    write_sheet(target, _header(chosen), body, chosen.instructions_text(language).splitlines(), "rate")
+
+
+def write_sheet(target: OutputFile, header: list[str], rows: list[list[Any]], notes: list[str], title: str) -> None:
+    """A sheet to fill by hand: CSV, TSV or (``.xlsx``) a workbook with the ``notes`` on a second sheet. Every
+    text cell is escaped so that a spreadsheet shows it as text, never runs it as a formula."""
     suffix = target.path.suffix
-    header = _header(chosen)
-    body = [
-        [item, *(spreadsheet_cell(str(cell)) for cell in shown), *([""] * len(chosen.aspects))] for item, shown in rows
-    ]
+    body = [[cell if isinstance(cell, int | float) else spreadsheet_cell(str(cell)) for cell in row] for row in rows]
     if suffix == ".xlsx":
         try:
             import openpyxl
@@ -328,12 +332,12 @@ def _write_sheet(target: OutputFile, chosen: Rubric, rows: list[tuple[str, tuple
             raise ArgumentError("--format", "xlsx needs openpyxl (pip install 'kgforge[excel]')") from None
         book = openpyxl.Workbook()
         sheet = book.active
-        sheet.title = "rate"
+        sheet.title = title
         for row in [header, *body]:
             sheet.append(row)
-        notes = book.create_sheet("instructions")
-        for line in chosen.instructions_text(language).splitlines():
-            notes.append([spreadsheet_cell(line)])
+        instructions = book.create_sheet("instructions")
+        for line in notes:
+            instructions.append([spreadsheet_cell(line)])
         with target.part() as tmp:
             book.save(tmp)
         return
