@@ -30,7 +30,16 @@ from kgforge.core.scripts import CJK_CLASS, fits_script, is_cjk_language
 from kgforge.core.vocab import OWL_SAME_AS
 from kgforge.store.manifest import Manifest
 
-__all__ = ["LINK_KINDS", "STEPS", "LanguageLabels", "fits_script", "in_language", "language_labels", "same_as_pairs"]
+__all__ = [
+    "LINK_KINDS",
+    "STEPS",
+    "LanguageLabels",
+    "fits_script",
+    "in_language",
+    "language_labels",
+    "literal_forms",
+    "same_as_pairs",
+]
 LINK_KINDS = ("links", "aligned")
 STEPS = ("language", "alias", "linked", "untagged", "script")
 
@@ -93,6 +102,44 @@ def language_labels(labels: pl.DataFrame, language: str, links: Iterable[tuple[s
             chosen[iri], fell_back[iri] = label, "script"
     lacking = frozenset(set(rest["iri"].to_list()) - set(chosen))
     return LanguageLabels(language, chosen, fell_back, lacking)
+
+
+FORM_COLUMNS = {"s": pl.String, "p": pl.String, "o": pl.String, "form": pl.String}
+
+
+def literal_forms(facts: pl.DataFrame, language: str) -> pl.DataFrame:
+    """``(s, p, o, form)``: each literal value written in a script ``language`` does not read (Han characters
+    in English; none in Chinese, which writes any value as it is) paired with its form in ``language``, where
+    the same subject and relation state one (a reviewed translation, or a source in that language): 爱情@zh
+    of a film's genre and romance@en beside it. A relation with several values
+    (genres 爱情 and 剧情, romance and drama) is paired by the value across the graph: a value's form is the
+    one value in the language stated beside it wherever it is stated (``kgforge translate --apply`` states
+    one label beside every fact of its source value), a form already the only one of another value being
+    none of its. A value whose form stays ambiguous, or that has none, gets no row: it lacks a form in the
+    language. ``facts`` is a GraphTables facts frame (s, p, o, o_is_entity, o_lang)."""
+    if is_cjk_language(language):
+        return pl.DataFrame(schema=FORM_COLUMNS)
+    literals = facts.filter(~pl.col("o_is_entity"), pl.col("o_lang") != "").select("s", "p", "o", "o_lang").unique()
+    mine = in_language(pl.col("o_lang"), language)
+    foreign = pl.col("o").str.contains(CJK_CLASS)
+    own = literals.filter(mine, ~foreign).select("s", "p", form="o")  # a value tagged en in Han is no English
+    other = literals.filter(~mine, foreign).select("s", "p", "o").unique()
+    other = other.join(own.select("s", "p").unique(), on=["s", "p"])
+    if other.is_empty():
+        return pl.DataFrame(schema=FORM_COLUMNS)
+    stated = other.group_by("o").agg(n=pl.len())  # the subjects and relations stating each value
+    beside = (
+        other.join(own, on=["s", "p"])
+        .group_by("o", "form")
+        .agg(k=pl.len())
+        .join(stated, on="o")
+        .filter(pl.col("k") == pl.col("n"))  # a form stated wherever the value is
+        .select("o", "form")
+    )
+    single = beside.filter(pl.len().over("o") == 1)
+    rest = beside.join(single, on="o", how="anti").join(single.select("form"), on="form", how="anti")
+    paired = pl.concat([single, rest.filter(pl.len().over("o") == 1)])
+    return other.join(paired, on="o").select(list(FORM_COLUMNS)).sort("s", "p", "o")
 
 
 def same_as_pairs(build: Path, manifest: Manifest, kinds: tuple[str, ...] = LINK_KINDS) -> list[tuple[str, str]]:
