@@ -42,11 +42,13 @@ class Labels:
         self.fallback = tables.label_map(language)
         self.relations: dict[str, str] = {}
         for iri, zh, en in tables.relations.select("iri", "zh", "en").iter_rows():
-            label = en if language.startswith("en") else zh
+            label, other = (en, zh) if language.startswith("en") else (zh, en)
             if label and fits_script(label, language):
                 self.relations[iri] = label
             elif iri in self.entities:  # a label the graph gives the relation in this language (a translation)
                 self.relations[iri] = self.entities[iri]
+            elif other and fits_script(other, language):  # the chain's script step: a date (2018-11-5) is English
+                self.relations[iri] = other
         for iri, names in EXTRA_PREDICATES.items():
             self.relations.setdefault(iri, names.get(language[:2], names["en"]))
         for rel in schema.relations.values():
