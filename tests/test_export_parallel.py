@@ -184,6 +184,41 @@ def test_a_missing_english_label_is_named_and_refused_unless_mixing_is_allowed(t
     assert any(
         t == ["Suzhou River", "genre", "爱情"] for r in lines(out.with_name("en_dev.txt")) for t in r["knowledge"]
     )
+    # --skip-invalid (ignored before): the goals that need 爱情 in English are left out of both twins, listed
+    skipped = export(workdir, goals, out, "--skip-invalid")
+    zh, en = lines(out.with_name("zh_dev.txt")), lines(out.with_name("en_dev.txt"))
+    left_out = lines(out.with_name("en_dev.txt.rejected.jsonl"))
+    assert skipped["dialogues_rejected"] == len(left_out) >= 1 and len(zh) == len(en) == 4 - len(left_out)
+    assert all("en: no en label for https://example.org/e/romance" in r["reason"] for r in left_out)
+    assert not any("爱情" in t for r in en for triple in r["knowledge"] for t in triple)
+    ids = out.with_name("zh_dev.txt.ids.txt").read_text().split()
+    assert ids == out.with_name("en_dev.txt.ids.txt").read_text().split()
+    assert not {r["dialogue_id"] for r in left_out} & set(ids)
+
+
+def test_real_twins_that_differ_are_left_out_with_skip_invalid(shared, tmp_path):
+    (tmp_path / "kg.ttl").write_text(RESTAURANT, encoding="utf-8")
+    workdir = tmp_path / "kg"
+    run_cli(
+        "build", "rest", "--source", f"rdf:{tmp_path / 'kg.ttl'}", "--schema", "durecdial", "--no-schema-sources",
+        "--workdir", str(workdir),
+    )  # fmt: skip
+    zh = [v2_session(shared, "zh"), v2_session(shared, "zh", nested=True)]
+    en = [v2_session(shared, "en"), v2_session(shared, "en", nested=True)]
+    en[1] = {**en[1], "conversation": en[1]["conversation"][:-1], "knowledge": en[1]["knowledge"][:-1]}
+    en[1] |= {key: en[1][key][:-1] for key in ("goal_type_list", "goal_topic_list")}  # a turn short: not the same
+    write_lines(tmp_path / "zh_dev.txt", zh)
+    write_lines(tmp_path / "en_dev.txt", en)
+    out = workdir / "rest" / "exports" / "dev.txt"
+    args = ["export", "rest", "--dialogues", str(tmp_path / "zh_dev.txt"), "--format", "durecdial", "--lang", "zh,en"]
+    refused = run_cli(*args, "--out", str(out), "--workdir", str(workdir), check=False)
+    assert refused.returncode == 1 and "en_dev.txt:2: 15 utterances against 16" in refused.stderr
+    assert "--skip-invalid" in refused.stderr
+    report = json.loads(run_cli(*args, "--out", str(out), "--workdir", str(workdir), "--skip-invalid", "--json").stdout)
+    assert report["records"] == 1 and report["dialogues_rejected"] == 1
+    assert [r["conversation"] for r in lines(out.with_name("en_dev.txt"))] == [en[0]["conversation"]]
+    left_out = lines(out.with_name("zh_dev.txt.rejected.jsonl"))
+    assert [(r["line"], "not the same session" in r["reason"]) for r in left_out] == [(2, True)]
 
 
 def test_a_parallel_export_is_refused_where_it_cannot_be_made(bilingual, tmp_path):

@@ -114,6 +114,15 @@ class Labels:
             "text_mixed_count": len(self.text_mixed),
         }
 
+    def mixed_rows(self) -> list[dict[str, str]]:
+        """Everything written in another language than this one (``allow_mixed``), in full: each name with the
+        label written for it, each value with its relation, each other text with where it is."""
+        return (
+            [{"what": "name", "iri": iri, "written": label} for iri, label in sorted(self.mixed.items())]
+            + [{"what": "value", "value": v, "relation": p} for v, p in sorted(self.values_mixed.items())]
+            + [{"what": "text", "text": text, "where": where} for text, where in sorted(self.text_mixed.items())]
+        )
+
     def forms(self) -> pl.DataFrame:
         """``(s, p, o, form)``: the literal values of the graph in another script paired with their form in the
         language (:func:`kgforge.store.languages.literal_forms`), found once."""

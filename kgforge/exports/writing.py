@@ -66,6 +66,7 @@ class ExportReport(Record):
     options: dict[str, Any]  # the ExportOptions used
     kgforge: str  # version
     created: str
+    mixed_file: Path | None = None  # what was written in another language than asked (--allow-mixed), in full
     details: dict[str, Any] = flattened()
     seconds: float = 0.0
 
@@ -77,6 +78,7 @@ class ExportReport(Record):
             self.out.with_name(self.out.name + ".manifest.json"),
             self.ids_file,
             *((self.rejected_file,) if self.rejected_file else ()),
+            *((self.mixed_file,) if self.mixed_file else ()),
         )
 
     @property
@@ -109,6 +111,12 @@ def finish(
         write_text_atomic(rejected_file, "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rejected))
     else:
         rejected_file.unlink(missing_ok=True)
+    mixed = ctx.labels.mixed_rows()
+    mixed_file = out.with_name(out.name + ".mixed.jsonl")
+    if mixed:
+        write_text_atomic(mixed_file, "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in mixed))
+    else:
+        mixed_file.unlink(missing_ok=True)
     manifest = {
         "format": fmt.name,
         "layout": layout.name,
@@ -128,9 +136,15 @@ def finish(
         "options": asdict(options),
         "kgforge": __version__,
         "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+        "mixed_file": str(mixed_file) if mixed else None,
         **extra,
     }
     write_json_atomic(out.with_name(out.name + ".manifest.json"), manifest)
     common = {k: v for k, v in manifest.items() if k != "graphs" and k not in extra}
-    common.update(out=out, ids_file=ids_file, rejected_file=rejected_file if rejected else None)
+    common.update(
+        out=out,
+        ids_file=ids_file,
+        rejected_file=rejected_file if rejected else None,
+        mixed_file=mixed_file if mixed else None,
+    )
     return ExportReport(**common, details=extra, seconds=round(time.perf_counter() - started, 3))
