@@ -10,13 +10,14 @@ import csv
 import io
 import json
 import re
+import unicodedata
 
 import polars as pl
 import pytest
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
-from kgforge.core.scripts import has_cjk
+from kgforge.core.scripts import CJK_CLASS, has_cjk
 from kgforge.store.languages import literal_forms
 from tests.conftest import run_cli
 from tests.test_export_parallel import TURTLE
@@ -293,3 +294,60 @@ def test_query_names_relations_and_values_in_the_language_asked(english):
         ("星座", "天秤座"),
         ("演唱", "飘摇"),
     ]
+
+
+RESOURCE_DEV = "durecdial/lic2020_baseline_resource_dev.txt"
+
+
+def romanised(text: str) -> str:
+    """A stand-in for a human translator: the text in pinyin, with what is not Latin left out."""
+    from pypinyin import lazy_pinyin
+
+    words = " ".join(word for word in lazy_pinyin(unicodedata.normalize("NFKC", text)) if word.strip())
+    return re.sub(r"\s+", " ", re.sub(CJK_CLASS, " ", words)).strip() or "x"
+
+
+@pytest.mark.slow  # builds the DuRecDial resource dev graph and exports 60 goals in nine layouts
+def test_durecdial_goals_in_english_in_every_layout_hold_chinese_only_in_values_listed_as_lacking_english(
+    tmp_path, shared
+):
+    """The acceptance: the real DuRecDial graph, its names translated by a person (a pinyin stand-in, through
+    `translate --list` and `--apply`), 60 goal sequences exported in English in every layout: a CJK character
+    stands only inside a value the export lists as having no English form (the long comments and sentences
+    `translate` leaves to people), and only with --allow-mixed."""
+    workdir = tmp_path / "kg"
+    run_cli("build", "durecdial", "--source", f"durecdial:{shared(RESOURCE_DEV)}", "--workdir", str(workdir))
+    goals = tmp_path / "goals.jsonl"
+    run_cli("goals", "durecdial", "--style", "durecdial", "--n", "60", "--out", str(goals), "--workdir", str(workdir))
+    todo = tmp_path / "todo.tsv"
+    run_cli("translate", "durecdial", "--list", "--out", str(todo), "--workdir", str(workdir))
+    rows = list(csv.DictReader(todo.open(encoding="utf-8", newline=""), delimiter="\t"))
+    assert {row["kind"] for row in rows} >= {"entity", "relation", "literal"}
+    for row in rows:
+        row |= {"label": romanised(row["source"]), "keep": "yes"}
+    with todo.open("w", encoding="utf-8", newline="") as handle:
+        writer = csv.DictWriter(handle, fieldnames=list(rows[0]), delimiter="\t", lineterminator="\n")
+        writer.writeheader()
+        writer.writerows(rows)
+    run_cli("translate", "durecdial", "--apply", str(todo), "--workdir", str(workdir))
+    exports = workdir / "durecdial" / "exports"
+    refused = export(workdir, goals, exports / "x.txt", "--format", "durecdial", "--lang", "en", domain="durecdial",
+                     check=False)  # fmt: skip
+    assert refused.returncode == 1 and "no en form of the value" in refused.stderr
+    outputs = [
+        (fmt, layout, exports / f"{fmt}-{layout}.out", ("--layout", layout, "--lang", "en"))
+        for fmt, layout in GOAL_LAYOUTS
+    ]
+    outputs.append(("durecdial", "v2", exports / "en_twins.txt", ("--lang", "zh,en")))  # the parallel en twin
+    seen = 0
+    for fmt, layout, out, options in outputs:
+        target = out.with_name("twins.txt") if options[-1] == "zh,en" else out
+        extra = ("--skip-invalid",) if fmt == "duconv" else ()
+        export(workdir, goals, target, "--format", fmt, *options, "--allow-mixed", *extra, domain="durecdial")
+        listed = [json.loads(line) for line in out.with_name(out.name + ".mixed.jsonl").read_text("utf-8").splitlines()]
+        assert {entry["what"] for entry in listed} == {"value"}, (fmt, layout)  # no name, no other text
+        records = records_of(out, fmt, layout)
+        assert len(records) >= (20 if fmt == "duconv" else 60)
+        assert not_english(records, fmt, {entry["value"] for entry in listed}) == [], (fmt, layout)
+        seen += sum(1 for _, text in strings(records) if has_cjk(text))
+    assert seen  # the long values are there, listed

@@ -504,10 +504,11 @@ def apply_translations(
         tables = current.tables()
         known = set(tables.labels["iri"].to_list()) | set(tables.relations["iri"].to_list())
         wanted = [row.source for row in rows if row.kind == "literal"]
+        stated = pl.col("o").str.strip_chars()  # as the review file is read back: a value's cells are stripped
         stating = (
             tables.domain_facts()
-            .filter(~pl.col("o_is_entity"), pl.col("o").is_in(wanted))
-            .select("o", "s", "p")
+            .filter(~pl.col("o_is_entity"), stated.is_in(wanted))
+            .select(stated, "s", "p")
             .unique()
             .sort("o", "s", "p")
         )
