@@ -287,13 +287,15 @@ def test_query_names_relations_and_values_in_the_language_asked(english):
         ("starred in", "Suzhou River"),
         ("zodiac sign", "Libra"),
     ]
-    assert sorted(facts()) == [  # the domain's language, each value once too
+    chinese = facts()  # the domain's language: Chinese names; Chinese reads a value in any script as it is
+    assert {
         ("主演", "如果·爱"),
         ("主演", "苏州河"),
         ("出生地", "浙江衢州"),
         ("星座", "天秤座"),
         ("演唱", "飘摇"),
-    ]
+    } <= set(chinese)
+    assert {relation for relation, _ in chinese} == {"主演", "出生地", "星座", "演唱"}
 
 
 RESOURCE_DEV = "durecdial/lic2020_baseline_resource_dev.txt"

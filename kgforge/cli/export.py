@@ -130,8 +130,8 @@ def export_command(
         typer.Option(
             "--allow-mixed",
             help="Where an entity or relation has no label in "
-            "--lang (or in a twin's language), or a value or other text no form in it, "
-            "write another language's (listed in the report and the manifest) instead of refusing.",
+            "--lang (or in a twin's language), or a value or other text has no form in it, "
+            "write another language's (listed in the report, the manifest and OUT.mixed.jsonl) instead of refusing.",
         ),
     ] = False,
     segment: Annotated[
