@@ -20,6 +20,7 @@ from hypothesis import strategies as st
 from kgforge.core.scripts import CJK_CLASS, has_cjk
 from kgforge.store.languages import literal_forms
 from tests.conftest import run_cli
+from tests.durecdial_sessions import run_readers
 from tests.test_export_parallel import TURTLE
 
 # every layout a goal can be written in, with how to read its records back
@@ -352,4 +353,7 @@ def test_durecdial_goals_in_english_in_every_layout_hold_chinese_only_in_values_
         assert len(records) >= (20 if fmt == "duconv" else 60)
         assert not_english(records, fmt, {entry["value"] for entry in listed}) == [], (fmt, layout)
         seen += sum(1 for _, text in strings(records) if has_cjk(text))
+        if fmt == "durecdial" and layout in ("lic2020-sample", "resource-sample"):  # English goal types and all
+            result = run_readers(f"durecdial-{layout}", out)
+            assert result["ok"] and [r["samples"] for r in result["results"]] == [len(records)], result
     assert seen  # the long values are there, listed
