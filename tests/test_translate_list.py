@@ -10,11 +10,9 @@ import pytest
 
 from kgforge import Domain
 from kgforge.core.errors import InputError
-from kgforge.core.schema import SourceSpec
 from kgforge.languages.translate import COLUMNS
-from kgforge.sources.schema_infer import infer_schema
 from tests.qa_support import chat_server
-from tests.translate_support import dictionary_reply, films_domain, review_rows, write_films, write_rows
+from tests.translate_support import dictionary_reply, films_domain, review_rows, write_rows
 
 ALIAS = "Lou Ye"
 
@@ -27,15 +25,12 @@ def films(tmp_path) -> Domain:
 @pytest.fixture
 def aliased(tmp_path) -> Domain:
     """The films domain where 娄烨 (no English label) has the English alias ``Lou Ye`` (a skos:altLabel)."""
-    source = tmp_path / "films.csv"
-    write_films(source)
-    domain = Domain("films", tmp_path / "kg")
-    schema = infer_schema("films", [SourceSpec("csv", str(source))]).write(domain.paths.root / "schema.toml")
-    domain.build([f"csv:{source}"], schema=str(schema.path))
+    domain = films_domain(tmp_path)
     director = domain.query("SELECT ?e ?n WHERE { ?e rdfs:label ?n }", n="娄烨").rows[0]["e"].value
     alias = tmp_path / "alias.nt"
     alias.write_text(f'<{director}> <http://www.w3.org/2004/02/skos/core#altLabel> "{ALIAS}"@en .\n', encoding="utf-8")
-    domain.build([f"csv:{source}", f"rdf:{alias}"], schema=str(schema.path))
+    sources = [f"csv:{tmp_path / 'films.csv'}", f"rdf:{alias}"]
+    domain.build(sources, schema=str(domain.paths.root / "schema.toml"))  # films_domain's source and schema
     return domain
 
 
