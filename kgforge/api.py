@@ -42,7 +42,7 @@ from kgforge.sources.importer import sample_source, source_kinds
 from kgforge.sources.schema_infer import infer_schema
 from kgforge.store.catalog import DomainInfo, list_domains
 from kgforge.store.diff import GraphDiff, diff_builds
-from kgforge.store.labels import check_required, labelled_rows, resolve_bindings, row_labels
+from kgforge.store.labels import check_required, labelled_rows, language_variable, resolve_bindings, row_labels
 from kgforge.store.layout import DomainPaths, domain_paths, remove_leftovers
 from kgforge.store.query import DEFAULT_TIMEOUT, QueryRunner, load_query, parse_binding
 from kgforge.store.query import DEFAULT_TIMEOUT as QUERY_TIMEOUT
@@ -522,6 +522,9 @@ class Domain:
         check_required(sparql, bindings, query)
         snapshot = self.snapshot()
         language = language_tag(label_language, "label_language") if label_language else snapshot.language
+        shown_in = language_variable(sparql, bindings)  # a query naming things in a language (# Language: ?lang)
+        if shown_in:
+            bindings = {**bindings, shown_in: ox.Literal(language)}
         with QueryRunner(snapshot) as runner:
             terms = resolve_bindings(runner, sparql, {k: _term(v) for k, v in bindings.items()}, language, self.name)
             result = runner.query(
@@ -569,6 +572,17 @@ class Domain:
         settings = LLMSettings(llm_url, llm_model, llm_key_env or DEFAULT_KEY_ENV)
         chars = MAX_LITERAL_CHARS if max_chars is None else max_chars
         return propose_translations(self.name, language, out, settings, self.workdir, chars, limit)
+
+    def translation_list(self, language: str, out: Path | str, *, max_chars: int | None = None) -> TranslationProposals:
+        """Write the review file ``out`` (TSV) as a to-do list for translators, no model asked: one row for each
+        name and short value that lacks a label in ``language`` (keyed by the name, its IRI beside it), the
+        names the graph has only as an alias in ``language`` proposed for review; a person fills in ``label``
+        and sets ``keep`` to yes, and :meth:`apply_translations` reads it back."""
+        from kgforge.languages import propose_translations  # lazy: start-up
+        from kgforge.languages.translate import MAX_LITERAL_CHARS  # lazy: start-up
+
+        chars = MAX_LITERAL_CHARS if max_chars is None else max_chars
+        return propose_translations(self.name, language, out, None, self.workdir, chars)
 
     def apply_translations(self, review_file: Path | str, language: str) -> TranslationApplied:
         """Load the kept rows of a reviewed translation file as the graph ``graph/translated/<language>``."""

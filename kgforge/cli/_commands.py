@@ -48,7 +48,8 @@ COMMANDS: dict[str, tuple[str, str]] = {'build': ('build', "Import the domain's 
  'translate': ('languages',
                'Propose labels in --lang for entities, relations, types and short values that lack one (an LLM, '
                'cached),\n'
-               'into a review file; --apply loads the reviewed file as its own named graph.'),
+               'or list them for translators (--list), into a review file; --apply loads the reviewed file as its '
+               'own graph.'),
  'align': ('languages',
            "Align the domain's names with those in --lang across sources, with type checks; list the ambiguous and\n"
            'the missing ones (all of them in <domain>/align-LANG.json).'),

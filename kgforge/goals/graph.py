@@ -64,6 +64,13 @@ class GoalGraph:
     workdir: Path = Path()
     lacking: frozenset[str] = frozenset()  # IRIs with no label in ``language`` (kgforge.store.languages)
     mixed: dict[str, str] = field(default_factory=dict)  # those a goal named anyway: IRI → the label written
+    links: tuple[tuple[str, str], ...] = ()  # the build's owl:sameAs pairs, which lend labels
+
+    def names_in(self, language: str) -> dict[str, str]:
+        """A name for each IRI in ``language`` by the chain of :mod:`kgforge.store.languages` (the graph's
+        ``labels`` are in ``self.language``), another language's where it has none."""
+        chosen = language_labels(self.tables.labels, language, self.links)
+        return {**self.tables.label_map(language), **chosen.labels}
 
     @classmethod
     def load(cls, snapshot: Snapshot, language: str | None = None) -> GoalGraph:
@@ -79,7 +86,8 @@ class GoalGraph:
             workdir=snapshot.workdir,
             derived=ASSOCIATED_GRAPH in manifest.graphs,
         )
-        chosen = language_labels(tables.labels, graph.language, same_as_pairs(snapshot.build, manifest))
+        graph.links = tuple(same_as_pairs(snapshot.build, manifest))
+        chosen = language_labels(tables.labels, graph.language, graph.links)
         graph.labels = {**tables.label_map(graph.language), **chosen.labels}
         graph.lacking = chosen.lacking
         graph.relation_kinds = dict(zip(tables.relations["iri"].to_list(), tables.relations["kind"].to_list()))

@@ -86,6 +86,7 @@ PROFILE_KEYS_EN = {
     "同意的音乐": "accepted music",
     "拒绝": "rejected",
 }
+NEWS_OF = "news of "  # an English profile's accepted news: "news of Xun Zhou"
 DATE = re.compile(r"\d{4}-\d{1,2}-\d{1,2}")
 WEEKDAYS = [
     ("星期一", "Monday"),
@@ -157,6 +158,11 @@ class Material:
     news: set[str]  # stars with news facts
     english: dict[str, str]  # IRI → English label, where the graph has one
     weather: list[Weather] = field(default_factory=list)  # DuRecDial's city –date→ weather facts
+    chinese: dict[str, str] = field(default_factory=dict)  # IRI → its name in the Chinese profile
+
+    def chinese_name(self, iri: str) -> str:
+        """The name the Chinese ``profile`` gives ``iri``, whatever ``--lang`` the goals are labelled in."""
+        return self.chinese.get(iri, iri)
 
     @classmethod
     def of(cls, graph: GoalGraph) -> Material:
@@ -184,6 +190,7 @@ class Material:
             news,
             dict(zip(english["iri"].to_list(), english["label"].to_list())),
             weather_reports(graph, by_kind),
+            graph.labels if graph.language.startswith("zh") else graph.names_in("zh"),
         )
 
     def missing(self) -> dict[str, str]:
@@ -467,7 +474,7 @@ def english_profile(profile: dict[str, Any], english: dict[str, str]) -> tuple[d
         if found is None:
             missing.append(core)
             found = core
-        return f"news of {found}" if news else found
+        return NEWS_OF + found if news else found
 
     out = {}
     for key, value in profile.items():
@@ -573,16 +580,16 @@ def _goal(
     template: Template,
     given: dict[str, Any] | None,
 ) -> Goal:
-    label = graph.label
+    label, zh_name = graph.label, material.chinese_name  # the profile is Chinese whatever --lang is
     english: dict[str, str] = {}
     if given is None:
         profile, english, age = drawn_profile(rng, template)
         if walk.star:
-            profile["喜欢的明星"] = label(walk.star)
+            profile["喜欢的明星"] = zh_name(walk.star)
         if walk.weather:  # the user asks about the weather where they live
-            profile["居住地"] = label(walk.weather.fact[0])
+            profile["居住地"] = zh_name(walk.weather.fact[0])
         kinds = {iri: k for k, iris in material.by_kind.items() for iri in iris}
-        add_outcomes(profile, walk.steps, kinds, label, rng)
+        add_outcomes(profile, walk.steps, kinds, zh_name, rng)
     else:
         profile, age = given, None
     fallback: list[str] = []
@@ -612,9 +619,11 @@ def _goal(
     topics = list(
         dict.fromkeys([s["topic"] for s in walk.steps if s["topic"]] + [r for s in walk.steps for r in s["rejected"]])
     )
-    english |= {label(t): en_label(t) for t in topics}
-    if walk.weather and given is None:
-        english[label(walk.weather.fact[0])] = en_label(walk.weather.fact[0])
+    # what the profile may name: the topics, the dialogue's star (a topic only when a goal is about them) and
+    # the city of the weather report
+    star, city = [walk.star] if walk.star else [], [walk.weather.fact[0]] if walk.weather else []
+    named = list(dict.fromkeys([*topics, *star, *city]))
+    english |= {zh_name(t): en_label(t) for t in named}
     profile_en, unnamed = english_profile(profile, english)
     facts = list(dict.fromkeys(walk.facts))
     literal = {walk.weather.fact[:3]} if walk.weather and not walk.weather.fact[3] else set()
@@ -625,6 +634,7 @@ def _goal(
         "goal_string_en": goal_string(steps, "en"),
         "profile": profile,
         "profile_en": profile_en,
+        "profile_entities": {zh_name(t): t for t in named},  # an export names them in its language
         "situation": situation(
             rng, template, age, walk.steps[0]["type"] == "寒暄", walk.weather.date if walk.weather else None
         ),
