@@ -21,6 +21,7 @@ from kgforge.grounding.duconv import ground_duconv, read_sessions
 from kgforge.grounding.index import GroundingIndex
 from kgforge.grounding.kdconv import Tally, ground_kdconv, read_dialogues
 from kgforge.grounding.matching import DEFAULT_OPTIONS, MatchOptions
+from kgforge.grounding.model_file import chosen_model
 from kgforge.store.snapshot import Snapshot
 
 FORMATS = ("kdconv", "duconv", "durecdial")
@@ -72,6 +73,8 @@ class GroundReport(Record):
     out: Path
     grounded_utterances: int | None = omitted_when_none()  # DuConv: utterances stating a knowledge triple
     workers: int = 1  # processes that grounded the dialogues (--workers, where the input is large enough)
+    # KdConv: who chose among the candidate facts (the shipped model, "rules", or a model file); None for the others
+    model: str | None = omitted_when_none()
 
     @property
     def micro(self) -> GroundScore | None:
@@ -113,6 +116,7 @@ def ground_file(
     """Grounds ``dialogues`` (``options.fmt``) against ``domain``'s published graph into ``out``; returns the
     report (counts, claim statuses, and the scores against gold annotations found in the input)."""
     way = _FORMATS[choice(options.fmt, "--format", FORMATS)]
+    chosen_model(options.match.model)  # a model file that is no model is refused before anything is read or written
     index = load_index(domain, workdir)
     records = way.read(Path(dialogues))
     result, pieces, processes = _ground_in_parts(index, records, way, options)
@@ -130,6 +134,7 @@ def ground_file(
             tuple(result.topics_not_in_graph),
             out,
             workers=processes,
+            model=options.match.model,
         )
     gold = getattr(result, "gold_utterances", 0)  # DuConv's sessions carry no gold to score
     return GroundReport(
