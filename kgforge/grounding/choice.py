@@ -49,7 +49,6 @@ VALUE_FEATURES = (
     "question",  # the message asks (a clause ending in ? with a question word)
     "answer_cue",  # the message before named the relation (2+ characters of its name): this one may answer it
     "after_question",  # the message before asked
-    "first_message",  # the dialogue's first message
     "message_chars",  # log(1 + the message's characters) / 5
     "candidates",  # log(1 + the message's value candidates) / 3
 )
@@ -71,7 +70,6 @@ TEXT_FEATURES = (
     "asking_share",  # share of the message's characters in questions
     "question",
     "after_question",
-    "first_message",
     "message_chars",
 )
 

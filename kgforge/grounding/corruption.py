@@ -7,7 +7,9 @@ replaced by a wrong one of the same shape, once a message, seeded:
   the prices (``digits``);
 * an entity value: another entity of the same kind — one sharing a class with it, or a value of the same
   relation elsewhere in the graph — that the subject does not hold under that relation (a nearby attraction
-  for one that is not nearby, an actor for another person; ``entity``).
+  for one that is not nearby, an actor for another person; ``entity``);
+* a word of a word-valued relation (a country, a genre: ``GroundingIndex.word_relations``): another word the
+  relation has elsewhere in the graph and the subject does not (``word``).
 
 The copy has no ``attrs``; :class:`Corrupted` says which messages were changed, how, and to what.
 """
@@ -32,7 +34,7 @@ class Corrupted:
 
     dialogue: int
     message: int
-    kind: str  # digits | entity
+    kind: str  # digits | entity | word
     before: str
     after: str
 
@@ -43,12 +45,13 @@ def corrupted_copy(
     """The dialogues with one stated value changed in each message that says one (see the module docstring),
     every ``attrs`` removed; and the changes."""
     rng = random.Random(seed)
+    words = word_values(index)
     out, changed = copy.deepcopy(dialogues), []
     for d, dialogue in enumerate(out):
         for m, message in enumerate(dialogue["messages"]):
             attrs = message.pop("attrs", None)
             for attr in attrs if isinstance(attrs, list) else []:
-                found = _changed(index, attr, message["message"], rng)
+                found = _changed(index, attr, message["message"], rng, words)
                 if found is not None:
                     kind, before, after = found
                     message["message"] = message["message"].replace(before, after)
@@ -57,7 +60,9 @@ def corrupted_copy(
     return out, changed
 
 
-def _changed(index: GroundingIndex, attr: Any, text: str, rng: random.Random) -> tuple[str, str, str] | None:
+def _changed(
+    index: GroundingIndex, attr: Any, text: str, rng: random.Random, words: dict[str, list[str]]
+) -> tuple[str, str, str] | None:
     """How one gold attr's value said in ``text`` is changed: (kind, the value as said, the wrong one)."""
     if not isinstance(attr, dict):
         return None
@@ -90,4 +95,16 @@ def _changed(index: GroundingIndex, attr: Any, text: str, rng: random.Random) ->
         )
         pool = [n for n in names if form(n) not in held and n not in text and n]
         return ("entity", value, rng.choice(pool)) if pool else None
+    if relation in index.word_relations and value in words.get(relation, ()):
+        pool = [w for w in words[relation] if form(w) not in held and w not in text]
+        return ("word", value, rng.choice(pool)) if pool else None
     return None
+
+
+def word_values(index: GroundingIndex) -> dict[str, list[str]]:
+    """The words of each word-valued relation (:attr:`GroundingIndex.literal_automaton`'s), sorted."""
+    words: dict[str, set[str]] = {}
+    for word, relations in index.literal_automaton.keyed().items():
+        for relation in relations:
+            words.setdefault(relation, set()).add(word)
+    return {relation: sorted(found) for relation, found in words.items()}

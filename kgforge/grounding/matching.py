@@ -391,7 +391,7 @@ class DialogueMatcher:
         winners = {id(min(group, key=lambda f: f[0])[1]) for group in _by_span(passing).values()}
         spans = [c.stated.span for c in candidates]
         asks, asked = 1.0 if self.asks else 0.0, 1.0 if self.asked else 0.0
-        message = [1.0 if self.messages == 0 else 0.0, log1p(len(said.form)) / 5, log1p(len(candidates)) / 3]
+        message = [log1p(len(said.form)) / 5, log1p(len(candidates)) / 3]
         for c in candidates:
             fact, span = c.stated.fact, c.stated.span
             said_form = _said_part(c.stated, said)
@@ -555,7 +555,6 @@ class DialogueMatcher:
             asked,
             1.0 if asked else 0.0,
             1.0 if self.asked else 0.0,
-            1.0 if self.messages == 0 else 0.0,
             log1p(len(said.form)) / 5,
         ]
         for c, kind in made:
