@@ -93,8 +93,8 @@ CLAIM_FEATURES = (  # of a value said against the graph (a contradicted or unsup
 def probability(weights: list[float], bias: float, features: list[float]) -> float:
     """The logistic of ``bias + weights · features``."""
     z = bias
-    for w, x in zip(weights, features):
-        z += w * x
+    for i in range(len(weights)):
+        z += weights[i] * features[i]
     if z < -30.0:
         return 0.0
     if z > 30.0:

@@ -62,14 +62,14 @@ from functools import lru_cache, partial
 from math import log1p
 from typing import Any, NamedTuple
 
-from kgforge.grounding.choice import Choice, Stage
+from kgforge.grounding.choice import Choice, Stage, probability
 from kgforge.grounding.facts import EntityValues, Fact, MessageGrams
 from kgforge.grounding.index import FactTable, GroundingIndex, strip_qualifier
 from kgforge.grounding.model_file import chosen_model
 from kgforge.grounding.normalise import Surface, form, surface
 
 _PUNCTUATION = re.compile(r"[\W_]", re.UNICODE)
-_OVERLAP, _WHOLE, _TITLE, _YEAR = 0, 1, 2, 3  # how a free text was found: runs of it, whole, a title, a year
+_BY_RUNS, _SAID_WHOLE, _BY_TITLE, _BY_YEAR = 0, 1, 2, 3  # how a free text was found: runs, whole, title, year
 _NUMBERS = re.compile(r"\d+")
 _NO_CLASSES: frozenset[str] = frozenset()
 COMMON_WORD_FREQ = 100  # jieba frequency from which a name is an ordinary word first
@@ -168,7 +168,9 @@ class DialogueMatcher:
         self.collect_claims: list[tuple[Claim, list[float]]] | None = None  # each value said against the graph
         self.messages = 0  # messages grounded so far
         self.previous = ""  # the message before, in matching form
-        self.asks = self.asked = False  # whether this message asks, and the one before (:func:`questions`)
+        self.current = ""  # the message being grounded, in matching form
+        # whether it asks, and the one before (:func:`questions`): -1 not known yet, asked only when a feature needs it
+        self._asks = self._asked = -1
 
     def _not_restated(self, fact: Fact, mentioned: dict[str, Mention]) -> int:
         """Why the rules refuse an entity value (bits, 0: not refused): a message that names its subject and the
@@ -220,8 +222,7 @@ class DialogueMatcher:
         mentions = self.mentions(said)
         named = list(dict.fromkeys(iri for m in mentions for iri in m.entities))
         candidates = list(dict.fromkeys(named + self.focus[: self.options.focus_size]))
-        if self.choice is not None or self.collect is not None or self.collect_claims is not None:
-            self.asked, self.asks = self.asks, bool(questions(said.form))
+        self._asked, self._asks, self.current = self._asks, -1, said.form
         found = self._facts(said, mentions, named)
         self.messages += 1
         self.previous = said.form
@@ -239,7 +240,10 @@ class DialogueMatcher:
         it is wrong (the model's claims stage), ``contradicted`` from its threshold on and ``unsupported`` below
         it. Collected with their features when ``collect_claims`` is given."""
         stage = None if self.choice is None else self.choice.claims
-        out = [c._replace(score=s.confidence) for c, s in zip(said_claims, found)]  # the supported ones come first
+        out = [  # the supported ones come first, one a fact stated
+            Claim(c.subject, c.relation, c.said, c.span, c.graph, c.status, s.confidence, c.kind)
+            for c, s in zip(said_claims, found)
+        ]
         for claim in said_claims[len(found) :]:
             features = [
                 1.0 if claim.kind == "amount" else 0.0,
@@ -255,7 +259,7 @@ class DialogueMatcher:
                 if claim.kind == "entity"
                 else 0.0,
                 log1p(len(found)) / 2,
-                1.0 if self.asks else 0.0,
+                1.0 if self.asks() else 0.0,
             ]
             if self.collect_claims is not None:
                 self.collect_claims.append((claim, features))
@@ -264,7 +268,9 @@ class DialogueMatcher:
                 continue
             score = stage.probability(features)
             status = "contradicted" if claim.status == "contradicted" and score >= stage.threshold else "unsupported"
-            out.append(claim._replace(score=score, status=status))
+            out.append(
+                Claim(claim.subject, claim.relation, claim.said, claim.span, claim.graph, status, score, claim.kind)
+            )
         return out
 
     def _facts(self, said: Surface, mentions: list[Mention], named: list[str]) -> list[Stated]:
@@ -274,11 +280,12 @@ class DialogueMatcher:
         rank = {iri: r for r, iri in enumerate(candidates)}
         mentioned = {iri: m for m in mentions for iri in m.entities}
         values, texts = self._value_candidates(said, candidates, rank, mentioned)
-        ruled = _outermost([s for facts in _by_span(values).values() for s in _at_one_span(facts)])
-        found = self._choose(values, ruled, said, False)
+        groups = _by_span(values)
+        ruled = _outermost([s for facts in groups.values() for s in _at_one_span(facts)])
+        found = self._choose(values, ruled, said, groups)
         stated_relations = {s.fact.relation for s in found}
         text_candidates, text_ruled = self._texts(texts, said, mentions, found, rank, stated_relations)
-        text_found = self._choose(text_candidates, text_ruled, said, True)
+        text_found = self._choose(text_candidates, text_ruled, said, None)
         found = _outermost(found + text_found)
         if self.options.link_beside_facts is False:
             # KdConv annotates a fact of the entity named, not the link to it from the topic as well
@@ -365,48 +372,78 @@ class DialogueMatcher:
                 return most, MOST_LOOSELY
         return None
 
-    def _choose(self, candidates: list[Candidate], ruled: list[Stated], said: Surface, text: bool) -> list[Stated]:
+    def _choose(
+        self,
+        candidates: list[Candidate],
+        ruled: list[Stated],
+        said: Surface,
+        groups: dict[tuple[int, int], list[tuple[tuple[int, int, int], Stated, bool]]] | None,
+    ) -> list[Stated]:
         """What the message states among ``candidates``: what the rules state (``ruled``), or, with a model, the
-        candidates whose probability reaches its threshold. Collected candidates get their features either way."""
+        candidates whose probability reaches its threshold. Collected candidates get their features either way.
+        ``groups``: the values the rules' filters pass by stretch (:func:`_by_span`); None for the free texts."""
         if self.choice is None and self.collect is None:
             return ruled
         chosen = {id(s) for s in ruled}
         for candidate in candidates:
             candidate.rule = id(candidate.stated) in chosen
-        if text:
+        if groups is None:
             for candidate in candidates:
                 candidate.features[0] = 1.0 if candidate.rule else 0.0
         else:
-            self._value_features(candidates, said)
-        stage = None if self.choice is None else self.choice.texts if text else self.choice.values
+            self._value_features(candidates, {id(min(group, key=_first)[1]) for group in groups.values()}, said)
+        stage = None if self.choice is None else self.choice.texts if groups is None else self.choice.values
         if self.collect is not None:
             self.collect.extend(candidates)
         if stage is None:
             return ruled
         return _chosen(stage, candidates)
 
-    def _value_features(self, candidates: list[Candidate], said: Surface) -> None:
-        """Each value candidate's features (:data:`kgforge.grounding.choice.VALUE_FEATURES`, in that order)."""
-        passing = [c for c in candidates if not c.refused]
-        winners = {id(min(group, key=lambda f: f[0])[1]) for group in _by_span(passing).values()}
+    def asks(self) -> bool:
+        """Whether the message being grounded asks (:func:`questions`), found out once, when first wanted."""
+        if self._asks < 0:
+            self._asks = 1 if questions(self.current) else 0
+        return self._asks == 1
+
+    def asked(self) -> bool:
+        """Whether the message before asked."""
+        if self._asked < 0:
+            self._asked = 1 if questions(self.previous) else 0
+        return self._asked == 1
+
+    def _answers(self, relation: str, known: dict[str, float]) -> float:
+        """1.0 when the message before named ``relation`` (two characters of its name or more), kept in ``known``."""
+        found = known.get(relation)
+        if found is None:
+            found = known[relation] = 1.0 if _cue(relation, self.previous) >= 2 else 0.0
+        return found
+
+    def _value_features(self, candidates: list[Candidate], winners: set[int], said: Surface) -> None:
+        """Each value candidate's features (:data:`kgforge.grounding.choice.VALUE_FEATURES`, in that order);
+        ``winners``: the ids of the stated values that win their stretch by the rules' order."""
         spans = [c.stated.span for c in candidates]
-        asks, asked = 1.0 if self.asks else 0.0, 1.0 if self.asked else 0.0
+        at_span: dict[tuple[int, int], int] = {}
+        for span in spans:
+            at_span[span] = at_span.get(span, 0) + 1
+        answered: dict[str, float] = {}  # per relation: the message before named it
+        asks, asked = 1.0 if self.asks() else 0.0, 1.0 if self.asked() else 0.0
         message = [log1p(len(said.form)) / 5, log1p(len(candidates)) / 3]
+        roles, words, several = self.index.role_relations, self.index.word_relations, len(spans) > 1
         for c in candidates:
-            fact, span = c.stated.fact, c.stated.span
-            said_form = _said_part(c.stated, said)
+            stated = c.stated
+            fact, span, said_chars = stated.fact, stated.span, stated.score  # score: the characters said
             value_chars = max(1, len(fact.value_form))
             by_name = fact.value_entity is not None and not fact.parts  # an entity value said by a name of it
-            exact = not by_name and c.stated.whole and said_form == fact.value_form
+            exact = not by_name and stated.whole and said_chars == len(fact.value_form)  # a part as long is the value
             c.features = [
                 1.0 if c.rule else 0.0,
                 0.0 if c.refused else 1.0,
                 1.0 if by_name else 0.0,
                 1.0 if exact else 0.0,
-                1.0 if c.stated.whole and not exact and fact.parts else 0.0,
-                0.0 if c.stated.whole else 1.0,
-                log1p(len(said_form)) / 3,
-                min(1.0, len(said_form) / value_chars),
+                1.0 if stated.whole and not exact and fact.parts else 0.0,
+                0.0 if stated.whole else 1.0,
+                log1p(said_chars) / 3,
+                min(1.0, said_chars / value_chars),
                 log1p(value_chars) / 4,
                 1.0 if c.named else 0.0,
                 1.0 if c.order[2] == 0 or c.named else 0.0,
@@ -420,14 +457,14 @@ class DialogueMatcher:
                 1.0 if c.refused & NOT_A_WORD else 0.0,
                 1.0 if c.refused & SAID_OF_MANY else 0.0,
                 1.0 if c.refused & NAMES_RELATION else 0.0,
-                1.0 if id(c.stated) in winners else 0.0,
-                log1p(sum(1 for other in spans if other == span) - 1),
-                1.0 if any(_inside(span, other) for other in spans) else 0.0,
-                1.0 if fact.relation in self.index.role_relations else 0.0,
-                1.0 if fact.relation in self.index.word_relations else 0.0,
-                1.0 if _NUMBERS.search(fact.value_form) else 0.0,
+                1.0 if id(stated) in winners else 0.0,
+                log1p(at_span[span] - 1),
+                1.0 if several and any(_inside(span, other) for other in spans) else 0.0,
+                1.0 if fact.relation in roles else 0.0,
+                1.0 if fact.relation in words else 0.0,
+                1.0 if _numbers_in(fact.value_form) else 0.0,
                 asks,
-                1.0 if _cue(fact.relation, self.previous) >= 2 else 0.0,
+                self._answers(fact.relation, answered),
                 asked,
                 *message,
             ]
@@ -513,15 +550,15 @@ class DialogueMatcher:
         best: dict[str, tuple[tuple[float, int], Stated]] = {}
         named = {iri for m in mentions for iri in m.entities}
         leading = len(named)  # the names said, and the first in focus
-        made: list[tuple[Candidate, int]] = []  # each candidate and how it was found (_OVERLAP, _WHOLE…)
+        made: list[tuple[Candidate, int]] = []  # each candidate and how it was found (_BY_RUNS, _SAID_WHOLE…)
         for fact in facts:
             if fact.relation in stated_relations:
                 continue  # a relation the message states by a value is not stated by a text too
             measured = overlap_measure(fact, said, masked, self.options.ngram, asking)
             stated = None
-            kind = _OVERLAP
+            kind = _BY_RUNS
             if measured is not None and (measured.whole or enough_overlap(measured.stated, size, self.options)):
-                stated, kind = measured.stated, _WHOLE if measured.whole else _OVERLAP
+                stated, kind = measured.stated, _SAID_WHOLE if measured.whole else _BY_RUNS
             if stated is None and rank[fact.subject] <= leading:
                 stated, kind = self._short_span(fact, said, found)
             if stated is not None:
@@ -554,7 +591,7 @@ class DialogueMatcher:
         message = [
             asked,
             1.0 if asked else 0.0,
-            1.0 if self.asked else 0.0,
+            1.0 if self.asked() else 0.0,
             log1p(len(said.form)) / 5,
         ]
         for c, kind in made:
@@ -563,10 +600,10 @@ class DialogueMatcher:
             c.features = [
                 0.0,  # the rules' verdict, set once the candidates are chosen among (_choose)
                 log1p(c.stated.score) / 3,
-                1.0 if kind == _WHOLE else min(1.0, c.stated.score / size),
-                1.0 if kind == _WHOLE else 0.0,
-                1.0 if kind == _TITLE else 0.0,
-                1.0 if kind == _YEAR else 0.0,
+                1.0 if kind == _SAID_WHOLE else min(1.0, c.stated.score / size),
+                1.0 if kind == _SAID_WHOLE else 0.0,
+                1.0 if kind == _BY_TITLE else 0.0,
+                1.0 if kind == _BY_YEAR else 0.0,
                 0.0 if form(fact.relation) in self.index.text_relation_names else 1.0,
                 1.0 if best[fact.relation] == (-c.stated.score, c.order[2]) else 0.0,
                 1.0 if c.named else 0.0,
@@ -580,18 +617,18 @@ class DialogueMatcher:
 
     def _short_span(self, fact: Fact, said: Surface, found: list[Stated]) -> tuple[Stated | None, int]:
         """The free text ``fact`` stated by a 《title》 or a year of it that the message says (see
-        :func:`title_in_text`), and which (``_TITLE``, ``_YEAR``); what explains them is gathered only when the
+        :func:`title_in_text`), and which (``_BY_TITLE``, ``_BY_YEAR``); what explains them is gathered only when the
         message could say one."""
         if "《" not in fact.value and not _YEAR.search(said.form):
-            return None, _OVERLAP
+            return None, _BY_RUNS
         explained = [f(s) for s in found for f in (lambda s: s.fact.value_form, self._subject_form)] + [
             other.value_form for other in self.index.facts_of.get(fact.subject, ()) if not other.text
         ]
         stated = title_in_text(fact, said, explained, self._subject_form(fact), self.options.ngram)
         if stated is not None:
-            return stated, _TITLE
+            return stated, _BY_TITLE
         stated = year_in_text(fact, said, explained)
-        return stated, _YEAR if stated is not None else _OVERLAP
+        return stated, _BY_YEAR if stated is not None else _BY_RUNS
 
     def _subject_form(self, stated: Stated | Fact) -> str:
         fact = stated.fact if isinstance(stated, Stated) else stated
@@ -728,6 +765,10 @@ def _by_span(values: list[Candidate]) -> dict[tuple[int, int], list[tuple[tuple[
     return at_span
 
 
+def _first(item: tuple[tuple[int, int, int], Stated, bool]) -> tuple[int, int, int]:
+    return item[0]
+
+
 def _chosen(stage: Stage, candidates: list[Candidate]) -> list[Stated]:
     """The candidates whose probability reaches the stage's threshold, each once (a fact found at two stretches
     is stated once), with its probability as its confidence."""
@@ -735,7 +776,7 @@ def _chosen(stage: Stage, candidates: list[Candidate]) -> list[Stated]:
     seen: set[tuple[str, str, str]] = set()
     best: dict[tuple[int, int], float] = {}
     for c in candidates:
-        c.probability = stage.probability(c.features)
+        c.probability = probability(stage.weights, stage.bias, c.features)
         best[c.stated.span] = max(best.get(c.stated.span, 0.0), c.probability)
     for c in candidates:
         fact = c.stated.fact
@@ -744,7 +785,8 @@ def _chosen(stage: Stage, candidates: list[Candidate]) -> list[Stated]:
             continue  # one stretch states one fact: the likeliest (and what the rules state there, see _at_one_span)
         if c.probability >= stage.threshold and key not in seen:
             seen.add(key)
-            kept.append(c.stated._replace(confidence=c.probability))
+            stated = c.stated
+            kept.append(Stated(stated.fact, stated.span, stated.score, stated.whole, c.probability))
     return kept
 
 
