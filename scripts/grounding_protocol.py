@@ -220,25 +220,31 @@ def _figures(counts: Counter[str]) -> dict[str, float | int]:
     }
 
 
+PROTOCOLS = (("cross_validation", "5-fold by dialogue"), ("leave_one_domain_out", "leave one domain out"))
+
+
+def rows(results: dict[str, Any]) -> list[tuple[str, str, dict[str, Any]]]:
+    """(domain, protocol's label, figures) of every row of the tables, in their order."""
+    return [
+        (domain, label, results[name][domain])
+        for domain in DOMAINS
+        for name, label in PROTOCOLS
+        if domain in results[name]
+    ]
+
+
 def claims_table(results: dict[str, Any]) -> str:
     """The contradiction detector's figures as docs/grounding.md's table."""
     lines = [
         "| domain | protocol | rules: caught / false alarms / precision | learned: caught / false alarms / precision |",
         "|---|---|---|---|",
     ]
-    for domain in DOMAINS:
-        for name, label in (
-            ("cross_validation", "5-fold by dialogue"),
-            ("leave_one_domain_out", "leave one domain out"),
-        ):
-            row = results[name].get(domain)
-            if row is None:
-                continue
-            cells = [
-                " / ".join(f"{row[who][k]:.3f}" for k in ("recall", "false_alarms", "precision"))
-                for who in ("rules_claims", "learned_claims")
-            ]
-            lines.append(f"| {domain} | {label} | {cells[0]} | {cells[1]} |")
+    for domain, label, row in rows(results):
+        cells = [
+            " / ".join(f"{row[who][k]:.3f}" for k in ("recall", "false_alarms", "precision"))
+            for who in ("rules_claims", "learned_claims")
+        ]
+        lines.append(f"| {domain} | {label} | {cells[0]} | {cells[1]} |")
     return "\n".join(lines)
 
 
@@ -248,20 +254,13 @@ def table(results: dict[str, Any]) -> str:
         "| domain | protocol | rules P / R / F1 | learned P / R / F1 | F1 gain, 5–95% |",
         "|---|---|---|---|---|",
     ]
-    for domain in DOMAINS:
-        for name, label in (
-            ("cross_validation", "5-fold by dialogue"),
-            ("leave_one_domain_out", "leave one domain out"),
-        ):
-            row = results[name].get(domain)
-            if row is None:
-                continue
-            cells = [
-                " / ".join(f"{row[who][k]:.3f}" for k in ("precision", "recall")) + f" / **{row[who]['f1']:.3f}**"
-                for who in ("rules", "learned")
-            ]
-            low, high = row["f1_gain_5_95"]
-            lines.append(f"| {domain} | {label} | {cells[0]} | {cells[1]} | {low:+.3f} … {high:+.3f} |")
+    for domain, label, row in rows(results):
+        cells = [
+            " / ".join(f"{row[who][k]:.3f}" for k in ("precision", "recall")) + f" / **{row[who]['f1']:.3f}**"
+            for who in ("rules", "learned")
+        ]
+        low, high = row["f1_gain_5_95"]
+        lines.append(f"| {domain} | {label} | {cells[0]} | {cells[1]} | {low:+.3f} … {high:+.3f} |")
     return "\n".join(lines)
 
 

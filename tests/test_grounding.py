@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 
 from kgforge import Domain
 from kgforge.grounding import GroundReport
+from kgforge.grounding.corruption import shifted_digits
 from kgforge.grounding.matching import MatchOptions, amounts
 from kgforge.grounding.normalise import form, value_key
 from tests.conftest import run_cli, shared_file
@@ -105,15 +106,7 @@ _DIGITS = re.compile(r"\d+")
 def corrupt(value: str, rng: random.Random, other_places: list[str]) -> str | None:
     """A different value of the same shape: numbers changed (sometimes 元 swapped for 美元), or another place."""
     if _DIGITS.search(value):
-
-        def other(match: re.Match[str]) -> str:  # as many digits as before: 10:00 becomes 13:00, not 13:5
-            width = len(match[0])
-            return str((int(match[0]) + rng.randint(1, 9)) % 10**width).zfill(width)
-
-        changed = _DIGITS.sub(other, value)
-        if "元" in changed and rng.random() < 0.5:
-            changed = changed.replace("元", "美元")
-        return changed
+        return shifted_digits(value, rng)  # kgforge.grounding.corruption's: the library's own corrupted copies
     return rng.choice(other_places) if other_places else None
 
 

@@ -95,40 +95,33 @@ def test_the_shipped_model_is_of_this_version_and_says_what_it_was_trained_on():
 
 # ---------------------------------------------------------------- a small domain, through the command line
 
+
+def dialogue(topic: str, *messages: tuple[str, list[tuple[str, str]]]) -> dict:
+    """A KdConv dialogue about ``topic``: each message with its gold (attrname, attrvalue) of the topic, if any."""
+    return {
+        "name": topic,
+        "messages": [
+            {
+                "message": text,
+                **({"attrs": [{"name": topic, "attrname": r, "attrvalue": v} for r, v in attrs]} if attrs else {}),
+            }
+            for text, attrs in messages
+        ],
+    }
+
+
 TINY = [
-    {
-        "name": "阿甘正传",
-        "messages": [
-            {"message": "你看过阿甘正传吗？"},
-            {
-                "message": "看过，导演是罗伯特·泽米吉斯，1994年上映的。",
-                "attrs": [
-                    {"name": "阿甘正传", "attrname": "导演", "attrvalue": "罗伯特·泽米吉斯"},
-                    {"name": "阿甘正传", "attrname": "上映时间", "attrvalue": "1994年07月06日"},
-                ],
-            },
-            {
-                "message": "主演是汤姆·汉克斯，片长142分钟。",
-                "attrs": [
-                    {"name": "阿甘正传", "attrname": "主演", "attrvalue": "汤姆·汉克斯"},
-                    {"name": "阿甘正传", "attrname": "片长", "attrvalue": "142分钟"},
-                ],
-            },
-        ],
-    },
-    {
-        "name": "汤姆·汉克斯",
-        "messages": [
-            {"message": "汤姆·汉克斯是哪国人？"},
-            {
-                "message": "美国演员，1956年出生。",
-                "attrs": [
-                    {"name": "汤姆·汉克斯", "attrname": "国籍", "attrvalue": "美国"},
-                    {"name": "汤姆·汉克斯", "attrname": "出生日期", "attrvalue": "1956年07月09日"},
-                ],
-            },
-        ],
-    },
+    dialogue(
+        "阿甘正传",
+        ("你看过阿甘正传吗？", []),
+        ("看过，导演是罗伯特·泽米吉斯，1994年上映的。", [("导演", "罗伯特·泽米吉斯"), ("上映时间", "1994年07月06日")]),
+        ("主演是汤姆·汉克斯，片长142分钟。", [("主演", "汤姆·汉克斯"), ("片长", "142分钟")]),
+    ),
+    dialogue(
+        "汤姆·汉克斯",
+        ("汤姆·汉克斯是哪国人？", []),
+        ("美国演员，1956年出生。", [("国籍", "美国"), ("出生日期", "1956年07月09日")]),
+    ),
 ]
 
 

@@ -60,6 +60,20 @@ def corrupted_copy(
     return out, changed
 
 
+def shifted_digits(value: str, rng: random.Random) -> str:
+    """``value`` with each run of digits changed, as many digits as before (10:00 becomes 13:00, not 13:5), and
+    元 → 美元 for half of the prices."""
+
+    def other(match: re.Match[str]) -> str:
+        width = len(match[0])
+        return str((int(match[0]) + rng.randint(1, 9)) % 10**width).zfill(width)
+
+    changed = _DIGITS.sub(other, value)
+    if "元" in changed and rng.random() < 0.5:
+        changed = changed.replace("元", "美元")
+    return changed
+
+
 def _changed(
     index: GroundingIndex, attr: Any, text: str, rng: random.Random, words: dict[str, list[str]]
 ) -> tuple[str, str, str] | None:
@@ -70,14 +84,7 @@ def _changed(
     if not value or value not in text or form(relation) in index.text_relation_names:
         return None
     if _DIGITS.search(value):
-
-        def other(match: re.Match[str]) -> str:  # as many digits as before: 10:00 becomes 13:00, not 13:5
-            width = len(match[0])
-            return str((int(match[0]) + rng.randint(1, 9)) % 10**width).zfill(width)
-
-        changed = _DIGITS.sub(other, value)
-        if "元" in changed and rng.random() < 0.5:
-            changed = changed.replace("元", "美元")
+        changed = shifted_digits(value, rng)
         return ("digits", value, changed) if changed != value else None
     subjects = index.resolve(str(attr.get("name", "")))
     held = {form(f.value) for s in subjects for f in index.facts_of.get(s, ()) if f.relation == relation}
