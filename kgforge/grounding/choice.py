@@ -36,7 +36,6 @@ VALUE_FEATURES = (
     "relation_cue",  # how much of the relation's name the message says: 0, 1 character, 2 or more (0, .5, 1)
     "relation_named",  # the message says the relation's name whole
     "restated",  # the dialogue stated this value of this relation before
-    "part_restated",  # a list's part said before in the dialogue
     "not_a_word",  # a short value not cut as a word by jieba (演员 of 女演员)
     "said_of_many",  # a role said of a group or asked about (都是演员, 哪个演员)
     "names_relation",  # the value names a relation of the domain (导演), said where it is the relation

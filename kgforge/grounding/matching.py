@@ -74,9 +74,6 @@ _NUMBERS = re.compile(r"\d+")
 _NO_CLASSES: frozenset[str] = frozenset()
 COMMON_WORD_FREQ = 100  # jieba frequency from which a name is an ordinary word first
 # why the hand rules refuse a candidate (bits of Candidate.refused; 0: the rules' filters pass it)
-RESTATED = 1  # an entity value stated before in the dialogue
-SAME_KIND = 2  # an entity value named beside its subject, the two of one kind
-PART_RESTATED = 4  # a list's works said, none of them news
 NOT_A_WORD = 8  # a short value jieba does not cut as a word
 SAID_OF_MANY = 16  # a role said of a group or asked about
 NAMES_RELATION = 32  # a value that names a relation, said as the relation
@@ -172,17 +169,12 @@ class DialogueMatcher:
         # whether it asks, and the one before (:func:`questions`): -1 not known yet, asked only when a feature needs it
         self._asks = self._asked = -1
 
-    def _not_restated(self, fact: Fact, mentioned: dict[str, Mention]) -> int:
-        """Why the rules refuse an entity value (bits, 0: not refused): a message that names its subject and the
-        value, two entities of one kind (两个景点: the message lists places, it does not relate them), or a value
-        said again once stated."""
+    def _not_restated(self, fact: Fact, mentioned: dict[str, Mention]) -> bool:
+        """An entity value is not read from a message that names its subject and the value, two entities of
+        one kind (两个景点: the message lists places, it does not relate them), nor said again once stated."""
         if (fact.relation, fact.value_form) in self.stated and not fact.parts:
-            return RESTATED  # a list of works is said again by another of its parts (see _part_restated)
-        return (
-            SAME_KIND
-            if fact.subject in mentioned and self.index.same_kind(fact.subject, fact.value_entity or "")
-            else 0
-        )
+            return True  # a list of works is said again by another of its parts (see _part_restated)
+        return fact.subject in mentioned and self.index.same_kind(fact.subject, fact.value_entity or "")
 
     def _part_restated(self, stated: Stated, said: Surface) -> bool:
         """An entity value named by a list (代表作品 《阿甘正传》《费城故事》…) is stated by each part said, once:
@@ -240,10 +232,7 @@ class DialogueMatcher:
         it is wrong (the model's claims stage), ``contradicted`` from its threshold on and ``unsupported`` below
         it. Collected with their features when ``collect_claims`` is given."""
         stage = None if self.choice is None else self.choice.claims
-        out = [  # the supported ones come first, one a fact stated
-            Claim(c.subject, c.relation, c.said, c.span, c.graph, c.status, s.confidence, c.kind)
-            for c, s in zip(said_claims, found)
-        ]
+        out = said_claims[: len(found)]  # the facts stated, one a claim, each with its probability (claims())
         for claim in said_claims[len(found) :]:
             features = [
                 1.0 if claim.kind == "amount" else 0.0,
@@ -316,17 +305,18 @@ class DialogueMatcher:
         texts: list[Fact] = []
         grams = MessageGrams(said.form, self.options.ngram)
         named = sum(1 for iri in candidates if iri in mentioned)
+        cues: dict[str, int] = {}
         for subject in candidates:
             leading = rank[subject] == 0 or subject in mentioned
             recency = 1.0 if subject in mentioned else 1.0 / (2 + rank[subject] - named)
             arranged = self.index.subject_facts(subject, self.options.said_most_chars, self.options.ngram)
             for fact in arranged.tried(said.form, mentioned, grams):
-                refused = self._not_restated(fact, mentioned) if fact.value_entity is not None else 0
-                if refused & SAME_KIND or (refused and not broad):
-                    continue  # two entities of one kind named together relate neither: no candidate either
+                if fact.value_entity is not None and self._not_restated(fact, mentioned):
+                    continue  # two entities of one kind named together relate neither; said again, no news
                 stated = self._stated(fact, said, mentioned, leading)
                 if stated is not None and fact.value_entity is not None and self._part_restated(stated, said):
-                    refused |= PART_RESTATED
+                    continue
+                refused = 0
                 if stated is None:
                     if fact.text:
                         texts.append(fact)
@@ -338,7 +328,9 @@ class DialogueMatcher:
                     refused |= reasons
                 if refused and not broad:
                     continue
-                cue = _cue(fact.relation, said.form)
+                cue = cues.get(fact.relation, -1)
+                if cue < 0:  # the relations of a message's candidates repeat: each one's name looked for once
+                    cue = cues[fact.relation] = _cue(fact.relation, said.form)
                 made = Candidate(stated, refused, (-min(cue, 2), -cue, rank[subject]), subject in mentioned, recency)
                 made.cue_full = cue == len(form(fact.relation))
                 values.append(made)
@@ -382,7 +374,7 @@ class DialogueMatcher:
         """What the message states among ``candidates``: what the rules state (``ruled``), or, with a model, the
         candidates whose probability reaches its threshold. Collected candidates get their features either way.
         ``groups``: the values the rules' filters pass by stretch (:func:`_by_span`); None for the free texts."""
-        if self.choice is None and self.collect is None:
+        if (self.choice is None and self.collect is None) or not candidates:
             return ruled
         chosen = {id(s) for s in ruled}
         for candidate in candidates:
@@ -453,7 +445,6 @@ class DialogueMatcher:
                 -c.order[0] / 2,
                 1.0 if c.cue_full else 0.0,
                 1.0 if (fact.relation, fact.value_form) in self.stated else 0.0,
-                1.0 if c.refused & PART_RESTATED else 0.0,
                 1.0 if c.refused & NOT_A_WORD else 0.0,
                 1.0 if c.refused & SAID_OF_MANY else 0.0,
                 1.0 if c.refused & NAMES_RELATION else 0.0,
@@ -711,7 +702,9 @@ def questions(message: str) -> list[tuple[int, int]]:
     """The clauses of a message (matching form) that ask (end in ? and hold a question word or 吗/呢: 第一张专辑叫
     什么?, 知道是哪年发行的吗?): their words are the asker's, not a citation of a free text, however many of
     them the text shares. A clause that states and asks to confirm (…改编而来的吧?) is no question."""
-    found = []
+    found: list[tuple[int, int]] = []
+    if "?" not in message and "？" not in message:
+        return found  # most messages: no clause ends in a question mark
     for match in _CLAUSE.finditer(message):
         clause = match[0]
         if clause.endswith(("?", "？")) and _ASKING.search(clause):
@@ -985,7 +978,15 @@ def claims(
     ``focus``: the dialogue's :class:`FocusFacts` (a message alone makes its own)."""
     focus = FocusFacts(index) if focus is None else focus
     out = [
-        Claim(s.fact.subject, s.fact.relation, said.text[s.span[0] : s.span[1]], s.span, (s.fact.value,), "supported")
+        Claim(
+            s.fact.subject,
+            s.fact.relation,
+            said.text[s.span[0] : s.span[1]],
+            s.span,
+            (s.fact.value,),
+            "supported",
+            s.confidence,
+        )
         for s in found
     ]
     if not candidates:
