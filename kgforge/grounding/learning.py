@@ -8,7 +8,10 @@ logistic regression fitted by Newton's method with an L2 penalty (:data:`L2`; th
 same data give the same weights. The thresholds are chosen out of fold inside the training data: the dialogues
 are dealt into :data:`FOLDS` folds by the seed, each fold's candidates scored by a model fitted on the others,
 and the pair of thresholds that gives the best micro-F1 over every gold triple (those no candidate holds count
-as missed) is kept; the model written is then fitted on all the data. Nothing here reads a test set.
+as missed) is kept; the model written is then fitted on all the data. The claims stage is fitted the same way on
+the claims of the training dialogues as written and of their corrupted copy (:mod:`kgforge.grounding.corruption`,
+seeded): a claim on a changed value is positive; its threshold flags the most changed messages while flagging at
+most :data:`FALSE_ALARMS` of the messages as written, out of fold. Nothing here reads a test set.
 """
 
 from __future__ import annotations

@@ -41,6 +41,16 @@ characters); the rules above need one of these, so this changes no result, only 
 A value that names a relation (导演) is a value only of the subject the message is about, and only when the
 message names no value of that relation.
 
+**The learned choice.** The rules above decide alone with ``MatchOptions(model="rules")``. With a model (the
+shipped one by default, :mod:`kgforge.grounding.model_file`) they find the **candidates**: every fact a rule
+states, and those a rule refuses for a reason the model weighs (:class:`Candidate`: a short value not cut as a
+word, a role said of many, a relation's word, the subject's own name, a literal said by ``loose_most`` of it, a
+stretch's losers, any free text sharing a run); each gets its features (:mod:`kgforge.grounding.choice`) and is
+stated when its probability reaches the stage's threshold, one likeliest fact a stretch. What the rules refuse on
+structure stays refused (two entities of one kind named together, an entity value said again, a relation stated by
+a value and a text). A claim carries a score: a fact stated its probability, a value said against the graph how
+likely it is wrong (``contradicted`` from the claims stage's threshold on, else ``unsupported``).
+
 **Claims.** Every fact stated is a ``supported`` claim. Each number with a unit (``40元``, ``9:00``,
 ``3小时``, a bare number of 3+ digits) is checked against the first entity in focus that has values of that
 unit's family (free text left out): ``contradicted`` (with those values) when none holds that number with
