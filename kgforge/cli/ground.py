@@ -15,6 +15,7 @@ from kgforge.cli._app import (
     DOMAIN,
     NON_NEGATIVE,
     POSITIVE,
+    Checked,
     DomainArgument,
     JsonOption,
     WorkdirOption,
@@ -75,6 +76,15 @@ def train_command(
         )
 
 
+def _model_choice(value: str, what: str) -> str:
+    """``--model``: ``shipped``, ``rules`` or an existing file (what it holds is checked when it is read)."""
+    if value in ("shipped", "rules") or Path(value).is_file():
+        return value
+    raise typer.BadParameter(f"{value!r} is neither shipped, rules nor a model file")
+
+
+MODEL = Checked(str, _model_choice, "shipped, rules or a model file")
+
 _TRAIN = typer.Typer(add_completion=False)
 _TRAIN.command("train")(train_command)
 
@@ -134,6 +144,7 @@ def ground_command(
         str,
         typer.Option(
             "--model",
+            parser=MODEL,
             help="Who chooses among the candidate facts (KdConv): a model file from `kgforge ground train`, "
             "`rules` for the hand rules alone, or `shipped` (the model kgforge ships).",
         ),
