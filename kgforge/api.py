@@ -104,6 +104,7 @@ _LAZY = {  # module -> the names the API takes from it
     "kgforge.goals.generate": ("GoalsReport",),
     "kgforge.goals.graph": ("GoalOptions", "parse_hops"),
     "kgforge.grounding": ("GroundOptions", "GroundReport", "GroundScore", "MatchOptions"),
+    "kgforge.grounding.learning": ("TrainReport", "TrainingData", "train_grounding"),
     "kgforge.languages": ("AlignmentReport", "TranslationApplied", "TranslationProposals"),
     "kgforge.languages.translate": ("MAX_LABEL_CHARS", "MAX_LITERAL_CHARS"),
     "kgforge.llm": ("DEFAULT_KEY_ENV", "LLMSettings"),
@@ -204,6 +205,7 @@ if TYPE_CHECKING:  # for type checkers and linters; at run time each loads on fi
     from kgforge.goals.graph import STYLES as GOAL_STYLES
     from kgforge.goals.graph import parse_hops
     from kgforge.grounding import GroundReport, GroundScore, MatchOptions
+    from kgforge.grounding.learning import TrainingData, TrainReport, train_grounding
     from kgforge.grounding.run import FORMATS as GROUND_FORMATS
     from kgforge.languages import AlignmentReport, TranslationApplied, TranslationProposals
     from kgforge.languages.translate import MAX_LABEL_CHARS, MAX_LITERAL_CHARS
@@ -780,16 +782,30 @@ class Domain:
         workers: int | None = None,
         skip_invalid: bool = False,
         policy: ReadPolicy | None = None,
+        model: Path | str | None = None,
     ) -> GroundReport:
         """The facts each message of ``dialogues`` states and its claims, written to ``out``; scored against the
         gold annotations the input has (see docs/grounding.md). ``options`` defaults to ``MatchOptions()``;
         ``workers``: processes grounding the dialogues (default: one per CPU; the output is the same);
         ``skip_invalid``: records that are not dialogues go to ``OUT.rejected.jsonl``, else the first is an
-        error; ``policy``: the reading's limits and text policy (:class:`~kgforge.core.limits.ReadPolicy`)."""
+        error; ``policy``: the reading's limits and text policy (:class:`~kgforge.core.limits.ReadPolicy`);
+        ``model``: who chooses among the candidate facts — a model file (``kgforge ground train``), ``"rules"``
+        for the hand rules alone, or the shipped model (None, or ``options.model``)."""
         from kgforge.grounding import GroundOptions, MatchOptions, ground_file  # lazy: start-up
 
-        settings = GroundOptions(fmt, options or MatchOptions(), workers, skip_invalid, policy)
+        match = options or MatchOptions()
+        if model is not None:
+            match = replace(match, model=str(model))
+        settings = GroundOptions(fmt, match, workers, skip_invalid, policy)
         return ground_file(self.name, Path(dialogues), Path(out), self.workdir, settings)
+
+    def train_grounding(self, dialogues: Path | str, out: Path | str, *, seed: int = 0) -> TrainReport:
+        """A grounding model trained on this domain's annotated ``dialogues`` (KdConv's layout, gold ``attrs``),
+        written to ``out`` (see :func:`kgforge.grounding.learning.train_grounding`; several domains at once:
+        ``kgforge.api.train_grounding``)."""
+        from kgforge.grounding.learning import TrainingData, train_grounding  # lazy: start-up
+
+        return train_grounding([TrainingData(self.name, Path(dialogues))], Path(out), self.workdir, seed)
 
     def embed(
         self, *, name: str = "default", resume: bool = False, progress: bool = False, **config: Any
@@ -995,6 +1011,9 @@ __all__ = [
     "GoalsReport",
     "GroundReport",
     "GroundScore",
+    "TrainReport",
+    "TrainingData",
+    "train_grounding",
     "ParallelExportReport",
     "QueryReport",
     "RelatedReport",

@@ -24,6 +24,7 @@ from kgforge.grounding.duconv import ground_duconv, read_sessions
 from kgforge.grounding.index import GroundingIndex
 from kgforge.grounding.kdconv import Tally, ground_kdconv, read_dialogues
 from kgforge.grounding.matching import DEFAULT_OPTIONS, MatchOptions
+from kgforge.grounding.model_file import chosen_model
 from kgforge.sources.dialogue_layouts import Checked
 from kgforge.store.layout import domain_paths
 from kgforge.store.snapshot import Snapshot
@@ -81,6 +82,8 @@ class GroundReport(Record):
     workers: int = 1  # processes that grounded the dialogues (--workers, where the input is large enough)
     rejected: int | None = omitted_when_none()  # --skip-invalid: records set aside, listed in rejected_file
     rejected_file: Path | None = omitted_when_none()
+    # KdConv: who chose among the candidate facts (the shipped model, "rules", or a model file); None for the others
+    model: str | None = omitted_when_none()
 
     @property
     def micro(self) -> GroundScore | None:
@@ -126,6 +129,7 @@ def ground_file(
     """Grounds ``dialogues`` (``options.fmt``) against ``domain``'s published graph into ``out``; returns the
     report (counts, claim statuses, and the scores against gold annotations found in the input)."""
     way = _FORMATS[choice(options.fmt, "--format", FORMATS)]
+    chosen_model(options.match.model)  # a model file that is no model is refused before anything is read or written
     target = domain_paths(domain, workdir).output(out)  # refused before the work, not after it
     with reading(options.policy):  # the input first: a file that cannot be grounded costs no index
         read = way.read(Path(dialogues), options.skip_invalid)
@@ -152,6 +156,7 @@ def ground_file(
             target.path,
             workers=processes,
             **rejected,
+            model=options.match.model,
         )
     gold = getattr(result, "gold_utterances", 0)  # DuConv's sessions carry no gold to score
     return GroundReport(
