@@ -41,6 +41,7 @@ from kgforge.cli._app import (
     app,
     console,
     emit_json,
+    long_running,
     one_of,
     reads_inputs,
 )
@@ -60,6 +61,7 @@ def _metric_names(text: str) -> tuple[str, ...]:
 
 @app.command("eval")
 @reads_inputs
+@long_running
 def eval_command(
     predictions: Annotated[
         Path | None,

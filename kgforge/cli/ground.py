@@ -20,6 +20,7 @@ from kgforge.cli._app import (
     app,
     console,
     emit_json,
+    long_running,
     one_of,
     reads_inputs,
     show_mapping,
@@ -28,6 +29,7 @@ from kgforge.cli._app import (
 
 @app.command("ground")
 @reads_inputs
+@long_running
 def ground_command(
     domain: DomainArgument,
     dialogues: Annotated[

@@ -15,6 +15,7 @@ import polars as pl
 
 from kgforge.core.errors import ArgumentError, KgforgeError
 from kgforge.core.output import OutputFile, output_file
+from kgforge.core.progress import tracked
 from kgforge.core.records import Record, flattened, omitted_when_none
 from kgforge.core.text import spreadsheet_cell
 from kgforge.evaluation.batch import Batch
@@ -126,7 +127,7 @@ def evaluate(
     )
     chosen, left_out = choose_metrics(batch, options.metrics)
     mark = time.perf_counter()
-    values = {metric.name: metric.values(batch) for metric in chosen}
+    values = metric_values(batch, chosen)
     corpus = {metric.name: metric.corpus_value(batch, values[metric.name]) for metric in chosen}
     timings["metrics"] = time.perf_counter() - mark
     official = official_lines(corpus)
@@ -161,6 +162,18 @@ def evaluate(
         per_response=None if target is None else str(target),
         seconds={key: round(value, 3) for key, value in timings.items()},
     )
+
+
+def metric_values(batch: Batch, chosen: list[Metric]) -> dict[str, Any]:
+    """Each chosen metric's per-response values, a progress bar's step each (the first to need the tokens or the
+    graph's judgement computes them for the others)."""
+    values = {}
+    with tracked("score responses", len(chosen)) as bar:
+        for metric in chosen:
+            bar.update(what=f"score responses: {metric.name}")
+            values[metric.name] = metric.values(batch)
+            bar.advance()
+    return values
 
 
 def knowledge_score(knowledge: pl.DataFrame, domain: str | None, graph_only: bool) -> KnowledgeScore:

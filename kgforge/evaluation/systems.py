@@ -25,12 +25,13 @@ import polars as pl
 
 from kgforge.core.errors import ArgumentError, InputError
 from kgforge.core.output import OutputDir, output_dir
+from kgforge.core.progress import iterate
 from kgforge.core.records import Record
 from kgforge.core.text import spreadsheet_cell
 from kgforge.evaluation.batch import Batch
 from kgforge.evaluation.human import HumanScores, read_human_scores
 from kgforge.evaluation.inputs import load_responses
-from kgforge.evaluation.report import EvalOptions, choose_metrics, goals_of, metric_inputs
+from kgforge.evaluation.report import EvalOptions, choose_metrics, goals_of, metric_inputs, metric_values
 from kgforge.evaluation.segmentation import check_segmentation
 
 GOLD_NAMES = ("gold", "reference", "references", "ref")
@@ -149,7 +150,7 @@ def evaluate_systems(
     started = time.perf_counter()
     scored: list[SystemScores] = []
     left_out: dict[str, str] = {}
-    for (task, system), path in systems.items():
+    for (task, system), path in iterate(systems.items(), "score systems"):
         reference = (golds or {}).get(task, gold)
         responses = load_responses(Path(path), reference, dialogues, options.layout, options.columns)
         segmentation = (
@@ -166,7 +167,7 @@ def evaluate_systems(
         )
         chosen, skipped = choose_metrics(batch, options.metrics)
         left_out.update(skipped)
-        values = {metric.name: metric.values(batch) for metric in chosen}
+        values = metric_values(batch, chosen)
         corpus = {metric.name: metric.corpus_value(batch, values[metric.name]) for metric in chosen}
         if options.goal_metrics:
             goals = goals_of(Path(path), reference, dialogues, options.layout)
