@@ -186,3 +186,6 @@ def test_long_commands_draw_bars_on_a_terminal_and_print_the_same_bytes_without_
         code, out, err = on_terminal([*args, "--json"], tmp_path)
         assert code == 0 and BAR.encode() not in err and b"eta" not in err, (args, err[-2000:])
         assert json.loads(out)
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
+        ["kg", "dev.json", "many.json", "pool.json", "grounded.json", "split", "c.jsonl"]
+    )  # eval wrote no file beside its inputs
