@@ -210,7 +210,9 @@ def test_eval_s_per_response_file_is_guarded_and_written_only_when_named(tmp_pat
     cli("eval", str(predictions), "--gold", str(DIALOGUES))
     assert sorted(p.name for p in tmp_path.iterdir()) == ["elsewhere", "pred.json"]
     (tmp_path / "scores.jsonl").symlink_to(tmp_path / "elsewhere")
-    result = cli("eval", str(predictions), "--gold", str(DIALOGUES), "--out", str(tmp_path / "scores.jsonl"), check=False)
+    result = cli(
+        "eval", str(predictions), "--gold", str(DIALOGUES), "--out", str(tmp_path / "scores.jsonl"), check=False
+    )
     assert result.returncode == 2 and "scores.jsonl is a symbolic link" in result.stderr
     assert (tmp_path / "scores.jsonl").is_symlink()
     assert (tmp_path / "elsewhere").read_text(encoding="utf-8") == "precious"
