@@ -29,8 +29,7 @@ _DATE_TEXT = r"^-?\d{3,4}(-\d\d(-\d\d)?)?(T[\d:.]+Z?)?$|^\d{4}年(\d{1,2}月(\d{
 
 def predicate_table(graph: QAGraph) -> pl.DataFrame:
     """F(t) for every type: one row per (type, predicate), sorted by type then coverage."""
-    text_relations = [iri for iri, kind in graph.relation_kinds.items() if kind == "text"]
-    facts = word_lists_split(graph.typed_facts, text_relations)  # 演员,歌手: two occupations, as for the types
+    facts = word_lists_split(graph.typed_facts, [p for p, kind in graph.relation_kinds.items() if kind == "text"])
     types = graph.entity_types
     per_type = types.group_by("type").agg(entities_of_type=pl.len(), type_label=pl.col("type_label").first())
     per_subject = facts.group_by("type", "p", "s").agg(objects=pl.len())
