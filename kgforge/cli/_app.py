@@ -286,7 +286,10 @@ def bars_wanted(json_out: bool) -> bool:
 
 def long_running(command: Callable[..., Any]) -> Callable[..., Any]:
     """Show the progress bars of the steps a command runs (:mod:`kgforge.core.progress`) when
-    :func:`bars_wanted`: for a command that can run past a few seconds. Put it under ``@app.command``."""
+    :func:`bars_wanted`: for a command that can run past a few seconds. Put it under ``@app.command``, on a
+    command with ``json_out`` (``--json``), beside which no bar is drawn."""
+    if "json_out" not in inspect.signature(command).parameters:
+        raise TypeError(f"{command.__name__}: @long_running needs the command's json_out (--json) parameter")
 
     @functools.wraps(command)
     def run(*args: Any, **kwargs: Any) -> Any:
