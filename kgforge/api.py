@@ -624,7 +624,10 @@ class Domain:
         profiles: Path | str | None = None,
         transitions: Path | str | None = None,
         profile_template: Path | str | None = None,
+        topics: Iterable[str] | str = (),
     ) -> GoalsReport:
+        """``n`` goals of ``style`` into ``out``; ``topics`` (labels or IRIs): only goals whose first topic is one of
+        them (``--topic``)."""
         from kgforge.goals.generate import generate  # lazy: start-up
         from kgforge.goals.graph import GoalOptions  # lazy: start-up
 
@@ -637,6 +640,7 @@ class Domain:
             language=language,
             transitions=Path(transitions) if transitions else None,
             profile_template=Path(profile_template) if profile_template else None,
+            topics=(topics,) if isinstance(topics, str) else tuple(topics),
         )
         out = self.paths.output(Path(out))  # a refused OUT is named before a missing store, as it always was
         return generate(self.snapshot(), options, out, Path(profiles) if profiles else None)

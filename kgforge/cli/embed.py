@@ -21,6 +21,7 @@ from kgforge.cli._app import (
     JsonOption,
     WorkdirOption,
     app,
+    bars_wanted,
     console,
     emit_json,
     err_console,
@@ -125,7 +126,7 @@ def embed_command(
     report = Domain(domain, workdir).embed(
         name=name,
         resume=resume,
-        progress=not json_out,
+        progress=bars_wanted(json_out),
         model=model,
         dim=dim,
         epochs=epochs,

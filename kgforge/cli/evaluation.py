@@ -51,6 +51,7 @@ from kgforge.cli._app import (
     app,
     console,
     emit_json,
+    long_running,
     one_of,
     reads_inputs,
     registered,
@@ -83,6 +84,7 @@ def _metric_names(text: str) -> tuple[str, ...]:
 
 @app.command("eval")
 @reads_inputs
+@long_running
 def eval_command(
     predictions: Annotated[
         Path | None,
@@ -115,10 +117,12 @@ def eval_command(
             "--out",
             "-o",
             callback=OUT_FILE,
-            help="Per-response file (.jsonl, .csv or .parquet; default PREDICTIONS.eval.jsonl).",
+            help="Per-response file (.jsonl, .csv or .parquet); none is written unless given.",
         ),
     ] = None,
-    no_out: Annotated[bool, typer.Option("--no-out", help="Write no per-response file.")] = False,
+    no_out: Annotated[
+        bool, typer.Option("--no-out", hidden=True, help="Kept for scripts: nothing is written without --out.")
+    ] = False,
     metrics: Annotated[
         str | None,
         typer.Option(
@@ -203,8 +207,13 @@ def eval_command(
         ),
     ] = None,
     leaderboard: Annotated[
-        Path, typer.Option(callback=OUT_DIR, help="Folder for the systems' leaderboard.json, .csv and .md.")
-    ] = Path("leaderboard"),
+        Path | None,
+        typer.Option(
+            callback=OUT_DIR,
+            metavar="DIR",
+            help="Folder for the systems' leaderboard.json, .csv and .md (none is written unless given).",
+        ),
+    ] = None,
     bootstrap: Annotated[
         int,
         typer.Option(parser=NON_NEGATIVE, help="Bootstrap resamples for the correlations' 95% intervals (0: none)."),
@@ -285,7 +294,7 @@ def eval_command(
             raise typer.BadParameter("--selected is scored on its own: give no PREDICTIONS or --system beside it")
         if gold is None:
             raise typer.BadParameter("--selected needs --gold (the dialogues whose turns it selected facts for)")
-        target = None if no_out else (out or selected.with_name(selected.name + ".eval.jsonl"))
+        target = None if no_out else out
         report = score_selection(selected, gold, ks=_ks(k), domain=domain, workdir=workdir, out=target)
         if json_out:
             emit_json(report.as_dict())
@@ -305,6 +314,11 @@ def eval_command(
     if system:
         if predictions is not None:
             raise typer.BadParameter("give the responses either as PREDICTIONS or as --system, not both")
+        if out is not None:
+            raise typer.BadParameter(
+                "--out names one PREDICTIONS file's per-response file; the systems' leaderboard goes to "
+                "--leaderboard DIR"
+            )
         systems, golds = _systems(system)
         board = evaluate_systems(
             systems,
@@ -327,7 +341,7 @@ def eval_command(
         return
     if predictions is None:
         raise typer.BadParameter("give PREDICTIONS (a file of responses) or --system NAME=FILE")
-    target = None if no_out else (out or predictions.with_name(predictions.name + ".eval.jsonl"))
+    target = None if no_out else out
     report = evaluate(
         predictions,
         gold=gold,
@@ -532,7 +546,10 @@ def show_leaderboard(board: Leaderboard) -> None:
         console.print(corr)
     if board.human and board.human["unrated_systems"]:
         console.print(f"[yellow]no human scores for[/] {', '.join(board.human['unrated_systems'])}")
-    console.print(f"leaderboard: {', '.join(escape(path) for path in board.files.values())}")
+    if board.files:
+        console.print(f"leaderboard: {', '.join(escape(path) for path in board.files.values())}")
+    else:
+        console.print("[dim]no file written: --leaderboard DIR writes leaderboard.json, .csv and .md[/]")
     show_figures(board.figures)
 
 

@@ -25,6 +25,7 @@ from kgforge.cli._app import (
     app,
     console,
     emit_json,
+    long_running,
     one_of,
     reads_inputs,
     registered,
@@ -53,6 +54,7 @@ def _cut_layouts() -> str:
 @app.command("export")
 @when_interrupted(NOTHING_HALF_WRITTEN)
 @reads_inputs
+@long_running
 def export_command(
     domain: DomainArgument,
     fmt: Annotated[

@@ -24,6 +24,7 @@ from kgforge.cli._app import (
     app,
     console,
     emit_json,
+    long_running,
     one_of,
     reads_inputs,
     show_mapping,
@@ -112,6 +113,7 @@ _GroundOrTrain.subcommands = {"train": typer.main.get_command(_TRAIN)}
 
 @app.command("ground", cls=_GroundOrTrain)
 @reads_inputs
+@long_running
 def ground_command(
     domain: DomainArgument,
     dialogues: Annotated[

@@ -17,6 +17,7 @@ from kgforge.cli._app import (
     JsonOption,
     WorkdirOption,
     app,
+    bars_wanted,
     console,
     emit_json,
     one_of,
@@ -146,7 +147,7 @@ def import_wikidata(
         address=address,
         resume=not no_resume,
         keep_deprecated=keep_deprecated,
-        progress=not json_out,
+        progress=bars_wanted(json_out),
     )
     _report(report.as_dict(), json_out)
 
@@ -182,7 +183,7 @@ def import_xlore(
         engine=engine,
         address=address,
         resume=not no_resume,
-        progress=not json_out,
+        progress=bars_wanted(json_out),
     )
     _report(report.as_dict(), json_out)
 

@@ -1,7 +1,7 @@
 """The one way a file or folder a user names is written: checked, then written atomically.
 
 Every path a command writes for a user — ``--out``, ``--out-dir``, a default name made from an input
-(``PREDICTIONS.eval.jsonl``), a sidecar beside either (``OUT.manifest.json``, ``OUT.ids.txt``) — is turned
+(``PREDICTIONS.rejected.jsonl``), a sidecar beside either (``OUT.manifest.json``, ``OUT.ids.txt``) — is turned
 into an :class:`OutputFile` (or an :class:`OutputDir`) by :func:`output_file` / :func:`output_dir`, and
 written only through it. Both check the path first (:func:`safe_output_path`):
 

@@ -16,6 +16,7 @@ from kgforge.core.errors import KgforgeError
 from kgforge.core.limits import ReadPolicy, reading
 from kgforge.core.output import OutputDir, output_dir
 from kgforge.core.plots import cjk_font, figure_name
+from kgforge.core.progress import iterate
 from kgforge.core.registry import Entry, Registry
 from kgforge.core.text import jieba_module
 from kgforge.corpus.reading import (
@@ -257,7 +258,7 @@ def grounded_triples(
 
 
 def grounded_figures(corpus: Corpus, domain: str, index: GroundingIndex) -> GroundedFigures:
-    per_dialogue = [grounded_triples(index, d) for d in corpus.dialogues]
+    per_dialogue = [grounded_triples(index, d) for d in iterate(corpus.dialogues, "ground dialogues")]
     everything = {t for triples in per_dialogue for t in triples}
     n = len(per_dialogue)
     return GroundedFigures(
@@ -287,7 +288,7 @@ def file_stats(corpus: Corpus, tokens: Tokens) -> CorpusStats:
     dialogues = corpus.dialogues
     texts = [text for d in dialogues for text in utterances(d)]
     n, u = len(dialogues), len(texts)
-    token_total = sum(tokens.count(text) for text in texts)
+    token_total = sum(tokens.count(text) for text in iterate(texts, "count tokens"))
     chars = sum(len(text) for text in texts)
     return CorpusStats(
         file=str(corpus.path),

@@ -17,6 +17,7 @@ import polars as pl
 from kgforge.core.errors import ArgumentError, KgforgeError
 from kgforge.core.output import OutputFile, output_dir, output_file
 from kgforge.core.plots import figure_name
+from kgforge.core.progress import tracked
 from kgforge.core.records import Record, flattened, omitted_when_none
 from kgforge.core.text import spreadsheet_cell
 from kgforge.evaluation.batch import Batch
@@ -194,9 +195,21 @@ def score(responses: Responses, options: EvalOptions, index: KnowledgeIndex | No
         **metric_inputs(options),
     )
     chosen, left_out = choose_metrics(batch, options.metrics)
-    values = {metric.name: metric.values(batch) for metric in chosen}
+    values = metric_values(batch, chosen)
     corpus = {metric.name: metric.corpus_value(batch, values[metric.name]) for metric in chosen}
     return Scored(batch, segmentation, tuple(chosen), left_out, values, corpus)
+
+
+def metric_values(batch: Batch, chosen: list[Metric]) -> dict[str, Any]:
+    """Each chosen metric's per-response values, a progress bar's step each (the first to need the tokens or the
+    graph's judgement computes them for the others)."""
+    values = {}
+    with tracked("score responses", len(chosen)) as bar:
+        for metric in chosen:
+            bar.update(what=f"score responses: {metric.name}")
+            values[metric.name] = metric.values(batch)
+            bar.advance()
+    return values
 
 
 INTERVAL_CHUNK = 64  # resamples weighed at once: a (chunk × responses) matrix, bounded for 100k responses

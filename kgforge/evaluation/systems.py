@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import csv
 import json
+import os
 import time
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field, replace
@@ -24,8 +25,9 @@ import numpy as np
 import polars as pl
 
 from kgforge.core.errors import ArgumentError, InputError
-from kgforge.core.output import OutputDir, output_dir
+from kgforge.core.output import OutputDir, OutputFile, output_dir
 from kgforge.core.plots import figure_name
+from kgforge.core.progress import iterate
 from kgforge.core.records import Record
 from kgforge.core.text import spreadsheet_cell
 from kgforge.evaluation.charts import correlation_heatmaps, leaderboard_figure
@@ -163,7 +165,7 @@ def evaluate_systems(
     scored: list[SystemScores] = []
     left_out: dict[str, str] = {}
     indexes: dict[bool, KnowledgeIndex] = {}  # one graph index per segmentation, shared by every system
-    for (task, system), path in systems.items():
+    for (task, system), path in iterate(systems.items(), "score systems"):
         reference = (golds or {}).get(task, gold)
         responses = load_responses(Path(path), reference, dialogues, options.layout, options.columns)
         if domain is not None and responses.segmented not in indexes:
@@ -432,9 +434,7 @@ def write_leaderboard(board: Leaderboard, folder: Path | OutputDir) -> dict[str,
         "csv": folder.file("leaderboard.csv"),
         "markdown": folder.file("leaderboard.md"),
     }
-    files["json"].write_text(
-        json.dumps(board.as_dict() | {"files": {k: str(v) for k, v in files.items()}}, ensure_ascii=False, indent=2)
-    )
+    files["json"].write_text(json.dumps(_portable(board, folder.path, files), ensure_ascii=False, indent=2))
     with files["csv"].part() as tmp, open(tmp, "w", encoding="utf-8", newline="") as handle:
         writer = csv.writer(handle)
         writer.writerow(["task", "system", "metric", "value"])
@@ -451,6 +451,24 @@ def write_leaderboard(board: Leaderboard, folder: Path | OutputDir) -> dict[str,
                     )
     files["markdown"].write_text(markdown(table))
     return {kind: str(path) for kind, path in files.items()}
+
+
+def _portable(board: Leaderboard, folder: Path, files: Mapping[str, OutputFile]) -> dict[str, Any]:
+    """leaderboard.json's record: every path in it relative to the leaderboard's folder (its own files by name),
+    so the folder holds no path of the machine it was made on (``/tmp/…``) and can move with its inputs."""
+    data = board.as_dict()
+    data["systems"] = [{**system, "path": relative_to(system["path"], folder)} for system in data["systems"]]
+    if data["human"] is not None:
+        data["human"] = {**data["human"], "paths": [relative_to(path, folder) for path in data["human"]["paths"]]}
+    return data | {"files": {kind: file.path.name for kind, file in files.items()}}
+
+
+def relative_to(path: str | Path, folder: Path) -> str:
+    """``path`` as seen from ``folder`` (its name alone where no relative path leads there: another drive)."""
+    try:
+        return Path(os.path.relpath(Path(path).absolute(), folder.absolute())).as_posix()
+    except ValueError:
+        return Path(path).name
 
 
 def markdown(table: pl.DataFrame) -> str:

@@ -227,6 +227,8 @@ class Walk:
     rng: np.random.Generator
     star: str | None  # the star the dialogue is about, once a goal needs one (or the profile names one)
     preferred: str | None = None  # the star to take when a goal first needs one and nothing settled another
+    first: str | None = None  # --topic: the topic the sequence's first goal with a topic must have
+    opened: bool = False  # whether a goal with a topic was drawn yet
     steps: list[dict[str, Any]] = field(default_factory=list)
     facts: list[tuple[str, str, str]] = field(default_factory=list)
     last: dict[str, str] = field(default_factory=dict)  # kind → the item last accepted
@@ -237,7 +239,14 @@ class Walk:
         return items[int(self.rng.integers(len(items)))]
 
     def topic(self, kind: str) -> tuple[str, list[str]] | None:
-        """The topic of a goal of type ``kind`` and the proposals turned down before it, or None (not here)."""
+        """The topic of a goal of type ``kind`` and the proposals turned down before it, or None (not here): the
+        first goal with a topic takes ``first`` when one is asked for (else the walk goes another way)."""
+        found = self._topic(kind)
+        if found and found[0]:
+            self.opened = True
+        return found
+
+    def _topic(self, kind: str) -> tuple[str, list[str]] | None:
         slot = SLOT.get(kind)
         if slot is None:
             return "", []
@@ -252,6 +261,8 @@ class Walk:
         if slot == "played":
             return (self.last["song"], []) if "song" in self.last else None
         candidates = self._items(slot)
+        if self.first is not None and not self.opened:
+            candidates = [(item, fact) for item, fact in candidates if item == self.first]
         if not candidates:
             return None
         chosen, fact = self.pick(candidates)
@@ -267,6 +278,10 @@ class Walk:
         return chosen, rejected
 
     def _star(self, with_news: bool) -> str | None:
+        if self.first is not None and not self.opened:  # the sequence opens on the star asked for, or not here
+            if self.first not in self.material.by_kind["star"] or (with_news and self.first not in self.material.news):
+                return None
+            self.star = self.first
         if (
             self.star is None
             and not self.last
@@ -494,8 +509,10 @@ def sample_durecdial(
     transitions: GoalTransitions,
     profiles: list[dict[str, Any]] | None = None,
     template: Template | None = None,
+    asked: tuple[str, ...] = (),
 ) -> list[Goal]:
-    """``n`` distinct goal sequences (fewer when the graph has no more); see the module's docstring."""
+    """``n`` distinct goal sequences (fewer when the graph has no more), each opening on one of the topics
+    ``asked`` for (``--topic``, in turn) when any is; see the module's docstring."""
     material = Material.of(graph)
     if not material.by_kind["star"] and not any(material.by_kind[k] for k in ("food", "poi")):
         raise KgforgeError(
@@ -514,7 +531,9 @@ def sample_durecdial(
         rng = np.random.default_rng([seed, 23, i])
         user = users[len(goals) % len(users)] if users else None
         # stars take turns across sequences (so all get used); a profile's is settled from the start
-        walk = Walk(material, rng, user[1] if user else None, preferred=order[len(goals) % len(order)])
+        first = asked[len(goals) % len(asked)] if asked else None
+        preferred = None if first else order[len(goals) % len(order)]
+        walk = Walk(material, rng, user[1] if user else None, preferred=preferred, first=first)
         if not walk.draw(transitions) or not any(s["topic"] for s in walk.steps):
             continue
         key = json.dumps([[s["type"], s["topic"], s["rejected"]] for s in walk.steps])

@@ -17,6 +17,7 @@ from kgforge.core.jsonio import array_items, json_array, json_lines
 from kgforge.core.limits import ReadPolicy, reading
 from kgforge.core.output import OutputFile
 from kgforge.core.processes import can_fork, forked_map, usable_cpus
+from kgforge.core.progress import tracked
 from kgforge.core.quarantine import write_rejected
 from kgforge.core.records import Record, omitted_when_none
 from kgforge.grounding import durecdial, kept
@@ -185,9 +186,14 @@ def _ground_in_parts(
     processes = max(1, min(wanted, len(records) // PART_DIALOGUES)) if can_fork() else 1
     size = max(PART_DIALOGUES, -(-len(records) // (processes * PARTS_PER_WORKER)))
     parts = [records[at : at + size] for at in range(0, len(records), size)] or [records]
-    grounded = forked_map(
-        partial(_ground_part, index, way, options.match), parts, processes, f"kgforge ground ({options.fmt} dialogues)"
-    )
+    with tracked(f"ground {options.fmt} dialogues", len(records)) as bar:  # moved on as each part ends
+        grounded = forked_map(
+            partial(_ground_part, index, way, options.match),
+            parts,
+            processes,
+            f"kgforge ground ({options.fmt} dialogues)",
+            done=lambda part: bar.advance(len(part)),
+        )
     return combined([result for result, _ in grounded]), [encoded for _, encoded in grounded], processes
 
 
