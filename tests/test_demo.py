@@ -40,6 +40,8 @@ def test_demo_runs_every_stage(demo):
         "corpus",
         "eval",
         "synth",
+        "collect",
+        "release",
     ):
         assert f" {stage} " in stdout, stage
     assert "导演: 陈凯歌" in stdout  # the sample query over the bundled KB
@@ -75,6 +77,35 @@ def test_demo_synthesises_its_goals_offline_every_turn_verified(demo):
         assert len(session["conversation"]) == len(session["claims"]) == len(session["facts"])
     manifest = json.loads((workdir / "demo" / "exports" / "synth.duconv.jsonl.manifest.json").read_text("utf-8"))
     assert manifest["model"] == "templated" and manifest["templated"] is True
+
+
+def test_demo_collects_two_sessions_whose_clicked_facts_are_the_exported_knowledge(demo):
+    from kgforge.exports.formats.duconv import SESSION
+    from kgforge.exports.registry import format_named
+
+    workdir, stdout = demo
+    exports = workdir / "demo" / "exports"
+    records = [json.loads(line) for line in (exports / "collected.duconv.txt").read_text("utf-8").splitlines()]
+    assert len(records) == 2 and "checks passed              2" in stdout
+    workers = [tuple(r["collected"]["workers"].values()) for r in records]
+    assert len({w for pair in workers for w in pair}) == 4  # two pairs, no worker twice
+    for record in records:
+        assert format_named("duconv").check(record, SESSION) == []
+        assert record["collected"]["checks"]["passed"] and record["collected"]["checks"]["facts_stated"] == 4
+        clicked = [turn for turn in record["knowledge_per_turn"] if turn]
+        assert len(clicked) == 4 and all(len(turn) == 1 and turn[0] in record["knowledge"] for turn in clicked)
+
+
+def test_demo_releases_its_synthesized_sessions_and_the_release_checks_out(demo):
+    from kgforge.release import check_release
+
+    workdir, stdout = demo
+    release = workdir / "demo" / "exports" / "release"
+    checked = check_release(release, records=False)
+    assert checked.ok, checked.problems
+    manifest = json.loads((release / "release.json").read_text("utf-8"))
+    assert manifest["dialogues"] == 20 and [s["dialogues"] for s in manifest["splits"]] == [16, 2, 2]
+    assert "release check: croissant   ok" in stdout
 
 
 def test_demo_store_reads_the_same_from_quads_files_and_from_the_store(demo):

@@ -7,6 +7,7 @@ The demo domain (``schemas/demo.toml``) is a small film knowledge base in KdConv
 from __future__ import annotations
 
 import json
+import shutil
 from collections import Counter
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -26,6 +27,7 @@ from kgforge.api import (
     write_card,
 )
 from kgforge.core.files import write_text_atomic
+from kgforge.demo.crowd import collect_scripted
 from kgforge.demo.site import demo_crawl
 from kgforge.demo.wikidata_dump import write_demo_dump
 from kgforge.grounding.kdconv import Tally, attr_key
@@ -290,6 +292,51 @@ def step_synth(workdir: Path, tell: Reporter = QUIET) -> None:
     tell.note(None, "  first dialogue: " + " / ".join(first["conversation"][:4]) + " …")
 
 
+def step_collect(workdir: Path, tell: Reporter = QUIET) -> None:
+    from kgforge.collect import export_collection, prepare_collection  # lazy: start-up
+
+    folder, out = _exports(workdir) / "collection", _exports(workdir) / "collected.duconv.txt"
+    if folder.exists():  # a fresh collection each run, else its workers would chat again under the next goals
+        shutil.rmtree(folder)
+    made = prepare_collection(DOMAIN, _exports(workdir) / "goals.jsonl", "duconv", folder, workdir=workdir, workers=4)
+    checks = collect_scripted(folder, workdir, sessions=2)
+    exported = export_collection(folder, "duconv", out)
+    tell.table(
+        f"collect: two scripted workers a session, through the collection's own calls → {out}",
+        {
+            "goals in the folder": made.goals,
+            "sessions finished": exported.sessions,
+            "checks passed": sum(c.passed for c in checks),
+            "turns": exported.turns,
+            "facts clicked": exported.facts_clicked,
+            "facts the judge found stated": sum(c.facts_stated for c in checks),
+        },
+    )
+    tell.note(None, f"  `kgforge collect {DOMAIN} --goals … --out {folder}` serves the same folder to people")
+
+
+def step_release(workdir: Path, tell: Reporter = QUIET) -> None:
+    from kgforge.release import check_release  # lazy: start-up
+
+    out = _exports(workdir) / "release"
+    report = Domain(DOMAIN, workdir).release(
+        [_exports(workdir) / "synth.duconv.jsonl"], out, ratios="8:1:1", by="dialogue", origin="llm", model="templated"
+    )
+    checked = check_release(out)
+    tell.table(
+        f"release the synthesized sessions → {out}",
+        {
+            "splits": ", ".join(f"{s.name} {s.dialogues}" for s in report.splits),
+            "turns": report.turns,
+            "licence": f"{report.licence} ({report.licence_chosen_by})",
+            "KG statements": report.kg_statements,
+            **{f"release check: {line.check}": f"{line.status} ({line.detail})" for line in checked.checks},
+        },
+    )
+    for problem in checked.problems:
+        tell.note(None, f"  release check: {problem}")
+
+
 STEPS: list[tuple[str, Callable[[Path, Reporter], None]]] = [
     ("build", step_build),
     ("stats", step_stats),
@@ -303,7 +350,10 @@ STEPS: list[tuple[str, Callable[[Path, Reporter], None]]] = [
     ("ground", step_ground),
     ("corpus", step_corpus),
     ("eval", step_eval),
-    ("synth", step_synth),  # last: it writes only its own files, so the other steps' outputs are as they were
+    # the dataset-making steps last: each writes only its own files, so the other steps' outputs are as they were
+    ("synth", step_synth),
+    ("collect", step_collect),
+    ("release", step_release),
 ]
 
 
