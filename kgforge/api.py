@@ -28,8 +28,6 @@ from typing import TYPE_CHECKING, Any
 
 import pyoxigraph as ox
 
-from kgforge.build.refresh import SourceDecision
-from kgforge.build.transaction import CheckReport, DroppedGraph, build, check_store, parse_source
 from kgforge.core.checks import language_tag
 from kgforge.core.errors import ArgumentError, KgforgeError
 from kgforge.core.limits import ReadPolicy, reading
@@ -38,6 +36,8 @@ from kgforge.core.quarantine import Quarantine
 from kgforge.core.records import Record, json_key
 from kgforge.core.resources import query_description, shipped_queries
 from kgforge.core.schema import DOMAIN_SCHEMA_FILE, SourceSpec, load_schema
+from kgforge.publish.refresh import SourceDecision
+from kgforge.publish.transaction import CheckReport, DroppedGraph, build, check_store, parse_source
 from kgforge.sources.importer import sample_source, source_kinds
 from kgforge.sources.schema_infer import infer_schema
 from kgforge.store.catalog import DomainInfo, list_domains
@@ -54,8 +54,8 @@ from kgforge.store.workdir import where as describe_workdir
 # The stages' names load with their module on first use (``__getattr__`` at the end); a method imports the
 # stage function it calls. Importing them all here cost every command about 0.4 s (docs/benchmarks.md).
 _LAZY = {  # module -> the names the API takes from it
-    "kgforge.build.domain_import": ("ImportReport",),
-    "kgforge.build.link": ("LinkSummary",),
+    "kgforge.publish.domain_import": ("ImportReport",),
+    "kgforge.publish.link": ("LinkSummary",),
     "kgforge.corpus": (
         "BY",
         "CandidatesReport",
@@ -130,8 +130,6 @@ _RENAMED = {  # name in the API -> (module, name there)
 _HOME = {name: (module, name) for module, names in _LAZY.items() for name in names} | _RENAMED
 
 if TYPE_CHECKING:  # for type checkers and linters; at run time each loads on first use (``__getattr__`` below)
-    from kgforge.build.domain_import import ImportReport
-    from kgforge.build.link import LinkSummary
     from kgforge.corpus import (
         BY,
         METHODS,
@@ -186,6 +184,8 @@ if TYPE_CHECKING:  # for type checkers and linters; at run time each loads on fi
     from kgforge.languages.translate import MAX_LABEL_CHARS, MAX_LITERAL_CHARS
     from kgforge.llm import DEFAULT_KEY_ENV, LLMSettings
     from kgforge.llm import DEFAULT_KEY_ENV as QA_KEY_ENV
+    from kgforge.publish.domain_import import ImportReport
+    from kgforge.publish.link import LinkSummary
     from kgforge.qa import GenerateOptions as QAGenerateOptions
     from kgforge.qa import (
         QAGenerateReport,
@@ -706,7 +706,7 @@ class Domain:
     def link(self) -> LinkSummary:
         """Link the dataset's and crawled entities to their Wikidata / XLORE counterparts (``owl:sameAs``, in a
         derived graph) by zh/en label and alias with type checks; ambiguous names are listed, never guessed."""
-        from kgforge.build.link import link_domain  # lazy: start-up
+        from kgforge.publish.link import link_domain  # lazy: start-up
 
         return link_domain(self.name, self.workdir)
 
@@ -732,7 +732,8 @@ class Domain:
         full Turtle, told apart by the file's first line) or ``xlore``; optionally only the ``hops``
         neighbourhood of seeds (ids, exact labels, ``seed_labels``: the domain's own start entities, or the
         instances of ``seed_classes``). A killed import resumes from its last checkpoint unless ``resume=False``."""
-        from kgforge.build.domain_import import dump_selection, import_into_domain, wikidata_dump_kind  # lazy: start-up
+        # lazy: start-up
+        from kgforge.publish.domain_import import dump_selection, import_into_domain, wikidata_dump_kind
 
         options = dump_selection(
             self.name,

@@ -31,7 +31,6 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from kgforge.build.transaction import extend_build
 from kgforge.core import checks
 from kgforge.core.files import atomic_path
 from kgforge.core.quads import check_iri, literal_term
@@ -45,6 +44,7 @@ from kgforge.core.vocab import (
     RELATION,
     safe_segment,
 )
+from kgforge.publish.transaction import extend_build
 from kgforge.sources.options import read_options
 from kgforge.store.layout import (
     DomainPaths,

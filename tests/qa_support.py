@@ -13,9 +13,9 @@ from typing import Any
 
 import pyoxigraph as ox
 
-from kgforge.build.transaction import build
 from kgforge.core.resources import query_text
 from kgforge.core.schema import SourceSpec
+from kgforge.publish.transaction import build
 from kgforge.store.layout import domain_paths
 from kgforge.store.query import QueryRunner
 

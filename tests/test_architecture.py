@@ -48,12 +48,12 @@ def test_no_function_level_kgforge_imports():
 
 def test_the_check_finds_what_it_looks_for():
     source = (
-        "def f():\n    from kgforge.build import x\n"
+        "def f():\n    from kgforge.publish import x\n"
         "def g():\n    import kgforge.embed  # lazy: torch\n"
         "def k():\n    # lazy: torch\n    from kgforge.embed import (\n        x,\n    )\n"
         "def h():\n    import json\n"
     )
-    assert function_level_imports(source) == [(2, "from kgforge.build import x")]
+    assert function_level_imports(source) == [(2, "from kgforge.publish import x")]
 
 
 @pytest.mark.slow  # starts a fresh interpreter

@@ -124,7 +124,7 @@ def test_a_domain_name_is_a_plain_folder_name_or_refused(name):
     "name", ["", ".", "..", "../escaped", "a/b", "/abs", "a\\b", ".hidden", "a..b", "x" * 65, "tab\there", "nul\x00"]
 )
 def test_library_refuses_unsafe_domain_names(tmp_path, name):
-    from kgforge.build.transaction import build
+    from kgforge.publish.transaction import build
 
     with pytest.raises(ArgumentError, match="domain"):
         domain_paths(name, tmp_path)

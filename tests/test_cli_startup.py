@@ -36,7 +36,7 @@ HEAVY = (
     "kgforge.qa",
     "kgforge.exports",
     "kgforge.embed",
-    "kgforge.build",
+    "kgforge.publish",
     "kgforge.sources",
     "kgforge.crawl",
     "kgforge.serve",
@@ -75,8 +75,8 @@ STAGES = (
     "kgforge.languages",
     "kgforge.qa",
     "kgforge.stats",
-    "kgforge.build.domain_import",
-    "kgforge.build.link",
+    "kgforge.publish.domain_import",
+    "kgforge.publish.link",
     "kgforge.sources.wikidata",
     "kgforge.store.rdf_export",
     "torch",
@@ -91,7 +91,7 @@ def test_importing_the_api_loads_no_stage():
     code = "import sys, json, kgforge.api\nprint(json.dumps(sorted(sys.modules)))"
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
     loaded = set(json.loads(result.stdout))
-    assert "kgforge.build.transaction" in loaded
+    assert "kgforge.publish.transaction" in loaded
     assert not [m for m in STAGES if m in loaded], sorted(m for m in STAGES if m in loaded)
 
 

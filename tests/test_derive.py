@@ -13,7 +13,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kgforge import Domain
-from kgforge.build.transaction import check_store
 from kgforge.core.errors import ArgumentError, SchemaError
 from kgforge.core.resources import query_text
 from kgforge.core.schema import load_schema
@@ -30,6 +29,7 @@ from kgforge.derive import (
     options_for,
     write_pairs,
 )
+from kgforge.publish.transaction import check_store
 from kgforge.sources.options import read_options
 from kgforge.store import oxigraph
 from kgforge.store.layout import domain_paths

@@ -26,9 +26,9 @@ USER_CODE = textwrap.dedent("""\
         f.write("started\\n")
     from pathlib import Path
     from kgforge import Domain
-    from kgforge.build.domain_import import import_into_domain
+    from kgforge.publish.domain_import import import_into_domain
     from kgforge.demo.wikidata_dump import write_demo_dump
-    from kgforge.build.link import start_entity_names
+    from kgforge.publish.link import start_entity_names
 
     kg = Domain("demo", workdir="kg")
     kg.build()

@@ -16,12 +16,12 @@ from pathlib import Path
 
 import pytest
 
-from kgforge.build.transaction import build, check_store
 from kgforge.core.errors import KgforgeError
 from kgforge.core.schema import SourceSpec
 from kgforge.derive import ASSOCIATED_GRAPH, derive
 from kgforge.goals.generate import generate
 from kgforge.goals.graph import GoalOptions
+from kgforge.publish.transaction import build, check_store
 from kgforge.store.snapshot import Snapshot
 from tests.faults import kill_at_random_point, orphans, part_files
 

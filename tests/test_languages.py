@@ -364,8 +364,8 @@ def test_a_bad_language_tag_in_the_label_columns_names_the_schema(tmp_path):
 
 
 def test_an_entity_linked_to_wikidata_is_named_by_its_counterpart_in_english(tmp_path):
-    from kgforge.build.link import link_domain
     from kgforge.exports.assemble import Context
+    from kgforge.publish.link import link_domain
 
     (tmp_path / "films.csv").write_text("name,type,director\n一声叹息,电影,冯小刚\n冯小刚,人物,\n", "utf-8")
     (tmp_path / "wd.ttl").write_text(

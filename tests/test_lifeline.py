@@ -78,8 +78,8 @@ def test_query_worker_and_parsing_pool_die_with_their_driver(tmp_path):
         import threading, time
         from pathlib import Path
         from kgforge import Domain
-        from kgforge.build.domain_import import import_into_domain
-        from kgforge.build.link import start_entity_names
+        from kgforge.publish.domain_import import import_into_domain
+        from kgforge.publish.link import start_entity_names
         from kgforge.demo.wikidata_dump import write_demo_dump
         from kgforge.sources.wikidata import pipeline
 

@@ -10,9 +10,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kgforge.build.transaction import check_store
 from kgforge.core.vocab import OWL_SAME_AS, entity_iri
 from kgforge.demo.wikidata_dump import demo_entities, entity, write_dump
+from kgforge.publish.transaction import check_store
 from kgforge.sources.matching import Named, link, name_key
 from kgforge.store.layout import domain_paths
 from kgforge.store.snapshot import Snapshot

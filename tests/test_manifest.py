@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from kgforge.build.transaction import build, check_store, parse_source
+from kgforge.publish.transaction import build, check_store, parse_source
 from kgforge.store.layout import domain_paths, read_manifest
 from kgforge.store.manifest import GraphEntry, Manifest, ManifestError
 

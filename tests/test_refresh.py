@@ -13,10 +13,10 @@ import pyoxigraph as ox
 import pytest
 
 from kgforge import Domain
-from kgforge.build import transaction
-from kgforge.build.transaction import check_store
 from kgforge.core.errors import InputError
 from kgforge.derive import ASSOCIATED_GRAPH
+from kgforge.publish import transaction
+from kgforge.publish.transaction import check_store
 from tests.test_fault_kills import write_kb
 
 

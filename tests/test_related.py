@@ -10,12 +10,12 @@ import torch
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from kgforge.build.transaction import add_graphs
 from kgforge.core.quads import QuadWriter
 from kgforge.core.vocab import RDFS_LABEL, entity_iri, graph_iri, relation_iri
 from kgforge.embed import EmbedConfig, embed
 from kgforge.embed.bundle import Bundle
 from kgforge.embed.related import related, search_topk, top_related
+from kgforge.publish.transaction import add_graphs
 from kgforge.store.layout import domain_paths, staged_build, write_lock
 from kgforge.store.manifest import GraphEntry
 from kgforge.store.snapshot import Snapshot

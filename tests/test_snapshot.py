@@ -12,11 +12,11 @@ import pytest
 
 import kgforge.store.snapshot as snapshot_module
 from kgforge import Domain
-from kgforge.build.transaction import build
 from kgforge.core.errors import StoreMissingError
 from kgforge.core.schema import SourceSpec
 from kgforge.goals.generate import generate
 from kgforge.goals.graph import GoalOptions
+from kgforge.publish.transaction import build
 from kgforge.stats import domain_stats
 from kgforge.store.snapshot import Snapshot
 

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from kgforge.build.transaction import build, check_store, parse_source
 from kgforge.core.errors import QueryTimeout, StoreLockedError
+from kgforge.publish.transaction import build, check_store, parse_source
 from kgforge.store.layout import domain_paths, write_lock
 from kgforge.store.query import QueryRunner
 

@@ -12,9 +12,6 @@ from pathlib import Path
 import pytest
 
 import kgforge.api as api
-from kgforge.build.domain_import import import_into_domain
-from kgforge.build.link import link_domain
-from kgforge.build.transaction import build, check_store
 from kgforge.collect import add_tokens, export_collection, prepare_collection
 from kgforge.core.records import Record, flattened, json_key, omitted_when_none
 from kgforge.demo.site import demo_crawl
@@ -27,6 +24,9 @@ from kgforge.goals.check import validate
 from kgforge.goals.generate import generate
 from kgforge.goals.record import Goal
 from kgforge.grounding import ground_file
+from kgforge.publish.domain_import import import_into_domain
+from kgforge.publish.link import link_domain
+from kgforge.publish.transaction import build, check_store
 from kgforge.qa import evaluate as qa_score
 from kgforge.qa import generate_dataset, llm_templates, predicates, select
 from kgforge.qa.generate import generate as qa_spin

@@ -11,7 +11,6 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from kgforge.build.link import start_entity_names
 from kgforge.core.errors import KgforgeError
 from kgforge.core.limits import ReadPolicy, reading
 from kgforge.core.output import OutputDir, output_dir
@@ -34,6 +33,7 @@ from kgforge.exports.model import SourceDialogue
 from kgforge.grounding import DialogueMatcher, GroundingIndex, MatchOptions
 from kgforge.grounding.kdconv import as_attr
 from kgforge.grounding.run import load_index
+from kgforge.publish.link import start_entity_names
 from kgforge.store.snapshot import Snapshot
 
 DUCONV_KINDS = ("duconv-session", "duconv-sample")

@@ -20,11 +20,11 @@ from typing import Any
 
 import polars as pl
 
-from kgforge.build.transaction import add_graphs
 from kgforge.core.files import write_json_atomic
 from kgforge.core.quads import QuadWriter, check_lang
 from kgforge.core.text import normalise_label
 from kgforge.core.vocab import CLASS, OWL_SAME_AS, graph_iri
+from kgforge.publish.transaction import add_graphs
 from kgforge.store.languages import in_language, language_labels, same_as_pairs
 from kgforge.store.layout import (
     DomainPaths,

@@ -33,7 +33,6 @@ from typing import IO, Any
 
 import polars as pl
 
-from kgforge.build.transaction import add_graphs
 from kgforge.core.errors import InputError
 from kgforge.core.files import sha256_file
 from kgforge.core.quads import QuadWriter, check_lang
@@ -41,6 +40,7 @@ from kgforge.core.quarantine import Quarantine
 from kgforge.core.text import spreadsheet_cell, spreadsheet_text
 from kgforge.core.vocab import RDFS_LABEL, graph_iri
 from kgforge.llm import BadReply, LLMClient, LLMSettings, json_reply
+from kgforge.publish.transaction import add_graphs
 from kgforge.store.languages import (
     fits_script,
     in_language,

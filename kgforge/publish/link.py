@@ -15,7 +15,6 @@ from pathlib import Path
 
 import polars as pl
 
-from kgforge.build.transaction import add_graphs
 from kgforge.core.files import write_json_atomic
 from kgforge.core.quads import QuadWriter
 from kgforge.core.records import Record
@@ -27,6 +26,7 @@ from kgforge.core.vocab import (
     XLORE_INSTANCE,
     graph_iri,
 )
+from kgforge.publish.transaction import add_graphs
 from kgforge.sources.matching import Named, link
 from kgforge.store.layout import (
     domain_paths,

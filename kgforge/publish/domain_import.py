@@ -16,8 +16,14 @@ from typing import Any
 
 import pyoxigraph as ox
 
-from kgforge.build.link import start_entity_names
-from kgforge.build.transaction import (
+from kgforge.core import checks
+from kgforge.core.errors import StoreMissingError
+from kgforge.core.progress import progress_bar
+from kgforge.core.records import Record
+from kgforge.core.schema import Relation, SourceSpec, load_schema
+from kgforge.core.vocab import RDF_PROPERTY, RDF_TYPE, SCHEMA_GRAPH
+from kgforge.publish.link import start_entity_names
+from kgforge.publish.transaction import (
     SourceResult,
     extend_build,
     import_source,
@@ -25,12 +31,6 @@ from kgforge.build.transaction import (
     schema_entry,
     write_schema_graph,
 )
-from kgforge.core import checks
-from kgforge.core.errors import StoreMissingError
-from kgforge.core.progress import progress_bar
-from kgforge.core.records import Record
-from kgforge.core.schema import Relation, SourceSpec, load_schema
-from kgforge.core.vocab import RDF_PROPERTY, RDF_TYPE, SCHEMA_GRAPH
 from kgforge.sources.wikidata.framing import TURTLE_DIRECTIVES, DumpReader
 from kgforge.store.layout import (
     domain_paths,

@@ -21,8 +21,6 @@ from typing import Any
 import pyoxigraph as ox
 from rich.progress import Progress
 
-from kgforge.build.inferred import infer_build_schema
-from kgforge.build.refresh import SourceDecision, decide, refresh_record, relations_from_records
 from kgforge.core.errors import InputError, KgforgeError
 from kgforge.core.files import file_fingerprint, package_versions, sha256_file
 from kgforge.core.progress import progress_bar
@@ -48,6 +46,8 @@ from kgforge.core.vocab import (
     SCHEMA_GRAPH,
     graph_iri,
 )
+from kgforge.publish.inferred import infer_build_schema
+from kgforge.publish.refresh import SourceDecision, decide, refresh_record, relations_from_records
 from kgforge.sources.importer import ImportContext, importer_for, reads_file, source_licence
 from kgforge.store.checksums import stamp
 from kgforge.store.layout import (
@@ -235,7 +235,7 @@ def build(
     into the build folder (``schema.toml``) and marked inferred.
 
     A source whose input, importer and options match what the published build recorded keeps its graph
-    (:mod:`kgforge.build.refresh`): the new store is a checkpoint of the published one with only the changed
+    (:mod:`kgforge.publish.refresh`): the new store is a checkpoint of the published one with only the changed
     graphs dropped and loaded again, and graphs that stages derived from the others stay only while those
     did not change. When nothing changed the published build stays as it is. ``full`` imports and loads
     every source into a fresh store."""
@@ -383,7 +383,7 @@ def import_source(
 ) -> tuple[SourceResult, set[Relation]]:
     """Import one source into its quads file in the staging build folder ``staging``, as graph ``name``
     (default: named after the source, unlike any in ``taken``); ``schema_footprint`` is recorded for the
-    next build (:mod:`kgforge.build.inferred`)."""
+    next build (:mod:`kgforge.publish.inferred`)."""
     importer = importer_for(spec.kind)
     if reads_file(spec.kind) and not path.exists():
         raise InputError(f"{path}: no such file (source {spec.kind}:{spec.path})")
