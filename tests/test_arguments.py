@@ -15,8 +15,8 @@ import typer
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kgforge.cli import _load_commands
 from kgforge.cli._app import DOMAIN, Checked, app
+from kgforge.cli._lazy import load_commands
 from kgforge.core.errors import ArgumentError, KgforgeError
 from kgforge.store.layout import check_domain_name, domain_paths
 
@@ -34,7 +34,7 @@ class Declared:
 
 def every_parameter() -> list[Declared]:
     """Every parameter of every command as declared (typer's own models, whatever click it runs on)."""
-    _load_commands()
+    load_commands()
     found = []
 
     def walk(application: typer.Typer, prefix: str) -> None:

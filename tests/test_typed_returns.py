@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import collections.abc
 import dataclasses
+import importlib
 import inspect
 import typing
 from pathlib import Path
@@ -13,6 +14,7 @@ import pytest
 
 import kgforge.api as api
 from kgforge.collect import add_tokens, export_collection, prepare_collection
+from kgforge.core.lazy import imports_for_type_checkers
 from kgforge.core.records import Record, flattened, json_key, omitted_when_none
 from kgforge.demo.site import demo_crawl
 from kgforge.derive import derive
@@ -74,10 +76,17 @@ def domain_methods() -> list:
     return [member for name, member in inspect.getmembers(api.Domain, inspect.isfunction) if not name.startswith("_")]
 
 
+def type_checking_names(module) -> dict[str, object]:
+    """The names ``module`` imports under ``if TYPE_CHECKING:`` (what its annotations name), loaded."""
+    homes = imports_for_type_checkers(inspect.getsource(module))
+    return {name: getattr(importlib.import_module(home), there) for name, (home, there) in homes.items() if there}
+
+
 def return_type(function) -> object:
     lazy = {name: getattr(api, name) for name in api.__all__}  # api imports most of them on first use
-    hints = typing.get_type_hints(function, globalns={**vars(api), **lazy, **vars(inspect.getmodule(function))})
-    return hints["return"]
+    module = inspect.getmodule(function)
+    names = {**vars(api), **lazy, **type_checking_names(module), **vars(module)}
+    return typing.get_type_hints(function, globalns=names)["return"]
 
 
 def untyped(annotation: object) -> bool:

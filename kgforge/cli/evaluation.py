@@ -12,9 +12,6 @@ from rich.markup import escape
 from rich.table import Table
 
 from kgforge.api import (
-    EVAL_LAYOUTS,
-    METRICS,
-    SEGMENTATIONS,
     ArgumentError,
     EvalOptions,
     EvalReport,
@@ -22,10 +19,12 @@ from kgforge.api import (
     KnowledgeOptions,
     Leaderboard,
     SelectionReport,
+    choices,
     evaluate,
     evaluate_systems,
     hits_at,
     parse_system,
+    registry,
     score_selection,
     systems_in_folder,
 )
@@ -44,6 +43,10 @@ from kgforge.cli._app import (
     one_of,
     reads_inputs,
 )
+
+EVAL_LAYOUTS = choices("eval layout")
+METRICS = registry("metric")
+SEGMENTATIONS = choices("segmentation")
 
 
 def _metric_names(text: str) -> tuple[str, ...]:

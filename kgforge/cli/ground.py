@@ -7,8 +7,7 @@ from typing import Annotated
 
 import typer
 
-from kgforge.api import GROUND_FORMATS as FORMATS
-from kgforge.api import Domain
+from kgforge.api import Domain, choices
 from kgforge.cli._app import (
     DEFAULT_WORKDIR,
     OUT_FILE,
@@ -24,6 +23,8 @@ from kgforge.cli._app import (
     reads_inputs,
     show_mapping,
 )
+
+FORMATS = choices("ground format")
 
 
 @app.command("ground")

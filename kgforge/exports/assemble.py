@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 import polars as pl
@@ -17,7 +17,6 @@ from kgforge.exports.labels import Labels, Render
 from kgforge.exports.model import Dialogue, TripleShape
 from kgforge.exports.subgraph import SubgraphOptions, select_subgraphs
 from kgforge.goals.graph import class_nodes
-from kgforge.store.languages import same_as_pairs
 from kgforge.store.layout import DomainPaths
 from kgforge.store.manifest import Manifest
 from kgforge.store.snapshot import Snapshot
@@ -46,6 +45,7 @@ class ExportCheckError(KgforgeError):
 
 @dataclass
 class Context:
+    snapshot: Snapshot  # the build the export reads (an earlier one: ``snapshot.kept(build_id)``)
     paths: DomainPaths
     manifest: Manifest
     schema: Schema
@@ -61,10 +61,8 @@ class Context:
         theirs; ``allow_mixed`` writes another language's where none is)."""
         schema = snapshot.schema
         tables = tables or snapshot.tables()
-        labels = Labels(
-            tables, schema, language or schema.language, same_as_pairs(snapshot.build, snapshot.manifest), allow_mixed
-        )
-        return cls(snapshot.paths, snapshot.manifest, schema, tables, labels)
+        labels = Labels(tables, schema, language or schema.language, snapshot.same_as_pairs(), allow_mixed)
+        return cls(snapshot, snapshot.paths, snapshot.manifest, schema, tables, labels)
 
     def class_iris(self) -> set[str]:
         return class_nodes(self.schema, self.tables)
@@ -148,7 +146,7 @@ def assemble(
     topics the graph lacks gets no retrieved facts)."""
     topics, paths = grounded.topics, grounded.paths
     problems: dict[int, list[str]] = {}
-    sub = select_subgraphs(topics, paths, ctx.tables, ctx.schema, replace(sub_options, language=ctx.labels.language))
+    sub = select_subgraphs(topics, paths, ctx.tables, ctx.schema, sub_options, ctx.labels.chosen)
     if add_related:
         related = _related_rows(ctx, topics, add_related)
         if not related.is_empty():

@@ -40,17 +40,15 @@ from kgforge.core.quarantine import Quarantine
 from kgforge.core.text import spreadsheet_cell, spreadsheet_text
 from kgforge.core.vocab import RDFS_LABEL, graph_iri
 from kgforge.llm import BadReply, LLMClient, LLMSettings, json_reply
-from kgforge.publish.transaction import add_graphs
+from kgforge.publish.transaction import add_graphs, extending
 from kgforge.store.languages import (
     fits_script,
     in_language,
     language_labels,
-    same_as_pairs,
 )
 from kgforge.store.layout import (
     domain_paths,
     staged_build,
-    write_lock,
 )
 from kgforge.store.manifest import GraphEntry
 from kgforge.store.snapshot import Snapshot
@@ -133,7 +131,7 @@ def lacking_items(snapshot: Snapshot, language: str, max_chars: int = MAX_LITERA
     """Everything the dialogue stages would name and cannot in ``language``: entities of the domain's facts,
     relations, types, and literal values of at most ``max_chars`` written in another script, each once."""
     tables, schema = snapshot.tables(), snapshot.schema
-    chosen = language_labels(tables.labels, language, same_as_pairs(snapshot.build, snapshot.manifest))
+    chosen = language_labels(tables.labels, language, snapshot.same_as_pairs())
     names = tables.label_map(schema.language)
     facts = tables.domain_facts()
     relations = set(tables.relations["iri"].to_list())
@@ -267,18 +265,16 @@ def _answers(client: LLMClient, items: list[Item], language: str) -> Iterator[tu
 
 
 def propose_translations(
-    domain: str,
+    snapshot: Snapshot,
     language: str,
     out: Path | str,
     llm: LLMSettings,
-    workdir: Path | str | None = None,
     max_chars: int = MAX_LITERAL_CHARS,
     limit: int | None = None,
 ) -> TranslationProposals:
-    """Write the review file ``out`` (TSV, :data:`COLUMNS`) of labels proposed for what lacks one in
-    ``language``; ``limit`` asks for at most that many items (the rest are left for a later run)."""
+    """Write the review file ``out`` (TSV, :data:`COLUMNS`) of labels proposed for what ``snapshot``'s build
+    lacks in ``language``; ``limit`` asks for at most that many items (the rest are left for a later run)."""
     language = check_lang(language)
-    snapshot = Snapshot.open(domain, workdir)
     paths = snapshot.paths
     out = paths.output(out)
     items = lacking_items(snapshot, language, max_chars)
@@ -461,8 +457,9 @@ def apply_translations(
     rows = review.rows
     graph = graph_iri("translated", language)
     quads_file = f"quads/translated-{language}.nq"
-    with write_lock(paths):  # a writer from start to end: the labels are checked against the build they extend
-        current = Snapshot.open(paths)
+    with extending(
+        paths
+    ) as current:  # a writer from start to end: the labels are checked against the build they extend
         tables = current.tables()
         known = set(tables.labels["iri"].to_list()) | set(tables.relations["iri"].to_list())
         wanted = [row.source for row in rows if row.kind == "literal"]
