@@ -55,16 +55,13 @@ class ExportMethods(DomainBase):
         from kgforge.exports.registry import detect_layout  # lazy: start-up
 
         _one_input(goals, dialogues)
-        settings, out = export_options(options, {"fmt": fmt, **fields}), self.paths.output(Path(out))
+        settings, target = export_options(options, {"fmt": fmt, **fields}), self.paths.output(Path(out))
         with reading(policy):
-            if dialogues is not None:  # an unreadable input is named before a missing store, as it always was
-                detect_layout(Path(dialogues), settings.input_layout)
-            snapshot = self.snapshot()
-            return (
-                export_goals(snapshot, Path(goals), settings, out)
-                if goals is not None
-                else export_dialogues(snapshot, Path(dialogues), settings, out)
-            )
+            if goals is not None:
+                return export_goals(self.snapshot(), Path(goals), settings, target)
+            source = Path(dialogues or "")  # given: _one_input refused neither and both
+            detect_layout(source, settings.input_layout)  # an unreadable input before a missing store, as always
+            return export_dialogues(self.snapshot(), source, settings, target)
 
     def export_parallel(
         self,
@@ -92,6 +89,5 @@ class ExportMethods(DomainBase):
         with reading(policy):
             if goals is not None:
                 return export_parallel(self.snapshot(), Path(goals), settings, list(languages), Path(out), allow_mixed)
-            return export_parallel_dialogues(
-                self.snapshot(), Path(dialogues), settings, list(languages), Path(out), allow_mixed
-            )
+            source = Path(dialogues or "")  # given: _one_input refused neither and both
+            return export_parallel_dialogues(self.snapshot(), source, settings, list(languages), Path(out), allow_mixed)

@@ -42,8 +42,8 @@ class GoalMethods(DomainBase):
             transitions=Path(transitions) if transitions else None,
             profile_template=Path(profile_template) if profile_template else None,
         )
-        out = self.paths.output(Path(out))  # a refused OUT is named before a missing store, as it always was
-        return generate(self.snapshot(), options, out, Path(profiles) if profiles else None)
+        target = self.paths.output(Path(out))  # a refused OUT is named before a missing store, as it always was
+        return generate(self.snapshot(), options, target, Path(profiles) if profiles else None)
 
     def check_goals(self, sessions: Path | str) -> GoalCheckReport:
         """Check the goals of real DuConv sessions (JSON lines) against the graph: in it, and found by the goal
