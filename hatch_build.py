@@ -22,6 +22,7 @@ from typing import Any
 from hatchling.builders.hooks.plugin.interface import BuildHookInterface
 
 COMPILED = (  # imported by nothing outside kgforge.grounding; each type-checks on its own (--follow-imports=skip)
+    "kgforge/grounding/choice.py",
     "kgforge/grounding/facts.py",
     "kgforge/grounding/keys.py",
     "kgforge/grounding/normalise.py",

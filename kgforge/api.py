@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from kgforge.core import lazy
-from kgforge.core.limits import ReadPolicy, reading
+from kgforge.core.limits import ReadPolicy
 from kgforge.core.output import output_dir
 from kgforge.core.quarantine import Quarantine
 from kgforge.core.records import Record
@@ -43,12 +43,18 @@ from kgforge.domain.base import open_snapshot
 from kgforge.domain.building import BuildMethods
 from kgforge.domain.corpus import CorpusMethods
 from kgforge.domain.embed import EmbedMethods
+from kgforge.domain.evaluation import evaluate as evaluate
+from kgforge.domain.evaluation import evaluate_systems as evaluate_systems
+from kgforge.domain.evaluation import llm_judge as llm_judge
+from kgforge.domain.evaluation import score_selection as score_selection
 from kgforge.domain.exports import ExportMethods
 from kgforge.domain.goals import GoalMethods
 from kgforge.domain.grounding import GroundingMethods
 from kgforge.domain.languages import LanguageMethods
 from kgforge.domain.qa import QAMethods
 from kgforge.domain.reading import ReadingMethods
+from kgforge.domain.release import ReleaseMethods
+from kgforge.domain.synth import SynthMethods
 from kgforge.store.catalog import describe_domain
 from kgforge.store.workdir import built_domains, resolve_workdir
 
@@ -63,63 +69,14 @@ class Domain(
     EmbedMethods,
     LanguageMethods,
     QAMethods,
+    SynthMethods,
+    ReleaseMethods,
 ):
     """One domain's knowledge graph under ``workdir`` (default: ``$KGFORGE_WORKDIR``, else ``./kg``), as the CLI
     sees it: one method per stage (each defined with its stage's others in :mod:`kgforge.domain`)."""
 
 
-def _path(value: Path | str | None) -> Path | None:
-    return None if value is None else Path(value)
-
-
-def evaluate(
-    predictions: Path | str,
-    *,
-    gold: Path | str | None = None,
-    dialogues: Path | str | None = None,
-    domain: str | None = None,
-    workdir: Path | str | None = None,
-    human: Path | str | None = None,
-    out: Path | str | None = None,
-    options: EvalOptions | None = None,
-    policy: ReadPolicy | None = None,
-) -> EvalReport:
-    """``kgforge eval``: score the responses in ``predictions`` (any layout of docs/evaluation.md) against
-    ``gold``; with ``domain``, knowledge precision/recall against its graph; with ``human``, correlations with
-    human scores; ``out``: the per-response file; ``policy``: the reading's limits and text policy."""
-    from kgforge.evaluation import EvalOptions  # lazy: start-up
-    from kgforge.evaluation import evaluate as score  # lazy: start-up
-
-    with reading(policy):
-        return score(
-            Path(predictions),
-            gold=_path(gold),
-            dialogues=_path(dialogues),
-            snapshot=open_snapshot(domain, workdir),
-            human=_path(human),
-            out=_path(out),
-            options=options or EvalOptions(),
-        )
-
-
 score_responses = evaluate  # its former name, kept for callers
-
-
-def score_selection(
-    selected: Path | str,
-    gold: Path | str,
-    *,
-    ks: tuple[int, ...] | None = None,
-    domain: str | None = None,
-    workdir: Path | str | None = None,
-    out: Path | str | None = None,
-) -> SelectionReport:
-    """``kgforge eval --selected``: the facts ``selected`` names for each turn scored against ``gold``, KILT-style
-    (at each k of ``ks``, default 1 and 5); sessions without per-turn knowledge are grounded against ``domain``."""
-    from kgforge.evaluation import score_selection as score  # lazy: start-up
-
-    chosen = {} if ks is None else {"ks": ks}
-    return score(selected, gold, snapshot=open_snapshot(domain, workdir), out=out, **chosen)
 
 
 def qa_evaluate(
@@ -247,6 +204,10 @@ CHOICES = {
     "embed precision": "kgforge.embed.config:PRECISIONS",
     "embed evaluation": "kgforge.embed.config:EVALUATIONS",
     "embed keep": "kgforge.embed.config:KEEPS",
+    "synth style": "kgforge.synth.styles:STYLES",
+    "synth layout": "kgforge.synth.styles:layout_names",
+    "release kg": "kgforge.release.kg:KG_CHOICES",
+    "dialogue origin": "kgforge.release.rai:ORIGINS",
 }
 
 
@@ -299,6 +260,7 @@ if TYPE_CHECKING:  # The names the API hands on, each loaded from its module on 
     from kgforge.derive import DeriveReport as DeriveReport
     from kgforge.domain.building import DiffReport as DiffReport
     from kgforge.domain.building import SchemaReport as SchemaReport
+    from kgforge.domain.grounding import train_grounding as train_grounding
     from kgforge.domain.reading import QueryReport as QueryReport
     from kgforge.embed.config import EmbedConfig as EmbedConfig
     from kgforge.embed.related import RelatedReport as RelatedReport
@@ -309,11 +271,15 @@ if TYPE_CHECKING:  # The names the API hands on, each loaded from its module on 
     from kgforge.evaluation import KnowledgeOptions as KnowledgeOptions
     from kgforge.evaluation import KnowledgeScore as KnowledgeScore
     from kgforge.evaluation import Leaderboard as Leaderboard
+    from kgforge.evaluation import PerplexityReport as PerplexityReport
     from kgforge.evaluation import SelectionReport as SelectionReport
     from kgforge.evaluation import SelectionScores as SelectionScores
-    from kgforge.evaluation import evaluate_systems as evaluate_systems
+    from kgforge.evaluation import figure_text as figure_text
     from kgforge.evaluation import hits_at as hits_at
+    from kgforge.evaluation import in_percent as in_percent
+    from kgforge.evaluation import p_text as p_text
     from kgforge.evaluation import parse_system as parse_system
+    from kgforge.evaluation import perplexity as perplexity
     from kgforge.evaluation import systems_in_folder as systems_in_folder
     from kgforge.evaluation.rating import RatingReport as RatingReport
     from kgforge.evaluation.rating import import_ratings as import_ratings
@@ -332,6 +298,8 @@ if TYPE_CHECKING:  # The names the API hands on, each loaded from its module on 
     from kgforge.grounding import GroundReport as GroundReport
     from kgforge.grounding import GroundScore as GroundScore
     from kgforge.grounding import MatchOptions as MatchOptions
+    from kgforge.grounding.learning import TrainingData as TrainingData
+    from kgforge.grounding.learning import TrainReport as TrainReport
     from kgforge.languages import AlignmentReport as AlignmentReport
     from kgforge.languages import TranslationApplied as TranslationApplied
     from kgforge.languages import TranslationProposals as TranslationProposals
@@ -350,12 +318,23 @@ if TYPE_CHECKING:  # The names the API hands on, each loaded from its module on 
     from kgforge.qa import QASelectionReport as QASelectionReport
     from kgforge.qa import QATemplatesReport as QATemplatesReport
     from kgforge.qa import SelectorOptions as SelectorOptions
+    from kgforge.release import AuditReport as AuditReport
+    from kgforge.release import AuditSheet as AuditSheet
+    from kgforge.release import ReleaseCheck as ReleaseCheck
+    from kgforge.release import ReleaseOptions as ReleaseOptions
+    from kgforge.release import ReleaseReport as ReleaseReport
+    from kgforge.release import audit_import as audit_import
+    from kgforge.release import check_release as check_release
     from kgforge.sources.importer import source_kinds as source_kinds
     from kgforge.stats import plot_stats as plot_stats
     from kgforge.store.catalog import DomainInfo as DomainInfo
     from kgforge.store.query import load_query as load_query
     from kgforge.store.query import parse_binding as parse_binding
     from kgforge.store.rdf_export import RdfExportReport as RdfExportReport
+    from kgforge.synth import SynthOptions as SynthOptions
+    from kgforge.synth import SynthPlan as SynthPlan
+    from kgforge.synth import SynthReport as SynthReport
+    from kgforge.synth.judge import JudgeReport as JudgeReport
 
 if TYPE_CHECKING:  # Names the API gives a stage's name under a name of its own (no re-export to a linter: noqa).
     from kgforge.llm import DEFAULT_KEY_ENV as QA_KEY_ENV  # noqa: F401

@@ -35,7 +35,7 @@ from kgforge.core import checks
 from kgforge.core.files import atomic_path
 from kgforge.core.quads import check_iri, literal_term
 from kgforge.core.records import Record
-from kgforge.core.schema import Schema
+from kgforge.core.schema import Schema, SchemaError
 from kgforge.core.vocab import (
     DERIVED_GRAPHS,
     ENTITY,
@@ -120,6 +120,9 @@ class DeriveSettings:
     """At most this many pairs per relation (a seeded sample)."""
     seed: int = 0
     """The sampling seed."""
+    stop_relations: tuple[str, ...] = ()
+    """Relations (ids of the schema's) whose shared values pair no topics, beside the schema's own stop-list:
+    values shared by administration or boilerplate (a hotline, 免费开放。) that other stages still score."""
 
     def __post_init__(self) -> None:
         check_sizes(self, str)
@@ -138,11 +141,18 @@ def options_for(
     """Options from the schema (``stop_relations``, ``[options.derive]``) overridden by the caller; a
     SchemaError naming the schema file for an unknown key or a value of the wrong type in the table."""
     configured = read_options(DeriveSettings, schema.path, "derive", schema.options.get("derive"))
+    unknown = [rid for rid in configured.stop_relations if rid not in schema.relations]
+    if unknown:
+        raise SchemaError(
+            f"{schema.path}: [options.derive] stop_relations names {', '.join(map(repr, unknown))}, not relations "
+            f"of the schema ({', '.join(sorted(schema.relations))})"
+        )
+    stopped = (*schema.stop_relations, *configured.stop_relations)
     return DeriveOptions(
         max_group=configured.max_group if max_group is None else max_group,
         seed=configured.seed if seed is None else seed,
         max_pairs=configured.max_pairs if max_pairs is None else max_pairs,
-        stop_relations=frozenset(schema.relations[rid].iri for rid in schema.stop_relations),
+        stop_relations=frozenset(schema.relations[rid].iri for rid in stopped),
     )
 
 

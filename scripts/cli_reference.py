@@ -29,6 +29,8 @@ def command_paths(group: click.Group, prefix: tuple[str, ...] = ()) -> list[tupl
         paths.append((*prefix, name))
         if isinstance(command, click.Group):
             paths += command_paths(command, (*prefix, name))
+        # a command that also takes subcommands of its own (`kgforge ground train`)
+        paths += [(*prefix, name, sub) for sub in sorted(getattr(command, "subcommands", {}))]
     return paths
 
 

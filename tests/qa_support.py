@@ -4,7 +4,6 @@ and a small OpenAI-compatible chat server on 127.0.0.1."""
 from __future__ import annotations
 
 import json
-import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -13,6 +12,7 @@ from typing import Any
 
 import pyoxigraph as ox
 
+from benchmarks.scripted_llm import serving
 from kgforge.core.resources import query_text
 from kgforge.core.schema import SourceSpec
 from kgforge.publish.transaction import build
@@ -140,11 +140,5 @@ class ChatServer:
 @contextmanager
 def chat_server(reply: Callable[[str], str]) -> Iterator[ChatServer]:
     server = ChatServer(reply)
-    thread = threading.Thread(target=server.httpd.serve_forever, daemon=True)
-    thread.start()
-    try:
+    with serving(server.httpd):
         yield server
-    finally:
-        server.httpd.shutdown()
-        server.httpd.server_close()
-        thread.join(timeout=5)

@@ -207,7 +207,7 @@ def test_ctrl_c_during_embed_keeps_a_checkpoint_and_max_time_counts_from_the_res
     torch = pytest.importorskip("torch")
     checkpoint = built / "kg" / "travel" / "models" / ".ctrlc.work" / "checkpoint.pt"
     result = _interrupt(
-        [*EMBED, "--epochs", "100000", "--checkpoint-every", "0", "--name", "ctrlc"],
+        [*EMBED, "--epochs", "100000", "--patience", "0", "--checkpoint-every", "0", "--name", "ctrlc"],
         built,
         lambda: checkpoint.exists() and torch.load(checkpoint, weights_only=True)["state"]["elapsed"] > 2,
     )
@@ -222,6 +222,8 @@ def test_ctrl_c_during_embed_keeps_a_checkpoint_and_max_time_counts_from_the_res
             *EMBED,
             "--epochs",
             "100000",
+            "--patience",
+            "0",
             "--checkpoint-every",
             "0",
             "--name",

@@ -39,6 +39,7 @@ def test_demo_runs_every_stage(demo):
         "ground",
         "corpus",
         "eval",
+        "synth",
     ):
         assert f" {stage} " in stdout, stage
     assert "导演: 陈凯歌" in stdout  # the sample query over the bundled KB
@@ -60,6 +61,20 @@ def test_demo_exports_new_goals_as_duconv_test_samples_with_typed_topics(demo):
             assert triple in record["knowledge"] and triple != record["knowledge"][0]
     manifest = json.loads((workdir / "demo" / "exports" / "test.duconv.jsonl.manifest.json").read_text("utf-8"))
     assert manifest["options"]["add_related"] == "default" and manifest["layout_kind"] == "duconv-sample"
+
+
+def test_demo_synthesises_its_goals_offline_every_turn_verified(demo):
+    workdir, stdout = demo
+    sessions = [
+        json.loads(line)
+        for line in (workdir / "demo" / "exports" / "synth.duconv.jsonl").read_text("utf-8").splitlines()
+    ]
+    assert len(sessions) == 20 and "verified share" in stdout
+    for session in sessions:
+        assert set(session["verdicts"]) <= {"supported", "chitchat"} and "supported" in session["verdicts"]
+        assert len(session["conversation"]) == len(session["claims"]) == len(session["facts"])
+    manifest = json.loads((workdir / "demo" / "exports" / "synth.duconv.jsonl.manifest.json").read_text("utf-8"))
+    assert manifest["model"] == "templated" and manifest["templated"] is True
 
 
 def test_demo_store_reads_the_same_from_quads_files_and_from_the_store(demo):

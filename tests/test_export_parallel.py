@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 from kgforge.exports.parallel import task_samples
 from tests.conftest import run_cli
 from tests.durecdial_sessions import (
+    ANNOTATED,
     DISH_EN,
     DISH_ZH,
     SHOP_EN,
@@ -22,25 +23,26 @@ from tests.durecdial_sessions import (
     write_lines,
 )
 
-# a small bilingual graph: every entity has rdfs:label in zh and en; some literals have no English form
+# a small bilingual graph: every entity has rdfs:label in zh and en, every literal in Han characters its English
+# form beside it (the same subject and relation)
 TURTLE = """@prefix rdfs: <http://www.w3.org/2000/01/rdf-schema#> .
 @prefix c: <https://kgforge.org/class/> .
 @prefix r: <https://kgforge.org/relation/> .
 @prefix e: <https://example.org/e/> .
 e:xunzhou a c:star ; rdfs:label "周迅"@zh , "Xun Zhou"@en ; r:starring_in e:suzhouhe , e:perhaps ; r:sings e:drifting ;
-    r:birth_place "浙江衢州"@zh ; r:zodiac_sign "天秤座"@zh .
+    r:birth_place "浙江衢州"@zh , "Quzhou, Zhejiang"@en ; r:zodiac_sign "天秤座"@zh , "Libra"@en .
 e:suzhouhe a c:film ; rdfs:label "苏州河"@zh , "Suzhou River"@en ; r:director e:louye ; r:genre e:romance ; r:rating "7.8" .
 e:perhaps a c:film ; rdfs:label "如果·爱"@zh , "Perhaps Love"@en ; r:director e:chenkexin ; r:genre e:romance ; r:rating "6.9" .
 e:drifting a c:song ; rdfs:label "飘摇"@zh , "Drifting"@en ; r:genre e:pop ; r:rating "9.1" .
-e:chenkun a c:star ; rdfs:label "陈坤"@zh , "Kun Chen"@en ; r:starring_in e:dongfeng ; r:birth_place "重庆"@zh ;
-    r:zodiac_sign "水瓶座"@zh .
+e:chenkun a c:star ; rdfs:label "陈坤"@zh , "Kun Chen"@en ; r:starring_in e:dongfeng ;
+    r:birth_place "重庆"@zh , "Chongqing"@en ; r:zodiac_sign "水瓶座"@zh , "Aquarius"@en .
 e:dongfeng a c:film ; rdfs:label "东风破"@zh , "Dongfeng"@en ; r:director e:chenkexin ; r:genre e:romance ; r:rating "6.5" .
 e:louye rdfs:label "娄烨"@zh , "Lou Ye"@en .
 e:chenkexin rdfs:label "陈可辛"@zh , "Peter Chan"@en .
 e:romance rdfs:label "爱情"@zh , "romance"@en .
 e:pop rdfs:label "流行"@zh , "pop"@en .
 """
-NAMES = dict(re.findall(r'"([^"]+)"@zh , "([^"]+)"@en', TURTLE))  # zh label -> en label, one entity each
+NAMES = dict(re.findall(r'"([^"]+)"@zh , "([^"]+)"@en', TURTLE))  # zh label or value -> its English one
 RELATIONS = {
     "主演": "starred in",
     "演唱": "sings",
@@ -117,7 +119,7 @@ def test_twins_hold_the_same_dialogues_and_triples_in_each_language(bilingual):
         )
         for (zs, zp, zo), (es, ep, eo) in zip(zh_record["knowledge"], en_record["knowledge"]):
             assert (NAMES[zs], RELATIONS[zp], NAMES.get(zo, zo)) == (es, ep, eo)  # one triple, two languages
-            assert not CJK.search(es + ep) and (not CJK.search(eo) or eo == zo)  # CJK only where no English form
+            assert not CJK.search(es + ep + eo)  # every value in Han characters has its English form
         # the same goal sequence, goal types and topics in English (DuRecDial 2.0's type names)
         assert not CJK.search(en_record["goal"]) and "recommendation" in en_record["goal"]
         assert re.findall(r"\[\d+\]", en_record["goal"]) == re.findall(r"\[\d+\]", zh_record["goal"])
@@ -182,6 +184,41 @@ def test_a_missing_english_label_is_named_and_refused_unless_mixing_is_allowed(t
     assert any(
         t == ["Suzhou River", "genre", "爱情"] for r in lines(out.with_name("en_dev.txt")) for t in r["knowledge"]
     )
+    # --skip-invalid (ignored before): the goals that need 爱情 in English are left out of both twins, listed
+    skipped = export(workdir, goals, out, "--skip-invalid")
+    zh, en = lines(out.with_name("zh_dev.txt")), lines(out.with_name("en_dev.txt"))
+    left_out = lines(out.with_name("en_dev.txt.rejected.jsonl"))
+    assert skipped["dialogues_rejected"] == len(left_out) >= 1 and len(zh) == len(en) == 4 - len(left_out)
+    assert all("en: no en label for https://example.org/e/romance" in r["reason"] for r in left_out)
+    assert not any("爱情" in t for r in en for triple in r["knowledge"] for t in triple)
+    ids = out.with_name("zh_dev.txt.ids.txt").read_text().split()
+    assert ids == out.with_name("en_dev.txt.ids.txt").read_text().split()
+    assert not {r["dialogue_id"] for r in left_out} & set(ids)
+
+
+def test_real_twins_that_differ_are_left_out_with_skip_invalid(shared, tmp_path):
+    (tmp_path / "kg.ttl").write_text(RESTAURANT, encoding="utf-8")
+    workdir = tmp_path / "kg"
+    run_cli(
+        "build", "rest", "--source", f"rdf:{tmp_path / 'kg.ttl'}", "--schema", "durecdial", "--no-schema-sources",
+        "--workdir", str(workdir),
+    )  # fmt: skip
+    zh = [v2_session(shared, "zh"), v2_session(shared, "zh", nested=True)]
+    en = [v2_session(shared, "en"), v2_session(shared, "en", nested=True)]
+    en[1] = {**en[1], "conversation": en[1]["conversation"][:-1], "knowledge": en[1]["knowledge"][:-1]}
+    en[1] |= {key: en[1][key][:-1] for key in ("goal_type_list", "goal_topic_list")}  # a turn short: not the same
+    write_lines(tmp_path / "zh_dev.txt", zh)
+    write_lines(tmp_path / "en_dev.txt", en)
+    out = workdir / "rest" / "exports" / "dev.txt"
+    args = ["export", "rest", "--dialogues", str(tmp_path / "zh_dev.txt"), "--format", "durecdial", "--lang", "zh,en"]
+    refused = run_cli(*args, "--out", str(out), "--workdir", str(workdir), check=False)
+    assert refused.returncode == 1 and "en_dev.txt:2: 15 utterances against 16" in refused.stderr
+    assert "--skip-invalid" in refused.stderr
+    report = json.loads(run_cli(*args, "--out", str(out), "--workdir", str(workdir), "--skip-invalid", "--json").stdout)
+    assert report["records"] == 1 and report["dialogues_rejected"] == 1
+    assert [r["conversation"] for r in lines(out.with_name("en_dev.txt"))] == [en[0]["conversation"]]
+    left_out = lines(out.with_name("zh_dev.txt.rejected.jsonl"))
+    assert [(r["line"], "not the same session" in r["reason"]) for r in left_out] == [(2, True)]
 
 
 def test_a_parallel_export_is_refused_where_it_cannot_be_made(bilingual, tmp_path):
@@ -266,31 +303,44 @@ def test_profile_and_situation_follow_the_language_where_the_goal_gives_them(bil
             "en": {"text": "Chat time: Monday 2018-12-24, noon, at the office"},
         },
     }
-    records[1] |= {"profile": {"姓名": "李四"}}  # no English profile: it stays in Chinese, and is counted
+    records[1] |= {"profile": {"姓名": "李四"}}  # no English profile: it cannot be written in English
     records[1].pop("profile_en", None)  # the goal generator gives one; this goal was written by hand
     edited = goals.with_name("goals-with-profiles.jsonl")
     edited.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records), encoding="utf-8")
     out = workdir / "par" / "exports" / "profiles.txt"
-    report = export(workdir, edited, out)
+    refused = export(workdir, edited, out, check=False)
+    assert refused.returncode == 1 and "user_profile.姓名 (the key) '姓名'" in refused.stderr
+    assert "--allow-mixed" in refused.stderr and not out.with_name("en_profiles.txt").exists()
+    # --skip-invalid: that goal is left out of both twins (the ids stay one for one) and listed with why
+    report = export(workdir, edited, out, "--skip-invalid")
     zh, en = lines(out.with_name("zh_profiles.txt")), lines(out.with_name("en_profiles.txt"))
+    assert report["records"] == len(zh) == len(en) == 3 and report["dialogues_rejected"] == 1
+    left_out = lines(out.with_name("en_profiles.txt.rejected.jsonl"))
+    assert [r["dialogue_id"] for r in left_out] == [f"dlg-{records[1]['goal_id'].removeprefix('g-')}"]
+    assert "en: user_profile.姓名" in left_out[0]["reason"] and out.with_name("zh_profiles.txt.rejected.jsonl").exists()
     assert zh[0]["user_profile"] == records[0]["profile"] and en[0]["user_profile"] == records[0]["profile_en"]
     assert zh[0]["situation"].startswith("聊天时间") and en[0]["situation"].startswith("Chat time: Monday")
-    assert en[1]["user_profile"] == {"姓名": "李四"} and report["profiles_not_in_language"] == {"en": 1}
     sample = lines(out.with_name("profiles.txt.zh-en.jsonl"))[0]
     assert sample["user_profile"] == records[0]["profile"] and sample["situation"] == zh[0]["situation"]
+    # --allow-mixed: written as it is, and listed
+    report = export(workdir, edited, out, "--allow-mixed")
+    en = lines(out.with_name("en_profiles.txt"))
+    assert report["records"] == 4 and en[1]["user_profile"] == {"姓名": "李四"}
+    assert {"text": "李四", "where": "user_profile.姓名"} in report["mixed_text"]["en"]
 
 
-# the restaurant and dish of the DuRecDial README session, with their labels in both languages
+# the restaurant and dish of the DuRecDial README session, with their labels (and its address) in both languages
+ADDRESS_ZH, ADDRESS_EN = ANNOTATED[7][0][2], ANNOTATED[7][1][2]
 RESTAURANT = f"""@prefix rdfs: <http://www.w3.org/2000/01/rdf-schema#> .
 @prefix c: <https://kgforge.org/class/> .
 @prefix r: <https://kgforge.org/relation/> .
 @prefix e: <https://example.org/e/> .
 e:shop a c:poi ; rdfs:label "{SHOP_ZH}"@zh , "{SHOP_EN}"@en ; r:signature_dish e:ribs ; r:price_per_person "50" ;
-    r:rating "4.8" ; r:address "沈河区十一纬路198号（近南二经街）"@zh .
+    r:rating "4.8" ; r:address "{ADDRESS_ZH}"@zh , "{ADDRESS_EN}"@en .
 e:ribs a c:food ; rdfs:label "{DISH_ZH}"@zh , "{DISH_EN}"@en ; r:genre e:hot .
 e:hot rdfs:label "热菜"@zh , "hot dish"@en .
 """
-TWIN_NAMES = {SHOP_ZH: SHOP_EN, DISH_ZH: DISH_EN, "热菜": "hot dish"}
+TWIN_NAMES = {SHOP_ZH: SHOP_EN, DISH_ZH: DISH_EN, "热菜": "hot dish", ADDRESS_ZH: ADDRESS_EN}
 
 
 def test_real_durecdial2_twins_are_exported_together_with_one_id_and_the_same_facts(shared, tmp_path):

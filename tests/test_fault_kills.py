@@ -31,14 +31,14 @@ BUILD_ENTITIES = 10_000
 
 
 def write_kb(path: Path, n: int, ticket: str) -> Path:
-    """A KdConv-shaped travel KB; ``ticket`` makes two KBs differ in every 门票 value (and so in what
-    derive pairs up), so a stage that read the
-    unpublished build would give other pairs."""
+    """A KdConv-shaped travel KB; ``ticket`` makes two KBs differ in every 门票 value and every address (so in
+    what derive pairs up: attractions at one address), so a stage that read the unpublished build would give
+    other pairs."""
     kb = {
         f"景点{i}": [
             [f"景点{i}", "门票", f"{ticket}{i % 7}"],
             [f"景点{i}", "周边景点", f"景点{(i * 7 + 1) % n}"],
-            [f"景点{i}", "地址", f"北京市第{i}号"],
+            [f"景点{i}", "地址", f"北京市{ticket}路第{i % 7}号"],
             [f"景点{i}", "Information", f"景点{i}的介绍。" * 12],
         ]
         for i in range(n)

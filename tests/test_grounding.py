@@ -17,13 +17,15 @@ from hypothesis import strategies as st
 
 from kgforge import Domain
 from kgforge.grounding import GroundReport
-from kgforge.grounding.matching import amounts
+from kgforge.grounding.corruption import shifted_digits
+from kgforge.grounding.matching import MatchOptions, amounts
 from kgforge.grounding.normalise import form, value_key
 from tests.conftest import run_cli, shared_file
 
-# measured on the shared dev sets (docs/grounding.md): travel 0.957, film 0.872, music 0.875; the floors sit under
-# them to catch a regression of any rule (the issue asks 0.85 of each)
+# measured on the shared dev sets (docs/grounding.md), the shipped model (trained on them): travel 0.965, film 0.876,
+# music 0.883 (the rules alone 0.957, 0.871, 0.876); the floors sit under them to catch a regression (0.85 asked)
 F1_FLOORS = {"travel": 0.95, "film": 0.865, "music": 0.865}
+HAND_RULES = MatchOptions(model="rules")  # the hand-made cases below are the rules' (see test_grounding_rules.py)
 
 
 def build_kdconv_domain(domain: str, workdir: Path) -> None:
@@ -104,15 +106,7 @@ _DIGITS = re.compile(r"\d+")
 def corrupt(value: str, rng: random.Random, other_places: list[str]) -> str | None:
     """A different value of the same shape: numbers changed (sometimes 元 swapped for 美元), or another place."""
     if _DIGITS.search(value):
-
-        def other(match: re.Match[str]) -> str:  # as many digits as before: 10:00 becomes 13:00, not 13:5
-            width = len(match[0])
-            return str((int(match[0]) + rng.randint(1, 9)) % 10**width).zfill(width)
-
-        changed = _DIGITS.sub(other, value)
-        if "元" in changed and rng.random() < 0.5:
-            changed = changed.replace("元", "美元")
-        return changed
+        return shifted_digits(value, rng)  # kgforge.grounding.corruption's: the library's own corrupted copies
     return rng.choice(other_places) if other_places else None
 
 
@@ -352,7 +346,7 @@ def test_duconv_claims_a_supported_one_per_triple_stated(duconv_grounded):
             assert all(utterance[slice(*c["span"])] == c["said"] for c in row["claims"])
     first = grounded[0]["grounding"][6]["claims"]  # 才 54kg: the weight said is the weight held
     assert {"name": "林志玲", "attrname": "体重", "said": "54kg", "span": [14, 18], "graph": ["54kg"]} in [
-        {k: v for k, v in c.items() if k != "status"} for c in first
+        {k: v for k, v in c.items() if k not in ("status", "score")} for c in first
     ]
 
 
@@ -443,7 +437,7 @@ def small_index():
 def claims_of(index, topics: list[str], message: str) -> list[tuple[str, str | None, str, str]]:
     from kgforge.grounding.matching import DialogueMatcher
 
-    _, said = DialogueMatcher(index, topics).message(message)
+    _, said = DialogueMatcher(index, topics, HAND_RULES).message(message)
     return [(index.label(c.subject), c.relation, c.said, c.status) for c in said]
 
 
@@ -472,7 +466,7 @@ def test_phrase_valued_relations_are_not_judged_word_by_word():
 def facts_stated(index, topics: list[str], message: str) -> set[tuple[str, str, str]]:
     from kgforge.grounding.matching import DialogueMatcher
 
-    found, _ = DialogueMatcher(index, topics).message(message)
+    found, _ = DialogueMatcher(index, topics, HAND_RULES).message(message)
     return {(index.label(s.fact.subject), s.fact.relation, s.fact.value) for s in found}
 
 

@@ -1,5 +1,6 @@
 """Rules of the KdConv grounder about how speakers cite an entity's facts, each on a hand-made case (the
-measured effect of each on the shared dev sets is in docs/grounding.md)."""
+measured effect of each on the shared dev sets is in docs/grounding.md). The rules alone (``model="rules"``):
+the learned choice reads their verdict as one feature among others and may differ on a case."""
 
 from __future__ import annotations
 
@@ -7,7 +8,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from kgforge.grounding.index import GroundingIndex, make_fact
-from kgforge.grounding.matching import DialogueMatcher
+from kgforge.grounding.matching import DialogueMatcher, MatchOptions
+
+HAND_RULES = MatchOptions(model="rules")  # these cases are the rules' (the learned choice reads their verdicts)
 
 LEROY_TEXT = "梅尔文·勒罗伊(1900年10月15日-1987年9月13日)，出生于三藩市，美国电影导演。执导过《出水芙蓉》、《魂断蓝桥》、《鸳梦重温》等电影。"
 BRIDGE_TEXT = "《魂断蓝桥》是梅尔文·勒罗伊执导的爱情片，费雯·丽、罗伯特·泰勒主演，1940年上映。"
@@ -15,7 +18,7 @@ BRIDGE_TEXT = "《魂断蓝桥》是梅尔文·勒罗伊执导的爱情片，费
 
 def stated(index: GroundingIndex, topics: list[str], messages: list[str]) -> list[set[tuple[str, str]]]:
     """(subject, relation) of the facts each message of one dialogue states."""
-    matcher = DialogueMatcher(index, topics)
+    matcher = DialogueMatcher(index, topics, HAND_RULES)
     return [{(index.label(s.fact.subject), s.fact.relation) for s in matcher.message(m)[0]} for m in messages]
 
 
@@ -167,6 +170,6 @@ def test_a_value_said_whole_beside_another_said_by_most_of_it_is_not_hidden():
     index = GroundingIndex(
         names={"w": ["无间道"]}, facts_of={"w": [make_fact("w", "主要奖项", a, None, False, 24) for a in awards]}
     )
-    matcher = DialogueMatcher(index, ["无间道"])
+    matcher = DialogueMatcher(index, ["无间道"], HAND_RULES)
     found, _ = matcher.message("是的，还有第22届香港电影金像奖最佳电影奖、最佳男主角奖。")
     assert sorted(s.fact.value for s in found) == sorted(awards[:2])

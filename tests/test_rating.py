@@ -7,6 +7,7 @@ from __future__ import annotations
 import csv
 import json
 import random
+from importlib import resources
 
 import krippendorff
 import numpy as np
@@ -174,10 +175,14 @@ def test_xlsx_sheets_and_bad_cells(cli, tmp_path):
 
 
 def test_pairwise_preferences(tmp_path):
+    """A pair rubric of the user's own that puts two responses side by side (``compares = "turn"``; the bundled
+    ConvKGYarn one compares whole conversations)."""
     files = write_systems(tmp_path)
-    made = make_sheets(
-        "convkgyarn-pairwise", {k: files[k] for k in ("alpha-bot", "gamma-bot")}, tmp_path / "p", annotators=3, seed=1
-    )
+    bundled = resources.files("kgforge.evaluation").joinpath("rubrics", "convkgyarn-pairwise.toml").read_text("utf-8")
+    own = tmp_path / "responses-pairwise.toml"
+    own.write_text(bundled.replace('compares = "dialogue"', 'compares = "turn"'), encoding="utf-8")
+    assert rubric(own).compares == "turn" and rubric("convkgyarn-pairwise").compares == "dialogue"
+    made = make_sheets(own, {k: files[k] for k in ("alpha-bot", "gamma-bot")}, tmp_path / "p", annotators=3, seed=1)
     key = json.loads((tmp_path / "p" / "key.json").read_text(encoding="utf-8"))
     for path in made.sheets.values():
         rows = read_csv(path)

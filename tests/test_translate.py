@@ -90,12 +90,16 @@ def test_translate_proposes_a_review_file_and_applying_it_makes_english_exports_
     report = films.goals(8, goals, one_step_ratio=1.0, language="en").as_dict()
     assert report["labels"]["mixed_count"] == 0
     assert not [s for line in goals.read_text("utf-8").splitlines() for s in cjk_strings(json.loads(line)["goal"])]
-    export = films.export(goals, tmp_path / "en.jsonl", fmt="duconv", language="en").as_dict()
+    # the value the reviewer kept out has no English form: an English export says so, and writes it only when
+    # mixing is allowed, listing it
+    with pytest.raises(ExportCheckError, match=r"no en form of the value '剧情' \(genre\)"):
+        films.export(goals, tmp_path / "en.jsonl", fmt="duconv", language="en")
+    export = films.export(goals, tmp_path / "en.jsonl", fmt="duconv", language="en", allow_mixed=True).as_dict()
     assert export["labels"]["missing_count"] == 0 and export["labels"]["mixed_count"] == 0
+    assert export["labels"]["values_mixed"] == {"剧情": "https://kgforge.org/relation/genre"}
     written = [json.loads(line) for line in (tmp_path / "en.jsonl").read_text("utf-8").splitlines()]
     left = {s for record in written for s in cjk_strings(record)}
-    # the value the reviewer kept out has no English form; 领域 is the DuConv layout's own key for type facts
-    assert left <= {"剧情", "领域"}
+    assert left <= {"剧情", "领域"}  # 领域 is the DuConv layout's own key for type facts
     assert any(triple[1] == "genre" and triple[2] == "romance" for r in written for triple in r["knowledge"])
     assert any(triple[1:] == ["region", "Mainland China"] for r in written for triple in r["knowledge"])
     directors = films.query("SELECT ?f ?d WHERE { ?f kgr:director ?d }", label_language="en")

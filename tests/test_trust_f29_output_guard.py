@@ -201,15 +201,20 @@ def test_a_refused_file_inside_an_output_folder_leaves_the_others_unwritten(tmp_
     assert (tmp_path / "elsewhere.json").read_text(encoding="utf-8") == "precious"
 
 
-def test_a_default_output_name_made_from_an_input_is_guarded_too(tmp_path, cli):
-    """`eval` writes PREDICTIONS.eval.jsonl by default: a link there is refused, not replaced."""
+def test_eval_s_per_response_file_is_guarded_and_written_only_when_named(tmp_path, cli):
+    """`eval` writes no file the user did not name (once PREDICTIONS.eval.jsonl appeared beside the input); the
+    one named with --out is guarded: a link there is refused, not replaced."""
     predictions = tmp_path / "pred.json"
     predictions.write_bytes(DIALOGUES.read_bytes())
     (tmp_path / "elsewhere").write_text("precious", encoding="utf-8")
-    (tmp_path / "pred.json.eval.jsonl").symlink_to(tmp_path / "elsewhere")
-    result = cli("eval", str(predictions), "--gold", str(DIALOGUES), check=False)
-    assert result.returncode == 2 and "pred.json.eval.jsonl is a symbolic link" in result.stderr
-    assert (tmp_path / "pred.json.eval.jsonl").is_symlink()
+    cli("eval", str(predictions), "--gold", str(DIALOGUES))
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["elsewhere", "pred.json"]
+    (tmp_path / "scores.jsonl").symlink_to(tmp_path / "elsewhere")
+    result = cli(
+        "eval", str(predictions), "--gold", str(DIALOGUES), "--out", str(tmp_path / "scores.jsonl"), check=False
+    )
+    assert result.returncode == 2 and "scores.jsonl is a symbolic link" in result.stderr
+    assert (tmp_path / "scores.jsonl").is_symlink()
     assert (tmp_path / "elsewhere").read_text(encoding="utf-8") == "precious"
 
 

@@ -32,6 +32,7 @@ from kgforge.publish.transaction import build, check_store
 from kgforge.qa import evaluate as qa_score
 from kgforge.qa import generate_dataset, llm_templates, predicates, select
 from kgforge.qa.generate import generate as qa_spin
+from kgforge.release import audit_import, audit_sample, check_release, make_release
 from kgforge.stats import domain_stats
 from kgforge.store.diff import diff_builds
 from kgforge.store.rdf_export import export_rdf
@@ -62,6 +63,10 @@ STAGES = [
     import_into_domain,
     export_rdf,
     demo_crawl,
+    make_release,
+    check_release,
+    audit_sample,
+    audit_import,
     api.evaluate,
     api.list_queries,
     api.qa_evaluate,

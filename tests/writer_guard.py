@@ -35,7 +35,9 @@ GUARD_MODULE = "kgforge.core.output"
 EXEMPT = {"kgforge.core.files", GUARD_MODULE}  # the implementation of the writes and of the guard
 GUARDS = {"output_file", "output_dir"}
 GUARD_METHODS = {"open", "part", "stream", "write_text", "write_bytes", "write_json", "sidecar", "beside", "file"}
-ADOPTING = {"make"}  # OutputDir.make(): the checked folder, whose files kgforge names itself (a cache)
+# OutputDir.make(): the checked folder, whose files kgforge names itself (a cache); OutputDir.staged(): the new
+# folder beside it that replaces it whole (a release)
+ADOPTING = {"make", "staged"}
 NOT_SOURCES = {"workdir", "self", "cls"}
 
 ATOMIC = {"atomic_write", "atomic_path", "AtomicFile", "write_json_atomic", "write_text_atomic", "write_bytes_atomic"}

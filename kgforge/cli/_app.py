@@ -16,7 +16,7 @@ import typer
 from rich.cells import cell_len
 from rich.console import Console
 
-from kgforge.core import checks, limits
+from kgforge.core import checks, limits, progress
 from kgforge.core.errors import ArgumentError
 from kgforge.core.output import safe_output_path
 from kgforge.core.registry import Registry, UnknownName
@@ -195,6 +195,14 @@ WorkdirOption = Annotated[
     ),
 ]
 JsonOption = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON on stdout.")]
+LlmUrlOption = Annotated[
+    str | None, typer.Option("--llm-url", parser=HTTP_URL, help="OpenAI-compatible endpoint (…/v1).")
+]
+LlmModelOption = Annotated[str | None, typer.Option("--llm-model", help="Model name sent to the endpoint.")]
+LlmKeyEnvOption = Annotated[
+    str | None,
+    typer.Option("--llm-key-env", help="Environment variable holding the API key (default: KGFORGE_LLM_API_KEY)."),
+]
 
 # What every command that reads dialogue, knowledge or review files accepts (kgforge.core.limits.ReadPolicy):
 # one definition of each option, in one help panel, turned into the policy by read_policy().
@@ -275,6 +283,27 @@ def reads_inputs(command: Callable[..., Any]) -> Callable[..., Any]:
 
     run.__signature__ = signature.replace(parameters=[*signature.parameters.values(), *added])  # type: ignore[attr-defined]
     run.__annotations__ = {**command.__annotations__, **{p.name: p.annotation for p in added}}
+    return run
+
+
+def bars_wanted(json_out: bool) -> bool:
+    """Whether a command shows progress bars: on a terminal (stderr, where they are drawn), never beside
+    ``--json`` nor into a pipe or file, where only what the command prints belongs."""
+    return not json_out and progress.terminal_wants_bars()
+
+
+def long_running(command: Callable[..., Any]) -> Callable[..., Any]:
+    """Show the progress bars of the steps a command runs (:mod:`kgforge.core.progress`) when
+    :func:`bars_wanted`: for a command that can run past a few seconds. Put it under ``@app.command``, on a
+    command with ``json_out`` (``--json``), beside which no bar is drawn."""
+    if "json_out" not in inspect.signature(command).parameters:
+        raise TypeError(f"{command.__name__}: @long_running needs the command's json_out (--json) parameter")
+
+    @functools.wraps(command)
+    def run(*args: Any, **kwargs: Any) -> Any:
+        with progress.showing(bars_wanted(bool(kwargs.get("json_out")))):
+            return command(*args, **kwargs)
+
     return run
 
 

@@ -48,7 +48,8 @@ COMMANDS: dict[str, tuple[str, str]] = {'build': ('build', "Import the domain's 
  'translate': ('languages',
                'Propose labels in --lang for entities, relations, types and short values that lack one (an LLM, '
                'cached),\n'
-               'into a review file; --apply loads the reviewed file as its own named graph.'),
+               'or list them for translators (--list), into a review file; --apply loads the reviewed file as its '
+               'own graph.'),
  'align': ('languages',
            "Align the domain's names with those in --lang across sources, with type checks; list the ambiguous and\n"
            'the missing ones (all of them in <domain>/align-LANG.json).'),
@@ -59,13 +60,21 @@ COMMANDS: dict[str, tuple[str, str]] = {'build': ('build', "Import the domain's 
  'export-rdf': ('query', 'Export the store: N-Quads/TriG keep the named graphs; N-Triples/Turtle give their union.'),
  'serve': ('serve', 'Serve DOMAIN read-only: the SPARQL endpoint at /sparql and the explorer at /.'),
  'stats': ('stats', 'Entities, relations, triples and per-triple sizes (KdConv / DuConv Table 2).'),
+ 'synth': ('synth',
+           'Draft a dialogue per goal (a model, or templates offline), verify every turn against the graph, repair '
+           'or drop.'),
  'collect': ('collect',
              'Collect dialogues from pairs of crowd workers chatting under goals (serve, tokens, export).'),
  'corpus': ('corpus', 'Dialogue statistics, splits, retrieval candidates and a datasheet.'),
  'import': ('importer', "Add a Wikidata or XLORE source to a domain's store."),
  'qa': ('qa', 'Conversational factoid QA datasets from the graph (ConvKGYarn).'),
- 'rate': ('rate', 'Human rating sheets: write them for a rubric, read them back.')}
-INTERRUPTED: dict[str, str] = {'build': 'interrupted: the published store is unchanged (the unfinished build was discarded); rerun the same '
+ 'rate': ('rate', 'Human rating sheets: write them for a rubric, read them back.'),
+ 'release': ('release',
+             'Release dialogues grounded in a domain as a dataset folder (HF card, Croissant, turn table); check '
+             'one.'),
+ 'audit': ('release', "A hand audit of the graph's accuracy: a sample to rate, the ratings read.")}
+INTERRUPTED: dict[str, str] = {'audit': 'interrupted: no file was left half-written (each is replaced whole); rerun the same command',
+ 'build': 'interrupted: the published store is unchanged (the unfinished build was discarded); rerun the same '
           'command',
  'check': 'interrupted: nothing was changed (this command only reads)',
  'collect': 'interrupted: every accepted turn is in DIR/journal.jsonl; run the same command again and every open '
@@ -85,8 +94,12 @@ INTERRUPTED: dict[str, str] = {'build': 'interrupted: the published store is unc
  'link': 'interrupted: the published store is unchanged (the unfinished build was discarded); rerun the same command',
  'query': 'interrupted: nothing was changed (this command only reads)',
  'related': 'interrupted: nothing was changed (this command only reads)',
+ 'release': 'interrupted: nothing was written where --out points (the release is made beside it and renamed at the '
+            'end); rerun the same command',
  'serve': 'interrupted: nothing was changed (this command only reads)',
  'sources': 'interrupted: nothing was changed (this command only reads)',
- 'stats': 'interrupted: nothing was changed (this command only reads)'}
+ 'stats': 'interrupted: nothing was changed (this command only reads)',
+ 'synth': 'interrupted: no file was left half-written (each is replaced whole); every reply so far is cached: rerun '
+          'the same command to go on without asking again'}
 AFTER_DISK_FULL: dict[str, str] = {'crawl': 'rerun it with --resume (the pages fetched so far are cached)',
  'import': 'rerun the same command: the import resumes from its last checkpoint'}

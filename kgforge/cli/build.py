@@ -16,6 +16,7 @@ from kgforge.cli._app import (
     JsonOption,
     WorkdirOption,
     app,
+    bars_wanted,
     console,
     emit_json,
     reads_inputs,
@@ -50,7 +51,7 @@ def build_command(
 
     Sources that did not change since the published build keep their graphs (--full imports them all)."""
     report = Domain(domain, workdir).build(
-        source, schema=schema or None, schema_sources=not no_schema_sources, progress=not json_out, full=full
+        source, schema=schema or None, schema_sources=not no_schema_sources, progress=bars_wanted(json_out), full=full
     )
     result = report.as_dict()
     if json_out:

@@ -30,6 +30,7 @@ from kgforge.cli._app import (
     app,
     console,
     emit_json,
+    long_running,
     one_of,
     reads_inputs,
     show_mapping,
@@ -66,6 +67,7 @@ RATIOS = Checked(str, lambda value, _: parse_ratios(value), "ratios such as 8:1:
 
 @corpus_app.command("stats")
 @reads_inputs
+@long_running
 def stats_command(
     file: FileArgument,
     domain: Annotated[
@@ -164,6 +166,7 @@ def _show(title: str, stats: CorpusStats) -> None:
 
 @corpus_app.command("split")
 @reads_inputs
+@long_running
 def split_command(
     file: FileArgument,
     out: Annotated[
@@ -221,6 +224,7 @@ def split_command(
 
 @corpus_app.command("candidates")
 @reads_inputs
+@long_running
 def candidates_command(
     file: FileArgument,
     pool: Annotated[Path, typer.Option("--pool", help="Training dialogues whose utterances are the candidate pool.")],
@@ -263,6 +267,7 @@ def candidates_command(
 
 @corpus_app.command("card")
 @reads_inputs
+@long_running
 def card_command(
     files: Annotated[list[Path], typer.Argument(help="The dialogue files of the release.")],
     domain: Annotated[str, typer.Option(parser=DOMAIN, help="The domain the dialogues are grounded in.")],

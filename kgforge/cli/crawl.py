@@ -20,6 +20,7 @@ from kgforge.cli._app import (
     JsonOption,
     WorkdirOption,
     app,
+    bars_wanted,
     console,
     emit_json,
     err_console,
@@ -130,7 +131,7 @@ def crawl_command(
         limit=limit,
         resume=resume,
         restart=restart,
-        progress=not json_out,
+        progress=bars_wanted(json_out),
     )
     summary, warnings, folder, result = report.summary, report.field_warnings, report.folder, report.as_dict()
     for text in summary.partial:

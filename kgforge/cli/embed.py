@@ -21,6 +21,7 @@ from kgforge.cli._app import (
     JsonOption,
     WorkdirOption,
     app,
+    bars_wanted,
     console,
     emit_json,
     err_console,
@@ -146,7 +147,7 @@ def embed_command(
         devices=devices,
         nodes=nodes,
     )
-    report = Domain(domain, workdir).embed(config, name=name, resume=resume, progress=not json_out)
+    report = Domain(domain, workdir).embed(config, name=name, resume=resume, progress=bars_wanted(json_out))
     summary = report.as_dict()
     if json_out or summary["bundle"] is None:  # a node other than 0 writes no bundle
         emit_json(summary)

@@ -22,8 +22,13 @@ from kgforge.api import (
     choices,
     evaluate,
     evaluate_systems,
+    figure_text,
     hits_at,
+    in_percent,
+    llm_judge,
+    p_text,
     parse_system,
+    perplexity,
     registry,
     score_selection,
     systems_in_folder,
@@ -35,18 +40,36 @@ from kgforge.cli._app import (
     OUT_DIR,
     OUT_FILE,
     POSITIVE,
+    Checked,
     JsonOption,
+    LlmKeyEnvOption,
+    LlmModelOption,
+    LlmUrlOption,
     WorkdirOption,
     app,
     console,
     emit_json,
+    long_running,
     one_of,
     reads_inputs,
+    registered,
+    show_mapping,
 )
+from kgforge.cli._pairing import DialoguesOption, GoldOption
 
 EVAL_LAYOUTS = choices("eval layout")
 METRICS = registry("metric")
 SEGMENTATIONS = choices("segmentation")
+RUBRICS = registry("rating rubric")
+_RUBRIC_NAME = registered(RUBRICS)
+
+
+def _rubric(value: str, what: str) -> str:
+    """A bundled rubric's name (any case or alias), or the path of one's own rubric file (.toml)."""
+    return value if value.endswith(".toml") else _RUBRIC_NAME.check(value, what)
+
+
+RUBRIC = Checked(str, _rubric, "a rubric name or a .toml file")
 
 
 def _metric_names(text: str) -> tuple[str, ...]:
@@ -63,6 +86,7 @@ def _metric_names(text: str) -> tuple[str, ...]:
 
 @app.command("eval")
 @reads_inputs
+@long_running
 def eval_command(
     predictions: Annotated[
         Path | None,
@@ -72,18 +96,8 @@ def eval_command(
             "a DuConv / KdConv / DuRecDial file (or give --system)."
         ),
     ] = None,
-    gold: Annotated[
-        Path | None,
-        typer.Option(
-            help="Gold responses, matched in order (any layout; a dataset file also gives each response's dialogue)."
-        ),
-    ] = None,
-    dialogues: Annotated[
-        Path | None,
-        typer.Option(
-            help="Dialogue context (DuConv, KdConv, DuRecDial or a `kgforge export` file) when neither file gives it."
-        ),
-    ] = None,
+    gold: GoldOption = None,
+    dialogues: DialoguesOption = None,
     domain: Annotated[
         str | None,
         typer.Option(parser=DOMAIN, help="Domain whose graph judges the knowledge (knowledge precision/recall/F1)."),
@@ -105,10 +119,12 @@ def eval_command(
             "--out",
             "-o",
             callback=OUT_FILE,
-            help="Per-response file (.jsonl, .csv or .parquet; default PREDICTIONS.eval.jsonl).",
+            help="Per-response file (.jsonl, .csv or .parquet); none is written unless given.",
         ),
     ] = None,
-    no_out: Annotated[bool, typer.Option("--no-out", help="Write no per-response file.")] = False,
+    no_out: Annotated[
+        bool, typer.Option("--no-out", hidden=True, help="Kept for scripts: nothing is written without --out.")
+    ] = False,
     metrics: Annotated[
         str | None,
         typer.Option(
@@ -193,8 +209,13 @@ def eval_command(
         ),
     ] = None,
     leaderboard: Annotated[
-        Path, typer.Option(callback=OUT_DIR, help="Folder for the systems' leaderboard.json, .csv and .md.")
-    ] = Path("leaderboard"),
+        Path | None,
+        typer.Option(
+            callback=OUT_DIR,
+            metavar="DIR",
+            help="Folder for the systems' leaderboard.json, .csv and .md (none is written unless given).",
+        ),
+    ] = None,
     bootstrap: Annotated[
         int,
         typer.Option(parser=NON_NEGATIVE, help="Bootstrap resamples for the correlations' 95% intervals (0: none)."),
@@ -203,6 +224,36 @@ def eval_command(
     official: Annotated[
         bool, typer.Option("--official", help="Print only the official DuConv script's lines.")
     ] = False,
+    plot: Annotated[
+        Path | None,
+        typer.Option(
+            "--plot",
+            metavar="DIR",
+            help="Draw PNGs into DIR: the metric x human-score heatmap (turn and system level, with --human) and, "
+            "with --system, the leaderboard with bootstrap 95% intervals; named after the domain and the file.",
+        ),
+    ] = None,
+    llm_judge: Annotated[
+        str | None,
+        typer.Option(
+            "--llm-judge",
+            parser=RUBRIC,
+            help="Score PREDICTIONS (or the items of --ratings) by an LLM on a rubric (see `kgforge rate rubrics`).",
+        ),
+    ] = None,
+    ratings: Annotated[
+        Path | None,
+        typer.Option(help="--llm-judge: a filled rating round (the folder `rate sheet` wrote): agreement with it."),
+    ] = None,
+    llm_url: LlmUrlOption = None,
+    llm_model: LlmModelOption = None,
+    llm_key_env: LlmKeyEnvOption = None,
+    logprobs: Annotated[
+        Path | None,
+        typer.Option(
+            help="Perplexity from the token log-probabilities a model wrote (JSON lines; docs/evaluation.md)."
+        ),
+    ] = None,
     workdir: WorkdirOption = DEFAULT_WORKDIR,
     json_out: JsonOption = False,
 ) -> None:
@@ -230,12 +281,22 @@ def eval_command(
         bleurt_path=bleurt_path,
         goal_metrics=goal_metrics,
     )
+    if logprobs is not None:
+        found = perplexity(logprobs)
+        emit_json(found.as_dict()) if json_out else show_mapping(f"perplexity of {logprobs}", found.as_dict())
+        return
+    if llm_judge is not None:
+        return _judge(llm_judge, predictions, ratings, llm_url, llm_model, llm_key_env, out, json_out)
+    if plot is not None and (selected is not None or candidates is not None):
+        raise typer.BadParameter(
+            "draws the human correlations and the leaderboard, not --selected or --candidates", param_hint="--plot"
+        )
     if selected is not None:
         if predictions is not None or system:
             raise typer.BadParameter("--selected is scored on its own: give no PREDICTIONS or --system beside it")
         if gold is None:
             raise typer.BadParameter("--selected needs --gold (the dialogues whose turns it selected facts for)")
-        target = None if no_out else (out or selected.with_name(selected.name + ".eval.jsonl"))
+        target = None if no_out else out
         report = score_selection(selected, gold, ks=_ks(k), domain=domain, workdir=workdir, out=target)
         if json_out:
             emit_json(report.as_dict())
@@ -255,17 +316,25 @@ def eval_command(
     if system:
         if predictions is not None:
             raise typer.BadParameter("give the responses either as PREDICTIONS or as --system, not both")
+        if out is not None:
+            raise typer.BadParameter(
+                "--out names one PREDICTIONS file's per-response file; the systems' leaderboard goes to "
+                "--leaderboard DIR"
+            )
         systems, golds = _systems(system)
         board = evaluate_systems(
             systems,
             gold=gold,
             golds=golds,
             dialogues=dialogues,
+            domain=domain,
+            workdir=workdir,
             options=options,
             human=human,
             out=leaderboard,
             bootstrap=bootstrap,
             seed=seed,
+            plot=plot,
         )
         if json_out:
             emit_json(board.as_dict())
@@ -274,7 +343,7 @@ def eval_command(
         return
     if predictions is None:
         raise typer.BadParameter("give PREDICTIONS (a file of responses) or --system NAME=FILE")
-    target = None if no_out else (out or predictions.with_name(predictions.name + ".eval.jsonl"))
+    target = None if no_out else out
     report = evaluate(
         predictions,
         gold=gold,
@@ -284,6 +353,7 @@ def eval_command(
         human=human,
         out=target,
         options=options,
+        plot=plot,
     )
     if official:
         if report.official is None:
@@ -323,15 +393,43 @@ def show_selection(report: SelectionReport) -> None:
         console.print(f"per turn and per dialogue: {escape(str(report.out))}")
 
 
+def _judge(
+    rubric: str,
+    predictions: Path | None,
+    ratings: Path | None,
+    url: str | None,
+    model: str | None,
+    key_env: str | None,
+    out: Path | None,
+    json_out: bool,
+) -> None:
+    if not url or not model:
+        raise typer.BadParameter("--llm-judge needs the endpoint and the model", param_hint="--llm-url/--llm-model")
+    report = llm_judge(rubric, url=url, model=model, predictions=predictions, ratings=ratings, out=out, key_env=key_env)
+    if json_out:
+        emit_json(report.as_dict())
+        return
+    data = report.as_dict()
+    show_mapping(
+        f"LLM judge ({report.model}) on {report.rubric}", {k: v for k, v in data.items() if not isinstance(v, dict)}
+    )
+    show_mapping(
+        "the judge's mean score per aspect", {k: "-" if v is None else f"{v:.3f}" for k, v in report.means.items()}
+    )
+    for aspect, found in (report.agreement or {}).items():
+        shown = ", ".join(f"{k} {_number(v) if isinstance(v, float) or v is None else v}" for k, v in found.items())
+        console.print(f"agreement with the annotators on {escape(aspect)}: {shown}")
+
+
 def show_report(report: EvalReport) -> None:
     inputs = ", ".join(f"{role} {escape(d['path'])} ({d['layout']})" for role, d in report.inputs.items())
     console.print(f"[bold]{report.responses:,} responses[/]  {inputs}  segmentation: {report.segmentation}")
-    table = Table("metric", "value (%)", "what it is", box=None, pad_edge=False)
+    table = Table("metric", "value", "what it is", box=None, pad_edge=False)
     for name, value in report.metrics.items():
-        table.add_row(name, "-" if value is None else f"{value * 100:.2f}", METRICS.metric(name).description)
+        metric = METRICS.metric(name)
+        table.add_row(name, metric.shown(value), escape(metric.description))
     console.print(table)
-    for name, why in report.left_out.items():
-        console.print(f"  [dim]{name}: left out, {why}[/]")
+    show_left_out(report.left_out)
     for described in report.inputs.values():
         for skipped in described.get("skipped", ())[:5]:
             console.print(f"[yellow]skipped[/] {escape(described['path'])} {escape(skipped)}")
@@ -345,13 +443,14 @@ def show_report(report: EvalReport) -> None:
     if report.correlations:
         corr = Table("metric", "human", "n", "Pearson", "p", "Spearman", "p", box=None, pad_edge=False)
         for row in report.correlations:
-            cells = [_number(row[key]) for key in ("pearson", "pearson_p", "spearman", "spearman_p")]
+            cells = [_correlation_cell(row, key) for key in ("pearson", "pearson_p", "spearman", "spearman_p")]
             corr.add_row(row["metric"], escape(row["human"]), str(row["n"]), *cells)
         console.print(corr)
     if report.goals is not None:
         show_goals(report.goals)
     if report.per_response is not None:
         console.print(f"per response (scores, mentions, hallucinations): {escape(report.per_response)}")
+    show_figures(report.figures or ())
 
 
 def show_goals(goals: dict[str, Any]) -> None:
@@ -372,8 +471,7 @@ def show_goals(goals: dict[str, Any]) -> None:
     for name in ("leading_success", "user_topic_consistency", "recommendation_success"):
         if name in summary:
             console.print(f"  {name}: {_number(summary[name])} over {summary[name + '_dialogues']} dialogues")
-    for name, why in goals["left_out"].items():
-        console.print(f"  [dim]{name}: left out, {why}[/]")
+    show_left_out(goals["left_out"])
 
 
 def _systems(specs: list[str]) -> tuple[dict[tuple[str, str], Path], dict[str, Path]]:
@@ -413,14 +511,13 @@ def show_leaderboard(board: Leaderboard) -> None:
             shown.add_row(
                 escape(row["system"]),
                 *[
-                    _number(v) if not isinstance(v, int) else str(v)
+                    str(v) if isinstance(v, int) else figure_text(v, in_percent(k))
                     for k, v in row.items()
                     if k not in ("task", "system")
                 ],
             )
         console.print(shown)
-    for name, why in board.left_out.items():
-        console.print(f"  [dim]{name}: left out, {why}[/]")
+    show_left_out(board.left_out)
     for aspect, found in board.agreement.items():
         console.print(
             f"agreement on {escape(aspect)}: Fleiss' kappa {_number(found['fleiss_kappa'])}, "
@@ -444,17 +541,38 @@ def show_leaderboard(board: Leaderboard) -> None:
         )
         for row in board.correlations:
             cells = [
-                _number(row[key]) for key in ("pearson", "pearson_p", "spearman", "spearman_p", "kendall", "kendall_p")
+                _correlation_cell(row, key)
+                for key in ("pearson", "pearson_p", "spearman", "spearman_p", "kendall", "kendall_p")
             ]
             corr.add_row(row["task"], row["level"], row["metric"], escape(row["human"]), str(row["n"]), *cells)
         console.print(corr)
     if board.human and board.human["unrated_systems"]:
         console.print(f"[yellow]no human scores for[/] {', '.join(board.human['unrated_systems'])}")
-    console.print(f"leaderboard: {', '.join(escape(path) for path in board.files.values())}")
+    if board.files:
+        console.print(f"leaderboard: {', '.join(escape(path) for path in board.files.values())}")
+    else:
+        console.print("[dim]no file written: --leaderboard DIR writes leaderboard.json, .csv and .md[/]")
+    show_figures(board.figures)
+
+
+def show_figures(figures: tuple[str, ...]) -> None:
+    if figures:
+        console.print(f"figures: {', '.join(escape(path) for path in figures)}")
 
 
 def _number(value: float | None) -> str:
     return "-" if value is None else f"{value:.3f}"
+
+
+def _correlation_cell(row: dict[str, Any], key: str) -> str:
+    """A correlation coefficient with three decimals, or its p-value (``2.4e-07`` below 0.001)."""
+    return p_text(row[key]) if key.endswith("_p") else _number(row[key])
+
+
+def show_left_out(left_out: dict[str, str]) -> None:
+    """What was not computed and why, one dim line each (escaped: a reason names ``kgforge[bertscore]``)."""
+    for name, why in left_out.items():
+        console.print(f"  [dim]{escape(name)}: left out, {escape(why)}[/]")
 
 
 @app.command("metrics")

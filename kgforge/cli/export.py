@@ -23,6 +23,7 @@ from kgforge.cli._app import (
     app,
     console,
     emit_json,
+    long_running,
     one_of,
     reads_inputs,
     registered,
@@ -58,6 +59,7 @@ def _cut_layouts() -> str:
 @app.command("export")
 @when_interrupted(NOTHING_HALF_WRITTEN)
 @reads_inputs
+@long_running
 def export_command(
     domain: DomainArgument,
     fmt: Annotated[
@@ -141,8 +143,8 @@ def export_command(
         typer.Option(
             "--allow-mixed",
             help="Where an entity or relation has no label in "
-            "--lang (or in a twin's language), write another language's (listed "
-            "in the report and the manifest) instead of refusing.",
+            "--lang (or in a twin's language), or a value or other text has no form in it, "
+            "write another language's (listed in the report, the manifest and OUT.mixed.jsonl) instead of refusing.",
         ),
     ] = False,
     segment: Annotated[
@@ -225,13 +227,22 @@ def show_export(report: ExportReport) -> None:
             markup=False,
             soft_wrap=True,
         )
+    for key, what in (("values_mixed", "values with no {} form"), ("text_mixed", "other texts in no {} form")):
+        if labels.get(f"{key}_count"):
+            shown = ", ".join(repr(text) for text in list(labels[key])[:5])
+            console.print(
+                f"  {labels[f'{key}_count']:,} {what.format(labels['language'])} written as they are "
+                f"(--allow-mixed): {shown}",
+                markup=False,
+                soft_wrap=True,
+            )
     if "exported_share" in data:  # real dialogues
         share = "-" if data["exported_share"] is None else f"{data['exported_share']:.1%}"
         attr = "-" if data["attr_coverage"] is None else f"{data['attr_coverage']:.1%}"
         console.print(
             f"  coverage: {data['dialogues']:,} of {data['dialogues_in']:,} dialogues exported ({share}), "
             f"{report.rejected:,} rejected; gold triples in the graph {data['gold_in_graph']:,} of "
-            f"{data['gold_triples']:,}, retrieved {attr}",
+            f"{data['gold_triples']:,}, retrieved {attr}{_not_in_language(labels)}",
             markup=False,
             soft_wrap=True,
         )
@@ -239,8 +250,9 @@ def show_export(report: ExportReport) -> None:
         checked = data.get("checks", {})
         console.print(
             f"  coverage: {report.records:,} of {checked.get('dialogues_checked', report.records):,} goals "
-            f"exported, {report.rejected:,} rejected by the checks",
+            f"exported, {report.rejected:,} rejected by the checks{_not_in_language(labels)}",
             markup=False,
+            soft_wrap=True,
         )
     if since := data.get("changed_since"):
         console.print(
@@ -249,6 +261,18 @@ def show_export(report: ExportReport) -> None:
             markup=False,
             soft_wrap=True,
         )
+
+
+def _not_in_language(labels: dict) -> str:
+    """``; 3 names, 12 values and 1 other text not in en (--allow-mixed)``: what the coverage line adds when
+    an export wrote something in another language than it was asked for, else nothing."""
+    counts = [labels.get(key) or 0 for key in ("mixed_count", "values_mixed_count", "text_mixed_count")]
+    if not any(counts):
+        return ""
+    names, values, texts = (
+        f"{n:,} {word}{'s' if n != 1 else ''}" for n, word in zip(counts, ("name", "value", "other text"))
+    )
+    return f"; {names}, {values} and {texts} not in {labels['language']} (--allow-mixed)"
 
 
 def show_parallel(report: ParallelExportReport) -> None:
@@ -261,11 +285,25 @@ def show_parallel(report: ParallelExportReport) -> None:
         console.print(f"  {language}: {path}", markup=False, soft_wrap=True)
     for task, written in report.tasks.items():
         console.print(f"  {task}: {written['file']} ({written['samples']:,} samples)", markup=False, soft_wrap=True)
-    for language, missing in report.mixed_labels.items():
+    for language in report.languages[1:]:
+        counts = [
+            len(found.get(language, []))
+            for found in (report.mixed_labels, *(report.details.get(key, {}) for key in ("mixed_values", "mixed_text")))
+        ]
+        if any(counts):
+            console.print(
+                f"  {language}: {counts[0]:,} IRIs without a {language} label written in {report.languages[0]}, "
+                f"{counts[1]:,} values and {counts[2]:,} other texts with no {language} form written as they are "
+                "(--allow-mixed; listed in the manifest)",
+                markup=False,
+                soft_wrap=True,
+            )
+    if report.details.get("dialogues_rejected"):
         console.print(
-            f"  {len(missing)} IRIs without a {language} label written in {report.languages[0]} "
-            "(--allow-mixed; listed in the manifest)",
+            f"  {report.details['dialogues_rejected']:,} dialogues left out of every twin (--skip-invalid; listed "
+            "in each twin's .rejected.jsonl)",
             markup=False,
+            soft_wrap=True,
         )
     console.print(f"  manifest: {report.manifest}", markup=False, soft_wrap=True)
 

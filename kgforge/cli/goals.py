@@ -80,6 +80,15 @@ def goals_command(
     profile_template: Annotated[
         Path | None, typer.Option(help="--style durecdial: profile and situation template (TOML).")
     ] = None,
+    topic: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--topic",
+            metavar="NAME",
+            help="Only goals whose first topic is this entity: a label, an alternative label or an IRI (repeat it "
+            "for several; every style).",
+        ),
+    ] = None,
     seed: Annotated[int, typer.Option(parser=NON_NEGATIVE, help="Same seed, same goals.")] = 0,
     lang: Annotated[str | None, typer.Option(parser=LANGUAGE, help="Label language (default: the schema's).")] = None,
     validate_file: Annotated[
@@ -109,6 +118,7 @@ def goals_command(
         profiles=profiles,
         transitions=transitions,
         profile_template=profile_template,
+        topics=topic or (),
     ).as_dict()
     for note in report["shortfall"] + sequence_notes(report):  # on stderr, so it shows beside --json too
         err_console.print(f"[yellow]warning[/]: {escape(note)}", soft_wrap=True)
@@ -129,7 +139,8 @@ def goals_command(
             {"goal types": ", ".join(f"{k} {v}" for k, v in report["goal_types"].items())}
             if "goal_types" in report
             else {}
-        ),
+        )
+        | ({"topics": ", ".join(f"{k} = {v}" for k, v in report["topics"].items())} if "topics" in report else {}),
     )
 
 

@@ -3,15 +3,19 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
+import click
 import typer
 
-from kgforge.api import Domain, choices
+from kgforge.api import Domain, TrainingData, choices, train_grounding
 from kgforge.cli._app import (
     DEFAULT_WORKDIR,
+    DOMAIN,
+    NON_NEGATIVE,
     OUT_FILE,
     POSITIVE,
+    Checked,
     DomainArgument,
     JsonOption,
     SkipInvalidOption,
@@ -19,6 +23,7 @@ from kgforge.cli._app import (
     app,
     console,
     emit_json,
+    long_running,
     one_of,
     reads_inputs,
     show_mapping,
@@ -27,8 +32,89 @@ from kgforge.cli._app import (
 FORMATS = choices("ground format")
 
 
-@app.command("ground")
+def training_data(value: str | TrainingData) -> TrainingData:
+    """``--data DOMAIN:FILE`` read, the domain's name checked: a bad one is refused before training starts."""
+    if isinstance(value, TrainingData):
+        return value
+    domain, sep, path = value.partition(":")
+    if not sep or not path:
+        raise typer.BadParameter(f"{value!r} is not DOMAIN:FILE (a built domain and its annotated dialogues)")
+    return TrainingData(DOMAIN(domain), Path(path))
+
+
+def train_command(
+    data: Annotated[
+        list[TrainingData],
+        typer.Option(
+            "--data",
+            parser=training_data,
+            metavar="DOMAIN:FILE",
+            help="DOMAIN:FILE — annotated KdConv dialogues (gold attrs) and the built domain that grounds them "
+            "(repeatable: one model learns from several domains).",
+        ),
+    ],
+    out: Annotated[
+        Path, typer.Option("--out", callback=OUT_FILE, help="The model file to write (JSON; `kgforge ground --model`).")
+    ],
+    seed: Annotated[
+        int, typer.Option("--seed", parser=NON_NEGATIVE, help="Seed of the folds the thresholds are chosen on.")
+    ] = 0,
+    workdir: WorkdirOption = DEFAULT_WORKDIR,
+    json_out: JsonOption = False,
+) -> None:
+    """Train the grounding model on annotated dialogues: which candidate fact a message states, and how likely a
+    value said against the graph is wrong (docs/grounding.md). The same data and seed give the same file."""
+    report = train_grounding(data, out, workdir, seed)
+    if json_out:
+        emit_json(report.as_dict())
+        return
+    console.print(f"[bold]grounding model[/] written to {report.out} (seed {report.seed})")
+    for trained in report.trained_on:
+        console.print(
+            f"  {trained.domain:<10} {trained.file}: {trained.dialogues} dialogues, {trained.gold} gold attrs"
+        )
+    console.print(
+        f"candidates: values {report.candidates['values']:,}, texts {report.candidates['texts']:,}; "
+        f"thresholds {report.thresholds}"
+    )
+    for name, figures in (("out of fold", report.out_of_fold), ("hand rules", report.rules)):
+        console.print(
+            f"  {name:<12} P {_pct(figures['precision'])} R {_pct(figures['recall'])} F1 {_pct(figures['f1'])}"
+        )
+
+
+def _model_choice(value: str, what: str) -> str:
+    """``--model``: ``shipped``, ``rules`` or an existing file (what it holds is checked when it is read)."""
+    if value in ("shipped", "rules") or Path(value).is_file():
+        return value
+    raise typer.BadParameter(f"{value!r} is neither shipped, rules nor a model file")
+
+
+MODEL = Checked(str, _model_choice, "shipped, rules or a model file")
+
+_TRAIN = typer.Typer(add_completion=False)
+_TRAIN.command("train")(train_command)
+
+
+class _GroundOrTrain(typer.core.TyperCommand):
+    """`kgforge ground DOMAIN …` grounds; `kgforge ground train …` trains the model it grounds with (so a domain
+    cannot be called ``train`` here: `kgforge ground` takes the word as the subcommand)."""
+
+    subcommands: dict[str, click.Command] = {}
+
+    def make_context(self, info_name: str | None, args: list[str], parent: Any = None, **extra: Any) -> Any:
+        if args and args[0] in self.subcommands:  # click invokes the command of the context it gets
+            name = f"{info_name} {args[0]}"  # its usage and errors read `kgforge ground train`
+            return self.subcommands[args[0]].make_context(name, args[1:], parent=parent, **extra)
+        return super().make_context(info_name, args, parent, **extra)
+
+
+_GroundOrTrain.subcommands = {"train": typer.main.get_command(_TRAIN)}
+
+
+@app.command("ground", cls=_GroundOrTrain)
 @reads_inputs
+@long_running
 def ground_command(
     domain: DomainArgument,
     dialogues: Annotated[
@@ -65,13 +151,27 @@ def ground_command(
         ),
     ] = None,
     skip_invalid: SkipInvalidOption = False,
+    model: Annotated[
+        str,
+        typer.Option(
+            "--model",
+            parser=MODEL,
+            help="Who chooses among the candidate facts (KdConv): a model file from `kgforge ground train`, "
+            "`rules` for the hand rules alone, or `shipped` (the model kgforge ships).",
+        ),
+    ] = "shipped",
     workdir: WorkdirOption = DEFAULT_WORKDIR,
     json_out: JsonOption = False,
 ) -> None:
     """Which fact each message states, and its claims checked against the graph; scored against gold attrs
     (KdConv), or which knowledge triples each utterance states (DuConv; DuRecDial, scored against gold
-    per-utterance knowledge)."""
-    report = Domain(domain, workdir).ground(dialogues, out, fmt=fmt, workers=workers, skip_invalid=skip_invalid)
+    per-utterance knowledge).
+
+    `kgforge ground train --data DOMAIN:FILE --out MODEL` trains the model that chooses among the candidate
+    facts on annotated dialogues (see `kgforge ground train --help`)."""
+    report = Domain(domain, workdir).ground(
+        dialogues, out, fmt=fmt, workers=workers, skip_invalid=skip_invalid, model=model
+    )
     if json_out:
         emit_json(report.as_dict())
         return

@@ -17,6 +17,7 @@ from kgforge.cli._app import (
     JsonOption,
     WorkdirOption,
     app,
+    bars_wanted,
     console,
     emit_json,
     one_of,
@@ -149,7 +150,7 @@ def import_wikidata(
         address=address,
         resume=not no_resume,
         keep_deprecated=keep_deprecated,
-        progress=not json_out,
+        progress=bars_wanted(json_out),
     )
     _report(report.as_dict(), json_out)
 
@@ -185,7 +186,7 @@ def import_xlore(
         engine=engine,
         address=address,
         resume=not no_resume,
-        progress=not json_out,
+        progress=bars_wanted(json_out),
     )
     _report(report.as_dict(), json_out)
 

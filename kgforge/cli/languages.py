@@ -35,10 +35,20 @@ def translate_command(
             "--out",
             "-o",
             callback=OUT_FILE,
-            help="Review file to write (TSV): every proposal says keep = review; set keep to yes on each label "
-            "you accept (edit `label` where it is wrong), no on the others, then --apply it.",
+            help="Review file to write (TSV), one row a name or value, keyed by the name with its IRI beside: "
+            "every proposal says keep = review; set keep to yes on each label you accept (edit `label` where it "
+            "is wrong), no on the others, then --apply it. Without --llm-url: the to-do list (--list).",
         ),
     ] = None,
+    todo: Annotated[
+        bool,
+        typer.Option(
+            "--list",
+            help="Write --out as a to-do list for translators, no model asked: a row for each name and value "
+            "lacking a label in --lang (fill in `label`, set keep to yes); names with an alias in --lang come "
+            "proposed (keep = review).",
+        ),
+    ] = False,
     apply: Annotated[
         Path | None,
         typer.Option(
@@ -65,15 +75,23 @@ def translate_command(
     json_out: JsonOption = False,
 ) -> None:
     """Propose labels in --lang for entities, relations, types and short values that lack one (an LLM, cached),
-    into a review file; --apply loads the reviewed file as its own named graph."""
+    or list them for translators (--list), into a review file; --apply loads the reviewed file as its own graph."""
     kg = Domain(domain, workdir)
     if (out is None) == (apply is None):
         raise typer.BadParameter(
             "give --out FILE to propose labels, or --apply FILE to load a reviewed file", param_hint="--out/--apply"
         )
     if apply is not None:
+        if todo:
+            raise typer.BadParameter("--list writes a review file: give it with --out", param_hint="--list")
         applied = kg.apply_translations(apply, lang)
         emit_json(applied.as_dict()) if json_out else _show_applied(applied, domain, apply)
+        return
+    if todo or not (llm_url or llm_model):
+        if todo and (llm_url or llm_model):
+            raise typer.BadParameter("--list asks no model: leave out --llm-url and --llm-model", param_hint="--list")
+        listed = kg.translation_list(lang, out, max_chars=max_chars)
+        emit_json(listed.as_dict()) if json_out else _show_proposed(listed, domain)
         return
     if not llm_url or not llm_model:
         raise typer.BadParameter("give both the endpoint and the model", param_hint="--llm-url/--llm-model")
@@ -106,11 +124,25 @@ def _show_applied(applied: TranslationApplied, domain: str, review: Path) -> Non
 
 def _show_proposed(proposed: TranslationProposals, domain: str) -> None:
     lang = proposed.language
+    counts = {f"{'entities' if kind == 'entity' else kind + 's'} lacking one": n for kind, n in proposed.items.items()}
+    if not proposed.asked_model:
+        show_mapping(
+            f"to translate into {lang} for {domain} (no model asked)",
+            counts | {"to fill in": proposed.unanswered, "aliases proposed (keep = review)": proposed.candidates},
+        )
+        console.print(
+            f"fill in `label` and set keep to yes on each row you translate in {proposed.out} (an alias row: yes "
+            f"if it is the name), then: kgforge translate {domain} --lang {lang} --apply {proposed.out}",
+            markup=False,
+            soft_wrap=True,
+        )
+        return
     show_mapping(
         f"labels proposed in {lang} for {domain}",
-        {f"{kind}s lacking one": n for kind, n in proposed.items.items()}
+        counts
         | {
             "proposed (keep = review)": proposed.proposed,
+            "of them aliases the graph has": proposed.candidates,
             "unanswered": proposed.unanswered,
             "labels refused": proposed.refused,
             "left for a later run": proposed.llm["left_for_later"],

@@ -34,6 +34,7 @@ from kgforge.cli._app import (
     app,
     console,
     emit_json,
+    long_running,
     one_of,
     show_mapping,
     whole_number,
@@ -146,6 +147,7 @@ def templates_command(
 
 
 @qa_app.command("generate")
+@long_running
 def generate_command(
     domain: DomainArgument,
     out: Annotated[

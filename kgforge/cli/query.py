@@ -131,7 +131,7 @@ def query_command(
     rows = (TABLE_LIMIT if fmt == "table" else 0) if limit is None else limit
     prefixes = {**PREFIXES, **declared_prefixes(text)}
     if endpoint:
-        result = endpoint_query(endpoint, text, bindings, timeout=timeout, domain=domain)
+        result = endpoint_query(endpoint, text, bindings, timeout=timeout, domain=domain, label_language=lang)
         shown = result.rows[:rows] if rows else result.rows  # the endpoint sends every row: cut here
         _print_result(
             QueryReport(

@@ -13,12 +13,15 @@ from kgforge.api import (
     ArgumentError,
     RatingReport,
     choices,
+    figure_text,
     import_ratings,
     make_sheets,
+    p_text,
     parse_system,
     registry,
 )
 from kgforge.cli._app import NON_NEGATIVE, OUT_DIR, POSITIVE, JsonOption, app, console, emit_json, one_of, reads_inputs
+from kgforge.cli._pairing import DialoguesOption, GoldOption
 
 LANGUAGES = choices("rating language")
 RUBRICS = registry("rating rubric")
@@ -76,6 +79,8 @@ def sheet_command(
     sheet_format: Annotated[
         str, typer.Option("--format", parser=one_of(SHEET_FORMATS), help="Sheet file format.")
     ] = "csv",
+    gold: GoldOption = None,
+    dialogues: DialoguesOption = None,
     json_out: JsonOption = False,
 ) -> None:
     """Blinded, shuffled rating sheets, one per annotator; the key to un-blind them stays beside them."""
@@ -87,7 +92,16 @@ def sheet_command(
             raise typer.BadParameter(exc.problem, param_hint="--system") from None
         systems[name] = path
     made = make_sheets(
-        rubric, systems, out, annotators=annotators, seed=seed, sample=sample, language=lang, sheet_format=sheet_format
+        rubric,
+        systems,
+        out,
+        annotators=annotators,
+        seed=seed,
+        sample=sample,
+        language=lang,
+        sheet_format=sheet_format,
+        gold=gold,
+        dialogues=dialogues,
     )
     if json_out:
         emit_json(made.__dict__)
@@ -96,6 +110,11 @@ def sheet_command(
         f"[bold]{made.items:,} items[/] ({made.sampled_units:,} inputs × {len(made.systems)} systems, "
         f"rubric {made.rubric}) in {len(made.sheets)} sheets under {escape(made.folder)}"
     )
+    if made.without_context:
+        console.print(
+            f"[yellow]{made.without_context:,} of {made.items:,} items show no context or knowledge[/]: give "
+            "--gold (or --dialogues) with the dialogue file the responses answer"
+        )
     console.print(
         f"give the annotators the sheets and {escape(made.instructions)}; keep {escape(made.key)} "
         "(it names the systems)"
@@ -111,11 +130,20 @@ def import_command(
             help="Filled sheets (CSV, TSV or XLSX) in the key's annotator order (default: the folder's sheets)."
         ),
     ] = None,
+    out: Annotated[
+        Path | None,
+        typer.Option(
+            "--out",
+            "-o",
+            help="Write every rating un-blinded (.jsonl: system, id, annotator, scores), the file "
+            "`kgforge eval --human` reads.",
+        ),
+    ] = None,
     json_out: JsonOption = False,
 ) -> None:
     """Read filled sheets back: per-system means, agreement (Fleiss' kappa, Krippendorff's alpha, percent),
     paired significance (t-test, Wilcoxon, sign test)."""
-    report = import_ratings(folder, sheets or None)
+    report = import_ratings(folder, sheets or None, out)
     if json_out:
         emit_json(report.to_dict())
     else:
@@ -130,13 +158,14 @@ def show_ratings(report: RatingReport) -> None:
     if report.means:
         table = Table("system", "aspect", "mean", "inputs", box=None, pad_edge=False)
         for row in report.means:
-            table.add_row(escape(row["system"]), escape(row["aspect"]), f"{row['mean']:.3f}", str(row["n"]))
+            table.add_row(escape(row["system"]), escape(row["aspect"]), figure_text(row["mean"], False), str(row["n"]))
         console.print(table)
     agree = Table("aspect", "Fleiss kappa", "Krippendorff alpha", "all agree", "2+ agree", box=None, pad_edge=False)
     for aspect, found in report.agreement.items():
         agree.add_row(
             escape(aspect),
-            *[_number(found[k]) for k in ("fleiss_kappa", "krippendorff_alpha", "all_agree", "at_least_two_agree")],
+            *[figure_text(found[k], False) for k in ("fleiss_kappa", "krippendorff_alpha")],
+            *[figure_text(found[k], True) for k in ("all_agree", "at_least_two_agree")],  # shares of the items
         )
     console.print(agree)
     if report.significance:
@@ -149,7 +178,8 @@ def show_ratings(report: RatingReport) -> None:
                 escape(row["a"]),
                 escape(row["b"]),
                 str(row["n"]),
-                *[_number(row[k]) for k in ("mean_a", "mean_b", "t_p", "wilcoxon_p", "sign_p")],
+                *[figure_text(row[k], False) for k in ("mean_a", "mean_b")],
+                *[p_text(row[k]) for k in ("t_p", "wilcoxon_p", "sign_p")],
             )
         console.print(tests)
     if report.preferences:
@@ -162,10 +192,8 @@ def show_ratings(report: RatingReport) -> None:
                 str(row["wins"]),
                 str(row["losses"]),
                 str(row["ties"]),
-                _number(row["sign_p"]),
+                p_text(row["sign_p"]),
             )
         console.print(prefs)
-
-
-def _number(value: float | None) -> str:
-    return "-" if value is None else f"{value:.3f}"
+    if report.scores_file:
+        console.print(f"every rating un-blinded (for eval --human): {escape(report.scores_file)}")

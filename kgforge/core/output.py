@@ -1,7 +1,7 @@
 """The one way a file or folder a user names is written: checked, then written atomically.
 
 Every path a command writes for a user — ``--out``, ``--out-dir``, a default name made from an input
-(``PREDICTIONS.eval.jsonl``), a sidecar beside either (``OUT.manifest.json``, ``OUT.ids.txt``) — is turned
+(``PREDICTIONS.rejected.jsonl``), a sidecar beside either (``OUT.manifest.json``, ``OUT.ids.txt``) — is turned
 into an :class:`OutputFile` (or an :class:`OutputDir`) by :func:`output_file` / :func:`output_dir`, and
 written only through it. Both check the path first (:func:`safe_output_path`):
 
@@ -24,8 +24,11 @@ writer of kgforge and fails on a user's path that reaches a raw write without th
 
 from __future__ import annotations
 
+import glob
 import json
 import os
+import re
+import shutil
 import stat
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
@@ -34,7 +37,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from kgforge.core.errors import OutputRefused
-from kgforge.core.files import AtomicFile, atomic_path, atomic_write
+from kgforge.core.files import AtomicFile, atomic_path, atomic_write, fsync_dir, pid_alive
 
 # The names of a domain's own layout (kgforge.store.layout uses these): a folder holding one of them is a domain's.
 STORE_LINK = "store"
@@ -44,6 +47,7 @@ DOMAIN_SCHEMA = "schema.toml"  # `kgforge init`'s: a domain with no build yet, r
 BUILD_STORE = "oxigraph"  # a build folder's store, beside its manifest (published, or copied elsewhere)
 MANIFEST = "manifest.json"
 INCOMPLETE = ".incomplete"  # a staging build's mark
+_STAGE = re.compile(r"(?:part|old)(\d+)")  # what OutputDir.staged leaves beside a folder, by the pid that made it
 
 
 def safe_output_path(
@@ -217,6 +221,40 @@ class OutputDir:
         inside it itself (a cache: ``qa-eval --cache``)."""
         self.guard.check(self.path, folder=True).mkdir(parents=True, exist_ok=True)
         return self.path
+
+    @contextmanager
+    def staged(self) -> Iterator[Path]:
+        """A folder written whole or not at all (a release): the block fills a new folder made beside this one
+        (``.<name>.part<pid>``, on the same file system), which then replaces this one by a rename; if the block
+        raises, or the process is killed, this folder keeps what it held (a killed run's leftovers are removed
+        by the next). Yields the new folder for a writer that names the files inside it itself."""
+        target = self.guard.check(self.path, folder=True)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        _remove_dead_stages(target)
+        stage = target.with_name(f".{target.name}.part{os.getpid()}")
+        shutil.rmtree(stage, ignore_errors=True)
+        stage.mkdir()
+        try:
+            yield stage
+            self.guard.check(target, folder=True)  # still a folder of the user's, not a link made meanwhile
+            old = target.with_name(f".{target.name}.old{os.getpid()}") if target.exists() else None
+            if old is not None:
+                os.rename(target, old)
+            os.rename(stage, target)
+            fsync_dir(target.parent)
+        except BaseException:
+            shutil.rmtree(stage, ignore_errors=True)
+            raise
+        if old is not None:
+            shutil.rmtree(old, ignore_errors=True)
+
+
+def _remove_dead_stages(target: Path) -> None:
+    """The folders a killed :meth:`OutputDir.staged` left beside ``target`` (their pid is gone)."""
+    for left in target.parent.glob(f".{glob.escape(target.name)}.*"):
+        found = _STAGE.fullmatch(left.name[len(target.name) + 2 :])
+        if found and left.is_dir() and not left.is_symlink() and not pid_alive(int(found.group(1))):
+            shutil.rmtree(left, ignore_errors=True)
 
 
 def output_file(

@@ -31,7 +31,7 @@ import threading
 import types
 import warnings
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import Future, ProcessPoolExecutor, as_completed
 from concurrent.futures.process import BrokenProcessPool
 from multiprocessing import context as mp_context
 from multiprocessing import forkserver, popen_forkserver, reduction, spawn, util
@@ -184,7 +184,13 @@ def can_fork() -> bool:
     )
 
 
-def forked_map(work: Callable[[T], R], items: Sequence[T], processes: int, what: str) -> list[R]:
+def forked_map(
+    work: Callable[[T], R],
+    items: Sequence[T],
+    processes: int,
+    what: str,
+    done: Callable[[T], None] | None = None,
+) -> list[R]:
     """``[work(item) for item in items]``, shared out over ``processes`` forked copies of this process.
 
     ``work`` and ``items`` reach the copies through the fork itself, never pickled (an index of millions of
@@ -192,21 +198,24 @@ def forked_map(work: Callable[[T], R], items: Sequence[T], processes: int, what:
     The parent must have made everything ``work`` reads before the call, and ``work`` must not call a library
     that runs its own threads (polars): a forked copy has only the thread that forked. With one process, or
     where the platform does not fork (see :func:`can_fork`), the items are worked here, in order.
-    ``what`` names the job in the error raised when a copy dies (killed, out of memory)."""
+    ``what`` names the job in the error raised when a copy dies (killed, out of memory). ``done`` is called
+    here, in this process, with each item whose work has ended, in the order they end (a progress bar's
+    count); the results keep the order of ``items`` all the same."""
     processes = min(processes, len(items))
     if processes <= 1 or not can_fork():
-        return [work(item) for item in items]
+        return [_worked(work, item, done) for item in items]
     global _FORKED
     _FORKED = (work, items)
     try:
         with warnings.catch_warnings():
-            # Python 3.12+ warns that a multi-threaded process forks: polars' idle threads, which the copies
-            # never use (see above)
+            # Python 3.12+ warns that a multi-threaded process forks: polars' idle threads (and a progress bar's),
+            # which the copies never use (see above)
             warnings.filterwarnings("ignore", ".*use of fork\\(\\) may lead to deadlocks", DeprecationWarning)
             pool = ProcessPoolExecutor(processes, mp_context=multiprocessing.get_context("fork"))
-            results = pool.map(_forked_call, range(len(items)))
+            futures = [pool.submit(_forked_call, position) for position in range(len(items))]
         try:
-            return list(results)
+            _report_ended(futures, items, done)
+            return [future.result() for future in futures]  # the first failed item in order raises
         except BaseException:  # an interrupt or a failed item: the items not started are not started
             pool.shutdown(wait=False, cancel_futures=True)
             raise
@@ -218,7 +227,28 @@ def forked_map(work: Callable[[T], R], items: Sequence[T], processes: int, what:
         _FORKED = None
 
 
+def _worked(work: Callable[[T], R], item: T, done: Callable[[T], None] | None) -> R:
+    result = work(item)
+    if done is not None:
+        done(item)
+    return result
+
+
+def _report_ended(futures: list[Future[Any]], items: Sequence[T], done: Callable[[T], None] | None) -> None:
+    """``done`` with the item of each future as it ends, until one fails (the caller raises its error)."""
+    if done is None:
+        return
+    position = {future: at for at, future in enumerate(futures)}
+    for future in as_completed(futures):
+        if future.cancelled() or future.exception() is not None:
+            return
+        done(items[position[future]])
+
+
 def _forked_call(position: int) -> Any:
     assert _FORKED is not None, "forked_map's work is set before its processes fork"
     work, items = _FORKED
-    return work(items[position])
+    from kgforge.core.progress import showing  # lazy: start-up (a query worker imports this module, not rich)
+
+    with showing(False):  # a copy of the parent's bar would draw over it: the parent reports
+        return work(items[position])

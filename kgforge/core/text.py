@@ -26,6 +26,13 @@ _TIGHT_SPACE = re.compile(r" +(?=[,.;:!?)\]}'’%-])|(?<=[(\[{'‘’$#-]) +")
 _WHITESPACE_RUN = re.compile(r"\s+")
 _JIEBA_LATIN = re.compile("[a-zA-Z0-9]")  # jieba's re_eng: a single one is run together with its neighbours
 _ANY_SPACE = re.compile(r"\s")
+# A list written in one text cell (演员,歌手; 导演、编剧; rock / pop): the separators the importers split lists
+# on (a crawl spec's 、 and /, XLORE's , and ，, a table's |) and the semicolons, as one character class that both
+# Python's re and polars' regular expressions read. A value is a list of words when it has two parts or more and
+# every part, trimmed, is a word: 1 to LIST_WORD_CHARS characters and no digit (so 1,000, 2018/01/02 and a
+# sentence with commas stay whole).
+LIST_SEPARATORS = "[、,，;；|/]"
+LIST_WORD_CHARS = 12
 _BLOCKS_KEPT = 1 << 18  # runs of text whose cuts are kept (see Segmenter._block_cuts)
 _JIEBA_BLOCK = re.compile(r"[\u4E00-\u9FD5a-zA-Z0-9+#&\._%\-]+")  # a run jieba cuts by its dictionary (re_han_default)
 

@@ -10,16 +10,20 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from kgforge.core.checks import whole
 from kgforge.core.errors import ArgumentError, InputError
 from kgforge.core.limits import ReadPolicy, reading
 from kgforge.core.output import output_file
+from kgforge.core.progress import iterate, tracked
 from kgforge.core.quarantine import write_rejected
 from kgforge.corpus.reading import KDCONV, NO_RESPONSE, Tokens, read_corpus, set_aside_note, tokens_for, utterances
 from kgforge.exports.model import SourceDialogue
 from kgforge.exports.registry import format_named
 
 METHODS = ("random", "bm25")
+RETRIEVED_AT_ONCE = 4096  # queries ranked in one call of BM25 (a step of the progress bar)
 TEXT_KEYS = ("conversation", "messages", "history", "response")
 
 
@@ -154,6 +158,22 @@ def samples_of(kind: str, dialogue: SourceDialogue) -> list[Sample]:
     return samples
 
 
+def _retrieved(retriever: Any, queries: list[list[str]], k: int) -> tuple[np.ndarray, np.ndarray]:
+    """BM25's k best of the pool for each query (documents, scores), retrieved ``RETRIEVED_AT_ONCE`` queries at
+    a time for the progress bar: each query is ranked on its own, so the rows are those of one call."""
+    if not queries:
+        return retriever.retrieve(queries, k=k, show_progress=False, n_threads=1)
+    found, scores = [], []
+    with tracked("rank the pool (BM25)", len(queries)) as bar:
+        for at in range(0, len(queries), RETRIEVED_AT_ONCE):
+            part = queries[at : at + RETRIEVED_AT_ONCE]
+            documents, part_scores = retriever.retrieve(part, k=k, show_progress=False, n_threads=1)
+            found.append(documents)
+            scores.append(part_scores)
+            bar.advance(len(part))
+    return np.concatenate(found), np.concatenate(scores)
+
+
 def _random(rng: random.Random, size: int, gold: int | None, k: int) -> list[int]:
     drawn = rng.sample(range(size), k)
     return [i for i in drawn if i != gold][: k - 1]
@@ -172,9 +192,10 @@ def _bm25(
     import bm25s  # lazy: only this method needs it
 
     retriever = bm25s.BM25()
-    retriever.index([pool_tokens.words(text) for text in responses], show_progress=False)
-    queries = [query_tokens.words(s.query) or ["\x00"] for s in samples]  # an empty query matches nothing
-    found, scores = retriever.retrieve(queries, k=k, show_progress=False, n_threads=1)
+    retriever.index([pool_tokens.words(text) for text in iterate(responses, "segment the pool")], show_progress=False)
+    # an empty query matches nothing
+    queries = [query_tokens.words(s.query) or ["\x00"] for s in iterate(samples, "segment the queries")]
+    found, scores = _retrieved(retriever, queries, k)
     chosen = []
     for sample, row in zip(samples, found):
         gold = index.get(sample.response)

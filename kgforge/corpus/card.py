@@ -5,7 +5,7 @@ the build id."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -136,7 +136,10 @@ def render(
     stats: list[CorpusStats],
     sources: list[SourceLine],
     split: dict[str, Any] | None,
+    shown: Callable[[Path], str] = str,
 ) -> str:
+    """The datasheet's Markdown; ``shown`` writes a file's name in it (a release names its files relative to
+    itself, never by a path of the machine that made it)."""
     lines = [
         f"# Datasheet: {manifest.domain}",
         "",
@@ -178,7 +181,7 @@ def render(
         rows,
     )
     lines += _knowledge_tables(files, stats)
-    lines += ["## Files", ""] + _table(["file", "sha256"], [[str(f), sha256_file(f)] for f in files])
+    lines += ["## Files", ""] + _table(["file", "sha256"], [[shown(f), sha256_file(f)] for f in files])
     if split is not None:
         lines += [
             "## Split",

@@ -158,34 +158,8 @@ def _write(
         with target.part() as part:
             corpus.source.fmt.write([corpus.dialogues[i].record for i in indices], part, corpus.source.layout)
         files.append(target.path)
-    topics = [set(dialogue_topics(d)) for d in corpus.dialogues]
-    triples = [set(gold_triples(d)) for d in corpus.dialogues]
-    train_topics = set().union(*(topics[i] for i in members[0]))
-    train_triples = set().union(*(triples[i] for i in members[0]))
+    parts, overlap = measure(corpus, names, ratios, members, [str(f) for f in files])
     n = len(corpus.dialogues)
-    parts = []
-    for s, (name, indices) in enumerate(zip(names, members)):
-        leak_t = leak_g = None
-        if s > 0:
-            leak_t = _share(sum(1 for i in indices if topics[i] & train_topics), len(indices))
-            leak_g = _share(sum(1 for i in indices if triples[i] & train_triples), len(indices))
-        asked = ratios[s] / sum(ratios)
-        parts.append(
-            SplitPart(
-                name,
-                str(files[s]),
-                len(indices),
-                asked,
-                _share(len(indices), n),
-                len(indices) - asked * n,
-                leak_t,
-                leak_g,
-            )
-        )
-    seen: dict[str, set[int]] = defaultdict(set)
-    for i, s in enumerate(split_of):
-        for topic in topics[i]:
-            seen[topic].add(s)
     largest = max((len(u) for u in units), default=0)
     notes = _notes(parts, largest, n) + set_aside_note(
         corpus, write_rejected(out.file("split"), corpus.source.rejected)
@@ -200,12 +174,47 @@ def _write(
         tuple(parts),
         len(units),
         largest,
-        sum(1 for s in seen.values() if len(s) > 1),
-        str(report_file),
+        overlap,
+        str(report_file.path),
         notes,
     )
     report_file.write_text(json.dumps(report.as_dict(), ensure_ascii=False, indent=2) + "\n")
     return report
+
+
+def measure(
+    corpus: Corpus,
+    names: tuple[str, ...],
+    ratios: tuple[int, ...],
+    members: list[list[int]],
+    files: list[str],
+) -> tuple[list[SplitPart], int]:
+    """Each split's part of the report (``names[s]``, ``members[s]``: its dialogues' positions, ``files[s]``: its
+    file, ``ratios[s]``: its share asked) with its leakage against the first split (train), and the topics found
+    in more than one split."""
+    topics = [set(dialogue_topics(d)) for d in corpus.dialogues]
+    triples = [set(gold_triples(d)) for d in corpus.dialogues]
+    train_topics = set().union(*(topics[i] for i in members[0]))
+    train_triples = set().union(*(triples[i] for i in members[0]))
+    n = len(corpus.dialogues)
+    parts = []
+    for s, (name, indices) in enumerate(zip(names, members)):
+        leak_t = leak_g = None
+        if s > 0:
+            leak_t = _share(sum(1 for i in indices if topics[i] & train_topics), len(indices))
+            leak_g = _share(sum(1 for i in indices if triples[i] & train_triples), len(indices))
+        asked = ratios[s] / sum(ratios)
+        parts.append(
+            SplitPart(
+                name, files[s], len(indices), asked, _share(len(indices), n), len(indices) - asked * n, leak_t, leak_g
+            )
+        )
+    seen: dict[str, set[int]] = defaultdict(set)
+    for s, indices in enumerate(members):
+        for i in indices:
+            for topic in topics[i]:
+                seen[topic].add(s)
+    return parts, sum(1 for splits in seen.values() if len(splits) > 1)
 
 
 def _share(part: int, whole_: int) -> float:

@@ -14,7 +14,8 @@ from typing import Any
 from kgforge.core.errors import KgforgeError
 from kgforge.core.limits import ReadPolicy, reading
 from kgforge.core.output import OutputDir, output_dir
-from kgforge.core.plots import cjk_font
+from kgforge.core.plots import cjk_font, figure_name
+from kgforge.core.progress import iterate
 from kgforge.core.registry import Entry, Registry
 from kgforge.core.text import jieba_module
 from kgforge.corpus.reading import (
@@ -258,7 +259,7 @@ def grounded_triples(
 
 
 def grounded_figures(corpus: Corpus, domain: str, index: GroundingIndex) -> GroundedFigures:
-    per_dialogue = [grounded_triples(index, d) for d in corpus.dialogues]
+    per_dialogue = [grounded_triples(index, d) for d in iterate(corpus.dialogues, "ground dialogues")]
     everything = {t for triples in per_dialogue for t in triples}
     n = len(per_dialogue)
     return GroundedFigures(
@@ -288,7 +289,7 @@ def file_stats(corpus: Corpus, tokens: Tokens) -> CorpusStats:
     dialogues = corpus.dialogues
     texts = [text for d in dialogues for text in utterances(d)]
     n, u = len(dialogues), len(texts)
-    token_total = sum(tokens.count(text) for text in texts)
+    token_total = sum(tokens.count(text) for text in iterate(texts, "count tokens"))
     chars = sum(len(text) for text in texts)
     return CorpusStats(
         file=str(corpus.path),
@@ -336,7 +337,8 @@ def _with_transitions(
         )
     if graph is None:
         notes.append("topic transitions as relation paths (KdConv Table 4) need --domain")
-    drawn = plot_transitions(figures, plot, corpus.path.stem) if plot is not None else []
+    domain = snapshot.domain if snapshot is not None else None
+    drawn = plot_transitions(figures, plot, figure_name(corpus.path, domain)) if plot is not None else []
     if drawn and cjk_font() is None:
         notes.append(
             "no CJK font is installed (e.g. Noto Sans CJK SC: apt install fonts-noto-cjk), so the figures "

@@ -272,6 +272,24 @@ def step_eval(workdir: Path, tell: Reporter = QUIET) -> None:
     )
 
 
+def step_synth(workdir: Path, tell: Reporter = QUIET) -> None:
+    goals = workdir / DOMAIN / "exports" / "goals.jsonl"
+    out = _exports(workdir) / "synth.duconv.jsonl"
+    report = Domain(DOMAIN, workdir).synth(goals, out, style="duconv")
+    tell.table(
+        f"synth the goals as DuConv sessions, offline (templated, no model) → {out}",
+        {
+            "dialogues": report.dialogues,
+            "dropped": report.dropped,
+            "turns": report.turns,
+            "knowledge turns": report.knowledge_turns,
+            "verified share": _fraction(report.verified_share),
+        },
+    )
+    first = json.loads(out.read_text(encoding="utf-8").splitlines()[0])
+    tell.note(None, "  first dialogue: " + " / ".join(first["conversation"][:4]) + " …")
+
+
 STEPS: list[tuple[str, Callable[[Path, Reporter], None]]] = [
     ("build", step_build),
     ("stats", step_stats),
@@ -285,6 +303,7 @@ STEPS: list[tuple[str, Callable[[Path, Reporter], None]]] = [
     ("ground", step_ground),
     ("corpus", step_corpus),
     ("eval", step_eval),
+    ("synth", step_synth),  # last: it writes only its own files, so the other steps' outputs are as they were
 ]
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -26,9 +27,11 @@ class GoalMethods(DomainBase):
         profiles: Path | str | None = None,
         transitions: Path | str | None = None,
         profile_template: Path | str | None = None,
+        topics: Iterable[str] | str = (),
     ) -> GoalsReport:
         """``n`` reproducible, stratified conversation goals of ``style`` (``registry("goal style")``) written to
-        ``out`` (docs/goals.md)."""
+        ``out`` (docs/goals.md); ``topics`` (labels or IRIs): only goals whose first topic is one of them
+        (``--topic``)."""
         from kgforge.goals.generate import generate  # lazy: start-up
         from kgforge.goals.graph import GoalOptions  # lazy: start-up
 
@@ -41,6 +44,7 @@ class GoalMethods(DomainBase):
             language=language,
             transitions=Path(transitions) if transitions else None,
             profile_template=Path(profile_template) if profile_template else None,
+            topics=(topics,) if isinstance(topics, str) else tuple(topics),
         )
         target = self.paths.output(Path(out))  # a refused OUT is named before a missing store, as it always was
         return generate(self.snapshot(), options, target, Path(profiles) if profiles else None)

@@ -1,4 +1,4 @@
-"""Labels in another language: ``translate``, ``apply_translations`` and ``align``."""
+"""Labels in another language: ``translate``, ``translation_list``, ``apply_translations`` and ``align``."""
 
 from __future__ import annotations
 
@@ -35,6 +35,17 @@ class LanguageMethods(DomainBase):
         settings = LLMSettings(llm_url, llm_model, llm_key_env or DEFAULT_KEY_ENV)
         chars = MAX_LITERAL_CHARS if max_chars is None else max_chars
         return propose_translations(self.snapshot(), language, out, settings, chars, limit)
+
+    def translation_list(self, language: str, out: Path | str, *, max_chars: int | None = None) -> TranslationProposals:
+        """Write the review file ``out`` (TSV) as a to-do list for translators, no model asked: one row for each
+        name and short value that lacks a label in ``language`` (keyed by the name, its IRI beside it), the
+        names the graph has only as an alias in ``language`` proposed for review; a person fills in ``label``
+        and sets ``keep`` to yes, and :meth:`apply_translations` reads it back."""
+        from kgforge.languages import propose_translations  # lazy: start-up
+        from kgforge.languages.translate import MAX_LITERAL_CHARS  # lazy: start-up
+
+        chars = MAX_LITERAL_CHARS if max_chars is None else max_chars
+        return propose_translations(self.snapshot(), language, out, None, chars)
 
     def apply_translations(self, review_file: Path | str, language: str) -> TranslationApplied:
         """Load the kept rows of a reviewed translation file as the graph ``graph/translated/<language>``."""

@@ -13,7 +13,7 @@ import pyoxigraph as ox
 from kgforge.core.checks import language_tag
 from kgforge.core.records import Record
 from kgforge.domain.base import DomainBase
-from kgforge.store.labels import check_required, labelled_rows, resolve_bindings, row_labels
+from kgforge.store.labels import check_required, labelled_rows, language_variable, resolve_bindings, row_labels
 from kgforge.store.query import DEFAULT_TIMEOUT, QueryRunner, load_query
 
 if TYPE_CHECKING:
@@ -86,6 +86,9 @@ class ReadingMethods(DomainBase):
         check_required(sparql, bindings, query)
         snapshot = self.snapshot()
         language = language_tag(label_language, "label_language") if label_language else snapshot.language
+        shown_in = language_variable(sparql, bindings)  # a query naming things in a language (# Language: ?lang)
+        if shown_in:
+            bindings = {**bindings, shown_in: ox.Literal(language)}
         with QueryRunner(snapshot) as runner:
             terms = resolve_bindings(runner, sparql, {k: _term(v) for k, v in bindings.items()}, language, self.name)
             result = runner.query(

@@ -12,10 +12,12 @@ ones when it is first read, and an installed package adds its own through the en
 """
 
 from kgforge.evaluation.batch import Batch
+from kgforge.evaluation.figures import figure_text, p_text
 from kgforge.evaluation.focus import FocusReport, focus_accuracy
 from kgforge.evaluation.inputs import LAYOUTS, Responses, load_responses
 from kgforge.evaluation.knowledge import KnowledgeIndex, KnowledgeOptions
-from kgforge.evaluation.registry import METRICS, Metric, register_metric
+from kgforge.evaluation.logprobs import PerplexityReport, perplexity
+from kgforge.evaluation.registry import METRICS, Metric, in_percent, register_metric
 from kgforge.evaluation.report import EvalOptions, EvalReport, KnowledgeScore, evaluate
 from kgforge.evaluation.retrieval import HitsReport, hits_at
 from kgforge.evaluation.segmentation import SEGMENTATIONS
@@ -33,6 +35,7 @@ __all__ = [
     "LAYOUTS",
     "METRICS",
     "Metric",
+    "PerplexityReport",
     "HitsReport",
     "Leaderboard",
     "Responses",
@@ -41,10 +44,14 @@ __all__ = [
     "SelectionScores",
     "evaluate",
     "evaluate_systems",
+    "figure_text",
     "focus_accuracy",
     "hits_at",
+    "in_percent",
     "load_responses",
+    "p_text",
     "parse_system",
+    "perplexity",
     "register_metric",
     "score_selection",
     "systems_in_folder",

@@ -3,8 +3,8 @@ metric-evaluation studies (MSDE and others) tabulate them.
 
 The human file (JSON lines, CSV or Excel) holds one row per response and any number of score columns; a
 column counts as a score when every non-empty cell is a number. Rows are matched to responses by an id
-column when the file has one whose values are the responses' ids (``--human-id-column``, default ``id``),
-otherwise in order (then the counts must be equal). A pair where either value is missing is left out of
+column when the file has one whose values are the responses' ids, all of them or a rated sample of them
+(``--human-id-column``, default ``id``), otherwise in order (then the counts must be equal). A pair where either value is missing is left out of
 that correlation; ``n`` says how many pairs it used. A correlation is null when fewer than 3 pairs remain or
 either side is constant (``reason`` says which).
 """
@@ -45,7 +45,7 @@ def read_human(path: Path, ids: list[str], id_column: str | None = None) -> tupl
         raise InputError(f"{path}: no column of numbers (columns: {', '.join(names)})")
     frame = pl.DataFrame(columns, schema={name: pl.Float64 for name in columns})
     matched_by = "order"
-    if key is not None and {str(record.get(key)) for _, record in records} >= set(ids):
+    if key is not None and _by_id({str(record.get(key)) for _, record in records}, ids):
         frame = frame.with_columns(id=pl.Series([str(record.get(key)) for _, record in records]))
         duplicated = frame.filter(pl.col("id").is_duplicated())
         if duplicated.height:
@@ -72,7 +72,7 @@ def _nested_human(path: Path, ids: list[str]) -> tuple[pl.DataFrame, dict[str, A
         raise InputError(f"{path}: human scores of several systems: score them with --system NAME=FILE, one per system")
     means = scores.means()
     aspects = [a for a in scores.aspects if a in means.columns]
-    if scores.by_id and set(means["item"].to_list()) >= set(ids):
+    if scores.by_id and _by_id(set(means["item"].to_list()), ids):
         frame = pl.DataFrame({"item": ids}).join(means, on="item", how="left", maintain_order="left")
         matched_by = "id"
     elif means.height == len(ids):
@@ -91,6 +91,12 @@ def _nested_human(path: Path, ids: list[str]) -> tuple[pl.DataFrame, dict[str, A
         "annotators": scores.annotators,
         "agreement": agreement,
     }
+
+
+def _by_id(rated: set[str], ids: list[str]) -> bool:
+    """Whether the human file's ids name the responses: all of them, or a rated sample of them (a rating round
+    rates a sample; the responses not rated have no human score and stay out of the correlations)."""
+    return bool(rated) and (rated >= set(ids) or rated <= set(ids))
 
 
 def _numbers(records: list[tuple[int, dict[str, Any]]], name: str) -> list[float | None] | None:

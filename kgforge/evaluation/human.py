@@ -16,7 +16,7 @@ A file (JSON lines, a JSON array, CSV, TSV or Excel) holds one record per rated 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -51,6 +51,12 @@ class HumanScores:
     aspects: tuple[str, ...]
     by_id: bool
     not_scores: tuple[str, ...]
+    sources: dict[str, tuple[str, ...]] = field(default_factory=dict)  # system ("" when unnamed) -> its files
+
+    def files_of(self, system: str | None) -> str:
+        """The files that hold ``system``'s scores (a folder holds one per system), for messages."""
+        found = self.sources.get(system or "") or self.sources.get("") or self.paths
+        return ", ".join(found)
 
     @property
     def annotators(self) -> int:
@@ -85,18 +91,21 @@ def read_human_scores(path: Path) -> HumanScores:
             raise InputError(f"{path}: no human score files ({', '.join(HUMAN_SUFFIXES)}) in the folder")
         parts = [_read_file(f, system=f.stem, task=f.parent.name if f.parent != path else None) for f in files]
     elif path.is_file():
+        files = [path]
         parts = [_read_file(path)]
     else:
         raise InputError(f"{path}: no such file or folder")
+    sources: dict[str, tuple[str, ...]] = {}
+    for file, (frame, _, _) in zip(files, parts, strict=True):
+        for system in frame["system"].unique().to_list():
+            sources[system or ""] = (*sources.get(system or "", ()), str(file))
     ratings = pl.concat([frame for frame, _, _ in parts])
     if ratings.height == 0:
         raise InputError(f"{path}: no scores (no column of numbers, nested 'scores' object or list of numbers)")
     aspects = tuple(dict.fromkeys(ratings["aspect"].to_list()))
     not_scores = tuple(dict.fromkeys(name for _, _, names in parts for name in names))
     by_id = all(has_id for _, has_id, _ in parts)
-    return HumanScores(
-        tuple(str(f) for f in ([path] if path.is_file() else files)), ratings, aspects, by_id, not_scores
-    )
+    return HumanScores(tuple(str(f) for f in files), ratings, aspects, by_id, not_scores, sources)
 
 
 def _pick(record: dict[str, Any], names: tuple[str, ...]) -> str | None:

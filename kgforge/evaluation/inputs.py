@@ -18,7 +18,8 @@ the dialogues' context (topics, knowledge triples, gold knowledge). Layouts, cho
                  (``history``/``response``: one response per line). Gold knowledge: the goal path.
 ``kdconv``       KdConv dialogues (a JSON array): every message after the first is a response; its gold
                  knowledge is its ``attrs``.
-``durecdial``    DuRecDial sessions (LIC-2020 baseline resource layout, or the competition layout): the bot
+``durecdial``    DuRecDial sessions (LIC-2020 baseline resource layout, the competition layout, or the ACL 2020
+                 release's ``kg``/``goals`` keys): the bot
                  turns are responses (the baseline's ``convert_session_to_sample.py``: ``label`` says who
                  speaks first; without it the bot does when the first goal is 寒暄). The ``[n]`` goal
                  markers that open some turns are taken off.
@@ -82,17 +83,20 @@ FRAME_SCHEMA = {
     "dialogue": pl.Int64,
     "dialogue_key": pl.String,
     "gold_knowledge": TRIPLES,
+    "turn": pl.Int64,  # the response's place in its dialogue's utterances (null where the file has no dialogue)
 }
 
 
 @dataclass
 class Dialogue:
-    """A dialogue's context: its topic names, its own knowledge triples and its gold knowledge (goal path)."""
+    """A dialogue's context: its topic names, its own knowledge triples and its gold knowledge (goal path), and
+    its utterances (what a response's ``turn`` indexes: the history a rater reads before it)."""
 
     key: str
     topics: list[str] = field(default_factory=list)
     knowledge: list[Triple] = field(default_factory=list)
     gold: list[Triple] = field(default_factory=list)
+    utterances: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -105,10 +109,11 @@ class Slots:
     dialogues: list[Dialogue]
     has_gold: bool = False
     skipped: list[str] = field(default_factory=list)
+    unsegmented: bool = False  # a layout segmented by definition whose file is not (the ACL 2020 DuRecDial release)
 
     @property
     def segmented(self) -> bool:
-        return self.layout in SEGMENTED_LAYOUTS
+        return self.layout in SEGMENTED_LAYOUTS and not self.unsegmented
 
 
 # ---------------------------------------------------------------- detection
@@ -137,6 +142,8 @@ def _record_layout(record: Any) -> str:
         return "table"
     if "dialogue_id" in record and "triples" in record:
         return "kgforge"
+    if "kg" in record and "goals" in record and "conversation" in record:
+        return "durecdial"  # the ACL 2020 release: its own keys for the knowledge and the goal sequence
     if "knowledge" in record and ("conversation" in record or "history" in record):
         goal = record.get("goal")
         if "label" in record or "situation" in record or isinstance(goal, str):
@@ -448,16 +455,17 @@ def read_duconv(path: Path) -> Slots:
             [(a, b, c) for a, b, c in path_triples],
         )
         if "conversation" in record:
-            conversation = _utterances(path, line, record["conversation"], "'conversation'")
-            turns = [(f"{line}:{j}", conversation[j]) for j in range(0, len(conversation), 2)]
+            dialogue.utterances = _utterances(path, line, record["conversation"], "'conversation'")
+            turns = [(f"{line}:{j}", dialogue.utterances[j], j) for j in range(0, len(dialogue.utterances), 2)]
         else:
-            _utterances(path, line, record.get("history"), "'history'")
+            dialogue.utterances = _utterances(path, line, record.get("history"), "'history'")
             response = record.get("response")
             if response is not None and not isinstance(response, str):
                 raise InputError(f"{path}:{line}: 'response' must be a string")
-            turns = [(str(line), response)]
+            turns = [(str(line), response, len(dialogue.utterances))]
         rows += [
-            {"id": ident, "line": line, "text": text, "gold": text, "dialogue": len(dialogues)} for ident, text in turns
+            {"id": ident, "line": line, "text": text, "gold": text, "dialogue": len(dialogues), "turn": j}
+            for ident, text, j in turns
         ]
         dialogues.append(dialogue)
     return Slots(path, "duconv", _frame(rows), dialogues, has_gold=True)
@@ -480,9 +488,10 @@ def read_kdconv(path: Path) -> Slots:
                     "gold": message["message"],
                     "dialogue": len(dialogues),
                     "gold_knowledge": [list(t) for t in per_message[j]],
+                    "turn": j,
                 }
             )
-        dialogues.append(Dialogue(key, topics, knowledge, knowledge))
+        dialogues.append(Dialogue(key, topics, knowledge, knowledge, [m["message"] for m in value["messages"]]))
     if not dialogues:
         raise InputError(f"{path}: no dialogue in the file")
     return Slots(path, "kdconv", _frame(rows), dialogues, has_gold=True)
@@ -493,22 +502,38 @@ def read_durecdial(path: Path) -> Slots:
     for line, record in json_objects(path):
         _in_layout(path, line, durecdial_session_kind(record), record, NOT_A_DURECDIAL_SESSION)
         conversation = _utterances(path, line, record.get("conversation"), "'conversation'")
-        knowledge = _triples(path, line, record.get("knowledge") or [], "knowledge")
-        goal = record.get("goal")
+        knowledge = _triples(path, line, _durecdial(record, "knowledge") or [], "knowledge")
+        goal = _durecdial(record, "goal")
         goal_text = goal if isinstance(goal, str) else json.dumps(goal, ensure_ascii=False)
         topics = list(dict.fromkeys([*_QUOTED_TOPIC.findall(goal_text), *_heads(knowledge)]))
         first = 0 if _bot_first(record) else 1
+        utterances = [_GOAL_MARKER.sub("", utterance) for utterance in conversation]
         for j in range(first, len(conversation), 2):
-            text = _GOAL_MARKER.sub("", conversation[j])
-            rows.append({"id": f"{line}:{j}", "line": line, "text": text, "gold": text, "dialogue": len(dialogues)})
-        dialogues.append(Dialogue(str(line), topics, knowledge, []))
-    return Slots(path, "durecdial", _frame(rows), dialogues, has_gold=True)
+            rows.append(
+                {
+                    "id": f"{line}:{j}",
+                    "line": line,
+                    "text": utterances[j],
+                    "gold": utterances[j],
+                    "dialogue": len(dialogues),
+                    "turn": j,
+                }
+            )
+        dialogues.append(Dialogue(str(line), topics, knowledge, [], utterances))
+    frame = _frame(rows)
+    return Slots(path, "durecdial", frame, dialogues, has_gold=True, unsegmented=not _looks_segmented(frame, "text"))
+
+
+def _durecdial(record: dict[str, Any], key: str) -> Any:
+    """A DuRecDial session's ``knowledge`` or ``goal``, under the ACL 2020 release's names (``kg``, ``goals``)
+    where the session has those."""
+    return record.get(key, record.get({"knowledge": "kg", "goal": "goals"}[key]))
 
 
 def _bot_first(record: dict[str, Any]) -> bool:
     if "label" in record:
         return record["label"] == "bot"
-    goal = record.get("goal")
+    goal = _durecdial(record, "goal")
     first = goal[0] if isinstance(goal, list) and goal else goal if isinstance(goal, str) else ""
     return "寒暄" in (first if isinstance(first, str) else json.dumps(first, ensure_ascii=False))[:16]
 
@@ -619,14 +644,18 @@ def _attach(frame: pl.DataFrame, context: Slots) -> pl.DataFrame:
                 f"{frame.height} responses cannot be matched to them one by one"
             )
         return frame.with_columns(
-            dialogue=pl.int_range(frame.height, dtype=pl.Int64), gold_knowledge=pl.lit(None, TRIPLES)
+            dialogue=pl.int_range(frame.height, dtype=pl.Int64),
+            gold_knowledge=pl.lit(None, TRIPLES),
+            turn=pl.lit(None, pl.Int64),
         )
     if frame.height != context.frame.height:
         raise InputError(
             f"{context.path} has {context.frame.height} responses ({context.layout}) but the "
             f"predictions have {frame.height}: responses are matched in order, so the counts must be equal"
         )
-    return frame.with_columns(dialogue=context.frame["dialogue"], gold_knowledge=context.frame["gold_knowledge"])
+    return frame.with_columns(
+        dialogue=context.frame["dialogue"], gold_knowledge=context.frame["gold_knowledge"], turn=context.frame["turn"]
+    )
 
 
 def _context_by_key(frame: pl.DataFrame, given: Slots) -> Slots:
@@ -642,12 +671,14 @@ def _context_by_key(frame: pl.DataFrame, given: Slots) -> Slots:
     rows = frame.select(
         dialogue=pl.col("dialogue_key").replace_strict(index, default=None, return_dtype=pl.Int64),
         gold_knowledge=pl.lit(None, TRIPLES),
+        turn=pl.lit(None, pl.Int64),
     )
     return Slots(given.path, given.layout, rows, given.dialogues)
 
 
-def _looks_segmented(frame: pl.DataFrame) -> bool:
-    """Whether most texts (gold, else predictions; the first 200) carry word-segmentation spaces."""
-    column = "gold" if frame["gold"].is_not_null().any() else "prediction"
+def _looks_segmented(frame: pl.DataFrame, column: str | None = None) -> bool:
+    """Whether most texts (``column``; by default gold, else predictions; the first 200) carry word-segmentation
+    spaces."""
+    column = column or ("gold" if frame["gold"].is_not_null().any() else "prediction")
     texts = [t for t in frame[column].drop_nulls().head(200).to_list() if t.strip()]
     return bool(texts) and sum(is_segmented(t) for t in texts) * 2 > len(texts)

@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 
 import polars as pl
 
+from kgforge.core.progress import iterate
 from kgforge.core.schema import Schema
 from kgforge.evaluation.inputs import Dialogue, Triple
 from kgforge.grounding import kept
@@ -114,7 +115,8 @@ class KnowledgeIndex:
         ``hallucinations`` (see the module docstring)."""
         own = _OwnKnowledge(self, dialogues)
         rows = []
-        for text, gold_text, d, annotated in zip(texts, golds, row_dialogues, row_gold, strict=True):
+        judged_rows = zip(texts, golds, row_dialogues, row_gold, strict=True)
+        for text, gold_text, d, annotated in iterate(judged_rows, "judge knowledge", len(texts)):
             dialogue = dialogues[d] if d is not None else None
             judged = self.judge(text, dialogue, own.facts(d))
             gold = self._gold(annotated, dialogue, gold_text, own.facts(d))

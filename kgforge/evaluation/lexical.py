@@ -34,6 +34,7 @@ from __future__ import annotations
 import math
 from functools import cached_property
 
+import numpy as np
 import polars as pl
 
 ROUGE_BETA = 1.2
@@ -209,6 +210,37 @@ class LexicalStats:
             precision, recall = lcs / len(pred), lcs / len(gold)
             scores.append((1 + beta**2) * precision * recall / (recall + beta**2 * precision))
         return pl.Series("rouge_l", scores, dtype=pl.Float64)
+
+    # ---------------------------------------------------------------- resampled corpus values
+
+    # Each takes ``weights``, a (resamples × responses) matrix of how often a resample draws each response, and
+    # gives the corpus value of every resample from the per-response counts (no recount): one weights row of
+    # ones gives the corpus value itself. What the leaderboard's bootstrap intervals are made of.
+
+    def _summed(self, frame: pl.DataFrame, name: str, weights: np.ndarray) -> np.ndarray:
+        return weights @ frame[name].to_numpy().astype(np.float64)
+
+    def f1_resampled(self, weights: np.ndarray) -> np.ndarray:
+        c = self.characters
+        hits, pred, gold = (self._summed(c, name, weights) for name in ("hits", "pred_chars", "gold_chars"))
+        p, r = _divide(hits, pred), _divide(hits, gold)
+        return _divide(2 * p * r, p + r)
+
+    def bleu_resampled(self, n: int, weights: np.ndarray) -> np.ndarray:
+        c, r = (self._summed(self.lengths, name, weights) for name in ("pred_len", "gold_len"))
+        penalty = np.where(c >= r, 1.0, np.where(c > 0, np.exp(1 - _divide(r, c)), 0.0))
+        logs, positive = np.zeros(len(weights)), np.ones(len(weights), dtype=bool)
+        for k in range(1, n + 1):
+            counts = self.overlap(k)
+            rate = _divide(self._summed(counts, "hits", weights), self._summed(counts, "total", weights))
+            positive &= rate > 0
+            logs += np.log(np.where(rate > 0, rate, 1.0))
+        return np.where(positive, penalty * np.exp(logs / n), 0.0)
+
+
+def _divide(numerator: np.ndarray, denominator: np.ndarray) -> np.ndarray:
+    """``numerator / denominator`` elementwise, 0 where the denominator is 0 (as the corpus values give 0 of 0)."""
+    return np.divide(numerator, denominator, out=np.zeros(len(numerator)), where=denominator > 0)
 
 
 def _ratio(numerator: pl.Expr, denominator: pl.Expr) -> pl.Expr:

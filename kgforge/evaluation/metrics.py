@@ -2,12 +2,15 @@
 
 Lexical ones are defined in :mod:`kgforge.evaluation.lexical` (the official DuConv script's F1, BLEU-1/2,
 DISTINCT-1/2; BLEU-3/4 and ROUGE-L beside them), knowledge ones in :mod:`kgforge.evaluation.knowledge`.
+``percent=True`` marks the shares (counts over counts, in [0, 1]) that tables show in percent; CIDEr-D (0-10),
+the embedding cosines, BERTScore and BLEURT keep their own scale.
 """
 
 from __future__ import annotations
 
 import re
 
+import numpy as np
 import polars as pl
 
 from kgforge.evaluation.batch import Batch
@@ -20,6 +23,8 @@ register_metric(
     "character F1 of prediction and gold (official DuConv)",
     needs=["gold"],
     corpus=lambda batch: batch.lexical.f1_corpus(),
+    percent=True,
+    resample=lambda batch, weights: batch.lexical.f1_resampled(weights),
 )(lambda batch: batch.lexical.f1_per_response())
 
 
@@ -30,6 +35,8 @@ def _register_bleu(n: int) -> None:
         f"BLEU-{n}: cover rates of 1..{n}-grams, official DuConv brevity penalty{official}",
         needs=["gold"],
         corpus=lambda batch: batch.lexical.bleu_corpus(n),
+        percent=True,
+        resample=lambda batch, weights: batch.lexical.bleu_resampled(n, weights),
     )(lambda batch: batch.lexical.bleu_per_response(n))
 
 
@@ -41,6 +48,10 @@ def register_distinct(n: int) -> None:
         f"DISTINCT-{n}: distinct / all predicted {n}-grams over the corpus{official}",
         aliases=[f"distinct-{n}", f"dist{n}", f"dist-{n}"],
         corpus=lambda batch: batch.lexical.distinct_corpus(n),
+        percent=True,
+        # no resample: a resample drawn with replacement repeats responses, whose n-grams count again in the
+        # total but not among the distinct ones, so every resample's value falls below the corpus' (on KdConv
+        # travel dev the whole 95 % interval of Distinct-1 lay under it): no interval rather than a wrong one
     )(lambda batch: batch.lexical.distinct_per_response(n))
 
 
@@ -59,7 +70,11 @@ for _n in (1, 2, 3, 4):
     register_distinct(_n)
 METRICS.families.append(_distinct_family)
 register_metric(
-    "rouge_l", "ROUGE-L: LCS F-measure over tokens, beta 1.2, mean over responses", aliases=["rouge"], needs=["gold"]
+    "rouge_l",
+    "ROUGE-L: LCS F-measure over tokens, beta 1.2, mean over responses",
+    aliases=["rouge"],
+    needs=["gold"],
+    percent=True,
 )(lambda batch: batch.lexical.rouge_l_per_response())
 register_metric(
     "cider",
@@ -73,6 +88,7 @@ register_metric(
     "METEOR (NLTK): unigram alignment by exact and stem matches (synonyms when WordNet is installed)",
     needs=["gold"],
     default=False,
+    percent=True,
 )(lambda batch: batch.meteor)
 
 
@@ -102,6 +118,17 @@ def _micro(batch: Batch, numerator: str, denominator: str) -> float | None:
     return int(batch.knowledge[numerator].sum()) / total if total else None
 
 
+def _micro_resampled(batch: Batch, numerator: str, denominator: str, weights: np.ndarray) -> np.ndarray:
+    """``_micro`` of each resample: undefined (NaN) where a resample draws no denominator."""
+    top, bottom = (weights @ batch.knowledge[name].to_numpy().astype(np.float64) for name in (numerator, denominator))
+    return np.divide(top, bottom, out=np.full(len(weights), np.nan), where=bottom > 0)
+
+
+def _harmonic_resampled(p: np.ndarray, r: np.ndarray) -> np.ndarray:
+    total = p + r
+    return np.divide(2 * p * r, total, out=np.where(np.isnan(total), np.nan, 0.0), where=total > 0)
+
+
 def _harmonic(p: float | None, r: float | None) -> float | None:
     if p is None or r is None:
         return None
@@ -113,6 +140,8 @@ def _harmonic(p: float | None, r: float | None) -> float | None:
     "knowledge precision: fact mentions true in the graph / fact mentions",
     needs=["knowledge"],
     corpus=lambda batch: _micro(batch, "k_true", "k_mentions"),
+    percent=True,
+    resample=lambda batch, weights: _micro_resampled(batch, "k_true", "k_mentions", weights),
 )
 def knowledge_precision(batch: Batch) -> pl.Series:
     return batch.knowledge.select(_share("k_true", "k_mentions")).to_series()
@@ -123,6 +152,8 @@ def knowledge_precision(batch: Batch) -> pl.Series:
     "knowledge recall: gold knowledge the response expresses / gold knowledge",
     needs=["knowledge"],
     corpus=lambda batch: _micro(batch, "k_expressed", "k_gold"),
+    percent=True,
+    resample=lambda batch, weights: _micro_resampled(batch, "k_expressed", "k_gold", weights),
 )
 def knowledge_recall(batch: Batch) -> pl.Series:
     return batch.knowledge.select(_share("k_expressed", "k_gold")).to_series()
@@ -133,6 +164,11 @@ def knowledge_recall(batch: Batch) -> pl.Series:
     "knowledge F1: harmonic mean of knowledge precision and recall",
     needs=["knowledge"],
     corpus=lambda batch: _harmonic(_micro(batch, "k_true", "k_mentions"), _micro(batch, "k_expressed", "k_gold")),
+    percent=True,
+    resample=lambda batch, weights: _harmonic_resampled(
+        _micro_resampled(batch, "k_true", "k_mentions", weights),
+        _micro_resampled(batch, "k_expressed", "k_gold", weights),
+    ),
 )
 def knowledge_f1(batch: Batch) -> pl.Series:
     p, r = _share("k_true", "k_mentions"), _share("k_expressed", "k_gold")

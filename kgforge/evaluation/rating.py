@@ -5,10 +5,12 @@ import`` reads the filled sheets back, un-blinds them and reports per-system mea
 A rubric is a small TOML file (``kgforge/evaluation/rubrics/NAME.toml``, or a path to the user's own): its unit
 (``turn``: one response; ``dialogue``: a whole conversation; ``pair``: two systems' responses to the same input,
 side by side), its aspects, each with a scale and its wording in Chinese and English, and the measurement level
-for α. Blinding: a sheet shows an item number, the text (and its context where the file has one) and an empty
-column per aspect; which system wrote what is only in ``key.json``, beside the sheets, which the annotators are
-not given. Items are shuffled with a seed, in another order for each annotator. Every text cell is escaped against
-formula injection (:func:`kgforge.core.text.spreadsheet_cell`).
+for α. Blinding: a sheet shows an item number, the context, the knowledge and the text (what each holds:
+:mod:`kgforge.evaluation.rated`) and an empty column per aspect; which system wrote what is only in ``key.json``,
+beside the sheets, which the annotators are not given. Items are shuffled with a seed, in another order for each
+annotator. Every text cell is escaped against formula injection (:func:`kgforge.core.text.spreadsheet_cell`).
+``import_ratings(..., out=)`` writes every rating un-blinded in MSDE's released shape, the file ``kgforge eval
+--human`` reads.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ import json
 import random
 import tomllib
 from collections.abc import Iterable, Mapping
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -27,21 +29,20 @@ from typing import Any
 import polars as pl
 
 from kgforge.core.errors import ArgumentError, InputError
-from kgforge.core.jsonio import iter_json_container
-from kgforge.core.limits import ReadPolicy, read_whole, reading, utterances_problem
-from kgforge.core.output import OutputDir, OutputFile, output_dir
+from kgforge.core.limits import ReadPolicy, read_whole, reading
+from kgforge.core.output import OutputDir, OutputFile, output_dir, output_file
 from kgforge.core.registry import Entry, Registry
-from kgforge.core.text import spreadsheet_cell
+from kgforge.core.text import spreadsheet_cell, spreadsheet_text
 from kgforge.evaluation.agreement import agreement, paired_test
-from kgforge.evaluation.inputs import detect_layout, json_objects, load_responses, table_records
-from kgforge.sources.dialogue_layouts import KDCONV, checked_records, dataset_kind, is_strings, layout_problem
+from kgforge.evaluation.inputs import table_records
+from kgforge.evaluation.rated import Unit, system_units
 
 UNITS = ("turn", "dialogue", "pair")
 LEVELS = ("nominal", "ordinal", "interval", "ratio")
 SHEET_FORMATS = ("csv", "tsv", "xlsx")
 LANGUAGES = ("zh", "en", "both")
 KEY_FILE = "key.json"
-CONTEXT_COLUMNS = ("context", "history")
+SCORES_SUFFIX = ".jsonl"  # rate import --out: MSDE's released shape, what eval --human reads
 
 
 # ---------------------------------------------------------------- rubrics
@@ -69,6 +70,12 @@ class Rubric:
     instructions: dict[str, str]
     aspects: tuple[Aspect, ...]
     annotators: int = 3
+    compares: str = "turn"  # what a pair rubric puts side by side: two responses, or two whole dialogues
+
+    @property
+    def rates(self) -> str:
+        """What one output of the sheet is: ``turn`` (a response) or ``dialogue`` (a whole conversation)."""
+        return "dialogue" if self.unit == "dialogue" or self.compares == "dialogue" else "turn"
 
     def instructions_text(self, language: str) -> str:
         """The annotators' instructions: what to do, then each aspect's scale with its wording."""
@@ -100,6 +107,9 @@ def read_rubric(path: Path) -> Rubric:
     unit, level = need(data, "unit", str, ""), data.get("level", "ordinal")
     if unit not in UNITS or level not in LEVELS:
         raise InputError(f"{path}: unit must be one of {', '.join(UNITS)} and level one of {', '.join(LEVELS)}")
+    compares = data.get("compares", "turn")
+    if compares not in ("turn", "dialogue"):
+        raise InputError(f"{path}: compares must be 'turn' or 'dialogue' (what a pair rubric puts side by side)")
     aspects = []
     for i, raw in enumerate(need(data, "aspects", list, "")):
         where = f"aspects[{i}]."
@@ -127,6 +137,7 @@ def read_rubric(path: Path) -> Rubric:
         dict(data.get("instructions") or {}),
         tuple(aspects),
         int(data.get("annotators", 3)),
+        compares,
     )
 
 
@@ -165,89 +176,6 @@ def rubric(name_or_path: str | Path) -> Rubric:
     return RUBRICS.get(text)
 
 
-# ---------------------------------------------------------------- what is rated
-
-
-@dataclass(frozen=True)
-class Unit:
-    """One thing a system produced for one input: a response (``turn``) or a conversation (``dialogue``)."""
-
-    key: str
-    text: str
-    context: str = ""
-
-
-def system_units(
-    path: Path, unit: str, gold: Path | None = None, layout: str = "auto", columns: dict[str, str] | None = None
-) -> list[Unit]:
-    """The units of a system's file: its responses (with a ``context``/``history`` column when a table has
-    one), or its conversations (DuConv/DuRecDial ``conversation``, KdConv ``messages``)."""
-    if unit == "dialogue":
-        return _conversations(Path(path))
-    responses = load_responses(Path(path), None, None, layout, columns or {})
-    contexts = _contexts(Path(path), responses.frame.height)
-    return [
-        Unit(str(ident), text, contexts[i])
-        for i, (ident, text) in enumerate(
-            zip(responses.frame["id"].to_list(), responses.frame["prediction"].to_list(), strict=True)
-        )
-    ]
-
-
-def _contexts(path: Path, size: int) -> list[str]:
-    if path.suffix.lower() not in (".jsonl", ".csv", ".tsv", ".xlsx"):
-        return [""] * size
-    try:
-        records = [record for _, record in table_records(path)]
-    except InputError:
-        return [""] * size
-    if len(records) != size:
-        return [""] * size
-    found = []
-    for record in records:
-        value = next((record[c] for c in CONTEXT_COLUMNS if c in record), "")
-        found.append("\n".join(map(str, value)) if isinstance(value, list) else str(value or ""))
-    return found
-
-
-def _dialogue_records(path: Path) -> Iterable[tuple[int, Any]]:
-    """The dialogues of a system's file: a KdConv array, or JSON lines, each a dataset's record (checked
-    against its layout, as every reader of dialogue files checks it) or any object with a conversation."""
-    if detect_layout(path) == "kdconv":
-        yield from checked_records(path, iter_json_container(path, list), KDCONV).records
-        return
-    for line, record in json_objects(path):
-        kind = dataset_kind(record)
-        problem = layout_problem(kind, record) if kind else None
-        if problem:
-            raise InputError(f"{path}:{line}: not a {kind} dialogue: {problem}")
-        yield line, record
-
-
-def _conversations(path: Path) -> list[Unit]:
-    units = []
-    for line, record in _dialogue_records(path):
-        if isinstance(record, dict) and isinstance(record.get("conversation"), list):
-            turns = record["conversation"]
-        elif isinstance(record, dict) and isinstance(record.get("messages"), list):
-            turns = [m.get("message", "") if isinstance(m, dict) else m for m in record["messages"]]
-        else:
-            raise InputError(
-                f"{path}:{line}: a dialogue rubric rates whole conversations: each record needs a "
-                "'conversation' list (DuConv, DuRecDial) or 'messages' (KdConv)"
-            )
-        problem = utterances_problem(len(turns)) or (None if is_strings(turns) else "every turn must be a string")
-        if problem:
-            raise InputError(f"{path}:{line}: {problem}")
-        key = str(record.get("dialogue_id", record.get("id", line)))
-        goal = record.get("goal")
-        context = json.dumps(goal, ensure_ascii=False) if goal else ""
-        units.append(Unit(key, "\n".join(f"{'AB'[j % 2]}: {t}" for j, t in enumerate(turns)), context))
-    if not units:
-        raise InputError(f"{path}: no conversation in the file")
-    return units
-
-
 # ---------------------------------------------------------------- sheets
 
 
@@ -261,6 +189,7 @@ class SheetSet:
     items: int
     systems: tuple[str, ...]
     sampled_units: int
+    without_context: int = 0  # items that show neither context nor knowledge (no --gold/--dialogues given)
 
 
 def make_sheets(
@@ -275,9 +204,13 @@ def make_sheets(
     sheet_format: str = "csv",
     layout: str = "auto",
     policy: ReadPolicy | None = None,
+    gold: Path | None = None,
+    dialogues: Path | None = None,
 ) -> SheetSet:
-    """Write one blinded, shuffled sheet per annotator, the instructions and the un-blinding key into ``out``;
-    the systems' files are read with ``policy`` (:class:`~kgforge.core.limits.ReadPolicy`)."""
+    """Write one blinded, shuffled sheet per annotator, the instructions and the un-blinding key into ``out``.
+    ``gold`` and ``dialogues`` pair each response with its dialogue as ``kgforge eval`` pairs it, so that a
+    sheet shows the dialogue before it and the knowledge behind it; the systems' files are read with ``policy``
+    (:class:`~kgforge.core.limits.ReadPolicy`)."""
     folder = output_dir(out)  # refused before anything is read
     chosen = rubric(rubric_name)
     if language not in LANGUAGES:
@@ -286,9 +219,11 @@ def make_sheets(
         raise ArgumentError("--format", f"{sheet_format!r} is not one of {', '.join(SHEET_FORMATS)}")
     if len(systems) < (2 if chosen.unit == "pair" else 1):
         raise ArgumentError("--system", f"rubric {chosen.name} compares systems in pairs: give two or more")
-    unit = "dialogue" if chosen.unit == "dialogue" else "turn"
     with reading(policy):
-        units = {name: {u.key: u for u in system_units(path, unit, layout=layout)} for name, path in systems.items()}
+        units = {
+            name: _keyed(path, system_units(path, chosen.rates, gold, dialogues, layout))
+            for name, path in systems.items()
+        }
     keys = _shared_keys(units)
     rng = random.Random(seed)
     if sample is not None and sample < len(keys):
@@ -323,7 +258,18 @@ def make_sheets(
         len(items),
         tuple(systems),
         len(keys),
+        sum(1 for item in items.values() if not any(item["show"][:2])),
     )
+
+
+def _keyed(path: Path, units: list[Unit]) -> dict[str, Unit]:
+    """A system's units by key; a key given twice would hide one of its units, so it is refused."""
+    keyed: dict[str, Unit] = {}
+    for unit in units:
+        if unit.key in keyed:
+            raise InputError(f"{path}: {unit.key!r} names two inputs; a rating sheet needs each input once")
+        keyed[unit.key] = unit
+    return keyed
 
 
 def _shared_keys(units: Mapping[str, Mapping[str, Unit]]) -> list[str]:
@@ -348,31 +294,37 @@ def _items(
         if chosen.unit == "pair":
             for a, b in itertools.combinations(names, 2):
                 first, second = (a, b) if rng.random() < 0.5 else (b, a)
+                shown = units[a][key]
                 found.append(
                     {
                         "unit": key,
                         "systems": [first, second],
-                        "show": (units[a][key].context, units[first][key].text, units[second][key].text),
+                        "show": (shown.context, shown.knowledge, units[first][key].text, units[second][key].text),
                     }
                 )
         else:
             for name in names:
-                found.append({"unit": key, "system": name, "show": (units[name][key].context, units[name][key].text)})
+                shown = units[name][key]
+                found.append({"unit": key, "system": name, "show": (shown.context, shown.knowledge, shown.text)})
     rng.shuffle(found)
     return {f"item-{i + 1:05d}": item for i, item in enumerate(found)}
 
 
 def _header(chosen: Rubric) -> list[str]:
-    shown = ["context", "output_1", "output_2"] if chosen.unit == "pair" else ["context", "text"]
+    shown = ["context", "knowledge", *(("output_1", "output_2") if chosen.unit == "pair" else ("text",))]
     return ["item", *shown, *(aspect.key for aspect in chosen.aspects)]
 
 
 def _write_sheet(target: OutputFile, chosen: Rubric, rows: list[tuple[str, tuple[str, ...]]], language: str) -> None:
+    body = [[item, *shown, *([""] * len(chosen.aspects))] for item, shown in rows]
+    write_sheet(target, _header(chosen), body, chosen.instructions_text(language).splitlines(), "rate")
+
+
+def write_sheet(target: OutputFile, header: list[str], rows: list[list[Any]], notes: list[str], title: str) -> None:
+    """A sheet to fill by hand: CSV, TSV or (``.xlsx``) a workbook with the ``notes`` on a second sheet. Every
+    text cell is escaped so that a spreadsheet shows it as text, never runs it as a formula."""
     suffix = target.path.suffix
-    header = _header(chosen)
-    body = [
-        [item, *(spreadsheet_cell(str(cell)) for cell in shown), *([""] * len(chosen.aspects))] for item, shown in rows
-    ]
+    body = [[cell if isinstance(cell, int | float) else spreadsheet_cell(str(cell)) for cell in row] for row in rows]
     if suffix == ".xlsx":
         try:
             import openpyxl
@@ -380,12 +332,12 @@ def _write_sheet(target: OutputFile, chosen: Rubric, rows: list[tuple[str, tuple
             raise ArgumentError("--format", "xlsx needs openpyxl (pip install 'kgforge[excel]')") from None
         book = openpyxl.Workbook()
         sheet = book.active
-        sheet.title = "rate"
+        sheet.title = title
         for row in [header, *body]:
             sheet.append(row)
-        notes = book.create_sheet("instructions")
-        for line in chosen.instructions_text(language).splitlines():
-            notes.append([spreadsheet_cell(line)])
+        instructions = book.create_sheet("instructions")
+        for line in notes:
+            instructions.append([spreadsheet_cell(line)])
         with target.part() as tmp:
             book.save(tmp)
         return
@@ -410,14 +362,47 @@ class RatingReport:
     agreement: dict[str, dict[str, Any]]
     significance: tuple[dict[str, Any], ...]  # aspect, and a PairedTest's fields
     preferences: tuple[dict[str, Any], ...]  # pair rubrics: aspect, a, b, wins, losses, ties, sign_p
+    scores_file: str | None = None  # the un-blinded per-item scores written (``out``), for eval --human
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 
 
-def import_ratings(folder: Path, sheets: Iterable[Path] | None = None) -> RatingReport:
+def import_ratings(folder: Path, sheets: Iterable[Path] | None = None, out: Path | None = None) -> RatingReport:
     """The filled sheets of ``folder`` (its key.json names them; ``sheets`` overrides the files, matched to the
-    annotators in the key's order) read back and un-blinded."""
+    annotators in the key's order) read back and un-blinded; ``out`` (``.jsonl``) receives every rating
+    un-blinded, one line per (system, input, annotator) — the file ``kgforge eval --human`` reads."""
+    if out is not None and Path(out).suffix.lower() != SCORES_SUFFIX:
+        raise ArgumentError(
+            "--out", f"{Path(out).name!r} must end in {SCORES_SUFFIX} (JSON lines, as eval --human reads)"
+        )
+    target = output_file(out) if out is not None else None  # refused before the sheets are read
+    filled = read_filled(folder, sheets)
+    chosen, key, raters, ratings = filled.rubric, filled.key, list(filled.annotators), filled.ratings
+    make = _pair_report if chosen.unit == "pair" else _turn_report
+    report = make(chosen, key, raters, ratings, filled.missing)
+    if target is None:
+        return report
+    write_item_scores(target, chosen, key, raters, ratings)
+    return replace(report, scores_file=str(target.path))
+
+
+@dataclass(frozen=True)
+class Filled:
+    """Filled sheets read back: the rubric, the key, the annotators, every rating (``annotator``, ``item``,
+    ``aspect``, ``score``), the cells left empty, and what each item showed (item -> (context, text), from
+    the first sheet)."""
+
+    rubric: Rubric
+    key: dict[str, Any]
+    annotators: tuple[str, ...]
+    ratings: pl.DataFrame
+    missing: int
+    shown: dict[str, tuple[str, ...]]
+
+
+def read_filled(folder: Path, sheets: Iterable[Path] | None = None) -> Filled:
+    """The filled sheets of a rating folder (what ``import_ratings`` reads), with each item's shown texts."""
     folder = Path(folder)
     key_path = folder / KEY_FILE if folder.is_dir() else folder
     try:
@@ -437,9 +422,44 @@ def import_ratings(folder: Path, sheets: Iterable[Path] | None = None) -> Rating
     ratings = pl.DataFrame(
         rows, schema={"annotator": pl.String, "item": pl.String, "aspect": pl.String, "score": pl.Float64}
     )
-    if chosen.unit == "pair":
-        return _pair_report(chosen, key, raters, ratings, missing)
-    return _turn_report(chosen, key, raters, ratings, missing)
+    shown_columns = _header(chosen)[1 : -len(chosen.aspects)]
+    shown = {
+        str(record["item"]).strip(): tuple(spreadsheet_text(str(record.get(column) or "")) for column in shown_columns)
+        for _, record in table_records(files[0])
+    }
+    return Filled(chosen, key, tuple(raters), ratings, missing, shown)
+
+
+def write_item_scores(
+    target: OutputFile, chosen: Rubric, key: Mapping[str, Any], raters: list[str], ratings: pl.DataFrame
+) -> None:
+    """Every rating un-blinded, in MSDE's released shape (what ``eval --human`` reads as it is): one line per
+    system, input and annotator, ``{"system", "id", "annotator", "scores": {aspect: score}}``, systems in the
+    key's order, inputs in the order the sheets were made from, annotators in sheet order; ``id`` is the
+    response's id as ``kgforge eval`` numbers it with the same files (a dialogue's key for a dialogue rubric).
+    A pair rubric's line holds the judgement instead: ``{"id", "annotator", "systems": [output 1, output 2],
+    "preferred": {aspect: system or "tie"}}``."""
+    items = key["items"]
+    order = {unit: i for i, unit in enumerate(dict.fromkeys(item["unit"] for item in items.values()))}
+    lines: dict[tuple[Any, ...], dict[str, Any]] = {}
+    for row in ratings.iter_rows(named=True):
+        item = items[row["item"]]
+        score = int(row["score"]) if float(row["score"]).is_integer() else row["score"]
+        if chosen.unit == "pair":
+            where = (order[item["unit"]], tuple(item["systems"]), raters.index(row["annotator"]))
+            line = lines.setdefault(
+                where,
+                {"id": item["unit"], "annotator": row["annotator"], "systems": item["systems"], "preferred": {}},
+            )
+            line["preferred"][row["aspect"]] = "tie" if score == 0 else item["systems"][score - 1]
+        else:
+            where = (key["systems"].index(item["system"]), order[item["unit"]], raters.index(row["annotator"]))
+            line = lines.setdefault(
+                where, {"system": item["system"], "id": item["unit"], "annotator": row["annotator"], "scores": {}}
+            )
+            line["scores"][row["aspect"]] = score
+    with target.open() as handle:
+        handle.writelines(json.dumps(lines[where], ensure_ascii=False) + "\n" for where in sorted(lines))
 
 
 def _read_filled(path: Path, chosen: Rubric, items: Mapping[str, Any]) -> tuple[list[dict[str, Any]], int]:
@@ -578,4 +598,15 @@ def _number_text(value: float) -> str:
     return str(int(value)) if float(value).is_integer() else str(value)
 
 
-__all__ = ["RUBRICS", "Aspect", "RatingReport", "Rubric", "SheetSet", "import_ratings", "make_sheets", "rubric"]
+__all__ = [
+    "RUBRICS",
+    "Aspect",
+    "Filled",
+    "RatingReport",
+    "Rubric",
+    "SheetSet",
+    "import_ratings",
+    "make_sheets",
+    "read_filled",
+    "rubric",
+]

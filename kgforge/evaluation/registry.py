@@ -13,6 +13,7 @@ An installed package adds metrics through the entry-point group ``kgforge.metric
 per-response values (nulls left out). ``needs`` names what the metric cannot do without: ``gold`` (reference
 responses), ``knowledge`` (a domain graph), ``vectors`` (a word-vector file) or ``model`` (a local model
 path); a metric whose needs are not met by an evaluation is left out of it and the report says why.
+``percent=True`` says the value is a share in [0, 1], which tables show in percent (:mod:`.figures`).
 
 Distinct-n exists for every n: ``distinct5`` (or ``distinct-5``) is registered the first time it is asked for.
 """
@@ -23,11 +24,13 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
 import polars as pl
 
 from kgforge.core.errors import ArgumentError, KgforgeError
 from kgforge.core.plugins import PluginError
 from kgforge.core.registry import Entry, Registry, UnknownName
+from kgforge.evaluation.figures import figure_text
 
 if TYPE_CHECKING:
     from kgforge.evaluation.batch import Batch
@@ -35,6 +38,7 @@ if TYPE_CHECKING:
 NEEDS = ("gold", "knowledge", "vectors", "model", "bleurt")
 PerResponse = Callable[["Batch"], "pl.Series | Sequence[float | None]"]
 Corpus = Callable[["Batch"], "float | None"]
+Resample = Callable[["Batch", "np.ndarray"], "np.ndarray"]  # corpus value per row of a resample-weights matrix
 
 
 @dataclass(frozen=True)
@@ -46,7 +50,13 @@ class Metric:
     needs: tuple[str, ...] = ()
     aliases: tuple[str, ...] = ()
     default: bool = True  # computed when no --metrics are named (False: only on request or with "all")
+    percent: bool = False  # a share of something in [0, 1] (F1, BLEU, Distinct): tables show it in percent
+    resample: Resample | None = None  # the corpus value of resamples, for a metric with its own ``corpus``
     origin: str | None = None  # a plug-in's entry point: what it raises while computing is one line naming it
+
+    def shown(self, value: float | None) -> str:
+        """The value as tables show it: a share in percent (``45.12%``), any other on its own scale."""
+        return figure_text(value, self.percent)
 
     def values(self, batch: Batch) -> pl.Series:
         """One Float64 value per response (null where the metric is undefined for it)."""
@@ -56,6 +66,19 @@ class Metric:
         if series.len() != batch.size:
             raise ArgumentError(f"metric {self.name!r}", f"gave {series.len()} values for {batch.size} responses")
         return series
+
+    def resampled(self, batch: Batch, values: pl.Series, weights: np.ndarray) -> np.ndarray | None:
+        """The corpus value of each resample (``weights``: resamples × responses, how often each is drawn):
+        the weighted mean of the per-response values, or the metric's own ``resample``; None for a metric with
+        its own corpus value and no way to resample it (no interval rather than a wrong one)."""
+        if self.resample is not None:
+            return self.resample(batch, weights)
+        if self.corpus is not None:
+            return None
+        known = values.is_not_null().to_numpy().astype(np.float64)
+        drawn = weights @ known
+        sums = weights @ values.fill_null(0.0).to_numpy().astype(np.float64)
+        return np.divide(sums, drawn, out=np.full(len(weights), np.nan), where=drawn > 0)
 
     def corpus_value(self, batch: Batch, values: pl.Series) -> float | None:
         if self.corpus is not None:
@@ -110,6 +133,8 @@ class MetricRegistry(Registry[Metric]):
         corpus: Corpus | None = None,
         aliases: Iterable[str] = (),
         default: bool = True,
+        percent: bool = False,
+        resample: Resample | None = None,
     ) -> Callable[[PerResponse], PerResponse]:
         needs, aliases = tuple(needs), tuple(aliases)
         unknown = [need for need in needs if need not in NEEDS]
@@ -119,7 +144,9 @@ class MetricRegistry(Registry[Metric]):
         def add(function: PerResponse) -> PerResponse:
             self.register(
                 name,
-                Metric(name, description, function, corpus, needs, aliases, default),
+                Metric(
+                    name, description, function, corpus, needs, aliases, default, percent=percent, resample=resample
+                ),
                 aliases=aliases,
                 description=description,
             )
@@ -154,6 +181,7 @@ class MetricRegistry(Registry[Metric]):
                 "description": e.obj.description,
                 "needs": list(e.obj.needs),
                 "default": e.obj.default,
+                "percent": e.obj.percent,
             }
             for e in self
         ]
@@ -163,3 +191,19 @@ METRICS = MetricRegistry(
     "metric", modules=("kgforge.evaluation.metrics",), entry_point_group="kgforge.metrics", plugin=_plugin_metric
 )
 register_metric = METRICS.register_metric
+
+
+GOAL_SHARES = ("leading_success", "user_topic_consistency", "recommendation_success")
+GOAL_SHARE_PREFIXES = ("info_", "completion_")  # the Info bands' and the completion grades' shares
+
+
+def in_percent(column: str) -> bool:
+    """Whether a leaderboard column is a share that tables show in percent (:mod:`.figures`): a metric marked
+    ``percent``, or a goal success rate or distribution share; goal completion (0-2), triples and properties per
+    dialogue, human means and every other metric keep their own scale."""
+    if column in GOAL_SHARES or column.startswith(GOAL_SHARE_PREFIXES):
+        return True
+    try:
+        return METRICS.metric(column).percent
+    except ArgumentError:  # a human aspect, or a goal figure that is a mean
+        return False

@@ -11,14 +11,18 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import polars as pl
 
 from kgforge.core.errors import ArgumentError, KgforgeError
-from kgforge.core.output import OutputFile, output_file
+from kgforge.core.output import OutputFile, output_dir, output_file
+from kgforge.core.plots import figure_name
+from kgforge.core.progress import tracked
 from kgforge.core.records import Record, flattened, omitted_when_none
 from kgforge.core.text import spreadsheet_cell
 from kgforge.evaluation.batch import Batch
 from kgforge.evaluation.caption import meteor_stages
+from kgforge.evaluation.charts import correlation_heatmaps
 from kgforge.evaluation.correlation import correlate, read_human
 from kgforge.evaluation.embedding import WordVectors, coverage, read_vectors
 from kgforge.evaluation.goal_metrics import GOAL_LAYOUTS, GoalReport, judge_goals
@@ -88,6 +92,7 @@ class EvalReport(Record):
     correlations: tuple[dict[str, Any], ...] | None = omitted_when_none()  # metric x human aspect: Pearson, Spearman
     goals: dict[str, Any] | None = omitted_when_none()  # whole-dialogue metrics (``goal_metrics``)
     per_response: str | None = omitted_when_none()  # the per-response file written
+    figures: tuple[str, ...] | None = omitted_when_none()  # the PNG files drawn (``plot``)
     seconds: dict[str, float] = field(default_factory=dict)  # read, graph, metrics, total
 
 
@@ -101,35 +106,28 @@ def evaluate(
     out: Path | None = None,
     options: EvalOptions = EvalOptions(),
     index: KnowledgeIndex | None = None,
+    plot: Path | None = None,
 ) -> EvalReport:
     """Score ``predictions``; with ``snapshot`` (a domain's build), knowledge precision and recall against its
     graph. The report's ``metrics`` are corpus values (fractions), ``per_response`` the file with one row per
     response (``out``, or none when ``out`` is None). ``index`` reuses a knowledge index built before (it must
-    match the responses' segmentation)."""
+    match the responses' segmentation). ``plot`` (a folder, with ``human``) receives the metric × human-score
+    heatmap (:mod:`.charts`)."""
+    if plot is not None and human is None:
+        raise ArgumentError("--plot", "draws the correlations with human scores: give --human (or --system)")
     started = time.perf_counter()
     domain = snapshot.domain if snapshot is not None else None
     target = per_response_file(out, snapshot) if out is not None else None  # refused before the scoring
     responses = load_responses(Path(predictions), gold, dialogues, options.layout, options.columns)
-    segmentation = (
-        options.segmentation if options.segmentation != "auto" else ("whitespace" if responses.segmented else "jieba")
-    )
     timings: dict[str, float] = {"read": time.perf_counter() - started}
     if snapshot is not None and index is None:
         mark = time.perf_counter()
         index = KnowledgeIndex.for_snapshot(snapshot, responses.segmented, options.knowledge)
         timings["graph"] = time.perf_counter() - mark
-    batch = Batch(
-        responses.frame.select("id", "prediction", "gold"),
-        segmentation,
-        responses.has_gold,
-        _knowledge_judge(index, responses) if index is not None else None,
-        **metric_inputs(options),
-    )
-    chosen, left_out = choose_metrics(batch, options.metrics)
     mark = time.perf_counter()
-    values = {metric.name: metric.values(batch) for metric in chosen}
-    corpus = {metric.name: metric.corpus_value(batch, values[metric.name]) for metric in chosen}
+    scored = score(responses, options, index)
     timings["metrics"] = time.perf_counter() - mark
+    batch, chosen, values, corpus = scored.batch, scored.chosen, scored.values, scored.corpus
     official = official_lines(corpus)
     per_response = responses.frame.select("id", "prediction", "gold").with_columns(**values)
     knowledge = None
@@ -145,14 +143,18 @@ def evaluate(
         goals = goals_of(Path(predictions), gold, dialogues, options.layout).to_dict(per_dialogue=False)
     if target is not None:
         write_per_response(per_response, target)
+    figures = None
+    if plot is not None and correlations is not None:
+        name = figure_name(gold or dialogues or Path(predictions), domain)
+        figures = tuple(str(path) for path in correlation_heatmaps(correlations, output_dir(plot, what="--plot"), name))
     timings["total"] = time.perf_counter() - started
     return EvalReport(
         responses=batch.size,
         inputs=responses.sources,
-        segmentation=segmentation,
+        segmentation=scored.segmentation,
         matched_unsegmented=responses.segmented,
         metrics=corpus,
-        left_out=left_out,
+        left_out=scored.left_out,
         resources=_resources_used(batch, chosen),
         official=official,
         knowledge=knowledge,
@@ -160,8 +162,87 @@ def evaluate(
         correlations=correlations,
         goals=goals,
         per_response=None if target is None else str(target),
+        figures=figures,
         seconds={key: round(value, 3) for key, value in timings.items()},
     )
+
+
+@dataclass(frozen=True)
+class Scored:
+    """One set of responses scored: the batch the metrics saw, those computed (in order) and those left out with
+    the reason, each computed metric's per-response values and its corpus value."""
+
+    batch: Batch
+    segmentation: str
+    chosen: tuple[Metric, ...]
+    left_out: dict[str, str]
+    values: dict[str, pl.Series]
+    corpus: dict[str, float | None]
+
+
+def score(responses: Responses, options: EvalOptions, index: KnowledgeIndex | None = None) -> Scored:
+    """Every metric ``options`` asks for that the inputs allow, on ``responses``; with ``index`` (a domain's
+    knowledge index) the knowledge metrics too. ``evaluate`` and the leaderboard both score through here, so
+    a system scored in a leaderboard gets exactly what ``kgforge eval`` gives it alone."""
+    segmentation = (
+        options.segmentation if options.segmentation != "auto" else ("whitespace" if responses.segmented else "jieba")
+    )
+    check_segmentation(segmentation)
+    batch = Batch(
+        responses.frame.select("id", "prediction", "gold"),
+        segmentation,
+        responses.has_gold,
+        _knowledge_judge(index, responses) if index is not None else None,
+        **metric_inputs(options),
+    )
+    chosen, left_out = choose_metrics(batch, options.metrics)
+    values = metric_values(batch, chosen)
+    corpus = {metric.name: metric.corpus_value(batch, values[metric.name]) for metric in chosen}
+    return Scored(batch, segmentation, tuple(chosen), left_out, values, corpus)
+
+
+def metric_values(batch: Batch, chosen: list[Metric]) -> dict[str, Any]:
+    """Each chosen metric's per-response values, a progress bar's step each (the first to need the tokens or the
+    graph's judgement computes them for the others)."""
+    values = {}
+    with tracked("score responses", len(chosen)) as bar:
+        for metric in chosen:
+            bar.update(what=f"score responses: {metric.name}")
+            values[metric.name] = metric.values(batch)
+            bar.advance()
+    return values
+
+
+INTERVAL_CHUNK = 64  # resamples weighed at once: a (chunk × responses) matrix, bounded for 100k responses
+
+
+def corpus_intervals(scored: Scored, bootstrap: int, seed: int = 0) -> dict[str, list[float] | None]:
+    """Each computed metric's percentile bootstrap 95 % interval of its corpus value: ``bootstrap`` resamples of
+    the responses (seeded), each metric's corpus value recomputed on each from the per-response counts
+    (``Metric.resampled``). None for a metric that cannot be resampled (a plug-in with its own corpus value
+    and no ``resample``) or when fewer than half the resamples give a value."""
+    size = scored.batch.size
+    if not bootstrap or size < 2:
+        return {}
+    rng = np.random.default_rng(seed)
+    found: dict[str, list[np.ndarray]] = {metric.name: [] for metric in scored.chosen}
+    for start in range(0, bootstrap, INTERVAL_CHUNK):
+        draws = rng.integers(0, size, size=(min(INTERVAL_CHUNK, bootstrap - start), size))
+        weights = np.stack([np.bincount(row, minlength=size) for row in draws]).astype(np.float64)
+        for metric in scored.chosen:
+            values = metric.resampled(scored.batch, scored.values[metric.name], weights)
+            if values is None:
+                found.pop(metric.name, None)
+            elif metric.name in found:
+                found[metric.name].append(values)
+    intervals: dict[str, list[float] | None] = {metric.name: None for metric in scored.chosen}
+    for name, parts in found.items():
+        values = np.concatenate(parts)
+        finite = values[np.isfinite(values)]
+        if finite.size >= bootstrap / 2:
+            low, high = np.percentile(finite, [2.5, 97.5])
+            intervals[name] = [float(low), float(high)]
+    return intervals
 
 
 def knowledge_score(knowledge: pl.DataFrame, domain: str | None, graph_only: bool) -> KnowledgeScore:
@@ -276,7 +357,7 @@ def _default_metrics(every: bool = False) -> list[Metric]:
     return official + [entry.obj for entry in METRICS if entry.name not in OFFICIAL and (every or entry.obj.default)]
 
 
-def _resources_used(batch: Batch, chosen: list[Metric]) -> dict[str, Any]:
+def _resources_used(batch: Batch, chosen: tuple[Metric, ...]) -> dict[str, Any]:
     """What the report must state about the metrics that need more than the texts."""
     names = {metric.name for metric in chosen}
     used: dict[str, Any] = {}
@@ -336,9 +417,12 @@ __all__ = [
     "EvalReport",
     "KnowledgeScore",
     "SEGMENTATIONS",
+    "Scored",
     "choose_metrics",
+    "corpus_intervals",
     "evaluate",
     "goals_of",
     "metric_inputs",
+    "score",
     "write_per_response",
 ]

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 import polars as pl
 
 from kgforge.core.errors import ArgumentError
+from kgforge.core.progress import iterate
 from kgforge.core.text import kept_spaces, normalise_label, segment
 
 SEGMENTATIONS = ("whitespace", "jieba", "char")
@@ -49,7 +50,9 @@ def segmented_form(texts: pl.Series, segmentation: str) -> pl.Series:
     if segmentation == "whitespace":
         return texts
     if segmentation == "jieba":
-        return pl.Series(texts.name, [segment(text) for text in texts.to_list()], dtype=pl.String)
+        return pl.Series(
+            texts.name, [segment(text) for text in iterate(texts.to_list(), "segment with jieba")], dtype=pl.String
+        )
     return pl.Series(
         texts.name, [" ".join(ch for ch in text if not ch.isspace()) for text in texts.to_list()], dtype=pl.String
     )

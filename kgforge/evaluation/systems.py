@@ -14,9 +14,10 @@ from __future__ import annotations
 
 import csv
 import json
+import os
 import time
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -24,14 +25,19 @@ import numpy as np
 import polars as pl
 
 from kgforge.core.errors import ArgumentError, InputError
-from kgforge.core.output import OutputDir, output_dir
+from kgforge.core.output import OutputDir, OutputFile, output_dir
+from kgforge.core.plots import figure_name
+from kgforge.core.progress import iterate
 from kgforge.core.records import Record
 from kgforge.core.text import spreadsheet_cell
-from kgforge.evaluation.batch import Batch
+from kgforge.evaluation.charts import correlation_heatmaps, leaderboard_figure
+from kgforge.evaluation.figures import figure_text
 from kgforge.evaluation.human import HumanScores, read_human_scores
 from kgforge.evaluation.inputs import load_responses
-from kgforge.evaluation.report import EvalOptions, choose_metrics, goals_of, metric_inputs
-from kgforge.evaluation.segmentation import check_segmentation
+from kgforge.evaluation.knowledge import KnowledgeIndex
+from kgforge.evaluation.registry import in_percent
+from kgforge.evaluation.report import EvalOptions, corpus_intervals, goals_of, score
+from kgforge.store.snapshot import Snapshot
 
 GOLD_NAMES = ("gold", "reference", "references", "ref")
 SYSTEM_SUFFIXES = (".txt", ".tsv", ".jsonl", ".json", ".csv", ".xlsx", ".parquet")
@@ -50,6 +56,7 @@ class SystemScores:
     responses: int
     metrics: dict[str, float | None]  # metric name -> corpus value (a fraction; None: undefined here)
     values: pl.DataFrame = field(repr=False)  # ``id`` and one column per metric, one row per response
+    intervals: dict[str, list[float] | None] = field(default_factory=dict)  # metric -> bootstrap 95 % (--plot)
 
 
 @dataclass(frozen=True)
@@ -65,6 +72,7 @@ class Leaderboard(Record):
     correlations: tuple[dict[str, Any], ...]  # task x level x metric x aspect: Pearson, Spearman, Kendall
     files: dict[str, str]  # json, csv, markdown -> the leaderboard files written (empty: none)
     seconds: float
+    figures: tuple[str, ...] = ()  # the PNG files drawn (``plot``)
 
     def table(self) -> pl.DataFrame:
         """One row per (task, system): every metric's corpus value, and the human aspects' means."""
@@ -95,6 +103,7 @@ class Leaderboard(Record):
             "agreement": self.agreement,
             "correlations": list(self.correlations),
             "files": self.files,
+            "figures": list(self.figures),
             "seconds": round(self.seconds, 3),
         }
 
@@ -136,45 +145,48 @@ def evaluate_systems(
     gold: Path | None = None,
     golds: Mapping[str, Path] | None = None,
     dialogues: Path | None = None,
+    snapshot: Snapshot | None = None,
     options: EvalOptions = EvalOptions(),
     human: Path | None = None,
     out: Path | None = None,
     bootstrap: int = 1000,
     seed: int = 0,
+    plot: Path | None = None,
 ) -> Leaderboard:
-    """Score every system; ``out`` (a folder) receives leaderboard.json, leaderboard.csv, leaderboard.md."""
+    """Score every system; with ``snapshot`` (a domain's build) the knowledge metrics against its graph (its index
+    built once per segmentation); ``out`` (a folder) receives leaderboard.json, leaderboard.csv, leaderboard.md; ``plot`` (a
+    folder) the leaderboard with each figure's bootstrap interval and, with ``human``, the correlation
+    heatmaps (:mod:`.charts`)."""
     if not systems:
         raise ArgumentError("--system", "no system given")
     folder = output_dir(out, what="--leaderboard") if out is not None else None  # refused before the scoring
+    drawing = output_dir(plot, what="--plot") if plot is not None else None
     started = time.perf_counter()
     scored: list[SystemScores] = []
     left_out: dict[str, str] = {}
-    for (task, system), path in systems.items():
+    indexes: dict[bool, KnowledgeIndex] = {}  # one graph index per segmentation, shared by every system
+    for (task, system), path in iterate(systems.items(), "score systems"):
         reference = (golds or {}).get(task, gold)
         responses = load_responses(Path(path), reference, dialogues, options.layout, options.columns)
-        segmentation = (
-            options.segmentation
-            if options.segmentation != "auto"
-            else ("whitespace" if responses.segmented else "jieba")
-        )
-        check_segmentation(segmentation)
-        batch = Batch(
-            responses.frame.select("id", "prediction", "gold"),
-            segmentation,
-            responses.has_gold,
-            **metric_inputs(options),
-        )
-        chosen, skipped = choose_metrics(batch, options.metrics)
-        left_out.update(skipped)
-        values = {metric.name: metric.values(batch) for metric in chosen}
-        corpus = {metric.name: metric.corpus_value(batch, values[metric.name]) for metric in chosen}
+        if snapshot is not None and responses.segmented not in indexes:
+            indexes[responses.segmented] = KnowledgeIndex.for_snapshot(snapshot, responses.segmented, options.knowledge)
+        found = score(responses, options, indexes.get(responses.segmented))
+        intervals = corpus_intervals(found, bootstrap, seed) if plot is not None else {}
+        left_out.update(found.left_out)
+        corpus = dict(found.corpus)
         if options.goal_metrics:
             goals = goals_of(Path(path), reference, dialogues, options.layout)
             corpus.update(goal_figures(goals.summary))
             left_out.update({f"goal:{k}": v for k, v in goals.left_out.items()})
         scored.append(
             SystemScores(
-                task, system, str(path), batch.size, corpus, responses.frame.select("id").with_columns(**values)
+                task,
+                system,
+                str(path),
+                found.batch.size,
+                corpus,
+                responses.frame.select("id").with_columns(**found.values),
+                intervals,
             )
         )
     names = tuple(dict.fromkeys(name for s in scored for name in s.metrics))
@@ -192,17 +204,13 @@ def evaluate_systems(
         {},
         time.perf_counter() - started,
     )
+    if drawing is not None:
+        name = figure_name(gold or dialogues or next(iter(systems.values())), snapshot.domain if snapshot else None)
+        drawn = correlation_heatmaps(board.correlations, drawing, name)
+        drawn += leaderboard_figure(board.systems, (human_report or {}).get("mean_intervals", []), drawing, name)
+        board = replace(board, figures=tuple(str(path) for path in drawn))
     if folder is not None:
-        board = Leaderboard(
-            board.systems,
-            board.metrics,
-            board.left_out,
-            board.human,
-            board.agreement,
-            board.correlations,
-            write_leaderboard(board, folder),
-            board.seconds,
-        )
+        board = replace(board, files=write_leaderboard(board, folder))
     return board
 
 
@@ -245,7 +253,7 @@ def _with_human(
     unknown = sorted(set(means["system"].unique().to_list()) - systems_only)
     if unknown:
         raise InputError(
-            f"{scores.paths[0]}: human scores for systems not evaluated: {', '.join(unknown)} "
+            f"{scores.files_of(unknown[0])}: human scores for systems not evaluated: {', '.join(unknown)} "
             f"(systems: {', '.join(sorted(systems_only))})"
         )
     tasks_given = set(means["task"].unique().to_list()) != {ALL}
@@ -261,59 +269,13 @@ def _with_human(
             on="system",
             how="inner",
         )
-    rows = []
-    for s in scored:
-        mine = means.filter((pl.col("task") == s.task) & (pl.col("system") == s.system))
-        if mine.height == 0:
-            continue
-        items = s.values["id"] if scores.by_id else pl.Series([f"#{i + 1}" for i in range(s.responses)])
-        if not scores.by_id and mine.height != s.responses:
-            raise InputError(
-                f"{scores.paths[0]}: {mine.height} human-scored responses for system {s.system!r} "
-                f"({s.task}) but it has {s.responses}, and the scores have no id column: they are "
-                "matched in order, so the counts must be equal"
-            )
-        joined = s.values.with_columns(item=items).join(mine, on="item", how="inner")
-        if scores.by_id and joined.height < mine.height:
-            raise InputError(
-                f"{scores.paths[0]}: {mine.height - joined.height} human-scored ids of system "
-                f"{s.system!r} are not among its responses' ids"
-            )
-        rows.append(joined.with_columns(task=pl.lit(s.task), system=pl.lit(s.system)))
+    rows = [row for row in (_rated(s, means, scores) for s in scored) if row is not None]
     turns = pl.concat(rows, how="diagonal") if rows else pl.DataFrame()
     aspects = [a for a in scores.aspects if a in turns.columns]
     system_means = (
         turns.group_by("task", "system", maintain_order=True).agg(pl.col(aspects).mean()) if rows else pl.DataFrame()
     )
-    correlations = []
-    for task in dict.fromkeys(s.task for s in scored):
-        at_turns = turns.filter(pl.col("task") == task) if rows else pl.DataFrame()
-        corpus = pl.DataFrame([{"system": s.system, **s.metrics} for s in scored if s.task == task])
-        at_systems = (
-            corpus.join(system_means.filter(pl.col("task") == task), on="system", how="inner") if rows else None
-        )
-        for metric in names:
-            for aspect in aspects:
-                if at_turns.height:
-                    correlations.append(
-                        {
-                            "task": task,
-                            "level": "turn",
-                            "metric": metric,
-                            "human": aspect,
-                            **correlate(at_turns[metric], at_turns[aspect], bootstrap, seed),
-                        }
-                    )
-                if at_systems is not None and at_systems.height and metric in at_systems.columns:
-                    correlations.append(
-                        {
-                            "task": task,
-                            "level": "system",
-                            "metric": metric,
-                            "human": aspect,
-                            **correlate(at_systems[metric], at_systems[aspect], bootstrap, seed),
-                        }
-                    )
+    correlations = _correlations(scored, names, turns, system_means, aspects, bootstrap, seed) if rows else ()
     described = {
         "paths": list(scores.paths),
         "aspects": aspects,
@@ -322,6 +284,7 @@ def _with_human(
         "not_scores": list(scores.not_scores),
         "rated_responses": turns.height if rows else 0,
         "means": system_means.to_dicts() if rows else [],
+        "mean_intervals": _mean_intervals(turns, aspects, bootstrap, seed) if rows else [],
         "unrated_systems": sorted(
             f"{s.task}/{s.system}"
             for s in scored
@@ -331,6 +294,78 @@ def _with_human(
     }
     agreement = {aspect: found.to_dict() for aspect, found in scores.agreement().items()}
     return described, agreement, tuple(correlations)
+
+
+def _rated(s: SystemScores, means: pl.DataFrame, scores: HumanScores) -> pl.DataFrame | None:
+    """One system's rated responses: its per-response metric values beside the annotators' mean per aspect
+    (matched by id, else in order); None when the human scores rate none of its responses."""
+    mine = means.filter((pl.col("task") == s.task) & (pl.col("system") == s.system))
+    if mine.height == 0:
+        return None
+    items = s.values["id"] if scores.by_id else pl.Series([f"#{i + 1}" for i in range(s.responses)])
+    if not scores.by_id and mine.height != s.responses:
+        raise InputError(
+            f"{scores.files_of(s.system)}: {mine.height} human-scored responses for system {s.system!r} "
+            f"({s.task}) but {s.path} has {s.responses}, and the scores have no id column: they are "
+            "matched in order, so the counts must be equal"
+        )
+    joined = s.values.with_columns(item=items).join(mine, on="item", how="inner")
+    if scores.by_id and joined.height < mine.height:
+        raise InputError(
+            f"{scores.files_of(s.system)}: {mine.height - joined.height} human-scored ids of system "
+            f"{s.system!r} are not among the ids of its responses ({s.path})"
+        )
+    return joined.with_columns(task=pl.lit(s.task), system=pl.lit(s.system))
+
+
+def _correlations(
+    scored: list[SystemScores],
+    names: tuple[str, ...],
+    turns: pl.DataFrame,
+    system_means: pl.DataFrame,
+    aspects: list[str],
+    bootstrap: int,
+    seed: int,
+) -> tuple[dict[str, Any], ...]:
+    """Per task, every metric × aspect at turn level (the rated responses of all systems) and at system level
+    (each system's corpus value against its mean human score)."""
+    correlations = []
+    for task in dict.fromkeys(s.task for s in scored):
+        at_turns = turns.filter(pl.col("task") == task)
+        corpus = pl.DataFrame([{"system": s.system, **s.metrics} for s in scored if s.task == task])
+        at_systems = corpus.join(system_means.filter(pl.col("task") == task), on="system", how="inner")
+        for metric in names:
+            for aspect in aspects:
+                levels = (("turn", at_turns), ("system", at_systems))
+                correlations += [
+                    {
+                        "task": task,
+                        "level": level,
+                        "metric": metric,
+                        "human": aspect,
+                        **correlate(frame[metric], frame[aspect], bootstrap, seed),
+                    }
+                    for level, frame in levels
+                    if frame.height and metric in frame.columns
+                ]
+    return tuple(correlations)
+
+
+def _mean_intervals(turns: pl.DataFrame, aspects: list[str], bootstrap: int, seed: int) -> list[dict[str, Any]]:
+    """Each system's mean human score per aspect with its percentile bootstrap 95 % interval over its rated
+    responses (each response's score the annotators' mean)."""
+    found = []
+    rng = np.random.default_rng(seed)
+    for (task, system), rows in turns.group_by("task", "system", maintain_order=True):
+        for aspect in aspects:
+            values = rows[aspect].drop_nulls().to_numpy().astype(np.float64)
+            interval = None
+            if bootstrap and values.size >= MIN_PAIRS:
+                means = values[rng.integers(0, values.size, size=(bootstrap, values.size))].mean(axis=1)
+                interval = [float(v) for v in np.percentile(means, [2.5, 97.5])]
+            mean = float(values.mean()) if values.size else None
+            found.append({"task": task, "system": system, "aspect": aspect, "mean": mean, "interval": interval})
+    return found
 
 
 def correlate(x: pl.Series, y: pl.Series, bootstrap: int = 1000, seed: int = 0) -> dict[str, Any]:
@@ -397,9 +432,7 @@ def write_leaderboard(board: Leaderboard, folder: Path | OutputDir) -> dict[str,
         "csv": folder.file("leaderboard.csv"),
         "markdown": folder.file("leaderboard.md"),
     }
-    files["json"].write_text(
-        json.dumps(board.as_dict() | {"files": {k: str(v) for k, v in files.items()}}, ensure_ascii=False, indent=2)
-    )
+    files["json"].write_text(json.dumps(_portable(board, folder.path, files), ensure_ascii=False, indent=2))
     with files["csv"].part() as tmp, open(tmp, "w", encoding="utf-8", newline="") as handle:
         writer = csv.writer(handle)
         writer.writerow(["task", "system", "metric", "value"])
@@ -418,8 +451,27 @@ def write_leaderboard(board: Leaderboard, folder: Path | OutputDir) -> dict[str,
     return {kind: str(path) for kind, path in files.items()}
 
 
+def _portable(board: Leaderboard, folder: Path, files: Mapping[str, OutputFile]) -> dict[str, Any]:
+    """leaderboard.json's record: every path in it relative to the leaderboard's folder (its own files by name),
+    so the folder holds no path of the machine it was made on (``/tmp/…``) and can move with its inputs."""
+    data = board.as_dict()
+    data["systems"] = [{**system, "path": relative_to(system["path"], folder)} for system in data["systems"]]
+    if data["human"] is not None:
+        data["human"] = {**data["human"], "paths": [relative_to(path, folder) for path in data["human"]["paths"]]}
+    return data | {"files": {kind: file.path.name for kind, file in files.items()}}
+
+
+def relative_to(path: str | Path, folder: Path) -> str:
+    """``path`` as seen from ``folder`` (its name alone where no relative path leads there: another drive)."""
+    try:
+        return Path(os.path.relpath(Path(path).absolute(), folder.absolute())).as_posix()
+    except ValueError:
+        return Path(path).name
+
+
 def markdown(table: pl.DataFrame) -> str:
-    """One Markdown table per task: a row per system, a column per metric (and human aspect), best in bold."""
+    """One Markdown table per task: a row per system, a column per metric (and human aspect), best in bold; shares
+    in percent, other figures on their own scale (:mod:`.figures`)."""
     parts = []
     for task in dict.fromkeys(table["task"].to_list()):
         rows = table.filter(pl.col("task") == task)
@@ -428,9 +480,9 @@ def markdown(table: pl.DataFrame) -> str:
         lines = [f"### {task}\n", "| system | " + " | ".join(columns) + " |", "|---|" + "---:|" * len(columns)]
         for row in rows.iter_rows(named=True):
             cells = [
-                "-"
-                if row[c] is None
-                else (f"**{row[c]:.4f}**" if row[c] == best[c] and rows.height > 1 else f"{row[c]:.4f}")
+                f"**{figure_text(row[c], in_percent(c))}**"
+                if row[c] is not None and row[c] == best[c] and rows.height > 1
+                else figure_text(row[c], in_percent(c))
                 for c in columns
             ]
             lines.append(f"| {_escape_md(row['system'])} | " + " | ".join(cells) + " |")

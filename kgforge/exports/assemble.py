@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import polars as pl
@@ -51,6 +51,7 @@ class Context:
     schema: Schema
     tables: GraphTables
     labels: Labels
+    links: tuple[tuple[str, str], ...] = ()  # the build's owl:sameAs pairs, which lend labels
 
     @classmethod
     def open(
@@ -61,8 +62,13 @@ class Context:
         theirs; ``allow_mixed`` writes another language's where none is)."""
         schema = snapshot.schema
         tables = tables or snapshot.tables()
-        labels = Labels(tables, schema, language or schema.language, snapshot.same_as_pairs(), allow_mixed)
-        return cls(snapshot, snapshot.paths, snapshot.manifest, schema, tables, labels)
+        links = snapshot.same_as_pairs()
+        labels = Labels(tables, schema, language or schema.language, links, allow_mixed)
+        return cls(snapshot, snapshot.paths, snapshot.manifest, schema, tables, labels, links)
+
+    def in_language(self, language: str, allow_mixed: bool) -> Context:
+        """The same build labelled in ``language`` by the same chain (a parallel export's other twins)."""
+        return replace(self, labels=Labels(self.tables, self.schema, language, self.links, allow_mixed))
 
     def class_iris(self) -> set[str]:
         return class_nodes(self.schema, self.tables)
@@ -173,7 +179,17 @@ def assemble(
             if i not in present:
                 problems.setdefault(i, []).append("empty subgraph")
     labelled = ctx.labels.frame_columns(sub.with_columns(pl.col("o_is_entity").fill_null(True)))
-    missing = ctx.labels.missing
+    for dialogue, found in label_problems(ctx.labels, labelled).items():
+        problems.setdefault(dialogue, []).extend(found)
+    return Assembled(labelled, problems, grounded)
+
+
+def label_problems(labels: Labels, labelled: pl.DataFrame) -> dict[int, list[str]]:
+    """The dialogues of ``labelled`` (rows :meth:`Labels.frame_columns` labelled) that name something with no
+    label in the language (an entity, relation or type) or state a literal value with no form in it, each
+    with the first such thing; none when ``labels`` writes another language's instead (``allow_mixed``)."""
+    missing = labels.missing
+    problems: dict[int, list[str]] = {}
     if missing:
         unlabelled = labelled.filter(
             pl.col("s").is_in(list(missing))
@@ -182,10 +198,19 @@ def assemble(
         )
         _note(
             problems,
-            unlabelled.unique("dialogue", keep="first"),
-            lambda r: _lacking(ctx.labels, next(x for x in (r["s"], r["p"], r["o"]) if x in missing)),
+            unlabelled.unique("dialogue", keep="first", maintain_order=True),
+            lambda r: _lacking(labels, next(x for x in (r["s"], r["p"], r["o"]) if x in missing)),
         )
-    return Assembled(labelled, problems, grounded)
+    if labels.values_missing and not labels.allow_mixed:
+        lacking = labelled.filter(labels.lacking_values(labelled))
+        _note(
+            problems,
+            lacking.unique("dialogue", keep="first", maintain_order=True).filter(
+                ~pl.col("dialogue").is_in(list(problems))
+            ),
+            lambda r: _lacking_value(labels, r["o"], r["p"]),
+        )
+    return problems
 
 
 def _lacking(labels: Labels, iri: str) -> str:
@@ -194,6 +219,16 @@ def _lacking(labels: Labels, iri: str) -> str:
     return (
         f"no {labels.language} label for {iri}{has}: `kgforge translate` proposes one, --allow-mixed writes "
         "the other language's"
+    )
+
+
+def _lacking_value(labels: Labels, value: str, relation: str) -> str:
+    shown = value if len(value) <= 40 else value[:40] + "…"
+    named = labels.relations.get(relation) or labels.fallback.get(relation, relation)
+    return (
+        f"no {labels.language} form of the value {shown!r} ({named}): `kgforge translate "
+        "--list` lists the short ones for translation, --no-text leaves free text out, --allow-mixed writes it "
+        "as it is"
     )
 
 
@@ -264,6 +299,8 @@ def _dialogues(
                 seed=info.get("seed"),
                 sequence=info.get("sequence"),
                 profile=info.get("profile"),
+                profile_en=info.get("profile_en"),
+                profile_entities=info.get("profile_entities"),
                 situation=info.get("situation"),
                 source=info.get("source"),
             )

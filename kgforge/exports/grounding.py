@@ -20,6 +20,7 @@ from typing import Any
 
 import polars as pl
 
+from kgforge.core.progress import by_line
 from kgforge.core.text import jieba_module, matchable, normalise_label
 from kgforge.exports.assemble import PATH_SCHEMA, TOPIC_SCHEMA, Context, Grounded
 from kgforge.exports.model import SourceDialogue, dialogue_ids
@@ -47,7 +48,7 @@ class SourceFile:
 
 def read_sources(path: Path, fmt: Format, layout: Layout) -> SourceFile:
     dialogues, rejected, records_in = [], [], 0
-    for record in fmt.read(path):
+    for record in by_line(fmt.read(path), path):
         records_in += 1
         if record.error:
             rejected.append({"file": str(path), "line": record.line, "reason": record.error})

@@ -9,9 +9,10 @@ from typing import Any
 import polars as pl
 
 from kgforge.core.schema import Schema
+from kgforge.core.scripts import CJK_CLASS, is_cjk_language
 from kgforge.core.text import Segmenter, normalise_label
 from kgforge.core.vocab import ONTO, RDF_TYPE
-from kgforge.store.languages import STEPS, fits_script, in_language, language_labels
+from kgforge.store.languages import STEPS, fits_script, in_language, language_labels, literal_forms
 from kgforge.store.tables import GraphTables
 
 EXTRA_PREDICATES = {  # predicates an export may show that no schema declares
@@ -41,11 +42,13 @@ class Labels:
         self.fallback = tables.label_map(language)
         self.relations: dict[str, str] = {}
         for iri, zh, en in tables.relations.select("iri", "zh", "en").iter_rows():
-            label = en if language.startswith("en") else zh
+            label, other = (en, zh) if language.startswith("en") else (zh, en)
             if label and fits_script(label, language):
                 self.relations[iri] = label
             elif iri in self.entities:  # a label the graph gives the relation in this language (a translation)
                 self.relations[iri] = self.entities[iri]
+            elif other and fits_script(other, language):  # the chain's script step: a date (2018-11-5) is English
+                self.relations[iri] = other
         for iri, names in EXTRA_PREDICATES.items():
             self.relations.setdefault(iri, names.get(language[:2], names["en"]))
         for rel in schema.relations.values():
@@ -65,6 +68,10 @@ class Labels:
                     self.entities.pop(entity_type.iri, None)
         self.missing: set[str] = set()
         self.mixed: dict[str, str] = {}  # IRI → the other language's label written for it (allow_mixed)
+        self.values_missing: dict[str, str] = {}  # literal value with no form in the language → its relation's IRI
+        self.values_mixed: dict[str, str] = {}  # those written as they are (allow_mixed)
+        self.text_mixed: dict[str, str] = {}  # other text a record holds in another language -> where (allow_mixed)
+        self._forms: pl.DataFrame | None = None
 
     def _other(self, iri: str) -> str | None:
         """The label written for ``iri`` when it has none in the language: another language's with
@@ -88,8 +95,9 @@ class Labels:
         return label
 
     def report(self) -> dict[str, Any]:
-        """What the labels written came from: counts per step of the chain, and the IRIs written in another
-        language (``allow_mixed``) or lacking a label in this one, each with the label it has."""
+        """What the labels written came from: counts per step of the chain, the IRIs written in another
+        language (``allow_mixed``) or lacking a label in this one, each with the label it has, and the literal
+        values with no form in the language (each with its relation), written as they are or lacking."""
         return {
             "language": self.language,
             "chain": list(STEPS),
@@ -98,7 +106,36 @@ class Labels:
             "mixed_count": len(self.mixed),
             "missing": {iri: self.fallback.get(iri, iri) for iri in sorted(self.missing)[:50]},
             "missing_count": len(self.missing),
+            "values_mixed": dict(sorted(self.values_mixed.items())[:50]),
+            "values_mixed_count": len(self.values_mixed),
+            "values_missing": dict(sorted(self.values_missing.items())[:50]),
+            "values_missing_count": len(self.values_missing),
+            "text_mixed": dict(sorted(self.text_mixed.items())[:50]),
+            "text_mixed_count": len(self.text_mixed),
         }
+
+    def mixed_rows(self) -> list[dict[str, str]]:
+        """Everything written in another language than this one (``allow_mixed``), in full: each name with the
+        label written for it, each value with its relation, each other text with where it is."""
+        return (
+            [{"what": "name", "iri": iri, "written": label} for iri, label in sorted(self.mixed.items())]
+            + [{"what": "value", "value": v, "relation": p} for v, p in sorted(self.values_mixed.items())]
+            + [{"what": "text", "text": text, "where": where} for text, where in sorted(self.text_mixed.items())]
+        )
+
+    def forms(self) -> pl.DataFrame:
+        """``(s, p, o, form)``: the literal values of the graph in another script paired with their form in the
+        language (:func:`kgforge.store.languages.literal_forms`), found once."""
+        if self._forms is None:
+            self._forms = literal_forms(self.tables.domain_facts(), self.language)
+        return self._forms
+
+    def lacking_values(self, frame: pl.DataFrame) -> pl.Expr:
+        """Rows of labelled ``frame`` whose literal value is written as it is though the language cannot read
+        it: no form in the language (``o_label`` is ``o``) and a script it does not read."""
+        if is_cjk_language(self.language):
+            return pl.lit(False)
+        return ~pl.col("o_is_entity") & (pl.col("o_label") == pl.col("o")) & pl.col("o").str.contains(CJK_CLASS)
 
     def segmented_forms(self) -> dict[str, str]:
         """IRI → the source's word-segmented spelling of its label (an alternative label with spaces that
@@ -122,13 +159,23 @@ class Labels:
         objects = frame.filter(pl.col("o_is_entity"))["o"].unique().to_list()
         entity_map = {iri: self.entity(iri) for iri in set(subjects) | set(objects)}
         relation_map = {iri: self.relation(iri) for iri in frame["p"].unique().to_list()}
-        return frame.with_columns(
+        forms = self.forms()
+        value = pl.col("o")
+        if not forms.is_empty():  # a value in another script takes its form in the language, where it has one
+            frame = frame.join(forms, on=["s", "p", "o"], how="left", maintain_order="left")
+            value = pl.coalesce("form", "o")
+        labelled = frame.with_columns(
             s_label=pl.col("s").replace_strict(entity_map, return_dtype=pl.String),
             p_label=pl.col("p").replace_strict(relation_map, return_dtype=pl.String),
             o_label=pl.when(pl.col("o_is_entity"))
             .then(pl.col("o").replace_strict(entity_map, default=pl.col("o"), return_dtype=pl.String))
-            .otherwise(pl.col("o")),
-        )
+            .otherwise(value),
+        ).drop("form", strict=False)
+        lacking = labelled.filter(self.lacking_values(labelled)).select("o", "p").unique("o").sort("o", "p")
+        found = self.values_mixed if self.allow_mixed else self.values_missing
+        for literal, relation in lacking.iter_rows():
+            found.setdefault(literal, relation)
+        return labelled
 
 
 class Render:
@@ -158,8 +205,9 @@ class Render:
         build_id: str = "",
     ) -> Render:
         """A render for the rows of ``frame`` (labelled subgraph rows): their entity names are the ones
-        kept whole."""
-        if not segmented:
+        kept whole. A layout is segmented in a CJK language only: English text is written in words already,
+        and a segmenter would cut it (``(2019 )``) or, once its spaces are taken out, run it together."""
+        if not segmented or not is_cjk_language(labels.language):
             return cls(labels, None, type_relation, build_id)
         names: set[str] = set()
         if frame is not None and not frame.is_empty():

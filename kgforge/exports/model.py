@@ -69,6 +69,8 @@ class Dialogue:
     seed: int | None = None
     sequence: list[dict[str, Any]] | None = None
     profile: dict[str, Any] | None = None
+    profile_en: dict[str, Any] | None = None  # a DuRecDial goal's profile in English (keys and values)
+    profile_entities: dict[str, str] | None = None  # a name in ``profile`` -> the entity it names
     situation: dict[str, Any] | None = None  # a DuRecDial goal's: {"text", "date", "time", "place", "topic", "en"}
     source: SourceDialogue | None = None
 

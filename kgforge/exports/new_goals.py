@@ -23,7 +23,8 @@ from kgforge.exports.assemble import (
     assemble,
     check_report,
 )
-from kgforge.exports.labels import Render
+from kgforge.exports.in_language import LanguageCheck
+from kgforge.exports.labels import Labels, Render
 from kgforge.exports.model import Dialogue
 from kgforge.exports.options import ExportOptions
 from kgforge.exports.registry import Format, format_named, goal_layout
@@ -51,6 +52,8 @@ def export_goals(
         raise KgforgeError(f"{goals_file}: no goals to export")
     made = _goal_records(ctx, goals, fmt, layout, options, ctx.manifest.build_id)
     checks = check_report(made.problems, made.ids, options.skip_invalid, GOAL_CHECKS)
+    if made.untranslated and not options.skip_invalid:
+        raise ExportCheckError(untranslated_message(made.untranslated, ctx.labels.language))
     if made.unusable and not options.skip_invalid:
         example = made.unusable[0]
         raise ExportCheckError(
@@ -59,10 +62,11 @@ def export_goals(
             f"{example['problems'][0]}"
         )
     rejected = [{"dialogue_id": made.ids[i], "reason": "; ".join(p)} for i, p in sorted(made.problems.items())] + [
-        {"dialogue_id": u["record_id"], "reason": "; ".join(u["problems"])} for u in made.unusable
+        {"dialogue_id": u["record_id"], "reason": "; ".join(u["problems"])} for u in made.untranslated + made.unusable
     ]
     checks["layout_checks"] = f"what the {layout.kind} readers need ({type(fmt).__name__}.check)"
     checks["layout_failures"] = made.unusable[:50]
+    checks["language_failures"] = made.untranslated[:50]
     kept = made.records
     extra: dict[str, Any] = {}
     if options.changed_since:
@@ -96,6 +100,7 @@ class _GoalRecords:
     problems: dict[int, list[str]]
     unusable: list[dict[str, Any]]
     ids: list[str]
+    untranslated: list[dict[str, Any]]  # records holding text not in the export's language (LanguageCheck)
 
 
 def _goal_records(
@@ -110,10 +115,33 @@ def _goal_records(
     )
     dialogues = assembled.dialogues(ctx.labels, render, fmt.shape)
     records = [(d.dialogue_id, record) for d in dialogues for record in fmt.goal_records(d, layout, render)]
+    untranslated = language_problems(records, ctx.labels, fmt)
     unusable = layout_problems(fmt, layout, records)
-    dropped = {u["record_id"] for u in unusable}
+    dropped = {u["record_id"] for u in untranslated + unusable}
     return _GoalRecords(
-        [r for r in records if r[0] not in dropped], dialogues, assembled.problems, unusable, grounded.ids
+        [r for r in records if r[0] not in dropped], dialogues, assembled.problems, unusable, grounded.ids, untranslated
+    )
+
+
+def language_problems(records: list[tuple[str, dict[str, Any]]], labels: Labels, fmt: Format) -> list[dict[str, Any]]:
+    """The records holding text not in ``labels``' language (:class:`LanguageCheck`), with where; with
+    ``allow_mixed`` none (the text is listed in the labels' report instead)."""
+    check = LanguageCheck(labels, fmt.marks)
+    found = []
+    for record_id, record in records:
+        problems = check.problems(record)
+        if problems:
+            found.append({"record_id": record_id, "problems": problems})
+    return found
+
+
+def untranslated_message(untranslated: list[dict[str, Any]], language: str) -> str:
+    example = untranslated[0]
+    more = f" (and {len(example['problems']) - 1} more in it)" if len(example["problems"]) > 1 else ""
+    return (
+        f"{len(untranslated)} goals hold text with no {language} form, nothing was written (give --allow-mixed "
+        f"to write it as it is, listed in the report, or --skip-invalid to write the others): "
+        f"{example['record_id']}: {example['problems'][0]}{more}"
     )
 
 
@@ -158,6 +186,8 @@ def grounded_goals(goals: list[Goal]) -> Grounded:
             "seed": g.seed,
             "sequence": g.extra.get("sequence"),
             "profile": g.extra.get("profile"),
+            "profile_en": g.extra.get("profile_en"),
+            "profile_entities": g.extra.get("profile_entities"),
             "situation": g.extra.get("situation"),
             "topic_types": g.topic_types,
         }

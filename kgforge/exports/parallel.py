@@ -17,20 +17,25 @@ decoded token. New goals have no conversation yet: each gives one sample with an
 response, the input a model generates the opening from. ``OUT.parallel.json`` pairs it all and records the
 one-for-one check of ids and triple counts.
 
-A twin in a language some entity or relation has no label in is refused, naming them (``kgforge translate``
-fills labels), unless ``allow_mixed``: then the label of the first language stands in and every such IRI is
-listed in the manifest. The user profile and situation are the goal's own in each language where the goal
-generator gives them in it (``profile_en``; ``situation["en"]``); a profile it gives in one language only stays
-in it, and the manifest counts those (``profiles_not_in_language``).
+Each twin is labelled as a single-language export in its language is (:class:`Context.in_language`: the same
+chain, and the same literal forms — a value's reviewed translation beside it, :func:`literal_forms`), and its
+goal records pass the same language check (:mod:`kgforge.exports.in_language`). A twin in a language some
+entity or relation has no label in, or some value no form in, is refused, naming them (``kgforge translate``
+fills labels), unless ``allow_mixed``: then the first language's stands in and each is listed in the manifest;
+or ``skip_invalid``: then the dialogues that need them are left out of every twin and listed. The user profile
+and situation are the goal's own in each language where the goal generator gives them in it (``profile_en``;
+``situation["en"]``); one it gives in Chinese only fails the language check like any other text.
 """
 
 from __future__ import annotations
 
 import re
 import time
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
+
+import polars as pl
 
 from kgforge.core.errors import KgforgeError
 from kgforge.core.files import sha256_file
@@ -45,12 +50,13 @@ from kgforge.exports.assemble import (
     Context,
     assemble,
     check_report,
+    label_problems,
 )
 from kgforge.exports.dialogues import read_dialogues
-from kgforge.exports.formats.durecdial import POOL, as_lic2020, situation_text
+from kgforge.exports.formats.durecdial import POOL, as_lic2020
 from kgforge.exports.grounding import ground
 from kgforge.exports.labels import Labels, Render
-from kgforge.exports.new_goals import grounded_goals
+from kgforge.exports.new_goals import grounded_goals, language_problems
 from kgforge.exports.options import ExportOptions
 from kgforge.exports.registry import format_named
 from kgforge.exports.writing import finish, layout_problems
@@ -118,10 +124,22 @@ class _Run:
 
 @dataclass(frozen=True)
 class _Twins:
-    """The records of every language, rendered from the same rows, and the IRIs each language had no label for."""
+    """The records of every language, rendered from the same rows; what each language wrote in another one
+    (``allow_mixed``); and the dialogues left out of every twin (``skip_invalid``), with why."""
 
     made: dict[str, tuple[Context, list[Record]]]  # language -> its context and (record id, record) pairs
     mixed: dict[str, list[dict[str, str]]]  # language -> IRIs written with the first language's label
+    rejected: list[dict[str, Any]]
+    mixed_values: dict[str, list[dict[str, str]]] = field(default_factory=dict)  # language -> values as they are
+    mixed_text: dict[str, list[dict[str, str]]] = field(default_factory=dict)  # language -> other text as it is
+
+
+@dataclass(frozen=True)
+class _Made:
+    """One twin's records, and those its layout's readers or its language check refuse (record id, problems)."""
+
+    records: list[Record]
+    refused: list[dict[str, Any]] = field(default_factory=list)
 
 
 def export_parallel(
@@ -141,25 +159,17 @@ def export_parallel(
     if not goals:
         raise KgforgeError(f"{goals_file}: no goals to export")
     grounded = grounded_goals(goals)
-    by_id = dict(zip(grounded.ids, goals))
     assembled = assemble(
         first, grounded, options.subgraph(fmt, first.schema, goals=True), options.add_related, goal_checks=True
     )
     checks = check_report(assembled.problems, grounded.ids, options.skip_invalid, GOAL_CHECKS)
-    profiles_not_in_language: dict[str, int] = {}
 
-    def records(ctx: Context, relabelled: Assembled, language: str) -> tuple[list[Record], list[dict[str, str]]]:
-        made, missing = _records(ctx, fmt, layout, relabelled)
-        fallback = sum(not _goal_sides(record, by_id[record_id], language, languages[0]) for record_id, record in made)
-        if fallback:
-            profiles_not_in_language[language] = fallback
-        return made, missing
+    def records(ctx: Context, relabelled: Assembled, language: str) -> _Made:
+        return _goal_twin(ctx, fmt, layout, relabelled)
 
     source = {"goals_file": str(goals_file), "goals_sha256": sha256_file(goals_file)}
-    twins = _twins(run, first, assembled, records)
-    return _publish(
-        run, twins, checks, source, {"profiles_not_in_language": profiles_not_in_language}, pool="knowledge"
-    )
+    twins = _twins(run, first, assembled, records, _checks_rejected(assembled, checks))
+    return _publish(run, twins, checks, source, {}, pool="knowledge")
 
 
 def export_parallel_dialogues(
@@ -181,9 +191,9 @@ def export_parallel_dialogues(
         language: read_dialogues(path, fmt.layout(LAYOUT).kind, options.skip_invalid)
         for language, path in files.items()
     }
-    lines = _parallel_lines(sources, files)
+    read_rejected = [r for source in sources.values() for r in source.rejected]
+    main, lines, unpaired = _parallel_lines(sources, files, options.skip_invalid)
     first = Context.open(snapshot, languages[0])
-    main = sources[languages[0]]
     grounding = ground(first, main, first.class_iris())
     assembled = assemble(
         first,
@@ -195,24 +205,26 @@ def export_parallel_dialogues(
     checks = check_report(assembled.problems, main.ids, options.skip_invalid, DIALOGUE_CHECKS)
     number = {dialogue_id: i for i, dialogue_id in enumerate(main.ids)}
 
-    def records(ctx: Context, relabelled: Assembled, language: str) -> tuple[list[Record], list[dict[str, str]]]:
+    def records(ctx: Context, relabelled: Assembled, language: str) -> _Made:
         render = Render.for_frame(ctx.labels, relabelled.passing(), False, fmt.type_relation, ctx.manifest.build_id)
         dialogues = relabelled.dialogues(ctx.labels, render, fmt.shape)
         twin = lines[language]
-        made = [
-            (
-                d.dialogue_id,
-                {**_in_layout(twin[main.dialogues[number[d.dialogue_id]].line].record, layout), POOL: d.knowledge},
-            )
-            for d in dialogues
-        ]
-        return made, _missing(ctx)
+        return _Made(
+            [
+                (
+                    d.dialogue_id,
+                    {**_in_layout(twin[main.dialogues[number[d.dialogue_id]].line].record, layout), POOL: d.knowledge},
+                )
+                for d in dialogues
+            ]
+        )
 
     source = {
         "dialogues_files": {k: str(v) for k, v in files.items()},
         "dialogues_sha256": {k: sha256_file(v) for k, v in files.items()},
     }
-    twins = _twins(run, first, assembled, records)
+    rejected = read_rejected + unpaired + _checks_rejected(assembled, checks)
+    twins = _twins(run, first, assembled, records, rejected)
     own = {language: [len(session_triples(record)) for _, record in made] for language, (_, made) in twins.made.items()}
     differ = [twins.made[languages[0]][1][i][0] for i, counts in enumerate(zip(*own.values())) if len(set(counts)) > 1]
     return _publish(run, twins, checks, source, {"own_knowledge_counts_differ": differ}, pool=POOL)
@@ -263,44 +275,100 @@ def twin_files(path: Path, languages: list[str]) -> dict[str, Path]:
     return files
 
 
-def _parallel_lines(sources: dict[str, Any], files: dict[str, Path]) -> dict[str, dict[int, Any]]:
-    """Each twin's dialogues by line, after checking that the twins hold the same sessions line for line
-    (readable on the same lines, with conversations of the same length)."""
+def _parallel_lines(
+    sources: dict[str, Any], files: dict[str, Path], skip_invalid: bool
+) -> tuple[Any, dict[str, dict[int, Any]], list[dict[str, Any]]]:
+    """The first twin's sessions that every twin holds on the same line with a conversation of the same length,
+    each twin's dialogues by line, and the sessions left out because a twin lacks them (``skip_invalid``;
+    otherwise the first such line is an error)."""
     by_line = {language: {d.line: d for d in source.dialogues} for language, source in sources.items()}
     languages = list(sources)
+    main = sources[languages[0]]
+    unpaired: dict[int, str] = {}
     for language in languages[1:]:
         for line, dialogue in by_line[languages[0]].items():
             twin = by_line[language].get(line)
             if twin is None:
-                raise KgforgeError(
+                problem = (
                     f"{files[language]}:{line}: no session beside {files[languages[0]]}:{line}; the "
                     "twins must hold the same sessions line for line"
                 )
-            if len(twin.texts) != len(dialogue.texts):
-                raise KgforgeError(
+            elif len(twin.texts) != len(dialogue.texts):
+                problem = (
                     f"{files[language]}:{line}: {len(twin.texts)} utterances against "
                     f"{len(dialogue.texts)} in {files[languages[0]]}:{line}: not the same session"
                 )
-    return by_line
+            else:
+                continue
+            if not skip_invalid:
+                raise KgforgeError(problem + " (give --skip-invalid to write the others)")
+            unpaired.setdefault(line, problem)
+    if unpaired:
+        kept = [i for i, d in enumerate(main.dialogues) if d.line not in unpaired]
+        main = replace(main, dialogues=[main.dialogues[i] for i in kept], ids=[main.ids[i] for i in kept])
+    rejected = [{"file": str(files[languages[0]]), "line": line, "reason": why} for line, why in unpaired.items()]
+    return main, by_line, rejected
 
 
-def _twins(run: _Run, first: Context, assembled: Assembled, records: Any) -> _Twins:
-    """The records in each language, from the rows chosen once (labelled again in each language), and the
-    IRIs each language had no label for; refused on those unless ``run.allow_mixed``."""
-    languages = run.languages
+def _checks_rejected(assembled: Assembled, checks: dict[str, Any]) -> list[dict[str, Any]]:
+    """The dialogues the first language's checks left out (``--skip-invalid``), as rejected records."""
+    ids = assembled.grounded.ids
+    return [{"dialogue_id": ids[i], "reason": "; ".join(p)} for i, p in sorted(assembled.problems.items())]
+
+
+def _twins(run: _Run, first: Context, assembled: Assembled, records: Any, rejected: list[dict[str, Any]]) -> _Twins:
+    """The records in each language, from the rows chosen once (labelled again in each language). A dialogue
+    naming something with no label (or value with no form) in a language, or whose record a language's check
+    refuses, is refused, or with ``skip_invalid`` left out of every twin, so the twins stay one for one;
+    ``allow_mixed`` writes the first language's instead and lists it."""
+    languages, skip = run.languages, run.options.skip_invalid
     rows = assembled.passing().drop(LABEL_COLUMNS)  # the dialogues that passed, to be labelled in each language
-    twins, mixed = {}, {}
+    labelled: dict[str, tuple[Context, pl.DataFrame]] = {}
+    failed: dict[int, list[str]] = {}
     for language in languages:
-        ctx = first if language == languages[0] else replace(first, labels=Labels(first.tables, first.schema, language))
-        made, missing = records(
-            ctx, Assembled(ctx.labels.frame_columns(rows), assembled.problems, assembled.grounded), language
+        ctx = first if language == languages[0] else first.in_language(language, run.allow_mixed)
+        frame = ctx.labels.frame_columns(rows)
+        if language != languages[0]:  # the first language's are the export checks' business
+            for dialogue, found in label_problems(ctx.labels, frame).items():
+                failed.setdefault(dialogue, []).extend(f"{language}: {p}" for p in found)
+        labelled[language] = (ctx, frame)
+    if failed and not skip:
+        raise KgforgeError(_missing_message({lang: ctx.labels for lang, (ctx, _) in labelled.items()}, languages))
+    problems = {**assembled.problems, **failed}
+    made = {
+        language: records(ctx, Assembled(frame, problems, assembled.grounded), language)
+        for language, (ctx, frame) in labelled.items()
+    }
+    refused: dict[str, list[str]] = {}
+    for language, twin in made.items():
+        for item in twin.refused:
+            refused.setdefault(item["record_id"], []).extend(f"{language}: {p}" for p in item["problems"])
+    if refused and not skip:
+        record_id, found = next(iter(refused.items()))
+        raise KgforgeError(
+            f"{len(refused)} records cannot be written in every language, nothing was written (give --allow-mixed "
+            f"to write text in another language, listed, or --skip-invalid to write the others): {record_id}: "
+            f"{found[0]}"
         )
-        if missing and language != languages[0]:  # the first language's are the export checks' business
-            mixed[language] = missing
-        twins[language] = (ctx, made)
-    if mixed and not run.allow_mixed:
-        raise KgforgeError(_missing_message(mixed, first.labels))
-    return _Twins(twins, mixed)
+    ids = assembled.grounded.ids
+    rejected = rejected + [{"dialogue_id": ids[i], "reason": "; ".join(p)} for i, p in sorted(failed.items())]
+    rejected += [{"dialogue_id": record_id, "reason": "; ".join(p)} for record_id, p in refused.items()]
+    twins = {
+        language: (labelled[language][0], [r for r in twin.records if r[0] not in refused])
+        for language, twin in made.items()
+    }
+    others = [(language, labelled[language][0].labels) for language in languages[1:]]
+    return _Twins(
+        twins,
+        {lang: _listed(labels.mixed, "iri", "label_used") for lang, labels in others if labels.mixed},
+        rejected,
+        {lang: _listed(labels.values_mixed, "value", "relation") for lang, labels in others if labels.values_mixed},
+        {lang: _listed(labels.text_mixed, "text", "where") for lang, labels in others if labels.text_mixed},
+    )
+
+
+def _listed(found: dict[str, str], key: str, value: str) -> list[dict[str, str]]:
+    return [{key: k, value: v} for k, v in sorted(found.items())]
 
 
 def _publish(
@@ -327,8 +395,12 @@ def _publish(
             "checks": checks,
             "parallel_manifest": str(manifest_file),
             "mixed_labels": mixed.get(language, []),
+            "mixed_values": twins.mixed_values.get(language, []),
+            "mixed_text": twins.mixed_text.get(language, []),
+            "dialogues_rejected": len(twins.rejected),
         }
-        finish(ctx, run.fmt, run.layout, made, replace(run.options, language=language), path, written, run.started)
+        options = replace(run.options, language=language)
+        finish(ctx, run.fmt, run.layout, made, options, path, written, run.started, twins.rejected)
         files[language] = str(path)
     tasks = write_tasks(out, {language: made for language, (_, made) in twins.made.items()}, languages)
     first = twins.made[languages[0]][0]
@@ -348,7 +420,11 @@ def _publish(
         "checks": checks,
         **source,
         "mixed_labels": mixed,
+        "mixed_values": twins.mixed_values,
+        "mixed_text": twins.mixed_text,
         "allow_mixed": run.allow_mixed,
+        "dialogues_rejected": len(twins.rejected),
+        "rejected": twins.rejected[:50],
         **extra,
         "build_id": first.manifest.build_id,
         "seconds": round(time.perf_counter() - run.started, 3),
@@ -368,49 +444,33 @@ def _publish(
     )
 
 
-def _records(ctx: Context, fmt: Any, layout: Any, assembled: Assembled) -> tuple[list[Record], list[dict[str, str]]]:
-    """The records in ``ctx``'s language, and the IRIs that had no label in it (each with the label used)."""
+def _goal_twin(ctx: Context, fmt: Any, layout: Any, assembled: Assembled) -> _Made:
+    """The goal records in ``ctx``'s language, and those its layout's readers or its language check refuse."""
     render = Render.for_frame(ctx.labels, assembled.passing(), False, fmt.type_relation, ctx.manifest.build_id)
     dialogues = assembled.dialogues(ctx.labels, render, fmt.shape)
     records = [(d.dialogue_id, record) for d in dialogues for record in fmt.goal_records(d, layout, render)]
-    unusable = layout_problems(fmt, layout, records)
-    if unusable:
-        example = unusable[0]
-        raise KgforgeError(
-            f"{len(unusable)} records would not be read as {layout.kind}, nothing was written: "
-            f"{example['record_id']}: {example['problems'][0]}"
-        )
-    return records, _missing(ctx)
+    return _Made(records, language_problems(records, ctx.labels, fmt) + layout_problems(fmt, layout, records))
 
 
-def _missing(ctx: Context) -> list[dict[str, str]]:
-    return [{"iri": iri, "label_used": ctx.labels.fallback.get(iri, iri)} for iri in sorted(ctx.labels.missing)]
-
-
-def _goal_sides(record: dict[str, Any], goal: Any, language: str, first: str) -> bool:
-    """Writes the goal's user profile and situation in ``language`` into ``record`` where the goal has them
-    (``profile_en`` beside ``profile``; a situation ``{"text", "en": {"text"}}``); False when the profile is
-    not in that language, so it stays in the first one (the manifest counts them)."""
-    record["situation"] = situation_text(goal.extra.get("situation"), language) or record.get("situation", "")
-    if language == first or not record.get("user_profile"):
-        return True
-    translated = goal.extra.get(f"profile_{language[:2]}")
-    if isinstance(translated, dict):
-        record["user_profile"] = translated
-        return True
-    return False
-
-
-def _missing_message(mixed: dict[str, list[dict[str, str]]], labels: Labels) -> str:
+def _missing_message(labels: dict[str, Labels], languages: list[str]) -> str:
     parts = []
-    for language, missing in mixed.items():
-        named = ", ".join(f"{labels.entity(m['iri'])} <{m['iri']}>" for m in missing[:10])
-        more = f" and {len(missing) - 10} more" if len(missing) > 10 else ""
-        count = "1 entity or relation has" if len(missing) == 1 else f"{len(missing)} entities or relations have"
-        parts.append(f"{count} no {language} label: {named}{more}")
+    first = labels[languages[0]]
+    for language in languages[1:]:
+        missing, values = sorted(labels[language].missing), sorted(labels[language].values_missing.items())
+        if missing:
+            named = ", ".join(f"{first.entity(iri)} <{iri}>" for iri in missing[:10])
+            more = f" and {len(missing) - 10} more" if len(missing) > 10 else ""
+            count = "1 entity or relation has" if len(missing) == 1 else f"{len(missing)} entities or relations have"
+            parts.append(f"{count} no {language} label: {named}{more}")
+        if values:
+            named = ", ".join(f"{value} ({first.relation(relation)})" for value, relation in values[:10])
+            more = f" and {len(values) - 10} more" if len(values) > 10 else ""
+            count = "1 value has" if len(values) == 1 else f"{len(values)} values have"
+            parts.append(f"{count} no {language} form: {named}{more}")
     return (
         "; ".join(parts) + ". Nothing was written: add the labels (`kgforge translate` proposes them for "
-        "review), or give --allow-mixed to write the first language's label in their place"
+        "review), give --allow-mixed to write the first language's in their place, or --skip-invalid to leave "
+        "out the dialogues that need them"
     )
 
 

@@ -59,6 +59,7 @@ class Format:
     container: ClassVar[str] = "lines"  # lines (JSON Lines) or array (one JSON array)
     type_facts: ClassVar[bool] = True  # the data states each topic's type (DuConv's 领域); KdConv does not
     type_relation: ClassVar[str | None] = None  # the relation its readers expect type facts under
+    marks: ClassVar[tuple[str, ...]] = ()  # what its layouts write in every language: its readers' own words
     finds_mentions: ClassVar[bool] = True  # a real dialogue's topics include the entities its utterances name
     # (and a named entity that is only ever an object brings the facts pointing to it)
     pool_budgets: ClassVar[tuple[int, ...] | None] = None  # facts per topic in a real dialogue's pool; None: all

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import hashlib
+import json
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -62,6 +63,7 @@ class ExportReport(Record):
     options: dict[str, Any]  # the ExportOptions used
     kgforge: str  # version
     created: str
+    mixed_file: Path | None = None  # what was written in another language than asked (--allow-mixed), in full
     details: dict[str, Any] = flattened()
     seconds: float = 0.0
 
@@ -73,6 +75,7 @@ class ExportReport(Record):
             self.out.with_name(self.out.name + ".manifest.json"),
             self.ids_file,
             *((self.rejected_file,) if self.rejected_file else ()),
+            *((self.mixed_file,) if self.mixed_file else ()),
         )
 
     @property
@@ -97,11 +100,19 @@ def finish(
     if not records:
         raise ExportCheckError("no dialogue passed the export checks; nothing was written")
     # every file checked before the first is written: a refused sidecar leaves the old export whole
-    ids_file, _, manifest_file = (out.sidecar(s) for s in (".ids.txt", ".rejected.jsonl", ".manifest.json"))
+    # every file checked before the first is written
+    ids_file, _, mixed_file, manifest_file = (
+        out.sidecar(s) for s in (".ids.txt", ".rejected.jsonl", ".mixed.jsonl", ".manifest.json")
+    )
     with out.part() as tmp:
         fmt.write([r for _, r in records], tmp, layout)
     ids_file.write_text("".join(record_id + "\n" for record_id, _ in records))
     listed = write_rejected(out, rejected or [])  # OUT.rejected.jsonl, or a stale one removed
+    mixed = ctx.labels.mixed_rows()
+    if mixed:
+        mixed_file.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in mixed))
+    else:
+        mixed_file.remove()
     manifest = {
         "format": fmt.name,
         "layout": layout.name,
@@ -121,9 +132,15 @@ def finish(
         "options": asdict(options),
         "kgforge": __version__,
         "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+        "mixed_file": str(mixed_file) if mixed else None,
         **extra,
     }
     manifest_file.write_json(manifest)
     common = {k: v for k, v in manifest.items() if k != "graphs" and k not in extra}
-    common.update(out=out.path, ids_file=ids_file.path, rejected_file=listed)
+    common.update(
+        out=out.path,
+        ids_file=ids_file.path,
+        rejected_file=listed,
+        mixed_file=mixed_file.path if mixed else None,
+    )
     return ExportReport(**common, details=extra, seconds=round(time.perf_counter() - started, 3))

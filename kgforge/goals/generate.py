@@ -18,7 +18,7 @@ goes to the others.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -27,7 +27,7 @@ from kgforge.core.gc_pause import paused_gc
 from kgforge.core.output import OutputFile
 from kgforge.core.records import Record, flattened, omitted_when_none
 from kgforge.goals.durecdial import GoalTransitions
-from kgforge.goals.graph import STYLES, GoalGraph, GoalOptions
+from kgforge.goals.graph import STYLES, GoalGraph, GoalOptions, resolve_topics
 from kgforge.goals.record import Goal, write_goals
 from kgforge.goals.sequences import Material
 from kgforge.goals.sequences import summary as sequence_summary
@@ -38,7 +38,12 @@ from kgforge.store.snapshot import Snapshot
 
 
 def sample_goals(graph: GoalGraph, options: GoalOptions, profiles: list[dict[str, Any]] | None = None) -> list[Goal]:
-    return STYLES.get(options.style)(graph, options, profiles)
+    """The style's goals; with ``options.topics`` (IRIs) only those whose first topic is one of them (the built-in
+    styles draw only those; a plug-in style's others are left out here)."""
+    goals = STYLES.get(options.style)(graph, options, profiles)
+    if options.topics:
+        goals = [goal for goal in goals if goal.topics and goal.topics[0] in set(options.topics)]
+    return goals
 
 
 def mixed_report(graph: GoalGraph) -> dict[str, Any]:
@@ -69,6 +74,7 @@ class GoalsReport(Record):
     labels: dict[str, Any]  # the names written in another language than asked (:func:`mixed_report`)
     profiles: int | None = omitted_when_none()  # user profiles read (``--profiles``)
     profiles_unreadable: tuple[dict[str, Any], ...] | None = omitted_when_none()  # {"line", "reason"} each
+    topics: dict[str, str] | None = omitted_when_none()  # --topic: each name given -> the entity it stands for
     # DuRecDial sequences (``--style durecdial``): goal_types, transitions_used/known/from, goal_types_not_drawn,
     # english_fallback_goals (see :func:`kgforge.goals.sequences.summary`); empty for the other styles
     sequences: dict[str, Any] = flattened()
@@ -80,6 +86,8 @@ def generate(
     domain = snapshot.domain
     out = snapshot.paths.output(out)
     graph = GoalGraph.load(snapshot, options.language)
+    asked = resolve_topics(graph, options.topics) if options.topics else None
+    options = replace(options, topics=tuple(dict.fromkeys((asked or {}).values())))
     profiles, unreadable = read_profiles(profiles_file) if profiles_file else (None, [])
     with paused_gc():
         goals = sample_goals(graph, options, profiles)
@@ -117,5 +125,6 @@ def generate(
         mixed_report(graph),
         len(profiles) if profiles is not None else None,
         tuple(unreadable) if profiles is not None else None,
+        asked,
         sequences,
     )

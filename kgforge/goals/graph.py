@@ -3,6 +3,7 @@ stratified sampling."""
 
 from __future__ import annotations
 
+import difflib
 import hashlib
 import json
 import re
@@ -14,6 +15,7 @@ from typing import Any
 import polars as pl
 
 from kgforge.core import checks
+from kgforge.core.errors import ArgumentError
 from kgforge.core.registry import Registry
 from kgforge.core.schema import Schema
 from kgforge.core.text import normalise_label
@@ -40,6 +42,7 @@ RECOMMENDATION_BY_TYPE = {
 CHAT_BY_TYPE = {"star": "关于明星的聊天", "singer": "关于明星的聊天"}
 _QUALIFIER = re.compile(r"\s*[（(][^（）()]*[）)]\s*$")
 _SPACES = re.compile(r"\s+")
+SUGGESTION_POOL = 50_000  # names compared with an unknown --topic (difflib is quadratic in a name's length)
 LIKES_KEYS = ("喜欢的明星", "喜欢的电影", "喜欢的音乐", "喜欢的poi", "likes", "liked")
 
 
@@ -64,6 +67,13 @@ class GoalGraph:
     workdir: Path = Path()
     lacking: frozenset[str] = frozenset()  # IRIs with no label in ``language`` (kgforge.store.languages)
     mixed: dict[str, str] = field(default_factory=dict)  # those a goal named anyway: IRI → the label written
+    links: tuple[tuple[str, str], ...] = ()  # the build's owl:sameAs pairs, which lend labels
+
+    def names_in(self, language: str) -> dict[str, str]:
+        """A name for each IRI in ``language`` by the chain of :mod:`kgforge.store.languages` (the graph's
+        ``labels`` are in ``self.language``), another language's where it has none."""
+        chosen = language_labels(self.tables.labels, language, self.links)
+        return {**self.tables.label_map(language), **chosen.labels}
 
     @classmethod
     def load(cls, snapshot: Snapshot, language: str | None = None) -> GoalGraph:
@@ -79,7 +89,8 @@ class GoalGraph:
             workdir=snapshot.workdir,
             derived=ASSOCIATED_GRAPH in manifest.graphs,
         )
-        chosen = language_labels(tables.labels, graph.language, snapshot.same_as_pairs())
+        graph.links = snapshot.same_as_pairs()
+        chosen = language_labels(tables.labels, graph.language, graph.links)
         graph.labels = {**tables.label_map(graph.language), **chosen.labels}
         graph.lacking = chosen.lacking
         graph.relation_kinds = dict(zip(tables.relations["iri"].to_list(), tables.relations["kind"].to_list()))
@@ -252,6 +263,15 @@ class EntityIndex:
                 return found
         return []
 
+    def close_names(self, name: str, n: int = 5) -> list[str]:
+        """Names of the index close to ``name`` (a typo, a partial name), among those sharing a character with it
+        and of a similar length (a bounded pool: a graph has millions of names)."""
+        wanted = set(normalise_label(name, self.segmented))
+        pool = [
+            key for key in self.names if len(name) // 2 <= len(key) <= 2 * len(name) + 1 and not wanted.isdisjoint(key)
+        ][:SUGGESTION_POOL]
+        return difflib.get_close_matches(normalise_label(name, self.segmented), pool, n=n, cutoff=0.4)
+
     def lookup_folded(self, name: str) -> list[str]:
         """The IRIs whose names equal ``name`` when case and whitespace are ignored."""
         if self._folded is None:
@@ -270,6 +290,51 @@ def strip_qualifier(name: str) -> str:
 def fold(name: str) -> str:
     """A name with case and whitespace ignored."""
     return _SPACES.sub("", normalise_label(name, segmented=False)).casefold()
+
+
+def resolve_topics(graph: GoalGraph, names: Iterable[str]) -> dict[str, str]:
+    """``--topic`` names (a label, an alternative label or an IRI) → the entity each stands for, which must be
+    able to open a goal (:meth:`GoalGraph.may_be_topic`'s rules); an unknown or ambiguous name, or one that
+    cannot be a topic, is an ArgumentError of one line naming what to give instead."""
+    index = EntityIndex.from_tables(graph.tables, segmented=True, exclude=graph.class_iris)
+    topics = set(graph.topic_types) if graph.schema.types else None
+    found: dict[str, str] = {}
+    for name in names:
+        iris = [name] if name in graph.labels else index.resolve(name)
+        if not iris:
+            near = index.close_names(name)
+            hint = f"; did you mean {', '.join(near)}?" if near else ""
+            raise ArgumentError("--topic", f"no entity of {graph.domain!r} is named {name!r}{hint}")
+        usable = [iri for iri in iris if iri in graph.talked_about and (topics is None or iri in topics)]
+        if len(usable) > 1:
+            listed = ", ".join(f"{iri} ({graph.topic_types.get(iri) or 'untyped'})" for iri in usable[:5])
+            raise ArgumentError("--topic", f"{name!r} names {len(usable)} entities: {listed}; give one by its IRI")
+        if not usable:
+            raise ArgumentError("--topic", f"{name!r} ({iris[0]}) cannot open a goal: {_why_no_topic(graph, iris[0])}")
+        found[name] = usable[0]
+    return found
+
+
+def _why_no_topic(graph: GoalGraph, iri: str) -> str:
+    if iri in graph.talked_about:
+        return f"it has none of the schema's types ({', '.join(graph.schema.types)})"
+    facts = facts_per_entity(graph.base_facts).filter(pl.col("s") == iri)["len"].sum()
+    return f"it takes part in {facts} facts, and a topic takes part in {MIN_TOPIC_FACTS} or more"
+
+
+def topic_first(asked: Iterable[str], a: str, b: str) -> list[str]:
+    """The topics of a goal between ``a`` and ``b`` in the order drawn (``a`` first), unless ``--topic`` asked for
+    ``b`` and not ``a``: then ``b`` opens it."""
+    wanted = set(asked)
+    return [b, a] if b in wanted and a not in wanted else [a, b]
+
+
+def touching(asked: Iterable[str], *columns: str) -> pl.Expr:
+    """Rows naming a topic ``--topic`` asked for in one of ``columns`` (every row when none was asked for)."""
+    wanted = list(asked)
+    if not wanted:
+        return pl.lit(True)
+    return pl.any_horizontal(*(pl.col(column).is_in(wanted) for column in columns))
 
 
 # ---------------------------------------------------------------- options and the styles registry
@@ -293,6 +358,7 @@ class GoalOptions:
         None  # durecdial: a goal transition table (.tsv) or sessions (default: the shipped table)
     )
     profile_template: Path | None = None  # durecdial: the profile and situation template (default: the shipped one)
+    topics: tuple[str, ...] = ()  # --topic: the entities a goal must open with (IRIs once resolved); (): any
 
     def __post_init__(self) -> None:
         checks.whole(self.n, "--n", 1)

@@ -86,6 +86,7 @@ PROFILE_KEYS_EN = {
     "同意的音乐": "accepted music",
     "拒绝": "rejected",
 }
+NEWS_OF = "news of "  # an English profile's accepted news: "news of Xun Zhou"
 DATE = re.compile(r"\d{4}-\d{1,2}-\d{1,2}")
 WEEKDAYS = [
     ("星期一", "Monday"),
@@ -157,6 +158,11 @@ class Material:
     news: set[str]  # stars with news facts
     english: dict[str, str]  # IRI → English label, where the graph has one
     weather: list[Weather] = field(default_factory=list)  # DuRecDial's city –date→ weather facts
+    chinese: dict[str, str] = field(default_factory=dict)  # IRI → its name in the Chinese profile
+
+    def chinese_name(self, iri: str) -> str:
+        """The name the Chinese ``profile`` gives ``iri``, whatever ``--lang`` the goals are labelled in."""
+        return self.chinese.get(iri, iri)
 
     @classmethod
     def of(cls, graph: GoalGraph) -> Material:
@@ -184,6 +190,7 @@ class Material:
             news,
             dict(zip(english["iri"].to_list(), english["label"].to_list())),
             weather_reports(graph, by_kind),
+            graph.labels if graph.language.startswith("zh") else graph.names_in("zh"),
         )
 
     def missing(self) -> dict[str, str]:
@@ -220,6 +227,8 @@ class Walk:
     rng: np.random.Generator
     star: str | None  # the star the dialogue is about, once a goal needs one (or the profile names one)
     preferred: str | None = None  # the star to take when a goal first needs one and nothing settled another
+    first: str | None = None  # --topic: the topic the sequence's first goal with a topic must have
+    opened: bool = False  # whether a goal with a topic was drawn yet
     steps: list[dict[str, Any]] = field(default_factory=list)
     facts: list[tuple[str, str, str]] = field(default_factory=list)
     last: dict[str, str] = field(default_factory=dict)  # kind → the item last accepted
@@ -230,7 +239,14 @@ class Walk:
         return items[int(self.rng.integers(len(items)))]
 
     def topic(self, kind: str) -> tuple[str, list[str]] | None:
-        """The topic of a goal of type ``kind`` and the proposals turned down before it, or None (not here)."""
+        """The topic of a goal of type ``kind`` and the proposals turned down before it, or None (not here): the
+        first goal with a topic takes ``first`` when one is asked for (else the walk goes another way)."""
+        found = self._topic(kind)
+        if found and found[0]:
+            self.opened = True
+        return found
+
+    def _topic(self, kind: str) -> tuple[str, list[str]] | None:
         slot = SLOT.get(kind)
         if slot is None:
             return "", []
@@ -245,6 +261,8 @@ class Walk:
         if slot == "played":
             return (self.last["song"], []) if "song" in self.last else None
         candidates = self._items(slot)
+        if self.first is not None and not self.opened:
+            candidates = [(item, fact) for item, fact in candidates if item == self.first]
         if not candidates:
             return None
         chosen, fact = self.pick(candidates)
@@ -260,6 +278,10 @@ class Walk:
         return chosen, rejected
 
     def _star(self, with_news: bool) -> str | None:
+        if self.first is not None and not self.opened:  # the sequence opens on the star asked for, or not here
+            if self.first not in self.material.by_kind["star"] or (with_news and self.first not in self.material.news):
+                return None
+            self.star = self.first
         if (
             self.star is None
             and not self.last
@@ -467,7 +489,7 @@ def english_profile(profile: dict[str, Any], english: dict[str, str]) -> tuple[d
         if found is None:
             missing.append(core)
             found = core
-        return f"news of {found}" if news else found
+        return NEWS_OF + found if news else found
 
     out = {}
     for key, value in profile.items():
@@ -487,8 +509,10 @@ def sample_durecdial(
     transitions: GoalTransitions,
     profiles: list[dict[str, Any]] | None = None,
     template: Template | None = None,
+    asked: tuple[str, ...] = (),
 ) -> list[Goal]:
-    """``n`` distinct goal sequences (fewer when the graph has no more); see the module's docstring."""
+    """``n`` distinct goal sequences (fewer when the graph has no more), each opening on one of the topics
+    ``asked`` for (``--topic``, in turn) when any is; see the module's docstring."""
     material = Material.of(graph)
     if not material.by_kind["star"] and not any(material.by_kind[k] for k in ("food", "poi")):
         raise KgforgeError(
@@ -507,7 +531,9 @@ def sample_durecdial(
         rng = np.random.default_rng([seed, 23, i])
         user = users[len(goals) % len(users)] if users else None
         # stars take turns across sequences (so all get used); a profile's is settled from the start
-        walk = Walk(material, rng, user[1] if user else None, preferred=order[len(goals) % len(order)])
+        first = asked[len(goals) % len(asked)] if asked else None
+        preferred = None if first else order[len(goals) % len(order)]
+        walk = Walk(material, rng, user[1] if user else None, preferred=preferred, first=first)
         if not walk.draw(transitions) or not any(s["topic"] for s in walk.steps):
             continue
         key = json.dumps([[s["type"], s["topic"], s["rejected"]] for s in walk.steps])
@@ -573,16 +599,16 @@ def _goal(
     template: Template,
     given: dict[str, Any] | None,
 ) -> Goal:
-    label = graph.label
+    label, zh_name = graph.label, material.chinese_name  # the profile is Chinese whatever --lang is
     english: dict[str, str] = {}
     if given is None:
         profile, english, age = drawn_profile(rng, template)
         if walk.star:
-            profile["喜欢的明星"] = label(walk.star)
+            profile["喜欢的明星"] = zh_name(walk.star)
         if walk.weather:  # the user asks about the weather where they live
-            profile["居住地"] = label(walk.weather.fact[0])
+            profile["居住地"] = zh_name(walk.weather.fact[0])
         kinds = {iri: k for k, iris in material.by_kind.items() for iri in iris}
-        add_outcomes(profile, walk.steps, kinds, label, rng)
+        add_outcomes(profile, walk.steps, kinds, zh_name, rng)
     else:
         profile, age = given, None
     fallback: list[str] = []
@@ -612,9 +638,11 @@ def _goal(
     topics = list(
         dict.fromkeys([s["topic"] for s in walk.steps if s["topic"]] + [r for s in walk.steps for r in s["rejected"]])
     )
-    english |= {label(t): en_label(t) for t in topics}
-    if walk.weather and given is None:
-        english[label(walk.weather.fact[0])] = en_label(walk.weather.fact[0])
+    # what the profile may name: the topics, the dialogue's star (a topic only when a goal is about them) and
+    # the city of the weather report
+    star, city = [walk.star] if walk.star else [], [walk.weather.fact[0]] if walk.weather else []
+    named = list(dict.fromkeys([*topics, *star, *city]))
+    english |= {zh_name(t): en_label(t) for t in named}
     profile_en, unnamed = english_profile(profile, english)
     facts = list(dict.fromkeys(walk.facts))
     literal = {walk.weather.fact[:3]} if walk.weather and not walk.weather.fact[3] else set()
@@ -625,6 +653,7 @@ def _goal(
         "goal_string_en": goal_string(steps, "en"),
         "profile": profile,
         "profile_en": profile_en,
+        "profile_entities": {zh_name(t): t for t in named},  # an export names them in its language
         "situation": situation(
             rng, template, age, walk.steps[0]["type"] == "寒暄", walk.weather.date if walk.weather else None
         ),

@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from kgforge.core.errors import InputError, KgforgeError
+from kgforge.core.errors import ArgumentError, InputError, KgforgeError
 from kgforge.core.jsonio import iter_json_lines
 from kgforge.core.quarantine import warn
 from kgforge.derive import read_pairs
@@ -24,6 +24,8 @@ from kgforge.goals.graph import (
     _triple,
     facts_per_entity,
     make_goal,
+    topic_first,
+    touching,
 )
 from kgforge.goals.record import Goal
 from kgforge.goals.sequences import Template, sample_durecdial
@@ -70,20 +72,20 @@ def _pair_key(a: pl.Expr, b: pl.Expr) -> pl.Expr:
     return pl.concat_str([pl.min_horizontal(a, b), pl.max_horizontal(a, b)], separator="\x1f")
 
 
-def sample_one_step(graph: GoalGraph, n: int, seed: int, taken: set[str]) -> list[Goal]:
-    edges = graph.topic_edges().with_columns(pair=_pair_key(pl.col("s"), pl.col("o")))
+def sample_one_step(graph: GoalGraph, n: int, seed: int, taken: set[str], asked: tuple[str, ...] = ()) -> list[Goal]:
+    edges = graph.topic_edges().filter(touching(asked, "s", "o")).with_columns(pair=_pair_key(pl.col("s"), pl.col("o")))
     edges = edges.filter(~pl.col("pair").is_in(list(taken))).unique("pair", keep="first", maintain_order=True)
     chosen = stratified_take(edges, n, "p", seed)
     flips = np.random.default_rng([seed, 1]).random(chosen.height) < 0.5
     goals = []
     for (s, p, o, pair), flip in zip(chosen.iter_rows(), flips):
-        topics = [o, s] if flip else [s, o]
+        topics = topic_first(asked, o, s) if flip else topic_first(asked, s, o)
         goals.append(make_goal(graph, "one_step", topics, [_triple(graph, s, p, o, True)], seed))
         taken.add(pair)
     return goals
 
 
-def sample_two_step(graph: GoalGraph, n: int, seed: int, taken: set[str]) -> list[Goal]:
+def sample_two_step(graph: GoalGraph, n: int, seed: int, taken: set[str], asked: tuple[str, ...] = ()) -> list[Goal]:
     pairs = read_pairs(graph.tables)
     if not graph.derived:
         raise KgforgeError(
@@ -92,7 +94,10 @@ def sample_two_step(graph: GoalGraph, n: int, seed: int, taken: set[str]) -> lis
             "(or give --one-step-ratio 1)"
         )
     pairs = pairs.filter(
-        ~pl.col("p").is_in(list(graph.stop_iris)), graph.may_be_topic("a"), graph.may_be_topic("b")
+        ~pl.col("p").is_in(list(graph.stop_iris)),
+        graph.may_be_topic("a"),
+        graph.may_be_topic("b"),
+        touching(asked, "a", "b"),
     ).sort("p", "o", "a", "b")
     rng = np.random.default_rng([seed, 2])
     pairs = (
@@ -107,7 +112,7 @@ def sample_two_step(graph: GoalGraph, n: int, seed: int, taken: set[str]) -> lis
     flips = np.random.default_rng([seed, 3]).random(chosen.height) < 0.5
     goals = []
     for row, flip in zip(chosen.iter_rows(named=True), flips):
-        a, b = (row["b"], row["a"]) if flip else (row["a"], row["b"])
+        a, b = topic_first(asked, row["b"], row["a"]) if flip else topic_first(asked, row["a"], row["b"])
         path = [_triple(graph, t, row["p"], row["o"], row["o_is_entity"]) for t in (a, b)]
         extra = {"shared": {"p": row["p"], "o": row["o"], "o_is_entity": row["o_is_entity"], "o_lang": row["o_lang"]}}
         goals.append(make_goal(graph, "two_step", [a, b], path, seed, extra))
@@ -150,9 +155,12 @@ class Adjacency:
         return np.where(has, self.targets[pick], -1), np.where(has, self.edge_rows[pick], -1)
 
 
-def sample_paths(graph: GoalGraph, n: int, hops: tuple[int, int], seed: int, taken: set[str]) -> list[Goal]:
-    """Topic transitions of 1..3 hops: start edges stratified by relation, then seeded random steps
-    to a topic not yet on the path (a few tries per path, paths that cannot grow are dropped)."""
+def sample_paths(
+    graph: GoalGraph, n: int, hops: tuple[int, int], seed: int, taken: set[str], asked: tuple[str, ...] = ()
+) -> list[Goal]:
+    """Topic transitions of 1..3 hops: start edges stratified by relation (each touching a topic ``asked`` for,
+    which then opens the path), then seeded random steps to a topic not yet on the path (a few tries per path,
+    paths that cannot grow are dropped)."""
     edges = graph.topic_edges()
     if edges.is_empty():
         raise KgforgeError(
@@ -163,15 +171,21 @@ def sample_paths(graph: GoalGraph, n: int, hops: tuple[int, int], seed: int, tak
     goals: list[dict[str, Any]] = []
     for i, k in enumerate(counts):
         want = n // len(counts) + (1 if i < n % len(counts) else 0)
-        goals += _walks(graph, adjacency, k, want, seed + 7919 * k, taken)
+        goals += _walks(graph, adjacency, k, want, seed + 7919 * k, taken, asked)
     return goals
 
 
-def _walks(graph: GoalGraph, adjacency: Adjacency, hops: int, want: int, seed: int, taken: set[str]) -> list[Goal]:
+def _walks(
+    graph: GoalGraph, adjacency: Adjacency, hops: int, want: int, seed: int, taken: set[str], asked: tuple[str, ...]
+) -> list[Goal]:
     rng = np.random.default_rng(seed)
-    starts = stratified_take(adjacency.edges.with_row_index("row"), min(adjacency.edges.height, want * 3), "p", seed)
+    edges = adjacency.edges.with_row_index("row").filter(touching(asked, "s", "o"))
+    starts = stratified_take(edges, min(edges.height, want * 3), "p", seed)
     index = {iri: i for i, iri in enumerate(adjacency.nodes)}
     flip = rng.random(starts.height) < 0.5
+    if asked:  # the end of the start edge that --topic asked for opens the path
+        ends = zip(starts["s"].to_list(), starts["o"].to_list(), flip.tolist())
+        flip = np.array([topic_first(asked, *((o, s) if drawn else (s, o)))[0] == o for s, o, drawn in ends], bool)
     s = starts["s"].replace_strict(index, return_dtype=pl.Int64).to_numpy()
     o = starts["o"].replace_strict(index, return_dtype=pl.Int64).to_numpy()
     nodes = [np.where(flip, o, s), np.where(flip, s, o)]
@@ -237,9 +251,9 @@ def duconv_goals(graph: GoalGraph, options: GoalOptions, profiles: list[dict[str
     (unless the ratio is 1: only one-step goals were asked for)."""
     require_topics(graph)
     taken: set[str] = set()
-    goals = sample_one_step(graph, round(options.n * options.one_step_ratio), options.seed, taken)
+    goals = sample_one_step(graph, round(options.n * options.one_step_ratio), options.seed, taken, options.topics)
     if options.n > len(goals) and options.one_step_ratio < 1:
-        goals += sample_two_step(graph, options.n - len(goals), options.seed, taken)
+        goals += sample_two_step(graph, options.n - len(goals), options.seed, taken, options.topics)
     return goals
 
 
@@ -259,6 +273,12 @@ def require_topics(graph: GoalGraph) -> None:
 def shortfall(kinds: dict[str, int], options: GoalOptions, graph: GoalGraph) -> list[str]:
     """Why the goals sampled differ from what ``options`` asked for, one sentence each (empty when they do not)."""
     got = sum(kinds.values())
+    if options.topics and got < options.n:
+        named = ", ".join(graph.label(topic) for topic in options.topics)
+        return [
+            f"wrote {got:,} of the {options.n:,} goals asked for: the graph of {graph.domain!r} has no more distinct "
+            f"{options.style} goals opening with {named} (--topic)"
+        ]
     if options.style != "duconv":
         what = "sequence of goal types and topics" if options.style == "durecdial" else "pair of topics"
         return (
@@ -291,7 +311,7 @@ def shortfall(kinds: dict[str, int], options: GoalOptions, graph: GoalGraph) -> 
 
 @STYLES.register("kdconv", description="KdConv-style transition paths over --hops (1-3) hops")
 def kdconv_goals(graph: GoalGraph, options: GoalOptions, profiles: list[dict[str, Any]] | None) -> list[Goal]:
-    return sample_paths(graph, options.n, options.hops, options.seed, set())
+    return sample_paths(graph, options.n, options.hops, options.seed, set(), options.topics)
 
 
 @STYLES.register(
@@ -300,6 +320,8 @@ def kdconv_goals(graph: GoalGraph, options: GoalOptions, profiles: list[dict[str
     "with a user profile and a situation",
 )
 def durecdial_goals(graph: GoalGraph, options: GoalOptions, profiles: list[dict[str, Any]] | None) -> list[Goal]:
+    if profiles and options.topics:
+        raise ArgumentError("--topic", "--profiles already choose the star each sequence is about: give one of them")
     transitions = GoalTransitions.load(options.transitions)
     template = Template.read(options.profile_template)
-    return sample_durecdial(graph, options.n, options.seed, transitions, profiles, template)
+    return sample_durecdial(graph, options.n, options.seed, transitions, profiles, template, options.topics)

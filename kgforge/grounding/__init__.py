@@ -1,8 +1,10 @@
 """Which fact each utterance states: per-message knowledge annotation and claims checked against the graph.
 
 ``normalise`` (matching forms, value keys) <- ``facts`` (a fact, an entity's facts arranged for trying) <-
-``index`` (names automaton, facts of each entity) <- ``matching`` (focus, facts stated, claims) <- ``kdconv``
-(KdConv files, scores against gold attrs) <- ``run`` (``kgforge ground``).
+``index`` (names automaton, facts of each entity) <- ``choice`` (the learned choice's stages) <- ``model_file``
+(a trained choice as a file, the shipped one) <- ``matching`` (focus, candidates, facts stated, claims) <-
+``kdconv`` (KdConv files, scores against gold attrs) <- ``run`` (``kgforge ground``) <- ``corruption``
+(corrupted copies of annotated dialogues) <- ``learning`` (``kgforge ground train``).
 """
 
 import importlib.machinery

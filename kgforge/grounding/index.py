@@ -268,7 +268,7 @@ class GroundingIndex:
         with the names, the literal and role relations, which relations each entity is a value of. Processes
         forked to share a corpus (:func:`kgforge.core.processes.forked_map`) then find it made once, in the
         parent, rather than each making its own; and none of them has anything left to ask polars."""
-        self.automaton, self.literal_automaton, self.role_relations, self._values_of  # noqa: B018 (made on first use)
+        self.automaton, self.literal_automaton, self.role_relations, self.word_relations, self._values_of  # noqa: B018 (made on first use)
         self.segmenter.prepare()
         if isinstance(self.facts_of, FactTable):
             self.facts_of.prepare()
@@ -390,6 +390,11 @@ class GroundingIndex:
         return LongestMatches({word: frozenset(relations) for word, relations in relations_of.items()})
 
     @cached_property
+    def word_relations(self) -> frozenset[str]:
+        """The word-valued relations (:attr:`literal_automaton`'s): 国家, 类型, 职业."""
+        return frozenset().union(*self.literal_automaton.keyed().values())
+
+    @cached_property
     def role_relations(self) -> frozenset[str]:
         """The relations whose values are roles people have (职业: 导演、编剧、制片人): those with a literal value
         one of whose parts names a relation of the domain — the graph's own relations are roles (导演, 制作人)."""
@@ -437,7 +442,9 @@ class GroundingIndex:
         language = schema.language if schema is not None else "zh"
         in_language = pl.col("lang").str.starts_with(language)
         labels = tables.labels.sort("iri", in_language.not_(), pl.col("preferred").not_(), "label")
-        classes = set(tables.types["class"].to_list())  # 电影, 歌手: what entities are, never what a message names
+        # 电影, 歌手: what entities are, never what a message names; the schema's classes too, typed entities or none
+        # (a graph made of dialogues' attrs types the people but not the films: 电影 said was a name in focus)
+        classes = set(tables.types["class"].to_list()) | ({t.iri for t in schema.types.values()} if schema else set())
         names: dict[str, list[str]] = {}
         for iri, label in labels.filter(~pl.col("iri").is_in(list(classes))).select("iri", "label").iter_rows():
             names.setdefault(iri, []).append(label)

@@ -27,6 +27,7 @@ from typing import Any
 
 import kgforge.core.text as text_module
 from kgforge.core.files import atomic_write
+from kgforge.core.progress import tracked
 from kgforge.grounding.index import GroundingIndex
 from kgforge.store.snapshot import Snapshot
 
@@ -36,12 +37,13 @@ KEPT_INDEX = "grounding-index.marshal"
 def load_index(snapshot: Snapshot) -> GroundingIndex:
     """``snapshot``'s grounding index, prepared: read from the file kept beside its build, else made (and kept)."""
     path, key = snapshot.build / KEPT_INDEX, index_key(snapshot)
-    state = _read(path, key)
-    if state is not None:
-        return GroundingIndex.from_state(state)
-    index = GroundingIndex.from_snapshot(snapshot).prepare()
-    _write(path, key, index.state())
-    return index
+    with tracked(f"grounding index of {snapshot.domain}"):  # made the first time: a minute on a large graph
+        state = _read(path, key)
+        if state is not None:
+            return GroundingIndex.from_state(state)
+        index = GroundingIndex.from_snapshot(snapshot).prepare()
+        _write(path, key, index.state())
+        return index
 
 
 def index_key(snapshot: Snapshot) -> str:

@@ -41,6 +41,16 @@ characters); the rules above need one of these, so this changes no result, only 
 A value that names a relation (导演) is a value only of the subject the message is about, and only when the
 message names no value of that relation.
 
+**The learned choice.** The rules above decide alone with ``MatchOptions(model="rules")``. With a model (the
+shipped one by default, :mod:`kgforge.grounding.model_file`) they find the **candidates**: every fact a rule
+states, and those a rule refuses for a reason the model weighs (:class:`Candidate`: a short value not cut as a
+word, a role said of many, a relation's word, the subject's own name, a literal said by ``loose_most`` of it, a
+stretch's losers, any free text sharing a run); each gets its features (:mod:`kgforge.grounding.choice`) and is
+stated when its probability reaches the stage's threshold, one likeliest fact a stretch. What the rules refuse on
+structure stays refused (two entities of one kind named together, an entity value said again, a relation stated by
+a value and a text). A claim carries a score: a fact stated its probability, a value said against the graph how
+likely it is wrong (``contradicted`` from the claims stage's threshold on, else ``unsupported``).
+
 **Claims.** Every fact stated is a ``supported`` claim. Each number with a unit (``40元``, ``9:00``,
 ``3小时``, a bare number of 3+ digits) is checked against the first entity in focus that has values of that
 unit's family (free text left out): ``contradicted`` (with those values) when none holds that number with
@@ -56,20 +66,29 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_left
-from collections import defaultdict
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import lru_cache, partial
+from math import log1p
 from typing import Any, NamedTuple
 
+from kgforge.grounding.choice import Choice, Stage, probability
 from kgforge.grounding.facts import EntityValues, Fact, MessageGrams
 from kgforge.grounding.index import FactTable, GroundingIndex, strip_qualifier
+from kgforge.grounding.model_file import chosen_model
 from kgforge.grounding.normalise import Surface, form, surface
 
 _PUNCTUATION = re.compile(r"[\W_]", re.UNICODE)
+_BY_RUNS, _SAID_WHOLE, _BY_TITLE, _BY_YEAR = 0, 1, 2, 3  # how a free text was found: runs, whole, title, year
 _NUMBERS = re.compile(r"\d+")
 _NO_CLASSES: frozenset[str] = frozenset()
 COMMON_WORD_FREQ = 100  # jieba frequency from which a name is an ordinary word first
+# why the hand rules refuse a candidate (bits of Candidate.refused; 0: the rules' filters pass it)
+NOT_A_WORD = 8  # a short value jieba does not cut as a word
+SAID_OF_MANY = 16  # a role said of a group or asked about
+NAMES_RELATION = 32  # a value that names a relation, said as the relation
+MOST_LOOSELY = 64  # a literal said by fewer of its characters than ``said_most``
+SAME_NAME = 128  # an entity value named by the name that names the subject too (one name, two entities)
 
 
 @dataclass(frozen=True)
@@ -82,6 +101,8 @@ class MatchOptions:
     said_most_chars: int = 8  # a literal this long is also stated when most of it is said
     said_most: float = 0.8  # that share of its characters
     link_beside_facts: bool = False  # an entity value is stated also when the message states facts of it
+    loose_most: float = 0.5  # a candidate of the learned choice: a literal this share of whose characters is said
+    model: str = "shipped"  # who chooses among the candidates: "shipped", "rules", or a model file (model_file)
 
 
 DEFAULT_OPTIONS = MatchOptions()
@@ -100,6 +121,7 @@ class Stated(NamedTuple):  # a tuple, as Fact: several are made for every messag
     span: tuple[int, int]
     score: float
     whole: bool = True  # False: a literal stated by most of its characters (``MatchOptions.said_most``)
+    confidence: float = 1.0  # the learned choice's probability (1.0: stated by the hand rules alone)
 
 
 class Claim(NamedTuple):  # a tuple: made for every fact stated and every value said
@@ -111,12 +133,35 @@ class Claim(NamedTuple):  # a tuple: made for every fact stated and every value 
     span: tuple[int, int]
     graph: tuple[str, ...]
     status: str  # supported | contradicted | unsupported
+    score: float = 1.0  # supported: the fact's probability; else how likely the value said is wrong (1.0: rules alone)
+    kind: str = "fact"  # what was checked: fact (stated), amount, entity or word (see claims)
+
+
+class Candidate:
+    """A fact a message may state, as the learned choice sees it (:mod:`kgforge.grounding.choice`): found where
+    the hand rules look, and also where their filters refuse it (``refused``: the reasons, bits)."""
+
+    def __init__(self, stated: Stated, refused: int, order: tuple[int, int, int], named: bool, recency: float) -> None:
+        self.stated, self.refused, self.order = stated, refused, order  # order: the rules' at one stretch
+        self.named, self.recency = named, recency  # recency: 1 named, else 1 / (2 + entities in focus since)
+        self.cue_full = False  # the message says the relation's name whole
+        self.rule = False  # the hand rules state it
+        self.text = False  # a free text (the second stage)
+        self.features: list[float] = []
+        self.probability = 1.0
 
 
 class DialogueMatcher:
     """Grounds one dialogue's messages in order (focus carries over from message to message)."""
 
-    def __init__(self, index: GroundingIndex, topics: list[str], options: MatchOptions = DEFAULT_OPTIONS) -> None:
+    def __init__(
+        self,
+        index: GroundingIndex,
+        topics: list[str],
+        options: MatchOptions = DEFAULT_OPTIONS,
+        collect: list[Candidate] | None = None,
+    ) -> None:
+        """``collect``: a list every candidate of every message is added to, with its features (training)."""
         self.index, self.options = index, options
         self.focus: list[str] = []
         for topic in topics:
@@ -125,6 +170,14 @@ class DialogueMatcher:
         self.topics = list(self.focus)
         self.stated: set[tuple[str, str]] = set()
         self.focus_facts = FocusFacts(index)
+        self.choice: Choice | None = chosen_model(options.model)
+        self.collect = collect
+        self.collect_claims: list[tuple[Claim, list[float]]] | None = None  # each value said against the graph
+        self.messages = 0  # messages grounded so far
+        self.previous = ""  # the message before, in matching form
+        self.current = ""  # the message being grounded, in matching form
+        # whether it asks, and the one before (:func:`questions`): -1 not known yet, asked only when a feature needs it
+        self._asks = self._asked = -1
 
     def _not_restated(self, fact: Fact, mentioned: dict[str, Mention]) -> bool:
         """An entity value is not read from a message that names its subject and the value, two entities of
@@ -171,10 +224,53 @@ class DialogueMatcher:
         mentions = self.mentions(said)
         named = list(dict.fromkeys(iri for m in mentions for iri in m.entities))
         candidates = list(dict.fromkeys(named + self.focus[: self.options.focus_size]))
+        self._asked, self._asks, self.current = self._asks, -1, said.form
         found = self._facts(said, mentions, named)
+        self.messages += 1
+        self.previous = said.form
         earlier = [iri for iri in candidates if iri not in named]
         candidates = earlier + [iri for iri in candidates if iri in named]  # the subject: in focus before
-        return found, claims(self.index, found, mentions, said, candidates, self.focus_facts)
+        said_claims = claims(self.index, found, mentions, said, candidates, self.focus_facts)
+        if self.choice is None and self.collect_claims is None:
+            return found, said_claims
+        return found, self._scored(said_claims, found, {iri for m in mentions for iri in m.entities}, candidates)
+
+    def _scored(
+        self, said_claims: list[Claim], found: list[Stated], named: set[str], candidates: list[str]
+    ) -> list[Claim]:
+        """The claims with their scores: a fact stated its probability; a value said against the graph how likely
+        it is wrong (the model's claims stage), ``contradicted`` from its threshold on and ``unsupported`` below
+        it. Collected with their features when ``collect_claims`` is given."""
+        stage = None if self.choice is None else self.choice.claims
+        out = said_claims[: len(found)]  # the facts stated, one a claim, each with its probability (claims())
+        for claim in said_claims[len(found) :]:
+            features = [
+                1.0 if claim.kind == "amount" else 0.0,
+                1.0 if claim.kind == "entity" else 0.0,
+                1.0 if claim.kind == "word" else 0.0,
+                1.0 if claim.status == "unsupported" else 0.0,
+                1.0 if claim.subject in named else 0.0,
+                1.0 if candidates and claim.subject == candidates[0] else 0.0,
+                log1p(len(claim.graph)) / 3,
+                log1p(len(claim.said)) / 3,
+                1.0 if _NUMBERS.search(claim.said) else 0.0,
+                log1p(self.index.segmenter.dictionary_frequency(form(claim.said))) / 10
+                if claim.kind == "entity"
+                else 0.0,
+                log1p(len(found)) / 2,
+                1.0 if self.asks() else 0.0,
+            ]
+            if self.collect_claims is not None:
+                self.collect_claims.append((claim, features))
+            if stage is None:
+                out.append(claim)
+                continue
+            score = stage.probability(features)
+            status = "contradicted" if claim.status == "contradicted" and score >= stage.threshold else "unsupported"
+            out.append(
+                Claim(claim.subject, claim.relation, claim.said, claim.span, claim.graph, status, score, claim.kind)
+            )
+        return out
 
     def _facts(self, said: Surface, mentions: list[Mention], named: list[str]) -> list[Stated]:
         """The facts ``said`` states (see the module docstring); moves the focus on."""
@@ -182,32 +278,14 @@ class DialogueMatcher:
         candidates = named + earlier
         rank = {iri: r for r, iri in enumerate(candidates)}
         mentioned = {iri: m for m in mentions for iri in m.entities}
-        at_span: defaultdict[tuple[int, int], list[tuple[tuple[int, int, int], Stated, bool]]] = defaultdict(list)
-        texts: list[Fact] = []
-        grams = MessageGrams(said.form, self.options.ngram)
-        for subject in candidates:
-            arranged = self.index.subject_facts(subject, self.options.said_most_chars, self.options.ngram)
-            for fact in arranged.tried(said.form, mentioned, grams):
-                if fact.value_entity is not None and self._not_restated(fact, mentioned):
-                    continue
-                stated = self._stated(fact, said, mentioned, rank[subject] == 0 or subject in mentioned)
-                if stated is not None and fact.value_entity is not None and self._part_restated(stated, said):
-                    continue
-                if stated is None:
-                    if fact.text:
-                        texts.append(fact)
-                    continue
-                key = stated.span  # one stretch of the message states one fact
-                cue = _cue(fact.relation, said.form)
-                order = (-min(cue, 2), -cue, rank[subject])
-                at_span[key].append((order, stated, cue == len(form(fact.relation))))
-        found = _outermost([s for facts in at_span.values() for s in _at_one_span(facts)])
-        found = _outermost(
-            found
-            + self._texts(
-                [f for f in texts if f.relation not in {s.fact.relation for s in found}], said, mentions, found, rank
-            )
-        )
+        values, texts = self._value_candidates(said, candidates, rank, mentioned)
+        groups = _by_span(values)
+        ruled = _outermost([s for facts in groups.values() for s in _at_one_span(facts)])
+        found = self._choose(values, ruled, said, groups)
+        stated_relations = {s.fact.relation for s in found}
+        text_candidates, text_ruled = self._texts(texts, said, mentions, found, rank, stated_relations)
+        text_found = self._choose(text_candidates, text_ruled, said, None)
+        found = _outermost(found + text_found)
         if self.options.link_beside_facts is False:
             # KdConv annotates a fact of the entity named, not the link to it from the topic as well
             subjects = {s.fact.subject for s in found if s.fact.value_entity is None}
@@ -225,6 +303,172 @@ class DialogueMatcher:
             if stated.fact.subject not in named:
                 self._bring(stated.fact.subject)
         return found
+
+    def _value_candidates(
+        self, said: Surface, candidates: list[str], rank: dict[str, int], mentioned: dict[str, Mention]
+    ) -> tuple[list[Candidate], list[Fact]]:
+        """The values the message may state (:class:`Candidate`, in the order the rules try them), and the free
+        texts to try by overlap. The rules' refusals are kept as reasons rather than dropped when a model
+        chooses or candidates are collected; with the rules alone only what they accept is made."""
+        broad = self.choice is not None or self.collect is not None
+        values: list[Candidate] = []
+        texts: list[Fact] = []
+        grams = MessageGrams(said.form, self.options.ngram)
+        named = sum(1 for iri in candidates if iri in mentioned)
+        cues: dict[str, int] = {}
+        for subject in candidates:
+            leading = rank[subject] == 0 or subject in mentioned
+            recency = 1.0 if subject in mentioned else 1.0 / (2 + rank[subject] - named)
+            arranged = self.index.subject_facts(subject, self.options.said_most_chars, self.options.ngram)
+            for fact in arranged.tried(said.form, mentioned, grams):
+                if fact.value_entity is not None and self._not_restated(fact, mentioned):
+                    continue  # two entities of one kind named together relate neither; said again, no news
+                stated = self._stated(fact, said, mentioned, leading)
+                if stated is not None and fact.value_entity is not None and self._part_restated(stated, said):
+                    continue
+                refused = 0
+                if stated is None:
+                    if fact.text:
+                        texts.append(fact)
+                        continue
+                    loose = self._stated_loosely(fact, said, mentioned, leading) if broad else None
+                    if loose is None:
+                        continue
+                    stated, reasons = loose
+                    refused |= reasons
+                if refused and not broad:
+                    continue
+                cue = cues.get(fact.relation, -1)
+                if cue < 0:  # the relations of a message's candidates repeat: each one's name looked for once
+                    cue = cues[fact.relation] = _cue(fact.relation, said.form)
+                made = Candidate(stated, refused, (-min(cue, 2), -cue, rank[subject]), subject in mentioned, recency)
+                made.cue_full = cue == len(form(fact.relation))
+                values.append(made)
+        return values, texts
+
+    def _stated_loosely(
+        self, fact: Fact, said: Surface, mentioned: dict[str, Mention], leading: bool
+    ) -> tuple[Stated, int] | None:
+        """A value the rules refuse (:meth:`_stated` gave None) said all the same, and why they refuse it: the
+        first part of it said, or most of a long literal said (``loose_most`` of its characters)."""
+        if fact.value_entity is not None and fact.value_entity in mentioned:
+            mention = mentioned[fact.value_entity]  # the subject's own name (_stated refuses it)
+            return Stated(fact, said.span(mention.start, mention.end), mention.end - mention.start), SAME_NAME
+        for part in fact.parts:
+            if len(part) < 2 and not part.isdigit():
+                continue  # a single character says nothing
+            at = said.form.find(part)
+            if at < 0:
+                continue
+            reasons = 0
+            if part in self.index.relation_words and not self._word_is_value(part, mentioned, leading):
+                reasons |= NAMES_RELATION
+            if len(part) <= self.options.word_chars and not self._word_at(said.form, at, len(part)):
+                reasons |= NOT_A_WORD
+            if fact.relation in self.index.role_relations and said_of_many(said.form, at, len(part)):
+                reasons |= SAID_OF_MANY
+            return Stated(fact, said.span(at, at + len(part)), len(part)), reasons
+        if not fact.text and fact.value_entity is None and len(fact.value_form) >= self.options.said_most_chars:
+            most = self._said_most(fact, said, self.options.loose_most)
+            if most is not None:
+                return most, MOST_LOOSELY
+        return None
+
+    def _choose(
+        self,
+        candidates: list[Candidate],
+        ruled: list[Stated],
+        said: Surface,
+        groups: dict[tuple[int, int], list[tuple[tuple[int, int, int], Stated, bool]]] | None,
+    ) -> list[Stated]:
+        """What the message states among ``candidates``: what the rules state (``ruled``), or, with a model, the
+        candidates whose probability reaches its threshold. Collected candidates get their features either way.
+        ``groups``: the values the rules' filters pass by stretch (:func:`_by_span`); None for the free texts."""
+        if (self.choice is None and self.collect is None) or not candidates:
+            return ruled
+        chosen = {id(s) for s in ruled}
+        for candidate in candidates:
+            candidate.rule = id(candidate.stated) in chosen
+        if groups is None:
+            for candidate in candidates:
+                candidate.features[0] = 1.0 if candidate.rule else 0.0
+        else:
+            self._value_features(candidates, {id(min(group, key=_first)[1]) for group in groups.values()}, said)
+        stage = None if self.choice is None else self.choice.texts if groups is None else self.choice.values
+        if self.collect is not None:
+            self.collect.extend(candidates)
+        if stage is None:
+            return ruled
+        return _chosen(stage, candidates)
+
+    def asks(self) -> bool:
+        """Whether the message being grounded asks (:func:`questions`), found out once, when first wanted."""
+        if self._asks < 0:
+            self._asks = 1 if questions(self.current) else 0
+        return self._asks == 1
+
+    def asked(self) -> bool:
+        """Whether the message before asked."""
+        if self._asked < 0:
+            self._asked = 1 if questions(self.previous) else 0
+        return self._asked == 1
+
+    def _answers(self, relation: str, known: dict[str, float]) -> float:
+        """1.0 when the message before named ``relation`` (two characters of its name or more), kept in ``known``."""
+        found = known.get(relation)
+        if found is None:
+            found = known[relation] = 1.0 if _cue(relation, self.previous) >= 2 else 0.0
+        return found
+
+    def _value_features(self, candidates: list[Candidate], winners: set[int], said: Surface) -> None:
+        """Each value candidate's features (:data:`kgforge.grounding.choice.VALUE_FEATURES`, in that order);
+        ``winners``: the ids of the stated values that win their stretch by the rules' order."""
+        spans = [c.stated.span for c in candidates]
+        at_span: dict[tuple[int, int], int] = {}
+        for span in spans:
+            at_span[span] = at_span.get(span, 0) + 1
+        answered: dict[str, float] = {}  # per relation: the message before named it
+        asks, asked = 1.0 if self.asks() else 0.0, 1.0 if self.asked() else 0.0
+        message = [log1p(len(said.form)) / 5, log1p(len(candidates)) / 3]
+        roles, words, several = self.index.role_relations, self.index.word_relations, len(spans) > 1
+        for c in candidates:
+            stated = c.stated
+            fact, span, said_chars = stated.fact, stated.span, stated.score  # score: the characters said
+            value_chars = max(1, len(fact.value_form))
+            by_name = fact.value_entity is not None and not fact.parts  # an entity value said by a name of it
+            exact = not by_name and stated.whole and said_chars == len(fact.value_form)  # a part as long is the value
+            c.features = [
+                1.0 if c.rule else 0.0,
+                0.0 if c.refused else 1.0,
+                1.0 if by_name else 0.0,
+                1.0 if exact else 0.0,
+                1.0 if stated.whole and not exact and fact.parts else 0.0,
+                0.0 if stated.whole else 1.0,
+                log1p(said_chars) / 3,
+                min(1.0, said_chars / value_chars),
+                log1p(value_chars) / 4,
+                1.0 if c.named else 0.0,
+                1.0 if c.order[2] == 0 or c.named else 0.0,
+                c.recency,
+                1.0 if fact.subject in self.topics else 0.0,
+                1.0 if c.refused & SAME_NAME else 0.0,
+                -c.order[0] / 2,
+                1.0 if c.cue_full else 0.0,
+                1.0 if (fact.relation, fact.value_form) in self.stated else 0.0,
+                1.0 if c.refused & NOT_A_WORD else 0.0,
+                1.0 if c.refused & SAID_OF_MANY else 0.0,
+                1.0 if c.refused & NAMES_RELATION else 0.0,
+                1.0 if id(stated) in winners else 0.0,
+                log1p(at_span[span] - 1),
+                1.0 if several and any(_inside(span, other) for other in spans) else 0.0,
+                1.0 if fact.relation in roles else 0.0,
+                1.0 if fact.relation in words else 0.0,
+                1.0 if _numbers_in(fact.value_form) else 0.0,
+                asks,
+                self._answers(fact.relation, answered),
+                asked,
+                *message,
+            ]
 
     def _stated(self, fact: Fact, said: Surface, mentioned: dict[str, Mention], leading: bool) -> Stated | None:
         if fact.value_entity is not None and fact.value_entity in mentioned:
@@ -261,32 +505,41 @@ class DialogueMatcher:
         occupation; 爱情 in 爱情片 is the genre): jieba must cut the message where it begins."""
         return self.index.segmenter.cut_at(message, at)
 
-    def _said_most(self, fact: Fact, said: Surface) -> Stated | None:
-        """A literal of some length (an award with its year, an address) is stated when ``said_most`` of its
-        characters are in runs of ``ngram`` - 1 characters that the message says too."""
+    def _said_most(self, fact: Fact, said: Surface, share: float = -1.0) -> Stated | None:
+        """A literal of some length (an award with its year, an address) is stated when ``said_most`` (or
+        ``share``) of its characters are in runs of ``ngram`` - 1 characters that the message says too."""
+        share = self.options.said_most if share < 0 else share
         n = self.options.ngram - 1
         value, message = fact.value_form, said.form
         if not _numbers_in(value) <= _numbers_in(message):
             return None  # 第24届 is not 第12届: most of a value said, and all of its numbers
         grams = _grams(message, n)
         hits = [i for i in range(len(value) - n + 1) if value[i : i + n] in grams]
-        if len(hits) * n < self.options.said_most * len(value):
+        if len(hits) * n < share * len(value):
             return None  # too few runs in common even if none overlapped: the usual case, decided cheaply
         covered = [False] * len(value)
         for i in hits:
             covered[i : i + n] = [True] * n
-        if sum(covered) < self.options.said_most * len(value):
+        if sum(covered) < share * len(value):
             return None
         found = [at for at in (message.find(value[i : i + n]) for i in hits) if at >= 0]
         return Stated(fact, said.span(min(found), max(found) + n), sum(covered), whole=False)
 
     def _texts(
-        self, facts: list[Fact], said: Surface, mentions: list[Mention], found: list[Stated], rank: dict[str, int]
-    ) -> list[Stated]:
-        """The free-text facts the message states by overlap, one per relation (the best overlap), with the
-        names it says and the values it states otherwise masked: a name shared with a text is no overlap."""
+        self,
+        facts: list[Fact],
+        said: Surface,
+        mentions: list[Mention],
+        found: list[Stated],
+        rank: dict[str, int],
+        stated_relations: set[str],
+    ) -> tuple[list[Candidate], list[Stated]]:
+        """The free texts the message may state by overlap (candidates) and those the rules state: one per
+        relation (the best overlap), none of a relation a value stated has, with the names the message says and
+        the values stated masked (a name shared with a text is no overlap)."""
         if not facts:
-            return []  # the usual message: no free text shares a run with it
+            return [], []  # the usual message: no free text shares a run with it
+        broad = self.choice is not None or self.collect is not None
         masked = [False] * len(said.form)
         for start, end in [(m.start, m.end) for m in mentions] + [form_span(said, s.span) for s in found]:
             for i in range(start, end):
@@ -294,37 +547,93 @@ class DialogueMatcher:
         asking = [False] * len(said.form)
         for start, end in questions(said.form):
             asking[start:end] = [True] * (end - start)
+        size = message_size(said, masked)
         best: dict[str, tuple[tuple[float, int], Stated]] = {}
-        leading = len({iri for m in mentions for iri in m.entities})  # the names said, and the first in focus
+        named = {iri for m in mentions for iri in m.entities}
+        leading = len(named)  # the names said, and the first in focus
+        made: list[tuple[Candidate, int]] = []  # each candidate and how it was found (_BY_RUNS, _SAID_WHOLE…)
         for fact in facts:
-            stated = self._overlap(fact, said, masked, asking)
+            if fact.relation in stated_relations:
+                continue  # a relation the message states by a value is not stated by a text too
+            measured = overlap_measure(fact, said, masked, self.options.ngram, asking)
+            stated = None
+            kind = _BY_RUNS
+            if measured is not None and (measured.whole or enough_overlap(measured.stated, size, self.options)):
+                stated, kind = measured.stated, _SAID_WHOLE if measured.whole else _BY_RUNS
             if stated is None and rank[fact.subject] <= leading:
-                stated = self._short_span(fact, said, found)
+                stated, kind = self._short_span(fact, said, found)
             if stated is not None:
                 order = (-stated.score, rank[fact.subject])
                 if fact.relation not in best or order < best[fact.relation][0]:
                     best[fact.relation] = (order, stated)
-        return [stated for _, stated in best.values()]
+            chosen = stated if stated is not None else None if measured is None else measured.stated
+            if broad and chosen is not None:
+                subject = fact.subject
+                recency = 1.0 if subject in named else 1.0 / (2 + rank[subject] - leading)
+                made.append((Candidate(chosen, 0, (0, 0, rank[subject]), subject in named, recency), kind))
+        ruled = [stated for _, stated in best.values()]
+        return self._text_features(made, said, asking, size), ruled
 
-    def _short_span(self, fact: Fact, said: Surface, found: list[Stated]) -> Stated | None:
+    def _text_features(
+        self,
+        made: list[tuple[Candidate, int]],
+        said: Surface,
+        asking: list[bool],
+        size: int,
+    ) -> list[Candidate]:
+        """Each text candidate with its features (:data:`kgforge.grounding.choice.TEXT_FEATURES`, in order)."""
+        size = max(1, size)
+        best: dict[str, tuple[float, int]] = {}
+        for c, _ in made:
+            order = (-c.stated.score, c.order[2])
+            relation = c.stated.fact.relation
+            best[relation] = min(best.get(relation, order), order)
+        asked = sum(asking) / max(1, len(said.form))
+        message = [
+            asked,
+            1.0 if asked else 0.0,
+            1.0 if self.asked() else 0.0,
+            log1p(len(said.form)) / 5,
+        ]
+        for c, kind in made:
+            c.text = True
+            fact = c.stated.fact
+            c.features = [
+                0.0,  # the rules' verdict, set once the candidates are chosen among (_choose)
+                log1p(c.stated.score) / 3,
+                1.0 if kind == _SAID_WHOLE else min(1.0, c.stated.score / size),
+                1.0 if kind == _SAID_WHOLE else 0.0,
+                1.0 if kind == _BY_TITLE else 0.0,
+                1.0 if kind == _BY_YEAR else 0.0,
+                0.0 if form(fact.relation) in self.index.text_relation_names else 1.0,
+                1.0 if best[fact.relation] == (-c.stated.score, c.order[2]) else 0.0,
+                1.0 if c.named else 0.0,
+                1.0 if c.order[2] == 0 or c.named else 0.0,
+                c.recency,
+                1.0 if fact.subject in self.topics else 0.0,
+                1.0 if (fact.relation, fact.value_form) in self.stated else 0.0,
+                *message,
+            ]
+        return [c for c, _ in made]
+
+    def _short_span(self, fact: Fact, said: Surface, found: list[Stated]) -> tuple[Stated | None, int]:
         """The free text ``fact`` stated by a 《title》 or a year of it that the message says (see
-        :func:`title_in_text`); what explains them is gathered only when the message could say one."""
+        :func:`title_in_text`), and which (``_BY_TITLE``, ``_BY_YEAR``); what explains them is gathered only when the
+        message could say one."""
         if "《" not in fact.value and not _YEAR.search(said.form):
-            return None
+            return None, _BY_RUNS
         explained = [f(s) for s in found for f in (lambda s: s.fact.value_form, self._subject_form)] + [
             other.value_form for other in self.index.facts_of.get(fact.subject, ()) if not other.text
         ]
         stated = title_in_text(fact, said, explained, self._subject_form(fact), self.options.ngram)
-        return stated or year_in_text(fact, said, explained)
+        if stated is not None:
+            return stated, _BY_TITLE
+        stated = year_in_text(fact, said, explained)
+        return stated, _BY_YEAR if stated is not None else _BY_RUNS
 
     def _subject_form(self, stated: Stated | Fact) -> str:
         fact = stated.fact if isinstance(stated, Stated) else stated
         return form(strip_qualifier(self.index.label(fact.subject)))
-
-    def _overlap(
-        self, fact: Fact, said: Surface, masked: list[bool], asking: list[bool] | None = None
-    ) -> Stated | None:
-        return overlap(fact, said, masked, self.options, asking)
 
 
 def overlap(
@@ -332,11 +641,30 @@ def overlap(
 ) -> Stated | None:
     """Whether ``said`` states the free text ``fact`` (see the module docstring), ``masked`` characters left out;
     ``asking`` characters (a question's, see :func:`questions`) count in the message's size but cover nothing."""
-    n = options.ngram
+    measured = overlap_measure(fact, said, masked, options.ngram, asking)
+    if measured is not None and (
+        measured.whole or enough_overlap(measured.stated, message_size(said, masked), options)
+    ):
+        return measured.stated
+    return None
+
+
+class Overlap(NamedTuple):
+    """A stretch of a message that runs of a free text cover (:func:`overlap_measure`)."""
+
+    stated: Stated  # its score: the characters covered, or the text's length when it is said whole
+    whole: bool  # the whole text said
+
+
+def overlap_measure(
+    fact: Fact, said: Surface, masked: list[bool], n: int, asking: list[bool] | None = None
+) -> Overlap | None:
+    """The stretch of ``said`` covered by runs of ``n`` characters of the free text ``fact`` (``masked``
+    characters, punctuation and ``asking`` ones cover nothing); None when they cover fewer than ``n``."""
     message = said.form
     whole = message.find(fact.value_form) if len(fact.value_form) >= n else -1
     if whole >= 0:  # a short text said whole (永远的最爱) is stated however short
-        return Stated(fact, said.span(whole, whole + len(fact.value_form)), len(fact.value_form))
+        return Overlap(Stated(fact, said.span(whole, whole + len(fact.value_form)), len(fact.value_form)), True)
     covered = [False] * len(message)
     for i in range(len(message) - n + 1):
         if message[i : i + n] in fact.value_form:
@@ -347,12 +675,21 @@ def overlap(
     count = sum(1 for i, c in enumerate(covered) if c and not masked[i] and not _PUNCTUATION.match(message[i]))
     if count < n:
         return None
-    size = sum(1 for i, ch in enumerate(message) if not masked[i] and not _PUNCTUATION.match(ch))
-    if count >= options.overlap_chars or count >= options.overlap_share * size:
-        first = covered.index(True)
-        last = len(covered) - covered[::-1].index(True)
-        return Stated(fact, said.span(first, last), count)
-    return None
+    first = covered.index(True)
+    last = len(covered) - covered[::-1].index(True)
+    return Overlap(Stated(fact, said.span(first, last), count), False)
+
+
+def message_size(said: Surface, masked: list[bool]) -> int:
+    """A message's characters that overlap with a free text is measured against (masked ones and punctuation
+    left out)."""
+    return sum(1 for i, ch in enumerate(said.form) if not masked[i] and not _PUNCTUATION.match(ch))
+
+
+def enough_overlap(stated: Stated, size: int, options: MatchOptions) -> bool:
+    """Whether the characters a free text covers state it: ``overlap_chars`` of them, or ``overlap_share`` of
+    the message's ``size``."""
+    return stated.score >= options.overlap_chars or stated.score >= options.overlap_share * size
 
 
 _CLAUSE_END = re.compile(r"[,.;:!?。、…]")
@@ -375,7 +712,9 @@ def questions(message: str) -> list[tuple[int, int]]:
     """The clauses of a message (matching form) that ask (end in ? and hold a question word or 吗/呢: 第一张专辑叫
     什么?, 知道是哪年发行的吗?): their words are the asker's, not a citation of a free text, however many of
     them the text shares. A clause that states and asks to confirm (…改编而来的吧?) is no question."""
-    found = []
+    found: list[tuple[int, int]] = []
+    if "?" not in message and "？" not in message:
+        return found  # most messages: no clause ends in a question mark
     for match in _CLAUSE.finditer(message):
         clause = match[0]
         if clause.endswith(("?", "？")) and _ASKING.search(clause):
@@ -416,6 +755,47 @@ def year_in_text(fact: Fact, said: Surface, explained: list[str]) -> Stated | No
         if match[0] in fact.value_form and not any(year in other for other in explained):
             return Stated(fact, said.span(match.start(), match.end()), len(match[0]))
     return None
+
+
+def _by_span(values: list[Candidate]) -> dict[tuple[int, int], list[tuple[tuple[int, int, int], Stated, bool]]]:
+    """The candidates the rules' filters pass, by the stretch of the message they are said at, each with its
+    order at that stretch (the relation the message names most of, then the subject first in focus) and whether
+    the message names its relation whole."""
+    at_span: dict[tuple[int, int], list[tuple[tuple[int, int, int], Stated, bool]]] = {}
+    for c in values:
+        if not c.refused:
+            at_span.setdefault(c.stated.span, []).append((c.order, c.stated, c.cue_full))
+    return at_span
+
+
+def _first(item: tuple[tuple[int, int, int], Stated, bool]) -> tuple[int, int, int]:
+    return item[0]
+
+
+def _chosen(stage: Stage, candidates: list[Candidate]) -> list[Stated]:
+    """The candidates whose probability reaches the stage's threshold, each once (a fact found at two stretches
+    is stated once), with its probability as its confidence."""
+    kept: list[Stated] = []
+    seen: set[tuple[str, str, str]] = set()
+    best: dict[tuple[int, int], float] = {}
+    for c in candidates:
+        c.probability = probability(stage.weights, stage.bias, c.features)
+        best[c.stated.span] = max(best.get(c.stated.span, 0.0), c.probability)
+    for c in candidates:
+        fact = c.stated.fact
+        key = (fact.subject, fact.relation, fact.value)
+        if c.probability < best[c.stated.span] and not c.rule:
+            continue  # one stretch states one fact: the likeliest (and what the rules state there, see _at_one_span)
+        if c.probability >= stage.threshold and key not in seen:
+            seen.add(key)
+            stated = c.stated
+            kept.append(Stated(stated.fact, stated.span, stated.score, stated.whole, c.probability))
+    return kept
+
+
+def _inside(span: tuple[int, int], other: tuple[int, int]) -> bool:
+    """Whether ``span`` lies inside the longer ``other``."""
+    return other[0] <= span[0] and span[1] <= other[1] and other[1] - other[0] > span[1] - span[0]
 
 
 def _at_one_span(facts: list[tuple[tuple[int, int, int], Stated, bool]]) -> list[Stated]:
@@ -608,7 +988,15 @@ def claims(
     ``focus``: the dialogue's :class:`FocusFacts` (a message alone makes its own)."""
     focus = FocusFacts(index) if focus is None else focus
     out = [
-        Claim(s.fact.subject, s.fact.relation, said.text[s.span[0] : s.span[1]], s.span, (s.fact.value,), "supported")
+        Claim(
+            s.fact.subject,
+            s.fact.relation,
+            said.text[s.span[0] : s.span[1]],
+            s.span,
+            (s.fact.value,),
+            "supported",
+            s.confidence,
+        )
         for s in found
     ]
     if not candidates:
@@ -653,6 +1041,7 @@ def amount_claims(
                 span,
                 tuple(f.value for f in held),
                 "contradicted" if held else "unsupported",
+                kind="amount",
             )
         )
     return out
@@ -689,6 +1078,7 @@ def literal_claims(
                 span,
                 tuple(f.value for f in held),
                 "contradicted",
+                kind="word",
             )
         )
     return out
@@ -753,6 +1143,7 @@ def _entity_claims(
                 span,
                 labels,
                 "contradicted",
+                kind="entity",
             )
             for relation, labels in against
         ]
@@ -814,4 +1205,5 @@ def as_claim(index: GroundingIndex, claim: Claim) -> dict[str, Any]:
         "span": list(claim.span),
         "graph": list(claim.graph),
         "status": claim.status,
+        "score": round(claim.score, 4),
     }

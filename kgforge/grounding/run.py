@@ -17,6 +17,7 @@ from kgforge.core.jsonio import array_items, json_array, json_lines
 from kgforge.core.limits import ReadPolicy, reading
 from kgforge.core.output import OutputFile
 from kgforge.core.processes import can_fork, forked_map, usable_cpus
+from kgforge.core.progress import tracked
 from kgforge.core.quarantine import write_rejected
 from kgforge.core.records import Record, omitted_when_none
 from kgforge.grounding import durecdial, kept
@@ -24,6 +25,7 @@ from kgforge.grounding.duconv import ground_duconv, read_sessions
 from kgforge.grounding.index import GroundingIndex
 from kgforge.grounding.kdconv import Tally, ground_kdconv, read_dialogues
 from kgforge.grounding.matching import DEFAULT_OPTIONS, MatchOptions
+from kgforge.grounding.model_file import chosen_model
 from kgforge.sources.dialogue_layouts import Checked
 from kgforge.store.snapshot import Snapshot
 
@@ -75,6 +77,8 @@ class GroundReport(Record):
     workers: int = 1  # processes that grounded the dialogues (--workers, where the input is large enough)
     rejected: int | None = omitted_when_none()  # --skip-invalid: records set aside, listed in rejected_file
     rejected_file: Path | None = omitted_when_none()
+    # KdConv: who chose among the candidate facts (the shipped model, "rules", or a model file); None for the others
+    model: str | None = omitted_when_none()
 
     @property
     def micro(self) -> GroundScore | None:
@@ -114,6 +118,7 @@ def read_input(dialogues: Path, options: GroundOptions = GroundOptions()) -> Che
     naming the file when none can be grounded. Read before the graph, so a file that cannot be grounded is
     named before a domain that is not built, and costs no index."""
     way = _FORMATS[choice(options.fmt, "--format", FORMATS)]
+    chosen_model(options.match.model)  # a model file that is no model is refused before the input is read
     with reading(options.policy):
         read = way.read(Path(dialogues), options.skip_invalid)
     if read.rejected and not read.values:
@@ -132,6 +137,7 @@ def ground_file(
     ``snapshot``'s graph into ``out``; returns the report (counts, claim statuses, and the scores against gold
     annotations found in the input)."""
     way = _FORMATS[choice(options.fmt, "--format", FORMATS)]
+    chosen_model(options.match.model)  # a model file that is no model is refused before anything is read or written
     target = snapshot.paths.output(out)  # refused before the work, not after it
     read = dialogues if isinstance(dialogues, Checked) else read_input(dialogues, options)
     records = read.values
@@ -155,6 +161,7 @@ def ground_file(
             target.path,
             workers=processes,
             **rejected,
+            model=options.match.model,
         )
     gold = getattr(result, "gold_utterances", 0)  # DuConv's sessions carry no gold to score
     return GroundReport(
@@ -183,9 +190,14 @@ def _ground_in_parts(
     processes = max(1, min(wanted, len(records) // PART_DIALOGUES)) if can_fork() else 1
     size = max(PART_DIALOGUES, -(-len(records) // (processes * PARTS_PER_WORKER)))
     parts = [records[at : at + size] for at in range(0, len(records), size)] or [records]
-    grounded = forked_map(
-        partial(_ground_part, index, way, options.match), parts, processes, f"kgforge ground ({options.fmt} dialogues)"
-    )
+    with tracked(f"ground {options.fmt} dialogues", len(records)) as bar:  # moved on as each part ends
+        grounded = forked_map(
+            partial(_ground_part, index, way, options.match),
+            parts,
+            processes,
+            f"kgforge ground ({options.fmt} dialogues)",
+            done=lambda part: bar.advance(len(part)),
+        )
     return combined([result for result, _ in grounded]), [encoded for _, encoded in grounded], processes
 
 

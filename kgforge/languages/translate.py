@@ -2,11 +2,14 @@
 
 ``propose_translations`` finds what lacks a label in the language on the chain of
 :mod:`kgforge.store.languages` (entities the dialogue stages use, relations, types, and short literal values
-stated in another script only), asks an OpenAI-compatible endpoint for names in batches (the qa stage's
-client, :mod:`kgforge.llm`: cached by request, a malformed reply quarantined), and writes a review file: TSV,
-one row per item, ``keep`` set to ``review``. Nothing the model says is approved by itself: a person reads
-each proposal and sets ``keep`` to ``yes`` (editing ``label`` where it is wrong) or ``no``; only ``yes`` is
-applied. A label that is no name (a control character, a newline, a bidi override, a lone surrogate, more
+with no form in the language, by the rule exports follow), and those named in it only by an alias, and writes
+a review file: TSV, one row per item, keyed by the name (``source``) with its IRI beside it. Without a model
+it is a to-do list for translators (``translate --list``), each row's ``label`` to fill in; with one it asks
+an OpenAI-compatible endpoint for names in batches (the shared client, :mod:`kgforge.llm`: cached by request,
+a malformed reply quarantined), each usable answer a proposal with ``keep`` set to ``review``. An alias comes
+pre-filled as a proposal the same way (it is not asked of the model). Nothing is approved by itself: a person
+reads each proposal and sets ``keep`` to ``yes`` (editing ``label`` where it is wrong) or ``no``; only
+``yes`` is applied. A label that is no name (a control character, a newline, a bidi override, a lone surrogate, more
 than :data:`MAX_LABEL_CHARS` characters: :func:`label_problem`) is refused as a proposal: its row comes with
 ``label`` and ``keep`` empty and a note, the label goes to the quarantine file, and the report counts it. Rows
 the model gave nothing usable for come with ``keep`` empty and a note too.
@@ -45,6 +48,7 @@ from kgforge.store.languages import (
     fits_script,
     in_language,
     language_labels,
+    literal_forms,
 )
 from kgforge.store.layout import (
     domain_paths,
@@ -54,13 +58,16 @@ from kgforge.store.manifest import GraphEntry
 from kgforge.store.snapshot import Snapshot
 from kgforge.store.tables import GraphTables
 
-COLUMNS = ("keep", "kind", "iri", "source_language", "source", "language", "label", "note")
+# keyed by the name a translator reads, its IRI beside it; read back by column name, so files written in the
+# earlier order (keep kind iri source_language source language label note) apply as before
+COLUMNS = ("source", "iri", "kind", "keep", "label", "source_language", "language", "note")
 KINDS = ("entity", "relation", "type", "literal")
 BATCH = 40  # items per request: a reply stays short enough to come back whole
 MAX_LITERAL_CHARS = 30  # longer values are sentences (comments, plots): not names to translate
 KEEP = ("yes", "y", "true", "1", "x")  # what a person writes to apply a row
 REVIEW = "review"  # what `translate` writes: awaiting a person's yes or no
 REFUSED = "refused: "  # how the note of a row whose proposed label was refused starts
+TODO = "to translate: "  # how the note of a to-do list's row (no model asked) starts
 MAX_LABEL_CHARS = 512  # a name, not a text: longer is a broken or hostile reply
 # Characters a label may not hold: C0/C1 controls (NUL, ESC, tab, newlines), line and paragraph separators,
 # bidi embeddings, overrides, isolates and marks (they reorder what a reader sees), and lone surrogates.
@@ -86,6 +93,7 @@ class Item:
     source_language: str
     source: str
     type_hint: str = ""  # the entity's type, or the relation a literal is a value of: context for the model
+    candidate: str = ""  # a name the graph already has in the language (a skos:altLabel), proposed for review
 
 
 @dataclass(frozen=True)
@@ -95,12 +103,14 @@ class TranslationProposals:
     domain: str
     language: str
     out: Path
-    items: dict[str, int]  # per kind: how many lacked a label
-    proposed: int  # rows with a usable proposal (keep = review: a person says yes or no)
-    unanswered: int  # rows the model gave nothing usable for
+    items: dict[str, int]  # per kind: how many lacked a label (or have only an alias in the language)
+    proposed: int  # rows with a usable proposal (keep = review: a person says yes or no), candidates included
+    unanswered: int  # rows the model gave nothing usable for (a to-do list: every row without a candidate)
     refused: int  # labels refused as proposals (label_problem): their rows are left for the reviewer
     quarantine: Path  # where refused labels and malformed replies are kept
-    llm: dict[str, Any]
+    llm: dict[str, Any]  # the model's report ({} for a to-do list, which asks none)
+    candidates: int = 0  # rows proposing a name the graph has as an alias in the language (skos:altLabel)
+    asked_model: bool = True  # False: a to-do list for translators (`translate --list`)
 
     def as_dict(self) -> dict[str, Any]:
         return {**asdict(self), "out": str(self.out), "quarantine": str(self.quarantine)}
@@ -129,16 +139,20 @@ class TranslationApplied:
 
 def lacking_items(snapshot: Snapshot, language: str, max_chars: int = MAX_LITERAL_CHARS) -> list[Item]:
     """Everything the dialogue stages would name and cannot in ``language``: entities of the domain's facts,
-    relations, types, and literal values of at most ``max_chars`` written in another script, each once."""
+    relations, types, and literal values of at most ``max_chars`` written in another script, each once; and
+    those named in the language only by an alias (a ``skos:altLabel``: the chain's ``alias`` step), with that
+    alias as their ``candidate`` — an alias is often not the name a person would choose."""
     tables, schema = snapshot.tables(), snapshot.schema
     chosen = language_labels(tables.labels, language, snapshot.same_as_pairs())
+    alias = {iri: chosen.labels[iri] for iri, step in chosen.fell_back.items() if step == "alias"}
     names = tables.label_map(schema.language)
     facts = tables.domain_facts()
     relations = set(tables.relations["iri"].to_list())
     classes = {t.iri: t for t in schema.types.values()}
     used = set(facts["s"].to_list()) | set(facts.filter(pl.col("o_is_entity"))["o"].to_list())
     types = dict(zip(tables.types["iri"].to_list(), tables.types["class"].to_list()))
-    lacking = sorted((used - relations - set(classes)) & chosen.lacking, key=lambda iri: (names[iri], iri))
+    wanted = chosen.lacking | set(alias)
+    lacking = sorted((used - relations - set(classes)) & wanted, key=lambda iri: (names[iri], iri))
     tag_of = {
         (iri, label): lang
         for iri, label, lang in tables.labels.filter(pl.col("iri").is_in(lacking))
@@ -155,25 +169,30 @@ def lacking_items(snapshot: Snapshot, language: str, max_chars: int = MAX_LITERA
                 tag_of.get((iri, names[iri]), ""),
                 names[iri],
                 kind_of.en if kind_of and fits_script(kind_of.en, "en") else "",
+                alias.get(iri, ""),
             )
         )
-    for iri, zh, en in tables.relations.select("iri", "zh", "en").sort("iri").iter_rows():
-        own = en if language.startswith("en") else zh
-        if not (own and fits_script(own, language)) and iri not in chosen.labels:
-            items.append(Item("relation", iri, schema.language, zh or en or iri))
-    for iri, entity_type in sorted(classes.items()):
+    named = []
+    for iri, zh, en in tables.relations.select("iri", "zh", "en").iter_rows():
+        in_script = any(name and fits_script(name, language) for name in (zh, en))  # 2018-11-5 is English too
+        if not in_script and (iri not in chosen.labels or iri in alias):
+            named.append(Item("relation", iri, schema.language, zh or en or iri, candidate=alias.get(iri, "")))
+    for iri, entity_type in classes.items():
         own = entity_type.en if language.startswith("en") else entity_type.zh
-        if not fits_script(own, language) and iri not in chosen.labels:
-            items.append(Item("type", iri, schema.language, entity_type.zh or entity_type.id))
+        if not fits_script(own, language) and (iri not in chosen.labels or iri in alias):
+            source = entity_type.zh or entity_type.id
+            named.append(Item("type", iri, schema.language, source, candidate=alias.get(iri, "")))
+    items += sorted(named, key=lambda item: (item.kind != "relation", item.source, item.iri))  # by name, as rows are
     items += _lacking_literals(facts, tables, language, max_chars)
     return items
 
 
 def _lacking_literals(facts: pl.DataFrame, tables: GraphTables, language: str, max_chars: int) -> list[Item]:
+    """Short values an export in ``language`` would write with no form in it: those of another script whose
+    fact has no form paired with it (:func:`literal_forms`, the rule every export follows)."""
     literals = facts.filter(~pl.col("o_is_entity"), pl.col("o_lang") != "")
-    stated = literals.filter(in_language(pl.col("o_lang"), language)).select("s", "p").unique()
     other = literals.filter(~in_language(pl.col("o_lang"), language), pl.col("o").str.len_chars() <= max_chars)
-    other = other.join(stated, on=["s", "p"], how="anti")
+    other = other.join(literal_forms(facts, language), on=["s", "p", "o"], how="anti")
     relation_names = dict(zip(tables.relations["iri"].to_list(), tables.relations["en"].to_list()))
     seen: dict[str, Item] = {}
     for value, lang, predicate in other.select("o", "o_lang", "p").sort("o", "p").iter_rows():
@@ -268,57 +287,71 @@ def propose_translations(
     snapshot: Snapshot,
     language: str,
     out: Path | str,
-    llm: LLMSettings,
+    llm: LLMSettings | None,
     max_chars: int = MAX_LITERAL_CHARS,
     limit: int | None = None,
 ) -> TranslationProposals:
-    """Write the review file ``out`` (TSV, :data:`COLUMNS`) of labels proposed for what ``snapshot``'s build
-    lacks in ``language``; ``limit`` asks for at most that many items (the rest are left for a later run)."""
+    """Write the review file ``out`` (TSV, :data:`COLUMNS`) for what ``snapshot``'s build lacks in ``language``: labels a
+    model proposes (``llm``), or, with ``llm`` None, a to-do list for translators (DuRecDial 2.0 was translated
+    by people) with no model asked. Either way a name the graph has as an alias in the language comes
+    pre-filled as a proposal (``keep`` = ``review``), never applied before a person says yes. ``limit`` asks
+    the model for at most that many items (the rest are left for a later run)."""
     language = check_lang(language)
     paths = snapshot.paths
     out = paths.output(out)
     items = lacking_items(snapshot, language, max_chars)
     counts = {kind: sum(1 for item in items if item.kind == kind) for kind in KINDS}
-    asked = items[:limit] if limit is not None else items
-    client = llm.client_at(paths.raw / "llm-cache", Quarantine(paths.quarantine / "translate-llm.jsonl"))
-    proposed = unanswered = refused = 0
-    try:
-        with out.open() as handle:
-            writer = csv.writer(handle, delimiter="\t", lineterminator="\n")
-            writer.writerow(COLUMNS)
-            for item, name, note in _answers(client, asked, language):
-                usable = bool(name) and not note
-                proposed += usable
-                refused += note.startswith(REFUSED)
-                unanswered += not name and not note.startswith(REFUSED)
-                writer.writerow(
-                    [
-                        spreadsheet_cell(cell)
-                        for cell in (
-                            REVIEW if usable else "",
-                            item.kind,
-                            item.iri,
-                            item.source_language,
-                            item.source,
-                            language,
-                            name,
-                            note,
-                        )
-                    ]
-                )
-    finally:
-        client.close()
+    open_items = [item for item in items if not item.candidate]
+    quarantine = Quarantine(paths.quarantine / "translate-llm.jsonl")
+    answers: dict[Item, tuple[str, str]] = {}
+    report: dict[str, Any] = {}
+    if llm is None:
+        answers = {item: ("", f"{TODO}write its name in {language}, then set keep to yes") for item in open_items}
+    else:
+        asked = open_items[:limit] if limit is not None else open_items
+        client = llm.client_at(paths.raw / "llm-cache", quarantine)
+        try:
+            answers = {item: (name, note) for item, name, note in _answers(client, asked, language)}
+        finally:
+            client.close()
+        report = {**client.report(), "left_for_later": len(open_items) - len(asked)}
+    rows = [_row(item, language, answers) for item in items if item.candidate or item in answers]
+    with out.open() as handle:
+        writer = csv.writer(handle, delimiter="\t", lineterminator="\n")
+        writer.writerow(COLUMNS)
+        writer.writerows([spreadsheet_cell(row[column]) for column in COLUMNS] for row in rows)
+    notes = [row["note"] for row in rows]
     return TranslationProposals(
         paths.domain,
         language,
         out.path,
         counts,
-        proposed,
-        unanswered,
-        refused,
-        client.quarantine.path,
-        {**client.report(), "left_for_later": len(items) - len(asked)},
+        sum(row["keep"] == REVIEW for row in rows),
+        sum(not row["label"] and not note.startswith(REFUSED) for row, note in zip(rows, notes)),
+        sum(note.startswith(REFUSED) for note in notes),
+        quarantine.path,
+        report,
+        sum(bool(item.candidate) for item in items),
+        llm is not None,
     )
+
+
+def _row(item: Item, language: str, answers: dict[Item, tuple[str, str]]) -> dict[str, str]:
+    """The review row of ``item``: its alias proposed, the model's answer, or a line for a translator to fill."""
+    if item.candidate:
+        name, note = item.candidate, f"the graph's {language} alias: keep = yes makes it the name (edit it if not)"
+    else:
+        name, note = answers[item]
+    return {
+        "source": item.source,
+        "iri": item.iri,
+        "kind": item.kind,
+        "keep": REVIEW if item.candidate or (name and not note) else "",  # a proposal: a person says yes or no
+        "label": name,
+        "source_language": item.source_language,
+        "language": language,
+        "note": note,
+    }
 
 
 # ---------------------------------------------------------------- applying the reviewed file
@@ -390,6 +423,11 @@ def read_review(path: Path, language: str) -> Review:
         raise InputError(
             f"{path}: no row says keep = yes ({unreviewed} still say {REVIEW}: a person sets keep to yes on each "
             "label to apply, or no); nothing was loaded"
+        )
+    if not rows and skipped:  # a to-do list nobody has filled in yet
+        raise InputError(
+            f"{path}: no row says keep = yes ({skipped} rows: fill in the label of each row you translate and set "
+            "its keep to yes); nothing was loaded"
         )
     return Review(rows, skipped, unreviewed)
 
@@ -463,10 +501,11 @@ def apply_translations(
         tables = current.tables()
         known = set(tables.labels["iri"].to_list()) | set(tables.relations["iri"].to_list())
         wanted = [row.source for row in rows if row.kind == "literal"]
+        stated = pl.col("o").str.strip_chars()  # as the review file is read back: a value's cells are stripped
         stating = (
             tables.domain_facts()
-            .filter(~pl.col("o_is_entity"), pl.col("o").is_in(wanted))
-            .select("o", "s", "p")
+            .filter(~pl.col("o_is_entity"), stated.is_in(wanted))
+            .select(stated, "s", "p")
             .unique()
             .sort("o", "s", "p")
         )

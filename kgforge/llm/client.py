@@ -59,6 +59,7 @@ class ChatRequest(Record):
     messages: tuple[ChatMessage, ...]
     temperature: float = 0.0
     max_tokens: int | None = omitted_when_none()
+    seed: int | None = omitted_when_none()  # OpenAI's ``seed``: a model that honours it answers reproducibly
 
     @classmethod
     def of(
@@ -67,9 +68,10 @@ class ChatRequest(Record):
         messages: Sequence[ChatMessage | Mapping[str, str]],
         temperature: float = 0.0,
         max_tokens: int | None = None,
+        seed: int | None = None,
     ) -> ChatRequest:
         chat = tuple(m if isinstance(m, ChatMessage) else ChatMessage(m["role"], m["content"]) for m in messages)
-        return cls(model, chat, float(temperature), max_tokens)
+        return cls(model, chat, float(temperature), max_tokens, seed)
 
     def body(self) -> dict[str, Any]:
         body: dict[str, Any] = {
@@ -79,6 +81,8 @@ class ChatRequest(Record):
         }
         if self.max_tokens is not None:
             body["max_tokens"] = self.max_tokens
+        if self.seed is not None:
+            body["seed"] = self.seed
         return body
 
     def key(self, endpoint: str) -> str:

@@ -31,6 +31,7 @@ import polars as pl
 from kgforge.core.errors import ArgumentError, KgforgeError
 from kgforge.core.files import package_versions, sha256_file
 from kgforge.core.output import OutputFile, output_file
+from kgforge.core.progress import iterate
 from kgforge.core.records import Record, omitted_when_none
 from kgforge.qa.graph import QAGraph
 from kgforge.qa.phenomena import add_disfluency, add_typo
@@ -552,7 +553,7 @@ def generate(
     counts = {"turns": 0, "conversations": 0}
     kinds: dict[str, int] = {}
     try:
-        for yarn in yarns:
+        for yarn in iterate(yarns, "render conversations"):
             for unit in yarn.units:
                 kinds[unit.kind] = kinds.get(unit.kind, 0) + 1
             for config in configs:

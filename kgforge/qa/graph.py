@@ -12,6 +12,7 @@ in the graph (ties by name) so that each entity has one type.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import cached_property
 
@@ -20,7 +21,7 @@ import pyoxigraph as ox
 
 from kgforge.core.resources import query_text
 from kgforge.core.schema import Schema
-from kgforge.core.text import normalise_label
+from kgforge.core.text import LIST_SEPARATORS, LIST_WORD_CHARS, normalise_label
 from kgforge.core.vocab import RDF_TYPE, WIKIDATA_DIRECT, WIKIDATA_ENTITY, WIKIDATA_PROP, XSD
 from kgforge.store.languages import language_labels
 from kgforge.store.layout import DomainPaths
@@ -198,8 +199,9 @@ class QAGraph:
         )
 
     def _occupations(self) -> pl.DataFrame:
-        """iri, occupation: of each entity's occupations, the most common in the graph (ties by name)."""
-        facts = self.tables.facts.filter(pl.col("p").is_in(list(self.occupation_predicates)))
+        """iri, occupation: of each entity's occupations, the most common in the graph (ties by name); a literal
+        listing several (演员,歌手) is each of them (:func:`word_lists_split`), never a type of its own."""
+        facts = word_lists_split(self.tables.facts.filter(pl.col("p").is_in(list(self.occupation_predicates))))
         named = facts.with_columns(
             occupation=pl.when(pl.col("o_is_entity"))
             .then(pl.col("o").str.strip_prefix(WIKIDATA_ENTITY))
@@ -286,6 +288,34 @@ class QAGraph:
             .unique(maintain_order=True)
             .cast(schema)
         )
+
+
+def word_lists_split(facts: pl.DataFrame, whole: Iterable[str] = ()) -> pl.DataFrame:
+    """``facts`` with each literal that lists words in one value (演员,歌手: ``LIST_SEPARATORS``) as one fact per
+    word, as an importer splitting the cell would have stated them; entity objects, the relations in ``whole``
+    (free text) and literals that are not lists of words stay as they are."""
+    parts = (
+        pl.col("o")
+        .str.replace_all(LIST_SEPARATORS, "\x1f")
+        .str.split("\x1f")
+        .list.eval(pl.element().str.strip_chars().filter(pl.element().str.strip_chars() != ""))  # 演员, is 演员
+    )
+    words = parts.list.eval(
+        (pl.element().str.len_chars() <= LIST_WORD_CHARS) & ~pl.element().str.contains(r"\d")
+    ).list.all()
+    listed = (
+        ~pl.col("o_is_entity")
+        & ~pl.col("p").is_in(list(whole))
+        & pl.col("o").str.contains(LIST_SEPARATORS)
+        & (parts.list.len() > 0)
+        & words
+    )
+    split = facts.with_columns(
+        _listed=listed, o=pl.when(listed).then(parts).otherwise(pl.concat_list(pl.col("o")))
+    ).explode("o")
+    if "o_text" in facts.columns:  # a literal's text is itself
+        split = split.with_columns(o_text=pl.when("_listed").then(pl.col("o")).otherwise(pl.col("o_text")))
+    return split.drop("_listed").unique(maintain_order=True)  # 演员 and 演员,歌手 of one star: one 演员
 
 
 def canonical_literals(facts: pl.DataFrame) -> pl.DataFrame:

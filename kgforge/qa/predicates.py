@@ -19,7 +19,7 @@ from typing import Any
 import polars as pl
 
 from kgforge.core.vocab import ENTITY
-from kgforge.qa.graph import WIKIDATA_ENTITY, QAGraph
+from kgforge.qa.graph import WIKIDATA_ENTITY, QAGraph, word_lists_split
 
 DATE_TYPES = ("date", "gYear", "gYearMonth", "dateTime")
 ENTITY_PREFIXES = (ENTITY, WIKIDATA_ENTITY)
@@ -29,7 +29,7 @@ _DATE_TEXT = r"^-?\d{3,4}(-\d\d(-\d\d)?)?(T[\d:.]+Z?)?$|^\d{4}年(\d{1,2}月(\d{
 
 def predicate_table(graph: QAGraph) -> pl.DataFrame:
     """F(t) for every type: one row per (type, predicate), sorted by type then coverage."""
-    facts = graph.typed_facts
+    facts = word_lists_split(graph.typed_facts, [p for p, kind in graph.relation_kinds.items() if kind == "text"])
     types = graph.entity_types
     per_type = types.group_by("type").agg(entities_of_type=pl.len(), type_label=pl.col("type_label").first())
     per_subject = facts.group_by("type", "p", "s").agg(objects=pl.len())

@@ -31,7 +31,7 @@ import pyoxigraph as ox
 
 from kgforge.core import checks
 from kgforge.core.errors import QueryError, QueryTimeout
-from kgforge.store.labels import resolve_bindings
+from kgforge.store.labels import language_variable, resolve_bindings
 from kgforge.store.query import QueryResult, Term
 
 ACCEPT = "application/sparql-results+json, application/n-triples;q=0.9"
@@ -46,17 +46,25 @@ def endpoint_query(
     bindings: Mapping[str, Term | str] | None = None,
     timeout: float = 60.0,
     domain: str = "the served domain",
+    label_language: str | None = None,
 ) -> QueryResult:
     """``sparql`` POSTed to the endpoint at ``url`` with ``bindings`` substituted (a ``str`` is a plain
     value, read as the local store reads it); a QueryTimeout when it answers 503 or the whole exchange
-    passes ``timeout`` seconds, a QueryError for any other refusal or a malformed answer."""
+    passes ``timeout`` seconds, a QueryError for any other refusal or a malformed answer. A query naming things
+    in a language (``# Language: ?lang``) gets ``label_language`` (default: the served domain's) bound, as
+    :meth:`kgforge.Domain.query` binds it."""
     checks.http_url(url, "--endpoint")
     checks.number(timeout, "timeout", above=True)
     deadline = Deadline(timeout)
     bindings = dict(bindings or {})
-    if any(isinstance(value, str) for value in bindings.values()):
+    shown_in = language_variable(sparql, bindings)
+    plain = any(isinstance(value, str) for value in bindings.values())
+    language = label_language or (served_language(url, deadline) if shown_in or plain else "")
+    if shown_in and language:
+        bindings[shown_in] = ox.Literal(language)
+    if plain:
         runner = EndpointRunner(url, deadline)
-        bindings = resolve_bindings(runner, sparql, bindings, served_language(url, deadline), domain)
+        bindings = resolve_bindings(runner, sparql, bindings, language, domain)
     return _query(url, sparql, bindings, deadline)
 
 

@@ -17,6 +17,7 @@ from typing import Any
 from requests.utils import requote_uri
 from rich.markup import escape
 
+from kgforge.core.errors import InputError
 from kgforge.core.files import write_json_atomic
 from kgforge.core.progress import stderr_console
 from kgforge.core.schema import Relation, Schema
@@ -39,6 +40,7 @@ from kgforge.sources.options import FLAT, options_dict
 
 MAX_WARNINGS_SHOWN = 20
 NAMES_REPORT = "names_report.json"
+FRONTIER = "frontier.sqlite"  # a crawl's folder holds it from its start: a crawl (finished or not) is there
 
 
 @dataclass(frozen=True)
@@ -75,7 +77,10 @@ def import_crawl(ctx: ImportContext) -> None:
     options = ctx.settings("crawl", CrawlOptions)
     root = Path(ctx.workdir or ".")
     spec = load_spec(site, options.base_url)
-    ensure_crawled(spec, crawl_dir_for(root, site), options)
+    crawl_dir = crawl_dir_for(root, site)
+    if not (crawl_dir / FRONTIER).exists():
+        _refuse_crawl_elsewhere(root, site)
+    ensure_crawled(spec, crawl_dir, options)
     cleanup = options.cleanup()
     text_relations = {r for r in ctx.schema.relations if ctx.schema.relations[r].kind == "text"}
     records: list[Record] = []
@@ -102,9 +107,27 @@ def import_crawl(ctx: ImportContext) -> None:
     ctx.counts["entities merged across sites"] = len(report["merged_across_sites"])
 
 
+def _refuse_crawl_elsewhere(root: Path, site: str) -> None:
+    """A domain without a crawl of ``site`` whose workdir holds one in another domain's ``raw/`` (`kgforge crawl`
+    puts it in the spec's domain unless told): an error saying where it is, rather than a new crawl of the
+    whole site (offline: nothing fetched, then "no usable record")."""
+    others = [
+        folder.name
+        for folder in sorted(root.parent.iterdir() if root.parent.is_dir() else ())
+        if folder != root and (crawl_dir_for(folder, site) / FRONTIER).is_file()
+    ]
+    if others:
+        where = ", ".join(f"{name!r} ({crawl_dir_for(root.parent / name, site)})" for name in others)
+        raise InputError(
+            f"crawl:{site}: domain {root.name!r} holds no crawl of {site} (none in {crawl_dir_for(root, site)}); "
+            f"the raw/ folder of domain {where} does: build that domain (`kgforge build {others[0]} --source "
+            f"crawl:{site}`), or crawl the site into this one (`kgforge crawl {site} --domain {root.name}`)"
+        )
+
+
 def ensure_crawled(spec: SiteSpec, crawl_dir: Path, options: CrawlOptions) -> None:
     """Crawl the site when nothing was crawled, resume an unfinished crawl, else do nothing."""
-    frontier_file = crawl_dir / "frontier.sqlite"
+    frontier_file = crawl_dir / FRONTIER
     pending = None
     if frontier_file.exists():
         frontier = Frontier(frontier_file)
@@ -121,7 +144,7 @@ def crawled_sites(domain_root: Path) -> dict[str, Path]:
     base = Path(domain_root) / "raw" / "crawl"
     if not base.is_dir():
         return {}
-    return {d.name: d for d in sorted(base.iterdir()) if (d / "frontier.sqlite").is_file()}
+    return {d.name: d for d in sorted(base.iterdir()) if (d / FRONTIER).is_file()}
 
 
 def _warn(ctx: ImportContext, records: list[Record], folder: Path) -> None:

@@ -24,6 +24,7 @@ from typing import Any
 from kgforge.core.errors import InputError
 from kgforge.core.jsonio import Record
 from kgforge.core.limits import utterances_problem
+from kgforge.core.progress import by_line
 from kgforge.sources.durecdial import is_triple, utterance_knowledge
 
 KDCONV = "kdconv"
@@ -278,7 +279,7 @@ def checked_records(
     layout is an InputError naming the file and line, unless ``skip_invalid``: then it is set aside in
     ``rejected``."""
     found = Checked()
-    for record in records:
+    for record in by_line(records, path):
         reason = record.error
         if reason is None:
             layout = kind(record.value) if callable(kind) else kind

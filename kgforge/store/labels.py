@@ -85,6 +85,19 @@ def required_variables(sparql: str) -> tuple[tuple[str, ...], ...]:
     return tuple(groups)
 
 
+_LANGUAGE = re.compile(r"^#\s*Language:\s*[?$](\w+)", re.MULTILINE)
+
+
+def language_variable(sparql: str, bindings: Mapping[str, object] | None = None) -> str | None:
+    """The variable ``sparql``'s leading comment names for the language of the names it shows
+    (``# Language: ?lang``), which a caller binds to its label language; None when it names none or ``bindings``
+    binds it already."""
+    found = _LANGUAGE.search("\n".join(_leading_comment(sparql)))
+    if found is None or found.group(1) in {name.lstrip("?$") for name in bindings or {}}:
+        return None
+    return found.group(1)
+
+
 def _leading_comment(sparql: str) -> list[str]:
     lines = []
     for line in sparql.lstrip().splitlines():

@@ -54,6 +54,7 @@ class DuConv(Format):
     goal_layout = "sample"
     reads_dialogues = True
     type_relation = TYPE_RELATION
+    marks = (TYPE_RELATION,)  # its readers find a topic's type under 领域 whatever the language
     finds_mentions = False  # a DuConv dialogue's knowledge is about its two goal topics
     pool_budgets = (7, 4)
 

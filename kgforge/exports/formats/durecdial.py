@@ -32,12 +32,14 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from kgforge.core.scripts import has_cjk, is_cjk_language
 from kgforge.exports.formats._shape import knowledge_gold, line_breaks_problem, session_or_samples
-from kgforge.exports.labels import Render
+from kgforge.exports.labels import Labels, Render
 from kgforge.exports.model import Dialogue, GoldTriple, SourceDialogue
 from kgforge.exports.registry import Format, Layout, register
-from kgforge.goals.durecdial import SEGMENTED_TYPES
+from kgforge.goals.durecdial import GOAL_TYPES_EN, SEGMENTED_TYPES
 from kgforge.goals.graph import CHAT_BY_TYPE, DIALOGUE_TYPES, RECOMMENDATION_BY_TYPE
+from kgforge.goals.sequences import NEWS_OF
 from kgforge.sources import dialogue_layouts
 from kgforge.sources.dialogue_layouts import (
     durecdial_kind,
@@ -107,6 +109,7 @@ class DuRecDial(Format):
     goal_layout = "lic2020-sample"
     reads_dialogues = True
     type_facts = False  # DuRecDial states types through its goal types (电影推荐), not as facts
+    marks = ("『", "』")  # a goal's topic in brackets, in DuRecDial 2.0's English files too
     pool_budgets = (32,)  # a session states ~20 triples, most about one star and their many comments
 
     # ---------------------------------------------------------------- new goals
@@ -114,12 +117,13 @@ class DuRecDial(Format):
     def goal_records(self, dialogue: Dialogue, layout: Layout, render: Render) -> list[dict[str, Any]]:
         steps = sequence_steps(dialogue)
         knowledge = dialogue.knowledge
-        profile = dialogue.profile or {}
-        situation = situation_text(getattr(dialogue, "situation", None), render.language)
-        situation = render.text(re.sub(r"\s+", "", situation)) if render.segmenter else situation  # cut afresh
+        profile = goal_profile(dialogue, render.labels)
+        written = situation_text(dialogue.situation, render.language)
+        situation = render.text(re.sub(r"\s+", "", written)) if render.segmenter else written  # cut afresh
         if layout is RESOURCE_SAMPLE:
-            name = profile.get("姓名") if isinstance(profile.get("姓名"), str) else ""
-            goal = [[f" {goal_type_text(step['type'], render)} ", "", ""] for step in steps]
+            key = "姓名" if is_cjk_language(render.language) else "name"
+            name = profile.get(key) if isinstance(profile.get(key), str) else ""
+            goal = [[f" {step_type(step, render)} ", "", ""] for step in steps]
             return [
                 {"goal": goal, "knowledge": knowledge, "history": [name.strip(), situation], "response": NO_RESPONSE}
             ]
@@ -130,7 +134,7 @@ class DuRecDial(Format):
                     "knowledge": knowledge,
                     "conversation": [],
                     "goal": goal_string(steps, render),
-                    "situation": situation_text(getattr(dialogue, "situation", None), render.language),
+                    "situation": written,
                     "goal_type_list": [],
                     "goal_topic_list": [],
                 }
@@ -324,12 +328,31 @@ def as_lic2020(record: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def goal_profile(dialogue: Dialogue, labels: Labels) -> dict[str, Any]:
+    """A goal's user profile in the export's language: ``profile`` (DuRecDial's Chinese keys), or in an English
+    export ``profile_en`` (``kgforge goals`` gives both), each entity it could only give its Chinese name
+    (``profile_entities`` says which) named by the export's labels. What stays in Chinese is the export's
+    language check's to refuse or list."""
+    if not labels.language.startswith("en") or not isinstance(dialogue.profile_en, dict):
+        return dialogue.profile or {}
+    named = dialogue.profile_entities or {}
+
+    def one(value: Any) -> Any:
+        if isinstance(value, list):
+            return [one(v) for v in value]
+        if not isinstance(value, str) or not has_cjk(value):
+            return value
+        core = value.removeprefix(NEWS_OF)
+        return value[: len(value) - len(core)] + labels.entity(named[core]) if core in named else value
+
+    return {key: one(value) for key, value in dialogue.profile_en.items()}
+
+
 def goal_string(steps: list[dict[str, Any]], render: Render) -> str:
     """``[1] 寒暄 --> [2] 电影推荐 ( 『 苏州河 』 )``: every goal of a sequence, in the render's language."""
-    english = render.language.startswith("en")
 
     def one(i: int, step: dict[str, Any]) -> str:
-        kind = step.get("type_en") if english and step.get("type_en") else step["type"]
+        kind = step_type(step, render)
         topic = f" ( 『 {step['topic_label']} 』 )" if step.get("topic_label") else ""
         return f"[{i}] {kind}{topic}"
 
@@ -380,12 +403,16 @@ def first_and_final_goal(steps: list[dict[str, Any]], render: Render) -> str:
 
     def one(i: int, step: dict[str, Any]) -> str:
         topic = f" ( 『 {render.name(step['topic'], step['topic_label'])} 』 )" if step.get("topic_label") else ""
-        return f"[{i}] {goal_type_text(step['type'], render)}{topic}"
+        return f"[{i}] {step_type(step, render)}{topic}"
 
     return f"{one(*chosen[0])} --> ...... --> {one(*chosen[1])}"
 
 
-def goal_type_text(kind: str, render: Render) -> str:
-    """A goal type as the layout writes it: segmented as DuRecDial's resource files segment it (兴趣点 推荐,
-    where a segmenter cuts 兴趣 点 推荐)."""
+def step_type(step: dict[str, Any], render: Render) -> str:
+    """A goal step's type as the layout writes it: in English DuRecDial 2.0's name (``type_en``: Movie
+    recommendation); in Chinese as DuRecDial's resource files segment it (兴趣点 推荐, where a segmenter cuts
+    兴趣 点 推荐) in a segmented layout."""
+    kind = step["type"]
+    if render.language.startswith("en"):
+        return step.get("type_en") or GOAL_TYPES_EN.get(kind) or DIALOGUE_TYPES.get(kind) or kind
     return SEGMENTED_TYPES.get(kind, kind) if render.segmenter else render.text(kind)
