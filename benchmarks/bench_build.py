@@ -52,7 +52,7 @@ print(time.perf_counter() - started)
 """
 KGFORGE_LOAD = """
 import json, sys, time
-from kgforge.build.transaction import load_graphs
+from kgforge.publish.transaction import load_graphs
 from kgforge.core.schema import load_schema
 from kgforge.store.layout import carry_quads, domain_paths, published_build, read_manifest, staged_build, write_lock
 started = time.perf_counter()

@@ -53,6 +53,7 @@ CPU_SECONDS: list[float] = []
 BASELINE_QUERY = """
 import json, sys, time
 import pyoxigraph as ox
+from kgforge.store.snapshot import Snapshot
 from kgforge.core.errors import QueryTimeout
 from kgforge.store.query import QueryRunner
 from kgforge.core.resources import query_text
@@ -60,7 +61,7 @@ from kgforge.store.layout import domain_paths
 
 def main():
     workdir, name, suffix, timeout = sys.argv[1], sys.argv[2], sys.argv[3], float(sys.argv[4])
-    with QueryRunner(domain_paths("duconv", workdir)) as runner:
+    with QueryRunner(Snapshot.open("duconv", workdir)) as runner:
         runner.query("ASK { ?s ?p ?o }")  # start the worker outside the clock
         started = time.perf_counter()
         try:
@@ -83,7 +84,7 @@ def main():
     workdir, goals_file, sample = sys.argv[1], sys.argv[2], int(sys.argv[3])
     goals = [json.loads(line) for line in open(goals_file, encoding="utf-8")][:sample]
     text = query_text("dialogue_subgraph")
-    with QueryRunner(domain_paths("duconv", workdir)) as runner:
+    with QueryRunner(Snapshot.open("duconv", workdir)) as runner:
         runner.query("ASK { ?s ?p ?o }")
         started = time.perf_counter()
         triples = 0

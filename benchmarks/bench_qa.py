@@ -40,6 +40,7 @@ TARGET_SECONDS = 60.0
 NAIVE = r"""
 import json, sys, time
 import pyoxigraph as ox
+from kgforge.store.snapshot import Snapshot
 from kgforge.store.query import QueryRunner
 from kgforge.core.resources import query_text
 from kgforge.store.layout import domain_paths
@@ -55,7 +56,7 @@ def main():
             if len(facts) >= sample:
                 break
     text = query_text("qa_answer")
-    with QueryRunner(domain_paths("duconv", workdir)) as runner:
+    with QueryRunner(Snapshot.open("duconv", workdir)) as runner:
         runner.query("ASK { ?s ?p ?o }")  # start the worker outside the clock
         started = time.perf_counter()
         written = 0

@@ -3,35 +3,22 @@
 ``from kgforge import Domain`` is the public Python API (``kgforge.api``).
 """
 
-import importlib
-from typing import Any
+from typing import TYPE_CHECKING
 
-from kgforge.core.version import __version__
+from kgforge.core import lazy
+from kgforge.core.version import __version__ as __version__
 
-__all__ = [
-    "CrawlConfig",
-    "Domain",
-    "__version__",
-    "build_candidates",
-    "corpus_stats",
-    "crawl_site",
-    "load_spec",
-    "site_names",
-    "split_corpus",
-    "write_card",
-]
-_API = {"Domain", "build_candidates", "corpus_stats", "split_corpus", "write_card"}
-# Crawling loads the crawler alone (kgforge.api would load every stage): `kgforge crawl` starts quickly.
-_CRAWL = {
-    "CrawlConfig": "kgforge.crawl",
-    "crawl_site": "kgforge.crawl.site_crawl",
-    "load_spec": "kgforge.crawl",
-    "site_names": "kgforge.crawl",
-}
+if TYPE_CHECKING:  # each loaded on first use (kgforge.core.lazy): `import kgforge.core…` must not load every stage
+    from kgforge.api import Domain as Domain
+    from kgforge.api import build_candidates as build_candidates
+    from kgforge.api import corpus_stats as corpus_stats
+    from kgforge.api import split_corpus as split_corpus
+    from kgforge.api import write_card as write_card
 
+    # crawling loads the crawler alone (kgforge.api would load every stage): `kgforge crawl` starts quickly
+    from kgforge.crawl import CrawlConfig as CrawlConfig
+    from kgforge.crawl import load_spec as load_spec
+    from kgforge.crawl import site_names as site_names
+    from kgforge.crawl.site_crawl import crawl_site as crawl_site
 
-def __getattr__(name: str) -> Any:
-    if name in _API or name in _CRAWL:
-        # lazy: `import kgforge.core…` must not load every stage
-        return getattr(importlib.import_module(_CRAWL.get(name, "kgforge.api")), name)
-    raise AttributeError(f"module 'kgforge' has no attribute {name!r}")
+__getattr__, __dir__ = lazy.attach(__name__)

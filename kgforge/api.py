@@ -7,7 +7,7 @@
     kg.stats().triples
     kg.query("goal_two_step", a="故宫", limit=10).rows   # a shipped query by name, an entity by its label
     kg.tables().facts                       # polars
-    kg.derive(); kg.goals(n=100, out="goals.jsonl"); kg.export("goals.jsonl", fmt="duconv", out="train.jsonl")
+    kg.derive(); kg.goals(n=100, out="goals.jsonl"); kg.export("goals.jsonl", "train.jsonl", fmt="duconv")
     kg.embed(model="RotatE", dim=64); kg.related("故宫", k=5)
     kg.corpus_card(["dev.json"], out="card.md")  # and, on any dialogue file: corpus_stats, split_corpus, build_candidates
 
@@ -15,364 +15,68 @@ Each method runs the same library function as the CLI command of that name and r
 (a frozen dataclass) whose ``as_dict()`` is exactly what the command prints with ``--json``. Values reach
 SPARQL as substitutions (``**bindings``: a plain ``str`` is read by where its variable stands, an entity's
 label or a literal, see :mod:`kgforge.store.labels`; ``pyoxigraph`` terms pass through), never pasted into
-the query text.
+the query text. A method reads the build published when it is called, opened once (``kg.snapshot()``) and
+handed to every stage it passes through.
+
+``Domain``'s methods live in :mod:`kgforge.domain`, one module per stage. The names the API hands on from the
+stages (their reports and options records) are the imports under ``if TYPE_CHECKING:`` below, each loaded on
+first use (:mod:`kgforge.core.lazy`): importing this module loads no stage. What an option offers to choose
+from (formats, layouts, styles, rubrics, …) lives on its registry: :func:`registry` and :func:`choices`.
 """
 
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field, replace
+from collections.abc import Iterable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import pyoxigraph as ox
-
-from kgforge.build.refresh import SourceDecision
-from kgforge.build.transaction import CheckReport, DroppedGraph, build, check_store, parse_source
-from kgforge.core.checks import language_tag
-from kgforge.core.errors import ArgumentError, KgforgeError
-from kgforge.core.limits import ReadPolicy, reading
+from kgforge.core import lazy
+from kgforge.core.limits import ReadPolicy
 from kgforge.core.output import output_dir
 from kgforge.core.quarantine import Quarantine
-from kgforge.core.records import Record, json_key
+from kgforge.core.records import Record
+from kgforge.core.registry import Registry, closest
 from kgforge.core.resources import query_description, shipped_queries
-from kgforge.core.schema import DOMAIN_SCHEMA_FILE, SourceSpec, load_schema
-from kgforge.sources.importer import sample_source, source_kinds
-from kgforge.sources.schema_infer import infer_schema
-from kgforge.store.catalog import DomainInfo, list_domains
-from kgforge.store.diff import GraphDiff, diff_builds
-from kgforge.store.labels import check_required, labelled_rows, language_variable, resolve_bindings, row_labels
-from kgforge.store.layout import DomainPaths, domain_paths, remove_leftovers
-from kgforge.store.query import DEFAULT_TIMEOUT, QueryRunner, load_query, parse_binding
-from kgforge.store.query import DEFAULT_TIMEOUT as QUERY_TIMEOUT
-from kgforge.store.snapshot import Snapshot
-from kgforge.store.tables import GraphTables
-from kgforge.store.workdir import where as describe_workdir
-
-# Start-up: every command imports this module, and `kgforge build` needs only the build and the store above.
-# The stages' names load with their module on first use (``__getattr__`` at the end); a method imports the
-# stage function it calls. Importing them all here cost every command about 0.4 s (docs/benchmarks.md).
-_LAZY = {  # module -> the names the API takes from it
-    "kgforge.build.domain_import": ("ImportReport",),
-    "kgforge.build.link": ("LinkSummary",),
-    "kgforge.corpus": (
-        "BY",
-        "CandidatesReport",
-        "CardReport",
-        "CorpusStats",
-        "METHODS",
-        "SplitPart",
-        "SplitReport",
-        "build_candidates",
-        "corpus_stats",
-        "parse_ratios",
-        "split_corpus",
-        "write_card",
-    ),
-    "kgforge.crawl": ("CrawlConfig", "SiteSpec", "load_spec", "site_names"),
-    "kgforge.crawl.site_crawl": ("CrawlReport", "crawl_site"),
-    "kgforge.derive": ("DeriveReport",),
-    "kgforge.embed.related": ("RelatedReport",),
-    "kgforge.embed.train": ("EmbedReport",),
-    "kgforge.evaluation": (
-        "EvalOptions",
-        "EvalReport",
-        "HitsReport",
-        "KnowledgeOptions",
-        "KnowledgeScore",
-        "Leaderboard",
-        "METRICS",
-        "PerplexityReport",
-        "SEGMENTATIONS",
-        "SelectionReport",
-        "SelectionScores",
-        "evaluate_systems",
-        "figure_text",
-        "hits_at",
-        "in_percent",
-        "p_text",
-        "parse_system",
-        "score_selection",
-        "perplexity",
-        "systems_in_folder",
-    ),
-    "kgforge.evaluation.rating": ("RUBRICS", "RatingReport", "SHEET_FORMATS", "import_ratings", "make_sheets"),
-    "kgforge.exports": ("ExportOptions", "ExportReport", "dialogue_kinds", "layout_names"),
-    "kgforge.exports.parallel": ("ParallelExportReport",),
-    "kgforge.goals.check": ("GoalCheckReport", "GoalProblem"),
-    "kgforge.goals.generate": ("GoalsReport",),
-    "kgforge.goals.graph": ("GoalOptions", "parse_hops"),
-    "kgforge.grounding": ("GroundOptions", "GroundReport", "GroundScore", "MatchOptions"),
-    "kgforge.grounding.learning": ("TrainReport", "TrainingData", "train_grounding"),
-    "kgforge.languages": ("AlignmentReport", "TranslationApplied", "TranslationProposals"),
-    "kgforge.languages.translate": ("MAX_LABEL_CHARS", "MAX_LITERAL_CHARS"),
-    "kgforge.llm": ("DEFAULT_KEY_ENV", "LLMSettings"),
-    "kgforge.qa": (
-        "QAGenerateReport",
-        "QAPredicatesReport",
-        "QAScoreReport",
-        "QASelectionReport",
-        "QATemplatesReport",
-        "SelectorOptions",
-    ),
-    "kgforge.release": (
-        "KG_CHOICES",
-        "ORIGINS",
-        "AuditReport",
-        "AuditSheet",
-        "ReleaseCheck",
-        "ReleaseOptions",
-        "ReleaseReport",
-        "audit_import",
-        "check_release",
-    ),
-    "kgforge.stats": ("plot_stats",),
-    "kgforge.synth": ("SYNTH_STYLES", "SynthOptions", "SynthPlan", "SynthReport"),
-    "kgforge.synth.judge": ("JudgeReport",),
-    "kgforge.store.rdf_export": ("RDF_FORMATS", "RdfExportReport"),
-}
-_RENAMED = {  # name in the API -> (module, name there)
-    "EVAL_LAYOUTS": ("kgforge.evaluation", "LAYOUTS"),
-    "EXPORT_FORMATS": ("kgforge.exports", "FORMATS"),
-    "GOAL_STYLES": ("kgforge.goals.graph", "STYLES"),
-    "GROUND_FORMATS": ("kgforge.grounding.run", "FORMATS"),
-    "IMPORT_ENGINES": ("kgforge.sources.wikidata.engines", "ENGINES"),
-    "QAGenerateOptions": ("kgforge.qa", "GenerateOptions"),
-    "QA_KEY_ENV": ("kgforge.llm", "DEFAULT_KEY_ENV"),
-    "RATING_LANGUAGES": ("kgforge.evaluation.rating", "LANGUAGES"),
-    "StatsReport": ("kgforge.stats", "DomainStats"),
-    "export_formats": ("kgforge.exports", "formats"),
-    "qa_configurations": ("kgforge.qa.generate", "configurations"),
-    "score_responses": ("kgforge.evaluation", "evaluate"),
-}
-_HOME = {name: (module, name) for module, names in _LAZY.items() for name in names} | _RENAMED
-
-if TYPE_CHECKING:  # for type checkers and linters; at run time each loads on first use (``__getattr__`` below)
-    from kgforge.build.domain_import import ImportReport
-    from kgforge.build.link import LinkSummary
-    from kgforge.corpus import (
-        BY,
-        METHODS,
-        CandidatesReport,
-        CardReport,
-        CorpusStats,
-        SplitPart,
-        SplitReport,
-        build_candidates,
-        corpus_stats,
-        parse_ratios,
-        split_corpus,
-        write_card,
-    )
-    from kgforge.crawl import CrawlConfig, SiteSpec, load_spec, site_names
-    from kgforge.crawl.site_crawl import CrawlReport, crawl_site
-    from kgforge.derive import DeriveReport
-    from kgforge.embed.related import RelatedReport
-    from kgforge.embed.train import EmbedReport
-    from kgforge.evaluation import LAYOUTS as EVAL_LAYOUTS
-    from kgforge.evaluation import (
-        METRICS,
-        SEGMENTATIONS,
-        EvalOptions,
-        EvalReport,
-        HitsReport,
-        KnowledgeOptions,
-        KnowledgeScore,
-        Leaderboard,
-        PerplexityReport,
-        SelectionReport,
-        SelectionScores,
-        evaluate_systems,
-        figure_text,
-        hits_at,
-        in_percent,
-        p_text,
-        parse_system,
-        perplexity,
-        score_selection,
-        systems_in_folder,
-    )
-    from kgforge.evaluation import evaluate as score_responses
-    from kgforge.evaluation.rating import LANGUAGES as RATING_LANGUAGES
-    from kgforge.evaluation.rating import RUBRICS, SHEET_FORMATS, RatingReport, import_ratings, make_sheets
-    from kgforge.exports import FORMATS as EXPORT_FORMATS
-    from kgforge.exports import ExportReport, dialogue_kinds, layout_names
-    from kgforge.exports import formats as export_formats
-    from kgforge.exports.parallel import ParallelExportReport
-    from kgforge.goals.check import GoalCheckReport, GoalProblem
-    from kgforge.goals.generate import GoalsReport
-    from kgforge.goals.graph import STYLES as GOAL_STYLES
-    from kgforge.goals.graph import parse_hops
-    from kgforge.grounding import GroundReport, GroundScore, MatchOptions
-    from kgforge.grounding.learning import TrainingData, TrainReport, train_grounding
-    from kgforge.grounding.run import FORMATS as GROUND_FORMATS
-    from kgforge.languages import AlignmentReport, TranslationApplied, TranslationProposals
-    from kgforge.languages.translate import MAX_LABEL_CHARS, MAX_LITERAL_CHARS
-    from kgforge.llm import DEFAULT_KEY_ENV, LLMSettings
-    from kgforge.llm import DEFAULT_KEY_ENV as QA_KEY_ENV
-    from kgforge.qa import GenerateOptions as QAGenerateOptions
-    from kgforge.qa import (
-        QAGenerateReport,
-        QAPredicatesReport,
-        QAScoreReport,
-        QASelectionReport,
-        QATemplatesReport,
-        SelectorOptions,
-    )
-    from kgforge.qa.generate import configurations as qa_configurations
-    from kgforge.release import (
-        KG_CHOICES,
-        ORIGINS,
-        AuditReport,
-        AuditSheet,
-        ReleaseCheck,
-        ReleaseOptions,
-        ReleaseReport,
-        audit_import,
-        check_release,
-    )
-    from kgforge.sources.wikidata.engines import ENGINES as IMPORT_ENGINES
-    from kgforge.stats import DomainStats as StatsReport
-    from kgforge.stats import plot_stats
-    from kgforge.store.rdf_export import RDF_FORMATS, RdfExportReport
-    from kgforge.synth import SYNTH_STYLES, SynthOptions, SynthPlan, SynthReport
-    from kgforge.synth.judge import JudgeReport
+from kgforge.domain.base import open_snapshot
+from kgforge.domain.building import BuildMethods
+from kgforge.domain.corpus import CorpusMethods
+from kgforge.domain.embed import EmbedMethods
+from kgforge.domain.evaluation import evaluate as evaluate
+from kgforge.domain.evaluation import evaluate_systems as evaluate_systems
+from kgforge.domain.evaluation import llm_judge as llm_judge
+from kgforge.domain.evaluation import score_selection as score_selection
+from kgforge.domain.exports import ExportMethods
+from kgforge.domain.goals import GoalMethods
+from kgforge.domain.grounding import GroundingMethods
+from kgforge.domain.languages import LanguageMethods
+from kgforge.domain.qa import QAMethods
+from kgforge.domain.reading import ReadingMethods
+from kgforge.domain.release import ReleaseMethods
+from kgforge.domain.synth import SynthMethods
+from kgforge.store.catalog import describe_domain
+from kgforge.store.workdir import built_domains, resolve_workdir
 
 
-@dataclass(frozen=True)
-class BuildReport(Record):
-    """A build: what it imported, what it published (``published`` False: nothing changed, the published
-    build stays), and what it dropped or kept of the build before."""
-
-    domain: str
-    build_id: str
-    published: bool  # False when nothing changed, so the published build stays as it was
-    store: str  # the build's Oxigraph folder
-    schema: dict[str, Any]  # path, inferred
-    total_quads: int
-    graphs: dict[str, int]  # graph IRI -> quads
-    timings: dict[str, float]  # import and load seconds
-    sources: tuple[dict[str, Any], ...]  # each source's manifest entry, with its graph
-    records_ok: int
-    records_bad: int  # quarantined records
-    dropped: tuple[DroppedGraph, ...] = json_key("dropped_graphs", default=())  # graphs a stage had added
-    decisions: tuple[SourceDecision, ...] = json_key("refresh", default=())  # each source: kept or imported, why
-
-    def as_dict(self) -> dict[str, Any]:
-        data = super().as_dict()  # each dropped graph and decision with the sentence the CLI shows
-        data["dropped_graphs"] = [dict(vars(d), message=d.message) for d in self.dropped]
-        data["refresh"] = [dict(vars(d), message=d.message) for d in self.decisions]
-        return data
+class Domain(
+    BuildMethods,
+    ReadingMethods,
+    GoalMethods,
+    ExportMethods,
+    CorpusMethods,
+    GroundingMethods,
+    EmbedMethods,
+    LanguageMethods,
+    QAMethods,
+    SynthMethods,
+    ReleaseMethods,
+):
+    """One domain's knowledge graph under ``workdir`` (default: ``$KGFORGE_WORKDIR``, else ``./kg``), as the CLI
+    sees it: one method per stage (each defined with its stage's others in :mod:`kgforge.domain`)."""
 
 
-@dataclass(frozen=True)
-class QueryReport(Record):
-    """A query's answer: SELECT rows (pyoxigraph terms, with a label beside each IRI), an ASK boolean, or
-    CONSTRUCT/DESCRIBE triples."""
-
-    domain: str
-    kind: str = "select"
-    variables: tuple[str, ...] = ()
-    rows: tuple[dict[str, Any], ...] = ()  # SELECT: variable -> pyoxigraph term
-    boolean: bool | None = None
-    labels: dict[str, str] = field(default_factory=dict)  # IRI -> label, for the IRIs in ``rows``
-    truncated: bool = False  # ``limit`` held rows back
-    more_rows: int | None = None  # how many, when counting them was cheap
-    triples: tuple[Any, ...] = ()  # CONSTRUCT/DESCRIBE: pyoxigraph triples
-    columns: tuple[str, ...] = ()  # ``variables`` with a label column beside each that holds IRIs
-    labelled_rows: tuple[dict[str, Any], ...] = ()  # ``rows`` as text, labels beside IRIs (as --json prints)
-
-    def label(self, term: Any) -> str | None:
-        """The label beside an IRI of ``rows``, or None."""
-        return self.labels.get(term.value) if isinstance(term, ox.NamedNode) else None
-
-    def as_dict(self) -> dict[str, Any]:
-        return {
-            "kind": self.kind,
-            "variables": list(self.columns),
-            "boolean": self.boolean,
-            "rows": list(self.labelled_rows),
-            "truncated": self.truncated,
-            "more_rows": self.more_rows,
-        }
-
-
-@dataclass(frozen=True)
-class DiffReport(Record):
-    """Facts added, removed and changed per graph between two builds (:mod:`kgforge.store.diff`)."""
-
-    domain: str
-    from_build: str
-    to_build: str
-    added: int
-    removed: int
-    changed: int
-    graphs: tuple[GraphDiff, ...] = ()
-    out: Path | None = None  # the RDF Patch of the differing quads, when asked for
-
-    @property
-    def changed_graphs(self) -> tuple[GraphDiff, ...]:
-        return tuple(g for g in self.graphs if g.differs)
-
-
-@dataclass(frozen=True)
-class SchemaReport(Record):
-    """The schema ``kgforge init`` inferred from sample data and wrote to ``schema``."""
-
-    domain: str
-    language: str
-    records: int
-    files: int
-    relations: dict[str, dict[str, Any]]  # relation id -> kind, labels, datatype
-    types: dict[str, str]
-    type_relation: str | None
-    settings: dict[str, dict[str, Any]]  # the [options.KIND] settings inferred per source kind
-    schema: str
-    samples: tuple[SourceSpec, ...] = field(default=(), repr=False, compare=False)
-
-    def as_dict(self) -> dict[str, Any]:
-        data = super().as_dict()
-        del data["samples"]
-        return data
-
-
-def evaluate(
-    predictions: Path | str,
-    *,
-    gold: Path | str | None = None,
-    dialogues: Path | str | None = None,
-    domain: str | None = None,
-    workdir: Path | str | None = None,
-    human: Path | str | None = None,
-    out: Path | str | None = None,
-    options: EvalOptions | None = None,
-    policy: ReadPolicy | None = None,
-    plot: Path | str | None = None,
-) -> EvalReport:
-    """``kgforge eval``: score the responses in ``predictions`` (any layout of docs/evaluation.md) against
-    ``gold``; with ``domain``, knowledge precision/recall against its graph; with ``human``, correlations with
-    human scores (``plot``: a folder for their heatmap); ``out``: the per-response file; ``policy``: the
-    reading's limits and text policy."""
-
-    def path(value: Path | str | None) -> Path | None:
-        return None if value is None else Path(value)
-
-    from kgforge.evaluation import EvalOptions  # lazy: start-up
-    from kgforge.evaluation import evaluate as score_responses  # lazy: start-up
-
-    with reading(policy):
-        return score_responses(
-            Path(predictions),
-            gold=path(gold),
-            dialogues=path(dialogues),
-            domain=domain,
-            workdir=workdir,
-            human=path(human),
-            out=path(out),
-            options=options or EvalOptions(),
-            plot=path(plot),
-        )
+score_responses = evaluate  # its former name, kept for callers
 
 
 def qa_evaluate(
@@ -397,707 +101,57 @@ def qa_evaluate(
     return qa_score_file(predictions, Path(gold), client)
 
 
-def llm_judge(
-    rubric: str | Path,
+def corpus_stats(
+    dialogues: Path | str,
     *,
-    url: str,
-    model: str,
-    predictions: Path | str | None = None,
-    ratings: Path | str | None = None,
-    out: Path | str | None = None,
-    key_env: str | None = None,
-    language: str = "zh",
-    cache: Path | str | None = None,
-    timeout: float = 120.0,
-) -> JudgeReport:
-    """``kgforge eval --llm-judge``: the responses of ``predictions``, or the items of a filled rating round
-    (``ratings``: the folder `kgforge rate sheet` wrote), scored by the model at ``url`` on ``rubric``'s aspects;
-    with ``ratings``, the judge's agreement with the annotators. Replies are cached in ``cache`` (default:
-    ``llm-cache`` beside the input); ``out``: the judge's scores per item (none written without it)."""
-    from kgforge.core.output import output_file  # lazy: start-up
-    from kgforge.llm import DEFAULT_KEY_ENV  # lazy: start-up
-    from kgforge.synth.judge import JudgeSettings, judge_ratings, judge_responses  # lazy: start-up
+    input_layout: str | None = None,
+    by_split: Path | str | None = None,
+    domain: str | None = None,
+    workdir: Path | str | None = None,
+    transitions: bool = False,
+    plot: Path | str | None = None,
+    tokens: Tokens | None = None,
+    policy: ReadPolicy | None = None,
+) -> CorpusStats:
+    """``kgforge corpus stats``: the statistics of a dialogue file (:func:`kgforge.corpus.corpus_stats`); with
+    ``domain``, its topics against that domain's published build."""
+    from kgforge.corpus import corpus_stats as stats  # lazy: start-up
 
-    if (predictions is None) == (ratings is None):
-        raise ArgumentError("--llm-judge", "give the responses to judge (PREDICTIONS) or a rating round (--ratings)")
-    source = Path(ratings if ratings is not None else predictions or "")
-    folder = source if source.is_dir() else source.parent
-    target = output_file(out) if out is not None else None  # the scores per item only where asked
-    settings = JudgeSettings(
-        url,
-        model,
-        output_dir(cache or folder / "llm-cache", what="--cache").make(),  # a cache names its own files
-        key_env or DEFAULT_KEY_ENV,
-        timeout,
-        language,
+    snapshot = open_snapshot(domain, workdir)
+    return stats(
+        dialogues,
+        input_layout=input_layout,
+        by_split=by_split,
+        snapshot=snapshot,
+        transitions=transitions,
+        plot=plot,
+        tokens=tokens,
+        policy=policy,
     )
-    if ratings is not None:
-        return judge_ratings(source, rubric, settings, target)
-    return judge_responses(source, rubric, settings, target)
 
 
-def _term(value: Any) -> ox.NamedNode | ox.Literal | ox.BlankNode | str:
-    return value if isinstance(value, (ox.NamedNode, ox.Literal, ox.BlankNode)) else str(value)
+def write_card(
+    files: Iterable[Path | str],
+    domain: str,
+    out: Path | str,
+    *,
+    workdir: Path | str | None = None,
+    split: Path | str | None = None,
+    input_layout: str | None = None,
+    policy: ReadPolicy | None = None,
+) -> CardReport:
+    """``kgforge corpus card``: the datasheet of dialogue ``files`` built against ``domain``
+    (:meth:`Domain.corpus_card`)."""
+    return Domain(domain, workdir).corpus_card(files, out, split=split, input_layout=input_layout, policy=policy)
 
 
-class Domain:
-    """One domain's knowledge graph under ``workdir`` (default: ``$KGFORGE_WORKDIR``, else ``./kg``), as the CLI sees it."""
+def list_domains(workdir: Path | str | None = None) -> list[DomainInfo]:
+    """``kgforge domains``: the domains with a published store under ``workdir`` (the workdir rule applies), by
+    name, each described from its own published build."""
+    root = resolve_workdir(workdir)
+    return [describe_domain(Domain(name, root).snapshot()) for name in built_domains(root)]
 
-    def __init__(self, name: str, workdir: Path | str | None = None) -> None:
-        self.paths: DomainPaths = domain_paths(name, workdir)
-        self.name = self.paths.domain
-        self.workdir = self.paths.workdir
 
-    def __repr__(self) -> str:
-        return f"Domain({self.name!r}, workdir={str(self.workdir)!r})"
-
-    def build(
-        self,
-        sources: Iterable[str | SourceSpec] = (),
-        *,
-        schema: str | None = None,
-        schema_sources: bool = True,
-        progress: bool = False,
-        full: bool = False,
-    ) -> BuildReport:
-        """Import the sources (``"kind:path"`` strings or SourceSpecs; plus the schema's own unless
-        ``schema_sources=False``) into a fresh build and publish it atomically. ``schema`` defaults to the
-        domain's own (``kgforge init``), else a shipped one, else one inferred from the sources. Sources
-        that did not change since the published build keep their graphs (``full=True`` imports them all)."""
-        specs = [s if isinstance(s, SourceSpec) else parse_source(s) for s in sources]
-        result = build(
-            self.name,
-            specs,
-            self.workdir,
-            schema=load_schema(schema) if schema else None,
-            show_progress=progress,
-            use_schema_sources=schema_sources,
-            full=full,
-        )
-        summary = result.as_dict()
-        return BuildReport(
-            self.name,
-            result.build_id,
-            result.published,
-            result.store,
-            result.schema,
-            result.total_quads,
-            result.graphs,
-            result.timings,
-            tuple(summary["sources"]),
-            summary["records_ok"],
-            summary["records_bad"],
-            tuple(result.dropped),
-            tuple(result.decisions),
-        )
-
-    def snapshot(self) -> Snapshot:
-        """The published build now, resolved once: its manifest, schema, language and (read on first use,
-        then kept) its tables. Hold it to read one build across several calls while builds are published."""
-        return Snapshot.open(self.paths)
-
-    def stats(self) -> StatsReport:
-        """Entities, relations, triples and per-triple sizes of the published build (KdConv / DuConv Table 2)."""
-        from kgforge.stats import domain_stats  # lazy: start-up
-
-        return domain_stats(self.snapshot())
-
-    def query(
-        self,
-        query: str,
-        /,
-        *,
-        timeout: float = DEFAULT_TIMEOUT,
-        limit: int = 0,
-        allow_service: bool = False,
-        waiting: Callable[[float], None] | None = None,
-        label_language: str | None = None,
-        **bindings: Any,
-    ) -> QueryReport:
-        """Run ``query`` (SPARQL text, or the name of a shipped query such as ``"goal_two_step"``) on the
-        published store with ``bindings`` substituted for its variables. A ``str`` binding is a plain value:
-        the entity it labels where the variable stands as a subject, else a literal (the rule in
-        :mod:`kgforge.store.labels`); pyoxigraph terms pass through. ``limit`` keeps the first rows (0: all);
-        ``waiting(seconds)`` is called while a query runs. Rows come with the labels of their IRIs, in
-        ``label_language`` (default: the domain's), which is also tried first for plain values."""
-        sparql = load_query(query)
-        check_required(sparql, bindings, query)
-        snapshot = self.snapshot()
-        language = language_tag(label_language, "label_language") if label_language else snapshot.language
-        shown_in = language_variable(sparql, bindings)  # a query naming things in a language (# Language: ?lang)
-        if shown_in:
-            bindings = {**bindings, shown_in: ox.Literal(language)}
-        with QueryRunner(snapshot) as runner:
-            terms = resolve_bindings(runner, sparql, {k: _term(v) for k, v in bindings.items()}, language, self.name)
-            result = runner.query(
-                sparql, terms, timeout=timeout, allow_service=allow_service, limit=limit, waiting=waiting
-            )
-            labels = row_labels(runner, result.rows, language)
-        columns, rows = labelled_rows(result.variables, result.rows, labels)
-        return QueryReport(
-            self.name,
-            result.kind,
-            tuple(result.variables),
-            tuple(result.rows),
-            result.boolean,
-            labels,
-            result.truncated,
-            result.more_rows,
-            tuple(result.triples or ()),
-            tuple(columns),
-            tuple(rows),
-        )
-
-    def language(self) -> str:
-        """The language of the domain's labels (its schema's ``language``)."""
-        return self.snapshot().language
-
-    def translate(
-        self,
-        language: str,
-        out: Path | str,
-        *,
-        llm_url: str,
-        llm_model: str,
-        llm_key_env: str | None = None,
-        max_chars: int | None = None,
-        limit: int | None = None,
-    ) -> TranslationProposals:
-        """Ask an OpenAI-compatible endpoint for labels in ``language`` of what lacks one, and write them to the
-        review file ``out`` (TSV) for a person to edit; nothing enters the graph until
-        :meth:`apply_translations` (see :mod:`kgforge.languages.translate`). ``llm_key_env`` defaults to
-        :data:`DEFAULT_KEY_ENV`, ``max_chars`` to :data:`MAX_LITERAL_CHARS`."""
-        from kgforge.languages import propose_translations  # lazy: start-up
-        from kgforge.languages.translate import MAX_LITERAL_CHARS  # lazy: start-up
-        from kgforge.llm import DEFAULT_KEY_ENV, LLMSettings  # lazy: start-up
-
-        settings = LLMSettings(llm_url, llm_model, llm_key_env or DEFAULT_KEY_ENV)
-        chars = MAX_LITERAL_CHARS if max_chars is None else max_chars
-        return propose_translations(self.name, language, out, settings, self.workdir, chars, limit)
-
-    def translation_list(self, language: str, out: Path | str, *, max_chars: int | None = None) -> TranslationProposals:
-        """Write the review file ``out`` (TSV) as a to-do list for translators, no model asked: one row for each
-        name and short value that lacks a label in ``language`` (keyed by the name, its IRI beside it), the
-        names the graph has only as an alias in ``language`` proposed for review; a person fills in ``label``
-        and sets ``keep`` to yes, and :meth:`apply_translations` reads it back."""
-        from kgforge.languages import propose_translations  # lazy: start-up
-        from kgforge.languages.translate import MAX_LITERAL_CHARS  # lazy: start-up
-
-        chars = MAX_LITERAL_CHARS if max_chars is None else max_chars
-        return propose_translations(self.name, language, out, None, self.workdir, chars)
-
-    def apply_translations(self, review_file: Path | str, language: str) -> TranslationApplied:
-        """Load the kept rows of a reviewed translation file as the graph ``graph/translated/<language>``."""
-        from kgforge.languages import apply_translations  # lazy: start-up
-
-        return apply_translations(self.name, review_file, language, self.workdir)
-
-    def align(self, language: str = "en", *, write: bool = False) -> AlignmentReport:
-        """Align the domain's names with those in ``language`` across sources (type-checked), listing the
-        ambiguous and missing ones; ``write`` publishes the name matches as ``owl:sameAs``."""
-        from kgforge.languages import align_languages  # lazy: start-up
-
-        return align_languages(self.name, language, self.workdir, write)
-
-    def tables(self, *, include_derived: bool = False) -> GraphTables:
-        """The graph as polars tables: ``facts``, ``labels``, ``types``, ``relations``."""
-        return self.snapshot().tables(include_derived)
-
-    def derive(
-        self, *, max_group: int | None = None, max_pairs: int | None = None, seed: int | None = None
-    ) -> DeriveReport:
-        """Associated two-hop triples (entities sharing a predicate and object) into their own named graph."""
-        from kgforge.derive import derive  # lazy: start-up
-
-        return derive(self.name, self.workdir, max_group=max_group, seed=seed, max_pairs=max_pairs)
-
-    def goals(
-        self,
-        n: int,
-        out: Path | str,
-        *,
-        style: str = "duconv",
-        seed: int = 0,
-        one_step_ratio: float = 0.5,
-        hops: tuple[int, int] = (1, 3),
-        language: str | None = None,
-        profiles: Path | str | None = None,
-        transitions: Path | str | None = None,
-        profile_template: Path | str | None = None,
-        topics: Iterable[str] | str = (),
-    ) -> GoalsReport:
-        """``n`` goals of ``style`` into ``out``; ``topics`` (labels or IRIs): only goals whose first topic is one of
-        them (``--topic``)."""
-        from kgforge.goals.generate import generate  # lazy: start-up
-        from kgforge.goals.graph import GoalOptions  # lazy: start-up
-
-        options = GoalOptions(
-            n=n,
-            seed=seed,
-            one_step_ratio=one_step_ratio,
-            style=style,
-            hops=hops,
-            language=language,
-            transitions=Path(transitions) if transitions else None,
-            profile_template=Path(profile_template) if profile_template else None,
-            topics=(topics,) if isinstance(topics, str) else tuple(topics),
-        )
-        out = self.paths.output(Path(out))  # a refused OUT is named before a missing store, as it always was
-        return generate(self.snapshot(), options, out, Path(profiles) if profiles else None)
-
-    def check_goals(self, sessions: Path | str) -> GoalCheckReport:
-        """Check the goals of real DuConv sessions (JSON lines) against the graph: in it, and found by the goal
-        queries; each goal that is not is a :class:`GoalProblem`."""
-        from kgforge.goals.check import validate  # lazy: start-up
-
-        return validate(self.snapshot(), Path(sessions))
-
-    def diff(
-        self, *, from_build: str | None = None, to_build: str | None = None, out: Path | str | None = None
-    ) -> DiffReport:
-        """What changed from build ``from_build`` (default: the one before the published build) to ``to_build``
-        (default: the published build); with ``out``, the differing quads as an RDF Patch."""
-        result = diff_builds(self.paths, from_build, to_build, Path(out) if out else None)
-        return DiffReport(
-            self.name,
-            result.from_build,
-            result.to_build,
-            result.added,
-            result.removed,
-            result.changed,
-            tuple(result.graphs),
-            Path(result.out) if result.out else None,
-        )
-
-    def export(
-        self,
-        goals: Path | str | None,
-        out: Path | str,
-        *,
-        fmt: str,
-        dialogues: Path | str | None = None,
-        policy: ReadPolicy | None = None,
-        **options: Any,
-    ) -> ExportReport:
-        """Per-dialogue subgraphs in dataset format ``fmt`` (see ExportOptions) for the new goals in ``goals``
-        (from :meth:`goals`), or for the real ``dialogues`` (``goals=None``), read with ``policy`` (the
-        limits and text policy of :class:`~kgforge.core.limits.ReadPolicy`; None: the one in force)."""
-        from kgforge.exports import ExportOptions, export_dialogues, export_goals  # lazy: start-up
-        from kgforge.exports.registry import detect_layout  # lazy: start-up
-
-        if (goals is None) == (dialogues is None):
-            raise ArgumentError("export", "give either goals (from `kgforge goals`) or dialogues (real dialogues)")
-        settings, out = ExportOptions(fmt=fmt, **options), self.paths.output(Path(out))
-        with reading(policy):
-            if dialogues is not None:  # an unreadable input is named before a missing store, as it always was
-                detect_layout(Path(dialogues), settings.input_layout)
-            snapshot = self.snapshot()
-            return (
-                export_goals(snapshot, Path(goals), settings, out)
-                if goals is not None
-                else export_dialogues(snapshot, Path(dialogues), settings, out)
-            )
-
-    def export_parallel(
-        self,
-        goals: Path | str | None,
-        out: Path | str,
-        *,
-        languages: list[str],
-        dialogues: Path | str | None = None,
-        fmt: str = "durecdial",
-        allow_mixed: bool = False,
-        policy: ReadPolicy | None = None,
-        **options: Any,
-    ) -> ParallelExportReport:
-        """The export of new ``goals``, or of real DuRecDial 2.0 twins (``dialogues``: the ``zh_NAME`` file, its
-        ``en_NAME`` twin beside it), in every language of ``languages`` (``["zh", "en"]``): twin files with the
-        same ids and triples, DuRecDial 2.0's five task files and a manifest pairing them (see
-        :mod:`kgforge.exports.parallel`), read with ``policy`` (:class:`~kgforge.core.limits.ReadPolicy`)."""
-        from kgforge.exports import ExportOptions, export_parallel, export_parallel_dialogues  # lazy: start-up
-
-        if (goals is None) == (dialogues is None):
-            raise ArgumentError("export", "give either goals (from `kgforge goals`) or dialogues (real dialogues)")
-        settings = ExportOptions(fmt=fmt, language=languages[0], **options)
-        with reading(policy):
-            if goals is not None:
-                return export_parallel(self.snapshot(), Path(goals), settings, list(languages), Path(out), allow_mixed)
-            return export_parallel_dialogues(
-                self.snapshot(), Path(dialogues), settings, list(languages), Path(out), allow_mixed
-            )
-
-    def synth(self, goals: Path | str, out: Path | str, *, style: str, **options: Any) -> SynthReport:
-        """Dialogues for the ``goals`` (from :meth:`goals`) in ``style`` (duconv, kdconv, durecdial), drafted by a
-        model (``llm_url``, ``llm_model``) or, without one, by the templated realiser; every turn verified against
-        the graph, repaired or dropped; written to ``out`` in the style's layout with ``OUT.rejected.jsonl`` and
-        ``OUT.manifest.json`` (``options``: :class:`kgforge.synth.SynthOptions` fields; docs/synth.md)."""
-        from kgforge.synth import SynthOptions, synth  # lazy: start-up
-
-        return synth(self.snapshot(), Path(goals), Path(out), SynthOptions(style=style, **options))
-
-    def synth_plan(self, goals: Path | str, out: Path | str, *, style: str, **options: Any) -> SynthPlan:
-        """What :meth:`synth` would send with the same arguments (``--dry-run``): its draft requests and their
-        characters, nothing sent."""
-        from kgforge.synth import SynthOptions, plan  # lazy: start-up
-
-        return plan(self.snapshot(), Path(goals), Path(out), SynthOptions(style=style, **options))
-
-    def corpus_stats(self, dialogues: Path | str, **options: Any) -> CorpusStats:
-        """:func:`kgforge.corpus.corpus_stats` of a dialogue file, with its topics against this domain's graph."""
-        from kgforge.corpus import corpus_stats  # lazy: start-up
-
-        return corpus_stats(dialogues, domain=self.name, workdir=self.workdir, **options)
-
-    def corpus_card(self, dialogues: Iterable[Path | str], out: Path | str, **options: Any) -> CardReport:
-        """:func:`kgforge.corpus.write_card`: the datasheet of dialogue files built against this domain."""
-        from kgforge.corpus import write_card  # lazy: start-up
-
-        return write_card(dialogues, self.name, out, workdir=self.workdir, **options)
-
-    def release(
-        self,
-        dialogues: Iterable[Path | str],
-        out: Path | str,
-        options: ReleaseOptions | None = None,
-        **settings: Any,
-    ) -> ReleaseReport:
-        """Release ``dialogues`` (files of one layout) grounded in this domain into the folder ``out``: each split in
-        the layout and as a turn table, a Hugging Face card, croissant.json, kg/ (docs/release.md). ``options``
-        (or its fields as keywords: ``split``, ``ratios``, ``by``, ``kg``, ``audit``, ``licence``, …)."""
-        from kgforge.release import ReleaseOptions, make_release  # lazy: start-up
-
-        chosen = replace(options or ReleaseOptions(), **settings)
-        return make_release(self.name, list(dialogues), out, self.workdir, chosen)
-
-    def audit_sample(self, n: int, out: Path | str, *, by: str | None = None, seed: int = 0) -> AuditSheet:
-        """A rating sheet of ``n`` of the graph's facts drawn with ``seed`` (``by="relation"``: stratified), for
-        the raters of a KG accuracy audit (``kgforge audit import`` reads their sheets back)."""
-        from kgforge.release import audit_sample  # lazy: start-up
-
-        return audit_sample(self.name, n, out, workdir=self.workdir, by=by, seed=seed)
-
-    def ground(
-        self,
-        dialogues: Path | str,
-        out: Path | str,
-        *,
-        fmt: str = "kdconv",
-        options: MatchOptions | None = None,
-        workers: int | None = None,
-        skip_invalid: bool = False,
-        policy: ReadPolicy | None = None,
-        model: Path | str | None = None,
-    ) -> GroundReport:
-        """The facts each message of ``dialogues`` states and its claims, written to ``out``; scored against the
-        gold annotations the input has (see docs/grounding.md). ``options`` defaults to ``MatchOptions()``;
-        ``workers``: processes grounding the dialogues (default: one per CPU; the output is the same);
-        ``skip_invalid``: records that are not dialogues go to ``OUT.rejected.jsonl``, else the first is an
-        error; ``policy``: the reading's limits and text policy (:class:`~kgforge.core.limits.ReadPolicy`);
-        ``model``: who chooses among the candidate facts — a model file (``kgforge ground train``), ``"rules"``
-        for the hand rules alone, or the shipped model (None, or ``options.model``)."""
-        from kgforge.grounding import GroundOptions, MatchOptions, ground_file  # lazy: start-up
-
-        match = options or MatchOptions()
-        if model is not None:
-            match = replace(match, model=str(model))
-        settings = GroundOptions(fmt, match, workers, skip_invalid, policy)
-        return ground_file(self.name, Path(dialogues), Path(out), self.workdir, settings)
-
-    def train_grounding(self, dialogues: Path | str, out: Path | str, *, seed: int = 0) -> TrainReport:
-        """A grounding model trained on this domain's annotated ``dialogues`` (KdConv's layout, gold ``attrs``),
-        written to ``out`` (see :func:`kgforge.grounding.learning.train_grounding`; several domains at once:
-        ``kgforge.api.train_grounding``)."""
-        from kgforge.grounding.learning import TrainingData, train_grounding  # lazy: start-up
-
-        return train_grounding([TrainingData(self.name, Path(dialogues))], Path(out), self.workdir, seed)
-
-    def embed(
-        self, *, name: str = "default", resume: bool = False, progress: bool = False, **config: Any
-    ) -> EmbedReport:
-        """Train a PyKEEN model (``config``: EmbedConfig fields such as model, dim, epochs) into
-        ``models/<name>``; the loss and validation curves go to ``models/<name>-training.png``."""
-        from kgforge.embed import (  # lazy: torch and PyKEEN take seconds to load
-            EmbedConfig,
-            embed,
-        )
-
-        return embed(self.name, self.workdir, EmbedConfig(**config), name=name, resume=resume, progress=progress)
-
-    def related(
-        self,
-        entity: str,
-        *,
-        k: int = 10,
-        model: str = "default",
-        exclude_neighbours: bool = False,
-        type_: str | None = None,
-        device: str = "auto",
-    ) -> RelatedReport:
-        """The ``k`` entities nearest ``entity`` (a label or IRI) in the model bundle ``models/<model>``."""
-        from kgforge.embed.related import related  # lazy: loads torch
-
-        return related(
-            self.name,
-            entity,
-            self.workdir,
-            k=k,
-            model=model,
-            exclude_neighbours=exclude_neighbours,
-            type_=type_,
-            device=device,
-        )
-
-    def check(self, *, clean: bool = False) -> CheckReport:
-        """Compare the published store with its manifest (per-graph counts, each quads file's sha256) and list
-        what killed or failed writers left behind; ``clean=True`` removes that first (under the write lock)."""
-        removed = tuple(str(p) for p in remove_leftovers(self.paths)) if clean else None
-        return replace(check_store(self.name, self.workdir), removed=removed)
-
-    def link(self) -> LinkSummary:
-        """Link the dataset's and crawled entities to their Wikidata / XLORE counterparts (``owl:sameAs``, in a
-        derived graph) by zh/en label and alias with type checks; ambiguous names are listed, never guessed."""
-        from kgforge.build.link import link_domain  # lazy: start-up
-
-        return link_domain(self.name, self.workdir)
-
-    def import_dump(
-        self,
-        dump: Path | str,
-        *,
-        kind: str = "wikidata",
-        seeds: Iterable[str] = (),
-        seed_names: Iterable[str] = (),
-        seed_labels: bool = False,
-        seed_classes: Iterable[str] = (),
-        hops: int | None = None,
-        fanout_cap: int | None = None,
-        workers: int | None = None,
-        engine: str = "local",
-        address: str | None = None,
-        resume: bool = True,
-        keep_deprecated: bool = False,
-        progress: bool = False,
-    ) -> ImportReport:
-        """Add a knowledge-base dump to the published store: ``kind`` ``wikidata`` (JSON, truthy N-Triples or
-        full Turtle, told apart by the file's first line) or ``xlore``; optionally only the ``hops``
-        neighbourhood of seeds (ids, exact labels, ``seed_labels``: the domain's own start entities, or the
-        instances of ``seed_classes``). A killed import resumes from its last checkpoint unless ``resume=False``."""
-        from kgforge.build.domain_import import dump_selection, import_into_domain, wikidata_dump_kind  # lazy: start-up
-
-        options = dump_selection(
-            self.name,
-            self.workdir,
-            seeds=seeds,
-            seed_names=seed_names,
-            seed_labels=seed_labels,
-            seed_classes=seed_classes,
-            hops=hops,
-            fanout_cap=fanout_cap,
-            workers=workers,
-            engine=engine,
-            address=address,
-            resume=resume,
-            keep_deprecated=keep_deprecated,
-        )
-        kind = wikidata_dump_kind(Path(dump)) if kind == "wikidata" else kind
-        return import_into_domain(self.name, kind, Path(dump), options, self.workdir, show_progress=progress)
-
-    def export_rdf(self, out: Path | str, *, fmt: str = "nq") -> RdfExportReport:
-        """The whole store as RDF in ``fmt`` (a name or alias of :data:`RDF_FORMATS`): N-Quads and TriG keep the
-        named graphs, N-Triples and Turtle give their union, deduplicated."""
-        from kgforge.store.rdf_export import export_rdf  # lazy: start-up
-
-        return export_rdf(self.name, fmt, Path(out), self.workdir)
-
-    def init_schema(
-        self,
-        samples: Iterable[str | SourceSpec],
-        *,
-        out: Path | str | None = None,
-        language: str | None = None,
-        force: bool = False,
-    ) -> SchemaReport:
-        """Infer a schema for this (new) domain from sample data (``"KIND:FILE"``, or a FILE whose extension a
-        source kind registers) and write it to ``out`` (default: the domain's own ``schema.toml``, which
-        :meth:`build` reads); an existing file is kept unless ``force``."""
-        own = self.paths.root / DOMAIN_SCHEMA_FILE  # the one file of a domain's folder `init` may write
-        target = self.paths.output(out or own, own)
-        if target.path.exists() and not force:
-            raise KgforgeError(f"{target} exists already: edit it, or give --force to infer it again")
-        specs = tuple(s if isinstance(s, SourceSpec) else sample_source(s) for s in samples)
-        if not specs:
-            raise KgforgeError("give sample data with --from FILE (a CSV, TSV, JSON Lines or RDF file)")
-        inferred = infer_schema(self.name, list(specs), language)
-        schema = inferred.write(target)
-        return SchemaReport(**inferred.summary, schema=str(schema.path), samples=specs)
-
-    def qa_predicates(self, *, language: str | None = None) -> QAPredicatesReport:
-        """F(t) of ConvKGYarn: each type's predicates with coverage, specificity and object diversity."""
-        from kgforge.qa import predicates as qa_predicate_table  # lazy: start-up
-
-        return qa_predicate_table(self.name, self.workdir, language)
-
-    def qa_select(
-        self,
-        out: Path | str,
-        *,
-        language: str | None = None,
-        options: SelectorOptions | None = None,
-        llm: LLMSettings | None = None,
-    ) -> QASelectionReport:
-        """G(t, preds): each type's interesting predicates (statistical, or judged by the ``llm``), written to
-        ``out`` for :meth:`qa_templates` and ``kgforge qa generate --selection``."""
-        from kgforge.qa import select as qa_select_file  # lazy: start-up
-
-        return qa_select_file(self.name, Path(out), self.workdir, language, options, llm)
-
-    def qa_templates(
-        self,
-        out: Path | str,
-        llm: LLMSettings,
-        *,
-        language: str | None = None,
-        selection: Path | str | None = None,
-        limit: int = 50,
-    ) -> QATemplatesReport:
-        """A template file: the bundled templates plus the ``llm``'s templates for up to ``limit`` selected
-        (type, predicate) pairs that pass the checks (placeholders, no answer given away)."""
-        from kgforge.qa import llm_templates as qa_template_file  # lazy: start-up
-
-        return qa_template_file(
-            self.name, Path(out), llm, self.workdir, language, Path(selection) if selection else None, limit
-        )
-
-    def qa_generate(
-        self,
-        out: Path | str,
-        options: QAGenerateOptions,
-        *,
-        language: str | None = None,
-        selection: Path | str | None = None,
-        templates: Path | str | None = None,
-        convquestions: Path | str | None = None,
-    ) -> QAGenerateReport:
-        """Conversational QA turns from the graph (ConvKGYarn): ``options.n`` conversations rendered in every
-        configuration and variant, written to ``out`` (and ConvQuestions-shaped to ``convquestions``)."""
-
-        def path(value: Path | str | None) -> Path | None:
-            return None if value is None else Path(value)
-
-        from kgforge.qa import generate_dataset as qa_generate  # lazy: start-up
-
-        return qa_generate(
-            self.name,
-            Path(out),
-            options,
-            self.workdir,
-            language,
-            path(selection),
-            path(templates),
-            path(convquestions),
-        )
-
-
-__all__ = [
-    "BuildReport",
-    "CandidatesReport",
-    "CardReport",
-    "CorpusStats",
-    "DeriveReport",
-    "DiffReport",
-    "Domain",
-    "DomainInfo",
-    "DroppedGraph",
-    "EmbedReport",
-    "ExportReport",
-    "GoalCheckReport",
-    "GoalProblem",
-    "GoalsReport",
-    "GroundReport",
-    "GroundScore",
-    "TrainReport",
-    "TrainingData",
-    "train_grounding",
-    "ParallelExportReport",
-    "QueryReport",
-    "RelatedReport",
-    "SplitReport",
-    "StatsReport",
-    "build_candidates",
-    "corpus_stats",
-    "list_domains",
-    "split_corpus",
-    "write_card",
-]
-
-
-def __getattr__(name: str) -> Any:
-    """A name of :data:`_LAZY` or :data:`_RENAMED`, imported from its module on first use and kept (start-up)."""
-    if name not in _HOME:
-        raise AttributeError(f"module 'kgforge.api' has no attribute {name!r}")
-    module, there = _HOME[name]
-    value = getattr(importlib.import_module(module), there)
-    globals()[name] = value
-    return value
-
-
-# The stages added to the API for the command line's other commands, and the registries its options offer.
-__all__ += [
-    "CheckReport",
-    "EvalOptions",
-    "IMPORT_ENGINES",
-    "ImportReport",
-    "KgforgeError",
-    "LinkSummary",
-    "RDF_FORMATS",
-    "RdfExportReport",
-    "ReadPolicy",
-    "Record",
-    "SchemaReport",
-    "SourceSpec",
-    "SplitPart",
-    "describe_workdir",
-    "evaluate",
-    "plot_stats",
-    "source_kinds",
-]
-__all__ += ["CrawlConfig", "CrawlReport", "SiteSpec", "crawl_site", "load_spec", "site_names"]
-__all__ += [  # the release's records, and its functions that take no domain
-    "KG_CHOICES",
-    "ORIGINS",
-    "AuditReport",
-    "AuditSheet",
-    "ReleaseCheck",
-    "ReleaseOptions",
-    "ReleaseReport",
-    "audit_import",
-    "check_release",
-]
-__all__ += [
-    "BY",
-    "EXPORT_FORMATS",
-    "GOAL_STYLES",
-    "GROUND_FORMATS",
-    "METHODS",
-    "dialogue_kinds",
-    "export_formats",
-    "layout_names",
-    "parse_hops",
-    "parse_ratios",
-]
-__all__ += [
-    "ArgumentError",
-    "RATING_LANGUAGES",
-    "RUBRICS",
-    "RatingReport",
-    "SHEET_FORMATS",
-    "import_ratings",
-    "make_sheets",
-    "parse_system",
-]
-
-
-# The typed reports of eval, qa and queries, and what their commands check options against.
 @dataclass(frozen=True)
 class ShippedQuery(Record):
     """A query shipped with kgforge (``kgforge queries``): run it by ``name`` with :meth:`Domain.query`."""
@@ -1120,53 +174,191 @@ def check_embed_model(name: str, what: str = "model") -> str:
 
 
 def embed_choices(option: str) -> tuple[str, ...]:
-    """The values EmbedConfig accepts for ``option`` (``"precision"``, ``"evaluation"`` or ``"keep"``); loads torch."""
-    import kgforge.embed  # lazy: torch and PyKEEN take seconds to load
-
-    return tuple(
-        {"precision": kgforge.embed.PRECISIONS, "evaluation": kgforge.embed.EVALUATIONS, "keep": kgforge.embed.KEEPS}[
-            option
-        ]
-    )
+    """The values EmbedConfig accepts for ``option`` (``"precision"``, ``"evaluation"`` or ``"keep"``); loads
+    torch. The same as ``choices("embed " + option)``."""
+    return choices(f"embed {option}")
 
 
-__all__ += ["EvalReport", "KnowledgeScore", "score_responses"]
-__all__ += [
-    "EVAL_LAYOUTS",
-    "HitsReport",
-    "KnowledgeOptions",
-    "Leaderboard",
-    "METRICS",
-    "SEGMENTATIONS",
-    "evaluate_systems",
-    "hits_at",
-    "systems_in_folder",
-]
-__all__ += ["figure_text", "in_percent", "p_text"]  # one way every evaluation table shows its figures
-__all__ += ["SelectionReport", "SelectionScores", "score_selection"]  # eval --selected: knowledge selection, KILT-style
-__all__ += [
-    "LLMSettings",
-    "QAGenerateOptions",
-    "QA_KEY_ENV",
-    "SelectorOptions",
-    "qa_configurations",
-    "qa_evaluate",
-    "QAGenerateReport",
-    "QAPredicatesReport",
-    "QAScoreReport",
-    "QASelectionReport",
-    "QATemplatesReport",
-]
-__all__ += [
-    "QUERY_TIMEOUT",
-    "ShippedQuery",
-    "check_embed_model",
-    "embed_choices",
-    "list_queries",
-    "load_query",
-    "parse_binding",
-]
-__all__ += ["DEFAULT_KEY_ENV", "MAX_LABEL_CHARS", "MAX_LITERAL_CHARS"]
-__all__ += ["AlignmentReport", "MatchOptions", "TranslationApplied", "TranslationProposals"]  # methods' types
-__all__ += ["JudgeReport", "PerplexityReport", "SYNTH_STYLES", "SynthOptions", "SynthPlan", "SynthReport"]
-__all__ += ["llm_judge", "perplexity"]
+# Where each option's choices live: the registry (a core.registry.Registry) or the tuple of names the stage checks
+# against, or a function listing them, as "module:name", loaded when asked for. A new option with choices adds
+# one line here, not a name of this module (docs/architecture.md, "Chosen by name").
+CHOICES = {
+    "source kind": "kgforge.sources.importer:IMPORTERS",
+    "dump engine": "kgforge.sources.wikidata.engines:ENGINES",
+    "RDF format": "kgforge.store.rdf_export:RDF_FORMATS",
+    "goal style": "kgforge.goals.graph:STYLES",
+    "export format": "kgforge.exports.registry:FORMATS",
+    "export layout": "kgforge.exports.registry:layout_names",
+    "input layout": "kgforge.exports.registry:dialogue_kinds",
+    "ground format": "kgforge.grounding.run:FORMATS",
+    "metric": "kgforge.evaluation.registry:METRICS",
+    "segmentation": "kgforge.evaluation.segmentation:SEGMENTATIONS",
+    "eval layout": "kgforge.evaluation.inputs:LAYOUTS",
+    "rating rubric": "kgforge.evaluation.rating:RUBRICS",
+    "sheet format": "kgforge.evaluation.rating:SHEET_FORMATS",
+    "rating language": "kgforge.evaluation.rating:LANGUAGES",
+    "split by": "kgforge.corpus.split:BY",
+    "candidate method": "kgforge.corpus.candidates:METHODS",
+    "corpus statistic": "kgforge.corpus.stats:STATISTICS",
+    "embedding model": "kgforge.embed.config:MODELS",
+    "embed precision": "kgforge.embed.config:PRECISIONS",
+    "embed evaluation": "kgforge.embed.config:EVALUATIONS",
+    "embed keep": "kgforge.embed.config:KEEPS",
+    "synth style": "kgforge.synth.styles:STYLES",
+    "synth layout": "kgforge.synth.styles:layout_names",
+    "release kg": "kgforge.release.kg:KG_CHOICES",
+    "dialogue origin": "kgforge.release.rai:ORIGINS",
+}
+
+
+def _choice_list(option: str) -> Any:
+    if option not in CHOICES:
+        close = closest(option, CHOICES)
+        hint = f"; did you mean {close!r}?" if close else ""
+        raise KeyError(f"no option {option!r} offers choices{hint} (kgforge.api.CHOICES lists them)")
+    module, name = CHOICES[option].split(":")
+    found = getattr(importlib.import_module(module), name)
+    return found() if callable(found) and not isinstance(found, Registry) else found
+
+
+def registry(option: str) -> Registry[Any]:
+    """The registry ``option`` chooses from (``"export format"``, ``"goal style"``, ``"metric"``, …: the keys of
+    :data:`CHOICES`): names, aliases, descriptions and "did you mean" for a name a user typed."""
+    found = _choice_list(option)
+    if not isinstance(found, Registry):
+        raise TypeError(f"{option!r} offers a list of names, not a registry: ask choices({option!r})")
+    return found
+
+
+def choices(option: str) -> tuple[str, ...]:
+    """The names ``option`` accepts (the keys of :data:`CHOICES`), in the order its stage lists them."""
+    found = _choice_list(option)
+    return tuple(found.names() if isinstance(found, Registry) else found)
+
+
+if TYPE_CHECKING:  # The names the API hands on, each loaded from its module on first use (kgforge.core.lazy).
+    from kgforge.core.errors import ArgumentError as ArgumentError
+    from kgforge.core.errors import KgforgeError as KgforgeError
+    from kgforge.core.limits import ReadPolicy as ReadPolicy
+    from kgforge.core.records import Record as Record
+    from kgforge.core.schema import SourceSpec as SourceSpec
+    from kgforge.corpus import CandidatesReport as CandidatesReport
+    from kgforge.corpus import CardReport as CardReport
+    from kgforge.corpus import CorpusStats as CorpusStats
+    from kgforge.corpus import SplitPart as SplitPart
+    from kgforge.corpus import SplitReport as SplitReport
+    from kgforge.corpus import build_candidates as build_candidates
+    from kgforge.corpus import parse_ratios as parse_ratios
+    from kgforge.corpus import split_corpus as split_corpus
+    from kgforge.corpus.reading import Tokens as Tokens
+    from kgforge.crawl import CrawlConfig as CrawlConfig
+    from kgforge.crawl import SiteSpec as SiteSpec
+    from kgforge.crawl import load_spec as load_spec
+    from kgforge.crawl import site_names as site_names
+    from kgforge.crawl.site_crawl import CrawlReport as CrawlReport
+    from kgforge.crawl.site_crawl import crawl_site as crawl_site
+    from kgforge.derive import DeriveReport as DeriveReport
+    from kgforge.domain.building import DiffReport as DiffReport
+    from kgforge.domain.building import SchemaReport as SchemaReport
+    from kgforge.domain.grounding import train_grounding as train_grounding
+    from kgforge.domain.reading import QueryReport as QueryReport
+    from kgforge.embed.config import EmbedConfig as EmbedConfig
+    from kgforge.embed.related import RelatedReport as RelatedReport
+    from kgforge.embed.train import EmbedReport as EmbedReport
+    from kgforge.evaluation import EvalOptions as EvalOptions
+    from kgforge.evaluation import EvalReport as EvalReport
+    from kgforge.evaluation import HitsReport as HitsReport
+    from kgforge.evaluation import KnowledgeOptions as KnowledgeOptions
+    from kgforge.evaluation import KnowledgeScore as KnowledgeScore
+    from kgforge.evaluation import Leaderboard as Leaderboard
+    from kgforge.evaluation import PerplexityReport as PerplexityReport
+    from kgforge.evaluation import SelectionReport as SelectionReport
+    from kgforge.evaluation import SelectionScores as SelectionScores
+    from kgforge.evaluation import figure_text as figure_text
+    from kgforge.evaluation import hits_at as hits_at
+    from kgforge.evaluation import in_percent as in_percent
+    from kgforge.evaluation import p_text as p_text
+    from kgforge.evaluation import parse_system as parse_system
+    from kgforge.evaluation import perplexity as perplexity
+    from kgforge.evaluation import systems_in_folder as systems_in_folder
+    from kgforge.evaluation.rating import RatingReport as RatingReport
+    from kgforge.evaluation.rating import import_ratings as import_ratings
+    from kgforge.evaluation.rating import make_sheets as make_sheets
+    from kgforge.exports import ExportOptions as ExportOptions
+    from kgforge.exports import ExportReport as ExportReport
+    from kgforge.exports import dialogue_kinds as dialogue_kinds
+    from kgforge.exports import layout_names as layout_names
+    from kgforge.exports.parallel import ParallelExportReport as ParallelExportReport
+    from kgforge.goals.check import GoalCheckReport as GoalCheckReport
+    from kgforge.goals.check import GoalProblem as GoalProblem
+    from kgforge.goals.generate import GoalsReport as GoalsReport
+    from kgforge.goals.graph import GoalOptions as GoalOptions
+    from kgforge.goals.graph import parse_hops as parse_hops
+    from kgforge.grounding import GroundOptions as GroundOptions
+    from kgforge.grounding import GroundReport as GroundReport
+    from kgforge.grounding import GroundScore as GroundScore
+    from kgforge.grounding import MatchOptions as MatchOptions
+    from kgforge.grounding.learning import TrainingData as TrainingData
+    from kgforge.grounding.learning import TrainReport as TrainReport
+    from kgforge.languages import AlignmentReport as AlignmentReport
+    from kgforge.languages import TranslationApplied as TranslationApplied
+    from kgforge.languages import TranslationProposals as TranslationProposals
+    from kgforge.languages.translate import MAX_LABEL_CHARS as MAX_LABEL_CHARS
+    from kgforge.languages.translate import MAX_LITERAL_CHARS as MAX_LITERAL_CHARS
+    from kgforge.llm import DEFAULT_KEY_ENV as DEFAULT_KEY_ENV
+    from kgforge.llm import LLMSettings as LLMSettings
+    from kgforge.publish.domain_import import ImportReport as ImportReport
+    from kgforge.publish.link import LinkSummary as LinkSummary
+    from kgforge.publish.transaction import BuildReport as BuildReport
+    from kgforge.publish.transaction import CheckReport as CheckReport
+    from kgforge.publish.transaction import DroppedGraph as DroppedGraph
+    from kgforge.qa import QAGenerateReport as QAGenerateReport
+    from kgforge.qa import QAPredicatesReport as QAPredicatesReport
+    from kgforge.qa import QAScoreReport as QAScoreReport
+    from kgforge.qa import QASelectionReport as QASelectionReport
+    from kgforge.qa import QATemplatesReport as QATemplatesReport
+    from kgforge.qa import SelectorOptions as SelectorOptions
+    from kgforge.release import AuditReport as AuditReport
+    from kgforge.release import AuditSheet as AuditSheet
+    from kgforge.release import ReleaseCheck as ReleaseCheck
+    from kgforge.release import ReleaseOptions as ReleaseOptions
+    from kgforge.release import ReleaseReport as ReleaseReport
+    from kgforge.release import audit_import as audit_import
+    from kgforge.release import check_release as check_release
+    from kgforge.sources.importer import source_kinds as source_kinds
+    from kgforge.stats import plot_stats as plot_stats
+    from kgforge.store.catalog import DomainInfo as DomainInfo
+    from kgforge.store.query import load_query as load_query
+    from kgforge.store.query import parse_binding as parse_binding
+    from kgforge.store.rdf_export import RdfExportReport as RdfExportReport
+    from kgforge.synth import SynthOptions as SynthOptions
+    from kgforge.synth import SynthPlan as SynthPlan
+    from kgforge.synth import SynthReport as SynthReport
+    from kgforge.synth.judge import JudgeReport as JudgeReport
+
+if TYPE_CHECKING:  # Names the API gives a stage's name under a name of its own (no re-export to a linter: noqa).
+    from kgforge.llm import DEFAULT_KEY_ENV as QA_KEY_ENV  # noqa: F401
+    from kgforge.qa import GenerateOptions as QAGenerateOptions  # noqa: F401
+    from kgforge.qa.generate import configurations as qa_configurations  # noqa: F401
+    from kgforge.stats import DomainStats as StatsReport  # noqa: F401
+    from kgforge.store.query import DEFAULT_TIMEOUT as QUERY_TIMEOUT  # noqa: F401
+    from kgforge.store.workdir import where as describe_workdir  # noqa: F401
+
+if TYPE_CHECKING:  # The choice lists this module handed on one by one before, kept for callers: they are
+    # choices()'s and registry()'s now (CHOICES), so add no name here.
+    from kgforge.corpus import BY as BY
+    from kgforge.corpus import METHODS as METHODS
+    from kgforge.evaluation import LAYOUTS as EVAL_LAYOUTS  # noqa: F401
+    from kgforge.evaluation import METRICS as METRICS
+    from kgforge.evaluation import SEGMENTATIONS as SEGMENTATIONS
+    from kgforge.evaluation.rating import LANGUAGES as RATING_LANGUAGES  # noqa: F401
+    from kgforge.evaluation.rating import RUBRICS as RUBRICS
+    from kgforge.evaluation.rating import SHEET_FORMATS as SHEET_FORMATS
+    from kgforge.exports import FORMATS as EXPORT_FORMATS  # noqa: F401
+    from kgforge.exports import formats as export_formats  # noqa: F401
+    from kgforge.goals.graph import STYLES as GOAL_STYLES  # noqa: F401
+    from kgforge.grounding.run import FORMATS as GROUND_FORMATS  # noqa: F401
+    from kgforge.sources.wikidata.engines import ENGINES as IMPORT_ENGINES  # noqa: F401
+    from kgforge.store.rdf_export import RDF_FORMATS as RDF_FORMATS
+
+__getattr__, __dir__ = lazy.attach(__name__)

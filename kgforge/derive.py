@@ -31,7 +31,6 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from kgforge.build.transaction import extend_build
 from kgforge.core import checks
 from kgforge.core.files import atomic_path
 from kgforge.core.quads import check_iri, literal_term
@@ -45,12 +44,12 @@ from kgforge.core.vocab import (
     RELATION,
     safe_segment,
 )
+from kgforge.publish.transaction import extend_build, extending
 from kgforge.sources.options import read_options
 from kgforge.store.layout import (
     DomainPaths,
     domain_paths,
     staged_build,
-    write_lock,
 )
 from kgforge.store.manifest import GraphEntry, Manifest
 from kgforge.store.snapshot import Snapshot
@@ -374,8 +373,7 @@ def derive(
     Derive is a writer from start to end: it holds the write lock, reads the published build, and
     publishes the build it stages, so the pairs always come from the build they are added to."""
     paths = domain_paths(domain, workdir)
-    with write_lock(paths):
-        published = Snapshot.open(paths)  # under the lock: the build the pairs come from and are added to
+    with extending(paths) as published:  # under the lock: the build the pairs come from and are added to
         options = options_for(published.schema, max_group, seed, max_pairs)
         timings: dict[str, float] = {}
         started = _clock()

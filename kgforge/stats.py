@@ -14,7 +14,7 @@ from kgforge.core.records import Record
 from kgforge.core.schema import Schema
 from kgforge.core.scripts import CJK_CLASS, is_cjk_language
 from kgforge.core.text import jieba_module
-from kgforge.store.languages import fits_script, in_language, language_labels, same_as_pairs
+from kgforge.store.languages import fits_script, in_language, language_labels
 from kgforge.store.snapshot import Snapshot
 from kgforge.store.tables import GraphTables
 
@@ -80,7 +80,7 @@ def domain_stats(snapshot: Snapshot) -> DomainStats:
             .iter_rows()
         ),
         degree_histogram=dict(degrees.iter_rows()),
-        languages=parallel_figures(tables, facts, schema, same_as_pairs(snapshot.build, manifest)),
+        languages=parallel_figures(tables, facts, schema, snapshot.same_as_pairs()),
         build_id=manifest.build_id,
         schema_inferred=schema.inferred,
     )

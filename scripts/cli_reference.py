@@ -14,7 +14,7 @@ import click
 import typer
 from typer.testing import CliRunner
 
-from kgforge.cli import _load_commands, app
+from kgforge.cli._lazy import app, load_commands
 
 DOC = Path(__file__).resolve().parent.parent / "docs" / "cli.md"
 WIDTH = 110
@@ -48,7 +48,7 @@ def help_text(path: tuple[str, ...]) -> str:
 
 
 def reference() -> str:
-    _load_commands()
+    load_commands()
     os.environ["COLUMNS"] = str(WIDTH)
     root = typer.main.get_command(app)
     parts = [

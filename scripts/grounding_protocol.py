@@ -38,10 +38,10 @@ from kgforge import Domain
 from kgforge.grounding.corruption import corrupted_copy
 from kgforge.grounding.index import GroundingIndex
 from kgforge.grounding.kdconv import Tally, attr_key, ground_kdconv, read_dialogues
+from kgforge.grounding.kept import load_index
 from kgforge.grounding.learning import Samples, collected, train_choice
 from kgforge.grounding.matching import MatchOptions
 from kgforge.grounding.model_file import RULES, model_bytes, model_document
-from kgforge.grounding.run import load_index
 
 DOMAINS = ("travel", "film", "music")
 FOLDS = 5
@@ -67,7 +67,7 @@ def graph(domain: str, dialogues: list[dict[str, Any]], data: Path, workdir: Pat
             written.write_text(json.dumps(dialogues, ensure_ascii=False), encoding="utf-8")
             source = f"kdconv-dialogues:{written}"
         Domain(domain, workdir).build([source])
-    return load_index(domain, workdir)
+    return load_index(Domain(domain, workdir).snapshot())
 
 
 def stripped(dialogues: list[dict[str, Any]]) -> list[dict[str, Any]]:

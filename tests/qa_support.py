@@ -13,11 +13,11 @@ from typing import Any
 import pyoxigraph as ox
 
 from benchmarks.scripted_llm import serving
-from kgforge.build.transaction import build
 from kgforge.core.resources import query_text
 from kgforge.core.schema import SourceSpec
-from kgforge.store.layout import domain_paths
+from kgforge.publish.transaction import build
 from kgforge.store.query import QueryRunner
+from kgforge.store.snapshot import Snapshot
 
 STATEMENT_QUERY = """SELECT ?s ?o ?q ?qv WHERE {
   ?s ?link ?st . ?st ?ps ?o ; ?q ?qv .
@@ -85,7 +85,7 @@ def verify_all(workdir: Path, domain: str, turns: list[dict[str, Any]]) -> int:
     checked: dict[str, dict[str, Any]] = {}
     for turn in turns:
         checked.setdefault(json.dumps(turn["fact"], sort_keys=True) + json.dumps(turn["answers"], sort_keys=True), turn)
-    with QueryRunner(domain_paths(domain, workdir)) as runner:
+    with QueryRunner(Snapshot.open(domain, workdir)) as runner:
         for turn in checked.values():
             verify_turn(runner, turn)
     return len(checked)

@@ -21,8 +21,8 @@ import pytest
 import uvicorn
 from starlette.applications import Starlette
 
-from kgforge.build.transaction import build, parse_source
 from kgforge.derive import derive
+from kgforge.publish.transaction import build, parse_source
 from kgforge.serve import ServeOptions, create_app
 from kgforge.serve.runner import uvicorn_config
 from kgforge.store.layout import domain_paths

@@ -48,19 +48,19 @@ def test_no_function_level_kgforge_imports():
 
 def test_the_check_finds_what_it_looks_for():
     source = (
-        "def f():\n    from kgforge.build import x\n"
+        "def f():\n    from kgforge.publish import x\n"
         "def g():\n    import kgforge.embed  # lazy: torch\n"
         "def k():\n    # lazy: torch\n    from kgforge.embed import (\n        x,\n    )\n"
         "def h():\n    import json\n"
     )
-    assert function_level_imports(source) == [(2, "from kgforge.build import x")]
+    assert function_level_imports(source) == [(2, "from kgforge.publish import x")]
 
 
 @pytest.mark.slow  # starts a fresh interpreter
 def test_the_command_line_starts_without_torch():
     """Every command module loads at start; none may pull in torch (seconds per CLI call, and the kill
     tests' windows assume a quick start). The api, the demo and the embed commands load it on first use."""
-    probe = "import sys; from kgforge.cli import _load_commands; _load_commands(); print('torch' in sys.modules)"
+    probe = "import sys; from kgforge.cli._lazy import load_commands; load_commands(); print('torch' in sys.modules)"
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "False"
 
@@ -77,3 +77,157 @@ def test_every_command_module_is_held_to_the_public_api():
     commands = {f"kgforge.cli.{path.stem}" for path in (PACKAGE / "cli").glob("*.py") if not path.stem.startswith("_")}
     assert commands - set(contract["source_modules"]) == set()
     assert {"kgforge.qa", "kgforge.evaluation", "kgforge.embed", "kgforge.store"} <= set(contract["forbidden_modules"])
+
+
+# ---------------------------------------------------------------- the snapshot is every reader's argument
+
+# Where a build may be opened (Snapshot.open / .published / .of_build), and why each place may.
+SNAPSHOT_OPENERS = {
+    "store/snapshot.py": "defines it",
+    "domain/base.py": "Domain.snapshot(): the public API opens the build each method reads",
+    "serve/": "the SPARQL endpoint and the explorer: one snapshot per build they serve",
+    "publish/transaction.py": "the build transaction, and extending(): a writer's build, under the write lock",
+    "publish/domain_import.py": "the import writer: the build it extends, or none on a first build",
+}
+# Where a store may be opened (pyoxigraph's Store on a folder, the store adapter's read_only_store).
+STORE_OPENERS = {
+    "store/oxigraph.py": "defines read_only_store; bulk loading and extending a staged build",
+    "store/snapshot.py": "Snapshot.store(): the snapshot's own build",
+    "store/tables.py": "a build's tables, read for its snapshot (only the snapshot calls it: test_snapshot.py)",
+    "store/worker.py": "the query worker: the store of the snapshot its QueryRunner was given",
+    "serve/worker.py": "the endpoint's query workers: the builds the server holds snapshots of",
+}
+SNAPSHOT_OPENING = {"open", "published", "of_build"}
+STORE_OPENING = {"read_only_store", "read_only", "secondary"}
+
+
+def _named(node: ast.AST, name: str) -> bool:
+    return (isinstance(node, ast.Name) and node.id == name) or (isinstance(node, ast.Attribute) and node.attr == name)
+
+
+def openings(source: str) -> list[tuple[int, str]]:
+    """``(line, what)`` of each place ``source`` opens a snapshot (``Snapshot.open``, ``.published``,
+    ``.of_build``) or a store (``read_only_store``, ``Store.read_only``, ``Store(folder)``)."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Attribute) and node.attr in SNAPSHOT_OPENING and _named(node.value, "Snapshot"):
+            found.append((node.lineno, f"Snapshot.{node.attr}"))
+        elif isinstance(node, ast.Attribute) and node.attr in STORE_OPENING and _named(node.value, "Store"):
+            found.append((node.lineno, f"Store.{node.attr}"))
+        elif _named(node, "read_only_store") and not isinstance(node, ast.ImportFrom):
+            found.append((node.lineno, "read_only_store"))
+        elif isinstance(node, ast.Call) and _named(node.func, "Store") and (node.args or node.keywords):
+            found.append((node.lineno, "Store(folder)"))
+    return sorted(set(found))
+
+
+def _allowed(path: Path, owners: dict[str, str]) -> bool:
+    where = path.relative_to(PACKAGE).as_posix()
+    return any(where == owner or (owner.endswith("/") and where.startswith(owner)) for owner in owners)
+
+
+def test_only_the_api_the_endpoint_and_the_writers_open_a_snapshot_or_a_store():
+    """Every reader stage takes the Snapshot it is handed, so one call reads one build however many stages it
+    passes through; only the places named above open one (docs/architecture.md, "Reading a build")."""
+    offenders = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        for line, what in openings(path.read_text(encoding="utf-8")):
+            owners = SNAPSHOT_OPENERS if what.startswith("Snapshot") else STORE_OPENERS
+            if not _allowed(path, owners):
+                offenders.append(f"kgforge/{path.relative_to(PACKAGE)}:{line}: {what}")
+    assert not offenders, (
+        "these modules open a build or a store themselves; take the Snapshot the caller hands over (a writer "
+        "extending a build: kgforge.publish.transaction.extending):\n" + "\n".join(offenders)
+    )
+
+
+def test_the_opening_walk_finds_what_it_looks_for():
+    source = (
+        "from kgforge.store.oxigraph import read_only_store\n"
+        "import pyoxigraph as ox\n"
+        "def f(paths, snapshot):\n"
+        "    a = Snapshot.open(paths)\n"
+        "    b = snapshot_module.Snapshot.published(paths)\n"
+        "    c = ox.Store(str(paths))\n"
+        "    d = ox.Store.read_only('x')\n"
+        "    e = read_only_store('x')\n"
+        "    f = ox.Store()\n"  # in memory: no build
+        "    return snapshot.store(), snapshot.kept('b')\n"  # the snapshot's own build, and one it keeps
+    )
+    assert openings(source) == [
+        (4, "Snapshot.open"),
+        (5, "Snapshot.published"),
+        (6, "Store(folder)"),
+        (7, "Store.read_only"),
+        (8, "read_only_store"),
+    ]
+
+
+# ---------------------------------------------------------------- the public face, and no circles
+
+
+def test_the_public_api_module_stays_small():
+    """kgforge/api.py holds Domain (its methods live with their stage in kgforge/domain/) and the few
+    top-level functions; the names it hands on load through kgforge.core.lazy."""
+    lines = len((PACKAGE / "api.py").read_text(encoding="utf-8").splitlines())
+    assert lines <= 400, f"kgforge/api.py has {lines} lines (at most 400): put a stage's methods in kgforge/domain/"
+
+
+def test_one_way_of_loading_names_on_first_use():
+    """No module writes its own module ``__getattr__`` (a table of names and a copy of it for type checkers):
+    the one mechanism is kgforge.core.lazy.attach, which reads the module's ``if TYPE_CHECKING:`` imports."""
+    offenders = [
+        f"kgforge/{path.relative_to(PACKAGE)}"
+        for path in sorted(PACKAGE.rglob("*.py"))
+        for node in ast.parse(path.read_text(encoding="utf-8")).body
+        if isinstance(node, ast.FunctionDef) and node.name in ("__getattr__", "__dir__")
+    ]
+    assert not offenders, "use `__getattr__, __dir__ = lazy.attach(__name__)` instead in:\n" + "\n".join(offenders)
+
+
+def import_cycles() -> list[list[str]]:
+    """The strongly connected groups of kgforge's modules (more than one module each) in grimp's import graph,
+    which holds every import: at the top, inside functions (lazy ones), and under ``if TYPE_CHECKING:``."""
+    import grimp
+
+    graph = grimp.build_graph("kgforge")
+    edges = {m: [n for n in graph.find_modules_directly_imported_by(m) if n in graph.modules] for m in graph.modules}
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    groups: list[list[str]] = []
+    for root in sorted(edges):  # Tarjan's algorithm, without recursion
+        if root in index:
+            continue
+        work = [(root, iter(edges[root]))]
+        index[root] = low[root] = len(index)
+        stack.append(root)
+        while work:
+            node, children = work[-1]
+            child = next(children, None)
+            if child is None:
+                work.pop()
+                if work:
+                    low[work[-1][0]] = min(low[work[-1][0]], low[node])
+                if low[node] == index[node]:
+                    group = stack[stack.index(node) :]
+                    del stack[stack.index(node) :]
+                    if len(group) > 1:
+                        groups.append(sorted(group))
+            elif child not in index:
+                index[child] = low[child] = len(index)
+                stack.append(child)
+                work.append((child, iter(edges[child])))
+            elif child in stack:
+                low[node] = min(low[node], index[child])
+    return groups
+
+
+def test_no_module_imports_itself_back_even_through_a_lazy_import():
+    """import-linter's contracts check packages; this checks modules, function-level imports included (a
+    `kgforge.cli` face importing its `_lazy` helper that imports the face back was such a circle)."""
+    import grimp
+
+    graph = grimp.build_graph("kgforge")
+    assert "kgforge.corpus" in graph.find_modules_directly_imported_by("kgforge.api")  # only inside functions
+    assert import_cycles() == []

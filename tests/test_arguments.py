@@ -15,8 +15,8 @@ import typer
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kgforge.cli import _load_commands
 from kgforge.cli._app import DOMAIN, Checked, app
+from kgforge.cli._lazy import load_commands
 from kgforge.core.errors import ArgumentError, KgforgeError
 from kgforge.store.layout import check_domain_name, domain_paths
 
@@ -34,7 +34,7 @@ class Declared:
 
 def every_parameter() -> list[Declared]:
     """Every parameter of every command as declared (typer's own models, whatever click it runs on)."""
-    _load_commands()
+    load_commands()
     found = []
 
     def walk(application: typer.Typer, prefix: str) -> None:
@@ -124,7 +124,7 @@ def test_a_domain_name_is_a_plain_folder_name_or_refused(name):
     "name", ["", ".", "..", "../escaped", "a/b", "/abs", "a\\b", ".hidden", "a..b", "x" * 65, "tab\there", "nul\x00"]
 )
 def test_library_refuses_unsafe_domain_names(tmp_path, name):
-    from kgforge.build.transaction import build
+    from kgforge.publish.transaction import build
 
     with pytest.raises(ArgumentError, match="domain"):
         domain_paths(name, tmp_path)

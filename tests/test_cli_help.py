@@ -11,10 +11,10 @@ import typer
 from rich.text import Text
 from typer.testing import CliRunner
 
-from kgforge.cli import _load_commands, app
+from kgforge.cli._lazy import app, load_commands
 from tests.conftest import run_cli
 
-_load_commands()
+load_commands()
 ROOT = typer.main.get_command(app)
 
 

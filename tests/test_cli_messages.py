@@ -279,7 +279,9 @@ def test_embed_writes_its_loss_and_validation_curves_beside_the_bundle(built):
 
 @pytest.mark.slow  # a fresh interpreter per command
 def test_the_command_line_starts_without_matplotlib():
-    probe = "import sys; from kgforge.cli import _load_commands; _load_commands(); print('matplotlib' in sys.modules)"
+    probe = (
+        "import sys; from kgforge.cli._lazy import load_commands; load_commands(); print('matplotlib' in sys.modules)"
+    )
     result = subprocess.run([*CLI[:2], probe], capture_output=True, text=True, check=True)
     assert result.stdout.strip() == "False"
 

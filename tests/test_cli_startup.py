@@ -36,7 +36,7 @@ HEAVY = (
     "kgforge.qa",
     "kgforge.exports",
     "kgforge.embed",
-    "kgforge.build",
+    "kgforge.publish",
     "kgforge.sources",
     "kgforge.crawl",
     "kgforge.serve",
@@ -75,8 +75,8 @@ STAGES = (
     "kgforge.languages",
     "kgforge.qa",
     "kgforge.stats",
-    "kgforge.build.domain_import",
-    "kgforge.build.link",
+    "kgforge.publish.domain_import",
+    "kgforge.publish.link",
     "kgforge.sources.wikidata",
     "kgforge.store.rdf_export",
     "torch",
@@ -91,7 +91,7 @@ def test_importing_the_api_loads_no_stage():
     code = "import sys, json, kgforge.api\nprint(json.dumps(sorted(sys.modules)))"
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
     loaded = set(json.loads(result.stdout))
-    assert "kgforge.build.transaction" in loaded
+    assert "kgforge.publish.transaction" in loaded
     assert not [m for m in STAGES if m in loaded], sorted(m for m in STAGES if m in loaded)
 
 
@@ -103,13 +103,18 @@ def test_build_help_loads_no_stage():
 
 
 def test_every_public_name_is_the_one_its_stage_defines():
-    """Loading on first use changes no name: each lazy name is its module's object, and ``import *`` works."""
+    """Loading on first use changes no name: each lazy name (an import under ``if TYPE_CHECKING:``, read by
+    kgforge.core.lazy) is its module's object, and ``import *`` works."""
     import importlib
+    import inspect
 
     import kgforge
     import kgforge.api as api
+    from kgforge.core.lazy import imports_for_type_checkers
 
-    for name, (module, there) in api._HOME.items():
+    homes = imports_for_type_checkers(inspect.getsource(api))
+    assert len(homes) > 80 and {"CorpusStats", "ExportOptions", "EXPORT_FORMATS", "describe_workdir"} <= set(homes)
+    for name, (module, there) in homes.items():
         assert getattr(api, name) is getattr(importlib.import_module(module), there), name
     namespace: dict = {}
     exec("from kgforge.api import *", namespace)
@@ -206,13 +211,13 @@ def test_options_every_command_takes_are_accepted_before_the_command(before, tmp
 
 
 def test_options_before_the_command_go_after_its_arguments_and_before_a_double_dash():
-    from kgforge.cli import _options_after_command
+    from kgforge.cli._main import options_after_command
 
-    assert _options_after_command(["--workdir", "w", "stats", "travel"]) == ["stats", "travel", "--workdir", "w"]
-    assert _options_after_command(["--json", "query", "t", "--", "-x"]) == ["query", "t", "--json", "--", "-x"]
-    assert _options_after_command(["stats", "--workdir", "w"]) == ["stats", "--workdir", "w"]
-    assert _options_after_command(["--version"]) == ["--version"]
-    assert _options_after_command(["--workdir"]) == ["--workdir"]  # click says what is missing
+    assert options_after_command(["--workdir", "w", "stats", "travel"]) == ["stats", "travel", "--workdir", "w"]
+    assert options_after_command(["--json", "query", "t", "--", "-x"]) == ["query", "t", "--json", "--", "-x"]
+    assert options_after_command(["stats", "--workdir", "w"]) == ["stats", "--workdir", "w"]
+    assert options_after_command(["--version"]) == ["--version"]
+    assert options_after_command(["--workdir"]) == ["--workdir"]  # click says what is missing
 
 
 _WORDS = st.sampled_from(["stats", "query", "travel", "x", "--limit", "3", "--", "-v", "--format=csv"])
@@ -221,10 +226,10 @@ _LEADING = st.lists(st.sampled_from([["--json"], ["--workdir", "w"], ["--workdir
 
 @given(_LEADING, st.lists(_WORDS, max_size=8))
 def test_moving_leading_options_keeps_every_word_and_the_order_of_the_rest(leading, rest):
-    from kgforge.cli import _options_after_command
+    from kgforge.cli._main import options_after_command
 
     options = [word for option in leading for word in option]
-    moved = _options_after_command(options + rest)
+    moved = options_after_command(options + rest)
     if options and rest:  # the command and its words first, in order; the options before any `--`
         end = rest.index("--") if "--" in rest else len(rest)
         assert moved == rest[:end] + options + rest[end:]

@@ -13,7 +13,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kgforge import Domain
-from kgforge.build.transaction import check_store
 from kgforge.core.errors import ArgumentError, SchemaError
 from kgforge.core.resources import query_text
 from kgforge.core.schema import load_schema
@@ -30,9 +29,9 @@ from kgforge.derive import (
     options_for,
     write_pairs,
 )
+from kgforge.publish.transaction import check_store
 from kgforge.sources.options import read_options
 from kgforge.store import oxigraph
-from kgforge.store.layout import domain_paths
 from kgforge.store.query import QueryRunner
 from kgforge.store.snapshot import Snapshot
 
@@ -104,7 +103,7 @@ def test_derive_pairs_shares_and_stop_list(cli, built):
 def test_shared_predicate_and_object_write_the_duconv_goal_back(cli, built):
     cli("derive", "duconv", "--workdir", str(built), "--json")
     a, b = entity_iri("哈利·波特"), entity_iri("小鬼当家")
-    with QueryRunner(domain_paths("duconv", built)) as runner:
+    with QueryRunner(Snapshot.open("duconv", built)) as runner:
         rows = runner.query(query_text("associated_pairs"), {"a": ox.NamedNode(b), "b": ox.NamedNode(a)}).rows
         labels = runner.query(
             "SELECT ?x ?l WHERE { ?x rdfs:label|skos:altLabel ?l }", {"x": ox.NamedNode(entity_iri("克里斯·哥伦布"))}
@@ -136,7 +135,7 @@ def test_rerun_replaces_and_is_reproducible(cli, built):
     assert derived == [ASSOCIATED_GRAPH]
     assert manifest["graphs"][ASSOCIATED_GRAPH]["quads"] == second["quads"] == first["quads"]
     assert manifest["stages"]["derive"]["options"]["max_group"] == 3
-    checked = check_store("duconv", built)  # the extended store holds exactly what the manifest says
+    checked = check_store(Snapshot.open("duconv", built))  # the extended store holds exactly what the manifest says
     assert checked.ok, checked.problems
     assert checked.graphs[ASSOCIATED_GRAPH] == second["quads"]
     other = json.loads(
@@ -145,7 +144,7 @@ def test_rerun_replaces_and_is_reproducible(cli, built):
     assert other["relations"]["国家"]["pairs"] == 3
     # every re-run extends the checkpoint of the underived store kept beside the current one
     assert (built / "duconv" / "store" / "base-oxigraph").is_dir()
-    assert check_store("duconv", built).ok
+    assert check_store(Snapshot.open("duconv", built)).ok
     store = Snapshot.open("duconv", built).store()
     assert {g.value for g in store.named_graphs()} == set(manifest["graphs"])
 
@@ -160,7 +159,7 @@ def test_the_derived_graph_loaded_in_parts_holds_exactly_its_quads_file(built, m
     store = ox.Store.read_only(str(store_folder / "oxigraph"))
     stored = list(store.quads_for_pattern(None, None, None, ox.NamedNode(ASSOCIATED_GRAPH)))
     assert len(written) == report.quads > 7 and len(stored) == len(set(stored)) and set(stored) == set(written)
-    assert check_store("duconv", built).ok
+    assert check_store(Snapshot.open("duconv", built)).ok
 
 
 def test_derive_without_store_is_a_clear_error(cli, workdir):

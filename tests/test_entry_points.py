@@ -26,9 +26,10 @@ USER_CODE = textwrap.dedent("""\
         f.write("started\\n")
     from pathlib import Path
     from kgforge import Domain
-    from kgforge.build.domain_import import import_into_domain
+    from kgforge.publish.domain_import import import_into_domain
     from kgforge.demo.wikidata_dump import write_demo_dump
-    from kgforge.build.link import start_entity_names
+    from kgforge.publish.link import start_entity_names
+    from kgforge.store.snapshot import Snapshot
 
     kg = Domain("demo", workdir="kg")
     kg.build()
@@ -40,7 +41,7 @@ USER_CODE = textwrap.dedent("""\
     model = kg.embed(model="DistMult", dim=8, epochs=1, threads=1, evaluation="none")
     similar = kg.related("霸王别姬", k=2)
     dump = write_demo_dump("demo-wikidata.json")
-    imported = import_into_domain("demo", "wikidata", dump, {"seed_names": start_entity_names("demo", Path("kg")),
+    imported = import_into_domain("demo", "wikidata", dump, {"seed_names": start_entity_names(Snapshot.open("demo", Path("kg"))),
                                   "hops": 1, "workers": 2, "batch_bytes": 512}, Path("kg"), show_progress=False)
     assert imported.source["quads"] > 0
     with open("marks", "a") as f:

@@ -13,6 +13,7 @@ import pytest
 
 from kgforge.evaluation import EvalOptions, evaluate, evaluate_systems, figure_text, in_percent, p_text
 from kgforge.evaluation.inputs import detect_layout, read_slots
+from kgforge.store.snapshot import Snapshot
 from tests.conftest import build_travel, shared_file
 
 WIDE = {"COLUMNS": "300"}
@@ -106,16 +107,16 @@ def test_the_leaderboard_scores_knowledge_with_domain(tmp_path):
     gold = kdconv_sample(tmp_path)
     files = systems_of(tmp_path, gold)
     options = EvalOptions(metrics=("f1", "k_precision", "k_recall", "k_f1"))
+    snapshot = Snapshot.open("travel", workdir)  # one build for the board and for each system alone
     board = evaluate_systems(
         {("all", name): path for name, path in files.items()},
         gold=gold,
-        domain="travel",
-        workdir=workdir,
+        snapshot=snapshot,
         options=options,
     )
     assert not any(name.startswith("k_") for name in board.left_out)
     for found in board.systems:
-        alone = evaluate(Path(found.path), gold=gold, domain="travel", workdir=workdir, options=options)
+        alone = evaluate(Path(found.path), gold=gold, snapshot=snapshot, options=options)
         assert found.metrics == pytest.approx(alone.metrics)  # what eval gives the system alone
     by_name = {s.system: s.metrics for s in board.systems}
     assert by_name["gold"]["k_recall"] > by_name["half"]["k_recall"] > 0

@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from kgforge.evaluation import EvalOptions, KnowledgeOptions, evaluate
+from kgforge.api import evaluate
+from kgforge.evaluation import EvalOptions, KnowledgeOptions
 from kgforge.evaluation.inputs import read_slots
 from tests.conftest import build_travel, run_cli, shared_file
 

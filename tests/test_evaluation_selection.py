@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 
 from kgforge.evaluation.selection import score_selection
 from kgforge.grounding.normalise import form
+from kgforge.store.snapshot import Snapshot
 from tests.conftest import run_cli, shared_file
 from tests.durecdial_sessions import v2_session, write_lines
 
@@ -236,7 +237,7 @@ def test_a_duconv_file_is_grounded_for_its_gold_with_a_domain(shared, workdir, t
             "--workdir", str(workdir))  # fmt: skip
     selected, _ = duconv_grounded_by_hand(shared, 20)
     chosen = write_lines(tmp_path / "selected.jsonl", selected)
-    by_domain = score_selection(chosen, head, domain="duconv", workdir=workdir).as_dict()
+    by_domain = score_selection(chosen, head, snapshot=Snapshot.open("duconv", workdir)).as_dict()
     by_file = score_selection(chosen, grounded).as_dict()
     assert {k: by_domain[k] for k in ("micro", "macro_turns", "macro_dialogues", "gold_facts")} == {
         k: by_file[k] for k in ("micro", "macro_turns", "macro_dialogues", "gold_facts")

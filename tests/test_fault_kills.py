@@ -16,12 +16,12 @@ from pathlib import Path
 
 import pytest
 
-from kgforge.build.transaction import build, check_store
 from kgforge.core.errors import KgforgeError
 from kgforge.core.schema import SourceSpec
 from kgforge.derive import ASSOCIATED_GRAPH, derive
 from kgforge.goals.generate import generate
 from kgforge.goals.graph import GoalOptions
+from kgforge.publish.transaction import build, check_store
 from kgforge.store.snapshot import Snapshot
 from tests.faults import kill_at_random_point, orphans, part_files
 
@@ -87,13 +87,13 @@ def derived_sha(workdir: Path) -> str | None:
 def assert_consistent_after(run, workdir: Path) -> None:
     """Nothing of the killed run is still alive, and the published store matches its manifest."""
     assert not orphans(run.tag, grace=2.0)
-    report = check_store("travel", workdir)
+    report = check_store(Snapshot.open("travel", workdir))
     assert report.ok, report.problems
 
 
 def assert_nothing_left(workdir: Path) -> None:
     assert not part_files(workdir / "travel")
-    assert not check_store("travel", workdir).leftovers
+    assert not check_store(Snapshot.open("travel", workdir)).leftovers
 
 
 def staging_has(workdir: Path, pattern: str):
@@ -234,7 +234,7 @@ def test_embed_killed_at_random_points_resumes_to_the_same_model(tmp_path):
     reference, workdir = tmp_path / "ref", tmp_path / "kg"
     build_travel(kb, reference)
     shutil.copytree(reference, workdir, symlinks=True)
-    training = embed("travel", reference, config, progress=False).training["seconds"]
+    training = embed(Snapshot.open("travel", reference), config, progress=False).training["seconds"]
     expected = model_files(reference / "travel" / "models" / "default")
     bundle = workdir / "travel" / "models" / "default"
     kills = 0
@@ -248,13 +248,16 @@ def test_embed_killed_at_random_points_resumes_to_the_same_model(tmp_path):
         kills += run.killed
         assert_consistent_after(run, workdir)
         assert not bundle.exists() or model_files(bundle) == expected  # no bundle yet, or the finished one
-        embed("travel", workdir, config, resume=True, progress=False)
+        embed(Snapshot.open("travel", workdir), config, resume=True, progress=False)
         assert model_files(bundle) == expected
         assert not part_files(workdir / "travel")
         shutil.rmtree(bundle)
     assert kills >= 2
-    embed("travel", workdir, config, resume=True, progress=False)
-    assert related("travel", "景点1", workdir).results == related("travel", "景点1", reference).results
+    embed(Snapshot.open("travel", workdir), config, resume=True, progress=False)
+    assert (
+        related(Snapshot.open("travel", workdir), "景点1").results
+        == related(Snapshot.open("travel", reference), "景点1").results
+    )
 
 
 def refresh_args(source: Path, static: Path, workdir: Path) -> list[str]:

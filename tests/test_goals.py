@@ -14,7 +14,6 @@ from kgforge.goals.check import parse_duconv_goal
 from kgforge.goals.durecdial import GoalTransitions
 from kgforge.goals.graph import MIN_TOPIC_FACTS, GoalGraph, parse_hops
 from kgforge.goals.styles import _quotas
-from kgforge.store.layout import domain_paths
 from kgforge.store.query import QueryRunner
 from kgforge.store.snapshot import Snapshot
 from tests.dialogue_kg import duconv_sample_kg
@@ -109,7 +108,7 @@ def test_sampled_goals_are_produced_by_the_goal_queries(cli, duconv_kg, tmp_path
     workdir, _ = duconv_kg
     out = tmp_path / "g.jsonl"
     cli("goals", "duconv", "--n", "30", "--seed", "1", "--out", str(out), "--workdir", str(workdir))
-    with QueryRunner(domain_paths("duconv", workdir)) as runner:
+    with QueryRunner(Snapshot.open("duconv", workdir)) as runner:
         for goal in goals_of(out):
             a, b = (ox.NamedNode(t) for t in goal["topics"])
             if goal["kind"] == "one_step":
@@ -175,7 +174,7 @@ def test_kdconv_paths_over_one_to_three_hops(cli, travel_kg, tmp_path):
     goals = goals_of(out)
     assert report["goals"] == len(goals) == 30
     assert Counter(g["hops"] for g in goals) == {1: 10, 2: 10, 3: 10}
-    with QueryRunner(domain_paths("travel", travel_kg)) as runner:
+    with QueryRunner(Snapshot.open("travel", travel_kg)) as runner:
         for goal in goals:
             topics = goal["topics"]
             assert len(topics) == goal["hops"] + 1 == len(set(topics))

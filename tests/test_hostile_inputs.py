@@ -82,7 +82,7 @@ def test_importing_the_command_line_loads_nothing_a_ctrl_c_could_interrupt_outsi
 
 
 def test_ctrl_c_while_the_commands_load_is_one_line(monkeypatch, capsys):
-    import kgforge.cli as cli_module
+    import kgforge.cli._main as cli_module
 
     def interrupted() -> None:
         raise KeyboardInterrupt

@@ -363,23 +363,69 @@ def test_a_bad_language_tag_in_the_label_columns_names_the_schema(tmp_path):
         Domain("people", tmp_path / "kg").build([f"csv:{source}"], schema=str(schema))
 
 
-def test_an_entity_linked_to_wikidata_is_named_by_its_counterpart_in_english(tmp_path):
-    from kgforge.build.link import link_domain
-    from kgforge.exports.assemble import Context
+def _linked_films(tmp_path: Path, wikidata_zh: bool = True) -> Domain:
+    """Two films-domain entities, linked (``kgforge link``) to Wikidata entities that carry their English names
+    and, with ``wikidata_zh``, their Chinese ones (else the domain's entities carry their English names too, by
+    which they are linked)."""
+    from kgforge.publish.link import link_domain
 
-    (tmp_path / "films.csv").write_text("name,type,director\n一声叹息,电影,冯小刚\n冯小刚,人物,\n", "utf-8")
+    rows = "name,type,director\n一声叹息,电影,冯小刚\n冯小刚,人物,\n"
+    if not wikidata_zh:
+        rows = "name,name_en,type,director\n一声叹息,A Sigh,电影,冯小刚\n冯小刚,Feng Xiaogang,人物,\n"
+    (tmp_path / "films.csv").write_text(rows, "utf-8")
+    zh = ('"一声叹息"@zh, ', '"冯小刚"@zh, ') if wikidata_zh else ("", "")
     (tmp_path / "wd.ttl").write_text(
         "@prefix rdfs: <http://www.w3.org/2000/01/rdf-schema#> .\n"
-        '<http://www.wikidata.org/entity/Q1> rdfs:label "一声叹息"@zh, "A Sigh"@en .\n'
-        '<http://www.wikidata.org/entity/Q2> rdfs:label "冯小刚"@zh, "Feng Xiaogang"@en .\n',
+        f'<http://www.wikidata.org/entity/Q1> rdfs:label {zh[0]}"A Sigh"@en .\n'
+        f'<http://www.wikidata.org/entity/Q2> rdfs:label {zh[1]}"Feng Xiaogang"@en .\n',
         "utf-8",
     )
     domain = Domain("films", tmp_path / "kg")
+    domain.init_schema([f"csv:{tmp_path / 'films.csv'}"], language="zh")  # a Chinese domain, whatever Wikidata says
     domain.build([f"csv:{tmp_path / 'films.csv'}", f"rdf:{tmp_path / 'wd.ttl'}"])
     assert link_domain("films", domain.workdir).linked == 2
+    return domain
+
+
+def test_an_entity_linked_to_wikidata_is_named_by_its_counterpart_in_english(tmp_path):
+    from kgforge.exports.assemble import Context
+
+    domain = _linked_films(tmp_path)
     report = domain.query("SELECT ?f ?d WHERE { ?f kgr:director ?d }", label_language="en")
     film, director = report.rows[0]["f"].value, report.rows[0]["d"].value
     assert (report.labels[film], report.labels[director]) == ("A Sigh", "Feng Xiaogang")
     labels = Context.open(domain.snapshot(), "en").labels
     assert labels.entity(film) == "A Sigh" and labels.chosen.fell_back[film] == "linked" and not labels.missing
     assert Context.open(domain.snapshot(), "zh").labels.entity(film) == "一声叹息"
+
+
+def test_the_fact_ranker_names_entities_by_the_rule_the_labels_follow(tmp_path):
+    """An English export writes 冯小刚 as Feng Xiaogang (its Wikidata partner's name): the ranker that chooses the
+    facts counts it as named too, by the same rule (Snapshot.same_as_pairs), so the film's director fact is not
+    left out as unnameable."""
+    from kgforge.exports.assemble import Context
+    from kgforge.exports.subgraph import FactRanker
+
+    domain = _linked_films(tmp_path)
+    ctx = Context.open(domain.snapshot(), "en")
+    report = domain.query("SELECT ?f ?d WHERE { ?f kgr:director ?d }")
+    film, director = report.rows[0]["f"].value, report.rows[0]["d"].value
+    assert ctx.labels.entity(director) == "Feng Xiaogang"
+    ranked = FactRanker(ctx.tables, ctx.schema, ctx.labels.chosen).of_subjects(pl.Series([film]))
+    assert director in ranked["o"].to_list()
+    own_only = language_labels(ctx.tables.labels, "en")  # the rule the ranker followed before: no sameAs pairs
+    assert director not in FactRanker(ctx.tables, ctx.schema, own_only).of_subjects(pl.Series([film]))["o"].to_list()
+
+
+def test_grounding_names_an_entity_without_a_name_of_its_own_by_its_partner_s(tmp_path):
+    """A Wikidata entity with only an English name, linked to the domain's 冯小刚, is written 冯小刚 in a zh
+    domain's grounded facts (the linked step of the same chain), and matched by its own names only."""
+    from kgforge.grounding.index import GroundingIndex
+
+    domain = _linked_films(tmp_path, wikidata_zh=False)
+    snapshot = domain.snapshot()
+    wikidata = "http://www.wikidata.org/entity/Q2"
+    index = GroundingIndex.from_snapshot(snapshot)
+    assert index.label(wikidata) == "冯小刚" and index.names[wikidata] == ["Feng Xiaogang"]
+    assert GroundingIndex.from_tables(snapshot.tables(), snapshot.schema).label(wikidata) == "Feng Xiaogang"
+    assert GroundingIndex.from_state(index.state()).label(wikidata) == "冯小刚"

@@ -78,8 +78,8 @@ def test_query_worker_and_parsing_pool_die_with_their_driver(tmp_path):
         import threading, time
         from pathlib import Path
         from kgforge import Domain
-        from kgforge.build.domain_import import import_into_domain
-        from kgforge.build.link import start_entity_names
+        from kgforge.publish.domain_import import import_into_domain
+        from kgforge.publish.link import start_entity_names
         from kgforge.demo.wikidata_dump import write_demo_dump
         from kgforge.sources.wikidata import pipeline
 
@@ -87,8 +87,8 @@ def test_query_worker_and_parsing_pool_die_with_their_driver(tmp_path):
         kg.build()
         kg.query("ASK { ?s ?p ?o }")  # Domain.query closes its runner: keep one open below
         from kgforge.store.query import QueryRunner
-        from kgforge.store.layout import domain_paths
-        runner = QueryRunner(domain_paths("demo", Path("kg")))
+        from kgforge.store.snapshot import Snapshot
+        runner = QueryRunner(Snapshot.open("demo", Path("kg")))
         runner.query("ASK { ?s ?p ?o }")
         hold = threading.Event()
         def slow_results(original=pipeline._collect):
@@ -100,7 +100,7 @@ def test_query_worker_and_parsing_pool_die_with_their_driver(tmp_path):
             return collect
         pipeline._collect = slow_results()
         import_into_domain("demo", "wikidata", write_demo_dump("d.json"), {
-            "seed_names": start_entity_names("demo", Path("kg")), "hops": 1, "workers": 2, "batch_bytes": 512},
+            "seed_names": start_entity_names(Snapshot.open("demo", Path("kg"))), "hops": 1, "workers": 2, "batch_bytes": 512},
             Path("kg"), show_progress=False)
     """,
         tag,

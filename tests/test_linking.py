@@ -10,9 +10,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kgforge.build.transaction import check_store
 from kgforge.core.vocab import OWL_SAME_AS, entity_iri
 from kgforge.demo.wikidata_dump import demo_entities, entity, write_dump
+from kgforge.publish.transaction import check_store
 from kgforge.sources.matching import Named, link, name_key
 from kgforge.store.layout import domain_paths
 from kgforge.store.snapshot import Snapshot
@@ -108,7 +108,7 @@ def test_cli_import_with_seed_labels_then_link(cli, workdir: Path, tmp_path: Pat
     )
     counts = result["source"]["counts"]
     assert counts["seed_names_linked"] >= 3 and counts["seed_names_ambiguous"] == 1  # 巩俐 twice in the dump
-    assert check_store("film", workdir).ok  # the import extended a copy of the built store
+    assert check_store(Snapshot.open("film", workdir)).ok  # the import extended a copy of the built store
     report = json.loads(cli("link", "film", "--workdir", str(workdir), "--json").stdout)
     assert report["linked"] >= 3 and report["ambiguous"] >= 1
     store = Snapshot.open("film", workdir).store()
@@ -126,7 +126,7 @@ def test_cli_import_with_seed_labels_then_link(cli, workdir: Path, tmp_path: Pat
     assert sum(1 for e in manifest["graphs"].values() if e.get("kind") == "links") == 1
     assert any(g.endswith("/kdconv-dialogues/dev") for g in manifest["graphs"])
     # the new build extended a copy of the old one: every graph holds what the manifest says, no link twice
-    assert check_store("film", workdir).ok
+    assert check_store(Snapshot.open("film", workdir)).ok
     relinked = Snapshot.open("film", workdir).store()
     assert {
         (q.subject.value, q.object.value)

@@ -9,9 +9,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from kgforge.build.transaction import build, check_store, parse_source
+from kgforge.publish.transaction import build, check_store, parse_source
 from kgforge.store.layout import domain_paths, read_manifest
 from kgforge.store.manifest import GraphEntry, Manifest, ManifestError
+from kgforge.store.snapshot import Snapshot
 
 # a manifest as kgforge wrote it before schema-less builds and per-stage records: no "stages", no schema
 # "inferred", a graph with neither kind nor sha256
@@ -57,7 +58,7 @@ def test_a_built_manifest_reads_into_records_and_writes_back_byte_identical(tmp_
     assert _dumped(manifest.to_dict()) == path.read_text(encoding="utf-8")
     manifest.write(tmp_path / "again.json")
     assert (tmp_path / "again.json").read_bytes() == path.read_bytes()
-    assert check_store("travel", workdir).ok
+    assert check_store(Snapshot.open("travel", workdir)).ok
 
 
 def test_an_old_manifest_loads_with_defaults_and_keeps_what_it_had(tmp_path):

@@ -17,6 +17,7 @@ from kgforge.qa.generate import eligible_subjects
 from kgforge.qa.phenomena import QWERTY, reading
 from kgforge.qa.pipeline import open_graph, select_predicates
 from kgforge.qa.select import read_selection
+from kgforge.store.snapshot import Snapshot
 from tests.conftest import shared_file
 from tests.qa_support import build_domain, read_turns, verify_all
 
@@ -53,10 +54,9 @@ def generated(
 ) -> tuple[QAGenerateReport, list[dict]]:
     out = tmp_path / f"{domain}.jsonl"
     report = generate_dataset(
-        domain,
+        Snapshot.open(domain, workdir or kg),
         out,
         GenerateOptions(**{"n": 12, "turns": 4, "seed": 3, **options}),
-        workdir or kg,
         convquestions=tmp_path / f"{domain}.cq.jsonl",
     )
     return report, read_turns(out)
@@ -68,7 +68,7 @@ def generated(
 def test_every_answer_is_the_store_s(kg: Path, tmp_path: Path, domain: str, language: str, sub: str) -> None:
     workdir = kg / sub if sub else kg
     out = tmp_path / "turns.jsonl"
-    report = generate_dataset(domain, out, GenerateOptions(n=12, turns=4, seed=3), workdir, language)
+    report = generate_dataset(Snapshot.open(domain, workdir), out, GenerateOptions(n=12, turns=4, seed=3), language)
     turns = read_turns(out)
     assert report.turns == len(turns) > 0
     assert {t["config"] for t in turns} == CONFIGS
@@ -122,7 +122,7 @@ def test_same_seed_same_files_other_seed_other_files(kg: Path, tmp_path: Path) -
     for run, seed in enumerate((5, 5, 6)):
         out = tmp_path / f"run{run}.jsonl"
         cq = tmp_path / f"run{run}.cq.jsonl"
-        generate_dataset("travel", out, GenerateOptions(n=10, seed=seed), kg, convquestions=cq)
+        generate_dataset(Snapshot.open("travel", kg), out, GenerateOptions(n=10, seed=seed), convquestions=cq)
         outputs.append((out.read_bytes(), cq.read_bytes()))
     assert outputs[0] == outputs[1]
     assert outputs[0][0] != outputs[2][0]
@@ -162,7 +162,7 @@ def test_only_the_asked_configuration(kg: Path, tmp_path: Path) -> None:
 
 
 def test_predicates_and_statistical_selection(kg: Path, tmp_path: Path) -> None:
-    report = predicates("film", kg / "wd", "en")
+    report = predicates(Snapshot.open("film", kg / "wd"), "en")
     star = (
         report.types["star/Q18844224"]
         if "star/Q18844224" in report.types
@@ -171,14 +171,14 @@ def test_predicates_and_statistical_selection(kg: Path, tmp_path: Path) -> None:
     by_label = {p["label"]: p for p in star["predicates"] if p["label"]}
     assert by_label["date of birth"]["coverage"] == 1.0 and by_label["date of birth"]["asks"] == "when"
     out = tmp_path / "selection.json"
-    select("film", out, kg / "wd", "en")
+    select(Snapshot.open("film", kg / "wd"), out, "en")
     selection = read_selection(out)
     reasons = {p["predicate"].rsplit("/", 1)[-1]: p["reason"] for s in selection.values() for p in s.predicates}
     assert reasons["P18"] == "no name in en" and reasons["P735"] == "no name in en"  # image, given name
     kept = {p["label"] for s in selection.values() for p in s.predicates if p["selected"]}
     assert "date of birth" in kept
     travel = tmp_path / "travel-selection.json"
-    select("travel", travel, kg)
+    select(Snapshot.open("travel", kg), travel)
     chosen = read_selection(travel)["attraction"]
     assert {p["reason"] for p in chosen.predicates if p["label"] == "Information"} == {"free text"}
     assert "地址" in {p["label"] for p in chosen.predicates if p["selected"]}
@@ -186,13 +186,13 @@ def test_predicates_and_statistical_selection(kg: Path, tmp_path: Path) -> None:
 
 def test_an_edited_selection_is_obeyed(kg: Path, tmp_path: Path) -> None:
     out = tmp_path / "selection.json"
-    select("travel", out, kg)
+    select(Snapshot.open("travel", kg), out)
     data = json.loads(out.read_text(encoding="utf-8"))
     for p in data["types"]["attraction"]["predicates"]:
         p["selected"] = p["label"] == "电话"
     out.write_text(json.dumps(data, ensure_ascii=False), encoding="utf-8")
     turns_file = tmp_path / "t.jsonl"
-    generate_dataset("travel", turns_file, GenerateOptions(n=5), kg, selection=out)
+    generate_dataset(Snapshot.open("travel", kg), turns_file, GenerateOptions(n=5), selection=out)
     assert {tuple(t["fact"]["predicate_labels"]) for t in read_turns(turns_file)} == {("电话",)}
 
 
@@ -269,7 +269,7 @@ def test_qualified_facts_name_the_qualifier_never_the_answer(tmp_path: Path) -> 
     workdir = tmp_path / "kg"
     build_domain(workdir, "film", ("wikidata", dump))
     out = tmp_path / "q.jsonl"
-    report = generate_dataset("film", out, GenerateOptions(n=20, turns=3, seed=1), workdir, "en")
+    report = generate_dataset(Snapshot.open("film", workdir), out, GenerateOptions(n=20, turns=3, seed=1), "en")
     turns = read_turns(out)
     qualified = [t for t in turns if t["fact"]["kind"] == "qualified"]
     assert report.fact_kinds.get("qualified", 0) > 0 and qualified
@@ -283,12 +283,16 @@ def test_qualified_facts_name_the_qualifier_never_the_answer(tmp_path: Path) -> 
 
 @pytest.mark.slow  # trains a model before generating
 def test_related_turn_is_the_most_similar_entity_by_inner_product(kg: Path, tmp_path: Path) -> None:
-    embed("travel", kg, EmbedConfig(model="RotatE", dim=16, epochs=2, threads=1, evaluation="none"), progress=False)
+    embed(
+        Snapshot.open("travel", kg),
+        EmbedConfig(model="RotatE", dim=16, epochs=2, threads=1, evaluation="none"),
+        progress=False,
+    )
     report, turns = generated(kg, tmp_path, "travel", related=True, turns=3)
     assert report.related_turns > 0
     bundle = Bundle.open(kg / "travel" / "models" / "default")
     ids = bundle.iri_to_id
-    graph = open_graph("travel", kg)
+    graph = open_graph(Snapshot.open("travel", kg))
     allowed = [ids[c] for c in eligible_subjects(graph, select_predicates(graph)) if c in ids]
     for conversation in {t["conversation_id"] for t in turns}:
         ordered = sorted((t for t in turns if t["conversation_id"] == conversation), key=lambda t: t["turn"])

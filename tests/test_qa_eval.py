@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 
 from kgforge.qa import GenerateOptions, evaluate, generate_dataset
 from kgforge.qa.score import correct, normalise
+from kgforge.store.snapshot import Snapshot
 from tests.conftest import shared_file
 from tests.qa_support import build_domain, read_turns
 
@@ -65,7 +66,7 @@ def gold_file(tmp_path_factory) -> Path:
     workdir = tmp_path_factory.mktemp("qa-eval")
     build_domain(workdir, "travel", ("kdconv", shared_file("kdconv/travel/kb_travel.json")))
     out = workdir / "gold.jsonl"
-    generate_dataset("travel", out, GenerateOptions(n=8, turns=3, seed=2), workdir)
+    generate_dataset(Snapshot.open("travel", workdir), out, GenerateOptions(n=8, turns=3, seed=2))
     return out
 
 

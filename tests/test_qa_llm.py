@@ -20,6 +20,7 @@ from kgforge.qa import (
     select,
 )
 from kgforge.qa.select import read_selection
+from kgforge.store.snapshot import Snapshot
 from tests.conftest import shared_file
 from tests.qa_support import build_domain, chat_server, read_turns
 
@@ -49,9 +50,9 @@ def test_llm_selection_with_a_malformed_reply(kg: Path, tmp_path: Path, monkeypa
     with chat_server(reply) as server:
         settings = LLMSettings(server.url, "test-model", key_env="QA_TEST_KEY")
         statistical = tmp_path / "statistical.json"
-        select("film", statistical, kg)
+        select(Snapshot.open("film", kg), statistical)
         out = tmp_path / "llm.json"
-        report = select("film", out, kg, llm=settings)
+        report = select(Snapshot.open("film", kg), out, llm=settings)
         first_calls = len(server.requests)
         assert first_calls > 2 and report.llm["rejected"] == 1
         assert all(h.get("Authorization") == "Bearer secret-test-key" for h in server.headers)
@@ -82,7 +83,7 @@ def test_llm_selection_with_a_malformed_reply(kg: Path, tmp_path: Path, monkeypa
         assert quarantined[-1]["reason"].startswith("malformed LLM reply: not JSON")
         assert quarantined[-1]["record"] == "I would keep p1 and p3." and "star/演员" in quarantined[-1]["location"]
         # a rerun asks only what was not answered well: the good replies come from the cache
-        again = select("film", tmp_path / "again.json", kg, llm=settings)
+        again = select(Snapshot.open("film", kg), tmp_path / "again.json", llm=settings)
         assert again.llm["cache_hits"] == first_calls - 1 and again.llm["calls"] == 1
         assert read_selection(tmp_path / "again.json")["star"].selected == chosen.selected
     cache = kg / "film" / "raw" / "llm-cache"
@@ -114,16 +115,15 @@ def test_llm_templates_are_checked_before_use(kg: Path, tmp_path: Path) -> None:
 
     with chat_server(reply) as server:
         out = tmp_path / "templates.toml"
-        report = llm_templates("travel", out, LLMSettings(server.url, "test-model"), kg)
+        report = llm_templates(Snapshot.open("travel", kg), out, LLMSettings(server.url, "test-model"))
     assert report.templates_refused == 2 and report.llm["rejected"] == 1
     text = out.read_text(encoding="utf-8")
     assert "究竟坐落在什么地方" in text and LEAK not in text and "{where}" not in text
     turns_file = tmp_path / "t.jsonl"
     generate_dataset(
-        "travel",
+        Snapshot.open("travel", kg),
         turns_file,
         GenerateOptions(n=30, turns=5, seed=4, interactions=("voice",), phenomena=()),
-        kg,
         templates=out,
     )
     asked = [t["question"] for t in read_turns(turns_file) if t["fact"]["predicate_labels"] == ["地址"]]
@@ -132,7 +132,9 @@ def test_llm_templates_are_checked_before_use(kg: Path, tmp_path: Path) -> None:
 
 def test_llm_judge_beside_the_alias_score(kg: Path, tmp_path: Path) -> None:
     gold = tmp_path / "gold.jsonl"
-    generate_dataset("travel", gold, GenerateOptions(n=3, turns=2, seed=1, interactions=("text",), phenomena=()), kg)
+    generate_dataset(
+        Snapshot.open("travel", kg), gold, GenerateOptions(n=3, turns=2, seed=1, interactions=("text",), phenomena=())
+    )
     turns = read_turns(gold)
     predictions = tmp_path / "p.jsonl"
     predictions.write_text(

@@ -12,13 +12,13 @@ import pytest
 
 from kgforge.core.errors import ArgumentError, QueryError
 from kgforge.crawl.loopback import LoopbackSite, Static
-from kgforge.store.layout import domain_paths
 from kgforge.store.query import (
     QueryRunner,
     parse_binding,
     read_query_file,
     uses_service,
 )
+from kgforge.store.snapshot import Snapshot
 
 SPARQL_JSON = {"Content-Type": "application/sparql-results+json"}
 EMPTY_RESULTS = json.dumps({"head": {"vars": ["x"]}, "results": {"bindings": []}}).encode()
@@ -50,7 +50,7 @@ def test_service_is_refused_without_allow_service(store, endpoint, cli):
     result = cli("query", "travel", service_query(endpoint), "--workdir", str(store), check=False)
     assert result.returncode == 1 and "SERVICE" in result.stderr and "--allow-service" in result.stderr
     assert endpoint.paths() == []  # nothing left the machine
-    with QueryRunner(domain_paths("travel", store)) as runner, pytest.raises(QueryError, match="allow_service"):
+    with QueryRunner(Snapshot.open("travel", store)) as runner, pytest.raises(QueryError, match="allow_service"):
         runner.query(service_query(endpoint))
     assert endpoint.paths() == []
 
@@ -104,7 +104,7 @@ def test_timeout_must_be_a_finite_positive_number(store, cli, timeout):
     )
     assert result.returncode == 2 and "--timeout" in result.stderr and "Traceback" not in result.stderr
     assert len(result.stderr.strip().splitlines()) == 1
-    with QueryRunner(domain_paths("travel", store)) as runner, pytest.raises(ArgumentError, match="timeout"):
+    with QueryRunner(Snapshot.open("travel", store)) as runner, pytest.raises(ArgumentError, match="timeout"):
         runner.query("SELECT * WHERE { ?s ?p ?o }", timeout=float(timeout))
 
 

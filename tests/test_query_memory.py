@@ -15,6 +15,7 @@ from kgforge.serve.domain import ServeOptions, default_worker_memory
 from kgforge.serve.pool import WorkerPool
 from kgforge.store.layout import domain_paths, published_build
 from kgforge.store.query import MEMORY_VARIABLE, QueryRunner
+from kgforge.store.snapshot import Snapshot
 from kgforge.store.sparql_text import PREFIXES
 from tests.serve_support import build_demo
 
@@ -37,7 +38,7 @@ def demo(tmp_path_factory) -> Path:
 @pytest.mark.slow  # a query worker grown to its memory cap
 def test_the_query_runner_stops_a_query_at_the_cap_and_goes_on(demo):
     assert len(hungry_query()) < 1200
-    with QueryRunner(domain_paths("demo", demo), memory_limit=CAP) as runner:
+    with QueryRunner(Snapshot.open("demo", demo), memory_limit=CAP) as runner:
         started = time.monotonic()
         with pytest.raises(QueryOutOfMemory, match="256 MiB"):
             runner.query(hungry_query(), timeout=120)

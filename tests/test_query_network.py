@@ -25,6 +25,7 @@ from kgforge.core.errors import QueryError
 from kgforge.serve.pool import WorkerPool
 from kgforge.store.layout import domain_paths, published_build
 from kgforge.store.query import QueryRunner, uses_service
+from kgforge.store.snapshot import Snapshot
 from kgforge.store.sparql_text import PREFIXES
 from tests.serve_support import build_demo, running_server
 
@@ -131,7 +132,7 @@ def test_no_trick_reaches_the_network_from_kgforge_query(trick, demo, canary, cl
 def test_every_trick_is_a_live_service_call_once_allowed(demo, canary):
     """The same queries through the library: refused or failed without allow_service, and each of them
     reaches the canary with it (so the canary works, and every trick is a real SERVICE call)."""
-    with QueryRunner(domain_paths("demo", demo)) as runner:
+    with QueryRunner(Snapshot.open("demo", demo)) as runner:
         for trick in TRICKS:
             with pytest.raises(QueryError):
                 runner.query(canary.query(trick))
@@ -145,7 +146,7 @@ def test_every_trick_is_a_live_service_call_once_allowed(demo, canary):
 def test_the_worker_itself_has_no_network(demo, canary, monkeypatch):
     """With the text check out of the way, the worker's own call fails: the socket cannot be made."""
     monkeypatch.setattr("kgforge.store.query.uses_service", lambda sparql: False)
-    with QueryRunner(domain_paths("demo", demo)) as runner:
+    with QueryRunner(Snapshot.open("demo", demo)) as runner:
         with pytest.raises(QueryError, match="(?i)denied|service|connect"):
             runner.query(canary.query("plain"))
         assert runner.isolation in ("seccomp", "namespace")

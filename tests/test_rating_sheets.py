@@ -16,6 +16,7 @@ from kgforge.evaluation import EvalOptions, evaluate, evaluate_systems
 from kgforge.evaluation.inputs import load_responses
 from kgforge.evaluation.rating import import_ratings, make_sheets, rubric
 from kgforge.qa import GenerateOptions, generate_dataset
+from kgforge.store.snapshot import Snapshot
 from tests.conftest import build_travel, shared_file
 
 
@@ -185,10 +186,9 @@ def qa_files(tmp_path_factory) -> dict[str, Path]:
     for language in ("zh", "en"):
         files[language] = folder / f"{language}.jsonl"
         generate_dataset(
-            "travel",
+            Snapshot.open("travel", workdir),
             files[language],
             GenerateOptions(n=3, turns=3, seed=1, interactions=("text",), phenomena=("deixis",), variants=1),
-            workdir,
             language,
             convquestions=folder / f"{language}.cq.jsonl",
         )

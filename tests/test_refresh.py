@@ -13,10 +13,11 @@ import pyoxigraph as ox
 import pytest
 
 from kgforge import Domain
-from kgforge.build import transaction
-from kgforge.build.transaction import check_store
 from kgforge.core.errors import InputError
 from kgforge.derive import ASSOCIATED_GRAPH
+from kgforge.publish import transaction
+from kgforge.publish.transaction import check_store
+from kgforge.store.snapshot import Snapshot
 from tests.test_fault_kills import write_kb
 
 
@@ -68,8 +69,8 @@ def test_a_refresh_with_an_added_a_removed_and_a_changed_source_equals_a_full_bu
     full.build(specs(kbs["a"], kbs["b"], added), schema_sources=False)
     assert sorted_quads(tmp_path / "kg") == sorted_quads(tmp_path / "full")
     assert graph_checksums(tmp_path / "kg") == graph_checksums(tmp_path / "full")
-    assert check_store("travel", tmp_path / "kg").ok
-    assert not check_store("travel", tmp_path / "kg").leftovers
+    assert check_store(Snapshot.open("travel", tmp_path / "kg")).ok
+    assert not check_store(Snapshot.open("travel", tmp_path / "kg")).leftovers
 
 
 def test_nothing_changed_publishes_nothing_and_full_builds_again(kbs, tmp_path):
@@ -88,7 +89,7 @@ def test_nothing_changed_publishes_nothing_and_full_builds_again(kbs, tmp_path):
     assert full.published and full.build_id != first.build_id
     assert {d.reason for d in full.decisions} == {"--full imports every source"}
     assert (graph_checksums(tmp_path / "kg"), sorted_quads(tmp_path / "kg")) == before
-    assert check_store("travel", tmp_path / "kg").ok
+    assert check_store(Snapshot.open("travel", tmp_path / "kg")).ok
 
 
 @pytest.mark.slow  # builds, derives and rebuilds
@@ -106,7 +107,7 @@ def test_a_derived_graph_stays_while_its_sources_do_and_goes_with_a_message_when
     ]
     manifest = json.loads((tmp_path / "kg/travel/manifest.json").read_text(encoding="utf-8"))
     assert ASSOCIATED_GRAPH not in manifest["graphs"] and "derive" not in manifest["stages"]
-    assert check_store("travel", tmp_path / "kg").ok
+    assert check_store(Snapshot.open("travel", tmp_path / "kg")).ok
     domain.derive()  # the command it names brings the graph back, made from the new build
     assert ASSOCIATED_GRAPH in graph_checksums(tmp_path / "kg")
 
@@ -183,7 +184,10 @@ def test_a_source_that_changes_while_it_is_imported_fails_the_build_and_leaves_t
         domain.build(specs(kbs["a"], kbs["b"]), schema_sources=False)
     assert json.loads((tmp_path / "kg/travel/manifest.json").read_text(encoding="utf-8"))["build_id"] == first.build_id
     assert sorted_quads(tmp_path / "kg") == quads
-    assert check_store("travel", tmp_path / "kg").ok and not check_store("travel", tmp_path / "kg").leftovers
+    assert (
+        check_store(Snapshot.open("travel", tmp_path / "kg")).ok
+        and not check_store(Snapshot.open("travel", tmp_path / "kg")).leftovers
+    )
 
     monkeypatch.undo()  # the run again imports what the file now holds, and records that
     again = domain.build(specs(kbs["a"], kbs["b"]), schema_sources=False)

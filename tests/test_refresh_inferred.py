@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from kgforge import Domain
-from kgforge.build.inferred import OBSERVATIONS
+from kgforge.publish.inferred import OBSERVATIONS
 from tests.test_refresh import graph_checksums, sorted_quads
 
 DOMAIN = "sights"  # no shipped schema and no schema file: every build infers one

@@ -10,12 +10,12 @@ import torch
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from kgforge.build.transaction import add_graphs
 from kgforge.core.quads import QuadWriter
 from kgforge.core.vocab import RDFS_LABEL, entity_iri, graph_iri, relation_iri
 from kgforge.embed import EmbedConfig, embed
 from kgforge.embed.bundle import Bundle
 from kgforge.embed.related import related, search_topk, top_related
+from kgforge.publish.transaction import add_graphs
 from kgforge.store.layout import domain_paths, staged_build, write_lock
 from kgforge.store.manifest import GraphEntry
 from kgforge.store.snapshot import Snapshot
@@ -32,7 +32,7 @@ def travel(tmp_path_factory, shared):
     workdir = tmp_path_factory.mktemp("kg")
     run_cli("build", "travel", "--source", f"kdconv:{shared(KB_TRAVEL)}", "--workdir", str(workdir))
     config = EmbedConfig(model="RotatE", dim=64, epochs=25, learning_rate=0.02, threads=1)
-    summary = embed("travel", workdir, config, progress=False)
+    summary = embed(Snapshot.open("travel", workdir), config, progress=False)
     return workdir, summary
 
 
@@ -58,7 +58,7 @@ def test_gugong_returns_other_attractions_not_itself(travel, cli):
     scores = [row["score"] for row in answer["results"]]
     assert scores == sorted(scores, reverse=True)
     # A fresh process reloading the bundle gives the same answer as this process.
-    here = related("travel", "故宫", workdir, device="cpu")
+    here = related(Snapshot.open("travel", workdir), "故宫", device="cpu")
     assert [(r["iri"], r["score"]) for r in here.results] == [(r["iri"], r["score"]) for r in answer["results"]]
     by_iri = json.loads(cli("related", "travel", answer["query"]["iri"], "--workdir", str(workdir), "--json").stdout)
     assert by_iri["results"] == answer["results"]
@@ -72,14 +72,14 @@ def test_exclude_neighbours_and_type_filter(travel):
     linked = set(bundle.triples.filter(pl.col("h") == gugong)["t"]) | set(
         bundle.triples.filter(pl.col("t") == gugong)["h"]
     )
-    plain = related("travel", "故宫", workdir, k=20)
+    plain = related(Snapshot.open("travel", workdir), "故宫", k=20)
     assert linked & {bundle.iri_to_id[r["iri"]] for r in plain.results}  # nearby attractions are close
-    far = related("travel", "故宫", workdir, k=20, exclude_neighbours=True)
+    far = related(Snapshot.open("travel", workdir), "故宫", k=20, exclude_neighbours=True)
     assert not linked & {bundle.iri_to_id[r["iri"]] for r in far.results}
-    typed = related("travel", "故宫", workdir, k=5, type_="attraction")
+    typed = related(Snapshot.open("travel", workdir), "故宫", k=5, type_="attraction")
     assert len(typed.results) == 5
     with pytest.raises(Exception, match="matches no entity type"):
-        related("travel", "故宫", workdir, type_="film")
+        related(Snapshot.open("travel", workdir), "故宫", type_="film")
 
 
 @pytest.mark.slow  # on a model trained on the real travel store
@@ -97,7 +97,9 @@ def test_entity_added_after_training_falls_back_to_graph_neighbours(travel, tmp_
     workdir = tmp_path_factory.mktemp("kg-later")
     run_cli("build", "travel", "--source", f"kdconv:{shared(KB_TRAVEL)}", "--workdir", str(workdir))
     embed(
-        "travel", workdir, EmbedConfig(model="DistMult", dim=16, epochs=2, threads=1, evaluation="none"), progress=False
+        Snapshot.open("travel", workdir),
+        EmbedConfig(model="DistMult", dim=16, epochs=2, threads=1, evaluation="none"),
+        progress=False,
     )
     paths = domain_paths("travel", workdir)
     new, gugong = entity_iri("新景点测试"), entity_iri("故宫")
@@ -112,10 +114,10 @@ def test_entity_added_after_training_falls_back_to_graph_neighbours(travel, tmp_
             {graph: GraphEntry(kind="test", quads_file="quads/later.nq", quads=writer.count)},
             {"test": {}},
         )
-    answer = related("travel", "新景点测试", workdir)
+    answer = related(Snapshot.open("travel", workdir), "新景点测试")
     assert answer.method == "graph-neighbours" and "after model" in answer.notice
     assert [row["iri"] for row in answer.results] == [gugong]
-    assert related("travel", new, workdir).results == answer.results  # by IRI too
+    assert related(Snapshot.open("travel", workdir), new).results == answer.results  # by IRI too
     assert top_related(paths, new, 3) == []
 
 
@@ -129,7 +131,7 @@ def test_top_related_library_call(travel):
     assert len(rows) == 3 and all(isinstance(score, float) for _, _, score in rows)
     assert gugong not in [iri for iri, _, _ in rows]
     assert [(iri, label) for iri, label, _ in rows] == [
-        (r["iri"], r["label"]) for r in related("travel", gugong, workdir, k=3).results
+        (r["iri"], r["label"]) for r in related(Snapshot.open("travel", workdir), gugong, k=3).results
     ]
 
 
@@ -228,8 +230,8 @@ def url_labels(tmp_path_factory):
 
 def test_labels_that_look_like_iris_resolve_as_labels(url_labels, cli):
     workdir, iris = url_labels
-    assert related("nations", "http://x y", workdir, k=2).query.iri == iris[0]
-    assert related("nations", "http://example.org/site", workdir, k=2).query.iri == iris[1]
+    assert related(domain_paths("nations", workdir), "http://x y", k=2).query.iri == iris[0]
+    assert related(domain_paths("nations", workdir), "http://example.org/site", k=2).query.iri == iris[1]
     answer = json.loads(cli("related", "nations", "http://x y", "--workdir", str(workdir), "--json").stdout)
     assert answer["query"] == {"text": "http://x y", "iri": iris[0], "label": "http://x y"}
     missing = cli("related", "nations", "http://no such y", "--workdir", str(workdir), check=False)

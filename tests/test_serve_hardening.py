@@ -21,8 +21,8 @@ from kgforge.serve.hygiene import Hygiene
 from kgforge.serve.protocol import MAX_NESTING, invalid_escape, nesting_depth
 from kgforge.serve.runner import ServeError, listen, listening
 from kgforge.serve.search import LabelIndex
-from kgforge.store.layout import domain_paths
 from kgforge.store.query import QueryRunner
+from kgforge.store.snapshot import Snapshot
 from tests.serve_support import FAREWELL, build_demo, running_server, wait_search_ready
 
 ASK = "ASK { ?s ?p ?o }"
@@ -154,7 +154,7 @@ def test_valid_escapes_and_escaped_backslashes_pass():
 
 def test_an_unknown_prefix_gets_the_words_the_cli_gives(client, server, plain):
     query = "SELECT * WHERE { ?s foo:bar ?o }"
-    with QueryRunner(domain_paths("demo", plain)) as runner, pytest.raises(Exception) as local:
+    with QueryRunner(Snapshot.open("demo", plain)) as runner, pytest.raises(Exception) as local:
         runner.query(query)
     reply = ask(client, server, query)
     assert reply.status_code == 400 and reply.text.strip() == str(local.value)

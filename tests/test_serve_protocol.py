@@ -26,6 +26,7 @@ from kgforge.serve import ServeOptions
 from kgforge.serve.runner import is_loopback
 from kgforge.store.layout import domain_paths
 from kgforge.store.query import QueryRunner
+from kgforge.store.snapshot import Snapshot
 from tests.conftest import REPO
 from tests.faults import (
     kill_at_random_point,
@@ -70,7 +71,7 @@ def client():
 @pytest.fixture(scope="module")
 def direct(demo):
     """What `kgforge query` returns for the same queries."""
-    with QueryRunner(domain_paths("demo", demo)) as runner:
+    with QueryRunner(Snapshot.open("demo", demo)) as runner:
         labels = runner.query(LABELS)
         construct = runner.query(FACTS_OF_FILMS)
     rows = [(row["s"].value, row["label"].value, row["label"].language) for row in labels.rows]

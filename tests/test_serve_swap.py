@@ -15,8 +15,8 @@ import time
 import httpx
 import pytest
 
-from kgforge.store.layout import domain_paths
 from kgforge.store.query import QueryRunner
+from kgforge.store.snapshot import Snapshot
 from tests.serve_support import build_demo, running_server, write_kb
 
 pytestmark = pytest.mark.slow  # rebuilds published under eight querying clients
@@ -30,7 +30,7 @@ SELECT ?n ?marker WHERE {
 
 
 def store_size(workdir) -> int:
-    with QueryRunner(domain_paths("demo", workdir)) as runner:
+    with QueryRunner(Snapshot.open("demo", workdir)) as runner:
         return int(runner.query("SELECT (COUNT(*) AS ?n) WHERE { ?s ?p ?o }").rows[0]["n"].value)
 
 

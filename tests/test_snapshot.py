@@ -12,11 +12,11 @@ import pytest
 
 import kgforge.store.snapshot as snapshot_module
 from kgforge import Domain
-from kgforge.build.transaction import build
-from kgforge.core.errors import StoreMissingError
+from kgforge.core.errors import KgforgeError, StoreMissingError
 from kgforge.core.schema import SourceSpec
 from kgforge.goals.generate import generate
 from kgforge.goals.graph import GoalOptions
+from kgforge.publish.transaction import build
 from kgforge.stats import domain_stats
 from kgforge.store.snapshot import Snapshot
 
@@ -178,3 +178,34 @@ def test_no_published_build_is_one_error_naming_the_workdir(workdir):
     with pytest.raises(StoreMissingError, match="kgforge build travel"):
         Snapshot.open("travel", workdir)
     assert Snapshot.published(Domain("travel", workdir).paths) is None
+
+
+def test_a_model_is_joined_by_the_links_of_the_build_it_was_trained_on(kbs, workdir):
+    """``kgforge related`` reads the build a bundle records (source.json's build_id): the published one, else
+    the one the domain keeps before it; where that is gone too, the published one, with a warning saying so."""
+    from types import SimpleNamespace
+
+    from kgforge.embed.related import trained_build
+
+    trained = publish(kbs["small"]["kb"], workdir)
+    bundle = SimpleNamespace(source={"build_id": trained})
+    assert trained_build(Snapshot.open("travel", workdir), bundle, "default").build_id == trained
+    publish(kbs["large"]["kb"], workdir)
+    kept = trained_build(Snapshot.open("travel", workdir), bundle, "default")  # the build before the published one
+    assert kept.build_id == trained and kept.manifest.build_id == trained
+    latest = publish(kbs["small"]["kb"], workdir)  # the trained build is pruned now
+    with pytest.warns(
+        RuntimeWarning, match=f"trained on build {trained} of 'travel', which the domain no longer keeps"
+    ):
+        fallen_back = trained_build(Snapshot.open("travel", workdir), bundle, "default")
+    assert fallen_back.build_id == latest
+
+
+def test_a_snapshot_hands_out_an_earlier_build_it_keeps_and_names_the_kept_ones_otherwise(kbs, workdir):
+    first = publish(kbs["small"]["kb"], workdir)
+    second = publish(kbs["large"]["kb"], workdir)
+    snap = Snapshot.open("travel", workdir)
+    assert snap.kept(second) is snap and snap.kept(first).build_id == first
+    assert snap.kept(first).tables().facts.height < snap.tables().facts.height
+    with pytest.raises(KgforgeError, match=f"keeps the published build and the one before it: {first}, {second}"):
+        snap.kept("20000101T000000-1-000000")

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from kgforge.build.transaction import build, parse_source
 from kgforge.core.errors import InputError, KgforgeError
+from kgforge.publish.transaction import build, parse_source
 
 
 def _good_session(topic: str) -> dict:

@@ -12,10 +12,11 @@ from pathlib import Path
 
 import pytest
 
-from kgforge.build.transaction import build, check_store, parse_source
 from kgforge.core.errors import QueryTimeout, StoreLockedError
+from kgforge.publish.transaction import build, check_store, parse_source
 from kgforge.store.layout import domain_paths, write_lock
 from kgforge.store.query import QueryRunner
+from kgforge.store.snapshot import Snapshot
 
 
 def _write_kb(path: Path, n: int, prefix: str = "景点") -> Path:
@@ -114,7 +115,7 @@ def test_manifest_records_inputs_and_check_detects_tampering(tmp_path, workdir, 
     assert len(source["input"]["sha256"]) == 64
     assert source["quads"] == manifest["total_quads"] - manifest["graphs"]["https://kgforge.org/graph/schema"]["quads"]
     assert {"pyoxigraph", "python", "kgforge"} <= set(manifest["versions"])
-    assert check_store("travel", workdir).ok
+    assert check_store(Snapshot.open("travel", workdir)).ok
     quads_file = workdir / "travel" / source["quads_file"]
     quads_file.write_text(quads_file.read_text(encoding="utf-8") + "\n", encoding="utf-8")
     result = cli("check", "travel", "--workdir", str(workdir), check=False)
@@ -126,7 +127,7 @@ def test_query_past_its_timeout_is_an_error_not_a_short_result(tmp_path, workdir
     kb = _write_kb(tmp_path / "kb.json", 400)
     cli("build", "travel", "--source", f"kdconv:{kb}", "--workdir", str(workdir))
     explosive = "SELECT (COUNT(*) AS ?n) WHERE { ?a ?p ?b . ?c ?q ?d . ?e ?r ?f . ?g ?s ?h }"
-    with QueryRunner(domain_paths("travel", workdir)) as runner:
+    with QueryRunner(Snapshot.open("travel", workdir)) as runner:
         with pytest.raises(QueryTimeout, match="1 s timeout"):
             runner.query(explosive, timeout=1)
         quick = runner.query("SELECT (COUNT(*) AS ?n) WHERE { ?s kgr:nearby ?o }", timeout=30)

@@ -17,8 +17,8 @@ from kgforge import Domain
 from kgforge.core.errors import KgforgeError
 from kgforge.corpus import corpus_stats
 from kgforge.exports import format_named
-from kgforge.store.layout import domain_paths
 from kgforge.store.query import QueryRunner
+from kgforge.store.snapshot import Snapshot
 from kgforge.synth import SYNTH_STYLES
 from tests.synth_support import Seed, build_seed, released_turns, true_sentences
 
@@ -92,7 +92,7 @@ def test_templated_turns_state_facts_the_graph_holds_by_their_ask(seeds: Callabl
     Domain(seed.domain, seed.workdir).synth(seed.goals, out, style="kdconv", n=10)
     facts = [f for d in records(out, "kdconv") for m in d["messages"] for f in m["facts"]]
     assert len(facts) > 20
-    with QueryRunner(domain_paths(seed.domain, seed.workdir)) as runner:
+    with QueryRunner(Snapshot.open(seed.domain, seed.workdir)) as runner:
         for fact in facts:
             bindings = {
                 name: ox.NamedNode(value[1:-1]) if value.startswith("<") else ox.Literal(value)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import collections.abc
 import dataclasses
+import importlib
 import inspect
 import typing
 from pathlib import Path
@@ -12,10 +13,8 @@ from pathlib import Path
 import pytest
 
 import kgforge.api as api
-from kgforge.build.domain_import import import_into_domain
-from kgforge.build.link import link_domain
-from kgforge.build.transaction import build, check_store
 from kgforge.collect import add_tokens, export_collection, prepare_collection
+from kgforge.core.lazy import imports_for_type_checkers
 from kgforge.core.records import Record, flattened, json_key, omitted_when_none
 from kgforge.demo.site import demo_crawl
 from kgforge.derive import derive
@@ -27,6 +26,9 @@ from kgforge.goals.check import validate
 from kgforge.goals.generate import generate
 from kgforge.goals.record import Goal
 from kgforge.grounding import ground_file
+from kgforge.publish.domain_import import import_into_domain
+from kgforge.publish.link import link_domain
+from kgforge.publish.transaction import build, check_store
 from kgforge.qa import evaluate as qa_score
 from kgforge.qa import generate_dataset, llm_templates, predicates, select
 from kgforge.qa.generate import generate as qa_spin
@@ -79,10 +81,17 @@ def domain_methods() -> list:
     return [member for name, member in inspect.getmembers(api.Domain, inspect.isfunction) if not name.startswith("_")]
 
 
+def type_checking_names(module) -> dict[str, object]:
+    """The names ``module`` imports under ``if TYPE_CHECKING:`` (what its annotations name), loaded."""
+    homes = imports_for_type_checkers(inspect.getsource(module))
+    return {name: getattr(importlib.import_module(home), there) for name, (home, there) in homes.items() if there}
+
+
 def return_type(function) -> object:
     lazy = {name: getattr(api, name) for name in api.__all__}  # api imports most of them on first use
-    hints = typing.get_type_hints(function, globalns={**vars(api), **lazy, **vars(inspect.getmodule(function))})
-    return hints["return"]
+    module = inspect.getmodule(function)
+    names = {**vars(api), **lazy, **type_checking_names(module), **vars(module)}
+    return typing.get_type_hints(function, globalns=names)["return"]
 
 
 def untyped(annotation: object) -> bool:

@@ -7,7 +7,6 @@ from pathlib import Path
 import pyoxigraph as ox
 import pytest
 
-from kgforge.build.transaction import build
 from kgforge.core.schema import SourceSpec
 from kgforge.core.vocab import (
     RDF_TYPE,
@@ -16,6 +15,7 @@ from kgforge.core.vocab import (
     class_iri,
     relation_iri,
 )
+from kgforge.publish.transaction import build
 from kgforge.store.layout import domain_paths
 from kgforge.store.snapshot import Snapshot
 

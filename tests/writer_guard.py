@@ -137,7 +137,7 @@ class Index:
                     yield from _with_nested(method)
 
     def lookup(self, module: str, name: str, seen: frozenset[str] = frozenset()) -> Func | Klass | None:
-        """``module.name`` as a function or class of the index, following re-exports (and kgforge.api's lazy names)."""
+        """``module.name`` as a function or class of the index, following re-exports (kgforge.api's lazy names too)."""
         found = self.modules.get(module)
         if found is None or (module, name) in seen:
             return None
@@ -145,17 +145,12 @@ class Index:
             return found.funcs[name]
         if name in found.classes:
             return found.classes[name]
-        if name in found.imports:
+        if name in found.imports:  # a lazy name (kgforge.core.lazy) is an import under TYPE_CHECKING: here too
             target, attr = found.imports[name]
             if attr is None:
                 return None
             return self.lookup(target, attr, seen | {(module, name)})
-        return self._at_run_time(module, name)
-
-    def _at_run_time(self, module: str, name: str) -> Func | Klass | None:
-        """A name a module loads on first use (kgforge.api's ``_HOME``: name -> its module and name there)."""
-        home = getattr(sys.modules.get(module), "_HOME", {})
-        return self.lookup(*home[name]) if name in home else None
+        return None
 
     def find(self, obj: object) -> Func | Klass | None:
         """The index's entry for a function, method or class object."""
@@ -242,10 +237,10 @@ def command_callbacks(include_plugins: bool = True) -> list[tuple[str, object]]:
     plug-ins (entry-point group ``kgforge.commands``) through their registry."""
     import typer
 
-    from kgforge.cli import _load_commands
     from kgforge.cli._app import app
+    from kgforge.cli._lazy import load_commands
 
-    _load_commands()
+    load_commands()
     found: list[tuple[str, object]] = []
 
     def walk(command: object, words: list[str]) -> None:
@@ -270,9 +265,22 @@ def api_functions(index: Index) -> list[tuple[str, Func]]:
     import kgforge.api as api
 
     found = [(f"kgforge.api.{name}", index.lookup("kgforge.api", name)) for name in api.__all__]
-    domain = index.modules["kgforge.api"].classes["Domain"]
-    found += [(f"Domain.{name}", method) for name, method in domain.methods.items()]
+    found += [(f"Domain.{name}", method) for name, method in domain_methods(index).items()]
     return [(label, func) for label, func in found if isinstance(func, Func)]
+
+
+def domain_methods(index: Index) -> dict[str, Func]:
+    """Every method of ``kgforge.api.Domain``, its bases' (the per-stage mixins of kgforge.domain) included, as
+    Python finds them: the first class of the MRO that defines a name."""
+    import kgforge.api as api
+
+    methods: dict[str, Func] = {}
+    for klass in api.Domain.__mro__:
+        found = index.find(klass)
+        if isinstance(found, Klass):
+            for name, method in found.methods.items():
+                methods.setdefault(name, method)
+    return methods
 
 
 def path_parameters(obj: object) -> list[str]:

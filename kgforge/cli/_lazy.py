@@ -2,24 +2,33 @@
 and lists every command for --help and shell completion from ``_commands.COMMANDS`` without importing any.
 Installed packages add commands through the entry-point group ``kgforge.commands`` (:data:`PLUGIN_COMMANDS`;
 docs/extending.md): a built-in command never loads them, `kgforge --help` and an unknown name do.
-Imported by ``main`` (and by ``kgforge.cli.app``'s first use), never when ``kgforge.cli`` is imported."""
+Imported by ``main`` (and by ``kgforge.cli.app``'s first use), never when ``kgforge.cli`` is imported; it imports
+nothing from ``kgforge.cli``'s face (no circle)."""
 
 from __future__ import annotations
 
 import importlib
 import inspect
+import pkgutil
+from pathlib import Path
 from typing import Any
 
 import click
 import typer
 
-from kgforge.cli import _load_commands
 from kgforge.cli._app import app, err_console
 from kgforge.cli._commands import COMMANDS
 from kgforge.core.errors import KgforgeError
 from kgforge.core.registry import Entry, Registry
 
-__all__ = ["PLUGIN_COMMANDS", "app", "command_index", "err_console", "interrupt_index", "plugin_mark"]
+__all__ = ["PLUGIN_COMMANDS", "app", "command_index", "err_console", "interrupt_index", "load_commands", "plugin_mark"]
+
+
+def load_commands() -> None:
+    """Import every command module of :mod:`kgforge.cli` (those not named with a leading ``_``)."""
+    for module in pkgutil.iter_modules([str(Path(__file__).parent)]):
+        if not module.name.startswith("_"):
+            importlib.import_module(f"kgforge.cli.{module.name}")
 
 
 def _as_command(name: str, obj: Any) -> Entry[click.Command]:
@@ -56,7 +65,7 @@ def plugin_mark(name: str, mark: str) -> str | None:
 
 def command_index() -> dict[str, tuple[str, str]]:
     """Each command's module and first help paragraph, from the modules themselves (what ``COMMANDS`` holds)."""
-    _load_commands()
+    load_commands()
     modules = {
         info.name or info.callback.__name__.lower().replace("_", "-"): info.callback.__module__
         for info in app.registered_commands
@@ -75,7 +84,7 @@ def command_index() -> dict[str, tuple[str, str]]:
 def interrupt_index() -> tuple[dict[str, str], dict[str, str]]:
     """What Ctrl-C prints per command and, where it differs from the same command again, how to go on after a
     full disk: read from each command's ``@when_interrupted`` mark (a group's from its first marked command)."""
-    _load_commands()
+    load_commands()
     callbacks = [
         (info.name or info.callback.__name__.lower().replace("_", "-"), info.callback)
         for info in app.registered_commands
@@ -116,7 +125,7 @@ class _LazyGroup(typer.core.TyperGroup):
         if cmd_name in COMMANDS:
             importlib.import_module(f"kgforge.cli.{COMMANDS[cmd_name][0]}")
         else:
-            _load_commands()
+            load_commands()
         command = typer.main.get_command(app).commands.get(cmd_name)  # type: ignore[attr-defined]
         if command is None and cmd_name in PLUGIN_COMMANDS:
             command = PLUGIN_COMMANDS.get(cmd_name)

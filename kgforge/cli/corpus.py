@@ -9,12 +9,10 @@ from typing import Annotated, Any
 import typer
 
 from kgforge.api import (
-    BY,
-    METHODS,
     CorpusStats,
     build_candidates,
+    choices,
     corpus_stats,
-    dialogue_kinds,
     parse_ratios,
     split_corpus,
     write_card,
@@ -39,6 +37,10 @@ from kgforge.cli._app import (
     whole_number,
 )
 
+BY = choices("split by")
+METHODS = choices("candidate method")
+
+
 corpus_app = typer.Typer(
     no_args_is_help=True, help="Dialogue statistics, splits, retrieval candidates and a datasheet."
 )
@@ -51,7 +53,7 @@ LayoutOption = Annotated[
     str | None,
     typer.Option(
         "--format",
-        parser=one_of(dialogue_kinds()),
+        parser=one_of(choices("input layout")),
         help="The file's layout kind (kdconv, duconv-session, …); default: detected from its first record.",
     ),
 ]

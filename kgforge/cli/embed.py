@@ -6,7 +6,7 @@ from typing import Annotated
 
 import typer
 
-from kgforge.api import Domain, check_embed_model, embed_choices
+from kgforge.api import Domain, check_embed_model, choices
 from kgforge.cli._app import (
     DEFAULT_WORKDIR,
     DEVICE,
@@ -36,7 +36,7 @@ ModelName = Annotated[str, typer.Option("--name", parser=FOLDER, help="Bundle fo
 def _embed_choice(option: str) -> Checked[str]:
     """A value among those EmbedConfig itself checks ``option`` against (read when the option is given: the
     list comes from kgforge.embed, which loads torch)."""
-    return Checked(str, lambda value, what: one_of(embed_choices(option)).check(value, what), "a choice")
+    return Checked(str, lambda value, what: one_of(choices(f"embed {option}")).check(value, what), "a choice")
 
 
 PYKEEN_MODEL = Checked(str, check_embed_model, "a PyKEEN model")
@@ -123,10 +123,9 @@ def embed_command(
     json_out: JsonOption = False,
 ) -> None:
     """Train a KG embedding on the domain's store and write a model bundle (weights, tables, index, metrics)."""
-    report = Domain(domain, workdir).embed(
-        name=name,
-        resume=resume,
-        progress=bars_wanted(json_out),
+    from kgforge.api import EmbedConfig  # lazy: torch and PyKEEN take seconds to load, not for --help
+
+    config = EmbedConfig(
         model=model,
         dim=dim,
         epochs=epochs,
@@ -148,6 +147,7 @@ def embed_command(
         devices=devices,
         nodes=nodes,
     )
+    report = Domain(domain, workdir).embed(config, name=name, resume=resume, progress=bars_wanted(json_out))
     summary = report.as_dict()
     if json_out or summary["bundle"] is None:  # a node other than 0 writes no bundle
         emit_json(summary)

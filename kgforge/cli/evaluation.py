@@ -12,10 +12,6 @@ from rich.markup import escape
 from rich.table import Table
 
 from kgforge.api import (
-    EVAL_LAYOUTS,
-    METRICS,
-    RUBRICS,
-    SEGMENTATIONS,
     ArgumentError,
     EvalOptions,
     EvalReport,
@@ -23,6 +19,7 @@ from kgforge.api import (
     KnowledgeOptions,
     Leaderboard,
     SelectionReport,
+    choices,
     evaluate,
     evaluate_systems,
     figure_text,
@@ -32,6 +29,7 @@ from kgforge.api import (
     p_text,
     parse_system,
     perplexity,
+    registry,
     score_selection,
     systems_in_folder,
 )
@@ -59,6 +57,10 @@ from kgforge.cli._app import (
 )
 from kgforge.cli._pairing import DialoguesOption, GoldOption
 
+EVAL_LAYOUTS = choices("eval layout")
+METRICS = registry("metric")
+SEGMENTATIONS = choices("segmentation")
+RUBRICS = registry("rating rubric")
 _RUBRIC_NAME = registered(RUBRICS)
 
 

@@ -4,13 +4,11 @@ JSONL/Parquet layout; `kgforge export-formats` lists them."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
-from kgforge.api import EXPORT_FORMATS as FORMATS
-from kgforge.api import Domain, ExportReport, KgforgeError, ParallelExportReport, dialogue_kinds, layout_names
-from kgforge.api import export_formats as formats
+from kgforge.api import Domain, ExportOptions, ExportReport, KgforgeError, ParallelExportReport, choices, registry
 from kgforge.cli._app import (
     DEFAULT_WORKDIR,
     FOLDER,
@@ -31,6 +29,13 @@ from kgforge.cli._app import (
     registered,
     when_interrupted,
 )
+
+FORMATS = registry("export format")
+
+
+def formats() -> dict[str, Any]:
+    """Every export format (a ``kgforge.exports.registry.Format``) by its name, sorted: the registry's."""
+    return {entry.name: entry.obj for entry in FORMATS}
 
 
 def _in_words(names: list[str]) -> str:
@@ -81,7 +86,7 @@ def export_command(
     layout: Annotated[
         str | None,
         typer.Option(
-            parser=one_of(layout_names()),
+            parser=one_of(choices("export layout")),
             help="Layout of the format. Goals: one without a conversation "
             f"({_goal_layouts()}; v2 with --lang zh,en). Dialogues: their own "
             f"(the default) or the samples cut from them ({_cut_layouts()}).",
@@ -90,7 +95,7 @@ def export_command(
     input_layout: Annotated[
         str | None,
         typer.Option(
-            parser=one_of(dialogue_kinds()),
+            parser=one_of(choices("input layout")),
             help="--dialogues: the layout the file is in, when it cannot be "
             "told from its records (e.g. durecdial-lic2020).",
         ),
@@ -177,27 +182,17 @@ def export_command(
     if len(languages) > 1:
         if refresh_attrs or changed_since:
             raise KgforgeError("--refresh-attrs and --changed-since are not for a parallel export (--lang zh,en)")
+        options = ExportOptions(
+            fmt, layout, budget=budget, include_text=not no_text, skip_invalid=skip_invalid, add_related=add_related
+        )
         parallel = Domain(domain, workdir).export_parallel(
-            goals,
-            out,
-            languages=languages,
-            dialogues=dialogues,
-            fmt=fmt,
-            layout=layout,
-            budget=budget,
-            include_text=not no_text,
-            skip_invalid=skip_invalid,
-            add_related=add_related,
-            allow_mixed=allow_mixed,
+            goals, out, options, languages=languages, dialogues=dialogues, allow_mixed=allow_mixed
         )
         emit_json(parallel.as_dict()) if json_out else show_parallel(parallel)
         return
-    report = Domain(domain, workdir).export(
-        goals,
-        out,
-        fmt=fmt,
-        dialogues=dialogues,
-        layout=layout,
+    options = ExportOptions(
+        fmt,
+        layout,
         language=languages[0] if languages else None,
         budget=budget,
         segmented=segment,
@@ -209,6 +204,7 @@ def export_command(
         changed_since=changed_since,
         allow_mixed=allow_mixed,
     )
+    report = Domain(domain, workdir).export(goals, out, options, dialogues=dialogues)
     emit_json(report.as_dict()) if json_out else show_export(report)
 
 

@@ -8,8 +8,7 @@ from typing import Annotated
 import typer
 from rich.markup import escape
 
-from kgforge.api import GOAL_STYLES as STYLES
-from kgforge.api import Domain, GoalCheckReport, KgforgeError, parse_hops
+from kgforge.api import Domain, GoalCheckReport, KgforgeError, parse_hops, registry
 from kgforge.cli._app import (
     DEFAULT_WORKDIR,
     FRACTION,
@@ -31,6 +30,9 @@ from kgforge.cli._app import (
     show_mapping,
     when_interrupted,
 )
+
+STYLES = registry("goal style")
+
 
 HOPS = HOP_RANGE
 

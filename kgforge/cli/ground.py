@@ -8,8 +8,7 @@ from typing import Annotated, Any
 import click
 import typer
 
-from kgforge.api import GROUND_FORMATS as FORMATS
-from kgforge.api import Domain, TrainingData, train_grounding
+from kgforge.api import Domain, TrainingData, choices, train_grounding
 from kgforge.cli._app import (
     DEFAULT_WORKDIR,
     DOMAIN,
@@ -29,6 +28,8 @@ from kgforge.cli._app import (
     reads_inputs,
     show_mapping,
 )
+
+FORMATS = choices("ground format")
 
 
 def training_data(value: str | TrainingData) -> TrainingData:

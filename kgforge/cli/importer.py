@@ -7,7 +7,7 @@ from typing import Annotated, Any
 
 import typer
 
-from kgforge.api import IMPORT_ENGINES, Domain
+from kgforge.api import Domain, choices
 from kgforge.cli._app import (
     DEFAULT_WORKDIR,
     DOMAIN,
@@ -24,6 +24,9 @@ from kgforge.cli._app import (
     show_mapping,
     when_interrupted,
 )
+
+IMPORT_ENGINES = choices("dump engine")
+
 
 import_app = typer.Typer(no_args_is_help=True, help="Add a Wikidata or XLORE source to a domain's store.")
 app.add_typer(import_app, name="import")
@@ -60,7 +63,7 @@ WorkersOption = Annotated[
 EngineOption = Annotated[
     str,
     typer.Option(
-        parser=one_of(IMPORT_ENGINES.names()),
+        parser=one_of(IMPORT_ENGINES),
         help="local (a process pool here) or ray (Ray tasks; pip install 'kgforge\\[ray]').",
     ),
 ]

@@ -17,12 +17,12 @@ from rich.table import Column, Table
 
 from kgforge.api import (
     QUERY_TIMEOUT,
-    RDF_FORMATS,
     Domain,
     QueryReport,
     list_queries,
     load_query,
     parse_binding,
+    registry,
 )
 from kgforge.cli._app import (
     DEFAULT_WORKDIR,
@@ -48,6 +48,9 @@ from kgforge.cli._app import (
 )
 from kgforge.cli._results import PREFIXES, declared_prefixes, labelled_rows, shorten, spreadsheet_cell, term_text
 from kgforge.serve.client import endpoint_query  # the served graph's client, not a stage
+
+RDF_FORMATS = registry("RDF format")
+
 
 RESULT_FORMATS = ("table", "csv", "json")
 TABLE_LIMIT = 100  # rows a table shows unless --limit says otherwise; csv and json give every row by default

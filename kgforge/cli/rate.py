@@ -9,20 +9,24 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
-from kgforge.api import RATING_LANGUAGES as LANGUAGES
 from kgforge.api import (
-    RUBRICS,
-    SHEET_FORMATS,
     ArgumentError,
     RatingReport,
+    choices,
     figure_text,
     import_ratings,
     make_sheets,
     p_text,
     parse_system,
+    registry,
 )
 from kgforge.cli._app import NON_NEGATIVE, OUT_DIR, POSITIVE, JsonOption, app, console, emit_json, one_of, reads_inputs
 from kgforge.cli._pairing import DialoguesOption, GoldOption
+
+LANGUAGES = choices("rating language")
+RUBRICS = registry("rating rubric")
+SHEET_FORMATS = choices("sheet format")
+
 
 rate_app = typer.Typer(no_args_is_help=True, help="Human rating sheets: write them for a rubric, read them back.")
 app.add_typer(rate_app, name="rate")

@@ -10,7 +10,7 @@ import typer
 from rich.markup import escape
 from typer.core import TyperGroup
 
-from kgforge.api import BY, KG_CHOICES, ORIGINS, Domain, ReleaseCheck, audit_import, check_release, parse_ratios
+from kgforge.api import Domain, ReleaseCheck, audit_import, check_release, choices, parse_ratios
 from kgforge.cli._app import (
     DEFAULT_WORKDIR,
     NON_NEGATIVE,
@@ -63,6 +63,9 @@ audit_app = typer.Typer(
 )
 app.add_typer(audit_app, name="audit")
 
+BY = choices("split by")
+KG_CHOICES = choices("release kg")
+ORIGINS = choices("dialogue origin")
 RATIOS = Checked(str, lambda value, _: parse_ratios(value), "ratios such as 8:1:1")
 LICENCE_HELP = "An SPDX licence for the release (CC-BY-4.0, CC-BY-NC-SA-4.0, …) that every source allows."
 

@@ -9,7 +9,7 @@ from typing import Annotated
 import typer
 from rich.markup import escape
 
-from kgforge.api import SYNTH_STYLES, Domain
+from kgforge.api import Domain, choices
 from kgforge.cli import _app
 from kgforge.cli._app import (
     DEFAULT_WORKDIR,
@@ -27,7 +27,8 @@ from kgforge.cli._app import (
     when_interrupted,
 )
 
-LAYOUTS = tuple(dict.fromkeys(name for style in SYNTH_STYLES.values() for name in style.layouts))
+STYLES = choices("synth style")
+LAYOUTS = choices("synth layout")
 INTERRUPTED = (
     "interrupted: no file was left half-written (each is replaced whole); every reply so far is cached: rerun the "
     "same command to go on without asking again"
@@ -40,7 +41,7 @@ def synth_command(
     domain: DomainArgument,
     goals: Annotated[Path, typer.Option("--goals", help="Goals JSONL from `kgforge goals` (of this style).")],
     out: Annotated[Path, typer.Option("--out", "-o", help="Dialogue file to write (the style's own layout).")],
-    style: Annotated[str, typer.Option("--style", parser=one_of(SYNTH_STYLES), help="duconv, kdconv or durecdial.")],
+    style: Annotated[str, typer.Option("--style", parser=one_of(STYLES), help="duconv, kdconv or durecdial.")],
     layout: Annotated[
         str | None,
         typer.Option(

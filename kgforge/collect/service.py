@@ -13,6 +13,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from kgforge.api import Domain
 from kgforge.collect.collection import Collection
 from kgforge.collect.folder import JOURNAL, WORKERS, Folder, Settings, Tokens
 from kgforge.collect.journal import Journal, read_journal
@@ -20,7 +21,7 @@ from kgforge.collect.judge import TurnJudge
 from kgforge.collect.records import CollectError, GoalView
 from kgforge.collect.styles import STYLES
 from kgforge.grounding.index import GroundingIndex
-from kgforge.grounding.run import load_index
+from kgforge.grounding.kept import load_index
 
 LOCK = ".server.lock"
 
@@ -56,7 +57,8 @@ class CollectService:
         self.style = STYLES.get(self.settings.style)
         self.lock = _lock(folder)
         try:
-            self.index = index if index is not None else load_index(self.settings.domain, workdir)
+            # the published build, opened through the public API (as every reader above it does)
+            self.index = index if index is not None else load_index(Domain(self.settings.domain, workdir).snapshot())
             self._tokens, self._tokens_seen = folder.tokens(), _mtime(folder.file(WORKERS))
             events = list(read_journal(folder.file(JOURNAL), repair=True))
             self.journal = Journal(folder.file(JOURNAL))

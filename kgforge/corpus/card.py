@@ -50,21 +50,19 @@ class CardReport:
 
 def write_card(
     files: Iterable[Path | str],
-    domain: str,
+    snapshot: Snapshot,
     out: Path | str,
     *,
-    workdir: Path | str | None = None,
     split: Path | str | None = None,
     input_layout: str | None = None,
     policy: ReadPolicy | None = None,
 ) -> CardReport:
-    """Write the datasheet of the dialogue ``files`` built against ``domain`` to ``out``; ``split`` is a
-    folder written by ``corpus split`` (its split report and per-split statistics go in); ``policy``: the
-    reading's limits and text policy."""
+    """Write the datasheet of the dialogue ``files`` built against ``snapshot``'s build to ``out``; ``split``
+    is a folder written by ``corpus split`` (its split report and per-split statistics go in); ``policy``:
+    the reading's limits and text policy."""
     files = [Path(f) for f in files]
     if not files:
         raise InputError("corpus card: give at least one dialogue file")
-    snapshot = Snapshot.open(domain, workdir)
     target = snapshot.paths.output(out)
     manifest = snapshot.manifest
     stats = [
@@ -76,7 +74,7 @@ def write_card(
     text = render(manifest, files, stats, sources, split_report)
     target.write_text(text)
     return CardReport(
-        domain,
+        snapshot.domain,
         manifest.build_id,
         str(out),
         tuple(str(f) for f in files),

@@ -11,7 +11,6 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from kgforge.build.link import start_entity_names
 from kgforge.core.errors import KgforgeError
 from kgforge.core.limits import ReadPolicy, reading
 from kgforge.core.output import OutputDir, output_dir
@@ -34,7 +33,8 @@ from kgforge.corpus.transitions import RelationGraph, TransitionFigures, plot_tr
 from kgforge.exports.model import SourceDialogue
 from kgforge.grounding import DialogueMatcher, GroundingIndex, MatchOptions
 from kgforge.grounding.kdconv import as_attr
-from kgforge.grounding.run import load_index
+from kgforge.grounding.kept import load_index
+from kgforge.publish.link import start_entity_names
 from kgforge.store.snapshot import Snapshot
 
 DUCONV_KINDS = ("duconv-session", "duconv-sample")
@@ -184,28 +184,26 @@ def corpus_stats(
     *,
     input_layout: str | None = None,
     by_split: Path | str | None = None,
-    domain: str | None = None,
-    workdir: Path | str | None = None,
+    snapshot: Snapshot | None = None,
     transitions: bool = False,
     plot: Path | str | None = None,
     tokens: Tokens | None = None,
     policy: ReadPolicy | None = None,
 ) -> CorpusStats:
     """The statistics of the dialogue file ``path``; with ``by_split`` (a folder written by ``corpus
-    split``) also those of each of its split files; with ``domain``, its topics against that graph; with
-    ``transitions`` (or ``plot``, a folder for their figures) KdConv's Fig. 2 and Table 4. ``policy``: the
-    reading's limits and text policy (:class:`~kgforge.core.limits.ReadPolicy`)."""
+    split``) also those of each of its split files; with ``snapshot`` (a domain's build), its topics against
+    that graph; with ``transitions`` (or ``plot``, a folder for their figures) KdConv's Fig. 2 and Table 4.
+    ``policy``: the reading's limits and text policy (:class:`~kgforge.core.limits.ReadPolicy`)."""
     folder = output_dir(plot, what="--plot") if plot is not None else None  # refused before the work
     with reading(policy):
-        return _corpus_stats(path, input_layout, by_split, domain, workdir, transitions, folder, tokens)
+        return _corpus_stats(path, input_layout, by_split, snapshot, transitions, folder, tokens)
 
 
 def _corpus_stats(
     path: Path | str,
     input_layout: str | None,
     by_split: Path | str | None,
-    domain: str | None,
-    workdir: Path | str | None,
+    snapshot: Snapshot | None,
     transitions: bool,
     folder: OutputDir | None,
     tokens: Tokens | None,
@@ -213,12 +211,12 @@ def _corpus_stats(
     corpus = read_corpus(path, input_layout)
     tokens = tokens or tokens_for(corpus)
     stats = file_stats(corpus, tokens)
-    index = load_index(domain, workdir) if domain is not None else None
-    if domain is not None:
-        stats = _with(stats, graph=graph_figures(corpus, domain, workdir))
-    stats = _with_grounded(stats, corpus, domain, index)
+    index = load_index(snapshot) if snapshot is not None else None
+    if snapshot is not None:
+        stats = _with(stats, graph=graph_figures(corpus, snapshot))
+    stats = _with_grounded(stats, corpus, snapshot, index)
     if transitions or folder is not None:
-        stats = _with_transitions(stats, corpus, domain, workdir, folder)
+        stats = _with_transitions(stats, corpus, snapshot, folder)
     if by_split is not None:
         splits, empty = {}, []
         for name, file in split_files(Path(by_split)):
@@ -226,19 +224,22 @@ def _corpus_stats(
                 empty.append(name)
                 continue
             part = read_corpus(file, corpus.kind)
-            splits[name] = _with_grounded(file_stats(part, tokens), part, domain, index)
+            splits[name] = _with_grounded(file_stats(part, tokens), part, snapshot, index)
         notes = [f"split {name} holds no dialogue" for name in empty]
         stats = _with(stats, splits=splits, notes=(*stats.notes, *notes))
     return stats
 
 
-def _with_grounded(stats: CorpusStats, corpus: Corpus, domain: str | None, index: GroundingIndex | None) -> CorpusStats:
+def _with_grounded(
+    stats: CorpusStats, corpus: Corpus, snapshot: Snapshot | None, index: GroundingIndex | None
+) -> CorpusStats:
     """The grounded figures beside the file's own (with a domain), and which of them are the headline: gold
     annotation where the file has it, else the grounder's."""
     gold = stats.knowledge is not None and stats.knowledge.dialogues_with_knowledge > 0
-    if domain is None or index is None:
+    if snapshot is None or index is None:
         return _with(stats, knowledge_from="gold" if gold else None)
-    return _with(stats, grounded=grounded_figures(corpus, domain, index), knowledge_from="gold" if gold else "grounded")
+    figures = grounded_figures(corpus, snapshot.domain, index)
+    return _with(stats, grounded=figures, knowledge_from="gold" if gold else "grounded")
 
 
 def grounded_triples(
@@ -322,11 +323,10 @@ def _figures(corpus: Corpus) -> dict[str, Any]:
 
 
 def _with_transitions(
-    stats: CorpusStats, corpus: Corpus, domain: str | None, workdir: Path | str | None, plot: OutputDir | None
+    stats: CorpusStats, corpus: Corpus, snapshot: Snapshot | None, plot: OutputDir | None
 ) -> CorpusStats:
     graph = None
-    if domain is not None:
-        snapshot = Snapshot.open(domain, workdir)
+    if snapshot is not None:
         graph = RelationGraph(snapshot.tables(), snapshot.language)
     figures = transition_figures(corpus, graph)
     notes = list(stats.notes)
@@ -337,6 +337,7 @@ def _with_transitions(
         )
     if graph is None:
         notes.append("topic transitions as relation paths (KdConv Table 4) need --domain")
+    domain = snapshot.domain if snapshot is not None else None
     drawn = plot_transitions(figures, plot, figure_name(corpus.path, domain)) if plot is not None else []
     if drawn and cjk_font() is None:
         notes.append(
@@ -346,15 +347,14 @@ def _with_transitions(
     return _with(stats, transitions=figures, figures=tuple(str(p) for p in drawn), notes=tuple(notes))
 
 
-def graph_figures(corpus: Corpus, domain: str, workdir: Path | str | None) -> GraphFigures:
-    snapshot = Snapshot.open(domain, workdir)
+def graph_figures(corpus: Corpus, snapshot: Snapshot) -> GraphFigures:
     manifest = snapshot.manifest
-    start = set(start_entity_names(domain, workdir))
+    start = set(start_entity_names(snapshot))
     named = set(snapshot.labels["label"].to_list())
     topics = list(dict.fromkeys(t for d in corpus.dialogues for t in dialogue_topics(d)))
     missing = [t for t in topics if t not in start and t not in named]
     return GraphFigures(
-        domain,
+        snapshot.domain,
         manifest.build_id,
         len(topics),
         sum(1 for t in topics if t in start),

@@ -12,13 +12,13 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from kgforge.build.transaction import BuildSummary, build
 from kgforge.core.records import Record
 from kgforge.core.schema import SourceSpec
 from kgforge.crawl.engine import CrawlSummary, crawl, crawl_dir_for
 from kgforge.crawl.fetch import CrawlConfig
 from kgforge.crawl.loopback import LoopbackSite
 from kgforge.crawl.spec import load_spec
+from kgforge.publish.transaction import BuildSummary, build
 from kgforge.store.layout import domain_paths
 
 DEMO_SITE = Path(__file__).resolve().parent / "demo_site"

@@ -9,69 +9,28 @@ The names below load with their module on first use: ``related`` reads a bundle 
 PyKEEN (seconds to import, scikit-learn with it) loads only where a model is built or trained.
 """
 
-from __future__ import annotations
+from typing import TYPE_CHECKING
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from kgforge.core import lazy
 
-if TYPE_CHECKING:
-    from kgforge.embed.config import (
-        EVALUATIONS,
-        KEEPS,
-        MODELS,
-        PRECISIONS,
-        SPLITS,
-        EmbedConfig,
-        EmbedError,
-        TripleSet,
-        build_model,
-        check_model,
-    )
-    from kgforge.embed.split import graph_triples, index_triples, split_triples, triple_set_from_ids
-    from kgforge.embed.train import Trainer, embed, pick_device, train_bundle
+if TYPE_CHECKING:  # each loaded with its module on first use (kgforge.core.lazy)
+    from kgforge.embed.config import EVALUATIONS as EVALUATIONS
+    from kgforge.embed.config import KEEPS as KEEPS
+    from kgforge.embed.config import MODELS as MODELS
+    from kgforge.embed.config import PRECISIONS as PRECISIONS
+    from kgforge.embed.config import SPLITS as SPLITS
+    from kgforge.embed.config import EmbedConfig as EmbedConfig
+    from kgforge.embed.config import EmbedError as EmbedError
+    from kgforge.embed.config import TripleSet as TripleSet
+    from kgforge.embed.config import build_model as build_model
+    from kgforge.embed.config import check_model as check_model
+    from kgforge.embed.split import graph_triples as graph_triples
+    from kgforge.embed.split import index_triples as index_triples
+    from kgforge.embed.split import split_triples as split_triples
+    from kgforge.embed.split import triple_set_from_ids as triple_set_from_ids
+    from kgforge.embed.train import Trainer as Trainer
+    from kgforge.embed.train import embed as embed
+    from kgforge.embed.train import pick_device as pick_device
+    from kgforge.embed.train import train_bundle as train_bundle
 
-_HOME = {
-    "kgforge.embed.config": (
-        "EVALUATIONS",
-        "KEEPS",
-        "MODELS",
-        "PRECISIONS",
-        "SPLITS",
-        "EmbedConfig",
-        "EmbedError",
-        "TripleSet",
-        "build_model",
-        "check_model",
-    ),
-    "kgforge.embed.split": ("graph_triples", "index_triples", "split_triples", "triple_set_from_ids"),
-    "kgforge.embed.train": ("Trainer", "embed", "pick_device", "train_bundle"),
-}
-__all__ = [
-    "EVALUATIONS",
-    "KEEPS",
-    "MODELS",
-    "PRECISIONS",
-    "SPLITS",
-    "EmbedConfig",
-    "EmbedError",
-    "Trainer",
-    "TripleSet",
-    "build_model",
-    "check_model",
-    "embed",
-    "graph_triples",
-    "index_triples",
-    "pick_device",
-    "split_triples",
-    "train_bundle",
-    "triple_set_from_ids",
-]
-
-
-def __getattr__(name: str) -> Any:
-    module = next((module for module, names in _HOME.items() if name in names), None)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
+__getattr__, __dir__ = lazy.attach(__name__)

@@ -14,8 +14,8 @@ with a notice.
 from __future__ import annotations
 
 import difflib
+import warnings
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import polars as pl
@@ -26,9 +26,8 @@ from kgforge.core.errors import KgforgeError
 from kgforge.core.records import Record
 from kgforge.core.resources import query_text
 from kgforge.core.text import normalise_label
-from kgforge.core.vocab import OWL_SAME_AS
 from kgforge.embed.bundle import Bundle, bundle_path
-from kgforge.store.layout import DomainPaths, domain_paths
+from kgforge.store.layout import DomainPaths
 from kgforge.store.query import QueryRunner
 from kgforge.store.snapshot import Snapshot
 from kgforge.store.workdir import where
@@ -197,8 +196,12 @@ def open_index(paths: DomainPaths, model: str = "default", device: str = "auto")
     return _INDEXES[key]
 
 
-def resolve(index: RelatedIndex, name: str, paths: DomainPaths | None = None) -> Match:
-    """An entity by IRI or label: the model's own entities first, then the store (added later).
+def resolve(
+    index: RelatedIndex, name: str, published: Snapshot | None = None, trained: Snapshot | None = None
+) -> Match:
+    """An entity by IRI or label: the model's own entities first, then the ``published`` store (added later).
+    Several of the model's entities under one label are one entity when the links of the build the model was
+    trained on (``trained``, else ``published``) join them.
 
     A name that is a valid IRI is first looked up as one; any name, IRI-shaped or not (``http://x y``,
     a label that happens to be a URL), is then looked up as a label. No IRI is built from a name that
@@ -208,7 +211,7 @@ def resolve(index: RelatedIndex, name: str, paths: DomainPaths | None = None) ->
         entity_id = index.bundle.iri_to_id.get(iri.value)
         if entity_id is not None:
             return Match(iri.value, index.labels[entity_id], entity_id)
-        found = _iri_in_store(paths, iri)
+        found = _iri_in_store(published, iri)
         if found is not None:
             return found
     entities = index.bundle.entities
@@ -217,14 +220,14 @@ def resolve(index: RelatedIndex, name: str, paths: DomainPaths | None = None) ->
         if hits.height == 1:
             return Match(hits["iri"][0], hits["label"][0], int(hits["id"][0]))
         if hits.height > 1:
-            linked = _one_linked_entity(paths, hits, index)
+            linked = _one_linked_entity(trained or published, hits, index)
             if linked is not None:
                 return linked
             raise KgforgeError(
                 f"{name!r} labels {hits.height} entities of the model; pass one IRI: "
                 + ", ".join(hits["iri"].head(10).to_list())
             )
-    return _label_in_store(paths, name, index, looked_up_as_iri=iri is not None)
+    return _label_in_store(published, name, index, looked_up_as_iri=iri is not None)
 
 
 def _as_iri(name: str) -> ox.NamedNode | None:
@@ -237,24 +240,25 @@ def _as_iri(name: str) -> ox.NamedNode | None:
         return None
 
 
-def _one_linked_entity(paths: DomainPaths | None, hits: pl.DataFrame, index: RelatedIndex) -> Match | None:
-    """When every entity sharing the label is one entity linked across sources (``kgforge link``'s
-    owl:sameAs), the best-connected of them; None when they are different entities."""
-    if paths is None or not paths.store_link.exists():
+def _one_linked_entity(build: Snapshot | None, hits: pl.DataFrame, index: RelatedIndex) -> Match | None:
+    """When every entity sharing the label is one entity linked across sources (the ``owl:sameAs`` pairs of
+    ``build``, by the naming rule every stage follows: :meth:`Snapshot.same_as_pairs`), the best-connected of
+    them; None when they are different entities."""
+    if build is None:
         return None
+    partners: dict[str, set[str]] = {}
+    for a, b in build.same_as_pairs():
+        partners.setdefault(a, set()).add(b)
+        partners.setdefault(b, set()).add(a)
     iris = set(hits["iri"].to_list())
-    store = Snapshot.open(paths).store()
-    same_as = ox.NamedNode(OWL_SAME_AS)
     cluster = {iris.pop()}
     frontier = list(cluster)
     while frontier:
-        node = ox.NamedNode(frontier.pop())
-        for quad in [*store.quads_for_pattern(node, same_as, None), *store.quads_for_pattern(None, same_as, node)]:
-            for other in (quad.subject.value, quad.object.value):
-                if other in iris:
-                    iris.discard(other)
-                    cluster.add(other)
-                    frontier.append(other)
+        for other in partners.get(frontier.pop(), ()):
+            if other in iris:
+                iris.discard(other)
+                cluster.add(other)
+                frontier.append(other)
     if iris:
         return None
     triples = index.bundle.triples
@@ -263,11 +267,11 @@ def _one_linked_entity(paths: DomainPaths | None, hits: pl.DataFrame, index: Rel
     return Match(best["iri"], best["label"], int(best["id"]))
 
 
-def _iri_in_store(paths: DomainPaths | None, iri: ox.NamedNode) -> Match | None:
-    """An entity the store has under ``iri`` (added after training), or None."""
-    if paths is None or not paths.store_link.exists():
+def _iri_in_store(published: Snapshot | None, iri: ox.NamedNode) -> Match | None:
+    """An entity the published store has under ``iri`` (added after training), or None."""
+    if published is None:
         return None
-    with QueryRunner(paths) as runner:
+    with QueryRunner(published) as runner:
         found = runner.query(query_text("entity_neighbours"), {"topic": iri}, timeout=30)
         rows = runner.query("SELECT ?e ?label WHERE { ?e rdfs:label ?label } LIMIT 1", {"e": iri}, timeout=30).rows
     if found.rows or rows:
@@ -275,9 +279,9 @@ def _iri_in_store(paths: DomainPaths | None, iri: ox.NamedNode) -> Match | None:
     return None
 
 
-def _label_in_store(paths: DomainPaths | None, name: str, index: RelatedIndex, looked_up_as_iri: bool) -> Match:
-    if paths is not None and paths.store_link.exists():
-        with QueryRunner(paths) as runner:
+def _label_in_store(published: Snapshot | None, name: str, index: RelatedIndex, looked_up_as_iri: bool) -> Match:
+    if published is not None:
+        with QueryRunner(published) as runner:
             rows = runner.query(query_text("entity_by_label"), {"name": ox.Literal(name)}, timeout=30).rows
         if rows:
             label = rows[0].get("label")
@@ -301,8 +305,8 @@ def _suggestion_pool(entities: pl.DataFrame, name: str, limit: int = 50_000) -> 
     return pool.unique(maintain_order=True).head(limit)["label"].to_list()
 
 
-def _graph_neighbours(paths: DomainPaths, match: Match, k: int) -> list[dict[str, Any]]:
-    with QueryRunner(paths) as runner:
+def _graph_neighbours(published: Snapshot, match: Match, k: int) -> list[dict[str, Any]]:
+    with QueryRunner(published) as runner:
         result = runner.query(query_text("entity_neighbours"), {"topic": ox.NamedNode(match.iri)}, timeout=30)
     seen: dict[str, dict[str, Any]] = {}
     for row in result.rows:
@@ -345,9 +349,8 @@ class RelatedReport(Record):
 
 
 def related(
-    domain: str,
+    source: Snapshot | DomainPaths,
     entity: str,
-    workdir: Path | str | None = None,
     *,
     k: int = 10,
     exclude_neighbours: bool = False,
@@ -355,12 +358,19 @@ def related(
     model: str = "default",
     device: str = "auto",
 ) -> RelatedReport:
-    """The ``k`` entities most related to ``entity`` (label or IRI) in ``models/<model>``."""
+    """The ``k`` entities most related to ``entity`` (label or IRI) in ``models/<model>`` of the domain of
+    ``source``: its published build, or only its folder where none is published (the model alone answers).
+    Names are joined by the links of the build the model was trained on (kept while it is the published build
+    or the one before it; else the published one's, with a warning); an entity newer than the model is looked
+    up in the published build."""
     if k < 1:
         raise KgforgeError(f"-k must be at least 1, got {k}")
-    paths = domain_paths(domain, workdir)
+    snapshot = source if isinstance(source, Snapshot) else None
+    paths = source.paths if isinstance(source, Snapshot) else source
+    domain = paths.domain
     index = open_index(paths, model, device)
-    match = resolve(index, entity, paths)
+    trained = trained_build(snapshot, index.bundle, model) if snapshot is not None else None
+    match = resolve(index, entity, snapshot, trained)
     query = RelatedQuery(entity, match.iri, match.label)
     if match.entity_id is None:
         notice = (
@@ -375,7 +385,7 @@ def related(
             k,
             "graph-neighbours",
             notice,
-            tuple(_graph_neighbours(paths, match, k)),
+            tuple(_graph_neighbours(snapshot, match, k)) if snapshot is not None else (),
         )
     rows = index.top([match.entity_id], k, exclude_neighbours, type_)[0]
     return RelatedReport(
@@ -390,6 +400,25 @@ def related(
             for rank, (i, score) in enumerate(rows, 1)
         ),
     )
+
+
+def trained_build(published: Snapshot, bundle: Bundle, model: str) -> Snapshot:
+    """The build ``bundle`` was trained on (its ``source.json`` names it): ``published`` itself, or the build the
+    domain keeps before it; where the domain no longer keeps it, ``published`` with a warning saying so."""
+    build_id = bundle.source.get("build_id")
+    if not build_id or build_id == published.build_id:
+        return published
+    try:
+        return published.kept(str(build_id))
+    except KgforgeError:
+        warnings.warn(
+            f"model {model!r} was trained on build {build_id} of {published.domain!r}, which the domain no longer "
+            f"keeps; its entities are joined by the links of the published build {published.build_id} instead "
+            f"(`kgforge embed {published.domain}` trains on the published build)",
+            RuntimeWarning,
+            stacklevel=2,
+        )
+        return published
 
 
 def top_related(

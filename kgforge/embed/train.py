@@ -478,17 +478,17 @@ def _distributed() -> Any:
 
 
 def embed(
-    domain: str,
-    workdir: Path | str | None = None,
+    snapshot: Snapshot,
     config: EmbedConfig | None = None,
     *,
     name: str = "default",
     resume: bool = False,
     progress: bool = True,
 ) -> EmbedReport:
-    """`kgforge embed DOMAIN`: train on the domain's current store and write ``models/<name>/``."""
+    """`kgforge embed DOMAIN`: train on ``snapshot``'s build and write ``models/<name>/``, which records that
+    build (``source.json``: ``build_id``) for ``kgforge related`` to read its links."""
     config = config or EmbedConfig()
-    snapshot = Snapshot.open(domain, workdir)
+    domain = snapshot.domain
     paths, build, manifest = snapshot.paths, snapshot.build, snapshot.manifest
     tables = snapshot.tables(include_derived=config.include_derived)
     triples = graph_triples(tables, include_literals=config.include_literals)

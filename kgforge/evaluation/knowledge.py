@@ -92,13 +92,14 @@ class KnowledgeIndex:
         self.skipped = _stop_relation_names(schema)
 
     @classmethod
-    def for_domain(
-        cls, domain: str, workdir: str | None, segmented: bool, options: KnowledgeOptions = KnowledgeOptions()
+    def for_snapshot(
+        cls, snapshot: Snapshot, segmented: bool, options: KnowledgeOptions = KnowledgeOptions()
     ) -> KnowledgeIndex:
-        snapshot = Snapshot.open(domain, workdir)
+        """The knowledge index of ``snapshot``'s build: the grounding index kept beside it, unless ``options``
+        asks for another shortest name."""
         if options.min_chars == GroundingIndex.min_name_chars:  # the index kept beside the build is made so
             return cls(kept.load_index(snapshot), snapshot.schema, segmented, options)
-        grounding = GroundingIndex.from_tables(snapshot.tables(), snapshot.schema)
+        grounding = GroundingIndex.from_snapshot(snapshot)
         grounding.min_name_chars = options.min_chars
         return cls(grounding, snapshot.schema, segmented, options)
 

@@ -31,7 +31,7 @@ from kgforge.evaluation.knowledge import KnowledgeIndex, KnowledgeOptions
 from kgforge.evaluation.metrics import OFFICIAL, official_lines
 from kgforge.evaluation.registry import METRICS, Metric
 from kgforge.evaluation.segmentation import SEGMENTATIONS, check_segmentation
-from kgforge.store.layout import domain_paths
+from kgforge.store.snapshot import Snapshot
 
 PER_RESPONSE_FORMATS = (".jsonl", ".csv", ".parquet")
 ALL_METRICS = "all"  # --metrics all: every registered metric the inputs allow
@@ -101,27 +101,28 @@ def evaluate(
     *,
     gold: Path | None = None,
     dialogues: Path | None = None,
-    domain: str | None = None,
-    workdir: Path | str | None = None,
+    snapshot: Snapshot | None = None,
     human: Path | None = None,
     out: Path | None = None,
     options: EvalOptions = EvalOptions(),
     index: KnowledgeIndex | None = None,
     plot: Path | None = None,
 ) -> EvalReport:
-    """Score ``predictions``; the report's ``metrics`` are corpus values (fractions), ``per_response`` the
-    file with one row per response (``out``, or none when ``out`` is None). ``index`` reuses a knowledge index
-    built before (it must match the responses' segmentation). ``plot`` (a folder, with ``human``) receives the
-    metric × human-score heatmap (:mod:`.charts`)."""
+    """Score ``predictions``; with ``snapshot`` (a domain's build), knowledge precision and recall against its
+    graph. The report's ``metrics`` are corpus values (fractions), ``per_response`` the file with one row per
+    response (``out``, or none when ``out`` is None). ``index`` reuses a knowledge index built before (it must
+    match the responses' segmentation). ``plot`` (a folder, with ``human``) receives the metric × human-score
+    heatmap (:mod:`.charts`)."""
     if plot is not None and human is None:
         raise ArgumentError("--plot", "draws the correlations with human scores: give --human (or --system)")
     started = time.perf_counter()
-    target = per_response_file(out, domain, workdir) if out is not None else None  # refused before the scoring
+    domain = snapshot.domain if snapshot is not None else None
+    target = per_response_file(out, snapshot) if out is not None else None  # refused before the scoring
     responses = load_responses(Path(predictions), gold, dialogues, options.layout, options.columns)
     timings: dict[str, float] = {"read": time.perf_counter() - started}
-    if domain is not None and index is None:
+    if snapshot is not None and index is None:
         mark = time.perf_counter()
-        index = KnowledgeIndex.for_domain(domain, workdir, responses.segmented, options.knowledge)
+        index = KnowledgeIndex.for_snapshot(snapshot, responses.segmented, options.knowledge)
         timings["graph"] = time.perf_counter() - mark
     mark = time.perf_counter()
     scored = score(responses, options, index)
@@ -379,9 +380,10 @@ def _resources_used(batch: Batch, chosen: tuple[Metric, ...]) -> dict[str, Any]:
     return used
 
 
-def per_response_file(out: Path | str | OutputFile, domain: str | None, workdir: Path | str | None) -> OutputFile:
-    """The per-response file ``out``, checked (a user's file, of a kind :func:`write_per_response` writes)."""
-    target = domain_paths(domain, workdir).output(out) if domain else output_file(out)
+def per_response_file(out: Path | str | OutputFile, snapshot: Snapshot | None = None) -> OutputFile:
+    """The per-response file ``out``, checked (a user's file, of a kind :func:`write_per_response` writes; never
+    inside ``snapshot``'s domain)."""
+    target = snapshot.paths.output(out) if snapshot is not None else output_file(out)
     if target.path.suffix.lower() not in PER_RESPONSE_FORMATS:
         raise ArgumentError("--out", f"{target.path.name!r} must end in {', '.join(PER_RESPONSE_FORMATS)}")
     return target
@@ -390,7 +392,7 @@ def per_response_file(out: Path | str | OutputFile, domain: str | None, workdir:
 def write_per_response(frame: pl.DataFrame, out: Path | str | OutputFile) -> None:
     """One row per response: JSON lines (nested lists as they are), CSV (lists as JSON text) or Parquet;
     the file appears complete or not at all."""
-    target = per_response_file(out, None, None)
+    target = per_response_file(out)
     suffix = target.path.suffix.lower()
     with target.part() as tmp:
         if suffix == ".parquet":

@@ -31,6 +31,7 @@ from kgforge.core.records import Record, flattened
 from kgforge.evaluation.inputs import json_objects
 from kgforge.grounding.normalise import form
 from kgforge.sources.durecdial import is_triple, session_triples, utterance_knowledge
+from kgforge.store.snapshot import Snapshot
 
 KS = (1, 5)
 Triple = tuple[str, str, str]
@@ -101,20 +102,20 @@ def score_selection(
     gold: Path | str,
     *,
     ks: tuple[int, ...] = KS,
-    domain: str | None = None,
-    workdir: Path | str | None = None,
+    snapshot: Snapshot | None = None,
     out: Path | str | None = None,
 ) -> SelectionReport:
     """The facts ``selected`` names for each turn (docs/evaluation.md: ``--selected`` records, or a ``kgforge
     ground`` output) scored against ``gold`` (KdConv attrs, DuRecDial per-utterance knowledge, a ``ground``
-    output; DuConv and DuRecDial sessions without per-turn knowledge are grounded against ``domain`` first).
+    output; DuConv and DuRecDial sessions without per-turn knowledge are grounded against ``snapshot``'s
+    build first).
     ``out``: one row per turn and per dialogue. A record that does not line up with the gold is an
     InputError naming its file and line, and nothing is written."""
     if not ks or any(not isinstance(k, int) or k < 1 for k in ks):
         raise ArgumentError("--k", f"{ks!r}: each k must be a whole number of at least 1")
     ks = tuple(sorted(set(ks)))
     target = None if out is None else output_file(out)
-    gold_layout, golds = read_gold(Path(gold), domain, workdir)
+    gold_layout, golds = read_gold(Path(gold), snapshot)
     selected_layout, chosen = read_selected(Path(selected), golds, Path(gold))
     rows: list[dict[str, Any]] = []
     turn_counts: list[_Counts] = []
@@ -197,7 +198,7 @@ def _row(counts: _Counts, ks: tuple[int, ...]) -> dict[str, Any]:
 # ---------------------------------------------------------------- the gold
 
 
-def read_gold(path: Path, domain: str | None, workdir: Path | str | None) -> tuple[str, list[_Dialogue]]:
+def read_gold(path: Path, snapshot: Snapshot | None) -> tuple[str, list[_Dialogue]]:
     """The gold facts of every turn of ``path``, and which of its annotations gave them."""
     if _is_array(path):
         return "kdconv attrs", [
@@ -219,26 +220,26 @@ def read_gold(path: Path, domain: str | None, workdir: Path | str | None) -> tup
             dialogues.append(_Dialogue(line, [], knowledge))
     if ungrounded:
         first = dialogues[ungrounded[0]].line
-        if domain is None:
+        if snapshot is None:
             raise InputError(
                 f"{path}:{first}: the session has no per-turn knowledge; give --domain to ground it (the session's "
                 "own triples each utterance states), or a `kgforge ground` output as the gold"
             )
-        kinds.add(f"session knowledge grounded against {domain!r}")
-        grounded = _grounded(domain, workdir, [sessions[i][1] for i in ungrounded])
+        kinds.add(f"session knowledge grounded against {snapshot.domain!r}")
+        grounded = _grounded(snapshot, [sessions[i][1] for i in ungrounded])
         for i, turns in zip(ungrounded, grounded, strict=True):
             dialogues[i] = _Dialogue(dialogues[i].line, turns, dialogues[i].knowledge)
     return "; ".join(sorted(kinds)), dialogues
 
 
-def _grounded(domain: str, workdir: Path | str | None, sessions: list[dict[str, Any]]) -> list[list[list[Triple]]]:
+def _grounded(snapshot: Snapshot, sessions: list[dict[str, Any]]) -> list[list[list[Triple]]]:
     """Each turn's silver gold: the session's own triples the utterance states, by the rule of ``kgforge ground``
     (DuConv's, or DuRecDial's for a DuRecDial session)."""
     from kgforge.grounding.duconv import ground_duconv  # lazy: the grounder and its index only for this gold
     from kgforge.grounding.durecdial import ground_durecdial  # lazy: as above
-    from kgforge.grounding.run import load_index  # lazy: as above
+    from kgforge.grounding.kept import load_index  # lazy: as above
 
-    index = load_index(domain, workdir)
+    index = load_index(snapshot)
     out = []
     for session in sessions:
         knowledge = _session_knowledge(session) or []

@@ -37,6 +37,7 @@ from kgforge.evaluation.inputs import load_responses
 from kgforge.evaluation.knowledge import KnowledgeIndex
 from kgforge.evaluation.registry import in_percent
 from kgforge.evaluation.report import EvalOptions, corpus_intervals, goals_of, score
+from kgforge.store.snapshot import Snapshot
 
 GOLD_NAMES = ("gold", "reference", "references", "ref")
 SYSTEM_SUFFIXES = (".txt", ".tsv", ".jsonl", ".json", ".csv", ".xlsx", ".parquet")
@@ -144,8 +145,7 @@ def evaluate_systems(
     gold: Path | None = None,
     golds: Mapping[str, Path] | None = None,
     dialogues: Path | None = None,
-    domain: str | None = None,
-    workdir: Path | str | None = None,
+    snapshot: Snapshot | None = None,
     options: EvalOptions = EvalOptions(),
     human: Path | None = None,
     out: Path | None = None,
@@ -153,8 +153,8 @@ def evaluate_systems(
     seed: int = 0,
     plot: Path | None = None,
 ) -> Leaderboard:
-    """Score every system; with ``domain`` the knowledge metrics against its graph (its index built once per
-    segmentation); ``out`` (a folder) receives leaderboard.json, leaderboard.csv, leaderboard.md; ``plot`` (a
+    """Score every system; with ``snapshot`` (a domain's build) the knowledge metrics against its graph (its index
+    built once per segmentation); ``out`` (a folder) receives leaderboard.json, leaderboard.csv, leaderboard.md; ``plot`` (a
     folder) the leaderboard with each figure's bootstrap interval and, with ``human``, the correlation
     heatmaps (:mod:`.charts`)."""
     if not systems:
@@ -168,10 +168,8 @@ def evaluate_systems(
     for (task, system), path in iterate(systems.items(), "score systems"):
         reference = (golds or {}).get(task, gold)
         responses = load_responses(Path(path), reference, dialogues, options.layout, options.columns)
-        if domain is not None and responses.segmented not in indexes:
-            indexes[responses.segmented] = KnowledgeIndex.for_domain(
-                domain, workdir, responses.segmented, options.knowledge
-            )
+        if snapshot is not None and responses.segmented not in indexes:
+            indexes[responses.segmented] = KnowledgeIndex.for_snapshot(snapshot, responses.segmented, options.knowledge)
         found = score(responses, options, indexes.get(responses.segmented))
         intervals = corpus_intervals(found, bootstrap, seed) if plot is not None else {}
         left_out.update(found.left_out)
@@ -207,7 +205,7 @@ def evaluate_systems(
         time.perf_counter() - started,
     )
     if drawing is not None:
-        name = figure_name(gold or dialogues or next(iter(systems.values())), domain)
+        name = figure_name(gold or dialogues or next(iter(systems.values())), snapshot.domain if snapshot else None)
         drawn = correlation_heatmaps(board.correlations, drawing, name)
         drawn += leaderboard_figure(board.systems, (human_report or {}).get("mean_intervals", []), drawing, name)
         board = replace(board, figures=tuple(str(path) for path in drawn))

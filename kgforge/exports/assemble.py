@@ -17,7 +17,6 @@ from kgforge.exports.labels import Labels, Render
 from kgforge.exports.model import Dialogue, TripleShape
 from kgforge.exports.subgraph import SubgraphOptions, select_subgraphs
 from kgforge.goals.graph import class_nodes
-from kgforge.store.languages import same_as_pairs
 from kgforge.store.layout import DomainPaths
 from kgforge.store.manifest import Manifest
 from kgforge.store.snapshot import Snapshot
@@ -46,6 +45,7 @@ class ExportCheckError(KgforgeError):
 
 @dataclass
 class Context:
+    snapshot: Snapshot  # the build the export reads (an earlier one: ``snapshot.kept(build_id)``)
     paths: DomainPaths
     manifest: Manifest
     schema: Schema
@@ -62,9 +62,9 @@ class Context:
         theirs; ``allow_mixed`` writes another language's where none is)."""
         schema = snapshot.schema
         tables = tables or snapshot.tables()
-        links = tuple(same_as_pairs(snapshot.build, snapshot.manifest))
+        links = snapshot.same_as_pairs()
         labels = Labels(tables, schema, language or schema.language, links, allow_mixed)
-        return cls(snapshot.paths, snapshot.manifest, schema, tables, labels, links)
+        return cls(snapshot, snapshot.paths, snapshot.manifest, schema, tables, labels, links)
 
     def in_language(self, language: str, allow_mixed: bool) -> Context:
         """The same build labelled in ``language`` by the same chain (a parallel export's other twins)."""
@@ -152,7 +152,7 @@ def assemble(
     topics the graph lacks gets no retrieved facts)."""
     topics, paths = grounded.topics, grounded.paths
     problems: dict[int, list[str]] = {}
-    sub = select_subgraphs(topics, paths, ctx.tables, ctx.schema, replace(sub_options, language=ctx.labels.language))
+    sub = select_subgraphs(topics, paths, ctx.tables, ctx.schema, sub_options, ctx.labels.chosen)
     if add_related:
         related = _related_rows(ctx, topics, add_related)
         if not related.is_empty():

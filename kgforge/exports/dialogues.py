@@ -49,7 +49,6 @@ from kgforge.exports.registry import (
     format_named,
 )
 from kgforge.exports.writing import ExportReport, finish, layout_problems
-from kgforge.store.diff import kept_build
 from kgforge.store.snapshot import Snapshot
 from kgforge.store.tables import GraphTables
 
@@ -164,7 +163,7 @@ def _changed_since(
     subgraph, labels or gold values changed), or that it does not write at all: exactly the dialogues the
     changes between the two builds touch. The earlier build's records are rendered naming the current
     build, so only what the graph gives them can differ."""
-    then = Context.open(Snapshot.of_build(ctx.paths, kept_build(ctx.paths, options.changed_since)), options.language)
+    then = Context.open(ctx.snapshot.kept(options.changed_since), options.language)
     before = _records(
         then,
         read_dialogues(dialogues_file, input_layout, options.skip_invalid),

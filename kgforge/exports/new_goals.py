@@ -30,7 +30,6 @@ from kgforge.exports.options import ExportOptions
 from kgforge.exports.registry import Format, format_named, goal_layout
 from kgforge.exports.writing import ExportReport, finish, layout_problems
 from kgforge.goals.record import Goal, read_goals
-from kgforge.store.diff import kept_build
 from kgforge.store.snapshot import Snapshot
 from kgforge.store.tables import GraphTables
 
@@ -158,7 +157,7 @@ def _changed_since(
     of the goal's subgraph or path changed, came or went, or a label changed), or that it does not make at all
     (the goal failed a check there): exactly the goals the changes between the two builds touch. The earlier
     build's records are rendered naming the current build, so only what the graph gives them can differ."""
-    then = Context.open(Snapshot.of_build(ctx.paths, kept_build(ctx.paths, options.changed_since)), options.language)
+    then = Context.open(ctx.snapshot.kept(options.changed_since), options.language)
     earlier = dict(_goal_records(then, goals, fmt, layout, options, ctx.manifest.build_id).records)
     changed = [(record_id, record) for record_id, record in records if earlier.get(record_id) != record]
     if not changed:

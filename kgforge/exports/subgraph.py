@@ -22,7 +22,7 @@ import polars as pl
 
 from kgforge.core.schema import Schema
 from kgforge.core.vocab import RDF_TYPE
-from kgforge.store.languages import in_language, language_labels
+from kgforge.store.languages import LanguageLabels, in_language
 from kgforge.store.tables import GraphTables
 
 TRIPLE_COLUMNS = ["s", "p", "o", "o_is_entity"]
@@ -37,7 +37,6 @@ class SubgraphOptions:
     include_text: bool = True
     type_facts: bool = True  # each topic's type fact (DuConv's 领域); KdConv and DuRecDial have none
     incoming: bool = False  # a topic with no fact of its own brings the facts pointing to it
-    language: str | None = None  # when set, facts whose entity value has no label in it are left out
 
     def most(self, topics: int) -> int:
         """The most facts one topic of a dialogue with ``topics`` topics can bring: every budget, when the
@@ -66,16 +65,19 @@ def in_its_language(facts: pl.DataFrame, language: str) -> pl.DataFrame:
 class FactRanker:
     """Ranks facts for subgraphs: read once per export (the domain's facts, how many subjects share each
     value, each relation's kind), then asked for the facts of some subjects or of what points to some
-    objects. ``rank`` orders a subject's facts of each role (0 = most informative)."""
+    objects. ``rank`` orders a subject's facts of each role (0 = most informative). With ``named`` (the labels
+    the export writes: :class:`~kgforge.store.languages.LanguageLabels`, made by the snapshot's naming rule, so
+    an entity named through ``owl:sameAs`` counts as named), a fact whose entity value has no label in that
+    language is not chosen, and a value in another language stands back for one in it."""
 
-    def __init__(self, tables: GraphTables, schema: Schema, language: str | None = None) -> None:
+    def __init__(self, tables: GraphTables, schema: Schema, named: LanguageLabels | None = None) -> None:
         self.tables = tables
         self.type_iri = schema.relations[schema.type_relation].iri if schema.type_relation else None
         base = tables.domain_facts()
-        if language is not None:  # a fact whose entity value cannot be named in the language is not chosen
-            named = pl.Series(list(language_labels(tables.labels, language).labels), dtype=pl.String)
-            base = base.filter(~pl.col("o_is_entity") | pl.col("o").is_in(named.implode()))
-            base = in_its_language(base, language)
+        if named is not None:  # a fact whose entity value cannot be named in the language is not chosen
+            nameable = pl.Series(list(named.labels), dtype=pl.String)
+            base = base.filter(~pl.col("o_is_entity") | pl.col("o").is_in(nameable.implode()))
+            base = in_its_language(base, named.language)
         self.base = base
         self.spread = base.group_by("p", "o").agg(spread=pl.col("s").n_unique())
         self.kinds = dict(zip(tables.relations["iri"].to_list(), tables.relations["kind"].to_list()))
@@ -127,11 +129,17 @@ def type_facts(tables: GraphTables, subjects: pl.Series) -> pl.DataFrame:
 
 
 def select_subgraphs(
-    topics: pl.DataFrame, paths: pl.DataFrame, tables: GraphTables, schema: Schema, options: SubgraphOptions
+    topics: pl.DataFrame,
+    paths: pl.DataFrame,
+    tables: GraphTables,
+    schema: Schema,
+    options: SubgraphOptions,
+    named: LanguageLabels | None = None,
 ) -> pl.DataFrame:
     """Triples of every dialogue: ``topics`` (dialogue, position, topic) and ``paths`` (dialogue, s, p, o,
-    o_is_entity) in, one row per (dialogue, triple) out with its ``role``, ``position`` and ``order``."""
-    ranker = FactRanker(tables, schema, options.language)
+    o_is_entity) in, one row per (dialogue, triple) out with its ``role``, ``position`` and ``order``;
+    ``named``: the labels the export writes (see :class:`FactRanker`)."""
+    ranker = FactRanker(tables, schema, named)
     topics = topics.select("dialogue", "position", "topic")
     ranked = ranker.of_subjects(topics["topic"])
     if not options.include_text:

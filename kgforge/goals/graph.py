@@ -23,7 +23,7 @@ from kgforge.core.vocab import CLASS, ONTO, RELATION
 from kgforge.derive import ASSOCIATED_GRAPH
 from kgforge.goals.durecdial import GOAL_TYPES_EN
 from kgforge.goals.record import Goal, GoalStep
-from kgforge.store.languages import language_labels, same_as_pairs
+from kgforge.store.languages import language_labels
 from kgforge.store.snapshot import Snapshot
 from kgforge.store.tables import GraphTables
 
@@ -89,7 +89,7 @@ class GoalGraph:
             workdir=snapshot.workdir,
             derived=ASSOCIATED_GRAPH in manifest.graphs,
         )
-        graph.links = tuple(same_as_pairs(snapshot.build, manifest))
+        graph.links = snapshot.same_as_pairs()
         chosen = language_labels(tables.labels, graph.language, graph.links)
         graph.labels = {**tables.label_map(graph.language), **chosen.labels}
         graph.lacking = chosen.lacking

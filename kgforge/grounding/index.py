@@ -24,6 +24,8 @@ from kgforge.core.text import Segmenter
 from kgforge.grounding.facts import SUBJECTS_KEPT, EntityValues, Fact, RecentlyUsed, SubjectFacts
 from kgforge.grounding.keys import LongestMatches
 from kgforge.grounding.normalise import date_writings, form
+from kgforge.store.languages import language_labels
+from kgforge.store.snapshot import Snapshot
 from kgforge.store.tables import GraphTables
 
 TEXT_CHARS = 24  # a literal value this long or longer is also matched as free text
@@ -233,6 +235,7 @@ class GroundingIndex:
     text_chars: int = TEXT_CHARS
     relation_words: set[str] = field(default_factory=set)  # the relations' labels (导演, 编剧), in matching form
     text_relation_names: set[str] = field(default_factory=set)  # labels of the free-text relations (评论)
+    borrowed: dict[str, str] = field(default_factory=dict)  # IRI -> its owl:sameAs partner's name (see from_tables)
     _arranged: RecentlyUsed[tuple[str, int, int], SubjectFacts] = field(
         default_factory=partial(RecentlyUsed, SUBJECTS_KEPT), repr=False, compare=False
     )
@@ -285,6 +288,7 @@ class GroundingIndex:
             "text_chars": self.text_chars,
             "relation_words": self.relation_words,
             "text_relation_names": self.text_relation_names,
+            "borrowed": self.borrowed,
             "entities_of": self.entities_of,
             "literal_words": self.literal_automaton.keyed(),
             "role_relations": self.role_relations,
@@ -304,6 +308,7 @@ class GroundingIndex:
             text_chars=state["text_chars"],
             relation_words=state["relation_words"],
             text_relation_names=state["text_relation_names"],
+            borrowed=state["borrowed"],
         )
         # what prepare() makes on first use, set as made (a cached_property is an attribute once set)
         index.entities_of = state["entities_of"]
@@ -336,6 +341,10 @@ class GroundingIndex:
         return kept
 
     def label(self, iri: str) -> str:
+        """The name a grounded fact gives ``iri``: its first label, or its partner's (:attr:`borrowed`)."""
+        borrowed = self.borrowed.get(iri)
+        if borrowed is not None:
+            return borrowed
         labels = self.names.get(iri)
         return labels[0] if labels else iri
 
@@ -413,11 +422,23 @@ class GroundingIndex:
         return ()
 
     @classmethod
+    def from_snapshot(cls, snapshot: Snapshot) -> GroundingIndex:
+        """The index of ``snapshot``'s build, its entities named by the snapshot's naming rule (its
+        ``owl:sameAs`` pairs: :meth:`~kgforge.store.snapshot.Snapshot.same_as_pairs`)."""
+        return cls.from_tables(snapshot.tables(), snapshot.schema, links=snapshot.same_as_pairs())
+
+    @classmethod
     def from_tables(
-        cls, tables: GraphTables, schema: Schema | None, text_relations: Iterable[str] = ()
+        cls,
+        tables: GraphTables,
+        schema: Schema | None,
+        text_relations: Iterable[str] = (),
+        links: Iterable[tuple[str, str]] = (),
     ) -> GroundingIndex:
         # the domain's language first: an entity linked to Wikidata also has English labels, and the name a
-        # grounded fact carries is the first one (霸王别姬, not Farewell My Concubine, in a zh domain)
+        # grounded fact carries is the first one (霸王别姬, not Farewell My Concubine, in a zh domain); an
+        # entity with no name in the language borrows its owl:sameAs partner's (``links``), as labels in every
+        # other stage do (kgforge.store.languages): a name to write, never one to match
         language = schema.language if schema is not None else "zh"
         in_language = pl.col("lang").str.starts_with(language)
         labels = tables.labels.sort("iri", in_language.not_(), pl.col("preferred").not_(), "label")
@@ -434,8 +455,11 @@ class GroundingIndex:
         if schema is not None and schema.type_relation in schema.relations:
             skipped.add(schema.relations[schema.type_relation].iri)
         first_label = labels.unique("iri", keep="first")
+        borrowed = _borrowed_names(tables, language, links)
         vocabulary = FactVocabulary(
-            relation_label, frozenset(text), dict(zip(first_label["iri"].to_list(), first_label["label"].to_list()))
+            relation_label,
+            frozenset(text),
+            dict(zip(first_label["iri"].to_list(), first_label["label"].to_list())) | borrowed,
         )
         # the rows as the graph holds them: relation and entity labels are read when a subject comes into focus
         # (FactVocabulary), not for the millions of rows most of which a corpus never brings into focus
@@ -450,7 +474,18 @@ class GroundingIndex:
             types_of={iri: one_set(c) for one_set in [shared_sets()] for iri, c in types.items()},
             relation_words={form(label) for label in relation_label.values()},
             text_relation_names={form(relation_label[iri]) for iri in text if iri in relation_label},
+            borrowed={iri: name for iri, name in borrowed.items() if iri in names},
         )
+
+
+def _borrowed_names(tables: GraphTables, language: str, links: Iterable[tuple[str, str]]) -> dict[str, str]:
+    """The entities that have no name in ``language`` of their own and one through an ``owl:sameAs`` partner
+    (``links``), with that name: the "linked" step of :func:`kgforge.store.languages.language_labels`."""
+    links = list(links)
+    if not links:
+        return {}
+    chosen = language_labels(tables.labels, language, links)
+    return {iri: chosen.labels[iri] for iri, step in chosen.fell_back.items() if step == "linked"}
 
 
 def shared_sets() -> Callable[[Iterable[str]], frozenset[str]]:

@@ -41,7 +41,7 @@ def load_index(snapshot: Snapshot) -> GroundingIndex:
         state = _read(path, key)
         if state is not None:
             return GroundingIndex.from_state(state)
-        index = GroundingIndex.from_tables(snapshot.tables(), snapshot.schema).prepare()
+        index = GroundingIndex.from_snapshot(snapshot).prepare()
         _write(path, key, index.state())
         return index
 

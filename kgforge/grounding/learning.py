@@ -19,7 +19,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import random
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -33,10 +33,11 @@ from kgforge.grounding.choice import CLAIM_FEATURES, TEXT_FEATURES, VALUE_FEATUR
 from kgforge.grounding.corruption import Corrupted, corrupted_copy
 from kgforge.grounding.index import GroundingIndex
 from kgforge.grounding.kdconv import Triple, attr_key, read_dialogues
+from kgforge.grounding.kept import load_index
 from kgforge.grounding.matching import Candidate, Claim, DialogueMatcher, MatchOptions
 from kgforge.grounding.model_file import RULES, model_bytes, model_document
 from kgforge.grounding.normalise import form
-from kgforge.grounding.run import load_index
+from kgforge.store.snapshot import Snapshot
 
 L2 = 1.0  # the penalty on each weight (features lie in [0, 1]); the bias is free
 FOLDS = 5  # folds of the training dialogues the thresholds are chosen on
@@ -414,14 +415,15 @@ def train_choice(
 
 
 def collect(
-    data: Sequence[TrainingData], workdir: Path | str | None, seed: int, options: MatchOptions
+    data: Sequence[TrainingData], snapshots: Mapping[str, Snapshot], seed: int, options: MatchOptions
 ) -> tuple[Samples, tuple[TrainedOn, ...]]:
-    """Every candidate of every training file, grounded against its domain's published graph with the rules
-    choosing; every file is read (and refused when it has no annotation) before any is grounded."""
+    """Every candidate of every training file, grounded against its domain's build (``snapshots``: domain ->
+    its snapshot) with the rules choosing; every file is read (and refused when it has no annotation) before any
+    is grounded."""
     read = [(item, annotated(Path(item.dialogues))) for item in data]
     parts, trained = [], []
     for item, dialogues in read:
-        part = collected(load_index(item.domain, workdir), dialogues, seed, options)
+        part = collected(load_index(snapshots[item.domain]), dialogues, seed, options)
         parts.append(part)
         trained.append(
             TrainedOn(
@@ -451,15 +453,16 @@ def collected(
 def train_grounding(
     data: Sequence[TrainingData],
     out: Path,
-    workdir: Path | str | None = None,
+    snapshots: Mapping[str, Snapshot],
     seed: int = 0,
     options: MatchOptions = MatchOptions(model=RULES),
 ) -> TrainReport:
-    """A grounding model trained on ``data`` (see the module docstring), written to ``out`` (whole or not at all)."""
+    """A grounding model trained on ``data`` (see the module docstring), each file grounded against its domain's
+    build in ``snapshots`` (domain -> snapshot), written to ``out`` (whole or not at all)."""
     if not data:
         raise InputError("kgforge ground train: no training data (give --data DOMAIN:FILE)")
     target = output_file(out)  # refused before the training, not after it
-    samples, trained = collect(data, workdir, seed, dataclasses.replace(options, model=RULES))
+    samples, trained = collect(data, snapshots, seed, dataclasses.replace(options, model=RULES))
     stages, figures = train_choice(samples, seed)
     document = model_document(
         stages,

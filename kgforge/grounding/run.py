@@ -27,7 +27,6 @@ from kgforge.grounding.kdconv import Tally, ground_kdconv, read_dialogues
 from kgforge.grounding.matching import DEFAULT_OPTIONS, MatchOptions
 from kgforge.grounding.model_file import chosen_model
 from kgforge.sources.dialogue_layouts import Checked
-from kgforge.store.layout import domain_paths
 from kgforge.store.snapshot import Snapshot
 
 FORMATS = ("kdconv", "duconv", "durecdial")
@@ -46,11 +45,6 @@ class GroundOptions:
 
     def processes(self) -> int:
         return usable_cpus() if self.workers is None else whole(self.workers, "--workers", 1, 256)
-
-
-def load_index(domain: str, workdir: Path | str | None) -> GroundingIndex:
-    """The published build's grounding index, prepared (kept beside the build: :mod:`kgforge.grounding.kept`)."""
-    return kept.load_index(Snapshot.open(domain, workdir))
 
 
 @dataclass(frozen=True)
@@ -119,32 +113,42 @@ _FORMATS = {
 }
 
 
+def read_input(dialogues: Path, options: GroundOptions = GroundOptions()) -> Checked:
+    """The dialogues of the file ``dialogues`` in ``options.fmt``, read with ``options.policy``: an InputError
+    naming the file when none can be grounded. Read before the graph, so a file that cannot be grounded is
+    named before a domain that is not built, and costs no index."""
+    way = _FORMATS[choice(options.fmt, "--format", FORMATS)]
+    chosen_model(options.match.model)  # a model file that is no model is refused before the input is read
+    with reading(options.policy):
+        read = way.read(Path(dialogues), options.skip_invalid)
+    if read.rejected and not read.values:
+        raise InputError(f"{dialogues}: no {options.fmt} dialogue could be read ({read.rejected[0]['reason']})")
+    return read
+
+
 @paused_gc()  # the index's facts and the grounded dialogues: millions of records that hold no cycles
 def ground_file(
-    domain: str,
-    dialogues: Path,
+    snapshot: Snapshot,
+    dialogues: Path | Checked,
     out: Path | OutputFile,
-    workdir: Path | str | None = None,
     options: GroundOptions = GroundOptions(),
 ) -> GroundReport:
-    """Grounds ``dialogues`` (``options.fmt``) against ``domain``'s published graph into ``out``; returns the
-    report (counts, claim statuses, and the scores against gold annotations found in the input)."""
+    """Grounds ``dialogues`` (a file in ``options.fmt``, or what :func:`read_input` read of one) against
+    ``snapshot``'s graph into ``out``; returns the report (counts, claim statuses, and the scores against gold
+    annotations found in the input)."""
     way = _FORMATS[choice(options.fmt, "--format", FORMATS)]
     chosen_model(options.match.model)  # a model file that is no model is refused before anything is read or written
-    target = domain_paths(domain, workdir).output(out)  # refused before the work, not after it
-    with reading(options.policy):  # the input first: a file that cannot be grounded costs no index
-        read = way.read(Path(dialogues), options.skip_invalid)
+    target = snapshot.paths.output(out)  # refused before the work, not after it
+    read = dialogues if isinstance(dialogues, Checked) else read_input(dialogues, options)
     records = read.values
-    if read.rejected and not records:
-        raise InputError(f"{dialogues}: no {options.fmt} dialogue could be read ({read.rejected[0]['reason']})")
-    index = load_index(domain, workdir)
+    index = kept.load_index(snapshot)
     result, pieces, processes = _ground_in_parts(index, records, way, options)
     with target.open("wb") as handle:  # piece by piece: never the whole file as one string
         handle.writelines(json_array(pieces) if way.array else pieces)
     rejected = {"rejected": len(read.rejected), "rejected_file": write_rejected(target, read.rejected)}
     if not options.skip_invalid:
         rejected = {}
-    common = (domain, options.fmt, len(records))
+    common = (snapshot.domain, options.fmt, len(records))
     if options.fmt == "kdconv":
         return GroundReport(
             *common,
@@ -179,7 +183,7 @@ def _ground_in_parts(
     index: GroundingIndex, records: list[dict[str, Any]], way: _Format, options: GroundOptions
 ) -> tuple[Any, list[bytes], int]:
     """The dialogues grounded in parts, by up to ``options.processes()`` processes forked from this one with
-    the index made ready (:func:`load_index`; they read it where it is): the grounding, each
+    the index made ready (:func:`kgforge.grounding.kept.load_index`; they read it where it is): the grounding, each
     part's dialogues as bytes of the output file, and the processes that worked (one per ``PART_DIALOGUES``
     dialogues at most; one where the platform does not fork)."""
     wanted = options.processes()

@@ -20,16 +20,15 @@ from typing import Any
 
 import polars as pl
 
-from kgforge.build.transaction import add_graphs
 from kgforge.core.files import write_json_atomic
 from kgforge.core.quads import QuadWriter, check_lang
 from kgforge.core.text import normalise_label
 from kgforge.core.vocab import CLASS, OWL_SAME_AS, graph_iri
-from kgforge.store.languages import in_language, language_labels, same_as_pairs
+from kgforge.publish.transaction import add_graphs, extending
+from kgforge.store.languages import in_language, language_labels
 from kgforge.store.layout import (
     DomainPaths,
     staged_build,
-    write_lock,
 )
 from kgforge.store.manifest import GraphEntry
 from kgforge.store.snapshot import Snapshot
@@ -63,14 +62,11 @@ class AlignmentReport:
         return data
 
 
-def align_languages(
-    domain: str, language: str = "en", workdir: Path | str | None = None, write: bool = False
-) -> AlignmentReport:
-    """Align the domain's names in its own language and ``language`` (see the module's rules); ``write``
-    publishes the name matches as ``owl:sameAs``. The full lists go to ``<domain>/align-<language>.json``."""
+def align_languages(snapshot: Snapshot, language: str = "en", write: bool = False) -> AlignmentReport:
+    """Align the names of ``snapshot``'s build in its own language and ``language`` (see the module's rules);
+    ``write`` publishes the name matches as ``owl:sameAs``. The full lists go to ``<domain>/align-<language>.json``."""
     language = check_lang(language)
-    snapshot = Snapshot.open(domain, workdir)
-    paths, build, manifest = snapshot.paths, snapshot.build, snapshot.manifest
+    paths = snapshot.paths
     base = snapshot.schema.language
     tables = snapshot.tables()
     facts = tables.domain_facts()
@@ -81,7 +77,7 @@ def align_languages(
     things = ~pl.col("iri").is_in(tables.relations["iri"].implode()) & ~pl.col("iri").str.starts_with(CLASS)
     own = _names(tables.labels.filter(things), base)
     other = _names(tables.labels.filter(things), language)
-    links = same_as_pairs(build, manifest, kinds=("links",))  # not an earlier run's own matches: they are redone
+    links = snapshot.same_as_pairs(kinds=("links",))  # not an earlier run's own matches: they are redone
     partner = defaultdict(set)
     for a, b in links:
         partner[a].add(b)
@@ -155,8 +151,7 @@ def _types_agree(a: frozenset[str] | None, b: frozenset[str] | None) -> bool:
 def _publish(paths: DomainPaths, language: str, matches: dict[str, str]) -> str:
     graph = graph_iri("derived", "aligned", language)
     quads_file = f"quads/aligned-{language}.nq"
-    with write_lock(paths), staged_build(paths) as staging:
-        current = Snapshot.open(paths)
+    with extending(paths) as current, staged_build(paths) as staging:
         with QuadWriter(staging / quads_file, graph) as writer:
             for entity, counterpart in sorted(matches.items()):
                 writer.iri(entity, OWL_SAME_AS, counterpart)

@@ -36,7 +36,6 @@ from typing import IO, Any
 
 import polars as pl
 
-from kgforge.build.transaction import add_graphs
 from kgforge.core.errors import InputError
 from kgforge.core.files import sha256_file
 from kgforge.core.quads import QuadWriter, check_lang
@@ -44,17 +43,16 @@ from kgforge.core.quarantine import Quarantine
 from kgforge.core.text import spreadsheet_cell, spreadsheet_text
 from kgforge.core.vocab import RDFS_LABEL, graph_iri
 from kgforge.llm import BadReply, LLMClient, LLMSettings, json_reply
+from kgforge.publish.transaction import add_graphs, extending
 from kgforge.store.languages import (
     fits_script,
     in_language,
     language_labels,
     literal_forms,
-    same_as_pairs,
 )
 from kgforge.store.layout import (
     domain_paths,
     staged_build,
-    write_lock,
 )
 from kgforge.store.manifest import GraphEntry
 from kgforge.store.snapshot import Snapshot
@@ -145,7 +143,7 @@ def lacking_items(snapshot: Snapshot, language: str, max_chars: int = MAX_LITERA
     those named in the language only by an alias (a ``skos:altLabel``: the chain's ``alias`` step), with that
     alias as their ``candidate`` — an alias is often not the name a person would choose."""
     tables, schema = snapshot.tables(), snapshot.schema
-    chosen = language_labels(tables.labels, language, same_as_pairs(snapshot.build, snapshot.manifest))
+    chosen = language_labels(tables.labels, language, snapshot.same_as_pairs())
     alias = {iri: chosen.labels[iri] for iri, step in chosen.fell_back.items() if step == "alias"}
     names = tables.label_map(schema.language)
     facts = tables.domain_facts()
@@ -286,21 +284,19 @@ def _answers(client: LLMClient, items: list[Item], language: str) -> Iterator[tu
 
 
 def propose_translations(
-    domain: str,
+    snapshot: Snapshot,
     language: str,
     out: Path | str,
     llm: LLMSettings | None,
-    workdir: Path | str | None = None,
     max_chars: int = MAX_LITERAL_CHARS,
     limit: int | None = None,
 ) -> TranslationProposals:
-    """Write the review file ``out`` (TSV, :data:`COLUMNS`) for what lacks a label in ``language``: labels a
+    """Write the review file ``out`` (TSV, :data:`COLUMNS`) for what ``snapshot``'s build lacks in ``language``: labels a
     model proposes (``llm``), or, with ``llm`` None, a to-do list for translators (DuRecDial 2.0 was translated
     by people) with no model asked. Either way a name the graph has as an alias in the language comes
     pre-filled as a proposal (``keep`` = ``review``), never applied before a person says yes. ``limit`` asks
     the model for at most that many items (the rest are left for a later run)."""
     language = check_lang(language)
-    snapshot = Snapshot.open(domain, workdir)
     paths = snapshot.paths
     out = paths.output(out)
     items = lacking_items(snapshot, language, max_chars)
@@ -499,8 +495,9 @@ def apply_translations(
     rows = review.rows
     graph = graph_iri("translated", language)
     quads_file = f"quads/translated-{language}.nq"
-    with write_lock(paths):  # a writer from start to end: the labels are checked against the build they extend
-        current = Snapshot.open(paths)
+    with extending(
+        paths
+    ) as current:  # a writer from start to end: the labels are checked against the build they extend
         tables = current.tables()
         known = set(tables.labels["iri"].to_list()) | set(tables.relations["iri"].to_list())
         wanted = [row.source for row in rows if row.kind == "literal"]

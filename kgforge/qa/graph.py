@@ -23,7 +23,7 @@ from kgforge.core.resources import query_text
 from kgforge.core.schema import Schema
 from kgforge.core.text import LIST_SEPARATORS, LIST_WORD_CHARS, normalise_label
 from kgforge.core.vocab import RDF_TYPE, WIKIDATA_DIRECT, WIKIDATA_ENTITY, WIKIDATA_PROP, XSD
-from kgforge.store.languages import language_labels, same_as_pairs
+from kgforge.store.languages import language_labels
 from kgforge.store.layout import DomainPaths
 from kgforge.store.manifest import Manifest
 from kgforge.store.query import QueryRunner
@@ -84,7 +84,7 @@ class QAGraph:
         """One display label per IRI in the language (relations included), as every stage shows it: the chain of
         :mod:`kgforge.store.languages` first (a name in the language, an alias, a sameAs partner's, one in its
         script), any label where that gives none."""
-        pairs = same_as_pairs(self.snapshot.build, self.manifest) if self.snapshot else ()
+        pairs = self.snapshot.same_as_pairs() if self.snapshot else ()
         chosen = language_labels(self.tables.labels, self.language, pairs)
         return self.tables.label_map(self.language) | {
             iri: label for iri, label in chosen.labels.items() if iri not in self._relation_iris
@@ -260,8 +260,8 @@ class QAGraph:
         }
         by_property = {WIKIDATA_DIRECT + pid: rel.iri for pid, rel in self.schema.relation_by_wikidata().items()}
         rows = []
-        if self.has_statement_nodes:
-            with QueryRunner(self.snapshot or self.paths) as runner:
+        if self.has_statement_nodes and self.snapshot is not None:  # a graph made without its build has no store
+            with QueryRunner(self.snapshot) as runner:
                 rows = runner.query(query_text("qa_qualifiers"), timeout=self.qualifier_timeout).rows
         records = []
         for row in rows:

@@ -51,8 +51,8 @@ def qa_client(llm: LLMSettings, paths: DomainPaths) -> LLMClient:
     return llm.client_at(paths.raw / "llm-cache", Quarantine(paths.quarantine / "qa-llm.jsonl"))
 
 
-def open_graph(domain: str, workdir: Path | str | None = None, language: str | None = None) -> QAGraph:
-    return QAGraph.load(Snapshot.open(domain, workdir), language)
+def open_graph(snapshot: Snapshot, language: str | None = None) -> QAGraph:
+    return QAGraph.load(snapshot, language)
 
 
 @dataclass(frozen=True)
@@ -89,10 +89,10 @@ class QATemplatesReport(Record):
     llm: dict[str, Any]  # endpoint, model, calls, cache hits, rejected replies
 
 
-def predicates(domain: str, workdir: Path | str | None = None, language: str | None = None) -> QAPredicatesReport:
-    """F(t) of every type of the domain, with each predicate's numbers."""
-    graph = open_graph(domain, workdir, language)
-    return QAPredicatesReport(domain, graph.language, predicates_report(predicate_table(graph)))
+def predicates(snapshot: Snapshot, language: str | None = None) -> QAPredicatesReport:
+    """F(t) of every type of ``snapshot``'s build, with each predicate's numbers."""
+    graph = open_graph(snapshot, language)
+    return QAPredicatesReport(snapshot.domain, graph.language, predicates_report(predicate_table(graph)))
 
 
 def select_predicates(
@@ -132,15 +132,16 @@ def select_predicates(
 
 
 def select(
-    domain: str,
+    snapshot: Snapshot,
     out: Path,
-    workdir: Path | str | None = None,
     language: str | None = None,
     options: SelectorOptions | None = None,
     llm: LLMSettings | None = None,
 ) -> QASelectionReport:
-    """Write the selection file (edit it, then pass it to ``generate`` with ``selection``)."""
-    graph = open_graph(domain, workdir, language)
+    """Write the selection file of ``snapshot``'s build (edit it, then pass it to ``generate`` with
+    ``selection``)."""
+    domain = snapshot.domain
+    graph = open_graph(snapshot, language)
     out = graph.paths.output(out)
     client = qa_client(llm, graph.paths) if llm else None
     try:
@@ -162,17 +163,16 @@ def select(
 
 
 def llm_templates(
-    domain: str,
+    snapshot: Snapshot,
     out: Path,
     llm: LLMSettings,
-    workdir: Path | str | None = None,
     language: str | None = None,
     selection: Path | None = None,
     limit: int = 50,
 ) -> QATemplatesReport:
-    """A template file: the bundled set plus, for up to ``limit`` selected (type, predicate) pairs, the
-    model's templates that pass the checks (placeholders, no answer given away)."""
-    graph = open_graph(domain, workdir, language)
+    """A template file: the bundled set plus, for up to ``limit`` selected (type, predicate) pairs of
+    ``snapshot``'s build, the model's templates that pass the checks (placeholders, no answer given away)."""
+    graph = open_graph(snapshot, language)
     out = graph.paths.output(out)
     selections = read_selection(selection) if selection else select_predicates(graph)
     client = qa_client(llm, graph.paths)
@@ -220,7 +220,7 @@ def llm_templates(
         part.write_text(text, encoding="utf-8")
         load_templates(part)  # the file must load as it will be used
     return QATemplatesReport(
-        domain=domain,
+        domain=snapshot.domain,
         out=str(out),
         pairs=len(pairs[:limit]),
         entries=len(entries),
@@ -254,18 +254,17 @@ def embedding_partners(paths: DomainPaths, model: str) -> Partners:
 
 
 def generate_dataset(
-    domain: str,
+    snapshot: Snapshot,
     out: Path,
     options: GenerateOptions,
-    workdir: Path | str | None = None,
     language: str | None = None,
     selection: Path | None = None,
     templates: Path | None = None,
     convquestions: Path | None = None,
 ) -> QAGenerateReport:
-    """``kgforge qa generate``: read the graph, select (or read the selection), spin and write."""
+    """``kgforge qa generate``: read ``snapshot``'s graph, select (or read the selection), spin and write."""
     started = time.perf_counter()
-    graph = open_graph(domain, workdir, language)
+    graph = open_graph(snapshot, language)
     out = graph.paths.output(out)
     convquestions = graph.paths.output(convquestions, what="--convquestions") if convquestions else None
     manifest = out.sidecar(".manifest.json")

@@ -89,21 +89,21 @@ def allocate(sizes: dict[str, int], n: int) -> dict[str, int]:
 
 
 def audit_sample(
-    domain: str,
+    snapshot: Snapshot,
     n: int,
     out: Path | str,
     *,
-    workdir: Path | str | None = None,
     by: str | None = None,
     seed: int = 0,
 ) -> AuditSheet:
-    """Write a sample of ``n`` of the domain's facts as a rating sheet (CSV, TSV or XLSX by ``out``'s suffix)."""
+    """Write a sample of ``n`` of the facts of ``snapshot``'s build as a rating sheet (CSV, TSV or XLSX by
+    ``out``'s suffix)."""
+    domain = snapshot.domain
     if by not in (None, "relation"):
         raise ArgumentError("--by", f"{by!r}: the sample is stratified by relation, or not at all")
     target = output_file(out)
     if target.path.suffix.lstrip(".") not in SHEET_FORMATS:
         raise ArgumentError("--out", f"{target.path.name}: a sheet is one of .{', .'.join(SHEET_FORMATS)}")
-    snapshot = Snapshot.open(domain, workdir)
     tables = snapshot.tables()
     facts = tables.domain_facts().sort("p", "s", "o", "graph").unique(["s", "p", "o"], maintain_order=True)
     if facts.height == 0:

@@ -13,6 +13,7 @@ import polars as pl
 from kgforge.core.files import atomic_write, write_json_atomic
 from kgforge.corpus.card import SourceLine
 from kgforge.store.rdf_export import export_rdf
+from kgforge.store.snapshot import Snapshot
 
 KG_CHOICES = ("used", "full", "none")
 
@@ -41,13 +42,13 @@ def source_rows(sources: list[SourceLine]) -> list[dict[str, Any]]:
 def write_kg(
     folder: Path,
     choice: str,
-    domain: str,
-    workdir: Path | str | None,
-    build_id: str,
+    snapshot: Snapshot,
     sources: list[SourceLine],
     used: pl.DataFrame,
 ) -> KgFiles:
-    """``kg/`` under ``folder`` for ``choice`` (``used``: the rows of ``used``, each with its N-Triples ``line``)."""
+    """``kg/`` under ``folder`` for ``choice`` (``used``: the rows of ``used``, each with its N-Triples ``line``;
+    ``full``: every graph of ``snapshot``'s build)."""
+    domain, build_id = snapshot.domain, snapshot.build_id
     if choice == "none":
         return KgFiles(None, 0)
     kg = folder / "kg"
@@ -64,7 +65,7 @@ def write_kg(
         statements = used.height
     else:
         name = "kg/full.nq"
-        statements = export_rdf(domain, "nq", folder / name, workdir).statements
+        statements = export_rdf(snapshot, "nq", folder / name).statements
     about = {
         "domain": domain,
         "build_id": build_id,

@@ -113,16 +113,15 @@ class _Input:
 
 @paused_gc()  # the index, the dialogues and the table: millions of objects without cycles (as kgforge ground pauses it)
 def make_release(
-    domain: str,
+    snapshot: Snapshot,
     dialogues: list[Path | str] | tuple[Path | str, ...],
     out: Path | str,
-    workdir: Path | str | None = None,
     options: ReleaseOptions = ReleaseOptions(),
 ) -> ReleaseReport:
-    """Release the ``dialogues`` (files of one layout) grounded in ``domain``'s published build into ``out``."""
+    """Release the ``dialogues`` (files of one layout) grounded in ``snapshot``'s build into ``out``."""
     started = time.perf_counter()
     _check_options(options)
-    snapshot = Snapshot.open(domain, workdir)
+    domain = snapshot.domain
     target = check_out(Path(out), snapshot.paths.root)
     out = target.path
     sources = source_lines(snapshot.manifest)
@@ -245,7 +244,7 @@ def _write(
     frames = {name: r.frame(resolver, fact_ids) for name, r in rows.items()}
     turn_files = _turn_files(stage, frames)
     sources = source_lines(snapshot.manifest)
-    kg = write_kg(stage, options.kg, snapshot.domain, snapshot.workdir, snapshot.build_id, sources, used)
+    kg = write_kg(stage, options.kg, snapshot, sources, used)
     if audit is not None:
         write_json_atomic(stage / "audit.json", audit)
     summary = _summary(snapshot, given, frames, resolved, topics_missing, licence, kg, audit, options)

@@ -13,16 +13,13 @@ The names below load on first use, so a query worker (``python -m kgforge.serve.
 pyoxigraph and nothing of the app.
 """
 
-from __future__ import annotations
+from typing import TYPE_CHECKING
 
-import importlib
-from typing import Any
+from kgforge.core import lazy
 
-_EXPORTS = {"create_app": "kgforge.serve.app", "ServeOptions": "kgforge.serve.domain", "serve": "kgforge.serve.runner"}
-__all__ = sorted(_EXPORTS)
+if TYPE_CHECKING:  # each loaded with its module on first use (kgforge.core.lazy)
+    from kgforge.serve.app import create_app as create_app
+    from kgforge.serve.domain import ServeOptions as ServeOptions
+    from kgforge.serve.runner import serve as serve
 
-
-def __getattr__(name: str) -> Any:
-    if name not in _EXPORTS:
-        raise AttributeError(f"module 'kgforge.serve' has no attribute {name!r}")
-    return getattr(importlib.import_module(_EXPORTS[name]), name)
+__getattr__, __dir__ = lazy.attach(__name__)

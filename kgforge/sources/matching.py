@@ -3,7 +3,7 @@
 By exact (normalised) match of zh and en labels and aliases, with a type check. A label match beats an
 alias match (a trailing disambiguation such as ``（1993年电影）`` is dropped as an alias form); when more
 than one counterpart remains at the best level the entity is reported as ambiguous with every candidate,
-and never linked by guess. Importers use it to find seeds by name; ``kgforge.build.link`` to write
+and never linked by guess. Importers use it to find seeds by name; ``kgforge.publish.link`` to write
 ``owl:sameAs`` inside a domain.
 """
 

@@ -9,7 +9,6 @@ from typing import Any
 
 from kgforge.core.vocab import DERIVED_GRAPHS
 from kgforge.store.snapshot import Snapshot
-from kgforge.store.workdir import built_domains, resolve_workdir
 
 
 @dataclass(frozen=True)
@@ -35,19 +34,14 @@ class DomainInfo:
         }
 
 
-def list_domains(workdir: Path | str | None = None) -> list[DomainInfo]:
-    """The domains with a published store under ``workdir`` (the workdir rule applies), by name."""
-    root = resolve_workdir(workdir)
-    return [_domain_info(root, name) for name in built_domains(root)]
-
-
-def _domain_info(workdir: Path, name: str) -> DomainInfo:
-    snapshot = Snapshot.open(name, workdir)
+def describe_domain(snapshot: Snapshot) -> DomainInfo:
+    """The domain of ``snapshot`` as ``kgforge domains`` lists it (``kgforge.api.list_domains`` opens one
+    snapshot per built domain of the workdir)."""
     paths, manifest = snapshot.paths, snapshot.manifest
     graphs = manifest.graphs
     models = paths.models
     return DomainInfo(
-        name=name,
+        name=paths.domain,
         path=paths.root.absolute(),
         quads=manifest.quads,
         graphs=len(graphs),

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from kgforge.core.errors import KgforgeError
-from kgforge.store.layout import DomainPaths, quads_verified
+from kgforge.store.layout import DomainPaths, finished_builds, quads_verified
 from kgforge.store.manifest import GraphEntry, Manifest
 from kgforge.store.snapshot import Snapshot
 
@@ -71,13 +71,14 @@ class _Lines:
 
 
 def diff_builds(
-    paths: DomainPaths, from_build: str | None = None, to_build: str | None = None, out: Path | None = None
+    snapshot: Snapshot, from_build: str | None = None, to_build: str | None = None, out: Path | None = None
 ) -> BuildDiff:
-    """Compare build ``from_build`` (default: the one before the published build) with ``to_build`` (default:
-    the published build) of the domain at ``paths``; with ``out``, write the differing quads there."""
+    """Compare build ``from_build`` (default: the one before ``to_build``) with ``to_build`` (default: the
+    snapshot's build) of the snapshot's domain; with ``out``, write the differing quads there."""
+    paths = snapshot.paths
     target = paths.output(out) if out else None  # refused before the builds are read
-    newer = kept_build(paths, to_build) if to_build else Snapshot.open(paths).build
-    older = kept_build(paths, from_build) if from_build else _previous_build(paths, newer)
+    newer = snapshot.kept(to_build).build if to_build else snapshot.build
+    older = snapshot.kept(from_build).build if from_build else _previous_build(paths, newer)
     before, after = Manifest.read(older / "manifest.json"), Manifest.read(newer / "manifest.json")
     graphs = []
     with target.open("wb") if target else nullcontext() as handle:
@@ -131,25 +132,8 @@ def _touched(lines: list[bytes], changed: set[tuple[bytes, bytes]]) -> int:
     return sum(_key(line) in changed for line in lines)
 
 
-def kept_build(paths: DomainPaths, build_id: str) -> Path:
-    """The folder of finished build ``build_id`` of the domain (the published one or the one kept before it)."""
-    folder = paths.builds / build_id
-    if (
-        "/" in build_id
-        or build_id.startswith(".")
-        or not (folder / "manifest.json").is_file()
-        or (folder / ".incomplete").exists()
-    ):
-        kept = ", ".join(_finished_builds(paths)) or "none"
-        raise KgforgeError(
-            f"domain {paths.domain!r} has no finished build {build_id!r} (it keeps the published "
-            f"build and the one before it: {kept})"
-        )
-    return folder
-
-
 def _previous_build(paths: DomainPaths, newer: Path) -> Path:
-    builds = _finished_builds(paths)
+    builds = finished_builds(paths)
     earlier = builds[: builds.index(newer.name)] if newer.name in builds else []
     if not earlier:
         raise KgforgeError(
@@ -157,15 +141,6 @@ def _previous_build(paths: DomainPaths, newer: Path) -> Path:
             "rebuild it (`kgforge build`) and compare the two, or name them with --from and --to"
         )
     return paths.builds / earlier[-1]
-
-
-def _finished_builds(paths: DomainPaths) -> list[str]:
-    """The finished builds, oldest first. A build id starts with its second, but two builds of the same
-    second sort by their random tail: the order the manifests were written in decides."""
-    finished = [
-        b for b in paths.builds.iterdir() if (b / "manifest.json").is_file() and not (b / ".incomplete").exists()
-    ]
-    return [b.name for b in sorted(finished, key=lambda b: ((b / "manifest.json").stat().st_mtime_ns, b.name))]
 
 
 def patch_lines(patch: Path) -> Iterator[tuple[str, str]]:

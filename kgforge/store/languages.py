@@ -21,26 +21,13 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import polars as pl
-import pyoxigraph as ox
 
 from kgforge.core.scripts import CJK_CLASS, fits_script, is_cjk_language
-from kgforge.core.vocab import OWL_SAME_AS
-from kgforge.store.manifest import Manifest
 
-__all__ = [
-    "LINK_KINDS",
-    "STEPS",
-    "LanguageLabels",
-    "fits_script",
-    "in_language",
-    "language_labels",
-    "literal_forms",
-    "same_as_pairs",
-]
-LINK_KINDS = ("links", "aligned")
+__all__ = ["LINK_KINDS", "STEPS", "LanguageLabels", "fits_script", "in_language", "language_labels", "literal_forms"]
+LINK_KINDS = ("links", "aligned")  # the graphs whose owl:sameAs pairs lend names (Snapshot.same_as_pairs)
 STEPS = ("language", "alias", "linked", "untagged", "script")
 
 
@@ -160,16 +147,3 @@ def _paired(beside: pl.DataFrame) -> pl.DataFrame:
         beside = beside.join(claimed.select("o"), on="o", how="anti").join(stuck, on="o", how="anti")
         beside = beside.join(claimed.select("form"), on="form", how="anti")
     return pl.concat(paired) if paired else pl.DataFrame(schema={"o": pl.String, "form": pl.String})
-
-
-def same_as_pairs(build: Path, manifest: Manifest, kinds: tuple[str, ...] = LINK_KINDS) -> list[tuple[str, str]]:
-    """The ``owl:sameAs`` pairs of a build's graphs of kind ``links`` and ``aligned`` (what ``kgforge link`` and
-    ``kgforge align --write`` wrote), read from their quads files (small: one line per linked entity)."""
-    pairs = []
-    for entry in manifest.graphs.values():
-        if entry.kind not in kinds or not (build / entry.quads_file).is_file():
-            continue
-        for quad in ox.parse(path=str(build / entry.quads_file), format=ox.RdfFormat.N_QUADS):
-            if quad.predicate.value == OWL_SAME_AS and isinstance(quad.object, ox.NamedNode):
-                pairs.append((quad.subject.value, quad.object.value))
-    return pairs

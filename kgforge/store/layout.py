@@ -36,7 +36,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from kgforge.core.checks import folder_name
-from kgforge.core.errors import BuildError, SchemaError, StoreLockedError
+from kgforge.core.errors import BuildError, KgforgeError, SchemaError, StoreLockedError
 from kgforge.core.files import fsync_dir, replace_link, write_json_atomic
 from kgforge.core.output import (
     EXPORTS,
@@ -133,6 +133,30 @@ def published_build(paths: DomainPaths) -> Path:
     if not (build / "oxigraph").is_dir() or (build / _INCOMPLETE).exists():
         raise missing_store(paths.workdir, paths.domain)
     return build
+
+
+def kept_build(paths: DomainPaths, build_id: str) -> Path:
+    """The folder of finished build ``build_id`` of the domain (the published one or the one kept before it)."""
+    folder = paths.builds / build_id
+    if (
+        "/" in build_id
+        or build_id.startswith(".")
+        or not (folder / "manifest.json").is_file()
+        or (folder / _INCOMPLETE).exists()
+    ):
+        kept = ", ".join(finished_builds(paths)) or "none"
+        raise KgforgeError(
+            f"domain {paths.domain!r} has no finished build {build_id!r} (it keeps the published "
+            f"build and the one before it: {kept})"
+        )
+    return folder
+
+
+def finished_builds(paths: DomainPaths) -> list[str]:
+    """The finished builds, oldest first. A build id starts with its second, but two builds of the same
+    second sort by their random tail: the order the manifests were written in decides."""
+    finished = [b for b in paths.builds.iterdir() if (b / "manifest.json").is_file() and not (b / _INCOMPLETE).exists()]
+    return [b.name for b in sorted(finished, key=lambda b: ((b / "manifest.json").stat().st_mtime_ns, b.name))]
 
 
 @contextmanager

@@ -34,8 +34,6 @@ from kgforge.core.errors import ArgumentError, QueryError, QueryOutOfMemory, Que
 from kgforge.core.processes import module_command, module_env, read_frame, write_frame
 from kgforge.core.registry import UnknownName
 from kgforge.core.resources import query_path, shipped_queries
-from kgforge.store.layout import DomainPaths
-from kgforge.store.oxigraph import read_only_store
 from kgforge.store.snapshot import Snapshot
 from kgforge.store.sparql_text import PREFIXES, code_of, explain_error  # noqa: F401 (PREFIXES: re-exported)
 from kgforge.store.worker import decode, encode
@@ -66,11 +64,10 @@ class QueryRunner:
     with its network, runs it). ``memory_limit`` (bytes) caps each worker's data; a query that needs
     more ends with :class:`QueryOutOfMemory`."""
 
-    def __init__(self, source: DomainPaths | Snapshot, *, memory_limit: int | None = None) -> None:
-        snapshot = source if isinstance(source, Snapshot) else Snapshot.open(source)
+    def __init__(self, snapshot: Snapshot, *, memory_limit: int | None = None) -> None:
         self.snapshot = snapshot  # the build every query of this runner reads
         self.store_dir = str(snapshot.store_dir)
-        read_only_store(self.store_dir, snapshot.paths)  # a damaged store: one line here, not a worker's traceback
+        snapshot.store()  # a damaged store: one line here (StoreDamagedError), not a worker's traceback
         self.memory_limit = memory_limit if memory_limit is not None else memory_limit_from_environment()
         self._workers: dict[bool, _Worker] = {}
 

@@ -52,12 +52,11 @@ class RdfExportReport(Record):
     statements: int  # quads (N-Quads, TriG) or distinct triples of the union (N-Triples, Turtle)
 
 
-def export_rdf(domain: str, fmt: str, out: Path, workdir: Path | str | None = None) -> RdfExportReport:
-    """Write the whole store to ``out`` in ``fmt`` (a name or alias of :data:`RDF_FORMATS`, any case); triple
-    formats get the union of all graphs, deduplicated."""
+def export_rdf(snapshot: Snapshot, fmt: str, out: Path) -> RdfExportReport:
+    """Write the snapshot's whole store to ``out`` in ``fmt`` (a name or alias of :data:`RDF_FORMATS`, any case);
+    triple formats get the union of all graphs, deduplicated."""
     entry = RDF_FORMATS.entry(fmt)
     syntax = entry.obj
-    snapshot = Snapshot.open(domain, workdir)
     out = snapshot.paths.output(out)
     store = snapshot.store()
     prefixes = PREFIXES if syntax.prefixes else None
@@ -69,7 +68,7 @@ def export_rdf(domain: str, fmt: str, out: Path, workdir: Path | str | None = No
             triples = _union_triples(store)
             ox.serialize(triples, str(tmp), syntax.syntax, prefixes=prefixes)
             count = len(triples)
-    return RdfExportReport(domain=domain, format=entry.name, out=str(out), statements=count)
+    return RdfExportReport(domain=snapshot.domain, format=entry.name, out=str(out), statements=count)
 
 
 def _union_triples(store: ox.Store) -> list[ox.Triple]:

@@ -14,7 +14,16 @@ holds it and however many builds are published meanwhile. Every stage, the explo
 their snapshot here; no other module resolves the published build or reads its manifest (an architecture
 test walks the package to keep it so).
 
-Writers use :meth:`Snapshot.published` for "the build I am about to replace, if any".
+A snapshot is *opened* in few places only: ``kgforge.api.Domain`` (``kg.snapshot()``), the endpoint and explorer
+(``kgforge.serve``) and the build transaction with the writers that extend a build under the write lock
+(``kgforge.publish``, derive). Every other stage takes the snapshot it is handed as an argument, so one call
+reads one build however many stages it passes through (``tests/test_architecture.py`` walks the package).
+Writers use :meth:`Snapshot.published` for "the build I am about to replace, if any"; a reader that needs an
+earlier build of the same domain asks its snapshot (:meth:`Snapshot.kept`).
+
+:meth:`Snapshot.same_as_pairs` is the one rule by which an entity borrows a name from another: the
+``owl:sameAs`` pairs of the build's link graphs, which labels, the exports' fact ranker, grounding's names and
+related-entity search all read.
 """
 
 from __future__ import annotations
@@ -28,7 +37,9 @@ import polars as pl
 import pyoxigraph as ox
 
 from kgforge.core.schema import Schema
-from kgforge.store.layout import DomainPaths, build_schema, domain_paths, published_build, read_manifest
+from kgforge.core.vocab import OWL_SAME_AS
+from kgforge.store.languages import LINK_KINDS
+from kgforge.store.layout import DomainPaths, build_schema, domain_paths, kept_build, published_build, read_manifest
 from kgforge.store.manifest import Manifest
 from kgforge.store.oxigraph import read_only_store
 from kgforge.store.tables import DomainFacts, GraphTables, read_domain_facts, read_tables
@@ -46,6 +57,7 @@ class Snapshot:
     build: Path  # the resolved build folder, ``<domain>/builds/<id>``
     manifest: Manifest
     _tables: dict[bool, GraphTables] = field(default_factory=dict, init=False, repr=False)
+    _same_as: dict[tuple[str, ...], tuple[tuple[str, str], ...]] = field(default_factory=dict, init=False, repr=False)
 
     @classmethod
     def open(
@@ -74,6 +86,26 @@ class Snapshot:
     def of_build(cls, paths: DomainPaths, build: Path) -> Snapshot:
         """A named, finished build of the domain (the one before the published one, for a diff)."""
         return cls(paths, build, read_manifest(paths, build))
+
+    def kept(self, build_id: str) -> Snapshot:
+        """Finished build ``build_id`` of the same domain: this one, or the build kept before the published one
+        (KgforgeError, naming the builds the domain keeps, when it has no such build)."""
+        return self if build_id == self.build_id else Snapshot.of_build(self.paths, kept_build(self.paths, build_id))
+
+    def same_as_pairs(self, kinds: tuple[str, ...] = LINK_KINDS) -> tuple[tuple[str, str], ...]:
+        """The ``owl:sameAs`` pairs of the build's graphs of kind ``links`` and ``aligned`` (what ``kgforge link``
+        and ``kgforge align --write`` wrote), read from their quads files (small: one line per linked entity)
+        once per snapshot: the one rule by which an entity borrows another's name, whoever names it."""
+        if kinds not in self._same_as:
+            pairs = []
+            for entry in self.manifest.graphs.values():
+                if entry.kind not in kinds or not (self.build / entry.quads_file).is_file():
+                    continue
+                for quad in ox.parse(path=str(self.build / entry.quads_file), format=ox.RdfFormat.N_QUADS):
+                    if quad.predicate.value == OWL_SAME_AS and isinstance(quad.object, ox.NamedNode):
+                        pairs.append((quad.subject.value, quad.object.value))
+            self._same_as[kinds] = tuple(pairs)
+        return self._same_as[kinds]
 
     @property
     def domain(self) -> str:

@@ -90,6 +90,11 @@ STYLES = {
 }
 
 
+def layout_names() -> tuple[str, ...]:
+    """Every style's output layouts, each once, in the order the styles list them (``synth --layout``)."""
+    return tuple(dict.fromkeys(name for style in STYLES.values() for name in style.layouts))
+
+
 def style_named(name: str) -> SynthStyle:
     if name not in STYLES:
         raise ArgumentError("--style", f"{name!r} is no synth style (one of {', '.join(STYLES)})")

@@ -26,9 +26,9 @@ from collections.abc import Callable, Iterable
 
 from kgforge.grounding import DialogueMatcher, GroundingIndex
 from kgforge.grounding.facts import Fact
+from kgforge.grounding.kept import load_index
 from kgforge.grounding.matching import Claim, as_claim, message_cut_at, questions
 from kgforge.grounding.normalise import Surface, form, surface
-from kgforge.grounding.run import load_index
 from kgforge.store.snapshot import Snapshot
 from kgforge.synth.model import GoalMaterial, StatedFact, TurnCheck
 
@@ -52,7 +52,7 @@ class Verifier:
     @classmethod
     def open(cls, snapshot: Snapshot) -> Verifier:
         relations = snapshot.tables().relations.select("iri", "zh", "en").rows()
-        return cls(load_index(snapshot.domain, snapshot.workdir), {zh or en or iri: iri for iri, zh, en in relations})
+        return cls(load_index(snapshot), {zh or en or iri: iri for iri, zh, en in relations})
 
     def check(self, material: GoalMaterial, texts: Iterable[str]) -> list[TurnCheck]:
         """Each turn of ``texts`` (a whole dialogue, in order) checked in the dialogue's context."""

@@ -5,7 +5,8 @@ build folder (``builds/<id>/``), the load phase bulk-loads them into that folder
 the per-graph counts, and only then is the whole folder — store, quads, checksums, manifest — published
 by one atomic swap. Stages read the published build only, so a build that fails or is killed at any
 moment leaves the previous one as it was, and is never read. Stages that add graphs (derive, link,
-import) extend a copy of the published build the same way (:func:`extend_build`).
+import, align --write, translate --apply) extend a copy of the published build the same way
+(:func:`extend_build`), reading the build they extend under the write lock (:func:`extending`).
 """
 
 from __future__ import annotations
@@ -13,7 +14,8 @@ from __future__ import annotations
 import shlex
 import shutil
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -21,14 +23,12 @@ from typing import Any
 import pyoxigraph as ox
 from rich.progress import Progress
 
-from kgforge.build.inferred import infer_build_schema
-from kgforge.build.refresh import SourceDecision, decide, refresh_record, relations_from_records
 from kgforge.core.errors import InputError, KgforgeError
 from kgforge.core.files import file_fingerprint, package_versions, sha256_file
 from kgforge.core.progress import progress_bar
 from kgforge.core.quads import QuadWriter
 from kgforge.core.quarantine import Quarantine
-from kgforge.core.records import Record, omitted_when_none
+from kgforge.core.records import Record, json_key, omitted_when_none
 from kgforge.core.schema import (
     Relation,
     Schema,
@@ -48,6 +48,8 @@ from kgforge.core.vocab import (
     SCHEMA_GRAPH,
     graph_iri,
 )
+from kgforge.publish.inferred import infer_build_schema
+from kgforge.publish.refresh import SourceDecision, decide, refresh_record, relations_from_records
 from kgforge.sources.importer import ImportContext, importer_for, reads_file, source_licence
 from kgforge.store.checksums import stamp
 from kgforge.store.layout import (
@@ -193,22 +195,61 @@ class BuildSummary:
     def total_quads(self) -> int:
         return sum(self.graphs.values())
 
+    def report(self) -> BuildReport:
+        """The build as ``kgforge build`` reports it (``Domain.build``), made from these fields as they are."""
+        return BuildReport(
+            self.domain,
+            self.build_id,
+            self.published,
+            self.store,
+            self.schema,
+            self.total_quads,
+            self.graphs,
+            self.timings,
+            tuple(dict(s.as_dict(), graph=s.graph) for s in self.sources),
+            sum(s.counts.get("records_ok", 0) for s in self.sources),
+            sum(s.counts.get("records_bad", 0) for s in self.sources),
+            tuple(self.dropped),
+            tuple(self.decisions),
+        )
+
     def as_dict(self) -> dict[str, Any]:
-        return {
-            "domain": self.domain,
-            "build_id": self.build_id,
-            "published": self.published,
-            "store": self.store,
-            "schema": self.schema,
-            "total_quads": self.total_quads,
-            "graphs": self.graphs,
-            "timings": self.timings,
-            "sources": [dict(s.as_dict(), graph=s.graph) for s in self.sources],
-            "records_ok": sum(s.counts.get("records_ok", 0) for s in self.sources),
-            "records_bad": sum(s.counts.get("records_bad", 0) for s in self.sources),
-            "dropped_graphs": [dict(vars(d), message=d.message) for d in self.dropped],
-            "refresh": [dict(vars(d), message=d.message) for d in self.decisions],
-        }
+        return self.report().as_dict()
+
+
+@dataclass(frozen=True)
+class BuildReport(Record):
+    """A build: what it imported, what it published (``published`` False: nothing changed, the published
+    build stays), and what it dropped or kept of the build before."""
+
+    domain: str
+    build_id: str
+    published: bool  # False when nothing changed, so the published build stays as it was
+    store: str  # the build's Oxigraph folder
+    schema: dict[str, Any]  # path, inferred
+    total_quads: int
+    graphs: dict[str, int]  # graph IRI -> quads
+    timings: dict[str, float]  # import and load seconds
+    sources: tuple[dict[str, Any], ...]  # each source's manifest entry, with its graph
+    records_ok: int
+    records_bad: int  # quarantined records
+    dropped: tuple[DroppedGraph, ...] = json_key("dropped_graphs", default=())  # graphs a stage had added
+    decisions: tuple[SourceDecision, ...] = json_key("refresh", default=())  # each source: kept or imported, why
+
+    def as_dict(self) -> dict[str, Any]:
+        data = super().as_dict()  # each dropped graph and decision with the sentence the CLI shows
+        data["dropped_graphs"] = [dict(vars(d), message=d.message) for d in self.dropped]
+        data["refresh"] = [dict(vars(d), message=d.message) for d in self.decisions]
+        return data
+
+
+@contextmanager
+def extending(paths: DomainPaths) -> Iterator[Snapshot]:
+    """The domain's write lock held, and the published build resolved under it: the build a writer reads and
+    extends (derive, link, align --write, translate --apply), which no other writer can replace meanwhile.
+    Writers open their snapshot here; readers take the one they are handed."""
+    with write_lock(paths):
+        yield Snapshot.open(paths)
 
 
 def parse_source(spec: str) -> SourceSpec:
@@ -235,7 +276,7 @@ def build(
     into the build folder (``schema.toml``) and marked inferred.
 
     A source whose input, importer and options match what the published build recorded keeps its graph
-    (:mod:`kgforge.build.refresh`): the new store is a checkpoint of the published one with only the changed
+    (:mod:`kgforge.publish.refresh`): the new store is a checkpoint of the published one with only the changed
     graphs dropped and loaded again, and graphs that stages derived from the others stay only while those
     did not change. When nothing changed the published build stays as it is. ``full`` imports and loads
     every source into a fresh store."""
@@ -383,7 +424,7 @@ def import_source(
 ) -> tuple[SourceResult, set[Relation]]:
     """Import one source into its quads file in the staging build folder ``staging``, as graph ``name``
     (default: named after the source, unlike any in ``taken``); ``schema_footprint`` is recorded for the
-    next build (:mod:`kgforge.build.inferred`)."""
+    next build (:mod:`kgforge.publish.inferred`)."""
     importer = importer_for(spec.kind)
     if reads_file(spec.kind) and not path.exists():
         raise InputError(f"{path}: no such file (source {spec.kind}:{spec.path})")
@@ -655,11 +696,11 @@ class CheckReport(Record):
     removed: tuple[str, ...] | None = omitted_when_none()  # what ``check(clean=True)`` removed first
 
 
-def check_store(domain: str, workdir: Path | str | None = None) -> CheckReport:
-    """Compare the published store with its manifest (per-graph counts, every quads file's sha256), and
+def check_store(snapshot: Snapshot) -> CheckReport:
+    """Compare the snapshot's store with its manifest (per-graph counts, every quads file's sha256), and
     list what killed or failed writers left behind, with the command that removes it."""
-    snapshot = Snapshot.open(domain, workdir)
     paths, published, manifest = snapshot.paths, snapshot.build, snapshot.manifest
+    domain, workdir = paths.domain, paths.workdir
     store = snapshot.store()
     actual = graph_counts(store)
     problems = check_counts(_expected_counts(dict(manifest.graphs)), actual)

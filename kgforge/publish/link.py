@@ -15,7 +15,6 @@ from pathlib import Path
 
 import polars as pl
 
-from kgforge.build.transaction import add_graphs
 from kgforge.core.files import write_json_atomic
 from kgforge.core.quads import QuadWriter
 from kgforge.core.records import Record
@@ -27,11 +26,11 @@ from kgforge.core.vocab import (
     XLORE_INSTANCE,
     graph_iri,
 )
+from kgforge.publish.transaction import add_graphs, extending
 from kgforge.sources.matching import Named, link
 from kgforge.store.layout import (
     domain_paths,
     staged_build,
-    write_lock,
 )
 from kgforge.store.manifest import GraphEntry
 from kgforge.store.snapshot import Snapshot
@@ -81,8 +80,7 @@ def link_domain(domain: str, workdir: Path | str | None = None) -> LinkSummary:
     and the full report, ambiguous candidates included, to ``<domain>/links-report.json``.
     """
     paths = domain_paths(domain, workdir)
-    with write_lock(paths):  # a writer from start to end: the links are made from the build they join
-        current = Snapshot.open(paths)
+    with extending(paths) as current:  # a writer from start to end: the links are made from the build they join
         tables = current.tables()
         typed = tables.types.filter(pl.col("class").str.starts_with(CLASS))
         classes: dict[str, set[str]] = defaultdict(set)
@@ -120,11 +118,10 @@ def link_domain(domain: str, workdir: Path | str | None = None) -> LinkSummary:
     return summary
 
 
-def start_entity_names(domain: str, workdir: Path | str | None = None) -> dict[str, str | None]:
-    """Names of the domain's dataset entities that head facts (KdConv's start entities), each with its
+def start_entity_names(snapshot: Snapshot) -> dict[str, str | None]:
+    """Names of the build's dataset entities that head facts (KdConv's start entities), each with its
     schema type id when it has one (for the type check); only the head type when the schema names one.
     These are the seeds a Wikidata / XLORE import starts from when asked to seed by label."""
-    snapshot = Snapshot.open(domain, workdir)
     schema, tables = snapshot.schema, snapshot.tables()
     type_ids = {t.iri: t.id for t in schema.types.values()}
     typed = tables.types.filter(pl.col("class").is_in(list(type_ids)))

@@ -10,7 +10,7 @@ Each source graph also records its *schema footprint*: a digest of what the infe
 relations that source uses, and of the parts of the schema every import reads (language, types, options).
 When a changed source changes the inferred schema, a kept source whose footprint is the same would be
 imported into the same quads, so the rebuild keeps it; one whose relations changed kind or datatype is
-imported again (:func:`kgforge.build.refresh.decide`).
+imported again (:func:`kgforge.publish.refresh.decide`).
 """
 
 from __future__ import annotations
@@ -21,10 +21,10 @@ import json
 from pathlib import Path
 from typing import Any
 
-from kgforge.build.refresh import plain_options
 from kgforge.core.files import sha256_file, write_json_atomic
 from kgforge.core.schema import Relation, Schema, SourceSpec
 from kgforge.core.version import __version__
+from kgforge.publish.refresh import plain_options
 from kgforge.sources.schema_infer import Observations, infer_schema
 
 OBSERVATIONS = "schema-observations.json"  # in the build folder, beside the inferred schema.toml

@@ -52,7 +52,7 @@ def refresh_record(
 ) -> dict[str, Any]:
     """What a source graph's manifest entry records so a later build can tell whether it changed; with an
     inferred schema, also the digest of what that schema says of the relations the source uses
-    (:func:`kgforge.build.inferred.schema_footprint`)."""
+    (:func:`kgforge.publish.inferred.schema_footprint`)."""
     record = {
         "importer_version": __version__,
         "options": plain_options(options),

@@ -16,8 +16,14 @@ from typing import Any
 
 import pyoxigraph as ox
 
-from kgforge.build.link import start_entity_names
-from kgforge.build.transaction import (
+from kgforge.core import checks
+from kgforge.core.errors import ArgumentError, StoreMissingError
+from kgforge.core.progress import progress_bar
+from kgforge.core.records import Record
+from kgforge.core.schema import Relation, SourceSpec, load_schema
+from kgforge.core.vocab import RDF_PROPERTY, RDF_TYPE, SCHEMA_GRAPH
+from kgforge.publish.link import start_entity_names
+from kgforge.publish.transaction import (
     SourceResult,
     extend_build,
     import_source,
@@ -25,19 +31,12 @@ from kgforge.build.transaction import (
     schema_entry,
     write_schema_graph,
 )
-from kgforge.core import checks
-from kgforge.core.errors import StoreMissingError
-from kgforge.core.progress import progress_bar
-from kgforge.core.records import Record
-from kgforge.core.schema import Relation, SourceSpec, load_schema
-from kgforge.core.vocab import RDF_PROPERTY, RDF_TYPE, SCHEMA_GRAPH
 from kgforge.sources.wikidata.framing import TURTLE_DIRECTIVES, DumpReader
 from kgforge.store.layout import (
     domain_paths,
     staged_build,
     write_lock,
 )
-from kgforge.store.oxigraph import read_only_store
 from kgforge.store.snapshot import Snapshot
 
 SCHEMA_FILE = "quads/schema.imports.nq"
@@ -70,13 +69,13 @@ def import_into_domain(
             current: Snapshot | None = Snapshot.open(paths)
         except (StoreMissingError, FileNotFoundError):
             current = None
-        published, manifest = (current.build, current.manifest) if current else (None, None)
+        manifest = current.manifest if current else None
         schema = current.schema if current else load_schema(domain)
         spec = SourceSpec(kind, str(path), options)
         result, used = import_source(schema, paths, staging, spec, Path(path), set(), progress)
         graphs = dict(manifest.graphs) if manifest else {}
         graphs[result.graph] = result.manifest_entry()
-        earlier = _schema_graph(published) if published else []
+        earlier = _schema_graph(current) if current else []
         relations = used | _declared_in(earlier, schema.relations.values())
         writer = write_schema_graph(schema, relations, staging / SCHEMA_FILE, kept=earlier)
         graphs[SCHEMA_GRAPH] = schema_entry(writer, SCHEMA_FILE)
@@ -94,10 +93,9 @@ def import_into_domain(
     )
 
 
-def _schema_graph(published: Path) -> list[ox.Quad]:
+def _schema_graph(published: Snapshot) -> list[ox.Quad]:
     """The published build's schema graph, which the new one extends (never shrinks)."""
-    store = read_only_store(published / "oxigraph")
-    return list(store.quads_for_pattern(None, None, None, ox.NamedNode(SCHEMA_GRAPH)))
+    return list(published.store().quads_for_pattern(None, None, None, ox.NamedNode(SCHEMA_GRAPH)))
 
 
 def _declared_in(schema_graph: Iterable[ox.Quad], relations: Iterable[Relation]) -> set[Relation]:
@@ -114,8 +112,7 @@ __all__ = ["ImportReport", "SourceResult", "import_into_domain"]
 
 
 def dump_selection(
-    domain: str,
-    workdir: Path | str | None,
+    snapshot: Snapshot | None,
     *,
     seeds: Iterable[str] = (),
     seed_names: Iterable[str] = (),
@@ -129,8 +126,8 @@ def dump_selection(
     resume: bool = True,
     keep_deprecated: bool = False,
 ) -> dict[str, Any]:
-    """The source options of a dump import: which entities (seeds by id, exact label, the domain's own start
-    entities with ``seed_labels``, or class), how far from them, and how the dump passes run
+    """The source options of a dump import: which entities (seeds by id, exact label, the start entities of
+    ``snapshot``'s build with ``seed_labels``, or class), how far from them, and how the dump passes run
     (:class:`~kgforge.sources.wikidata.passes.PassOptions`); only what was asked for, so the schema's own
     options fill in the rest."""
     options: dict[str, Any] = {}
@@ -138,7 +135,9 @@ def dump_selection(
         options["seeds"] = seeds
     named: dict[str, str | None] = dict.fromkeys(seed_names)
     if seed_labels:
-        named.update(start_entity_names(domain, workdir))
+        if snapshot is None:
+            raise ArgumentError("seed_labels", "seeding by the domain's own names needs its published build")
+        named.update(start_entity_names(snapshot))
     if named:
         options["seed_names"] = named
     if hops is not None:
