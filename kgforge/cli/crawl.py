@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.markup import escape
@@ -29,78 +29,98 @@ from kgforge.cli._app import (
     when_interrupted,
 )
 
+if TYPE_CHECKING:
+    from kgforge.api import CrawlReport  # kgforge.api loads every stage: the command imports the crawler alone
+
 CRAWL_HINT = "interrupted: the pages fetched so far are cached; rerun with --resume to continue the crawl"
 CRAWL_AFTER_DISK_FULL = "rerun it with --resume (the pages fetched so far are cached)"
+
+
+# The options of `kgforge crawl`, in the order --help lists them (the command's signature keeps it).
+SiteArgument = Annotated[
+    str,
+    typer.Argument(
+        parser=one_of(site_names()), metavar="SITE", help="Site spec in crawlers/: " + ", ".join(site_names()) + "."
+    ),
+]
+PageLimitOption = Annotated[
+    int | None, typer.Option(parser=POSITIVE, help="Stop after this many pages (all runs of the crawl together).")
+]
+ResumeCrawlOption = Annotated[bool, typer.Option("--resume", help="Continue an unfinished crawl where it stopped.")]
+RestartOption = Annotated[
+    bool,
+    typer.Option("--restart", help="Discard an unfinished crawl's frontier (the cache is kept) and begin again."),
+]
+BaseUrlOption = Annotated[
+    str | None, typer.Option(parser=HTTP_URL, help="Crawl a mirror or a test server instead of the real site.")
+]
+CrawlDomainOption = Annotated[
+    str | None, typer.Option(parser=DOMAIN, help="Domain folder to crawl into (default: the spec's).")
+]
+DelayOption = Annotated[
+    float,
+    typer.Option(
+        parser=NON_NEGATIVE_NUMBER, help="Seconds between requests to one host (robots.txt Crawl-delay raises it)."
+    ),
+]
+JitterOption = Annotated[
+    float, typer.Option(parser=NON_NEGATIVE_NUMBER, help="Each wait is stretched by a random 0..JITTER fraction.")
+]
+ConcurrencyOption = Annotated[int, typer.Option(parser=POSITIVE, help="Requests in flight per host.")]
+MaxAgeOption = Annotated[
+    float | None,
+    typer.Option(
+        parser=NON_NEGATIVE_NUMBER,
+        help="Refetch cached pages older than this many seconds (default: cached pages never expire).",
+    ),
+]
+ReadTimeoutOption = Annotated[
+    float, typer.Option(parser=POSITIVE_NUMBER, help="Give up on a response silent this many seconds.")
+]
+TotalTimeoutOption = Annotated[
+    float,
+    typer.Option(
+        parser=POSITIVE_NUMBER,
+        help="Give up on a response not complete "
+        "after this many seconds: connect, headers and body together, "
+        "however slowly they trickle in.",
+    ),
+]
+MaxCrawlDelayOption = Annotated[
+    float,
+    typer.Option(
+        parser=NON_NEGATIVE_NUMBER,
+        help="Largest robots.txt "
+        "Crawl-delay obeyed: a host asking for more is left for "
+        "--resume (coverage partial, with a warning).",
+    ),
+]
+RetriesOption = Annotated[int, typer.Option(parser=NON_NEGATIVE, help="Retries on 429, 5xx and network errors.")]
+MaxBytesOption = Annotated[int, typer.Option(parser=POSITIVE, help="Largest response accepted, in bytes.")]
+IgnoreRobotsOption = Annotated[
+    bool, typer.Option("--ignore-robots", help="Do not obey robots.txt (logged); only for sites you run yourself.")
+]
 
 
 @app.command("crawl")
 @when_interrupted(CRAWL_HINT, after_disk_full=CRAWL_AFTER_DISK_FULL)
 def crawl_command(
-    site: Annotated[
-        str,
-        typer.Argument(
-            parser=one_of(site_names()), metavar="SITE", help="Site spec in crawlers/: " + ", ".join(site_names()) + "."
-        ),
-    ],
-    limit: Annotated[
-        int | None, typer.Option(parser=POSITIVE, help="Stop after this many pages (all runs of the crawl together).")
-    ] = None,
-    resume: Annotated[bool, typer.Option("--resume", help="Continue an unfinished crawl where it stopped.")] = False,
-    restart: Annotated[
-        bool,
-        typer.Option("--restart", help="Discard an unfinished crawl's frontier (the cache is kept) and begin again."),
-    ] = False,
-    base_url: Annotated[
-        str | None, typer.Option(parser=HTTP_URL, help="Crawl a mirror or a test server instead of the real site.")
-    ] = None,
-    domain: Annotated[
-        str | None, typer.Option(parser=DOMAIN, help="Domain folder to crawl into (default: the spec's).")
-    ] = None,
-    delay: Annotated[
-        float,
-        typer.Option(
-            parser=NON_NEGATIVE_NUMBER, help="Seconds between requests to one host (robots.txt Crawl-delay raises it)."
-        ),
-    ] = 1.0,
-    jitter: Annotated[
-        float, typer.Option(parser=NON_NEGATIVE_NUMBER, help="Each wait is stretched by a random 0..JITTER fraction.")
-    ] = 0.1,
-    concurrency: Annotated[int, typer.Option(parser=POSITIVE, help="Requests in flight per host.")] = 1,
-    max_age: Annotated[
-        float | None,
-        typer.Option(
-            parser=NON_NEGATIVE_NUMBER,
-            help="Refetch cached pages older than this many seconds (default: cached pages never expire).",
-        ),
-    ] = None,
-    read_timeout: Annotated[
-        float, typer.Option(parser=POSITIVE_NUMBER, help="Give up on a response silent this many seconds.")
-    ] = 30.0,
-    total_timeout: Annotated[
-        float,
-        typer.Option(
-            parser=POSITIVE_NUMBER,
-            help="Give up on a response not complete "
-            "after this many seconds: connect, headers and body together, "
-            "however slowly they trickle in.",
-        ),
-    ] = 120.0,
-    max_crawl_delay: Annotated[
-        float,
-        typer.Option(
-            parser=NON_NEGATIVE_NUMBER,
-            help="Largest robots.txt "
-            "Crawl-delay obeyed: a host asking for more is left for "
-            "--resume (coverage partial, with a warning).",
-        ),
-    ] = 60.0,
-    retries: Annotated[int, typer.Option(parser=NON_NEGATIVE, help="Retries on 429, 5xx and network errors.")] = 3,
-    max_bytes: Annotated[int, typer.Option(parser=POSITIVE, help="Largest response accepted, in bytes.")] = 5
-    * 1024
-    * 1024,
-    ignore_robots: Annotated[
-        bool, typer.Option("--ignore-robots", help="Do not obey robots.txt (logged); only for sites you run yourself.")
-    ] = False,
+    site: SiteArgument,
+    limit: PageLimitOption = None,
+    resume: ResumeCrawlOption = False,
+    restart: RestartOption = False,
+    base_url: BaseUrlOption = None,
+    domain: CrawlDomainOption = None,
+    delay: DelayOption = 1.0,
+    jitter: JitterOption = 0.1,
+    concurrency: ConcurrencyOption = 1,
+    max_age: MaxAgeOption = None,
+    read_timeout: ReadTimeoutOption = 30.0,
+    total_timeout: TotalTimeoutOption = 120.0,
+    max_crawl_delay: MaxCrawlDelayOption = 60.0,
+    retries: RetriesOption = 3,
+    max_bytes: MaxBytesOption = 5 * 1024 * 1024,
+    ignore_robots: IgnoreRobotsOption = False,
     workdir: WorkdirOption = DEFAULT_WORKDIR,
     json_out: JsonOption = False,
 ) -> None:
@@ -133,18 +153,23 @@ def crawl_command(
         restart=restart,
         progress=bars_wanted(json_out),
     )
-    summary, warnings, folder, result = report.summary, report.field_warnings, report.folder, report.as_dict()
-    for text in summary.partial:
+    for text in report.summary.partial:
         err_console.print(f"[yellow]warning[/]: {escape(text)}", soft_wrap=True)
     if json_out:
-        emit_json(result)
+        emit_json(report.as_dict())
         return
+    _show_crawl(f"crawled {site} from {spec.base_url}", report)
+
+
+def _show_crawl(title: str, report: CrawlReport) -> None:
+    """The first warnings and failures on stderr, then the counts, each host's robots.txt and what is left."""
+    summary, warnings = report.summary, report.field_warnings
     for text in warnings[:20]:
         err_console.print(f"[yellow]warning[/]: {escape(text)}", soft_wrap=True)
     for failure in summary.failures[:20]:
         err_console.print(f"[red]failed[/]: {escape(failure['url'])}: {escape(failure['reason'])}", soft_wrap=True)
     show_mapping(
-        f"crawled {site} from {spec.base_url}",
+        title,
         {
             "fetched": summary.fetched,
             "from cache": summary.cached,
@@ -155,7 +180,7 @@ def crawl_command(
             "pages/s": summary.pages_per_second,
             "records": report.records,
             "field warnings": len(warnings),
-            "folder": str(folder),
+            "folder": str(report.folder),
         },
     )
     for origin, note in summary.robots.items():

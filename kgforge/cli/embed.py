@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -30,7 +30,12 @@ from kgforge.cli._app import (
     when_interrupted,
 )
 
+if TYPE_CHECKING:
+    from kgforge.api import EmbedReport  # its module loads torch, which the command loads only when it trains
+
+# Options of both `kgforge embed` and `kgforge related`.
 ModelName = Annotated[str, typer.Option("--name", parser=FOLDER, help="Bundle folder under <domain>/models/.")]
+DeviceOption = Annotated[str, typer.Option(parser=DEVICE, help="auto, cpu or cuda[:N].")]
 
 
 def _embed_choice(option: str) -> Checked[str]:
@@ -48,76 +53,95 @@ KEEP = _embed_choice("keep")
 EMBED_HINT = "interrupted before this run's first checkpoint: the model bundle is unchanged; rerun the same command"
 
 
+# The options of `kgforge embed`, in the order --help lists them (the command's signature keeps it).
+PykeenModelOption = Annotated[
+    str, typer.Option(parser=PYKEEN_MODEL, help="PyKEEN model: TransE, RotatE, ComplEx, DistMult, ...")
+]
+DimOption = Annotated[
+    int, typer.Option(parser=POSITIVE, help="Embedding dimension (complex models: complex dimension).")
+]
+EpochsOption = Annotated[int, typer.Option(parser=POSITIVE, help="Training epochs.")]
+BatchSizeOption = Annotated[
+    int | None, typer.Option(parser=POSITIVE, help="Positive triples per step [CPU 512, GPU 8192].")
+]
+NegativesOption = Annotated[
+    int | None,
+    typer.Option(
+        parser=POSITIVE, help="Negatives shared by a batch, per side [CPU 128, GPU 1024]; all entities when fewer."
+    ),
+]
+LearningRateOption = Annotated[float, typer.Option("--lr", parser=POSITIVE_NUMBER, help="Adam learning rate.")]
+EmbedSeedOption = Annotated[
+    int, typer.Option(parser=NON_NEGATIVE, help="Seed of the split, the initialisation and the batches.")
+]
+PrecisionOption = Annotated[str, typer.Option(parser=PRECISION, help="auto (bf16 autocast on GPU), fp32 or bf16.")]
+MaxTimeOption = Annotated[
+    float | None, typer.Option(parser=POSITIVE_NUMBER, help="Stop training after this many seconds.")
+]
+PatienceOption = Annotated[
+    int,
+    typer.Option(
+        parser=NON_NEGATIVE,
+        help="Stop after this many epochs without a lower validation loss (0: train every epoch).",
+    ),
+]
+KeepOption = Annotated[
+    str, typer.Option(parser=KEEP, help="best (the epoch of lowest validation loss) or last: the weights kept.")
+]
+CheckpointEveryOption = Annotated[
+    float, typer.Option(parser=NON_NEGATIVE_NUMBER, help="Seconds between checkpoints (0: after every step).")
+]
+ResumeTrainingOption = Annotated[bool, typer.Option("--resume", help="Continue from the last checkpoint.")]
+IncludeLiteralsOption = Annotated[bool, typer.Option(help="Literal values become nodes.")]
+IncludeDerivedOption = Annotated[bool, typer.Option(help="Train on derived (associated) triples too.")]
+EvaluationOption = Annotated[str, typer.Option(parser=EVALUATION, help="auto, full, sampled or none.")]
+EvalBatchSizeOption = Annotated[int | None, typer.Option(parser=POSITIVE, help="Triples ranked per evaluation batch.")]
+ThreadsOption = Annotated[
+    int | None,
+    typer.Option(parser=POSITIVE, help="CPU threads for torch (default: the cores available to this process)."),
+]
+DevicesOption = Annotated[
+    int,
+    typer.Option(
+        parser=POSITIVE,
+        help="Training processes on this machine (GPUs, or CPU "
+        "processes); above 1: data-parallel through PyTorch "
+        "Lightning (pip install 'kgforge\\[lightning]').",
+    ),
+]
+NodesOption = Annotated[
+    int,
+    typer.Option(
+        parser=POSITIVE, help="Machines (run the command on each, with MASTER_ADDR, MASTER_PORT and NODE_RANK set)."
+    ),
+]
+
+
 @app.command("embed")
 @when_interrupted(EMBED_HINT)
 def embed_command(
     domain: DomainArgument,
-    model: Annotated[
-        str, typer.Option(parser=PYKEEN_MODEL, help="PyKEEN model: TransE, RotatE, ComplEx, DistMult, ...")
-    ] = "RotatE",
-    dim: Annotated[
-        int, typer.Option(parser=POSITIVE, help="Embedding dimension (complex models: complex dimension).")
-    ] = 128,
-    epochs: Annotated[int, typer.Option(parser=POSITIVE, help="Training epochs.")] = 100,
-    batch_size: Annotated[
-        int | None, typer.Option(parser=POSITIVE, help="Positive triples per step [CPU 512, GPU 8192].")
-    ] = None,
-    negatives: Annotated[
-        int | None,
-        typer.Option(
-            parser=POSITIVE, help="Negatives shared by a batch, per side [CPU 128, GPU 1024]; all entities when fewer."
-        ),
-    ] = None,
-    learning_rate: Annotated[float, typer.Option("--lr", parser=POSITIVE_NUMBER, help="Adam learning rate.")] = 0.02,
-    seed: Annotated[
-        int, typer.Option(parser=NON_NEGATIVE, help="Seed of the split, the initialisation and the batches.")
-    ] = 42,
-    device: Annotated[str, typer.Option(parser=DEVICE, help="auto, cpu or cuda[:N].")] = "auto",
-    precision: Annotated[
-        str, typer.Option(parser=PRECISION, help="auto (bf16 autocast on GPU), fp32 or bf16.")
-    ] = "auto",
-    max_time: Annotated[
-        float | None, typer.Option(parser=POSITIVE_NUMBER, help="Stop training after this many seconds.")
-    ] = None,
-    patience: Annotated[
-        int,
-        typer.Option(
-            parser=NON_NEGATIVE,
-            help="Stop after this many epochs without a lower validation loss (0: train every epoch).",
-        ),
-    ] = 10,
-    keep: Annotated[
-        str, typer.Option(parser=KEEP, help="best (the epoch of lowest validation loss) or last: the weights kept.")
-    ] = "best",
-    checkpoint_every: Annotated[
-        float, typer.Option(parser=NON_NEGATIVE_NUMBER, help="Seconds between checkpoints (0: after every step).")
-    ] = 300.0,
-    resume: Annotated[bool, typer.Option("--resume", help="Continue from the last checkpoint.")] = False,
-    include_literals: Annotated[bool, typer.Option(help="Literal values become nodes.")] = False,
-    include_derived: Annotated[bool, typer.Option(help="Train on derived (associated) triples too.")] = False,
-    evaluation: Annotated[str, typer.Option(parser=EVALUATION, help="auto, full, sampled or none.")] = "auto",
-    eval_batch_size: Annotated[
-        int | None, typer.Option(parser=POSITIVE, help="Triples ranked per evaluation batch.")
-    ] = None,
-    threads: Annotated[
-        int | None,
-        typer.Option(parser=POSITIVE, help="CPU threads for torch (default: the cores available to this process)."),
-    ] = None,
-    devices: Annotated[
-        int,
-        typer.Option(
-            parser=POSITIVE,
-            help="Training processes on this machine (GPUs, or CPU "
-            "processes); above 1: data-parallel through PyTorch "
-            "Lightning (pip install 'kgforge\\[lightning]').",
-        ),
-    ] = 1,
-    nodes: Annotated[
-        int,
-        typer.Option(
-            parser=POSITIVE, help="Machines (run the command on each, with MASTER_ADDR, MASTER_PORT and NODE_RANK set)."
-        ),
-    ] = 1,
+    model: PykeenModelOption = "RotatE",
+    dim: DimOption = 128,
+    epochs: EpochsOption = 100,
+    batch_size: BatchSizeOption = None,
+    negatives: NegativesOption = None,
+    learning_rate: LearningRateOption = 0.02,
+    seed: EmbedSeedOption = 42,
+    device: DeviceOption = "auto",
+    precision: PrecisionOption = "auto",
+    max_time: MaxTimeOption = None,
+    patience: PatienceOption = 10,
+    keep: KeepOption = "best",
+    checkpoint_every: CheckpointEveryOption = 300.0,
+    resume: ResumeTrainingOption = False,
+    include_literals: IncludeLiteralsOption = False,
+    include_derived: IncludeDerivedOption = False,
+    evaluation: EvaluationOption = "auto",
+    eval_batch_size: EvalBatchSizeOption = None,
+    threads: ThreadsOption = None,
+    devices: DevicesOption = 1,
+    nodes: NodesOption = 1,
     name: ModelName = "default",
     workdir: WorkdirOption = DEFAULT_WORKDIR,
     json_out: JsonOption = False,
@@ -148,10 +172,15 @@ def embed_command(
         nodes=nodes,
     )
     report = Domain(domain, workdir).embed(config, name=name, resume=resume, progress=bars_wanted(json_out))
-    summary = report.as_dict()
-    if json_out or summary["bundle"] is None:  # a node other than 0 writes no bundle
-        emit_json(summary)
+    if json_out or report.bundle is None:  # a node other than 0 writes no bundle
+        emit_json(report.as_dict())
         return
+    _show_bundle(domain, report)
+
+
+def _show_bundle(domain: str, report: EmbedReport) -> None:
+    """The bundle written, how training went (and a resumed run's note), and the test split's ranking metrics."""
+    summary = report.as_dict()
     training, evaluation_result = summary["training"], summary["evaluation"]
     if training.get("resume_note"):
         err_console.print(training["resume_note"], style="yellow", markup=False, soft_wrap=True)
@@ -189,7 +218,7 @@ def related_command(
     k: Annotated[int, typer.Option("-k", parser=POSITIVE, help="How many entities.")] = 10,
     exclude_neighbours: Annotated[bool, typer.Option(help="Drop entities directly linked to ENTITY.")] = False,
     type_: Annotated[str | None, typer.Option("--type", help="Only entities of this type (IRI or id).")] = None,
-    device: Annotated[str, typer.Option(parser=DEVICE, help="auto, cpu or cuda[:N].")] = "auto",
+    device: DeviceOption = "auto",
     name: ModelName = "default",
     workdir: WorkdirOption = DEFAULT_WORKDIR,
     json_out: JsonOption = False,

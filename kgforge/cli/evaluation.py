@@ -4,6 +4,7 @@ graph; `kgforge metrics` lists the metrics."""
 from __future__ import annotations
 
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -84,196 +85,215 @@ def _metric_names(text: str) -> tuple[str, ...]:
     return names
 
 
+# The options of `kgforge eval`, in the order --help lists them (the command's signature keeps it).
+PredictionsArgument = Annotated[
+    Path | None,
+    typer.Argument(
+        help="Responses to score: the official 'prediction<TAB>gold' "
+        "file, one response per line, JSONL/CSV/Excel columns, or "
+        "a DuConv / KdConv / DuRecDial file (or give --system)."
+    ),
+]
+JudgingDomainOption = Annotated[
+    str | None,
+    typer.Option(parser=DOMAIN, help="Domain whose graph judges the knowledge (knowledge precision/recall/F1)."),
+]
+HumanOption = Annotated[
+    Path | None,
+    typer.Option(
+        help="Human scores per response (number columns, MSDE's nested "
+        "'scores', several annotators; with --system: a system column "
+        "or one file per system): correlations with every metric."
+    ),
+]
+HumanIdColumnOption = Annotated[
+    str | None, typer.Option(help="Column of --human naming the response id (default: id, when present).")
+]
+PerResponseOutOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--out",
+        "-o",
+        callback=OUT_FILE,
+        help="Per-response file (.jsonl, .csv or .parquet); none is written unless given.",
+    ),
+]
+NoOutOption = Annotated[
+    bool, typer.Option("--no-out", hidden=True, help="Kept for scripts: nothing is written without --out.")
+]
+MetricsOption = Annotated[
+    str | None,
+    typer.Option(
+        help="Comma-separated metrics, or 'all' (default: the default ones the inputs allow; see `kgforge metrics`)."
+    ),
+]
+EvalLayoutOption = Annotated[str, typer.Option(parser=one_of(EVAL_LAYOUTS), help="Layout of PREDICTIONS.")]
+SegmentationOption = Annotated[
+    str,
+    typer.Option(
+        parser=one_of(("auto", *SEGMENTATIONS)),
+        help="How texts become tokens: whitespace (pre-segmented), jieba "
+        "(as the exports segment) or char; auto: whitespace for "
+        "segmented inputs, jieba otherwise.",
+    ),
+]
+PredictionColumnOption = Annotated[str | None, typer.Option(help="Column holding the predictions.")]
+GoldColumnOption = Annotated[str | None, typer.Option(help="Column holding the gold responses.")]
+IdColumnOption = Annotated[str | None, typer.Option(help="Column holding response ids.")]
+DialogueColumnOption = Annotated[str | None, typer.Option(help="Column holding dialogue ids (for --dialogues).")]
+GraphOnlyOption = Annotated[
+    bool,
+    typer.Option(
+        "--graph-only", help="True facts come from the graph only, not also from the dialogue's own knowledge."
+    ),
+]
+MinCharsOption = Annotated[int, typer.Option(parser=POSITIVE, help="Shortest entity name matched.")]
+TextOverlapOption = Annotated[
+    int, typer.Option(parser=NON_NEGATIVE, help="Characters shared with a free-text fact to state it (0: never).")
+]
+VectorsOption = Annotated[
+    Path | None,
+    typer.Option(
+        help="Word vectors (word2vec text or binary) for Embedding Average, Vector Extrema and Greedy Matching."
+    ),
+]
+BertScoreModelOption = Annotated[
+    Path | None,
+    typer.Option(
+        help="Local transformers model folder for BERTScore (extra kgforge\\[bertscore]; nothing is downloaded)."
+    ),
+]
+BleurtOption = Annotated[
+    Path | None,
+    typer.Option(
+        help="Local BLEURT checkpoint ported to PyTorch (one regression output) for BLEURT (extra kgforge\\[bleurt])."
+    ),
+]
+CandidatesOption = Annotated[
+    Path | None,
+    typer.Option(help="A retrieval model's scored candidates per context (label + score): Hits@1 and Hits@3."),
+]
+GroupSizeOption = Annotated[
+    int | None, typer.Option(parser=POSITIVE, help="Candidates per context in plain label<TAB>score lines.")
+]
+SelectedOption = Annotated[
+    Path | None,
+    typer.Option(
+        help="Facts a system selected per turn, ranked (JSON lines {dialogue, turn, facts}, or a `kgforge ground` "
+        "output), scored against --gold: R-Precision, Recall@k, P/R/F1, selection accuracy."
+    ),
+]
+RecallKOption = Annotated[str, typer.Option("--k", help="The k of Recall@k with --selected, comma-separated.")]
+GoalMetricsOption = Annotated[
+    bool,
+    typer.Option(
+        "--goal-metrics",
+        help="Also judge whole dialogues: DuConv goal "
+        "completion, Info bands, DuRecDial LS/UTC, Rec (a dialogue file, or "
+        "predictions with --gold/--dialogues naming one).",
+    ),
+]
+SystemOption = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--system",
+        help="A system to compare, NAME=FILE or "
+        "TASK/NAME=FILE (repeat it), or a folder of system files "
+        "(sub-folders: tasks; gold.* in one: its gold).",
+    ),
+]
+LeaderboardOption = Annotated[
+    Path | None,
+    typer.Option(
+        callback=OUT_DIR,
+        metavar="DIR",
+        help="Folder for the systems' leaderboard.json, .csv and .md (none is written unless given).",
+    ),
+]
+BootstrapOption = Annotated[
+    int, typer.Option(parser=NON_NEGATIVE, help="Bootstrap resamples for the correlations' 95% intervals (0: none).")
+]
+BootstrapSeedOption = Annotated[int, typer.Option(parser=NON_NEGATIVE, help="Seed of the bootstrap.")]
+OfficialOption = Annotated[bool, typer.Option("--official", help="Print only the official DuConv script's lines.")]
+PlotOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--plot",
+        metavar="DIR",
+        help="Draw PNGs into DIR: the metric x human-score heatmap (turn and system level, with --human) and, "
+        "with --system, the leaderboard with bootstrap 95% intervals; named after the domain and the file.",
+    ),
+]
+LlmJudgeOption = Annotated[
+    str | None,
+    typer.Option(
+        "--llm-judge",
+        parser=RUBRIC,
+        help="Score PREDICTIONS (or the items of --ratings) by an LLM on a rubric (see `kgforge rate rubrics`).",
+    ),
+]
+RatingsOption = Annotated[
+    Path | None,
+    typer.Option(help="--llm-judge: a filled rating round (the folder `rate sheet` wrote): agreement with it."),
+]
+LogprobsOption = Annotated[
+    Path | None,
+    typer.Option(help="Perplexity from the token log-probabilities a model wrote (JSON lines; docs/evaluation.md)."),
+]
+
+
 @app.command("eval")
 @reads_inputs
 @long_running
 def eval_command(
-    predictions: Annotated[
-        Path | None,
-        typer.Argument(
-            help="Responses to score: the official 'prediction<TAB>gold' "
-            "file, one response per line, JSONL/CSV/Excel columns, or "
-            "a DuConv / KdConv / DuRecDial file (or give --system)."
-        ),
-    ] = None,
+    predictions: PredictionsArgument = None,
     gold: GoldOption = None,
     dialogues: DialoguesOption = None,
-    domain: Annotated[
-        str | None,
-        typer.Option(parser=DOMAIN, help="Domain whose graph judges the knowledge (knowledge precision/recall/F1)."),
-    ] = None,
-    human: Annotated[
-        Path | None,
-        typer.Option(
-            help="Human scores per response (number columns, MSDE's nested "
-            "'scores', several annotators; with --system: a system column "
-            "or one file per system): correlations with every metric."
-        ),
-    ] = None,
-    human_id_column: Annotated[
-        str | None, typer.Option(help="Column of --human naming the response id (default: id, when present).")
-    ] = None,
-    out: Annotated[
-        Path | None,
-        typer.Option(
-            "--out",
-            "-o",
-            callback=OUT_FILE,
-            help="Per-response file (.jsonl, .csv or .parquet); none is written unless given.",
-        ),
-    ] = None,
-    no_out: Annotated[
-        bool, typer.Option("--no-out", hidden=True, help="Kept for scripts: nothing is written without --out.")
-    ] = False,
-    metrics: Annotated[
-        str | None,
-        typer.Option(
-            help="Comma-separated metrics, or 'all' (default: the default "
-            "ones the inputs allow; see `kgforge metrics`)."
-        ),
-    ] = None,
-    layout: Annotated[str, typer.Option(parser=one_of(EVAL_LAYOUTS), help="Layout of PREDICTIONS.")] = "auto",
-    segmentation: Annotated[
-        str,
-        typer.Option(
-            parser=one_of(("auto", *SEGMENTATIONS)),
-            help="How texts become tokens: whitespace (pre-segmented), jieba "
-            "(as the exports segment) or char; auto: whitespace for "
-            "segmented inputs, jieba otherwise.",
-        ),
-    ] = "auto",
-    prediction_column: Annotated[str | None, typer.Option(help="Column holding the predictions.")] = None,
-    gold_column: Annotated[str | None, typer.Option(help="Column holding the gold responses.")] = None,
-    id_column: Annotated[str | None, typer.Option(help="Column holding response ids.")] = None,
-    dialogue_column: Annotated[str | None, typer.Option(help="Column holding dialogue ids (for --dialogues).")] = None,
-    graph_only: Annotated[
-        bool,
-        typer.Option(
-            "--graph-only", help="True facts come from the graph only, not also from the dialogue's own knowledge."
-        ),
-    ] = False,
-    min_chars: Annotated[int, typer.Option(parser=POSITIVE, help="Shortest entity name matched.")] = 2,
-    text_overlap: Annotated[
-        int, typer.Option(parser=NON_NEGATIVE, help="Characters shared with a free-text fact to state it (0: never).")
-    ] = 6,
-    vectors: Annotated[
-        Path | None,
-        typer.Option(
-            help="Word vectors (word2vec text or binary) for Embedding Average, Vector Extrema and Greedy Matching."
-        ),
-    ] = None,
-    model_path: Annotated[
-        Path | None,
-        typer.Option(
-            help="Local transformers model folder for BERTScore (extra kgforge\\[bertscore]; nothing is downloaded)."
-        ),
-    ] = None,
-    bleurt_path: Annotated[
-        Path | None,
-        typer.Option(
-            help="Local BLEURT checkpoint ported to PyTorch (one "
-            "regression output) for BLEURT (extra kgforge\\[bleurt])."
-        ),
-    ] = None,
-    candidates: Annotated[
-        Path | None,
-        typer.Option(help="A retrieval model's scored candidates per context (label + score): Hits@1 and Hits@3."),
-    ] = None,
-    group_size: Annotated[
-        int | None, typer.Option(parser=POSITIVE, help="Candidates per context in plain label<TAB>score lines.")
-    ] = None,
-    selected: Annotated[
-        Path | None,
-        typer.Option(
-            help="Facts a system selected per turn, ranked (JSON lines {dialogue, turn, facts}, or a `kgforge ground` "
-            "output), scored against --gold: R-Precision, Recall@k, P/R/F1, selection accuracy."
-        ),
-    ] = None,
-    k: Annotated[str, typer.Option("--k", help="The k of Recall@k with --selected, comma-separated.")] = "1,5",
-    goal_metrics: Annotated[
-        bool,
-        typer.Option(
-            "--goal-metrics",
-            help="Also judge whole dialogues: DuConv goal "
-            "completion, Info bands, DuRecDial LS/UTC, Rec (a dialogue file, or "
-            "predictions with --gold/--dialogues naming one).",
-        ),
-    ] = False,
-    system: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--system",
-            help="A system to compare, NAME=FILE or "
-            "TASK/NAME=FILE (repeat it), or a folder of system files "
-            "(sub-folders: tasks; gold.* in one: its gold).",
-        ),
-    ] = None,
-    leaderboard: Annotated[
-        Path | None,
-        typer.Option(
-            callback=OUT_DIR,
-            metavar="DIR",
-            help="Folder for the systems' leaderboard.json, .csv and .md (none is written unless given).",
-        ),
-    ] = None,
-    bootstrap: Annotated[
-        int,
-        typer.Option(parser=NON_NEGATIVE, help="Bootstrap resamples for the correlations' 95% intervals (0: none)."),
-    ] = 1000,
-    seed: Annotated[int, typer.Option(parser=NON_NEGATIVE, help="Seed of the bootstrap.")] = 0,
-    official: Annotated[
-        bool, typer.Option("--official", help="Print only the official DuConv script's lines.")
-    ] = False,
-    plot: Annotated[
-        Path | None,
-        typer.Option(
-            "--plot",
-            metavar="DIR",
-            help="Draw PNGs into DIR: the metric x human-score heatmap (turn and system level, with --human) and, "
-            "with --system, the leaderboard with bootstrap 95% intervals; named after the domain and the file.",
-        ),
-    ] = None,
-    llm_judge: Annotated[
-        str | None,
-        typer.Option(
-            "--llm-judge",
-            parser=RUBRIC,
-            help="Score PREDICTIONS (or the items of --ratings) by an LLM on a rubric (see `kgforge rate rubrics`).",
-        ),
-    ] = None,
-    ratings: Annotated[
-        Path | None,
-        typer.Option(help="--llm-judge: a filled rating round (the folder `rate sheet` wrote): agreement with it."),
-    ] = None,
+    domain: JudgingDomainOption = None,
+    human: HumanOption = None,
+    human_id_column: HumanIdColumnOption = None,
+    out: PerResponseOutOption = None,
+    no_out: NoOutOption = False,
+    metrics: MetricsOption = None,
+    layout: EvalLayoutOption = "auto",
+    segmentation: SegmentationOption = "auto",
+    prediction_column: PredictionColumnOption = None,
+    gold_column: GoldColumnOption = None,
+    id_column: IdColumnOption = None,
+    dialogue_column: DialogueColumnOption = None,
+    graph_only: GraphOnlyOption = False,
+    min_chars: MinCharsOption = 2,
+    text_overlap: TextOverlapOption = 6,
+    vectors: VectorsOption = None,
+    model_path: BertScoreModelOption = None,
+    bleurt_path: BleurtOption = None,
+    candidates: CandidatesOption = None,
+    group_size: GroupSizeOption = None,
+    selected: SelectedOption = None,
+    k: RecallKOption = "1,5",
+    goal_metrics: GoalMetricsOption = False,
+    system: SystemOption = None,
+    leaderboard: LeaderboardOption = None,
+    bootstrap: BootstrapOption = 1000,
+    seed: BootstrapSeedOption = 0,
+    official: OfficialOption = False,
+    plot: PlotOption = None,
+    llm_judge: LlmJudgeOption = None,
+    ratings: RatingsOption = None,
     llm_url: LlmUrlOption = None,
     llm_model: LlmModelOption = None,
     llm_key_env: LlmKeyEnvOption = None,
-    logprobs: Annotated[
-        Path | None,
-        typer.Option(
-            help="Perplexity from the token log-probabilities a model wrote (JSON lines; docs/evaluation.md)."
-        ),
-    ] = None,
+    logprobs: LogprobsOption = None,
     workdir: WorkdirOption = DEFAULT_WORKDIR,
     json_out: JsonOption = False,
 ) -> None:
     """Score responses: official DuConv F1/BLEU/DISTINCT, BLEU-3/4, ROUGE-L, CIDEr-D, METEOR, embedding metrics,
     BERTScore, BLEURT, knowledge P/R/F1, hallucinations; many systems (--system), goal metrics, Hits@k."""
-    columns = {
-        key: value
-        for key, value in (
-            ("prediction", prediction_column),
-            ("gold", gold_column),
-            ("id", id_column),
-            ("dialogue", dialogue_column),
-        )
-        if value
-    }
     options = EvalOptions(
         layout=layout,
         segmentation=segmentation,
         metrics=_metric_names(metrics) if metrics else None,
-        columns=columns,
+        columns=_columns(prediction=prediction_column, gold=gold_column, id=id_column, dialogue=dialogue_column),
         knowledge=KnowledgeOptions(min_chars, text_overlap, graph_only),
         human_id_column=human_id_column,
         vectors=vectors,
@@ -282,78 +302,130 @@ def eval_command(
         goal_metrics=goal_metrics,
     )
     if logprobs is not None:
-        found = perplexity(logprobs)
-        emit_json(found.as_dict()) if json_out else show_mapping(f"perplexity of {logprobs}", found.as_dict())
-        return
+        return _show_perplexity(logprobs, json_out)
     if llm_judge is not None:
         return _judge(llm_judge, predictions, ratings, llm_url, llm_model, llm_key_env, out, json_out)
     if plot is not None and (selected is not None or candidates is not None):
         raise typer.BadParameter(
             "draws the human correlations and the leaderboard, not --selected or --candidates", param_hint="--plot"
         )
+    per_response = None if no_out else out
     if selected is not None:
-        if predictions is not None or system:
-            raise typer.BadParameter("--selected is scored on its own: give no PREDICTIONS or --system beside it")
-        if gold is None:
-            raise typer.BadParameter("--selected needs --gold (the dialogues whose turns it selected facts for)")
-        target = None if no_out else out
-        report = score_selection(selected, gold, ks=_ks(k), domain=domain, workdir=workdir, out=target)
-        if json_out:
-            emit_json(report.as_dict())
-        else:
-            show_selection(report)
-        return
+        return _score_selection(selected, predictions, system, gold, _ks(k), domain, workdir, per_response, json_out)
     if candidates is not None:
-        hits = hits_at(candidates, group_size=group_size)
-        if json_out:
-            emit_json(hits.to_dict())
-        else:
-            shares = ", ".join(f"{name} {_number(value)}" for name, value in hits.hits.items())
-            console.print(f"[bold]{hits.contexts:,} contexts[/], {hits.candidates:,} candidates: {shares}")
-            if hits.without_gold:
-                console.print(f"[yellow]{hits.without_gold:,} contexts have no gold candidate (label 1): left out[/]")
-        return
+        return _show_hits(candidates, group_size, json_out)
+    scoring = _Scoring(gold, dialogues, domain, workdir, human, options, plot)
     if system:
-        if predictions is not None:
-            raise typer.BadParameter("give the responses either as PREDICTIONS or as --system, not both")
-        if out is not None:
-            raise typer.BadParameter(
-                "--out names one PREDICTIONS file's per-response file; the systems' leaderboard goes to "
-                "--leaderboard DIR"
-            )
-        systems, golds = _systems(system)
-        board = evaluate_systems(
-            systems,
-            gold=gold,
-            golds=golds,
-            dialogues=dialogues,
-            domain=domain,
-            workdir=workdir,
-            options=options,
-            human=human,
-            out=leaderboard,
-            bootstrap=bootstrap,
-            seed=seed,
-            plot=plot,
-        )
-        if json_out:
-            emit_json(board.as_dict())
-        else:
-            show_leaderboard(board)
+        return _score_systems(system, predictions, out, leaderboard, bootstrap, seed, scoring, json_out)
+    _score_predictions(predictions, per_response, official, scoring, json_out)
+
+
+def _columns(**roles: str | None) -> dict[str, str]:
+    """The columns named on the command line, by their role; a role not named is found in the file itself."""
+    return {role: column for role, column in roles.items() if column}
+
+
+def _show_perplexity(logprobs: Path, json_out: bool) -> None:
+    found = perplexity(logprobs)
+    emit_json(found.as_dict()) if json_out else show_mapping(f"perplexity of {logprobs}", found.as_dict())
+
+
+def _score_selection(
+    selected: Path,
+    predictions: Path | None,
+    system: list[str] | None,
+    gold: Path | None,
+    ks: tuple[int, ...],
+    domain: str | None,
+    workdir: Path,
+    out: Path | None,
+    json_out: bool,
+) -> None:
+    """``--selected``: the facts a system chose per turn, scored against the gold dialogues' own."""
+    if predictions is not None or system:
+        raise typer.BadParameter("--selected is scored on its own: give no PREDICTIONS or --system beside it")
+    if gold is None:
+        raise typer.BadParameter("--selected needs --gold (the dialogues whose turns it selected facts for)")
+    report = score_selection(selected, gold, ks=ks, domain=domain, workdir=workdir, out=out)
+    emit_json(report.as_dict()) if json_out else show_selection(report)
+
+
+def _show_hits(candidates: Path, group_size: int | None, json_out: bool) -> None:
+    """``--candidates``: Hits@k of a retrieval model's ranked candidates."""
+    hits = hits_at(candidates, group_size=group_size)
+    if json_out:
+        emit_json(hits.to_dict())
         return
+    shares = ", ".join(f"{name} {_number(value)}" for name, value in hits.hits.items())
+    console.print(f"[bold]{hits.contexts:,} contexts[/], {hits.candidates:,} candidates: {shares}")
+    if hits.without_gold:
+        console.print(f"[yellow]{hits.without_gold:,} contexts have no gold candidate (label 1): left out[/]")
+
+
+@dataclass(frozen=True)
+class _Scoring:
+    """What responses are scored with, the same for one file of PREDICTIONS and for every --system."""
+
+    gold: Path | None
+    dialogues: Path | None
+    domain: str | None
+    workdir: Path
+    human: Path | None
+    options: EvalOptions
+    plot: Path | None
+
+
+def _score_systems(
+    system: list[str],
+    predictions: Path | None,
+    out: Path | None,
+    leaderboard: Path | None,
+    bootstrap: int,
+    seed: int,
+    scoring: _Scoring,
+    json_out: bool,
+) -> None:
+    """``--system``: every system scored alike, into a leaderboard."""
+    if predictions is not None:
+        raise typer.BadParameter("give the responses either as PREDICTIONS or as --system, not both")
+    if out is not None:
+        raise typer.BadParameter(
+            "--out names one PREDICTIONS file's per-response file; the systems' leaderboard goes to --leaderboard DIR"
+        )
+    systems, golds = _systems(system)
+    board = evaluate_systems(
+        systems,
+        gold=scoring.gold,
+        golds=golds,
+        dialogues=scoring.dialogues,
+        domain=scoring.domain,
+        workdir=scoring.workdir,
+        options=scoring.options,
+        human=scoring.human,
+        out=leaderboard,
+        bootstrap=bootstrap,
+        seed=seed,
+        plot=scoring.plot,
+    )
+    emit_json(board.as_dict()) if json_out else show_leaderboard(board)
+
+
+def _score_predictions(
+    predictions: Path | None, out: Path | None, official: bool, scoring: _Scoring, json_out: bool
+) -> None:
+    """One file of responses scored, shown as the official script's lines (``--official``), JSON or a table."""
     if predictions is None:
         raise typer.BadParameter("give PREDICTIONS (a file of responses) or --system NAME=FILE")
-    target = None if no_out else out
     report = evaluate(
         predictions,
-        gold=gold,
-        dialogues=dialogues,
-        domain=domain,
-        workdir=workdir,
-        human=human,
-        out=target,
-        options=options,
-        plot=plot,
+        gold=scoring.gold,
+        dialogues=scoring.dialogues,
+        domain=scoring.domain,
+        workdir=scoring.workdir,
+        human=scoring.human,
+        out=out,
+        options=scoring.options,
+        plot=scoring.plot,
     )
     if official:
         if report.official is None:

@@ -56,120 +56,135 @@ def _cut_layouts() -> str:
     return ", ".join(dict.fromkeys(lay.name for fmt in formats().values() for lay in fmt.layouts if lay.cut_from))
 
 
+# The options of `kgforge export`, in the order --help lists them (the command's signature keeps it).
+ExportFormatOption = Annotated[
+    str,
+    typer.Option(
+        "--format",
+        parser=registered(FORMATS),
+        help=f"{_in_words(FORMATS.names())} (`kgforge export-formats` lists their layouts).",
+    ),
+]
+ExportOutOption = Annotated[
+    Path,
+    typer.Option("--out", "-o", callback=OUT_FILE, help="File to write (plus OUT.manifest.json, OUT.ids.txt)."),
+]
+NewGoalsOption = Annotated[Path | None, typer.Option(help="New goals (JSON lines from `kgforge goals`).")]
+RealDialoguesOption = Annotated[
+    Path | None,
+    typer.Option(
+        help="Real dialogues: DuConv sessions or samples, KdConv "
+        "{train,dev,test}.json, DuRecDial sessions or samples "
+        "(LIC-2020, ACL 2020 release, DuRecDial 2.0 zh/en)."
+    ),
+]
+ExportLayoutOption = Annotated[
+    str | None,
+    typer.Option(
+        parser=one_of(choices("export layout")),
+        help="Layout of the format. Goals: one without a conversation "
+        f"({_goal_layouts()}; v2 with --lang zh,en). Dialogues: their own "
+        f"(the default) or the samples cut from them ({_cut_layouts()}).",
+    ),
+]
+InputLayoutOption = Annotated[
+    str | None,
+    typer.Option(
+        parser=one_of(choices("input layout")),
+        help="--dialogues: the layout the file is in, when it cannot be "
+        "told from its records (e.g. durecdial-lic2020).",
+    ),
+]
+RefreshAttrsOption = Annotated[
+    bool,
+    typer.Option(
+        "--refresh-attrs",
+        help="--dialogues: rewrite gold values the graph now states otherwise; every change goes to OUT.refresh.jsonl.",
+    ),
+]
+ChangedSinceOption = Annotated[
+    str | None,
+    typer.Option(
+        "--changed-since",
+        metavar="BUILD",
+        help="Write only the dialogues or goals whose records differ "
+        "from the same export of BUILD (a kept build; see "
+        "`kgforge diff`).",
+    ),
+]
+BudgetOption = Annotated[
+    int | None,
+    typer.Option(
+        parser=NON_NEGATIVE,
+        help="Facts per topic besides its type fact and the goal path "
+        "(default 7 for the first topic and 4 for the others; real "
+        "dialogues: the format's).",
+    ),
+]
+ExportLanguagesOption = Annotated[
+    str | None,
+    typer.Option(
+        parser=LANGUAGES,
+        help="Label language (default: the schema's); "
+        "two joined by a comma (zh,en) write a parallel corpus: twins "
+        "in DuRecDial 2.0's layout, its five task files and a "
+        "manifest pairing them (--format durecdial; --goals, or "
+        "--dialogues zh_NAME with en_NAME beside it).",
+    ),
+]
+AllowMixedOption = Annotated[
+    bool,
+    typer.Option(
+        "--allow-mixed",
+        help="Where an entity or relation has no label in "
+        "--lang (or in a twin's language), or a value or other text has no form in it, "
+        "write another language's (listed in the report, the manifest and OUT.mixed.jsonl) instead of refusing.",
+    ),
+]
+SegmentOption = Annotated[
+    bool,
+    typer.Option(
+        help="Word-segmented layouts (DuConv): cut strings into words as the "
+        "real files are; --no-segment keeps labels whole."
+    ),
+]
+NoTextOption = Annotated[bool, typer.Option("--no-text", help="Leave free-text facts (comments, Information) out.")]
+ExportSkipInvalidOption = Annotated[
+    bool,
+    typer.Option(
+        "--skip-invalid", help="Write the dialogues that pass the checks and list the others in OUT.rejected.jsonl."
+    ),
+]
+AddRelatedOption = Annotated[
+    str | None,
+    typer.Option(
+        parser=FOLDER,
+        help="Add each topic's top related entity from the model bundle models/NAME (`kgforge embed`).",
+    ),
+]
+
+
 @app.command("export")
 @when_interrupted(NOTHING_HALF_WRITTEN)
 @reads_inputs
 @long_running
 def export_command(
     domain: DomainArgument,
-    fmt: Annotated[
-        str,
-        typer.Option(
-            "--format",
-            parser=registered(FORMATS),
-            help=f"{_in_words(FORMATS.names())} (`kgforge export-formats` lists their layouts).",
-        ),
-    ],
-    out: Annotated[
-        Path,
-        typer.Option("--out", "-o", callback=OUT_FILE, help="File to write (plus OUT.manifest.json, OUT.ids.txt)."),
-    ],
-    goals: Annotated[Path | None, typer.Option(help="New goals (JSON lines from `kgforge goals`).")] = None,
-    dialogues: Annotated[
-        Path | None,
-        typer.Option(
-            help="Real dialogues: DuConv sessions or samples, KdConv "
-            "{train,dev,test}.json, DuRecDial sessions or samples "
-            "(LIC-2020, ACL 2020 release, DuRecDial 2.0 zh/en)."
-        ),
-    ] = None,
-    layout: Annotated[
-        str | None,
-        typer.Option(
-            parser=one_of(choices("export layout")),
-            help="Layout of the format. Goals: one without a conversation "
-            f"({_goal_layouts()}; v2 with --lang zh,en). Dialogues: their own "
-            f"(the default) or the samples cut from them ({_cut_layouts()}).",
-        ),
-    ] = None,
-    input_layout: Annotated[
-        str | None,
-        typer.Option(
-            parser=one_of(choices("input layout")),
-            help="--dialogues: the layout the file is in, when it cannot be "
-            "told from its records (e.g. durecdial-lic2020).",
-        ),
-    ] = None,
-    refresh_attrs: Annotated[
-        bool,
-        typer.Option(
-            "--refresh-attrs",
-            help="--dialogues: rewrite gold values the graph "
-            "now states otherwise; every change goes to OUT.refresh.jsonl.",
-        ),
-    ] = False,
-    changed_since: Annotated[
-        str | None,
-        typer.Option(
-            "--changed-since",
-            metavar="BUILD",
-            help="Write only the dialogues or goals whose records differ "
-            "from the same export of BUILD (a kept build; see "
-            "`kgforge diff`).",
-        ),
-    ] = None,
-    budget: Annotated[
-        int | None,
-        typer.Option(
-            parser=NON_NEGATIVE,
-            help="Facts per topic besides its type fact and the goal path "
-            "(default 7 for the first topic and 4 for the others; real "
-            "dialogues: the format's).",
-        ),
-    ] = None,
-    lang: Annotated[
-        str | None,
-        typer.Option(
-            parser=LANGUAGES,
-            help="Label language (default: the schema's); "
-            "two joined by a comma (zh,en) write a parallel corpus: twins "
-            "in DuRecDial 2.0's layout, its five task files and a "
-            "manifest pairing them (--format durecdial; --goals, or "
-            "--dialogues zh_NAME with en_NAME beside it).",
-        ),
-    ] = None,
-    allow_mixed: Annotated[
-        bool,
-        typer.Option(
-            "--allow-mixed",
-            help="Where an entity or relation has no label in "
-            "--lang (or in a twin's language), or a value or other text has no form in it, "
-            "write another language's (listed in the report, the manifest and OUT.mixed.jsonl) instead of refusing.",
-        ),
-    ] = False,
-    segment: Annotated[
-        bool,
-        typer.Option(
-            help="Word-segmented layouts (DuConv): cut strings into words as the "
-            "real files are; --no-segment keeps labels whole."
-        ),
-    ] = True,
-    no_text: Annotated[
-        bool, typer.Option("--no-text", help="Leave free-text facts (comments, Information) out.")
-    ] = False,
-    skip_invalid: Annotated[
-        bool,
-        typer.Option(
-            "--skip-invalid", help="Write the dialogues that pass the checks and list the others in OUT.rejected.jsonl."
-        ),
-    ] = False,
-    add_related: Annotated[
-        str | None,
-        typer.Option(
-            parser=FOLDER,
-            help="Add each topic's top related entity from the model bundle models/NAME (`kgforge embed`).",
-        ),
-    ] = None,
+    fmt: ExportFormatOption,
+    out: ExportOutOption,
+    goals: NewGoalsOption = None,
+    dialogues: RealDialoguesOption = None,
+    layout: ExportLayoutOption = None,
+    input_layout: InputLayoutOption = None,
+    refresh_attrs: RefreshAttrsOption = False,
+    changed_since: ChangedSinceOption = None,
+    budget: BudgetOption = None,
+    lang: ExportLanguagesOption = None,
+    allow_mixed: AllowMixedOption = False,
+    segment: SegmentOption = True,
+    no_text: NoTextOption = False,
+    skip_invalid: ExportSkipInvalidOption = False,
+    add_related: AddRelatedOption = None,
     workdir: WorkdirOption = DEFAULT_WORKDIR,
     json_out: JsonOption = False,
 ) -> None:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from rich.markup import escape
@@ -37,64 +37,81 @@ STYLES = registry("goal style")
 HOPS = HOP_RANGE
 
 
+# The options of `kgforge goals`, in the order --help lists them (the command's signature keeps it).
+GoalCountOption = Annotated[int | None, typer.Option("--n", parser=POSITIVE, help="Number of goals to sample.")]
+GoalsOutOption = Annotated[Path | None, typer.Option("--out", "-o", callback=OUT_FILE, help="Goals JSONL to write.")]
+OneStepRatioOption = Annotated[
+    float, typer.Option(parser=FRACTION, help="Share of one-step goals (the rest two-step).")
+]
+HopsOption = Annotated[
+    str | None,
+    typer.Option(
+        parser=HOPS,
+        help="KdConv-style topic transitions over N or LOW..HIGH hops (implies --style kdconv), e.g. 1..3.",
+    ),
+]
+StyleOption = Annotated[
+    str | None,
+    typer.Option(
+        parser=one_of(STYLES.names()),
+        help="duconv (one-/two-step), kdconv (1–3 hop paths) or durecdial (goal sequences).",
+    ),
+]
+ProfilesOption = Annotated[
+    Path | None,
+    typer.Option(
+        help="DuRecDial user profiles (JSON lines) whose liked "
+        "stars the sequences are about (--style durecdial; "
+        "default: drawn from the graph and a template)."
+    ),
+]
+TransitionsOption = Annotated[
+    Path | None,
+    typer.Option(
+        help="--style durecdial: goal-type transitions, a table "
+        "(.tsv) or DuRecDial sessions to count (default: the "
+        "shipped table)."
+    ),
+]
+ProfileTemplateOption = Annotated[
+    Path | None, typer.Option(help="--style durecdial: profile and situation template (TOML).")
+]
+TopicOption = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--topic",
+        metavar="NAME",
+        help="Only goals whose first topic is this entity: a label, an alternative label or an IRI (repeat it "
+        "for several; every style).",
+    ),
+]
+GoalSeedOption = Annotated[int, typer.Option(parser=NON_NEGATIVE, help="Same seed, same goals.")]
+GoalLanguageOption = Annotated[
+    str | None, typer.Option(parser=LANGUAGE, help="Label language (default: the schema's).")
+]
+ValidateOption = Annotated[
+    Path | None,
+    typer.Option("--validate", help="Check the goals of these DuConv sessions against the graph instead."),
+]
+
+
 @app.command("goals")
 @when_interrupted(NOTHING_HALF_WRITTEN)
 @reads_inputs
 def goals_command(
     domain: DomainArgument,
-    n: Annotated[int | None, typer.Option("--n", parser=POSITIVE, help="Number of goals to sample.")] = None,
-    out: Annotated[Path | None, typer.Option("--out", "-o", callback=OUT_FILE, help="Goals JSONL to write.")] = None,
-    one_step_ratio: Annotated[
-        float, typer.Option(parser=FRACTION, help="Share of one-step goals (the rest two-step).")
-    ] = 0.5,
-    hops: Annotated[
-        str | None,
-        typer.Option(
-            parser=HOPS,
-            help="KdConv-style topic transitions over N or LOW..HIGH hops (implies --style kdconv), e.g. 1..3.",
-        ),
-    ] = None,
-    style: Annotated[
-        str | None,
-        typer.Option(
-            parser=one_of(STYLES.names()),
-            help="duconv (one-/two-step), kdconv (1–3 hop paths) or durecdial (goal sequences).",
-        ),
-    ] = None,
-    profiles: Annotated[
-        Path | None,
-        typer.Option(
-            help="DuRecDial user profiles (JSON lines) whose liked "
-            "stars the sequences are about (--style durecdial; "
-            "default: drawn from the graph and a template)."
-        ),
-    ] = None,
-    transitions: Annotated[
-        Path | None,
-        typer.Option(
-            help="--style durecdial: goal-type transitions, a table "
-            "(.tsv) or DuRecDial sessions to count (default: the "
-            "shipped table)."
-        ),
-    ] = None,
-    profile_template: Annotated[
-        Path | None, typer.Option(help="--style durecdial: profile and situation template (TOML).")
-    ] = None,
-    topic: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--topic",
-            metavar="NAME",
-            help="Only goals whose first topic is this entity: a label, an alternative label or an IRI (repeat it "
-            "for several; every style).",
-        ),
-    ] = None,
-    seed: Annotated[int, typer.Option(parser=NON_NEGATIVE, help="Same seed, same goals.")] = 0,
-    lang: Annotated[str | None, typer.Option(parser=LANGUAGE, help="Label language (default: the schema's).")] = None,
-    validate_file: Annotated[
-        Path | None,
-        typer.Option("--validate", help="Check the goals of these DuConv sessions against the graph instead."),
-    ] = None,
+    n: GoalCountOption = None,
+    out: GoalsOutOption = None,
+    one_step_ratio: OneStepRatioOption = 0.5,
+    hops: HopsOption = None,
+    style: StyleOption = None,
+    profiles: ProfilesOption = None,
+    transitions: TransitionsOption = None,
+    profile_template: ProfileTemplateOption = None,
+    topic: TopicOption = None,
+    seed: GoalSeedOption = 0,
+    lang: GoalLanguageOption = None,
+    validate_file: ValidateOption = None,
     workdir: WorkdirOption = DEFAULT_WORKDIR,
     json_out: JsonOption = False,
 ) -> None:
@@ -120,7 +137,14 @@ def goals_command(
         profile_template=profile_template,
         topics=topic or (),
     ).as_dict()
-    for note in report["shortfall"] + sequence_notes(report):  # on stderr, so it shows beside --json too
+    _warn_about_sample(report)
+    emit_json(report) if json_out else show_mapping(f"goals of {domain}", _sample_summary(report))
+
+
+def _warn_about_sample(report: dict[str, Any]) -> None:
+    """On stderr, so that it shows beside --json too: goals the graph could not give, and names written in
+    another language than asked for."""
+    for note in report["shortfall"] + sequence_notes(report):
         err_console.print(f"[yellow]warning[/]: {escape(note)}", soft_wrap=True)
     mixed = report.get("labels") or {}
     if mixed.get("mixed_count"):
@@ -131,8 +155,11 @@ def goals_command(
             "labels",
             soft_wrap=True,
         )
-    emit_json(report) if json_out else show_mapping(
-        f"goals of {domain}",
+
+
+def _sample_summary(report: dict[str, Any]) -> dict[str, Any]:
+    """The report's plain figures, then the goals per kind, goal type and first topic, one line each."""
+    return (
         {k: v for k, v in report.items() if not isinstance(v, (dict, list))}
         | {"kinds": ", ".join(f"{k} {v}" for k, v in report["kinds"].items())}
         | (
@@ -140,7 +167,7 @@ def goals_command(
             if "goal_types" in report
             else {}
         )
-        | ({"topics": ", ".join(f"{k} = {v}" for k, v in report["topics"].items())} if "topics" in report else {}),
+        | ({"topics": ", ".join(f"{k} = {v}" for k, v in report["topics"].items())} if "topics" in report else {})
     )
 
 

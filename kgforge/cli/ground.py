@@ -112,54 +112,62 @@ class _GroundOrTrain(typer.core.TyperCommand):
 _GroundOrTrain.subcommands = {"train": typer.main.get_command(_TRAIN)}
 
 
+# The options of `kgforge ground`, in the order --help lists them (the command's signature keeps it).
+GroundDialoguesOption = Annotated[
+    Path,
+    typer.Option(
+        "--dialogues",
+        help="Dialogues to ground: a KdConv JSON file, or DuConv or "
+        "DuRecDial sessions (JSON lines) with --format duconv "
+        "or durecdial.",
+    ),
+]
+GroundedOutOption = Annotated[
+    Path,
+    typer.Option(
+        "--out",
+        callback=OUT_FILE,
+        help="The grounded dialogues. KdConv: attrs (or predicted_attrs "
+        "beside gold attrs) and claims on every message; DuConv: a "
+        "grounding list parallel to the conversation (knowledge, topics, "
+        "claims); DuRecDial: knowledge per utterance (or "
+        "predicted_knowledge beside gold) and claims per utterance.",
+    ),
+]
+GroundFormatOption = Annotated[
+    str,
+    typer.Option("--format", parser=one_of(FORMATS), help="The dialogues' format: kdconv, duconv or durecdial."),
+]
+WorkersOption = Annotated[
+    int | None,
+    typer.Option(
+        "--workers",
+        parser=POSITIVE,
+        help="Processes grounding the dialogues (default: one per CPU; the output is the same).",
+    ),
+]
+GroundingModelOption = Annotated[
+    str,
+    typer.Option(
+        "--model",
+        parser=MODEL,
+        help="Who chooses among the candidate facts (KdConv): a model file from `kgforge ground train`, "
+        "`rules` for the hand rules alone, or `shipped` (the model kgforge ships).",
+    ),
+]
+
+
 @app.command("ground", cls=_GroundOrTrain)
 @reads_inputs
 @long_running
 def ground_command(
     domain: DomainArgument,
-    dialogues: Annotated[
-        Path,
-        typer.Option(
-            "--dialogues",
-            help="Dialogues to ground: a KdConv JSON file, or DuConv or "
-            "DuRecDial sessions (JSON lines) with --format duconv "
-            "or durecdial.",
-        ),
-    ],
-    out: Annotated[
-        Path,
-        typer.Option(
-            "--out",
-            callback=OUT_FILE,
-            help="The grounded dialogues. KdConv: attrs (or predicted_attrs "
-            "beside gold attrs) and claims on every message; DuConv: a "
-            "grounding list parallel to the conversation (knowledge, topics, "
-            "claims); DuRecDial: knowledge per utterance (or "
-            "predicted_knowledge beside gold) and claims per utterance.",
-        ),
-    ],
-    fmt: Annotated[
-        str,
-        typer.Option("--format", parser=one_of(FORMATS), help="The dialogues' format: kdconv, duconv or durecdial."),
-    ] = "kdconv",
-    workers: Annotated[
-        int | None,
-        typer.Option(
-            "--workers",
-            parser=POSITIVE,
-            help="Processes grounding the dialogues (default: one per CPU; the output is the same).",
-        ),
-    ] = None,
+    dialogues: GroundDialoguesOption,
+    out: GroundedOutOption,
+    fmt: GroundFormatOption = "kdconv",
+    workers: WorkersOption = None,
     skip_invalid: SkipInvalidOption = False,
-    model: Annotated[
-        str,
-        typer.Option(
-            "--model",
-            parser=MODEL,
-            help="Who chooses among the candidate facts (KdConv): a model file from `kgforge ground train`, "
-            "`rules` for the hand rules alone, or `shipped` (the model kgforge ships).",
-        ),
-    ] = "shipped",
+    model: GroundingModelOption = "shipped",
     workdir: WorkdirOption = DEFAULT_WORKDIR,
     json_out: JsonOption = False,
 ) -> None:

@@ -56,69 +56,79 @@ RESULT_FORMATS = ("table", "csv", "json")
 TABLE_LIMIT = 100  # rows a table shows unless --limit says otherwise; csv and json give every row by default
 
 
+# The options of `kgforge query`, in the order --help lists them (the command's signature keeps it).
+QueryArgument = Annotated[
+    str,
+    typer.Argument(
+        help="A shipped query's name (`kgforge queries` lists them, e.g. goal_two_step) or SPARQL text.",
+        show_default=False,
+    ),
+]
+QueryFileOption = Annotated[
+    Path | None,
+    typer.Option("--file", "-f", help="A .rq file; queries/NAME.rq finds a shipped query from any directory."),
+]
+BindOption = Annotated[
+    list[str],
+    typer.Option(
+        "--bind",
+        "-b",
+        help="VAR=VALUE: an entity's label where VAR stands as "
+        'a subject, else a literal; VAR="text" a plain literal, VAR@zh=text a '
+        "tagged one, VAR=<IRI> an IRI.",
+    ),
+]
+ResultFormatOption = Annotated[str, typer.Option("--format", parser=one_of(RESULT_FORMATS), help="table, csv or json.")]
+RowLimitOption = Annotated[
+    int | None,
+    typer.Option(
+        "--limit",
+        parser=NON_NEGATIVE,
+        show_default=False,
+        help=f"Rows to print (0: all). Default {TABLE_LIMIT} for the table, all for csv and json.",
+    ),
+]
+TimeoutOption = Annotated[float, typer.Option(parser=POSITIVE_NUMBER, help="Seconds before the query is stopped.")]
+AllowServiceOption = Annotated[
+    bool,
+    typer.Option(
+        "--allow-service",
+        help="Let SERVICE clauses call the remote "
+        "endpoints they name (refused by default: a query must not "
+        "make this machine send requests it was not asked to).",
+    ),
+]
+EndpointOption = Annotated[
+    str | None,
+    typer.Option(
+        "--endpoint",
+        parser=HTTP_URL,
+        help="Run it on a served graph (`kgforge serve`: http://127.0.0.1:7878/sparql) instead of the store.",
+    ),
+]
+LabelLanguageOption = Annotated[
+    str | None,
+    typer.Option(
+        "--lang",
+        parser=LANGUAGE,
+        help="Language of the labels shown beside IRIs and tried first for plain values (default: the schema's).",
+    ),
+]
+
+
 @app.command("query")
 @when_interrupted(NOTHING_CHANGED)
 def query_command(
     domain: DomainArgument,
-    query: Annotated[
-        str,
-        typer.Argument(
-            help="A shipped query's name (`kgforge queries` lists them, e.g. goal_two_step) or SPARQL text.",
-            show_default=False,
-        ),
-    ] = "",
-    file: Annotated[
-        Path | None,
-        typer.Option("--file", "-f", help="A .rq file; queries/NAME.rq finds a shipped query from any directory."),
-    ] = None,
-    bind: Annotated[
-        list[str],
-        typer.Option(
-            "--bind",
-            "-b",
-            help="VAR=VALUE: an entity's label where VAR stands as "
-            'a subject, else a literal; VAR="text" a plain literal, VAR@zh=text a '
-            "tagged one, VAR=<IRI> an IRI.",
-        ),
-    ] = [],
-    fmt: Annotated[str, typer.Option("--format", parser=one_of(RESULT_FORMATS), help="table, csv or json.")] = "table",
-    limit: Annotated[
-        int | None,
-        typer.Option(
-            "--limit",
-            parser=NON_NEGATIVE,
-            show_default=False,
-            help=f"Rows to print (0: all). Default {TABLE_LIMIT} for the table, all for csv and json.",
-        ),
-    ] = None,
-    timeout: Annotated[
-        float, typer.Option(parser=POSITIVE_NUMBER, help="Seconds before the query is stopped.")
-    ] = QUERY_TIMEOUT,
-    allow_service: Annotated[
-        bool,
-        typer.Option(
-            "--allow-service",
-            help="Let SERVICE clauses call the remote "
-            "endpoints they name (refused by default: a query must not "
-            "make this machine send requests it was not asked to).",
-        ),
-    ] = False,
-    endpoint: Annotated[
-        str | None,
-        typer.Option(
-            "--endpoint",
-            parser=HTTP_URL,
-            help="Run it on a served graph (`kgforge serve`: http://127.0.0.1:7878/sparql) instead of the store.",
-        ),
-    ] = None,
-    lang: Annotated[
-        str | None,
-        typer.Option(
-            "--lang",
-            parser=LANGUAGE,
-            help="Language of the labels shown beside IRIs and tried first for plain values (default: the schema's).",
-        ),
-    ] = None,
+    query: QueryArgument = "",
+    file: QueryFileOption = None,
+    bind: BindOption = [],
+    fmt: ResultFormatOption = "table",
+    limit: RowLimitOption = None,
+    timeout: TimeoutOption = QUERY_TIMEOUT,
+    allow_service: AllowServiceOption = False,
+    endpoint: EndpointOption = None,
+    lang: LabelLanguageOption = None,
     workdir: WorkdirOption = DEFAULT_WORKDIR,
     json_out: JsonOption = False,
 ) -> None:

@@ -152,6 +152,17 @@ def render(
         "Definitions: kgforge docs/corpus.md.",
         "",
     ]
+    lines += _dialogue_table(files, stats)
+    lines += _knowledge_tables(files, stats)
+    lines += ["## Files", ""] + _table(["file", "sha256"], [[shown(f), sha256_file(f)] for f in files])
+    if split is not None:
+        lines += _split_section(split)
+    lines += _sources_section(sources)
+    return "\n".join(lines)
+
+
+def _dialogue_table(files: list[Path], stats: list[CorpusStats]) -> list[str]:
+    """One row per file, then one per split file of it (`corpus stats --by-split`), each named after both."""
     rows = []
     for f, s in zip(files, stats):
         for name, part in [("", s), *s.splits.items()]:
@@ -167,7 +178,7 @@ def render(
                     part.chars_per_utterance,
                 ]
             )
-    lines += _table(
+    return _table(
         [
             "file",
             "layout",
@@ -180,28 +191,33 @@ def render(
         ],
         rows,
     )
-    lines += _knowledge_tables(files, stats)
-    lines += ["## Files", ""] + _table(["file", "sha256"], [[shown(f), sha256_file(f)] for f in files])
-    if split is not None:
-        lines += [
-            "## Split",
-            "",
-            f"By {split['by']}, seed {split['seed']}, ratios {':'.join(map(str, split['ratios']))}; "
-            f"{split['units']} units (largest {split['largest_unit']} dialogues), topics in more than one split: "
-            f"{split['topic_overlap']}. Leakage: the share of a split's dialogues with a topic (a gold triple) "
-            "that a train dialogue also has.",
-            "",
-        ]
-        lines += _table(
-            ["split", "dialogues", "share asked", "share", "topic leakage", "triple leakage"],
-            [
-                [p["name"], p["dialogues"], p["share_asked"], p["share"], p["topic_leakage"], p["triple_leakage"]]
-                for p in split["parts"]
-            ],
-        )
-        lines += [f"Note: {note}" for note in split.get("notes", [])] + ([""] if split.get("notes") else [])
-    lines += ["## Sources and licences", ""]
+
+
+def _split_section(split: dict[str, Any]) -> list[str]:
+    """How the corpus was split (`kgforge corpus split`'s report) and each part's share and leakage."""
+    lines = [
+        "## Split",
+        "",
+        f"By {split['by']}, seed {split['seed']}, ratios {':'.join(map(str, split['ratios']))}; "
+        f"{split['units']} units (largest {split['largest_unit']} dialogues), topics in more than one split: "
+        f"{split['topic_overlap']}. Leakage: the share of a split's dialogues with a topic (a gold triple) "
+        "that a train dialogue also has.",
+        "",
+    ]
     lines += _table(
+        ["split", "dialogues", "share asked", "share", "topic leakage", "triple leakage"],
+        [
+            [p["name"], p["dialogues"], p["share_asked"], p["share"], p["topic_leakage"], p["triple_leakage"]]
+            for p in split["parts"]
+        ],
+    )
+    lines += [f"Note: {note}" for note in split.get("notes", [])] + ([""] if split.get("notes") else [])
+    return lines
+
+
+def _sources_section(sources: list[SourceLine]) -> list[str]:
+    """Each graph's source and licence, and whether the release's terms are complete (a licence not recorded)."""
+    lines = ["## Sources and licences", ""] + _table(
         ["graph", "kind", "path", "sha256", "quads", "licence"],
         [[s.graph, s.kind, s.path, s.sha256, s.quads, s.licence] for s in sources],
     )
@@ -215,7 +231,7 @@ def render(
         ),
         "",
     ]
-    return "\n".join(lines)
+    return lines
 
 
 def _knowledge_tables(files: list[Path], stats: list[CorpusStats]) -> list[str]:

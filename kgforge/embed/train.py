@@ -401,8 +401,35 @@ def train_bundle(
         if resume and resumed_from is None
         else None
     )
+    training = _training_record(state, config, device, preflight, stopped_by, resumed_from, resume_note)
+    return write_bundle(
+        bundle_dir,
+        work_dir,
+        model=model,
+        triple_set=triple_set,
+        config=config,
+        metric=similarity_metric(config.model),
+        labels=labels or {},
+        types=types,
+        source={**(source or {}), "triples_sha256": content_hash},
+        metrics=metrics,
+        training=training,
+    )
+
+
+def _training_record(
+    state: TrainState,
+    config: EmbedConfig,
+    device: torch.device,
+    preflight: dict[str, Any],
+    stopped_by: str | None,
+    resumed_from: dict[str, int] | None,
+    resume_note: str | None,
+) -> dict[str, Any]:
+    """How training went, as the bundle's metrics.json records it (``training``): epochs, why it stopped, which
+    weights were kept, speed, memory, where it ran, and the loss curves."""
     distributed = config.devices > 1 or config.nodes > 1
-    training = {
+    return {
         "epochs_completed": state.epoch,
         "epochs_requested": config.epochs,
         "stopped_by": stopped_by,
@@ -422,19 +449,6 @@ def train_bundle(
         "loss_curve": state.losses,
         "validation_loss_curve": state.valid_losses,
     }
-    return write_bundle(
-        bundle_dir,
-        work_dir,
-        model=model,
-        triple_set=triple_set,
-        config=config,
-        metric=similarity_metric(config.model),
-        labels=labels or {},
-        types=types,
-        source={**(source or {}), "triples_sha256": content_hash},
-        metrics=metrics,
-        training=training,
-    )
 
 
 def _kept_epoch(state: TrainState, config: EmbedConfig, distributed: bool) -> str:

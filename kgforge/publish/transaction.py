@@ -301,20 +301,7 @@ def build(
         schema_sha256 = sha256_file(schema.path)
         taken: set[str] = set()
         names = [_graph_name(spec.kind, path, taken) for spec, path in specs]  # as a full build names them
-        decisions = [
-            decide(
-                previous,
-                published,
-                schema_sha256,
-                spec.kind,
-                path,
-                dict(spec.options),
-                graph_iri(*name.split("/")),
-                full,
-                footprint,
-            )
-            for (spec, path), name, footprint in zip(specs, names, footprints)
-        ]
+        decisions = _decisions(specs, names, footprints, current, schema_sha256, full)
         results, used = [], set()
         for (spec, path), name, decision, footprint in zip(specs, names, decisions, footprints):
             if decision.kept:
@@ -346,6 +333,32 @@ def build(
     if observed is not None:  # sources imported into a scratch folder to infer the schema (the others were kept)
         summary.schema["sources_observed"] = observed
     return summary
+
+
+def _decisions(
+    specs: list[tuple[SourceSpec, Path]],
+    names: list[str],
+    footprints: list[str | None],
+    current: Snapshot | None,
+    schema_sha256: str,
+    full: bool,
+) -> list[SourceDecision]:
+    """For each source, in order: keep the published build's graph of it, or import it again (:func:`decide`)."""
+    previous, published = (current.manifest, current.build) if current else (None, None)
+    return [
+        decide(
+            previous,
+            published,
+            schema_sha256,
+            spec.kind,
+            path,
+            dict(spec.options),
+            graph_iri(*name.split("/")),
+            full,
+            footprint,
+        )
+        for (spec, path), name, footprint in zip(specs, names, footprints)
+    ]
 
 
 def _kept_source(previous: Manifest, graph: str) -> SourceResult:

@@ -33,17 +33,7 @@ def predicate_table(graph: QAGraph) -> pl.DataFrame:
     types = graph.entity_types
     per_type = types.group_by("type").agg(entities_of_type=pl.len(), type_label=pl.col("type_label").first())
     per_subject = facts.group_by("type", "p", "s").agg(objects=pl.len())
-    short = pl.col("o").str.len_bytes() <= 40  # a date is short; long texts need no regular expression
-    dates = (
-        facts.filter(~pl.col("o_is_entity"), short)
-        .group_by("type", "p")
-        .agg(
-            dates=(
-                pl.col("o_datatype").str.contains("#(" + "|".join(DATE_TYPES) + ")$").fill_null(False)
-                | pl.col("o").str.contains(_DATE_TEXT)
-            ).sum()
-        )
-    )
+    dates = _date_counts(facts)
     stats = (
         facts.group_by("type", "p")
         .agg(
@@ -110,6 +100,21 @@ def predicate_table(graph: QAGraph) -> pl.DataFrame:
         asks="asks",
         example="example",
     ).sort(["type", "coverage", "predicate"], descending=[False, True, False])
+
+
+def _date_counts(facts: pl.DataFrame) -> pl.DataFrame:
+    """Per (type, predicate), how many of its literal objects are dates: typed as one, or written as one."""
+    short = pl.col("o").str.len_bytes() <= 40  # a date is short; long texts need no regular expression
+    return (
+        facts.filter(~pl.col("o_is_entity"), short)
+        .group_by("type", "p")
+        .agg(
+            dates=(
+                pl.col("o_datatype").str.contains("#(" + "|".join(DATE_TYPES) + ")$").fill_null(False)
+                | pl.col("o").str.contains(_DATE_TEXT)
+            ).sum()
+        )
+    )
 
 
 def _qualified_counts(graph: QAGraph) -> pl.DataFrame:

@@ -149,14 +149,7 @@ def run_resumable(
     checkpoint_file, journal = state / "checkpoint.json", state / "journal"
     saved = _read_checkpoint(checkpoint_file) if resume else None
     if saved and saved.get("done"):
-        return PassResult(
-            journal,
-            Counter(saved["counts"]),
-            reused=True,
-            truncated=saved.get("truncated"),
-            decompressor=saved.get("decompressor", ""),
-            engine=saved.get("engine", {}),
-        )
+        return _finished_pass(journal, saved)
     offset, line, size = (saved["offset"], saved["line"], saved["journal_size"]) if saved else (0, 1, 0)
     with open(journal, "ab") as handle:
         handle.truncate(size)
@@ -176,21 +169,7 @@ def run_resumable(
             result.engine = engine.report()
             if "shards" in result.engine:
                 result.engine["shards"] = earlier_shards + result.engine["shards"]
-            write_json_atomic(
-                checkpoint_file,
-                {
-                    "dump": str(dump),
-                    "mode": spec.mode,
-                    "offset": end_offset,
-                    "line": end_line,
-                    "journal_size": out.tell(),
-                    "counts": dict(result.counts),
-                    "done": done,
-                    "truncated": result.truncated,
-                    "decompressor": result.decompressor,
-                    "engine": result.engine,
-                },
-            )
+            _write_checkpoint(checkpoint_file, dump, spec, result, done, end_offset, end_line, out.tell())
             engine.checkpointed(done)
 
         def on_result(batch: BatchResult) -> None:
@@ -211,6 +190,47 @@ def run_resumable(
         result.truncated = reader.truncated
         save(True, reader.offset, reader.line + 1)
     return result
+
+
+def _finished_pass(journal: Path, saved: dict[str, Any]) -> PassResult:
+    """The result of a pass its checkpoint says finished: the journal is reused, the dump not read again."""
+    return PassResult(
+        journal,
+        Counter(saved["counts"]),
+        reused=True,
+        truncated=saved.get("truncated"),
+        decompressor=saved.get("decompressor", ""),
+        engine=saved.get("engine", {}),
+    )
+
+
+def _write_checkpoint(
+    file: Path,
+    dump: Path,
+    spec: PassSpec,
+    result: PassResult,
+    done: bool,
+    end_offset: int,
+    end_line: int,
+    journal_size: int,
+) -> None:
+    """Where the pass stands: the dump position to go on from and the journal's length up to it (what a resumed
+    pass truncates the journal to), written whole so that a kill leaves this checkpoint or the one before."""
+    write_json_atomic(
+        file,
+        {
+            "dump": str(dump),
+            "mode": spec.mode,
+            "offset": end_offset,
+            "line": end_line,
+            "journal_size": journal_size,
+            "counts": dict(result.counts),
+            "done": done,
+            "truncated": result.truncated,
+            "decompressor": result.decompressor,
+            "engine": result.engine,
+        },
+    )
 
 
 class _Stop(Exception):
