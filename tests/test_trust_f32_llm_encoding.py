@@ -32,8 +32,8 @@ def raw_deflate(data: bytes) -> bytes:
 @pytest.mark.parametrize(
     ("encoding", "body"),
     [
-        ("gzip", gzip.compress(COMPLETION)),
-        ("x-gzip", gzip.compress(COMPLETION)),
+        ("gzip", gzip.compress(COMPLETION, mtime=0)),
+        ("x-gzip", gzip.compress(COMPLETION, mtime=0)),
         ("deflate", zlib.compress(COMPLETION)),  # deflate as RFC 9110 means it: zlib-wrapped
         ("deflate", raw_deflate(COMPLETION)),  # and as some servers send it: bare
         ("identity", COMPLETION),
@@ -73,8 +73,8 @@ def test_a_gzip_bomb_is_refused_at_the_cap_without_inflating_it(tmp_path):
     ("encoding", "body", "problem"),
     [
         ("gzip", b"\x1f\x8b not really gzip", "not valid gzip"),
-        ("gzip", gzip.compress(COMPLETION)[:-12], "gzip reply is cut short"),
-        ("gzip", gzip.compress(COMPLETION) + b"trailing", "bytes after the end of the gzip reply"),
+        ("gzip", gzip.compress(COMPLETION, mtime=0)[:-12], "gzip reply is cut short"),
+        ("gzip", gzip.compress(COMPLETION, mtime=0) + b"trailing", "bytes after the end of the gzip reply"),
         ("deflate", b"neither zlib nor deflate", "not valid deflate"),
         ("br", COMPLETION, "Content-Encoding 'br' is not one kgforge reads"),
     ],
