@@ -366,13 +366,15 @@ def server():
 
 
 def test_api_cache_rate_limit_and_quota(server: str, tmp_path: Path) -> None:
-    client = XloreClient(tmp_path / "cache", base_url=server, min_interval=0.2)
+    client = XloreClient(tmp_path / "cache", base_url=server, min_interval=0.3)
     found = client.search_instances("城市之街")
     assert found[0]["Uri"] == I + "bdi1" and found[0]["Related Instances"][0]["Label"] == "鲁本·马莫利安"
     assert client.search_instances("城市之街") == found
     assert len(FakeXlore.hits) == 1  # the second answer came from the disk cache
     client.search_instances("霸王别姬")
-    assert FakeXlore.hits[1][0] - FakeXlore.hits[0][0] >= 0.19  # at most one request per min_interval
+    # at most one request per min_interval; the server clocks arrivals, and the first request's arrival also waited
+    # for its connection (the second reuses it), so a loaded machine shortens the gap it sees by that much
+    assert FakeXlore.hits[1][0] - FakeXlore.hits[0][0] >= 0.2
     FakeXlore.quota = True
     with pytest.raises(XloreQuotaError, match=QUOTA_TEXT):
         client.search_instances("阿甘正传")
