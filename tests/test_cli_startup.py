@@ -281,6 +281,15 @@ def test_key_value_tables_line_up_with_chinese_keys(capsys):
     assert len(value_columns) == 1, lines
 
 
+def test_key_value_tables_print_brackets_as_written(capsys):
+    from kgforge.cli._app import show_mapping
+
+    show_mapping("[b]release[/b] → out[1]", {"[k]": "[red]x", "croissant": "pip install 'kgforge[release]'"})
+    out = capsys.readouterr().out
+    assert "[b]release[/b] → out[1]" in out and "[k]" in out and "[red]x" in out
+    assert "pip install 'kgforge[release]'" in out
+
+
 def test_a_command_option_before_the_command_says_where_it_goes():
     result = run_cli("--limit", "3", "query", "travel", "entity_facts", check=False)
     assert result.returncode == 2

@@ -15,6 +15,7 @@ from typing import Annotated, Any, Generic, TypeVar
 import typer
 from rich.cells import cell_len
 from rich.console import Console
+from rich.markup import escape
 
 from kgforge.core import checks, limits, progress
 from kgforge.core.errors import ArgumentError
@@ -315,15 +316,16 @@ KEY_CELLS = 26  # the key column of show_mapping, in terminal cells
 
 
 def show_mapping(title: str, data: dict[str, Any]) -> None:
-    """A flat key/value summary for people."""
-    console.print(f"[bold]{title}[/]")
+    """A flat key/value summary for people. Titles, keys and values are data (paths, entity names, install hints
+    such as ``kgforge[release]``), never rich markup."""
+    console.print(f"[bold]{escape(title)}[/]")
     for key, value in data.items():
         if isinstance(value, float):
             value = f"{value:,.1f}"
         elif isinstance(value, int):
             value = f"{value:,}"
         pad = " " * max(0, KEY_CELLS - cell_len(str(key)))  # a CJK character takes two cells, not one
-        console.print(f"  {key}{pad} {value}")
+        console.print(f"  {escape(str(key))}{pad} {escape(str(value))}")
 
 
 # What Ctrl-C leaves, said by each command beside its own code (``@when_interrupted``); scripts/command_index.py
