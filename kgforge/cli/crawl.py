@@ -184,7 +184,7 @@ def _show_crawl(title: str, report: CrawlReport) -> None:
         },
     )
     for origin, note in summary.robots.items():
-        console.print(f"  robots {origin}: {note}")
+        console.print(f"  robots {origin}: {note}", markup=False)
     if summary.pending:
         console.print(f"  {summary.pending} pages left: run again with --resume to continue")
 
