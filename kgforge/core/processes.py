@@ -90,6 +90,8 @@ class _Popen(popen_forkserver.Popen):
     """multiprocessing's forkserver launch, through kgforge's own server, with the parent's main module
     left out of what the child prepares from (the child imports only what the pickled target needs)."""
 
+    _fds: list[int]  # set by popen_forkserver.Popen.__init__, not declared in typeshed
+
     def _launch(self, process_obj: Any) -> None:
         prep_data = spawn.get_preparation_data(process_obj._name)
         for key in _MAIN_KEYS:
@@ -103,7 +105,8 @@ class _Popen(popen_forkserver.Popen):
             mp_context.set_spawning_popen(None)
         self.sentinel, w = _server(process_obj.preload).connect_to_new_process(self._fds)
         parent_w = os.dup(w)  # the child watches this pipe to learn that its parent is gone
-        self.finalizer = util.Finalize(self, util.close_fds, (parent_w, self.sentinel))
+        close_fds = util.close_fds  # type: ignore[attr-defined]  # CPython's own helper, absent from typeshed
+        self.finalizer = util.Finalize(self, close_fds, (parent_w, self.sentinel))
         with open(w, "wb", closefd=True) as f:
             f.write(buf.getbuffer())
         self.pid = forkserver.read_signed(self.sentinel)
