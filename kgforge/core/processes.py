@@ -36,7 +36,7 @@ from concurrent.futures.process import BrokenProcessPool
 from multiprocessing import context as mp_context
 from multiprocessing import forkserver, popen_forkserver, reduction, spawn, util
 from pathlib import Path
-from typing import Any, BinaryIO, TypeVar
+from typing import IO, Any, TypeVar
 
 from kgforge.core.errors import KgforgeError
 
@@ -68,13 +68,13 @@ def _site_folders() -> set[str]:
     return {str(Path(folder).resolve()) for folder in folders}
 
 
-def write_frame(stream: BinaryIO, message: Any) -> None:
+def write_frame(stream: IO[bytes], message: Any) -> None:
     data = pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL)
     stream.write(HEADER.pack(len(data)) + data)
     stream.flush()
 
 
-def read_frame(stream: BinaryIO) -> Any:
+def read_frame(stream: IO[bytes]) -> Any:
     """The next frame's message; EOFError when the other end has gone (also in the middle of a frame)."""
     header = stream.read(HEADER.size)
     if len(header) < HEADER.size:
