@@ -32,10 +32,11 @@ import numpy as np
 import polars as pl
 
 from kgforge.core import checks
+from kgforge.core.errors import SchemaError
 from kgforge.core.files import atomic_path
 from kgforge.core.quads import check_iri, literal_term
 from kgforge.core.records import Record
-from kgforge.core.schema import Schema, SchemaError
+from kgforge.core.schema import Schema
 from kgforge.core.vocab import (
     DERIVED_GRAPHS,
     ENTITY,
@@ -314,10 +315,10 @@ def write_pairs(pairs: pl.DataFrame, relations: pl.DataFrame, path: Path) -> int
     tail = pl.lit(f" {graph} .")
     line = lambda subject, predicate, value: pl.concat_str([subject, pl.lit(f" {predicate} "), value, tail])  # noqa: E731
     # the node names (a, b, p, o-text): shares of "x"@en and "x"@zh are one node with two objects
-    nodes = pairs.unique(subset="node", maintain_order=True)
+    node_rows = pairs.unique(subset="node", maintain_order=True)
     lines = pl.concat(
         [
-            nodes.select(line=line(iri("node"), f"<{predicate}>", value))
+            node_rows.select(line=line(iri("node"), f"<{predicate}>", value))
             for predicate, value in ((LEFT, iri("a")), (RIGHT, iri("b")), (SHARED_PREDICATE, iri("p")))
         ]
         + [

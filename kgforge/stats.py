@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import polars as pl
 
@@ -59,7 +60,7 @@ def domain_stats(snapshot: Snapshot) -> DomainStats:
         rel=pl.col("p").replace_strict(labels, default=pl.col("p")),
         tail=pl.when(pl.col("o_is_entity")).then(label.replace_strict(labels, default=label)).otherwise(label),
     )
-    chars = texts.select(pl.sum_horizontal(pl.all().str.len_chars())).to_series().sum()
+    chars = cast(int, texts.select(pl.sum_horizontal(pl.all().str.len_chars())).to_series().sum())  # of lengths
     tokens = _token_total(texts)
     triples = facts.height
     return DomainStats(
@@ -87,7 +88,7 @@ def domain_stats(snapshot: Snapshot) -> DomainStats:
 
 
 def parallel_figures(
-    tables: GraphTables, facts: pl.DataFrame, schema: Schema, links: list[tuple[str, str]]
+    tables: GraphTables, facts: pl.DataFrame, schema: Schema, links: Iterable[tuple[str, str]]
 ) -> dict[str, Any]:
     """DuRecDial 2.0's Table 2 for a parallel KG: entities, attributes (relations) and triples that can be
     named in each of the domain's language and the other (zh ↔ en), and in both. Named means as an export in

@@ -89,6 +89,17 @@ def test_second_writer_gets_a_message_naming_the_lock(tmp_path, workdir, cli):
     cli("build", "travel", "--source", f"kdconv:{kb}", "--workdir", str(workdir))  # lock released
 
 
+def test_check_gives_a_running_writer_s_pid_as_an_int(tmp_path, workdir, cli):
+    # CheckReport.writer_pid is declared int; it held the lock file's text ("1234") until mypy saw it
+    kb = _write_kb(tmp_path / "kb.json", 10)
+    cli("build", "travel", "--source", f"kdconv:{kb}", "--workdir", str(workdir))
+    with write_lock(domain_paths("travel", workdir)):
+        report = check_store(Snapshot.open("travel", workdir))
+        printed = json.loads(cli("check", "travel", "--workdir", str(workdir), "--json", check=False).stdout)
+    assert report.writer_pid == os.getpid() and isinstance(report.writer_pid, int)
+    assert printed["writer_pid"] == os.getpid()
+
+
 def test_readers_work_while_a_writer_holds_the_lock(tmp_path, workdir, cli):
     kb = _write_kb(tmp_path / "kb.json", 10)
     cli("build", "travel", "--source", f"kdconv:{kb}", "--workdir", str(workdir))

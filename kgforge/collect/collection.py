@@ -20,7 +20,7 @@ import unicodedata
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from kgforge.collect.journal import Journal
 from kgforge.collect.records import (
@@ -47,7 +47,7 @@ WAIT_FRESH = 20.0  # seconds a waiting worker stays available for pairing withou
 MAX_TEXT = 1000  # characters of one turn (DuConv's and KdConv's utterances have a few dozen)
 
 
-class Judge:
+class Judge(Protocol):
     """What grounds a session's turns (:class:`kgforge.collect.judge.TurnJudge`)."""
 
     def turn(self, text: str, clicked: Sequence[str]) -> Verdict:  # pragma: no cover - a protocol

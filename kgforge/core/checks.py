@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import Any, cast
 from urllib.parse import urlsplit
 
 import pyoxigraph as ox
@@ -23,7 +23,7 @@ _FOLDER_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
 FOLDER_NAME_RULE = "letters, digits, '_', '.' and '-', at most 64, starting with a letter or digit, no '..'"
 
 
-def whole(value: Any, what: str, minimum: int = 0, maximum: int | None = None) -> int:
+def whole(value: object, what: str, minimum: int = 0, maximum: int | None = None) -> int:
     """An int (not a bool) in ``[minimum, maximum]``."""
     if (
         isinstance(value, bool)
@@ -59,10 +59,10 @@ def choice(value: Any, what: str, options: Iterable[str]) -> str:
     options = list(options)
     if value not in options:
         raise ArgumentError(what, f"{value!r} is not one of {', '.join(options)}")
-    return value
+    return cast(str, value)  # equal to one of the options, all of them str
 
 
-def folder_name(value: Any, what: str) -> str:
+def folder_name(value: object, what: str) -> str:
     """A name that becomes exactly one folder under its parent: never a path, never hidden."""
     if not isinstance(value, str) or not _FOLDER_NAME.fullmatch(value) or ".." in value:
         raise ArgumentError(what, f"{value!r} is not a plain name ({FOLDER_NAME_RULE})")
@@ -75,23 +75,29 @@ def language_tag(value: Any, what: str) -> str:
         ox.Literal("", language=value)
     except (TypeError, ValueError) as exc:
         raise ArgumentError(what, f"{value!r} is not a language tag ({exc})") from None
-    return value
+    return cast(str, value)  # the store's Literal takes a str as language and raises TypeError on anything else
 
 
-def device(value: Any, what: str) -> str:
+def device(value: object, what: str) -> str:
     """``auto``, ``cpu``, ``cuda`` or ``cuda:N``."""
     if not isinstance(value, str) or not re.fullmatch(r"auto|cpu|cuda(:\d+)?", value):
         raise ArgumentError(what, f"{value!r} is not a device (auto, cpu, cuda or cuda:N)")
     return value
 
 
-def http_url(value: Any, what: str) -> str:
+def http_url(value: object, what: str) -> str:
     """An ``http://`` or ``https://`` URL with a host."""
     try:
         parts = urlsplit(value) if isinstance(value, str) else None
     except ValueError:  # an unclosed IPv6 bracket
         parts = None
-    if parts is None or parts.scheme not in ("http", "https") or not parts.hostname or any(c.isspace() for c in value):
+    if (
+        not isinstance(value, str)
+        or parts is None
+        or parts.scheme not in ("http", "https")
+        or not parts.hostname
+        or any(c.isspace() for c in value)
+    ):
         raise ArgumentError(what, f"{value!r} is not an http:// or https:// URL with a host")
     return value
 

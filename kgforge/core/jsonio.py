@@ -86,9 +86,12 @@ def check_depth(value: Any, text: str | bytes, max_depth: int | None, start: int
     ``max_depth``. Values with fewer brackets than that cannot, so most are not walked at all."""
     if max_depth is None or not isinstance(value, (list, dict)):
         return
-    opening = ("[", "{") if isinstance(text, str) else (b"[", b"{")
     end = len(text) if end is None else end
-    if text.count(opening[0], start, end) + text.count(opening[1], start, end) <= max_depth:
+    if isinstance(text, str):
+        opening = text.count("[", start, end) + text.count("{", start, end)
+    else:
+        opening = text.count(b"[", start, end) + text.count(b"{", start, end)
+    if opening <= max_depth:
         return
     stack = [(value, 1)]
     while stack:
@@ -107,11 +110,11 @@ def dumps_bytes(value: Any, *, sort_keys: bool = False) -> bytes:
     try:
         return orjson.dumps(value, option=orjson.OPT_SORT_KEYS if sort_keys else 0)
     except TypeError:
-        compact = {"sort_keys": sort_keys, "separators": (",", ":")}
+        compact = (",", ":")
         try:
-            return json.dumps(value, ensure_ascii=False, **compact).encode("utf-8")
+            return json.dumps(value, ensure_ascii=False, sort_keys=sort_keys, separators=compact).encode("utf-8")
         except UnicodeEncodeError:  # a lone surrogate: JSON's own \\uXXXX escape keeps it exactly
-            return json.dumps(value, ensure_ascii=True, **compact).encode("ascii")
+            return json.dumps(value, ensure_ascii=True, sort_keys=sort_keys, separators=compact).encode("ascii")
 
 
 def array_items(records: Iterable[Any]) -> bytes:

@@ -77,7 +77,7 @@ WATCH_SECONDS = 1.0  # how often the reaper looks for new descendants while the 
 TERM_GRACE_SECONDS = 2.0  # from SIGTERM to SIGKILL for a descendant left behind
 
 
-def reap_descendants_when_gone(pid: int | None = None, roots: Iterable[int] = ()) -> subprocess.Popen:
+def reap_descendants_when_gone(pid: int | None = None, roots: Iterable[int] = ()) -> subprocess.Popen[bytes]:
     """Start a reaper that ends, once ``pid`` (this process by default) exits, killed or not, every process
     descended from it, or only ``roots`` and their descendants when ``roots`` are given.
 

@@ -36,7 +36,7 @@ from concurrent.futures.process import BrokenProcessPool
 from multiprocessing import context as mp_context
 from multiprocessing import forkserver, popen_forkserver, reduction, spawn, util
 from pathlib import Path
-from typing import Any, BinaryIO, TypeVar
+from typing import IO, Any, TypeVar
 
 from kgforge.core.errors import KgforgeError
 
@@ -68,13 +68,13 @@ def _site_folders() -> set[str]:
     return {str(Path(folder).resolve()) for folder in folders}
 
 
-def write_frame(stream: BinaryIO, message: Any) -> None:
+def write_frame(stream: IO[bytes], message: Any) -> None:
     data = pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL)
     stream.write(HEADER.pack(len(data)) + data)
     stream.flush()
 
 
-def read_frame(stream: BinaryIO) -> Any:
+def read_frame(stream: IO[bytes]) -> Any:
     """The next frame's message; EOFError when the other end has gone (also in the middle of a frame)."""
     header = stream.read(HEADER.size)
     if len(header) < HEADER.size:
@@ -90,6 +90,8 @@ class _Popen(popen_forkserver.Popen):
     """multiprocessing's forkserver launch, through kgforge's own server, with the parent's main module
     left out of what the child prepares from (the child imports only what the pickled target needs)."""
 
+    _fds: list[int]  # set by popen_forkserver.Popen.__init__, not declared in typeshed
+
     def _launch(self, process_obj: Any) -> None:
         prep_data = spawn.get_preparation_data(process_obj._name)
         for key in _MAIN_KEYS:
@@ -103,7 +105,8 @@ class _Popen(popen_forkserver.Popen):
             mp_context.set_spawning_popen(None)
         self.sentinel, w = _server(process_obj.preload).connect_to_new_process(self._fds)
         parent_w = os.dup(w)  # the child watches this pipe to learn that its parent is gone
-        self.finalizer = util.Finalize(self, util.close_fds, (parent_w, self.sentinel))
+        close_fds = util.close_fds  # type: ignore[attr-defined]  # CPython's own helper, absent from typeshed
+        self.finalizer = util.Finalize(self, close_fds, (parent_w, self.sentinel))
         with open(w, "wb", closefd=True) as f:
             f.write(buf.getbuffer())
         self.pid = forkserver.read_signed(self.sentinel)

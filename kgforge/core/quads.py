@@ -20,7 +20,7 @@ from types import TracebackType
 import pyoxigraph as ox
 
 from kgforge.core.files import AtomicFile
-from kgforge.core.vocab import XSD
+from kgforge.core.vocab import XSD as XSD  # re-exported: the sources import it from here
 
 _LITERAL_ESCAPES = str.maketrans({"\\": "\\\\", '"': '\\"', "\n": "\\n", "\r": "\\r"})
 MAX_TERM_BYTES = 8 * 2**20

@@ -54,7 +54,7 @@ class Record:
 
 def jsonable(value: Any) -> Any:
     """``value`` in the shapes JSON has: records and dataclasses as dicts, tuples as lists, paths as strings."""
-    if hasattr(value, "as_dict") and dataclasses.is_dataclass(value):
+    if dataclasses.is_dataclass(value) and hasattr(value, "as_dict"):
         return value.as_dict()
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         return {f.name: jsonable(getattr(value, f.name)) for f in dataclasses.fields(value)}

@@ -10,7 +10,7 @@ from collections.abc import Iterable
 from functools import lru_cache
 from math import log
 from types import ModuleType
-from typing import Any
+from typing import Any, overload
 
 import opencc
 
@@ -117,7 +117,8 @@ def jieba_module() -> ModuleType:
     import jieba
 
     jieba.setLogLevel(logging.WARNING)
-    return jieba
+    module: ModuleType = jieba  # jieba ships no types
+    return module
 
 
 class Segmenter:
@@ -160,10 +161,10 @@ class Segmenter:
             tokenizer = _tokenizer(dict(freq), total)  # a copy: the names are added to it
             for name in sorted(self._names):
                 if _JIEBA_BLOCK.fullmatch(name):  # jieba cuts at anything else (·, spaces) whatever its dictionary
-                    freq = suggested_freq(tokenizer, name)
-                    if tokenizer.FREQ.get(name, 0) < freq:
+                    suggested = suggested_freq(tokenizer, name)
+                    if tokenizer.FREQ.get(name, 0) < suggested:
                         self._raised[name] = tokenizer.FREQ.get(name, 0)
-                        tokenizer.add_word(name, freq)
+                        tokenizer.add_word(name, suggested)
             self._tokenizer = tokenizer
         return self._tokenizer
 
@@ -292,7 +293,8 @@ def suggested_freq(tokenizer: Any, word: str) -> int:
     """``tokenizer.suggest_freq(word)`` for a ``word`` that is one run of jieba's word characters, computed
     as jieba does (the same words, the same floating-point steps), without the generators and checks of
     ``Tokenizer.cut`` around it: a graph's names are 100,000s, and this is the whole start-up of a segmenter."""
-    freq_of, total = tokenizer.FREQ, tokenizer.total
+    freq_of: dict[str, int] = tokenizer.FREQ  # jieba's Tokenizer ships no types
+    total: int = tokenizer.total
     ftotal = float(total)
     freq: float = 1
     for seg in _words_without_hmm(freq_of, log(total), word):
@@ -403,7 +405,8 @@ def _opencc(config: str) -> opencc.OpenCC:
 def to_simplified(text: str, tag: str = "zh-hant") -> str:
     """``text`` in Simplified characters (OpenCC), converted as the Traditional variant ``tag`` writes it;
     text with no Traditional characters comes back unchanged."""
-    return _opencc(TRADITIONAL_TAGS.get(tag.lower(), "t2s")).convert(text)
+    simplified: str = _opencc(TRADITIONAL_TAGS.get(tag.lower(), "t2s")).convert(text)
+    return simplified
 
 
 def is_traditional_tag(tag: str) -> bool:
@@ -468,6 +471,10 @@ def _first_surrogate(value: Any, where: str) -> tuple[str, str] | None:
     return None
 
 
+@overload
+def replace_lone_surrogates(value: str) -> tuple[str, int]: ...
+@overload
+def replace_lone_surrogates(value: Any) -> tuple[Any, int]: ...
 def replace_lone_surrogates(value: Any) -> tuple[Any, int]:
     """``value`` with every lone surrogate (in strings, lists and objects, keys included) replaced by U+FFFD,
     and how many were replaced; what holds none is returned as it is."""

@@ -60,27 +60,27 @@ def write_card(
     """Write the datasheet of the dialogue ``files`` built against ``snapshot``'s build to ``out``; ``split``
     is a folder written by ``corpus split`` (its split report and per-split statistics go in); ``policy``:
     the reading's limits and text policy."""
-    files = [Path(f) for f in files]
-    if not files:
+    dialogue_files = [Path(f) for f in files]
+    if not dialogue_files:
         raise InputError("corpus card: give at least one dialogue file")
     target = snapshot.paths.output(out)
     manifest = snapshot.manifest
     stats = [
         corpus_stats(f, input_layout=input_layout, by_split=split if i == 0 else None, policy=policy)
-        for i, f in enumerate(files)
+        for i, f in enumerate(dialogue_files)
     ]
     sources = source_lines(manifest)
     split_report = _split_report(Path(split)) if split is not None else None
-    text = render(manifest, files, stats, sources, split_report)
+    text = render(manifest, dialogue_files, stats, sources, split_report)
     target.write_text(text)
     return CardReport(
         snapshot.domain,
         manifest.build_id,
         str(out),
-        tuple(str(f) for f in files),
+        tuple(str(f) for f in dialogue_files),
         tuple(sources),
         sum(1 for s in sources if s.licence == UNKNOWN),
-        str(Path(split) / REPORT) if split_report else None,
+        str(Path(split) / REPORT) if split is not None and split_report else None,
     )
 
 
@@ -92,7 +92,8 @@ def source_lines(manifest: Manifest) -> list[SourceLine]:
         details = entry.details
         if "path" not in details:
             continue
-        fingerprint = details.get("input") if isinstance(details.get("input"), dict) else {}
+        recorded = details.get("input")
+        fingerprint = recorded if isinstance(recorded, dict) else {}
         kind = entry.kind or name.split("/")[0]
         licence = details.get("licence") or source_licence(kind) or UNKNOWN
         lines.append(SourceLine(name, kind, str(details["path"]), fingerprint.get("sha256"), entry.quads, licence))

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections import Counter, defaultdict, deque
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal
 
 import polars as pl
 
@@ -56,8 +57,9 @@ def topic_sequence(dialogue: SourceDialogue) -> list[str]:
 
 
 def topics_within_turns(corpus: Corpus) -> dict[str, list[int]] | None:
-    per_dialogue = [turn_topics(d) for d in corpus.dialogues]
-    if any(turns is None for turns in per_dialogue) or not per_dialogue:
+    annotated = [turn_topics(d) for d in corpus.dialogues]
+    per_dialogue = [turns for turns in annotated if turns is not None]
+    if len(per_dialogue) < len(annotated) or not per_dialogue:
         return None
     longest = max(len(turns) for turns in per_dialogue)
     curves: dict[str, list[int]] = {str(k): [0] * longest for k in TOPIC_COUNTS}
@@ -89,13 +91,13 @@ class RelationGraph:
         for label, iri in names.sort("iri").iter_rows():
             self.iris[label].append(iri)
 
-    def path(self, a: str, b: str) -> tuple[str, ...] | None | bool:
+    def path(self, a: str, b: str) -> tuple[str, ...] | None | Literal[False]:
         """The relations of a shortest path (at most 3 hops) from the entity named ``a`` to the one named ``b``;
         None when none is that short, False when the graph names neither one of them."""
         starts, goals = self.iris.get(a), set(self.iris.get(b, ()))
         if not starts or not goals:
             return False
-        frontier = deque((iri, ()) for iri in starts)
+        frontier: deque[tuple[str, tuple[str, ...]]] = deque((iri, ()) for iri in starts)
         seen = set(starts)
         while frontier:
             node, relations = frontier.popleft()
@@ -115,7 +117,7 @@ def transition_figures(corpus: Corpus, graph: RelationGraph | None) -> Transitio
     paths: dict[str, Counter] = {str(h): Counter() for h in range(1, MAX_HOPS + 1)}
     by_hops: Counter = Counter()
     for (a, b), n in sorted(pairs.items()):
-        found = graph.path(a, b) if graph is not None else False
+        found: tuple[str, ...] | None | Literal[False] = graph.path(a, b) if graph is not None else False
         if graph is None:
             by_hops["no_graph"] += n
         elif found is False:

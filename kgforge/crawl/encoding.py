@@ -72,9 +72,9 @@ def _decodes(body: bytes, codec: str) -> bool:
 
 def choose_encoding(body: bytes, content_type: str | None = None) -> tuple[str, str]:
     """``(codec, how it was found)`` for ``body``."""
-    for bom, codec in _BOMS:
+    for bom, bom_codec in _BOMS:
         if body.startswith(bom):
-            return codec, "bom"
+            return bom_codec, "bom"
     for label, source in ((header_charset(content_type), "header"), (meta_charset(body), "meta")):
         codec = canonical_codec(label)
         if codec and _decodes(body, codec):

@@ -18,6 +18,7 @@ import time
 import urllib.robotparser
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
+from typing import Any
 from urllib.parse import urljoin, urlsplit
 
 import requests
@@ -76,7 +77,7 @@ class CrawlConfig:
             checks.whole(getattr(self, name), f"CrawlConfig.{name}", 0)
 
     @classmethod
-    def impolite(cls, **changes: object) -> CrawlConfig:
+    def impolite(cls, **changes: Any) -> CrawlConfig:  # any field's value, checked by __post_init__
         """No delay, no robots, many connections: for benchmarks against one's own server."""
         base = cls(delay=0.0, jitter=0.0, per_host_concurrency=8, workers=8, obey_robots=False, backoff_base=0.05)
         return replace(base, **changes)

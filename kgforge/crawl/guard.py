@@ -247,6 +247,9 @@ class ConnectionGuard:
 
 def _guarded_connection(base: type[HTTPConnection], guard: ConnectionGuard) -> type[HTTPConnection]:
     class GuardedConnection(base):  # type: ignore[valid-type, misc]
+        _dns_host: str  # urllib3's, as its HTTPConnection sets them (its base is not known to the checker here)
+        timeout: float | None
+
         def _new_conn(self) -> socket.socket:
             host = self._dns_host
             try:

@@ -178,6 +178,7 @@ class LoopbackSite:
         if self._server is None:
             raise RuntimeError("the site is not being served")
         host, port = self._server.server_address[:2]
+        assert isinstance(host, str)  # an AF_INET server's address: (host, port)
         return f"http://{host}:{port}"
 
     def paths(self) -> list[str]:

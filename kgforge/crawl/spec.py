@@ -24,7 +24,7 @@ from kgforge.core.errors import KgforgeError
 from kgforge.core.registry import Registry
 
 if TYPE_CHECKING:
-    from bs4 import BeautifulSoup, Tag
+    from bs4 import BeautifulSoup, PageElement, Tag
 
 HTML_PARSER = "html.parser"  # pinned: the tree of broken HTML depends on the parser
 _SPACES = re.compile(r"\s+")
@@ -339,7 +339,9 @@ def _row_pair(element: Tag, box: Infobox) -> tuple[str, list]:
     if label_el is None:
         return _label_line(list(element.children)) or ("", [])
     value_el = element.select_one(box.value) if box.value else None
-    nodes = [value_el] if value_el is not None else [n for n in element.children if n is not label_el]
+    nodes: list[PageElement] = (
+        [value_el] if value_el is not None else [n for n in element.children if n is not label_el]
+    )
     return clean_text(label_el.get_text(" ")), nodes
 
 

@@ -25,7 +25,7 @@ def collect_scripted(folder: Path, workdir: Path, sessions: int, turns: int = 8)
         raise CollectError(f"{folder}: {len(workers)} worker tokens for {sessions} sessions (two a session)")
     service = CollectService(Folder(folder), workdir=workdir)
     try:
-        return [asyncio.run(_one_session(service, *workers[2 * n : 2 * n + 2], turns)) for n in range(sessions)]
+        return [asyncio.run(_one_session(service, workers[2 * n], workers[2 * n + 1], turns)) for n in range(sessions)]
     finally:
         service.close()
 

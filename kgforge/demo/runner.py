@@ -112,6 +112,7 @@ def step_wikidata(workdir: Path, tell: Reporter = QUIET) -> None:
 def step_embed(workdir: Path, tell: Reporter = QUIET) -> None:
     kg = Domain(DOMAIN, workdir)  # its embed and related load torch only when called
     evaluation = kg.embed(model="RotatE", dim=32, epochs=60, progress=True).evaluation
+    assert evaluation is not None  # the bundled domain has a test split
     tell.table(
         f"embed RotatE ({evaluation['label']}, {evaluation['triples']} test triples)",
         {k: evaluation[k] for k in ("mrr", "hits_at_1", "hits_at_10")},
@@ -254,6 +255,7 @@ def step_eval(workdir: Path, tell: Reporter = QUIET) -> None:
     flagged = sum(
         1 for line in per_response.read_text(encoding="utf-8").splitlines() if json.loads(line)["hallucinations"]
     )
+    assert report.knowledge is not None and report.goals is not None  # asked for: a domain and goal_metrics
     knowledge = report.knowledge.as_dict()
     tell.table(
         f"knowledge against the graph → {per_response}",

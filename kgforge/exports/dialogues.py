@@ -163,6 +163,7 @@ def _changed_since(
     subgraph, labels or gold values changed), or that it does not write at all: exactly the dialogues the
     changes between the two builds touch. The earlier build's records are rendered naming the current
     build, so only what the graph gives them can differ."""
+    assert options.changed_since is not None  # the caller's condition
     then = Context.open(ctx.snapshot.kept(options.changed_since), options.language)
     before = _records(
         then,
@@ -249,6 +250,7 @@ def gold_kept(fmt: Format, per_dialogue: list[tuple[Dialogue, list[dict[str, Any
     for dialogue, records in per_dialogue:
         for record in records:
             inside = fmt.dataset_record(record)
+            assert dialogue.source is not None  # a real dialogue, read from its source
             for triple in dialogue.source.gold:
                 total += 1
                 kept += fmt.keeps(inside, dialogue.source.record, triple)

@@ -77,7 +77,8 @@ class Dialogue:
 
 def dialogue_ids(records: list[Any], prefix: str) -> list[str]:
     """Stable ids from each record's content; a repeated record gets ``-2``, ``-3``, …"""
-    ids, seen = [], {}
+    ids: list[str] = []
+    seen: dict[str, int] = {}
     for record in records:
         text = dumps_bytes(record, sort_keys=True)
         base = f"{prefix}-" + hashlib.sha256(text).hexdigest()[:16]

@@ -157,6 +157,7 @@ def _changed_since(
     of the goal's subgraph or path changed, came or went, or a label changed), or that it does not make at all
     (the goal failed a check there): exactly the goals the changes between the two builds touch. The earlier
     build's records are rendered naming the current build, so only what the graph gives them can differ."""
+    assert options.changed_since is not None  # the caller's condition
     then = Context.open(ctx.snapshot.kept(options.changed_since), options.language)
     earlier = dict(_goal_records(then, goals, fmt, layout, options, ctx.manifest.build_id).records)
     changed = [(record_id, record) for record_id, record in records if earlier.get(record_id) != record]

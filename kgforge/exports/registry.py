@@ -250,9 +250,9 @@ def detect_layout(path: Path, given: str | None = None) -> tuple[Format, Layout]
         raise KgforgeError(f"unknown --input-layout {given!r}: choose one of {', '.join(dialogue_kinds())}")
     first = _first_record(path)
     for fmt in readers:
-        layout = fmt.detect(first.value)
-        if layout is not None:
-            return fmt, layout
+        detected = fmt.detect(first.value)
+        if detected is not None:
+            return fmt, detected
     raise KgforgeError(
         f"{path}:{first.line}: not a dialogue layout kgforge reads ({', '.join(dialogue_kinds())}); "
         "if it is one, say which with --input-layout"

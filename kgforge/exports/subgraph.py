@@ -17,6 +17,7 @@ list, and the budgets (7 and 4 facts, a topic with fewer passing the rest to the
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import cast
 
 import polars as pl
 
@@ -144,7 +145,9 @@ def select_subgraphs(
     ranked = ranker.of_subjects(topics["topic"])
     if not options.include_text:
         ranked = ranked.filter(pl.col("kind") != "text")
-    ranked = ranked.filter(pl.col("rank") < options.most(int(topics["position"].max() or 0) + 1))
+    ranked = ranked.filter(
+        pl.col("rank") < options.most(int(cast(int, topics["position"].max()) or 0) + 1)
+    )  # positions: integers
     chosen = topics.join(
         ranked.select(*TRIPLE_COLUMNS, "graph", "role", "rank"), left_on="topic", right_on="s", how="inner"
     ).with_columns(s=pl.col("topic"))

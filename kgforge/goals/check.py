@@ -91,11 +91,12 @@ class GoalChecker:
                 " ".join(t) for t, r in zip(parsed.triples, resolved) if r is None
             )
             return result
-        topics = [r[0] for r in resolved] if parsed.kind == "two_step" else None
+        triples = [r for r in resolved if r is not None]  # every one of them: the goal is in the graph
+        topics = [r[0] for r in triples] if parsed.kind == "two_step" else None
         if parsed.kind == "one_step":
-            result["found"] = self._one_step(resolved[0])
+            result["found"] = self._one_step(triples[0])
         elif parsed.kind == "two_step" and topics:
-            result["found"], result["materialised"] = self._two_step(topics[0], topics[1], resolved[0])
+            result["found"], result["materialised"] = self._two_step(topics[0], topics[1], triples[0])
         if not result["found"]:
             result["reason"] = "no goal query produces this goal"
         return result

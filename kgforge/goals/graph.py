@@ -209,7 +209,7 @@ def make_goal(
         topic_labels=[graph.label(t) for t in topics],
         topic_types=[graph.topic_types.get(t) for t in topics],
         path=path,
-        goal=[["START", *[graph.label(t) for t in topics]], *[t.labels for t in path]],
+        goal=[["START", *[graph.label(t) for t in topics]], *[t.labels for t in path if t.labels is not None]],
         extra=extra or {},
     )
 

@@ -303,14 +303,23 @@ class Walk:
 
     def _items(self, slot: str) -> list[tuple[str, tuple[str, str, str] | None]]:
         """(item, the fact linking it to what the dialogue is about) for each item a goal could take."""
-        suited = [(i, f) for i, f in self.weather.suits.get(slot, []) if i not in self.used] if self.weather else []
+        suited: list[tuple[str, tuple[str, str, str] | None]] = (
+            [(i, f) for i, f in self.weather.suits.get(slot, []) if i not in self.used] if self.weather else []
+        )
         if suited and (slot == "food" or self.star is None):  # 问天气 → 美食推荐 / 音乐推荐: what suits the weather
             return suited
-        if self.star is None and slot in ("film", "song") and self.material.linked.get((self.preferred, slot)):
+        preferred = self.preferred
+        if (
+            self.star is None
+            and slot in ("film", "song")
+            and preferred is not None
+            and self.material.linked.get((preferred, slot))
+        ):
             self.star = self.preferred
         anchor = self.star if slot in ("film", "song") else self.last.get("food") if slot == "poi" else None
+        found: list[tuple[str, tuple[str, str, str] | None]]
         if anchor:
-            found = self.material.linked.get((anchor, slot), [])
+            found = list(self.material.linked.get((anchor, slot), []))
         elif slot in ("film", "song"):  # no star yet: an item linked to some star (who becomes the star)
             found = [(i, None) for i in self.material.by_kind[slot] if (i, "star") in self.material.linked]
         else:
@@ -461,7 +470,7 @@ def add_outcomes(
             continue
         kind = kinds.get(step["topic"], slot)
         name = label(step["topic"]) + (" 的新闻" if slot == "news" else "")
-        if slot in ACCEPTED_KEY:
+        if slot in ACCEPTED_KEY and kind is not None:  # kind is slot's when the topic has none
             profile.setdefault(ACCEPTED_KEY[slot if slot == "news" else kind], []).append(name)
         for refused in step["rejected"]:
             if kind in REJECTED_KEY:
@@ -524,7 +533,9 @@ def sample_durecdial(
     stars = material.by_kind["star"]
     order = [stars[i] for i in np.random.default_rng([seed, 11]).permutation(len(stars))] if stars else [None]
     users = _profile_stars(material, profiles) if profiles else None
-    goals, seen, last_new = [], set(), 0
+    goals: list[Goal] = []
+    seen: set[str] = set()
+    last_new = 0
     for i in range(n * TRIES_PER_GOAL):
         if len(goals) == n or i - last_new > STALLED:  # the graph has no more distinct sequences
             break
@@ -541,7 +552,9 @@ def sample_durecdial(
             continue
         seen.add(key)
         last_new = i
-        goals.append(_goal(graph, material, walk, seed, rng, template, profiles[user[0]] if user else None))
+        goals.append(
+            _goal(graph, material, walk, seed, rng, template, profiles[user[0]] if user and profiles else None)
+        )
     if not goals:
         missing = "; ".join(f"{kind} ({why})" for kind, why in material.missing().items())
         raise KgforgeError(

@@ -168,7 +168,7 @@ def sample_paths(
         )
     adjacency = Adjacency.build(edges)
     counts = list(range(hops[0], hops[1] + 1))
-    goals: list[dict[str, Any]] = []
+    goals: list[Goal] = []
     for i, k in enumerate(counts):
         want = n // len(counts) + (1 if i < n % len(counts) else 0)
         goals += _walks(graph, adjacency, k, want, seed + 7919 * k, taken, asked)
@@ -211,7 +211,7 @@ def _walks(
         key = "\x1f".join(topics)
         if key in taken or "\x1f".join(reversed(topics)) in taken:
             continue
-        path = [_triple(graph, *rows.row(int(used[h][j]))[:3], True) for h in range(hops)]
+        path = [_triple(graph, s, p, o, True) for s, p, o in (rows.row(int(used[h][j]))[:3] for h in range(hops))]
         goals.append(make_goal(graph, "path", topics, path, seed, {"hops": hops}))
         taken.add(key)
         if len(goals) == want:

@@ -70,14 +70,17 @@ class FactRows(NamedTuple):
         value = [label.get(v, v) if e else v for v, e in zip(o, o_is_entity)]
         value_entity = [v if e else None for v, e in zip(o, o_is_entity)]
         keys = list(zip(value, o_is_entity, [is_text[c] for c in codes]))
-        fields = dict.fromkeys(keys)  # a graph's values repeat: each distinct one is made once
-        for key in fields:
+        # a graph's values repeat: each distinct one is made once
+        fields: dict[tuple[str, bool, bool], tuple[bool, str, tuple[str, ...]]] = {}
+        for key in dict.fromkeys(keys):
             text, value_form, parts = fact_fields(*key, text_chars)
             parts = tuple(one.setdefault(part, part) for part in parts)
             fields[key] = (text, one.setdefault(value_form, value_form), one.setdefault(parts, parts))
         made = list(map(fields.__getitem__, keys))
-        text, value_form, parts = ([field[i] for field in made] for i in range(3))
-        return cls([labels[c] for c in codes], value, value_entity, text, value_form, parts)
+        texts = [field[0] for field in made]
+        value_forms = [field[1] for field in made]
+        parts_of = [field[2] for field in made]
+        return cls([labels[c] for c in codes], value, value_entity, texts, value_forms, parts_of)
 
     def chunked(self, offsets: dict[str, tuple[int, int]]) -> tuple[bytes, dict[str, tuple[int, int]]]:
         """Each subject's rows (``offsets[subject]``: ``start, end``) as one marshal chunk of these columns, the
@@ -365,6 +368,7 @@ class GroundingIndex:
         they are values of. A relation is word-valued when ``WORD_VALUED`` of its values are words: each list
         part ``literal_chars`` characters at most, with no digit (numbers are judged by their units). Prices,
         hours and addresses are phrases, not a closed vocabulary one word of which could contradict another."""
+        rows: Iterable[tuple[str, str, int]]
         if isinstance(self.facts_of, FactTable):
             rows = self.facts_of.literals()
         else:

@@ -71,7 +71,13 @@ def _stage(path: Path, name: str, data: Any) -> Stage:
         raise InputError(f"{path}:1: the grounding model's {name!r} stage is for other features (another kgforge's)")
     weights, bias, threshold = data.get("weights"), data.get("bias"), data.get("threshold")
     numbers = [*(weights if isinstance(weights, list) else [None]), bias, threshold]
-    if len(numbers) != len(expected) + 2 or not all(_is_number(x) for x in numbers):
+    if (
+        len(numbers) != len(expected) + 2
+        or not all(_is_number(x) for x in numbers)
+        or not isinstance(weights, list)  # all three implied by the numbers' check: said for the type checker
+        or bias is None
+        or threshold is None
+    ):
         raise InputError(
             f"{path}:1: the grounding model's {name!r} stage needs one number a feature, a bias, a threshold"
         )

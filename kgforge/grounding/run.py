@@ -8,7 +8,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 from kgforge.core.checks import choice, whole
 from kgforge.core.errors import InputError
@@ -33,6 +33,13 @@ FORMATS = ("kdconv", "duconv", "durecdial")
 PART_DIALOGUES = 500  # the fewest dialogues a worker process is given at once: fewer are grounded here
 PARTS_PER_WORKER = 16  # parts a worker takes in turn: the last to end leaves the other processes idle a part's time
 ENCODED_AT_ONCE = 25  # dialogues grounded, then encoded, at a time: their records are let go as a part goes on
+
+
+class _Rejected(TypedDict, total=False):
+    """GroundReport's --skip-invalid fields, given only with that option."""
+
+    rejected: int
+    rejected_file: Path | None
 
 
 @dataclass(frozen=True)
@@ -145,7 +152,7 @@ def ground_file(
     result, pieces, processes = _ground_in_parts(index, records, way, options)
     with target.open("wb") as handle:  # piece by piece: never the whole file as one string
         handle.writelines(json_array(pieces) if way.array else pieces)
-    rejected = {"rejected": len(read.rejected), "rejected_file": write_rejected(target, read.rejected)}
+    rejected: _Rejected = {"rejected": len(read.rejected), "rejected_file": write_rejected(target, read.rejected)}
     if not options.skip_invalid:
         rejected = {}
     common = (snapshot.domain, options.fmt, len(records))

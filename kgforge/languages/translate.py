@@ -298,7 +298,7 @@ def propose_translations(
     the model for at most that many items (the rest are left for a later run)."""
     language = check_lang(language)
     paths = snapshot.paths
-    out = paths.output(out)
+    target = paths.output(out)
     items = lacking_items(snapshot, language, max_chars)
     counts = {kind: sum(1 for item in items if item.kind == kind) for kind in KINDS}
     open_items = [item for item in items if not item.candidate]
@@ -316,7 +316,7 @@ def propose_translations(
             client.close()
         report = {**client.report(), "left_for_later": len(open_items) - len(asked)}
     rows = [_row(item, language, answers) for item in items if item.candidate or item in answers]
-    with out.open() as handle:
+    with target.open() as handle:
         writer = csv.writer(handle, delimiter="\t", lineterminator="\n")
         writer.writerow(COLUMNS)
         writer.writerows([spreadsheet_cell(row[column]) for column in COLUMNS] for row in rows)
@@ -324,7 +324,7 @@ def propose_translations(
     return TranslationProposals(
         paths.domain,
         language,
-        out.path,
+        target.path,
         counts,
         sum(row["keep"] == REVIEW for row in rows),
         sum(not row["label"] and not note.startswith(REFUSED) for row, note in zip(rows, notes)),

@@ -117,6 +117,7 @@ def _connection(
         target += "?" + parts.query
     proxy = _proxy_for(parts, deadline)
     host, port = (proxy.hostname, proxy.port) if proxy else (parts.hostname, parts.port)
+    assert host is not None  # checked above, and the proxy's by _proxy_for
     connection: http.client.HTTPConnection
     if parts.scheme == "https":
         connection = http.client.HTTPSConnection(host, port, timeout=deadline.left(), context=_tls())

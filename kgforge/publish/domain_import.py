@@ -103,7 +103,10 @@ def _declared_in(schema_graph: Iterable[ox.Quad], relations: Iterable[Relation])
     declared = {
         quad.subject.value
         for quad in schema_graph
-        if quad.predicate.value == RDF_TYPE and quad.object.value == RDF_PROPERTY
+        if quad.predicate.value == RDF_TYPE
+        and not isinstance(quad.object, ox.Triple)
+        and quad.object.value == RDF_PROPERTY
+        and not isinstance(quad.subject, ox.Triple)
     }
     return {rel for rel in relations if rel.iri in declared}
 

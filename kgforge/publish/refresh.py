@@ -16,6 +16,7 @@ and the reason is reported.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -64,13 +65,13 @@ def refresh_record(
     return record
 
 
-def schema_relations(relations: set[Relation]) -> list[list[str]]:
+def schema_relations(relations: set[Relation]) -> list[tuple[str, str, str, str]]:
     """The relations an import used, as the schema graph declares them (IRI, zh and en labels, kind), sorted:
     the one form both a fresh import and a kept graph's record give :func:`relations_from_records`."""
-    return sorted({(r.iri, r.zh, r.en or "", r.kind) for r in relations})  # type: ignore[arg-type]
+    return sorted({(r.iri, r.zh, r.en or "", r.kind) for r in relations})
 
 
-def relations_from_records(records: list[list[str]]) -> set[Relation]:
+def relations_from_records(records: Iterable[Sequence[str]]) -> set[Relation]:
     """Relations the schema graph writer takes, from :func:`schema_relations`' records."""
     return {Relation(id=iri, zh=zh, en=en, kind=kind, own_iri=iri) for iri, zh, en, kind in records}
 

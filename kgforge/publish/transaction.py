@@ -14,7 +14,7 @@ from __future__ import annotations
 import shlex
 import shutil
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -141,13 +141,18 @@ _IMPORTED = ("wikidata", "xlore")
 
 
 def dropped_graphs(
-    domain: str, previous: Manifest | None, kept: set[str], sources: list[SourceSpec] = (), schema_sources: bool = True
+    domain: str,
+    previous: Manifest | None,
+    kept: set[str],
+    sources: Sequence[SourceSpec] = (),
+    schema_sources: bool = True,
 ) -> list[DroppedGraph]:
     """The graphs of the ``previous`` manifest's that are not in ``kept`` (the new build's), each with the
     command that brings it back. A rebuild is exactly its sources (so a build can be repeated from its
     command line); a source graph only the previous build had is named, never silently lost. ``sources``
     are the new build's --source specs, which the command that keeps a dropped source repeats."""
-    dropped, lost_sources = [], []
+    dropped: list[DroppedGraph] = []
+    lost_sources: list[tuple[str, str, GraphEntry]] = []  # (graph, kind, entry)
     for graph, entry in (previous.graphs if previous else {}).items():
         kind = (entry.kind or "").split("-")[0]
         if graph in kept or entry.kind == "schema":
@@ -155,18 +160,16 @@ def dropped_graphs(
         if stage := _RESTORED_BY.get(kind):
             dropped.append(DroppedGraph(graph, kind, entry.quads, f"kgforge {stage} {domain}"))
         elif entry.kind and "path" in entry.details:
-            lost_sources.append((graph, entry))
+            lost_sources.append((graph, entry.kind, entry))
     again = [_source_option(s.kind, s.path) for s in sources]
-    again += [_source_option(e.kind, e.details["path"]) for _, e in lost_sources if e.kind not in _IMPORTED]
+    again += [_source_option(k, e.details["path"]) for _, k, e in lost_sources if k not in _IMPORTED]
     rebuild = " ".join([f"kgforge build {domain}", *again, *([] if schema_sources else ["--no-schema-sources"])])
-    for graph, entry in lost_sources:
+    for graph, kind, entry in lost_sources:
         # an import extends whichever build is published, so it comes back on top of this one
         restore = (
-            f"kgforge import {entry.kind} -d {domain} {_quoted(entry.details['path'])}"
-            if entry.kind in _IMPORTED
-            else rebuild
+            f"kgforge import {kind} -d {domain} {_quoted(entry.details['path'])}" if kind in _IMPORTED else rebuild
         )
-        dropped.append(DroppedGraph(graph, entry.kind, entry.quads, restore))
+        dropped.append(DroppedGraph(graph, kind, entry.quads, restore))
     return dropped
 
 
@@ -185,7 +188,7 @@ class BuildSummary:
     store: str
     graphs: dict[str, int]
     sources: list[SourceResult] = field(default_factory=list)
-    timings: dict[str, float] = field(default_factory=dict)
+    timings: dict[str, float | None] = field(default_factory=dict)  # a rate is None when a load took no time
     schema: dict[str, Any] = field(default_factory=dict)  # path, and whether it was inferred
     dropped: list[DroppedGraph] = field(default_factory=list)  # what the previous build had that this one lacks
     decisions: list[SourceDecision] = field(default_factory=list)  # each source: kept or imported, and why
@@ -229,7 +232,7 @@ class BuildReport(Record):
     schema: dict[str, Any]  # path, inferred
     total_quads: int
     graphs: dict[str, int]  # graph IRI -> quads
-    timings: dict[str, float]  # import and load seconds
+    timings: dict[str, float | None]  # import and load seconds, the load rate (None: no time measured)
     sources: tuple[dict[str, Any], ...]  # each source's manifest entry, with its graph
     records_ok: int
     records_bad: int  # quarantined records
@@ -305,20 +308,22 @@ def build(
         results, used = [], set()
         for (spec, path), name, decision, footprint in zip(specs, names, decisions, footprints):
             if decision.kept:
+                assert previous is not None  # only a published build's graphs are kept
                 result = _kept_source(previous, decision.graph)
             else:
                 result, _ = import_source(
                     schema, paths, staging, spec, path, set(), progress, name=name, schema_footprint=footprint
                 )
             results.append(result)
+            assert result.refresh is not None  # a build's source records what a later build compares
             used |= relations_from_records(result.refresh["relations"])
         schema_writer = write_schema_graph(schema, used, staging / SCHEMA_QUADS)
         import_seconds = time.perf_counter() - started
-        graphs = {
-            r.graph: (previous.graphs[r.graph] if d.kept else r.manifest_entry()) for r, d in zip(results, decisions)
-        }
+        kept_graphs = previous.graphs if previous is not None else {}
+        graphs = {r.graph: (kept_graphs[r.graph] if d.kept else r.manifest_entry()) for r, d in zip(results, decisions)}
         graphs[SCHEMA_GRAPH] = schema_entry(schema_writer, SCHEMA_QUADS)
         if any(d.kept for d in decisions):
+            assert current is not None  # as above
             summary = _refresh(
                 paths, staging, current, graphs, {d.graph for d in decisions if d.kept}, schema, schema_sha256
             )
@@ -519,6 +524,7 @@ def write_schema_graph(
             writer.literal(entity_type.iri, RDFS_LABEL, entity_type.en, lang="en")
         declared = {rel.iri for rel in relations} | {t.iri for t in schema.types.values()}
         for quad in kept:
+            assert not isinstance(quad.subject, ox.Triple)  # kgforge writes no RDF-star
             if quad.subject.value not in declared:
                 writer.term(quad.subject.value, quad.predicate.value, str(quad.object))
     return writer
@@ -533,6 +539,7 @@ def undeclared_relations(store: ox.Store) -> list[str]:
       FILTER(?g != <{SCHEMA_GRAPH}> && !STRSTARTS(STR(?g), "{DERIVED_GRAPHS}") && STRSTARTS(STR(?p), "{RELATION}"))
       FILTER NOT EXISTS {{ GRAPH <{SCHEMA_GRAPH}> {{ ?p <{KIND}> ?kind }} }}
     }} ORDER BY ?p""")
+    assert isinstance(rows, ox.QuerySolutions)  # a SELECT
     return [row["p"].value for row in rows]
 
 
@@ -559,7 +566,7 @@ def load_graphs(
     task = progress.add_task(f"load {sum(e.quads for e in graphs.values()):,} quads", total=None) if progress else None
     started = time.perf_counter()
     counts = bulk_load(staging, files)
-    if progress is not None:
+    if progress is not None and task is not None:
         progress.update(task, total=1, completed=1)
     require_counts_match(_expected_counts(graphs), counts, staging)
     total = sum(counts.values())
@@ -644,7 +651,7 @@ def extend_build(
     )
     require_counts_match(_expected_counts(new_graphs), {g: n for g, n in added.items() if n}, staging)
     graphs.update(new_graphs)
-    timings = {"load_seconds": round(time.perf_counter() - started, 3)}
+    timings: dict[str, float | None] = {"load_seconds": round(time.perf_counter() - started, 3)}
     swap_in(
         paths,
         staging,
@@ -733,6 +740,7 @@ def check_store(snapshot: Snapshot) -> CheckReport:
         elif sha256_file(quads_file) != entry.sha256:
             problems.append(f"graph {graph}: {quads_file} changed since the build (sha256 differs)")
     found = leftovers(paths)
+    writer = writer_pid(paths)  # the lock file's text: the record holds the pid as the int it declares
     return CheckReport(
         domain=domain,
         build_id=manifest.build_id,
@@ -741,7 +749,7 @@ def check_store(snapshot: Snapshot) -> CheckReport:
         graphs=actual,
         total_quads=sum(actual.values()),
         leftovers=tuple(str(p) for p in found),
-        writer_pid=writer_pid(paths),
+        writer_pid=int(writer) if writer is not None else None,
         clean_command=clean_command(domain, workdir) if found else None,
     )
 

@@ -327,7 +327,8 @@ def spin_yarns(
 def _pick_units(units: list[Unit], turns: int, rng: random.Random) -> list[Unit]:
     """Up to ``turns`` units, never the same predicate twice."""
     shuffled = rng.sample(units, len(units))
-    chosen, used = [], set()
+    chosen: list[Unit] = []
+    used: set[str] = set()
     for unit in shuffled:
         if len(chosen) == turns:
             break

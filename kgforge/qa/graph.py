@@ -286,7 +286,7 @@ class QAGraph:
         return (
             frame.filter(pl.col("q").is_in(list(self.predicate_labels)), pl.col("q_text").is_not_null())
             .unique(maintain_order=True)
-            .cast(schema)
+            .cast(pl.Schema(schema))
         )
 
 

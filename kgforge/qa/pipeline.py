@@ -142,17 +142,17 @@ def select(
     ``selection``)."""
     domain = snapshot.domain
     graph = open_graph(snapshot, language)
-    out = graph.paths.output(out)
+    target = graph.paths.output(out)
     client = qa_client(llm, graph.paths) if llm else None
     try:
         selections = select_predicates(graph, options, client)
     finally:
         if client is not None:
             client.close()
-    write_selection(out, domain, graph.language, selections)
+    write_selection(target, domain, graph.language, selections)
     return QASelectionReport(
         domain=domain,
-        out=str(out),
+        out=str(target),
         language=graph.language,
         types={
             t: {"selected": len(s.selected), "of": len(s.predicates), "groups": s.groups, "selector": s.selector}
@@ -173,7 +173,7 @@ def llm_templates(
     """A template file: the bundled set plus, for up to ``limit`` selected (type, predicate) pairs of
     ``snapshot``'s build, the model's templates that pass the checks (placeholders, no answer given away)."""
     graph = open_graph(snapshot, language)
-    out = graph.paths.output(out)
+    target = graph.paths.output(out)
     selections = read_selection(selection) if selection else select_predicates(graph)
     client = qa_client(llm, graph.paths)
     entries, rejected = [], 0
@@ -216,12 +216,12 @@ def llm_templates(
         f"written by {llm.model} (kgforge qa templates), checked\n\n"
         + (template_entries_toml(entries) if entries else "")
     )
-    with out.part() as part:
+    with target.part() as part:
         part.write_text(text, encoding="utf-8")
         load_templates(part)  # the file must load as it will be used
     return QATemplatesReport(
         domain=snapshot.domain,
-        out=str(out),
+        out=str(target),
         pairs=len(pairs[:limit]),
         entries=len(entries),
         templates_refused=rejected,
@@ -265,9 +265,9 @@ def generate_dataset(
     """``kgforge qa generate``: read ``snapshot``'s graph, select (or read the selection), spin and write."""
     started = time.perf_counter()
     graph = open_graph(snapshot, language)
-    out = graph.paths.output(out)
-    convquestions = graph.paths.output(convquestions, what="--convquestions") if convquestions else None
-    manifest = out.sidecar(".manifest.json")
+    target = graph.paths.output(out)
+    conv_target = graph.paths.output(convquestions, what="--convquestions") if convquestions else None
+    manifest = target.sidecar(".manifest.json")
     template_set = load_templates(templates, graph.language)
     read = time.perf_counter()
     selections = read_selection(selection) if selection else select_predicates(graph)
@@ -280,7 +280,7 @@ def generate_dataset(
         )
     material = Material(graph, {t: s for t, s in selections.items() if t not in unknown}, template_set)
     partners = embedding_partners(graph.paths, options.model) if options.related else None
-    spun = generate(material, options, out, convquestions, partners)
+    spun = generate(material, options, target, conv_target, partners)
     # read: the build's tables; select: F(t) and G (typing entities included); then yarns, rendering
     report = replace(
         spun,

@@ -15,7 +15,7 @@ MAX_PREDICATES_PER_CALL = 50
 # ---------------------------------------------------------------- predicate selection
 
 
-def selection_messages(type_label: str, language: str, chunk: list[dict[str, Any]]) -> list[dict[str, str]]:
+def selection_messages(type_label: str, language: str, chunk: list[tuple[str, dict[str, Any]]]) -> list[dict[str, str]]:
     lines = [
         f"{key}: {p['label']} (coverage {p['coverage']:.2f}, e.g. {str(p.get('example') or '')[:40]!r})"
         for key, p in chunk

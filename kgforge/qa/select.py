@@ -147,7 +147,8 @@ def group_candidates(type_id: str, predicates: list[dict[str, Any]]) -> list[tup
         head = group_head(p["label"] or "") if p["selected"] else None
         if head:
             by_head.setdefault(head, []).append(p["predicate"])
-    return [(type_id, *sorted(members)[:2]) for members in by_head.values() if len(members) >= 2]
+    pairs = (sorted(members) for members in by_head.values() if len(members) >= 2)
+    return [(type_id, first, second) for first, second, *_ in pairs]
 
 
 def regroup(selections: dict[str, TypeSelection], together: Together, threshold: float) -> None:

@@ -209,8 +209,8 @@ def _add_entry(templates: TemplateSet, entry: Any, where: str) -> None:
         problem = check_template(text, entry["kind"], entry["reference"], predicate)
         if problem:
             raise InputError(f"{where}.texts[{number}] {text!r}: {problem}")
-    key = (entry["kind"], entry["interaction"], entry["reference"], type_id, predicate)
-    templates.entries.setdefault(key, []).extend(texts)
+    entry_key = (entry["kind"], entry["interaction"], entry["reference"], type_id, predicate)
+    templates.entries.setdefault(entry_key, []).extend(texts)
 
 
 def toml_string(text: str) -> str:

@@ -9,6 +9,7 @@ from typing import Any
 
 import polars as pl
 import yaml
+from polars.datatypes import DataTypeClass
 
 from kgforge.release.licences import LicenceChoice
 from kgforge.release.turns import COLUMN_DOCS, SCHEMA
@@ -73,7 +74,7 @@ def header(card: CardInput) -> dict[str, Any]:
     return data
 
 
-def _feature(name: str, dtype: pl.DataType) -> dict[str, Any]:
+def _feature(name: str, dtype: pl.DataType | DataTypeClass) -> dict[str, Any]:
     """A turn-table column as the card's ``dataset_info`` writes it (the types ``datasets`` casts the rows to)."""
     if isinstance(dtype, pl.List):
         inner = dtype.inner
@@ -83,7 +84,7 @@ def _feature(name: str, dtype: pl.DataType) -> dict[str, Any]:
     return {"name": name, "dtype": _hub_type(dtype)}
 
 
-def _hub_type(dtype: pl.DataType) -> str:
+def _hub_type(dtype: pl.DataType | DataTypeClass) -> str:
     return next(hub for polars_type, hub in _HUB_TYPES if dtype == polars_type)
 
 

@@ -19,7 +19,7 @@ import json
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, TypedDict
 
 from kgforge.grounding.duconv import ground_duconv
 from kgforge.grounding.durecdial import ground_durecdial
@@ -126,7 +126,7 @@ def _durecdial_turns(record: dict[str, Any]) -> list[Turn]:
     turns = []
     for i, (speaker, text) in enumerate(zip(speakers, texts)):
         if gold is not None:
-            entry = gold[i] if i < len(gold) else []
+            entry: list[Any] = gold[i] if i < len(gold) else []  # one triple, or a list of them
             facts = _triples(entry if entry and isinstance(entry[0], list) else [entry] if entry else [])
         else:
             facts = _triples(stated[i] if i < len(stated) else [])
@@ -150,7 +150,18 @@ GROUNDERS: dict[str, tuple[Callable[..., Any], str]] = {
     "duconv": (ground_duconv, "sessions"),
     "durecdial": (ground_durecdial, "sessions"),
 }
-_DURECDIAL = {"config": "durecdial", "grounder": "durecdial", "suffix": ".jsonl", "turns": _durecdial_turns}
+
+
+class _Common(TypedDict):
+    """ReleaseLayout's fields that DuRecDial's layouts share."""
+
+    config: str
+    grounder: str
+    suffix: str
+    turns: Callable[[dict[str, Any]], list[Turn]]
+
+
+_DURECDIAL: _Common = {"config": "durecdial", "grounder": "durecdial", "suffix": ".jsonl", "turns": _durecdial_turns}
 _DURECDIAL_TASK = "goal-driven conversational recommendation (DuRecDial)"
 LAYOUTS: dict[str, ReleaseLayout] = {
     layout.kind: layout

@@ -130,7 +130,12 @@ def make_release(
     index = kept.load_index(snapshot)
     given = _read_input([Path(f) for f in dialogues], index, domain, options)
     options = replace(options, name=options.name or out.resolve().name)
-    private = (str(snapshot.workdir.resolve()), str(Path.home()), str(Path.cwd()), str(out.resolve().parent))
+    private: tuple[str, ...] = (
+        str(snapshot.workdir.resolve()),
+        str(Path.home()),
+        str(Path.cwd()),
+        str(out.resolve().parent),
+    )
     private += tuple(str(f.resolve().parent) for f in given.files)
     replaced = out.exists()  # an earlier release (check_out refused anything else), replaced whole
     with target.staged() as stage:

@@ -19,6 +19,7 @@ from functools import partial
 from typing import Any
 
 import polars as pl
+from polars.datatypes import DataTypeClass
 
 from kgforge.core.processes import can_fork, forked_map
 from kgforge.core.quads import literal_term
@@ -34,7 +35,7 @@ _LATIN = re.compile(r"[A-Za-z]")
 
 FACT = pl.Struct({"fact_id": pl.String, "head": pl.String, "relation": pl.String, "tail": pl.String})
 CLAIM = pl.Struct({"head": pl.String, "relation": pl.String, "said": pl.String, "status": pl.String})
-SCHEMA = {
+SCHEMA: dict[str, pl.DataType | DataTypeClass] = {
     "dialogue_id": pl.String,
     "turn": pl.Int32,
     "speaker": pl.String,
@@ -198,15 +199,15 @@ class TurnRows:
         t, f, c = self.turns, self.facts, self.claims
         for i, turn in enumerate(turns):
             row = len(t["turn"])
-            for key, value in zip(t, (dialogue_id, i, turn.speaker, turn.text, turn.facts_from, verdict(turn.claims))):
-                t[key].append(value)
+            for key, cell in zip(t, (dialogue_id, i, turn.speaker, turn.text, turn.facts_from, verdict(turn.claims))):
+                t[key].append(cell)
             for head, relation, tail in turn.facts:
-                for key, value in zip(f, (row, head, relation, tail)):
-                    f[key].append(value)
+                for key, cell in zip(f, (row, head, relation, tail)):
+                    f[key].append(cell)
             for claim in turn.claims:
                 said = (row, str(claim.get("name", "")), claim.get("attrname"), str(claim.get("said", "")))
-                for key, value in zip(c, (*said, str(claim.get("status", "")))):
-                    c[key].append(value)
+                for key, cell in zip(c, (*said, str(claim.get("status", "")))):
+                    c[key].append(cell)
 
     def frame(self, resolver: FactResolver, ids: dict[tuple[str, str, str], str]) -> pl.DataFrame:
         """The table, each fact with its id (``ids``: a resolved fact's ``(s, p, o)`` -> its id)."""
@@ -236,7 +237,7 @@ class TurnRows:
                 pl.col(n).fill_null(pl.lit([], dtype=t)) if n in ("facts", "claims") else pl.col(n)
                 for n, t in SCHEMA.items()
             ]
-        ).cast(SCHEMA)
+        ).cast(pl.Schema(SCHEMA))
 
 
 def _nested(flat: pl.DataFrame, name: str, struct: pl.Struct) -> pl.DataFrame:

@@ -87,7 +87,8 @@ class NameTriples:
             if problem:
                 self.ctx.reject(location, f"{what}: {problem}", record)
                 continue
-            self.add(*triple, location=location)
+            head, relation, tail = triple  # three, as check_triple found
+            self.add(head, relation, tail, location=location)
             added += 1
         return added
 

@@ -78,7 +78,7 @@ class SchemaEntry:
 
     path: str
     name: str | None = None
-    version: str | None = None
+    version: int | None = None  # the schema file's integer version
     sha256: str | None = None
     inferred: bool | None = None  # absent before schema-less builds existed
 

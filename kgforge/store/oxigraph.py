@@ -10,6 +10,7 @@ import os
 from concurrent.futures import ThreadPoolExecutor
 from itertools import pairwise
 from pathlib import Path
+from typing import cast
 
 import pyoxigraph as ox
 
@@ -144,15 +145,20 @@ def _bulk_load_in_parts(store: ox.Store, quad_file: Path) -> None:
 
 
 def _graph_size(store: ox.Store, graph: str) -> int:
-    rows = store.query(
-        "SELECT ?g (COUNT(*) AS ?n) WHERE { GRAPH ?g { ?s ?p ?o } } GROUP BY ?g",
-        substitutions={ox.Variable("g"): ox.NamedNode(graph)},
+    rows = cast(  # a SELECT: solutions
+        ox.QuerySolutions,
+        store.query(
+            "SELECT ?g (COUNT(*) AS ?n) WHERE { GRAPH ?g { ?s ?p ?o } } GROUP BY ?g",
+            substitutions={ox.Variable("g"): ox.NamedNode(graph)},
+        ),
     )
     return sum(int(row["n"].value) for row in rows)
 
 
 def graph_counts(store: ox.Store) -> dict[str, int]:
-    rows = store.query("SELECT ?g (COUNT(*) AS ?n) WHERE { GRAPH ?g { ?s ?p ?o } } GROUP BY ?g")
+    rows = cast(
+        ox.QuerySolutions, store.query("SELECT ?g (COUNT(*) AS ?n) WHERE { GRAPH ?g { ?s ?p ?o } } GROUP BY ?g")
+    )
     return {row["g"].value: int(row["n"].value) for row in rows}
 
 

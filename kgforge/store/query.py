@@ -35,8 +35,9 @@ from kgforge.core.processes import module_command, module_env, read_frame, write
 from kgforge.core.registry import UnknownName
 from kgforge.core.resources import query_path, shipped_queries
 from kgforge.store.snapshot import Snapshot
-from kgforge.store.sparql_text import PREFIXES, code_of, explain_error  # noqa: F401 (PREFIXES: re-exported)
-from kgforge.store.worker import decode, encode
+from kgforge.store.sparql_text import PREFIXES as PREFIXES  # re-exported
+from kgforge.store.sparql_text import code_of, explain_error
+from kgforge.store.worker import EncodedTerm, Frame, decode, encode
 
 DEFAULT_TIMEOUT = 60.0
 Term = ox.NamedNode | ox.Literal | ox.BlankNode
@@ -113,10 +114,11 @@ class QueryRunner:
         status, payload = self._ask(("labels", list(iris), language), timeout, None, network=False)
         if status != "ok":
             raise QueryError(payload)
-        return payload
+        found: dict[str, str] = payload  # the worker's labels(): IRI -> label
+        return found
 
     def _ask(
-        self, message: tuple, timeout: float, waiting: Callable[[float], None] | None, *, network: bool
+        self, message: Frame, timeout: float, waiting: Callable[[float], None] | None, *, network: bool
     ) -> tuple[str, Any]:
         started = time.monotonic()
         worker = self._workers.get(network)
@@ -182,6 +184,8 @@ class _Worker:
             env=module_env(),
             close_fds=True,
         )
+        assert self.process.stdin is not None and self.process.stdout is not None  # both PIPE
+        self._requests, self._replies = self.process.stdin, self.process.stdout
         status, payload = self._reply(deadline, timeout, None, "starting")
         if status != "ready":
             self.kill()
@@ -199,10 +203,10 @@ class _Worker:
         return self.process.poll() is None
 
     def ask(
-        self, message: tuple, deadline: float, timeout: float, waiting: Callable[[float], None] | None
+        self, message: Frame, deadline: float, timeout: float, waiting: Callable[[float], None] | None
     ) -> tuple[str, Any]:
         try:
-            write_frame(self.process.stdin, message)
+            write_frame(self._requests, message)
         except (BrokenPipeError, OSError):
             pass  # the worker is gone: reading its reply says how
         return self._reply(deadline, timeout, waiting, "running the query")
@@ -211,7 +215,7 @@ class _Worker:
         self, deadline: float, timeout: float, waiting: Callable[[float], None] | None, doing: str
     ) -> tuple[str, Any]:
         poller = select.poll()
-        poller.register(self.process.stdout, select.POLLIN)
+        poller.register(self._replies, select.POLLIN)
         started = time.monotonic()
         while not poller.poll(max(min(0.25, deadline - time.monotonic()), 0) * 1000):
             if time.monotonic() >= deadline:
@@ -220,7 +224,8 @@ class _Worker:
             if waiting is not None:
                 waiting(time.monotonic() - started)
         try:
-            return read_frame(self.process.stdout)
+            reply: tuple[str, Any] = read_frame(self._replies)  # (status, payload)
+            return reply
         except EOFError:
             raise self._death(doing) from None
 
@@ -250,7 +255,7 @@ class _Worker:
         if self.process.poll() is None:
             self.process.kill()
         self.process.wait()
-        for pipe in (self.process.stdin, self.process.stdout, self.stderr):
+        for pipe in (self._requests, self._replies, self.stderr):
             try:
                 pipe.close()
             except OSError:
@@ -259,14 +264,14 @@ class _Worker:
     def close(self) -> None:
         if self.alive():
             try:
-                write_frame(self.process.stdin, None)
+                write_frame(self._requests, None)
                 self.process.wait(timeout=5)
             except (OSError, subprocess.TimeoutExpired):
                 pass
         self.kill()
 
 
-def _to_result(payload: tuple) -> QueryResult:
+def _to_result(payload: Frame) -> QueryResult:
     if payload[0] == "select":
         _, variables, rows, truncated, more = payload
         return QueryResult(
@@ -278,8 +283,14 @@ def _to_result(payload: tuple) -> QueryResult:
         )
     if payload[0] == "ask":
         return QueryResult("ask", [], [], boolean=payload[1])
-    triples = [ox.Triple(*(decode(t) for t in triple)) for triple in payload[1]]
+    triples = [_triple(triple) for triple in payload[1]]
     return QueryResult("construct", [], [], triples=triples)
+
+
+def _triple(encoded: tuple[EncodedTerm, ...]) -> ox.Triple:
+    s, p, o = (decode(t) for t in encoded)
+    assert not isinstance(s, ox.Literal) and isinstance(p, ox.NamedNode)  # as the worker encoded a triple
+    return ox.Triple(s, p, o)
 
 
 def parse_binding(spec: str) -> tuple[str, Term | str]:

@@ -9,8 +9,8 @@ import pyoxigraph as ox
 
 from kgforge.core.records import Record
 from kgforge.core.registry import Registry
-from kgforge.store.query import PREFIXES
 from kgforge.store.snapshot import Snapshot
+from kgforge.store.sparql_text import PREFIXES
 
 
 @dataclass(frozen=True)
@@ -57,10 +57,10 @@ def export_rdf(snapshot: Snapshot, fmt: str, out: Path) -> RdfExportReport:
     triple formats get the union of all graphs, deduplicated."""
     entry = RDF_FORMATS.entry(fmt)
     syntax = entry.obj
-    out = snapshot.paths.output(out)
+    target = snapshot.paths.output(out)
     store = snapshot.store()
     prefixes = PREFIXES if syntax.prefixes else None
-    with out.part() as tmp:
+    with target.part() as tmp:
         if syntax.keeps_graphs:
             store.dump(str(tmp), syntax.syntax, prefixes=prefixes)
             count = sum(1 for _ in store.quads_for_pattern(None, None, None, None))
@@ -68,7 +68,7 @@ def export_rdf(snapshot: Snapshot, fmt: str, out: Path) -> RdfExportReport:
             triples = _union_triples(store)
             ox.serialize(triples, str(tmp), syntax.syntax, prefixes=prefixes)
             count = len(triples)
-    return RdfExportReport(domain=snapshot.domain, format=entry.name, out=str(out), statements=count)
+    return RdfExportReport(domain=snapshot.domain, format=entry.name, out=str(target), statements=count)
 
 
 def _union_triples(store: ox.Store) -> list[ox.Triple]:

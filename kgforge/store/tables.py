@@ -21,6 +21,7 @@ from pathlib import Path
 
 import polars as pl
 import pyoxigraph as ox
+from polars.datatypes import DataTypeClass
 
 from kgforge.core.vocab import (
     CLASS,
@@ -45,7 +46,7 @@ from kgforge.store.manifest import Manifest
 from kgforge.store.oxigraph import read_only_store
 
 log = logging.getLogger(__name__)
-FACT_SCHEMA = {
+FACT_SCHEMA: dict[str, DataTypeClass] = {
     "s": pl.String,
     "p": pl.String,
     "o": pl.String,
@@ -54,7 +55,12 @@ FACT_SCHEMA = {
     "o_datatype": pl.String,
     "graph": pl.String,
 }
-LABEL_SCHEMA = {"iri": pl.String, "label": pl.String, "lang": pl.String, "preferred": pl.Boolean}
+LABEL_SCHEMA: dict[str, DataTypeClass] = {
+    "iri": pl.String,
+    "label": pl.String,
+    "lang": pl.String,
+    "preferred": pl.Boolean,
+}
 
 
 @dataclass
@@ -120,13 +126,15 @@ def read_tables(paths: DomainPaths, manifest: Manifest, build: Path, include_der
 def read_tables_from_store(paths: DomainPaths, build: Path, include_derived: bool = False) -> GraphTables:
     """The tables walked quad by quad from ``build``'s store (about a minute for 3.6M quads)."""
     store = read_only_store(build / "oxigraph", paths)
-    facts: dict[str, list] = {k: [] for k in FACT_SCHEMA}
-    labels: dict[str, list] = {k: [] for k in LABEL_SCHEMA}
-    types: dict[str, list] = {"iri": [], "class": []}
-    relations: dict[str, dict] = {}
+    facts: dict[str, list[str | bool | None]] = {k: [] for k in FACT_SCHEMA}
+    labels: dict[str, list[object]] = {k: [] for k in LABEL_SCHEMA}
+    types: dict[str, list[str]] = {"iri": [], "class": []}
+    relations: dict[str, dict[str, str]] = {}
     for quad in store.quads_for_pattern(None, None, None, None):
         graph = quad.graph_name.value if not isinstance(quad.graph_name, ox.DefaultGraph) else ""
-        s, p, o = quad.subject.value, quad.predicate.value, quad.object
+        subject, p, o = quad.subject, quad.predicate.value, quad.object
+        assert not isinstance(subject, ox.Triple) and not isinstance(o, ox.Triple)  # kgforge writes no RDF-star
+        s = subject.value
         if graph == SCHEMA_GRAPH and not s.startswith(CLASS):
             _collect_relation(relations, s, p, o)
         elif p in (RDFS_LABEL, SKOS_ALT_LABEL) and isinstance(o, ox.Literal):
@@ -142,8 +150,8 @@ def read_tables_from_store(paths: DomainPaths, build: Path, include_derived: boo
                 p,
                 o.value,
                 not is_literal,
-                o.language if is_literal else None,
-                o.datatype.value if is_literal else None,
+                o.language if isinstance(o, ox.Literal) else None,
+                o.datatype.value if isinstance(o, ox.Literal) else None,
                 graph,
             )
             for key, value in zip(FACT_SCHEMA, row):
@@ -162,7 +170,9 @@ def read_tables_from_store(paths: DomainPaths, build: Path, include_derived: boo
     )
 
 
-def _collect_relation(relations: dict[str, dict], s: str, p: str, o: ox.NamedNode | ox.Literal) -> None:
+def _collect_relation(
+    relations: dict[str, dict[str, str]], s: str, p: str, o: ox.NamedNode | ox.BlankNode | ox.Literal
+) -> None:
     if p == RDFS_LABEL and isinstance(o, ox.Literal):
         relations.setdefault(s, {})["en" if (o.language or "").startswith("en") else "zh"] = o.value
     elif p == KIND:
@@ -272,8 +282,8 @@ def tables_from_quads(
     if not include_derived:
         facts = facts.filter(~pl.col("graph").str.starts_with(DERIVED_GRAPHS))
     return GraphTables(
-        facts=facts.select(list(FACT_SCHEMA)).cast(FACT_SCHEMA),
-        labels=labels.cast(LABEL_SCHEMA),
+        facts=facts.select(list(FACT_SCHEMA)).cast(pl.Schema(FACT_SCHEMA)),
+        labels=labels.cast(pl.Schema(LABEL_SCHEMA)),
         types=types.cast({"iri": pl.String, "class": pl.String}),
         relations=_relations(schema_rows),
     )
@@ -327,7 +337,7 @@ def read_domain_facts(paths: DomainPaths, manifest: Manifest, build: Path) -> Do
     facts = quads.join(objects, on="obj", how="left").filter(
         ~(pl.col("p").is_in([RDFS_LABEL, SKOS_ALT_LABEL]) & ~pl.col("o_is_entity"))
     )
-    return DomainFacts(facts.select(list(FACT_SCHEMA)).cast(FACT_SCHEMA), relations)
+    return DomainFacts(facts.select(list(FACT_SCHEMA)).cast(pl.Schema(FACT_SCHEMA)), relations)
 
 
 def _relations(rows: pl.DataFrame) -> pl.DataFrame:

@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+from typing import Any
 
 import pyoxigraph as ox
 
@@ -31,9 +32,14 @@ from kgforge.store.sparql_text import PREFIXES
 
 COUNT_REST_SECONDS = 2.0  # how long the worker keeps counting the rows past a limit before it says "more than"
 Term = ox.NamedNode | ox.Literal | ox.BlankNode
+# a term as it crosses the pipe: ("iri", iri), ("bnode", id) or ("lit", value, language, datatype)
+EncodedTerm = tuple[str, str] | tuple[str, str, str | None, str]
+# one frame of the worker's protocol, pickled between the processes: a request (answer's `message`) or a
+# reply (run's, read back by kgforge.store.query._to_result), each a tuple led by its kind
+Frame = tuple[Any, ...]
 
 
-def encode(term: Term) -> tuple:
+def encode(term: Term) -> EncodedTerm:
     if isinstance(term, ox.NamedNode):
         return ("iri", term.value)
     if isinstance(term, ox.BlankNode):
@@ -41,21 +47,22 @@ def encode(term: Term) -> tuple:
     return ("lit", term.value, term.language, term.datatype.value)
 
 
-def decode(encoded: tuple) -> Term:
-    if encoded[0] == "iri":
-        return ox.NamedNode(encoded[1])
-    if encoded[0] == "bnode":
-        return ox.BlankNode(encoded[1])
+def decode(encoded: EncodedTerm) -> Term:
+    if len(encoded) == 2:
+        kind, value = encoded
+        return ox.NamedNode(value) if kind == "iri" else ox.BlankNode(value)
     _, value, lang, datatype = encoded
     return ox.Literal(value, language=lang) if lang else ox.Literal(value, datatype=ox.NamedNode(datatype))
 
 
-def run(store: ox.Store, sparql: str, bindings: dict[str, tuple], limit: int) -> tuple:
-    substitutions = {ox.Variable(name): decode(term) for name, term in bindings.items()}
+def run(store: ox.Store, sparql: str, bindings: dict[str, EncodedTerm], limit: int) -> Frame:
+    substitutions: dict[ox.Variable, Term | ox.Triple] = {
+        ox.Variable(name): decode(term) for name, term in bindings.items()
+    }
     result = store.query(sparql, use_default_graph_as_union=True, substitutions=substitutions, prefixes=PREFIXES)
     if isinstance(result, ox.QuerySolutions):
         variables = [v.value for v in result.variables]
-        rows = []
+        rows: list[dict[str, EncodedTerm]] = []
         for row in result:
             if limit and len(rows) == limit:
                 return ("select", variables, rows, *_count_rest(result))
@@ -110,7 +117,9 @@ def _labels_of(store: ox.Store, iri: str) -> list[ox.Literal]:
 def _partners(store: ox.Store, iri: str) -> set[str]:
     node = ox.NamedNode(iri)
     out = {q.object.value for q in store.quads_for_pattern(node, _SAME_AS, None) if isinstance(q.object, ox.NamedNode)}
-    return out | {q.subject.value for q in store.quads_for_pattern(None, _SAME_AS, node)}
+    return out | {
+        q.subject.value for q in store.quads_for_pattern(None, _SAME_AS, node) if not isinstance(q.subject, ox.Triple)
+    }
 
 
 def _language_rank(literal: ox.Literal, language: str) -> int:
@@ -139,7 +148,7 @@ NETWORK_CLOSED = (
 )
 
 
-def answer(store: ox.Store, message: tuple, network_closed: bool = False) -> tuple:
+def answer(store: ox.Store, message: Frame, network_closed: bool = False) -> Frame:
     kind, *args = message
     try:
         return ("ok", labels(store, *args) if kind == "labels" else run(store, *args))

@@ -52,6 +52,7 @@ def session_or_samples(
     baselines' ``convert_session_to_sample.py`` cut it (``history = prefix + conversation[:j]``,
     ``response = conversation[j]`` for every other j from ``first_turn``). The source record is shared,
     never changed."""
+    assert dialogue.source is not None  # a real dialogue, read from its source
     record, pool = dialogue.source.record, dialogue.knowledge
     if layout.kind == dialogue.source.layout:
         return [{**record, pool_key: pool}]

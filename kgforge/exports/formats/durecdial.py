@@ -122,7 +122,8 @@ class DuRecDial(Format):
         situation = render.text(re.sub(r"\s+", "", written)) if render.segmenter else written  # cut afresh
         if layout is RESOURCE_SAMPLE:
             key = "姓名" if is_cjk_language(render.language) else "name"
-            name = profile.get(key) if isinstance(profile.get(key), str) else ""
+            given = profile.get(key)
+            name = given if isinstance(given, str) else ""
             goal = [[f" {step_type(step, render)} ", "", ""] for step in steps]
             return [
                 {"goal": goal, "knowledge": knowledge, "history": [name.strip(), situation], "response": NO_RESPONSE}
@@ -175,6 +176,7 @@ class DuRecDial(Format):
         )
 
     def dialogue_records(self, dialogue: Dialogue, layout: Layout, render: Render) -> list[dict[str, Any]]:
+        assert dialogue.source is not None  # a real dialogue, read from its source
         record = dialogue.source.record
         if layout is LIC2020 and dialogue.source.layout != LIC2020.kind:
             return [{**as_lic2020(record), POOL: dialogue.knowledge}]

@@ -6,6 +6,7 @@ line and the record itself (as JSON text, so every row has the same columns)."""
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -76,5 +77,5 @@ class Parquet(Generic):
     description = "kgforge's generic records (IRIs and labels), Parquet"
     layouts = (Layout("generic", "parquet", GENERIC, needs_conversation=False),)
 
-    def write(self, records: list[dict[str, Any]], path: Path, layout: Layout) -> None:
+    def write(self, records: Iterable[dict[str, Any]], path: Path, layout: Layout) -> None:
         pl.DataFrame(records, infer_schema_length=None).write_parquet(path)

@@ -45,8 +45,9 @@ class KdConv(Format):
         if problem:
             return problem
         messages = record["messages"]
+        head, relation, tail = ATTR_KEYS
         gold = [
-            GoldTriple(*(attr[k] for k in ATTR_KEYS), ("messages", m, "attrs", a), "attrvalue", m)
+            GoldTriple(attr[head], attr[relation], attr[tail], ("messages", m, "attrs", a), "attrvalue", m)
             for m, message in enumerate(messages)
             for a, attr in enumerate(message.get("attrs") or ())
         ]
@@ -61,6 +62,7 @@ class KdConv(Format):
         )
 
     def dialogue_records(self, dialogue: Dialogue, layout: Layout, render: Render) -> list[dict[str, Any]]:
+        assert dialogue.source is not None  # a real dialogue, read from its source
         record = dialogue.source.record
         last = len(record["messages"]) - 1
         pools: dict[int, list[Any]] = {}

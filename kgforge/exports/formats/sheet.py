@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import csv
 import json
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -72,7 +73,7 @@ class Sheet(Format):
             }
         ]
 
-    def write(self, records: list[dict[str, Any]], path: Path, layout: Layout) -> None:
+    def write(self, records: Iterable[dict[str, Any]], path: Path, layout: Layout) -> None:
         with open(path, "w", encoding="utf-8", newline="") as handle:
             writer = csv.DictWriter(
                 handle,
