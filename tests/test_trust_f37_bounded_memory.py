@@ -177,3 +177,34 @@ def test_jsonl_and_csv_knowledge_lines_over_the_limit_cost_only_themselves(tmp_p
     assert rows[0].cells == ["id", "name"]
     assert rows[1].cells is None and rows[1].line == 2 and "over the limit of 100 bytes" in rows[1].error
     assert all(row.cells == ["x", "y"] for row in rows[2:]) and rows[2:]  # the rows after it are read again
+
+
+@pytest.mark.parametrize(
+    ("what", "reader", "before", "after"),  # the reader's arguments before and after the user's path
+    [
+        ("grounding model", "kgforge.grounding.model_file:read_model", (), ()),
+        ("prompts", "kgforge.synth.prompts:load_prompts", ("duconv", "zh"), ()),
+        ("template file", "kgforge.qa.templates:load_templates", (), ()),
+        ("audit", "kgforge.release.make:read_audit", (), ("travel",)),
+    ],
+)
+def test_small_files_a_user_names_are_read_under_the_file_limit(tmp_path, what, reader, before, after):
+    import importlib
+
+    from kgforge.core.errors import InputError
+    from kgforge.core.limits import ReadPolicy, reading
+
+    module, name = reader.split(":")
+    read = getattr(importlib.import_module(module), name)
+    path = tmp_path / "big.txt"
+
+    def call():
+        return read(*before, path, *after)
+
+    path.write_text("x" * 4096, encoding="utf-8")
+    with reading(ReadPolicy(max_file_bytes=1024)), pytest.raises(InputError) as raised:
+        call()
+    assert str(raised.value).startswith(f"{path}: a {what} over the limit of ")
+    path.write_bytes(b"\xff\xfe not utf-8")
+    with pytest.raises(InputError, match=f"cannot read the {what} \\(UnicodeDecodeError"):
+        call()

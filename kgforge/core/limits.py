@@ -155,6 +155,15 @@ def read_whole(path: Path | str, what: str = "file") -> bytes:
     return data
 
 
+def read_whole_text(path: Path | str, what: str = "file") -> str:
+    """The UTF-8 text of ``path``, read whole under the same limit as :func:`read_whole`; an InputError naming
+    the file when it is missing, unreadable, not UTF-8 or over the limit."""
+    try:
+        return read_whole(path, what).decode("utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError(f"{path}: cannot read the {what} ({exc.__class__.__name__}: {exc})") from None
+
+
 def check_whole(path: Path | str, what: str = "file") -> Path:
     """``path``, when its size is within ``max_file_bytes`` (for a file a library reads whole: Parquet,
     a workbook); an InputError naming it otherwise."""

@@ -17,7 +17,6 @@ most :data:`FALSE_ALARMS` of the messages as written, out of fold. Nothing here 
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import random
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -27,6 +26,7 @@ from typing import Any
 import numpy as np
 
 from kgforge.core.errors import InputError
+from kgforge.core.files import sha256_file
 from kgforge.core.output import output_file
 from kgforge.core.records import Record
 from kgforge.grounding.choice import CLAIM_FEATURES, TEXT_FEATURES, VALUE_FEATURES
@@ -429,7 +429,7 @@ def collect(
             TrainedOn(
                 item.domain,
                 Path(item.dialogues).name,
-                hashlib.sha256(Path(item.dialogues).read_bytes()).hexdigest(),
+                sha256_file(item.dialogues),
                 len(dialogues),
                 len(part.gold),
                 sum(part.gold),

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from kgforge.core.errors import InputError
+from kgforge.core.limits import read_whole_text
 from kgforge.grounding.choice import CLAIM_FEATURES, TEXT_FEATURES, VALUE_FEATURES, Choice, Stage
 
 FORMAT = "kgforge-grounding-model"
@@ -45,10 +46,7 @@ def chosen_model(name: str) -> Choice | None:
 def read_model(path: Path) -> Choice:
     """The choice a model file holds; an :class:`InputError` naming the file (and the line) if it is no model
     of this kgforge's."""
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputError(f"{path}: cannot read the grounding model ({exc.__class__.__name__}: {exc})") from None
+    text = read_whole_text(path, "grounding model")
     try:
         document = json.loads(text)
     except json.JSONDecodeError as exc:

@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from kgforge.core.errors import InputError
+from kgforge.core.limits import read_whole_text
 from kgforge.qa.graph import UNTYPED
 
 KINDS = ("simple", "complex", "qualified", "group")
@@ -154,11 +155,7 @@ def load_templates(path: Path | str | None = None, language: str = "zh") -> Temp
     """A template file, or the bundled set of ``language`` (zh, en; other languages use en)."""
     if path is None:
         return parse_templates(bundled_template_text(language), f"bundled {bundled_name(language)}")
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputError(f"{path}: cannot read the template file: {exc}") from None
-    return parse_templates(text, str(path))
+    return parse_templates(read_whole_text(path, "template file"), str(path))
 
 
 def bundled_name(language: str) -> str:

@@ -20,6 +20,7 @@ from kgforge.core.checks import choice, whole
 from kgforge.core.errors import ArgumentError, InputError
 from kgforge.core.files import atomic_path, sha256_file, write_json_atomic, write_text_atomic
 from kgforge.core.gc_pause import paused_gc
+from kgforge.core.limits import read_whole_text
 from kgforge.core.records import Record
 from kgforge.core.version import __version__
 from kgforge.corpus.card import render, source_lines
@@ -155,12 +156,12 @@ def _check_options(options: ReleaseOptions) -> None:
 
 def read_audit(path: Path, domain: str) -> dict[str, Any]:
     """An ``AUDIT.json`` of ``kgforge audit import`` of this domain."""
+    if not Path(path).exists():
+        raise InputError(f"{path}: no such file")
     try:
-        audit = json.loads(Path(path).read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise InputError(f"{path}: no such file") from None
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise InputError(f"{path}:{getattr(exc, 'lineno', 1)}: not JSON ({exc})") from None
+        audit = json.loads(read_whole_text(path, "audit"))
+    except json.JSONDecodeError as exc:
+        raise InputError(f"{path}:{exc.lineno}: not JSON ({exc})") from None
     if not isinstance(audit, dict) or audit.get(AUDIT_MARK) != 1:
         raise InputError(f"{path}:1: not an audit written by `kgforge audit import`")
     if audit.get("domain") != domain:

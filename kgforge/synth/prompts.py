@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from kgforge.core.errors import InputError
+from kgforge.core.limits import read_whole_text
 
 DRAFT_PLACEHOLDERS = frozenset(
     {"first", "second", "opener", "topic_a", "topic_b", "topics", "goal", "knowledge", "turns", "profile", "situation"}
@@ -53,11 +54,7 @@ def load_prompts(style: str, language: str, path: Path | None = None) -> Prompts
         source = f"kgforge/synth/prompts/{style}.toml"
         text = resources.files("kgforge.synth").joinpath("prompts", f"{style}.toml").read_text(encoding="utf-8")
     else:
-        source = str(path)
-        try:
-            text = Path(path).read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as exc:
-            raise InputError(f"{path}: cannot read the prompts ({exc})") from None
+        source, text = str(path), read_whole_text(path, "prompts")
     try:
         tables = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
