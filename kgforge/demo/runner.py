@@ -300,6 +300,7 @@ def step_collect(workdir: Path, tell: Reporter = QUIET) -> None:
     folder, out = _exports(workdir) / "collection", _exports(workdir) / "collected.duconv.txt"
     if folder.exists():  # a fresh collection each run, else its workers would chat again under the next goals
         shutil.rmtree(folder)
+        tell.note(None, f"  the last run's collection ({folder}) was removed: the demo's workers start afresh")
     made = prepare_collection(DOMAIN, _exports(workdir) / "goals.jsonl", "duconv", folder, workdir=workdir, workers=4)
     checks = collect_scripted(folder, workdir, sessions=2)
     exported = export_collection(folder, "duconv", out)
