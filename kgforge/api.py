@@ -183,6 +183,7 @@ def embed_choices(option: str) -> tuple[str, ...]:
 # against, or a function listing them, as "module:name", loaded when asked for. A new option with choices adds
 # one line here, not a name of this module (docs/architecture.md, "Chosen by name").
 CHOICES = {
+    "dataset": "kgforge.core.datasets:DATASETS",
     "source kind": "kgforge.sources.importer:IMPORTERS",
     "dump engine": "kgforge.sources.wikidata.engines:ENGINES",
     "RDF format": "kgforge.store.rdf_export:RDF_FORMATS",
@@ -190,7 +191,7 @@ CHOICES = {
     "export format": "kgforge.exports.registry:FORMATS",
     "export layout": "kgforge.exports.registry:layout_names",
     "input layout": "kgforge.exports.registry:dialogue_kinds",
-    "ground format": "kgforge.grounding.run:FORMATS",
+    "ground format": "kgforge.grounding.registry:GROUNDERS",
     "metric": "kgforge.evaluation.registry:METRICS",
     "segmentation": "kgforge.evaluation.segmentation:SEGMENTATIONS",
     "eval layout": "kgforge.evaluation.inputs:LAYOUTS",
@@ -357,7 +358,7 @@ if TYPE_CHECKING:  # The choice lists this module handed on one by one before, k
     from kgforge.exports import FORMATS as EXPORT_FORMATS  # noqa: F401
     from kgforge.exports import formats as export_formats  # noqa: F401
     from kgforge.goals.graph import STYLES as GOAL_STYLES  # noqa: F401
-    from kgforge.grounding.run import FORMATS as GROUND_FORMATS  # noqa: F401
+    from kgforge.grounding.registry import GROUNDERS as GROUND_FORMATS  # noqa: F401
     from kgforge.sources.wikidata.engines import ENGINES as IMPORT_ENGINES  # noqa: F401
     from kgforge.store.rdf_export import RDF_FORMATS as RDF_FORMATS
 

@@ -17,8 +17,8 @@ import httpx
 import pytest
 
 from kgforge.collect import export_collection
-from kgforge.exports.formats.duconv import SESSION
-from kgforge.exports.formats.kdconv import DIALOGUES
+from kgforge.datasets.duconv.export import SESSION
+from kgforge.datasets.kdconv.export import DIALOGUES
 from kgforge.exports.registry import format_named
 from tests.collect_support import (
     MARKUP,

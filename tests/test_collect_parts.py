@@ -23,8 +23,8 @@ from kgforge.collect.records import Checks, Collected, GoalView, Turn, Verdict
 from kgforge.collect.service import Buckets
 from kgforge.collect.styles import STYLES, facts_of
 from kgforge.core.text import normalise_label
-from kgforge.exports.formats.duconv import SESSION
-from kgforge.exports.formats.kdconv import DIALOGUES
+from kgforge.datasets.duconv.export import SESSION
+from kgforge.datasets.kdconv.export import DIALOGUES
 from kgforge.exports.registry import format_named
 
 # ---------------------------------------------------------------- the journal

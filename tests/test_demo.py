@@ -80,7 +80,7 @@ def test_demo_synthesises_its_goals_offline_every_turn_verified(demo):
 
 
 def test_demo_collects_two_sessions_whose_clicked_facts_are_the_exported_knowledge(demo):
-    from kgforge.exports.formats.duconv import SESSION
+    from kgforge.datasets.duconv.export import SESSION
     from kgforge.exports.registry import format_named
 
     workdir, stdout = demo

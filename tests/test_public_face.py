@@ -111,7 +111,7 @@ def test_an_unknown_option_says_which_it_meant():
 
 def test_the_former_names_of_choice_lists_are_the_registries_themselves():
     assert api.EXPORT_FORMATS is api.registry("export format") and api.GOAL_STYLES is api.registry("goal style")
-    assert api.choices("ground format") == api.GROUND_FORMATS and api.score_responses is api.evaluate
+    assert api.choices("ground format") == tuple(api.GROUND_FORMATS.names()) and api.score_responses is api.evaluate
 
 
 def test_command_modules_read_choices_from_registries_not_from_former_names():

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from kgforge.core.datasets import room_parts
 from kgforge.core.errors import InputError, KgforgeError
 from kgforge.core.jsonio import Record, array_items, iter_json_container, iter_json_lines, json_array
 from kgforge.core.registry import Entry, Registry
@@ -134,8 +135,11 @@ class Format:
 
 
 def _format_modules() -> list[str]:
+    """The modules of ``kgforge.exports.formats`` (the formats of no one dataset) and every dataset room's
+    ``export`` part."""
     package = importlib.import_module("kgforge.exports.formats")
-    return [f"{package.__name__}.{module.name}" for module in pkgutil.iter_modules(package.__path__)]
+    found = [f"{package.__name__}.{module.name}" for module in pkgutil.iter_modules(package.__path__)]
+    return found + room_parts("export")
 
 
 def _plugin_format(name: str, obj: Any) -> Entry[Format]:

@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import dataclasses
 from collections import Counter
-from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 from typing import Any, TypedDict
 
-from kgforge.core.checks import choice, whole
+from kgforge.core.checks import whole
 from kgforge.core.errors import InputError
 from kgforge.core.gc_pause import paused_gc
 from kgforge.core.jsonio import array_items, json_array, json_lines
@@ -20,16 +19,16 @@ from kgforge.core.processes import can_fork, forked_map, usable_cpus
 from kgforge.core.progress import tracked
 from kgforge.core.quarantine import write_rejected
 from kgforge.core.records import Record, omitted_when_none
-from kgforge.grounding import durecdial, kept
-from kgforge.grounding.duconv import ground_duconv, read_sessions
+from kgforge.grounding import kept
 from kgforge.grounding.index import GroundingIndex
-from kgforge.grounding.kdconv import Tally, ground_kdconv, read_dialogues
+from kgforge.grounding.kdconv import Tally
 from kgforge.grounding.matching import DEFAULT_OPTIONS, MatchOptions
 from kgforge.grounding.model_file import chosen_model
+from kgforge.grounding.registry import GROUNDERS, Grounder
 from kgforge.sources.dialogue_layouts import Checked
 from kgforge.store.snapshot import Snapshot
 
-FORMATS = ("kdconv", "duconv", "durecdial")
+FORMATS = GROUNDERS  # the --format names (each dataset's room registers its grounder)
 PART_DIALOGUES = 500  # the fewest dialogues a worker process is given at once: fewer are grounded here
 PARTS_PER_WORKER = 16  # parts a worker takes in turn: the last to end leaves the other processes idle a part's time
 ENCODED_AT_ONCE = 25  # dialogues grounded, then encoded, at a time: their records are let go as a part goes on
@@ -103,28 +102,11 @@ class GroundReport(Record):
         return {k: data[k] for k in keys}
 
 
-@dataclass(frozen=True)
-class _Format:
-    """How one input format is read, grounded and written."""
-
-    read: Callable[[Path, bool], Checked]
-    ground: Callable[[GroundingIndex, list[dict[str, Any]], MatchOptions], Any]  # a grounding with ``records``
-    records: str  # the grounding's field holding the grounded dialogues
-    array: bool  # written as one JSON array (KdConv's files), else as JSON lines (DuConv's, DuRecDial's)
-
-
-_FORMATS = {
-    "kdconv": _Format(read_dialogues, ground_kdconv, "dialogues", True),
-    "duconv": _Format(read_sessions, ground_duconv, "sessions", False),
-    "durecdial": _Format(durecdial.read_sessions, durecdial.ground_durecdial, "sessions", False),
-}
-
-
 def read_input(dialogues: Path, options: GroundOptions = GroundOptions()) -> Checked:
     """The dialogues of the file ``dialogues`` in ``options.fmt``, read with ``options.policy``: an InputError
     naming the file when none can be grounded. Read before the graph, so a file that cannot be grounded is
     named before a domain that is not built, and costs no index."""
-    way = _FORMATS[choice(options.fmt, "--format", FORMATS)]
+    way = GROUNDERS.get(options.fmt)
     chosen_model(options.match.model)  # a model file that is no model is refused before the input is read
     with reading(options.policy):
         read = way.read(Path(dialogues), options.skip_invalid)
@@ -143,7 +125,7 @@ def ground_file(
     """Grounds ``dialogues`` (a file in ``options.fmt``, or what :func:`read_input` read of one) against
     ``snapshot``'s graph into ``out``; returns the report (counts, claim statuses, and the scores against gold
     annotations found in the input)."""
-    way = _FORMATS[choice(options.fmt, "--format", FORMATS)]
+    way = GROUNDERS.get(options.fmt)
     chosen_model(options.match.model)  # a model file that is no model is refused before anything is read or written
     target = snapshot.paths.output(out)  # refused before the work, not after it
     read = dialogues if isinstance(dialogues, Checked) else read_input(dialogues, options)
@@ -155,39 +137,27 @@ def ground_file(
     rejected: _Rejected = {"rejected": len(read.rejected), "rejected_file": write_rejected(target, read.rejected)}
     if not options.skip_invalid:
         rejected = {}
-    common = (snapshot.domain, options.fmt, len(records))
-    if options.fmt == "kdconv":
-        return GroundReport(
-            *common,
-            result.messages,
-            result.predicted,
-            result.gold_messages,
-            result.tally.scores() if result.gold_messages else None,
-            dict(sorted(result.claims.items())),
-            tuple(result.topics_not_in_graph),
-            target.path,
-            workers=processes,
-            **rejected,
-            model=options.match.model,
-        )
-    gold = getattr(result, "gold_utterances", 0)  # DuConv's sessions carry no gold to score
+    counts = way.counts(result)
     return GroundReport(
-        *common,
-        result.utterances,
-        result.triples_stated,
-        gold,
-        result.tally.scores() if gold else None,
-        dict(sorted(result.claims.items())),
-        tuple(getattr(result, "topics_not_in_graph", ())),  # DuConv's goal topics; DuRecDial's are not resolved
+        snapshot.domain,
+        GROUNDERS.entry(options.fmt).name,
+        len(records),
+        counts.messages,
+        counts.stated,
+        counts.gold,
+        counts.tally.scores() if counts.gold and counts.tally else None,
+        dict(sorted(counts.claims.items())),
+        counts.topics_not_in_graph,
         target.path,
-        grounded_utterances=result.grounded_utterances,
+        grounded_utterances=counts.grounded_utterances,
         workers=processes,
         **rejected,
+        model=options.match.model if way.uses_model else None,
     )
 
 
 def _ground_in_parts(
-    index: GroundingIndex, records: list[dict[str, Any]], way: _Format, options: GroundOptions
+    index: GroundingIndex, records: list[dict[str, Any]], way: Grounder, options: GroundOptions
 ) -> tuple[Any, list[bytes], int]:
     """The dialogues grounded in parts, by up to ``options.processes()`` processes forked from this one with
     the index made ready (:func:`kgforge.grounding.kept.load_index`; they read it where it is): the grounding, each
@@ -209,7 +179,7 @@ def _ground_in_parts(
 
 
 def _ground_part(
-    index: GroundingIndex, way: _Format, options: MatchOptions, records: list[dict[str, Any]]
+    index: GroundingIndex, way: Grounder, options: MatchOptions, records: list[dict[str, Any]]
 ) -> tuple[Any, bytes]:
     """One part grounded, its dialogues sent back as bytes of the output file (encoded where they were
     grounded: bytes cross between processes far faster than the records would), the grounding without them.

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
+from kgforge.core.datasets import room_parts
 from kgforge.core.errors import KgforgeError
 from kgforge.core.jsonio import Record
 from kgforge.core.quads import QuadWriter
@@ -84,8 +85,9 @@ Importer = Callable[[ImportContext], None]
 
 
 def _builtin_importer_modules() -> list[str]:
-    """The modules of this package, and the ``kinds`` module of each subpackage (``wikidata/kinds.py``):
-    a new input format is one module here, found without a list to update."""
+    """The modules of this package, the ``kinds`` module of each subpackage (``wikidata/kinds.py``), and every
+    dataset room's ``source`` part: a new input format is one module here or in its dataset's room, found
+    without a list to update."""
     package = importlib.import_module("kgforge.sources")
     found = []
     for module in pkgutil.iter_modules(package.__path__, "kgforge.sources."):
@@ -93,7 +95,7 @@ def _builtin_importer_modules() -> list[str]:
             found.append(module.name)
         elif importlib.util.find_spec(module.name + ".kinds") is not None:
             found.append(module.name + ".kinds")
-    return found
+    return found + room_parts("source")
 
 
 def _plugin_importer(kind: str, importer: Any) -> Entry[Importer]:
