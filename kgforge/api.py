@@ -194,7 +194,7 @@ CHOICES = {
     "ground format": "kgforge.grounding.registry:GROUNDERS",
     "metric": "kgforge.evaluation.registry:METRICS",
     "segmentation": "kgforge.evaluation.segmentation:SEGMENTATIONS",
-    "eval layout": "kgforge.evaluation.inputs:LAYOUTS",
+    "eval layout": "kgforge.evaluation.inputs:layout_names",
     "rating rubric": "kgforge.evaluation.rating:RUBRICS",
     "sheet format": "kgforge.evaluation.rating:SHEET_FORMATS",
     "rating language": "kgforge.evaluation.rating:LANGUAGES",
@@ -349,7 +349,7 @@ if TYPE_CHECKING:  # The choice lists this module handed on one by one before, k
     # choices()'s and registry()'s now (CHOICES), so add no name here.
     from kgforge.corpus import BY as BY
     from kgforge.corpus import METHODS as METHODS
-    from kgforge.evaluation import LAYOUTS as EVAL_LAYOUTS  # noqa: F401
+    from kgforge.evaluation import EVAL_LAYOUTS as EVAL_LAYOUTS
     from kgforge.evaluation import METRICS as METRICS
     from kgforge.evaluation import SEGMENTATIONS as SEGMENTATIONS
     from kgforge.evaluation.rating import LANGUAGES as RATING_LANGUAGES  # noqa: F401

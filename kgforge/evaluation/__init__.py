@@ -14,7 +14,7 @@ ones when it is first read, and an installed package adds its own through the en
 from kgforge.evaluation.batch import Batch
 from kgforge.evaluation.figures import figure_text, p_text
 from kgforge.evaluation.focus import FocusReport, focus_accuracy
-from kgforge.evaluation.inputs import LAYOUTS, Responses, load_responses
+from kgforge.evaluation.inputs import EVAL_LAYOUTS, Responses, layout_names, load_responses
 from kgforge.evaluation.knowledge import KnowledgeIndex, KnowledgeOptions
 from kgforge.evaluation.logprobs import PerplexityReport, perplexity
 from kgforge.evaluation.registry import METRICS, Metric, in_percent, register_metric
@@ -32,7 +32,8 @@ __all__ = [
     "KnowledgeIndex",
     "KnowledgeOptions",
     "KnowledgeScore",
-    "LAYOUTS",
+    "EVAL_LAYOUTS",
+    "layout_names",
     "METRICS",
     "Metric",
     "PerplexityReport",

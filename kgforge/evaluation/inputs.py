@@ -35,14 +35,15 @@ import io
 import json
 import re
 import zipfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import polars as pl
 
-from kgforge.core.errors import ArgumentError, InputError
+from kgforge.core.datasets import room_parts
+from kgforge.core.errors import ArgumentError, InputError, KgforgeError
 from kgforge.core.jsonio import (
     LoneSurrogateError,
     NestingError,
@@ -52,6 +53,7 @@ from kgforge.core.jsonio import (
     loads,
 )
 from kgforge.core.limits import check_whole, lines, read_whole, record_too_large
+from kgforge.core.registry import Entry, Registry
 from kgforge.core.text import is_segmented
 from kgforge.sources.dialogue_layouts import (
     DUCONV_SAMPLE,
@@ -63,9 +65,6 @@ from kgforge.sources.dialogue_layouts import (
     layout_problem,
 )
 
-LAYOUTS = ("auto", "duconv-eval", "lines", "table", "duconv", "kdconv", "durecdial", "kgforge")
-DATASET_LAYOUTS = ("duconv", "kdconv", "durecdial", "kgforge")
-SEGMENTED_LAYOUTS = ("duconv-eval", "duconv", "durecdial")  # word-segmented by definition
 PREDICTION_COLUMNS = ("prediction", "pred", "response", "hypothesis", "output", "generated")
 GOLD_COLUMNS = ("gold", "reference", "ref", "target", "golden_response")
 ID_COLUMNS = ("id", "response_id")
@@ -113,7 +112,54 @@ class Slots:
 
     @property
     def segmented(self) -> bool:
-        return self.layout in SEGMENTED_LAYOUTS and not self.unsegmented
+        return EVAL_LAYOUTS.get(self.layout).segmented and not self.unsegmented
+
+
+@dataclass(frozen=True)
+class EvalLayout:
+    """How ``kgforge eval`` reads one layout into :class:`Slots`, and how it knows a file is in it: ``array``,
+    a JSON array (``.json``) is this layout; ``detects``, the first record of a JSON-lines file is (layouts are
+    asked most specific first: highest ``priority``). ``segmented``: word-segmented by definition;
+    ``dialogues``: the file holds dialogues and their context (it may be given as ``--dialogues``)."""
+
+    read: Callable[[Path], Slots]
+    detects: Callable[[dict[str, Any]], bool] | None = None
+    array: bool = False
+    segmented: bool = False
+    dialogues: bool = True
+    priority: int = 0
+    description: str = ""
+
+
+def _plugin_layout(name: str, obj: Any) -> Entry[EvalLayout]:
+    if not isinstance(obj, EvalLayout):
+        raise KgforgeError(f"it is a {type(obj).__name__}, not a kgforge.evaluation.inputs.EvalLayout")
+    return Entry(name, obj, obj.description)
+
+
+# the layouts of no one dataset are registered below; each dataset's room registers its own (its evaluation part)
+EVAL_LAYOUTS: Registry[EvalLayout] = Registry(
+    "eval layout",
+    modules=lambda: room_parts("evaluation"),
+    entry_point_group="kgforge.eval_layouts",
+    plugin=_plugin_layout,
+)
+
+
+def register_layout(name: str, layout: EvalLayout) -> EvalLayout:
+    """Make ``layout`` what ``kgforge eval --layout NAME`` reads (and what ``auto`` may find)."""
+    EVAL_LAYOUTS.register(name, layout, description=layout.description)
+    return layout
+
+
+def layout_names() -> tuple[str, ...]:
+    """What ``--layout`` accepts: ``auto`` and every registered layout."""
+    return ("auto", *EVAL_LAYOUTS.names())
+
+
+def dataset_layouts() -> tuple[str, ...]:
+    """The layouts whose files hold dialogues and their context (what ``--dialogues`` takes)."""
+    return tuple(entry.name for entry in EVAL_LAYOUTS if entry.obj.dialogues)
 
 
 # ---------------------------------------------------------------- detection
@@ -127,7 +173,7 @@ def detect_layout(path: Path) -> str:
         return "table"
     head = _first_line(path)
     if suffix == ".json" or head.startswith("["):
-        return "kdconv"
+        return next((e.name for e in EVAL_LAYOUTS if e.obj.array), "table")
     if head.startswith("{"):
         try:
             record = loads(head)
@@ -138,18 +184,11 @@ def detect_layout(path: Path) -> str:
 
 
 def _record_layout(record: Any) -> str:
+    """The most specific layout whose ``detects`` takes ``record`` (a JSON-lines file's first), else a table."""
     if not isinstance(record, dict):
         return "table"
-    if "dialogue_id" in record and "triples" in record:
-        return "kgforge"
-    if "kg" in record and "goals" in record and "conversation" in record:
-        return "durecdial"  # the ACL 2020 release: its own keys for the knowledge and the goal sequence
-    if "knowledge" in record and ("conversation" in record or "history" in record):
-        goal = record.get("goal")
-        if "label" in record or "situation" in record or isinstance(goal, str):
-            return "durecdial"
-        return "duconv"
-    return "table"
+    found = sorted((e for e in EVAL_LAYOUTS if e.obj.detects), key=lambda e: -e.obj.priority)
+    return next((e.name for e in found if e.obj.detects and e.obj.detects(record)), "table")
 
 
 def _present(path: Path) -> Path:
@@ -175,21 +214,13 @@ def _first_line(path: Path) -> str:
 
 def read_slots(path: Path, layout: str = "auto", columns: dict[str, str] | None = None) -> Slots:
     """``path`` read in ``layout`` (``auto``: :func:`detect_layout`)."""
-    if layout not in LAYOUTS:
-        raise ArgumentError("layout", f"{layout!r} is not one of {', '.join(LAYOUTS)}")
+    if layout not in layout_names():
+        raise ArgumentError("layout", f"{layout!r} is not one of {', '.join(layout_names())}")
     path = _present(path)
     layout = detect_layout(path) if layout == "auto" else layout
-    readers = {
-        "duconv-eval": read_official,
-        "lines": read_lines,
-        "duconv": read_duconv,
-        "kdconv": read_kdconv,
-        "durecdial": read_durecdial,
-        "kgforge": read_kgforge_export,
-    }
-    if layout == "table":
+    if layout == "table":  # the one layout told its columns
         return read_table(path, columns or {})
-    return readers[layout](path)
+    return EVAL_LAYOUTS.get(layout).read(path)
 
 
 def _frame(rows: list[dict[str, Any]]) -> pl.DataFrame:
@@ -553,6 +584,34 @@ def read_kgforge_export(path: Path) -> Slots:
     return Slots(path, "kgforge", _frame([]), dialogues)
 
 
+def _is_export(record: dict[str, Any]) -> bool:
+    return "dialogue_id" in record and "triples" in record
+
+
+register_layout(
+    "duconv-eval",
+    EvalLayout(
+        read_official,
+        segmented=True,
+        dialogues=False,
+        description="prediction<TAB>gold per line (DuConv's official metric input)",
+    ),
+)
+register_layout("lines", EvalLayout(read_lines, dialogues=False, description="one response per line"))
+register_layout(
+    "table",
+    EvalLayout(
+        lambda path: read_table(path, {}),
+        dialogues=False,
+        description="JSON lines, CSV, Parquet or Excel with named columns",
+    ),
+)
+register_layout(
+    "kgforge",
+    EvalLayout(read_kgforge_export, _is_export, priority=30, description="a kgforge export --format jsonl file"),
+)
+
+
 # ---------------------------------------------------------------- predictions, gold and dialogues together
 
 
@@ -598,14 +657,14 @@ def load_responses(
         texts = reference.frame["gold"] if reference.has_gold else reference.frame["text"]
         frame = frame.with_columns(gold=texts)
         sources["gold"] = _describe(reference)
-        if reference.dialogues and reference.layout in DATASET_LAYOUTS:
+        if reference.dialogues and reference.layout in dataset_layouts():
             context = reference
     if dialogues is not None:
         given = read_slots(dialogues, "auto", columns)
-        if given.layout not in DATASET_LAYOUTS:
+        if given.layout not in dataset_layouts():
             raise InputError(
-                f"{dialogues}: --dialogues takes a dialogue file (DuConv, KdConv, DuRecDial or a "
-                f"kgforge export), not a {given.layout} file"
+                f"{dialogues}: --dialogues takes a dialogue file (a layout of "
+                f"{', '.join(dataset_layouts())}), not a {given.layout} file"
             )
         sources["dialogues"] = _describe(given)
         context = _context_by_key(frame, given) if frame["dialogue_key"].is_not_null().any() else given

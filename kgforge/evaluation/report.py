@@ -26,7 +26,7 @@ from kgforge.evaluation.charts import correlation_heatmaps
 from kgforge.evaluation.correlation import correlate, read_human
 from kgforge.evaluation.embedding import WordVectors, coverage, read_vectors
 from kgforge.evaluation.goal_metrics import GOAL_LAYOUTS, GoalReport, judge_goals
-from kgforge.evaluation.inputs import LAYOUTS, Responses, detect_layout, load_responses
+from kgforge.evaluation.inputs import Responses, detect_layout, layout_names, load_responses
 from kgforge.evaluation.knowledge import KnowledgeIndex, KnowledgeOptions
 from kgforge.evaluation.metrics import OFFICIAL, official_lines
 from kgforge.evaluation.registry import METRICS, Metric
@@ -39,7 +39,7 @@ ALL_METRICS = "all"  # --metrics all: every registered metric the inputs allow
 
 @dataclass(frozen=True)
 class EvalOptions:
-    layout: str = "auto"  # of the predictions file (inputs.LAYOUTS)
+    layout: str = "auto"  # of the predictions file (inputs.layout_names())
     segmentation: str = "auto"  # whitespace for segmented inputs, jieba otherwise
     metrics: tuple[str, ...] | None = None  # None: every registered metric the inputs allow
     columns: dict[str, str] = field(default_factory=dict)  # prediction/gold/id/dialogue column names
@@ -51,8 +51,8 @@ class EvalOptions:
     goal_metrics: bool = False  # also judge whole dialogues (goal_metrics.judge_goals)
 
     def __post_init__(self) -> None:
-        if self.layout not in LAYOUTS:
-            raise ArgumentError("layout", f"{self.layout!r} is not one of {', '.join(LAYOUTS)}")
+        if self.layout not in layout_names():
+            raise ArgumentError("layout", f"{self.layout!r} is not one of {', '.join(layout_names())}")
         if self.segmentation != "auto":
             check_segmentation(self.segmentation)
         for name in self.metrics or ():
