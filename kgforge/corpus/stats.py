@@ -5,12 +5,12 @@ unrounded mean (the CLI rounds for people)."""
 from __future__ import annotations
 
 import re
-from collections import Counter
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from kgforge.core.datasets import room_parts
 from kgforge.core.errors import KgforgeError
 from kgforge.core.limits import ReadPolicy, reading
 from kgforge.core.output import OutputDir, output_dir
@@ -171,7 +171,10 @@ def _plugin_statistic(name: str, figures: Any) -> Entry[Figures]:
 # What `corpus stats` computes per file beside the counts: the built-in figures (each into its own field of
 # CorpusStats) and those of installed packages (into ``extra``).
 STATISTICS: Registry[Figures] = Registry(
-    "corpus statistic", entry_point_group="kgforge.corpus_statistics", plugin=_plugin_statistic
+    "corpus statistic",
+    modules=lambda: room_parts("statistics"),  # each dataset's own figures, registered by its room
+    entry_point_group="kgforge.corpus_statistics",
+    plugin=_plugin_statistic,
 )
 
 
@@ -384,41 +387,6 @@ def knowledge_figures(dialogues: list[SourceDialogue]) -> KnowledgeFigures:
     )
 
 
-@STATISTICS.register(
-    "duconv", description="DuConv Table 1: knowledge per dialogue and goal kinds", kinds=DUCONV_KINDS, field="duconv"
-)
-def goal_figures(dialogues: list[SourceDialogue]) -> GoalFigures:
-    kinds = Counter(GOAL_KINDS.get(len(d.record["goal"]), "other") for d in dialogues)
-    return GoalFigures(
-        knowledge_per_dialogue=mean(sum(len(d.record["knowledge"]) for d in dialogues), len(dialogues)),
-        goal_kinds=dict(kinds.most_common()),
-    )
-
-
-@STATISTICS.register(
-    "durecdial",
-    description="DuRecDial: sub-dialogues, goal types, recommendations",
-    kinds=("durecdial", "durecdial2"),
-    field="durecdial",
-)
-def recommendation_figures(dialogues: list[SourceDialogue]) -> RecommendationFigures:
-    goals = [sub_dialogue_types(d.record) for d in dialogues]
-    types = Counter(t for g in goals for t in g)
-    profiles = [d.record["user_profile"] for d in dialogues if isinstance(d.record.get("user_profile"), dict)]
-    n = len(dialogues)
-    return RecommendationFigures(
-        knowledge_per_dialogue=mean(sum(len(d.gold) for d in dialogues), n),
-        sub_dialogues=sum(len(g) for g in goals),
-        sub_dialogues_per_dialogue=mean(sum(len(g) for g in goals), n),
-        goal_types=dict(types.most_common()),
-        recommended=sum(n for t, n in types.items() if t.endswith("推荐") or t.lower().endswith("recommendation"))
-        if types
-        else None,
-        accepted=_profile_entries(profiles, ACCEPTED) if profiles else None,
-        rejected=_profile_entries(profiles, REJECTED) if profiles else None,
-    )
-
-
 def sub_dialogue_types(record: dict[str, Any]) -> list[str]:
     """The goal type of each sub-dialogue: a ``[k] type (『topic』)`` part of a goal string, or a run of turns
     with the same goal type in a per-turn goal list; spaces of segmentation removed (``电影 推荐`` → ``电影推荐``)."""
@@ -439,7 +407,7 @@ def _unsegmented(text: str) -> str:
 _CJK_SPACE = re.compile(r"(?<=[^\x00-\x7f])\s+|\s+(?=[^\x00-\x7f])")
 
 
-def _profile_entries(profiles: list[dict[str, Any]], prefix: str) -> int:
+def profile_entries(profiles: list[dict[str, Any]], prefix: str) -> int:
     total = 0
     for profile in profiles:
         for key, value in profile.items():

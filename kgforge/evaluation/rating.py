@@ -2,7 +2,7 @@
 import`` reads the filled sheets back, un-blinds them and reports per-system means, the annotators' agreement
 (Fleiss' κ, Krippendorff's α, percent agreement) and paired significance between systems.
 
-A rubric is a small TOML file (``kgforge/evaluation/rubrics/NAME.toml``, or a path to the user's own): its unit
+A rubric is a small TOML file (``kgforge/evaluation/rubrics/NAME.toml``, a dataset room's ``rubrics/NAME.toml``, or a path to the user's own): its unit
 (``turn``: one response; ``dialogue``: a whole conversation; ``pair``: two systems' responses to the same input,
 side by side), its aspects, each with a scale and its wording in Chinese and English, and the measurement level
 for α. Blinding: a sheet shows an item number, the context, the knowledge and the text (what each holds:
@@ -28,6 +28,7 @@ from typing import Any
 
 import polars as pl
 
+from kgforge.core.datasets import room_folders
 from kgforge.core.errors import ArgumentError, InputError
 from kgforge.core.limits import ReadPolicy, read_whole, reading
 from kgforge.core.output import OutputDir, OutputFile, output_dir, output_file
@@ -142,9 +143,11 @@ def read_rubric(path: Path) -> Rubric:
 
 
 def _bundled() -> Iterable[tuple[str, Rubric]]:
-    for entry in sorted(resources.files("kgforge.evaluation").joinpath("rubrics").iterdir(), key=lambda e: e.name):
-        if entry.name.endswith(".toml"):
-            rubric = read_rubric(Path(str(entry)))
+    """The rubrics of no one dataset (``kgforge/evaluation/rubrics/``), then each dataset room's ``rubrics/``."""
+    folders = [Path(str(resources.files("kgforge.evaluation").joinpath("rubrics")))]
+    for folder in folders + [found for _, found in room_folders("rubrics")]:
+        for entry in sorted(folder.glob("*.toml")):
+            rubric = read_rubric(entry)
             yield rubric.name, rubric
 
 

@@ -1,0 +1,19 @@
+"""DuConv's corpus statistics (its paper's Table 1): knowledge per dialogue and the goals' kinds."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from kgforge.corpus.stats import DUCONV_KINDS, GOAL_KINDS, STATISTICS, GoalFigures, mean
+from kgforge.exports.model import SourceDialogue
+
+
+@STATISTICS.register(
+    "duconv", description="DuConv Table 1: knowledge per dialogue and goal kinds", kinds=DUCONV_KINDS, field="duconv"
+)
+def goal_figures(dialogues: list[SourceDialogue]) -> GoalFigures:
+    kinds = Counter(GOAL_KINDS.get(len(d.record["goal"]), "other") for d in dialogues)
+    return GoalFigures(
+        knowledge_per_dialogue=mean(sum(len(d.record["knowledge"]) for d in dialogues), len(dialogues)),
+        goal_kinds=dict(kinds.most_common()),
+    )
