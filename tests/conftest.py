@@ -7,6 +7,7 @@ import contextlib
 import io
 import os
 import re
+import shutil
 import subprocess
 import sys
 import traceback
@@ -204,3 +205,14 @@ def _console_width(env: dict[str, str] | None) -> Iterator[None]:
 @pytest.fixture
 def cli():
     return run_cli
+
+
+def install_example(example: Path, package: str, factory: pytest.TempPathFactory) -> str:
+    """An example plug-in of docs/examples installed with pip (its own pyproject and entry points) into a folder
+    of its own; the PYTHONPATH that puts it beside kgforge."""
+    target = factory.mktemp("site")
+    source = shutil.copytree(example, factory.mktemp("example") / example.name)  # pip builds beside it
+    pip = [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--no-build-isolation", "--no-cache-dir"]
+    subprocess.run([*pip, "--target", str(target), str(source)], check=True, timeout=300, capture_output=True)
+    assert (target / package).is_dir()
+    return os.pathsep.join([str(target), os.environ.get("PYTHONPATH", str(Path(__file__).resolve().parent.parent))])

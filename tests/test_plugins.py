@@ -5,10 +5,6 @@ of the registrations."""
 from __future__ import annotations
 
 import json
-import os
-import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -17,7 +13,7 @@ from kgforge.cli import _commands, interrupt_message
 from kgforge.cli._app import NOTHING_CHANGED, REBUILD_DISCARDED
 from kgforge.core.errors import KgforgeError
 from kgforge.sources.importer import kind_for_suffix
-from tests.conftest import run_cli
+from tests.conftest import install_example, run_cli
 
 REPO = Path(__file__).resolve().parent.parent
 EXAMPLE = REPO / "docs" / "examples" / "kgforge-example-plugin"
@@ -25,29 +21,7 @@ EXAMPLE = REPO / "docs" / "examples" / "kgforge-example-plugin"
 
 @pytest.fixture(scope="module")
 def plugin_path(tmp_path_factory: pytest.TempPathFactory) -> str:
-    """The example plug-in installed with pip (its own pyproject and entry points) into a folder of its own."""
-    target = tmp_path_factory.mktemp("site")
-    source = shutil.copytree(EXAMPLE, tmp_path_factory.mktemp("example") / EXAMPLE.name)  # pip builds beside it
-    subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pip",
-            "install",
-            "--quiet",
-            "--no-deps",
-            "--no-build-isolation",
-            "--no-cache-dir",
-            "--target",
-            str(target),
-            str(source),
-        ],
-        check=True,
-        timeout=300,
-        capture_output=True,
-    )
-    assert (target / "kgforge_example").is_dir()
-    return os.pathsep.join([str(target), os.environ.get("PYTHONPATH", str(REPO))])
+    return install_example(EXAMPLE, "kgforge_example", tmp_path_factory)
 
 
 @pytest.mark.slow

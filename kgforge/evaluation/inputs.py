@@ -223,7 +223,7 @@ def read_slots(path: Path, layout: str = "auto", columns: dict[str, str] | None 
     return EVAL_LAYOUTS.get(layout).read(path)
 
 
-def _frame(rows: list[dict[str, Any]]) -> pl.DataFrame:
+def response_frame(rows: list[dict[str, Any]]) -> pl.DataFrame:
     return pl.DataFrame(rows, schema=FRAME_SCHEMA) if rows else pl.DataFrame(schema=FRAME_SCHEMA)
 
 
@@ -238,7 +238,7 @@ def read_official(path: Path) -> Slots:
         rows.append({"id": str(lineno), "line": lineno, "text": fields[0], "gold": fields[1]})
     if not rows:
         raise InputError(f"{path}:1: no 'prediction<TAB>gold' line in the file")
-    return Slots(path, "duconv-eval", _frame(rows), [], has_gold=True, skipped=skipped)
+    return Slots(path, "duconv-eval", response_frame(rows), [], has_gold=True, skipped=skipped)
 
 
 def read_lines(path: Path) -> Slots:
@@ -246,7 +246,7 @@ def read_lines(path: Path) -> Slots:
     rows = [{"id": str(lineno), "line": lineno, "text": line.rstrip("\n")} for lineno, line in _numbered(path)]
     if not rows:
         raise InputError(f"{path}:1: file is empty")
-    return Slots(path, "lines", _frame(rows), [])
+    return Slots(path, "lines", response_frame(rows), [])
 
 
 def _numbered(path: Path) -> Iterator[tuple[int, str]]:
@@ -303,7 +303,7 @@ def read_table(path: Path, columns: dict[str, str]) -> Slots:
             dialogues.append(context)
         rows.append(row)
     policy.finish()
-    return Slots(path, "table", _frame(rows), dialogues, has_gold=gold is not None)
+    return Slots(path, "table", response_frame(rows), dialogues, has_gold=gold is not None)
 
 
 def table_records(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
@@ -499,7 +499,7 @@ def read_duconv(path: Path) -> Slots:
             for ident, text, j in turns
         ]
         dialogues.append(dialogue)
-    return Slots(path, "duconv", _frame(rows), dialogues, has_gold=True)
+    return Slots(path, "duconv", response_frame(rows), dialogues, has_gold=True)
 
 
 def read_kdconv(path: Path) -> Slots:
@@ -525,7 +525,7 @@ def read_kdconv(path: Path) -> Slots:
         dialogues.append(Dialogue(key, topics, knowledge, knowledge, [m["message"] for m in value["messages"]]))
     if not dialogues:
         raise InputError(f"{path}: no dialogue in the file")
-    return Slots(path, "kdconv", _frame(rows), dialogues, has_gold=True)
+    return Slots(path, "kdconv", response_frame(rows), dialogues, has_gold=True)
 
 
 def read_durecdial(path: Path) -> Slots:
@@ -551,7 +551,7 @@ def read_durecdial(path: Path) -> Slots:
                 }
             )
         dialogues.append(Dialogue(str(line), topics, knowledge, [], utterances))
-    frame = _frame(rows)
+    frame = response_frame(rows)
     return Slots(path, "durecdial", frame, dialogues, has_gold=True, unsegmented=not _looks_segmented(frame, "text"))
 
 
@@ -581,7 +581,7 @@ def read_kgforge_export(path: Path) -> Slots:
 
         topics = [str(t.get("label")) for t in record.get("topics") or [] if isinstance(t, dict)]
         dialogues.append(Dialogue(str(record.get("dialogue_id", line)), topics, labelled("triples"), labelled("path")))
-    return Slots(path, "kgforge", _frame([]), dialogues)
+    return Slots(path, "kgforge", response_frame([]), dialogues)
 
 
 def _is_export(record: dict[str, Any]) -> bool:

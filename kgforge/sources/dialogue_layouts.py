@@ -273,18 +273,27 @@ def checked_records(
     kind: str | Callable[[Any], str | None],
     skip_invalid: bool = False,
     unknown: str = "not a dialogue in a layout kgforge reads",
+    problem: Callable[[str, Any], str | None] | None = None,
 ) -> Checked:
     """``records`` read from ``path``, each checked against its layout (``kind``, or a function giving a
-    record's kind: None for none, refused as ``unknown``). A record that cannot be read or is not of its
+    record's kind: None for none, refused as ``unknown``) by ``problem`` (a dataset's own check; by default
+    :func:`layout_problem`, which knows the built-in layouts). A record that cannot be read or is not of its
     layout is an InputError naming the file and line, unless ``skip_invalid``: then it is set aside in
     ``rejected``."""
+    check = problem or layout_problem
     found = Checked()
     for record in by_line(records, path):
         reason = record.error
         if reason is None:
             layout = kind(record.value) if callable(kind) else kind
-            problem = None if layout is None else layout_problem(layout, record.value)
-            reason = unknown if layout is None else None if problem is None else f"not a {layout} dialogue: {problem}"
+            found_problem = None if layout is None else check(layout, record.value)
+            reason = (
+                unknown
+                if layout is None
+                else None
+                if found_problem is None
+                else f"not a {layout} dialogue: {found_problem}"
+            )
         if reason is None:
             found.records.append((record.line, record.value))
         elif skip_invalid:
