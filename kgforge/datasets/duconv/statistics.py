@@ -8,12 +8,18 @@ from kgforge.corpus.stats import DUCONV_KINDS, GOAL_KINDS, STATISTICS, GoalFigur
 from kgforge.exports.model import SourceDialogue
 
 
-@STATISTICS.register(
-    "duconv", description="DuConv Table 1: knowledge per dialogue and goal kinds", kinds=DUCONV_KINDS, field="duconv"
-)
 def goal_figures(dialogues: list[SourceDialogue]) -> GoalFigures:
     kinds = Counter(GOAL_KINDS.get(len(d.record["goal"]), "other") for d in dialogues)
     return GoalFigures(
         knowledge_per_dialogue=mean(sum(len(d.record["knowledge"]) for d in dialogues), len(dialogues)),
         goal_kinds=dict(kinds.most_common()),
     )
+
+
+STATISTICS.register(
+    "duconv",
+    goal_figures,
+    description="DuConv Table 1: knowledge per dialogue and goal kinds",
+    kinds=DUCONV_KINDS,
+    field="duconv",
+)

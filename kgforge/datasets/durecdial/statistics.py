@@ -17,12 +17,6 @@ from kgforge.corpus.stats import (
 from kgforge.exports.model import SourceDialogue
 
 
-@STATISTICS.register(
-    "durecdial",
-    description="DuRecDial: sub-dialogues, goal types, recommendations",
-    kinds=("durecdial", "durecdial2"),
-    field="durecdial",
-)
 def recommendation_figures(dialogues: list[SourceDialogue]) -> RecommendationFigures:
     goals = [sub_dialogue_types(d.record) for d in dialogues]
     types = Counter(t for g in goals for t in g)
@@ -39,3 +33,12 @@ def recommendation_figures(dialogues: list[SourceDialogue]) -> RecommendationFig
         accepted=profile_entries(profiles, ACCEPTED) if profiles else None,
         rejected=profile_entries(profiles, REJECTED) if profiles else None,
     )
+
+
+STATISTICS.register(
+    "durecdial",
+    recommendation_figures,
+    description="DuRecDial: sub-dialogues, goal types, recommendations",
+    kinds=("durecdial", "durecdial2"),
+    field="durecdial",
+)

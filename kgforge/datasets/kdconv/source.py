@@ -17,7 +17,7 @@ def import_kb(ctx: ImportContext) -> None:
             ctx.reject(location, f"entry {record.key!r}: expected a list of triples", record.value)
             continue
         if names.add_checked(record.value, location, f"entry {record.key!r}"):
-            names.add_type(record.key, ctx.schema.head_type)
+            names.add_type(str(record.key), ctx.schema.head_type)  # a key of the KB's object: never None
         ctx.accept()
     names.emit()
 
