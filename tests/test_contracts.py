@@ -16,6 +16,8 @@ from kgforge.evaluation.inputs import EVAL_LAYOUTS, read_slots
 from kgforge.exports.registry import FORMATS, Format
 from kgforge.grounding.registry import GROUNDERS
 from kgforge.sources.importer import IMPORTERS
+from kgforge.synth.prompts import load_prompts
+from kgforge.synth.styles import STYLES as SYNTH_STYLES
 
 # the registry each part of a room fills (rubrics are a folder, read by kgforge.evaluation.rating)
 PART_REGISTRIES = {
@@ -24,6 +26,7 @@ PART_REGISTRIES = {
     "grounding": GROUNDERS,
     "evaluation": EVAL_LAYOUTS,
     "statistics": STATISTICS,
+    "synth": SYNTH_STYLES,
 }
 # the cases, as collected (each worker of pytest-xdist collects the same)
 CASES = {
@@ -31,6 +34,7 @@ CASES = {
     "grounder": (GROUNDERS, GROUNDERS.names()),
     "eval layout": (EVAL_LAYOUTS, EVAL_LAYOUTS.names()),
     "export format": (FORMATS, FORMATS.names()),
+    "synth style": (SYNTH_STYLES, SYNTH_STYLES.names()),
 }
 
 
@@ -81,6 +85,15 @@ def test_an_export_format_declares_distinct_layouts_and_reads_what_it_says(name:
     if fmt.reads_dialogues:  # it knows its own records, and no other value
         assert type(fmt).source_dialogue is not Format.source_dialogue
         assert fmt.detect(["not", "a", "record"]) is None
+
+
+@pytest.mark.parametrize("name", CASES["synth style"][1])
+def test_a_synth_style_drafts_into_a_registered_format_from_prompts_in_both_languages(name: str) -> None:
+    style = SYNTH_STYLES.get(name)
+    assert style.layouts and style.default_layout in style.layouts and style.export_format in FORMATS
+    for language in ("zh", "en"):
+        prompts = load_prompts(style.prompts, language)
+        assert prompts.language == language and all(prompts.templates.values())
 
 
 @pytest.mark.parametrize("kind", CASES)

@@ -57,7 +57,7 @@ def records(path: Path, style: str) -> list[dict]:
 
 
 def layout_of(style: str, name: str):
-    fmt = format_named(SYNTH_STYLES[style].export_format)
+    fmt = format_named(SYNTH_STYLES.get(style).export_format)
     return fmt, fmt.layout(name)
 
 
@@ -243,7 +243,7 @@ def test_goals_of_another_style_or_domain_are_refused_in_one_line(
 
 def test_prompt_templates_can_be_replaced_placeholders_only(seeds: Callable[[str], Seed], tmp_path: Path) -> None:
     seed = seeds("kdconv")
-    bundled = (Path(__file__).parent.parent / "kgforge/synth/prompts/kdconv.toml").read_text(encoding="utf-8")
+    bundled = (Path(__file__).parent.parent / "kgforge/datasets/kdconv/prompts/synth.toml").read_text(encoding="utf-8")
     mine = tmp_path / "mine.toml"
     mine.write_text(bundled.replace("写一段中文对话", "请写一段自然的中文对话"), encoding="utf-8")
     script = Script("kdconv", plant=0.0)

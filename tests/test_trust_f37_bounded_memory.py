@@ -183,7 +183,7 @@ def test_jsonl_and_csv_knowledge_lines_over_the_limit_cost_only_themselves(tmp_p
     ("what", "reader", "before", "after"),  # the reader's arguments before and after the user's path
     [
         ("grounding model", "kgforge.grounding.model_file:read_model", (), ()),
-        ("prompts", "kgforge.synth.prompts:load_prompts", ("duconv", "zh"), ()),
+        ("prompts", "kgforge.synth.prompts:load_prompts", (Path("bundled.toml"), "zh"), ()),
         ("template file", "kgforge.qa.templates:load_templates", (), ()),
         ("audit", "kgforge.release.make:read_audit", (), ("travel",)),
     ],

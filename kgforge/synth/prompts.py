@@ -10,7 +10,6 @@ import hashlib
 import string
 import tomllib
 from dataclasses import dataclass
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -47,14 +46,10 @@ class Prompts:
         return self.templates[key].format(**{name: values[name] for name in _names(self.templates[key])})
 
 
-def load_prompts(style: str, language: str, path: Path | None = None) -> Prompts:
-    """The templates of ``style`` in ``language`` (``zh``, ``en``; other tags fall back to their first two
-    letters, then to ``en``): the user's ``path``, else the bundled file."""
-    if path is None:
-        source = f"kgforge/synth/prompts/{style}.toml"
-        text = resources.files("kgforge.synth").joinpath("prompts", f"{style}.toml").read_text(encoding="utf-8")
-    else:
-        source, text = str(path), read_whole_text(path, "prompts")
+def load_prompts(bundled: Path, language: str, path: Path | None = None) -> Prompts:
+    """The templates in ``language`` (``zh``, ``en``; other tags fall back to their first two letters, then to
+    ``en``): of the user's ``path``, else of the style's ``bundled`` file (in its dataset's room)."""
+    source, text = str(path or bundled), read_whole_text(path or bundled, "prompts")
     try:
         tables = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:

@@ -54,7 +54,7 @@ class SynthOptions:
     progress: bool = False
 
     def __post_init__(self) -> None:
-        checks.choice(self.style, "--style", STYLES)
+        checks.choice(self.style, "--style", STYLES.names())
         checks.optional(checks.language_tag, self.language, "--lang")
         checks.optional(checks.whole, self.n, "--n", 1)
         checks.whole(self.concurrency, "--concurrency", 1, 256)
@@ -152,7 +152,7 @@ def _open(snapshot: Snapshot, goals_file: Path, out: Path, options: SynthOptions
     client = None
     prompts = None
     if options.llm_url and options.llm_model:
-        prompts = load_prompts(style.name, language, options.prompts)
+        prompts = load_prompts(style.prompts, language, options.prompts)
         cache = snapshot.paths.raw / "llm-cache"
         client = ChatClient(options.llm_url, options.llm_model, cache, options.key_env, options.timeout)
     settings = Settings(options.max_tries, options.seed, options.temperature, layout)

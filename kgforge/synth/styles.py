@@ -1,21 +1,22 @@
 """The styles of ``kgforge synth``, one small table: per style its goal kinds, the export format whose knowledge
 it drafts from, its speakers, its output layouts (and the real readers' kind of each), and its functions — goal
 fields, prompt values, who opens, the goal-reached check, the output record and the templated realiser's plan.
-Each style's code is its own module (``duconv``, ``kdconv``, ``durecdial``), so that it can move beside the rest
-of its dataset's code."""
+Each style lives in its dataset's room (its ``synth`` part, :mod:`kgforge.core.datasets`), which registers it
+with :func:`register_style`; a plug-in registers one through the entry-point group ``kgforge.synth_styles``."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from types import ModuleType
+from pathlib import Path
 from typing import Any
 
-from kgforge.core.errors import ArgumentError
+from kgforge.core.datasets import room_parts
+from kgforge.core.errors import ArgumentError, KgforgeError
+from kgforge.core.registry import Entry, Registry
 from kgforge.exports.labels import Render
 from kgforge.exports.model import Dialogue
 from kgforge.goals.record import Goal
-from kgforge.synth import duconv, durecdial, kdconv
 from kgforge.synth.model import GoalMaterial, Turn, TurnCheck
 from kgforge.synth.realise import Exchange
 
@@ -45,6 +46,7 @@ class SynthStyle:
     reached: Callable[[GoalMaterial, list[Turn]], str | None]
     record: Callable[[GoalMaterial, list[Turn], list[TurnCheck], str], dict[str, Any]]
     plan: Callable[[GoalMaterial], list[Exchange]]
+    prompts: Path  # the bundled prompt templates (TOML, a table per language)
 
     @property
     def default_layout(self) -> str:
@@ -57,45 +59,34 @@ class SynthStyle:
         return chosen
 
 
-def _style(name: str, module: ModuleType, layouts: tuple[OutputLayout, ...], marks_goals: bool = False) -> SynthStyle:
-    return SynthStyle(
-        name,
-        module.KINDS,
-        name,
-        module.ROLES,
-        {layout.name: layout for layout in layouts},
-        marks_goals,
-        module.goal_fields,
-        module.prompt_values,
-        module.opener,
-        module.reached,
-        module.record,
-        module.plan,
-    )
+def layouts(*found: OutputLayout) -> dict[str, OutputLayout]:
+    """A style's output layouts by name, the first the default."""
+    return {layout.name: layout for layout in found}
 
 
-STYLES = {
-    "duconv": _style("duconv", duconv, (OutputLayout("session", "duconv-session", segmented=True),)),
-    "kdconv": _style("kdconv", kdconv, (OutputLayout("dialogues", "kdconv", array=True),)),
-    "durecdial": _style(
-        "durecdial",
-        durecdial,
-        (
-            OutputLayout("lic2020", "durecdial-lic2020"),
-            OutputLayout("v2", "durecdial2"),
-            OutputLayout("acl2020", "durecdial-acl2020"),
-        ),
-        marks_goals=True,
-    ),
-}
+def _plugin_style(name: str, obj: Any) -> Entry[SynthStyle]:
+    if not isinstance(obj, SynthStyle):
+        raise KgforgeError(f"it is a {type(obj).__name__}, not a kgforge.synth.styles.SynthStyle")
+    return Entry(name, obj, f"{name} dialogues ({', '.join(obj.layouts)})")
+
+
+STYLES: Registry[SynthStyle] = Registry(
+    "synth style", modules=lambda: room_parts("synth"), entry_point_group="kgforge.synth_styles", plugin=_plugin_style
+)
+
+
+def register_style(style: SynthStyle) -> SynthStyle:
+    """Make ``style`` what ``kgforge synth --style NAME`` drafts."""
+    STYLES.register(style.name, style, description=f"{style.name} dialogues ({', '.join(style.layouts)})")
+    return style
 
 
 def layout_names() -> tuple[str, ...]:
     """Every style's output layouts, each once, in the order the styles list them (``synth --layout``)."""
-    return tuple(dict.fromkeys(name for style in STYLES.values() for name in style.layouts))
+    return tuple(dict.fromkeys(name for entry in STYLES for name in entry.obj.layouts))
 
 
 def style_named(name: str) -> SynthStyle:
     if name not in STYLES:
-        raise ArgumentError("--style", f"{name!r} is no synth style (one of {', '.join(STYLES)})")
-    return STYLES[name]
+        raise ArgumentError("--style", f"{name!r} is no synth style (one of {', '.join(STYLES.names())})")
+    return STYLES.get(name)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import re
+from pathlib import Path
 from typing import Any
 
 from kgforge.exports.formats.durecdial import sequence_steps, situation_text
@@ -18,6 +19,7 @@ from kgforge.exports.model import Dialogue
 from kgforge.goals.record import Goal
 from kgforge.synth.model import GoalMaterial, Turn, TurnCheck
 from kgforge.synth.realise import Exchange, Say, facts_about, not_in_order, path_rows
+from kgforge.synth.styles import OutputLayout, SynthStyle, layouts, register_style
 
 ROLES = ("recommender", "seeker")
 KINDS = ("sequence",)
@@ -196,3 +198,26 @@ def plan(material: GoalMaterial) -> list[Exchange]:
             pair = said if bot_first else (Say(user, question, goal=k), said[0])
             exchanges.append(Exchange(pair, topic=f"{k}+", most=1))
     return exchanges
+
+
+STYLE = register_style(
+    SynthStyle(
+        "durecdial",
+        KINDS,
+        "durecdial",
+        ROLES,
+        layouts(
+            OutputLayout("lic2020", "durecdial-lic2020"),
+            OutputLayout("v2", "durecdial2"),
+            OutputLayout("acl2020", "durecdial-acl2020"),
+        ),
+        True,
+        goal_fields,
+        prompt_values,
+        opener,
+        reached,
+        record,
+        plan,
+        Path(__file__).with_name("prompts") / "synth.toml",
+    )
+)

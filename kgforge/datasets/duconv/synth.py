@@ -5,6 +5,7 @@ files are) with each turn's ``claims``, ``verdicts`` and ``facts``."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 from kgforge.exports.labels import Render
@@ -13,6 +14,7 @@ from kgforge.exports.registry import format_named
 from kgforge.goals.record import Goal
 from kgforge.synth.model import GoalMaterial, Turn, TurnCheck
 from kgforge.synth.realise import Exchange, Say, chooser, facts_about, not_in_order, path_rows
+from kgforge.synth.styles import OutputLayout, SynthStyle, layouts, register_style
 
 ROLES = ("leader", "follower")
 KINDS = ("one_step", "two_step")
@@ -89,3 +91,22 @@ def plan(material: GoalMaterial) -> list[Exchange]:
     exchanges.append(pair(words["turn"]))
     exchanges += [stating(row, "b", 2) for row in facts_about(material, material.topics[-1])]
     return [*exchanges, pair(words["close"])]
+
+
+STYLE = register_style(
+    SynthStyle(
+        "duconv",
+        KINDS,
+        "duconv",
+        ROLES,
+        layouts(OutputLayout("session", "duconv-session", segmented=True)),
+        False,
+        goal_fields,
+        prompt_values,
+        opener,
+        reached,
+        record,
+        plan,
+        Path(__file__).with_name("prompts") / "synth.toml",
+    )
+)
