@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from kgforge.collect.styles import STYLES as COLLECTION_STYLES
 from kgforge.core.datasets import DATASETS, PARTS, Dataset
 from kgforge.core.errors import InputError
 from kgforge.corpus.stats import STATISTICS
@@ -27,6 +28,7 @@ PART_REGISTRIES = {
     "evaluation": EVAL_LAYOUTS,
     "statistics": STATISTICS,
     "synth": SYNTH_STYLES,
+    "collect": COLLECTION_STYLES,
 }
 # the cases, as collected (each worker of pytest-xdist collects the same)
 CASES = {

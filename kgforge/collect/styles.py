@@ -2,8 +2,9 @@
 
 A style says which two roles a session has and what each may see, how many turns a session takes, how each
 goal's view is prepared (which ``kgforge export --goals`` format and layout gives its goal and knowledge in
-the dataset's own spelling) and which layouts a finished session is exported in. The rest of
-:mod:`kgforge.collect` reads only this table, so a style can move into a dataset's own package unchanged.
+the dataset's own spelling) and which layouts a finished session is exported in. Each style lives in its
+dataset's room (``kgforge/datasets/<name>/collect.py``), registered in :data:`STYLES`; the rest of
+:mod:`kgforge.collect` reads only that registry.
 
 ==========  ===================================  ========================================  ========  ==============
 style       first role (speaks first, finishes)  second role                               turns     exports
@@ -25,8 +26,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from kgforge.collect.records import Collected, Fact, GoalView
-from kgforge.core.registry import Registry
-from kgforge.core.text import Segmenter, normalise_label
+from kgforge.core.datasets import room_parts
+from kgforge.core.errors import KgforgeError
+from kgforge.core.registry import Entry, Registry
+from kgforge.core.text import normalise_label
 from kgforge.goals.record import Goal
 
 GOAL, KNOWLEDGE, PROFILE, SITUATION = "goal", "knowledge", "profile", "situation"
@@ -106,155 +109,16 @@ def clicked(view: GoalView, ids: Iterable[str]) -> list[Fact]:
     return [fact for fact in (view.fact(i) for i in ids) if fact is not None]
 
 
-# ---------------------------------------------------------------- DuConv
+def _plugin_style(name: str, obj: Any) -> Entry[Style]:
+    if not isinstance(obj, Style):
+        raise KgforgeError(f"it is a {type(obj).__name__}, not a kgforge.collect.styles.Style")
+    return Entry(name, obj, f"collection in the {name} style")
 
 
-def duconv_view(goal: Goal, record: Mapping[str, Any]) -> GoalView:
-    """A DuConv test sample (``export --format duconv``): ``goal`` ``[["START", A, B], path…]`` and the
-    segmented ``knowledge`` with both topics' 领域 type facts, as the leader sees and the export writes them."""
-    lines = tuple(tuple(str(x) for x in line) for line in record["goal"])
-    return GoalView(goal.goal_id, lines[0][1:], lines, facts_of(record["knowledge"]), record)
-
-
-def duconv_segmenter(views: Sequence[GoalView]) -> Segmenter:
-    """One segmenter for an export (making one copies jieba's dictionary), every goal's names in it."""
-    names = {part for view in views for fact in view.knowledge for part in (fact.head, fact.tail)}
-    return Segmenter(normalise_label(name) for name in names | {t for view in views for t in view.topics})
-
-
-def duconv_session(view: GoalView, session: Collected, segment: Segmenter) -> dict[str, Any]:
-    """A DuConv train/dev session (``duconv-session``): the goal and knowledge as prepared, the conversation
-    word-segmented as DuConv writes it (the knowledge's names kept whole), and ``knowledge_per_turn``: the
-    facts the worker clicked for each turn (``[]`` for none), the per-turn gold knowledge."""
-    return {
-        "goal": view.record["goal"],
-        "knowledge": view.record["knowledge"],
-        "conversation": [segment(turn.text) for turn in session.turns],
-        "knowledge_per_turn": [[list(f.triple) for f in clicked(view, turn.facts)] for turn in session.turns],
-        "collected": meta(view, session),
-    }
-
-
-# ---------------------------------------------------------------- KdConv
-
-
-def kdconv_view(goal: Goal, record: Mapping[str, Any]) -> GoalView:
-    """kgforge's generic record (``export --format jsonl``): KdConv states knowledge as plain labels
-    (``name``, ``attrname``, ``attrvalue``), which that record holds; the goal is the topic path."""
-    triples = [(t["s_label"], t["p_label"], t["o_label"]) for t in record["triples"]]
-    lines = tuple(tuple(str(x) for x in line) for line in record["goal"])
-    return GoalView(goal.goal_id, tuple(t["label"] for t in record["topics"]), lines, facts_of(triples), record)
-
-
-def kdconv_dialogue(view: GoalView, session: Collected, _: Any = None) -> dict[str, Any]:
-    """A KdConv dialogue (``kdconv``): ``name`` the first topic, one message a turn with the clicked facts as
-    its gold ``attrs`` (left out on a message without any, as KdConv does). Labels lose DuConv's word
-    segmentation, which KdConv's text does not have."""
-
-    def message(turn: Any) -> dict[str, Any]:
-        attrs = [
-            {"name": normalise_label(f.head), "attrname": normalise_label(f.relation), "attrvalue": f.tail}
-            for f in clicked(view, turn.facts)
-        ]
-        return {"message": turn.text, **({"attrs": attrs} if attrs else {})}
-
-    return {
-        "name": normalise_label(view.topics[0]) if view.topics else "",
-        "messages": [message(turn) for turn in session.turns],
-        "collected": meta(view, session),
-    }
-
-
-# ---------------------------------------------------------------- DuRecDial
-
-NO_TOPIC = "NULL"  # what DuRecDial 2.0's goal_topic_list holds for a goal without a topic
-
-
-def durecdial_view(goal: Goal, record: Mapping[str, Any]) -> GoalView:
-    """A DuRecDial 2.0 record (``export --format durecdial --layout v2``): goal string, knowledge, profile and
-    situation; the steps (goal type, topic) from the goal's own sequence."""
-    steps = tuple(
-        (str(step.get("type") or ""), str(step.get("topic_label") or "")) for step in goal.extra.get("sequence") or ()
-    )
-    lines = tuple((f"[{k}] {kind}", topic) if topic else (f"[{k}] {kind}",) for k, (kind, topic) in enumerate(steps, 1))
-    topics = tuple(dict.fromkeys(topic for _, topic in steps if topic))
-    profile = record.get("user_profile") if isinstance(record.get("user_profile"), dict) else None
-    situation = record.get("situation") if isinstance(record.get("situation"), str) else None
-    return GoalView(goal.goal_id, topics, lines, facts_of(record["knowledge"]), record, profile, situation, steps)
-
-
-def durecdial_session(view: GoalView, session: Collected, _: Any = None) -> dict[str, Any]:
-    """A DuRecDial 2.0 session (``durecdial2``) with per-utterance knowledge: one entry per utterance, the
-    list of triples clicked for it (``[]`` for none); ``goal_type_list`` and ``goal_topic_list`` per
-    utterance; the utterance that opens goal step k starts with ``[k]``, as DuRecDial's conversations do."""
-    opened: set[int] = set()
-    conversation, types, topics = [], [], []
-    for turn in session.turns:
-        step = turn.step or 1
-        kind, topic = view.steps[step - 1] if 0 < step <= len(view.steps) else ("", "")
-        conversation.append(turn.text if step in opened else f"[{step}] {turn.text}")
-        opened.add(step)
-        types.append(kind)
-        topics.append(topic or NO_TOPIC)
-    return {
-        "goal": view.record["goal"],
-        "knowledge": [[list(f.triple) for f in clicked(view, turn.facts)] for turn in session.turns],
-        "user_profile": view.profile or {},
-        "situation": view.situation or "",
-        "conversation": conversation,
-        "goal_type_list": types,
-        "goal_topic_list": topics,
-        "collected": meta(view, session),
-    }
-
-
-KDCONV = Layout("kdconv", "array", kdconv_dialogue)
-STYLES: Registry[Style] = Registry("collection style")
-STYLES.register(
-    "duconv",
-    Style(
-        "duconv",
-        (Role("leader", frozenset({GOAL, KNOWLEDGE})), Role("follower", frozenset())),
-        6,
-        16,
-        ("duconv", "sample"),
-        duconv_view,
-        {"duconv": Layout("duconv-session", "lines", duconv_session, duconv_segmenter), "kdconv": KDCONV},
-        frozenset({"one_step", "two_step"}),
-        segmented=True,
-    ),
-    description="DuConv: a leader with the goal and knowledge steers a follower who sees neither",
-)
-STYLES.register(
-    "kdconv",
-    Style(
-        "kdconv",
-        (Role("speaker1", frozenset({GOAL, KNOWLEDGE})), Role("speaker2", frozenset({GOAL, KNOWLEDGE}))),
-        8,
-        30,
-        ("jsonl", "generic"),
-        kdconv_view,
-        {"kdconv": KDCONV},
-        frozenset({"path", "one_step", "two_step"}),
-    ),
-    description="KdConv: two speakers chat about a topic, both with its knowledge",
-)
-STYLES.register(
-    "durecdial",
-    Style(
-        "durecdial",
-        (
-            Role("recommender", frozenset({GOAL, KNOWLEDGE, PROFILE})),
-            Role("seeker", frozenset({PROFILE, SITUATION})),
-        ),
-        8,
-        30,
-        ("durecdial", "v2"),
-        durecdial_view,
-        {"durecdial": Layout("durecdial2", "lines", durecdial_session), "kdconv": KDCONV},
-        frozenset({"sequence"}),
-        steps=True,
-    ),
-    description="DuRecDial: a recommender with the goal sequence, knowledge and profile; a seeker with a profile "
-    "and situation",
+# each dataset's room registers its style (its collect part); a plug-in through kgforge.collection_styles
+STYLES: Registry[Style] = Registry(
+    "collection style",
+    modules=lambda: room_parts("collect"),
+    entry_point_group="kgforge.collection_styles",
+    plugin=_plugin_style,
 )
