@@ -378,7 +378,7 @@ def test_stratified_allocation_fills_the_sample_within_each_relation(sizes, n):
 )
 def test_kdconv_turns_keep_every_message_in_order_with_its_verdict(messages):
     record = {"name": "t", "messages": [{"message": m, "claims": [{"status": s} for s in c]} for m, c in messages]}
-    turns = LAYOUTS["kdconv"].turns(record)
+    turns = LAYOUTS.get("kdconv").turns(record)
     assert [t.text for t in turns] == [m for m, _ in messages]
     assert [t.speaker for t in turns] == ["A", "B"] * (len(messages) // 2) + ["A"] * (len(messages) % 2)
     for turn, (_, claims) in zip(turns, messages):
@@ -397,7 +397,7 @@ def test_the_manifest_finds_any_changed_byte_of_itself(data):
 
 
 def test_durecdial_turns_are_gold_only_where_the_grounder_kept_the_dataset_s_annotation():
-    layout = LAYOUTS["durecdial-resource"]
+    layout = LAYOUTS.get("durecdial-resource")
     said = ["[1] 你 好", "你好 ， 我 喜欢 周杰伦", "周杰伦 的 代表作 是 七里香"]
     stated = [[], [], [["周杰伦", "代表作", "七里香"]]]
     grounded = {"label": "user", "conversation": said, "knowledge": [[], [], ["周杰伦", "代表作", "七里香"]],
@@ -421,11 +421,11 @@ def test_duconv_turns_state_the_session_triples_the_grounder_found():
         "grounding": [{"knowledge": [], "claims": []}, {"knowledge": [0], "claims": [{"status": "supported"}]},
                       {"knowledge": [1], "claims": [{"status": "contradicted"}]}],
     }  # fmt: skip
-    turns = LAYOUTS["duconv-session"].turns(session)
+    turns = LAYOUTS.get("duconv-session").turns(session)
     assert [t.speaker for t in turns] == ["bot", "user", "bot"]
     assert [t.facts for t in turns] == [(), (("王牌", "导演", "范建浍"),), (("林志玲", "体重", "54kg"),)]
     assert [verdict(t.claims) for t in turns] == ["none", "supported", "contradicted"]
-    assert json.loads(LAYOUTS["duconv-session"].goal(session)) == session["goal"]
+    assert json.loads(LAYOUTS.get("duconv-session").goal(session)) == session["goal"]
 
 
 @pytest.mark.slow  # a second release of the sample (2 s)

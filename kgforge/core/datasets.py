@@ -7,7 +7,7 @@ named by an entry point of the group ``kgforge.datasets`` (``[project.entry-poin
 What the dataset *does* lives in the room's part modules, one per component kind (:data:`PARTS`): ``source``
 registers its importers, ``export`` its export format, ``grounding`` its grounder, ``evaluation`` its evaluation
 layout, ``statistics`` its corpus statistics, ``goals`` its goal styles, ``synth`` and ``collect`` its styles,
-and a ``rubrics/`` folder its rating rubrics. Each component kind's registry imports the matching part of every
+``release`` its release layouts, a ``rubrics/`` folder its rating rubrics and a ``prompts/`` folder its prompts. Each component kind's registry imports the matching part of every
 room the first time it is read (:func:`room_parts`), so a lower layer finds a dataset's component by name
 without importing the room, and a dataset is added without a list anywhere to update (docs/extending.md).
 """
@@ -27,7 +27,7 @@ from kgforge.core.registry import Entry, Registry
 
 BUILTIN_ROOMS = "kgforge.datasets"
 # the part modules a room may have, one per component kind (a missing one: the dataset has no such component)
-PARTS = ("source", "export", "grounding", "evaluation", "statistics", "goals", "synth", "collect")
+PARTS = ("source", "export", "grounding", "evaluation", "statistics", "goals", "synth", "collect", "release")
 
 
 @dataclass(frozen=True)

@@ -237,7 +237,8 @@ def _statements(path: Path) -> int:
 def _readers(
     folder: Path, manifest: dict[str, Any], mirrors: Path | str | None, readers: Path | str | None
 ) -> tuple[str, str, list[str]]:
-    layout = LAYOUTS.get(manifest.get("layout", ""))
+    kind = manifest.get("layout", "")
+    layout = LAYOUTS.get(kind) if kind in LAYOUTS else None
     if layout is None or layout.readers is None:
         return "not run", f"no known reader of the {manifest.get('layout')} layout", []
     mirrors = mirrors or os.environ.get("READERS_MIRRORS")

@@ -180,7 +180,7 @@ def _read_input(files: list[Path], index: GroundingIndex, domain: str, options: 
         )
     kind = kinds.pop()
     if kind not in LAYOUTS:
-        raise InputError(f"{files[0]}: a release takes whole dialogues ({', '.join(LAYOUTS)}), not {kind}")
+        raise InputError(f"{files[0]}: a release takes whole dialogues ({', '.join(LAYOUTS.names())}), not {kind}")
     skipped = sum(len(s.rejected) for s in read)
     corpus, origins = combined(files, read)
     kept_at = _of_domain(corpus, origins, index, domain, options.skip_invalid)
@@ -192,7 +192,7 @@ def _read_input(files: list[Path], index: GroundingIndex, domain: str, options: 
         corpus, origins, folder=options.split, ratios=options.ratios, by=options.by, seed=options.seed
     )
     notes = [f"{skipped:,} records left out (--skip-invalid): not dialogues of the layout, or of another domain"]
-    return _Input(LAYOUTS[kind], corpus, files, assignment, skipped, notes if skipped else [])
+    return _Input(LAYOUTS.get(kind), corpus, files, assignment, skipped, notes if skipped else [])
 
 
 def _of_domain(
