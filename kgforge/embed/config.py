@@ -98,7 +98,7 @@ class EmbedConfig:
         checks.choice(self.precision, "EmbedConfig.precision", PRECISIONS)
         checks.choice(self.evaluation, "EmbedConfig.evaluation", EVALUATIONS)
 
-    def resolved(self, device: torch.device) -> EmbedConfig:
+    def resolved(self, device: torch.device) -> ResolvedEmbedConfig:
         """The config with device-dependent defaults filled in."""
         gpu = device.type == "cuda"
         values = asdict(self)
@@ -108,7 +108,16 @@ class EmbedConfig:
         values["device"] = str(device)
         values["threads"] = self.threads or (None if gpu else available_cores())
         values["ratios"] = tuple(self.ratios)
-        return EmbedConfig(**values)
+        return ResolvedEmbedConfig(**values)
+
+
+class ResolvedEmbedConfig(EmbedConfig):
+    """An :class:`EmbedConfig` with its device-dependent defaults filled in (:meth:`EmbedConfig.resolved`, its
+    only maker): the batch and negative counts are numbers, which training sizes its tensors by. The same
+    dataclass fields; only their types are narrower."""
+
+    batch_size: int
+    num_negatives: int
 
 
 @dataclass

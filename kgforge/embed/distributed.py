@@ -35,7 +35,7 @@ from pytorch_lightning.strategies import DDPStrategy
 
 from kgforge.core.files import write_json_atomic
 from kgforge.core.processes import main_module_hidden
-from kgforge.embed.config import EmbedConfig, EmbedError, TripleSet
+from kgforge.embed.config import EmbedError, ResolvedEmbedConfig, TripleSet
 from kgforge.embed.steps import TrainState, _cross_entropy_loss, _step_generator
 
 CHECKPOINT = "last.ckpt"
@@ -45,11 +45,15 @@ LOSSES = "losses.json"
 class SharedNegativesModule(LitModule):
     """PyKEEN's LitModule trained on kgforge's shared-negatives cross-entropy."""
 
+    # LitModule types its model as any PyKEEN Model; it is the ERModel given here (PyKEEN's resolver returns a
+    # model instance as it is), which the shared-negatives loss scores with
+    model: ERModel
+
     def __init__(
         self,
         model: ERModel,
         dataset: EagerDataset,
-        config: EmbedConfig,
+        config: ResolvedEmbedConfig,
         fingerprint: str,
         processes: int,
         losses_file: Path,
@@ -98,7 +102,10 @@ class SharedNegativesModule(LitModule):
         self.log("epochs_completed", float(self.current_epoch + 1), sync_dist=False)
 
     def _dataloader(self, triples_factory: CoreTriplesFactory, shuffle: bool = False) -> torch.utils.data.DataLoader:
-        return torch.utils.data.DataLoader(triples_factory.mapped_triples, batch_size=self.batch_size, shuffle=shuffle)
+        # the triples tensor is the dataset: a map-style one (``__getitem__``, ``__len__``), batched to (n, 3)
+        # rows as the loss reads them; torch's stub types a dataset only as its Dataset class
+        triples = triples_factory.mapped_triples
+        return torch.utils.data.DataLoader(triples, batch_size=self.batch_size, shuffle=shuffle)  # type: ignore[arg-type]
 
     def on_save_checkpoint(self, checkpoint: dict[str, Any]) -> None:
         checkpoint["kgforge_fingerprint"] = self.fingerprint
@@ -144,7 +151,7 @@ class EpochAlignedCheckpoint(ModelCheckpoint):
 def fit_distributed(
     model: ERModel,
     triple_set: TripleSet,
-    config: EmbedConfig,
+    config: ResolvedEmbedConfig,
     device: torch.device,
     work_dir: Path,
     fingerprint: str,

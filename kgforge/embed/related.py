@@ -87,7 +87,7 @@ def search_topk(
         for c_start in range(0, vectors.shape[0], chunk_rows):
             chunk = vectors[c_start : c_start + chunk_rows]
             scores = q @ chunk.t()
-            if metric == "l2":
+            if q_sq is not None and sq_norms is not None:  # both set exactly when the metric is l2
                 scores = -(q_sq - 2.0 * scores + sq_norms[c_start : c_start + chunk_rows]).clamp_min(0).sqrt()
             if allowed is not None:
                 scores.masked_fill_(~allowed[c_start : c_start + chunk_rows].unsqueeze(0), float("-inf"))

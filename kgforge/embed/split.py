@@ -3,6 +3,8 @@ they were derived from) and given integer ids."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import polars as pl
 import torch
 
@@ -41,7 +43,7 @@ def graph_triples(tables: GraphTables, include_literals: bool = False) -> pl.Dat
     )
 
 
-def split_triples(triples: pl.DataFrame, ratios: tuple[float, float, float], seed: int) -> tuple[pl.DataFrame, dict]:
+def split_triples(triples: pl.DataFrame, ratios: Sequence[float], seed: int) -> tuple[pl.DataFrame, dict]:
     """Assign each triple to train/valid/test, deterministically for a given graph and seed.
 
     Source triples are shuffled with ``seed`` and cut by ``ratios``; a held-out triple whose

@@ -34,7 +34,8 @@ def _cross_entropy_loss(model: ERModel, batch: torch.Tensor, negatives: torch.Te
     positive = None if negatives is None else model.score_hrt(batch).float()
     for side, truth in (("tail", batch[:, 2]), ("head", batch[:, 0])):
         scores = candidate_scores(model, batch, negatives, side).float()
-        if negatives is None:  # 1-vs-all: the true entity's column is the target
+        # 1-vs-all (no negatives, so no positive scored apart): the true entity's column is the target
+        if negatives is None or positive is None:
             losses.append(torch.nn.functional.cross_entropy(scores, truth))
             continue
         scores = scores.masked_fill(negatives.unsqueeze(0) == truth.unsqueeze(1), -1e9)

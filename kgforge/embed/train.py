@@ -39,6 +39,7 @@ from kgforge.embed.bundle import EmbedReport, bundle_path, write_bundle
 from kgforge.embed.config import (
     EmbedConfig,
     EmbedError,
+    ResolvedEmbedConfig,
     TripleSet,
     build_model,
     model_key,
@@ -83,7 +84,7 @@ def _real_width(model: ERModel) -> int:
     return int(torch.view_as_real(weight).numel() if weight.is_complex() else weight.numel())
 
 
-def memory_preflight(config: EmbedConfig, num_entities: int, num_relations: int, device: torch.device) -> dict:
+def memory_preflight(config: ResolvedEmbedConfig, num_entities: int, num_relations: int, device: torch.device) -> dict:
     """Estimate training and evaluation memory; refuse before the model is even allocated if it cannot fit.
 
     Sizes come from probe models of the same class on 2 entities and 2 relations, scaled up to the
@@ -177,7 +178,7 @@ class Trainer:
         self,
         model: ERModel,
         train: torch.Tensor,
-        config: EmbedConfig,
+        config: ResolvedEmbedConfig,
         device: torch.device,
         work_dir: Path,
         fingerprint: str,
@@ -463,7 +464,7 @@ def _kept_epoch(state: TrainState, config: EmbedConfig, distributed: bool) -> st
 def _fit_here(
     model: ERModel,
     factory: CoreTriplesFactory,
-    config: EmbedConfig,
+    config: ResolvedEmbedConfig,
     device: torch.device,
     work_dir: Path,
     fingerprint: str,
@@ -506,8 +507,8 @@ def embed(
     paths, build, manifest = snapshot.paths, snapshot.build, snapshot.manifest
     tables = snapshot.tables(include_derived=config.include_derived)
     triples = graph_triples(tables, include_literals=config.include_literals)
-    split, report = split_triples(triples, tuple(config.ratios), config.seed)
-    triple_set = index_triples(split, report)
+    split, split_report = split_triples(triples, tuple(config.ratios), config.seed)
+    triple_set = index_triples(split, split_report)
     source = {
         "domain": domain,
         "build_id": manifest.build_id,

@@ -56,16 +56,20 @@ def endpoint_query(
     checks.http_url(url, "--endpoint")
     checks.number(timeout, "timeout", above=True)
     deadline = Deadline(timeout)
-    bindings = dict(bindings or {})
-    shown_in = language_variable(sparql, bindings)
-    plain = any(isinstance(value, str) for value in bindings.values())
+    given: dict[str, Term | str] = dict(bindings or {})
+    shown_in = language_variable(sparql, given)
+    plain = any(isinstance(value, str) for value in given.values())
     language = label_language or (served_language(url, deadline) if shown_in or plain else "")
     if shown_in and language:
-        bindings[shown_in] = ox.Literal(language)
+        given[shown_in] = ox.Literal(language)
     if plain:
+        # resolve_bindings types its runner as the store's QueryRunner, of which it calls only ``query``, the
+        # one method EndpointRunner has too (a runner protocol in kgforge.store.labels would say so)
         runner = EndpointRunner(url, deadline)
-        bindings = resolve_bindings(runner, sparql, bindings, language, domain)
-    return _query(url, sparql, bindings, deadline)
+        terms = resolve_bindings(runner, sparql, given, language, domain)  # type: ignore[arg-type]
+    else:  # every value is a term already
+        terms = {name: value for name, value in given.items() if not isinstance(value, str)}
+    return _query(url, sparql, terms, deadline)
 
 
 @dataclass(frozen=True)

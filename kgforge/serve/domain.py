@@ -97,7 +97,7 @@ class Version:
     snapshot: Snapshot  # the build, its manifest and (read once, in a thread) its tables
     relations: dict[str, dict[str, str]] | None = None
     tables_task: asyncio.Task | None = None
-    index_task: asyncio.Task | None = None
+    index_task: asyncio.Task[LabelIndex] | None = None
     index: LabelIndex | None = None
     goal_graph: GoalGraph | None = None  # the goal view's sampling material, read on its first use
 
@@ -213,14 +213,15 @@ class ServedDomain:
 
     async def index(self, version: Version, deadline: float) -> LabelIndex:
         """The version's search index, waiting for it (within ``deadline``) while it is read."""
-        if version.index is None:
-            try:
-                await asyncio.wait_for(asyncio.shield(version.index_task), max(deadline - time.monotonic(), 0))
-            except TimeoutError:
-                raise QueryTimeout(
-                    f"the search index of build {version.id} is still being read; try again in a few seconds"
-                ) from None
-        return version.index
+        if version.index is not None:
+            return version.index
+        assert version.index_task is not None  # current() starts reading it with the version
+        try:
+            return await asyncio.wait_for(asyncio.shield(version.index_task), max(deadline - time.monotonic(), 0))
+        except TimeoutError:
+            raise QueryTimeout(
+                f"the search index of build {version.id} is still being read; try again in a few seconds"
+            ) from None
 
 
 def _log_failure(task: asyncio.Task) -> None:

@@ -112,7 +112,7 @@ def in_page_language(handler: Any) -> Any:
                 asked = check_lang(asked)
             except ValueError as exc:
                 raise ProtocolError(400, f"lang={asked!r}: {exc}") from None
-        language = asked or await asyncio.to_thread(lambda: domain.current().snapshot.language)
+        language = asked or await _served_language(domain)
         token = _PAGE_LANGUAGES.set(page_languages(language))
         try:
             return await handler(domain, request)
@@ -120,6 +120,13 @@ def in_page_language(handler: Any) -> Any:
             _PAGE_LANGUAGES.reset(token)
 
     return handle
+
+
+async def _served_language(domain: ServedDomain) -> str:
+    """The served domain's label language, read in a thread (taking up a newly published build reads files).
+    A coroutine of its own: written inline after ``asked or``, mypy would type the thread's result as ``asked``'s
+    ``str | None``."""
+    return await asyncio.to_thread(lambda: domain.current().snapshot.language)
 
 
 def display(term: tuple, row: dict[str, tuple]) -> Named:

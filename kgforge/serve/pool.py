@@ -30,13 +30,15 @@ _OUT_OF_MEMORY_SIGNALS = (-signal.SIGABRT, -signal.SIGSEGV, -signal.SIGKILL)  # 
 class _Worker:
     def __init__(self, process: asyncio.subprocess.Process) -> None:
         self.process = process
+        assert process.stdin is not None and process.stdout is not None  # both PIPE (WorkerPool._spawn)
+        self.requests, self.replies = process.stdin, process.stdout
 
     async def call(self, message: Any) -> Any:
         data = pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL)
-        self.process.stdin.write(HEADER.pack(len(data)) + data)
-        await self.process.stdin.drain()
-        (size,) = HEADER.unpack(await self.process.stdout.readexactly(HEADER.size))
-        return pickle.loads(await self.process.stdout.readexactly(size))
+        self.requests.write(HEADER.pack(len(data)) + data)
+        await self.requests.drain()
+        (size,) = HEADER.unpack(await self.replies.readexactly(HEADER.size))
+        return pickle.loads(await self.replies.readexactly(size))
 
     def kill(self) -> None:
         if self.process.returncode is None:
@@ -65,8 +67,8 @@ class WorkerPool:
         )
         worker = _Worker(process)
         data = pickle.dumps(self.prefixes)
-        process.stdin.write(HEADER.pack(len(data)) + data)
-        await process.stdin.drain()
+        worker.requests.write(HEADER.pack(len(data)) + data)
+        await worker.requests.drain()
         if self._closed:
             worker.kill()
             return
@@ -102,7 +104,9 @@ class WorkerPool:
             raise
         self._idle.put_nowait(worker)
         if reply[0] == "memory":
-            raise QueryOutOfMemory(f"{reply[1]} ({self.memory_limit / 2**20:g} MiB): the query was stopped")
+            # a worker without a cap runs out of the machine's memory: no cap to name then
+            cap = f" ({self.memory_limit / 2**20:g} MiB)" if self.memory_limit else ""
+            raise QueryOutOfMemory(f"{reply[1]}{cap}: the query was stopped")
         return reply
 
     async def _death(self, worker: _Worker, exc: Exception) -> QueryWorkerDied:
@@ -128,7 +132,7 @@ class WorkerPool:
             task.cancel()
         for worker in list(self._all):
             if worker.process.returncode is None:
-                worker.process.stdin.close()
+                worker.requests.close()
         for worker in list(self._all):
             try:
                 await asyncio.wait_for(worker.process.wait(), 5)

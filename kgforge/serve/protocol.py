@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from typing import Literal, overload
 from urllib.parse import parse_qsl
 
 import pyoxigraph as ox
@@ -177,6 +178,10 @@ def _text(body: bytes) -> str:
         raise ProtocolError(400, f"the request body is not UTF-8 (byte {exc.start})") from None
 
 
+@overload
+def _one(params: list[tuple[str, str]], name: str, required: Literal[True] = True) -> str: ...
+@overload
+def _one(params: list[tuple[str, str]], name: str, required: Literal[False]) -> str | None: ...
 def _one(params: list[tuple[str, str]], name: str, required: bool = True) -> str | None:
     values = [v for n, v in params if n == name]
     if len(values) > 1:

@@ -67,7 +67,11 @@ def is_loopback(host: str) -> bool:
         infos = socket.getaddrinfo(host, None)
     except (socket.gaierror, UnicodeError):
         return False
-    return bool(infos) and all(ipaddress.ip_address(info[4][0].split("%")[0]).is_loopback for info in infos)
+    # an address is text (IPv6 maybe with a %scope), except IPv6's (int, bytes) in a Python built without IPv6
+    # support, which this cannot read: not called loopback, so the server warns rather than stays silent
+    return bool(infos) and all(
+        isinstance(info[4][0], str) and ipaddress.ip_address(info[4][0].split("%")[0]).is_loopback for info in infos
+    )
 
 
 def listen(host: str, port: int) -> socket.socket:

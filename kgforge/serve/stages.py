@@ -106,9 +106,10 @@ def sample_topic_goals(graph: GoalGraph, topic: str, n: int, seed: int) -> list[
     if tables.facts.is_empty():
         return []
     graph = replace(graph, tables=tables)
-    ratio = {} if _has_pairs(tables) else {"one_step_ratio": 1.0}
+    pairs = _has_pairs(tables)
     try:
-        return sample_goals(graph, GoalOptions(n=n, seed=seed, **ratio))
+        options = GoalOptions(n=n, seed=seed) if pairs else GoalOptions(n=n, seed=seed, one_step_ratio=1.0)
+        return sample_goals(graph, options)
     except KgforgeError:  # the pairs it has were all filtered out (stop relations, not topics): one-step then
         return sample_goals(graph, GoalOptions(n=n, seed=seed, one_step_ratio=1.0))
 

@@ -50,6 +50,8 @@ def fetch() -> dict[str, dict[str, str]]:
             with tarfile.open(Path(folder) / packed) as archive:
                 for inner, name in files.items():
                     member = archive.extractfile(f"package/{inner}")
+                    if member is None:  # a folder or a link to one: nothing to copy
+                        raise SystemExit(f"{spec}: package/{inner} in {packed} is not a file")
                     with open(VENDOR / name, "wb") as out:
                         shutil.copyfileobj(member, out)
                     record[name] = {"package": spec, "path": inner, "sha256": sha256(VENDOR / name), "license": "MIT"}

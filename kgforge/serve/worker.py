@@ -20,7 +20,7 @@ from __future__ import annotations
 import os
 import sys
 from collections import OrderedDict
-from typing import Any
+from typing import Any, overload
 
 import pyoxigraph as ox
 
@@ -59,7 +59,10 @@ class LineBudget:
 
     SPARQL TSV writes one line per solution after a header line, N-Triples one line per triple, and
     both escape line breaks inside values, so counting newlines counts rows as they are produced: an
-    oversized result is stopped early instead of being built whole in memory."""
+    oversized result is stopped early instead of being built whole in memory.
+
+    pyoxigraph's serializers call only ``write`` (and ``flush``) on the output they are given, but their stub
+    types it as ``IO[bytes]``, which this is not: the two calls that pass one name the error code they ignore."""
 
     def __init__(self, limit: int) -> None:
         self.parts: list[bytes] = []
@@ -80,6 +83,10 @@ class LineBudget:
         return b"".join(self.parts)
 
 
+@overload
+def encode_term(term: Term | ox.Triple) -> tuple: ...
+@overload
+def encode_term(term: Term | ox.Triple | None) -> tuple | None: ...
 def encode_term(term: Term | ox.Triple | None) -> tuple | None:
     """A term as plain tuples (the explorer's rows), ``None`` for an unbound variable."""
     if term is None:
@@ -162,7 +169,7 @@ def rows(result: ox.QuerySolutions | ox.QueryBoolean | ox.QueryTriples, max_rows
     if not isinstance(result, ox.QuerySolutions):
         raise TypeError("the explorer runs SELECT queries only")
     variables = [v.value for v in result.variables]
-    out = []
+    out: list[list[tuple | None]] = []
     for solution in result:
         if len(out) == max_rows:
             raise RowLimit
@@ -183,22 +190,32 @@ def serialized(
     if isinstance(result, ox.QuerySolutions):
         fmt = _format(request, "results_format", "SELECT")
         budget = LineBudget(max_rows + 1)  # the header line, then one line per solution
-        result.serialize(budget, format=ox.QueryResultsFormat.TSV)
+        result.serialize(budget, format=ox.QueryResultsFormat.TSV)  # type: ignore[arg-type]  # see LineBudget
         body = budget.value()
         if fmt != "tsv":
-            body = ox.parse_query_results(body, format=ox.QueryResultsFormat.TSV).serialize(format=RESULTS_FORMATS[fmt])
+            parsed = ox.parse_query_results(body, format=ox.QueryResultsFormat.TSV)
+            body = _returned(parsed.serialize(format=RESULTS_FORMATS[fmt]))
         return {"form": "select", "format": fmt, "body": body, "rows": budget.lines - 1}
     fmt = _format(request, "graph_format", "CONSTRUCT/DESCRIBE")
     budget = LineBudget(max_rows)
-    result.serialize(budget, format=ox.RdfFormat.N_TRIPLES)
+    result.serialize(budget, format=ox.RdfFormat.N_TRIPLES)  # type: ignore[arg-type]  # see LineBudget
     body = budget.value()
     if fmt != "ntriples":
-        body = ox.serialize(
-            ox.parse(body, format=ox.RdfFormat.N_TRIPLES),
-            format=GRAPH_FORMATS[fmt],
-            prefixes=request.get("output_prefixes") if fmt == "turtle" else None,
+        body = _returned(
+            ox.serialize(
+                ox.parse(body, format=ox.RdfFormat.N_TRIPLES),
+                format=GRAPH_FORMATS[fmt],
+                prefixes=request.get("output_prefixes") if fmt == "turtle" else None,
+            )
         )
     return {"form": "graph", "format": fmt, "body": body, "rows": budget.lines}
+
+
+def _returned(data: bytes | None) -> bytes:
+    """What a pyoxigraph serializer given no output returns: the bytes (its stub types the result ``bytes |
+    None`` for both cases, None being what it returns after writing to an output)."""
+    assert data is not None  # no output was given
+    return data
 
 
 def _format(request: dict[str, Any], key: str, form: str) -> str:
