@@ -10,7 +10,7 @@ import random
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from kgforge.synth.model import GoalMaterial, Turn, TurnCheck
 
@@ -85,10 +85,18 @@ def sentence(row: dict[str, Any], language: str) -> str:
     return f"The {relation} of {head} is {tail}{stop}" if english else f"{head}的{relation}是{tail}{stop}"
 
 
-def chooser(material: GoalMaterial) -> Callable[[Sequence[str]], str]:
-    """Picks one of a phrase's variants, the same for the same goal and seed on every run."""
-    rng = random.Random(f"{material.seed}:{material.goal_id}")
-    return lambda variants: variants[rng.randrange(len(variants))]
+_Variant = TypeVar("_Variant")
+
+
+class Chooser:
+    """Picks one of a phrase's variants (a string, or a pair of them), the same for the same goal and seed on
+    every run."""
+
+    def __init__(self, material: GoalMaterial) -> None:
+        self.rng = random.Random(f"{material.seed}:{material.goal_id}")
+
+    def __call__(self, variants: Sequence[_Variant]) -> _Variant:
+        return variants[self.rng.randrange(len(variants))]
 
 
 def facts_about(material: GoalMaterial, topic: str) -> list[dict[str, Any]]:

@@ -13,7 +13,7 @@ from kgforge.exports.model import Dialogue
 from kgforge.exports.registry import format_named
 from kgforge.goals.record import Goal
 from kgforge.synth.model import GoalMaterial, Turn, TurnCheck
-from kgforge.synth.realise import Exchange, Say, chooser, facts_about, not_in_order, path_rows
+from kgforge.synth.realise import Chooser, Exchange, Say, facts_about, not_in_order, path_rows
 from kgforge.synth.styles import OutputLayout, SynthStyle, layouts, register_style
 
 ROLES = ("leader", "follower")
@@ -54,7 +54,7 @@ def record(material: GoalMaterial, turns: list[Turn], checks: list[TurnCheck], l
     }
 
 
-PHRASES = {
+PHRASES: dict[str, dict[str, Any]] = {  # per language, per move: variants (a phrase or a pair)
     "zh": {
         "open": (("你好！你知道{a}吗？", "不太了解，给我讲讲吧。"), ("最近看过{a}吗？", "还没有，说说看。")),
         "ack": ("原来是这样。", "嗯，挺有意思的。", "哦，这个我还真不知道。"),
@@ -74,7 +74,7 @@ def plan(material: GoalMaterial) -> list[Exchange]:
     """Greeting and the first topic; up to two of its facts; the goal path; the second topic and up to two of
     its facts; a goodbye. The leader states, the follower acknowledges."""
     words = PHRASES["en" if material.language.startswith("en") else "zh"]
-    pick = chooser(material)
+    pick = Chooser(material)
     leader, follower = ROLES
     a, b = material.topic_names[0], material.topic_names[-1]
 

@@ -34,7 +34,8 @@ def goal_fields(material: GoalMaterial, dialogue: Dialogue, goal: Goal, render: 
     profile = goal.extra.get("profile_en" if english else "profile", dialogue.profile)
     material.fields["user_profile"] = profile if isinstance(profile, dict) else {}
     material.fields["situation"] = situation_text(goal.extra.get("situation"), material.language)
-    situation = goal.extra.get("situation") if isinstance(goal.extra.get("situation"), dict) else {}
+    given = goal.extra.get("situation")
+    situation = given if isinstance(given, dict) else {}
     text = material.fields["situation"]
     weekday = re.search(r"星期[一二三四五六日天]|Monday|Tuesday|Wednesday|Thursday|Friday|Saturday|Sunday", text)
     material.fields["weekday"] = weekday[0] if weekday else ""

@@ -12,7 +12,7 @@ from kgforge.exports.labels import Render
 from kgforge.exports.model import Dialogue
 from kgforge.goals.record import Goal
 from kgforge.synth.model import GoalMaterial, Turn, TurnCheck
-from kgforge.synth.realise import LONG_VALUE, Exchange, Say, chooser, facts_about, not_in_order, path_rows
+from kgforge.synth.realise import LONG_VALUE, Chooser, Exchange, Say, facts_about, not_in_order, path_rows
 from kgforge.synth.styles import OutputLayout, SynthStyle, layouts, register_style
 
 ROLES = ("A", "B")
@@ -48,7 +48,7 @@ def record(material: GoalMaterial, turns: list[Turn], checks: list[TurnCheck], l
     return {"name": material.fields["name"], "messages": messages}
 
 
-PHRASES = {
+PHRASES: dict[str, dict[str, Any]] = {  # per language, per move: variants (a phrase or a pair)
     "zh": {
         "open": (("你知道{t}吗？", "知道，我们聊聊{t}吧。"), ("你去过{t}吗？", "去过，可以跟你说说{t}。")),
         "next": (("聊聊{t}吧。", "好的。"), ("那{t}呢？", "我也知道一些。")),
@@ -72,7 +72,7 @@ def plan(material: GoalMaterial) -> list[Exchange]:
     """The first topic brought up; per topic up to three of its facts, asked by A and answered by B; the path's
     fact leading to the next topic, then that topic; a closing exchange."""
     words = PHRASES["en" if material.language.startswith("en") else "zh"]
-    pick = chooser(material)
+    pick = Chooser(material)
     asker, teller = ROLES
     links = path_rows(material)
     exchanges: list[Exchange] = []
