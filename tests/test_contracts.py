@@ -15,7 +15,9 @@ from kgforge.core.errors import InputError
 from kgforge.corpus.stats import STATISTICS
 from kgforge.evaluation.inputs import EVAL_LAYOUTS, read_slots
 from kgforge.exports.registry import FORMATS, Format
+from kgforge.goals.graph import STYLES as GOAL_STYLES
 from kgforge.grounding.registry import GROUNDERS
+from kgforge.release.layouts import LAYOUTS as RELEASE_LAYOUTS
 from kgforge.sources.importer import IMPORTERS
 from kgforge.synth.prompts import load_prompts
 from kgforge.synth.styles import STYLES as SYNTH_STYLES
@@ -29,6 +31,8 @@ PART_REGISTRIES = {
     "statistics": STATISTICS,
     "synth": SYNTH_STYLES,
     "collect": COLLECTION_STYLES,
+    "goals": GOAL_STYLES,
+    "release": RELEASE_LAYOUTS,
 }
 # the cases, as collected (each worker of pytest-xdist collects the same)
 CASES = {

@@ -19,7 +19,7 @@ import importlib
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from importlib.metadata import entry_points
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, TypeVar, overload
 
 from kgforge.core import plugins
 from kgforge.core.errors import KgforgeError
@@ -73,6 +73,30 @@ class Registry(Generic[T]):
         self._keys: dict[str, str] = {}  # lower-cased name or alias -> name
         self._loaded = False
 
+    @overload
+    def register(
+        self,
+        name: str,
+        obj: None = None,
+        *,
+        aliases: Iterable[str] = (),
+        description: str = "",
+        origin: str | None = None,
+        **meta: Any,
+    ) -> Callable[[T], T]: ...
+
+    @overload
+    def register(
+        self,
+        name: str,
+        obj: T,
+        *,
+        aliases: Iterable[str] = (),
+        description: str = "",
+        origin: str | None = None,
+        **meta: Any,
+    ) -> T: ...
+
     def register(
         self,
         name: str,
@@ -82,7 +106,7 @@ class Registry(Generic[T]):
         description: str = "",
         origin: str | None = None,
         **meta: Any,
-    ) -> Any:
+    ) -> T | Callable[[T], T]:
         """Register ``obj`` under ``name``; without ``obj``, a decorator that registers what it decorates.
         ``origin`` names the entry point of a plug-in (its errors name it)."""
         if obj is None:

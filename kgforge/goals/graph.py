@@ -15,6 +15,7 @@ from typing import Any
 import polars as pl
 
 from kgforge.core import checks
+from kgforge.core.datasets import room_parts
 from kgforge.core.errors import ArgumentError
 from kgforge.core.registry import Registry
 from kgforge.core.schema import Schema
@@ -341,8 +342,8 @@ def touching(asked: Iterable[str], *columns: str) -> pl.Expr:
 
 
 GoalStyle = Callable[["GoalGraph", "GoalOptions", "list[dict[str, Any]] | None"], "list[Goal]"]
-STYLES: Registry[GoalStyle] = Registry(
-    "goal style", modules=("kgforge.goals.styles",), entry_point_group="kgforge.goal_styles"
+STYLES: Registry[GoalStyle] = Registry(  # each dataset's room registers its style (its goals part)
+    "goal style", modules=lambda: room_parts("goals"), entry_point_group="kgforge.goal_styles"
 )
 
 

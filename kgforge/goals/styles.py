@@ -1,6 +1,6 @@
-"""The goal styles, each registered in ``STYLES`` by name: DuConv one-/two-step goals, KdConv-style
-1-3 hop paths, DuRecDial goal sequences (``sequences``). A package of one's own adds a style through the
-entry-point group ``kgforge.goal_styles``."""
+"""The goal samplers the styles are made of: DuConv one-/two-step goals, KdConv-style 1-3 hop paths, DuRecDial
+goal sequences (``sequences``). Each style is registered in ``STYLES`` by its dataset's room (its ``goals``
+part); a package of one's own adds a style through the entry-point group ``kgforge.goal_styles``."""
 
 from __future__ import annotations
 
@@ -11,14 +11,12 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from kgforge.core.errors import ArgumentError, InputError, KgforgeError
+from kgforge.core.errors import InputError, KgforgeError
 from kgforge.core.jsonio import iter_json_lines
 from kgforge.core.quarantine import warn
 from kgforge.derive import read_pairs
-from kgforge.goals.durecdial import GoalTransitions
 from kgforge.goals.graph import (
     MIN_TOPIC_FACTS,
-    STYLES,
     GoalGraph,
     GoalOptions,
     _triple,
@@ -28,7 +26,6 @@ from kgforge.goals.graph import (
     touching,
 )
 from kgforge.goals.record import Goal
-from kgforge.goals.sequences import Template, sample_durecdial
 from kgforge.store.workdir import where
 
 # ---------------------------------------------------------------- stratified sampling
@@ -245,18 +242,6 @@ def read_profiles(path: Path) -> tuple[list[dict[str, Any]], list[dict[str, Any]
 # ---------------------------------------------------------------- the styles
 
 
-@STYLES.register("duconv", description="DuConv one-step and two-step goals (--one-step-ratio)")
-def duconv_goals(graph: GoalGraph, options: GoalOptions, profiles: list[dict[str, Any]] | None) -> list[Goal]:
-    """``--one-step-ratio`` of one-step goals, the rest two-step; what one-step cannot fill goes to two-step
-    (unless the ratio is 1: only one-step goals were asked for)."""
-    require_topics(graph)
-    taken: set[str] = set()
-    goals = sample_one_step(graph, round(options.n * options.one_step_ratio), options.seed, taken, options.topics)
-    if options.n > len(goals) and options.one_step_ratio < 1:
-        goals += sample_two_step(graph, options.n - len(goals), options.seed, taken, options.topics)
-    return goals
-
-
 def require_topics(graph: GoalGraph) -> None:
     """Refuse a graph where no entity can be a goal topic, naming why (before any sampler blames derive)."""
     if len(graph.talked_about) >= 2:
@@ -307,21 +292,3 @@ def shortfall(kinds: dict[str, int], options: GoalOptions, graph: GoalGraph) -> 
     if got < options.n:
         notes.append(f"wrote {got:,} of the {options.n:,} goals asked for")
     return notes
-
-
-@STYLES.register("kdconv", description="KdConv-style transition paths over --hops (1-3) hops")
-def kdconv_goals(graph: GoalGraph, options: GoalOptions, profiles: list[dict[str, Any]] | None) -> list[Goal]:
-    return sample_paths(graph, options.n, options.hops, options.seed, set(), options.topics)
-
-
-@STYLES.register(
-    "durecdial",
-    description="DuRecDial goal sequences drawn from real sessions' goal-type transitions, "
-    "with a user profile and a situation",
-)
-def durecdial_goals(graph: GoalGraph, options: GoalOptions, profiles: list[dict[str, Any]] | None) -> list[Goal]:
-    if profiles and options.topics:
-        raise ArgumentError("--topic", "--profiles already choose the star each sequence is about: give one of them")
-    transitions = GoalTransitions.load(options.transitions)
-    template = Template.read(options.profile_template)
-    return sample_durecdial(graph, options.n, options.seed, transitions, profiles, template, options.topics)
