@@ -79,6 +79,24 @@ def test_every_command_module_is_held_to_the_public_api():
     assert {"kgforge.qa", "kgforge.evaluation", "kgforge.embed", "kgforge.store"} <= set(contract["forbidden_modules"])
 
 
+def test_no_package_may_import_a_dataset_room():
+    """Every package of kgforge but the rooms themselves is a source of the "Dataset rooms are imported by name"
+    contract, so a new package cannot reach a room but through the registries, as it would a plug-in's."""
+    config = tomllib.loads((PACKAGE.parent / "pyproject.toml").read_text(encoding="utf-8"))
+    contract = next(
+        c
+        for c in config["tool"]["importlinter"]["contracts"]
+        if c["name"] == "Dataset rooms are imported by name, never by another package"
+    )
+    packages = {
+        f"kgforge.{path.stem if path.suffix == '.py' else path.name}"
+        for path in PACKAGE.iterdir()
+        if (path.suffix == ".py" or (path / "__init__.py").is_file()) and not path.name.startswith("_")
+    }
+    assert packages - {"kgforge.datasets"} <= set(contract["source_modules"])
+    assert contract["forbidden_modules"] == ["kgforge.datasets"]
+
+
 # ---------------------------------------------------------------- the snapshot is every reader's argument
 
 # Where a build may be opened (Snapshot.open / .published / .of_build), and why each place may.
