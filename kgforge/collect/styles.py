@@ -27,8 +27,7 @@ from typing import Any
 
 from kgforge.collect.records import Collected, Fact, GoalView
 from kgforge.core.datasets import room_parts
-from kgforge.core.errors import KgforgeError
-from kgforge.core.registry import Entry, Registry
+from kgforge.core.registry import Registry, instances_of
 from kgforge.core.text import normalise_label
 from kgforge.goals.record import Goal
 
@@ -109,16 +108,10 @@ def clicked(view: GoalView, ids: Iterable[str]) -> list[Fact]:
     return [fact for fact in (view.fact(i) for i in ids) if fact is not None]
 
 
-def _plugin_style(name: str, obj: Any) -> Entry[Style]:
-    if not isinstance(obj, Style):
-        raise KgforgeError(f"it is a {type(obj).__name__}, not a kgforge.collect.styles.Style")
-    return Entry(name, obj, f"collection in the {name} style")
-
-
 # each dataset's room registers its style (its collect part); a plug-in through kgforge.collection_styles
 STYLES: Registry[Style] = Registry(
     "collection style",
     modules=lambda: room_parts("collect"),
     entry_point_group="kgforge.collection_styles",
-    plugin=_plugin_style,
+    plugin=instances_of(Style, lambda name, style: f"collection in the {name} style"),
 )

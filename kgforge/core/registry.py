@@ -34,6 +34,19 @@ def closest(name: str, choices: Iterable[str]) -> str | None:
     return found[0] if found else None
 
 
+def instances_of(cls: type[T], describe: Callable[[str, T], str] | None = None) -> Callable[[str, Any], Entry[T]]:
+    """The ``plugin`` function of a registry whose entry points name instances of ``cls`` (a grounder, a layout, a
+    style): the object as it is, described by ``describe`` (else its own ``description``); anything else is
+    refused, naming the class it should be."""
+
+    def plugin(name: str, obj: Any) -> Entry[T]:
+        if not isinstance(obj, cls):
+            raise KgforgeError(f"it is a {type(obj).__name__}, not a {cls.__module__}.{cls.__qualname__}")
+        return Entry(name, obj, describe(name, obj) if describe else str(getattr(obj, "description", "")))
+
+    return plugin
+
+
 class UnknownName(KgforgeError):
     """A name no entry of a registry answers to; ``choices`` are the known names."""
 

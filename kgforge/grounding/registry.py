@@ -12,8 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from kgforge.core.datasets import room_parts
-from kgforge.core.errors import KgforgeError
-from kgforge.core.registry import Entry, Registry
+from kgforge.core.registry import Registry, instances_of
 from kgforge.grounding.index import GroundingIndex
 from kgforge.grounding.kdconv import Tally
 from kgforge.grounding.matching import MatchOptions
@@ -51,17 +50,11 @@ class Grounder:
     description: str = ""
 
 
-def _plugin_grounder(name: str, obj: Any) -> Entry[Grounder]:
-    if not isinstance(obj, Grounder):
-        raise KgforgeError(f"it is a {type(obj).__name__}, not a kgforge.grounding.registry.Grounder")
-    return Entry(name, obj, obj.description)
-
-
 GROUNDERS: Registry[Grounder] = Registry(
     "ground format",
     modules=lambda: room_parts("grounding"),
     entry_point_group="kgforge.grounders",
-    plugin=_plugin_grounder,
+    plugin=instances_of(Grounder),
 )
 
 

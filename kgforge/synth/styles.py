@@ -6,14 +6,15 @@ with :func:`register_style`; a plug-in registers one through the entry-point gro
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from kgforge.core.datasets import room_parts
-from kgforge.core.errors import ArgumentError, KgforgeError
-from kgforge.core.registry import Entry, Registry
+from kgforge.core.errors import ArgumentError
+from kgforge.core.registry import Registry, instances_of
 from kgforge.exports.labels import Render
 from kgforge.exports.model import Dialogue
 from kgforge.goals.record import Goal
@@ -64,14 +65,11 @@ def layouts(*found: OutputLayout) -> dict[str, OutputLayout]:
     return {layout.name: layout for layout in found}
 
 
-def _plugin_style(name: str, obj: Any) -> Entry[SynthStyle]:
-    if not isinstance(obj, SynthStyle):
-        raise KgforgeError(f"it is a {type(obj).__name__}, not a kgforge.synth.styles.SynthStyle")
-    return Entry(name, obj, f"{name} dialogues ({', '.join(obj.layouts)})")
-
-
 STYLES: Registry[SynthStyle] = Registry(
-    "synth style", modules=lambda: room_parts("synth"), entry_point_group="kgforge.synth_styles", plugin=_plugin_style
+    "synth style",
+    modules=lambda: room_parts("synth"),
+    entry_point_group="kgforge.synth_styles",
+    plugin=instances_of(SynthStyle, lambda name, style: f"{name} dialogues ({', '.join(style.layouts)})"),
 )
 
 
@@ -79,6 +77,19 @@ def register_style(style: SynthStyle) -> SynthStyle:
     """Make ``style`` what ``kgforge synth --style NAME`` drafts."""
     STYLES.register(style.name, style, description=f"{style.name} dialogues ({', '.join(style.layouts)})")
     return style
+
+
+def register_module_style(module_name: str, *found: OutputLayout, marks_goals: bool = False) -> SynthStyle:
+    """Register the style a dataset room's synth module defines: its ``KINDS``, ``ROLES`` and the functions every
+    style has (``goal_fields``, ``prompt_values``, ``opener``, ``reached``, ``record``, ``plan``), named after the
+    room and drafting from its export format, its prompts in the room's ``prompts/synth.toml``."""
+    module = sys.modules[module_name]
+    name = module_name.split(".")[-2]  # the room: kgforge.datasets.<name>.synth
+    parts = [getattr(module, f) for f in ("goal_fields", "prompt_values", "opener", "reached", "record", "plan")]
+    prompts = Path(str(module.__file__)).with_name("prompts") / "synth.toml"
+    return register_style(
+        SynthStyle(name, module.KINDS, name, module.ROLES, layouts(*found), marks_goals, *parts, prompts)
+    )
 
 
 def layout_names() -> tuple[str, ...]:

@@ -5,7 +5,6 @@ files are) with each turn's ``claims``, ``verdicts`` and ``facts``."""
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Any
 
 from kgforge.exports.labels import Render
@@ -14,7 +13,7 @@ from kgforge.exports.registry import format_named
 from kgforge.goals.record import Goal
 from kgforge.synth.model import GoalMaterial, Turn, TurnCheck
 from kgforge.synth.realise import Chooser, Exchange, Say, facts_about, not_in_order, path_rows
-from kgforge.synth.styles import OutputLayout, SynthStyle, layouts, register_style
+from kgforge.synth.styles import OutputLayout, register_module_style
 
 ROLES = ("leader", "follower")
 KINDS = ("one_step", "two_step")
@@ -93,20 +92,4 @@ def plan(material: GoalMaterial) -> list[Exchange]:
     return [*exchanges, pair(words["close"])]
 
 
-STYLE = register_style(
-    SynthStyle(
-        "duconv",
-        KINDS,
-        "duconv",
-        ROLES,
-        layouts(OutputLayout("session", "duconv-session", segmented=True)),
-        False,
-        goal_fields,
-        prompt_values,
-        opener,
-        reached,
-        record,
-        plan,
-        Path(__file__).with_name("prompts") / "synth.toml",
-    )
-)
+STYLE = register_module_style(__name__, OutputLayout("session", "duconv-session", segmented=True))

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import re
-from pathlib import Path
 from typing import Any
 
 from kgforge.exports.formats.durecdial import sequence_steps, situation_text
@@ -19,7 +18,7 @@ from kgforge.exports.model import Dialogue
 from kgforge.goals.record import Goal
 from kgforge.synth.model import GoalMaterial, Turn, TurnCheck
 from kgforge.synth.realise import Exchange, Say, facts_about, not_in_order, path_rows
-from kgforge.synth.styles import OutputLayout, SynthStyle, layouts, register_style
+from kgforge.synth.styles import OutputLayout, register_module_style
 
 ROLES = ("recommender", "seeker")
 KINDS = ("sequence",)
@@ -201,24 +200,10 @@ def plan(material: GoalMaterial) -> list[Exchange]:
     return exchanges
 
 
-STYLE = register_style(
-    SynthStyle(
-        "durecdial",
-        KINDS,
-        "durecdial",
-        ROLES,
-        layouts(
-            OutputLayout("lic2020", "durecdial-lic2020"),
-            OutputLayout("v2", "durecdial2"),
-            OutputLayout("acl2020", "durecdial-acl2020"),
-        ),
-        True,
-        goal_fields,
-        prompt_values,
-        opener,
-        reached,
-        record,
-        plan,
-        Path(__file__).with_name("prompts") / "synth.toml",
-    )
+STYLE = register_module_style(
+    __name__,
+    OutputLayout("lic2020", "durecdial-lic2020"),
+    OutputLayout("v2", "durecdial2"),
+    OutputLayout("acl2020", "durecdial-acl2020"),
+    marks_goals=True,
 )

@@ -5,7 +5,6 @@ grounder found (KdConv leaves the key out where a message states nothing), its `
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 from kgforge.exports.labels import Render
@@ -13,7 +12,7 @@ from kgforge.exports.model import Dialogue
 from kgforge.goals.record import Goal
 from kgforge.synth.model import GoalMaterial, Turn, TurnCheck
 from kgforge.synth.realise import LONG_VALUE, Chooser, Exchange, Say, facts_about, not_in_order, path_rows
-from kgforge.synth.styles import OutputLayout, SynthStyle, layouts, register_style
+from kgforge.synth.styles import OutputLayout, register_module_style
 
 ROLES = ("A", "B")
 KINDS = ("path",)
@@ -90,20 +89,4 @@ def plan(material: GoalMaterial) -> list[Exchange]:
     return [*exchanges, Exchange((Say(asker, first), Say(teller, second)), True)]
 
 
-STYLE = register_style(
-    SynthStyle(
-        "kdconv",
-        KINDS,
-        "kdconv",
-        ROLES,
-        layouts(OutputLayout("dialogues", "kdconv", array=True)),
-        False,
-        goal_fields,
-        prompt_values,
-        opener,
-        reached,
-        record,
-        plan,
-        Path(__file__).with_name("prompts") / "synth.toml",
-    )
-)
+STYLE = register_module_style(__name__, OutputLayout("dialogues", "kdconv", array=True))
