@@ -10,8 +10,9 @@ left out while it is None, so the printed JSON is what the command has always pr
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar, cast
 
 _OMIT = "omit_when_none"
 _KEY = "json_key"
@@ -65,3 +66,16 @@ def jsonable(value: Any) -> Any:
     if isinstance(value, Path):
         return str(value)
     return value
+
+
+_Options = TypeVar("_Options")
+
+
+def options_record(kind: type[_Options], options: _Options | None, fields: Mapping[str, Any]) -> _Options:
+    """The options a stage runs with: ``options`` (a frozen dataclass of ``kind``, as the command line makes it)
+    with ``fields`` (the same record's fields given as keywords, as a Python caller may: ``layout="sample"``)
+    over it, or ``kind(**fields)`` without one. A record either way, checked when made: a field the record lacks
+    is a TypeError naming it, as the record's own constructor says."""
+    if options is None:
+        return kind(**fields)
+    return cast(_Options, dataclasses.replace(cast(Any, options), **fields)) if fields else options

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
+from kgforge.core.records import options_record
 from kgforge.domain.base import DomainBase
 
 if TYPE_CHECKING:
@@ -28,7 +28,7 @@ class EmbedMethods(DomainBase):
         ``models/<name>-training.png``. The bundle records the build it was trained on."""
         from kgforge.embed import EmbedConfig, embed  # lazy: torch and PyKEEN take seconds to load
 
-        settings = replace(config, **fields) if config is not None else EmbedConfig(**fields)
+        settings = options_record(EmbedConfig, config, fields)
         return embed(self.snapshot(), settings, name=name, resume=resume, progress=progress)
 
     def related(

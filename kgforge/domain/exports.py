@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from kgforge.core.errors import ArgumentError
 from kgforge.core.limits import ReadPolicy, reading
+from kgforge.core.records import options_record
 from kgforge.domain.base import DomainBase
 
 if TYPE_CHECKING:
@@ -22,11 +22,9 @@ def export_options(options: ExportOptions | None, fields: dict[str, Any]) -> Exp
     from kgforge.exports import ExportOptions  # lazy: start-up
 
     fields = {name: value for name, value in fields.items() if value is not None or name != "fmt"}
-    if options is None:
-        if "fmt" not in fields:
-            raise ArgumentError("export", "give the format: options=ExportOptions(fmt=...) or fmt=...")
-        return ExportOptions(**fields)
-    return replace(options, **fields) if fields else options
+    if options is None and "fmt" not in fields:
+        raise ArgumentError("export", "give the format: options=ExportOptions(fmt=...) or fmt=...")
+    return options_record(ExportOptions, options, fields)
 
 
 def _one_input(goals: Path | str | None, dialogues: Path | str | None) -> None:

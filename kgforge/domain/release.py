@@ -4,10 +4,10 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from kgforge.core.records import options_record
 from kgforge.domain.base import DomainBase
 
 if TYPE_CHECKING:
@@ -27,7 +27,7 @@ class ReleaseMethods(DomainBase):
         (or its fields as keywords: ``split``, ``ratios``, ``by``, ``kg``, ``audit``, ``licence``, …)."""
         from kgforge.release import ReleaseOptions, make_release  # lazy: start-up
 
-        chosen = replace(options or ReleaseOptions(), **settings)
+        chosen = options_record(ReleaseOptions, options, settings)
         return make_release(self.snapshot(), list(dialogues), out, chosen)
 
     def audit_sample(self, n: int, out: Path | str, *, by: str | None = None, seed: int = 0) -> AuditSheet:
