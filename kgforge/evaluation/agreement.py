@@ -12,11 +12,13 @@ from __future__ import annotations
 
 import math
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 
 MIN_ITEMS = 2
+Level = Literal["nominal", "ordinal", "interval", "ratio"]  # Krippendorff's levels of measurement
+LEVELS: tuple[Level, ...] = ("nominal", "ordinal", "interval", "ratio")
 
 
 @dataclass(frozen=True)
@@ -54,10 +56,18 @@ def agreement(ratings: np.ndarray, level: str = "ordinal") -> Agreement:
     if raters >= 2 and len(rated) >= MIN_ITEMS and len(np.unique(rated[~np.isnan(rated)])) >= 2:
         import krippendorff
 
-        alpha = float(krippendorff.alpha(reliability_data=rated.T, level_of_measurement=level))
+        alpha = float(krippendorff.alpha(reliability_data=rated.T, level_of_measurement=_level(level)))
     elif raters >= 2 and len(rated) >= MIN_ITEMS:
         alpha = 1.0  # every rating the same value: perfect agreement (the package divides 0 by 0)
     return Agreement(raters, items, kappa, len(complete), alpha, level, all_agree, two_agree)
+
+
+def _level(level: str) -> Level:
+    """``level`` as one of :data:`LEVELS` (callers check a rubric's level when they read it)."""
+    for known in LEVELS:
+        if level == known:
+            return known
+    raise ValueError(f"{level!r} is no level of measurement ({', '.join(LEVELS)})")
 
 
 @dataclass(frozen=True)

@@ -142,7 +142,8 @@ def _durecdial_context(key: str, record: dict[str, Any]) -> GoalContext:
     recommending = [step for step in steps if "推荐" in step.split("(")[0]]
     recommended = tuple(dict.fromkeys(t for step in recommending for t in _QUOTED.findall(step)[:1]))
     target = recommended[-1] if recommended else None
-    profile = record.get("user_profile") if isinstance(record.get("user_profile"), dict) else {}
+    given = record.get("user_profile")
+    profile: dict[str, Any] = given if isinstance(given, dict) else {}
 
     def values(keep: Callable[[str], bool]) -> tuple[str, ...]:
         found = []

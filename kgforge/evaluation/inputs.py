@@ -41,6 +41,7 @@ from pathlib import Path
 from typing import Any
 
 import polars as pl
+from polars.datatypes import DataTypeClass
 
 from kgforge.core.datasets import room_parts
 from kgforge.core.errors import ArgumentError, InputError, KgforgeError
@@ -74,7 +75,7 @@ _QUOTED_TOPIC = re.compile(r"『\s*(.+?)\s*』")
 
 Triple = tuple[str, str, str]
 TRIPLES = pl.List(pl.List(pl.String))
-FRAME_SCHEMA = {
+FRAME_SCHEMA: dict[str, pl.DataType | DataTypeClass] = {
     "id": pl.String,
     "line": pl.Int64,
     "text": pl.String,
@@ -277,11 +278,13 @@ def read_table(path: Path, columns: dict[str, str]) -> Slots:
     if not records:
         raise InputError(f"{path}: no rows")
     names = list(dict.fromkeys(key for _, record in records for key in record))
-    prediction = _column(path, names, columns.get("prediction"), PREDICTION_COLUMNS, "prediction", required=True)
-    gold = _column(path, names, columns.get("gold"), GOLD_COLUMNS, "gold")
-    ident = _column(path, names, columns.get("id"), ID_COLUMNS, "id")
-    dialogue = _column(path, names, columns.get("dialogue"), DIALOGUE_COLUMNS, "dialogue")
-    rows, dialogues, policy = [], [], TextPolicy(path)
+    prediction = _required_column(path, names, columns.get("prediction"), PREDICTION_COLUMNS, "prediction")
+    gold = _column(path, names, columns.get("gold"), GOLD_COLUMNS)
+    ident = _column(path, names, columns.get("id"), ID_COLUMNS)
+    dialogue = _column(path, names, columns.get("dialogue"), DIALOGUE_COLUMNS)
+    rows: list[dict[str, Any]] = []
+    dialogues: list[Dialogue] = []
+    policy = TextPolicy(path)
     for line, record in records:
         text = record.get(prediction)
         if not isinstance(text, str):
@@ -376,15 +379,17 @@ def _excel_records(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
         workbook.close()
 
 
-def _column(
-    path: Path, names: list[str], given: str | None, usual: tuple[str, ...], what: str, required: bool = False
-) -> str | None:
+def _column(path: Path, names: list[str], given: str | None, usual: tuple[str, ...]) -> str | None:
     if given is not None:
         if given not in names:
             raise InputError(f"{path}: no column {given!r} (columns: {', '.join(names)})")
         return given
-    found = next((name for name in usual if name in names), None)
-    if found is None and required:
+    return next((name for name in usual if name in names), None)
+
+
+def _required_column(path: Path, names: list[str], given: str | None, usual: tuple[str, ...], what: str) -> str:
+    found = _column(path, names, given, usual)
+    if found is None:
         raise InputError(
             f"{path}: no {what} column: name it with --{what}-column (columns: {', '.join(names)}; "
             f"recognised: {', '.join(usual)})"
@@ -473,7 +478,8 @@ def _in_layout(path: Path, line: int, kind: str | None, record: dict[str, Any], 
 
 
 def read_duconv(path: Path) -> Slots:
-    rows, dialogues = [], []
+    rows: list[dict[str, Any]] = []
+    dialogues: list[Dialogue] = []
     for line, record in json_objects(path):
         _in_layout(path, line, DUCONV_SESSION if "conversation" in record else DUCONV_SAMPLE, record, "")
         goal = record["goal"]
@@ -487,7 +493,9 @@ def read_duconv(path: Path) -> Slots:
         )
         if "conversation" in record:
             dialogue.utterances = _utterances(path, line, record["conversation"], "'conversation'")
-            turns = [(f"{line}:{j}", dialogue.utterances[j], j) for j in range(0, len(dialogue.utterances), 2)]
+            turns: list[tuple[str, str | None, int]] = [
+                (f"{line}:{j}", dialogue.utterances[j], j) for j in range(0, len(dialogue.utterances), 2)
+            ]
         else:
             dialogue.utterances = _utterances(path, line, record.get("history"), "'history'")
             response = record.get("response")
@@ -503,7 +511,8 @@ def read_duconv(path: Path) -> Slots:
 
 
 def read_kdconv(path: Path) -> Slots:
-    rows, dialogues = [], []
+    rows: list[dict[str, Any]] = []
+    dialogues: list[Dialogue] = []
     for line, value in checked_records(path, iter_json_container(path, list), KDCONV).records:
         per_message = [_triples(path, line, m.get("attrs") or [], "attrs") for m in value["messages"]]
         knowledge = list(dict.fromkeys(t for attrs in per_message for t in attrs))
@@ -529,7 +538,8 @@ def read_kdconv(path: Path) -> Slots:
 
 
 def read_durecdial(path: Path) -> Slots:
-    rows, dialogues = [], []
+    rows: list[dict[str, Any]] = []
+    dialogues: list[Dialogue] = []
     for line, record in json_objects(path):
         _in_layout(path, line, durecdial_session_kind(record), record, NOT_A_DURECDIAL_SESSION)
         conversation = _utterances(path, line, record.get("conversation"), "'conversation'")

@@ -30,12 +30,14 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 import polars as pl
+from polars.datatypes import DataTypeClass
 
 from kgforge.core.progress import iterate
 from kgforge.core.schema import Schema
 from kgforge.evaluation.inputs import Dialogue, Triple
 from kgforge.grounding import kept
 from kgforge.grounding.duconv import stated_span
+from kgforge.grounding.facts import Fact
 from kgforge.grounding.index import TEXT_CHARS, GroundingIndex, make_fact
 from kgforge.grounding.kdconv import attr_key
 from kgforge.grounding.matching import DialogueMatcher, MatchOptions, jieba_cuts, word_cuts
@@ -43,9 +45,14 @@ from kgforge.grounding.normalise import form, surface
 from kgforge.store.snapshot import Snapshot
 
 GRAPH_VALUES_SHOWN = 5
-STATUS_SCHEMA = {"said": pl.String, "status": pl.String}
-HALLUCINATION_SCHEMA = {"topic": pl.String, "relation": pl.String, "said": pl.String, "graph": pl.List(pl.String)}
-ROW_SCHEMA = {
+STATUS_SCHEMA: dict[str, pl.DataType | DataTypeClass] = {"said": pl.String, "status": pl.String}
+HALLUCINATION_SCHEMA: dict[str, pl.DataType | DataTypeClass] = {
+    "topic": pl.String,
+    "relation": pl.String,
+    "said": pl.String,
+    "graph": pl.List(pl.String),
+}
+ROW_SCHEMA: dict[str, pl.DataType | DataTypeClass] = {
     "k_mentions": pl.Int64,
     "k_true": pl.Int64,
     "k_gold": pl.Int64,
@@ -133,7 +140,7 @@ class KnowledgeIndex:
             )
         return pl.DataFrame(rows, schema=ROW_SCHEMA)
 
-    def judge(self, text: str, dialogue: Dialogue | None, own: list[tuple[Triple, object]]) -> _Judged:
+    def judge(self, text: str, dialogue: Dialogue | None, own: list[tuple[Triple, Fact]]) -> _Judged:
         """The fact mentions and hallucinations of one response (see the module docstring)."""
         judged = _Judged()
         if dialogue is None:
@@ -182,7 +189,7 @@ class KnowledgeIndex:
         annotated: list[Triple] | None,
         dialogue: Dialogue | None,
         gold_text: str | None,
-        own: list[tuple[Triple, object]],
+        own: list[tuple[Triple, Fact]],
     ) -> list[tuple[str, ...]]:
         if annotated is not None:
             triples = annotated
@@ -209,9 +216,9 @@ class _OwnKnowledge:
 
     def __init__(self, index: KnowledgeIndex, dialogues: list[Dialogue]) -> None:
         self.index, self.dialogues = index, dialogues
-        self._made: dict[int, list[tuple[Triple, object]]] = {}
+        self._made: dict[int, list[tuple[Triple, Fact]]] = {}
 
-    def facts(self, d: int | None) -> list[tuple[Triple, object]]:
+    def facts(self, d: int | None) -> list[tuple[Triple, Fact]]:
         if d is None:
             return []
         made = self._made.get(d)

@@ -69,7 +69,7 @@ def _logprobs(value: Any, where: str) -> list[float]:
         content = value["logprobs"].get("content")
         if not isinstance(content, list):
             raise InputError(f"{where}: logprobs.content must be a list of {{token, logprob}}")
-        found = [entry.get("logprob") if isinstance(entry, dict) else None for entry in content]
+        found: list[object] = [entry.get("logprob") if isinstance(entry, dict) else None for entry in content]
     elif isinstance(value, dict) and isinstance(value.get("logprobs"), list):
         found = value["logprobs"]
         tokens = value.get("tokens")
@@ -81,7 +81,9 @@ def _logprobs(value: Any, where: str) -> list[float]:
         )
     if not found:
         raise InputError(f"{where}: no token log-probabilities")
+    numbers: list[float] = []
     for number in found:
         if isinstance(number, bool) or not isinstance(number, (int, float)) or not math.isfinite(number) or number > 0:
             raise InputError(f"{where}: {number!r} is no log-probability (a finite number <= 0, natural log)")
-    return [float(n) for n in found]
+        numbers.append(float(number))
+    return numbers

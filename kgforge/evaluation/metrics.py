@@ -196,9 +196,10 @@ register_metric(
 def official_lines(corpus: dict[str, float | None]) -> str | None:
     """The official script's output for these values, byte for byte (F1 in percent; the script prints BLEU
     and DISTINCT as fractions followed by a % sign), or None when one of its metrics was not computed."""
-    if any(corpus.get(name) is None for name in OFFICIAL):
+    f1 = corpus.get("f1")
+    if f1 is None or any(corpus.get(name) is None for name in OFFICIAL):
         return None
     return (
-        f"F1: {corpus['f1'] * 100:.2f}%\nBLEU1: {corpus['bleu1']:.3f}%\nBLEU2: {corpus['bleu2']:.3f}%\n"
+        f"F1: {f1 * 100:.2f}%\nBLEU1: {corpus['bleu1']:.3f}%\nBLEU2: {corpus['bleu2']:.3f}%\n"
         f"DISTINCT1: {corpus['distinct1']:.3f}%\nDISTINCT2: {corpus['distinct2']:.3f}%\n"
     )

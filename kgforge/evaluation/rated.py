@@ -111,8 +111,8 @@ def conversations(path: Path) -> list[Unit]:
     units = []
     for line, record in records:
         if isinstance(record, dict) and isinstance(record.get("questions"), list):  # qa generate --convquestions
-            turns = _question_lines(record.get("questions"), record.get("answer_texts"))
-            units.append(Unit(str(line), turns, str(record.get("seed_entity_text", record.get("seed_entity", "")))))
+            lines = _question_lines(record.get("questions"), record.get("answer_texts"))
+            units.append(Unit(str(line), lines, str(record.get("seed_entity_text", record.get("seed_entity", "")))))
             continue
         if isinstance(record, dict) and isinstance(record.get("conversation"), list):
             turns = [GOAL_MARKER.sub("", str(t)) for t in record["conversation"]]

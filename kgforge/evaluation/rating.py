@@ -34,12 +34,11 @@ from kgforge.core.limits import ReadPolicy, read_whole, reading
 from kgforge.core.output import OutputDir, OutputFile, output_dir, output_file
 from kgforge.core.registry import Entry, Registry
 from kgforge.core.text import spreadsheet_cell, spreadsheet_text
-from kgforge.evaluation.agreement import agreement, paired_test
+from kgforge.evaluation.agreement import LEVELS, agreement, paired_test
 from kgforge.evaluation.inputs import table_records
 from kgforge.evaluation.rated import Unit, system_units
 
 UNITS = ("turn", "dialogue", "pair")
-LEVELS = ("nominal", "ordinal", "interval", "ratio")
 SHEET_FORMATS = ("csv", "tsv", "xlsx")
 LANGUAGES = ("zh", "en", "both")
 KEY_FILE = "key.json"
@@ -449,7 +448,7 @@ def write_item_scores(
         item = items[row["item"]]
         score = int(row["score"]) if float(row["score"]).is_integer() else row["score"]
         if chosen.unit == "pair":
-            where = (order[item["unit"]], tuple(item["systems"]), raters.index(row["annotator"]))
+            where: tuple[Any, ...] = (order[item["unit"]], tuple(item["systems"]), raters.index(row["annotator"]))
             line = lines.setdefault(
                 where,
                 {"id": item["unit"], "annotator": row["annotator"], "systems": item["systems"], "preferred": {}},

@@ -84,7 +84,11 @@ class Metric:
         if self.corpus is not None:
             return self._run(self.corpus, batch)
         mean = values.drop_nulls().mean()
-        return None if mean is None else float(mean)
+        if mean is None:
+            return None
+        if not isinstance(mean, (int, float)):  # values() casts to Float64: a number, whatever the metric gave
+            raise TypeError(f"metric {self.name!r}: a {values.dtype} series has no numeric mean")
+        return float(mean)
 
     def _run(self, function: Callable[[Batch], Any], batch: Batch) -> Any:
         """``function(batch)``; a plug-in's error is a PluginError naming it and its entry point (a built-in

@@ -317,7 +317,7 @@ def _vectors(path: Path) -> WordVectors:
 
 def choose_metrics(batch: Batch, names: tuple[str, ...] | None) -> tuple[list[Metric], dict[str, str]]:
     """The metrics to compute, and those left out with the reason."""
-    every = bool(names) and any(name.lower() == ALL_METRICS for name in names)
+    every = names is not None and any(name.lower() == ALL_METRICS for name in names)
     wanted = (
         list(_default_metrics(every=True))
         if every

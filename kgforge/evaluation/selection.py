@@ -93,8 +93,15 @@ class _Counts:
 
     def __add__(self, other: _Counts) -> _Counts:
         at_k = tuple(a + b for a, b in zip(self.at_k, other.at_k, strict=True)) if self.at_k else other.at_k
-        sums = [getattr(self, name) + getattr(other, name) for name in ("gold", "selected", "correct", "at_r")]
-        return _Counts(*sums, at_k, self.judged + other.judged, self.top_correct + other.top_correct)
+        return _Counts(
+            self.gold + other.gold,
+            self.selected + other.selected,
+            self.correct + other.correct,
+            self.at_r + other.at_r,
+            at_k,
+            self.judged + other.judged,
+            self.top_correct + other.top_correct,
+        )
 
 
 def score_selection(
@@ -145,7 +152,7 @@ def score_selection(
         _scores(total, ks),
         _mean([_scores(c, ks) for c in turn_counts], ks),
         _mean([_scores(c, ks) for c in dialogue_counts], ks),
-        target,
+        None if target is None else target.path,
     )
 
 

@@ -190,7 +190,9 @@ def evaluate_systems(
             )
         )
     names = tuple(dict.fromkeys(name for s in scored for name in s.metrics))
-    human_report, agreement_report, correlations = None, {}, ()
+    human_report: dict[str, Any] | None = None
+    agreement_report: dict[str, Any] = {}
+    correlations: tuple[dict[str, Any], ...] = ()
     if human is not None:
         scores = read_human_scores(Path(human))
         human_report, agreement_report, correlations = _with_human(scored, names, scores, bootstrap, seed)

@@ -12,6 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from kgforge.llm import ChatRequest
 from kgforge.synth.client import ChatClient, LLMError, Reply
 from kgforge.synth.model import GoalMaterial, Turn, TurnCheck
 from kgforge.synth.prompts import Prompts
@@ -100,7 +101,7 @@ class Drafter:
             {"role": "user", "content": self.prompts.render("draft", **values)},
         ]
 
-    def body(self, messages: list[dict[str, str]]) -> dict[str, Any]:
+    def body(self, messages: list[dict[str, str]]) -> ChatRequest:
         assert self.client is not None
         return self.client.body(messages, temperature=self.settings.temperature, seed=self.settings.seed)
 

@@ -139,7 +139,7 @@ class _Run:
 
 
 def _open(snapshot: Snapshot, goals_file: Path, out: Path, options: SynthOptions) -> _Run:
-    out = snapshot.paths.output(out)
+    target = snapshot.paths.output(out)
     style = style_named(options.style)
     layout = style.layout(options.layout)
     goals = list(read_goals(Path(goals_file)))
@@ -157,7 +157,7 @@ def _open(snapshot: Snapshot, goals_file: Path, out: Path, options: SynthOptions
         client = ChatClient(options.llm_url, options.llm_model, cache, options.key_env, options.timeout)
     settings = Settings(options.max_tries, options.seed, options.temperature, layout)
     drafter = Drafter(style, prompts, client, Verifier.open(snapshot), materials.segment, settings)
-    return _Run(snapshot, style, layout, materials, drafter, min(total, len(goals)), out)
+    return _Run(snapshot, style, layout, materials, drafter, min(total, len(goals)), target)
 
 
 def plan(snapshot: Snapshot, goals_file: Path, out: Path, options: SynthOptions) -> SynthPlan:
@@ -165,13 +165,14 @@ def plan(snapshot: Snapshot, goals_file: Path, out: Path, options: SynthOptions)
     run = _open(snapshot, goals_file, out, options)
     requests = cached = chars = 0
     client = run.drafter.client
-    for material in run.materials.ready if client is not None else []:
-        messages = run.drafter.draft_messages(material)
-        if client.cached(run.drafter.body(messages)):
-            cached += 1
-            continue
-        requests += 1
-        chars += sum(len(m["content"]) for m in messages)
+    if client is not None:
+        for material in run.materials.ready:
+            messages = run.drafter.draft_messages(material)
+            if client.cached(run.drafter.body(messages)):
+                cached += 1
+                continue
+            requests += 1
+            chars += sum(len(m["content"]) for m in messages)
     return SynthPlan(
         snapshot.domain,
         run.style.name,
@@ -190,7 +191,7 @@ def synth(snapshot: Snapshot, goals_file: Path, out: Path, options: SynthOptions
     started = time.perf_counter()
     run = _open(snapshot, goals_file, out, options)
     outcomes = _outcomes(run, options)
-    failed = [o.rejected for o in outcomes if o.drop_kind == "endpoint error"]
+    failed = [o.rejected for o in outcomes if o.rejected is not None and o.drop_kind == "endpoint error"]
     if failed and len(failed) == len(outcomes):  # nothing came back: an error to fix, not a file of drops
         raise KgforgeError(f"no request was answered, nothing was written: {failed[0]['reason']}")
     return _write(run, options, goals_file, outcomes, time.perf_counter() - started)

@@ -136,8 +136,8 @@ class Verifier:
                 seen.add(relation)  # the first entity about which the turn could say it
                 if (subject, relation) in stated or relation in failing:
                     continue
-                named = [(f, _word_at(said.form, f.value_form, cut_at)) for f in facts if f.value_form]
-                named = [(f, said.span(where, where + len(f.value_form))) for f, where in named if where >= 0]
+                found = [(f, _word_at(said.form, f.value_form, cut_at)) for f in facts if f.value_form]
+                named = [(f, said.span(where, where + len(f.value_form))) for f, where in found if where >= 0]
                 if named:
                     by_name.append(named[0])
                     continue
