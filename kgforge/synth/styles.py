@@ -85,11 +85,23 @@ def register_module_style(module_name: str, *found: OutputLayout, marks_goals: b
     room and drafting from its export format, its prompts in the room's ``prompts/synth.toml``."""
     module = sys.modules[module_name]
     name = module_name.split(".")[-2]  # the room: kgforge.datasets.<name>.synth
-    parts = [getattr(module, f) for f in ("goal_fields", "prompt_values", "opener", "reached", "record", "plan")]
     prompts = Path(str(module.__file__)).with_name("prompts") / "synth.toml"
-    return register_style(
-        SynthStyle(name, module.KINDS, name, module.ROLES, layouts(*found), marks_goals, *parts, prompts)
+    made = SynthStyle(
+        name,
+        module.KINDS,
+        name,
+        module.ROLES,
+        layouts(*found),
+        marks_goals,
+        module.goal_fields,
+        module.prompt_values,
+        module.opener,
+        module.reached,
+        module.record,
+        module.plan,
+        prompts,
     )
+    return register_style(made)
 
 
 def layout_names() -> tuple[str, ...]:
