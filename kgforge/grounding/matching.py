@@ -134,7 +134,7 @@ class Claim(NamedTuple):  # a tuple: made for every fact stated and every value 
     graph: tuple[str, ...]
     status: str  # supported | contradicted | unsupported
     score: float = 1.0  # supported: the fact's probability; else how likely the value said is wrong (1.0: rules alone)
-    kind: str = "fact"  # what was checked: fact (stated), amount, entity or word (see claims)
+    kind: str = "fact"  # what was checked: fact (stated), amount, entity, word or numbered (see claims)
 
 
 class Candidate:
@@ -248,6 +248,7 @@ class DialogueMatcher:
                 1.0 if claim.kind == "amount" else 0.0,
                 1.0 if claim.kind == "entity" else 0.0,
                 1.0 if claim.kind == "word" else 0.0,
+                1.0 if claim.kind == "numbered" else 0.0,
                 1.0 if claim.status == "unsupported" else 0.0,
                 1.0 if claim.subject in named else 0.0,
                 1.0 if candidates and claim.subject == candidates[0] else 0.0,
@@ -259,6 +260,7 @@ class DialogueMatcher:
                 else 0.0,
                 log1p(len(found)) / 2,
                 1.0 if self.asks() else 0.0,
+                1.0 if _in_relation_name(self.index, form(claim.said)) else 0.0,
             ]
             if self.collect_claims is not None:
                 self.collect_claims.append((claim, features))
@@ -906,6 +908,7 @@ _UNIT_FAMILY = {
     "#": "digits",
     ".": "decimal",
 }
+COUNTER = "counter:"  # the family of a number counted by a counter of the graph's (counter:首, ``counted_by``)
 _SAME_UNIT = {"块": "元", "人民币": "元", "港元": "港币", "厘米": "cm", "公斤": "kg"}
 
 
@@ -966,8 +969,13 @@ class FocusFacts:
         """``iri``'s list-matched facts (free text left out) with an amount of the unit ``family``, in order."""
         families = self._families.get(iri)
         if families is None:
+            counted_by = self.index.counted_by
             families = self._families[iri] = [
-                (f, frozenset(_UNIT_FAMILY.get(u) for _, _, _, u in amounts(f.value_form)))
+                (
+                    f,
+                    frozenset(_UNIT_FAMILY.get(u) for _, _, _, u in amounts(f.value_form))
+                    | {COUNTER + unit for unit in counted_by.get(f.relation, ())},
+                )
                 for f in self.facts_of.get(iri, ())
                 if f.parts
             ]
@@ -1010,7 +1018,62 @@ def claims(
         focus, named, said, candidates, {s.fact.value_entity for s in found} | {s.fact.subject for s in found}
     )
     taken = [(m.start, m.end) for m in mentions] + [form_span(said, s.span) for s in found]
+    out += numbered_claims(focus, said, candidates, [(m.start, m.end) for m in mentions])
     return out + literal_claims(focus, said, candidates, taken)
+
+
+def numbered_claims(
+    focus: FocusFacts, said: Surface, candidates: list[str], names: list[tuple[int, int]]
+) -> list[Claim]:
+    """The words of a numbered value of the graph said with numbers none of those values holds (第70届奥斯卡最佳男
+    主角奖 where the graph holds 第64届 and 第55届 of it: :attr:`GroundingIndex.numbered_automaton`), outside the
+    names said: ``contradicted``, against the first entity in focus holding one of those values (the words say
+    which value is meant). None when no entity in focus holds one: a graph made of dialogues' attrs holds few of
+    the awards a person won, and one said of someone out of focus is mostly one the graph lacks."""
+    if not _NUMBERS.search(said.form):
+        return []
+    masked, origin = _numbers_masked(said.form)
+    out = []
+    for start, stop, values in focus.index.numbered_automaton.find(masked):
+        first, end = origin[start], origin[stop]
+        text = said.form[first:end]
+        if any(form(value) == text for _, value in values) or any(first < b and a < end for a, b in names):
+            continue
+        held = set(values)
+        subject = next(
+            (iri for iri in candidates if any((f.relation, f.value) in held for f in focus.literals(iri)[0])), None
+        )
+        if subject is None:
+            continue  # no one in focus holds those words: an award of someone the dialogue is not about
+        span = said.span(first, end)
+        out.append(
+            Claim(
+                subject,
+                values[0][0],
+                said.text[span[0] : span[1]],
+                span,
+                tuple(value for _, value in values),
+                "contradicted",
+                kind="numbered",
+            )
+        )
+    return out
+
+
+def _numbers_masked(text: str) -> tuple[str, list[int]]:
+    """``text`` with each run of digits made one ``#``, and where each of its characters (and its end) was."""
+    masked: list[str] = []
+    origin: list[int] = []
+    at = 0
+    for match in _NUMBERS.finditer(text):
+        masked += text[at : match.start()]
+        origin += range(at, match.start())
+        masked.append("#")
+        origin.append(match.start())
+        at = match.end()
+    masked += text[at:]
+    origin += range(at, len(text) + 1)
+    return "".join(masked), origin
 
 
 def amount_claims(
@@ -1026,7 +1089,7 @@ def amount_claims(
     stated_amounts = {pair for value in stated for pair in _value_amounts(value)}
     out = []
     for start, end, number, unit in said_amounts:
-        family = _UNIT_FAMILY.get(unit)
+        family = _UNIT_FAMILY.get(unit) if unit else counter_family(focus.index, said.form, end)
         if family is None or (number, unit) in stated_amounts or any(start < b and a < end for a, b in names):
             continue
         span = said.span(start, end)
@@ -1045,6 +1108,15 @@ def amount_claims(
             )
         )
     return out
+
+
+def counter_family(index: GroundingIndex, form_text: str, end: int) -> str | None:
+    """The family of a small bare number followed by one of the graph's counters (15首: ``counted_by``), else
+    None (a bare number of two digits alone is no amount)."""
+    after = form_text[end : end + 1]
+    if after and any(after in units for units in index.counted_by.values()):
+        return COUNTER + after
+    return None
 
 
 def literal_claims(
@@ -1115,8 +1187,6 @@ def _entity_claims(
     focus: FocusFacts, mentions: list[Mention], said: Surface, candidates: list[str], stated: set[str | None]
 ) -> list[Claim]:
     index = focus.index
-    subject = candidates[0]
-    held = focus.values(subject)
     out = []
     for mention in mentions:
         if len(mention.entities) != 1:
@@ -1124,8 +1194,7 @@ def _entity_claims(
         entity = mention.entities[0]
         if entity in candidates[:1] or entity in stated:
             continue
-        # of the kind of a value (a class in common with it), or a value of that relation somewhere in the graph
-        against = held.against(index.types_of.get(entity, _NO_CLASSES), index.value_relations(entity))
+        subject, against = _entity_holder(focus, candidates, entity)
         # the tests that cost more after the cheap one: the facts of every entity in focus, then jieba, are
         # asked only of a name that would be claimed against the subject
         if (
@@ -1148,6 +1217,29 @@ def _entity_claims(
             for relation, labels in against
         ]
     return out
+
+
+def _entity_holder(
+    focus: FocusFacts, candidates: list[str], entity: str
+) -> tuple[str, list[tuple[str, tuple[str, ...]]]]:
+    """The first entity in focus (``entity`` itself left out) with entity values of ``entity``'s kind — a class in
+    common with them, or a relation ``entity`` is a value of somewhere in the graph — and those relations with
+    their values' labels (none: the first in focus, nothing to check against). As amounts and words are checked
+    against the first entity in focus with values of their kind, not the first in focus alone."""
+    index = focus.index
+    kinds, value_of = index.types_of.get(entity, _NO_CLASSES), index.value_relations(entity)
+    for subject in candidates:
+        if subject != entity:
+            against = focus.values(subject).against(kinds, value_of)
+            if against:
+                return subject, against
+    return candidates[0], []
+
+
+def _in_relation_name(index: GroundingIndex, said: str) -> bool:
+    """Whether what a claim says is part of the name of a relation of the domain (制片 of 制片人, 制片地区): said
+    where the message names the relation, not as a value."""
+    return any(said in name for name in index.relation_words)
 
 
 def _doubtful(index: GroundingIndex, message: str, mention: Mention) -> bool:
