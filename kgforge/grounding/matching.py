@@ -134,7 +134,8 @@ class Claim(NamedTuple):  # a tuple: made for every fact stated and every value 
     graph: tuple[str, ...]
     status: str  # supported | contradicted | unsupported
     score: float = 1.0  # supported: the fact's probability; else how likely the value said is wrong (1.0: rules alone)
-    kind: str = "fact"  # what was checked: fact (stated), amount, entity, word or numbered (see claims)
+    kind: str = "fact"  # what was checked: fact (stated), amount, date, entity, word or numbered
+    refused: bool = False  # a word the rules leave unclaimed (not cut as a word): for the claims stage to weigh
 
 
 class Candidate:
@@ -230,7 +231,8 @@ class DialogueMatcher:
         self.previous = said.form
         earlier = [iri for iri in candidates if iri not in named]
         candidates = earlier + [iri for iri in candidates if iri in named]  # the subject: in focus before
-        said_claims = claims(self.index, found, mentions, said, candidates, self.focus_facts)
+        broad = self.choice is not None or self.collect_claims is not None
+        said_claims = claims(self.index, found, mentions, said, candidates, self.focus_facts, broad)
         if self.choice is None and self.collect_claims is None:
             return found, said_claims
         return found, self._scored(said_claims, found, {iri for m in mentions for iri in m.entities}, candidates)
@@ -249,6 +251,7 @@ class DialogueMatcher:
                 1.0 if claim.kind == "entity" else 0.0,
                 1.0 if claim.kind == "word" else 0.0,
                 1.0 if claim.kind == "numbered" else 0.0,
+                1.0 if claim.kind == "date" else 0.0,
                 1.0 if claim.status == "unsupported" else 0.0,
                 1.0 if claim.subject in named else 0.0,
                 1.0 if candidates and claim.subject == candidates[0] else 0.0,
@@ -261,6 +264,7 @@ class DialogueMatcher:
                 log1p(len(found)) / 2,
                 1.0 if self.asks() else 0.0,
                 1.0 if _in_relation_name(self.index, form(claim.said)) else 0.0,
+                1.0 if claim.refused else 0.0,
             ]
             if self.collect_claims is not None:
                 self.collect_claims.append((claim, features))
@@ -269,9 +273,7 @@ class DialogueMatcher:
                 continue
             score = stage.probability(features)
             status = "contradicted" if claim.status == "contradicted" and score >= stage.threshold else "unsupported"
-            out.append(
-                Claim(claim.subject, claim.relation, claim.said, claim.span, claim.graph, status, score, claim.kind)
-            )
+            out.append(claim._replace(status=status, score=score, refused=False))
         return out
 
     def _facts(self, said: Surface, mentions: list[Mention], named: list[str]) -> list[Stated]:
@@ -908,6 +910,8 @@ _UNIT_FAMILY = {
     "#": "digits",
     ".": "decimal",
 }
+DATE = "date"  # the family of the values that hold a full date (2011年11月24日)
+_FULL_DATE = re.compile(r"(\d{4})(?:年|[-/.])(\d{1,2})(?:月|[-/.])(\d{1,2})日?")
 COUNTER = "counter:"  # the family of a number counted by a counter of the graph's (counter:首, ``counted_by``)
 _SAME_UNIT = {"块": "元", "人民币": "元", "港元": "港币", "厘米": "cm", "公斤": "kg"}
 
@@ -974,7 +978,8 @@ class FocusFacts:
                 (
                     f,
                     frozenset(_UNIT_FAMILY.get(u) for _, _, _, u in amounts(f.value_form))
-                    | {COUNTER + unit for unit in counted_by.get(f.relation, ())},
+                    | {COUNTER + unit for unit in counted_by.get(f.relation, ())}
+                    | ({DATE} if full_dates(f.value_form) else set()),
                 )
                 for f in self.facts_of.get(iri, ())
                 if f.parts
@@ -989,11 +994,13 @@ def claims(
     said: Surface,
     candidates: list[str],
     focus: FocusFacts | None = None,
+    broad: bool = False,
 ) -> list[Claim]:
     """Every fact stated is a supported claim; a number with a unit is contradicted when the first entity in
     focus with values of that unit's family holds none of it (unsupported when none has such values); an
     entity named beside a relation of the subject's whose values it could be, but is not, is contradicted.
-    ``focus``: the dialogue's :class:`FocusFacts` (a message alone makes its own)."""
+    ``focus``: the dialogue's :class:`FocusFacts` (a message alone makes its own). ``broad``: also the words the
+    rules refuse (:func:`literal_claims`), for the claims stage to weigh."""
     focus = FocusFacts(index) if focus is None else focus
     out = [
         Claim(
@@ -1019,7 +1026,42 @@ def claims(
     )
     taken = [(m.start, m.end) for m in mentions] + [form_span(said, s.span) for s in found]
     out += numbered_claims(focus, said, candidates, [(m.start, m.end) for m in mentions])
-    return out + literal_claims(focus, said, candidates, taken)
+    out += date_claims(focus, said, candidates, [s.fact.value_form for s in found])
+    return out + literal_claims(focus, said, candidates, taken, broad)
+
+
+def full_dates(form_text: str) -> set[tuple[int, int, int]]:
+    """(year, month, day) of each full date a matching form says (2011年11月24日, 2011-11-24)."""
+    if not _NUMBERS.search(form_text):
+        return set()
+    return {(int(m[1]), int(m[2]), int(m[3])) for m in _FULL_DATE.finditer(form_text)}
+
+
+def date_claims(focus: FocusFacts, said: Surface, candidates: list[str], stated: list[str]) -> list[Claim]:
+    """A full date said that no value stated holds: ``contradicted`` when the first entity in focus with full
+    dates among its values (a birth, a release) holds none of it, with those values (an amount's year alone is
+    checked as a number: its month and day would not be)."""
+    out: list[Claim] = []
+    for match in _FULL_DATE.finditer(said.form):
+        date = (int(match[1]), int(match[2]), int(match[3]))
+        if any(date in full_dates(value) for value in stated):
+            continue
+        subject, held = _holder(focus, candidates, DATE)
+        if subject is None or any(date in full_dates(f.value_form) for f in held):
+            continue
+        span = said.span(match.start(), match.end())
+        out.append(
+            Claim(
+                subject,
+                held[0].relation,
+                said.text[span[0] : span[1]],
+                span,
+                tuple(f.value for f in held),
+                "contradicted",
+                kind="date",
+            )
+        )
+    return out
 
 
 def numbered_claims(
@@ -1120,12 +1162,13 @@ def counter_family(index: GroundingIndex, form_text: str, end: int) -> str | Non
 
 
 def literal_claims(
-    focus: FocusFacts, said: Surface, candidates: list[str], taken: list[tuple[int, int]]
+    focus: FocusFacts, said: Surface, candidates: list[str], taken: list[tuple[int, int]], broad: bool = False
 ) -> list[Claim]:
     """A short literal said as a word (法国, 科幻), outside the names and the facts stated, that is a value of
     a relation elsewhere in the graph: ``contradicted`` when the first entity in focus with values of that
     relation holds other ones and no entity in focus holds it (a value of someone else in focus is said of
-    them, not against the subject; 1958 of 1958-4-29 agrees)."""
+    them, not against the subject; 1958 of 1958-4-29 agrees). ``broad``: also one jieba does not cut as a word
+    (巴西 of 巴西人, 战争 of 战争片), marked ``refused``: the rules leave it, the claims stage weighs it."""
     index = focus.index
     out: list[Claim] = []
     is_cut: Callable[[int], bool] | None = None
@@ -1139,8 +1182,9 @@ def literal_claims(
         if subject is None:
             continue
         is_cut = message_cut_at(index, said) if is_cut is None else is_cut
-        if not (is_cut(start) and is_cut(stop)):
-            continue  # 科幻 inside 科幻片 is no genre said
+        refused = not (is_cut(start) and is_cut(stop))
+        if refused and not broad:
+            continue  # 科幻 inside 科幻片 is no genre said, for the rules
         span = said.span(start, stop)
         out.append(
             Claim(
@@ -1151,6 +1195,7 @@ def literal_claims(
                 tuple(f.value for f in held),
                 "contradicted",
                 kind="word",
+                refused=refused,
             )
         )
     return out
