@@ -675,22 +675,6 @@ def test_a_numbered_value_said_with_other_numbers_is_contradicted():
     assert not any(c[3] == "contradicted" for c in claims_of(index, ["教父3"], "第15届全球华语榜中榜最佳新晋歌手。"))
 
 
-def test_a_full_date_is_checked_whole_against_the_first_entity_in_focus_with_dates():
-    """A release date said with the right year but another month and day is contradicted (the year alone, checked
-    as a number, agrees); the date as the graph writes it, or in another writing, is not."""
-    from kgforge.grounding.index import GroundingIndex, make_fact
-
-    index = GroundingIndex(
-        names={"f": ["盗梦空间"]},
-        facts_of={"f": [make_fact("f", "上映时间", "2010年09月02日", None, False, 24)]},
-        relation_words={"上映时间"},
-    )
-    wrong = claims_of(index, ["盗梦空间"], "它是2010年11月24日上映的。")
-    assert ("盗梦空间", "上映时间", "2010年11月24日", "contradicted") in wrong
-    for right in ("它是2010年09月02日上映的。", "它是2010-9-2上映的。"):
-        assert not any(c[3] == "contradicted" for c in claims_of(index, ["盗梦空间"], right))
-
-
 def test_a_word_jieba_does_not_cut_is_left_to_the_claims_stage():
     """巴西 of 巴西人 is no word of the message by jieba's cuts: the rules claim nothing of it; the claims stage
     (a model, or claims being collected for training) gets it as a refused claim, and its status is the model's."""

@@ -77,7 +77,6 @@ CLAIM_FEATURES = (  # of a value said against the graph (a contradicted or unsup
     "amount",  # a number with a unit
     "entity",  # an entity named where the subject's values of its kind are expected
     "word",  # a word of a word-valued relation (a country, a genre)
-    "date",  # a full date (2011年11月24日)
     "numbered",  # the words of a numbered value of the graph with other numbers (第70届 of 第64届奥斯卡…奖)
     "no_holder",  # no entity in focus holds values of its kind (unsupported)
     "subject_named",  # the message names the subject it is checked against

@@ -275,7 +275,8 @@ class GroundingIndex:
         with the names, the literal and role relations, which relations each entity is a value of. Processes
         forked to share a corpus (:func:`kgforge.core.processes.forked_map`) then find it made once, in the
         parent, rather than each making its own; and none of them has anything left to ask polars."""
-        self.automaton, self.literal_automaton, self.role_relations, self.word_relations, self._values_of, self.counted_by, self.numbered_automaton  # noqa: B018 (made on first use)
+        self.automaton, self.literal_automaton, self.role_relations, self.word_relations, self._values_of  # noqa: B018 (made on first use)
+        self.counted_by, self.numbered_automaton  # noqa: B018 (made on first use)
         self.segmenter.prepare()
         if isinstance(self.facts_of, FactTable):
             self.facts_of.prepare()

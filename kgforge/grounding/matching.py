@@ -51,15 +51,18 @@ structure stays refused (two entities of one kind named together, an entity valu
 a value and a text). A claim carries a score: a fact stated its probability, a value said against the graph how
 likely it is wrong (``contradicted`` from the claims stage's threshold on, else ``unsupported``).
 
-**Claims.** Every fact stated is a ``supported`` claim. Each number with a unit (``40元``, ``9:00``,
-``3小时``, a bare number of 3+ digits) is checked against the first entity in focus that has values of that
-unit's family (free text left out): ``contradicted`` (with those values) when none holds that number with
-that unit, ``unsupported`` when no entity in focus has such values. An entity named outside the facts
-stated, related to nothing in focus but of the kind of the subject's values for an entity relation, is
-``contradicted`` for it, unless its name is an ordinary word (jieba) or, short, inside a longer word. A
-short literal of a word-valued relation (``GroundingIndex.literal_automaton``: 国家, 类型) said as a word,
-outside the names and facts stated, is ``contradicted`` when the first entity in focus with values of that
-relation holds others and no entity in focus holds it.
+**Claims.** Every fact stated is a ``supported`` claim. A value said against the graph is checked against the
+first entity in focus that holds values of its kind. Each number with a unit (``40元``, ``9:00``, ``3小时``, a
+bare number of 3+ digits, or a counter the graph's values carry: 首 of 12首, ``GroundingIndex.counted_by``)
+against values of that unit's family (free text left out): ``contradicted`` (with those values) when none holds
+that number with that unit, ``unsupported`` when no entity in focus has such values. The words of a numbered
+value of the graph (第64届奥斯卡最佳男主角奖) said with numbers none of those values holds: ``contradicted``
+against the first entity in focus holding one. An entity named outside the facts stated, related to nothing in
+focus, against the entity values of the first entity in focus with values of its kind: ``contradicted``,
+unless its name is an ordinary word (jieba) or, short, inside a longer word. A short literal of a word-valued
+relation (``GroundingIndex.literal_automaton``: 国家, 类型) said as a word, outside the names and facts stated, is
+``contradicted`` when the first entity in focus with values of that relation holds others and no entity in
+focus holds it; one jieba does not cut is left to a model's claims stage (``Claim.refused``).
 """
 
 from __future__ import annotations
@@ -134,7 +137,7 @@ class Claim(NamedTuple):  # a tuple: made for every fact stated and every value 
     graph: tuple[str, ...]
     status: str  # supported | contradicted | unsupported
     score: float = 1.0  # supported: the fact's probability; else how likely the value said is wrong (1.0: rules alone)
-    kind: str = "fact"  # what was checked: fact (stated), amount, date, entity, word or numbered
+    kind: str = "fact"  # what was checked: fact (stated), amount, entity, word or numbered
     refused: bool = False  # a word the rules leave unclaimed (not cut as a word): for the claims stage to weigh
 
 
@@ -251,7 +254,6 @@ class DialogueMatcher:
                 1.0 if claim.kind == "entity" else 0.0,
                 1.0 if claim.kind == "word" else 0.0,
                 1.0 if claim.kind == "numbered" else 0.0,
-                1.0 if claim.kind == "date" else 0.0,
                 1.0 if claim.status == "unsupported" else 0.0,
                 1.0 if claim.subject in named else 0.0,
                 1.0 if candidates and claim.subject == candidates[0] else 0.0,
@@ -910,8 +912,6 @@ _UNIT_FAMILY = {
     "#": "digits",
     ".": "decimal",
 }
-DATE = "date"  # the family of the values that hold a full date (2011年11月24日)
-_FULL_DATE = re.compile(r"(\d{4})(?:年|[-/.])(\d{1,2})(?:月|[-/.])(\d{1,2})日?")
 COUNTER = "counter:"  # the family of a number counted by a counter of the graph's (counter:首, ``counted_by``)
 _SAME_UNIT = {"块": "元", "人民币": "元", "港元": "港币", "厘米": "cm", "公斤": "kg"}
 
@@ -978,8 +978,7 @@ class FocusFacts:
                 (
                     f,
                     frozenset(_UNIT_FAMILY.get(u) for _, _, _, u in amounts(f.value_form))
-                    | {COUNTER + unit for unit in counted_by.get(f.relation, ())}
-                    | ({DATE} if full_dates(f.value_form) else set()),
+                    | {COUNTER + unit for unit in counted_by.get(f.relation, ())},
                 )
                 for f in self.facts_of.get(iri, ())
                 if f.parts
@@ -1026,42 +1025,7 @@ def claims(
     )
     taken = [(m.start, m.end) for m in mentions] + [form_span(said, s.span) for s in found]
     out += numbered_claims(focus, said, candidates, [(m.start, m.end) for m in mentions])
-    out += date_claims(focus, said, candidates, [s.fact.value_form for s in found])
     return out + literal_claims(focus, said, candidates, taken, broad)
-
-
-def full_dates(form_text: str) -> set[tuple[int, int, int]]:
-    """(year, month, day) of each full date a matching form says (2011年11月24日, 2011-11-24)."""
-    if not _NUMBERS.search(form_text):
-        return set()
-    return {(int(m[1]), int(m[2]), int(m[3])) for m in _FULL_DATE.finditer(form_text)}
-
-
-def date_claims(focus: FocusFacts, said: Surface, candidates: list[str], stated: list[str]) -> list[Claim]:
-    """A full date said that no value stated holds: ``contradicted`` when the first entity in focus with full
-    dates among its values (a birth, a release) holds none of it, with those values (an amount's year alone is
-    checked as a number: its month and day would not be)."""
-    out: list[Claim] = []
-    for match in _FULL_DATE.finditer(said.form):
-        date = (int(match[1]), int(match[2]), int(match[3]))
-        if any(date in full_dates(value) for value in stated):
-            continue
-        subject, held = _holder(focus, candidates, DATE)
-        if subject is None or any(date in full_dates(f.value_form) for f in held):
-            continue
-        span = said.span(match.start(), match.end())
-        out.append(
-            Claim(
-                subject,
-                held[0].relation,
-                said.text[span[0] : span[1]],
-                span,
-                tuple(f.value for f in held),
-                "contradicted",
-                kind="date",
-            )
-        )
-    return out
 
 
 def numbered_claims(
