@@ -613,3 +613,79 @@ def test_a_subjects_facts_come_in_relation_then_value_order():
         ("导演", "王五", None),
     ]
     assert table.get("missing") == []
+
+
+# ---------------------------------------------------------------- claims against the entity in focus with values of the kind
+
+
+def kinds_index():
+    """A film whose 主演 are people, a person with no entity values, an album counted in 首 by the graph (one of
+    its numbers written bare), and a person's numbered awards."""
+    from kgforge.grounding.index import GroundingIndex, make_fact
+
+    return GroundingIndex(
+        names={
+            "film": ["教父3"],
+            "actor": ["安迪·加西亚"],
+            "other": ["凯西·贝茨"],
+            "album": ["认了吧"],
+            "album2": ["美妙生活"],
+            "singer": ["林宥嘉"],
+        },
+        facts_of={
+            "film": [make_fact("film", "主演", "安迪·加西亚", "actor", False, 24)],
+            "actor": [make_fact("actor", "职业", "演员", None, False, 24)],
+            "album": [make_fact("album", "曲目数量", "12", None, False, 24)],
+            "album2": [make_fact("album2", "曲目数量", "10首", None, False, 24)],
+            "singer": [make_fact("singer", "主要成就", "第14届全球华语榜中榜最佳新晋歌手", None, False, 24)],
+        },
+        types_of={"actor": frozenset({"star"}), "other": frozenset({"star"})},
+        relation_words={"主演", "职业", "曲目数量", "主要成就"},
+    )
+
+
+def test_a_name_is_checked_against_the_first_entity_in_focus_with_values_of_its_kind():
+    """安迪·加西亚, first in focus, holds no people; the film after him does: a person named who is none of its
+    主演 is contradicted against the film, as a number is against the first entity with values of its unit."""
+    index = kinds_index()
+    said = claims_of(index, ["教父3", "安迪·加西亚"], "主演还有凯西·贝茨。")
+    assert ("教父3", "主演", "凯西·贝茨", "contradicted") in said
+    assert not any(c[3] == "contradicted" for c in claims_of(index, ["教父3", "安迪·加西亚"], "主演是安迪·加西亚。"))
+
+
+def test_a_number_with_a_counter_of_the_graphs_is_checked_against_the_relations_values():
+    """The graph writes 10首 for one album's 曲目数量, so 首 counts that relation: 15首 said of an album holding 12
+    (written bare) is contradicted, 12首 is not, and 首 after a number no one in focus counts is left alone."""
+    index = kinds_index()
+    assert index.counted_by == {"曲目数量": frozenset({"首"})}
+    assert ("认了吧", "曲目数量", "15", "contradicted") in claims_of(index, ["认了吧"], "这张专辑收录了15首歌。")
+    assert not any(c[3] == "contradicted" for c in claims_of(index, ["认了吧"], "这张专辑收录了12首歌。"))
+    assert not any(c[3] == "contradicted" for c in claims_of(index, ["教父3"], "我听了15首歌。"))
+
+
+def test_a_numbered_value_said_with_other_numbers_is_contradicted():
+    """The words of 林宥嘉's award with another edition are a wrong value of his, said of him (in focus); the
+    award as the graph writes it is not; and no one in focus holding those words, nothing is claimed (a graph of
+    dialogues' attrs holds few of anyone's awards)."""
+    index = kinds_index()
+    wrong = claims_of(index, ["林宥嘉"], "他获得了第15届全球华语榜中榜最佳新晋歌手。")
+    assert ("林宥嘉", "主要成就", "第15届全球华语榜中榜最佳新晋歌手", "contradicted") in wrong
+    right = claims_of(index, ["林宥嘉"], "他获得了第14届全球华语榜中榜最佳新晋歌手。")
+    assert not any(c[3] == "contradicted" for c in right)
+    assert not any(c[3] == "contradicted" for c in claims_of(index, ["教父3"], "第15届全球华语榜中榜最佳新晋歌手。"))
+
+
+def test_a_word_jieba_does_not_cut_is_left_to_the_claims_stage():
+    """巴西 of 巴西人 is no word of the message by jieba's cuts: the rules claim nothing of it; the claims stage
+    (a model, or claims being collected for training) gets it as a refused claim, and its status is the model's."""
+    from kgforge.grounding.matching import DialogueMatcher
+
+    index = small_index()
+    assert claims_of(index, ["星际穿越"], "导演是个法国人。") == []
+    matcher = DialogueMatcher(index, ["星际穿越"], HAND_RULES)
+    matcher.collect_claims = []
+    matcher.message("导演是个法国人。")
+    [(claim, features)] = matcher.collect_claims
+    assert (claim.said, claim.status, claim.refused, features[-1]) == ("法国", "contradicted", True, 1.0)
+    _, said = DialogueMatcher(index, ["星际穿越"]).message("导演是个法国人。")  # the shipped model weighs it
+    assert [(c.said, c.refused) for c in said if c.status != "supported"] == [("法国", False)]

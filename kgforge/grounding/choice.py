@@ -77,6 +77,7 @@ CLAIM_FEATURES = (  # of a value said against the graph (a contradicted or unsup
     "amount",  # a number with a unit
     "entity",  # an entity named where the subject's values of its kind are expected
     "word",  # a word of a word-valued relation (a country, a genre)
+    "numbered",  # the words of a numbered value of the graph with other numbers (第70届 of 第64届奥斯卡…奖)
     "no_holder",  # no entity in focus holds values of its kind (unsupported)
     "subject_named",  # the message names the subject it is checked against
     "subject_first",  # that subject is the first in focus
@@ -86,6 +87,8 @@ CLAIM_FEATURES = (  # of a value said against the graph (a contradicted or unsup
     "word_frequency",  # an entity's name: log(1 + its frequency in jieba's dictionary) / 10
     "facts_stated",  # log(1 + the facts the message states) / 2
     "question",  # the message asks
+    "in_relation_name",  # what is said is part of a relation's name (制片 of 制片人): the relation named, no value
+    "not_a_word",  # a word jieba does not cut as a word of the message (巴西 of 巴西人): the rules leave it
 )
 
 

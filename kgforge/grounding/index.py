@@ -32,6 +32,10 @@ TEXT_CHARS = 24  # a literal value this long or longer is also matched as free t
 LITERAL_CHARS = 8  # a literal value this short may be checked as a word said (a country, a genre)
 WORD_VALUED = 0.95  # share of a relation's values that are words for its values to be judged as words
 _DIGIT = re.compile(r"\d")
+# a whole number and one character after it (12首): a counter, unless a date's part (dates are judged as dates)
+_DIGITS = re.compile(r"\d+")
+NUMBERED_WORDS = 4  # a numbered value is known by its words when it has this many characters besides its numbers
+_COUNTED = re.compile(r"\d+([^\W\d_年月日])")
 _QUALIFIER = re.compile(r"\s*[（(][^（）()]*[）)]\s*$")
 _LIST_SEPARATORS = re.compile(r"[、,，;；/|《》“”\"]+|》\s*《")
 _TRAILING_MARKS = "。.!！?？"
@@ -272,6 +276,7 @@ class GroundingIndex:
         forked to share a corpus (:func:`kgforge.core.processes.forked_map`) then find it made once, in the
         parent, rather than each making its own; and none of them has anything left to ask polars."""
         self.automaton, self.literal_automaton, self.role_relations, self.word_relations, self._values_of  # noqa: B018 (made on first use)
+        self.counted_by, self.numbered_automaton  # noqa: B018 (made on first use)
         self.segmenter.prepare()
         if isinstance(self.facts_of, FactTable):
             self.facts_of.prepare()
@@ -295,6 +300,8 @@ class GroundingIndex:
             "entities_of": self.entities_of,
             "literal_words": self.literal_automaton.keyed(),
             "role_relations": self.role_relations,
+            "counted_by": self.counted_by,
+            "numbered": self.numbered_automaton.keyed(),
             "facts": self.facts_of.state(),
             "segmenter": self.segmenter.state(),
         }
@@ -318,6 +325,8 @@ class GroundingIndex:
         index.automaton = LongestMatches(index.entities_of)
         index.literal_automaton = LongestMatches(state["literal_words"])
         index.role_relations = state["role_relations"]
+        index.counted_by = state["counted_by"]
+        index.numbered_automaton = LongestMatches(state["numbered"])
         index.segmenter = Segmenter.from_state(state["segmenter"])
         return index
 
@@ -409,6 +418,39 @@ class GroundingIndex:
         return frozenset(
             relation for relation, value in rows if any(word in self.relation_words for word in list_words(value))
         )
+
+    @cached_property
+    def counted_by(self) -> dict[str, frozenset[str]]:
+        """Relation -> the counters its numbers carry in the graph (曲目数量: 首, of 12首): a number said with one
+        of them (15首) is checked against the relation's values, those written bare (12) too. Learned from the
+        graph's own values, so that a domain's counters (首, 张, 集) need no list of units."""
+        if isinstance(self.facts_of, FactTable):
+            rows = ((relation, value) for relation, value, _ in self.facts_of.literals())
+        else:
+            rows = ((f.relation, f.value) for facts in self.facts_of.values() for f in facts if f.value_entity is None)
+        found: dict[str, set[str]] = {}
+        for relation, value in rows:
+            counted = _COUNTED.fullmatch(form(value))
+            if counted is not None:
+                found.setdefault(relation, set()).add(counted[1])
+        return {relation: frozenset(units) for relation, units in found.items()}
+
+    @cached_property
+    def numbered_automaton(self) -> LongestMatches[tuple[tuple[str, str], ...]]:
+        """The literal values that hold a number and ``NUMBERED_WORDS`` other characters or more (第64届奥斯卡最佳
+        男主角奖, 2009年台湾金曲奖最佳新人奖; not a bare date), keyed by their matching form with each number made
+        ``#`` (:func:`numbers_masked`) -> ``(relation, value)`` of every such value: a message that says those words
+        with numbers no value of them holds says a wrong value, whoever's it is."""
+        if isinstance(self.facts_of, FactTable):
+            rows = ((relation, value) for relation, value, _ in self.facts_of.literals())
+        else:
+            rows = ((f.relation, f.value) for facts in self.facts_of.values() for f in facts if f.value_entity is None)
+        found: dict[str, set[tuple[str, str]]] = {}
+        for relation, value in rows:
+            key = numbers_masked(form(value))
+            if "#" in key and len(key) - key.count("#") >= NUMBERED_WORDS:
+                found.setdefault(key, set()).add((relation, value))
+        return LongestMatches({key: tuple(sorted(values)) for key, values in found.items()})
 
     def value_relations(self, entity: str) -> frozenset[str]:
         """The relations (labels) ``entity`` is a value of somewhere in the graph."""
@@ -529,6 +571,11 @@ def fact_fields(value: str, is_entity: bool, text: bool, text_chars: int) -> tup
 
 
 @lru_cache(maxsize=1 << 20)
+def numbers_masked(text: str) -> str:
+    """``text`` with each run of digits made one ``#`` (第64届 → 第#届)."""
+    return _DIGITS.sub("#", text)
+
+
 def value_form(value: str) -> str:
     """A value's matching form, made once a value (a graph's values repeat)."""
     return text_form(value)

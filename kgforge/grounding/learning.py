@@ -159,6 +159,7 @@ class ClaimSamples:
         self.features: list[list[float]] = []
         self.label: list[bool] = []  # on a value the corruption changed
         self.contradicted: list[bool] = []  # the rules call it contradicted (else unsupported)
+        self.refused: list[bool] = []  # a word the rules leave unclaimed (matching.Claim.refused)
         self.message: list[int] = []  # its message among :attr:`corrupted`
         self.corrupted: list[bool] = []  # per message: a changed one, or one as written
         self.dialogue_of: list[int] = []  # per message
@@ -172,6 +173,7 @@ class ClaimSamples:
             self.features.append(features)
             self.label.append(changed is not None and claim.span[0] < changed[1] and changed[0] < claim.span[1])
             self.contradicted.append(claim.status == "contradicted")
+            self.refused.append(claim.refused)
             self.message.append(number)
 
     def add_corrupted(
@@ -205,6 +207,7 @@ class ClaimSamples:
             whole.features += part.features
             whole.label += part.label
             whole.contradicted += part.contradicted
+            whole.refused += part.refused
             whole.message += [m + messages for m in part.message]
             whole.corrupted += part.corrupted
             whole.dialogue_of += [d + before for d in part.dialogue_of]
@@ -378,7 +381,7 @@ def train_claims(
     weights, bias = fit(features, labels, l2)
     figures = {
         "out_of_fold": detection_figures(claim_detection(claims, probability, threshold)),
-        "rules": detection_figures(claim_detection(claims, np.ones(len(labels)), 0.0)),
+        "rules": detection_figures(claim_detection(claims, 1.0 - np.array(claims.refused, dtype=float), 0.5)),
     }
     return (weights, bias, threshold), figures
 

@@ -51,15 +51,18 @@ structure stays refused (two entities of one kind named together, an entity valu
 a value and a text). A claim carries a score: a fact stated its probability, a value said against the graph how
 likely it is wrong (``contradicted`` from the claims stage's threshold on, else ``unsupported``).
 
-**Claims.** Every fact stated is a ``supported`` claim. Each number with a unit (``40元``, ``9:00``,
-``3小时``, a bare number of 3+ digits) is checked against the first entity in focus that has values of that
-unit's family (free text left out): ``contradicted`` (with those values) when none holds that number with
-that unit, ``unsupported`` when no entity in focus has such values. An entity named outside the facts
-stated, related to nothing in focus but of the kind of the subject's values for an entity relation, is
-``contradicted`` for it, unless its name is an ordinary word (jieba) or, short, inside a longer word. A
-short literal of a word-valued relation (``GroundingIndex.literal_automaton``: 国家, 类型) said as a word,
-outside the names and facts stated, is ``contradicted`` when the first entity in focus with values of that
-relation holds others and no entity in focus holds it.
+**Claims.** Every fact stated is a ``supported`` claim. A value said against the graph is checked against the
+first entity in focus that holds values of its kind. Each number with a unit (``40元``, ``9:00``, ``3小时``, a
+bare number of 3+ digits, or a counter the graph's values carry: 首 of 12首, ``GroundingIndex.counted_by``)
+against values of that unit's family (free text left out): ``contradicted`` (with those values) when none holds
+that number with that unit, ``unsupported`` when no entity in focus has such values. The words of a numbered
+value of the graph (第64届奥斯卡最佳男主角奖) said with numbers none of those values holds: ``contradicted``
+against the first entity in focus holding one. An entity named outside the facts stated, related to nothing in
+focus, against the entity values of the first entity in focus with values of its kind: ``contradicted``,
+unless its name is an ordinary word (jieba) or, short, inside a longer word. A short literal of a word-valued
+relation (``GroundingIndex.literal_automaton``: 国家, 类型) said as a word, outside the names and facts stated, is
+``contradicted`` when the first entity in focus with values of that relation holds others and no entity in
+focus holds it; one jieba does not cut is left to a model's claims stage (``Claim.refused``).
 """
 
 from __future__ import annotations
@@ -134,7 +137,8 @@ class Claim(NamedTuple):  # a tuple: made for every fact stated and every value 
     graph: tuple[str, ...]
     status: str  # supported | contradicted | unsupported
     score: float = 1.0  # supported: the fact's probability; else how likely the value said is wrong (1.0: rules alone)
-    kind: str = "fact"  # what was checked: fact (stated), amount, entity or word (see claims)
+    kind: str = "fact"  # what was checked: fact (stated), amount, entity, word or numbered
+    refused: bool = False  # a word the rules leave unclaimed (not cut as a word): for the claims stage to weigh
 
 
 class Candidate:
@@ -230,7 +234,8 @@ class DialogueMatcher:
         self.previous = said.form
         earlier = [iri for iri in candidates if iri not in named]
         candidates = earlier + [iri for iri in candidates if iri in named]  # the subject: in focus before
-        said_claims = claims(self.index, found, mentions, said, candidates, self.focus_facts)
+        broad = self.choice is not None or self.collect_claims is not None
+        said_claims = claims(self.index, found, mentions, said, candidates, self.focus_facts, broad)
         if self.choice is None and self.collect_claims is None:
             return found, said_claims
         return found, self._scored(said_claims, found, {iri for m in mentions for iri in m.entities}, candidates)
@@ -248,6 +253,7 @@ class DialogueMatcher:
                 1.0 if claim.kind == "amount" else 0.0,
                 1.0 if claim.kind == "entity" else 0.0,
                 1.0 if claim.kind == "word" else 0.0,
+                1.0 if claim.kind == "numbered" else 0.0,
                 1.0 if claim.status == "unsupported" else 0.0,
                 1.0 if claim.subject in named else 0.0,
                 1.0 if candidates and claim.subject == candidates[0] else 0.0,
@@ -259,6 +265,8 @@ class DialogueMatcher:
                 else 0.0,
                 log1p(len(found)) / 2,
                 1.0 if self.asks() else 0.0,
+                1.0 if _in_relation_name(self.index, form(claim.said)) else 0.0,
+                1.0 if claim.refused else 0.0,
             ]
             if self.collect_claims is not None:
                 self.collect_claims.append((claim, features))
@@ -267,9 +275,7 @@ class DialogueMatcher:
                 continue
             score = stage.probability(features)
             status = "contradicted" if claim.status == "contradicted" and score >= stage.threshold else "unsupported"
-            out.append(
-                Claim(claim.subject, claim.relation, claim.said, claim.span, claim.graph, status, score, claim.kind)
-            )
+            out.append(claim._replace(status=status, score=score, refused=False))
         return out
 
     def _facts(self, said: Surface, mentions: list[Mention], named: list[str]) -> list[Stated]:
@@ -906,6 +912,7 @@ _UNIT_FAMILY = {
     "#": "digits",
     ".": "decimal",
 }
+COUNTER = "counter:"  # the family of a number counted by a counter of the graph's (counter:首, ``counted_by``)
 _SAME_UNIT = {"块": "元", "人民币": "元", "港元": "港币", "厘米": "cm", "公斤": "kg"}
 
 
@@ -966,8 +973,13 @@ class FocusFacts:
         """``iri``'s list-matched facts (free text left out) with an amount of the unit ``family``, in order."""
         families = self._families.get(iri)
         if families is None:
+            counted_by = self.index.counted_by
             families = self._families[iri] = [
-                (f, frozenset(_UNIT_FAMILY.get(u) for _, _, _, u in amounts(f.value_form)))
+                (
+                    f,
+                    frozenset(_UNIT_FAMILY.get(u) for _, _, _, u in amounts(f.value_form))
+                    | {COUNTER + unit for unit in counted_by.get(f.relation, ())},
+                )
                 for f in self.facts_of.get(iri, ())
                 if f.parts
             ]
@@ -981,11 +993,13 @@ def claims(
     said: Surface,
     candidates: list[str],
     focus: FocusFacts | None = None,
+    broad: bool = False,
 ) -> list[Claim]:
     """Every fact stated is a supported claim; a number with a unit is contradicted when the first entity in
     focus with values of that unit's family holds none of it (unsupported when none has such values); an
     entity named beside a relation of the subject's whose values it could be, but is not, is contradicted.
-    ``focus``: the dialogue's :class:`FocusFacts` (a message alone makes its own)."""
+    ``focus``: the dialogue's :class:`FocusFacts` (a message alone makes its own). ``broad``: also the words the
+    rules refuse (:func:`literal_claims`), for the claims stage to weigh."""
     focus = FocusFacts(index) if focus is None else focus
     out = [
         Claim(
@@ -1010,7 +1024,62 @@ def claims(
         focus, named, said, candidates, {s.fact.value_entity for s in found} | {s.fact.subject for s in found}
     )
     taken = [(m.start, m.end) for m in mentions] + [form_span(said, s.span) for s in found]
-    return out + literal_claims(focus, said, candidates, taken)
+    out += numbered_claims(focus, said, candidates, [(m.start, m.end) for m in mentions])
+    return out + literal_claims(focus, said, candidates, taken, broad)
+
+
+def numbered_claims(
+    focus: FocusFacts, said: Surface, candidates: list[str], names: list[tuple[int, int]]
+) -> list[Claim]:
+    """The words of a numbered value of the graph said with numbers none of those values holds (第70届奥斯卡最佳男
+    主角奖 where the graph holds 第64届 and 第55届 of it: :attr:`GroundingIndex.numbered_automaton`), outside the
+    names said: ``contradicted``, against the first entity in focus holding one of those values (the words say
+    which value is meant). None when no entity in focus holds one: a graph made of dialogues' attrs holds few of
+    the awards a person won, and one said of someone out of focus is mostly one the graph lacks."""
+    if not _NUMBERS.search(said.form):
+        return []
+    masked, origin = _numbers_masked(said.form)
+    out = []
+    for start, stop, values in focus.index.numbered_automaton.find(masked):
+        first, end = origin[start], origin[stop]
+        text = said.form[first:end]
+        if any(form(value) == text for _, value in values) or any(first < b and a < end for a, b in names):
+            continue
+        held = set(values)
+        subject = next(
+            (iri for iri in candidates if any((f.relation, f.value) in held for f in focus.literals(iri)[0])), None
+        )
+        if subject is None:
+            continue  # no one in focus holds those words: an award of someone the dialogue is not about
+        span = said.span(first, end)
+        out.append(
+            Claim(
+                subject,
+                values[0][0],
+                said.text[span[0] : span[1]],
+                span,
+                tuple(value for _, value in values),
+                "contradicted",
+                kind="numbered",
+            )
+        )
+    return out
+
+
+def _numbers_masked(text: str) -> tuple[str, list[int]]:
+    """``text`` with each run of digits made one ``#``, and where each of its characters (and its end) was."""
+    masked: list[str] = []
+    origin: list[int] = []
+    at = 0
+    for match in _NUMBERS.finditer(text):
+        masked += text[at : match.start()]
+        origin += range(at, match.start())
+        masked.append("#")
+        origin.append(match.start())
+        at = match.end()
+    masked += text[at:]
+    origin += range(at, len(text) + 1)
+    return "".join(masked), origin
 
 
 def amount_claims(
@@ -1026,7 +1095,7 @@ def amount_claims(
     stated_amounts = {pair for value in stated for pair in _value_amounts(value)}
     out = []
     for start, end, number, unit in said_amounts:
-        family = _UNIT_FAMILY.get(unit)
+        family = _UNIT_FAMILY.get(unit) if unit else counter_family(focus.index, said.form, end)
         if family is None or (number, unit) in stated_amounts or any(start < b and a < end for a, b in names):
             continue
         span = said.span(start, end)
@@ -1047,13 +1116,23 @@ def amount_claims(
     return out
 
 
+def counter_family(index: GroundingIndex, form_text: str, end: int) -> str | None:
+    """The family of a small bare number followed by one of the graph's counters (15首: ``counted_by``), else
+    None (a bare number of two digits alone is no amount)."""
+    after = form_text[end : end + 1]
+    if after and any(after in units for units in index.counted_by.values()):
+        return COUNTER + after
+    return None
+
+
 def literal_claims(
-    focus: FocusFacts, said: Surface, candidates: list[str], taken: list[tuple[int, int]]
+    focus: FocusFacts, said: Surface, candidates: list[str], taken: list[tuple[int, int]], broad: bool = False
 ) -> list[Claim]:
     """A short literal said as a word (法国, 科幻), outside the names and the facts stated, that is a value of
     a relation elsewhere in the graph: ``contradicted`` when the first entity in focus with values of that
     relation holds other ones and no entity in focus holds it (a value of someone else in focus is said of
-    them, not against the subject; 1958 of 1958-4-29 agrees)."""
+    them, not against the subject; 1958 of 1958-4-29 agrees). ``broad``: also one jieba does not cut as a word
+    (巴西 of 巴西人, 战争 of 战争片), marked ``refused``: the rules leave it, the claims stage weighs it."""
     index = focus.index
     out: list[Claim] = []
     is_cut: Callable[[int], bool] | None = None
@@ -1067,8 +1146,9 @@ def literal_claims(
         if subject is None:
             continue
         is_cut = message_cut_at(index, said) if is_cut is None else is_cut
-        if not (is_cut(start) and is_cut(stop)):
-            continue  # 科幻 inside 科幻片 is no genre said
+        refused = not (is_cut(start) and is_cut(stop))
+        if refused and not broad:
+            continue  # 科幻 inside 科幻片 is no genre said, for the rules
         span = said.span(start, stop)
         out.append(
             Claim(
@@ -1079,6 +1159,7 @@ def literal_claims(
                 tuple(f.value for f in held),
                 "contradicted",
                 kind="word",
+                refused=refused,
             )
         )
     return out
@@ -1115,8 +1196,6 @@ def _entity_claims(
     focus: FocusFacts, mentions: list[Mention], said: Surface, candidates: list[str], stated: set[str | None]
 ) -> list[Claim]:
     index = focus.index
-    subject = candidates[0]
-    held = focus.values(subject)
     out = []
     for mention in mentions:
         if len(mention.entities) != 1:
@@ -1124,8 +1203,7 @@ def _entity_claims(
         entity = mention.entities[0]
         if entity in candidates[:1] or entity in stated:
             continue
-        # of the kind of a value (a class in common with it), or a value of that relation somewhere in the graph
-        against = held.against(index.types_of.get(entity, _NO_CLASSES), index.value_relations(entity))
+        subject, against = _entity_holder(focus, candidates, entity)
         # the tests that cost more after the cheap one: the facts of every entity in focus, then jieba, are
         # asked only of a name that would be claimed against the subject
         if (
@@ -1148,6 +1226,29 @@ def _entity_claims(
             for relation, labels in against
         ]
     return out
+
+
+def _entity_holder(
+    focus: FocusFacts, candidates: list[str], entity: str
+) -> tuple[str, list[tuple[str, tuple[str, ...]]]]:
+    """The first entity in focus (``entity`` itself left out) with entity values of ``entity``'s kind — a class in
+    common with them, or a relation ``entity`` is a value of somewhere in the graph — and those relations with
+    their values' labels (none: the first in focus, nothing to check against). As amounts and words are checked
+    against the first entity in focus with values of their kind, not the first in focus alone."""
+    index = focus.index
+    kinds, value_of = index.types_of.get(entity, _NO_CLASSES), index.value_relations(entity)
+    for subject in candidates:
+        if subject != entity:
+            against = focus.values(subject).against(kinds, value_of)
+            if against:
+                return subject, against
+    return candidates[0], []
+
+
+def _in_relation_name(index: GroundingIndex, said: str) -> bool:
+    """Whether what a claim says is part of the name of a relation of the domain (制片 of 制片人, 制片地区): said
+    where the message names the relation, not as a value."""
+    return any(said in name for name in index.relation_words)
 
 
 def _doubtful(index: GroundingIndex, message: str, mention: Mention) -> bool:
