@@ -12,10 +12,13 @@ import os
 import sys
 import warnings
 from functools import partial
-from typing import Any
+from typing import TYPE_CHECKING, Any, NoReturn, TypeGuard
 
 from kgforge.cli._commands import AFTER_DISK_FULL, INTERRUPTED
 from kgforge.core.errors import Interrupted, KgforgeError, OutputRefused, describe_os_error, is_disk_full
+
+if TYPE_CHECKING:  # typer's own copy of click (0.29 on), read by the type checker only (see _lazy)
+    from typer._click import ClickException, Command, Context
 
 OTHERS = "interrupted; rerun the same command to start it again"
 
@@ -51,7 +54,7 @@ class _CtrlC(Exception):
         self.interrupt = interrupt
 
 
-def _command() -> Any:
+def _command() -> Command:
     """The click group of every command, its Ctrl-C carried out as :class:`_CtrlC`."""
     import typer
 
@@ -60,7 +63,7 @@ def _command() -> Any:
     group = typer.main.get_command(app)
     invoke = group.invoke
 
-    def invoke_carrying_ctrl_c(ctx: typer.Context) -> object:
+    def invoke_carrying_ctrl_c(ctx: Context) -> Any:
         try:
             return invoke(ctx)
         except KeyboardInterrupt as exc:
@@ -68,7 +71,9 @@ def _command() -> Any:
         except BrokenPipeError:  # before click, whose own handling exits 1
             _quiet_broken_pipe()
 
-    group.invoke = invoke_carrying_ctrl_c
+    # wrapped on this one group, not in _lazy's group class: the groups typer makes of `app` elsewhere (a test's
+    # CliRunner, the command index) keep click's own Ctrl-C handling; only main() carries it out
+    group.invoke = invoke_carrying_ctrl_c  # type: ignore[method-assign]
     return group
 
 
@@ -88,7 +93,7 @@ def main() -> None:
         sys.stderr.write("interrupted while starting: nothing was run\n")
         sys.exit(130)
     # click's exception classes, from whichever click typer runs on (the package, or typer's own copy of it).
-    click_error = next(cls for cls in typer.BadParameter.__mro__ if cls.__name__ == "ClickException")
+    click_error = next(cls for cls in typer.BadParameter.__mro__ if _is_click_exception(cls))
     try:
         code = command.main(args=args, prog_name="kgforge", standalone_mode=False)
         sys.stdout.flush()  # here, where a closed pipe is caught, not at exit
@@ -113,8 +118,8 @@ def main() -> None:
         if type(exc).__name__ == "NoArgsIsHelpError":  # `kgforge` alone, or a group without its command
             exc.show()
             sys.exit(exc.exit_code)
-        command = getattr(getattr(exc, "ctx", None), "command_path", "kgforge")
-        _fail(f"{exc.format_message()} (see `{command} --help`){_where_options_go(exc, command)}", exc.exit_code)
+        path = getattr(getattr(exc, "ctx", None), "command_path", "kgforge")
+        _fail(f"{exc.format_message()} (see `{path} --help`){_where_options_go(exc, path)}", exc.exit_code)
     except Exception as exc:  # a library's own error for a full disk (torch's, raised while handling ENOSPC)
         if not is_disk_full(exc):
             raise
@@ -127,6 +132,11 @@ def main() -> None:
 # Options every command takes, accepted before the command too (`kgforge --workdir X stats travel`), with
 # how many values each takes.
 _COMMAND_OPTIONS = {"--workdir": 1, "--json": 0}
+
+
+def _is_click_exception(cls: type) -> TypeGuard[type[ClickException]]:
+    """By its name: the class is the click package's or typer's own copy's, whichever typer runs on."""
+    return cls.__name__ == "ClickException"
 
 
 def options_after_command(args: list[str]) -> list[str]:
@@ -159,7 +169,7 @@ def _is_devnull(stream: object) -> bool:
         return False
 
 
-def _quiet_broken_pipe() -> None:
+def _quiet_broken_pipe() -> NoReturn:
     """The reader of stdout went away (`kgforge query … | head`): stop quietly with status 0, as other Unix
     tools do, what Python still flushes at exit going to /dev/null instead of raising a second error."""
     from kgforge.cli._app import stdout_to_devnull  # lazy: as above

@@ -5,7 +5,6 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
-import click
 import typer
 from rich.markup import escape
 
@@ -29,6 +28,8 @@ from kgforge.collect import STYLES, add_tokens, export_collection, prepare_colle
 from kgforge.serve import ServeOptions
 
 if TYPE_CHECKING:
+    from typer._click import Context  # typer's own copy of click (0.29 on), read by the type checker (see _lazy)
+
     from kgforge.serve.runner import Listening
 
 SERVE_STOPPED = (
@@ -41,7 +42,7 @@ class _ServeByDefault(typer.core.TyperGroup):
     """`kgforge collect DOMAIN …` is `kgforge collect serve DOMAIN …`: a first word that names no subcommand
     is the domain (a domain named `tokens` or `export` needs the `serve` spelled out)."""
 
-    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+    def parse_args(self, ctx: Context, args: list[str]) -> list[str]:
         if args and args[0] not in self.commands and not args[0].startswith("-"):
             args = ["serve", *args]
         return super().parse_args(ctx, args)

@@ -119,8 +119,7 @@ def stats_command(
     _show(file.name, stats)
     for name, part in stats.splits.items():
         _show(f"{file.name} / {name}", part)
-    if stats.transitions is not None:
-        _show_transitions(stats)
+    _show_transitions(stats)
     for figure in stats.figures:
         console.print(f"wrote {Path(figure).absolute()}", markup=False, soft_wrap=True)
     for note in stats.notes:
@@ -129,6 +128,8 @@ def stats_command(
 
 def _show_transitions(stats: CorpusStats) -> None:
     figures = stats.transitions
+    if figures is None:  # not asked for
+        return
     console.print(
         f"[bold]topic transitions[/] {figures.transitions:,} ({figures.distinct_transitions:,} distinct); "
         f"by hops: {', '.join(f'{h} {n:,}' for h, n in sorted(figures.by_hops.items()))}"

@@ -6,7 +6,7 @@ from __future__ import annotations
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, Protocol, runtime_checkable
 
 import typer
 from rich.markup import escape
@@ -58,8 +58,26 @@ from kgforge.cli._app import (
 )
 from kgforge.cli._pairing import DialoguesOption, GoldOption
 
+
+@runtime_checkable
+class _Metrics(Protocol):
+    """What the command line asks of the metric registry beyond a registry's own (its metric's own error, the
+    listing of `kgforge metrics`): ``registry("metric")`` is typed as any registry."""
+
+    def metric(self, name: str) -> Any: ...
+
+    def describe_metrics(self) -> list[dict[str, Any]]: ...
+
+
+def _metric_registry() -> _Metrics:
+    found = registry("metric")
+    if not isinstance(found, _Metrics):
+        raise TypeError(f"the metric registry is a {type(found).__name__}, without metric() and describe_metrics()")
+    return found
+
+
 EVAL_LAYOUTS = choices("eval layout")
-METRICS = registry("metric")
+METRICS = _metric_registry()
 SEGMENTATIONS = choices("segmentation")
 RUBRICS = registry("rating rubric")
 _RUBRIC_NAME = registered(RUBRICS)

@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
-import click
 import typer
 
 from kgforge.api import Domain, TrainingData, choices, train_grounding
@@ -28,6 +27,9 @@ from kgforge.cli._app import (
     reads_inputs,
     show_mapping,
 )
+
+if TYPE_CHECKING:  # typer's own copy of click (0.29 on), read by the type checker only (see _lazy)
+    from typer._click import Command
 
 FORMATS = choices("ground format")
 
@@ -100,7 +102,7 @@ class _GroundOrTrain(typer.core.TyperCommand):
     """`kgforge ground DOMAIN …` grounds; `kgforge ground train …` trains the model it grounds with (so a domain
     cannot be called ``train`` here: `kgforge ground` takes the word as the subcommand)."""
 
-    subcommands: dict[str, click.Command] = {}
+    subcommands: dict[str, Command] = {}
 
     def make_context(self, info_name: str | None, args: list[str], parent: Any = None, **extra: Any) -> Any:
         if args and args[0] in self.subcommands:  # click invokes the command of the context it gets

@@ -77,16 +77,16 @@ def translate_command(
     """Propose labels in --lang for entities, relations, types and short values that lack one (an LLM, cached),
     or list them for translators (--list), into a review file; --apply loads the reviewed file as its own graph."""
     kg = Domain(domain, workdir)
-    if (out is None) == (apply is None):
-        raise typer.BadParameter(
-            "give --out FILE to propose labels, or --apply FILE to load a reviewed file", param_hint="--out/--apply"
-        )
-    if apply is not None:
+    if apply is not None and out is None:
         if todo:
             raise typer.BadParameter("--list writes a review file: give it with --out", param_hint="--list")
         applied = kg.apply_translations(apply, lang)
         emit_json(applied.as_dict()) if json_out else _show_applied(applied, domain, apply)
         return
+    if out is None or apply is not None:  # neither given, or both
+        raise typer.BadParameter(
+            "give --out FILE to propose labels, or --apply FILE to load a reviewed file", param_hint="--out/--apply"
+        )
     if todo or not (llm_url or llm_model):
         if todo and (llm_url or llm_model):
             raise typer.BadParameter("--list asks no model: leave out --llm-url and --llm-model", param_hint="--list")

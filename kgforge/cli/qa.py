@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 
 from kgforge.api import (
-    QA_KEY_ENV,
+    DEFAULT_KEY_ENV,
     ArgumentError,
     Domain,
     LLMSettings,
@@ -51,9 +51,12 @@ LlmModel = Annotated[str | None, typer.Option("--llm-model", help="Model name se
 LlmKeyEnv = Annotated[str, typer.Option("--llm-key-env", help="Environment variable holding the API key.")]
 
 
-def _llm(url: str | None, model: str | None, key_env: str, required: bool = False) -> LLMSettings | None:
-    if url is None and model is None and not required:
-        return None
+def _llm(url: str | None, model: str | None, key_env: str) -> LLMSettings | None:
+    """The model asked, where --llm-url or --llm-model is given (then both must be)."""
+    return None if url is None and model is None else _required_llm(url, model, key_env)
+
+
+def _required_llm(url: str | None, model: str | None, key_env: str) -> LLMSettings:
     if not url or not model:
         raise typer.BadParameter("give both the endpoint and the model", param_hint="--llm-url/--llm-model")
     return LLMSettings(url, model, key_env)
@@ -98,7 +101,7 @@ def select_command(
     max_predicates: Annotated[int, typer.Option(parser=POSITIVE, help="Most predicates kept per type.")] = 20,
     llm_url: LlmUrl = None,
     llm_model: LlmModel = None,
-    llm_key_env: LlmKeyEnv = QA_KEY_ENV,
+    llm_key_env: LlmKeyEnv = DEFAULT_KEY_ENV,
     workdir: WorkdirOption = DEFAULT_WORKDIR,
     json_out: JsonOption = False,
 ) -> None:
@@ -126,7 +129,7 @@ def templates_command(
     out: Annotated[Path, typer.Option("--out", "-o", callback=OUT_FILE, help="Template file to write (TOML).")],
     llm_url: LlmUrl = None,
     llm_model: LlmModel = None,
-    llm_key_env: LlmKeyEnv = QA_KEY_ENV,
+    llm_key_env: LlmKeyEnv = DEFAULT_KEY_ENV,
     selection: Annotated[Path | None, typer.Option(help="Selection file (default: a statistical selection).")] = None,
     limit: Annotated[int, typer.Option(parser=POSITIVE, help="Most (type, predicate) pairs asked for.")] = 50,
     lang: LangOption = None,
@@ -137,7 +140,7 @@ def templates_command(
     report = (
         Domain(domain, workdir)
         .qa_templates(
-            out, _llm(llm_url, llm_model, llm_key_env, required=True), language=lang, selection=selection, limit=limit
+            out, _required_llm(llm_url, llm_model, llm_key_env), language=lang, selection=selection, limit=limit
         )
         .as_dict()
     )
@@ -232,7 +235,7 @@ def qa_eval_command(
     gold: Annotated[Path, typer.Argument(help="The turns file of `kgforge qa generate`.")],
     llm_url: LlmUrl = None,
     llm_model: LlmModel = None,
-    llm_key_env: LlmKeyEnv = QA_KEY_ENV,
+    llm_key_env: LlmKeyEnv = DEFAULT_KEY_ENV,
     cache: Annotated[
         Path | None, typer.Option(callback=OUT_DIR, help="LLM judge cache folder (default: next to PREDICTIONS).")
     ] = None,

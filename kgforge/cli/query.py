@@ -214,7 +214,9 @@ def _print_result(report: QueryReport, fmt: str, prefixes: dict[str, str]) -> No
         emit_json({"boolean": report.boolean}) if fmt == "json" else console.print(str(report.boolean).lower())
         return
     if report.kind == "construct":
-        sys.stdout.write(ox.serialize(list(report.triples), format=ox.RdfFormat.N_TRIPLES).decode("utf-8"))
+        data = ox.serialize(list(report.triples), format=ox.RdfFormat.N_TRIPLES)
+        assert data is not None  # given no output, pyoxigraph returns the bytes (its stub: bytes | None for both)
+        sys.stdout.write(data.decode("utf-8"))
         return
     variables, rows = list(report.variables), list(report.rows)
     columns, texts = labelled_rows(variables, rows, report.labels)

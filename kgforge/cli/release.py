@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
-import click
 import typer
 from rich.markup import escape
 from typer.core import TyperGroup
@@ -27,13 +26,16 @@ from kgforge.cli._app import (
     when_interrupted,
 )
 
+if TYPE_CHECKING:  # typer's own copy of click (0.29 on), read by the type checker only (see _lazy)
+    from typer._click import Context
+
 
 class _MakeUnlessChecking(TyperGroup):
     """`kgforge release DOMAIN …` makes a release (the `make` command, named or not), `kgforge release check DIR` checks
     one (a domain named check is released with `kgforge release make check …`). ``--dialogues A B C`` takes the
     files up to the next option, as `--dialogues A --dialogues B --dialogues C`."""
 
-    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+    def parse_args(self, ctx: Context, args: list[str]) -> list[str]:
         if args and args[0] not in self.commands and args[0] not in ("--help", "-h"):
             args = ["make", *args]
         return super().parse_args(ctx, _spread("--dialogues", args))

@@ -3,13 +3,14 @@ the graph, repaired or dropped."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import Annotated
 
 import typer
 from rich.markup import escape
 
-from kgforge.api import Domain, choices
+from kgforge.api import Domain, SynthOptions, choices
 from kgforge.cli import _app
 from kgforge.cli._app import (
     DEFAULT_WORKDIR,
@@ -73,24 +74,27 @@ def synth_command(
 ) -> None:
     """Draft a dialogue per goal (a model, or templates offline), verify every turn against the graph, repair or drop."""
     kg = Domain(domain, workdir)
-    options = {
-        "layout": layout,
-        "language": lang,
-        "n": n,
-        "llm_url": llm_url,
-        "llm_model": llm_model,
-        "concurrency": concurrency,
-        "max_tries": max_tries,
-        "seed": seed,
-        "prompts": prompts,
-    } | ({"key_env": llm_key_env} if llm_key_env else {})
+    options = SynthOptions(
+        style,
+        layout=layout,
+        language=lang,
+        n=n,
+        llm_url=llm_url,
+        llm_model=llm_model,
+        concurrency=concurrency,
+        max_tries=max_tries,
+        seed=seed,
+        prompts=prompts,
+        progress=not json_out,
+    )
+    options = replace(options, key_env=llm_key_env) if llm_key_env else options
     if dry_run:
-        plan = kg.synth_plan(goals, out, style=style, **options)
+        plan = kg.synth_plan(goals, out, options)
         emit_json(plan.as_dict()) if json_out else show_mapping(
             f"synth {domain} --dry-run (nothing sent)", plan.as_dict()
         )
         return
-    report = kg.synth(goals, out, style=style, progress=not json_out, **options)
+    report = kg.synth(goals, out, options)
     data = report.as_dict()
     if report.mixed_labels:
         err_console.print(
