@@ -92,7 +92,7 @@ def export_dialogues(
         "reader_warnings": len(warnings),
         "reader_warning_examples": warnings[:10],
         **({"refresh": made.refresh} if made.refresh is not None else {}),
-        "labels": ctx.labels.report(),
+        "labels": ctx.labels.report().as_dict(),
     }
     records = made.records
     if options.changed_since:

@@ -84,7 +84,7 @@ def export_goals(
         "triples": sum(len(d.knowledge) for d in made.dialogues if d.dialogue_id in written),
         "checks": checks,
         "seeds": sorted({g.seed for g in goals if g.seed is not None}),
-        "labels": ctx.labels.report(),
+        "labels": ctx.labels.report().as_dict(),
         **extra,
     }
     return finish(ctx, fmt, layout, kept, options, out, extra, started, rejected)

@@ -402,7 +402,7 @@ def _publish(
         options = replace(run.options, language=language)
         finish(ctx, run.fmt, run.layout, made, options, path, written, run.started, twins.rejected)
         files[language] = str(path)
-    tasks = write_tasks(out, {language: made for language, (_, made) in twins.made.items()}, languages)
+    tasks = _write_tasks(out, {language: made for language, (_, made) in twins.made.items()}, languages)
     first = twins.made[languages[0]][0]
     manifest = {
         "domain": run.domain,
@@ -532,7 +532,7 @@ def _first_goal_type(goal: Any) -> str:
     return found.group(1) if found else ""
 
 
-def write_tasks(
+def _write_tasks(
     out: OutputFile, twins: dict[str, list[tuple[str, dict[str, Any]]]], languages: list[str]
 ) -> dict[str, Any]:
     """``OUT.<src>-<tgt>.jsonl`` for every ordered pair of the languages, both directions and each language to

@@ -138,7 +138,7 @@ class Worker:
                 substitutions={ox.Variable(k): decode_term(v) for k, v in request.get("bindings", {}).items()},
             )
             if request["kind"] == "rows":
-                return ("ok", rows(result, request["max_rows"]))
+                return ("ok", _rows(result, request["max_rows"]))
             return ("ok", serialized(result, request, request["max_rows"]))
         except NotAcceptable as exc:
             return ("error", 406, str(exc))
@@ -164,7 +164,7 @@ class Worker:
             return ("error", 400, f"{type(exc).__name__}: {exc}")
 
 
-def rows(result: ox.QuerySolutions | ox.QueryBoolean | ox.QueryTriples, max_rows: int) -> dict[str, Any]:
+def _rows(result: ox.QuerySolutions | ox.QueryBoolean | ox.QueryTriples, max_rows: int) -> dict[str, Any]:
     """A SELECT result as encoded rows (for the explorer's pages), at most ``max_rows``."""
     if not isinstance(result, ox.QuerySolutions):
         raise TypeError("the explorer runs SELECT queries only")
