@@ -47,6 +47,7 @@ from kgforge.exports.assemble import (
     DIALOGUE_CHECKS,
     GOAL_CHECKS,
     Assembled,
+    CheckReport,
     Context,
     assemble,
     check_report,
@@ -310,7 +311,7 @@ def _parallel_lines(
     return main, by_line, rejected
 
 
-def _checks_rejected(assembled: Assembled, checks: dict[str, Any]) -> list[dict[str, Any]]:
+def _checks_rejected(assembled: Assembled, checks: CheckReport) -> list[dict[str, Any]]:
     """The dialogues the first language's checks left out (``--skip-invalid``), as rejected records."""
     ids = assembled.grounded.ids
     return [{"dialogue_id": ids[i], "reason": "; ".join(p)} for i, p in sorted(assembled.problems.items())]
@@ -372,7 +373,7 @@ def _listed(found: dict[str, str], key: str, value: str) -> list[dict[str, str]]
 
 
 def _publish(
-    run: _Run, twins: _Twins, checks: dict[str, Any], source: dict[str, Any], extra: dict[str, Any], pool: str
+    run: _Run, twins: _Twins, checks: CheckReport, source: dict[str, Any], extra: dict[str, Any], pool: str
 ) -> ParallelExportReport:
     """Checks the twins one for one (ids, and the triples of ``pool`` in each record), writes them, the task
     files and ``OUT.parallel.json``."""
@@ -392,7 +393,7 @@ def _publish(
             **source,
             "dialogues": len(made),
             "triples": sum(n for _, n in counts[language]),
-            "checks": checks,
+            "checks": checks.as_dict(),
             "parallel_manifest": str(manifest_file),
             "mixed_labels": mixed.get(language, []),
             "mixed_values": twins.mixed_values.get(language, []),
@@ -417,7 +418,7 @@ def _publish(
         "triple_counts_match": True,
         "triples_counted": pool,
         "triples": sum(n for _, n in counts[languages[0]]),
-        "checks": checks,
+        "checks": checks.as_dict(),
         **source,
         "mixed_labels": mixed,
         "mixed_values": twins.mixed_values,

@@ -16,7 +16,7 @@ from kgforge.core.records import Record
 from kgforge.llm import LLMClient, LLMReport, LLMSettings
 from kgforge.qa.generate import GenerateOptions, Material, Partners, QAGenerateReport, generate
 from kgforge.qa.graph import QAGraph
-from kgforge.qa.predicates import predicate_table, predicates_report, together
+from kgforge.qa.predicates import TypePredicates, predicate_table, predicates_report, together
 from kgforge.qa.prompts import (
     MAX_PREDICATES_PER_CALL,
     keep_check,
@@ -62,7 +62,7 @@ class QAPredicatesReport(Record):
 
     domain: str
     language: str
-    types: dict[str, dict[str, Any]]  # type id -> label, entities, predicates
+    types: dict[str, TypePredicates]  # type id -> label, entities, predicates
 
 
 @dataclass(frozen=True)
