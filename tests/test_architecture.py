@@ -257,8 +257,6 @@ STILL_DICT = {
     "datasets/kdconv/collect.py:kdconv_dialogue",
     "datasets/kdconv/synth.py:prompt_values",
     "datasets/kdconv/synth.py:record",
-    "embed/evaluate.py:evaluate_model",
-    "embed/train.py:memory_preflight",
     "evaluation/batch.py:Batch.bertscore",
     "evaluation/batch.py:Batch.bleurt",
     "evaluation/model_metrics.py:bert_score",
