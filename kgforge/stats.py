@@ -81,13 +81,13 @@ def domain_stats(snapshot: Snapshot) -> DomainStats:
             .iter_rows()
         ),
         degree_histogram=dict(degrees.iter_rows()),
-        languages=parallel_figures(tables, facts, schema, snapshot.same_as_pairs()),
+        languages=_parallel_figures(tables, facts, schema, snapshot.same_as_pairs()),
         build_id=manifest.build_id,
         schema_inferred=schema.inferred,
     )
 
 
-def parallel_figures(
+def _parallel_figures(
     tables: GraphTables, facts: pl.DataFrame, schema: Schema, links: Iterable[tuple[str, str]]
 ) -> dict[str, Any]:
     """DuRecDial 2.0's Table 2 for a parallel KG: entities, attributes (relations) and triples that can be

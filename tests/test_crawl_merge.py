@@ -83,8 +83,21 @@ def test_merge_decides_names_and_splits_conflicting_years():
     women = {result.by_url[f"http://{s}/小妇人/{y}"].iri for s, y in (("douban", "1994"), ("mtime", "2019"))}
     assert len(women) == 2 and entity_iri("小妇人") not in women
     report = result.report()
-    assert [e["name"] for e in report["english_unresolved"]] == ["活着", "小妇人", "小妇人"]  # one site each
-    assert report["ambiguous_names"][0]["values"] == ["1994", "2019"]
+    assert [e.name for e in report.english_unresolved] == ["活着", "小妇人", "小妇人"]  # one site each
+    assert report.ambiguous_names[0]["values"] == ["1994", "2019"]
+    assert list(report.as_dict()) == [
+        "english_accepted",
+        "english_unresolved",
+        "merged_across_sites",
+        "ambiguous_names",
+    ]
+    assert report.as_dict()["english_unresolved"][0] == {
+        "entity": report.english_unresolved[0].entity,
+        "name": "活着",
+        "type": report.english_unresolved[0].type,
+        "candidates": report.english_unresolved[0].candidates,
+        "decision": "kept as alternative labels",
+    }
 
 
 @pytest.mark.slow  # crawls two loopback sites with their delays and builds

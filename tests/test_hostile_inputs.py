@@ -474,7 +474,7 @@ def test_the_preflight_extrapolates_what_a_full_probe_measures():
 
         sizes = train._probe_sizes(config, 96)  # the probe at the asked dimension itself
         exact = (1000 * sizes[1] + 20 * sizes[2]) * 4
-        assert small["parameters_bytes"] == exact, model
+        assert small.parameters_bytes == exact, model
 
 
 def test_eval_names_the_line_of_a_bad_byte_and_of_a_ragged_row(tmp_path):

@@ -54,7 +54,7 @@ def test_llm_selection_with_a_malformed_reply(kg: Path, tmp_path: Path, monkeypa
         out = tmp_path / "llm.json"
         report = select(Snapshot.open("film", kg), out, llm=settings)
         first_calls = len(server.requests)
-        assert first_calls > 2 and report.llm["rejected"] == 1
+        assert first_calls > 2 and report.llm.rejected == 1
         assert all(h.get("Authorization") == "Bearer secret-test-key" for h in server.headers)
         sizes = [len(offered(r["messages"][-1]["content"])) for r in server.requests]
         assert max(sizes) == 50 and all(0 < n <= 50 for n in sizes)  # the untyped films have 73: two calls
@@ -84,7 +84,7 @@ def test_llm_selection_with_a_malformed_reply(kg: Path, tmp_path: Path, monkeypa
         assert quarantined[-1]["record"] == "I would keep p1 and p3." and "star/演员" in quarantined[-1]["location"]
         # a rerun asks only what was not answered well: the good replies come from the cache
         again = select(Snapshot.open("film", kg), tmp_path / "again.json", llm=settings)
-        assert again.llm["cache_hits"] == first_calls - 1 and again.llm["calls"] == 1
+        assert again.llm.cache_hits == first_calls - 1 and again.llm.calls == 1
         assert read_selection(tmp_path / "again.json")["star"].selected == chosen.selected
     cache = kg / "film" / "raw" / "llm-cache"
     files = list(cache.iterdir())
@@ -116,7 +116,7 @@ def test_llm_templates_are_checked_before_use(kg: Path, tmp_path: Path) -> None:
     with chat_server(reply) as server:
         out = tmp_path / "templates.toml"
         report = llm_templates(Snapshot.open("travel", kg), out, LLMSettings(server.url, "test-model"))
-    assert report.templates_refused == 2 and report.llm["rejected"] == 1
+    assert report.templates_refused == 2 and report.llm.rejected == 1
     text = out.read_text(encoding="utf-8")
     assert "究竟坐落在什么地方" in text and LEAK not in text and "{where}" not in text
     turns_file = tmp_path / "t.jsonl"

@@ -92,8 +92,8 @@ def test_the_row_budget_refuses_exactly_the_results_past_the_limit(rows, limit):
     except RowLimit:
         assert rows > limit
         return
-    assert rows <= limit and out["rows"] == rows
-    parsed = ox.parse_query_results(out["body"], format=ox.QueryResultsFormat.JSON)
+    assert rows <= limit and out.rows == rows
+    parsed = ox.parse_query_results(out.body, format=ox.QueryResultsFormat.JSON)
     assert sorted(r["o"].value for r in parsed) == sorted(f"a\nb{i}" for i in range(rows))
 
 

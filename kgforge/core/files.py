@@ -22,9 +22,12 @@ from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from importlib import metadata
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
 from kgforge.core.version import __version__
+
+if TYPE_CHECKING:  # the alias only: files stays below jsonio (and its text policy's opencc)
+    from kgforge.core.jsonio import JsonObject
 
 _PART = re.compile(r"\.part(\d+)\.\d+$")
 CORE_PACKAGES = ("pyoxigraph", "polars", "rdflib", "jieba")
@@ -193,7 +196,7 @@ def sha256_file(path: Path | str) -> str:
     return digest.hexdigest()
 
 
-def file_fingerprint(path: Path) -> dict[str, Any]:
+def file_fingerprint(path: Path) -> JsonObject:
     """What a manifest records of an input file: its path, size and sha256."""
     return {"path": str(path), "size": path.stat().st_size, "sha256": sha256_file(path)}
 

@@ -35,6 +35,11 @@ from kgforge.core import limits
 from kgforge.core.errors import InputError
 from kgforge.core.text import lone_surrogate, replace_lone_surrogates
 
+JsonObject = dict[str, Any]
+"""A JSON object as it is written or sent: a dataset's record, a document (Croissant, a card header, a model
+file, a request body); not a result a caller reads fields of (that is a typed record, kgforge.core.records).
+A public function returning one says so with this alias (tests/test_architecture.py reads the annotation)."""
+
 MAX_DEPTH = 100  # levels of nested arrays and objects in one record; the corpora's records need fewer than 10
 _decoder = json.JSONDecoder()
 _WS = " \t\r\n"

@@ -34,6 +34,12 @@ def flattened(**kwargs: Any) -> Any:
     return dataclasses.field(default_factory=dict, metadata={_FLATTEN: True}, **kwargs)
 
 
+def flattened_record(**kwargs: Any) -> Any:
+    """A record field (default None) whose fields ``as_dict`` writes at the record's own level, where it
+    stands; nothing while it is None (a part of the JSON only some runs have)."""
+    return dataclasses.field(default=None, metadata={_FLATTEN: True}, **kwargs)
+
+
 @dataclasses.dataclass(frozen=True)
 class Record:
     """Base of the records stages return: typed fields, and ``as_dict()`` for the JSON edge."""
@@ -47,7 +53,8 @@ class Record:
             if value is None and f.metadata.get(_OMIT):
                 continue
             if f.metadata.get(_FLATTEN):
-                out.update({k: jsonable(v) for k, v in value.items()})
+                items = value.as_dict() if isinstance(value, Record) else value or {}
+                out.update({k: jsonable(v) for k, v in items.items()})
             else:
                 out[f.metadata.get(_KEY, f.name)] = jsonable(value)
         return out

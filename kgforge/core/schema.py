@@ -193,10 +193,10 @@ def schema_path(domain_or_path: str) -> Path:
 
 def load_schema(domain_or_path: str | Path) -> Schema:
     path = schema_path(str(domain_or_path))
-    return schema_from_document(schema_document(path), path)
+    return schema_from_document(_schema_document(path), path)
 
 
-def schema_document(path: Path) -> dict[str, Any]:
+def _schema_document(path: Path) -> dict[str, Any]:
     """The schema file at ``path`` as one table, with the file it ``extends`` merged in."""
     raw = _read_toml(path)
     parent = raw.pop("extends", None)

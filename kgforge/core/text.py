@@ -10,7 +10,7 @@ from collections.abc import Iterable
 from functools import lru_cache
 from math import log
 from types import ModuleType
-from typing import Any, overload
+from typing import Any, TypedDict, overload
 
 import opencc
 
@@ -121,6 +121,15 @@ def jieba_module() -> ModuleType:
     return module
 
 
+class SegmenterState(TypedDict):
+    """A ready :class:`Segmenter` as plain data (marshal writes it into a kept grounding index)."""
+
+    names: set[str]  # the names added to jieba's dictionary
+    freq: tuple[str, bytes] | dict[str, int]  # jieba's dictionary with them, :func:`packed`
+    total: int  # the dictionary's total count
+    raised: dict[str, int]  # a name given a higher frequency -> its frequency
+
+
 class Segmenter:
     """Text cut into words joined by single spaces, as DuConv writes every string.
 
@@ -142,13 +151,13 @@ class Segmenter:
         """jieba's dictionary loaded and the names added now, not at the first cut."""
         self._ready()
 
-    def state(self) -> dict[str, Any]:
+    def state(self) -> SegmenterState:
         """The segmenter, ready, as plain data: its names and its jieba dictionary with them added."""
         tokenizer = self._ready()
         return {"names": self._names, "freq": packed(tokenizer.FREQ), "total": tokenizer.total, "raised": self._raised}
 
     @classmethod
-    def from_state(cls, state: dict[str, Any]) -> Segmenter:
+    def from_state(cls, state: SegmenterState) -> Segmenter:
         """The segmenter :meth:`state` gave, its jieba tokenizer holding that dictionary."""
         segmenter = cls()
         segmenter._names, segmenter._raised = state["names"], state["raised"]

@@ -18,6 +18,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any
 
+from kgforge.core.records import Record as Report  # Record here is a crawled record
 from kgforge.core.text import normalise_label
 from kgforge.core.vocab import entity_iri
 from kgforge.crawl.spec import Record
@@ -25,6 +26,47 @@ from kgforge.crawl.spec import Record
 _YEAR = re.compile(r"(1[89]\d\d|20\d\d)")
 _DATE = re.compile(r"(1[89]\d\d|20\d\d)-\d\d-\d\d")
 DISAMBIGUATORS = {"release_date": _YEAR, "birth_date": _DATE}
+
+
+@dataclass(frozen=True)
+class AcceptedName(Report):
+    """An English name at least ``min_sites`` sites agree on (``rdfs:label@en``)."""
+
+    entity: str
+    name: str
+    english: str
+    sites: tuple[str, ...]  # the sites giving an English name
+
+
+@dataclass(frozen=True)
+class UnresolvedName(Report):
+    """An entity whose English candidates no two sites agree on: each kept as ``skos:altLabel@en``."""
+
+    entity: str
+    name: str
+    type: str
+    candidates: dict[str, str]  # site -> English name
+    decision: str = "kept as alternative labels"
+
+
+@dataclass(frozen=True)
+class MergedAcrossSites(Report):
+    """An entity more than one site describes."""
+
+    entity: str
+    name: str
+    sites: tuple[str, ...]
+    urls: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class NamesReport(Report):
+    """What merging decided about names, as the crawl's names report writes it."""
+
+    english_accepted: tuple[AcceptedName, ...]
+    english_unresolved: tuple[UnresolvedName, ...]
+    merged_across_sites: tuple[MergedAcrossSites, ...]
+    ambiguous_names: tuple[dict[str, Any], ...]  # name, type and the disambiguator values it was split by
 
 
 @dataclass
@@ -43,39 +85,29 @@ class Merge:
     by_url: dict[str, MergedEntity]
     ambiguous: list[dict[str, Any]] = field(default_factory=list)
 
-    def report(self) -> dict[str, Any]:
-        unresolved = [
-            {
-                "entity": e.iri,
-                "name": e.name,
-                "type": e.entity_type,
-                "candidates": e.english_candidates,
-                "decision": "kept as alternative labels",
-            }
-            for e in self.entities
-            if e.english_candidates and e.english is None
-        ]
-        accepted = [
-            {"entity": e.iri, "name": e.name, "english": e.english, "sites": sorted(e.english_candidates)}
-            for e in self.entities
-            if e.english
-        ]
-        merged = [
-            {
-                "entity": e.iri,
-                "name": e.name,
-                "sites": sorted({r.site for r in e.records}),
-                "urls": [r.url for r in e.records],
-            }
-            for e in self.entities
-            if len({r.site for r in e.records}) > 1
-        ]
-        return {
-            "english_accepted": accepted,
-            "english_unresolved": unresolved,
-            "merged_across_sites": merged,
-            "ambiguous_names": self.ambiguous,
-        }
+    def report(self) -> NamesReport:
+        """The names report (written beside the crawl, ``names_report.json``): English names accepted and left
+        unresolved, entities merged across sites, and names split by a disambiguator."""
+        return NamesReport(
+            english_accepted=tuple(
+                AcceptedName(e.iri, e.name, e.english, tuple(sorted(e.english_candidates)))
+                for e in self.entities
+                if e.english
+            ),
+            english_unresolved=tuple(
+                UnresolvedName(e.iri, e.name, e.entity_type, e.english_candidates)
+                for e in self.entities
+                if e.english_candidates and e.english is None
+            ),
+            merged_across_sites=tuple(
+                MergedAcrossSites(
+                    e.iri, e.name, tuple(sorted({r.site for r in e.records})), tuple(r.url for r in e.records)
+                )
+                for e in self.entities
+                if len({r.site for r in e.records}) > 1
+            ),
+            ambiguous_names=tuple(self.ambiguous),
+        )
 
 
 def disambiguator(record: Record) -> str:

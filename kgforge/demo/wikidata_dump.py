@@ -14,10 +14,12 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import IO, Any
 
+from kgforge.core.jsonio import JsonObject
+
 GREGORIAN = "http://www.wikidata.org/entity/Q1985727"
 
 
-def snak(pid: str, value: Any) -> dict[str, Any]:
+def snak(pid: str, value: Any) -> JsonObject:
     """A value snak; ``value`` is a QID string (item), a ``(kind, value)`` pair, or a plain string."""
     if isinstance(value, str) and value[:1] in "QP" and value[1:].isdigit():
         datavalue = {
@@ -86,7 +88,7 @@ def entity(
     claims: dict[str, list[Any]] | None = None,
     aliases: dict[str, list[str]] | None = None,
     descriptions: dict[str, str] | None = None,
-) -> dict[str, Any]:
+) -> JsonObject:
     """An item in dump form. A claim value may be ``{"value": v, "rank": r, "qualifiers": {pid: [v]}}``."""
     statements: dict[str, list[dict[str, Any]]] = {}
     for pid, values in (claims or {}).items():

@@ -13,11 +13,12 @@ Known triples are looked up with a sorted int64 key array and ``searchsorted``, 
 
 from __future__ import annotations
 
-from typing import Any
+from dataclasses import dataclass
 
 import torch
 from pykeen.models import ERModel
 
+from kgforge.core.records import Record, flattened, omitted_when_none
 from kgforge.embed.config import EmbedConfig, TripleSet
 from kgforge.embed.scoring import candidate_scores
 
@@ -90,6 +91,22 @@ def summarise(ranks: torch.Tensor) -> dict[str, float]:
     }
 
 
+@dataclass(frozen=True)
+class RankMetrics(Record):
+    """Filtered rank metrics of a trained model (a bundle's ``metrics.json``, ``evaluation``), or why none."""
+
+    evaluation: str  # full, sampled, or none
+    reason: str | None = omitted_when_none()  # why none (no held-out triples)
+    label: str | None = omitted_when_none()  # what the numbers are (SAMPLED ones are not comparable to full)
+    split: str | None = omitted_when_none()  # test, or valid when test is empty
+    triples: int | None = omitted_when_none()  # held-out triples ranked
+    triples_subsampled: bool | None = omitted_when_none()  # --eval-max-triples cut them
+    candidates: int | None = omitted_when_none()  # entities each triple is ranked against
+    sides: str | None = omitted_when_none()
+    ties: str | None = omitted_when_none()
+    scores: dict[str, float] = flattened()  # mrr, hits_at_1/3/10, mean_rank (at the record's level)
+
+
 def evaluate_model(
     model: ERModel,
     triple_set: TripleSet,
@@ -97,15 +114,15 @@ def evaluate_model(
     batch_size: int,
     device: torch.device,
     split: str = "test",
-) -> dict[str, Any]:
+) -> RankMetrics:
     """Filtered rank metrics on ``split`` (falls back to valid when test is empty)."""
     if config.evaluation == "none":
-        return {"evaluation": "none"}
+        return RankMetrics("none")
     evaluated = triple_set.mapped(split)
     if len(evaluated) == 0:
         split, evaluated = "valid", triple_set.mapped("valid")
     if len(evaluated) == 0:
-        return {"evaluation": "none", "reason": "no held-out triples"}
+        return RankMetrics("none", reason="no held-out triples")
     num_entities = triple_set.entities.height
     mode = config.evaluation
     if mode == "auto":
@@ -119,18 +136,18 @@ def evaluate_model(
         candidates = torch.randperm(num_entities, generator=generator)[: config.eval_candidates].to(device)
     known = KnownTriples(triple_set.mapped(), num_entities, triple_set.relations.height, device)
     ranks = rank_triples(model, evaluated, known, batch_size, candidates)
-    return {
-        "evaluation": mode if candidates is not None or mode == "full" else "full",
-        "label": (
+    return RankMetrics(
+        evaluation=mode if candidates is not None or mode == "full" else "full",
+        label=(
             "filtered rank, all entities"
             if candidates is None
             else f"SAMPLED filtered rank against {len(candidates)} random candidates, not comparable to full-rank MRR"
         ),
-        "split": split,
-        "triples": len(evaluated),
-        "triples_subsampled": subsampled,
-        "candidates": num_entities if candidates is None else len(candidates),
-        "sides": "head and tail",
-        "ties": "realistic (half of ties)",
-        **summarise(ranks),
-    }
+        split=split,
+        triples=len(evaluated),
+        triples_subsampled=subsampled,
+        candidates=num_entities if candidates is None else len(candidates),
+        sides="head and tail",
+        ties="realistic (half of ties)",
+        scores=summarise(ranks),
+    )

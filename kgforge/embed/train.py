@@ -21,7 +21,7 @@ import math
 import resource
 import shutil
 import time
-from dataclasses import asdict, replace
+from dataclasses import asdict, dataclass, replace
 from fractions import Fraction
 from pathlib import Path
 from typing import Any
@@ -35,6 +35,7 @@ from kgforge.core import checks, plots
 from kgforge.core.errors import Interrupted
 from kgforge.core.files import atomic_write
 from kgforge.core.progress import progress_bar
+from kgforge.core.records import Record
 from kgforge.embed.bundle import EmbedReport, bundle_path, write_bundle
 from kgforge.embed.config import (
     EmbedConfig,
@@ -84,7 +85,21 @@ def _real_width(model: ERModel) -> int:
     return int(torch.view_as_real(weight).numel() if weight.is_complex() else weight.numel())
 
 
-def memory_preflight(config: ResolvedEmbedConfig, num_entities: int, num_relations: int, device: torch.device) -> dict:
+@dataclass(frozen=True)
+class MemoryPreflight(Record):
+    """What training is estimated to need, and what there is (the bundle's ``training.preflight``)."""
+
+    parameters_bytes: int  # the model's weights
+    training_state_bytes: int  # weights, gradients and two Adam moments
+    batch_bytes: int  # one training batch with its negatives, gradients and temporaries
+    available_bytes: int  # the share of the device's free memory training may use (--memory-fraction)
+    width: int  # floats per score of one candidate (1 on the matrix-product fast path)
+    eval_batch_size: int  # triples ranked at once (--eval-batch-size, or what fits)
+
+
+def memory_preflight(
+    config: ResolvedEmbedConfig, num_entities: int, num_relations: int, device: torch.device
+) -> MemoryPreflight:
     """Estimate training and evaluation memory; refuse before the model is even allocated if it cannot fit.
 
     Sizes come from probe models of the same class on 2 entities and 2 relations, scaled up to the
@@ -110,13 +125,6 @@ def memory_preflight(config: ResolvedEmbedConfig, num_entities: int, num_relatio
     per_pair = 1 if has_fast_path(probe) else width
     batch_bytes = config.batch_size * (candidates * per_pair + 4 * width) * 4 * 2 * 3
     budget = int(available_memory(device) * config.memory_fraction)
-    estimate = {
-        "parameters_bytes": params,
-        "training_state_bytes": state,
-        "batch_bytes": batch_bytes,
-        "available_bytes": budget,
-        "width": width,
-    }
     if state + batch_bytes > budget:
         fit_batch = max(0, (budget - state) // max(1, (candidates * per_pair + 4 * width) * 4 * 2 * 3))
         advice = (
@@ -131,10 +139,10 @@ def memory_preflight(config: ResolvedEmbedConfig, num_entities: int, num_relatio
             f"({config.memory_fraction:.0%} of free); {advice}. Nothing was trained."
         )
     eval_room = max(budget - state, 1)
-    estimate["eval_batch_size"] = config.eval_batch_size or max(
+    eval_batch_size = config.eval_batch_size or max(
         1, min(4096, eval_room // max(1, min(num_entities, 65536) * width * 4 * 2))
     )
-    return estimate
+    return MemoryPreflight(params, state, batch_bytes, budget, width, eval_batch_size)
 
 
 _PROBE_DIM = 16
@@ -394,7 +402,7 @@ def train_bundle(
         state, resumed_from, stopped_by = _fit_here(
             model, factory, config, device, work_dir, fingerprint, resume, progress, triple_set.mapped("valid")
         )
-    metrics = evaluate_model(model, triple_set, config, preflight["eval_batch_size"], device)
+    metrics = evaluate_model(model, triple_set, config, preflight.eval_batch_size, device)
     # --resume means "go on from the checkpoint if there is one": a script may rerun the same command after a
     # kill at any point, also before the first checkpoint; the report says when there was nothing to go on from
     resume_note = (
@@ -413,7 +421,7 @@ def train_bundle(
         labels=labels or {},
         types=types,
         source={**(source or {}), "triples_sha256": content_hash},
-        metrics=metrics,
+        metrics=metrics.as_dict(),
         training=training,
     )
 
@@ -422,7 +430,7 @@ def _training_record(
     state: TrainState,
     config: EmbedConfig,
     device: torch.device,
-    preflight: dict[str, Any],
+    preflight: MemoryPreflight,
     stopped_by: str | None,
     resumed_from: dict[str, int] | None,
     resume_note: str | None,
@@ -441,7 +449,7 @@ def _training_record(
         "triples_per_second": round(state.triples_seen / state.elapsed, 1) if state.elapsed else None,
         "final_loss": state.last_loss,
         "peak_memory_bytes": peak_memory(device),
-        "preflight": preflight,
+        "preflight": preflight.as_dict(),
         "device": str(device),
         "cpu_threads": torch.get_num_threads(),
         "precision": config.precision,

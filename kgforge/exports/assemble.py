@@ -11,6 +11,7 @@ from typing import Any
 import polars as pl
 
 from kgforge.core.errors import KgforgeError
+from kgforge.core.records import Record, omitted_when_none
 from kgforge.core.schema import Schema
 from kgforge.core.vocab import ONTO
 from kgforge.exports.labels import Labels, Render
@@ -308,21 +309,38 @@ def _dialogues(
     return out
 
 
+@dataclass(frozen=True)
+class CheckFailure(Record):
+    """A dialogue (or goal) the export's checks refused, and why."""
+
+    dialogue_id: str
+    problems: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class CheckReport(Record):
+    """The checks' part of an export's report (and manifest): how many were checked, failed and skipped."""
+
+    dialogues_checked: int
+    failed: int
+    skipped: int  # left out (``--skip-invalid``)
+    checks: tuple[str, ...]  # what was checked
+    failures: tuple[CheckFailure, ...]  # the first 50
+    # a goals export: what its layout's readers need, and the records refused by it or by the language check
+    layout_checks: str | None = omitted_when_none()
+    layout_failures: tuple[dict[str, Any], ...] | None = omitted_when_none()  # {"record_id", "problems"} each
+    language_failures: tuple[dict[str, Any], ...] | None = omitted_when_none()
+
+
 def check_report(
     problems: dict[int, list[str]], ids: list[str], skip_invalid: bool, checks: tuple[str, ...]
-) -> dict[str, Any]:
+) -> CheckReport:
     """The checks' part of the report; raises ``ExportCheckError`` when some failed and the caller
     did not ask to skip them."""
-    failed = [{"dialogue_id": ids[i], "problems": p} for i, p in sorted(problems.items())]
-    report = {
-        "dialogues_checked": len(ids),
-        "failed": len(failed),
-        "skipped": len(failed) if skip_invalid else 0,
-        "checks": list(checks),
-        "failures": failed[:50],
-    }
+    failed = [CheckFailure(ids[i], tuple(p)) for i, p in sorted(problems.items())]
+    report = CheckReport(len(ids), len(failed), len(failed) if skip_invalid else 0, checks, tuple(failed[:50]))
     if failed and not skip_invalid:
-        examples = "; ".join(f"{f['dialogue_id']}: {f['problems'][0]}" for f in failed[:5])
+        examples = "; ".join(f"{f.dialogue_id}: {f.problems[0]}" for f in failed[:5])
         raise ExportCheckError(
             f"{len(failed)} of {len(ids)} dialogues failed the export checks, nothing was "
             f"written (give --skip-invalid to write the others): {examples}"

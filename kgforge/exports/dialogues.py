@@ -86,13 +86,15 @@ def export_dialogues(
         "dialogues_sha256": sha256_file(dialogues_file),
         "input_format": source_fmt.name,
         "input_layout": source_layout.kind,
-        "checks": check_report(made.assembled.problems, source.ids, options.skip_invalid, DIALOGUE_CHECKS),
-        **coverage(source, made.dialogues, made.assembled.passing(), made.resolved, rejected, made.topics_not_in_graph),
+        "checks": check_report(made.assembled.problems, source.ids, options.skip_invalid, DIALOGUE_CHECKS).as_dict(),
+        **_coverage(
+            source, made.dialogues, made.assembled.passing(), made.resolved, rejected, made.topics_not_in_graph
+        ),
         "gold_kept_exactly": gold_kept(fmt, made.per_dialogue),
         "reader_warnings": len(warnings),
         "reader_warning_examples": warnings[:10],
         **({"refresh": made.refresh} if made.refresh is not None else {}),
-        "labels": ctx.labels.report(),
+        "labels": ctx.labels.report().as_dict(),
     }
     records = made.records
     if options.changed_since:
@@ -205,7 +207,7 @@ def read_dialogues(path: Path, input_layout: str | None = None, skip_invalid: bo
     return source
 
 
-def coverage(
+def _coverage(
     source: SourceFile,
     dialogues: list[Dialogue],
     retrieved: pl.DataFrame,

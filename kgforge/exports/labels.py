@@ -4,10 +4,12 @@ strings each layout writes for them."""
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import dataclass
 from typing import Any
 
 import polars as pl
 
+from kgforge.core.records import Record
 from kgforge.core.schema import Schema
 from kgforge.core.scripts import CJK_CLASS, is_cjk_language
 from kgforge.core.text import Segmenter, normalise_label
@@ -19,6 +21,26 @@ EXTRA_PREDICATES = {  # predicates an export may show that no schema declares
     RDF_TYPE: {"zh": "实体类型", "en": "type"},
     ONTO + "related": {"zh": "相关", "en": "related"},
 }
+
+
+@dataclass(frozen=True)
+class LabelsReport(Record):
+    """What an export's labels came from (the manifest's ``labels``); each listing holds the first 50, its
+    ``_count`` all of them."""
+
+    language: str
+    chain: tuple[str, ...]  # the steps of kgforge.store.languages' chain, in order
+    steps: dict[str, int]  # step -> labels it gave (and IRIs lacking one)
+    mixed: dict[str, str]  # IRI -> the other language's label written for it (allow_mixed)
+    mixed_count: int
+    missing: dict[str, str]  # IRI lacking a label in the language -> the label it has
+    missing_count: int
+    values_mixed: dict[str, str]  # literal value written as it is -> its relation's IRI (allow_mixed)
+    values_mixed_count: int
+    values_missing: dict[str, str]  # literal value with no form in the language -> its relation's IRI
+    values_missing_count: int
+    text_mixed: dict[str, str]  # other text in another language -> where (allow_mixed)
+    text_mixed_count: int
 
 
 class Labels:
@@ -94,25 +116,25 @@ class Labels:
             return self._other(iri) or self.fallback.get(iri, iri)
         return label
 
-    def report(self) -> dict[str, Any]:
+    def report(self) -> LabelsReport:
         """What the labels written came from: counts per step of the chain, the IRIs written in another
         language (``allow_mixed``) or lacking a label in this one, each with the label it has, and the literal
         values with no form in the language (each with its relation), written as they are or lacking."""
-        return {
-            "language": self.language,
-            "chain": list(STEPS),
-            "steps": self.chosen.counts(),
-            "mixed": dict(sorted(self.mixed.items())[:50]),
-            "mixed_count": len(self.mixed),
-            "missing": {iri: self.fallback.get(iri, iri) for iri in sorted(self.missing)[:50]},
-            "missing_count": len(self.missing),
-            "values_mixed": dict(sorted(self.values_mixed.items())[:50]),
-            "values_mixed_count": len(self.values_mixed),
-            "values_missing": dict(sorted(self.values_missing.items())[:50]),
-            "values_missing_count": len(self.values_missing),
-            "text_mixed": dict(sorted(self.text_mixed.items())[:50]),
-            "text_mixed_count": len(self.text_mixed),
-        }
+        return LabelsReport(
+            language=self.language,
+            chain=STEPS,
+            steps=self.chosen.counts(),
+            mixed=dict(sorted(self.mixed.items())[:50]),
+            mixed_count=len(self.mixed),
+            missing={iri: self.fallback.get(iri, iri) for iri in sorted(self.missing)[:50]},
+            missing_count=len(self.missing),
+            values_mixed=dict(sorted(self.values_mixed.items())[:50]),
+            values_mixed_count=len(self.values_mixed),
+            values_missing=dict(sorted(self.values_missing.items())[:50]),
+            values_missing_count=len(self.values_missing),
+            text_mixed=dict(sorted(self.text_mixed.items())[:50]),
+            text_mixed_count=len(self.text_mixed),
+        )
 
     def mixed_rows(self) -> list[dict[str, str]]:
         """Everything written in another language than this one (``allow_mixed``), in full: each name with the

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -64,9 +64,12 @@ def export_goals(
     rejected = [{"dialogue_id": made.ids[i], "reason": "; ".join(p)} for i, p in sorted(made.problems.items())] + [
         {"dialogue_id": u["record_id"], "reason": "; ".join(u["problems"])} for u in made.untranslated + made.unusable
     ]
-    checks["layout_checks"] = f"what the {layout.kind} readers need ({type(fmt).__name__}.check)"
-    checks["layout_failures"] = made.unusable[:50]
-    checks["language_failures"] = made.untranslated[:50]
+    checks = replace(
+        checks,
+        layout_checks=f"what the {layout.kind} readers need ({type(fmt).__name__}.check)",
+        layout_failures=tuple(made.unusable[:50]),
+        language_failures=tuple(made.untranslated[:50]),
+    )
     kept = made.records
     extra: dict[str, Any] = {}
     if options.changed_since:
@@ -82,9 +85,9 @@ def export_goals(
         "goals_sha256": sha256_file(goals_file),
         "dialogues": len(written),
         "triples": sum(len(d.knowledge) for d in made.dialogues if d.dialogue_id in written),
-        "checks": checks,
+        "checks": checks.as_dict(),
         "seeds": sorted({g.seed for g in goals if g.seed is not None}),
-        "labels": ctx.labels.report(),
+        "labels": ctx.labels.report().as_dict(),
         **extra,
     }
     return finish(ctx, fmt, layout, kept, options, out, extra, started, rejected)

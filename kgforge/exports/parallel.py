@@ -47,6 +47,7 @@ from kgforge.exports.assemble import (
     DIALOGUE_CHECKS,
     GOAL_CHECKS,
     Assembled,
+    CheckReport,
     Context,
     assemble,
     check_report,
@@ -310,7 +311,7 @@ def _parallel_lines(
     return main, by_line, rejected
 
 
-def _checks_rejected(assembled: Assembled, checks: dict[str, Any]) -> list[dict[str, Any]]:
+def _checks_rejected(assembled: Assembled, checks: CheckReport) -> list[dict[str, Any]]:
     """The dialogues the first language's checks left out (``--skip-invalid``), as rejected records."""
     ids = assembled.grounded.ids
     return [{"dialogue_id": ids[i], "reason": "; ".join(p)} for i, p in sorted(assembled.problems.items())]
@@ -372,7 +373,7 @@ def _listed(found: dict[str, str], key: str, value: str) -> list[dict[str, str]]
 
 
 def _publish(
-    run: _Run, twins: _Twins, checks: dict[str, Any], source: dict[str, Any], extra: dict[str, Any], pool: str
+    run: _Run, twins: _Twins, checks: CheckReport, source: dict[str, Any], extra: dict[str, Any], pool: str
 ) -> ParallelExportReport:
     """Checks the twins one for one (ids, and the triples of ``pool`` in each record), writes them, the task
     files and ``OUT.parallel.json``."""
@@ -392,7 +393,7 @@ def _publish(
             **source,
             "dialogues": len(made),
             "triples": sum(n for _, n in counts[language]),
-            "checks": checks,
+            "checks": checks.as_dict(),
             "parallel_manifest": str(manifest_file),
             "mixed_labels": mixed.get(language, []),
             "mixed_values": twins.mixed_values.get(language, []),
@@ -402,7 +403,7 @@ def _publish(
         options = replace(run.options, language=language)
         finish(ctx, run.fmt, run.layout, made, options, path, written, run.started, twins.rejected)
         files[language] = str(path)
-    tasks = write_tasks(out, {language: made for language, (_, made) in twins.made.items()}, languages)
+    tasks = _write_tasks(out, {language: made for language, (_, made) in twins.made.items()}, languages)
     first = twins.made[languages[0]][0]
     manifest = {
         "domain": run.domain,
@@ -417,7 +418,7 @@ def _publish(
         "triple_counts_match": True,
         "triples_counted": pool,
         "triples": sum(n for _, n in counts[languages[0]]),
-        "checks": checks,
+        "checks": checks.as_dict(),
         **source,
         "mixed_labels": mixed,
         "mixed_values": twins.mixed_values,
@@ -532,7 +533,7 @@ def _first_goal_type(goal: Any) -> str:
     return found.group(1) if found else ""
 
 
-def write_tasks(
+def _write_tasks(
     out: OutputFile, twins: dict[str, list[tuple[str, dict[str, Any]]]], languages: list[str]
 ) -> dict[str, Any]:
     """``OUT.<src>-<tgt>.jsonl`` for every ordered pair of the languages, both directions and each language to

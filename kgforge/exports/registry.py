@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from kgforge.core.datasets import room_parts
 from kgforge.core.errors import InputError, KgforgeError
-from kgforge.core.jsonio import Record, array_items, iter_json_container, iter_json_lines, json_array
+from kgforge.core.jsonio import JsonObject, Record, array_items, iter_json_container, iter_json_lines, json_array
 from kgforge.core.registry import Entry, Registry
 from kgforge.exports.model import TripleShape, value_at
 
@@ -108,7 +108,7 @@ class Format:
         except (KeyError, IndexError, TypeError):
             return False
 
-    def dataset_record(self, record: dict[str, Any]) -> dict[str, Any]:
+    def dataset_record(self, record: dict[str, Any]) -> JsonObject:
         """The dataset's own record inside an exported one (itself, but for the generic layouts)."""
         return record
 

@@ -10,7 +10,7 @@ from typing import Any
 import pyoxigraph as ox
 
 from kgforge.core.jsonio import iter_json_lines
-from kgforge.core.records import Record
+from kgforge.core.records import Record, omitted_when_none
 from kgforge.core.resources import query_text
 from kgforge.core.text import normalise_label
 from kgforge.derive import read_pairs
@@ -77,29 +77,20 @@ class GoalChecker:
                 return s, p, tail, False
         return None
 
-    def check(self, parsed: ParsedGoal) -> dict[str, Any]:
+    def check(self, parsed: ParsedGoal) -> GoalCheck:
         resolved = [self.resolve(t) for t in parsed.triples]
-        result = {
-            "line": parsed.line,
-            "kind": parsed.kind,
-            "in_graph": all(resolved),
-            "found": False,
-            "materialised": False,
-        }
-        if not result["in_graph"]:
-            result["reason"] = "goal triple(s) absent from the graph: " + "; ".join(
-                " ".join(t) for t, r in zip(parsed.triples, resolved) if r is None
-            )
-            return result
+        if not all(resolved):
+            absent = "; ".join(" ".join(t) for t, r in zip(parsed.triples, resolved) if r is None)
+            return GoalCheck(parsed.line, parsed.kind, False, reason="goal triple(s) absent from the graph: " + absent)
         triples = [r for r in resolved if r is not None]  # every one of them: the goal is in the graph
         topics = [r[0] for r in triples] if parsed.kind == "two_step" else None
+        found = materialised = False
         if parsed.kind == "one_step":
-            result["found"] = self._one_step(triples[0])
+            found = self._one_step(triples[0])
         elif parsed.kind == "two_step" and topics:
-            result["found"], result["materialised"] = self._two_step(topics[0], topics[1], triples[0])
-        if not result["found"]:
-            result["reason"] = "no goal query produces this goal"
-        return result
+            found, materialised = self._two_step(topics[0], topics[1], triples[0])
+        reason = None if found else "no goal query produces this goal"
+        return GoalCheck(parsed.line, parsed.kind, True, found, materialised, reason)
 
     def _one_step(self, fact: tuple[str, str, str, bool]) -> bool:
         s, p, o, _ = fact
@@ -130,6 +121,18 @@ class GoalProblem:
 
 
 @dataclass(frozen=True)
+class GoalCheck(Record):
+    """One goal checked against the graph: whether its triples are in it, and whether the goal queries find it."""
+
+    line: int
+    kind: str  # one_step, two_step, other (…)
+    in_graph: bool  # every triple of the goal is in the graph
+    found: bool = False  # a goal query produces it
+    materialised: bool = False  # a two-step goal whose pair `kgforge derive` added
+    reason: str | None = omitted_when_none()  # why it was not found
+
+
+@dataclass(frozen=True)
 class GoalCheckReport(Record):
     """Real DuConv goals checked against one build: in its graph, and found by the goal queries."""
 
@@ -143,14 +146,14 @@ class GoalCheckReport(Record):
     two_step_materialised: int  # two-step goals whose pair `kgforge derive` added
     by_kind: dict[str, dict[str, int]]  # kind -> goals, goals_in_graph, found, materialised
     unreadable: tuple[dict[str, Any], ...]  # {"line", "reason"} of lines without a usable goal
-    misses: tuple[dict[str, Any], ...]  # the first 50 goals in the graph that the queries did not find
-    not_in_graph_examples: tuple[dict[str, Any], ...]  # the first 10 goals not in the graph
+    misses: tuple[GoalCheck, ...]  # the first 50 goals in the graph that the queries did not find
+    not_in_graph_examples: tuple[GoalCheck, ...]  # the first 10 goals not in the graph
 
     @property
     def problems(self) -> tuple[GoalProblem, ...]:
         """Unreadable lines, then goals not in the graph, then misses (capped as above)."""
         return tuple(GoalProblem(b["line"], "unreadable", b["reason"]) for b in self.unreadable) + tuple(
-            GoalProblem(r["line"], r["kind"], r["reason"]) for r in self.not_in_graph_examples + self.misses
+            GoalProblem(r.line, r.kind, r.reason or "") for r in self.not_in_graph_examples + self.misses
         )
 
 
@@ -180,17 +183,17 @@ def read_session_goals(sessions: Path) -> tuple[list[ParsedGoal], list[dict[str,
 
 
 def _validation_report(
-    domain: str, sessions: Path, results: list[dict[str, Any]], bad: list[dict[str, Any]]
+    domain: str, sessions: Path, results: list[GoalCheck], bad: list[dict[str, Any]]
 ) -> GoalCheckReport:
-    in_graph = [r for r in results if r["in_graph"]]
-    found = [r for r in in_graph if r["found"]]
+    in_graph = [r for r in results if r.in_graph]
+    found = [r for r in in_graph if r.found]
     by_kind: dict[str, dict[str, int]] = {}
     for r in results:
-        counts = by_kind.setdefault(r["kind"], {"goals": 0, "goals_in_graph": 0, "found": 0, "materialised": 0})
+        counts = by_kind.setdefault(r.kind, {"goals": 0, "goals_in_graph": 0, "found": 0, "materialised": 0})
         counts["goals"] += 1
-        counts["goals_in_graph"] += r["in_graph"]
-        counts["found"] += r["found"]
-        counts["materialised"] += r["materialised"]
+        counts["goals_in_graph"] += r.in_graph
+        counts["found"] += r.found
+        counts["materialised"] += r.materialised
     return GoalCheckReport(
         domain,
         sessions,
@@ -202,6 +205,6 @@ def _validation_report(
         by_kind.get("two_step", {}).get("materialised", 0),
         by_kind,
         tuple(bad),
-        tuple(r for r in in_graph if not r["found"])[:50],
-        tuple(r for r in results if not r["in_graph"])[:10],
+        tuple(r for r in in_graph if not r.found)[:50],
+        tuple(r for r in results if not r.in_graph)[:10],
     )

@@ -25,11 +25,11 @@ from typing import Any
 from kgforge.core.errors import KgforgeError
 from kgforge.core.gc_pause import paused_gc
 from kgforge.core.output import OutputFile
-from kgforge.core.records import Record, flattened, omitted_when_none
+from kgforge.core.records import Record, flattened_record, omitted_when_none
 from kgforge.goals.durecdial import GoalTransitions
 from kgforge.goals.graph import STYLES, GoalGraph, GoalOptions, resolve_topics
 from kgforge.goals.record import Goal, write_goals
-from kgforge.goals.sequences import Material
+from kgforge.goals.sequences import Material, SequenceSummary
 from kgforge.goals.sequences import summary as sequence_summary
 from kgforge.goals.styles import read_profiles, shortfall
 from kgforge.store.snapshot import Snapshot
@@ -46,14 +46,18 @@ def sample_goals(graph: GoalGraph, options: GoalOptions, profiles: list[dict[str
     return goals
 
 
-def mixed_report(graph: GoalGraph) -> dict[str, Any]:
+@dataclass(frozen=True)
+class MixedNames(Record):
     """The names the goals had to write in another language than the graph's (none of its own on the chain
     of kgforge.store.languages), so that no goal file mixes languages unsaid."""
-    return {
-        "language": graph.language,
-        "mixed_count": len(graph.mixed),
-        "mixed": dict(sorted(graph.mixed.items())[:50]),
-    }
+
+    language: str
+    mixed_count: int
+    mixed: dict[str, str]  # the first 50: IRI -> the name written
+
+    @classmethod
+    def of(cls, graph: GoalGraph) -> MixedNames:
+        return cls(graph.language, len(graph.mixed), dict(sorted(graph.mixed.items())[:50]))
 
 
 @dataclass(frozen=True)
@@ -71,13 +75,12 @@ class GoalsReport(Record):
     relations: dict[str, int]  # label of each goal's first relation -> goals, most first
     topic_types: dict[str, int]  # topic type -> topics
     build_id: str  # the build the goals were sampled from
-    labels: dict[str, Any]  # the names written in another language than asked (:func:`mixed_report`)
+    labels: MixedNames  # the names written in another language than asked
     profiles: int | None = omitted_when_none()  # user profiles read (``--profiles``)
     profiles_unreadable: tuple[dict[str, Any], ...] | None = omitted_when_none()  # {"line", "reason"} each
     topics: dict[str, str] | None = omitted_when_none()  # --topic: each name given -> the entity it stands for
-    # DuRecDial sequences (``--style durecdial``): goal_types, transitions_used/known/from, goal_types_not_drawn,
-    # english_fallback_goals (see :func:`kgforge.goals.sequences.summary`); empty for the other styles
-    sequences: dict[str, Any] = flattened()
+    # DuRecDial sequences (``--style durecdial``), their fields at the report's level; None for the other styles
+    sequences: SequenceSummary | None = flattened_record()
 
 
 def generate(
@@ -108,7 +111,7 @@ def generate(
     sequences = (
         sequence_summary(goals, GoalTransitions.load(options.transitions), Material.of(graph).missing())
         if options.style == "durecdial"
-        else {}
+        else None
     )
     return GoalsReport(
         domain,
@@ -122,7 +125,7 @@ def generate(
         dict(sorted(relations.items(), key=lambda kv: -kv[1])),
         types,
         graph.build_id,
-        mixed_report(graph),
+        MixedNames.of(graph),
         len(profiles) if profiles is not None else None,
         tuple(unreadable) if profiles is not None else None,
         asked,

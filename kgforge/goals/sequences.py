@@ -28,7 +28,9 @@ import numpy as np
 import polars as pl
 
 from kgforge.core.errors import InputError, KgforgeError
+from kgforge.core.jsonio import JsonObject
 from kgforge.core.quarantine import warn
+from kgforge.core.records import Record
 from kgforge.goals.durecdial import GOAL_TYPES_EN, GoalTransitions
 from kgforge.goals.graph import LIKES_KEYS, EntityIndex, GoalGraph, _triple, make_goal
 from kgforge.goals.record import Goal
@@ -425,7 +427,7 @@ def drawn_profile(
 
 def situation(
     rng: np.random.Generator, template: Template, age: dict[str, Any] | None, greeting: bool, date: str | None = None
-) -> dict[str, Any]:
+) -> JsonObject:
     """Date (``date``, the weather report's, or drawn) and time, place, and (a session opening with 寒暄: as in
     DuRecDial, only those) what the user brings up; as DuRecDial writes it and in English."""
     v = template.values
@@ -724,7 +726,19 @@ def topicless_only(transitions: GoalTransitions) -> set[str]:
     return set(transitions.types) - reach(topical, forward) - reach(topical, backward)
 
 
-def summary(goals: Iterable[Goal], transitions: GoalTransitions, material_missing: dict[str, str]) -> dict[str, Any]:
+@dataclass(frozen=True)
+class SequenceSummary(Record):
+    """What DuRecDial goal sequences drew: goal types, transitions, and what could not be drawn."""
+
+    goal_types: dict[str, int]  # goal type -> goals, most first
+    transitions_used: int
+    transitions_known: int  # in the transition table
+    transitions_from: tuple[str, ...]  # the files the transition table was counted from
+    goal_types_not_drawn: dict[str, str]  # goal type -> why not
+    english_fallback_goals: int  # goals with a name that had no English form
+
+
+def summary(goals: Iterable[Goal], transitions: GoalTransitions, material_missing: dict[str, str]) -> SequenceSummary:
     """Goal types drawn, transitions used (all of them in ``transitions``), and what could not be drawn."""
     topicless = topicless_only(transitions)
     types: dict[str, int] = {}
@@ -736,15 +750,15 @@ def summary(goals: Iterable[Goal], transitions: GoalTransitions, material_missin
             types[k] = types.get(k, 0) + 1
         used |= set(zip(kinds, kinds[1:]))
         fallback += bool(goal.extra["lang_fallback"]["en"])
-    return {
-        "goal_types": dict(sorted(types.items(), key=lambda kv: -kv[1])),
-        "transitions_used": len(used),
-        "transitions_known": len(transitions.counts),
-        "transitions_from": list(transitions.sources),
-        "goal_types_not_drawn": {
+    return SequenceSummary(
+        goal_types=dict(sorted(types.items(), key=lambda kv: -kv[1])),
+        transitions_used=len(used),
+        transitions_known=len(transitions.counts),
+        transitions_from=tuple(transitions.sources),
+        goal_types_not_drawn={
             t: material_missing.get(t) or (TOPICLESS if t in topicless else "not reached by any walk")
             for t in transitions.types
             if t not in types
         },
-        "english_fallback_goals": fallback,
-    }
+        english_fallback_goals=fallback,
+    )

@@ -314,7 +314,7 @@ def propose_translations(
             answers = {item: (name, note) for item, name, note in _answers(client, asked, language)}
         finally:
             client.close()
-        report = {**client.report(), "left_for_later": len(open_items) - len(asked)}
+        report = {**client.stats().as_dict(), "left_for_later": len(open_items) - len(asked)}
     rows = [_row(item, language, answers) for item in items if item.candidate or item in answers]
     with target.open() as handle:
         writer = csv.writer(handle, delimiter="\t", lineterminator="\n")

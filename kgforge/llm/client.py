@@ -31,6 +31,7 @@ from typing import Any, TypeVar
 from urllib.parse import urljoin, urlsplit
 
 from kgforge.core import jsonio
+from kgforge.core.jsonio import JsonObject
 from kgforge.core.quarantine import Quarantine
 from kgforge.core.records import Record, omitted_when_none
 from kgforge.llm import transport
@@ -73,7 +74,7 @@ class ChatRequest(Record):
         chat = tuple(m if isinstance(m, ChatMessage) else ChatMessage(m["role"], m["content"]) for m in messages)
         return cls(model, chat, float(temperature), max_tokens, seed)
 
-    def body(self) -> dict[str, Any]:
+    def body(self) -> JsonObject:
         body: dict[str, Any] = {
             "model": self.model,
             "messages": [{"role": m.role, "content": m.content} for m in self.messages],
@@ -195,10 +196,6 @@ class LLMClient:
                 self.completion_tokens,
                 str(self.cache_dir),
             )
-
-    def report(self) -> dict[str, Any]:
-        """:meth:`stats` as the dict the stages' reports carry."""
-        return self.stats().as_dict()
 
     def _fetch(self, request: ChatRequest, check: Callable[[str], T]) -> tuple[ChatResponse, T | None, BadReply | None]:
         """The response, the checked value (or the check's complaint); a reply is cached only when it passes."""

@@ -18,6 +18,7 @@ import pyoxigraph as ox
 
 from kgforge.core import checks
 from kgforge.core.errors import ArgumentError, StoreMissingError
+from kgforge.core.jsonio import JsonObject
 from kgforge.core.progress import progress_bar
 from kgforge.core.records import Record
 from kgforge.core.schema import Relation, SourceSpec, load_schema
@@ -128,7 +129,7 @@ def dump_selection(
     address: str | None = None,
     resume: bool = True,
     keep_deprecated: bool = False,
-) -> dict[str, Any]:
+) -> JsonObject:
     """The source options of a dump import: which entities (seeds by id, exact label, the start entities of
     ``snapshot``'s build with ``seed_labels``, or class), how far from them, and how the dump passes run
     (:class:`~kgforge.sources.wikidata.passes.PassOptions`); only what was asked for, so the schema's own

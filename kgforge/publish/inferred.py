@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from kgforge.core.files import sha256_file, write_json_atomic
+from kgforge.core.jsonio import JsonObject
 from kgforge.core.schema import Relation, Schema, SourceSpec
 from kgforge.core.version import __version__
 from kgforge.publish.refresh import plain_options
@@ -40,7 +41,7 @@ class InferredBuildSchema:
     observed_again: int  # sources imported into the scratch folder (the others came from the earlier build)
 
 
-def source_key(spec: SourceSpec, path: Path) -> dict[str, Any]:
+def source_key(spec: SourceSpec, path: Path) -> JsonObject:
     """What must be equal for an earlier observation of a source to stand for this one."""
     stat = path.stat() if path.is_file() else None
     return {

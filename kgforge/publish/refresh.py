@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from kgforge.core.files import sha256_file
+from kgforge.core.jsonio import JsonObject
 from kgforge.core.schema import Relation
 from kgforge.core.version import __version__
 from kgforge.store.layout import quads_verified
@@ -50,7 +51,7 @@ class SourceDecision:
 
 def refresh_record(
     options: dict[str, Any], path: Path, relations: set[Relation], schema_footprint: str | None = None
-) -> dict[str, Any]:
+) -> JsonObject:
     """What a source graph's manifest entry records so a later build can tell whether it changed; with an
     inferred schema, also the digest of what that schema says of the relations the source uses
     (:func:`kgforge.publish.inferred.schema_footprint`)."""

@@ -13,10 +13,10 @@ import polars as pl
 from kgforge.core.errors import KgforgeError
 from kgforge.core.quarantine import Quarantine
 from kgforge.core.records import Record
-from kgforge.llm import LLMClient, LLMSettings
+from kgforge.llm import LLMClient, LLMReport, LLMSettings
 from kgforge.qa.generate import GenerateOptions, Material, Partners, QAGenerateReport, generate
 from kgforge.qa.graph import QAGraph
-from kgforge.qa.predicates import predicate_table, predicates_report, together
+from kgforge.qa.predicates import TypePredicates, predicate_table, predicates_report, together
 from kgforge.qa.prompts import (
     MAX_PREDICATES_PER_CALL,
     keep_check,
@@ -62,7 +62,7 @@ class QAPredicatesReport(Record):
 
     domain: str
     language: str
-    types: dict[str, dict[str, Any]]  # type id -> label, entities, predicates
+    types: dict[str, TypePredicates]  # type id -> label, entities, predicates
 
 
 @dataclass(frozen=True)
@@ -74,7 +74,7 @@ class QASelectionReport(Record):
     out: str
     language: str
     types: dict[str, dict[str, Any]]  # type id -> selected, of, groups, selector
-    llm: dict[str, Any] | None  # endpoint, model, calls, cache hits, rejected replies (None: statistical)
+    llm: LLMReport | None  # endpoint, model, calls, cache hits, rejected replies (None: statistical)
 
 
 @dataclass(frozen=True)
@@ -86,7 +86,7 @@ class QATemplatesReport(Record):
     pairs: int  # (type, predicate) pairs the model was asked about
     entries: int  # template entries that passed the checks
     templates_refused: int  # templates refused (in the quarantine file)
-    llm: dict[str, Any]  # endpoint, model, calls, cache hits, rejected replies
+    llm: LLMReport  # endpoint, model, calls, cache hits, rejected replies
 
 
 def predicates(snapshot: Snapshot, language: str | None = None) -> QAPredicatesReport:
@@ -158,7 +158,7 @@ def select(
             t: {"selected": len(s.selected), "of": len(s.predicates), "groups": s.groups, "selector": s.selector}
             for t, s in selections.items()
         },
-        llm=client.report() if client else None,
+        llm=client.stats() if client else None,
     )
 
 
@@ -225,7 +225,7 @@ def llm_templates(
         pairs=len(pairs[:limit]),
         entries=len(entries),
         templates_refused=rejected,
-        llm=client.report(),
+        llm=client.stats(),
     )
 
 

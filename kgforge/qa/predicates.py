@@ -14,7 +14,7 @@ Per (type, predicate), computed column-wise over the whole graph:
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Any, TypedDict
 
 import polars as pl
 
@@ -142,9 +142,18 @@ def _asks(graph: QAGraph, table: pl.DataFrame) -> pl.Series:
     return pl.Series("asks", asks, dtype=pl.String)
 
 
-def predicates_report(table: pl.DataFrame) -> dict[str, Any]:
-    """F(t) as JSON: per type its label, entity count and predicates with their numbers."""
-    report: dict[str, Any] = {}
+class TypePredicates(TypedDict):
+    """F(t) of one type: its label, entity count and predicates, each with its numbers (a row of
+    :func:`predicate_table`: predicate, label, coverage, specificity, diversity, asks, ...)."""
+
+    label: str
+    entities: int
+    predicates: list[dict[str, Any]]
+
+
+def predicates_report(table: pl.DataFrame) -> dict[str, TypePredicates]:
+    """F(t): per type id its label, entity count and predicates with their numbers."""
+    report: dict[str, TypePredicates] = {}
     for (type_id,), rows in table.group_by("type", maintain_order=True):
         first = rows.row(0, named=True)
         report[type_id] = {

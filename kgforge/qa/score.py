@@ -147,7 +147,9 @@ def read_gold(path: Path) -> dict[str, dict[str, Any]]:
     return gold
 
 
-def read_predictions(path: Path, gold: dict[str, dict[str, Any]], quarantine: Quarantine) -> dict[str, Any]:
+def read_predictions(
+    path: Path, gold: dict[str, dict[str, Any]], quarantine: Quarantine
+) -> dict[str, str | list[str] | None]:
     """Turn id → prediction. Lines that are not ``{"id": ..., "prediction": ...}`` or name no gold turn
     go to the quarantine file with their line; the good ones are scored."""
     predictions: dict[str, Any] = {}
@@ -182,7 +184,7 @@ def read_predictions(path: Path, gold: dict[str, dict[str, Any]], quarantine: Qu
 # ---------------------------------------------------------------- scores
 
 
-def table(scores: dict[str, list[tuple[str, bool, bool]]]) -> dict[str, Any]:
+def _table(scores: dict[str, list[tuple[str, bool, bool]]]) -> dict[str, Any]:
     """Per configuration, from (conversation id, correct, NA) per turn."""
     rows = {}
     for config, turns in sorted(scores.items()):
@@ -246,7 +248,7 @@ def evaluate(predictions_path: Path, gold_path: Path, llm: LLMClient | None = No
     llm_judge = None
     if llm is not None:
         llm.close()
-        llm_judge = {**table(judged), "unjudged_turns": unjudged, "llm": llm.report()}
+        llm_judge = {**_table(judged), "unjudged_turns": unjudged, "llm": llm.stats().as_dict()}
     return QAScoreReport(
         predictions=str(predictions_path),
         gold=str(gold_path),
@@ -255,7 +257,7 @@ def evaluate(predictions_path: Path, gold_path: Path, llm: LLMClient | None = No
         missing_predictions=len(gold) - len(predictions),
         rejected_prediction_lines=quarantine.count,
         rejected_file=str(quarantine.path) if quarantine.count else None,
-        alias=table(alias),
+        alias=_table(alias),
         llm_judge=llm_judge,
     )
 

@@ -22,6 +22,7 @@ import numpy as np
 import polars as pl
 
 from kgforge.core.errors import ArgumentError, InputError
+from kgforge.core.jsonio import JsonObject
 from kgforge.core.output import output_file
 from kgforge.core.records import Record
 from kgforge.core.text import spreadsheet_text
@@ -264,7 +265,7 @@ def _rater_names(paths: list[Path]) -> list[str]:
     return names if len(set(names)) == len(names) else [f"{p.stem}-{k}" for k, p in enumerate(paths, 1)]
 
 
-def audit_json(report: AuditReport) -> dict[str, Any]:
+def audit_json(report: AuditReport) -> JsonObject:
     """What ``AUDIT.json`` holds, and a release quotes: no path, only the sheets' names."""
     domain, _, rest = report.sample.partition("@")
     build_id, _, rest = rest.partition(" seed ")

@@ -11,6 +11,7 @@ import polars as pl
 import yaml
 from polars.datatypes import DataTypeClass
 
+from kgforge.core.jsonio import JsonObject
 from kgforge.release.licences import LicenceChoice
 from kgforge.release.turns import COLUMN_DOCS, SCHEMA
 
@@ -46,7 +47,7 @@ class CardInput:
     notes: tuple[str, ...]
 
 
-def header(card: CardInput) -> dict[str, Any]:
+def header(card: CardInput) -> JsonObject:
     """The card's YAML metadata (the Hub's dataset card fields)."""
     turns = sum(s[2] for s in card.splits)
     data: dict[str, Any] = {"pretty_name": card.name, "license": card.licence.hub_id}

@@ -14,6 +14,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from kgforge.core.jsonio import JsonObject
 from kgforge.release.turns import COLUMN_DOCS
 
 CONFORMS_TO = "http://mlcommons.org/croissant/1.1"
@@ -111,7 +112,7 @@ class CroissantInput:
     rai: dict[str, Any]  # rai:… property -> text or list of texts
 
 
-def croissant(made: CroissantInput) -> dict[str, Any]:
+def croissant(made: CroissantInput) -> JsonObject:
     """The JSON-LD document of the release described by ``made``."""
     distribution: list[dict[str, Any]] = [
         {

@@ -20,6 +20,7 @@ from kgforge.core.checks import choice, whole
 from kgforge.core.errors import ArgumentError, InputError
 from kgforge.core.files import atomic_path, sha256_file, write_json_atomic, write_text_atomic
 from kgforge.core.gc_pause import paused_gc
+from kgforge.core.jsonio import JsonObject
 from kgforge.core.limits import read_whole_text
 from kgforge.core.records import Record
 from kgforge.core.version import __version__
@@ -154,7 +155,7 @@ def _check_options(options: ReleaseOptions) -> None:
         raise ArgumentError("--llm-model", "name the language model that wrote the dialogues (--origin llm)")
 
 
-def read_audit(path: Path, domain: str) -> dict[str, Any]:
+def read_audit(path: Path, domain: str) -> JsonObject:
     """An ``AUDIT.json`` of ``kgforge audit import`` of this domain."""
     if not Path(path).exists():
         raise InputError(f"{path}: no such file")

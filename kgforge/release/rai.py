@@ -7,6 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from kgforge.core.jsonio import JsonObject
 from kgforge.corpus.card import SourceLine
 from kgforge.release.croissant import AUTHOR_FIELDS, TODO, rai_todo
 
@@ -53,7 +54,7 @@ def _dialogues_from(made: RaiInput) -> tuple[str, str]:
     return f"taken from a released dataset in the {made.layout_kind} layout", "Secondary Data analysis"
 
 
-def rai_fields(made: RaiInput) -> dict[str, Any]:
+def rai_fields(made: RaiInput) -> JsonObject:
     dialogues, dialogue_type = _dialogues_from(made)
     sources = "; ".join(f"{s.graph} ({s.kind}, {_how_read(s.kind)}; licence {s.licence})" for s in made.sources)
     grounder = f"kgforge {made.kgforge_version} grounder (kgforge ground --format {made.grounder})"

@@ -20,6 +20,7 @@ from __future__ import annotations
 import os
 import sys
 from collections import OrderedDict
+from dataclasses import asdict, dataclass
 from typing import Any, overload
 
 import pyoxigraph as ox
@@ -138,8 +139,9 @@ class Worker:
                 substitutions={ox.Variable(k): decode_term(v) for k, v in request.get("bindings", {}).items()},
             )
             if request["kind"] == "rows":
-                return ("ok", rows(result, request["max_rows"]))
-            return ("ok", serialized(result, request, request["max_rows"]))
+                return ("ok", _rows(result, request["max_rows"]))
+            # plain data over the pipe: the worker runs as __main__, where the server cannot unpickle its classes
+            return ("ok", asdict(serialized(result, request, request["max_rows"])))
         except NotAcceptable as exc:
             return ("error", 406, str(exc))
         except RowLimit:
@@ -164,7 +166,7 @@ class Worker:
             return ("error", 400, f"{type(exc).__name__}: {exc}")
 
 
-def rows(result: ox.QuerySolutions | ox.QueryBoolean | ox.QueryTriples, max_rows: int) -> dict[str, Any]:
+def _rows(result: ox.QuerySolutions | ox.QueryBoolean | ox.QueryTriples, max_rows: int) -> dict[str, Any]:
     """A SELECT result as encoded rows (for the explorer's pages), at most ``max_rows``."""
     if not isinstance(result, ox.QuerySolutions):
         raise TypeError("the explorer runs SELECT queries only")
@@ -177,16 +179,26 @@ def rows(result: ox.QuerySolutions | ox.QueryBoolean | ox.QueryTriples, max_rows
     return {"variables": variables, "rows": out}
 
 
+@dataclass(frozen=True)
+class Serialized:
+    """A query's result as the endpoint sends it: the query form, the format, its bytes, and its row count."""
+
+    form: str  # select, ask or graph (CONSTRUCT/DESCRIBE)
+    format: str  # a key of RESULTS_FORMATS or GRAPH_FORMATS
+    body: bytes
+    rows: int  # solutions, or triples of a graph (1 for ASK)
+
+
 def serialized(
     result: ox.QuerySolutions | ox.QueryBoolean | ox.QueryTriples, request: dict[str, Any], max_rows: int
-) -> dict[str, Any]:
+) -> Serialized:
     """The result in the format the client asked for, written by pyoxigraph's own serialisers.
 
     Rows are counted in pyoxigraph's TSV (or N-Triples) output as it is written; a result within the
     limit is then parsed back and written in the requested format when that is another one."""
     if isinstance(result, ox.QueryBoolean):
         fmt = _format(request, "results_format", "ASK")
-        return {"form": "ask", "format": fmt, "body": result.serialize(format=RESULTS_FORMATS[fmt]), "rows": 1}
+        return Serialized("ask", fmt, _returned(result.serialize(format=RESULTS_FORMATS[fmt])), 1)
     if isinstance(result, ox.QuerySolutions):
         fmt = _format(request, "results_format", "SELECT")
         budget = LineBudget(max_rows + 1)  # the header line, then one line per solution
@@ -195,7 +207,7 @@ def serialized(
         if fmt != "tsv":
             parsed = ox.parse_query_results(body, format=ox.QueryResultsFormat.TSV)
             body = _returned(parsed.serialize(format=RESULTS_FORMATS[fmt]))
-        return {"form": "select", "format": fmt, "body": body, "rows": budget.lines - 1}
+        return Serialized("select", fmt, body, budget.lines - 1)
     fmt = _format(request, "graph_format", "CONSTRUCT/DESCRIBE")
     budget = LineBudget(max_rows)
     result.serialize(budget, format=ox.RdfFormat.N_TRIPLES)  # type: ignore[arg-type]  # see LineBudget
@@ -208,7 +220,7 @@ def serialized(
                 prefixes=request.get("output_prefixes") if fmt == "turtle" else None,
             )
         )
-    return {"form": "graph", "format": fmt, "body": body, "rows": budget.lines}
+    return Serialized("graph", fmt, body, budget.lines)
 
 
 def _returned(data: bytes | None) -> bytes:

@@ -96,15 +96,15 @@ def import_crawl(ctx: ImportContext) -> None:
                 ctx.counts["dropped by clean-up"] += 1
         records += result.records
     merged = merge(records, options.english_min_sites)
-    write_json_atomic(root / "raw" / "crawl" / NAMES_REPORT, merged.report())
+    report = merged.report()
+    write_json_atomic(root / "raw" / "crawl" / NAMES_REPORT, report.as_dict())
     for record in records:
         if record.site == site:
             _emit(ctx, spec, record, merged)
             ctx.accept()
-    report = merged.report()
-    ctx.counts["english names accepted"] = len(report["english_accepted"])
-    ctx.counts["english names unresolved"] = len(report["english_unresolved"])
-    ctx.counts["entities merged across sites"] = len(report["merged_across_sites"])
+    ctx.counts["english names accepted"] = len(report.english_accepted)
+    ctx.counts["english names unresolved"] = len(report.english_unresolved)
+    ctx.counts["entities merged across sites"] = len(report.merged_across_sites)
 
 
 def _refuse_crawl_elsewhere(root: Path, site: str) -> None:

@@ -16,7 +16,7 @@ from typing import Any
 from kgforge.core.jsonio import iter_json_lines
 from kgforge.core.quads import XSD
 from kgforge.sources.importer import ImportContext, parsed_records, register
-from kgforge.sources.records import Cell, GenericFacts, iri_in, record_settings
+from kgforge.sources.records import Cell, GenericFacts, RecordsOptions, iri_in, record_settings
 
 
 @register(
@@ -26,7 +26,7 @@ from kgforge.sources.records import Cell, GenericFacts, iri_in, record_settings
 )
 def import_jsonl(ctx: ImportContext) -> None:
     facts = GenericFacts(ctx)
-    settings: dict[str, Any] | None = None
+    settings: RecordsOptions | None = None
     schema = ctx.schema
     for location, record in parsed_records(ctx, iter_json_lines(ctx.path)):
         if not isinstance(record.value, dict):
@@ -34,8 +34,8 @@ def import_jsonl(ctx: ImportContext) -> None:
             continue
         keys = list(record.value)
         settings = settings or record_settings(ctx, keys)
-        id_key, label_key, alias_key = settings["id"], settings["label"], settings["aliases"]
-        labels = settings["labels"]
+        id_key, label_key, alias_key = settings.id, settings.label, settings.aliases
+        labels = settings.labels
         try:
             cells = [
                 (schema.relation_for_iri(iri_in(key)) if iri_in(key) else schema.relation_for(key), cell)

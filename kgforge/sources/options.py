@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from kgforge.core.errors import ArgumentError, SchemaError
+from kgforge.core.jsonio import JsonObject
 from kgforge.core.registry import closest
 
 T = TypeVar("T")
@@ -67,10 +68,10 @@ def option_names(cls: type) -> list[str]:
     return list(option_types(cls))
 
 
-def option_types(cls: type) -> dict[str, Any]:
+def option_types(cls: type) -> dict[str, object]:
     """Each key a table for ``cls`` may hold → the type its value must have."""
     hints = _hints(cls)
-    types_: dict[str, Any] = {}
+    types_: dict[str, object] = {}
     for f in dataclasses.fields(cls):
         if f.metadata.get("flat"):
             types_.update(option_types(hints[f.name]))
@@ -79,7 +80,7 @@ def option_types(cls: type) -> dict[str, Any]:
     return types_
 
 
-def options_dict(record: Any) -> dict[str, Any]:
+def options_dict(record: Any) -> JsonObject:
     """The table :func:`read_options` would read ``record`` back from (tuples as lists, as TOML writes them)."""
     table: dict[str, Any] = {}
     for f in dataclasses.fields(record):

@@ -20,7 +20,7 @@ the file gives its rows, so the same input writes the same bytes.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 from kgforge.core.errors import SchemaError
@@ -91,27 +91,23 @@ class RecordsOptions:
     label column with a language suffix (``name_en``, ``label-zh``, ``title_ja``) and 英文名/中文名."""
 
 
-def record_settings(ctx: ImportContext, keys: list[str]) -> dict[str, Any]:
+def record_settings(ctx: ImportContext, keys: list[str]) -> RecordsOptions:
     """The id, label and alias keys and the separator of multi-valued cells, from the source's options, the
-    schema's ``[options.records]``, or (for what neither says) the usual names; written back into
-    ``ctx.options`` so that `kgforge init` can show what was used."""
+    schema's ``[options.records]``, or (for what neither says) the usual names, resolved against ``keys``;
+    written back into ``ctx.options`` so that `kgforge init` can show what was used."""
     configured = ctx.settings("records", RecordsOptions)
     id_key = pick_key(keys, ID_KEYS, configured.id)
     label_key = pick_key(keys, LABEL_KEYS, configured.label)
     if label_key is None and not configured.label:
         label_key = next((k for k in keys if k != id_key), None)
-    settings = {
-        "id": id_key,
-        "label": label_key,
-        "aliases": pick_key(keys, ALIAS_KEYS, configured.aliases),
-        "separator": configured.separator,
-    }
-    labels = dict(configured.labels) or language_label_keys(keys, (id_key, label_key, settings["aliases"]))
+    aliases = pick_key(keys, ALIAS_KEYS, configured.aliases)
+    labels = dict(configured.labels) or language_label_keys(keys, (id_key, label_key, aliases))
     try:
-        settings["labels"] = {key: check_lang(lang) for key, lang in labels.items()}
+        checked = {key: check_lang(lang) for key, lang in labels.items()}
     except ValueError as exc:
         raise SchemaError(f"{ctx.schema.path}: [options.records] labels: {exc}") from None
-    ctx.options.update({k: v for k, v in settings.items() if v})
+    settings = RecordsOptions(id_key, label_key, aliases, configured.separator, checked)
+    ctx.options.update({f.name: getattr(settings, f.name) for f in fields(settings) if getattr(settings, f.name)})
     return settings
 
 

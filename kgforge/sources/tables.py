@@ -192,9 +192,9 @@ def _lang_or_datatype(extra: str) -> tuple[str | None, str | None]:
 
 def _entity_row(ctx: ImportContext, columns: list[str], header_line: int):
     settings = record_settings(ctx, columns)
-    id_key, label_key, alias_key, separator = (settings[k] for k in ("id", "label", "aliases", "separator"))
+    id_key, label_key, alias_key, separator = settings.id, settings.label, settings.aliases, settings.separator
     schema = ctx.schema
-    labels = settings["labels"]
+    labels = settings.labels
     relations = {}
     for column in columns:
         if column in (id_key, label_key, alias_key) or column in labels:

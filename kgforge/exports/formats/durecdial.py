@@ -32,6 +32,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from kgforge.core.jsonio import JsonObject
 from kgforge.core.scripts import has_cjk, is_cjk_language
 from kgforge.exports.formats._shape import knowledge_gold, line_breaks_problem, session_or_samples
 from kgforge.exports.labels import Labels, Render
@@ -318,7 +319,7 @@ def release_problems(record: dict[str, Any], layout: Layout) -> list[str]:
     return problems + ([breaks] if breaks else [])
 
 
-def as_lic2020(record: dict[str, Any]) -> dict[str, Any]:
+def as_lic2020(record: dict[str, Any]) -> JsonObject:
     """An ACL 2020 or DuRecDial 2.0 session under the LIC-2020 competition's keys (the same content:
     the goal string, the session's triples, profile, situation and conversation)."""
     return {
@@ -330,7 +331,7 @@ def as_lic2020(record: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def goal_profile(dialogue: Dialogue, labels: Labels) -> dict[str, Any]:
+def goal_profile(dialogue: Dialogue, labels: Labels) -> JsonObject:
     """A goal's user profile in the export's language: ``profile`` (DuRecDial's Chinese keys), or in an English
     export ``profile_en`` (``kgforge goals`` gives both), each entity it could only give its Chinese name
     (``profile_entities`` says which) named by the export's labels. What stays in Chinese is the export's

@@ -12,6 +12,7 @@ from typing import Any
 
 import polars as pl
 
+from kgforge.core.jsonio import JsonObject
 from kgforge.exports.labels import Render
 from kgforge.exports.model import Dialogue, TripleShape
 from kgforge.exports.registry import Format, Layout, register
@@ -21,7 +22,7 @@ GENERIC = "dialogue_id, goal_id, build_id, topics, goal, path and triples with I
 TRIPLE_KEYS = ("s", "p", "o", "o_is_entity", "s_label", "p_label", "o_label", "role", "graph")
 
 
-def generic_record(dialogue: Dialogue, render: Render) -> dict[str, Any]:
+def generic_record(dialogue: Dialogue, render: Render) -> JsonObject:
     def triple(t: dict[str, Any]) -> dict[str, Any]:
         return {k: t.get(k) for k in TRIPLE_KEYS}
 
@@ -59,7 +60,7 @@ class Generic(Format):
 
     dialogue_records = goal_records
 
-    def dataset_record(self, record: dict[str, Any]) -> dict[str, Any]:
+    def dataset_record(self, record: dict[str, Any]) -> JsonObject:
         return json.loads(record["source"]["record"])
 
 

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from kgforge.core.errors import InputError
+from kgforge.core.jsonio import JsonObject
 from kgforge.sources.importer import ImportContext
 from kgforge.sources.matching import Named, link
 from kgforge.sources.options import FLAT
@@ -100,7 +101,7 @@ def import_passes(
     ctx.counts["resumed_from_byte"] = extract.resumed_from
 
 
-def engine_record(passes: dict[str, PassResult]) -> dict[str, Any]:
+def engine_record(passes: dict[str, PassResult]) -> JsonObject:
     """What the manifest says of the engine: its name, nodes and workers (the last pass's run), and each
     pass's shards with their producers (the ray engine), under the names ``passes`` gives them."""
     last = list(passes.values())[-1].engine

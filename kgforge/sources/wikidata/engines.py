@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from kgforge.core.errors import ArgumentError, KgforgeError
+from kgforge.core.jsonio import JsonObject
 from kgforge.core.registry import Registry
 from kgforge.sources.wikidata.framing import DumpReader
 from kgforge.sources.wikidata.pipeline import BatchResult, PassSpec, run_pass
@@ -41,7 +42,7 @@ class Engine(Protocol):
     def checkpointed(self, done: bool) -> None:
         """The pass made everything handed out so far durable (``done``: the pass is finished)."""
 
-    def report(self) -> dict[str, Any]:
+    def report(self) -> JsonObject:
         """What the manifest records: the engine, its node count, the shards and who produced them."""
 
 
@@ -66,7 +67,7 @@ class LocalEngine:
     def checkpointed(self, done: bool) -> None:
         pass
 
-    def report(self) -> dict[str, Any]:
+    def report(self) -> JsonObject:
         return {"engine": self.name, "nodes": 1, "workers": self.workers, "host": socket.gethostname()}
 
 

@@ -139,7 +139,7 @@ class WikidataConfig:
             plan = self._plans[pid] = (upper, self.direct_predicate(upper)) if self.wants(upper) else None
         return plan  # type: ignore[return-value]
 
-    def settings(self) -> dict[str, Any]:
+    def as_dict(self) -> dict[str, Any]:
         """Every setting (not the cache), for keys that must change when the output would."""
         return {f.name: getattr(self, f.name) for f in fields(self) if f.init}
 

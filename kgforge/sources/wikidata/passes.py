@@ -118,7 +118,7 @@ def pass_key(dump: Path, spec: PassSpec) -> str:
         "size": stat.st_size,
         "mtime": stat.st_mtime_ns,
         "mode": spec.mode,
-        "cfg": repr(sorted(spec.cfg.settings().items())),
+        "cfg": repr(sorted(spec.cfg.as_dict().items())),
         "wanted": wanted,
     }
     return hashlib.sha1(json.dumps(settings, sort_keys=True).encode()).hexdigest()[:16]

@@ -137,8 +137,8 @@ BatchParser = Callable[["Batch", "PassSpec", Any, int, int, "BatchResult"], list
 class PassConfig(Protocol):
     """What a pass's parser reads its lines with (:class:`WikidataConfig`, or another format's settings)."""
 
-    def settings(self) -> dict[str, Any]:
-        """Every setting that changes the pass's output (it goes into the pass's key)."""
+    def as_dict(self) -> dict[str, Any]:
+        """Every setting that changes the pass's output, by name (it goes into the pass's key)."""
 
 
 @dataclass

@@ -49,6 +49,7 @@ from typing import Any
 
 from kgforge.core.errors import KgforgeError
 from kgforge.core.files import write_bytes_atomic, write_json_atomic
+from kgforge.core.jsonio import JsonObject
 from kgforge.core.lifeline import children, reap_descendants_when_gone
 from kgforge.sources.wikidata.engines import (
     DEFAULT_SHARD_BYTES,
@@ -93,7 +94,7 @@ class ShardFiles:
     def data(self) -> Path:
         return self.folder / f"{self.stem}.data"
 
-    def finished(self) -> dict[str, Any] | None:
+    def finished(self) -> JsonObject | None:
         """The meta of a shard finished earlier, if its journal is whole (nothing is fsynced per shard: after
         a crash of the machine a journal may be short, and the shard is then parsed again)."""
         try:
@@ -103,7 +104,7 @@ class ShardFiles:
             return None
         return meta if whole else None
 
-    def claim(self) -> dict[str, Any]:
+    def claim(self) -> JsonObject:
         """Record this attempt (who runs it) and return the producer: node, host, pid, attempt number."""
         producer = {"node": _node_id(), "host": socket.gethostname(), "pid": os.getpid()}
         with open(self.attempts, "a", encoding="utf-8") as out:
@@ -112,7 +113,7 @@ class ShardFiles:
             producer["attempt"] = sum(1 for _ in attempts)
         return producer
 
-    def write(self, batch: Batch, result: BatchResult, producer: dict[str, Any]) -> dict[str, Any]:
+    def write(self, batch: Batch, result: BatchResult, producer: dict[str, Any]) -> JsonObject:
         write_bytes_atomic(self.journal, result.journal, durable=False)
         meta = {
             "offset": self.offset,
@@ -152,7 +153,7 @@ def _node_id() -> str:
 
 def parse_shard(
     batch: Batch, spec: PassSpec, folder: str, source: str | None = None, seek_index: str | None = None
-) -> dict[str, Any]:
+) -> JsonObject:
     """The Ray task: parse one shard and write its files; returns its meta. The shard comes without its bytes:
     with ``source`` the task reads its byte range of the dump itself (of a compressed dump's decompressed
     stream through ``seek_index``), else it maps the file the reading process staged them in."""
@@ -449,7 +450,7 @@ class RayEngine:
         if done and self._folder is not None:
             shutil.rmtree(self._folder, ignore_errors=True)  # shards of another --shard-bytes, if any
 
-    def report(self) -> dict[str, Any]:
+    def report(self) -> JsonObject:
         return {
             "engine": self.name,
             "nodes": self.nodes,

@@ -67,7 +67,7 @@ class XloreConfig:
         lines = head(path, base)
         return cls(False, lines.base, tuple(sorted(lines.prefixes.items())), **settings)
 
-    def settings(self) -> dict[str, Any]:
+    def as_dict(self) -> dict[str, Any]:
         return {f.name: getattr(self, f.name) for f in fields(self) if f.init}
 
     @cached_property
