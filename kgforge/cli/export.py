@@ -33,7 +33,7 @@ from kgforge.cli._app import (
 FORMATS = registry("export format")
 
 
-def formats() -> dict[str, Any]:
+def _formats() -> dict[str, Any]:
     """Every export format (a ``kgforge.exports.registry.Format``) by its name, sorted: the registry's."""
     return {entry.name: entry.obj for entry in FORMATS}
 
@@ -47,13 +47,13 @@ def _goal_layouts() -> str:
     the registered formats, so a plug-in's format is listed too)."""
     return "; ".join(
         f"{name}: {', '.join(lay.name for lay in fmt.layouts if not lay.needs_conversation)}"
-        for name, fmt in formats().items()
+        for name, fmt in _formats().items()
         if len(fmt.layouts) > 1 and any(not lay.needs_conversation for lay in fmt.layouts)
     )
 
 
 def _cut_layouts() -> str:
-    return ", ".join(dict.fromkeys(lay.name for fmt in formats().values() for lay in fmt.layouts if lay.cut_from))
+    return ", ".join(dict.fromkeys(lay.name for fmt in _formats().values() for lay in fmt.layouts if lay.cut_from))
 
 
 # The options of `kgforge export`, in the order --help lists them (the command's signature keeps it).
@@ -341,7 +341,7 @@ def export_formats_command(json_out: JsonOption = False) -> None:
                 for layout in fmt.layouts
             ],
         }
-        for name, fmt in formats().items()
+        for name, fmt in _formats().items()
     }
     if json_out:
         emit_json(listing)

@@ -26,11 +26,11 @@ import time
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from kgforge.collect.records import CollectError, GoalView
 from kgforge.collect.styles import STYLES, facts_of
 from kgforge.core.files import sha256_file
+from kgforge.core.jsonio import JsonObject
 from kgforge.core.output import OutputFile, output_dir, safe_output_path
 
 SETTINGS, VIEWS, REFUSED = "collection.json", "goals.view.jsonl", "refused.jsonl"
@@ -53,7 +53,7 @@ class Settings:
     created: str
     version: int = VERSION
 
-    def as_json(self) -> dict[str, Any]:
+    def as_json(self) -> JsonObject:
         return dict(vars(self))
 
 

@@ -27,6 +27,7 @@ from typing import Any
 
 from kgforge.collect.records import Collected, Fact, GoalView
 from kgforge.core.datasets import room_parts
+from kgforge.core.jsonio import JsonObject
 from kgforge.core.registry import Registry, instances_of
 from kgforge.core.text import normalise_label
 from kgforge.goals.record import Goal
@@ -86,7 +87,7 @@ def facts_of(triples: Iterable[Any]) -> tuple[Fact, ...]:
     return tuple(Fact(f"f{i}", str(h), str(r), str(t)) for i, (h, r, t) in enumerate(triples))
 
 
-def meta(view: GoalView, session: Collected) -> dict[str, Any]:
+def meta(view: GoalView, session: Collected) -> JsonObject:
     """What every exported session carries beside the dataset's own fields: who (pseudonymous worker ids),
     when (seconds from the session's start), the automatic checks and each turn's verdict."""
     return {

@@ -73,8 +73,9 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import lru_cache, partial
 from math import log1p
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
+from kgforge.core.jsonio import JsonObject
 from kgforge.grounding.choice import Choice, Stage, probability
 from kgforge.grounding.facts import EntityValues, Fact, MessageGrams
 from kgforge.grounding.index import FactTable, GroundingIndex, strip_qualifier
@@ -1297,7 +1298,7 @@ def jieba_cuts(index: GroundingIndex, message: str) -> set[int]:
     return index.segmenter.cut_positions(message)
 
 
-def as_claim(index: GroundingIndex, claim: Claim) -> dict[str, Any]:
+def as_claim(index: GroundingIndex, claim: Claim) -> JsonObject:
     """A claim as grounded files write it (``name``: the subject's label)."""
     return {
         "name": index.label(claim.subject),

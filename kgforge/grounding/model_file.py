@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from kgforge.core.errors import InputError
+from kgforge.core.jsonio import JsonObject
 from kgforge.core.limits import read_whole_text
 from kgforge.grounding.choice import CLAIM_FEATURES, TEXT_FEATURES, VALUE_FEATURES, Choice, Stage
 
@@ -93,7 +94,7 @@ def checksum(document: dict[str, Any]) -> str:
     return "sha256:" + hashlib.sha256(encoded).hexdigest()
 
 
-def model_document(stages: dict[str, tuple[list[float], float, float]], trained: dict[str, Any]) -> dict[str, Any]:
+def model_document(stages: dict[str, tuple[list[float], float, float]], trained: dict[str, Any]) -> JsonObject:
     """A model file's content: ``stages`` (``values``, ``texts``: weights, bias, threshold, rounded to six
     decimals so that the same training gives the same bytes) and how it was ``trained``."""
     document: dict[str, Any] = {"format": FORMAT, "version": VERSION}

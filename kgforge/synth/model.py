@@ -6,6 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from kgforge.core.jsonio import JsonObject
+
 VERDICTS = ("supported", "contradicted", "unsupported", "chitchat")
 FAILING = frozenset({"contradicted", "unsupported"})
 
@@ -19,7 +21,7 @@ class Turn:
     text: str
     goal: int | None = None
 
-    def as_reply(self) -> dict[str, Any]:
+    def as_reply(self) -> JsonObject:
         """The turn as the model wrote it in its reply (``{"speaker", "text"[, "goal"]}``)."""
         return {"speaker": self.speaker, "text": self.text} | ({} if self.goal is None else {"goal": self.goal})
 

@@ -17,6 +17,7 @@ from kgforge.collect.styles import (
     facts_of,
     meta,
 )
+from kgforge.core.jsonio import JsonObject
 from kgforge.core.text import Segmenter, normalise_label
 from kgforge.datasets.kdconv.collect import KDCONV
 from kgforge.goals.record import Goal
@@ -35,7 +36,7 @@ def duconv_segmenter(views: Sequence[GoalView]) -> Segmenter:
     return Segmenter(normalise_label(name) for name in names | {t for view in views for t in view.topics})
 
 
-def duconv_session(view: GoalView, session: Collected, segment: Segmenter) -> dict[str, Any]:
+def duconv_session(view: GoalView, session: Collected, segment: Segmenter) -> JsonObject:
     """A DuConv train/dev session (``duconv-session``): the goal and knowledge as prepared, the conversation
     word-segmented as DuConv writes it (the knowledge's names kept whole), and ``knowledge_per_turn``: the
     facts the worker clicked for each turn (``[]`` for none), the per-turn gold knowledge."""

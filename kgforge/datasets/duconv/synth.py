@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from kgforge.core.jsonio import JsonObject
 from kgforge.exports.labels import Render
 from kgforge.exports.model import Dialogue
 from kgforge.exports.registry import format_named
@@ -24,7 +25,7 @@ def goal_fields(material: GoalMaterial, dialogue: Dialogue, goal: Goal, render: 
     material.fields["goal"] = fmt.goal_records(dialogue, fmt.layout("sample"), render)[0]["goal"]
 
 
-def prompt_values(material: GoalMaterial) -> dict[str, Any]:
+def prompt_values(material: GoalMaterial) -> dict[str, str | int]:
     return {
         "topic_a": material.topic_names[0],
         "topic_b": material.topic_names[-1],
@@ -42,7 +43,7 @@ def reached(material: GoalMaterial, turns: list[Turn]) -> str | None:
     return not_in_order(material.topic_names, [t.text for t in turns])
 
 
-def record(material: GoalMaterial, turns: list[Turn], checks: list[TurnCheck], layout: str) -> dict[str, Any]:
+def record(material: GoalMaterial, turns: list[Turn], checks: list[TurnCheck], layout: str) -> JsonObject:
     return {
         "goal": material.fields["goal"],
         "knowledge": material.knowledge,

@@ -20,6 +20,7 @@ from kgforge.collect.styles import (
     facts_of,
     meta,
 )
+from kgforge.core.jsonio import JsonObject
 from kgforge.datasets.kdconv.collect import KDCONV
 from kgforge.goals.record import Goal
 
@@ -39,7 +40,7 @@ def durecdial_view(goal: Goal, record: Mapping[str, Any]) -> GoalView:
     return GoalView(goal.goal_id, topics, lines, facts_of(record["knowledge"]), record, profile, situation, steps)
 
 
-def durecdial_session(view: GoalView, session: Collected, _: Any = None) -> dict[str, Any]:
+def durecdial_session(view: GoalView, session: Collected, _: Any = None) -> JsonObject:
     """A DuRecDial 2.0 session (``durecdial2``) with per-utterance knowledge: one entry per utterance, the
     list of triples clicked for it (``[]`` for none); ``goal_type_list`` and ``goal_topic_list`` per
     utterance; the utterance that opens goal step k starts with ``[k]``, as DuRecDial's conversations do."""

@@ -12,6 +12,7 @@ import json
 import re
 from typing import Any
 
+from kgforge.core.jsonio import JsonObject
 from kgforge.exports.formats.durecdial import sequence_steps, situation_text
 from kgforge.exports.labels import Render
 from kgforge.exports.model import Dialogue
@@ -50,7 +51,7 @@ def _goal_string(steps: list[dict[str, Any]], english: bool) -> str:
     return "-->".join(one(i, step) for i, step in enumerate(steps, start=1))
 
 
-def prompt_values(material: GoalMaterial) -> dict[str, Any]:
+def prompt_values(material: GoalMaterial) -> dict[str, str | int]:
     return {
         "goal": material.fields["goal"],
         "opener": opener(material),
@@ -80,7 +81,7 @@ def reached(material: GoalMaterial, turns: list[Turn]) -> str | None:
     return None
 
 
-def record(material: GoalMaterial, turns: list[Turn], checks: list[TurnCheck], layout: str) -> dict[str, Any]:
+def record(material: GoalMaterial, turns: list[Turn], checks: list[TurnCheck], layout: str) -> JsonObject:
     prefixes = [
         f"[{t.goal}]" if t.goal and (i == 0 or turns[i - 1].goal != t.goal) else "" for i, t in enumerate(turns)
     ]

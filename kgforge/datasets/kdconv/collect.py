@@ -18,6 +18,7 @@ from kgforge.collect.styles import (
     facts_of,
     meta,
 )
+from kgforge.core.jsonio import JsonObject
 from kgforge.core.text import normalise_label
 from kgforge.goals.record import Goal
 
@@ -30,7 +31,7 @@ def kdconv_view(goal: Goal, record: Mapping[str, Any]) -> GoalView:
     return GoalView(goal.goal_id, tuple(t["label"] for t in record["topics"]), lines, facts_of(triples), record)
 
 
-def kdconv_dialogue(view: GoalView, session: Collected, _: Any = None) -> dict[str, Any]:
+def kdconv_dialogue(view: GoalView, session: Collected, _: Any = None) -> JsonObject:
     """A KdConv dialogue (``kdconv``): ``name`` the first topic, one message a turn with the clicked facts as
     its gold ``attrs`` (left out on a message without any, as KdConv does). Labels lose DuConv's word
     segmentation, which KdConv's text does not have."""

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from kgforge.core.jsonio import JsonObject
 from kgforge.exports.labels import Render
 from kgforge.exports.model import Dialogue
 from kgforge.goals.record import Goal
@@ -22,7 +23,7 @@ def goal_fields(material: GoalMaterial, dialogue: Dialogue, goal: Goal, render: 
     material.fields["name"] = material.topic_labels[0]
 
 
-def prompt_values(material: GoalMaterial) -> dict[str, Any]:
+def prompt_values(material: GoalMaterial) -> dict[str, str | int]:
     return {"goal": " → ".join(material.topic_labels), "turns": 4 + 4 * len(material.topics)}
 
 
@@ -35,7 +36,7 @@ def reached(material: GoalMaterial, turns: list[Turn]) -> str | None:
     return not_in_order(material.topic_names, [t.text for t in turns])
 
 
-def record(material: GoalMaterial, turns: list[Turn], checks: list[TurnCheck], layout: str) -> dict[str, Any]:
+def record(material: GoalMaterial, turns: list[Turn], checks: list[TurnCheck], layout: str) -> JsonObject:
     messages = []
     for turn, check in zip(turns, checks, strict=True):
         attrs = [{"name": f.labels[0], "attrname": f.labels[1], "attrvalue": f.labels[2]} for f in check.facts]
