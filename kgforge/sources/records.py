@@ -100,7 +100,7 @@ def record_settings(ctx: ImportContext, keys: list[str]) -> dict[str, Any]:
     label_key = pick_key(keys, LABEL_KEYS, configured.label)
     if label_key is None and not configured.label:
         label_key = next((k for k in keys if k != id_key), None)
-    settings = {
+    settings: dict[str, Any] = {
         "id": id_key,
         "label": label_key,
         "aliases": pick_key(keys, ALIAS_KEYS, configured.aliases),
