@@ -40,6 +40,8 @@ def session_triples(value: dict[str, Any]) -> list[Any]:
     knowledge = value.get("knowledge", value.get("kg"))
     per_entry = _per_entry(knowledge)
     if per_entry is None:
+        if knowledge is None:  # the TypeError list(None) raised, saying what is missing
+            raise TypeError("a DuRecDial session needs 'knowledge' (or 'kg'): see session_problem")
         return list(knowledge)
     seen: dict[tuple[str, ...], Any] = {}
     for triples in per_entry:

@@ -15,7 +15,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from kgforge.core.datasets import room_parts
 from kgforge.core.errors import KgforgeError
@@ -26,7 +26,10 @@ from kgforge.core.registry import Entry, Registry
 from kgforge.core.schema import Relation, Schema, SourceSpec
 from kgforge.sources.options import read_options
 
-T = TypeVar("T")
+if TYPE_CHECKING:
+    from _typeshed import DataclassInstance
+
+T = TypeVar("T", bound="DataclassInstance")  # an options dataclass (kgforge.sources.options)
 
 
 @dataclass
@@ -178,10 +181,10 @@ def sample_source(text: str) -> SourceSpec:
             raise KgforgeError(f"--from expects FILE or KIND:FILE (e.g. csv:films.csv), got {text!r}")
         return SourceSpec(kind=kind, path=path)
     suffixes = [s.lower() for s in Path(text).suffixes if s.lower() not in (".gz", ".bz2")]
-    kind = kind_for_suffix(suffixes[-1]) if suffixes else None
-    if kind is None:
+    found = kind_for_suffix(suffixes[-1]) if suffixes else None
+    if found is None:
         raise KgforgeError(
             f"cannot tell the kind of {text!r} from its extension: write KIND:{text} "
             f"(kinds: {', '.join(source_kinds())})"
         )
-    return SourceSpec(kind=kind, path=text)
+    return SourceSpec(kind=found, path=text)

@@ -38,7 +38,7 @@ def import_jsonl(ctx: ImportContext) -> None:
         labels = settings.labels
         try:
             cells = [
-                (schema.relation_for_iri(iri_in(key)) if iri_in(key) else schema.relation_for(key), cell)
+                (schema.relation_for_iri(iri) if (iri := iri_in(key)) else schema.relation_for(key), cell)
                 for key, value in record.value.items()
                 if key not in (id_key, label_key, alias_key) and key not in labels
                 for cell in json_cells(facts, value, key)

@@ -20,13 +20,16 @@ import types
 import typing
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from kgforge.core.errors import ArgumentError, SchemaError
 from kgforge.core.jsonio import JsonObject
 from kgforge.core.registry import closest
 
-T = TypeVar("T")
+if TYPE_CHECKING:
+    from _typeshed import DataclassInstance
+
+T = TypeVar("T", bound="DataclassInstance")  # an options table is read into a dataclass
 FLAT = {"flat": True}  # field metadata: this dataclass-typed field is read from the enclosing table
 
 

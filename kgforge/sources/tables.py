@@ -21,6 +21,7 @@ import io
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal
 
 from kgforge.core.errors import InputError
 from kgforge.core.limits import current, lines, record_too_large
@@ -92,10 +93,13 @@ def import_table(ctx: ImportContext, delimiter: str) -> None:
     facts.emit()
 
 
+_Quoting = Literal[0, 3]  # csv.QUOTE_MINIMAL or csv.QUOTE_NONE, as csv.reader's stub spells them
+
+
 def read_rows(path: Path, delimiter: str) -> Iterator[Row]:
     """The rows of ``path``, each decoded and split on its own (a quoted CSV cell may span lines); blank lines
     skipped."""
-    quoting = csv.QUOTE_MINIMAL if delimiter == "," else csv.QUOTE_NONE
+    quoting: _Quoting = csv.QUOTE_MINIMAL if delimiter == "," else csv.QUOTE_NONE
     pending: list[str] = []
     start_line = 0
     pending_size = 0  # bytes of the row being joined: a quoted cell never closed must not hold the file
@@ -152,7 +156,7 @@ def ends_in_quoted_cell(text: str, delimiter: str) -> bool:
     return quoted
 
 
-def _split(text: str, line: int, delimiter: str, quoting: int) -> Row:
+def _split(text: str, line: int, delimiter: str, quoting: _Quoting) -> Row:
     try:
         rows = list(csv.reader(io.StringIO(text), delimiter=delimiter, quoting=quoting, strict=True))
     except csv.Error as exc:

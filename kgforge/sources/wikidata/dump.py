@@ -180,8 +180,8 @@ def _seeds_by_name(
 
 def _record_expansion(ctx: ImportContext, expansion: Expansion, unmatched: list[str], state: Path) -> None:
     summary = expansion.summary()
-    for hop, size in enumerate(summary["per_hop"]):  # type: ignore[arg-type]
-        ctx.counts[f"hop_{hop}_entities"] = size
+    for hop, level in enumerate(expansion.levels):  # the summary's per_hop sizes
+        ctx.counts[f"hop_{hop}_entities"] = len(level)
     ctx.counts["selected_entities"] = len(expansion.entities)
     ctx.counts["fanout_capped_nodes"] = len(expansion.capped)
     summary["unmatched_seed_names"] = unmatched

@@ -220,8 +220,9 @@ def emit_terms(entity: dict, subject: str, cfg: WikidataConfig, out: EntityOutpu
         if cfg.descriptions:
             _pick_term(subject, SCHEMA_DESCRIPTION, descriptions, chain, out)
         tag = next((t for t in chain if isinstance(aliases.get(t), list) and aliases[t]), None)
-        for alias in aliases.get(tag, []) if tag else []:
-            _add_term(subject, SKOS_ALT_LABEL, alias, tag, out)
+        if tag:
+            for alias in aliases[tag]:
+                _add_term(subject, SKOS_ALT_LABEL, alias, tag, out)
 
 
 def _pick_term(subject: str, predicate: str, terms: dict, chain: tuple[str, ...], out: EntityOutput) -> None:
@@ -311,7 +312,7 @@ def _emit_statements(
         snak = statement.get("mainsnak")
         try:
             if type(snak) is dict and snak.get("snaktype", "value") == "value":  # the common case, inlined
-                value = map_value(snak.get("datavalue"), snak.get("datatype"))
+                value: Value | None = map_value(snak.get("datavalue"), snak.get("datatype"))
             else:
                 value = snak_value(snak, lambda: f"{qid}|{statement.get('id') or json.dumps(snak, sort_keys=True)}")
         except BadValue as exc:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import bz2
 import gzip
 import hashlib
+import io
 import json
 import shutil
 import subprocess
@@ -117,7 +118,7 @@ class DumpReader:
             return "rapidgzip"
         return self.tool[0] if self.tool else ("python-" + self.compression if self.compression != "plain" else "none")
 
-    def _open(self) -> IO[bytes]:
+    def _open(self) -> io.BufferedIOBase:
         if self.seek_index:
             stream: Any = IndexingStream(
                 self.path, self.compression, self.seek_index, self.start_offset, fallback=self._python_stream_at
@@ -132,14 +133,15 @@ class DumpReader:
         if self.compression != "plain":
             return PYTHON_OPENERS[self.compression](self.path, "rb")
         handle = open(self.path, "rb", buffering=1 << 20)
+        assert isinstance(handle, io.BufferedReader)  # "rb" with a buffer size opens one; the stub says BinaryIO
         handle.seek(self.start_offset)
         return handle
 
-    def _skip(self, stream: IO[bytes]) -> None:
+    def _skip(self, stream: io.BufferedIOBase) -> None:
         if self.compression != "plain" and self.start_offset and not self.seek_index:
             skip_to(stream, self.start_offset, self.path)
 
-    def _python_stream_at(self, offset: int) -> IO[bytes]:
+    def _python_stream_at(self, offset: int) -> io.BufferedIOBase:
         """The decompressed stream through Python's own module, read up to byte ``offset``."""
         stream = PYTHON_OPENERS[self.compression](self.path, "rb")
         skip_to(stream, offset, self.path)
@@ -161,7 +163,7 @@ class DumpReader:
         """
         return self._guarded(lambda stream: self._blocks(stream, size, align))
 
-    def _guarded(self, produce: Callable[[IO[bytes]], Iterator[_Item]]) -> Iterator[_Item]:
+    def _guarded(self, produce: Callable[[io.BufferedIOBase], Iterator[_Item]]) -> Iterator[_Item]:
         """Run ``produce`` over the opened stream; a stream that breaks off sets ``truncated``."""
         stream = self._open()
         finished = False
@@ -189,7 +191,7 @@ class DumpReader:
                 f"(line {self.line}) and is probably truncated; the entities before it were kept"
             )
 
-    def _lines(self, stream: IO[bytes]) -> Iterator[tuple[int, int, bytes]]:
+    def _lines(self, stream: io.BufferedIOBase) -> Iterator[tuple[int, int, bytes]]:
         for raw in stream:
             self.line += 1
             offset = self.offset
@@ -199,7 +201,7 @@ class DumpReader:
             yield self.line, offset, raw
 
     def _blocks(
-        self, stream: IO[bytes], size: int, align: Callable[[bytes], int] | None
+        self, stream: io.BufferedIOBase, size: int, align: Callable[[bytes], int] | None
     ) -> Iterator[tuple[int, int, bytes]]:
         pieces: list[bytes] = []
         held = 0
@@ -255,14 +257,15 @@ class DumpReader:
             self._stderr.close()
         if code != 0 and finished and self.truncated is None:
             detail = message.decode("utf-8", "replace").strip() or f"exit status {code}"
+            tool = self.tool[0] if self.tool else "the decompressor"  # a process runs only with a tool
             self.truncated = (
-                f"{self.path}: {self.tool[0]} failed ({detail}) after byte {self.offset} of the "
+                f"{self.path}: {tool} failed ({detail}) after byte {self.offset} of the "
                 f"decompressed dump (line {self.line}); the entities before it were kept"
             )
         self._proc = None
 
 
-def skip_to(stream: IO[bytes], offset: int, path: Path) -> None:
+def skip_to(stream: io.BufferedIOBase, offset: int, path: Path) -> None:
     """Read a decompressed stream at its start up to byte ``offset`` (no seeking in a compressed one)."""
     left = offset
     while left:

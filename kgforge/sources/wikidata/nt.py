@@ -102,7 +102,9 @@ def subject_boundary(block: bytes) -> int:
     return start
 
 
-def parse_nt_batch(batch: Batch, spec: PassSpec, buffer: Any, base: int, stop: int, result: BatchResult) -> list[str]:
+def parse_nt_batch(
+    batch: Batch, spec: PassSpec[WikidataConfig], buffer: Any, base: int, stop: int, result: BatchResult
+) -> list[str]:
     """Journal text of a batch of N-Triples lines: ``T``/``E`` lines (nt-extract) or ``I`` records (nt-index)."""
     parts: list[str] = []
     group: SubjectGroup | None = None
@@ -135,7 +137,7 @@ def parse_nt_batch(batch: Batch, spec: PassSpec, buffer: Any, base: int, stop: i
     return parts
 
 
-def render_group(group: SubjectGroup, spec: PassSpec, result: BatchResult) -> str:
+def render_group(group: SubjectGroup, spec: PassSpec[WikidataConfig], result: BatchResult) -> str:
     if spec.mode.endswith("index"):
         if not group.subject.startswith(WD):
             return ""

@@ -24,7 +24,7 @@ from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Generic, Protocol, TypeVar
 
 from kgforge.core.errors import KgforgeError
 from kgforge.core.gc_pause import paused_gc
@@ -35,13 +35,17 @@ from kgforge.sources.wikidata.entity import (
     BadEntity,
     EntityOutput,
     IndexRecord,
+    WikidataConfig,
     index_entity,
     process_entity,
 )
 from kgforge.sources.wikidata.framing import DumpReader, decode_entity, entity_spans
 
 BATCH_BYTES = 1 << 20
-_HANDLERS = {"extract": process_entity, "index": index_entity}
+_HANDLERS: dict[str, Callable[[Any, WikidataConfig], EntityOutput | IndexRecord]] = {
+    "extract": process_entity,
+    "index": index_entity,
+}
 _LEADING_ID = re.compile(rb'\{"type":"[a-z]+",(?:"datatype":"[a-z-]+",)?"id":"([A-Z][0-9]+)"')
 
 
@@ -141,10 +145,13 @@ class PassConfig(Protocol):
         """Every setting that changes the pass's output, by name (it goes into the pass's key)."""
 
 
+Config = TypeVar("Config", bound=PassConfig)
+
+
 @dataclass
-class PassSpec:
+class PassSpec(Generic[Config]):
     mode: str  # extract | index (JSON entity lines), or a mode of ``parser`` (nt-extract | nt-index)
-    cfg: PassConfig
+    cfg: Config  # what the mode's parser reads: a WikidataConfig for JSON entity lines
     wanted: frozenset[str] | None = None  # only these ids (None: every entity)
     parser: BatchParser | None = None  # parses a batch of another line format; None: JSON entity lines
     align: Callable[[bytes], int] | None = None  # where a batch may end (DumpReader.blocks); None: any line
@@ -178,13 +185,16 @@ def work(batch: Batch, spec: PassSpec, where: tuple[Any, int, int] | None = None
     started = time.process_time()
     result = BatchResult(batch.first_line, batch.end_offset)
     with paused_gc():
-        parts = (spec.parser or parse_entities)(batch, spec, *(where or (batch.data, 0, len(batch.data))), result)
+        buffer, base, stop = where or (batch.data, 0, len(batch.data))
+        parts = (spec.parser or parse_entities)(batch, spec, buffer, base, stop, result)
     result.journal = "".join(parts).encode("utf-8", "backslashreplace")  # lone surrogates in quarantined records
     result.counts["parse_cpu_us"] += int((time.process_time() - started) * 1e6)  # CPU spent parsing, any process
     return result
 
 
-def parse_entities(batch: Batch, spec: PassSpec, buffer: Any, base: int, stop: int, result: BatchResult) -> list[str]:
+def parse_entities(
+    batch: Batch, spec: PassSpec[WikidataConfig], buffer: Any, base: int, stop: int, result: BatchResult
+) -> list[str]:
     """Journal text of a batch of JSON entity lines; ``result`` gets the counts and the last line."""
     parts: list[str] = []
     with memoryview(buffer) as view:
@@ -196,7 +206,7 @@ def parse_entities(batch: Batch, spec: PassSpec, buffer: Any, base: int, stop: i
 
 
 def _handle_line(
-    view: memoryview, span: tuple[int, int], line: int, offset: int, spec: PassSpec, result: BatchResult
+    view: memoryview, span: tuple[int, int], line: int, offset: int, spec: PassSpec[WikidataConfig], result: BatchResult
 ) -> str:
     """The journal text of one entity line (empty when it is skipped); counts go to ``result``."""
     first, last = span

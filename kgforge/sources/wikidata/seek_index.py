@@ -16,10 +16,11 @@ passes decompress as before.
 from __future__ import annotations
 
 import atexit
+import io
 import os
 from collections.abc import Callable
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 INDEX_FORMAT = "GZTOOL"  # windows stored compressed: ~1 % of a gzip dump, against ~20 % for indexed_gzip's format
 _RAPIDGZIP_ERRORS = (RuntimeError, ValueError, OSError, EOFError)  # what rapidgzip raises on a cut or corrupt stream
@@ -32,6 +33,14 @@ def rapidgzip_module() -> Any | None:
     except ImportError:
         return None
     return rapidgzip
+
+
+def _rapidgzip() -> Any:
+    """The ``rapidgzip`` module, where a caller has checked :func:`rapidgzip_module` first."""
+    module = rapidgzip_module()
+    if module is None:
+        raise ModuleNotFoundError("rapidgzip is not installed (the ray extra)")
+    return module
 
 
 def threads_for(compression: str) -> int:
@@ -51,16 +60,16 @@ class IndexingStream:
     """
 
     def __init__(
-        self, path: Path, compression: str, index: Path, start_offset: int, fallback: Callable[[int], IO[bytes]]
+        self, path: Path, compression: str, index: Path, start_offset: int, fallback: Callable[[int], io.BufferedIOBase]
     ) -> None:
         self.path, self.compression, self.index = path, compression, index
         self.position = start_offset
         self._open_fallback = fallback
-        self._fallback: IO[bytes] | None = None
+        self._fallback: io.BufferedIOBase | None = None
         self._rapid: Any = None
         self.seeks = start_offset > 0 and index.is_file()
         try:
-            self._rapid = rapidgzip_module().open(str(path), parallelization=threads_for(compression))
+            self._rapid = _rapidgzip().open(str(path), parallelization=threads_for(compression))
             if self.seeks:
                 self._rapid.import_index(str(index))
                 self._rapid.seek(start_offset)
@@ -99,7 +108,7 @@ class IndexingStream:
         self.index.parent.mkdir(parents=True, exist_ok=True)
         partial = self.index.with_name(self.index.name + ".part")
         with open(partial, "wb") as out:
-            self._rapid.export_index(out, getattr(rapidgzip_module().IndexFormat, INDEX_FORMAT))
+            self._rapid.export_index(out, getattr(_rapidgzip().IndexFormat, INDEX_FORMAT))
         partial.replace(self.index)
         return True
 
@@ -126,7 +135,7 @@ def read_indexed(path: Path, index: Path, start: int, end: int) -> bytes:
     reader = _OPEN.get(key)
     if reader is None:
         close_readers()
-        reader = rapidgzip_module().open(str(path), parallelization=1)
+        reader = _rapidgzip().open(str(path), parallelization=1)
         reader.import_index(str(index))
         _OPEN[key] = reader
     reader.seek(start)

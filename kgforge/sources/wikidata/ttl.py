@@ -24,6 +24,7 @@ import pyoxigraph as ox
 from kgforge.core.vocab import RDF_TYPE
 from kgforge.sources.importer import ImportContext
 from kgforge.sources.wikidata.dump import import_passes
+from kgforge.sources.wikidata.entity import WikidataConfig
 from kgforge.sources.wikidata.framing import TURTLE_DIRECTIVES, DumpReader, line_spans
 from kgforge.sources.wikidata.nt import (
     SubjectGroup,
@@ -76,7 +77,9 @@ def block_boundary(block: bytes) -> int:
     return start + 1 if start >= 0 else 0
 
 
-def parse_ttl_batch(batch: Batch, spec: PassSpec, buffer: Any, base: int, stop: int, result: BatchResult) -> list[str]:
+def parse_ttl_batch(
+    batch: Batch, spec: PassSpec[WikidataConfig], buffer: Any, base: int, stop: int, result: BatchResult
+) -> list[str]:
     """Journal text of a batch of entity blocks: ``T``/``E`` lines (ttl-extract) or ``I`` records (ttl-index)."""
     parts: list[str] = []
     with memoryview(buffer) as view:
@@ -106,10 +109,12 @@ def _blocks(buffer: Any, base: int, stop: int, result: BatchResult, first_line: 
         yield start_index, start, stop
 
 
-def _render_entity(triples: list[ox.Quad], line: int, offset: int, spec: PassSpec, result: BatchResult) -> str:
+def _render_entity(
+    triples: list[ox.Quad], line: int, offset: int, spec: PassSpec[WikidataConfig], result: BatchResult
+) -> str:
     """The entity's group (terms, ``wdt:`` facts) and its best-rank statement nodes with qualifiers."""
     entity = next(
-        (t.subject.value for t in triples if t.subject.value.startswith(WD) and not t.subject.value.startswith(WDS)),
+        (s for s in map(_subject, triples) if s.startswith(WD) and not s.startswith(WDS)),
         None,
     )
     if entity is None:  # the dump's own metadata, or a block of shared references and values
@@ -119,7 +124,7 @@ def _render_entity(triples: list[ox.Quad], line: int, offset: int, spec: PassSpe
     nodes: dict[str, list[tuple[str, str, str]]] = {}
     best: set[str] = set()
     for triple in triples:
-        subject, predicate = triple.subject.value, triple.predicate.value
+        subject, predicate = _subject(triple), triple.predicate.value
         if subject == entity and _in_namespace(predicate, P) and isinstance(triple.object, ox.NamedNode):
             nodes.setdefault(triple.object.value, []).append((subject, predicate, iri_term(triple.object.value)))
         elif subject == entity:
@@ -138,8 +143,8 @@ def _render_entity(triples: list[ox.Quad], line: int, offset: int, spec: PassSpe
 def _statement_fact(
     triple: ox.Quad, nodes: dict[str, list[tuple[str, str, str]]], best: set[str], counts: Counter[str]
 ) -> None:
-    subject, predicate, obj = triple.subject.value, triple.predicate.value, triple.object
-    if predicate == RDF_TYPE and obj.value == BEST_RANK:
+    subject, predicate, obj = _subject(triple), triple.predicate.value, triple.object
+    if predicate == RDF_TYPE and not isinstance(obj, ox.Triple) and obj.value == BEST_RANK:
         best.add(subject)
     elif _in_namespace(predicate, PS) or _in_namespace(predicate, PQ) or predicate == _RANK:
         nodes.setdefault(subject, []).append((subject, predicate, _term(triple)))
@@ -155,19 +160,29 @@ def _in_namespace(predicate: str, namespace: str) -> bool:
     return rest[:1] == "P" and rest[1:].isdigit()
 
 
+def _subject(triple: ox.Quad) -> str:
+    """The subject's IRI or blank node id (pyoxigraph's RDF 1.2 parser puts a triple term only in an object)."""
+    subject = triple.subject
+    if isinstance(subject, ox.Triple):
+        raise ValueError(f"a triple term as a subject: {subject}")
+    return subject.value
+
+
 def _parts(triple: ox.Quad) -> TripleParts:
-    obj = triple.object
+    subject, obj = _subject(triple), triple.object
     if isinstance(obj, ox.NamedNode):
-        return triple.subject.value, triple.predicate.value, obj.value, None, None, None, None
+        return subject, triple.predicate.value, obj.value, None, None, None, None
     if isinstance(obj, ox.BlankNode):
-        return triple.subject.value, triple.predicate.value, None, obj.value, None, None, None
+        return subject, triple.predicate.value, None, obj.value, None, None, None
+    if isinstance(obj, ox.Triple):  # the attribute lookups below failed on one; no Wikidata dump holds one
+        raise ValueError(f"a triple term as an object: {obj}")
     datatype = None if obj.language else obj.datatype.value
-    return triple.subject.value, triple.predicate.value, None, None, obj.value, obj.language, datatype
+    return subject, triple.predicate.value, None, None, obj.value, obj.language, datatype
 
 
 def _term(triple: ox.Quad) -> str:
     """The object in N-Quads syntax, as pyoxigraph writes it; an unknown value (blank node) as a skolem IRI."""
     obj = triple.object
     if isinstance(obj, ox.BlankNode):
-        return iri_term(skolem_iri(f"{triple.subject.value}|{triple.predicate.value}|{obj.value}"))
+        return iri_term(skolem_iri(f"{_subject(triple)}|{triple.predicate.value}|{obj.value}"))
     return str(obj)

@@ -212,7 +212,10 @@ def _coordinate(value: object, datatype: str | None) -> Value:
     where = "" if globe == EARTH else iri_term(globe) + " "  # no quote or backslash: nothing to escape
     extras: tuple[tuple[str, str], ...] = ()
     precision = value.get("precision")
-    if type(precision) in (int, float):
+    if isinstance(precision, (int, float)) and type(precision) in (
+        int,
+        float,
+    ):  # isinstance narrows; type() keeps bools out
         extras = ((WIKIBASE + "geoPrecision", f'"{float(precision)!r}"^^<{XSD}double>'),)
     return Value(f'"{where}Point({lon!r} {lat!r})"^^<{GEO_WKT}>', extras)
 

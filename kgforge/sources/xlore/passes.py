@@ -61,11 +61,11 @@ class XloreConfig:
 
     @classmethod
     def of(cls, path: Path, base: str | None, property_map: dict[str, str], classes: dict[str, str]) -> XloreConfig:
-        settings = {"property_map": tuple(sorted(property_map.items())), "classes": tuple(sorted(classes.items()))}
+        mapped, typed = tuple(sorted(property_map.items())), tuple(sorted(classes.items()))
         if is_concept_mapping(path):
-            return cls(True, **settings)
+            return cls(True, property_map=mapped, classes=typed)
         lines = head(path, base)
-        return cls(False, lines.base, tuple(sorted(lines.prefixes.items())), **settings)
+        return cls(False, lines.base, tuple(sorted(lines.prefixes.items())), property_map=mapped, classes=typed)
 
     def as_dict(self) -> dict[str, Any]:
         return {f.name: getattr(self, f.name) for f in fields(self) if f.init}
