@@ -101,8 +101,3 @@ def room_parts(kind: str) -> list[str]:
 def room_folders(name: str) -> list[tuple[Dataset, Path]]:
     """Every dataset's data folder called ``name`` (``rubrics``), with the dataset it belongs to."""
     return [(entry.obj, folder) for entry in DATASETS if (folder := entry.obj.folder(name)) is not None]
-
-
-def dataset(name: str) -> Dataset:
-    """The registered dataset called ``name`` (an UnknownName error listing the known ones otherwise)."""
-    return DATASETS.get(name)
