@@ -272,8 +272,6 @@ STILL_DICT = {
     "evaluation/systems.py:correlate",
     "grounding/index.py:FactTable.state",
     "grounding/index.py:GroundingIndex.state",
-    "grounding/kdconv.py:Tally.scores",
-    "grounding/kdconv.py:prf",
 }
 
 
