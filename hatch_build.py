@@ -27,7 +27,8 @@ COMPILED = (  # imported by nothing outside kgforge.grounding; each type-checks 
     "kgforge/grounding/keys.py",
     "kgforge/grounding/normalise.py",
     "kgforge/grounding/matching.py",
-    "kgforge/grounding/kdconv.py",
+    "kgforge/grounding/scoring.py",
+    "kgforge/grounding/messages.py",
 )
 _SETUP = """\
 from setuptools import setup

@@ -37,12 +37,14 @@ from typing import Any
 from kgforge import Domain
 from kgforge.grounding.corruption import corrupted_copy
 from kgforge.grounding.index import GroundingIndex
-from kgforge.grounding.kdconv import Tally, attr_key, ground_kdconv, read_dialogues
 from kgforge.grounding.kept import load_index
 from kgforge.grounding.learning import Samples, collected, train_choice
 from kgforge.grounding.matching import MatchOptions
 from kgforge.grounding.model_file import RULES, model_bytes, model_document
+from kgforge.grounding.registry import GROUNDERS
+from kgforge.grounding.scoring import Tally, attr_key
 
+KDCONV = GROUNDERS.get("kdconv")  # kgforge ground --format kdconv: how KdConv files are read and grounded
 DOMAINS = ("travel", "film", "music")
 FOLDS = 5
 RESAMPLES = 2000  # of the dialogues, for the interval of the learned choice's gain
@@ -81,7 +83,7 @@ def stripped(dialogues: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 def scored(index: GroundingIndex, dialogues: list[dict[str, Any]], model: str) -> list[Counter[str]]:
     """tp, fp, fn of ``kgforge ground`` (its own code) on each dialogue, attrs stripped, against its gold."""
-    grounded = ground_kdconv(index, stripped(dialogues), MatchOptions(model=model)).dialogues
+    grounded = KDCONV.ground(index, stripped(dialogues), MatchOptions(model=model)).dialogues
     counts = []
     for gold, out in zip(dialogues, grounded):
         tally = Tally(Counter())
@@ -118,8 +120,8 @@ def detected(index: GroundingIndex, dialogues: list[dict[str, Any]], model: str,
     claim) of each."""
     options = MatchOptions(model=model)
     bad, changes = corrupted_copy(index, dialogues, seed)
-    grounded = ground_kdconv(index, bad, options).dialogues
-    clean = ground_kdconv(index, stripped(dialogues), options).dialogues
+    grounded = KDCONV.ground(index, bad, options).dialogues
+    clean = KDCONV.ground(index, stripped(dialogues), options).dialogues
     counts = Counter[str]()
     for change in changes:
         counts["changed"] += 1
@@ -271,7 +273,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--workdir", type=Path, default=None, help="where the graphs are built (default: a temp)")
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args(argv)
-    devs = {domain: read_dialogues(args.data / domain / "dev.json").values for domain in DOMAINS}
+    devs = {domain: KDCONV.read(args.data / domain / "dev.json", False).values for domain in DOMAINS}
     with tempfile.TemporaryDirectory(prefix="kgforge-protocol-") as temporary:
         work = args.workdir or Path(temporary)
         results = {

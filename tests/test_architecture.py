@@ -270,10 +270,6 @@ STILL_DICT = {
     "evaluation/report.py:metric_inputs",
     "evaluation/report.py:metric_values",
     "evaluation/systems.py:correlate",
-    "grounding/index.py:FactTable.state",
-    "grounding/index.py:GroundingIndex.state",
-    "grounding/kdconv.py:Tally.scores",
-    "grounding/kdconv.py:prf",
 }
 
 

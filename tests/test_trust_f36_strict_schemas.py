@@ -19,8 +19,7 @@ from hypothesis import strategies as st
 from kgforge.core.jsonio import iter_json_container
 from kgforge.evaluation.inputs import read_slots
 from kgforge.exports.registry import format_named
-from kgforge.grounding.durecdial import read_sessions as ground_durecdial_sessions
-from kgforge.grounding.kdconv import read_dialogues as ground_kdconv_dialogues
+from kgforge.grounding.registry import GROUNDERS
 from tests.trust_inputs import DUCONV, KDCONV, LIC2020, refused, variant, write_array, write_lines
 
 WORDS = st.text(st.characters(codec="utf-8", exclude_categories=("Cs",)), max_size=8)
@@ -127,11 +126,11 @@ def test_one_check_gives_every_reader_the_same_reason(tmp_path):
     reason = "not a kdconv dialogue: messages[1].attrs must be a list of {name, attrname, attrvalue} string objects"
     exported = format_named("kdconv").source_dialogue(bad, 3, format_named("kdconv").layouts[0])
     assert f"not a kdconv dialogue: {exported}" == reason
-    assert ground_kdconv_dialogues(path, skip_invalid=True).rejected[0]["reason"] == reason
+    assert GROUNDERS.get("kdconv").read(path, True).rejected[0]["reason"] == reason
     with pytest.raises(Exception, match=f"{path}:3: {reason}".replace("[", r"\[").replace("{", r"\{")):
         read_slots(path, "kdconv")
     lic = write_lines(tmp_path / "lic.jsonl", [LIC2020, variant(LIC2020, "situation", value=3)])
-    assert ground_durecdial_sessions(lic, skip_invalid=True).rejected[0]["line"] == 2
+    assert GROUNDERS.get("durecdial").read(lic, True).rejected[0]["line"] == 2
     with pytest.raises(Exception, match="lic.jsonl:2: not a durecdial-lic2020 dialogue: 'situation' must be a string"):
         read_slots(lic, "durecdial")
 

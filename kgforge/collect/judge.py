@@ -6,7 +6,7 @@ The facts tried are the goal's knowledge (drawn from the domain's graph when the
 ``kgforge ground`` tries a DuConv or DuRecDial session's own triples: a triple is stated when the text says
 its object as whole words (jieba's cuts, with the graph's names in its dictionary), a free text by overlap;
 claims — a number with a unit, a word-valued literal (国家, 类型) — are judged against the subject in focus,
-focus carried from turn to turn (:class:`kgforge.grounding.duconv.SessionClaims`). The domain's grounding
+focus carried from turn to turn (:class:`kgforge.grounding.sessions.SessionClaims`). The domain's grounding
 index gives the relation names and what counts as free text.
 
 Warnings: ``not_stated:ID`` (a clicked fact the grounder does not find in the text),
@@ -19,10 +19,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from kgforge.collect.records import Claimed, Fact, Verdict
-from kgforge.grounding.duconv import SessionClaims, stated_facts
 from kgforge.grounding.index import TEXT_CHARS, GroundingIndex, make_fact
 from kgforge.grounding.matching import DEFAULT_OPTIONS, message_cuts
 from kgforge.grounding.normalise import form, surface
+from kgforge.grounding.sessions import SessionClaims, stated_facts
 
 
 class TurnJudge:

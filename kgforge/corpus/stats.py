@@ -32,8 +32,8 @@ from kgforge.corpus.reading import (
 from kgforge.corpus.transitions import RelationGraph, TransitionFigures, plot_transitions, transition_figures
 from kgforge.exports.model import SourceDialogue
 from kgforge.grounding import DialogueMatcher, GroundingIndex, MatchOptions
-from kgforge.grounding.kdconv import as_attr
 from kgforge.grounding.kept import load_index
+from kgforge.grounding.messages import as_attr
 from kgforge.publish.link import start_entity_names
 from kgforge.store.snapshot import Snapshot
 
@@ -250,7 +250,7 @@ def grounded_triples(
 ) -> list[tuple[str, str, str]]:
     """The distinct facts the grounder finds in a dialogue's utterances, in order, as ``kgforge ground`` writes
     them: one matcher per dialogue (focus carries over from utterance to utterance), its declared topics first in
-    focus, exactly as :func:`kgforge.grounding.kdconv.ground_kdconv` grounds a KdConv dialogue."""
+    focus, exactly as :func:`kgforge.grounding.messages.ground_messages` grounds a dialogue's messages."""
     matcher = DialogueMatcher(index, dialogue.topic_names, options)
     found: dict[tuple[str, str, str], None] = {}
     for text in utterances(dialogue):

@@ -30,7 +30,7 @@ from kgforge.core.files import write_text_atomic
 from kgforge.demo.crowd import collect_scripted
 from kgforge.demo.site import demo_crawl
 from kgforge.demo.wikidata_dump import write_demo_dump
-from kgforge.grounding.kdconv import Tally, attr_key
+from kgforge.grounding.scoring import GroundScore, Tally, attr_key
 from kgforge.store.query import term_text
 
 DOMAIN = "demo"
@@ -162,14 +162,14 @@ def _bundled_dialogues() -> list[dict[str, Any]]:
     return json.loads(DIALOGUES.read_text(encoding="utf-8"))
 
 
-def _scores_against_gold(gold: list[dict[str, Any]], grounded: list[dict[str, Any]]) -> dict[str, Any]:
+def _scores_against_gold(gold: list[dict[str, Any]], grounded: list[dict[str, Any]]) -> GroundScore:
     """Micro precision, recall and F1 of the grounded file's attrs against the bundled gold attrs, compared as
     ``kgforge ground`` compares them (matching form, each triple once per message)."""
     tally = Tally(Counter())
     for gold_dialogue, found in zip(gold, grounded, strict=True):
         for said, predicted in zip(gold_dialogue["messages"], found["messages"], strict=True):
             tally.add({attr_key(a) for a in predicted["attrs"]}, {attr_key(a) for a in said.get("attrs", [])})
-    return tally.scores()["micro"]
+    return tally.scores().micro
 
 
 def step_ground(workdir: Path, tell: Reporter = QUIET) -> None:
@@ -188,8 +188,12 @@ def step_ground(workdir: Path, tell: Reporter = QUIET) -> None:
         {
             "messages": report.messages,
             "attrs predicted": report.attrs_predicted,
-            **{k: micro[k] for k in ("tp", "fp", "fn")},
-            **{k: _fraction(micro[k]) for k in ("precision", "recall", "f1")},
+            "tp": micro.tp,
+            "fp": micro.fp,
+            "fn": micro.fn,
+            "precision": _fraction(micro.precision),
+            "recall": _fraction(micro.recall),
+            "f1": _fraction(micro.f1),
         },
     )
     tell.table("claims", report.claims)

@@ -36,12 +36,12 @@ from kgforge.core.progress import iterate
 from kgforge.core.schema import Schema
 from kgforge.evaluation.inputs import Dialogue, Triple
 from kgforge.grounding import kept
-from kgforge.grounding.duconv import stated_span
 from kgforge.grounding.facts import Fact
 from kgforge.grounding.index import TEXT_CHARS, GroundingIndex, make_fact
-from kgforge.grounding.kdconv import attr_key
 from kgforge.grounding.matching import DialogueMatcher, MatchOptions, jieba_cuts, word_cuts
 from kgforge.grounding.normalise import form, surface
+from kgforge.grounding.scoring import attr_key
+from kgforge.grounding.sessions import stated_span
 from kgforge.store.snapshot import Snapshot
 
 GRAPH_VALUES_SHOWN = 5

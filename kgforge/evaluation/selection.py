@@ -242,19 +242,19 @@ def read_gold(path: Path, snapshot: Snapshot | None) -> tuple[str, list[_Dialogu
 def _grounded(snapshot: Snapshot, sessions: list[dict[str, Any]]) -> list[list[list[Triple]]]:
     """Each turn's silver gold: the session's own triples the utterance states, by the rule of ``kgforge ground``
     (DuConv's, or DuRecDial's for a DuRecDial session)."""
-    from kgforge.grounding.duconv import ground_duconv  # lazy: the grounder and its index only for this gold
-    from kgforge.grounding.durecdial import ground_durecdial  # lazy: as above
-    from kgforge.grounding.kept import load_index  # lazy: as above
+    from kgforge.grounding.kept import load_index  # lazy: the grounder's index only for this gold
+    from kgforge.grounding.matching import DEFAULT_OPTIONS  # lazy: as above
+    from kgforge.grounding.registry import GROUNDERS  # lazy: as above
 
     index = load_index(snapshot)
     out = []
     for session in sessions:
         knowledge = _session_knowledge(session) or []
+        grounder = GROUNDERS.get("durecdial" if _is_durecdial(session) else "duconv")
+        done = getattr(grounder.ground(index, [session], DEFAULT_OPTIONS), grounder.records)[0]
         if _is_durecdial(session):
-            done = ground_durecdial(index, [session]).sessions[0]
             out.append([[tuple(t) for t in stated] for stated in done["stated_knowledge"]])
         else:
-            done = ground_duconv(index, [session]).sessions[0]
             out.append([[knowledge[i] for i in row["knowledge"]] for row in done["grounding"]])
     return out
 

@@ -3,8 +3,10 @@
 ``normalise`` (matching forms, value keys) <- ``facts`` (a fact, an entity's facts arranged for trying) <-
 ``index`` (names automaton, facts of each entity) <- ``choice`` (the learned choice's stages) <- ``model_file``
 (a trained choice as a file, the shipped one) <- ``matching`` (focus, candidates, facts stated, claims) <-
-``kdconv`` (KdConv files, scores against gold attrs) <- ``run`` (``kgforge ground``) <- ``corruption``
-(corrupted copies of annotated dialogues) <- ``learning`` (``kgforge ground train``).
+``scoring`` (predicted facts against gold ones) <- ``messages`` (a dialogue's messages in the attrs shape) and
+``sessions`` (a session against its own knowledge) <- ``registry`` (the grounders, each dataset's room registers
+its own) <- ``run`` (``kgforge ground``) <- ``corruption`` (corrupted copies of annotated dialogues) <-
+``learning`` (``kgforge ground train``).
 """
 
 import importlib.machinery
@@ -13,17 +15,23 @@ from pathlib import Path
 
 from kgforge.grounding.index import GroundingIndex
 from kgforge.grounding.matching import DialogueMatcher, MatchOptions
-from kgforge.grounding.run import GroundOptions, GroundReport, GroundScore, ground_file
+from kgforge.grounding.messages import MessagesGrounding, ground_messages
+from kgforge.grounding.run import GroundOptions, GroundReport, ground_file
+from kgforge.grounding.scoring import GroundScore, GroundScores, Tally
 
 __all__ = [
     "DialogueMatcher",
     "GroundOptions",
     "GroundReport",
     "GroundScore",
+    "GroundScores",
     "GroundingIndex",
     "MatchOptions",
+    "MessagesGrounding",
+    "Tally",
     "compiled_modules",
     "ground_file",
+    "ground_messages",
     "not_compiled_reason",
 ]
 

@@ -15,12 +15,12 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from functools import cached_property, lru_cache, partial
 from itertools import repeat
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, TypedDict
 
 import polars as pl
 
 from kgforge.core.schema import Schema
-from kgforge.core.text import Segmenter
+from kgforge.core.text import Segmenter, SegmenterState
 from kgforge.grounding.facts import SUBJECTS_KEPT, EntityValues, Fact, RecentlyUsed, SubjectFacts
 from kgforge.grounding.keys import LongestMatches
 from kgforge.grounding.normalise import date_writings, form
@@ -99,6 +99,15 @@ class FactRows(NamedTuple):
         return b"".join(chunks), where
 
 
+class FactTableState(TypedDict):
+    """A prepared :class:`FactTable` as plain data (marshal writes it into a kept grounding index)."""
+
+    offsets: dict[str, tuple[int, int]]  # subject -> where its rows are in ``rows``
+    rows: bytes  # every subject's rows, one marshal chunk each
+    literals: list[tuple[str, str, int]]  # FactTable.literals
+    values_of: dict[str, frozenset[str]]  # FactTable.values_of
+
+
 class FactTable:
     """Each entity's facts, made into :class:`Fact` records the first time the entity is in focus. A graph of
     millions of facts stays bytes: each subject's rows (:class:`FactRows`, in the order its facts are listed)
@@ -156,19 +165,19 @@ class FactTable:
         chunks, where = FactRows.of(rows, vocabulary, text_chars).chunked(offsets)
         return cls(where, chunks, (frame, vocabulary))
 
-    def state(self) -> dict[str, Any]:
+    def state(self) -> FactTableState:
         """The table as plain data, what is counted over the whole graph included (see
         :meth:`GroundingIndex.state`)."""
         self.prepare()
         return {
             "offsets": self._offsets,
             "rows": self._rows,
-            "literals": self._literals,
-            "values_of": self._values_of,
+            "literals": self.literals(),
+            "values_of": self.values_of(),
         }
 
     @classmethod
-    def from_state(cls, state: dict[str, Any]) -> FactTable:
+    def from_state(cls, state: FactTableState) -> FactTable:
         """The table :meth:`state` gave, prepared."""
         table = cls(state["offsets"], state["rows"])
         table._literals, table._values_of = state["literals"], state["values_of"]
@@ -231,6 +240,27 @@ class FactVocabulary:
     label: dict[str, str]  # IRI -> its first label
 
 
+class IndexState(TypedDict):
+    """A prepared :class:`GroundingIndex` as plain data (:meth:`GroundingIndex.state`; marshal writes it beside
+    the build, :mod:`kgforge.grounding.kept`): its fields, what :meth:`GroundingIndex.prepare` makes, the automata
+    as their keys."""
+
+    names: dict[str, list[str]]
+    types_of: dict[str, frozenset[str]]
+    min_name_chars: int
+    text_chars: int
+    relation_words: set[str]
+    text_relation_names: set[str]
+    borrowed: dict[str, str]
+    entities_of: dict[str, tuple[str, ...]]
+    literal_words: dict[str, frozenset[str]]  # the literal automaton's keys
+    role_relations: frozenset[str]
+    counted_by: dict[str, frozenset[str]]
+    numbered: dict[str, tuple[tuple[str, str], ...]]  # the numbered automaton's keys
+    facts: FactTableState
+    segmenter: SegmenterState
+
+
 @dataclass
 class GroundingIndex:
     """Names (automaton), labels and facts of a graph, see the module docstring."""
@@ -282,7 +312,7 @@ class GroundingIndex:
             self.facts_of.prepare()
         return self
 
-    def state(self) -> dict[str, Any]:
+    def state(self) -> IndexState:
         """The index, prepared, as plain data (dicts, lists, tuples, sets, strings, numbers): what a build keeps
         so that grounding reads it back instead of making it again (:mod:`kgforge.grounding.kept`). The automata
         are kept as their keys (they are made again from them, in well under a second)."""
@@ -307,7 +337,7 @@ class GroundingIndex:
         }
 
     @classmethod
-    def from_state(cls, state: dict[str, Any]) -> GroundingIndex:
+    def from_state(cls, state: IndexState) -> GroundingIndex:
         """The index :meth:`state` gave, prepared as :meth:`prepare` leaves it."""
         facts = FactTable.from_state(state["facts"])
         index = cls(

@@ -23,12 +23,12 @@ import marshal
 import sys
 import warnings
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import kgforge.core.text as text_module
 from kgforge.core.files import atomic_write
 from kgforge.core.progress import tracked
-from kgforge.grounding.index import GroundingIndex
+from kgforge.grounding.index import GroundingIndex, IndexState
 from kgforge.store.snapshot import Snapshot
 
 KEPT_INDEX = "grounding-index.marshal"
@@ -65,7 +65,7 @@ def _jieba_version() -> str:
     return str(getattr(text_module.jieba_module(), "__version__", "?"))
 
 
-def _read(path: Path, key: str) -> dict[str, Any] | None:
+def _read(path: Path, key: str) -> IndexState | None:
     try:
         data = path.read_bytes()
     except FileNotFoundError:
@@ -78,14 +78,15 @@ def _read(path: Path, key: str) -> dict[str, Any] | None:
     except (EOFError, ValueError, TypeError) as exc:
         warnings.warn(f"{path}: the kept grounding index is damaged ({exc}); made again", RuntimeWarning, 2)
         return None
-    return state if kept_key == key and isinstance(state, dict) else None
+    # the key holds the source of the code that wrote the state, so a file with this key holds an IndexState
+    return cast(IndexState, state) if kept_key == key and isinstance(state, dict) else None
 
 
-def _write(path: Path, key: str, state: dict[str, Any]) -> None:
+def _write(path: Path, key: str, state: IndexState) -> None:
     try:
         # not durable: a file lost to a crash is made again, and an fsync of some 200 MB is seconds of a run
         with atomic_write(path, "wb", durable=False, encoding=None) as out:
-            marshal.dump((key, state), out)
+            marshal.dump((key, cast(dict[str, Any], state)), out)  # a TypedDict is a plain dict, as marshal wants
     except OSError as exc:
         warnings.warn(
             f"{path}: the grounding index could not be kept beside the build ({exc}); the next run makes it again",

@@ -3,7 +3,7 @@
 Each training file is grounded against its domain's graph with the hand rules choosing (they decide what comes
 into focus, as they do when the model's training data is made), and every candidate the matcher finds is kept
 with its features; a candidate is positive when the message's gold ``attrs`` hold its fact (the
-``(name, attrname, attrvalue)`` comparison of :mod:`kgforge.grounding.kdconv`). Each stage (values, texts) is a
+``(name, attrname, attrvalue)`` comparison of :mod:`kgforge.grounding.scoring`). Each stage (values, texts) is a
 logistic regression fitted by Newton's method with an L2 penalty (:data:`L2`; the bias is not penalised), so the
 same data give the same weights. The thresholds are chosen out of fold inside the training data: the dialogues
 are dealt into :data:`FOLDS` folds by the seed, each fold's candidates scored by a model fitted on the others,
@@ -32,11 +32,12 @@ from kgforge.core.records import Record
 from kgforge.grounding.choice import CLAIM_FEATURES, TEXT_FEATURES, VALUE_FEATURES
 from kgforge.grounding.corruption import Corrupted, corrupted_copy
 from kgforge.grounding.index import GroundingIndex
-from kgforge.grounding.kdconv import Triple, attr_key, read_dialogues
 from kgforge.grounding.kept import load_index
 from kgforge.grounding.matching import Candidate, Claim, DialogueMatcher, MatchOptions
 from kgforge.grounding.model_file import RULES, model_bytes, model_document
 from kgforge.grounding.normalise import form
+from kgforge.grounding.registry import GROUNDERS
+from kgforge.grounding.scoring import Triple, attr_key
 from kgforge.store.snapshot import Snapshot
 
 L2 = 1.0  # the penalty on each weight (features lie in [0, 1]); the bias is free
@@ -216,8 +217,10 @@ class ClaimSamples:
 
 
 def annotated(path: Path) -> list[dict[str, Any]]:
-    """The dialogues of a training file that carry gold ``attrs``; an error naming the file when none does."""
-    dialogues = [d for d in read_dialogues(path).values if any(isinstance(m.get("attrs"), list) for m in d["messages"])]
+    """The dialogues of a training file (read as ``kgforge ground`` reads KdConv's) that carry gold ``attrs``; an
+    error naming the file when none does."""
+    read = GROUNDERS.get("kdconv").read(path, False)
+    dialogues = [d for d in read.values if any(isinstance(m.get("attrs"), list) for m in d["messages"])]
     if not dialogues:
         raise InputError(f"{path}:1: no dialogue has gold attrs (KdConv's per-message annotation): nothing to train on")
     return dialogues

@@ -14,8 +14,8 @@ from typing import Any
 from kgforge.core.datasets import room_parts
 from kgforge.core.registry import Registry, instances_of
 from kgforge.grounding.index import GroundingIndex
-from kgforge.grounding.kdconv import Tally
 from kgforge.grounding.matching import MatchOptions
+from kgforge.grounding.scoring import Tally
 from kgforge.sources.dialogue_layouts import Checked
 
 

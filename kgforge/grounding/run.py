@@ -21,10 +21,10 @@ from kgforge.core.quarantine import write_rejected
 from kgforge.core.records import Record, omitted_when_none
 from kgforge.grounding import kept
 from kgforge.grounding.index import GroundingIndex
-from kgforge.grounding.kdconv import Tally
 from kgforge.grounding.matching import DEFAULT_OPTIONS, MatchOptions
 from kgforge.grounding.model_file import chosen_model
 from kgforge.grounding.registry import GROUNDERS, Grounder
+from kgforge.grounding.scoring import GroundScore, GroundScores, Tally
 from kgforge.sources.dialogue_layouts import Checked
 from kgforge.store.snapshot import Snapshot
 
@@ -54,18 +54,6 @@ class GroundOptions:
 
 
 @dataclass(frozen=True)
-class GroundScore:
-    """Precision, recall and F1 of predicted against gold annotations (None where undefined)."""
-
-    tp: int
-    fp: int
-    fn: int
-    precision: float | None
-    recall: float | None
-    f1: float | None
-
-
-@dataclass(frozen=True)
 class GroundReport(Record):
     """What ``kgforge ground`` found in a dialogue file, and how it scores against the gold it holds."""
 
@@ -75,7 +63,7 @@ class GroundReport(Record):
     messages: int  # messages (KdConv) or utterances (DuConv) read
     attrs_predicted: int  # facts the messages were found to state
     gold_messages: int  # messages whose gold annotation was kept and scored
-    scores: dict[str, Any] | None  # {"micro": tp/fp/fn/precision/recall/f1, "per_relation": {...}}; None: no gold
+    scores: GroundScores | None  # micro and per relation: tp/fp/fn/precision/recall/f1; None: no gold
     claims: dict[str, int]  # supported / contradicted / unsupported
     topics_not_in_graph: tuple[str, ...]
     out: Path
@@ -88,11 +76,11 @@ class GroundReport(Record):
 
     @property
     def micro(self) -> GroundScore | None:
-        return GroundScore(**self.scores["micro"]) if self.scores else None
+        return self.scores.micro if self.scores else None
 
     @property
     def per_relation(self) -> dict[str, GroundScore]:
-        return {r: GroundScore(**v) for r, v in (self.scores or {}).get("per_relation", {}).items()}
+        return dict(self.scores.per_relation) if self.scores else {}
 
     def as_dict(self) -> dict[str, Any]:
         data = super().as_dict()  # the key order the command has always printed: DuConv's count after attrs

@@ -10,8 +10,8 @@ from pathlib import Path
 from typing import Any
 
 from kgforge.core.jsonio import iter_json_lines
-from kgforge.grounding import DialogueMatcher, GroundingIndex, MatchOptions
-from kgforge.grounding.kdconv import Tally, as_claim
+from kgforge.grounding import DialogueMatcher, GroundingIndex, MatchOptions, Tally
+from kgforge.grounding.matching import as_claim
 from kgforge.grounding.registry import GroundCounts, Grounder, register
 from kgforge.sources.dialogue_layouts import Checked, checked_records
 from kgforge_filmtalk.layout import KIND, problem
