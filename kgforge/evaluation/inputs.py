@@ -56,6 +56,7 @@ from kgforge.core.jsonio import (
 from kgforge.core.limits import check_whole, lines, read_whole, record_too_large
 from kgforge.core.registry import Entry, Registry
 from kgforge.core.text import is_segmented
+from kgforge.evaluation.goal_reading import GoalReading
 from kgforge.sources.dialogue_layouts import (
     DUCONV_SAMPLE,
     DUCONV_SESSION,
@@ -121,7 +122,8 @@ class EvalLayout:
     """How ``kgforge eval`` reads one layout into :class:`Slots`, and how it knows a file is in it: ``array``,
     a JSON array (``.json``) is this layout; ``detects``, the first record of a JSON-lines file is (layouts are
     asked most specific first: highest ``priority``). ``segmented``: word-segmented by definition;
-    ``dialogues``: the file holds dialogues and their context (it may be given as ``--dialogues``)."""
+    ``dialogues``: the file holds dialogues and their context (it may be given as ``--dialogues``); ``goals``:
+    how its dialogues' goals are read, for ``--goal-metrics`` (:mod:`.goal_reading`; None: they have none)."""
 
     read: Callable[[Path], Slots]
     detects: Callable[[dict[str, Any]], bool] | None = None
@@ -130,6 +132,7 @@ class EvalLayout:
     dialogues: bool = True
     priority: int = 0
     description: str = ""
+    goals: GoalReading | None = None
 
 
 def _plugin_layout(name: str, obj: Any) -> Entry[EvalLayout]:
