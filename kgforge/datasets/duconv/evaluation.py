@@ -5,15 +5,64 @@ the bot speaks first."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
+from kgforge.core.errors import InputError
 from kgforge.evaluation.goal_reading import GoalContext, GoalReading, Turns, alternating, goal_triples
-from kgforge.evaluation.inputs import EvalLayout, read_duconv, register_layout
+from kgforge.evaluation.inputs import (
+    Dialogue,
+    EvalLayout,
+    Slots,
+    checked_triples,
+    heads,
+    in_layout,
+    json_objects,
+    register_layout,
+    response_frame,
+    utterance_list,
+)
+from kgforge.sources.dialogue_layouts import DUCONV_SAMPLE, DUCONV_SESSION
 
 
 def is_duconv(record: dict[str, Any]) -> bool:
     """A DuConv session or sample: its knowledge beside a conversation or a history."""
     return "knowledge" in record and ("conversation" in record or "history" in record)
+
+
+def read_duconv(path: Path) -> Slots:
+    """Sessions (every bot turn ``conversation[j]``, even ``j``, a response) or samples (``history`` and
+    ``response``: one response each); the gold knowledge is the goal path after ``[START, a, b]``."""
+    rows: list[dict[str, Any]] = []
+    dialogues: list[Dialogue] = []
+    for line, record in json_objects(path):
+        in_layout(path, line, DUCONV_SESSION if "conversation" in record else DUCONV_SAMPLE, record, "")
+        goal = record["goal"]
+        knowledge = checked_triples(path, line, record.get("knowledge"), "knowledge")
+        start, path_triples = (goal[0], goal[1:]) if goal[0][0] == "START" else ([], goal)
+        dialogue = Dialogue(
+            str(line),
+            list(dict.fromkeys([*start[1:], *heads(knowledge)])),
+            knowledge,
+            [(a, b, c) for a, b, c in path_triples],
+        )
+        if "conversation" in record:
+            dialogue.utterances = utterance_list(path, line, record["conversation"], "'conversation'")
+            turns: list[tuple[str, str | None, int]] = [
+                (f"{line}:{j}", dialogue.utterances[j], j) for j in range(0, len(dialogue.utterances), 2)
+            ]
+        else:
+            dialogue.utterances = utterance_list(path, line, record.get("history"), "'history'")
+            response = record.get("response")
+            if response is not None and not isinstance(response, str):
+                raise InputError(f"{path}:{line}: 'response' must be a string")
+            turns = [(str(line), response, len(dialogue.utterances))]
+        rows += [
+            {"id": ident, "line": line, "text": text, "gold": text, "dialogue": len(dialogues), "turn": j}
+            for ident, text, j in turns
+        ]
+        dialogues.append(dialogue)
+    return Slots(path, "duconv", response_frame(rows), dialogues, has_gold=True)
 
 
 def goal_context(key: str, record: dict[str, Any]) -> GoalContext:

@@ -5,14 +5,30 @@ user profile's accepted and rejected topics (UTC, Rec)."""
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from kgforge.evaluation.goal_reading import GoalContext, GoalReading, Turns, alternating, goal_triples
-from kgforge.evaluation.inputs import EvalLayout, _bot_first, read_durecdial, register_layout
+from kgforge.evaluation.inputs import (
+    Dialogue,
+    EvalLayout,
+    Slots,
+    checked_triples,
+    heads,
+    in_layout,
+    json_objects,
+    looks_segmented,
+    register_layout,
+    response_frame,
+    utterance_list,
+)
+from kgforge.sources.dialogue_layouts import NOT_A_DURECDIAL_SESSION, durecdial_session_kind
 
 _QUOTED = re.compile(r"『\s*(.+?)\s*』")
+_GOAL_MARKER = re.compile(r"^\s*\[\d+\]\s*")  # what opens the first turn of each goal: taken off
 
 
 def is_durecdial(record: dict[str, Any]) -> bool:
@@ -22,6 +38,52 @@ def is_durecdial(record: dict[str, Any]) -> bool:
         return True
     in_session = "knowledge" in record and ("conversation" in record or "history" in record)
     return in_session and ("label" in record or "situation" in record or isinstance(record.get("goal"), str))
+
+
+def read_durecdial(path: Path) -> Slots:
+    """The bot turns of every session are its responses (as the baseline's ``convert_session_to_sample.py``
+    makes samples), the ``[n]`` goal markers taken off; word-segmented unless the file is not (the ACL 2020
+    release)."""
+    rows: list[dict[str, Any]] = []
+    dialogues: list[Dialogue] = []
+    for line, record in json_objects(path):
+        in_layout(path, line, durecdial_session_kind(record), record, NOT_A_DURECDIAL_SESSION)
+        conversation = utterance_list(path, line, record.get("conversation"), "'conversation'")
+        knowledge = checked_triples(path, line, _durecdial(record, "knowledge") or [], "knowledge")
+        goal = _durecdial(record, "goal")
+        goal_text = goal if isinstance(goal, str) else json.dumps(goal, ensure_ascii=False)
+        topics = list(dict.fromkeys([*_QUOTED.findall(goal_text), *heads(knowledge)]))
+        first = 0 if bot_first(record) else 1
+        utterances = [_GOAL_MARKER.sub("", utterance) for utterance in conversation]
+        for j in range(first, len(conversation), 2):
+            rows.append(
+                {
+                    "id": f"{line}:{j}",
+                    "line": line,
+                    "text": utterances[j],
+                    "gold": utterances[j],
+                    "dialogue": len(dialogues),
+                    "turn": j,
+                }
+            )
+        dialogues.append(Dialogue(str(line), topics, knowledge, [], utterances))
+    frame = response_frame(rows)
+    return Slots(path, "durecdial", frame, dialogues, has_gold=True, unsegmented=not looks_segmented(frame, "text"))
+
+
+def _durecdial(record: dict[str, Any], key: str) -> Any:
+    """A DuRecDial session's ``knowledge`` or ``goal``, under the ACL 2020 release's names (``kg``, ``goals``)
+    where the session has those."""
+    return record.get(key, record.get({"knowledge": "kg", "goal": "goals"}[key]))
+
+
+def bot_first(record: dict[str, Any]) -> bool:
+    """Whether the bot speaks first: the session's ``label``, else when its first goal is 寒暄 (a greeting)."""
+    if "label" in record:
+        return bool(record["label"] == "bot")
+    goal = _durecdial(record, "goal")
+    first = goal[0] if isinstance(goal, list) and goal else goal if isinstance(goal, str) else ""
+    return "寒暄" in (first if isinstance(first, str) else json.dumps(first, ensure_ascii=False))[:16]
 
 
 def goal_context(key: str, record: dict[str, Any]) -> GoalContext:
@@ -53,7 +115,7 @@ def goal_context(key: str, record: dict[str, Any]) -> GoalContext:
 def goal_turns(record: dict[str, Any], bot: list[str]) -> Turns:
     """The session's conversation, the bot's turns replaced by ``bot`` (who speaks first: ``label``, else the
     bot when the first goal is 寒暄)."""
-    return alternating((str(t) for t in record.get("conversation") or []), bot, 0 if _bot_first(record) else 1)
+    return alternating((str(t) for t in record.get("conversation") or []), bot, 0 if bot_first(record) else 1)
 
 
 register_layout(

@@ -4,10 +4,50 @@ every message's ``attrs``."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
+from kgforge.core.errors import InputError
+from kgforge.core.jsonio import iter_json_container
 from kgforge.evaluation.goal_reading import GoalContext, GoalReading, Turns, goal_triples
-from kgforge.evaluation.inputs import EvalLayout, read_kdconv, register_layout
+from kgforge.evaluation.inputs import (
+    Dialogue,
+    EvalLayout,
+    Slots,
+    checked_triples,
+    heads,
+    register_layout,
+    response_frame,
+)
+from kgforge.sources.dialogue_layouts import KDCONV, checked_records
+
+
+def read_kdconv(path: Path) -> Slots:
+    """Every message after a dialogue's first is a response, its gold knowledge the message's ``attrs``."""
+    rows: list[dict[str, Any]] = []
+    dialogues: list[Dialogue] = []
+    for line, value in checked_records(path, iter_json_container(path, list), KDCONV).records:
+        per_message = [checked_triples(path, line, m.get("attrs") or [], "attrs") for m in value["messages"]]
+        knowledge = list(dict.fromkeys(t for attrs in per_message for t in attrs))
+        name = value.get("name")
+        topics = list(dict.fromkeys(([name] if isinstance(name, str) else []) + heads(knowledge)))
+        key = str(len(dialogues))
+        for j, message in enumerate(value["messages"][1:], start=1):
+            rows.append(
+                {
+                    "id": f"{key}:{j}",
+                    "line": line,
+                    "text": message["message"],
+                    "gold": message["message"],
+                    "dialogue": len(dialogues),
+                    "gold_knowledge": [list(t) for t in per_message[j]],
+                    "turn": j,
+                }
+            )
+        dialogues.append(Dialogue(key, topics, knowledge, knowledge, [m["message"] for m in value["messages"]]))
+    if not dialogues:
+        raise InputError(f"{path}: no dialogue in the file")
+    return Slots(path, "kdconv", response_frame(rows), dialogues, has_gold=True)
 
 
 def goal_context(key: str, record: dict[str, Any]) -> GoalContext:
