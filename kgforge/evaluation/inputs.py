@@ -5,10 +5,8 @@ one, and where it has them the dialogue the response belongs to and the knowledg
 the dialogues' context (topics, knowledge triples, gold knowledge). Layouts, chosen by content (or
 ``layout=``):
 
-``duconv-eval``  the official DuConv metric input, ``prediction<TAB>gold`` per line, read exactly as the
-                 official script reads it (a line with fewer than two fields after ``strip()`` is skipped
-                 by the script; it is skipped here too, and reported with its line number).
-``lines``        one response per line (a model's output file); every line counts, empty ones too.
+``lines``        one response per line (a model's output file); every line counts, empty ones too (a text file
+                 whose first line holds a tab is the layout registered ``tabbed``, where one is).
 ``table``        JSON lines, CSV, Parquet or Excel (``.xlsx``, needs openpyxl) with named columns: prediction
                  (``prediction``/``pred``/``response``/``hypothesis``/``output``), gold (``gold``/``reference``/
                  ``ref``/``target``), optionally ``id``, ``dialogue_id``, ``topics``, ``knowledge``,
@@ -28,7 +26,7 @@ import csv
 import io
 import json
 import zipfile
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -103,9 +101,11 @@ class Slots:
 class EvalLayout:
     """How ``kgforge eval`` reads one layout into :class:`Slots`, and how it knows a file is in it: ``array``,
     a JSON array (``.json``) is this layout; ``detects``, the first record of a JSON-lines file is (layouts are
-    asked most specific first: highest ``priority``). ``segmented``: word-segmented by definition;
-    ``dialogues``: the file holds dialogues and their context (it may be given as ``--dialogues``); ``goals``:
-    how its dialogues' goals are read, for ``--goal-metrics`` (:mod:`.goal_reading`; None: they have none)."""
+    asked most specific first: highest ``priority``); ``tabbed``, a text file whose first line holds a tab is.
+    ``segmented``: word-segmented by definition; ``dialogues``: the file holds dialogues and their context (it
+    may be given as ``--dialogues``); ``goals``: how its dialogues' goals are read, for ``--goal-metrics``
+    (:mod:`.goal_reading`; None: they have none); ``records``: the file's dialogue records, each checked against
+    its layout, for a layout whose file is not JSON lines (a rating sheet of whole dialogues reads them)."""
 
     read: Callable[[Path], Slots]
     detects: Callable[[dict[str, Any]], bool] | None = None
@@ -115,6 +115,8 @@ class EvalLayout:
     priority: int = 0
     description: str = ""
     goals: GoalReading | None = None
+    records: Callable[[Path], Iterable[tuple[int, Any]]] | None = None
+    tabbed: bool = False
 
 
 def _plugin_layout(name: str, obj: Any) -> Entry[EvalLayout]:
@@ -166,7 +168,7 @@ def detect_layout(path: Path) -> str:
         except ValueError:  # not JSON, or nested too deeply: the table reader names the line
             return "table"
         return _record_layout(record)
-    return "duconv-eval" if "\t" in head else "lines"
+    return next((e.name for e in EVAL_LAYOUTS if e.obj.tabbed), "lines") if "\t" in head else "lines"
 
 
 def _record_layout(record: Any) -> str:
@@ -213,29 +215,15 @@ def response_frame(rows: list[dict[str, Any]]) -> pl.DataFrame:
     return pl.DataFrame(rows, schema=FRAME_SCHEMA) if rows else pl.DataFrame(schema=FRAME_SCHEMA)
 
 
-def read_official(path: Path) -> Slots:
-    """The official eval input: ``line.strip().split("\\t")``, fields 0 and 1, as the official script reads it."""
-    rows, skipped = [], []
-    for lineno, line in _numbered(path):
-        fields = line.strip().split("\t")
-        if len(fields) < 2:
-            skipped.append(f"line {lineno}: fewer than two tab-separated fields (the official script skips it)")
-            continue
-        rows.append({"id": str(lineno), "line": lineno, "text": fields[0], "gold": fields[1]})
-    if not rows:
-        raise InputError(f"{path}:1: no 'prediction<TAB>gold' line in the file")
-    return Slots(path, "duconv-eval", response_frame(rows), [], has_gold=True, skipped=skipped)
-
-
 def read_lines(path: Path) -> Slots:
     """One response per line; a trailing newline does not make an extra (empty) response."""
-    rows = [{"id": str(lineno), "line": lineno, "text": line.rstrip("\n")} for lineno, line in _numbered(path)]
+    rows = [{"id": str(lineno), "line": lineno, "text": line.rstrip("\n")} for lineno, line in numbered_lines(path)]
     if not rows:
         raise InputError(f"{path}:1: file is empty")
     return Slots(path, "lines", response_frame(rows), [])
 
 
-def _numbered(path: Path) -> Iterator[tuple[int, str]]:
+def numbered_lines(path: Path) -> Iterator[tuple[int, str]]:
     """The lines of a text file (``\\r\\n`` read as ``\\n``, a leading BOM dropped), each decoded on its own,
     so that a byte that is not UTF-8 is named with its own line and byte offset in the file."""
     with open(path, "rb") as handle:
@@ -484,15 +472,6 @@ def _is_export(record: dict[str, Any]) -> bool:
     return "dialogue_id" in record and "triples" in record
 
 
-register_layout(
-    "duconv-eval",
-    EvalLayout(
-        read_official,
-        segmented=True,
-        dialogues=False,
-        description="prediction<TAB>gold per line (DuConv's official metric input)",
-    ),
-)
 register_layout("lines", EvalLayout(read_lines, dialogues=False, description="one response per line"))
 register_layout(
     "table",
@@ -532,7 +511,7 @@ def load_responses(
 ) -> Responses:
     """Predictions matched with their gold responses and dialogue context.
 
-    ``predictions`` may hold gold itself (``duconv-eval``, a table with a gold column); otherwise ``gold`` (any
+    ``predictions`` may hold gold itself (``prediction<TAB>gold`` lines, a table with a gold column); otherwise ``gold`` (any
     layout) gives it, response by response in order. Context comes from ``gold`` when it is a dataset layout,
     else from ``dialogues`` (matched by a ``dialogue_id`` column when the predictions have one, else in order),
     else from ``predictions`` themselves."""

@@ -1,7 +1,9 @@
-"""DuConv in ``kgforge eval``: sessions (every bot turn a response, as the official sample converter makes them)
-or samples (``history`` and ``response``); the gold knowledge is the goal path. Word-segmented by definition.
-Goal metrics: the two topics of ``goal[0] = [START, a, b]`` are what a session must reach (goal completion);
-the bot speaks first."""
+"""DuConv in ``kgforge eval``: the official metric input (``duconv-eval``: ``prediction<TAB>gold`` per line, read
+exactly as the official script reads it: a line with fewer than two fields after ``strip()`` is skipped by the
+script, so here too, and reported with its line number); sessions (every bot turn a response, as the official
+sample converter makes them) or samples (``history`` and ``response``); the gold knowledge is the goal path.
+Word-segmented by definition. Goal metrics: the two topics of ``goal[0] = [START, a, b]`` are what a session
+must reach (goal completion); the bot speaks first."""
 
 from __future__ import annotations
 
@@ -18,6 +20,7 @@ from kgforge.evaluation.inputs import (
     heads,
     in_layout,
     json_objects,
+    numbered_lines,
     register_layout,
     response_frame,
     utterance_list,
@@ -28,6 +31,20 @@ from kgforge.sources.dialogue_layouts import DUCONV_SAMPLE, DUCONV_SESSION
 def is_duconv(record: dict[str, Any]) -> bool:
     """A DuConv session or sample: its knowledge beside a conversation or a history."""
     return "knowledge" in record and ("conversation" in record or "history" in record)
+
+
+def read_official(path: Path) -> Slots:
+    """The official eval input: ``line.strip().split("\\t")``, fields 0 and 1, as the official script reads it."""
+    rows, skipped = [], []
+    for lineno, line in numbered_lines(path):
+        fields = line.strip().split("\t")
+        if len(fields) < 2:
+            skipped.append(f"line {lineno}: fewer than two tab-separated fields (the official script skips it)")
+            continue
+        rows.append({"id": str(lineno), "line": lineno, "text": fields[0], "gold": fields[1]})
+    if not rows:
+        raise InputError(f"{path}:1: no 'prediction<TAB>gold' line in the file")
+    return Slots(path, "duconv-eval", response_frame(rows), [], has_gold=True, skipped=skipped)
 
 
 def read_duconv(path: Path) -> Slots:
@@ -77,6 +94,16 @@ def goal_turns(record: dict[str, Any], bot: list[str]) -> Turns:
     return alternating((str(t) for t in record.get("conversation") or []), bot, 0)
 
 
+register_layout(
+    "duconv-eval",
+    EvalLayout(
+        read_official,
+        segmented=True,
+        dialogues=False,
+        tabbed=True,
+        description="prediction<TAB>gold per line (DuConv's official metric input)",
+    ),
+)
 register_layout(
     "duconv",
     EvalLayout(

@@ -71,5 +71,6 @@ register_layout(
         array=True,
         description="KdConv dialogues: every message after the first, gold attrs",
         goals=GoalReading(goal_context, goal_turns, "KdConv"),
+        records=lambda path: checked_records(path, iter_json_container(path, list), KDCONV).records,
     ),
 )
