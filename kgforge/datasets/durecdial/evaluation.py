@@ -11,20 +11,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from kgforge.evaluation import inputs
 from kgforge.evaluation.goal_reading import GoalContext, GoalReading, Turns, alternating, goal_triples
-from kgforge.evaluation.inputs import (
-    Dialogue,
-    EvalLayout,
-    Slots,
-    checked_triples,
-    heads,
-    in_layout,
-    json_objects,
-    looks_segmented,
-    register_layout,
-    response_frame,
-    utterance_list,
-)
+from kgforge.evaluation.inputs import Dialogue, EvalLayout, Slots, register_layout
 from kgforge.sources.dialogue_layouts import NOT_A_DURECDIAL_SESSION, durecdial_session_kind
 
 _QUOTED = re.compile(r"『\s*(.+?)\s*』")
@@ -46,13 +35,13 @@ def read_durecdial(path: Path) -> Slots:
     release)."""
     rows: list[dict[str, Any]] = []
     dialogues: list[Dialogue] = []
-    for line, record in json_objects(path):
-        in_layout(path, line, durecdial_session_kind(record), record, NOT_A_DURECDIAL_SESSION)
-        conversation = utterance_list(path, line, record.get("conversation"), "'conversation'")
-        knowledge = checked_triples(path, line, _durecdial(record, "knowledge") or [], "knowledge")
+    for line, record in inputs.json_objects(path):
+        inputs.in_layout(path, line, durecdial_session_kind(record), record, NOT_A_DURECDIAL_SESSION)
+        conversation = inputs.utterance_list(path, line, record.get("conversation"), "'conversation'")
+        knowledge = inputs.checked_triples(path, line, _durecdial(record, "knowledge") or [], "knowledge")
         goal = _durecdial(record, "goal")
         goal_text = goal if isinstance(goal, str) else json.dumps(goal, ensure_ascii=False)
-        topics = list(dict.fromkeys([*_QUOTED.findall(goal_text), *heads(knowledge)]))
+        topics = list(dict.fromkeys([*_QUOTED.findall(goal_text), *inputs.heads(knowledge)]))
         first = 0 if bot_first(record) else 1
         utterances = [_GOAL_MARKER.sub("", utterance) for utterance in conversation]
         for j in range(first, len(conversation), 2):
@@ -67,8 +56,10 @@ def read_durecdial(path: Path) -> Slots:
                 }
             )
         dialogues.append(Dialogue(str(line), topics, knowledge, [], utterances))
-    frame = response_frame(rows)
-    return Slots(path, "durecdial", frame, dialogues, has_gold=True, unsegmented=not looks_segmented(frame, "text"))
+    frame = inputs.response_frame(rows)
+    return Slots(
+        path, "durecdial", frame, dialogues, has_gold=True, unsegmented=not inputs.looks_segmented(frame, "text")
+    )
 
 
 def _durecdial(record: dict[str, Any], key: str) -> Any:
