@@ -259,18 +259,6 @@ def test_no_module_imports_itself_back_even_through_a_lazy_import():
 # header, a request body), which says so by returning kgforge.core.jsonio.JsonObject.
 DICT_ESCAPES = {"as_dict", "to_dict", "to_json"}
 DICT_RETURNS = {"dict", "Dict", "typing.Dict", "dict[str, Any]", "Dict[str, Any]", "dict[str, typing.Any]"}
-# The public functions that still return a dict, as "path:function" (Class.method for a method). Packages
-# other engineers are changing wait here for their turn. This list only shrinks: convert one and delete its
-# entry; never add one (a new function returns a record, or JsonObject for a document).
-STILL_DICT = {
-    "evaluation/batch.py:Batch.bertscore",
-    "evaluation/batch.py:Batch.bleurt",
-    "evaluation/model_metrics.py:bert_score",
-    "evaluation/model_metrics.py:bleurt",
-    "evaluation/report.py:metric_inputs",
-    "evaluation/report.py:metric_values",
-    "evaluation/systems.py:correlate",
-}
 
 
 def _returns_a_dict(annotation: ast.expr | None) -> bool:
@@ -314,19 +302,16 @@ def public_dict_returns(source: str) -> list[str]:
 def test_no_public_function_returns_a_dict():
     """Issue 45, "types all the way down": a result a caller reads fields of is a typed frozen record; a helper
     that returns a dict is private (``_name``); a JSON document says so (``JsonObject``)."""
-    found = {
+    found = sorted(
         f"{path.relative_to(PACKAGE).as_posix()}:{name}"
         for path in sorted(PACKAGE.rglob("*.py"))
         for name in public_dict_returns(path.read_text(encoding="utf-8"))
-    }
-    new = sorted(found - STILL_DICT)
-    assert not new, (
+    )
+    assert not found, (
         "these public functions return a dict: return a typed record (kgforge.core.records.Record), make the "
         "helper private (_name), or, for a JSON document written or sent as it is, kgforge.core.jsonio."
-        "JsonObject:\n" + "\n".join(new)
+        "JsonObject:\n" + "\n".join(found)
     )
-    gone = sorted(STILL_DICT - found)
-    assert not gone, "no longer return a dict (or no longer exist); delete them from STILL_DICT:\n" + "\n".join(gone)
 
 
 def test_the_dict_walk_finds_what_it_looks_for():

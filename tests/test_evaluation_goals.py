@@ -10,6 +10,7 @@ import random
 
 import pytest
 
+from kgforge.core.errors import InputError
 from kgforge.evaluation.goal_metrics import judge_goals, normal
 
 SAMPLE = 30
@@ -153,3 +154,56 @@ def test_systems_leaderboard_carries_the_goal_metrics(cli, shared, tmp_path):
     assert rows["gold"]["goal_completion"] == pytest.approx(judge_goals(path).summary["goal_completion"])
     assert rows["shuffled"]["goal_completion"] < rows["gold"]["goal_completion"]
     assert rows["gold"]["f1"] == pytest.approx(1.0) and rows["shuffled"]["f1"] < 0.5
+
+
+def _read_quest(path):
+    """A layout of the test's own: JSON lines of ``turns`` (the user speaks first) and two goal ``topics``."""
+    from kgforge.evaluation.inputs import Dialogue, Slots, json_objects, response_frame
+
+    rows, dialogues = [], []
+    for line, record in json_objects(path):
+        for j in range(1, len(record["turns"]), 2):
+            text = record["turns"][j]
+            rows.append({"id": f"{line}:{j}", "line": line, "text": text, "gold": text, "dialogue": len(dialogues)})
+        dialogues.append(Dialogue(str(line), record["topics"], [tuple(t) for t in record["facts"]]))
+    return Slots(path, "quest", response_frame(rows), dialogues, has_gold=True)
+
+
+def test_goal_metrics_judge_any_layout_registered_with_goals_and_name_no_dataset(tmp_path):
+    """Goal metrics know no dataset: a layout registered with a GoalReading (as a room's evaluation part
+    registers one) is judged by the context and turns it reads, goal completion where it says so, and the
+    refusal names it; goal_metrics.py, goal_reading.py and inputs.py name none of the registered datasets."""
+    from pathlib import Path
+
+    from kgforge.core.datasets import DATASETS
+    from kgforge.evaluation import goal_metrics, goal_reading, inputs
+    from kgforge.evaluation.goal_reading import GoalContext, GoalReading, alternating
+    from kgforge.evaluation.inputs import EVAL_LAYOUTS, EvalLayout, register_layout
+
+    def context(key, record):
+        return GoalContext(key, "quest", tuple(map(tuple, record["facts"])), tuple(record["topics"]), completion=True)
+
+    reading = GoalReading(context, lambda record, bot: alternating(record["turns"], bot, 1), "Quest", "quests name two")
+    register_layout("quest", EvalLayout(_read_quest, goals=reading))
+    try:
+        session = {
+            "topics": ["长城", "故宫"],
+            "facts": [["长城", "位于", "北京"], ["故宫", "建于", "明朝"], ["故宫", "别名", "紫禁城"]],
+            "turns": ["去哪儿玩？", "长城在北京", "还有呢？", "故宫建于明朝，也叫紫禁城", "好"],
+        }
+        path = tmp_path / "quest.jsonl"
+        path.write_text(json.dumps(session, ensure_ascii=False) + "\n", encoding="utf-8")
+        judged = judge_goals(path, layout="quest")
+        assert judged.dialogues[0].bot_turns == 2 and judged.dialogues[0].triples_used == 3
+        assert judged.dialogues[0].completion == 2 and judged.summary["goal_completion"] == 2
+        predictions = tmp_path / "pred.txt"
+        predictions.write_text("长城在北京\n不知道\n", encoding="utf-8")
+        assert judge_goals(path, predictions, layout="quest").dialogues[0].completion == 0  # 故宫 never named
+        with pytest.raises(InputError, match="Quest"):
+            judge_goals(predictions, layout="lines")
+    finally:
+        EVAL_LAYOUTS.unregister("quest")
+    assert "goal_completion" not in judged.left_out
+    for module in (goal_metrics, goal_reading, inputs):  # what eval reads and judges: the rooms name themselves
+        source = Path(module.__file__).read_text(encoding="utf-8").lower()
+        assert not [entry.name for entry in DATASETS if entry.name.lower() in source], module.__name__

@@ -240,3 +240,31 @@ def test_convkgyarn_pairwise_puts_two_qa_conversations_side_by_side(qa_files, tm
     assert (preference["a"], preference["b"], preference["wins"], preference["losses"]) == ("zh", "en", 3 * len(zh), 0)
     judged = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
     assert len(judged) == 3 * len(zh) and all(j["preferred"]["preference"] == "zh" for j in judged)
+
+
+def test_whole_kdconv_dialogues_are_read_through_their_layout_records(tmp_path):
+    """A JSON array of dialogues is read by the records its eval layout registers (the kdconv room's, checked
+    against KdConv's layout): each dialogue's messages in turn, its topic, its messages' attrs as knowledge; a
+    dialogue without messages is refused naming its line."""
+    from kgforge.core.errors import InputError
+    from kgforge.evaluation.rated import conversations
+
+    path, data = kdconv_dev(tmp_path, dialogues=3)
+    units = conversations(path)
+    assert len(units) == 3
+    for unit, dialogue in zip(units, data, strict=True):
+        said = [line.split(": ", 1)[1] for line in unit.text.splitlines()]
+        assert said == [m["message"] for m in dialogue["messages"]]
+        assert unit.context == f"topic: {dialogue['name']}"
+        attrs = {
+            " — ".join((a["name"], a["attrname"], a["attrvalue"]))
+            for m in dialogue["messages"]
+            for a in m.get("attrs") or []
+        }
+        assert set(unit.knowledge.splitlines()) == attrs
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps([data[0], {"name": "x"}], ensure_ascii=False, indent=1), encoding="utf-8")
+    opens = [n for n, text in enumerate(bad.read_text(encoding="utf-8").splitlines(), start=1) if text == " {"]
+    line = opens[1]  # where the second dialogue opens
+    with pytest.raises(InputError, match=rf"{bad}:{line}: not a kdconv dialogue: .*'messages'"):
+        conversations(bad)

@@ -6,14 +6,13 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import Any
 
 import polars as pl
 
 from kgforge.evaluation.caption import by_response, cider_d, meteor
 from kgforge.evaluation.embedding import WordVectors, embedding_scores
 from kgforge.evaluation.lexical import LexicalStats
-from kgforge.evaluation.model_metrics import bert_score, bleurt
+from kgforge.evaluation.model_metrics import BertScores, BleurtScores, bert_score, bleurt
 from kgforge.evaluation.segmentation import tokenize
 
 
@@ -94,7 +93,7 @@ class Batch:
         return embedding_scores(self.vectors, predictions, golds)
 
     @cached_property
-    def bertscore(self) -> dict[str, Any]:
+    def bertscore(self) -> BertScores:
         if self.model_path is None:
             raise RuntimeError("no model for BERTScore")
         return bert_score(
@@ -102,7 +101,7 @@ class Batch:
         )
 
     @cached_property
-    def bleurt(self) -> dict[str, Any]:
+    def bleurt(self) -> BleurtScores:
         if self.bleurt_path is None:
             raise RuntimeError("no checkpoint for BLEURT")  # metrics that need it are filtered out
         return bleurt(

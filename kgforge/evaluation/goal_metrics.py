@@ -1,6 +1,7 @@
 """Dialogue-level goal metrics (``kgforge eval DIALOGUES --goal-metrics``): whether a conversation reached its
-goal, judged over whole dialogues — DuConv sessions, KdConv dialogues, DuRecDial sessions — whose bot turns are
-the file's own or a system's predictions put in their place (in order).
+goal, judged over whole dialogues — the files of every eval layout whose dialogues have goals (a dataset's room
+says how a record's goal and turns are read: :mod:`.goal_reading`) — whose bot turns are the file's own or a
+system's predictions put in their place (in order).
 
 What a turn mentions is decided by :func:`mention_matcher`: plain string matching of the dialogue's topics and
 knowledge, the stand-in until the grounder (``kgforge ground``) can be passed as ``matcher``. A topic is
@@ -12,16 +13,17 @@ without spaces and in Simplified characters. ``领域`` (a topic's kind:
 
 Per dialogue and, averaged, per file (see docs/evaluation.md for the papers' definitions):
 
-* **goal completion** (DuConv): 2 when both goal topics are mentioned and more than two distinct knowledge triples
-  are used, 1 when both topics are mentioned with two triples or fewer, 0 otherwise; with its distribution and
-  the triples and properties (distinct relations) used per dialogue (DuConv's Table 5);
+* **goal completion** (Wu et al. 2019), where the goal names two topics a dialogue must reach
+  (``GoalContext.completion``): 2 when both goal topics are mentioned and more than two distinct knowledge
+  triples are used, 1 when both topics are mentioned with two triples or fewer, 0 otherwise; with its
+  distribution and the triples and properties (distinct relations) used per dialogue (the paper's Table 5);
 * **Info bands** (MSDE's Info.): the share of bot turns that use 0, 1 and 2 or more facts;
-* **LS** (leading success, DuRecDial): 1 when the bot mentions the final recommendation target — the first
-  『topic』 of the last recommendation goal — else 0; needs a goal sequence that names topics;
-* **UTC** (user-topic consistency, DuRecDial): of the goal topics the bot mentions, the share the user profile
-  does not reject (``拒绝``, ``没有接受的…``); needs a ``user_profile``;
+* **LS** (leading success, Liu et al. 2021): 1 when the bot mentions the final recommendation target
+  (``GoalContext.target``) else 0; needs a goal sequence that names topics;
+* **UTC** (user-topic consistency, Liu et al. 2021): of the goal topics the bot mentions, the share the user
+  profile does not reject; needs a user profile;
 * **Rec** (recommendation success, MSDE's Rec.): of the recommended topics the bot mentions whose outcome the
-  profile records, the share accepted (``接受的…``, ``同意的…``) rather than rejected.
+  profile records, the share accepted rather than rejected.
 """
 
 from __future__ import annotations
@@ -36,30 +38,14 @@ from typing import Any
 from kgforge.core.errors import InputError
 from kgforge.core.jsonio import iter_json_container
 from kgforge.core.text import to_simplified
-from kgforge.evaluation.inputs import _bot_first, detect_layout, json_objects, read_slots
+from kgforge.evaluation.goal_reading import GoalContext
+from kgforge.evaluation.inputs import EVAL_LAYOUTS, detect_layout, json_objects, read_slots
 
-GOAL_LAYOUTS = ("duconv", "kdconv", "durecdial")
 NOT_KNOWLEDGE = ("领域",)
 MIN_VALUE = 2
 TEXT_VALUE = 12  # a value longer than this is free text, used when 8 consecutive characters of it occur
 TEXT_OVERLAP = 8
-_QUOTED = re.compile(r"『\s*(.+?)\s*』")
 _SPACES = re.compile(r"\s+")
-Triple = tuple[str, str, str]
-
-
-@dataclass(frozen=True)
-class GoalContext:
-    """What a dialogue's goal is made of, read from its record."""
-
-    key: str
-    layout: str
-    knowledge: tuple[Triple, ...]
-    goal_topics: tuple[str, ...] = ()  # DuConv: the two START topics; DuRecDial: the goals' quoted topics
-    target: str | None = None  # DuRecDial: the final recommendation target
-    recommended: tuple[str, ...] = ()  # DuRecDial: topics of recommendation goals
-    rejected: tuple[str, ...] = ()  # from the user profile
-    accepted: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -72,8 +58,8 @@ Matcher = Callable[[str, Sequence[str], GoalContext], TurnMentions]
 
 
 def normal(text: str) -> str:
-    """Text as it is matched: NFC, Simplified characters (DuConv's comments are partly Traditional: 兩岸 … 共識),
-    no spaces (segmented and unsegmented text alike)."""
+    """Text as it is matched: NFC, Simplified characters (a dataset's comments may be partly Traditional: 兩岸 …
+    共識), no spaces (segmented and unsegmented text alike)."""
     return _SPACES.sub("", to_simplified(unicodedata.normalize("NFC", text)))
 
 
@@ -104,58 +90,32 @@ def _states(said: str, value: str) -> bool:
 # ---------------------------------------------------------------- reading the dialogues' goals
 
 
-def _records(path: Path, layout: str) -> Iterator[tuple[int, dict[str, Any]]]:
-    if layout == "kdconv":
-        for record in iter_json_container(path, list):
-            if record.error:
-                raise InputError(f"{path}:{record.line}: {record.error}")
-            yield record.line, record.value
-    else:
-        yield from json_objects(path)
+def goal_layouts() -> tuple[str, ...]:
+    """The eval layouts whose dialogues have goals (their :class:`~.inputs.EvalLayout` has ``goals``)."""
+    return tuple(entry.name for entry in EVAL_LAYOUTS if entry.obj.goals is not None)
 
 
-def _triples(value: Any) -> tuple[Triple, ...]:
-    """Triples as lists, or KdConv's attrs objects (``name``, ``attrname``, ``attrvalue``)."""
-    if not isinstance(value, list):
-        return ()
-    rows = [[t.get("name"), t.get("attrname"), t.get("attrvalue")] if isinstance(t, dict) else t for t in value]
-    return tuple((str(t[0]), str(t[1]), str(t[2])) for t in rows if isinstance(t, list) and len(t) >= 3)
+def goal_files() -> str:
+    """What a refusal asks for: the titles of the layouts with goals (``A, B or C``)."""
+    titles = [goals.title for entry in EVAL_LAYOUTS if (goals := entry.obj.goals) is not None]
+    return " or ".join([", ".join(titles[:-1]), titles[-1]] if len(titles) > 1 else titles)
 
 
-def goal_context(key: str, layout: str, record: dict[str, Any]) -> GoalContext:
-    if layout == "duconv":
-        goal = record.get("goal") or []
-        topics = tuple(goal[0][1:3]) if goal and goal[0] and goal[0][0] == "START" else ()
-        return GoalContext(key, layout, _triples(record.get("knowledge")), topics)
-    if layout == "kdconv":
-        attrs = [t for m in record.get("messages", []) if isinstance(m, dict) for t in _triples(m.get("attrs") or [])]
-        return GoalContext(
-            key, layout, tuple(dict.fromkeys(attrs)), (str(record.get("name", "")),) if record.get("name") else ()
-        )
-    return _durecdial_context(key, record)
+def _completion_left_out() -> str:
+    """Why goal completion was not judged: which layouts' dialogues state the two goal topics it needs."""
+    stated = [goals.completion for entry in EVAL_LAYOUTS if (goals := entry.obj.goals) is not None and goals.completion]
+    return "only " + " or ".join(stated) if stated else "no dialogue layout states two goal topics"
 
 
-def _durecdial_context(key: str, record: dict[str, Any]) -> GoalContext:
-    goal = record.get("goals", record.get("goal"))
-    steps = goal.split("-->") if isinstance(goal, str) else []
-    topics = tuple(dict.fromkeys(t for step in steps for t in _QUOTED.findall(step)))
-    recommending = [step for step in steps if "推荐" in step.split("(")[0]]
-    recommended = tuple(dict.fromkeys(t for step in recommending for t in _QUOTED.findall(step)[:1]))
-    target = recommended[-1] if recommended else None
-    given = record.get("user_profile")
-    profile: dict[str, Any] = given if isinstance(given, dict) else {}
-
-    def values(keep: Callable[[str], bool]) -> tuple[str, ...]:
-        found = []
-        for name, value in profile.items():
-            if keep(name):
-                found += [str(v).strip() for v in (value if isinstance(value, list) else [value]) if str(v).strip()]
-        return tuple(found)
-
-    rejected = values(lambda name: name == "拒绝" or name.startswith(("没有接受", "拒绝")))
-    accepted = values(lambda name: name.startswith(("接受", "同意")))
-    knowledge = _triples(record.get("knowledge", record.get("kg")))
-    return GoalContext(key, "durecdial", knowledge, topics, target, recommended, rejected, accepted)
+def _records(path: Path, array: bool) -> Iterator[tuple[str, dict[str, Any]]]:
+    """The file's records keyed as goal contexts are: a JSON array's by place, JSON lines' by line."""
+    if not array:
+        yield from ((str(line), record) for line, record in json_objects(path))
+        return
+    for index, record in enumerate(iter_json_container(path, list)):
+        if record.error:
+            raise InputError(f"{path}:{record.line}: {record.error}")
+        yield str(index), record.value
 
 
 # ---------------------------------------------------------------- judging
@@ -169,7 +129,7 @@ class DialogueGoals:
     topics_mentioned: tuple[str, ...]
     triples_used: int
     properties_used: int
-    completion: int | None  # DuConv only
+    completion: int | None  # where the goal names two topics to reach (GoalContext.completion)
     facts_per_turn: tuple[int, ...]
     leading_success: int | None
     user_topic_consistency: float | None
@@ -200,11 +160,13 @@ def judge_goals(
     response per bot turn, in order) the bot turns are the predictions."""
     path = Path(dialogue_file)
     layout = detect_layout(path) if layout == "auto" else layout
-    if layout not in GOAL_LAYOUTS:
+    if layout not in goal_layouts():
         raise InputError(
-            f"{path}: goal metrics judge whole dialogues: give a DuConv, KdConv or DuRecDial "
-            f"dialogue file (this is a {layout} file)"
+            f"{path}: goal metrics judge whole dialogues: give a {goal_files()} dialogue file (this is a {layout} file)"
         )
+    form = EVAL_LAYOUTS.get(layout)
+    goals = form.goals
+    assert goals is not None  # a layout of goal_layouts()
     slots = read_slots(path, layout)
     turns = slots.frame["text"].to_list()
     if predictions is not None:
@@ -215,17 +177,16 @@ def judge_goals(
                 "a prediction takes the place of each bot turn, in order, so the counts must be equal"
             )
         turns = predicted
-    records = list(_records(path, layout))
+    records = list(_records(path, form.array))
     if len(records) != len(slots.dialogues):
         raise InputError(f"{path}: {len(records)} records for {len(slots.dialogues)} dialogues")
     by_dialogue: dict[int, list[str]] = {}
     for dialogue, text in zip(slots.frame["dialogue"].to_list(), turns, strict=True):
         by_dialogue.setdefault(dialogue, []).append(text)
-    judged = []
-    for index, (line, record) in enumerate(records):
-        context = goal_context(str(line) if layout != "kdconv" else str(index), layout, record)
-        conversation = _conversation(layout, record, by_dialogue.get(index, []))
-        judged.append(_judge(context, conversation, matcher))
+    judged = [
+        _judge(goals.context(key, record), goals.turns(record, by_dialogue.get(index, [])), matcher)
+        for index, (key, record) in enumerate(records)
+    ]
     summary, left_out = summarise(judged, layout)
     return GoalReport(
         str(path),
@@ -236,20 +197,6 @@ def judge_goals(
         summary,
         left_out,
     )
-
-
-def _conversation(layout: str, record: dict[str, Any], bot: list[str]) -> list[tuple[bool, str]]:
-    """The dialogue's turns as (is the bot's, text), the bot's turns replaced by ``bot`` in order."""
-    if layout == "kdconv":
-        messages = [str(m.get("message", "")) for m in record.get("messages", []) if isinstance(m, dict)]
-        return [(False, messages[0])] + [(True, text) for text in bot] if messages else []
-    conversation = [str(t) for t in record.get("conversation") or []]
-    first = 0 if (layout == "duconv" or _bot_first(record)) else 1
-    replies = iter(bot)
-    return [
-        (j % 2 == first % 2 and j >= first, next(replies) if (j % 2 == first % 2 and j >= first) else text)
-        for j, text in enumerate(conversation)
-    ]
 
 
 def _judge(context: GoalContext, conversation: list[tuple[bool, str]], matcher: Matcher) -> DialogueGoals:
@@ -266,7 +213,7 @@ def _judge(context: GoalContext, conversation: list[tuple[bool, str]], matcher: 
         earlier.append(text)
     properties = len({context.knowledge[i][1] for i in used})
     completion = None
-    if context.layout == "duconv" and context.goal_topics:
+    if context.completion and context.goal_topics:
         reached = all(topic in topics for topic in context.goal_topics)
         completion = 0 if not reached else 2 if len(used) > 2 else 1
     ls = utc = rec = None
@@ -318,7 +265,7 @@ def summarise(judged: Sequence[DialogueGoals], layout: str) -> tuple[dict[str, A
         summary["goal_completion"] = _mean(completions)
         summary["completion_distribution"] = {str(k): completions.count(k) / len(completions) for k in (0, 1, 2)}
     else:
-        left_out["goal_completion"] = "only DuConv sessions state two goal topics (goal[0] = START, a, b)"
+        left_out["goal_completion"] = _completion_left_out()
     turns = [n for d in judged for n in d.facts_per_turn]
     if turns:
         summary["info_bands"] = {
@@ -345,7 +292,7 @@ def summarise(judged: Sequence[DialogueGoals], layout: str) -> tuple[dict[str, A
 
 
 def _shares(counts: Sequence[int]) -> dict[str, float]:
-    """The share of dialogues with each count (DuConv's Table 5 tabulates triples and properties used so)."""
+    """The share of dialogues with each count (goal completion's paper tabulates triples and properties used so)."""
     return {str(k): counts.count(k) / len(counts) for k in sorted(set(counts))} if counts else {}
 
 

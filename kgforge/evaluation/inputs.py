@@ -5,25 +5,17 @@ one, and where it has them the dialogue the response belongs to and the knowledg
 the dialogues' context (topics, knowledge triples, gold knowledge). Layouts, chosen by content (or
 ``layout=``):
 
-``duconv-eval``  the official DuConv metric input, ``prediction<TAB>gold`` per line, read exactly as the
-                 official script reads it (a line with fewer than two fields after ``strip()`` is skipped
-                 by the script; it is skipped here too, and reported with its line number).
-``lines``        one response per line (a model's output file); every line counts, empty ones too.
+``lines``        one response per line (a model's output file); every line counts, empty ones too (a text file
+                 whose first line holds a tab is the layout registered ``tabbed``, where one is).
 ``table``        JSON lines, CSV, Parquet or Excel (``.xlsx``, needs openpyxl) with named columns: prediction
                  (``prediction``/``pred``/``response``/``hypothesis``/``output``), gold (``gold``/``reference``/
                  ``ref``/``target``), optionally ``id``, ``dialogue_id``, ``topics``, ``knowledge``,
                  ``gold_knowledge`` (JSON lists; in CSV cells as JSON text).
-``duconv``       DuConv sessions (``conversation``: every bot turn ``conversation[j]``, even ``j``, is a
-                 response, as the official ``convert_session_to_sample.py`` makes samples) or samples
-                 (``history``/``response``: one response per line). Gold knowledge: the goal path.
-``kdconv``       KdConv dialogues (a JSON array): every message after the first is a response; its gold
-                 knowledge is its ``attrs``.
-``durecdial``    DuRecDial sessions (LIC-2020 baseline resource layout, the competition layout, or the ACL 2020
-                 release's ``kg``/``goals`` keys): the bot
-                 turns are responses (the baseline's ``convert_session_to_sample.py``: ``label`` says who
-                 speaks first; without it the bot does when the first goal is 寒暄). The ``[n]`` goal
-                 markers that open some turns are taken off.
 ``kgforge``      a ``kgforge export --format jsonl`` file: dialogue context only (topics, subgraph, goal path).
+
+Each dataset's room registers the layouts of its own dialogue files (``kgforge/datasets/<name>/evaluation.py``,
+:func:`register_layout`), with the helpers here that check a record's layout, triples and utterances; a layout
+whose dialogues have goals says how they are read (``EvalLayout.goals``, :mod:`.goal_reading`).
 
 A file that cannot be used is an :class:`InputError` naming the file and line; nothing is dropped silently.
 """
@@ -33,9 +25,8 @@ from __future__ import annotations
 import csv
 import io
 import json
-import re
 import zipfile
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -49,29 +40,19 @@ from kgforge.core.jsonio import (
     LoneSurrogateError,
     NestingError,
     TextPolicy,
-    iter_json_container,
     iter_json_lines,
     loads,
 )
 from kgforge.core.limits import check_whole, lines, read_whole, record_too_large
 from kgforge.core.registry import Entry, Registry
 from kgforge.core.text import is_segmented
-from kgforge.sources.dialogue_layouts import (
-    DUCONV_SAMPLE,
-    DUCONV_SESSION,
-    KDCONV,
-    NOT_A_DURECDIAL_SESSION,
-    checked_records,
-    durecdial_session_kind,
-    layout_problem,
-)
+from kgforge.evaluation.goal_reading import GoalReading
+from kgforge.sources.dialogue_layouts import layout_problem
 
 PREDICTION_COLUMNS = ("prediction", "pred", "response", "hypothesis", "output", "generated")
 GOLD_COLUMNS = ("gold", "reference", "ref", "target", "golden_response")
 ID_COLUMNS = ("id", "response_id")
 DIALOGUE_COLUMNS = ("dialogue_id", "dialogue")
-_GOAL_MARKER = re.compile(r"^\s*\[\d+\]\s*")
-_QUOTED_TOPIC = re.compile(r"『\s*(.+?)\s*』")
 
 Triple = tuple[str, str, str]
 TRIPLES = pl.List(pl.List(pl.String))
@@ -109,7 +90,7 @@ class Slots:
     dialogues: list[Dialogue]
     has_gold: bool = False
     skipped: list[str] = field(default_factory=list)
-    unsegmented: bool = False  # a layout segmented by definition whose file is not (the ACL 2020 DuRecDial release)
+    unsegmented: bool = False  # a layout segmented by definition whose file is not (a release written unsegmented)
 
     @property
     def segmented(self) -> bool:
@@ -120,8 +101,11 @@ class Slots:
 class EvalLayout:
     """How ``kgforge eval`` reads one layout into :class:`Slots`, and how it knows a file is in it: ``array``,
     a JSON array (``.json``) is this layout; ``detects``, the first record of a JSON-lines file is (layouts are
-    asked most specific first: highest ``priority``). ``segmented``: word-segmented by definition;
-    ``dialogues``: the file holds dialogues and their context (it may be given as ``--dialogues``)."""
+    asked most specific first: highest ``priority``); ``tabbed``, a text file whose first line holds a tab is.
+    ``segmented``: word-segmented by definition; ``dialogues``: the file holds dialogues and their context (it
+    may be given as ``--dialogues``); ``goals``: how its dialogues' goals are read, for ``--goal-metrics``
+    (:mod:`.goal_reading`; None: they have none); ``records``: the file's dialogue records, each checked against
+    its layout, for a layout whose file is not JSON lines (a rating sheet of whole dialogues reads them)."""
 
     read: Callable[[Path], Slots]
     detects: Callable[[dict[str, Any]], bool] | None = None
@@ -130,6 +114,9 @@ class EvalLayout:
     dialogues: bool = True
     priority: int = 0
     description: str = ""
+    goals: GoalReading | None = None
+    records: Callable[[Path], Iterable[tuple[int, Any]]] | None = None
+    tabbed: bool = False
 
 
 def _plugin_layout(name: str, obj: Any) -> Entry[EvalLayout]:
@@ -181,7 +168,7 @@ def detect_layout(path: Path) -> str:
         except ValueError:  # not JSON, or nested too deeply: the table reader names the line
             return "table"
         return _record_layout(record)
-    return "duconv-eval" if "\t" in head else "lines"
+    return next((e.name for e in EVAL_LAYOUTS if e.obj.tabbed), "lines") if "\t" in head else "lines"
 
 
 def _record_layout(record: Any) -> str:
@@ -228,29 +215,15 @@ def response_frame(rows: list[dict[str, Any]]) -> pl.DataFrame:
     return pl.DataFrame(rows, schema=FRAME_SCHEMA) if rows else pl.DataFrame(schema=FRAME_SCHEMA)
 
 
-def read_official(path: Path) -> Slots:
-    """The official eval input: ``line.strip().split("\\t")``, fields 0 and 1, as the official script reads it."""
-    rows, skipped = [], []
-    for lineno, line in _numbered(path):
-        fields = line.strip().split("\t")
-        if len(fields) < 2:
-            skipped.append(f"line {lineno}: fewer than two tab-separated fields (the official script skips it)")
-            continue
-        rows.append({"id": str(lineno), "line": lineno, "text": fields[0], "gold": fields[1]})
-    if not rows:
-        raise InputError(f"{path}:1: no 'prediction<TAB>gold' line in the file")
-    return Slots(path, "duconv-eval", response_frame(rows), [], has_gold=True, skipped=skipped)
-
-
 def read_lines(path: Path) -> Slots:
     """One response per line; a trailing newline does not make an extra (empty) response."""
-    rows = [{"id": str(lineno), "line": lineno, "text": line.rstrip("\n")} for lineno, line in _numbered(path)]
+    rows = [{"id": str(lineno), "line": lineno, "text": line.rstrip("\n")} for lineno, line in numbered_lines(path)]
     if not rows:
         raise InputError(f"{path}:1: file is empty")
     return Slots(path, "lines", response_frame(rows), [])
 
 
-def _numbered(path: Path) -> Iterator[tuple[int, str]]:
+def numbered_lines(path: Path) -> Iterator[tuple[int, str]]:
     """The lines of a text file (``\\r\\n`` read as ``\\n``, a leading BOM dropped), each decoded on its own,
     so that a byte that is not UTF-8 is named with its own line and byte offset in the file."""
     with open(path, "rb") as handle:
@@ -418,13 +391,14 @@ def _row_context(path: Path, line: int, record: dict[str, Any], text: TextPolicy
     return Dialogue(
         str(line),
         topics,
-        _triples(path, line, value("knowledge"), "knowledge"),
-        _triples(path, line, value("gold_knowledge"), "gold_knowledge"),
+        checked_triples(path, line, value("knowledge"), "knowledge"),
+        checked_triples(path, line, value("gold_knowledge"), "gold_knowledge"),
     )
 
 
-def _triples(path: Path, line: int, value: Any, what: str) -> list[Triple]:
-    """``[[head, relation, tail], …]`` or KdConv attrs ``[{"name", "attrname", "attrvalue"}, …]``."""
+def checked_triples(path: Path, line: int, value: Any, what: str) -> list[Triple]:
+    """``value`` (``what``, at ``path:line``) as triples: ``[[head, relation, tail], …]`` or attrs objects
+    ``[{"name", "attrname", "attrvalue"}, …]``; anything else is an InputError naming the line."""
     if not isinstance(value, list):
         raise InputError(f"{path}:{line}: {what} must be a list of [head, relation, tail] triples")
     triples = []
@@ -457,17 +431,19 @@ def json_objects(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
         yield record.line, record.value
 
 
-def _utterances(path: Path, line: int, value: Any, what: str) -> list[str]:
+def utterance_list(path: Path, line: int, value: Any, what: str) -> list[str]:
+    """``value`` (``what``, at ``path:line``) as a list of utterances; anything else is an InputError."""
     if not isinstance(value, list) or not all(isinstance(u, str) for u in value):
         raise InputError(f"{path}:{line}: {what} must be a list of strings")
     return value
 
 
-def _heads(triples: list[Triple]) -> list[str]:
+def heads(triples: list[Triple]) -> list[str]:
+    """The triples' subjects, in order (a dialogue's topics, after its own)."""
     return [head for head, _, _ in triples]
 
 
-def _in_layout(path: Path, line: int, kind: str | None, record: dict[str, Any], unknown: str) -> None:
+def in_layout(path: Path, line: int, kind: str | None, record: dict[str, Any], unknown: str) -> None:
     """Refuse ``record`` (line ``line`` of ``path``) unless it is a dialogue of layout ``kind``
     (:mod:`kgforge.sources.dialogue_layouts`, the check every reader of dialogue files shares)."""
     if kind is None:
@@ -475,108 +451,6 @@ def _in_layout(path: Path, line: int, kind: str | None, record: dict[str, Any], 
     problem = layout_problem(kind, record)
     if problem:
         raise InputError(f"{path}:{line}: not a {kind} dialogue: {problem}")
-
-
-def read_duconv(path: Path) -> Slots:
-    rows: list[dict[str, Any]] = []
-    dialogues: list[Dialogue] = []
-    for line, record in json_objects(path):
-        _in_layout(path, line, DUCONV_SESSION if "conversation" in record else DUCONV_SAMPLE, record, "")
-        goal = record["goal"]
-        knowledge = _triples(path, line, record.get("knowledge"), "knowledge")
-        start, path_triples = (goal[0], goal[1:]) if goal[0][0] == "START" else ([], goal)
-        dialogue = Dialogue(
-            str(line),
-            list(dict.fromkeys([*start[1:], *_heads(knowledge)])),
-            knowledge,
-            [(a, b, c) for a, b, c in path_triples],
-        )
-        if "conversation" in record:
-            dialogue.utterances = _utterances(path, line, record["conversation"], "'conversation'")
-            turns: list[tuple[str, str | None, int]] = [
-                (f"{line}:{j}", dialogue.utterances[j], j) for j in range(0, len(dialogue.utterances), 2)
-            ]
-        else:
-            dialogue.utterances = _utterances(path, line, record.get("history"), "'history'")
-            response = record.get("response")
-            if response is not None and not isinstance(response, str):
-                raise InputError(f"{path}:{line}: 'response' must be a string")
-            turns = [(str(line), response, len(dialogue.utterances))]
-        rows += [
-            {"id": ident, "line": line, "text": text, "gold": text, "dialogue": len(dialogues), "turn": j}
-            for ident, text, j in turns
-        ]
-        dialogues.append(dialogue)
-    return Slots(path, "duconv", response_frame(rows), dialogues, has_gold=True)
-
-
-def read_kdconv(path: Path) -> Slots:
-    rows: list[dict[str, Any]] = []
-    dialogues: list[Dialogue] = []
-    for line, value in checked_records(path, iter_json_container(path, list), KDCONV).records:
-        per_message = [_triples(path, line, m.get("attrs") or [], "attrs") for m in value["messages"]]
-        knowledge = list(dict.fromkeys(t for attrs in per_message for t in attrs))
-        name = value.get("name")
-        topics = list(dict.fromkeys(([name] if isinstance(name, str) else []) + _heads(knowledge)))
-        key = str(len(dialogues))
-        for j, message in enumerate(value["messages"][1:], start=1):
-            rows.append(
-                {
-                    "id": f"{key}:{j}",
-                    "line": line,
-                    "text": message["message"],
-                    "gold": message["message"],
-                    "dialogue": len(dialogues),
-                    "gold_knowledge": [list(t) for t in per_message[j]],
-                    "turn": j,
-                }
-            )
-        dialogues.append(Dialogue(key, topics, knowledge, knowledge, [m["message"] for m in value["messages"]]))
-    if not dialogues:
-        raise InputError(f"{path}: no dialogue in the file")
-    return Slots(path, "kdconv", response_frame(rows), dialogues, has_gold=True)
-
-
-def read_durecdial(path: Path) -> Slots:
-    rows: list[dict[str, Any]] = []
-    dialogues: list[Dialogue] = []
-    for line, record in json_objects(path):
-        _in_layout(path, line, durecdial_session_kind(record), record, NOT_A_DURECDIAL_SESSION)
-        conversation = _utterances(path, line, record.get("conversation"), "'conversation'")
-        knowledge = _triples(path, line, _durecdial(record, "knowledge") or [], "knowledge")
-        goal = _durecdial(record, "goal")
-        goal_text = goal if isinstance(goal, str) else json.dumps(goal, ensure_ascii=False)
-        topics = list(dict.fromkeys([*_QUOTED_TOPIC.findall(goal_text), *_heads(knowledge)]))
-        first = 0 if _bot_first(record) else 1
-        utterances = [_GOAL_MARKER.sub("", utterance) for utterance in conversation]
-        for j in range(first, len(conversation), 2):
-            rows.append(
-                {
-                    "id": f"{line}:{j}",
-                    "line": line,
-                    "text": utterances[j],
-                    "gold": utterances[j],
-                    "dialogue": len(dialogues),
-                    "turn": j,
-                }
-            )
-        dialogues.append(Dialogue(str(line), topics, knowledge, [], utterances))
-    frame = response_frame(rows)
-    return Slots(path, "durecdial", frame, dialogues, has_gold=True, unsegmented=not _looks_segmented(frame, "text"))
-
-
-def _durecdial(record: dict[str, Any], key: str) -> Any:
-    """A DuRecDial session's ``knowledge`` or ``goal``, under the ACL 2020 release's names (``kg``, ``goals``)
-    where the session has those."""
-    return record.get(key, record.get({"knowledge": "kg", "goal": "goals"}[key]))
-
-
-def _bot_first(record: dict[str, Any]) -> bool:
-    if "label" in record:
-        return record["label"] == "bot"
-    goal = _durecdial(record, "goal")
-    first = goal[0] if isinstance(goal, list) and goal else goal if isinstance(goal, str) else ""
-    return "寒暄" in (first if isinstance(first, str) else json.dumps(first, ensure_ascii=False))[:16]
 
 
 def read_kgforge_export(path: Path) -> Slots:
@@ -598,15 +472,6 @@ def _is_export(record: dict[str, Any]) -> bool:
     return "dialogue_id" in record and "triples" in record
 
 
-register_layout(
-    "duconv-eval",
-    EvalLayout(
-        read_official,
-        segmented=True,
-        dialogues=False,
-        description="prediction<TAB>gold per line (DuConv's official metric input)",
-    ),
-)
 register_layout("lines", EvalLayout(read_lines, dialogues=False, description="one response per line"))
 register_layout(
     "table",
@@ -646,14 +511,14 @@ def load_responses(
 ) -> Responses:
     """Predictions matched with their gold responses and dialogue context.
 
-    ``predictions`` may hold gold itself (``duconv-eval``, a table with a gold column); otherwise ``gold`` (any
+    ``predictions`` may hold gold itself (``prediction<TAB>gold`` lines, a table with a gold column); otherwise ``gold`` (any
     layout) gives it, response by response in order. Context comes from ``gold`` when it is a dataset layout,
     else from ``dialogues`` (matched by a ``dialogue_id`` column when the predictions have one, else in order),
     else from ``predictions`` themselves."""
     pred = read_slots(predictions, layout, columns)
     if pred.layout == "kgforge":
         raise InputError(f"{predictions}: a kgforge export holds dialogues, not responses: give it as --dialogues")
-    own_gold = pred.has_gold and pred.layout in ("duconv-eval", "table")
+    own_gold = pred.has_gold and not EVAL_LAYOUTS.get(pred.layout).dialogues  # a prediction's gold beside it
     frame = pred.frame.rename({"text": "prediction"})
     if not own_gold:
         frame = frame.with_columns(gold=pl.lit(None, pl.String))
@@ -680,7 +545,7 @@ def load_responses(
         context = _context_by_key(frame, given) if frame["dialogue_key"].is_not_null().any() else given
     if context is not None and context is not pred:
         frame = _attach(frame, context)
-    segmented = any(s.segmented for s in (pred, context) if s is not None) or _looks_segmented(frame)
+    segmented = any(s.segmented for s in (pred, context) if s is not None) or looks_segmented(frame)
     return Responses(
         frame, context.dialogues if context is not None else [], own_gold or gold is not None, segmented, sources
     )
@@ -745,7 +610,7 @@ def _context_by_key(frame: pl.DataFrame, given: Slots) -> Slots:
     return Slots(given.path, given.layout, rows, given.dialogues)
 
 
-def _looks_segmented(frame: pl.DataFrame, column: str | None = None) -> bool:
+def looks_segmented(frame: pl.DataFrame, column: str | None = None) -> bool:
     """Whether most texts (``column``; by default gold, else predictions; the first 200) carry word-segmentation
     spaces."""
     column = column or ("gold" if frame["gold"].is_not_null().any() else "prediction")

@@ -181,7 +181,7 @@ def _register_bertscore(part: str, what: str) -> None:
         f"BERTScore {what} over a local model (--model-path; extra 'bertscore')",
         aliases=[f"bert_{part}"],
         needs=["gold", "model"],
-    )(lambda batch: batch.bertscore[part])
+    )(lambda batch: getattr(batch.bertscore, part))
 
 
 for _part, _what in (("p", "precision"), ("r", "recall"), ("f1", "F1")):
@@ -190,7 +190,7 @@ register_metric(
     "bleurt",
     "BLEURT: a BLEURT checkpoint's regression score for (gold, prediction) (--bleurt-path; extra 'bleurt')",
     needs=["gold", "bleurt"],
-)(lambda batch: batch.bleurt["score"])
+)(lambda batch: batch.bleurt.score)
 
 
 def official_lines(corpus: dict[str, float | None]) -> str | None:

@@ -15,13 +15,51 @@ is refused by name rather than half-loaded.
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from kgforge.core.errors import ArgumentError, KgforgeError
+from kgforge.core.records import Record
 
 BLEURT_EXTRA = "pip install 'kgforge[bleurt]' (transformers and torch)"
 EXTRA = "pip install 'kgforge[bertscore]' (bert-score and transformers)"
+
+
+@dataclass(frozen=True)
+class BertScoreModel(Record):
+    """What BERTScore used (the report's ``model``, beside its path): the layer, no idf, no rescaling."""
+
+    layer: int
+    idf: bool
+    rescaled: bool
+    package: str  # bert-score and its version
+
+
+@dataclass(frozen=True)
+class BertScores:
+    """BERTScore's precision, recall and F1 per response, and what was used."""
+
+    p: list[float]
+    r: list[float]
+    f1: list[float]
+    model: BertScoreModel
+
+
+@dataclass(frozen=True)
+class BleurtModel(Record):
+    """What BLEURT used (the report's ``bleurt``, beside its path)."""
+
+    max_length: int  # tokens one (gold, prediction) pair may have
+    pairs_truncated: int  # pairs cut to that length
+    architecture: str  # the transformers class that ran
+
+
+@dataclass(frozen=True)
+class BleurtScores:
+    """BLEURT's score per response (the model's logit for the pair gold, prediction), and what was used."""
+
+    score: list[float]
+    model: BleurtModel
 
 
 def _local_model(model_path: Path | str, flag: str) -> Path:
@@ -32,8 +70,8 @@ def _local_model(model_path: Path | str, flag: str) -> Path:
     return model_path
 
 
-def bert_score(model_path: Path, predictions: list[str], golds: list[str], batch_size: int = 64) -> dict[str, Any]:
-    """``p``, ``r``, ``f1`` per response (lists of floats) and ``model`` (what was used)."""
+def bert_score(model_path: Path, predictions: list[str], golds: list[str], batch_size: int = 64) -> BertScores:
+    """``p``, ``r``, ``f1`` per response and ``model`` (what was used)."""
     model_path = _local_model(model_path, "--model-path")
     try:
         import bert_score as package
@@ -56,20 +94,15 @@ def bert_score(model_path: Path, predictions: list[str], golds: list[str], batch
         raise KgforgeError(
             f"{model_path}: the tokenizer states no model_max_length (set it in tokenizer_config.json, e.g. 512)"
         ) from None
-    return {
-        "p": precision.tolist(),
-        "r": recall.tolist(),
-        "f1": f1.tolist(),
-        "model": {
-            "layer": layers,
-            "idf": False,
-            "rescaled": False,
-            "package": f"bert-score {getattr(package, '__version__', '?')}",
-        },
-    }
+    return BertScores(
+        precision.tolist(),
+        recall.tolist(),
+        f1.tolist(),
+        BertScoreModel(layers, idf=False, rescaled=False, package=f"bert-score {getattr(package, '__version__', '?')}"),
+    )
 
 
-def bleurt(model_path: Path, predictions: list[str], golds: list[str], batch_size: int = 32) -> dict[str, Any]:
+def bleurt(model_path: Path, predictions: list[str], golds: list[str], batch_size: int = 32) -> BleurtScores:
     """``score`` per response (the model's logit for the pair gold, prediction) and ``model`` (what was used,
     how many pairs were cut to the model's length)."""
     model_path = _local_model(model_path, "--bleurt-path")
@@ -100,10 +133,7 @@ def bleurt(model_path: Path, predictions: list[str], golds: list[str], batch_siz
                 references, candidates, padding=True, truncation=True, max_length=limit, return_tensors="pt"
             )
             scores.extend(network(**encoded).logits[:, 0].tolist())
-    return {
-        "score": scores,
-        "model": {"max_length": limit, "pairs_truncated": cut, "architecture": type(network).__name__},
-    }
+    return BleurtScores(scores, BleurtModel(limit, cut, type(network).__name__))
 
 
 def _refuse_bleurt_pytorch_layout(model_path: Path) -> None:

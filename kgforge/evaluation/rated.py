@@ -24,10 +24,9 @@ from pathlib import Path
 from typing import Any
 
 from kgforge.core.errors import InputError
-from kgforge.core.jsonio import iter_json_container
 from kgforge.core.limits import utterances_problem
-from kgforge.evaluation.inputs import Dialogue, detect_layout, json_objects, load_responses, table_records
-from kgforge.sources.dialogue_layouts import KDCONV, checked_records, dataset_kind, layout_problem
+from kgforge.evaluation.inputs import EVAL_LAYOUTS, Dialogue, detect_layout, json_objects, load_responses, table_records
+from kgforge.sources.dialogue_layouts import dataset_kind, layout_problem
 
 CONTEXT_COLUMNS = ("context", "history")
 SPEAKERS = "AB"
@@ -132,10 +131,12 @@ def conversations(path: Path) -> list[Unit]:
 
 
 def _dialogue_records(path: Path) -> Iterable[tuple[int, Any]]:
-    """The dialogues of a system's file: a KdConv array, or JSON lines, each a dataset's record (checked
-    against its layout, as every reader of dialogue files checks it) or any other object (qa's outputs)."""
-    if detect_layout(path) == "kdconv":
-        yield from checked_records(path, iter_json_container(path, list), KDCONV).records
+    """The dialogues of a system's file: those its layout reads as records (a JSON array of dialogues), or JSON
+    lines, each a dataset's record (checked against its layout, as every reader of dialogue files checks it) or
+    any other object (qa's outputs)."""
+    records = EVAL_LAYOUTS.get(detect_layout(path)).records
+    if records is not None:
+        yield from records(path)
         return
     for line, record in json_objects(path):
         kind = dataset_kind(record)

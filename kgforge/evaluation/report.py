@@ -25,7 +25,7 @@ from kgforge.evaluation.caption import meteor_stages
 from kgforge.evaluation.charts import correlation_heatmaps
 from kgforge.evaluation.correlation import correlate, read_human
 from kgforge.evaluation.embedding import WordVectors, coverage, read_vectors
-from kgforge.evaluation.goal_metrics import GOAL_LAYOUTS, GoalReport, judge_goals
+from kgforge.evaluation.goal_metrics import GoalReport, goal_files, goal_layouts, judge_goals
 from kgforge.evaluation.inputs import Responses, detect_layout, layout_names, load_responses
 from kgforge.evaluation.knowledge import KnowledgeIndex, KnowledgeOptions
 from kgforge.evaluation.metrics import OFFICIAL, official_lines
@@ -193,7 +193,9 @@ def score(responses: Responses, options: EvalOptions, index: KnowledgeIndex | No
         segmentation,
         responses.has_gold,
         _knowledge_judge(index, responses) if index is not None else None,
-        **metric_inputs(options),
+        vectors=_vectors(options.vectors) if options.vectors is not None else None,  # read once per file
+        model_path=options.model_path,
+        bleurt_path=options.bleurt_path,
     )
     chosen, left_out = choose_metrics(batch, options.metrics)
     values = metric_values(batch, chosen)
@@ -201,7 +203,7 @@ def score(responses: Responses, options: EvalOptions, index: KnowledgeIndex | No
     return Scored(batch, segmentation, tuple(chosen), left_out, values, corpus)
 
 
-def metric_values(batch: Batch, chosen: list[Metric]) -> dict[str, Any]:
+def metric_values(batch: Batch, chosen: list[Metric]) -> dict[str, pl.Series]:
     """Each chosen metric's per-response values, a progress bar's step each (the first to need the tokens or the
     graph's judgement computes them for the others)."""
     values = {}
@@ -290,24 +292,15 @@ def goals_of(predictions: Path, gold: Path | None, dialogues: Path | None, layou
     """Goal metrics of the dialogues the responses belong to: ``predictions`` itself when it is a dialogue file,
     else ``gold`` or ``dialogues`` (a dialogue file) with the predictions as its bot turns."""
     own = layout if layout != "auto" else detect_layout(predictions)
-    if own in GOAL_LAYOUTS and gold is None:
+    if own in goal_layouts() and gold is None:
         return judge_goals(predictions, layout=own)
     for context in (gold, dialogues):
-        if context is not None and detect_layout(Path(context)) in GOAL_LAYOUTS:
+        if context is not None and detect_layout(Path(context)) in goal_layouts():
             return judge_goals(Path(context), predictions)
     raise KgforgeError(
-        f"--goal-metrics judges whole dialogues: give a DuConv, KdConv or DuRecDial dialogue file, "
+        f"--goal-metrics judges whole dialogues: give a {goal_files()} dialogue file, "
         f"or predictions with --gold/--dialogues naming one ({predictions} is a {own} file)"
     )
-
-
-def metric_inputs(options: EvalOptions) -> dict[str, Any]:
-    """What the batch gets besides the texts: the word vectors (read once per file) and the model folder."""
-    return {
-        "vectors": _vectors(options.vectors) if options.vectors is not None else None,
-        "model_path": options.model_path,
-        "bleurt_path": options.bleurt_path,
-    }
 
 
 @lru_cache(maxsize=2)
@@ -374,9 +367,9 @@ def _resources_used(batch: Batch, chosen: tuple[Metric, ...]) -> dict[str, Any]:
             "tokens": total,
         }
     if batch.model_path is not None and names & {"bertscore_p", "bertscore_r", "bertscore_f1"}:
-        used["model"] = {"path": str(batch.model_path), **batch.bertscore["model"]}
+        used["model"] = {"path": str(batch.model_path), **batch.bertscore.model.as_dict()}
     if batch.bleurt_path is not None and "bleurt" in names:
-        used["bleurt"] = {"path": str(batch.bleurt_path), **batch.bleurt["model"]}
+        used["bleurt"] = {"path": str(batch.bleurt_path), **batch.bleurt.model.as_dict()}
     return used
 
 
@@ -422,7 +415,6 @@ __all__ = [
     "corpus_intervals",
     "evaluate",
     "goals_of",
-    "metric_inputs",
     "score",
     "write_per_response",
 ]

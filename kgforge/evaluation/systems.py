@@ -28,7 +28,7 @@ from kgforge.core.errors import ArgumentError, InputError
 from kgforge.core.output import OutputDir, OutputFile, output_dir
 from kgforge.core.plots import figure_name
 from kgforge.core.progress import iterate
-from kgforge.core.records import Record
+from kgforge.core.records import Record, omitted_when_none
 from kgforge.core.text import spreadsheet_cell
 from kgforge.evaluation.charts import correlation_heatmaps, leaderboard_figure
 from kgforge.evaluation.figures import figure_text
@@ -43,7 +43,6 @@ GOLD_NAMES = ("gold", "reference", "references", "ref")
 SYSTEM_SUFFIXES = (".txt", ".tsv", ".jsonl", ".json", ".csv", ".xlsx", ".parquet")
 ALL = "all"
 MIN_PAIRS = 3
-CORRELATIONS = ("pearson", "spearman", "kendall")
 
 
 @dataclass(frozen=True)
@@ -345,7 +344,7 @@ def _correlations(
                         "level": level,
                         "metric": metric,
                         "human": aspect,
-                        **correlate(frame[metric], frame[aspect], bootstrap, seed),
+                        **correlate(frame[metric], frame[aspect], bootstrap, seed).as_dict(),
                     }
                     for level, frame in levels
                     if frame.height and metric in frame.columns
@@ -370,31 +369,45 @@ def _mean_intervals(turns: pl.DataFrame, aspects: list[str], bootstrap: int, see
     return found
 
 
-def correlate(x: pl.Series, y: pl.Series, bootstrap: int = 1000, seed: int = 0) -> dict[str, Any]:
+@dataclass(frozen=True)
+class Correlation(Record):
+    """One metric against one human aspect: Pearson, Spearman and Kendall of the pairs where both are known,
+    each with its p-value and percentile bootstrap 95 % interval (None where undefined: ``reason`` says why)."""
+
+    n: int  # pairs with both values
+    pearson: float | None = None
+    pearson_p: float | None = None
+    pearson_ci: list[float] | None = None
+    spearman: float | None = None
+    spearman_p: float | None = None
+    spearman_ci: list[float] | None = None
+    kendall: float | None = None
+    kendall_p: float | None = None
+    kendall_ci: list[float] | None = None
+    reason: str | None = omitted_when_none()  # why no statistic was computed
+
+
+def correlate(x: pl.Series, y: pl.Series, bootstrap: int = 1000, seed: int = 0) -> Correlation:
     """Pearson, Spearman and Kendall of the pairs where both are known, with p-values and percentile bootstrap
     95 % intervals (``bootstrap`` resamples of the pairs, seeded)."""
     from scipy import stats
 
     pairs = pl.DataFrame({"x": x.cast(pl.Float64), "y": y.cast(pl.Float64)}).drop_nulls().drop_nans()
-    entry: dict[str, Any] = {"n": pairs.height}
-    for name in CORRELATIONS:
-        entry.update({name: None, f"{name}_p": None, f"{name}_ci": None})
     if pairs.height < MIN_PAIRS:
-        entry["reason"] = f"fewer than {MIN_PAIRS} pairs with both values"
-        return entry
+        return Correlation(pairs.height, reason=f"fewer than {MIN_PAIRS} pairs with both values")
     a, b = pairs["x"].to_numpy(), pairs["y"].to_numpy()
     if np.unique(a).size < 2 or np.unique(b).size < 2:
-        entry["reason"] = "constant " + ("metric" if np.unique(a).size < 2 else "human score")
-        return entry
+        return Correlation(pairs.height, reason="constant " + ("metric" if np.unique(a).size < 2 else "human score"))
     functions = {"pearson": stats.pearsonr, "spearman": stats.spearmanr, "kendall": stats.kendalltau}
     rng = np.random.default_rng(seed)
     draws = rng.integers(0, len(a), size=(bootstrap, len(a))) if bootstrap else None
+    found: dict[str, Any] = {}
     for name, function in functions.items():
         result = function(a, b)
-        entry[name], entry[f"{name}_p"] = float(result.statistic), float(result.pvalue)
+        found[name], found[f"{name}_p"] = float(result.statistic), float(result.pvalue)
         if draws is not None:
-            entry[f"{name}_ci"] = _interval(function, a, b, draws)
-    return entry
+            found[f"{name}_ci"] = _interval(function, a, b, draws)
+    return Correlation(pairs.height, **found)
 
 
 def _interval(function: Any, a: np.ndarray, b: np.ndarray, draws: np.ndarray) -> list[float] | None:
