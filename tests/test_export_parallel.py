@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from kgforge.exports.parallel import task_samples
+from kgforge.datasets.durecdial.parallel import task_samples
 from tests.conftest import run_cli
 from tests.durecdial_sessions import (
     ANNOTATED,

@@ -37,7 +37,7 @@ from kgforge.core.scripts import has_cjk, is_cjk_language
 from kgforge.exports.formats._shape import knowledge_gold, line_breaks_problem, session_or_samples
 from kgforge.exports.labels import Labels, Render
 from kgforge.exports.model import Dialogue, GoldTriple, SourceDialogue
-from kgforge.exports.registry import Format, Layout, register
+from kgforge.exports.registry import Format, Layout, ParallelExport, register
 from kgforge.goals.durecdial import GOAL_TYPES_EN, SEGMENTED_TYPES
 from kgforge.goals.graph import CHAT_BY_TYPE, DIALOGUE_TYPES, RECOMMENDATION_BY_TYPE
 from kgforge.goals.sequences import NEWS_OF
@@ -112,6 +112,7 @@ class DuRecDial(Format):
     type_facts = False  # DuRecDial states types through its goal types (电影推荐), not as facts
     marks = ("『", "』")  # a goal's topic in brackets, in DuRecDial 2.0's English files too
     pool_budgets = (32,)  # a session states ~20 triples, most about one star and their many comments
+    parallel = ParallelExport("DuRecDial 2.0's parallel layout", "kgforge.datasets.durecdial.parallel")
 
     # ---------------------------------------------------------------- new goals
 
