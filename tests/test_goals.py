@@ -10,8 +10,8 @@ import pyoxigraph as ox
 import pytest
 
 from kgforge.core.resources import query_text
+from kgforge.datasets.durecdial.goal_types import GoalTransitions
 from kgforge.goals.check import parse_duconv_goal
-from kgforge.goals.durecdial import GoalTransitions
 from kgforge.goals.graph import MIN_TOPIC_FACTS, GoalGraph, parse_hops
 from kgforge.goals.styles import _quotas
 from kgforge.store.query import QueryRunner

@@ -1,5 +1,5 @@
-"""The goal samplers the styles are made of: DuConv one-/two-step goals, KdConv-style 1-3 hop paths, DuRecDial
-goal sequences (``sequences``). Each style is registered in ``STYLES`` by its dataset's room (its ``goals``
+"""The goal samplers the styles are made of: DuConv one-/two-step goals, KdConv-style 1-3 hop paths (DuRecDial's
+goal sequences are drawn in its room). Each style is registered in ``STYLES`` by its dataset's room (its ``goals``
 part); a package of one's own adds a style through the entry-point group ``kgforge.goal_styles``."""
 
 from __future__ import annotations
