@@ -333,7 +333,8 @@ def touching(asked: Iterable[str], *columns: str) -> pl.Expr:
 GoalStyle = Callable[["GoalGraph", "GoalOptions", "list[dict[str, Any]] | None"], "list[Goal]"]
 # What a style says of the goals it drew (the goal types it used, what it could not draw), its fields written at
 # the goals report's level: registered with the style as ``summary=`` (the entry's meta); a style without one adds
-# nothing to the report.
+# nothing to the report. ``distinct=`` says what no two of its goals share, for the report's shortfall ("pair of
+# topics" when not given).
 StyleSummary = Callable[["GoalGraph", "GoalOptions", "list[Goal]"], Record]
 STYLES: Registry[GoalStyle] = Registry(  # each dataset's room registers its style (its goals part)
     "goal style", modules=lambda: room_parts("goals"), entry_point_group="kgforge.goal_styles"

@@ -17,6 +17,7 @@ from kgforge.core.quarantine import warn
 from kgforge.derive import read_pairs
 from kgforge.goals.graph import (
     MIN_TOPIC_FACTS,
+    STYLES,
     GoalGraph,
     GoalOptions,
     _triple,
@@ -265,7 +266,7 @@ def shortfall(kinds: dict[str, int], options: GoalOptions, graph: GoalGraph) -> 
             f"{options.style} goals opening with {named} (--topic)"
         ]
     if options.style != "duconv":
-        what = "sequence of goal types and topics" if options.style == "durecdial" else "pair of topics"
+        what = STYLES.entry(options.style).meta.get("distinct", "pair of topics")  # what no two goals share
         return (
             []
             if got >= options.n

@@ -22,6 +22,7 @@ def sequence_summary(graph: GoalGraph, options: GoalOptions, goals: list[Goal]) 
     description="DuRecDial goal sequences drawn from real sessions' goal-type transitions, "
     "with a user profile and a situation",
     summary=sequence_summary,
+    distinct="sequence of goal types and topics",
 )
 def durecdial_goals(graph: GoalGraph, options: GoalOptions, profiles: list[dict[str, Any]] | None) -> list[Goal]:
     if profiles and options.topics:
