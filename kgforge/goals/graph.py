@@ -16,9 +16,9 @@ import polars as pl
 
 from kgforge.core import checks
 from kgforge.core.datasets import room_parts
-from kgforge.core.errors import ArgumentError
+from kgforge.core.errors import ArgumentError, KgforgeError
 from kgforge.core.records import Record
-from kgforge.core.registry import Registry
+from kgforge.core.registry import Entry, Registry
 from kgforge.core.schema import Schema
 from kgforge.core.text import normalise_label
 from kgforge.core.vocab import CLASS, ONTO, RELATION
@@ -336,8 +336,20 @@ GoalStyle = Callable[["GoalGraph", "GoalOptions", "list[dict[str, Any]] | None"]
 # nothing to the report. ``distinct=`` says what no two of its goals share, for the report's shortfall ("pair of
 # topics" when not given).
 StyleSummary = Callable[["GoalGraph", "GoalOptions", "list[Goal]"], Record]
+STYLE_ATTRIBUTES = ("summary", "distinct")  # what a style registers beside itself (a plug-in: as its attributes)
+
+
+def _plugin_style(name: str, style: Any) -> Entry[GoalStyle]:
+    """A goal style of the entry-point group ``kgforge.goal_styles``: a function (graph, options, profiles) ->
+    goals, with what it registers beside itself (``summary``, ``distinct``) as its attributes where it has them."""
+    if not callable(style):
+        raise KgforgeError(f"it is a {type(style).__name__}, not a function (graph, options, profiles) -> goals")
+    meta = {key: getattr(style, key) for key in STYLE_ATTRIBUTES if hasattr(style, key)}
+    return Entry(name, style, str(getattr(style, "description", "")), meta=meta)
+
+
 STYLES: Registry[GoalStyle] = Registry(  # each dataset's room registers its style (its goals part)
-    "goal style", modules=lambda: room_parts("goals"), entry_point_group="kgforge.goal_styles"
+    "goal style", modules=lambda: room_parts("goals"), entry_point_group="kgforge.goal_styles", plugin=_plugin_style
 )
 
 
