@@ -38,28 +38,27 @@ class ParallelExportReport(Record):
     details: dict[str, Any] = flattened()
 
 
+@dataclass(frozen=True)
+class ParallelRequest:
+    """One parallel export as asked for, handed whole to the module making it: the build, the new goals or the
+    first language's file of real dialogues (``source``), the export's options, the languages (the first
+    chooses the rows), where the twins go, and whether a label missing in a language may be the first one's."""
+
+    snapshot: Snapshot
+    source: Path
+    options: ExportOptions
+    languages: list[str]
+    out: Path
+    allow_mixed: bool = False
+
+
 class Writer(Protocol):
-    """The module a :class:`ParallelExport` names: the export of new goals and of real twins."""
+    """The module a :class:`~kgforge.exports.registry.ParallelExport` names: the export of new goals and of
+    real twins."""
 
-    def export_parallel(
-        self,
-        snapshot: Snapshot,
-        goals_file: Path,
-        options: ExportOptions,
-        languages: list[str],
-        out: Path,
-        allow_mixed: bool = False,
-    ) -> ParallelExportReport: ...
+    def export_parallel(self, asked: ParallelRequest) -> ParallelExportReport: ...
 
-    def export_parallel_dialogues(
-        self,
-        snapshot: Snapshot,
-        dialogues_file: Path,
-        options: ExportOptions,
-        languages: list[str],
-        out: Path,
-        allow_mixed: bool = False,
-    ) -> ParallelExportReport: ...
+    def export_parallel_dialogues(self, asked: ParallelRequest) -> ParallelExportReport: ...
 
 
 def export_parallel(
@@ -72,7 +71,8 @@ def export_parallel(
 ) -> ParallelExportReport:
     """The export of ``goals_file``'s new goals in every language of ``languages`` (two or more), by the
     parallel export of ``options``' format."""
-    return writer(options, languages).export_parallel(snapshot, goals_file, options, languages, out, allow_mixed)
+    asked = ParallelRequest(snapshot, goals_file, options, languages, out, allow_mixed)
+    return writer(options, languages).export_parallel(asked)
 
 
 def export_parallel_dialogues(
@@ -85,8 +85,8 @@ def export_parallel_dialogues(
 ) -> ParallelExportReport:
     """The export of real dialogues written in every language of ``languages`` (twin files, ``dialogues_file``
     the first language's), by the parallel export of ``options``' format."""
-    made = writer(options, languages)
-    return made.export_parallel_dialogues(snapshot, dialogues_file, options, languages, out, allow_mixed)
+    asked = ParallelRequest(snapshot, dialogues_file, options, languages, out, allow_mixed)
+    return writer(options, languages).export_parallel_dialogues(asked)
 
 
 def writer(options: ExportOptions, languages: list[str]) -> Writer:

@@ -59,12 +59,11 @@ from kgforge.exports.grounding import ground
 from kgforge.exports.labels import Labels, Render
 from kgforge.exports.new_goals import grounded_goals, language_problems
 from kgforge.exports.options import ExportOptions
-from kgforge.exports.parallel import ParallelExportReport
+from kgforge.exports.parallel import ParallelExportReport, ParallelRequest
 from kgforge.exports.registry import format_named
 from kgforge.exports.writing import finish, layout_problems
 from kgforge.goals.record import read_goals
 from kgforge.sources.durecdial import session_triples
-from kgforge.store.snapshot import Snapshot
 
 LAYOUT = "v2"  # DuRecDial 2.0's own: the parallel corpus's layout
 CUT = "lic2020"  # real twins may also be cut to the competition layout, which the LIC-2020 goal planner reads
@@ -92,19 +91,12 @@ class _Run:
     started: float  # time.perf_counter() at the start: the manifests' seconds
 
     @classmethod
-    def start(
-        cls,
-        snapshot: Snapshot,
-        options: ExportOptions,
-        languages: list[str],
-        out: Path,
-        allow_mixed: bool,
-        dialogues: bool = False,
-    ) -> _Run:
+    def start(cls, asked: ParallelRequest, dialogues: bool = False) -> _Run:
         """The run's settings, or why the export cannot be made (before anything is read)."""
         started = time.perf_counter()
-        fmt, layout = _checked(options, dialogues)
-        return cls(snapshot.domain, fmt, layout, options, languages, snapshot.paths.output(out), allow_mixed, started)
+        fmt, layout = _checked(asked.options, dialogues)
+        out = asked.snapshot.paths.output(asked.out)
+        return cls(asked.snapshot.domain, fmt, layout, asked.options, asked.languages, out, asked.allow_mixed, started)
 
 
 @dataclass(frozen=True)
@@ -127,18 +119,12 @@ class _Made:
     refused: list[dict[str, Any]] = field(default_factory=list)
 
 
-def export_parallel(
-    snapshot: Snapshot,
-    goals_file: Path,
-    options: ExportOptions,
-    languages: list[str],
-    out: Path,
-    allow_mixed: bool = False,
-) -> ParallelExportReport:
-    """Twins of ``goals_file``'s export, one per language in ``languages`` (two or more), the task files and
-    ``OUT.parallel.json``; returns that manifest."""
-    run = _Run.start(snapshot, options, languages, out, allow_mixed)
+def export_parallel(asked: ParallelRequest) -> ParallelExportReport:
+    """Twins of the export of the goals file ``asked.source``, one per language in ``asked.languages`` (two or
+    more), the task files and ``OUT.parallel.json``; returns that manifest."""
+    run = _Run.start(asked)
     fmt, layout = run.fmt, run.layout
+    snapshot, goals_file, options, languages = asked.snapshot, asked.source, asked.options, asked.languages
     first = Context.open(snapshot, languages[0])
     goals = list(read_goals(goals_file))
     if not goals:
@@ -157,21 +143,15 @@ def export_parallel(
     return _publish(run, twins, checks, source, {}, pool="knowledge")
 
 
-def export_parallel_dialogues(
-    snapshot: Snapshot,
-    dialogues_file: Path,
-    options: ExportOptions,
-    languages: list[str],
-    out: Path,
-    allow_mixed: bool = False,
-) -> ParallelExportReport:
-    """Real DuRecDial 2.0 twins (``zh_X.txt`` and ``en_X.txt``, line for line the same sessions) exported
-    together: each session as it was in each language, the graph's facts about its topics chosen once and
-    written in each language (``retrieved_knowledge``), one dialogue id for both, and the task files cut
-    from the conversations."""
-    run = _Run.start(snapshot, options, languages, out, allow_mixed, dialogues=True)
+def export_parallel_dialogues(asked: ParallelRequest) -> ParallelExportReport:
+    """Real DuRecDial 2.0 twins (``zh_X.txt`` and ``en_X.txt``, line for line the same sessions; ``asked.source``
+    the first language's) exported together: each session as it was in each language, the graph's facts about
+    its topics chosen once and written in each language (``retrieved_knowledge``), one dialogue id for both, and
+    the task files cut from the conversations."""
+    run = _Run.start(asked, dialogues=True)
     fmt, layout = run.fmt, run.layout
-    files = twin_files(Path(dialogues_file), languages)
+    snapshot, options, languages = asked.snapshot, asked.options, asked.languages
+    files = twin_files(Path(asked.source), languages)
     sources = {
         language: read_dialogues(path, fmt.layout(LAYOUT).kind, options.skip_invalid)
         for language, path in files.items()
