@@ -1,5 +1,5 @@
-"""Write kgforge/goals/durecdial_transitions.tsv: DuRecDial's goal-type transitions, counted over real
-sessions (only type names and counts are written; see kgforge/goals/durecdial.py). Run from the checkout:
+"""Write kgforge/datasets/durecdial/goal_transitions.tsv: DuRecDial's goal-type transitions, counted over real
+sessions (only type names and counts are written; see kgforge/datasets/durecdial/goal_types.py). Run from the checkout:
 
     .venv/bin/python scripts/durecdial_goal_transitions.py ../shared/data/durecdial/lic2020_baseline_resource_dev.txt \
         ../shared/data/durecdial/acl2020_readme_example.json
@@ -14,7 +14,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from kgforge.goals.durecdial import SHIPPED_TABLE, GoalTransitions
+from kgforge.datasets.durecdial.goal_types import SHIPPED_TABLE, GoalTransitions
 
 
 def main(argv: list[str]) -> int:

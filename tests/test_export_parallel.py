@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from kgforge.exports.parallel import task_samples
+from kgforge.datasets.durecdial.parallel import task_samples
 from tests.conftest import run_cli
 from tests.durecdial_sessions import (
     ANNOTATED,
@@ -290,6 +290,23 @@ def test_a_parallel_export_is_refused_where_it_cannot_be_made(bilingual, tmp_pat
         str(workdir),
     )  # one language: --allow-mixed is the export's own
     assert alone.returncode == 0 and "4 of 4 goals exported" in alone.stdout
+
+
+def test_the_goals_report_carries_what_the_durecdial_style_says_of_its_sequences(bilingual):
+    """The goals stage names no style: what DuRecDial's says (its summary, and what no two of its goals share)
+    comes from its registration on STYLES."""
+    workdir, _ = bilingual
+    out = workdir / "par" / "exports" / "many.jsonl"
+    args = ("goals", "par", "--style", "durecdial", "--n", "300", "--out", str(out), "--workdir", str(workdir))
+    report = json.loads(run_cli(*args, "--json").stdout)
+    assert 0 < report["goals"] < 300 and len(report["shortfall"]) == 1
+    assert "distinct durecdial goals" in report["shortfall"][0]
+    assert "each sequence of goal types and topics used once" in report["shortfall"][0]
+    drawn = [
+        step["type"] for line in out.read_text(encoding="utf-8").splitlines() for step in json.loads(line)["sequence"]
+    ]
+    assert sum(report["goal_types"].values()) == len(drawn) and report["transitions_used"] > 0
+    assert set(report["goal_types_not_drawn"]).isdisjoint(drawn)
 
 
 def test_profile_and_situation_follow_the_language_where_the_goal_gives_them(bilingual):

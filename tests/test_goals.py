@@ -9,10 +9,11 @@ from pathlib import Path
 import pyoxigraph as ox
 import pytest
 
+from kgforge.core.errors import KgforgeError
 from kgforge.core.resources import query_text
+from kgforge.datasets.durecdial.goal_types import GoalTransitions
 from kgforge.goals.check import parse_duconv_goal
-from kgforge.goals.durecdial import GoalTransitions
-from kgforge.goals.graph import MIN_TOPIC_FACTS, GoalGraph, parse_hops
+from kgforge.goals.graph import MIN_TOPIC_FACTS, STYLES, GoalGraph, parse_hops
 from kgforge.goals.styles import _quotas
 from kgforge.store.query import QueryRunner
 from kgforge.store.snapshot import Snapshot
@@ -345,3 +346,18 @@ def test_the_readme_books_example_says_why_it_has_no_goals(cli, tmp_path, ratio)
     ) in said
     assert "derive" not in said
     assert not (tmp_path / "g.jsonl").exists()  # no empty file passing for a result
+
+
+def test_a_plugin_style_registers_its_summary_and_distinct_words_as_its_attributes():
+    """What a room registers beside its style (``summary=``, ``distinct=``), a plug-in's function carries."""
+
+    def style(graph, options, profiles):
+        return []
+
+    style.distinct = "triple of topics"
+    style.summary = lambda graph, options, goals: None
+    entry = STYLES.plugin("mine", style)
+    assert entry.obj is style and entry.meta == {"summary": style.summary, "distinct": "triple of topics"}
+    assert STYLES.plugin("plain", lambda graph, options, profiles: []).meta == {}
+    with pytest.raises(KgforgeError, match="not a function"):
+        STYLES.plugin("bad", "durecdial")

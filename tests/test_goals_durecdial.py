@@ -15,8 +15,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from kgforge.goals.durecdial import GOAL_TYPES_EN, SHIPPED_TABLE, GoalTransitions, session_goal_types
-from kgforge.goals.sequences import goal_string
+from kgforge.datasets.durecdial.goal_types import GOAL_TYPES_EN, SHIPPED_TABLE, GoalTransitions, session_goal_types
+from kgforge.datasets.durecdial.sequences import goal_string
 from tests.conftest import build_travel, run_cli, shared_file
 
 RESOURCE_DEV = "durecdial/lic2020_baseline_resource_dev.txt"

@@ -3,8 +3,8 @@
 Two inputs: new goals from ``kgforge goals`` (:func:`export_goals`, written only in layouts that mean
 something without a conversation), or real dialogues of DuConv, KdConv or DuRecDial
 (:func:`export_dialogues`, kept as they are, with the graph's facts beside them). Formats and layouts
-live in one registry (:mod:`kgforge.exports.registry`, one module per format in
-:mod:`kgforge.exports.formats`); ``docs/exports.md`` describes each.
+live in one registry (:mod:`kgforge.exports.registry`: the formats of no one dataset in
+:mod:`kgforge.exports.formats`, each dataset's in its room); ``docs/exports.md`` describes each.
 """
 
 from kgforge.exports.assemble import ExportCheckError
@@ -16,6 +16,7 @@ from kgforge.exports.registry import (
     FORMATS,
     Format,
     Layout,
+    ParallelExport,
     dialogue_kinds,
     format_named,
     formats,
@@ -30,6 +31,7 @@ __all__ = [
     "ExportReport",
     "Format",
     "Layout",
+    "ParallelExport",
     "dialogue_kinds",
     "export_dialogues",
     "export_goals",

@@ -47,6 +47,18 @@ class Layout:
         )
 
 
+@dataclass(frozen=True)
+class ParallelExport:
+    """A format's export in several languages at once (``--lang zh,en``: one corpus in two, twins with the same
+    ids and triples): what it writes (said when another format is asked for one) and the module making it,
+    named rather than imported (imported when a parallel export runs, :mod:`kgforge.exports.parallel`) so
+    that reading the registry loads none of it. The module holds ``export_parallel`` (new goals) and
+    ``export_parallel_dialogues`` (real twins), with the signatures of :class:`kgforge.exports.parallel.Writer`."""
+
+    writes: str  # what it writes, as a message ends "--lang zh,en writes ...": "a parallel corpus in my layout"
+    module: str
+
+
 class Format:
     """A dataset's (or kgforge's own) export format. Subclasses set the class attributes and override
     what they support; every method gets the :class:`Layout` already checked by the registry."""
@@ -65,6 +77,7 @@ class Format:
     # (and a named entity that is only ever an object brings the facts pointing to it)
     pool_budgets: ClassVar[tuple[int, ...] | None] = None  # facts per topic in a real dialogue's pool; None: all
     shape: ClassVar[TripleShape] = TripleShape()  # how the format wants a dialogue's triples handed to it
+    parallel: ClassVar[ParallelExport | None] = None  # its export in several languages at once (--lang zh,en)
 
     def layout(self, name: str) -> Layout:
         for layout in self.layouts:

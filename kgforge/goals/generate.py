@@ -8,7 +8,7 @@ Goal kinds, each defined by a query in ``queries/`` and sampled here column-wise
   ``kgforge derive`` (``associated_pairs.rq``; by definition ``goal_two_step.rq``);
 * ``path`` — KdConv-style transitions T1 -r1- T2 -r2- T3 over 1–3 hops (``transition_{k}hop.rq``);
 * ``sequence`` — DuRecDial goal sequences drawn from the goal-type transitions of real sessions, each
-  with a user profile and a situation (``kgforge.goals.sequences``).
+  with a user profile and a situation (the style its dataset room registers).
 
 Sampling is reproducible for a seed (the candidate frames are sorted before seeded random keys are
 drawn), has no duplicate topic pair, never orders the whole graph at random in SPARQL, and is
@@ -26,11 +26,8 @@ from kgforge.core.errors import KgforgeError
 from kgforge.core.gc_pause import paused_gc
 from kgforge.core.output import OutputFile
 from kgforge.core.records import Record, flattened_record, omitted_when_none
-from kgforge.goals.durecdial import GoalTransitions
-from kgforge.goals.graph import STYLES, GoalGraph, GoalOptions, resolve_topics
+from kgforge.goals.graph import STYLES, GoalGraph, GoalOptions, resolve_topics, style_summary
 from kgforge.goals.record import Goal, write_goals
-from kgforge.goals.sequences import Material, SequenceSummary
-from kgforge.goals.sequences import summary as sequence_summary
 from kgforge.goals.styles import read_profiles, shortfall
 from kgforge.store.snapshot import Snapshot
 
@@ -79,8 +76,9 @@ class GoalsReport(Record):
     profiles: int | None = omitted_when_none()  # user profiles read (``--profiles``)
     profiles_unreadable: tuple[dict[str, Any], ...] | None = omitted_when_none()  # {"line", "reason"} each
     topics: dict[str, str] | None = omitted_when_none()  # --topic: each name given -> the entity it stands for
-    # DuRecDial sequences (``--style durecdial``), their fields at the report's level; None for the other styles
-    sequences: SequenceSummary | None = flattened_record()
+    # what the style says of its goals (its registered ``summary``: goal types drawn, what could not be drawn), its
+    # fields at the report's level; None for a style that says nothing
+    style_summary: Record | None = flattened_record()
 
 
 def generate(
@@ -108,11 +106,7 @@ def generate(
             relations[rel] = relations.get(rel, 0) + 1
         for t in goal.topic_types or ():
             types[str(t)] = types.get(str(t), 0) + 1
-    sequences = (
-        sequence_summary(goals, GoalTransitions.load(options.transitions), Material.of(graph).missing())
-        if options.style == "durecdial"
-        else None
-    )
+    summary = style_summary(graph, options, goals)
     return GoalsReport(
         domain,
         out.path,
@@ -129,5 +123,5 @@ def generate(
         len(profiles) if profiles is not None else None,
         tuple(unreadable) if profiles is not None else None,
         asked,
-        sequences,
+        summary,
     )

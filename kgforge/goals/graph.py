@@ -16,13 +16,13 @@ import polars as pl
 
 from kgforge.core import checks
 from kgforge.core.datasets import room_parts
-from kgforge.core.errors import ArgumentError
-from kgforge.core.registry import Registry
+from kgforge.core.errors import ArgumentError, KgforgeError
+from kgforge.core.records import Record
+from kgforge.core.registry import Entry, Registry
 from kgforge.core.schema import Schema
 from kgforge.core.text import normalise_label
 from kgforge.core.vocab import CLASS, ONTO, RELATION
 from kgforge.derive import ASSOCIATED_GRAPH
-from kgforge.goals.durecdial import GOAL_TYPES_EN
 from kgforge.goals.record import Goal, GoalStep
 from kgforge.store.languages import language_labels
 from kgforge.store.snapshot import Snapshot
@@ -31,20 +31,9 @@ from kgforge.store.tables import GraphTables
 GOAL_KINDS = ("one_step", "two_step", "path", "sequence")
 MIN_TOPIC_FACTS = 3  # a goal topic takes part in this many facts or more (every topic of DuConv dev has 4 or more)
 TRIPLE_SCHEMA = {"s": pl.String, "p": pl.String, "o": pl.String, "o_is_entity": pl.Boolean}
-DIALOGUE_TYPES = GOAL_TYPES_EN  # DuRecDial's goal types (zh) and their English names
-RECOMMENDATION_BY_TYPE = {
-    "film": "电影推荐",
-    "song": "音乐推荐",
-    "album": "音乐推荐",
-    "attraction": "兴趣点推荐",
-    "poi": "兴趣点推荐",
-    "food": "美食推荐",
-}
-CHAT_BY_TYPE = {"star": "关于明星的聊天", "singer": "关于明星的聊天"}
 _QUALIFIER = re.compile(r"\s*[（(][^（）()]*[）)]\s*$")
 _SPACES = re.compile(r"\s+")
 SUGGESTION_POOL = 50_000  # names compared with an unknown --topic (difflib is quadratic in a name's length)
-LIKES_KEYS = ("喜欢的明星", "喜欢的电影", "喜欢的音乐", "喜欢的poi", "likes", "liked")
 
 
 # ---------------------------------------------------------------- the graph as goal material
@@ -342,9 +331,32 @@ def touching(asked: Iterable[str], *columns: str) -> pl.Expr:
 
 
 GoalStyle = Callable[["GoalGraph", "GoalOptions", "list[dict[str, Any]] | None"], "list[Goal]"]
+# What a style says of the goals it drew (the goal types it used, what it could not draw), its fields written at
+# the goals report's level: registered with the style as ``summary=`` (the entry's meta); a style without one adds
+# nothing to the report. ``distinct=`` says what no two of its goals share, for the report's shortfall ("pair of
+# topics" when not given).
+StyleSummary = Callable[["GoalGraph", "GoalOptions", "list[Goal]"], Record]
+STYLE_ATTRIBUTES = ("summary", "distinct")  # what a style registers beside itself (a plug-in: as its attributes)
+
+
+def _plugin_style(name: str, style: Any) -> Entry[GoalStyle]:
+    """A goal style of the entry-point group ``kgforge.goal_styles``: a function (graph, options, profiles) ->
+    goals, with what it registers beside itself (``summary``, ``distinct``) as its attributes where it has them."""
+    if not callable(style):
+        raise KgforgeError(f"it is a {type(style).__name__}, not a function (graph, options, profiles) -> goals")
+    meta = {key: getattr(style, key) for key in STYLE_ATTRIBUTES if hasattr(style, key)}
+    return Entry(name, style, str(getattr(style, "description", "")), meta=meta)
+
+
 STYLES: Registry[GoalStyle] = Registry(  # each dataset's room registers its style (its goals part)
-    "goal style", modules=lambda: room_parts("goals"), entry_point_group="kgforge.goal_styles"
+    "goal style", modules=lambda: room_parts("goals"), entry_point_group="kgforge.goal_styles", plugin=_plugin_style
 )
+
+
+def style_summary(graph: GoalGraph, options: GoalOptions, goals: list[Goal]) -> Record | None:
+    """What the style of ``options`` says of ``goals`` (its registered ``summary``), None when it says nothing."""
+    summary: StyleSummary | None = STYLES.entry(options.style).meta.get("summary")
+    return summary(graph, options, goals) if summary is not None else None
 
 
 @dataclass(frozen=True)

@@ -1,5 +1,5 @@
-"""The goal samplers the styles are made of: DuConv one-/two-step goals, KdConv-style 1-3 hop paths, DuRecDial
-goal sequences (``sequences``). Each style is registered in ``STYLES`` by its dataset's room (its ``goals``
+"""The goal samplers the styles are made of: DuConv one-/two-step goals, KdConv-style 1-3 hop paths (DuRecDial's
+goal sequences are drawn in its room). Each style is registered in ``STYLES`` by its dataset's room (its ``goals``
 part); a package of one's own adds a style through the entry-point group ``kgforge.goal_styles``."""
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from kgforge.core.quarantine import warn
 from kgforge.derive import read_pairs
 from kgforge.goals.graph import (
     MIN_TOPIC_FACTS,
+    STYLES,
     GoalGraph,
     GoalOptions,
     _triple,
@@ -265,7 +266,7 @@ def shortfall(kinds: dict[str, int], options: GoalOptions, graph: GoalGraph) -> 
             f"{options.style} goals opening with {named} (--topic)"
         ]
     if options.style != "duconv":
-        what = "sequence of goal types and topics" if options.style == "durecdial" else "pair of topics"
+        what = STYLES.entry(options.style).meta.get("distinct", "pair of topics")  # what no two goals share
         return (
             []
             if got >= options.n

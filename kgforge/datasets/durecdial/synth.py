@@ -13,7 +13,7 @@ import re
 from typing import Any
 
 from kgforge.core.jsonio import JsonObject
-from kgforge.exports.formats.durecdial import sequence_steps, situation_text
+from kgforge.datasets.durecdial.export import sequence_steps, situation_text
 from kgforge.exports.labels import Render
 from kgforge.exports.model import Dialogue
 from kgforge.goals.record import Goal

@@ -3,7 +3,7 @@
 A DuRecDial session is a sequence of goals (``[1]寒暄(…)-->[2]问User姓名(…)-->…``, or one goal per turn in
 the LIC-2020 baseline's resource files). ``GoalTransitions`` counts, over real sessions, which goal type
 opens a session and which follows which (consecutive turns of one goal count once). Only type names and
-counts are kept: no utterance, topic or profile text. ``durecdial_transitions.tsv`` beside this module is
+counts are kept: no utterance, topic or profile text. ``goal_transitions.tsv`` beside this module is
 such a table, written by ``scripts/durecdial_goal_transitions.py`` from the DuRecDial files in
 ``shared/data/durecdial`` (the header names them and their checksums); ``kgforge goals --transitions``
 counts another set of sessions (e.g. DuRecDial's full train file) at run time instead.
@@ -23,7 +23,7 @@ from kgforge.core.files import sha256_file
 from kgforge.core.jsonio import LoneSurrogateError, TextPolicy, iter_json_lines, loads
 from kgforge.core.limits import read_whole
 
-SHIPPED_TABLE = Path(__file__).with_name("durecdial_transitions.tsv")
+SHIPPED_TABLE = Path(__file__).with_name("goal_transitions.tsv")
 START = "<start>"  # the "from" of a session's first goal in the table
 TABLE_HEADER = ("from", "to", "count")
 
@@ -83,6 +83,17 @@ SEGMENTED_TYPES = {
     "美食推荐": "美食 推荐",
     "兴趣点推荐": "兴趣点 推荐",
 }
+# The goal a topic of each schema type is recommended under, or chatted about, in a sequence made from a dialogue's
+# topics (a dialogue without a goal sequence of its own, written in DuRecDial's layouts)
+RECOMMENDATION_BY_TYPE = {
+    "film": "电影推荐",
+    "song": "音乐推荐",
+    "album": "音乐推荐",
+    "attraction": "兴趣点推荐",
+    "poi": "兴趣点推荐",
+    "food": "美食推荐",
+}
+CHAT_BY_TYPE = {"star": "关于明星的聊天", "singer": "关于明星的聊天"}
 _GOAL_PART = re.compile(r"^\s*\[\d+\]\s*([^(（]*)")
 
 

@@ -34,13 +34,12 @@ from typing import Any
 
 from kgforge.core.jsonio import JsonObject
 from kgforge.core.scripts import has_cjk, is_cjk_language
+from kgforge.datasets.durecdial.goal_types import CHAT_BY_TYPE, GOAL_TYPES_EN, RECOMMENDATION_BY_TYPE, SEGMENTED_TYPES
+from kgforge.datasets.durecdial.sequences import NEWS_OF
 from kgforge.exports.formats._shape import knowledge_gold, line_breaks_problem, session_or_samples
 from kgforge.exports.labels import Labels, Render
 from kgforge.exports.model import Dialogue, GoldTriple, SourceDialogue
-from kgforge.exports.registry import Format, Layout, register
-from kgforge.goals.durecdial import GOAL_TYPES_EN, SEGMENTED_TYPES
-from kgforge.goals.graph import CHAT_BY_TYPE, DIALOGUE_TYPES, RECOMMENDATION_BY_TYPE
-from kgforge.goals.sequences import NEWS_OF
+from kgforge.exports.registry import Format, Layout, ParallelExport, register
 from kgforge.sources import dialogue_layouts
 from kgforge.sources.dialogue_layouts import (
     durecdial_kind,
@@ -112,6 +111,7 @@ class DuRecDial(Format):
     type_facts = False  # DuRecDial states types through its goal types (电影推荐), not as facts
     marks = ("『", "』")  # a goal's topic in brackets, in DuRecDial 2.0's English files too
     pool_budgets = (32,)  # a session states ~20 triples, most about one star and their many comments
+    parallel = ParallelExport("DuRecDial 2.0's parallel layout", "kgforge.datasets.durecdial.parallel")
 
     # ---------------------------------------------------------------- new goals
 
@@ -390,10 +390,10 @@ def sequence_steps(dialogue: Dialogue) -> list[dict[str, Any]]:
         kind = dialogue.topic_types[i] or ""
         steps.append((RECOMMENDATION_BY_TYPE.get(kind) or CHAT_BY_TYPE.get(kind) or "提问", i))
     out = [
-        {"type": t, "type_en": DIALOGUE_TYPES[t], "topic": dialogue.topics[i], "topic_label": dialogue.topic_labels[i]}
+        {"type": t, "type_en": GOAL_TYPES_EN[t], "topic": dialogue.topics[i], "topic_label": dialogue.topic_labels[i]}
         for t, i in steps
     ]
-    return out + [{"type": "再见", "type_en": DIALOGUE_TYPES["再见"], "topic": None, "topic_label": None}]
+    return out + [{"type": "再见", "type_en": GOAL_TYPES_EN["再见"], "topic": None, "topic_label": None}]
 
 
 def first_and_final_goal(steps: list[dict[str, Any]], render: Render) -> str:
@@ -417,5 +417,5 @@ def step_type(step: dict[str, Any], render: Render) -> str:
     兴趣 点 推荐) in a segmented layout."""
     kind = step["type"]
     if render.language.startswith("en"):
-        return step.get("type_en") or GOAL_TYPES_EN.get(kind) or DIALOGUE_TYPES.get(kind) or kind
+        return step.get("type_en") or GOAL_TYPES_EN.get(kind) or kind
     return SEGMENTED_TYPES.get(kind, kind) if render.segmenter else render.text(kind)

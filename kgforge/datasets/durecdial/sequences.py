@@ -31,11 +31,11 @@ from kgforge.core.errors import InputError, KgforgeError
 from kgforge.core.jsonio import JsonObject
 from kgforge.core.quarantine import warn
 from kgforge.core.records import Record
-from kgforge.goals.durecdial import GOAL_TYPES_EN, GoalTransitions
-from kgforge.goals.graph import LIKES_KEYS, EntityIndex, GoalGraph, _triple, make_goal
+from kgforge.datasets.durecdial.goal_types import GOAL_TYPES_EN, GoalTransitions
+from kgforge.goals.graph import EntityIndex, GoalGraph, _triple, make_goal
 from kgforge.goals.record import Goal
 
-PROFILE_TEMPLATE = Path(__file__).with_name("durecdial_profile.toml")
+PROFILE_TEMPLATE = Path(__file__).with_name("profile_template.toml")
 BYE = "再见"
 MAX_GOALS = 10  # the longest DuRecDial session has 8 goals (the goal planner reads [1]..[8])
 TRIES_PER_GOAL = 30
@@ -88,6 +88,7 @@ PROFILE_KEYS_EN = {
     "同意的音乐": "accepted music",
     "拒绝": "rejected",
 }
+LIKES_KEYS = ("喜欢的明星", "喜欢的电影", "喜欢的音乐", "喜欢的poi", "likes", "liked")  # what a profile likes
 NEWS_OF = "news of "  # an English profile's accepted news: "news of Xun Zhou"
 DATE = re.compile(r"\d{4}-\d{1,2}-\d{1,2}")
 WEEKDAYS = [
