@@ -8,7 +8,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from kgforge.grounding import facts as facts_module
-from kgforge.grounding.facts import Fact, MessageGrams, RecentlyUsed, SubjectFacts, runs
+from kgforge.grounding.facts import Fact, MessageGrams, RecentlyUsed, SubjectFacts, other_writings, runs
 from kgforge.grounding.index import (
     _TRAILING,
     FactRows,
@@ -93,11 +93,14 @@ _FACT = st.tuples(
 
 def _could_state(fact: Fact, message: str, mentioned: set[str], said_most_chars: int, ngram: int) -> bool:
     """The general rule the arrangement stands for: a fact is tried when its entity value is named, one of its
-    parts (two characters or a digit) is said, or its long value shares a run of characters with the message."""
+    parts (two characters or a digit) or other writings is said, or its long value shares a run of characters with the
+    message."""
     if fact.value_entity is not None and fact.value_entity in mentioned:
         return True
     if any((len(part) >= 2 or part.isdigit()) and part in message for part in fact.parts):
         return True
+    if any(writing in message for writing in other_writings(fact)):
+        return True  # another writing of a literal (an affix, a dashed date's 年月日): a candidate of the model's
     if fact.text:
         return not runs(fact.value_form, ngram).isdisjoint(runs(message, ngram))
     if fact.value_entity is None and len(fact.value_form) >= said_most_chars:

@@ -25,6 +25,7 @@ VALUE_FEATURES = (
     "exact",  # a literal said whole
     "part",  # a literal said by a list part or another writing (a date's year, a value without its qualifier)
     "most",  # a literal said by most of its characters
+    "other_writing",  # a literal said by another writing (an affix of it, a dashed date's 年月日: facts.other_writings)
     "span_chars",  # log(1 + characters said) / 3
     "value_share",  # characters said over the value's
     "value_chars",  # log(1 + the value's characters) / 4

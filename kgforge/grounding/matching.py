@@ -44,7 +44,8 @@ message names no value of that relation.
 **The learned choice.** The rules above decide alone with ``MatchOptions(model="rules")``. With a model (the
 shipped one by default, :mod:`kgforge.grounding.model_file`) they find the **candidates**: every fact a rule
 states, and those a rule refuses for a reason the model weighs (:class:`Candidate`: a short value not cut as a
-word, a role said of many, a relation's word, the subject's own name, a literal said by ``loose_most`` of it, a
+word, a role said of many, a relation's word, the subject's own name, a literal said by ``loose_most`` of it or by
+another writing of it (:func:`~kgforge.grounding.facts.other_writings`), a
 stretch's losers, any free text sharing a run); each gets its features (:mod:`kgforge.grounding.choice`) and is
 stated when its probability reaches the stage's threshold, one likeliest fact a stretch. What the rules refuse on
 structure stays refused (two entities of one kind named together, an entity value said again, a relation stated by
@@ -77,7 +78,7 @@ from typing import NamedTuple
 
 from kgforge.core.jsonio import JsonObject
 from kgforge.grounding.choice import Choice, Stage, probability
-from kgforge.grounding.facts import EntityValues, Fact, MessageGrams
+from kgforge.grounding.facts import EntityValues, Fact, MessageGrams, other_writings
 from kgforge.grounding.index import FactTable, GroundingIndex, strip_qualifier
 from kgforge.grounding.model_file import chosen_model
 from kgforge.grounding.normalise import Surface, form, surface
@@ -93,6 +94,7 @@ SAID_OF_MANY = 16  # a role said of a group or asked about
 NAMES_RELATION = 32  # a value that names a relation, said as the relation
 MOST_LOOSELY = 64  # a literal said by fewer of its characters than ``said_most``
 SAME_NAME = 128  # an entity value named by the name that names the subject too (one name, two entities)
+OTHER_WRITING = 256  # a literal said by another writing of it (facts.other_writings: an affix, a date's 年月日)
 
 
 @dataclass(frozen=True)
@@ -379,7 +381,41 @@ class DialogueMatcher:
             most = self._said_most(fact, said, self.options.loose_most)
             if most is not None:
                 return most, MOST_LOOSELY
+        return self._said_otherwise(fact, said)
+
+    def _said_otherwise(self, fact: Fact, said: Surface) -> tuple[Stated, int] | None:
+        """A literal said by another writing of it (:func:`~kgforge.grounding.facts.other_writings`, longest
+        first), not inside a longer number of the message, nor part of a relation's name or of another value of its
+        relation said whole (:meth:`_inside_other_value`); one jieba does not cut at both its ends is refused as a
+        short value is (``NOT_A_WORD``)."""
+        message = said.form
+        for writing in other_writings(fact):
+            if _in_relation_name(self.index, writing):
+                continue  # 门票 of 无需门票, 开放 of 全天开放: the relation named, not its value said
+            at = message.find(writing)
+            end = at + len(writing)
+            while at >= 0 and (
+                (at > 0 and writing[0].isdigit() and message[at - 1].isdigit())
+                or (end < len(message) and writing[-1].isdigit() and message[end].isdigit())
+            ):
+                at = message.find(writing, at + 1)
+                end = at + len(writing)
+            if at < 0 or self._inside_other_value(fact, message, at, end):
+                continue
+            reasons = OTHER_WRITING
+            cut = self.index.segmenter.cut_at
+            if not (cut(message, at) and cut(message, end)):
+                reasons |= NOT_A_WORD  # inside a longer word of the message, as a short value may be
+            return Stated(fact, said.span(at, end), len(writing)), reasons
         return None
+
+    def _inside_other_value(self, fact: Fact, message: str, at: int, end: int) -> bool:
+        """Whether a writing said at ``at``-``end`` lies inside another value of its relation that the message says
+        whole (中国 of 中国内地 inside 中国大陆: the message says the other value, a word-valued literal of the graph)."""
+        return any(
+            start <= at and end <= stop and stop - start > end - at and fact.relation in relations
+            for start, stop, relations in self.index.literal_automaton.find(message)
+        )
 
     def _choose(
         self,
@@ -451,6 +487,7 @@ class DialogueMatcher:
                 1.0 if exact else 0.0,
                 1.0 if stated.whole and not exact and fact.parts else 0.0,
                 0.0 if stated.whole else 1.0,
+                1.0 if c.refused & OTHER_WRITING else 0.0,
                 log1p(said_chars) / 3,
                 min(1.0, said_chars / value_chars),
                 log1p(value_chars) / 4,
