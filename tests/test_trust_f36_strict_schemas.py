@@ -74,8 +74,8 @@ def test_a_json_document_ends_at_its_closing_bracket(dialogues: list, garbage: s
 def test_every_well_formed_dialogue_passes_its_layout(kdconv: dict, duconv: dict) -> None:
     from kgforge.sources import dialogue_layouts as layouts
 
-    assert layouts.layout_problem(layouts.KDCONV, kdconv) is None
-    assert layouts.layout_problem(layouts.DUCONV_SESSION, duconv) is None
+    assert layouts.layout_problem("kdconv", kdconv) is None
+    assert layouts.layout_problem("duconv-session", duconv) is None
     assert format_named("kdconv").source_dialogue(kdconv, 1, format_named("kdconv").layouts[0]).record is kdconv
 
 
@@ -85,21 +85,21 @@ def test_kdconv_attrs_must_be_a_list_of_objects(dialogue: dict, data: st.DataObj
 
     m = data.draw(st.integers(0, len(dialogue["messages"]) - 1))
     bad = variant(dialogue, "messages", m, "attrs", value=data.draw(NOT_ATTRS))
-    assert layouts.layout_problem(layouts.KDCONV, bad) == (
+    assert layouts.layout_problem("kdconv", bad) == (
         f"messages[{m}].attrs must be a list of {{name, attrname, attrvalue}} string objects"
     )
 
 
 @given(DUCONV_SESSIONS, NOT_GOALS)
 def test_a_duconv_goal_must_be_a_list_of_triples_opening_start(session: dict, goal: object) -> None:
+    from kgforge.datasets.duconv.layouts import duconv_kind
     from kgforge.sources import dialogue_layouts as layouts
 
     bad = variant(session, "goal", value=goal)
     assert (
-        layouts.layout_problem(layouts.DUCONV_SESSION, bad)
-        == "'goal' must be [[\"START\", A, B], [head, relation, tail], …]"
+        layouts.layout_problem("duconv-session", bad) == "'goal' must be [[\"START\", A, B], [head, relation, tail], …]"
     )
-    assert layouts.duconv_kind(bad) is None  # and it is not taken for another DuConv layout either
+    assert duconv_kind(bad) is None  # and it is not taken for another DuConv layout either
 
 
 @pytest.mark.parametrize(
@@ -114,9 +114,9 @@ def test_a_duconv_goal_must_be_a_list_of_triples_opening_start(session: dict, go
 def test_durecdial_fields_are_checked_per_layout(field, value, problem):
     from kgforge.sources import dialogue_layouts as layouts
 
-    assert layouts.layout_problem(layouts.DURECDIAL_LIC2020, LIC2020) is None
+    assert layouts.layout_problem("durecdial-lic2020", LIC2020) is None
     bad = {k: v for k, v in LIC2020.items() if k != field} if value is None else variant(LIC2020, field, value=value)
-    assert layouts.layout_problem(layouts.DURECDIAL_LIC2020, bad) == problem
+    assert layouts.layout_problem("durecdial-lic2020", bad) == problem
 
 
 def test_one_check_gives_every_reader_the_same_reason(tmp_path):
