@@ -218,3 +218,53 @@ def test_ground_skip_invalid_grounds_the_others_and_lists_the_rest(tmp_path, cli
     )
     assert len(json.loads(out.read_text())) == 1
     assert json.loads((tmp_path / "g.json.rejected.jsonl").read_text())["line"] == 3
+
+
+BUILT_IN_LAYOUTS = {
+    "kdconv",
+    "duconv-session",
+    "duconv-sample",
+    "durecdial-resource",
+    "durecdial-resource-sample",
+    "durecdial-lic2020",
+    "durecdial-lic2020-sample",
+    "durecdial-acl2020",
+    "durecdial2",
+}
+
+
+def test_the_rooms_register_the_layouts_and_a_layout_registered_elsewhere_is_asked_the_same_way(tmp_path):
+    """Every built-in layout's check lives in its dataset's room (registered from its source part); a layout
+    anyone registers is bounded, checked, recognised and refused through the same generic functions."""
+    from kgforge.core.jsonio import iter_json_lines
+    from kgforge.core.limits import ReadPolicy, reading
+    from kgforge.core.registry import UnknownName
+    from kgforge.sources import dialogue_layouts as layouts
+    from kgforge.sources.dialogue_layouts import DIALOGUE_LAYOUTS, DialogueLayout
+
+    assert set(DIALOGUE_LAYOUTS.names()) >= BUILT_IN_LAYOUTS
+    rooms = {DIALOGUE_LAYOUTS.get(kind).problem.__module__ for kind in BUILT_IN_LAYOUTS}
+    assert rooms == {f"kgforge.datasets.{room}.layouts" for room in ("kdconv", "duconv", "durecdial")}
+
+    def problem(record):
+        return None if isinstance(record.get("quest"), str) else "'quest' must be a string"
+
+    DIALOGUE_LAYOUTS.register("quest", DialogueLayout(problem, recognise=lambda r: "quest" if "quest" in r else None))
+    try:
+        good = {"quest": "find the castle", "conversation": ["hello", "hi"]}
+        assert layouts.layout_problem("quest", good) is None
+        assert layouts.layout_problem("quest", {"conversation": []}) == "'quest' must be a string"
+        assert layouts.layout_problem("quest", ["quest"]) == "expected a JSON object, got list"
+        with reading(ReadPolicy(max_utterances=1)):
+            assert layouts.layout_problem("quest", good) == (
+                "2 utterances in one dialogue, over the limit of 1 (--max-utterances raises it)"
+            )
+        assert layouts.dataset_kind(good) == "quest" and layouts.dataset_kind({"conversation": []}) is None
+        path = write_lines(tmp_path / "quests.jsonl", [good, {"quest": 3, "conversation": []}])
+        found = layouts.checked_records(path, iter_json_lines(path), "quest", skip_invalid=True)
+        assert found.values == [good]
+        assert [r["reason"] for r in found.rejected] == ["not a quest dialogue: 'quest' must be a string"]
+    finally:
+        DIALOGUE_LAYOUTS.unregister("quest")
+    with pytest.raises(UnknownName, match="unknown dialogue layout 'quest'"):
+        layouts.layout_problem("quest", {"quest": "x"})

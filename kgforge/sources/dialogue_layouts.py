@@ -67,7 +67,7 @@ def layout_problem(kind: str, record: Any) -> str | None:
 
 def dataset_kind(record: Any) -> str | None:
     """The layout a JSON-lines record is shaped as, by the registered layouts' ``recognise`` (in name order),
-    or None (KdConv files are JSON arrays: nothing recognises a line as one)."""
+    or None (a layout whose files are JSON arrays registers no ``recognise``)."""
     asked: list[Callable[[Any], str | None]] = []
     for entry in DIALOGUE_LAYOUTS:
         recognise = entry.obj.recognise
@@ -118,12 +118,12 @@ def string_field(record: dict[str, Any], key: str) -> bool:
 
 
 # ---------------------------------------------------------------- a session's knowledge
-# A session's knowledge list, or one entry per utterance (DuRecDial 2.0 dev/test has it so): shapes, read by the
+# A session's knowledge list, or one entry per utterance (some releases' dev/test files): shapes, read by the
 # grounders, the exports and the evaluation alike, so they stay here beside the other shape helpers.
 
 
 def session_triples(value: dict[str, Any]) -> list[Any]:
-    """A session's triples (its ``knowledge``; ``kg`` in DuRecDial's ACL 2020 release), each once and in order
+    """A session's triples (its ``knowledge``, or ``kg`` as one release names it), each once and in order
     of first mention: the session list itself, or, where the knowledge is per utterance, every utterance's
     triples in turn (whether or not there is one entry per utterance: the graph needs the triples, the
     alignment is checked where it is used)."""
