@@ -10,7 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from kgforge.exports import format_named
-from kgforge.sources.durecdial import session_triples, utterance_knowledge
+from kgforge.sources.dialogue_layouts import session_triples, utterance_knowledge
 from tests.conftest import run_cli
 from tests.durecdial_sessions import (
     ANNOTATED,

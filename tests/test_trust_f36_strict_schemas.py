@@ -74,8 +74,8 @@ def test_a_json_document_ends_at_its_closing_bracket(dialogues: list, garbage: s
 def test_every_well_formed_dialogue_passes_its_layout(kdconv: dict, duconv: dict) -> None:
     from kgforge.sources import dialogue_layouts as layouts
 
-    assert layouts.layout_problem(layouts.KDCONV, kdconv) is None
-    assert layouts.layout_problem(layouts.DUCONV_SESSION, duconv) is None
+    assert layouts.layout_problem("kdconv", kdconv) is None
+    assert layouts.layout_problem("duconv-session", duconv) is None
     assert format_named("kdconv").source_dialogue(kdconv, 1, format_named("kdconv").layouts[0]).record is kdconv
 
 
@@ -85,21 +85,21 @@ def test_kdconv_attrs_must_be_a_list_of_objects(dialogue: dict, data: st.DataObj
 
     m = data.draw(st.integers(0, len(dialogue["messages"]) - 1))
     bad = variant(dialogue, "messages", m, "attrs", value=data.draw(NOT_ATTRS))
-    assert layouts.layout_problem(layouts.KDCONV, bad) == (
+    assert layouts.layout_problem("kdconv", bad) == (
         f"messages[{m}].attrs must be a list of {{name, attrname, attrvalue}} string objects"
     )
 
 
 @given(DUCONV_SESSIONS, NOT_GOALS)
 def test_a_duconv_goal_must_be_a_list_of_triples_opening_start(session: dict, goal: object) -> None:
+    from kgforge.datasets.duconv.layouts import duconv_kind
     from kgforge.sources import dialogue_layouts as layouts
 
     bad = variant(session, "goal", value=goal)
     assert (
-        layouts.layout_problem(layouts.DUCONV_SESSION, bad)
-        == "'goal' must be [[\"START\", A, B], [head, relation, tail], …]"
+        layouts.layout_problem("duconv-session", bad) == "'goal' must be [[\"START\", A, B], [head, relation, tail], …]"
     )
-    assert layouts.duconv_kind(bad) is None  # and it is not taken for another DuConv layout either
+    assert duconv_kind(bad) is None  # and it is not taken for another DuConv layout either
 
 
 @pytest.mark.parametrize(
@@ -114,9 +114,9 @@ def test_a_duconv_goal_must_be_a_list_of_triples_opening_start(session: dict, go
 def test_durecdial_fields_are_checked_per_layout(field, value, problem):
     from kgforge.sources import dialogue_layouts as layouts
 
-    assert layouts.layout_problem(layouts.DURECDIAL_LIC2020, LIC2020) is None
+    assert layouts.layout_problem("durecdial-lic2020", LIC2020) is None
     bad = {k: v for k, v in LIC2020.items() if k != field} if value is None else variant(LIC2020, field, value=value)
-    assert layouts.layout_problem(layouts.DURECDIAL_LIC2020, bad) == problem
+    assert layouts.layout_problem("durecdial-lic2020", bad) == problem
 
 
 def test_one_check_gives_every_reader_the_same_reason(tmp_path):
@@ -218,3 +218,53 @@ def test_ground_skip_invalid_grounds_the_others_and_lists_the_rest(tmp_path, cli
     )
     assert len(json.loads(out.read_text())) == 1
     assert json.loads((tmp_path / "g.json.rejected.jsonl").read_text())["line"] == 3
+
+
+BUILT_IN_LAYOUTS = {
+    "kdconv",
+    "duconv-session",
+    "duconv-sample",
+    "durecdial-resource",
+    "durecdial-resource-sample",
+    "durecdial-lic2020",
+    "durecdial-lic2020-sample",
+    "durecdial-acl2020",
+    "durecdial2",
+}
+
+
+def test_the_rooms_register_the_layouts_and_a_layout_registered_elsewhere_is_asked_the_same_way(tmp_path):
+    """Every built-in layout's check lives in its dataset's room (registered from its source part); a layout
+    anyone registers is bounded, checked, recognised and refused through the same generic functions."""
+    from kgforge.core.jsonio import iter_json_lines
+    from kgforge.core.limits import ReadPolicy, reading
+    from kgforge.core.registry import UnknownName
+    from kgforge.sources import dialogue_layouts as layouts
+    from kgforge.sources.dialogue_layouts import DIALOGUE_LAYOUTS, DialogueLayout
+
+    assert set(DIALOGUE_LAYOUTS.names()) >= BUILT_IN_LAYOUTS
+    rooms = {DIALOGUE_LAYOUTS.get(kind).problem.__module__ for kind in BUILT_IN_LAYOUTS}
+    assert rooms == {f"kgforge.datasets.{room}.layouts" for room in ("kdconv", "duconv", "durecdial")}
+
+    def problem(record):
+        return None if isinstance(record.get("quest"), str) else "'quest' must be a string"
+
+    DIALOGUE_LAYOUTS.register("quest", DialogueLayout(problem, recognise=lambda r: "quest" if "quest" in r else None))
+    try:
+        good = {"quest": "find the castle", "conversation": ["hello", "hi"]}
+        assert layouts.layout_problem("quest", good) is None
+        assert layouts.layout_problem("quest", {"conversation": []}) == "'quest' must be a string"
+        assert layouts.layout_problem("quest", ["quest"]) == "expected a JSON object, got list"
+        with reading(ReadPolicy(max_utterances=1)):
+            assert layouts.layout_problem("quest", good) == (
+                "2 utterances in one dialogue, over the limit of 1 (--max-utterances raises it)"
+            )
+        assert layouts.dataset_kind(good) == "quest" and layouts.dataset_kind({"conversation": []}) is None
+        path = write_lines(tmp_path / "quests.jsonl", [good, {"quest": 3, "conversation": []}])
+        found = layouts.checked_records(path, iter_json_lines(path), "quest", skip_invalid=True)
+        assert found.values == [good]
+        assert [r["reason"] for r in found.rejected] == ["not a quest dialogue: 'quest' must be a string"]
+    finally:
+        DIALOGUE_LAYOUTS.unregister("quest")
+    with pytest.raises(UnknownName, match="unknown dialogue layout 'quest'"):
+        layouts.layout_problem("quest", {"quest": "x"})

@@ -30,7 +30,7 @@ from kgforge.core.output import output_file
 from kgforge.core.records import Record, flattened
 from kgforge.evaluation.inputs import json_objects
 from kgforge.grounding.normalise import form
-from kgforge.sources.durecdial import is_triple, session_triples, utterance_knowledge
+from kgforge.sources.dialogue_layouts import is_triple, session_triples, utterance_knowledge
 from kgforge.store.snapshot import Snapshot
 
 KS = (1, 5)

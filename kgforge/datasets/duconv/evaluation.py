@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from kgforge.core.errors import InputError
+from kgforge.datasets.duconv.layouts import DUCONV_SAMPLE, DUCONV_SESSION
 from kgforge.evaluation.goal_reading import GoalContext, GoalReading, Turns, alternating, goal_triples
 from kgforge.evaluation.inputs import (
     Dialogue,
@@ -25,7 +26,6 @@ from kgforge.evaluation.inputs import (
     response_frame,
     utterance_list,
 )
-from kgforge.sources.dialogue_layouts import DUCONV_SAMPLE, DUCONV_SESSION
 
 
 def is_duconv(record: dict[str, Any]) -> bool:

@@ -17,11 +17,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from kgforge.datasets.duconv.layouts import duconv_kind
 from kgforge.exports.formats._shape import knowledge_gold, line_breaks_problem, session_or_samples
 from kgforge.exports.labels import Render
 from kgforge.exports.model import Dialogue, SourceDialogue
 from kgforge.exports.registry import Format, Layout, register
-from kgforge.sources.dialogue_layouts import duconv_kind, is_strings, layout_problem, strings_problem, triples_problem
+from kgforge.sources.dialogue_layouts import is_strings, layout_problem, strings_problem, triples_problem
 
 TYPE_RELATION = "领域"
 # A new goal has no gold response. Baidu's converters read a missing one as "null"; dkn_duconv needs the

@@ -26,13 +26,14 @@ from pathlib import Path
 from typing import Any
 
 from kgforge.core.jsonio import iter_json_lines
+from kgforge.datasets.duconv.layouts import DUCONV_SESSION
 from kgforge.grounding.facts import Fact
 from kgforge.grounding.index import GroundingIndex
 from kgforge.grounding.matching import DEFAULT_OPTIONS, DialogueMatcher, MatchOptions, as_claim, word_cuts
 from kgforge.grounding.normalise import form, surface
 from kgforge.grounding.registry import GroundCounts, Grounder, register
 from kgforge.grounding.sessions import SessionClaims, session_fact, stated_facts
-from kgforge.sources.dialogue_layouts import DUCONV_SESSION, Checked, checked_records
+from kgforge.sources.dialogue_layouts import Checked, checked_records
 
 
 @dataclass

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from kgforge.datasets.duconv import layouts as layouts  # registers its dialogue layouts
 from kgforge.sources.importer import ImportContext, register
 from kgforge.sources.names import import_session_lines
 

@@ -11,10 +11,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from kgforge.datasets.durecdial.layouts import NOT_A_DURECDIAL_SESSION, durecdial_session_kind
 from kgforge.evaluation import inputs
 from kgforge.evaluation.goal_reading import GoalContext, GoalReading, Turns, alternating, goal_triples
 from kgforge.evaluation.inputs import Dialogue, EvalLayout, Slots, register_layout
-from kgforge.sources.dialogue_layouts import NOT_A_DURECDIAL_SESSION, durecdial_session_kind
 
 _QUOTED = re.compile(r"『\s*(.+?)\s*』")
 _GOAL_MARKER = re.compile(r"^\s*\[\d+\]\s*")  # what opens the first turn of each goal: taken off

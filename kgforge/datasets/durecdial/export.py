@@ -34,22 +34,23 @@ from typing import Any
 
 from kgforge.core.jsonio import JsonObject
 from kgforge.core.scripts import has_cjk, is_cjk_language
+from kgforge.datasets.durecdial import layouts as read_layouts
 from kgforge.datasets.durecdial.goal_types import CHAT_BY_TYPE, GOAL_TYPES_EN, RECOMMENDATION_BY_TYPE, SEGMENTED_TYPES
+from kgforge.datasets.durecdial.layouts import SITUATION_PROBLEM, durecdial_kind, profile_problem
 from kgforge.datasets.durecdial.sequences import NEWS_OF
 from kgforge.exports.formats._shape import knowledge_gold, line_breaks_problem, session_or_samples
 from kgforge.exports.labels import Labels, Render
 from kgforge.exports.model import Dialogue, GoldTriple, SourceDialogue
 from kgforge.exports.registry import Format, Layout, ParallelExport, register
-from kgforge.sources import dialogue_layouts
 from kgforge.sources.dialogue_layouts import (
-    durecdial_kind,
+    is_triple,
     is_triples,
     layout_problem,
-    profile_problem,
+    session_triples,
     strings_problem,
     triples_problem,
+    utterance_knowledge,
 )
-from kgforge.sources.durecdial import is_triple, session_triples, utterance_knowledge
 
 NO_RESPONSE = "null"  # as the tools read a sample without one
 POOL = "retrieved_knowledge"
@@ -250,7 +251,7 @@ def _lic2020_problems(record: dict[str, Any], layout: Layout) -> list[str]:
         problems.append("every goal must start '[k]'")
     problems += [p for p in [profile_problem(record)] if p]
     if not isinstance(record.get("situation"), str):
-        problems.append(dialogue_layouts.SITUATION_PROBLEM)
+        problems.append(SITUATION_PROBLEM)
     if layout is LIC2020:
         problem = strings_problem(record, "conversation", non_empty=True)
         if problem:
@@ -311,10 +312,10 @@ def release_gold(record: dict[str, Any], layout: Layout) -> list[GoldTriple]:
 
 def release_problems(record: dict[str, Any], layout: Layout) -> list[str]:
     """What keeps ``record``, a session kgforge writes (from a new goal, its conversation may be empty), from
-    being one of ``layout`` (:func:`kgforge.sources.dialogue_layouts.release_problems`), tabs and line breaks
+    being one of ``layout`` (:func:`kgforge.datasets.durecdial.layouts.release_problems`), tabs and line breaks
     included."""
     goal_key, knowledge_key = ("goals", "kg") if layout is ACL2020 else ("goal", "knowledge")
-    problems = dialogue_layouts.release_problems(record, layout.kind, reading=False)
+    problems = read_layouts.release_problems(record, layout.kind, reading=False)
     breaks = line_breaks_problem(record, (goal_key, knowledge_key, "conversation", "situation"))
     return problems + ([breaks] if breaks else [])
 

@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from kgforge.core.jsonio import iter_json_lines
+from kgforge.datasets.durecdial.layouts import NOT_A_DURECDIAL_SESSION, durecdial_session_kind
 from kgforge.grounding.facts import Fact
 from kgforge.grounding.index import GroundingIndex
 from kgforge.grounding.matching import DEFAULT_OPTIONS, MatchOptions, as_claim, message_cuts, word_cuts
@@ -42,13 +43,7 @@ from kgforge.grounding.normalise import Surface, form, surface
 from kgforge.grounding.registry import GroundCounts, Grounder, register
 from kgforge.grounding.scoring import Tally, Triple
 from kgforge.grounding.sessions import SessionClaims, session_fact, stated_facts
-from kgforge.sources.dialogue_layouts import (
-    NOT_A_DURECDIAL_SESSION,
-    Checked,
-    checked_records,
-    durecdial_session_kind,
-)
-from kgforge.sources.durecdial import is_triple, session_triples, utterance_knowledge
+from kgforge.sources.dialogue_layouts import Checked, checked_records, is_triple, session_triples, utterance_knowledge
 
 GOAL_OPENING = re.compile(r"^\s*\[\d+\]\s*")
 TOPIC = re.compile(r"『\s*([^』]*?)\s*』")

@@ -63,7 +63,7 @@ from kgforge.exports.parallel import ParallelExportReport, ParallelRequest
 from kgforge.exports.registry import format_named
 from kgforge.exports.writing import finish, layout_problems
 from kgforge.goals.record import read_goals
-from kgforge.sources.durecdial import session_triples
+from kgforge.sources.dialogue_layouts import session_triples
 
 LAYOUT = "v2"  # DuRecDial 2.0's own: the parallel corpus's layout
 CUT = "lic2020"  # real twins may also be cut to the competition layout, which the LIC-2020 goal planner reads

@@ -15,7 +15,7 @@ from kgforge.release.layouts import (
     register_layout,
     triples,
 )
-from kgforge.sources.durecdial import utterance_knowledge
+from kgforge.sources.dialogue_layouts import utterance_knowledge
 
 _FIRST = re.compile(r"(User|Bot)\s*主动", re.IGNORECASE)
 

@@ -9,6 +9,7 @@ from typing import Any
 
 from kgforge.core.errors import InputError
 from kgforge.core.jsonio import iter_json_container
+from kgforge.datasets.kdconv.layouts import KDCONV
 from kgforge.evaluation.goal_reading import GoalContext, GoalReading, Turns, goal_triples
 from kgforge.evaluation.inputs import (
     Dialogue,
@@ -19,7 +20,7 @@ from kgforge.evaluation.inputs import (
     register_layout,
     response_frame,
 )
-from kgforge.sources.dialogue_layouts import KDCONV, checked_records
+from kgforge.sources.dialogue_layouts import checked_records
 
 
 def read_kdconv(path: Path) -> Slots:

@@ -11,10 +11,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from kgforge.datasets.kdconv.layouts import ATTR_KEYS, is_attr, kdconv_problem
 from kgforge.exports.labels import Render
 from kgforge.exports.model import Dialogue, GoldTriple, SourceDialogue, TripleShape
 from kgforge.exports.registry import Format, Layout, register
-from kgforge.sources.dialogue_layouts import ATTR_KEYS, is_attr, kdconv_problem
 
 POOL = "retrieved_attrs"
 DIALOGUES = Layout(

@@ -15,11 +15,12 @@ from pathlib import Path
 from typing import Any
 
 from kgforge.core.jsonio import iter_json_container
+from kgforge.datasets.kdconv.layouts import KDCONV
 from kgforge.grounding.index import GroundingIndex
 from kgforge.grounding.matching import DEFAULT_OPTIONS, DialogueMatcher, MatchOptions
 from kgforge.grounding.messages import MessagesGrounding, ground_messages
 from kgforge.grounding.registry import GroundCounts, Grounder, register
-from kgforge.sources.dialogue_layouts import KDCONV, Checked, checked_records
+from kgforge.sources.dialogue_layouts import Checked, checked_records
 
 
 def read_dialogues(path: Path, skip_invalid: bool = False) -> Checked:

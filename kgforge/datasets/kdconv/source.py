@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from kgforge.core.jsonio import iter_json_container
+from kgforge.datasets.kdconv import layouts as layouts  # registers its dialogue layouts
 from kgforge.sources.importer import ImportContext, parsed_records, register
 from kgforge.sources.names import NameTriples
 

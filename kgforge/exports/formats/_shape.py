@@ -9,7 +9,7 @@ from kgforge.core.jsonio import dumps_bytes
 from kgforge.exports.labels import Render
 from kgforge.exports.model import Dialogue, GoldTriple
 from kgforge.exports.registry import Layout
-from kgforge.sources.durecdial import is_triple
+from kgforge.sources.dialogue_layouts import is_triple
 
 LINE_BREAKERS = ("\t", "\n", "\r")  # the readers write tab-separated text, one sample a line
 
