@@ -541,7 +541,7 @@ def test_duconv_transitions_are_its_goals_and_need_a_domain_for_paths():
     ],
 )
 def test_lic2020_goal_strings_give_one_sub_dialogue_per_goal(goal, types):
-    from kgforge.corpus.stats import sub_dialogue_types
+    from kgforge.datasets.durecdial.statistics import sub_dialogue_types
 
     assert sub_dialogue_types({"goal": goal}) == types
 

@@ -4,8 +4,11 @@ from __future__ import annotations
 
 from collections import Counter
 
-from kgforge.corpus.stats import DUCONV_KINDS, GOAL_KINDS, STATISTICS, GoalFigures, mean
+from kgforge.corpus.stats import STATISTICS, GoalFigures, mean
 from kgforge.exports.model import SourceDialogue
+
+DUCONV_KINDS = ("duconv-session", "duconv-sample")
+GOAL_KINDS = {2: "one-step", 3: "two-step"}  # START plus one or two path triples
 
 
 def goal_figures(dialogues: list[SourceDialogue]) -> GoalFigures:
