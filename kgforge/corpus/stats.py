@@ -19,7 +19,6 @@ from kgforge.core.progress import iterate
 from kgforge.core.registry import Entry, Registry
 from kgforge.core.text import jieba_module
 from kgforge.corpus.reading import (
-    KDCONV,
     Corpus,
     Tokens,
     dialogue_topics,
@@ -362,9 +361,6 @@ def graph_figures(corpus: Corpus, snapshot: Snapshot) -> GraphFigures:
     )
 
 
-@STATISTICS.register(
-    "knowledge", description="KdConv Table 3: the gold knowledge of the dialogues", kinds=(KDCONV,), field="knowledge"
-)
 def knowledge_figures(dialogues: list[SourceDialogue]) -> KnowledgeFigures:
     per_dialogue = [gold_triples(d) for d in dialogues]
     everything = list(dict.fromkeys(t for triples in per_dialogue for t in triples))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections import Counter
 
+from kgforge.corpus.reading import CorpusLayout, register_corpus_layout
 from kgforge.corpus.stats import STATISTICS, GoalFigures, mean
 from kgforge.exports.model import SourceDialogue
 
@@ -26,3 +27,6 @@ STATISTICS.register(
     kinds=DUCONV_KINDS,
     field="duconv",
 )
+
+
+register_corpus_layout("duconv-session", CorpusLayout(lambda record, n: range(0, n, 2)))  # the bot speaks first

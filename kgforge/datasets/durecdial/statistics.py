@@ -7,6 +7,7 @@ import re
 from collections import Counter
 from typing import Any
 
+from kgforge.corpus.reading import CorpusLayout, register_corpus_layout
 from kgforge.corpus.stats import STATISTICS, RecommendationFigures, mean
 from kgforge.exports.model import SourceDialogue
 
@@ -67,4 +68,10 @@ STATISTICS.register(
     description="DuRecDial: sub-dialogues, goal types, recommendations",
     kinds=("durecdial", "durecdial2"),
     field="durecdial",
+)
+
+
+# the resource layout's responses: every other utterance from the bot's first (``label``: who speaks first)
+register_corpus_layout(
+    "durecdial-resource", CorpusLayout(lambda record, n: range(0 if record.get("label") == "bot" else 1, n, 2))
 )
