@@ -12,6 +12,7 @@ import pytest
 from kgforge.collect.styles import STYLES as COLLECTION_STYLES
 from kgforge.core.datasets import DATASETS, PARTS, Dataset
 from kgforge.core.errors import InputError
+from kgforge.corpus.reading import CORPUS_LAYOUTS
 from kgforge.corpus.stats import STATISTICS
 from kgforge.evaluation.inputs import EVAL_LAYOUTS, read_slots
 from kgforge.exports.registry import FORMATS, Format
@@ -58,7 +59,8 @@ def test_a_dataset_room_names_itself_and_registers_each_part_under_its_name(name
         importlib.import_module(f"{dataset.package}.{part}")  # imports cleanly, alone
         registry = PART_REGISTRIES.get(part)
         if registry is not None:  # its entries carry the dataset's name, so a user finds them by it
-            assert _named_for(dataset, registry.names()), f"{name}'s {part} part registers nothing named {name}"
+            names = registry.names() + (CORPUS_LAYOUTS.names() if part == "statistics" else [])
+            assert _named_for(dataset, names), f"{name}'s {part} part registers nothing named {name}"
     rubrics = dataset.folder("rubrics")
     assert rubrics is None or any(rubrics.glob("*.toml"))
 

@@ -541,7 +541,7 @@ def test_duconv_transitions_are_its_goals_and_need_a_domain_for_paths():
     ],
 )
 def test_lic2020_goal_strings_give_one_sub_dialogue_per_goal(goal, types):
-    from kgforge.corpus.stats import sub_dialogue_types
+    from kgforge.datasets.durecdial.statistics import sub_dialogue_types
 
     assert sub_dialogue_types({"goal": goal}) == types
 
@@ -619,3 +619,38 @@ def test_an_empty_split_is_named_not_an_error(tmp_path):
     stats = corpus_stats(path, by_split=tmp_path / "s")
     assert list(stats.splits) == ["train"] and stats.splits["train"].dialogues == 3
     assert "split dev holds no dialogue" in stats.notes and "split test holds no dialogue" in stats.notes
+
+
+def test_the_corpus_stages_branch_on_no_dataset_and_read_each_layout_from_its_room():
+    """What a baseline ranks, a sample's fields and topics per turn come from the CorpusLayout a room registers
+    (a layout without one takes the defaults); no string in the code of corpus reading, candidates, transitions
+    or stats is a dataset's name or one of its layouts (prose may cite their papers' tables; stats keeps its
+    output fields)."""
+    import ast
+
+    from kgforge.core.datasets import DATASETS
+    from kgforge.corpus import candidates, reading, stats, transitions
+    from kgforge.corpus.reading import DEFAULT_LAYOUT, corpus_layout
+
+    assert corpus_layout("kdconv").topics_per_turn and corpus_layout("kdconv").fields is not None
+    assert list(corpus_layout("duconv-session").responses({}, 5)) == [0, 2, 4]
+    assert list(corpus_layout("durecdial-resource").responses({"label": "bot"}, 4)) == [0, 2]
+    assert list(corpus_layout("durecdial-resource").responses({}, 4)) == [1, 3]
+    assert corpus_layout("no-such-layout") is DEFAULT_LAYOUT
+    names = [entry.name.lower() for entry in DATASETS]
+    for module in (candidates, reading, stats, transitions):
+        tree = ast.parse(Path(module.__file__).read_text(encoding="utf-8"))
+        docstrings = {
+            id(node.body[0].value)
+            for node in ast.walk(tree)
+            if isinstance(node, (ast.Module, ast.FunctionDef, ast.ClassDef))
+            and node.body
+            and isinstance(node.body[0], ast.Expr)
+        }
+        strings = [
+            n.value.lower()
+            for n in ast.walk(tree)
+            if isinstance(n, ast.Constant) and isinstance(n.value, str) and id(n) not in docstrings
+        ]
+        named = [s for s in strings for name in names if s == name or s.startswith(name + "-")]
+        assert not named, (module.__name__, named)

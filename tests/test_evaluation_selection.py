@@ -350,3 +350,43 @@ def test_any_selection_scores_as_the_definitions_say(dialogues, ks):
     if micro["r_precision"] is not None:  # Recall@k grows with k and never passes recall
         values = [micro[f"recall@{k}"] for k in ks]
         assert values == sorted(values) and micro["recall@" + str(ks[-1])] <= micro["recall"] + 1e-12
+
+
+def test_any_dataset_registered_with_a_selection_reading_is_scored_and_selection_names_none(tmp_path):
+    """`--selected` knows no dataset: a reading registered as a room's evaluation part registers one gives the
+    gold, a `ground` output's selection and the refusals' words; selection.py names none of the datasets (but
+    in the import of the session helpers it shares with the sources)."""
+    from kgforge.core.datasets import DATASETS
+    from kgforge.core.errors import InputError
+    from kgforge.evaluation import selection
+    from kgforge.evaluation.selection import SELECTION_READINGS, SelectionReading, register_selection
+
+    def turns(key):
+        def read(path, line, record):
+            given = record.get(key)
+            return None if given is None else [[selection.triple(path, line, t) for t in ts] for ts in given]
+
+        return read
+
+    def gold(path, line, record):
+        found = turns("facts")(path, line, record)
+        return None if found is None else (found, None)
+
+    register_selection("quest", SelectionReading(gold, "quest facts", turns("chosen"), "quest", "chosen", order=5))
+    try:
+        facts = [[["长城", "位于", "北京"]], [], [["故宫", "建于", "明朝"], ["故宫", "别名", "紫禁城"]]]
+        talk = ["去哪儿玩？", "长城在北京", "故宫呢？"]
+        gold_path = write_lines(tmp_path / "gold.jsonl", [{"conversation": talk, "facts": facts}])
+        chosen = [[["长城", "位于", "北京"]], [], [["故宫", "别名", "紫禁城"], ["故宫", "位于", "北京"]]]
+        selected = write_lines(tmp_path / "selected.jsonl", [{"conversation": talk, "chosen": chosen}])
+        report = score_selection(selected, gold_path)
+        assert (report.gold_layout, report.selected_layout, report.turns_with_gold) == ("quest facts", "quest", 2)
+        assert report.micro.r_precision == pytest.approx(2 / 3) and report.micro.precision == pytest.approx(2 / 3)
+        neither = write_lines(tmp_path / "neither.jsonl", [{"conversation": talk}])
+        with pytest.raises(InputError, match="`chosen`"):
+            score_selection(neither, gold_path)
+    finally:
+        SELECTION_READINGS.unregister("quest")
+    source = Path(selection.__file__).read_text(encoding="utf-8")
+    lines = [line for line in source.lower().splitlines() if not line.startswith("from kgforge.sources.")]
+    assert not [entry.name for entry in DATASETS if entry.name.lower() in "\n".join(lines)]

@@ -18,7 +18,15 @@ from kgforge.core.limits import ReadPolicy, reading
 from kgforge.core.output import output_file
 from kgforge.core.progress import iterate, tracked
 from kgforge.core.quarantine import write_rejected
-from kgforge.corpus.reading import KDCONV, NO_RESPONSE, Tokens, read_corpus, set_aside_note, tokens_for, utterances
+from kgforge.corpus.reading import (
+    NO_RESPONSE,
+    Tokens,
+    corpus_layout,
+    read_corpus,
+    set_aside_note,
+    tokens_for,
+    utterances,
+)
 from kgforge.exports.model import SourceDialogue
 from kgforge.exports.registry import format_named
 
@@ -144,16 +152,12 @@ def samples_of(kind: str, dialogue: SourceDialogue) -> list[Sample]:
         history = list(record["history"])
         return [Sample(history, len(history), response, fields, history[-1] if history else topics)]
     texts = dialogue.texts
-    if kind == "duconv-session":
-        turns = range(0, len(texts), 2)
-    elif kind == "durecdial-resource":
-        turns = range(0 if record.get("label") == "bot" else 1, len(texts), 2)
-    else:
-        turns = range(1, len(texts))
+    layout = corpus_layout(kind)
+    turns = layout.responses(record, len(texts)) if layout.responses else range(1, len(texts))
     samples = []
     for j in turns:
-        if kind == KDCONV:
-            fields = {"name": record.get("name"), "attrs": record["messages"][j].get("attrs") or []}
+        if layout.fields is not None:
+            fields = layout.fields(record, j)
         samples.append(Sample(texts, j, texts[j], fields, texts[j - 1] if j else topics))
     return samples
 

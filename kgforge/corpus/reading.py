@@ -6,14 +6,46 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
+from kgforge.core.datasets import room_parts
 from kgforge.core.errors import InputError
+from kgforge.core.registry import Registry
 from kgforge.core.text import jieba_module
 from kgforge.exports.dialogues import read_dialogues
 from kgforge.exports.grounding import SourceFile
 from kgforge.exports.model import SourceDialogue
 
-KDCONV = "kdconv"
+
+@dataclass(frozen=True)
+class CorpusLayout:
+    """What the corpus commands read of one dialogue layout (a corpus ``kind``) beyond what its export reader
+    gives, registered by the dataset's room (its statistics part, :func:`register_corpus_layout`); a layout
+    with none registered takes the defaults. ``responses``: the utterances a retrieval baseline ranks, from a
+    session's record and its number of utterances (default: every utterance but the first); ``fields``: the
+    record fields a sample of utterance ``j`` carries (default: the record's own, its texts left out);
+    ``topics_per_turn``: its gold triples mark the message they are annotated on, so each turn has topics."""
+
+    responses: Callable[[dict[str, Any], int], range] | None = None
+    fields: Callable[[dict[str, Any], int], dict[str, Any]] | None = None
+    topics_per_turn: bool = False
+
+
+# the layouts of no one dataset are registered here; each dataset's room registers its own (its statistics part)
+CORPUS_LAYOUTS: Registry[CorpusLayout] = Registry("corpus layout", modules=lambda: room_parts("statistics"))
+DEFAULT_LAYOUT = CorpusLayout()
+
+
+def register_corpus_layout(kind: str, layout: CorpusLayout) -> CorpusLayout:
+    """Make ``layout`` what the corpus commands know of the dialogue layout ``kind`` beyond its reader."""
+    CORPUS_LAYOUTS.register(kind, layout)
+    return layout
+
+
+def corpus_layout(kind: str) -> CorpusLayout:
+    """What the corpus commands know of the layout ``kind``: its registered :class:`CorpusLayout`, else the
+    defaults."""
+    return CORPUS_LAYOUTS.get(kind) if kind in CORPUS_LAYOUTS else DEFAULT_LAYOUT
 
 
 @dataclass(frozen=True)

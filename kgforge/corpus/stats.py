@@ -19,7 +19,6 @@ from kgforge.core.progress import iterate
 from kgforge.core.registry import Entry, Registry
 from kgforge.core.text import jieba_module
 from kgforge.corpus.reading import (
-    KDCONV,
     Corpus,
     Tokens,
     dialogue_topics,
@@ -36,11 +35,6 @@ from kgforge.grounding.kept import load_index
 from kgforge.grounding.messages import as_attr
 from kgforge.publish.link import start_entity_names
 from kgforge.store.snapshot import Snapshot
-
-DUCONV_KINDS = ("duconv-session", "duconv-sample")
-GOAL_KINDS = {2: "one-step", 3: "two-step"}  # DuConv: START plus one or two path triples
-LIC_GOAL = re.compile(r"\s*\[(\d+)\]\s*([^(（]*)")  # one '-->' part: "[2] 电影 推荐 ( 『 苏州河 』 )"
-ACCEPTED, REJECTED = "接受的", "没有接受的"  # DuRecDial user_profile keys: 接受的电影, 没有接受的音乐, …
 
 
 def mean(total: float, n: int) -> float | None:
@@ -367,9 +361,6 @@ def graph_figures(corpus: Corpus, snapshot: Snapshot) -> GraphFigures:
     )
 
 
-@STATISTICS.register(
-    "knowledge", description="KdConv Table 3: the gold knowledge of the dialogues", kinds=(KDCONV,), field="knowledge"
-)
 def knowledge_figures(dialogues: list[SourceDialogue]) -> KnowledgeFigures:
     per_dialogue = [gold_triples(d) for d in dialogues]
     everything = list(dict.fromkeys(t for triples in per_dialogue for t in triples))
@@ -385,32 +376,3 @@ def knowledge_figures(dialogues: list[SourceDialogue]) -> KnowledgeFigures:
         tokens_per_triple=mean(sum(len(cut("".join(t))) for t in everything), len(everything)),
         chars_per_triple=mean(sum(len("".join(t)) for t in everything), len(everything)),
     )
-
-
-def sub_dialogue_types(record: dict[str, Any]) -> list[str]:
-    """The goal type of each sub-dialogue: a ``[k] type (『topic』)`` part of a goal string, or a run of turns
-    with the same goal type in a per-turn goal list; spaces of segmentation removed (``电影 推荐`` → ``电影推荐``)."""
-    goal = record.get("goal", record.get("goals"))  # the ACL 2020 release calls it goals
-    if isinstance(goal, str):
-        found = [LIC_GOAL.match(part) for part in goal.split("-->")]  # '......' (a sample's elided goals) matches none
-        return [_unsegmented(m.group(2)) for m in found if m]
-    types = [_unsegmented(step[0]) for step in goal or [] if isinstance(step, list) and step]
-    return [t for i, t in enumerate(types) if t and (i == 0 or types[i - 1] != t)]
-
-
-def _unsegmented(text: str) -> str:
-    """A goal type without segmentation spaces (``电影 推荐`` → ``电影推荐``), English words kept apart
-    (DuRecDial 2.0's ``Movie recommendation``)."""
-    return re.sub(r"\s+", " ", _CJK_SPACE.sub("", text)).strip()
-
-
-_CJK_SPACE = re.compile(r"(?<=[^\x00-\x7f])\s+|\s+(?=[^\x00-\x7f])")
-
-
-def profile_entries(profiles: list[dict[str, Any]], prefix: str) -> int:
-    total = 0
-    for profile in profiles:
-        for key, value in profile.items():
-            if key.startswith(prefix):
-                total += len(value) if isinstance(value, list) else 1 if str(value).strip() else 0
-    return total

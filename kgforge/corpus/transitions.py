@@ -12,7 +12,7 @@ import polars as pl
 
 from kgforge.core import plots
 from kgforge.core.output import OutputDir, output_dir
-from kgforge.corpus.reading import Corpus
+from kgforge.corpus.reading import Corpus, corpus_layout
 from kgforge.exports.model import SourceDialogue
 from kgforge.store.tables import GraphTables
 
@@ -37,9 +37,9 @@ class TransitionFigures:
 
 
 def turn_topics(dialogue: SourceDialogue) -> list[list[str]] | None:
-    """The topics each turn is annotated with (KdConv: the names of a message's gold attrs); None where the
-    layout annotates no turn."""
-    if dialogue.layout != "kdconv":
+    """The topics each turn is annotated with (the heads of the gold triples annotated on its message); None
+    where the layout annotates no turn."""
+    if not corpus_layout(dialogue.layout).topics_per_turn:
         return None
     per_turn: list[list[str]] = [[] for _ in dialogue.texts]
     for triple in dialogue.gold:

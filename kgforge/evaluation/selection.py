@@ -19,18 +19,20 @@ form (:func:`~kgforge.grounding.normalise.form`: width, script, case and spaces 
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from kgforge.core.datasets import room_parts
 from kgforge.core.errors import ArgumentError, InputError
-from kgforge.core.jsonio import iter_json_container, json_lines
+from kgforge.core.jsonio import JsonObject, json_lines
 from kgforge.core.output import output_file
 from kgforge.core.records import Record, flattened
+from kgforge.core.registry import Registry
 from kgforge.evaluation.inputs import json_objects
 from kgforge.grounding.normalise import form
-from kgforge.sources.dialogue_layouts import is_triple, session_triples, utterance_knowledge
+from kgforge.sources.dialogue_layouts import is_triple, session_triples
 from kgforge.store.snapshot import Snapshot
 
 KS = (1, 5)
@@ -55,8 +57,8 @@ class SelectionReport(Record):
 
     selected: Path
     gold: Path
-    selected_layout: str  # turns (the --selected records), kdconv, duconv or durecdial (a `kgforge ground` output)
-    gold_layout: str  # kdconv attrs, durecdial per-utterance knowledge, duconv grounding, … (docs/evaluation.md)
+    selected_layout: str  # turns (the --selected records), or the dataset of a `kgforge ground` output
+    gold_layout: str  # the annotations that gave the gold, as each dataset's reading names them (docs/evaluation.md)
     ks: tuple[int, ...]
     dialogues: int
     turns: int  # turns scored
@@ -113,9 +115,9 @@ def score_selection(
     out: Path | str | None = None,
 ) -> SelectionReport:
     """The facts ``selected`` names for each turn (docs/evaluation.md: ``--selected`` records, or a ``kgforge
-    ground`` output) scored against ``gold`` (KdConv attrs, DuRecDial per-utterance knowledge, a ``ground``
-    output; DuConv and DuRecDial sessions without per-turn knowledge are grounded against ``snapshot``'s
-    build first).
+    ground`` output) scored against ``gold`` (a dataset's per-turn annotation or a ``ground`` output, as its
+    room's :class:`SelectionReading` reads them; sessions without per-turn knowledge are grounded against
+    ``snapshot``'s build first, by the grounder of the dataset whose reading takes them).
     ``out``: one row per turn and per dialogue. A record that does not line up with the gold is an
     InputError naming its file and line, and nothing is written."""
     if not ks or any(not isinstance(k, int) or k < 1 for k in ks):
@@ -202,29 +204,80 @@ def _row(counts: _Counts, ks: tuple[int, ...]) -> dict[str, Any]:
     return {"gold": counts.gold, "selected": counts.selected, **_scores(counts, ks).as_dict()}
 
 
+# ---------------------------------------------------------------- how each dataset's files are read
+
+
+@dataclass(frozen=True)
+class SelectionReading:
+    """How ``kgforge eval --selected`` reads one dataset's files, registered by its room (its evaluation part,
+    :func:`register_selection`). Readings are asked in ``order``, lowest first; each answers None for a record
+    that is not its own.
+
+    ``gold``: a record's gold facts per turn and the dialogue's own triples (what fact ids index; None: it has
+    none), named ``gold_label`` in the report; ``selected``: the facts a ``kgforge ground`` output of the dataset
+    selects per turn (``selected_label``; ``selected_key``, the key that makes a session such an output, is named
+    when a session has none); ``silver``: a session without per-turn knowledge grounded with the dataset's own
+    grounder against a store's index, for the sessions ``grounds`` takes (None: every session no other reading's
+    ``grounds`` takes); ``dialogues``: the dialogue records of a file that is one JSON array; ``title``: the name
+    of the dataset's sessions in a refusal."""
+
+    gold: Callable[[Path, int, dict[str, Any]], tuple[list[list[Triple]], list[Triple] | None] | None]
+    gold_label: str
+    selected: Callable[[Path, int, dict[str, Any]], list[list[Triple]] | None] | None = None
+    selected_label: str = ""
+    selected_key: str = ""
+    silver: Callable[[Any, dict[str, Any], list[Triple]], list[list[Triple]]] | None = None
+    grounds: Callable[[dict[str, Any]], bool] | None = None
+    dialogues: Callable[[Path], Iterator[tuple[int, dict[str, Any]]]] | None = None
+    title: str = ""
+    order: int = 0
+
+
+# the readings of no one dataset are registered here; each dataset's room registers its own (its evaluation part)
+SELECTION_READINGS: Registry[SelectionReading] = Registry("selection reading", modules=lambda: room_parts("evaluation"))
+
+
+def register_selection(name: str, reading: SelectionReading) -> SelectionReading:
+    """Make ``reading`` how ``kgforge eval --selected`` reads the dataset ``name``'s gold and ``ground`` output."""
+    SELECTION_READINGS.register(name, reading)
+    return reading
+
+
+def _readings(array: bool = False) -> list[SelectionReading]:
+    """The readings of files that are one JSON array (``array``), or else of JSON-lines sessions, in order."""
+    found = [entry.obj for entry in SELECTION_READINGS if (entry.obj.dialogues is not None) == array]
+    return sorted(found, key=lambda reading: reading.order)
+
+
+def _array_reading(path: Path) -> SelectionReading:
+    """The reading of a file that is one JSON array: the one dataset whose dialogue files are."""
+    found = _readings(array=True)
+    if not found:
+        raise InputError(f"{path}: a JSON array, and no dataset's dialogue files are one")
+    return found[0]
+
+
 # ---------------------------------------------------------------- the gold
 
 
 def read_gold(path: Path, snapshot: Snapshot | None) -> tuple[str, list[_Dialogue]]:
     """The gold facts of every turn of ``path``, and which of its annotations gave them."""
     if _is_array(path):
-        return "kdconv attrs", [
-            _Dialogue(line, [_attr_triples(path, line, m.get("attrs"), "attrs") for m in messages], None)
-            for line, messages in _kdconv_dialogues(path)
-        ]
+        reading = _array_reading(path)
+        assert reading.dialogues is not None  # what _array_reading looks for
+        gold = [(line, reading.gold(path, line, record) or ([], None)) for line, record in reading.dialogues(path)]
+        return reading.gold_label, [_Dialogue(line, *found) for line, found in gold]
     sessions = [(line, _session(path, line, record)) for line, record in json_objects(path)]
     kinds, dialogues, ungrounded = set(), [], []
     for line, session in sessions:
-        knowledge = _session_knowledge(session)
-        if "grounding" in session:
-            kinds.add("duconv grounding (a `kgforge ground` output)")
-            dialogues.append(_Dialogue(line, _grounding_turns(path, line, session, knowledge), knowledge))
-        elif (per := utterance_knowledge(session)) is not None:
-            kinds.add("durecdial per-utterance knowledge")
-            dialogues.append(_Dialogue(line, [[_triple(path, line, t) for t in ts] for ts in per], knowledge))
+        for reading in _readings():
+            if (found := reading.gold(path, line, session)) is not None:
+                kinds.add(reading.gold_label)
+                dialogues.append(_Dialogue(line, *found))
+                break
         else:
             ungrounded.append(len(dialogues))
-            dialogues.append(_Dialogue(line, [], knowledge))
+            dialogues.append(_Dialogue(line, [], session_knowledge(session)))
     if ungrounded:
         first = dialogues[ungrounded[0]].line
         if snapshot is None:
@@ -233,35 +286,37 @@ def read_gold(path: Path, snapshot: Snapshot | None) -> tuple[str, list[_Dialogu
                 "own triples each utterance states), or a `kgforge ground` output as the gold"
             )
         kinds.add(f"session knowledge grounded against {snapshot.domain!r}")
-        grounded = _grounded(snapshot, [sessions[i][1] for i in ungrounded])
+        grounded = _grounded(snapshot, [(path, sessions[i][0], sessions[i][1]) for i in ungrounded])
         for i, turns in zip(ungrounded, grounded, strict=True):
             dialogues[i] = _Dialogue(dialogues[i].line, turns, dialogues[i].knowledge)
     return "; ".join(sorted(kinds)), dialogues
 
 
-def _grounded(snapshot: Snapshot, sessions: list[dict[str, Any]]) -> list[list[list[Triple]]]:
+def _grounded(snapshot: Snapshot, sessions: list[tuple[Path, int, dict[str, Any]]]) -> list[list[list[Triple]]]:
     """Each turn's silver gold: the session's own triples the utterance states, by the rule of ``kgforge ground``
-    (DuConv's, or DuRecDial's for a DuRecDial session)."""
+    (the grounder of the dataset whose reading takes the session)."""
     from kgforge.grounding.kept import load_index  # lazy: the grounder's index only for this gold
-    from kgforge.grounding.matching import DEFAULT_OPTIONS  # lazy: as above
-    from kgforge.grounding.registry import GROUNDERS  # lazy: as above
 
     index = load_index(snapshot)
+    readings = [reading for reading in _readings() if reading.silver is not None]
     out = []
-    for session in sessions:
-        knowledge = _session_knowledge(session) or []
-        grounder = GROUNDERS.get("durecdial" if _is_durecdial(session) else "duconv")
-        done = getattr(grounder.ground(index, [session], DEFAULT_OPTIONS), grounder.records)[0]
-        if _is_durecdial(session):
-            out.append([[tuple(t) for t in stated] for stated in done["stated_knowledge"]])
-        else:
-            out.append([[knowledge[i] for i in row["knowledge"]] for row in done["grounding"]])
+    for path, line, session in sessions:
+        taking = [r for r in readings if r.grounds and r.grounds(session)] or [r for r in readings if not r.grounds]
+        if not taking or taking[0].silver is None:
+            raise InputError(f"{path}:{line}: no dataset's grounder takes this session")
+        out.append(taking[0].silver(index, session, session_knowledge(session) or []))
     return out
 
 
-def _is_durecdial(session: dict[str, Any]) -> bool:
-    """A DuRecDial session (the test of evaluation.inputs): a goal string, a situation or a label, or ``kg``."""
-    return any(key in session for key in ("label", "situation", "kg", "goals")) or isinstance(session.get("goal"), str)
+def ground_session(grounder: str, index: Any, session: dict[str, Any]) -> JsonObject:
+    """``session`` grounded by the grounder registered as ``grounder`` (``kgforge ground``'s rule), against
+    ``index`` (what a reading's ``silver`` is given): the record ``kgforge ground`` would write for it."""
+    from kgforge.grounding.matching import DEFAULT_OPTIONS  # lazy: the grounder only for this gold
+    from kgforge.grounding.registry import GROUNDERS  # lazy: as above
+
+    found = GROUNDERS.get(grounder)
+    done: JsonObject = getattr(found.ground(index, [session], DEFAULT_OPTIONS), found.records)[0]
+    return done
 
 
 # ---------------------------------------------------------------- the selection
@@ -272,28 +327,26 @@ def read_selected(
 ) -> tuple[str, dict[tuple[int, int], list[Triple]]]:
     """The facts selected for each (dialogue, turn) that ``path`` lists, checked against the gold's turns."""
     if _is_array(path):
-        dialogues = [
-            (line, [_attr_triples(path, line, _chosen_attrs(m), "predicted_attrs") for m in messages])
-            for line, messages in _kdconv_dialogues(path)
-        ]
-        return "kdconv", _aligned(path, dialogues, golds, gold_path)
+        reading = _array_reading(path)
+        assert reading.dialogues is not None and reading.selected is not None  # the array reading reads both
+        arrays = [(line, reading.selected(path, line, record) or []) for line, record in reading.dialogues(path)]
+        return reading.selected_label, _aligned(path, arrays, golds, gold_path)
     records = list(json_objects(path))
     if "conversation" not in records[0][1]:
         return "turns", _turn_records(path, records, golds, gold_path)
+    readings = [reading for reading in _readings() if reading.selected is not None]
     dialogues, layouts = [], set()
     for line, record in records:
         session = _session(path, line, record)
-        knowledge = _session_knowledge(session)
-        if "grounding" in session:
-            layouts.add("duconv")
-            dialogues.append((line, _grounding_turns(path, line, session, knowledge)))
-        elif isinstance(session.get("stated_knowledge"), list):
-            layouts.add("durecdial")
-            stated = session["stated_knowledge"]
-            dialogues.append((line, [[_triple(path, line, t) for t in _list(path, line, s)] for s in stated]))
+        for reading in readings:
+            if reading.selected is not None and (turns := reading.selected(path, line, session)) is not None:
+                layouts.add(reading.selected_label)
+                dialogues.append((line, turns))
+                break
         else:
+            keys = " or ".join(f"`{reading.selected_key}`" for reading in readings)
             raise InputError(
-                f"{path}:{line}: a session without `grounding` or `stated_knowledge`: give a `kgforge ground` "
+                f"{path}:{line}: a session without {keys}: give a `kgforge ground` "
                 "output or one record per turn ({dialogue, turn, facts}, docs/evaluation.md)"
             )
     return "/".join(sorted(layouts)), _aligned(path, dialogues, golds, gold_path)
@@ -332,7 +385,7 @@ def _turn_records(
         if (d, t) in first_line:
             raise InputError(f"{path}:{line}: turn {t} of dialogue {d} again (first on line {first_line[d, t]})")
         first_line[d, t] = line
-        facts = _list(path, line, record.get("facts"), "'facts'")
+        facts = fact_list(path, line, record.get("facts"), "'facts'")
         chosen[d, t] = [_selected_fact(path, line, fact, golds[d].knowledge) for fact in facts]
     missing = sorted(set(range(len(golds))) - {d for d, _ in chosen})
     if missing:
@@ -351,7 +404,7 @@ def _index(path: Path, line: int, record: dict[str, Any], key: str) -> int:
 
 
 def _selected_fact(path: Path, line: int, fact: Any, knowledge: list[Triple] | None) -> Triple:
-    """A fact of a ``--selected`` record: a triple, a KdConv attr, or an id into the dialogue's own triples."""
+    """A fact of a ``--selected`` record: a triple, an attr object, or an id into the dialogue's own triples."""
     if isinstance(fact, int) and not isinstance(fact, bool):
         if knowledge is None:
             raise InputError(f"{path}:{line}: fact id {fact}: the gold's dialogues have no knowledge list to index")
@@ -359,15 +412,15 @@ def _selected_fact(path: Path, line: int, fact: Any, knowledge: list[Triple] | N
             raise InputError(f"{path}:{line}: fact id {fact} is beyond the dialogue's {len(knowledge)} triples")
         return knowledge[fact]
     if isinstance(fact, dict):
-        return _attr_triples(path, line, [fact], "facts")[0]
-    return _triple(path, line, fact)
+        return attr_triples(path, line, [fact], "facts")[0]
+    return triple(path, line, fact)
 
 
 # ---------------------------------------------------------------- reading both
 
 
 def _is_array(path: Path) -> bool:
-    """Whether ``path`` holds one JSON array (KdConv), not JSON lines."""
+    """Whether ``path`` holds one JSON array (a dataset whose dialogue files are one), not JSON lines."""
     if not path.is_file():
         raise InputError(f"{path}: no such file")
     with open(path, "rb") as handle:
@@ -375,24 +428,8 @@ def _is_array(path: Path) -> bool:
     return head.startswith(b"[")
 
 
-def _kdconv_dialogues(path: Path) -> Iterator[tuple[int, list[dict[str, Any]]]]:
-    """``(line, messages)`` of each dialogue of a KdConv file."""
-    for record in iter_json_container(path, list):
-        if record.error:
-            raise InputError(f"{path}:{record.line}: {record.error}")
-        value = record.value
-        messages = value.get("messages") if isinstance(value, dict) else None
-        if not isinstance(messages, list) or not all(isinstance(m, dict) for m in messages):
-            raise InputError(f"{path}:{record.line}: not a KdConv dialogue (an object with a 'messages' list)")
-        yield record.line, messages
-
-
-def _chosen_attrs(message: dict[str, Any]) -> Any:
-    """What a ``kgforge ground`` output says a message states: ``predicted_attrs`` where the input was annotated."""
-    return message["predicted_attrs"] if "predicted_attrs" in message else message.get("attrs")
-
-
-def _attr_triples(path: Path, line: int, attrs: Any, what: str) -> list[Triple]:
+def attr_triples(path: Path, line: int, attrs: Any, what: str) -> list[Triple]:
+    """``attrs`` (``what`` at ``path:line``): a list of ``{name, attrname, attrvalue}`` objects, as triples."""
     if attrs is None:
         return []
     if not isinstance(attrs, list) or not all(
@@ -405,42 +442,31 @@ def _attr_triples(path: Path, line: int, attrs: Any, what: str) -> list[Triple]:
 def _session(path: Path, line: int, record: dict[str, Any]) -> dict[str, Any]:
     conversation = record.get("conversation")
     if not isinstance(conversation, list) or not all(isinstance(u, str) for u in conversation):
-        raise InputError(f"{path}:{line}: not a DuConv or DuRecDial session (a 'conversation' list of strings)")
+        titles = " or ".join(reading.title for reading in _readings() if reading.title)
+        raise InputError(f"{path}:{line}: not a {titles} session (a 'conversation' list of strings)")
     return record
 
 
-def _session_knowledge(session: dict[str, Any]) -> list[Triple] | None:
-    """The session's own triples, in order (what fact ids and ``grounding`` indices name)."""
-    knowledge = session.get("knowledge", session.get("kg"))
-    if not isinstance(knowledge, list):
-        return None
-    triples = knowledge if "grounding" in session else session_triples(session)
+def known_triples(triples: list[Any]) -> list[Triple]:
+    """A session's triples as they stand in order (an entry that is no triple keeps its place, blank)."""
     return [(t[0], t[1], t[2]) if is_triple(t) else ("", "", "") for t in triples]
 
 
-def _grounding_turns(
-    path: Path, line: int, session: dict[str, Any], knowledge: list[Triple] | None
-) -> list[list[Triple]]:
-    """A DuConv ``ground`` output's turns: the session triples its ``grounding`` entries index."""
-    rows = session["grounding"]
-    if not isinstance(rows, list) or len(rows) != len(session["conversation"]) or knowledge is None:
-        raise InputError(f"{path}:{line}: 'grounding' must be one entry per utterance, beside a 'knowledge' list")
-    turns = []
-    for row in rows:
-        indices = row.get("knowledge") if isinstance(row, dict) else None
-        if not isinstance(indices, list) or not all(isinstance(i, int) and 0 <= i < len(knowledge) for i in indices):
-            raise InputError(f"{path}:{line}: a 'grounding' entry's 'knowledge' must be indices into 'knowledge'")
-        turns.append([knowledge[i] for i in indices])
-    return turns
+def session_knowledge(session: dict[str, Any]) -> list[Triple] | None:
+    """The session's own triples, in order (what fact ids index): its ``knowledge`` (or ``kg``) list, or every
+    utterance's triples in turn where it is per utterance; None when it has no such list."""
+    if not isinstance(session.get("knowledge", session.get("kg")), list):
+        return None
+    return known_triples(session_triples(session))
 
 
-def _list(path: Path, line: int, value: Any, what: str = "'stated_knowledge' entry") -> list[Any]:
+def fact_list(path: Path, line: int, value: Any, what: str) -> list[Any]:
     if not isinstance(value, list):
         raise InputError(f"{path}:{line}: {what} must be a list")
     return value
 
 
-def _triple(path: Path, line: int, value: Any) -> Triple:
+def triple(path: Path, line: int, value: Any) -> Triple:
     if not is_triple(value):
         raise InputError(f"{path}:{line}: a fact must be [head, relation, tail] (strings), got {value!r}")
     return value[0], value[1], value[2]

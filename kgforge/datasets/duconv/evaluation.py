@@ -26,6 +26,7 @@ from kgforge.evaluation.inputs import (
     response_frame,
     utterance_list,
 )
+from kgforge.evaluation.selection import SelectionReading, Triple, ground_session, known_triples, register_selection
 
 
 def is_duconv(record: dict[str, Any]) -> bool:
@@ -118,5 +119,47 @@ register_layout(
             "DuConv",
             completion="DuConv sessions state two goal topics (goal[0] = START, a, b)",
         ),
+    ),
+)
+
+
+# ---------------------------------------------------------------- knowledge selection (`kgforge eval --selected`)
+
+
+def grounding_turns(path: Path, line: int, session: dict[str, Any]) -> tuple[list[list[Triple]], list[Triple]] | None:
+    """A DuConv ``kgforge ground`` output's turns (the session triples its ``grounding`` entries index) and the
+    session's triples; None for a session that is no such output."""
+    if "grounding" not in session:
+        return None
+    given = session.get("knowledge", session.get("kg"))
+    knowledge = known_triples(given) if isinstance(given, list) else None
+    rows = session["grounding"]
+    if not isinstance(rows, list) or len(rows) != len(session["conversation"]) or knowledge is None:
+        raise InputError(f"{path}:{line}: 'grounding' must be one entry per utterance, beside a 'knowledge' list")
+    turns = []
+    for row in rows:
+        indices = row.get("knowledge") if isinstance(row, dict) else None
+        if not isinstance(indices, list) or not all(isinstance(i, int) and 0 <= i < len(knowledge) for i in indices):
+            raise InputError(f"{path}:{line}: a 'grounding' entry's 'knowledge' must be indices into 'knowledge'")
+        turns.append([knowledge[i] for i in indices])
+    return turns, knowledge
+
+
+def grounded_turns(index: Any, session: dict[str, Any], knowledge: list[Triple]) -> list[list[Triple]]:
+    """Each utterance's silver gold: the session triples DuConv's grounder finds it states."""
+    done = ground_session("duconv", index, session)
+    return [[knowledge[i] for i in row["knowledge"]] for row in done["grounding"]]
+
+
+register_selection(
+    "duconv",
+    SelectionReading(
+        grounding_turns,
+        "duconv grounding (a `kgforge ground` output)",
+        lambda path, line, session: found[0] if (found := grounding_turns(path, line, session)) else None,
+        "duconv",
+        "grounding",
+        silver=grounded_turns,
+        title="DuConv",
     ),
 )

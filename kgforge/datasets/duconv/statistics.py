@@ -4,8 +4,12 @@ from __future__ import annotations
 
 from collections import Counter
 
-from kgforge.corpus.stats import DUCONV_KINDS, GOAL_KINDS, STATISTICS, GoalFigures, mean
+from kgforge.corpus.reading import CorpusLayout, register_corpus_layout
+from kgforge.corpus.stats import STATISTICS, GoalFigures, mean
 from kgforge.exports.model import SourceDialogue
+
+DUCONV_KINDS = ("duconv-session", "duconv-sample")
+GOAL_KINDS = {2: "one-step", 3: "two-step"}  # START plus one or two path triples
 
 
 def goal_figures(dialogues: list[SourceDialogue]) -> GoalFigures:
@@ -23,3 +27,6 @@ STATISTICS.register(
     kinds=DUCONV_KINDS,
     field="duconv",
 )
+
+
+register_corpus_layout("duconv-session", CorpusLayout(lambda record, n: range(0, n, 2)))  # the bot speaks first

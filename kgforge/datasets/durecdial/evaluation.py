@@ -15,6 +15,16 @@ from kgforge.datasets.durecdial.layouts import NOT_A_DURECDIAL_SESSION, durecdia
 from kgforge.evaluation import inputs
 from kgforge.evaluation.goal_reading import GoalContext, GoalReading, Turns, alternating, goal_triples
 from kgforge.evaluation.inputs import Dialogue, EvalLayout, Slots, register_layout
+from kgforge.evaluation.selection import (
+    SelectionReading,
+    Triple,
+    fact_list,
+    ground_session,
+    register_selection,
+    session_knowledge,
+    triple,
+)
+from kgforge.sources.dialogue_layouts import utterance_knowledge
 
 _QUOTED = re.compile(r"『\s*(.+?)\s*』")
 _GOAL_MARKER = re.compile(r"^\s*\[\d+\]\s*")  # what opens the first turn of each goal: taken off
@@ -118,5 +128,56 @@ register_layout(
         priority=20,
         description="DuRecDial sessions",
         goals=GoalReading(goal_context, goal_turns, "DuRecDial"),
+    ),
+)
+
+
+# ---------------------------------------------------------------- knowledge selection (`kgforge eval --selected`)
+
+
+def utterance_gold(
+    path: Path, line: int, session: dict[str, Any]
+) -> tuple[list[list[Triple]], list[Triple] | None] | None:
+    """The triples each utterance states where the session's knowledge is per utterance (DuRecDial 2.0 dev and
+    test), and the session's triples; None where its knowledge is the session's list."""
+    per = utterance_knowledge(session)
+    if per is None:
+        return None
+    return [[triple(path, line, t) for t in ts] for ts in per], session_knowledge(session)
+
+
+def stated_turns(path: Path, line: int, session: dict[str, Any]) -> list[list[Triple]] | None:
+    """A DuRecDial ``kgforge ground`` output's turns: its ``stated_knowledge``; None for any other session."""
+    stated = session.get("stated_knowledge")
+    if not isinstance(stated, list):
+        return None
+    return [[triple(path, line, t) for t in fact_list(path, line, s, "'stated_knowledge' entry")] for s in stated]
+
+
+def grounded_turns(index: Any, session: dict[str, Any], knowledge: list[Triple]) -> list[list[Triple]]:
+    """Each utterance's silver gold: the session triples DuRecDial's grounder finds it states."""
+    return [
+        [(t[0], t[1], t[2]) for t in stated]
+        for stated in ground_session("durecdial", index, session)["stated_knowledge"]
+    ]
+
+
+def grounded_here(session: dict[str, Any]) -> bool:
+    """A session DuRecDial's grounder grounds: a goal string, a situation or a label, or ``kg`` or ``goals``."""
+    return any(key in session for key in ("label", "situation", "kg", "goals")) or isinstance(session.get("goal"), str)
+
+
+register_selection(
+    "durecdial",
+    SelectionReading(
+        utterance_gold,
+        "durecdial per-utterance knowledge",
+        stated_turns,
+        "durecdial",
+        "stated_knowledge",
+        silver=grounded_turns,
+        grounds=grounded_here,
+        title="DuRecDial",
+        order=1,
     ),
 )

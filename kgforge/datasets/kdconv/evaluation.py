@@ -4,6 +4,7 @@ every message's ``attrs``."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +21,7 @@ from kgforge.evaluation.inputs import (
     register_layout,
     response_frame,
 )
+from kgforge.evaluation.selection import SelectionReading, Triple, attr_triples, register_selection
 from kgforge.sources.dialogue_layouts import checked_records
 
 
@@ -74,4 +76,39 @@ register_layout(
         goals=GoalReading(goal_context, goal_turns, "KdConv"),
         records=lambda path: checked_records(path, iter_json_container(path, list), KDCONV).records,
     ),
+)
+
+
+# ---------------------------------------------------------------- knowledge selection (`kgforge eval --selected`)
+
+
+def selection_dialogues(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
+    """``(line, dialogue)`` of each dialogue of a KdConv file (a gold file or a ``kgforge ground`` output)."""
+    for record in iter_json_container(path, list):
+        if record.error:
+            raise InputError(f"{path}:{record.line}: {record.error}")
+        value = record.value
+        messages = value.get("messages") if isinstance(value, dict) else None
+        if not isinstance(messages, list) or not all(isinstance(m, dict) for m in messages):
+            raise InputError(f"{path}:{record.line}: not a KdConv dialogue (an object with a 'messages' list)")
+        yield record.line, value
+
+
+def gold_attrs(path: Path, line: int, dialogue: dict[str, Any]) -> tuple[list[list[Triple]], None]:
+    """Each message's gold facts: its ``attrs``; a KdConv dialogue has no knowledge list of its own."""
+    return [attr_triples(path, line, m.get("attrs"), "attrs") for m in dialogue["messages"]], None
+
+
+def chosen_attrs(path: Path, line: int, dialogue: dict[str, Any]) -> list[list[Triple]]:
+    """What a ``kgforge ground`` output says each message states: ``predicted_attrs`` where the input was
+    annotated (its ``attrs`` the gold then), else ``attrs``."""
+    return [
+        attr_triples(path, line, m["predicted_attrs"] if "predicted_attrs" in m else m.get("attrs"), "predicted_attrs")
+        for m in dialogue["messages"]
+    ]
+
+
+register_selection(
+    "kdconv",
+    SelectionReading(gold_attrs, "kdconv attrs", chosen_attrs, "kdconv", dialogues=selection_dialogues),
 )
