@@ -68,3 +68,19 @@ def test_derive_help_says_where_its_defaults_come_from():
 def test_version_prints_the_installed_version():
     result = run_cli("--version")
     assert result.stdout.strip() == f"kgforge {metadata.version('kgforge')}"
+
+
+@pytest.mark.parametrize(
+    ("path", "option", "choice"),
+    [(("ground",), "--format", "ground format"), (("synth",), "--style", "synth style")],
+)
+def test_an_option_chosen_from_a_registry_lists_what_the_registry_holds(path, option, choice):
+    """Read from the registry, not written by hand: a plug-in's style or format is listed as a built-in is."""
+    from kgforge.api import choices
+    from kgforge.cli._app import in_words
+
+    command = dict(COMMANDS)[path]
+    (param,) = [p for p in command.params if option in p.opts]
+    names = choices(choice)
+    assert len(names) >= 3 and in_words(names) in param.help
+    assert in_words(["a"]) == "a" and in_words(["a", "b", "c"]) == "a, b or c"

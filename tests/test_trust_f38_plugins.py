@@ -44,6 +44,10 @@ def one_line(result) -> str:
 @pytest.fixture
 def reloaded(monkeypatch):
     """The registries read their entry points again (a test's site is on sys.path), and are put back after."""
+    for registry in (METRICS, IMPORTERS):
+        # Loaded before the snapshot: put back unloaded, a registry whose modules the test imported would
+        # load again to nothing (their ``register`` calls ran once), and later tests would see no entries.
+        registry.names()
     saved = {r: (dict(r._entries), dict(r._keys), r._loaded) for r in (METRICS, IMPORTERS)}
     for registry in saved:
         registry._loaded = False

@@ -113,6 +113,13 @@ def finite_number(minimum: float = 0.0, *, above: bool = False, maximum: float |
     return Checked(float, partial(checks.number, minimum=minimum, above=above, maximum=maximum), "a finite number")
 
 
+def in_words(names: Iterable[str]) -> str:
+    """``duconv, kdconv or durecdial``: an option's choices for its help, read from the registry that holds them
+    (a plug-in's choice is listed too; a list written by hand goes stale)."""
+    listed = list(names)
+    return ", ".join(listed[:-1]) + f" or {listed[-1]}" if len(listed) > 1 else "".join(listed)
+
+
 def one_of(options: Iterable[str]) -> Checked[str]:
     options = tuple(options)
     return Checked(str, partial(checks.choice, options=options), f"one of {', '.join(options)}")

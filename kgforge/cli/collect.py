@@ -19,6 +19,7 @@ from kgforge.cli._app import (
     console,
     emit_json,
     err_console,
+    in_words,
     one_of,
     show_mapping,
     when_interrupted,
@@ -63,7 +64,7 @@ FolderArgument = Annotated[Path, typer.Argument(help="The collection folder (the
 def serve_command(
     domain: DomainArgument,
     goals: Annotated[Path, typer.Option("--goals", help="Goals JSONL from `kgforge goals`.")],
-    style: Annotated[str, typer.Option(parser=one_of(STYLES.names()), help="duconv, kdconv or durecdial.")],
+    style: Annotated[str, typer.Option(parser=one_of(STYLES.names()), help=in_words(STYLES.names()) + ".")],
     out: Annotated[Path, typer.Option("--out", "-o", help="The collection folder (made, or resumed).")],
     host: Annotated[
         str, typer.Option(help="Address to listen on; loopback unless you mean to share it.")
@@ -140,7 +141,7 @@ def export_command(
     folder: FolderArgument,
     fmt: Annotated[
         str,
-        typer.Option("--format", parser=one_of(FORMATS), help="duconv, kdconv or durecdial (one its style exports)."),
+        typer.Option("--format", parser=one_of(FORMATS), help=f"{in_words(FORMATS)} (one its style exports)."),
     ],
     out: Annotated[Path, typer.Option("--out", "-o", help="File to write.")],
     json_out: JsonOption = False,

@@ -23,6 +23,7 @@ from kgforge.cli._app import (
     app,
     console,
     emit_json,
+    in_words,
     long_running,
     one_of,
     reads_inputs,
@@ -36,10 +37,6 @@ FORMATS = registry("export format")
 def _formats() -> dict[str, Any]:
     """Every export format (a ``kgforge.exports.registry.Format``) by its name, sorted: the registry's."""
     return {entry.name: entry.obj for entry in FORMATS}
-
-
-def _in_words(names: list[str]) -> str:
-    return ", ".join(names[:-1]) + f" or {names[-1]}" if len(names) > 1 else "".join(names)
 
 
 def _goal_layouts() -> str:
@@ -62,7 +59,7 @@ ExportFormatOption = Annotated[
     typer.Option(
         "--format",
         parser=registered(FORMATS),
-        help=f"{_in_words(FORMATS.names())} (`kgforge export-formats` lists their layouts).",
+        help=f"{in_words(FORMATS.names())} (`kgforge export-formats` lists their layouts).",
     ),
 ]
 ExportOutOption = Annotated[

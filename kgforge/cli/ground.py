@@ -22,6 +22,7 @@ from kgforge.cli._app import (
     app,
     console,
     emit_json,
+    in_words,
     long_running,
     one_of,
     reads_inputs,
@@ -138,7 +139,7 @@ GroundedOutOption = Annotated[
 ]
 GroundFormatOption = Annotated[
     str,
-    typer.Option("--format", parser=one_of(FORMATS), help="The dialogues' format: kdconv, duconv or durecdial."),
+    typer.Option("--format", parser=one_of(FORMATS), help=f"The dialogues' format: {in_words(FORMATS)}."),
 ]
 WorkersOption = Annotated[
     int | None,

@@ -23,6 +23,7 @@ from kgforge.cli._app import (
     app,
     emit_json,
     err_console,
+    in_words,
     one_of,
     show_mapping,
     when_interrupted,
@@ -42,7 +43,7 @@ def synth_command(
     domain: DomainArgument,
     goals: Annotated[Path, typer.Option("--goals", help="Goals JSONL from `kgforge goals` (of this style).")],
     out: Annotated[Path, typer.Option("--out", "-o", help="Dialogue file to write (the style's own layout).")],
-    style: Annotated[str, typer.Option("--style", parser=one_of(STYLES), help="duconv, kdconv or durecdial.")],
+    style: Annotated[str, typer.Option("--style", parser=one_of(STYLES), help=in_words(STYLES) + ".")],
     layout: Annotated[
         str | None,
         typer.Option(
