@@ -77,7 +77,7 @@ def test_version_prints_the_installed_version():
 def test_an_option_chosen_from_a_registry_lists_what_the_registry_holds(path, option, choice):
     """Read from the registry, not written by hand: a plug-in's style or format is listed as a built-in is."""
     from kgforge.api import choices
-    from kgforge.cli._app import in_words
+    from kgforge.core.checks import in_words
 
     command = dict(COMMANDS)[path]
     (param,) = [p for p in command.params if option in p.opts]

@@ -18,6 +18,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from kgforge.core import checks, limits, progress
+from kgforge.core.checks import in_words as in_words  # for the commands, which reach core only through here
 from kgforge.core.errors import ArgumentError
 from kgforge.core.output import safe_output_path
 from kgforge.core.registry import Registry, UnknownName
@@ -111,13 +112,6 @@ def whole_number(minimum: int) -> Checked[int]:
 
 def finite_number(minimum: float = 0.0, *, above: bool = False, maximum: float | None = None) -> Checked[float]:
     return Checked(float, partial(checks.number, minimum=minimum, above=above, maximum=maximum), "a finite number")
-
-
-def in_words(names: Iterable[str]) -> str:
-    """``duconv, kdconv or durecdial``: an option's choices for its help, read from the registry that holds them
-    (a plug-in's choice is listed too; a list written by hand goes stale)."""
-    listed = list(names)
-    return ", ".join(listed[:-1]) + f" or {listed[-1]}" if len(listed) > 1 else "".join(listed)
 
 
 def one_of(options: Iterable[str]) -> Checked[str]:

@@ -55,6 +55,13 @@ def optional(check: Any, value: Any, what: str, *args: Any, **kwargs: Any) -> An
     return None if value is None else check(value, what, *args, **kwargs)
 
 
+def in_words(names: Iterable[str]) -> str:
+    """``duconv, kdconv or durecdial``: choices as a sentence says them, for an option's help or a refusal (read
+    from the registry that holds them, a plug-in's choice is listed too; a list written by hand goes stale)."""
+    listed = list(names)
+    return ", ".join(listed[:-1]) + f" or {listed[-1]}" if len(listed) > 1 else "".join(listed)
+
+
 def choice(value: Any, what: str, options: Iterable[str]) -> str:
     options = list(options)
     if value not in options:

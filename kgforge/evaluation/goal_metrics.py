@@ -35,6 +35,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from kgforge.core.checks import in_words
 from kgforge.core.errors import InputError
 from kgforge.core.jsonio import iter_json_container
 from kgforge.core.text import to_simplified
@@ -98,7 +99,7 @@ def goal_layouts() -> tuple[str, ...]:
 def goal_files() -> str:
     """What a refusal asks for: the titles of the layouts with goals (``A, B or C``)."""
     titles = [goals.title for entry in EVAL_LAYOUTS if (goals := entry.obj.goals) is not None]
-    return " or ".join([", ".join(titles[:-1]), titles[-1]] if len(titles) > 1 else titles)
+    return in_words(titles)
 
 
 def _completion_left_out() -> str:
